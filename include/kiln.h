@@ -1,0 +1,479 @@
+/* kiln — parallel computing on GPUs and multicore CPUs from C.
+ *
+ * This is the one header users include. It pulls in no vendor header:
+ * OpenCL and CUDA are loaded at run time. Native interop lives in the opt-in
+ * headers kiln/opencl.h and kiln/cuda.h.
+ *
+ * Conventions (the same for every object):
+ *  - Every call returns a kiln_status. Constructors hand the object back
+ *    through their last argument, which is set to NULL on failure.
+ *  - kiln_X_release(NULL) is a no-op. Objects that in-flight work may still
+ *    use (contexts, queues, buffers, programs, kernels, events) are reference
+ *    counted: release drops the caller's reference, and the object lives on
+ *    until the queued work that uses it has ended.
+ *  - On failure, kiln_last_error_message() (per thread) says what exactly was
+ *    wrong: which argument, the driver's own code and name, what to install.
+ *    It stays readable until the next failing kiln call on the same thread.
+ *  - No call aborts, exits or prints because of a user's mistake.
+ *  - Calls that block the host say so: their name ends in _wait/_finish, or
+ *    their doc says "Blocks". Every *_async call and kiln_kernel_launch
+ *    return at once and hand back an event.
+ *  - Threads: all calls are thread-safe. Several threads may enqueue on the
+ *    same queue or on different queues at once.
+ *
+ * Device selection strings (kiln_device_select, $KILN_DEVICE):
+ *    "opencl:P:D"  platform P, device D of the OpenCL backend
+ *    "opencl:N"    the N-th OpenCL device over all platforms
+ *    "cuda:N"      CUDA device N
+ *    "N"           the N-th device in kiln_device_get order
+ *    anything else a case-insensitive substring of the device's name, vendor
+ *                  or platform ("pocl", "nvidia", "cpu", "gpu" also match the
+ *                  device type)
+ *  With NULL or "" and no $KILN_DEVICE: prefer a GPU, then an accelerator,
+ *  then a CPU.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/status.h"
+#include "kiln/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define KILN_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+/* "KILN_ERROR_BUILD" for KILN_ERROR_BUILD; "KILN_UNKNOWN_STATUS" otherwise. */
+KILN_API const char *kiln_status_name(kiln_status status);
+/* A one-line English message for the code. Never NULL. */
+KILN_API const char *kiln_status_string(kiln_status status);
+/* Detail of this thread's last failing kiln call ("" if none): what was
+ * wrong, the driver's error name and code, what to install. */
+KILN_API const char *kiln_last_error_message(void);
+/* The driver's own error code of this thread's last failure (cl_int or
+ * CUresult), 0 if the failure did not come from a driver. */
+KILN_API long kiln_last_error_native(void);
+/* The complete compiler log of this thread's last failed program build
+ * ("" if none). */
+KILN_API const char *kiln_last_build_log(void);
+
+/* kiln's version string, e.g. "0.1.0". */
+KILN_API const char *kiln_version(void);
+
+/* ----------------------------------------------------------------- dtypes */
+
+typedef enum kiln_dtype {
+    KILN_INT8 = 1,
+    KILN_UINT8,
+    KILN_INT16,
+    KILN_UINT16,
+    KILN_INT32,
+    KILN_UINT32,
+    KILN_INT64,
+    KILN_UINT64,
+    KILN_FLOAT16,
+    KILN_FLOAT32,
+    KILN_FLOAT64,
+} kiln_dtype;
+
+/* Size in bytes (0 for an unknown dtype). */
+KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
+/* The C type name used in kernels: "int", "float", "ulong"... ("?" if unknown).
+ * int64 is "long" and uint64 "ulong", in every backend's dialect. */
+KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
+
+/* ---------------------------------------------------------------- devices */
+
+typedef struct kiln_device kiln_device;     /* owned by kiln; never released */
+typedef struct kiln_context kiln_context;
+typedef struct kiln_queue kiln_queue;
+typedef struct kiln_buffer kiln_buffer;
+typedef struct kiln_program kiln_program;
+typedef struct kiln_kernel kiln_kernel;
+typedef struct kiln_event kiln_event;
+
+typedef enum kiln_backend_kind {
+    KILN_BACKEND_OPENCL = 1,
+    KILN_BACKEND_CUDA = 2,
+} kiln_backend_kind;
+
+typedef enum kiln_device_type {
+    KILN_DEVICE_CPU = 1,
+    KILN_DEVICE_GPU = 2,
+    KILN_DEVICE_ACCELERATOR = 4,
+    KILN_DEVICE_OTHER = 8,
+} kiln_device_type;
+
+typedef struct kiln_device_info {
+    kiln_backend_kind backend;
+    kiln_device_type type;
+    char id[32];              /* "opencl:0:1", "cuda:0" */
+    char name[256];
+    char vendor[256];
+    char platform[256];       /* OpenCL platform name; "CUDA" */
+    char version[256];        /* device version: "OpenCL 3.0 PoCL", "CUDA 9.0" */
+    char driver_version[128];
+    unsigned compute_units;   /* OpenCL compute units; CUDA SMs */
+    unsigned clock_mhz;
+    uint64_t global_mem_bytes;
+    uint64_t local_mem_bytes; /* per work-group / block */
+    uint64_t max_alloc_bytes;
+    uint64_t l2_cache_bytes;  /* 0 when unknown */
+    size_t max_work_group_size;
+    size_t max_work_item_sizes[3];
+    unsigned compute_capability; /* CUDA: major*10+minor (90 on Hopper); 0 */
+    unsigned subgroup_size;   /* warp size on CUDA, 0 when unknown */
+    int fp64;                 /* 1 if double is supported */
+    int fp16;                 /* 1 if half arithmetic is supported */
+    int is_subdevice;         /* 1 for a device made by kiln_device_partition */
+} kiln_device_info;
+
+/* Loads the backends (once, thread-safe) and counts the devices of all of
+ * them. A backend that is missing is skipped; if no backend loads at all the
+ * call returns KILN_ERROR_NO_RUNTIME and the message names what to install.
+ * Zero devices with a loaded backend is KILN_OK with *count = 0. */
+KILN_API kiln_status kiln_device_count(size_t *count);
+/* The index-th device (0-based) in a stable order: OpenCL platforms and their
+ * devices, then CUDA devices. */
+KILN_API kiln_status kiln_device_get(size_t index, kiln_device **device);
+/* Selects a device by the string described at the top of this header. NULL
+ * or "" uses $KILN_DEVICE, then the default preference. An unknown selector
+ * is KILN_ERROR_NO_DEVICE, and the message lists the devices that exist. */
+KILN_API kiln_status kiln_device_select(const char *selector,
+                                        kiln_device **device);
+KILN_API kiln_status kiln_device_get_info(const kiln_device *device,
+                                          kiln_device_info *info);
+/* The device's extension list (space separated; "" on CUDA). The string is
+ * owned by kiln and lives as long as the process. */
+KILN_API const char *kiln_device_extensions(const kiln_device *device);
+/* Device fission: splits a device into sub-devices of units_each compute
+ * units (OpenCL 1.2 CL_DEVICE_PARTITION_EQUALLY). Writes up to capacity
+ * sub-devices into subdevices and their number into *count. Sub-devices are
+ * owned by kiln like any device. KILN_ERROR_UNSUPPORTED where the device
+ * cannot be partitioned (CUDA, most GPUs). */
+KILN_API kiln_status kiln_device_partition(kiln_device *device,
+                                           unsigned units_each,
+                                           kiln_device **subdevices,
+                                           size_t capacity, size_t *count);
+
+/* --------------------------------------------------------------- contexts */
+
+/* A context over one or several devices of the same backend (and, on OpenCL,
+ * the same platform). Buffers and programs belong to a context. */
+KILN_API kiln_status kiln_context_create(kiln_device *const *devices,
+                                         size_t num_devices,
+                                         kiln_context **context);
+KILN_API kiln_status kiln_context_retain(kiln_context *context);
+KILN_API void kiln_context_release(kiln_context *context);
+KILN_API size_t kiln_context_num_devices(const kiln_context *context);
+KILN_API kiln_device *kiln_context_device(const kiln_context *context,
+                                          size_t index);
+
+/* ----------------------------------------------------------------- queues */
+
+typedef enum kiln_queue_flags {
+    KILN_QUEUE_IN_ORDER = 0,
+    KILN_QUEUE_OUT_OF_ORDER = 1, /* commands ordered only by their wait lists */
+    KILN_QUEUE_PROFILING = 2,    /* events carry kiln_event_get_times() */
+} kiln_queue_flags;
+
+/* A queue on one device of the context. flags: kiln_queue_flags OR-ed.
+ * The queue holds a reference to its context. */
+KILN_API kiln_status kiln_queue_create(kiln_context *context,
+                                       kiln_device *device, unsigned flags,
+                                       kiln_queue **queue);
+/* Shortcut for the common case: selects a device (as kiln_device_select),
+ * makes a context over it alone and a queue on it. Release the queue only:
+ * it holds the context. */
+KILN_API kiln_status kiln_queue_create_default(const char *selector,
+                                               unsigned flags,
+                                               kiln_queue **queue);
+KILN_API kiln_status kiln_queue_retain(kiln_queue *queue);
+KILN_API void kiln_queue_release(kiln_queue *queue);
+KILN_API kiln_context *kiln_queue_context(const kiln_queue *queue);
+KILN_API kiln_device *kiln_queue_device(const kiln_queue *queue);
+/* Blocks until every command enqueued so far has ended. Returns
+ * KILN_ERROR_EVENT_FAILED if one of them failed. */
+KILN_API kiln_status kiln_queue_finish(kiln_queue *queue);
+/* Submits enqueued commands to the device without waiting. */
+KILN_API kiln_status kiln_queue_flush(kiln_queue *queue);
+/* A marker: an event that completes when the events in wait (or, with no
+ * wait list, every command enqueued before it) have completed. */
+KILN_API kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait,
+                                       kiln_event *const *wait,
+                                       kiln_event **event);
+/* A barrier: like a marker, and commands enqueued after it also wait for it
+ * (matters on out-of-order queues). */
+KILN_API kiln_status kiln_queue_barrier(kiln_queue *queue, size_t num_wait,
+                                        kiln_event *const *wait,
+                                        kiln_event **event);
+
+/* ---------------------------------------------------------------- buffers */
+
+typedef enum kiln_buffer_flags {
+    KILN_BUFFER_READ_WRITE = 0,
+    KILN_BUFFER_READ_ONLY = 1,  /* kernels only read it */
+    KILN_BUFFER_WRITE_ONLY = 2, /* kernels only write it */
+    KILN_BUFFER_HOST_PINNED = 4, /* page-locked host memory the device reads */
+} kiln_buffer_flags;
+
+typedef enum kiln_map_flags {
+    KILN_MAP_READ = 1,
+    KILN_MAP_WRITE = 2,
+    KILN_MAP_WRITE_INVALIDATE = 4, /* previous contents need not be copied */
+} kiln_map_flags;
+
+/* Creates a buffer of size bytes (size > 0). With host_data, the buffer
+ * starts as a copy of size bytes from it (copied before the call returns;
+ * kiln keeps no pointer to it). */
+KILN_API kiln_status kiln_buffer_create(kiln_context *context, size_t size,
+                                        unsigned flags, const void *host_data,
+                                        kiln_buffer **buffer);
+/* A view on bytes [offset, offset+size) of parent (no copy). The view holds a
+ * reference to its parent. offset should be a multiple of the device's base
+ * address alignment (128 bytes is always safe). */
+KILN_API kiln_status kiln_buffer_create_sub(kiln_buffer *parent,
+                                            size_t offset, size_t size,
+                                            kiln_buffer **buffer);
+KILN_API kiln_status kiln_buffer_retain(kiln_buffer *buffer);
+KILN_API void kiln_buffer_release(kiln_buffer *buffer);
+KILN_API size_t kiln_buffer_size(const kiln_buffer *buffer);
+KILN_API kiln_context *kiln_buffer_context(const kiln_buffer *buffer);
+
+/* Transfers. The _async forms return at once; the host memory must stay
+ * valid and untouched until *event completes. The plain forms block until
+ * the transfer is done. Offsets and sizes are in bytes and are checked
+ * against the buffer: an overrun is KILN_ERROR_OUT_OF_RANGE and nothing is
+ * enqueued. event may be NULL. */
+KILN_API kiln_status kiln_buffer_write(kiln_queue *queue, kiln_buffer *dst,
+                                       size_t offset, size_t size,
+                                       const void *src);
+KILN_API kiln_status kiln_buffer_write_async(kiln_queue *queue,
+                                             kiln_buffer *dst, size_t offset,
+                                             size_t size, const void *src,
+                                             size_t num_wait,
+                                             kiln_event *const *wait,
+                                             kiln_event **event);
+KILN_API kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src,
+                                      size_t offset, size_t size, void *dst);
+KILN_API kiln_status kiln_buffer_read_async(kiln_queue *queue,
+                                            kiln_buffer *src, size_t offset,
+                                            size_t size, void *dst,
+                                            size_t num_wait,
+                                            kiln_event *const *wait,
+                                            kiln_event **event);
+KILN_API kiln_status kiln_buffer_copy_async(kiln_queue *queue,
+                                            kiln_buffer *src,
+                                            size_t src_offset,
+                                            kiln_buffer *dst,
+                                            size_t dst_offset, size_t size,
+                                            size_t num_wait,
+                                            kiln_event *const *wait,
+                                            kiln_event **event);
+/* Fills size bytes at offset with a repeating pattern of pattern_size bytes
+ * (1, 2, 4, 8, 16, 32, 64 or 128; offset and size multiples of it). */
+KILN_API kiln_status kiln_buffer_fill_async(kiln_queue *queue,
+                                            kiln_buffer *buffer,
+                                            const void *pattern,
+                                            size_t pattern_size,
+                                            size_t offset, size_t size,
+                                            size_t num_wait,
+                                            kiln_event *const *wait,
+                                            kiln_event **event);
+/* Maps a region into host memory. Blocks until the mapping is ready and
+ * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap_async
+ * before the device uses the buffer again. */
+KILN_API kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer,
+                                     unsigned map_flags, size_t offset,
+                                     size_t size, void **host_ptr);
+KILN_API kiln_status kiln_buffer_unmap_async(kiln_queue *queue,
+                                             kiln_buffer *buffer,
+                                             void *host_ptr, size_t num_wait,
+                                             kiln_event *const *wait,
+                                             kiln_event **event);
+
+/* --------------------------------------------------------------- programs */
+
+typedef enum kiln_language {
+    /* kiln's portable dialect (docs/dialect.md), which also accepts native
+     * source for the backend: the prelude only adds macros and functions. */
+    KILN_LANG_AUTO = 0,
+    KILN_LANG_OPENCL_C = 1, /* native OpenCL C; refused on CUDA devices */
+    KILN_LANG_CUDA_C = 2,   /* native CUDA C; refused on OpenCL devices */
+} kiln_language;
+
+typedef struct kiln_program_opts {
+    kiln_language language;
+    const char *build_options; /* "-DN=4 -cl-fast-relaxed-math"; NULL = "" */
+    int no_cache;              /* 1: skip the on-disk cache (both ways) */
+} kiln_program_opts;
+
+/* Builds source for every device of the context, through the caches
+ * (memory, then disk under $KILN_CACHE_DIR, then the compiler). Blocks.
+ * A compile error is KILN_ERROR_BUILD; the full log is then in
+ * kiln_last_build_log(). opts may be NULL. */
+KILN_API kiln_status kiln_program_create(kiln_context *context,
+                                         const char *source,
+                                         const kiln_program_opts *opts,
+                                         kiln_program **program);
+/* The same, reading the source from a file (KILN_ERROR_IO if unreadable). */
+KILN_API kiln_status kiln_program_create_from_file(
+    kiln_context *context, const char *path, const kiln_program_opts *opts,
+    kiln_program **program);
+KILN_API kiln_status kiln_program_retain(kiln_program *program);
+KILN_API void kiln_program_release(kiln_program *program);
+/* The build log of a successful build on the device (warnings; may be "").
+ * Owned by the program. */
+KILN_API const char *kiln_program_build_log(const kiln_program *program,
+                                            const kiln_device *device);
+/* 1 if this program's binary for device came from the disk cache. */
+KILN_API int kiln_program_from_cache(const kiln_program *program,
+                                     const kiln_device *device);
+
+/* ---------------------------------------------------------------- kernels */
+
+typedef enum kiln_arg_kind {
+    KILN_ARG_BUFFER = 1, /* a global-memory pointer parameter */
+    KILN_ARG_SCALAR = 2, /* a by-value scalar of a kiln_dtype */
+    KILN_ARG_LOCAL = 3,  /* local (shared) memory of a given size */
+} kiln_arg_kind;
+
+/* One kernel argument. Build them with the KILN_ARG_* macros below. */
+typedef struct kiln_arg {
+    kiln_arg_kind kind;
+    kiln_dtype dtype;   /* KILN_ARG_SCALAR */
+    size_t local_bytes; /* KILN_ARG_LOCAL */
+    union {
+        kiln_buffer *buffer;
+        int8_t i8;
+        uint8_t u8;
+        int16_t i16;
+        uint16_t u16;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+        uint16_t f16_bits;
+        float f32;
+        double f64;
+    } value;
+} kiln_arg;
+
+#define KILN_ARG_BUF(b) ((kiln_arg){.kind = KILN_ARG_BUFFER, .value.buffer = (b)})
+#define KILN_ARG_I8(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT8, .value.i8 = (x)})
+#define KILN_ARG_U8(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT8, .value.u8 = (x)})
+#define KILN_ARG_I16(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT16, .value.i16 = (x)})
+#define KILN_ARG_U16(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT16, .value.u16 = (x)})
+#define KILN_ARG_I32(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT32, .value.i32 = (x)})
+#define KILN_ARG_U32(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT32, .value.u32 = (x)})
+#define KILN_ARG_I64(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT64, .value.i64 = (x)})
+#define KILN_ARG_U64(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT64, .value.u64 = (x)})
+#define KILN_ARG_F16_BITS(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT16, .value.f16_bits = (x)})
+#define KILN_ARG_F32(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT32, .value.f32 = (x)})
+#define KILN_ARG_F64(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT64, .value.f64 = (x)})
+#define KILN_ARG_LOCAL_BYTES(n) ((kiln_arg){.kind = KILN_ARG_LOCAL, .local_bytes = (n)})
+
+/* Looks a kernel up by name. KILN_ERROR_KERNEL_NOT_FOUND lists the kernels
+ * the program has. The kernel holds a reference to its program. */
+KILN_API kiln_status kiln_kernel_create(kiln_program *program,
+                                        const char *name,
+                                        kiln_kernel **kernel);
+KILN_API kiln_status kiln_kernel_retain(kiln_kernel *kernel);
+KILN_API void kiln_kernel_release(kiln_kernel *kernel);
+/* Number of parameters the kernel declares. */
+KILN_API size_t kiln_kernel_num_args(const kiln_kernel *kernel);
+/* Launches the kernel over a dims-dimensional (1..3) range of global work
+ * items; local may be NULL (the backend chooses). Global sizes need not be
+ * multiples of local sizes on devices that allow it; where the device needs
+ * it, KILN_ERROR_INVALID_ARGUMENT says so. A zero global size enqueues
+ * nothing but still returns a completed event.
+ *
+ * Arguments are checked against the kernel's parameters before anything is
+ * enqueued: a wrong count, a scalar where a buffer is declared, a scalar of
+ * the wrong dtype, a buffer of another context, is KILN_ERROR_KERNEL_ARGS and
+ * the message names the parameter. Launches are stateless: several threads
+ * may launch the same kernel at once with different arguments. */
+KILN_API kiln_status kiln_kernel_launch(kiln_queue *queue,
+                                        kiln_kernel *kernel, unsigned dims,
+                                        const size_t *global,
+                                        const size_t *local, size_t num_args,
+                                        const kiln_arg *args, size_t num_wait,
+                                        kiln_event *const *wait,
+                                        kiln_event **event);
+
+/* ----------------------------------------------------------------- events */
+
+typedef enum kiln_event_state {
+    KILN_EVENT_QUEUED = 3,
+    KILN_EVENT_SUBMITTED = 2,
+    KILN_EVENT_RUNNING = 1,
+    KILN_EVENT_COMPLETE = 0,
+    KILN_EVENT_ERROR = -1, /* the command failed or a dependency failed */
+} kiln_event_state;
+
+typedef struct kiln_event_times { /* nanoseconds on the device's clock */
+    uint64_t queued, submitted, started, ended;
+} kiln_event_times;
+
+/* Called once when the event completes or fails: state is KILN_EVENT_COMPLETE
+ * or KILN_EVENT_ERROR. Runs on kiln's callback thread, named "kiln-callback",
+ * never on a driver thread; callbacks run one at a time, in completion order.
+ * It may call any kiln function, including enqueueing new work, but must not
+ * block for long (it delays the other callbacks). */
+typedef void (*kiln_event_callback)(kiln_event *event, kiln_event_state state,
+                                    void *user_data);
+
+KILN_API kiln_status kiln_event_retain(kiln_event *event);
+KILN_API void kiln_event_release(kiln_event *event);
+/* Blocks until the event completes. KILN_ERROR_EVENT_FAILED if it failed. */
+KILN_API kiln_status kiln_event_wait(kiln_event *event);
+/* Blocks until all events complete (NULL entries are skipped). */
+KILN_API kiln_status kiln_events_wait(size_t num, kiln_event *const *events);
+KILN_API kiln_status kiln_event_get_state(kiln_event *event,
+                                          kiln_event_state *state);
+/* Profiling times; the event must be complete and its queue made with
+ * KILN_QUEUE_PROFILING (else KILN_ERROR_WRONG_STATE). */
+KILN_API kiln_status kiln_event_get_times(kiln_event *event,
+                                          kiln_event_times *times);
+/* Registers a completion callback. It is called exactly once, even when the
+ * event has already completed. The event is kept alive until then. */
+KILN_API kiln_status kiln_event_on_complete(kiln_event *event,
+                                            kiln_event_callback callback,
+                                            void *user_data);
+/* A user event, completed by the host with kiln_event_set_complete(); other
+ * commands may wait on it. */
+KILN_API kiln_status kiln_event_create_user(kiln_context *context,
+                                            kiln_event **event);
+/* Completes a user event, with KILN_EVENT_COMPLETE or KILN_EVENT_ERROR.
+ * Only once: a second call is KILN_ERROR_WRONG_STATE. */
+KILN_API kiln_status kiln_event_set_complete(kiln_event *event,
+                                             kiln_event_state state);
+
+/* Continuations: a future of a future. Once event completes (or fails),
+ * kiln's callback thread calls fn(state, user_data); *next is a new event
+ * that completes when fn returns: with KILN_EVENT_COMPLETE if fn returned
+ * KILN_OK (and event did not fail), with KILN_EVENT_ERROR otherwise. Other
+ * commands and continuations can wait on *next, so host steps chain with
+ * device steps without blocking the host. fn is called exactly once. */
+typedef kiln_status (*kiln_continuation)(kiln_event_state state,
+                                         void *user_data);
+KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn,
+                                     void *user_data, kiln_event **next);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_H */

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and running kiln needs on Debian 12, if missing.
+# As root it installs; otherwise it prints the one command to run.
+# Usage: scripts/setup-debian.sh [run|test]   (test adds the test-only tools)
+set -euo pipefail
+want=(gcc make cmake pkg-config opencl-c-headers ocl-icd-libopencl1 ocl-icd-opencl-dev
+      pocl-opencl-icd clinfo libpng-dev python3)
+[ "${1:-}" = test ] && want+=(libclang-rt-14-dev)
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "kiln setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "kiln setup: missing Debian packages: ${missing[*]}" >&2
+  echo "run as root:  $cmd" >&2
+  exit 1
+fi

@@ -1,0 +1,27 @@
+/* Per-thread error detail, shared by the core and the backends. */
+#ifndef KILN_CORE_ERROR_H
+#define KILN_CORE_ERROR_H
+
+#include "kiln.h"
+
+/* Records the detail of a failure on this thread and returns status, so that
+ * a failing path can be written `return kiln__error_set(...)`. native is the
+ * driver's own code (0 if none). The message is printf-formatted and cut at
+ * 4 KiB. */
+kiln_status kiln__error_set(kiln_status status, long native, const char *fmt,
+                            ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Puts "prefix: " before the current message (for context added by callers
+ * up the stack) and returns status. */
+kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Stores a copy of a compiler log as this thread's last build log. */
+void kiln__error_set_build_log(const char *log);
+
+#endif

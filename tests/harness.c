@@ -1,0 +1,108 @@
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int kt_passed, kt_failed;
+static uint64_t kt_state;
+
+void kt_record(int ok, const char *file, int line, const char *what,
+               const char *detail) {
+    if (ok) {
+        kt_passed++;
+        return;
+    }
+    kt_failed++;
+    fprintf(stderr, "FAIL %s:%d: %s%s%s\n", file, line, what,
+            detail ? " -- " : "", detail ? detail : "");
+}
+
+int kt_check_status(kiln_status got, kiln_status want, const char *file,
+                    int line, const char *what) {
+    if (got == want) {
+        kt_passed++;
+        return 1;
+    }
+    kt_failed++;
+    fprintf(stderr, "FAIL %s:%d: %s returned %s, wanted %s\n  detail: %s\n",
+            file, line, what, kiln_status_name(got), kiln_status_name(want),
+            kiln_last_error_message());
+    const char *log = kiln_last_build_log();
+    if (got == KILN_ERROR_BUILD && log && *log)
+        fprintf(stderr, "  build log:\n%s\n", log);
+    return 0;
+}
+
+int kt_report(void) {
+    printf("%d passed, %d failed\n", kt_passed, kt_failed);
+    fflush(stdout);
+    return kt_failed ? 1 : 0;
+}
+
+static void kt_seed(void) {
+    if (kt_state)
+        return;
+    const char *s = getenv("KILN_TEST_SEED");
+    kt_state = s && *s ? strtoull(s, NULL, 0) : 0x9E3779B97F4A7C15ull;
+    if (!kt_state)
+        kt_state = 1;
+    fprintf(stderr, "seed: KILN_TEST_SEED=%llu\n", (unsigned long long)kt_state);
+}
+
+uint64_t kt_rand_u64(void) {
+    kt_seed();
+    kt_state ^= kt_state >> 12;
+    kt_state ^= kt_state << 25;
+    kt_state ^= kt_state >> 27;
+    return kt_state * 2685821657736338717ull;
+}
+
+double kt_rand_unit(void) { return (kt_rand_u64() >> 11) * (1.0 / 9007199254740992.0); }
+
+size_t kt_awkward_sizes(size_t *sizes, size_t max_size) {
+    static const size_t base[] = {0,    1,    2,    3,     7,     31,    32,
+                                  33,   127,  255,  256,   257,   1000,  1023,
+                                  1024, 1025, 4093, 65535, 65536, 65537, 100003,
+                                  (1u << 20) + 1};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof base / sizeof base[0] && n < 64; i++)
+        if (base[i] <= max_size)
+            sizes[n++] = base[i];
+    return n;
+}
+
+static void kt_run_on(const char *selector, kt_device_fn fn, void *user) {
+    kiln_queue *queue = NULL;
+    if (!CHECK_OK(kiln_queue_create_default(selector, KILN_QUEUE_PROFILING, &queue)))
+        return;
+    kiln_device_info info;
+    if (kiln_device_get_info(kiln_queue_device(queue), &info) == KILN_OK)
+        printf("== device: %s %s\n", info.id, info.name);
+    fn(queue, user);
+    kiln_queue_release(queue);
+}
+
+void kt_for_each_device(kt_device_fn fn, void *user) {
+    const char *list = getenv("KILN_TEST_DEVICES");
+    if (!list || !*list) {
+        kt_run_on(NULL, fn, user);
+        return;
+    }
+    if (strcmp(list, "all") == 0) {
+        size_t count = 0;
+        CHECK_OK(kiln_device_count(&count));
+        for (size_t i = 0; i < count; i++) {
+            char sel[32];
+            snprintf(sel, sizeof sel, "%zu", i);
+            kt_run_on(sel, fn, user);
+        }
+        return;
+    }
+    char *copy = strdup(list);
+    if (!copy)
+        return;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        kt_run_on(tok, fn, user);
+    free(copy);
+}

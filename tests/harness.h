@@ -1,0 +1,52 @@
+/* The test harness: checks that record and go on, a device loop, and random
+ * inputs. Each test program ends with `return kt_report();`, which prints
+ * "N passed, N failed" and returns the exit code.
+ *
+ * Conformance tests call kt_for_each_device(fn, user): fn runs once per
+ * device named by $KILN_TEST_DEVICES (comma-separated selectors, e.g.
+ * "cuda:0,nvidia" or "all"); unset means the default device. */
+#ifndef KILN_TEST_HARNESS_H
+#define KILN_TEST_HARNESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kiln.h"
+
+void kt_record(int ok, const char *file, int line, const char *what,
+               const char *detail);
+
+#define CHECK(cond) kt_record(!!(cond), __FILE__, __LINE__, #cond, NULL)
+#define CHECK_MSG(cond, ...)                                                   \
+    do {                                                                       \
+        char kt_buf_[512];                                                     \
+        snprintf(kt_buf_, sizeof kt_buf_, __VA_ARGS__);                        \
+        kt_record(!!(cond), __FILE__, __LINE__, #cond, kt_buf_);               \
+    } while (0)
+/* Checks that expr returns `want`; on a mismatch prints both codes and
+ * kiln_last_error_message(). Evaluates to 1 if it matched. */
+#define CHECK_STATUS(expr, want)                                               \
+    kt_check_status((expr), (want), __FILE__, __LINE__, #expr)
+#define CHECK_OK(expr) CHECK_STATUS(expr, KILN_OK)
+
+int kt_check_status(kiln_status got, kiln_status want, const char *file,
+                    int line, const char *what);
+
+/* Prints the summary line and returns 0 if nothing failed, 1 otherwise. */
+int kt_report(void);
+
+/* Runs fn for each test device with a fresh in-order profiling queue on it
+ * (released afterwards). Prints "== device: <id> <name>". */
+typedef void (*kt_device_fn)(kiln_queue *queue, void *user);
+void kt_for_each_device(kt_device_fn fn, void *user);
+
+/* Deterministic pseudo-random numbers (xorshift64*), seeded by $KILN_TEST_SEED
+ * or a fixed default; the seed is printed so a failure can be replayed. */
+uint64_t kt_rand_u64(void);
+double kt_rand_unit(void); /* [0, 1) */
+
+/* Awkward sizes every algorithm test should cover: 0, 1, primes, 2^k±1, and
+ * several work-groups' worth. Returns the count, fills sizes (capacity 64). */
+size_t kt_awkward_sizes(size_t *sizes, size_t max_size);
+
+#endif
