@@ -472,6 +472,30 @@ typedef kiln_status (*kiln_continuation)(kiln_event_state state,
 KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn,
                                      void *user_data, kiln_event **next);
 
+/* ------------------------------------------------------------------ cache */
+
+/* Compiled programs are cached on disk, in $KILN_CACHE_DIR, else
+ * $XDG_CACHE_HOME/kiln, else ~/.cache/kiln. */
+
+typedef struct kiln_cache_entry {
+    char file[512];      /* full path of the entry file */
+    char label[256];     /* what was built: backend, device, kernels */
+    uint64_t bytes;      /* file size */
+    int64_t mtime;       /* seconds since the epoch */
+    int valid;           /* 1 if the header and checksum verify */
+} kiln_cache_entry;
+
+typedef void (*kiln_cache_visit)(const kiln_cache_entry *entry, void *user);
+
+/* Copies the cache directory's path into buf (capacity bytes, NUL
+ * included); KILN_ERROR_OUT_OF_RANGE if it does not fit. */
+KILN_API kiln_status kiln_cache_path(char *buf, size_t capacity);
+/* Calls visit for each entry in the cache (none if the directory does not
+ * exist yet). */
+KILN_API kiln_status kiln_cache_list(kiln_cache_visit visit, void *user);
+/* Removes every entry; *removed (may be NULL) gets the count. */
+KILN_API kiln_status kiln_cache_clear(size_t *removed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,7 @@
 # Usage: scripts/setup-debian.sh [run|test]   (test adds the test-only tools)
 set -euo pipefail
 want=(gcc make cmake pkg-config opencl-c-headers ocl-icd-libopencl1 ocl-icd-opencl-dev
-      pocl-opencl-icd clinfo libpng-dev python3)
+      pocl-opencl-icd clinfo libpng-dev libcairo2-dev python3)
 [ "${1:-}" = test ] && want+=(libclang-rt-14-dev)
 missing=()
 for p in "${want[@]}"; do

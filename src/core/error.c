@@ -1,0 +1,71 @@
+/* Per-thread error detail: the message, the driver's code, the build log. */
+#include "core/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KILN__MESSAGE_MAX 4096
+
+static _Thread_local char kiln__message[KILN__MESSAGE_MAX];
+static _Thread_local long kiln__native;
+/* The build log can be long; it is heap-allocated and freed at thread exit
+ * by the destructor below (a _Thread_local pointer alone would leak). */
+static _Thread_local char *kiln__build_log;
+
+#include <pthread.h>
+static pthread_key_t kiln__log_key;
+static pthread_once_t kiln__log_once = PTHREAD_ONCE_INIT;
+static void kiln__log_free(void *p) { free(p); }
+static void kiln__log_key_init(void) { pthread_key_create(&kiln__log_key, kiln__log_free); }
+
+kiln_status kiln__error_set(kiln_status status, long native, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(kiln__message, sizeof kiln__message, fmt, ap);
+    va_end(ap);
+    kiln__native = native;
+    return status;
+}
+
+kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...) {
+    char prefix[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    char old[KILN__MESSAGE_MAX];
+    memcpy(old, kiln__message, sizeof old);
+    snprintf(kiln__message, sizeof kiln__message, "%s: %s", prefix, old);
+    return status;
+}
+
+void kiln__error_set_build_log(const char *log) {
+    pthread_once(&kiln__log_once, kiln__log_key_init);
+    free(kiln__build_log);
+    kiln__build_log = log ? strdup(log) : NULL;
+    pthread_setspecific(kiln__log_key, kiln__build_log);
+}
+
+const char *kiln_last_error_message(void) { return kiln__message; }
+long kiln_last_error_native(void) { return kiln__native; }
+const char *kiln_last_build_log(void) { return kiln__build_log ? kiln__build_log : ""; }
+
+const char *kiln_status_name(kiln_status status) {
+    switch (status) {
+#define KILN__NAME_CASE(name, num, msg) case KILN_##name: return "KILN_" #name;
+        KILN_STATUS_LIST(KILN__NAME_CASE)
+#undef KILN__NAME_CASE
+    }
+    return "KILN_UNKNOWN_STATUS";
+}
+
+const char *kiln_status_string(kiln_status status) {
+    switch (status) {
+#define KILN__MSG_CASE(name, num, msg) case KILN_##name: return msg;
+        KILN_STATUS_LIST(KILN__MSG_CASE)
+#undef KILN__MSG_CASE
+    }
+    return "unknown status code";
+}
