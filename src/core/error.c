@@ -35,9 +35,20 @@ kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
+    /* Build "prefix: old" by hand: snprintf into the same size would warn
+     * about truncation, which is what we want here. */
     char old[KILN__MESSAGE_MAX];
     memcpy(old, kiln__message, sizeof old);
-    snprintf(kiln__message, sizeof kiln__message, "%s: %s", prefix, old);
+    size_t plen = strlen(prefix), olen = strnlen(old, sizeof old - 1);
+    if (plen > sizeof kiln__message - 3)
+        plen = sizeof kiln__message - 3;
+    memcpy(kiln__message, prefix, plen);
+    memcpy(kiln__message + plen, ": ", 2);
+    size_t room = sizeof kiln__message - plen - 3;
+    if (olen > room)
+        olen = room;
+    memcpy(kiln__message + plen + 2, old, olen);
+    kiln__message[plen + 2 + olen] = 0;
     return status;
 }
 

@@ -1,0 +1,320 @@
+/* Buffers and transfers. Every range is checked here, before the backend
+ * sees it: an overrun enqueues nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flags,
+                               const void *host_data, kiln_buffer **buffer) {
+    if (!buffer)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_buffer_create: buffer is NULL");
+    *buffer = NULL;
+    if (!context)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_buffer_create: context is NULL");
+    if (size == 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_buffer_create: size is 0 (a buffer holds at least one byte)");
+    if (flags & ~(unsigned)(KILN_BUFFER_READ_ONLY | KILN_BUFFER_WRITE_ONLY | KILN_BUFFER_HOST_PINNED))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_buffer_create: unknown flags 0x%x", flags);
+    if ((flags & KILN_BUFFER_READ_ONLY) && (flags & KILN_BUFFER_WRITE_ONLY))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_buffer_create: KILN_BUFFER_READ_ONLY and "
+                               "KILN_BUFFER_WRITE_ONLY exclude each other");
+    kiln_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create: out of memory");
+    kiln_status st = context->backend->buffer_create(context->handle, size, flags, host_data,
+                                                     &b->handle);
+    if (st != KILN_OK) {
+        free(b);
+        return kiln__error_prefix(st, "kiln_buffer_create(%zu bytes)", size);
+    }
+    atomic_init(&b->refs, 1);
+    b->backend = context->backend;
+    b->context = context;
+    kiln__context_retain(context);
+    b->root = b;
+    b->size = size;
+    *buffer = b;
+    return KILN_OK;
+}
+
+kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t size,
+                                   kiln_buffer **buffer) {
+    if (!buffer)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_buffer_create_sub: buffer is NULL");
+    *buffer = NULL;
+    if (!parent)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_buffer_create_sub: parent is NULL");
+    if (size == 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln_buffer_create_sub: size is 0");
+    if (offset > parent->size || size > parent->size - offset)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "kiln_buffer_create_sub: [%zu, %zu+%zu) lies outside the parent "
+                               "of %zu bytes", offset, offset, size, parent->size);
+    kiln_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create_sub: out of memory");
+    /* Views of views are made on the root: OpenCL has no sub-sub-buffers. */
+    size_t abs = parent->root_offset + offset;
+    kiln_status st = parent->backend->buffer_create_sub(parent->root->handle, abs, size, &b->handle);
+    if (st != KILN_OK) {
+        free(b);
+        return kiln__error_prefix(st, "kiln_buffer_create_sub(offset %zu, size %zu)", offset, size);
+    }
+    atomic_init(&b->refs, 1);
+    b->backend = parent->backend;
+    b->context = parent->context;
+    kiln__context_retain(b->context);
+    b->parent = parent;
+    atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
+    b->root = parent->root;
+    b->root_offset = abs;
+    b->size = size;
+    *buffer = b;
+    return KILN_OK;
+}
+
+kiln_status kiln_buffer_retain(kiln_buffer *buffer) {
+    if (!buffer)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_buffer_retain: buffer is NULL");
+    atomic_fetch_add_explicit(&buffer->refs, 1, memory_order_relaxed);
+    return KILN_OK;
+}
+
+void kiln_buffer_release(kiln_buffer *buffer) {
+    while (buffer && atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) == 1) {
+        kiln_buffer *parent = buffer->parent;
+        /* The driver keeps the memory alive until queued work using it ends. */
+        buffer->backend->buffer_release(buffer->handle);
+        kiln_context_release(buffer->context);
+        free(buffer);
+        buffer = parent;
+    }
+}
+
+size_t kiln_buffer_size(const kiln_buffer *buffer) { return buffer ? buffer->size : 0; }
+kiln_context *kiln_buffer_context(const kiln_buffer *buffer) {
+    return buffer ? buffer->context : NULL;
+}
+
+/* Checks a queue, a buffer and a byte range. */
+static kiln_status kiln__check_qbr(const char *fn, const kiln_queue *queue, const char *bname,
+                                   const kiln_buffer *buffer, size_t offset, size_t size) {
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
+    if (!buffer)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, bname);
+    if (buffer->context != queue->context)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: %s belongs to another context than the queue", fn, bname);
+    if (offset > buffer->size || size > buffer->size - offset)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "%s: bytes [%zu, %zu+%zu) lie outside %s of %zu bytes", fn, offset,
+                               offset, size, bname, buffer->size);
+    return KILN_OK;
+}
+
+/* Finishes an enqueue: wraps the backend event or reports the failure. */
+static kiln_status kiln__finish_enqueue(const char *fn, kiln_status st, kiln_queue *queue,
+                                        void *bev, kiln_event **event) {
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    if (event)
+        return kiln__event_wrap(queue->context, bev, (queue->flags & KILN_QUEUE_PROFILING) != 0,
+                                event);
+    return KILN_OK;
+}
+
+kiln_status kiln_buffer_write(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
+                              const void *src) {
+    static const char fn[] = "kiln_buffer_write";
+    kiln_status st = kiln__check_qbr(fn, queue, "dst", dst, offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (size == 0)
+        return KILN_OK;
+    if (!src)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: src is NULL", fn);
+    st = queue->backend->buffer_write(queue->handle, dst->handle, offset, size, src, 1, 0, NULL, NULL);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+}
+
+kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src, size_t offset, size_t size,
+                             void *dst) {
+    static const char fn[] = "kiln_buffer_read";
+    kiln_status st = kiln__check_qbr(fn, queue, "src", src, offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (size == 0)
+        return KILN_OK;
+    if (!dst)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: dst is NULL", fn);
+    st = queue->backend->buffer_read(queue->handle, src->handle, offset, size, dst, 1, 0, NULL, NULL);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+}
+
+kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset,
+                                    size_t size, const void *src, size_t num_wait,
+                                    kiln_event *const *wait, kiln_event **event) {
+    static const char fn[] = "kiln_buffer_write_async";
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__check_qbr(fn, queue, "dst", dst, offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (!src && size)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: src is NULL", fn);
+    void *storage[KILN__STACK_ARGS];
+    void *const *bwait;
+    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    if (size == 0) {
+        kiln__wait_list_free(bwait, storage);
+        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
+    }
+    void *bev = NULL;
+    st = queue->backend->buffer_write(queue->handle, dst->handle, offset, size, src, 0, num_wait,
+                                      bwait, event ? &bev : NULL);
+    kiln__wait_list_free(bwait, storage);
+    return kiln__finish_enqueue(fn, st, queue, bev, event);
+}
+
+kiln_status kiln_buffer_read_async(kiln_queue *queue, kiln_buffer *src, size_t offset,
+                                   size_t size, void *dst, size_t num_wait,
+                                   kiln_event *const *wait, kiln_event **event) {
+    static const char fn[] = "kiln_buffer_read_async";
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__check_qbr(fn, queue, "src", src, offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (!dst && size)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: dst is NULL", fn);
+    void *storage[KILN__STACK_ARGS];
+    void *const *bwait;
+    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    if (size == 0) {
+        kiln__wait_list_free(bwait, storage);
+        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
+    }
+    void *bev = NULL;
+    st = queue->backend->buffer_read(queue->handle, src->handle, offset, size, dst, 0, num_wait,
+                                     bwait, event ? &bev : NULL);
+    kiln__wait_list_free(bwait, storage);
+    return kiln__finish_enqueue(fn, st, queue, bev, event);
+}
+
+kiln_status kiln_buffer_copy_async(kiln_queue *queue, kiln_buffer *src, size_t src_offset,
+                                   kiln_buffer *dst, size_t dst_offset, size_t size,
+                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    static const char fn[] = "kiln_buffer_copy_async";
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__check_qbr(fn, queue, "src", src, src_offset, size);
+    if (st == KILN_OK)
+        st = kiln__check_qbr(fn, queue, "dst", dst, dst_offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (size && src->root == dst->root) {
+        size_t s = src->root_offset + src_offset, d = dst->root_offset + dst_offset;
+        if (s < d + size && d < s + size)
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: the source and destination ranges overlap", fn);
+    }
+    void *storage[KILN__STACK_ARGS];
+    void *const *bwait;
+    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    if (size == 0) {
+        kiln__wait_list_free(bwait, storage);
+        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
+    }
+    void *bev = NULL;
+    st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
+                                     dst_offset, size, num_wait, bwait, event ? &bev : NULL);
+    kiln__wait_list_free(bwait, storage);
+    return kiln__finish_enqueue(fn, st, queue, bev, event);
+}
+
+kiln_status kiln_buffer_fill_async(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
+                                   size_t pattern_size, size_t offset, size_t size,
+                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    static const char fn[] = "kiln_buffer_fill_async";
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (!pattern)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: pattern is NULL", fn);
+    if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: pattern_size %zu is not 1, 2, 4, 8, 16, 32, 64 or 128", fn,
+                               pattern_size);
+    if (offset % pattern_size || size % pattern_size)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: offset %zu and size %zu must be multiples of pattern_size %zu",
+                               fn, offset, size, pattern_size);
+    void *storage[KILN__STACK_ARGS];
+    void *const *bwait;
+    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    if (size == 0) {
+        kiln__wait_list_free(bwait, storage);
+        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
+    }
+    void *bev = NULL;
+    st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
+                                     size, num_wait, bwait, event ? &bev : NULL);
+    kiln__wait_list_free(bwait, storage);
+    return kiln__finish_enqueue(fn, st, queue, bev, event);
+}
+
+kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map_flags,
+                            size_t offset, size_t size, void **host_ptr) {
+    static const char fn[] = "kiln_buffer_map";
+    if (!host_ptr)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
+    *host_ptr = NULL;
+    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (size == 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: size is 0", fn);
+    if (map_flags == 0 ||
+        (map_flags & ~(unsigned)(KILN_MAP_READ | KILN_MAP_WRITE | KILN_MAP_WRITE_INVALIDATE)))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: map_flags 0x%x: use KILN_MAP_READ, KILN_MAP_WRITE or "
+                               "KILN_MAP_WRITE_INVALIDATE", fn, map_flags);
+    if ((map_flags & KILN_MAP_WRITE_INVALIDATE) && (map_flags & ~(unsigned)KILN_MAP_WRITE_INVALIDATE))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: KILN_MAP_WRITE_INVALIDATE cannot be combined with other flags",
+                               fn);
+    st = queue->backend->buffer_map(queue->handle, buffer->handle, map_flags, offset, size, host_ptr);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+}
+
+kiln_status kiln_buffer_unmap_async(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    static const char fn[] = "kiln_buffer_unmap_async";
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, 0, 0);
+    if (st != KILN_OK)
+        return st;
+    if (!host_ptr)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
+    void *storage[KILN__STACK_ARGS];
+    void *const *bwait;
+    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    void *bev = NULL;
+    st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, bwait,
+                                      event ? &bev : NULL);
+    kiln__wait_list_free(bwait, storage);
+    return kiln__finish_enqueue(fn, st, queue, bev, event);
+}

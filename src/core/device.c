@@ -1,0 +1,368 @@
+/* The device registry: every backend's devices in one stable list, and
+ * selection by string. Loaded once, lazily, under a pthread_once. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/internal.h"
+
+/* The backends in registry order: OpenCL first, then CUDA. */
+static const kiln__backend *const kiln__backends[] = {
+    &kiln__backend_opencl,
+#if KILN_HAVE_CUDA
+    &kiln__backend_cuda,
+#endif
+};
+#define KILN__NUM_BACKENDS (sizeof kiln__backends / sizeof kiln__backends[0])
+
+static pthread_once_t kiln__reg_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t kiln__reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static kiln_status kiln__reg_status;
+/* Why backends were skipped, kept for later error messages. */
+static char kiln__reg_why[4096];
+static kiln_device **kiln__reg_devices; /* grows when devices are partitioned */
+static size_t kiln__reg_count, kiln__reg_cap;
+
+static const char kiln__install_hint[] =
+    "to run on the CPU install an OpenCL ICD loader and PoCL (Debian/Ubuntu: "
+    "apt-get install ocl-icd-libopencl1 pocl-opencl-icd); for NVIDIA GPUs "
+    "install the NVIDIA driver (libcuda.so.1, and its OpenCL ICD)";
+
+static void kiln__why_append(const char *fmt, const char *a, const char *b) {
+    size_t len = strlen(kiln__reg_why);
+    if (len + 1 >= sizeof kiln__reg_why)
+        return;
+    snprintf(kiln__reg_why + len, sizeof kiln__reg_why - len, fmt, a, b);
+}
+
+/* Appends a device (copied) to the registry; called with the lock held or
+ * during the once-initialisation. */
+static kiln_device *kiln__reg_add(const kiln__backend *backend,
+                                  const kiln__bdevice *bdev) {
+    if (kiln__reg_count == kiln__reg_cap) {
+        size_t cap = kiln__reg_cap ? kiln__reg_cap * 2 : 8;
+        kiln_device **grown = realloc(kiln__reg_devices, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        kiln__reg_devices = grown;
+        kiln__reg_cap = cap;
+    }
+    kiln_device *dev = calloc(1, sizeof *dev);
+    if (!dev)
+        return NULL;
+    dev->b = *bdev;
+    if (!dev->b.extensions)
+        dev->b.extensions = strdup("");
+    dev->backend = backend;
+    dev->index = kiln__reg_count;
+    kiln__reg_devices[kiln__reg_count++] = dev;
+    return dev;
+}
+
+static void kiln__reg_load(void) {
+    int loaded = 0;
+    kiln__reg_why[0] = 0;
+    for (size_t i = 0; i < KILN__NUM_BACKENDS; i++) {
+        const kiln__backend *be = kiln__backends[i];
+        if (be->abi != KILN__BACKEND_ABI) {
+            kiln__why_append("%s backend: wrong ABI version%s; ", be->name, "");
+            continue;
+        }
+        kiln__error_set(KILN_OK, 0, "%s", "");
+        if (be->load() != KILN_OK) {
+            kiln__why_append("%s: %s; ", be->name, kiln_last_error_message());
+            continue;
+        }
+        kiln__bdevice *devs = NULL;
+        size_t n = 0;
+        if (be->enumerate(&devs, &n) != KILN_OK) {
+            kiln__why_append("%s: %s; ", be->name, kiln_last_error_message());
+            free(devs);
+            continue;
+        }
+        loaded = 1;
+        if (n == 0)
+            kiln__why_append("%s: loaded, but it reports no device%s; ", be->name, "");
+        for (size_t d = 0; d < n; d++)
+            if (!kiln__reg_add(be, &devs[d]))
+                free(devs[d].extensions);
+        free(devs);
+    }
+    kiln__reg_status = loaded ? KILN_OK : KILN_ERROR_NO_RUNTIME;
+}
+
+kiln_status kiln__registry_init(void) {
+    pthread_once(&kiln__reg_once, kiln__reg_load);
+    if (kiln__reg_status != KILN_OK)
+        return kiln__error_set(kiln__reg_status, 0,
+                               "no compute runtime could be loaded (%s); %s",
+                               kiln__reg_why, kiln__install_hint);
+    return KILN_OK;
+}
+
+kiln_status kiln_device_count(size_t *count) {
+    if (!count)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_count: count is NULL");
+    *count = 0;
+    kiln_status st = kiln__registry_init();
+    if (st != KILN_OK)
+        return st;
+    pthread_mutex_lock(&kiln__reg_lock);
+    *count = kiln__reg_count;
+    pthread_mutex_unlock(&kiln__reg_lock);
+    return KILN_OK;
+}
+
+kiln_status kiln_device_get(size_t index, kiln_device **device) {
+    if (!device)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_get: device is NULL");
+    *device = NULL;
+    kiln_status st = kiln__registry_init();
+    if (st != KILN_OK)
+        return st;
+    pthread_mutex_lock(&kiln__reg_lock);
+    size_t count = kiln__reg_count;
+    if (index < count)
+        *device = kiln__reg_devices[index];
+    pthread_mutex_unlock(&kiln__reg_lock);
+    if (!*device)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "kiln_device_get: index %zu, but there are %zu devices",
+                               index, count);
+    return KILN_OK;
+}
+
+/* Case-insensitive substring search. */
+static int kiln__contains_ci(const char *hay, const char *needle) {
+    size_t n = strlen(needle);
+    if (n == 0)
+        return 0;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+/* Parses a whole non-negative decimal number; 1 on success. */
+static int kiln__parse_index(const char *s, size_t *out) {
+    if (!*s)
+        return 0;
+    size_t v = 0;
+    for (; *s; s++) {
+        if (!isdigit((unsigned char)*s) || v > (SIZE_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (size_t)(*s - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int kiln__prefix_ci(const char *s, const char *prefix) {
+    for (; *prefix; s++, prefix++)
+        if (tolower((unsigned char)*s) != *prefix)
+            return 0;
+    return 1;
+}
+
+/* Finds the device a selector names, with the registry lock held. */
+static kiln_device *kiln__select_locked(const char *sel) {
+    size_t a, b;
+    if (kiln__parse_index(sel, &a))
+        return a < kiln__reg_count ? kiln__reg_devices[a] : NULL;
+    if (kiln__prefix_ci(sel, "opencl:")) {
+        const char *rest = sel + 7;
+        const char *colon = strchr(rest, ':');
+        if (colon) {
+            char p[32];
+            size_t len = (size_t)(colon - rest);
+            if (len >= sizeof p)
+                return NULL;
+            memcpy(p, rest, len);
+            p[len] = 0;
+            if (!kiln__parse_index(p, &a) || !kiln__parse_index(colon + 1, &b))
+                return NULL;
+            for (size_t i = 0; i < kiln__reg_count; i++) {
+                kiln_device *d = kiln__reg_devices[i];
+                if (d->backend->kind == KILN_BACKEND_OPENCL && !d->b.info.is_subdevice &&
+                    d->b.platform_index == a && d->b.device_index == b)
+                    return d;
+            }
+            return NULL;
+        }
+        if (!kiln__parse_index(rest, &a))
+            return NULL;
+        for (size_t i = 0, n = 0; i < kiln__reg_count; i++) {
+            kiln_device *d = kiln__reg_devices[i];
+            if (d->backend->kind == KILN_BACKEND_OPENCL && !d->b.info.is_subdevice && n++ == a)
+                return d;
+        }
+        return NULL;
+    }
+    if (kiln__prefix_ci(sel, "cuda:")) {
+        if (!kiln__parse_index(sel + 5, &a))
+            return NULL;
+        for (size_t i = 0; i < kiln__reg_count; i++) {
+            kiln_device *d = kiln__reg_devices[i];
+            if (d->backend->kind == KILN_BACKEND_CUDA && !d->b.info.is_subdevice &&
+                d->b.device_index == a)
+                return d;
+        }
+        return NULL;
+    }
+    /* A type word or a substring; sub-devices only by index. */
+    int type = 0;
+    if (strcasecmp(sel, "cpu") == 0)
+        type = KILN_DEVICE_CPU;
+    else if (strcasecmp(sel, "gpu") == 0)
+        type = KILN_DEVICE_GPU;
+    else if (strcasecmp(sel, "accelerator") == 0)
+        type = KILN_DEVICE_ACCELERATOR;
+    for (size_t i = 0; i < kiln__reg_count; i++) {
+        kiln_device *d = kiln__reg_devices[i];
+        if (d->b.info.is_subdevice)
+            continue;
+        if ((type && (int)d->b.info.type == type) ||
+            kiln__contains_ci(d->b.info.name, sel) ||
+            kiln__contains_ci(d->b.info.vendor, sel) ||
+            kiln__contains_ci(d->b.info.platform, sel) ||
+            kiln__contains_ci(d->b.info.id, sel))
+            return d;
+    }
+    return NULL;
+}
+
+static kiln_device *kiln__select_default_locked(void) {
+    static const kiln_device_type order[] = {KILN_DEVICE_GPU, KILN_DEVICE_ACCELERATOR,
+                                             KILN_DEVICE_CPU};
+    for (size_t t = 0; t < 3; t++)
+        for (size_t i = 0; i < kiln__reg_count; i++) {
+            kiln_device *d = kiln__reg_devices[i];
+            if (!d->b.info.is_subdevice && d->b.info.type == order[t])
+                return d;
+        }
+    for (size_t i = 0; i < kiln__reg_count; i++)
+        if (!kiln__reg_devices[i]->b.info.is_subdevice)
+            return kiln__reg_devices[i];
+    return NULL;
+}
+
+kiln_status kiln_device_select(const char *selector, kiln_device **device) {
+    if (!device)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_select: device is NULL");
+    *device = NULL;
+    kiln_status st = kiln__registry_init();
+    if (st != KILN_OK)
+        return st;
+    const char *source = "selector";
+    if (!selector || !*selector) {
+        const char *env = getenv("KILN_DEVICE");
+        if (env && *env) {
+            selector = env;
+            source = "$KILN_DEVICE";
+        } else {
+            selector = NULL;
+        }
+    }
+    pthread_mutex_lock(&kiln__reg_lock);
+    kiln_device *found = selector ? kiln__select_locked(selector) : kiln__select_default_locked();
+    if (found) {
+        pthread_mutex_unlock(&kiln__reg_lock);
+        *device = found;
+        return KILN_OK;
+    }
+    /* Say what exists. */
+    char list[3072];
+    size_t len = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < kiln__reg_count && len + 1 < sizeof list; i++) {
+        const kiln_device *d = kiln__reg_devices[i];
+        int w = snprintf(list + len, sizeof list - len, "%s  %zu: %s \"%s\" (%s)", i ? "\n" : "",
+                         i, d->b.info.id, d->b.info.name, d->b.info.platform);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+        if (len >= sizeof list)
+            len = sizeof list - 1;
+    }
+    size_t count = kiln__reg_count;
+    pthread_mutex_unlock(&kiln__reg_lock);
+    if (count == 0)
+        return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
+                               "no compute device found (%s); %s", kiln__reg_why,
+                               kiln__install_hint);
+    if (!selector)
+        return kiln__error_set(KILN_ERROR_NO_DEVICE, 0, "no usable device; devices:\n%s", list);
+    return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
+                           "no device matches %s \"%s\"; use an index, opencl:P:D, "
+                           "opencl:N, cuda:N or a part of a name; devices:\n%s",
+                           source, selector, list);
+}
+
+kiln_status kiln_device_get_info(const kiln_device *device, kiln_device_info *info) {
+    if (!device || !info)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_get_info: %s is NULL",
+                               device ? "info" : "device");
+    *info = device->b.info;
+    return KILN_OK;
+}
+
+const char *kiln_device_extensions(const kiln_device *device) {
+    if (!device || !device->b.extensions)
+        return "";
+    return device->b.extensions;
+}
+
+kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
+                                  kiln_device **subdevices, size_t capacity,
+                                  size_t *count) {
+    if (!device || !count)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_partition: %s is NULL",
+                               device ? "count" : "device");
+    *count = 0;
+    if (capacity > 0 && !subdevices)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_device_partition: subdevices is NULL but capacity is %zu",
+                               capacity);
+    if (units_each == 0 || capacity == 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_device_partition: units_each (%u) and capacity (%zu) "
+                               "must be > 0", units_each, capacity);
+    if (!device->backend->partition)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "kiln_device_partition: the %s backend cannot partition devices",
+                               device->backend->name);
+    kiln__bdevice *subs = calloc(capacity, sizeof *subs);
+    if (!subs)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_device_partition: out of memory");
+    size_t n = 0;
+    kiln_status st = device->backend->partition(&device->b, units_each, subs, capacity, &n);
+    if (st != KILN_OK) {
+        free(subs);
+        return kiln__error_prefix(st, "kiln_device_partition(%s)", device->b.info.id);
+    }
+    if (n > capacity)
+        n = capacity;
+    pthread_mutex_lock(&kiln__reg_lock);
+    for (size_t i = 0; i < n; i++) {
+        subs[i].info.is_subdevice = 1;
+        kiln_device *d = kiln__reg_add(device->backend, &subs[i]);
+        if (!d) {
+            for (size_t j = i; j < n; j++)
+                free(subs[j].extensions);
+            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_device_partition: out of memory");
+            break;
+        }
+        subdevices[i] = d;
+        *count = i + 1;
+    }
+    pthread_mutex_unlock(&kiln__reg_lock);
+    free(subs);
+    return st;
+}

@@ -1,0 +1,120 @@
+/* The core's object layouts, shared by the src/core files.
+ *
+ * Every object holds its backend table and its backend handle, so that a
+ * call goes straight from the public function to the driver with no lookup.
+ * Reference counts are C11 atomics: objects are shared between host threads
+ * and kiln's callback thread. */
+#ifndef KILN_CORE_INTERNAL_H
+#define KILN_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "backend/backend.h"
+#include "core/error.h"
+#include "core/signature.h"
+#include "kiln.h"
+
+/* Wait lists and argument lists up to this length live on the stack. */
+#define KILN__STACK_ARGS 16
+
+struct kiln_device {
+    kiln__bdevice b;              /* as the backend reported it */
+    const kiln__backend *backend;
+    size_t index;                 /* position in kiln_device_get order */
+};
+
+/* One compiled program for one device, kept by the context's memory cache
+ * (keyed by the cache key) for the context's lifetime. */
+typedef struct kiln__built {
+    struct kiln__built *next;     /* hash chain */
+    char key[65];
+    void *handle;                 /* backend program */
+    char *log;                    /* build log (warnings), never NULL */
+    int from_disk;                /* 1 if loaded from the disk cache */
+} kiln__built;
+
+#define KILN__BUILT_BUCKETS 64
+
+struct kiln_context {
+    atomic_int refs;
+    const kiln__backend *backend;
+    void *handle;
+    size_t num_devices;
+    kiln_device **devices;
+    pthread_mutex_t lock;         /* guards the memory cache */
+    kiln__built *built[KILN__BUILT_BUCKETS];
+};
+
+struct kiln_queue {
+    atomic_int refs;
+    const kiln__backend *backend;
+    void *handle;
+    kiln_context *context;
+    kiln_device *device;
+    size_t device_slot;           /* index of device in context->devices */
+    unsigned flags;
+};
+
+struct kiln_buffer {
+    atomic_int refs;
+    const kiln__backend *backend;
+    void *handle;
+    kiln_context *context;
+    kiln_buffer *parent;          /* sub-buffers hold their parent */
+    kiln_buffer *root;            /* the top-level buffer (self if none) */
+    size_t root_offset;           /* offset of this view in root */
+    size_t size;
+};
+
+struct kiln_program {
+    atomic_int refs;
+    const kiln__backend *backend;
+    kiln_context *context;
+    kiln__built **built;          /* one per context device (owned by context) */
+    kiln__sig_list sigs;          /* kernels parsed from the user's source */
+};
+
+struct kiln_kernel {
+    atomic_int refs;
+    const kiln__backend *backend;
+    kiln_program *program;
+    kiln_context *context;
+    const kiln__sig *sig;         /* NULL if the parser did not find it */
+    char *name;
+    void **handles;               /* one backend kernel per context device */
+};
+
+struct kiln_event {
+    atomic_int refs;
+    const kiln__backend *backend;
+    void *handle;                 /* backend event */
+    kiln_context *context;
+    unsigned char profiling;      /* made on a profiling queue */
+    unsigned char user;           /* made by kiln_event_create_user */
+    atomic_int user_set;          /* user event completed already */
+};
+
+/* device.c: makes sure the backends are loaded; returns the status. */
+kiln_status kiln__registry_init(void);
+
+/* context.c */
+void kiln__context_retain(kiln_context *context);
+
+/* event.c */
+/* Wraps a backend event (taking over its reference) into a new kiln_event.
+ * On allocation failure releases the backend event. */
+kiln_status kiln__event_wrap(kiln_context *context, void *handle,
+                             int profiling, kiln_event **event);
+/* A completed event on the context (for operations that do nothing). */
+kiln_status kiln__event_completed(kiln_context *context, kiln_event **event);
+/* Translates a public wait list into backend events, checking each one
+ * against the context. storage has KILN__STACK_ARGS entries; a longer list
+ * is malloc'd into *out (free it with kiln__wait_list_free). */
+kiln_status kiln__wait_list(kiln_context *context, size_t num_wait,
+                            kiln_event *const *wait, void **storage,
+                            void *const **out);
+void kiln__wait_list_free(void *const *list, void **storage);
+
+#endif

@@ -1,0 +1,297 @@
+/* Kernels and launches.
+ *
+ * The launch path is kept lean: arguments are checked by a loop over the
+ * kernel's parsed parameter table and translated into a stack array (no
+ * malloc for up to KILN__STACK_ARGS arguments), then handed to the backend;
+ * an event is allocated only when the caller asks for one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_kernel **kernel) {
+    static const char fn[] = "kiln_kernel_create";
+    if (!kernel)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: kernel is NULL", fn);
+    *kernel = NULL;
+    if (!program || !name)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               program ? "name" : "program");
+    kiln_context *ctx = program->context;
+    const kiln__sig *sig = kiln__sig_find(&program->sigs, name);
+    kiln_kernel *k = calloc(1, sizeof *k);
+    if (k) {
+        k->handles = calloc(ctx->num_devices, sizeof *k->handles);
+        k->name = strdup(name);
+    }
+    if (!k || !k->handles || !k->name) {
+        if (k) {
+            free(k->handles);
+            free(k->name);
+        }
+        free(k);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    }
+    kiln_status st = KILN_OK;
+    size_t made = 0;
+    for (; made < ctx->num_devices; made++) {
+        st = program->backend->kernel_create(program->built[made]->handle, name, &k->handles[made]);
+        if (st != KILN_OK)
+            break;
+    }
+    if (st != KILN_OK) {
+        for (size_t i = 0; i < made; i++)
+            program->backend->kernel_release(k->handles[i]);
+        free(k->handles);
+        free(k->name);
+        free(k);
+        if (sig) /* the parser saw it, so the driver's reason matters */
+            return kiln__error_prefix(st, "%s(\"%s\")", fn, name);
+        char list[1024] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < program->sigs.count && len + 1 < sizeof list; i++) {
+            int w = snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                             program->sigs.sigs[i].name);
+            if (w < 0)
+                break;
+            len += (size_t)w;
+        }
+        return kiln__error_set(KILN_ERROR_KERNEL_NOT_FOUND, kiln_last_error_native(),
+                               "%s: no kernel \"%s\" in the program; it has: %s", fn, name,
+                               program->sigs.count ? list : "(no kernel found)");
+    }
+    atomic_init(&k->refs, 1);
+    k->backend = program->backend;
+    k->program = program;
+    atomic_fetch_add_explicit(&program->refs, 1, memory_order_relaxed);
+    k->context = ctx;
+    k->sig = sig;
+    *kernel = k;
+    return KILN_OK;
+}
+
+kiln_status kiln_kernel_retain(kiln_kernel *kernel) {
+    if (!kernel)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_kernel_retain: kernel is NULL");
+    atomic_fetch_add_explicit(&kernel->refs, 1, memory_order_relaxed);
+    return KILN_OK;
+}
+
+void kiln_kernel_release(kiln_kernel *kernel) {
+    if (!kernel || atomic_fetch_sub_explicit(&kernel->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (size_t i = 0; i < kernel->context->num_devices; i++)
+        kernel->backend->kernel_release(kernel->handles[i]);
+    free(kernel->handles);
+    free(kernel->name);
+    kiln_program_release(kernel->program);
+    free(kernel);
+}
+
+size_t kiln_kernel_num_args(const kiln_kernel *kernel) {
+    return kernel && kernel->sig ? kernel->sig->num_params : 0;
+}
+
+static const char *kiln__kind_name(kiln_arg_kind kind) {
+    switch (kind) {
+    case KILN_ARG_BUFFER: return "a buffer";
+    case KILN_ARG_SCALAR: return "a scalar";
+    case KILN_ARG_LOCAL: return "local memory";
+    }
+    return "an unknown kind";
+}
+
+/* Reports a bad argument i; cold path. */
+static kiln_status kiln__arg_error(const kiln_kernel *k, size_t i, const char *fmt,
+                                   const char *a, const char *b) {
+    char what[512];
+    snprintf(what, sizeof what, fmt, a, b);
+    const char *pname = k->sig && i < k->sig->num_params ? k->sig->params[i].name : "";
+    return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
+                           "kiln_kernel_launch(%s): argument %zu%s%s%s: %s", k->name, i,
+                           *pname ? " ('" : "", pname, *pname ? "')" : "", what);
+}
+
+static kiln_status kiln__count_error(const kiln_kernel *k, size_t num_args) {
+    char list[768] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < k->sig->num_params && len + 1 < sizeof list; i++) {
+        const kiln__param *p = &k->sig->params[i];
+        int w = snprintf(list + len, sizeof list - len, "%s%s %s", i ? ", " : "", p->type, p->name);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
+                           "kiln_kernel_launch(%s): the kernel takes %zu argument%s (%s), got %zu",
+                           k->name, k->sig->num_params, k->sig->num_params == 1 ? "" : "s", list,
+                           num_args);
+}
+
+/* Checks args[i] against parameter p (NULL when unknown) and fills *out. */
+static inline kiln_status kiln__arg_check(const kiln_kernel *k, const kiln_context *ctx, size_t i,
+                                          const kiln_arg *a, const kiln__param *p,
+                                          kiln__barg *out) {
+    if (p && a->kind != p->kind) {
+        char got[64];
+        snprintf(got, sizeof got, "%s%s%s%s", kiln__kind_name(a->kind),
+                 a->kind == KILN_ARG_SCALAR ? " (" : "",
+                 a->kind == KILN_ARG_SCALAR ? kiln_dtype_name(a->dtype) : "",
+                 a->kind == KILN_ARG_SCALAR ? ")" : "");
+        char decl[128];
+        snprintf(decl, sizeof decl, "%s (%s)", kiln__kind_name(p->kind), p->type);
+        return kiln__arg_error(k, i, "kernel declares %s, got %s", decl, got);
+    }
+    out->kind = a->kind;
+    switch (a->kind) {
+    case KILN_ARG_BUFFER:
+        if (!a->value.buffer)
+            return kiln__arg_error(k, i, "the buffer is NULL%s%s", "", "");
+        if (a->value.buffer->context != ctx)
+            return kiln__arg_error(k, i, "the buffer belongs to another context than the queue%s%s",
+                                   "", "");
+        out->mem = a->value.buffer->handle;
+        out->bytes = NULL;
+        out->size = 0;
+        return KILN_OK;
+    case KILN_ARG_SCALAR: {
+        size_t size = kiln_dtype_size(a->dtype);
+        if (size == 0)
+            return kiln__arg_error(k, i, "unknown dtype in a scalar argument%s%s", "", "");
+        if (p && p->dtype && p->dtype != a->dtype)
+            return kiln__arg_error(k, i, "kernel declares %s, got %s", p->type,
+                                   kiln_dtype_name(a->dtype));
+        out->mem = NULL;
+        out->bytes = &a->value;
+        out->size = size;
+        return KILN_OK;
+    }
+    case KILN_ARG_LOCAL:
+        if (a->local_bytes == 0)
+            return kiln__arg_error(k, i, "local memory of 0 bytes%s%s", "", "");
+        out->mem = NULL;
+        out->bytes = NULL;
+        out->size = a->local_bytes;
+        return KILN_OK;
+    }
+    return kiln__arg_error(k, i, "unknown argument kind (build it with a KILN_ARG_* macro)%s%s",
+                           "", "");
+}
+
+kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned dims,
+                               const size_t *global, const size_t *local, size_t num_args,
+                               const kiln_arg *args, size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event) {
+    if (event)
+        *event = NULL;
+    if (!queue || !kernel)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_kernel_launch: %s is NULL",
+                               queue ? "kernel" : "queue");
+    kiln_context *ctx = queue->context;
+    if (kernel->context != ctx)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "kiln_kernel_launch(%s): the kernel's program belongs to another "
+                               "context than the queue", kernel->name);
+    if (dims < 1 || dims > 3)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_kernel_launch(%s): dims is %u; it must be 1, 2 or 3",
+                               kernel->name, dims);
+    if (!global)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_kernel_launch(%s): global is NULL",
+                               kernel->name);
+    if (num_args && !args)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_kernel_launch(%s): args is NULL but num_args is %zu",
+                               kernel->name, num_args);
+    const kiln__sig *sig = kernel->sig;
+    if (sig && num_args != sig->num_params)
+        return kiln__count_error(kernel, num_args);
+
+    kiln__barg stack[KILN__STACK_ARGS];
+    kiln__barg *bargs = stack;
+    if (num_args > KILN__STACK_ARGS) {
+        bargs = malloc(num_args * sizeof *bargs);
+        if (!bargs)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_kernel_launch: out of memory");
+    }
+    kiln_status st = KILN_OK;
+    for (size_t i = 0; i < num_args; i++) {
+        st = kiln__arg_check(kernel, ctx, i, &args[i], sig ? &sig->params[i] : NULL, &bargs[i]);
+        if (st != KILN_OK)
+            goto out;
+    }
+
+    const kiln_device_info *info = &queue->device->b.info;
+    int empty = 0;
+    for (unsigned d = 0; d < dims; d++)
+        if (global[d] == 0)
+            empty = 1;
+    if (local) {
+        size_t items = 1;
+        for (unsigned d = 0; d < dims; d++) {
+            if (local[d] == 0) {
+                st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                     "kiln_kernel_launch(%s): local[%u] is 0", kernel->name, d);
+                goto out;
+            }
+            if (info->max_work_item_sizes[d] && local[d] > info->max_work_item_sizes[d]) {
+                st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                     "kiln_kernel_launch(%s): local[%u] = %zu exceeds the "
+                                     "device's limit of %zu in that dimension (%s)",
+                                     kernel->name, d, local[d], info->max_work_item_sizes[d],
+                                     info->name);
+                goto out;
+            }
+            items *= local[d];
+        }
+        if (info->max_work_group_size && items > info->max_work_group_size) {
+            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                 "kiln_kernel_launch(%s): a work-group of %zu items exceeds the "
+                                 "device's maximum work-group size of %zu (%s)",
+                                 kernel->name, items, info->max_work_group_size, info->name);
+            goto out;
+        }
+    }
+
+    void *wstorage[KILN__STACK_ARGS];
+    void *const *bwait = NULL;
+    st = kiln__wait_list(ctx, num_wait, wait, wstorage, &bwait);
+    if (st != KILN_OK) {
+        st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
+        goto out;
+    }
+    if (empty) {
+        kiln__wait_list_free(bwait, wstorage);
+        st = event ? kiln__event_completed(ctx, event) : KILN_OK;
+        goto out;
+    }
+    void *bev = NULL;
+    st = queue->backend->kernel_launch(queue->handle, kernel->handles[queue->device_slot], dims,
+                                       global, local, num_args, bargs, num_wait, bwait,
+                                       event ? &bev : NULL);
+    kiln__wait_list_free(bwait, wstorage);
+    if (st != KILN_OK) {
+        for (unsigned d = 0; local && d < dims; d++) {
+            if (global[d] % local[d] == 0)
+                continue;
+            char said[1024];
+            snprintf(said, sizeof said, "%s", kiln_last_error_message());
+            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, kiln_last_error_native(),
+                                 "kiln_kernel_launch(%s): global[%u] = %zu is not a multiple of "
+                                 "local[%u] = %zu, and device %s requires it (round global up "
+                                 "and bounds-check in the kernel, or pass local = NULL); the "
+                                 "driver said: %s",
+                                 kernel->name, d, global[d], d, local[d], info->id, said);
+            goto out;
+        }
+        st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
+        goto out;
+    }
+    if (event)
+        st = kiln__event_wrap(ctx, bev, (queue->flags & KILN_QUEUE_PROFILING) != 0, event);
+out:
+    if (bargs != stack)
+        free(bargs);
+    return st;
+}

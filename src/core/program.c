@@ -1,0 +1,287 @@
+/* Programs: the prelude, the caches (the context's memory cache, then the
+ * disk cache, then the compiler), build logs. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cache/cache.h"
+#include "core/internal.h"
+
+static unsigned kiln__bucket(const char *hex) {
+    unsigned h = 0;
+    for (int i = 0; i < 8 && hex[i]; i++)
+        h = h * 31u + (unsigned char)hex[i];
+    return h % KILN__BUILT_BUCKETS;
+}
+
+/* The first line of a compiler log that mentions an error (else the first
+ * non-empty line), copied into out. */
+static void kiln__first_error_line(const char *log, char *out, size_t cap) {
+    out[0] = 0;
+    if (!log)
+        return;
+    const char *first = NULL, *p = log;
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int blank = 1;
+        for (size_t i = 0; i < len; i++)
+            if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+                blank = 0;
+        if (!blank && !first)
+            first = p;
+        for (size_t i = 0; i + 5 <= len; i++)
+            if (strncasecmp(p + i, "error", 5) == 0) {
+                first = p;
+                goto found;
+            }
+        p = end ? end + 1 : p + len;
+    }
+    if (!first)
+        return;
+found:;
+    size_t len = strcspn(first, "\r\n");
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, first, len);
+    out[len] = 0;
+}
+
+static void kiln__label(char *out, size_t cap, const kiln__backend *be, const kiln_device *dev,
+                        const kiln__sig_list *sigs) {
+    int w = snprintf(out, cap, "%s %s kernels:", be->name, dev->b.info.name);
+    size_t len = w < 0 ? 0 : (size_t)w;
+    for (size_t i = 0; i < sigs->count && len + 1 < cap; i++) {
+        w = snprintf(out + len, cap - len, " %s", sigs->sigs[i].name);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
+
+/* Builds (or finds) the program for one device. Called with ctx->lock held. */
+static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const char *final,
+                                   const char *options, int no_cache, const kiln__sig_list *sigs,
+                                   kiln__built **out) {
+    const kiln__backend *be = ctx->backend;
+    kiln__cache_key key;
+    kiln__cache_key_make(&key, be->name, dev->b.identity, final, options);
+    unsigned bucket = kiln__bucket(key.hex);
+    for (kiln__built *e = ctx->built[bucket]; e; e = e->next)
+        if (strcmp(e->key, key.hex) == 0) {
+            *out = e;
+            return KILN_OK;
+        }
+    kiln__built *e = calloc(1, sizeof *e);
+    if (!e)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
+    memcpy(e->key, key.hex, sizeof e->key);
+    if (!no_cache) {
+        void *payload = NULL;
+        size_t size = 0;
+        if (kiln__cache_load(&key, &payload, &size) == KILN_OK) {
+            if (be->program_load(ctx->handle, &dev->b, payload, size, options, &e->handle) == KILN_OK)
+                e->from_disk = 1;
+            else
+                e->handle = NULL; /* a binary the driver refuses: rebuild it */
+            free(payload);
+        }
+    }
+    if (!e->handle) {
+        char *log = NULL;
+        kiln_status st = be->program_build(ctx->handle, &dev->b, final, options, &e->handle, &log);
+        if (st != KILN_OK) {
+            free(e);
+            if (st == KILN_ERROR_BUILD) {
+                char line[512];
+                kiln__error_set_build_log(log ? log : kiln_last_error_message());
+                kiln__first_error_line(log, line, sizeof line);
+                free(log);
+                return kiln__error_set(KILN_ERROR_BUILD, kiln_last_error_native(),
+                                       "the program failed to build for %s (%s): %s "
+                                       "(full log: kiln_last_build_log())",
+                                       dev->b.info.id, dev->b.info.name,
+                                       line[0] ? line : "the compiler gave no log");
+            }
+            free(log);
+            return kiln__error_prefix(st, "building for %s", dev->b.info.id);
+        }
+        e->log = log;
+        if (!no_cache) {
+            void *bin = NULL;
+            size_t size = 0;
+            if (be->program_binary(e->handle, &bin, &size) == KILN_OK && bin && size) {
+                char label[256];
+                kiln__label(label, sizeof label, be, dev, sigs);
+                /* A cache that cannot be written only costs time later. */
+                kiln__cache_store(&key, bin, size, label);
+            }
+            free(bin);
+        }
+    }
+    if (!e->log)
+        e->log = strdup("");
+    if (!e->log) {
+        be->program_release(e->handle);
+        free(e);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
+    }
+    e->next = ctx->built[bucket];
+    ctx->built[bucket] = e;
+    *out = e;
+    return KILN_OK;
+}
+
+kiln_status kiln_program_create(kiln_context *context, const char *source,
+                                const kiln_program_opts *opts, kiln_program **program) {
+    static const char fn[] = "kiln_program_create";
+    if (!program)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: program is NULL", fn);
+    *program = NULL;
+    if (!context || !source)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               context ? "source" : "context");
+    kiln_language lang = opts ? opts->language : KILN_LANG_AUTO;
+    const char *options = opts && opts->build_options ? opts->build_options : "";
+    int no_cache = opts ? opts->no_cache : 0;
+    const kiln__backend *be = context->backend;
+    if (lang != KILN_LANG_AUTO && lang != KILN_LANG_OPENCL_C && lang != KILN_LANG_CUDA_C)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown language %d", fn,
+                               (int)lang);
+    if ((lang == KILN_LANG_OPENCL_C && be->kind != KILN_BACKEND_OPENCL) ||
+        (lang == KILN_LANG_CUDA_C && be->kind != KILN_BACKEND_CUDA))
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: %s source cannot be built for the %s backend (%s); write it "
+                               "in kiln's portable dialect (KILN_LANG_AUTO) or pick a %s device",
+                               fn, lang == KILN_LANG_OPENCL_C ? "OpenCL C" : "CUDA C", be->name,
+                               context->devices[0]->b.info.id,
+                               lang == KILN_LANG_OPENCL_C ? "OpenCL" : "CUDA");
+    kiln_program *p = calloc(1, sizeof *p);
+    const char *prelude = be->prelude ? be->prelude() : "";
+    if (!prelude)
+        prelude = "";
+    size_t plen = strlen(prelude), slen = strlen(source);
+    char *final = malloc(plen + slen + 2);
+    if (p)
+        p->built = calloc(context->num_devices, sizeof *p->built);
+    if (!p || !final || !p->built || kiln__sig_parse(source, &p->sigs) != KILN_OK) {
+        if (p)
+            free(p->built);
+        free(p);
+        free(final);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    }
+    memcpy(final, prelude, plen);
+    /* The prelude ends with "#line 1"; make sure that line is terminated. */
+    size_t at = plen;
+    if (plen && prelude[plen - 1] != '\n')
+        final[at++] = '\n';
+    memcpy(final + at, source, slen + 1);
+
+    kiln_status st = KILN_OK;
+    pthread_mutex_lock(&context->lock);
+    for (size_t i = 0; i < context->num_devices && st == KILN_OK; i++)
+        st = kiln__build_one(context, context->devices[i], final, options, no_cache, &p->sigs,
+                             &p->built[i]);
+    pthread_mutex_unlock(&context->lock);
+    free(final);
+    if (st != KILN_OK) {
+        kiln__sig_list_free(&p->sigs);
+        free(p->built);
+        free(p);
+        return st == KILN_ERROR_BUILD ? st : kiln__error_prefix(st, "%s", fn);
+    }
+    atomic_init(&p->refs, 1);
+    p->backend = be;
+    p->context = context;
+    kiln__context_retain(context);
+    *program = p;
+    return KILN_OK;
+}
+
+kiln_status kiln_program_create_from_file(kiln_context *context, const char *path,
+                                          const kiln_program_opts *opts, kiln_program **program) {
+    static const char fn[] = "kiln_program_create_from_file";
+    if (!program)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: program is NULL", fn);
+    *program = NULL;
+    if (!context || !path)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               context ? "path" : "context");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kiln__error_set(KILN_ERROR_IO, errno, "%s: cannot open %s: %s", fn, path,
+                               strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *text = malloc(cap);
+    while (text) {
+        if (len + 1 >= cap) {
+            char *grown = realloc(text, cap * 2);
+            if (!grown) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = grown;
+            cap *= 2;
+        }
+        size_t got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int err = ferror(f) ? errno : 0;
+    fclose(f);
+    if (!text)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory reading %s", fn,
+                               path);
+    if (err) {
+        free(text);
+        return kiln__error_set(KILN_ERROR_IO, err, "%s: cannot read %s: %s", fn, path,
+                               strerror(err));
+    }
+    text[len] = 0;
+    kiln_status st = kiln_program_create(context, text, opts, program);
+    free(text);
+    if (st != KILN_OK && st != KILN_ERROR_BUILD)
+        return kiln__error_prefix(st, "%s", path);
+    return st;
+}
+
+kiln_status kiln_program_retain(kiln_program *program) {
+    if (!program)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_program_retain: program is NULL");
+    atomic_fetch_add_explicit(&program->refs, 1, memory_order_relaxed);
+    return KILN_OK;
+}
+
+void kiln_program_release(kiln_program *program) {
+    if (!program || atomic_fetch_sub_explicit(&program->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    /* The built programs stay in the context's memory cache. */
+    kiln__sig_list_free(&program->sigs);
+    free(program->built);
+    kiln_context_release(program->context);
+    free(program);
+}
+
+static const kiln__built *kiln__built_for(const kiln_program *program, const kiln_device *device) {
+    if (!program || !device)
+        return NULL;
+    for (size_t i = 0; i < program->context->num_devices; i++)
+        if (program->context->devices[i] == device)
+            return program->built[i];
+    return NULL;
+}
+
+const char *kiln_program_build_log(const kiln_program *program, const kiln_device *device) {
+    const kiln__built *b = kiln__built_for(program, device);
+    return b ? b->log : "";
+}
+
+int kiln_program_from_cache(const kiln_program *program, const kiln_device *device) {
+    const kiln__built *b = kiln__built_for(program, device);
+    return b ? b->from_disk : 0;
+}
