@@ -1,3 +1,7 @@
+/* strdup and strtok_r are POSIX, not C11. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "harness.h"
 
 #include <stdlib.h>
