@@ -91,6 +91,7 @@ static void kiln__reg_load(void) {
         free(devs);
     }
     kiln__reg_status = loaded ? KILN_OK : KILN_ERROR_NO_RUNTIME;
+    kiln__error_set(KILN_OK, 0, "%s", ""); /* a skipped backend is no failure of the caller */
 }
 
 kiln_status kiln__registry_init(void) {
