@@ -44,8 +44,9 @@ static size_t kiln_count_or_explain(void) {
         return 0;
     }
     if (count == 0)
-        fprintf(stderr, "kiln: no devices found: a runtime loaded but it has no "
-                        "device (no OpenCL platform registered?).\n%s\n",
+        fprintf(stderr, "kiln: no devices found: no OpenCL platform is registered "
+                        "(/etc/OpenCL/vendors) and no CUDA device is present.\n"
+                        "%s\n",
                 kiln_install_hint);
     return count;
 }
