@@ -1,12 +1,765 @@
-/* Placeholder until the showcase lands: the demo engineer replaces this
- * file with the real `kiln demo`. */
+/* kiln demo — the seeds' speed-up table on this machine, with kiln on top.
+ *
+ * Two workloads, each on the host (serial C, OpenMP C) and on every device
+ * kiln finds (or those named with --device):
+ *   1. the polygon mask of the seeds (even-odd rule, 24-edge polygon): the
+ *      seeds' naive kernel and kiln's fast row-span kernels;
+ *   2. the pairwise Euclidean distances of the seeds' offload proposal, in
+ *      float32 and float64: kiln's tiled kernel.
+ * Every result is checked against serial C; a table (method, time,
+ * speed-up over serial C) goes to stdout, progress to stderr, pictures
+ * (the mask, a chart of the speed-ups) under --out.
+ *
+ * How the kiln parts work: demo_work.c (host code) and demo_kernels.h
+ * (kernels). Pictures: demo_pictures.c. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
+#include "demo_pictures.h"
+#include "demo_work.h"
+#include "kiln.h"
+
+static const char demo_usage[] =
+    "usage: kiln demo [options]\n"
+    "\n"
+    "Runs the seeds' polygon mask and pairwise distances on the host (serial C,\n"
+    "OpenMP C) and on kiln's devices, checks every result against serial C and\n"
+    "prints the speed-up table. Pictures go to --out.\n"
+    "\n"
+    "Options:\n"
+    "  --device SEL    run on this device (repeatable; default: every device);\n"
+    "                  SEL as in 'kiln devices': opencl:0:0, cuda:0, pocl, gpu\n"
+    "  --sizes LIST    mask sizes, comma separated (default 1024,8192)\n"
+    "  --points M      points for the distances (default 2048)\n"
+    "  --dims D        dimensions of each point (default 64)\n"
+    "  --reps N        timed repetitions, the median is shown (default 5;\n"
+    "                  a method stops repeating after 3 s of work)\n"
+    "  --no-openmp     leave out the OpenMP C rows\n"
+    "  --quick         small sizes for a fast run (256,1024; 512 points x 16)\n"
+    "  --out DIR       where the pictures go (default ./out)\n"
+    "  --json          print the results as JSON on stdout instead of the table\n"
+    "  -h, --help      show this help\n";
+
+#define DEMO_MAX_DEVICES 16
+#define DEMO_MAX_SIZES 8
+#define DEMO_EDGES 24
+#define DEMO_SEED 20140211u /* the seeds' lecture date: same polygon each run */
+
+typedef struct demo_opts {
+    const char *devices[DEMO_MAX_DEVICES];
+    int num_devices;
+    int sizes[DEMO_MAX_SIZES];
+    int num_sizes;
+    int points, dims, reps, openmp, json;
+    const char *out_dir;
+    double budget_s;
+} demo_opts;
+
+/* One row of the table. */
+typedef struct demo_result {
+    char workload[16]; /* "mask", "pdist" */
+    char label[48];    /* "1024x1024 float64", "2048x64 float32" */
+    char method[96];
+    char device[80];   /* "" for the host */
+    int kernel;        /* 1: has a device time */
+    demo_time time;
+    double speedup;    /* serial C time / this time (wall) */
+    long mismatches;   /* mask: pixels that differ from serial C */
+    double relerr;     /* pdist: |out - ref| / |ref| against float64 */
+    int ok;            /* the check passed */
+    char error[200];   /* non-empty: the method failed to run */
+} demo_result;
+
+typedef struct demo_state {
+    demo_opts opts;
+    demo_kernels dev[DEMO_MAX_DEVICES];
+    char dev_name[DEMO_MAX_DEVICES][80];
+    int ndev;
+    demo_result *results;
+    int nresults, cap;
+    int step, steps;
+} demo_state;
+
+/* ------------------------------------------------------------- helpers */
+
+static void progress(demo_state *s, const char *what, const char *where,
+                     const char *label) {
+    s->step++;
+    fprintf(stderr, "[%d/%d] %s%s%s %s ...\n", s->step, s->steps, what,
+            where[0] ? " on " : "", where, label);
+}
+
+static demo_result *add_result(demo_state *s, const char *workload,
+                               const char *label, const char *method,
+                               const char *device) {
+    if (s->nresults == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        demo_result *r = realloc(s->results, (size_t)cap * sizeof *r);
+        if (!r)
+            return NULL;
+        s->results = r;
+        s->cap = cap;
+    }
+    demo_result *r = &s->results[s->nresults++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->workload, sizeof r->workload, "%s", workload);
+    snprintf(r->label, sizeof r->label, "%s", label);
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->device, sizeof r->device, "%s", device);
+    r->relerr = -1.0;
+    return r;
+}
+
+static void set_error(demo_result *r, kiln_status st) {
+    const char *msg = kiln_last_error_message();
+    snprintf(r->error, sizeof r->error, "%s%s%s", kiln_status_name(st),
+             msg && *msg ? ": " : "", msg ? msg : "");
+    fprintf(stderr, "      failed: %s\n", r->error);
+}
+
+static long count_mismatches(const uint8_t *a, const uint8_t *b, size_t n) {
+    long bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += a[i] != b[i];
+    return bad;
+}
+
+/* |out - ref| / |ref| (Frobenius norms) with ref in float64. */
+static double relative_error(demo_prec prec, const void *out,
+                             const double *ref, size_t n) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double v = prec == DEMO_F64 ? ((const double *)out)[i]
+                                    : (double)((const float *)out)[i];
+        num += (v - ref[i]) * (v - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+static const char *prec_name(demo_prec p) {
+    return p == DEMO_F64 ? "float64" : "float32";
+}
+
+/* --------------------------------------------------------- the mask */
+
+typedef struct mask_call {
+    const demo_polygon *poly;
+    demo_prec prec;
+    int size, openmp;
+    uint8_t *out;
+} mask_call;
+
+static void run_mask_host(void *arg) {
+    mask_call *c = arg;
+    if (c->openmp)
+        demo_mask_openmp(c->poly, c->prec, c->size, c->size, c->out);
+    else
+        demo_mask_serial(c->poly, c->prec, c->size, c->size, c->out);
+}
+
+static void run_mask_size(demo_state *s, int size, int *picture_done) {
+    const demo_opts *o = &s->opts;
+    size_t npix = (size_t)size * (size_t)size;
+    uint64_t seed = DEMO_SEED;
+    demo_polygon poly;
+    demo_polygon_random(&poly, DEMO_EDGES, size, size, &seed);
+    uint8_t *ref[2] = {NULL, NULL}, *out = malloc(npix);
+    ref[DEMO_F64] = malloc(npix);
+    if (!out || !ref[DEMO_F64]) {
+        fprintf(stderr, "kiln demo: out of memory for a %dx%d mask\n", size,
+                size);
+        free(out);
+        free(ref[DEMO_F64]);
+        return;
+    }
+    char label[48], method[96];
+    snprintf(label, sizeof label, "%dx%d", size, size);
+
+    /* Serial C in float64: the reference and the speed-up baseline. */
+    progress(s, "serial C", "", label);
+    mask_call call = {&poly, DEMO_F64, size, 0, ref[DEMO_F64]};
+    demo_result *base = add_result(s, "mask", label, "serial C", "");
+    if (!base)
+        goto done;
+    demo_time_host(run_mask_host, &call, o->reps, o->budget_s, &base->time);
+    base->speedup = 1.0;
+    base->ok = 1;
+    double serial_s = base->time.wall_s;
+
+    if (o->openmp) {
+        char omp[64];
+        snprintf(omp, sizeof omp, "OpenMP C (%d threads)",
+                 demo_have_openmp());
+        progress(s, omp, "", label);
+        demo_result *r = add_result(s, "mask", label, omp, "");
+        if (!r)
+            goto done;
+        call.openmp = 1;
+        call.out = out;
+        demo_time_host(run_mask_host, &call, o->reps, o->budget_s, &r->time);
+        r->speedup = serial_s / r->time.wall_s;
+        r->mismatches = count_mismatches(out, ref[DEMO_F64], npix);
+        r->ok = r->mismatches == 0;
+    }
+
+    for (int d = 0; d < s->ndev; d++) {
+        demo_kernels *k = &s->dev[d];
+        /* float64 where the device has it; else float32, checked against
+         * serial C in float32 (computed once, untimed). */
+        demo_prec prec = k->have[DEMO_F64] ? DEMO_F64 : DEMO_F32;
+        if (!ref[prec]) {
+            ref[prec] = malloc(npix);
+            if (!ref[prec])
+                goto done;
+            demo_mask_serial(&poly, prec, size, size, ref[prec]);
+        }
+        for (int fast = 0; fast <= 1; fast++) {
+            const char *what = fast ? "kiln fast kernel" : "naive kernel";
+            progress(s, what, s->dev_name[d], label);
+            snprintf(method, sizeof method, "%s%s", what,
+                     prec == DEMO_F32 ? " (float32)" : "");
+            demo_result *r = add_result(s, "mask", label, method,
+                                        s->dev_name[d]);
+            if (!r)
+                goto done;
+            r->kernel = 1;
+            memset(out, 0xAA, npix); /* stale bytes must not pass the check */
+            kiln_status st = demo_mask_kernel(k, prec, fast, &poly, size, size,
+                                              o->reps, o->budget_s, out,
+                                              &r->time);
+            if (st != KILN_OK) {
+                set_error(r, st);
+                continue;
+            }
+            r->speedup = serial_s / r->time.wall_s;
+            r->mismatches = count_mismatches(out, ref[prec], npix);
+            r->ok = r->mismatches == 0;
+        }
+    }
+
+    /* The picture: the smallest mask of the run. */
+    if (!*picture_done && o->out_dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/mask-%d.png", o->out_dir, size);
+        if (demo_write_mask_png(path, ref[DEMO_F64], size, size) == 0) {
+            fprintf(stderr, "      wrote %s\n", path);
+            *picture_done = 1;
+        }
+    }
+done:
+    free(out);
+    free(ref[0]);
+    free(ref[1]);
+}
+
+/* ---------------------------------------------------- pairwise distances */
+
+typedef struct pdist_call {
+    demo_prec prec;
+    const void *x;
+    int m, d, openmp;
+    void *out;
+} pdist_call;
+
+static void run_pdist_host(void *arg) {
+    pdist_call *c = arg;
+    if (c->openmp)
+        demo_pdist_openmp(c->prec, c->x, c->m, c->d, c->out);
+    else
+        demo_pdist_serial(c->prec, c->x, c->m, c->d, c->out);
+}
+
+static void run_pdist(demo_state *s) {
+    const demo_opts *o = &s->opts;
+    int m = o->points, d = o->dims;
+    size_t nx = (size_t)m * (size_t)d, nout = (size_t)m * (size_t)m;
+    /* Random points in float32; the float64 points are the same values, so
+     * one float64 serial result is the reference for both precisions. */
+    float *x32 = malloc(nx * sizeof *x32);
+    double *x64 = malloc(nx * sizeof *x64);
+    double *ref = malloc(nout * sizeof *ref);
+    void *out = malloc(nout * sizeof(double));
+    if (!x32 || !x64 || !ref || !out) {
+        fprintf(stderr, "kiln demo: out of memory for %d x %d distances\n", m,
+                d);
+        goto done;
+    }
+    uint64_t seed = DEMO_SEED;
+    for (size_t i = 0; i < nx; i++) {
+        x32[i] = (float)demo_rand_unit(&seed);
+        x64[i] = (double)x32[i];
+    }
+    for (int p = DEMO_F64; p >= DEMO_F32; p--) {
+        demo_prec prec = (demo_prec)p;
+        const void *x = prec == DEMO_F64 ? (const void *)x64
+                                         : (const void *)x32;
+        char label[48];
+        snprintf(label, sizeof label, "%dx%d %s", m, d, prec_name(prec));
+        progress(s, "serial C", "", label);
+        demo_result *base = add_result(s, "pdist", label, "serial C", "");
+        if (!base)
+            goto done;
+        pdist_call call = {prec, x, m, d, 0, prec == DEMO_F64 ? ref : out};
+        demo_time_host(run_pdist_host, &call, o->reps, o->budget_s,
+                       &base->time);
+        double serial_s = base->time.wall_s;
+        base->speedup = 1.0;
+        base->relerr = relative_error(prec, call.out, ref, nout);
+        base->ok = base->relerr < (prec == DEMO_F64 ? 1e-13 : 1e-6);
+        if (o->openmp) {
+            char omp[64];
+            snprintf(omp, sizeof omp, "OpenMP C (%d threads)",
+                     demo_have_openmp());
+            progress(s, omp, "", label);
+            demo_result *r = add_result(s, "pdist", label, omp, "");
+            if (!r)
+                goto done;
+            call.openmp = 1;
+            call.out = out;
+            demo_time_host(run_pdist_host, &call, o->reps, o->budget_s,
+                           &r->time);
+            r->speedup = serial_s / r->time.wall_s;
+            r->relerr = relative_error(prec, out, ref, nout);
+            r->ok = r->relerr < (prec == DEMO_F64 ? 1e-13 : 1e-6);
+        }
+        for (int i = 0; i < s->ndev; i++) {
+            progress(s, "kiln kernel", s->dev_name[i], label);
+            demo_result *r = add_result(s, "pdist", label, "kiln kernel",
+                                        s->dev_name[i]);
+            if (!r)
+                goto done;
+            r->kernel = 1;
+            if (!s->dev[i].have[prec]) {
+                snprintf(r->error, sizeof r->error,
+                         "the device has no %s support", prec_name(prec));
+                fprintf(stderr, "      skipped: %s\n", r->error);
+                continue;
+            }
+            memset(out, 0, nout * sizeof(double));
+            kiln_status st = demo_pdist_kernel(&s->dev[i], prec, x, m, d,
+                                               o->reps, o->budget_s, out,
+                                               &r->time);
+            if (st != KILN_OK) {
+                set_error(r, st);
+                continue;
+            }
+            r->speedup = serial_s / r->time.wall_s;
+            r->relerr = relative_error(prec, out, ref, nout);
+            r->ok = r->relerr < (prec == DEMO_F64 ? 1e-13 : 1e-6);
+        }
+    }
+done:
+    free(x32);
+    free(x64);
+    free(ref);
+    free(out);
+}
+
+/* ------------------------------------------------------------- output */
+
+static void format_ms(double s, char *buf, size_t cap) {
+    double ms = 1e3 * s;
+    if (ms >= 100.0)
+        snprintf(buf, cap, "%.0f", ms);
+    else if (ms >= 1.0)
+        snprintf(buf, cap, "%.2f", ms);
+    else
+        snprintf(buf, cap, "%.4f", ms);
+}
+
+static void print_tables(const demo_state *s) {
+    char section[80] = "";
+    for (int i = 0; i < s->nresults; i++) {
+        const demo_result *r = &s->results[i];
+        char key[80];
+        snprintf(key, sizeof key, "%s %s", r->workload, r->label);
+        int is_mask = strcmp(r->workload, "mask") == 0;
+        if (strcmp(key, section) != 0) { /* a new table */
+            snprintf(section, sizeof section, "%s", key);
+            if (is_mask)
+                printf("\nPolygon mask %s (%d edges, even-odd rule)\n",
+                       r->label, DEMO_EDGES);
+            else
+                printf("\nPairwise distances %s (points x dims)\n",
+                       r->label);
+            printf("%-52s %12s %12s %10s  %s\n", "Method", "Time (ms)",
+                   "Device (ms)", "Speed-up", "Check");
+        }
+        char method[192], t[32], dt[32], check[64];
+        snprintf(method, sizeof method, "%s%s%s", r->method,
+                 r->device[0] ? " on " : "", r->device);
+        if (r->error[0]) {
+            printf("%-52.52s %12s %12s %10s  %s\n", method, "-", "-", "-",
+                   "not run (see above)");
+            continue;
+        }
+        format_ms(r->time.wall_s, t, sizeof t);
+        if (r->kernel)
+            format_ms(r->time.device_s, dt, sizeof dt);
+        else
+            snprintf(dt, sizeof dt, "-");
+        if (is_mask && strcmp(r->method, "serial C") == 0)
+            snprintf(check, sizeof check, "reference");
+        else if (is_mask)
+            snprintf(check, sizeof check, "%s (%ld pixels differ)",
+                     r->ok ? "ok" : "MISMATCH", r->mismatches);
+        else
+            snprintf(check, sizeof check, "%s (rel. error %.1e)",
+                     r->ok ? "ok" : "INACCURATE", r->relerr);
+        printf("%-52.52s %12s %12s %9.1fx  %s\n", method, t, dt, r->speedup,
+               check);
+    }
+    printf("\nTime: median wall-clock time of the timed repetitions; for "
+           "kernels it includes\nthe launch and the wait, not the upload or "
+           "read-back. Device: the kernels'\nown time from event profiling. "
+           "Speed-up: serial C time / Time.\n");
+}
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", (unsigned)(unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void print_json(const demo_state *s) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    printf("{\n  \"kiln_version\": ");
+    json_string(stdout, kiln_version());
+    printf(",\n  \"host\": ");
+    json_string(stdout, host);
+    printf(",\n  \"openmp_threads\": %d,\n  \"devices\": [", demo_have_openmp());
+    for (int d = 0; d < s->ndev; d++) {
+        printf("%s\n    {\"id\": ", d ? "," : "");
+        json_string(stdout, s->dev[d].info.id);
+        printf(", \"name\": ");
+        json_string(stdout, s->dev[d].info.name);
+        printf(", \"short\": ");
+        json_string(stdout, s->dev_name[d]);
+        printf(", \"compute_units\": %u, \"fp64\": %d}",
+               s->dev[d].info.compute_units, s->dev[d].info.fp64);
+    }
+    printf("\n  ],\n  \"results\": [");
+    for (int i = 0; i < s->nresults; i++) {
+        const demo_result *r = &s->results[i];
+        printf("%s\n    {\"workload\": ", i ? "," : "");
+        json_string(stdout, r->workload);
+        printf(", \"case\": ");
+        json_string(stdout, r->label);
+        printf(", \"method\": ");
+        json_string(stdout, r->method);
+        printf(", \"device\": ");
+        json_string(stdout, r->device);
+        if (r->error[0]) {
+            printf(", \"error\": ");
+            json_string(stdout, r->error);
+            printf("}");
+            continue;
+        }
+        printf(", \"wall_ms\": %.6g, \"device_ms\": ", 1e3 * r->time.wall_s);
+        if (r->kernel)
+            printf("%.6g", 1e3 * r->time.device_s);
+        else
+            printf("null");
+        printf(", \"reps\": %d, \"speedup\": %.6g, \"ok\": %s",
+               r->time.reps, r->speedup, r->ok ? "true" : "false");
+        if (strcmp(r->workload, "mask") == 0)
+            printf(", \"mismatches\": %ld}", r->mismatches);
+        else
+            printf(", \"relerr\": %.3e}", r->relerr);
+    }
+    printf("\n  ]\n}\n");
+}
+
+static void write_chart(const demo_state *s) {
+    demo_bar bars[256];
+    int n = 0;
+    for (int i = 0; i < s->nresults && n < 256; i++) {
+        const demo_result *r = &s->results[i];
+        if (r->error[0] || r->speedup <= 0.0)
+            continue;
+        snprintf(bars[n].group, sizeof bars[n].group, "%s %s",
+                 strcmp(r->workload, "mask") == 0 ? "Polygon mask"
+                                                  : "Pairwise distances",
+                 r->label);
+        snprintf(bars[n].label, sizeof bars[n].label, "%s%s%s", r->method,
+                 r->device[0] ? " on " : "", r->device);
+        bars[n].value = r->speedup;
+        bars[n].highlight = strstr(r->method, "kiln") != NULL;
+        n++;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/speedups.png", s->opts.out_dir);
+    if (demo_write_chart_png(path, "Speed-up over serial C (log scale)", bars,
+                             n) == 0)
+        fprintf(stderr, "wrote %s\n", path);
+}
+
+/* ------------------------------------------------------------- options */
+
+static int parse_sizes(const char *text, demo_opts *o) {
+    o->num_sizes = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 1 || v > 65536 ||
+            o->num_sizes == DEMO_MAX_SIZES)
+            return -1;
+        o->sizes[o->num_sizes++] = (int)v;
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return o->num_sizes > 0 ? 0 : -1;
+}
+
+static int parse_int(const char *text, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, demo_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->sizes[0] = 1024;
+    o->sizes[1] = 8192;
+    o->num_sizes = 2;
+    o->points = 2048;
+    o->dims = 64;
+    o->reps = 5;
+    o->openmp = demo_have_openmp() > 0;
+    o->out_dir = "out";
+    o->budget_s = 3.0;
+    int quick = 0, sizes_set = 0, points_set = 0, dims_set = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int got;
+        if (kiln_cli_is_help(argv[i])) {
+            fputs(demo_usage, stdout);
+            return 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            o->json = 1;
+        } else if (strcmp(argv[i], "--no-openmp") == 0) {
+            o->openmp = 0;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--device",
+                                                NULL, &v)) != 0) {
+            if (got < 0)
+                return -1;
+            if (o->num_devices == DEMO_MAX_DEVICES) {
+                kiln_cli_usage_error("demo", demo_usage,
+                                     "at most %d --device options",
+                                     DEMO_MAX_DEVICES);
+                return -1;
+            }
+            o->devices[o->num_devices++] = v;
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--sizes",
+                                                NULL, &v)) != 0) {
+            if (got < 0 || parse_sizes(v, o) != 0) {
+                if (got > 0)
+                    kiln_cli_usage_error("demo", demo_usage,
+                                         "bad --sizes '%s' (e.g. 1024,8192)",
+                                         v);
+                return -1;
+            }
+            sizes_set = 1;
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--points",
+                                                NULL, &v)) != 0) {
+            if (got < 0 || parse_int(v, 1, 65536, &o->points) != 0) {
+                if (got > 0)
+                    kiln_cli_usage_error("demo", demo_usage,
+                                         "bad --points '%s' (1..65536)", v);
+                return -1;
+            }
+            points_set = 1;
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--dims",
+                                                NULL, &v)) != 0) {
+            if (got < 0 || parse_int(v, 1, 4096, &o->dims) != 0) {
+                if (got > 0)
+                    kiln_cli_usage_error("demo", demo_usage,
+                                         "bad --dims '%s' (1..4096)", v);
+                return -1;
+            }
+            dims_set = 1;
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--reps",
+                                                NULL, &v)) != 0) {
+            if (got < 0 || parse_int(v, 1, 100, &o->reps) != 0) {
+                if (got > 0)
+                    kiln_cli_usage_error("demo", demo_usage,
+                                         "bad --reps '%s' (1..100)", v);
+                return -1;
+            }
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--out", NULL,
+                                                &v)) != 0) {
+            if (got < 0)
+                return -1;
+            o->out_dir = v;
+        } else {
+            kiln_cli_usage_error("demo", demo_usage, "unknown option '%s'",
+                                 argv[i]);
+            return -1;
+        }
+    }
+    if (quick) {
+        if (!sizes_set) {
+            o->sizes[0] = 256;
+            o->sizes[1] = 1024;
+        }
+        if (!points_set)
+            o->points = 512;
+        if (!dims_set)
+            o->dims = 16;
+        if (o->reps > 3)
+            o->reps = 3;
+        o->budget_s = 1.0;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- devices */
+
+static void open_device(demo_state *s, kiln_device *dev) {
+    kiln_device_info info;
+    kiln_context *ctx = NULL;
+    kiln_queue *q = NULL;
+    kiln_status st = kiln_device_get_info(dev, &info);
+    if (st == KILN_OK)
+        fprintf(stderr, "building the demo's kernels for %s (%s) ...\n",
+                info.id, info.name);
+    if (st == KILN_OK)
+        st = kiln_context_create(&dev, 1, &ctx);
+    if (st == KILN_OK)
+        st = kiln_queue_create(ctx, dev, KILN_QUEUE_PROFILING, &q);
+    if (st == KILN_OK)
+        st = demo_kernels_create(q, &s->dev[s->ndev]);
+    kiln_queue_release(q); /* the kernels hold their own reference */
+    kiln_context_release(ctx);
+    if (st != KILN_OK) {
+        const char *log = kiln_last_build_log();
+        fprintf(stderr, "kiln demo: skipping %s: %s: %s\n",
+                st == KILN_OK ? "?" : info.id, kiln_status_name(st),
+                kiln_last_error_message());
+        if (st == KILN_ERROR_BUILD && log && *log)
+            fprintf(stderr, "%s\n", log);
+        return;
+    }
+    /* "opencl:0:0 pthread-haswell-AMD EPYC..." cut to fit the table. */
+    char name[48];
+    kiln_cli_fit(info.name, 30, name, sizeof name);
+    snprintf(s->dev_name[s->ndev], sizeof s->dev_name[0], "%s %s", info.id,
+             name);
+    s->ndev++;
+}
+
+static void open_devices(demo_state *s) {
+    const demo_opts *o = &s->opts;
+    if (o->num_devices > 0) {
+        for (int i = 0; i < o->num_devices; i++) {
+            kiln_device *dev = NULL;
+            kiln_status st = kiln_device_select(o->devices[i], &dev);
+            if (st != KILN_OK) {
+                fprintf(stderr, "kiln demo: --device %s: %s\n", o->devices[i],
+                        kiln_last_error_message());
+                continue;
+            }
+            open_device(s, dev);
+        }
+        return;
+    }
+    size_t count = 0;
+    kiln_status st = kiln_device_count(&count);
+    if (st != KILN_OK || count == 0) {
+        fprintf(stderr,
+                "kiln demo: no device found (%s); running the host versions "
+                "only.\n",
+                st != KILN_OK ? kiln_last_error_message()
+                              : "no OpenCL platform or CUDA device");
+        return;
+    }
+    for (size_t i = 0; i < count && s->ndev < DEMO_MAX_DEVICES; i++) {
+        kiln_device *dev = NULL;
+        if (kiln_device_get(i, &dev) == KILN_OK)
+            open_device(s, dev);
+    }
+}
+
+/* ---------------------------------------------------------------- main */
 
 int kiln_cmd_demo(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kiln demo: not built yet\n");
-    return 1;
+    demo_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        fprintf(stderr, "kiln demo: out of memory\n");
+        return KILN_CLI_FAILED;
+    }
+    int rc = parse_options(argc, argv, &s->opts);
+    if (rc != 0) {
+        free(s);
+        return rc > 0 ? KILN_CLI_OK : KILN_CLI_USAGE;
+    }
+    demo_opts *o = &s->opts;
+    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "kiln demo: cannot create %s: %s (no pictures)\n",
+                o->out_dir, strerror(errno));
+        o->out_dir = NULL;
+    }
+    if (!demo_pictures_available())
+        fprintf(stderr, "kiln demo: built without libpng/cairo: no pictures "
+                        "(install libpng-dev and libcairo2-dev, rebuild)\n");
+    if (!demo_have_openmp() && o->openmp == 0)
+        fprintf(stderr, "kiln demo: built without OpenMP: no OpenMP C rows\n");
+
+    open_devices(s);
+    int host_rows = 1 + (o->openmp ? 1 : 0);
+    s->steps = o->num_sizes * (host_rows + 2 * s->ndev) +
+               2 * (host_rows + s->ndev);
+
+    int picture_done = 0;
+    for (int i = 0; i < o->num_sizes; i++)
+        run_mask_size(s, o->sizes[i], &picture_done);
+    run_pdist(s);
+
+    if (o->json)
+        print_json(s);
+    else
+        print_tables(s);
+    if (o->out_dir)
+        write_chart(s);
+
+    int all_ok = 1;
+    for (int i = 0; i < s->nresults; i++)
+        if (!s->results[i].error[0] && !s->results[i].ok)
+            all_ok = 0;
+    if (!all_ok)
+        fprintf(stderr, "kiln demo: some results do not match serial C "
+                        "(see the Check column)\n");
+    for (int d = 0; d < s->ndev; d++)
+        demo_kernels_release(&s->dev[d]);
+    free(s->results);
+    free(s);
+    return all_ok ? KILN_CLI_OK : KILN_CLI_FAILED;
 }

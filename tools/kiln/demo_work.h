@@ -1,0 +1,110 @@
+/* The demo's workloads, shared by `kiln demo` (tools/kiln/demo.c) and its
+ * test (tests/test_demo.c):
+ *
+ *  1. The polygon mask of the seeds: which pixels of a width x height image
+ *     lie inside a polygon (even-odd rule). Serial C and OpenMP C (the seeds'
+ *     insidePolygon, one call per pixel), the seeds' naive kernel (one
+ *     work-item per pixel) and kiln's fast kernels (per row: edge crossings,
+ *     sorted, then span fills written 8 pixels per store).
+ *  2. Pairwise Euclidean distances of the seeds' offload proposal:
+ *     out[i*m + j] = sqrt(sum_k (x[i*d+k] - x[j*d+k])^2). Serial C, OpenMP C
+ *     and kiln's tiled kernel.
+ *
+ * The rules every mask version follows, so that all agree bit for bit:
+ *  - pixel (col x, row y) is the point (x + 0.5, y + 0.5);
+ *  - a point equal to a vertex is inside;
+ *  - edge (x1,y1)-(x2,y2) is crossed when min(y1,y2) < py <= max(y1,y2),
+ *    px <= max(x1,x2) and (x1 == x2 or px <= xinters), with
+ *    xinters = (py - y1) * (x2 - x1) / (y2 - y1) + x1 evaluated in that order
+ *    in the version's precision (float or double);
+ *  - inside when the number of crossed edges is odd.
+ */
+#ifndef KILN_TOOL_DEMO_WORK_H
+#define KILN_TOOL_DEMO_WORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln.h"
+
+/* The kernels keep a row's crossings in fixed arrays of this size. */
+#define DEMO_MAX_VERTS 64
+
+typedef enum demo_prec { DEMO_F32 = 0, DEMO_F64 = 1 } demo_prec;
+
+typedef struct demo_polygon {
+    int n;                       /* 1..DEMO_MAX_VERTS vertices */
+    double x[DEMO_MAX_VERTS], y[DEMO_MAX_VERTS];
+    float xf[DEMO_MAX_VERTS], yf[DEMO_MAX_VERTS]; /* the same, rounded */
+} demo_polygon;
+
+/* xorshift64* on *state (never 0). */
+uint64_t demo_rand_u64(uint64_t *state);
+double demo_rand_unit(uint64_t *state); /* [0, 1) */
+
+/* Sets the vertices (n <= DEMO_MAX_VERTS) and their float copies. */
+void demo_polygon_set(demo_polygon *poly, int n, const double *x,
+                      const double *y);
+/* A random star-shaped polygon of n vertices (sorted random angles, random
+ * radii) that fits a width x height image. */
+void demo_polygon_random(demo_polygon *poly, int n, int width, int height,
+                         uint64_t *state);
+
+/* Host versions (mask: width*height bytes, 1 inside, 0 outside). */
+void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width,
+                      int height, uint8_t *mask);
+void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width,
+                      int height, uint8_t *mask);
+/* x: m*d values (float or double per prec), out: m*m of the same type. */
+void demo_pdist_serial(demo_prec prec, const void *x, int m, int d,
+                       void *out);
+void demo_pdist_openmp(demo_prec prec, const void *x, int m, int d,
+                       void *out);
+/* OpenMP's thread count; 0 if this binary was built without OpenMP. */
+int demo_have_openmp(void);
+
+/* ----------------------------------------------------- kiln kernels */
+
+typedef struct demo_kernels {
+    kiln_queue *queue;           /* a profiling queue (one reference held) */
+    kiln_device_info info;
+    int have[2];                 /* precision built (fp64 needs the device) */
+    kiln_program *program[2];
+    kiln_kernel *naive[2], *spans[2], *fill[2], *pdist[2];
+    int gpu_like;                /* launch shapes for a GPU, else a CPU */
+    int pd_ts, pd_rb;            /* pdist tile: TS x TS work-items, RB x RB each */
+} demo_kernels;
+
+/* Builds the demo's programs for the queue's device (float always, double
+ * when the device has fp64). Blocks. On failure everything is released. */
+kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k);
+void demo_kernels_release(demo_kernels *k);
+
+/* Timings: median over the timed repetitions. wall_s is host time from
+ * before the launches to the end of the wait (launch overhead included),
+ * device_s the event-profiling time from the first kernel's start to the
+ * last one's end. Buffer uploads and the read-back are not timed. */
+typedef struct demo_time {
+    double wall_s, device_s;
+    int reps;
+} demo_time;
+
+/* Runs the mask kernel (fast = 0: the seeds' naive kernel; 1: kiln's row
+ * spans) once untimed, then up to reps timed runs (stopping early after
+ * budget_s seconds, at least one), and reads the mask back into out. */
+kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
+                             const demo_polygon *poly, int width, int height,
+                             int reps, double budget_s, uint8_t *out,
+                             demo_time *t);
+/* The same for pairwise distances. */
+kiln_status demo_pdist_kernel(demo_kernels *k, demo_prec prec, const void *x,
+                              int m, int d, int reps, double budget_s,
+                              void *out, demo_time *t);
+
+/* Host timing helper: runs fn(arg) up to reps times (at least once, stopping
+ * after budget_s) and returns the median seconds in t->wall_s. */
+void demo_time_host(void (*fn)(void *), void *arg, int reps, double budget_s,
+                    demo_time *t);
+double demo_now(void);
+
+#endif
