@@ -1,0 +1,298 @@
+/* Device registry and selection, contexts and queues. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "harness.h"
+
+static int type_rank(kiln_device_type t) {
+    return t == KILN_DEVICE_GPU ? 0 : t == KILN_DEVICE_ACCELERATOR ? 1 : t == KILN_DEVICE_CPU ? 2 : 3;
+}
+
+static void test_listing(size_t count) {
+    kiln_device *dev = NULL;
+    for (size_t i = 0; i < count; i++) {
+        kiln_device_info info;
+        if (!CHECK_OK(kiln_device_get(i, &dev)))
+            continue;
+        CHECK_OK(kiln_device_get_info(dev, &info));
+        printf("  %zu: %s \"%s\" vendor \"%s\" platform \"%s\" type %d cu %u wg %zu\n", i, info.id,
+               info.name, info.vendor, info.platform, info.type, info.compute_units,
+               info.max_work_group_size);
+        CHECK(info.id[0] != 0);
+        CHECK(info.name[0] != 0);
+        CHECK(info.backend == KILN_BACKEND_OPENCL || info.backend == KILN_BACKEND_CUDA);
+        CHECK(info.max_work_group_size >= 1);
+        CHECK(info.global_mem_bytes > 0);
+        CHECK(kiln_device_extensions(dev) != NULL);
+        if (info.backend == KILN_BACKEND_OPENCL)
+            CHECK(strncmp(info.id, "opencl:", 7) == 0);
+        /* "N" selects the N-th device */
+        char sel[32];
+        snprintf(sel, sizeof sel, "%zu", i);
+        kiln_device *again = NULL;
+        CHECK_OK(kiln_device_select(sel, &again));
+        CHECK(again == dev);
+        /* its own id selects it (opencl:P:D, cuda:N) */
+        CHECK_OK(kiln_device_select(info.id, &again));
+        CHECK_MSG(again == dev, "selector %s", info.id);
+        /* the same pointer each time: devices are owned by kiln */
+        kiln_device *same = NULL;
+        CHECK_OK(kiln_device_get(i, &same));
+        CHECK(same == dev);
+    }
+    CHECK_STATUS(kiln_device_get(count, &dev), KILN_ERROR_OUT_OF_RANGE);
+    CHECK(dev == NULL);
+    CHECK_STATUS(kiln_device_get(0, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_device_count(NULL), KILN_ERROR_NULL_HANDLE);
+    kiln_device_info info;
+    CHECK_STATUS(kiln_device_get_info(NULL, &info), KILN_ERROR_NULL_HANDLE);
+    CHECK(strcmp(kiln_device_extensions(NULL), "") == 0);
+}
+
+static void test_selection(size_t count) {
+    kiln_device *first = NULL, *dev = NULL;
+    CHECK_OK(kiln_device_get(0, &first));
+    kiln_device_info info;
+    CHECK_OK(kiln_device_get_info(first, &info));
+
+    /* opencl:N counts OpenCL devices over all platforms */
+    if (info.backend == KILN_BACKEND_OPENCL) {
+        CHECK_OK(kiln_device_select("opencl:0", &dev));
+        CHECK(dev == first);
+        CHECK_OK(kiln_device_select("OpenCL:0", &dev)); /* the prefix is case-insensitive */
+        CHECK(dev == first);
+    }
+    /* A substring of the name, in another case */
+    char sub[8] = {0};
+    size_t nlen = strlen(info.name);
+    memcpy(sub, info.name + (nlen > 6 ? 1 : 0), nlen > 6 ? 5 : nlen);
+    for (char *p = sub; *p; p++)
+        *p = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : (*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+    CHECK_MSG(kiln_device_select(sub, &dev) == KILN_OK && dev != NULL, "substring '%s'", sub);
+    if (dev) {
+        kiln_device_info di;
+        kiln_device_get_info(dev, &di);
+        CHECK(strcasestr(di.name, sub) || strcasestr(di.vendor, sub) || strcasestr(di.platform, sub));
+    }
+    /* The platform name, and the type words */
+    CHECK_OK(kiln_device_select(info.platform, &dev));
+    const char *word = info.type == KILN_DEVICE_CPU ? "cpu" : info.type == KILN_DEVICE_GPU ? "gpu" : NULL;
+    if (word) {
+        CHECK_OK(kiln_device_select(word, &dev));
+        kiln_device_info di;
+        kiln_device_get_info(dev, &di);
+        CHECK(di.type == info.type);
+        CHECK_OK(kiln_device_select(info.type == KILN_DEVICE_CPU ? "CPU" : "GPU", &dev));
+    }
+    /* cuda:N either finds a CUDA device or says none matches */
+    kiln_status st = kiln_device_select("cuda:0", &dev);
+    CHECK(st == KILN_OK || st == KILN_ERROR_NO_DEVICE);
+    if (st == KILN_OK) {
+        kiln_device_info di;
+        kiln_device_get_info(dev, &di);
+        CHECK(di.backend == KILN_BACKEND_CUDA);
+    }
+
+    /* Unknown selectors: KILN_ERROR_NO_DEVICE naming every device */
+    const char *bad[] = {"no-such-device-xyz", "opencl:99:0", "opencl:0:99", "opencl:x:y", "9999",
+                         "cuda:77", "opencl:", "cuda:", "opencl:0:"};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        dev = first;
+        CHECK_STATUS(kiln_device_select(bad[b], &dev), KILN_ERROR_NO_DEVICE);
+        CHECK(dev == NULL);
+        const char *msg = kiln_last_error_message();
+        CHECK_MSG(strstr(msg, bad[b]) != NULL, "message names the selector: %s", msg);
+        for (size_t i = 0; i < count; i++) {
+            kiln_device *d;
+            kiln_device_info di;
+            kiln_device_get(i, &d);
+            kiln_device_get_info(d, &di);
+            CHECK_MSG(strstr(msg, di.id) && strstr(msg, di.name), "message lists %s: %s", di.id, msg);
+        }
+    }
+    CHECK_STATUS(kiln_device_select("x", NULL), KILN_ERROR_NULL_HANDLE);
+
+    /* Default preference: GPU, then accelerator, then CPU */
+    const char *saved = getenv("KILN_DEVICE");
+    char *saved_copy = saved ? strdup(saved) : NULL;
+    unsetenv("KILN_DEVICE");
+    CHECK_OK(kiln_device_select(NULL, &dev));
+    kiln_device *dflt = dev;
+    CHECK_OK(kiln_device_select("", &dev));
+    CHECK(dev == dflt);
+    kiln_device_info dinfo;
+    kiln_device_get_info(dflt, &dinfo);
+    for (size_t i = 0; i < count; i++) {
+        kiln_device *d;
+        kiln_device_info di;
+        kiln_device_get(i, &d);
+        kiln_device_get_info(d, &di);
+        if (!di.is_subdevice)
+            CHECK_MSG(type_rank(dinfo.type) <= type_rank(di.type), "default %s over %s", dinfo.id, di.id);
+    }
+    /* $KILN_DEVICE applies to NULL and "" */
+    char sel[32];
+    snprintf(sel, sizeof sel, "%zu", count - 1);
+    setenv("KILN_DEVICE", sel, 1);
+    kiln_device *last = NULL;
+    kiln_device_get(count - 1, &last);
+    CHECK_OK(kiln_device_select(NULL, &dev));
+    CHECK(dev == last);
+    CHECK_OK(kiln_device_select("", &dev));
+    CHECK(dev == last);
+    CHECK_OK(kiln_device_select("0", &dev)); /* an explicit selector wins */
+    CHECK(dev == first);
+    setenv("KILN_DEVICE", "bogus-device-name", 1);
+    CHECK_STATUS(kiln_device_select(NULL, &dev), KILN_ERROR_NO_DEVICE);
+    CHECK_MSG(strstr(kiln_last_error_message(), "KILN_DEVICE") != NULL, "%s", kiln_last_error_message());
+    kiln_queue *q = NULL;
+    CHECK_STATUS(kiln_queue_create_default(NULL, 0, &q), KILN_ERROR_NO_DEVICE);
+    CHECK(q == NULL);
+    if (saved_copy)
+        setenv("KILN_DEVICE", saved_copy, 1);
+    else
+        unsetenv("KILN_DEVICE");
+    free(saved_copy);
+}
+
+static void test_contexts(void) {
+    kiln_device *dev = NULL;
+    CHECK_OK(kiln_device_get(0, &dev));
+    kiln_context *ctx = NULL;
+    CHECK_STATUS(kiln_context_create(&dev, 0, &ctx), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_context_create(NULL, 1, &ctx), KILN_ERROR_NULL_HANDLE);
+    kiln_device *twice[2] = {dev, dev};
+    CHECK_STATUS(kiln_context_create(twice, 2, &ctx), KILN_ERROR_INVALID_ARGUMENT);
+    kiln_device *withnull[2] = {dev, NULL};
+    CHECK_STATUS(kiln_context_create(withnull, 2, &ctx), KILN_ERROR_NULL_HANDLE);
+    CHECK(ctx == NULL);
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &ctx)))
+        return;
+    CHECK(kiln_context_num_devices(ctx) == 1);
+    CHECK(kiln_context_device(ctx, 0) == dev);
+    CHECK(kiln_context_device(ctx, 1) == NULL);
+    CHECK(kiln_context_num_devices(NULL) == 0);
+    CHECK(kiln_context_device(NULL, 0) == NULL);
+    CHECK_OK(kiln_context_retain(ctx));
+    kiln_context_release(ctx);
+
+    kiln_queue *q = NULL;
+    CHECK_STATUS(kiln_queue_create(ctx, dev, 0x100, &q), KILN_ERROR_INVALID_ARGUMENT);
+    unsigned flags[] = {KILN_QUEUE_IN_ORDER, KILN_QUEUE_PROFILING, KILN_QUEUE_OUT_OF_ORDER,
+                        KILN_QUEUE_OUT_OF_ORDER | KILN_QUEUE_PROFILING};
+    for (size_t i = 0; i < 4; i++) {
+        kiln_status st = kiln_queue_create(ctx, dev, flags[i], &q);
+        if (st == KILN_ERROR_UNSUPPORTED && (flags[i] & KILN_QUEUE_OUT_OF_ORDER))
+            continue; /* allowed: the message says why */
+        if (!CHECK_OK(st))
+            continue;
+        CHECK(kiln_queue_context(q) == ctx);
+        CHECK(kiln_queue_device(q) == dev);
+        CHECK_OK(kiln_queue_flush(q));
+        CHECK_OK(kiln_queue_finish(q));
+        CHECK_OK(kiln_queue_retain(q));
+        kiln_queue_release(q);
+        kiln_queue_release(q);
+    }
+    /* The queue keeps the context alive */
+    CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
+    kiln_context_release(ctx);
+    kiln_buffer *b = NULL;
+    CHECK_OK(kiln_buffer_create(kiln_queue_context(q), 64, 0, NULL, &b));
+    int v = 7, r = 0;
+    CHECK_OK(kiln_buffer_write(q, b, 0, sizeof v, &v));
+    CHECK_OK(kiln_buffer_read(q, b, 0, sizeof r, &r));
+    CHECK(r == 7);
+    kiln_buffer_release(b);
+    kiln_queue_release(q);
+
+    /* A device of another context */
+    size_t count = 0;
+    kiln_device_count(&count);
+    if (count >= 2) {
+        kiln_device *other = NULL;
+        kiln_device_get(1, &other);
+        CHECK_OK(kiln_context_create(&dev, 1, &ctx));
+        CHECK_STATUS(kiln_queue_create(ctx, other, 0, &q), KILN_ERROR_MISMATCH);
+        kiln_context_release(ctx);
+    }
+}
+
+static void test_partition(void) {
+    kiln_device *dev = NULL;
+    CHECK_OK(kiln_device_get(0, &dev));
+    kiln_device_info info;
+    kiln_device_get_info(dev, &info);
+    kiln_device *subs[64];
+    size_t n = 0, before = 0, after = 0;
+    CHECK_STATUS(kiln_device_partition(NULL, 1, subs, 64, &n), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_device_partition(dev, 0, subs, 64, &n), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_device_partition(dev, 1, NULL, 64, &n), KILN_ERROR_NULL_HANDLE);
+    kiln_device_count(&before);
+    kiln_status st = kiln_device_partition(dev, 1, subs, 64, &n);
+    if (st == KILN_ERROR_UNSUPPORTED || info.compute_units < 2) {
+        printf("  partition: %s (%s)\n", kiln_status_name(st), kiln_last_error_message());
+        CHECK(st == KILN_ERROR_UNSUPPORTED || st == KILN_OK || st == KILN_ERROR_DRIVER ||
+              st == KILN_ERROR_INVALID_ARGUMENT);
+        return;
+    }
+    if (!CHECK_OK(st))
+        return;
+    CHECK(n >= 1 && n <= 64);
+    kiln_device_count(&after);
+    CHECK(after == before + n);
+    for (size_t i = 0; i < n; i++) {
+        kiln_device_info si;
+        CHECK_OK(kiln_device_get_info(subs[i], &si));
+        CHECK(si.is_subdevice == 1);
+        CHECK(si.compute_units == 0 || si.compute_units == 1);
+    }
+    /* A context and a kernel on a sub-device */
+    kiln_context *ctx = NULL;
+    kiln_queue *q = NULL;
+    if (CHECK_OK(kiln_context_create(&subs[0], 1, &ctx)) &&
+        CHECK_OK(kiln_queue_create(ctx, subs[0], 0, &q))) {
+        kiln_program *p = NULL;
+        kiln_kernel *k = NULL;
+        kiln_buffer *b = NULL;
+        CHECK_OK(kiln_program_create(ctx,
+                                     "KILN_KERNEL void f(KILN_GLOBAL int *x) { x[kiln_global_id(0)] = "
+                                     "(int)kiln_global_id(0) * 3; }",
+                                     NULL, &p));
+        CHECK_OK(kiln_kernel_create(p, "f", &k));
+        CHECK_OK(kiln_buffer_create(ctx, 100 * sizeof(int), 0, NULL, &b));
+        size_t g = 100;
+        kiln_arg a = KILN_ARG_BUF(b);
+        CHECK_OK(kiln_kernel_launch(q, k, 1, &g, NULL, 1, &a, 0, NULL, NULL));
+        int out[100];
+        CHECK_OK(kiln_buffer_read(q, b, 0, sizeof out, out));
+        int good = 1;
+        for (int i = 0; i < 100; i++)
+            good &= out[i] == 3 * i;
+        CHECK(good);
+        /* the parent device is not in this context */
+        kiln_queue *q2 = NULL;
+        CHECK_STATUS(kiln_queue_create(ctx, dev, 0, &q2), KILN_ERROR_MISMATCH);
+        kiln_buffer_release(b);
+        kiln_kernel_release(k);
+        kiln_program_release(p);
+    }
+    kiln_queue_release(q);
+    kiln_context_release(ctx);
+}
+
+int main(void) {
+    size_t count = 0;
+    if (!CHECK_OK(kiln_device_count(&count)))
+        return kt_report();
+    CHECK(count >= 1);
+    if (count == 0)
+        return kt_report();
+    printf("%zu devices\n", count);
+    test_listing(count);
+    test_selection(count);
+    test_contexts();
+    test_partition();
+    return kt_report();
+}
