@@ -1,0 +1,303 @@
+/* The demo's kernels (tools/kiln/demo_kernels.h, run by demo_work.c) against
+ * the serial C versions: the polygon mask must match pixel for pixel
+ * (random, self-intersecting, vertices on pixel centres, horizontal edges,
+ * degenerate polygons, odd image sizes; float32 and float64), pairwise
+ * distances must be accurate per element (awkward M and D, nearly equal
+ * points), and bad arguments must give a status, not a crash. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo_work.h"
+#include "harness.h"
+
+static const int sizes[][2] = {{1, 1}, {17, 33}, {1000, 3}, {3, 1000},
+                               {64, 64}, {129, 67}, {256, 256}};
+#define NUM_SIZES (sizeof sizes / sizeof sizes[0])
+
+enum { P_STAR, P_RANDOM, P_CENTRES, P_HORIZONTAL, P_COLLINEAR, P_TWO,
+       P_REPEATED, P_OUTSIDE, P_SINGLE, NUM_POLYS };
+static const char *poly_names[NUM_POLYS] = {
+    "star", "random (self-intersecting)", "vertices on pixel centres",
+    "horizontal edges", "collinear (zero area)", "two vertices",
+    "repeated vertices", "partly outside", "one vertex"};
+
+/* A polygon of the given kind scaled to a w x h image. */
+static void make_polygon(int kind, int w, int h, demo_polygon *p) {
+    double x[DEMO_MAX_VERTS], y[DEMO_MAX_VERTS];
+    int n = 0;
+    uint64_t seed = kt_rand_u64() | 1;
+    switch (kind) {
+    case P_STAR:
+        demo_polygon_random(p, 24, w, h, &seed);
+        return;
+    case P_RANDOM:
+        n = 24;
+        for (int i = 0; i < n; i++) {
+            x[i] = kt_rand_unit() * w;
+            y[i] = kt_rand_unit() * h;
+        }
+        break;
+    case P_CENTRES: /* every vertex exactly on a pixel centre */
+        n = 12;
+        for (int i = 0; i < n; i++) {
+            x[i] = (double)(kt_rand_u64() % (uint64_t)w) + 0.5;
+            y[i] = (double)(kt_rand_u64() % (uint64_t)h) + 0.5;
+        }
+        break;
+    case P_HORIZONTAL: { /* a staircase: horizontal edges on and off centres */
+        double yy[4] = {0.5, h * 0.3, (double)(h / 2) + 0.5, h - 0.25};
+        double xx[4] = {0.25, w * 0.3, (double)(w / 2) + 0.5, w - 0.5};
+        for (int i = 0; i < 4; i++) {
+            x[n] = xx[i];
+            y[n++] = yy[i];
+            x[n] = i + 1 < 4 ? xx[i + 1] : xx[i];
+            y[n++] = yy[i];
+        }
+        x[n] = xx[0];
+        y[n++] = yy[3];
+        break;
+    }
+    case P_COLLINEAR: /* all on one line through pixel centres */
+        n = 5;
+        for (int i = 0; i < n; i++) {
+            x[i] = 0.5 + (double)(i * (w - 1)) / 4.0;
+            y[i] = 0.5 + (double)(i * (h - 1)) / 4.0;
+        }
+        break;
+    case P_TWO:
+        n = 2;
+        x[0] = 0.5;
+        y[0] = 0.5;
+        x[1] = w - 0.5;
+        y[1] = h - 0.5;
+        break;
+    case P_REPEATED: /* a triangle with every vertex twice */
+        n = 6;
+        x[0] = x[1] = 0.5;
+        y[0] = y[1] = 0.5;
+        x[2] = x[3] = w - 0.5;
+        y[2] = y[3] = h * 0.5;
+        x[4] = x[5] = w * 0.25;
+        y[4] = y[5] = h - 0.5;
+        break;
+    case P_OUTSIDE:
+        n = 4;
+        x[0] = -0.3 * w;
+        y[0] = 0.5 * h;
+        x[1] = 0.5 * w;
+        y[1] = -0.2 * h;
+        x[2] = 1.4 * w;
+        y[2] = 0.5 * h;
+        x[3] = 0.5 * w;
+        y[3] = 0.7 * h;
+        break;
+    default: /* P_SINGLE */
+        n = 1;
+        x[0] = (double)(w / 2) + 0.5;
+        y[0] = (double)(h / 2) + 0.5;
+        break;
+    }
+    demo_polygon_set(p, n, x, y);
+}
+
+static long mismatches(const uint8_t *a, const uint8_t *b, size_t n) {
+    long bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += a[i] != b[i];
+    return bad;
+}
+
+/* A known answer: the rectangle [2,10] x [3,7] in a 16 x 12 image holds
+ * the pixels whose centres satisfy 2 < px <= 10 and 3 < py <= 7 (the tie
+ * rule): columns 2..9, rows 3..6. */
+static void test_known_answer(demo_kernels *k) {
+    double x[4] = {2, 10, 10, 2}, y[4] = {3, 3, 7, 7};
+    demo_polygon p;
+    demo_polygon_set(&p, 4, x, y);
+    uint8_t want[16 * 12], got[16 * 12];
+    for (int r = 0; r < 12; r++)
+        for (int c = 0; c < 16; c++)
+            want[r * 16 + c] = c >= 2 && c <= 9 && r >= 3 && r <= 6;
+    for (int prec = 0; prec < 2; prec++) {
+        demo_mask_serial(&p, (demo_prec)prec, 16, 12, got);
+        CHECK(mismatches(got, want, sizeof want) == 0);
+        for (int fast = 0; fast <= 1 && k; fast++) {
+            if (!k->have[prec])
+                continue;
+            demo_time t;
+            memset(got, 7, sizeof got);
+            if (CHECK_OK(demo_mask_kernel(k, (demo_prec)prec, fast, &p, 16,
+                                          12, 1, 0.0, got, &t)))
+                CHECK_MSG(mismatches(got, want, sizeof want) == 0,
+                          "prec %d fast %d", prec, fast);
+        }
+    }
+}
+
+static void test_masks(demo_kernels *k) {
+    for (size_t s = 0; s < NUM_SIZES; s++) {
+        int w = sizes[s][0], h = sizes[s][1];
+        size_t npix = (size_t)w * (size_t)h;
+        uint8_t *ref = malloc(npix), *got = malloc(npix);
+        if (!ref || !got) {
+            CHECK(0);
+            free(ref);
+            free(got);
+            return;
+        }
+        for (int kind = 0; kind < NUM_POLYS; kind++) {
+            demo_polygon p;
+            make_polygon(kind, w, h, &p);
+            for (int prec = 0; prec < 2; prec++) {
+                demo_mask_serial(&p, (demo_prec)prec, w, h, ref);
+                memset(got, 7, npix);
+                demo_mask_openmp(&p, (demo_prec)prec, w, h, got);
+                CHECK_MSG(mismatches(got, ref, npix) == 0,
+                          "OpenMP %dx%d %s prec %d", w, h, poly_names[kind],
+                          prec);
+                if (!k || !k->have[prec])
+                    continue;
+                for (int fast = 0; fast <= 1; fast++) {
+                    demo_time t;
+                    memset(got, 7, npix);
+                    kiln_status st = demo_mask_kernel(
+                        k, (demo_prec)prec, fast, &p, w, h, 1, 0.0, got, &t);
+                    if (!CHECK_OK(st))
+                        continue;
+                    long bad = mismatches(got, ref, npix);
+                    CHECK_MSG(bad == 0, "%s kernel %dx%d %s %s: %ld pixels",
+                              fast ? "fast" : "naive", w, h, poly_names[kind],
+                              prec ? "float64" : "float32", bad);
+                    CHECK(t.reps == 1 && t.wall_s > 0.0);
+                }
+            }
+        }
+        free(ref);
+        free(got);
+    }
+}
+
+/* Per-element check of a distance matrix against the float64 reference
+ * computed from the same input values. */
+static void check_distances(demo_prec prec, const void *out,
+                            const double *ref, int m, const char *what,
+                            int d) {
+    double tol = prec == DEMO_F64 ? 1e-12 : 1e-5, worst = 0.0;
+    for (size_t i = 0; i < (size_t)m * (size_t)m; i++) {
+        double v = prec == DEMO_F64 ? ((const double *)out)[i]
+                                    : (double)((const float *)out)[i];
+        double err = fabs(v - ref[i]);
+        if (ref[i] > 0.0)
+            err /= ref[i];
+        if (err > worst)
+            worst = err;
+    }
+    CHECK_MSG(worst <= tol, "%s m=%d d=%d %s: worst relative error %.3g",
+              what, m, d, prec == DEMO_F64 ? "float64" : "float32", worst);
+}
+
+static void test_distances(demo_kernels *k, int near) {
+    static const int ms[] = {1, 3, 17, 65, 130};
+    static const int ds[] = {1, 3, 17, 65};
+    for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++) {
+        for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++) {
+            int m = ms[a], d = ds[b];
+            size_t nx = (size_t)m * (size_t)d, nout = (size_t)m * (size_t)m;
+            float *x32 = malloc(nx * sizeof *x32);
+            double *x64 = malloc(nx * sizeof *x64);
+            double *ref = malloc(nout * sizeof *ref);
+            void *out = malloc(nout * sizeof(double));
+            if (!x32 || !x64 || !ref || !out) {
+                CHECK(0);
+                goto next;
+            }
+            /* near: every point is the first one plus up to 1e-4 per
+             * coordinate; |x|^2 + |y|^2 - 2x.y would lose every digit. */
+            for (size_t i = 0; i < nx; i++) {
+                double base = near ? 1.0 + 0.5 * (double)(i % (size_t)d) /
+                                               (double)d
+                                   : 0.0;
+                double jitter = near ? 1e-4 * kt_rand_unit()
+                                     : 2.0 * kt_rand_unit() - 1.0;
+                x32[i] = (float)(base + jitter);
+                x64[i] = (double)x32[i];
+            }
+            demo_pdist_serial(DEMO_F64, x64, m, d, ref);
+            for (int prec = 0; prec < 2; prec++) {
+                const void *x = prec == DEMO_F64 ? (const void *)x64
+                                                 : (const void *)x32;
+                demo_pdist_openmp((demo_prec)prec, x, m, d, out);
+                check_distances((demo_prec)prec, out, ref, m,
+                                near ? "OpenMP near" : "OpenMP", d);
+                if (!k || !k->have[prec])
+                    continue;
+                demo_time t;
+                memset(out, 0xFF, nout * sizeof(double));
+                if (CHECK_OK(demo_pdist_kernel(k, (demo_prec)prec, x, m, d, 1,
+                                               0.0, out, &t)))
+                    check_distances((demo_prec)prec, out, ref, m,
+                                    near ? "kernel near" : "kernel", d);
+            }
+        next:
+            free(x32);
+            free(x64);
+            free(ref);
+            free(out);
+        }
+    }
+}
+
+static void test_bad_arguments(demo_kernels *k) {
+    demo_polygon p;
+    uint64_t seed = 1;
+    demo_polygon_random(&p, 8, 16, 16, &seed);
+    uint8_t mask[16 * 16];
+    float x[4] = {0}, out[4];
+    demo_time t;
+    CHECK_STATUS(demo_mask_kernel(NULL, DEMO_F32, 1, &p, 16, 16, 1, 0, mask,
+                                  &t),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, NULL, 16, 16, 1, 0, mask,
+                                  &t),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, &p, 0, 16, 1, 0, mask, &t),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(demo_mask_kernel(k, (demo_prec)7, 0, &p, 16, 16, 1, 0, mask,
+                                  &t),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    p.n = DEMO_MAX_VERTS + 1;
+    CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, &p, 16, 16, 1, 0, mask, &t),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(demo_pdist_kernel(k, DEMO_F32, x, 0, 2, 1, 0, out, &t),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(demo_pdist_kernel(k, DEMO_F32, NULL, 2, 2, 1, 0, out, &t),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    if (k && !k->have[DEMO_F64])
+        CHECK_STATUS(demo_pdist_kernel(k, DEMO_F64, x, 2, 2, 1, 0, out, &t),
+                     KILN_ERROR_UNSUPPORTED);
+}
+
+static void on_device(kiln_queue *queue, void *user) {
+    (void)user;
+    demo_kernels k;
+    if (!CHECK_OK(demo_kernels_create(queue, &k))) {
+        fprintf(stderr, "%s\n", kiln_last_build_log());
+        return;
+    }
+    CHECK(k.have[DEMO_F32]);
+    CHECK(k.have[DEMO_F64] == k.info.fp64);
+    test_known_answer(&k);
+    test_masks(&k);
+    test_distances(&k, 0);
+    test_distances(&k, 1);
+    test_bad_arguments(&k);
+    demo_kernels_release(&k);
+}
+
+int main(void) {
+    /* Host versions alone first, so they are covered without a device. */
+    test_known_answer(NULL);
+    kt_for_each_device(on_device, NULL);
+    return kt_report();
+}
