@@ -1,0 +1,343 @@
+/* The CUDA backend's internals: the driver and NVRTC entry points loaded with
+ * dlopen, and the objects behind the backend's opaque handles.
+ *
+ * ABI versions: every driver entry point is resolved by the exact symbol
+ * name that cuda.h's own macros map the plain name to (cuMemAlloc ->
+ * cuMemAlloc_v2, cuEventElapsedTime -> cuEventElapsedTime_v2, ...), and its
+ * pointer type is __typeof__ of that very prototype. So a function is always
+ * called with the ABI that the header we compiled against declares; a
+ * driver that lacks the symbol is refused at load time, never mis-called.
+ *
+ * Contexts: each device's primary context. Any host thread may call the
+ * backend, so every entry point makes the right context current first
+ * (kcu_ctx_use). */
+#ifndef KILN_BACKEND_CUDA_INTERNAL_H
+#define KILN_BACKEND_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include "backend/backend.h"
+
+/* Driver functions used by the backend. X(name) is expanded with cuda.h's
+ * macros applied, so `name` becomes the versioned symbol. */
+#define KCU_DRIVER_FUNCS(X)                                                    \
+    X(cuInit)                                                                  \
+    X(cuDriverGetVersion)                                                      \
+    X(cuGetErrorName)                                                          \
+    X(cuGetErrorString)                                                        \
+    X(cuDeviceGetCount)                                                        \
+    X(cuDeviceGet)                                                             \
+    X(cuDeviceGetName)                                                         \
+    X(cuDeviceTotalMem)                                                        \
+    X(cuDeviceGetAttribute)                                                    \
+    X(cuDeviceCanAccessPeer)                                                   \
+    X(cuDevicePrimaryCtxRetain)                                                \
+    X(cuDevicePrimaryCtxRelease)                                               \
+    X(cuCtxSetCurrent)                                                         \
+    X(cuCtxGetCurrent)                                                         \
+    X(cuCtxSynchronize)                                                        \
+    X(cuCtxEnablePeerAccess)                                                   \
+    X(cuStreamCreate)                                                          \
+    X(cuStreamDestroy)                                                         \
+    X(cuStreamSynchronize)                                                     \
+    X(cuStreamWaitEvent)                                                       \
+    X(cuStreamAddCallback)                                                     \
+    X(cuLaunchHostFunc)                                                        \
+    X(cuStreamWaitValue32)                                                     \
+    X(cuEventCreate)                                                           \
+    X(cuEventDestroy)                                                          \
+    X(cuEventRecord)                                                           \
+    X(cuEventQuery)                                                            \
+    X(cuEventSynchronize)                                                      \
+    X(cuMemAlloc)                                                              \
+    X(cuMemFree)                                                               \
+    X(cuMemAllocHost)                                                          \
+    X(cuMemHostAlloc)                                                          \
+    X(cuMemFreeHost)                                                           \
+    X(cuMemHostGetDevicePointer)                                               \
+    X(cuMemcpyHtoD)                                                            \
+    X(cuMemcpyHtoDAsync)                                                       \
+    X(cuMemcpyDtoHAsync)                                                       \
+    X(cuMemcpyDtoDAsync)                                                       \
+    X(cuMemsetD8Async)                                                         \
+    X(cuMemsetD16Async)                                                        \
+    X(cuMemsetD32Async)                                                        \
+    X(cuModuleLoadData)                                                        \
+    X(cuModuleUnload)                                                          \
+    X(cuModuleGetFunction)                                                     \
+    X(cuFuncGetAttribute)                                                      \
+    X(cuLaunchKernel)
+
+#define KCU_NVRTC_FUNCS(X)                                                     \
+    X(nvrtcGetErrorString)                                                     \
+    X(nvrtcVersion)                                                            \
+    X(nvrtcGetNumSupportedArchs)                                               \
+    X(nvrtcGetSupportedArchs)                                                  \
+    X(nvrtcCreateProgram)                                                      \
+    X(nvrtcDestroyProgram)                                                     \
+    X(nvrtcCompileProgram)                                                     \
+    X(nvrtcGetProgramLogSize)                                                  \
+    X(nvrtcGetProgramLog)                                                      \
+    X(nvrtcGetCUBINSize)                                                       \
+    X(nvrtcGetCUBIN)                                                           \
+    X(nvrtcGetPTXSize)                                                         \
+    X(nvrtcGetPTX)
+
+#define KCU_FIELD(name) __typeof__(name) *name;
+
+typedef struct kcu_api {
+    KCU_DRIVER_FUNCS(KCU_FIELD)
+    /* cuEventElapsedTime_v2 (CUDA >= 12.8 drivers) or the older symbol:
+     * both have this same prototype. */
+    CUresult (*elapsed)(float *ms, CUevent start, CUevent end);
+    KCU_NVRTC_FUNCS(KCU_FIELD)
+    int driver_version;   /* cuDriverGetVersion: 13000 for 13.0 */
+    int have_nvrtc;       /* NVRTC loaded */
+    int nvrtc_major, nvrtc_minor;
+    char nvrtc_error[512]; /* why NVRTC did not load */
+    char nvrtc_path[256];  /* which library did */
+} kcu_api;
+
+#undef KCU_FIELD
+
+/* The loaded API; valid after a successful load() (kcu_api_get returns NULL
+ * before). */
+extern kcu_api kcu;
+const kcu_api *kiln__cuda_api(void);
+kiln_status kiln__cuda_load(void);
+
+/* "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory" as the thread's
+ * error; returns the kiln status that fits the CUresult. */
+kiln_status kcu_fail(const char *call, CUresult r);
+kiln_status kcu_status_of(CUresult r);
+const char *kcu_err_name(CUresult r);
+/* Host CLOCK_MONOTONIC in ns. */
+uint64_t kcu_now_ns(void);
+
+/* Makes c current on this thread (no-op if it already is). */
+kiln_status kcu_ctx_use(CUcontext c);
+
+/* ---- objects ------------------------------------------------------------ */
+
+typedef struct kcu_dev {
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;     /* retained primary context */
+    unsigned cc;       /* major*10 + minor */
+    int max_threads, max_block[3], max_grid[3];
+    size_t shared_per_block;
+} kcu_dev;
+
+typedef struct kcu_context {
+    atomic_int refs;
+    size_t n;
+    kcu_dev dev[]; /* buffers live on dev[0] */
+} kcu_context;
+
+void kcu_context_unref(kcu_context *c);
+void kcu_context_ref(kcu_context *c);
+/* Index of the ordinal in c, or -1. */
+int kcu_context_find(const kcu_context *c, int ordinal);
+
+struct kcu_event;
+
+typedef struct kcu_queue {
+    atomic_int refs;      /* the core's + one per live event */
+    kcu_context *ctx;
+    kcu_dev *dev;
+    CUstream stream;
+    CUstream notify_stream; /* lazily made: stream callbacks for notify */
+    int profiling;
+    pthread_mutex_t lock; /* one command (waits, records, work) at a time */
+    /* profiling: an event recorded (and waited for) when the queue was made,
+     * at host time base_ns; device times are base_ns + elapsed(base, x) */
+    CUevent base;
+    uint64_t base_ns;
+    /* recycled events of this queue */
+    pthread_mutex_t pool_lock;
+    struct kcu_event *pool;
+    size_t pool_size;
+} kcu_queue;
+
+void kcu_queue_ref(kcu_queue *q);
+void kcu_queue_unref(kcu_queue *q);
+
+typedef struct kcu_event {
+    atomic_int refs;
+    int is_user;
+    kcu_queue *queue;     /* command events: holds a queue reference */
+    kcu_context *ctx;     /* user events: holds a context reference */
+    CUevent start;        /* profiling queues only */
+    CUevent end;
+    uint64_t queued_ns;   /* host time at enqueue */
+    /* user events of the wait list (flattened, retained): the command
+     * reports failure if one of them failed */
+    struct kcu_event **deps;
+    size_t num_deps, cap_deps;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;             /* user: set; command: known complete */
+    int failed;
+    /* user events only */
+    int slot;             /* index of the pinned flag word */
+    uint32_t target;      /* the value that means "set" */
+    struct kcu_notify *notes; /* pending notify callbacks */
+    struct kcu_event *next_free;
+} kcu_event;
+
+/* A new command event for q, holding one reference (and one on q). */
+kiln_status kcu_event_new(kcu_queue *q, kcu_event **out);
+void kcu_event_retain(void *e);
+void kcu_event_release(void *e);
+/* Enqueue on q->stream what must come before a command: waits for the wait
+ * list, collecting failing user events into ev (may be NULL). Call with
+ * q->lock held and the context current. */
+kiln_status kcu_wait_list(kcu_queue *q, size_t num_wait, void *const *wait,
+                          kcu_event *ev);
+/* Record the start (profiling) of ev, with q->lock held. */
+kiln_status kcu_event_begin(kcu_queue *q, kcu_event *ev);
+/* Record the end of ev, with q->lock held. */
+kiln_status kcu_event_end(kcu_queue *q, kcu_event *ev);
+/* Objects whose last reference drops inside a driver callback (where CUDA
+ * calls are forbidden) are destroyed later by the next ordinary call. */
+void kcu_reap(void);
+extern _Thread_local int kcu_in_callback;
+
+/* The common shape of an enqueue: lock, context, wait list, event. */
+typedef struct kcu_cmd {
+    kcu_queue *q;
+    kcu_event *ev; /* NULL when no event was asked for */
+} kcu_cmd;
+kiln_status kcu_cmd_begin(kcu_cmd *c, void *queue, size_t num_wait,
+                          void *const *wait, int want_event);
+/* Finishes the command: on st == KILN_OK records the end, hands the event
+ * out (or waits for it when blocking); on failure drops it. Unlocks. */
+kiln_status kcu_cmd_end(kcu_cmd *c, kiln_status st, int blocking,
+                        void **out_event);
+
+typedef struct kcu_mapping {
+    void *host;
+    size_t offset, size;
+    unsigned flags;
+    int direct; /* pinned buffer: host points into it, nothing to copy */
+    struct kcu_mapping *next;
+} kcu_mapping;
+
+typedef struct kcu_buffer {
+    atomic_int refs;
+    kcu_context *ctx;
+    struct kcu_buffer *parent; /* sub-buffers */
+    CUdeviceptr ptr;
+    void *host;                /* HOST_PINNED: the pinned memory */
+    size_t size;
+    int pinned;
+    pthread_mutex_t lock;      /* maps */
+    kcu_mapping *maps;
+} kcu_buffer;
+
+typedef struct kcu_program {
+    kcu_context *ctx;
+    kcu_dev *dev;
+    CUmodule module;
+    void *binary;   /* cubin, or PTX when NVRTC cannot target the device */
+    size_t binary_size;
+    atomic_int refs; /* the core's + one per kernel */
+} kcu_program;
+
+typedef struct kcu_kernel {
+    kcu_program *program;
+    CUfunction fn;
+    int max_threads;
+} kcu_kernel;
+
+/* NVRTC compile of one source for compute capability cc. On success the
+ * binary (cubin, or PTX if NVRTC cannot target cc) is malloc'd in *binary,
+ * *is_ptx says which; *log gets the log (malloc'd, maybe NULL). On a
+ * compile error returns KILN_ERROR_BUILD with *log set. Usable without a
+ * GPU (tests, benchmarks). */
+kiln_status kiln__cuda_compile(const char *source, const char *options,
+                               unsigned cc, void **binary, size_t *size,
+                               int *is_ptx, char **log);
+
+/* backend entry points, by file */
+kiln_status kcu_load(void);
+kiln_status kcu_enumerate(kiln__bdevice **devices, size_t *count);
+kiln_status kcu_partition(const kiln__bdevice *device, unsigned units_each,
+                          kiln__bdevice *subdevices, size_t capacity,
+                          size_t *count);
+kiln_status kcu_context_create(const kiln__bdevice *const *devices,
+                               size_t num_devices, void **context);
+void kcu_context_release(void *context);
+
+kiln_status kcu_queue_create(void *context, const kiln__bdevice *device,
+                             unsigned flags, void **queue);
+void kcu_queue_release(void *queue);
+kiln_status kcu_queue_finish(void *queue);
+kiln_status kcu_queue_flush(void *queue);
+kiln_status kcu_queue_marker(void *queue, int barrier, size_t num_wait,
+                             void *const *wait, void **out_event);
+
+kiln_status kcu_buffer_create(void *context, size_t size, unsigned flags,
+                              const void *host_data, void **buffer);
+kiln_status kcu_buffer_create_sub(void *parent, size_t offset, size_t size,
+                                  void **buffer);
+void kcu_buffer_release(void *buffer);
+kiln_status kcu_buffer_write(void *queue, void *buffer, size_t offset,
+                             size_t size, const void *src, int blocking,
+                             size_t num_wait, void *const *wait,
+                             void **out_event);
+kiln_status kcu_buffer_read(void *queue, void *buffer, size_t offset,
+                            size_t size, void *dst, int blocking,
+                            size_t num_wait, void *const *wait,
+                            void **out_event);
+kiln_status kcu_buffer_copy(void *queue, void *src, size_t src_offset,
+                            void *dst, size_t dst_offset, size_t size,
+                            size_t num_wait, void *const *wait,
+                            void **out_event);
+kiln_status kcu_buffer_fill(void *queue, void *buffer, const void *pattern,
+                            size_t pattern_size, size_t offset, size_t size,
+                            size_t num_wait, void *const *wait,
+                            void **out_event);
+kiln_status kcu_buffer_map(void *queue, void *buffer, unsigned map_flags,
+                           size_t offset, size_t size, void **host_ptr);
+kiln_status kcu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
+                             size_t num_wait, void *const *wait,
+                             void **out_event);
+
+const char *kcu_prelude(void);
+kiln_status kcu_program_build(void *context, const kiln__bdevice *device,
+                              const char *source, const char *options,
+                              void **program, char **log);
+kiln_status kcu_program_binary(void *program, void **binary, size_t *size);
+kiln_status kcu_program_load(void *context, const kiln__bdevice *device,
+                             const void *binary, size_t size,
+                             const char *options, void **program);
+void kcu_program_release(void *program);
+kiln_status kcu_kernel_create(void *program, const char *name, void **kernel);
+void kcu_kernel_release(void *kernel);
+kiln_status kcu_kernel_launch(void *queue, void *kernel, unsigned dims,
+                              const size_t *global, const size_t *local,
+                              size_t num_args, const kiln__barg *args,
+                              size_t num_wait, void *const *wait,
+                              void **out_event);
+
+kiln_status kcu_event_wait(size_t num, void *const *events);
+kiln_status kcu_event_state(void *event, kiln_event_state *state);
+kiln_status kcu_event_times(void *event, kiln_event_times *times);
+kiln_status kcu_event_notify(void *event, kiln__notify_fn fn, void *arg);
+kiln_status kcu_user_event_create(void *context, void **event);
+kiln_status kcu_user_event_set(void *event, int failed);
+
+/* Block sizes for a launch without local sizes: per dimension the largest
+ * divisor of global[d] within the budget (exposed for the unit test). */
+void kiln__cuda_pick_block(unsigned dims, const size_t *global,
+                           int max_threads, const int *max_block,
+                           size_t *block);
+
+#endif

@@ -1,0 +1,203 @@
+/* Loading libcuda.so.1 and NVRTC at run time, and error translation. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cuda/cuda_internal.h"
+#include "core/error.h"
+
+kcu_api kcu;
+static int kcu_loaded;
+static void *kcu_libcuda;
+static void *kcu_libnvrtc;
+
+#define KCU_STR_(x) #x
+#define KCU_STR(x) KCU_STR_(x)
+
+const kcu_api *kiln__cuda_api(void) { return kcu_loaded ? &kcu : NULL; }
+
+uint64_t kcu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+const char *kcu_err_name(CUresult r)
+{
+    const char *s = NULL;
+    if (kcu.cuGetErrorName && kcu.cuGetErrorName(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    return "CUDA_ERROR_UNKNOWN_CODE";
+}
+
+kiln_status kcu_status_of(CUresult r)
+{
+    switch (r) {
+    case CUDA_SUCCESS: return KILN_OK;
+    case CUDA_ERROR_OUT_OF_MEMORY: return KILN_ERROR_OUT_OF_DEVICE_MEMORY;
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_HANDLE: return KILN_ERROR_INVALID_ARGUMENT;
+    case CUDA_ERROR_NO_DEVICE: return KILN_ERROR_NO_DEVICE;
+    case CUDA_ERROR_NOT_SUPPORTED: return KILN_ERROR_UNSUPPORTED;
+    case CUDA_ERROR_NOT_FOUND: return KILN_ERROR_KERNEL_NOT_FOUND;
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return KILN_ERROR_BUILD;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return KILN_ERROR_OUT_OF_RANGE;
+    default: return KILN_ERROR_DRIVER;
+    }
+}
+
+kiln_status kcu_fail(const char *call, CUresult r)
+{
+    const char *msg = NULL;
+    if (!kcu.cuGetErrorString || kcu.cuGetErrorString(r, &msg) != CUDA_SUCCESS)
+        msg = NULL;
+    return kiln__error_set(kcu_status_of(r), (long)r, "%s: %s (%d)%s%s", call,
+                           kcu_err_name(r), (int)r, msg ? ": " : "",
+                           msg ? msg : "");
+}
+
+kiln_status kcu_ctx_use(CUcontext c)
+{
+    CUcontext cur = NULL;
+    if (kcu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c)
+        return KILN_OK;
+    CUresult r = kcu.cuCtxSetCurrent(c);
+    return r == CUDA_SUCCESS ? KILN_OK : kcu_fail("cuCtxSetCurrent", r);
+}
+
+/* NVRTC: the unversioned name first (a distribution's symlink), then the
+ * toolkit's sonames, then the toolkit's own directories. */
+static void kcu_load_nvrtc(void)
+{
+    char paths[12][256];
+    size_t n = 0;
+    const char *names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+    for (size_t i = 0; i < 3; i++)
+        snprintf(paths[n++], sizeof paths[0], "%s", names[i]);
+    const char *home = getenv("CUDA_HOME");
+    const char *dirs[] = {home, getenv("CUDA_PATH"), "/usr/local/cuda"};
+    for (size_t d = 0; d < 3; d++) {
+        if (!dirs[d] || !dirs[d][0])
+            continue;
+        for (size_t i = 0; i < 3 && n < 12; i++)
+            snprintf(paths[n++], sizeof paths[0], "%s/lib64/%s", dirs[d],
+                     names[i]);
+    }
+    void *h = NULL;
+    for (size_t i = 0; i < n && !h; i++) {
+        h = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            snprintf(kcu.nvrtc_path, sizeof kcu.nvrtc_path, "%s", paths[i]);
+    }
+    if (!h) {
+        snprintf(kcu.nvrtc_error, sizeof kcu.nvrtc_error,
+                 "NVRTC (libnvrtc.so) not found: CUDA programs cannot be "
+                 "built; install the CUDA toolkit's NVRTC (package "
+                 "cuda-nvrtc-13-0 or libnvrtc) or set CUDA_HOME");
+        return;
+    }
+    const char *missing = NULL;
+#define KCU_NVRTC_SYM(name)                                                    \
+    if (!missing) {                                                            \
+        *(void **)(&kcu.name) = dlsym(h, KCU_STR(name));                       \
+        if (!kcu.name)                                                         \
+            missing = KCU_STR(name);                                           \
+    }
+    KCU_NVRTC_FUNCS(KCU_NVRTC_SYM)
+#undef KCU_NVRTC_SYM
+    if (missing) {
+        snprintf(kcu.nvrtc_error, sizeof kcu.nvrtc_error,
+                 "%s lacks %s: NVRTC too old; install the CUDA 12 or 13 "
+                 "toolkit's NVRTC", kcu.nvrtc_path, missing);
+        dlclose(h);
+        return;
+    }
+    if (kcu.nvrtcVersion(&kcu.nvrtc_major, &kcu.nvrtc_minor) != NVRTC_SUCCESS)
+        kcu.nvrtc_major = kcu.nvrtc_minor = 0;
+    kcu_libnvrtc = h;
+    kcu.have_nvrtc = 1;
+}
+
+/* Only NVRTC (for compiling without a GPU: tests and tools). */
+static pthread_once_t kcu_nvrtc_once = PTHREAD_ONCE_INIT;
+static void kcu_nvrtc_once_fn(void)
+{
+    if (!kcu.have_nvrtc)
+        kcu_load_nvrtc();
+}
+int kiln__cuda_nvrtc_ready(void);
+int kiln__cuda_nvrtc_ready(void)
+{
+    pthread_once(&kcu_nvrtc_once, kcu_nvrtc_once_fn);
+    return kcu.have_nvrtc;
+}
+
+static void kcu_clear_driver(void)
+{
+#define KCU_DRV_CLEAR(name) kcu.name = NULL;
+    KCU_DRIVER_FUNCS(KCU_DRV_CLEAR)
+#undef KCU_DRV_CLEAR
+    kcu.elapsed = NULL;
+}
+
+kiln_status kcu_load(void)
+{
+    if (kcu_loaded)
+        return KILN_OK;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0,
+                               "libcuda.so.1 not found: no NVIDIA driver "
+                               "(install the NVIDIA driver to use CUDA "
+                               "devices)");
+    const char *missing = NULL;
+    /* The symbol names come from cuda.h's macros: cuMemAlloc expands to
+     * cuMemAlloc_v2 before it is turned into a string. */
+#define KCU_DRV_SYM(name)                                                      \
+    if (!missing) {                                                            \
+        *(void **)(&kcu.name) = dlsym(h, KCU_STR(name));                       \
+        if (!kcu.name)                                                         \
+            missing = KCU_STR(name);                                           \
+    }
+    KCU_DRIVER_FUNCS(KCU_DRV_SYM)
+#undef KCU_DRV_SYM
+    if (!missing) {
+        *(void **)(&kcu.elapsed) = dlsym(h, KCU_STR(cuEventElapsedTime));
+        if (!kcu.elapsed)
+            *(void **)(&kcu.elapsed) = dlsym(h, "cuEventElapsedTime");
+        if (!kcu.elapsed)
+            missing = "cuEventElapsedTime";
+    }
+    if (missing) {
+        dlclose(h);
+        kcu_clear_driver();
+        return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0,
+                               "libcuda.so.1 lacks %s: the NVIDIA driver is "
+                               "too old for this build (CUDA %d headers); "
+                               "update the driver",
+                               missing, CUDA_VERSION);
+    }
+    CUresult r = kcu.cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        kiln_status st = kcu_fail("cuInit", r);
+        dlclose(h);
+        kcu_clear_driver();
+        return kiln__error_prefix(st == KILN_ERROR_NO_DEVICE ? st
+                                                             : KILN_ERROR_NO_RUNTIME,
+                                  "the NVIDIA driver did not initialise");
+    }
+    if (kcu.cuDriverGetVersion(&kcu.driver_version) != CUDA_SUCCESS)
+        kcu.driver_version = 0;
+    kcu_libcuda = h;
+    kiln__cuda_nvrtc_ready();
+    kcu_loaded = 1;
+    return KILN_OK;
+}
+
+kiln_status kiln__cuda_load(void) { return kcu_load(); }

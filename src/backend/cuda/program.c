@@ -1,0 +1,662 @@
+/* CUDA programs (NVRTC -> cubin -> cuModuleLoadData), kernels and launch. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+#include "core/embedded.h"
+#include "core/error.h"
+
+int kiln__cuda_nvrtc_ready(void);
+
+const char *kcu_prelude(void)
+{
+    const char *p = kiln__embedded_file("prelude_cuda.h");
+    return p ? p : "";
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+typedef struct kcu_opts {
+    char **v;
+    size_t n, cap;
+} kcu_opts;
+
+static int kcu_opts_add(kcu_opts *o, const char *s, size_t len)
+{
+    if (o->n + 1 >= o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 16;
+        char **v = realloc(o->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        o->v = v;
+        o->cap = cap;
+    }
+    char *c = malloc(len + 1);
+    if (!c)
+        return -1;
+    memcpy(c, s, len);
+    c[len] = '\0';
+    o->v[o->n++] = c;
+    return 0;
+}
+
+static void kcu_opts_free(kcu_opts *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        free(o->v[i]);
+    free(o->v);
+}
+
+/* Splits options at blanks, honouring "..." and '...' quotes (removed). */
+static int kcu_split(const char *s, kcu_opts *out)
+{
+    size_t cap = strlen(s) + 1;
+    char *tok = malloc(cap);
+    if (!tok)
+        return -1;
+    while (*s) {
+        while (*s && isspace((unsigned char)*s))
+            s++;
+        if (!*s)
+            break;
+        size_t n = 0;
+        char quote = 0;
+        while (*s && (quote || !isspace((unsigned char)*s))) {
+            if (!quote && (*s == '"' || *s == '\'')) {
+                quote = *s++;
+                continue;
+            }
+            if (quote && *s == quote) {
+                quote = 0;
+                s++;
+                continue;
+            }
+            tok[n++] = *s++;
+        }
+        if (kcu_opts_add(out, tok, n) != 0) {
+            free(tok);
+            return -1;
+        }
+    }
+    free(tok);
+    return 0;
+}
+
+/* OpenCL-style options to NVRTC ones: -D/-I/-U kept (a separate value is
+ * joined), -cl-fast-relaxed-math -> --use_fast_math, -cl-mad-enable ->
+ * --fmad=true, other -cl-* and -O<n> dropped (NVRTC always optimises),
+ * anything else passed through unchanged. */
+static int kcu_translate(const char *options, kcu_opts *out, int *has_arch)
+{
+    kcu_opts raw = {0};
+    *has_arch = 0;
+    if (options && kcu_split(options, &raw) != 0) {
+        kcu_opts_free(&raw);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < raw.n && rc == 0; i++) {
+        const char *a = raw.v[i];
+        if ((strcmp(a, "-D") == 0 || strcmp(a, "-I") == 0 ||
+             strcmp(a, "-U") == 0) && i + 1 < raw.n) {
+            char buf[4096];
+            int len = snprintf(buf, sizeof buf, "%s%s", a, raw.v[++i]);
+            rc = len < 0 || (size_t)len >= sizeof buf
+                     ? -1
+                     : kcu_opts_add(out, buf, (size_t)len);
+        } else if (strcmp(a, "-cl-fast-relaxed-math") == 0) {
+            rc = kcu_opts_add(out, "--use_fast_math", 15);
+        } else if (strcmp(a, "-cl-mad-enable") == 0) {
+            rc = kcu_opts_add(out, "--fmad=true", 11);
+        } else if (strncmp(a, "-cl-", 4) == 0) {
+            continue;
+        } else if (a[0] == '-' && a[1] == 'O' &&
+                   (a[2] == '\0' || (isdigit((unsigned char)a[2]) && !a[3]))) {
+            continue;
+        } else {
+            if (strncmp(a, "--gpu-architecture", 18) == 0 ||
+                strncmp(a, "-arch", 5) == 0)
+                *has_arch = 1;
+            rc = kcu_opts_add(out, a, strlen(a));
+        }
+    }
+    kcu_opts_free(&raw);
+    return rc;
+}
+
+/* ---- compile -------------------------------------------------------------- */
+
+static kiln_status kcu_nvrtc_fail(const char *call, nvrtcResult r)
+{
+    return kiln__error_set(KILN_ERROR_DRIVER, (long)r, "%s: %s (%d)", call,
+                           kcu.nvrtcGetErrorString(r), (int)r);
+}
+
+/* The architecture to compile for: sm_<cc> if NVRTC knows it (a cubin);
+ * otherwise PTX for the newest architecture NVRTC knows below cc, which the
+ * driver compiles at load time. */
+static kiln_status kcu_pick_arch(unsigned cc, char *arch, size_t cap,
+                                 int *is_ptx)
+{
+    int n = 0;
+    *is_ptx = 0;
+    if (kcu.nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) {
+        snprintf(arch, cap, "--gpu-architecture=sm_%u", cc);
+        return KILN_OK;
+    }
+    int *archs = calloc((size_t)n, sizeof *archs);
+    if (!archs)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
+    int best = -1;
+    if (kcu.nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS) {
+        for (int i = 0; i < n; i++) {
+            if ((unsigned)archs[i] == cc) {
+                best = archs[i];
+                break;
+            }
+            if ((unsigned)archs[i] < cc && archs[i] > best) {
+                best = archs[i];
+                *is_ptx = 1;
+            }
+        }
+    }
+    free(archs);
+    if (best < 0)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "NVRTC %d.%d cannot compile for compute "
+                               "capability %u.%u (too old a GPU for this "
+                               "toolkit)", kcu.nvrtc_major, kcu.nvrtc_minor,
+                               cc / 10, cc % 10);
+    if (*is_ptx)
+        snprintf(arch, cap, "--gpu-architecture=compute_%d", best);
+    else
+        snprintf(arch, cap, "--gpu-architecture=sm_%d", best);
+    return KILN_OK;
+}
+
+kiln_status kiln__cuda_compile(const char *source, const char *options,
+                               unsigned cc, void **binary, size_t *size,
+                               int *is_ptx, char **log)
+{
+    *binary = NULL;
+    *size = 0;
+    *log = NULL;
+    *is_ptx = 0;
+    if (!kiln__cuda_nvrtc_ready())
+        return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0, "%s", kcu.nvrtc_error);
+    kcu_opts opts = {0};
+    int has_arch = 0;
+    char arch[64] = "";
+    kiln_status st = KILN_OK;
+    if (kcu_translate(options, &opts, &has_arch) != 0) {
+        kcu_opts_free(&opts);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "build options");
+    }
+    if (!has_arch) {
+        st = kcu_pick_arch(cc, arch, sizeof arch, is_ptx);
+        if (st == KILN_OK && kcu_opts_add(&opts, arch, strlen(arch)) != 0)
+            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "options");
+    }
+    if (st != KILN_OK) {
+        kcu_opts_free(&opts);
+        return st;
+    }
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = kcu.nvrtcCreateProgram(&prog, source, "kiln.cu", 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) {
+        kcu_opts_free(&opts);
+        return kcu_nvrtc_fail("nvrtcCreateProgram", r);
+    }
+    nvrtcResult cr = kcu.nvrtcCompileProgram(prog, (int)opts.n,
+                                             (const char *const *)opts.v);
+    size_t log_size = 0;
+    if (kcu.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
+        log_size > 1) {
+        char *l = malloc(log_size + 1);
+        if (l && kcu.nvrtcGetProgramLog(prog, l) == NVRTC_SUCCESS) {
+            l[log_size] = '\0';
+            *log = l;
+        } else {
+            free(l);
+        }
+    }
+    if (cr != NVRTC_SUCCESS) {
+        const char *l = *log ? *log : "";
+        const char *nl = strchr(l, '\n');
+        int first = nl ? (int)(nl - l) : (int)strlen(l);
+        if (first > 300)
+            first = 300;
+        st = kiln__error_set(cr == NVRTC_ERROR_COMPILATION ? KILN_ERROR_BUILD
+                             : cr == NVRTC_ERROR_INVALID_OPTION
+                                 ? KILN_ERROR_BUILD
+                                 : KILN_ERROR_DRIVER,
+                             (long)cr,
+                             "NVRTC compile for %s failed: %s (%d)%s%.*s",
+                             arch[0] ? arch + 19 : "the given architecture",
+                             kcu.nvrtcGetErrorString(cr), (int)cr,
+                             first ? ": " : "", first, l);
+        if (!*log) {
+            /* the build log must say something */
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s\n", kcu.nvrtcGetErrorString(cr));
+            *log = strdup(msg);
+        }
+        kcu.nvrtcDestroyProgram(&prog);
+        kcu_opts_free(&opts);
+        return st;
+    }
+    kcu_opts_free(&opts);
+    size_t n = 0;
+    r = *is_ptx ? kcu.nvrtcGetPTXSize(prog, &n) : kcu.nvrtcGetCUBINSize(prog, &n);
+    if (r == NVRTC_SUCCESS && n == 0)
+        r = NVRTC_ERROR_INTERNAL_ERROR;
+    char *bin = r == NVRTC_SUCCESS ? malloc(n) : NULL;
+    if (r == NVRTC_SUCCESS && !bin) {
+        kcu.nvrtcDestroyProgram(&prog);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+    }
+    if (r == NVRTC_SUCCESS)
+        r = *is_ptx ? kcu.nvrtcGetPTX(prog, bin) : kcu.nvrtcGetCUBIN(prog, bin);
+    kcu.nvrtcDestroyProgram(&prog);
+    if (r != NVRTC_SUCCESS) {
+        free(bin);
+        return kcu_nvrtc_fail(*is_ptx ? "nvrtcGetPTX" : "nvrtcGetCUBIN", r);
+    }
+    *binary = bin;
+    *size = n;
+    return KILN_OK;
+}
+
+/* ---- binaries ------------------------------------------------------------- */
+
+static uint64_t kcu_rd(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* cuModuleLoadData takes no size, so a damaged image must be caught here:
+ * a CUDA ELF (cubin) whose header and every section lie inside the data,
+ * or PTX text. Returns 0 if acceptable. */
+static int kcu_check_image(const unsigned char *p, size_t n, const char **why)
+{
+    if (n >= 4 && memcmp(p, "\177ELF", 4) == 0) {
+        if (n < 64 || p[4] != 2 || p[5] != 1) {
+            *why = "truncated or not a 64-bit little-endian ELF";
+            return -1;
+        }
+        if (kcu_rd(p + 18, 2) != 190) { /* EM_CUDA */
+            *why = "an ELF file, but not for an NVIDIA GPU";
+            return -1;
+        }
+        uint64_t shoff = kcu_rd(p + 40, 8), shentsize = kcu_rd(p + 58, 2),
+                 shnum = kcu_rd(p + 60, 2), phoff = kcu_rd(p + 32, 8),
+                 phentsize = kcu_rd(p + 54, 2), phnum = kcu_rd(p + 56, 2);
+        if (shentsize != 64 || shnum == 0 || shoff > n ||
+            shnum * 64 > n - shoff || (phnum && (phentsize != 56 || phoff > n ||
+                                                 phnum * 56 > n - phoff))) {
+            *why = "ELF header points outside the data (truncated or corrupt)";
+            return -1;
+        }
+        for (uint64_t i = 0; i < shnum; i++) {
+            const unsigned char *sh = p + shoff + i * 64;
+            uint64_t type = kcu_rd(sh + 4, 4), off = kcu_rd(sh + 24, 8),
+                     sz = kcu_rd(sh + 32, 8);
+            if (type != 8 /* SHT_NOBITS */ && type != 0 &&
+                (off > n || sz > n - off)) {
+                *why = "an ELF section lies outside the data (truncated or "
+                       "corrupt)";
+                return -1;
+            }
+        }
+        return 0;
+    }
+    /* PTX: text starting with a comment or a directive */
+    size_t i = 0;
+    while (i < n && isspace(p[i]))
+        i++;
+    if (i < n && (p[i] == '/' || p[i] == '.')) {
+        for (size_t k = i; k < n && p[k]; k++)
+            if (p[k] < 9 || p[k] > 126) {
+                *why = "neither a cubin nor PTX text";
+                return -1;
+            }
+        return 0;
+    }
+    *why = "neither a cubin nor PTX text";
+    return -1;
+}
+
+static kiln_status kcu_program_make(kcu_context *c, int idx, void *bin,
+                                    size_t size, void **program)
+{
+    kcu_dev *d = &c->dev[idx];
+    const char *why = NULL;
+    if (kcu_check_image(bin, size, &why) != 0) {
+        free(bin);
+        return kiln__error_set(KILN_ERROR_BUILD, 0,
+                               "refusing to load a %zu-byte binary: %s", size,
+                               why);
+    }
+    kiln_status st = kcu_ctx_use(d->ctx);
+    if (st != KILN_OK) {
+        free(bin);
+        return st;
+    }
+    /* PTX must be NUL-terminated for cuModuleLoadData */
+    char *img = malloc(size + 1);
+    if (!img) {
+        free(bin);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+    }
+    memcpy(img, bin, size);
+    img[size] = '\0';
+    CUmodule mod = NULL;
+    CUresult r = kcu.cuModuleLoadData(&mod, img);
+    free(img);
+    if (r != CUDA_SUCCESS) {
+        free(bin);
+        st = kcu_fail("cuModuleLoadData", r);
+        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+            r == CUDA_ERROR_NO_BINARY_FOR_GPU)
+            st = kiln__error_prefix(
+                KILN_ERROR_BUILD,
+                "the driver (CUDA %d.%d) cannot load code from NVRTC %d.%d; "
+                "use an NVRTC no newer than the driver",
+                kcu.driver_version / 1000, (kcu.driver_version % 1000) / 10,
+                kcu.nvrtc_major, kcu.nvrtc_minor);
+        return st;
+    }
+    kcu_program *p = calloc(1, sizeof *p);
+    if (!p) {
+        kcu.cuModuleUnload(mod);
+        free(bin);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
+    }
+    atomic_init(&p->refs, 1);
+    p->ctx = c;
+    kcu_context_ref(c);
+    p->dev = d;
+    p->module = mod;
+    p->binary = bin;
+    p->binary_size = size;
+    *program = p;
+    return KILN_OK;
+}
+
+static int kcu_dev_index(kcu_context *c, const kiln__bdevice *device)
+{
+    return kcu_context_find(c, (int)(intptr_t)device->handle);
+}
+
+kiln_status kcu_program_build(void *context, const kiln__bdevice *device,
+                              const char *source, const char *options,
+                              void **program, char **log)
+{
+    *program = NULL;
+    *log = NULL;
+    kcu_context *c = context;
+    int idx = kcu_dev_index(c, device);
+    if (idx < 0)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "device %s is not in the context",
+                               device->info.id);
+    kcu_reap();
+    void *bin = NULL;
+    size_t size = 0;
+    int is_ptx = 0;
+    kiln_status st = kiln__cuda_compile(source, options, c->dev[idx].cc, &bin,
+                                        &size, &is_ptx, log);
+    if (st != KILN_OK)
+        return st;
+    return kcu_program_make(c, idx, bin, size, program);
+}
+
+kiln_status kcu_program_binary(void *program, void **binary, size_t *size)
+{
+    kcu_program *p = program;
+    *binary = malloc(p->binary_size);
+    if (!*binary)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+    memcpy(*binary, p->binary, p->binary_size);
+    *size = p->binary_size;
+    return KILN_OK;
+}
+
+kiln_status kcu_program_load(void *context, const kiln__bdevice *device,
+                             const void *binary, size_t size,
+                             const char *options, void **program)
+{
+    *program = NULL;
+    kcu_context *c = context;
+    int idx = kcu_dev_index(c, device);
+    if (idx < 0)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "device %s is not in the context",
+                               device->info.id);
+    if (!binary || size == 0)
+        return kiln__error_set(KILN_ERROR_BUILD, 0, "empty binary");
+    kcu_reap();
+    void *copy = malloc(size);
+    if (!copy)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+    memcpy(copy, binary, size);
+    return kcu_program_make(c, idx, copy, size, program);
+}
+
+static void kcu_program_unref(kcu_program *p)
+{
+    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+        return;
+    if (kcu_ctx_use(p->dev->ctx) == KILN_OK)
+        kcu.cuModuleUnload(p->module);
+    free(p->binary);
+    kcu_context_unref(p->ctx);
+    free(p);
+}
+
+void kcu_program_release(void *program)
+{
+    if (!program)
+        return;
+    kcu_reap();
+    kcu_program_unref(program);
+}
+
+kiln_status kcu_kernel_create(void *program, const char *name, void **kernel)
+{
+    kcu_program *p = program;
+    *kernel = NULL;
+    kiln_status st = kcu_ctx_use(p->dev->ctx);
+    if (st != KILN_OK)
+        return st;
+    CUfunction fn = NULL;
+    CUresult r = kcu.cuModuleGetFunction(&fn, p->module, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return kiln__error_set(KILN_ERROR_KERNEL_NOT_FOUND, (long)r,
+                               "no kernel named '%s' in the module (CUDA "
+                               "kernels need extern \"C\", which KILN_KERNEL "
+                               "adds)", name);
+    if (r != CUDA_SUCCESS)
+        return kcu_fail("cuModuleGetFunction", r);
+    kcu_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
+    int mt = 0;
+    if (kcu.cuFuncGetAttribute(&mt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                               fn) != CUDA_SUCCESS || mt <= 0)
+        mt = p->dev->max_threads;
+    k->program = p;
+    k->fn = fn;
+    k->max_threads = mt;
+    atomic_fetch_add(&p->refs, 1);
+    *kernel = k;
+    return KILN_OK;
+}
+
+void kcu_kernel_release(void *kernel)
+{
+    kcu_kernel *k = kernel;
+    if (!k)
+        return;
+    kcu_reap();
+    kcu_program_unref(k->program);
+    free(k);
+}
+
+/* ---- launch ---------------------------------------------------------------- */
+
+static size_t kcu_divisor_le(size_t g, size_t t)
+{
+    if (t > g)
+        t = g;
+    for (size_t b = t; b > 1; b--)
+        if (g % b == 0)
+            return b;
+    return 1;
+}
+
+/* Greedy: x gets the largest divisor of global[0] within 256 (or the
+ * kernel's limit), then y and z share what is left of that budget. */
+void kiln__cuda_pick_block(unsigned dims, const size_t *global,
+                           int max_threads, const int *max_block,
+                           size_t *block)
+{
+    size_t budget = max_threads > 0 && max_threads < 256 ? (size_t)max_threads
+                                                          : 256;
+    for (unsigned d = 0; d < 3; d++)
+        block[d] = 1;
+    for (unsigned d = 0; d < dims && d < 3; d++) {
+        size_t lim = budget;
+        if (max_block && max_block[d] > 0 && (size_t)max_block[d] < lim)
+            lim = (size_t)max_block[d];
+        block[d] = global[d] ? kcu_divisor_le(global[d], lim) : 1;
+        budget /= block[d];
+        if (budget == 0)
+            budget = 1;
+    }
+}
+
+kiln_status kcu_kernel_launch(void *queue, void *kernel, unsigned dims,
+                              const size_t *global, const size_t *local,
+                              size_t num_args, const kiln__barg *args,
+                              size_t num_wait, void *const *wait,
+                              void **out_event)
+{
+    kcu_queue *q = queue;
+    kcu_kernel *k = kernel;
+    if (dims < 1 || dims > 3)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "dims must be 1, 2 or 3 (got %u)", dims);
+    if (k->program->dev->ordinal != q->dev->ordinal)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "the kernel was built for cuda:%d, the queue "
+                               "is on cuda:%d", k->program->dev->ordinal,
+                               q->dev->ordinal);
+    size_t g[3] = {1, 1, 1}, b[3] = {1, 1, 1}, grid[3];
+    int empty = 0;
+    for (unsigned d = 0; d < dims; d++) {
+        g[d] = global[d];
+        if (g[d] == 0)
+            empty = 1;
+    }
+    if (local) {
+        size_t threads = 1;
+        for (unsigned d = 0; d < dims; d++) {
+            b[d] = local[d];
+            if (b[d] == 0)
+                return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                       "local size 0 in dimension %u", d);
+            if (!empty && g[d] % b[d] != 0)
+                return kiln__error_set(
+                    KILN_ERROR_INVALID_ARGUMENT, 0,
+                    "global size %zu is not a multiple of local size %zu in "
+                    "dimension %u: CUDA launches whole blocks (round the "
+                    "global size up and bounds-check in the kernel, or pass "
+                    "no local size)", g[d], b[d], d);
+            if (b[d] > (size_t)q->dev->max_block[d])
+                return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                       "local size %zu exceeds the device's "
+                                       "%d in dimension %u", b[d],
+                                       q->dev->max_block[d], d);
+            threads *= b[d];
+        }
+        if (threads > (size_t)k->max_threads)
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "a block of %zu threads exceeds this "
+                                   "kernel's limit of %d", threads,
+                                   k->max_threads);
+    } else if (!empty) {
+        kiln__cuda_pick_block(dims, g, k->max_threads, q->dev->max_block, b);
+    }
+    for (unsigned d = 0; d < 3; d++) {
+        grid[d] = empty ? 0 : g[d] / b[d];
+        if (!empty && grid[d] > (size_t)q->dev->max_grid[d])
+            return kiln__error_set(
+                KILN_ERROR_OUT_OF_RANGE, 0,
+                "%zu blocks in dimension %u exceed the device's grid limit "
+                "%d (global %zu / block %zu)", grid[d], d,
+                q->dev->max_grid[d], g[d], b[d]);
+    }
+    void *stack_params[32];
+    CUdeviceptr stack_ptrs[32];
+    void **params = stack_params;
+    CUdeviceptr *ptrs = stack_ptrs;
+    if (num_args > 32) {
+        params = malloc(num_args * sizeof *params);
+        ptrs = malloc(num_args * sizeof *ptrs);
+        if (!params || !ptrs) {
+            free(params);
+            free(ptrs);
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+        }
+    }
+    kiln_status st = KILN_OK;
+    for (size_t i = 0; i < num_args && st == KILN_OK; i++) {
+        switch (args[i].kind) {
+        case KILN_ARG_BUFFER:
+            ptrs[i] = args[i].mem ? ((kcu_buffer *)args[i].mem)->ptr : 0;
+            params[i] = &ptrs[i];
+            break;
+        case KILN_ARG_SCALAR:
+            params[i] = (void *)args[i].bytes;
+            break;
+        case KILN_ARG_LOCAL:
+            st = kiln__error_set(
+                KILN_ERROR_UNSUPPORTED, 0,
+                "argument %zu: local-memory parameters are OpenCL-only; on "
+                "CUDA declare the array inside the kernel "
+                "(KILN_LOCAL float tile[256];)", i);
+            break;
+        default:
+            st = kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
+                                 "argument %zu: unknown kind %d", i,
+                                 (int)args[i].kind);
+        }
+    }
+    if (st == KILN_OK) {
+        kcu_cmd c;
+        st = kcu_cmd_begin(&c, q, num_wait, wait, out_event != NULL);
+        if (st == KILN_OK) {
+            if (!empty) {
+                CUresult r = kcu.cuLaunchKernel(
+                    k->fn, (unsigned)grid[0], (unsigned)grid[1],
+                    (unsigned)grid[2], (unsigned)b[0], (unsigned)b[1],
+                    (unsigned)b[2], 0, q->stream, params, NULL);
+                if (r != CUDA_SUCCESS)
+                    st = kcu_fail("cuLaunchKernel", r);
+            }
+            st = kcu_cmd_end(&c, st, 0, out_event);
+        }
+    }
+    if (params != stack_params) {
+        free(params);
+        free(ptrs);
+    }
+    return st;
+}
