@@ -1,0 +1,479 @@
+/* Programs, kernels and launches: builds, caches, build errors, argument
+ * checks naming the parameter, 1/2/3-D launches with and without local
+ * sizes, every scalar dtype, local memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *src_main =
+    "KILN_KERNEL void vadd(KILN_GLOBAL const float *a, KILN_GLOBAL const float *b,\n"
+    "                      KILN_GLOBAL float *c, int n) {\n"
+    "    int i = (int)kiln_global_id(0);\n"
+    "    if (i < n) c[i] = a[i] + b[i];\n"
+    "}\n"
+    "KILN_KERNEL void grid(KILN_GLOBAL uint *out, uint w, uint h) {\n"
+    "    size_t x = kiln_global_id(0), y = kiln_global_id(1), z = kiln_global_id(2);\n"
+    "    size_t i = (z * h + y) * w + x;\n"
+    "    out[i] = (uint)(x + 1000 * y + 1000000 * z);\n"
+    "}\n"
+    "KILN_KERNEL void sizes(KILN_GLOBAL uint *out) {\n"
+    "    if (kiln_global_id(0) == 0 && kiln_global_id(1) == 0 && kiln_global_id(2) == 0) {\n"
+    "        out[0] = (uint)kiln_global_size(0); out[1] = (uint)kiln_global_size(1);\n"
+    "        out[2] = (uint)kiln_global_size(2); out[3] = (uint)kiln_local_size(0);\n"
+    "        out[4] = (uint)kiln_local_size(1); out[5] = (uint)kiln_local_size(2);\n"
+    "    }\n"
+    "}\n"
+    "KILN_KERNEL void ints(KILN_GLOBAL long *out, char a, uchar b, short c, ushort d, int e,\n"
+    "                      uint f, long g, ulong h, float x) {\n"
+    "    out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e; out[5] = f;\n"
+    "    out[6] = g; out[7] = (long)h; out[8] = (long)(x * 4.0f);\n"
+    "}\n"
+    "KILN_KERNEL void groupsum(KILN_GLOBAL const int *in, KILN_GLOBAL int *out,\n"
+    "                          KILN_LOCAL int *tmp) {\n"
+    "    size_t l = kiln_local_id(0), n = kiln_local_size(0);\n"
+    "    tmp[l] = in[kiln_global_id(0)];\n"
+    "    kiln_barrier();\n"
+    "    if (l == 0) { int s = 0; for (size_t i = 0; i < n; i++) s += tmp[i];\n"
+    "                  out[kiln_group_id(0)] = s; }\n"
+    "}\n"
+    "KILN_KERNEL void many(KILN_GLOBAL int *out, int a0, int a1, int a2, int a3, int a4, int a5,\n"
+    "    int a6, int a7, int a8, int a9, int a10, int a11, int a12, int a13, int a14, int a15,\n"
+    "    int a16, int a17) {\n"
+    "    out[0] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11 + a12 + a13 +\n"
+    "             a14 + a15 + a16 + 1000 * a17;\n"
+    "}\n"
+    "KILN_KERNEL void opt(KILN_GLOBAL int *out) { out[0] = VALUE; }\n";
+
+static void test_vadd(kiln_queue *q, kiln_kernel *k) {
+    kiln_context *ctx = kiln_queue_context(q);
+    size_t sizes[64];
+    size_t ns = kt_awkward_sizes(sizes, 65537);
+    for (size_t s = 0; s < ns; s++) {
+        size_t n = sizes[s], bytes = (n ? n : 1) * sizeof(float);
+        float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+        for (size_t i = 0; i < n; i++) {
+            a[i] = (float)kt_rand_unit();
+            b[i] = (float)kt_rand_unit();
+        }
+        kiln_buffer *A = NULL, *B = NULL, *C = NULL;
+        CHECK_OK(kiln_buffer_create(ctx, bytes, 0, a, &A));
+        CHECK_OK(kiln_buffer_create(ctx, bytes, 0, b, &B));
+        CHECK_OK(kiln_buffer_create(ctx, bytes, 0, NULL, &C));
+        kiln_arg args[] = {KILN_ARG_BUF(A), KILN_ARG_BUF(B), KILN_ARG_BUF(C), KILN_ARG_I32((int)n)};
+        kiln_event *e = NULL;
+        size_t g = n;
+        CHECK_OK(kiln_kernel_launch(q, k, 1, &g, NULL, 4, args, 0, NULL, &e));
+        CHECK(e != NULL);
+        CHECK_OK(kiln_event_wait(e));
+        kiln_event_release(e);
+        /* with a local size: round global up; the kernel bounds-checks */
+        size_t local = 64, g2 = (n + 63) / 64 * 64;
+        if (g2 == 0)
+            g2 = 64;
+        CHECK_OK(kiln_kernel_launch(q, k, 1, &g2, &local, 4, args, 0, NULL, NULL));
+        if (n)
+            CHECK_OK(kiln_buffer_read(q, C, 0, n * sizeof(float), c));
+        int good = 1;
+        for (size_t i = 0; i < n; i++)
+            good &= c[i] == a[i] + b[i];
+        CHECK_MSG(good, "vadd n=%zu", n);
+        kiln_buffer_release(A);
+        kiln_buffer_release(B);
+        kiln_buffer_release(C);
+        free(a);
+        free(b);
+        free(c);
+    }
+}
+
+static void test_grid(kiln_queue *q, kiln_program *p) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_kernel *k = NULL, *ks = NULL;
+    CHECK_OK(kiln_kernel_create(p, "grid", &k));
+    CHECK_OK(kiln_kernel_create(p, "sizes", &ks));
+    CHECK(kiln_kernel_num_args(k) == 3);
+    static const struct {
+        unsigned dims;
+        size_t g[3], l[3];
+        int with_local;
+    } cases[] = {
+        {1, {257, 1, 1}, {0}, 0},      {1, {256, 1, 1}, {16, 1, 1}, 1},
+        {2, {33, 17, 1}, {0}, 0},      {2, {64, 32, 1}, {8, 4, 1}, 1},
+        {3, {7, 5, 3}, {0}, 0},        {3, {16, 8, 4}, {4, 2, 2}, 1},
+        {2, {1, 1, 1}, {1, 1, 1}, 1},  {3, {8, 8, 8}, {8, 8, 1}, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        unsigned dims = cases[c].dims;
+        size_t w = cases[c].g[0], h = dims > 1 ? cases[c].g[1] : 1, d = dims > 2 ? cases[c].g[2] : 1;
+        size_t n = w * h * d;
+        uint32_t *out = malloc(n * sizeof *out);
+        kiln_buffer *B = NULL, *S = NULL;
+        CHECK_OK(kiln_buffer_create(ctx, n * sizeof *out, 0, NULL, &B));
+        CHECK_OK(kiln_buffer_create(ctx, 6 * sizeof(uint32_t), 0, NULL, &S));
+        kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_U32((uint32_t)w), KILN_ARG_U32((uint32_t)h)};
+        const size_t *local = cases[c].with_local ? cases[c].l : NULL;
+        CHECK_OK(kiln_kernel_launch(q, k, dims, cases[c].g, local, 3, args, 0, NULL, NULL));
+        kiln_arg sargs[] = {KILN_ARG_BUF(S)};
+        CHECK_OK(kiln_kernel_launch(q, ks, dims, cases[c].g, local, 1, sargs, 0, NULL, NULL));
+        CHECK_OK(kiln_buffer_read(q, B, 0, n * sizeof *out, out));
+        int good = 1;
+        for (size_t z = 0; z < d; z++)
+            for (size_t y = 0; y < h; y++)
+                for (size_t x = 0; x < w; x++)
+                    good &= out[(z * h + y) * w + x] == (uint32_t)(x + 1000 * y + 1000000 * z);
+        CHECK_MSG(good, "grid case %zu (%uD)", c, dims);
+        uint32_t sz[6];
+        CHECK_OK(kiln_buffer_read(q, S, 0, sizeof sz, sz));
+        CHECK(sz[0] == w && sz[1] == h && sz[2] == d);
+        if (local)
+            CHECK_MSG(sz[3] == cases[c].l[0] && sz[4] == (dims > 1 ? cases[c].l[1] : 1) &&
+                          sz[5] == (dims > 2 ? cases[c].l[2] : 1),
+                      "case %zu local %u %u %u", c, sz[3], sz[4], sz[5]);
+        kiln_buffer_release(B);
+        kiln_buffer_release(S);
+        free(out);
+    }
+    /* launch-shape errors */
+    kiln_buffer *B = NULL;
+    CHECK_OK(kiln_buffer_create(ctx, 4096, 0, NULL, &B));
+    kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_U32(4), KILN_ARG_U32(4)};
+    size_t g[4] = {4, 4, 4, 4}, l[4] = {1, 1, 1, 1};
+    CHECK_STATUS(kiln_kernel_launch(q, k, 0, g, NULL, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 4, g, NULL, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    size_t big = info.max_work_group_size + 1, gbig = big * 2;
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &gbig, &big, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(kiln_last_error_message(), "work-group") || strstr(kiln_last_error_message(), "limit"),
+              "%s", kiln_last_error_message());
+    size_t l0[3] = {0, 1, 1};
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, g, l0, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    /* global not a multiple of local: fine where the device allows it */
+    size_t g7 = 7, l4 = 4;
+    kiln_status st = kiln_kernel_launch(q, k, 1, &g7, &l4, 3, args, 0, NULL, NULL);
+    CHECK_MSG(st == KILN_OK || st == KILN_ERROR_INVALID_ARGUMENT, "%s", kiln_status_name(st));
+    if (st != KILN_OK)
+        CHECK_MSG(strstr(kiln_last_error_message(), "multiple") != NULL, "%s", kiln_last_error_message());
+    printf("  global 7 / local 4: %s\n", kiln_status_name(st));
+    /* zero global size: nothing enqueued, a completed event */
+    size_t g0[2] = {0, 5};
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_kernel_launch(q, k, 2, g0, NULL, 3, args, 0, NULL, &e));
+    kiln_event_state es = KILN_EVENT_ERROR;
+    CHECK_OK(kiln_event_get_state(e, &es));
+    CHECK(es == KILN_EVENT_COMPLETE);
+    kiln_event_release(e);
+    (void)l;
+    CHECK_OK(kiln_queue_finish(q));
+    kiln_buffer_release(B);
+    kiln_kernel_release(k);
+    kiln_kernel_release(ks);
+}
+
+static void test_scalars(kiln_queue *q, kiln_program *p) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_kernel *k = NULL;
+    CHECK_OK(kiln_kernel_create(p, "ints", &k));
+    kiln_buffer *B = NULL;
+    CHECK_OK(kiln_buffer_create(ctx, 9 * sizeof(int64_t), 0, NULL, &B));
+    for (int round = 0; round < 20; round++) {
+        int8_t a = (int8_t)kt_rand_u64();
+        uint8_t b = (uint8_t)kt_rand_u64();
+        int16_t c = (int16_t)kt_rand_u64();
+        uint16_t d = (uint16_t)kt_rand_u64();
+        int32_t e = (int32_t)kt_rand_u64();
+        uint32_t f = (uint32_t)kt_rand_u64();
+        int64_t g = (int64_t)kt_rand_u64();
+        uint64_t h = kt_rand_u64() >> 1;
+        float x = (float)((int)(kt_rand_u64() % 1000) - 500) / 4.0f;
+        kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_I8(a),  KILN_ARG_U8(b),  KILN_ARG_I16(c), KILN_ARG_U16(d),
+                           KILN_ARG_I32(e), KILN_ARG_U32(f), KILN_ARG_I64(g), KILN_ARG_U64(h), KILN_ARG_F32(x)};
+        CHECK_OK(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL));
+        int64_t out[9];
+        CHECK_OK(kiln_buffer_read(q, B, 0, sizeof out, out));
+        CHECK(out[0] == a && out[1] == b && out[2] == c && out[3] == d && out[4] == e);
+        CHECK(out[5] == f && out[6] == g && (uint64_t)out[7] == h && out[8] == (int64_t)(x * 4.0f));
+    }
+    /* wrong dtypes name the parameter */
+    kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_I8(1),  KILN_ARG_U8(1),  KILN_ARG_I16(1), KILN_ARG_U16(1),
+                       KILN_ARG_I32(1), KILN_ARG_U32(1), KILN_ARG_I64(1), KILN_ARG_U64(1), KILN_ARG_F32(1)};
+    static const char *names[] = {"out", "a", "b", "c", "d", "e", "f", "g", "h", "x"};
+    for (size_t i = 1; i < 10; i++) {
+        kiln_arg saved = args[i];
+        args[i] = i == 9 ? KILN_ARG_F64(1.0) : KILN_ARG_F32(1.0f);
+        CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL),
+                     KILN_ERROR_KERNEL_ARGS);
+        char want[32];
+        snprintf(want, sizeof want, "argument %zu ('%s')", i, names[i]);
+        CHECK_MSG(strstr(kiln_last_error_message(), want) != NULL, "want '%s' in: %s", want,
+                  kiln_last_error_message());
+        args[i] = saved;
+    }
+    /* the kinds */
+    args[0] = KILN_ARG_I32(3);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "'out'") && strstr(kiln_last_error_message(), "buffer"), "%s",
+              kiln_last_error_message());
+    args[0] = KILN_ARG_LOCAL_BYTES(64);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    args[0] = KILN_ARG_BUF(B);
+    args[4] = KILN_ARG_BUF(B);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "'d'") != NULL, "%s", kiln_last_error_message());
+    args[4] = KILN_ARG_U16(1);
+    kiln_arg bad = {.kind = KILN_ARG_SCALAR, .dtype = (kiln_dtype)77};
+    args[5] = bad;
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    args[5] = KILN_ARG_I32(1);
+    /* the count */
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 9, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "10") && strstr(kiln_last_error_message(), "got 9"), "%s",
+              kiln_last_error_message());
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 0, NULL, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    /* a buffer of another context */
+    kiln_device *dev = kiln_queue_device(q);
+    kiln_context *ctx2 = NULL;
+    kiln_buffer *foreign = NULL;
+    CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
+    CHECK_OK(kiln_buffer_create(ctx2, 128, 0, NULL, &foreign));
+    args[0] = KILN_ARG_BUF(foreign);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "context") != NULL, "%s", kiln_last_error_message());
+    /* a kernel of another context */
+    kiln_program *p2 = NULL;
+    kiln_kernel *k2 = NULL;
+    kiln_queue *q2 = NULL;
+    CHECK_OK(kiln_queue_create(ctx2, dev, 0, &q2));
+    CHECK_OK(kiln_program_create(ctx2, src_main, &(kiln_program_opts){.build_options = "-DVALUE=1"}, &p2));
+    CHECK_OK(kiln_kernel_create(p2, "ints", &k2));
+    args[0] = KILN_ARG_BUF(B);
+    CHECK_STATUS(kiln_kernel_launch(q2, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_kernel_launch(q, k2, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    kiln_kernel_release(k2);
+    kiln_program_release(p2);
+    kiln_queue_release(q2);
+    kiln_buffer_release(foreign);
+    kiln_context_release(ctx2);
+    kiln_buffer_release(B);
+    kiln_kernel_release(k);
+
+    /* more than 16 arguments */
+    kiln_kernel *km = NULL;
+    CHECK_OK(kiln_kernel_create(p, "many", &km));
+    CHECK(kiln_kernel_num_args(km) == 19);
+    kiln_buffer *M = NULL;
+    CHECK_OK(kiln_buffer_create(ctx, sizeof(int), 0, NULL, &M));
+    kiln_arg margs[19];
+    margs[0] = KILN_ARG_BUF(M);
+    int want = 0;
+    for (int i = 0; i < 18; i++) {
+        margs[i + 1] = KILN_ARG_I32(i + 1);
+        want += (i == 17 ? 1000 : 1) * (i + 1);
+    }
+    CHECK_OK(kiln_kernel_launch(q, km, 1, (size_t[]){1}, NULL, 19, margs, 0, NULL, NULL));
+    int got = 0;
+    CHECK_OK(kiln_buffer_read(q, M, 0, sizeof got, &got));
+    CHECK(got == want);
+    margs[18] = KILN_ARG_F32(1);
+    CHECK_STATUS(kiln_kernel_launch(q, km, 1, (size_t[]){1}, NULL, 19, margs, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "argument 18 ('a17')") != NULL, "%s", kiln_last_error_message());
+    kiln_buffer_release(M);
+    kiln_kernel_release(km);
+}
+
+static void test_local(kiln_queue *q, kiln_program *p) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_kernel *k = NULL;
+    CHECK_OK(kiln_kernel_create(p, "groupsum", &k));
+    const size_t groups = 37, lsz = 32, n = groups * lsz;
+    int *in = malloc(n * sizeof *in), out[37];
+    for (size_t i = 0; i < n; i++)
+        in[i] = (int)(kt_rand_u64() % 2001) - 1000;
+    kiln_buffer *I = NULL, *O = NULL;
+    CHECK_OK(kiln_buffer_create(ctx, n * sizeof *in, 0, in, &I));
+    CHECK_OK(kiln_buffer_create(ctx, sizeof out, 0, NULL, &O));
+    kiln_arg args[] = {KILN_ARG_BUF(I), KILN_ARG_BUF(O), KILN_ARG_LOCAL_BYTES(lsz * sizeof(int))};
+    CHECK_OK(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL));
+    CHECK_OK(kiln_buffer_read(q, O, 0, sizeof out, out));
+    int good = 1;
+    for (size_t gi = 0; gi < groups; gi++) {
+        int s = 0;
+        for (size_t i = 0; i < lsz; i++)
+            s += in[gi * lsz + i];
+        good &= out[gi] == s;
+    }
+    CHECK(good);
+    args[2] = KILN_ARG_LOCAL_BYTES(0);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    args[2] = KILN_ARG_I32(4);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "'tmp'") != NULL, "%s", kiln_last_error_message());
+    kiln_buffer_release(I);
+    kiln_buffer_release(O);
+    kiln_kernel_release(k);
+    free(in);
+}
+
+static void test_programs(kiln_queue *q) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_device *dev = kiln_queue_device(q);
+    kiln_program *p = NULL;
+    kiln_program_opts opts = {.build_options = "-DVALUE=42"};
+    if (!CHECK_OK(kiln_program_create(ctx, src_main, &opts, &p)))
+        return;
+    CHECK(kiln_program_build_log(p, dev) != NULL);
+    kiln_kernel *k = NULL;
+    CHECK_OK(kiln_kernel_create(p, "vadd", &k));
+    CHECK(kiln_kernel_num_args(k) == 4);
+    CHECK_OK(kiln_kernel_retain(k));
+    kiln_kernel_release(k);
+    CHECK_OK(kiln_program_retain(p));
+    kiln_program_release(p);
+
+    /* the build options reach the compiler */
+    kiln_kernel *ko = NULL;
+    kiln_buffer *O = NULL;
+    int v = 0;
+    CHECK_OK(kiln_kernel_create(p, "opt", &ko));
+    CHECK_OK(kiln_buffer_create(ctx, sizeof v, 0, NULL, &O));
+    CHECK_OK(kiln_kernel_launch(q, ko, 1, (size_t[]){1}, NULL, 1, (kiln_arg[]){KILN_ARG_BUF(O)}, 0, NULL, NULL));
+    CHECK_OK(kiln_buffer_read(q, O, 0, sizeof v, &v));
+    CHECK(v == 42);
+    kiln_buffer_release(O);
+    kiln_kernel_release(ko);
+
+    /* unknown kernel names list what exists */
+    kiln_kernel *none = NULL;
+    CHECK_STATUS(kiln_kernel_create(p, "vsub", &none), KILN_ERROR_KERNEL_NOT_FOUND);
+    CHECK(none == NULL);
+    CHECK_MSG(strstr(kiln_last_error_message(), "vsub") && strstr(kiln_last_error_message(), "vadd") &&
+                  strstr(kiln_last_error_message(), "groupsum"),
+              "%s", kiln_last_error_message());
+
+    test_vadd(q, k);
+    test_grid(q, p);
+    test_scalars(q, p);
+    test_local(q, p);
+    kiln_kernel_release(k);
+    /* the kernel keeps the program alive */
+    CHECK_OK(kiln_kernel_create(p, "vadd", &k));
+    kiln_program_release(p);
+    CHECK(kiln_kernel_num_args(k) == 4);
+    kiln_kernel_release(k);
+}
+
+static void test_build_errors(kiln_queue *q) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_program *p = NULL;
+    const char *bad = "KILN_KERNEL void broken(KILN_GLOBAL int *x) {\n"
+                      "    x[0] = undeclared_thing_42;\n"
+                      "}\n";
+    CHECK_STATUS(kiln_program_create(ctx, bad, NULL, &p), KILN_ERROR_BUILD);
+    CHECK(p == NULL);
+    CHECK_MSG(strstr(kiln_last_build_log(), "undeclared_thing_42") != NULL, "log: %s", kiln_last_build_log());
+    CHECK_MSG(strstr(kiln_last_error_message(), "error") != NULL, "%s", kiln_last_error_message());
+    /* the log's line numbers are the user's (the prelude ends with #line 1) */
+    CHECK_MSG(strstr(kiln_last_build_log(), ":2:") != NULL, "log: %s", kiln_last_build_log());
+    /* a bad option */
+    kiln_program_opts o = {.build_options = "-this-is-no-option"};
+    kiln_status st = kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &o, &p);
+    CHECK(st != KILN_OK);
+    CHECK(p == NULL);
+    /* language guards */
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    kiln_program_opts lang = {.language = info.backend == KILN_BACKEND_OPENCL ? KILN_LANG_CUDA_C : KILN_LANG_OPENCL_C};
+    CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p), KILN_ERROR_UNSUPPORTED);
+    lang.language = (kiln_language)9;
+    CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p), KILN_ERROR_INVALID_ARGUMENT);
+    lang.language = info.backend == KILN_BACKEND_OPENCL ? KILN_LANG_OPENCL_C : KILN_LANG_CUDA_C;
+    const char *native = info.backend == KILN_BACKEND_OPENCL
+                             ? "__kernel void nat(__global int *x) { x[get_global_id(0)] = 5; }"
+                             : "extern \"C\" __global__ void nat(int *x) { x[threadIdx.x] = 5; }";
+    CHECK_OK(kiln_program_create(ctx, native, &lang, &p));
+    kiln_kernel *k = NULL;
+    CHECK_OK(kiln_kernel_create(p, "nat", &k));
+    kiln_kernel_release(k);
+    kiln_program_release(p);
+    /* a successful build after a failed one: the log stays readable */
+    CHECK(kiln_last_build_log() != NULL);
+}
+
+static void test_files_and_cache(kiln_queue *q) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_device *dev = kiln_queue_device(q);
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/kiln_test_core_program_%d.cl", (int)getpid());
+    char src[512];
+    /* a source never seen before, so the first build is a real one */
+    snprintf(src, sizeof src,
+             "/* %llu */ KILN_KERNEL void fromfile(KILN_GLOBAL int *x) { x[kiln_global_id(0)] += 1; }\n",
+             (unsigned long long)kt_rand_u64());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs(src, f);
+    fclose(f);
+    kiln_program *p = NULL;
+    CHECK_OK(kiln_program_create_from_file(ctx, path, NULL, &p));
+    CHECK(kiln_program_from_cache(p, dev) == 0);
+    kiln_kernel *k = NULL;
+    CHECK_OK(kiln_kernel_create(p, "fromfile", &k));
+    kiln_kernel_release(k);
+    /* the same source in the same context: memory cache, same answer */
+    kiln_program *p2 = NULL;
+    CHECK_OK(kiln_program_create(ctx, src, NULL, &p2));
+    CHECK(kiln_program_from_cache(p2, dev) == 0);
+    kiln_program_release(p2);
+    /* a new context: from the disk cache */
+    kiln_context *ctx2 = NULL;
+    CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
+    CHECK_OK(kiln_program_create(ctx2, src, NULL, &p2));
+    CHECK_MSG(kiln_program_from_cache(p2, dev) == 1, "second build should come from the disk cache");
+    kiln_queue *q2 = NULL;
+    CHECK_OK(kiln_queue_create(ctx2, dev, 0, &q2));
+    CHECK_OK(kiln_kernel_create(p2, "fromfile", &k));
+    kiln_buffer *B = NULL;
+    int vals[5] = {1, 2, 3, 4, 5};
+    CHECK_OK(kiln_buffer_create(ctx2, sizeof vals, 0, vals, &B));
+    CHECK_OK(kiln_kernel_launch(q2, k, 1, (size_t[]){5}, NULL, 1, (kiln_arg[]){KILN_ARG_BUF(B)}, 0, NULL, NULL));
+    CHECK_OK(kiln_buffer_read(q2, B, 0, sizeof vals, vals));
+    CHECK(vals[0] == 2 && vals[4] == 6);
+    kiln_buffer_release(B);
+    kiln_kernel_release(k);
+    kiln_queue_release(q2);
+    kiln_program_release(p2);
+    kiln_context_release(ctx2);
+    /* no_cache: built again */
+    CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
+    kiln_program_opts nc = {.no_cache = 1};
+    CHECK_OK(kiln_program_create(ctx2, src, &nc, &p2));
+    CHECK(kiln_program_from_cache(p2, dev) == 0);
+    kiln_program_release(p2);
+    kiln_context_release(ctx2);
+    kiln_program_release(p);
+    unlink(path);
+    /* unreadable files */
+    CHECK_STATUS(kiln_program_create_from_file(ctx, "/nonexistent/dir/k.cl", NULL, &p), KILN_ERROR_IO);
+    CHECK(p == NULL);
+    CHECK_MSG(strstr(kiln_last_error_message(), "/nonexistent/dir/k.cl") &&
+                  strstr(kiln_last_error_message(), "No such file"),
+              "%s", kiln_last_error_message());
+    CHECK_STATUS(kiln_program_create_from_file(ctx, "/tmp", NULL, &p), KILN_ERROR_IO);
+}
+
+static void run(kiln_queue *q, void *user) {
+    (void)user;
+    test_programs(q);
+    test_build_errors(q);
+    test_files_and_cache(q);
+}
+
+int main(void) {
+    kt_for_each_device(run, NULL);
+    return kt_report();
+}
