@@ -391,14 +391,14 @@ static void print_tables(const demo_state *s) {
             else
                 printf("\nPairwise distances %s (points x dims)\n",
                        r->label);
-            printf("%-52s %12s %12s %10s  %s\n", "Method", "Time (ms)",
+            printf("%-60s %12s %12s %10s  %s\n", "Method", "Time (ms)",
                    "Device (ms)", "Speed-up", "Check");
         }
         char method[192], t[32], dt[32], check[64];
         snprintf(method, sizeof method, "%s%s%s", r->method,
                  r->device[0] ? " on " : "", r->device);
         if (r->error[0]) {
-            printf("%-52.52s %12s %12s %10s  %s\n", method, "-", "-", "-",
+            printf("%-60.60s %12s %12s %10s  %s\n", method, "-", "-", "-",
                    "not run (see above)");
             continue;
         }
@@ -415,7 +415,7 @@ static void print_tables(const demo_state *s) {
         else
             snprintf(check, sizeof check, "%s (rel. error %.1e)",
                      r->ok ? "ok" : "INACCURATE", r->relerr);
-        printf("%-52.52s %12s %12s %9.1fx  %s\n", method, t, dt, r->speedup,
+        printf("%-60.60s %12s %12s %9.1fx  %s\n", method, t, dt, r->speedup,
                check);
     }
     printf("\nTime: median wall-clock time of the timed repetitions; for "

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Peer benchmark for `kiln demo`: the same workloads with the libraries a
+user would pick instead of kiln, side by side in one run.
+
+  polygon mask (24-edge polygon, even-odd rule, pixel centres):
+    PyOpenCL   the seeds' naive kernel (one work-item per pixel) on the same
+               OpenCL device kiln used
+    NumPy      a vectorised even-odd test (one pass per edge over the image)
+    CuPy       the seeds' naive kernel as a RawKernel (GPU machine only)
+  pairwise distances (M points x D dims):
+    SciPy      scipy.spatial.distance.cdist (computes in float64)
+    PyTorch    torch.cdist on the GPU (float32 and float64; GPU machine only)
+
+Times are wall-clock medians (launch + wait, no transfers), like the Time
+column of `kiln demo`. The kiln figures come from `kiln demo --json` run on
+the same machine with the same sizes. Writes a markdown table to stdout and
+to bench/results/<label>-<date>.md.
+
+usage: bench/peers_demo.py [--kiln build/kiln] [--device SEL] [--sizes 1024,8192]
+                           [--points 2048] [--dims 64] [--reps 5] [--label NAME]
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The seeds' kernel, ported to OpenCL as in the lecture: one work-item per
+# pixel running insidePolygon. Pixel centres and the tie rule are those of
+# `kiln demo` (tools/kiln/demo_work.h), so the results can be compared.
+NAIVE_CL = r"""
+%(pragma)s
+__kernel void mask_naive(__global const REAL *vx, __global const REAL *vy,
+                         int n, int width, int height, __global uchar *mask)
+{
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= width || y >= height) return;
+    REAL px = (REAL)x + (REAL)0.5, py = (REAL)y + (REAL)0.5;
+    int counter = 0, inside = -1;
+    for (int i = 0; i < n && inside < 0; i++) {
+        int j = i + 1 == n ? 0 : i + 1;
+        REAL x1 = vx[i], y1 = vy[i], x2 = vx[j], y2 = vy[j];
+        if (x1 == px && y1 == py) { inside = 1; break; }
+        if (py > min(y1, y2) && py <= max(y1, y2) && px <= max(x1, x2) && y1 != y2) {
+            REAL xinters = (py - y1) * (x2 - x1) / (y2 - y1) + x1;
+            if (x1 == x2 || px <= xinters) counter++;
+        }
+    }
+    mask[(ulong)y * width + x] = inside == 1 ? 1 : (counter & 1);
+}
+"""
+
+NAIVE_CUDA = r"""
+extern "C" __global__ void mask_naive(const REAL *vx, const REAL *vy, int n,
+                                      int width, int height, unsigned char *mask)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height) return;
+    REAL px = (REAL)x + (REAL)0.5, py = (REAL)y + (REAL)0.5;
+    int counter = 0;
+    for (int i = 0; i < n; i++) {
+        int j = i + 1 == n ? 0 : i + 1;
+        REAL x1 = vx[i], y1 = vy[i], x2 = vx[j], y2 = vy[j];
+        if (x1 == px && y1 == py) { mask[(size_t)y * width + x] = 1; return; }
+        if (py > min(y1, y2) && py <= max(y1, y2) && px <= max(x1, x2) && y1 != y2) {
+            REAL xinters = (py - y1) * (x2 - x1) / (y2 - y1) + x1;
+            if (x1 == x2 || px <= xinters) counter++;
+        }
+    }
+    mask[(size_t)y * width + x] = counter & 1;
+}
+"""
+
+
+def median_time(fn, reps, budget=3.0):
+    fn()  # warm-up (compiles, allocates)
+    times, spent = [], 0.0
+    while len(times) < reps and (not times or spent < budget):
+        t0 = time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        times.append(dt)
+        spent += dt
+    return statistics.median(times)
+
+
+def star_polygon(n, size, seed=20140211):
+    """Same shape as kiln demo's (not the same random stream: the peers get
+    their own polygon; the time of an even-odd test depends little on it)."""
+    rng = np.random.default_rng(seed)
+    ang = np.sort(rng.uniform(0, 2 * np.pi, n))
+    r = 0.15 + 0.35 * rng.uniform(0, 1, n)
+    return 0.5 * size + r * size * np.cos(ang), 0.5 * size + r * size * np.sin(ang)
+
+
+def numpy_mask(vx, vy, width, height):
+    """Even-odd rule, vectorised over the pixels: one pass per edge."""
+    dt = vx.dtype
+    px = np.arange(width, dtype=dt) + dt.type(0.5)
+    py = (np.arange(height, dtype=dt) + dt.type(0.5))[:, None]
+    inside = np.zeros((height, width), dtype=bool)
+    vertex = np.zeros((height, width), dtype=bool)
+    n = len(vx)
+    for i in range(n):
+        j = (i + 1) % n
+        x1, y1, x2, y2 = vx[i], vy[i], vx[j], vy[j]
+        vertex |= (px == x1) & (py == y1)
+        if y1 == y2:
+            continue
+        rows = (py > min(y1, y2)) & (py <= max(y1, y2))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xinters = (py - y1) * (x2 - x1) / (y2 - y1) + x1
+        c = np.minimum(xinters, max(x1, x2)) if x1 != x2 else np.full_like(py, x1)
+        inside ^= rows & (px <= c)
+    return (inside | vertex).astype(np.uint8)
+
+
+def run_kiln(args):
+    cmd = [args.kiln, "demo", "--json", "--reps", str(args.reps),
+           "--sizes", args.sizes, "--points", str(args.points),
+           "--dims", str(args.dims), "--out", args.kiln_out]
+    for d in args.device or []:
+        cmd += ["--device", d]
+    print("running:", " ".join(cmd), file=sys.stderr)
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if not res.stdout.strip():
+        sys.exit("kiln demo printed no JSON (exit %d)" % res.returncode)
+    return json.loads(res.stdout)
+
+
+def pyopencl_device(kiln_id):
+    import pyopencl as cl
+    parts = kiln_id.split(":")
+    if len(parts) == 3 and parts[0] == "opencl":
+        return cl.get_platforms()[int(parts[1])].get_devices()[int(parts[2])]
+    return None
+
+
+def peer_pyopencl_mask(dev, size, use_double, reps):
+    import pyopencl as cl
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    real = "double" if use_double else "float"
+    dt = np.float64 if use_double else np.float32
+    src = "#define REAL %s\n" % real + NAIVE_CL % {
+        "pragma": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" if use_double else ""}
+    prg = cl.Program(ctx, src).build()
+    knl = cl.Kernel(prg, "mask_naive")
+    vx, vy = (a.astype(dt) for a in star_polygon(24, size))
+    mf = cl.mem_flags
+    bx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=vx)
+    by = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=vy)
+    out = cl.Buffer(ctx, mf.WRITE_ONLY, size * size)
+    g = ((size + 15) // 16 * 16,) * 2
+
+    def go():
+        knl(q, g, (16, 16), bx, by, np.int32(24), np.int32(size), np.int32(size), out).wait()
+    t = median_time(go, reps)
+    host = np.empty(size * size, np.uint8)
+    cl.enqueue_copy(q, host, out)
+    ok = np.array_equal(host.reshape(size, size), numpy_mask(vx, vy, size, size)) if size <= 2048 else None
+    return t, ok
+
+
+def machine_description(kj):
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    lines = ["- host: %s, %s, %d logical CPUs (%s), Python %s, NumPy %s" % (
+        socket.gethostname(), platform.platform(), os.cpu_count(), cpu,
+        platform.python_version(), np.__version__)]
+    for d in kj.get("devices", []):
+        lines.append("- kiln device %s: %s (%s compute units, fp64 %s)" % (
+            d["id"], d["name"], d["compute_units"], "yes" if d["fp64"] else "no"))
+    lines.append("- kiln %s; OpenMP threads %s" % (kj.get("kiln_version"), kj.get("openmp_threads")))
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kiln", default=os.path.join(HERE, "..", "build", "kiln"))
+    ap.add_argument("--device", action="append")
+    ap.add_argument("--sizes", default="1024,8192")
+    ap.add_argument("--points", type=int, default=2048)
+    ap.add_argument("--dims", type=int, default=64)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--label", default=socket.gethostname())
+    ap.add_argument("--kiln-out", default="out")
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    args = ap.parse_args()
+
+    kj = run_kiln(args)
+    res = [r for r in kj["results"] if "error" not in r]
+    rows = []  # (workload, case, ours, ours_ms, theirs, theirs_ms)
+
+    def ours(workload, case_prefix, method_prefix):
+        return [r for r in res if r["workload"] == workload
+                and r["case"].startswith(case_prefix) and r["method"].startswith(method_prefix)]
+
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for size in sizes:
+        case = "%dx%d" % (size, size)
+        fast = ours("mask", case, "kiln fast")
+        omp = ours("mask", case, "OpenMP")
+        best = min(fast, key=lambda r: r["wall_ms"]) if fast else None
+        for r in fast:
+            name = "kiln fast on " + r["device"]
+            use_double = "float32" not in r["method"]
+            dev = None
+            try:
+                dev = pyopencl_device(r["device"].split()[0])
+            except Exception as e:  # pyopencl missing or device absent
+                print("PyOpenCL: %s" % e, file=sys.stderr)
+            if dev is not None:
+                print("PyOpenCL naive kernel %s ..." % case, file=sys.stderr)
+                t, ok = peer_pyopencl_mask(dev, size, use_double, args.reps)
+                rows.append(("mask", case + (" float64" if use_double else " float32"), name,
+                             r["wall_ms"], "PyOpenCL naive kernel (same device)%s" % (
+                                 "" if ok in (None, True) else " [WRONG]"), 1e3 * t))
+            for o in omp:
+                rows.append(("mask", case, name, r["wall_ms"], "C + " + o["method"] + " (kiln demo)", o["wall_ms"]))
+        if best is not None:
+            print("NumPy even-odd %s ..." % case, file=sys.stderr)
+            vx, vy = star_polygon(24, size)
+            t = median_time(lambda: numpy_mask(vx, vy, size, size), min(args.reps, 3))
+            rows.append(("mask", case + " float64", "kiln fast on " + best["device"], best["wall_ms"],
+                         "NumPy vectorised even-odd", 1e3 * t))
+            try:
+                import cupy as cp
+                for use_double in (False, True):
+                    dt = cp.float64 if use_double else cp.float32
+                    k = cp.RawKernel("#define REAL %s\n" % ("double" if use_double else "float") + NAIVE_CUDA,
+                                     "mask_naive")
+                    hx, hy = star_polygon(24, size)
+                    vx_d, vy_d = cp.asarray(hx, dtype=dt), cp.asarray(hy, dtype=dt)
+                    out = cp.empty(size * size, cp.uint8)
+                    grid = ((size + 15) // 16, (size + 15) // 16)
+
+                    def go():
+                        k(grid, (16, 16), (vx_d, vy_d, np.int32(24), np.int32(size), np.int32(size), out))
+                        cp.cuda.runtime.deviceSynchronize()
+                    t = median_time(go, args.reps)
+                    rows.append(("mask", case + (" float64" if use_double else " float32"),
+                                 "kiln fast on " + best["device"], best["wall_ms"],
+                                 "CuPy RawKernel, seeds' naive kernel", 1e3 * t))
+            except ImportError:
+                pass
+
+    m, d = args.points, args.dims
+    try:
+        from scipy.spatial.distance import cdist
+    except ImportError:
+        cdist = None
+    rng = np.random.default_rng(1)
+    x32 = rng.random((m, d), dtype=np.float32)
+    for prec in ("float64", "float32"):
+        case = "%dx%d %s" % (m, d, prec)
+        mine = ours("pdist", case, "kiln kernel")
+        if not mine:
+            continue
+        best = min(mine, key=lambda r: r["wall_ms"])
+        name = "kiln kernel on " + best["device"]
+        x = x32.astype(np.float64) if prec == "float64" else x32
+        if cdist is not None:
+            print("SciPy cdist %s ..." % case, file=sys.stderr)
+            t = median_time(lambda: cdist(x, x), min(args.reps, 3))
+            rows.append(("pdist", case, name, best["wall_ms"], "SciPy cdist (float64 inside)", 1e3 * t))
+        try:
+            import torch
+            if torch.cuda.is_available():
+                xt = torch.from_numpy(x).cuda()
+
+                def go():
+                    torch.cdist(xt, xt)
+                    torch.cuda.synchronize()
+                t = median_time(go, args.reps)
+                rows.append(("pdist", case, name, best["wall_ms"], "torch.cdist (CUDA)", 1e3 * t))
+        except ImportError:
+            pass
+
+    date = datetime.date.today().isoformat()
+    out = ["# kiln demo vs peers — %s, %s" % (args.label, date), ""]
+    out += machine_description(kj)
+    out += ["", "Times: median wall-clock ms (launch + wait, no transfers). "
+            "Ratio = theirs / ours (> 1: kiln is faster).", "",
+            "| workload | case | ours | ours ms | theirs | theirs ms | ratio |",
+            "|---|---|---|---:|---|---:|---:|"]
+    for w, case, on, oms, th, tms in rows:
+        out.append("| %s | %s | %s | %.3f | %s | %.3f | %.2fx |" % (w, case, on, oms, th, tms, tms / oms))
+    out += ["", "kiln demo's own table (wall ms, device ms, speed-up over serial C):", "",
+            "| workload | case | method | device | wall ms | device ms | speed-up | check |",
+            "|---|---|---|---|---:|---:|---:|---|"]
+    for r in kj["results"]:
+        if "error" in r:
+            out.append("| %s | %s | %s | %s | - | - | - | %s |" % (
+                r["workload"], r["case"], r["method"], r["device"], r["error"]))
+            continue
+        chk = ("%d pixels differ" % r["mismatches"]) if "mismatches" in r else ("rel. error %.1e" % r["relerr"])
+        out.append("| %s | %s | %s | %s | %.3f | %s | %.1fx | %s%s |" % (
+            r["workload"], r["case"], r["method"], r["device"], r["wall_ms"],
+            "-" if r["device_ms"] is None else "%.3f" % r["device_ms"], r["speedup"],
+            "ok, " if r["ok"] else "FAIL, ", chk))
+    text = "\n".join(out) + "\n"
+    print(text)
+    os.makedirs(args.results, exist_ok=True)
+    path = os.path.join(args.results, "%s-%s.md" % (args.label, date))
+    with open(path, "w") as f:
+        f.write(text)
+    print("wrote", path, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
