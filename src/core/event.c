@@ -253,6 +253,14 @@ static kiln__cb_node *kiln__cb_head, *kiln__cb_tail;
 static int kiln__cb_started;
 
 static void kiln__cb_run(kiln__cb_node *node) {
+    /* Some drivers (PoCL) report CL_COMPLETE to a callback registered on an
+     * event that had already failed: ask the event itself. */
+    if (!node->failed) {
+        kiln_event_state s = KILN_EVENT_COMPLETE;
+        if (node->event->backend->event_state(node->event->handle, &s) == KILN_OK &&
+            s == KILN_EVENT_ERROR)
+            node->failed = 1;
+    }
     kiln_event_state state = node->failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE;
     if (node->callback) {
         node->callback(node->event, state, node->user_data);
