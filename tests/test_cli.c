@@ -1,6 +1,7 @@
 /* The kiln tool, run as a user runs it: outputs and exit statuses of every
  * command, help, usage errors, and the cache commands in a private
  * $KILN_CACHE_DIR. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,42 @@ static void write_file(const char *path, const char *text) {
     }
 }
 
+/* The path of the first entry file in dir. */
+static int find_entry(const char *dir, char *path, size_t cap) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+    while (d && !found && (de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (n > 4 && strcmp(de->d_name + n - 4, ".bin") == 0) {
+            snprintf(path, cap, "%s/%s", dir, de->d_name);
+            found = 1;
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* how 0: flips a byte in the middle of the file; 1: cuts off its end. */
+static void damage(const char *path, int how) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return;
+    if (how == 1) {
+        CHECK(truncate(path, st.st_size / 2) == 0);
+        return;
+    }
+    FILE *f = fopen(path, "r+b");
+    if (!f)
+        return;
+    fseek(f, (long)(st.st_size / 2), SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, (long)(st.st_size / 2), SEEK_SET);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+}
+
 static void test_cache(void) {
     char cache[512], args[1024], src[512], bad[512];
     snprintf(cache, sizeof cache, "%s/cache", tmpdir);
@@ -229,6 +266,23 @@ static void test_cache(void) {
     EXPECT("cache list", 0);
     OUT_HAS("1 entry");
     OUT_HAS("yes");
+    /* A corrupted entry is seen (listed as BAD), never loaded: the next
+     * build compiles again and replaces it. Then a truncated one. */
+    for (int round = 0; round < 2; round++) {
+        char entry[1024];
+        CHECK(find_entry(cache, entry, sizeof entry));
+        damage(entry, round);
+        EXPECT("cache list", 0);
+        OUT_HAS("BAD");
+        snprintf(args, sizeof args, "cache build '%s'", src);
+        EXPECT(args, 0);
+        OUT_HAS("built for");
+        EXPECT("cache list", 0);
+        OUT_HAS("1 entry");
+        CHECK(strstr(out, "BAD") == NULL);
+        EXPECT(args, 0);
+        OUT_HAS("already in the cache");
+    }
     snprintf(args, sizeof args, "cache build '%s' --options '-DUNUSED=1'", src);
     EXPECT(args, 0);
     OUT_HAS("built for");
