@@ -496,6 +496,8 @@ KILN_API kiln_status kiln_cache_list(kiln_cache_visit visit, void *user);
 /* Removes every entry; *removed (may be NULL) gets the count. */
 KILN_API kiln_status kiln_cache_clear(size_t *removed);
 
+#include "kiln/array.h"
+
 #ifdef __cplusplus
 }
 #endif

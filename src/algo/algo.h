@@ -1,0 +1,132 @@
+/* Shared internals of the generators and arrays (src/algo). They use only
+ * the public API of kiln.h, plus the error detail and the embedded kernel
+ * templates. */
+#ifndef KILN_ALGO_ALGO_H
+#define KILN_ALGO_ALGO_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "kiln.h"
+
+struct kiln_array {
+    atomic_int refs;
+    kiln_context *context; /* retained */
+    kiln_buffer *buffer;   /* retained */
+    kiln_dtype dtype;
+    unsigned ndim;
+    size_t shape[KILN_ARRAY_MAX_DIMS];
+    ptrdiff_t strides[KILN_ARRAY_MAX_DIMS];
+    size_t offset;
+    size_t size;
+};
+
+int kiln__array_contiguous(const kiln_array *a);
+
+typedef struct kiln__bound kiln__bound;
+
+/* ---- growable strings */
+typedef struct kiln__sb {
+    char *p;
+    size_t len, cap;
+    int oom;
+} kiln__sb;
+void kiln__sb_add(kiln__sb *sb, const char *s);
+void kiln__sb_addf(kiln__sb *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void kiln__sb_free(kiln__sb *sb);
+
+/* ---- argument declarations ("float a, const float *x") */
+typedef struct kiln__garg {
+    char name[64];
+    char type[96];   /* element type as written, without const/global */
+    int is_ptr;
+    int is_const;
+    kiln_dtype dtype; /* 0 if not a kiln dtype (a struct) */
+} kiln__garg;
+
+typedef struct kiln__gargs {
+    kiln__garg *v;
+    size_t n;
+    size_t first_array; /* index of the first pointer argument */
+} kiln__gargs;
+
+kiln_status kiln__gargs_parse(const char *decl, const char *what,
+                              kiln__gargs *out);
+void kiln__gargs_free(kiln__gargs *a);
+/* dtype of a type name ("float", "unsigned int", "long"...), 0 if none. */
+kiln_dtype kiln__dtype_from_name(const char *type);
+
+/* Layout variants. */
+enum { KILN__CONTIG = 0, KILN__STRIDED = 1 };
+
+/* Appends the shared definitions for one layout: KILN_PARAMS, KILN_PASS and
+ * KILN_BIND(i) (which declares the user's array names for index i). */
+void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout);
+/* Appends the kernel parameter list text ("long n, ...") for a layout. */
+void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout);
+/* Appends the embedded template file with @NAME@ and @PARAMS@ replaced. */
+kiln_status kiln__gen_template(kiln__sb *sb, const char *file,
+                               const char *name, const char *params);
+/* One built variant: program and up to 3 kernels. */
+typedef struct kiln__variant {
+    kiln_program *prog;
+    kiln_kernel *k[3];
+} kiln__variant;
+void kiln__variant_free(kiln__variant *v);
+/* Launch of kernel with prefix args then the bound ones. */
+kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel,
+                         size_t global, size_t local, const kiln_arg *prefix,
+                         size_t nprefix, const kiln__bound *b,
+                         size_t num_wait, kiln_event *const *wait,
+                         kiln_event **event);
+/* Appends user text under a #line marker named label. */
+void kiln__gen_user(kiln__sb *sb, const char *label, const char *text);
+
+/* Per-device launch plan. */
+typedef struct kiln__plan {
+    int cpu;           /* 1: chunked CPU variant */
+    unsigned cu;       /* compute units */
+    size_t local;      /* work-group size (power of two) */
+    int fp64, fp16;
+} kiln__plan;
+kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan);
+
+/* Builds source (with the per-device defines) and looks the kernel up.
+ * On a build error the message names `what` and quotes `user_text` and the
+ * compiler's first error lines. */
+kiln_status kiln__gen_build(kiln_context *context, const char *source,
+                            const char *what, const char *user_text,
+                            kiln_program **program);
+
+/* Validates values against the declared arguments for a launch on queue and
+ * appends the kernel arguments (after any algorithm-specific ones already in
+ * kargs[0..*nk)). n gets the index range, layout the variant needed. */
+struct kiln__bound {
+    kiln_arg *kargs;
+    size_t nk, cap;
+    size_t n;
+    int layout;
+};
+kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
+                              size_t num_values, const kiln_value *values,
+                              int any_shape, const char *what,
+                              kiln__bound *b);
+kiln_status kiln__bound_push(kiln__bound *b, kiln_arg a);
+void kiln__bound_free(kiln__bound *b);
+
+
+/* Converts a scalar to dtype (numerically). */
+kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out);
+
+/* Event helper: releases *e and sets it NULL. */
+void kiln__event_drop(kiln_event **e);
+
+/* Calls fn-like launches in sequence: keeps the last event. */
+char *kiln__strdup(const char *s);
+
+#endif

@@ -1,0 +1,32 @@
+/* Internal entry points shared by the built-in operations. */
+#ifndef KILN_ALGO_BUILTIN_H
+#define KILN_ALGO_BUILTIN_H
+
+#include "algo/algo.h"
+
+/* kiln_reduction_create with a finishing expression of `a` (e.g. "sqrt(a)")
+ * whose type is final_type (NULL = the out type) of final_size bytes, and
+ * eager = 0 to build nothing until the first launch. */
+kiln_status kiln__reduction_create_ex(kiln_context *context,
+                                      const kiln_reduction_desc *desc,
+                                      const char *finish,
+                                      const char *final_type,
+                                      size_t final_size, int eager,
+                                      kiln_reduction **out);
+/* kiln_scan_create / kiln_elementwise_create that build nothing yet. */
+kiln_status kiln__scan_create_ex(kiln_context *context,
+                                 const kiln_scan_desc *desc, int eager,
+                                 kiln_scan **out);
+kiln_status kiln__elementwise_create_ex(kiln_context *context,
+                                        const char *arguments,
+                                        const char *operation,
+                                        const char *name, const char *preamble,
+                                        unsigned flags, int eager,
+                                        kiln_elementwise **kernel);
+
+/* Kernel-source literals of a dtype's largest / smallest value; returns
+ * buf. */
+const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap);
+const char *kiln__dtype_min_literal(kiln_dtype d, char *buf, size_t cap);
+
+#endif

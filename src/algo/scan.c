@@ -1,0 +1,359 @@
+/* The scan generator (kiln_scan_*), like PyOpenCL's GenericScanKernel, and
+ * cumsum/cumprod. Three launches that keep the operator's order (see
+ * src/kernels/algo_scan.cl): block totals, a scan of the totals, a rescan
+ * of each block with its carry-in. The template is chosen per backend
+ * (scan_template()), so a CUDA single-pass decoupled look-back variant can
+ * be dropped in without touching the API. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/algo.h"
+#include "algo/builtin.h"
+#include "core/error.h"
+
+struct kiln_scan {
+    kiln_context *context;
+    kiln__gargs args;
+    char *scan_type, *neutral, *op, *input, *output, *seg, *preamble, *name;
+    size_t scan_size;
+    pthread_mutex_t lock;
+    kiln__variant var[2][2]; /* [strided][cpu] */
+    size_t local[2][2];
+};
+
+static const char *scan_template(kiln_context *context) {
+    (void)context; /* one portable template for now, on every backend */
+    return "algo_scan.cl";
+}
+
+static kiln_status scan_variant(kiln_scan *s, int strided,
+                                const kiln__plan *plan, kiln__variant **out) {
+    int cpu = plan->cpu;
+    kiln__variant *v = &s->var[strided][cpu];
+    pthread_mutex_lock(&s->lock);
+    kiln_status st = KILN_OK;
+    if (!v->k[0]) {
+        kiln__sb sb = {0}, params = {0};
+        s->local[strided][cpu] = plan->local;
+        kiln__sb_addf(&sb,
+                      "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
+                      "#define KILN_SEGMENTED %d\n",
+                      cpu, plan->local, s->seg ? 1 : 0);
+        kiln__gen_common(&sb, &s->args, strided);
+        if (s->preamble)
+            kiln__gen_user(&sb, "preamble", s->preamble);
+        kiln__sb_add(&sb, "typedef\n");
+        kiln__gen_user(&sb, "scan_type", s->scan_type);
+        kiln__sb_add(&sb, "kiln_scan_t;\nKILN_FUNC kiln_scan_t "
+                          "kiln_neutral(void)\n{\n    return (\n");
+        kiln__gen_user(&sb, "neutral", s->neutral);
+        kiln__sb_add(&sb, ");\n}\nKILN_FUNC kiln_scan_t "
+                          "kiln_scan_op(kiln_scan_t a, kiln_scan_t b)\n{\n"
+                          "    return (\n");
+        kiln__gen_user(&sb, "scan", s->op);
+        kiln__sb_add(&sb, ");\n}\nKILN_FUNC kiln_scan_t kiln_input(long i, "
+                          "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
+        kiln__gen_user(&sb, "input", s->input);
+        kiln__sb_add(&sb, ");\n}\n");
+        if (s->seg) {
+            kiln__sb_add(&sb, "KILN_FUNC int kiln_seg_start(long i, "
+                              "KILN_PARAMS)\n{\n    KILN_BIND(i)\n"
+                              "    return (\n");
+            kiln__gen_user(&sb, "segment_start", s->seg);
+            kiln__sb_add(&sb, ") ? 1 : 0;\n}\n");
+        }
+        kiln__sb_add(&sb, "KILN_FUNC void kiln_output(long i, kiln_scan_t "
+                          "item, kiln_scan_t prev_item, KILN_PARAMS)\n{\n"
+                          "    KILN_BIND(i)\n");
+        kiln__gen_user(&sb, "output", s->output);
+        kiln__sb_add(&sb, ";\n}\n");
+        kiln__gen_params(&params, &s->args, strided);
+        st = kiln__gen_template(&sb, scan_template(s->context), s->name,
+                                params.p ? params.p : "");
+        if (st == KILN_OK && (sb.oom || params.oom))
+            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                 "scan source");
+        if (st == KILN_OK) {
+            char text[1200];
+            snprintf(text, sizeof text,
+                     "input: %s; scan: %s; output: %s; neutral: %s%s%s",
+                     s->input, s->op, s->output, s->neutral,
+                     s->seg ? "; segment_start: " : "", s->seg ? s->seg : "");
+            st = kiln__gen_build(s->context, sb.p, "kiln_scan", text,
+                                 &v->prog);
+        }
+        static const char *const suffix[3] = {"reduce", "spine", "final"};
+        for (int k = 0; st == KILN_OK && k < 3; k++) {
+            char kn[160];
+            snprintf(kn, sizeof kn, "%s_%s", s->name, suffix[k]);
+            st = kiln_kernel_create(v->prog, kn, &v->k[k]);
+        }
+        if (st != KILN_OK)
+            kiln__variant_free(v);
+        kiln__sb_free(&sb);
+        kiln__sb_free(&params);
+    }
+    pthread_mutex_unlock(&s->lock);
+    *out = v;
+    return st;
+}
+
+static int valid_name(const char *s) {
+    if (!s || !*s || (*s >= '0' && *s <= '9'))
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return strlen(s) < 100;
+}
+
+kiln_status kiln__scan_create_ex(kiln_context *context,
+                                 const kiln_scan_desc *d, int eager,
+                                 kiln_scan **out) {
+    if (!out)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_scan_create: scan is NULL");
+    *out = NULL;
+    if (!context || !d || !d->arguments || !d->scan_type || !d->neutral ||
+        !d->scan || !d->input || !d->output)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_scan_create: context, arguments, "
+                               "scan_type, neutral, scan, input and output "
+                               "are required");
+    const char *name = d->name ? d->name : "kiln_scan";
+    if (!valid_name(name))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_scan_create: name '%s' is not an "
+                               "identifier",
+                               name);
+    size_t sz = d->scan_size ? d->scan_size
+                             : kiln_dtype_size(kiln__dtype_from_name(d->scan_type));
+    if (!sz)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_scan_create: scan_type '%s' is not a "
+                               "scalar type; set scan_size",
+                               d->scan_type);
+    kiln_scan *s = calloc(1, sizeof *s);
+    if (!s)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_scan_create");
+    kiln_status st = kiln__gargs_parse(d->arguments, "kiln_scan_create",
+                                       &s->args);
+    if (st != KILN_OK) {
+        free(s);
+        return st;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    kiln_context_retain(context);
+    s->context = context;
+    s->scan_size = sz;
+    s->scan_type = kiln__strdup(d->scan_type);
+    s->neutral = kiln__strdup(d->neutral);
+    s->op = kiln__strdup(d->scan);
+    s->input = kiln__strdup(d->input);
+    s->output = kiln__strdup(d->output);
+    s->name = kiln__strdup(name);
+    s->seg = d->segment_start ? kiln__strdup(d->segment_start) : NULL;
+    s->preamble = d->preamble ? kiln__strdup(d->preamble) : NULL;
+    if (!s->scan_type || !s->neutral || !s->op || !s->input || !s->output ||
+        !s->name || (d->segment_start && !s->seg) ||
+        (d->preamble && !s->preamble)) {
+        kiln_scan_release(s);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_scan_create");
+    }
+    if (eager) {
+        kiln_device_info info;
+        kiln__plan plan = {0};
+        plan.cpu = kiln_device_get_info(kiln_context_device(context, 0),
+                                        &info) == KILN_OK &&
+                   info.type == KILN_DEVICE_CPU;
+        plan.local = 1;
+        if (!plan.cpu) {
+            plan.local = 256;
+            while (info.max_work_group_size &&
+                   plan.local > info.max_work_group_size)
+                plan.local /= 2;
+        }
+        kiln__variant *v;
+        st = scan_variant(s, 0, &plan, &v);
+        if (st != KILN_OK) {
+            kiln_scan_release(s);
+            return st;
+        }
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc,
+                             kiln_scan **scan) {
+    return kiln__scan_create_ex(context, desc, 1, scan);
+}
+
+void kiln_scan_release(kiln_scan *s) {
+    if (!s)
+        return;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            kiln__variant_free(&s->var[a][b]);
+    kiln__gargs_free(&s->args);
+    free(s->scan_type);
+    free(s->neutral);
+    free(s->op);
+    free(s->input);
+    free(s->output);
+    free(s->seg);
+    free(s->preamble);
+    free(s->name);
+    kiln_context_release(s->context);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
+                             size_t num_values, const kiln_value *values,
+                             size_t num_wait, kiln_event *const *wait,
+                             kiln_event **event) {
+    if (event)
+        *event = NULL;
+    if (!queue || !s)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_scan_launch: queue and scan are "
+                               "required");
+    kiln_context *ctx = kiln_queue_context(queue);
+    if (ctx != s->context)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "kiln_scan_launch: the queue belongs to "
+                               "another context than the scan");
+    kiln__plan plan;
+    kiln_status st = kiln__plan_for(queue, &plan);
+    if (st != KILN_OK)
+        return st;
+    kiln__bound b = {0};
+    st = kiln__bind_values(queue, &s->args, num_values, values, 0, s->name,
+                           &b);
+    if (st != KILN_OK) {
+        kiln__bound_free(&b);
+        return st;
+    }
+    if (b.n == 0) {
+        kiln__bound_free(&b);
+        return event ? kiln_queue_marker(queue, num_wait, wait, event)
+                     : KILN_OK;
+    }
+    kiln__variant *v = NULL;
+    st = scan_variant(s, b.layout, &plan, &v);
+    if (st != KILN_OK) {
+        kiln__bound_free(&b);
+        return st;
+    }
+    size_t local = s->local[b.layout][plan.cpu];
+    size_t n = b.n, groups;
+    if (plan.cpu) {
+        groups = plan.cu * 4;
+        size_t by_size = (n + 8191) / 8192;
+        if (groups > by_size)
+            groups = by_size;
+    } else {
+        groups = (n + local * 8 - 1) / (local * 8);
+        if (groups > (size_t)plan.cu * 4)
+            groups = (size_t)plan.cu * 4;
+    }
+    if (!groups)
+        groups = 1;
+    size_t chunk = (n + groups - 1) / groups;
+    size_t unit = 64 * local;
+    chunk = (chunk + unit - 1) / unit * unit;
+    groups = (n + chunk - 1) / chunk;
+    kiln_buffer *sums = NULL, *flags = NULL;
+    kiln_event *e1 = NULL, *e2 = NULL, *e3 = NULL;
+    st = kiln_buffer_create(ctx, groups * s->scan_size, KILN_BUFFER_READ_WRITE,
+                            NULL, &sums);
+    if (st == KILN_OK)
+        st = kiln_buffer_create(ctx, groups * sizeof(int),
+                                KILN_BUFFER_READ_WRITE, NULL, &flags);
+    if (st == KILN_OK) {
+        kiln_arg pre[3] = {KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
+                           KILN_ARG_I64((int64_t)chunk)};
+        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 3, &b,
+                          num_wait, wait, &e1);
+    }
+    if (st == KILN_OK) {
+        kiln_arg pre[3] = {KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
+                           KILN_ARG_I64((int64_t)groups)};
+        st = kiln__launch(queue, v->k[1], 1, 1, pre, 3, NULL, 1, &e1, &e2);
+    }
+    if (st == KILN_OK) {
+        kiln_arg pre[2] = {KILN_ARG_BUF(sums), KILN_ARG_I64((int64_t)chunk)};
+        st = kiln__launch(queue, v->k[2], groups * local, local, pre, 2, &b, 1,
+                          &e2, &e3);
+    }
+    if (st == KILN_OK && event) {
+        *event = e3;
+        e3 = NULL;
+    }
+    kiln__event_drop(&e1);
+    kiln__event_drop(&e2);
+    kiln__event_drop(&e3);
+    kiln_buffer_release(sums);
+    kiln_buffer_release(flags);
+    kiln__bound_free(&b);
+    return st;
+}
+
+static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                       int exclusive, int prod, size_t num_wait,
+                       kiln_event *const *wait, kiln_event **event) {
+    const char *what = prod ? "kiln_array_cumprod" : "kiln_array_cumsum";
+    if (event)
+        *event = NULL;
+    if (!queue || !out || !a)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: queue and arrays are required", what);
+    if (out->dtype != a->dtype)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: dtypes %s and %s differ", what,
+                               kiln_dtype_name(out->dtype),
+                               kiln_dtype_name(a->dtype));
+    if (a->dtype == KILN_FLOAT16 || !kiln_dtype_size(a->dtype))
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: dtype %s", what,
+                               kiln_dtype_name(a->dtype));
+    const char *t = kiln_dtype_name(a->dtype);
+    char args[96];
+    snprintf(args, sizeof args, "const %s *x, %s *y", t, t);
+    kiln_scan_desc d = {args,
+                        t,
+                        0,
+                        prod ? "1" : "0",
+                        prod ? "a*b" : "a+b",
+                        "x[i]",
+                        exclusive ? "y[i] = prev_item" : "y[i] = item",
+                        NULL,
+                        NULL,
+                        prod ? (exclusive ? "kiln_cumprod_ex" : "kiln_cumprod")
+                             : (exclusive ? "kiln_cumsum_ex" : "kiln_cumsum")};
+    kiln_scan *s = NULL;
+    kiln_status st = kiln__scan_create_ex(kiln_queue_context(queue), &d, 0, &s);
+    kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(out)};
+    if (st == KILN_OK)
+        st = kiln_scan_launch(queue, s, 2, v, num_wait, wait, event);
+    kiln_scan_release(s);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    return st;
+}
+
+kiln_status kiln_array_cumsum(kiln_queue *queue, kiln_array *out,
+                              kiln_array *a, int exclusive, size_t num_wait,
+                              kiln_event *const *wait, kiln_event **event) {
+    return cum(queue, out, a, exclusive, 0, num_wait, wait, event);
+}
+
+kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *out,
+                               kiln_array *a, int exclusive, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event) {
+    return cum(queue, out, a, exclusive, 1, num_wait, wait, event);
+}

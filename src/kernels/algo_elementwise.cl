@@ -1,0 +1,21 @@
+/* Elementwise template (src/algo/elementwise.c). The generator puts before
+ * it: KILN_CPU, KILN_PASS, KILN_BIND and kiln_op(i, ...), which runs the
+ * user's operation for index i; @NAME@ and @PARAMS@ are substituted.
+ * CPU: each work-item walks one contiguous chunk, a loop the CPU compiler
+ * vectorises. GPU: a grid-stride loop, so neighbouring work-items touch
+ * neighbouring elements (coalesced). */
+KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
+{
+#if KILN_CPU
+    long kiln_b = (long)kiln_global_id(0) * kiln_chunk;
+    long kiln_e = kiln_b + kiln_chunk;
+    if (kiln_e > n)
+        kiln_e = n;
+    for (long i = kiln_b; i < kiln_e; i++)
+        kiln_op(i, KILN_PASS);
+#else
+    long kiln_step = (long)kiln_global_size(0);
+    for (long i = (long)kiln_global_id(0); i < n; i += kiln_step)
+        kiln_op(i, KILN_PASS);
+#endif
+}
