@@ -14,7 +14,7 @@
 #define N 4099
 
 static const char *src =
-    "KILN_KERNEL void axpb(KILN_GLOBAL int *x, int a, int b, int n) {\n"
+    "KILN_KERNEL void axpb(KILN_GLOBAL uint *x, uint a, uint b, int n) {\n"
     "    int i = (int)kiln_global_id(0); if (i < n) x[i] = a * x[i] + b;\n"
     "}\n";
 
@@ -51,17 +51,17 @@ static void *worker(void *arg) {
         atomic_fetch_add(&s->failures, 1000);
         return NULL;
     }
-    int *host = malloc(N * sizeof *host), *ref = malloc(N * sizeof *ref), *out = malloc(N * sizeof *out);
+    uint32_t *host = malloc(N * sizeof *host), *ref = malloc(N * sizeof *ref), *out = malloc(N * sizeof *out);
     for (int i = 0; i < N; i++)
-        host[i] = ref[i] = i * (j->id + 1);
+        host[i] = ref[i] = (uint32_t)(i * (j->id + 1));
     kiln_buffer *b = NULL;
     if (kiln_buffer_create(s->ctx, N * sizeof *host, 0, host, &b) != KILN_OK)
         atomic_fetch_add(&s->failures, 1000);
     for (int r = 0; r < ROUNDS && b; r++) {
-        int a = (r % 3) + 1, c = j->id * 7 + r;
+        uint32_t a = (uint32_t)(r % 3) + 1, c = (uint32_t)(j->id * 7 + r);
         for (int i = 0; i < N; i++)
             ref[i] = a * ref[i] + c;
-        kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(a), KILN_ARG_I32(c), KILN_ARG_I32(N)};
+        kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_U32(a), KILN_ARG_U32(c), KILN_ARG_I32(N)};
         size_t g = N;
         kiln_event *e = NULL;
         if (kiln_kernel_launch(q, s->kernel, 1, &g, NULL, 4, args, 0, NULL, &e) != KILN_OK) {
