@@ -265,6 +265,11 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
                                unsigned cc, void **binary, size_t *size,
                                int *is_ptx, char **log);
 
+/* 0 if p[0..n) looks like a loadable cubin (CUDA ELF whose header and
+ * sections lie inside the data) or PTX text; else -1 and *why. */
+int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why);
+int kiln__cuda_nvrtc_ready(void);
+
 /* backend entry points, by file */
 kiln_status kcu_load(void);
 kiln_status kcu_enumerate(kiln__bdevice **devices, size_t *count);

@@ -131,7 +131,6 @@ static void kcu_nvrtc_once_fn(void)
     if (!kcu.have_nvrtc)
         kcu_load_nvrtc();
 }
-int kiln__cuda_nvrtc_ready(void);
 int kiln__cuda_nvrtc_ready(void)
 {
     pthread_once(&kcu_nvrtc_once, kcu_nvrtc_once_fn);

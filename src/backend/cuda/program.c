@@ -8,7 +8,6 @@
 #include "core/embedded.h"
 #include "core/error.h"
 
-int kiln__cuda_nvrtc_ready(void);
 
 const char *kcu_prelude(void)
 {
@@ -154,6 +153,7 @@ static kiln_status kcu_pick_arch(unsigned cc, char *arch, size_t cap,
         for (int i = 0; i < n; i++) {
             if ((unsigned)archs[i] == cc) {
                 best = archs[i];
+                *is_ptx = 0;
                 break;
             }
             if ((unsigned)archs[i] < cc && archs[i] > best) {
@@ -283,7 +283,7 @@ static uint64_t kcu_rd(const unsigned char *p, int bytes)
 /* cuModuleLoadData takes no size, so a damaged image must be caught here:
  * a CUDA ELF (cubin) whose header and every section lie inside the data,
  * or PTX text. Returns 0 if acceptable. */
-static int kcu_check_image(const unsigned char *p, size_t n, const char **why)
+int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
 {
     if (n >= 4 && memcmp(p, "\177ELF", 4) == 0) {
         if (n < 64 || p[4] != 2 || p[5] != 1) {
@@ -337,7 +337,7 @@ static kiln_status kcu_program_make(kcu_context *c, int idx, void *bin,
 {
     kcu_dev *d = &c->dev[idx];
     const char *why = NULL;
-    if (kcu_check_image(bin, size, &why) != 0) {
+    if (kiln__cuda_check_image(bin, size, &why) != 0) {
         free(bin);
         return kiln__error_set(KILN_ERROR_BUILD, 0,
                                "refusing to load a %zu-byte binary: %s", size,
