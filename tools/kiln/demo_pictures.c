@@ -148,7 +148,7 @@ int demo_write_chart_png(const char *path, const char *title,
         cairo_rectangle(cr, left, y, w, bar_h);
         cairo_fill(cr);
         char txt[32];
-        snprintf(txt, sizeof txt, v >= 100 ? "%.0fx" : "%.2gx", v);
+        snprintf(txt, sizeof txt, v >= 10 ? "%.0fx" : "%.2gx", v);
         cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
         cairo_move_to(cr, left + w + 6, y + bar_h - 6);
         cairo_show_text(cr, txt);

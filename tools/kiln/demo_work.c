@@ -237,6 +237,14 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
      * accumulators in memory across the barriers. */
     k->pd_ts = k->gpu_like ? 16 : 8;
     k->pd_rb = k->gpu_like ? 8 : 4;
+    /* For tuning: KILN_DEMO_PDIST_TILE="TSxRB", e.g. "16x4". */
+    const char *tile = getenv("KILN_DEMO_PDIST_TILE");
+    int ts, rb;
+    if (tile && sscanf(tile, "%dx%d", &ts, &rb) == 2 && ts >= 1 && rb >= 1 &&
+        ts * ts <= 1024 && rb <= 16) {
+        k->pd_ts = ts;
+        k->pd_rb = rb;
+    }
     size_t len = sizeof demo_kernel_source + 256;
     char *src = malloc(len);
     if (!src) {
