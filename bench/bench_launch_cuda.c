@@ -1,0 +1,243 @@
+/* Per-launch overhead of an empty 3-argument kernel through kiln
+ * (kiln_kernel_launch on "cuda:0") against raw cuLaunchKernel on the same
+ * GPU, in interleaved rounds (medians, ratio); the launch+wait round trip;
+ * and NVRTC compile time cold against kiln's disk cache.
+ *
+ * Run: build/bench/bench_launch_cuda [rounds]   (exits 0 without a GPU) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kiln.h"
+
+#if KILN_HAVE_CUDA
+#include "backend/cuda/cuda_internal.h"
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *src =
+    "KILN_KERNEL void empty3(KILN_GLOBAL int *a, int b, float c) { }\n";
+
+#define CK(x)                                                                  \
+    do {                                                                       \
+        kiln_status st_ = (x);                                                 \
+        if (st_ != KILN_OK) {                                                  \
+            fprintf(stderr, "%s: %s: %s\n", #x, kiln_status_name(st_),         \
+                    kiln_last_error_message());                                \
+            return 1;                                                          \
+        }                                                                      \
+    } while (0)
+#define CU(x)                                                                  \
+    do {                                                                       \
+        CUresult r_ = (x);                                                     \
+        if (r_ != CUDA_SUCCESS) {                                              \
+            fprintf(stderr, "%s: %s\n", #x, kiln__cu_err_name(r_));            \
+            return 1;                                                          \
+        }                                                                      \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 15;
+    if (rounds < 3)
+        rounds = 3;
+    char cache_dir[] = "/tmp/kiln-bench-cuda-XXXXXX";
+    if (!mkdtemp(cache_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("KILN_CACHE_DIR", cache_dir, 1);
+
+    kiln_device *dev = NULL;
+    if (kiln_device_select("cuda:0", &dev) != KILN_OK) {
+        printf("no CUDA device: %s\nbench_launch_cuda skipped\n",
+               kiln_last_error_message());
+        return 0;
+    }
+    kiln_device_info info;
+    CK(kiln_device_get_info(dev, &info));
+    const kiln__cu_api *api = kiln__cuda_api();
+    if (!api) {
+        printf("CUDA backend not loaded: skipped\n");
+        return 0;
+    }
+    printf("device: %s (%s, sm_%u), driver %s\n", info.name, info.id,
+           info.compute_capability, info.driver_version);
+
+    /* --- compile: cold (no cache) vs from the disk cache ------------------ */
+    kiln_program_opts cold = {KILN_LANG_AUTO, NULL, 1};
+    double t_cold[3], t_warm[5];
+    kiln_context *ctx = NULL;
+    kiln_program *prog = NULL;
+    for (int i = 0; i < 3; i++) {
+        CK(kiln_context_create(&dev, 1, &ctx));
+        double t0 = now_us();
+        CK(kiln_program_create(ctx, src, &cold, &prog));
+        t_cold[i] = now_us() - t0;
+        kiln_program_release(prog);
+        kiln_context_release(ctx);
+    }
+    /* fill the cache once, then new contexts (no in-memory reuse) */
+    CK(kiln_context_create(&dev, 1, &ctx));
+    CK(kiln_program_create(ctx, src, NULL, &prog));
+    kiln_program_release(prog);
+    kiln_context_release(ctx);
+    int from_cache = 1;
+    for (int i = 0; i < 5; i++) {
+        CK(kiln_context_create(&dev, 1, &ctx));
+        double t0 = now_us();
+        CK(kiln_program_create(ctx, src, NULL, &prog));
+        t_warm[i] = now_us() - t0;
+        from_cache &= kiln_program_from_cache(prog, dev);
+        kiln_program_release(prog);
+        kiln_context_release(ctx);
+    }
+    double mc = median(t_cold, 3), mw = median(t_warm, 5);
+    printf("compile (NVRTC, cold): %.1f ms; from disk cache: %.3f ms "
+           "(%.0fx faster)%s\n", mc / 1e3, mw / 1e3, mc / mw,
+           from_cache ? "" : "  [WARNING: not reported as from the cache]");
+
+    /* --- launch overhead ------------------------------------------------- */
+    kiln_queue *q = NULL;
+    CK(kiln_queue_create_default("cuda:0", 0, &q));
+    ctx = kiln_queue_context(q);
+    CK(kiln_program_create(ctx, src, NULL, &prog));
+    kiln_kernel *k = NULL;
+    CK(kiln_kernel_create(prog, "empty3", &k));
+    kiln_buffer *buf = NULL;
+    CK(kiln_buffer_create(ctx, 256, 0, NULL, &buf));
+    kiln_arg args[3] = {KILN_ARG_BUF(buf), KILN_ARG_I32(7), KILN_ARG_F32(1.5f)};
+    size_t global = 256, local = 256;
+
+    /* raw: its own module from the same final source, own stream, same
+     * primary context */
+    char *full = malloc(strlen(kiln__cu_prelude()) + strlen(src) + 1);
+    strcpy(full, kiln__cu_prelude());
+    strcat(full, src);
+    void *bin = NULL;
+    size_t bin_size = 0;
+    int is_ptx = 0;
+    char *log = NULL;
+    CK(kiln__cuda_compile(full, NULL, info.compute_capability, &bin, &bin_size,
+                          &is_ptx, &log));
+    free(log);
+    free(full);
+    CUdevice cudev;
+    CUcontext cuctx;
+    CU(api->cuDeviceGet(&cudev, 0)); /* cuda:0 */
+    CU(api->cuDevicePrimaryCtxRetain(&cuctx, cudev));
+    CU(api->cuCtxSetCurrent(cuctx));
+    CUmodule mod;
+    CUfunction fn;
+    CUstream stream;
+    CU(api->cuModuleLoadData(&mod, bin));
+    CU(api->cuModuleGetFunction(&fn, mod, "empty3"));
+    CU(api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr dptr;
+    CU(api->cuMemAlloc(&dptr, 256));
+    int b = 7;
+    float c = 1.5f;
+    void *params[3] = {&dptr, &b, &c};
+
+    enum { BATCH = 200 };
+    double *kl = malloc(sizeof(double) * (size_t)rounds);
+    double *rl = malloc(sizeof(double) * (size_t)rounds);
+    double *kt = malloc(sizeof(double) * (size_t)rounds);
+    double *rt = malloc(sizeof(double) * (size_t)rounds);
+    /* warm-up */
+    for (int i = 0; i < 100; i++) {
+        CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0, NULL, NULL));
+        CU(api->cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
+    }
+    CK(kiln_queue_finish(q));
+    CU(api->cuStreamSynchronize(stream));
+    for (int r = 0; r < rounds; r++) {
+        for (int side = 0; side < 2; side++) {
+            int kiln_side = (side + r) % 2 == 0;
+            double t0 = now_us();
+            if (kiln_side) {
+                for (int i = 0; i < BATCH; i++)
+                    CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0,
+                                          NULL, NULL));
+                kl[r] = (now_us() - t0) / BATCH;
+                CK(kiln_queue_finish(q));
+            } else {
+                for (int i = 0; i < BATCH; i++)
+                    CU(api->cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
+                                           params, NULL));
+                rl[r] = (now_us() - t0) / BATCH;
+                CU(api->cuStreamSynchronize(stream));
+            }
+        }
+        /* launch + wait round trip */
+        for (int side = 0; side < 2; side++) {
+            double acc = 0;
+            for (int i = 0; i < 20; i++) {
+                double t0 = now_us();
+                if (side == 0) {
+                    kiln_event *ev = NULL;
+                    CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0,
+                                          NULL, &ev));
+                    CK(kiln_event_wait(ev));
+                    kiln_event_release(ev);
+                } else {
+                    CU(api->cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
+                                           params, NULL));
+                    CU(api->cuStreamSynchronize(stream));
+                }
+                acc += now_us() - t0;
+            }
+            (side == 0 ? kt : rt)[r] = acc / 20;
+        }
+    }
+    double mk = median(kl, rounds), mr = median(rl, rounds);
+    double mkt = median(kt, rounds), mrt = median(rt, rounds);
+    printf("launch (enqueue, %d per batch, %d rounds, medians):\n", BATCH, rounds);
+    printf("  kiln  %.3f us/launch\n  raw   %.3f us/launch (cuLaunchKernel)\n",
+           mk, mr);
+    printf("  ratio kiln/raw = %.3f %s\n", mk / mr,
+           mk / mr <= 1.10 ? "(<= 1.10: ok)" : "(> 1.10: TOO SLOW)");
+    printf("launch + wait round trip: kiln %.2f us (event wait), raw %.2f us "
+           "(cuStreamSynchronize), ratio %.3f\n", mkt, mrt, mkt / mrt);
+
+    api->cuMemFree(dptr);
+    api->cuStreamDestroy(stream);
+    api->cuModuleUnload(mod);
+    api->cuDevicePrimaryCtxRelease(cudev);
+    free(bin);
+    free(kl), free(rl), free(kt), free(rt);
+    kiln_buffer_release(buf);
+    kiln_kernel_release(k);
+    kiln_program_release(prog);
+    kiln_queue_release(q);
+    size_t removed = 0;
+    kiln_cache_clear(&removed);
+    rmdir(cache_dir);
+    return 0;
+}
+#else
+int main(void)
+{
+    printf("built without cuda.h: bench_launch_cuda skipped\n");
+    return 0;
+}
+#endif
