@@ -75,6 +75,11 @@ static void test_selection(size_t count) {
         kiln_device_get_info(dev, &di);
         CHECK(strcasestr(di.name, sub) || strcasestr(di.vendor, sub) || strcasestr(di.platform, sub));
     }
+    /* "pocl" finds PoCL although neither name nor vendor says so */
+    if (strstr(info.platform, "Portable Computing Language")) {
+        CHECK_OK(kiln_device_select("pocl", &dev));
+        CHECK_OK(kiln_device_select("PoCL", &dev));
+    }
     /* The platform name, and the type words */
     CHECK_OK(kiln_device_select(info.platform, &dev));
     const char *word = info.type == KILN_DEVICE_CPU ? "cpu" : info.type == KILN_DEVICE_GPU ? "gpu" : NULL;

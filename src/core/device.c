@@ -233,6 +233,8 @@ static kiln_device *kiln__select_locked(const char *sel) {
             kiln__contains_ci(d->b.info.name, sel) ||
             kiln__contains_ci(d->b.info.vendor, sel) ||
             kiln__contains_ci(d->b.info.platform, sel) ||
+            kiln__contains_ci(d->b.info.version, sel) ||
+            kiln__contains_ci(d->b.identity, sel) ||
             kiln__contains_ci(d->b.info.id, sel))
             return d;
     }
