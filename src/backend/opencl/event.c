@@ -99,7 +99,8 @@ enum {
     KILN__WATCH_PERIOD_NS = 2000000,      /* poll every 2 ms */
     KILN__WATCH_MIN_AGE_NS = 2000000,     /* leave young records alone */
 };
-#define KILN__WATCH_ZOMBIE_NS 5000000000ull /* keep self-fired ones 5 s */
+#define KILN__WATCH_ZOMBIE_NS 30000000000ull /* keep self-fired ones 30 s */
+#define KILN__WATCH_LATE_NS 200000000ull    /* a callback 200 ms late */
 
 static uint64_t now_ns(void)
 {
@@ -149,6 +150,12 @@ static int watch_pass(void)
                 NULL);
             if (err != CL_SUCCESS || s < 0) {
                 fire(n, 1);
+                n->fired_by_us_ns = t;
+            } else if (s == CL_COMPLETE &&
+                       t - n->born_ns > KILN__WATCH_LATE_NS) {
+                /* Complete, yet the driver has not called back for a
+                 * long while: do not let the notification be lost. */
+                fire(n, 0);
                 n->fired_by_us_ns = t;
             }
         }
