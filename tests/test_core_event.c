@@ -143,6 +143,18 @@ static void test_user_events(env *e) {
     CHECK(out[5] == 13);
     kiln_event_release(bar);
     kiln_event_release(mk);
+    /* events of two contexts in one wait */
+    kiln_device *dev = kiln_queue_device(e->q);
+    kiln_context *ctx2 = NULL;
+    kiln_event *mixed[3] = {NULL, NULL, NULL};
+    CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
+    CHECK_OK(kiln_event_create_user(ctx2, &mixed[0]));
+    CHECK_OK(kiln_queue_marker(e->q, 0, NULL, &mixed[2]));
+    CHECK_OK(kiln_event_set_complete(mixed[0], KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_events_wait(3, mixed));
+    kiln_event_release(mixed[0]);
+    kiln_event_release(mixed[2]);
+    kiln_context_release(ctx2);
     /* a failed user event fails what waits on it */
     kiln_event *bad = NULL, *dep = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &bad));

@@ -140,14 +140,18 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
         if (!list)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_events_wait: out of memory");
     }
+    /* One driver call when all events share a context (OpenCL's
+     * clWaitForEvents requires it), else one per event. */
     const kiln__backend *be = NULL;
+    const kiln_context *ctx = NULL;
     int mixed = 0;
     size_t n = 0;
     for (size_t i = 0; i < num; i++) {
         if (!events[i])
             continue;
-        if (be && events[i]->backend != be)
+        if (ctx && events[i]->context != ctx)
             mixed = 1;
+        ctx = events[i]->context;
         be = events[i]->backend;
         list[n++] = events[i]->handle;
     }
@@ -155,7 +159,6 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
     if (n && !mixed) {
         st = be->event_wait(n, list);
     } else if (n) {
-        /* Events of several backends: wait for each in turn. */
         for (size_t i = 0; i < num; i++) {
             if (!events[i])
                 continue;
