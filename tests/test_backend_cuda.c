@@ -177,6 +177,41 @@ static void test_nvrtc(void)
                  KILN_ERROR_BUILD);
     CHECK(log != NULL);
     free(log);
+    /* the example of docs/dialect.md */
+    free(src);
+    src = with_prelude(
+        "#ifdef KILN_BACKEND_CUDA\n__constant__\n#endif\n"
+        "KILN_CONSTANT float t[4] = {1, 2, 3, 4};\n"
+        "KILN_KERNEL void block_sums(KILN_GLOBAL const float *x, KILN_GLOBAL float *sums,\n"
+        "                            KILN_GLOBAL float *total, uint n)\n"
+        "{\n"
+        "    KILN_LOCAL float tile[256];\n"
+        "    size_t l = kiln_local_id(0), i = kiln_global_id(0);\n"
+        "    tile[l] = i < n ? x[i] * t[0] : 0.0f;\n"
+        "    kiln_barrier();\n"
+        "    for (size_t s = kiln_local_size(0) / 2; s > 0; s /= 2) {\n"
+        "        if (l < s)\n"
+        "            tile[l] += tile[l + s];\n"
+        "        kiln_barrier();\n"
+        "    }\n"
+        "    if (l == 0) {\n"
+        "        sums[kiln_group_id(0)] = tile[0];\n"
+        "        kiln_atomic_add_float(total, tile[0]);\n"
+        "        kiln_atomic_add_ulong((KILN_GLOBAL ulong *)0 + 0, (ulong)0) ;\n"
+        "    }\n"
+        "    float m = sqrt(fabs(x[0])) + rsqrt(2.0f) + fmax(exp(0.0f), log(1.0f)) + sin(0.0f) + cos(0.0f)\n"
+        "            + pow(2.0f, 2.0f) + floor(1.5f) + ceil(1.5f) + fma(1.0f, 2.0f, 3.0f) + hypot(3.0f, 4.0f);\n"
+        "    double dm = sqrt(2.0) + rsqrt(2.0) + hypot(3.0, 4.0) + clamp(5.0, 0.0, 1.0) + mad(1.0, 2.0, 3.0);\n"
+        "    int im = min(3, 4) + max(3, 4) + clamp(7, 0, 5) + kiln_atomic_cas_int((int *)0 + 0, 0, 0) * 0;\n"
+        "    kiln_int64 big = (kiln_int64)max((long)1, (long)2) + (kiln_int64)min((ulong)1, (ulong)2);\n"
+        "    if (n == 12345u) sums[0] = m + (float)dm + (float)im + (float)big + (float)kiln_num_groups(1);\n"
+        "}\n");
+    log = NULL;
+    bin = NULL;
+    CHECK_MSG(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log) == KILN_OK,
+              "dialect example: %s", log ? log : kiln_last_error_message());
+    free(bin);
+    free(log);
     /* native CUDA C compiles unchanged with the prelude in front */
     free(src);
     src = with_prelude("extern \"C\" __global__ void native(float *p) { p[threadIdx.x] = rsqrt(4.0f); }\n");
