@@ -8,6 +8,7 @@
  * "no CUDA device: skipped" and counts nothing. Every failing check prints
  * the backend's message, which names the CUDA call and its CUresult. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,21 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why);
 int kiln__cuda_nvrtc_ready(void);
 
 static const kiln__backend *B = &kiln__backend_cuda;
+
+/* A hang on the GPU (a stream that never sees a user event's flag, a lost
+ * notification) must end the test with a message, not stall ctest. */
+static const char *volatile phase = "start";
+static void on_alarm(int sig)
+{
+    static const char head[] = "\nFAIL watchdog: no progress for 120 s in phase: ";
+    (void)sig;
+    ssize_t w = write(2, head, sizeof head - 1);
+    w = write(2, phase, strlen(phase));
+    w = write(2, "\n", 1);
+    (void)w;
+    _exit(2);
+}
+#define PHASE(s) (phase = (s), alarm(120))
 
 /* ------------------------------------------------------------ kernels */
 
@@ -616,6 +632,7 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     B->event_release(ev);
 
     /* a user event gates work; notify on both */
+    PHASE("events: user event gating (cuStreamWaitValue32 on a pinned flag)");
     void *u = NULL, *e1 = NULL, *e2 = NULL;
     CHECK_OK(B->user_event_create(ctx, &u));
     int *flag = calloc(256, sizeof(int));
@@ -641,6 +658,7 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     B->event_release(e1), B->event_release(e2), B->event_release(u);
 
     /* a failed user event: dependants report failure, notify says so */
+    PHASE("events: failed user event");
     u = NULL, e1 = NULL;
     atomic_store(&notify_count, 0);
     atomic_store(&notify_failed, 0);
@@ -655,6 +673,7 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     B->event_release(e1), B->event_release(u);
 
     /* markers: with and without a wait list */
+    PHASE("events: markers");
     void *m = NULL, *m2 = NULL;
     CHECK_OK(B->kernel_launch(q, spin, 1, &n, NULL, 2, a, 0, NULL, &e1));
     CHECK_OK(B->queue_marker(q, 0, 0, NULL, &m));
@@ -666,6 +685,7 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     B->event_release(e1), B->event_release(m), B->event_release(m2);
 
     /* a second queue waits on an event of the first */
+    PHASE("events: cross-queue wait");
     void *q2 = NULL;
     CHECK_OK(B->queue_create(ctx, dev, 0, &q2));
     if (q2) {
@@ -698,6 +718,8 @@ static int test_gpu(void)
         printf("no CUDA device: skipped (%s)\n", kiln_last_error_message());
         return 0;
     }
+    signal(SIGALRM, on_alarm);
+    PHASE("enumerate");
     kiln__bdevice *devs = NULL;
     size_t count = 0;
     if (!CHECK_OK(B->enumerate(&devs, &count)) || count == 0) {
@@ -733,15 +755,20 @@ static int test_gpu(void)
                      KILN_ERROR_UNSUPPORTED);
         CHECK(bad == NULL);
         if (CHECK_OK(B->queue_create(ctx, dev, KILN_QUEUE_PROFILING, &q))) {
+            PHASE("buffers");
             test_buffers(ctx, q);
+            PHASE("fill");
             test_fill(ctx, q);
+            PHASE("kernels");
             test_kernels(ctx, q, dev);
+            PHASE("events");
             test_events(ctx, q, dev);
             B->queue_release(q);
         }
         B->context_release(ctx);
     }
     /* every device in one context */
+    PHASE("multi-device context");
     if (count > 1) {
         const kiln__bdevice **all = malloc(count * sizeof *all);
         for (size_t i = 0; i < count; i++)
@@ -757,6 +784,7 @@ static int test_gpu(void)
         }
         free(all);
     }
+    alarm(0);
     for (size_t i = 0; i < count; i++)
         free(devs[i].extensions);
     free(devs);

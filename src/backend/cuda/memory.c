@@ -7,84 +7,84 @@
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 
-kiln_status kcu_buffer_create(void *context, size_t size, unsigned flags,
+kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
                               const void *host_data, void **buffer)
 {
     *buffer = NULL;
-    kcu_context *c = context;
+    kiln__cu_context *c = context;
     if (size == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "a buffer needs a size > 0");
-    kcu_reap();
-    kiln_status st = kcu_ctx_use(c->dev[0].ctx);
+    kiln__cu_reap();
+    kiln_status st = kiln__cu_ctx_use(c->dev[0].ctx);
     if (st != KILN_OK)
         return st;
-    kcu_buffer *b = calloc(1, sizeof *b);
+    kiln__cu_buffer *b = calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     b->size = size;
     if (flags & KILN_BUFFER_HOST_PINNED) {
         /* portable + mapped: every context (device) can use it */
-        CUresult r = kcu.cuMemHostAlloc(&b->host, size,
+        CUresult r = kiln__cu.cuMemHostAlloc(&b->host, size,
                                         CU_MEMHOSTALLOC_PORTABLE |
                                             CU_MEMHOSTALLOC_DEVICEMAP);
         if (r != CUDA_SUCCESS) {
             free(b);
-            st = kcu_fail("cuMemHostAlloc", r);
+            st = kiln__cu_fail("cuMemHostAlloc", r);
             return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY
                        ? kiln__error_prefix(KILN_ERROR_OUT_OF_HOST_MEMORY,
                                             "pinned host memory")
                        : st;
         }
-        r = kcu.cuMemHostGetDevicePointer(&b->ptr, b->host, 0);
+        r = kiln__cu.cuMemHostGetDevicePointer(&b->ptr, b->host, 0);
         if (r != CUDA_SUCCESS) {
-            kcu.cuMemFreeHost(b->host);
+            kiln__cu.cuMemFreeHost(b->host);
             free(b);
-            return kcu_fail("cuMemHostGetDevicePointer", r);
+            return kiln__cu_fail("cuMemHostGetDevicePointer", r);
         }
         b->pinned = 1;
         if (host_data)
             memcpy(b->host, host_data, size);
     } else {
-        CUresult r = kcu.cuMemAlloc(&b->ptr, size);
+        CUresult r = kiln__cu.cuMemAlloc(&b->ptr, size);
         if (r != CUDA_SUCCESS) {
             free(b);
-            return kcu_fail("cuMemAlloc", r);
+            return kiln__cu_fail("cuMemAlloc", r);
         }
         if (host_data) {
-            r = kcu.cuMemcpyHtoD(b->ptr, host_data, size);
+            r = kiln__cu.cuMemcpyHtoD(b->ptr, host_data, size);
             if (r != CUDA_SUCCESS) {
-                kcu.cuMemFree(b->ptr);
+                kiln__cu.cuMemFree(b->ptr);
                 free(b);
-                return kcu_fail("cuMemcpyHtoD", r);
+                return kiln__cu_fail("cuMemcpyHtoD", r);
             }
         }
     }
     atomic_init(&b->refs, 1);
     b->ctx = c;
-    kcu_context_ref(c);
+    kiln__cu_context_ref(c);
     pthread_mutex_init(&b->lock, NULL);
     *buffer = b;
     return KILN_OK;
 }
 
-kiln_status kcu_buffer_create_sub(void *parent, size_t offset, size_t size,
+kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
                                   void **buffer)
 {
     *buffer = NULL;
-    kcu_buffer *p = parent;
+    kiln__cu_buffer *p = parent;
     if (offset > p->size || size > p->size - offset || size == 0)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "sub-buffer [%zu, +%zu) outside a buffer of "
                                "%zu bytes", offset, size, p->size);
-    kcu_buffer *b = calloc(1, sizeof *b);
+    kiln__cu_buffer *b = calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     atomic_init(&b->refs, 1);
     atomic_fetch_add(&p->refs, 1);
     b->parent = p;
     b->ctx = p->ctx;
-    kcu_context_ref(b->ctx);
+    kiln__cu_context_ref(b->ctx);
     b->ptr = p->ptr + offset;
     b->host = p->host ? (char *)p->host + offset : NULL;
     b->size = size;
@@ -94,107 +94,109 @@ kiln_status kcu_buffer_create_sub(void *parent, size_t offset, size_t size,
     return KILN_OK;
 }
 
-static void kcu_buffer_unref(kcu_buffer *b)
+static void kiln__cu_buffer_unref(kiln__cu_buffer *b)
 {
     while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
-        kcu_buffer *parent = b->parent;
-        kcu_context *c = b->ctx;
+        kiln__cu_buffer *parent = b->parent;
+        kiln__cu_context *c = b->ctx;
         if (!parent) {
             /* Queued work may still use the memory: let every device of the
-             * context finish first (cuMemFree would synchronise anyway). */
+             * context finish first (cuMemFree would synchronise anyway).
+             * Caveat: if a stream of the context waits for a user event
+             * that is not set yet, this blocks until it is set. */
             for (size_t i = 0; i < c->n; i++)
-                if (kcu_ctx_use(c->dev[i].ctx) == KILN_OK)
-                    (void)kcu.cuCtxSynchronize();
-            if (kcu_ctx_use(c->dev[0].ctx) == KILN_OK) {
+                if (kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK)
+                    (void)kiln__cu.cuCtxSynchronize();
+            if (kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
                 if (b->pinned)
-                    kcu.cuMemFreeHost(b->host);
+                    kiln__cu.cuMemFreeHost(b->host);
                 else
-                    kcu.cuMemFree(b->ptr);
+                    kiln__cu.cuMemFree(b->ptr);
             }
         }
         while (b->maps) {
-            kcu_mapping *m = b->maps;
+            kiln__cu_mapping *m = b->maps;
             b->maps = m->next;
-            if (!m->direct && kcu_ctx_use(c->dev[0].ctx) == KILN_OK)
-                kcu.cuMemFreeHost(m->host);
+            if (!m->direct && kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK)
+                kiln__cu.cuMemFreeHost(m->host);
             free(m);
         }
         pthread_mutex_destroy(&b->lock);
         free(b);
-        kcu_context_unref(c);
+        kiln__cu_context_unref(c);
         b = parent;
     }
 }
 
-void kcu_buffer_release(void *buffer)
+void kiln__cu_buffer_release(void *buffer)
 {
     if (!buffer)
         return;
-    kcu_reap();
-    kcu_buffer_unref(buffer);
+    kiln__cu_reap();
+    kiln__cu_buffer_unref(buffer);
 }
 
-kiln_status kcu_buffer_write(void *queue, void *buffer, size_t offset,
+kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
                              size_t size, const void *src, int blocking,
                              size_t num_wait, void *const *wait,
                              void **out_event)
 {
-    kcu_buffer *b = buffer;
-    kcu_cmd c;
-    kiln_status st = kcu_cmd_begin(&c, queue, num_wait, wait,
+    kiln__cu_buffer *b = buffer;
+    kiln__cu_cmd c;
+    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait,
                                    out_event != NULL || blocking);
     if (st != KILN_OK)
         return st;
     if (size) {
-        CUresult r = kcu.cuMemcpyHtoDAsync(b->ptr + offset, src, size,
+        CUresult r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, src, size,
                                            c.q->stream);
         if (r != CUDA_SUCCESS)
-            st = kcu_fail("cuMemcpyHtoDAsync", r);
+            st = kiln__cu_fail("cuMemcpyHtoDAsync", r);
     }
-    return kcu_cmd_end(&c, st, blocking, out_event);
+    return kiln__cu_cmd_end(&c, st, blocking, out_event);
 }
 
-kiln_status kcu_buffer_read(void *queue, void *buffer, size_t offset,
+kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
                             size_t size, void *dst, int blocking,
                             size_t num_wait, void *const *wait,
                             void **out_event)
 {
-    kcu_buffer *b = buffer;
-    kcu_cmd c;
-    kiln_status st = kcu_cmd_begin(&c, queue, num_wait, wait,
+    kiln__cu_buffer *b = buffer;
+    kiln__cu_cmd c;
+    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait,
                                    out_event != NULL || blocking);
     if (st != KILN_OK)
         return st;
     if (size) {
-        CUresult r = kcu.cuMemcpyDtoHAsync(dst, b->ptr + offset, size,
+        CUresult r = kiln__cu.cuMemcpyDtoHAsync(dst, b->ptr + offset, size,
                                            c.q->stream);
         if (r != CUDA_SUCCESS)
-            st = kcu_fail("cuMemcpyDtoHAsync", r);
+            st = kiln__cu_fail("cuMemcpyDtoHAsync", r);
     }
-    return kcu_cmd_end(&c, st, blocking, out_event);
+    return kiln__cu_cmd_end(&c, st, blocking, out_event);
 }
 
-kiln_status kcu_buffer_copy(void *queue, void *src, size_t src_offset,
+kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
                             void *dst, size_t dst_offset, size_t size,
                             size_t num_wait, void *const *wait,
                             void **out_event)
 {
-    kcu_buffer *s = src, *d = dst;
-    kcu_cmd c;
-    kiln_status st = kcu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
+    kiln__cu_buffer *s = src, *d = dst;
+    kiln__cu_cmd c;
+    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
     if (st != KILN_OK)
         return st;
     if (size) {
-        CUresult r = kcu.cuMemcpyDtoDAsync(d->ptr + dst_offset,
+        CUresult r = kiln__cu.cuMemcpyDtoDAsync(d->ptr + dst_offset,
                                            s->ptr + src_offset, size,
                                            c.q->stream);
         if (r != CUDA_SUCCESS)
-            st = kcu_fail("cuMemcpyDtoDAsync", r);
+            st = kiln__cu_fail("cuMemcpyDtoDAsync", r);
     }
-    return kcu_cmd_end(&c, st, 0, out_event);
+    return kiln__cu_cmd_end(&c, st, 0, out_event);
 }
 
-static void CUDA_CB kcu_free_cb(CUstream s, CUresult status, void *p)
+static void CUDA_CB kiln__cu_free_cb(CUstream s, CUresult status, void *p)
 {
     free(p); /* no CUDA call: allowed in a stream callback */
 }
@@ -203,7 +205,7 @@ static void CUDA_CB kcu_free_cb(CUstream s, CUresult status, void *p)
  * is aligned for them); otherwise the pattern is written once and doubled
  * with device-to-device copies (log2(size/pattern) copies, no kernel and so
  * no NVRTC needed). */
-static kiln_status kcu_fill_cmd(kcu_queue *q, kcu_buffer *b,
+static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                 const void *pattern, size_t ps, size_t offset,
                                 size_t size)
 {
@@ -212,51 +214,51 @@ static kiln_status kcu_fill_cmd(kcu_queue *q, kcu_buffer *b,
     if (size == 0)
         return KILN_OK;
     if (ps == 1) {
-        r = kcu.cuMemsetD8Async(dst, *(const unsigned char *)pattern, size,
+        r = kiln__cu.cuMemsetD8Async(dst, *(const unsigned char *)pattern, size,
                                 q->stream);
-        return r == CUDA_SUCCESS ? KILN_OK : kcu_fail("cuMemsetD8Async", r);
+        return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemsetD8Async", r);
     }
     if (ps == 2 && dst % 2 == 0) {
         uint16_t v;
         memcpy(&v, pattern, 2);
-        r = kcu.cuMemsetD16Async(dst, v, size / 2, q->stream);
-        return r == CUDA_SUCCESS ? KILN_OK : kcu_fail("cuMemsetD16Async", r);
+        r = kiln__cu.cuMemsetD16Async(dst, v, size / 2, q->stream);
+        return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemsetD16Async", r);
     }
     if (ps == 4 && dst % 4 == 0) {
         uint32_t v;
         memcpy(&v, pattern, 4);
-        r = kcu.cuMemsetD32Async(dst, v, size / 4, q->stream);
-        return r == CUDA_SUCCESS ? KILN_OK : kcu_fail("cuMemsetD32Async", r);
+        r = kiln__cu.cuMemsetD32Async(dst, v, size / 4, q->stream);
+        return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemsetD32Async", r);
     }
     void *copy = malloc(ps);
     if (!copy)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     memcpy(copy, pattern, ps);
     size_t first = ps < size ? ps : size;
-    r = kcu.cuMemcpyHtoDAsync(dst, copy, first, q->stream);
+    r = kiln__cu.cuMemcpyHtoDAsync(dst, copy, first, q->stream);
     if (r != CUDA_SUCCESS) {
         free(copy);
-        return kcu_fail("cuMemcpyHtoDAsync (fill pattern)", r);
+        return kiln__cu_fail("cuMemcpyHtoDAsync (fill pattern)", r);
     }
     /* the copy must outlive the transfer: free it from the stream */
-    r = kcu.cuStreamAddCallback(q->stream, kcu_free_cb, copy, 0);
+    r = kiln__cu.cuStreamAddCallback(q->stream, kiln__cu_free_cb, copy, 0);
     if (r != CUDA_SUCCESS) {
         /* cannot know when the DMA is done: wait for it */
-        (void)kcu.cuStreamSynchronize(q->stream);
+        (void)kiln__cu.cuStreamSynchronize(q->stream);
         free(copy);
     }
     size_t done = first;
     while (done < size) {
         size_t n = done < size - done ? done : size - done;
-        r = kcu.cuMemcpyDtoDAsync(dst + done, dst, n, q->stream);
+        r = kiln__cu.cuMemcpyDtoDAsync(dst + done, dst, n, q->stream);
         if (r != CUDA_SUCCESS)
-            return kcu_fail("cuMemcpyDtoDAsync (fill)", r);
+            return kiln__cu_fail("cuMemcpyDtoDAsync (fill)", r);
         done += n;
     }
     return KILN_OK;
 }
 
-kiln_status kcu_buffer_fill(void *queue, void *buffer, const void *pattern,
+kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
                             size_t pattern_size, size_t offset, size_t size,
                             size_t num_wait, void *const *wait,
                             void **out_event)
@@ -265,24 +267,24 @@ kiln_status kcu_buffer_fill(void *queue, void *buffer, const void *pattern,
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "fill size %zu is not a multiple of the "
                                "pattern size %zu", size, pattern_size);
-    kcu_cmd c;
-    kiln_status st = kcu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
+    kiln__cu_cmd c;
+    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
     if (st != KILN_OK)
         return st;
-    st = kcu_fill_cmd(c.q, buffer, pattern, pattern_size, offset, size);
-    return kcu_cmd_end(&c, st, 0, out_event);
+    st = kiln__cu_fill_cmd(c.q, buffer, pattern, pattern_size, offset, size);
+    return kiln__cu_cmd_end(&c, st, 0, out_event);
 }
 
 /* Map: a pinned buffer is handed out in place (after the queue drained);
  * otherwise a pinned staging copy, read from the device unless the map is
  * WRITE_INVALIDATE only. */
-kiln_status kcu_buffer_map(void *queue, void *buffer, unsigned map_flags,
+kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
                            size_t offset, size_t size, void **host_ptr)
 {
-    kcu_buffer *b = buffer;
-    kcu_queue *q = queue;
+    kiln__cu_buffer *b = buffer;
+    kiln__cu_queue *q = queue;
     *host_ptr = NULL;
-    kcu_mapping *m = calloc(1, sizeof *m);
+    kiln__cu_mapping *m = calloc(1, sizeof *m);
     if (!m)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     m->offset = offset;
@@ -292,23 +294,23 @@ kiln_status kcu_buffer_map(void *queue, void *buffer, unsigned map_flags,
     if (b->pinned) {
         m->direct = 1;
         m->host = (char *)b->host + offset;
-        st = kcu_queue_finish(q);
+        st = kiln__cu_queue_finish(q);
     } else {
-        kcu_reap();
-        st = kcu_ctx_use(b->ctx->dev[0].ctx);
+        kiln__cu_reap();
+        st = kiln__cu_ctx_use(b->ctx->dev[0].ctx);
         if (st == KILN_OK) {
-            CUresult r = kcu.cuMemAllocHost(&m->host, size ? size : 1);
+            CUresult r = kiln__cu.cuMemAllocHost(&m->host, size ? size : 1);
             if (r != CUDA_SUCCESS)
-                st = kcu_fail("cuMemAllocHost (map staging)", r);
+                st = kiln__cu_fail("cuMemAllocHost (map staging)", r);
         }
         int need_read = (map_flags & (KILN_MAP_READ | KILN_MAP_WRITE)) != 0;
         if (st == KILN_OK && need_read)
-            st = kcu_buffer_read(q, b, offset, size, m->host, 1, 0, NULL, NULL);
+            st = kiln__cu_buffer_read(q, b, offset, size, m->host, 1, 0, NULL, NULL);
         else if (st == KILN_OK)
-            st = kcu_queue_finish(q); /* the map still orders after prior work */
+            st = kiln__cu_queue_finish(q); /* the map still orders after prior work */
         if (st != KILN_OK && m->host) {
-            kcu_ctx_use(b->ctx->dev[0].ctx);
-            kcu.cuMemFreeHost(m->host);
+            kiln__cu_ctx_use(b->ctx->dev[0].ctx);
+            kiln__cu.cuMemFreeHost(m->host);
         }
     }
     if (st != KILN_OK) {
@@ -325,16 +327,16 @@ kiln_status kcu_buffer_map(void *queue, void *buffer, unsigned map_flags,
 
 /* Unmap writes a staging copy back and, on CUDA, blocks until that copy is
  * done so that the staging memory can be freed at once. */
-kiln_status kcu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
+kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                              size_t num_wait, void *const *wait,
                              void **out_event)
 {
-    kcu_buffer *b = buffer;
+    kiln__cu_buffer *b = buffer;
     pthread_mutex_lock(&b->lock);
-    kcu_mapping **pp = &b->maps;
+    kiln__cu_mapping **pp = &b->maps;
     while (*pp && (*pp)->host != host_ptr)
         pp = &(*pp)->next;
-    kcu_mapping *m = *pp;
+    kiln__cu_mapping *m = *pp;
     if (m)
         *pp = m->next;
     pthread_mutex_unlock(&b->lock);
@@ -345,10 +347,10 @@ kiln_status kcu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                 (m->flags & (KILN_MAP_WRITE | KILN_MAP_WRITE_INVALIDATE)) != 0;
     kiln_status st;
     if (write)
-        st = kcu_buffer_write(queue, b, m->offset, m->size, m->host, 1,
+        st = kiln__cu_buffer_write(queue, b, m->offset, m->size, m->host, 1,
                               num_wait, wait, out_event);
     else
-        st = kcu_queue_marker(queue, 0, num_wait, wait, out_event);
+        st = kiln__cu_queue_marker(queue, 0, num_wait, wait, out_event);
     if (st != KILN_OK) {
         /* keep the mapping so that the caller may retry */
         pthread_mutex_lock(&b->lock);
@@ -357,8 +359,8 @@ kiln_status kcu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
         pthread_mutex_unlock(&b->lock);
         return st;
     }
-    if (!m->direct && kcu_ctx_use(b->ctx->dev[0].ctx) == KILN_OK)
-        kcu.cuMemFreeHost(m->host);
+    if (!m->direct && kiln__cu_ctx_use(b->ctx->dev[0].ctx) == KILN_OK)
+        kiln__cu.cuMemFreeHost(m->host);
     free(m);
     return KILN_OK;
 }
