@@ -234,7 +234,7 @@ def main():
                              r["wall_ms"], "PyOpenCL naive kernel (same device)%s" % (
                                  "" if ok in (None, True) else " [WRONG]"), 1e3 * t))
             for o in omp:
-                rows.append(("mask", case, name, r["wall_ms"], "C + " + o["method"] + " (kiln demo)", o["wall_ms"]))
+                rows.append(("mask", case, name, r["wall_ms"], o["method"] + ", host (from kiln demo)", o["wall_ms"]))
         if best is not None:
             print("NumPy even-odd %s ..." % case, file=sys.stderr)
             vx, vy = star_polygon(24, size)
