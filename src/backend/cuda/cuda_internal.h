@@ -10,7 +10,7 @@
  *
  * Contexts: each device's primary context. Any host thread may call the
  * backend, so every entry point makes the right context current first
- * (kcu_ctx_use). */
+ * (kiln__cu_ctx_use). */
 #ifndef KILN_BACKEND_CUDA_INTERNAL_H
 #define KILN_BACKEND_CUDA_INTERNAL_H
 
@@ -26,7 +26,7 @@
 
 /* Driver functions used by the backend. X(name) is expanded with cuda.h's
  * macros applied, so `name` becomes the versioned symbol. */
-#define KCU_DRIVER_FUNCS(X)                                                    \
+#define KILN__CU_DRIVER_FUNCS(X)                                                    \
     X(cuInit)                                                                  \
     X(cuDriverGetVersion)                                                      \
     X(cuGetErrorName)                                                          \
@@ -74,7 +74,7 @@
     X(cuFuncGetAttribute)                                                      \
     X(cuLaunchKernel)
 
-#define KCU_NVRTC_FUNCS(X)                                                     \
+#define KILN__CU_NVRTC_FUNCS(X)                                                     \
     X(nvrtcGetErrorString)                                                     \
     X(nvrtcVersion)                                                            \
     X(nvrtcGetNumSupportedArchs)                                               \
@@ -89,68 +89,68 @@
     X(nvrtcGetPTXSize)                                                         \
     X(nvrtcGetPTX)
 
-#define KCU_FIELD(name) __typeof__(name) *name;
+#define KILN__CU_FIELD(name) __typeof__(name) *name;
 
-typedef struct kcu_api {
-    KCU_DRIVER_FUNCS(KCU_FIELD)
+typedef struct kiln__cu_api {
+    KILN__CU_DRIVER_FUNCS(KILN__CU_FIELD)
     /* cuEventElapsedTime_v2 (CUDA >= 12.8 drivers) or the older symbol:
      * both have this same prototype. */
     CUresult (*elapsed)(float *ms, CUevent start, CUevent end);
-    KCU_NVRTC_FUNCS(KCU_FIELD)
+    KILN__CU_NVRTC_FUNCS(KILN__CU_FIELD)
     int driver_version;   /* cuDriverGetVersion: 13000 for 13.0 */
     int have_nvrtc;       /* NVRTC loaded */
     int nvrtc_major, nvrtc_minor;
     char nvrtc_error[512]; /* why NVRTC did not load */
     char nvrtc_path[256];  /* which library did */
-} kcu_api;
+} kiln__cu_api;
 
-#undef KCU_FIELD
+#undef KILN__CU_FIELD
 
-/* The loaded API; valid after a successful load() (kcu_api_get returns NULL
+/* The loaded API; valid after a successful load() (kiln__cu_api_get returns NULL
  * before). */
-extern kcu_api kcu;
-const kcu_api *kiln__cuda_api(void);
+extern kiln__cu_api kiln__cu;
+const kiln__cu_api *kiln__cuda_api(void);
 kiln_status kiln__cuda_load(void);
 
 /* "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory" as the thread's
  * error; returns the kiln status that fits the CUresult. */
-kiln_status kcu_fail(const char *call, CUresult r);
-kiln_status kcu_status_of(CUresult r);
-const char *kcu_err_name(CUresult r);
+kiln_status kiln__cu_fail(const char *call, CUresult r);
+kiln_status kiln__cu_status_of(CUresult r);
+const char *kiln__cu_err_name(CUresult r);
 /* Host CLOCK_MONOTONIC in ns. */
-uint64_t kcu_now_ns(void);
+uint64_t kiln__cu_now_ns(void);
 
 /* Makes c current on this thread (no-op if it already is). */
-kiln_status kcu_ctx_use(CUcontext c);
+kiln_status kiln__cu_ctx_use(CUcontext c);
 
 /* ---- objects ------------------------------------------------------------ */
 
-typedef struct kcu_dev {
+typedef struct kiln__cu_dev {
     int ordinal;
     CUdevice dev;
     CUcontext ctx;     /* retained primary context */
     unsigned cc;       /* major*10 + minor */
     int max_threads, max_block[3], max_grid[3];
     size_t shared_per_block;
-} kcu_dev;
+} kiln__cu_dev;
 
-typedef struct kcu_context {
+typedef struct kiln__cu_context {
     atomic_int refs;
     size_t n;
-    kcu_dev dev[]; /* buffers live on dev[0] */
-} kcu_context;
+    kiln__cu_dev dev[]; /* buffers live on dev[0] */
+} kiln__cu_context;
 
-void kcu_context_unref(kcu_context *c);
-void kcu_context_ref(kcu_context *c);
+void kiln__cu_context_unref(kiln__cu_context *c);
+void kiln__cu_context_ref(kiln__cu_context *c);
 /* Index of the ordinal in c, or -1. */
-int kcu_context_find(const kcu_context *c, int ordinal);
+int kiln__cu_context_find(const kiln__cu_context *c, int ordinal);
 
-struct kcu_event;
+struct kiln__cu_event;
 
-typedef struct kcu_queue {
+typedef struct kiln__cu_queue {
     atomic_int refs;      /* the core's + one per live event */
-    kcu_context *ctx;
-    kcu_dev *dev;
+    kiln__cu_context *ctx;
+    kiln__cu_dev *dev;
     CUstream stream;
     CUstream notify_stream; /* lazily made: stream callbacks for notify */
     int profiling;
@@ -161,24 +161,24 @@ typedef struct kcu_queue {
     uint64_t base_ns;
     /* recycled events of this queue */
     pthread_mutex_t pool_lock;
-    struct kcu_event *pool;
+    struct kiln__cu_event *pool;
     size_t pool_size;
-} kcu_queue;
+} kiln__cu_queue;
 
-void kcu_queue_ref(kcu_queue *q);
-void kcu_queue_unref(kcu_queue *q);
+void kiln__cu_queue_ref(kiln__cu_queue *q);
+void kiln__cu_queue_unref(kiln__cu_queue *q);
 
-typedef struct kcu_event {
+typedef struct kiln__cu_event {
     atomic_int refs;
     int is_user;
-    kcu_queue *queue;     /* command events: holds a queue reference */
-    kcu_context *ctx;     /* user events: holds a context reference */
+    kiln__cu_queue *queue;     /* command events: holds a queue reference */
+    kiln__cu_context *ctx;     /* user events: holds a context reference */
     CUevent start;        /* profiling queues only */
     CUevent end;
     uint64_t queued_ns;   /* host time at enqueue */
     /* user events of the wait list (flattened, retained): the command
      * reports failure if one of them failed */
-    struct kcu_event **deps;
+    struct kiln__cu_event **deps;
     size_t num_deps, cap_deps;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -187,74 +187,74 @@ typedef struct kcu_event {
     /* user events only */
     int slot;             /* index of the pinned flag word */
     uint32_t target;      /* the value that means "set" */
-    struct kcu_notify *notes; /* pending notify callbacks */
-    struct kcu_event *next_free;
-} kcu_event;
+    struct kiln__cu_notify *notes; /* pending notify callbacks */
+    struct kiln__cu_event *next_free;
+} kiln__cu_event;
 
 /* A new command event for q, holding one reference (and one on q). */
-kiln_status kcu_event_new(kcu_queue *q, kcu_event **out);
-void kcu_event_retain(void *e);
-void kcu_event_release(void *e);
+kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out);
+void kiln__cu_event_retain(void *e);
+void kiln__cu_event_release(void *e);
 /* Enqueue on q->stream what must come before a command: waits for the wait
  * list, collecting failing user events into ev (may be NULL). Call with
  * q->lock held and the context current. */
-kiln_status kcu_wait_list(kcu_queue *q, size_t num_wait, void *const *wait,
-                          kcu_event *ev);
+kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *wait,
+                          kiln__cu_event *ev);
 /* Record the start (profiling) of ev, with q->lock held. */
-kiln_status kcu_event_begin(kcu_queue *q, kcu_event *ev);
+kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev);
 /* Record the end of ev, with q->lock held. */
-kiln_status kcu_event_end(kcu_queue *q, kcu_event *ev);
+kiln_status kiln__cu_event_end(kiln__cu_queue *q, kiln__cu_event *ev);
 /* Objects whose last reference drops inside a driver callback (where CUDA
  * calls are forbidden) are destroyed later by the next ordinary call. */
-void kcu_reap(void);
-extern _Thread_local int kcu_in_callback;
+void kiln__cu_reap(void);
+extern _Thread_local int kiln__cu_in_callback;
 
 /* The common shape of an enqueue: lock, context, wait list, event. */
-typedef struct kcu_cmd {
-    kcu_queue *q;
-    kcu_event *ev; /* NULL when no event was asked for */
-} kcu_cmd;
-kiln_status kcu_cmd_begin(kcu_cmd *c, void *queue, size_t num_wait,
+typedef struct kiln__cu_cmd {
+    kiln__cu_queue *q;
+    kiln__cu_event *ev; /* NULL when no event was asked for */
+} kiln__cu_cmd;
+kiln_status kiln__cu_cmd_begin(kiln__cu_cmd *c, void *queue, size_t num_wait,
                           void *const *wait, int want_event);
 /* Finishes the command: on st == KILN_OK records the end, hands the event
  * out (or waits for it when blocking); on failure drops it. Unlocks. */
-kiln_status kcu_cmd_end(kcu_cmd *c, kiln_status st, int blocking,
+kiln_status kiln__cu_cmd_end(kiln__cu_cmd *c, kiln_status st, int blocking,
                         void **out_event);
 
-typedef struct kcu_mapping {
+typedef struct kiln__cu_mapping {
     void *host;
     size_t offset, size;
     unsigned flags;
     int direct; /* pinned buffer: host points into it, nothing to copy */
-    struct kcu_mapping *next;
-} kcu_mapping;
+    struct kiln__cu_mapping *next;
+} kiln__cu_mapping;
 
-typedef struct kcu_buffer {
+typedef struct kiln__cu_buffer {
     atomic_int refs;
-    kcu_context *ctx;
-    struct kcu_buffer *parent; /* sub-buffers */
+    kiln__cu_context *ctx;
+    struct kiln__cu_buffer *parent; /* sub-buffers */
     CUdeviceptr ptr;
     void *host;                /* HOST_PINNED: the pinned memory */
     size_t size;
     int pinned;
     pthread_mutex_t lock;      /* maps */
-    kcu_mapping *maps;
-} kcu_buffer;
+    kiln__cu_mapping *maps;
+} kiln__cu_buffer;
 
-typedef struct kcu_program {
-    kcu_context *ctx;
-    kcu_dev *dev;
+typedef struct kiln__cu_program {
+    kiln__cu_context *ctx;
+    kiln__cu_dev *dev;
     CUmodule module;
     void *binary;   /* cubin, or PTX when NVRTC cannot target the device */
     size_t binary_size;
     atomic_int refs; /* the core's + one per kernel */
-} kcu_program;
+} kiln__cu_program;
 
-typedef struct kcu_kernel {
-    kcu_program *program;
+typedef struct kiln__cu_kernel {
+    kiln__cu_program *program;
     CUfunction fn;
     int max_threads;
-} kcu_kernel;
+} kiln__cu_kernel;
 
 /* NVRTC compile of one source for compute capability cc. On success the
  * binary (cubin, or PTX if NVRTC cannot target cc) is malloc'd in *binary,
@@ -271,73 +271,73 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why);
 int kiln__cuda_nvrtc_ready(void);
 
 /* backend entry points, by file */
-kiln_status kcu_load(void);
-kiln_status kcu_enumerate(kiln__bdevice **devices, size_t *count);
-kiln_status kcu_partition(const kiln__bdevice *device, unsigned units_each,
+kiln_status kiln__cu_load(void);
+kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count);
+kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
                           kiln__bdevice *subdevices, size_t capacity,
                           size_t *count);
-kiln_status kcu_context_create(const kiln__bdevice *const *devices,
+kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
                                size_t num_devices, void **context);
-void kcu_context_release(void *context);
+void kiln__cu_context_release(void *context);
 
-kiln_status kcu_queue_create(void *context, const kiln__bdevice *device,
+kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
                              unsigned flags, void **queue);
-void kcu_queue_release(void *queue);
-kiln_status kcu_queue_finish(void *queue);
-kiln_status kcu_queue_flush(void *queue);
-kiln_status kcu_queue_marker(void *queue, int barrier, size_t num_wait,
+void kiln__cu_queue_release(void *queue);
+kiln_status kiln__cu_queue_finish(void *queue);
+kiln_status kiln__cu_queue_flush(void *queue);
+kiln_status kiln__cu_queue_marker(void *queue, int barrier, size_t num_wait,
                              void *const *wait, void **out_event);
 
-kiln_status kcu_buffer_create(void *context, size_t size, unsigned flags,
+kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
                               const void *host_data, void **buffer);
-kiln_status kcu_buffer_create_sub(void *parent, size_t offset, size_t size,
+kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
                                   void **buffer);
-void kcu_buffer_release(void *buffer);
-kiln_status kcu_buffer_write(void *queue, void *buffer, size_t offset,
+void kiln__cu_buffer_release(void *buffer);
+kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
                              size_t size, const void *src, int blocking,
                              size_t num_wait, void *const *wait,
                              void **out_event);
-kiln_status kcu_buffer_read(void *queue, void *buffer, size_t offset,
+kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
                             size_t size, void *dst, int blocking,
                             size_t num_wait, void *const *wait,
                             void **out_event);
-kiln_status kcu_buffer_copy(void *queue, void *src, size_t src_offset,
+kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
                             void *dst, size_t dst_offset, size_t size,
                             size_t num_wait, void *const *wait,
                             void **out_event);
-kiln_status kcu_buffer_fill(void *queue, void *buffer, const void *pattern,
+kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
                             size_t pattern_size, size_t offset, size_t size,
                             size_t num_wait, void *const *wait,
                             void **out_event);
-kiln_status kcu_buffer_map(void *queue, void *buffer, unsigned map_flags,
+kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
                            size_t offset, size_t size, void **host_ptr);
-kiln_status kcu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
+kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                              size_t num_wait, void *const *wait,
                              void **out_event);
 
-const char *kcu_prelude(void);
-kiln_status kcu_program_build(void *context, const kiln__bdevice *device,
+const char *kiln__cu_prelude(void);
+kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
                               const char *source, const char *options,
                               void **program, char **log);
-kiln_status kcu_program_binary(void *program, void **binary, size_t *size);
-kiln_status kcu_program_load(void *context, const kiln__bdevice *device,
+kiln_status kiln__cu_program_binary(void *program, void **binary, size_t *size);
+kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
                              const void *binary, size_t size,
                              const char *options, void **program);
-void kcu_program_release(void *program);
-kiln_status kcu_kernel_create(void *program, const char *name, void **kernel);
-void kcu_kernel_release(void *kernel);
-kiln_status kcu_kernel_launch(void *queue, void *kernel, unsigned dims,
+void kiln__cu_program_release(void *program);
+kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kernel);
+void kiln__cu_kernel_release(void *kernel);
+kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
                               const size_t *global, const size_t *local,
                               size_t num_args, const kiln__barg *args,
                               size_t num_wait, void *const *wait,
                               void **out_event);
 
-kiln_status kcu_event_wait(size_t num, void *const *events);
-kiln_status kcu_event_state(void *event, kiln_event_state *state);
-kiln_status kcu_event_times(void *event, kiln_event_times *times);
-kiln_status kcu_event_notify(void *event, kiln__notify_fn fn, void *arg);
-kiln_status kcu_user_event_create(void *context, void **event);
-kiln_status kcu_user_event_set(void *event, int failed);
+kiln_status kiln__cu_event_wait(size_t num, void *const *events);
+kiln_status kiln__cu_event_state(void *event, kiln_event_state *state);
+kiln_status kiln__cu_event_times(void *event, kiln_event_times *times);
+kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg);
+kiln_status kiln__cu_user_event_create(void *context, void **event);
+kiln_status kiln__cu_user_event_set(void *event, int failed);
 
 /* Block sizes for a launch without local sizes: per dimension the largest
  * divisor of global[d] within the budget (exposed for the unit test). */

@@ -6,57 +6,57 @@
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 
-static int kcu_attr(CUdevice d, CUdevice_attribute a)
+static int kiln__cu_attr(CUdevice d, CUdevice_attribute a)
 {
     int v = 0;
-    if (kcu.cuDeviceGetAttribute(&v, a, d) != CUDA_SUCCESS)
+    if (kiln__cu.cuDeviceGetAttribute(&v, a, d) != CUDA_SUCCESS)
         return 0;
     return v;
 }
 
-static kiln_status kcu_fill_device(int ordinal, kiln__bdevice *bd)
+static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
 {
     CUdevice d;
-    CUresult r = kcu.cuDeviceGet(&d, ordinal);
+    CUresult r = kiln__cu.cuDeviceGet(&d, ordinal);
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuDeviceGet", r);
+        return kiln__cu_fail("cuDeviceGet", r);
     memset(bd, 0, sizeof *bd);
     kiln_device_info *in = &bd->info;
     in->backend = KILN_BACKEND_CUDA;
     in->type = KILN_DEVICE_GPU;
     snprintf(in->id, sizeof in->id, "cuda:%d", ordinal);
-    r = kcu.cuDeviceGetName(in->name, (int)sizeof in->name, d);
+    r = kiln__cu.cuDeviceGetName(in->name, (int)sizeof in->name, d);
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuDeviceGetName", r);
+        return kiln__cu_fail("cuDeviceGetName", r);
     snprintf(in->vendor, sizeof in->vendor, "NVIDIA Corporation");
     snprintf(in->platform, sizeof in->platform, "CUDA");
-    int major = kcu_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    int minor = kcu_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    int major = kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    int minor = kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     snprintf(in->version, sizeof in->version, "CUDA %d.%d", major, minor);
     snprintf(in->driver_version, sizeof in->driver_version, "%d.%d",
-             kcu.driver_version / 1000, (kcu.driver_version % 1000) / 10);
+             kiln__cu.driver_version / 1000, (kiln__cu.driver_version % 1000) / 10);
     in->compute_units =
-        (unsigned)kcu_attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    in->clock_mhz = (unsigned)kcu_attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
+        (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    in->clock_mhz = (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
     size_t total = 0;
-    r = kcu.cuDeviceTotalMem(&total, d);
+    r = kiln__cu.cuDeviceTotalMem(&total, d);
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuDeviceTotalMem", r);
+        return kiln__cu_fail("cuDeviceTotalMem", r);
     in->global_mem_bytes = total;
     in->max_alloc_bytes = total;
-    in->local_mem_bytes = (uint64_t)kcu_attr(
+    in->local_mem_bytes = (uint64_t)kiln__cu_attr(
         d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    in->l2_cache_bytes = (uint64_t)kcu_attr(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    in->l2_cache_bytes = (uint64_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     in->max_work_group_size =
-        (size_t)kcu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     in->max_work_item_sizes[0] =
-        (size_t)kcu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
     in->max_work_item_sizes[1] =
-        (size_t)kcu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
     in->max_work_item_sizes[2] =
-        (size_t)kcu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
     in->compute_capability = (unsigned)(major * 10 + minor);
-    in->subgroup_size = (unsigned)kcu_attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    in->subgroup_size = (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     in->fp64 = 1;
     in->fp16 = in->compute_capability >= 53;
     in->is_subdevice = 0;
@@ -70,25 +70,25 @@ static kiln_status kcu_fill_device(int ordinal, kiln__bdevice *bd)
     bd->device_index = (unsigned)ordinal;
     snprintf(bd->identity, sizeof bd->identity,
              "%s|sm_%d%d|driver %d|nvrtc %d.%d", in->name, major, minor,
-             kcu.driver_version, kcu.nvrtc_major, kcu.nvrtc_minor);
+             kiln__cu.driver_version, kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor);
     return KILN_OK;
 }
 
-kiln_status kcu_enumerate(kiln__bdevice **devices, size_t *count)
+kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count)
 {
     *devices = NULL;
     *count = 0;
     int n = 0;
-    CUresult r = kcu.cuDeviceGetCount(&n);
+    CUresult r = kiln__cu.cuDeviceGetCount(&n);
     if (r == CUDA_ERROR_NO_DEVICE || (r == CUDA_SUCCESS && n <= 0))
         return KILN_OK;
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuDeviceGetCount", r);
+        return kiln__cu_fail("cuDeviceGetCount", r);
     kiln__bdevice *list = calloc((size_t)n, sizeof *list);
     if (!list)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     for (int i = 0; i < n; i++) {
-        kiln_status st = kcu_fill_device(i, &list[i]);
+        kiln_status st = kiln__cu_fill_device(i, &list[i]);
         if (st != KILN_OK) {
             for (int j = 0; j <= i; j++)
                 free(list[j].extensions);
@@ -101,7 +101,7 @@ kiln_status kcu_enumerate(kiln__bdevice **devices, size_t *count)
     return KILN_OK;
 }
 
-kiln_status kcu_partition(const kiln__bdevice *device, unsigned units_each,
+kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
                           kiln__bdevice *subdevices, size_t capacity,
                           size_t *count)
 {
@@ -113,19 +113,19 @@ kiln_status kcu_partition(const kiln__bdevice *device, unsigned units_each,
                            "or MPS/MIG set up outside kiln");
 }
 
-void kcu_context_ref(kcu_context *c) { atomic_fetch_add(&c->refs, 1); }
+void kiln__cu_context_ref(kiln__cu_context *c) { atomic_fetch_add(&c->refs, 1); }
 
-void kcu_context_unref(kcu_context *c)
+void kiln__cu_context_unref(kiln__cu_context *c)
 {
     if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     for (size_t i = 0; i < c->n; i++)
         if (c->dev[i].ctx)
-            kcu.cuDevicePrimaryCtxRelease(c->dev[i].dev);
+            kiln__cu.cuDevicePrimaryCtxRelease(c->dev[i].dev);
     free(c);
 }
 
-int kcu_context_find(const kcu_context *c, int ordinal)
+int kiln__cu_context_find(const kiln__cu_context *c, int ordinal)
 {
     for (size_t i = 0; i < c->n; i++)
         if (c->dev[i].ordinal == ordinal)
@@ -133,40 +133,40 @@ int kcu_context_find(const kcu_context *c, int ordinal)
     return -1;
 }
 
-kiln_status kcu_context_create(const kiln__bdevice *const *devices,
+kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
                                size_t num_devices, void **context)
 {
     *context = NULL;
     if (num_devices == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "a context needs at least one device");
-    kcu_reap();
-    kcu_context *c = calloc(1, sizeof *c + num_devices * sizeof(kcu_dev));
+    kiln__cu_reap();
+    kiln__cu_context *c = calloc(1, sizeof *c + num_devices * sizeof(kiln__cu_dev));
     if (!c)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     atomic_init(&c->refs, 1);
     c->n = 0;
     for (size_t i = 0; i < num_devices; i++) {
-        kcu_dev *d = &c->dev[i];
+        kiln__cu_dev *d = &c->dev[i];
         d->ordinal = (int)(intptr_t)devices[i]->handle;
-        CUresult r = kcu.cuDeviceGet(&d->dev, d->ordinal);
+        CUresult r = kiln__cu.cuDeviceGet(&d->dev, d->ordinal);
         if (r == CUDA_SUCCESS)
-            r = kcu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+            r = kiln__cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
         if (r != CUDA_SUCCESS) {
-            kiln_status st = kcu_fail("cuDevicePrimaryCtxRetain", r);
-            kcu_context_unref(c);
+            kiln_status st = kiln__cu_fail("cuDevicePrimaryCtxRetain", r);
+            kiln__cu_context_unref(c);
             return st;
         }
         c->n = i + 1;
         d->cc = devices[i]->info.compute_capability;
-        d->max_threads = kcu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-        d->max_block[0] = kcu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
-        d->max_block[1] = kcu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
-        d->max_block[2] = kcu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
-        d->max_grid[0] = kcu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
-        d->max_grid[1] = kcu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
-        d->max_grid[2] = kcu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-        d->shared_per_block = (size_t)kcu_attr(
+        d->max_threads = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+        d->max_block[0] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+        d->max_block[1] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+        d->max_block[2] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+        d->max_grid[0] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+        d->max_grid[1] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+        d->max_grid[2] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+        d->shared_per_block = (size_t)kiln__cu_attr(
             d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
         if (d->max_threads <= 0)
             d->max_threads = 1024;
@@ -182,19 +182,19 @@ kiln_status kcu_context_create(const kiln__bdevice *const *devices,
      * device cannot use the buffer, copies still work through UVA). */
     for (size_t i = 1; i < c->n; i++) {
         int can = 0;
-        if (kcu.cuDeviceCanAccessPeer(&can, c->dev[i].dev, c->dev[0].dev) ==
+        if (kiln__cu.cuDeviceCanAccessPeer(&can, c->dev[i].dev, c->dev[0].dev) ==
                 CUDA_SUCCESS && can &&
-            kcu_ctx_use(c->dev[i].ctx) == KILN_OK)
-            (void)kcu.cuCtxEnablePeerAccess(c->dev[0].ctx, 0);
+            kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK)
+            (void)kiln__cu.cuCtxEnablePeerAccess(c->dev[0].ctx, 0);
     }
     *context = c;
     return KILN_OK;
 }
 
-void kcu_context_release(void *context)
+void kiln__cu_context_release(void *context)
 {
     if (!context)
         return;
-    kcu_reap();
-    kcu_context_unref(context);
+    kiln__cu_reap();
+    kiln__cu_context_unref(context);
 }

@@ -22,161 +22,161 @@
  * called even when the context has failed (with the error), so a
  * notification fires exactly once either way. It runs on a driver thread,
  * where CUDA calls are forbidden: objects whose last reference drops there
- * go to a list that the next ordinary backend call destroys (kcu_reap). */
+ * go to a list that the next ordinary backend call destroys (kiln__cu_reap). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 
-_Thread_local int kcu_in_callback;
+_Thread_local int kiln__cu_in_callback;
 
-typedef struct kcu_notify {
-    kcu_event *ev;
+typedef struct kiln__cu_notify {
+    kiln__cu_event *ev;
     kiln__notify_fn fn;
     void *arg;
-    struct kcu_notify *next;
-} kcu_notify;
+    struct kiln__cu_notify *next;
+} kiln__cu_notify;
 
 /* ---- pinned flag words for user events -------------------------------- */
 
-#define KCU_SLAB_WORDS 1024
-#define KCU_MAX_SLABS 1024
-static pthread_mutex_t kcu_slot_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t *kcu_slabs[KCU_MAX_SLABS];
-static size_t kcu_num_slabs;
-static uint32_t *kcu_slot_target; /* last target handed out, per word */
-static int *kcu_free_slots;
-static size_t kcu_num_free;
+#define KILN__CU_SLAB_WORDS 1024
+#define KILN__CU_MAX_SLABS 1024
+static pthread_mutex_t kiln__cu_slot_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *kiln__cu_slabs[KILN__CU_MAX_SLABS];
+static size_t kiln__cu_num_slabs;
+static uint32_t *kiln__cu_slot_target; /* last target handed out, per word */
+static int *kiln__cu_free_slots;
+static size_t kiln__cu_num_free;
 
-static volatile uint32_t *kcu_slot_word(int slot)
+static volatile uint32_t *kiln__cu_slot_word(int slot)
 {
-    return &kcu_slabs[slot / KCU_SLAB_WORDS][slot % KCU_SLAB_WORDS];
+    return &kiln__cu_slabs[slot / KILN__CU_SLAB_WORDS][slot % KILN__CU_SLAB_WORDS];
 }
 
-static kiln_status kcu_slot_get(CUcontext ctx, int *slot, uint32_t *target)
+static kiln_status kiln__cu_slot_get(CUcontext ctx, int *slot, uint32_t *target)
 {
-    pthread_mutex_lock(&kcu_slot_lock);
-    if (kcu_num_free == 0) {
-        if (kcu_num_slabs == KCU_MAX_SLABS) {
-            pthread_mutex_unlock(&kcu_slot_lock);
+    pthread_mutex_lock(&kiln__cu_slot_lock);
+    if (kiln__cu_num_free == 0) {
+        if (kiln__cu_num_slabs == KILN__CU_MAX_SLABS) {
+            pthread_mutex_unlock(&kiln__cu_slot_lock);
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                    "too many live user events");
         }
-        size_t words = (kcu_num_slabs + 1) * KCU_SLAB_WORDS;
-        uint32_t *t = realloc(kcu_slot_target, words * sizeof *t);
-        int *f = t ? realloc(kcu_free_slots, words * sizeof *f) : NULL;
+        size_t words = (kiln__cu_num_slabs + 1) * KILN__CU_SLAB_WORDS;
+        uint32_t *t = realloc(kiln__cu_slot_target, words * sizeof *t);
+        int *f = t ? realloc(kiln__cu_free_slots, words * sizeof *f) : NULL;
         if (t)
-            kcu_slot_target = t;
+            kiln__cu_slot_target = t;
         if (f)
-            kcu_free_slots = f;
+            kiln__cu_free_slots = f;
         if (!t || !f) {
-            pthread_mutex_unlock(&kcu_slot_lock);
+            pthread_mutex_unlock(&kiln__cu_slot_lock);
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "realloc");
         }
         void *p = NULL;
-        kiln_status st = kcu_ctx_use(ctx);
+        kiln_status st = kiln__cu_ctx_use(ctx);
         CUresult r = CUDA_SUCCESS;
         if (st == KILN_OK)
-            r = kcu.cuMemHostAlloc(&p, KCU_SLAB_WORDS * sizeof(uint32_t),
+            r = kiln__cu.cuMemHostAlloc(&p, KILN__CU_SLAB_WORDS * sizeof(uint32_t),
                                    CU_MEMHOSTALLOC_PORTABLE |
                                        CU_MEMHOSTALLOC_DEVICEMAP);
         if (st == KILN_OK && r != CUDA_SUCCESS)
-            st = kcu_fail("cuMemHostAlloc (user event flags)", r);
+            st = kiln__cu_fail("cuMemHostAlloc (user event flags)", r);
         if (st != KILN_OK) {
-            pthread_mutex_unlock(&kcu_slot_lock);
+            pthread_mutex_unlock(&kiln__cu_slot_lock);
             return st;
         }
-        memset(p, 0, KCU_SLAB_WORDS * sizeof(uint32_t));
-        size_t base = kcu_num_slabs * KCU_SLAB_WORDS;
-        kcu_slabs[kcu_num_slabs++] = p;
-        for (size_t i = 0; i < KCU_SLAB_WORDS; i++) {
-            kcu_slot_target[base + i] = 0;
-            kcu_free_slots[kcu_num_free++] = (int)(base + KCU_SLAB_WORDS - 1 - i);
+        memset(p, 0, KILN__CU_SLAB_WORDS * sizeof(uint32_t));
+        size_t base = kiln__cu_num_slabs * KILN__CU_SLAB_WORDS;
+        kiln__cu_slabs[kiln__cu_num_slabs++] = p;
+        for (size_t i = 0; i < KILN__CU_SLAB_WORDS; i++) {
+            kiln__cu_slot_target[base + i] = 0;
+            kiln__cu_free_slots[kiln__cu_num_free++] = (int)(base + KILN__CU_SLAB_WORDS - 1 - i);
         }
     }
-    *slot = kcu_free_slots[--kcu_num_free];
-    uint32_t t = kcu_slot_target[*slot] + 1;
+    *slot = kiln__cu_free_slots[--kiln__cu_num_free];
+    uint32_t t = kiln__cu_slot_target[*slot] + 1;
     if (t == 0) /* never use 0: a fresh word holds it */
         t = 1;
-    kcu_slot_target[*slot] = t;
+    kiln__cu_slot_target[*slot] = t;
     *target = t;
-    pthread_mutex_unlock(&kcu_slot_lock);
+    pthread_mutex_unlock(&kiln__cu_slot_lock);
     return KILN_OK;
 }
 
-static void kcu_slot_put(int slot)
+static void kiln__cu_slot_put(int slot)
 {
-    pthread_mutex_lock(&kcu_slot_lock);
-    kcu_free_slots[kcu_num_free++] = slot;
-    pthread_mutex_unlock(&kcu_slot_lock);
+    pthread_mutex_lock(&kiln__cu_slot_lock);
+    kiln__cu_free_slots[kiln__cu_num_free++] = slot;
+    pthread_mutex_unlock(&kiln__cu_slot_lock);
 }
 
 /* ---- deferred destruction -------------------------------------------- */
 
-static pthread_mutex_t kcu_grave_lock = PTHREAD_MUTEX_INITIALIZER;
-static kcu_event *kcu_grave;
-static atomic_int kcu_grave_nonempty;
+static pthread_mutex_t kiln__cu_grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static kiln__cu_event *kiln__cu_grave;
+static atomic_int kiln__cu_grave_nonempty;
 
-static void kcu_event_destroy_now(kcu_event *e);
+static void kiln__cu_event_destroy_now(kiln__cu_event *e);
 
-void kcu_reap(void)
+void kiln__cu_reap(void)
 {
-    if (kcu_in_callback || !atomic_load(&kcu_grave_nonempty))
+    if (kiln__cu_in_callback || !atomic_load(&kiln__cu_grave_nonempty))
         return;
-    pthread_mutex_lock(&kcu_grave_lock);
-    kcu_event *list = kcu_grave;
-    kcu_grave = NULL;
-    atomic_store(&kcu_grave_nonempty, 0);
-    pthread_mutex_unlock(&kcu_grave_lock);
+    pthread_mutex_lock(&kiln__cu_grave_lock);
+    kiln__cu_event *list = kiln__cu_grave;
+    kiln__cu_grave = NULL;
+    atomic_store(&kiln__cu_grave_nonempty, 0);
+    pthread_mutex_unlock(&kiln__cu_grave_lock);
     while (list) {
-        kcu_event *next = list->next_free;
-        kcu_event_destroy_now(list);
+        kiln__cu_event *next = list->next_free;
+        kiln__cu_event_destroy_now(list);
         list = next;
     }
 }
 
 /* ---- event objects ----------------------------------------------------- */
 
-static void kcu_fire_notes(kcu_notify *n, int failed)
+static void kiln__cu_fire_notes(kiln__cu_notify *n, int failed)
 {
     while (n) {
-        kcu_notify *next = n->next;
+        kiln__cu_notify *next = n->next;
         n->fn(n->arg, failed);
         free(n);
         n = next;
     }
 }
 
-static void kcu_event_destroy_now(kcu_event *e)
+static void kiln__cu_event_destroy_now(kiln__cu_event *e)
 {
     for (size_t i = 0; i < e->num_deps; i++)
-        kcu_event_release(e->deps[i]);
+        kiln__cu_event_release(e->deps[i]);
     e->num_deps = 0;
     if (e->is_user) {
-        kcu_notify *notes = NULL;
+        kiln__cu_notify *notes = NULL;
         pthread_mutex_lock(&e->lock);
         if (!e->done) {
             /* Abandoned unset: complete it as failed so that streams
              * waiting on its word go on and the word can be reused. */
             e->done = 1;
             e->failed = 1;
-            __atomic_store_n(kcu_slot_word(e->slot), e->target,
+            __atomic_store_n(kiln__cu_slot_word(e->slot), e->target,
                              __ATOMIC_RELEASE);
             notes = e->notes;
             e->notes = NULL;
         }
         pthread_mutex_unlock(&e->lock);
-        kcu_fire_notes(notes, 1);
-        kcu_slot_put(e->slot);
-        kcu_context_unref(e->ctx);
+        kiln__cu_fire_notes(notes, 1);
+        kiln__cu_slot_put(e->slot);
+        kiln__cu_context_unref(e->ctx);
         pthread_mutex_destroy(&e->lock);
         pthread_cond_destroy(&e->cond);
         free(e->deps);
         free(e);
         return;
     }
-    kcu_queue *q = e->queue;
+    kiln__cu_queue *q = e->queue;
     pthread_mutex_lock(&q->pool_lock);
     int keep = q->pool_size < 64;
     if (keep) {
@@ -186,42 +186,42 @@ static void kcu_event_destroy_now(kcu_event *e)
     }
     pthread_mutex_unlock(&q->pool_lock);
     if (!keep) {
-        if (kcu_ctx_use(q->dev->ctx) == KILN_OK) {
+        if (kiln__cu_ctx_use(q->dev->ctx) == KILN_OK) {
             if (e->start)
-                kcu.cuEventDestroy(e->start);
-            kcu.cuEventDestroy(e->end);
+                kiln__cu.cuEventDestroy(e->start);
+            kiln__cu.cuEventDestroy(e->end);
         }
         pthread_mutex_destroy(&e->lock);
         pthread_cond_destroy(&e->cond);
         free(e->deps);
         free(e);
     }
-    kcu_queue_unref(q);
+    kiln__cu_queue_unref(q);
 }
 
-void kcu_event_retain(void *ev) { atomic_fetch_add(&((kcu_event *)ev)->refs, 1); }
+void kiln__cu_event_retain(void *ev) { atomic_fetch_add(&((kiln__cu_event *)ev)->refs, 1); }
 
-void kcu_event_release(void *ev)
+void kiln__cu_event_release(void *ev)
 {
-    kcu_event *e = ev;
+    kiln__cu_event *e = ev;
     if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
         return;
-    if (kcu_in_callback) {
-        pthread_mutex_lock(&kcu_grave_lock);
-        e->next_free = kcu_grave;
-        kcu_grave = e;
-        atomic_store(&kcu_grave_nonempty, 1);
-        pthread_mutex_unlock(&kcu_grave_lock);
+    if (kiln__cu_in_callback) {
+        pthread_mutex_lock(&kiln__cu_grave_lock);
+        e->next_free = kiln__cu_grave;
+        kiln__cu_grave = e;
+        atomic_store(&kiln__cu_grave_nonempty, 1);
+        pthread_mutex_unlock(&kiln__cu_grave_lock);
         return;
     }
-    kcu_reap();
-    kcu_event_destroy_now(e);
+    kiln__cu_reap();
+    kiln__cu_event_destroy_now(e);
 }
 
-kiln_status kcu_event_new(kcu_queue *q, kcu_event **out)
+kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out)
 {
     *out = NULL;
-    kcu_event *e = NULL;
+    kiln__cu_event *e = NULL;
     pthread_mutex_lock(&q->pool_lock);
     if (q->pool) {
         e = q->pool;
@@ -234,15 +234,15 @@ kiln_status kcu_event_new(kcu_queue *q, kcu_event **out)
         if (!e)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
         unsigned flags = q->profiling ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING;
-        CUresult r = kcu.cuEventCreate(&e->end, flags);
+        CUresult r = kiln__cu.cuEventCreate(&e->end, flags);
         if (r == CUDA_SUCCESS && q->profiling) {
-            r = kcu.cuEventCreate(&e->start, CU_EVENT_DEFAULT);
+            r = kiln__cu.cuEventCreate(&e->start, CU_EVENT_DEFAULT);
             if (r != CUDA_SUCCESS)
-                kcu.cuEventDestroy(e->end);
+                kiln__cu.cuEventDestroy(e->end);
         }
         if (r != CUDA_SUCCESS) {
             free(e);
-            return kcu_fail("cuEventCreate", r);
+            return kiln__cu_fail("cuEventCreate", r);
         }
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->cond, NULL);
@@ -257,46 +257,46 @@ kiln_status kcu_event_new(kcu_queue *q, kcu_event **out)
     e->failed = 0;
     e->notes = NULL;
     e->next_free = NULL;
-    kcu_queue_ref(q);
+    kiln__cu_queue_ref(q);
     *out = e;
     return KILN_OK;
 }
 
-static kiln_status kcu_add_dep(kcu_event *ev, kcu_event *u)
+static kiln_status kiln__cu_add_dep(kiln__cu_event *ev, kiln__cu_event *u)
 {
     for (size_t i = 0; i < ev->num_deps; i++)
         if (ev->deps[i] == u)
             return KILN_OK;
     if (ev->num_deps == ev->cap_deps) {
         size_t cap = ev->cap_deps ? ev->cap_deps * 2 : 4;
-        kcu_event **d = realloc(ev->deps, cap * sizeof *d);
+        kiln__cu_event **d = realloc(ev->deps, cap * sizeof *d);
         if (!d)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "realloc");
         ev->deps = d;
         ev->cap_deps = cap;
     }
-    kcu_event_retain(u);
+    kiln__cu_event_retain(u);
     ev->deps[ev->num_deps++] = u;
     return KILN_OK;
 }
 
-static void kcu_block_on_user(void *p)
+static void kiln__cu_block_on_user(void *p)
 {
-    kcu_event *u = p;
-    kcu_in_callback = 1;
+    kiln__cu_event *u = p;
+    kiln__cu_in_callback = 1;
     pthread_mutex_lock(&u->lock);
     while (!u->done)
         pthread_cond_wait(&u->cond, &u->lock);
     pthread_mutex_unlock(&u->lock);
-    kcu_event_release(u);
-    kcu_in_callback = 0;
+    kiln__cu_event_release(u);
+    kiln__cu_in_callback = 0;
 }
 
-kiln_status kcu_wait_list(kcu_queue *q, size_t num_wait, void *const *wait,
-                          kcu_event *ev)
+kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *wait,
+                          kiln__cu_event *ev)
 {
     for (size_t i = 0; i < num_wait; i++) {
-        kcu_event *w = wait[i];
+        kiln__cu_event *w = wait[i];
         if (!w)
             continue;
         if (w->is_user) {
@@ -308,27 +308,27 @@ kiln_status kcu_wait_list(kcu_queue *q, size_t num_wait, void *const *wait,
             if (done)
                 continue;
             if (ev) {
-                kiln_status st = kcu_add_dep(ev, w);
+                kiln_status st = kiln__cu_add_dep(ev, w);
                 if (st != KILN_OK)
                     return st;
             }
-            CUdeviceptr word = (CUdeviceptr)(uintptr_t)kcu_slot_word(w->slot);
-            CUresult r = kcu.cuStreamWaitValue32(q->stream, word, w->target,
+            CUdeviceptr word = (CUdeviceptr)(uintptr_t)kiln__cu_slot_word(w->slot);
+            CUresult r = kiln__cu.cuStreamWaitValue32(q->stream, word, w->target,
                                                  CU_STREAM_WAIT_VALUE_GEQ);
             if (r != CUDA_SUCCESS) {
-                kcu_event_retain(w);
-                r = kcu.cuLaunchHostFunc(q->stream, kcu_block_on_user, w);
+                kiln__cu_event_retain(w);
+                r = kiln__cu.cuLaunchHostFunc(q->stream, kiln__cu_block_on_user, w);
                 if (r != CUDA_SUCCESS) {
-                    kcu_event_release(w);
-                    return kcu_fail("cuLaunchHostFunc (wait for user event)", r);
+                    kiln__cu_event_release(w);
+                    return kiln__cu_fail("cuLaunchHostFunc (wait for user event)", r);
                 }
             }
             continue;
         }
         if (w->queue->stream != q->stream) {
-            CUresult r = kcu.cuStreamWaitEvent(q->stream, w->end, 0);
+            CUresult r = kiln__cu.cuStreamWaitEvent(q->stream, w->end, 0);
             if (r != CUDA_SUCCESS)
-                return kcu_fail("cuStreamWaitEvent", r);
+                return kiln__cu_fail("cuStreamWaitEvent", r);
         }
         if (ev) {
             /* inherit the user events w depends on */
@@ -337,7 +337,7 @@ kiln_status kcu_wait_list(kcu_queue *q, size_t num_wait, void *const *wait,
             if (w->failed)
                 ev->failed = 1;
             for (size_t k = 0; k < w->num_deps && st == KILN_OK; k++)
-                st = kcu_add_dep(ev, w->deps[k]);
+                st = kiln__cu_add_dep(ev, w->deps[k]);
             pthread_mutex_unlock(&w->lock);
             if (st != KILN_OK)
                 return st;
@@ -346,32 +346,32 @@ kiln_status kcu_wait_list(kcu_queue *q, size_t num_wait, void *const *wait,
     return KILN_OK;
 }
 
-kiln_status kcu_event_begin(kcu_queue *q, kcu_event *ev)
+kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev)
 {
-    ev->queued_ns = kcu_now_ns();
+    ev->queued_ns = kiln__cu_now_ns();
     if (q->profiling) {
-        CUresult r = kcu.cuEventRecord(ev->start, q->stream);
+        CUresult r = kiln__cu.cuEventRecord(ev->start, q->stream);
         if (r != CUDA_SUCCESS)
-            return kcu_fail("cuEventRecord", r);
+            return kiln__cu_fail("cuEventRecord", r);
     }
     return KILN_OK;
 }
 
-kiln_status kcu_event_end(kcu_queue *q, kcu_event *ev)
+kiln_status kiln__cu_event_end(kiln__cu_queue *q, kiln__cu_event *ev)
 {
-    CUresult r = kcu.cuEventRecord(ev->end, q->stream);
-    return r == CUDA_SUCCESS ? KILN_OK : kcu_fail("cuEventRecord", r);
+    CUresult r = kiln__cu.cuEventRecord(ev->end, q->stream);
+    return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuEventRecord", r);
 }
 
 /* Failure of a command event whose CUevent ended with r. Host-only (safe in
  * driver callbacks). */
-static int kcu_resolve(kcu_event *e, CUresult r)
+static int kiln__cu_resolve(kiln__cu_event *e, CUresult r)
 {
     pthread_mutex_lock(&e->lock);
     if (!e->done) {
         int failed = e->failed || r != CUDA_SUCCESS;
         for (size_t i = 0; i < e->num_deps && !failed; i++) {
-            kcu_event *u = e->deps[i];
+            kiln__cu_event *u = e->deps[i];
             pthread_mutex_lock(&u->lock);
             failed = u->done && u->failed;
             pthread_mutex_unlock(&u->lock);
@@ -384,12 +384,12 @@ static int kcu_resolve(kcu_event *e, CUresult r)
     return f;
 }
 
-kiln_status kcu_event_wait(size_t num, void *const *events)
+kiln_status kiln__cu_event_wait(size_t num, void *const *events)
 {
-    kcu_reap();
+    kiln__cu_reap();
     kiln_status result = KILN_OK;
     for (size_t i = 0; i < num; i++) {
-        kcu_event *e = events[i];
+        kiln__cu_event *e = events[i];
         if (!e)
             continue;
         int failed;
@@ -401,15 +401,15 @@ kiln_status kcu_event_wait(size_t num, void *const *events)
             failed = e->failed;
             pthread_mutex_unlock(&e->lock);
         } else {
-            kiln_status st = kcu_ctx_use(e->queue->dev->ctx);
+            kiln_status st = kiln__cu_ctx_use(e->queue->dev->ctx);
             if (st != KILN_OK)
                 return st;
-            r = kcu.cuEventSynchronize(e->end);
-            failed = kcu_resolve(e, r);
+            r = kiln__cu.cuEventSynchronize(e->end);
+            failed = kiln__cu_resolve(e, r);
         }
         if (failed && result == KILN_OK) {
             if (r != CUDA_SUCCESS) {
-                kcu_fail("cuEventSynchronize", r);
+                kiln__cu_fail("cuEventSynchronize", r);
                 result = kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
                                             "a command failed on the device");
             } else {
@@ -423,9 +423,9 @@ kiln_status kcu_event_wait(size_t num, void *const *events)
     return result;
 }
 
-kiln_status kcu_event_state(void *event, kiln_event_state *state)
+kiln_status kiln__cu_event_state(void *event, kiln_event_state *state)
 {
-    kcu_event *e = event;
+    kiln__cu_event *e = event;
     if (e->is_user) {
         pthread_mutex_lock(&e->lock);
         *state = !e->done ? KILN_EVENT_SUBMITTED
@@ -433,17 +433,17 @@ kiln_status kcu_event_state(void *event, kiln_event_state *state)
         pthread_mutex_unlock(&e->lock);
         return KILN_OK;
     }
-    kiln_status st = kcu_ctx_use(e->queue->dev->ctx);
+    kiln_status st = kiln__cu_ctx_use(e->queue->dev->ctx);
     if (st != KILN_OK)
         return st;
-    CUresult r = kcu.cuEventQuery(e->end);
+    CUresult r = kiln__cu.cuEventQuery(e->end);
     if (r == CUDA_ERROR_NOT_READY) {
         *state = KILN_EVENT_SUBMITTED;
-        if (e->start && kcu.cuEventQuery(e->start) == CUDA_SUCCESS)
+        if (e->start && kiln__cu.cuEventQuery(e->start) == CUDA_SUCCESS)
             *state = KILN_EVENT_RUNNING;
         return KILN_OK;
     }
-    *state = kcu_resolve(e, r) ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE;
+    *state = kiln__cu_resolve(e, r) ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE;
     return KILN_OK;
 }
 
@@ -452,30 +452,30 @@ kiln_status kcu_event_state(void *event, kiln_event_state *state)
  * queue's base CUevent, so every time is CLOCK_MONOTONIC ns. Durations come
  * from elapsed(start, end) and keep CUDA's ~0.5 us resolution; absolute
  * times lose precision as the queue ages (float ms: ~1 us after 10 s). */
-kiln_status kcu_event_times(void *event, kiln_event_times *t)
+kiln_status kiln__cu_event_times(void *event, kiln_event_times *t)
 {
-    kcu_event *e = event;
+    kiln__cu_event *e = event;
     if (e->is_user || !e->queue->profiling)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "profiling times need a command event of a "
                                "queue created with KILN_QUEUE_PROFILING");
-    kcu_queue *q = e->queue;
-    kiln_status st = kcu_ctx_use(q->dev->ctx);
+    kiln__cu_queue *q = e->queue;
+    kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
-    CUresult r = kcu.cuEventQuery(e->end);
+    CUresult r = kiln__cu.cuEventQuery(e->end);
     if (r == CUDA_ERROR_NOT_READY)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "the event has not completed yet");
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuEventQuery", r);
+        return kiln__cu_fail("cuEventQuery", r);
     float from_base = 0, dur = 0;
-    r = kcu.elapsed(&from_base, q->base, e->start);
+    r = kiln__cu.elapsed(&from_base, q->base, e->start);
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuEventElapsedTime", r);
-    r = kcu.elapsed(&dur, e->start, e->end);
+        return kiln__cu_fail("cuEventElapsedTime", r);
+    r = kiln__cu.elapsed(&dur, e->start, e->end);
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuEventElapsedTime", r);
+        return kiln__cu_fail("cuEventElapsedTime", r);
     double s = (double)q->base_ns + (double)from_base * 1e6;
     uint64_t started = s < 0 ? 0 : (uint64_t)s;
     uint64_t d = dur > 0 ? (uint64_t)((double)dur * 1e6) : 0;
@@ -488,21 +488,21 @@ kiln_status kcu_event_times(void *event, kiln_event_times *t)
     return KILN_OK;
 }
 
-static void CUDA_CB kcu_note_cb(CUstream s, CUresult status, void *p)
+static void CUDA_CB kiln__cu_note_cb(CUstream s, CUresult status, void *p)
 {
-    kcu_notify *n = p;
-    kcu_in_callback = 1;
-    int failed = kcu_resolve(n->ev, status);
+    kiln__cu_notify *n = p;
+    kiln__cu_in_callback = 1;
+    int failed = kiln__cu_resolve(n->ev, status);
     n->fn(n->arg, failed);
-    kcu_event_release(n->ev);
+    kiln__cu_event_release(n->ev);
     free(n);
-    kcu_in_callback = 0;
+    kiln__cu_in_callback = 0;
 }
 
-kiln_status kcu_event_notify(void *event, kiln__notify_fn fn, void *arg)
+kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
 {
-    kcu_event *e = event;
-    kcu_reap();
+    kiln__cu_event *e = event;
+    kiln__cu_reap();
     if (e->is_user) {
         pthread_mutex_lock(&e->lock);
         if (e->done) {
@@ -511,7 +511,7 @@ kiln_status kcu_event_notify(void *event, kiln__notify_fn fn, void *arg)
             fn(arg, failed);
             return KILN_OK;
         }
-        kcu_notify *n = malloc(sizeof *n);
+        kiln__cu_notify *n = malloc(sizeof *n);
         if (!n) {
             pthread_mutex_unlock(&e->lock);
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
@@ -524,54 +524,54 @@ kiln_status kcu_event_notify(void *event, kiln__notify_fn fn, void *arg)
         pthread_mutex_unlock(&e->lock);
         return KILN_OK;
     }
-    kcu_queue *q = e->queue;
-    kiln_status st = kcu_ctx_use(q->dev->ctx);
+    kiln__cu_queue *q = e->queue;
+    kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
-    CUresult r = kcu.cuEventQuery(e->end);
+    CUresult r = kiln__cu.cuEventQuery(e->end);
     if (r != CUDA_ERROR_NOT_READY) {
-        fn(arg, kcu_resolve(e, r));
+        fn(arg, kiln__cu_resolve(e, r));
         return KILN_OK;
     }
-    kcu_notify *n = malloc(sizeof *n);
+    kiln__cu_notify *n = malloc(sizeof *n);
     if (!n)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     n->ev = e;
     n->fn = fn;
     n->arg = arg;
     n->next = NULL;
-    kcu_event_retain(e);
+    kiln__cu_event_retain(e);
     pthread_mutex_lock(&q->lock);
     r = CUDA_SUCCESS;
     const char *call = "cuStreamCreate (notify stream)";
     if (!q->notify_stream)
-        r = kcu.cuStreamCreate(&q->notify_stream, CU_STREAM_NON_BLOCKING);
+        r = kiln__cu.cuStreamCreate(&q->notify_stream, CU_STREAM_NON_BLOCKING);
     if (r == CUDA_SUCCESS) {
         call = "cuStreamWaitEvent";
-        r = kcu.cuStreamWaitEvent(q->notify_stream, e->end, 0);
+        r = kiln__cu.cuStreamWaitEvent(q->notify_stream, e->end, 0);
     }
     if (r == CUDA_SUCCESS) {
         call = "cuStreamAddCallback";
-        r = kcu.cuStreamAddCallback(q->notify_stream, kcu_note_cb, n, 0);
+        r = kiln__cu.cuStreamAddCallback(q->notify_stream, kiln__cu_note_cb, n, 0);
     }
     pthread_mutex_unlock(&q->lock);
     if (r != CUDA_SUCCESS) {
-        kcu_event_release(e);
+        kiln__cu_event_release(e);
         free(n);
-        return kcu_fail(call, r);
+        return kiln__cu_fail(call, r);
     }
     return KILN_OK;
 }
 
-kiln_status kcu_user_event_create(void *context, void **event)
+kiln_status kiln__cu_user_event_create(void *context, void **event)
 {
     *event = NULL;
-    kcu_context *c = context;
-    kcu_reap();
-    kcu_event *e = calloc(1, sizeof *e);
+    kiln__cu_context *c = context;
+    kiln__cu_reap();
+    kiln__cu_event *e = calloc(1, sizeof *e);
     if (!e)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
-    kiln_status st = kcu_slot_get(c->dev[0].ctx, &e->slot, &e->target);
+    kiln_status st = kiln__cu_slot_get(c->dev[0].ctx, &e->slot, &e->target);
     if (st != KILN_OK) {
         free(e);
         return st;
@@ -579,17 +579,17 @@ kiln_status kcu_user_event_create(void *context, void **event)
     atomic_init(&e->refs, 1);
     e->is_user = 1;
     e->ctx = c;
-    kcu_context_ref(c);
+    kiln__cu_context_ref(c);
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->cond, NULL);
-    e->queued_ns = kcu_now_ns();
+    e->queued_ns = kiln__cu_now_ns();
     *event = e;
     return KILN_OK;
 }
 
-kiln_status kcu_user_event_set(void *event, int failed)
+kiln_status kiln__cu_user_event_set(void *event, int failed)
 {
-    kcu_event *e = event;
+    kiln__cu_event *e = event;
     if (!e->is_user)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "only user events can be completed by the host");
@@ -601,11 +601,11 @@ kiln_status kcu_user_event_set(void *event, int failed)
     }
     e->done = 1;
     e->failed = failed ? 1 : 0;
-    __atomic_store_n(kcu_slot_word(e->slot), e->target, __ATOMIC_RELEASE);
+    __atomic_store_n(kiln__cu_slot_word(e->slot), e->target, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&e->cond);
-    kcu_notify *notes = e->notes;
+    kiln__cu_notify *notes = e->notes;
     e->notes = NULL;
     pthread_mutex_unlock(&e->lock);
-    kcu_fire_notes(notes, e->failed);
+    kiln__cu_fire_notes(notes, e->failed);
     return KILN_OK;
 }

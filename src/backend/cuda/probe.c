@@ -8,32 +8,32 @@
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 
-kcu_api kcu;
-static int kcu_loaded;
-static void *kcu_libcuda;
-static void *kcu_libnvrtc;
+kiln__cu_api kiln__cu;
+static int kiln__cu_loaded;
+static void *kiln__cu_libcuda;
+static void *kiln__cu_libnvrtc;
 
-#define KCU_STR_(x) #x
-#define KCU_STR(x) KCU_STR_(x)
+#define KILN__CU_STR_(x) #x
+#define KILN__CU_STR(x) KILN__CU_STR_(x)
 
-const kcu_api *kiln__cuda_api(void) { return kcu_loaded ? &kcu : NULL; }
+const kiln__cu_api *kiln__cuda_api(void) { return kiln__cu_loaded ? &kiln__cu : NULL; }
 
-uint64_t kcu_now_ns(void)
+uint64_t kiln__cu_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-const char *kcu_err_name(CUresult r)
+const char *kiln__cu_err_name(CUresult r)
 {
     const char *s = NULL;
-    if (kcu.cuGetErrorName && kcu.cuGetErrorName(r, &s) == CUDA_SUCCESS && s)
+    if (kiln__cu.cuGetErrorName && kiln__cu.cuGetErrorName(r, &s) == CUDA_SUCCESS && s)
         return s;
     return "CUDA_ERROR_UNKNOWN_CODE";
 }
 
-kiln_status kcu_status_of(CUresult r)
+kiln_status kiln__cu_status_of(CUresult r)
 {
     switch (r) {
     case CUDA_SUCCESS: return KILN_OK;
@@ -52,28 +52,28 @@ kiln_status kcu_status_of(CUresult r)
     }
 }
 
-kiln_status kcu_fail(const char *call, CUresult r)
+kiln_status kiln__cu_fail(const char *call, CUresult r)
 {
     const char *msg = NULL;
-    if (!kcu.cuGetErrorString || kcu.cuGetErrorString(r, &msg) != CUDA_SUCCESS)
+    if (!kiln__cu.cuGetErrorString || kiln__cu.cuGetErrorString(r, &msg) != CUDA_SUCCESS)
         msg = NULL;
-    return kiln__error_set(kcu_status_of(r), (long)r, "%s: %s (%d)%s%s", call,
-                           kcu_err_name(r), (int)r, msg ? ": " : "",
+    return kiln__error_set(kiln__cu_status_of(r), (long)r, "%s: %s (%d)%s%s", call,
+                           kiln__cu_err_name(r), (int)r, msg ? ": " : "",
                            msg ? msg : "");
 }
 
-kiln_status kcu_ctx_use(CUcontext c)
+kiln_status kiln__cu_ctx_use(CUcontext c)
 {
     CUcontext cur = NULL;
-    if (kcu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c)
+    if (kiln__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c)
         return KILN_OK;
-    CUresult r = kcu.cuCtxSetCurrent(c);
-    return r == CUDA_SUCCESS ? KILN_OK : kcu_fail("cuCtxSetCurrent", r);
+    CUresult r = kiln__cu.cuCtxSetCurrent(c);
+    return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuCtxSetCurrent", r);
 }
 
 /* NVRTC: the unversioned name first (a distribution's symlink), then the
  * toolkit's sonames, then the toolkit's own directories. */
-static void kcu_load_nvrtc(void)
+static void kiln__cu_load_nvrtc(void)
 {
     char paths[12][256];
     size_t n = 0;
@@ -93,61 +93,61 @@ static void kcu_load_nvrtc(void)
     for (size_t i = 0; i < n && !h; i++) {
         h = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
         if (h)
-            snprintf(kcu.nvrtc_path, sizeof kcu.nvrtc_path, "%s", paths[i]);
+            snprintf(kiln__cu.nvrtc_path, sizeof kiln__cu.nvrtc_path, "%s", paths[i]);
     }
     if (!h) {
-        snprintf(kcu.nvrtc_error, sizeof kcu.nvrtc_error,
+        snprintf(kiln__cu.nvrtc_error, sizeof kiln__cu.nvrtc_error,
                  "NVRTC (libnvrtc.so) not found: CUDA programs cannot be "
                  "built; install the CUDA toolkit's NVRTC (package "
                  "cuda-nvrtc-13-0 or libnvrtc) or set CUDA_HOME");
         return;
     }
     const char *missing = NULL;
-#define KCU_NVRTC_SYM(name)                                                    \
+#define KILN__CU_NVRTC_SYM(name)                                                    \
     if (!missing) {                                                            \
-        *(void **)(&kcu.name) = dlsym(h, KCU_STR(name));                       \
-        if (!kcu.name)                                                         \
-            missing = KCU_STR(name);                                           \
+        *(void **)(&kiln__cu.name) = dlsym(h, KILN__CU_STR(name));                       \
+        if (!kiln__cu.name)                                                         \
+            missing = KILN__CU_STR(name);                                           \
     }
-    KCU_NVRTC_FUNCS(KCU_NVRTC_SYM)
-#undef KCU_NVRTC_SYM
+    KILN__CU_NVRTC_FUNCS(KILN__CU_NVRTC_SYM)
+#undef KILN__CU_NVRTC_SYM
     if (missing) {
-        snprintf(kcu.nvrtc_error, sizeof kcu.nvrtc_error,
+        snprintf(kiln__cu.nvrtc_error, sizeof kiln__cu.nvrtc_error,
                  "%s lacks %s: NVRTC too old; install the CUDA 12 or 13 "
-                 "toolkit's NVRTC", kcu.nvrtc_path, missing);
+                 "toolkit's NVRTC", kiln__cu.nvrtc_path, missing);
         dlclose(h);
         return;
     }
-    if (kcu.nvrtcVersion(&kcu.nvrtc_major, &kcu.nvrtc_minor) != NVRTC_SUCCESS)
-        kcu.nvrtc_major = kcu.nvrtc_minor = 0;
-    kcu_libnvrtc = h;
-    kcu.have_nvrtc = 1;
+    if (kiln__cu.nvrtcVersion(&kiln__cu.nvrtc_major, &kiln__cu.nvrtc_minor) != NVRTC_SUCCESS)
+        kiln__cu.nvrtc_major = kiln__cu.nvrtc_minor = 0;
+    kiln__cu_libnvrtc = h;
+    kiln__cu.have_nvrtc = 1;
 }
 
 /* Only NVRTC (for compiling without a GPU: tests and tools). */
-static pthread_once_t kcu_nvrtc_once = PTHREAD_ONCE_INIT;
-static void kcu_nvrtc_once_fn(void)
+static pthread_once_t kiln__cu_nvrtc_once = PTHREAD_ONCE_INIT;
+static void kiln__cu_nvrtc_once_fn(void)
 {
-    if (!kcu.have_nvrtc)
-        kcu_load_nvrtc();
+    if (!kiln__cu.have_nvrtc)
+        kiln__cu_load_nvrtc();
 }
 int kiln__cuda_nvrtc_ready(void)
 {
-    pthread_once(&kcu_nvrtc_once, kcu_nvrtc_once_fn);
-    return kcu.have_nvrtc;
+    pthread_once(&kiln__cu_nvrtc_once, kiln__cu_nvrtc_once_fn);
+    return kiln__cu.have_nvrtc;
 }
 
-static void kcu_clear_driver(void)
+static void kiln__cu_clear_driver(void)
 {
-#define KCU_DRV_CLEAR(name) kcu.name = NULL;
-    KCU_DRIVER_FUNCS(KCU_DRV_CLEAR)
-#undef KCU_DRV_CLEAR
-    kcu.elapsed = NULL;
+#define KILN__CU_DRV_CLEAR(name) kiln__cu.name = NULL;
+    KILN__CU_DRIVER_FUNCS(KILN__CU_DRV_CLEAR)
+#undef KILN__CU_DRV_CLEAR
+    kiln__cu.elapsed = NULL;
 }
 
-kiln_status kcu_load(void)
+kiln_status kiln__cu_load(void)
 {
-    if (kcu_loaded)
+    if (kiln__cu_loaded)
         return KILN_OK;
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h)
@@ -158,45 +158,45 @@ kiln_status kcu_load(void)
     const char *missing = NULL;
     /* The symbol names come from cuda.h's macros: cuMemAlloc expands to
      * cuMemAlloc_v2 before it is turned into a string. */
-#define KCU_DRV_SYM(name)                                                      \
+#define KILN__CU_DRV_SYM(name)                                                      \
     if (!missing) {                                                            \
-        *(void **)(&kcu.name) = dlsym(h, KCU_STR(name));                       \
-        if (!kcu.name)                                                         \
-            missing = KCU_STR(name);                                           \
+        *(void **)(&kiln__cu.name) = dlsym(h, KILN__CU_STR(name));                       \
+        if (!kiln__cu.name)                                                         \
+            missing = KILN__CU_STR(name);                                           \
     }
-    KCU_DRIVER_FUNCS(KCU_DRV_SYM)
-#undef KCU_DRV_SYM
+    KILN__CU_DRIVER_FUNCS(KILN__CU_DRV_SYM)
+#undef KILN__CU_DRV_SYM
     if (!missing) {
-        *(void **)(&kcu.elapsed) = dlsym(h, KCU_STR(cuEventElapsedTime));
-        if (!kcu.elapsed)
-            *(void **)(&kcu.elapsed) = dlsym(h, "cuEventElapsedTime");
-        if (!kcu.elapsed)
+        *(void **)(&kiln__cu.elapsed) = dlsym(h, KILN__CU_STR(cuEventElapsedTime));
+        if (!kiln__cu.elapsed)
+            *(void **)(&kiln__cu.elapsed) = dlsym(h, "cuEventElapsedTime");
+        if (!kiln__cu.elapsed)
             missing = "cuEventElapsedTime";
     }
     if (missing) {
         dlclose(h);
-        kcu_clear_driver();
+        kiln__cu_clear_driver();
         return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0,
                                "libcuda.so.1 lacks %s: the NVIDIA driver is "
                                "too old for this build (CUDA %d headers); "
                                "update the driver",
                                missing, CUDA_VERSION);
     }
-    CUresult r = kcu.cuInit(0);
+    CUresult r = kiln__cu.cuInit(0);
     if (r != CUDA_SUCCESS) {
-        kiln_status st = kcu_fail("cuInit", r);
+        kiln_status st = kiln__cu_fail("cuInit", r);
         dlclose(h);
-        kcu_clear_driver();
+        kiln__cu_clear_driver();
         return kiln__error_prefix(st == KILN_ERROR_NO_DEVICE ? st
                                                              : KILN_ERROR_NO_RUNTIME,
                                   "the NVIDIA driver did not initialise");
     }
-    if (kcu.cuDriverGetVersion(&kcu.driver_version) != CUDA_SUCCESS)
-        kcu.driver_version = 0;
-    kcu_libcuda = h;
+    if (kiln__cu.cuDriverGetVersion(&kiln__cu.driver_version) != CUDA_SUCCESS)
+        kiln__cu.driver_version = 0;
+    kiln__cu_libcuda = h;
     kiln__cuda_nvrtc_ready();
-    kcu_loaded = 1;
+    kiln__cu_loaded = 1;
     return KILN_OK;
 }
 
-kiln_status kiln__cuda_load(void) { return kcu_load(); }
+kiln_status kiln__cuda_load(void) { return kiln__cu_load(); }

@@ -9,7 +9,7 @@
 #include "core/error.h"
 
 
-const char *kcu_prelude(void)
+const char *kiln__cu_prelude(void)
 {
     const char *p = kiln__embedded_file("prelude_cuda.h");
     return p ? p : "";
@@ -17,12 +17,12 @@ const char *kcu_prelude(void)
 
 /* ---- options ------------------------------------------------------------ */
 
-typedef struct kcu_opts {
+typedef struct kiln__cu_opts {
     char **v;
     size_t n, cap;
-} kcu_opts;
+} kiln__cu_opts;
 
-static int kcu_opts_add(kcu_opts *o, const char *s, size_t len)
+static int kiln__cu_opts_add(kiln__cu_opts *o, const char *s, size_t len)
 {
     if (o->n + 1 >= o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 16;
@@ -41,7 +41,7 @@ static int kcu_opts_add(kcu_opts *o, const char *s, size_t len)
     return 0;
 }
 
-static void kcu_opts_free(kcu_opts *o)
+static void kiln__cu_opts_free(kiln__cu_opts *o)
 {
     for (size_t i = 0; i < o->n; i++)
         free(o->v[i]);
@@ -49,7 +49,7 @@ static void kcu_opts_free(kcu_opts *o)
 }
 
 /* Splits options at blanks, honouring "..." and '...' quotes (removed). */
-static int kcu_split(const char *s, kcu_opts *out)
+static int kiln__cu_split(const char *s, kiln__cu_opts *out)
 {
     size_t cap = strlen(s) + 1;
     char *tok = malloc(cap);
@@ -74,7 +74,7 @@ static int kcu_split(const char *s, kcu_opts *out)
             }
             tok[n++] = *s++;
         }
-        if (kcu_opts_add(out, tok, n) != 0) {
+        if (kiln__cu_opts_add(out, tok, n) != 0) {
             free(tok);
             return -1;
         }
@@ -87,12 +87,12 @@ static int kcu_split(const char *s, kcu_opts *out)
  * joined), -cl-fast-relaxed-math -> --use_fast_math, -cl-mad-enable ->
  * --fmad=true, other -cl-* and -O<n> dropped (NVRTC always optimises),
  * anything else passed through unchanged. */
-static int kcu_translate(const char *options, kcu_opts *out, int *has_arch)
+static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_arch)
 {
-    kcu_opts raw = {0};
+    kiln__cu_opts raw = {0};
     *has_arch = 0;
-    if (options && kcu_split(options, &raw) != 0) {
-        kcu_opts_free(&raw);
+    if (options && kiln__cu_split(options, &raw) != 0) {
+        kiln__cu_opts_free(&raw);
         return -1;
     }
     int rc = 0;
@@ -104,11 +104,11 @@ static int kcu_translate(const char *options, kcu_opts *out, int *has_arch)
             int len = snprintf(buf, sizeof buf, "%s%s", a, raw.v[++i]);
             rc = len < 0 || (size_t)len >= sizeof buf
                      ? -1
-                     : kcu_opts_add(out, buf, (size_t)len);
+                     : kiln__cu_opts_add(out, buf, (size_t)len);
         } else if (strcmp(a, "-cl-fast-relaxed-math") == 0) {
-            rc = kcu_opts_add(out, "--use_fast_math", 15);
+            rc = kiln__cu_opts_add(out, "--use_fast_math", 15);
         } else if (strcmp(a, "-cl-mad-enable") == 0) {
-            rc = kcu_opts_add(out, "--fmad=true", 11);
+            rc = kiln__cu_opts_add(out, "--fmad=true", 11);
         } else if (strncmp(a, "-cl-", 4) == 0) {
             continue;
         } else if (a[0] == '-' && a[1] == 'O' &&
@@ -118,30 +118,30 @@ static int kcu_translate(const char *options, kcu_opts *out, int *has_arch)
             if (strncmp(a, "--gpu-architecture", 18) == 0 ||
                 strncmp(a, "-arch", 5) == 0)
                 *has_arch = 1;
-            rc = kcu_opts_add(out, a, strlen(a));
+            rc = kiln__cu_opts_add(out, a, strlen(a));
         }
     }
-    kcu_opts_free(&raw);
+    kiln__cu_opts_free(&raw);
     return rc;
 }
 
 /* ---- compile -------------------------------------------------------------- */
 
-static kiln_status kcu_nvrtc_fail(const char *call, nvrtcResult r)
+static kiln_status kiln__cu_nvrtc_fail(const char *call, nvrtcResult r)
 {
     return kiln__error_set(KILN_ERROR_DRIVER, (long)r, "%s: %s (%d)", call,
-                           kcu.nvrtcGetErrorString(r), (int)r);
+                           kiln__cu.nvrtcGetErrorString(r), (int)r);
 }
 
 /* The architecture to compile for: sm_<cc> if NVRTC knows it (a cubin);
  * otherwise PTX for the newest architecture NVRTC knows below cc, which the
  * driver compiles at load time. */
-static kiln_status kcu_pick_arch(unsigned cc, char *arch, size_t cap,
+static kiln_status kiln__cu_pick_arch(unsigned cc, char *arch, size_t cap,
                                  int *is_ptx)
 {
     int n = 0;
     *is_ptx = 0;
-    if (kcu.nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) {
+    if (kiln__cu.nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) {
         snprintf(arch, cap, "--gpu-architecture=sm_%u", cc);
         return KILN_OK;
     }
@@ -149,7 +149,7 @@ static kiln_status kcu_pick_arch(unsigned cc, char *arch, size_t cap,
     if (!archs)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     int best = -1;
-    if (kcu.nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS) {
+    if (kiln__cu.nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS) {
         for (int i = 0; i < n; i++) {
             if ((unsigned)archs[i] == cc) {
                 best = archs[i];
@@ -167,7 +167,7 @@ static kiln_status kcu_pick_arch(unsigned cc, char *arch, size_t cap,
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "NVRTC %d.%d cannot compile for compute "
                                "capability %u.%u (too old a GPU for this "
-                               "toolkit)", kcu.nvrtc_major, kcu.nvrtc_minor,
+                               "toolkit)", kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor,
                                cc / 10, cc % 10);
     if (*is_ptx)
         snprintf(arch, cap, "--gpu-architecture=compute_%d", best);
@@ -185,38 +185,38 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
     *log = NULL;
     *is_ptx = 0;
     if (!kiln__cuda_nvrtc_ready())
-        return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0, "%s", kcu.nvrtc_error);
-    kcu_opts opts = {0};
+        return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0, "%s", kiln__cu.nvrtc_error);
+    kiln__cu_opts opts = {0};
     int has_arch = 0;
     char arch[64] = "";
     kiln_status st = KILN_OK;
-    if (kcu_translate(options, &opts, &has_arch) != 0) {
-        kcu_opts_free(&opts);
+    if (kiln__cu_translate(options, &opts, &has_arch) != 0) {
+        kiln__cu_opts_free(&opts);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "build options");
     }
     if (!has_arch) {
-        st = kcu_pick_arch(cc, arch, sizeof arch, is_ptx);
-        if (st == KILN_OK && kcu_opts_add(&opts, arch, strlen(arch)) != 0)
+        st = kiln__cu_pick_arch(cc, arch, sizeof arch, is_ptx);
+        if (st == KILN_OK && kiln__cu_opts_add(&opts, arch, strlen(arch)) != 0)
             st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "options");
     }
     if (st != KILN_OK) {
-        kcu_opts_free(&opts);
+        kiln__cu_opts_free(&opts);
         return st;
     }
     nvrtcProgram prog = NULL;
-    nvrtcResult r = kcu.nvrtcCreateProgram(&prog, source, "kiln.cu", 0, NULL, NULL);
+    nvrtcResult r = kiln__cu.nvrtcCreateProgram(&prog, source, "kiln.cu", 0, NULL, NULL);
     if (r != NVRTC_SUCCESS) {
-        kcu_opts_free(&opts);
-        return kcu_nvrtc_fail("nvrtcCreateProgram", r);
+        kiln__cu_opts_free(&opts);
+        return kiln__cu_nvrtc_fail("nvrtcCreateProgram", r);
     }
-    nvrtcResult cr = kcu.nvrtcCompileProgram(prog, (int)opts.n,
+    nvrtcResult cr = kiln__cu.nvrtcCompileProgram(prog, (int)opts.n,
                                              (const char *const *)opts.v);
     size_t log_size = 0;
-    if (kcu.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
+    if (kiln__cu.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
         log_size > 1) {
         char *l = malloc(log_size + 1);
-        if (l && kcu.nvrtcGetProgramLog(prog, l) == NVRTC_SUCCESS) {
+        if (l && kiln__cu.nvrtcGetProgramLog(prog, l) == NVRTC_SUCCESS) {
             l[log_size] = '\0';
             *log = l;
         } else {
@@ -236,34 +236,34 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
                              (long)cr,
                              "NVRTC compile for %s failed: %s (%d)%s%.*s",
                              arch[0] ? arch + 19 : "the given architecture",
-                             kcu.nvrtcGetErrorString(cr), (int)cr,
+                             kiln__cu.nvrtcGetErrorString(cr), (int)cr,
                              first ? ": " : "", first, l);
         if (!*log) {
             /* the build log must say something */
             char msg[256];
-            snprintf(msg, sizeof msg, "%s\n", kcu.nvrtcGetErrorString(cr));
+            snprintf(msg, sizeof msg, "%s\n", kiln__cu.nvrtcGetErrorString(cr));
             *log = strdup(msg);
         }
-        kcu.nvrtcDestroyProgram(&prog);
-        kcu_opts_free(&opts);
+        kiln__cu.nvrtcDestroyProgram(&prog);
+        kiln__cu_opts_free(&opts);
         return st;
     }
-    kcu_opts_free(&opts);
+    kiln__cu_opts_free(&opts);
     size_t n = 0;
-    r = *is_ptx ? kcu.nvrtcGetPTXSize(prog, &n) : kcu.nvrtcGetCUBINSize(prog, &n);
+    r = *is_ptx ? kiln__cu.nvrtcGetPTXSize(prog, &n) : kiln__cu.nvrtcGetCUBINSize(prog, &n);
     if (r == NVRTC_SUCCESS && n == 0)
         r = NVRTC_ERROR_INTERNAL_ERROR;
     char *bin = r == NVRTC_SUCCESS ? malloc(n) : NULL;
     if (r == NVRTC_SUCCESS && !bin) {
-        kcu.nvrtcDestroyProgram(&prog);
+        kiln__cu.nvrtcDestroyProgram(&prog);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     }
     if (r == NVRTC_SUCCESS)
-        r = *is_ptx ? kcu.nvrtcGetPTX(prog, bin) : kcu.nvrtcGetCUBIN(prog, bin);
-    kcu.nvrtcDestroyProgram(&prog);
+        r = *is_ptx ? kiln__cu.nvrtcGetPTX(prog, bin) : kiln__cu.nvrtcGetCUBIN(prog, bin);
+    kiln__cu.nvrtcDestroyProgram(&prog);
     if (r != NVRTC_SUCCESS) {
         free(bin);
-        return kcu_nvrtc_fail(*is_ptx ? "nvrtcGetPTX" : "nvrtcGetCUBIN", r);
+        return kiln__cu_nvrtc_fail(*is_ptx ? "nvrtcGetPTX" : "nvrtcGetCUBIN", r);
     }
     *binary = bin;
     *size = n;
@@ -272,7 +272,7 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
 
 /* ---- binaries ------------------------------------------------------------- */
 
-static uint64_t kcu_rd(const unsigned char *p, int bytes)
+static uint64_t kiln__cu_rd(const unsigned char *p, int bytes)
 {
     uint64_t v = 0;
     for (int i = bytes - 1; i >= 0; i--)
@@ -290,13 +290,13 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
             *why = "truncated or not a 64-bit little-endian ELF";
             return -1;
         }
-        if (kcu_rd(p + 18, 2) != 190) { /* EM_CUDA */
+        if (kiln__cu_rd(p + 18, 2) != 190) { /* EM_CUDA */
             *why = "an ELF file, but not for an NVIDIA GPU";
             return -1;
         }
-        uint64_t shoff = kcu_rd(p + 40, 8), shentsize = kcu_rd(p + 58, 2),
-                 shnum = kcu_rd(p + 60, 2), phoff = kcu_rd(p + 32, 8),
-                 phentsize = kcu_rd(p + 54, 2), phnum = kcu_rd(p + 56, 2);
+        uint64_t shoff = kiln__cu_rd(p + 40, 8), shentsize = kiln__cu_rd(p + 58, 2),
+                 shnum = kiln__cu_rd(p + 60, 2), phoff = kiln__cu_rd(p + 32, 8),
+                 phentsize = kiln__cu_rd(p + 54, 2), phnum = kiln__cu_rd(p + 56, 2);
         if (shentsize != 64 || shnum == 0 || shoff > n ||
             shnum * 64 > n - shoff || (phnum && (phentsize != 56 || phoff > n ||
                                                  phnum * 56 > n - phoff))) {
@@ -305,8 +305,8 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
         }
         for (uint64_t i = 0; i < shnum; i++) {
             const unsigned char *sh = p + shoff + i * 64;
-            uint64_t type = kcu_rd(sh + 4, 4), off = kcu_rd(sh + 24, 8),
-                     sz = kcu_rd(sh + 32, 8);
+            uint64_t type = kiln__cu_rd(sh + 4, 4), off = kiln__cu_rd(sh + 24, 8),
+                     sz = kiln__cu_rd(sh + 32, 8);
             if (type != 8 /* SHT_NOBITS */ && type != 0 &&
                 (off > n || sz > n - off)) {
                 *why = "an ELF section lies outside the data (truncated or "
@@ -332,10 +332,10 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
     return -1;
 }
 
-static kiln_status kcu_program_make(kcu_context *c, int idx, void *bin,
+static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin,
                                     size_t size, void **program)
 {
-    kcu_dev *d = &c->dev[idx];
+    kiln__cu_dev *d = &c->dev[idx];
     const char *why = NULL;
     if (kiln__cuda_check_image(bin, size, &why) != 0) {
         free(bin);
@@ -343,7 +343,7 @@ static kiln_status kcu_program_make(kcu_context *c, int idx, void *bin,
                                "refusing to load a %zu-byte binary: %s", size,
                                why);
     }
-    kiln_status st = kcu_ctx_use(d->ctx);
+    kiln_status st = kiln__cu_ctx_use(d->ctx);
     if (st != KILN_OK) {
         free(bin);
         return st;
@@ -357,30 +357,30 @@ static kiln_status kcu_program_make(kcu_context *c, int idx, void *bin,
     memcpy(img, bin, size);
     img[size] = '\0';
     CUmodule mod = NULL;
-    CUresult r = kcu.cuModuleLoadData(&mod, img);
+    CUresult r = kiln__cu.cuModuleLoadData(&mod, img);
     free(img);
     if (r != CUDA_SUCCESS) {
         free(bin);
-        st = kcu_fail("cuModuleLoadData", r);
+        st = kiln__cu_fail("cuModuleLoadData", r);
         if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
             r == CUDA_ERROR_NO_BINARY_FOR_GPU)
             st = kiln__error_prefix(
                 KILN_ERROR_BUILD,
                 "the driver (CUDA %d.%d) cannot load code from NVRTC %d.%d; "
                 "use an NVRTC no newer than the driver",
-                kcu.driver_version / 1000, (kcu.driver_version % 1000) / 10,
-                kcu.nvrtc_major, kcu.nvrtc_minor);
+                kiln__cu.driver_version / 1000, (kiln__cu.driver_version % 1000) / 10,
+                kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor);
         return st;
     }
-    kcu_program *p = calloc(1, sizeof *p);
+    kiln__cu_program *p = calloc(1, sizeof *p);
     if (!p) {
-        kcu.cuModuleUnload(mod);
+        kiln__cu.cuModuleUnload(mod);
         free(bin);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     }
     atomic_init(&p->refs, 1);
     p->ctx = c;
-    kcu_context_ref(c);
+    kiln__cu_context_ref(c);
     p->dev = d;
     p->module = mod;
     p->binary = bin;
@@ -389,24 +389,24 @@ static kiln_status kcu_program_make(kcu_context *c, int idx, void *bin,
     return KILN_OK;
 }
 
-static int kcu_dev_index(kcu_context *c, const kiln__bdevice *device)
+static int kiln__cu_dev_index(kiln__cu_context *c, const kiln__bdevice *device)
 {
-    return kcu_context_find(c, (int)(intptr_t)device->handle);
+    return kiln__cu_context_find(c, (int)(intptr_t)device->handle);
 }
 
-kiln_status kcu_program_build(void *context, const kiln__bdevice *device,
+kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
                               const char *source, const char *options,
                               void **program, char **log)
 {
     *program = NULL;
     *log = NULL;
-    kcu_context *c = context;
-    int idx = kcu_dev_index(c, device);
+    kiln__cu_context *c = context;
+    int idx = kiln__cu_dev_index(c, device);
     if (idx < 0)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "device %s is not in the context",
                                device->info.id);
-    kcu_reap();
+    kiln__cu_reap();
     void *bin = NULL;
     size_t size = 0;
     int is_ptx = 0;
@@ -414,12 +414,12 @@ kiln_status kcu_program_build(void *context, const kiln__bdevice *device,
                                         &size, &is_ptx, log);
     if (st != KILN_OK)
         return st;
-    return kcu_program_make(c, idx, bin, size, program);
+    return kiln__cu_program_make(c, idx, bin, size, program);
 }
 
-kiln_status kcu_program_binary(void *program, void **binary, size_t *size)
+kiln_status kiln__cu_program_binary(void *program, void **binary, size_t *size)
 {
-    kcu_program *p = program;
+    kiln__cu_program *p = program;
     *binary = malloc(p->binary_size);
     if (!*binary)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
@@ -428,67 +428,67 @@ kiln_status kcu_program_binary(void *program, void **binary, size_t *size)
     return KILN_OK;
 }
 
-kiln_status kcu_program_load(void *context, const kiln__bdevice *device,
+kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
                              const void *binary, size_t size,
                              const char *options, void **program)
 {
     *program = NULL;
-    kcu_context *c = context;
-    int idx = kcu_dev_index(c, device);
+    kiln__cu_context *c = context;
+    int idx = kiln__cu_dev_index(c, device);
     if (idx < 0)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "device %s is not in the context",
                                device->info.id);
     if (!binary || size == 0)
         return kiln__error_set(KILN_ERROR_BUILD, 0, "empty binary");
-    kcu_reap();
+    kiln__cu_reap();
     void *copy = malloc(size);
     if (!copy)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     memcpy(copy, binary, size);
-    return kcu_program_make(c, idx, copy, size, program);
+    return kiln__cu_program_make(c, idx, copy, size, program);
 }
 
-static void kcu_program_unref(kcu_program *p)
+static void kiln__cu_program_unref(kiln__cu_program *p)
 {
     if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
         return;
-    if (kcu_ctx_use(p->dev->ctx) == KILN_OK)
-        kcu.cuModuleUnload(p->module);
+    if (kiln__cu_ctx_use(p->dev->ctx) == KILN_OK)
+        kiln__cu.cuModuleUnload(p->module);
     free(p->binary);
-    kcu_context_unref(p->ctx);
+    kiln__cu_context_unref(p->ctx);
     free(p);
 }
 
-void kcu_program_release(void *program)
+void kiln__cu_program_release(void *program)
 {
     if (!program)
         return;
-    kcu_reap();
-    kcu_program_unref(program);
+    kiln__cu_reap();
+    kiln__cu_program_unref(program);
 }
 
-kiln_status kcu_kernel_create(void *program, const char *name, void **kernel)
+kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kernel)
 {
-    kcu_program *p = program;
+    kiln__cu_program *p = program;
     *kernel = NULL;
-    kiln_status st = kcu_ctx_use(p->dev->ctx);
+    kiln_status st = kiln__cu_ctx_use(p->dev->ctx);
     if (st != KILN_OK)
         return st;
     CUfunction fn = NULL;
-    CUresult r = kcu.cuModuleGetFunction(&fn, p->module, name);
+    CUresult r = kiln__cu.cuModuleGetFunction(&fn, p->module, name);
     if (r == CUDA_ERROR_NOT_FOUND)
         return kiln__error_set(KILN_ERROR_KERNEL_NOT_FOUND, (long)r,
                                "no kernel named '%s' in the module (CUDA "
                                "kernels need extern \"C\", which KILN_KERNEL "
                                "adds)", name);
     if (r != CUDA_SUCCESS)
-        return kcu_fail("cuModuleGetFunction", r);
-    kcu_kernel *k = calloc(1, sizeof *k);
+        return kiln__cu_fail("cuModuleGetFunction", r);
+    kiln__cu_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     int mt = 0;
-    if (kcu.cuFuncGetAttribute(&mt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+    if (kiln__cu.cuFuncGetAttribute(&mt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                fn) != CUDA_SUCCESS || mt <= 0)
         mt = p->dev->max_threads;
     k->program = p;
@@ -499,19 +499,19 @@ kiln_status kcu_kernel_create(void *program, const char *name, void **kernel)
     return KILN_OK;
 }
 
-void kcu_kernel_release(void *kernel)
+void kiln__cu_kernel_release(void *kernel)
 {
-    kcu_kernel *k = kernel;
+    kiln__cu_kernel *k = kernel;
     if (!k)
         return;
-    kcu_reap();
-    kcu_program_unref(k->program);
+    kiln__cu_reap();
+    kiln__cu_program_unref(k->program);
     free(k);
 }
 
 /* ---- launch ---------------------------------------------------------------- */
 
-static size_t kcu_divisor_le(size_t g, size_t t)
+static size_t kiln__cu_divisor_le(size_t g, size_t t)
 {
     if (t > g)
         t = g;
@@ -535,21 +535,21 @@ void kiln__cuda_pick_block(unsigned dims, const size_t *global,
         size_t lim = budget;
         if (max_block && max_block[d] > 0 && (size_t)max_block[d] < lim)
             lim = (size_t)max_block[d];
-        block[d] = global[d] ? kcu_divisor_le(global[d], lim) : 1;
+        block[d] = global[d] ? kiln__cu_divisor_le(global[d], lim) : 1;
         budget /= block[d];
         if (budget == 0)
             budget = 1;
     }
 }
 
-kiln_status kcu_kernel_launch(void *queue, void *kernel, unsigned dims,
+kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
                               const size_t *global, const size_t *local,
                               size_t num_args, const kiln__barg *args,
                               size_t num_wait, void *const *wait,
                               void **out_event)
 {
-    kcu_queue *q = queue;
-    kcu_kernel *k = kernel;
+    kiln__cu_queue *q = queue;
+    kiln__cu_kernel *k = kernel;
     if (dims < 1 || dims > 3)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "dims must be 1, 2 or 3 (got %u)", dims);
@@ -620,7 +620,7 @@ kiln_status kcu_kernel_launch(void *queue, void *kernel, unsigned dims,
     for (size_t i = 0; i < num_args && st == KILN_OK; i++) {
         switch (args[i].kind) {
         case KILN_ARG_BUFFER:
-            ptrs[i] = args[i].mem ? ((kcu_buffer *)args[i].mem)->ptr : 0;
+            ptrs[i] = args[i].mem ? ((kiln__cu_buffer *)args[i].mem)->ptr : 0;
             params[i] = &ptrs[i];
             break;
         case KILN_ARG_SCALAR:
@@ -640,18 +640,18 @@ kiln_status kcu_kernel_launch(void *queue, void *kernel, unsigned dims,
         }
     }
     if (st == KILN_OK) {
-        kcu_cmd c;
-        st = kcu_cmd_begin(&c, q, num_wait, wait, out_event != NULL);
+        kiln__cu_cmd c;
+        st = kiln__cu_cmd_begin(&c, q, num_wait, wait, out_event != NULL);
         if (st == KILN_OK) {
             if (!empty) {
-                CUresult r = kcu.cuLaunchKernel(
+                CUresult r = kiln__cu.cuLaunchKernel(
                     k->fn, (unsigned)grid[0], (unsigned)grid[1],
                     (unsigned)grid[2], (unsigned)b[0], (unsigned)b[1],
                     (unsigned)b[2], 0, q->stream, params, NULL);
                 if (r != CUDA_SUCCESS)
-                    st = kcu_fail("cuLaunchKernel", r);
+                    st = kiln__cu_fail("cuLaunchKernel", r);
             }
-            st = kcu_cmd_end(&c, st, 0, out_event);
+            st = kiln__cu_cmd_end(&c, st, 0, out_event);
         }
     }
     if (params != stack_params) {
