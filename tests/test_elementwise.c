@@ -1,0 +1,368 @@
+/* The elementwise generator: every dtype at awkward sizes against a serial
+ * reference, strided views (2-D, 3-D, reversed), gathers, build errors that
+ * quote the user's text, mismatches, and arrays released while in flight. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
+                                     KILN_UINT16, KILN_INT32,  KILN_UINT32,
+                                     KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
+                                     KILN_FLOAT64};
+
+static double get(kiln_dtype d, const void *p, size_t i) {
+    switch (d) {
+    case KILN_INT8: return ((const int8_t *)p)[i];
+    case KILN_UINT8: return ((const uint8_t *)p)[i];
+    case KILN_INT16: return ((const int16_t *)p)[i];
+    case KILN_UINT16: return ((const uint16_t *)p)[i];
+    case KILN_INT32: return ((const int32_t *)p)[i];
+    case KILN_UINT32: return ((const uint32_t *)p)[i];
+    case KILN_INT64: return (double)((const int64_t *)p)[i];
+    case KILN_UINT64: return (double)((const uint64_t *)p)[i];
+    case KILN_FLOAT32: return ((const float *)p)[i];
+    case KILN_FLOAT64: return ((const double *)p)[i];
+    default: return 0;
+    }
+}
+
+static void set(kiln_dtype d, void *p, size_t i, double v) {
+    switch (d) {
+    case KILN_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case KILN_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case KILN_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case KILN_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case KILN_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case KILN_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case KILN_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case KILN_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case KILN_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case KILN_FLOAT64: ((double *)p)[i] = v; break;
+    default: break;
+    }
+}
+
+/* One generated kernel covers every dtype (one compile instead of ten):
+ * z_k[i] = a*x_k[i] + y_k[i] for each dtype k, all arrays of size n. */
+static void t_axpy_all_dtypes(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    size_t nd = sizeof kDtypes / sizeof kDtypes[0];
+    if (!info.fp64)
+        nd--; /* float64 is last */
+    char args[2048] = "int a", op[2048] = "";
+    for (size_t k = 0; k < nd; k++) {
+        const char *t = kiln_dtype_name(kDtypes[k]);
+        size_t l = strlen(args), m = strlen(op);
+        snprintf(args + l, sizeof args - l,
+                 ", const %s *x%zu, const %s *y%zu, %s *z%zu", t, k, t, k, t,
+                 k);
+        snprintf(op + m, sizeof op - m, "z%zu[i] = a*x%zu[i] + y%zu[i]; ", k,
+                 k, k);
+    }
+    kiln_elementwise *ew = NULL;
+    if (!CHECK_OK(kiln_elementwise_create(c, args, op, "axpy_all", NULL, 0,
+                                          &ew)))
+        return;
+    size_t sizes[64];
+    size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+    for (size_t si = 0; si < ns; si++) {
+        size_t n = sizes[si];
+        char *x[10], *y[10], *z[10];
+        kiln_array *X[10], *Y[10], *Z[10];
+        kiln_value v[31];
+        v[0] = KILN_VAL_I32(3);
+        for (size_t k = 0; k < nd; k++) {
+            kiln_dtype d = kDtypes[k];
+            size_t es = kiln_dtype_size(d);
+            x[k] = malloc(n * es + 8);
+            y[k] = malloc(n * es + 8);
+            z[k] = malloc(n * es + 8);
+            for (size_t i = 0; i < n; i++) {
+                set(d, x[k], i, (double)(kt_rand_u64() % 10));
+                set(d, y[k], i, (double)(kt_rand_u64() % 10));
+            }
+            X[k] = Y[k] = Z[k] = NULL;
+            CHECK_OK(kiln_array_from_host(c, d, 1, &n, x[k], &X[k]));
+            CHECK_OK(kiln_array_from_host(c, d, 1, &n, y[k], &Y[k]));
+            CHECK_OK(kiln_array_empty(c, d, 1, &n, &Z[k]));
+            v[1 + 3 * k] = KILN_VAL_ARRAY(X[k]);
+            v[2 + 3 * k] = KILN_VAL_ARRAY(Y[k]);
+            v[3 + 3 * k] = KILN_VAL_ARRAY(Z[k]);
+        }
+        kiln_event *e = NULL;
+        CHECK_OK(kiln_elementwise_launch(q, ew, 1 + 3 * nd, v, 0, NULL, &e));
+        for (size_t k = 0; k < nd; k++)
+            CHECK_OK(kiln_array_read_async(q, Z[k], z[k], 1, &e, NULL));
+        CHECK_OK(kiln_queue_finish(q));
+        for (size_t k = 0; k < nd; k++) {
+            kiln_dtype d = kDtypes[k];
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++)
+                if (get(d, z[k], i) != 3 * get(d, x[k], i) + get(d, y[k], i))
+                    bad++;
+            CHECK_MSG(bad == 0, "axpy %s n=%zu: %zu wrong",
+                      kiln_dtype_name(d), n, bad);
+            kiln_array_release(X[k]);
+            kiln_array_release(Y[k]);
+            kiln_array_release(Z[k]);
+            free(x[k]);
+            free(y[k]);
+            free(z[k]);
+        }
+        kiln_event_release(e);
+    }
+    kiln_elementwise_release(ew);
+}
+
+static void t_strided(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    /* 2-D: x = A[1:-1:2, ::3] of a 37x53 array, y = transpose of an 18x18. */
+    size_t sa[2] = {37, 53}, sb[2] = {18, 18};
+    float A[37 * 53], B[18 * 18], Z[18 * 18];
+    for (size_t i = 0; i < 37 * 53; i++)
+        A[i] = (float)(kt_rand_u64() % 1000);
+    for (size_t i = 0; i < 18 * 18; i++)
+        B[i] = (float)(kt_rand_u64() % 1000);
+    kiln_array *a = NULL, *b = NULL, *xv = NULL, *yv = NULL, *z = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 2, sa, A, &a));
+    CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 2, sb, B, &b));
+    kiln_slice sl[2] = {KILN_SLICE(1, -1, 2), KILN_SLICE(0, PTRDIFF_MAX, 3)};
+    CHECK_OK(kiln_array_view(a, sl, &xv));
+    CHECK_OK(kiln_array_swapaxes(b, 0, 1, &yv));
+    kiln_array_info info;
+    CHECK_OK(kiln_array_get_info(xv, &info));
+    CHECK(info.shape[0] == 18 && info.shape[1] == 18 && !info.contiguous);
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 2, sb, &z));
+    kiln_elementwise *ew = NULL;
+    CHECK_OK(kiln_elementwise_create(c, "const float *x, const float *y, float *z",
+                                     "z[i] = x[i] - 2*y[i]", "sub2", NULL, 0,
+                                     &ew));
+    kiln_value v[3] = {KILN_VAL_ARRAY(xv), KILN_VAL_ARRAY(yv),
+                       KILN_VAL_ARRAY(z)};
+    CHECK_OK(kiln_elementwise_launch(q, ew, 3, v, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, z, Z));
+    size_t bad = 0;
+    for (size_t r = 0; r < 18; r++)
+        for (size_t k = 0; k < 18; k++)
+            if (Z[r * 18 + k] != A[(1 + 2 * r) * 53 + 3 * k] - 2 * B[k * 18 + r])
+                bad++;
+    CHECK_MSG(bad == 0, "2-D strided: %zu wrong", bad);
+    /* Writing through a strided output view: z^T = x. */
+    kiln_array *zt = NULL;
+    CHECK_OK(kiln_array_swapaxes(z, 0, 1, &zt));
+    kiln_elementwise *cp = NULL;
+    CHECK_OK(kiln_elementwise_create(c, "float *o, const float *x",
+                                     "o[i] = x[i]", "cp", NULL, 0, &cp));
+    kiln_value v2[2] = {KILN_VAL_ARRAY(zt), KILN_VAL_ARRAY(xv)};
+    CHECK_OK(kiln_elementwise_launch(q, cp, 2, v2, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, z, Z));
+    bad = 0;
+    for (size_t r = 0; r < 18; r++)
+        for (size_t k = 0; k < 18; k++)
+            if (Z[k * 18 + r] != A[(1 + 2 * r) * 53 + 3 * k])
+                bad++;
+    CHECK_MSG(bad == 0, "strided output: %zu wrong", bad);
+    /* 3-D with a negative step and 1-D reversed. */
+    size_t s3[3] = {5, 6, 7};
+    double D[5 * 6 * 7], O[5 * 4 * 4];
+    for (size_t i = 0; i < 210; i++)
+        D[i] = (double)i;
+    kiln_array *d3 = NULL, *v3 = NULL, *o3 = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 3, s3, D, &d3));
+    kiln_slice sl3[3] = {KILN_SLICE_REVERSED, KILN_SLICE(1, 5, 1),
+                         KILN_SLICE(0, PTRDIFF_MAX, 2)};
+    CHECK_OK(kiln_array_view(d3, sl3, &v3));
+    size_t so[3] = {5, 4, 4};
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 3, so, &o3));
+    kiln_elementwise *dbl = NULL;
+    CHECK_OK(kiln_elementwise_create(c, "double *o, const double *x",
+                                     "o[i] = 2*x[i] + n", "dbl", NULL, 0, &dbl));
+    kiln_value v3v[2] = {KILN_VAL_ARRAY(o3), KILN_VAL_ARRAY(v3)};
+    CHECK_OK(kiln_elementwise_launch(q, dbl, 2, v3v, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, o3, O));
+    bad = 0;
+    for (size_t i0 = 0; i0 < 5; i0++)
+        for (size_t i1 = 0; i1 < 4; i1++)
+            for (size_t i2 = 0; i2 < 4; i2++)
+                if (O[(i0 * 4 + i1) * 4 + i2] !=
+                    2 * D[((4 - i0) * 6 + 1 + i1) * 7 + 2 * i2] + 80)
+                    bad++;
+    CHECK_MSG(bad == 0, "3-D strided: %zu wrong", bad);
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(xv);
+    kiln_array_release(yv);
+    kiln_array_release(z);
+    kiln_array_release(zt);
+    kiln_array_release(d3);
+    kiln_array_release(v3);
+    kiln_array_release(o3);
+    kiln_elementwise_release(ew);
+    kiln_elementwise_release(cp);
+    kiln_elementwise_release(dbl);
+}
+
+static void t_gather(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t nx = 1000, n = 4093;
+    float x[1000], y[4093];
+    int idx[4093];
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)i * 0.5f;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (int)(kt_rand_u64() % nx);
+    kiln_array *X = NULL, *I = NULL, *Y = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &nx, x, &X));
+    CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, idx, &I));
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &Y));
+    kiln_elementwise *ew = NULL;
+    CHECK_OK(kiln_elementwise_create(c, "float *y, const int *idx, const float *x",
+                                     "y[i] = x[idx[i]]", "gather", NULL,
+                                     KILN_ELEMENTWISE_ANY_SHAPE, &ew));
+    kiln_value v[3] = {KILN_VAL_ARRAY(Y), KILN_VAL_ARRAY(I), KILN_VAL_ARRAY(X)};
+    CHECK_OK(kiln_elementwise_launch(q, ew, 3, v, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, Y, y));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += y[i] != x[idx[i]];
+    CHECK_MSG(bad == 0, "gather: %zu wrong", bad);
+    /* Without the flag, differing shapes are a mismatch. */
+    kiln_elementwise *strict = NULL;
+    CHECK_OK(kiln_elementwise_create(c, "float *y, const int *idx, const float *x",
+                                     "y[i] = x[idx[i]]", "gather2", NULL, 0,
+                                     &strict));
+    CHECK_STATUS(kiln_elementwise_launch(q, strict, 3, v, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    kiln_elementwise_release(strict);
+    kiln_elementwise_release(ew);
+    kiln_array_release(X);
+    kiln_array_release(I);
+    kiln_array_release(Y);
+}
+
+static void t_errors(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_elementwise *ew = (kiln_elementwise *)1;
+    CHECK_STATUS(kiln_elementwise_create(c, "const float *x, float *z",
+                                         "z[i] = x[i] +* no_such_var", "bad",
+                                         NULL, 0, &ew),
+                 KILN_ERROR_BUILD);
+    CHECK(ew == NULL);
+    CHECK_MSG(strstr(kiln_last_error_message(), "no_such_var") != NULL, "%s",
+              kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_build_log(), "operation") != NULL, "log: %s",
+              kiln_last_build_log());
+    CHECK_STATUS(kiln_elementwise_create(c, "float", "x", NULL, NULL, 0, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_elementwise_create(c, "float a", "a", NULL, NULL, 0, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_elementwise_create(c, "float *x, float *x", "x[i]=0",
+                                         NULL, NULL, 0, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_elementwise_create(c, "float *x", "x[i]=0", "9bad", NULL,
+                                         0, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_elementwise_create(NULL, "float *x", "x[i]=0", NULL,
+                                         NULL, 0, &ew),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_elementwise_create(c, "float *x", "x[i]=0", NULL, NULL,
+                                         0, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_elementwise_release(NULL);
+
+    CHECK_OK(kiln_elementwise_create(c, "float a, const float *x, float *z",
+                                     "z[i] = a*x[i]", "scale", NULL, 0, &ew));
+    size_t n = 100, m = 101;
+    kiln_array *f = NULL, *g = NULL, *h = NULL, *iarr = NULL;
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &f));
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &g));
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &m, &h));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &iarr));
+    kiln_value wrong_dtype[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(iarr),
+                                 KILN_VAL_ARRAY(g)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, wrong_dtype, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    kiln_value wrong_shape[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(f),
+                                 KILN_VAL_ARRAY(h)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, wrong_shape, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    kiln_value ok[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(f), KILN_VAL_ARRAY(g)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, 2, ok, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
+    kiln_value swapped[3] = {KILN_VAL_ARRAY(f), KILN_VAL_F32(1),
+                             KILN_VAL_ARRAY(g)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, swapped, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_elementwise_launch(NULL, ew, 3, ok, 0, NULL, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_elementwise_launch(q, NULL, 3, ok, 0, NULL, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    /* An array of another context. */
+    kiln_device *dev = kiln_queue_device(q);
+    kiln_context *c2 = NULL;
+    if (CHECK_OK(kiln_context_create(&dev, 1, &c2))) {
+        kiln_array *other = NULL;
+        CHECK_OK(kiln_array_empty(c2, KILN_FLOAT32, 1, &n, &other));
+        kiln_value foreign[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(other),
+                                 KILN_VAL_ARRAY(g)};
+        CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, foreign, 0, NULL, NULL),
+                     KILN_ERROR_MISMATCH);
+        kiln_array_release(other);
+        kiln_context_release(c2);
+    }
+    kiln_elementwise_release(ew);
+    kiln_array_release(f);
+    kiln_array_release(g);
+    kiln_array_release(h);
+    kiln_array_release(iarr);
+}
+
+/* Arrays (and the kernel) released right after the launch: the queued work
+ * must still see them. */
+static void t_release_in_flight(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t n = (1u << 20) + 7;
+    int *x = malloc(n * sizeof *x), *z = malloc(n * sizeof *z);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (int)(i % 1000);
+    kiln_array *X = NULL, *Z = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Z));
+    kiln_elementwise *ew = NULL;
+    CHECK_OK(kiln_elementwise_create(c, "const int *x, int *z",
+                                     "z[i] = x[i] * 3 + 1", "inflight", NULL,
+                                     0, &ew));
+    kiln_event *e = NULL, *r = NULL;
+    kiln_value v[2] = {KILN_VAL_ARRAY(X), KILN_VAL_ARRAY(Z)};
+    CHECK_OK(kiln_elementwise_launch(q, ew, 2, v, 0, NULL, &e));
+    kiln_array_release(X);
+    kiln_elementwise_release(ew);
+    CHECK_OK(kiln_array_read_async(q, Z, z, 1, &e, &r));
+    kiln_array_release(Z);
+    CHECK_OK(kiln_event_wait(r));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += z[i] != x[i] * 3 + 1;
+    CHECK_MSG(bad == 0, "in flight: %zu wrong", bad);
+    kiln_event_release(e);
+    kiln_event_release(r);
+    free(x);
+    free(z);
+}
+
+static void run(kiln_queue *q, void *user) {
+    (void)user;
+    t_axpy_all_dtypes(q);
+    t_strided(q);
+    t_gather(q);
+    t_errors(q);
+    t_release_in_flight(q);
+}
+
+int main(void) {
+    kt_for_each_device(run, NULL);
+    return kt_report();
+}

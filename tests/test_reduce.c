@@ -1,0 +1,327 @@
+/* Reductions: built-ins (sum, prod, min, max, norms, argmin/argmax, dot)
+ * for every dtype at awkward sizes against serial references, a custom
+ * reduction with a preamble, strided views, device and host results, build
+ * errors and mismatches. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
+                                     KILN_UINT16, KILN_INT32,  KILN_UINT32,
+                                     KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
+                                     KILN_FLOAT64};
+
+static double get(kiln_dtype d, const void *p, size_t i) {
+    switch (d) {
+    case KILN_INT8: return ((const int8_t *)p)[i];
+    case KILN_UINT8: return ((const uint8_t *)p)[i];
+    case KILN_INT16: return ((const int16_t *)p)[i];
+    case KILN_UINT16: return ((const uint16_t *)p)[i];
+    case KILN_INT32: return ((const int32_t *)p)[i];
+    case KILN_UINT32: return ((const uint32_t *)p)[i];
+    case KILN_INT64: return (double)((const int64_t *)p)[i];
+    case KILN_UINT64: return (double)((const uint64_t *)p)[i];
+    case KILN_FLOAT32: return ((const float *)p)[i];
+    case KILN_FLOAT64: return ((const double *)p)[i];
+    default: return 0;
+    }
+}
+
+static void set(kiln_dtype d, void *p, size_t i, double v) {
+    switch (d) {
+    case KILN_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case KILN_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case KILN_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case KILN_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case KILN_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case KILN_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case KILN_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case KILN_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case KILN_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case KILN_FLOAT64: ((double *)p)[i] = v; break;
+    default: break;
+    }
+}
+
+static int is_signed(kiln_dtype d) {
+    return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
+           d == KILN_INT64 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
+}
+
+/* Values small enough that sums cannot overflow the dtype for the sizes
+ * used (int8/uint8 sums use tiny sizes, see below), integer-valued so float
+ * sums are exact below 2^24. */
+static double rnd(kiln_dtype d) {
+    double v = (double)(kt_rand_u64() % 7);
+    if (is_signed(d) && (kt_rand_u64() & 1))
+        v = -v;
+    return v;
+}
+
+static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t es = kiln_dtype_size(d);
+    char *x = malloc(n * es + 8), *y = malloc(n * es + 8);
+    for (size_t i = 0; i < n; i++) {
+        set(d, x, i, rnd(d));
+        set(d, y, i, rnd(d));
+    }
+    kiln_array *X = NULL, *Y = NULL;
+    CHECK_OK(kiln_array_from_host(c, d, 1, &n, x, &X));
+    CHECK_OK(kiln_array_from_host(c, d, 1, &n, y, &Y));
+    double sum = 0, mn = HUGE_VAL, mx = -HUGE_VAL, n1 = 0, n2 = 0, ninf = 0,
+           dot = 0;
+    long amin = -1, amax = -1;
+    for (size_t i = 0; i < n; i++) {
+        double v = get(d, x, i);
+        sum += v;
+        dot += v * get(d, y, i);
+        n1 += fabs(v);
+        n2 += v * v;
+        if (fabs(v) > ninf)
+            ninf = fabs(v);
+        if (v < mn) {
+            mn = v;
+            amin = (long)i;
+        }
+        if (v > mx) {
+            mx = v;
+            amax = (long)i;
+        }
+    }
+    const char *t = kiln_dtype_name(d);
+    union {
+        int64_t i64;
+        double f64;
+        char bytes[16];
+    } r;
+    kiln_event *e = NULL;
+#define RUN(op, want)                                                          \
+    do {                                                                       \
+        memset(&r, 0, sizeof r);                                               \
+        if (CHECK_OK(kiln_array_reduce(q, op, X, NULL, &r, 0, NULL, &e))) {    \
+            CHECK_OK(kiln_event_wait(e));                                      \
+            kiln_event_release(e);                                             \
+            kiln_dtype rd = kiln_reduce_result_dtype(op, d);                   \
+            double got = get(rd, &r, 0);                                       \
+            double w = (want);                                                 \
+            CHECK_MSG(got == w || fabs(got - w) <= 1e-12 * fabs(w) +           \
+                                                      (rd == KILN_FLOAT32      \
+                                                           ? 1e-5 * fabs(w)    \
+                                                           : 0),               \
+                      "%s %s n=%zu: got %.17g want %.17g", #op, t, n, got, w); \
+        }                                                                      \
+    } while (0)
+    /* sums of int8/uint8 wrap like the device does */
+    double wsum = sum;
+    if (d == KILN_INT8)
+        wsum = (double)(int8_t)(int64_t)sum;
+    if (d == KILN_UINT8)
+        wsum = (double)(uint8_t)(int64_t)sum;
+    if (d == KILN_UINT16)
+        wsum = (double)(uint16_t)(int64_t)sum;
+    if (d == KILN_INT16)
+        wsum = (double)(int16_t)(int64_t)sum;
+    /* Every program costs a compile (~1 s on PoCL), so every dtype runs
+     * sum, max and argmin, and int32/float32/float64 run everything. */
+    int full = d == KILN_INT32 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
+    RUN(KILN_REDUCE_SUM, wsum);
+    if (n)
+        RUN(KILN_REDUCE_MAX, mx);
+    RUN(KILN_REDUCE_ARGMIN, (double)amin);
+    if (full) {
+        if (n)
+            RUN(KILN_REDUCE_MIN, mn);
+        RUN(KILN_REDUCE_NORM1, n1);
+        RUN(KILN_REDUCE_NORM2, sqrt(n2));
+        RUN(KILN_REDUCE_NORM_INF, ninf);
+        RUN(KILN_REDUCE_ARGMAX, (double)amax);
+    }
+#undef RUN
+    /* dot into a device array, then read it */
+    if (full || d == KILN_UINT64) {
+        size_t one = 1;
+        kiln_array *R = NULL;
+        CHECK_OK(kiln_array_empty(c, d, 1, &one, &R));
+        CHECK_OK(kiln_array_dot(q, X, Y, R, NULL, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q, R, &r));
+        double got = get(d, &r, 0);
+        double w = dot;
+        if (d == KILN_UINT32)
+            w = (double)(uint32_t)(int64_t)dot;
+        if (d == KILN_UINT64)
+            w = (double)(uint64_t)(int64_t)dot;
+        CHECK_MSG(got == w, "dot %s n=%zu: got %.17g want %.17g", t, n, got, w);
+        kiln_array_release(R);
+    }
+    kiln_array_release(X);
+    kiln_array_release(Y);
+    free(x);
+    free(y);
+}
+
+static void t_builtins(kiln_queue *q) {
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    size_t sizes[64];
+    for (size_t di = 0; di < sizeof kDtypes / sizeof kDtypes[0]; di++) {
+        kiln_dtype d = kDtypes[di];
+        if (d == KILN_FLOAT64 && !info.fp64)
+            continue;
+        /* Each dtype at a few awkward sizes; float32 and int32 at all. */
+        size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+        for (size_t si = 0; si < ns; si++) {
+            if (d != KILN_FLOAT32 && d != KILN_INT32 && si % 4 != 1 &&
+                sizes[si] != 0)
+                continue;
+            check_dtype(q, d, sizes[si]);
+        }
+    }
+    /* prod of ±1 and 2s stays exact */
+    size_t n = 1025;
+    double *x = malloc(n * sizeof *x);
+    double want = 1;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (i % 100 == 0) ? 2.0 : ((kt_rand_u64() & 1) ? 1.0 : -1.0);
+        want *= x[i];
+    }
+    kiln_array *X = NULL;
+    CHECK_OK(kiln_array_from_host(kiln_queue_context(q), KILN_FLOAT64, 1, &n,
+                                  x, &X));
+    double got = 0;
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_PROD, X, NULL, &got, 0, NULL,
+                               &e));
+    CHECK_OK(kiln_event_wait(e));
+    CHECK_MSG(got == want, "prod: %g vs %g", got, want);
+    kiln_event_release(e);
+    kiln_array_release(X);
+    free(x);
+}
+
+/* Float sums of random values against a double reference, with a bound of
+ * n*eps relative to sum|x| (worst case of any summation order). */
+static void t_float_sum_tolerance(kiln_queue *q) {
+    size_t n = (1u << 20) + 3;
+    float *x = malloc(n * sizeof *x);
+    double ref = 0, abs = 0;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)(kt_rand_unit() * 2 - 0.5);
+        ref += x[i];
+        abs += fabs(x[i]);
+    }
+    kiln_array *X = NULL;
+    CHECK_OK(kiln_array_from_host(kiln_queue_context(q), KILN_FLOAT32, 1, &n,
+                                  x, &X));
+    float got = 0;
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, X, NULL, &got, 0, NULL, &e));
+    CHECK_OK(kiln_event_wait(e));
+    double tol = (double)n * 1.2e-7 * abs;
+    CHECK_MSG(fabs(got - ref) <= tol, "float sum %.9g vs %.9g (tol %g)", got,
+              ref, tol);
+    kiln_event_release(e);
+    kiln_array_release(X);
+    free(x);
+}
+
+static void t_custom_and_strided(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    /* Sum of squared differences over strided 2-D views. */
+    size_t s[2] = {64, 33};
+    int A[64 * 33];
+    for (size_t i = 0; i < 64 * 33; i++)
+        A[i] = (int)(kt_rand_u64() % 100) - 50;
+    kiln_array *a = NULL, *x = NULL, *y = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_INT32, 2, s, A, &a));
+    kiln_slice sx[2] = {KILN_SLICE(0, 64, 2), KILN_SLICE_ALL};
+    kiln_slice sy[2] = {KILN_SLICE(63, PTRDIFF_MIN, -2), KILN_SLICE_REVERSED};
+    CHECK_OK(kiln_array_view(a, sx, &x));
+    CHECK_OK(kiln_array_view(a, sy, &y));
+    kiln_reduction_desc d = {
+        "const int *x, const int *y", "long", 0, "0", "a + b",
+        "sq((long)x[i] - (long)y[i])",
+        "KILN_FUNC long sq(long v) { return v * v; }", "ssd"};
+    kiln_reduction *r = NULL;
+    CHECK_OK(kiln_reduction_create(c, &d, &r));
+    kiln_value v[2] = {KILN_VAL_ARRAY(x), KILN_VAL_ARRAY(y)};
+    int64_t got = 0;
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_reduction_launch(q, r, 2, v, NULL, &got, 0, NULL, &e));
+    CHECK_OK(kiln_event_wait(e));
+    kiln_event_release(e);
+    int64_t want = 0;
+    for (size_t i = 0; i < 32; i++)
+        for (size_t k = 0; k < 33; k++) {
+            int64_t dlt = (int64_t)A[(2 * i) * 33 + k] -
+                          (int64_t)A[(63 - 2 * i) * 33 + (32 - k)];
+            want += dlt * dlt;
+        }
+    CHECK_MSG(got == want, "strided ssd %lld vs %lld", (long long)got,
+              (long long)want);
+    /* argmax over a strided view gives the view's C-order index */
+    int64_t am = -2;
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMAX, y, NULL, &am, 0, NULL,
+                               &e));
+    CHECK_OK(kiln_event_wait(e));
+    kiln_event_release(e);
+    int best = -1000;
+    int64_t bi = -1;
+    for (size_t i = 0; i < 32; i++)
+        for (size_t k = 0; k < 33; k++) {
+            int val = A[(63 - 2 * i) * 33 + (32 - k)];
+            if (val > best) {
+                best = val;
+                bi = (int64_t)(i * 33 + k);
+            }
+        }
+    CHECK_MSG(am == bi, "strided argmax %lld vs %lld", (long long)am,
+              (long long)bi);
+
+    /* errors */
+    size_t one = 1;
+    kiln_array *rf = NULL;
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &one, &rf));
+    CHECK_STATUS(kiln_reduction_launch(q, r, 2, v, rf, NULL, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_reduction_launch(q, r, 2, v, NULL, NULL, 0, NULL, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_value v1[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(y)};
+    CHECK_STATUS(kiln_reduction_launch(q, r, 2, v1, NULL, &got, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    kiln_reduction_release(r);
+    kiln_reduction_release(NULL);
+    kiln_reduction_desc bad = d;
+    bad.reduce = "a + + b;";
+    bad.name = "badred";
+    r = (kiln_reduction *)1;
+    CHECK_STATUS(kiln_reduction_create(c, &bad, &r), KILN_ERROR_BUILD);
+    CHECK(r == NULL);
+    CHECK_MSG(strstr(kiln_last_error_message(), "a + + b;") != NULL, "%s",
+              kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_build_log(), "reduce") != NULL, "%s",
+              kiln_last_build_log());
+    CHECK_STATUS(kiln_array_dot(q, a, rf, NULL, &got, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_reduce(q, KILN_REDUCE_SUM, NULL, NULL, &got, 0,
+                                   NULL, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_array_release(rf);
+    kiln_array_release(a);
+    kiln_array_release(x);
+    kiln_array_release(y);
+}
+
+static void run(kiln_queue *q, void *user) {
+    (void)user;
+    t_builtins(q);
+    t_float_sum_tolerance(q);
+    t_custom_and_strided(q);
+}
+
+int main(void) {
+    kt_for_each_device(run, NULL);
+    return kt_report();
+}

@@ -1,0 +1,276 @@
+/* Scans: cumsum/cumprod (inclusive and exclusive) over dtypes at awkward
+ * sizes; a NON-commutative operator (composition of affine maps
+ * x -> a*x + b mod 2^32) that catches any reordering; segmented scans with
+ * single-element segments, a start at 0 and none at all; prev_item;
+ * strided views; build errors and mismatches. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static void t_cumsum(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    static const kiln_dtype ds[] = {KILN_INT8,   KILN_UINT16, KILN_INT32,
+                                    KILN_UINT32, KILN_INT64,  KILN_UINT64,
+                                    KILN_FLOAT32, KILN_FLOAT64};
+    size_t sizes[64];
+    size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+    for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
+        kiln_dtype d = ds[di];
+        if (d == KILN_FLOAT64 && !info.fp64)
+            continue;
+        size_t es = kiln_dtype_size(d);
+        for (size_t si = 0; si < ns; si++) {
+            size_t n = sizes[si];
+            if (d != KILN_INT32 && si % 3 != 2)
+                continue;
+            /* values in [0, 4): the int32/float sums stay exact */
+            int64_t *ref = malloc((n + 1) * sizeof *ref);
+            char *x = malloc(n * es + 8), *y = malloc(n * es + 8);
+            int64_t acc = 0;
+            for (size_t i = 0; i < n; i++) {
+                int v = (int)(kt_rand_u64() % 4);
+                switch (d) {
+                case KILN_INT8: ((int8_t *)x)[i] = (int8_t)v; break;
+                case KILN_UINT16: ((uint16_t *)x)[i] = (uint16_t)v; break;
+                case KILN_INT32: ((int32_t *)x)[i] = v; break;
+                case KILN_UINT32: ((uint32_t *)x)[i] = (uint32_t)v; break;
+                case KILN_INT64: ((int64_t *)x)[i] = v; break;
+                case KILN_UINT64: ((uint64_t *)x)[i] = (uint64_t)v; break;
+                case KILN_FLOAT32: ((float *)x)[i] = (float)v; break;
+                default: ((double *)x)[i] = v; break;
+                }
+                acc += v;
+                ref[i] = acc;
+            }
+            kiln_array *X = NULL, *Y = NULL;
+            CHECK_OK(kiln_array_from_host(c, d, 1, &n, x, &X));
+            CHECK_OK(kiln_array_empty(c, d, 1, &n, &Y));
+            CHECK_OK(kiln_array_cumsum(q, Y, X, 0, 0, NULL, NULL));
+            CHECK_OK(kiln_array_read(q, Y, y));
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++) {
+                int64_t got;
+                switch (d) {
+                case KILN_INT8: got = ((int8_t *)y)[i]; break;
+                case KILN_UINT16: got = ((uint16_t *)y)[i]; break;
+                case KILN_INT32: got = ((int32_t *)y)[i]; break;
+                case KILN_UINT32: got = ((uint32_t *)y)[i]; break;
+                case KILN_INT64: got = ((int64_t *)y)[i]; break;
+                case KILN_UINT64: got = (int64_t)((uint64_t *)y)[i]; break;
+                case KILN_FLOAT32: got = (int64_t)((float *)y)[i]; break;
+                default: got = (int64_t)((double *)y)[i]; break;
+                }
+                int64_t want = ref[i];
+                if (d == KILN_INT8)
+                    want = (int8_t)want;
+                if (d == KILN_UINT16)
+                    want = (uint16_t)want;
+                bad += got != want;
+            }
+            CHECK_MSG(bad == 0, "cumsum %s n=%zu: %zu wrong",
+                      kiln_dtype_name(d), n, bad);
+            if (d == KILN_INT32) {
+                /* exclusive, in place */
+                CHECK_OK(kiln_array_cumsum(q, X, X, 1, 0, NULL, NULL));
+                CHECK_OK(kiln_array_read(q, X, y));
+                bad = 0;
+                for (size_t i = 0; i < n; i++)
+                    bad += ((int32_t *)y)[i] != (i ? ref[i - 1] : 0);
+                CHECK_MSG(bad == 0, "exclusive in-place cumsum n=%zu: %zu "
+                                    "wrong", n, bad);
+            }
+            kiln_array_release(X);
+            kiln_array_release(Y);
+            free(x);
+            free(y);
+            free(ref);
+        }
+    }
+    /* cumprod of int64 with ±1 and a few 2s */
+    size_t n = 4093;
+    int64_t *x = malloc(n * 8), *y = malloc(n * 8);
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 97 == 0 ? 2 : ((kt_rand_u64() & 1) ? 1 : -1);
+    kiln_array *X = NULL, *Y = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_INT64, 1, &n, x, &X));
+    CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &Y));
+    CHECK_OK(kiln_array_cumprod(q, Y, X, 0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, Y, y));
+    int64_t p = 1;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        p *= x[i];
+        bad += y[i] != p;
+    }
+    CHECK_MSG(bad == 0, "cumprod: %zu wrong", bad);
+    /* cumsum over a reversed strided view */
+    CHECK_OK(kiln_array_fill(q, Y, &(int64_t){0}, 0, NULL, NULL));
+    kiln_array *rv = NULL;
+    kiln_slice sl = KILN_SLICE_REVERSED;
+    CHECK_OK(kiln_array_view(X, &sl, &rv));
+    CHECK_OK(kiln_array_cumsum(q, Y, rv, 0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, Y, y));
+    int64_t s = 0;
+    bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += x[n - 1 - i];
+        bad += y[i] != s;
+    }
+    CHECK_MSG(bad == 0, "reversed-view cumsum: %zu wrong", bad);
+    size_t m = 10;
+    kiln_array *F = NULL;
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &m, &F));
+    CHECK_STATUS(kiln_array_cumsum(q, F, X, 0, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    kiln_array_release(F);
+    kiln_array_release(rv);
+    kiln_array_release(X);
+    kiln_array_release(Y);
+    free(x);
+    free(y);
+}
+
+static const char *kAffPre =
+    "typedef struct { uint a, b; } aff;\n"
+    "KILN_FUNC aff mk(uint a, uint b) { aff r; r.a = a; r.b = b; return r; }\n"
+    /* x -> f then g: g.a*(f.a*x + f.b) + g.b */
+    "KILN_FUNC aff then(aff f, aff g) { return mk(g.a*f.a, g.a*f.b + g.b); }\n";
+
+typedef struct {
+    uint32_t a, b;
+} aff;
+
+static aff then(aff f, aff g) {
+    aff r = {g.a * f.a, g.a * f.b + g.b};
+    return r;
+}
+
+/* segmented = 0: plain; 1: with flags. Checks item and prev_item. */
+static void t_affine(kiln_queue *q, int segmented) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_scan_desc d = {
+        segmented ? "const uint *A, const uint *B, const uchar *F, uint *OA, "
+                    "uint *OB, uint *PB"
+                  : "const uint *A, const uint *B, uint *OA, uint *OB, uint "
+                    "*PB",
+        "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
+        "OA[i] = item.a; OB[i] = item.b; PB[i] = prev_item.b",
+        segmented ? "F[i]" : NULL, kAffPre,
+        segmented ? "affine_seg" : "affine"};
+    kiln_scan *s = NULL;
+    if (!CHECK_OK(kiln_scan_create(c, &d, &s)))
+        return;
+    size_t sizes[64];
+    size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+    for (size_t si = 0; si < ns; si++) {
+        size_t n = sizes[si];
+        uint32_t *A = malloc(n * 4 + 4), *B = malloc(n * 4 + 4),
+                 *OA = malloc(n * 4 + 4), *OB = malloc(n * 4 + 4),
+                 *PB = malloc(n * 4 + 4);
+        uint8_t *F = malloc(n + 1);
+        int mode = (int)(si % 3); /* flags: random, runs of starts, none */
+        for (size_t i = 0; i < n; i++) {
+            A[i] = (uint32_t)(kt_rand_u64() % 5) + 1;
+            B[i] = (uint32_t)(kt_rand_u64() % 1000);
+            if (mode == 0)
+                F[i] = (kt_rand_u64() % 50) == 0;
+            else if (mode == 1)
+                F[i] = (i % 300) < 5; /* five single-element segments in a row */
+            else
+                F[i] = 0;
+        }
+        if (n && mode == 0)
+            F[0] = 1;
+        kiln_array *dA = NULL, *dB = NULL, *dF = NULL, *dOA = NULL,
+                   *dOB = NULL, *dPB = NULL;
+        CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n, A, &dA));
+        CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n, B, &dB));
+        CHECK_OK(kiln_array_from_host(c, KILN_UINT8, 1, &n, F, &dF));
+        CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &dOA));
+        CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &dOB));
+        CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &dPB));
+        kiln_value v[6];
+        size_t nv = 0;
+        v[nv++] = KILN_VAL_ARRAY(dA);
+        v[nv++] = KILN_VAL_ARRAY(dB);
+        if (segmented)
+            v[nv++] = KILN_VAL_ARRAY(dF);
+        v[nv++] = KILN_VAL_ARRAY(dOA);
+        v[nv++] = KILN_VAL_ARRAY(dOB);
+        v[nv++] = KILN_VAL_ARRAY(dPB);
+        kiln_event *e = NULL;
+        CHECK_OK(kiln_scan_launch(q, s, nv, v, 0, NULL, &e));
+        CHECK_OK(kiln_array_read_async(q, dOA, OA, 1, &e, NULL));
+        CHECK_OK(kiln_array_read_async(q, dOB, OB, 1, &e, NULL));
+        CHECK_OK(kiln_array_read_async(q, dPB, PB, 1, &e, NULL));
+        CHECK_OK(kiln_queue_finish(q));
+        kiln_event_release(e);
+        aff acc = {1, 0};
+        size_t bad = 0, first = (size_t)-1;
+        for (size_t i = 0; i < n; i++) {
+            aff prev = acc;
+            if (segmented && F[i])
+                prev = (aff){1, 0};
+            aff in = {A[i], B[i]};
+            acc = then(prev, in);
+            if (OA[i] != acc.a || OB[i] != acc.b || PB[i] != prev.b) {
+                if (first == (size_t)-1)
+                    first = i;
+                bad++;
+            }
+        }
+        CHECK_MSG(bad == 0, "affine%s n=%zu flags=%d: %zu wrong, first at %zu",
+                  segmented ? " segmented" : "", n, mode, bad, first);
+        kiln_array_release(dA);
+        kiln_array_release(dB);
+        kiln_array_release(dF);
+        kiln_array_release(dOA);
+        kiln_array_release(dOB);
+        kiln_array_release(dPB);
+        free(A);
+        free(B);
+        free(F);
+        free(OA);
+        free(OB);
+        free(PB);
+    }
+    kiln_scan_release(s);
+}
+
+static void t_errors(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_scan_desc d = {"const int *x, int *y", "int", 0, "0",
+                        "a + b", "x[i]", "y[i] = itme", NULL, NULL, "typo"};
+    kiln_scan *s = (kiln_scan *)1;
+    CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_BUILD);
+    CHECK(s == NULL);
+    CHECK_MSG(strstr(kiln_last_error_message(), "itme") != NULL, "%s",
+              kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_build_log(), "output") != NULL, "%s",
+              kiln_last_build_log());
+    d.output = "y[i] = item";
+    d.scan_type = "struct nope";
+    CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_INVALID_ARGUMENT);
+    d.scan_type = "int";
+    d.scan = NULL;
+    CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_NULL_HANDLE);
+    kiln_scan_release(NULL);
+    CHECK_STATUS(kiln_array_cumsum(NULL, NULL, NULL, 0, 0, NULL, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+}
+
+static void run(kiln_queue *q, void *user) {
+    (void)user;
+    t_cumsum(q);
+    t_affine(q, 0);
+    t_affine(q, 1);
+    t_errors(q);
+}
+
+int main(void) {
+    kt_for_each_device(run, NULL);
+    return kt_report();
+}
