@@ -47,11 +47,11 @@ if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKILN_WERROR=ON \
       >"$LOGS/configure.log" 2>&1; then
   say "configure FAILED (see $LOGS/configure.log)"; tail -30 "$LOGS/configure.log"
 fi
-if ! cmake --build "$BUILD" -j "$JOBS" -k >"$LOGS/build.log" 2>&1; then
+if ! cmake --build "$BUILD" -j "$JOBS" -- -k >"$LOGS/build.log" 2>&1; then
   say "build had errors (see $LOGS/build.log); retrying without -Werror"
   grep -E "error|warning" "$LOGS/build.log" | head -40 | tee -a "$SUMMARY"
   cmake -S "$ROOT" -B "$BUILD" -DKILN_WERROR=OFF >>"$LOGS/configure.log" 2>&1
-  cmake --build "$BUILD" -j "$JOBS" -k >>"$LOGS/build.log" 2>&1 || say "build still failing: running what was built"
+  cmake --build "$BUILD" -j "$JOBS" -- -k >>"$LOGS/build.log" 2>&1 || say "build still failing: running what was built"
 fi
 
 # --- 3. devices ---------------------------------------------------------------
