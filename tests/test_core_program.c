@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -408,10 +409,13 @@ static void test_files_and_cache(kiln_queue *q) {
     char path[256];
     snprintf(path, sizeof path, "/tmp/kiln_test_core_program_%d.cl", (int)getpid());
     char src[512];
-    /* a source never seen before, so the first build is a real one */
+    /* a source never seen before (not even by an earlier run of this test
+     * with the same cache), so the first build is a real one */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(src, sizeof src,
-             "/* %llu */ KILN_KERNEL void fromfile(KILN_GLOBAL int *x) { x[kiln_global_id(0)] += 1; }\n",
-             (unsigned long long)kt_rand_u64());
+             "/* %d %lld %ld */ KILN_KERNEL void fromfile(KILN_GLOBAL int *x) { x[kiln_global_id(0)] += 1; }\n",
+             (int)getpid(), (long long)ts.tv_sec, (long)ts.tv_nsec);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (!f)
