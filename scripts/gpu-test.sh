@@ -66,7 +66,7 @@ for dev in cuda:0 nvidia pocl; do
   tag="${dev//:/}"
   say "ctest with KILN_TEST_DEVICES=$dev"
   ( cd "$BUILD" && KILN_TEST_DEVICES="$dev" KILN_DEVICE="$dev" \
-      ctest --output-on-failure --timeout 600 >"$LOGS/ctest-$tag.log" 2>&1 )
+      ctest -V -j4 --timeout 600 >"$LOGS/ctest-$tag.log" 2>&1 )
   # ctest's own line: "NN% tests passed, F tests failed out of T"
   line="$(grep -E "tests passed, [0-9]+ tests failed out of" "$LOGS/ctest-$tag.log" | tail -1)"
   total="$(echo "$line" | sed -E 's/.*out of ([0-9]+).*/\1/')"
