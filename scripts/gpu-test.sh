@@ -76,7 +76,8 @@ for dev in cuda:0 nvidia pocl; do
   FAILED[$dev]="$failed"
   grep -E "^\s*[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception|\*\*\*)" "$LOGS/ctest-$tag.log" | tee -a "$SUMMARY"
   # check counts inside the programs ("N passed, N failed" lines)
-  checks="$(grep -E "^[0-9]+ passed, [0-9]+ failed$" "$LOGS/ctest-$tag.log" |
+  checks="$(grep -E "^([0-9]+: )?[0-9]+ passed, [0-9]+ failed$" "$LOGS/ctest-$tag.log" |
+            sed -E 's/^[0-9]+: //' |
             awk '{p+=$1; f+=$3} END {printf "%d checks passed, %d failed", p, f}')"
   say "$dev: ${PASSED[$dev]} tests passed, ${FAILED[$dev]} failed of ${total:-0}; $checks"
 done
