@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/opencl/ocl.h"
 #include "harness.h"
 
 static const kiln__backend *B = &kiln__backend_opencl;
@@ -693,6 +694,38 @@ static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
     B->buffer_release(buf);
 }
 
+/* NVIDIA's clWaitForEvents returns CL_SUCCESS for a user event set to an
+ * error status, and for a user event depending on nothing that failed that
+ * way. Emulate it by hiding the error code the real call returns. */
+static __typeof__(kiln__cl.clWaitForEvents) real_wait;
+static cl_int CL_API_CALL nvidia_style_wait(cl_uint n, const cl_event *evs)
+{
+    cl_int err = real_wait(n, evs);
+    return err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_SUCCESS
+                                                              : err;
+}
+
+static void test_wait_nvidia_style(void *ctx)
+{
+    void *bad = NULL, *good = NULL;
+    real_wait = kiln__cl.clWaitForEvents;
+    kiln__cl.clWaitForEvents = nvidia_style_wait;
+    if (CHECK_OK(B->user_event_create(ctx, &bad)) &&
+        CHECK_OK(B->user_event_create(ctx, &good))) {
+        CHECK_OK(B->user_event_set(good, 0));
+        CHECK_OK(B->user_event_set(bad, 1));
+        CHECK_STATUS(B->event_wait(1, &bad), KILN_ERROR_EVENT_FAILED);
+        CHECK_OK(B->event_wait(1, &good));
+        /* one failed event among several fails the wait */
+        void *both[2] = {good, bad};
+        CHECK_STATUS(B->event_wait(2, both), KILN_ERROR_EVENT_FAILED);
+        CHECK(strstr(kiln_last_error_message(), "event 1 of 2") != NULL);
+    }
+    kiln__cl.clWaitForEvents = real_wait;
+    B->event_release(bad);
+    B->event_release(good);
+}
+
 int main(void)
 {
     kiln__bdevice *devs = NULL;
@@ -733,6 +766,7 @@ int main(void)
         test_build_error(ctx, dev);
         test_binaries(ctx, dev, q);
         test_events(ctx, dev, q);
+        test_wait_nvidia_style(ctx);
         CHECK_OK(B->queue_finish(q));
     }
     B->queue_release(q);

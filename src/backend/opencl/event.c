@@ -17,7 +17,23 @@ kiln_status kiln__ocl_event_wait(size_t num, void *const *events)
                                "clWaitForEvents: %s (%d): a command waited "
                                "on ended with an error",
                                kiln__ocl_error_name(err), (int)err);
-    return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, "clWaitForEvents");
+    if (err != CL_SUCCESS)
+        return kiln__ocl_fail(err, "clWaitForEvents");
+    /* NVIDIA's clWaitForEvents returns CL_SUCCESS for a user event set to
+     * an error status (and for events that ended with one): ask each
+     * event. One clGetEventInfo per event, after the wait. */
+    for (size_t i = 0; i < num; i++) {
+        cl_int s = CL_COMPLETE;
+        cl_int e = kiln__cl.clGetEventInfo((cl_event)events[i],
+                                           CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                           sizeof s, &s, NULL);
+        if (e == CL_SUCCESS && s < 0)
+            return kiln__error_set(KILN_ERROR_EVENT_FAILED, s,
+                                   "clWaitForEvents: event %zu of %zu ended "
+                                   "with an error (status %s, %d)",
+                                   i, num, kiln__ocl_error_name(s), (int)s);
+    }
+    return KILN_OK;
 }
 
 kiln_status kiln__ocl_event_state(void *event, kiln_event_state *state)
