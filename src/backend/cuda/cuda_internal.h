@@ -61,6 +61,7 @@
     X(cuMemHostAlloc)                                                          \
     X(cuMemFreeHost)                                                           \
     X(cuMemHostGetDevicePointer)                                               \
+    X(cuPointerGetAttributes)                                                  \
     X(cuMemcpyHtoD)                                                            \
     X(cuMemcpyHtoDAsync)                                                       \
     X(cuMemcpyDtoHAsync)                                                       \
@@ -221,11 +222,64 @@ kiln_status kiln__cu_cmd_begin(kiln__cu_cmd *c, void *queue, size_t num_wait,
 kiln_status kiln__cu_cmd_end(kiln__cu_cmd *c, kiln_status st, int blocking,
                         void **out_event);
 
+/* ---- pinned staging memory (stage.c) ----------------------------------
+ *
+ * CUDA's "API synchronization behavior": a DtoH copy into pageable host
+ * memory returns only once the copy has completed, and an HtoD copy from
+ * pageable memory may synchronise with the stream first. Behind a command
+ * that waits for an unset user event, either would block the host forever.
+ * So a non-blocking transfer to or from memory that CUDA does not know as
+ * page-locked goes through a pinned staging block: the DMA uses the block,
+ * and a host function (cuLaunchHostFunc) ordered in the stream does the
+ * memcpy to the user's memory and hands the block back. Blocks come from a
+ * process-wide pool of portable pinned memory (pinned allocations are
+ * slow); they are freed only where the backend synchronises anyway. */
+typedef struct kiln__cu_stage {
+    void *host;     /* pinned, portable */
+    size_t cap;
+    int cls;        /* size class: cap == 1 << cls */
+    CUcontext ctx;  /* the (kept) primary context that allocated it */
+    struct kiln__cu_stage *next;
+} kiln__cu_stage;
+
+/* A block of at least n bytes; the context of d must be current. */
+kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out);
+/* Back to the pool (no CUDA call: safe in a host function). */
+void kiln__cu_stage_put(kiln__cu_stage *s);
+/* Frees pooled blocks of ctx beyond the pool's budget. cuMemFreeHost may
+ * synchronise: call only right after ctx was synchronised anyway. */
+void kiln__cu_stage_trim(CUcontext ctx);
+/* 1 if [p, p+n) lies in one page-locked host allocation CUDA knows
+ * (cuMemHostAlloc, cuMemAllocHost, cuMemHostRegister), not managed. */
+int kiln__cu_host_pinned(const void *p, size_t n);
+/* Keeps d's primary context alive for the life of the process: pinned
+ * memory that outlives kiln's contexts (the pool, user event words) would
+ * otherwise be freed when the last kiln context of d releases it. */
+kiln_status kiln__cu_keep_primary(kiln__cu_dev *d);
+
+/* Host-side work ordered in a stream (cuLaunchHostFunc): memmove (or a
+ * pattern fill), then the staging block goes back to the pool. */
+typedef struct kiln__cu_hostjob {
+    void *dst;
+    const void *src;      /* NULL: nothing to copy */
+    size_t n;
+    size_t pattern_size;  /* > 0: fill dst with data[0..pattern_size) */
+    kiln__cu_stage *stage; /* returned after the copy */
+    unsigned char data[]; /* inline source or pattern */
+} kiln__cu_hostjob;
+
+/* malloc'd job with `extra` inline bytes. */
+kiln__cu_hostjob *kiln__cu_hostjob_new(size_t extra);
+/* Enqueues the job on s; on failure frees the job (not its stage) and
+ * sets the error. */
+kiln_status kiln__cu_hostjob_launch(CUstream s, kiln__cu_hostjob *j);
+
 typedef struct kiln__cu_mapping {
     void *host;
     size_t offset, size;
     unsigned flags;
     int direct; /* pinned buffer: host points into it, nothing to copy */
+    kiln__cu_stage *stage; /* staging copy otherwise */
     struct kiln__cu_mapping *next;
 } kiln__cu_mapping;
 

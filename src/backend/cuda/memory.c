@@ -1,6 +1,18 @@
 /* CUDA buffers: device memory (cuMemAlloc) or pinned host memory
- * (cuMemAllocHost, used by kernels through its device pointer); transfers on
- * the queue's stream; map/unmap emulated with a pinned staging copy. */
+ * (cuMemHostAlloc, used by kernels through its device pointer); transfers on
+ * the queue's stream; map/unmap emulated with a pinned staging copy.
+ *
+ * Nothing enqueued without `blocking` may block the host: the stream may be
+ * held by a user event that this very thread will set later. Per CUDA's
+ * "API synchronization behavior", so:
+ *  - device <-> pageable host memory goes through pinned staging (stage.c);
+ *    reads complete in a host function that copies into the user's memory,
+ *    before the command's event is recorded;
+ *  - a HOST_PINNED buffer is host memory: copies between it and any host
+ *    memory are host-to-host, which CUDA performs synchronously, so they run
+ *    as host functions (memmove) ordered in the stream instead;
+ *  - device <-> page-locked user memory stays a plain async copy.
+ * Blocking transfers keep the direct copies (they wait anyway). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,8 +117,9 @@ static void kiln__cu_buffer_unref(kiln__cu_buffer *b)
              * Caveat: if a stream of the context waits for a user event
              * that is not set yet, this blocks until it is set. */
             for (size_t i = 0; i < c->n; i++)
-                if (kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK)
-                    (void)kiln__cu.cuCtxSynchronize();
+                if (kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK &&
+                    kiln__cu.cuCtxSynchronize() == CUDA_SUCCESS)
+                    kiln__cu_stage_trim(c->dev[i].ctx); /* synchronised: safe */
             if (kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
                 if (b->pinned)
                     kiln__cu.cuMemFreeHost(b->host);
@@ -117,8 +130,8 @@ static void kiln__cu_buffer_unref(kiln__cu_buffer *b)
         while (b->maps) {
             kiln__cu_mapping *m = b->maps;
             b->maps = m->next;
-            if (!m->direct && kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK)
-                kiln__cu.cuMemFreeHost(m->host);
+            if (!m->direct)
+                kiln__cu_stage_put(m->stage);
             free(m);
         }
         pthread_mutex_destroy(&b->lock);
@@ -136,24 +149,108 @@ void kiln__cu_buffer_release(void *buffer)
     kiln__cu_buffer_unref(buffer);
 }
 
+/* Host-side copy ordered in the stream (HOST_PINNED buffers). With `own`,
+ * src is copied first, so the caller's memory may change after return. */
+static kiln_status kiln__cu_host_copy(kiln__cu_queue *q, void *dst,
+                                      const void *src, size_t size, int own)
+{
+    kiln__cu_hostjob *j = kiln__cu_hostjob_new(own ? size : 0);
+    if (!j)
+        return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    if (own) {
+        memcpy(j->data, src, size);
+        src = j->data;
+    }
+    j->dst = dst;
+    j->src = src;
+    j->n = size;
+    return kiln__cu_hostjob_launch(q->stream, j);
+}
+
+static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
+                                      size_t offset, size_t size,
+                                      const void *src, int blocking)
+{
+    if (b->pinned)
+        return kiln__cu_host_copy(q, (char *)b->host + offset, src, size, !blocking);
+    CUresult r;
+    if (blocking || kiln__cu_host_pinned(src, size)) {
+        r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, src, size, q->stream);
+        return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemcpyHtoDAsync", r);
+    }
+    /* pageable: stage on this thread (the caller's memory is free again on
+     * return), DMA from the block, then the block goes back */
+    kiln__cu_stage *s = NULL;
+    kiln_status st = kiln__cu_stage_get(q->dev, size, &s);
+    if (st != KILN_OK)
+        return st;
+    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
+    if (!j) {
+        kiln__cu_stage_put(s);
+        return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    memcpy(s->host, src, size);
+    r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, s->host, size, q->stream);
+    if (r != CUDA_SUCCESS) {
+        free(j);
+        kiln__cu_stage_put(s);
+        return kiln__cu_fail("cuMemcpyHtoDAsync (staged)", r);
+    }
+    j->stage = s;
+    /* on failure the block may still be read by the DMA: it stays out of
+     * the pool (a leak on an already failing stream, never a reuse) */
+    return kiln__cu_hostjob_launch(q->stream, j);
+}
+
 kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
                              size_t size, const void *src, int blocking,
                              size_t num_wait, void *const *wait,
                              void **out_event)
 {
-    kiln__cu_buffer *b = buffer;
     kiln__cu_cmd c;
     kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait,
                                    out_event != NULL || blocking);
     if (st != KILN_OK)
         return st;
-    if (size) {
-        CUresult r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, src, size,
-                                           c.q->stream);
-        if (r != CUDA_SUCCESS)
-            st = kiln__cu_fail("cuMemcpyHtoDAsync", r);
-    }
+    if (size)
+        st = kiln__cu_write_cmd(c.q, buffer, offset, size, src, blocking);
     return kiln__cu_cmd_end(&c, st, blocking, out_event);
+}
+
+static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
+                                     size_t offset, size_t size, void *dst,
+                                     int blocking)
+{
+    if (b->pinned)
+        return kiln__cu_host_copy(q, dst, (char *)b->host + offset, size, 0);
+    CUresult r;
+    if (blocking || kiln__cu_host_pinned(dst, size)) {
+        r = kiln__cu.cuMemcpyDtoHAsync(dst, b->ptr + offset, size, q->stream);
+        return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemcpyDtoHAsync", r);
+    }
+    /* pageable: cuMemcpyDtoHAsync would return only after the copy (and so
+     * after everything before it in the stream); DMA into a pinned block,
+     * then a host function copies it out */
+    kiln__cu_stage *s = NULL;
+    kiln_status st = kiln__cu_stage_get(q->dev, size, &s);
+    if (st != KILN_OK)
+        return st;
+    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
+    if (!j) {
+        kiln__cu_stage_put(s);
+        return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    r = kiln__cu.cuMemcpyDtoHAsync(s->host, b->ptr + offset, size, q->stream);
+    if (r != CUDA_SUCCESS) {
+        free(j);
+        kiln__cu_stage_put(s);
+        return kiln__cu_fail("cuMemcpyDtoHAsync (staged)", r);
+    }
+    j->dst = dst;
+    j->src = s->host;
+    j->n = size;
+    j->stage = s;
+    return kiln__cu_hostjob_launch(q->stream, j); /* see the write's note */
 }
 
 kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
@@ -161,18 +258,13 @@ kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
                             size_t num_wait, void *const *wait,
                             void **out_event)
 {
-    kiln__cu_buffer *b = buffer;
     kiln__cu_cmd c;
     kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait,
                                    out_event != NULL || blocking);
     if (st != KILN_OK)
         return st;
-    if (size) {
-        CUresult r = kiln__cu.cuMemcpyDtoHAsync(dst, b->ptr + offset, size,
-                                           c.q->stream);
-        if (r != CUDA_SUCCESS)
-            st = kiln__cu_fail("cuMemcpyDtoHAsync", r);
-    }
+    if (size)
+        st = kiln__cu_read_cmd(c.q, buffer, offset, size, dst, blocking);
     return kiln__cu_cmd_end(&c, st, blocking, out_event);
 }
 
@@ -186,7 +278,11 @@ kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
     kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
     if (st != KILN_OK)
         return st;
-    if (size) {
+    if (size && s->pinned && d->pinned) {
+        /* host to host: CUDA would copy synchronously */
+        st = kiln__cu_host_copy(c.q, (char *)d->host + dst_offset,
+                                (char *)s->host + src_offset, size, 0);
+    } else if (size) {
         CUresult r = kiln__cu.cuMemcpyDtoDAsync(d->ptr + dst_offset,
                                            s->ptr + src_offset, size,
                                            c.q->stream);
@@ -196,15 +292,11 @@ kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
     return kiln__cu_cmd_end(&c, st, 0, out_event);
 }
 
-static void CUDA_CB kiln__cu_free_cb(CUstream s, CUresult status, void *p)
-{
-    free(p); /* no CUDA call: allowed in a stream callback */
-}
-
-/* Fill: cuMemsetD8/D16/D32 for 1-, 2- and 4-byte patterns (when the address
- * is aligned for them); otherwise the pattern is written once and doubled
- * with device-to-device copies (log2(size/pattern) copies, no kernel and so
- * no NVRTC needed). */
+/* Fill: on a HOST_PINNED buffer a host function writes the pattern. On
+ * device memory cuMemsetD8/D16/D32 for 1-, 2- and 4-byte patterns (when the
+ * address is aligned for them); otherwise the pattern is copied once from a
+ * pinned staging block and doubled with device-to-device copies
+ * (log2(size/pattern) copies, no kernel and so no NVRTC needed). */
 static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                 const void *pattern, size_t ps, size_t offset,
                                 size_t size)
@@ -213,6 +305,16 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     CUresult r;
     if (size == 0)
         return KILN_OK;
+    if (b->pinned) {
+        kiln__cu_hostjob *j = kiln__cu_hostjob_new(ps);
+        if (!j)
+            return KILN_ERROR_OUT_OF_HOST_MEMORY;
+        memcpy(j->data, pattern, ps);
+        j->pattern_size = ps;
+        j->dst = (char *)b->host + offset;
+        j->n = size;
+        return kiln__cu_hostjob_launch(q->stream, j);
+    }
     if (ps == 1) {
         r = kiln__cu.cuMemsetD8Async(dst, *(const unsigned char *)pattern, size,
                                 q->stream);
@@ -230,23 +332,28 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
         r = kiln__cu.cuMemsetD32Async(dst, v, size / 4, q->stream);
         return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemsetD32Async", r);
     }
-    void *copy = malloc(ps);
-    if (!copy)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
-    memcpy(copy, pattern, ps);
+    /* pinned source: a pageable one could make the copy wait for the stream */
+    kiln__cu_stage *s = NULL;
+    kiln_status st = kiln__cu_stage_get(q->dev, ps, &s);
+    if (st != KILN_OK)
+        return st;
+    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
+    if (!j) {
+        kiln__cu_stage_put(s);
+        return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    memcpy(s->host, pattern, ps);
     size_t first = ps < size ? ps : size;
-    r = kiln__cu.cuMemcpyHtoDAsync(dst, copy, first, q->stream);
+    r = kiln__cu.cuMemcpyHtoDAsync(dst, s->host, first, q->stream);
     if (r != CUDA_SUCCESS) {
-        free(copy);
+        free(j);
+        kiln__cu_stage_put(s);
         return kiln__cu_fail("cuMemcpyHtoDAsync (fill pattern)", r);
     }
-    /* the copy must outlive the transfer: free it from the stream */
-    r = kiln__cu.cuStreamAddCallback(q->stream, kiln__cu_free_cb, copy, 0);
-    if (r != CUDA_SUCCESS) {
-        /* cannot know when the DMA is done: wait for it */
-        (void)kiln__cu.cuStreamSynchronize(q->stream);
-        free(copy);
-    }
+    j->stage = s; /* back to the pool once the pattern is on the device */
+    st = kiln__cu_hostjob_launch(q->stream, j);
+    if (st != KILN_OK)
+        return st;
     size_t done = first;
     while (done < size) {
         size_t n = done < size - done ? done : size - done;
@@ -276,8 +383,8 @@ kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
 }
 
 /* Map: a pinned buffer is handed out in place (after the queue drained);
- * otherwise a pinned staging copy, read from the device unless the map is
- * WRITE_INVALIDATE only. */
+ * otherwise a pinned staging block from the pool, read from the device
+ * unless the map is WRITE_INVALIDATE only. */
 kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
                            size_t offset, size_t size, void **host_ptr)
 {
@@ -297,21 +404,18 @@ kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
         st = kiln__cu_queue_finish(q);
     } else {
         kiln__cu_reap();
-        st = kiln__cu_ctx_use(b->ctx->dev[0].ctx);
-        if (st == KILN_OK) {
-            CUresult r = kiln__cu.cuMemAllocHost(&m->host, size ? size : 1);
-            if (r != CUDA_SUCCESS)
-                st = kiln__cu_fail("cuMemAllocHost (map staging)", r);
-        }
+        st = kiln__cu_ctx_use(q->dev->ctx);
+        if (st == KILN_OK)
+            st = kiln__cu_stage_get(q->dev, size ? size : 1, &m->stage);
+        if (st == KILN_OK)
+            m->host = m->stage->host;
         int need_read = (map_flags & (KILN_MAP_READ | KILN_MAP_WRITE)) != 0;
         if (st == KILN_OK && need_read)
             st = kiln__cu_buffer_read(q, b, offset, size, m->host, 1, 0, NULL, NULL);
         else if (st == KILN_OK)
             st = kiln__cu_queue_finish(q); /* the map still orders after prior work */
-        if (st != KILN_OK && m->host) {
-            kiln__cu_ctx_use(b->ctx->dev[0].ctx);
-            kiln__cu.cuMemFreeHost(m->host);
-        }
+        if (st != KILN_OK)
+            kiln__cu_stage_put(m->stage); /* the blocking read is over */
     }
     if (st != KILN_OK) {
         free(m);
@@ -325,8 +429,9 @@ kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
     return KILN_OK;
 }
 
-/* Unmap writes a staging copy back and, on CUDA, blocks until that copy is
- * done so that the staging memory can be freed at once. */
+/* Unmap: a written staging copy goes back to the device with an async copy
+ * (pinned source), and the block returns to the pool from the stream; the
+ * call does not block, so a wait list holding an unset user event is fine. */
 kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                              size_t num_wait, void *const *wait,
                              void **out_event)
@@ -343,24 +448,53 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
     if (!m)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%p is not a mapping of this buffer", host_ptr);
-    int write = !m->direct &&
+    int write = !m->direct && m->size &&
                 (m->flags & (KILN_MAP_WRITE | KILN_MAP_WRITE_INVALIDATE)) != 0;
     kiln_status st;
-    if (write)
-        st = kiln__cu_buffer_write(queue, b, m->offset, m->size, m->host, 1,
-                              num_wait, wait, out_event);
-    else
+    if (write) {
+        kiln__cu_cmd c;
+        st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
+        if (st == KILN_OK) {
+            kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
+            if (!j) {
+                st = KILN_ERROR_OUT_OF_HOST_MEMORY;
+            } else {
+                CUresult r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + m->offset, m->host,
+                                                   m->size, c.q->stream);
+                if (r != CUDA_SUCCESS) {
+                    free(j);
+                    st = kiln__cu_fail("cuMemcpyHtoDAsync (unmap)", r);
+                } else {
+                    j->stage = m->stage;
+                    m->stage = NULL; /* the stream owns it now */
+                    /* on failure the copy may still read the block: it
+                     * is left out of the pool, never reused */
+                    st = kiln__cu_hostjob_launch(c.q->stream, j);
+                }
+            }
+            st = kiln__cu_cmd_end(&c, st, 0, out_event);
+        }
+        if (st != KILN_OK && m->stage) {
+            /* nothing was enqueued: keep the mapping so that the caller
+             * may retry */
+            pthread_mutex_lock(&b->lock);
+            m->next = b->maps;
+            b->maps = m;
+            pthread_mutex_unlock(&b->lock);
+            return st;
+        }
+    } else {
         st = kiln__cu_queue_marker(queue, 0, num_wait, wait, out_event);
-    if (st != KILN_OK) {
-        /* keep the mapping so that the caller may retry */
-        pthread_mutex_lock(&b->lock);
-        m->next = b->maps;
-        b->maps = m;
-        pthread_mutex_unlock(&b->lock);
-        return st;
+        if (st != KILN_OK) {
+            pthread_mutex_lock(&b->lock);
+            m->next = b->maps;
+            b->maps = m;
+            pthread_mutex_unlock(&b->lock);
+            return st;
+        }
+        if (!m->direct)
+            kiln__cu_stage_put(m->stage); /* no copy uses it */
     }
-    if (!m->direct && kiln__cu_ctx_use(b->ctx->dev[0].ctx) == KILN_OK)
-        kiln__cu.cuMemFreeHost(m->host);
     free(m);
-    return KILN_OK;
+    return st;
 }
