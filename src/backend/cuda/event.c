@@ -3,14 +3,21 @@
  *
  * User events and streams: a stream cannot cuStreamWaitEvent on something
  * the host completes. Each user event owns a 32-bit word in pinned, mapped
- * host memory; a stream that must wait for it enqueues cuStreamWaitValue32
- * (GEQ target) on that word, and kiln_event_set_complete writes the target.
- * The words live in slabs that are never freed, and each word's target only
- * grows, so a stream still polling a word after its event was released can
- * never miss its value or read freed memory. If the driver refuses stream
- * memory operations, the stream instead runs a host function that blocks
- * until the event is set (cuLaunchHostFunc), which is correct but holds a
- * driver callback thread.
+ * host memory (cuMemHostAlloc PORTABLE | DEVICEMAP); a stream that must wait
+ * for it enqueues cuStreamWaitValue32 (GEQ target) on the word's device
+ * address, which cuMemHostGetDevicePointer gives for the queue's context
+ * (stream memory operations take device pointers only), and
+ * kiln_event_set_complete writes the target. The words live in slabs that
+ * are never freed, and whose primary context kiln keeps for the process
+ * (releasing the last reference to a primary context destroys its
+ * allocations); each word's target only grows, so a stream still polling a
+ * word after its event was released can never miss its value or read freed
+ * memory. The wait is the V2 memop, available by default since CUDA 11.7
+ * (no CAN_USE_STREAM_MEM_OPS attribute to check; GEQ needs none of the
+ * optional flags). If the driver still refuses it (or the device cannot map
+ * host memory), the stream instead runs a host function that blocks until
+ * the event is set (cuLaunchHostFunc), which is correct but holds a driver
+ * callback thread.
  *
  * Failure: commands that waited on a user event completed with
  * KILN_EVENT_ERROR report KILN_EVENT_ERROR too (the failure is inherited
@@ -54,7 +61,7 @@ static volatile uint32_t *kiln__cu_slot_word(int slot)
     return &kiln__cu_slabs[slot / KILN__CU_SLAB_WORDS][slot % KILN__CU_SLAB_WORDS];
 }
 
-static kiln_status kiln__cu_slot_get(CUcontext ctx, int *slot, uint32_t *target)
+static kiln_status kiln__cu_slot_get(kiln__cu_dev *d, int *slot, uint32_t *target)
 {
     pthread_mutex_lock(&kiln__cu_slot_lock);
     if (kiln__cu_num_free == 0) {
@@ -75,7 +82,9 @@ static kiln_status kiln__cu_slot_get(CUcontext ctx, int *slot, uint32_t *target)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "realloc");
         }
         void *p = NULL;
-        kiln_status st = kiln__cu_ctx_use(ctx);
+        kiln_status st = kiln__cu_ctx_use(d->ctx);
+        if (st == KILN_OK)
+            st = kiln__cu_keep_primary(d); /* the slab outlives kiln's contexts */
         CUresult r = CUDA_SUCCESS;
         if (st == KILN_OK)
             r = kiln__cu.cuMemHostAlloc(&p, KILN__CU_SLAB_WORDS * sizeof(uint32_t),
@@ -312,10 +321,14 @@ kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *
                 if (st != KILN_OK)
                     return st;
             }
-            CUdeviceptr word = (CUdeviceptr)(uintptr_t)kiln__cu_slot_word(w->slot);
-            CUresult r = kiln__cu.cuStreamWaitValue32(q->stream, word, w->target,
-                                                 CU_STREAM_WAIT_VALUE_GEQ);
+            CUdeviceptr word = 0;
+            CUresult r = kiln__cu.cuMemHostGetDevicePointer(
+                &word, (void *)(uintptr_t)kiln__cu_slot_word(w->slot), 0);
+            if (r == CUDA_SUCCESS)
+                r = kiln__cu.cuStreamWaitValue32(q->stream, word, w->target,
+                                            CU_STREAM_WAIT_VALUE_GEQ);
             if (r != CUDA_SUCCESS) {
+                /* no memop (or no mapping): block a host function instead */
                 kiln__cu_event_retain(w);
                 r = kiln__cu.cuLaunchHostFunc(q->stream, kiln__cu_block_on_user, w);
                 if (r != CUDA_SUCCESS) {
@@ -571,7 +584,7 @@ kiln_status kiln__cu_user_event_create(void *context, void **event)
     kiln__cu_event *e = calloc(1, sizeof *e);
     if (!e)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
-    kiln_status st = kiln__cu_slot_get(c->dev[0].ctx, &e->slot, &e->target);
+    kiln_status st = kiln__cu_slot_get(&c->dev[0], &e->slot, &e->target);
     if (st != KILN_OK) {
         free(e);
         return st;
