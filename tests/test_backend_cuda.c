@@ -711,6 +711,145 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     B->program_release(prog);
 }
 
+/* Non-blocking transfers behind an unset user event must return at once and
+ * be complete when their events are. CUDA copies between the device and
+ * pageable memory, and host-to-host copies (HOST_PINNED buffers), can block
+ * the host until the stream gets there: with the event set by this very
+ * thread, that is a deadlock (the watchdog names the phase). */
+static int still_pending(void *ev)
+{
+    kiln_event_state st = KILN_EVENT_COMPLETE;
+    usleep(20000);
+    return B->event_state(ev, &st) == KILN_OK && st != KILN_EVENT_COMPLETE &&
+           st != KILN_EVENT_ERROR;
+}
+
+static void test_gated_transfers(void *ctx, void *q)
+{
+    size_t sizes[] = {1, 3, 4096, 4097, 65537, (1u << 20) + 3};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        PHASE("gated: async read into pageable memory, async write from it");
+        size_t n = sizes[i], off = i % 2 ? 5 : 0, total = n + off + 7;
+        unsigned char *h = malloc(total), *src = malloc(n), *orig = malloc(n);
+        unsigned char *dst = calloc(1, n), *dst2 = calloc(1, n);
+        fill_random(h, total);
+        fill_random(src, n);
+        memcpy(orig, src, n);
+        void *b = NULL, *u = NULL, *er = NULL, *ew = NULL, *er2 = NULL;
+        CHECK_OK(B->buffer_create(ctx, total, 0, h, &b));
+        CHECK_OK(B->user_event_create(ctx, &u));
+        if (b && u) {
+            CHECK_OK(B->buffer_read(q, b, off, n, dst, 0, 1, &u, &er));
+            CHECK_OK(B->buffer_write(q, b, off, n, src, 0, 0, NULL, &ew));
+            /* the backend stages pageable sources before it returns (more
+             * than kiln.h promises): the memory may change at once */
+            memset(src, 0xee, n);
+            CHECK_OK(B->buffer_read(q, b, off, n, dst2, 0, 0, NULL, &er2));
+            CHECK_MSG(er && still_pending(er), "read of %zu bytes ran before its user event", n);
+            CHECK_MSG(dst[0] == 0 && dst[n - 1] == 0, "data arrived before the user event");
+            CHECK_OK(B->user_event_set(u, 0));
+            CHECK_OK(B->event_wait(1, &er2));
+            CHECK_OK(B->event_wait(1, &er));
+            CHECK_OK(B->event_wait(1, &ew));
+            CHECK_MSG(memcmp(dst, h + off, n) == 0,
+                      "gated async read of %zu bytes at offset %zu", n, off);
+            CHECK_MSG(memcmp(dst2, orig, n) == 0,
+                      "async write of %zu bytes from pageable memory reused at once", n);
+        }
+        B->event_release(er), B->event_release(ew), B->event_release(er2);
+        B->event_release(u);
+        B->buffer_release(b);
+        free(h), free(src), free(orig), free(dst), free(dst2);
+    }
+
+    /* page-locked destination: the plain async copy, no staging */
+    PHASE("gated: async read into page-locked memory");
+    size_t n = 3 * 4096 + 11;
+    unsigned char *h = malloc(n), *r = malloc(n), *r2 = malloc(n);
+    fill_random(h, n);
+    void *b = NULL, *pb = NULL, *u = NULL, *er = NULL, *m = NULL;
+    CHECK_OK(B->buffer_create(ctx, n, 0, h, &b));
+    CHECK_OK(B->buffer_create(ctx, n, KILN_BUFFER_HOST_PINNED, NULL, &pb));
+    CHECK_OK(B->user_event_create(ctx, &u));
+    if (b && pb && u && CHECK_OK(B->buffer_map(q, pb, KILN_MAP_READ | KILN_MAP_WRITE, 0, n, &m))) {
+        memset(m, 0, n);
+        CHECK_OK(B->buffer_read(q, b, 0, n, m, 0, 1, &u, &er));
+        CHECK(er && still_pending(er));
+        CHECK_OK(B->user_event_set(u, 0));
+        CHECK_OK(B->event_wait(1, &er));
+        CHECK_MSG(memcmp(m, h, n) == 0, "gated async read into page-locked memory");
+        CHECK_OK(B->buffer_unmap(q, pb, m, 0, NULL, NULL));
+    }
+    B->event_release(er), B->event_release(u);
+    B->buffer_release(pb);
+    er = NULL, u = NULL, pb = NULL;
+
+    /* HOST_PINNED buffers: write, fill, pinned-to-pinned copy, read, all
+     * behind one user event (host functions in the stream) */
+    PHASE("gated: HOST_PINNED buffer write, fill, copy, read");
+    void *p2 = NULL, *ew = NULL;
+    unsigned char *src = malloc(n), *exp = malloc(n), pat[8];
+    fill_random(src, n);
+    fill_random(pat, sizeof pat);
+    CHECK_OK(B->buffer_create(ctx, n, KILN_BUFFER_HOST_PINNED, NULL, &pb));
+    CHECK_OK(B->buffer_create(ctx, n, KILN_BUFFER_HOST_PINNED, h, &p2));
+    CHECK_OK(B->user_event_create(ctx, &u));
+    if (pb && p2 && u) {
+        memset(r, 0, n);
+        CHECK_OK(B->buffer_write(q, pb, 0, n, src, 0, 1, &u, &ew));
+        memcpy(exp, src, n); /* the pinned path copies the source too */
+        memset(src, 0x11, n);
+        CHECK_OK(B->buffer_fill(q, p2, pat, 8, 16, 8 * 100, 0, NULL, NULL));
+        CHECK_OK(B->buffer_copy(q, pb, 7, p2, 1000, 500, 0, NULL, NULL));
+        CHECK_OK(B->buffer_read(q, p2, 0, n, r, 0, 0, NULL, &er));
+        CHECK(ew && still_pending(ew));
+        CHECK(er && still_pending(er));
+        CHECK_OK(B->user_event_set(u, 0));
+        CHECK_OK(B->event_wait(1, &er));
+        CHECK_OK(B->event_wait(1, &ew));
+        unsigned char *want = malloc(n);
+        memcpy(want, h, n);
+        for (size_t k = 0; k < 100; k++)
+            memcpy(want + 16 + 8 * k, pat, 8);
+        memcpy(want + 1000, exp + 7, 500);
+        CHECK_MSG(memcmp(r, want, n) == 0, "HOST_PINNED write, fill, copy, read");
+        CHECK_OK(B->buffer_read(q, pb, 0, n, r2, 1, 0, NULL, NULL));
+        CHECK_MSG(memcmp(r2, exp, n) == 0, "HOST_PINNED async write, read back blocking");
+        free(want);
+    }
+    B->event_release(er), B->event_release(ew), B->event_release(u);
+    er = NULL, ew = NULL, u = NULL;
+
+    /* device buffer: a staged 8-byte fill pattern and an unmap, both
+     * behind a user event; unmap must not block */
+    PHASE("gated: staged fill pattern and unmap behind a user event");
+    CHECK_OK(B->user_event_create(ctx, &u));
+    m = NULL;
+    if (b && u && CHECK_OK(B->buffer_map(q, b, KILN_MAP_WRITE, 10, 100, &m))) {
+        void *ef = NULL;
+        memset(m, 0x33, 100);
+        CHECK_OK(B->buffer_fill(q, b, pat, 8, 200, 8 * 50, 1, &u, &ef));
+        CHECK_OK(B->buffer_unmap(q, b, m, 1, &u, &er));
+        CHECK(er && still_pending(er));
+        CHECK(ef && still_pending(ef));
+        CHECK_OK(B->user_event_set(u, 0));
+        CHECK_OK(B->event_wait(1, &er));
+        CHECK_OK(B->event_wait(1, &ef));
+        CHECK_OK(B->buffer_read(q, b, 0, n, r, 1, 0, NULL, NULL));
+        int ok = memcmp(r, h, 10) == 0 && memcmp(r + 110, h + 110, 90) == 0 &&
+                 memcmp(r + 600, h + 600, n - 600) == 0;
+        for (size_t k = 10; k < 110; k++)
+            ok &= r[k] == 0x33;
+        for (size_t k = 0; k < 50; k++)
+            ok &= memcmp(r + 200 + 8 * k, pat, 8) == 0;
+        CHECK_MSG(ok, "gated staged fill and unmap");
+        B->event_release(ef);
+    }
+    B->event_release(er), B->event_release(u);
+    B->buffer_release(pb), B->buffer_release(p2), B->buffer_release(b);
+    free(h), free(r), free(r2), free(src), free(exp);
+}
+
 static int test_gpu(void)
 {
     kiln_status st = B->load();
@@ -763,6 +902,7 @@ static int test_gpu(void)
             test_kernels(ctx, q, dev);
             PHASE("events");
             test_events(ctx, q, dev);
+            test_gated_transfers(ctx, q);
             B->queue_release(q);
         }
         B->context_release(ctx);
