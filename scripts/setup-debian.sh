@@ -5,7 +5,7 @@
 set -euo pipefail
 want=(gcc make cmake pkg-config opencl-c-headers ocl-icd-libopencl1 ocl-icd-opencl-dev
       pocl-opencl-icd clinfo libpng-dev libcairo2-dev python3)
-[ "${1:-}" = test ] && want+=(libclang-rt-14-dev)
+# (the sanitizers come with gcc: libasan, libubsan)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
