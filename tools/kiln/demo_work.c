@@ -14,9 +14,6 @@
 
 #include "demo_kernels.h"
 
-/* Must match the kernels' MAX_VERTS and ROW_INTS. */
-#define DEMO_ROW_INTS (2 * DEMO_MAX_VERTS + 4)
-
 double demo_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -44,16 +41,27 @@ double demo_rand_unit(uint64_t *state) {
     return (double)(demo_rand_u64(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The nearest multiple of 1/256 within +-DEMO_COORD_LIMIT (NaN: 0). */
+static double fixed_point(double v) {
+    if (!(v == v))
+        return 0.0;
+    if (v > DEMO_COORD_LIMIT)
+        v = DEMO_COORD_LIMIT;
+    if (v < -DEMO_COORD_LIMIT)
+        v = -DEMO_COORD_LIMIT;
+    return nearbyint(v * 256.0) / 256.0;
+}
+
 void demo_polygon_set(demo_polygon *poly, int n, const double *x,
                       const double *y) {
     if (n > DEMO_MAX_VERTS)
         n = DEMO_MAX_VERTS;
     poly->n = n < 0 ? 0 : n;
     for (int i = 0; i < poly->n; i++) {
-        poly->x[i] = x[i];
-        poly->y[i] = y[i];
-        poly->xf[i] = (float)x[i];
-        poly->yf[i] = (float)y[i];
+        poly->x[i] = fixed_point(x[i]);
+        poly->y[i] = fixed_point(y[i]);
+        poly->xf[i] = (float)poly->x[i]; /* exact */
+        poly->yf[i] = (float)poly->y[i];
     }
 }
 
@@ -80,57 +88,68 @@ void demo_polygon_random(demo_polygon *poly, int n, int width, int height,
 
 /* ------------------------------------------------------------ host mask */
 
-/* The seeds' insidePolygon, written once for float and once for double;
- * the same operations in the same order as the kernel. */
-#define DEFINE_INSIDE(NAME, REAL)                                              \
-    static int NAME(const REAL *vx, const REAL *vy, int n, REAL px,            \
-                    REAL py) {                                                 \
-        int counter = 0;                                                       \
-        for (int i = 0; i < n; i++) {                                          \
-            int j = i + 1 == n ? 0 : i + 1;                                    \
-            REAL x1 = vx[i], y1 = vy[i], x2 = vx[j], y2 = vy[j];               \
-            if (x1 == px && y1 == py)                                          \
-                return 1;                                                      \
-            if (py > (y1 < y2 ? y1 : y2) && py <= (y1 > y2 ? y1 : y2) &&       \
-                px <= (x1 > x2 ? x1 : x2) && y1 != y2) {                       \
-                REAL xinters = (py - y1) * (x2 - x1) / (y2 - y1) + x1;         \
-                if (x1 == x2 || px <= xinters)                                 \
-                    counter++;                                                 \
-            }                                                                  \
-        }                                                                      \
-        return counter & 1;                                                    \
+/* The seeds' insidePolygon on the fixed-point values (demo_work.h): the
+ * same integer operations as the kernels' inside_polygon. */
+static int inside_fixed(const int *vx, const int *vy, int n, int px, int py) {
+    int counter = 0;
+    for (int i = 0; i < n; i++) {
+        int j = i + 1 == n ? 0 : i + 1;
+        int x1 = vx[i], y1 = vy[i], x2 = vx[j], y2 = vy[j];
+        if (x1 == px && y1 == py)
+            return 1;
+        if (py > (y1 < y2 ? y1 : y2) && py <= (y1 > y2 ? y1 : y2) &&
+            px <= (x1 > x2 ? x1 : x2)) {
+            int64_t lhs = (int64_t)(px - x1) * (int64_t)(y2 - y1);
+            int64_t rhs = (int64_t)(py - y1) * (int64_t)(x2 - x1);
+            if (y2 > y1 ? lhs <= rhs : lhs >= rhs)
+                counter++;
+        }
     }
-DEFINE_INSIDE(inside_f32, float)
-DEFINE_INSIDE(inside_f64, double)
+    return counter & 1;
+}
 
-static void mask_row(const demo_polygon *poly, demo_prec prec, int width,
-                     int y, uint8_t *row) {
-    if (prec == DEMO_F64) {
-        double py = (double)y + 0.5;
-        for (int x = 0; x < width; x++)
-            row[x] = (uint8_t)inside_f64(poly->x, poly->y, poly->n,
-                                         (double)x + 0.5, py);
-    } else {
-        float py = (float)y + 0.5f;
-        for (int x = 0; x < width; x++)
-            row[x] = (uint8_t)inside_f32(poly->xf, poly->yf, poly->n,
-                                         (float)x + 0.5f, py);
+/* The vertices * 256 (exact integers) from the precision's copy. */
+typedef struct fixed_poly {
+    int n, x[DEMO_MAX_VERTS], y[DEMO_MAX_VERTS];
+} fixed_poly;
+
+static void to_fixed(const demo_polygon *poly, demo_prec prec,
+                     fixed_poly *f) {
+    f->n = poly->n;
+    for (int i = 0; i < poly->n; i++) {
+        if (prec == DEMO_F64) {
+            f->x[i] = (int)(poly->x[i] * 256.0);
+            f->y[i] = (int)(poly->y[i] * 256.0);
+        } else {
+            f->x[i] = (int)(poly->xf[i] * 256.0f);
+            f->y[i] = (int)(poly->yf[i] * 256.0f);
+        }
     }
+}
+
+static void mask_row(const fixed_poly *f, int width, int y, uint8_t *row) {
+    int py = 256 * y + 128;
+    for (int x = 0; x < width; x++)
+        row[x] = (uint8_t)inside_fixed(f->x, f->y, f->n, 256 * x + 128, py);
 }
 
 void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width,
                       int height, uint8_t *mask) {
+    fixed_poly f;
+    to_fixed(poly, prec, &f);
     for (int y = 0; y < height; y++)
-        mask_row(poly, prec, width, y, mask + (size_t)y * (size_t)width);
+        mask_row(&f, width, y, mask + (size_t)y * (size_t)width);
 }
 
 void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width,
                       int height, uint8_t *mask) {
+    fixed_poly f;
+    to_fixed(poly, prec, &f);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 4)
 #endif
     for (int y = 0; y < height; y++)
-        mask_row(poly, prec, width, y, mask + (size_t)y * (size_t)width);
+        mask_row(&f, width, y, mask + (size_t)y * (size_t)width);
 }
 
 /* ------------------------------------------------------- host distances */
@@ -213,9 +232,9 @@ void demo_time_host(void (*fn)(void *), void *arg, int reps, double budget_s,
 void demo_kernels_release(demo_kernels *k) {
     for (int p = 0; p < 2; p++) {
         kiln_kernel_release(k->naive[p]);
-        kiln_kernel_release(k->spans[p]);
-        kiln_kernel_release(k->fill[p]);
+        kiln_kernel_release(k->fast[p]);
         kiln_kernel_release(k->pdist[p]);
+        kiln_kernel_release(k->pdist_cpu[p]);
         kiln_program_release(k->program[p]);
     }
     kiln_queue_release(k->queue);
@@ -232,11 +251,14 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         return st;
     k->queue = queue;
     k->gpu_like = k->info.type != KILN_DEVICE_CPU;
+    /* The fast mask: one work-group per row; on a GPU 256 work-items (an
+     * 8192 row is 1024 words: 4 stores each), on a CPU 16 (PoCL runs a
+     * group as a loop; a few items keep the barrier cheap). */
+    k->mask_local = k->gpu_like ? 256 : 16;
     /* Pairwise tile: a 16x16 group with 8x8 outputs each on a GPU (a
-     * 128x128 block); smaller on a CPU, where PoCL keeps the per-work-item
-     * accumulators in memory across the barriers. */
-    k->pd_ts = k->gpu_like ? 16 : 8;
-    k->pd_rb = k->gpu_like ? 8 : 4;
+     * 128x128 block of out, 64 accumulators in registers). */
+    k->pd_ts = 16;
+    k->pd_rb = 8;
     /* For tuning: KILN_DEMO_PDIST_TILE="TSxRB", e.g. "16x4". */
     const char *tile = getenv("KILN_DEMO_PDIST_TILE");
     int ts, rb;
@@ -245,7 +267,16 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         k->pd_ts = ts;
         k->pd_rb = rb;
     }
-    size_t len = sizeof demo_kernel_source + 256;
+    /* CPU devices (OpenCL only) run pdist_cpu: 4 columns per work-item. */
+    int can_cpu = k->info.backend == KILN_BACKEND_OPENCL;
+    k->pd_cpu = can_cpu && !k->gpu_like;
+    k->pc_jb = 4;
+    const char *which = getenv("KILN_DEMO_PDIST_KERNEL"); /* "gpu", "cpu" */
+    if (which && strcmp(which, "gpu") == 0)
+        k->pd_cpu = 0;
+    else if (which && strcmp(which, "cpu") == 0 && can_cpu)
+        k->pd_cpu = 1;
+    size_t len = sizeof demo_kernel_source + 512;
     char *src = malloc(len);
     if (!src) {
         demo_kernels_release(k);
@@ -254,21 +285,28 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
     for (int p = 0; p < 2; p++) {
         if (p == DEMO_F64 && !k->info.fp64)
             continue;
+        /* PD_KT dimensions staged per step: 16 floats or 8 doubles keep the
+         * two tiles at 16.5 KiB; CPU vectors: 8 floats or 4 doubles (AVX). */
         snprintf(src, len,
                  "#define REAL %s\n#define REAL_IS_DOUBLE %d\n"
-                 "#define PD_TS %d\n#define PD_RB %d\n%s",
+                 "#define PD_TS %d\n#define PD_RB %d\n#define PD_KT %d\n"
+                 "#define PC_JB %d\n#define PC_VW %d\n"
+                 "#define PC_REALV %s\n#define PC_VLOAD %s\n%s",
                  p == DEMO_F64 ? "double" : "float", p == DEMO_F64, k->pd_ts,
-                 k->pd_rb, demo_kernel_source);
+                 k->pd_rb, p == DEMO_F64 ? 8 : 16, k->pc_jb,
+                 p == DEMO_F64 ? 4 : 8, p == DEMO_F64 ? "double4" : "float8",
+                 p == DEMO_F64 ? "vload4" : "vload8", demo_kernel_source);
         st = kiln_program_create(kiln_queue_context(queue), src, NULL,
                                  &k->program[p]);
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "mask_naive", &k->naive[p]);
         if (st == KILN_OK)
-            st = kiln_kernel_create(k->program[p], "mask_spans", &k->spans[p]);
-        if (st == KILN_OK)
-            st = kiln_kernel_create(k->program[p], "mask_fill", &k->fill[p]);
+            st = kiln_kernel_create(k->program[p], "mask_fast", &k->fast[p]);
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "pdist", &k->pdist[p]);
+        if (st == KILN_OK && can_cpu)
+            st = kiln_kernel_create(k->program[p], "pdist_cpu",
+                                    &k->pdist_cpu[p]);
         if (st != KILN_OK) {
             free(src);
             demo_kernels_release(k);
@@ -333,7 +371,7 @@ typedef struct mask_run {
     demo_kernels *k;
     demo_prec prec;
     int fast, n, width, height;
-    kiln_buffer *vx, *vy, *rows, *mask;
+    kiln_buffer *vx, *vy, *mask;
 } mask_run;
 
 static kiln_status mask_launch(void *ctx, kiln_event **first,
@@ -341,51 +379,28 @@ static kiln_status mask_launch(void *ctx, kiln_event **first,
     mask_run *r = ctx;
     demo_kernels *k = r->k;
     int p = r->prec;
+    kiln_arg args[] = {KILN_ARG_BUF(r->vx),     KILN_ARG_BUF(r->vy),
+                       KILN_ARG_I32(r->n),      KILN_ARG_I32(r->width),
+                       KILN_ARG_I32(r->height), KILN_ARG_BUF(r->mask)};
+    kiln_status st;
     if (!r->fast) {
         size_t local[2] = {16, 16};
         size_t global[2] = {round_up((size_t)r->width, 16),
                             round_up((size_t)r->height, 16)};
-        kiln_arg args[] = {KILN_ARG_BUF(r->vx),        KILN_ARG_BUF(r->vy),
-                           KILN_ARG_I32(r->n),         KILN_ARG_I32(r->width),
-                           KILN_ARG_I32(r->height),    KILN_ARG_BUF(r->mask)};
-        kiln_status st = kiln_kernel_launch(k->queue, k->naive[p], 2, global,
-                                            local, 6, args, 0, NULL, last);
-        *first = *last;
-        return st;
-    }
-    size_t l1 = 64, g1 = round_up((size_t)r->height, l1);
-    kiln_arg a1[] = {KILN_ARG_BUF(r->vx),     KILN_ARG_BUF(r->vy),
-                     KILN_ARG_I32(r->n),      KILN_ARG_I32(r->width),
-                     KILN_ARG_I32(r->height), KILN_ARG_BUF(r->rows)};
-    kiln_status st = kiln_kernel_launch(k->queue, k->spans[p], 1, &g1, &l1,
-                                        6, a1, 0, NULL, first);
-    if (st != KILN_OK)
-        return st;
-    /* GPU: 2 words (16 pixels) per work-item, neighbours on neighbouring
-     * words, so each store instruction of a warp is one contiguous run.
-     * CPU: one work-item per row, streaming it out in order. */
-    int words = (r->width + 7) / 8;
-    int items = k->gpu_like ? (words + 1) / 2 : 1;
-    size_t local[2], global[2];
-    if (k->gpu_like) {
-        local[0] = 64;
-        local[1] = 4;
+        st = kiln_kernel_launch(k->queue, k->naive[p], 2, global, local, 6,
+                                args, 0, NULL, last);
     } else {
-        local[0] = 1;
-        local[1] = 8;
+        /* One group per row; no more items than the row has words (a
+         * narrow image wastes no work-items). */
+        size_t words = ((size_t)r->width + 7) / 8;
+        size_t local = (size_t)k->mask_local;
+        while (local > 32 && local / 2 >= words)
+            local /= 2;
+        size_t global = local * (size_t)r->height;
+        st = kiln_kernel_launch(k->queue, k->fast[p], 1, &global, &local, 6,
+                                args, 0, NULL, last);
     }
-    global[0] = round_up((size_t)items, local[0]);
-    global[1] = round_up((size_t)r->height, local[1]);
-    kiln_arg a2[] = {KILN_ARG_BUF(r->rows), KILN_ARG_I32(r->width),
-                     KILN_ARG_I32(r->height), KILN_ARG_I32(items),
-                     KILN_ARG_BUF(r->mask)};
-    st = kiln_kernel_launch(k->queue, k->fill[p], 2, global, local, 5, a2, 0,
-                            NULL, last);
-    if (st != KILN_OK) {
-        kiln_event_wait(*first);
-        kiln_event_release(*first);
-        *first = NULL;
-    }
+    *first = *last;
     return st;
 }
 
@@ -394,7 +409,7 @@ kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
                              int reps, double budget_s, uint8_t *out,
                              demo_time *t) {
     if (!k || !poly || !out || !t || width < 1 || height < 1 ||
-        poly->n < 1 || poly->n > DEMO_MAX_VERTS ||
+        width > 65536 || height > 65536 || poly->n < 1 || poly->n > DEMO_MAX_VERTS ||
         (prec != DEMO_F32 && prec != DEMO_F64))
         return KILN_ERROR_INVALID_ARGUMENT;
     if (!k->have[prec])
@@ -416,17 +431,12 @@ kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
     if (st == KILN_OK)
         st = kiln_buffer_create(ctx, npix, KILN_BUFFER_WRITE_ONLY, NULL,
                                 &r.mask);
-    if (st == KILN_OK && fast)
-        st = kiln_buffer_create(ctx,
-                                sizeof(int) * DEMO_ROW_INTS * (size_t)height,
-                                KILN_BUFFER_READ_WRITE, NULL, &r.rows);
     if (st == KILN_OK)
         st = timed_runs(k, mask_launch, &r, reps, budget_s, t);
     if (st == KILN_OK)
         st = kiln_buffer_read(k->queue, r.mask, 0, npix, out);
     kiln_buffer_release(r.vx);
     kiln_buffer_release(r.vy);
-    kiln_buffer_release(r.rows);
     kiln_buffer_release(r.mask);
     return st;
 }
@@ -442,14 +452,26 @@ static kiln_status pdist_launch(void *ctx, kiln_event **first,
                                 kiln_event **last) {
     pdist_run *r = ctx;
     demo_kernels *k = r->k;
-    size_t bt = (size_t)(k->pd_ts * k->pd_rb);
-    size_t blocks = ((size_t)r->m + bt - 1) / bt;
-    size_t local[2] = {(size_t)k->pd_ts, (size_t)k->pd_ts};
-    size_t global[2] = {blocks * local[0], blocks * local[1]};
     kiln_arg args[] = {KILN_ARG_BUF(r->x), KILN_ARG_I32(r->m),
                        KILN_ARG_I32(r->d), KILN_ARG_BUF(r->out)};
-    kiln_status st = kiln_kernel_launch(k->queue, k->pdist[r->prec], 2,
-                                        global, local, 4, args, 0, NULL, last);
+    kiln_status st;
+    if (k->pd_cpu && k->pdist_cpu[r->prec]) {
+        /* Work-item (column block, row); groups of 8 rows sharing the
+         * column block's points in cache. */
+        size_t jb = (size_t)k->pc_jb;
+        size_t global[2] = {((size_t)r->m + jb - 1) / jb,
+                            round_up((size_t)r->m, 8)};
+        size_t local[2] = {1, 8};
+        st = kiln_kernel_launch(k->queue, k->pdist_cpu[r->prec], 2, global,
+                                local, 4, args, 0, NULL, last);
+    } else {
+        size_t bt = (size_t)(k->pd_ts * k->pd_rb);
+        size_t blocks = ((size_t)r->m + bt - 1) / bt;
+        size_t local[2] = {(size_t)k->pd_ts, (size_t)k->pd_ts};
+        size_t global[2] = {blocks * local[0], blocks * local[1]};
+        st = kiln_kernel_launch(k->queue, k->pdist[r->prec], 2, global, local,
+                                4, args, 0, NULL, last);
+    }
     *first = *last;
     return st;
 }

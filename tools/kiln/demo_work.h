@@ -4,19 +4,25 @@
  *  1. The polygon mask of the seeds: which pixels of a width x height image
  *     lie inside a polygon (even-odd rule). Serial C and OpenMP C (the seeds'
  *     insidePolygon, one call per pixel), the seeds' naive kernel (one
- *     work-item per pixel) and kiln's fast kernels (per row: edge crossings,
- *     sorted, then span fills written 8 pixels per store).
+ *     work-item per pixel) and kiln's fast kernel (one work-group per row:
+ *     the row's edge crossings, then the row written 8 pixels per store).
  *  2. Pairwise Euclidean distances of the seeds' offload proposal:
  *     out[i*m + j] = sqrt(sum_k (x[i*d+k] - x[j*d+k])^2). Serial C, OpenMP C
- *     and kiln's tiled kernel.
+ *     and kiln's kernels (GPU: register-tiled with local memory; CPU:
+ *     vectorised over the dimensions, no local memory).
  *
  * The rules every mask version follows, so that all agree bit for bit:
+ *  - the vertices are fixed-point values: multiples of 1/256 pixel with
+ *    |v| <= DEMO_COORD_LIMIT (demo_polygon_set rounds and clamps them), so
+ *    v * 256 is an exact integer in float and in double;
  *  - pixel (col x, row y) is the point (x + 0.5, y + 0.5);
  *  - a point equal to a vertex is inside;
- *  - edge (x1,y1)-(x2,y2) is crossed when min(y1,y2) < py <= max(y1,y2),
- *    px <= max(x1,x2) and (x1 == x2 or px <= xinters), with
- *    xinters = (py - y1) * (x2 - x1) / (y2 - y1) + x1 evaluated in that order
- *    in the version's precision (float or double);
+ *  - edge (x1,y1)-(x2,y2) is crossed when min(y1,y2) < py <= max(y1,y2) and
+ *    px <= xinters, xinters = x1 + (py - y1) * (x2 - x1) / (y2 - y1) taken
+ *    exactly: every version tests (px - x1) * (y2 - y1) <= (py - y1) *
+ *    (x2 - x1) (>= when y2 < y1) in 64-bit integers on the fixed-point
+ *    values. No rounded division, no FMA contraction, no compiler option
+ *    can change a pixel, so float32 and float64 give the same mask;
  *  - inside when the number of crossed edges is odd.
  */
 #ifndef KILN_TOOL_DEMO_WORK_H
@@ -29,6 +35,9 @@
 
 /* The kernels keep a row's crossings in fixed arrays of this size. */
 #define DEMO_MAX_VERTS 64
+/* Vertex coordinates are clamped to [-DEMO_COORD_LIMIT, DEMO_COORD_LIMIT]:
+ * 256 * 65535 < 2^24 keeps them exact in float. */
+#define DEMO_COORD_LIMIT 65535.0
 
 typedef enum demo_prec { DEMO_F32 = 0, DEMO_F64 = 1 } demo_prec;
 
@@ -42,7 +51,8 @@ typedef struct demo_polygon {
 uint64_t demo_rand_u64(uint64_t *state);
 double demo_rand_unit(uint64_t *state); /* [0, 1) */
 
-/* Sets the vertices (n <= DEMO_MAX_VERTS) and their float copies. */
+/* Sets the vertices (n <= DEMO_MAX_VERTS), rounded to the nearest 1/256 and
+ * clamped to +-DEMO_COORD_LIMIT, and their float copies (equal values). */
 void demo_polygon_set(demo_polygon *poly, int n, const double *x,
                       const double *y);
 /* A random star-shaped polygon of n vertices (sorted random angles, random
@@ -70,9 +80,14 @@ typedef struct demo_kernels {
     kiln_device_info info;
     int have[2];                 /* precision built (fp64 needs the device) */
     kiln_program *program[2];
-    kiln_kernel *naive[2], *spans[2], *fill[2], *pdist[2];
+    kiln_kernel *naive[2], *fast[2], *pdist[2], *pdist_cpu[2];
     int gpu_like;                /* launch shapes for a GPU, else a CPU */
+    int mask_local;              /* work-group size of the fast mask (a row) */
     int pd_ts, pd_rb;            /* pdist tile: TS x TS work-items, RB x RB each */
+    int pd_cpu;                  /* 1: run pdist_cpu (OpenCL CPU devices);
+                                    may be changed after create where
+                                    pdist_cpu[p] is not NULL */
+    int pc_jb;                   /* pdist_cpu: columns per work-item */
 } demo_kernels;
 
 /* Builds the demo's programs for the queue's device (float always, double
@@ -89,9 +104,10 @@ typedef struct demo_time {
     int reps;
 } demo_time;
 
-/* Runs the mask kernel (fast = 0: the seeds' naive kernel; 1: kiln's row
- * spans) once untimed, then up to reps timed runs (stopping early after
- * budget_s seconds, at least one), and reads the mask back into out. */
+/* Runs the mask kernel (fast = 0: the seeds' naive kernel; 1: kiln's
+ * one-group-per-row kernel) once untimed, then up to reps timed runs
+ * (stopping early after budget_s seconds, at least one), and reads the mask
+ * back into out. width and height: 1..65536. */
 kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
                              const demo_polygon *poly, int width, int height,
                              int reps, double budget_s, uint8_t *out,
