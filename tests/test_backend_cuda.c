@@ -75,6 +75,23 @@ static const char *k_source =
     "}\n"
     "KILN_KERNEL void empty3(KILN_GLOBAL int *a, int b, float c) { }\n"
     "KILN_KERNEL void set_one(KILN_GLOBAL int *p) { p[kiln_global_id(0)] = 1; }\n"
+    "/* two local-memory parameters (KILN_LOCAL int *x) must not overlap */\n"
+    "KILN_KERNEL void local_sums(KILN_GLOBAL const int *in, KILN_GLOBAL int *out,\n"
+    "                            KILN_LOCAL int *a, KILN_LOCAL\n"
+    "                            float *KILN_RESTRICT b)\n"
+    "{\n"
+    "    KILN_LOCAL int fixed[4];\n"
+    "    size_t l = kiln_local_id(0), n = kiln_local_size(0);\n"
+    "    a[l] = in[kiln_global_id(0)];\n"
+    "    b[l] = 1.0f;\n"
+    "    if (l < 4) fixed[l] = 0;\n"
+    "    kiln_barrier();\n"
+    "    if (l == 0) {\n"
+    "        int s = fixed[0]; float f = 0;\n"
+    "        for (size_t i = 0; i < n; i++) { s += a[i]; f += *(b + i); }\n"
+    "        out[kiln_group_id(0)] = (int)f == (int)n ? s : -999999;\n"
+    "    }\n"
+    "}\n"
     "KILN_KERNEL void spin(KILN_GLOBAL float *p, int iters)\n"
     "{\n"
     "    size_t i = kiln_global_id(0); float v = p[i];\n"
@@ -186,7 +203,22 @@ static void test_nvrtc(void)
     free(log);
     free(src);
 
-    /* a bad option is a build error too, with a log */
+    /* a local-memory parameter split over lines keeps the user's line
+     * numbers (the error is on line 5) */
+    src = with_prelude("KILN_KERNEL void lp(KILN_GLOBAL int *p, KILN_LOCAL\n"
+                       "   const int *\n"
+                       "   t) // KILN_LOCAL int *not_a_param)\n"
+                       "{\n"
+                       "    p[0] = t[0] + undefined_after_local;\n"
+                       "}\n");
+    bin = NULL;
+    log = NULL;
+    CHECK_STATUS(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log), KILN_ERROR_BUILD);
+    CHECK_MSG(log && strstr(log, "undefined_after_local") && strstr(log, "(5)"),
+              "log: %s", log ? log : "(null)");
+    free(log);
+    free(src);
+
     src = with_prelude("KILN_KERNEL void ok(KILN_GLOBAL int *p) { p[0] = 1; }\n");
     log = NULL;
     CHECK_STATUS(kiln__cuda_compile(src, "--no-such-option", 90, &bin, &size, &is_ptx, &log),
@@ -473,14 +505,48 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
         size_t g_bad = 1000, l_bad = 256;
         CHECK_STATUS(B->kernel_launch(q, k, 1, &g_bad, &l_bad, 5, a, 0, NULL, NULL),
                      KILN_ERROR_INVALID_ARGUMENT);
-        kiln__barg loc = {KILN_ARG_LOCAL, NULL, NULL, 1024};
+        /* more local memory than a block has: refused before the launch */
+        kiln__barg loc = {KILN_ARG_LOCAL, NULL, NULL, dev->info.local_mem_bytes + 1};
         kiln__barg a2[5] = {a[0], a[1], a[2], loc, a[4]};
         CHECK_STATUS(B->kernel_launch(q, k, 1, &global, &local, 5, a2, 0, NULL, NULL),
-                     KILN_ERROR_UNSUPPORTED);
+                     KILN_ERROR_INVALID_ARGUMENT);
         B->buffer_release(bin), B->buffer_release(bsums);
         B->buffer_release(btot), B->buffer_release(bmax);
         B->kernel_release(k);
         free(in), free(sums);
+    }
+    /* KILN_LOCAL pointer parameters: dynamic shared memory at launch */
+    k = NULL;
+    CHECK_OK(B->kernel_create(prog, "local_sums", &k));
+    if (k) {
+        size_t lsizes[] = {1, 32, 96, 256};
+        for (size_t t = 0; t < sizeof lsizes / sizeof lsizes[0]; t++) {
+            size_t lsz = lsizes[t], groups = 13, n = groups * lsz;
+            int *in = malloc(n * sizeof(int)), out[13];
+            for (size_t i = 0; i < n; i++)
+                in[i] = (int)(kt_rand_u64() % 2001) - 1000;
+            void *bi = NULL, *bo = NULL;
+            CHECK_OK(B->buffer_create(ctx, n * sizeof(int), 0, in, &bi));
+            CHECK_OK(B->buffer_create(ctx, sizeof out, 0, NULL, &bo));
+            kiln__barg la[4] = {{KILN_ARG_BUFFER, bi, NULL, 0}, {KILN_ARG_BUFFER, bo, NULL, 0},
+                                {KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(int)},
+                                {KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(float)}};
+            kiln_status st = B->kernel_launch(q, k, 1, &n, &lsz, 4, la, 0, NULL, NULL);
+            CHECK_MSG(st == KILN_OK, "local_sums, local %zu: %s", lsz, kiln_last_error_message());
+            if (st == KILN_OK && CHECK_OK(B->buffer_read(q, bo, 0, sizeof out, out, 1, 0, NULL, NULL))) {
+                int ok = 1;
+                for (size_t g = 0; g < groups; g++) {
+                    int sum = 0;
+                    for (size_t i = 0; i < lsz; i++)
+                        sum += in[g * lsz + i];
+                    ok &= out[g] == sum;
+                }
+                CHECK_MSG(ok, "two local-memory parameters, local size %zu", lsz);
+            }
+            B->buffer_release(bi), B->buffer_release(bo);
+            free(in);
+        }
+        B->kernel_release(k);
     }
     /* scalars of two sizes, local chosen by the backend at awkward sizes */
     k = NULL;

@@ -65,4 +65,16 @@ __device__ inline int kiln_atomic_cas_int(int *p, int cmp, int val)
 }
 __device__ inline float kiln_atomic_add_float(float *p, float v) { return atomicAdd(p, v); }
 __device__ inline ulong kiln_atomic_add_ulong(ulong *p, ulong v) { return atomicAdd(p, v); }
+/* A `KILN_LOCAL T *name` kernel parameter (OpenCL's __local T *): the
+ * backend rewrites it to kiln__local_ptr<T> name before compiling. Its
+ * 8-byte value, set at launch, is its byte offset in the block's dynamic
+ * shared memory, which is sized from the KILN_ARG_LOCAL arguments. */
+extern __shared__ __align__(16) unsigned char kiln__dyn_shared[];
+template <typename T> struct kiln__local_ptr {
+    unsigned long long off;
+    __device__ T *get() const { return (T *)(kiln__dyn_shared + off); }
+    __device__ operator T *() const { return get(); }
+    __device__ T *operator->() const { return get(); }
+    template <typename I> __device__ T &operator[](I i) const { return get()[i]; }
+};
 #line 1

@@ -176,6 +176,120 @@ static kiln_status kiln__cu_pick_arch(unsigned cc, char *arch, size_t cap,
     return KILN_OK;
 }
 
+/* ---- KILN_LOCAL pointer parameters -------------------------------------
+ *
+ * `KILN_LOCAL T *name` followed by ',' or ')' is a kernel parameter (OpenCL's
+ * __local T *); on CUDA it becomes `kiln__local_ptr<T> name` (prelude), an
+ * offset into dynamic shared memory set at launch. Comments, strings and
+ * preprocessor lines are left alone; the line count is kept, so log line
+ * numbers do not move. Returns a malloc'd copy, or NULL if nothing changed
+ * (or no memory: then NVRTC reports the original error). */
+static int kiln__cu_ident(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_';
+}
+
+static char *kiln__cu_local_params(const char *src)
+{
+    static const char kw[] = "KILN_LOCAL";
+    const size_t kwl = sizeof kw - 1;
+    size_t n = strlen(src), cap = n + 64, o = 0;
+    char *out = NULL;
+    int changed = 0, line_start = 1;
+    for (size_t i = 0; i < n;) {
+        char c = src[i];
+        size_t from = i; /* copy [from, i) verbatim unless rewritten */
+        if (line_start && (c == ' ' || c == '\t')) {
+            i++;
+        } else if (line_start && c == '#') {
+            while (i < n && src[i] != '\n')
+                i += src[i] == '\\' && i + 1 < n ? 2 : 1;
+        } else if (c == '/' && src[i + 1] == '/') {
+            while (i < n && src[i] != '\n')
+                i++;
+        } else if (c == '/' && src[i + 1] == '*') {
+            const char *e = strstr(src + i + 2, "*/");
+            i = e ? (size_t)(e - src) + 2 : n;
+        } else if (c == '"' || c == '\'') {
+            i++;
+            while (i < n && src[i] != c && src[i] != '\n')
+                i += src[i] == '\\' && i + 1 < n ? 2 : 1;
+            if (i < n && src[i] == c)
+                i++;
+        } else if (kiln__cu_ident(c)) {
+            while (i < n && kiln__cu_ident(src[i]))
+                i++;
+            if (i - from == kwl && memcmp(src + from, kw, kwl) == 0) {
+                size_t k = i, star = 0;
+                while (k < n && !strchr(";{}=[](),", src[k])) {
+                    if (src[k] == '*')
+                        star = k;
+                    k++;
+                }
+                /* the name: the last identifier before k, after the star */
+                size_t ne = k;
+                while (ne > i && !kiln__cu_ident(src[ne - 1]))
+                    ne--;
+                size_t nb = ne;
+                while (nb > i && kiln__cu_ident(src[nb - 1]))
+                    nb--;
+                if (k < n && (src[k] == ',' || src[k] == ')') && star && nb > star &&
+                    ne > nb && !(src[nb] >= '0' && src[nb] <= '9')) {
+                    size_t need = o + (star - i) + (ne - nb) + 64 + (n - from);
+                    if (!out || need > cap) {
+                        cap = need * 2;
+                        char *t = realloc(out, cap);
+                        if (!t) {
+                            free(out);
+                            return NULL;
+                        }
+                        out = t;
+                    }
+                    o += (size_t)sprintf(out + o, "kiln__local_ptr<");
+                    size_t lines = 0;
+                    for (size_t t = i; t < star; t++) {
+                        out[o++] = src[t] == '\n' ? ' ' : src[t];
+                        lines += src[t] == '\n';
+                    }
+                    o += (size_t)sprintf(out + o, "> %.*s", (int)(ne - nb), src + nb);
+                    for (size_t t = star; t < k; t++)
+                        lines += src[t] == '\n';
+                    while (lines--)
+                        out[o++] = '\n';
+                    i = k;
+                    changed = 1;
+                    line_start = 0;
+                    continue;
+                }
+            }
+        } else {
+            i++;
+        }
+        if (i > from && src[i - 1] == '\n')
+            line_start = 1;
+        else if (i > from && !(line_start && (c == ' ' || c == '\t')))
+            line_start = 0;
+        if (!out || o + (i - from) + 1 > cap) {
+            cap = (o + (i - from) + 1) * 2 > cap ? (o + (i - from) + 1) * 2 : cap;
+            char *t = realloc(out, cap);
+            if (!t) {
+                free(out);
+                return NULL;
+            }
+            out = t;
+        }
+        memcpy(out + o, src + from, i - from);
+        o += i - from;
+    }
+    if (!changed) {
+        free(out);
+        return NULL;
+    }
+    out[o] = '\0';
+    return out;
+}
+
 kiln_status kiln__cuda_compile(const char *source, const char *options,
                                unsigned cc, void **binary, size_t *size,
                                int *is_ptx, char **log)
@@ -205,13 +319,17 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
         return st;
     }
     nvrtcProgram prog = NULL;
-    nvrtcResult r = kiln__cu.nvrtcCreateProgram(&prog, source, "kiln.cu", 0, NULL, NULL);
+    char *rewritten = kiln__cu_local_params(source);
+    nvrtcResult r = kiln__cu.nvrtcCreateProgram(&prog, rewritten ? rewritten : source,
+                                           "kiln.cu", 0, NULL, NULL);
     if (r != NVRTC_SUCCESS) {
+        free(rewritten);
         kiln__cu_opts_free(&opts);
         return kiln__cu_nvrtc_fail("nvrtcCreateProgram", r);
     }
     nvrtcResult cr = kiln__cu.nvrtcCompileProgram(prog, (int)opts.n,
                                              (const char *const *)opts.v);
+    free(rewritten); /* compiled: the source is no longer needed */
     size_t log_size = 0;
     if (kiln__cu.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
         log_size > 1) {
@@ -617,6 +735,7 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
         }
     }
     kiln_status st = KILN_OK;
+    size_t shared = 0; /* dynamic shared memory: the KILN_ARG_LOCAL sizes */
     for (size_t i = 0; i < num_args && st == KILN_OK; i++) {
         switch (args[i].kind) {
         case KILN_ARG_BUFFER:
@@ -626,13 +745,24 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
         case KILN_ARG_SCALAR:
             params[i] = (void *)args[i].bytes;
             break;
-        case KILN_ARG_LOCAL:
-            st = kiln__error_set(
-                KILN_ERROR_UNSUPPORTED, 0,
-                "argument %zu: local-memory parameters are OpenCL-only; on "
-                "CUDA declare the array inside the kernel "
-                "(KILN_LOCAL float tile[256];)", i);
+        case KILN_ARG_LOCAL: {
+            /* a kiln__local_ptr parameter: its offset in dynamic shared
+             * memory, 16-byte aligned */
+            size_t at = (shared + 15) & ~(size_t)15;
+            if (args[i].size == 0 || args[i].size > q->dev->shared_per_block ||
+                at > q->dev->shared_per_block - args[i].size) {
+                st = kiln__error_set(
+                    KILN_ERROR_INVALID_ARGUMENT, 0,
+                    "argument %zu: %zu bytes of local memory (%zu in all) "
+                    "do not fit the device's %zu per block", i, args[i].size,
+                    at + args[i].size, q->dev->shared_per_block);
+                break;
+            }
+            ptrs[i] = (CUdeviceptr)at;
+            params[i] = &ptrs[i];
+            shared = at + args[i].size;
             break;
+        }
         default:
             st = kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
                                  "argument %zu: unknown kind %d", i,
@@ -647,7 +777,7 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
                 CUresult r = kiln__cu.cuLaunchKernel(
                     k->fn, (unsigned)grid[0], (unsigned)grid[1],
                     (unsigned)grid[2], (unsigned)b[0], (unsigned)b[1],
-                    (unsigned)b[2], 0, q->stream, params, NULL);
+                    (unsigned)b[2], (unsigned)shared, q->stream, params, NULL);
                 if (r != CUDA_SUCCESS)
                     st = kiln__cu_fail("cuLaunchKernel", r);
             }
