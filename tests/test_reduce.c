@@ -303,6 +303,9 @@ static void t_custom_and_strided(kiln_queue *q) {
               kiln_last_error_message());
     CHECK_MSG(strstr(kiln_last_build_log(), "reduce") != NULL, "%s",
               kiln_last_build_log());
+    /* the user's line under its label, mapped back on every compiler */
+    CHECK_MSG(strstr(kiln_last_build_log(), "reduce:1: a + + b;") != NULL, "%s",
+              kiln_last_build_log());
     CHECK_STATUS(kiln_array_dot(q, a, rf, NULL, &got, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_reduce(q, KILN_REDUCE_SUM, NULL, NULL, &got, 0,

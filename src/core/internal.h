@@ -96,6 +96,15 @@ struct kiln_event {
     atomic_int user_set;          /* user event completed already */
 };
 
+/* buildlog.c: after a failed build of final (whose first prelude_lines
+ * lines are the backend's prelude), returns a copy of the compiler's log
+ * (malloc'd; NULL if out of memory) with line references mapped back to the
+ * user's source when the compiler ignored the #line directives, followed by
+ * the source lines the errors point at. where (if not NULL) gets the first
+ * of those as "label:line: text" ("" if none). */
+char *kiln__build_log_map(const char *final, size_t prelude_lines,
+                          const char *log, char *where, size_t where_cap);
+
 /* device.c: makes sure the backends are loaded; returns the status. */
 kiln_status kiln__registry_init(void);
 

@@ -63,8 +63,8 @@ static void kiln__label(char *out, size_t cap, const kiln__backend *be, const ki
 
 /* Builds (or finds) the program for one device. Called with ctx->lock held. */
 static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const char *final,
-                                   const char *options, int no_cache, const kiln__sig_list *sigs,
-                                   kiln__built **out) {
+                                   size_t prelude_lines, const char *options, int no_cache,
+                                   const kiln__sig_list *sigs, kiln__built **out) {
     const kiln__backend *be = ctx->backend;
     kiln__cache_key key;
     kiln__cache_key_make(&key, be->name, dev->b.identity, final, options);
@@ -95,15 +95,22 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
         if (st != KILN_OK) {
             free(e);
             if (st == KILN_ERROR_BUILD) {
-                char line[512];
-                kiln__error_set_build_log(log ? log : kiln_last_error_message());
-                kiln__first_error_line(log, line, sizeof line);
+                /* The log's line numbers mapped back to the user's source
+                 * (some compilers ignore #line), plus the offending lines. */
+                char line[512], where[320];
+                long native = kiln_last_error_native();
+                const char *raw = log ? log : kiln_last_error_message();
+                char *mapped = kiln__build_log_map(final, prelude_lines, raw, where, sizeof where);
+                kiln__error_set_build_log(mapped ? mapped : raw);
+                kiln__first_error_line(mapped ? mapped : raw, line, sizeof line);
+                free(mapped);
                 free(log);
-                return kiln__error_set(KILN_ERROR_BUILD, kiln_last_error_native(),
-                                       "the program failed to build for %s (%s): %s "
+                return kiln__error_set(KILN_ERROR_BUILD, native,
+                                       "the program failed to build for %s (%s): %s%s%s "
                                        "(full log: kiln_last_build_log())",
                                        dev->b.info.id, dev->b.info.name,
-                                       line[0] ? line : "the compiler gave no log");
+                                       line[0] ? line : "the compiler gave no log",
+                                       where[0] ? " -- at " : "", where);
             }
             free(log);
             return kiln__error_prefix(st, "building for %s", dev->b.info.id);
@@ -175,16 +182,20 @@ kiln_status kiln_program_create(kiln_context *context, const char *source,
     }
     memcpy(final, prelude, plen);
     /* The prelude ends with "#line 1"; make sure that line is terminated. */
-    size_t at = plen;
-    if (plen && prelude[plen - 1] != '\n')
+    size_t at = plen, prelude_lines = 0;
+    for (size_t i = 0; i < plen; i++)
+        prelude_lines += prelude[i] == '\n';
+    if (plen && prelude[plen - 1] != '\n') {
         final[at++] = '\n';
+        prelude_lines++;
+    }
     memcpy(final + at, source, slen + 1);
 
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&context->lock);
     for (size_t i = 0; i < context->num_devices && st == KILN_OK; i++)
-        st = kiln__build_one(context, context->devices[i], final, options, no_cache, &p->sigs,
-                             &p->built[i]);
+        st = kiln__build_one(context, context->devices[i], final, prelude_lines, options,
+                             no_cache, &p->sigs, &p->built[i]);
     pthread_mutex_unlock(&context->lock);
     free(final);
     if (st != KILN_OK) {
