@@ -141,6 +141,15 @@ void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width,
         mask_row(&f, width, y, mask + (size_t)y * (size_t)width);
 }
 
+void demo_mask_serial_rows(const demo_polygon *poly, demo_prec prec,
+                           int width, int y0, int y1, int step,
+                           uint8_t *mask) {
+    fixed_poly f;
+    to_fixed(poly, prec, &f);
+    for (int y = y0; y < y1; y += step > 0 ? step : 1)
+        mask_row(&f, width, y, mask + (size_t)y * (size_t)width);
+}
+
 void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width,
                       int height, uint8_t *mask) {
     fixed_poly f;
@@ -173,6 +182,16 @@ DEFINE_PDIST_ROW(pdist_row_f64, double, sqrt)
 void demo_pdist_serial(demo_prec prec, const void *x, int m, int d,
                        void *out) {
     for (int i = 0; i < m; i++) {
+        if (prec == DEMO_F64)
+            pdist_row_f64(x, m, d, i, out);
+        else
+            pdist_row_f32(x, m, d, i, out);
+    }
+}
+
+void demo_pdist_serial_rows(demo_prec prec, const void *x, int m, int d,
+                            int i0, int i1, void *out) {
+    for (int i = i0 < 0 ? 0 : i0; i < i1 && i < m; i++) {
         if (prec == DEMO_F64)
             pdist_row_f64(x, m, d, i, out);
         else

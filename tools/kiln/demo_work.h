@@ -70,6 +70,14 @@ void demo_pdist_serial(demo_prec prec, const void *x, int m, int d,
                        void *out);
 void demo_pdist_openmp(demo_prec prec, const void *x, int m, int d,
                        void *out);
+/* Parts of the serial versions, for estimating the serial time of a large
+ * case from a sample: rows y0, y0 + step, ... < y1 of the mask (written at
+ * their place in mask, a width x (rows) image), rows [i0, i1) of out. */
+void demo_mask_serial_rows(const demo_polygon *poly, demo_prec prec,
+                           int width, int y0, int y1, int step,
+                           uint8_t *mask);
+void demo_pdist_serial_rows(demo_prec prec, const void *x, int m, int d,
+                            int i0, int i1, void *out);
 /* OpenMP's thread count; 0 if this binary was built without OpenMP. */
 int demo_have_openmp(void);
 
