@@ -10,6 +10,20 @@
 #include "backend/backend.h"
 #include "harness.h"
 
+/* A local-memory kernel parameter: OpenCL's __local T *. Kept out of
+ * src_main because CUDA support for it is newer (dynamic shared memory via
+ * a source rewrite); where a CUDA build refuses it, the rest of the tests
+ * must still run. */
+static const char *src_local =
+    "KILN_KERNEL void groupsum(KILN_GLOBAL const int *in, KILN_GLOBAL int *out,\n"
+    "                          KILN_LOCAL int *tmp) {\n"
+    "    size_t l = kiln_local_id(0), n = kiln_local_size(0);\n"
+    "    tmp[l] = in[kiln_global_id(0)];\n"
+    "    kiln_barrier();\n"
+    "    if (l == 0) { int s = 0; for (size_t i = 0; i < n; i++) s += tmp[i];\n"
+    "                  out[kiln_group_id(0)] = s; }\n"
+    "}\n";
+
 static const char *src_main =
     "KILN_KERNEL void vadd(KILN_GLOBAL const float *a, KILN_GLOBAL const float *b,\n"
     "                      KILN_GLOBAL float *c, int n) {\n"
@@ -32,14 +46,6 @@ static const char *src_main =
     "                      uint f, long g, ulong h, float x) {\n"
     "    out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e; out[5] = f;\n"
     "    out[6] = g; out[7] = (long)h; out[8] = (long)(x * 4.0f);\n"
-    "}\n"
-    "KILN_KERNEL void groupsum(KILN_GLOBAL const int *in, KILN_GLOBAL int *out,\n"
-    "                          KILN_LOCAL int *tmp) {\n"
-    "    size_t l = kiln_local_id(0), n = kiln_local_size(0);\n"
-    "    tmp[l] = in[kiln_global_id(0)];\n"
-    "    kiln_barrier();\n"
-    "    if (l == 0) { int s = 0; for (size_t i = 0; i < n; i++) s += tmp[i];\n"
-    "                  out[kiln_group_id(0)] = s; }\n"
     "}\n"
     "KILN_KERNEL void many(KILN_GLOBAL int *out, int a0, int a1, int a2, int a3, int a4, int a5,\n"
     "    int a6, int a7, int a8, int a9, int a10, int a11, int a12, int a13, int a14, int a15,\n"
@@ -286,10 +292,26 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
     kiln_kernel_release(km);
 }
 
-static void test_local(kiln_queue *q, kiln_program *p) {
+static void test_local(kiln_queue *q) {
     kiln_context *ctx = kiln_queue_context(q);
+    kiln_device_info info;
+    CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
+    kiln_program *p = NULL;
+    kiln_status st = kiln_program_create(ctx, src_local, NULL, &p);
+    if (info.backend != KILN_BACKEND_OPENCL && st != KILN_OK) {
+        /* CUDA may refuse local-memory parameters: cleanly, with a reason */
+        CHECK_MSG(st == KILN_ERROR_BUILD || st == KILN_ERROR_UNSUPPORTED, "%s: %s",
+                  kiln_status_name(st), kiln_last_error_message());
+        CHECK(p == NULL);
+        CHECK(kiln_last_error_message()[0] != '\0');
+        printf("  local-memory parameter on %s: %s\n", info.id, kiln_status_name(st));
+        return;
+    }
+    if (!CHECK_OK(st))
+        return;
     kiln_kernel *k = NULL;
     CHECK_OK(kiln_kernel_create(p, "groupsum", &k));
+    kiln_program_release(p);
     const size_t groups = 37, lsz = 32, n = groups * lsz;
     int *in = malloc(n * sizeof *in), out[37];
     for (size_t i = 0; i < n; i++)
@@ -352,13 +374,13 @@ static void test_programs(kiln_queue *q) {
     CHECK_STATUS(kiln_kernel_create(p, "vsub", &none), KILN_ERROR_KERNEL_NOT_FOUND);
     CHECK(none == NULL);
     CHECK_MSG(strstr(kiln_last_error_message(), "vsub") && strstr(kiln_last_error_message(), "vadd") &&
-                  strstr(kiln_last_error_message(), "groupsum"),
+                  strstr(kiln_last_error_message(), "sizes"),
               "%s", kiln_last_error_message());
 
     test_vadd(q, k);
     test_grid(q, p);
     test_scalars(q, p);
-    test_local(q, p);
+    test_local(q);
     kiln_kernel_release(k);
     /* the kernel keeps the program alive */
     CHECK_OK(kiln_kernel_create(p, "vadd", &k));
