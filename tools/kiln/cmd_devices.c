@@ -114,6 +114,7 @@ int kiln_cmd_devices(int argc, char **argv) {
     /* Column widths start at the headings' widths. */
     size_t w_id = 2, w_type = 4, w_name = 4, w_units = 2, w_mem = 6;
     size_t shown = 0;
+    int any_opencl = 0;
     for (size_t i = 0; i < count; i++) {
         kiln_device *dev = NULL;
         kiln_device_info info;
@@ -122,6 +123,7 @@ int kiln_cmd_devices(int argc, char **argv) {
             fprintf(stderr, "kiln: device %zu: %s\n", i, kiln_last_error_message());
             continue;
         }
+        any_opencl |= info.backend == KILN_BACKEND_OPENCL;
         kiln_device_row *r = &rows[shown++];
         snprintf(r->mark, sizeof r->mark, "%s", dev == chosen ? "*" : " ");
         snprintf(r->id, sizeof r->id, "%s", info.id);
@@ -157,6 +159,16 @@ int kiln_cmd_devices(int argc, char **argv) {
         printf("\nKILN_DEVICE does not match any device: %s\n",
                kiln_last_error_message());
     free(rows);
+    /* Devices, but none of them OpenCL (a CUDA machine without an OpenCL
+     * platform registered): say so, on stderr, so that the table stays
+     * clean and the missing CPU runtime is not a silent surprise. */
+    if (shown && !any_opencl)
+        fprintf(stderr,
+                "kiln: note: no OpenCL platform was found (none registered in "
+                "/etc/OpenCL/vendors or $OCL_ICD_VENDORS), so only CUDA devices are "
+                "listed. To also run on the CPU, install an OpenCL loader and PoCL "
+                "(Debian/Ubuntu: apt-get install ocl-icd-libopencl1 pocl-opencl-icd); "
+                "NVIDIA's own OpenCL comes with its driver.\n");
     return shown ? KILN_CLI_OK : KILN_CLI_FAILED;
 }
 
