@@ -157,13 +157,32 @@ static void test_devices(void) {
     /* Every table line has the same columns: the header and the rows
      * start each column at the same offset. */
     const char *hdr = out;
-    const char *row = strchr(out, '\n');
-    if (row) {
-        row++;
-        const char *h_name = strstr(hdr, "NAME"), *h_mem = strstr(hdr, "MEMORY");
-        CHECK(h_name && h_mem && row[h_name - hdr - 1] == ' ' &&
-              row[h_name - hdr] != ' ');
+    const char *h_name = strstr(hdr, "NAME"), *h_mem = strstr(hdr, "MEMORY");
+    const char *h_ver = strstr(hdr, "VERSION");
+    CHECK(h_name && h_mem && h_ver);
+    int rows = 0;
+    for (const char *row = strchr(out, '\n'); h_name && h_ver && row && row[1] &&
+                                               row[1] != '\n';
+         row = strchr(row + 1, '\n')) {
+        const char *r = row + 1;
+        size_t len = strcspn(r, "\n");
+        rows++;
+        if (len <= (size_t)(h_ver - hdr)) {
+            CHECK_MSG(0, "short row: %.*s", (int)len, r);
+            continue;
+        }
+        CHECK_MSG(r[h_name - hdr - 1] == ' ' && r[h_name - hdr] != ' ', "%.*s", (int)len, r);
+        CHECK_MSG(r[h_ver - hdr - 1] == ' ' && r[h_ver - hdr] != ' ', "%.*s", (int)len, r);
+        /* no trademark marks eating the name column */
+        CHECK_MSG(!memmem(r, len, "(R)", 3) && !memmem(r, len, "(TM)", 4), "%.*s", (int)len, r);
+        /* CUDA rows name the architecture, not "CUDA 9.0" (a capability
+         * that reads like a toolkit version) */
+        if (strncmp(r + 2, "cuda:", 5) == 0)
+            CHECK_MSG(memmem(r, len, "CUDA sm_", 8) != NULL, "%.*s", (int)len, r);
+        if (strncmp(r + 2, "opencl:", 7) == 0)
+            CHECK_MSG(strncmp(r + (h_ver - hdr), "OpenCL ", 7) == 0, "%.*s", (int)len, r);
     }
+    CHECK(rows >= 1);
     /* By the selector info printed, and through KILN_DEVICE. */
     char args[128];
     snprintf(args, sizeof args, "info %s", id);

@@ -75,19 +75,52 @@ typedef struct kiln_device_row {
 } kiln_device_row;
 
 /* "OpenCL 3.0, driver 3.1+debian": the API version (the first two words of
- * the device version; PoCL appends a long host triple) and the driver's. */
+ * the device version; PoCL appends a long host triple) and the driver's.
+ * CUDA devices show their architecture, "CUDA sm_90, driver 13.0": the
+ * device version "CUDA 9.0" is the compute capability, which reads like a
+ * toolkit version in a table. */
 static void kiln_short_version(const kiln_device_info *info, char *buf,
                                size_t capacity) {
     char full[320];
     size_t n = strcspn(info->version, " ");
     if (info->version[n] == ' ')
         n += 1 + strcspn(info->version + n + 1, " ");
-    if (info->driver_version[0])
+    if (info->backend == KILN_BACKEND_CUDA && info->compute_capability)
+        snprintf(full, sizeof full, "CUDA sm_%u%s%s", info->compute_capability,
+                 info->driver_version[0] ? ", driver " : "", info->driver_version);
+    else if (info->driver_version[0])
         snprintf(full, sizeof full, "%.*s, driver %s", (int)n, info->version,
                  info->driver_version);
     else
         snprintf(full, sizeof full, "%.*s", (int)n, info->version);
     kiln_cli_fit(full, KILN_VERSION_MAX, buf, capacity);
+}
+
+/* The name without trademark marks ("Intel(R) Xeon(R)" -> "Intel Xeon"),
+ * which only cost table width, and with runs of spaces collapsed. */
+static void kiln_table_name(const char *name, char *buf, size_t capacity) {
+    static const char *const marks[] = {"(R)", "(r)", "(TM)", "(tm)"};
+    char clean[256];
+    size_t o = 0;
+    for (const char *p = name; *p && o + 1 < sizeof clean;) {
+        size_t skip = 0;
+        for (size_t m = 0; m < sizeof marks / sizeof marks[0] && !skip; m++)
+            if (strncmp(p, marks[m], strlen(marks[m])) == 0)
+                skip = strlen(marks[m]);
+        if (skip) {
+            p += skip;
+            continue;
+        }
+        if (*p == ' ' && (o == 0 || clean[o - 1] == ' ')) {
+            p++;
+            continue;
+        }
+        clean[o++] = *p++;
+    }
+    while (o && clean[o - 1] == ' ')
+        o--;
+    clean[o] = 0;
+    kiln_cli_fit(clean[0] ? clean : name, KILN_NAME_MAX, buf, capacity);
 }
 
 int kiln_cmd_devices(int argc, char **argv) {
@@ -128,7 +161,7 @@ int kiln_cmd_devices(int argc, char **argv) {
         snprintf(r->mark, sizeof r->mark, "%s", dev == chosen ? "*" : " ");
         snprintf(r->id, sizeof r->id, "%s", info.id);
         r->type = kiln_type_name(info.type);
-        kiln_cli_fit(info.name, KILN_NAME_MAX, r->name, sizeof r->name);
+        kiln_table_name(info.name, r->name, sizeof r->name);
         snprintf(r->units, sizeof r->units, "%u", info.compute_units);
         kiln_cli_format_bytes(info.global_mem_bytes, r->memory, sizeof r->memory);
         kiln_short_version(&info, r->version, sizeof r->version);
