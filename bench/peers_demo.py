@@ -291,6 +291,7 @@ def main():
     ap.add_argument("--numpy-max-size", type=int, default=4096,
                     help="skip the NumPy mask above this size (slow: 24 passes)")
     ap.add_argument("--kiln-json", help="use this kiln demo --json output instead of running kiln")
+    ap.add_argument("--rows-json", help="also write the comparison rows as JSON here")
     args = ap.parse_args()
 
     if args.kiln_json:
@@ -390,6 +391,11 @@ def main():
                 have_torch = False
                 skipped.append("torch.cdist: %s: %s" % (type(e).__name__, e))
 
+    if args.rows_json:
+        keys = ("workload", "case", "ours", "ours_wall_ms", "ours_dev_ms", "theirs",
+                "theirs_wall_ms", "theirs_dev_ms", "note")
+        with open(args.rows_json, "w") as f:
+            json.dump([dict(zip(keys, r)) for r in rows], f, indent=1)
     date = datetime.date.today().isoformat()
     out = ["# kiln demo vs peers — %s, %s" % (args.label, date), ""]
     out += machine_description(kj)
