@@ -4,12 +4,38 @@
  * show one copy in), the seed's row-by-row pairwise distances against a
  * serial C reference (float and double, M = 1, 7, 33, 100), 2-D and 3-D
  * loops, nested regions, async forms, an out-of-order queue, and the error
- * cases. */
+ * cases. Every generated source is also compiled for CUDA with NVRTC (no GPU
+ * needed; skipped when NVRTC cannot be loaded). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/offload_hook.h"
+#include "backend/backend.h"
 #include "harness.h"
+
+kiln_status kiln__cuda_compile(const char *source, const char *options,
+                               unsigned cc, void **binary, size_t *size,
+                               int *is_ptx, char **log);
+int kiln__cuda_nvrtc_ready(void);
+
+/* Generated sources seen by the hook (distinct ones). */
+static char *g_src[64];
+static size_t g_nsrc;
+
+static void hook(const char *s) {
+    if (strstr(s, "no_such_variable_zq")) /* the build-error test */
+        return;
+    for (size_t k = 0; k < g_nsrc; k++)
+        if (!strcmp(g_src[k], s))
+            return;
+    if (g_nsrc < 64) {
+        size_t n = strlen(s) + 1;
+        g_src[g_nsrc] = malloc(n);
+        if (g_src[g_nsrc])
+            memcpy(g_src[g_nsrc++], s, n);
+    }
+}
 
 #define N_INTS 37
 
@@ -554,7 +580,47 @@ static void per_device(kiln_queue *q, void *user) {
     t_errors(q);
 }
 
+/* The same generated sources, with the CUDA prelude, through NVRTC. */
+static void t_nvrtc(void) {
+    if (!kiln__cuda_nvrtc_ready()) {
+        printf("NVRTC not loadable: CUDA compile check skipped\n");
+        return;
+    }
+    CHECK(g_nsrc >= 8);
+    const char *pre = kiln__backend_cuda.prelude();
+    size_t ok = 0;
+    for (size_t k = 0; k < g_nsrc; k++) {
+        size_t pl = strlen(pre), sl = strlen(g_src[k]);
+        char *full = malloc(pl + sl + 1);
+        CHECK(full != NULL);
+        if (!full)
+            return;
+        memcpy(full, pre, pl);
+        memcpy(full + pl, g_src[k], sl + 1);
+        void *bin = NULL;
+        size_t size = 0;
+        int is_ptx = 0;
+        char *log = NULL;
+        kiln_status st = kiln__cuda_compile(full, NULL, 90, &bin, &size,
+                                            &is_ptx, &log);
+        CHECK_MSG(st == KILN_OK, "NVRTC: %s", kiln_last_error_message());
+        if (st != KILN_OK)
+            printf("--- log ---\n%s\n--- source ---\n%s\n", log ? log : "",
+                   g_src[k]);
+        ok += st == KILN_OK;
+        free(bin);
+        free(log);
+        free(full);
+    }
+    printf("NVRTC (sm_90): %zu of %zu offload sources compiled\n", ok, g_nsrc);
+}
+
 int main(void) {
+    kiln__offload_source_hook = hook;
     kt_for_each_device(per_device, NULL);
+    kiln__offload_source_hook = NULL;
+    t_nvrtc();
+    for (size_t k = 0; k < g_nsrc; k++)
+        free(g_src[k]);
     return kt_report();
 }

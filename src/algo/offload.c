@@ -17,9 +17,12 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/offload_hook.h"
 #include "core/error.h"
 
 /* ------------------------------------------------------------------ helpers */
+
+void (*kiln__offload_source_hook)(const char *source);
 
 typedef struct dmap {
     uintptr_t host;
@@ -734,6 +737,8 @@ kiln_status kiln_offload_create(kiln_context *context, const char *params,
     }
     off->args = args;
     off->dims = dims;
+    if (kiln__offload_source_hook)
+        kiln__offload_source_hook(sb.p);
     st = build(context, sb.p, o.build_options, body, &off->program);
     kiln__sb_free(&sb);
     if (st == KILN_OK)
