@@ -30,7 +30,7 @@
  *                  or platform ("pocl", "nvidia", "cpu", "gpu" also match the
  *                  device type)
  *  With NULL or "" and no $KILN_DEVICE: prefer a GPU, then an accelerator,
- *  then a CPU.
+ *  then a CPU; among devices of one type, CUDA before OpenCL.
  */
 #ifndef KILN_H
 #define KILN_H
@@ -204,8 +204,9 @@ KILN_API kiln_status kiln_queue_retain(kiln_queue *queue);
 KILN_API void kiln_queue_release(kiln_queue *queue);
 KILN_API kiln_context *kiln_queue_context(const kiln_queue *queue);
 KILN_API kiln_device *kiln_queue_device(const kiln_queue *queue);
-/* Blocks until every command enqueued so far has ended. Returns
- * KILN_ERROR_EVENT_FAILED if one of them failed. */
+/* Blocks until every command enqueued so far has ended. It does not report
+ * the failure of an individual command (not every driver does): wait on
+ * that command's event to learn it. */
 KILN_API kiln_status kiln_queue_finish(kiln_queue *queue);
 /* Submits enqueued commands to the device without waiting. */
 KILN_API kiln_status kiln_queue_flush(kiln_queue *queue);

@@ -244,12 +244,18 @@ static kiln_device *kiln__select_locked(const char *sel) {
 static kiln_device *kiln__select_default_locked(void) {
     static const kiln_device_type order[] = {KILN_DEVICE_GPU, KILN_DEVICE_ACCELERATOR,
                                              KILN_DEVICE_CPU};
+    /* Within a type, a CUDA device comes before an OpenCL one: when both
+     * backends drive the same NVIDIA GPU, CUDA launches faster and its
+     * algorithms have CUDA-specific variants. */
+    static const kiln_backend_kind backends[] = {KILN_BACKEND_CUDA, KILN_BACKEND_OPENCL};
     for (size_t t = 0; t < 3; t++)
-        for (size_t i = 0; i < kiln__reg_count; i++) {
-            kiln_device *d = kiln__reg_devices[i];
-            if (!d->b.info.is_subdevice && d->b.info.type == order[t])
-                return d;
-        }
+        for (size_t b = 0; b < 2; b++)
+            for (size_t i = 0; i < kiln__reg_count; i++) {
+                kiln_device *d = kiln__reg_devices[i];
+                if (!d->b.info.is_subdevice && d->b.info.type == order[t] &&
+                    d->b.info.backend == backends[b])
+                    return d;
+            }
     for (size_t i = 0; i < kiln__reg_count; i++)
         if (!kiln__reg_devices[i]->b.info.is_subdevice)
             return kiln__reg_devices[i];
