@@ -286,6 +286,12 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         k->pd_ts = ts;
         k->pd_rb = rb;
     }
+    /* Register prefetch of the next step (-1: float64 only; see the
+     * kernel). For tuning: KILN_DEMO_PDIST_PREFETCH=0|1. */
+    k->pd_prefetch = -1;
+    const char *pf = getenv("KILN_DEMO_PDIST_PREFETCH");
+    if (pf && (pf[0] == '0' || pf[0] == '1') && !pf[1])
+        k->pd_prefetch = pf[0] - '0';
     /* CPU devices (OpenCL only) run pdist_cpu: 4 columns per work-item. */
     int can_cpu = k->info.backend == KILN_BACKEND_OPENCL;
     k->pd_cpu = can_cpu && !k->gpu_like;
@@ -309,10 +315,13 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         snprintf(src, len,
                  "#define REAL %s\n#define REAL_IS_DOUBLE %d\n"
                  "#define PD_TS %d\n#define PD_RB %d\n#define PD_KT %d\n"
+                 "#define PD_PREFETCH %d\n"
                  "#define PC_JB %d\n#define PC_VW %d\n"
                  "#define PC_REALV %s\n#define PC_VLOAD %s\n%s",
                  p == DEMO_F64 ? "double" : "float", p == DEMO_F64, k->pd_ts,
-                 k->pd_rb, p == DEMO_F64 ? 8 : 16, k->pc_jb,
+                 k->pd_rb, p == DEMO_F64 ? 8 : 16,
+                 k->pd_prefetch >= 0 ? k->pd_prefetch : p == DEMO_F64,
+                 k->pc_jb,
                  p == DEMO_F64 ? 4 : 8, p == DEMO_F64 ? "double4" : "float8",
                  p == DEMO_F64 ? "vload4" : "vload8", demo_kernel_source);
         st = kiln_program_create(kiln_queue_context(queue), src, NULL,
