@@ -6,8 +6,9 @@
 #      distances 16384×64 in float32 and float64, 20 repetitions, JSON;
 #      serial C cases longer than 10 s are estimated from 1/16 of the rows
 #      (--host-max-seconds, marked in the tables);
-#   2. a short sweep of the distance kernel's tile on cuda:0
-#      (KILN_DEMO_PDIST_TILE; the default is 16x8);
+#   2. a short sweep of the distance kernel on cuda:0: tile
+#      (KILN_DEMO_PDIST_TILE; default 16x8) and register prefetch
+#      (KILN_DEMO_PDIST_PREFETCH; default: float64 only; "-" = default);
 #   3. bench/peers_demo.py on the same JSON: CuPy (the seeds' naive kernel as
 #      a RawKernel, the vectorised NumPy code on CuPy arrays), torch.cdist
 #      in float32 and float64 (device times from CUDA events, accuracy);
@@ -44,7 +45,7 @@ fi
 # --- 1. kiln demo ----------------------------------------------------------
 JSON="$OUTD/demo-gpu.json"
 say "kiln demo ($DEVICES): masks $SIZES; distances ${POINTS}x64"
-timeout 200 "$KILN" demo $DEVARGS --sizes "$SIZES" \
+timeout 150 "$KILN" demo $DEVARGS --sizes "$SIZES" \
   --points "$POINTS" --dims 64 --reps 20 --host-max-seconds 10 --json \
   --out "$OUTD/demo-gpu-pictures" >"$JSON" 2>>"$LOG"
 say "kiln demo exit $?"
@@ -52,12 +53,14 @@ say "kiln demo exit $?"
 # --- 2. tile sweep (distances only matter: a tiny mask) -----------------------
 SWEEP="$OUTD/demo-gpu-sweep.txt"
 : > "$SWEEP"
-for tile in 16x4 8x8 16x6; do
-  say "tile $tile"
-  KILN_DEMO_PDIST_TILE=$tile timeout 40 "$KILN" demo --device "$FIRST" --sizes 64 \
+for cfg in 16x8:0 16x8:1 16x4:- 8x8:-; do
+  tile=${cfg%%:*}; pf=${cfg##*:}
+  say "tile $tile prefetch $pf"
+  if [ "$pf" = "-" ]; then unset KILN_DEMO_PDIST_PREFETCH; else export KILN_DEMO_PDIST_PREFETCH=$pf; fi
+  KILN_DEMO_PDIST_TILE=$tile timeout 30 "$KILN" demo --device "$FIRST" --sizes 64 \
     --points "$POINTS" --dims 64 --reps 10 --no-openmp --host-max-seconds 0.5 --json \
-    --out "$OUTD/demo-gpu-pictures" > "$OUTD/demo-gpu-tile-$tile.json" 2>>"$LOG"
-  python3 - "$tile" "$OUTD/demo-gpu-tile-$tile.json" >> "$SWEEP" <<'PY'
+    --out "$OUTD/demo-gpu-pictures" > "$OUTD/demo-gpu-tile-$tile-$pf.json" 2>>"$LOG"
+  python3 - "$tile prefetch $pf" "$OUTD/demo-gpu-tile-$tile-$pf.json" >> "$SWEEP" <<'PY'
 import json, sys
 try:
     kj = json.load(open(sys.argv[2]))
@@ -68,12 +71,13 @@ for r in kj["results"]:
         print("| %s | %s | %.4f | %.1e |" % (sys.argv[1], r["case"], r["device_ms"], r["relerr"]))
 PY
 done
+unset KILN_DEMO_PDIST_PREFETCH
 
 # --- 3. peers ------------------------------------------------------------------
 LABEL="gpu-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '-' | tr -cd 'A-Za-z0-9-')"
 [ "$LABEL" = "gpu-" ] && LABEL=gpu
 say "peers (label $LABEL)"
-timeout 150 python3 bench/peers_demo.py --kiln-json "$JSON" --sizes "$SIZES" \
+timeout 100 python3 bench/peers_demo.py --kiln-json "$JSON" --sizes "$SIZES" \
   --points "$POINTS" --dims 64 --reps 20 --numpy-max-size 1024 --label "$LABEL" \
   --results "$ROOT/bench/results" --rows-json "$OUTD/demo-gpu-rows.json" \
   > "$OUTD/demo-gpu-peers.md" 2>>"$LOG"
@@ -117,7 +121,7 @@ for dev in ("cuda:0", "opencl"):
                 prec, "%.3f" % tdev if tdev else "?", r["device"], r["device_ms"], ratio, tol,
                 "PASS" if got and got >= ratio and r["relerr"] < tol else "MISS",
                 "%.2fx" % got if got else "no torch", r["relerr"]))
-out += ["", "Distance kernel tile sweep on %s (KILN_DEMO_PDIST_TILE; default 16x8):" % first, "",
+out += ["", "Distance kernel tile sweep on %s (KILN_DEMO_PDIST_TILE, KILN_DEMO_PDIST_PREFETCH; defaults 16x8, prefetch in float64 only):" % first, "",
         "| tile | case | device ms | rel. error |", "|---|---|---:|---:|"]
 out += [l.rstrip() for l in open(spath)] if os.path.exists(spath) else []
 out += [""]
