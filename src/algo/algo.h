@@ -90,11 +90,13 @@ void kiln__gen_user(kiln__sb *sb, const char *label, const char *text);
 /* Per-device launch plan. */
 typedef struct kiln__plan {
     int cpu;           /* 1: chunked CPU variant */
+    int cuda;          /* 1: the CUDA backend (CUDA-only variants) */
     unsigned cu;       /* compute units */
     size_t local;      /* work-group size (power of two) */
     int fp64, fp16;
 } kiln__plan;
 kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan);
+kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan);
 
 /* Builds source (with the per-device defines) and looks the kernel up.
  * On a build error the message names `what` and quotes `user_text` and the
@@ -102,6 +104,10 @@ kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan);
 kiln_status kiln__gen_build(kiln_context *context, const char *source,
                             const char *what, const char *user_text,
                             kiln_program **program);
+
+/* Test hook: when set, called with every generated source before it is
+ * built (tests/test_array_nvrtc.c recompiles them for CUDA). */
+extern void (*kiln__gen_source_hook)(const char *source);
 
 /* Validates values against the declared arguments for a launch on queue and
  * appends the kernel arguments (after any algorithm-specific ones already in

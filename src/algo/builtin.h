@@ -24,6 +24,15 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
                                         unsigned flags, int eager,
                                         kiln_elementwise **kernel);
 
+/* The generated source of one variant (without the backend prelude),
+ * appended to sb: for checks that compile it for another backend (NVRTC). */
+kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
+                                     int cpu, kiln__sb *sb);
+kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
+                                   const kiln__plan *plan, kiln__sb *sb);
+kiln_status kiln__scan_source(kiln_scan *s, int strided,
+                              const kiln__plan *plan, kiln__sb *sb);
+
 /* Kernel-source literals of a dtype's largest / smallest value; returns
  * buf. */
 const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap);

@@ -29,28 +29,37 @@ static int valid_name(const char *s) {
     return 1;
 }
 
+/* The whole generated source (without the backend prelude) of a variant. */
+kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
+                                     int cpu, kiln__sb *sb) {
+    int layout = strided | ((ew->flags & KILN_ELEMENTWISE_ANY_SHAPE) ? 2 : 0);
+    kiln__sb params = {0};
+    kiln__sb_addf(sb, "#define KILN_CPU %d\n", cpu);
+    kiln__gen_common(sb, &ew->args, layout);
+    if (ew->preamble)
+        kiln__gen_user(sb, "preamble", ew->preamble);
+    kiln__sb_add(sb, "KILN_FUNC void kiln_op(long i, KILN_PARAMS)\n{\n"
+                     "    KILN_BIND(i)\n");
+    kiln__gen_user(sb, "operation", ew->operation);
+    kiln__sb_add(sb, ";\n}\n");
+    kiln__gen_params(&params, &ew->args, layout);
+    kiln_status st = kiln__gen_template(sb, "algo_elementwise.cl", ew->name,
+                                        params.p ? params.p : "");
+    if (st == KILN_OK && (sb->oom || params.oom))
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                             "elementwise source");
+    kiln__sb_free(&params);
+    return st;
+}
+
 static kiln_status ew_variant(kiln_elementwise *ew, int strided, int cpu,
                               kiln__variant **out) {
     kiln__variant *v = &ew->var[strided][cpu];
     pthread_mutex_lock(&ew->lock);
     kiln_status st = KILN_OK;
     if (!v->k[0]) {
-        int layout = strided | ((ew->flags & KILN_ELEMENTWISE_ANY_SHAPE) ? 2 : 0);
-        kiln__sb sb = {0}, params = {0};
-        kiln__sb_addf(&sb, "#define KILN_CPU %d\n", cpu);
-        kiln__gen_common(&sb, &ew->args, layout);
-        if (ew->preamble)
-            kiln__gen_user(&sb, "preamble", ew->preamble);
-        kiln__sb_add(&sb, "KILN_FUNC void kiln_op(long i, KILN_PARAMS)\n{\n"
-                          "    KILN_BIND(i)\n");
-        kiln__gen_user(&sb, "operation", ew->operation);
-        kiln__sb_add(&sb, ";\n}\n");
-        kiln__gen_params(&params, &ew->args, layout);
-        st = kiln__gen_template(&sb, "algo_elementwise.cl", ew->name,
-                                params.p ? params.p : "");
-        if (st == KILN_OK && (sb.oom || params.oom))
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                 "elementwise source");
+        kiln__sb sb = {0};
+        st = kiln__elementwise_source(ew, strided, cpu, &sb);
         if (st == KILN_OK)
             st = kiln__gen_build(ew->context, sb.p, "kiln_elementwise",
                                  ew->operation, &v->prog);
@@ -59,7 +68,6 @@ static kiln_status ew_variant(kiln_elementwise *ew, int strided, int cpu,
         if (st != KILN_OK)
             kiln__variant_free(v);
         kiln__sb_free(&sb);
-        kiln__sb_free(&params);
     }
     pthread_mutex_unlock(&ew->lock);
     *out = v;

@@ -391,13 +391,14 @@ void kiln__gen_user(kiln__sb *sb, const char *label, const char *text) {
 
 /* --------------------------------------------------------------- plans */
 
-kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan) {
+kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan) {
     kiln_device_info info;
-    kiln_status st = kiln_device_get_info(kiln_queue_device(queue), &info);
+    memset(plan, 0, sizeof *plan);
+    kiln_status st = kiln_device_get_info(device, &info);
     if (st != KILN_OK)
         return st;
-    memset(plan, 0, sizeof *plan);
     plan->cpu = info.type == KILN_DEVICE_CPU;
+    plan->cuda = info.backend == KILN_BACKEND_CUDA;
     plan->cu = info.compute_units ? info.compute_units : 1;
     plan->fp64 = info.fp64;
     plan->fp16 = info.fp16;
@@ -412,11 +413,19 @@ kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan) {
     return KILN_OK;
 }
 
+kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan) {
+    return kiln__plan_for_device(kiln_queue_device(queue), plan);
+}
+
 /* --------------------------------------------------------------- builds */
+
+void (*kiln__gen_source_hook)(const char *source);
 
 kiln_status kiln__gen_build(kiln_context *context, const char *source,
                             const char *what, const char *user_text,
                             kiln_program **program) {
+    if (kiln__gen_source_hook)
+        kiln__gen_source_hook(source);
     kiln_program_opts opts = {KILN_LANG_AUTO, NULL, 0};
     kiln_status st = kiln_program_create(context, source, &opts, program);
     if (st != KILN_ERROR_BUILD)

@@ -23,6 +23,46 @@ struct kiln_reduction {
     size_t local[2][2];
 };
 
+/* The whole generated source (without the backend prelude) of a variant. */
+kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
+                                   const kiln__plan *plan, kiln__sb *sb) {
+    kiln__sb params = {0};
+    kiln__sb_addf(sb,
+                  "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
+                  "#if defined(KILN_BACKEND_CUDA) && !defined(INFINITY)\n"
+                  "#define INFINITY __int_as_float(0x7f800000)\n#endif\n",
+                  plan->cpu, plan->local);
+    kiln__gen_common(sb, &r->args, strided);
+    if (r->preamble)
+        kiln__gen_user(sb, "preamble", r->preamble);
+    kiln__sb_add(sb, "typedef\n");
+    kiln__gen_user(sb, "out_type", r->out_type);
+    kiln__sb_add(sb, "kiln_out_t;\ntypedef ");
+    kiln__sb_add(sb, r->final_type ? r->final_type : "kiln_out_t");
+    kiln__sb_add(sb, " kiln_final_t;\n"
+                     "KILN_FUNC kiln_out_t kiln_neutral(void)\n{\n"
+                     "    return (\n");
+    kiln__gen_user(sb, "neutral", r->neutral);
+    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_out_t kiln_reduce(kiln_out_t "
+                     "a, kiln_out_t b)\n{\n    return (\n");
+    kiln__gen_user(sb, "reduce", r->reduce);
+    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_out_t kiln_map(long i, "
+                     "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
+    kiln__gen_user(sb, "map", r->map);
+    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
+                     "a)\n{\n    return (kiln_final_t)(");
+    kiln__sb_add(sb, r->finish ? r->finish : "a");
+    kiln__sb_add(sb, ");\n}\n");
+    kiln__gen_params(&params, &r->args, strided);
+    kiln_status st = kiln__gen_template(sb, "algo_reduce.cl", r->name,
+                                        params.p ? params.p : "");
+    if (st == KILN_OK && (sb->oom || params.oom))
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                             "reduction source");
+    kiln__sb_free(&params);
+    return st;
+}
+
 static kiln_status red_variant(kiln_reduction *r, int strided,
                                const kiln__plan *plan, kiln__variant **out) {
     int cpu = plan->cpu;
@@ -30,40 +70,9 @@ static kiln_status red_variant(kiln_reduction *r, int strided,
     pthread_mutex_lock(&r->lock);
     kiln_status st = KILN_OK;
     if (!v->k[0]) {
-        kiln__sb sb = {0}, params = {0};
+        kiln__sb sb = {0};
         r->local[strided][cpu] = plan->local;
-        kiln__sb_addf(&sb,
-                      "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
-                      "#if defined(KILN_BACKEND_CUDA) && !defined(INFINITY)\n"
-                      "#define INFINITY __int_as_float(0x7f800000)\n#endif\n",
-                      cpu, plan->local);
-        kiln__gen_common(&sb, &r->args, strided);
-        if (r->preamble)
-            kiln__gen_user(&sb, "preamble", r->preamble);
-        kiln__sb_add(&sb, "typedef\n");
-        kiln__gen_user(&sb, "out_type", r->out_type);
-        kiln__sb_add(&sb, "kiln_out_t;\ntypedef ");
-        kiln__sb_add(&sb, r->final_type ? r->final_type : "kiln_out_t");
-        kiln__sb_add(&sb, " kiln_final_t;\n"
-                          "KILN_FUNC kiln_out_t kiln_neutral(void)\n{\n"
-                          "    return (\n");
-        kiln__gen_user(&sb, "neutral", r->neutral);
-        kiln__sb_add(&sb, ");\n}\nKILN_FUNC kiln_out_t kiln_reduce(kiln_out_t "
-                          "a, kiln_out_t b)\n{\n    return (\n");
-        kiln__gen_user(&sb, "reduce", r->reduce);
-        kiln__sb_add(&sb, ");\n}\nKILN_FUNC kiln_out_t kiln_map(long i, "
-                          "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
-        kiln__gen_user(&sb, "map", r->map);
-        kiln__sb_add(&sb, ");\n}\nKILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
-                          "a)\n{\n    return (kiln_final_t)(");
-        kiln__sb_add(&sb, r->finish ? r->finish : "a");
-        kiln__sb_add(&sb, ");\n}\n");
-        kiln__gen_params(&params, &r->args, strided);
-        st = kiln__gen_template(&sb, "algo_reduce.cl", r->name,
-                                params.p ? params.p : "");
-        if (st == KILN_OK && (sb.oom || params.oom))
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                 "reduction source");
+        st = kiln__reduction_source(r, strided, plan, &sb);
         if (st == KILN_OK) {
             char text[1024];
             snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s",
@@ -83,7 +92,6 @@ static kiln_status red_variant(kiln_reduction *r, int strided,
         if (st != KILN_OK)
             kiln__variant_free(v);
         kiln__sb_free(&sb);
-        kiln__sb_free(&params);
     }
     pthread_mutex_unlock(&r->lock);
     *out = v;
@@ -161,20 +169,11 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
                                "kiln_reduction_create");
     }
     if (eager) {
-        kiln_device_info info;
-        kiln__plan plan = {0};
-        plan.cpu = kiln_device_get_info(kiln_context_device(context, 0),
-                                        &info) == KILN_OK &&
-                   info.type == KILN_DEVICE_CPU;
-        plan.local = 1;
-        if (!plan.cpu) {
-            plan.local = 256;
-            while (info.max_work_group_size &&
-                   plan.local > info.max_work_group_size)
-                plan.local /= 2;
-        }
+        kiln__plan plan;
         kiln__variant *v;
-        st = red_variant(r, 0, &plan, &v);
+        st = kiln__plan_for_device(kiln_context_device(context, 0), &plan);
+        if (st == KILN_OK)
+            st = red_variant(r, 0, &plan, &v);
         if (st != KILN_OK) {
             kiln_reduction_release(r);
             return st;

@@ -20,11 +20,67 @@ struct kiln_scan {
     pthread_mutex_t lock;
     kiln__variant var[2][2]; /* [strided][cpu] */
     size_t local[2][2];
+    int onepass[2][2]; /* the variant is the CUDA single-pass scan */
 };
 
-static const char *scan_template(kiln_context *context) {
-    (void)context; /* one portable template for now, on every backend */
-    return "algo_scan.cl";
+/* Items per thread of the CUDA single-pass scan for a scan type of size
+ * bytes (a tile of 256*items values stays within 16 KiB of shared memory);
+ * 0: too large a type, use the three-phase template. */
+static int onepass_items(size_t size) {
+    return size <= 4 ? 16 : size <= 8 ? 8 : size <= 16 ? 4 : size <= 32 ? 2
+         : size <= 64 ? 1 : 0;
+}
+
+static int use_onepass(const kiln_scan *s, const kiln__plan *plan) {
+    return plan->cuda && plan->local == 256 && onepass_items(s->scan_size);
+}
+
+/* The whole generated source (without the backend prelude) of a variant. */
+kiln_status kiln__scan_source(kiln_scan *s, int strided,
+                              const kiln__plan *plan, kiln__sb *sb) {
+    kiln__sb params = {0};
+    int one = use_onepass(s, plan);
+    kiln__sb_addf(sb,
+                  "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
+                  "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n",
+                  plan->cpu, plan->local, s->seg ? 1 : 0,
+                  one ? onepass_items(s->scan_size) : 1);
+    kiln__gen_common(sb, &s->args, strided);
+    if (s->preamble)
+        kiln__gen_user(sb, "preamble", s->preamble);
+    kiln__sb_add(sb, "typedef\n");
+    kiln__gen_user(sb, "scan_type", s->scan_type);
+    kiln__sb_add(sb, "kiln_scan_t;\nKILN_FUNC kiln_scan_t "
+                     "kiln_neutral(void)\n{\n    return (\n");
+    kiln__gen_user(sb, "neutral", s->neutral);
+    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_scan_t "
+                     "kiln_scan_op(kiln_scan_t a, kiln_scan_t b)\n{\n"
+                     "    return (\n");
+    kiln__gen_user(sb, "scan", s->op);
+    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_scan_t kiln_input(long i, "
+                     "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
+    kiln__gen_user(sb, "input", s->input);
+    kiln__sb_add(sb, ");\n}\n");
+    if (s->seg) {
+        kiln__sb_add(sb, "KILN_FUNC int kiln_seg_start(long i, "
+                         "KILN_PARAMS)\n{\n    KILN_BIND(i)\n"
+                         "    return (\n");
+        kiln__gen_user(sb, "segment_start", s->seg);
+        kiln__sb_add(sb, ") ? 1 : 0;\n}\n");
+    }
+    kiln__sb_add(sb, "KILN_FUNC void kiln_output(long i, kiln_scan_t "
+                     "item, kiln_scan_t prev_item, KILN_PARAMS)\n{\n"
+                     "    KILN_BIND(i)\n");
+    kiln__gen_user(sb, "output", s->output);
+    kiln__sb_add(sb, ";\n}\n");
+    kiln__gen_params(&params, &s->args, strided);
+    kiln_status st = kiln__gen_template(
+        sb, one ? "algo_scan_cuda.cl" : "algo_scan.cl", s->name,
+        params.p ? params.p : "");
+    if (st == KILN_OK && (sb->oom || params.oom))
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "scan source");
+    kiln__sb_free(&params);
+    return st;
 }
 
 static kiln_status scan_variant(kiln_scan *s, int strided,
@@ -34,46 +90,10 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
     pthread_mutex_lock(&s->lock);
     kiln_status st = KILN_OK;
     if (!v->k[0]) {
-        kiln__sb sb = {0}, params = {0};
+        kiln__sb sb = {0};
         s->local[strided][cpu] = plan->local;
-        kiln__sb_addf(&sb,
-                      "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
-                      "#define KILN_SEGMENTED %d\n",
-                      cpu, plan->local, s->seg ? 1 : 0);
-        kiln__gen_common(&sb, &s->args, strided);
-        if (s->preamble)
-            kiln__gen_user(&sb, "preamble", s->preamble);
-        kiln__sb_add(&sb, "typedef\n");
-        kiln__gen_user(&sb, "scan_type", s->scan_type);
-        kiln__sb_add(&sb, "kiln_scan_t;\nKILN_FUNC kiln_scan_t "
-                          "kiln_neutral(void)\n{\n    return (\n");
-        kiln__gen_user(&sb, "neutral", s->neutral);
-        kiln__sb_add(&sb, ");\n}\nKILN_FUNC kiln_scan_t "
-                          "kiln_scan_op(kiln_scan_t a, kiln_scan_t b)\n{\n"
-                          "    return (\n");
-        kiln__gen_user(&sb, "scan", s->op);
-        kiln__sb_add(&sb, ");\n}\nKILN_FUNC kiln_scan_t kiln_input(long i, "
-                          "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
-        kiln__gen_user(&sb, "input", s->input);
-        kiln__sb_add(&sb, ");\n}\n");
-        if (s->seg) {
-            kiln__sb_add(&sb, "KILN_FUNC int kiln_seg_start(long i, "
-                              "KILN_PARAMS)\n{\n    KILN_BIND(i)\n"
-                              "    return (\n");
-            kiln__gen_user(&sb, "segment_start", s->seg);
-            kiln__sb_add(&sb, ") ? 1 : 0;\n}\n");
-        }
-        kiln__sb_add(&sb, "KILN_FUNC void kiln_output(long i, kiln_scan_t "
-                          "item, kiln_scan_t prev_item, KILN_PARAMS)\n{\n"
-                          "    KILN_BIND(i)\n");
-        kiln__gen_user(&sb, "output", s->output);
-        kiln__sb_add(&sb, ";\n}\n");
-        kiln__gen_params(&params, &s->args, strided);
-        st = kiln__gen_template(&sb, scan_template(s->context), s->name,
-                                params.p ? params.p : "");
-        if (st == KILN_OK && (sb.oom || params.oom))
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                 "scan source");
+        s->onepass[strided][cpu] = use_onepass(s, plan);
+        st = kiln__scan_source(s, strided, plan, &sb);
         if (st == KILN_OK) {
             char text[1200];
             snprintf(text, sizeof text,
@@ -84,15 +104,16 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
                                  &v->prog);
         }
         static const char *const suffix[3] = {"reduce", "spine", "final"};
-        for (int k = 0; st == KILN_OK && k < 3; k++) {
+        int nk = s->onepass[strided][cpu] ? 1 : 3;
+        for (int k = 0; st == KILN_OK && k < nk; k++) {
             char kn[160];
-            snprintf(kn, sizeof kn, "%s_%s", s->name, suffix[k]);
+            snprintf(kn, sizeof kn, "%s_%s", s->name,
+                     nk == 1 ? "onepass" : suffix[k]);
             st = kiln_kernel_create(v->prog, kn, &v->k[k]);
         }
         if (st != KILN_OK)
             kiln__variant_free(v);
         kiln__sb_free(&sb);
-        kiln__sb_free(&params);
     }
     pthread_mutex_unlock(&s->lock);
     *out = v;
@@ -165,20 +186,11 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
                                "kiln_scan_create");
     }
     if (eager) {
-        kiln_device_info info;
-        kiln__plan plan = {0};
-        plan.cpu = kiln_device_get_info(kiln_context_device(context, 0),
-                                        &info) == KILN_OK &&
-                   info.type == KILN_DEVICE_CPU;
-        plan.local = 1;
-        if (!plan.cpu) {
-            plan.local = 256;
-            while (info.max_work_group_size &&
-                   plan.local > info.max_work_group_size)
-                plan.local /= 2;
-        }
+        kiln__plan plan;
         kiln__variant *v;
-        st = scan_variant(s, 0, &plan, &v);
+        st = kiln__plan_for_device(kiln_context_device(context, 0), &plan);
+        if (st == KILN_OK)
+            st = scan_variant(s, 0, &plan, &v);
         if (st != KILN_OK) {
             kiln_scan_release(s);
             return st;
@@ -211,6 +223,48 @@ void kiln_scan_release(kiln_scan *s) {
     kiln_context_release(s->context);
     pthread_mutex_destroy(&s->lock);
     free(s);
+}
+
+/* The CUDA single-pass scan: zero the tile status words (and the tile
+ * counter after them), then one launch of one block per tile. */
+static kiln_status onepass_launch(kiln_queue *queue, kiln_scan *s,
+                                  kiln__variant *v, size_t local,
+                                  const kiln__bound *b, size_t num_wait,
+                                  kiln_event *const *wait,
+                                  kiln_event **event) {
+    kiln_context *ctx = kiln_queue_context(queue);
+    size_t tile = local * (size_t)onepass_items(s->scan_size);
+    size_t tiles = (b->n + tile - 1) / tile;
+    size_t stride = (s->scan_size + 15) / 16 * 16;
+    kiln_buffer *status = NULL, *vals = NULL;
+    kiln_event *e0 = NULL, *e1 = NULL;
+    kiln_status st = kiln_buffer_create(ctx, (tiles + 1) * sizeof(int),
+                                        KILN_BUFFER_READ_WRITE, NULL, &status);
+    if (st == KILN_OK)
+        st = kiln_buffer_create(ctx, 2 * tiles * stride,
+                                KILN_BUFFER_READ_WRITE, NULL, &vals);
+    if (st == KILN_OK) {
+        static const int zero = 0;
+        st = kiln_buffer_fill_async(queue, status, &zero, sizeof zero, 0,
+                                    (tiles + 1) * sizeof(int), num_wait, wait,
+                                    &e0);
+    }
+    if (st == KILN_OK) {
+        kiln_arg pre[4] = {KILN_ARG_BUF(status), KILN_ARG_BUF(vals),
+                           KILN_ARG_I64((int64_t)stride),
+                           KILN_ARG_I64((int64_t)tiles)};
+        st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 4, b, 1,
+                          &e0, &e1);
+    }
+    if (st == KILN_OK && event) {
+        *event = e1;
+        e1 = NULL;
+    }
+    kiln__event_drop(&e0);
+    kiln__event_drop(&e1);
+    kiln_buffer_release(status);
+    kiln_buffer_release(vals);
+    return st;
 }
 
 kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
@@ -251,6 +305,11 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
         return st;
     }
     size_t local = s->local[b.layout][plan.cpu];
+    if (s->onepass[b.layout][plan.cpu]) {
+        st = onepass_launch(queue, s, v, local, &b, num_wait, wait, event);
+        kiln__bound_free(&b);
+        return st;
+    }
     size_t n = b.n, groups;
     if (plan.cpu) {
         groups = plan.cu * 4;

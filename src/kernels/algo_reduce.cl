@@ -2,8 +2,48 @@
  * KILN_CPU, KILN_LOCAL_SIZE (a power of two), kiln_out_t, kiln_neutral(),
  * kiln_reduce(a, b), kiln_map(i, ...), kiln_final_t, kiln_finish(x),
  * KILN_PASS.
- * Stage 1: work-group g reduces its part into kiln_partials[g].
+ * Stage 1: work-group g reduces its part into kiln_partials[g] (CPU: one
+ * contiguous chunk per work-item; GPU: a grid-stride loop; the block step
+ * uses warp shuffles on CUDA, a local-memory tree elsewhere).
  * Stage 2: one work-group reduces the partials into kiln_out[kiln_out_o]. */
+#if defined(KILN_BACKEND_CUDA) && KILN_LOCAL_SIZE >= 32 &&                   \
+    KILN_LOCAL_SIZE % 32 == 0
+/* CUDA: __shfl_down_sync for any trivially copyable type, 4 bytes (or one
+ * byte) at a time. */
+KILN_FUNC kiln_out_t kiln__shfl_down(kiln_out_t v, unsigned int d)
+{
+    kiln_out_t r = v;
+    if (sizeof(kiln_out_t) % 4 == 0) {
+        unsigned int *s = (unsigned int *)&v, *t = (unsigned int *)&r;
+        for (int k = 0; k < (int)(sizeof(kiln_out_t) / 4); k++)
+            t[k] = __shfl_down_sync(0xffffffffu, s[k], d);
+    } else {
+        unsigned char *s = (unsigned char *)&v, *t = (unsigned char *)&r;
+        for (int k = 0; k < (int)sizeof(kiln_out_t); k++)
+            t[k] = (unsigned char)__shfl_down_sync(0xffffffffu,
+                                                   (unsigned int)s[k], d);
+    }
+    return r;
+}
+/* Reduction of the block's values: warp shuffles, then the warp totals
+ * (through scratch) by the first warp. The result is in thread 0. */
+KILN_FUNC kiln_out_t kiln__block_reduce(kiln_out_t a, kiln_out_t *scratch)
+{
+    int l = (int)threadIdx.x, lane = l & 31, warp = l >> 5;
+    for (unsigned int d = 16; d > 0; d >>= 1)
+        a = kiln_reduce(a, kiln__shfl_down(a, d));
+    if (lane == 0)
+        scratch[warp] = a;
+    __syncthreads();
+    if (warp == 0) {
+        a = lane < KILN_LOCAL_SIZE / 32 ? scratch[lane] : kiln_neutral();
+        for (unsigned int d = 16; d > 0; d >>= 1)
+            a = kiln_reduce(a, kiln__shfl_down(a, d));
+    }
+    return a;
+}
+#endif
+
 KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
                                long kiln_chunk, @PARAMS@)
 {
@@ -41,11 +81,34 @@ KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
                           kiln_reduce(kiln_reduce(kiln_a4, kiln_a5),
                                       kiln_reduce(kiln_a6, kiln_a7)));
 #else
+    /* Grid-stride loop, 4 independent accumulators: 4 coalesced loads in
+     * flight per work-item (enough bytes in flight to saturate HBM with a
+     * grid of a few blocks per compute unit). */
     long kiln_step = (long)kiln_global_size(0);
-    for (long i = (long)kiln_global_id(0); i < n; i += kiln_step)
+    long i = (long)kiln_global_id(0);
+    kiln_out_t kiln_a1 = kiln_neutral(), kiln_a2 = kiln_neutral(),
+               kiln_a3 = kiln_neutral();
+    for (; i + 3 * kiln_step < n; i += 4 * kiln_step) {
+        kiln_out_t kiln_m0 = kiln_map(i, KILN_PASS);
+        kiln_out_t kiln_m1 = kiln_map(i + kiln_step, KILN_PASS);
+        kiln_out_t kiln_m2 = kiln_map(i + 2 * kiln_step, KILN_PASS);
+        kiln_out_t kiln_m3 = kiln_map(i + 3 * kiln_step, KILN_PASS);
+        kiln_a0 = kiln_reduce(kiln_a0, kiln_m0);
+        kiln_a1 = kiln_reduce(kiln_a1, kiln_m1);
+        kiln_a2 = kiln_reduce(kiln_a2, kiln_m2);
+        kiln_a3 = kiln_reduce(kiln_a3, kiln_m3);
+    }
+    for (; i < n; i += kiln_step)
         kiln_a0 = kiln_reduce(kiln_a0, kiln_map(i, KILN_PASS));
+    kiln_a0 = kiln_reduce(kiln_reduce(kiln_a0, kiln_a1),
+                          kiln_reduce(kiln_a2, kiln_a3));
 #endif
-#if KILN_LOCAL_SIZE > 1
+#if defined(KILN_BACKEND_CUDA) && KILN_LOCAL_SIZE >= 32 &&                   \
+    KILN_LOCAL_SIZE % 32 == 0
+    kiln_a0 = kiln__block_reduce(kiln_a0, kiln_scratch);
+    if (kiln_l == 0)
+        kiln_partials[kiln_g] = kiln_a0;
+#elif KILN_LOCAL_SIZE > 1
     kiln_scratch[kiln_l] = kiln_a0;
     kiln_barrier();
     for (long s = KILN_LOCAL_SIZE / 2; s > 0; s >>= 1) {
@@ -71,7 +134,12 @@ KILN_KERNEL void @NAME@_stage2(KILN_GLOBAL const kiln_out_t *kiln_in,
     kiln_out_t kiln_a = kiln_neutral();
     for (long j = kiln_l; j < kiln_m; j += KILN_LOCAL_SIZE)
         kiln_a = kiln_reduce(kiln_a, kiln_in[j]);
-#if KILN_LOCAL_SIZE > 1
+#if defined(KILN_BACKEND_CUDA) && KILN_LOCAL_SIZE >= 32 &&                   \
+    KILN_LOCAL_SIZE % 32 == 0
+    kiln_a = kiln__block_reduce(kiln_a, kiln_scratch);
+    if (kiln_l == 0)
+        kiln_out[kiln_out_o] = kiln_finish(kiln_a);
+#elif KILN_LOCAL_SIZE > 1
     kiln_scratch[kiln_l] = kiln_a;
     kiln_barrier();
     for (long s = KILN_LOCAL_SIZE / 2; s > 0; s >>= 1) {
