@@ -310,6 +310,19 @@ static void test_bad_arguments(demo_kernels *k) {
                      KILN_ERROR_UNSUPPORTED);
 }
 
+/* The fast mask with the other launch shape too (GPU: 256 work-items per
+ * row, CPU: 16): the crossings are listed by min(items, 32) work-items, so
+ * both fewer and more items than edges are covered. */
+static void test_other_mask_shape(demo_kernels *k) {
+    int saved = k->mask_local;
+    int other = saved >= 256 ? 16 : 256;
+    if ((size_t)other > k->info.max_work_group_size)
+        return;
+    k->mask_local = other;
+    test_masks(k);
+    k->mask_local = saved;
+}
+
 /* The distance kernel that is not the device's default, where it builds
  * (the GPU kernel also runs on PoCL; pdist_cpu only on OpenCL). */
 static void test_other_pdist_kernel(demo_kernels *k) {
@@ -336,6 +349,7 @@ static void on_device(kiln_queue *queue, void *user) {
     test_distances(&k, 0);
     test_distances(&k, 1);
     test_other_pdist_kernel(&k);
+    test_other_mask_shape(&k);
     test_bad_arguments(&k);
     demo_kernels_release(&k);
 }
