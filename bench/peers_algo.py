@@ -3,11 +3,17 @@
 OpenCL device), NumPy and, when importable, CuPy.
 
     python3 bench/peers_algo.py BUILD/bench/bench_algo [n]
+        [--devices SEL,SEL...] [--peers pyopencl,numpy,cupy]
 
-Runs bench_algo (it honours KILN_DEVICE), times the peers the same way
-(median of 11 runs after 2 warm-ups, wall time to a finished result; for
-reductions the result is on the host) and prints one markdown table:
-op, kiln, peer, ratio (peer time / kiln time: > 1 means kiln is faster).
+Runs bench_algo once per kiln device selector (KILN_DEVICE=SEL; default: the
+environment's), times the peers (median of 11 runs after 2 warm-ups: CuPy
+with CUDA events and its results left on the device, like bench_algo's
+device-event timing; PyOpenCL and NumPy with wall time to a finished
+result) and prints one markdown table: op, for each kiln device its ms and
+% of its own copy bandwidth, for each peer its ms, its % of its own copy
+bandwidth and the ratio peer time / time on the first kiln device (> 1
+means kiln is faster). A peer that cannot be imported (PyOpenCL needs mako;
+the GPU machine has neither) is skipped with a note.
 PyOpenCL uses PYOPENCL_CTX when set, else the first device (PoCL here)."""
 import os
 import statistics
@@ -31,9 +37,18 @@ def timeit(f):
     return statistics.median(ts)
 
 
-def run_kiln(path, n):
-    out = subprocess.run([path, str(n)], check=True, capture_output=True,
-                         text=True).stdout
+def run_kiln(path, n, device=None):
+    env = dict(os.environ)
+    if device:
+        env["KILN_DEVICE"] = device
+    proc = subprocess.run([path, str(n)], capture_output=True, text=True,
+                          env=env)
+    out = proc.stdout
+    sys.stderr.write(out + proc.stderr)
+    if proc.returncode != 0:
+        print(f"bench_algo on {device or 'default device'} FAILED "
+              f"(exit {proc.returncode}): {proc.stderr.strip()}",
+              file=sys.stderr)
     res = {}
     for line in out.splitlines():
         if line.startswith("RESULT "):
@@ -62,6 +77,7 @@ def numpy_peer(n):
         "sum": timeit(lambda: x.sum()),
         "dot": timeit(lambda: np.dot(x, y)),
         "scan_int32": timeit(lambda: np.cumsum(xi, out=oi)),
+        "_device": "host CPU",
     }
 
 
@@ -125,58 +141,98 @@ def cupy_peer(n):
     z = cp.empty_like(x)
     xi = (cp.arange(n) % 7).astype(cp.int32)
     oi = cp.empty_like(xi)
-    sync = cp.cuda.Stream.null.synchronize
 
-    def w(f):
-        def g():
+    def ev(f):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        for _ in range(2):
             f()
-            sync()
-        return g
+        cp.cuda.Stream.null.synchronize()
+        ts = []
+        for _ in range(RUNS):
+            start.record()
+            f()
+            end.record()
+            end.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+        return statistics.median(ts)
 
     axpy_k = cp.ElementwiseKernel("float32 a, float32 x, float32 y",
                                   "float32 z", "z = a*x + y", "axpy")
-    return {
-        "copy": timeit(w(lambda: cp.copyto(z, x))),
-        "axpy": timeit(w(lambda: axpy_k(cp.float32(2), x, y, z))),
-        "sum": timeit(lambda: float(x.sum())),
-        "dot": timeit(lambda: float(cp.dot(x, y))),
-        "scan_int32": timeit(w(lambda: cp.cumsum(xi, out=oi))),
+    res = {
+        "copy": ev(lambda: cp.copyto(z, x)),
+        "axpy": ev(lambda: axpy_k(cp.float32(2), x, y, z)),
+        "sum": ev(lambda: x.sum()),
+        "dot": ev(lambda: cp.dot(x, y)),
+        "scan_int32": ev(lambda: cp.cumsum(xi, out=oi)),
     }
+    res["_device"] = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    return res
+
+
+BYTES = {"copy": 8, "axpy": 12, "sum": 4, "dot": 8, "scan_int32": 8}
+OPS = ["copy", "axpy", "sum", "dot", "scan_int32"]
+
+
+def frac(res, op):
+    """% of the same run's copy bandwidth."""
+    return BYTES[op] / 8 * res["copy"] / res[op] * 100
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = [a for a in sys.argv[1:]]
+    devices, wanted = [None], ["pyopencl", "numpy", "cupy"]
+    for opt in ("--devices", "--peers"):
+        if opt in args:
+            k = args.index(opt)
+            val = args[k + 1].split(",")
+            del args[k:k + 2]
+            if opt == "--devices":
+                devices = val
+            else:
+                wanted = val
+    if not args:
         print(__doc__)
         return 2
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 1 << 24
-    kiln = run_kiln(sys.argv[1], n)
+    n = int(args[1]) if len(args) > 1 else 1 << 24
+    kilns = [(d, run_kiln(args[0], n, d)) for d in devices]
     peers = []
-    try:
-        peers.append(("PyOpenCL", pyopencl_peer(n)))
-    except Exception as e:  # noqa: BLE001 - report and go on
-        print(f"PyOpenCL skipped: {e}", file=sys.stderr)
-    peers.append(("NumPy", numpy_peer(n)))
-    try:
-        import cupy  # noqa: F401
-        peers.append(("CuPy", cupy_peer(n)))
-    except ImportError:
-        pass
-    except Exception as e:  # noqa: BLE001
-        print(f"CuPy skipped: {e}", file=sys.stderr)
-    print(f"kiln {kiln.get('_device', '')}; n = {n}")
+    makers = {"pyopencl": ("PyOpenCL", pyopencl_peer),
+              "numpy": ("NumPy", numpy_peer), "cupy": ("CuPy", cupy_peer)}
+    for w in wanted:
+        name, fn = makers[w]
+        try:
+            peers.append((name, fn(n)))
+        except ImportError as e:
+            print(f"{name} skipped: not importable ({e})", file=sys.stderr)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"{name} skipped: {e}", file=sys.stderr)
+    print(f"n = {n}")
+    for d, k in kilns:
+        print(f"kiln {d or '(default device)'}: {k.get('_device', '')}")
     for name, p in peers:
-        if "_device" in p:
-            print(f"{name} device: {p['_device']}")
+        print(f"{name} device: {p.get('_device', '?')}")
     print()
-    print("| op | kiln ms | kiln % of copy | peer | peer ms | ratio (peer/kiln) |")
-    print("|---|---|---|---|---|---|")
-    for op in ["copy", "axpy", "sum", "dot", "scan_int32"]:
-        k = kiln[op]
-        frac = {"copy": 8, "axpy": 12, "sum": 4, "dot": 8,
-                "scan_int32": 8}[op] / 8 * kiln["copy"] / k * 100
-        for name, p in peers:
-            print(f"| {op} | {k*1e3:.3f} | {frac:.0f}% | {name} | "
-                  f"{p[op]*1e3:.3f} | {p[op]/k:.2f} |")
+    head = ["op"]
+    for d, _ in kilns:
+        head += [f"kiln {d or ''} ms".replace("  ", " "),
+                 f"kiln {d or ''} % of copy".replace("  ", " ")]
+    for name, _ in peers:
+        head += [f"{name} ms", f"{name} % of copy",
+                 f"ratio {name}/kiln"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for op in OPS:
+        row = [op]
+        for _, k in kilns:
+            if op in k and "copy" in k:
+                row += [f"{k[op]*1e3:.3f}", f"{frac(k, op):.0f}%"]
+            else:
+                row += ["FAILED", "-"]
+        for _, p in peers:
+            k0 = kilns[0][1]
+            row += [f"{p[op]*1e3:.3f}", f"{frac(p, op):.0f}%",
+                    f"{p[op]/k0[op]:.2f}" if op in k0 else "-"]
+        print("| " + " | ".join(row) + " |")
     return 0
 
 
