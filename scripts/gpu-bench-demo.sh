@@ -7,8 +7,10 @@
 #      serial C cases longer than 10 s are estimated from 1/16 of the rows
 #      (--host-max-seconds, marked in the tables);
 #   2. a short sweep of the distance kernel on cuda:0: tile
-#      (KILN_DEMO_PDIST_TILE; default 16x8) and register prefetch
-#      (KILN_DEMO_PDIST_PREFETCH; default: float64 only; "-" = default);
+#      (KILN_DEMO_PDIST_TILE; default 16x8), register prefetch
+#      (KILN_DEMO_PDIST_PREFETCH; default: float64 only; "-" = default) and
+#      the symmetric variant (KILN_DEMO_PDIST_SYM=1: upper-triangle blocks,
+#      mirrored; half the arithmetic; off by default);
 #   3. bench/peers_demo.py on the same JSON: CuPy (the seeds' naive kernel as
 #      a RawKernel, the vectorised NumPy code on CuPy arrays), torch.cdist
 #      in float32 and float64 (device times from CUDA events, accuracy);
@@ -53,14 +55,14 @@ say "kiln demo exit $?"
 # --- 2. tile sweep (distances only matter: a tiny mask) -----------------------
 SWEEP="$OUTD/demo-gpu-sweep.txt"
 : > "$SWEEP"
-for cfg in 16x8:0 16x8:1 16x4:- 8x8:-; do
-  tile=${cfg%%:*}; pf=${cfg##*:}
-  say "tile $tile prefetch $pf"
+for cfg in 16x8:0:0 16x8:1:0 16x4:-:0 16x8:-:1; do
+  tile=${cfg%%:*}; rest=${cfg#*:}; pf=${rest%%:*}; sym=${rest#*:}
+  say "tile $tile prefetch $pf symmetric $sym"
   if [ "$pf" = "-" ]; then unset KILN_DEMO_PDIST_PREFETCH; else export KILN_DEMO_PDIST_PREFETCH=$pf; fi
-  KILN_DEMO_PDIST_TILE=$tile timeout 30 "$KILN" demo --device "$FIRST" --sizes 64 \
+  KILN_DEMO_PDIST_SYM=$sym KILN_DEMO_PDIST_TILE=$tile timeout 30 "$KILN" demo --device "$FIRST" --sizes 64 \
     --points "$POINTS" --dims 64 --reps 10 --no-openmp --host-max-seconds 0.5 --json \
-    --out "$OUTD/demo-gpu-pictures" > "$OUTD/demo-gpu-tile-$tile-$pf.json" 2>>"$LOG"
-  python3 - "$tile prefetch $pf" "$OUTD/demo-gpu-tile-$tile-$pf.json" >> "$SWEEP" <<'PY'
+    --out "$OUTD/demo-gpu-pictures" > "$OUTD/demo-gpu-tile-$tile-$pf-$sym.json" 2>>"$LOG"
+  python3 - "$tile prefetch $pf sym $sym" "$OUTD/demo-gpu-tile-$tile-$pf-$sym.json" >> "$SWEEP" <<'PY'
 import json, sys
 try:
     kj = json.load(open(sys.argv[2]))
@@ -121,7 +123,7 @@ for dev in ("cuda:0", "opencl"):
                 prec, "%.3f" % tdev if tdev else "?", r["device"], r["device_ms"], ratio, tol,
                 "PASS" if got and got >= ratio and r["relerr"] < tol else "MISS",
                 "%.2fx" % got if got else "no torch", r["relerr"]))
-out += ["", "Distance kernel tile sweep on %s (KILN_DEMO_PDIST_TILE, KILN_DEMO_PDIST_PREFETCH; defaults 16x8, prefetch in float64 only):" % first, "",
+out += ["", "Distance kernel tile sweep on %s (KILN_DEMO_PDIST_TILE, _PREFETCH, _SYM; defaults 16x8, prefetch in float64 only, not symmetric):" % first, "",
         "| tile | case | device ms | rel. error |", "|---|---|---:|---:|"]
 out += [l.rstrip() for l in open(spath)] if os.path.exists(spath) else []
 out += [""]

@@ -8,6 +8,7 @@
  * polygons (collinear, two vertices, repeated vertices, vertices on pixel
  * centres) are the ones NVIDIA's OpenCL got wrong in float32 while the
  * crossing test divided; it is exact integer arithmetic now. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +336,26 @@ static void test_other_pdist_kernel(demo_kernels *k) {
     }
 }
 
+/* The GPU distance kernel built with KILN_DEMO_PDIST_SYM=1 (upper-triangle
+ * blocks, mirrored through local memory): m = 130 spans two 128 blocks. */
+static void test_symmetric_pdist(kiln_queue *queue) {
+    const char *old = getenv("KILN_DEMO_PDIST_SYM");
+    setenv("KILN_DEMO_PDIST_SYM", "1", 1);
+    demo_kernels k;
+    kiln_status st = demo_kernels_create(queue, &k);
+    if (old)
+        setenv("KILN_DEMO_PDIST_SYM", old, 1);
+    else
+        unsetenv("KILN_DEMO_PDIST_SYM");
+    if (!CHECK_OK(st))
+        return;
+    CHECK(k.pd_sym == 1);
+    k.pd_cpu = 0;
+    test_distances(&k, 0);
+    test_distances(&k, 1);
+    demo_kernels_release(&k);
+}
+
 static void on_device(kiln_queue *queue, void *user) {
     (void)user;
     demo_kernels k;
@@ -352,6 +373,7 @@ static void on_device(kiln_queue *queue, void *user) {
     test_other_mask_shape(&k);
     test_bad_arguments(&k);
     demo_kernels_release(&k);
+    test_symmetric_pdist(queue);
 }
 
 int main(void) {

@@ -292,6 +292,10 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
     const char *pf = getenv("KILN_DEMO_PDIST_PREFETCH");
     if (pf && (pf[0] == '0' || pf[0] == '1') && !pf[1])
         k->pd_prefetch = pf[0] - '0';
+    /* KILN_DEMO_PDIST_SYM=1: compute only the blocks on and above the
+     * diagonal and mirror them (half the arithmetic; off by default). */
+    const char *sym = getenv("KILN_DEMO_PDIST_SYM");
+    k->pd_sym = sym && strcmp(sym, "1") == 0;
     /* CPU devices (OpenCL only) run pdist_cpu: 8 columns per work-item
      * (8 vector accumulators + 2 temporaries fit the 16 AVX registers;
      * 2048x64 on PoCL: 4 columns 1.5x slower). */
@@ -320,12 +324,13 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         snprintf(src, len,
                  "#define REAL %s\n#define REAL_IS_DOUBLE %d\n"
                  "#define PD_TS %d\n#define PD_RB %d\n#define PD_KT %d\n"
-                 "#define PD_PREFETCH %d\n"
+                 "#define PD_PREFETCH %d\n#define PD_SYM %d\n"
                  "#define PC_JB %d\n#define PC_VW %d\n"
                  "#define PC_REALV %s\n#define PC_VLOAD %s\n%s",
                  p == DEMO_F64 ? "double" : "float", p == DEMO_F64, k->pd_ts,
                  k->pd_rb, p == DEMO_F64 ? 8 : 16,
                  k->pd_prefetch >= 0 ? k->pd_prefetch : p == DEMO_F64,
+                 k->pd_sym,
                  k->pc_jb,
                  p == DEMO_F64 ? 4 : 8, p == DEMO_F64 ? "double4" : "float8",
                  p == DEMO_F64 ? "vload4" : "vload8", demo_kernel_source);
@@ -502,6 +507,10 @@ static kiln_status pdist_launch(void *ctx, kiln_event **first,
         size_t blocks = ((size_t)r->m + bt - 1) / bt;
         size_t local[2] = {(size_t)k->pd_ts, (size_t)k->pd_ts};
         size_t global[2] = {blocks * local[0], blocks * local[1]};
+        if (k->pd_sym) { /* one group per block of the upper triangle */
+            global[0] = blocks * (blocks + 1) / 2 * local[0];
+            global[1] = local[1];
+        }
         st = kiln_kernel_launch(k->queue, k->pdist[r->prec], 2, global, local,
                                 4, args, 0, NULL, last);
     }

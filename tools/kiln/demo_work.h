@@ -94,6 +94,7 @@ typedef struct demo_kernels {
     int pd_ts, pd_rb;            /* pdist tile: TS x TS work-items, RB x RB each */
     int pd_prefetch;             /* pdist register prefetch: -1 float64 only,
                                     0 never, 1 always */
+    int pd_sym;                  /* pdist: upper-triangle blocks, mirrored */
     int pd_cpu;                  /* 1: run pdist_cpu (OpenCL CPU devices);
                                     may be changed after create where
                                     pdist_cpu[p] is not NULL */
