@@ -10,8 +10,8 @@
  *    strided, and for user scans over structs (the non-commutative affine
  *    map, segmented and not; 2-, 24- and 48-byte types) and compiled the
  *    same way, as are user reductions over structs.
- * NVRTC takes ~0.4 s a source, so by default part 1 covers int8, int32,
- * float32 and float64 and part 2 two scans per dtype; KILN_NVRTC_ALL=1
+ * NVRTC takes ~0.4 s a source, so by default part 1 covers int8 and
+ * float32 and part 2 two scans per dtype; KILN_NVRTC_ALL=1
  * checks every dtype and variant, for sm_90 and sm_80 (~1800 compiles,
  * ~10 minutes). */
 #include <stdio.h>
@@ -78,8 +78,7 @@ static size_t g_compiled;
 static int g_all; /* KILN_NVRTC_ALL=1 */
 
 static int dtype_wanted(kiln_dtype d) {
-    return g_all || d == KILN_INT8 || d == KILN_INT32 || d == KILN_FLOAT32 ||
-           d == KILN_FLOAT64;
+    return g_all || d == KILN_INT8 || d == KILN_FLOAT32;
 }
 
 static void compile_cuda(const char *src, const char *what) {
@@ -164,6 +163,7 @@ static void run_ops(kiln_queue *q) {
             if (t)
                 (void)kiln_array_reduce(q, (kiln_reduce_op)op, t, NULL, host,
                                         0, NULL, NULL);
+            CHECK_OK(kiln_queue_finish(q)); /* host is read into */
         }
         if (CHECK_OK(kiln_array_empty(c, dt, 1, (size_t[]){1}, &r))) {
             (void)kiln_array_dot(q, a, b, r, NULL, 0, NULL, NULL);
@@ -307,7 +307,7 @@ int main(void) {
     kiln__gen_source_hook = hook;
     run_ops(q);
     kiln__gen_source_hook = NULL;
-    CHECK_MSG(g_n > (g_all ? 300u : 100u), "only %zu sources recorded", g_n);
+    CHECK_MSG(g_n > (g_all ? 300u : 60u), "only %zu sources recorded", g_n);
     for (size_t k = 0; k < g_n; k++) {
         char what[64];
         snprintf(what, sizeof what, "generated source %zu", k);
