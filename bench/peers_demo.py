@@ -227,8 +227,9 @@ def machine_description(kj):
         socket.gethostname(), platform.platform(), os.cpu_count(), cpu,
         platform.python_version(), np.__version__)]
     for d in kj.get("devices", []):
-        lines.append("- kiln device %s: %s (%s compute units, fp64 %s)" % (
-            d["id"], d["name"], d["compute_units"], "yes" if d["fp64"] else "no"))
+        lines.append("- kiln device %s: %s (%s compute units, fp64 %s%s)" % (
+            d["id"], d["name"], d["compute_units"], "yes" if d["fp64"] else "no",
+            "; distances: " + d["pdist"] if d.get("pdist") else ""))
     lines.append("- kiln %s; OpenMP threads %s" % (kj.get("kiln_version"), kj.get("openmp_threads")))
     return lines
 

@@ -512,8 +512,21 @@ static void print_json(const demo_state *s) {
         json_string(stdout, s->dev[d].info.name);
         printf(", \"short\": ");
         json_string(stdout, s->dev_name[d]);
-        printf(", \"compute_units\": %u, \"fp64\": %d}",
-               s->dev[d].info.compute_units, s->dev[d].info.fp64);
+        const demo_kernels *k = &s->dev[d];
+        printf(", \"compute_units\": %u, \"fp64\": %d, \"mask_local\": %d, "
+               "\"pdist\": ",
+               k->info.compute_units, k->info.fp64, k->mask_local);
+        char pd[96];
+        if (k->pd_cpu)
+            snprintf(pd, sizeof pd, "pdist_cpu, %d columns per work-item",
+                     k->pc_jb);
+        else
+            snprintf(pd, sizeof pd, "pdist %dx%d, prefetch %s%s", k->pd_ts,
+                     k->pd_rb, k->pd_prefetch < 0 ? "float64 only"
+                               : k->pd_prefetch ? "on" : "off",
+                     k->pd_sym ? ", symmetric" : "");
+        json_string(stdout, pd);
+        printf("}");
     }
     printf("\n  ],\n  \"results\": [");
     for (int i = 0; i < s->nresults; i++) {
