@@ -1,9 +1,9 @@
 /* The scan generator (kiln_scan_*), like PyOpenCL's GenericScanKernel, and
  * cumsum/cumprod. Three launches that keep the operator's order (see
  * src/kernels/algo_scan.cl): block totals, a scan of the totals, a rescan
- * of each block with its carry-in. The template is chosen per backend
- * (scan_template()), so a CUDA single-pass decoupled look-back variant can
- * be dropped in without touching the API. */
+ * of each block with its carry-in. On CUDA (use_onepass()) one launch of
+ * the single-pass chained scan with decoupled look-back
+ * (src/kernels/algo_scan_cuda.cl) replaces them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
