@@ -282,9 +282,10 @@ static void test_cache(void) {
     OUT_HAS("Removed 0 entries");
 
     snprintf(src, sizeof src, "%s/vadd.cl", tmpdir);
-    write_file(src, "__kernel void vadd(__global const float *a, __global const float *b,\n"
-                    "                   __global float *c) {\n"
-                    "    size_t i = get_global_id(0);\n"
+    /* kiln's portable dialect: the default device may be CUDA or OpenCL */
+    write_file(src, "KILN_KERNEL void vadd(KILN_GLOBAL const float *a, KILN_GLOBAL const float *b,\n"
+                    "                      KILN_GLOBAL float *c) {\n"
+                    "    size_t i = kiln_global_id(0);\n"
                     "    c[i] = a[i] + b[i];\n"
                     "}\n");
     snprintf(args, sizeof args, "cache build '%s'", src);

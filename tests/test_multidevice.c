@@ -18,8 +18,8 @@ static const char *source =
     "    y[i] += x[i];\n"
     "}\n";
 
-/* Two devices of one backend: sub-devices of the default device, else the
- * first two devices of the default device's backend. Returns 0 if none. */
+/* Two devices that can share a context: sub-devices of the default device,
+ * else the first two devices of its backend and platform. 0 if none. */
 static int pick_two(kiln_device *two[2]) {
     kiln_device *dev = NULL;
     if (kiln_device_select(NULL, &dev) != KILN_OK)
@@ -40,7 +40,8 @@ static int pick_two(kiln_device *two[2]) {
         kiln_device *d = NULL;
         kiln_device_info di;
         if (kiln_device_get(i, &d) == KILN_OK && kiln_device_get_info(d, &di) == KILN_OK &&
-            di.backend == info.backend && !di.is_subdevice)
+            di.backend == info.backend && !di.is_subdevice &&
+            strcmp(di.platform, info.platform) == 0)
             two[found++] = d;
     }
     return found == 2;

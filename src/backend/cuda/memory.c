@@ -64,7 +64,13 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
             return kiln__cu_fail("cuMemAlloc", r);
         }
         if (host_data) {
+            /* From pageable memory cuMemcpyHtoD may return before its DMA
+             * has landed, and kiln's queues are non-blocking streams that do
+             * not order against the legacy stream the copy ran on: wait for
+             * it, so that any queue sees the data. */
             r = kiln__cu.cuMemcpyHtoD(b->ptr, host_data, size);
+            if (r == CUDA_SUCCESS)
+                r = kiln__cu.cuStreamSynchronize(CU_STREAM_LEGACY);
             if (r != CUDA_SUCCESS) {
                 kiln__cu.cuMemFree(b->ptr);
                 free(b);
