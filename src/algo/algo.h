@@ -135,4 +135,46 @@ void kiln__event_drop(kiln_event **e);
 /* Calls fn-like launches in sequence: keeps the last event. */
 char *kiln__strdup(const char *s);
 
+/* ---- per-context cache (ctxcache.c) */
+enum { KILN__OBJ_REDUCTION = 1, KILN__OBJ_SCAN = 2, KILN__OBJ_ELEMENTWISE = 3 };
+/* The context's cached object of kind for key, made by make(arg, obj) on a
+ * miss. Borrowed: valid while the caller holds a reference to the context.
+ * *owned = 1 when it could not be cached: the caller releases it. */
+kiln_status kiln__cached_obj(kiln_context *context, int kind, const char *key,
+                             kiln_status (*make)(void *arg, void **obj),
+                             void *arg, void **obj, int *owned);
+/* After a launch of a cached object (it may have built a variant). */
+void kiln__cache_touch(kiln_context *context);
+/* References to their context that these objects hold (1 + built
+ * variants). */
+int kiln__reduction_ctx_refs(const kiln_reduction *r);
+int kiln__scan_ctx_refs(const kiln_scan *s);
+int kiln__elementwise_ctx_refs(const kiln_elementwise *e);
+
+/* Scratch buffers: one per slot and context, grown on demand. get() hands
+ * out the slot's buffer (or a private one while another call holds it) and
+ * in dep an event the new work must wait for (NULL: none); put() gives it
+ * back with the event of the last command that uses it. */
+enum {
+    KILN__SCRATCH_PARTIALS = 0,
+    KILN__SCRATCH_SCAN_STATUS,
+    KILN__SCRATCH_SCAN_VALS,
+    KILN__SCRATCH_SCAN_SUMS,
+    KILN__SCRATCH_SCAN_FLAGS,
+    KILN__SCRATCH_SLOTS
+};
+typedef struct kiln__scratch {
+    kiln_buffer *buf;
+    kiln_event *dep;
+    int slot, cached;
+} kiln__scratch;
+kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
+                              kiln__scratch *out);
+void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last);
+/* Wait list = the caller's events plus dep (if any). *list is wait itself
+ * or a malloc'd copy (free it when *list != wait); NULL on no memory. */
+kiln_status kiln__wait_plus(size_t num_wait, kiln_event *const *wait,
+                            kiln_event *dep, kiln_event *const **list,
+                            size_t *n);
+
 #endif

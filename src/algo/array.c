@@ -219,15 +219,16 @@ kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n,
     snprintf(args, sizeof args, "%s *y, %s s0, %s ds", t, ft, ft);
     snprintf(op, sizeof op, "y[i] = (%s)(s0 + (%s)i * ds)", t, ft);
     kiln_elementwise *ew = NULL;
+    int owned = 0;
     if (st == KILN_OK)
-        st = kiln__elementwise_create_ex(kiln_queue_context(queue), args, op,
-                                         "kiln_arange", NULL, 0, 0, &ew);
+        st = kiln__elementwise_cached(kiln_queue_context(queue), args, op,
+                                      "kiln_arange", &ew, &owned);
     if (st == KILN_OK) {
         kiln_value v[3] = {KILN_VAL_ARRAY(a), KILN_VAL_F64(start),
                            KILN_VAL_F64(step)};
         st = kiln_elementwise_launch(queue, ew, 3, v, 0, NULL, event);
     }
-    kiln_elementwise_release(ew);
+    kiln__elementwise_done(ew, owned);
     if (st != KILN_OK) {
         kiln_array_release(a);
         return kiln__error_prefix(st, "kiln_array_arange");
@@ -455,14 +456,14 @@ static kiln_status copy_kernel(kiln_queue *q, kiln_array *dst, kiln_array *src,
         s2.dtype = KILN_UINT16;
     }
     kiln_elementwise *ew = NULL;
-    kiln_status st = kiln__elementwise_create_ex(
-        kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", NULL, 0, 0,
-        &ew);
+    int owned = 0;
+    kiln_status st = kiln__elementwise_cached(
+        kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", &ew, &owned);
     if (st == KILN_OK) {
         kiln_value v[2] = {KILN_VAL_ARRAY(&d2), KILN_VAL_ARRAY(&s2)};
         st = kiln_elementwise_launch(q, ew, 2, v, num_wait, wait, event);
     }
-    kiln_elementwise_release(ew);
+    kiln__elementwise_done(ew, owned);
     return st;
 }
 
@@ -578,14 +579,15 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value,
     kiln_dtype bd = a->dtype == KILN_FLOAT16 ? KILN_UINT16 : a->dtype;
     h.dtype = bd;
     kiln_elementwise *ew = NULL;
-    st = kiln__elementwise_create_ex(a->context, args, "y[i] = v",
-                                     "kiln_fill", NULL, 0, 0, &ew);
+    int owned = 0;
+    st = kiln__elementwise_cached(a->context, args, "y[i] = v", "kiln_fill",
+                                  &ew, &owned);
     if (st == KILN_OK) {
         kiln_value v[2] = {KILN_VAL_ARRAY(&h),
                            KILN_VAL(arg_from_bytes(bd, value))};
         st = kiln_elementwise_launch(q, ew, 2, v, num_wait, wait, event);
     }
-    kiln_elementwise_release(ew);
+    kiln__elementwise_done(ew, owned);
     return st;
 }
 
@@ -696,11 +698,12 @@ static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
                           const kiln_value *v, size_t num_wait,
                           kiln_event *const *wait, kiln_event **event) {
     kiln_elementwise *ew = NULL;
-    kiln_status st = kiln__elementwise_create_ex(kiln_queue_context(q), args,
-                                                 op, name, NULL, 0, 0, &ew);
+    int owned = 0;
+    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args,
+                                              op, name, &ew, &owned);
     if (st == KILN_OK)
         st = kiln_elementwise_launch(q, ew, nv, v, num_wait, wait, event);
-    kiln_elementwise_release(ew);
+    kiln__elementwise_done(ew, owned);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     return st;

@@ -24,6 +24,14 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
                                         unsigned flags, int eager,
                                         kiln_elementwise **kernel);
 
+/* A built-in elementwise kernel from the context's cache (borrowed unless
+ * *owned); give it back with kiln__elementwise_done. */
+kiln_status kiln__elementwise_cached(kiln_context *context,
+                                     const char *arguments,
+                                     const char *operation, const char *name,
+                                     kiln_elementwise **ew, int *owned);
+void kiln__elementwise_done(kiln_elementwise *ew, int owned);
+
 /* The generated source of one variant (without the backend prelude),
  * appended to sb: for checks that compile it for another backend (NVRTC). */
 kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,

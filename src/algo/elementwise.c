@@ -2,6 +2,7 @@
  * ElementwiseKernel. One kernel per (layout, device kind) variant, built on
  * first use; the contiguous CPU/GPU variant of the creating context's first
  * device is built at create time so a bad expression fails there. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +143,54 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
     }
     *kernel = ew;
     return KILN_OK;
+}
+
+int kiln__elementwise_ctx_refs(const kiln_elementwise *e) {
+    int n = 1;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            n += e->var[a][b].prog != NULL;
+    return n;
+}
+
+typedef struct ew_make_arg {
+    kiln_context *context;
+    const char *args, *op, *name;
+} ew_make_arg;
+
+static kiln_status ew_make(void *arg, void **obj) {
+    ew_make_arg *a = arg;
+    return kiln__elementwise_create_ex(a->context, a->args, a->op, a->name,
+                                       NULL, 0, 0, (kiln_elementwise **)obj);
+}
+
+kiln_status kiln__elementwise_cached(kiln_context *context,
+                                     const char *arguments,
+                                     const char *operation, const char *name,
+                                     kiln_elementwise **ew, int *owned) {
+    char key[640];
+    int w = snprintf(key, sizeof key, "%s|%s|%s", arguments, operation, name);
+    *owned = 0;
+    if (w < 0 || (size_t)w >= sizeof key) { /* too long to cache */
+        *owned = 1;
+        return kiln__elementwise_create_ex(context, arguments, operation,
+                                           name, NULL, 0, 0, ew);
+    }
+    ew_make_arg a = {context, arguments, operation, name};
+    void *obj = NULL;
+    kiln_status st = kiln__cached_obj(context, KILN__OBJ_ELEMENTWISE, key,
+                                      ew_make, &a, &obj, owned);
+    *ew = obj;
+    return st;
+}
+
+void kiln__elementwise_done(kiln_elementwise *ew, int owned) {
+    if (!ew)
+        return;
+    if (owned)
+        kiln_elementwise_release(ew);
+    else
+        kiln__cache_touch(ew->context);
 }
 
 void kiln_elementwise_release(kiln_elementwise *ew) {

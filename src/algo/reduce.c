@@ -183,6 +183,14 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
     return KILN_OK;
 }
 
+int kiln__reduction_ctx_refs(const kiln_reduction *r) {
+    int n = 1;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            n += r->var[a][b].prog != NULL;
+    return n;
+}
+
 kiln_status kiln_reduction_create(kiln_context *context,
                                   const kiln_reduction_desc *desc,
                                   kiln_reduction **reduction) {
@@ -292,16 +300,24 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
             groups = 1;
     }
     /* Partials, then one slot for the result when there is no result
-     * array. */
-    kiln_buffer *tmp = NULL;
-    st = kiln_buffer_create(ctx, (groups + 1) * r->out_size + 2 * r->final_size,
-                            KILN_BUFFER_READ_WRITE, NULL, &tmp);
+     * array: the context's scratch buffer. */
+    kiln__scratch scr;
+    st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
+                           (groups + 1) * r->out_size + 2 * r->final_size,
+                           &scr);
+    kiln_buffer *tmp = scr.buf;
     kiln_event *e1 = NULL, *e2 = NULL;
+    kiln_event *const *wl = wait;
+    size_t nwl = num_wait;
+    if (st == KILN_OK)
+        st = kiln__wait_plus(num_wait, wait, scr.dep, &wl, &nwl);
     if (st == KILN_OK) {
         kiln_arg pre[2] = {KILN_ARG_BUF(tmp), KILN_ARG_I64(chunk)};
         st = kiln__launch(queue, v->k[0], groups * local, local, pre, 2, &b,
-                          num_wait, wait, &e1);
+                          nwl, wl, &e1);
     }
+    if (wl != wait)
+        free((void *)wl);
     /* The final value goes to the result array, or to the byte offset
      * (groups+1)*out_size of tmp, expressed in final_t elements. */
     size_t tmp_final_off = ((groups + 1) * r->out_size + r->final_size - 1) /
@@ -331,13 +347,16 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
         kiln__event_drop(&e2);
         e2 = e3;
     }
+    /* The scratch is free again once the last command that reads it ends
+     * (the read, or stage 2). */
+    if (scr.buf || scr.dep)
+        kiln__scratch_put(queue, &scr, st == KILN_OK ? e2 : e1);
     if (st == KILN_OK && event) {
         *event = e2;
         e2 = NULL;
     }
     kiln__event_drop(&e1);
     kiln__event_drop(&e2);
-    kiln_buffer_release(tmp);
     kiln__bound_free(&b);
     return st;
 }
@@ -365,6 +384,20 @@ kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
     return (kiln_dtype)0;
 }
 
+typedef struct red_make_arg {
+    kiln_context *context;
+    const kiln_reduction_desc *d;
+    const char *finish, *final_type;
+    size_t final_size;
+} red_make_arg;
+
+static kiln_status red_make(void *arg, void **obj) {
+    red_make_arg *a = arg;
+    return kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type,
+                                     a->final_size, 0,
+                                     (kiln_reduction **)obj);
+}
+
 static kiln_status run_builtin(kiln_queue *queue, const char *what,
                                const kiln_reduction_desc *d,
                                const char *finish, const char *final_type,
@@ -372,14 +405,32 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
                                const kiln_value *vals, kiln_array *result,
                                void *host_result, size_t num_wait,
                                kiln_event *const *wait, kiln_event **event) {
-    kiln_reduction *r = NULL;
-    kiln_status st = kiln__reduction_create_ex(kiln_queue_context(queue), d,
-                                               finish, final_type, final_size,
-                                               0, &r);
+    /* The built-in reduction comes from the context's cache: no source is
+     * generated or hashed after the first call. */
+    kiln_context *ctx = kiln_queue_context(queue);
+    kiln__sb key = {0};
+    kiln__sb_addf(&key, "%s|%s|%zu|%s|%s|%s|%s|%s|%s|%zu|%s", d->arguments,
+                  d->out_type, d->out_size, d->neutral, d->reduce, d->map,
+                  d->preamble ? d->preamble : "", finish ? finish : "",
+                  final_type ? final_type : "", final_size,
+                  d->name ? d->name : "");
+    if (key.oom) {
+        kiln__sb_free(&key);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    }
+    red_make_arg ma = {ctx, d, finish, final_type, final_size};
+    void *obj = NULL;
+    int owned = 0;
+    kiln_status st = kiln__cached_obj(ctx, KILN__OBJ_REDUCTION, key.p,
+                                      red_make, &ma, &obj, &owned);
+    kiln__sb_free(&key);
     if (st == KILN_OK)
-        st = kiln_reduction_launch(queue, r, nv, vals, result, host_result,
+        st = kiln_reduction_launch(queue, obj, nv, vals, result, host_result,
                                    num_wait, wait, event);
-    kiln_reduction_release(r);
+    if (owned)
+        kiln_reduction_release(obj);
+    else
+        kiln__cache_touch(ctx);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     return st;

@@ -42,9 +42,11 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     int one = use_onepass(s, plan);
     kiln__sb_addf(sb,
                   "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
-                  "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n",
+                  "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n"
+                  "#define KILN_PACKED %d\n",
                   plan->cpu, plan->local, s->seg ? 1 : 0,
-                  one ? onepass_items(s->scan_size) : 1);
+                  one ? onepass_items(s->scan_size) : 1,
+                  one && s->scan_size <= 4);
     kiln__gen_common(sb, &s->args, strided);
     if (s->preamble)
         kiln__gen_user(sb, "preamble", s->preamble);
@@ -200,6 +202,14 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
     return KILN_OK;
 }
 
+int kiln__scan_ctx_refs(const kiln_scan *s) {
+    int n = 1;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            n += s->var[a][b].prog != NULL;
+    return n;
+}
+
 kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc,
                              kiln_scan **scan) {
     return kiln__scan_create_ex(context, desc, 1, scan);
@@ -226,44 +236,63 @@ void kiln_scan_release(kiln_scan *s) {
 }
 
 /* The CUDA single-pass scan: zero the tile status words (and the tile
- * counter after them), then one launch of one block per tile. */
+ * counter after them), then one launch of one block per tile. Both live in
+ * the context's scratch buffers. */
 static kiln_status onepass_launch(kiln_queue *queue, kiln_scan *s,
                                   kiln__variant *v, size_t local,
                                   const kiln__bound *b, size_t num_wait,
                                   kiln_event *const *wait,
                                   kiln_event **event) {
-    kiln_context *ctx = kiln_queue_context(queue);
     size_t tile = local * (size_t)onepass_items(s->scan_size);
     size_t tiles = (b->n + tile - 1) / tile;
     size_t stride = (s->scan_size + 15) / 16 * 16;
-    kiln_buffer *status = NULL, *vals = NULL;
+    int packed = s->scan_size <= 4;
+    size_t sbytes = (tiles + 1) * (packed ? 8 : sizeof(int));
+    kiln__scratch ss = {0}, sv = {0};
     kiln_event *e0 = NULL, *e1 = NULL;
-    kiln_status st = kiln_buffer_create(ctx, (tiles + 1) * sizeof(int),
-                                        KILN_BUFFER_READ_WRITE, NULL, &status);
+    kiln_event *const *wl = wait;
+    size_t nwl = num_wait;
+    kiln_status st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_STATUS,
+                                       sbytes, &ss);
+    if (st == KILN_OK && !packed)
+        st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_VALS,
+                               2 * tiles * stride, &sv);
     if (st == KILN_OK)
-        st = kiln_buffer_create(ctx, 2 * tiles * stride,
-                                KILN_BUFFER_READ_WRITE, NULL, &vals);
-    if (st == KILN_OK) {
-        static const int zero = 0;
-        st = kiln_buffer_fill_async(queue, status, &zero, sizeof zero, 0,
-                                    (tiles + 1) * sizeof(int), num_wait, wait,
-                                    &e0);
+        st = kiln__wait_plus(num_wait, wait, ss.dep, &wl, &nwl);
+    if (st == KILN_OK && sv.dep) {
+        /* the vals slot's last user: a marker-free way is to wait on it in
+         * the fill as well */
+        kiln_event *const *wl2 = NULL;
+        size_t n2 = 0;
+        st = kiln__wait_plus(nwl, wl, sv.dep, &wl2, &n2);
+        if (wl != wait)
+            free((void *)wl);
+        wl = wl2;
+        nwl = n2;
     }
     if (st == KILN_OK) {
-        kiln_arg pre[4] = {KILN_ARG_BUF(status), KILN_ARG_BUF(vals),
+        static const int zero = 0;
+        st = kiln_buffer_fill_async(queue, ss.buf, &zero, sizeof zero, 0,
+                                    sbytes, nwl, wl, &e0);
+    }
+    if (wl != wait)
+        free((void *)wl);
+    if (st == KILN_OK) {
+        kiln_arg pre[4] = {KILN_ARG_BUF(ss.buf),
+                           KILN_ARG_BUF(packed ? ss.buf : sv.buf),
                            KILN_ARG_I64((int64_t)stride),
                            KILN_ARG_I64((int64_t)tiles)};
         st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 4, b, 1,
                           &e0, &e1);
     }
+    kiln__scratch_put(queue, &ss, e1 ? e1 : e0);
+    kiln__scratch_put(queue, &sv, e1 ? e1 : e0);
     if (st == KILN_OK && event) {
         *event = e1;
         e1 = NULL;
     }
     kiln__event_drop(&e0);
     kiln__event_drop(&e1);
-    kiln_buffer_release(status);
-    kiln_buffer_release(vals);
     return st;
 }
 
@@ -327,19 +356,35 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
     size_t unit = 64 * local;
     chunk = (chunk + unit - 1) / unit * unit;
     groups = (n + chunk - 1) / chunk;
-    kiln_buffer *sums = NULL, *flags = NULL;
+    kiln__scratch ssum = {0}, sflag = {0};
     kiln_event *e1 = NULL, *e2 = NULL, *e3 = NULL;
-    st = kiln_buffer_create(ctx, groups * s->scan_size, KILN_BUFFER_READ_WRITE,
-                            NULL, &sums);
+    kiln_event *const *wl = wait;
+    size_t nwl = num_wait;
+    st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_SUMS,
+                           groups * s->scan_size, &ssum);
     if (st == KILN_OK)
-        st = kiln_buffer_create(ctx, groups * sizeof(int),
-                                KILN_BUFFER_READ_WRITE, NULL, &flags);
+        st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_FLAGS,
+                               groups * sizeof(int), &sflag);
+    if (st == KILN_OK)
+        st = kiln__wait_plus(num_wait, wait, ssum.dep, &wl, &nwl);
+    if (st == KILN_OK && sflag.dep) {
+        kiln_event *const *wl2 = NULL;
+        size_t n2 = 0;
+        st = kiln__wait_plus(nwl, wl, sflag.dep, &wl2, &n2);
+        if (wl != wait)
+            free((void *)wl);
+        wl = wl2;
+        nwl = n2;
+    }
+    kiln_buffer *sums = ssum.buf, *flags = sflag.buf;
     if (st == KILN_OK) {
         kiln_arg pre[3] = {KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
                            KILN_ARG_I64((int64_t)chunk)};
         st = kiln__launch(queue, v->k[0], groups * local, local, pre, 3, &b,
-                          num_wait, wait, &e1);
+                          nwl, wl, &e1);
     }
+    if (wl != wait)
+        free((void *)wl);
     if (st == KILN_OK) {
         kiln_arg pre[3] = {KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
                            KILN_ARG_I64((int64_t)groups)};
@@ -350,6 +395,9 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
         st = kiln__launch(queue, v->k[2], groups * local, local, pre, 2, &b, 1,
                           &e2, &e3);
     }
+    kiln_event *last = e3 ? e3 : e2 ? e2 : e1;
+    kiln__scratch_put(queue, &ssum, last);
+    kiln__scratch_put(queue, &sflag, last);
     if (st == KILN_OK && event) {
         *event = e3;
         e3 = NULL;
@@ -357,10 +405,18 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
     kiln__event_drop(&e1);
     kiln__event_drop(&e2);
     kiln__event_drop(&e3);
-    kiln_buffer_release(sums);
-    kiln_buffer_release(flags);
     kiln__bound_free(&b);
     return st;
+}
+
+typedef struct scan_make_arg {
+    kiln_context *context;
+    const kiln_scan_desc *d;
+} scan_make_arg;
+
+static kiln_status scan_make(void *arg, void **obj) {
+    scan_make_arg *a = arg;
+    return kiln__scan_create_ex(a->context, a->d, 0, (kiln_scan **)obj);
 }
 
 static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
@@ -394,12 +450,22 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
                         NULL,
                         prod ? (exclusive ? "kiln_cumprod_ex" : "kiln_cumprod")
                              : (exclusive ? "kiln_cumsum_ex" : "kiln_cumsum")};
-    kiln_scan *s = NULL;
-    kiln_status st = kiln__scan_create_ex(kiln_queue_context(queue), &d, 0, &s);
+    /* The scan object comes from the context's cache (built once). */
+    kiln_context *ctx = kiln_queue_context(queue);
+    char key[256];
+    snprintf(key, sizeof key, "%s|%s", d.name, t);
+    scan_make_arg ma = {ctx, &d};
+    void *s = NULL;
+    int owned = 0;
+    kiln_status st = kiln__cached_obj(ctx, KILN__OBJ_SCAN, key, scan_make,
+                                      &ma, &s, &owned);
     kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(out)};
     if (st == KILN_OK)
         st = kiln_scan_launch(queue, s, 2, v, num_wait, wait, event);
-    kiln_scan_release(s);
+    if (owned)
+        kiln_scan_release(s);
+    else
+        kiln__cache_touch(ctx);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     return st;

@@ -58,6 +58,7 @@ kiln_status kiln_context_create(kiln_device *const *devices, size_t num_devices,
         return kiln__error_prefix(st, "kiln_context_create");
     }
     atomic_init(&ctx->refs, 1);
+    atomic_init(&ctx->ext_refs, 0);
     ctx->backend = be;
     ctx->num_devices = num_devices;
     pthread_mutex_init(&ctx->lock, NULL);
@@ -76,9 +77,44 @@ kiln_status kiln_context_retain(kiln_context *context) {
     return KILN_OK;
 }
 
+void *kiln__context_ext(kiln_context *context, void *(*make)(kiln_context *),
+                        void (*free_fn)(void *)) {
+    pthread_mutex_lock(&context->lock);
+    if (!context->ext && make) {
+        context->ext = make(context);
+        context->ext_free = context->ext ? free_fn : NULL;
+    }
+    void *ext = context->ext;
+    pthread_mutex_unlock(&context->lock);
+    return ext;
+}
+
+void kiln__context_ext_refs(kiln_context *context, int refs) {
+    atomic_store(&context->ext_refs, refs);
+}
+
 void kiln_context_release(kiln_context *context) {
-    if (!context || atomic_fetch_sub_explicit(&context->refs, 1, memory_order_acq_rel) != 1)
+    if (!context)
         return;
+    int left = atomic_fetch_sub_explicit(&context->refs, 1, memory_order_acq_rel) - 1;
+    if (left > 0 && left == atomic_load(&context->ext_refs)) {
+        /* Only the extension's own objects hold the context: drop it; its
+         * releases end here with left == 0. */
+        pthread_mutex_lock(&context->lock);
+        void *ext = context->ext;
+        void (*f)(void *) = context->ext_free;
+        context->ext = NULL;
+        context->ext_free = NULL;
+        atomic_store(&context->ext_refs, 0);
+        pthread_mutex_unlock(&context->lock);
+        if (ext && f)
+            f(ext);
+        return;
+    }
+    if (left != 0)
+        return;
+    if (context->ext && context->ext_free) /* an extension holding nothing */
+        context->ext_free(context->ext);
     for (size_t b = 0; b < KILN__BUILT_BUCKETS; b++) {
         kiln__built *e = context->built[b];
         while (e) {

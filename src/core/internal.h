@@ -45,6 +45,12 @@ struct kiln_context {
     kiln_device **devices;
     pthread_mutex_t lock;         /* guards the memory cache */
     kiln__built *built[KILN__BUILT_BUCKETS];
+    /* src/algo's per-context cache (built-in kernels, scratch buffers): its
+     * objects hold ext_refs references to this context; when only those are
+     * left, kiln_context_release drops it (see kiln__context_ext). */
+    void *ext;
+    void (*ext_free)(void *ext);
+    atomic_int ext_refs;
 };
 
 struct kiln_queue {
@@ -110,6 +116,13 @@ kiln_status kiln__registry_init(void);
 
 /* context.c */
 void kiln__context_retain(kiln_context *context);
+/* The context's extension (created by make on first use, under the
+ * context's lock); free_fn drops it once only its own ext_refs references
+ * to the context remain. */
+void *kiln__context_ext(kiln_context *context, void *(*make)(kiln_context *),
+                        void (*free_fn)(void *));
+/* How many references to the context the extension's objects hold now. */
+void kiln__context_ext_refs(kiln_context *context, int refs);
 
 /* event.c */
 /* Wraps a backend event (taking over its reference) into a new kiln_event.

@@ -17,7 +17,10 @@
  * before it reaches past that start).
  * kiln_status: tiles + 1 ints, zeroed before the launch (the last is the
  * tile counter); kiln_vals: 2 * tiles slots of kiln_stride bytes
- * (aggregates, then inclusive prefixes). Values cross blocks through
+ * (aggregates, then inclusive prefixes). With KILN_PACKED (types of up to 4
+ * bytes) kiln_status is tiles + 1 64-bit words instead, each a tile's
+ * status and value (the last word's first int is the counter), and
+ * kiln_vals is unused. Values cross blocks through
  * volatile accesses ordered by __threadfence(). */
 
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
@@ -73,6 +76,37 @@ KILN_FUNC kiln_scan_t kiln__shfl_up(kiln_scan_t v, unsigned int d)
     return r;
 }
 
+#if KILN_PACKED
+/* Types of up to 4 bytes: the status (high half) and the value (low half)
+ * of a tile share one 64-bit word, so one store publishes both and one load
+ * sees both (no fence between a value and its flag). */
+KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, long t, int status,
+                            kiln_scan_t v)
+{
+    unsigned int b = 0;
+    const unsigned char *s = (const unsigned char *)&v;
+    unsigned char *d = (unsigned char *)&b;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t); k++)
+        d[k] = s[k];
+    unsigned long long w = ((unsigned long long)(unsigned int)status << 32) | b;
+    ((volatile unsigned long long *)st)[t] = w;
+}
+
+KILN_FUNC kiln_scan_t kiln__punpack(unsigned long long w)
+{
+    kiln_scan_t r;
+    unsigned int b = (unsigned int)w;
+    const unsigned char *s = (const unsigned char *)&b;
+    unsigned char *d = (unsigned char *)&r;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t); k++)
+        d[k] = s[k];
+    return r;
+}
+#define KILN_COUNTER (kiln_status + 2 * kiln_tiles)
+#else
+#define KILN_COUNTER (kiln_status + kiln_tiles)
+#endif
+
 KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
                                 KILN_GLOBAL char *kiln_vals, long kiln_stride,
                                 long kiln_tiles, @PARAMS@)
@@ -90,7 +124,7 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
     const int kiln_lane = kiln_l & 31, kiln_warp = kiln_l >> 5;
 
     if (kiln_l == 0)
-        kiln_tile_sh = (long)atomicAdd(&kiln_status[kiln_tiles], 1);
+        kiln_tile_sh = (long)atomicAdd(KILN_COUNTER, 1);
     __syncthreads();
     const long kiln_tile = kiln_tile_sh;
     const long kiln_base = kiln_tile * (long)KILN_TILE;
@@ -179,9 +213,14 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
             /* An inclusive prefix is known now for tile 0 and for a tile
              * with a segment start: publish it as such. */
             int early = kiln_tile == 0 || aggf;
+#if KILN_PACKED
+            (void)my_agg;
+            kiln__pstore(kiln_status, kiln_tile, early ? 2 : 1, agg);
+#else
             kiln__vstore(early ? my_inc : my_agg, &agg);
             __threadfence();
             *(volatile int *)&kiln_status[kiln_tile] = early ? 2 : 1;
+#endif
         }
         kiln_scan_t acc = kiln_neutral(); /* meaningful in lane 0 */
         if (kiln_tile > 0) {
@@ -191,6 +230,14 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
                 int s = 2;
                 kiln_scan_t v = kiln_neutral();
                 if (j >= 0) {
+#if KILN_PACKED
+                    unsigned long long w;
+                    do {
+                        w = ((volatile unsigned long long *)kiln_status)[j];
+                    } while ((w >> 32) == 0);
+                    s = (int)(w >> 32);
+                    v = kiln__punpack(w);
+#else
                     do {
                         s = *(volatile int *)&kiln_status[j];
                     } while (s == 0);
@@ -198,6 +245,7 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
                     v = kiln__vload(s == 2 ? kiln_vals + (kiln_tiles + j) *
                                                              kiln_stride
                                            : kiln_vals + j * kiln_stride);
+#endif
                 }
                 unsigned int m = __ballot_sync(0xffffffffu, s == 2);
                 int stop = m ? __ffs((int)m) - 1 : 31;
@@ -217,9 +265,14 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
             }
             if (kiln_lane == 0 && !aggf) {
                 kiln_scan_t inc = kiln_scan_op(acc, agg);
+#if KILN_PACKED
+                (void)my_inc;
+                kiln__pstore(kiln_status, kiln_tile, 2, inc);
+#else
                 kiln__vstore(my_inc, &inc);
                 __threadfence();
                 *(volatile int *)&kiln_status[kiln_tile] = 2;
+#endif
             }
         }
         if (kiln_lane == 0)
