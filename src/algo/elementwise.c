@@ -34,6 +34,13 @@ static int valid_name(const char *s) {
 kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
                                      int cpu, kiln__sb *sb) {
     int layout = strided | ((ew->flags & KILN_ELEMENTWISE_ANY_SHAPE) ? 2 : 0);
+    /* GPU, contiguous, same shape: the arrays are declared restrict, so the
+     * unrolled grid-stride loop can issue the next items' loads before this
+     * item's stores (more bytes in flight). Safe for element-wise work at
+     * index i even when two arguments are the same array: each item's loads
+     * still precede its own store. */
+    if (!cpu && layout == 0)
+        layout = 4;
     kiln__sb params = {0};
     kiln__sb_addf(sb, "#define KILN_CPU %d\n", cpu);
     kiln__gen_common(sb, &ew->args, layout);
@@ -229,8 +236,15 @@ static void ew_sizes(const kiln__plan *p, size_t n, size_t *global,
         *chunk = (int64_t)c;
     } else {
         size_t groups = (n + p->local - 1) / p->local;
-        if (groups > (size_t)p->cu * 32)
-            groups = (size_t)p->cu * 32;
+        /* KILN_EW_BLOCKS_PER_CU: tuning knob (default 32). */
+        static int bpc = -1;
+        if (bpc < 0) {
+            const char *e = getenv("KILN_EW_BLOCKS_PER_CU");
+            int k = e ? atoi(e) : 0;
+            bpc = k >= 1 && k <= 4096 ? k : 32;
+        }
+        if (groups > (size_t)p->cu * (size_t)bpc)
+            groups = (size_t)p->cu * (size_t)bpc;
         if (!groups)
             groups = 1;
         *global = groups * p->local;

@@ -259,8 +259,10 @@ void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout) {
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
         if (g->is_ptr) {
-            kiln__sb_addf(sb, ", KILN_GLOBAL %s%s *kiln_p_%s, long kiln_o_%s",
-                          g->is_const ? "const " : "", g->type, g->name,
+            /* layout bit 2: the arrays do not alias (see elementwise.c) */
+            kiln__sb_addf(sb, ", KILN_GLOBAL %s%s *%skiln_p_%s, long kiln_o_%s",
+                          g->is_const ? "const " : "", g->type,
+                          (layout & 4) ? "KILN_RESTRICT " : "", g->name,
                           g->name);
             if (strided && arg_shaped(args, k, any))
                 kiln__sb_addf(sb,

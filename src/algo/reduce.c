@@ -294,8 +294,16 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
         chunk = (int64_t)c;
     } else {
         groups = (n + local - 1) / local;
-        if (groups > (size_t)plan.cu * 8)
-            groups = (size_t)plan.cu * 8;
+        /* KILN_RED_BLOCKS_PER_CU: tuning knob (default 64: on an H200 8
+         * gave sum 97%, dot 89% of copy; 64 gave 99% and 106%). */
+        static int bpc = -1;
+        if (bpc < 0) {
+            const char *e = getenv("KILN_RED_BLOCKS_PER_CU");
+            int k = e ? atoi(e) : 0;
+            bpc = k >= 1 && k <= 64 ? k : 64;
+        }
+        if (groups > (size_t)plan.cu * (size_t)bpc)
+            groups = (size_t)plan.cu * (size_t)bpc;
         if (!groups)
             groups = 1;
     }

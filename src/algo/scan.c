@@ -27,6 +27,15 @@ struct kiln_scan {
  * bytes (a tile of 256*items values stays within 16 KiB of shared memory);
  * 0: too large a type, use the three-phase template. */
 static int onepass_items(size_t size) {
+    /* KILN_SCAN_ITEMS (1..40): tuning knob for types of up to 4 bytes. */
+    static int knob = -1;
+    if (knob < 0) {
+        const char *e = getenv("KILN_SCAN_ITEMS");
+        int k = e ? atoi(e) : 0;
+        knob = k >= 1 && k <= 40 ? k : 0;
+    }
+    if (size <= 4 && knob)
+        return knob;
     return size <= 4 ? 16 : size <= 8 ? 8 : size <= 16 ? 4 : size <= 32 ? 2
          : size <= 64 ? 1 : 0;
 }

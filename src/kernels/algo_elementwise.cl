@@ -15,6 +15,9 @@ KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
         kiln_op(i, KILN_PASS);
 #else
     long kiln_step = (long)kiln_global_size(0);
+#ifdef KILN_BACKEND_CUDA
+#pragma unroll 4
+#endif
     for (long i = (long)kiln_global_id(0); i < n; i += kiln_step)
         kiln_op(i, KILN_PASS);
 #endif
