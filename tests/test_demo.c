@@ -324,35 +324,121 @@ static void test_other_mask_shape(demo_kernels *k) {
     k->mask_local = saved;
 }
 
-/* The distance kernel that is not the device's default, where it builds
- * (the GPU kernel also runs on PoCL; pdist_cpu only on OpenCL). */
+/* Every distance kernel that is not the device's default, where it builds
+ * (the GPU kernels also run on PoCL; pdist_cpu only on OpenCL): the CPU or
+ * the GPU kernel, and the GPU kernel both symmetric and full. */
 static void test_other_pdist_kernel(demo_kernels *k) {
-    int saved = k->pd_cpu;
-    if (saved || k->pdist_cpu[DEMO_F32]) {
-        k->pd_cpu = !saved;
-        test_distances(k, 0);
-        test_distances(k, 1);
-        k->pd_cpu = saved;
+    int saved = k->pd_cpu, saved_sym = k->pd_sym;
+    for (int cpu = 0; cpu < 2; cpu++) {
+        if (cpu && !k->pdist_cpu[DEMO_F32])
+            continue;
+        k->pd_cpu = cpu;
+        for (int sym = 0; sym < 2 - cpu; sym++) {
+            k->pd_sym = cpu ? saved_sym : sym;
+            if (cpu == saved && (cpu || sym == saved_sym))
+                continue; /* the default, tested already */
+            test_distances(k, 0);
+            test_distances(k, 1);
+        }
     }
+    k->pd_cpu = saved;
+    k->pd_sym = saved_sym;
 }
 
-/* The GPU distance kernel built with KILN_DEMO_PDIST_SYM=1 (upper-triangle
- * blocks, mirrored through local memory): m = 130 spans two 128 blocks. */
-static void test_symmetric_pdist(kiln_queue *queue) {
-    const char *old = getenv("KILN_DEMO_PDIST_SYM");
-    setenv("KILN_DEMO_PDIST_SYM", "1", 1);
+/* The symmetric GPU kernel writes each block and its mirror from one
+ * computation: the same bits as the full kernel, element by element
+ * (every sum runs in the same order, (a - b)^2 == (b - a)^2). */
+static void test_symmetric_bits(demo_kernels *k) {
+    static const int ms[] = {2, 129, 200};
+    int saved = k->pd_cpu, saved_sym = k->pd_sym;
+    k->pd_cpu = 0;
+    for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++) {
+        int m = ms[a], d = 19;
+        size_t nx = (size_t)m * d, nout = (size_t)m * m;
+        double *x64 = malloc(nx * sizeof *x64);
+        float *x32 = malloc(nx * sizeof *x32);
+        unsigned char *o[2] = {malloc(nout * sizeof(double)),
+                               malloc(nout * sizeof(double))};
+        if (!x64 || !x32 || !o[0] || !o[1]) {
+            CHECK(0);
+            goto next;
+        }
+        for (size_t i = 0; i < nx; i++) {
+            x64[i] = 2.0 * kt_rand_unit() - 1.0;
+            x32[i] = (float)x64[i];
+        }
+        for (int prec = 0; prec < 2; prec++) {
+            if (!k->have[prec])
+                continue;
+            const void *x = prec == DEMO_F64 ? (const void *)x64
+                                             : (const void *)x32;
+            size_t bytes = nout * (prec == DEMO_F64 ? 8 : 4);
+            demo_time t;
+            int ok = 1;
+            for (int sym = 0; sym < 2; sym++) {
+                k->pd_sym = sym;
+                memset(o[sym], sym ? 0x55 : 0xAA, bytes);
+                ok &= CHECK_OK(demo_pdist_kernel(k, (demo_prec)prec, x, m, d,
+                                                 1, 0.0, o[sym], &t));
+            }
+            if (ok)
+                CHECK_MSG(memcmp(o[0], o[1], bytes) == 0,
+                          "symmetric != full, m=%d %s", m,
+                          prec ? "float64" : "float32");
+        }
+    next:
+        free(x64);
+        free(x32);
+        free(o[0]);
+        free(o[1]);
+    }
+    k->pd_cpu = saved;
+    k->pd_sym = saved_sym;
+}
+
+/* Odd GPU tiles from the tuning variables: a non-square register block
+ * (the full kernel's blocks 8 x 12; the symmetric one keeps 8 x 8), 5
+ * dimensions per step, prefetch; many blocks at m = 130. A bad spec is
+ * ignored. */
+static void test_odd_tiles(kiln_queue *queue) {
+    static const char *const vars[] = {"KILN_DEMO_PDIST_TILE",
+                                       "KILN_DEMO_PDIST_SYM_TILE_F64",
+                                       "KILN_DEMO_PDIST_TILE_F32"};
+    static const char *const vals[] = {"4x2x3,k5,p1", "4x3,k2,p0,b2",
+                                       "4x2x3,k5,q1"};
+    char *old[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        old[i] = v ? strdup(v) : NULL;
+        setenv(vars[i], vals[i], 1);
+    }
     demo_kernels k;
     kiln_status st = demo_kernels_create(queue, &k);
-    if (old)
-        setenv("KILN_DEMO_PDIST_SYM", old, 1);
-    else
-        unsetenv("KILN_DEMO_PDIST_SYM");
-    if (!CHECK_OK(st))
+    for (int i = 0; i < 3; i++) {
+        if (old[i])
+            setenv(vars[i], old[i], 1);
+        else
+            unsetenv(vars[i]);
+        free(old[i]);
+    }
+    if (!CHECK_OK(st)) {
+        fprintf(stderr, "%s\n", kiln_last_build_log());
         return;
-    CHECK(k.pd_sym == 1);
+    }
+    const demo_pd_tile *f = &k.pd_tile[0][DEMO_F32];
+    CHECK(f->ts == 4 && f->rbi == 2 && f->rbj == 3 && f->kt == 5 &&
+          f->prefetch == 1); /* the bad spec left the common one */
+    CHECK(k.pd_tile[1][DEMO_F32].rbj == 2); /* symmetric: square */
+    if (k.have[DEMO_F64])
+        CHECK(k.pd_tile[1][DEMO_F64].rbi == 3 &&
+              k.pd_tile[1][DEMO_F64].kt == 2 &&
+              k.pd_tile[1][DEMO_F64].minb == 2);
     k.pd_cpu = 0;
-    test_distances(&k, 0);
-    test_distances(&k, 1);
+    for (int sym = 0; sym < 2; sym++) {
+        k.pd_sym = sym;
+        test_distances(&k, 0);
+    }
+    test_symmetric_bits(&k);
     demo_kernels_release(&k);
 }
 
@@ -370,10 +456,11 @@ static void on_device(kiln_queue *queue, void *user) {
     test_distances(&k, 0);
     test_distances(&k, 1);
     test_other_pdist_kernel(&k);
+    test_symmetric_bits(&k);
     test_other_mask_shape(&k);
     test_bad_arguments(&k);
     demo_kernels_release(&k);
-    test_symmetric_pdist(queue);
+    test_odd_tiles(queue);
 }
 
 int main(void) {

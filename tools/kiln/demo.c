@@ -43,6 +43,10 @@ static const char demo_usage[] =
     "  --reps N        timed repetitions, the median is shown (default 5;\n"
     "                  a method stops repeating after 3 s of work)\n"
     "  --no-openmp     leave out the OpenMP C rows\n"
+    "  --no-symmetry   GPU distances: only the kernel that computes every\n"
+    "                  block (like torch.cdist); by default the symmetric one\n"
+    "                  (blocks on and above the diagonal, mirrored; the same\n"
+    "                  bits) runs first and this one second\n"
     "  --host-max-seconds S\n"
     "                  if serial C would take longer than S seconds for a case\n"
     "                  (timed on 1/16 of the rows), show 16x that sample's time,\n"
@@ -63,7 +67,7 @@ typedef struct demo_opts {
     int num_devices;
     int sizes[DEMO_MAX_SIZES];
     int num_sizes;
-    int points, dims, reps, openmp, json;
+    int points, dims, reps, openmp, json, no_symmetry;
     const char *out_dir;
     double budget_s;
     double host_max_s; /* 0: no limit */
@@ -75,6 +79,7 @@ typedef struct demo_result {
     char label[48];    /* "1024x1024 float64", "2048x64 float32" */
     char method[96];
     char device[80];   /* "" for the host */
+    char variant[16];  /* pdist kernels: "symmetric", "full", "cpu" */
     int kernel;        /* 1: has a device time */
     int estimated;     /* serial C: time extrapolated from a sample */
     demo_time time;
@@ -336,6 +341,44 @@ static void run_pdist_host(void *arg) {
         demo_pdist_serial(c->prec, c->x, c->m, c->d, c->out);
 }
 
+/* One kiln row of the distances on device i: variant 1 the symmetric GPU
+ * kernel, 0 the full one, -1 the CPU kernel (k->pd_sym is set by the
+ * caller). -1 when out of memory. */
+static int pdist_device_row(demo_state *s, int i, demo_prec prec, int variant,
+                            const char *label, const void *x, double serial_s,
+                            const double *ref, void *out) {
+    const demo_opts *o = &s->opts;
+    int m = o->points, d = o->dims;
+    size_t nout = (size_t)m * (size_t)m;
+    const char *method = variant < 0   ? "kiln kernel"
+                         : variant > 0 ? "kiln kernel (symmetry)"
+                                       : "kiln kernel (no symmetry)";
+    progress(s, method, s->dev_name[i], label);
+    demo_result *r = add_result(s, "pdist", label, method, s->dev_name[i]);
+    if (!r)
+        return -1;
+    snprintf(r->variant, sizeof r->variant, "%s",
+             variant < 0 ? "cpu" : variant ? "symmetric" : "full");
+    r->kernel = 1;
+    if (!s->dev[i].have[prec]) {
+        snprintf(r->error, sizeof r->error, "the device has no %s support",
+                 prec_name(prec));
+        fprintf(stderr, "      skipped: %s\n", r->error);
+        return 0;
+    }
+    memset(out, 0, nout * sizeof(double));
+    kiln_status st = demo_pdist_kernel(&s->dev[i], prec, x, m, d, o->reps,
+                                       o->budget_s, out, &r->time);
+    if (st != KILN_OK) {
+        set_error(r, st);
+        return 0;
+    }
+    r->speedup = serial_s / r->time.wall_s;
+    r->relerr = relative_error(prec, out, ref, nout);
+    r->ok = r->relerr < (prec == DEMO_F64 ? 1e-13 : 1e-6);
+    return 0;
+}
+
 static void run_pdist(demo_state *s) {
     const demo_opts *o = &s->opts;
     int m = o->points, d = o->dims;
@@ -391,29 +434,19 @@ static void run_pdist(demo_state *s) {
             r->ok = r->relerr < (prec == DEMO_F64 ? 1e-13 : 1e-6);
         }
         for (int i = 0; i < s->ndev; i++) {
-            progress(s, "kiln kernel", s->dev_name[i], label);
-            demo_result *r = add_result(s, "pdist", label, "kiln kernel",
-                                        s->dev_name[i]);
-            if (!r)
+            /* GPU kernels: the symmetric one (the default) and the one that
+             * computes every block, both reported; CPU kernel: one row. */
+            demo_kernels *k = &s->dev[i];
+            int gpu = !(k->pd_cpu && k->pdist_cpu[prec]), saved = k->pd_sym;
+            int failed = 0;
+            for (int v = gpu && saved ? 1 : 0; v >= 0 && !failed; v--) {
+                k->pd_sym = v;
+                failed = pdist_device_row(s, i, prec, gpu ? v : -1, label, x,
+                                          serial_s, ref, out);
+            }
+            k->pd_sym = saved;
+            if (failed)
                 goto done;
-            r->kernel = 1;
-            if (!s->dev[i].have[prec]) {
-                snprintf(r->error, sizeof r->error,
-                         "the device has no %s support", prec_name(prec));
-                fprintf(stderr, "      skipped: %s\n", r->error);
-                continue;
-            }
-            memset(out, 0, nout * sizeof(double));
-            kiln_status st = demo_pdist_kernel(&s->dev[i], prec, x, m, d,
-                                               o->reps, o->budget_s, out,
-                                               &r->time);
-            if (st != KILN_OK) {
-                set_error(r, st);
-                continue;
-            }
-            r->speedup = serial_s / r->time.wall_s;
-            r->relerr = relative_error(prec, out, ref, nout);
-            r->ok = r->relerr < (prec == DEMO_F64 ? 1e-13 : 1e-6);
         }
     }
 done:
@@ -516,15 +549,24 @@ static void print_json(const demo_state *s) {
         printf(", \"compute_units\": %u, \"fp64\": %d, \"mask_local\": %d, "
                "\"pdist\": ",
                k->info.compute_units, k->info.fp64, k->mask_local);
-        char pd[96];
-        if (k->pd_cpu)
-            snprintf(pd, sizeof pd, "pdist_cpu, %d columns per work-item",
-                     k->pc_jb);
-        else
-            snprintf(pd, sizeof pd, "pdist %dx%d, prefetch %s%s", k->pd_ts,
-                     k->pd_rb, k->pd_prefetch < 0 ? "float64 only"
-                               : k->pd_prefetch ? "on" : "off",
-                     k->pd_sym ? ", symmetric" : "");
+        /* The distance kernels run per precision: "float32: ...; float64:
+         * ..." (the symmetric one first where it runs). */
+        char pd[512] = "";
+        size_t used = 0;
+        for (int p = 0; p < 2; p++) {
+            if (!k->have[p])
+                continue;
+            int gpu = !(k->pd_cpu && k->pdist_cpu[p]);
+            for (int v = gpu && k->pd_sym ? 1 : 0; v >= 0; v--) {
+                char one[128];
+                demo_pdist_describe(k, (demo_prec)p, v, one, sizeof one);
+                int n = snprintf(pd + used, sizeof pd - used, "%s%s: %s",
+                                 used ? "; " : "", prec_name((demo_prec)p),
+                                 one);
+                if (n > 0 && (size_t)n < sizeof pd - used)
+                    used += (size_t)n;
+            }
+        }
         json_string(stdout, pd);
         printf("}");
     }
@@ -539,6 +581,10 @@ static void print_json(const demo_state *s) {
         json_string(stdout, r->method);
         printf(", \"device\": ");
         json_string(stdout, r->device);
+        if (r->variant[0]) {
+            printf(", \"variant\": ");
+            json_string(stdout, r->variant);
+        }
         if (r->error[0]) {
             printf(", \"error\": ");
             json_string(stdout, r->error);
@@ -640,6 +686,8 @@ static int parse_options(int argc, char **argv, demo_opts *o) {
             o->json = 1;
         } else if (strcmp(argv[i], "--no-openmp") == 0) {
             o->openmp = 0;
+        } else if (strcmp(argv[i], "--no-symmetry") == 0) {
+            o->no_symmetry = 1;
         } else if ((got = kiln_cli_option_value(argc, argv, &i,
                                                 "--host-max-seconds", NULL,
                                                 &v)) != 0) {
@@ -744,6 +792,8 @@ static void open_device(demo_state *s, kiln_device *dev) {
         st = kiln_queue_create(ctx, dev, KILN_QUEUE_PROFILING, &q);
     if (st == KILN_OK)
         st = demo_kernels_create(q, &s->dev[s->ndev]);
+    if (st == KILN_OK && s->opts.no_symmetry)
+        s->dev[s->ndev].pd_sym = 0;
     kiln_queue_release(q); /* the kernels hold their own reference */
     kiln_context_release(ctx);
     if (st != KILN_OK) {
@@ -821,9 +871,12 @@ int kiln_cmd_demo(int argc, char **argv) {
         fprintf(stderr, "kiln demo: built without OpenMP: no OpenMP C rows\n");
 
     open_devices(s);
-    int host_rows = 1 + (o->openmp ? 1 : 0);
+    int host_rows = 1 + (o->openmp ? 1 : 0), pdist_rows = 0;
+    for (int d = 0; d < s->ndev; d++) /* GPU kernels: symmetric and full */
+        pdist_rows += 1 + (s->dev[d].pd_sym &&
+                           !(s->dev[d].pd_cpu && s->dev[d].pdist_cpu[0]));
     s->steps = o->num_sizes * (host_rows + 2 * s->ndev) +
-               2 * (host_rows + s->ndev);
+               2 * host_rows + 2 * pdist_rows;
 
     int picture_done = 0;
     for (int i = 0; i < o->num_sizes; i++)

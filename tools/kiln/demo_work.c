@@ -253,11 +253,149 @@ void demo_kernels_release(demo_kernels *k) {
         kiln_kernel_release(k->naive[p]);
         kiln_kernel_release(k->fast[p]);
         kiln_kernel_release(k->pdist[p]);
+        kiln_kernel_release(k->pdist_sym[p]);
         kiln_kernel_release(k->pdist_cpu[p]);
         kiln_program_release(k->program[p]);
     }
     kiln_queue_release(k->queue);
     memset(k, 0, sizeof *k);
+}
+
+/* "TSxRBI[xRBJ][,kKT][,pPF][,bMINB]", e.g. "16x8", "16x4x8,k16,p1,b2":
+ * the fields given replace those of *t; 0 when the whole spec is valid
+ * (else *t is left as it was). */
+static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
+    demo_pd_tile n = *t;
+    char *end;
+    long v[3];
+    int nv = 0;
+    const char *s = spec;
+    while (nv < 3) {
+        v[nv] = strtol(s, &end, 10);
+        if (end == s)
+            return -1;
+        nv++;
+        s = end;
+        if (*s != 'x')
+            break;
+        s++;
+    }
+    if (nv < 2 || v[0] < 1 || v[0] * v[0] > 1024 || v[1] < 1 || v[1] > 16 ||
+        (nv == 3 && (v[2] < 1 || v[2] > 16)))
+        return -1;
+    n.ts = (int)v[0];
+    n.rbi = (int)v[1];
+    n.rbj = nv == 3 ? (int)v[2] : (int)v[1];
+    while (*s == ',') {
+        char key = s[1];
+        long val = strtol(s + 2, &end, 10);
+        if (end == s + 2)
+            return -1;
+        if (key == 'k' && val >= 1 && val <= 64)
+            n.kt = (int)val;
+        else if (key == 'p' && (val == 0 || val == 1))
+            n.prefetch = (int)val;
+        else if (key == 'b' && val >= 1 && val <= 8)
+            n.minb = (int)val;
+        else
+            return -1;
+        s = end;
+    }
+    if (*s)
+        return -1;
+    *t = n;
+    return 0;
+}
+
+void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
+                         char *buf, size_t cap) {
+    if (!k || !buf || cap == 0)
+        return;
+    if (k->pd_cpu && k->pdist_cpu[prec]) {
+        snprintf(buf, cap, "pdist_cpu, %d columns per work-item", k->pc_jb);
+        return;
+    }
+    const demo_pd_tile *t = &k->pd_tile[sym != 0][prec];
+    snprintf(buf, cap, "%s %dx%dx%d k%d, prefetch %s%s",
+             sym ? "pdist_sym" : "pdist", t->ts, t->rbi, t->rbj, t->kt,
+             t->prefetch ? "on" : "off",
+             t->minb > 1 ? (t->minb == 2 ? ", 2 groups/SM" : ", >2 groups/SM")
+                         : "");
+}
+
+/* The program for one precision: the common kernels, then the GPU distance
+ * kernel once per variant with its tile. Returns 0, or -1 when cap is too
+ * small. */
+static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
+    int n = snprintf(src, cap,
+                     "#define REAL %s\n#define REAL_IS_DOUBLE %d\n"
+                     "#define PC_JB %d\n#define PC_VW %d\n"
+                     "#define PC_REALV %s\n#define PC_VLOAD %s\n%s",
+                     p == DEMO_F64 ? "double" : "float", p == DEMO_F64,
+                     k->pc_jb, p == DEMO_F64 ? 4 : 8,
+                     p == DEMO_F64 ? "double4" : "float8",
+                     p == DEMO_F64 ? "vload4" : "vload8", demo_kernel_source);
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    size_t used = (size_t)n;
+    for (int sym = 0; sym < 2; sym++) {
+        const demo_pd_tile *t = &k->pd_tile[sym][p];
+        /* The mirror passes use the tiles' local memory: as many rows of
+         * the transposed block as fit (at least P_TS). */
+        int bt = t->ts * t->rbi, pad = p == DEMO_F64 ? 1 : 2;
+        int mp = t->kt * (t->ts * (t->rbi + t->rbj) + 2) / (t->ts * (bt + pad));
+        mp = mp < 1 ? 1 : mp > t->rbj ? t->rbj : mp;
+        n = snprintf(src + used, cap - used,
+                     "\n#define P_NAME %s\n#define P_SYM %d\n#define P_TS %d\n"
+                     "#define P_RBI %d\n#define P_RBJ %d\n#define P_KT %d\n"
+                     "#define P_PF %d\n#define P_MINB %d\n#define P_MP %d\n"
+                     "%s"
+                     "#undef P_NAME\n#undef P_SYM\n#undef P_TS\n#undef P_RBI\n"
+                     "#undef P_RBJ\n#undef P_KT\n#undef P_PF\n#undef P_MINB\n"
+                     "#undef P_MP\n",
+                     sym ? "pdist_sym" : "pdist", sym, t->ts, t->rbi,
+                     sym ? t->rbi : t->rbj, t->kt, t->prefetch, t->minb, mp,
+                     demo_pdist_source);
+        if (n < 0 || (size_t)n >= cap - used)
+            return -1;
+        used += (size_t)n;
+    }
+    return 0;
+}
+
+/* The GPU distance tiles: defaults, then the tuning variables. */
+static void pd_tiles_init(demo_kernels *k) {
+    /* Measured on an H200 (16384 x 64, scripts/gpu-bench-demo.sh):
+     * float32 16x8x8 (a 128x128 block, 128 registers: two groups per SM)
+     * without prefetch (it takes float32 to 211 registers, one group);
+     * float64 16x4x4 with prefetch in every block, 16x8x8 with prefetch
+     * for the symmetric kernel. */
+    static const demo_pd_tile defaults[2][2] = {
+        {{16, 8, 8, 16, 0, 1}, {16, 4, 4, 8, 1, 1}},  /* every block */
+        {{16, 8, 8, 16, 0, 1}, {16, 8, 8, 8, 1, 1}}}; /* symmetric */
+    memcpy(k->pd_tile, defaults, sizeof defaults);
+    /* KILN_DEMO_PDIST_TILE sets all four; _TILE_F32/_F64 the full
+     * kernel's, _SYM_TILE_F32/_F64 the symmetric one's (which keeps
+     * rbj = rbi); _PREFETCH=0|1 overrides every prefetch. */
+    static const char *const names[2][2] = {
+        {"KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64"},
+        {"KILN_DEMO_PDIST_SYM_TILE_F32", "KILN_DEMO_PDIST_SYM_TILE_F64"}};
+    const char *all = getenv("KILN_DEMO_PDIST_TILE");
+    const char *pf = getenv("KILN_DEMO_PDIST_PREFETCH");
+    for (int sym = 0; sym < 2; sym++) {
+        for (int p = 0; p < 2; p++) {
+            demo_pd_tile *t = &k->pd_tile[sym][p];
+            const char *one = getenv(names[sym][p]);
+            if (all)
+                pd_tile_parse(all, t);
+            if (one)
+                pd_tile_parse(one, t);
+            if (pf && (pf[0] == '0' || pf[0] == '1') && !pf[1])
+                t->prefetch = pf[0] - '0';
+            if (sym)
+                t->rbj = t->rbi;
+        }
+    }
 }
 
 kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
@@ -274,28 +412,14 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
      * 8192 row is 1024 words: 4 stores each), on a CPU 16 (PoCL runs a
      * group as a loop; a few items keep the barrier cheap). */
     k->mask_local = k->gpu_like ? 256 : 16;
-    /* Pairwise tile: a 16x16 group with 8x8 outputs each on a GPU (a
-     * 128x128 block of out, 64 accumulators in registers). */
-    k->pd_ts = 16;
-    k->pd_rb = 8;
-    /* For tuning: KILN_DEMO_PDIST_TILE="TSxRB", e.g. "16x4". */
-    const char *tile = getenv("KILN_DEMO_PDIST_TILE");
-    int ts, rb;
-    if (tile && sscanf(tile, "%dx%d", &ts, &rb) == 2 && ts >= 1 && rb >= 1 &&
-        ts * ts <= 1024 && rb <= 16) {
-        k->pd_ts = ts;
-        k->pd_rb = rb;
-    }
-    /* Register prefetch of the next step (-1: float64 only; see the
-     * kernel). For tuning: KILN_DEMO_PDIST_PREFETCH=0|1. */
-    k->pd_prefetch = -1;
-    const char *pf = getenv("KILN_DEMO_PDIST_PREFETCH");
-    if (pf && (pf[0] == '0' || pf[0] == '1') && !pf[1])
-        k->pd_prefetch = pf[0] - '0';
-    /* KILN_DEMO_PDIST_SYM=1: compute only the blocks on and above the
-     * diagonal and mirror them (half the arithmetic; off by default). */
+    pd_tiles_init(k);
+    /* The distances of a point set to itself are symmetric: on GPUs the
+     * symmetric kernel is the default (bit-identical results, half the
+     * arithmetic). KILN_DEMO_PDIST_SYM=0|1 overrides. */
+    k->pd_sym = k->gpu_like;
     const char *sym = getenv("KILN_DEMO_PDIST_SYM");
-    k->pd_sym = sym && strcmp(sym, "1") == 0;
+    if (sym && (sym[0] == '0' || sym[0] == '1') && !sym[1])
+        k->pd_sym = sym[0] - '0';
     /* CPU devices (OpenCL only) run pdist_cpu: 8 columns per work-item
      * (8 vector accumulators + 2 temporaries fit the 16 AVX registers;
      * 2048x64 on PoCL: 4 columns 1.5x slower). */
@@ -310,7 +434,8 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         k->pd_cpu = 0;
     else if (which && strcmp(which, "cpu") == 0 && can_cpu)
         k->pd_cpu = 1;
-    size_t len = sizeof demo_kernel_source + 512;
+    size_t len = sizeof demo_kernel_source + 2 * sizeof demo_pdist_source +
+                 2048;
     char *src = malloc(len);
     if (!src) {
         demo_kernels_release(k);
@@ -319,21 +444,12 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
     for (int p = 0; p < 2; p++) {
         if (p == DEMO_F64 && !k->info.fp64)
             continue;
-        /* PD_KT dimensions staged per step: 16 floats or 8 doubles keep the
-         * two tiles at 16.5 KiB; CPU vectors: 8 floats or 4 doubles (AVX). */
-        snprintf(src, len,
-                 "#define REAL %s\n#define REAL_IS_DOUBLE %d\n"
-                 "#define PD_TS %d\n#define PD_RB %d\n#define PD_KT %d\n"
-                 "#define PD_PREFETCH %d\n#define PD_SYM %d\n"
-                 "#define PC_JB %d\n#define PC_VW %d\n"
-                 "#define PC_REALV %s\n#define PC_VLOAD %s\n%s",
-                 p == DEMO_F64 ? "double" : "float", p == DEMO_F64, k->pd_ts,
-                 k->pd_rb, p == DEMO_F64 ? 8 : 16,
-                 k->pd_prefetch >= 0 ? k->pd_prefetch : p == DEMO_F64,
-                 k->pd_sym,
-                 k->pc_jb,
-                 p == DEMO_F64 ? 4 : 8, p == DEMO_F64 ? "double4" : "float8",
-                 p == DEMO_F64 ? "vload4" : "vload8", demo_kernel_source);
+        if (build_source(k, p, src, len) != 0) {
+            free(src);
+            demo_kernels_release(k);
+            return KILN_ERROR_OUT_OF_HOST_MEMORY; /* cannot happen: len
+                                                     has room to spare */
+        }
         st = kiln_program_create(kiln_queue_context(queue), src, NULL,
                                  &k->program[p]);
         if (st == KILN_OK)
@@ -342,6 +458,9 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
             st = kiln_kernel_create(k->program[p], "mask_fast", &k->fast[p]);
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "pdist", &k->pdist[p]);
+        if (st == KILN_OK)
+            st = kiln_kernel_create(k->program[p], "pdist_sym",
+                                    &k->pdist_sym[p]);
         if (st == KILN_OK && can_cpu)
             st = kiln_kernel_create(k->program[p], "pdist_cpu",
                                     &k->pdist_cpu[p]);
@@ -503,16 +622,23 @@ static kiln_status pdist_launch(void *ctx, kiln_event **first,
         st = kiln_kernel_launch(k->queue, k->pdist_cpu[r->prec], 2, global,
                                 local, 4, args, 0, NULL, last);
     } else {
-        size_t bt = (size_t)(k->pd_ts * k->pd_rb);
-        size_t blocks = ((size_t)r->m + bt - 1) / bt;
-        size_t local[2] = {(size_t)k->pd_ts, (size_t)k->pd_ts};
-        size_t global[2] = {blocks * local[0], blocks * local[1]};
-        if (k->pd_sym) { /* one group per block of the upper triangle */
-            global[0] = blocks * (blocks + 1) / 2 * local[0];
-            global[1] = local[1];
+        int sym = k->pd_sym != 0;
+        const demo_pd_tile *t = &k->pd_tile[sym][r->prec];
+        size_t ts = (size_t)t->ts;
+        size_t bi = ((size_t)r->m + ts * (size_t)t->rbi - 1) /
+                    (ts * (size_t)t->rbi);
+        size_t bj = ((size_t)r->m + ts * (size_t)t->rbj - 1) /
+                    (ts * (size_t)t->rbj);
+        size_t local[2] = {ts, ts};
+        size_t global[2] = {bj * ts, bi * ts};
+        if (sym) { /* one group per block of the upper triangle */
+            global[0] = bi * (bi + 1) / 2 * ts;
+            global[1] = ts;
         }
-        st = kiln_kernel_launch(k->queue, k->pdist[r->prec], 2, global, local,
-                                4, args, 0, NULL, last);
+        st = kiln_kernel_launch(k->queue,
+                                sym ? k->pdist_sym[r->prec]
+                                    : k->pdist[r->prec],
+                                2, global, local, 4, args, 0, NULL, last);
     }
     *first = *last;
     return st;

@@ -83,18 +83,29 @@ int demo_have_openmp(void);
 
 /* ----------------------------------------------------- kiln kernels */
 
+/* The shape of a GPU distance kernel (demo_kernels.h): a ts x ts
+ * work-group, rbi x rbj outputs per work-item, kt dimensions staged per
+ * step, register prefetch of the next step (0/1), and minb groups per SM
+ * that the registers must allow (CUDA's __launch_bounds__; 1: no limit
+ * beyond the group size). The symmetric kernel needs rbi == rbj. */
+typedef struct demo_pd_tile {
+    int ts, rbi, rbj, kt, prefetch, minb;
+} demo_pd_tile;
+
 typedef struct demo_kernels {
     kiln_queue *queue;           /* a profiling queue (one reference held) */
     kiln_device_info info;
     int have[2];                 /* precision built (fp64 needs the device) */
     kiln_program *program[2];
-    kiln_kernel *naive[2], *fast[2], *pdist[2], *pdist_cpu[2];
+    kiln_kernel *naive[2], *fast[2], *pdist[2], *pdist_sym[2], *pdist_cpu[2];
     int gpu_like;                /* launch shapes for a GPU, else a CPU */
     int mask_local;              /* work-group size of the fast mask (a row) */
-    int pd_ts, pd_rb;            /* pdist tile: TS x TS work-items, RB x RB each */
-    int pd_prefetch;             /* pdist register prefetch: -1 float64 only,
-                                    0 never, 1 always */
-    int pd_sym;                  /* pdist: upper-triangle blocks, mirrored */
+    demo_pd_tile pd_tile[2][2];  /* [symmetric][precision] */
+    int pd_sym;                  /* 1: the GPU kernel computes the blocks on
+                                    and above the diagonal and mirrors them
+                                    (default on GPUs); 0: every block, like
+                                    torch.cdist. Both are built: may be
+                                    changed after create */
     int pd_cpu;                  /* 1: run pdist_cpu (OpenCL CPU devices);
                                     may be changed after create where
                                     pdist_cpu[p] is not NULL */
@@ -123,10 +134,16 @@ kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
                              const demo_polygon *poly, int width, int height,
                              int reps, double budget_s, uint8_t *out,
                              demo_time *t);
-/* The same for pairwise distances. */
+/* The same for pairwise distances (the distances of one point set to
+ * itself, so the symmetric kernel applies). */
 kiln_status demo_pdist_kernel(demo_kernels *k, demo_prec prec, const void *x,
                               int m, int d, int reps, double budget_s,
                               void *out, demo_time *t);
+
+/* "pdist 16x8x8 k16, prefetch off" or "pdist_cpu, 8 columns per
+ * work-item": the kernel demo_pdist_kernel runs for prec with sym. */
+void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
+                         char *buf, size_t cap);
 
 /* Host timing helper: runs fn(arg) up to reps times (at least once, stopping
  * after budget_s) and returns the median seconds in t->wall_s. */
