@@ -6,11 +6,11 @@
 #      distances 16384×64 in float32 and float64, 20 repetitions, JSON;
 #      serial C cases longer than 10 s are estimated from 1/16 of the rows
 #      (--host-max-seconds, marked in the tables);
-#   2. a short sweep of the distance kernel on cuda:0: tile
-#      (KILN_DEMO_PDIST_TILE; default 16x8), register prefetch
-#      (KILN_DEMO_PDIST_PREFETCH; default: float64 only; "-" = default) and
-#      the symmetric variant (KILN_DEMO_PDIST_SYM=1: upper-triangle blocks,
-#      mirrored; half the arithmetic; off by default);
+#   2. a sweep of the distance kernels' tiles on cuda:0: both the symmetric
+#      kernel (the default: blocks on and above the diagonal, mirrored; the
+#      same bits, half the arithmetic) and the full one (every block, like
+#      torch.cdist), float32 and float64 (SWEEP=long: the wide search;
+#      SWEEP_ONLY=1: stop after it);
 #   3. bench/peers_demo.py on the same JSON: CuPy (the seeds' naive kernel as
 #      a RawKernel, the vectorised NumPy code on CuPy arrays), torch.cdist
 #      in float32 and float64 (device times from CUDA events, accuracy);
@@ -53,27 +53,55 @@ timeout 150 "$KILN" demo $DEVARGS --sizes "$SIZES" \
 say "kiln demo exit $?"
 
 # --- 2. tile sweep (distances only matter: a tiny mask) -----------------------
-SWEEP="$OUTD/demo-gpu-sweep.txt"
-: > "$SWEEP"
-for cfg in 16x8:0:0 16x8:1:0 16x4:-:0 16x8:-:1; do
-  tile=${cfg%%:*}; rest=${cfg#*:}; pf=${rest%%:*}; sym=${rest#*:}
-  say "tile $tile prefetch $pf symmetric $sym"
-  if [ "$pf" = "-" ]; then unset KILN_DEMO_PDIST_PREFETCH; else export KILN_DEMO_PDIST_PREFETCH=$pf; fi
-  KILN_DEMO_PDIST_SYM=$sym KILN_DEMO_PDIST_TILE=$tile timeout 30 "$KILN" demo --device "$FIRST" --sizes 64 \
+# Each run sets the four kernels' tiles at once ("full f32|full f64|sym f32|
+# sym f64", TSxRBI[xRBJ][,kKT][,pPF][,bMINB]; "-" = the default), so one
+# run times four candidates. SWEEP=long: the wide search.
+SWEEP_FILE="$OUTD/demo-gpu-sweep.txt"
+: > "$SWEEP_FILE"
+if [ "${SWEEP:-short}" = long ]; then
+  CFGS="16x8,k16,p0|16x4,k8,p1|16x8,k16,p0|16x8,k8,p1
+16x8,k8,p0|16x4,k16,p0|16x8,k8,p0|16x4,k8,p1
+16x8,k32,p0|16x4,k16,p1|16x8,k32,p0|16x4,k16,p0
+16x8x4,k16,p0,b3|16x4x8,k16,p0,b2|16x4,k16,p0|16x6,k8,p1
+16x4x8,k16,p0,b3|16x8x4,k8,p0,b2|16x6,k16,p0|16x8,k8,p0
+16x6,k16,p0|16x8x4,k16,p0|16x8,k16,p1|16x4,k8,p0
+16x4,k16,p0|16x6,k8,p1|16x4,k8,p0|16x6,k8,p0
+8x8,k16,p0|16x4x8,k8,p1|8x8,k16,p0|16x4,k16,p1
+16x8x6,k16,p0|16x4,k8,p0|16x8x4,k16,p0,b3|16x8,k16,p0
+16x8x12,k16,p0|16x4x6,k8,p1|16x8,k16,p0,b2|16x5,k8,p1"
+else
+  # the defaults, then the defaults before the long sweep (2026-11-21)
+  CFGS="-|-|-|-
+16x8,k16,p0|16x4,k8,p1|16x8,k16,p0|16x8,k8,p1"
+fi
+i=0
+while IFS='|' read -r f32 f64 s32 s64; do
+  i=$((i+1))
+  say "sweep $i: full $f32 / $f64, symmetric $s32 / $s64"
+  env $( [ "$f32" != - ] && echo KILN_DEMO_PDIST_TILE_F32=$f32 ) \
+      $( [ "$f64" != - ] && echo KILN_DEMO_PDIST_TILE_F64=$f64 ) \
+      $( [ "$s32" != - ] && echo KILN_DEMO_PDIST_SYM_TILE_F32=$s32 ) \
+      $( [ "$s64" != - ] && echo KILN_DEMO_PDIST_SYM_TILE_F64=$s64 ) \
+    timeout 40 "$KILN" demo --device "$FIRST" --sizes 64 \
     --points "$POINTS" --dims 64 --reps 10 --no-openmp --host-max-seconds 0.5 --json \
-    --out "$OUTD/demo-gpu-pictures" > "$OUTD/demo-gpu-tile-$tile-$pf-$sym.json" 2>>"$LOG"
-  python3 - "$tile prefetch $pf sym $sym" "$OUTD/demo-gpu-tile-$tile-$pf-$sym.json" >> "$SWEEP" <<'PY'
+    --out "$OUTD/demo-gpu-pictures" > "$OUTD/demo-gpu-sweep-$i.json" 2>>"$LOG"
+  python3 - "$OUTD/demo-gpu-sweep-$i.json" >> "$SWEEP_FILE" <<'PY'
 import json, sys
 try:
-    kj = json.load(open(sys.argv[2]))
+    kj = json.load(open(sys.argv[1]))
 except Exception as e:
-    print("| %s | no result (%s) | | |" % (sys.argv[1], e)); sys.exit()
+    print("| no result (%s) | | | | |" % e); sys.exit()
 for r in kj["results"]:
-    if r["workload"] == "pdist" and r["method"].startswith("kiln") and "error" not in r:
-        print("| %s | %s | %.4f | %.1e |" % (sys.argv[1], r["case"], r["device_ms"], r["relerr"]))
+    if r["workload"] == "pdist" and r["method"].startswith("kiln"):
+        if "error" in r:
+            print("| %s | %s | %s | error | %s |" % (r.get("variant"), r["case"], r.get("kernel", "?"), r["error"]))
+        else:
+            print("| %s | %s | %s | %.4f | %.1e |" % (r.get("variant"), r["case"], r.get("kernel", "?"), r["device_ms"], r["relerr"]))
 PY
-done
-unset KILN_DEMO_PDIST_PREFETCH
+  rm -f "$OUTD/demo-gpu-sweep-$i.json"
+done <<< "$CFGS"
+sort -t'|' -k2,3 -k5n "$SWEEP_FILE" -o "$SWEEP_FILE"
+[ -n "${SWEEP_ONLY:-}" ] && { cat "$SWEEP_FILE"; exit 0; }
 
 # --- 3. peers ------------------------------------------------------------------
 LABEL="gpu-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '-' | tr -cd 'A-Za-z0-9-')"
@@ -87,7 +115,7 @@ say "peers exit $?"
 cp "$ROOT"/bench/results/"$LABEL"-*.md "$OUTD/results/" 2>/dev/null
 
 # --- 4. summary -------------------------------------------------------------------
-python3 - "$JSON" "$OUTD/demo-gpu-rows.json" "$OUTD/demo-gpu-peers.md" "$SWEEP" "$POINTS" "$FIRST" > "$OUTD/demo-gpu.md" <<'PY'
+python3 - "$JSON" "$OUTD/demo-gpu-rows.json" "$OUTD/demo-gpu-peers.md" "$SWEEP_FILE" "$POINTS" "$FIRST" > "$OUTD/demo-gpu.md" <<'PY'
 import json, os, sys
 jpath, rpath, ppath, spath, points, first = sys.argv[1:7]
 out = ["# kiln demo on the GPU: issue 5 targets", ""]
@@ -113,18 +141,26 @@ for dev in ("cuda:0", "opencl"):
             out.append("| mask %d² | %s | %.4f | ≤ %.3f ms, 0 pixels differ | %s (%d px differ) |" % (
                 size, r["device"], r["device_ms"], goal,
                 "PASS" if r["device_ms"] <= goal and r["ok"] else "MISS", r["mismatches"]))
+    # Both distance kernels: with symmetry (the default: each off-diagonal
+    # block computed once, written twice, the same bits) and without (every
+    # block, like torch.cdist(x, x)).
     for prec, ratio, tol in (("float32", 1.5, 1e-6), ("float64", 1.2, 1e-13)):
         case = "%sx64 %s" % (points, prec)
-        r, t = kiln("pdist", case, "kiln", dev), torch(case)
-        if r:
+        t = torch(case)
+        for method, what in (("kiln kernel (symmetry)", "with symmetry"),
+                             ("kiln kernel (no symmetry)", "without symmetry, like torch.cdist"),
+                             ("kiln kernel", "")):
+            r = kiln("pdist", case, method, dev)
+            if not r or (not what and r.get("variant") in ("symmetric", "full")):
+                continue
             tdev = t["theirs_dev_ms"] if t else None
             got = tdev / r["device_ms"] if tdev else None
-            out.append("| distances %s vs torch.cdist (%s ms) | %s | %.4f | ≥ %.1fx, rel. error < %g | %s (%s, rel. error %.1e) |" % (
-                prec, "%.3f" % tdev if tdev else "?", r["device"], r["device_ms"], ratio, tol,
+            out.append("| distances %s%s vs torch.cdist (%s ms) | %s | %.4f | ≥ %.1fx, rel. error < %g | %s (%s, rel. error %.1e) |" % (
+                prec, " " + what if what else "", "%.3f" % tdev if tdev else "?", r["device"], r["device_ms"], ratio, tol,
                 "PASS" if got and got >= ratio and r["relerr"] < tol else "MISS",
                 "%.2fx" % got if got else "no torch", r["relerr"]))
-out += ["", "Distance kernel tile sweep on %s (KILN_DEMO_PDIST_TILE, _PREFETCH, _SYM; defaults 16x8, prefetch in float64 only, not symmetric):" % first, "",
-        "| tile | case | device ms | rel. error |", "|---|---|---:|---:|"]
+out += ["", "Distance kernel tile sweep on %s (KILN_DEMO_PDIST_TILE_F32/_F64, _SYM_TILE_F32/_F64: TSxRBIxRBJ, kKT dimensions per step, prefetch, bN groups per SM):" % first, "",
+        "| kernel | case | tile | device ms | rel. error |", "|---|---|---|---:|---:|"]
 out += [l.rstrip() for l in open(spath)] if os.path.exists(spath) else []
 out += [""]
 if os.path.exists(ppath):

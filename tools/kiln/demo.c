@@ -80,6 +80,7 @@ typedef struct demo_result {
     char method[96];
     char device[80];   /* "" for the host */
     char variant[16];  /* pdist kernels: "symmetric", "full", "cpu" */
+    char shape[96];    /* pdist kernels: demo_pdist_describe's text */
     int kernel;        /* 1: has a device time */
     int estimated;     /* serial C: time extrapolated from a sample */
     demo_time time;
@@ -359,6 +360,8 @@ static int pdist_device_row(demo_state *s, int i, demo_prec prec, int variant,
         return -1;
     snprintf(r->variant, sizeof r->variant, "%s",
              variant < 0 ? "cpu" : variant ? "symmetric" : "full");
+    demo_pdist_describe(&s->dev[i], prec, variant > 0, r->shape,
+                        sizeof r->shape);
     r->kernel = 1;
     if (!s->dev[i].have[prec]) {
         snprintf(r->error, sizeof r->error, "the device has no %s support",
@@ -584,6 +587,8 @@ static void print_json(const demo_state *s) {
         if (r->variant[0]) {
             printf(", \"variant\": ");
             json_string(stdout, r->variant);
+            printf(", \"kernel\": ");
+            json_string(stdout, r->shape);
         }
         if (r->error[0]) {
             printf(", \"error\": ");

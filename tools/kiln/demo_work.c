@@ -365,15 +365,24 @@ static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
 
 /* The GPU distance tiles: defaults, then the tuning variables. */
 static void pd_tiles_init(demo_kernels *k) {
-    /* Measured on an H200 (16384 x 64, scripts/gpu-bench-demo.sh):
-     * float32 16x8x8 (a 128x128 block, 128 registers: two groups per SM)
-     * without prefetch (it takes float32 to 211 registers, one group);
-     * float64 16x4x4 with prefetch in every block, 16x8x8 with prefetch
-     * for the symmetric kernel. */
+    /* The fastest of a sweep on an H200 (16384 x 64, 40 tiles,
+     * scripts/gpu-bench-demo.sh SWEEP=long; NVRTC sm_90 registers):
+     * float32 16x8x8 k16 (a 128x128 block, 128 registers: two groups per
+     * SM; prefetch would take 211), full 1.66 ms, symmetric 1.06 ms;
+     * float64 full 16x4x8 k16 with 2 groups per SM (128 registers, no
+     * spills) 2.85 ms (16x4x4 k8 + prefetch: 3.19), symmetric 16x4x4 k16
+     * (94 registers) 1.73 ms (16x8x8 + prefetch: 2.03). */
     static const demo_pd_tile defaults[2][2] = {
-        {{16, 8, 8, 16, 0, 1}, {16, 4, 4, 8, 1, 1}},  /* every block */
-        {{16, 8, 8, 16, 0, 1}, {16, 8, 8, 8, 1, 1}}}; /* symmetric */
+        {{16, 8, 8, 16, 0, 1}, {16, 4, 8, 16, 0, 2}},  /* every block */
+        {{16, 8, 8, 16, 0, 2}, {16, 4, 4, 16, 0, 1}}}; /* symmetric */
     memcpy(k->pd_tile, defaults, sizeof defaults);
+    /* CPU devices run pdist_cpu; when the GPU kernel is forced on one
+     * (KILN_DEMO_PDIST_KERNEL=gpu, the tests on PoCL), a small tile keeps
+     * PoCL's compile of the unrolled kernel short. */
+    if (!k->gpu_like)
+        for (int sym = 0; sym < 2; sym++)
+            for (int p = 0; p < 2; p++)
+                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1};
     /* KILN_DEMO_PDIST_TILE sets all four; _TILE_F32/_F64 the full
      * kernel's, _SYM_TILE_F32/_F64 the symmetric one's (which keeps
      * rbj = rbi); _PREFETCH=0|1 overrides every prefetch. */
@@ -412,7 +421,7 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
      * 8192 row is 1024 words: 4 stores each), on a CPU 16 (PoCL runs a
      * group as a loop; a few items keep the barrier cheap). */
     k->mask_local = k->gpu_like ? 256 : 16;
-    pd_tiles_init(k);
+    pd_tiles_init(k); /* reads gpu_like */
     /* The distances of a point set to itself are symmetric: on GPUs the
      * symmetric kernel is the default (bit-identical results, half the
      * arithmetic). KILN_DEMO_PDIST_SYM=0|1 overrides. */
