@@ -23,9 +23,22 @@ struct kiln_scan {
     int onepass[2][2]; /* the variant is the CUDA single-pass scan */
 };
 
+/* Threads per block of the CUDA single-pass scan. KILN_SCAN_THREADS
+ * (64..1024, a multiple of 32): tuning knob. */
+static size_t onepass_threads(void) {
+    static int knob = -1;
+    if (knob < 0) {
+        const char *e = getenv("KILN_SCAN_THREADS");
+        int k = e ? atoi(e) : 0;
+        knob = k >= 64 && k <= 1024 && k % 32 == 0 ? k : 0;
+    }
+    return knob ? (size_t)knob : 256;
+}
+
 /* Items per thread of the CUDA single-pass scan for a scan type of size
- * bytes (a tile of 256*items values stays within 16 KiB of shared memory);
- * 0: too large a type, use the three-phase template. */
+ * bytes (a tile of 256*items values stays within 16 KiB of shared memory,
+ * scaled for other block sizes); 0: too large a type, use the three-phase
+ * template. */
 static int onepass_items(size_t size) {
     /* KILN_SCAN_ITEMS (1..40): tuning knob for types of up to 4 bytes. */
     static int knob = -1;
@@ -34,10 +47,38 @@ static int onepass_items(size_t size) {
         int k = e ? atoi(e) : 0;
         knob = k >= 1 && k <= 40 ? k : 0;
     }
+    int items = size <= 4 ? 16 : size <= 8 ? 8 : size <= 16 ? 4
+              : size <= 32 ? 2 : size <= 64 ? 1 : 0;
     if (size <= 4 && knob)
-        return knob;
-    return size <= 4 ? 16 : size <= 8 ? 8 : size <= 16 ? 4 : size <= 32 ? 2
-         : size <= 64 ? 1 : 0;
+        items = knob;
+    size_t threads = onepass_threads();
+    /* static shared memory stays under 48 KiB (the tile, padded) */
+    while (items > 1 && threads * (size_t)items * size * 33 / 32 > 44 * 1024)
+        items--;
+    return items;
+}
+
+/* Integer tuning knob from the environment, read once by the caller. */
+static int env_knob(const char *name, int lo, int hi, int dflt) {
+    const char *e = getenv(name);
+    int k = e ? atoi(e) : dflt;
+    return k >= lo && k <= hi ? k : dflt;
+}
+
+/* Look-back window of the CUDA single-pass scan in steps of 32 tiles
+ * (KILN_SCAN_LB, 1..8; packed types only), backoff in ns while a
+ * predecessor has no status yet (KILN_SCAN_SLEEP, 0..2000) and the
+ * __launch_bounds__ minimum of blocks per SM (KILN_SCAN_MINB, 1..16). */
+static void onepass_knobs(size_t size, int *lb, int *sleep_ns, int *minb) {
+    static int k_lb = -1, k_sleep = -1, k_minb = -1;
+    if (k_lb < 0) {
+        k_lb = env_knob("KILN_SCAN_LB", 1, 8, 1);
+        k_sleep = env_knob("KILN_SCAN_SLEEP", 0, 2000, 0);
+        k_minb = env_knob("KILN_SCAN_MINB", 1, 16, 1);
+    }
+    *lb = size <= 4 ? k_lb : 1;
+    *sleep_ns = k_sleep;
+    *minb = k_minb;
 }
 
 static int use_onepass(const kiln_scan *s, const kiln__plan *plan) {
@@ -53,9 +94,18 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                   "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
                   "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n"
                   "#define KILN_PACKED %d\n",
-                  plan->cpu, plan->local, s->seg ? 1 : 0,
+                  plan->cpu, one ? onepass_threads() : plan->local,
+                  s->seg ? 1 : 0,
                   one ? onepass_items(s->scan_size) : 1,
                   one && s->scan_size <= 4);
+    if (one) {
+        int lb, sleep_ns, minb;
+        onepass_knobs(s->scan_size, &lb, &sleep_ns, &minb);
+        kiln__sb_addf(sb,
+                      "#define KILN_LB %d\n#define KILN_LB_SLEEP %d\n"
+                      "#define KILN_MINB %d\n",
+                      lb, sleep_ns, minb);
+    }
     kiln__gen_common(sb, &s->args, strided);
     if (s->preamble)
         kiln__gen_user(sb, "preamble", s->preamble);
@@ -102,8 +152,9 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
     kiln_status st = KILN_OK;
     if (!v->k[0]) {
         kiln__sb sb = {0};
-        s->local[strided][cpu] = plan->local;
         s->onepass[strided][cpu] = use_onepass(s, plan);
+        s->local[strided][cpu] =
+            s->onepass[strided][cpu] ? onepass_threads() : plan->local;
         st = kiln__scan_source(s, strided, plan, &sb);
         if (st == KILN_OK) {
             char text[1200];

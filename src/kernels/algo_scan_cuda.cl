@@ -1,31 +1,51 @@
 /* Single-pass scan for CUDA: chained scan with decoupled look-back
- * (Merrill & Garland 2016). Chosen by src/algo/scan.c on the CUDA backend.
- * Defined before it: KILN_LOCAL_SIZE (256), KILN_ITEMS (items per thread),
- * KILN_SEGMENTED, kiln_scan_t, kiln_neutral() (an identity of the
- * operator), kiln_scan_op(a, b) (a is the earlier item), kiln_input(i, ...),
+ * (Merrill & Garland 2016), laid out like CUB's. Chosen by src/algo/scan.c
+ * on the CUDA backend. Defined before it: KILN_LOCAL_SIZE (threads per
+ * block, a multiple of 32), KILN_ITEMS (items per thread), KILN_SEGMENTED,
+ * KILN_PACKED, kiln_scan_t, kiln_neutral() (an identity of the operator),
+ * kiln_scan_op(a, b) (a is the earlier item), kiln_input(i, ...),
  * kiln_seg_start(i, ...), kiln_output(i, item, prev_item, ...), KILN_PASS.
  *
  * Each block takes the next tile of KILN_LOCAL_SIZE*KILN_ITEMS items from an
  * atomic counter (blocks do not start in index order; a block only ever
- * waits for tiles that started before it, so it cannot deadlock). It loads
- * the tile coalesced into shared memory, scans it, publishes its aggregate
- * (status 1), looks back over its predecessors with one warp until it finds
- * an inclusive prefix (status 2), publishes its own inclusive prefix and
- * writes its outputs coalesced. Every combination keeps the earlier operand
- * on the left, so the operator need not be commutative. A tile containing a
- * segment start publishes its aggregate as inclusive at once (nothing
- * before it reaches past that start).
+ * waits for tiles that started before it, so it cannot deadlock). Each warp
+ * owns 32*KILN_ITEMS consecutive items of the tile: it loads them
+ * warp-striped (coalesced) into registers and transposes them through its
+ * own slice of shared memory (only __syncwarp), so that each thread then
+ * holds KILN_ITEMS consecutive items in registers. A thread folds its items,
+ * the warp scans the thread totals with shuffles, the block combines the
+ * warp totals, and warp 0 publishes the tile aggregate (status 1) and looks
+ * back: each lane reads one predecessor's status word, a ballot finds the
+ * nearest inclusive prefix (status 2), and an ordered shuffle tree folds the
+ * window, earliest tile on the left. Every combination keeps the earlier
+ * operand on the left, so the operator need not be commutative. A tile
+ * containing a segment start publishes its aggregate as inclusive at once
+ * (nothing before it reaches past that start). Results go back through the
+ * same shared slice and are written warp-striped (coalesced).
+ * Index maths within a tile is 32-bit; only the tile base is 64-bit.
  * kiln_status: tiles + 1 ints, zeroed before the launch (the last is the
  * tile counter); kiln_vals: 2 * tiles slots of kiln_stride bytes
  * (aggregates, then inclusive prefixes). With KILN_PACKED (types of up to 4
  * bytes) kiln_status is tiles + 1 64-bit words instead, each a tile's
  * status and value (the last word's first int is the counter), and
- * kiln_vals is unused. Values cross blocks through
- * volatile accesses ordered by __threadfence(). */
+ * kiln_vals is unused. Unpacked values cross blocks through volatile
+ * accesses ordered by __threadfence(). */
 
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
-#define KILN_PAD(x) ((x) + ((x) >> 5)) /* no bank conflicts */
 #define KILN_WARPS (KILN_LOCAL_SIZE / 32)
+#define KILN_WTILE (32 * KILN_ITEMS) /* one warp's items */
+#define KILN_PAD(x) ((x) + ((x) >> 5)) /* no bank conflicts */
+#define KILN_WSTRIDE KILN_PAD(KILN_WTILE)
+#define KILN_FULL 0xffffffffu
+#ifndef KILN_LB
+#define KILN_LB 1 /* look-back window: 32*KILN_LB predecessors a step */
+#endif
+#ifndef KILN_LB_SLEEP
+#define KILN_LB_SLEEP 0 /* ns of backoff while a predecessor has no status */
+#endif
+#ifndef KILN_MINB
+#define KILN_MINB 1 /* __launch_bounds__ minimum blocks per SM */
+#endif
 
 KILN_FUNC void kiln__vstore(KILN_GLOBAL char *p, const kiln_scan_t *v)
 {
@@ -59,19 +79,48 @@ KILN_FUNC kiln_scan_t kiln__vload(KILN_GLOBAL const char *p)
     return r;
 }
 
-/* __shfl_up_sync for any trivially copyable type, 4 bytes at a time. */
-KILN_FUNC kiln_scan_t kiln__shfl_up(kiln_scan_t v, unsigned int d)
+/* Bits of a value of up to 4 bytes in a 32-bit word, and back. */
+KILN_FUNC unsigned int kiln__bits(kiln_scan_t v)
+{
+    unsigned int b = 0;
+    const unsigned char *s = (const unsigned char *)&v;
+    unsigned char *d = (unsigned char *)&b;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 4; k++)
+        d[k] = s[k];
+    return b;
+}
+
+KILN_FUNC kiln_scan_t kiln__unbits(unsigned int b, kiln_scan_t r)
+{
+    const unsigned char *s = (const unsigned char *)&b;
+    unsigned char *d = (unsigned char *)&r;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 4; k++)
+        d[k] = s[k];
+    return r;
+}
+
+/* Warp shuffles for any trivially copyable type. mode 0: up by d, 1: down
+ * by d, 2: from lane d. */
+KILN_FUNC unsigned int kiln__shfl32(unsigned int x, int mode, int d)
+{
+    return mode == 0   ? __shfl_up_sync(KILN_FULL, x, (unsigned int)d)
+           : mode == 1 ? __shfl_down_sync(KILN_FULL, x, (unsigned int)d)
+                       : __shfl_sync(KILN_FULL, x, d);
+}
+
+KILN_FUNC kiln_scan_t kiln__shfl(kiln_scan_t v, int mode, int d)
 {
     kiln_scan_t r = v;
-    if (sizeof(kiln_scan_t) % 4 == 0) {
+    if (sizeof(kiln_scan_t) <= 4) {
+        r = kiln__unbits(kiln__shfl32(kiln__bits(v), mode, d), v);
+    } else if (sizeof(kiln_scan_t) % 4 == 0) {
         unsigned int *s = (unsigned int *)&v, *t = (unsigned int *)&r;
         for (int k = 0; k < (int)(sizeof(kiln_scan_t) / 4); k++)
-            t[k] = __shfl_up_sync(0xffffffffu, s[k], d);
+            t[k] = kiln__shfl32(s[k], mode, d);
     } else {
         unsigned char *s = (unsigned char *)&v, *t = (unsigned char *)&r;
         for (int k = 0; k < (int)sizeof(kiln_scan_t); k++)
-            t[k] = (unsigned char)__shfl_up_sync(0xffffffffu,
-                                                 (unsigned int)s[k], d);
+            t[k] = (unsigned char)kiln__shfl32((unsigned int)s[k], mode, d);
     }
     return r;
 }
@@ -79,104 +128,124 @@ KILN_FUNC kiln_scan_t kiln__shfl_up(kiln_scan_t v, unsigned int d)
 #if KILN_PACKED
 /* Types of up to 4 bytes: the status (high half) and the value (low half)
  * of a tile share one 64-bit word, so one store publishes both and one load
- * sees both (no fence between a value and its flag). */
-KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, long t, int status,
+ * sees both: no fence is needed between a value and its flag, and nothing
+ * else this block wrote is read by another block. */
+KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, int status,
                             kiln_scan_t v)
 {
-    unsigned int b = 0;
-    const unsigned char *s = (const unsigned char *)&v;
-    unsigned char *d = (unsigned char *)&b;
-    for (int k = 0; k < (int)sizeof(kiln_scan_t); k++)
-        d[k] = s[k];
-    unsigned long long w = ((unsigned long long)(unsigned int)status << 32) | b;
+    unsigned long long w =
+        ((unsigned long long)(unsigned int)status << 32) | kiln__bits(v);
     ((volatile unsigned long long *)st)[t] = w;
-}
-
-KILN_FUNC kiln_scan_t kiln__punpack(unsigned long long w)
-{
-    kiln_scan_t r;
-    unsigned int b = (unsigned int)w;
-    const unsigned char *s = (const unsigned char *)&b;
-    unsigned char *d = (unsigned char *)&r;
-    for (int k = 0; k < (int)sizeof(kiln_scan_t); k++)
-        d[k] = s[k];
-    return r;
 }
 #define KILN_COUNTER (kiln_status + 2 * kiln_tiles)
 #else
 #define KILN_COUNTER (kiln_status + kiln_tiles)
 #endif
 
-KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
-                                KILN_GLOBAL char *kiln_vals, long kiln_stride,
-                                long kiln_tiles, @PARAMS@)
+KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
+@NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
+               long kiln_stride, long kiln_tiles, @PARAMS@)
 {
-    KILN_LOCAL kiln_scan_t kiln_sv[KILN_PAD(KILN_TILE)];
+    KILN_LOCAL kiln_scan_t kiln_sv[KILN_WARPS * KILN_WSTRIDE];
 #if KILN_SEGMENTED
-    KILN_LOCAL unsigned char kiln_sf[KILN_TILE];
+    KILN_LOCAL unsigned char kiln_sf[KILN_WARPS * KILN_WTILE];
 #endif
     KILN_LOCAL kiln_scan_t kiln_wa[KILN_WARPS];
     KILN_LOCAL int kiln_wf[KILN_WARPS];
-    KILN_LOCAL kiln_scan_t kiln_lb[32];
     KILN_LOCAL kiln_scan_t kiln_prefix_sh;
-    KILN_LOCAL long kiln_tile_sh;
+    KILN_LOCAL int kiln_tile_sh;
+#if KILN_LB > 1
+    KILN_LOCAL kiln_scan_t kiln_lb[32 * KILN_LB];
+#endif
     const int kiln_l = (int)threadIdx.x;
     const int kiln_lane = kiln_l & 31, kiln_warp = kiln_l >> 5;
 
     if (kiln_l == 0)
-        kiln_tile_sh = (long)atomicAdd(KILN_COUNTER, 1);
+        kiln_tile_sh = atomicAdd(KILN_COUNTER, 1);
     __syncthreads();
-    const long kiln_tile = kiln_tile_sh;
-    const long kiln_base = kiln_tile * (long)KILN_TILE;
-
-    /* 1. Coalesced load of the tile's inputs (and segment flags). */
-#pragma unroll
-    for (int k = 0; k < KILN_ITEMS; k++) {
-        int j = k * KILN_LOCAL_SIZE + kiln_l;
-        long i = kiln_base + j;
-        kiln_scan_t v = kiln_neutral();
-        if (i < n)
-            v = kiln_input(i, KILN_PASS);
-        kiln_sv[KILN_PAD(j)] = v;
+    const int kiln_tile = kiln_tile_sh;
+    /* the only 64-bit index: the first item of this warp */
+    const long kiln_wbase =
+        (long)kiln_tile * KILN_TILE + (long)(kiln_warp * KILN_WTILE);
+    const long kiln_rem = n - kiln_wbase;
+    const int kiln_wfull = kiln_rem >= KILN_WTILE;
+    const int kiln_wn =
+        kiln_wfull ? KILN_WTILE : kiln_rem > 0 ? (int)kiln_rem : 0;
+    kiln_scan_t *kiln_sw = kiln_sv + kiln_warp * KILN_WSTRIDE;
 #if KILN_SEGMENTED
-        kiln_sf[j] = (unsigned char)(i < n ? kiln_seg_start(i, KILN_PASS) : 0);
+    unsigned char *kiln_fw = kiln_sf + kiln_warp * KILN_WTILE;
 #endif
-    }
-    __syncthreads();
 
-    /* 2. Each thread folds its KILN_ITEMS consecutive items, in order. */
-    kiln_scan_t kiln_a = kiln_neutral();
-    int kiln_f = 0;
+    /* 1. Warp-striped coalesced loads into registers (no bounds checks in
+     * a full warp slice), then a transpose through the warp's shared slice:
+     * thread lane gets items lane*KILN_ITEMS .. +KILN_ITEMS-1. */
+    kiln_scan_t kiln_v[KILN_ITEMS];
+    if (kiln_wfull) {
 #pragma unroll
-    for (int k = 0; k < KILN_ITEMS; k++) {
-        int j = kiln_l * KILN_ITEMS + k;
-        kiln_scan_t v = kiln_sv[KILN_PAD(j)];
-#if KILN_SEGMENTED
-        if (kiln_sf[j]) {
-            kiln_a = v;
-            kiln_f = 1;
-        } else {
-            kiln_a = kiln_scan_op(kiln_a, v);
+        for (int k = 0; k < KILN_ITEMS; k++)
+            kiln_v[k] = kiln_input(kiln_wbase + (k * 32 + kiln_lane),
+                                   KILN_PASS);
+    } else {
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++) {
+            int j = k * 32 + kiln_lane;
+            kiln_v[k] = j < kiln_wn ? kiln_input(kiln_wbase + j, KILN_PASS)
+                                    : kiln_neutral();
         }
-#else
-        kiln_a = kiln_scan_op(kiln_a, v);
-#endif
     }
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++)
+        kiln_sw[KILN_PAD(k * 32 + kiln_lane)] = kiln_v[k];
+#if KILN_SEGMENTED
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++) {
+        int j = k * 32 + kiln_lane;
+        kiln_fw[j] = (unsigned char)(j < kiln_wn
+                                         ? kiln_seg_start(kiln_wbase + j,
+                                                          KILN_PASS)
+                                         : 0);
+    }
+#endif
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++)
+        kiln_v[k] = kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)];
+
+    /* 2. The thread folds its items in registers, in order. */
+#if KILN_SEGMENTED
+    unsigned long long kiln_fm = 0; /* bit k: item k starts a segment */
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++)
+        if (kiln_fw[kiln_lane * KILN_ITEMS + k])
+            kiln_fm |= 1ull << k;
+    kiln_scan_t kiln_a = kiln_neutral();
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++)
+        kiln_a = ((kiln_fm >> k) & 1) ? kiln_v[k]
+                                       : kiln_scan_op(kiln_a, kiln_v[k]);
+    int kiln_f = kiln_fm != 0;
+#else
+    kiln_scan_t kiln_a = kiln_v[0];
+#pragma unroll
+    for (int k = 1; k < KILN_ITEMS; k++)
+        kiln_a = kiln_scan_op(kiln_a, kiln_v[k]);
+    int kiln_f = 0;
+#endif
 
     /* 3. Block scan of the threads' (value, has-segment-start) pairs:
      * warp scans with shuffles, then the warp totals. */
-    for (unsigned int d = 1; d < 32; d <<= 1) {
-        kiln_scan_t u = kiln__shfl_up(kiln_a, d);
-        int uf = __shfl_up_sync(0xffffffffu, kiln_f, d);
-        if (kiln_lane >= (int)d) {
+    for (int d = 1; d < 32; d <<= 1) {
+        kiln_scan_t u = kiln__shfl(kiln_a, 0, d);
+        int uf = __shfl_up_sync(KILN_FULL, kiln_f, (unsigned int)d);
+        if (kiln_lane >= d) {
             if (!kiln_f)
                 kiln_a = kiln_scan_op(u, kiln_a);
             kiln_f |= uf;
         }
     }
     /* thread exclusive (within its warp) */
-    kiln_scan_t kiln_te = kiln__shfl_up(kiln_a, 1);
-    int kiln_tef = __shfl_up_sync(0xffffffffu, kiln_f, 1);
+    kiln_scan_t kiln_te = kiln__shfl(kiln_a, 0, 1);
+    int kiln_tef = __shfl_up_sync(KILN_FULL, kiln_f, 1u);
     if (kiln_lane == 0) {
         kiln_te = kiln_neutral();
         kiln_tef = 0;
@@ -206,7 +275,7 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
             agg = kiln_wf[w] ? kiln_wa[w] : kiln_scan_op(agg, kiln_wa[w]);
             aggf |= kiln_wf[w];
         }
-        KILN_GLOBAL char *my_agg = kiln_vals + kiln_tile * kiln_stride;
+        KILN_GLOBAL char *my_agg = kiln_vals + (long)kiln_tile * kiln_stride;
         KILN_GLOBAL char *my_inc =
             kiln_vals + (kiln_tiles + kiln_tile) * kiln_stride;
         if (kiln_lane == 0) {
@@ -224,44 +293,107 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
         }
         kiln_scan_t acc = kiln_neutral(); /* meaningful in lane 0 */
         if (kiln_tile > 0) {
-            long last = kiln_tile - 1; /* nearest predecessor of the window */
+            int last = kiln_tile - 1; /* nearest predecessor of the window */
             for (;;) {
-                long j = last - kiln_lane;
-                int s = 2;
-                kiln_scan_t v = kiln_neutral();
-                if (j >= 0) {
+                /* slot r of lane k reads tile last-(32r+k) (coalesced);
+                 * before tile 0: inclusive, neutral */
+                int s[KILN_LB];
+                kiln_scan_t v[KILN_LB];
 #if KILN_PACKED
-                    unsigned long long w;
-                    do {
-                        w = ((volatile unsigned long long *)kiln_status)[j];
-                    } while ((w >> 32) == 0);
-                    s = (int)(w >> 32);
-                    v = kiln__punpack(w);
-#else
-                    do {
-                        s = *(volatile int *)&kiln_status[j];
-                    } while (s == 0);
-                    __threadfence();
-                    v = kiln__vload(s == 2 ? kiln_vals + (kiln_tiles + j) *
-                                                             kiln_stride
-                                           : kiln_vals + j * kiln_stride);
+                /* the whole warp polls until every slot has a status */
+                unsigned long long w[KILN_LB];
+#pragma unroll
+                for (int r = 0; r < KILN_LB; r++)
+                    w[r] = 2ull << 32;
+                for (;;) {
+                    int zero = 0;
+#pragma unroll
+                    for (int r = 0; r < KILN_LB; r++) {
+                        const int j = last - 32 * r - kiln_lane;
+                        if (j >= 0)
+                            w[r] = ((volatile unsigned long long *)
+                                        kiln_status)[j];
+                        zero |= (w[r] >> 32) == 0;
+                    }
+                    if (!__any_sync(KILN_FULL, zero))
+                        break;
+#if KILN_LB_SLEEP
+                    __nanosleep(KILN_LB_SLEEP);
 #endif
                 }
-                unsigned int m = __ballot_sync(0xffffffffu, s == 2);
-                int stop = m ? __ffs((int)m) - 1 : 31;
-                kiln_lb[kiln_lane] = v;
+#pragma unroll
+                for (int r = 0; r < KILN_LB; r++) {
+                    s[r] = (int)(w[r] >> 32);
+                    v[r] = last - 32 * r - kiln_lane >= 0
+                               ? kiln__unbits((unsigned int)w[r],
+                                              kiln_neutral())
+                               : kiln_neutral();
+                }
+#else
+#pragma unroll
+                for (int r = 0; r < KILN_LB; r++) {
+                    const int j = last - 32 * r - kiln_lane;
+                    s[r] = 2;
+                    if (j >= 0) {
+                        while ((s[r] = *(volatile int *)&kiln_status[j]) ==
+                               0) {
+#if KILN_LB_SLEEP
+                            __nanosleep(KILN_LB_SLEEP);
+#endif
+                        }
+                    }
+                }
+                __threadfence();
+#pragma unroll
+                for (int r = 0; r < KILN_LB; r++) {
+                    const int j = last - 32 * r - kiln_lane;
+                    v[r] = kiln_neutral();
+                    if (j >= 0)
+                        v[r] = kiln__vload(
+                            s[r] == 2
+                                ? kiln_vals + (kiln_tiles + j) * kiln_stride
+                                : kiln_vals + (long)j * kiln_stride);
+                }
+#endif
+                /* D: distance of the nearest inclusive prefix (32*KILN_LB:
+                 * none in this window) */
+                int D = 32 * KILN_LB;
+#pragma unroll
+                for (int r = KILN_LB - 1; r >= 0; r--) {
+                    const unsigned int m = __ballot_sync(KILN_FULL, s[r] == 2);
+                    if (m)
+                        D = 32 * r + __ffs((int)m) - 1;
+                }
+#if KILN_LB > 1
+                /* lane k folds distances KILN_LB*k+KILN_LB-1 .. KILN_LB*k,
+                 * the earliest first; distances beyond D are neutral */
+#pragma unroll
+                for (int r = 0; r < KILN_LB; r++)
+                    kiln_lb[32 * r + kiln_lane] = v[r];
                 __syncwarp();
-                if (kiln_lane == 0) {
-                    /* lane k holds tile last-k: fold from the earliest */
-                    kiln_scan_t w = kiln_lb[stop];
-                    for (int k = stop - 1; k >= 0; k--)
-                        w = kiln_scan_op(w, kiln_lb[k]);
-                    acc = kiln_scan_op(w, acc);
+                kiln_scan_t f = kiln_neutral();
+#pragma unroll
+                for (int q = KILN_LB - 1; q >= 0; q--) {
+                    const int d = KILN_LB * kiln_lane + q;
+                    if (d <= D)
+                        f = kiln_scan_op(f, kiln_lb[d]);
                 }
                 __syncwarp();
-                if (m)
+#else
+                kiln_scan_t f = kiln_lane <= D ? v[0] : kiln_neutral();
+#endif
+                /* ordered tree: lane 0 ends with the fold of distances D..0,
+                 * earliest (highest lane) on the left; steps only as far as
+                 * the lanes that hold any of them */
+                for (int d = 1; d <= D / KILN_LB; d <<= 1) {
+                    kiln_scan_t u = kiln__shfl(f, 1, d);
+                    if (kiln_lane + d < 32)
+                        f = kiln_scan_op(u, f);
+                }
+                acc = kiln_scan_op(f, acc);
+                if (D < 32 * KILN_LB)
                     break;
-                last -= 32;
+                last -= 32 * KILN_LB;
             }
             if (kiln_lane == 0 && !aggf) {
                 kiln_scan_t inc = kiln_scan_op(acc, agg);
@@ -281,37 +413,40 @@ KILN_KERNEL void @NAME@_onepass(KILN_GLOBAL int *kiln_status,
     __syncthreads();
     const kiln_scan_t kiln_tp = kiln_prefix_sh; /* the tile's exclusive prefix */
 
-    /* 5. Rescan the thread's items from its carry-in; items in place. */
-    {
-        kiln_scan_t carry =
-            kiln_tef ? kiln_te : kiln_scan_op(kiln_tp, kiln_te);
-#pragma unroll
-        for (int k = 0; k < KILN_ITEMS; k++) {
-            int j = kiln_l * KILN_ITEMS + k;
-            kiln_scan_t prev = carry;
-#if KILN_SEGMENTED
-            if (kiln_sf[j])
-                prev = kiln_neutral();
-#endif
-            carry = kiln_scan_op(prev, kiln_sv[KILN_PAD(j)]);
-            kiln_sv[KILN_PAD(j)] = carry;
-        }
-    }
-    __syncthreads();
-
-    /* 6. Coalesced outputs; prev_item is the previous item of the tile, the
-     * tile's prefix, or the neutral value at a segment start. */
+    /* 5. Rescan the thread's items from its carry-in, in place in the
+     * warp's shared slice. */
+    kiln_scan_t kiln_carry =
+        kiln_tef ? kiln_te : kiln_scan_op(kiln_tp, kiln_te);
+    /* the item before the warp's first one (its prev_item) */
+    const kiln_scan_t kiln_wprev = kiln__shfl(kiln_carry, 2, 0);
+    /* the items are read again from shared memory rather than kept in
+     * registers across the look-back: fewer registers, more blocks per SM */
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++) {
-        int j = k * KILN_LOCAL_SIZE + kiln_l;
-        long i = kiln_base + j;
-        if (i < n) {
-            kiln_scan_t prev = j ? kiln_sv[KILN_PAD(j - 1)] : kiln_tp;
+        kiln_scan_t prev = kiln_carry;
 #if KILN_SEGMENTED
-            if (kiln_sf[j])
+        if ((kiln_fm >> k) & 1)
+            prev = kiln_neutral();
+#endif
+        kiln_carry = kiln_scan_op(
+            prev, kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]);
+        kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)] = kiln_carry;
+    }
+    __syncwarp();
+
+    /* 6. Warp-striped coalesced outputs; prev_item is the previous item,
+     * or the neutral value at a segment start. */
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++) {
+        int j = k * 32 + kiln_lane;
+        if (kiln_wfull || j < kiln_wn) {
+            kiln_scan_t prev = j ? kiln_sw[KILN_PAD(j - 1)] : kiln_wprev;
+#if KILN_SEGMENTED
+            if (kiln_fw[j])
                 prev = kiln_neutral();
 #endif
-            kiln_output(i, kiln_sv[KILN_PAD(j)], prev, KILN_PASS);
+            kiln_output(kiln_wbase + j, kiln_sw[KILN_PAD(j)], prev,
+                        KILN_PASS);
         }
     }
 }
