@@ -47,7 +47,9 @@ static int onepass_items(size_t size) {
         int k = e ? atoi(e) : 0;
         knob = k >= 1 && k <= 40 ? k : 0;
     }
-    int items = size <= 4 ? 16 : size <= 8 ? 8 : size <= 16 ? 4
+    /* 24 for up to 4 bytes: 68% of copy on an H200 at 2^28 int32 (16: 51%,
+     * with 6 blocks per SM; see bench/README.md) */
+    int items = size <= 4 ? 24 : size <= 8 ? 8 : size <= 16 ? 4
               : size <= 32 ? 2 : size <= 64 ? 1 : 0;
     if (size <= 4 && knob)
         items = knob;
@@ -67,18 +69,24 @@ static int env_knob(const char *name, int lo, int hi, int dflt) {
 
 /* Look-back window of the CUDA single-pass scan in steps of 32 tiles
  * (KILN_SCAN_LB, 1..8; packed types only), backoff in ns while a
- * predecessor has no status yet (KILN_SCAN_SLEEP, 0..2000) and the
- * __launch_bounds__ minimum of blocks per SM (KILN_SCAN_MINB, 1..16). */
+ * predecessor has no status yet (KILN_SCAN_SLEEP, 0..2000, default 100)
+ * and the __launch_bounds__ minimum of blocks per SM (KILN_SCAN_MINB,
+ * 1..16; default 6 for types of up to 4 bytes, else 1). */
 static void onepass_knobs(size_t size, int *lb, int *sleep_ns, int *minb) {
     static int k_lb = -1, k_sleep = -1, k_minb = -1;
     if (k_lb < 0) {
         k_lb = env_knob("KILN_SCAN_LB", 1, 8, 1);
-        k_sleep = env_knob("KILN_SCAN_SLEEP", 0, 2000, 0);
-        k_minb = env_knob("KILN_SCAN_MINB", 1, 16, 1);
+        k_sleep = env_knob("KILN_SCAN_SLEEP", 0, 2000, 100);
+        k_minb = env_knob("KILN_SCAN_MINB", 0, 16, 0);
     }
+    /* Defaults from an H200 sweep at 2^28 int32: a wider window (LB 4)
+     * cost registers and was slower; 6 blocks of 256 per SM (<= 40
+     * registers) was best for packed types, which alone were measured. */
     *lb = size <= 4 ? k_lb : 1;
     *sleep_ns = k_sleep;
-    *minb = k_minb;
+    *minb = k_minb ? k_minb : size <= 4 ? 6 : 1;
+    if ((size_t)*minb * onepass_threads() > 2048) /* threads per SM */
+        *minb = (int)(2048 / onepass_threads());
 }
 
 static int use_onepass(const kiln_scan *s, const kiln__plan *plan) {
