@@ -68,15 +68,15 @@ for dev in cuda:0 nvidia pocl; do
   ( cd "$BUILD" && KILN_TEST_DEVICES="$dev" KILN_DEVICE="$dev" \
       ctest -V -j4 --timeout 600 >"$LOGS/ctest-$tag.log" 2>&1 )
   # ctest's own line: "NN% tests passed, F tests failed out of T"
-  line="$(grep -E "tests passed, [0-9]+ tests failed out of" "$LOGS/ctest-$tag.log" | tail -1)"
+  line="$(grep -aE "tests passed, [0-9]+ tests failed out of" "$LOGS/ctest-$tag.log" | tail -1)"
   total="$(echo "$line" | sed -E 's/.*out of ([0-9]+).*/\1/')"
   failed="$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed.*/\1/')"
   if [ -z "$line" ]; then total=0; failed="?"; fi
   PASSED[$dev]=$(( ${total:-0} - ${failed//\?/0} ))
   FAILED[$dev]="$failed"
-  grep -E "^\s*[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception|\*\*\*)" "$LOGS/ctest-$tag.log" | tee -a "$SUMMARY"
+  grep -aE "^\s*[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception|\*\*\*)" "$LOGS/ctest-$tag.log" | tee -a "$SUMMARY"
   # check counts inside the programs ("N passed, N failed" lines)
-  checks="$(grep -E "^([0-9]+: )?[0-9]+ passed, [0-9]+ failed$" "$LOGS/ctest-$tag.log" |
+  checks="$(grep -aE "^([0-9]+: )?[0-9]+ passed, [0-9]+ failed$" "$LOGS/ctest-$tag.log" |
             sed -E 's/^[0-9]+: //' |
             awk '{p+=$1; f+=$3} END {printf "%d checks passed, %d failed", p, f}')"
   say "$dev: ${PASSED[$dev]} tests passed, ${FAILED[$dev]} failed of ${total:-0}; $checks"
