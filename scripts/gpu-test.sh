@@ -67,10 +67,12 @@ for dev in cuda:0 nvidia pocl; do
   say "ctest with KILN_TEST_DEVICES=$dev"
   ( cd "$BUILD" && KILN_TEST_DEVICES="$dev" KILN_DEVICE="$dev" \
       ctest -V -j4 --timeout 600 >"$LOGS/ctest-$tag.log" 2>&1 )
-  # ctest's own line: "NN% tests passed, F tests failed out of T"
-  line="$(grep -aE "tests passed, [0-9]+ tests failed out of" "$LOGS/ctest-$tag.log" | tail -1)"
+  # ctest's own line: "NN% tests passed, F tests failed out of T", or
+  # "100% tests passed out of T" when none failed
+  line="$(grep -aE "tests passed(, [0-9]+ tests failed)? out of" "$LOGS/ctest-$tag.log" | tail -1)"
   total="$(echo "$line" | sed -E 's/.*out of ([0-9]+).*/\1/')"
-  failed="$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed.*/\1/')"
+  failed=0
+  case "$line" in *"tests failed"*) failed="$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed.*/\1/')" ;; esac
   if [ -z "$line" ]; then total=0; failed="?"; fi
   PASSED[$dev]=$(( ${total:-0} - ${failed//\?/0} ))
   FAILED[$dev]="$failed"
