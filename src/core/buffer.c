@@ -156,17 +156,19 @@ kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src, size_t offset,
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
 }
 
-kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset,
-                                    size_t size, const void *src, size_t num_wait,
-                                    kiln_event *const *wait, kiln_event **event) {
-    static const char fn[] = "kiln_buffer_write_async";
+/* The non-blocking transfers differ only in direction: one body for both. */
+static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queue *queue,
+                                        kiln_buffer *buffer, size_t offset, size_t size,
+                                        void *host, size_t num_wait, kiln_event *const *wait,
+                                        kiln_event **event) {
+    const char *buffer_name = to_device ? "dst" : "src", *host_name = to_device ? "src" : "dst";
     if (event)
         *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "dst", dst, offset, size);
+    kiln_status st = kiln__check_qbr(fn, queue, buffer_name, buffer, offset, size);
     if (st != KILN_OK)
         return st;
-    if (!src && size)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: src is NULL", fn);
+    if (!host && size)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
     void *storage[KILN__STACK_ARGS];
     void *const *bwait;
     if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
@@ -176,36 +178,29 @@ kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t 
         return event ? kiln__event_completed(queue->context, event) : KILN_OK;
     }
     void *bev = NULL;
-    st = queue->backend->buffer_write(queue->handle, dst->handle, offset, size, src, 0, num_wait,
-                                      bwait, event ? &bev : NULL);
+    if (to_device)
+        st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
+                                          num_wait, bwait, event ? &bev : NULL);
+    else
+        st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
+                                         num_wait, bwait, event ? &bev : NULL);
     kiln__wait_list_free(bwait, storage);
     return kiln__finish_enqueue(fn, st, queue, bev, event);
+}
+
+kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset,
+                                    size_t size, const void *src, size_t num_wait,
+                                    kiln_event *const *wait, kiln_event **event) {
+    /* The backend only reads from src; the cast lets one helper serve both ways. */
+    return kiln__transfer_async("kiln_buffer_write_async", 1, queue, dst, offset, size,
+                                (void *)(uintptr_t)src, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_read_async(kiln_queue *queue, kiln_buffer *src, size_t offset,
                                    size_t size, void *dst, size_t num_wait,
                                    kiln_event *const *wait, kiln_event **event) {
-    static const char fn[] = "kiln_buffer_read_async";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "src", src, offset, size);
-    if (st != KILN_OK)
-        return st;
-    if (!dst && size)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: dst is NULL", fn);
-    void *storage[KILN__STACK_ARGS];
-    void *const *bwait;
-    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    if (size == 0) {
-        kiln__wait_list_free(bwait, storage);
-        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
-    }
-    void *bev = NULL;
-    st = queue->backend->buffer_read(queue->handle, src->handle, offset, size, dst, 0, num_wait,
-                                     bwait, event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage);
-    return kiln__finish_enqueue(fn, st, queue, bev, event);
+    return kiln__transfer_async("kiln_buffer_read_async", 0, queue, src, offset, size, dst,
+                                num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_copy_async(kiln_queue *queue, kiln_buffer *src, size_t src_offset,
