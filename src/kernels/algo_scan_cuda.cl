@@ -43,6 +43,15 @@
 #ifndef KILN_LB_SLEEP
 #define KILN_LB_SLEEP 0 /* ns of backoff while a predecessor has no status */
 #endif
+#ifndef KILN_LB_PRE
+#define KILN_LB_PRE 0 /* ns of sleep between publishing and the first poll */
+#endif
+#ifndef KILN_LB_EVERY
+#define KILN_LB_EVERY 0 /* 1: the backoff comes before every poll */
+#endif
+#ifndef KILN_LB_DELAY_TILES
+#define KILN_LB_DELAY_TILES 512 /* grids smaller than this poll at once */
+#endif
 #ifndef KILN_MINB
 #define KILN_MINB 1 /* __launch_bounds__ minimum blocks per SM */
 #endif
@@ -293,6 +302,14 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
         }
         kiln_scan_t acc = kiln_neutral(); /* meaningful in lane 0 */
         if (kiln_tile > 0) {
+#if KILN_LB_PRE
+            /* The predecessors' words are still being written: a poll now
+             * would mostly find nothing and only load L2, which the other
+             * blocks' loads and stores need. Small grids skip it: there the
+             * latency matters more than L2 traffic. */
+            if (kiln_tiles >= KILN_LB_DELAY_TILES)
+                __nanosleep(KILN_LB_PRE);
+#endif
             int last = kiln_tile - 1; /* nearest predecessor of the window */
             for (;;) {
                 /* slot r of lane k reads tile last-(32r+k) (coalesced);
@@ -307,6 +324,10 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                     w[r] = 2ull << 32;
                 for (;;) {
                     int zero = 0;
+#if KILN_LB_EVERY && KILN_LB_SLEEP
+                    if (kiln_tiles >= KILN_LB_DELAY_TILES)
+                        __nanosleep(KILN_LB_SLEEP);
+#endif
 #pragma unroll
                     for (int r = 0; r < KILN_LB; r++) {
                         const int j = last - 32 * r - kiln_lane;
@@ -317,7 +338,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                     }
                     if (!__any_sync(KILN_FULL, zero))
                         break;
-#if KILN_LB_SLEEP
+#if KILN_LB_SLEEP && !KILN_LB_EVERY
                     __nanosleep(KILN_LB_SLEEP);
 #endif
                 }
