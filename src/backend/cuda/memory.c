@@ -173,6 +173,41 @@ static kiln_status kiln__cu_host_copy(kiln__cu_queue *q, void *dst,
     return kiln__cu_hostjob_launch(q->stream, j);
 }
 
+/* Pageable host memory and fill patterns go through a pinned staging block
+ * from the device's pool: reserves one block and the host job that puts it
+ * back once the stream has passed the copy. */
+static kiln_status kiln__cu_stage_begin(kiln__cu_queue *q, size_t size,
+                                        kiln__cu_stage **s,
+                                        kiln__cu_hostjob **j)
+{
+    kiln_status st = kiln__cu_stage_get(q->dev, size, s);
+    if (st != KILN_OK)
+        return st;
+    *j = kiln__cu_hostjob_new(0);
+    if (!*j) {
+        kiln__cu_stage_put(*s);
+        return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    (*j)->stage = *s;
+    return KILN_OK;
+}
+
+/* After the staged copy was enqueued (r): on success the job returns the
+ * block when the stream reaches it; on failure both are dropped at once.
+ * A job that fails to launch keeps the block out of the pool: the DMA may
+ * still read it (a leak on an already failing stream, never a reuse). */
+static kiln_status kiln__cu_stage_end(kiln__cu_queue *q, kiln__cu_stage *s,
+                                      kiln__cu_hostjob *j, CUresult r,
+                                      const char *what)
+{
+    if (r != CUDA_SUCCESS) {
+        free(j);
+        kiln__cu_stage_put(s);
+        return kiln__cu_fail(what, r);
+    }
+    return kiln__cu_hostjob_launch(q->stream, j);
+}
+
 static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                       size_t offset, size_t size,
                                       const void *src, int blocking)
@@ -187,25 +222,13 @@ static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     /* pageable: stage on this thread (the caller's memory is free again on
      * return), DMA from the block, then the block goes back */
     kiln__cu_stage *s = NULL;
-    kiln_status st = kiln__cu_stage_get(q->dev, size, &s);
+    kiln__cu_hostjob *j = NULL;
+    kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
     if (st != KILN_OK)
         return st;
-    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
-    if (!j) {
-        kiln__cu_stage_put(s);
-        return KILN_ERROR_OUT_OF_HOST_MEMORY;
-    }
     memcpy(s->host, src, size);
     r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, s->host, size, q->stream);
-    if (r != CUDA_SUCCESS) {
-        free(j);
-        kiln__cu_stage_put(s);
-        return kiln__cu_fail("cuMemcpyHtoDAsync (staged)", r);
-    }
-    j->stage = s;
-    /* on failure the block may still be read by the DMA: it stays out of
-     * the pool (a leak on an already failing stream, never a reuse) */
-    return kiln__cu_hostjob_launch(q->stream, j);
+    return kiln__cu_stage_end(q, s, j, r, "cuMemcpyHtoDAsync (staged)");
 }
 
 kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
@@ -238,25 +261,15 @@ static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
      * after everything before it in the stream); DMA into a pinned block,
      * then a host function copies it out */
     kiln__cu_stage *s = NULL;
-    kiln_status st = kiln__cu_stage_get(q->dev, size, &s);
+    kiln__cu_hostjob *j = NULL;
+    kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
     if (st != KILN_OK)
         return st;
-    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
-    if (!j) {
-        kiln__cu_stage_put(s);
-        return KILN_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    r = kiln__cu.cuMemcpyDtoHAsync(s->host, b->ptr + offset, size, q->stream);
-    if (r != CUDA_SUCCESS) {
-        free(j);
-        kiln__cu_stage_put(s);
-        return kiln__cu_fail("cuMemcpyDtoHAsync (staged)", r);
-    }
     j->dst = dst;
     j->src = s->host;
     j->n = size;
-    j->stage = s;
-    return kiln__cu_hostjob_launch(q->stream, j); /* see the write's note */
+    r = kiln__cu.cuMemcpyDtoHAsync(s->host, b->ptr + offset, size, q->stream);
+    return kiln__cu_stage_end(q, s, j, r, "cuMemcpyDtoHAsync (staged)");
 }
 
 kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
@@ -340,24 +353,14 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     }
     /* pinned source: a pageable one could make the copy wait for the stream */
     kiln__cu_stage *s = NULL;
-    kiln_status st = kiln__cu_stage_get(q->dev, ps, &s);
+    kiln__cu_hostjob *j = NULL;
+    kiln_status st = kiln__cu_stage_begin(q, ps, &s, &j);
     if (st != KILN_OK)
         return st;
-    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
-    if (!j) {
-        kiln__cu_stage_put(s);
-        return KILN_ERROR_OUT_OF_HOST_MEMORY;
-    }
     memcpy(s->host, pattern, ps);
     size_t first = ps < size ? ps : size;
     r = kiln__cu.cuMemcpyHtoDAsync(dst, s->host, first, q->stream);
-    if (r != CUDA_SUCCESS) {
-        free(j);
-        kiln__cu_stage_put(s);
-        return kiln__cu_fail("cuMemcpyHtoDAsync (fill pattern)", r);
-    }
-    j->stage = s; /* back to the pool once the pattern is on the device */
-    st = kiln__cu_hostjob_launch(q->stream, j);
+    st = kiln__cu_stage_end(q, s, j, r, "cuMemcpyHtoDAsync (fill pattern)");
     if (st != KILN_OK)
         return st;
     size_t done = first;

@@ -168,7 +168,8 @@ kiln__cu_hostjob *kiln__cu_hostjob_new(size_t extra)
 {
     kiln__cu_hostjob *j = malloc(sizeof *j + extra);
     if (!j) {
-        kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+        kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                        "CUDA host job (%zu bytes)", sizeof *j + extra);
         return NULL;
     }
     j->dst = NULL;
