@@ -110,3 +110,50 @@ void kt_for_each_device(kt_device_fn fn, void *user) {
         kt_run_on(tok, fn, user);
     free(copy);
 }
+
+const kiln_dtype kt_dtypes[KT_NDTYPES] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
+                                     KILN_UINT16, KILN_INT32,  KILN_UINT32,
+                                     KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
+                                     KILN_FLOAT64};
+
+double kt_get(kiln_dtype d, const void *p, size_t i) {
+    switch (d) {
+    case KILN_INT8: return ((const int8_t *)p)[i];
+    case KILN_UINT8: return ((const uint8_t *)p)[i];
+    case KILN_INT16: return ((const int16_t *)p)[i];
+    case KILN_UINT16: return ((const uint16_t *)p)[i];
+    case KILN_INT32: return ((const int32_t *)p)[i];
+    case KILN_UINT32: return ((const uint32_t *)p)[i];
+    case KILN_INT64: return (double)((const int64_t *)p)[i];
+    case KILN_UINT64: return (double)((const uint64_t *)p)[i];
+    case KILN_FLOAT32: return ((const float *)p)[i];
+    case KILN_FLOAT64: return ((const double *)p)[i];
+    default: return 0;
+    }
+}
+
+void kt_set(kiln_dtype d, void *p, size_t i, double v) {
+    switch (d) {
+    case KILN_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case KILN_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case KILN_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case KILN_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case KILN_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case KILN_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case KILN_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case KILN_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case KILN_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case KILN_FLOAT64: ((double *)p)[i] = v; break;
+    default: break;
+    }
+}
+
+void kt_slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    if (f) {
+        n = fread(buf, 1, cap - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+}

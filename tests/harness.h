@@ -49,4 +49,15 @@ double kt_rand_unit(void); /* [0, 1) */
  * several work-groups' worth. Returns the count, fills sizes (capacity 64). */
 size_t kt_awkward_sizes(size_t *sizes, size_t max_size);
 
+/* The ten numeric dtypes every algorithm test covers (no float16), and
+ * element access through a double (exact for every value of up to 32 bits
+ * and for float64; 64-bit integers beyond 2^53 round). */
+extern const kiln_dtype kt_dtypes[10];
+#define KT_NDTYPES 10
+double kt_get(kiln_dtype d, const void *p, size_t i);
+void kt_set(kiln_dtype d, void *p, size_t i, double v);
+
+/* Reads a whole (small) file into buf, NUL-terminated; "" if unreadable. */
+void kt_slurp(const char *path, char *buf, size_t cap);
+
 #endif

@@ -18,16 +18,6 @@
 static char tmpdir[256];
 static char out[65536], err[65536];
 
-static void slurp(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "rb");
-    size_t n = 0;
-    if (f) {
-        n = fread(buf, 1, cap - 1, f);
-        fclose(f);
-    }
-    buf[n] = '\0';
-}
-
 /* Runs "kiln ARGS" with optional environment assignments in front (a shell
  * prefix like "KILN_DEVICE=x"), captures stdout and stderr, returns the exit
  * status (-1 if it did not exit normally: a crash). */
@@ -38,9 +28,9 @@ static int kiln_env(const char *env, const char *args) {
     int status = system(cmd);
     char path[512];
     snprintf(path, sizeof path, "%s/out", tmpdir);
-    slurp(path, out, sizeof out);
+    kt_slurp(path, out, sizeof out);
     snprintf(path, sizeof path, "%s/err", tmpdir);
-    slurp(path, err, sizeof err);
+    kt_slurp(path, err, sizeof err);
     if (status == -1 || !WIFEXITED(status)) {
         fprintf(stderr, "kiln %s did not exit normally (status %d)\nstderr: %s\n",
                 args, status, err);

@@ -6,55 +6,18 @@
 
 #include "harness.h"
 
-static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
-                                     KILN_UINT16, KILN_INT32,  KILN_UINT32,
-                                     KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
-                                     KILN_FLOAT64};
-
-static double get(kiln_dtype d, const void *p, size_t i) {
-    switch (d) {
-    case KILN_INT8: return ((const int8_t *)p)[i];
-    case KILN_UINT8: return ((const uint8_t *)p)[i];
-    case KILN_INT16: return ((const int16_t *)p)[i];
-    case KILN_UINT16: return ((const uint16_t *)p)[i];
-    case KILN_INT32: return ((const int32_t *)p)[i];
-    case KILN_UINT32: return ((const uint32_t *)p)[i];
-    case KILN_INT64: return (double)((const int64_t *)p)[i];
-    case KILN_UINT64: return (double)((const uint64_t *)p)[i];
-    case KILN_FLOAT32: return ((const float *)p)[i];
-    case KILN_FLOAT64: return ((const double *)p)[i];
-    default: return 0;
-    }
-}
-
-static void set(kiln_dtype d, void *p, size_t i, double v) {
-    switch (d) {
-    case KILN_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case KILN_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case KILN_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case KILN_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case KILN_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case KILN_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case KILN_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case KILN_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case KILN_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case KILN_FLOAT64: ((double *)p)[i] = v; break;
-    default: break;
-    }
-}
-
 /* One generated kernel covers every dtype (one compile instead of ten):
  * z_k[i] = a*x_k[i] + y_k[i] for each dtype k, all arrays of size n. */
 static void t_axpy_all_dtypes(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    size_t nd = sizeof kDtypes / sizeof kDtypes[0];
+    size_t nd = KT_NDTYPES;
     if (!info.fp64)
         nd--; /* float64 is last */
     char args[2048] = "int a", op[2048] = "";
     for (size_t k = 0; k < nd; k++) {
-        const char *t = kiln_dtype_name(kDtypes[k]);
+        const char *t = kiln_dtype_name(kt_dtypes[k]);
         size_t l = strlen(args), m = strlen(op);
         snprintf(args + l, sizeof args - l,
                  ", const %s *x%zu, const %s *y%zu, %s *z%zu", t, k, t, k, t,
@@ -75,14 +38,14 @@ static void t_axpy_all_dtypes(kiln_queue *q) {
         kiln_value v[31];
         v[0] = KILN_VAL_I32(3);
         for (size_t k = 0; k < nd; k++) {
-            kiln_dtype d = kDtypes[k];
+            kiln_dtype d = kt_dtypes[k];
             size_t es = kiln_dtype_size(d);
             x[k] = malloc(n * es + 8);
             y[k] = malloc(n * es + 8);
             z[k] = malloc(n * es + 8);
             for (size_t i = 0; i < n; i++) {
-                set(d, x[k], i, (double)(kt_rand_u64() % 10));
-                set(d, y[k], i, (double)(kt_rand_u64() % 10));
+                kt_set(d, x[k], i, (double)(kt_rand_u64() % 10));
+                kt_set(d, y[k], i, (double)(kt_rand_u64() % 10));
             }
             X[k] = Y[k] = Z[k] = NULL;
             CHECK_OK(kiln_array_from_host(c, d, 1, &n, x[k], &X[k]));
@@ -98,10 +61,10 @@ static void t_axpy_all_dtypes(kiln_queue *q) {
             CHECK_OK(kiln_array_read_async(q, Z[k], z[k], 1, &e, NULL));
         CHECK_OK(kiln_queue_finish(q));
         for (size_t k = 0; k < nd; k++) {
-            kiln_dtype d = kDtypes[k];
+            kiln_dtype d = kt_dtypes[k];
             size_t bad = 0;
             for (size_t i = 0; i < n; i++)
-                if (get(d, z[k], i) != 3 * get(d, x[k], i) + get(d, y[k], i))
+                if (kt_get(d, z[k], i) != 3 * kt_get(d, x[k], i) + kt_get(d, y[k], i))
                     bad++;
             CHECK_MSG(bad == 0, "axpy %s n=%zu: %zu wrong",
                       kiln_dtype_name(d), n, bad);

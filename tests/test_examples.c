@@ -15,16 +15,6 @@
 static char tmpdir[256];
 static char out[16384], err[16384];
 
-static void slurp(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "rb");
-    size_t n = 0;
-    if (f) {
-        n = fread(buf, 1, cap - 1, f);
-        fclose(f);
-    }
-    buf[n] = '\0';
-}
-
 /* Runs "ENV examples/NAME ARGS"; returns the exit status, -1 on a crash. */
 static int run(const char *env, const char *name, const char *args) {
     char cmd[2048], path[512];
@@ -32,9 +22,9 @@ static int run(const char *env, const char *name, const char *args) {
              KILN_EXAMPLES_DIR, name, args, tmpdir, tmpdir);
     int status = system(cmd);
     snprintf(path, sizeof path, "%s/out", tmpdir);
-    slurp(path, out, sizeof out);
+    kt_slurp(path, out, sizeof out);
     snprintf(path, sizeof path, "%s/err", tmpdir);
-    slurp(path, err, sizeof err);
+    kt_slurp(path, err, sizeof err);
     if (status == -1 || !WIFEXITED(status)) {
         fprintf(stderr, "%s %s: did not exit normally\n%s\n", name, args, err);
         return -1;

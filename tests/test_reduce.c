@@ -8,43 +8,6 @@
 
 #include "harness.h"
 
-static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
-                                     KILN_UINT16, KILN_INT32,  KILN_UINT32,
-                                     KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
-                                     KILN_FLOAT64};
-
-static double get(kiln_dtype d, const void *p, size_t i) {
-    switch (d) {
-    case KILN_INT8: return ((const int8_t *)p)[i];
-    case KILN_UINT8: return ((const uint8_t *)p)[i];
-    case KILN_INT16: return ((const int16_t *)p)[i];
-    case KILN_UINT16: return ((const uint16_t *)p)[i];
-    case KILN_INT32: return ((const int32_t *)p)[i];
-    case KILN_UINT32: return ((const uint32_t *)p)[i];
-    case KILN_INT64: return (double)((const int64_t *)p)[i];
-    case KILN_UINT64: return (double)((const uint64_t *)p)[i];
-    case KILN_FLOAT32: return ((const float *)p)[i];
-    case KILN_FLOAT64: return ((const double *)p)[i];
-    default: return 0;
-    }
-}
-
-static void set(kiln_dtype d, void *p, size_t i, double v) {
-    switch (d) {
-    case KILN_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case KILN_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case KILN_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case KILN_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case KILN_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case KILN_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case KILN_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case KILN_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case KILN_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case KILN_FLOAT64: ((double *)p)[i] = v; break;
-    default: break;
-    }
-}
-
 static int is_signed(kiln_dtype d) {
     return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
            d == KILN_INT64 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
@@ -65,8 +28,8 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
     size_t es = kiln_dtype_size(d);
     char *x = malloc(n * es + 8), *y = malloc(n * es + 8);
     for (size_t i = 0; i < n; i++) {
-        set(d, x, i, rnd(d));
-        set(d, y, i, rnd(d));
+        kt_set(d, x, i, rnd(d));
+        kt_set(d, y, i, rnd(d));
     }
     kiln_array *X = NULL, *Y = NULL;
     CHECK_OK(kiln_array_from_host(c, d, 1, &n, x, &X));
@@ -75,9 +38,9 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
            dot = 0;
     long amin = -1, amax = -1;
     for (size_t i = 0; i < n; i++) {
-        double v = get(d, x, i);
+        double v = kt_get(d, x, i);
         sum += v;
-        dot += v * get(d, y, i);
+        dot += v * kt_get(d, y, i);
         n1 += fabs(v);
         n2 += v * v;
         if (fabs(v) > ninf)
@@ -105,7 +68,7 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
             CHECK_OK(kiln_event_wait(e));                                      \
             kiln_event_release(e);                                             \
             kiln_dtype rd = kiln_reduce_result_dtype(op, d);                   \
-            double got = get(rd, &r, 0);                                       \
+            double got = kt_get(rd, &r, 0);                                       \
             double w = (want);                                                 \
             CHECK_MSG(got == w || fabs(got - w) <= 1e-12 * fabs(w) +           \
                                                       (rd == KILN_FLOAT32      \
@@ -147,7 +110,7 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
         CHECK_OK(kiln_array_empty(c, d, 1, &one, &R));
         CHECK_OK(kiln_array_dot(q, X, Y, R, NULL, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, R, &r));
-        double got = get(d, &r, 0);
+        double got = kt_get(d, &r, 0);
         double w = dot;
         if (d == KILN_UINT32)
             w = (double)(uint32_t)(int64_t)dot;
@@ -166,8 +129,8 @@ static void t_builtins(kiln_queue *q) {
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
     size_t sizes[64];
-    for (size_t di = 0; di < sizeof kDtypes / sizeof kDtypes[0]; di++) {
-        kiln_dtype d = kDtypes[di];
+    for (size_t di = 0; di < KT_NDTYPES; di++) {
+        kiln_dtype d = kt_dtypes[di];
         if (d == KILN_FLOAT64 && !info.fp64)
             continue;
         /* Each dtype at a few awkward sizes; float32 and int32 at all. */
