@@ -203,9 +203,6 @@ kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n,
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_arange: queue and array are "
                                "required");
-    if (dtype == KILN_FLOAT16)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "kiln_array_arange: float16");
     kiln_array *a;
     kiln_status st = make_array(kiln_queue_context(queue), dtype, 1, &n, NULL,
                                 "kiln_array_arange", &a);
@@ -216,8 +213,15 @@ kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n,
     const char *t = kiln_dtype_name(dtype);
     const char *ft = plan.fp64 ? "double" : "float";
     char args[128], op[128];
-    snprintf(args, sizeof args, "%s *y, %s s0, %s ds", t, ft, ft);
-    snprintf(op, sizeof op, "y[i] = (%s)(s0 + (%s)i * ds)", t, ft);
+    if (dtype == KILN_FLOAT16) {
+        /* float16 stored as its bits, rounded from the float value */
+        snprintf(args, sizeof args, "ushort *y, %s s0, %s ds", ft, ft);
+        snprintf(op, sizeof op, "y[i] = kiln_f2h((float)(s0 + (%s)i * ds))",
+                 ft);
+    } else {
+        snprintf(args, sizeof args, "%s *y, %s s0, %s ds", t, ft, ft);
+        snprintf(op, sizeof op, "y[i] = (%s)(s0 + (%s)i * ds)", t, ft);
+    }
     kiln_elementwise *ew = NULL;
     int owned = 0;
     if (st == KILN_OK)
@@ -655,7 +659,46 @@ kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
 /* ------------------------------------------------------------ operators */
 
 static int is_float_dtype(kiln_dtype d) {
-    return d == KILN_FLOAT32 || d == KILN_FLOAT64;
+    return d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
+}
+
+/* float16 arithmetic on every device: arrays are passed as their ushort
+ * bits, each element read is widened with kiln_h2f, the operation runs in
+ * float and the result is rounded once with kiln_f2h (round to nearest
+ * even), as CuPy and PyTorch do without half hardware. */
+
+/* The text that reads element i of array `name` of dtype d. */
+static const char *read_elem(kiln_dtype d, const char *name, char *buf,
+                             size_t cap) {
+    if (d == KILN_FLOAT16)
+        snprintf(buf, cap, "kiln_h2f(%s[i])", name);
+    else
+        snprintf(buf, cap, "%s[i]", name);
+    return buf;
+}
+
+/* The statement that stores expr into z[i] of dtype d. */
+static void store_elem(kiln_dtype d, const char *expr, char *buf,
+                       size_t cap) {
+    if (d == KILN_FLOAT16)
+        snprintf(buf, cap, "z[i] = kiln_f2h((float)(%s))", expr);
+    else
+        snprintf(buf, cap, "z[i] = (%s)(%s)", kiln_dtype_name(d), expr);
+}
+
+/* A scalar for a float16 operation: rounded to the nearest half (ties to
+ * even; beyond 65504 to inf), as the scalar of any dtype is converted to
+ * that dtype first. The result is exact as a float. */
+static double round_to_half(double v) {
+    if (v != v || v == 0 || fabs(v) == INFINITY)
+        return v;
+    int e;
+    frexp(v, &e); /* |v| = m * 2^e, m in [0.5, 1) */
+    if (e < -13)
+        e = -13; /* subnormals: a fixed quantum of 2^-24 */
+    double q = ldexp(1.0, e - 11);
+    double r = nearbyint(v / q) * q; /* the default mode: to nearest even */
+    return fabs(r) > 65504.0 ? copysign(INFINITY, v) : r;
 }
 static int is_signed_dtype(kiln_dtype d) {
     return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
@@ -728,9 +771,6 @@ static kiln_status check_binary(kiln_queue *q, kiln_binary_op op,
                                what, kiln_dtype_name(out->dtype),
                                kiln_dtype_name(a->dtype), b ? ", b " : "",
                                b ? kiln_dtype_name(b->dtype) : "");
-    if (a->dtype == KILN_FLOAT16 || out->dtype == KILN_FLOAT16)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: float16 arithmetic is not available", what);
     return KILN_OK;
 }
 
@@ -746,15 +786,15 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
         st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: b is NULL", what);
     if (st != KILN_OK)
         return st;
-    char expr[256], args[128], opt[320];
-    if (!binary_expr(op, a->dtype, "x[i]", "y[i]", expr, sizeof expr))
+    char expr[256], args[128], opt[320], X[32], Y[32];
+    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X),
+                     read_elem(a->dtype, "y", Y, sizeof Y), expr, sizeof expr))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
-    const char *t = kiln_dtype_name(a->dtype);
+    const char *t = bits_type(a->dtype);
     snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", t, t,
-             kiln_dtype_name(out->dtype));
-    snprintf(opt, sizeof opt, "z[i] = (%s)(%s)", kiln_dtype_name(out->dtype),
-             expr);
+             bits_type(out->dtype));
+    store_elem(out->dtype, expr, opt, sizeof opt);
     kiln_value v[3] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(b),
                        KILN_VAL_ARRAY(out)};
     return run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
@@ -772,15 +812,18 @@ kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
     kiln_status st = check_binary(q, op, out, a, NULL, what);
     if (st != KILN_OK)
         return st;
-    char expr[256], args[128], opt[320];
-    if (!binary_expr(op, a->dtype, "x[i]", "s", expr, sizeof expr))
+    char expr[256], args[128], opt[320], X[32];
+    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s",
+                     expr, sizeof expr))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
-    const char *t = kiln_dtype_name(a->dtype);
-    snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t, t,
-             kiln_dtype_name(out->dtype));
-    snprintf(opt, sizeof opt, "z[i] = (%s)(%s)", kiln_dtype_name(out->dtype),
-             expr);
+    int f16 = a->dtype == KILN_FLOAT16;
+    const char *t = bits_type(a->dtype);
+    snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t,
+             f16 ? "float" : t, bits_type(out->dtype));
+    store_elem(out->dtype, expr, opt, sizeof opt);
+    if (f16)
+        scalar = round_to_half(scalar);
     kiln_value v[3] = {KILN_VAL_ARRAY(a), KILN_VAL_F64(scalar),
                        KILN_VAL_ARRAY(out)};
     return run_ew(q, what, args, opt, "kiln_binary_scalar", 3, v, num_wait,
@@ -796,32 +839,41 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
     kiln_status st = check_binary(q, KILN_OP_ADD, out, a, NULL, what);
     if (st != KILN_OK)
         return st;
-    const char *t = kiln_dtype_name(a->dtype);
+    const char *t = bits_type(a->dtype);
     int fl = is_float_dtype(a->dtype);
-    const char *f = NULL;
+    /* f: a function (or "-") applied to the element; whole: an integer
+     * expression used as is. */
+    const char *f = NULL, *whole = NULL;
     switch (op) {
-    case KILN_OP_NEG: f = "-x[i]"; break;
+    case KILN_OP_NEG: f = "-"; break;
     case KILN_OP_ABS:
-        f = fl ? "fabs(x[i])"
-               : (is_signed_dtype(a->dtype) ? "(x[i] < 0 ? -x[i] : x[i])"
-                                            : "x[i]");
+        if (fl)
+            f = "fabs";
+        else
+            whole = is_signed_dtype(a->dtype) ? "(x[i] < 0 ? -x[i] : x[i])"
+                                              : "x[i]";
         break;
-    case KILN_OP_SQRT: f = fl ? "sqrt(x[i])" : NULL; break;
-    case KILN_OP_EXP: f = fl ? "exp(x[i])" : NULL; break;
-    case KILN_OP_LOG: f = fl ? "log(x[i])" : NULL; break;
-    case KILN_OP_SIN: f = fl ? "sin(x[i])" : NULL; break;
-    case KILN_OP_COS: f = fl ? "cos(x[i])" : NULL; break;
+    case KILN_OP_SQRT: f = fl ? "sqrt" : NULL; break;
+    case KILN_OP_EXP: f = fl ? "exp" : NULL; break;
+    case KILN_OP_LOG: f = fl ? "log" : NULL; break;
+    case KILN_OP_SIN: f = fl ? "sin" : NULL; break;
+    case KILN_OP_COS: f = fl ? "cos" : NULL; break;
     default:
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
     }
-    if (!f)
+    if (!f && !whole)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: op %d needs a float dtype, not %s", what,
-                               (int)op, t);
-    char args[128], opt[160];
+                               (int)op, kiln_dtype_name(a->dtype));
+    char args[128], opt[160], X[32], expr[64];
+    if (f)
+        snprintf(expr, sizeof expr, "%s(%s)", f,
+                 read_elem(a->dtype, "x", X, sizeof X));
+    else
+        snprintf(expr, sizeof expr, "%s", whole);
     snprintf(args, sizeof args, "const %s *x, %s *z", t, t);
-    snprintf(opt, sizeof opt, "z[i] = (%s)(%s)", t, f);
+    store_elem(a->dtype, expr, opt, sizeof opt);
     kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(out)};
     return run_ew(q, what, args, opt, "kiln_unary", 2, v, num_wait, wait,
                   event);
@@ -838,12 +890,17 @@ kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
         st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: y is NULL", what);
     if (st != KILN_OK)
         return st;
-    const char *t = kiln_dtype_name(x->dtype);
+    int f16 = x->dtype == KILN_FLOAT16;
+    const char *t = bits_type(x->dtype);
     char args[128];
-    snprintf(args, sizeof args, "%s a, const %s *x, const %s *y, %s *z", t, t,
-             t, t);
+    snprintf(args, sizeof args, "%s a, const %s *x, const %s *y, %s *z",
+             f16 ? "float" : t, t, t, t);
+    if (f16)
+        alpha = round_to_half(alpha);
     kiln_value v[4] = {KILN_VAL_F64(alpha), KILN_VAL_ARRAY(x),
                        KILN_VAL_ARRAY(y), KILN_VAL_ARRAY(z)};
-    return run_ew(q, what, args, "z[i] = a*x[i] + y[i]", "kiln_axpy", 4, v,
-                  num_wait, wait, event);
+    return run_ew(q, what, args,
+                  f16 ? "z[i] = kiln_f2h(a*kiln_h2f(x[i]) + kiln_h2f(y[i]))"
+                      : "z[i] = a*x[i] + y[i]",
+                  "kiln_axpy", 4, v, num_wait, wait, event);
 }

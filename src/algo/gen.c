@@ -423,6 +423,26 @@ kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan) {
 
 void (*kiln__gen_source_hook)(const char *source);
 
+/* 1 if source uses the word `half` and a device of context has no half
+ * arithmetic: the likely cause of a failed build, worth saying. */
+static int needs_half(kiln_context *context, const char *source) {
+    int used = 0;
+    for (const char *p = source; !used && (p = strstr(p, "half")); p += 4)
+        used = (p == source || !(isalnum((unsigned char)p[-1]) ||
+                                 p[-1] == '_')) &&
+               !(isalnum((unsigned char)p[4]) || p[4] == '_');
+    if (!used)
+        return 0;
+    for (size_t k = 0; k < kiln_context_num_devices(context); k++) {
+        kiln_device_info info;
+        if (kiln_device_get_info(kiln_context_device(context, k), &info) ==
+                KILN_OK &&
+            !info.fp16)
+            return 1;
+    }
+    return 0;
+}
+
 kiln_status kiln__gen_build(kiln_context *context, const char *source,
                             const char *what, const char *user_text,
                             kiln_program **program) {
@@ -457,8 +477,15 @@ kiln_status kiln__gen_build(kiln_context *context, const char *source,
         snprintf(first, sizeof first, "%.600s", log);
     return kiln__error_set(KILN_ERROR_BUILD, kiln_last_error_native(),
                            "%s: the generated kernel for `%s` failed to "
-                           "build: %s(full log: kiln_last_build_log())",
-                           what, user_text ? user_text : "", first);
+                           "build: %s(full log: kiln_last_build_log())%s",
+                           what, user_text ? user_text : "", first,
+                           needs_half(context, source)
+                               ? "; note: the type 'half' needs a device "
+                                 "with half arithmetic (cl_khr_fp16), which "
+                                 "this one lacks: declare float16 arrays "
+                                 "'ushort *' and convert with kiln_h2f / "
+                                 "kiln_f2h"
+                               : "");
 }
 
 /* --------------------------------------------------------------- binding */
@@ -600,7 +627,10 @@ kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
                                    "%s: array '%s' belongs to another context "
                                    "than the queue",
                                    what, g->name);
-        if (g->dtype && g->dtype != a->dtype)
+        /* A float16 array may be passed to a ushort pointer: its bits,
+         * converted in the kernel with kiln_h2f / kiln_f2h. */
+        int f16_bits = g->dtype == KILN_UINT16 && a->dtype == KILN_FLOAT16;
+        if (g->dtype && g->dtype != a->dtype && !f16_bits)
             return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                    "%s: array '%s' is declared %s but has "
                                    "dtype %s",

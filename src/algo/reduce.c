@@ -372,8 +372,12 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
 /* ------------------------------------------------------------- built-ins */
 
 kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
-    if (!kiln_dtype_size(dtype) || dtype == KILN_FLOAT16)
+    if (!kiln_dtype_size(dtype))
         return (kiln_dtype)0;
+    /* float16 accumulates in float32 and gives a float32 result (as CuPy
+     * does, for accuracy). */
+    if (dtype == KILN_FLOAT16)
+        dtype = KILN_FLOAT32;
     int fl = dtype == KILN_FLOAT32 || dtype == KILN_FLOAT64;
     switch (op) {
     case KILN_REDUCE_SUM:
@@ -460,12 +464,16 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
                                "kiln_array_reduce: reduction %d is not "
                                "available for dtype %s",
                                (int)op, kiln_dtype_name(a->dtype));
-    const char *t = kiln_dtype_name(a->dtype);
+    /* float16 is read as its ushort bits and widened to float: the element
+     * type t is then float and X the widened element. */
+    int f16 = a->dtype == KILN_FLOAT16;
+    kiln_dtype et = f16 ? KILN_FLOAT32 : a->dtype;
+    const char *t = kiln_dtype_name(et);
     const char *rt = kiln_dtype_name(rd);
-    char args[64], map[160], neutral[160], pre[1024], reduce[160];
-    snprintf(args, sizeof args, "const %s *x", t);
-    kiln_reduction_desc d = {args, rt, 0, "0", "a+b", "x[i]", NULL,
-                             "kiln_sum"};
+    const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
+    char args[64], map[160], neutral[160], pre[1024], reduce[160], amap[96];
+    snprintf(args, sizeof args, "const %s *x", f16 ? "ushort" : t);
+    kiln_reduction_desc d = {args, rt, 0, "0", "a+b", X, NULL, "kiln_sum"};
     const char *finish = NULL, *final_type = NULL;
     size_t final_size = 0;
     switch (op) {
@@ -477,12 +485,12 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
         d.name = "kiln_prod";
         break;
     case KILN_REDUCE_MIN:
-        d.neutral = kiln__dtype_max_literal(a->dtype, neutral, sizeof neutral);
+        d.neutral = kiln__dtype_max_literal(et, neutral, sizeof neutral);
         d.reduce = "b < a ? b : a";
         d.name = "kiln_min";
         break;
     case KILN_REDUCE_MAX:
-        d.neutral = kiln__dtype_min_literal(a->dtype, neutral, sizeof neutral);
+        d.neutral = kiln__dtype_min_literal(et, neutral, sizeof neutral);
         d.reduce = "b > a ? b : a";
         d.name = "kiln_max";
         break;
@@ -490,11 +498,11 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
     case KILN_REDUCE_NORM2:
     case KILN_REDUCE_NORM_INF:
         if (op == KILN_REDUCE_NORM2) {
-            snprintf(map, sizeof map, "(%s)x[i]*(%s)x[i]", rt, rt);
+            snprintf(map, sizeof map, "(%s)%s*(%s)%s", rt, X, rt, X);
             finish = "sqrt(a)";
             d.name = "kiln_norm2";
         } else {
-            snprintf(map, sizeof map, "fabs((%s)x[i])", rt);
+            snprintf(map, sizeof map, "fabs((%s)%s)", rt, X);
             d.name = op == KILN_REDUCE_NORM1 ? "kiln_norm1" : "kiln_norminf";
         }
         d.map = map;
@@ -515,9 +523,9 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
                  t, t, mx ? '>' : '<');
         char lit[96];
         if (mx)
-            kiln__dtype_min_literal(a->dtype, lit, sizeof lit);
+            kiln__dtype_min_literal(et, lit, sizeof lit);
         else
-            kiln__dtype_max_literal(a->dtype, lit, sizeof lit);
+            kiln__dtype_max_literal(et, lit, sizeof lit);
         snprintf(neutral, sizeof neutral,
                  "kiln_argpair_make(%s, 9223372036854775807L)", lit);
         snprintf(reduce, sizeof reduce, "kiln_argpair_pick(a, b)");
@@ -526,7 +534,8 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
         d.out_size = 16;
         d.neutral = neutral;
         d.reduce = reduce;
-        d.map = "kiln_argpair_make(x[i], i)";
+        snprintf(amap, sizeof amap, "kiln_argpair_make(%s, i)", X);
+        d.map = amap;
         d.name = mx ? "kiln_argmax" : "kiln_argmin";
         finish = "a.i == 9223372036854775807L ? -1L : a.i";
         final_type = "long";
@@ -557,14 +566,16 @@ kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
                                "kiln_array_dot: dtypes %s and %s differ",
                                kiln_dtype_name(a->dtype),
                                kiln_dtype_name(b->dtype));
-    if (a->dtype == KILN_FLOAT16)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "kiln_array_dot: float16");
-    const char *t = kiln_dtype_name(a->dtype);
+    /* float16: products and sum in float, a float32 result */
+    int f16 = a->dtype == KILN_FLOAT16;
+    const char *t = f16 ? "float" : kiln_dtype_name(a->dtype);
     char args[96];
-    snprintf(args, sizeof args, "const %s *x, const %s *y", t, t);
-    kiln_reduction_desc d = {args, t, 0, "0", "a+b", "x[i]*y[i]", NULL,
-                             "kiln_dot"};
+    snprintf(args, sizeof args, "const %s *x, const %s *y",
+             f16 ? "ushort" : t, f16 ? "ushort" : t);
+    kiln_reduction_desc d = {args, t, 0, "0", "a+b",
+                             f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])"
+                                 : "x[i]*y[i]",
+                             NULL, "kiln_dot"};
     kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(b)};
     return run_builtin(queue, "kiln_array_dot", &d, NULL, NULL, 0, 2, v,
                        result, host_result, num_wait, wait, event);

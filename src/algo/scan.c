@@ -1,9 +1,17 @@
 /* The scan generator (kiln_scan_*), like PyOpenCL's GenericScanKernel, and
- * cumsum/cumprod. Three launches that keep the operator's order (see
- * src/kernels/algo_scan.cl): block totals, a scan of the totals, a rescan
- * of each block with its carry-in. On CUDA (use_onepass()) one launch of
- * the single-pass chained scan with decoupled look-back
- * (src/kernels/algo_scan_cuda.cl) replaces them. */
+ * cumsum/cumprod. Three templates, all keeping the operator's order
+ * (scan_kind() picks):
+ *  - GPUs through OpenCL: one launch of the single-pass chained scan with
+ *    decoupled look-back in portable OpenCL C (algo_scan_onepass.cl);
+ *  - CUDA: the same algorithm with warp shuffles (algo_scan_cuda.cl);
+ *  - CPUs, and types too large for the single-pass templates: three
+ *    launches (algo_scan.cl) where each work-item owns a contiguous range:
+ *    block totals, a scan of the totals, a rescan of each block with its
+ *    carry-in.
+ * KILN_SCAN_VARIANT=onepass|threephase (environment, read once) forces the
+ * choice: onepass runs the OpenCL single-pass template on any OpenCL device
+ * (CI tests it on PoCL's CPU device), threephase the three-phase one on any
+ * device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +28,7 @@ struct kiln_scan {
     pthread_mutex_t lock;
     kiln__variant var[2][2]; /* [strided][cpu] */
     size_t local[2][2];
-    int onepass[2][2]; /* the variant is the CUDA single-pass scan */
+    int kind[2][2];    /* the variant's template: SCAN_* */
 };
 
 /* Threads per block of the CUDA single-pass scan. KILN_SCAN_THREADS
@@ -105,24 +113,91 @@ static void onepass_knobs(size_t size, int *lb, int *sleep_ns, int *minb,
         *minb = (int)(2048 / onepass_threads());
 }
 
-static int use_onepass(const kiln_scan *s, const kiln__plan *plan) {
-    return plan->cuda && plan->local == 256 && onepass_items(s->scan_size);
+/* The templates: three-phase (algo_scan.cl), single-pass for CUDA
+ * (algo_scan_cuda.cl), single-pass for OpenCL (algo_scan_onepass.cl). */
+enum { SCAN_THREEPHASE, SCAN_CUDA, SCAN_CL };
+
+/* Work-items per group of the OpenCL single-pass scan. */
+#define CL_THREADS 256
+
+/* Items per work-item of the OpenCL single-pass scan for a scan type of
+ * size bytes: a tile of 16 KiB (local memory in all about 25 KiB, within
+ * OpenCL's 32 KiB minimum); 0: too large a type, use the three-phase
+ * template. KILN_SCAN_ITEMS sets it for types of up to 4 bytes (the tile
+ * stays within 24 KiB). */
+static int cl_items(size_t size) {
+    static int knob = -1;
+    if (knob < 0)
+        knob = env_knob("KILN_SCAN_ITEMS", 1, 40, 0);
+    int items = size <= 4 ? 16 : size <= 8 ? 8 : size <= 16 ? 4
+              : size <= 32 ? 2 : 0;
+    if (size <= 4 && knob) {
+        items = knob;
+        while (items > 1 && (size_t)items * CL_THREADS * size > 24 * 1024)
+            items--;
+    }
+    return items;
+}
+
+/* KILN_SCAN_VARIANT: 0 = by device, 1 = onepass, 2 = threephase. */
+static int variant_knob(void) {
+    static int knob = -1;
+    if (knob < 0) {
+        const char *e = getenv("KILN_SCAN_VARIANT");
+        knob = e && !strcmp(e, "onepass")      ? 1
+               : e && !strcmp(e, "threephase") ? 2
+                                               : 0;
+    }
+    return knob;
+}
+
+static int scan_kind(const kiln_scan *s, const kiln__plan *plan) {
+    int knob = variant_knob();
+    if (knob == 2)
+        return SCAN_THREEPHASE;
+    if (plan->cuda)
+        return plan->local == 256 && onepass_items(s->scan_size)
+                   ? SCAN_CUDA
+                   : SCAN_THREEPHASE;
+    if (!cl_items(s->scan_size))
+        return SCAN_THREEPHASE;
+    /* GPUs only by default: on a CPU the contiguous ranges of the
+     * three-phase template are the fast layout */
+    if (knob == 1 || (!plan->cpu && plan->local == CL_THREADS))
+        return SCAN_CL;
+    return SCAN_THREEPHASE;
+}
+
+/* Work-items per group and items per work-item of a variant's template. */
+static size_t kind_local(int kind, const kiln__plan *plan) {
+    return kind == SCAN_CUDA ? onepass_threads()
+           : kind == SCAN_CL ? CL_THREADS
+                             : plan->local;
+}
+
+static int kind_items(int kind, size_t size) {
+    return kind == SCAN_CUDA ? onepass_items(size)
+           : kind == SCAN_CL ? cl_items(size)
+                             : 1;
 }
 
 /* The whole generated source (without the backend prelude) of a variant. */
 kiln_status kiln__scan_source(kiln_scan *s, int strided,
                               const kiln__plan *plan, kiln__sb *sb) {
     kiln__sb params = {0};
-    int one = use_onepass(s, plan);
+    int kind = scan_kind(s, plan);
     kiln__sb_addf(sb,
                   "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
                   "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n"
                   "#define KILN_PACKED %d\n",
-                  plan->cpu, one ? onepass_threads() : plan->local,
-                  s->seg ? 1 : 0,
-                  one ? onepass_items(s->scan_size) : 1,
-                  one && s->scan_size <= 4);
-    if (one) {
+                  plan->cpu, kind_local(kind, plan), s->seg ? 1 : 0,
+                  kind_items(kind, s->scan_size),
+                  kind != SCAN_THREEPHASE && s->scan_size <= 4);
+    /* the OpenCL template's totals scan: one barrier a step with two
+     * buffers, where local memory allows */
+    if (kind == SCAN_CL)
+        kiln__sb_addf(sb, "#define KILN_DB %d\n", s->scan_size <= 16);
+    if (kind == SCAN_CUDA) {
         int lb, sleep_ns, minb, pre_ns, every;
         onepass_knobs(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns, &every);
         kiln__sb_addf(sb,
@@ -161,7 +236,11 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     kiln__sb_add(sb, ";\n}\n");
     kiln__gen_params(&params, &s->args, strided);
     kiln_status st = kiln__gen_template(
-        sb, one ? "algo_scan_cuda.cl" : "algo_scan.cl", s->name,
+        sb,
+        kind == SCAN_CUDA ? "algo_scan_cuda.cl"
+        : kind == SCAN_CL ? "algo_scan_onepass.cl"
+                          : "algo_scan.cl",
+        s->name,
         params.p ? params.p : "");
     if (st == KILN_OK && (sb->oom || params.oom))
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "scan source");
@@ -177,9 +256,8 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
     kiln_status st = KILN_OK;
     if (!v->k[0]) {
         kiln__sb sb = {0};
-        s->onepass[strided][cpu] = use_onepass(s, plan);
-        s->local[strided][cpu] =
-            s->onepass[strided][cpu] ? onepass_threads() : plan->local;
+        s->kind[strided][cpu] = scan_kind(s, plan);
+        s->local[strided][cpu] = kind_local(s->kind[strided][cpu], plan);
         st = kiln__scan_source(s, strided, plan, &sb);
         if (st == KILN_OK) {
             char text[1200];
@@ -191,7 +269,7 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
                                  &v->prog);
         }
         static const char *const suffix[3] = {"reduce", "spine", "final"};
-        int nk = s->onepass[strided][cpu] ? 1 : 3;
+        int nk = s->kind[strided][cpu] != SCAN_THREEPHASE ? 1 : 3;
         for (int k = 0; st == KILN_OK && k < nk; k++) {
             char kn[160];
             snprintf(kn, sizeof kn, "%s_%s", s->name,
@@ -320,15 +398,15 @@ void kiln_scan_release(kiln_scan *s) {
     free(s);
 }
 
-/* The CUDA single-pass scan: zero the tile status words (and the tile
- * counter after them), then one launch of one block per tile. Both live in
- * the context's scratch buffers. */
+/* The single-pass scans (CUDA and OpenCL): zero the tile status words (and
+ * the tile counter after them), then one launch of one group per tile.
+ * Both live in the context's scratch buffers. */
 static kiln_status onepass_launch(kiln_queue *queue, kiln_scan *s,
-                                  kiln__variant *v, size_t local,
+                                  kiln__variant *v, int kind, size_t local,
                                   const kiln__bound *b, size_t num_wait,
                                   kiln_event *const *wait,
                                   kiln_event **event) {
-    size_t tile = local * (size_t)onepass_items(s->scan_size);
+    size_t tile = local * (size_t)kind_items(kind, s->scan_size);
     size_t tiles = (b->n + tile - 1) / tile;
     size_t stride = (s->scan_size + 15) / 16 * 16;
     int packed = s->scan_size <= 4;
@@ -419,8 +497,10 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
         return st;
     }
     size_t local = s->local[b.layout][plan.cpu];
-    if (s->onepass[b.layout][plan.cpu]) {
-        st = onepass_launch(queue, s, v, local, &b, num_wait, wait, event);
+    int kind = s->kind[b.layout][plan.cpu];
+    if (kind != SCAN_THREEPHASE) {
+        st = onepass_launch(queue, s, v, kind, local, &b, num_wait, wait,
+                            event);
         kiln__bound_free(&b);
         return st;
     }
@@ -518,19 +598,26 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
                                "%s: dtypes %s and %s differ", what,
                                kiln_dtype_name(out->dtype),
                                kiln_dtype_name(a->dtype));
-    if (a->dtype == KILN_FLOAT16 || !kiln_dtype_size(a->dtype))
+    if (!kiln_dtype_size(a->dtype))
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: dtype %s", what,
                                kiln_dtype_name(a->dtype));
     const char *t = kiln_dtype_name(a->dtype);
+    /* float16: scanned in float from the ushort bits, each output rounded
+     * once to half (the running value stays float). */
+    int f16 = a->dtype == KILN_FLOAT16;
     char args[96];
-    snprintf(args, sizeof args, "const %s *x, %s *y", t, t);
+    snprintf(args, sizeof args, "const %s *x, %s *y", f16 ? "ushort" : t,
+             f16 ? "ushort" : t);
     kiln_scan_desc d = {args,
-                        t,
+                        f16 ? "float" : t,
                         0,
                         prod ? "1" : "0",
                         prod ? "a*b" : "a+b",
-                        "x[i]",
-                        exclusive ? "y[i] = prev_item" : "y[i] = item",
+                        f16 ? "kiln_h2f(x[i])" : "x[i]",
+                        f16 ? (exclusive ? "y[i] = kiln_f2h(prev_item)"
+                                         : "y[i] = kiln_f2h(item)")
+                            : (exclusive ? "y[i] = prev_item"
+                                         : "y[i] = item"),
                         NULL,
                         NULL,
                         prod ? (exclusive ? "kiln_cumprod_ex" : "kiln_cumprod")
