@@ -65,8 +65,9 @@ typedef struct kiln_array_info {
 } kiln_array_info;
 
 /* Creates an uninitialised array of ndim (1..3) dimensions in context.
- * Shapes may contain 0. dtype FLOAT16 needs a device with fp16 for kernels
- * (storage and transfers work everywhere). */
+ * Shapes may contain 0. FLOAT16 arrays compute on every device: elements are
+ * widened to float, computed in float and rounded once to half (nearest
+ * even); reductions of FLOAT16 give FLOAT32 (docs/algorithms.md). */
 KILN_API kiln_status kiln_array_empty(kiln_context *context, kiln_dtype dtype,
                                       unsigned ndim, const size_t *shape,
                                       kiln_array **array);
@@ -187,7 +188,8 @@ KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op,
                                        kiln_array *b, size_t num_wait,
                                        kiln_event *const *wait,
                                        kiln_event **event);
-/* out = a OP scalar (scalar converted to a's dtype). */
+/* out = a OP scalar (scalar converted to a's dtype; for FLOAT16 rounded to
+ * the nearest half, then computed in float). */
 KILN_API kiln_status kiln_array_binary_scalar(kiln_queue *queue,
                                               kiln_binary_op op,
                                               kiln_array *out, kiln_array *a,
@@ -296,7 +298,8 @@ KILN_API kiln_status kiln_reduction_launch(kiln_queue *queue,
 KILN_API void kiln_reduction_release(kiln_reduction *reduction);
 
 typedef enum kiln_reduce_op {
-    KILN_REDUCE_SUM = 1,  /* result: a's dtype */
+    KILN_REDUCE_SUM = 1,  /* result: a's dtype (FLOAT16: FLOAT32, for all
+                             but ARGMIN/ARGMAX) */
     KILN_REDUCE_PROD,     /* a's dtype */
     KILN_REDUCE_MIN,      /* a's dtype; n = 0 gives the dtype's largest */
     KILN_REDUCE_MAX,      /* a's dtype; n = 0 gives the dtype's smallest */
