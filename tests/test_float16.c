@@ -404,6 +404,25 @@ static void known_answers(kiln_queue *q) {
     kiln_array_release(a);
     kiln_array_release(b);
     kiln_array_release(z);
+    /* a comparison of int32 arrays into a float16 output: 1.0 / 0.0 */
+    {
+        int32_t ia[4] = {1, 5, -3, 7}, ib[4] = {2, 5, -4, 8};
+        size_t four = 4;
+        uint16_t hc[4];
+        kiln_array *x = NULL, *y = NULL, *o = NULL;
+        CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &four, ia, &x));
+        CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &four, ib, &y));
+        CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &four, &o));
+        if (x && y && o &&
+            CHECK_OK(kiln_array_binary(q, KILN_OP_LT, o, x, y, 0, NULL,
+                                       NULL)) &&
+            read_f16(q, o, hc))
+            CHECK(hc[0] == 0x3c00 && hc[1] == 0 && hc[2] == 0 &&
+                  hc[3] == 0x3c00);
+        kiln_array_release(x);
+        kiln_array_release(y);
+        kiln_array_release(o);
+    }
     /* arange, full, zeros */
     kiln_array *g = NULL;
     uint16_t hg[300];
