@@ -174,8 +174,8 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
     if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
     if (size == 0) {
-        kiln__wait_list_free(bwait, storage);
-        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
+        kiln__wait_list_free(bwait, storage, num_wait);
+        return kiln__nothing_done(queue, num_wait, wait, event);
     }
     void *bev = NULL;
     if (to_device)
@@ -184,7 +184,7 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
     else
         st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
                                          num_wait, bwait, event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage);
+    kiln__wait_list_free(bwait, storage, num_wait);
     return kiln__finish_enqueue(fn, st, queue, bev, event);
 }
 
@@ -225,13 +225,13 @@ kiln_status kiln_buffer_copy_async(kiln_queue *queue, kiln_buffer *src, size_t s
     if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
     if (size == 0) {
-        kiln__wait_list_free(bwait, storage);
-        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
+        kiln__wait_list_free(bwait, storage, num_wait);
+        return kiln__nothing_done(queue, num_wait, wait, event);
     }
     void *bev = NULL;
     st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
                                      dst_offset, size, num_wait, bwait, event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage);
+    kiln__wait_list_free(bwait, storage, num_wait);
     return kiln__finish_enqueue(fn, st, queue, bev, event);
 }
 
@@ -259,13 +259,13 @@ kiln_status kiln_buffer_fill_async(kiln_queue *queue, kiln_buffer *buffer, const
     if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
     if (size == 0) {
-        kiln__wait_list_free(bwait, storage);
-        return event ? kiln__event_completed(queue->context, event) : KILN_OK;
+        kiln__wait_list_free(bwait, storage, num_wait);
+        return kiln__nothing_done(queue, num_wait, wait, event);
     }
     void *bev = NULL;
     st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
                                      size, num_wait, bwait, event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage);
+    kiln__wait_list_free(bwait, storage, num_wait);
     return kiln__finish_enqueue(fn, st, queue, bev, event);
 }
 
@@ -310,6 +310,6 @@ kiln_status kiln_buffer_unmap_async(kiln_queue *queue, kiln_buffer *buffer, void
     void *bev = NULL;
     st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, bwait,
                                       event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage);
+    kiln__wait_list_free(bwait, storage, num_wait);
     return kiln__finish_enqueue(fn, st, queue, bev, event);
 }

@@ -245,7 +245,7 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
     void *bev = NULL;
     st = queue->backend->queue_marker(queue->handle, barrier, num_wait, bwait,
                                       event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage);
+    kiln__wait_list_free(bwait, storage, num_wait);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
     if (event)

@@ -131,12 +131,18 @@ kiln_status kiln__event_wrap(kiln_context *context, void *handle,
                              int profiling, kiln_event **event);
 /* A completed event on the context (for operations that do nothing). */
 kiln_status kiln__event_completed(kiln_context *context, kiln_event **event);
-/* Translates a public wait list into backend events, checking each one
- * against the context. storage has KILN__STACK_ARGS entries; a longer list
- * is malloc'd into *out (free it with kiln__wait_list_free). */
+/* The event (if asked for) of an operation that has nothing to do: complete
+ * at once, or a marker over its wait list when it has one. */
+kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event);
+/* Translates a public wait list into backend events. An event of another
+ * context is replaced by a user event of this one that completes when it
+ * does (the host bridges devices and backends). storage has
+ * KILN__STACK_ARGS entries; a longer list, or one with such stand-ins, is
+ * allocated. Always pair with kiln__wait_list_free (after the enqueue). */
 kiln_status kiln__wait_list(kiln_context *context, size_t num_wait,
                             kiln_event *const *wait, void **storage,
                             void *const **out);
-void kiln__wait_list_free(void *const *list, void **storage);
+void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait);
 
 #endif

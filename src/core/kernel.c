@@ -262,15 +262,15 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         goto out;
     }
     if (empty) {
-        kiln__wait_list_free(bwait, wstorage);
-        st = event ? kiln__event_completed(ctx, event) : KILN_OK;
+        kiln__wait_list_free(bwait, wstorage, num_wait);
+        st = kiln__nothing_done(queue, num_wait, wait, event);
         goto out;
     }
     void *bev = NULL;
     st = queue->backend->kernel_launch(queue->handle, kernel->handles[queue->device_slot], dims,
                                        global, local, num_args, bargs, num_wait, bwait,
                                        event ? &bev : NULL);
-    kiln__wait_list_free(bwait, wstorage);
+    kiln__wait_list_free(bwait, wstorage, num_wait);
     if (st != KILN_OK) {
         for (unsigned d = 0; local && d < dims; d++) {
             if (global[d] % local[d] == 0)
