@@ -28,6 +28,7 @@ struct kiln_scan {
     pthread_mutex_t lock;
     kiln__variant var[2][2]; /* [strided][cpu] */
     size_t local[2][2];
+    int items[2][2];   /* items per work-item of a single-pass variant */
     int kind[2][2];    /* the variant's template: SCAN_* */
 };
 
@@ -168,17 +169,22 @@ static int scan_kind(const kiln_scan *s, const kiln__plan *plan) {
     return SCAN_THREEPHASE;
 }
 
-/* Work-items per group and items per work-item of a variant's template. */
+/* Work-items per group and items per work-item of a variant's template.
+ * The OpenCL single-pass template runs on a CPU only when forced (tests):
+ * there small groups and tiles build faster (PoCL) and give more tiles,
+ * and a look-back window of 4 tiles takes the multi-window path more
+ * often. */
 static size_t kind_local(int kind, const kiln__plan *plan) {
     return kind == SCAN_CUDA ? onepass_threads()
-           : kind == SCAN_CL ? CL_THREADS
+           : kind == SCAN_CL ? (plan->cpu ? 64 : CL_THREADS)
                              : plan->local;
 }
 
-static int kind_items(int kind, size_t size) {
-    return kind == SCAN_CUDA ? onepass_items(size)
-           : kind == SCAN_CL ? cl_items(size)
-                             : 1;
+static int kind_items(int kind, size_t size, const kiln__plan *plan) {
+    int items = kind == SCAN_CUDA ? onepass_items(size)
+                : kind == SCAN_CL ? cl_items(size)
+                                  : 1;
+    return kind == SCAN_CL && plan->cpu && items > 4 ? 4 : items;
 }
 
 /* The whole generated source (without the backend prelude) of a variant. */
@@ -191,12 +197,13 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                   "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n"
                   "#define KILN_PACKED %d\n",
                   plan->cpu, kind_local(kind, plan), s->seg ? 1 : 0,
-                  kind_items(kind, s->scan_size),
+                  kind_items(kind, s->scan_size, plan),
                   kind != SCAN_THREEPHASE && s->scan_size <= 4);
     /* the OpenCL template's totals scan: one barrier a step with two
      * buffers, where local memory allows */
     if (kind == SCAN_CL)
-        kiln__sb_addf(sb, "#define KILN_DB %d\n", s->scan_size <= 16);
+        kiln__sb_addf(sb, "#define KILN_DB %d\n#define KILN_LB_W %d\n",
+                      s->scan_size <= 16, plan->cpu ? 4 : 32);
     if (kind == SCAN_CUDA) {
         int lb, sleep_ns, minb, pre_ns, every;
         onepass_knobs(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns, &every);
@@ -258,6 +265,8 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
         kiln__sb sb = {0};
         s->kind[strided][cpu] = scan_kind(s, plan);
         s->local[strided][cpu] = kind_local(s->kind[strided][cpu], plan);
+        s->items[strided][cpu] =
+            kind_items(s->kind[strided][cpu], s->scan_size, plan);
         st = kiln__scan_source(s, strided, plan, &sb);
         if (st == KILN_OK) {
             char text[1200];
@@ -402,11 +411,11 @@ void kiln_scan_release(kiln_scan *s) {
  * the tile counter after them), then one launch of one group per tile.
  * Both live in the context's scratch buffers. */
 static kiln_status onepass_launch(kiln_queue *queue, kiln_scan *s,
-                                  kiln__variant *v, int kind, size_t local,
+                                  kiln__variant *v, size_t local, int items,
                                   const kiln__bound *b, size_t num_wait,
                                   kiln_event *const *wait,
                                   kiln_event **event) {
-    size_t tile = local * (size_t)kind_items(kind, s->scan_size);
+    size_t tile = local * (size_t)items;
     size_t tiles = (b->n + tile - 1) / tile;
     size_t stride = (s->scan_size + 15) / 16 * 16;
     int packed = s->scan_size <= 4;
@@ -497,10 +506,9 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
         return st;
     }
     size_t local = s->local[b.layout][plan.cpu];
-    int kind = s->kind[b.layout][plan.cpu];
-    if (kind != SCAN_THREEPHASE) {
-        st = onepass_launch(queue, s, v, kind, local, &b, num_wait, wait,
-                            event);
+    if (s->kind[b.layout][plan.cpu] != SCAN_THREEPHASE) {
+        st = onepass_launch(queue, s, v, local, s->items[b.layout][plan.cpu],
+                            &b, num_wait, wait, event);
         kiln__bound_free(&b);
         return st;
     }

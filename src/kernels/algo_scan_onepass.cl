@@ -1,0 +1,378 @@
+/* Single-pass scan for OpenCL GPUs: chained scan with decoupled look-back
+ * (Merrill & Garland 2016) in portable OpenCL C 1.2 (no sub-groups: local
+ * memory and barriers only). Chosen by src/algo/scan.c on OpenCL GPUs
+ * (KILN_SCAN_VARIANT=onepass forces it elsewhere, e.g. on PoCL's CPU device
+ * for CI). Its CUDA sibling, with warp shuffles, is algo_scan_cuda.cl.
+ * Defined before it: KILN_LOCAL_SIZE (work-items per group, a power of
+ * two), KILN_ITEMS (items per work-item, <= 32), KILN_SEGMENTED,
+ * KILN_PACKED, KILN_DB (1: double-buffered scan of the work-item totals),
+ * kiln_scan_t, kiln_neutral() (an identity of the operator),
+ * kiln_scan_op(a, b) (a is the earlier item), kiln_input(i, ...),
+ * kiln_seg_start(i, ...), kiln_output(i, item, prev_item, ...), KILN_PASS.
+ *
+ * Each work-group takes the next tile of KILN_LOCAL_SIZE*KILN_ITEMS items
+ * from an atomic counter (groups do not start in index order; a group only
+ * ever waits for tiles that some group already took and is running, so it
+ * cannot deadlock, whatever the device's scheduling). The tile is loaded
+ * coalesced (item k*KILN_LOCAL_SIZE+l by work-item l) into local memory
+ * (padded against bank conflicts); each work-item folds its KILN_ITEMS
+ * consecutive items; a Hillis-Steele scan in local memory combines the
+ * work-items' (value, has-segment-start) pairs; work-item 0 publishes the
+ * tile aggregate (status 1), or, for tile 0 and a tile containing a segment
+ * start, the inclusive prefix at once (status 2: nothing before it reaches
+ * past that start). The look-back: the first KILN_LB_W work-items each read
+ * one predecessor's status word (coalesced), waiting until it has one; the
+ * nearest inclusive prefix in the window is found with a local atomic_min,
+ * and work-item 0 folds the window from that tile on, the earliest tile on
+ * the left; if the window has no inclusive prefix, the next window. Then
+ * the tile's inclusive prefix (status 2), a barrier, the rescan of each
+ * work-item's items from its carry-in in place, and coalesced outputs.
+ * Every combination keeps the earlier operand on the left, so the operator
+ * need not be commutative.
+ * kiln_status: tiles + 1 ints, zeroed before the launch (the last is the
+ * tile counter); kiln_vals: 2 * tiles slots of kiln_stride bytes
+ * (aggregates, then inclusive prefixes: a reader that saw status 1 never
+ * reads a slot being overwritten). Values cross groups through volatile
+ * accesses with a global fence between a value and its status. With
+ * KILN_PACKED (types of up to 4 bytes) kiln_status is tiles + 1 64-bit
+ * words instead, each a tile's status (high half) and value (low half),
+ * written and read as one 64-bit word (the last word's first int is the
+ * counter), and kiln_vals is unused. */
+
+#define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
+#define KILN_PAD(x) ((x) + ((x) >> 5)) /* no bank conflicts */
+#ifndef KILN_LB_W
+#define KILN_LB_W 32 /* look-back window: predecessors read at once */
+#endif
+#ifndef KILN_DB
+#define KILN_DB 0
+#endif
+
+KILN_FUNC void kiln__vstore(KILN_GLOBAL char *p, const kiln_scan_t *v)
+{
+    if (sizeof(kiln_scan_t) % 4 == 0) {
+        volatile KILN_GLOBAL uint *d = (volatile KILN_GLOBAL uint *)p;
+        const uint *s = (const uint *)v;
+        for (int k = 0; k < (int)(sizeof(kiln_scan_t) / 4); k++)
+            d[k] = s[k];
+    } else {
+        volatile KILN_GLOBAL uchar *d = (volatile KILN_GLOBAL uchar *)p;
+        const uchar *s = (const uchar *)v;
+        for (int k = 0; k < (int)sizeof(kiln_scan_t); k++)
+            d[k] = s[k];
+    }
+}
+
+KILN_FUNC kiln_scan_t kiln__vload(KILN_GLOBAL const char *p)
+{
+    kiln_scan_t r;
+    if (sizeof(kiln_scan_t) % 4 == 0) {
+        volatile KILN_GLOBAL const uint *s =
+            (volatile KILN_GLOBAL const uint *)p;
+        uint *d = (uint *)&r;
+        for (int k = 0; k < (int)(sizeof(kiln_scan_t) / 4); k++)
+            d[k] = s[k];
+    } else {
+        volatile KILN_GLOBAL const uchar *s =
+            (volatile KILN_GLOBAL const uchar *)p;
+        uchar *d = (uchar *)&r;
+        for (int k = 0; k < (int)sizeof(kiln_scan_t); k++)
+            d[k] = s[k];
+    }
+    return r;
+}
+
+/* Bits of a value of up to 4 bytes in a 32-bit word, and back. */
+KILN_FUNC uint kiln__bits(kiln_scan_t v)
+{
+    uint b = 0;
+    const uchar *s = (const uchar *)&v;
+    uchar *d = (uchar *)&b;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 4; k++)
+        d[k] = s[k];
+    return b;
+}
+
+KILN_FUNC kiln_scan_t kiln__unbits(uint b, kiln_scan_t r)
+{
+    const uchar *s = (const uchar *)&b;
+    uchar *d = (uchar *)&r;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 4; k++)
+        d[k] = s[k];
+    return r;
+}
+
+#if KILN_PACKED
+#define KILN_COUNTER (kiln_status + 2 * kiln_tiles)
+#else
+#define KILN_COUNTER (kiln_status + kiln_tiles)
+#endif
+
+KILN_KERNEL __attribute__((reqd_work_group_size(KILN_LOCAL_SIZE, 1, 1)))
+void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
+                    long kiln_stride, long kiln_tiles, @PARAMS@)
+{
+    KILN_LOCAL kiln_scan_t kiln_sv[KILN_PAD(KILN_TILE)];
+    KILN_LOCAL kiln_scan_t kiln_tv[(KILN_DB + 1) * KILN_LOCAL_SIZE];
+#if KILN_SEGMENTED
+    KILN_LOCAL uchar kiln_sf[KILN_TILE];
+    KILN_LOCAL int kiln_tf[(KILN_DB + 1) * KILN_LOCAL_SIZE];
+#endif
+    KILN_LOCAL kiln_scan_t kiln_wv[KILN_LB_W];
+    KILN_LOCAL kiln_scan_t kiln_prefix_sh;
+    KILN_LOCAL int kiln_tile_sh, kiln_d_sh;
+    const int kiln_l = (int)kiln_local_id(0);
+
+    if (kiln_l == 0)
+        kiln_tile_sh = atomic_inc((volatile KILN_GLOBAL int *)KILN_COUNTER);
+    kiln_barrier();
+    const int kiln_tile = kiln_tile_sh;
+    /* the only 64-bit index: the tile's first item */
+    const long kiln_base = (long)kiln_tile * KILN_TILE;
+    const long kiln_rem = n - kiln_base;
+    const int kiln_full = kiln_rem >= KILN_TILE;
+    const int kiln_tn = kiln_full ? KILN_TILE : (int)kiln_rem;
+
+    /* 1. Coalesced loads into local memory (no bounds checks in a full
+     * tile); items past the end are neutral. */
+    if (kiln_full) {
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++) {
+            const int j = k * KILN_LOCAL_SIZE + kiln_l;
+            kiln_sv[KILN_PAD(j)] = kiln_input(kiln_base + j, KILN_PASS);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++) {
+            const int j = k * KILN_LOCAL_SIZE + kiln_l;
+            kiln_sv[KILN_PAD(j)] = j < kiln_tn
+                                       ? kiln_input(kiln_base + j, KILN_PASS)
+                                       : kiln_neutral();
+        }
+    }
+#if KILN_SEGMENTED
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++) {
+        const int j = k * KILN_LOCAL_SIZE + kiln_l;
+        kiln_sf[j] = (uchar)(j < kiln_tn ? kiln_seg_start(kiln_base + j,
+                                                          KILN_PASS)
+                                         : 0);
+    }
+#endif
+    kiln_barrier();
+
+    /* 2. Each work-item folds its KILN_ITEMS consecutive items, in order. */
+    const int kiln_o = kiln_l * KILN_ITEMS;
+#if KILN_SEGMENTED
+    uint kiln_fm = 0; /* bit k: item k starts a segment */
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++)
+        if (kiln_sf[kiln_o + k])
+            kiln_fm |= 1u << k;
+    kiln_scan_t kiln_a = kiln_neutral();
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++) {
+        const kiln_scan_t v = kiln_sv[KILN_PAD(kiln_o + k)];
+        kiln_a = ((kiln_fm >> k) & 1u) ? v : kiln_scan_op(kiln_a, v);
+    }
+    int kiln_f = kiln_fm != 0;
+#else
+    kiln_scan_t kiln_a = kiln_sv[KILN_PAD(kiln_o)];
+#pragma unroll
+    for (int k = 1; k < KILN_ITEMS; k++)
+        kiln_a = kiln_scan_op(kiln_a, kiln_sv[KILN_PAD(kiln_o + k)]);
+#endif
+
+    /* 3. Inclusive Hillis-Steele scan of the work-items' (value, flag)
+     * pairs; the left operand is the earlier one. */
+    int kiln_p = 0; /* the buffer holding the latest step (KILN_DB) */
+    kiln_tv[kiln_l] = kiln_a;
+#if KILN_SEGMENTED
+    kiln_tf[kiln_l] = kiln_f;
+#endif
+    kiln_barrier();
+    for (int d = 1; d < KILN_LOCAL_SIZE; d <<= 1) {
+#if KILN_DB
+        /* read buffer p, write buffer p^1: one barrier a step */
+        if (kiln_l >= d) {
+            const int r = kiln_p * KILN_LOCAL_SIZE + kiln_l - d;
+#if KILN_SEGMENTED
+            if (!kiln_f)
+                kiln_a = kiln_scan_op(kiln_tv[r], kiln_a);
+            kiln_f |= kiln_tf[r];
+#else
+            kiln_a = kiln_scan_op(kiln_tv[r], kiln_a);
+#endif
+        }
+        kiln_p ^= 1;
+        kiln_tv[kiln_p * KILN_LOCAL_SIZE + kiln_l] = kiln_a;
+#if KILN_SEGMENTED
+        kiln_tf[kiln_p * KILN_LOCAL_SIZE + kiln_l] = kiln_f;
+#endif
+        kiln_barrier();
+#else
+        /* in place: read, barrier, write, barrier (less local memory) */
+        kiln_scan_t u = kiln_a;
+#if KILN_SEGMENTED
+        int uf = 0;
+        if (kiln_l >= d) {
+            u = kiln_tv[kiln_l - d];
+            uf = kiln_tf[kiln_l - d];
+        }
+#else
+        if (kiln_l >= d)
+            u = kiln_tv[kiln_l - d];
+#endif
+        kiln_barrier();
+        if (kiln_l >= d) {
+#if KILN_SEGMENTED
+            if (!kiln_f)
+                kiln_a = kiln_scan_op(u, kiln_a);
+            kiln_f |= uf;
+            kiln_tf[kiln_l] = kiln_f;
+#else
+            kiln_a = kiln_scan_op(u, kiln_a);
+#endif
+            kiln_tv[kiln_l] = kiln_a;
+        }
+        kiln_barrier();
+#endif
+    }
+    const int kiln_pb = kiln_p * KILN_LOCAL_SIZE;
+    /* the work-item's exclusive prefix within the tile */
+    kiln_scan_t kiln_te = kiln_neutral();
+    int kiln_tef = 0;
+    if (kiln_l > 0) {
+        kiln_te = kiln_tv[kiln_pb + kiln_l - 1];
+#if KILN_SEGMENTED
+        kiln_tef = kiln_tf[kiln_pb + kiln_l - 1];
+#endif
+    }
+
+    /* 4. Publish the aggregate, look back, publish the inclusive prefix. */
+    const kiln_scan_t kiln_agg = kiln_tv[kiln_pb + KILN_LOCAL_SIZE - 1];
+#if KILN_SEGMENTED
+    const int kiln_aggf = kiln_tf[kiln_pb + KILN_LOCAL_SIZE - 1];
+#else
+    const int kiln_aggf = 0;
+#endif
+    KILN_GLOBAL char *kiln_my_agg = kiln_vals + (long)kiln_tile * kiln_stride;
+    KILN_GLOBAL char *kiln_my_inc =
+        kiln_vals + (kiln_tiles + kiln_tile) * kiln_stride;
+    (void)kiln_my_agg;
+    (void)kiln_my_inc;
+    /* an inclusive prefix is known now for tile 0 and for a tile with a
+     * segment start: publish it as such */
+    const int kiln_early = (kiln_tile == 0) | kiln_aggf;
+    if (kiln_l == 0) {
+        const int early = kiln_early;
+#if KILN_PACKED
+        ((volatile KILN_GLOBAL ulong *)kiln_status)[kiln_tile] =
+            ((ulong)(early ? 2u : 1u) << 32) | (ulong)kiln__bits(kiln_agg);
+#else
+        kiln__vstore(early ? kiln_my_inc : kiln_my_agg, &kiln_agg);
+        kiln_global_fence();
+        atomic_xchg((volatile KILN_GLOBAL int *)&kiln_status[kiln_tile],
+                    early ? 2 : 1);
+#endif
+    }
+    kiln_scan_t kiln_acc = kiln_neutral(); /* meaningful in work-item 0 */
+    {
+        /* No branch around it: barriers in a conditional trouble some
+         * compilers (PoCL). Tile 0 finds neutral inclusive prefixes at once
+         * (everything before tile 0). */
+        int last = kiln_tile - 1; /* the window's nearest predecessor */
+        for (;;) {
+            if (kiln_l == 0)
+                kiln_d_sh = KILN_LB_W;
+            kiln_barrier();
+            if (kiln_l < KILN_LB_W) {
+                /* before tile 0: inclusive, neutral */
+                const int j = last - kiln_l;
+                int s = 2;
+                kiln_scan_t v = kiln_neutral();
+                if (j >= 0) {
+#if KILN_PACKED
+                    ulong w;
+                    do
+                        w = ((volatile KILN_GLOBAL ulong *)kiln_status)[j];
+                    while ((w >> 32) == 0);
+                    s = (int)(w >> 32);
+                    v = kiln__unbits((uint)w, v);
+#else
+                    do
+                        s = ((volatile KILN_GLOBAL int *)kiln_status)[j];
+                    while (s == 0);
+                    kiln_global_fence();
+                    v = kiln__vload(s == 2 ? kiln_vals +
+                                                 (kiln_tiles + j) * kiln_stride
+                                           : kiln_vals + (long)j * kiln_stride);
+#endif
+                }
+                kiln_wv[kiln_l] = v;
+                if (s == 2)
+                    atomic_min((volatile KILN_LOCAL int *)&kiln_d_sh, kiln_l);
+            }
+            kiln_barrier();
+            /* D: distance of the nearest inclusive prefix (KILN_LB_W: none
+             * in this window) */
+            const int D = kiln_d_sh;
+            if (kiln_l == 0) {
+                kiln_scan_t f = kiln_neutral();
+                for (int d = D < KILN_LB_W ? D : KILN_LB_W - 1; d >= 0; d--)
+                    f = kiln_scan_op(f, kiln_wv[d]);
+                kiln_acc = kiln_scan_op(f, kiln_acc);
+            }
+            kiln_barrier(); /* kiln_d_sh and kiln_wv are read */
+            if (D < KILN_LB_W)
+                break;
+            last -= KILN_LB_W;
+        }
+        if (kiln_l == 0 && !kiln_early) {
+            const kiln_scan_t inc = kiln_scan_op(kiln_acc, kiln_agg);
+#if KILN_PACKED
+            ((volatile KILN_GLOBAL ulong *)kiln_status)[kiln_tile] =
+                (2ul << 32) | (ulong)kiln__bits(inc);
+#else
+            kiln__vstore(kiln_my_inc, &inc);
+            kiln_global_fence();
+            atomic_xchg((volatile KILN_GLOBAL int *)&kiln_status[kiln_tile],
+                        2);
+#endif
+        }
+    }
+    if (kiln_l == 0)
+        kiln_prefix_sh = kiln_acc;
+    kiln_barrier();
+    const kiln_scan_t kiln_tp = kiln_prefix_sh; /* the tile's exclusive prefix */
+
+    /* 5. Rescan the work-item's items from its carry-in, in place. */
+    kiln_scan_t kiln_carry =
+        kiln_tef ? kiln_te : kiln_scan_op(kiln_tp, kiln_te);
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++) {
+        kiln_scan_t prev = kiln_carry;
+#if KILN_SEGMENTED
+        if ((kiln_fm >> k) & 1u)
+            prev = kiln_neutral();
+#endif
+        kiln_carry = kiln_scan_op(prev, kiln_sv[KILN_PAD(kiln_o + k)]);
+        kiln_sv[KILN_PAD(kiln_o + k)] = kiln_carry;
+    }
+    kiln_barrier();
+
+    /* 6. Coalesced outputs; prev_item is the previous item, the tile's
+     * prefix for its first item, or the neutral value at a segment start. */
+#pragma unroll
+    for (int k = 0; k < KILN_ITEMS; k++) {
+        const int j = k * KILN_LOCAL_SIZE + kiln_l;
+        if (kiln_full || j < kiln_tn) {
+            kiln_scan_t prev = j ? kiln_sv[KILN_PAD(j - 1)] : kiln_tp;
+#if KILN_SEGMENTED
+            if (kiln_sf[j])
+                prev = kiln_neutral();
+#endif
+            kiln_output(kiln_base + j, kiln_sv[KILN_PAD(j)], prev, KILN_PASS);
+        }
+    }
+}
