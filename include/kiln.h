@@ -20,6 +20,11 @@
  *    return at once and hand back an event.
  *  - Threads: all calls are thread-safe. Several threads may enqueue on the
  *    same queue or on different queues at once.
+ *  - Wait lists (num_wait, wait) may hold events of any context: of another
+ *    device, or another backend. Such an event is bridged through the host
+ *    (a user event of the queue's context, completed from kiln's callback
+ *    thread when it ends, failed if it failed), so a command on one GPU can
+ *    wait for a command on another without blocking the host.
  *
  * Device selection strings (kiln_device_select, $KILN_DEVICE):
  *    "opencl:P:D"  platform P, device D of the OpenCL backend
