@@ -1,8 +1,12 @@
 /* Scans: cumsum/cumprod (inclusive and exclusive) over dtypes at awkward
  * sizes; a NON-commutative operator (composition of affine maps
- * x -> a*x + b mod 2^32) that catches any reordering; segmented scans with
- * single-element segments, a start at 0 and none at all; prev_item;
- * strided views; build errors and mismatches. */
+ * x -> a*x + b mod 2^32) that catches any reordering, in an 8-byte and a
+ * 24-byte struct; segmented scans with single-element segments, a start at
+ * 0 and none at all; prev_item; strided views; build errors and
+ * mismatches. The sizes (up to 2^20+1) span hundreds of tiles of the
+ * single-pass scans. ctest runs this program twice: as is, and with
+ * KILN_SCAN_VARIANT=onepass (the portable single-pass template, which is
+ * otherwise used on OpenCL GPUs only). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +143,16 @@ static const char *kAffPre =
     /* x -> f then g: g.a*(f.a*x + f.b) + g.b */
     "KILN_FUNC aff then(aff f, aff g) { return mk(g.a*f.a, g.a*f.b + g.b); }\n";
 
+/* 24 bytes (no packed status word; the OpenCL template's in-place totals
+ * scan): the affine map, the number of items and the sum of the b's since
+ * the segment start, and padding. */
+static const char *kWidePre =
+    "typedef struct { uint a, b, n, z, p0, p1; } wide;\n"
+    "KILN_FUNC wide wmk(uint a, uint b, uint n) { wide r; r.a = a; r.b = b; "
+    "r.n = n; r.z = n ? b : 0u; r.p0 = 0u; r.p1 = 0u; return r; }\n"
+    "KILN_FUNC wide wthen(wide f, wide g) { wide r = wmk(g.a*f.a, "
+    "g.a*f.b + g.b, f.n + g.n); r.z = f.z + g.z; return r; }\n";
+
 typedef struct {
     uint32_t a, b;
 } aff;
@@ -148,8 +162,9 @@ static aff then(aff f, aff g) {
     return r;
 }
 
-/* segmented = 0: plain; 1: with flags. Checks item and prev_item. */
-static void t_affine(kiln_queue *q, int segmented) {
+/* segmented = 0: plain; 1: with flags. wide: the 24-byte struct (OA gets
+ * a checksum of its other fields). Checks item and prev_item. */
+static void t_affine(kiln_queue *q, int segmented, int wide) {
     kiln_context *c = kiln_queue_context(q);
     kiln_scan_desc d = {
         segmented ? "const uint *A, const uint *B, const uchar *F, uint *OA, "
@@ -160,6 +175,17 @@ static void t_affine(kiln_queue *q, int segmented) {
         "OA[i] = item.a; OB[i] = item.b; PB[i] = prev_item.b",
         segmented ? "F[i]" : NULL, kAffPre,
         segmented ? "affine_seg" : "affine"};
+    if (wide) {
+        d.scan_type = "wide";
+        d.scan_size = 24;
+        d.neutral = "wmk(1u, 0u, 0u)";
+        d.scan = "wthen(a, b)";
+        d.input = "wmk(A[i], B[i], 1u)";
+        d.output = "OA[i] = item.a ^ (item.n << 20) ^ (item.z << 7) ^ "
+                   "item.p0 ^ item.p1; OB[i] = item.b; PB[i] = prev_item.b";
+        d.preamble = kWidePre;
+        d.name = segmented ? "wide_seg" : "wide";
+    }
     kiln_scan *s = NULL;
     if (!CHECK_OK(kiln_scan_create(c, &d, &s)))
         return;
@@ -167,6 +193,8 @@ static void t_affine(kiln_queue *q, int segmented) {
     size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
     for (size_t si = 0; si < ns; si++) {
         size_t n = sizes[si];
+        if (wide && si % 2 && si + 1 != ns) /* half the sizes, the largest */
+            continue;
         uint32_t *A = malloc(n * 4 + 4), *B = malloc(n * 4 + 4),
                  *OA = malloc(n * 4 + 4), *OB = malloc(n * 4 + 4),
                  *PB = malloc(n * 4 + 4);
@@ -209,20 +237,28 @@ static void t_affine(kiln_queue *q, int segmented) {
         CHECK_OK(kiln_queue_finish(q));
         kiln_event_release(e);
         aff acc = {1, 0};
+        uint32_t cnt = 0, z = 0; /* wide: items and sum of b since start */
         size_t bad = 0, first = (size_t)-1;
         for (size_t i = 0; i < n; i++) {
             aff prev = acc;
-            if (segmented && F[i])
+            if (segmented && F[i]) {
                 prev = (aff){1, 0};
+                cnt = z = 0;
+            }
             aff in = {A[i], B[i]};
             acc = then(prev, in);
-            if (OA[i] != acc.a || OB[i] != acc.b || PB[i] != prev.b) {
+            cnt++;
+            z += B[i];
+            uint32_t wa = wide ? acc.a ^ (cnt << 20) ^ (z << 7) : acc.a;
+            if (OA[i] != wa || OB[i] != acc.b || PB[i] != prev.b) {
                 if (first == (size_t)-1)
                     first = i;
                 bad++;
             }
         }
-        CHECK_MSG(bad == 0, "affine%s n=%zu flags=%d: %zu wrong, first at %zu",
+        CHECK_MSG(bad == 0,
+                  "%s%s n=%zu flags=%d: %zu wrong, first at %zu",
+                  wide ? "wide affine" : "affine",
                   segmented ? " segmented" : "", n, mode, bad, first);
         kiln_array_release(dA);
         kiln_array_release(dB);
@@ -265,8 +301,10 @@ static void t_errors(kiln_queue *q) {
 static void run(kiln_queue *q, void *user) {
     (void)user;
     t_cumsum(q);
-    t_affine(q, 0);
-    t_affine(q, 1);
+    t_affine(q, 0, 0);
+    t_affine(q, 1, 0);
+    t_affine(q, 0, 1);
+    t_affine(q, 1, 1);
     t_errors(q);
 }
 
