@@ -140,6 +140,18 @@ static int cl_items(size_t size) {
     return items;
 }
 
+/* Look-back window of the OpenCL single-pass scan (predecessors read at
+ * once): 32 on GPUs, KILN_SCAN_WINDOW (1..256) to tune; 4 on CPUs, where
+ * the multi-window path then runs often (tests). */
+static int cl_window(const kiln__plan *plan) {
+    static int knob = -1;
+    if (knob < 0)
+        knob = env_knob("KILN_SCAN_WINDOW", 1, 256, 0);
+    int w = knob ? knob : plan->cpu ? 4 : 32;
+    size_t local = plan->cpu ? 64 : CL_THREADS; /* kind_local() */
+    return (size_t)w > local ? (int)local : w;
+}
+
 /* KILN_SCAN_VARIANT: 0 = by device, 1 = onepass, 2 = threephase. */
 static int variant_knob(void) {
     static int knob = -1;
@@ -203,7 +215,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
      * buffers, where local memory allows */
     if (kind == SCAN_CL)
         kiln__sb_addf(sb, "#define KILN_DB %d\n#define KILN_LB_W %d\n",
-                      s->scan_size <= 16, plan->cpu ? 4 : 32);
+                      s->scan_size <= 16, cl_window(plan));
     if (kind == SCAN_CUDA) {
         int lb, sleep_ns, minb, pre_ns, every;
         onepass_knobs(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns, &every);
