@@ -152,6 +152,15 @@ static int cl_window(const kiln__plan *plan) {
     return (size_t)w > local ? (int)local : w;
 }
 
+/* KILN_SCAN_GBAR=1: the OpenCL single-pass scan's barriers fence global
+ * memory too (they need not: for measurements). */
+static int cl_gbar(void) {
+    static int knob = -1;
+    if (knob < 0)
+        knob = env_knob("KILN_SCAN_GBAR", 0, 1, 0);
+    return knob;
+}
+
 /* KILN_SCAN_VARIANT: 0 = by device, 1 = onepass, 2 = threephase. */
 static int variant_knob(void) {
     static int knob = -1;
@@ -214,8 +223,9 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     /* the OpenCL template's totals scan: one barrier a step with two
      * buffers, where local memory allows */
     if (kind == SCAN_CL)
-        kiln__sb_addf(sb, "#define KILN_DB %d\n#define KILN_LB_W %d\n",
-                      s->scan_size <= 16, cl_window(plan));
+        kiln__sb_addf(sb, "#define KILN_DB %d\n#define KILN_LB_W %d\n"
+                          "#define KILN_GLOBAL_BARRIER %d\n",
+                      s->scan_size <= 16, cl_window(plan), cl_gbar());
     if (kind == SCAN_CUDA) {
         int lb, sleep_ns, minb, pre_ns, every;
         onepass_knobs(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns, &every);

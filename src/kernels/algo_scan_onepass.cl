@@ -47,6 +47,14 @@
 #ifndef KILN_DB
 #define KILN_DB 0
 #endif
+/* Work-items of a group share only local memory (values cross groups
+ * through explicit fences), so the barriers need only order local memory;
+ * KILN_GLOBAL_BARRIER=1 makes them kiln_barrier() (local and global). */
+#if defined(KILN_GLOBAL_BARRIER) && KILN_GLOBAL_BARRIER
+#define KILN_BAR() kiln_barrier()
+#else
+#define KILN_BAR() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
 
 KILN_FUNC void kiln__vstore(KILN_GLOBAL char *p, const kiln_scan_t *v)
 {
@@ -125,7 +133,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 
     if (kiln_l == 0)
         kiln_tile_sh = atomic_inc((volatile KILN_GLOBAL int *)KILN_COUNTER);
-    kiln_barrier();
+    KILN_BAR();
     const int kiln_tile = kiln_tile_sh;
     /* the only 64-bit index: the tile's first item */
     const long kiln_base = (long)kiln_tile * KILN_TILE;
@@ -159,7 +167,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
                                          : 0);
     }
 #endif
-    kiln_barrier();
+    KILN_BAR();
 
     /* 2. Each work-item folds its KILN_ITEMS consecutive items, in order. */
     const int kiln_o = kiln_l * KILN_ITEMS;
@@ -190,7 +198,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 #if KILN_SEGMENTED
     kiln_tf[kiln_l] = kiln_f;
 #endif
-    kiln_barrier();
+    KILN_BAR();
     for (int d = 1; d < KILN_LOCAL_SIZE; d <<= 1) {
 #if KILN_DB
         /* read buffer p, write buffer p^1: one barrier a step */
@@ -209,7 +217,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 #if KILN_SEGMENTED
         kiln_tf[kiln_p * KILN_LOCAL_SIZE + kiln_l] = kiln_f;
 #endif
-        kiln_barrier();
+        KILN_BAR();
 #else
         /* in place: read, barrier, write, barrier (less local memory) */
         kiln_scan_t u = kiln_a;
@@ -223,7 +231,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         if (kiln_l >= d)
             u = kiln_tv[kiln_l - d];
 #endif
-        kiln_barrier();
+        KILN_BAR();
         if (kiln_l >= d) {
 #if KILN_SEGMENTED
             if (!kiln_f)
@@ -235,7 +243,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 #endif
             kiln_tv[kiln_l] = kiln_a;
         }
-        kiln_barrier();
+        KILN_BAR();
 #endif
     }
     const int kiln_pb = kiln_p * KILN_LOCAL_SIZE;
@@ -285,7 +293,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         for (;;) {
             if (kiln_l == 0)
                 kiln_d_sh = KILN_LB_W;
-            kiln_barrier();
+            KILN_BAR();
             if (kiln_l < KILN_LB_W) {
                 /* before tile 0: inclusive, neutral */
                 const int j = last - kiln_l;
@@ -313,7 +321,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
                 if (s == 2)
                     atomic_min((volatile KILN_LOCAL int *)&kiln_d_sh, kiln_l);
             }
-            kiln_barrier();
+            KILN_BAR();
             /* D: distance of the nearest inclusive prefix (KILN_LB_W: none
              * in this window) */
             const int D = kiln_d_sh;
@@ -323,7 +331,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
                     f = kiln_scan_op(f, kiln_wv[d]);
                 kiln_acc = kiln_scan_op(f, kiln_acc);
             }
-            kiln_barrier(); /* kiln_d_sh and kiln_wv are read */
+            KILN_BAR(); /* kiln_d_sh and kiln_wv are read */
             if (D < KILN_LB_W)
                 break;
             last -= KILN_LB_W;
@@ -343,7 +351,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
     }
     if (kiln_l == 0)
         kiln_prefix_sh = kiln_acc;
-    kiln_barrier();
+    KILN_BAR();
     const kiln_scan_t kiln_tp = kiln_prefix_sh; /* the tile's exclusive prefix */
 
     /* 5. Rescan the work-item's items from its carry-in, in place. */
@@ -359,7 +367,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         kiln_carry = kiln_scan_op(prev, kiln_sv[KILN_PAD(kiln_o + k)]);
         kiln_sv[KILN_PAD(kiln_o + k)] = kiln_carry;
     }
-    kiln_barrier();
+    KILN_BAR();
 
     /* 6. Coalesced outputs; prev_item is the previous item, the tile's
      * prefix for its first item, or the neutral value at a segment start. */
