@@ -122,16 +122,18 @@ enum { SCAN_THREEPHASE, SCAN_CUDA, SCAN_CL };
 #define CL_THREADS 256
 
 /* Items per work-item of the OpenCL single-pass scan for a scan type of
- * size bytes: a tile of 16 KiB (local memory in all about 25 KiB, within
- * OpenCL's 32 KiB minimum); 0: too large a type, use the three-phase
- * template. KILN_SCAN_ITEMS sets it for types of up to 4 bytes (the tile
- * stays within 24 KiB). */
-static int cl_items(size_t size) {
+ * size bytes (seg: segmented): a tile of 16 KiB (local memory in all at
+ * most about 27 KiB, within OpenCL's 32 KiB minimum); 24 KiB for an
+ * unsegmented type of up to 4 bytes (its flags need no room): on an H200
+ * 24 items were 70% of copy at 2^28 int32, 16 items 63%. 0: too large a
+ * type, use the three-phase template. KILN_SCAN_ITEMS sets it for types of
+ * up to 4 bytes (the tile stays within 24 KiB). */
+static int cl_items(size_t size, int seg) {
     static int knob = -1;
     if (knob < 0)
         knob = env_knob("KILN_SCAN_ITEMS", 1, 40, 0);
-    int items = size <= 4 ? 16 : size <= 8 ? 8 : size <= 16 ? 4
-              : size <= 32 ? 2 : 0;
+    int items = size <= 4 ? (seg ? 16 : 24) : size <= 8 ? 8
+              : size <= 16 ? 4 : size <= 32 ? 2 : 0;
     if (size <= 4 && knob) {
         items = knob;
         while (items > 1 && (size_t)items * CL_THREADS * size > 24 * 1024)
@@ -181,7 +183,7 @@ static int scan_kind(const kiln_scan *s, const kiln__plan *plan) {
         return plan->local == 256 && onepass_items(s->scan_size)
                    ? SCAN_CUDA
                    : SCAN_THREEPHASE;
-    if (!cl_items(s->scan_size))
+    if (!cl_items(s->scan_size, s->seg != NULL))
         return SCAN_THREEPHASE;
     /* GPUs only by default: on a CPU the contiguous ranges of the
      * three-phase template are the fast layout */
@@ -201,9 +203,10 @@ static size_t kind_local(int kind, const kiln__plan *plan) {
                              : plan->local;
 }
 
-static int kind_items(int kind, size_t size, const kiln__plan *plan) {
+static int kind_items(int kind, size_t size, int seg,
+                      const kiln__plan *plan) {
     int items = kind == SCAN_CUDA ? onepass_items(size)
-                : kind == SCAN_CL ? cl_items(size)
+                : kind == SCAN_CL ? cl_items(size, seg)
                                   : 1;
     return kind == SCAN_CL && plan->cpu && items > 4 ? 4 : items;
 }
@@ -218,7 +221,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                   "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n"
                   "#define KILN_PACKED %d\n",
                   plan->cpu, kind_local(kind, plan), s->seg ? 1 : 0,
-                  kind_items(kind, s->scan_size, plan),
+                  kind_items(kind, s->scan_size, s->seg != NULL, plan),
                   kind != SCAN_THREEPHASE && s->scan_size <= 4);
     /* the OpenCL template's totals scan: one barrier a step with two
      * buffers, where local memory allows */
@@ -288,7 +291,8 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
         s->kind[strided][cpu] = scan_kind(s, plan);
         s->local[strided][cpu] = kind_local(s->kind[strided][cpu], plan);
         s->items[strided][cpu] =
-            kind_items(s->kind[strided][cpu], s->scan_size, plan);
+            kind_items(s->kind[strided][cpu], s->scan_size, s->seg != NULL,
+                       plan);
         st = kiln__scan_source(s, strided, plan, &sb);
         if (st == KILN_OK) {
             char text[1200];
