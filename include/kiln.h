@@ -23,8 +23,10 @@
  *  - Wait lists (num_wait, wait) may hold events of any context: of another
  *    device, or another backend. Such an event is bridged through the host
  *    (a user event of the queue's context, completed from kiln's callback
- *    thread when it ends, failed if it failed), so a command on one GPU can
- *    wait for a command on another without blocking the host.
+ *    thread when it ends), so a command on one GPU can wait for a command
+ *    on another without blocking the host. A failure does not cross: the
+ *    waiting command runs once the foreign event has ended, failed or not
+ *    (check that event's state).
  *
  * Device selection strings (kiln_device_select, $KILN_DEVICE):
  *    "opencl:P:D"  platform P, device D of the OpenCL backend

@@ -151,17 +151,6 @@ KILN_API kiln_status kiln_array_copy_between(kiln_queue *dst_queue,
                                              kiln_array *dst,
                                              kiln_queue *src_queue,
                                              kiln_array *src);
-/* The same without blocking: src is read into host memory on src_queue,
- * then written on dst_queue, which waits for the read through the host.
- * wait may hold events of either context; *event belongs to dst_queue's
- * context and completes when dst holds the data (it fails if the read
- * failed). The staging memory is kiln's. Shapes and dtypes must match
- * (any strides). */
-KILN_API kiln_status kiln_array_copy_between_async(
-    kiln_queue *dst_queue, kiln_array *dst, kiln_queue *src_queue,
-    kiln_array *src, size_t num_wait, kiln_event *const *wait,
-    kiln_event **event);
-
 /* --------------------------------------------------- elementwise operators */
 
 typedef enum kiln_binary_op {

@@ -155,16 +155,18 @@ void kiln__cu_buffer_release(void *buffer)
     kiln__cu_buffer_unref(buffer);
 }
 
-/* Host-side copy ordered in the stream (HOST_PINNED buffers, and the
- * first leg of a staged write). It reads src when the stream gets there,
- * not at the call: an earlier command (a read into that memory that the
- * write waits for) may still be filling it. */
+/* Host-side copy ordered in the stream (HOST_PINNED buffers). With `own`,
+ * src is copied first, so the caller's memory may change after return. */
 static kiln_status kiln__cu_host_copy(kiln__cu_queue *q, void *dst,
-                                      const void *src, size_t size)
+                                      const void *src, size_t size, int own)
 {
-    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
+    kiln__cu_hostjob *j = kiln__cu_hostjob_new(own ? size : 0);
     if (!j)
         return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    if (own) {
+        memcpy(j->data, src, size);
+        src = j->data;
+    }
     j->dst = dst;
     j->src = src;
     j->n = size;
@@ -211,26 +213,20 @@ static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                       const void *src, int blocking)
 {
     if (b->pinned)
-        return kiln__cu_host_copy(q, (char *)b->host + offset, src, size);
+        return kiln__cu_host_copy(q, (char *)b->host + offset, src, size, !blocking);
     CUresult r;
     if (blocking || kiln__cu_host_pinned(src, size)) {
         r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, src, size, q->stream);
         return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemcpyHtoDAsync", r);
     }
-    /* pageable: a host function copies into a pinned block when the
-     * stream reaches the write (the data may come from a command the write
-     * waits for), DMA from the block, then the block goes back */
+    /* pageable: stage on this thread (the caller's memory is free again on
+     * return), DMA from the block, then the block goes back */
     kiln__cu_stage *s = NULL;
     kiln__cu_hostjob *j = NULL;
     kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
     if (st != KILN_OK)
         return st;
-    st = kiln__cu_host_copy(q, s->host, src, size);
-    if (st != KILN_OK) {
-        free(j);
-        kiln__cu_stage_put(s);
-        return st;
-    }
+    memcpy(s->host, src, size);
     r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, s->host, size, q->stream);
     return kiln__cu_stage_end(q, s, j, r, "cuMemcpyHtoDAsync (staged)");
 }
@@ -255,7 +251,7 @@ static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                      int blocking)
 {
     if (b->pinned)
-        return kiln__cu_host_copy(q, dst, (char *)b->host + offset, size);
+        return kiln__cu_host_copy(q, dst, (char *)b->host + offset, size, 0);
     CUresult r;
     if (blocking || kiln__cu_host_pinned(dst, size)) {
         r = kiln__cu.cuMemcpyDtoHAsync(dst, b->ptr + offset, size, q->stream);
@@ -304,7 +300,7 @@ kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
     if (size && s->pinned && d->pinned) {
         /* host to host: CUDA would copy synchronously */
         st = kiln__cu_host_copy(c.q, (char *)d->host + dst_offset,
-                                (char *)s->host + src_offset, size);
+                                (char *)s->host + src_offset, size, 0);
     } else if (size) {
         CUresult r = kiln__cu.cuMemcpyDtoDAsync(d->ptr + dst_offset,
                                            s->ptr + src_offset, size,
