@@ -169,14 +169,12 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
         return st;
     if (!host && size)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
+    if (size == 0)
+        return kiln__nothing_done(queue, num_wait, wait, event);
     void *storage[KILN__STACK_ARGS];
     void *const *bwait;
     if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
-    if (size == 0) {
-        kiln__wait_list_free(bwait, storage, num_wait);
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    }
     void *bev = NULL;
     if (to_device)
         st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
@@ -220,14 +218,12 @@ kiln_status kiln_buffer_copy_async(kiln_queue *queue, kiln_buffer *src, size_t s
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "%s: the source and destination ranges overlap", fn);
     }
+    if (size == 0)
+        return kiln__nothing_done(queue, num_wait, wait, event);
     void *storage[KILN__STACK_ARGS];
     void *const *bwait;
     if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
-    if (size == 0) {
-        kiln__wait_list_free(bwait, storage, num_wait);
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    }
     void *bev = NULL;
     st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
                                      dst_offset, size, num_wait, bwait, event ? &bev : NULL);
@@ -254,14 +250,12 @@ kiln_status kiln_buffer_fill_async(kiln_queue *queue, kiln_buffer *buffer, const
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: offset %zu and size %zu must be multiples of pattern_size %zu",
                                fn, offset, size, pattern_size);
+    if (size == 0)
+        return kiln__nothing_done(queue, num_wait, wait, event);
     void *storage[KILN__STACK_ARGS];
     void *const *bwait;
     if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
-    if (size == 0) {
-        kiln__wait_list_free(bwait, storage, num_wait);
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    }
     void *bev = NULL;
     st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
                                      size, num_wait, bwait, event ? &bev : NULL);

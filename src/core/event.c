@@ -156,11 +156,9 @@ void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait) {
  * still follow (a marker over them). */
 kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
                                kiln_event **event) {
-    if (!event)
-        return KILN_OK;
-    if (num_wait)
+    if (num_wait) /* also checks the list, even when no event is asked for */
         return kiln_queue_marker(queue, num_wait, wait, event);
-    return kiln__event_completed(queue->context, event);
+    return event ? kiln__event_completed(queue->context, event) : KILN_OK;
 }
 
 /* ------------------------------------------------------------ basics */

@@ -254,16 +254,15 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         }
     }
 
+    if (empty) {
+        st = kiln__nothing_done(queue, num_wait, wait, event);
+        goto out;
+    }
     void *wstorage[KILN__STACK_ARGS];
     void *const *bwait = NULL;
     st = kiln__wait_list(ctx, num_wait, wait, wstorage, &bwait);
     if (st != KILN_OK) {
         st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
-        goto out;
-    }
-    if (empty) {
-        kiln__wait_list_free(bwait, wstorage, num_wait);
-        st = kiln__nothing_done(queue, num_wait, wait, event);
         goto out;
     }
     void *bev = NULL;
