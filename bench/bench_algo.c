@@ -53,7 +53,7 @@ static int *hi, *ho, *href;
 static double ref_sum, ref_dot;
 
 static kiln_status op_copy(kiln_event **e) {
-    return kiln_buffer_copy_async(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
+    return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
 }
 static kiln_status op_axpy(kiln_event **e) {
     return kiln_array_axpy(q, Z, 2.0, X, Y, 0, NULL, e);
@@ -72,7 +72,7 @@ static kiln_status op_scan(kiln_event **e) {
 static void scramble(void) {
     static const unsigned char ff[4] = {0xff, 0xff, 0xff, 0xff};
     kiln_status st;
-    if ((st = kiln_buffer_fill_async(q, cb_dst, ff, 4, 0, n * 4, 0, NULL,
+    if ((st = kiln_buffer_fill(q, cb_dst, ff, 4, 0, n * 4, 0, NULL,
                                      NULL)) ||
         (st = kiln_array_fill(q, Z, ff, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, O, ff, 0, NULL, NULL)) ||

@@ -145,6 +145,18 @@ typedef struct kiln_device_info {
     int fp64;                 /* 1 if double is supported */
     int fp16;                 /* 1 if half arithmetic is supported */
     int is_subdevice;         /* 1 for a device made by kiln_device_partition */
+    /* Capabilities, as the device's backend reports them. Algorithms pick
+     * their variants from these, never from the backend's name. */
+    char backend_name[16];    /* "opencl", "cuda": the selector prefix */
+    unsigned languages;       /* native kernel languages: bit (1u << L) for
+                                 each kiln_language L the device compiles
+                                 (KILN_LANG_OPENCL_C, KILN_LANG_CUDA_C) */
+    int forward_progress;     /* 1 if a work-group that has started keeps
+                                 running while others wait for it (what a
+                                 single-pass look-back scan relies on) */
+    int device_sleep;         /* 1 if kernels can sleep (__nanosleep) */
+    int warp_shuffle;         /* 1 if sub-group shuffles are available in the
+                                 native language (CUDA __shfl_*_sync) */
 } kiln_device_info;
 
 /* Loads the backends (once, thread-safe) and counts the devices of all of
@@ -160,8 +172,14 @@ KILN_API kiln_status kiln_device_get(size_t index, kiln_device **device);
  * is KILN_ERROR_NO_DEVICE, and the message lists the devices that exist. */
 KILN_API kiln_status kiln_device_select(const char *selector,
                                         kiln_device **device);
+/* Fills *info. info_size is sizeof(kiln_device_info) as the caller was
+ * compiled (the macro passes it), so the struct can grow at its end without
+ * breaking programs built against an older kiln. */
 KILN_API kiln_status kiln_device_get_info(const kiln_device *device,
-                                          kiln_device_info *info);
+                                          kiln_device_info *info,
+                                          size_t info_size);
+#define kiln_device_get_info(device, info)                                     \
+    kiln_device_get_info((device), (info), sizeof *(info))
 /* The device's extension list (space separated; "" on CUDA). The string is
  * owned by kiln and lives as long as the process. */
 KILN_API const char *kiln_device_extensions(const kiln_device *device);
@@ -188,6 +206,26 @@ KILN_API size_t kiln_context_num_devices(const kiln_context *context);
 KILN_API kiln_device *kiln_context_device(const kiln_context *context,
                                           size_t index);
 
+/* Attached data: per-context state of a library built on kiln (kiln's own
+ * algorithms keep their compiled built-in kernels and scratch buffers this
+ * way). Returns in *data the data attached under key (any unique address,
+ * e.g. of a static variable of the library); the first call makes it with
+ * make(context, arg), under the context's lock (make must not call kiln
+ * functions on this context; it returns NULL on failure). destroy(data)
+ * runs once, when the last handle on the context goes: the caller's last
+ * kiln_context_release and the release of its last queue. The data may
+ * hold buffers, programs, kernels and events of the context (they do not
+ * keep it in use) but no queue and no kiln_context_retain of it, or it
+ * would never go. If the context is used again afterwards (through a
+ * buffer's kiln_buffer_context, say), the next call makes the data anew. */
+KILN_API kiln_status kiln_context_attach(kiln_context *context,
+                                         const void *key,
+                                         void *(*make)(kiln_context *context,
+                                                       void *arg),
+                                         void *arg,
+                                         void (*destroy)(void *data),
+                                         void **data);
+
 /* ----------------------------------------------------------------- queues */
 
 typedef enum kiln_queue_flags {
@@ -211,6 +249,8 @@ KILN_API kiln_status kiln_queue_retain(kiln_queue *queue);
 KILN_API void kiln_queue_release(kiln_queue *queue);
 KILN_API kiln_context *kiln_queue_context(const kiln_queue *queue);
 KILN_API kiln_device *kiln_queue_device(const kiln_queue *queue);
+/* The kiln_queue_flags the queue was made with (0 for NULL). */
+KILN_API unsigned kiln_queue_get_flags(const kiln_queue *queue);
 /* Blocks until every command enqueued so far has ended. It does not report
  * the failure of an individual command (not every driver does): wait on
  * that command's event to learn it. */
@@ -282,7 +322,7 @@ KILN_API kiln_status kiln_buffer_read_async(kiln_queue *queue,
                                             size_t num_wait,
                                             kiln_event *const *wait,
                                             kiln_event **event);
-KILN_API kiln_status kiln_buffer_copy_async(kiln_queue *queue,
+KILN_API kiln_status kiln_buffer_copy(kiln_queue *queue,
                                             kiln_buffer *src,
                                             size_t src_offset,
                                             kiln_buffer *dst,
@@ -292,7 +332,7 @@ KILN_API kiln_status kiln_buffer_copy_async(kiln_queue *queue,
                                             kiln_event **event);
 /* Fills size bytes at offset with a repeating pattern of pattern_size bytes
  * (1, 2, 4, 8, 16, 32, 64 or 128; offset and size multiples of it). */
-KILN_API kiln_status kiln_buffer_fill_async(kiln_queue *queue,
+KILN_API kiln_status kiln_buffer_fill(kiln_queue *queue,
                                             kiln_buffer *buffer,
                                             const void *pattern,
                                             size_t pattern_size,
@@ -301,12 +341,12 @@ KILN_API kiln_status kiln_buffer_fill_async(kiln_queue *queue,
                                             kiln_event *const *wait,
                                             kiln_event **event);
 /* Maps a region into host memory. Blocks until the mapping is ready and
- * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap_async
+ * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap
  * before the device uses the buffer again. */
 KILN_API kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer,
                                      unsigned map_flags, size_t offset,
                                      size_t size, void **host_ptr);
-KILN_API kiln_status kiln_buffer_unmap_async(kiln_queue *queue,
+KILN_API kiln_status kiln_buffer_unmap(kiln_queue *queue,
                                              kiln_buffer *buffer,
                                              void *host_ptr, size_t num_wait,
                                              kiln_event *const *wait,
@@ -353,18 +393,37 @@ KILN_API int kiln_program_from_cache(const kiln_program *program,
 /* ---------------------------------------------------------------- kernels */
 
 typedef enum kiln_arg_kind {
-    KILN_ARG_BUFFER = 1, /* a global-memory pointer parameter */
-    KILN_ARG_SCALAR = 2, /* a by-value scalar of a kiln_dtype */
-    KILN_ARG_LOCAL = 3,  /* local (shared) memory of a given size */
+    KILN_ARG_BUFFER = 1, /* a global-memory pointer parameter (kernels) */
+    KILN_ARG_SCALAR = 2, /* a by-value scalar of a kiln_dtype (everywhere) */
+    KILN_ARG_LOCAL = 3,  /* local (shared) memory of a given size (kernels) */
+    KILN_ARG_ARRAY = 4,  /* a kiln_array (generators: kiln/array.h) */
+    KILN_ARG_MAP = 5,    /* mapped host memory (offload: kiln/offload.h) */
 } kiln_arg_kind;
 
-/* One kernel argument. Build them with the KILN_ARG_* macros below. */
+/* How mapped host memory moves (KILN_ARG_MAP; see kiln/offload.h). */
+typedef enum kiln_data_kind {
+    KILN_DATA_PRESENT = 0,
+    KILN_DATA_TO = 1,
+    KILN_DATA_FROM = 2,
+    KILN_DATA_TOFROM = 3, /* KILN_DATA_TO | KILN_DATA_FROM */
+    KILN_DATA_ALLOC = 4,
+} kiln_data_kind;
+
+typedef struct kiln_array kiln_array; /* kiln/array.h */
+
+/* One argument, of a kernel launch, a generator launch or an offload run:
+ * the one value type of the API. Build them with the KILN_ARG_* macros
+ * below (scalars, buffers, local memory), KILN_ARG_ARRAY (kiln/array.h) and
+ * KILN_TO / KILN_FROM / ... (kiln/offload.h). */
 typedef struct kiln_arg {
     kiln_arg_kind kind;
-    kiln_dtype dtype;   /* KILN_ARG_SCALAR */
-    size_t local_bytes; /* KILN_ARG_LOCAL */
+    kiln_dtype dtype;    /* KILN_ARG_SCALAR */
+    size_t bytes;        /* KILN_ARG_LOCAL: local memory; KILN_ARG_MAP: host bytes */
+    kiln_data_kind map;  /* KILN_ARG_MAP */
     union {
-        kiln_buffer *buffer;
+        kiln_buffer *buffer; /* KILN_ARG_BUFFER */
+        kiln_array *array;   /* KILN_ARG_ARRAY */
+        void *host;          /* KILN_ARG_MAP */
         int8_t i8;
         uint8_t u8;
         int16_t i16;
@@ -391,7 +450,8 @@ typedef struct kiln_arg {
 #define KILN_ARG_F16_BITS(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT16, .value.f16_bits = (x)})
 #define KILN_ARG_F32(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT32, .value.f32 = (x)})
 #define KILN_ARG_F64(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT64, .value.f64 = (x)})
-#define KILN_ARG_LOCAL_BYTES(n) ((kiln_arg){.kind = KILN_ARG_LOCAL, .local_bytes = (n)})
+#define KILN_ARG_LOCAL_BYTES(n) ((kiln_arg){.kind = KILN_ARG_LOCAL, .bytes = (n)})
+#define KILN_ARG_ARRAY(a) ((kiln_arg){.kind = KILN_ARG_ARRAY, .value.array = (a)})
 
 /* Looks a kernel up by name. KILN_ERROR_KERNEL_NOT_FOUND lists the kernels
  * the program has. The kernel holds a reference to its program. */

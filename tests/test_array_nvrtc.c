@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "algo/builtin.h"
-#include "backend/backend.h"
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 kiln_status kiln__cuda_compile(const char *source, const char *options,

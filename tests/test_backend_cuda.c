@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/backend.h"
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 /* internal helpers of src/backend/cuda (no CUDA types in their signatures) */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/backend.h"
+#include "testing/kiln_test_internal.h"
 #include "backend/opencl/ocl.h"
 #include "harness.h"
 

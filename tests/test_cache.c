@@ -12,7 +12,7 @@
 
 #include "cache/cache.h"
 #include "cache/sha256.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "harness.h"
 
 static char tmpdir[256];

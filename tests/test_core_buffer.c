@@ -38,7 +38,7 @@ static void test_sizes(kiln_queue *q) {
         /* async write, copy, async read chained by events */
         kiln_event *w = NULL, *c = NULL, *r = NULL;
         CHECK_OK(kiln_buffer_write_async(q, b, 0, n, other, 0, NULL, &w));
-        CHECK_OK(kiln_buffer_copy_async(q, b, 0, a, 0, n, 1, &w, &c));
+        CHECK_OK(kiln_buffer_copy(q, b, 0, a, 0, n, 1, &w, &c));
         memset(got, 0, n);
         CHECK_OK(kiln_buffer_read_async(q, a, 0, n, got, 1, &c, &r));
         CHECK_OK(kiln_event_wait(r));
@@ -56,7 +56,7 @@ static void test_sizes(kiln_queue *q) {
             CHECK_MSG(memcmp(got, other, n) == 0, "partial write, n=%zu", n);
             /* copy within one buffer, ranges not overlapping */
             size_t half = n / 2;
-            CHECK_OK(kiln_buffer_copy_async(q, a, 0, a, n - half, half, 0, NULL, NULL));
+            CHECK_OK(kiln_buffer_copy(q, a, 0, a, n - half, half, 0, NULL, NULL));
             memcpy(other + n - half, other, half);
             CHECK_OK(kiln_queue_finish(q));
             CHECK_OK(kiln_buffer_read(q, a, 0, n, got));
@@ -85,19 +85,19 @@ static void test_fill(kiln_queue *q) {
         for (size_t i = 0; i < len; i++)
             ref[off + i] = pattern[i % ps];
         kiln_event *e = NULL;
-        CHECK_OK(kiln_buffer_fill_async(q, b, pattern, ps, off, len, 0, NULL, &e));
+        CHECK_OK(kiln_buffer_fill(q, b, pattern, ps, off, len, 0, NULL, &e));
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
         CHECK_OK(kiln_buffer_read(q, b, 0, n, got));
         CHECK_MSG(memcmp(got, ref, n) == 0, "fill with a %zu-byte pattern", ps);
     }
     int pat = 0;
-    CHECK_STATUS(kiln_buffer_fill_async(q, b, &pat, 3, 0, 9, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_fill_async(q, b, &pat, 0, 0, 8, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_fill_async(q, b, &pat, 256, 0, 256, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_fill_async(q, b, &pat, 4, 2, 8, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_fill_async(q, b, &pat, 4, 0, 6, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_fill_async(q, b, &pat, 4, n - 4, 8, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 3, 0, 9, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 0, 0, 8, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 256, 0, 256, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, 2, 8, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, 0, 6, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, n - 4, 8, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
     kiln_buffer_release(b);
     free(ref);
     free(got);
@@ -117,7 +117,7 @@ static void test_map(kiln_queue *q) {
         memset(p, 0xAB, 17);
         memset(ref + 100, 0xAB, 17);
         kiln_event *e = NULL;
-        CHECK_OK(kiln_buffer_unmap_async(q, b, p, 0, NULL, &e));
+        CHECK_OK(kiln_buffer_unmap(q, b, p, 0, NULL, &e));
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
     }
@@ -128,7 +128,7 @@ static void test_map(kiln_queue *q) {
     if (p) {
         memset(p, 0x11, 64);
         memset(ref, 0x11, 64);
-        CHECK_OK(kiln_buffer_unmap_async(q, b, p, 0, NULL, NULL));
+        CHECK_OK(kiln_buffer_unmap(q, b, p, 0, NULL, NULL));
         CHECK_OK(kiln_buffer_read(q, b, 0, n, got));
         CHECK(memcmp(got, ref, n) == 0);
     }
@@ -167,9 +167,9 @@ static void test_sub(kiln_queue *q) {
     CHECK_OK(kiln_buffer_read(q, sub, 0, 4096, got));
     CHECK(memcmp(got, ref + 1024, 4096) == 0);
     /* overlapping copies inside one root are refused */
-    CHECK_STATUS(kiln_buffer_copy_async(q, sub, 2048, subsub, 0, 100, 0, NULL, NULL),
+    CHECK_STATUS(kiln_buffer_copy(q, sub, 2048, subsub, 0, 100, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_copy_async(q, sub, 0, sub, 50, 100, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_copy(q, sub, 0, sub, 50, 100, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     /* views out of range */
     kiln_buffer *bad = NULL;
     CHECK_STATUS(kiln_buffer_create_sub(sub, 4000, 200, &bad), KILN_ERROR_OUT_OF_RANGE);
@@ -211,8 +211,8 @@ static void test_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_buffer_write_async(q, b, 2, SIZE_MAX, junk, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
     CHECK_STATUS(kiln_buffer_read(q, b, n - 1, 2, got), KILN_ERROR_OUT_OF_RANGE);
     CHECK_STATUS(kiln_buffer_read_async(q, b, 0, 2 * n, got, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_buffer_copy_async(q, b, 1, b2, 0, n, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_buffer_copy_async(q, b, 0, b2, 1, n, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_buffer_copy(q, b, 1, b2, 0, n, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_buffer_copy(q, b, 0, b2, 1, n, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
     CHECK_MSG(strstr(kiln_last_error_message(), "dst") != NULL, "%s", kiln_last_error_message());
     CHECK_OK(kiln_queue_finish(q));
     CHECK_OK(kiln_buffer_read(q, b, 0, n, got));
@@ -231,11 +231,11 @@ static void test_errors(kiln_queue *q) {
     CHECK(event_complete(z));
     CHECK_OK(kiln_event_wait(z));
     kiln_event_release(z);
-    CHECK_OK(kiln_buffer_copy_async(q, b, 0, b2, 0, 0, 0, NULL, &z));
+    CHECK_OK(kiln_buffer_copy(q, b, 0, b2, 0, 0, 0, NULL, &z));
     CHECK(event_complete(z));
     kiln_event_release(z);
     int pat = 5;
-    CHECK_OK(kiln_buffer_fill_async(q, b, &pat, 4, 0, 0, 0, NULL, &z));
+    CHECK_OK(kiln_buffer_fill(q, b, &pat, 4, 0, 0, 0, NULL, &z));
     CHECK(event_complete(z));
     kiln_event_release(z);
     CHECK_OK(kiln_buffer_write(q, b, 0, 0, NULL));
@@ -250,8 +250,8 @@ static void test_errors(kiln_queue *q) {
     CHECK_OK(kiln_buffer_create(ctx2, n, 0, NULL, &foreign));
     CHECK_STATUS(kiln_buffer_write(q, foreign, 0, 4, junk), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_buffer_read_async(q, foreign, 0, 4, got, 0, NULL, &e), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_buffer_copy_async(q, b, 0, foreign, 0, 4, 0, NULL, &e), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_buffer_fill_async(q, foreign, &pat, 4, 0, 4, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_buffer_copy(q, b, 0, foreign, 0, 4, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_buffer_fill(q, foreign, &pat, 4, 0, 4, 0, NULL, &e), KILN_ERROR_MISMATCH);
     void *p = NULL;
     CHECK_STATUS(kiln_buffer_map(q, foreign, KILN_MAP_READ, 0, 4, &p), KILN_ERROR_MISMATCH);
     /* an event of another context in a wait list is bridged: the write

@@ -73,19 +73,19 @@ static void with_queue(kiln_queue *q, void *user) {
     NULLH(kiln_buffer_read_async(NULL, b, 0, 4, host, 0, NULL, &out));
     NULLH(kiln_buffer_read_async(q, NULL, 0, 4, host, 0, NULL, &out));
     NULLH(kiln_buffer_read_async(q, b, 0, 4, NULL, 0, NULL, &out));
-    NULLH(kiln_buffer_copy_async(NULL, b, 0, b, 128, 4, 0, NULL, &out));
-    NULLH(kiln_buffer_copy_async(q, NULL, 0, b, 128, 4, 0, NULL, &out));
-    NULLH(kiln_buffer_copy_async(q, b, 0, NULL, 128, 4, 0, NULL, &out));
+    NULLH(kiln_buffer_copy(NULL, b, 0, b, 128, 4, 0, NULL, &out));
+    NULLH(kiln_buffer_copy(q, NULL, 0, b, 128, 4, 0, NULL, &out));
+    NULLH(kiln_buffer_copy(q, b, 0, NULL, 128, 4, 0, NULL, &out));
     int pat = 0;
-    NULLH(kiln_buffer_fill_async(NULL, b, &pat, 4, 0, 16, 0, NULL, &out));
-    NULLH(kiln_buffer_fill_async(q, NULL, &pat, 4, 0, 16, 0, NULL, &out));
-    NULLH(kiln_buffer_fill_async(q, b, NULL, 4, 0, 16, 0, NULL, &out));
+    NULLH(kiln_buffer_fill(NULL, b, &pat, 4, 0, 16, 0, NULL, &out));
+    NULLH(kiln_buffer_fill(q, NULL, &pat, 4, 0, 16, 0, NULL, &out));
+    NULLH(kiln_buffer_fill(q, b, NULL, 4, 0, 16, 0, NULL, &out));
     NULLH(kiln_buffer_map(NULL, b, KILN_MAP_READ, 0, 16, &ptr));
     NULLH(kiln_buffer_map(q, NULL, KILN_MAP_READ, 0, 16, &ptr));
     NULLH(kiln_buffer_map(q, b, KILN_MAP_READ, 0, 16, NULL));
-    NULLH(kiln_buffer_unmap_async(NULL, b, host, 0, NULL, &out));
-    NULLH(kiln_buffer_unmap_async(q, NULL, host, 0, NULL, &out));
-    NULLH(kiln_buffer_unmap_async(q, b, NULL, 0, NULL, &out));
+    NULLH(kiln_buffer_unmap(NULL, b, host, 0, NULL, &out));
+    NULLH(kiln_buffer_unmap(q, NULL, host, 0, NULL, &out));
+    NULLH(kiln_buffer_unmap(q, b, NULL, 0, NULL, &out));
     CHECK(out == NULL);
     /* wait lists: NULL list with a count, NULL entries */
     NULLH(kiln_buffer_write_async(q, b, 0, 4, host, 1, NULL, &out));

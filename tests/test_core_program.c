@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/backend.h"
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 /* A local-memory kernel parameter: OpenCL's __local T *. Kept out of

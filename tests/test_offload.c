@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "algo/offload_hook.h"
-#include "backend/backend.h"
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 kiln_status kiln__cuda_compile(const char *source, const char *options,

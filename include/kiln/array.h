@@ -40,7 +40,7 @@
 
 /* ------------------------------------------------------------------ arrays */
 
-typedef struct kiln_array kiln_array;
+/* typedef struct kiln_array kiln_array; is in kiln.h (kiln_arg names it). */
 
 #define KILN_ARRAY_MAX_DIMS 3
 

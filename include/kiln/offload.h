@@ -53,13 +53,7 @@
 #ifndef KILN_OFFLOAD_H
 #define KILN_OFFLOAD_H
 
-typedef enum kiln_data_kind {
-    KILN_DATA_PRESENT = 0,
-    KILN_DATA_TO = 1,
-    KILN_DATA_FROM = 2,
-    KILN_DATA_TOFROM = 3, /* KILN_DATA_TO | KILN_DATA_FROM */
-    KILN_DATA_ALLOC = 4,
-} kiln_data_kind;
+/* kiln_data_kind is in kiln.h (kiln_arg names it). */
 
 /* One mapped host range [host, host + bytes), or, as an offload argument,
  * a scalar passed by value (scalar.kind == KILN_ARG_SCALAR; host, bytes and

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "base/strbuf.h"
 #include "kiln.h"
 
 struct kiln_array {
@@ -26,19 +27,7 @@ int kiln__array_contiguous(const kiln_array *a);
 
 typedef struct kiln__bound kiln__bound;
 
-/* ---- growable strings */
-typedef struct kiln__sb {
-    char *p;
-    size_t len, cap;
-    int oom;
-} kiln__sb;
-void kiln__sb_add(kiln__sb *sb, const char *s);
-void kiln__sb_addf(kiln__sb *sb, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-void kiln__sb_free(kiln__sb *sb);
+
 
 /* ---- argument declarations ("float a, const float *x") */
 typedef struct kiln__garg {
@@ -132,8 +121,6 @@ kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out);
 /* Event helper: releases *e and sets it NULL. */
 void kiln__event_drop(kiln_event **e);
 
-/* Calls fn-like launches in sequence: keeps the last event. */
-char *kiln__strdup(const char *s);
 
 /* ---- per-context cache (ctxcache.c) */
 enum { KILN__OBJ_REDUCTION = 1, KILN__OBJ_SCAN = 2, KILN__OBJ_ELEMENTWISE = 3 };
@@ -143,13 +130,6 @@ enum { KILN__OBJ_REDUCTION = 1, KILN__OBJ_SCAN = 2, KILN__OBJ_ELEMENTWISE = 3 };
 kiln_status kiln__cached_obj(kiln_context *context, int kind, const char *key,
                              kiln_status (*make)(void *arg, void **obj),
                              void *arg, void **obj, int *owned);
-/* After a launch of a cached object (it may have built a variant). */
-void kiln__cache_touch(kiln_context *context);
-/* References to their context that these objects hold (1 + built
- * variants). */
-int kiln__reduction_ctx_refs(const kiln_reduction *r);
-int kiln__scan_ctx_refs(const kiln_scan *s);
-int kiln__elementwise_ctx_refs(const kiln_elementwise *e);
 
 /* Scratch buffers: one per slot and context, grown on demand. get() hands
  * out the slot's buffer (or a private one while another call holds it) and

@@ -7,7 +7,7 @@
 
 #include "algo/algo.h"
 #include "algo/builtin.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* ------------------------------------------------------------- literals */
 
@@ -574,7 +574,7 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value,
     if (a->size == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
     if (kiln__array_contiguous(a))
-        return kiln_buffer_fill_async(q, a->buffer, value, es, a->offset * es,
+        return kiln_buffer_fill(q, a->buffer, value, es, a->offset * es,
                                       a->size * es, num_wait, wait, event);
     const char *t = bits_type(a->dtype);
     char args[96];
@@ -624,7 +624,7 @@ kiln_status kiln_array_copy(kiln_queue *q, kiln_array *dst, kiln_array *src,
     if (src->size == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
     if (kiln__array_contiguous(src) && kiln__array_contiguous(dst))
-        return kiln_buffer_copy_async(q, src->buffer, src->offset * es,
+        return kiln_buffer_copy(q, src->buffer, src->offset * es,
                                       dst->buffer, dst->offset * es,
                                       src->size * es, num_wait, wait, event);
     return copy_kernel(q, dst, src, num_wait, wait, event);

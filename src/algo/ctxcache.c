@@ -2,16 +2,15 @@
  * keyed by kind + declaration + expressions, so a call neither regenerates
  * nor hashes its source) and of scratch buffers (grown on demand, reused
  * across calls instead of allocated and released each time; a release can
- * synchronise the device on some backends). It hangs off the context
- * (kiln__context_ext) and goes when only its own objects still hold the
- * context. */
+ * synchronise the device on some backends). It is attached to the
+ * context (kiln_context_attach) and goes with the context's last handle;
+ * its objects hold no handle on the context. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
 #include "algo/builtin.h"
-#include "core/error.h"
-#include "core/internal.h"
+#include "base/error.h"
 
 #define MAX_OBJS 256
 
@@ -45,25 +44,6 @@ static void obj_free(int kind, void *obj) {
     }
 }
 
-static int obj_refs(int kind, void *obj) {
-    switch (kind) {
-    case KILN__OBJ_REDUCTION: return kiln__reduction_ctx_refs(obj);
-    case KILN__OBJ_SCAN: return kiln__scan_ctx_refs(obj);
-    default: return kiln__elementwise_ctx_refs(obj);
-    }
-}
-
-/* Tells the context how many references the cache's objects hold. Called
- * with c->lock held. */
-static void update_refs(kiln__ctxcache *c) {
-    int n = 0;
-    for (size_t k = 0; k < c->nobjs; k++)
-        n += obj_refs(c->objs[k].kind, c->objs[k].obj);
-    for (int s = 0; s < KILN__SCRATCH_SLOTS; s++)
-        n += (c->slots[s].buf != NULL) + (c->slots[s].last != NULL);
-    kiln__context_ext_refs(c->context, n);
-}
-
 static void cache_free(void *p) {
     kiln__ctxcache *c = p;
     for (size_t k = 0; k < c->nobjs; k++) {
@@ -78,7 +58,8 @@ static void cache_free(void *p) {
     free(c);
 }
 
-static void *cache_make(kiln_context *context) {
+static void *cache_make(kiln_context *context, void *arg) {
+    (void)arg;
     kiln__ctxcache *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -87,8 +68,14 @@ static void *cache_make(kiln_context *context) {
     return c;
 }
 
+static const char cache_key = 0; /* its address names the attachment */
+
 static kiln__ctxcache *get_cache(kiln_context *context) {
-    return kiln__context_ext(context, cache_make, cache_free);
+    void *c = NULL;
+    if (kiln_context_attach(context, &cache_key, cache_make, NULL, cache_free,
+                            &c) != KILN_OK)
+        return NULL;
+    return c;
 }
 
 kiln_status kiln__cached_obj(kiln_context *context, int kind, const char *key,
@@ -128,7 +115,6 @@ kiln_status kiln__cached_obj(kiln_context *context, int kind, const char *key,
             c->objs[c->nobjs].kind = kind;
             c->objs[c->nobjs].obj = *obj;
             c->nobjs++;
-            update_refs(c);
             pthread_mutex_unlock(&c->lock);
             return KILN_OK;
         }
@@ -137,15 +123,6 @@ kiln_status kiln__cached_obj(kiln_context *context, int kind, const char *key,
     free(kc);
     *owned = 1; /* not cached: the caller releases it */
     return KILN_OK;
-}
-
-void kiln__cache_touch(kiln_context *context) {
-    kiln__ctxcache *c = kiln__context_ext(context, NULL, NULL);
-    if (!c)
-        return;
-    pthread_mutex_lock(&c->lock);
-    update_refs(c);
-    pthread_mutex_unlock(&c->lock);
 }
 
 kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
@@ -182,11 +159,10 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                 /* Work from another queue (or an out-of-order one) may still
                  * use it: wait for that. */
                 if (s->last && (s->lastq != queue ||
-                                (queue->flags & KILN_QUEUE_OUT_OF_ORDER))) {
+                                (kiln_queue_get_flags(queue) & KILN_QUEUE_OUT_OF_ORDER))) {
                     out->dep = s->last;
                     kiln_event_retain(out->dep);
                 }
-                update_refs(c);
             }
             pthread_mutex_unlock(&c->lock);
             if (st != KILN_OK)
@@ -209,8 +185,7 @@ void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last) {
         s->buf = NULL;
         return;
     }
-    kiln__ctxcache *c = kiln__context_ext(kiln_queue_context(queue), NULL,
-                                          NULL);
+    kiln__ctxcache *c = get_cache(kiln_queue_context(queue));
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
@@ -224,7 +199,6 @@ void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last) {
         /* Nothing was enqueued this time; what came before still counts. */
     }
     sl->busy = 0;
-    update_refs(c);
     pthread_mutex_unlock(&c->lock);
     s->buf = NULL;
 }

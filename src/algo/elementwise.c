@@ -8,7 +8,7 @@
 
 #include "algo/algo.h"
 #include "algo/builtin.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct kiln_elementwise {
     kiln_context *context;
@@ -123,7 +123,8 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
         return st;
     }
     pthread_mutex_init(&ew->lock, NULL);
-    kiln_context_retain(context);
+    /* No handle on the context: the built programs keep it alive, and the
+     * context cache (ctxcache.c) may hold this object. */
     ew->context = context;
     ew->flags = flags;
     ew->operation = kiln__strdup(operation);
@@ -150,14 +151,6 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
     }
     *kernel = ew;
     return KILN_OK;
-}
-
-int kiln__elementwise_ctx_refs(const kiln_elementwise *e) {
-    int n = 1;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            n += e->var[a][b].prog != NULL;
-    return n;
 }
 
 typedef struct ew_make_arg {
@@ -196,8 +189,6 @@ void kiln__elementwise_done(kiln_elementwise *ew, int owned) {
         return;
     if (owned)
         kiln_elementwise_release(ew);
-    else
-        kiln__cache_touch(ew->context);
 }
 
 void kiln_elementwise_release(kiln_elementwise *ew) {
@@ -210,7 +201,6 @@ void kiln_elementwise_release(kiln_elementwise *ew) {
     free(ew->operation);
     free(ew->name);
     free(ew->preamble);
-    kiln_context_release(ew->context);
     pthread_mutex_destroy(&ew->lock);
     free(ew);
 }

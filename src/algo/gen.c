@@ -8,68 +8,9 @@
 #include <string.h>
 
 #include "algo/algo.h"
-#include "core/embedded.h"
-#include "core/error.h"
+#include "base/embedded.h"
+#include "base/error.h"
 
-/* ---------------------------------------------------------------- strings */
-
-static void sb_reserve(kiln__sb *sb, size_t extra) {
-    if (sb->oom || sb->len + extra + 1 <= sb->cap)
-        return;
-    size_t cap = sb->cap ? sb->cap : 256;
-    while (cap < sb->len + extra + 1)
-        cap *= 2;
-    char *p = realloc(sb->p, cap);
-    if (!p) {
-        sb->oom = 1;
-        return;
-    }
-    sb->p = p;
-    sb->cap = cap;
-}
-
-void kiln__sb_add(kiln__sb *sb, const char *s) {
-    size_t n = strlen(s);
-    sb_reserve(sb, n);
-    if (sb->oom)
-        return;
-    memcpy(sb->p + sb->len, s, n + 1);
-    sb->len += n;
-}
-
-void kiln__sb_addf(kiln__sb *sb, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        sb->oom = 1;
-        return;
-    }
-    sb_reserve(sb, (size_t)n);
-    if (sb->oom)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb->len += (size_t)n;
-}
-
-void kiln__sb_free(kiln__sb *sb) {
-    free(sb->p);
-    sb->p = NULL;
-    sb->len = sb->cap = 0;
-}
-
-char *kiln__strdup(const char *s) {
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
 
 void kiln__event_drop(kiln_event **e) {
     if (*e)

@@ -18,7 +18,7 @@
 
 #include "algo/algo.h"
 #include "algo/offload_hook.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* ------------------------------------------------------------------ helpers */
 

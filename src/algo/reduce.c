@@ -9,7 +9,7 @@
 
 #include "algo/algo.h"
 #include "algo/builtin.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct kiln_reduction {
     kiln_context *context;
@@ -148,7 +148,8 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
         return st;
     }
     pthread_mutex_init(&r->lock, NULL);
-    kiln_context_retain(context);
+    /* No handle on the context: the built programs keep it alive, and the
+     * context cache (ctxcache.c) may hold this object. */
     r->context = context;
     r->out_size = osz;
     r->final_size = final_type ? final_size : osz;
@@ -183,14 +184,6 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
     return KILN_OK;
 }
 
-int kiln__reduction_ctx_refs(const kiln_reduction *r) {
-    int n = 1;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            n += r->var[a][b].prog != NULL;
-    return n;
-}
-
 kiln_status kiln_reduction_create(kiln_context *context,
                                   const kiln_reduction_desc *desc,
                                   kiln_reduction **reduction) {
@@ -213,7 +206,6 @@ void kiln_reduction_release(kiln_reduction *r) {
     free(r->preamble);
     free(r->finish);
     free(r->final_type);
-    kiln_context_release(r->context);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -441,8 +433,6 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
                                    num_wait, wait, event);
     if (owned)
         kiln_reduction_release(obj);
-    else
-        kiln__cache_touch(ctx);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     return st;

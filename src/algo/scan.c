@@ -3,7 +3,7 @@
  * (scan_kind() picks):
  *  - GPUs through OpenCL: one launch of the single-pass chained scan with
  *    decoupled look-back in portable OpenCL C (algo_scan_onepass.cl);
- *  - CUDA: the same algorithm with warp shuffles (algo_scan_cuda.cl);
+ *  - CUDA: the same algorithm with warp shuffles (algo_scan_warp.cu);
  *  - CPUs, and types too large for the single-pass templates: three
  *    launches (algo_scan.cl) where each work-item owns a contiguous range:
  *    block totals, a scan of the totals, a rescan of each block with its
@@ -18,7 +18,7 @@
 
 #include "algo/algo.h"
 #include "algo/builtin.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct kiln_scan {
     kiln_context *context;
@@ -115,7 +115,7 @@ static void onepass_knobs(size_t size, int *lb, int *sleep_ns, int *minb,
 }
 
 /* The templates: three-phase (algo_scan.cl), single-pass for CUDA
- * (algo_scan_cuda.cl), single-pass for OpenCL (algo_scan_onepass.cl). */
+ * (algo_scan_warp.cu), single-pass for OpenCL (algo_scan_onepass.cl). */
 enum { SCAN_THREEPHASE, SCAN_CUDA, SCAN_CL };
 
 /* Work-items per group of the OpenCL single-pass scan. */
@@ -269,7 +269,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     kiln__gen_params(&params, &s->args, strided);
     kiln_status st = kiln__gen_template(
         sb,
-        kind == SCAN_CUDA ? "algo_scan_cuda.cl"
+        kind == SCAN_CUDA ? "algo_scan_warp.cu"
         : kind == SCAN_CL ? "algo_scan_onepass.cl"
                           : "algo_scan.cl",
         s->name,
@@ -367,7 +367,8 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
         return st;
     }
     pthread_mutex_init(&s->lock, NULL);
-    kiln_context_retain(context);
+    /* No handle on the context: the built programs keep it alive, and the
+     * context cache (ctxcache.c) may hold this object. */
     s->context = context;
     s->scan_size = sz;
     s->scan_type = kiln__strdup(d->scan_type);
@@ -400,14 +401,6 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
     return KILN_OK;
 }
 
-int kiln__scan_ctx_refs(const kiln_scan *s) {
-    int n = 1;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            n += s->var[a][b].prog != NULL;
-    return n;
-}
-
 kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc,
                              kiln_scan **scan) {
     return kiln__scan_create_ex(context, desc, 1, scan);
@@ -428,7 +421,6 @@ void kiln_scan_release(kiln_scan *s) {
     free(s->seg);
     free(s->preamble);
     free(s->name);
-    kiln_context_release(s->context);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -470,7 +462,7 @@ static kiln_status onepass_launch(kiln_queue *queue, kiln_scan *s,
     }
     if (st == KILN_OK) {
         static const int zero = 0;
-        st = kiln_buffer_fill_async(queue, ss.buf, &zero, sizeof zero, 0,
+        st = kiln_buffer_fill(queue, ss.buf, &zero, sizeof zero, 0,
                                     sbytes, nwl, wl, &e0);
     }
     if (wl != wait)
@@ -670,8 +662,6 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
         st = kiln_scan_launch(queue, s, 2, v, num_wait, wait, event);
     if (owned)
         kiln_scan_release(s);
-    else
-        kiln__cache_touch(ctx);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     return st;

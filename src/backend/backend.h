@@ -165,7 +165,5 @@ typedef struct kiln__backend {
 } kiln__backend;
 
 /* The two backends; each file defines its table. */
-extern const kiln__backend kiln__backend_opencl;
-extern const kiln__backend kiln__backend_cuda;
 
 #endif

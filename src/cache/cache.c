@@ -19,6 +19,7 @@
  * Two writers of the same key each rename a complete file; the last wins and
  * both are valid. No fsync: after a crash an entry may be short or zeroed,
  * which the checks on load catch and turn into a rebuild. */
+#include "base/bytes.h"
 #include "cache/cache.h"
 
 #include <dirent.h>
@@ -34,7 +35,7 @@
 #include <unistd.h>
 
 #include "cache/sha256.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #define KILN__CACHE_MAGIC "KILNBIN1"
 #define KILN__CACHE_FORMAT 1u
@@ -57,30 +58,6 @@ enum {
 #define KILN__STALE_TMP_SECONDS 3600
 
 /* ------------------------------------------------------------ small helpers */
-
-static void kiln__put_u32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void kiln__put_u64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t kiln__get_u32(const uint8_t *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t kiln__get_u64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
 
 static int kiln__is_key_hex(const char *s) {
     for (int i = 0; i < 64; i++)

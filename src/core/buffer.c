@@ -89,7 +89,7 @@ void kiln_buffer_release(kiln_buffer *buffer) {
         kiln_buffer *parent = buffer->parent;
         /* The driver keeps the memory alive until queued work using it ends. */
         buffer->backend->buffer_release(buffer->handle);
-        kiln_context_release(buffer->context);
+        kiln__context_unref(buffer->context);
         free(buffer);
         buffer = parent;
     }
@@ -201,10 +201,10 @@ kiln_status kiln_buffer_read_async(kiln_queue *queue, kiln_buffer *src, size_t o
                                 num_wait, wait, event);
 }
 
-kiln_status kiln_buffer_copy_async(kiln_queue *queue, kiln_buffer *src, size_t src_offset,
+kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_offset,
                                    kiln_buffer *dst, size_t dst_offset, size_t size,
                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    static const char fn[] = "kiln_buffer_copy_async";
+    static const char fn[] = "kiln_buffer_copy";
     if (event)
         *event = NULL;
     kiln_status st = kiln__check_qbr(fn, queue, "src", src, src_offset, size);
@@ -231,10 +231,10 @@ kiln_status kiln_buffer_copy_async(kiln_queue *queue, kiln_buffer *src, size_t s
     return kiln__finish_enqueue(fn, st, queue, bev, event);
 }
 
-kiln_status kiln_buffer_fill_async(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
+kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
                                    size_t pattern_size, size_t offset, size_t size,
                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    static const char fn[] = "kiln_buffer_fill_async";
+    static const char fn[] = "kiln_buffer_fill";
     if (event)
         *event = NULL;
     kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
@@ -287,9 +287,9 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
 }
 
-kiln_status kiln_buffer_unmap_async(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
+kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
                                     size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    static const char fn[] = "kiln_buffer_unmap_async";
+    static const char fn[] = "kiln_buffer_unmap";
     if (event)
         *event = NULL;
     kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, 0, 0);

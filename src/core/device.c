@@ -1,21 +1,15 @@
 /* The device registry: every backend's devices in one stable list, and
  * selection by string. Loaded once, lazily, under a pthread_once. */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "backend/registry.h"
 #include "core/internal.h"
 
-/* The backends in registry order: OpenCL first, then CUDA. */
-static const kiln__backend *const kiln__backends[] = {
-    &kiln__backend_opencl,
-#if KILN_HAVE_CUDA
-    &kiln__backend_cuda,
-#endif
-};
-#define KILN__NUM_BACKENDS (sizeof kiln__backends / sizeof kiln__backends[0])
 
 static pthread_once_t kiln__reg_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t kiln__reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -64,8 +58,10 @@ static kiln_device *kiln__reg_add(const kiln__backend *backend,
 static void kiln__reg_load(void) {
     int loaded = 0;
     kiln__reg_why[0] = 0;
-    for (size_t i = 0; i < KILN__NUM_BACKENDS; i++) {
-        const kiln__backend *be = kiln__backends[i];
+    size_t num_backends = 0;
+    const kiln__backend *const *backends = kiln__backend_registry(&num_backends);
+    for (size_t i = 0; i < num_backends; i++) {
+        const kiln__backend *be = backends[i];
         if (be->abi != KILN__BACKEND_ABI) {
             kiln__why_append("%s backend: wrong ABI version%s; ", be->name, "");
             continue;
@@ -314,11 +310,21 @@ kiln_status kiln_device_select(const char *selector, kiln_device **device) {
                            source, selector, list);
 }
 
-kiln_status kiln_device_get_info(const kiln_device *device, kiln_device_info *info) {
+kiln_status (kiln_device_get_info)(const kiln_device *device, kiln_device_info *info,
+                                   size_t info_size) {
     if (!device || !info)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_get_info: %s is NULL",
                                device ? "info" : "device");
-    *info = device->b.info;
+    if (info_size < offsetof(kiln_device_info, backend_name))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_device_get_info: info_size is %zu, less than any version "
+                               "of kiln_device_info (call it through the kiln_device_get_info "
+                               "macro)", info_size);
+    /* An older caller's struct is a prefix of ours; a newer one's extra
+     * fields read 0 ("unknown"). */
+    size_t n = info_size < sizeof *info ? info_size : sizeof *info;
+    memcpy(info, &device->b.info, n);
+    memset((char *)info + n, 0, info_size - n);
     return KILN_OK;
 }
 

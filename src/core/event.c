@@ -174,7 +174,7 @@ void kiln_event_release(kiln_event *event) {
     if (!event || atomic_fetch_sub_explicit(&event->refs, 1, memory_order_acq_rel) != 1)
         return;
     event->backend->event_release(event->handle);
-    kiln_context_release(event->context);
+    kiln__context_unref(event->context);
     free(event);
 }
 

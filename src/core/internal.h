@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/signature.h"
 #include "kiln.h"
 
@@ -45,12 +45,8 @@ struct kiln_context {
     kiln_device **devices;
     pthread_mutex_t lock;         /* guards the memory cache */
     kiln__built *built[KILN__BUILT_BUCKETS];
-    /* src/algo's per-context cache (built-in kernels, scratch buffers): its
-     * objects hold ext_refs references to this context; when only those are
-     * left, kiln_context_release drops it (see kiln__context_ext). */
-    void *ext;
-    void (*ext_free)(void *ext);
-    atomic_int ext_refs;
+    atomic_int handles;           /* the caller's references and queues */
+    struct kiln__attachment *attached; /* kiln_context_attach (attach.c) */
 };
 
 struct kiln_queue {
@@ -114,15 +110,12 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines,
 /* device.c: makes sure the backends are loaded; returns the status. */
 kiln_status kiln__registry_init(void);
 
-/* context.c */
+/* context.c: core objects (buffers, programs, events) hold the context
+ * with these; they do not count as handles (see context.c). */
 void kiln__context_retain(kiln_context *context);
-/* The context's extension (created by make on first use, under the
- * context's lock); free_fn drops it once only its own ext_refs references
- * to the context remain. */
-void *kiln__context_ext(kiln_context *context, void *(*make)(kiln_context *),
-                        void (*free_fn)(void *));
-/* How many references to the context the extension's objects hold now. */
-void kiln__context_ext_refs(kiln_context *context, int refs);
+void kiln__context_unref(kiln_context *context);
+/* attach.c: destroys the attached data (when the last handle goes). */
+void kiln__context_drop_attachments(kiln_context *context);
 
 /* event.c */
 /* Wraps a backend event (taking over its reference) into a new kiln_event.

@@ -98,6 +98,8 @@ static const char *kiln__kind_name(kiln_arg_kind kind) {
     case KILN_ARG_BUFFER: return "a buffer";
     case KILN_ARG_SCALAR: return "a scalar";
     case KILN_ARG_LOCAL: return "local memory";
+    case KILN_ARG_ARRAY: return "an array";
+    case KILN_ARG_MAP: return "mapped host memory";
     }
     return "an unknown kind";
 }
@@ -168,12 +170,17 @@ static inline kiln_status kiln__arg_check(const kiln_kernel *k, const kiln_conte
         return KILN_OK;
     }
     case KILN_ARG_LOCAL:
-        if (a->local_bytes == 0)
+        if (a->bytes == 0)
             return kiln__arg_error(k, i, "local memory of 0 bytes%s%s", "", "");
         out->mem = NULL;
         out->bytes = NULL;
-        out->size = a->local_bytes;
+        out->size = a->bytes;
         return KILN_OK;
+    case KILN_ARG_ARRAY:
+    case KILN_ARG_MAP:
+        return kiln__arg_error(k, i, "%s is not a kernel argument (pass the buffer: %s)",
+                               a->kind == KILN_ARG_ARRAY ? "an array" : "mapped host memory",
+                               a->kind == KILN_ARG_ARRAY ? "kiln_array_buffer" : "kiln_data_region_lookup");
     }
     return kiln__arg_error(k, i, "unknown argument kind (build it with a KILN_ARG_* macro)%s%s",
                            "", "");

@@ -274,7 +274,7 @@ void kiln_program_release(kiln_program *program) {
     /* The built programs stay in the context's memory cache. */
     kiln__sig_list_free(&program->sigs);
     free(program->built);
-    kiln_context_release(program->context);
+    kiln__context_unref(program->context);
     free(program);
 }
 

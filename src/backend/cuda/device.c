@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static int kiln__cu_attr(CUdevice d, CUdevice_attribute a)
 {

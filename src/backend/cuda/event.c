@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 _Thread_local int kiln__cu_in_callback;
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
                               const void *host_data, void **buffer)

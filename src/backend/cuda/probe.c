@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 kiln__cu_api kiln__cu;
 static int kiln__cu_loaded;

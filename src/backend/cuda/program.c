@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "core/embedded.h"
-#include "core/error.h"
+#include "base/embedded.h"
+#include "base/error.h"
 
 
 const char *kiln__cu_prelude(void)

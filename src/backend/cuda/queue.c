@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 void kiln__cu_queue_ref(kiln__cu_queue *q) { atomic_fetch_add(&q->refs, 1); }
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #define KILN__CU_STAGE_MIN_CLS 12           /* 4 KiB */
 #define KILN__CU_STAGE_CLASSES 64

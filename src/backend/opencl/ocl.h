@@ -19,7 +19,7 @@
 #include <stdatomic.h>
 
 #include "backend/backend.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* Entry points every OpenCL 1.1 ICD loader exports. */
 #define KILN__CL_REQUIRED(X)                                                   \

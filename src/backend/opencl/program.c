@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "backend/opencl/ocl.h"
-#include "core/embedded.h"
+#include "base/bytes.h"
+#include "base/embedded.h"
 
 /* ------------------------------------------------------------- prelude */
 
@@ -128,20 +129,6 @@ static uint64_t fnv1a64(const unsigned char *p, size_t n)
     return h;
 }
 
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 kiln_status kiln__ocl_program_binary(void *program, void **binary,
                                      size_t *size)
 {
@@ -201,8 +188,8 @@ kiln_status kiln__ocl_program_binary(void *program, void **binary,
         goto done;
     }
     memcpy(out, KILN__OCL_BIN_MAGIC, 8);
-    put_u64(out + 8, sizes[pick]);
-    put_u64(out + 16, fnv1a64(out + KILN__OCL_BIN_HEADER, sizes[pick]));
+    kiln__put_u64(out + 8, sizes[pick]);
+    kiln__put_u64(out + 16, fnv1a64(out + KILN__OCL_BIN_HEADER, sizes[pick]));
     *binary = out;
     *size = KILN__OCL_BIN_HEADER + sizes[pick];
 done:
@@ -228,13 +215,13 @@ kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device,
         memcmp(b, KILN__OCL_BIN_MAGIC, 8) != 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "not a kiln OpenCL program binary");
-    n = (size_t)get_u64(b + 8);
+    n = (size_t)kiln__get_u64(b + 8);
     if (n != size - KILN__OCL_BIN_HEADER)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "program binary is truncated (%zu of %zu "
                                "bytes)",
                                size - KILN__OCL_BIN_HEADER, n);
-    if (get_u64(b + 16) != fnv1a64(b + KILN__OCL_BIN_HEADER, n))
+    if (kiln__get_u64(b + 16) != fnv1a64(b + KILN__OCL_BIN_HEADER, n))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "program binary is corrupted (checksum "
                                "mismatch)");

@@ -1,5 +1,5 @@
 /* Per-thread error detail: the message, the driver's code, the build log. */
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

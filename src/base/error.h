@@ -1,6 +1,6 @@
 /* Per-thread error detail, shared by the core and the backends. */
-#ifndef KILN_CORE_ERROR_H
-#define KILN_CORE_ERROR_H
+#ifndef KILN_BASE_ERROR_H
+#define KILN_BASE_ERROR_H
 
 #include "kiln.h"
 

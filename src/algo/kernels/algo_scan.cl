@@ -10,7 +10,7 @@
  *  3. @NAME@_final: each block rescans with its prefix as the carry-in
  * Every combination keeps the left operand earlier than the right one, so
  * the operator need not be commutative. On CUDA, src/algo/scan.c uses the
- * single-pass decoupled look-back template algo_scan_cuda.cl instead. */
+ * single-pass decoupled look-back template algo_scan_warp.cu instead. */
 
 #define KILN_RANGE()                                                          \
     long kiln_l = (long)kiln_local_id(0);                                     \

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Fails if a file includes a header its layer may not use.
+
+The layers and what each may include (docs/architecture.md):
+
+  src/base              base
+  src/cache             base, cache
+  src/backend/<name>/   base, backend/backend.h, backend/prelude_half.h,
+                        backend/<name>/
+  src/backend/*.c       base, backend/ (the registry)
+  src/core              base, cache, core, backend/backend.h, backend/registry.h
+  src/algo              base, algo
+  src/testing           anything under src/ (the tests' one door)
+  tests/                public headers, tests/, testing/kiln_test_internal.h,
+                        tools/kiln/demo_work.h (test_demo checks the demo)
+  tools, bench, examples  public headers and their own folder
+
+The build's per-layer include trees already refuse most of these; this
+check also catches relative paths ("../core/internal.h"), which a compiler
+resolves from the including file's folder whatever the include path says.
+Usage: scripts/check-layers.py [ROOT]   (exit 1 and a list on a violation)
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                       os.path.join(os.path.dirname(__file__), ".."))
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def rel(p):
+    return os.path.relpath(p, ROOT).replace(os.sep, "/")
+
+
+def resolve(src, name):
+    """Where the compiler would find `name` included from src (or None)."""
+    here = os.path.normpath(os.path.join(os.path.dirname(src), name))
+    if os.path.exists(here):
+        return rel(here)
+    for root in ("src", "include", "tests", "tools/kiln"):
+        p = os.path.normpath(os.path.join(ROOT, root, name))
+        if os.path.exists(p):
+            return rel(p)
+    return None
+
+
+def allowed(src_rel, target):
+    """True if the file at src_rel may include target (both repo-relative)."""
+    public = target == "include/kiln.h" or target.startswith("include/kiln/")
+    top = src_rel.split("/")
+    if top[0] == "src":
+        layer = top[1]
+        ok = ["src/base/"]
+        if layer == "base":
+            pass
+        elif layer == "cache":
+            ok += ["src/cache/"]
+        elif layer == "backend" and len(top) > 3:
+            ok += ["src/backend/backend.h", "src/backend/prelude_half.h",
+                   "src/backend/%s/" % top[2]]
+        elif layer == "backend":
+            ok += ["src/backend/"]
+        elif layer == "core":
+            ok += ["src/cache/", "src/core/", "src/backend/backend.h",
+                   "src/backend/registry.h"]
+        elif layer == "algo":
+            ok += ["src/algo/"]
+        elif layer == "testing":
+            ok += ["src/"]
+        else:
+            return False
+        return public or any(target == o or (o.endswith("/") and target.startswith(o))
+                             for o in ok)
+    if top[0] == "include":
+        return public
+    if top[0] == "tests":
+        return public or target.startswith("tests/") or target in (
+            "src/testing/kiln_test_internal.h", "tools/kiln/demo_work.h")
+    # tools, bench, examples: public headers and their own folder
+    own = os.path.dirname(src_rel) + "/"
+    return public or target.startswith(own)
+
+
+def main():
+    bad = []
+    for top in ("src", "include", "tests", "tools", "bench", "examples"):
+        for d, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in files:
+                if not f.endswith((".c", ".h", ".cu", ".cl")):
+                    continue
+                path = os.path.join(d, f)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+                for m in INCLUDE.finditer(text):
+                    name = m.group(1)
+                    target = resolve(path, name)
+                    if target is None:
+                        continue  # generated or system-like; the build decides
+                    if not allowed(rel(path), target):
+                        line = text.count("\n", 0, m.start()) + 1
+                        bad.append('%s:%d: includes "%s" (%s), which its layer may not use'
+                                   % (rel(path), line, name, target))
+    for b in bad:
+        print(b)
+    if bad:
+        print("check-layers: %d forbidden include(s); see docs/architecture.md" % len(bad))
+        return 1
+    print("check-layers: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+/* Queues: creation, finish/flush, markers and barriers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* ------------------------------------------------------------------ queues */
+
+kiln_status kiln_queue_create(kiln_context *context, kiln_device *device, unsigned flags,
+                              kiln_queue **queue) {
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_create: queue is NULL");
+    *queue = NULL;
+    if (!context || !device)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_create: %s is NULL",
+                               context ? "device" : "context");
+    if (flags & ~(unsigned)(KILN_QUEUE_OUT_OF_ORDER | KILN_QUEUE_PROFILING))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_queue_create: unknown flags 0x%x", flags);
+    size_t slot = context->num_devices;
+    for (size_t i = 0; i < context->num_devices; i++)
+        if (context->devices[i] == device)
+            slot = i;
+    if (slot == context->num_devices)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "kiln_queue_create: device %s is not one of the context's devices",
+                               device->b.info.id);
+    kiln_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_queue_create: out of memory");
+    kiln_status st = context->backend->queue_create(context->handle, &device->b, flags, &q->handle);
+    if (st != KILN_OK) {
+        free(q);
+        return kiln__error_prefix(st, "kiln_queue_create(%s)", device->b.info.id);
+    }
+    atomic_init(&q->refs, 1);
+    q->backend = context->backend;
+    q->context = context;
+    kiln_context_retain(context); /* a queue is a handle: it can start work */
+    q->device = device;
+    q->device_slot = slot;
+    q->flags = flags;
+    *queue = q;
+    return KILN_OK;
+}
+
+kiln_status kiln_queue_create_default(const char *selector, unsigned flags, kiln_queue **queue) {
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_create_default: queue is NULL");
+    *queue = NULL;
+    kiln_device *dev = NULL;
+    kiln_status st = kiln_device_select(selector, &dev);
+    if (st != KILN_OK)
+        return st;
+    kiln_context *ctx = NULL;
+    st = kiln_context_create(&dev, 1, &ctx);
+    if (st != KILN_OK)
+        return st;
+    st = kiln_queue_create(ctx, dev, flags, queue);
+    kiln_context_release(ctx); /* the queue holds it */
+    return st;
+}
+
+kiln_status kiln_queue_retain(kiln_queue *queue) {
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_retain: queue is NULL");
+    atomic_fetch_add_explicit(&queue->refs, 1, memory_order_relaxed);
+    return KILN_OK;
+}
+
+void kiln_queue_release(kiln_queue *queue) {
+    if (!queue || atomic_fetch_sub_explicit(&queue->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    queue->backend->queue_release(queue->handle);
+    kiln_context_release(queue->context);
+    free(queue);
+}
+
+kiln_context *kiln_queue_context(const kiln_queue *queue) { return queue ? queue->context : NULL; }
+kiln_device *kiln_queue_device(const kiln_queue *queue) { return queue ? queue->device : NULL; }
+unsigned kiln_queue_get_flags(const kiln_queue *queue) { return queue ? queue->flags : 0; }
+
+kiln_status kiln_queue_finish(kiln_queue *queue) {
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_finish: queue is NULL");
+    kiln_status st = queue->backend->queue_finish(queue->handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_queue_finish");
+}
+
+kiln_status kiln_queue_flush(kiln_queue *queue) {
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_flush: queue is NULL");
+    kiln_status st = queue->backend->queue_flush(queue->handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_queue_flush");
+}
+
+static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
+                                kiln_event *const *wait, kiln_event **event) {
+    const char *fn = barrier ? "kiln_queue_barrier" : "kiln_queue_marker";
+    if (event)
+        *event = NULL;
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
+    void *storage[KILN__STACK_ARGS];
+    void *const *bwait = NULL;
+    kiln_status st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    void *bev = NULL;
+    st = queue->backend->queue_marker(queue->handle, barrier, num_wait, bwait,
+                                      event ? &bev : NULL);
+    kiln__wait_list_free(bwait, storage, num_wait);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    if (event)
+        return kiln__event_wrap(queue->context, bev, (queue->flags & KILN_QUEUE_PROFILING) != 0,
+                                event);
+    return KILN_OK;
+}
+
+kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
+                              kiln_event **event) {
+    return kiln__marker(queue, 0, num_wait, wait, event);
+}
+
+kiln_status kiln_queue_barrier(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event) {
+    return kiln__marker(queue, 1, num_wait, wait, event);
+}
