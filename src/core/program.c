@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "cache/cache.h"
+#include "base/buildlog_quote.h"
 #include "core/internal.h"
 
 static unsigned kiln__bucket(const char *hex) {
@@ -16,38 +17,6 @@ static unsigned kiln__bucket(const char *hex) {
     return h % KILN__BUILT_BUCKETS;
 }
 
-/* The first line of a compiler log that mentions an error (else the first
- * non-empty line), copied into out. */
-static void kiln__first_error_line(const char *log, char *out, size_t cap) {
-    out[0] = 0;
-    if (!log)
-        return;
-    const char *first = NULL, *p = log;
-    while (*p) {
-        const char *end = strchr(p, '\n');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        int blank = 1;
-        for (size_t i = 0; i < len; i++)
-            if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
-                blank = 0;
-        if (!blank && !first)
-            first = p;
-        for (size_t i = 0; i + 5 <= len; i++)
-            if (strncasecmp(p + i, "error", 5) == 0) {
-                first = p;
-                goto found;
-            }
-        p = end ? end + 1 : p + len;
-    }
-    if (!first)
-        return;
-found:;
-    size_t len = strcspn(first, "\r\n");
-    if (len >= cap)
-        len = cap - 1;
-    memcpy(out, first, len);
-    out[len] = 0;
-}
 
 static void kiln__label(char *out, size_t cap, const kiln__backend *be, const kiln_device *dev,
                         const kiln__sig_list *sigs) {
@@ -102,7 +71,7 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
                 const char *raw = log ? log : kiln_last_error_message();
                 char *mapped = kiln__build_log_map(final, prelude_lines, raw, where, sizeof where);
                 kiln__error_set_build_log(mapped ? mapped : raw);
-                kiln__first_error_line(mapped ? mapped : raw, line, sizeof line);
+                kiln__quote_log_errors(mapped ? mapped : raw, 1, line, sizeof line);
                 free(mapped);
                 free(log);
                 return kiln__error_set(KILN_ERROR_BUILD, native,
