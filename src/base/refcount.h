@@ -4,6 +4,7 @@
 #ifndef KILN_BASE_REFCOUNT_H
 #define KILN_BASE_REFCOUNT_H
 
+#include <assert.h>
 #include <stdatomic.h>
 
 #include "base/error.h"
@@ -23,8 +24,11 @@ static inline kiln_status kiln__ref_retain(atomic_int *refs, const char *fn,
 /* Drops one reference; 1 if it was the last (the caller frees the object).
  * NULL (a NULL object) is 0: releasing NULL is a no-op. */
 static inline int kiln__ref_release(atomic_int *refs) {
-    return refs &&
-           atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
+    if (!refs)
+        return 0;
+    int before = atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel);
+    assert(before > 0 && "released more often than retained");
+    return before == 1;
 }
 
 #endif
