@@ -101,7 +101,7 @@ static const char *k_source =
 
 static char *with_prelude(const char *src)
 {
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     size_t a = strlen(pre), b = strlen(src);
     char *s = malloc(a + b + 1);
     if (!s)
@@ -140,7 +140,7 @@ static void test_nvrtc(void)
         printf("NVRTC not found: compile checks skipped\n");
         return;
     }
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     CHECK(strstr(pre, "KILN_BACKEND_CUDA") != NULL);
     size_t pl = strlen(pre);
     CHECK(pl > 10 && strstr(pre, "#line 1") != NULL &&

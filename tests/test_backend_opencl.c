@@ -18,7 +18,7 @@ static const kiln__backend *B = &kiln__backend_opencl;
 static kiln_status build(void *ctx, const kiln__bdevice *dev, const char *src,
                          const char *opts, void **prog, char **log)
 {
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     size_t n = strlen(pre) + strlen(src) + 1;
     char *full = malloc(n);
     if (!full)
@@ -481,7 +481,7 @@ static void test_build_error(void *ctx, const kiln__bdevice *dev)
          * (the core maps those back; see test_core_buildlog) */
         char ignored[32];
         int pre_lines = 0;
-        for (const char *c = B->prelude(); *c; c++)
+        for (const char *c = kiln__embedded_file(B->prelude_file); *c; c++)
             pre_lines += *c == '\n';
         snprintf(ignored, sizeof ignored, ":%d:", pre_lines + 3);
         CHECK_MSG(strstr(log, ":3:") != NULL || strstr(log, ignored) != NULL,
@@ -743,7 +743,7 @@ int main(void)
     CHECK(B->kind == KILN_BACKEND_OPENCL);
     CHECK(strcmp(B->name, "opencl") == 0);
     /* the prelude ends with #line 1 */
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     size_t pl = strlen(pre);
     CHECK(pl > 9 && strcmp(pre + pl - 8, "#line 1\n") == 0);
 

@@ -405,7 +405,7 @@ static int prelude_lines(kiln_queue *q) {
     kiln_device_get_info(kiln_queue_device(q), &info);
     const kiln__backend *be =
         info.backend == KILN_BACKEND_OPENCL ? &kiln__backend_opencl : &kiln__backend_cuda;
-    const char *pre = be->prelude ? be->prelude() : "";
+    const char *pre = kiln__embedded_file(be->prelude_file);
     int n = 0;
     for (; pre && *pre; pre++)
         n += *pre == '\n';

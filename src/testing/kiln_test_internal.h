@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "cache/cache.h"
 #include "cache/sha256.h"
+#include "base/embedded.h" /* a backend's prelude: its prelude_file */
 #include "base/error.h"
 #include "core/signature.h"
 

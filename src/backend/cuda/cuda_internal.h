@@ -369,6 +369,8 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                              size_t num_wait, void *const *wait,
                              void **out_event);
 
+/* The prelude text (the table names it: prelude_file); only
+ * bench/bench_launch_cuda.c still calls this. */
 const char *kiln__cu_prelude(void);
 kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
                               const char *source, const char *options,
