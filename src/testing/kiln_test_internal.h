@@ -15,6 +15,10 @@
 #include "base/error.h"
 #include "core/signature.h"
 
+/* The CUDA backend's GPU-free helpers (NVRTC compile, cubin check, block
+ * choice); linked only where the CUDA backend is built. */
+#include "backend/cuda/nvrtc_tools.h"
+
 /* The backend tables, to drive a backend directly (tests/test_backend_*.c). */
 extern const kiln__backend kiln__backend_opencl;
 extern const kiln__backend kiln__backend_cuda;
