@@ -9,6 +9,7 @@
 #define KILN_TEST_INTERNAL_H
 
 #include "backend/backend.h"
+#include "backend/registry.h" /* the tables built in, whatever they are */
 #include "cache/cache.h"
 #include "cache/sha256.h"
 #include "base/embedded.h" /* a backend's prelude: its prelude_file */
