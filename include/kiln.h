@@ -147,9 +147,9 @@ typedef struct kiln_device_info {
     size_t max_work_group_size;
     size_t max_work_item_sizes[3];
     unsigned compute_capability; /* CUDA: major*10+minor (90 on Hopper); 0 */
-    unsigned subgroup_size;   /* work-items that run in lockstep: the warp
-                                 size on CUDA and on NVIDIA's OpenCL; 0 when
-                                 unknown */
+    unsigned subgroup_size;   /* work-items the hardware schedules together
+                                 (a warp): 32 on CUDA and on NVIDIA's
+                                 OpenCL; 0 when unknown */
     int fp64;                 /* 1 if double is supported */
     int fp16;                 /* 1 if half arithmetic is supported */
     int is_subdevice;         /* 1 for a device made by kiln_device_partition */

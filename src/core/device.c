@@ -77,6 +77,11 @@ static void kiln__reg_load(void) {
             kiln__why_append("%s backend: wrong ABI version%s; ", be->name, "");
             continue;
         }
+        if (!be->selector_prefix || !*be->selector_prefix || !be->load || !be->enumerate) {
+            kiln__why_append("%s backend: its table lacks a selector prefix, load or "
+                             "enumerate%s; ", be->name, "");
+            continue;
+        }
         kiln__error_set(KILN_OK, 0, "%s", "");
         if (be->load() != KILN_OK) {
             kiln__why_append("%s: %s; ", be->name, kiln_last_error_message());
