@@ -29,15 +29,21 @@
  *    (check that event's state).
  *
  * Device selection strings (kiln_device_select, $KILN_DEVICE):
- *    "opencl:P:D"  platform P, device D of the OpenCL backend
- *    "opencl:N"    the N-th OpenCL device over all platforms
- *    "cuda:N"      CUDA device N
  *    "N"           the N-th device in kiln_device_get order
- *    anything else a case-insensitive substring of the device's name, vendor
- *                  or platform ("pocl", "nvidia", "cpu", "gpu" also match the
- *                  device type)
+ *    "B:N"         the N-th device of backend B over all its platforms,
+ *                  B being a backend's name as kiln_device_info.backend_name
+ *                  says it ("opencl:1", "cuda:0"; case-insensitive)
+ *    "B:P:D"       platform P, device D of backend B ("opencl:0:1"); a
+ *                  backend without platforms (CUDA) has one, platform 0
+ *    "cpu", "gpu", "accelerator"
+ *                  the first device of that type
+ *    anything else a case-insensitive substring of the device's name, vendor,
+ *                  platform, version or id ("pocl", "nvidia")
+ *  A device's id (kiln_device_info.id) selects it. Sub-devices
+ *  (kiln_device_partition) are selected by "N" only.
  *  With NULL or "" and no $KILN_DEVICE: prefer a GPU, then an accelerator,
- *  then a CPU; among devices of one type, CUDA before OpenCL.
+ *  then a CPU; among devices of one type, the backend that ranks higher by
+ *  default (CUDA before OpenCL), then kiln_device_get order.
  */
 #ifndef KILN_H
 #define KILN_H
@@ -141,22 +147,46 @@ typedef struct kiln_device_info {
     size_t max_work_group_size;
     size_t max_work_item_sizes[3];
     unsigned compute_capability; /* CUDA: major*10+minor (90 on Hopper); 0 */
-    unsigned subgroup_size;   /* warp size on CUDA, 0 when unknown */
+    unsigned subgroup_size;   /* work-items the hardware schedules together
+                                 (a warp): 32 on CUDA and on NVIDIA's
+                                 OpenCL; 0 when unknown */
     int fp64;                 /* 1 if double is supported */
     int fp16;                 /* 1 if half arithmetic is supported */
     int is_subdevice;         /* 1 for a device made by kiln_device_partition */
     /* Capabilities, as the device's backend reports them. Algorithms pick
-     * their variants from these, never from the backend's name. */
-    char backend_name[16];    /* "opencl", "cuda": the selector prefix */
-    unsigned languages;       /* native kernel languages: bit (1u << L) for
-                                 each kiln_language L the device compiles
-                                 (KILN_LANG_OPENCL_C, KILN_LANG_CUDA_C) */
-    int forward_progress;     /* 1 if a work-group that has started keeps
-                                 running while others wait for it (what a
-                                 single-pass look-back scan relies on) */
-    int device_sleep;         /* 1 if kernels can sleep (__nanosleep) */
-    int warp_shuffle;         /* 1 if sub-group shuffles are available in the
-                                 native language (CUDA __shfl_*_sync) */
+     * their variants from these, never from the backend's name. A field
+     * this kiln predates reads 0 (kiln_device_get_info). */
+    char backend_name[16];    /* the backend's name, which is also its
+                                 selector prefix: "opencl", "cuda" */
+    unsigned languages;       /* the native kernel languages the device
+                                 compiles: bit (1u << L) for each
+                                 kiln_language L; OpenCL devices have
+                                 KILN_LANG_OPENCL_C, CUDA devices
+                                 KILN_LANG_CUDA_C. Every device also
+                                 compiles the portable dialect
+                                 (KILN_LANG_AUTO, not a bit here). */
+    int forward_progress;     /* 1 if kiln may rely on forward progress
+                                 between the work-groups of one launch: a
+                                 work-group that has started keeps running
+                                 while others spin-wait for a value it will
+                                 write, so a work-group may wait for one that
+                                 started before it (what the single-pass
+                                 look-back scan needs). CUDA: 1. OpenCL: 1
+                                 on GPUs (the standard does not promise it;
+                                 every GPU driver kiln ran on gives it), 0
+                                 on CPUs and other devices. 0 never means
+                                 wrong results: algorithms then use
+                                 variants that do not wait across
+                                 work-groups. */
+    int device_sleep;         /* 1 if kernels in the native language can
+                                 pause a work-item for a while (CUDA
+                                 __nanosleep: compute capability 7.0 and
+                                 later); 0 on OpenCL */
+    int warp_shuffle;         /* 1 if kernels in the native language can
+                                 exchange values between the work-items of a
+                                 sub-group without local memory (CUDA
+                                 __shfl_*_sync, sub-groups of subgroup_size);
+                                 0 on OpenCL, where kiln does not use them */
 } kiln_device_info;
 
 /* Loads the backends (once, thread-safe) and counts the devices of all of
@@ -164,8 +194,10 @@ typedef struct kiln_device_info {
  * call returns KILN_ERROR_NO_RUNTIME and the message names what to install.
  * Zero devices with a loaded backend is KILN_OK with *count = 0. */
 KILN_API kiln_status kiln_device_count(size_t *count);
-/* The index-th device (0-based) in a stable order: OpenCL platforms and their
- * devices, then CUDA devices. */
+/* The index-th device (0-based) in a stable order: the backends in the order
+ * they are built in (OpenCL, then CUDA), each backend's devices in its own
+ * order (OpenCL: platforms and their devices; CUDA: ordinals), then
+ * sub-devices in the order kiln_device_partition made them. */
 KILN_API kiln_status kiln_device_get(size_t index, kiln_device **device);
 /* Selects a device by the string described at the top of this header. NULL
  * or "" uses $KILN_DEVICE, then the default preference. An unknown selector
@@ -358,8 +390,10 @@ typedef enum kiln_language {
     /* kiln's portable dialect (docs/dialect.md), which also accepts native
      * source for the backend: the prelude only adds macros and functions. */
     KILN_LANG_AUTO = 0,
-    KILN_LANG_OPENCL_C = 1, /* native OpenCL C; refused on CUDA devices */
-    KILN_LANG_CUDA_C = 2,   /* native CUDA C; refused on OpenCL devices */
+    /* Native source: KILN_ERROR_UNSUPPORTED on a device whose
+     * kiln_device_info.languages lacks the language's bit. */
+    KILN_LANG_OPENCL_C = 1, /* native OpenCL C (OpenCL devices) */
+    KILN_LANG_CUDA_C = 2,   /* native CUDA C (CUDA devices) */
 } kiln_language;
 
 typedef struct kiln_program_opts {

@@ -18,6 +18,11 @@ The layers and what each may include (docs/architecture.md):
 The build's per-layer include trees already refuse most of these; this
 check also catches relative paths ("../core/internal.h"), which a compiler
 resolves from the including file's folder whatever the include path says.
+It also fails if src/core names a backend (the identifiers
+KILN_BACKEND_OPENCL / KILN_BACKEND_CUDA, or a string holding "opencl:" or
+"cuda:"): core reads each backend's table (selector prefix, priority,
+languages) from the registry instead. src/algo/*.c gets the same check as
+a note only, until algorithms choose their variants by capability.
 Usage: scripts/check-layers.py [ROOT]   (exit 1 and a list on a violation)
 """
 import os
@@ -82,6 +87,51 @@ def allowed(src_rel, target):
     return public or target.startswith(own)
 
 
+BACKEND_IDENT = re.compile(r"\bKILN_BACKEND_(OPENCL|CUDA)\b")
+BACKEND_SELECTOR = re.compile(r"(opencl|cuda):", re.I)
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+def backend_names(path):
+    """'file:line: what' for each place the file names a backend."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    # blank out comments, keeping line numbers (history may name backends)
+    code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    hits = []
+    for m in BACKEND_IDENT.finditer(code):
+        hits.append((m.start(), m.group(0)))
+    for m in STRING.finditer(code):
+        if BACKEND_SELECTOR.search(m.group(0)):
+            hits.append((m.start(), "the string " + m.group(0)))
+    return ["%s:%d: names a backend (%s)" % (rel(path), code.count("\n", 0, at) + 1, what)
+            for at, what in sorted(hits)]
+
+
+def naming_check():
+    """Core must not name a backend (fails); algo should not (a note)."""
+    fail, note = [], []
+    for d, _, files in os.walk(os.path.join(ROOT, "src", "core")):
+        fail += [h for f in sorted(files) if f.endswith((".c", ".h"))
+                 for h in backend_names(os.path.join(d, f))]
+    algo = os.path.join(ROOT, "src", "algo")
+    if os.path.isdir(algo):
+        note += [h for f in sorted(os.listdir(algo)) if f.endswith(".c")
+                 for h in backend_names(os.path.join(algo, f))]
+    for n in note:
+        print("note: " + n)
+    if note:
+        print("check-layers: note: src/algo names a backend %d time(s); algorithms "
+              "should choose by capability (kiln_device_info)" % len(note))
+    for b in fail:
+        print(b)
+    if fail:
+        print("check-layers: src/core names a backend %d time(s); read the backend's "
+              "table (src/backend/backend.h) instead" % len(fail))
+    return len(fail)
+
+
 def main():
     bad = []
     for top in ("src", "include", "tests", "tools", "bench", "examples"):
@@ -105,6 +155,8 @@ def main():
         print(b)
     if bad:
         print("check-layers: %d forbidden include(s); see docs/architecture.md" % len(bad))
+    named = naming_check()
+    if bad or named:
         return 1
     print("check-layers: ok")
     return 0

@@ -86,7 +86,7 @@ static void compile_cuda(const char *src, const char *what) {
     char *b = a ? replace(a, "#define KILN_LOCAL_SIZE 1\n",
                           "#define KILN_LOCAL_SIZE 256\n")
                 : NULL;
-    const char *pre = kiln__backend_cuda.prelude();
+    const char *pre = kiln__embedded_file(kiln__backend_cuda.prelude_file);
     size_t pl = strlen(pre), bl = b ? strlen(b) : 0;
     char *full = b ? malloc(pl + bl + 1) : NULL;
     if (!full) {

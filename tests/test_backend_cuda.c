@@ -5,8 +5,10 @@
  * are translated, cubin validation refuses damaged images, block sizes
  * divide the global size.
  * Part 2 needs libcuda.so.1 and a device; without them it prints
- * "no CUDA device: skipped" and counts nothing. Every failing check prints
- * the backend's message, which names the CUDA call and its CUresult. */
+ * "no CUDA device: skipped" and the test exits 77 (skipped for ctest) once
+ * part 1 has passed: a failure in part 1 still fails it. Every failing
+ * check prints the backend's message, which names the CUDA call and its
+ * CUresult. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -17,16 +19,6 @@
 
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
-
-/* internal helpers of src/backend/cuda (no CUDA types in their signatures) */
-kiln_status kiln__cuda_compile(const char *source, const char *options,
-                               unsigned cc, void **binary, size_t *size,
-                               int *is_ptx, char **log);
-void kiln__cuda_pick_block(unsigned dims, const size_t *global,
-                           int max_threads, const int *max_block,
-                           size_t *block);
-int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why);
-int kiln__cuda_nvrtc_ready(void);
 
 static const kiln__backend *B = &kiln__backend_cuda;
 
@@ -101,7 +93,7 @@ static const char *k_source =
 
 static char *with_prelude(const char *src)
 {
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     size_t a = strlen(pre), b = strlen(src);
     char *s = malloc(a + b + 1);
     if (!s)
@@ -134,13 +126,28 @@ static void test_pick_block(void)
     CHECK(b4[0] == 64);
 }
 
+/* What the table says about the backend (no driver needed). */
+static void test_table(void)
+{
+    CHECK(B->abi == KILN__BACKEND_ABI);
+    CHECK(B->kind == KILN_BACKEND_CUDA);
+    CHECK(strcmp(B->name, "cuda") == 0);
+    CHECK(B->selector_prefix && strcmp(B->selector_prefix, "cuda") == 0);
+    CHECK(B->languages == 1u << KILN_LANG_CUDA_C);
+    /* the default choice takes CUDA before OpenCL on one device type */
+    CHECK(B->priority > kiln__backend_opencl.priority);
+    CHECK(B->prelude_file && strcmp(B->prelude_file, "prelude_cuda.h") == 0);
+    CHECK(kiln__embedded_file(B->prelude_file) != NULL);
+    CHECK(B->install_hint && strstr(B->install_hint, "libcuda.so.1") != NULL);
+}
+
 static void test_nvrtc(void)
 {
     if (!kiln__cuda_nvrtc_ready()) {
         printf("NVRTC not found: compile checks skipped\n");
         return;
     }
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     CHECK(strstr(pre, "KILN_BACKEND_CUDA") != NULL);
     size_t pl = strlen(pre);
     CHECK(pl > 10 && strstr(pre, "#line 1") != NULL &&
@@ -947,6 +954,9 @@ static int test_gpu(void)
         CHECK(in->compute_units > 0 && in->global_mem_bytes > 0 && in->compute_capability >= 30);
         CHECK(in->max_work_group_size >= 256 && in->max_work_item_sizes[0] >= 256);
         CHECK(in->subgroup_size == 32 && in->fp64 == 1);
+        CHECK(strcmp(in->backend_name, "cuda") == 0 && in->languages == B->languages);
+        CHECK(in->forward_progress == 1 && in->warp_shuffle == 1);
+        CHECK(in->device_sleep == (in->compute_capability >= 70));
         CHECK(in->local_mem_bytes >= 16384 && devs[i].extensions && devs[i].identity[0]);
     }
     const kiln__bdevice *dev = &devs[0];
@@ -999,8 +1009,14 @@ static int test_gpu(void)
 
 int main(void)
 {
+    test_table();
     test_pick_block();
     test_nvrtc();
-    test_gpu();
-    return kt_report();
+    int ran_gpu = test_gpu();
+    int failed = kt_report();
+    if (!failed && !ran_gpu) {
+        printf("part 2 (the GPU) did not run: reported as skipped\n");
+        return 77;
+    }
+    return failed;
 }

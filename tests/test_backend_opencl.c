@@ -18,7 +18,7 @@ static const kiln__backend *B = &kiln__backend_opencl;
 static kiln_status build(void *ctx, const kiln__bdevice *dev, const char *src,
                          const char *opts, void **prog, char **log)
 {
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     size_t n = strlen(pre) + strlen(src) + 1;
     char *full = malloc(n);
     if (!full)
@@ -67,6 +67,13 @@ static void check_devices(const kiln__bdevice *devs, size_t n)
         CHECK(devs[i].handle != NULL && devs[i].platform != NULL);
         CHECK(strstr(devs[i].identity, in->name) != NULL);
         CHECK(strstr(devs[i].identity, in->driver_version) != NULL);
+        /* capabilities (include/kiln.h) */
+        CHECK(strcmp(in->backend_name, B->selector_prefix) == 0);
+        CHECK(in->languages == B->languages);
+        CHECK(in->forward_progress == (in->type == KILN_DEVICE_GPU));
+        CHECK(in->device_sleep == 0 && in->warp_shuffle == 0);
+        /* fp16 agrees with the extension list */
+        CHECK(in->fp16 == (strstr(devs[i].extensions, "cl_khr_fp16") != NULL));
         /* fp64 agrees with the extension list where the device names it */
         if (strstr(devs[i].extensions, "cl_khr_fp64"))
             CHECK(in->fp64 == 1);
@@ -77,10 +84,21 @@ static void test_partition(const kiln__bdevice *dev)
 {
     kiln__bdevice subs[64];
     size_t count = 0;
+    cl_device_partition_property props[8];
+    size_t props_size = 0;
+    int equally = 0;
+    if (kiln__cl.clGetDeviceInfo((cl_device_id)dev->handle, CL_DEVICE_PARTITION_PROPERTIES,
+                                 sizeof props, props, &props_size) == CL_SUCCESS)
+        for (size_t i = 0; i < props_size / sizeof props[0]; i++)
+            equally |= props[i] == CL_DEVICE_PARTITION_EQUALLY;
     kiln_status st = B->partition(dev, 1, subs, 64, &count);
-    if (st == KILN_ERROR_UNSUPPORTED) {
-        printf("  partition: unsupported (%s)\n", kiln_last_error_message());
-        CHECK(1);
+    if (!equally) {
+        /* the driver says it cannot: the backend must say so too */
+        printf("  partition: %s (%s)\n", kiln_status_name(st), kiln_last_error_message());
+        CHECK_STATUS(st, KILN_ERROR_UNSUPPORTED);
+        CHECK(count == 0);
+        CHECK(strstr(kiln_last_error_message(), dev->info.name) != NULL ||
+              strstr(kiln_last_error_message(), "clCreateSubDevices") != NULL);
         return;
     }
     CHECK_OK(st);
@@ -88,6 +106,9 @@ static void test_partition(const kiln__bdevice *dev)
     for (size_t i = 0; i < count; i++) {
         CHECK(subs[i].info.is_subdevice == 1);
         CHECK(subs[i].info.compute_units == 1);
+        CHECK(strcmp(subs[i].info.backend_name, "opencl") == 0);
+        CHECK(subs[i].info.languages == B->languages);
+        CHECK(subs[i].info.forward_progress == dev->info.forward_progress);
         free(subs[i].extensions);
     }
     /* 0 units per part, or more than the device has: a clear error */
@@ -481,7 +502,7 @@ static void test_build_error(void *ctx, const kiln__bdevice *dev)
          * (the core maps those back; see test_core_buildlog) */
         char ignored[32];
         int pre_lines = 0;
-        for (const char *c = B->prelude(); *c; c++)
+        for (const char *c = kiln__embedded_file(B->prelude_file); *c; c++)
             pre_lines += *c == '\n';
         snprintf(ignored, sizeof ignored, ":%d:", pre_lines + 3);
         CHECK_MSG(strstr(log, ":3:") != NULL || strstr(log, ignored) != NULL,
@@ -742,8 +763,14 @@ int main(void)
     CHECK(B->abi == KILN__BACKEND_ABI);
     CHECK(B->kind == KILN_BACKEND_OPENCL);
     CHECK(strcmp(B->name, "opencl") == 0);
+    /* what the table says about the backend */
+    CHECK(B->selector_prefix && strcmp(B->selector_prefix, "opencl") == 0);
+    CHECK(B->languages == 1u << KILN_LANG_OPENCL_C);
+    CHECK(B->priority > 0);
+    CHECK(B->prelude_file && strcmp(B->prelude_file, "prelude_opencl.h") == 0);
+    CHECK(B->install_hint && strstr(B->install_hint, "pocl") != NULL);
     /* the prelude ends with #line 1 */
-    const char *pre = B->prelude();
+    const char *pre = kiln__embedded_file(B->prelude_file);
     size_t pl = strlen(pre);
     CHECK(pl > 9 && strcmp(pre + pl - 8, "#line 1\n") == 0);
 
@@ -765,9 +792,15 @@ int main(void)
     test_partition(dev);
     if (CHECK_OK(B->context_create(one, 1, &ctx)) &&
         CHECK_OK(B->queue_create(ctx, dev, KILN_QUEUE_PROFILING, &q))) {
+        /* an out-of-order queue exactly where the driver offers one */
+        cl_command_queue_properties have = 0;
+        kiln__cl.clGetDeviceInfo((cl_device_id)dev->handle, CL_DEVICE_QUEUE_PROPERTIES,
+                                 sizeof have, &have, NULL);
         kiln_status st = B->queue_create(
             ctx, dev, KILN_QUEUE_OUT_OF_ORDER | KILN_QUEUE_PROFILING, &qo);
-        CHECK(st == KILN_OK || st == KILN_ERROR_UNSUPPORTED);
+        CHECK_STATUS(st, (have & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+                             ? KILN_OK : KILN_ERROR_UNSUPPORTED);
+        CHECK((st == KILN_OK) == (qo != NULL));
         B->queue_release(qo);
         test_buffers(ctx, q);
         test_kernels(ctx, dev, q);

@@ -1,4 +1,5 @@
 /* Device registry and selection, contexts and queues. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -7,6 +8,177 @@
 
 static int type_rank(kiln_device_type t) {
     return t == KILN_DEVICE_GPU ? 0 : t == KILN_DEVICE_ACCELERATOR ? 1 : t == KILN_DEVICE_CPU ? 2 : 3;
+}
+
+/* What each backend reports, as include/kiln.h documents it. */
+static void check_capabilities(const kiln_device_info *info) {
+    size_t blen = strnlen(info->backend_name, sizeof info->backend_name);
+    CHECK(blen > 0 && blen < sizeof info->backend_name);
+    /* the id starts with the selector prefix */
+    CHECK_MSG(strncmp(info->id, info->backend_name, blen) == 0 && info->id[blen] == ':',
+              "id %s, backend_name %s", info->id, info->backend_name);
+    CHECK(info->forward_progress == 0 || info->forward_progress == 1);
+    CHECK(info->device_sleep == 0 || info->device_sleep == 1);
+    CHECK(info->warp_shuffle == 0 || info->warp_shuffle == 1);
+    if (info->backend == KILN_BACKEND_OPENCL) {
+        CHECK(strcmp(info->backend_name, "opencl") == 0);
+        CHECK(info->languages == 1u << KILN_LANG_OPENCL_C);
+        /* the look-back scan's assumption: GPUs only */
+        CHECK_MSG(info->forward_progress == (info->type == KILN_DEVICE_GPU),
+                  "%s type %d forward_progress %d", info->id, info->type, info->forward_progress);
+        CHECK(info->device_sleep == 0);
+        CHECK(info->warp_shuffle == 0);
+    } else {
+        CHECK(info->backend == KILN_BACKEND_CUDA);
+        CHECK(strcmp(info->backend_name, "cuda") == 0);
+        CHECK(info->languages == 1u << KILN_LANG_CUDA_C);
+        CHECK(info->type == KILN_DEVICE_GPU);
+        CHECK(info->forward_progress == 1);
+        CHECK_MSG(info->device_sleep == (info->compute_capability >= 70), "%s sm_%u sleep %d",
+                  info->id, info->compute_capability, info->device_sleep);
+        CHECK(info->warp_shuffle == 1);
+        CHECK(info->subgroup_size == 32);
+    }
+}
+
+/* The info getter's size argument: an older caller's shorter struct gets
+ * its prefix, a newer caller's longer one gets zeros beyond ours. */
+static void test_info_sizes(kiln_device *dev) {
+    kiln_device_info full;
+    CHECK_OK(kiln_device_get_info(dev, &full));
+    /* a caller built before the capability fields */
+    size_t old_size = offsetof(kiln_device_info, backend_name);
+    kiln_device_info old;
+    memset(&old, 0xAB, sizeof old);
+    CHECK_OK((kiln_device_get_info)(dev, &old, old_size));
+    CHECK(memcmp(&old, &full, old_size) == 0);
+    CHECK(((unsigned char *)&old)[old_size] == 0xAB); /* nothing written past it */
+    /* a caller with a longer struct */
+    unsigned char big[sizeof(kiln_device_info) + 64];
+    memset(big, 0xAB, sizeof big);
+    CHECK_OK((kiln_device_get_info)(dev, (kiln_device_info *)(void *)big, sizeof big));
+    CHECK(memcmp(big, &full, sizeof full) == 0);
+    int zeros = 1;
+    for (size_t i = sizeof full; i < sizeof big; i++)
+        zeros &= big[i] == 0;
+    CHECK(zeros);
+    /* too small for any version */
+    CHECK_STATUS((kiln_device_get_info)(dev, &old, 8), KILN_ERROR_INVALID_ARGUMENT);
+}
+
+/* The languages bit agrees with what kiln_program_create accepts. */
+static void test_languages(kiln_device *dev) {
+    kiln_device_info info;
+    CHECK_OK(kiln_device_get_info(dev, &info));
+    kiln_context *ctx = NULL;
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &ctx)))
+        return;
+    static const struct {
+        kiln_language lang;
+        const char *source;
+    } native[] = {
+        {KILN_LANG_OPENCL_C, "__kernel void nat(__global int *x) { x[get_global_id(0)] = 5; }"},
+        {KILN_LANG_CUDA_C, "extern \"C\" __global__ void nat(int *x) { x[threadIdx.x] = 5; }"},
+    };
+    for (size_t i = 0; i < sizeof native / sizeof native[0]; i++) {
+        kiln_program_opts opts = {.language = native[i].lang};
+        kiln_program *p = NULL;
+        kiln_status st = kiln_program_create(ctx, native[i].source, &opts, &p);
+        if (info.languages & (1u << native[i].lang)) {
+            CHECK_MSG(st == KILN_OK, "%s: language %d listed but refused: %s", info.id,
+                      (int)native[i].lang, kiln_last_error_message());
+        } else {
+            CHECK_STATUS(st, KILN_ERROR_UNSUPPORTED);
+            CHECK(p == NULL);
+            const char *msg = kiln_last_error_message();
+            CHECK_MSG(strstr(msg, info.backend_name) && strstr(msg, info.id) &&
+                          strstr(msg, "KILN_LANG_AUTO"),
+                      "%s", msg);
+        }
+        kiln_program_release(p);
+    }
+    kiln_context_release(ctx);
+}
+
+/* "B:N" and "B:P:D" for each device, B its backend_name, counted here in
+ * kiln_device_get order. */
+static void test_backend_selectors(size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        kiln_device *dev = NULL, *got = NULL;
+        kiln_device_info info;
+        kiln_device_get(i, &dev);
+        kiln_device_get_info(dev, &info);
+        if (info.is_subdevice)
+            continue;
+        size_t nth = 0;
+        for (size_t j = 0; j < i; j++) {
+            kiln_device *d;
+            kiln_device_info di;
+            kiln_device_get(j, &d);
+            kiln_device_get_info(d, &di);
+            nth += !di.is_subdevice && strcmp(di.backend_name, info.backend_name) == 0;
+        }
+        char sel[64];
+        snprintf(sel, sizeof sel, "%s:%zu", info.backend_name, nth);
+        CHECK_OK(kiln_device_select(sel, &got));
+        CHECK_MSG(got == dev, "%s selects %s", sel, info.id);
+        /* the prefix is case-insensitive */
+        for (char *c = sel; *c; c++)
+            *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+        got = NULL;
+        CHECK_OK(kiln_device_select(sel, &got));
+        CHECK_MSG(got == dev, "%s selects %s", sel, info.id);
+        /* B:P:D, where the id says P and D (OpenCL ids are B:P:D) */
+        unsigned pi, di;
+        char tail;
+        if (sscanf(info.id + strlen(info.backend_name), ":%u:%u%c", &pi, &di, &tail) == 2) {
+            snprintf(sel, sizeof sel, "%s:%u:%u", info.backend_name, pi, di);
+            got = NULL;
+            CHECK_OK(kiln_device_select(sel, &got));
+            CHECK(got == dev);
+        } else if (sscanf(info.id + strlen(info.backend_name), ":%u%c", &di, &tail) == 1) {
+            /* a backend without platforms has platform 0 */
+            snprintf(sel, sizeof sel, "%s:0:%u", info.backend_name, di);
+            got = NULL;
+            CHECK_OK(kiln_device_select(sel, &got));
+            CHECK_MSG(got == dev, "%s selects %s", sel, info.id);
+        }
+    }
+    /* The message lists each backend's selector forms */
+    kiln_device *dev = NULL, *first = NULL;
+    kiln_device_info info;
+    kiln_device_get(0, &first);
+    kiln_device_get_info(first, &info);
+    CHECK_STATUS(kiln_device_select("no-such-device-xyz", &dev), KILN_ERROR_NO_DEVICE);
+    char form[40];
+    snprintf(form, sizeof form, "%s:N", info.backend_name);
+    CHECK_MSG(strstr(kiln_last_error_message(), form) != NULL, "%s", kiln_last_error_message());
+    snprintf(form, sizeof form, "%s:P:D", info.backend_name);
+    CHECK_MSG(strstr(kiln_last_error_message(), form) != NULL, "%s", kiln_last_error_message());
+}
+
+/* Among devices of the default's type the default is the first of the
+ * highest-ranked backend: CUDA before OpenCL (kiln.h). */
+static void check_default_backend(kiln_device *dflt, size_t count) {
+    kiln_device_info dinfo;
+    kiln_device_get_info(dflt, &dinfo);
+    int seen_default = 0;
+    for (size_t i = 0; i < count; i++) {
+        kiln_device *d;
+        kiln_device_info di;
+        kiln_device_get(i, &d);
+        kiln_device_get_info(d, &di);
+        seen_default |= d == dflt;
+        if (di.is_subdevice || di.type != dinfo.type || d == dflt)
+            continue;
+        if (dinfo.backend == KILN_BACKEND_OPENCL)
+            CHECK_MSG(di.backend != KILN_BACKEND_CUDA, "default %s, but CUDA device %s has its type",
+                      dinfo.id, di.id);
+        if (di.backend == dinfo.backend)
+            CHECK_MSG(seen_default, "default %s is listed after %s of its type and backend",
+                      dinfo.id, di.id);
+    }
+    CHECK(seen_default);
 }
 
 static void test_listing(size_t count) {
@@ -25,8 +197,7 @@ static void test_listing(size_t count) {
         CHECK(info.max_work_group_size >= 1);
         CHECK(info.global_mem_bytes > 0);
         CHECK(kiln_device_extensions(dev) != NULL);
-        if (info.backend == KILN_BACKEND_OPENCL)
-            CHECK(strncmp(info.id, "opencl:", 7) == 0);
+        check_capabilities(&info);
         /* "N" selects the N-th device */
         char sel[32];
         snprintf(sel, sizeof sel, "%zu", i);
@@ -90,9 +261,17 @@ static void test_selection(size_t count) {
         CHECK(di.type == info.type);
         CHECK_OK(kiln_device_select(info.type == KILN_DEVICE_CPU ? "CPU" : "GPU", &dev));
     }
-    /* cuda:N either finds a CUDA device or says none matches */
+    /* cuda:0 finds a CUDA device exactly when one is listed */
+    int have_cuda = 0;
+    for (size_t i = 0; i < count; i++) {
+        kiln_device *d;
+        kiln_device_info di;
+        kiln_device_get(i, &d);
+        kiln_device_get_info(d, &di);
+        have_cuda |= di.backend == KILN_BACKEND_CUDA && !di.is_subdevice;
+    }
     kiln_status st = kiln_device_select("cuda:0", &dev);
-    CHECK(st == KILN_OK || st == KILN_ERROR_NO_DEVICE);
+    CHECK_STATUS(st, have_cuda ? KILN_OK : KILN_ERROR_NO_DEVICE);
     if (st == KILN_OK) {
         kiln_device_info di;
         kiln_device_get_info(dev, &di);
@@ -101,7 +280,9 @@ static void test_selection(size_t count) {
 
     /* Unknown selectors: KILN_ERROR_NO_DEVICE naming every device */
     const char *bad[] = {"no-such-device-xyz", "opencl:99:0", "opencl:0:99", "opencl:x:y", "9999",
-                         "cuda:77", "opencl:", "cuda:", "opencl:0:"};
+                         "cuda:77", "opencl:", "cuda:", "opencl:0:", "opencl:0:0:0", "opencl:-1",
+                         "opencl: 0", "openclx:0", "cuda:0:77", "cuda:1:0",
+                         "opencl:99999999999999999999999"};
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         dev = first;
         CHECK_STATUS(kiln_device_select(bad[b], &dev), KILN_ERROR_NO_DEVICE);
@@ -126,6 +307,7 @@ static void test_selection(size_t count) {
     kiln_device *dflt = dev;
     CHECK_OK(kiln_device_select("", &dev));
     CHECK(dev == dflt);
+    check_default_backend(dflt, count);
     kiln_device_info dinfo;
     kiln_device_get_info(dflt, &dinfo);
     for (size_t i = 0; i < count; i++) {
@@ -235,15 +417,27 @@ static void test_partition(void) {
     CHECK_STATUS(kiln_device_partition(dev, 0, subs, 64, &n), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_device_partition(dev, 1, NULL, 64, &n), KILN_ERROR_NULL_HANDLE);
     kiln_device_count(&before);
+    if (info.compute_units < 2) {
+        printf("  partition: %s has %u compute unit(s); not tried\n", info.id, info.compute_units);
+        return;
+    }
     kiln_status st = kiln_device_partition(dev, 1, subs, 64, &n);
-    if (st == KILN_ERROR_UNSUPPORTED || info.compute_units < 2) {
+    if (info.backend == KILN_BACKEND_CUDA || (st == KILN_ERROR_UNSUPPORTED &&
+                                              info.type != KILN_DEVICE_CPU)) {
+        /* CUDA has no fission; many OpenCL GPU drivers have none either,
+         * every OpenCL CPU driver kiln knows has it */
         printf("  partition: %s (%s)\n", kiln_status_name(st), kiln_last_error_message());
-        CHECK(st == KILN_ERROR_UNSUPPORTED || st == KILN_OK || st == KILN_ERROR_DRIVER ||
-              st == KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(st, KILN_ERROR_UNSUPPORTED);
+        CHECK(n == 0);
+        CHECK(strstr(kiln_last_error_message(), info.id) != NULL);
         return;
     }
     if (!CHECK_OK(st))
         return;
+    size_t n_too_big = 99;
+    CHECK_STATUS(kiln_device_partition(dev, info.compute_units + 1, subs, 64, &n_too_big),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(n_too_big == 0);
     CHECK(n >= 1 && n <= 64);
     kiln_device_count(&after);
     CHECK(after == before + n);
@@ -297,6 +491,12 @@ int main(void) {
     printf("%zu devices\n", count);
     test_listing(count);
     test_selection(count);
+    test_backend_selectors(count);
+    kiln_device *first = NULL;
+    if (CHECK_OK(kiln_device_get(0, &first))) {
+        test_info_sizes(first);
+        test_languages(first);
+    }
     test_contexts();
     test_partition();
     return kt_report();

@@ -403,9 +403,12 @@ static int names_line(const char *log, int n) {
 static int prelude_lines(kiln_queue *q) {
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    const kiln__backend *be =
-        info.backend == KILN_BACKEND_OPENCL ? &kiln__backend_opencl : &kiln__backend_cuda;
-    const char *pre = be->prelude ? be->prelude() : "";
+    size_t nb = 0;
+    const kiln__backend *const *backends = kiln__backend_registry(&nb);
+    const char *pre = "";
+    for (size_t i = 0; i < nb; i++)
+        if (backends[i]->kind == info.backend)
+            pre = kiln__embedded_file(backends[i]->prelude_file);
     int n = 0;
     for (; pre && *pre; pre++)
         n += *pre == '\n';

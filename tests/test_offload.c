@@ -587,7 +587,7 @@ static void t_nvrtc(void) {
         return;
     }
     CHECK(g_nsrc >= 8);
-    const char *pre = kiln__backend_cuda.prelude();
+    const char *pre = kiln__embedded_file(kiln__backend_cuda.prelude_file);
     size_t ok = 0;
     for (size_t k = 0; k < g_nsrc; k++) {
         size_t pl = strlen(pre), sl = strlen(g_src[k]);

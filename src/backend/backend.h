@@ -8,7 +8,7 @@
  *
  * Error reporting: a backend function returns a kiln_status; on failure it
  * first calls kiln__error_set(status, native_code, "fmt", ...) (see
- * src/core/error.h) so that the user can read what the driver said, e.g.
+ * src/base/error.h) so that the user can read what the driver said, e.g.
  * "clCreateBuffer: CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)". The core may
  * prefix the message with context (which call, which argument).
  *
@@ -29,11 +29,18 @@
 
 #include "kiln.h"
 
-#define KILN__BACKEND_ABI 1
+/* 2: the table describes its backend (selector_prefix ... install_hint);
+ *    the prelude is named by file (prelude_file), no longer a function. */
+#define KILN__BACKEND_ABI 2
 
 /* A device as a backend reports it. The registry copies it. */
 typedef struct kiln__bdevice {
-    kiln_device_info info;   /* id, name, ... filled by the backend */
+    /* Every field filled by the backend (include/kiln.h says what each
+     * means), the capabilities too: backend_name (= selector_prefix),
+     * languages (= the table's), forward_progress, device_sleep,
+     * warp_shuffle, subgroup_size, fp16, fp64. Algorithms choose their
+     * variants from these. */
+    kiln_device_info info;
     char *extensions;        /* malloc'd, "" if none; the registry owns it */
     void *handle;            /* cl_device_id; CUDA: (void*)(intptr_t)ordinal */
     void *platform;          /* cl_platform_id; NULL on CUDA */
@@ -60,8 +67,35 @@ typedef void (*kiln__notify_fn)(void *arg, int failed);
 
 typedef struct kiln__backend {
     int abi;             /* KILN__BACKEND_ABI */
-    kiln_backend_kind kind;
-    const char *name;    /* "opencl", "cuda" */
+    kiln_backend_kind kind; /* kiln_device_info.backend of its devices */
+    const char *name;    /* "opencl", "cuda": in messages */
+
+    /* --- what the backend is (core reads these; it never tests a backend's
+     * kind or name to decide anything) ------------------------------------ */
+    /* Selectors "<prefix>:N" (the N-th device of this backend, sub-devices
+     * not counted) and "<prefix>:P:D" (platform_index P, device_index D;
+     * a backend without platforms reports platform 0) pick its devices.
+     * Lower case; matched case-insensitively. Also kiln_device_info's
+     * backend_name and the start of each device's id. */
+    const char *selector_prefix;
+    /* The default choice (kiln_device_select(NULL)) takes a GPU, then an
+     * accelerator, then a CPU; among devices of one type it takes the
+     * backend with the highest priority (on a tie, the first in
+     * kiln_device_get order). CUDA is 20, OpenCL 10: when both drive one
+     * NVIDIA GPU, CUDA launches faster. */
+    int priority;
+    /* The native kernel languages the backend compiles: bit (1u << L) for
+     * each kiln_language L (KILN_LANG_OPENCL_C, KILN_LANG_CUDA_C). Every
+     * backend also compiles kiln's portable dialect (KILN_LANG_AUTO);
+     * kiln_program_create refuses a language whose bit is missing. */
+    unsigned languages;
+    /* The embedded file (base/embedded.h, from src/backend/<name>/) the core
+     * puts before every source: the portable dialect's prelude. It ends
+     * with a "#line 1" directive so that log line numbers are the user's. */
+    const char *prelude_file;
+    /* What to install to get this backend's driver, for the message when no
+     * backend loads (load's own message says what exactly is missing). */
+    const char *install_hint;
 
     /* --- loading and devices ------------------------------------------ */
     /* Loads the driver library (dlopen). Called once, under the registry's
@@ -122,10 +156,6 @@ typedef struct kiln__backend {
                                 void **out_event);
 
     /* --- programs and kernels ------------------------------------------ */
-    /* The text the core puts before every source for this backend: the
-     * portable dialect's prelude (src/kernels/prelude_*.h). Ends with a
-     * "#line 1" directive so that log line numbers are the user's. */
-    const char *(*prelude)(void);
     /* Compiles source for one device. On a compile error returns
      * KILN_ERROR_BUILD and *log (malloc'd) holds the compiler's log; on
      * success *log may hold warnings or be NULL. */
@@ -164,6 +194,7 @@ typedef struct kiln__backend {
     void (*event_release)(void *event);
 } kiln__backend;
 
-/* The two backends; each file defines its table. */
+/* Each backend defines its table in src/backend/<name>/backend.c; the
+ * registry (src/backend/registry.c) lists them. */
 
 #endif

@@ -1,7 +1,9 @@
-/* The backend registry: the list of compiled-in backends, in the order
- * kiln_device_get lists their devices. Core reads it; it is the one place
- * outside src/backend/<name>/ that names a backend (src/backend/registry.c).
- * Adding a backend is a folder plus one line there (docs/architecture.md). */
+/* The backend registry: the backends compiled in, in the order
+ * kiln_device_get lists their devices. Core reads it and each backend's
+ * table (selector prefix, priority, languages, prelude); registry.c is the
+ * one place outside src/backend/<name>/ that names a backend. Adding one is
+ * a folder, kiln_add_backend(<name>) in CMakeLists.txt and its line in
+ * registry.c (docs/architecture.md). */
 #ifndef KILN_BACKEND_REGISTRY_H
 #define KILN_BACKEND_REGISTRY_H
 

@@ -27,7 +27,7 @@ kiln_status kiln_context_create(kiln_device *const *devices, size_t num_devices,
         if (devices[i]->b.platform != devices[0]->b.platform)
             return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                    "kiln_context_create: devices[0] (%s) and devices[%zu] (%s) "
-                                   "belong to different OpenCL platforms",
+                                   "belong to different platforms",
                                    devices[0]->b.info.id, i, devices[i]->b.info.id);
         for (size_t j = 0; j < i; j++)
             if (devices[j] == devices[i])

@@ -19,10 +19,21 @@ static char kiln__reg_why[4096];
 static kiln_device **kiln__reg_devices; /* grows when devices are partitioned */
 static size_t kiln__reg_count, kiln__reg_cap;
 
-static const char kiln__install_hint[] =
-    "to run on the CPU install an OpenCL ICD loader and PoCL (Debian/Ubuntu: "
-    "apt-get install ocl-icd-libopencl1 pocl-opencl-icd); for NVIDIA GPUs "
-    "install the NVIDIA driver (libcuda.so.1, and its OpenCL ICD)";
+/* What to install, joined from each backend's table ("hint; hint"). */
+static void kiln__install_hint(char *out, size_t cap) {
+    size_t num_backends = 0, len = 0;
+    const kiln__backend *const *backends = kiln__backend_registry(&num_backends);
+    out[0] = 0;
+    for (size_t i = 0; i < num_backends && len + 1 < cap; i++) {
+        const char *h = backends[i]->install_hint;
+        if (!h || !*h)
+            continue;
+        int w = snprintf(out + len, cap - len, "%s%s", len ? "; " : "", h);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
 
 static void kiln__why_append(const char *fmt, const char *a, const char *b) {
     size_t len = strlen(kiln__reg_why);
@@ -66,6 +77,11 @@ static void kiln__reg_load(void) {
             kiln__why_append("%s backend: wrong ABI version%s; ", be->name, "");
             continue;
         }
+        if (!be->selector_prefix || !*be->selector_prefix || !be->load || !be->enumerate) {
+            kiln__why_append("%s backend: its table lacks a selector prefix, load or "
+                             "enumerate%s; ", be->name, "");
+            continue;
+        }
         kiln__error_set(KILN_OK, 0, "%s", "");
         if (be->load() != KILN_OK) {
             kiln__why_append("%s: %s; ", be->name, kiln_last_error_message());
@@ -92,10 +108,13 @@ static void kiln__reg_load(void) {
 
 kiln_status kiln__registry_init(void) {
     pthread_once(&kiln__reg_once, kiln__reg_load);
-    if (kiln__reg_status != KILN_OK)
+    if (kiln__reg_status != KILN_OK) {
+        char hint[1024];
+        kiln__install_hint(hint, sizeof hint);
         return kiln__error_set(kiln__reg_status, 0,
                                "no compute runtime could be loaded (%s); %s",
-                               kiln__reg_why, kiln__install_hint);
+                               kiln__reg_why, hint);
+    }
     return KILN_OK;
 }
 
@@ -161,57 +180,57 @@ static int kiln__parse_index(const char *s, size_t *out) {
     return 1;
 }
 
-static int kiln__prefix_ci(const char *s, const char *prefix) {
-    for (; *prefix; s++, prefix++)
-        if (tolower((unsigned char)*s) != *prefix)
-            return 0;
-    return 1;
+/* If sel starts with the backend's selector prefix and a colon, what
+ * follows them; NULL otherwise. */
+static const char *kiln__after_prefix(const char *sel, const kiln__backend *be) {
+    const char *prefix = be->selector_prefix;
+    if (!prefix || !*prefix)
+        return NULL;
+    for (; *prefix; sel++, prefix++)
+        if (tolower((unsigned char)*sel) != tolower((unsigned char)*prefix))
+            return NULL;
+    return *sel == ':' ? sel + 1 : NULL;
+}
+
+/* "B:N" (the N-th top-level device of backend be) or "B:P:D" (platform P,
+ * device D), rest being what follows "B:"; with the registry lock held. */
+static kiln_device *kiln__select_in_backend_locked(const kiln__backend *be, const char *rest) {
+    size_t a, b;
+    const char *colon = strchr(rest, ':');
+    int by_platform = colon != NULL;
+    if (by_platform) {
+        char p[32];
+        size_t len = (size_t)(colon - rest);
+        if (len >= sizeof p)
+            return NULL;
+        memcpy(p, rest, len);
+        p[len] = 0;
+        if (!kiln__parse_index(p, &a) || !kiln__parse_index(colon + 1, &b))
+            return NULL;
+    } else if (!kiln__parse_index(rest, &a)) {
+        return NULL;
+    }
+    for (size_t i = 0, n = 0; i < kiln__reg_count; i++) {
+        kiln_device *d = kiln__reg_devices[i];
+        if (d->backend != be || d->b.info.is_subdevice)
+            continue;
+        if (by_platform ? d->b.platform_index == a && d->b.device_index == b : n++ == a)
+            return d;
+    }
+    return NULL;
 }
 
 /* Finds the device a selector names, with the registry lock held. */
 static kiln_device *kiln__select_locked(const char *sel) {
-    size_t a, b;
+    size_t a;
     if (kiln__parse_index(sel, &a))
         return a < kiln__reg_count ? kiln__reg_devices[a] : NULL;
-    if (kiln__prefix_ci(sel, "opencl:")) {
-        const char *rest = sel + 7;
-        const char *colon = strchr(rest, ':');
-        if (colon) {
-            char p[32];
-            size_t len = (size_t)(colon - rest);
-            if (len >= sizeof p)
-                return NULL;
-            memcpy(p, rest, len);
-            p[len] = 0;
-            if (!kiln__parse_index(p, &a) || !kiln__parse_index(colon + 1, &b))
-                return NULL;
-            for (size_t i = 0; i < kiln__reg_count; i++) {
-                kiln_device *d = kiln__reg_devices[i];
-                if (d->backend->kind == KILN_BACKEND_OPENCL && !d->b.info.is_subdevice &&
-                    d->b.platform_index == a && d->b.device_index == b)
-                    return d;
-            }
-            return NULL;
-        }
-        if (!kiln__parse_index(rest, &a))
-            return NULL;
-        for (size_t i = 0, n = 0; i < kiln__reg_count; i++) {
-            kiln_device *d = kiln__reg_devices[i];
-            if (d->backend->kind == KILN_BACKEND_OPENCL && !d->b.info.is_subdevice && n++ == a)
-                return d;
-        }
-        return NULL;
-    }
-    if (kiln__prefix_ci(sel, "cuda:")) {
-        if (!kiln__parse_index(sel + 5, &a))
-            return NULL;
-        for (size_t i = 0; i < kiln__reg_count; i++) {
-            kiln_device *d = kiln__reg_devices[i];
-            if (d->backend->kind == KILN_BACKEND_CUDA && !d->b.info.is_subdevice &&
-                d->b.device_index == a)
-                return d;
-        }
-        return NULL;
+    size_t num_backends = 0;
+    const kiln__backend *const *backends = kiln__backend_registry(&num_backends);
+    for (size_t i = 0; i < num_backends; i++) {
+        const char *rest = kiln__after_prefix(sel, backends[i]);
+        if (rest)
+            return kiln__select_in_backend_locked(backends[i], rest);
     }
     /* A type word or a substring; sub-devices only by index. */
     int type = 0;
@@ -237,25 +256,42 @@ static kiln_device *kiln__select_locked(const char *sel) {
     return NULL;
 }
 
+/* A GPU, then an accelerator, then a CPU; within a type the backend of the
+ * highest priority (backend.h), then registry order. */
 static kiln_device *kiln__select_default_locked(void) {
     static const kiln_device_type order[] = {KILN_DEVICE_GPU, KILN_DEVICE_ACCELERATOR,
                                              KILN_DEVICE_CPU};
-    /* Within a type, a CUDA device comes before an OpenCL one: when both
-     * backends drive the same NVIDIA GPU, CUDA launches faster and its
-     * algorithms have CUDA-specific variants. */
-    static const kiln_backend_kind backends[] = {KILN_BACKEND_CUDA, KILN_BACKEND_OPENCL};
-    for (size_t t = 0; t < 3; t++)
-        for (size_t b = 0; b < 2; b++)
-            for (size_t i = 0; i < kiln__reg_count; i++) {
-                kiln_device *d = kiln__reg_devices[i];
-                if (!d->b.info.is_subdevice && d->b.info.type == order[t] &&
-                    d->b.info.backend == backends[b])
-                    return d;
-            }
+    for (size_t t = 0; t < sizeof order / sizeof order[0]; t++) {
+        kiln_device *best = NULL;
+        for (size_t i = 0; i < kiln__reg_count; i++) {
+            kiln_device *d = kiln__reg_devices[i];
+            if (!d->b.info.is_subdevice && d->b.info.type == order[t] &&
+                (!best || d->backend->priority > best->backend->priority))
+                best = d;
+        }
+        if (best)
+            return best;
+    }
     for (size_t i = 0; i < kiln__reg_count; i++)
         if (!kiln__reg_devices[i]->b.info.is_subdevice)
             return kiln__reg_devices[i];
     return NULL;
+}
+
+/* "B:N, B:P:D" for each backend B in the registry, for the message. */
+static void kiln__selector_forms(char *out, size_t cap) {
+    size_t num_backends = 0, len = 0;
+    const kiln__backend *const *backends = kiln__backend_registry(&num_backends);
+    out[0] = 0;
+    for (size_t i = 0; i < num_backends && len + 1 < cap; i++) {
+        const char *p = backends[i]->selector_prefix;
+        if (!p || !*p)
+            continue;
+        int w = snprintf(out + len, cap - len, "%s%s:N, %s:P:D", len ? ", " : "", p, p);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
 }
 
 kiln_status kiln_device_select(const char *selector, kiln_device **device) {
@@ -298,16 +334,20 @@ kiln_status kiln_device_select(const char *selector, kiln_device **device) {
     }
     size_t count = kiln__reg_count;
     pthread_mutex_unlock(&kiln__reg_lock);
-    if (count == 0)
+    if (count == 0) {
+        char hint[1024];
+        kiln__install_hint(hint, sizeof hint);
         return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
-                               "no compute device found (%s); %s", kiln__reg_why,
-                               kiln__install_hint);
+                               "no compute device found (%s); %s", kiln__reg_why, hint);
+    }
     if (!selector)
         return kiln__error_set(KILN_ERROR_NO_DEVICE, 0, "no usable device; devices:\n%s", list);
+    char forms[256];
+    kiln__selector_forms(forms, sizeof forms);
     return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
-                           "no device matches %s \"%s\"; use an index, opencl:P:D, "
-                           "opencl:N, cuda:N or a part of a name; devices:\n%s",
-                           source, selector, list);
+                           "no device matches %s \"%s\"; use an index, %s, cpu, gpu, "
+                           "accelerator or a part of a name; devices:\n%s",
+                           source, selector, forms, list);
 }
 
 kiln_status (kiln_device_get_info)(const kiln_device *device, kiln_device_info *info,

@@ -7,7 +7,9 @@
 #include <strings.h>
 
 #include "cache/cache.h"
+#include "backend/registry.h"
 #include "base/buildlog_quote.h"
+#include "base/embedded.h"
 #include "core/internal.h"
 
 static unsigned kiln__bucket(const char *hex) {
@@ -110,6 +112,38 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
     return KILN_OK;
 }
 
+/* Indexed by kiln_language, for messages. */
+static const char *const kiln__language_names[] = {
+    [KILN_LANG_AUTO] = "kiln's portable dialect",
+    [KILN_LANG_OPENCL_C] = "OpenCL C",
+    [KILN_LANG_CUDA_C] = "CUDA C",
+};
+
+/* KILN_ERROR_UNSUPPORTED for native source the context's backend does not
+ * compile, naming the backends that do. */
+static kiln_status kiln__language_refused(const char *fn, kiln_language lang,
+                                          const kiln_context *context) {
+    char which[128] = "";
+    size_t num_backends = 0, len = 0;
+    const kiln__backend *const *backends = kiln__backend_registry(&num_backends);
+    for (size_t i = 0; i < num_backends && len + 1 < sizeof which; i++) {
+        if (!(backends[i]->languages & (1u << lang)))
+            continue;
+        int w = snprintf(which + len, sizeof which - len, "%s%s", len ? ", " : "",
+                         backends[i]->name);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                           "%s: %s source cannot be built for the %s backend (%s); write it "
+                           "in kiln's portable dialect (KILN_LANG_AUTO) or pick a device of a "
+                           "backend that compiles it (%s)",
+                           fn, kiln__language_names[lang], context->backend->name,
+                           context->devices[0]->b.info.id,
+                           len ? which : "none is built into this kiln");
+}
+
 kiln_status kiln_program_create(kiln_context *context, const char *source,
                                 const kiln_program_opts *opts, kiln_program **program) {
     static const char fn[] = "kiln_program_create";
@@ -123,19 +157,13 @@ kiln_status kiln_program_create(kiln_context *context, const char *source,
     const char *options = opts && opts->build_options ? opts->build_options : "";
     int no_cache = opts ? opts->no_cache : 0;
     const kiln__backend *be = context->backend;
-    if (lang != KILN_LANG_AUTO && lang != KILN_LANG_OPENCL_C && lang != KILN_LANG_CUDA_C)
+    if ((unsigned)lang >= sizeof kiln__language_names / sizeof kiln__language_names[0])
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown language %d", fn,
                                (int)lang);
-    if ((lang == KILN_LANG_OPENCL_C && be->kind != KILN_BACKEND_OPENCL) ||
-        (lang == KILN_LANG_CUDA_C && be->kind != KILN_BACKEND_CUDA))
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: %s source cannot be built for the %s backend (%s); write it "
-                               "in kiln's portable dialect (KILN_LANG_AUTO) or pick a %s device",
-                               fn, lang == KILN_LANG_OPENCL_C ? "OpenCL C" : "CUDA C", be->name,
-                               context->devices[0]->b.info.id,
-                               lang == KILN_LANG_OPENCL_C ? "OpenCL" : "CUDA");
+    if (lang != KILN_LANG_AUTO && !(be->languages & (1u << lang)))
+        return kiln__language_refused(fn, lang, context);
     kiln_program *p = calloc(1, sizeof *p);
-    const char *prelude = be->prelude ? be->prelude() : "";
+    const char *prelude = be->prelude_file ? kiln__embedded_file(be->prelude_file) : "";
     if (!prelude)
         prelude = "";
     size_t plen = strlen(prelude), slen = strlen(source);

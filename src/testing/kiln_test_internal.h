@@ -9,10 +9,16 @@
 #define KILN_TEST_INTERNAL_H
 
 #include "backend/backend.h"
+#include "backend/registry.h" /* the tables built in, whatever they are */
 #include "cache/cache.h"
 #include "cache/sha256.h"
+#include "base/embedded.h" /* a backend's prelude: its prelude_file */
 #include "base/error.h"
 #include "core/signature.h"
+
+/* The CUDA backend's GPU-free helpers (NVRTC compile, cubin check, block
+ * choice); linked only where the CUDA backend is built. */
+#include "backend/cuda/nvrtc_tools.h"
 
 /* The backend tables, to drive a backend directly (tests/test_backend_*.c). */
 extern const kiln__backend kiln__backend_opencl;

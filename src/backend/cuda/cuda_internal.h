@@ -23,6 +23,7 @@
 #include <nvrtc.h>
 
 #include "backend/backend.h"
+#include "backend/cuda/nvrtc_tools.h"
 
 /* Driver functions used by the backend. X(name) is expanded with cuda.h's
  * macros applied, so `name` becomes the versioned symbol. */
@@ -310,19 +311,8 @@ typedef struct kiln__cu_kernel {
     int max_threads;
 } kiln__cu_kernel;
 
-/* NVRTC compile of one source for compute capability cc. On success the
- * binary (cubin, or PTX if NVRTC cannot target cc) is malloc'd in *binary,
- * *is_ptx says which; *log gets the log (malloc'd, maybe NULL). On a
- * compile error returns KILN_ERROR_BUILD with *log set. Usable without a
- * GPU (tests, benchmarks). */
-kiln_status kiln__cuda_compile(const char *source, const char *options,
-                               unsigned cc, void **binary, size_t *size,
-                               int *is_ptx, char **log);
-
-/* 0 if p[0..n) looks like a loadable cubin (CUDA ELF whose header and
- * sections lie inside the data) or PTX text; else -1 and *why. */
-int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why);
-int kiln__cuda_nvrtc_ready(void);
+/* kiln__cuda_compile, kiln__cuda_check_image, kiln__cuda_nvrtc_ready and
+ * kiln__cuda_pick_block: nvrtc_tools.h. */
 
 /* backend entry points, by file */
 kiln_status kiln__cu_load(void);
@@ -369,6 +359,8 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                              size_t num_wait, void *const *wait,
                              void **out_event);
 
+/* The prelude text (the table names it: prelude_file); only
+ * bench/bench_launch_cuda.c still calls this. */
 const char *kiln__cu_prelude(void);
 kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
                               const char *source, const char *options,
@@ -393,10 +385,5 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg);
 kiln_status kiln__cu_user_event_create(void *context, void **event);
 kiln_status kiln__cu_user_event_set(void *event, int failed);
 
-/* Block sizes for a launch without local sizes: per dimension the largest
- * divisor of global[d] within the budget (exposed for the unit test). */
-void kiln__cuda_pick_block(unsigned dims, const size_t *global,
-                           int max_threads, const int *max_block,
-                           size_t *block);
 
 #endif

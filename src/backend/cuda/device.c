@@ -59,6 +59,12 @@ static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
     in->subgroup_size = (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     in->fp64 = 1;
     in->fp16 = in->compute_capability >= 53;
+    snprintf(in->backend_name, sizeof in->backend_name, "cuda");
+    in->languages = 1u << KILN_LANG_CUDA_C;
+    /* Resident blocks run to completion while others wait for them. */
+    in->forward_progress = 1;
+    in->device_sleep = in->compute_capability >= 70; /* __nanosleep */
+    in->warp_shuffle = 1;                              /* __shfl_*_sync */
     in->is_subdevice = 0;
     bd->extensions = malloc(1);
     if (!bd->extensions)

@@ -6,6 +6,13 @@ const kiln__backend kiln__backend_opencl = {
     .abi = KILN__BACKEND_ABI,
     .kind = KILN_BACKEND_OPENCL,
     .name = "opencl",
+    .selector_prefix = "opencl",
+    .priority = 10,
+    .languages = 1u << KILN_LANG_OPENCL_C,
+    .prelude_file = "prelude_opencl.h",
+    .install_hint = "to run on the CPU install an OpenCL ICD loader and PoCL "
+                    "(Debian/Ubuntu: apt-get install ocl-icd-libopencl1 "
+                    "pocl-opencl-icd); for a GPU, its vendor's OpenCL driver",
 
     .load = kiln__ocl_load,
     .enumerate = kiln__ocl_enumerate,
@@ -29,7 +36,6 @@ const kiln__backend kiln__backend_opencl = {
     .buffer_map = kiln__ocl_buffer_map,
     .buffer_unmap = kiln__ocl_buffer_unmap,
 
-    .prelude = kiln__ocl_prelude,
     .program_build = kiln__ocl_program_build,
     .program_binary = kiln__ocl_program_binary,
     .program_load = kiln__ocl_program_load,

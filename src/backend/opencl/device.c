@@ -101,6 +101,8 @@ static kiln_status fill_device(cl_platform_id p, cl_device_id d,
                                "OpenCL enumerate: out of host memory");
 
     info->backend = KILN_BACKEND_OPENCL;
+    snprintf(info->backend_name, sizeof info->backend_name, "opencl");
+    info->languages = 1u << KILN_LANG_OPENCL_C;
     kiln__cl.clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     if (type & CL_DEVICE_TYPE_GPU)
         info->type = KILN_DEVICE_GPU;
@@ -143,6 +145,14 @@ static kiln_status fill_device(cl_platform_id p, cl_device_id d,
         info->compute_capability = major * 10 + minor;
         info->subgroup_size = dev_uint(d, KILN__CL_DEVICE_WARP_SIZE_NV);
     }
+    /* OpenCL promises no forward progress between work-groups. GPUs get
+     * it: every GPU driver kiln has run on gives it, and the single-pass
+     * scan has relied on it there since it was written. Other devices do
+     * not: nothing promises it on them either, and on a CPU the look-back
+     * scan is slower than the three-phase one, so nothing gains. */
+    info->forward_progress = info->type == KILN_DEVICE_GPU;
+    info->device_sleep = 0;  /* no sleep builtin in OpenCL C */
+    info->warp_shuffle = 0;  /* sub-group shuffles are not used from OpenCL */
     /* Anything that may change a compiled binary. */
     snprintf(out->identity, sizeof out->identity, "%.100s|%.100s|%.100s|%.60s|%.80s|%.60s", pname,
              pversion, info->name, info->vendor, info->version,

@@ -142,7 +142,6 @@ kiln_status kiln__ocl_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                                    size_t num_wait, void *const *wait,
                                    void **out_event);
 /* program.c */
-const char *kiln__ocl_prelude(void);
 kiln_status kiln__ocl_program_build(void *context,
                                     const kiln__bdevice *device,
                                     const char *source, const char *options,

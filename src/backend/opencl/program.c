@@ -8,15 +8,6 @@
 
 #include "backend/opencl/ocl.h"
 #include "base/bytes.h"
-#include "base/embedded.h"
-
-/* ------------------------------------------------------------- prelude */
-
-const char *kiln__ocl_prelude(void)
-{
-    const char *text = kiln__embedded_file("prelude_opencl.h");
-    return text ? text : "#define KILN_BACKEND_OPENCL 1\n#line 1\n";
-}
 
 /* ------------------------------------------------------------ programs */
 
