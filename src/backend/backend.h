@@ -162,6 +162,7 @@ typedef struct kiln__backend {
     kiln_status (*user_event_set)(void *event, int failed);
     void (*event_retain)(void *event);
     void (*event_release)(void *event);
+    const struct kiln__backend_interop *interop; /* backend/interop.h */
 } kiln__backend;
 
 /* The two backends; each file defines its table. */
