@@ -33,7 +33,7 @@ int main(void)
     X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                \
     X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)   \
     X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)                 \
-    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchHostFunc)
+    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchHostFunc) X(cuLaunchKernel)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;
@@ -138,6 +138,21 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     expect(want, init, 1);
     CHECK(memcmp(got, want, N * sizeof(float)) == 0);
 
+    /* kiln's CUfunction launched natively on s, with kiln's argument list */
+    CUfunction f = NULL;
+    CHECK_OK(kiln_cuda_kernel_get(k, dev, &f));
+    CHECK(f != NULL);
+    float a = 2.0f, bb = 1.0f;
+    int n = N;
+    void *params[4] = {&m, &a, &bb, &n};
+    CU_OK(cu.cuCtxSetCurrent(native_ctx));
+    CU_OK(cu.cuLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
+    CU_OK(cu.cuMemcpyDtoDAsync(m2, m, N * sizeof(float), s));
+    CU_OK(cu.cuStreamSynchronize(s));
+    CU_OK(cu.cuMemcpyDtoH(got, m2, N * sizeof(float)));
+    expect(want, init, 2);
+    CHECK(memcmp(got, want, N * sizeof(float)) == 0);
+
     /* native after kiln: kiln's kernel waits for a kiln user event; a native
      * copy on s waits for that kernel's CUevent */
     kiln_event *gate = NULL, *kk = NULL;
@@ -154,7 +169,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CU_OK(cu.cuStreamSynchronize(s));
     CU_OK(cu.cuMemcpyDtoH(got, m2, N * sizeof(float)));
-    expect(want, init, 2);
+    expect(want, init, 3);
     CHECK(memcmp(got, want, N * sizeof(float)) == 0);
     kiln_event_release(kk);
     kiln_event_release(gate);

@@ -288,7 +288,7 @@ static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id,
 #if KILN_HAVE_CUDA
 /* kiln_cuda_* on OpenCL objects: the other backend's interop refuses. */
 static void check_wrong_backend(kiln_context *kctx, kiln_queue *q, kiln_buffer *kbuf,
-                                kiln_device *dev)
+                                kiln_kernel *k, kiln_device *dev)
 {
     CUdeviceptr p = 1;
     CUstream s = (CUstream)1;
@@ -305,6 +305,9 @@ static void check_wrong_backend(kiln_context *kctx, kiln_queue *q, kiln_buffer *
     CHECK_STATUS(kiln_cuda_context_get(kctx, &c), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_cuda_event_get(ev, &ce), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_cuda_device_get(dev, &d), KILN_ERROR_MISMATCH);
+    CUfunction f = (CUfunction)1;
+    CHECK_STATUS(kiln_cuda_kernel_get(k, dev, &f), KILN_ERROR_MISMATCH);
+    CHECK(f == NULL);
     kiln_buffer *b = NULL;
     CHECK_STATUS(kiln_cuda_buffer_wrap(kctx, 0x1000, 64, 0, &b), KILN_ERROR_MISMATCH);
     CHECK(b == NULL);
@@ -365,7 +368,7 @@ static void run(kiln_queue *queue, void *user)
     check_queues(&nt, kctx, k, kbuf, init);
     check_bad_input(&nt, kctx, id, plat, kbuf);
 #if KILN_HAVE_CUDA
-    check_wrong_backend(kctx, queue, kbuf, dev);
+    check_wrong_backend(kctx, queue, kbuf, k, dev);
 #endif
     /* kiln objects of queue's (kiln-made) context are no OpenCL mismatch */
     cl_context kiln_made = NULL;

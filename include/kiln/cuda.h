@@ -135,6 +135,19 @@ KILN_API kiln_status kiln_cuda_buffer_wrap(kiln_context *context,
 KILN_API kiln_status kiln_cuda_event_get(const kiln_event *event,
                                         CUevent *native);
 
+/* ---------------------------------------------------------------- kernels */
+
+/* The CUfunction of a kiln kernel on device (one of its context's
+ * devices, else KILN_ERROR_MISMATCH). Borrowed: valid while the kernel is.
+ * A CUfunction holds no arguments, so it may be launched natively
+ * (cuLaunchKernel, CUDA graphs) alongside kiln's own launches; its
+ * parameters are the kernel's, in order, with a kiln buffer passed as its
+ * CUdeviceptr (kiln_cuda_buffer_get). OpenCL has no such call: a
+ * cl_kernel holds its arguments, which kiln sets and caches. */
+KILN_API kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel,
+                                         const kiln_device *device,
+                                         CUfunction *native);
+
 #ifdef __cplusplus
 }
 #endif

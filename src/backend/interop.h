@@ -61,6 +61,12 @@ kiln_status kiln__interop_device(const struct kiln__backend_interop *via,
                                  const char *fn, const kiln_device *device,
                                  const kiln__bdevice **record);
 
+/* The backend kernel of kernel for device (one of its context's devices,
+ * else KILN_ERROR_MISMATCH). */
+kiln_status kiln__interop_kernel(const struct kiln__backend_interop *via,
+                                 const char *fn, const kiln_kernel *kernel,
+                                 const kiln_device *device, void **handle);
+
 /* Loads the backends and makes sure via's backend has devices; else
  * KILN_ERROR_NO_DEVICE (or the registry's status) with a message. Call
  * before using the driver in a function that starts from native objects. */

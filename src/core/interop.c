@@ -73,6 +73,28 @@ kiln_status kiln__interop_device(const struct kiln__backend_interop *via, const 
     return st;
 }
 
+kiln_status kiln__interop_kernel(const struct kiln__backend_interop *via, const char *fn,
+                                 const kiln_kernel *kernel, const kiln_device *device,
+                                 void **handle) {
+    if (!handle)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: the result pointer is NULL", fn);
+    *handle = NULL;
+    if (!kernel || !device)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               kernel ? "device" : "kernel");
+    kiln_status st = kiln__check_backend(via, fn, "kernel", kernel->backend);
+    if (st != KILN_OK)
+        return st;
+    for (size_t i = 0; i < kernel->context->num_devices; i++)
+        if (kernel->context->devices[i] == device) {
+            *handle = kernel->handles[i];
+            return KILN_OK;
+        }
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                           "%s: device %s is not one of the kernel's context's devices", fn,
+                           device->b.info.id);
+}
+
 kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const char *fn) {
     size_t n = 0;
     kiln_status st = kiln_device_count(&n);

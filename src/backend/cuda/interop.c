@@ -279,6 +279,19 @@ kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr native, siz
     return kiln__interop_buffer_wrap(VIA, fn, context, b, size, buffer);
 }
 
+/* ---- kernels ------------------------------------------------------------ */
+
+kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel, const kiln_device *device,
+                                 CUfunction *native)
+{
+    static const char fn[] = "kiln_cuda_kernel_get";
+    NEED(native, fn, "native");
+    void *h = NULL;
+    kiln_status st = kiln__interop_kernel(VIA, fn, kernel, device, &h);
+    *native = st == KILN_OK ? ((kiln__cu_kernel *)h)->fn : NULL;
+    return st;
+}
+
 /* ---- events ------------------------------------------------------------- */
 
 kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native)
