@@ -397,6 +397,12 @@ int main(void)
     for (int i = 0; i < N; i++)
         init[i] = (float)(i % 97) - 40.0f;
     kt_for_each_device(run, init);
+    kiln_queue *q = NULL;
+    if (!opencl_devices_run && kiln_queue_create_default("opencl:0", 0, &q) == KILN_OK) {
+        printf("== no OpenCL test device; the first OpenCL device:\n");
+        run(q, init); /* the default device may be a CUDA one */
+        kiln_queue_release(q);
+    }
     free(init);
     if (!opencl_devices_run) {
         printf("no OpenCL test device: skipped\n");
