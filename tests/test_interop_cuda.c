@@ -33,7 +33,8 @@ int main(void)
     X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                \
     X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)   \
     X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)                 \
-    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchHostFunc) X(cuLaunchKernel)
+    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchHostFunc) X(cuLaunchKernel)    \
+    X(cuMemGetInfo)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;
@@ -267,13 +268,22 @@ static void check_bad_input(kiln_context *kprim, CUcontext user_ctx)
     CHECK_STATUS(kiln_cuda_buffer_wrap(kuser, um, 256, 0x80, &b), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_cuda_queue_wrap(kuser, us, KILN_QUEUE_OUT_OF_ORDER, &q),
                  KILN_ERROR_UNSUPPORTED);
-    /* KILN_CUDA_BUFFER_OWN: kiln frees it; a second free then fails */
     CHECK_OK(kiln_cuda_buffer_wrap(kuser, um + 128, 128, 0, &b));
     kiln_buffer_release(b);
-    CHECK_OK(kiln_cuda_buffer_wrap(kuser, um, 256, KILN_CUDA_BUFFER_OWN, &b));
+    CU_OK(cu.cuMemFree(um)); /* still the caller's */
+    /* KILN_CUDA_BUFFER_OWN: kiln frees it (the device's free memory grows
+     * back by about its size) */
+    size_t big = (size_t)256 << 20, before = 0, after = 0, total = 0;
+    CUdeviceptr bm = 0;
+    CU_OK(cu.cuCtxSetCurrent(user_ctx));
+    CU_OK(cu.cuMemAlloc(&bm, big));
+    CHECK_OK(kiln_cuda_buffer_wrap(kuser, bm, big, KILN_CUDA_BUFFER_OWN, &b));
+    CU_OK(cu.cuMemGetInfo(&before, &total));
     kiln_buffer_release(b);
     CU_OK(cu.cuCtxSetCurrent(user_ctx));
-    CHECK(cu.cuMemFree(um) != CUDA_SUCCESS);
+    CU_OK(cu.cuMemGetInfo(&after, &total));
+    CHECK_MSG(after >= before + big / 2, "free memory %zu -> %zu after releasing an owned "
+              "buffer of %zu bytes", before, after, big);
     kiln_context_release(kuser);
     CU_OK(cu.cuCtxSetCurrent(user_ctx));
     CU_OK(cu.cuStreamDestroy(us));

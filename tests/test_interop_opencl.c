@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "kiln/opencl.h"
@@ -378,8 +379,14 @@ static void run(kiln_queue *queue, void *user)
     kiln_kernel_release(k);
     kiln_program_release(prog);
     kiln_buffer_release(kbuf);
+    /* the driver's finished commands (and kiln's event watcher) may hold
+     * references a little longer: give them up to 5 s */
+    for (int i = 0; i < 5000 && refcount_mem(nt.mem) != mem_refs; i++)
+        usleep(1000);
     CHECK(refcount_mem(nt.mem) == mem_refs);
     kiln_context_release(kctx);
+    for (int i = 0; i < 5000 && refcount_ctx(nt.ctx) != ctx_refs; i++)
+        usleep(1000);
     CHECK(refcount_ctx(nt.ctx) == ctx_refs);
     cl.clReleaseMemObject(nt.mem);
     cl.clReleaseCommandQueue(nt.q);
