@@ -34,7 +34,7 @@ int main(void)
     X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)   \
     X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)                 \
     X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchHostFunc) X(cuLaunchKernel)    \
-    X(cuMemGetInfo)
+    X(cuMemGetInfo) X(cuCtxSynchronize)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;
@@ -113,6 +113,9 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CU_OK(cu.cuMemAlloc(&m, N * sizeof(float)));
     CU_OK(cu.cuMemAlloc(&m2, N * sizeof(float)));
     CU_OK(cu.cuMemcpyHtoD(m, init, N * sizeof(float)));
+    /* from pageable memory the copy's DMA may still be under way, and kiln's
+     * streams do not order against the legacy stream (kiln/cuda.h) */
+    CU_OK(cu.cuCtxSynchronize());
 
     kiln_buffer *kb = NULL;
     kiln_queue *kq = NULL, *kq2 = NULL;
@@ -214,6 +217,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CHECK_OK(kiln_cuda_buffer_get(own, &op));
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CU_OK(cu.cuMemcpyHtoD(op, init, N * sizeof(float)));
+    CU_OK(cu.cuCtxSynchronize());
     CHECK_OK(kiln_buffer_read(kq2, own, 0, N * sizeof(float), got));
     CHECK(memcmp(got, init, N * sizeof(float)) == 0);
     kiln_buffer_release(own);

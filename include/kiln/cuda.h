@@ -36,6 +36,11 @@
  *    cuStreamWaitEvent(kiln_stream, native_event, 0) before kiln's work.
  *  - native work after kiln work: cuStreamWaitEvent(native_stream,
  *    kiln_cuda_event_get's CUevent, 0), or use kiln's stream.
+ *  - kiln's streams are non-blocking (CU_STREAM_NON_BLOCKING): they do not
+ *    synchronise with the legacy default stream. A synchronous cuMemcpy*
+ *    from pageable memory may return before its DMA has landed; call
+ *    cuCtxSynchronize (or use an async copy on a stream ordered with kiln's
+ *    by events) before kiln reads what it wrote.
  *  - A kiln command that waits for a kiln user event, or for an event of
  *    another device or backend, only has its CUevent recorded after that
  *    wait on the stream: a native stream waiting for that CUevent waits
