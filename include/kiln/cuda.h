@@ -95,9 +95,9 @@ KILN_API kiln_status kiln_cuda_queue_get(const kiln_queue *queue,
 /* A new kiln queue around native, a stream of context's CUcontext (else
  * KILN_ERROR_MISMATCH); not destroyed by kiln. flags: 0 or
  * KILN_QUEUE_PROFILING (CUDA streams are in order: KILN_QUEUE_OUT_OF_ORDER
- * is KILN_ERROR_UNSUPPORTED). The legacy default stream (NULL, or
- * CU_STREAM_LEGACY / CU_STREAM_PER_THREAD) is KILN_ERROR_INVALID_ARGUMENT:
- * wrap a stream you created. */
+ * is KILN_ERROR_UNSUPPORTED). The default streams cannot be wrapped: NULL
+ * is KILN_ERROR_NULL_HANDLE, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are
+ * KILN_ERROR_INVALID_ARGUMENT; wrap a stream you created. */
 KILN_API kiln_status kiln_cuda_queue_wrap(kiln_context *context,
                                          CUstream native, unsigned flags,
                                          kiln_queue **queue);
