@@ -1,7 +1,9 @@
 /* Per-launch overhead of an empty 3-argument kernel through kiln
- * (kiln_kernel_launch on "cuda:0") against raw cuLaunchKernel on the same
- * GPU, in interleaved rounds (medians, ratio); the launch+wait round trip;
- * and NVRTC compile time cold against kiln's disk cache.
+ * (kiln_kernel_launch on "cuda:0") against raw cuLaunchKernel of the same
+ * CUfunction (kiln_cuda_kernel_get) on a stream of the bench's own, in the
+ * same context, in interleaved rounds (medians, ratio); the launch+wait
+ * round trip; and NVRTC compile time cold against kiln's disk cache. Uses
+ * only the public API and kiln/cuda.h; libcuda is dlopen'd as kiln does.
  *
  * Run: build/bench/bench_launch_cuda [rounds]   (exits 0 without a GPU) */
 #include <stdio.h>
@@ -13,7 +15,48 @@
 #include "kiln.h"
 
 #if KILN_HAVE_CUDA
-#include "backend/cuda/cuda_internal.h"
+#include <dlfcn.h>
+
+#include "kiln/cuda.h"
+
+#define XSTR(x) STR(x)
+#define STR(x) #x
+/* cuda.h maps names to versioned symbols (cuStreamDestroy_v2): resolve
+ * those, with their prototypes. */
+#define CU_FUNCS(X)                                                            \
+    X(cuGetErrorName) X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy)  \
+    X(cuStreamSynchronize) X(cuLaunchKernel)
+
+static struct {
+#define FIELD(f) __typeof__(&f) f;
+    CU_FUNCS(FIELD)
+#undef FIELD
+} api;
+
+static int load_cuda(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return 0;
+#define RESOLVE(f)                                                             \
+    {                                                                          \
+        void *p = dlsym(lib, XSTR(f));                                         \
+        if (!p)                                                                \
+            return 0;                                                          \
+        memcpy(&api.f, &p, sizeof p);                                          \
+    }
+    CU_FUNCS(RESOLVE)
+#undef RESOLVE
+    return 1;
+}
+
+static const char *cu_err_name(CUresult r)
+{
+    const char *name = NULL;
+    if (api.cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+        return "CUDA_ERROR_UNKNOWN";
+    return name;
+}
 
 static double now_us(void)
 {
@@ -50,7 +93,7 @@ static const char *src =
     do {                                                                       \
         CUresult r_ = (x);                                                     \
         if (r_ != CUDA_SUCCESS) {                                              \
-            fprintf(stderr, "%s: %s\n", #x, kiln__cu_err_name(r_));            \
+            fprintf(stderr, "%s: %s\n", #x, cu_err_name(r_));            \
             return 1;                                                          \
         }                                                                      \
     } while (0)
@@ -75,9 +118,8 @@ int main(int argc, char **argv)
     }
     kiln_device_info info;
     CK(kiln_device_get_info(dev, &info));
-    const kiln__cu_api *api = kiln__cuda_api();
-    if (!api) {
-        printf("CUDA backend not loaded: skipped\n");
+    if (!load_cuda()) {
+        printf("libcuda.so.1 lacks an entry point the bench uses: skipped\n");
         return 0;
     }
     printf("device: %s (%s, sm_%u), driver %s\n", info.name, info.id,
@@ -128,32 +170,17 @@ int main(int argc, char **argv)
     kiln_arg args[3] = {KILN_ARG_BUF(buf), KILN_ARG_I32(7), KILN_ARG_F32(1.5f)};
     size_t global = 256, local = 256;
 
-    /* raw: its own module from the same final source, own stream, same
-     * primary context */
-    char *full = malloc(strlen(kiln__cu_prelude()) + strlen(src) + 1);
-    strcpy(full, kiln__cu_prelude());
-    strcat(full, src);
-    void *bin = NULL;
-    size_t bin_size = 0;
-    int is_ptx = 0;
-    char *log = NULL;
-    CK(kiln__cuda_compile(full, NULL, info.compute_capability, &bin, &bin_size,
-                          &is_ptx, &log));
-    free(log);
-    free(full);
-    CUdevice cudev;
-    CUcontext cuctx;
-    CU(api->cuDeviceGet(&cudev, 0)); /* cuda:0 */
-    CU(api->cuDevicePrimaryCtxRetain(&cuctx, cudev));
-    CU(api->cuCtxSetCurrent(cuctx));
-    CUmodule mod;
+    /* raw: kiln's own CUfunction and device pointer, launched with
+     * cuLaunchKernel on a stream of the bench's own, same context */
     CUfunction fn;
-    CUstream stream;
-    CU(api->cuModuleLoadData(&mod, bin));
-    CU(api->cuModuleGetFunction(&fn, mod, "empty3"));
-    CU(api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CUcontext cuctx;
     CUdeviceptr dptr;
-    CU(api->cuMemAlloc(&dptr, 256));
+    CUstream stream;
+    CK(kiln_cuda_kernel_get(k, dev, &fn));
+    CK(kiln_cuda_context_get(ctx, &cuctx));
+    CK(kiln_cuda_buffer_get(buf, &dptr));
+    CU(api.cuCtxSetCurrent(cuctx));
+    CU(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     int b = 7;
     float c = 1.5f;
     void *params[3] = {&dptr, &b, &c};
@@ -166,10 +193,10 @@ int main(int argc, char **argv)
     /* warm-up */
     for (int i = 0; i < 100; i++) {
         CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0, NULL, NULL));
-        CU(api->cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
+        CU(api.cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
     }
     CK(kiln_queue_finish(q));
-    CU(api->cuStreamSynchronize(stream));
+    CU(api.cuStreamSynchronize(stream));
     for (int r = 0; r < rounds; r++) {
         for (int side = 0; side < 2; side++) {
             int kiln_side = (side + r) % 2 == 0;
@@ -182,10 +209,10 @@ int main(int argc, char **argv)
                 CK(kiln_queue_finish(q));
             } else {
                 for (int i = 0; i < BATCH; i++)
-                    CU(api->cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
+                    CU(api.cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
                                            params, NULL));
                 rl[r] = (now_us() - t0) / BATCH;
-                CU(api->cuStreamSynchronize(stream));
+                CU(api.cuStreamSynchronize(stream));
             }
         }
         /* launch + wait round trip */
@@ -200,9 +227,9 @@ int main(int argc, char **argv)
                     CK(kiln_event_wait(ev));
                     kiln_event_release(ev);
                 } else {
-                    CU(api->cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
+                    CU(api.cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
                                            params, NULL));
-                    CU(api->cuStreamSynchronize(stream));
+                    CU(api.cuStreamSynchronize(stream));
                 }
                 acc += now_us() - t0;
             }
@@ -219,11 +246,8 @@ int main(int argc, char **argv)
     printf("launch + wait round trip: kiln %.2f us (event wait), raw %.2f us "
            "(cuStreamSynchronize), ratio %.3f\n", mkt, mrt, mkt / mrt);
 
-    api->cuMemFree(dptr);
-    api->cuStreamDestroy(stream);
-    api->cuModuleUnload(mod);
-    api->cuDevicePrimaryCtxRelease(cudev);
-    free(bin);
+    api.cuCtxSetCurrent(cuctx);
+    api.cuStreamDestroy(stream);
     free(kl), free(rl), free(kt), free(rt);
     kiln_buffer_release(buf);
     kiln_kernel_release(k);

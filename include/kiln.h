@@ -1,8 +1,9 @@
 /* kiln — parallel computing on GPUs and multicore CPUs from C.
  *
  * This is the one header users include. It pulls in no vendor header:
- * OpenCL and CUDA are loaded at run time. Native interop lives in the opt-in
- * headers kiln/opencl.h and kiln/cuda.h.
+ * OpenCL and CUDA are loaded at run time. Native interop (kiln's objects as
+ * cl_mem, CUstream, ... and those wrapped as kiln's) lives in the opt-in
+ * headers kiln/opencl.h and kiln/cuda.h, which include the vendor headers.
  *
  * Conventions (the same for every object):
  *  - Every call returns a kiln_status. Constructors hand the object back

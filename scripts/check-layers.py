@@ -5,10 +5,11 @@ The layers and what each may include (docs/architecture.md):
 
   src/base              base
   src/cache             base, cache
-  src/backend/<name>/   base, backend/backend.h, backend/prelude_half.h,
-                        backend/<name>/
+  src/backend/<name>/   base, backend/backend.h, backend/interop.h,
+                        backend/prelude_half.h, backend/<name>/
   src/backend/*.c       base, backend/ (the registry)
-  src/core              base, cache, core, backend/backend.h, backend/registry.h
+  src/core              base, cache, core, backend/backend.h,
+                        backend/interop.h, backend/registry.h
   src/algo              base, algo
   src/testing           anything under src/ (the tests' one door)
   tests/                public headers, tests/, testing/kiln_test_internal.h,
@@ -62,13 +63,13 @@ def allowed(src_rel, target):
         elif layer == "cache":
             ok += ["src/cache/"]
         elif layer == "backend" and len(top) > 3:
-            ok += ["src/backend/backend.h", "src/backend/prelude_half.h",
-                   "src/backend/%s/" % top[2]]
+            ok += ["src/backend/backend.h", "src/backend/interop.h",
+                   "src/backend/prelude_half.h", "src/backend/%s/" % top[2]]
         elif layer == "backend":
             ok += ["src/backend/"]
         elif layer == "core":
             ok += ["src/cache/", "src/core/", "src/backend/backend.h",
-                   "src/backend/registry.h"]
+                   "src/backend/interop.h", "src/backend/registry.h"]
         elif layer == "algo":
             ok += ["src/algo/"]
         elif layer == "testing":

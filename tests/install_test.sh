@@ -8,6 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 for f in include/kiln.h include/kiln/version.h include/kiln/status.h \
+         include/kiln/opencl.h include/kiln/cuda.h \
          lib/cmake/kiln/kilnConfig.cmake lib/pkgconfig/kiln.pc; do
   [ -e "$tmp/prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
@@ -29,4 +30,13 @@ cc ${KILN_TEST_LDFLAGS:-} "$tmp/consumer/vadd.c" $(pkg-config --cflags --libs ki
 export LD_LIBRARY_PATH="$tmp/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$tmp/consumer/b/vadd"
 "$tmp/consumer/vadd_pc"
+# kiln/opencl.h compiles and its functions are exported (where CL/cl.h is
+# on the compiler's default path)
+if echo '#include <CL/cl.h>' | cc -E -x c - >/dev/null 2>&1; then
+  printf '%s\n' '#define CL_TARGET_OPENCL_VERSION 300' '#include <kiln/opencl.h>' \
+    'int main(void) { cl_device_id id; return kiln_opencl_device_get(NULL, &id) != KILN_ERROR_NULL_HANDLE; }' \
+    > "$tmp/consumer/interop.c"
+  cc ${KILN_TEST_LDFLAGS:-} "$tmp/consumer/interop.c" $(pkg-config --cflags --libs kiln) -o "$tmp/consumer/interop"
+  "$tmp/consumer/interop"
+fi
 echo "2 passed, 0 failed"

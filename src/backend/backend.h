@@ -192,6 +192,7 @@ typedef struct kiln__backend {
     kiln_status (*user_event_set)(void *event, int failed);
     void (*event_retain)(void *event);
     void (*event_release)(void *event);
+    const struct kiln__backend_interop *interop; /* backend/interop.h */
 } kiln__backend;
 
 /* Each backend defines its table in src/backend/<name>/backend.c; the

@@ -46,4 +46,5 @@ const kiln__backend kiln__backend_cuda = {
     .user_event_set = kiln__cu_user_event_set,
     .event_retain = kiln__cu_event_retain,
     .event_release = kiln__cu_event_release,
+    .interop = &kiln__cu_interop,
 };

@@ -44,6 +44,10 @@
     X(cuCtxGetCurrent)                                                         \
     X(cuCtxSynchronize)                                                        \
     X(cuCtxEnablePeerAccess)                                                   \
+    X(cuCtxPushCurrent)                                                        \
+    X(cuCtxPopCurrent)                                                         \
+    X(cuCtxGetDevice)                                                          \
+    X(cuStreamGetCtx)                                                          \
     X(cuStreamCreate)                                                          \
     X(cuStreamDestroy)                                                         \
     X(cuStreamSynchronize)                                                     \
@@ -165,6 +169,7 @@ typedef struct kiln__cu_queue {
     pthread_mutex_t pool_lock;
     struct kiln__cu_event *pool;
     size_t pool_size;
+    int borrowed;         /* a user's stream (interop.c): never destroyed */
 } kiln__cu_queue;
 
 void kiln__cu_queue_ref(kiln__cu_queue *q);
@@ -257,6 +262,10 @@ int kiln__cu_host_pinned(const void *p, size_t n);
  * memory that outlives kiln's contexts (the pool, user event words) would
  * otherwise be freed when the last kiln context of d releases it. */
 kiln_status kiln__cu_keep_primary(kiln__cu_dev *d);
+/* cuMemHostAlloc(n, flags) in d's primary context (kept for the process),
+ * whatever context is current; *owner (if not NULL) gets that context. */
+kiln_status kiln__cu_pinned_alloc(kiln__cu_dev *d, size_t n, unsigned flags, void **p,
+                                  CUcontext *owner);
 
 /* Host-side work ordered in a stream (cuLaunchHostFunc): memmove (or a
  * pattern fill), then the staging block goes back to the pool. */
@@ -294,6 +303,7 @@ typedef struct kiln__cu_buffer {
     int pinned;
     pthread_mutex_t lock;      /* maps */
     kiln__cu_mapping *maps;
+    int borrowed;              /* a user's memory (interop.c): never freed */
 } kiln__cu_buffer;
 
 typedef struct kiln__cu_program {
@@ -385,5 +395,7 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg);
 kiln_status kiln__cu_user_event_create(void *context, void **event);
 kiln_status kiln__cu_user_event_set(void *event, int failed);
 
+/* interop.c: the backend's interop table (backend/interop.h) */
+extern const struct kiln__backend_interop kiln__cu_interop;
 
 #endif

@@ -83,15 +83,10 @@ static kiln_status kiln__cu_slot_get(kiln__cu_dev *d, int *slot, uint32_t *targe
         }
         void *p = NULL;
         kiln_status st = kiln__cu_ctx_use(d->ctx);
-        if (st == KILN_OK)
-            st = kiln__cu_keep_primary(d); /* the slab outlives kiln's contexts */
-        CUresult r = CUDA_SUCCESS;
-        if (st == KILN_OK)
-            r = kiln__cu.cuMemHostAlloc(&p, KILN__CU_SLAB_WORDS * sizeof(uint32_t),
-                                   CU_MEMHOSTALLOC_PORTABLE |
-                                       CU_MEMHOSTALLOC_DEVICEMAP);
-        if (st == KILN_OK && r != CUDA_SUCCESS)
-            st = kiln__cu_fail("cuMemHostAlloc (user event flags)", r);
+        if (st == KILN_OK) /* the slab outlives kiln's contexts */
+            st = kiln__cu_pinned_alloc(d, KILN__CU_SLAB_WORDS * sizeof(uint32_t),
+                                       CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP,
+                                       &p, NULL);
         if (st != KILN_OK) {
             pthread_mutex_unlock(&kiln__cu_slot_lock);
             return st;

@@ -117,7 +117,7 @@ static void kiln__cu_buffer_unref(kiln__cu_buffer *b)
     while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         kiln__cu_buffer *parent = b->parent;
         kiln__cu_context *c = b->ctx;
-        if (!parent) {
+        if (!parent && !b->borrowed) {
             /* Queued work may still use the memory: let every device of the
              * context finish first (cuMemFree would synchronise anyway).
              * Caveat: if a stream of the context waits for a user event

@@ -29,7 +29,8 @@ void kiln__cu_queue_unref(kiln__cu_queue *q)
          * its pending work is done */
         if (q->notify_stream)
             kiln__cu.cuStreamDestroy(q->notify_stream);
-        kiln__cu.cuStreamDestroy(q->stream);
+        if (!q->borrowed)
+            kiln__cu.cuStreamDestroy(q->stream);
         if (q->base)
             kiln__cu.cuEventDestroy(q->base);
     }

@@ -45,6 +45,35 @@ kiln_status kiln__cu_keep_primary(kiln__cu_dev *d)
     return st;
 }
 
+/* Pinned host memory is owned by the context current at allocation and goes
+ * with it. kiln's long-lived blocks (this pool, user-event words) are made
+ * in the device's primary context, which kiln keeps, even while a user's
+ * context (kiln_cuda_context_wrap) is current: that one may be destroyed
+ * while the blocks live on. */
+kiln_status kiln__cu_pinned_alloc(kiln__cu_dev *d, size_t n, unsigned flags, void **p,
+                                  CUcontext *owner)
+{
+    *p = NULL;
+    kiln_status st = kiln__cu_keep_primary(d);
+    if (st != KILN_OK)
+        return st;
+    CUcontext prim = NULL, popped = NULL;
+    CUresult r = kiln__cu.cuDevicePrimaryCtxRetain(&prim, d->dev);
+    if (r != CUDA_SUCCESS)
+        return kiln__cu_fail("cuDevicePrimaryCtxRetain", r);
+    r = kiln__cu.cuCtxPushCurrent(prim);
+    if (r == CUDA_SUCCESS) {
+        r = kiln__cu.cuMemHostAlloc(p, n, flags);
+        kiln__cu.cuCtxPopCurrent(&popped);
+    }
+    kiln__cu.cuDevicePrimaryCtxRelease(d->dev); /* keep_primary holds it */
+    if (r != CUDA_SUCCESS)
+        return kiln__cu_fail("cuMemHostAlloc", r);
+    if (owner)
+        *owner = prim;
+    return KILN_OK;
+}
+
 /* ---- the pool ---------------------------------------------------------- */
 
 static int kiln__cu_stage_class(size_t n)
@@ -74,20 +103,17 @@ kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out)
         *out = s;
         return KILN_OK;
     }
-    kiln_status st = kiln__cu_keep_primary(d);
-    if (st != KILN_OK)
-        return st;
     s = calloc(1, sizeof *s);
     if (!s)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     s->cls = cls;
     s->cap = (size_t)1 << cls;
-    s->ctx = d->ctx;
     /* portable: usable by every context; no DEVICEMAP, only DMA uses it */
-    CUresult r = kiln__cu.cuMemHostAlloc(&s->host, s->cap, CU_MEMHOSTALLOC_PORTABLE);
-    if (r != CUDA_SUCCESS) {
+    kiln_status st = kiln__cu_pinned_alloc(d, s->cap, CU_MEMHOSTALLOC_PORTABLE, &s->host,
+                                           &s->ctx);
+    if (st != KILN_OK) {
         free(s);
-        st = kiln__cu_fail("cuMemHostAlloc (staging)", r);
+        kiln__error_prefix(st, "staging memory");
         return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY
                    ? kiln__error_prefix(KILN_ERROR_OUT_OF_HOST_MEMORY,
                                         "pinned staging memory")

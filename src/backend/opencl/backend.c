@@ -52,4 +52,5 @@ const kiln__backend kiln__backend_opencl = {
     .user_event_set = kiln__ocl_user_event_set,
     .event_retain = kiln__ocl_event_retain,
     .event_release = kiln__ocl_event_release,
+    .interop = &kiln__ocl_interop,
 };

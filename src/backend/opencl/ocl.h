@@ -62,7 +62,10 @@
     X(clCreateUserEvent)                                                       \
     X(clSetUserEventStatus)                                                    \
     X(clRetainEvent)                                                           \
-    X(clReleaseEvent)
+    X(clReleaseEvent)                                                          \
+    X(clRetainContext)                                                         \
+    X(clRetainCommandQueue)                                                    \
+    X(clRetainMemObject)
 
 /* OpenCL 1.2 / 2.0 entry points: used when present. */
 #define KILN__CL_OPTIONAL(X)                                                   \
@@ -170,6 +173,9 @@ kiln_status kiln__ocl_user_event_create(void *context, void **event);
 kiln_status kiln__ocl_user_event_set(void *event, int failed);
 void kiln__ocl_event_retain(void *event);
 void kiln__ocl_event_release(void *event);
+
+/* interop.c: the backend's interop table (backend/interop.h) */
+extern const struct kiln__backend_interop kiln__ocl_interop;
 
 /* Wait lists arrive as void *const *; cl_event is a pointer, so the array
  * is used as is. */

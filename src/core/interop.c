@@ -1,0 +1,233 @@
+/* Native interop, the core's side (see backend/interop.h): argument checks,
+ * backend handles of kiln objects, and kiln objects around backend handles
+ * that a backend's kiln_opencl_* / kiln_cuda_* function made. No vendor
+ * type and no backend's name appears here: the caller's interop table
+ * decides which objects fit. */
+#include <stdlib.h>
+
+#include "backend/interop.h"
+#include "core/internal.h"
+
+static const char *const kiln__object_names[] = {"context", "queue", "buffer", "event"};
+
+/* The object's backend, whatever its kind (each core object starts with
+ * its count and its backend table, but the layouts differ: ask each). */
+static const kiln__backend *kiln__object_backend(kiln__interop_object kind, const void *o,
+                                                 void **handle) {
+    switch (kind) {
+    case KILN__INTEROP_CONTEXT:
+        *handle = ((const kiln_context *)o)->handle;
+        return ((const kiln_context *)o)->backend;
+    case KILN__INTEROP_QUEUE:
+        *handle = ((const kiln_queue *)o)->handle;
+        return ((const kiln_queue *)o)->backend;
+    case KILN__INTEROP_BUFFER:
+        *handle = ((const kiln_buffer *)o)->handle;
+        return ((const kiln_buffer *)o)->backend;
+    case KILN__INTEROP_EVENT:
+        *handle = ((const kiln_event *)o)->handle;
+        return ((const kiln_event *)o)->backend;
+    }
+    return NULL;
+}
+
+/* MISMATCH unless be answers to via. */
+static kiln_status kiln__check_backend(const struct kiln__backend_interop *via, const char *fn,
+                                       const char *what, const kiln__backend *be) {
+    if (be->interop == via)
+        return KILN_OK;
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                           "%s: the %s belongs to the %s backend; this call takes %s objects", fn,
+                           what, be->name, via->name);
+}
+
+kiln_status kiln__interop_handle(const struct kiln__backend_interop *via, const char *fn,
+                                 kiln__interop_object kind, const void *object, void **handle,
+                                 const kiln__bdevice **device) {
+    const char *what = kiln__object_names[kind];
+    if (device)
+        *device = NULL;
+    if (!handle)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: the result pointer is NULL", fn);
+    *handle = NULL;
+    if (!object)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, what);
+    void *h = NULL;
+    kiln_status st = kiln__check_backend(via, fn, what, kiln__object_backend(kind, object, &h));
+    if (st != KILN_OK)
+        return st;
+    if (device && kind == KILN__INTEROP_QUEUE)
+        *device = &((const kiln_queue *)object)->device->b;
+    *handle = h;
+    return KILN_OK;
+}
+
+kiln_status kiln__interop_device(const struct kiln__backend_interop *via, const char *fn,
+                                 const kiln_device *device, const kiln__bdevice **record) {
+    *record = NULL;
+    if (!device)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: device is NULL", fn);
+    kiln_status st = kiln__check_backend(via, fn, "device", device->backend);
+    if (st == KILN_OK)
+        *record = &device->b;
+    return st;
+}
+
+kiln_status kiln__interop_kernel(const struct kiln__backend_interop *via, const char *fn,
+                                 const kiln_kernel *kernel, const kiln_device *device,
+                                 void **handle) {
+    if (!handle)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: the result pointer is NULL", fn);
+    *handle = NULL;
+    if (!kernel || !device)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               kernel ? "device" : "kernel");
+    kiln_status st = kiln__check_backend(via, fn, "kernel", kernel->backend);
+    if (st != KILN_OK)
+        return st;
+    for (size_t i = 0; i < kernel->context->num_devices; i++)
+        if (kernel->context->devices[i] == device) {
+            *handle = kernel->handles[i];
+            return KILN_OK;
+        }
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                           "%s: device %s is not one of the kernel's context's devices", fn,
+                           device->b.info.id);
+}
+
+kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const char *fn) {
+    size_t n = 0;
+    kiln_status st = kiln_device_count(&n);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    for (size_t i = 0; i < n; i++) {
+        kiln_device *d = NULL;
+        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via)
+            return KILN_OK;
+    }
+    return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
+                           "%s: kiln has no %s device (its driver did not load, or reports "
+                           "none); kiln_device_get lists the devices it has",
+                           fn, via->name);
+}
+
+kiln_status kiln__interop_device_find(const struct kiln__backend_interop *via, const char *fn,
+                                      void *handle, kiln_device **device) {
+    *device = NULL;
+    size_t n = 0;
+    kiln_status st = kiln_device_count(&n);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", fn);
+    for (size_t i = 0; i < n; i++) {
+        kiln_device *d = NULL;
+        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via &&
+            d->b.handle == handle) {
+            *device = d;
+            return KILN_OK;
+        }
+    }
+    return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
+                           "%s: the native %s device %p is not one of kiln's devices "
+                           "(kiln_device_get lists them; a sub-device made outside "
+                           "kiln_device_partition is not known)",
+                           fn, via->name, handle);
+}
+
+kiln_status kiln__interop_context_wrap(const struct kiln__backend_interop *via, const char *fn,
+                                       void *native, size_t num_devices,
+                                       void *const *device_handles, kiln_context **context) {
+    *context = NULL;
+    if (num_devices == 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: the native context has no device", fn);
+    kiln_context *ctx = calloc(1, sizeof *ctx);
+    const kiln__bdevice **bdevs = calloc(num_devices, sizeof *bdevs);
+    if (ctx)
+        ctx->devices = calloc(num_devices, sizeof *ctx->devices);
+    kiln_status st = KILN_OK;
+    if (!ctx || !bdevs || !ctx->devices)
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    for (size_t i = 0; st == KILN_OK && i < num_devices; i++) {
+        st = kiln__interop_device_find(via, fn, device_handles[i], &ctx->devices[i]);
+        if (st == KILN_OK)
+            bdevs[i] = &ctx->devices[i]->b;
+    }
+    if (st == KILN_OK) {
+        st = via->context_wrap(native, bdevs, num_devices, &ctx->handle);
+        if (st != KILN_OK)
+            kiln__error_prefix(st, "%s", fn);
+    }
+    free(bdevs);
+    if (st != KILN_OK) {
+        if (ctx)
+            free(ctx->devices);
+        free(ctx);
+        return st;
+    }
+    atomic_init(&ctx->refs, 1);
+    atomic_init(&ctx->handles, 1);
+    ctx->backend = ctx->devices[0]->backend;
+    ctx->num_devices = num_devices;
+    pthread_mutex_init(&ctx->lock, NULL);
+    *context = ctx;
+    return KILN_OK;
+}
+
+kiln_status kiln__interop_queue_wrap(const struct kiln__backend_interop *via, const char *fn,
+                                     kiln_context *context, void *device_handle, void *native,
+                                     unsigned flags, kiln_queue **queue) {
+    *queue = NULL;
+    size_t slot = context->num_devices;
+    for (size_t i = 0; i < context->num_devices; i++)
+        if (context->devices[i]->b.handle == device_handle)
+            slot = i;
+    if (slot == context->num_devices)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: the native queue's device is not one of the context's "
+                               "devices", fn);
+    kiln_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    kiln_device *device = context->devices[slot];
+    kiln_status st = via->queue_wrap(context->handle, &device->b, native, flags, &q->handle);
+    if (st != KILN_OK) {
+        free(q);
+        return kiln__error_prefix(st, "%s", fn);
+    }
+    atomic_init(&q->refs, 1);
+    q->backend = context->backend;
+    q->context = context;
+    kiln_context_retain(context); /* a queue is a handle: it can start work */
+    q->device = device;
+    q->device_slot = slot;
+    q->flags = flags;
+    *queue = q;
+    return KILN_OK;
+}
+
+kiln_status kiln__interop_buffer_wrap(const struct kiln__backend_interop *via, const char *fn,
+                                      kiln_context *context, void *handle, size_t size,
+                                      kiln_buffer **buffer) {
+    *buffer = NULL;
+    kiln_buffer *b = calloc(1, sizeof *b);
+    if (!b) {
+        context->backend->buffer_release(handle);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    }
+    atomic_init(&b->refs, 1);
+    b->backend = context->backend;
+    b->handle = handle;
+    b->context = context;
+    kiln__context_retain(context);
+    b->root = b;
+    b->size = size;
+    *buffer = b;
+    return KILN_OK;
+}
+
+kiln_status kiln__interop_event_wrap(const struct kiln__backend_interop *via, const char *fn,
+                                     kiln_context *context, void *handle, int profiling,
+                                     kiln_event **event) {
+    kiln_status st = kiln__event_wrap(context, handle, profiling, event);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+}
