@@ -27,6 +27,9 @@ int kiln__array_contiguous(const kiln_array *a);
 
 typedef struct kiln__bound kiln__bound;
 
+/* Longest generator name: kernel names add a suffix ("_stage1") to it. */
+#define KILN__MAX_NAME 63
+
 
 
 /* ---- argument declarations ("float a, const float *x") */
@@ -108,12 +111,19 @@ struct kiln__bound {
     int layout;
 };
 kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
-                              size_t num_values, const kiln_value *values,
+                              size_t n, size_t num_args, const kiln_arg *vals,
                               int any_shape, const char *what,
                               kiln__bound *b);
 kiln_status kiln__bound_push(kiln__bound *b, kiln_arg a);
 void kiln__bound_free(kiln__bound *b);
 
+
+/* Copies a caller's descriptor (which starts with size_t struct_size) into
+ * copy (size bytes, zeroed first): at most struct_size bytes, so members
+ * added later read as 0. A struct_size under v1_size (the first version's
+ * size) is KILN_ERROR_INVALID_ARGUMENT, naming macro. */
+kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size,
+                            void *copy, const char *what, const char *macro);
 
 /* Converts a scalar to dtype (numerically). */
 kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out);

@@ -18,11 +18,8 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
                                  const kiln_scan_desc *desc, int eager,
                                  kiln_scan **out);
 kiln_status kiln__elementwise_create_ex(kiln_context *context,
-                                        const char *arguments,
-                                        const char *operation,
-                                        const char *name, const char *preamble,
-                                        unsigned flags, int eager,
-                                        kiln_elementwise **kernel);
+                                        const kiln_elementwise_desc *desc,
+                                        int eager, kiln_elementwise **kernel);
 
 /* A built-in elementwise kernel from the context's cache (borrowed unless
  * *owned); give it back with kiln__elementwise_done. */

@@ -2,6 +2,7 @@
  * ElementwiseKernel. One kernel per (layout, device kind) variant, built on
  * first use; the contiguous CPU/GPU variant of the creating context's first
  * device is built at create time so a bad expression fails there. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,10 @@
 #include "algo/algo.h"
 #include "algo/builtin.h"
 #include "base/error.h"
+#include "base/ident.h"
 
 struct kiln_elementwise {
+    atomic_int refs;
     kiln_context *context;
     kiln__gargs args;
     char *operation, *name, *preamble;
@@ -18,17 +21,6 @@ struct kiln_elementwise {
     pthread_mutex_t lock;
     kiln__variant var[2][2]; /* [strided][cpu] */
 };
-
-static int valid_name(const char *s) {
-    if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                       *s == '_'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return 1;
-}
 
 /* The whole generated source (without the backend prelude) of a variant. */
 kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
@@ -83,57 +75,61 @@ static kiln_status ew_variant(kiln_elementwise *ew, int strided, int cpu,
 }
 
 kiln_status kiln_elementwise_create(kiln_context *context,
-                                    const char *arguments,
-                                    const char *operation, const char *name,
-                                    const char *preamble, unsigned flags,
-                                    kiln_elementwise **kernel) {
-    return kiln__elementwise_create_ex(context, arguments, operation, name,
-                                       preamble, flags, 1, kernel);
+                                    const kiln_elementwise_desc *desc,
+                                    kiln_elementwise **elementwise) {
+    return kiln__elementwise_create_ex(context, desc, 1, elementwise);
 }
 
 kiln_status kiln__elementwise_create_ex(kiln_context *context,
-                                        const char *arguments,
-                                        const char *operation,
-                                        const char *name, const char *preamble,
-                                        unsigned flags, int eager,
-                                        kiln_elementwise **kernel) {
+                                        const kiln_elementwise_desc *desc,
+                                        int eager, kiln_elementwise **kernel) {
+    static const char what[] = "kiln_elementwise_create";
     if (!kernel)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_elementwise_create: kernel is NULL");
+                               "%s: elementwise is NULL", what);
     *kernel = NULL;
-    if (!context || !arguments || !operation)
+    if (!context || !desc)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_elementwise_create: context, arguments "
-                               "and operation are required");
-    if (!name)
-        name = "kiln_elementwise";
-    if (!valid_name(name))
+                               "%s: context and desc are required", what);
+    kiln_elementwise_desc d;
+    kiln_status st = kiln__desc_read(
+        desc, offsetof(kiln_elementwise_desc, flags) + sizeof d.flags,
+        sizeof d, &d, what, "KILN_ELEMENTWISE_DESC");
+    if (st != KILN_OK)
+        return st;
+    if (!d.arguments || !d.operation)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: arguments and operation are required",
+                               what);
+    if (d.flags & ~(unsigned)KILN_ELEMENTWISE_ANY_SHAPE)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_elementwise_create: name '%s' is not an "
-                               "identifier",
-                               name);
+                               "%s: unknown flags 0x%x", what, d.flags);
+    const char *name = d.name ? d.name : "kiln_elementwise";
+    if (!kiln__is_ident(name, KILN__MAX_NAME))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: name '%.80s' is not an identifier of at "
+                               "most %d characters",
+                               what, name, KILN__MAX_NAME);
     kiln_elementwise *ew = calloc(1, sizeof *ew);
     if (!ew)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_elementwise_create");
-    kiln_status st = kiln__gargs_parse(arguments, "kiln_elementwise_create",
-                                       &ew->args);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    st = kiln__gargs_parse(d.arguments, what, &ew->args);
     if (st != KILN_OK) {
         free(ew);
         return st;
     }
+    atomic_init(&ew->refs, 1);
     pthread_mutex_init(&ew->lock, NULL);
     /* No handle on the context: the built programs keep it alive, and the
      * context cache (ctxcache.c) may hold this object. */
     ew->context = context;
-    ew->flags = flags;
-    ew->operation = kiln__strdup(operation);
+    ew->flags = d.flags;
+    ew->operation = kiln__strdup(d.operation);
     ew->name = kiln__strdup(name);
-    ew->preamble = preamble ? kiln__strdup(preamble) : NULL;
-    if (!ew->operation || !ew->name || (preamble && !ew->preamble)) {
+    ew->preamble = d.preamble ? kiln__strdup(d.preamble) : NULL;
+    if (!ew->operation || !ew->name || (d.preamble && !ew->preamble)) {
         kiln_elementwise_release(ew);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_elementwise_create");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     }
     if (!eager) {
         *kernel = ew;
@@ -160,8 +156,10 @@ typedef struct ew_make_arg {
 
 static kiln_status ew_make(void *arg, void **obj) {
     ew_make_arg *a = arg;
-    return kiln__elementwise_create_ex(a->context, a->args, a->op, a->name,
-                                       NULL, 0, 0, (kiln_elementwise **)obj);
+    kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
+        .arguments = a->args, .operation = a->op, .name = a->name);
+    return kiln__elementwise_create_ex(a->context, &d, 0,
+                                       (kiln_elementwise **)obj);
 }
 
 kiln_status kiln__elementwise_cached(kiln_context *context,
@@ -173,8 +171,9 @@ kiln_status kiln__elementwise_cached(kiln_context *context,
     *owned = 0;
     if (w < 0 || (size_t)w >= sizeof key) { /* too long to cache */
         *owned = 1;
-        return kiln__elementwise_create_ex(context, arguments, operation,
-                                           name, NULL, 0, 0, ew);
+        kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
+            .arguments = arguments, .operation = operation, .name = name);
+        return kiln__elementwise_create_ex(context, &d, 0, ew);
     }
     ew_make_arg a = {context, arguments, operation, name};
     void *obj = NULL;
@@ -191,8 +190,16 @@ void kiln__elementwise_done(kiln_elementwise *ew, int owned) {
         kiln_elementwise_release(ew);
 }
 
-void kiln_elementwise_release(kiln_elementwise *ew) {
+kiln_status kiln_elementwise_retain(kiln_elementwise *ew) {
     if (!ew)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_elementwise_retain: elementwise is NULL");
+    atomic_fetch_add(&ew->refs, 1);
+    return KILN_OK;
+}
+
+void kiln_elementwise_release(kiln_elementwise *ew) {
+    if (!ew || atomic_fetch_sub(&ew->refs, 1) != 1)
         return;
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
@@ -244,8 +251,8 @@ static void ew_sizes(const kiln__plan *p, size_t n, size_t *global,
 }
 
 kiln_status kiln_elementwise_launch(kiln_queue *queue, kiln_elementwise *ew,
-                                    size_t num_values,
-                                    const kiln_value *values, size_t num_wait,
+                                    size_t n, size_t num_args,
+                                    const kiln_arg *args, size_t num_wait,
                                     kiln_event *const *wait,
                                     kiln_event **event) {
     if (event)
@@ -263,7 +270,7 @@ kiln_status kiln_elementwise_launch(kiln_queue *queue, kiln_elementwise *ew,
     if (st != KILN_OK)
         return st;
     kiln__bound b = {0};
-    st = kiln__bind_values(queue, &ew->args, num_values, values,
+    st = kiln__bind_values(queue, &ew->args, n, num_args, args,
                            (ew->flags & KILN_ELEMENTWISE_ANY_SHAPE) != 0,
                            ew->name, &b);
     if (st != KILN_OK) {

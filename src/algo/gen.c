@@ -174,7 +174,7 @@ kiln_status kiln__gargs_parse(const char *decl, const char *what,
         kiln__gargs_free(out);
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: at least one array (pointer) argument is "
-                               "needed; its size sets the index range",
+                               "needed",
                                what);
     }
     return KILN_OK;
@@ -528,81 +528,88 @@ static void norm3(const kiln_array *a, size_t sh[3], ptrdiff_t st[3]) {
     }
 }
 
-kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
-                              size_t num_values, const kiln_value *values,
-                              int any_shape, const char *what,
-                              kiln__bound *b) {
-    if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL",
-                               what);
-    if (num_values != args->n || (num_values && !values))
-        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                               "%s: %zu values given, %zu arguments declared",
-                               what, num_values, args->n);
-    kiln_context *ctx = kiln_queue_context(queue);
-    const kiln_array *first = values[args->first_array].array;
-    if (!first)
-        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                               "%s: argument '%s' is an array; pass "
-                               "KILN_VAL_ARRAY(a)",
-                               what, args->v[args->first_array].name);
-    int strided = 0;
-    for (size_t k = 0; k < args->n; k++) {
-        const kiln__garg *g = &args->v[k];
-        const kiln_array *a = values[k].array;
-        if (!g->is_ptr) {
-            if (a)
-                return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                                       "%s: argument '%s' is a scalar, got an "
-                                       "array",
-                                       what, g->name);
-            continue;
-        }
-        if (!a)
-            return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                                   "%s: argument '%s' is an array; got a "
-                                   "scalar or NULL",
-                                   what, g->name);
-        if (a->context != ctx)
-            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                   "%s: array '%s' belongs to another context "
-                                   "than the queue",
-                                   what, g->name);
-        /* A float16 array may be passed to a ushort pointer: its bits,
-         * converted in the kernel with kiln_h2f / kiln_f2h. */
-        int f16_bits = g->dtype == KILN_UINT16 && a->dtype == KILN_FLOAT16;
-        if (g->dtype && g->dtype != a->dtype && !f16_bits)
-            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                   "%s: array '%s' is declared %s but has "
-                                   "dtype %s",
-                                   what, g->name, g->type,
-                                   kiln_dtype_name(a->dtype));
-        if (!g->dtype) {
-            /* A struct element type: no check possible beyond the size. */
-        }
-        int shaped = !any_shape || k == args->first_array;
-        if (shaped) {
-            int same = a->ndim == first->ndim;
-            for (unsigned d = 0; same && d < a->ndim; d++)
-                same = a->shape[d] == first->shape[d];
-            if (!same)
-                return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                       "%s: array '%s' has another shape than "
-                                       "'%s'",
-                                       what, g->name,
-                                       args->v[args->first_array].name);
-            if (!kiln__array_contiguous(a))
-                strided = 1;
-        } else if (!kiln__array_contiguous(a)) {
+/* Checks one array argument k against its declaration; *strided is set when
+ * it is a shaped, non-contiguous view. */
+static kiln_status check_array(const kiln__gargs *args, size_t k,
+                               const kiln_array *a, const kiln_array *first,
+                               size_t n, kiln_context *ctx, int any_shape,
+                               const char *what, int *strided) {
+    const kiln__garg *g = &args->v[k];
+    if (a->context != ctx)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: array '%s' belongs to another context "
+                               "than the queue",
+                               what, g->name);
+    /* A float16 array may be passed to a ushort pointer: its bits,
+     * converted in the kernel with kiln_h2f / kiln_f2h. A struct element
+     * type (dtype 0) cannot be checked. */
+    int f16_bits = g->dtype == KILN_UINT16 && a->dtype == KILN_FLOAT16;
+    if (g->dtype && g->dtype != a->dtype && !f16_bits)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: array '%s' is declared %s but has dtype "
+                               "%s",
+                               what, g->name, g->type,
+                               kiln_dtype_name(a->dtype));
+    int contiguous = kiln__array_contiguous(a);
+    if (any_shape && k != args->first_array) {
+        if (!contiguous)
             return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                    "%s: array '%s' is a strided view; with "
                                    "KILN_ELEMENTWISE_ANY_SHAPE only the first "
                                    "array may be strided (copy it first)",
                                    what, g->name);
-        }
+        return KILN_OK;
     }
-    b->n = first->size;
-    b->layout = strided ? KILN__STRIDED : KILN__CONTIG;
+    if (any_shape && contiguous)
+        return KILN_OK; /* indexed freely: any size */
+    if (a->size != n)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: array '%s' has %zu elements, the range "
+                               "has n = %zu",
+                               what, g->name, a->size, n);
+    int same = a->ndim == first->ndim;
+    for (unsigned d = 0; same && d < a->ndim; d++)
+        same = a->shape[d] == first->shape[d];
+    if (!same)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: array '%s' has another shape than '%s'",
+                               what, g->name,
+                               args->v[args->first_array].name);
+    if (!contiguous)
+        *strided = 1;
+    return KILN_OK;
+}
+
+/* Checks the kinds of the arguments against the declarations. */
+static kiln_status check_kinds(const kiln__gargs *args, size_t num_args,
+                               const kiln_arg *vals, const char *what) {
+    if (num_args != args->n || (num_args && !vals))
+        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
+                               "%s: %zu arguments given, %zu declared", what,
+                               num_args, args->n);
+    for (size_t k = 0; k < args->n; k++) {
+        const kiln__garg *g = &args->v[k];
+        if (g->is_ptr && (vals[k].kind != KILN_ARG_ARRAY ||
+                          !vals[k].value.array))
+            return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
+                                   "%s: argument '%s' is an array: pass "
+                                   "KILN_ARG_ARRAY(a) with a non-NULL array",
+                                   what, g->name);
+        if (!g->is_ptr && vals[k].kind != KILN_ARG_SCALAR)
+            return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
+                                   "%s: argument '%s' is a scalar: pass "
+                                   "KILN_ARG_I32(x), KILN_ARG_F64(x), ...",
+                                   what, g->name);
+    }
+    return KILN_OK;
+}
+
+/* Appends the kernel arguments of the checked values. */
+static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals,
+                               int any_shape, const char *what,
+                               kiln__bound *b) {
+    const kiln_array *first = vals[args->first_array].value.array;
+    int strided = b->layout == KILN__STRIDED;
     size_t sh[3];
     ptrdiff_t st[3];
     norm3(first, sh, st);
@@ -614,16 +621,16 @@ kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
     }
     for (size_t k = 0; s == KILN_OK && k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
-        const kiln_array *a = values[k].array;
         if (!g->is_ptr) {
             kiln_arg v;
-            s = kiln__arg_convert(values[k].scalar, g->dtype, &v);
+            s = kiln__arg_convert(vals[k], g->dtype, &v);
             if (s != KILN_OK)
                 return kiln__error_prefix(s, "%s: argument '%s'", what,
                                           g->name);
             s = kiln__bound_push(b, v);
             continue;
         }
+        const kiln_array *a = vals[k].value.array;
         s = kiln__bound_push(b, KILN_ARG_BUF(a->buffer));
         if (s == KILN_OK)
             s = kiln__bound_push(b, KILN_ARG_I64((int64_t)a->offset));
@@ -636,4 +643,43 @@ kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
         }
     }
     return s;
+}
+
+kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
+                              size_t n, size_t num_args, const kiln_arg *vals,
+                              int any_shape, const char *what,
+                              kiln__bound *b) {
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL",
+                               what);
+    kiln_status s = check_kinds(args, num_args, vals, what);
+    if (s != KILN_OK)
+        return s;
+    kiln_context *ctx = kiln_queue_context(queue);
+    const kiln_array *first = vals[args->first_array].value.array;
+    int strided = 0;
+    for (size_t k = 0; s == KILN_OK && k < args->n; k++)
+        if (args->v[k].is_ptr)
+            s = check_array(args, k, vals[k].value.array, first, n, ctx,
+                            any_shape, what, &strided);
+    if (s != KILN_OK)
+        return s;
+    b->n = n;
+    b->layout = strided ? KILN__STRIDED : KILN__CONTIG;
+    return push_values(args, vals, any_shape, what, b);
+}
+
+/* ------------------------------------------------------------ descriptors */
+
+kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size,
+                            void *copy, const char *what, const char *macro) {
+    memset(copy, 0, size);
+    size_t given = *(const size_t *)desc;
+    if (given < v1_size)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: the descriptor's struct_size is %zu (at "
+                               "least %zu expected): make it with %s(...)",
+                               what, given, v1_size, macro);
+    memcpy(copy, desc, given < size ? given : size);
+    return KILN_OK;
 }

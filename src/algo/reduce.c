@@ -3,6 +3,7 @@
  * stage 1 reduces each work-group's part into a partial, stage 2 (one
  * work-group) reduces the partials and writes the result on the device; a
  * host result is then read back asynchronously. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,10 @@
 #include "algo/algo.h"
 #include "algo/builtin.h"
 #include "base/error.h"
+#include "base/ident.h"
 
 struct kiln_reduction {
+    atomic_int refs;
     kiln_context *context;
     kiln__gargs args;
     char *out_type, *neutral, *reduce, *map, *preamble, *name, *finish;
@@ -98,38 +101,38 @@ static kiln_status red_variant(kiln_reduction *r, int strided,
     return st;
 }
 
-static int valid_name(const char *s) {
-    if (!s || !*s || (*s >= '0' && *s <= '9'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return strlen(s) < 100;
-}
-
 kiln_status kiln__reduction_create_ex(kiln_context *context,
-                                      const kiln_reduction_desc *d,
+                                      const kiln_reduction_desc *desc,
                                       const char *finish,
                                       const char *final_type,
                                       size_t final_size, int eager,
                                       kiln_reduction **out) {
+    static const char what[] = "kiln_reduction_create";
     if (!out)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_reduction_create: reduction is NULL");
+                               "%s: reduction is NULL", what);
     *out = NULL;
-    if (!context || !d || !d->arguments || !d->out_type || !d->neutral ||
-        !d->reduce || !d->map)
+    if (!context || !desc)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_reduction_create: context, arguments, "
-                               "out_type, neutral, reduce and map are "
-                               "required");
+                               "%s: context and desc are required", what);
+    kiln_reduction_desc dc;
+    kiln_status st = kiln__desc_read(
+        desc, offsetof(kiln_reduction_desc, name) + sizeof dc.name,
+        sizeof dc, &dc, what, "KILN_REDUCTION_DESC");
+    if (st != KILN_OK)
+        return st;
+    const kiln_reduction_desc *d = &dc;
+    if (!d->arguments || !d->out_type || !d->neutral || !d->reduce || !d->map)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: arguments, out_type, neutral, reduce and "
+                               "map are required",
+                               what);
     const char *name = d->name ? d->name : "kiln_reduction";
-    if (!valid_name(name))
+    if (!kiln__is_ident(name, KILN__MAX_NAME))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_reduction_create: name '%s' is not an "
-                               "identifier",
-                               name);
+                               "%s: name '%.80s' is not an identifier of at "
+                               "most %d characters",
+                               what, name, KILN__MAX_NAME);
     kiln_dtype odt = kiln__dtype_from_name(d->out_type);
     size_t osz = d->out_size ? d->out_size : kiln_dtype_size(odt);
     if (!osz)
@@ -141,12 +144,12 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
     if (!r)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "kiln_reduction_create");
-    kiln_status st = kiln__gargs_parse(d->arguments, "kiln_reduction_create",
-                                       &r->args);
+    st = kiln__gargs_parse(d->arguments, what, &r->args);
     if (st != KILN_OK) {
         free(r);
         return st;
     }
+    atomic_init(&r->refs, 1);
     pthread_mutex_init(&r->lock, NULL);
     /* No handle on the context: the built programs keep it alive, and the
      * context cache (ctxcache.c) may hold this object. */
@@ -191,8 +194,16 @@ kiln_status kiln_reduction_create(kiln_context *context,
                                      reduction);
 }
 
-void kiln_reduction_release(kiln_reduction *r) {
+kiln_status kiln_reduction_retain(kiln_reduction *r) {
     if (!r)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_reduction_retain: reduction is NULL");
+    atomic_fetch_add(&r->refs, 1);
+    return KILN_OK;
+}
+
+void kiln_reduction_release(kiln_reduction *r) {
+    if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
         return;
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
@@ -211,7 +222,8 @@ void kiln_reduction_release(kiln_reduction *r) {
 }
 
 kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
-                                  size_t num_values, const kiln_value *values,
+                                  size_t n, size_t num_args,
+                                  const kiln_arg *args,
                                   kiln_array *result, void *host_result,
                                   size_t num_wait, kiln_event *const *wait,
                                   kiln_event **event) {
@@ -254,7 +266,7 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
     if (st != KILN_OK)
         return st;
     kiln__bound b = {0};
-    st = kiln__bind_values(queue, &r->args, num_values, values, 0, r->name,
+    st = kiln__bind_values(queue, &r->args, n, num_args, args, 0, r->name,
                            &b);
     if (st != KILN_OK) {
         kiln__bound_free(&b);
@@ -267,7 +279,7 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
         return st;
     }
     size_t local = r->local[b.layout][plan.cpu];
-    size_t n = b.n, groups;
+    size_t groups;
     int64_t chunk = 0;
     if (plan.cpu) {
         groups = plan.cu * 4;
@@ -361,6 +373,21 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
     return st;
 }
 
+kiln_status kiln_reduction_run(kiln_queue *queue, kiln_reduction *r,
+                               size_t n, size_t num_args,
+                               const kiln_arg *args, void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_reduction_run: host_result is NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_reduction_launch(queue, r, n, num_args, args, NULL,
+                                           host_result, 0, NULL, &e);
+    if (st == KILN_OK)
+        st = kiln_event_wait(e);
+    kiln_event_release(e);
+    return st;
+}
+
 /* ------------------------------------------------------------- built-ins */
 
 kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
@@ -406,7 +433,7 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
                                const kiln_reduction_desc *d,
                                const char *finish, const char *final_type,
                                size_t final_size, size_t nv,
-                               const kiln_value *vals, kiln_array *result,
+                               const kiln_arg *vals, kiln_array *result,
                                void *host_result, size_t num_wait,
                                kiln_event *const *wait, kiln_event **event) {
     /* The built-in reduction comes from the context's cache: no source is
@@ -429,8 +456,9 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
                                       red_make, &ma, &obj, &owned);
     kiln__sb_free(&key);
     if (st == KILN_OK)
-        st = kiln_reduction_launch(queue, obj, nv, vals, result, host_result,
-                                   num_wait, wait, event);
+        st = kiln_reduction_launch(queue, obj, vals[0].value.array->size, nv,
+                                   vals, result, host_result, num_wait, wait,
+                                   event);
     if (owned)
         kiln_reduction_release(obj);
     if (st != KILN_OK)
@@ -438,10 +466,11 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
     return st;
 }
 
-kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
-                              kiln_array *a, kiln_array *result,
-                              void *host_result, size_t num_wait,
-                              kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
+                                    kiln_array *a, kiln_array *result,
+                                    void *host_result, size_t num_wait,
+                                    kiln_event *const *wait,
+                                    kiln_event **event) {
     if (event)
         *event = NULL;
     if (!queue || !a)
@@ -449,11 +478,9 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
                                "kiln_array_reduce: queue and array are "
                                "required");
     kiln_dtype rd = kiln_reduce_result_dtype(op, a->dtype);
-    if (!rd)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "kiln_array_reduce: reduction %d is not "
-                               "available for dtype %s",
-                               (int)op, kiln_dtype_name(a->dtype));
+    if (!rd) /* every dtype has every op: the op is unknown */
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_reduce: unknown op %d", (int)op);
     /* float16 is read as its ushort bits and widened to float: the element
      * type t is then float and X the widened element. */
     int f16 = a->dtype == KILN_FLOAT16;
@@ -463,7 +490,9 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
     char args[64], map[160], neutral[160], pre[1024], reduce[160], amap[96];
     snprintf(args, sizeof args, "const %s *x", f16 ? "ushort" : t);
-    kiln_reduction_desc d = {args, rt, 0, "0", "a+b", X, NULL, "kiln_sum"};
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(
+        .arguments = args, .out_type = rt, .neutral = "0", .reduce = "a+b",
+        .map = X, .name = "kiln_sum");
     const char *finish = NULL, *final_type = NULL;
     size_t final_size = 0;
     switch (op) {
@@ -536,16 +565,17 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_array_reduce: unknown op %d", (int)op);
     }
-    kiln_value v = KILN_VAL_ARRAY(a);
+    kiln_arg v = KILN_ARG_ARRAY(a);
     return run_builtin(queue, "kiln_array_reduce", &d, finish, final_type,
                        final_size, 1, &v, result, host_result, num_wait, wait,
                        event);
 }
 
-kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
-                           kiln_array *result, void *host_result,
-                           size_t num_wait, kiln_event *const *wait,
-                           kiln_event **event) {
+kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
+                                 kiln_array *b, kiln_array *result,
+                                 void *host_result, size_t num_wait,
+                                 kiln_event *const *wait,
+                                 kiln_event **event) {
     if (event)
         *event = NULL;
     if (!queue || !a || !b)
@@ -562,11 +592,41 @@ kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
     char args[96];
     snprintf(args, sizeof args, "const %s *x, const %s *y",
              f16 ? "ushort" : t, f16 ? "ushort" : t);
-    kiln_reduction_desc d = {args, t, 0, "0", "a+b",
-                             f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])"
-                                 : "x[i]*y[i]",
-                             NULL, "kiln_dot"};
-    kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(b)};
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(
+        .arguments = args, .out_type = t, .neutral = "0", .reduce = "a+b",
+        .map = f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])" : "x[i]*y[i]",
+        .name = "kiln_dot");
+    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
     return run_builtin(queue, "kiln_array_dot", &d, NULL, NULL, 0, 2, v,
                        result, host_result, num_wait, wait, event);
+}
+
+/* Blocking forms: the asynchronous one, then a wait for its event. */
+static kiln_status wait_for(kiln_status st, kiln_event *e) {
+    if (st == KILN_OK)
+        st = kiln_event_wait(e);
+    kiln_event_release(e);
+    return st;
+}
+
+kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
+                              kiln_array *a, void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_reduce: host_result is NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_array_reduce_async(queue, op, a, NULL, host_result,
+                                             0, NULL, &e);
+    return wait_for(st, e);
+}
+
+kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                           void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_dot: host_result is NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_array_dot_async(queue, a, b, NULL, host_result, 0,
+                                          NULL, &e);
+    return wait_for(st, e);
 }

@@ -12,6 +12,7 @@
  * choice: onepass runs the OpenCL single-pass template on any OpenCL device
  * (CI tests it on PoCL's CPU device), threephase the three-phase one on any
  * device. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,10 @@
 #include "algo/algo.h"
 #include "algo/builtin.h"
 #include "base/error.h"
+#include "base/ident.h"
 
 struct kiln_scan {
+    atomic_int refs;
     kiln_context *context;
     kiln__gargs args;
     char *scan_type, *neutral, *op, *input, *output, *seg, *preamble, *name;
@@ -320,35 +323,36 @@ static kiln_status scan_variant(kiln_scan *s, int strided,
     return st;
 }
 
-static int valid_name(const char *s) {
-    if (!s || !*s || (*s >= '0' && *s <= '9'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return strlen(s) < 100;
-}
-
 kiln_status kiln__scan_create_ex(kiln_context *context,
-                                 const kiln_scan_desc *d, int eager,
+                                 const kiln_scan_desc *desc, int eager,
                                  kiln_scan **out) {
+    static const char what[] = "kiln_scan_create";
     if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_scan_create: scan is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: scan is NULL",
+                               what);
     *out = NULL;
-    if (!context || !d || !d->arguments || !d->scan_type || !d->neutral ||
-        !d->scan || !d->input || !d->output)
+    if (!context || !desc)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_scan_create: context, arguments, "
-                               "scan_type, neutral, scan, input and output "
-                               "are required");
+                               "%s: context and desc are required", what);
+    kiln_scan_desc dc;
+    kiln_status st = kiln__desc_read(
+        desc, offsetof(kiln_scan_desc, name) + sizeof dc.name, sizeof dc, &dc,
+        what, "KILN_SCAN_DESC");
+    if (st != KILN_OK)
+        return st;
+    const kiln_scan_desc *d = &dc;
+    if (!d->arguments || !d->scan_type || !d->neutral || !d->scan ||
+        !d->input || !d->output)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: arguments, scan_type, neutral, scan, "
+                               "input and output are required",
+                               what);
     const char *name = d->name ? d->name : "kiln_scan";
-    if (!valid_name(name))
+    if (!kiln__is_ident(name, KILN__MAX_NAME))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_scan_create: name '%s' is not an "
-                               "identifier",
-                               name);
+                               "%s: name '%.80s' is not an identifier of at "
+                               "most %d characters",
+                               what, name, KILN__MAX_NAME);
     size_t sz = d->scan_size ? d->scan_size
                              : kiln_dtype_size(kiln__dtype_from_name(d->scan_type));
     if (!sz)
@@ -360,12 +364,12 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
     if (!s)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "kiln_scan_create");
-    kiln_status st = kiln__gargs_parse(d->arguments, "kiln_scan_create",
-                                       &s->args);
+    st = kiln__gargs_parse(d->arguments, what, &s->args);
     if (st != KILN_OK) {
         free(s);
         return st;
     }
+    atomic_init(&s->refs, 1);
     pthread_mutex_init(&s->lock, NULL);
     /* No handle on the context: the built programs keep it alive, and the
      * context cache (ctxcache.c) may hold this object. */
@@ -406,8 +410,16 @@ kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc,
     return kiln__scan_create_ex(context, desc, 1, scan);
 }
 
-void kiln_scan_release(kiln_scan *s) {
+kiln_status kiln_scan_retain(kiln_scan *s) {
     if (!s)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_scan_retain: scan is NULL");
+    atomic_fetch_add(&s->refs, 1);
+    return KILN_OK;
+}
+
+void kiln_scan_release(kiln_scan *s) {
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
         return;
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
@@ -486,8 +498,8 @@ static kiln_status onepass_launch(kiln_queue *queue, kiln_scan *s,
     return st;
 }
 
-kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
-                             size_t num_values, const kiln_value *values,
+kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s, size_t n,
+                             size_t num_args, const kiln_arg *args,
                              size_t num_wait, kiln_event *const *wait,
                              kiln_event **event) {
     if (event)
@@ -506,7 +518,7 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
     if (st != KILN_OK)
         return st;
     kiln__bound b = {0};
-    st = kiln__bind_values(queue, &s->args, num_values, values, 0, s->name,
+    st = kiln__bind_values(queue, &s->args, n, num_args, args, 0, s->name,
                            &b);
     if (st != KILN_OK) {
         kiln__bound_free(&b);
@@ -530,7 +542,7 @@ kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *s,
         kiln__bound_free(&b);
         return st;
     }
-    size_t n = b.n, groups;
+    size_t groups;
     if (plan.cpu) {
         groups = plan.cu * 4;
         size_t by_size = (n + 8191) / 8192;
@@ -625,8 +637,8 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
                                kiln_dtype_name(out->dtype),
                                kiln_dtype_name(a->dtype));
     if (!kiln_dtype_size(a->dtype))
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: dtype %s", what,
-                               kiln_dtype_name(a->dtype));
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: unknown dtype %d", what, (int)a->dtype);
     const char *t = kiln_dtype_name(a->dtype);
     /* float16: scanned in float from the ushort bits, each output rounded
      * once to half (the running value stays float). */
@@ -634,20 +646,15 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
     char args[96];
     snprintf(args, sizeof args, "const %s *x, %s *y", f16 ? "ushort" : t,
              f16 ? "ushort" : t);
-    kiln_scan_desc d = {args,
-                        f16 ? "float" : t,
-                        0,
-                        prod ? "1" : "0",
-                        prod ? "a*b" : "a+b",
-                        f16 ? "kiln_h2f(x[i])" : "x[i]",
-                        f16 ? (exclusive ? "y[i] = kiln_f2h(prev_item)"
-                                         : "y[i] = kiln_f2h(item)")
-                            : (exclusive ? "y[i] = prev_item"
-                                         : "y[i] = item"),
-                        NULL,
-                        NULL,
-                        prod ? (exclusive ? "kiln_cumprod_ex" : "kiln_cumprod")
-                             : (exclusive ? "kiln_cumsum_ex" : "kiln_cumsum")};
+    kiln_scan_desc d = KILN_SCAN_DESC(
+        .arguments = args, .scan_type = f16 ? "float" : t,
+        .neutral = prod ? "1" : "0", .scan = prod ? "a*b" : "a+b",
+        .input = f16 ? "kiln_h2f(x[i])" : "x[i]",
+        .output = f16 ? (exclusive ? "y[i] = kiln_f2h(prev_item)"
+                                   : "y[i] = kiln_f2h(item)")
+                      : (exclusive ? "y[i] = prev_item" : "y[i] = item"),
+        .name = prod ? (exclusive ? "kiln_cumprod_ex" : "kiln_cumprod")
+                     : (exclusive ? "kiln_cumsum_ex" : "kiln_cumsum"));
     /* The scan object comes from the context's cache (built once). */
     kiln_context *ctx = kiln_queue_context(queue);
     char key[256];
@@ -657,9 +664,9 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
     int owned = 0;
     kiln_status st = kiln__cached_obj(ctx, KILN__OBJ_SCAN, key, scan_make,
                                       &ma, &s, &owned);
-    kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(out)};
+    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
     if (st == KILN_OK)
-        st = kiln_scan_launch(queue, s, 2, v, num_wait, wait, event);
+        st = kiln_scan_launch(queue, s, a->size, 2, v, num_wait, wait, event);
     if (owned)
         kiln_scan_release(s);
     if (st != KILN_OK)
