@@ -3,8 +3,12 @@
  *
  * 1. The array operations, built-in reductions and scans run on the default
  *    (PoCL) device for every dtype, contiguous and strided, while a hook
- *    records each generated source; each is then rebuilt as its GPU variant
- *    (KILN_CPU 0, 256 work-items) with the CUDA prelude for sm_90.
+ *    records each generated source that can compile as CUDA C; each is
+ *    then rebuilt as its CUDA GPU variant (KILN_CPU 0, 256 work-items, the
+ *    capability defines of a CUDA GPU) with the CUDA prelude for sm_90.
+ *    Sources of native OpenCL C templates (the OpenCL single-pass scan,
+ *    chosen on OpenCL GPUs) are skipped: a CUDA device gets the warp scan
+ *    instead, which part 2 compiles for the same scans.
  * 2. The CUDA-only single-pass scan (decoupled look-back) is generated for
  *    cumsum/cumprod of every dtype, inclusive and exclusive, contiguous and
  *    strided, and for user scans over structs (the non-commutative affine
@@ -35,8 +39,16 @@ static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
 
 static char **g_src;
 static size_t g_n, g_cap;
+static size_t g_opencl_only; /* sources NVRTC cannot compile: skipped */
 
-static void hook(const char *s) {
+static void hook(const char *s, unsigned languages) {
+    /* A native OpenCL C template (the OpenCL single-pass scan on an OpenCL
+     * GPU) is not for NVRTC: its CUDA C counterpart, the warp scan, is
+     * what a CUDA device gets, and part 2 compiles it for the same scans. */
+    if (!(languages & (1u << KILN_LANG_CUDA_C))) {
+        g_opencl_only++;
+        return;
+    }
     for (size_t k = 0; k < g_n; k++)
         if (!strcmp(g_src[k], s))
             return;
@@ -81,17 +93,48 @@ static int dtype_wanted(kiln_dtype d) {
     return g_all || d == KILN_INT8 || d == KILN_FLOAT32;
 }
 
+/* Rewrites the device defines of a source generated for another device to
+ * those of a CUDA GPU (sm_80+): KILN_CPU 0, 256 work-items, CUDA C with
+ * warp shuffles and __nanosleep. */
+static char *as_cuda_gpu(const char *src) {
+    static const char *const from_to[][2] = {
+        {"#define KILN_CPU 1\n", "#define KILN_CPU 0\n"},
+        {"#define KILN_LOCAL_SIZE 1\n", "#define KILN_LOCAL_SIZE 256\n"},
+        {"#define KILN_CUDA_C 0\n", "#define KILN_CUDA_C 1\n"},
+        {"#define KILN_HAS_WARP_SHUFFLE 0\n",
+         "#define KILN_HAS_WARP_SHUFFLE 1\n"},
+        {"#define KILN_HAS_SLEEP 0\n", "#define KILN_HAS_SLEEP 1\n"},
+    };
+    char *cur = replace(src, from_to[0][0], from_to[0][1]);
+    for (size_t k = 1; cur && k < sizeof from_to / sizeof from_to[0]; k++) {
+        char *next = replace(cur, from_to[k][0], from_to[k][1]);
+        free(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+/* The plan of a CUDA GPU like an H100 (kiln__plan_for_device's result). */
+static kiln__plan cuda_plan(void) {
+    kiln__plan plan = {0};
+    plan.cu = 132;
+    plan.local = 256;
+    plan.fp64 = 1;
+    plan.cuda_c = 1;
+    plan.warp_shuffle = 1;
+    plan.subgroup_size = 32;
+    plan.forward_progress = 1;
+    plan.device_sleep = 1;
+    return plan;
+}
+
 static void compile_cuda(const char *src, const char *what) {
-    char *a = replace(src, "#define KILN_CPU 1\n", "#define KILN_CPU 0\n");
-    char *b = a ? replace(a, "#define KILN_LOCAL_SIZE 1\n",
-                          "#define KILN_LOCAL_SIZE 256\n")
-                : NULL;
+    char *b = as_cuda_gpu(src);
     const char *pre = kiln__backend_cuda.prelude();
     size_t pl = strlen(pre), bl = b ? strlen(b) : 0;
     char *full = b ? malloc(pl + bl + 1) : NULL;
     if (!full) {
         CHECK(full != NULL);
-        free(a);
         free(b);
         return;
     }
@@ -115,7 +158,6 @@ static void compile_cuda(const char *src, const char *what) {
         free(log);
     }
     free(full);
-    free(a);
     free(b);
 }
 
@@ -203,16 +245,13 @@ static void scan_cuda(kiln_context *c, const kiln_scan_desc *d,
     kiln_scan *s = NULL;
     if (!CHECK_OK(kiln__scan_create_ex(c, d, 0, &s)))
         return;
-    kiln__plan plan = {0};
-    plan.cuda = 1;
-    plan.cu = 132;
-    plan.local = 256;
-    plan.fp64 = 1;
+    kiln__plan plan = cuda_plan();
     for (int strided = 0; strided < 2; strided++) {
         kiln__sb sb = {0};
         if (CHECK_OK(kiln__scan_source(s, strided, &plan, &sb))) {
-            CHECK_MSG(strstr(sb.p, "_onepass(") != NULL,
-                      "%s: no single-pass kernel", what);
+            CHECK_MSG(strstr(sb.p, "_onepass(") != NULL &&
+                          strstr(sb.p, "__shfl_") != NULL,
+                      "%s: not the warp single-pass kernel", what);
             char w[160];
             snprintf(w, sizeof w, "%s%s", what, strided ? " (strided)" : "");
             compile_cuda(sb.p, w);
@@ -227,10 +266,7 @@ static void red_cuda(kiln_context *c, const kiln_reduction_desc *d,
     kiln_reduction *r = NULL;
     if (!CHECK_OK(kiln__reduction_create_ex(c, d, NULL, NULL, 0, 0, &r)))
         return;
-    kiln__plan plan = {0};
-    plan.cuda = 1;
-    plan.cu = 132;
-    plan.local = 256;
+    kiln__plan plan = cuda_plan();
     for (int strided = 0; strided < 2; strided++) {
         kiln__sb sb = {0};
         if (CHECK_OK(kiln__reduction_source(r, strided, &plan, &sb)))
@@ -317,9 +353,9 @@ int main(void) {
     free(g_src);
     size_t recorded = g_n;
     cuda_only(kiln_queue_context(q));
-    printf("%zu recorded sources and the CUDA-only variants: %zu NVRTC "
-           "compiles OK\n",
-           recorded, g_compiled);
+    printf("%zu recorded sources (%zu native OpenCL C ones skipped) and the "
+           "CUDA-only variants: %zu NVRTC compiles OK\n",
+           recorded, g_opencl_only, g_compiled);
     kiln_queue_release(q);
     return kt_report();
 }

@@ -430,6 +430,81 @@ static void t_release_in_flight(kiln_queue *q) {
     free(z);
 }
 
+/* Generators of the three kinds and the built-ins' cached ones, released
+ * in odd orders: the context and its queue before the generators, a
+ * generator while its launch is queued, the cache going with the last
+ * queue while user generators live on. Under ASan: no leak, no use after
+ * free. */
+static void t_release_orders(kiln_queue *q0) {
+    kiln_device *dev = kiln_queue_device(q0);
+    for (int order = 0; order < 2; order++) {
+        kiln_context *c = NULL;
+        kiln_queue *q = NULL;
+        if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
+            !CHECK_OK(kiln_queue_create(c, dev, 0, &q))) {
+            kiln_context_release(c);
+            return;
+        }
+        kiln_elementwise *ew = NULL;
+        kiln_reduction *red = NULL;
+        kiln_scan *sc = NULL;
+        kiln_elementwise_desc ed = KILN_ELEMENTWISE_DESC(
+            .arguments = "const int *x, int *y", .operation = "y[i] = 2*x[i]",
+            .name = "rel_ew");
+        kiln_reduction_desc rd = KILN_REDUCTION_DESC(
+            .arguments = "const int *x", .out_type = "int", .neutral = "0",
+            .reduce = "a+b", .map = "x[i]", .name = "rel_red");
+        kiln_scan_desc sd = KILN_SCAN_DESC(
+            .arguments = "const int *x, int *y", .scan_type = "int",
+            .neutral = "0", .scan = "a+b", .input = "x[i]",
+            .output = "y[i] = item", .name = "rel_scan");
+        CHECK_OK(kiln_elementwise_create(c, &ed, &ew));
+        CHECK_OK(kiln_reduction_create(c, &rd, &red));
+        CHECK_OK(kiln_scan_create(c, &sd, &sc));
+        size_t n = 1000;
+        kiln_array *x = NULL, *y = NULL;
+        CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n, NULL, &x));
+        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &y));
+        kiln_arg v[2] = {KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
+        int sum = -1;
+        kiln_event *e = NULL;
+        if (ew && red && sc && x && y) {
+            /* built-ins: their generators go into the context's cache */
+            CHECK_OK(kiln_array_cumsum(q, y, x, 0, 0, NULL, NULL));
+            CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, &sum));
+            CHECK_OK(kiln_scan_launch(q, sc, n, 2, v, 0, NULL, NULL));
+            CHECK_OK(kiln_reduction_run(q, red, n, 1, v, &sum));
+            CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, &e));
+        }
+        CHECK(sum == 0);
+        if (order == 0) {
+            /* handles first (the cache goes), the generators last */
+            kiln_context_release(c);
+            kiln_array_release(x);
+            kiln_array_release(y);
+            if (e)
+                CHECK_OK(kiln_event_wait(e));
+            kiln_queue_release(q);
+            kiln_event_release(e);
+            kiln_scan_release(sc);
+            kiln_elementwise_release(ew);
+            kiln_reduction_release(red);
+        } else {
+            /* generators first, while the launch may still be queued */
+            kiln_elementwise_release(ew);
+            kiln_reduction_release(red);
+            kiln_scan_release(sc);
+            kiln_queue_release(q);
+            kiln_array_release(y);
+            kiln_context_release(c);
+            if (e)
+                CHECK_OK(kiln_event_wait(e));
+            kiln_event_release(e);
+            kiln_array_release(x);
+        }
+    }
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     t_axpy_all_dtypes(q);
@@ -438,6 +513,7 @@ static void run(kiln_queue *q, void *user) {
     t_errors(q);
     t_api(q);
     t_release_in_flight(q);
+    t_release_orders(q);
 }
 
 int main(void) {

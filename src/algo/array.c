@@ -223,16 +223,15 @@ kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n,
         snprintf(op, sizeof op, "y[i] = (%s)(s0 + (%s)i * ds)", t, ft);
     }
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     if (st == KILN_OK)
         st = kiln__elementwise_cached(kiln_queue_context(queue), args, op,
-                                      "kiln_arange", &ew, &owned);
+                                      "kiln_arange", &ew);
     if (st == KILN_OK) {
         kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_F64(start),
                          KILN_ARG_F64(step)};
         st = kiln_elementwise_launch(queue, ew, a->size, 3, v, 0, NULL, event);
     }
-    kiln__elementwise_done(ew, owned);
+    kiln_elementwise_release(ew);
     if (st != KILN_OK) {
         kiln_array_release(a);
         return kiln__error_prefix(st, "kiln_array_arange");
@@ -460,15 +459,14 @@ static kiln_status copy_kernel(kiln_queue *q, kiln_array *dst, kiln_array *src,
         s2.dtype = KILN_UINT16;
     }
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     kiln_status st = kiln__elementwise_cached(
-        kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", &ew, &owned);
+        kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", &ew);
     if (st == KILN_OK) {
         kiln_arg v[2] = {KILN_ARG_ARRAY(&d2), KILN_ARG_ARRAY(&s2)};
         st = kiln_elementwise_launch(q, ew, d2.size, 2, v, num_wait, wait,
                                      event);
     }
-    kiln__elementwise_done(ew, owned);
+    kiln_elementwise_release(ew);
     return st;
 }
 
@@ -584,15 +582,14 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value,
     kiln_dtype bd = a->dtype == KILN_FLOAT16 ? KILN_UINT16 : a->dtype;
     h.dtype = bd;
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     st = kiln__elementwise_cached(a->context, args, "y[i] = v", "kiln_fill",
-                                  &ew, &owned);
+                                  &ew);
     if (st == KILN_OK) {
         kiln_arg v[2] = {KILN_ARG_ARRAY(&h), arg_from_bytes(bd, value)};
         st = kiln_elementwise_launch(q, ew, h.size, 2, v, num_wait, wait,
                                      event);
     }
-    kiln__elementwise_done(ew, owned);
+    kiln_elementwise_release(ew);
     return st;
 }
 
@@ -742,14 +739,13 @@ static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
                           const kiln_arg *v, size_t num_wait,
                           kiln_event *const *wait, kiln_event **event) {
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args,
-                                              op, name, &ew, &owned);
+                                              op, name, &ew);
     /* the range: the output, always the last argument */
     if (st == KILN_OK)
         st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv,
                                      v, num_wait, wait, event);
-    kiln__elementwise_done(ew, owned);
+    kiln_elementwise_release(ew);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     return st;

@@ -1,0 +1,60 @@
+/* Per-device launch plans of the generators: work-group size, compute
+ * units, and the capabilities the variants are chosen by. */
+#include <string.h>
+
+#include "algo/generator.h"
+
+/* The capabilities of the device behind info. The one place in algo that
+ * knows where they come from: the backends fill kiln_device_info's
+ * capability fields; until every backend does (languages still 0), they
+ * are derived here from the backend the device belongs to. */
+static void device_caps(const kiln_device_info *info, kiln__plan *plan) {
+    unsigned languages = info->languages;
+    int forward = info->forward_progress, sleep = info->device_sleep;
+    int shuffle = info->warp_shuffle;
+    unsigned subgroup = info->subgroup_size;
+    if (!languages) {
+        /* TODO(issue 9 merge): drop once the backends report these. */
+        int cuda = info->backend == KILN_BACKEND_CUDA;
+        languages = 1u << (cuda ? KILN_LANG_CUDA_C : KILN_LANG_OPENCL_C);
+        /* CUDA blocks and the work-groups of OpenCL GPUs that have started
+         * keep running (what the single-pass scans were chosen by). */
+        forward = cuda || info->type == KILN_DEVICE_GPU;
+        sleep = cuda && info->compute_capability >= 70;
+        shuffle = cuda;
+        if (cuda && !subgroup)
+            subgroup = 32;
+    }
+    plan->cuda_c = (languages >> KILN_LANG_CUDA_C) & 1;
+    plan->opencl_c = (languages >> KILN_LANG_OPENCL_C) & 1;
+    plan->forward_progress = forward;
+    plan->device_sleep = sleep;
+    plan->warp_shuffle = shuffle;
+    plan->subgroup_size = subgroup;
+}
+
+kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan) {
+    kiln_device_info info;
+    memset(plan, 0, sizeof *plan);
+    kiln_status st = kiln_device_get_info(device, &info);
+    if (st != KILN_OK)
+        return st;
+    plan->cpu = info.type == KILN_DEVICE_CPU;
+    plan->cu = info.compute_units ? info.compute_units : 1;
+    plan->fp64 = info.fp64;
+    plan->fp16 = info.fp16;
+    device_caps(&info, plan);
+    if (plan->cpu) {
+        plan->local = 1; /* one long chunk per work-item; LLVM vectorises it */
+    } else {
+        size_t l = 256;
+        while (info.max_work_group_size && l > info.max_work_group_size)
+            l /= 2;
+        plan->local = l ? l : 1;
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan) {
+    return kiln__plan_for_device(kiln_queue_device(queue), plan);
+}
