@@ -328,7 +328,57 @@ static void cuda_only(kiln_context *c) {
     red_cuda(c, &rc, "reduction over char");
 }
 
+/* The scan template is chosen by capability: the warp scan where CUDA C
+ * with warp shuffles and forward progress is there (never on an OpenCL
+ * device, whose source NVRTC could not compile), the OpenCL single pass on
+ * OpenCL GPUs with forward progress, the three-phase one otherwise. */
+static void variant_choice(kiln_context *c) {
+    kiln_scan_desc d = KILN_SCAN_DESC(
+        .arguments = "const int *x, int *y", .scan_type = "int",
+        .neutral = "0", .scan = "a+b", .input = "x[i]",
+        .output = "y[i] = item", .name = "choice");
+    kiln_scan *s = NULL;
+    if (!CHECK_OK(kiln__scan_create_ex(c, &d, 0, &s)))
+        return;
+    kiln__plan cuda = cuda_plan(), ocl_gpu = {0}, slow = {0}, cpu = {0};
+    ocl_gpu.cu = 132;
+    ocl_gpu.local = 256;
+    ocl_gpu.opencl_c = 1;
+    ocl_gpu.forward_progress = 1;
+    ocl_gpu.subgroup_size = 32; /* NVIDIA's OpenCL reports its warp size */
+    slow = ocl_gpu;
+    slow.forward_progress = 0;
+    cpu.cpu = 1;
+    cpu.cu = 4;
+    cpu.local = 1;
+    cpu.opencl_c = 1;
+    static const char *const names[4] = {"CUDA GPU", "OpenCL GPU",
+                                         "OpenCL GPU without forward progress",
+                                         "CPU"};
+    const kiln__plan *plans[4] = {&cuda, &ocl_gpu, &slow, &cpu};
+    for (int k = 0; k < 4; k++) {
+        kiln__sb sb = {0};
+        if (CHECK_OK(kiln__scan_source(s, 0, plans[k], &sb))) {
+            int warp = strstr(sb.p, "__shfl_") != NULL;
+            int onepass = strstr(sb.p, "_onepass(") != NULL;
+            CHECK_MSG(warp == (k == 0) && onepass == (k < 2),
+                      "%s: warp %d, single pass %d", names[k], warp,
+                      onepass);
+            CHECK_MSG(!strstr(sb.p, "KILN_BACKEND"), "%s: names a backend",
+                      names[k]);
+        }
+        kiln__sb_free(&sb);
+    }
+    kiln_scan_release(s);
+}
+
 int main(void) {
+    if (getenv("KILN_SCAN_VARIANT") == NULL) {
+        kiln_queue *q0 = NULL;
+        if (kiln_queue_create_default(NULL, 0, &q0) == KILN_OK)
+            variant_choice(kiln_queue_context(q0));
+        kiln_queue_release(q0);
+    }
     if (!kiln__cuda_nvrtc_ready()) {
         printf("NVRTC not found: CUDA compile checks skipped\n");
         return kt_report();
