@@ -200,11 +200,11 @@ static void run_ops(kiln_queue *q) {
             if (!rd)
                 continue;
             unsigned char host[16];
-            (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, a, NULL, host, 0,
-                                    NULL, NULL);
+            (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, a, NULL, host,
+                                          0, NULL, NULL);
             if (t)
-                (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, t, NULL, host,
-                                        0, NULL, NULL);
+                (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, t, NULL,
+                                              host, 0, NULL, NULL);
             CHECK_OK(kiln_queue_finish(q)); /* host is read into */
         }
         if (CHECK_OK(kiln_array_empty(c, dt, 1, (size_t[]){1}, &r))) {
@@ -286,45 +286,46 @@ static void cuda_only(kiln_context *c) {
             int prod = v & 1, ex = v >> 1;
             if (!g_all && v != 0 && v != 3)
                 continue;
-            kiln_scan_desc d = KILN_SCAN_DESC(args, t, 0, prod ? "1" : "0",
-                                prod ? "a*b" : "a+b", "x[i]",
-                                ex ? "y[i] = prev_item" : "y[i] = item",
-                                NULL, NULL, "kiln_cum");
-            snprintf(what, sizeof what, "cum%s %s%s", prod ? "prod" : "sum",
-                     t, ex ? " exclusive" : "");
+            kiln_scan_desc d = KILN_SCAN_DESC(
+                args, t, 0, prod ? "1" : "0", prod ? "a*b" : "a+b", "x[i]",
+                ex ? "y[i] = prev_item" : "y[i] = item", NULL, NULL,
+                "kiln_cum");
+            snprintf(what, sizeof what, "cum%s %s%s", prod ? "prod" : "sum", t,
+                     ex ? " exclusive" : "");
             scan_cuda(c, &d, what);
         }
     }
-    kiln_scan_desc aff = KILN_SCAN_DESC("const uint *A, const uint *B, uint *OA, uint *OB, "
-                          "uint *PB",
-                          "aff", 8, "mk(1u, 0u)", "then(a, b)",
-                          "mk(A[i], B[i])",
-                          "OA[i] = item.a; OB[i] = item.b; PB[i] = "
-                          "prev_item.b",
-                          NULL, kAffPre, "affine");
+    kiln_scan_desc aff =
+        KILN_SCAN_DESC("const uint *A, const uint *B, uint *OA, uint *OB, "
+                       "uint *PB",
+                       "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
+                       "OA[i] = item.a; OB[i] = item.b; PB[i] = "
+                       "prev_item.b",
+                       NULL, kAffPre, "affine");
     scan_cuda(c, &aff, "affine");
     aff.arguments = "const uint *A, const uint *B, const uchar *F, uint *OA, "
                     "uint *OB, uint *PB";
     aff.segment_start = "F[i]";
     scan_cuda(c, &aff, "affine segmented");
-    kiln_scan_desc sh = KILN_SCAN_DESC("const short *x, const uchar *f, short *y", "short",
-                         0, "0", "a+b", "x[i]", "y[i] = item + prev_item",
-                         "f[i] != 0", NULL, "segshort");
+    kiln_scan_desc sh = KILN_SCAN_DESC(
+        "const short *x, const uchar *f, short *y", "short", 0, "0", "a+b",
+        "x[i]", "y[i] = item + prev_item", "f[i] != 0", NULL, "segshort");
     scan_cuda(c, &sh, "segmented short");
-    kiln_scan_desc v3 = KILN_SCAN_DESC("const double *x, double *y", "v3", 24,
-                         "v3mk(0)", "v3add(a, b)", "v3mk(x[i])",
-                         "y[i] = item.y", NULL, kAffPre, "v3scan");
+    kiln_scan_desc v3 = KILN_SCAN_DESC(
+        "const double *x, double *y", "v3", 24, "v3mk(0)", "v3add(a, b)",
+        "v3mk(x[i])", "y[i] = item.y", NULL, kAffPre, "v3scan");
     scan_cuda(c, &v3, "24-byte struct");
-    kiln_scan_desc big = KILN_SCAN_DESC("const double *x, double *y", "big", 48,
-                          "bigmk(0)", "bigadd(a, b)", "bigmk(x[i])",
-                          "y[i] = item.m[5]", "x[i] < 0", kAffPre, "bigscan");
+    kiln_scan_desc big = KILN_SCAN_DESC(
+        "const double *x, double *y", "big", 48, "bigmk(0)", "bigadd(a, b)",
+        "bigmk(x[i])", "y[i] = item.m[5]", "x[i] < 0", kAffPre, "bigscan");
     scan_cuda(c, &big, "48-byte struct segmented");
 
-    kiln_reduction_desc rd = KILN_REDUCTION_DESC("const double *x", "v3", 24, "v3mk(0)",
-                              "v3add(a, b)", "v3mk(x[i])", kAffPre, "v3red");
+    kiln_reduction_desc rd =
+        KILN_REDUCTION_DESC("const double *x", "v3", 24, "v3mk(0)",
+                            "v3add(a, b)", "v3mk(x[i])", kAffPre, "v3red");
     red_cuda(c, &rd, "reduction over a 24-byte struct");
-    kiln_reduction_desc rc = KILN_REDUCTION_DESC("const char *x", "char", 0, "0", "a+b", "x[i]",
-                              NULL, "charred");
+    kiln_reduction_desc rc = KILN_REDUCTION_DESC(
+        "const char *x", "char", 0, "0", "a+b", "x[i]", NULL, "charred");
     red_cuda(c, &rc, "reduction over char");
 }
 
@@ -333,10 +334,10 @@ static void cuda_only(kiln_context *c) {
  * device, whose source NVRTC could not compile), the OpenCL single pass on
  * OpenCL GPUs with forward progress, the three-phase one otherwise. */
 static void variant_choice(kiln_context *c) {
-    kiln_scan_desc d = KILN_SCAN_DESC(
-        .arguments = "const int *x, int *y", .scan_type = "int",
-        .neutral = "0", .scan = "a+b", .input = "x[i]",
-        .output = "y[i] = item", .name = "choice");
+    kiln_scan_desc d =
+        KILN_SCAN_DESC(.arguments = "const int *x, int *y", .scan_type = "int",
+                       .neutral = "0", .scan = "a+b", .input = "x[i]",
+                       .output = "y[i] = item", .name = "choice");
     kiln_scan *s = NULL;
     if (!CHECK_OK(kiln__scan_create_ex(c, &d, 0, &s)))
         return;

@@ -26,9 +26,8 @@ static void t_axpy_all_dtypes(kiln_queue *q) {
                  k, k);
     }
     kiln_elementwise *ew = NULL;
-    if (!CHECK_OK(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC(args, op, "axpy_all", NULL, 0),
-                                          &ew)))
+    if (!CHECK_OK(kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC(args, op, "axpy_all", NULL, 0), &ew)))
         return;
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
@@ -101,12 +100,12 @@ static void t_strided(kiln_queue *q) {
     CHECK(info.shape[0] == 18 && info.shape[1] == 18 && !info.contiguous);
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 2, sb, &z));
     kiln_elementwise *ew = NULL;
-    CHECK_OK(kiln_elementwise_create(c,
+    CHECK_OK(kiln_elementwise_create(
+        c,
         &KILN_ELEMENTWISE_DESC("const float *x, const float *y, float *z",
-                                     "z[i] = x[i] - 2*y[i]", "sub2", NULL, 0),
-                                     &ew));
-    kiln_arg v[3] = {KILN_ARG_ARRAY(xv), KILN_ARG_ARRAY(yv),
-                       KILN_ARG_ARRAY(z)};
+                               "z[i] = x[i] - 2*y[i]", "sub2", NULL, 0),
+        &ew));
+    kiln_arg v[3] = {KILN_ARG_ARRAY(xv), KILN_ARG_ARRAY(yv), KILN_ARG_ARRAY(z)};
     CHECK_OK(kiln_elementwise_launch(q, ew, 18 * 18, 3, v, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, Z));
     size_t bad = 0;
@@ -119,9 +118,11 @@ static void t_strided(kiln_queue *q) {
     kiln_array *zt = NULL;
     CHECK_OK(kiln_array_swapaxes(z, 0, 1, &zt));
     kiln_elementwise *cp = NULL;
-    CHECK_OK(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("float *o, const float *x",
-                                     "o[i] = x[i]", "cp", NULL, 0), &cp));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("float *o, const float *x", "o[i] = x[i]", "cp",
+                               NULL, 0),
+        &cp));
     kiln_arg v2[2] = {KILN_ARG_ARRAY(zt), KILN_ARG_ARRAY(xv)};
     CHECK_OK(kiln_elementwise_launch(q, cp, 18 * 18, 2, v2, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, Z));
@@ -144,9 +145,11 @@ static void t_strided(kiln_queue *q) {
     size_t so[3] = {5, 4, 4};
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 3, so, &o3));
     kiln_elementwise *dbl = NULL;
-    CHECK_OK(kiln_elementwise_create(c,
+    CHECK_OK(kiln_elementwise_create(
+        c,
         &KILN_ELEMENTWISE_DESC("double *o, const double *x",
-                                     "o[i] = 2*x[i] + n", "dbl", NULL, 0), &dbl));
+                               "o[i] = 2*x[i] + n", "dbl", NULL, 0),
+        &dbl));
     kiln_arg v3v[2] = {KILN_ARG_ARRAY(o3), KILN_ARG_ARRAY(v3)};
     CHECK_OK(kiln_elementwise_launch(q, dbl, 5 * 4 * 4, 2, v3v, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, o3, O));
@@ -186,10 +189,12 @@ static void t_gather(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, idx, &I));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &Y));
     kiln_elementwise *ew = NULL;
-    CHECK_OK(kiln_elementwise_create(c,
+    CHECK_OK(kiln_elementwise_create(
+        c,
         &KILN_ELEMENTWISE_DESC("float *y, const int *idx, const float *x",
-                                     "y[i] = x[idx[i]]", "gather", NULL,
-                                     KILN_ELEMENTWISE_ANY_SHAPE), &ew));
+                               "y[i] = x[idx[i]]", "gather", NULL,
+                               KILN_ELEMENTWISE_ANY_SHAPE),
+        &ew));
     kiln_arg v[3] = {KILN_ARG_ARRAY(Y), KILN_ARG_ARRAY(I), KILN_ARG_ARRAY(X)};
     CHECK_OK(kiln_elementwise_launch(q, ew, n, 3, v, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, Y, y));
@@ -199,10 +204,11 @@ static void t_gather(kiln_queue *q) {
     CHECK_MSG(bad == 0, "gather: %zu wrong", bad);
     /* Without the flag, differing shapes are a mismatch. */
     kiln_elementwise *strict = NULL;
-    CHECK_OK(kiln_elementwise_create(c,
+    CHECK_OK(kiln_elementwise_create(
+        c,
         &KILN_ELEMENTWISE_DESC("float *y, const int *idx, const float *x",
-                                     "y[i] = x[idx[i]]", "gather2", NULL, 0),
-                                     &strict));
+                               "y[i] = x[idx[i]]", "gather2", NULL, 0),
+        &strict));
     CHECK_STATUS(kiln_elementwise_launch(q, strict, n, 3, v, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     kiln_elementwise_release(strict);
@@ -215,10 +221,12 @@ static void t_gather(kiln_queue *q) {
 static void t_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_elementwise *ew = (kiln_elementwise *)1;
-    CHECK_STATUS(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("const float *x, float *z",
-                                         "z[i] = x[i] +* no_such_var", "bad",
-                                         NULL, 0), &ew),
+    CHECK_STATUS(kiln_elementwise_create(
+                     c,
+                     &KILN_ELEMENTWISE_DESC("const float *x, float *z",
+                                            "z[i] = x[i] +* no_such_var", "bad",
+                                            NULL, 0),
+                     &ew),
                  KILN_ERROR_BUILD);
     CHECK(ew == NULL);
     CHECK_MSG(strstr(kiln_last_error_message(), "no_such_var") != NULL, "%s",
@@ -230,33 +238,42 @@ static void t_errors(kiln_queue *q) {
     CHECK_MSG(strstr(kiln_last_build_log(),
                      "operation:1: z[i] = x[i] +* no_such_var") != NULL,
               "log: %s", kiln_last_build_log());
-    CHECK_STATUS(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("float", "x", NULL, NULL, 0), &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("float a", "a", NULL, NULL, 0), &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("float *x, float *x", "x[i]=0",
-                                         NULL, NULL, 0), &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", "9bad", NULL,
-                                         0), &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(NULL,
-        &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", NULL,
-                                         NULL, 0), &ew),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", NULL, NULL,
-                                         0), NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float", "x", NULL, NULL, 0), &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float a", "a", NULL, NULL, 0), &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(c,
+                                &KILN_ELEMENTWISE_DESC("float *x, float *x",
+                                                       "x[i]=0", NULL, NULL, 0),
+                                &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", "9bad", NULL, 0),
+            &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            NULL, &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", NULL, NULL, 0),
+            &ew),
+        KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", NULL, NULL, 0),
+            NULL),
+        KILN_ERROR_NULL_HANDLE);
     kiln_elementwise_release(NULL);
 
-    CHECK_OK(kiln_elementwise_create(c,
+    CHECK_OK(kiln_elementwise_create(
+        c,
         &KILN_ELEMENTWISE_DESC("float a, const float *x, float *z",
-                                     "z[i] = a*x[i]", "scale", NULL, 0), &ew));
+                               "z[i] = a*x[i]", "scale", NULL, 0),
+        &ew));
     size_t n = 100, m = 101;
     kiln_array *f = NULL, *g = NULL, *h = NULL, *iarr = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &f));
@@ -265,17 +282,19 @@ static void t_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &iarr));
     kiln_arg wrong_dtype[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(iarr),
                                  KILN_ARG_ARRAY(g)};
-    CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, wrong_dtype, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(
+        kiln_elementwise_launch(q, ew, n, 3, wrong_dtype, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
     kiln_arg wrong_shape[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(f),
-                                 KILN_ARG_ARRAY(h)};
-    CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, wrong_shape, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+                               KILN_ARG_ARRAY(h)};
+    CHECK_STATUS(
+        kiln_elementwise_launch(q, ew, n, 3, wrong_shape, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
     kiln_arg ok[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(f), KILN_ARG_ARRAY(g)};
     CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 2, ok, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);
     kiln_arg swapped[3] = {KILN_ARG_ARRAY(f), KILN_ARG_F32(1),
-                             KILN_ARG_ARRAY(g)};
+                           KILN_ARG_ARRAY(g)};
     CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, swapped, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);
     CHECK_STATUS(kiln_elementwise_launch(NULL, ew, n, 3, ok, 0, NULL, NULL),
@@ -290,8 +309,9 @@ static void t_errors(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c2, KILN_FLOAT32, 1, &n, &other));
         kiln_arg foreign[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(other),
                                  KILN_ARG_ARRAY(g)};
-        CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, foreign, 0, NULL, NULL),
-                     KILN_ERROR_MISMATCH);
+        CHECK_STATUS(
+            kiln_elementwise_launch(q, ew, n, 3, foreign, 0, NULL, NULL),
+            KILN_ERROR_MISMATCH);
         kiln_array_release(other);
         kiln_context_release(c2);
     }
@@ -318,8 +338,9 @@ static void t_errors(kiln_queue *q) {
 /* Descriptors, names, flags, retain, and n = 0. */
 static void t_api(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
-        .arguments = "const int *x, int *y", .operation = "y[i] = x[i] + 1");
+    kiln_elementwise_desc d =
+        KILN_ELEMENTWISE_DESC(.arguments = "const int *x, int *y",
+                              .operation = "y[i] = x[i] + 1");
     kiln_elementwise *ew = (kiln_elementwise *)1;
     kiln_elementwise_desc raw = d;
     raw.struct_size = 0; /* not made with the macro */
@@ -385,8 +406,7 @@ static void t_api(kiln_queue *q) {
         CHECK_OK(kiln_array_write(q, Y, yy));
         CHECK_OK(kiln_elementwise_launch(q, ew, 3, 2, v, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, Y, y));
-        CHECK_MSG(y[0] == 3 && y[1] == 2 && y[2] == 1 && y[3] == 0 &&
-                      y[4] == 0,
+        CHECK_MSG(y[0] == 3 && y[1] == 2 && y[2] == 1 && y[3] == 0 && y[4] == 0,
                   "any shape: %d %d %d %d %d", y[0], y[1], y[2], y[3], y[4]);
     }
     kiln_elementwise_release(ew);
@@ -408,10 +428,11 @@ static void t_release_in_flight(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Z));
     kiln_elementwise *ew = NULL;
-    CHECK_OK(kiln_elementwise_create(c,
-        &KILN_ELEMENTWISE_DESC("const int *x, int *z",
-                                     "z[i] = x[i] * 3 + 1", "inflight", NULL,
-                                     0), &ew));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("const int *x, int *z", "z[i] = x[i] * 3 + 1",
+                               "inflight", NULL, 0),
+        &ew));
     kiln_event *e = NULL, *r = NULL;
     kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Z)};
     CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, &e));
@@ -448,16 +469,19 @@ static void t_release_orders(kiln_queue *q0) {
         kiln_elementwise *ew = NULL;
         kiln_reduction *red = NULL;
         kiln_scan *sc = NULL;
-        kiln_elementwise_desc ed = KILN_ELEMENTWISE_DESC(
-            .arguments = "const int *x, int *y", .operation = "y[i] = 2*x[i]",
-            .name = "rel_ew");
-        kiln_reduction_desc rd = KILN_REDUCTION_DESC(
-            .arguments = "const int *x", .out_type = "int", .neutral = "0",
-            .reduce = "a+b", .map = "x[i]", .name = "rel_red");
-        kiln_scan_desc sd = KILN_SCAN_DESC(
-            .arguments = "const int *x, int *y", .scan_type = "int",
-            .neutral = "0", .scan = "a+b", .input = "x[i]",
-            .output = "y[i] = item", .name = "rel_scan");
+        kiln_elementwise_desc ed =
+            KILN_ELEMENTWISE_DESC(.arguments = "const int *x, int *y",
+                                  .operation = "y[i] = 2*x[i]",
+                                  .name = "rel_ew");
+        kiln_reduction_desc rd =
+            KILN_REDUCTION_DESC(.arguments = "const int *x", .out_type = "int",
+                                .neutral = "0", .reduce = "a+b", .map = "x[i]",
+                                .name = "rel_red");
+        kiln_scan_desc sd =
+            KILN_SCAN_DESC(.arguments = "const int *x, int *y",
+                           .scan_type = "int", .neutral = "0", .scan = "a+b",
+                           .input = "x[i]", .output = "y[i] = item",
+                           .name = "rel_scan");
         CHECK_OK(kiln_elementwise_create(c, &ed, &ew));
         CHECK_OK(kiln_reduction_create(c, &rd, &red));
         CHECK_OK(kiln_scan_create(c, &sd, &sc));

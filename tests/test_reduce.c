@@ -64,16 +64,17 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
 #define RUN(op, want)                                                          \
     do {                                                                       \
         memset(&r, 0, sizeof r);                                               \
-        if (CHECK_OK(kiln_array_reduce_async(q, op, X, NULL, &r, 0, NULL, &e))) {    \
+        if (CHECK_OK(                                                          \
+                kiln_array_reduce_async(q, op, X, NULL, &r, 0, NULL, &e))) {   \
             CHECK_OK(kiln_event_wait(e));                                      \
             kiln_event_release(e);                                             \
             kiln_dtype rd = kiln_reduce_result_dtype(op, d);                   \
-            double got = kt_get(rd, &r, 0);                                       \
+            double got = kt_get(rd, &r, 0);                                    \
             double w = (want);                                                 \
-            CHECK_MSG(got == w || fabs(got - w) <= 1e-12 * fabs(w) +           \
-                                                      (rd == KILN_FLOAT32      \
-                                                           ? 1e-5 * fabs(w)    \
-                                                           : 0),               \
+            CHECK_MSG(got == w ||                                              \
+                          fabs(got - w) <=                                     \
+                              1e-12 * fabs(w) +                                \
+                                  (rd == KILN_FLOAT32 ? 1e-5 * fabs(w) : 0),   \
                       "%s %s n=%zu: got %.17g want %.17g", #op, t, n, got, w); \
         }                                                                      \
     } while (0)
@@ -166,8 +167,8 @@ static void t_builtins(kiln_queue *q) {
                                   x, &X));
     double got = 0;
     kiln_event *e = NULL;
-    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, X, NULL, &got, 0, NULL,
-                               &e));
+    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, X, NULL, &got, 0,
+                                     NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     CHECK_MSG(got == want, "prod: %g vs %g", got, want);
     kiln_event_release(e);
@@ -191,7 +192,8 @@ static void t_float_sum_tolerance(kiln_queue *q) {
                                   x, &X));
     float got = 0;
     kiln_event *e = NULL;
-    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, X, NULL, &got, 0, NULL, &e));
+    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, X, NULL, &got, 0, NULL,
+                                     &e));
     CHECK_OK(kiln_event_wait(e));
     double tol = (double)n * 1.2e-7 * abs;
     CHECK_MSG(fabs(got - ref) <= tol, "float sum %.9g vs %.9g (tol %g)", got,
@@ -223,8 +225,8 @@ static void t_custom_and_strided(kiln_queue *q) {
     kiln_arg v[2] = {KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
     int64_t got = 0;
     kiln_event *e = NULL;
-    CHECK_OK(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL, &got, 0,
-                                   NULL, &e));
+    CHECK_OK(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL, &got,
+                                   0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     int64_t want = 0;
@@ -238,8 +240,8 @@ static void t_custom_and_strided(kiln_queue *q) {
               (long long)want);
     /* argmax over a strided view gives the view's C-order index */
     int64_t am = -2;
-    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, y, NULL, &am, 0, NULL,
-                               &e));
+    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, y, NULL, &am, 0,
+                                     NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     int best = -1000;
@@ -259,17 +261,20 @@ static void t_custom_and_strided(kiln_queue *q) {
     size_t one = 1;
     kiln_array *rf = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &one, &rf));
-    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, rf, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, rf, NULL,
+                                       0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL,
+                                       NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     kiln_arg v1[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(y)};
-    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v1, NULL, &got, 0, NULL, NULL),
+    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v1, NULL,
+                                       &got, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     /* n = 11 < the arrays' 1056 elements: a mismatch, not a partial read */
-    CHECK_STATUS(kiln_reduction_launch(q, r, 11, 2, v, NULL, &got, 0, NULL,
-                                       NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(
+        kiln_reduction_launch(q, r, 11, 2, v, NULL, &got, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
     /* the blocking form */
     got = -1;
     CHECK_OK(kiln_reduction_run(q, r, kiln_array_size(x), 2, v, &got));
@@ -297,8 +302,8 @@ static void t_custom_and_strided(kiln_queue *q) {
     /* an unknown op: the same status as for the elementwise operators */
     CHECK_STATUS(kiln_array_reduce(q, (kiln_reduce_op)99, a, &got),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_reduce_async(q, (kiln_reduce_op)0, a, NULL, &got,
-                                         0, NULL, NULL),
+    CHECK_STATUS(kiln_array_reduce_async(q, (kiln_reduce_op)0, a, NULL, &got, 0,
+                                         NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_array_reduce(q, KILN_REDUCE_SUM, a, NULL),
                  KILN_ERROR_NULL_HANDLE);
@@ -317,8 +322,8 @@ static void t_custom_and_strided(kiln_queue *q) {
               kiln_last_build_log());
     CHECK_STATUS(kiln_array_dot_async(q, a, rf, NULL, &got, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, NULL, NULL, &got, 0,
-                                   NULL, NULL),
+    CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, NULL, NULL, &got,
+                                         0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     kiln_array_release(rf);
     kiln_array_release(a);

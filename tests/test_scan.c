@@ -278,8 +278,9 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
 
 static void t_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_scan_desc d = KILN_SCAN_DESC("const int *x, int *y", "int", 0, "0",
-                        "a + b", "x[i]", "y[i] = itme", NULL, NULL, "typo");
+    kiln_scan_desc d =
+        KILN_SCAN_DESC("const int *x, int *y", "int", 0, "0", "a + b", "x[i]",
+                       "y[i] = itme", NULL, NULL, "typo");
     kiln_scan *s = (kiln_scan *)1;
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_BUILD);
     CHECK(s == NULL);

@@ -53,10 +53,11 @@ typedef struct kiln__scratch {
 kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                               kiln__scratch *out);
 void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last);
-/* Wait list = the caller's events plus dep (if any). *list is wait itself
- * or a malloc'd copy (free it when *list != wait); NULL on no memory. */
+/* Wait list = the caller's events plus dep_a and dep_b (each may be NULL:
+ * a scratch buffer's last user). *list is wait itself or a malloc'd copy
+ * (free it when *list != wait). */
 kiln_status kiln__wait_plus(size_t num_wait, kiln_event *const *wait,
-                            kiln_event *dep, kiln_event *const **list,
-                            size_t *n);
+                            kiln_event *dep_a, kiln_event *dep_b,
+                            kiln_event *const **list, size_t *n);
 
 #endif

@@ -200,19 +200,23 @@ void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last) {
 }
 
 kiln_status kiln__wait_plus(size_t num_wait, kiln_event *const *wait,
-                            kiln_event *dep, kiln_event *const **list,
-                            size_t *n) {
+                            kiln_event *dep_a, kiln_event *dep_b,
+                            kiln_event *const **list, size_t *n) {
     *list = wait;
     *n = num_wait;
-    if (!dep)
+    if (!dep_a && !dep_b)
         return KILN_OK;
-    kiln_event **l = malloc((num_wait + 1) * sizeof *l);
+    kiln_event **l = malloc((num_wait + 2) * sizeof *l);
     if (!l)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "wait list");
-    for (size_t k = 0; k < num_wait; k++)
+    size_t k = 0;
+    for (; k < num_wait; k++)
         l[k] = wait[k];
-    l[num_wait] = dep;
+    if (dep_a)
+        l[k++] = dep_a;
+    if (dep_b)
+        l[k++] = dep_b;
     *list = l;
-    *n = num_wait + 1;
+    *n = k;
     return KILN_OK;
 }

@@ -73,17 +73,13 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
                                         const kiln_elementwise_desc *desc,
                                         int eager, kiln_elementwise **out) {
     static const char what[] = "kiln_elementwise_create";
-    if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: elementwise is NULL", what);
-    *out = NULL;
-    if (!context || !desc)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: context and desc are required", what);
+    if (out)
+        *out = NULL;
     kiln_elementwise_desc d;
-    kiln_status st = kiln__desc_read(
-        desc, offsetof(kiln_elementwise_desc, flags) + sizeof d.flags,
-        sizeof d, &d, what, "KILN_ELEMENTWISE_DESC");
+    size_t v1 = offsetof(kiln_elementwise_desc, flags) + sizeof d.flags;
+    kiln_status st = kiln__gen_create_begin(context, desc, out != NULL, v1,
+                                            sizeof d, &d, what,
+                                            "KILN_ELEMENTWISE_DESC");
     if (st != KILN_OK)
         return st;
     if (!d.arguments || !d.operation)
@@ -164,12 +160,7 @@ void kiln_elementwise_release(kiln_elementwise *ew) {
 static void ew_sizes(const kiln__plan *p, size_t n, size_t *global,
                      size_t *local, int64_t *chunk) {
     if (p->cpu) {
-        size_t groups = p->cu * 4;
-        size_t by_size = (n + 4095) / 4096;
-        if (groups > by_size)
-            groups = by_size;
-        if (!groups)
-            groups = 1;
+        size_t groups = kiln__cpu_groups(p, n, 4096);
         size_t c = (n + groups - 1) / groups;
         c = (c + 15) / 16 * 16;
         if (!c)

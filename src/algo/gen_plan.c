@@ -58,3 +58,11 @@ kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan) {
 kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan) {
     return kiln__plan_for_device(kiln_queue_device(queue), plan);
 }
+
+size_t kiln__cpu_groups(const kiln__plan *plan, size_t n, size_t min_items) {
+    size_t groups = (size_t)plan->cu * 4;
+    size_t by_size = (n + min_items - 1) / min_items;
+    if (groups > by_size)
+        groups = by_size;
+    return groups ? groups : 1;
+}

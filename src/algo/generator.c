@@ -9,6 +9,18 @@
 #include "base/error.h"
 #include "base/ident.h"
 
+kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc,
+                                   int has_out, size_t v1_size, size_t size,
+                                   void *copy, const char *what,
+                                   const char *macro) {
+    if (!has_out || !context || !desc)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: context, desc and the result pointer are "
+                               "required",
+                               what);
+    return kiln__desc_read(desc, v1_size, size, copy, what, macro);
+}
+
 kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind,
                            kiln_context *context, const char *arguments,
                            const char *name) {

@@ -61,6 +61,9 @@ typedef struct kiln__plan {
 } kiln__plan;
 kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan);
 kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan);
+/* Work-groups for n items on a CPU: 4 per compute unit, fewer when that
+ * would leave a group under min_items items; at least 1. */
+size_t kiln__cpu_groups(const kiln__plan *plan, size_t n, size_t min_items);
 
 /* ---- source pieces (gen_source.c) */
 
@@ -161,6 +164,13 @@ struct kiln__gen {
     kiln__variant var[2][2];  /* [strided][cpu], built on first use */
 };
 
+/* The common start of kiln_X_create: context and desc are required
+ * (has_out: the result pointer too), and the descriptor is copied
+ * (kiln__desc_read). */
+kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc,
+                                   int has_out, size_t v1_size, size_t size,
+                                   void *copy, const char *what,
+                                   const char *macro);
 /* Checks name (NULL: the kind's default) and parses arguments into gen
  * (zeroed by the caller), with one reference. On failure nothing is left
  * to free in gen. */

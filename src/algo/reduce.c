@@ -118,17 +118,13 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
                                       size_t final_size, int eager,
                                       kiln_reduction **out) {
     static const char what[] = "kiln_reduction_create";
-    if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: reduction is NULL", what);
-    *out = NULL;
-    if (!context || !desc)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: context and desc are required", what);
+    if (out)
+        *out = NULL;
     kiln_reduction_desc d;
-    kiln_status st = kiln__desc_read(
-        desc, offsetof(kiln_reduction_desc, name) + sizeof d.name, sizeof d,
-        &d, what, "KILN_REDUCTION_DESC");
+    size_t v1 = offsetof(kiln_reduction_desc, name) + sizeof d.name;
+    kiln_status st = kiln__gen_create_begin(context, desc, out != NULL, v1,
+                                            sizeof d, &d, what,
+                                            "KILN_REDUCTION_DESC");
     if (st != KILN_OK)
         return st;
     if (!d.arguments || !d.out_type || !d.neutral || !d.reduce || !d.map)
@@ -207,12 +203,7 @@ static size_t red_groups(const kiln__plan *plan, size_t local, size_t n,
     size_t groups;
     *chunk = 0;
     if (plan->cpu) {
-        groups = plan->cu * 4;
-        size_t by_size = (n + 8191) / 8192;
-        if (groups > by_size)
-            groups = by_size;
-        if (!groups)
-            groups = 1;
+        groups = kiln__cpu_groups(plan, n, 8192);
         size_t c = (n + groups - 1) / groups;
         c = (c + 63) / 64 * 64 * local;
         if (!c)
@@ -247,7 +238,7 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
     if (st == KILN_OK)
-        st = kiln__wait_plus(num_wait, wait, scr.dep, &wl, &nwl);
+        st = kiln__wait_plus(num_wait, wait, scr.dep, NULL, &wl, &nwl);
     if (st == KILN_OK) {
         kiln_arg pre[2] = {KILN_ARG_BUF(tmp), KILN_ARG_I64(chunk)};
         st = kiln__launch(queue, v->k[0], groups * local, local, pre, 2, b,

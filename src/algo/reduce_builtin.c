@@ -86,6 +86,42 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
     return st;
 }
 
+/* Texts of an argmin/argmax reduction (pairs of value and index). */
+typedef struct arg_text {
+    char pre[1024], neutral[160], map[96];
+} arg_text;
+
+/* Makes d the reduction of (value, index) pairs keeping the first
+ * minimum (mx = 0) or maximum of the elements X of element type et. */
+static void arg_desc(int mx, kiln_dtype et, const char *X, arg_text *tx,
+                     kiln_reduction_desc *d) {
+    const char *t = kiln_dtype_name(et);
+    snprintf(tx->pre, sizeof tx->pre,
+             "typedef struct { %s v; long i; } kiln_argpair;\n"
+             "KILN_FUNC kiln_argpair kiln_argpair_make(%s v, long i)\n"
+             "{ kiln_argpair p; p.v = v; p.i = i; return p; }\n"
+             "KILN_FUNC kiln_argpair kiln_argpair_pick(kiln_argpair a, "
+             "kiln_argpair b)\n"
+             "{ return (b.v %c a.v || (b.v == a.v && b.i < a.i)) ? b : a; "
+             "}\n",
+             t, t, mx ? '>' : '<');
+    char lit[96];
+    if (mx)
+        kiln__dtype_min_literal(et, lit, sizeof lit);
+    else
+        kiln__dtype_max_literal(et, lit, sizeof lit);
+    snprintf(tx->neutral, sizeof tx->neutral,
+             "kiln_argpair_make(%s, 9223372036854775807L)", lit);
+    snprintf(tx->map, sizeof tx->map, "kiln_argpair_make(%s, i)", X);
+    d->preamble = tx->pre;
+    d->out_type = "kiln_argpair";
+    d->out_size = 16;
+    d->neutral = tx->neutral;
+    d->reduce = "kiln_argpair_pick(a, b)";
+    d->map = tx->map;
+    d->name = mx ? "kiln_argmax" : "kiln_argmin";
+}
+
 kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
                                     kiln_array *a, kiln_array *result,
                                     void *host_result, size_t num_wait,
@@ -108,7 +144,8 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
     const char *t = kiln_dtype_name(et);
     const char *rt = kiln_dtype_name(rd);
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
-    char args[64], map[160], neutral[160], pre[1024], reduce[160], amap[96];
+    char args[64], map[160], neutral[160];
+    arg_text tx;
     snprintf(args, sizeof args, "const %s *x", f16 ? "ushort" : t);
     kiln_reduction_desc d = KILN_REDUCTION_DESC(
         .arguments = args, .out_type = rt, .neutral = "0", .reduce = "a+b",
@@ -149,38 +186,12 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
             d.reduce = "b > a ? b : a";
         break;
     case KILN_REDUCE_ARGMIN:
-    case KILN_REDUCE_ARGMAX: {
-        int mx = op == KILN_REDUCE_ARGMAX;
-        snprintf(pre, sizeof pre,
-                 "typedef struct { %s v; long i; } kiln_argpair;\n"
-                 "KILN_FUNC kiln_argpair kiln_argpair_make(%s v, long i)\n"
-                 "{ kiln_argpair p; p.v = v; p.i = i; return p; }\n"
-                 "KILN_FUNC kiln_argpair kiln_argpair_pick(kiln_argpair a, "
-                 "kiln_argpair b)\n"
-                 "{ return (b.v %c a.v || (b.v == a.v && b.i < a.i)) ? b : a; "
-                 "}\n",
-                 t, t, mx ? '>' : '<');
-        char lit[96];
-        if (mx)
-            kiln__dtype_min_literal(et, lit, sizeof lit);
-        else
-            kiln__dtype_max_literal(et, lit, sizeof lit);
-        snprintf(neutral, sizeof neutral,
-                 "kiln_argpair_make(%s, 9223372036854775807L)", lit);
-        snprintf(reduce, sizeof reduce, "kiln_argpair_pick(a, b)");
-        d.preamble = pre;
-        d.out_type = "kiln_argpair";
-        d.out_size = 16;
-        d.neutral = neutral;
-        d.reduce = reduce;
-        snprintf(amap, sizeof amap, "kiln_argpair_make(%s, i)", X);
-        d.map = amap;
-        d.name = mx ? "kiln_argmax" : "kiln_argmin";
+    case KILN_REDUCE_ARGMAX:
+        arg_desc(op == KILN_REDUCE_ARGMAX, et, X, &tx, &d);
         finish = "a.i == 9223372036854775807L ? -1L : a.i";
         final_type = "long";
         final_size = 8;
         break;
-    }
     default:
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_array_reduce: unknown op %d", (int)op);

@@ -71,17 +71,13 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
                                  const kiln_scan_desc *desc, int eager,
                                  kiln_scan **out) {
     static const char what[] = "kiln_scan_create";
-    if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: scan is NULL",
-                               what);
-    *out = NULL;
-    if (!context || !desc)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: context and desc are required", what);
+    if (out)
+        *out = NULL;
     kiln_scan_desc d;
-    kiln_status st = kiln__desc_read(
-        desc, offsetof(kiln_scan_desc, name) + sizeof d.name, sizeof d, &d,
-        what, "KILN_SCAN_DESC");
+    size_t v1 = offsetof(kiln_scan_desc, name) + sizeof d.name;
+    kiln_status st = kiln__gen_create_begin(context, desc, out != NULL, v1,
+                                            sizeof d, &d, what,
+                                            "KILN_SCAN_DESC");
     if (st != KILN_OK)
         return st;
     if (!d.arguments || !d.scan_type || !d.neutral || !d.scan || !d.input ||

@@ -29,23 +29,13 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
     if (st == KILN_OK && !packed)
         st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_VALS,
                                2 * tiles * stride, &sv);
+    /* the fill waits for both slots' last users */
     if (st == KILN_OK)
-        st = kiln__wait_plus(num_wait, wait, ss.dep, &wl, &nwl);
-    if (st == KILN_OK && sv.dep) {
-        /* the vals slot's last user: a marker-free way is to wait on it in
-         * the fill as well */
-        kiln_event *const *wl2 = NULL;
-        size_t n2 = 0;
-        st = kiln__wait_plus(nwl, wl, sv.dep, &wl2, &n2);
-        if (wl != wait)
-            free((void *)wl);
-        wl = wl2;
-        nwl = n2;
-    }
+        st = kiln__wait_plus(num_wait, wait, ss.dep, sv.dep, &wl, &nwl);
     if (st == KILN_OK) {
         static const int zero = 0;
-        st = kiln_buffer_fill(queue, ss.buf, &zero, sizeof zero, 0,
-                                    sbytes, nwl, wl, &e0);
+        st = kiln_buffer_fill(queue, ss.buf, &zero, sizeof zero, 0, sbytes,
+                              nwl, wl, &e0);
     }
     if (wl != wait)
         free((void *)wl);
@@ -80,10 +70,7 @@ kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s,
     size_t n = b->n, local = v->local;
     size_t groups;
     if (plan->cpu) {
-        groups = plan->cu * 4;
-        size_t by_size = (n + 8191) / 8192;
-        if (groups > by_size)
-            groups = by_size;
+        groups = kiln__cpu_groups(plan, n, 8192);
     } else {
         groups = (n + local * 8 - 1) / (local * 8);
         if (groups > (size_t)plan->cu * 4)
@@ -105,16 +92,7 @@ kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s,
         st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_FLAGS,
                                groups * sizeof(int), &sflag);
     if (st == KILN_OK)
-        st = kiln__wait_plus(num_wait, wait, ssum.dep, &wl, &nwl);
-    if (st == KILN_OK && sflag.dep) {
-        kiln_event *const *wl2 = NULL;
-        size_t n2 = 0;
-        st = kiln__wait_plus(nwl, wl, sflag.dep, &wl2, &n2);
-        if (wl != wait)
-            free((void *)wl);
-        wl = wl2;
-        nwl = n2;
-    }
+        st = kiln__wait_plus(num_wait, wait, ssum.dep, sflag.dep, &wl, &nwl);
     kiln_buffer *sums = ssum.buf, *flags = sflag.buf;
     if (st == KILN_OK) {
         kiln_arg pre[3] = {KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
