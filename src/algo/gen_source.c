@@ -139,3 +139,11 @@ void kiln__gen_user(kiln__sb *sb, const char *label, const char *text) {
     kiln__sb_addf(sb, "#line 1 \"%s\"\n%s\n#line 1 \"kiln-generated\"\n",
                   label, text ? text : "");
 }
+
+void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
+                           const char *label, const char *expr) {
+    kiln__sb_addf(sb, "KILN_FUNC %s\n{\n%s    return (\n", signature,
+                  bind ? "    KILN_BIND(i)\n" : "");
+    kiln__gen_user(sb, label, expr);
+    kiln__sb_add(sb, ");\n}\n");
+}

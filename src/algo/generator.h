@@ -86,6 +86,10 @@ kiln_status kiln__gen_template(kiln__sb *sb, const char *file,
                                int layout);
 /* Appends user text under a #line marker named label. */
 void kiln__gen_user(kiln__sb *sb, const char *label, const char *text);
+/* Appends "KILN_FUNC signature { [KILN_BIND(i)] return (expr); }" with
+ * the user's expr under label. */
+void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
+                           const char *label, const char *expr);
 
 /* ---- builds (gen_build.c) */
 

@@ -37,17 +37,15 @@ kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
     kiln__gen_user(sb, "out_type", r->out_type);
     kiln__sb_add(sb, "kiln_out_t;\ntypedef ");
     kiln__sb_add(sb, r->final_type ? r->final_type : "kiln_out_t");
-    kiln__sb_add(sb, " kiln_final_t;\n"
-                     "KILN_FUNC kiln_out_t kiln_neutral(void)\n{\n"
-                     "    return (\n");
-    kiln__gen_user(sb, "neutral", r->neutral);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_out_t kiln_reduce(kiln_out_t "
-                     "a, kiln_out_t b)\n{\n    return (\n");
-    kiln__gen_user(sb, "reduce", r->reduce);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_out_t kiln_map(long i, "
-                     "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
-    kiln__gen_user(sb, "map", r->map);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
+    kiln__sb_add(sb, " kiln_final_t;\n");
+    kiln__gen_return_func(sb, "kiln_out_t kiln_neutral(void)", 0, "neutral",
+                          r->neutral);
+    kiln__gen_return_func(sb, "kiln_out_t kiln_reduce(kiln_out_t a, "
+                              "kiln_out_t b)",
+                          0, "reduce", r->reduce);
+    kiln__gen_return_func(sb, "kiln_out_t kiln_map(long i, KILN_PARAMS)", 1,
+                          "map", r->map);
+    kiln__sb_add(sb, "KILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
                      "a)\n{\n    return (kiln_final_t)(");
     kiln__sb_add(sb, r->finish ? r->finish : "a");
     kiln__sb_add(sb, ");\n}\n");

@@ -175,17 +175,14 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
         kiln__gen_user(sb, "preamble", s->preamble);
     kiln__sb_add(sb, "typedef\n");
     kiln__gen_user(sb, "scan_type", s->scan_type);
-    kiln__sb_add(sb, "kiln_scan_t;\nKILN_FUNC kiln_scan_t "
-                     "kiln_neutral(void)\n{\n    return (\n");
-    kiln__gen_user(sb, "neutral", s->neutral);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_scan_t "
-                     "kiln_scan_op(kiln_scan_t a, kiln_scan_t b)\n{\n"
-                     "    return (\n");
-    kiln__gen_user(sb, "scan", s->op);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_scan_t kiln_input(long i, "
-                     "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
-    kiln__gen_user(sb, "input", s->input);
-    kiln__sb_add(sb, ");\n}\n");
+    kiln__sb_add(sb, "kiln_scan_t;\n");
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_neutral(void)", 0, "neutral",
+                          s->neutral);
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_scan_op(kiln_scan_t a, "
+                              "kiln_scan_t b)",
+                          0, "scan", s->op);
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_input(long i, KILN_PARAMS)",
+                          1, "input", s->input);
     if (s->seg) {
         kiln__sb_add(sb, "KILN_FUNC int kiln_seg_start(long i, "
                          "KILN_PARAMS)\n{\n    KILN_BIND(i)\n"
