@@ -408,6 +408,26 @@ static void t_api(kiln_queue *q) {
         CHECK_OK(kiln_array_read(q, Y, y));
         CHECK_MSG(y[0] == 3 && y[1] == 2 && y[2] == 1 && y[3] == 0 && y[4] == 0,
                   "any shape: %d %d %d %d %d", y[0], y[1], y[2], y[3], y[4]);
+        /* a strided first array (indexed at i, as every strided view)
+         * still has exactly n elements */
+        kiln_array *rev = NULL;
+        kiln_elementwise *ew2 = NULL;
+        kiln_slice sl = KILN_SLICE_REVERSED;
+        d.operation = "y[i] = 10 * x[i]";
+        d.name = "any_strided";
+        if (CHECK_OK(kiln_array_view(X, &sl, &rev)) &&
+            CHECK_OK(kiln_elementwise_create(c, &d, &ew2))) {
+            kiln_arg vr[2] = {KILN_ARG_ARRAY(rev), KILN_ARG_ARRAY(Y)};
+            CHECK_STATUS(
+                kiln_elementwise_launch(q, ew2, 3, 2, vr, 0, NULL, NULL),
+                KILN_ERROR_MISMATCH);
+            CHECK_OK(kiln_elementwise_launch(q, ew2, n, 2, vr, 0, NULL, NULL));
+            CHECK_OK(kiln_array_read(q, Y, y));
+            CHECK_MSG(y[0] == 50 && y[4] == 10, "any shape, strided: %d %d",
+                      y[0], y[4]);
+        }
+        kiln_elementwise_release(ew2);
+        kiln_array_release(rev);
     }
     kiln_elementwise_release(ew);
     kiln_array_release(X);

@@ -225,7 +225,8 @@ KILN_API kiln_status kiln_array_axpy(kiln_queue *queue, kiln_array *z,
  * a scalar (converted to the declared type). Every array has exactly n
  * elements and the shape of the first array (KILN_ERROR_MISMATCH otherwise:
  * nothing is read or written past an array's end), except with
- * KILN_ELEMENTWISE_ANY_SHAPE. A wrong count or kind of argument is
+ * KILN_ELEMENTWISE_ANY_SHAPE. A strided view is indexed at i only (x[i]
+ * is its element i in C order). A wrong count or kind of argument is
  * KILN_ERROR_KERNEL_ARGS.
  * Generators are reference counted; the last release frees them (queued
  * launches keep what they use alive). A generator may be launched from
@@ -239,7 +240,8 @@ enum {
     /* Arrays may have any size, and are indexed freely by the operation
      * (gathers such as "y[i] = x[idx[i]]"): the operation must then keep
      * its indices within each array's bounds itself. Only the first array
-     * may be a strided view, and then it has n elements. */
+     * may be a strided view, and then it has n elements and is indexed at
+     * i only (as every strided view: x[i] is its element i). */
     KILN_ELEMENTWISE_ANY_SHAPE = 1,
 };
 
