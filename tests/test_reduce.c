@@ -282,6 +282,19 @@ static void t_custom_and_strided(kiln_queue *q) {
               (long long)want);
     CHECK_STATUS(kiln_reduction_run(q, r, kiln_array_size(x), 2, v, NULL),
                  KILN_ERROR_NULL_HANDLE);
+    /* n = 0 over empty arrays: the neutral element */
+    {
+        size_t zero = 0;
+        kiln_array *e0 = NULL, *e1 = NULL;
+        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &e0));
+        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &e1));
+        kiln_arg ve[2] = {KILN_ARG_ARRAY(e0), KILN_ARG_ARRAY(e1)};
+        got = -1;
+        CHECK_OK(kiln_reduction_run(q, r, 0, 2, ve, &got));
+        CHECK_MSG(got == 0, "empty reduction: %lld", (long long)got);
+        kiln_array_release(e0);
+        kiln_array_release(e1);
+    }
     CHECK_OK(kiln_reduction_retain(r));
     kiln_reduction_release(r);
     kiln_reduction_release(r);

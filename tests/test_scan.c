@@ -305,6 +305,16 @@ static void t_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_scan_create(c, &raw, &s), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_MSG(strstr(kiln_last_error_message(), "KILN_SCAN_DESC") != NULL,
               "%s", kiln_last_error_message());
+    /* a descriptor of a later, larger version: the known prefix is read */
+    struct {
+        kiln_scan_desc d;
+        char future[16];
+    } later = {d, {0}};
+    later.d.struct_size = sizeof later;
+    later.d.name = "later";
+    s = NULL;
+    CHECK_OK(kiln_scan_create(c, &later.d, &s));
+    kiln_scan_release(s);
     /* a 200-character name: refused before any kernel name is formed */
     char longname[201];
     memset(longname, 'q', 200);
