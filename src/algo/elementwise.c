@@ -29,9 +29,7 @@ kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
     if (!plan->cpu && layout == 0)
         layout = 4;
     kiln__gen_device_defines(sb, plan);
-    kiln__gen_common(sb, &ew->gen.args, layout);
-    if (ew->preamble)
-        kiln__gen_user(sb, "preamble", ew->preamble);
+    kiln__gen_common(sb, &ew->gen.args, layout, ew->preamble);
     kiln__sb_add(sb, "KILN_FUNC void kiln_op(long i, KILN_PARAMS)\n{\n"
                      "    KILN_BIND(i)\n");
     kiln__gen_user(sb, "operation", ew->operation);

@@ -85,7 +85,8 @@ kiln_status kiln__gen_template(kiln__sb *sb, const char *file,
                    : KILN_OK;
 }
 
-void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout) {
+void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
+                      const char *preamble) {
     /* layout bit 0: strided; bit 1: any-shape (only the first array is
      * strided). */
     int strided = layout & 1, any = (layout >> 1) & 1;
@@ -133,6 +134,8 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout) {
                           g->name, g->name);
     }
     kiln__sb_add(sb, "  (void)0;\n");
+    if (preamble)
+        kiln__gen_user(sb, "preamble", preamble);
 }
 
 void kiln__gen_user(kiln__sb *sb, const char *label, const char *text) {

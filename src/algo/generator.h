@@ -75,8 +75,10 @@ enum { KILN__CONTIG = 0, KILN__STRIDED = 1 };
  * KILN_CUDA_C, KILN_HAS_WARP_SHUFFLE, KILN_HAS_SLEEP. */
 void kiln__gen_device_defines(kiln__sb *sb, const kiln__plan *plan);
 /* Appends the shared definitions for one layout: KILN_PARAMS, KILN_PASS and
- * KILN_BIND(i) (which declares the user's array names for index i). */
-void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout);
+ * KILN_BIND(i) (which declares the user's array names for index i), then
+ * the user's preamble (may be NULL) under its #line label. */
+void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
+                      const char *preamble);
 /* Appends the kernel parameter list text ("long n, ...") for a layout. */
 void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout);
 /* Appends the embedded template file with @NAME@ and @PARAMS@ replaced

@@ -30,9 +30,7 @@ kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
                   "#if KILN_CUDA_C && !defined(INFINITY)\n"
                   "#define INFINITY __int_as_float(0x7f800000)\n#endif\n",
                   plan->local);
-    kiln__gen_common(sb, &r->gen.args, strided);
-    if (r->preamble)
-        kiln__gen_user(sb, "preamble", r->preamble);
+    kiln__gen_common(sb, &r->gen.args, strided, r->preamble);
     kiln__sb_add(sb, "typedef\n");
     kiln__gen_user(sb, "out_type", r->out_type);
     kiln__sb_add(sb, "kiln_out_t;\ntypedef ");

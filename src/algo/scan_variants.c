@@ -170,9 +170,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                       "#define KILN_LB_EVERY %d\n",
                       lb, sleep_ns, minb, pre_ns, every);
     }
-    kiln__gen_common(sb, &s->gen.args, strided);
-    if (s->preamble)
-        kiln__gen_user(sb, "preamble", s->preamble);
+    kiln__gen_common(sb, &s->gen.args, strided, s->preamble);
     kiln__sb_add(sb, "typedef\n");
     kiln__gen_user(sb, "scan_type", s->scan_type);
     kiln__sb_add(sb, "kiln_scan_t;\n");
