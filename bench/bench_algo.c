@@ -59,10 +59,10 @@ static kiln_status op_axpy(kiln_event **e) {
     return kiln_array_axpy(q, Z, 2.0, X, Y, 0, NULL, e);
 }
 static kiln_status op_sum(kiln_event **e) {
-    return kiln_array_reduce(q, KILN_REDUCE_SUM, X, R, NULL, 0, NULL, e);
+    return kiln_array_reduce_async(q, KILN_REDUCE_SUM, X, R, NULL, 0, NULL, e);
 }
 static kiln_status op_dot(kiln_event **e) {
-    return kiln_array_dot(q, X, Y, R, NULL, 0, NULL, e);
+    return kiln_array_dot_async(q, X, Y, R, NULL, 0, NULL, e);
 }
 static kiln_status op_scan(kiln_event **e) {
     return kiln_array_cumsum(q, O, I, 0, 0, NULL, e);

@@ -3,8 +3,12 @@
  *
  * 1. The array operations, built-in reductions and scans run on the default
  *    (PoCL) device for every dtype, contiguous and strided, while a hook
- *    records each generated source; each is then rebuilt as its GPU variant
- *    (KILN_CPU 0, 256 work-items) with the CUDA prelude for sm_90.
+ *    records each generated source that can compile as CUDA C; each is
+ *    then rebuilt as its CUDA GPU variant (KILN_CPU 0, 256 work-items, the
+ *    capability defines of a CUDA GPU) with the CUDA prelude for sm_90.
+ *    Sources of native OpenCL C templates (the OpenCL single-pass scan,
+ *    chosen on OpenCL GPUs) are skipped: a CUDA device gets the warp scan
+ *    instead, which part 2 compiles for the same scans.
  * 2. The CUDA-only single-pass scan (decoupled look-back) is generated for
  *    cumsum/cumprod of every dtype, inclusive and exclusive, contiguous and
  *    strided, and for user scans over structs (the non-commutative affine
@@ -35,8 +39,16 @@ static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
 
 static char **g_src;
 static size_t g_n, g_cap;
+static size_t g_opencl_only; /* sources NVRTC cannot compile: skipped */
 
-static void hook(const char *s) {
+static void hook(const char *s, unsigned languages) {
+    /* A native OpenCL C template (the OpenCL single-pass scan on an OpenCL
+     * GPU) is not for NVRTC: its CUDA C counterpart, the warp scan, is
+     * what a CUDA device gets, and part 2 compiles it for the same scans. */
+    if (!(languages & (1u << KILN_LANG_CUDA_C))) {
+        g_opencl_only++;
+        return;
+    }
     for (size_t k = 0; k < g_n; k++)
         if (!strcmp(g_src[k], s))
             return;
@@ -81,17 +93,48 @@ static int dtype_wanted(kiln_dtype d) {
     return g_all || d == KILN_INT8 || d == KILN_FLOAT32;
 }
 
+/* Rewrites the device defines of a source generated for another device to
+ * those of a CUDA GPU (sm_80+): KILN_CPU 0, 256 work-items, CUDA C with
+ * warp shuffles and __nanosleep. */
+static char *as_cuda_gpu(const char *src) {
+    static const char *const from_to[][2] = {
+        {"#define KILN_CPU 1\n", "#define KILN_CPU 0\n"},
+        {"#define KILN_LOCAL_SIZE 1\n", "#define KILN_LOCAL_SIZE 256\n"},
+        {"#define KILN_CUDA_C 0\n", "#define KILN_CUDA_C 1\n"},
+        {"#define KILN_HAS_WARP_SHUFFLE 0\n",
+         "#define KILN_HAS_WARP_SHUFFLE 1\n"},
+        {"#define KILN_HAS_SLEEP 0\n", "#define KILN_HAS_SLEEP 1\n"},
+    };
+    char *cur = replace(src, from_to[0][0], from_to[0][1]);
+    for (size_t k = 1; cur && k < sizeof from_to / sizeof from_to[0]; k++) {
+        char *next = replace(cur, from_to[k][0], from_to[k][1]);
+        free(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+/* The plan of a CUDA GPU like an H100 (kiln__plan_for_device's result). */
+static kiln__plan cuda_plan(void) {
+    kiln__plan plan = {0};
+    plan.cu = 132;
+    plan.local = 256;
+    plan.fp64 = 1;
+    plan.cuda_c = 1;
+    plan.warp_shuffle = 1;
+    plan.subgroup_size = 32;
+    plan.forward_progress = 1;
+    plan.device_sleep = 1;
+    return plan;
+}
+
 static void compile_cuda(const char *src, const char *what) {
-    char *a = replace(src, "#define KILN_CPU 1\n", "#define KILN_CPU 0\n");
-    char *b = a ? replace(a, "#define KILN_LOCAL_SIZE 1\n",
-                          "#define KILN_LOCAL_SIZE 256\n")
-                : NULL;
+    char *b = as_cuda_gpu(src);
     const char *pre = kiln__embedded_file(kiln__backend_cuda.prelude_file);
     size_t pl = strlen(pre), bl = b ? strlen(b) : 0;
     char *full = b ? malloc(pl + bl + 1) : NULL;
     if (!full) {
         CHECK(full != NULL);
-        free(a);
         free(b);
         return;
     }
@@ -115,7 +158,6 @@ static void compile_cuda(const char *src, const char *what) {
         free(log);
     }
     free(full);
-    free(a);
     free(b);
 }
 
@@ -158,15 +200,15 @@ static void run_ops(kiln_queue *q) {
             if (!rd)
                 continue;
             unsigned char host[16];
-            (void)kiln_array_reduce(q, (kiln_reduce_op)op, a, NULL, host, 0,
-                                    NULL, NULL);
+            (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, a, NULL, host,
+                                          0, NULL, NULL);
             if (t)
-                (void)kiln_array_reduce(q, (kiln_reduce_op)op, t, NULL, host,
-                                        0, NULL, NULL);
+                (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, t, NULL,
+                                              host, 0, NULL, NULL);
             CHECK_OK(kiln_queue_finish(q)); /* host is read into */
         }
         if (CHECK_OK(kiln_array_empty(c, dt, 1, (size_t[]){1}, &r))) {
-            (void)kiln_array_dot(q, a, b, r, NULL, 0, NULL, NULL);
+            (void)kiln_array_dot_async(q, a, b, r, NULL, 0, NULL, NULL);
             kiln_array_release(r);
         }
         for (int ex = 0; ex < 2; ex++) {
@@ -203,16 +245,13 @@ static void scan_cuda(kiln_context *c, const kiln_scan_desc *d,
     kiln_scan *s = NULL;
     if (!CHECK_OK(kiln__scan_create_ex(c, d, 0, &s)))
         return;
-    kiln__plan plan = {0};
-    plan.cuda = 1;
-    plan.cu = 132;
-    plan.local = 256;
-    plan.fp64 = 1;
+    kiln__plan plan = cuda_plan();
     for (int strided = 0; strided < 2; strided++) {
         kiln__sb sb = {0};
         if (CHECK_OK(kiln__scan_source(s, strided, &plan, &sb))) {
-            CHECK_MSG(strstr(sb.p, "_onepass(") != NULL,
-                      "%s: no single-pass kernel", what);
+            CHECK_MSG(strstr(sb.p, "_onepass(") != NULL &&
+                          strstr(sb.p, "__shfl_") != NULL,
+                      "%s: not the warp single-pass kernel", what);
             char w[160];
             snprintf(w, sizeof w, "%s%s", what, strided ? " (strided)" : "");
             compile_cuda(sb.p, w);
@@ -227,10 +266,7 @@ static void red_cuda(kiln_context *c, const kiln_reduction_desc *d,
     kiln_reduction *r = NULL;
     if (!CHECK_OK(kiln__reduction_create_ex(c, d, NULL, NULL, 0, 0, &r)))
         return;
-    kiln__plan plan = {0};
-    plan.cuda = 1;
-    plan.cu = 132;
-    plan.local = 256;
+    kiln__plan plan = cuda_plan();
     for (int strided = 0; strided < 2; strided++) {
         kiln__sb sb = {0};
         if (CHECK_OK(kiln__reduction_source(r, strided, &plan, &sb)))
@@ -250,49 +286,100 @@ static void cuda_only(kiln_context *c) {
             int prod = v & 1, ex = v >> 1;
             if (!g_all && v != 0 && v != 3)
                 continue;
-            kiln_scan_desc d = {args, t, 0, prod ? "1" : "0",
-                                prod ? "a*b" : "a+b", "x[i]",
-                                ex ? "y[i] = prev_item" : "y[i] = item",
-                                NULL, NULL, "kiln_cum"};
-            snprintf(what, sizeof what, "cum%s %s%s", prod ? "prod" : "sum",
-                     t, ex ? " exclusive" : "");
+            kiln_scan_desc d = KILN_SCAN_DESC(
+                args, t, 0, prod ? "1" : "0", prod ? "a*b" : "a+b", "x[i]",
+                ex ? "y[i] = prev_item" : "y[i] = item", NULL, NULL,
+                "kiln_cum");
+            snprintf(what, sizeof what, "cum%s %s%s", prod ? "prod" : "sum", t,
+                     ex ? " exclusive" : "");
             scan_cuda(c, &d, what);
         }
     }
-    kiln_scan_desc aff = {"const uint *A, const uint *B, uint *OA, uint *OB, "
-                          "uint *PB",
-                          "aff", 8, "mk(1u, 0u)", "then(a, b)",
-                          "mk(A[i], B[i])",
-                          "OA[i] = item.a; OB[i] = item.b; PB[i] = "
-                          "prev_item.b",
-                          NULL, kAffPre, "affine"};
+    kiln_scan_desc aff =
+        KILN_SCAN_DESC("const uint *A, const uint *B, uint *OA, uint *OB, "
+                       "uint *PB",
+                       "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
+                       "OA[i] = item.a; OB[i] = item.b; PB[i] = "
+                       "prev_item.b",
+                       NULL, kAffPre, "affine");
     scan_cuda(c, &aff, "affine");
     aff.arguments = "const uint *A, const uint *B, const uchar *F, uint *OA, "
                     "uint *OB, uint *PB";
     aff.segment_start = "F[i]";
     scan_cuda(c, &aff, "affine segmented");
-    kiln_scan_desc sh = {"const short *x, const uchar *f, short *y", "short",
-                         0, "0", "a+b", "x[i]", "y[i] = item + prev_item",
-                         "f[i] != 0", NULL, "segshort"};
+    kiln_scan_desc sh = KILN_SCAN_DESC(
+        "const short *x, const uchar *f, short *y", "short", 0, "0", "a+b",
+        "x[i]", "y[i] = item + prev_item", "f[i] != 0", NULL, "segshort");
     scan_cuda(c, &sh, "segmented short");
-    kiln_scan_desc v3 = {"const double *x, double *y", "v3", 24,
-                         "v3mk(0)", "v3add(a, b)", "v3mk(x[i])",
-                         "y[i] = item.y", NULL, kAffPre, "v3scan"};
+    kiln_scan_desc v3 = KILN_SCAN_DESC(
+        "const double *x, double *y", "v3", 24, "v3mk(0)", "v3add(a, b)",
+        "v3mk(x[i])", "y[i] = item.y", NULL, kAffPre, "v3scan");
     scan_cuda(c, &v3, "24-byte struct");
-    kiln_scan_desc big = {"const double *x, double *y", "big", 48,
-                          "bigmk(0)", "bigadd(a, b)", "bigmk(x[i])",
-                          "y[i] = item.m[5]", "x[i] < 0", kAffPre, "bigscan"};
+    kiln_scan_desc big = KILN_SCAN_DESC(
+        "const double *x, double *y", "big", 48, "bigmk(0)", "bigadd(a, b)",
+        "bigmk(x[i])", "y[i] = item.m[5]", "x[i] < 0", kAffPre, "bigscan");
     scan_cuda(c, &big, "48-byte struct segmented");
 
-    kiln_reduction_desc rd = {"const double *x", "v3", 24, "v3mk(0)",
-                              "v3add(a, b)", "v3mk(x[i])", kAffPre, "v3red"};
+    kiln_reduction_desc rd =
+        KILN_REDUCTION_DESC("const double *x", "v3", 24, "v3mk(0)",
+                            "v3add(a, b)", "v3mk(x[i])", kAffPre, "v3red");
     red_cuda(c, &rd, "reduction over a 24-byte struct");
-    kiln_reduction_desc rc = {"const char *x", "char", 0, "0", "a+b", "x[i]",
-                              NULL, "charred"};
+    kiln_reduction_desc rc = KILN_REDUCTION_DESC(
+        "const char *x", "char", 0, "0", "a+b", "x[i]", NULL, "charred");
     red_cuda(c, &rc, "reduction over char");
 }
 
+/* The scan template is chosen by capability: the warp scan where CUDA C
+ * with warp shuffles and forward progress is there (never on an OpenCL
+ * device, whose source NVRTC could not compile), the OpenCL single pass on
+ * OpenCL GPUs with forward progress, the three-phase one otherwise. */
+static void variant_choice(kiln_context *c) {
+    kiln_scan_desc d =
+        KILN_SCAN_DESC(.arguments = "const int *x, int *y", .scan_type = "int",
+                       .neutral = "0", .scan = "a+b", .input = "x[i]",
+                       .output = "y[i] = item", .name = "choice");
+    kiln_scan *s = NULL;
+    if (!CHECK_OK(kiln__scan_create_ex(c, &d, 0, &s)))
+        return;
+    kiln__plan cuda = cuda_plan(), ocl_gpu = {0}, slow = {0}, cpu = {0};
+    ocl_gpu.cu = 132;
+    ocl_gpu.local = 256;
+    ocl_gpu.opencl_c = 1;
+    ocl_gpu.forward_progress = 1;
+    ocl_gpu.subgroup_size = 32; /* NVIDIA's OpenCL reports its warp size */
+    slow = ocl_gpu;
+    slow.forward_progress = 0;
+    cpu.cpu = 1;
+    cpu.cu = 4;
+    cpu.local = 1;
+    cpu.opencl_c = 1;
+    static const char *const names[4] = {"CUDA GPU", "OpenCL GPU",
+                                         "OpenCL GPU without forward progress",
+                                         "CPU"};
+    const kiln__plan *plans[4] = {&cuda, &ocl_gpu, &slow, &cpu};
+    for (int k = 0; k < 4; k++) {
+        kiln__sb sb = {0};
+        if (CHECK_OK(kiln__scan_source(s, 0, plans[k], &sb))) {
+            int warp = strstr(sb.p, "__shfl_") != NULL;
+            int onepass = strstr(sb.p, "_onepass(") != NULL;
+            CHECK_MSG(warp == (k == 0) && onepass == (k < 2),
+                      "%s: warp %d, single pass %d", names[k], warp,
+                      onepass);
+            CHECK_MSG(!strstr(sb.p, "KILN_BACKEND"), "%s: names a backend",
+                      names[k]);
+        }
+        kiln__sb_free(&sb);
+    }
+    kiln_scan_release(s);
+}
+
 int main(void) {
+    if (getenv("KILN_SCAN_VARIANT") == NULL) {
+        kiln_queue *q0 = NULL;
+        if (kiln_queue_create_default(NULL, 0, &q0) == KILN_OK)
+            variant_choice(kiln_queue_context(q0));
+        kiln_queue_release(q0);
+    }
     if (!kiln__cuda_nvrtc_ready()) {
         printf("NVRTC not found: CUDA compile checks skipped\n");
         return kt_report();
@@ -317,9 +404,9 @@ int main(void) {
     free(g_src);
     size_t recorded = g_n;
     cuda_only(kiln_queue_context(q));
-    printf("%zu recorded sources and the CUDA-only variants: %zu NVRTC "
-           "compiles OK\n",
-           recorded, g_compiled);
+    printf("%zu recorded sources (%zu native OpenCL C ones skipped) and the "
+           "CUDA-only variants: %zu NVRTC compiles OK\n",
+           recorded, g_opencl_only, g_compiled);
     kiln_queue_release(q);
     return kt_report();
 }

@@ -26,8 +26,8 @@ static void t_axpy_all_dtypes(kiln_queue *q) {
                  k, k);
     }
     kiln_elementwise *ew = NULL;
-    if (!CHECK_OK(kiln_elementwise_create(c, args, op, "axpy_all", NULL, 0,
-                                          &ew)))
+    if (!CHECK_OK(kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC(args, op, "axpy_all", NULL, 0), &ew)))
         return;
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
@@ -35,8 +35,8 @@ static void t_axpy_all_dtypes(kiln_queue *q) {
         size_t n = sizes[si];
         char *x[10], *y[10], *z[10];
         kiln_array *X[10], *Y[10], *Z[10];
-        kiln_value v[31];
-        v[0] = KILN_VAL_I32(3);
+        kiln_arg v[31];
+        v[0] = KILN_ARG_I32(3);
         for (size_t k = 0; k < nd; k++) {
             kiln_dtype d = kt_dtypes[k];
             size_t es = kiln_dtype_size(d);
@@ -51,12 +51,12 @@ static void t_axpy_all_dtypes(kiln_queue *q) {
             CHECK_OK(kiln_array_from_host(c, d, 1, &n, x[k], &X[k]));
             CHECK_OK(kiln_array_from_host(c, d, 1, &n, y[k], &Y[k]));
             CHECK_OK(kiln_array_empty(c, d, 1, &n, &Z[k]));
-            v[1 + 3 * k] = KILN_VAL_ARRAY(X[k]);
-            v[2 + 3 * k] = KILN_VAL_ARRAY(Y[k]);
-            v[3 + 3 * k] = KILN_VAL_ARRAY(Z[k]);
+            v[1 + 3 * k] = KILN_ARG_ARRAY(X[k]);
+            v[2 + 3 * k] = KILN_ARG_ARRAY(Y[k]);
+            v[3 + 3 * k] = KILN_ARG_ARRAY(Z[k]);
         }
         kiln_event *e = NULL;
-        CHECK_OK(kiln_elementwise_launch(q, ew, 1 + 3 * nd, v, 0, NULL, &e));
+        CHECK_OK(kiln_elementwise_launch(q, ew, n, 1 + 3 * nd, v, 0, NULL, &e));
         for (size_t k = 0; k < nd; k++)
             CHECK_OK(kiln_array_read_async(q, Z[k], z[k], 1, &e, NULL));
         CHECK_OK(kiln_queue_finish(q));
@@ -100,12 +100,13 @@ static void t_strided(kiln_queue *q) {
     CHECK(info.shape[0] == 18 && info.shape[1] == 18 && !info.contiguous);
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 2, sb, &z));
     kiln_elementwise *ew = NULL;
-    CHECK_OK(kiln_elementwise_create(c, "const float *x, const float *y, float *z",
-                                     "z[i] = x[i] - 2*y[i]", "sub2", NULL, 0,
-                                     &ew));
-    kiln_value v[3] = {KILN_VAL_ARRAY(xv), KILN_VAL_ARRAY(yv),
-                       KILN_VAL_ARRAY(z)};
-    CHECK_OK(kiln_elementwise_launch(q, ew, 3, v, 0, NULL, NULL));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("const float *x, const float *y, float *z",
+                               "z[i] = x[i] - 2*y[i]", "sub2", NULL, 0),
+        &ew));
+    kiln_arg v[3] = {KILN_ARG_ARRAY(xv), KILN_ARG_ARRAY(yv), KILN_ARG_ARRAY(z)};
+    CHECK_OK(kiln_elementwise_launch(q, ew, 18 * 18, 3, v, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, Z));
     size_t bad = 0;
     for (size_t r = 0; r < 18; r++)
@@ -117,10 +118,13 @@ static void t_strided(kiln_queue *q) {
     kiln_array *zt = NULL;
     CHECK_OK(kiln_array_swapaxes(z, 0, 1, &zt));
     kiln_elementwise *cp = NULL;
-    CHECK_OK(kiln_elementwise_create(c, "float *o, const float *x",
-                                     "o[i] = x[i]", "cp", NULL, 0, &cp));
-    kiln_value v2[2] = {KILN_VAL_ARRAY(zt), KILN_VAL_ARRAY(xv)};
-    CHECK_OK(kiln_elementwise_launch(q, cp, 2, v2, 0, NULL, NULL));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("float *o, const float *x", "o[i] = x[i]", "cp",
+                               NULL, 0),
+        &cp));
+    kiln_arg v2[2] = {KILN_ARG_ARRAY(zt), KILN_ARG_ARRAY(xv)};
+    CHECK_OK(kiln_elementwise_launch(q, cp, 18 * 18, 2, v2, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, Z));
     bad = 0;
     for (size_t r = 0; r < 18; r++)
@@ -141,10 +145,13 @@ static void t_strided(kiln_queue *q) {
     size_t so[3] = {5, 4, 4};
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 3, so, &o3));
     kiln_elementwise *dbl = NULL;
-    CHECK_OK(kiln_elementwise_create(c, "double *o, const double *x",
-                                     "o[i] = 2*x[i] + n", "dbl", NULL, 0, &dbl));
-    kiln_value v3v[2] = {KILN_VAL_ARRAY(o3), KILN_VAL_ARRAY(v3)};
-    CHECK_OK(kiln_elementwise_launch(q, dbl, 2, v3v, 0, NULL, NULL));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("double *o, const double *x",
+                               "o[i] = 2*x[i] + n", "dbl", NULL, 0),
+        &dbl));
+    kiln_arg v3v[2] = {KILN_ARG_ARRAY(o3), KILN_ARG_ARRAY(v3)};
+    CHECK_OK(kiln_elementwise_launch(q, dbl, 5 * 4 * 4, 2, v3v, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, o3, O));
     bad = 0;
     for (size_t i0 = 0; i0 < 5; i0++)
@@ -182,11 +189,14 @@ static void t_gather(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, idx, &I));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &Y));
     kiln_elementwise *ew = NULL;
-    CHECK_OK(kiln_elementwise_create(c, "float *y, const int *idx, const float *x",
-                                     "y[i] = x[idx[i]]", "gather", NULL,
-                                     KILN_ELEMENTWISE_ANY_SHAPE, &ew));
-    kiln_value v[3] = {KILN_VAL_ARRAY(Y), KILN_VAL_ARRAY(I), KILN_VAL_ARRAY(X)};
-    CHECK_OK(kiln_elementwise_launch(q, ew, 3, v, 0, NULL, NULL));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("float *y, const int *idx, const float *x",
+                               "y[i] = x[idx[i]]", "gather", NULL,
+                               KILN_ELEMENTWISE_ANY_SHAPE),
+        &ew));
+    kiln_arg v[3] = {KILN_ARG_ARRAY(Y), KILN_ARG_ARRAY(I), KILN_ARG_ARRAY(X)};
+    CHECK_OK(kiln_elementwise_launch(q, ew, n, 3, v, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, Y, y));
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
@@ -194,10 +204,12 @@ static void t_gather(kiln_queue *q) {
     CHECK_MSG(bad == 0, "gather: %zu wrong", bad);
     /* Without the flag, differing shapes are a mismatch. */
     kiln_elementwise *strict = NULL;
-    CHECK_OK(kiln_elementwise_create(c, "float *y, const int *idx, const float *x",
-                                     "y[i] = x[idx[i]]", "gather2", NULL, 0,
-                                     &strict));
-    CHECK_STATUS(kiln_elementwise_launch(q, strict, 3, v, 0, NULL, NULL),
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("float *y, const int *idx, const float *x",
+                               "y[i] = x[idx[i]]", "gather2", NULL, 0),
+        &strict));
+    CHECK_STATUS(kiln_elementwise_launch(q, strict, n, 3, v, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     kiln_elementwise_release(strict);
     kiln_elementwise_release(ew);
@@ -209,9 +221,12 @@ static void t_gather(kiln_queue *q) {
 static void t_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_elementwise *ew = (kiln_elementwise *)1;
-    CHECK_STATUS(kiln_elementwise_create(c, "const float *x, float *z",
-                                         "z[i] = x[i] +* no_such_var", "bad",
-                                         NULL, 0, &ew),
+    CHECK_STATUS(kiln_elementwise_create(
+                     c,
+                     &KILN_ELEMENTWISE_DESC("const float *x, float *z",
+                                            "z[i] = x[i] +* no_such_var", "bad",
+                                            NULL, 0),
+                     &ew),
                  KILN_ERROR_BUILD);
     CHECK(ew == NULL);
     CHECK_MSG(strstr(kiln_last_error_message(), "no_such_var") != NULL, "%s",
@@ -223,50 +238,68 @@ static void t_errors(kiln_queue *q) {
     CHECK_MSG(strstr(kiln_last_build_log(),
                      "operation:1: z[i] = x[i] +* no_such_var") != NULL,
               "log: %s", kiln_last_build_log());
-    CHECK_STATUS(kiln_elementwise_create(c, "float", "x", NULL, NULL, 0, &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(c, "float a", "a", NULL, NULL, 0, &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(c, "float *x, float *x", "x[i]=0",
-                                         NULL, NULL, 0, &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(c, "float *x", "x[i]=0", "9bad", NULL,
-                                         0, &ew),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_elementwise_create(NULL, "float *x", "x[i]=0", NULL,
-                                         NULL, 0, &ew),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_elementwise_create(c, "float *x", "x[i]=0", NULL, NULL,
-                                         0, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float", "x", NULL, NULL, 0), &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float a", "a", NULL, NULL, 0), &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(c,
+                                &KILN_ELEMENTWISE_DESC("float *x, float *x",
+                                                       "x[i]=0", NULL, NULL, 0),
+                                &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", "9bad", NULL, 0),
+            &ew),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            NULL, &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", NULL, NULL, 0),
+            &ew),
+        KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(
+        kiln_elementwise_create(
+            c, &KILN_ELEMENTWISE_DESC("float *x", "x[i]=0", NULL, NULL, 0),
+            NULL),
+        KILN_ERROR_NULL_HANDLE);
     kiln_elementwise_release(NULL);
 
-    CHECK_OK(kiln_elementwise_create(c, "float a, const float *x, float *z",
-                                     "z[i] = a*x[i]", "scale", NULL, 0, &ew));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("float a, const float *x, float *z",
+                               "z[i] = a*x[i]", "scale", NULL, 0),
+        &ew));
     size_t n = 100, m = 101;
     kiln_array *f = NULL, *g = NULL, *h = NULL, *iarr = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &f));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &g));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &m, &h));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &iarr));
-    kiln_value wrong_dtype[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(iarr),
-                                 KILN_VAL_ARRAY(g)};
-    CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, wrong_dtype, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    kiln_value wrong_shape[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(f),
-                                 KILN_VAL_ARRAY(h)};
-    CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, wrong_shape, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    kiln_value ok[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(f), KILN_VAL_ARRAY(g)};
-    CHECK_STATUS(kiln_elementwise_launch(q, ew, 2, ok, 0, NULL, NULL),
+    kiln_arg wrong_dtype[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(iarr),
+                                 KILN_ARG_ARRAY(g)};
+    CHECK_STATUS(
+        kiln_elementwise_launch(q, ew, n, 3, wrong_dtype, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
+    kiln_arg wrong_shape[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(f),
+                               KILN_ARG_ARRAY(h)};
+    CHECK_STATUS(
+        kiln_elementwise_launch(q, ew, n, 3, wrong_shape, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
+    kiln_arg ok[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(f), KILN_ARG_ARRAY(g)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 2, ok, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);
-    kiln_value swapped[3] = {KILN_VAL_ARRAY(f), KILN_VAL_F32(1),
-                             KILN_VAL_ARRAY(g)};
-    CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, swapped, 0, NULL, NULL),
+    kiln_arg swapped[3] = {KILN_ARG_ARRAY(f), KILN_ARG_F32(1),
+                           KILN_ARG_ARRAY(g)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, swapped, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);
-    CHECK_STATUS(kiln_elementwise_launch(NULL, ew, 3, ok, 0, NULL, NULL),
+    CHECK_STATUS(kiln_elementwise_launch(NULL, ew, n, 3, ok, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_elementwise_launch(q, NULL, 3, ok, 0, NULL, NULL),
+    CHECK_STATUS(kiln_elementwise_launch(q, NULL, n, 3, ok, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     /* An array of another context. */
     kiln_device *dev = kiln_queue_device(q);
@@ -274,18 +307,133 @@ static void t_errors(kiln_queue *q) {
     if (CHECK_OK(kiln_context_create(&dev, 1, &c2))) {
         kiln_array *other = NULL;
         CHECK_OK(kiln_array_empty(c2, KILN_FLOAT32, 1, &n, &other));
-        kiln_value foreign[3] = {KILN_VAL_F32(1), KILN_VAL_ARRAY(other),
-                                 KILN_VAL_ARRAY(g)};
-        CHECK_STATUS(kiln_elementwise_launch(q, ew, 3, foreign, 0, NULL, NULL),
-                     KILN_ERROR_MISMATCH);
+        kiln_arg foreign[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(other),
+                                 KILN_ARG_ARRAY(g)};
+        CHECK_STATUS(
+            kiln_elementwise_launch(q, ew, n, 3, foreign, 0, NULL, NULL),
+            KILN_ERROR_MISMATCH);
         kiln_array_release(other);
         kiln_context_release(c2);
     }
+    /* the range: n past the arrays' end, or short of it, is a mismatch */
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, n + 1, 3, ok, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, n - 1, 3, ok, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    kiln_arg nul[3] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(NULL),
+                       KILN_ARG_ARRAY(g)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, nul, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
+    kiln_arg buf[3] = {KILN_ARG_F32(1), KILN_ARG_BUF(kiln_array_buffer(f)),
+                       KILN_ARG_ARRAY(g)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, buf, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     kiln_elementwise_release(ew);
     kiln_array_release(f);
     kiln_array_release(g);
     kiln_array_release(h);
     kiln_array_release(iarr);
+}
+
+/* Descriptors, names, flags, retain, and n = 0. */
+static void t_api(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_elementwise_desc d =
+        KILN_ELEMENTWISE_DESC(.arguments = "const int *x, int *y",
+                              .operation = "y[i] = x[i] + 1");
+    kiln_elementwise *ew = (kiln_elementwise *)1;
+    kiln_elementwise_desc raw = d;
+    raw.struct_size = 0; /* not made with the macro */
+    CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(ew == NULL);
+    CHECK_MSG(strstr(kiln_last_error_message(), "KILN_ELEMENTWISE_DESC"),
+              "%s", kiln_last_error_message());
+    CHECK_STATUS(kiln_elementwise_create(c, NULL, &ew),
+                 KILN_ERROR_NULL_HANDLE);
+    raw = d;
+    raw.flags = 0x80;
+    CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    /* a 200-character name: a clear error, no overflow of a kernel name */
+    char longname[201];
+    memset(longname, 'n', 200);
+    longname[200] = 0;
+    raw = d;
+    raw.name = longname;
+    CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(kiln_last_error_message(), "63"), "%s",
+              kiln_last_error_message());
+    longname[63] = 0; /* the longest allowed */
+    raw.name = longname;
+    ew = NULL;
+    if (!CHECK_OK(kiln_elementwise_create(c, &raw, &ew)))
+        return;
+    CHECK_OK(kiln_elementwise_retain(ew));
+    kiln_elementwise_release(ew);
+    CHECK_STATUS(kiln_elementwise_retain(NULL), KILN_ERROR_NULL_HANDLE);
+    size_t n = 5, zero = 0;
+    int x[5] = {1, 2, 3, 4, 5}, y[5] = {0};
+    kiln_array *X = NULL, *Y = NULL, *E0 = NULL, *E1 = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &E0));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &E1));
+    kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y)};
+    CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, Y, y));
+    CHECK_MSG(y[0] == 2 && y[4] == 6, "long name kernel: %d %d", y[0], y[4]);
+    /* n = 0: nothing runs; the event completes after the wait list */
+    kiln_arg ve[2] = {KILN_ARG_ARRAY(E0), KILN_ARG_ARRAY(E1)};
+    kiln_event *e0 = NULL, *e1 = NULL;
+    CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, &e0));
+    if (CHECK_OK(kiln_elementwise_launch(q, ew, 0, 2, ve, 1, &e0, &e1))) {
+        CHECK_OK(kiln_event_wait(e1));
+        kiln_event_state st = KILN_EVENT_QUEUED;
+        CHECK_OK(kiln_event_get_state(e0, &st));
+        CHECK(st == KILN_EVENT_COMPLETE);
+    }
+    kiln_event_release(e0);
+    kiln_event_release(e1);
+    kiln_elementwise_release(ew);
+    /* ANY_SHAPE: a range shorter than the arrays, indexed within bounds */
+    ew = NULL;
+    d.operation = "y[i] = x[n - 1 - i]";
+    d.flags = KILN_ELEMENTWISE_ANY_SHAPE;
+    if (CHECK_OK(kiln_elementwise_create(c, &d, &ew))) {
+        int yy[5] = {0, 0, 0, 0, 0};
+        CHECK_OK(kiln_array_write(q, Y, yy));
+        CHECK_OK(kiln_elementwise_launch(q, ew, 3, 2, v, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q, Y, y));
+        CHECK_MSG(y[0] == 3 && y[1] == 2 && y[2] == 1 && y[3] == 0 && y[4] == 0,
+                  "any shape: %d %d %d %d %d", y[0], y[1], y[2], y[3], y[4]);
+        /* a strided first array (indexed at i, as every strided view)
+         * still has exactly n elements */
+        kiln_array *rev = NULL;
+        kiln_elementwise *ew2 = NULL;
+        kiln_slice sl = KILN_SLICE_REVERSED;
+        d.operation = "y[i] = 10 * x[i]";
+        d.name = "any_strided";
+        if (CHECK_OK(kiln_array_view(X, &sl, &rev)) &&
+            CHECK_OK(kiln_elementwise_create(c, &d, &ew2))) {
+            kiln_arg vr[2] = {KILN_ARG_ARRAY(rev), KILN_ARG_ARRAY(Y)};
+            CHECK_STATUS(
+                kiln_elementwise_launch(q, ew2, 3, 2, vr, 0, NULL, NULL),
+                KILN_ERROR_MISMATCH);
+            CHECK_OK(kiln_elementwise_launch(q, ew2, n, 2, vr, 0, NULL, NULL));
+            CHECK_OK(kiln_array_read(q, Y, y));
+            CHECK_MSG(y[0] == 50 && y[4] == 10, "any shape, strided: %d %d",
+                      y[0], y[4]);
+        }
+        kiln_elementwise_release(ew2);
+        kiln_array_release(rev);
+    }
+    kiln_elementwise_release(ew);
+    kiln_array_release(X);
+    kiln_array_release(Y);
+    kiln_array_release(E0);
+    kiln_array_release(E1);
 }
 
 /* Arrays (and the kernel) released right after the launch: the queued work
@@ -300,12 +448,14 @@ static void t_release_in_flight(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Z));
     kiln_elementwise *ew = NULL;
-    CHECK_OK(kiln_elementwise_create(c, "const int *x, int *z",
-                                     "z[i] = x[i] * 3 + 1", "inflight", NULL,
-                                     0, &ew));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("const int *x, int *z", "z[i] = x[i] * 3 + 1",
+                               "inflight", NULL, 0),
+        &ew));
     kiln_event *e = NULL, *r = NULL;
-    kiln_value v[2] = {KILN_VAL_ARRAY(X), KILN_VAL_ARRAY(Z)};
-    CHECK_OK(kiln_elementwise_launch(q, ew, 2, v, 0, NULL, &e));
+    kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Z)};
+    CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, &e));
     kiln_array_release(X);
     kiln_elementwise_release(ew);
     CHECK_OK(kiln_array_read_async(q, Z, z, 1, &e, &r));
@@ -321,13 +471,93 @@ static void t_release_in_flight(kiln_queue *q) {
     free(z);
 }
 
+/* Generators of the three kinds and the built-ins' cached ones, released
+ * in odd orders: the context and its queue before the generators, a
+ * generator while its launch is queued, the cache going with the last
+ * queue while user generators live on. Under ASan: no leak, no use after
+ * free. */
+static void t_release_orders(kiln_queue *q0) {
+    kiln_device *dev = kiln_queue_device(q0);
+    for (int order = 0; order < 2; order++) {
+        kiln_context *c = NULL;
+        kiln_queue *q = NULL;
+        if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
+            !CHECK_OK(kiln_queue_create(c, dev, 0, &q))) {
+            kiln_context_release(c);
+            return;
+        }
+        kiln_elementwise *ew = NULL;
+        kiln_reduction *red = NULL;
+        kiln_scan *sc = NULL;
+        kiln_elementwise_desc ed =
+            KILN_ELEMENTWISE_DESC(.arguments = "const int *x, int *y",
+                                  .operation = "y[i] = 2*x[i]",
+                                  .name = "rel_ew");
+        kiln_reduction_desc rd =
+            KILN_REDUCTION_DESC(.arguments = "const int *x", .out_type = "int",
+                                .neutral = "0", .reduce = "a+b", .map = "x[i]",
+                                .name = "rel_red");
+        kiln_scan_desc sd =
+            KILN_SCAN_DESC(.arguments = "const int *x, int *y",
+                           .scan_type = "int", .neutral = "0", .scan = "a+b",
+                           .input = "x[i]", .output = "y[i] = item",
+                           .name = "rel_scan");
+        CHECK_OK(kiln_elementwise_create(c, &ed, &ew));
+        CHECK_OK(kiln_reduction_create(c, &rd, &red));
+        CHECK_OK(kiln_scan_create(c, &sd, &sc));
+        size_t n = 1000;
+        kiln_array *x = NULL, *y = NULL;
+        CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n, NULL, &x));
+        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &y));
+        kiln_arg v[2] = {KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
+        int sum = -1;
+        kiln_event *e = NULL;
+        if (ew && red && sc && x && y) {
+            /* built-ins: their generators go into the context's cache */
+            CHECK_OK(kiln_array_cumsum(q, y, x, 0, 0, NULL, NULL));
+            CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, &sum));
+            CHECK_OK(kiln_scan_launch(q, sc, n, 2, v, 0, NULL, NULL));
+            CHECK_OK(kiln_reduction_run(q, red, n, 1, v, &sum));
+            CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, &e));
+        }
+        CHECK(sum == 0);
+        if (order == 0) {
+            /* handles first (the cache goes), the generators last */
+            kiln_context_release(c);
+            kiln_array_release(x);
+            kiln_array_release(y);
+            if (e)
+                CHECK_OK(kiln_event_wait(e));
+            kiln_queue_release(q);
+            kiln_event_release(e);
+            kiln_scan_release(sc);
+            kiln_elementwise_release(ew);
+            kiln_reduction_release(red);
+        } else {
+            /* generators first, while the launch may still be queued */
+            kiln_elementwise_release(ew);
+            kiln_reduction_release(red);
+            kiln_scan_release(sc);
+            kiln_queue_release(q);
+            kiln_array_release(y);
+            kiln_context_release(c);
+            if (e)
+                CHECK_OK(kiln_event_wait(e));
+            kiln_event_release(e);
+            kiln_array_release(x);
+        }
+    }
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     t_axpy_all_dtypes(q);
     t_strided(q);
     t_gather(q);
     t_errors(q);
+    t_api(q);
     t_release_in_flight(q);
+    t_release_orders(q);
 }
 
 int main(void) {

@@ -160,15 +160,19 @@ static void device_conversion(kiln_queue *q) {
     kiln_array *a = f16_array(c, n, h), *fa = NULL;
     kiln_elementwise *up = NULL, *down = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &fa));
-    CHECK_OK(kiln_elementwise_create(c, "const ushort *h, float *f",
-                                     "f[i] = kiln_h2f(h[i])", "t_h2f", NULL,
-                                     0, &up));
-    CHECK_OK(kiln_elementwise_create(c, "const float *f, ushort *h",
-                                     "h[i] = kiln_f2h(f[i])", "t_f2h", NULL,
-                                     0, &down));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("const ushort *h, float *f",
+                               "f[i] = kiln_h2f(h[i])", "t_h2f", NULL, 0),
+        &up));
+    CHECK_OK(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC("const float *f, ushort *h",
+                               "h[i] = kiln_f2h(f[i])", "t_f2h", NULL, 0),
+        &down));
     if (up && down && a && fa) {
-        kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(fa)};
-        CHECK_OK(kiln_elementwise_launch(q, up, 2, v, 0, NULL, NULL));
+        kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(fa)};
+        CHECK_OK(kiln_elementwise_launch(q, up, n, 2, v, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, fa, f));
         size_t bad = 0;
         for (size_t i = 0; i < n; i++) {
@@ -200,8 +204,8 @@ static void device_conversion(kiln_queue *q) {
         f[0] = 65520.0f, f[1] = 2049.0f, f[2] = 1e-8f, f[3] = -0.0f;
         f[4] = NAN, f[5] = -INFINITY, f[6] = 65519.996f, f[7] = 1e-45f;
         CHECK_OK(kiln_array_write(q, fa, f));
-        kiln_value w[2] = {KILN_VAL_ARRAY(fa), KILN_VAL_ARRAY(a)};
-        CHECK_OK(kiln_elementwise_launch(q, down, 2, w, 0, NULL, NULL));
+        kiln_arg w[2] = {KILN_ARG_ARRAY(fa), KILN_ARG_ARRAY(a)};
+        CHECK_OK(kiln_elementwise_launch(q, down, n, 2, w, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, a, h2));
         bad = 0;
         for (size_t i = 0; i < n; i++) {
@@ -501,10 +505,10 @@ static void strided(kiln_queue *q) {
                     wam = (int64_t)(j * 37 + i);
                 }
             }
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, t, NULL, &sum, 0, NULL,
-                                   NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMAX, t, NULL, &am, 0,
-                                   NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, t, NULL, &sum, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, t, NULL, &am, 0,
+                                         NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
         CHECK_MSG(sum == (float)ws, "strided sum %g want %g", (double)sum, ws);
         CHECK_MSG(am == wam, "strided argmax %lld want %lld", (long long)am,
@@ -581,27 +585,27 @@ static void reductions(kiln_queue *q) {
         float sum = -1, mn = -1, mxv = -1, dot = -1, n2 = -1,
               ninf = -1, sy = -1;
         int64_t amin = -2, amax = -2;
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, NULL, &sum, 0, NULL,
-                                   NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MIN, x, NULL, &mn, 0, NULL,
-                                   NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MAX, x, NULL, &mxv, 0, NULL,
-                                   NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMIN, x, NULL, &amin, 0,
-                                   NULL, NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMAX, x, NULL, &amax, 0,
-                                   NULL, NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, y, NULL, &sy, 0, NULL,
-                                   NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_NORM2, y, NULL, &n2, 0,
-                                   NULL, NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_NORM_INF, y, NULL, &ninf, 0,
-                                   NULL, NULL));
-        CHECK_OK(kiln_array_dot(q, x, y, NULL, &dot, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, x, NULL, &sum, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MIN, x, NULL, &mn, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MAX, x, NULL, &mxv, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMIN, x, NULL, &amin,
+                                         0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, x, NULL, &amax,
+                                         0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, y, NULL, &sy, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_NORM2, y, NULL, &n2, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_NORM_INF, y, NULL,
+                                         &ninf, 0, NULL, NULL));
+        CHECK_OK(kiln_array_dot_async(q, x, y, NULL, &dot, 0, NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
         /* exact: sums of 1/8 multiples, min, max, arg*, norm_inf */
-        CHECK_MSG(sum == (float)ws, "sum n=%zu: %.9g want %.9g", n,
-                  (double)sum, ws);
+        CHECK_MSG(sum == (float)ws, "sum n=%zu: %.9g want %.9g", n, (double)sum,
+                  ws);
         CHECK_MSG(mn == (float)wmin && mxv == (float)wmax,
                   "min/max n=%zu: %g %g want %g %g", n, (double)mn,
                   (double)mxv, wmin, wmax);
@@ -624,8 +628,8 @@ static void reductions(kiln_queue *q) {
             size_t one = 1;
             float hr = 0;
             if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &one, &r)) &&
-                CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, r, NULL, 0,
-                                           NULL, NULL)) &&
+                CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, x, r, NULL,
+                                                 0, NULL, NULL)) &&
                 CHECK_OK(kiln_array_read(q, r, &hr)))
                 CHECK(hr == (float)ws);
             kiln_array_release(r);
@@ -663,8 +667,9 @@ static void reductions(kiln_queue *q) {
         double wp = 1;
         for (size_t i = 0; i < n; i++)
             wp *= h2f(hx[i]);
-        if (x && CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_PROD, x, NULL,
-                                            &prod, 0, NULL, NULL)) &&
+        if (x &&
+            CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, x, NULL,
+                                             &prod, 0, NULL, NULL)) &&
             CHECK_OK(kiln_queue_finish(q)))
             CHECK_MSG(prod == (float)wp, "prod %g want %g", (double)prod, wp);
         if (x && CHECK_OK(kiln_array_cumprod(q, x, x, 0, 0, NULL, NULL)) &&
@@ -684,12 +689,12 @@ static void reductions(kiln_queue *q) {
         kiln_array *e = f16_array(c, 0, NULL);
         float s = -1, mn = 0;
         int64_t am = 0;
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, e, NULL, &s, 0, NULL,
-                                   NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MIN, e, NULL, &mn, 0, NULL,
-                                   NULL));
-        CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMAX, e, NULL, &am, 0,
-                                   NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, e, NULL, &s, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MIN, e, NULL, &mn, 0,
+                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, e, NULL, &am, 0,
+                                         NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
         CHECK(s == 0 && mn == INFINITY && am == -1);
         kiln_array_release(e);
@@ -719,13 +724,13 @@ static void errors(kiln_queue *q) {
                  KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_axpy(q, a, 1.0, a, f, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_dot(q, a, f, NULL, h, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_dot_async(q, a, f, NULL, h, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_cumsum(q, f, a, 0, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     /* reductions of float16 write float32: a float16 result array is wrong */
-    CHECK_STATUS(kiln_array_reduce(q, KILN_REDUCE_SUM, a, r16, NULL, 0, NULL,
-                                   NULL),
+    CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, a, r16, NULL, 0,
+                                         NULL, NULL),
                  KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, NULL, a, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
@@ -734,11 +739,14 @@ static void errors(kiln_queue *q) {
                  KILN_ERROR_INVALID_ARGUMENT);
     /* user kernels: float16 arrays fit `ushort *`, not `float *` */
     kiln_elementwise *ew = NULL;
-    if (CHECK_OK(kiln_elementwise_create(c, "const float *x, float *y",
-                                         "y[i] = x[i]", "t_f32", NULL, 0,
-                                         &ew))) {
-        kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(f)};
-        CHECK_STATUS(kiln_elementwise_launch(q, ew, 2, v, 0, NULL, NULL),
+    if (CHECK_OK(kiln_elementwise_create(
+            c,
+            &KILN_ELEMENTWISE_DESC("const float *x, float *y", "y[i] = x[i]",
+                                   "t_f32", NULL, 0),
+            &ew))) {
+        kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(f)};
+        CHECK_STATUS(kiln_elementwise_launch(q, ew, kiln_array_size(a), 2, v, 0,
+                                             NULL, NULL),
                      KILN_ERROR_MISMATCH);
     }
     kiln_elementwise_release(ew);
@@ -747,10 +755,13 @@ static void errors(kiln_queue *q) {
     ew = NULL;
     if (CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info)) &&
         !info.fp16) {
-        CHECK_STATUS(kiln_elementwise_create(c, "const half *x, float *y",
-                                             "y[i] = x[i] * 2.0f", "t_half",
-                                             NULL, 0, &ew),
-                     KILN_ERROR_BUILD);
+        CHECK_STATUS(
+            kiln_elementwise_create(
+                c,
+                &KILN_ELEMENTWISE_DESC("const half *x, float *y",
+                                       "y[i] = x[i] * 2.0f", "t_half", NULL, 0),
+                &ew),
+            KILN_ERROR_BUILD);
         const char *msg = kiln_last_error_message();
         CHECK_MSG(msg && strstr(msg, "cl_khr_fp16") && strstr(msg, "kiln_h2f"),
                   "message: %s", msg ? msg : "(null)");
@@ -758,19 +769,17 @@ static void errors(kiln_queue *q) {
     }
     kiln_elementwise_release(ew);
     /* a user reduction and scan over float16 bits */
-    kiln_reduction_desc d = {"const ushort *x", "float", 0, "0", "a + b",
-                             "kiln_h2f(x[i]) * kiln_h2f(x[i])", NULL,
-                             "t_sumsq16"};
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(
+        "const ushort *x", "float", 0, "0", "a + b",
+        "kiln_h2f(x[i]) * kiln_h2f(x[i])", NULL, "t_sumsq16");
     kiln_reduction *red = NULL;
-    uint16_t hv[8] = {0x3c00, 0x4000, 0xc200, 0x3800, 0x0000, 0x8000,
-                      0x4400, 0x3400};
+    uint16_t hv[8] = {0x3c00, 0x4000, 0xc200, 0x3800,
+                      0x0000, 0x8000, 0x4400, 0x3400};
     CHECK_OK(kiln_array_write(q, a, hv));
     if (CHECK_OK(kiln_reduction_create(c, &d, &red))) {
         float s = 0;
-        kiln_value v = KILN_VAL_ARRAY(a);
-        CHECK_OK(kiln_reduction_launch(q, red, 1, &v, NULL, &s, 0, NULL,
-                                       NULL));
-        CHECK_OK(kiln_queue_finish(q));
+        kiln_arg v = KILN_ARG_ARRAY(a);
+        CHECK_OK(kiln_reduction_run(q, red, 8, 1, &v, &s));
         /* 1 + 4 + 9 + 0.25 + 0 + 0 + 16 + 0.0625 */
         CHECK_MSG(s == 30.3125f, "user float16 reduction: %g", (double)s);
     }

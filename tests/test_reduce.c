@@ -64,16 +64,17 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
 #define RUN(op, want)                                                          \
     do {                                                                       \
         memset(&r, 0, sizeof r);                                               \
-        if (CHECK_OK(kiln_array_reduce(q, op, X, NULL, &r, 0, NULL, &e))) {    \
+        if (CHECK_OK(                                                          \
+                kiln_array_reduce_async(q, op, X, NULL, &r, 0, NULL, &e))) {   \
             CHECK_OK(kiln_event_wait(e));                                      \
             kiln_event_release(e);                                             \
             kiln_dtype rd = kiln_reduce_result_dtype(op, d);                   \
-            double got = kt_get(rd, &r, 0);                                       \
+            double got = kt_get(rd, &r, 0);                                    \
             double w = (want);                                                 \
-            CHECK_MSG(got == w || fabs(got - w) <= 1e-12 * fabs(w) +           \
-                                                      (rd == KILN_FLOAT32      \
-                                                           ? 1e-5 * fabs(w)    \
-                                                           : 0),               \
+            CHECK_MSG(got == w ||                                              \
+                          fabs(got - w) <=                                     \
+                              1e-12 * fabs(w) +                                \
+                                  (rd == KILN_FLOAT32 ? 1e-5 * fabs(w) : 0),   \
                       "%s %s n=%zu: got %.17g want %.17g", #op, t, n, got, w); \
         }                                                                      \
     } while (0)
@@ -94,6 +95,17 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
     if (n)
         RUN(KILN_REDUCE_MAX, mx);
     RUN(KILN_REDUCE_ARGMIN, (double)amin);
+    /* the blocking forms give the same */
+    int64_t bam = -2;
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMIN, X, &bam));
+    CHECK_MSG(bam == amin, "blocking argmin %s n=%zu: %lld vs %ld", t, n,
+              (long long)bam, amin);
+    if (d == KILN_INT32) {
+        int32_t bdot = -1;
+        CHECK_OK(kiln_array_dot(q, X, Y, &bdot));
+        CHECK_MSG(bdot == (int32_t)(int64_t)dot, "blocking dot n=%zu: %d", n,
+                  (int)bdot);
+    }
     if (full) {
         if (n)
             RUN(KILN_REDUCE_MIN, mn);
@@ -108,7 +120,7 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
         size_t one = 1;
         kiln_array *R = NULL;
         CHECK_OK(kiln_array_empty(c, d, 1, &one, &R));
-        CHECK_OK(kiln_array_dot(q, X, Y, R, NULL, 0, NULL, NULL));
+        CHECK_OK(kiln_array_dot_async(q, X, Y, R, NULL, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, R, &r));
         double got = kt_get(d, &r, 0);
         double w = dot;
@@ -155,8 +167,8 @@ static void t_builtins(kiln_queue *q) {
                                   x, &X));
     double got = 0;
     kiln_event *e = NULL;
-    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_PROD, X, NULL, &got, 0, NULL,
-                               &e));
+    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, X, NULL, &got, 0,
+                                     NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     CHECK_MSG(got == want, "prod: %g vs %g", got, want);
     kiln_event_release(e);
@@ -180,7 +192,8 @@ static void t_float_sum_tolerance(kiln_queue *q) {
                                   x, &X));
     float got = 0;
     kiln_event *e = NULL;
-    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, X, NULL, &got, 0, NULL, &e));
+    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, X, NULL, &got, 0, NULL,
+                                     &e));
     CHECK_OK(kiln_event_wait(e));
     double tol = (double)n * 1.2e-7 * abs;
     CHECK_MSG(fabs(got - ref) <= tol, "float sum %.9g vs %.9g (tol %g)", got,
@@ -203,16 +216,17 @@ static void t_custom_and_strided(kiln_queue *q) {
     kiln_slice sy[2] = {KILN_SLICE(63, PTRDIFF_MIN, -2), KILN_SLICE_REVERSED};
     CHECK_OK(kiln_array_view(a, sx, &x));
     CHECK_OK(kiln_array_view(a, sy, &y));
-    kiln_reduction_desc d = {
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(
         "const int *x, const int *y", "long", 0, "0", "a + b",
         "sq((long)x[i] - (long)y[i])",
-        "KILN_FUNC long sq(long v) { return v * v; }", "ssd"};
+        "KILN_FUNC long sq(long v) { return v * v; }", "ssd");
     kiln_reduction *r = NULL;
     CHECK_OK(kiln_reduction_create(c, &d, &r));
-    kiln_value v[2] = {KILN_VAL_ARRAY(x), KILN_VAL_ARRAY(y)};
+    kiln_arg v[2] = {KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
     int64_t got = 0;
     kiln_event *e = NULL;
-    CHECK_OK(kiln_reduction_launch(q, r, 2, v, NULL, &got, 0, NULL, &e));
+    CHECK_OK(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL, &got,
+                                   0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     int64_t want = 0;
@@ -226,8 +240,8 @@ static void t_custom_and_strided(kiln_queue *q) {
               (long long)want);
     /* argmax over a strided view gives the view's C-order index */
     int64_t am = -2;
-    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMAX, y, NULL, &am, 0, NULL,
-                               &e));
+    CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, y, NULL, &am, 0,
+                                     NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     int best = -1000;
@@ -247,15 +261,65 @@ static void t_custom_and_strided(kiln_queue *q) {
     size_t one = 1;
     kiln_array *rf = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &one, &rf));
-    CHECK_STATUS(kiln_reduction_launch(q, r, 2, v, rf, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, rf, NULL,
+                                       0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_reduction_launch(q, r, 2, v, NULL, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL,
+                                       NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    kiln_value v1[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(y)};
-    CHECK_STATUS(kiln_reduction_launch(q, r, 2, v1, NULL, &got, 0, NULL, NULL),
+    kiln_arg v1[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(y)};
+    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v1, NULL,
+                                       &got, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
+    /* n = 11 < the arrays' 1056 elements: a mismatch, not a partial read */
+    CHECK_STATUS(
+        kiln_reduction_launch(q, r, 11, 2, v, NULL, &got, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
+    /* the blocking form */
+    got = -1;
+    CHECK_OK(kiln_reduction_run(q, r, kiln_array_size(x), 2, v, &got));
+    CHECK_MSG(got == want, "reduction_run %lld vs %lld", (long long)got,
+              (long long)want);
+    CHECK_STATUS(kiln_reduction_run(q, r, kiln_array_size(x), 2, v, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    /* n = 0 over empty arrays: the neutral element */
+    {
+        size_t zero = 0;
+        kiln_array *e0 = NULL, *e1 = NULL;
+        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &e0));
+        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &e1));
+        kiln_arg ve[2] = {KILN_ARG_ARRAY(e0), KILN_ARG_ARRAY(e1)};
+        got = -1;
+        CHECK_OK(kiln_reduction_run(q, r, 0, 2, ve, &got));
+        CHECK_MSG(got == 0, "empty reduction: %lld", (long long)got);
+        kiln_array_release(e0);
+        kiln_array_release(e1);
+    }
+    CHECK_OK(kiln_reduction_retain(r));
+    kiln_reduction_release(r);
     kiln_reduction_release(r);
     kiln_reduction_release(NULL);
+    CHECK_STATUS(kiln_reduction_retain(NULL), KILN_ERROR_NULL_HANDLE);
+    kiln_reduction_desc raw = d;
+    raw.struct_size = sizeof raw / 2;
+    CHECK_STATUS(kiln_reduction_create(c, &raw, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
+    char longname[201];
+    memset(longname, 'r', 200);
+    longname[200] = 0;
+    raw = d;
+    raw.name = longname;
+    CHECK_STATUS(kiln_reduction_create(c, &raw, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    /* an unknown op: the same status as for the elementwise operators */
+    CHECK_STATUS(kiln_array_reduce(q, (kiln_reduce_op)99, a, &got),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_reduce_async(q, (kiln_reduce_op)0, a, NULL, &got, 0,
+                                         NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_reduce(q, KILN_REDUCE_SUM, a, NULL),
+                 KILN_ERROR_NULL_HANDLE);
     kiln_reduction_desc bad = d;
     bad.reduce = "a + + b;";
     bad.name = "badred";
@@ -269,10 +333,10 @@ static void t_custom_and_strided(kiln_queue *q) {
     /* the user's line under its label, mapped back on every compiler */
     CHECK_MSG(strstr(kiln_last_build_log(), "reduce:1: a + + b;") != NULL, "%s",
               kiln_last_build_log());
-    CHECK_STATUS(kiln_array_dot(q, a, rf, NULL, &got, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_dot_async(q, a, rf, NULL, &got, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_reduce(q, KILN_REDUCE_SUM, NULL, NULL, &got, 0,
-                                   NULL, NULL),
+    CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, NULL, NULL, &got,
+                                         0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     kiln_array_release(rf);
     kiln_array_release(a);

@@ -166,7 +166,7 @@ static aff then(aff f, aff g) {
  * a checksum of its other fields). Checks item and prev_item. */
 static void t_affine(kiln_queue *q, int segmented, int wide) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_scan_desc d = {
+    kiln_scan_desc d = KILN_SCAN_DESC(
         segmented ? "const uint *A, const uint *B, const uchar *F, uint *OA, "
                     "uint *OB, uint *PB"
                   : "const uint *A, const uint *B, uint *OA, uint *OB, uint "
@@ -174,7 +174,7 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
         "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
         "OA[i] = item.a; OB[i] = item.b; PB[i] = prev_item.b",
         segmented ? "F[i]" : NULL, kAffPre,
-        segmented ? "affine_seg" : "affine"};
+        segmented ? "affine_seg" : "affine");
     if (wide) {
         d.scan_type = "wide";
         d.scan_size = 24;
@@ -220,17 +220,17 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &dOA));
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &dOB));
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &dPB));
-        kiln_value v[6];
+        kiln_arg v[6];
         size_t nv = 0;
-        v[nv++] = KILN_VAL_ARRAY(dA);
-        v[nv++] = KILN_VAL_ARRAY(dB);
+        v[nv++] = KILN_ARG_ARRAY(dA);
+        v[nv++] = KILN_ARG_ARRAY(dB);
         if (segmented)
-            v[nv++] = KILN_VAL_ARRAY(dF);
-        v[nv++] = KILN_VAL_ARRAY(dOA);
-        v[nv++] = KILN_VAL_ARRAY(dOB);
-        v[nv++] = KILN_VAL_ARRAY(dPB);
+            v[nv++] = KILN_ARG_ARRAY(dF);
+        v[nv++] = KILN_ARG_ARRAY(dOA);
+        v[nv++] = KILN_ARG_ARRAY(dOB);
+        v[nv++] = KILN_ARG_ARRAY(dPB);
         kiln_event *e = NULL;
-        CHECK_OK(kiln_scan_launch(q, s, nv, v, 0, NULL, &e));
+        CHECK_OK(kiln_scan_launch(q, s, n, nv, v, 0, NULL, &e));
         CHECK_OK(kiln_array_read_async(q, dOA, OA, 1, &e, NULL));
         CHECK_OK(kiln_array_read_async(q, dOB, OB, 1, &e, NULL));
         CHECK_OK(kiln_array_read_async(q, dPB, PB, 1, &e, NULL));
@@ -278,8 +278,9 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
 
 static void t_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_scan_desc d = {"const int *x, int *y", "int", 0, "0",
-                        "a + b", "x[i]", "y[i] = itme", NULL, NULL, "typo"};
+    kiln_scan_desc d =
+        KILN_SCAN_DESC("const int *x, int *y", "int", 0, "0", "a + b", "x[i]",
+                       "y[i] = itme", NULL, NULL, "typo");
     kiln_scan *s = (kiln_scan *)1;
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_BUILD);
     CHECK(s == NULL);
@@ -294,8 +295,82 @@ static void t_errors(kiln_queue *q) {
     d.scan = NULL;
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_NULL_HANDLE);
     kiln_scan_release(NULL);
+    CHECK_STATUS(kiln_scan_retain(NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_cumsum(NULL, NULL, NULL, 0, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
+    /* a descriptor not made with the macro */
+    d.scan = "a + b";
+    kiln_scan_desc raw = d;
+    raw.struct_size = 0;
+    CHECK_STATUS(kiln_scan_create(c, &raw, &s), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(kiln_last_error_message(), "KILN_SCAN_DESC") != NULL,
+              "%s", kiln_last_error_message());
+    /* a descriptor of a later, larger version: the known prefix is read */
+    struct {
+        kiln_scan_desc d;
+        char future[16];
+    } later = {d, {0}};
+    later.d.struct_size = sizeof later;
+    later.d.name = "later";
+    s = NULL;
+    CHECK_OK(kiln_scan_create(c, &later.d, &s));
+    kiln_scan_release(s);
+    /* a 200-character name: refused before any kernel name is formed */
+    char longname[201];
+    memset(longname, 'q', 200);
+    longname[200] = 0;
+    d.name = longname;
+    CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(s == NULL);
+    CHECK_MSG(strstr(kiln_last_error_message(), "63") != NULL, "%s",
+              kiln_last_error_message());
+    /* explicit range: arrays of another size, n = 0, retain */
+    d.name = "rng";
+    if (!CHECK_OK(kiln_scan_create(c, &d, &s)))
+        return;
+    size_t n = 10, m = 12;
+    int x[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, y[10] = {0};
+    kiln_array *X = NULL, *Y = NULL, *Z = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &m, &Z));
+    kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y)};
+    kiln_arg vz[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Z)};
+    CHECK_STATUS(kiln_scan_launch(q, s, 11, 2, v, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH); /* n past the arrays' end */
+    CHECK_STATUS(kiln_scan_launch(q, s, 10, 2, vz, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH); /* y has 12 elements */
+    kiln_arg vs[2] = {KILN_ARG_ARRAY(X), KILN_ARG_I32(1)};
+    CHECK_STATUS(kiln_scan_launch(q, s, 10, 2, vs, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS); /* a scalar for an array */
+    kiln_event *e = NULL;
+    CHECK_STATUS(kiln_scan_launch(q, s, 0, 2, v, 0, NULL, &e),
+                 KILN_ERROR_MISMATCH); /* the arrays have 10, not 0 */
+    CHECK(e == NULL);
+    CHECK_OK(kiln_scan_retain(s));
+    kiln_scan_release(s); /* the retain's reference: s stays usable */
+    CHECK_OK(kiln_scan_launch(q, s, n, 2, v, 0, NULL, NULL));
+    kiln_scan_release(s);
+    CHECK_OK(kiln_array_read(q, Y, y));
+    CHECK_MSG(y[0] == 1 && y[9] == 55, "scan: %d %d", y[0], y[9]);
+    /* n = 0 over empty arrays: nothing runs, the event completes */
+    kiln_array *E0 = NULL, *E1 = NULL;
+    size_t zero = 0;
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &E0));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &E1));
+    kiln_arg ve[2] = {KILN_ARG_ARRAY(E0), KILN_ARG_ARRAY(E1)};
+    s = NULL;
+    if (CHECK_OK(kiln_scan_create(c, &d, &s)) &&
+        CHECK_OK(kiln_scan_launch(q, s, 0, 2, ve, 0, NULL, &e))) {
+        CHECK_OK(kiln_event_wait(e));
+        kiln_event_release(e);
+    }
+    kiln_scan_release(s);
+    kiln_array_release(E0);
+    kiln_array_release(E1);
+    kiln_array_release(X);
+    kiln_array_release(Y);
+    kiln_array_release(Z);
 }
 
 static void run(kiln_queue *q, void *user) {

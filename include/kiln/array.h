@@ -208,66 +208,87 @@ KILN_API kiln_status kiln_array_axpy(kiln_queue *queue, kiln_array *z,
                                      kiln_event *const *wait,
                                      kiln_event **event);
 
-/* ------------------------------------------------------- generator values */
-
-/* One launch argument of a generated kernel: an array (array != NULL) or a
- * scalar (array == NULL, scalar holds the value; it is converted to the
- * declared type). */
-typedef struct kiln_value {
-    kiln_array *array;
-    kiln_arg scalar;
-} kiln_value;
-#define KILN_VAL_ARRAY(a) ((kiln_value){.array = (a)})
-#define KILN_VAL(arg) ((kiln_value){.array = NULL, .scalar = arg})
-#define KILN_VAL_I32(x) KILN_VAL(KILN_ARG_I32(x))
-#define KILN_VAL_I64(x) KILN_VAL(KILN_ARG_I64(x))
-#define KILN_VAL_U32(x) KILN_VAL(KILN_ARG_U32(x))
-#define KILN_VAL_F32(x) KILN_VAL(KILN_ARG_F32(x))
-#define KILN_VAL_F64(x) KILN_VAL(KILN_ARG_F64(x))
+/* ------------------------------------------------------------- generators
+ *
+ * Every generator has the same shape (docs/api.md, rule 8):
+ *   kiln_X_create(context, &desc, &gen)  builds before returning (Blocks),
+ *                                        so a bad expression fails there;
+ *   kiln_X_launch(queue, gen, n, num_args, args, ..., num_wait, wait, event)
+ *                                        runs it over the index range [0, n)
+ *                                        and returns at once;
+ *   kiln_X_retain / kiln_X_release.
+ * Descriptors start with struct_size: make them with the macro named after
+ * the struct (KILN_ELEMENTWISE_DESC(.arguments = ..., ...)); a struct_size
+ * of 0 is KILN_ERROR_INVALID_ARGUMENT.
+ * Arguments: one kiln_arg per declared argument, in order: KILN_ARG_ARRAY(a)
+ * for an array (pointer) argument, KILN_ARG_I32(x), KILN_ARG_F64(x), ... for
+ * a scalar (converted to the declared type). Every array has exactly n
+ * elements and the shape of the first array (KILN_ERROR_MISMATCH otherwise:
+ * nothing is read or written past an array's end), except with
+ * KILN_ELEMENTWISE_ANY_SHAPE. A strided view is indexed at i only (x[i]
+ * is its element i in C order). A wrong count or kind of argument is
+ * KILN_ERROR_KERNEL_ARGS.
+ * Generators are reference counted; the last release frees them (queued
+ * launches keep what they use alive). A generator may be launched from
+ * several threads at once, on any queue of its context. */
 
 /* ---------------------------------------------------- elementwise generator */
 
 typedef struct kiln_elementwise kiln_elementwise;
 
-/* Makes an elementwise kernel:
- *   arguments  C declarations, e.g. "float a, const float *x, float *z";
- *              pointers are arrays, the rest scalars.
- *   operation  statement(s) run for every index i (a long) of [0, n), n the
- *              size of the first array argument, e.g. "z[i] = a*x[i]".
- *   name       kernel name (an identifier; NULL = "kiln_elementwise").
- *   preamble   code put before the kernel (helper functions, #defines);
- *              may be NULL.
- * Every array must have the shape of the first (KILN_ERROR_MISMATCH
- * otherwise), except with KILN_ELEMENTWISE_ANY_SHAPE, where arrays other
- * than the first may have any size and are indexed freely (then they must be
- * contiguous), for gathers such as "y[i] = x[idx[i]]".
- * Builds the contiguous variant before returning (so a bad expression fails
- * here with KILN_ERROR_BUILD); other variants are built on first use.
- * Blocks while it compiles. */
-enum { KILN_ELEMENTWISE_ANY_SHAPE = 1 };
+enum {
+    /* Arrays may have any size, and are indexed freely by the operation
+     * (gathers such as "y[i] = x[idx[i]]"): the operation must then keep
+     * its indices within each array's bounds itself. Only the first array
+     * may be a strided view, and then it has n elements and is indexed at
+     * i only (as every strided view: x[i] is its element i). */
+    KILN_ELEMENTWISE_ANY_SHAPE = 1,
+};
+
+typedef struct kiln_elementwise_desc {
+    size_t struct_size;    /* sizeof (set by KILN_ELEMENTWISE_DESC) */
+    const char *arguments; /* C declarations, e.g. "float a, const float *x,
+                              float *z": pointers are arrays (at least one),
+                              the rest scalars of a kiln dtype */
+    const char *operation; /* statement(s) run for every index i (a long) of
+                              [0, n), e.g. "z[i] = a*x[i]"; n is in scope */
+    const char *name;      /* kernel name, an identifier of up to 63
+                              characters; NULL = "kiln_elementwise" */
+    const char *preamble;  /* code put before the kernel (helper functions,
+                              #defines); may be NULL */
+    unsigned flags;        /* KILN_ELEMENTWISE_ANY_SHAPE, or 0 */
+} kiln_elementwise_desc;
+#define KILN_ELEMENTWISE_DESC(...)                                             \
+    ((kiln_elementwise_desc){.struct_size = sizeof(kiln_elementwise_desc),    \
+                             __VA_ARGS__})
+
+/* Makes an elementwise kernel. The strings are copied. Builds the contiguous
+ * variant for the context's first device before returning (a bad expression
+ * fails here with KILN_ERROR_BUILD); the other variants are built on first
+ * use. Blocks while it compiles. *elementwise is NULL on failure. */
 KILN_API kiln_status kiln_elementwise_create(kiln_context *context,
-                                             const char *arguments,
-                                             const char *operation,
-                                             const char *name,
-                                             const char *preamble,
-                                             unsigned flags,
-                                             kiln_elementwise **kernel);
-/* Runs it: one value per declared argument, in order. Returns at once. */
+                                             const kiln_elementwise_desc *desc,
+                                             kiln_elementwise **elementwise);
+/* Runs the operation for every i in [0, n) on queue (of the generator's
+ * context): one kiln_arg per declared argument. n = 0 enqueues nothing
+ * (event: completes when the wait list has). Returns at once. */
 KILN_API kiln_status kiln_elementwise_launch(kiln_queue *queue,
-                                             kiln_elementwise *kernel,
-                                             size_t num_values,
-                                             const kiln_value *values,
+                                             kiln_elementwise *elementwise,
+                                             size_t n, size_t num_args,
+                                             const kiln_arg *args,
                                              size_t num_wait,
                                              kiln_event *const *wait,
                                              kiln_event **event);
-KILN_API void kiln_elementwise_release(kiln_elementwise *kernel);
+KILN_API kiln_status kiln_elementwise_retain(kiln_elementwise *elementwise);
+KILN_API void kiln_elementwise_release(kiln_elementwise *elementwise);
 
 /* ------------------------------------------------------ reduction generator */
 
 typedef struct kiln_reduction kiln_reduction;
 
 typedef struct kiln_reduction_desc {
-    const char *arguments; /* as for kiln_elementwise_create */
+    size_t struct_size;    /* sizeof (set by KILN_REDUCTION_DESC) */
+    const char *arguments; /* as for kiln_elementwise_desc */
     const char *out_type;  /* accumulator type: "float", "long", or a struct
                               type defined in preamble */
     size_t out_size;       /* sizeof(out_type); 0 for scalar type names */
@@ -275,25 +296,37 @@ typedef struct kiln_reduction_desc {
     const char *reduce;    /* of a and b, associative and commutative */
     const char *map;       /* of i and the arguments, e.g. "x[i]*y[i]" */
     const char *preamble;  /* may be NULL */
-    const char *name;      /* may be NULL */
+    const char *name;      /* as for kiln_elementwise_desc; NULL =
+                              "kiln_reduction" */
 } kiln_reduction_desc;
+#define KILN_REDUCTION_DESC(...)                                               \
+    ((kiln_reduction_desc){.struct_size = sizeof(kiln_reduction_desc),        \
+                           __VA_ARGS__})
 
-/* Makes a reduction of map(i) for i in [0, n), n the size of the first
- * array argument (all arrays of that shape). Blocks while it compiles. */
+/* Makes a reduction of map(i) over i in [0, n). The strings are copied.
+ * Blocks while it compiles. *reduction is NULL on failure. */
 KILN_API kiln_status kiln_reduction_create(kiln_context *context,
                                            const kiln_reduction_desc *desc,
                                            kiln_reduction **reduction);
-/* Runs it. The result goes into element 0 of result (a device array of the
- * out type's dtype; may be NULL) and/or into host_result (out_size bytes;
- * may be NULL; valid once *event has completed). One of them is needed. */
+/* Runs it over [0, n) (n = 0 gives the neutral element). The result goes
+ * into element 0 of result (a device array of the out type's dtype; may be
+ * NULL) and/or into host_result (out_size bytes; may be NULL; written once
+ * *event has completed). One of them is needed. Returns at once. */
 KILN_API kiln_status kiln_reduction_launch(kiln_queue *queue,
                                            kiln_reduction *reduction,
-                                           size_t num_values,
-                                           const kiln_value *values,
+                                           size_t n, size_t num_args,
+                                           const kiln_arg *args,
                                            kiln_array *result,
                                            void *host_result, size_t num_wait,
                                            kiln_event *const *wait,
                                            kiln_event **event);
+/* The same into host_result (required), after the queue's earlier work.
+ * Blocks until the result is there. */
+KILN_API kiln_status kiln_reduction_run(kiln_queue *queue,
+                                        kiln_reduction *reduction, size_t n,
+                                        size_t num_args, const kiln_arg *args,
+                                        void *host_result);
+KILN_API kiln_status kiln_reduction_retain(kiln_reduction *reduction);
 KILN_API void kiln_reduction_release(kiln_reduction *reduction);
 
 typedef enum kiln_reduce_op {
@@ -309,30 +342,43 @@ typedef enum kiln_reduce_op {
     KILN_REDUCE_ARGMAX,   /* int64 index of the first maximum; -1 if empty */
 } kiln_reduce_op;
 
-/* The dtype kiln_array_reduce writes for op over a (0 if unsupported). */
+/* The dtype kiln_array_reduce writes for op over dtype (0 for an unknown op
+ * or dtype). */
 KILN_API kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op,
                                              kiln_dtype dtype);
-/* A built-in reduction of every element of a; result/host_result as for
- * kiln_reduction_launch (host_result gets kiln_dtype_size of the result
- * dtype bytes). NORM2's square root is taken on the device. */
+/* A built-in reduction of every element of a into host_result
+ * (kiln_dtype_size of the result dtype bytes), after the queue's earlier
+ * work. An unknown op is KILN_ERROR_INVALID_ARGUMENT. NORM2's square root
+ * is taken on the device. Blocks until the result is there. */
 KILN_API kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
-                                       kiln_array *a, kiln_array *result,
-                                       void *host_result, size_t num_wait,
-                                       kiln_event *const *wait,
-                                       kiln_event **event);
-/* sum a[i]*b[i] (same shape and dtype; result in their dtype). */
+                                       kiln_array *a, void *host_result);
+/* The same without blocking; result / host_result as for
+ * kiln_reduction_launch. Returns at once. */
+KILN_API kiln_status kiln_array_reduce_async(kiln_queue *queue,
+                                             kiln_reduce_op op, kiln_array *a,
+                                             kiln_array *result,
+                                             void *host_result,
+                                             size_t num_wait,
+                                             kiln_event *const *wait,
+                                             kiln_event **event);
+/* sum a[i]*b[i] (same shape and dtype; result in their dtype, FLOAT32 for
+ * FLOAT16) into host_result. Blocks until the result is there. */
 KILN_API kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a,
-                                    kiln_array *b, kiln_array *result,
-                                    void *host_result, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event);
+                                    kiln_array *b, void *host_result);
+/* The same without blocking, as kiln_array_reduce_async. */
+KILN_API kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
+                                          kiln_array *b, kiln_array *result,
+                                          void *host_result, size_t num_wait,
+                                          kiln_event *const *wait,
+                                          kiln_event **event);
 
 /* ----------------------------------------------------------- scan generator */
 
 typedef struct kiln_scan kiln_scan;
 
 typedef struct kiln_scan_desc {
-    const char *arguments;     /* as for kiln_elementwise_create */
+    size_t struct_size;        /* sizeof (set by KILN_SCAN_DESC) */
+    const char *arguments;     /* as for kiln_elementwise_desc */
     const char *scan_type;     /* type of the scanned items ("int", a struct) */
     size_t scan_size;          /* sizeof(scan_type); 0 for scalar type names */
     const char *neutral;       /* neutral element of scan */
@@ -345,22 +391,27 @@ typedef struct kiln_scan_desc {
     const char *segment_start; /* NULL, or an expression of i that is true
                                   where a new segment starts, e.g. "f[i]" */
     const char *preamble;      /* may be NULL */
-    const char *name;          /* may be NULL */
+    const char *name;          /* as for kiln_elementwise_desc; NULL =
+                                  "kiln_scan" */
 } kiln_scan_desc;
+#define KILN_SCAN_DESC(...)                                                    \
+    ((kiln_scan_desc){.struct_size = sizeof(kiln_scan_desc), __VA_ARGS__})
 
-/* Makes a scan over i in [0, n), n the size of the first array argument.
- * Order is preserved: the result at i is input(0) op ... op input(i)
- * combined left to right (restarting at segment starts). Blocks while it
- * compiles. */
+/* Makes a scan over i in [0, n). Order is preserved: the result at i is
+ * input(0) op ... op input(i) combined left to right (restarting at segment
+ * starts). The strings are copied. Blocks while it compiles. *scan is NULL
+ * on failure. */
 KILN_API kiln_status kiln_scan_create(kiln_context *context,
                                       const kiln_scan_desc *desc,
                                       kiln_scan **scan);
+/* Runs it over [0, n); n = 0 enqueues nothing (event: completes when the
+ * wait list has). Returns at once. */
 KILN_API kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *scan,
-                                      size_t num_values,
-                                      const kiln_value *values,
-                                      size_t num_wait,
+                                      size_t n, size_t num_args,
+                                      const kiln_arg *args, size_t num_wait,
                                       kiln_event *const *wait,
                                       kiln_event **event);
+KILN_API kiln_status kiln_scan_retain(kiln_scan *scan);
 KILN_API void kiln_scan_release(kiln_scan *scan);
 
 /* out = cumulative sum / product of a (inclusive, or exclusive when

@@ -223,16 +223,15 @@ kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n,
         snprintf(op, sizeof op, "y[i] = (%s)(s0 + (%s)i * ds)", t, ft);
     }
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     if (st == KILN_OK)
         st = kiln__elementwise_cached(kiln_queue_context(queue), args, op,
-                                      "kiln_arange", &ew, &owned);
+                                      "kiln_arange", &ew);
     if (st == KILN_OK) {
-        kiln_value v[3] = {KILN_VAL_ARRAY(a), KILN_VAL_F64(start),
-                           KILN_VAL_F64(step)};
-        st = kiln_elementwise_launch(queue, ew, 3, v, 0, NULL, event);
+        kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_F64(start),
+                         KILN_ARG_F64(step)};
+        st = kiln_elementwise_launch(queue, ew, a->size, 3, v, 0, NULL, event);
     }
-    kiln__elementwise_done(ew, owned);
+    kiln_elementwise_release(ew);
     if (st != KILN_OK) {
         kiln_array_release(a);
         return kiln__error_prefix(st, "kiln_array_arange");
@@ -460,14 +459,14 @@ static kiln_status copy_kernel(kiln_queue *q, kiln_array *dst, kiln_array *src,
         s2.dtype = KILN_UINT16;
     }
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     kiln_status st = kiln__elementwise_cached(
-        kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", &ew, &owned);
+        kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", &ew);
     if (st == KILN_OK) {
-        kiln_value v[2] = {KILN_VAL_ARRAY(&d2), KILN_VAL_ARRAY(&s2)};
-        st = kiln_elementwise_launch(q, ew, 2, v, num_wait, wait, event);
+        kiln_arg v[2] = {KILN_ARG_ARRAY(&d2), KILN_ARG_ARRAY(&s2)};
+        st = kiln_elementwise_launch(q, ew, d2.size, 2, v, num_wait, wait,
+                                     event);
     }
-    kiln__elementwise_done(ew, owned);
+    kiln_elementwise_release(ew);
     return st;
 }
 
@@ -583,15 +582,14 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value,
     kiln_dtype bd = a->dtype == KILN_FLOAT16 ? KILN_UINT16 : a->dtype;
     h.dtype = bd;
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     st = kiln__elementwise_cached(a->context, args, "y[i] = v", "kiln_fill",
-                                  &ew, &owned);
+                                  &ew);
     if (st == KILN_OK) {
-        kiln_value v[2] = {KILN_VAL_ARRAY(&h),
-                           KILN_VAL(arg_from_bytes(bd, value))};
-        st = kiln_elementwise_launch(q, ew, 2, v, num_wait, wait, event);
+        kiln_arg v[2] = {KILN_ARG_ARRAY(&h), arg_from_bytes(bd, value)};
+        st = kiln_elementwise_launch(q, ew, h.size, 2, v, num_wait, wait,
+                                     event);
     }
-    kiln__elementwise_done(ew, owned);
+    kiln_elementwise_release(ew);
     return st;
 }
 
@@ -738,15 +736,16 @@ static const char *binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
 
 static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
                           const char *op, const char *name, size_t nv,
-                          const kiln_value *v, size_t num_wait,
+                          const kiln_arg *v, size_t num_wait,
                           kiln_event *const *wait, kiln_event **event) {
     kiln_elementwise *ew = NULL;
-    int owned = 0;
     kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args,
-                                              op, name, &ew, &owned);
+                                              op, name, &ew);
+    /* the range: the output, always the last argument */
     if (st == KILN_OK)
-        st = kiln_elementwise_launch(q, ew, nv, v, num_wait, wait, event);
-    kiln__elementwise_done(ew, owned);
+        st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv,
+                                     v, num_wait, wait, event);
+    kiln_elementwise_release(ew);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     return st;
@@ -795,8 +794,8 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
     snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", t, t,
              bits_type(out->dtype));
     store_elem(out->dtype, expr, opt, sizeof opt);
-    kiln_value v[3] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(b),
-                       KILN_VAL_ARRAY(out)};
+    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b),
+                       KILN_ARG_ARRAY(out)};
     return run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
                   event);
 }
@@ -824,8 +823,8 @@ kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
     store_elem(out->dtype, expr, opt, sizeof opt);
     if (f16)
         scalar = round_to_half(scalar);
-    kiln_value v[3] = {KILN_VAL_ARRAY(a), KILN_VAL_F64(scalar),
-                       KILN_VAL_ARRAY(out)};
+    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_F64(scalar),
+                       KILN_ARG_ARRAY(out)};
     return run_ew(q, what, args, opt, "kiln_binary_scalar", 3, v, num_wait,
                   wait, event);
 }
@@ -874,7 +873,7 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
         snprintf(expr, sizeof expr, "%s", whole);
     snprintf(args, sizeof args, "const %s *x, %s *z", t, t);
     store_elem(a->dtype, expr, opt, sizeof opt);
-    kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(out)};
+    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
     return run_ew(q, what, args, opt, "kiln_unary", 2, v, num_wait, wait,
                   event);
 }
@@ -897,8 +896,8 @@ kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
              f16 ? "float" : t, t, t, t);
     if (f16)
         alpha = round_to_half(alpha);
-    kiln_value v[4] = {KILN_VAL_F64(alpha), KILN_VAL_ARRAY(x),
-                       KILN_VAL_ARRAY(y), KILN_VAL_ARRAY(z)};
+    kiln_arg v[4] = {KILN_ARG_F64(alpha), KILN_ARG_ARRAY(x),
+                       KILN_ARG_ARRAY(y), KILN_ARG_ARRAY(z)};
     return run_ew(q, what, args,
                   f16 ? "z[i] = kiln_f2h(a*kiln_h2f(x[i]) + kiln_h2f(y[i]))"
                       : "z[i] = a*x[i] + y[i]",

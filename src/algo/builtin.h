@@ -18,24 +18,20 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
                                  const kiln_scan_desc *desc, int eager,
                                  kiln_scan **out);
 kiln_status kiln__elementwise_create_ex(kiln_context *context,
-                                        const char *arguments,
-                                        const char *operation,
-                                        const char *name, const char *preamble,
-                                        unsigned flags, int eager,
-                                        kiln_elementwise **kernel);
+                                        const kiln_elementwise_desc *desc,
+                                        int eager, kiln_elementwise **kernel);
 
-/* A built-in elementwise kernel from the context's cache (borrowed unless
- * *owned); give it back with kiln__elementwise_done. */
+/* A built-in elementwise kernel from the context's cache, with a new
+ * reference: release it with kiln_elementwise_release. */
 kiln_status kiln__elementwise_cached(kiln_context *context,
                                      const char *arguments,
                                      const char *operation, const char *name,
-                                     kiln_elementwise **ew, int *owned);
-void kiln__elementwise_done(kiln_elementwise *ew, int owned);
+                                     kiln_elementwise **ew);
 
 /* The generated source of one variant (without the backend prelude),
  * appended to sb: for checks that compile it for another backend (NVRTC). */
 kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
-                                     int cpu, kiln__sb *sb);
+                                     const kiln__plan *plan, kiln__sb *sb);
 kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
                                    const kiln__plan *plan, kiln__sb *sb);
 kiln_status kiln__scan_source(kiln_scan *s, int strided,

@@ -1,23 +1,22 @@
-/* Per-context cache of the built-in operations (their generator objects,
- * keyed by kind + declaration + expressions, so a call neither regenerates
- * nor hashes its source) and of scratch buffers (grown on demand, reused
- * across calls instead of allocated and released each time; a release can
- * synchronise the device on some backends). It is attached to the
- * context (kiln_context_attach) and goes with the context's last handle;
- * its objects hold no handle on the context. */
+/* Per-context cache of the built-in operations (their generators, keyed by
+ * declaration + expressions, so a call neither regenerates nor hashes its
+ * source) and of scratch buffers (grown on demand, reused across calls
+ * instead of allocated and released each time; a release can synchronise
+ * the device on some backends). It is attached to the context
+ * (kiln_context_attach) and goes with the context's last handle; the
+ * generators hold no handle on the context, and the cache holds one
+ * reference to each: a call using one holds its own. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
-#include "algo/builtin.h"
 #include "base/error.h"
 
 #define MAX_OBJS 256
 
 typedef struct cobj {
     char *key;
-    int kind;
-    void *obj;
+    kiln__gen *gen; /* one reference */
 } cobj;
 
 typedef struct scratch {
@@ -36,18 +35,10 @@ typedef struct kiln__ctxcache {
     scratch slots[KILN__SCRATCH_SLOTS];
 } kiln__ctxcache;
 
-static void obj_free(int kind, void *obj) {
-    switch (kind) {
-    case KILN__OBJ_REDUCTION: kiln_reduction_release(obj); break;
-    case KILN__OBJ_SCAN: kiln_scan_release(obj); break;
-    default: kiln_elementwise_release(obj); break;
-    }
-}
-
 static void cache_free(void *p) {
     kiln__ctxcache *c = p;
     for (size_t k = 0; k < c->nobjs; k++) {
-        obj_free(c->objs[k].kind, c->objs[k].obj);
+        kiln__gen_release(c->objs[k].gen);
         free(c->objs[k].key);
     }
     for (int s = 0; s < KILN__SCRATCH_SLOTS; s++) {
@@ -78,50 +69,55 @@ static kiln__ctxcache *get_cache(kiln_context *context) {
     return c;
 }
 
-kiln_status kiln__cached_obj(kiln_context *context, int kind, const char *key,
-                             kiln_status (*make)(void *arg, void **obj),
-                             void *arg, void **obj, int *owned) {
-    *obj = NULL;
-    *owned = 0;
+/* The cached generator under key, with a new reference; NULL if none.
+ * Called under c->lock. */
+static kiln__gen *find(kiln__ctxcache *c, const char *key) {
+    for (size_t k = 0; k < c->nobjs; k++)
+        if (!strcmp(c->objs[k].key, key)) {
+            kiln__gen_retain(c->objs[k].gen);
+            return c->objs[k].gen;
+        }
+    return NULL;
+}
+
+kiln_status kiln__gen_cached(kiln_context *context, const char *key,
+                             kiln_status (*make)(void *arg, kiln__gen **gen),
+                             void *arg, kiln__gen **gen) {
+    *gen = NULL;
     kiln__ctxcache *c = get_cache(context);
     if (c) {
         pthread_mutex_lock(&c->lock);
-        for (size_t k = 0; k < c->nobjs; k++)
-            if (c->objs[k].kind == kind && !strcmp(c->objs[k].key, key)) {
-                *obj = c->objs[k].obj;
-                pthread_mutex_unlock(&c->lock);
-                return KILN_OK;
-            }
+        *gen = find(c, key);
         pthread_mutex_unlock(&c->lock);
+        if (*gen)
+            return KILN_OK;
     }
-    kiln_status st = make(arg, obj);
+    /* Made outside the lock: a build may take a while. */
+    kiln__gen *made = NULL;
+    kiln_status st = make(arg, &made);
     if (st != KILN_OK)
         return st;
+    *gen = made;
     char *kc = kiln__strdup(key);
-    if (c && kc) {
-        pthread_mutex_lock(&c->lock);
-        /* Another thread may have made the same meanwhile: keep the first. */
-        for (size_t k = 0; k < c->nobjs; k++)
-            if (c->objs[k].kind == kind && !strcmp(c->objs[k].key, key)) {
-                void *mine = *obj;
-                *obj = c->objs[k].obj;
-                pthread_mutex_unlock(&c->lock);
-                free(kc);
-                obj_free(kind, mine);
-                return KILN_OK;
-            }
-        if (c->nobjs < MAX_OBJS) {
-            c->objs[c->nobjs].key = kc;
-            c->objs[c->nobjs].kind = kind;
-            c->objs[c->nobjs].obj = *obj;
-            c->nobjs++;
-            pthread_mutex_unlock(&c->lock);
-            return KILN_OK;
-        }
-        pthread_mutex_unlock(&c->lock);
+    if (!c || !kc) {
+        free(kc); /* not cached: the caller's is the only reference */
+        return KILN_OK;
     }
+    pthread_mutex_lock(&c->lock);
+    kiln__gen *first = find(c, key); /* another thread's, made meanwhile */
+    if (!first && c->nobjs < MAX_OBJS) {
+        kiln__gen_retain(made);
+        c->objs[c->nobjs].key = kc;
+        c->objs[c->nobjs].gen = made;
+        c->nobjs++;
+        kc = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
     free(kc);
-    *owned = 1; /* not cached: the caller releases it */
+    if (first) {
+        kiln__gen_release(made);
+        *gen = first;
+    }
     return KILN_OK;
 }
 
@@ -204,19 +200,23 @@ void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last) {
 }
 
 kiln_status kiln__wait_plus(size_t num_wait, kiln_event *const *wait,
-                            kiln_event *dep, kiln_event *const **list,
-                            size_t *n) {
+                            kiln_event *dep_a, kiln_event *dep_b,
+                            kiln_event *const **list, size_t *n) {
     *list = wait;
     *n = num_wait;
-    if (!dep)
+    if (!dep_a && !dep_b)
         return KILN_OK;
-    kiln_event **l = malloc((num_wait + 1) * sizeof *l);
+    kiln_event **l = malloc((num_wait + 2) * sizeof *l);
     if (!l)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "wait list");
-    for (size_t k = 0; k < num_wait; k++)
+    size_t k = 0;
+    for (; k < num_wait; k++)
         l[k] = wait[k];
-    l[num_wait] = dep;
+    if (dep_a)
+        l[k++] = dep_a;
+    if (dep_b)
+        l[k++] = dep_b;
     *list = l;
-    *n = num_wait + 1;
+    *n = k;
     return KILN_OK;
 }

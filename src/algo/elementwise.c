@@ -1,155 +1,112 @@
 /* The elementwise generator (kiln_elementwise_*), like PyOpenCL's
- * ElementwiseKernel. One kernel per (layout, device kind) variant, built on
- * first use; the contiguous CPU/GPU variant of the creating context's first
- * device is built at create time so a bad expression fails there. */
+ * ElementwiseKernel: one template (algo_elementwise.cl), a variant per
+ * layout and device kind (generator.c builds them on first use). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
 #include "algo/builtin.h"
+#include "algo/knobs.h"
 #include "base/error.h"
 
 struct kiln_elementwise {
-    kiln_context *context;
-    kiln__gargs args;
-    char *operation, *name, *preamble;
+    kiln__gen gen; /* first: the base */
+    char *operation, *preamble;
     unsigned flags;
-    pthread_mutex_t lock;
-    kiln__variant var[2][2]; /* [strided][cpu] */
 };
-
-static int valid_name(const char *s) {
-    if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                       *s == '_'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return 1;
-}
 
 /* The whole generated source (without the backend prelude) of a variant. */
 kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
-                                     int cpu, kiln__sb *sb) {
+                                     const kiln__plan *plan, kiln__sb *sb) {
     int layout = strided | ((ew->flags & KILN_ELEMENTWISE_ANY_SHAPE) ? 2 : 0);
     /* GPU, contiguous, same shape: the arrays are declared restrict, so the
      * unrolled grid-stride loop can issue the next items' loads before this
      * item's stores (more bytes in flight). Safe for element-wise work at
      * index i even when two arguments are the same array: each item's loads
      * still precede its own store. */
-    if (!cpu && layout == 0)
+    if (!plan->cpu && layout == 0)
         layout = 4;
-    kiln__sb params = {0};
-    kiln__sb_addf(sb, "#define KILN_CPU %d\n", cpu);
-    kiln__gen_common(sb, &ew->args, layout);
-    if (ew->preamble)
-        kiln__gen_user(sb, "preamble", ew->preamble);
+    kiln__gen_device_defines(sb, plan);
+    kiln__gen_common(sb, &ew->gen.args, layout, ew->preamble);
     kiln__sb_add(sb, "KILN_FUNC void kiln_op(long i, KILN_PARAMS)\n{\n"
                      "    KILN_BIND(i)\n");
     kiln__gen_user(sb, "operation", ew->operation);
     kiln__sb_add(sb, ";\n}\n");
-    kiln__gen_params(&params, &ew->args, layout);
-    kiln_status st = kiln__gen_template(sb, "algo_elementwise.cl", ew->name,
-                                        params.p ? params.p : "");
-    if (st == KILN_OK && (sb->oom || params.oom))
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                             "elementwise source");
-    kiln__sb_free(&params);
+    return kiln__gen_template(sb, "algo_elementwise.cl", ew->gen.name,
+                              &ew->gen.args, layout);
+}
+
+static kiln_status ew_build(kiln__gen *gen, int strided,
+                            const kiln__plan *plan, kiln__variant *v) {
+    kiln_elementwise *ew = (kiln_elementwise *)gen;
+    kiln__sb sb = {0};
+    kiln_status st = kiln__elementwise_source(ew, strided, plan, &sb);
+    static const char *const suffix[1] = {""};
+    if (st == KILN_OK)
+        st = kiln__gen_program(gen, &sb, KILN__LANGS_PORTABLE, ew->operation,
+                               suffix, 1, v);
+    kiln__sb_free(&sb);
     return st;
 }
 
-static kiln_status ew_variant(kiln_elementwise *ew, int strided, int cpu,
-                              kiln__variant **out) {
-    kiln__variant *v = &ew->var[strided][cpu];
-    pthread_mutex_lock(&ew->lock);
-    kiln_status st = KILN_OK;
-    if (!v->k[0]) {
-        kiln__sb sb = {0};
-        st = kiln__elementwise_source(ew, strided, cpu, &sb);
-        if (st == KILN_OK)
-            st = kiln__gen_build(ew->context, sb.p, "kiln_elementwise",
-                                 ew->operation, &v->prog);
-        if (st == KILN_OK)
-            st = kiln_kernel_create(v->prog, ew->name, &v->k[0]);
-        if (st != KILN_OK)
-            kiln__variant_free(v);
-        kiln__sb_free(&sb);
-    }
-    pthread_mutex_unlock(&ew->lock);
-    *out = v;
-    return st;
+static void ew_destroy(kiln__gen *gen) {
+    kiln_elementwise *ew = (kiln_elementwise *)gen;
+    free(ew->operation);
+    free(ew->preamble);
+    free(ew);
 }
+
+static const kiln__gen_kind ew_kind = {"kiln_elementwise", "kiln_elementwise",
+                                       ew_build, ew_destroy};
 
 kiln_status kiln_elementwise_create(kiln_context *context,
-                                    const char *arguments,
-                                    const char *operation, const char *name,
-                                    const char *preamble, unsigned flags,
-                                    kiln_elementwise **kernel) {
-    return kiln__elementwise_create_ex(context, arguments, operation, name,
-                                       preamble, flags, 1, kernel);
+                                    const kiln_elementwise_desc *desc,
+                                    kiln_elementwise **elementwise) {
+    return kiln__elementwise_create_ex(context, desc, 1, elementwise);
 }
 
 kiln_status kiln__elementwise_create_ex(kiln_context *context,
-                                        const char *arguments,
-                                        const char *operation,
-                                        const char *name, const char *preamble,
-                                        unsigned flags, int eager,
-                                        kiln_elementwise **kernel) {
-    if (!kernel)
+                                        const kiln_elementwise_desc *desc,
+                                        int eager, kiln_elementwise **out) {
+    static const char what[] = "kiln_elementwise_create";
+    if (out)
+        *out = NULL;
+    kiln_elementwise_desc d;
+    size_t v1 = offsetof(kiln_elementwise_desc, flags) + sizeof d.flags;
+    kiln_status st = kiln__gen_create_begin(context, desc, out != NULL, v1,
+                                            sizeof d, &d, what,
+                                            "KILN_ELEMENTWISE_DESC");
+    if (st != KILN_OK)
+        return st;
+    if (!d.arguments || !d.operation)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_elementwise_create: kernel is NULL");
-    *kernel = NULL;
-    if (!context || !arguments || !operation)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_elementwise_create: context, arguments "
-                               "and operation are required");
-    if (!name)
-        name = "kiln_elementwise";
-    if (!valid_name(name))
+                               "%s: arguments and operation are required",
+                               what);
+    if (d.flags & ~(unsigned)KILN_ELEMENTWISE_ANY_SHAPE)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_elementwise_create: name '%s' is not an "
-                               "identifier",
-                               name);
+                               "%s: unknown flags 0x%x", what, d.flags);
     kiln_elementwise *ew = calloc(1, sizeof *ew);
     if (!ew)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_elementwise_create");
-    kiln_status st = kiln__gargs_parse(arguments, "kiln_elementwise_create",
-                                       &ew->args);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    st = kiln__gen_init(&ew->gen, &ew_kind, context, d.arguments, d.name);
     if (st != KILN_OK) {
         free(ew);
         return st;
     }
-    pthread_mutex_init(&ew->lock, NULL);
-    /* No handle on the context: the built programs keep it alive, and the
-     * context cache (ctxcache.c) may hold this object. */
-    ew->context = context;
-    ew->flags = flags;
-    ew->operation = kiln__strdup(operation);
-    ew->name = kiln__strdup(name);
-    ew->preamble = preamble ? kiln__strdup(preamble) : NULL;
-    if (!ew->operation || !ew->name || (preamble && !ew->preamble)) {
-        kiln_elementwise_release(ew);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_elementwise_create");
-    }
-    if (!eager) {
-        *kernel = ew;
-        return KILN_OK;
-    }
-    kiln_device_info info;
-    int cpu = kiln_device_get_info(kiln_context_device(context, 0), &info) ==
-                      KILN_OK &&
-              info.type == KILN_DEVICE_CPU;
-    kiln__variant *v;
-    st = ew_variant(ew, 0, cpu, &v);
+    ew->flags = d.flags;
+    ew->operation = kiln__strdup(d.operation);
+    ew->preamble = d.preamble ? kiln__strdup(d.preamble) : NULL;
+    if (!ew->operation || (d.preamble && !ew->preamble))
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    if (st == KILN_OK && eager)
+        st = kiln__gen_build_first(&ew->gen);
     if (st != KILN_OK) {
-        kiln_elementwise_release(ew);
+        kiln__gen_release(&ew->gen);
         return st;
     }
-    *kernel = ew;
+    *out = ew;
     return KILN_OK;
 }
 
@@ -158,63 +115,50 @@ typedef struct ew_make_arg {
     const char *args, *op, *name;
 } ew_make_arg;
 
-static kiln_status ew_make(void *arg, void **obj) {
+static kiln_status ew_make(void *arg, kiln__gen **gen) {
     ew_make_arg *a = arg;
-    return kiln__elementwise_create_ex(a->context, a->args, a->op, a->name,
-                                       NULL, 0, 0, (kiln_elementwise **)obj);
+    kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
+        .arguments = a->args, .operation = a->op, .name = a->name);
+    kiln_elementwise *ew = NULL;
+    kiln_status st = kiln__elementwise_create_ex(a->context, &d, 0, &ew);
+    *gen = ew ? &ew->gen : NULL;
+    return st;
 }
 
 kiln_status kiln__elementwise_cached(kiln_context *context,
                                      const char *arguments,
                                      const char *operation, const char *name,
-                                     kiln_elementwise **ew, int *owned) {
-    char key[640];
-    int w = snprintf(key, sizeof key, "%s|%s|%s", arguments, operation, name);
-    *owned = 0;
-    if (w < 0 || (size_t)w >= sizeof key) { /* too long to cache */
-        *owned = 1;
-        return kiln__elementwise_create_ex(context, arguments, operation,
-                                           name, NULL, 0, 0, ew);
-    }
+                                     kiln_elementwise **ew) {
+    kiln__sb key = {0};
+    kiln__sb_addf(&key, "elementwise|%s|%s|%s", arguments, operation, name);
     ew_make_arg a = {context, arguments, operation, name};
-    void *obj = NULL;
-    kiln_status st = kiln__cached_obj(context, KILN__OBJ_ELEMENTWISE, key,
-                                      ew_make, &a, &obj, owned);
-    *ew = obj;
+    kiln__gen *gen = NULL;
+    kiln_status st =
+        key.oom ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                  "kiln_elementwise")
+                : kiln__gen_cached(context, key.p, ew_make, &a, &gen);
+    kiln__sb_free(&key);
+    *ew = (kiln_elementwise *)gen;
     return st;
 }
 
-void kiln__elementwise_done(kiln_elementwise *ew, int owned) {
+kiln_status kiln_elementwise_retain(kiln_elementwise *ew) {
     if (!ew)
-        return;
-    if (owned)
-        kiln_elementwise_release(ew);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_elementwise_retain: elementwise is NULL");
+    return kiln__gen_retain(&ew->gen);
 }
 
 void kiln_elementwise_release(kiln_elementwise *ew) {
-    if (!ew)
-        return;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            kiln__variant_free(&ew->var[a][b]);
-    kiln__gargs_free(&ew->args);
-    free(ew->operation);
-    free(ew->name);
-    free(ew->preamble);
-    pthread_mutex_destroy(&ew->lock);
-    free(ew);
+    if (ew)
+        kiln__gen_release(&ew->gen);
 }
 
 /* Sizes of a 1-D launch over n items. */
 static void ew_sizes(const kiln__plan *p, size_t n, size_t *global,
                      size_t *local, int64_t *chunk) {
     if (p->cpu) {
-        size_t groups = p->cu * 4;
-        size_t by_size = (n + 4095) / 4096;
-        if (groups > by_size)
-            groups = by_size;
-        if (!groups)
-            groups = 1;
+        size_t groups = kiln__cpu_groups(p, n, 4096);
         size_t c = (n + groups - 1) / groups;
         c = (c + 15) / 16 * 16;
         if (!c)
@@ -226,15 +170,9 @@ static void ew_sizes(const kiln__plan *p, size_t n, size_t *global,
         *chunk = (int64_t)c;
     } else {
         size_t groups = (n + p->local - 1) / p->local;
-        /* KILN_EW_BLOCKS_PER_CU: tuning knob (default 32). */
-        static int bpc = -1;
-        if (bpc < 0) {
-            const char *e = getenv("KILN_EW_BLOCKS_PER_CU");
-            int k = e ? atoi(e) : 0;
-            bpc = k >= 1 && k <= 4096 ? k : 32;
-        }
-        if (groups > (size_t)p->cu * (size_t)bpc)
-            groups = (size_t)p->cu * (size_t)bpc;
+        size_t bpc = (size_t)kiln__knobs_get()->ew_blocks_per_cu;
+        if (groups > (size_t)p->cu * bpc)
+            groups = (size_t)p->cu * bpc;
         if (!groups)
             groups = 1;
         *global = groups * p->local;
@@ -244,43 +182,27 @@ static void ew_sizes(const kiln__plan *p, size_t n, size_t *global,
 }
 
 kiln_status kiln_elementwise_launch(kiln_queue *queue, kiln_elementwise *ew,
-                                    size_t num_values,
-                                    const kiln_value *values, size_t num_wait,
+                                    size_t n, size_t num_args,
+                                    const kiln_arg *args, size_t num_wait,
                                     kiln_event *const *wait,
                                     kiln_event **event) {
     if (event)
         *event = NULL;
-    if (!queue || !ew)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_elementwise_launch: queue and kernel are "
-                               "required");
-    if (kiln_queue_context(queue) != ew->context)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "kiln_elementwise_launch: the queue belongs to "
-                               "another context than the kernel");
     kiln__plan plan;
-    kiln_status st = kiln__plan_for(queue, &plan);
-    if (st != KILN_OK)
-        return st;
     kiln__bound b = {0};
-    st = kiln__bind_values(queue, &ew->args, num_values, values,
-                           (ew->flags & KILN_ELEMENTWISE_ANY_SHAPE) != 0,
-                           ew->name, &b);
-    if (st != KILN_OK) {
-        kiln__bound_free(&b);
-        return st;
-    }
-    if (b.n == 0) {
-        kiln__bound_free(&b);
-        return event ? kiln_queue_marker(queue, num_wait, wait, event)
-                     : KILN_OK;
-    }
-    kiln__variant *v;
-    st = ew_variant(ew, b.layout, plan.cpu, &v);
-    if (st == KILN_OK) {
+    kiln_status st = kiln__gen_prepare(
+        queue, ew ? &ew->gen : NULL, n, num_args, args,
+        ew && (ew->flags & KILN_ELEMENTWISE_ANY_SHAPE), "kiln_elementwise_launch",
+        &plan, &b);
+    kiln__variant *v = NULL;
+    if (st == KILN_OK && n)
+        st = kiln__gen_variant(&ew->gen, b.layout, &plan, &v);
+    if (st == KILN_OK && !n && event)
+        st = kiln_queue_marker(queue, num_wait, wait, event);
+    if (st == KILN_OK && n) {
         size_t global, local;
         int64_t chunk;
-        ew_sizes(&plan, b.n, &global, &local, &chunk);
+        ew_sizes(&plan, n, &global, &local, &chunk);
         kiln_arg pre = KILN_ARG_I64(chunk);
         st = kiln__launch(queue, v->k[0], global, local, &pre, 1, &b,
                           num_wait, wait, event);

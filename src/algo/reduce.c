@@ -1,184 +1,152 @@
 /* The reduction generator (kiln_reduction_*), like PyOpenCL's
- * ReductionKernel, and the built-in reductions over arrays. Two launches:
- * stage 1 reduces each work-group's part into a partial, stage 2 (one
- * work-group) reduces the partials and writes the result on the device; a
- * host result is then read back asynchronously. */
+ * ReductionKernel. Two launches: stage 1 reduces each work-group's part
+ * into a partial, stage 2 (one work-group) reduces the partials and writes
+ * the result on the device; a host result is then read back
+ * asynchronously. The built-in reductions are in reduce_builtin.c. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
 #include "algo/builtin.h"
+#include "algo/knobs.h"
 #include "base/error.h"
 
 struct kiln_reduction {
-    kiln_context *context;
-    kiln__gargs args;
-    char *out_type, *neutral, *reduce, *map, *preamble, *name, *finish;
+    kiln__gen gen; /* first: the base */
+    char *out_type, *neutral, *reduce, *map, *preamble, *finish;
     char *final_type;
     size_t out_size, final_size;
     kiln_dtype final_dtype; /* 0 for a struct */
-    pthread_mutex_t lock;
-    kiln__variant var[2][2]; /* [strided][cpu] */
-    size_t local[2][2];
 };
 
 /* The whole generated source (without the backend prelude) of a variant. */
 kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
                                    const kiln__plan *plan, kiln__sb *sb) {
-    kiln__sb params = {0};
+    kiln__gen_device_defines(sb, plan);
     kiln__sb_addf(sb,
-                  "#define KILN_CPU %d\n#define KILN_LOCAL_SIZE %zu\n"
-                  "#if defined(KILN_BACKEND_CUDA) && !defined(INFINITY)\n"
+                  "#define KILN_LOCAL_SIZE %zu\n"
+                  "#if KILN_CUDA_C && !defined(INFINITY)\n"
                   "#define INFINITY __int_as_float(0x7f800000)\n#endif\n",
-                  plan->cpu, plan->local);
-    kiln__gen_common(sb, &r->args, strided);
-    if (r->preamble)
-        kiln__gen_user(sb, "preamble", r->preamble);
+                  plan->local);
+    kiln__gen_common(sb, &r->gen.args, strided, r->preamble);
     kiln__sb_add(sb, "typedef\n");
     kiln__gen_user(sb, "out_type", r->out_type);
     kiln__sb_add(sb, "kiln_out_t;\ntypedef ");
     kiln__sb_add(sb, r->final_type ? r->final_type : "kiln_out_t");
-    kiln__sb_add(sb, " kiln_final_t;\n"
-                     "KILN_FUNC kiln_out_t kiln_neutral(void)\n{\n"
-                     "    return (\n");
-    kiln__gen_user(sb, "neutral", r->neutral);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_out_t kiln_reduce(kiln_out_t "
-                     "a, kiln_out_t b)\n{\n    return (\n");
-    kiln__gen_user(sb, "reduce", r->reduce);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_out_t kiln_map(long i, "
-                     "KILN_PARAMS)\n{\n    KILN_BIND(i)\n    return (\n");
-    kiln__gen_user(sb, "map", r->map);
-    kiln__sb_add(sb, ");\n}\nKILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
+    kiln__sb_add(sb, " kiln_final_t;\n");
+    kiln__gen_return_func(sb, "kiln_out_t kiln_neutral(void)", 0, "neutral",
+                          r->neutral);
+    kiln__gen_return_func(sb, "kiln_out_t kiln_reduce(kiln_out_t a, "
+                              "kiln_out_t b)",
+                          0, "reduce", r->reduce);
+    kiln__gen_return_func(sb, "kiln_out_t kiln_map(long i, KILN_PARAMS)", 1,
+                          "map", r->map);
+    kiln__sb_add(sb, "KILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
                      "a)\n{\n    return (kiln_final_t)(");
     kiln__sb_add(sb, r->finish ? r->finish : "a");
     kiln__sb_add(sb, ");\n}\n");
-    kiln__gen_params(&params, &r->args, strided);
-    kiln_status st = kiln__gen_template(sb, "algo_reduce.cl", r->name,
-                                        params.p ? params.p : "");
-    if (st == KILN_OK && (sb->oom || params.oom))
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                             "reduction source");
-    kiln__sb_free(&params);
-    return st;
+    return kiln__gen_template(sb, "algo_reduce.cl", r->gen.name,
+                              &r->gen.args, strided);
 }
 
-static kiln_status red_variant(kiln_reduction *r, int strided,
-                               const kiln__plan *plan, kiln__variant **out) {
-    int cpu = plan->cpu;
-    kiln__variant *v = &r->var[strided][cpu];
-    pthread_mutex_lock(&r->lock);
-    kiln_status st = KILN_OK;
-    if (!v->k[0]) {
-        kiln__sb sb = {0};
-        r->local[strided][cpu] = plan->local;
-        st = kiln__reduction_source(r, strided, plan, &sb);
-        if (st == KILN_OK) {
-            char text[1024];
-            snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s",
-                     r->map, r->reduce, r->neutral);
-            st = kiln__gen_build(r->context, sb.p, "kiln_reduction", text,
-                                 &v->prog);
-        }
-        char kn[160];
-        if (st == KILN_OK) {
-            snprintf(kn, sizeof kn, "%s_stage1", r->name);
-            st = kiln_kernel_create(v->prog, kn, &v->k[0]);
-        }
-        if (st == KILN_OK) {
-            snprintf(kn, sizeof kn, "%s_stage2", r->name);
-            st = kiln_kernel_create(v->prog, kn, &v->k[1]);
-        }
-        if (st != KILN_OK)
-            kiln__variant_free(v);
-        kiln__sb_free(&sb);
+static kiln_status red_build(kiln__gen *gen, int strided,
+                             const kiln__plan *plan, kiln__variant *v) {
+    kiln_reduction *r = (kiln_reduction *)gen;
+    kiln__sb sb = {0};
+    v->local = plan->local;
+    kiln_status st = kiln__reduction_source(r, strided, plan, &sb);
+    if (st == KILN_OK) {
+        char text[1024];
+        snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s",
+                 r->map, r->reduce, r->neutral);
+        static const char *const suffix[2] = {"_stage1", "_stage2"};
+        st = kiln__gen_program(gen, &sb, KILN__LANGS_PORTABLE, text, suffix,
+                               2, v);
     }
-    pthread_mutex_unlock(&r->lock);
-    *out = v;
+    kiln__sb_free(&sb);
     return st;
 }
 
-static int valid_name(const char *s) {
-    if (!s || !*s || (*s >= '0' && *s <= '9'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return strlen(s) < 100;
+static void red_destroy(kiln__gen *gen) {
+    kiln_reduction *r = (kiln_reduction *)gen;
+    free(r->out_type);
+    free(r->neutral);
+    free(r->reduce);
+    free(r->map);
+    free(r->preamble);
+    free(r->finish);
+    free(r->final_type);
+    free(r);
 }
 
-kiln_status kiln__reduction_create_ex(kiln_context *context,
-                                      const kiln_reduction_desc *d,
-                                      const char *finish,
-                                      const char *final_type,
-                                      size_t final_size, int eager,
-                                      kiln_reduction **out) {
-    if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_reduction_create: reduction is NULL");
-    *out = NULL;
-    if (!context || !d || !d->arguments || !d->out_type || !d->neutral ||
-        !d->reduce || !d->map)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_reduction_create: context, arguments, "
-                               "out_type, neutral, reduce and map are "
-                               "required");
-    const char *name = d->name ? d->name : "kiln_reduction";
-    if (!valid_name(name))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_reduction_create: name '%s' is not an "
-                               "identifier",
-                               name);
+static const kiln__gen_kind red_kind = {"kiln_reduction", "kiln_reduction",
+                                        red_build, red_destroy};
+
+/* Copies the descriptor's strings (and the built-ins' finish). */
+static kiln_status red_fill(kiln_reduction *r, const kiln_reduction_desc *d,
+                            const char *finish, const char *final_type,
+                            size_t final_size) {
     kiln_dtype odt = kiln__dtype_from_name(d->out_type);
-    size_t osz = d->out_size ? d->out_size : kiln_dtype_size(odt);
-    if (!osz)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_reduction_create: out_type '%s' is not a "
-                               "scalar type; set out_size",
-                               d->out_type);
-    kiln_reduction *r = calloc(1, sizeof *r);
-    if (!r)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_reduction_create");
-    kiln_status st = kiln__gargs_parse(d->arguments, "kiln_reduction_create",
-                                       &r->args);
-    if (st != KILN_OK) {
-        free(r);
-        return st;
-    }
-    pthread_mutex_init(&r->lock, NULL);
-    /* No handle on the context: the built programs keep it alive, and the
-     * context cache (ctxcache.c) may hold this object. */
-    r->context = context;
-    r->out_size = osz;
-    r->final_size = final_type ? final_size : osz;
+    r->out_size = d->out_size ? d->out_size : kiln_dtype_size(odt);
+    r->final_size = final_type ? final_size : r->out_size;
     r->final_dtype = final_type ? kiln__dtype_from_name(final_type) : odt;
     r->out_type = kiln__strdup(d->out_type);
     r->neutral = kiln__strdup(d->neutral);
     r->reduce = kiln__strdup(d->reduce);
     r->map = kiln__strdup(d->map);
-    r->name = kiln__strdup(name);
     r->preamble = d->preamble ? kiln__strdup(d->preamble) : NULL;
     r->finish = finish ? kiln__strdup(finish) : NULL;
     r->final_type = final_type ? kiln__strdup(final_type) : NULL;
-    if (!r->out_type || !r->neutral || !r->reduce || !r->map || !r->name ||
+    if (!r->out_type || !r->neutral || !r->reduce || !r->map ||
         (d->preamble && !r->preamble) || (finish && !r->finish) ||
-        (final_type && !r->final_type)) {
-        kiln_reduction_release(r);
+        (final_type && !r->final_type))
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "kiln_reduction_create");
+    return KILN_OK;
+}
+
+kiln_status kiln__reduction_create_ex(kiln_context *context,
+                                      const kiln_reduction_desc *desc,
+                                      const char *finish,
+                                      const char *final_type,
+                                      size_t final_size, int eager,
+                                      kiln_reduction **out) {
+    static const char what[] = "kiln_reduction_create";
+    if (out)
+        *out = NULL;
+    kiln_reduction_desc d;
+    size_t v1 = offsetof(kiln_reduction_desc, name) + sizeof d.name;
+    kiln_status st = kiln__gen_create_begin(context, desc, out != NULL, v1,
+                                            sizeof d, &d, what,
+                                            "KILN_REDUCTION_DESC");
+    if (st != KILN_OK)
+        return st;
+    if (!d.arguments || !d.out_type || !d.neutral || !d.reduce || !d.map)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: arguments, out_type, neutral, reduce and "
+                               "map are required",
+                               what);
+    if (!d.out_size && !kiln_dtype_size(kiln__dtype_from_name(d.out_type)))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: out_type '%s' is not a scalar type; set "
+                               "out_size",
+                               what, d.out_type);
+    kiln_reduction *r = calloc(1, sizeof *r);
+    if (!r)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    st = kiln__gen_init(&r->gen, &red_kind, context, d.arguments, d.name);
+    if (st != KILN_OK) {
+        free(r);
+        return st;
     }
-    if (eager) {
-        kiln__plan plan;
-        kiln__variant *v;
-        st = kiln__plan_for_device(kiln_context_device(context, 0), &plan);
-        if (st == KILN_OK)
-            st = red_variant(r, 0, &plan, &v);
-        if (st != KILN_OK) {
-            kiln_reduction_release(r);
-            return st;
-        }
+    st = red_fill(r, &d, finish, final_type, final_size);
+    if (st == KILN_OK && eager)
+        st = kiln__gen_build_first(&r->gen);
+    if (st != KILN_OK) {
+        kiln__gen_release(&r->gen);
+        return st;
     }
     *out = r;
     return KILN_OK;
@@ -191,129 +159,85 @@ kiln_status kiln_reduction_create(kiln_context *context,
                                      reduction);
 }
 
-void kiln_reduction_release(kiln_reduction *r) {
+kiln_status kiln_reduction_retain(kiln_reduction *r) {
     if (!r)
-        return;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            kiln__variant_free(&r->var[a][b]);
-    kiln__gargs_free(&r->args);
-    free(r->out_type);
-    free(r->neutral);
-    free(r->reduce);
-    free(r->map);
-    free(r->name);
-    free(r->preamble);
-    free(r->finish);
-    free(r->final_type);
-    pthread_mutex_destroy(&r->lock);
-    free(r);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_reduction_retain: reduction is NULL");
+    return kiln__gen_retain(&r->gen);
 }
 
-kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
-                                  size_t num_values, const kiln_value *values,
-                                  kiln_array *result, void *host_result,
-                                  size_t num_wait, kiln_event *const *wait,
-                                  kiln_event **event) {
-    if (event)
-        *event = NULL;
-    if (!queue || !r)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_reduction_launch: queue and reduction "
-                               "are required");
-    if (!result && !host_result)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_reduction_launch: give a result array, a "
-                               "host_result pointer or both");
-    kiln_context *ctx = kiln_queue_context(queue);
-    if (ctx != r->context)
+void kiln_reduction_release(kiln_reduction *r) {
+    if (r)
+        kiln__gen_release(&r->gen);
+}
+
+/* The result array fits: this context, one element of the final type. */
+static kiln_status check_result(const kiln_reduction *r,
+                                const kiln_array *result, kiln_context *ctx) {
+    static const char what[] = "kiln_reduction_launch";
+    if (result->context != ctx)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "kiln_reduction_launch: the queue belongs to "
-                               "another context than the reduction");
-    if (result) {
-        if (result->context != ctx)
-            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                   "kiln_reduction_launch: the result array "
-                                   "belongs to another context");
-        if (result->size < 1)
-            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                   "kiln_reduction_launch: the result array "
-                                   "is empty");
-        if ((r->final_dtype && result->dtype != r->final_dtype) ||
-            (!r->final_dtype &&
-             kiln_dtype_size(result->dtype) != r->final_size))
-            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                   "kiln_reduction_launch: the result array "
-                                   "has dtype %s, the reduction gives %s",
-                                   kiln_dtype_name(result->dtype),
-                                   r->final_type ? r->final_type
-                                                 : r->out_type);
-    }
-    kiln__plan plan;
-    kiln_status st = kiln__plan_for(queue, &plan);
-    if (st != KILN_OK)
-        return st;
-    kiln__bound b = {0};
-    st = kiln__bind_values(queue, &r->args, num_values, values, 0, r->name,
-                           &b);
-    if (st != KILN_OK) {
-        kiln__bound_free(&b);
-        return st;
-    }
-    kiln__variant *v = NULL;
-    st = red_variant(r, b.layout, &plan, &v);
-    if (st != KILN_OK) {
-        kiln__bound_free(&b);
-        return st;
-    }
-    size_t local = r->local[b.layout][plan.cpu];
-    size_t n = b.n, groups;
-    int64_t chunk = 0;
-    if (plan.cpu) {
-        groups = plan.cu * 4;
-        size_t by_size = (n + 8191) / 8192;
-        if (groups > by_size)
-            groups = by_size;
-        if (!groups)
-            groups = 1;
+                               "%s: the result array belongs to another "
+                               "context",
+                               what);
+    if (result->size < 1)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: the result array is empty", what);
+    if ((r->final_dtype && result->dtype != r->final_dtype) ||
+        (!r->final_dtype && kiln_dtype_size(result->dtype) != r->final_size))
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: the result array has dtype %s, the "
+                               "reduction gives %s",
+                               what, kiln_dtype_name(result->dtype),
+                               r->final_type ? r->final_type : r->out_type);
+    return KILN_OK;
+}
+
+/* Stage 1's work-groups (and, on CPUs, the items per group) for n items. */
+static size_t red_groups(const kiln__plan *plan, size_t local, size_t n,
+                         int64_t *chunk) {
+    size_t groups;
+    *chunk = 0;
+    if (plan->cpu) {
+        groups = kiln__cpu_groups(plan, n, 8192);
         size_t c = (n + groups - 1) / groups;
         c = (c + 63) / 64 * 64 * local;
         if (!c)
             c = 64 * local;
         groups = (n + c - 1) / c;
-        if (!groups)
-            groups = 1;
-        chunk = (int64_t)c;
+        *chunk = (int64_t)c;
     } else {
         groups = (n + local - 1) / local;
-        /* KILN_RED_BLOCKS_PER_CU: tuning knob (default 64: on an H200 8
-         * gave sum 97%, dot 89% of copy; 64 gave 99% and 106%). */
-        static int bpc = -1;
-        if (bpc < 0) {
-            const char *e = getenv("KILN_RED_BLOCKS_PER_CU");
-            int k = e ? atoi(e) : 0;
-            bpc = k >= 1 && k <= 64 ? k : 64;
-        }
-        if (groups > (size_t)plan.cu * (size_t)bpc)
-            groups = (size_t)plan.cu * (size_t)bpc;
-        if (!groups)
-            groups = 1;
+        size_t bpc = (size_t)kiln__knobs_get()->red_blocks_per_cu;
+        if (groups > (size_t)plan->cu * bpc)
+            groups = (size_t)plan->cu * bpc;
     }
-    /* Partials, then one slot for the result when there is no result
-     * array: the context's scratch buffer. */
+    return groups ? groups : 1;
+}
+
+/* The two stages and the host read. The partials, then (without a result
+ * array) the final value, live in the context's scratch buffer. */
+static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
+                               const kiln__variant *v, const kiln__plan *plan,
+                               const kiln__bound *b, kiln_array *result,
+                               void *host_result, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event) {
+    size_t local = v->local;
+    int64_t chunk;
+    size_t groups = red_groups(plan, local, b->n, &chunk);
     kiln__scratch scr;
-    st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
-                           (groups + 1) * r->out_size + 2 * r->final_size,
-                           &scr);
+    kiln_status st = kiln__scratch_get(
+        queue, KILN__SCRATCH_PARTIALS,
+        (groups + 1) * r->out_size + 2 * r->final_size, &scr);
     kiln_buffer *tmp = scr.buf;
     kiln_event *e1 = NULL, *e2 = NULL;
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
     if (st == KILN_OK)
-        st = kiln__wait_plus(num_wait, wait, scr.dep, &wl, &nwl);
+        st = kiln__wait_plus(num_wait, wait, scr.dep, NULL, &wl, &nwl);
     if (st == KILN_OK) {
         kiln_arg pre[2] = {KILN_ARG_BUF(tmp), KILN_ARG_I64(chunk)};
-        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 2, &b,
+        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 2, b,
                           nwl, wl, &e1);
     }
     if (wl != wait)
@@ -322,28 +246,18 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
      * (groups+1)*out_size of tmp, expressed in final_t elements. */
     size_t tmp_final_off = ((groups + 1) * r->out_size + r->final_size - 1) /
                            r->final_size;
+    kiln_buffer *dst = result ? result->buffer : tmp;
+    size_t off = result ? result->offset : tmp_final_off;
     if (st == KILN_OK) {
-        kiln_buffer *dst = result ? result->buffer : tmp;
-        int64_t off = result ? (int64_t)result->offset : (int64_t)tmp_final_off;
-        {
-            kiln_arg a2[4] = {KILN_ARG_BUF(tmp), KILN_ARG_I64((int64_t)groups),
-                              KILN_ARG_BUF(dst), KILN_ARG_I64(off)};
-            st = kiln__launch(queue, v->k[1], local, local, a2, 4, NULL, 1,
-                              &e1, &e2);
-        }
+        kiln_arg a2[4] = {KILN_ARG_BUF(tmp), KILN_ARG_I64((int64_t)groups),
+                          KILN_ARG_BUF(dst), KILN_ARG_I64((int64_t)off)};
+        st = kiln__launch(queue, v->k[1], local, local, a2, 4, NULL, 1, &e1,
+                          &e2);
     }
     if (st == KILN_OK && host_result) {
         kiln_event *e3 = NULL;
-        if (result)
-            st = kiln_buffer_read_async(queue, result->buffer,
-                                        result->offset * r->final_size,
-                                        r->final_size, host_result, 1, &e2,
-                                        &e3);
-        else
-            st = kiln_buffer_read_async(queue, tmp,
-                                        tmp_final_off * r->final_size,
-                                        r->final_size, host_result, 1, &e2,
-                                        &e3);
+        st = kiln_buffer_read_async(queue, dst, off * r->final_size,
+                                    r->final_size, host_result, 1, &e2, &e3);
         kiln__event_drop(&e2);
         e2 = e3;
     }
@@ -357,216 +271,50 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
     }
     kiln__event_drop(&e1);
     kiln__event_drop(&e2);
+    return st;
+}
+
+kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
+                                  size_t n, size_t num_args,
+                                  const kiln_arg *args, kiln_array *result,
+                                  void *host_result, size_t num_wait,
+                                  kiln_event *const *wait,
+                                  kiln_event **event) {
+    static const char what[] = "kiln_reduction_launch";
+    if (event)
+        *event = NULL;
+    if (queue && r && !result && !host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: give a result array, a host_result "
+                               "pointer or both",
+                               what);
+    kiln__plan plan;
+    kiln__bound b = {0};
+    kiln_status st = kiln__gen_prepare(queue, r ? &r->gen : NULL, n,
+                                       num_args, args, 0, what, &plan, &b);
+    if (st == KILN_OK && result)
+        st = check_result(r, result, kiln_queue_context(queue));
+    kiln__variant *v = NULL;
+    if (st == KILN_OK)
+        st = kiln__gen_variant(&r->gen, b.layout, &plan, &v);
+    if (st == KILN_OK)
+        st = red_enqueue(queue, r, v, &plan, &b, result, host_result,
+                         num_wait, wait, event);
     kiln__bound_free(&b);
     return st;
 }
 
-/* ------------------------------------------------------------- built-ins */
-
-kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
-    if (!kiln_dtype_size(dtype))
-        return (kiln_dtype)0;
-    /* float16 accumulates in float32 and gives a float32 result (as CuPy
-     * does, for accuracy). */
-    if (dtype == KILN_FLOAT16)
-        dtype = KILN_FLOAT32;
-    int fl = dtype == KILN_FLOAT32 || dtype == KILN_FLOAT64;
-    switch (op) {
-    case KILN_REDUCE_SUM:
-    case KILN_REDUCE_PROD:
-    case KILN_REDUCE_MIN:
-    case KILN_REDUCE_MAX:
-        return dtype;
-    case KILN_REDUCE_NORM1:
-    case KILN_REDUCE_NORM2:
-    case KILN_REDUCE_NORM_INF:
-        return fl ? dtype : KILN_FLOAT64;
-    case KILN_REDUCE_ARGMIN:
-    case KILN_REDUCE_ARGMAX:
-        return KILN_INT64;
-    }
-    return (kiln_dtype)0;
-}
-
-typedef struct red_make_arg {
-    kiln_context *context;
-    const kiln_reduction_desc *d;
-    const char *finish, *final_type;
-    size_t final_size;
-} red_make_arg;
-
-static kiln_status red_make(void *arg, void **obj) {
-    red_make_arg *a = arg;
-    return kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type,
-                                     a->final_size, 0,
-                                     (kiln_reduction **)obj);
-}
-
-static kiln_status run_builtin(kiln_queue *queue, const char *what,
-                               const kiln_reduction_desc *d,
-                               const char *finish, const char *final_type,
-                               size_t final_size, size_t nv,
-                               const kiln_value *vals, kiln_array *result,
-                               void *host_result, size_t num_wait,
-                               kiln_event *const *wait, kiln_event **event) {
-    /* The built-in reduction comes from the context's cache: no source is
-     * generated or hashed after the first call. */
-    kiln_context *ctx = kiln_queue_context(queue);
-    kiln__sb key = {0};
-    kiln__sb_addf(&key, "%s|%s|%zu|%s|%s|%s|%s|%s|%s|%zu|%s", d->arguments,
-                  d->out_type, d->out_size, d->neutral, d->reduce, d->map,
-                  d->preamble ? d->preamble : "", finish ? finish : "",
-                  final_type ? final_type : "", final_size,
-                  d->name ? d->name : "");
-    if (key.oom) {
-        kiln__sb_free(&key);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
-    }
-    red_make_arg ma = {ctx, d, finish, final_type, final_size};
-    void *obj = NULL;
-    int owned = 0;
-    kiln_status st = kiln__cached_obj(ctx, KILN__OBJ_REDUCTION, key.p,
-                                      red_make, &ma, &obj, &owned);
-    kiln__sb_free(&key);
+kiln_status kiln_reduction_run(kiln_queue *queue, kiln_reduction *r,
+                               size_t n, size_t num_args,
+                               const kiln_arg *args, void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_reduction_run: host_result is NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_reduction_launch(queue, r, n, num_args, args, NULL,
+                                           host_result, 0, NULL, &e);
     if (st == KILN_OK)
-        st = kiln_reduction_launch(queue, obj, nv, vals, result, host_result,
-                                   num_wait, wait, event);
-    if (owned)
-        kiln_reduction_release(obj);
-    if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", what);
+        st = kiln_event_wait(e);
+    kiln_event_release(e);
     return st;
-}
-
-kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
-                              kiln_array *a, kiln_array *result,
-                              void *host_result, size_t num_wait,
-                              kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    if (!queue || !a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_reduce: queue and array are "
-                               "required");
-    kiln_dtype rd = kiln_reduce_result_dtype(op, a->dtype);
-    if (!rd)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "kiln_array_reduce: reduction %d is not "
-                               "available for dtype %s",
-                               (int)op, kiln_dtype_name(a->dtype));
-    /* float16 is read as its ushort bits and widened to float: the element
-     * type t is then float and X the widened element. */
-    int f16 = a->dtype == KILN_FLOAT16;
-    kiln_dtype et = f16 ? KILN_FLOAT32 : a->dtype;
-    const char *t = kiln_dtype_name(et);
-    const char *rt = kiln_dtype_name(rd);
-    const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
-    char args[64], map[160], neutral[160], pre[1024], reduce[160], amap[96];
-    snprintf(args, sizeof args, "const %s *x", f16 ? "ushort" : t);
-    kiln_reduction_desc d = {args, rt, 0, "0", "a+b", X, NULL, "kiln_sum"};
-    const char *finish = NULL, *final_type = NULL;
-    size_t final_size = 0;
-    switch (op) {
-    case KILN_REDUCE_SUM:
-        break;
-    case KILN_REDUCE_PROD:
-        d.neutral = "1";
-        d.reduce = "a*b";
-        d.name = "kiln_prod";
-        break;
-    case KILN_REDUCE_MIN:
-        d.neutral = kiln__dtype_max_literal(et, neutral, sizeof neutral);
-        d.reduce = "b < a ? b : a";
-        d.name = "kiln_min";
-        break;
-    case KILN_REDUCE_MAX:
-        d.neutral = kiln__dtype_min_literal(et, neutral, sizeof neutral);
-        d.reduce = "b > a ? b : a";
-        d.name = "kiln_max";
-        break;
-    case KILN_REDUCE_NORM1:
-    case KILN_REDUCE_NORM2:
-    case KILN_REDUCE_NORM_INF:
-        if (op == KILN_REDUCE_NORM2) {
-            snprintf(map, sizeof map, "(%s)%s*(%s)%s", rt, X, rt, X);
-            finish = "sqrt(a)";
-            d.name = "kiln_norm2";
-        } else {
-            snprintf(map, sizeof map, "fabs((%s)%s)", rt, X);
-            d.name = op == KILN_REDUCE_NORM1 ? "kiln_norm1" : "kiln_norminf";
-        }
-        d.map = map;
-        if (op == KILN_REDUCE_NORM_INF)
-            d.reduce = "b > a ? b : a";
-        break;
-    case KILN_REDUCE_ARGMIN:
-    case KILN_REDUCE_ARGMAX: {
-        int mx = op == KILN_REDUCE_ARGMAX;
-        snprintf(pre, sizeof pre,
-                 "typedef struct { %s v; long i; } kiln_argpair;\n"
-                 "KILN_FUNC kiln_argpair kiln_argpair_make(%s v, long i)\n"
-                 "{ kiln_argpair p; p.v = v; p.i = i; return p; }\n"
-                 "KILN_FUNC kiln_argpair kiln_argpair_pick(kiln_argpair a, "
-                 "kiln_argpair b)\n"
-                 "{ return (b.v %c a.v || (b.v == a.v && b.i < a.i)) ? b : a; "
-                 "}\n",
-                 t, t, mx ? '>' : '<');
-        char lit[96];
-        if (mx)
-            kiln__dtype_min_literal(et, lit, sizeof lit);
-        else
-            kiln__dtype_max_literal(et, lit, sizeof lit);
-        snprintf(neutral, sizeof neutral,
-                 "kiln_argpair_make(%s, 9223372036854775807L)", lit);
-        snprintf(reduce, sizeof reduce, "kiln_argpair_pick(a, b)");
-        d.preamble = pre;
-        d.out_type = "kiln_argpair";
-        d.out_size = 16;
-        d.neutral = neutral;
-        d.reduce = reduce;
-        snprintf(amap, sizeof amap, "kiln_argpair_make(%s, i)", X);
-        d.map = amap;
-        d.name = mx ? "kiln_argmax" : "kiln_argmin";
-        finish = "a.i == 9223372036854775807L ? -1L : a.i";
-        final_type = "long";
-        final_size = 8;
-        break;
-    }
-    default:
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_array_reduce: unknown op %d", (int)op);
-    }
-    kiln_value v = KILN_VAL_ARRAY(a);
-    return run_builtin(queue, "kiln_array_reduce", &d, finish, final_type,
-                       final_size, 1, &v, result, host_result, num_wait, wait,
-                       event);
-}
-
-kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
-                           kiln_array *result, void *host_result,
-                           size_t num_wait, kiln_event *const *wait,
-                           kiln_event **event) {
-    if (event)
-        *event = NULL;
-    if (!queue || !a || !b)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_dot: queue and arrays are required");
-    if (a->dtype != b->dtype)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "kiln_array_dot: dtypes %s and %s differ",
-                               kiln_dtype_name(a->dtype),
-                               kiln_dtype_name(b->dtype));
-    /* float16: products and sum in float, a float32 result */
-    int f16 = a->dtype == KILN_FLOAT16;
-    const char *t = f16 ? "float" : kiln_dtype_name(a->dtype);
-    char args[96];
-    snprintf(args, sizeof args, "const %s *x, const %s *y",
-             f16 ? "ushort" : t, f16 ? "ushort" : t);
-    kiln_reduction_desc d = {args, t, 0, "0", "a+b",
-                             f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])"
-                                 : "x[i]*y[i]",
-                             NULL, "kiln_dot"};
-    kiln_value v[2] = {KILN_VAL_ARRAY(a), KILN_VAL_ARRAY(b)};
-    return run_builtin(queue, "kiln_array_dot", &d, NULL, NULL, 0, 2, v,
-                       result, host_result, num_wait, wait, event);
 }

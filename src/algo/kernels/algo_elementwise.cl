@@ -1,6 +1,7 @@
 /* Elementwise template (src/algo/elementwise.c). The generator puts before
- * it: KILN_CPU, KILN_PASS, KILN_BIND and kiln_op(i, ...), which runs the
- * user's operation for index i; @NAME@ and @PARAMS@ are substituted.
+ * it: the capability defines (KILN_CPU, KILN_CUDA_C, ...), KILN_PASS,
+ * KILN_BIND and kiln_op(i, ...), which runs the user's operation for index
+ * i; @NAME@ and @PARAMS@ are substituted.
  * CPU: each work-item walks one contiguous chunk, a loop the CPU compiler
  * vectorises. GPU: a grid-stride loop, so neighbouring work-items touch
  * neighbouring elements (coalesced). */
@@ -15,7 +16,7 @@ KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
         kiln_op(i, KILN_PASS);
 #else
     long kiln_step = (long)kiln_global_size(0);
-#ifdef KILN_BACKEND_CUDA
+#if KILN_CUDA_C /* nvcc honours the unroll hint */
 #pragma unroll 4
 #endif
     for (long i = (long)kiln_global_id(0); i < n; i += kiln_step)

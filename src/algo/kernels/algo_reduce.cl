@@ -4,11 +4,13 @@
  * KILN_PASS.
  * Stage 1: work-group g reduces its part into kiln_partials[g] (CPU: one
  * contiguous chunk per work-item; GPU: a grid-stride loop; the block step
- * uses warp shuffles on CUDA, a local-memory tree elsewhere).
+ * uses warp shuffles where the device has them (KILN_HAS_WARP_SHUFFLE:
+ * CUDA C's __shfl_down_sync over warps of 32), a local-memory tree
+ * elsewhere).
  * Stage 2: one work-group reduces the partials into kiln_out[kiln_out_o]. */
-#if defined(KILN_BACKEND_CUDA) && KILN_LOCAL_SIZE >= 32 &&                   \
+#if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
     KILN_LOCAL_SIZE % 32 == 0
-/* CUDA: __shfl_down_sync for any trivially copyable type, 4 bytes (or one
+/* __shfl_down_sync for any trivially copyable type, 4 bytes (or one
  * byte) at a time. */
 KILN_FUNC kiln_out_t kiln__shfl_down(kiln_out_t v, unsigned int d)
 {
@@ -103,7 +105,7 @@ KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
     kiln_a0 = kiln_reduce(kiln_reduce(kiln_a0, kiln_a1),
                           kiln_reduce(kiln_a2, kiln_a3));
 #endif
-#if defined(KILN_BACKEND_CUDA) && KILN_LOCAL_SIZE >= 32 &&                   \
+#if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
     KILN_LOCAL_SIZE % 32 == 0
     kiln_a0 = kiln__block_reduce(kiln_a0, kiln_scratch);
     if (kiln_l == 0)
@@ -134,7 +136,7 @@ KILN_KERNEL void @NAME@_stage2(KILN_GLOBAL const kiln_out_t *kiln_in,
     kiln_out_t kiln_a = kiln_neutral();
     for (long j = kiln_l; j < kiln_m; j += KILN_LOCAL_SIZE)
         kiln_a = kiln_reduce(kiln_a, kiln_in[j]);
-#if defined(KILN_BACKEND_CUDA) && KILN_LOCAL_SIZE >= 32 &&                   \
+#if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
     KILN_LOCAL_SIZE % 32 == 0
     kiln_a = kiln__block_reduce(kiln_a, kiln_scratch);
     if (kiln_l == 0)

@@ -1,4 +1,4 @@
-/* Three-phase, order-preserving scan template (src/algo/scan.c). Defined
+/* Three-phase, order-preserving scan template (src/algo/scan_run.c). Defined
  * before it: KILN_LOCAL_SIZE (power of two), KILN_SEGMENTED, kiln_scan_t,
  * kiln_neutral(), kiln_scan_op(a, b) (a is the earlier item),
  * kiln_input(i, ...), kiln_seg_start(i, ...), kiln_output(i, item,
@@ -9,8 +9,8 @@
  *  2. @NAME@_spine: one work-item turns the totals into exclusive prefixes
  *  3. @NAME@_final: each block rescans with its prefix as the carry-in
  * Every combination keeps the left operand earlier than the right one, so
- * the operator need not be commutative. On CUDA, src/algo/scan.c uses the
- * single-pass decoupled look-back template algo_scan_warp.cu instead. */
+ * the operator need not be commutative. Where a device can run a
+ * single-pass template (src/algo/scan_variants.c), that one is used. */
 
 #define KILN_RANGE()                                                          \
     long kiln_l = (long)kiln_local_id(0);                                     \

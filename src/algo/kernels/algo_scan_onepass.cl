@@ -1,8 +1,9 @@
 /* Single-pass scan for OpenCL GPUs: chained scan with decoupled look-back
  * (Merrill & Garland 2016) in portable OpenCL C 1.2 (no sub-groups: local
- * memory and barriers only). Chosen by src/algo/scan.c on OpenCL GPUs
- * (KILN_SCAN_VARIANT=onepass forces it elsewhere, e.g. on PoCL's CPU device
- * for CI). Its CUDA sibling, with warp shuffles, is algo_scan_warp.cu.
+ * memory and barriers only). Chosen by src/algo/scan_variants.c on GPUs
+ * that compile OpenCL C and have forward progress (KILN_SCAN_VARIANT=onepass
+ * forces it elsewhere, e.g. on PoCL's CPU device for CI). Its CUDA C
+ * sibling, with warp shuffles, is algo_scan_warp.cu.
  * Defined before it: KILN_LOCAL_SIZE (work-items per group, a power of
  * two), KILN_ITEMS (items per work-item, <= 32), KILN_SEGMENTED,
  * KILN_PACKED, KILN_DB (1: double-buffered scan of the work-item totals),

@@ -1,7 +1,9 @@
-/* Single-pass scan for CUDA: chained scan with decoupled look-back
- * (Merrill & Garland 2016), laid out like CUB's. Chosen by src/algo/scan.c
- * on the CUDA backend. Defined before it: KILN_LOCAL_SIZE (threads per
- * block, a multiple of 32), KILN_ITEMS (items per thread), KILN_SEGMENTED,
+/* Single-pass scan in CUDA C: chained scan with decoupled look-back
+ * (Merrill & Garland 2016), laid out like CUB's. Chosen by
+ * src/algo/scan_variants.c on devices that compile CUDA C and have warp
+ * shuffles and forward progress. Defined before it: the capability
+ * defines (KILN_HAS_SLEEP), KILN_LOCAL_SIZE (threads per block, a
+ * multiple of 32), KILN_ITEMS (items per thread), KILN_SEGMENTED,
  * KILN_PACKED, kiln_scan_t, kiln_neutral() (an identity of the operator),
  * kiln_scan_op(a, b) (a is the earlier item), kiln_input(i, ...),
  * kiln_seg_start(i, ...), kiln_output(i, item, prev_item, ...), KILN_PASS.
@@ -37,6 +39,13 @@
 #define KILN_PAD(x) ((x) + ((x) >> 5)) /* no bank conflicts */
 #define KILN_WSTRIDE KILN_PAD(KILN_WTILE)
 #define KILN_FULL 0xffffffffu
+/* Backoff while polling: __nanosleep where the device has it
+ * (KILN_HAS_SLEEP), else none. */
+#if KILN_HAS_SLEEP
+#define KILN_SLEEP_NS(ns) __nanosleep(ns)
+#else
+#define KILN_SLEEP_NS(ns) ((void)0)
+#endif
 #ifndef KILN_LB
 #define KILN_LB 1 /* look-back window: 32*KILN_LB predecessors a step */
 #endif
@@ -308,7 +317,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
              * blocks' loads and stores need. Small grids skip it: there the
              * latency matters more than L2 traffic. */
             if (kiln_tiles >= KILN_LB_DELAY_TILES)
-                __nanosleep(KILN_LB_PRE);
+                KILN_SLEEP_NS(KILN_LB_PRE);
 #endif
             int last = kiln_tile - 1; /* nearest predecessor of the window */
             for (;;) {
@@ -326,7 +335,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                     int zero = 0;
 #if KILN_LB_EVERY && KILN_LB_SLEEP
                     if (kiln_tiles >= KILN_LB_DELAY_TILES)
-                        __nanosleep(KILN_LB_SLEEP);
+                        KILN_SLEEP_NS(KILN_LB_SLEEP);
 #endif
 #pragma unroll
                     for (int r = 0; r < KILN_LB; r++) {
@@ -339,7 +348,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                     if (!__any_sync(KILN_FULL, zero))
                         break;
 #if KILN_LB_SLEEP && !KILN_LB_EVERY
-                    __nanosleep(KILN_LB_SLEEP);
+                    KILN_SLEEP_NS(KILN_LB_SLEEP);
 #endif
                 }
 #pragma unroll
@@ -359,7 +368,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                         while ((s[r] = *(volatile int *)&kiln_status[j]) ==
                                0) {
 #if KILN_LB_SLEEP
-                            __nanosleep(KILN_LB_SLEEP);
+                            KILN_SLEEP_NS(KILN_LB_SLEEP);
 #endif
                         }
                     }

@@ -1,0 +1,152 @@
+/* Source pieces every generated kernel shares: the capability defines, the
+ * parameter list and argument binding macros of a layout, user text under
+ * #line markers, and the embedded templates. */
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/generator.h"
+#include "base/embedded.h"
+#include "base/error.h"
+
+void kiln__gen_device_defines(kiln__sb *sb, const kiln__plan *plan) {
+    /* What the templates may test (never the backend's name): */
+    kiln__sb_addf(sb,
+                  "#define KILN_CPU %d\n#define KILN_CUDA_C %d\n"
+                  "#define KILN_HAS_WARP_SHUFFLE %d\n"
+                  "#define KILN_HAS_SLEEP %d\n",
+                  plan->cpu, plan->cuda_c,
+                  plan->warp_shuffle && plan->subgroup_size == 32,
+                  plan->device_sleep);
+}
+
+static int arg_shaped(const kiln__gargs *args, size_t k, int any_shape) {
+    return args->v[k].is_ptr && (!any_shape || k == args->first_array);
+}
+
+void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout) {
+    int strided = layout & 1, any = (layout >> 1) & 1;
+    kiln__sb_add(sb, "long n");
+    if (strided)
+        kiln__sb_add(sb, ", long kiln_d1, long kiln_d2");
+    for (size_t k = 0; k < args->n; k++) {
+        const kiln__garg *g = &args->v[k];
+        if (g->is_ptr) {
+            /* layout bit 2: the arrays do not alias (see elementwise.c) */
+            kiln__sb_addf(sb, ", KILN_GLOBAL %s%s *%skiln_p_%s, long kiln_o_%s",
+                          g->is_const ? "const " : "", g->type,
+                          (layout & 4) ? "KILN_RESTRICT " : "", g->name,
+                          g->name);
+            if (strided && arg_shaped(args, k, any))
+                kiln__sb_addf(sb,
+                              ", long kiln_s0_%s, long kiln_s1_%s, long "
+                              "kiln_s2_%s",
+                              g->name, g->name, g->name);
+        } else {
+            kiln__sb_addf(sb, ", %s %s", g->type, g->name);
+        }
+    }
+}
+
+kiln_status kiln__gen_template(kiln__sb *sb, const char *file,
+                               const char *name, const kiln__gargs *args,
+                               int layout) {
+    const char *t = kiln__embedded_file(file);
+    if (!t)
+        return kiln__error_set(KILN_ERROR_INTERNAL, 0,
+                               "kernel template %s is not embedded", file);
+    kiln__sb params = {0};
+    kiln__gen_params(&params, args, layout);
+    if (params.oom) {
+        kiln__sb_free(&params);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "generating source");
+    }
+    while (*t) {
+        const char *at = strchr(t, '@');
+        if (!at) {
+            kiln__sb_add(sb, t);
+            break;
+        }
+        kiln__sb_addf(sb, "%.*s", (int)(at - t), t);
+        if (!strncmp(at, "@NAME@", 6)) {
+            kiln__sb_add(sb, name);
+            t = at + 6;
+        } else if (!strncmp(at, "@PARAMS@", 8)) {
+            kiln__sb_add(sb, params.p ? params.p : "");
+            t = at + 8;
+        } else {
+            kiln__sb_add(sb, "@");
+            t = at + 1;
+        }
+    }
+    kiln__sb_free(&params);
+    return sb->oom ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                     "generating source")
+                   : KILN_OK;
+}
+
+void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
+                      const char *preamble) {
+    /* layout bit 0: strided; bit 1: any-shape (only the first array is
+     * strided). */
+    int strided = layout & 1, any = (layout >> 1) & 1;
+    kiln__sb_add(sb, "#define KILN_PARAMS ");
+    kiln__gen_params(sb, args, layout);
+    kiln__sb_add(sb, "\n#define KILN_PASS n");
+    if (strided)
+        kiln__sb_add(sb, ", kiln_d1, kiln_d2");
+    for (size_t k = 0; k < args->n; k++) {
+        const kiln__garg *g = &args->v[k];
+        if (g->is_ptr) {
+            kiln__sb_addf(sb, ", kiln_p_%s, kiln_o_%s", g->name, g->name);
+            if (strided && arg_shaped(args, k, any))
+                kiln__sb_addf(sb, ", kiln_s0_%s, kiln_s1_%s, kiln_s2_%s",
+                              g->name, g->name, g->name);
+        } else {
+            kiln__sb_addf(sb, ", %s", g->name);
+        }
+    }
+    /* KILN_BIND(i) declares each array name as a pointer such that name[i]
+     * is element i of the (possibly strided) view. */
+    kiln__sb_add(sb, "\n#define KILN_BIND(kiln_ix) \\\n");
+    if (strided)
+        kiln__sb_add(sb,
+                     "  long kiln_t = (kiln_ix); long kiln_i2 = kiln_t % "
+                     "kiln_d2; kiln_t /= kiln_d2; \\\n"
+                     "  long kiln_i1 = kiln_t % kiln_d1; long kiln_i0 = kiln_t "
+                     "/ kiln_d1; \\\n");
+    for (size_t k = 0; k < args->n; k++) {
+        const kiln__garg *g = &args->v[k];
+        if (!g->is_ptr)
+            continue;
+        if (strided && arg_shaped(args, k, any))
+            kiln__sb_addf(sb,
+                          "  KILN_GLOBAL %s%s *%s = kiln_p_%s + (kiln_o_%s + "
+                          "kiln_i0*kiln_s0_%s + kiln_i1*kiln_s1_%s + "
+                          "kiln_i2*kiln_s2_%s - (kiln_ix)); \\\n",
+                          g->is_const ? "const " : "", g->type, g->name,
+                          g->name, g->name, g->name, g->name, g->name);
+        else
+            kiln__sb_addf(sb,
+                          "  KILN_GLOBAL %s%s *%s = kiln_p_%s + kiln_o_%s; "
+                          "\\\n",
+                          g->is_const ? "const " : "", g->type, g->name,
+                          g->name, g->name);
+    }
+    kiln__sb_add(sb, "  (void)0;\n");
+    if (preamble)
+        kiln__gen_user(sb, "preamble", preamble);
+}
+
+void kiln__gen_user(kiln__sb *sb, const char *label, const char *text) {
+    kiln__sb_addf(sb, "#line 1 \"%s\"\n%s\n#line 1 \"kiln-generated\"\n",
+                  label, text ? text : "");
+}
+
+void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
+                           const char *label, const char *expr) {
+    kiln__sb_addf(sb, "KILN_FUNC %s\n{\n%s    return (\n", signature,
+                  bind ? "    KILN_BIND(i)\n" : "");
+    kiln__gen_user(sb, label, expr);
+    kiln__sb_add(sb, ");\n}\n");
+}

@@ -1,0 +1,41 @@
+/* The generators' tuning knobs: environment variables read once, for
+ * measurements (docs/algorithms.md lists them all). Values outside a
+ * knob's range mean its default. */
+#ifndef KILN_ALGO_KNOBS_H
+#define KILN_ALGO_KNOBS_H
+
+typedef struct kiln__knobs {
+    int ew_blocks_per_cu;  /* KILN_EW_BLOCKS_PER_CU: elementwise work-groups
+                              per compute unit on GPUs (1..4096; 32) */
+    int red_blocks_per_cu; /* KILN_RED_BLOCKS_PER_CU: reduction stage-1
+                              work-groups per compute unit (1..64; 64) */
+    int scan_variant;      /* KILN_SCAN_VARIANT: 0 by device, 1 "onepass"
+                              (the OpenCL single-pass template on any
+                              OpenCL device), 2 "threephase" */
+    int scan_threads;      /* KILN_SCAN_THREADS: threads per block of the
+                              warp scan (64..1024, multiple of 32; 0 = 256) */
+    int scan_items;        /* KILN_SCAN_ITEMS: items per thread of the
+                              single-pass scans for types of up to 4 bytes
+                              (1..40; 0 = 24) */
+    int scan_lb;           /* KILN_SCAN_LB: warp look-back window in steps
+                              of 32 tiles, packed types (1..8; 1) */
+    int scan_sleep;        /* KILN_SCAN_SLEEP: ns of backoff while a
+                              predecessor has no status (0..2000; -1 = 650
+                              packed, 100 otherwise) */
+    int scan_every;        /* KILN_SCAN_EVERY: 1 = back off before every
+                              poll (0..1; -1 = 1 packed, 0 otherwise) */
+    int scan_pre;          /* KILN_SCAN_PRE: ns of sleep between publishing
+                              the aggregate and the first poll (0..4000;
+                              -1 = 1200 packed, 0 otherwise) */
+    int scan_minb;         /* KILN_SCAN_MINB: __launch_bounds__ minimum
+                              blocks per SM (1..16; 0 = 6 packed, else 1) */
+    int scan_window;       /* KILN_SCAN_WINDOW: OpenCL look-back window in
+                              tiles (1..256; 0 = 32 on GPUs, 4 on CPUs) */
+    int scan_gbar;         /* KILN_SCAN_GBAR: 1 = the OpenCL single-pass
+                              barriers fence global memory too (0..1; 0) */
+} kiln__knobs;
+
+/* The knobs, read from the environment on the first call (thread-safe). */
+const kiln__knobs *kiln__knobs_get(void);
+
+#endif

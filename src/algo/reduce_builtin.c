@@ -1,0 +1,263 @@
+/* The built-in reductions over arrays (kiln_array_reduce / _dot and their
+ * _async twins): reduction generators from the context's cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/algo.h"
+#include "algo/builtin.h"
+#include "base/error.h"
+
+kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
+    if (!kiln_dtype_size(dtype))
+        return (kiln_dtype)0;
+    /* float16 accumulates in float32 and gives a float32 result (as CuPy
+     * does, for accuracy). */
+    if (dtype == KILN_FLOAT16)
+        dtype = KILN_FLOAT32;
+    int fl = dtype == KILN_FLOAT32 || dtype == KILN_FLOAT64;
+    switch (op) {
+    case KILN_REDUCE_SUM:
+    case KILN_REDUCE_PROD:
+    case KILN_REDUCE_MIN:
+    case KILN_REDUCE_MAX:
+        return dtype;
+    case KILN_REDUCE_NORM1:
+    case KILN_REDUCE_NORM2:
+    case KILN_REDUCE_NORM_INF:
+        return fl ? dtype : KILN_FLOAT64;
+    case KILN_REDUCE_ARGMIN:
+    case KILN_REDUCE_ARGMAX:
+        return KILN_INT64;
+    }
+    return (kiln_dtype)0;
+}
+
+typedef struct red_make_arg {
+    kiln_context *context;
+    const kiln_reduction_desc *d;
+    const char *finish, *final_type;
+    size_t final_size;
+} red_make_arg;
+
+static kiln_status red_make(void *arg, kiln__gen **gen) {
+    red_make_arg *a = arg;
+    kiln_reduction *r = NULL;
+    kiln_status st = kiln__reduction_create_ex(
+        a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
+    *gen = (kiln__gen *)r; /* the base is its first member */
+    return st;
+}
+
+static kiln_status run_builtin(kiln_queue *queue, const char *what,
+                               const kiln_reduction_desc *d,
+                               const char *finish, const char *final_type,
+                               size_t final_size, size_t nv,
+                               const kiln_arg *vals, kiln_array *result,
+                               void *host_result, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event) {
+    /* The built-in reduction comes from the context's cache: no source is
+     * generated or hashed after the first call. */
+    kiln_context *ctx = kiln_queue_context(queue);
+    kiln__sb key = {0};
+    kiln__sb_addf(&key, "reduction|%s|%s|%zu|%s|%s|%s|%s|%s|%s|%zu|%s",
+                  d->arguments,
+                  d->out_type, d->out_size, d->neutral, d->reduce, d->map,
+                  d->preamble ? d->preamble : "", finish ? finish : "",
+                  final_type ? final_type : "", final_size,
+                  d->name ? d->name : "");
+    if (key.oom) {
+        kiln__sb_free(&key);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    }
+    red_make_arg ma = {ctx, d, finish, final_type, final_size};
+    kiln__gen *gen = NULL;
+    kiln_status st = kiln__gen_cached(ctx, key.p, red_make, &ma, &gen);
+    kiln__sb_free(&key);
+    /* the range: every element of the first array */
+    if (st == KILN_OK)
+        st = kiln_reduction_launch(queue, (kiln_reduction *)gen,
+                                   vals[0].value.array->size, nv, vals,
+                                   result, host_result, num_wait, wait,
+                                   event);
+    kiln__gen_release(gen);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    return st;
+}
+
+/* Texts of an argmin/argmax reduction (pairs of value and index). */
+typedef struct arg_text {
+    char pre[1024], neutral[160], map[96];
+} arg_text;
+
+/* Makes d the reduction of (value, index) pairs keeping the first
+ * minimum (mx = 0) or maximum of the elements X of element type et. */
+static void arg_desc(int mx, kiln_dtype et, const char *X, arg_text *tx,
+                     kiln_reduction_desc *d) {
+    const char *t = kiln_dtype_name(et);
+    snprintf(tx->pre, sizeof tx->pre,
+             "typedef struct { %s v; long i; } kiln_argpair;\n"
+             "KILN_FUNC kiln_argpair kiln_argpair_make(%s v, long i)\n"
+             "{ kiln_argpair p; p.v = v; p.i = i; return p; }\n"
+             "KILN_FUNC kiln_argpair kiln_argpair_pick(kiln_argpair a, "
+             "kiln_argpair b)\n"
+             "{ return (b.v %c a.v || (b.v == a.v && b.i < a.i)) ? b : a; "
+             "}\n",
+             t, t, mx ? '>' : '<');
+    char lit[96];
+    if (mx)
+        kiln__dtype_min_literal(et, lit, sizeof lit);
+    else
+        kiln__dtype_max_literal(et, lit, sizeof lit);
+    snprintf(tx->neutral, sizeof tx->neutral,
+             "kiln_argpair_make(%s, 9223372036854775807L)", lit);
+    snprintf(tx->map, sizeof tx->map, "kiln_argpair_make(%s, i)", X);
+    d->preamble = tx->pre;
+    d->out_type = "kiln_argpair";
+    d->out_size = 16;
+    d->neutral = tx->neutral;
+    d->reduce = "kiln_argpair_pick(a, b)";
+    d->map = tx->map;
+    d->name = mx ? "kiln_argmax" : "kiln_argmin";
+}
+
+kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
+                                    kiln_array *a, kiln_array *result,
+                                    void *host_result, size_t num_wait,
+                                    kiln_event *const *wait,
+                                    kiln_event **event) {
+    if (event)
+        *event = NULL;
+    if (!queue || !a)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_reduce: queue and array are "
+                               "required");
+    kiln_dtype rd = kiln_reduce_result_dtype(op, a->dtype);
+    if (!rd) /* every dtype has every op: the op is unknown */
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_reduce: unknown op %d", (int)op);
+    /* float16 is read as its ushort bits and widened to float: the element
+     * type t is then float and X the widened element. */
+    int f16 = a->dtype == KILN_FLOAT16;
+    kiln_dtype et = f16 ? KILN_FLOAT32 : a->dtype;
+    const char *t = kiln_dtype_name(et);
+    const char *rt = kiln_dtype_name(rd);
+    const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
+    char args[64], map[160], neutral[160];
+    arg_text tx;
+    snprintf(args, sizeof args, "const %s *x", f16 ? "ushort" : t);
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(
+        .arguments = args, .out_type = rt, .neutral = "0", .reduce = "a+b",
+        .map = X, .name = "kiln_sum");
+    const char *finish = NULL, *final_type = NULL;
+    size_t final_size = 0;
+    switch (op) {
+    case KILN_REDUCE_SUM:
+        break;
+    case KILN_REDUCE_PROD:
+        d.neutral = "1";
+        d.reduce = "a*b";
+        d.name = "kiln_prod";
+        break;
+    case KILN_REDUCE_MIN:
+        d.neutral = kiln__dtype_max_literal(et, neutral, sizeof neutral);
+        d.reduce = "b < a ? b : a";
+        d.name = "kiln_min";
+        break;
+    case KILN_REDUCE_MAX:
+        d.neutral = kiln__dtype_min_literal(et, neutral, sizeof neutral);
+        d.reduce = "b > a ? b : a";
+        d.name = "kiln_max";
+        break;
+    case KILN_REDUCE_NORM1:
+    case KILN_REDUCE_NORM2:
+    case KILN_REDUCE_NORM_INF:
+        if (op == KILN_REDUCE_NORM2) {
+            snprintf(map, sizeof map, "(%s)%s*(%s)%s", rt, X, rt, X);
+            finish = "sqrt(a)";
+            d.name = "kiln_norm2";
+        } else {
+            snprintf(map, sizeof map, "fabs((%s)%s)", rt, X);
+            d.name = op == KILN_REDUCE_NORM1 ? "kiln_norm1" : "kiln_norminf";
+        }
+        d.map = map;
+        if (op == KILN_REDUCE_NORM_INF)
+            d.reduce = "b > a ? b : a";
+        break;
+    case KILN_REDUCE_ARGMIN:
+    case KILN_REDUCE_ARGMAX:
+        arg_desc(op == KILN_REDUCE_ARGMAX, et, X, &tx, &d);
+        finish = "a.i == 9223372036854775807L ? -1L : a.i";
+        final_type = "long";
+        final_size = 8;
+        break;
+    default:
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_reduce: unknown op %d", (int)op);
+    }
+    kiln_arg v = KILN_ARG_ARRAY(a);
+    return run_builtin(queue, "kiln_array_reduce", &d, finish, final_type,
+                       final_size, 1, &v, result, host_result, num_wait, wait,
+                       event);
+}
+
+kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
+                                 kiln_array *b, kiln_array *result,
+                                 void *host_result, size_t num_wait,
+                                 kiln_event *const *wait,
+                                 kiln_event **event) {
+    if (event)
+        *event = NULL;
+    if (!queue || !a || !b)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_dot: queue and arrays are required");
+    if (a->dtype != b->dtype)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "kiln_array_dot: dtypes %s and %s differ",
+                               kiln_dtype_name(a->dtype),
+                               kiln_dtype_name(b->dtype));
+    /* float16: products and sum in float, a float32 result */
+    int f16 = a->dtype == KILN_FLOAT16;
+    const char *t = f16 ? "float" : kiln_dtype_name(a->dtype);
+    char args[96];
+    snprintf(args, sizeof args, "const %s *x, const %s *y",
+             f16 ? "ushort" : t, f16 ? "ushort" : t);
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(
+        .arguments = args, .out_type = t, .neutral = "0", .reduce = "a+b",
+        .map = f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])" : "x[i]*y[i]",
+        .name = "kiln_dot");
+    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
+    return run_builtin(queue, "kiln_array_dot", &d, NULL, NULL, 0, 2, v,
+                       result, host_result, num_wait, wait, event);
+}
+
+/* Blocking forms: the asynchronous one, then a wait for its event. */
+static kiln_status wait_for(kiln_status st, kiln_event *e) {
+    if (st == KILN_OK)
+        st = kiln_event_wait(e);
+    kiln_event_release(e);
+    return st;
+}
+
+kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
+                              kiln_array *a, void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_reduce: host_result is NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_array_reduce_async(queue, op, a, NULL, host_result,
+                                             0, NULL, &e);
+    return wait_for(st, e);
+}
+
+kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                           void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_dot: host_result is NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_array_dot_async(queue, a, b, NULL, host_result, 0,
+                                          NULL, &e);
+    return wait_for(st, e);
+}

@@ -1,0 +1,49 @@
+/* The scan generator's parts (src/algo/scan*.c): the object (scan.c), its
+ * three templates and their choice and shape (scan_variants.c), their
+ * launches (scan_run.c) and the built-in cumsum / cumprod
+ * (scan_builtin.c). */
+#ifndef KILN_ALGO_SCAN_H
+#define KILN_ALGO_SCAN_H
+
+#include "algo/algo.h"
+
+struct kiln_scan {
+    kiln__gen gen; /* first: the base */
+    char *scan_type, *neutral, *op, *input, *output, *seg, *preamble;
+    size_t scan_size;
+};
+
+/* The templates, all keeping the operator's order:
+ *  WARP        single pass, decoupled look-back with warp shuffles, in
+ *              CUDA C (algo_scan_warp.cu): devices that compile CUDA C,
+ *              have warp shuffles over warps of 32 and forward progress;
+ *  ONEPASS_CL  the same algorithm in portable OpenCL C 1.2
+ *              (algo_scan_onepass.cl): OpenCL GPUs with forward progress;
+ *  THREEPHASE  three launches (algo_scan.cl): block totals, a scan of the
+ *              totals, a rescan of each block with its carry-in; CPUs,
+ *              types too large for the single-pass tiles, anything else. */
+enum { KILN__SCAN_THREEPHASE, KILN__SCAN_WARP, KILN__SCAN_ONEPASS_CL };
+
+/* The template for s on a device of plan (KILN_SCAN_VARIANT may force
+ * one), with its work-items per group and items per work-item. */
+int kiln__scan_template(const kiln_scan *s, const kiln__plan *plan);
+size_t kiln__scan_local(int tmpl, const kiln__plan *plan);
+int kiln__scan_items(int tmpl, const kiln_scan *s, const kiln__plan *plan);
+/* The languages the template's source compiles as (KILN__LANGS_PORTABLE or
+ * one native language). */
+unsigned kiln__scan_languages(int tmpl);
+
+/* The launches of a built variant over b's range. */
+kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
+                                   const kiln__variant *v,
+                                   const kiln__bound *b, size_t num_wait,
+                                   kiln_event *const *wait,
+                                   kiln_event **event);
+kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s,
+                                      const kiln__variant *v,
+                                      const kiln__plan *plan,
+                                      const kiln__bound *b, size_t num_wait,
+                                      kiln_event *const *wait,
+                                      kiln_event **event);
+
+#endif

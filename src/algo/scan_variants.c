@@ -1,0 +1,199 @@
+/* The scan's three templates (scan.h): which one a device gets, the shape
+ * of its tiles and the source of a variant. The tuning values are the
+ * measured ones quoted below; the knobs (knobs.h) override them. */
+#include <stdio.h>
+
+#include "algo/builtin.h"
+#include "algo/knobs.h"
+#include "algo/scan.h"
+
+/* Threads per block of the warp scan (KILN_SCAN_THREADS). */
+static size_t warp_threads(void) {
+    int knob = kiln__knobs_get()->scan_threads;
+    return knob ? (size_t)knob : 256;
+}
+
+/* Items per thread of the warp scan for a scan type of size bytes (a
+ * tile of 256*items values stays within 16 KiB of shared memory, scaled
+ * for other block sizes); 0: too large a type, use the three-phase
+ * template. KILN_SCAN_ITEMS sets it for types of up to 4 bytes. */
+static int warp_items(size_t size) {
+    int knob = kiln__knobs_get()->scan_items;
+    /* 24 for up to 4 bytes: 68% of copy on an H200 at 2^28 int32 (16: 51%,
+     * with 6 blocks per SM; see bench/README.md) */
+    int items = size <= 4 ? 24 : size <= 8 ? 8 : size <= 16 ? 4
+              : size <= 32 ? 2 : size <= 64 ? 1 : 0;
+    if (size <= 4 && knob)
+        items = knob;
+    size_t threads = warp_threads();
+    /* static shared memory stays under 48 KiB (the tile, padded) */
+    while (items > 1 && threads * (size_t)items * size * 33 / 32 > 44 * 1024)
+        items--;
+    return items;
+}
+
+/* The warp scan's look-back settings for a scan type of size bytes, from
+ * the knobs KILN_SCAN_LB, _SLEEP, _EVERY, _PRE and _MINB (knobs.h). The
+ * delays apply only to grids of 512 tiles or more. */
+static void warp_lookback(size_t size, int *lb, int *sleep_ns, int *minb,
+                          int *pre_ns, int *every) {
+    const kiln__knobs *k = kiln__knobs_get();
+    int k_lb = k->scan_lb, k_sleep = k->scan_sleep, k_minb = k->scan_minb;
+    int k_pre = k->scan_pre, k_every = k->scan_every;
+    /* Defaults from H200 sweeps at 2^28 int32 (scripts/gpu-scan-sweep.sh):
+     * a wider window (LB 4) cost registers and was slower; 6 blocks of 256
+     * per SM (<= 40 registers) was best. Polling less was the big step:
+     * 1200 ns before the first poll and 650 ns before each one took the
+     * scan from 69% to 83% of copy (polls that find nothing load the L2
+     * the loads and stores need; 1500 ns a poll is too long: 70%). Types
+     * over 4 bytes were not measured and keep the earlier settings. */
+    int packed = size <= 4;
+    *lb = packed ? k_lb : 1;
+    *sleep_ns = k_sleep >= 0 ? k_sleep : packed ? 650 : 100;
+    *pre_ns = k_pre >= 0 ? k_pre : packed ? 1200 : 0;
+    *every = k_every >= 0 ? k_every : packed;
+    *minb = k_minb ? k_minb : size <= 4 ? 6 : 1;
+    if ((size_t)*minb * warp_threads() > 2048) /* threads per SM */
+        *minb = (int)(2048 / warp_threads());
+}
+
+/* Work-items per group of the OpenCL single-pass scan. */
+#define CL_THREADS 256
+
+/* Items per work-item of the OpenCL single-pass scan for a scan type of
+ * size bytes (seg: segmented): a tile of 16 KiB (local memory in all at
+ * most about 27 KiB, within OpenCL's 32 KiB minimum); 24 KiB for an
+ * unsegmented type of up to 4 bytes (its flags need no room): on an H200
+ * 24 items were 70% of copy at 2^28 int32, 16 items 63%. 0: too large a
+ * type, use the three-phase template. KILN_SCAN_ITEMS sets it for types of
+ * up to 4 bytes (the tile stays within 24 KiB). */
+static int cl_items(size_t size, int seg) {
+    int knob = kiln__knobs_get()->scan_items;
+    int items = size <= 4 ? (seg ? 16 : 24) : size <= 8 ? 8
+              : size <= 16 ? 4 : size <= 32 ? 2 : 0;
+    if (size <= 4 && knob) {
+        items = knob;
+        while (items > 1 && (size_t)items * CL_THREADS * size > 24 * 1024)
+            items--;
+    }
+    return items;
+}
+
+/* Look-back window of the OpenCL single-pass scan (predecessors read at
+ * once): 32 on GPUs, KILN_SCAN_WINDOW (1..256) to tune; 4 on CPUs, where
+ * the multi-window path then runs often (tests). */
+static int cl_window(const kiln__plan *plan) {
+    int knob = kiln__knobs_get()->scan_window;
+    int w = knob ? knob : plan->cpu ? 4 : 32;
+    size_t local = plan->cpu ? 64 : CL_THREADS; /* kiln__scan_local() */
+    return (size_t)w > local ? (int)local : w;
+}
+
+/* The files of the templates and the languages they compile as. */
+static const struct {
+    const char *file;
+    unsigned languages;
+} kTemplates[] = {
+    [KILN__SCAN_THREEPHASE] = {"algo_scan.cl", KILN__LANGS_PORTABLE},
+    [KILN__SCAN_WARP] = {"algo_scan_warp.cu", 1u << KILN_LANG_CUDA_C},
+    [KILN__SCAN_ONEPASS_CL] = {"algo_scan_onepass.cl",
+                               1u << KILN_LANG_OPENCL_C},
+};
+
+int kiln__scan_template(const kiln_scan *s, const kiln__plan *plan) {
+    int knob = kiln__knobs_get()->scan_variant;
+    if (knob == 2)
+        return KILN__SCAN_THREEPHASE;
+    /* the look-back waits for groups that started earlier: it needs
+     * forward progress */
+    if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 &&
+        plan->forward_progress)
+        return plan->local == 256 && warp_items(s->scan_size)
+                   ? KILN__SCAN_WARP
+                   : KILN__SCAN_THREEPHASE;
+    if (!plan->opencl_c || !cl_items(s->scan_size, s->seg != NULL))
+        return KILN__SCAN_THREEPHASE;
+    /* GPUs only by default: on a CPU the contiguous ranges of the
+     * three-phase template are the fast layout */
+    if (knob == 1 ||
+        (plan->forward_progress && !plan->cpu && plan->local == CL_THREADS))
+        return KILN__SCAN_ONEPASS_CL;
+    return KILN__SCAN_THREEPHASE;
+}
+
+/* The OpenCL single-pass template runs on a CPU only when forced (tests):
+ * there small groups and tiles build faster (PoCL) and give more tiles,
+ * and a look-back window of 4 tiles takes the multi-window path more
+ * often. */
+size_t kiln__scan_local(int tmpl, const kiln__plan *plan) {
+    return tmpl == KILN__SCAN_WARP         ? warp_threads()
+           : tmpl == KILN__SCAN_ONEPASS_CL ? (plan->cpu ? 64 : CL_THREADS)
+                                           : plan->local;
+}
+
+int kiln__scan_items(int tmpl, const kiln_scan *s, const kiln__plan *plan) {
+    int items = tmpl == KILN__SCAN_WARP ? warp_items(s->scan_size)
+                : tmpl == KILN__SCAN_ONEPASS_CL
+                    ? cl_items(s->scan_size, s->seg != NULL)
+                    : 1;
+    return tmpl == KILN__SCAN_ONEPASS_CL && plan->cpu && items > 4 ? 4 : items;
+}
+
+/* The languages a template's source compiles as. */
+unsigned kiln__scan_languages(int tmpl) { return kTemplates[tmpl].languages; }
+
+/* The whole generated source (without the backend prelude) of a variant. */
+kiln_status kiln__scan_source(kiln_scan *s, int strided,
+                              const kiln__plan *plan, kiln__sb *sb) {
+    int kind = kiln__scan_template(s, plan);
+    kiln__gen_device_defines(sb, plan);
+    kiln__sb_addf(sb,
+                  "#define KILN_LOCAL_SIZE %zu\n"
+                  "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n"
+                  "#define KILN_PACKED %d\n",
+                  kiln__scan_local(kind, plan), s->seg ? 1 : 0,
+                  kiln__scan_items(kind, s, plan),
+                  kind != KILN__SCAN_THREEPHASE && s->scan_size <= 4);
+    /* the OpenCL template's totals scan: one barrier a step with two
+     * buffers, where local memory allows */
+    if (kind == KILN__SCAN_ONEPASS_CL)
+        kiln__sb_addf(sb, "#define KILN_DB %d\n#define KILN_LB_W %d\n"
+                          "#define KILN_GLOBAL_BARRIER %d\n",
+                      s->scan_size <= 16, cl_window(plan),
+                      kiln__knobs_get()->scan_gbar);
+    if (kind == KILN__SCAN_WARP) {
+        int lb, sleep_ns, minb, pre_ns, every;
+        warp_lookback(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns, &every);
+        kiln__sb_addf(sb,
+                      "#define KILN_LB %d\n#define KILN_LB_SLEEP %d\n"
+                      "#define KILN_MINB %d\n#define KILN_LB_PRE %d\n"
+                      "#define KILN_LB_EVERY %d\n",
+                      lb, sleep_ns, minb, pre_ns, every);
+    }
+    kiln__gen_common(sb, &s->gen.args, strided, s->preamble);
+    kiln__sb_add(sb, "typedef\n");
+    kiln__gen_user(sb, "scan_type", s->scan_type);
+    kiln__sb_add(sb, "kiln_scan_t;\n");
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_neutral(void)", 0, "neutral",
+                          s->neutral);
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_scan_op(kiln_scan_t a, "
+                              "kiln_scan_t b)",
+                          0, "scan", s->op);
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_input(long i, KILN_PARAMS)",
+                          1, "input", s->input);
+    if (s->seg) {
+        kiln__sb_add(sb, "KILN_FUNC int kiln_seg_start(long i, "
+                         "KILN_PARAMS)\n{\n    KILN_BIND(i)\n"
+                         "    return (\n");
+        kiln__gen_user(sb, "segment_start", s->seg);
+        kiln__sb_add(sb, ") ? 1 : 0;\n}\n");
+    }
+    kiln__sb_add(sb, "KILN_FUNC void kiln_output(long i, kiln_scan_t "
+                     "item, kiln_scan_t prev_item, KILN_PARAMS)\n{\n"
+                     "    KILN_BIND(i)\n");
+    kiln__gen_user(sb, "output", s->output);
+    kiln__sb_add(sb, ";\n}\n");
+    return kiln__gen_template(sb, kTemplates[kind].file, s->gen.name,
+                              &s->gen.args, strided);
+}
+
