@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
@@ -379,6 +380,242 @@ static void t_out_of_order(kiln_queue *q0) {
     kiln_queue_release(q);
 }
 
+/* ----------------------------------------------------------- wait lists */
+
+static int gate_open(kiln_event *e) {
+    kiln_event_state st = KILN_EVENT_QUEUED;
+    kiln_event_get_state(e, &st);
+    return st == KILN_EVENT_COMPLETE;
+}
+
+/* The copies of update, end_async and run_async wait for the caller's wait
+ * list: gated by a user event, nothing reaches the host until it opens. */
+static void t_wait_lists(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_offload *twice = make(c, "int *x", "x[i] = 2 * x[i] + 1;", 1, NULL);
+    if (!twice)
+        return;
+    int h[N_INTS];
+    size_t n = N_INTS, bytes = sizeof h;
+    kiln_data_region *r = NULL;
+    kiln_event *gate = NULL, *e = NULL;
+    fill(h, n, 1, 0);
+    kiln_arg m = KILN_TOFROM(h, bytes);
+    if (!CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r)))
+        goto out;
+    kiln_arg p = KILN_PRESENT(h);
+    CHECK_OK(kiln_offload_run(q, twice, r, &n, 1, &p)); /* device: 2i+1 */
+    CHECK_OK(kiln_data_region_wait(r));
+
+    /* update FROM behind a gate */
+    fill(h, n, 0, -1);
+    CHECK_OK(kiln_event_create_user(c, &gate));
+    CHECK_OK(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1, &gate,
+                                     &e));
+    usleep(50 * 1000);
+    CHECK_MSG(!gate_open(e) && h[1] == -1, "update ran before its wait list");
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(e));
+    CHECK_MSG(all_eq(h, n, 0, 2, 1), "update FROM: h[1] = %d, want 3", h[1]);
+    kiln_event_release(e);
+    kiln_event_release(gate);
+
+    /* bytes 0: the event still follows the wait list */
+    CHECK_OK(kiln_event_create_user(c, &gate));
+    CHECK_OK(kiln_data_region_update(r, h, 0, KILN_DATA_TO, 1, &gate, &e));
+    usleep(20 * 1000);
+    CHECK(e != NULL && !gate_open(e));
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(e));
+    kiln_event_release(e);
+    kiln_event_release(gate);
+
+    /* run_async behind a gate, then end_async behind another */
+    kiln_event *gate2 = NULL, *run = NULL;
+    CHECK_OK(kiln_event_create_user(c, &gate));
+    CHECK_OK(kiln_event_create_user(c, &gate2));
+    CHECK_OK(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, &gate, &run));
+    fill(h, n, 0, -1);
+    CHECK_OK(kiln_data_region_end_async(r, 1, &gate2, &e));
+    r = NULL;
+    usleep(50 * 1000);
+    CHECK_MSG(!gate_open(run) && !gate_open(e) && h[1] == -1,
+              "run or end ran before its wait list");
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(run));
+    usleep(20 * 1000);
+    CHECK_MSG(!gate_open(e) && h[1] == -1, "end ran before its wait list");
+    CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(e));
+    CHECK_MSG(all_eq(h, n, 0, 4, 3), "end_async: h[1] = %d, want 7", h[1]);
+    kiln_event_release(run);
+    kiln_event_release(e);
+    kiln_event_release(gate);
+    kiln_event_release(gate2);
+
+    /* bad wait lists: nothing happens, the region stays usable */
+    fill(h, n, 1, 0);
+    if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
+        kiln_event *nul = NULL;
+        e = (kiln_event *)&e;
+        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1,
+                                             NULL, &e),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK(e == NULL);
+        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1,
+                                             &nul, NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, NULL,
+                                            NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, &nul,
+                                            NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_data_region_end_async(r, 1, NULL, NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_data_region_end_async(r, 1, &nul, NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_OK(kiln_offload_run(q, twice, r, &n, 1, &p));
+        CHECK_OK(kiln_data_region_end_async(r, 0, NULL, NULL));
+        CHECK_OK(kiln_queue_finish(q));
+        CHECK_MSG(all_eq(h, n, 0, 2, 1), "after bad wait lists: h[1] = %d",
+                  h[1]);
+    }
+    e = (kiln_event *)&e;
+    CHECK_OK(kiln_data_region_end_async(NULL, 0, NULL, &e));
+    CHECK(e == NULL);
+out:
+    kiln_offload_release(twice);
+}
+
+/* ------------------------------------- retain, sized structs, arg kinds */
+
+static void t_retain_and_sizes(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_offload *off = make(c, "int *x", "x[i] = (int)i;", 1, NULL);
+    if (!off)
+        return;
+    int h[8];
+    size_t n = 8;
+    kiln_arg a = KILN_FROM(h, sizeof h);
+    /* retain: two references, each release drops one */
+    CHECK_OK(kiln_offload_retain(off));
+    kiln_offload_release(off);
+    memset(h, 0, sizeof h);
+    CHECK_OK(kiln_offload_run(q, off, NULL, &n, 1, &a));
+    CHECK(h[7] == 7);
+    CHECK_STATUS(kiln_offload_retain(NULL), KILN_ERROR_NULL_HANDLE);
+
+    /* stats through the sized getters: an older caller's prefix, a newer
+     * caller's zeroed tail, a size below any version refused */
+    struct {
+        kiln_offload_stats s;
+        uint64_t later[2];
+    } big;
+    memset(&big, 0xff, sizeof big);
+    CHECK_OK((kiln_offload_get_stats)(off, &big.s, sizeof big));
+    CHECK(big.s.launches == 1 && big.s.copies_from == 1 && big.later[0] == 0 &&
+          big.later[1] == 0);
+    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 8),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "kiln_offload_get_stats") != NULL);
+    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 0),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_offload_get_stats(off, (kiln_offload_stats *)NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_data_region *r = NULL;
+    kiln_arg m = KILN_TO(h, sizeof h);
+    if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
+        memset(&big, 0xff, sizeof big);
+        CHECK_OK((kiln_data_region_get_stats)(r, &big.s, sizeof big));
+        CHECK(big.s.copies_to == 1 && big.s.allocations == 1 &&
+              big.later[0] == 0);
+        CHECK_STATUS((kiln_data_region_get_stats)(r, &big.s, 16),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_OK(kiln_data_region_end(r));
+    }
+
+    /* options: struct_size from the macro, or refused */
+    kiln_offload *o2 = NULL;
+    kiln_offload_opts bad = KILN_OFFLOAD_OPTS(.name = "sized");
+    CHECK(bad.struct_size == sizeof bad);
+    bad.struct_size = 0;
+    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[i] = 1;", 1, &bad, &o2),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(o2 == NULL);
+    CHECK(strstr(kiln_last_error_message(), "KILN_OFFLOAD_OPTS") != NULL);
+    bad.struct_size = sizeof(size_t) + sizeof(const char *);
+    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[i] = 1;", 1, &bad, &o2),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    /* a newer caller's larger struct: the known prefix is used */
+    struct {
+        kiln_offload_opts o;
+        const char *later;
+    } newer = {KILN_OFFLOAD_OPTS(.index_names = "q"), NULL};
+    newer.o.struct_size = sizeof newer;
+    if (CHECK_OK(kiln_offload_create(c, "int *x", "x[q] = 5;", 1, &newer.o,
+                                     &o2))) {
+        CHECK_OK(kiln_offload_run(q, o2, NULL, &n, 1, &a));
+        CHECK(h[0] == 5 && h[7] == 5);
+        kiln_offload_release(o2);
+    }
+    kiln_offload_release(off);
+}
+
+/* Arguments of a kind that does not fit: a clear KILN_ERROR_KERNEL_ARGS
+ * naming the parameter (runs) or KILN_ERROR_INVALID_ARGUMENT (region maps,
+ * which are not parameters). */
+static void t_arg_kinds(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_offload *off = make(c, "int *x, int v", "x[i] = v;", 1, NULL);
+    if (!off)
+        return;
+    int h[16];
+    size_t n = 16;
+    kiln_array *arr = NULL;
+    size_t shape = 16;
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &shape, &arr));
+    kiln_buffer *buf = NULL;
+    CHECK_OK(kiln_buffer_create(c, sizeof h, KILN_BUFFER_READ_WRITE, NULL,
+                                &buf));
+    struct {
+        kiln_arg a[2];
+        const char *says;
+    } cases[] = {
+        {{KILN_ARG_ARRAY(arr), KILN_ARG_I32(1)}, "an array"},
+        {{KILN_ARG_BUF(buf), KILN_ARG_I32(1)}, "a buffer"},
+        {{KILN_ARG_LOCAL_BYTES(64), KILN_ARG_I32(1)}, "local memory"},
+        {{KILN_ARG_I32(1), KILN_ARG_I32(1)}, "a scalar (int)"},
+        {{KILN_FROM(h, sizeof h), KILN_TO(h, sizeof h)}, "mapped host memory"},
+        {{KILN_FROM(h, sizeof h), KILN_ARG_ARRAY(arr)}, "an array"},
+        {{{.kind = (kiln_arg_kind)0}, KILN_ARG_I32(1)}, "unknown kind"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, cases[k].a),
+                     KILN_ERROR_KERNEL_ARGS);
+        const char *msg = kiln_last_error_message();
+        CHECK_MSG(strstr(msg, cases[k].says) != NULL &&
+                      strstr(msg, k == 4 || k == 5 ? "'v'" : "'x'") != NULL,
+                  "case %zu: %s", k, msg);
+    }
+    /* region maps must be KILN_ARG_MAP */
+    kiln_data_region *r = (kiln_data_region *)&r;
+    kiln_arg maps[2] = {KILN_TO(h, sizeof h), KILN_ARG_ARRAY(arr)};
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
+    CHECK(strstr(kiln_last_error_message(), "an array") != NULL);
+    maps[1] = KILN_ARG_I32(3);
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    maps[1] = KILN_MAP(h + 8, 4, 7); /* unknown map kind */
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, maps + 1, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    kiln_buffer_release(buf);
+    kiln_array_release(arr);
+    kiln_offload_release(off);
+}
+
 /* ---------------------------------------------------------------- errors */
 
 static void t_errors(kiln_queue *q) {
@@ -572,6 +809,9 @@ static void per_device(kiln_queue *q, void *user) {
         printf("no fp64: double pairwise skipped\n");
     t_3d_async(q);
     t_out_of_order(q);
+    t_wait_lists(q);
+    t_retain_and_sizes(q);
+    t_arg_kinds(q);
     t_errors(q);
 }
 
