@@ -78,14 +78,11 @@ kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t si
 }
 
 kiln_status kiln_buffer_retain(kiln_buffer *buffer) {
-    if (!buffer)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_buffer_retain: buffer is NULL");
-    atomic_fetch_add_explicit(&buffer->refs, 1, memory_order_relaxed);
-    return KILN_OK;
+    return kiln__ref_retain(buffer ? &buffer->refs : NULL, "kiln_buffer_retain", "buffer");
 }
 
 void kiln_buffer_release(kiln_buffer *buffer) {
-    while (buffer && atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) == 1) {
+    while (kiln__ref_release(buffer ? &buffer->refs : NULL)) {
         kiln_buffer *parent = buffer->parent;
         /* The driver keeps the memory alive until queued work using it ends. */
         buffer->backend->buffer_release(buffer->handle);
@@ -128,32 +125,32 @@ static kiln_status kiln__finish_enqueue(const char *fn, kiln_status st, kiln_que
     return KILN_OK;
 }
 
-kiln_status kiln_buffer_write(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
-                              const void *src) {
-    static const char fn[] = "kiln_buffer_write";
-    kiln_status st = kiln__check_qbr(fn, queue, "dst", dst, offset, size);
+/* The blocking transfers differ only in direction: one body for both. */
+static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *queue,
+                                  kiln_buffer *buffer, size_t offset, size_t size, void *host) {
+    kiln_status st = kiln__check_qbr(fn, queue, to_device ? "dst" : "src", buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (size == 0)
         return KILN_OK;
-    if (!src)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: src is NULL", fn);
-    st = queue->backend->buffer_write(queue->handle, dst->handle, offset, size, src, 1, 0, NULL, NULL);
+    if (!host)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               to_device ? "src" : "dst");
+    st = to_device ? queue->backend->buffer_write(queue->handle, buffer->handle, offset, size,
+                                                  host, 1, 0, NULL, NULL)
+                   : queue->backend->buffer_read(queue->handle, buffer->handle, offset, size,
+                                                 host, 1, 0, NULL, NULL);
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+}
+
+kiln_status kiln_buffer_write(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
+                              const void *src) {
+    return kiln__transfer("kiln_buffer_write", 1, queue, dst, offset, size, (void *)src);
 }
 
 kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src, size_t offset, size_t size,
                              void *dst) {
-    static const char fn[] = "kiln_buffer_read";
-    kiln_status st = kiln__check_qbr(fn, queue, "src", src, offset, size);
-    if (st != KILN_OK)
-        return st;
-    if (size == 0)
-        return KILN_OK;
-    if (!dst)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: dst is NULL", fn);
-    st = queue->backend->buffer_read(queue->handle, src->handle, offset, size, dst, 1, 0, NULL, NULL);
-    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+    return kiln__transfer("kiln_buffer_read", 0, queue, src, offset, size, dst);
 }
 
 /* The non-blocking transfers differ only in direction: one body for both. */

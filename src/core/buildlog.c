@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/strbuf.h"
 #include "core/internal.h"
 
 typedef struct {
@@ -289,52 +290,18 @@ static int kiln__ignored_directives(const kiln__linemap *m, const char *log,
     return ignored > honoured;
 }
 
-/* Appends to a growing string; on failure sets *ok = 0. */
-typedef struct {
-    char *s;
-    size_t len, cap;
-    int ok;
-} kiln__str;
-
-static void kiln__str_add(kiln__str *b, const char *s, size_t n) {
-    if (!b->ok)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *g = realloc(b->s, cap);
-        if (!g) {
-            b->ok = 0;
-            return;
-        }
-        b->s = g;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-static void kiln__str_addf(kiln__str *b, const char *fmt, long v) {
-    char tmp[32];
-    int w = snprintf(tmp, sizeof tmp, fmt, v);
-    if (w > 0)
-        kiln__str_add(b, tmp, (size_t)w < sizeof tmp ? (size_t)w : sizeof tmp - 1);
-}
-
 /* "label:line: text" for final line i (0-based) into b. */
-static void kiln__describe(kiln__str *b, const kiln__linemap *m, size_t i) {
+static void kiln__describe(kiln__sb *b, const kiln__linemap *m, size_t i) {
     const kiln__srcline *l = &m->lines[i];
     if (i < m->prelude) {
-        kiln__str_add(b, "kiln-prelude", 12);
-        kiln__str_addf(b, ":%ld: ", (long)i + 1);
+        kiln__sb_addn(b, "kiln-prelude", 12);
+        kiln__sb_addf(b, ":%ld: ", (long)((long)i + 1));
     } else {
         if (l->label)
-            kiln__str_add(b, l->label, l->label_len);
+            kiln__sb_addn(b, l->label, l->label_len);
         else
-            kiln__str_add(b, "source", 6);
-        kiln__str_addf(b, ":%ld: ", l->line);
+            kiln__sb_addn(b, "source", 6);
+        kiln__sb_addf(b, ":%ld: ", (long)(l->line));
     }
     const char *t = l->text;
     size_t n = l->len;
@@ -344,7 +311,7 @@ static void kiln__describe(kiln__str *b, const kiln__linemap *m, size_t i) {
         n--;
     if (n > 200)
         n = 200;
-    kiln__str_add(b, t, n);
+    kiln__sb_addn(b, t, n);
 }
 
 static int kiln__line_has_error(const char *log, size_t log_line) {
@@ -369,7 +336,7 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *l
     size_t nrefs = kiln__refs(log, refs, KILN__MAX_REFS);
     int ignored = kiln__ignored_directives(&m, log, refs, nrefs);
 
-    kiln__str out = {NULL, 0, 0, 1};
+    kiln__sb out = {0};
     /* The final line each reference names (0-based; -1 if none). */
     long at[KILN__MAX_REFS];
     size_t copied = 0;
@@ -393,18 +360,18 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *l
         const kiln__srcline *l = &m.lines[at[k]];
         if (l->directive)
             continue;
-        kiln__str_add(&out, log + copied, r->tok - copied);
+        kiln__sb_addn(&out, log + copied, r->tok - copied);
         if ((size_t)at[k] < m.prelude)
-            kiln__str_add(&out, "kiln-prelude", 12);
+            kiln__sb_addn(&out, "kiln-prelude", 12);
         else if (l->label)
-            kiln__str_add(&out, l->label, l->label_len);
+            kiln__sb_addn(&out, l->label, l->label_len);
         else
-            kiln__str_add(&out, tok, r->tok_len);
-        kiln__str_add(&out, log + r->tok + r->tok_len, r->num - r->tok - r->tok_len);
-        kiln__str_addf(&out, "%ld", (size_t)at[k] < m.prelude ? at[k] + 1 : l->line);
+            kiln__sb_addn(&out, tok, r->tok_len);
+        kiln__sb_addn(&out, log + r->tok + r->tok_len, r->num - r->tok - r->tok_len);
+        kiln__sb_addf(&out, "%ld", (long)((size_t)at[k] < m.prelude ? at[k] + 1 : l->line));
         copied = r->num + r->num_len;
     }
-    kiln__str_add(&out, log + copied, strlen(log + copied));
+    kiln__sb_addn(&out, log + copied, strlen(log + copied));
 
     /* The source lines the errors point at (at most 3 distinct ones). */
     long shown[3];
@@ -428,25 +395,25 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *l
                                              "compiler ignores #line; kiln mapped its line "
                                              "numbers back to yours):\n"
                                            : "\nkiln: the source at the lines above:\n";
-                kiln__str_add(&out, head, strlen(head));
+                kiln__sb_addn(&out, head, strlen(head));
             }
-            kiln__str_add(&out, "  ", 2);
+            kiln__sb_addn(&out, "  ", 2);
             size_t before = out.len;
             kiln__describe(&out, &m, (size_t)at[k]);
-            if (nshown == 0 && where && where_cap && out.ok) {
+            if (nshown == 0 && where && where_cap && !out.oom) {
                 size_t n = out.len - before;
                 if (n >= where_cap)
                     n = where_cap - 1;
-                memcpy(where, out.s + before, n);
+                memcpy(where, out.p + before, n);
                 where[n] = 0;
             }
-            kiln__str_add(&out, "\n", 1);
+            kiln__sb_addn(&out, "\n", 1);
             shown[nshown++] = at[k];
         }
     free(m.lines);
-    if (!out.ok) {
-        free(out.s);
+    if (out.oom) {
+        kiln__sb_free(&out);
         return NULL;
     }
-    return out.s ? out.s : strdup("");
+    return kiln__sb_take(&out);
 }

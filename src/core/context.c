@@ -78,7 +78,7 @@ void kiln__context_retain(kiln_context *context) {
 }
 
 void kiln__context_unref(kiln_context *context) {
-    if (atomic_fetch_sub_explicit(&context->refs, 1, memory_order_acq_rel) != 1)
+    if (!kiln__ref_release(&context->refs))
         return;
     kiln__context_drop_attachments(context); /* left if never in use */
     for (size_t b = 0; b < KILN__BUILT_BUCKETS; b++) {
@@ -98,17 +98,17 @@ void kiln__context_unref(kiln_context *context) {
 }
 
 kiln_status kiln_context_retain(kiln_context *context) {
-    if (!context)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_context_retain: context is NULL");
-    kiln__context_retain(context);
-    atomic_fetch_add_explicit(&context->handles, 1, memory_order_relaxed);
-    return KILN_OK;
+    kiln_status st = kiln__ref_retain(context ? &context->handles : NULL,
+                                      "kiln_context_retain", "context");
+    if (st == KILN_OK)
+        kiln__context_retain(context);
+    return st;
 }
 
 void kiln_context_release(kiln_context *context) {
     if (!context)
         return;
-    if (atomic_fetch_sub_explicit(&context->handles, 1, memory_order_acq_rel) == 1)
+    if (kiln__ref_release(&context->handles))
         kiln__context_drop_attachments(context);
     kiln__context_unref(context);
 }

@@ -1,10 +1,6 @@
-/* Events, wait lists, user events, callbacks and continuations.
- *
- * Callbacks: the backend's notification (often on a driver thread) only
- * appends a node to a mutex+condvar work queue; ONE kiln-owned thread named
- * "kiln-callback", started on first use, drains it and calls the user's
- * callbacks one at a time, in completion order. The event is retained from
- * registration until its callback has run. */
+/* Events: wrapping backend events, waits, states, profiling times and
+ * user events. Wait lists are in waitlist.c, callbacks and continuations in
+ * callback.c. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,7 +38,7 @@ kiln_status kiln__event_wrap(kiln_context *context, void *handle, int profiling,
 }
 
 /* A backend user event on the context, wrapped; not yet completed. */
-static kiln_status kiln__event_user_new(kiln_context *context, kiln_event **event) {
+kiln_status kiln__event_user_new(kiln_context *context, kiln_event **event) {
     void *h = NULL;
     kiln_status st = context->backend->user_event_create(context->handle, &h);
     if (st != KILN_OK) {
@@ -65,113 +61,14 @@ kiln_status kiln__event_completed(kiln_context *context, kiln_event **event) {
     return st;
 }
 
-/* An event of another context (another device, or another backend) means
- * nothing to this context's driver: a user event of this context stands in
- * for it, completed from kiln's callback thread when the foreign event
- * ends. The callback holds one reference to the
- * stand-in, the wait list another until the command is enqueued. */
-/* A failure does not cross the bridge: the stand-in completes normally
- * and the command behind it runs (as commands behind a failed user event
- * do on CUDA). Setting it to a failure instead made PoCL 3.1 abort
- * ("PTHREAD ERROR in pocl_update_event_failed") in tests/test_cross_context.
- * The foreign event itself still reports its failure. */
-static void kiln__bridge_done(kiln_event *foreign, kiln_event_state state, void *user) {
-    (void)foreign;
-    (void)state;
-    kiln_event *standin = user;
-    kiln_event_set_complete(standin, KILN_EVENT_COMPLETE);
-    kiln_event_release(standin);
-}
-
-static kiln_status kiln__bridge(kiln_context *context, kiln_event *foreign, kiln_event **out) {
-    kiln_event *standin = NULL;
-    kiln_status st = kiln_event_create_user(context, &standin);
-    if (st != KILN_OK)
-        return st;
-    kiln_event_retain(standin); /* the callback's reference */
-    st = kiln_event_on_complete(foreign, kiln__bridge_done, standin);
-    if (st != KILN_OK) {
-        kiln_event_release(standin);
-        kiln_event_release(standin);
-        return st;
-    }
-    *out = standin;
-    return KILN_OK;
-}
-
-/* A list longer than the stack storage, or one with stand-ins, is one
- * calloc'd block: num_wait backend handles, then num_wait stand-in events
- * (NULL where the event was the context's own). */
-kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *const *wait,
-                            void **storage, void *const **out) {
-    *out = NULL;
-    if (num_wait == 0)
-        return KILN_OK;
-    if (!wait)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "the wait list is NULL but num_wait is %zu", num_wait);
-    int foreign = 0;
-    for (size_t i = 0; i < num_wait; i++) {
-        if (!wait[i])
-            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                                   "wait[%zu] is NULL (a wait list holds %zu events, none NULL)",
-                                   i, num_wait);
-        foreign |= wait[i]->context != context;
-    }
-    void **list = storage;
-    if (num_wait > KILN__STACK_ARGS || foreign) {
-        list = num_wait <= SIZE_MAX / (2 * sizeof *list) ? calloc(2 * num_wait, sizeof *list)
-                                                          : NULL;
-        if (!list)
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory for a wait list");
-    }
-    for (size_t i = 0; i < num_wait; i++) {
-        kiln_event *ev = wait[i];
-        if (ev->context != context) {
-            kiln_event *standin = NULL;
-            kiln_status st = kiln__bridge(context, ev, &standin);
-            if (st != KILN_OK) {
-                kiln__wait_list_free(list, storage, num_wait);
-                return kiln__error_prefix(st, "wait[%zu] (an event of another context)", i);
-            }
-            list[num_wait + i] = standin;
-            ev = standin;
-        }
-        list[i] = ev->handle;
-    }
-    *out = list;
-    return KILN_OK;
-}
-
-void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait) {
-    if (!list || list == (void *const *)storage)
-        return;
-    for (size_t i = 0; i < num_wait; i++)
-        kiln_event_release(list[num_wait + i]); /* NULL: no stand-in */
-    free((void *)list);
-}
-
-/* The event of an operation with nothing to do (zero bytes, an empty
- * range): complete at once, unless it has a wait list, whose events it must
- * still follow (a marker over them). */
-kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
-                               kiln_event **event) {
-    if (num_wait) /* also checks the list, even when no event is asked for */
-        return kiln_queue_marker(queue, num_wait, wait, event);
-    return event ? kiln__event_completed(queue->context, event) : KILN_OK;
-}
-
 /* ------------------------------------------------------------ basics */
 
 kiln_status kiln_event_retain(kiln_event *event) {
-    if (!event)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_retain: event is NULL");
-    atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
-    return KILN_OK;
+    return kiln__ref_retain(event ? &event->refs : NULL, "kiln_event_retain", "event");
 }
 
 void kiln_event_release(kiln_event *event) {
-    if (!event || atomic_fetch_sub_explicit(&event->refs, 1, memory_order_acq_rel) != 1)
+    if (!kiln__ref_release(event ? &event->refs : NULL))
         return;
     event->backend->event_release(event->handle);
     kiln__context_unref(event->context);
@@ -295,152 +192,3 @@ kiln_status kiln_event_set_complete(kiln_event *event, kiln_event_state state) {
     return KILN_OK;
 }
 
-/* ------------------------------------------------------------ callback thread */
-
-typedef struct kiln__cb_node {
-    struct kiln__cb_node *next;
-    kiln_event *event;            /* retained until the callback ran */
-    kiln_event_callback callback; /* either a callback ... */
-    void *user_data;
-    kiln_continuation fn;         /* ... or a continuation completing next_event */
-    kiln_event *next_event;       /* retained until completed */
-    int failed;
-} kiln__cb_node;
-
-static pthread_once_t kiln__cb_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t kiln__cb_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t kiln__cb_cond = PTHREAD_COND_INITIALIZER;
-static kiln__cb_node *kiln__cb_head, *kiln__cb_tail;
-static int kiln__cb_started;
-
-static void kiln__cb_run(kiln__cb_node *node) {
-    /* Some drivers (PoCL) report CL_COMPLETE to a callback registered on an
-     * event that had already failed: ask the event itself. */
-    if (!node->failed) {
-        kiln_event_state s = KILN_EVENT_COMPLETE;
-        if (node->event->backend->event_state(node->event->handle, &s) == KILN_OK &&
-            s == KILN_EVENT_ERROR)
-            node->failed = 1;
-    }
-    kiln_event_state state = node->failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE;
-    if (node->callback) {
-        node->callback(node->event, state, node->user_data);
-    } else {
-        kiln_status r = node->fn(state, node->user_data);
-        kiln_event *next = node->next_event;
-        next->backend->user_event_set(next->handle, node->failed || r != KILN_OK);
-        kiln_event_release(next);
-    }
-    kiln_event_release(node->event);
-    free(node);
-}
-
-static void *kiln__cb_main(void *arg) {
-    (void)arg;
-#if defined(__linux__)
-    pthread_setname_np(pthread_self(), "kiln-callback");
-#endif
-    for (;;) {
-        pthread_mutex_lock(&kiln__cb_lock);
-        while (!kiln__cb_head)
-            pthread_cond_wait(&kiln__cb_cond, &kiln__cb_lock);
-        kiln__cb_node *node = kiln__cb_head;
-        kiln__cb_head = node->next;
-        if (!kiln__cb_head)
-            kiln__cb_tail = NULL;
-        pthread_mutex_unlock(&kiln__cb_lock);
-        kiln__cb_run(node);
-    }
-    return NULL;
-}
-
-static void kiln__cb_start(void) {
-    pthread_t thread;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0)
-        return;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&thread, &attr, kiln__cb_main, NULL) == 0)
-        kiln__cb_started = 1;
-    pthread_attr_destroy(&attr);
-}
-
-/* The backend's notification: queue the node for the callback thread. */
-static void kiln__cb_notify(void *arg, int failed) {
-    kiln__cb_node *node = arg;
-    node->failed = failed;
-    node->next = NULL;
-    pthread_mutex_lock(&kiln__cb_lock);
-    if (kiln__cb_tail)
-        kiln__cb_tail->next = node;
-    else
-        kiln__cb_head = node;
-    kiln__cb_tail = node;
-    pthread_cond_signal(&kiln__cb_cond);
-    pthread_mutex_unlock(&kiln__cb_lock);
-}
-
-static kiln_status kiln__cb_register(kiln_event *event, kiln__cb_node *node) {
-    pthread_once(&kiln__cb_once, kiln__cb_start);
-    if (!kiln__cb_started)
-        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "could not start the kiln-callback thread");
-    kiln_event_retain(event);
-    node->event = event;
-    kiln_status st = event->backend->event_notify(event->handle, kiln__cb_notify, node);
-    if (st != KILN_OK) {
-        kiln_event_release(event);
-        return st;
-    }
-    return KILN_OK;
-}
-
-kiln_status kiln_event_on_complete(kiln_event *event, kiln_event_callback callback,
-                                   void *user_data) {
-    if (!event || !callback)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_on_complete: %s is NULL",
-                               event ? "callback" : "event");
-    kiln__cb_node *node = calloc(1, sizeof *node);
-    if (!node)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_event_on_complete: out of memory");
-    node->callback = callback;
-    node->user_data = user_data;
-    kiln_status st = kiln__cb_register(event, node);
-    if (st != KILN_OK) {
-        free(node);
-        return kiln__error_prefix(st, "kiln_event_on_complete");
-    }
-    return KILN_OK;
-}
-
-kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn, void *user_data,
-                            kiln_event **next) {
-    if (!next)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_then: next is NULL");
-    *next = NULL;
-    if (!event || !fn)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_then: %s is NULL",
-                               event ? "fn" : "event");
-    kiln__cb_node *node = calloc(1, sizeof *node);
-    if (!node)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_event_then: out of memory");
-    kiln_event *ne = NULL;
-    kiln_status st = kiln__event_user_new(event->context, &ne);
-    if (st != KILN_OK) {
-        free(node);
-        return kiln__error_prefix(st, "kiln_event_then");
-    }
-    atomic_store(&ne->user_set, 1); /* completed by kiln, not by the user */
-    kiln_event_retain(ne);          /* the node's reference */
-    node->fn = fn;
-    node->user_data = user_data;
-    node->next_event = ne;
-    st = kiln__cb_register(event, node);
-    if (st != KILN_OK) {
-        free(node);
-        kiln_event_release(ne);
-        kiln_event_release(ne);
-        return kiln__error_prefix(st, "kiln_event_then");
-    }
-    *next = ne;
-    return KILN_OK;
-}

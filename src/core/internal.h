@@ -13,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "base/error.h"
+#include "base/refcount.h"
 #include "core/signature.h"
 #include "kiln.h"
 
@@ -117,11 +118,13 @@ void kiln__context_unref(kiln_context *context);
 /* attach.c: destroys the attached data (when the last handle goes). */
 void kiln__context_drop_attachments(kiln_context *context);
 
-/* event.c */
+/* event.c, waitlist.c, queue.c (kiln__nothing_done) */
 /* Wraps a backend event (taking over its reference) into a new kiln_event.
  * On allocation failure releases the backend event. */
 kiln_status kiln__event_wrap(kiln_context *context, void *handle,
                              int profiling, kiln_event **event);
+/* A new user event of the context (not yet complete). */
+kiln_status kiln__event_user_new(kiln_context *context, kiln_event **event);
 /* A completed event on the context (for operations that do nothing). */
 kiln_status kiln__event_completed(kiln_context *context, kiln_event **event);
 /* The event (if asked for) of an operation that has nothing to do: complete

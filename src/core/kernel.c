@@ -72,14 +72,11 @@ kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_ker
 }
 
 kiln_status kiln_kernel_retain(kiln_kernel *kernel) {
-    if (!kernel)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_kernel_retain: kernel is NULL");
-    atomic_fetch_add_explicit(&kernel->refs, 1, memory_order_relaxed);
-    return KILN_OK;
+    return kiln__ref_retain(kernel ? &kernel->refs : NULL, "kiln_kernel_retain", "kernel");
 }
 
 void kiln_kernel_release(kiln_kernel *kernel) {
-    if (!kernel || atomic_fetch_sub_explicit(&kernel->refs, 1, memory_order_acq_rel) != 1)
+    if (!kiln__ref_release(kernel ? &kernel->refs : NULL))
         return;
     for (size_t i = 0; i < kernel->context->num_devices; i++)
         kernel->backend->kernel_release(kernel->handles[i]);

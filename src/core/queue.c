@@ -62,14 +62,11 @@ kiln_status kiln_queue_create_default(const char *selector, unsigned flags, kiln
 }
 
 kiln_status kiln_queue_retain(kiln_queue *queue) {
-    if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_retain: queue is NULL");
-    atomic_fetch_add_explicit(&queue->refs, 1, memory_order_relaxed);
-    return KILN_OK;
+    return kiln__ref_retain(queue ? &queue->refs : NULL, "kiln_queue_retain", "queue");
 }
 
 void kiln_queue_release(kiln_queue *queue) {
-    if (!queue || atomic_fetch_sub_explicit(&queue->refs, 1, memory_order_acq_rel) != 1)
+    if (!kiln__ref_release(queue ? &queue->refs : NULL))
         return;
     queue->backend->queue_release(queue->handle);
     kiln_context_release(queue->context);
@@ -126,4 +123,14 @@ kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait, kiln_event *co
 kiln_status kiln_queue_barrier(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
                                kiln_event **event) {
     return kiln__marker(queue, 1, num_wait, wait, event);
+}
+
+/* The event of an operation with nothing to do (zero bytes, an empty
+ * range): complete at once, unless it has a wait list, whose events it must
+ * still follow (a marker over them). */
+kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event) {
+    if (num_wait) /* also checks the list, even when no event is asked for */
+        return kiln_queue_marker(queue, num_wait, wait, event);
+    return event ? kiln__event_completed(queue->context, event) : KILN_OK;
 }

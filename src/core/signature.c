@@ -27,6 +27,23 @@ static int kiln__tok_in(const kiln__tok *t, const char *const *words) {
     return 0;
 }
 
+/* Blanks the block comment starting at p (newlines kept); returns the
+ * character after it. */
+static char *kiln__blank_block_comment(char *p) {
+    *p++ = ' ';
+    *p++ = ' ';
+    while (*p && !(p[0] == '*' && p[1] == '/')) {
+        if (*p != '\n')
+            *p = ' ';
+        p++;
+    }
+    if (*p) {
+        *p++ = ' ';
+        *p++ = ' ';
+    }
+    return p;
+}
+
 /* Blanks comments, string and character literals and preprocessor lines
  * (newlines kept), in place. */
 static void kiln__clean(char *s) {
@@ -38,17 +55,7 @@ static void kiln__clean(char *s) {
             continue;
         }
         if (p[0] == '/' && p[1] == '*') {
-            *p++ = ' ';
-            *p++ = ' ';
-            while (*p && !(p[0] == '*' && p[1] == '/')) {
-                if (*p != '\n')
-                    *p = ' ';
-                p++;
-            }
-            if (*p) {
-                *p++ = ' ';
-                *p++ = ' ';
-            }
+            p = kiln__blank_block_comment(p);
             continue;
         }
         if (*p == '"' || *p == '\'') {
@@ -74,17 +81,7 @@ static void kiln__clean(char *s) {
                     continue;
                 }
                 if (p[0] == '/' && p[1] == '*') {
-                    *p++ = ' ';
-                    *p++ = ' ';
-                    while (*p && !(p[0] == '*' && p[1] == '/')) {
-                        if (*p != '\n')
-                            *p = ' ';
-                        p++;
-                    }
-                    if (*p) {
-                        *p++ = ' ';
-                        *p++ = ' ';
-                    }
+                    p = kiln__blank_block_comment(p);
                     continue;
                 }
                 *p++ = ' ';

@@ -1,0 +1,94 @@
+/* Wait lists: public events translated into backend events, with events
+ * of other contexts bridged through the host. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* An event of another context (another device, or another backend) means
+ * nothing to this context's driver: a user event of this context stands in
+ * for it, completed from kiln's callback thread when the foreign event
+ * ends. The callback holds one reference to the
+ * stand-in, the wait list another until the command is enqueued. */
+/* A failure does not cross the bridge: the stand-in completes normally
+ * and the command behind it runs (as commands behind a failed user event
+ * do on CUDA). Setting it to a failure instead made PoCL 3.1 abort
+ * ("PTHREAD ERROR in pocl_update_event_failed") in tests/test_cross_context.
+ * The foreign event itself still reports its failure. */
+static void kiln__bridge_done(kiln_event *foreign, kiln_event_state state, void *user) {
+    (void)foreign;
+    (void)state;
+    kiln_event *standin = user;
+    kiln_event_set_complete(standin, KILN_EVENT_COMPLETE);
+    kiln_event_release(standin);
+}
+
+static kiln_status kiln__bridge(kiln_context *context, kiln_event *foreign, kiln_event **out) {
+    kiln_event *standin = NULL;
+    kiln_status st = kiln_event_create_user(context, &standin);
+    if (st != KILN_OK)
+        return st;
+    kiln_event_retain(standin); /* the callback's reference */
+    st = kiln_event_on_complete(foreign, kiln__bridge_done, standin);
+    if (st != KILN_OK) {
+        kiln_event_release(standin);
+        kiln_event_release(standin);
+        return st;
+    }
+    *out = standin;
+    return KILN_OK;
+}
+
+/* A list longer than the stack storage, or one with stand-ins, is one
+ * calloc'd block: num_wait backend handles, then num_wait stand-in events
+ * (NULL where the event was the context's own). */
+kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *const *wait,
+                            void **storage, void *const **out) {
+    *out = NULL;
+    if (num_wait == 0)
+        return KILN_OK;
+    if (!wait)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "the wait list is NULL but num_wait is %zu", num_wait);
+    int foreign = 0;
+    for (size_t i = 0; i < num_wait; i++) {
+        if (!wait[i])
+            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                                   "wait[%zu] is NULL (a wait list holds %zu events, none NULL)",
+                                   i, num_wait);
+        foreign |= wait[i]->context != context;
+    }
+    void **list = storage;
+    if (num_wait > KILN__STACK_ARGS || foreign) {
+        list = num_wait <= SIZE_MAX / (2 * sizeof *list) ? calloc(2 * num_wait, sizeof *list)
+                                                          : NULL;
+        if (!list)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory for a wait list");
+    }
+    for (size_t i = 0; i < num_wait; i++) {
+        kiln_event *ev = wait[i];
+        if (ev->context != context) {
+            kiln_event *standin = NULL;
+            kiln_status st = kiln__bridge(context, ev, &standin);
+            if (st != KILN_OK) {
+                kiln__wait_list_free(list, storage, num_wait);
+                return kiln__error_prefix(st, "wait[%zu] (an event of another context)", i);
+            }
+            list[num_wait + i] = standin;
+            ev = standin;
+        }
+        list[i] = ev->handle;
+    }
+    *out = list;
+    return KILN_OK;
+}
+
+void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait) {
+    if (!list || list == (void *const *)storage)
+        return;
+    for (size_t i = 0; i < num_wait; i++)
+        kiln_event_release(list[num_wait + i]); /* NULL: no stand-in */
+    free((void *)list);
+}
