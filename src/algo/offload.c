@@ -8,6 +8,7 @@
 #include "algo/offload_hook.h"
 #include "algo/offload_internal.h"
 #include "base/error.h"
+#include "base/refcount.h"
 
 void (*kiln__offload_source_hook)(const char *source);
 
@@ -96,19 +97,13 @@ kiln_status kiln_offload_create(kiln_context *context, const char *params,
 }
 
 kiln_status kiln_offload_retain(kiln_offload *offload) {
-    if (!offload)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_offload_retain: offload is NULL");
-    atomic_fetch_add_explicit(&offload->refs, 1, memory_order_relaxed);
-    return KILN_OK;
+    return kiln__ref_retain(offload ? &offload->refs : NULL,
+                            "kiln_offload_retain", "offload");
 }
 
 void kiln_offload_release(kiln_offload *offload) {
-    if (!offload)
-        return;
     /* Queued launches hold their own references to the kernel. */
-    if (atomic_fetch_sub_explicit(&offload->refs, 1, memory_order_acq_rel) ==
-        1)
+    if (kiln__ref_release(offload ? &offload->refs : NULL))
         offload_free(offload);
 }
 
