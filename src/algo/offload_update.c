@@ -91,9 +91,9 @@ kiln_status kiln_data_region_update(kiln_data_region *region, void *host,
     pthread_mutex_lock(&region->root->mu);
     kiln_event *tail = kiln__region_tail(region), *after = NULL, *e = NULL;
     st = kiln__event_after(region->queue, tail, num_wait, wait, &after);
-    if (st == KILN_OK && bytes)
+    if (st == KILN_OK && bytes) {
         st = update_copy(region, m, host, bytes, kind, after, &e);
-    else if (st == KILN_OK && after) {
+    } else if (st == KILN_OK && after) {
         e = after; /* nothing to copy: the event follows the wait list */
         after = NULL;
     } else if (st == KILN_OK) {
