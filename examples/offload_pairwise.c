@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
     kiln_device_info info; kiln_device_get_info(kiln_queue_device(q), &info);
     if (!info.fp64) { fprintf(stderr, "offload_pairwise: %s has no double precision\n", info.name); return 1; }
     /* The loop over j; i, M, N are scalars of the run. Compiled once (cached). */
-    kiln_offload_opts opts = {.index_names = "j", .preamble = preamble, .name = "pairwise_row"};
+    kiln_offload_opts opts = KILN_OFFLOAD_OPTS(.index_names = "j", .preamble = preamble, .name = "pairwise_row");
     kiln_offload *row;
     double t0 = now();
     TRY(kiln_offload_create(kiln_queue_context(q), "const double *X, double *Dslice, int i, int M, int N",
@@ -55,16 +55,16 @@ int main(int argc, char **argv) {
     double t1 = now();
 
     kiln_data_region *region;                      /* with device({X: 'to'}): */
-    kiln_data_map xmap = KILN_TO(X, sizeof *X * (size_t)M * N);
+    kiln_arg xmap = KILN_TO(X, sizeof *X * (size_t)M * N);
     TRY(kiln_data_region_begin(q, NULL, 1, &xmap, &region));
     for (int i = 0; i < M; i++) {
         double *Dslice = D + (size_t)i * M;        /* Dslice = D[i, :] */
-        kiln_data_map args[] = {KILN_PRESENT(X), KILN_FROM(Dslice, sizeof *D * (size_t)M),
-                                KILN_SCALAR_I32(i), KILN_SCALAR_I32(M), KILN_SCALAR_I32(N)};
+        kiln_arg args[] = {KILN_PRESENT(X), KILN_FROM(Dslice, sizeof *D * (size_t)M),
+                           KILN_ARG_I32(i), KILN_ARG_I32(M), KILN_ARG_I32(N)};
         size_t range = (size_t)M;                  /* for j in prange(M) */
         TRY(kiln_offload_run(q, row, region, &range, 5, args)); /* blocks: Dslice is FROM */
     }
-    kiln_offload_stats st; kiln_data_region_get_stats(region, &st);
+    kiln_offload_stats st; TRY(kiln_data_region_get_stats(region, &st));
     TRY(kiln_data_region_end(region));
     double t2 = now();
 

@@ -1,8 +1,11 @@
 /* kiln_array: creation, views, transfers (contiguous and strided), fill,
- * copy (same context and between contexts), operators, bad input. */
+ * copy (same context and between contexts), operators, bad input; the
+ * settled API: wait lists of the filling constructors and transfers, the
+ * dimension limit (8 slots in the ABI, 3 supported), the sized info. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -12,15 +15,15 @@ static void run(kiln_queue *q, void *user) {
     size_t n = 1025;
     kiln_array *a = NULL, *b = NULL, *z = NULL, *v = NULL, *cmp = NULL;
     float ha[1025], hz[1025];
-    CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 1.0, 0.5, NULL, &a));
+    CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 1.0, 0.5, 0, NULL, NULL, &a));
     CHECK_OK(kiln_array_read(q, a, ha));
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += ha[i] != 1.0f + 0.5f * (float)i;
     CHECK_MSG(bad == 0, "arange: %zu wrong", bad);
     float seven = 7;
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, &seven, NULL, &b));
-    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, NULL, &z));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, &seven, 0, NULL, NULL, &b));
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, 0, NULL, NULL, &z));
     /* fill a strided view: every third element of z = -1 */
     kiln_slice s = KILN_SLICE(0, PTRDIFF_MAX, 3);
     CHECK_OK(kiln_array_view(z, &s, &v));
@@ -122,8 +125,6 @@ static void run(kiln_queue *q, void *user) {
     CHECK_STATUS(kiln_array_view(a, &zero_step, &bad_view),
                  KILN_ERROR_INVALID_ARGUMENT);
     size_t four = 4;
-    CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, 4, &four, &bad_view),
-                 KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_array_empty(c, (kiln_dtype)99, 1, &four, &bad_view),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(bad_view == NULL);
@@ -144,7 +145,174 @@ static void run(kiln_queue *q, void *user) {
     kiln_array_release(cmp);
 }
 
+static int done(kiln_event *e) {
+    kiln_event_state st = KILN_EVENT_QUEUED;
+    kiln_event_get_state(e, &st);
+    return st == KILN_EVENT_COMPLETE;
+}
+
+/* zeros / full / arange and the transfers wait for their wait lists: gated
+ * by a user event, nothing completes until it opens. */
+static void t_wait_lists(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t n = 300, shape2[2] = {20, 15};
+    kiln_event *gate = NULL, *ez = NULL, *ef = NULL, *ea = NULL;
+    kiln_array *z = NULL, *f = NULL, *a = NULL;
+    float seven = 7, hz[300], hf[300], ha[300];
+    if (!CHECK_OK(kiln_event_create_user(c, &gate)))
+        return;
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, shape2, 1, &gate, &ez, &z));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, &seven, 1, &gate, &ef,
+                             &f));
+    CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 3.0, 2.0, 1, &gate, &ea,
+                               &a));
+    usleep(50 * 1000);
+    CHECK_MSG(!done(ez) && !done(ef) && !done(ea),
+              "a constructor ran before its wait list");
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    kiln_event *all[3] = {ez, ef, ea};
+    CHECK_OK(kiln_events_wait(3, all));
+    CHECK_OK(kiln_array_read(q, z, hz));
+    CHECK_OK(kiln_array_read(q, f, hf));
+    CHECK_OK(kiln_array_read(q, a, ha));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += hz[i] != 0 || hf[i] != 7 || ha[i] != 3.0f + 2.0f * (float)i;
+    CHECK_MSG(bad == 0, "gated constructors: %zu wrong", bad);
+    for (int k = 0; k < 3; k++)
+        kiln_event_release(all[k]);
+    kiln_event_release(gate);
+
+    /* a strided write and read (dense temporary + copy kernel) behind a
+     * gate: the host data stays as it was until the gate opens */
+    kiln_array *v = NULL;
+    kiln_slice every2 = KILN_SLICE(0, PTRDIFF_MAX, 2);
+    float w[150], r[150];
+    for (size_t i = 0; i < 150; i++) {
+        w[i] = (float)i * 0.25f;
+        r[i] = -1;
+    }
+    kiln_event *ew = NULL, *er = NULL;
+    if (CHECK_OK(kiln_array_view(f, &every2, &v)) &&
+        CHECK_OK(kiln_event_create_user(c, &gate))) {
+        CHECK_OK(kiln_array_write_async(q, v, w, 1, &gate, &ew));
+        CHECK_OK(kiln_array_read_async(q, v, r, 1, &ew, &er));
+        usleep(50 * 1000);
+        CHECK_MSG(!done(ew) && !done(er) && r[3] == -1,
+                  "a transfer ran before its wait list");
+        CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+        CHECK_OK(kiln_event_wait(er));
+        CHECK(memcmp(w, r, sizeof w) == 0);
+        CHECK_OK(kiln_array_read(q, f, hf));
+        CHECK(hf[0] == 0 && hf[1] == 7 && hf[2] == 0.25f && hf[299] == 7);
+        kiln_event_release(ew);
+        kiln_event_release(er);
+        kiln_event_release(gate);
+    }
+    kiln_array_release(v);
+
+    /* a NULL wait list: the status, no array, no event */
+    kiln_array *bad_a = (kiln_array *)&bad_a;
+    kiln_event *bad_e = (kiln_event *)&bad_e;
+    CHECK_STATUS(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, 1, NULL, &bad_e,
+                                  &bad_a),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK(bad_a == NULL && bad_e == NULL);
+    bad_a = (kiln_array *)&bad_a;
+    CHECK_STATUS(kiln_array_arange(q, KILN_FLOAT32, n, 0, 1, 1, NULL, NULL,
+                                   &bad_a),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK(bad_a == NULL);
+    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 1, &n, NULL, 0, NULL, NULL,
+                                 &bad_a),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_zeros(NULL, KILN_FLOAT32, 1, &n, 0, NULL, NULL,
+                                  &bad_a),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_array_release(z);
+    kiln_array_release(f);
+    kiln_array_release(a);
+}
+
+/* KILN_ARRAY_MAX_DIMS (8) slots in the ABI; arrays of 1..3 dimensions. */
+static void t_dims(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    CHECK(KILN_ARRAY_MAX_DIMS == 8);
+    size_t shape[9] = {2, 3, 4, 5, 1, 1, 1, 1, 1};
+    for (unsigned nd = 4; nd <= 8; nd++) {
+        kiln_array *x = (kiln_array *)&x;
+        CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, nd, shape, &x),
+                     KILN_ERROR_UNSUPPORTED);
+        CHECK(x == NULL);
+        CHECK_MSG(strstr(kiln_last_error_message(), "at most 3") != NULL,
+                  "%s", kiln_last_error_message());
+    }
+    kiln_array *x = NULL;
+    float host[120] = {0};
+    CHECK_STATUS(kiln_array_zeros(q, KILN_FLOAT32, 4, shape, 0, NULL, NULL,
+                                  &x),
+                 KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 5, shape, host, 0, NULL,
+                                 NULL, &x),
+                 KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_array_from_host(c, KILN_FLOAT32, 4, shape, host, &x),
+                 KILN_ERROR_UNSUPPORTED);
+    /* not a count at all: invalid, as before */
+    CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, 9, shape, &x),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, 0, shape, &x),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(x == NULL);
+    /* a 3-D array is fine; a reshape to 4-D is not */
+    kiln_array *a3 = NULL, *v = NULL;
+    if (!CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 3, shape, host, &a3)))
+        return;
+    size_t flat[4] = {2, 3, 2, 2};
+    CHECK_STATUS(kiln_array_reshape(a3, 4, flat, &v), KILN_ERROR_UNSUPPORTED);
+    CHECK(v == NULL);
+    CHECK_OK(kiln_array_reshape(a3, 1, (size_t[]){24}, &v));
+    kiln_array_release(v);
+    /* swapaxes: a dimension outside the array */
+    CHECK_STATUS(kiln_array_swapaxes(a3, 0, 3, &v), KILN_ERROR_OUT_OF_RANGE);
+    CHECK(v == NULL);
+    CHECK_OK(kiln_array_swapaxes(a3, 0, 2, &v));
+
+    /* the sized info: all 8 slots (unused: shape 1, stride 0), a newer
+     * caller's tail zeroed, a size below any version refused */
+    kiln_array_info info;
+    memset(&info, 0xab, sizeof info);
+    CHECK_OK(kiln_array_get_info(v, &info));
+    CHECK(info.ndim == 3 && info.shape[0] == 4 && info.shape[2] == 2 &&
+          info.strides[0] == 1 && info.strides[2] == 12 && !info.contiguous &&
+          info.size == 24 && info.dtype == KILN_FLOAT32);
+    int unused_ok = 1;
+    for (unsigned d = 3; d < KILN_ARRAY_MAX_DIMS; d++)
+        unused_ok &= info.shape[d] == 1 && info.strides[d] == 0;
+    CHECK(unused_ok);
+    struct {
+        kiln_array_info info;
+        uint64_t later[2];
+    } big;
+    memset(&big, 0xab, sizeof big);
+    CHECK_OK((kiln_array_get_info)(a3, &big.info, sizeof big));
+    CHECK(big.info.contiguous == 1 && big.later[0] == 0 && big.later[1] == 0);
+    CHECK_STATUS((kiln_array_get_info)(a3, &info, 16),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "kiln_array_get_info macro"));
+    CHECK_STATUS((kiln_array_get_info)(a3, &info, 0),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_get_info(NULL, &info), KILN_ERROR_NULL_HANDLE);
+    kiln_array_release(v);
+    kiln_array_release(a3);
+}
+
+static void per_device(kiln_queue *q, void *user) {
+    run(q, user);
+    t_wait_lists(q);
+    t_dims(q);
+}
+
 int main(void) {
-    kt_for_each_device(run, NULL);
+    kt_for_each_device(per_device, NULL);
     return kt_report();
 }

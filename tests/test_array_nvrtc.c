@@ -170,8 +170,8 @@ static void run_ops(kiln_queue *q) {
             continue;
         size_t shape[2] = {2, 3}, n = 6;
         kiln_array *a = NULL, *b = NULL, *o = NULL, *t = NULL, *ot = NULL;
-        if (!CHECK_OK(kiln_array_zeros(q, dt, 1, &n, NULL, &a)) ||
-            !CHECK_OK(kiln_array_full(q, dt, 1, &n, &(uint64_t){0}, NULL,
+        if (!CHECK_OK(kiln_array_zeros(q, dt, 1, &n, 0, NULL, NULL, &a)) ||
+            !CHECK_OK(kiln_array_full(q, dt, 1, &n, &(uint64_t){0}, 0, NULL, NULL,
                                       &b)) ||
             !CHECK_OK(kiln_array_empty(c, dt, 1, &n, &o)))
             goto done;

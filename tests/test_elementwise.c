@@ -507,7 +507,7 @@ static void t_release_orders(kiln_queue *q0) {
         CHECK_OK(kiln_scan_create(c, &sd, &sc));
         size_t n = 1000;
         kiln_array *x = NULL, *y = NULL;
-        CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n, NULL, &x));
+        CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n, 0, NULL, NULL, &x));
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &y));
         kiln_arg v[2] = {KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
         int sum = -1;

@@ -430,7 +430,7 @@ static void known_answers(kiln_queue *q) {
     /* arange, full, zeros */
     kiln_array *g = NULL;
     uint16_t hg[300];
-    if (CHECK_OK(kiln_array_arange(q, KILN_FLOAT16, 300, 2000.0, 0.5, NULL,
+    if (CHECK_OK(kiln_array_arange(q, KILN_FLOAT16, 300, 2000.0, 0.5, 0, NULL, NULL,
                                    &g)) &&
         read_f16(q, g, hg)) {
         size_t bad = 0;
@@ -443,7 +443,7 @@ static void known_answers(kiln_queue *q) {
     size_t five = 5;
     uint16_t one = 0x3c00, h5[5];
     g = NULL;
-    if (CHECK_OK(kiln_array_full(q, KILN_FLOAT16, 1, &five, &one, NULL, &g)) &&
+    if (CHECK_OK(kiln_array_full(q, KILN_FLOAT16, 1, &five, &one, 0, NULL, NULL, &g)) &&
         read_f16(q, g, h5))
         CHECK(h5[0] == 0x3c00 && h5[4] == 0x3c00);
     kiln_array_release(g);

@@ -9,15 +9,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "algo/offload_hook.h"
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
-
-kiln_status kiln__cuda_compile(const char *source, const char *options,
-                               unsigned cc, void **binary, size_t *size,
-                               int *is_ptx, char **log);
-int kiln__cuda_nvrtc_ready(void);
 
 /* Generated sources seen by the hook (distinct ones). */
 static char *g_src[64];
@@ -85,11 +80,11 @@ static void t_map_kinds(kiln_queue *q) {
 
     /* TO: copied in, never back. Poison the host after begin. */
     fill(h, n, 3, 1);
-    kiln_data_map m = KILN_TO(h, bytes);
+    kiln_arg m = KILN_TO(h, bytes);
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r));
     CHECK_OK(kiln_data_region_wait(r));
     fill(h, n, 0, -7);
-    kiln_data_map a1 = KILN_PRESENT(h);
+    kiln_arg a1 = KILN_PRESENT(h);
     CHECK_OK(kiln_offload_run(q, twice, r, &n, 1, &a1));
     read_device(q, r, h, bytes, dev);
     CHECK_MSG(all_eq(dev, n, 0, 6, 3), "TO: device sees %d, want 3", dev[0]);
@@ -103,7 +98,7 @@ static void t_map_kinds(kiln_queue *q) {
     fill(h, n, 1, 0);
     m = KILN_ALLOC(h, bytes);
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r));
-    kiln_data_map a2[2] = {KILN_PRESENT(h), KILN_SCALAR_I32(-5)};
+    kiln_arg a2[2] = {KILN_PRESENT(h), KILN_ARG_I32(-5)};
     CHECK_OK(kiln_offload_run(q, poison, r, &n, 2, a2));
     read_device(q, r, h, bytes, dev);
     CHECK(all_eq(dev, n, 0, 0, -5));
@@ -119,7 +114,7 @@ static void t_map_kinds(kiln_queue *q) {
     CHECK_MSG(all_eq(h, n, 0, 0, -9), "FROM: h[0] = %d, want -9", h[0]);
     /* A run's own FROM map on present data copies that slice back. */
     fill(h, n, 1, 0);
-    kiln_data_map a3 = KILN_FROM(h + 5, 10 * sizeof *h);
+    kiln_arg a3 = KILN_FROM(h + 5, 10 * sizeof *h);
     size_t ten = 10;
     CHECK_OK(kiln_offload_run(q, twice, r, &ten, 1, &a3));
     CHECK(h[4] == 4 && h[5] == -17 && h[14] == -17 && h[15] == 15);
@@ -140,7 +135,7 @@ static void t_map_kinds(kiln_queue *q) {
 
     /* The same kinds on a run without a region. */
     fill(h, n, 2, 5);
-    kiln_data_map b = KILN_TOFROM(h, bytes);
+    kiln_arg b = KILN_TOFROM(h, bytes);
     CHECK_OK(kiln_offload_run(q, twice, NULL, &n, 1, &b));
     CHECK(all_eq(h, n, 0, 4, 11));
     b = KILN_TO(h, bytes);
@@ -174,13 +169,13 @@ static void t_stays(kiln_queue *q) {
     static int h[n], dev[n];
     size_t range = n;
     fill(h, n, 1, 0);
-    kiln_data_map m = KILN_TO(h, sizeof h);
+    kiln_arg m = KILN_TO(h, sizeof h);
     kiln_data_region *r = NULL;
     if (!CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r)))
         goto out;
     CHECK_OK(kiln_data_region_wait(r));
     for (int it = 0; it < 5; it++) {
-        kiln_data_map a[2] = {KILN_PRESENT(h), KILN_SCALAR_I32(1)};
+        kiln_arg a[2] = {KILN_PRESENT(h), KILN_ARG_I32(1)};
         CHECK_OK(kiln_offload_run(q, add, r, &range, 2, a));
         fill(h, n, 0, 1000 + it); /* the device must not see this */
     }
@@ -191,12 +186,12 @@ static void t_stays(kiln_queue *q) {
     CHECK(s.copies_to == 1 && s.copies_from == 0 && s.launches == 5 &&
           s.allocations == 1);
     /* An explicit update sends the host's values. */
-    CHECK_OK(kiln_data_region_update(r, h, sizeof h, KILN_DATA_TO, NULL));
-    kiln_data_map a[2] = {KILN_PRESENT(h), KILN_SCALAR_I32(2)};
+    CHECK_OK(kiln_data_region_update(r, h, sizeof h, KILN_DATA_TO, 0, NULL, NULL));
+    kiln_arg a[2] = {KILN_PRESENT(h), KILN_ARG_I32(2)};
     CHECK_OK(kiln_offload_run(q, add, r, &range, 2, a));
     kiln_event *e = NULL;
     CHECK_OK(kiln_data_region_update(r, h + 10, 5 * sizeof *h,
-                                     KILN_DATA_FROM, &e));
+                                     KILN_DATA_FROM, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     CHECK(h[9] == 1004 && h[10] == 1006 && h[14] == 1006 && h[15] == 1004);
@@ -237,8 +232,9 @@ static void t_pairwise(kiln_queue *q, int dbl) {
              "    for (int k = 0; k < n; k++) { %s t = a[k] - b[k]; d += t*t; }\n"
              "    return sqrt(d);\n}\n",
              T, T, T, T, T);
-    kiln_offload_opts o = {.index_names = "j", .preamble = pre,
-                           .name = dbl ? "pairwise_row_d" : "pairwise_row_f"};
+    kiln_offload_opts o = KILN_OFFLOAD_OPTS(
+        .index_names = "j", .preamble = pre,
+        .name = dbl ? "pairwise_row_d" : "pairwise_row_f");
     kiln_offload *row = make(c, params,
                              "Dslice[j] = dist(X + (long)i*N, X + j*N, N);",
                              1, &o);
@@ -268,14 +264,14 @@ static void t_pairwise(kiln_queue *q, int dbl) {
         }
         pairwise_ref(Xd, M, N, ref);
         memset(D, 0xff, M * M * es);
-        kiln_data_map xm = KILN_TO(X, M * N * es);
+        kiln_arg xm = KILN_TO(X, M * N * es);
         kiln_data_region *r = NULL;
         CHECK_OK(kiln_data_region_begin(q, NULL, 1, &xm, &r));
         for (size_t i = 0; i < M; i++) {
-            kiln_data_map a[5] = {
+            kiln_arg a[5] = {
                 KILN_PRESENT(X), KILN_FROM((char *)D + i * M * es, M * es),
-                KILN_SCALAR_I32((int)i), KILN_SCALAR_I32((int)M),
-                KILN_SCALAR_I32((int)N)};
+                KILN_ARG_I32((int)i), KILN_ARG_I32((int)M),
+                KILN_ARG_I32((int)N)};
             CHECK_OK(kiln_offload_run(q, row, r, &M, 5, a));
         }
         kiln_offload_stats s;
@@ -291,8 +287,8 @@ static void t_pairwise(kiln_queue *q, int dbl) {
         CHECK_OK(kiln_data_region_end(r));
         /* 2-D, no region: X TO, D FROM for this run alone. */
         size_t range2[2] = {M, M};
-        kiln_data_map a2[4] = {KILN_TO(X, M * N * es), KILN_FROM(D2, M * M * es),
-                               KILN_SCALAR_I32((int)M), KILN_SCALAR_I32((int)N)};
+        kiln_arg a2[4] = {KILN_TO(X, M * N * es), KILN_FROM(D2, M * M * es),
+                               KILN_ARG_I32((int)M), KILN_ARG_I32((int)N)};
         CHECK_OK(kiln_offload_run(q, full, NULL, range2, 4, a2));
         double tol = dbl ? 1e-12 : 1e-5, worst = 0, worst2 = 0;
         for (size_t k = 0; k < M * M; k++) {
@@ -327,8 +323,8 @@ static void t_3d_async(kiln_queue *q) {
         return;
     size_t range[3] = {3, 4, 33};
     int *h = calloc(3 * 4 * 33, sizeof *h);
-    kiln_data_map a[3] = {KILN_FROM(h, 3 * 4 * 33 * sizeof *h),
-                          KILN_SCALAR_I32(4), KILN_SCALAR_I32(33)};
+    kiln_arg a[3] = {KILN_FROM(h, 3 * 4 * 33 * sizeof *h),
+                          KILN_ARG_I32(4), KILN_ARG_I32(33)};
     kiln_event *e = NULL;
     CHECK_OK(kiln_offload_run_async(q, o3, NULL, range, 3, a, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
@@ -341,14 +337,14 @@ static void t_3d_async(kiln_queue *q) {
     CHECK_MSG(bad == 0, "3-D: %d wrong", bad);
     /* end_async: the event completes once the copy back has ended. */
     memset(h, 0, 3 * 4 * 33 * sizeof *h);
-    kiln_data_map m = KILN_ALLOC(h, 3 * 4 * 33 * sizeof *h);
+    kiln_arg m = KILN_ALLOC(h, 3 * 4 * 33 * sizeof *h);
     kiln_data_region *r = NULL;
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r));
     a[0] = KILN_PRESENT(h);
     CHECK_OK(kiln_offload_run_async(q, o3, r, range, 3, a, 0, NULL, NULL));
-    CHECK_OK(kiln_data_region_update(r, h, 33 * sizeof *h, KILN_DATA_FROM,
-                                     NULL));
-    CHECK_OK(kiln_data_region_end_async(r, &e));
+    CHECK_OK(kiln_data_region_update(r, h, 33 * sizeof *h, KILN_DATA_FROM, 0,
+                                     NULL, NULL));
+    CHECK_OK(kiln_data_region_end_async(r, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     CHECK(h[0] == 0 && h[32] == 32 && h[33] == 0); /* only the update */
@@ -369,11 +365,11 @@ static void t_out_of_order(kiln_queue *q0) {
     enum { n = 4099 };
     static int h[n];
     fill(h, n, 0, 0);
-    kiln_data_map m = KILN_TOFROM(h, sizeof h);
+    kiln_arg m = KILN_TOFROM(h, sizeof h);
     kiln_data_region *r = NULL;
     size_t range = n;
     if (twice && CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
-        kiln_data_map a = KILN_PRESENT(h);
+        kiln_arg a = KILN_PRESENT(h);
         for (int it = 0; it < 6; it++)
             CHECK_OK(kiln_offload_run_async(q, twice, r, &range, 1, &a, 0,
                                             NULL, NULL));
@@ -382,6 +378,242 @@ static void t_out_of_order(kiln_queue *q0) {
     }
     kiln_offload_release(twice);
     kiln_queue_release(q);
+}
+
+/* ----------------------------------------------------------- wait lists */
+
+static int gate_open(kiln_event *e) {
+    kiln_event_state st = KILN_EVENT_QUEUED;
+    kiln_event_get_state(e, &st);
+    return st == KILN_EVENT_COMPLETE;
+}
+
+/* The copies of update, end_async and run_async wait for the caller's wait
+ * list: gated by a user event, nothing reaches the host until it opens. */
+static void t_wait_lists(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_offload *twice = make(c, "int *x", "x[i] = 2 * x[i] + 1;", 1, NULL);
+    if (!twice)
+        return;
+    int h[N_INTS];
+    size_t n = N_INTS, bytes = sizeof h;
+    kiln_data_region *r = NULL;
+    kiln_event *gate = NULL, *e = NULL;
+    fill(h, n, 1, 0);
+    kiln_arg m = KILN_TOFROM(h, bytes);
+    if (!CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r)))
+        goto out;
+    kiln_arg p = KILN_PRESENT(h);
+    CHECK_OK(kiln_offload_run(q, twice, r, &n, 1, &p)); /* device: 2i+1 */
+    CHECK_OK(kiln_data_region_wait(r));
+
+    /* update FROM behind a gate */
+    fill(h, n, 0, -1);
+    CHECK_OK(kiln_event_create_user(c, &gate));
+    CHECK_OK(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1, &gate,
+                                     &e));
+    usleep(50 * 1000);
+    CHECK_MSG(!gate_open(e) && h[1] == -1, "update ran before its wait list");
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(e));
+    CHECK_MSG(all_eq(h, n, 0, 2, 1), "update FROM: h[1] = %d, want 3", h[1]);
+    kiln_event_release(e);
+    kiln_event_release(gate);
+
+    /* bytes 0: the event still follows the wait list */
+    CHECK_OK(kiln_event_create_user(c, &gate));
+    CHECK_OK(kiln_data_region_update(r, h, 0, KILN_DATA_TO, 1, &gate, &e));
+    usleep(20 * 1000);
+    CHECK(e != NULL && !gate_open(e));
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(e));
+    kiln_event_release(e);
+    kiln_event_release(gate);
+
+    /* run_async behind a gate, then end_async behind another */
+    kiln_event *gate2 = NULL, *run = NULL;
+    CHECK_OK(kiln_event_create_user(c, &gate));
+    CHECK_OK(kiln_event_create_user(c, &gate2));
+    CHECK_OK(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, &gate, &run));
+    fill(h, n, 0, -1);
+    CHECK_OK(kiln_data_region_end_async(r, 1, &gate2, &e));
+    r = NULL;
+    usleep(50 * 1000);
+    CHECK_MSG(!gate_open(run) && !gate_open(e) && h[1] == -1,
+              "run or end ran before its wait list");
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(run));
+    usleep(20 * 1000);
+    CHECK_MSG(!gate_open(e) && h[1] == -1, "end ran before its wait list");
+    CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(e));
+    CHECK_MSG(all_eq(h, n, 0, 4, 3), "end_async: h[1] = %d, want 7", h[1]);
+    kiln_event_release(run);
+    kiln_event_release(e);
+    kiln_event_release(gate);
+    kiln_event_release(gate2);
+
+    /* bad wait lists: nothing happens, the region stays usable */
+    fill(h, n, 1, 0);
+    if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
+        kiln_event *nul = NULL;
+        e = (kiln_event *)&e;
+        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1,
+                                             NULL, &e),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK(e == NULL);
+        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1,
+                                             &nul, NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, NULL,
+                                            NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, &nul,
+                                            NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_data_region_end_async(r, 1, NULL, NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_data_region_end_async(r, 1, &nul, NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_OK(kiln_offload_run(q, twice, r, &n, 1, &p));
+        CHECK_OK(kiln_data_region_end_async(r, 0, NULL, NULL));
+        CHECK_OK(kiln_queue_finish(q));
+        CHECK_MSG(all_eq(h, n, 0, 2, 1), "after bad wait lists: h[1] = %d",
+                  h[1]);
+    }
+    e = (kiln_event *)&e;
+    CHECK_OK(kiln_data_region_end_async(NULL, 0, NULL, &e));
+    CHECK(e == NULL);
+out:
+    kiln_offload_release(twice);
+}
+
+/* ------------------------------------- retain, sized structs, arg kinds */
+
+static void t_retain_and_sizes(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_offload *off = make(c, "int *x", "x[i] = (int)i;", 1, NULL);
+    if (!off)
+        return;
+    int h[8];
+    size_t n = 8;
+    kiln_arg a = KILN_FROM(h, sizeof h);
+    /* retain: two references, each release drops one */
+    CHECK_OK(kiln_offload_retain(off));
+    kiln_offload_release(off);
+    memset(h, 0, sizeof h);
+    CHECK_OK(kiln_offload_run(q, off, NULL, &n, 1, &a));
+    CHECK(h[7] == 7);
+    CHECK_STATUS(kiln_offload_retain(NULL), KILN_ERROR_NULL_HANDLE);
+
+    /* stats through the sized getters: an older caller's prefix, a newer
+     * caller's zeroed tail, a size below any version refused */
+    struct {
+        kiln_offload_stats s;
+        uint64_t later[2];
+    } big;
+    memset(&big, 0xff, sizeof big);
+    CHECK_OK((kiln_offload_get_stats)(off, &big.s, sizeof big));
+    CHECK(big.s.launches == 1 && big.s.copies_from == 1 && big.later[0] == 0 &&
+          big.later[1] == 0);
+    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 8),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "kiln_offload_get_stats") != NULL);
+    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 0),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_offload_get_stats(off, (kiln_offload_stats *)NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_data_region *r = NULL;
+    kiln_arg m = KILN_TO(h, sizeof h);
+    if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
+        memset(&big, 0xff, sizeof big);
+        CHECK_OK((kiln_data_region_get_stats)(r, &big.s, sizeof big));
+        CHECK(big.s.copies_to == 1 && big.s.allocations == 1 &&
+              big.later[0] == 0);
+        CHECK_STATUS((kiln_data_region_get_stats)(r, &big.s, 16),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_OK(kiln_data_region_end(r));
+    }
+
+    /* options: struct_size from the macro, or refused */
+    kiln_offload *o2 = NULL;
+    kiln_offload_opts bad = KILN_OFFLOAD_OPTS(.name = "sized");
+    CHECK(bad.struct_size == sizeof bad);
+    bad.struct_size = 0;
+    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[i] = 1;", 1, &bad, &o2),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(o2 == NULL);
+    CHECK(strstr(kiln_last_error_message(), "KILN_OFFLOAD_OPTS") != NULL);
+    bad.struct_size = sizeof(size_t) + sizeof(const char *);
+    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[i] = 1;", 1, &bad, &o2),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    /* a newer caller's larger struct: the known prefix is used */
+    struct {
+        kiln_offload_opts o;
+        const char *later;
+    } newer = {KILN_OFFLOAD_OPTS(.index_names = "q"), NULL};
+    newer.o.struct_size = sizeof newer;
+    if (CHECK_OK(kiln_offload_create(c, "int *x", "x[q] = 5;", 1, &newer.o,
+                                     &o2))) {
+        CHECK_OK(kiln_offload_run(q, o2, NULL, &n, 1, &a));
+        CHECK(h[0] == 5 && h[7] == 5);
+        kiln_offload_release(o2);
+    }
+    kiln_offload_release(off);
+}
+
+/* Arguments of a kind that does not fit: a clear KILN_ERROR_KERNEL_ARGS
+ * naming the parameter (runs) or KILN_ERROR_INVALID_ARGUMENT (region maps,
+ * which are not parameters). */
+static void t_arg_kinds(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_offload *off = make(c, "int *x, int v", "x[i] = v;", 1, NULL);
+    if (!off)
+        return;
+    int h[16];
+    size_t n = 16;
+    kiln_array *arr = NULL;
+    size_t shape = 16;
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &shape, &arr));
+    kiln_buffer *buf = NULL;
+    CHECK_OK(kiln_buffer_create(c, sizeof h, KILN_BUFFER_READ_WRITE, NULL,
+                                &buf));
+    struct {
+        kiln_arg a[2];
+        const char *says;
+    } cases[] = {
+        {{KILN_ARG_ARRAY(arr), KILN_ARG_I32(1)}, "an array"},
+        {{KILN_ARG_BUF(buf), KILN_ARG_I32(1)}, "a buffer"},
+        {{KILN_ARG_LOCAL_BYTES(64), KILN_ARG_I32(1)}, "local memory"},
+        {{KILN_ARG_I32(1), KILN_ARG_I32(1)}, "a scalar (int)"},
+        {{KILN_FROM(h, sizeof h), KILN_TO(h, sizeof h)}, "mapped host memory"},
+        {{KILN_FROM(h, sizeof h), KILN_ARG_ARRAY(arr)}, "an array"},
+        {{{.kind = (kiln_arg_kind)0}, KILN_ARG_I32(1)}, "unknown kind"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, cases[k].a),
+                     KILN_ERROR_KERNEL_ARGS);
+        const char *msg = kiln_last_error_message();
+        CHECK_MSG(strstr(msg, cases[k].says) != NULL &&
+                      strstr(msg, k == 4 || k == 5 ? "'v'" : "'x'") != NULL,
+                  "case %zu: %s", k, msg);
+    }
+    /* region maps must be KILN_ARG_MAP */
+    kiln_data_region *r = (kiln_data_region *)&r;
+    kiln_arg maps[2] = {KILN_TO(h, sizeof h), KILN_ARG_ARRAY(arr)};
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
+    CHECK(strstr(kiln_last_error_message(), "an array") != NULL);
+    maps[1] = KILN_ARG_I32(3);
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    maps[1] = KILN_MAP(h + 8, 4, 7); /* unknown map kind */
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, maps + 1, &r),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    kiln_buffer_release(buf);
+    kiln_array_release(arr);
+    kiln_offload_release(off);
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -408,7 +640,7 @@ static void t_errors(kiln_queue *q) {
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_offload_create(c, "int n", "(void)n;", 1, NULL, &off),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_offload_opts bad_idx = {.index_names = "a,a"};
+    kiln_offload_opts bad_idx = KILN_OFFLOAD_OPTS(.index_names = "a,a");
     CHECK_STATUS(kiln_offload_create(c, "int *x", "x[a]=0;", 2, &bad_idx,
                                      &off),
                  KILN_ERROR_INVALID_ARGUMENT);
@@ -430,29 +662,29 @@ static void t_errors(kiln_queue *q) {
     if (!off)
         return;
     /* arguments */
-    kiln_data_map good[2] = {KILN_FROM(h, n * sizeof *h), KILN_SCALAR_I32(3)};
+    kiln_arg good[2] = {KILN_FROM(h, n * sizeof *h), KILN_ARG_I32(3)};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 1, good),
                  KILN_ERROR_KERNEL_ARGS);
-    kiln_data_map three[3] = {good[0], good[1], good[1]};
+    kiln_arg three[3] = {good[0], good[1], good[1]};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 3, three),
                  KILN_ERROR_KERNEL_ARGS);
-    kiln_data_map swapped[2] = {good[1], good[0]};
+    kiln_arg swapped[2] = {good[1], good[0]};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, swapped),
                  KILN_ERROR_KERNEL_ARGS);
-    kiln_data_map wrong_dtype[2] = {good[0], KILN_SCALAR_F64(3.0)};
+    kiln_arg wrong_dtype[2] = {good[0], KILN_ARG_F64(3.0)};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, wrong_dtype),
                  KILN_ERROR_KERNEL_ARGS);
     CHECK(strstr(kiln_last_error_message(), "'v'") != NULL);
-    kiln_data_map odd_bytes[2] = {KILN_FROM(h, 10), good[1]};
+    kiln_arg odd_bytes[2] = {KILN_FROM(h, 10), good[1]};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, odd_bytes),
                  KILN_ERROR_KERNEL_ARGS);
-    kiln_data_map null_host[2] = {KILN_FROM(NULL, 64), good[1]};
+    kiln_arg null_host[2] = {KILN_FROM(NULL, 64), good[1]};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, null_host),
                  KILN_ERROR_NULL_HANDLE);
-    kiln_data_map unmapped[2] = {KILN_PRESENT(h), good[1]};
+    kiln_arg unmapped[2] = {KILN_PRESENT(h), good[1]};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, unmapped),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_data_map bad_kind[2] = {KILN_DATA_MAP(h, 64, 9), good[1]};
+    kiln_arg bad_kind[2] = {KILN_MAP(h, 64, 9), good[1]};
     CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, bad_kind),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_offload_run(NULL, off, NULL, &n, 2, good),
@@ -464,14 +696,14 @@ static void t_errors(kiln_queue *q) {
     /* a run's own overlapping maps */
     kiln_offload *two = make(c, "int *a, int *b", "a[i] = b[i];", 1, NULL);
     if (two) {
-        kiln_data_map ov[2] = {KILN_FROM(h, 16 * sizeof *h),
+        kiln_arg ov[2] = {KILN_FROM(h, 16 * sizeof *h),
                                KILN_TO(h + 8, 16 * sizeof *h)};
         CHECK_STATUS(kiln_offload_run(q, two, NULL, &n, 2, ov),
                      KILN_ERROR_INVALID_ARGUMENT);
         /* ...which a region makes legal (the device copy is shared) */
-        kiln_data_map whole = KILN_TOFROM(h, 64 * sizeof *h);
+        kiln_arg whole = KILN_TOFROM(h, 64 * sizeof *h);
         CHECK_OK(kiln_data_region_begin(q, NULL, 1, &whole, &r));
-        kiln_data_map sh[2] = {KILN_PRESENT(h), KILN_PRESENT(h + 20)};
+        kiln_arg sh[2] = {KILN_PRESENT(h), KILN_PRESENT(h + 20)};
         CHECK_OK(kiln_offload_run(q, two, r, &n, 2, sh));
         CHECK_OK(kiln_data_region_end(r));
         CHECK(h[0] == 20 && h[15] == 35 && h[16] == 16);
@@ -495,41 +727,41 @@ static void t_errors(kiln_queue *q) {
     CHECK(h[0] == 0 && h[15] == 15);
 
     /* regions */
-    kiln_data_map ov[2] = {KILN_TO(h, 40), KILN_FROM(h + 4, 8)};
+    kiln_arg ov[2] = {KILN_TO(h, 40), KILN_FROM(h + 4, 8)};
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, ov, &r),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(r == NULL);
-    kiln_data_map same[2] = {KILN_TO(h, 40), KILN_TO(h, 40)};
+    kiln_arg same[2] = {KILN_TO(h, 40), KILN_TO(h, 40)};
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, same, &r),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_data_map nul = KILN_TO(NULL, 40);
+    kiln_arg nul = KILN_TO(NULL, 40);
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, &nul, &r),
                  KILN_ERROR_NULL_HANDLE);
-    kiln_data_map pres = KILN_PRESENT(h);
+    kiln_arg pres = KILN_PRESENT(h);
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, &pres, &r),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_data_region_begin(NULL, NULL, 0, NULL, &r),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_data_region_end(NULL));
     /* an empty region is fine; zero-byte maps map nothing */
-    kiln_data_map empty = KILN_TO(NULL, 0);
+    kiln_arg empty = KILN_TO(NULL, 0);
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &empty, &r));
     CHECK_OK(kiln_data_region_end(r));
 
-    kiln_data_map part = KILN_TOFROM(h + 8, 16 * sizeof *h);
+    kiln_arg part = KILN_TOFROM(h + 8, 16 * sizeof *h);
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &part, &r));
     /* runs past the mapping's end */
-    kiln_data_map past[2] = {KILN_FROM(h + 16, 16 * sizeof *h), good[1]};
+    kiln_arg past[2] = {KILN_FROM(h + 16, 16 * sizeof *h), good[1]};
     CHECK_STATUS(kiln_offload_run(q, off, r, &n, 2, past),
                  KILN_ERROR_OUT_OF_RANGE);
     /* starts before the mapping and overlaps it */
-    kiln_data_map before[2] = {KILN_FROM(h, 16 * sizeof *h), good[1]};
+    kiln_arg before[2] = {KILN_FROM(h, 16 * sizeof *h), good[1]};
     CHECK_STATUS(kiln_offload_run(q, off, r, &n, 2, before),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_data_map child_bad = KILN_TO(h + 4, 8 * sizeof *h);
+    kiln_arg child_bad = KILN_TO(h + 4, 8 * sizeof *h);
     CHECK_STATUS(kiln_data_region_begin(q, r, 1, &child_bad, &r2),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_data_map child_out = KILN_DATA_MAP(h + 40, 8, KILN_DATA_PRESENT);
+    kiln_arg child_out = KILN_MAP(h + 40, 8, KILN_DATA_PRESENT);
     CHECK_STATUS(kiln_data_region_begin(q, r, 1, &child_out, &r2),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* lookup: a slice resolves to buffer + offset */
@@ -539,12 +771,12 @@ static void t_errors(kiln_queue *q) {
     CHECK(b != NULL && bo == 2 * sizeof *h && left == 14 * sizeof *h);
     CHECK_STATUS(kiln_data_region_lookup(r, h + 30, &b, &bo, &left),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_data_region_update(r, h, 4, KILN_DATA_TOFROM, NULL),
+    CHECK_STATUS(kiln_data_region_update(r, h, 4, KILN_DATA_TOFROM, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_data_region_update(r, h + 30, 4, KILN_DATA_TO, NULL),
+    CHECK_STATUS(kiln_data_region_update(r, h + 30, 4, KILN_DATA_TO, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* a run inside the region, on a slice */
-    kiln_data_map slice[2] = {KILN_PRESENT(h + 12), KILN_SCALAR_I32(-1)};
+    kiln_arg slice[2] = {KILN_PRESENT(h + 12), KILN_ARG_I32(-1)};
     size_t four = 4;
     CHECK_OK(kiln_offload_run(q, off, r, &four, 2, slice));
     CHECK_OK(kiln_data_region_end(r));
@@ -577,6 +809,9 @@ static void per_device(kiln_queue *q, void *user) {
         printf("no fp64: double pairwise skipped\n");
     t_3d_async(q);
     t_out_of_order(q);
+    t_wait_lists(q);
+    t_retain_and_sizes(q);
+    t_arg_kinds(q);
     t_errors(q);
 }
 

@@ -2,15 +2,19 @@
  *
  * Included by kiln.h (inside its extern "C" block); do not include alone.
  *
- * A kiln_array is a typed, strided view (up to 3 dimensions) on a
- * kiln_buffer. Views and slices share the buffer; no data is copied. Every
- * operation takes the queue it runs on, returns at once and hands back an
- * event (event may be NULL when the caller does not need it); calls that
- * block say "Blocks".
+ * A kiln_array is a typed, strided view on a kiln_buffer. The ABI has room
+ * for KILN_ARRAY_MAX_DIMS (8) dimensions; this version supports arrays of 1
+ * to 3 (more is KILN_ERROR_UNSUPPORTED, and lifting that limit will not
+ * change the ABI). Views and slices share the buffer; no data is copied.
+ * Every operation that takes a wait list (num_wait, wait) enqueues its work
+ * on the queue it is given, waits for those events first, returns at once
+ * and hands back an event (event may be NULL when the caller does not need
+ * it); calls that block say "Blocks".
  *
  * Life cycle of an array:
  *  1. kiln_array_empty / zeros / full / arange / from_host make one; it holds
- *     a reference to a new buffer. kiln_array_view / reshape make views that
+ *     a reference to a new buffer. Constructors take the new array last and
+ *     set it to NULL on failure. kiln_array_view / reshape make views that
  *     hold a reference to the same buffer.
  *  2. Operations enqueue work on a queue of the array's context.
  *  3. kiln_array_release drops the caller's reference. The buffer lives on
@@ -42,7 +46,9 @@
 
 /* typedef struct kiln_array kiln_array; is in kiln.h (kiln_arg names it). */
 
-#define KILN_ARRAY_MAX_DIMS 3
+/* Slots for dimensions in kiln_array_info (the ABI). Arrays of this
+ * version have 1 to 3 dimensions. */
+#define KILN_ARRAY_MAX_DIMS 8
 
 /* A Python-style slice of one dimension: start, stop (exclusive), step
  * (non-zero, may be negative). Negative start/stop count from the end; out
@@ -54,9 +60,11 @@ typedef struct kiln_slice {
 #define KILN_SLICE_ALL ((kiln_slice){0, PTRDIFF_MAX, 1})
 #define KILN_SLICE_REVERSED ((kiln_slice){PTRDIFF_MAX, PTRDIFF_MIN, -1})
 
+/* An info struct (docs/api.md rule 7): filled by kiln_array_get_info, new
+ * members only ever added at the end. */
 typedef struct kiln_array_info {
     kiln_dtype dtype;
-    unsigned ndim;                          /* 1..KILN_ARRAY_MAX_DIMS */
+    unsigned ndim;                          /* 1..3 in this version */
     size_t shape[KILN_ARRAY_MAX_DIMS];      /* unused dims are 1 */
     ptrdiff_t strides[KILN_ARRAY_MAX_DIMS]; /* in elements, may be negative */
     size_t offset;                          /* of element 0, in elements */
@@ -64,37 +72,55 @@ typedef struct kiln_array_info {
     int contiguous;                         /* 1 if dense C order */
 } kiln_array_info;
 
-/* Creates an uninitialised array of ndim (1..3) dimensions in context.
- * Shapes may contain 0. FLOAT16 arrays compute on every device: elements are
- * widened to float, computed in float and rounded once to half (nearest
- * even); reductions of FLOAT16 give FLOAT32 (docs/algorithms.md). */
+/* Creates an uninitialised array of ndim dimensions in context (Blocks
+ * only to allocate). ndim 0 or above KILN_ARRAY_MAX_DIMS, or an unknown
+ * dtype, is KILN_ERROR_INVALID_ARGUMENT; ndim 4..KILN_ARRAY_MAX_DIMS is
+ * KILN_ERROR_UNSUPPORTED (this version supports 1..3). Shapes may contain 0.
+ * FLOAT16 arrays compute on every device: elements are widened to float,
+ * computed in float and rounded once to half (nearest even); reductions of
+ * FLOAT16 give FLOAT32 (docs/algorithms.md). */
 KILN_API kiln_status kiln_array_empty(kiln_context *context, kiln_dtype dtype,
                                       unsigned ndim, const size_t *shape,
                                       kiln_array **array);
-/* An array filled with zeros / with *value (one element of dtype) / with
- * start + k*step (1-D, n elements), by work enqueued on queue. */
+/* An array filled with zeros / with *value (one element of dtype, read
+ * before the call returns) / with start + k*step (1-D, n elements), by work
+ * enqueued on queue after wait[0..num_wait). Does not block: *event (may be
+ * NULL) completes when the array is filled; *array is usable at once by
+ * work ordered after *event (an in-order queue orders it by itself). */
 KILN_API kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype,
                                       unsigned ndim, const size_t *shape,
+                                      size_t num_wait,
+                                      kiln_event *const *wait,
                                       kiln_event **event, kiln_array **array);
 KILN_API kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype,
                                      unsigned ndim, const size_t *shape,
-                                     const void *value, kiln_event **event,
-                                     kiln_array **array);
+                                     const void *value, size_t num_wait,
+                                     kiln_event *const *wait,
+                                     kiln_event **event, kiln_array **array);
 KILN_API kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype,
                                        size_t n, double start, double step,
+                                       size_t num_wait,
+                                       kiln_event *const *wait,
                                        kiln_event **event, kiln_array **array);
 /* An array holding a copy of dense C-order host data (copied before the call
- * returns). */
+ * returns: Blocks). */
 KILN_API kiln_status kiln_array_from_host(kiln_context *context,
                                           kiln_dtype dtype, unsigned ndim,
                                           const size_t *shape,
                                           const void *host,
                                           kiln_array **array);
 KILN_API kiln_status kiln_array_retain(kiln_array *array);
+/* NULL is a no-op. Queued work that uses the array keeps its buffer. */
 KILN_API void kiln_array_release(kiln_array *array);
 
+/* Fills *info. info_size is sizeof(kiln_array_info) as the caller was
+ * compiled (the macro passes it): an older program gets the prefix it
+ * knows, a newer one's extra members read 0. */
 KILN_API kiln_status kiln_array_get_info(const kiln_array *array,
-                                         kiln_array_info *info);
+                                         kiln_array_info *info,
+                                         size_t info_size);
+#define kiln_array_get_info(array, info)                                       \
+    kiln_array_get_info((array), (info), sizeof *(info))
 KILN_API size_t kiln_array_size(const kiln_array *array); /* 0 for NULL */
 KILN_API kiln_dtype kiln_array_dtype(const kiln_array *array);
 /* The buffer and context; borrowed (not retained). */
@@ -106,11 +132,13 @@ KILN_API kiln_context *kiln_array_context(const kiln_array *array);
 KILN_API kiln_status kiln_array_view(kiln_array *array,
                                      const kiln_slice *slices,
                                      kiln_array **view);
-/* A view with dimensions d0 and d1 swapped (a transpose for 2-D). */
+/* A view with dimensions d0 and d1 swapped (a transpose for 2-D). A
+ * dimension the array does not have is KILN_ERROR_OUT_OF_RANGE. */
 KILN_API kiln_status kiln_array_swapaxes(kiln_array *array, unsigned d0,
                                          unsigned d1, kiln_array **view);
-/* A view with a new shape of the same size. The array must be contiguous
- * (KILN_ERROR_MISMATCH otherwise; copy it first). */
+/* A view with a new shape of the same size (ndim as for kiln_array_empty).
+ * The array must be contiguous (KILN_ERROR_MISMATCH otherwise; copy it
+ * first). */
 KILN_API kiln_status kiln_array_reshape(kiln_array *array, unsigned ndim,
                                         const size_t *shape,
                                         kiln_array **view);

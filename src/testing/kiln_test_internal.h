@@ -8,6 +8,7 @@
 #ifndef KILN_TEST_INTERNAL_H
 #define KILN_TEST_INTERNAL_H
 
+#include "algo/offload_hook.h"
 #include "backend/backend.h"
 #include "backend/registry.h" /* the tables built in, whatever they are */
 #include "cache/cache.h"
@@ -23,5 +24,12 @@
 /* The backend tables, to drive a backend directly (tests/test_backend_*.c). */
 extern const kiln__backend kiln__backend_opencl;
 extern const kiln__backend kiln__backend_cuda;
+
+/* NVRTC without a GPU (backend/cuda/cuda_internal.h, which needs cuda.h):
+ * tests compile generated sources for CUDA with it. */
+kiln_status kiln__cuda_compile(const char *source, const char *options,
+                               unsigned cc, void **binary, size_t *size,
+                               int *is_ptx, char **log);
+int kiln__cuda_nvrtc_ready(void);
 
 #endif

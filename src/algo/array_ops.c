@@ -1,0 +1,235 @@
+/* Elementwise operators on arrays (binary, binary with a scalar, unary,
+ * axpy), each a cached elementwise kernel built from an expression. */
+#include <stdio.h>
+
+#include "algo/array_internal.h"
+#include "algo/builtin.h"
+#include "base/error.h"
+
+/* float16 arithmetic on every device: arrays are passed as their ushort
+ * bits, each element read is widened with kiln_h2f, the operation runs in
+ * float and the result is rounded once with kiln_f2h (round to nearest
+ * even), as CuPy and PyTorch do without half hardware. */
+
+/* The text that reads element i of array `name` of dtype d. */
+static const char *read_elem(kiln_dtype d, const char *name, char *buf,
+                             size_t cap) {
+    if (d == KILN_FLOAT16)
+        snprintf(buf, cap, "kiln_h2f(%s[i])", name);
+    else
+        snprintf(buf, cap, "%s[i]", name);
+    return buf;
+}
+
+/* The statement that stores expr into z[i] of dtype d. */
+static void store_elem(kiln_dtype d, const char *expr, char *buf,
+                       size_t cap) {
+    if (d == KILN_FLOAT16)
+        snprintf(buf, cap, "z[i] = kiln_f2h((float)(%s))", expr);
+    else
+        snprintf(buf, cap, "z[i] = (%s)(%s)", kiln_dtype_name(d), expr);
+}
+
+/* The expression of op on operands A and B (text), or NULL. Integer
+ * division by zero gives 0 and INT_MIN / -1 wraps, instead of trapping. */
+static const char *binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
+                               const char *B, char *buf, size_t cap) {
+    switch (op) {
+    case KILN_OP_ADD: snprintf(buf, cap, "%s + %s", A, B); break;
+    case KILN_OP_SUB: snprintf(buf, cap, "%s - %s", A, B); break;
+    case KILN_OP_MUL: snprintf(buf, cap, "%s * %s", A, B); break;
+    case KILN_OP_DIV:
+        if (kiln__is_float_dtype(d))
+            snprintf(buf, cap, "%s / %s", A, B);
+        else if (kiln__is_signed_dtype(d))
+            snprintf(buf, cap,
+                     "(%s == 0 ? 0 : (%s == -1 ? 0 - %s : %s / %s))", B, B, A,
+                     A, B);
+        else
+            snprintf(buf, cap, "(%s == 0 ? 0 : %s / %s)", B, A, B);
+        break;
+    case KILN_OP_MIN: snprintf(buf, cap, "(%s < %s ? %s : %s)", B, A, B, A); break;
+    case KILN_OP_MAX: snprintf(buf, cap, "(%s > %s ? %s : %s)", B, A, B, A); break;
+    case KILN_OP_EQ: snprintf(buf, cap, "(%s == %s ? 1 : 0)", A, B); break;
+    case KILN_OP_NE: snprintf(buf, cap, "(%s != %s ? 1 : 0)", A, B); break;
+    case KILN_OP_LT: snprintf(buf, cap, "(%s < %s ? 1 : 0)", A, B); break;
+    case KILN_OP_LE: snprintf(buf, cap, "(%s <= %s ? 1 : 0)", A, B); break;
+    case KILN_OP_GT: snprintf(buf, cap, "(%s > %s ? 1 : 0)", A, B); break;
+    case KILN_OP_GE: snprintf(buf, cap, "(%s >= %s ? 1 : 0)", A, B); break;
+    default: return NULL;
+    }
+    return buf;
+}
+
+static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
+                          const char *op, const char *name, size_t nv,
+                          const kiln_arg *v, size_t num_wait,
+                          kiln_event *const *wait, kiln_event **event) {
+    kiln_elementwise *ew = NULL;
+    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args,
+                                              op, name, &ew);
+    /* the range: the output, always the last argument */
+    if (st == KILN_OK)
+        st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv,
+                                     v, num_wait, wait, event);
+    kiln_elementwise_release(ew);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    return st;
+}
+
+/* The operands of an operator: queue and context, shapes and dtypes.
+ * b_name names a required second array operand ("b", "y"); NULL when the
+ * operator has none (b is then NULL). */
+static kiln_status check_operands(kiln_queue *q, kiln_binary_op op,
+                                  kiln_array *out, kiln_array *a,
+                                  kiln_array *b, const char *b_name,
+                                  const char *what) {
+    kiln_status st = kiln__array_check_queue(q, out, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, a, what);
+    if (st == KILN_OK && b_name && !b)
+        st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
+                             what, b_name);
+    if (st == KILN_OK && b)
+        st = kiln__array_check_queue(q, b, what);
+    if (st != KILN_OK)
+        return st;
+    if ((b && (a->dtype != b->dtype || !kiln__array_same_shape(a, b))) ||
+        !kiln__array_same_shape(a, out) ||
+        (op < KILN_OP_EQ && out->dtype != a->dtype))
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: shapes or dtypes do not match (out %s, a "
+                               "%s%s%s)",
+                               what, kiln_dtype_name(out->dtype),
+                               kiln_dtype_name(a->dtype), b ? ", b " : "",
+                               b ? kiln_dtype_name(b->dtype) : "");
+    return KILN_OK;
+}
+
+kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
+                              kiln_array *out, kiln_array *a, kiln_array *b,
+                              size_t num_wait, kiln_event *const *wait,
+                              kiln_event **event) {
+    const char *what = "kiln_array_binary";
+    if (event)
+        *event = NULL;
+    kiln_status st = check_operands(q, op, out, a, b, "b", what);
+    if (st != KILN_OK)
+        return st;
+    char expr[256], args[128], opt[320], X[32], Y[32];
+    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X),
+                     read_elem(a->dtype, "y", Y, sizeof Y), expr, sizeof expr))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: unknown op %d", what, (int)op);
+    const char *t = kiln__bits_type(a->dtype);
+    snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", t, t,
+             kiln__bits_type(out->dtype));
+    store_elem(out->dtype, expr, opt, sizeof opt);
+    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b),
+                     KILN_ARG_ARRAY(out)};
+    return run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
+                  event);
+}
+
+kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
+                                     kiln_array *out, kiln_array *a,
+                                     double scalar, size_t num_wait,
+                                     kiln_event *const *wait,
+                                     kiln_event **event) {
+    const char *what = "kiln_array_binary_scalar";
+    if (event)
+        *event = NULL;
+    kiln_status st = check_operands(q, op, out, a, NULL, NULL, what);
+    if (st != KILN_OK)
+        return st;
+    char expr[256], args[128], opt[320], X[32];
+    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s",
+                     expr, sizeof expr))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: unknown op %d", what, (int)op);
+    int f16 = a->dtype == KILN_FLOAT16;
+    const char *t = kiln__bits_type(a->dtype);
+    snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t,
+             f16 ? "float" : t, kiln__bits_type(out->dtype));
+    store_elem(out->dtype, expr, opt, sizeof opt);
+    if (f16)
+        scalar = kiln__round_to_half(scalar);
+    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_F64(scalar),
+                     KILN_ARG_ARRAY(out)};
+    return run_ew(q, what, args, opt, "kiln_binary_scalar", 3, v, num_wait,
+                  wait, event);
+}
+
+kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
+                             kiln_array *a, size_t num_wait,
+                             kiln_event *const *wait, kiln_event **event) {
+    const char *what = "kiln_array_unary";
+    if (event)
+        *event = NULL;
+    kiln_status st = check_operands(q, KILN_OP_ADD, out, a, NULL, NULL, what);
+    if (st != KILN_OK)
+        return st;
+    const char *t = kiln__bits_type(a->dtype);
+    int fl = kiln__is_float_dtype(a->dtype);
+    /* f: a function (or "-") applied to the element; whole: an integer
+     * expression used as is. */
+    const char *f = NULL, *whole = NULL;
+    switch (op) {
+    case KILN_OP_NEG: f = "-"; break;
+    case KILN_OP_ABS:
+        if (fl)
+            f = "fabs";
+        else
+            whole = kiln__is_signed_dtype(a->dtype) ? "(x[i] < 0 ? -x[i] : x[i])"
+                                              : "x[i]";
+        break;
+    case KILN_OP_SQRT: f = fl ? "sqrt" : NULL; break;
+    case KILN_OP_EXP: f = fl ? "exp" : NULL; break;
+    case KILN_OP_LOG: f = fl ? "log" : NULL; break;
+    case KILN_OP_SIN: f = fl ? "sin" : NULL; break;
+    case KILN_OP_COS: f = fl ? "cos" : NULL; break;
+    default:
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: unknown op %d", what, (int)op);
+    }
+    if (!f && !whole)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: op %d needs a float dtype, not %s", what,
+                               (int)op, kiln_dtype_name(a->dtype));
+    char args[128], opt[160], X[32], expr[64];
+    if (f)
+        snprintf(expr, sizeof expr, "%s(%s)", f,
+                 read_elem(a->dtype, "x", X, sizeof X));
+    else
+        snprintf(expr, sizeof expr, "%s", whole);
+    snprintf(args, sizeof args, "const %s *x, %s *z", t, t);
+    store_elem(a->dtype, expr, opt, sizeof opt);
+    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
+    return run_ew(q, what, args, opt, "kiln_unary", 2, v, num_wait, wait,
+                  event);
+}
+
+kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
+                            kiln_array *x, kiln_array *y, size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event) {
+    const char *what = "kiln_array_axpy";
+    if (event)
+        *event = NULL;
+    kiln_status st = check_operands(q, KILN_OP_ADD, z, x, y, "y", what);
+    if (st != KILN_OK)
+        return st;
+    int f16 = x->dtype == KILN_FLOAT16;
+    const char *t = kiln__bits_type(x->dtype);
+    char args[128];
+    snprintf(args, sizeof args, "%s a, const %s *x, const %s *y, %s *z",
+             f16 ? "float" : t, t, t, t);
+    if (f16)
+        alpha = kiln__round_to_half(alpha);
+    kiln_arg v[4] = {KILN_ARG_F64(alpha), KILN_ARG_ARRAY(x),
+                     KILN_ARG_ARRAY(y), KILN_ARG_ARRAY(z)};
+    return run_ew(q, what, args,
+                  f16 ? "z[i] = kiln_f2h(a*kiln_h2f(x[i]) + kiln_h2f(y[i]))"
+                      : "z[i] = a*x[i] + y[i]",
+                  "kiln_axpy", 4, v, num_wait, wait, event);
+}

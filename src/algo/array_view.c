@@ -1,0 +1,134 @@
+/* Views of arrays (no copy): slices, swapped axes, new shapes. */
+#include <string.h>
+
+#include "algo/array_internal.h"
+#include "base/error.h"
+
+/* NumPy's slice rules for a dimension of n elements: the first index (in
+ * *first) and the length. */
+static ptrdiff_t slice_len(kiln_slice s, ptrdiff_t n, ptrdiff_t *first) {
+    ptrdiff_t b = s.start, e = s.stop;
+    if (s.step > 0) {
+        if (b < 0)
+            b = b < -n ? 0 : b + n;
+        if (b > n)
+            b = n;
+        if (e < 0)
+            e = e < -n ? 0 : e + n;
+        if (e > n)
+            e = n;
+        *first = b;
+        return e > b ? (e - b + s.step - 1) / s.step : 0;
+    }
+    if (b < 0)
+        b = b < -n ? -1 : b + n;
+    if (b > n - 1)
+        b = n - 1;
+    if (e < 0)
+        e = e < -n ? -1 : e + n;
+    if (e > n - 1)
+        e = n - 1;
+    *first = b;
+    return b > e ? (b - e + (-s.step) - 1) / (-s.step) : 0;
+}
+
+kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices,
+                            kiln_array **view) {
+    if (!view)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_view: view is NULL");
+    *view = NULL;
+    if (!a)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_view: array is NULL");
+    size_t shape[KILN_ARRAY_MAX_DIMS];
+    ptrdiff_t strides[KILN_ARRAY_MAX_DIMS];
+    ptrdiff_t off = (ptrdiff_t)a->offset;
+    size_t size = 1;
+    for (unsigned d = 0; d < a->ndim; d++) {
+        kiln_slice s = slices ? slices[d] : KILN_SLICE_ALL;
+        if (s.step == 0)
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "kiln_array_view: dimension %u has step 0",
+                                   d);
+        ptrdiff_t first = 0;
+        ptrdiff_t len = slice_len(s, (ptrdiff_t)a->shape[d], &first);
+        shape[d] = (size_t)len;
+        strides[d] = a->strides[d] * s.step;
+        if (len > 0)
+            off += first * a->strides[d];
+        size *= (size_t)len;
+    }
+    kiln_array *v = kiln__array_clone_header(a);
+    if (!v)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_array_view");
+    for (unsigned d = 0; d < a->ndim; d++) {
+        v->shape[d] = shape[d];
+        v->strides[d] = strides[d];
+    }
+    v->offset = size ? (size_t)off : a->offset;
+    v->size = size;
+    *view = v;
+    return KILN_OK;
+}
+
+kiln_status kiln_array_swapaxes(kiln_array *a, unsigned d0, unsigned d1,
+                                kiln_array **view) {
+    if (!view)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_swapaxes: view is NULL");
+    *view = NULL;
+    if (!a)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_swapaxes: array is NULL");
+    if (d0 >= a->ndim || d1 >= a->ndim)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "kiln_array_swapaxes: dimensions %u, %u of a "
+                               "%u-D array",
+                               d0, d1, a->ndim);
+    kiln_array *v = kiln__array_clone_header(a);
+    if (!v)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_array_swapaxes");
+    size_t s = v->shape[d0];
+    v->shape[d0] = v->shape[d1];
+    v->shape[d1] = s;
+    ptrdiff_t t = v->strides[d0];
+    v->strides[d0] = v->strides[d1];
+    v->strides[d1] = t;
+    *view = v;
+    return KILN_OK;
+}
+
+kiln_status kiln_array_reshape(kiln_array *a, unsigned ndim,
+                               const size_t *shape, kiln_array **view) {
+    if (!view)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_reshape: view is NULL");
+    *view = NULL;
+    if (!a)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_reshape: array is NULL");
+    size_t n;
+    kiln_status st = kiln__array_check_shape("kiln_array_reshape", a->dtype,
+                                             ndim, shape, &n);
+    if (st != KILN_OK)
+        return st;
+    if (n != a->size)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "kiln_array_reshape: %zu elements into a shape "
+                               "of %zu",
+                               a->size, n);
+    if (!kiln__array_contiguous(a))
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "kiln_array_reshape: the array is a strided "
+                               "view; copy it first");
+    kiln_array *v = kiln__array_clone_header(a);
+    if (!v)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_array_reshape");
+    kiln__array_set_dense(v, ndim, shape);
+    *view = v;
+    return KILN_OK;
+}
