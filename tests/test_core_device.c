@@ -236,10 +236,11 @@ static void test_partition(void) {
     CHECK_STATUS(kiln_device_partition(dev, 1, NULL, 64, &n), KILN_ERROR_NULL_HANDLE);
     kiln_device_count(&before);
     kiln_status st = kiln_device_partition(dev, 1, subs, 64, &n);
-    if (st == KILN_ERROR_UNSUPPORTED || info.compute_units < 2) {
+    if (st == KILN_ERROR_UNSUPPORTED) {
+        /* a device that cannot be split (CUDA, most GPUs) says so, and why;
+         * one that can splits into parts of one unit, even a 1-unit device */
         printf("  partition: %s (%s)\n", kiln_status_name(st), kiln_last_error_message());
-        CHECK(st == KILN_ERROR_UNSUPPORTED || st == KILN_OK || st == KILN_ERROR_DRIVER ||
-              st == KILN_ERROR_INVALID_ARGUMENT);
+        CHECK(kiln_last_error_message()[0] != '\0');
         return;
     }
     if (!CHECK_OK(st))

@@ -1,7 +1,7 @@
 /* The one door from the tests to kiln's internals. Tests that check a layer
  * below the public API (a backend's table, the cache's file format, the
  * signature parser, generator hooks) include this header and nothing else
- * of src/; scripts/check-layers.sh refuses any other internal include in
+ * of src/; scripts/check-layers.py refuses any other internal include in
  * tests/, and every other program (tools, bench, examples) may use the
  * public headers only. The symbols it names are linked from the static
  * library (kiln_static), which keeps them visible. */
@@ -9,9 +9,10 @@
 #define KILN_TEST_INTERNAL_H
 
 #include "backend/backend.h"
+#include "base/error.h"
 #include "cache/cache.h"
 #include "cache/sha256.h"
-#include "base/error.h"
+#include "core/internal.h" /* kiln__build_log_map (tests/test_core_buildlog.c) */
 #include "core/signature.h"
 
 /* The backend tables, to drive a backend directly (tests/test_backend_*.c). */
