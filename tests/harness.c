@@ -5,13 +5,15 @@
 #include "harness.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ctest's skip code: tests/CMakeLists.txt sets SKIP_RETURN_CODE to it. */
 #define KT_SKIP_CODE 77
 
-static int kt_passed, kt_failed;
+/* Atomic: checks also run on worker threads and kiln's callback thread. */
+static atomic_int kt_passed, kt_failed;
 /* The device loop was asked for devices and found none of them. */
 static int kt_no_device;
 static uint64_t kt_state;
@@ -44,15 +46,16 @@ int kt_check_status(kiln_status got, kiln_status want, const char *file,
 }
 
 int kt_report(void) {
-    printf("%d passed, %d failed\n", kt_passed, kt_failed);
-    if (kt_failed)
+    int passed = atomic_load(&kt_passed), failed = atomic_load(&kt_failed);
+    printf("%d passed, %d failed\n", passed, failed);
+    if (failed)
         return 1;
     if (kt_no_device) {
         printf("SKIPPED: none of the devices in KILN_TEST_DEVICES exists here\n");
         fflush(stdout);
         return KT_SKIP_CODE;
     }
-    if (kt_passed == 0) {
+    if (passed == 0) {
         fprintf(stderr, "FAIL: the test ran no check\n");
         return 1;
     }
@@ -67,9 +70,10 @@ void kt_skip(const char *file, int line, const char *fmt, ...) {
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     printf("SKIPPED (%s:%d): %s\n", file, line, why);
-    printf("%d passed, %d failed\n", kt_passed, kt_failed);
+    int failed = atomic_load(&kt_failed);
+    printf("%d passed, %d failed\n", atomic_load(&kt_passed), failed);
     fflush(stdout);
-    exit(kt_failed ? 1 : KT_SKIP_CODE);
+    exit(failed ? 1 : KT_SKIP_CODE);
 }
 
 static void kt_seed(void) {
