@@ -40,7 +40,9 @@ for tool in nm readelf abidw abidiff; do
   }
 done
 
-if ! readelf -S "$lib" 2>/dev/null | grep -q '\.debug_info'; then
+# (read the whole listing: grep -q would stop early, and pipefail would
+# then see readelf die of SIGPIPE)
+if ! readelf -S "$lib" 2>/dev/null | grep -c '\.debug_info' >/dev/null; then
   echo "check-abi: $lib has no debug info; build with -DCMAKE_BUILD_TYPE=Debug or RelWithDebInfo" >&2
   exit 2
 fi
