@@ -1,6 +1,7 @@
 # The README's two commands:
 #   make run    builds kiln and runs the main job
-#   make test   builds kiln with AddressSanitizer + UBSan and runs the test suite
+#   make test   checks the layers, builds kiln with AddressSanitizer + UBSan,
+#               checks the ABI and runs the test suite
 # Both install missing Debian packages first (as root), else print the command.
 BUILD      ?= build
 TEST_BUILD ?= build-test
@@ -25,10 +26,18 @@ run: build
 # tracer has been seen to crash at exit (signal 11) beside PoCL's worker
 # threads, once in a few dozen runs, after every check had passed. A test
 # that fails twice still fails the run, and ctest reports every retry.
+#
+# Before the tests: scripts/check-layers.py (no file includes a header its
+# layer may not use) and, on the built library, scripts/check-abi.sh (the
+# exported symbols and the ABI are those recorded in abi/; the sanitized
+# Debug library exports the same set and carries the debug info abidw
+# reads). Either one failing fails the run.
 test:
 	@scripts/setup-debian.sh test
+	@python3 scripts/check-layers.py
 	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
+	@scripts/check-abi.sh $(TEST_BUILD)
 	@cd $(TEST_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

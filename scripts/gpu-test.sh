@@ -61,7 +61,7 @@ say "kiln devices"
 if [ -n "$KILN" ]; then "$KILN" devices 2>&1 | tee "$LOGS/devices.log" | tee -a "$SUMMARY"; else say "kiln CLI not built"; fi
 
 # --- 4. the suite, once per device -------------------------------------------
-declare -A PASSED FAILED
+declare -A PASSED FAILED SKIPPED
 for dev in cuda:0 nvidia pocl; do
   tag="${dev//:/}"
   say "ctest with KILN_TEST_DEVICES=$dev"
@@ -74,14 +74,17 @@ for dev in cuda:0 nvidia pocl; do
   failed=0
   case "$line" in *"tests failed"*) failed="$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed.*/\1/')" ;; esac
   if [ -z "$line" ]; then total=0; failed="?"; fi
-  PASSED[$dev]=$(( ${total:-0} - ${failed//\?/0} ))
+  # a skipped test (exit 77) counts in ctest's "passed": count it apart
+  skipped="$(grep -acE '^\s*[0-9]+ - .* \(Skipped\)$' "$LOGS/ctest-$tag.log")"
+  PASSED[$dev]=$(( ${total:-0} - ${failed//\?/0} - skipped ))
   FAILED[$dev]="$failed"
+  SKIPPED[$dev]="$skipped"
   grep -aE "^\s*[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception|\*\*\*)" "$LOGS/ctest-$tag.log" | tee -a "$SUMMARY"
   # check counts inside the programs ("N passed, N failed" lines)
   checks="$(grep -aE "^([0-9]+: )?[0-9]+ passed, [0-9]+ failed$" "$LOGS/ctest-$tag.log" |
             sed -E 's/^[0-9]+: //' |
             awk '{p+=$1; f+=$3} END {printf "%d checks passed, %d failed", p, f}')"
-  say "$dev: ${PASSED[$dev]} tests passed, ${FAILED[$dev]} failed of ${total:-0}; $checks"
+  say "$dev: ${PASSED[$dev]} tests passed, ${SKIPPED[$dev]} skipped, ${FAILED[$dev]} failed of ${total:-0}; $checks"
 done
 
 # --- 5. benchmarks --------------------------------------------------------------
@@ -98,6 +101,6 @@ fi
 echo
 say "summary (logs in $LOGS)"
 for dev in cuda:0 nvidia pocl; do
-  say "  $dev: ${PASSED[$dev]} passed, ${FAILED[$dev]} failed"
+  say "  $dev: ${PASSED[$dev]} passed, ${SKIPPED[$dev]} skipped, ${FAILED[$dev]} failed"
 done
 exit 0

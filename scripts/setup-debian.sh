@@ -6,6 +6,10 @@ set -euo pipefail
 want=(gcc make cmake pkg-config opencl-c-headers ocl-icd-libopencl1 ocl-icd-opencl-dev
       pocl-opencl-icd clinfo libpng-dev libcairo2-dev python3)
 # (the sanitizers come with gcc: libasan, libubsan)
+if [ "${1:-run}" = test ]; then
+  # scripts/check-abi.sh: nm (binutils), abidw and abidiff (abigail-tools)
+  want+=(binutils abigail-tools)
+fi
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -4,10 +4,18 @@
 #endif
 #include "harness.h"
 
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int kt_passed, kt_failed;
+/* ctest's skip code: tests/CMakeLists.txt sets SKIP_RETURN_CODE to it. */
+#define KT_SKIP_CODE 77
+
+/* Atomic: checks also run on worker threads and kiln's callback thread. */
+static atomic_int kt_passed, kt_failed;
+/* The device loop was asked for devices and found none of them. */
+static int kt_no_device;
 static uint64_t kt_state;
 
 void kt_record(int ok, const char *file, int line, const char *what,
@@ -38,9 +46,34 @@ int kt_check_status(kiln_status got, kiln_status want, const char *file,
 }
 
 int kt_report(void) {
-    printf("%d passed, %d failed\n", kt_passed, kt_failed);
+    int passed = atomic_load(&kt_passed), failed = atomic_load(&kt_failed);
+    printf("%d passed, %d failed\n", passed, failed);
+    if (failed)
+        return 1;
+    if (kt_no_device) {
+        printf("SKIPPED: none of the devices in KILN_TEST_DEVICES exists here\n");
+        fflush(stdout);
+        return KT_SKIP_CODE;
+    }
+    if (passed == 0) {
+        fprintf(stderr, "FAIL: the test ran no check\n");
+        return 1;
+    }
     fflush(stdout);
-    return kt_failed ? 1 : 0;
+    return 0;
+}
+
+void kt_skip(const char *file, int line, const char *fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    printf("SKIPPED (%s:%d): %s\n", file, line, why);
+    int failed = atomic_load(&kt_failed);
+    printf("%d passed, %d failed\n", atomic_load(&kt_passed), failed);
+    fflush(stdout);
+    exit(failed ? 1 : KT_SKIP_CODE);
 }
 
 static void kt_seed(void) {
@@ -75,40 +108,55 @@ size_t kt_awkward_sizes(size_t *sizes, size_t max_size) {
     return n;
 }
 
-static void kt_run_on(const char *selector, kt_device_fn fn, void *user) {
+/* Runs fn on the device `selector` names; returns 0 (and notes it) if no
+ * such device exists, 1 otherwise (ran, or failed a check). */
+static int kt_run_on(const char *selector, kt_device_fn fn, void *user) {
+    kiln_device *device = NULL;
+    kiln_status st = kiln_device_select(selector, &device);
+    if (selector && (st == KILN_ERROR_NO_DEVICE || st == KILN_ERROR_NO_RUNTIME)) {
+        printf("== device %s: not here (%s), left out\n", selector, kiln_status_name(st));
+        return 0;
+    }
     kiln_queue *queue = NULL;
-    if (!CHECK_OK(kiln_queue_create_default(selector, KILN_QUEUE_PROFILING, &queue)))
-        return;
+    if (!CHECK_OK(st) ||
+        !CHECK_OK(kiln_queue_create_default(selector, KILN_QUEUE_PROFILING, &queue)))
+        return 1;
     kiln_device_info info;
     if (kiln_device_get_info(kiln_queue_device(queue), &info) == KILN_OK)
         printf("== device: %s %s\n", info.id, info.name);
     fn(queue, user);
     kiln_queue_release(queue);
+    return 1;
 }
 
 void kt_for_each_device(kt_device_fn fn, void *user) {
     const char *list = getenv("KILN_TEST_DEVICES");
     if (!list || !*list) {
-        kt_run_on(NULL, fn, user);
+        kt_run_on(NULL, fn, user); /* the default device must exist */
         return;
     }
+    int ran = 0;
     if (strcmp(list, "all") == 0) {
         size_t count = 0;
-        CHECK_OK(kiln_device_count(&count));
+        kiln_status st = kiln_device_count(&count);
+        if (st != KILN_ERROR_NO_RUNTIME)
+            CHECK_OK(st);
         for (size_t i = 0; i < count; i++) {
             char sel[32];
             snprintf(sel, sizeof sel, "%zu", i);
-            kt_run_on(sel, fn, user);
+            ran += kt_run_on(sel, fn, user);
         }
-        return;
+    } else {
+        char *copy = strdup(list);
+        CHECK(copy != NULL);
+        char *save = NULL;
+        for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok;
+             tok = strtok_r(NULL, ",", &save))
+            ran += kt_run_on(tok, fn, user);
+        free(copy);
     }
-    char *copy = strdup(list);
-    if (!copy)
-        return;
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-        kt_run_on(tok, fn, user);
-    free(copy);
+    if (!ran)
+        kt_no_device = 1;
 }
 
 const kiln_dtype kt_dtypes[KT_NDTYPES] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,

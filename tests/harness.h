@@ -1,10 +1,17 @@
 /* The test harness: checks that record and go on, a device loop, and random
  * inputs. Each test program ends with `return kt_report();`, which prints
- * "N passed, N failed" and returns the exit code.
+ * "N passed, N failed" and returns the exit code ctest reads: 0 passed,
+ * 1 failed (a failed check, or no check at all), 77 skipped.
+ *
+ * A test that cannot run here says so with KT_SKIP("why"): it prints the
+ * reason and exits 77, which tests/CMakeLists.txt declares as the skip code
+ * (SKIP_RETURN_CODE), so ctest reports "Skipped", never "Passed".
  *
  * Conformance tests call kt_for_each_device(fn, user): fn runs once per
  * device named by $KILN_TEST_DEVICES (comma-separated selectors, e.g.
- * "cuda:0,nvidia" or "all"); unset means the default device. */
+ * "cuda:0,nvidia" or "all"); unset means the default device, which must
+ * exist. A requested device that does not exist is left out with a note;
+ * if none of them exists, kt_report() reports a skip. */
 #ifndef KILN_TEST_HARNESS_H
 #define KILN_TEST_HARNESS_H
 
@@ -32,11 +39,23 @@ void kt_record(int ok, const char *file, int line, const char *what,
 int kt_check_status(kiln_status got, kiln_status want, const char *file,
                     int line, const char *what);
 
-/* Prints the summary line and returns 0 if nothing failed, 1 otherwise. */
+/* Prints the summary line and returns the exit code: 1 if a check failed or
+ * no check ran at all (a test that checked nothing proves nothing), 77 if
+ * the device loop found none of the requested devices, 0 otherwise. */
 int kt_report(void);
 
+/* Skips the whole test: prints "SKIPPED: <why>" and exits 77; exits 1
+ * instead if a check has already failed (a failure is never hidden by a
+ * skip). The one way a test says that it cannot run here. */
+#define KT_SKIP(...) kt_skip(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void kt_skip(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Runs fn for each test device with a fresh in-order profiling queue on it
- * (released afterwards). Prints "== device: <id> <name>". */
+ * (released afterwards). Prints "== device: <id> <name>". A selector that
+ * names no device (KILN_ERROR_NO_DEVICE / NO_RUNTIME) is left out with a
+ * note; when that leaves none, kt_report() returns 77. Any other failure to
+ * open a device is a failed check. */
 typedef void (*kt_device_fn)(kiln_queue *queue, void *user);
 void kt_for_each_device(kt_device_fn fn, void *user);
 

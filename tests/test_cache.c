@@ -10,9 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cache/cache.h"
-#include "cache/sha256.h"
-#include "base/error.h"
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 static char tmpdir[256];

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 /* A prelude of 10 lines, the last one "#line 1", as the backends write. */

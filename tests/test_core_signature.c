@@ -1,7 +1,7 @@
 /* The kernel signature parser, tested directly on many spellings. */
 #include <string.h>
 
-#include "core/signature.h"
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 static kiln__sig_list parse(const char *src) {

@@ -1,5 +1,8 @@
 /* The examples, run as a user runs them: each exits 0 and says OK on the
- * default device, and fails cleanly (exit 1, a message) on a bad device. */
+ * default device, and fails cleanly (exit 1, a message) on a bad device.
+ * Every program in examples/ must have its checks here: tests/CMakeLists.txt
+ * passes the built examples' names (KILN_EXAMPLES), and an example this file
+ * does not know fails the test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +11,12 @@
 
 #include "harness.h"
 
-#ifndef KILN_EXAMPLES_DIR
-#error "tests/CMakeLists.txt must define KILN_EXAMPLES_DIR for test_examples"
+#if !defined(KILN_EXAMPLES_DIR) || !defined(KILN_EXAMPLES)
+#error "tests/CMakeLists.txt must define KILN_EXAMPLES_DIR and KILN_EXAMPLES for test_examples"
 #endif
+
+/* The examples this file checks; keep in step with the functions below. */
+static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise"};
 
 static char tmpdir[256];
 static char out[16384], err[16384];
@@ -32,12 +38,21 @@ static int run(const char *env, const char *name, const char *args) {
     return WEXITSTATUS(status);
 }
 
-int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
+/* Every example that was built has checks in this file. */
+static void check_all_examples_covered(void) {
+    char list[] = KILN_EXAMPLES;
+    char *save = NULL;
+    int n = 0;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save), n++) {
+        int known = 0;
+        for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++)
+            known |= strcmp(name, checked[i]) == 0;
+        CHECK_MSG(known, "examples/%s.c is built but tests/test_examples.c never runs it", name);
     }
+    CHECK_MSG(n >= (int)(sizeof checked / sizeof checked[0]), "only %d examples built", n);
+}
+
+static void check_vadd(void) {
     int rc = run("", "vadd", "");
     CHECK_MSG(rc == 0, "vadd: exit %d; %.200s %.200s", rc, out, err);
     CHECK_MSG(strstr(out, "vadd: 1048576 elements on ") && strstr(out, ": OK\n"),
@@ -51,8 +66,10 @@ int main(void) {
     CHECK_MSG(rc == 1, "vadd on a missing device: exit %d", rc);
     CHECK_MSG(strstr(err, "no-such-device-xyz") != NULL, "%.300s", err);
     CHECK(strstr(out, "OK") == NULL);
+}
 
-    rc = run("", "polygon_mask", "");
+static void check_polygon_mask(void) {
+    int rc = run("", "polygon_mask", "");
     CHECK_MSG(rc == 0, "polygon_mask: exit %d; %.200s %.200s", rc, out, err);
     CHECK_MSG(strstr(out, "OK, identical to the serial loop"), "%.400s", out);
     long inside1 = -1, inside2 = -1;
@@ -72,6 +89,54 @@ int main(void) {
               "inside %ld and %ld", inside1, inside2);
     rc = run("", "polygon_mask", "1 no-such-device-xyz");
     CHECK_MSG(rc == 1, "polygon_mask on a missing device: exit %d", rc);
+}
+
+/* offload_pairwise [device] [M] [N]: M row offloads inside one data region
+ * that maps X to the device once; the example compares every distance with
+ * its own serial loop. Small sizes keep it quick under the sanitizers. */
+static void check_offload_pairwise(void) {
+    kiln_device *dev = NULL;
+    kiln_device_info info;
+    if (!CHECK_OK(kiln_device_select(NULL, &dev)) || !CHECK_OK(kiln_device_get_info(dev, &info)))
+        return;
+    int rc = run("", "offload_pairwise", "'' 37 5");
+    if (!info.fp64) { /* the example needs double precision, and says so */
+        CHECK_MSG(rc == 1, "offload_pairwise without fp64: exit %d", rc);
+        CHECK_MSG(strstr(err, "no double precision") != NULL, "%.300s", err);
+        return;
+    }
+    CHECK_MSG(rc == 0, "offload_pairwise: exit %d; %.200s %.200s", rc, out, err);
+    CHECK_MSG(strstr(out, "offload_pairwise: M=37 N=5 on ") != NULL, "%.400s", out);
+    /* X went to the device once for the whole region; each of the 37 rows
+     * came back once. */
+    CHECK_MSG(strstr(out, "X copied to the device 1 time(s); 37 row copies back") != NULL,
+              "%.400s", out);
+    const char *e = strstr(out, "max |error| ");
+    double worst = e ? strtod(e + strlen("max |error| "), NULL) : -1;
+    CHECK_MSG(e && worst >= 0 && worst <= 1e-12 && strstr(e, ": OK\n"), "%.400s", out);
+    /* One row (M = 1): the distance of a row to itself is 0. */
+    rc = run("", "offload_pairwise", "'' 1 3");
+    CHECK_MSG(rc == 0 && strstr(out, "1 row copies back") && strstr(out, ": OK\n"),
+              "M=1: exit %d; %.200s %.200s", rc, out, err);
+    /* Bad sizes and a missing device fail cleanly, with a message. */
+    rc = run("", "offload_pairwise", "'' 0 5");
+    CHECK_MSG(rc == 1 && strstr(err, "M and N must be >= 1"), "M=0: exit %d; %.200s", rc, err);
+    CHECK(strstr(out, "OK") == NULL);
+    rc = run("", "offload_pairwise", "no-such-device-xyz 4 4");
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
+              rc, err);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    check_all_examples_covered();
+    check_vadd();
+    check_polygon_mask();
+    check_offload_pairwise();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
