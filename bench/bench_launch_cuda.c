@@ -126,7 +126,7 @@ int main(int argc, char **argv)
            info.compute_capability, info.driver_version);
 
     /* --- compile: cold (no cache) vs from the disk cache ------------------ */
-    kiln_program_opts cold = {KILN_LANG_AUTO, NULL, 1};
+    kiln_program_opts cold = KILN_PROGRAM_OPTS(.no_cache = 1);
     double t_cold[3], t_warm[5];
     kiln_context *ctx = NULL;
     kiln_program *prog = NULL;

@@ -397,16 +397,22 @@ typedef enum kiln_language {
     KILN_LANG_CUDA_C = 2,   /* native CUDA C (CUDA devices) */
 } kiln_language;
 
+/* Build options, a descriptor (docs/api.md rule 7): make it with
+ * KILN_PROGRAM_OPTS(.build_options = "-DN=4"), which sets struct_size. */
 typedef struct kiln_program_opts {
+    size_t struct_size;        /* sizeof(kiln_program_opts) */
     kiln_language language;
     const char *build_options; /* "-DN=4 -cl-fast-relaxed-math"; NULL = "" */
     int no_cache;              /* 1: skip the on-disk cache (both ways) */
 } kiln_program_opts;
+#define KILN_PROGRAM_OPTS(...)                                                 \
+    ((kiln_program_opts){.struct_size = sizeof(kiln_program_opts), __VA_ARGS__})
 
 /* Builds source for every device of the context, through the caches
  * (memory, then disk under $KILN_CACHE_DIR, then the compiler). Blocks.
  * A compile error is KILN_ERROR_BUILD; the full log is then in
- * kiln_last_build_log(). opts may be NULL. */
+ * kiln_last_build_log(). opts may be NULL (the defaults); a struct_size
+ * smaller than the first version's is KILN_ERROR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_program_create(kiln_context *context,
                                          const char *source,
                                          const kiln_program_opts *opts,

@@ -81,7 +81,7 @@ static void test_languages(kiln_device *dev) {
         {KILN_LANG_CUDA_C, "extern \"C\" __global__ void nat(int *x) { x[threadIdx.x] = 5; }"},
     };
     for (size_t i = 0; i < sizeof native / sizeof native[0]; i++) {
-        kiln_program_opts opts = {.language = native[i].lang};
+        kiln_program_opts opts = {.struct_size = sizeof opts, .language = native[i].lang};
         kiln_program *p = NULL;
         kiln_status st = kiln_program_create(ctx, native[i].source, &opts, &p);
         if (info.languages & (1u << native[i].lang)) {

@@ -255,7 +255,7 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
     kiln_kernel *k2 = NULL;
     kiln_queue *q2 = NULL;
     CHECK_OK(kiln_queue_create(ctx2, dev, 0, &q2));
-    CHECK_OK(kiln_program_create(ctx2, src_main, &(kiln_program_opts){.build_options = "-DVALUE=1"}, &p2));
+    CHECK_OK(kiln_program_create(ctx2, src_main, &KILN_PROGRAM_OPTS(.build_options = "-DVALUE=1"), &p2));
     CHECK_OK(kiln_kernel_create(p2, "ints", &k2));
     args[0] = KILN_ARG_BUF(B);
     CHECK_STATUS(kiln_kernel_launch(q2, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_MISMATCH);
@@ -335,7 +335,7 @@ static void test_programs(kiln_queue *q) {
     kiln_context *ctx = kiln_queue_context(q);
     kiln_device *dev = kiln_queue_device(q);
     kiln_program *p = NULL;
-    kiln_program_opts opts = {.build_options = "-DVALUE=42"};
+    kiln_program_opts opts = {.struct_size = sizeof opts, .build_options = "-DVALUE=42"};
     if (!CHECK_OK(kiln_program_create(ctx, src_main, &opts, &p)))
         return;
     CHECK(kiln_program_build_log(p, dev) != NULL);
@@ -427,14 +427,26 @@ static void test_build_errors(kiln_queue *q) {
                   NULL,
               "%s", kiln_last_error_message());
     /* a bad option */
-    kiln_program_opts o = {.build_options = "-this-is-no-option"};
+    kiln_program_opts o = {.struct_size = sizeof o, .build_options = "-this-is-no-option"};
     /* the compiler refuses it: a build error on every backend */
     CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &o, &p), KILN_ERROR_BUILD);
     CHECK(p == NULL);
+    /* options that are not made with KILN_PROGRAM_OPTS: struct_size 0 */
+    kiln_program_opts unsized = {.build_options = "-DVALUE=1"};
+    CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &unsized, &p),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(p == NULL && strstr(kiln_last_error_message(), "KILN_PROGRAM_OPTS") != NULL);
+    /* a later, larger version of the options: the known part is read */
+    struct { kiln_program_opts o; long later_member; } newer = {
+        .o = KILN_PROGRAM_OPTS(.build_options = "-DVALUE=1"), .later_member = 7};
+    newer.o.struct_size = sizeof newer;
+    if (CHECK_OK(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &newer.o, &p)))
+        kiln_program_release(p);
+    p = NULL;
     /* language guards */
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    kiln_program_opts lang = {.language = info.backend == KILN_BACKEND_OPENCL ? KILN_LANG_CUDA_C : KILN_LANG_OPENCL_C};
+    kiln_program_opts lang = {.struct_size = sizeof lang, .language = info.backend == KILN_BACKEND_OPENCL ? KILN_LANG_CUDA_C : KILN_LANG_OPENCL_C};
     CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p), KILN_ERROR_UNSUPPORTED);
     lang.language = (kiln_language)9;
     CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p), KILN_ERROR_INVALID_ARGUMENT);
@@ -502,7 +514,7 @@ static void test_files_and_cache(kiln_queue *q) {
     kiln_context_release(ctx2);
     /* no_cache: built again */
     CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
-    kiln_program_opts nc = {.no_cache = 1};
+    kiln_program_opts nc = {.struct_size = sizeof nc, .no_cache = 1};
     CHECK_OK(kiln_program_create(ctx2, src, &nc, &p2));
     CHECK(kiln_program_from_cache(p2, dev) == 0);
     kiln_program_release(p2);

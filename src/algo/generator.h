@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "base/strbuf.h"
+#include "base/desc.h"
 #include "kiln.h"
 
 /* Longest generator name: kernel names add a suffix ("_stage1") to it. */
@@ -213,12 +214,6 @@ kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel,
                          size_t num_wait, kiln_event *const *wait,
                          kiln_event **event);
 
-/* Copies a caller's descriptor (which starts with size_t struct_size) into
- * copy (size bytes, zeroed first): at most struct_size bytes, so members
- * added later read as 0. A struct_size under v1_size (the first version's
- * size) is KILN_ERROR_INVALID_ARGUMENT, naming macro. */
-kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size,
-                            void *copy, const char *what, const char *macro);
 
 /* ---- the per-context cache of built-in generators (ctxcache.c) */
 

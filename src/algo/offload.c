@@ -7,6 +7,7 @@
 
 #include "algo/offload_hook.h"
 #include "algo/offload_internal.h"
+#include "base/desc.h"
 #include "base/error.h"
 #include "base/refcount.h"
 
@@ -23,18 +24,8 @@ static kiln_status read_opts(const kiln_offload_opts *opts,
     o->struct_size = sizeof *o;
     if (!opts)
         return KILN_OK;
-    if (opts->struct_size < OPTS_V1_SIZE)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_offload_create: opts->struct_size is "
-                               "%zu, less than any version of "
-                               "kiln_offload_opts (make the options with "
-                               "KILN_OFFLOAD_OPTS(...))",
-                               opts->struct_size);
-    /* A newer caller's extra members are not known here; an older one's
-     * missing members keep their zero (default) value. */
-    size_t n = opts->struct_size < sizeof *o ? opts->struct_size : sizeof *o;
-    memcpy(o, opts, n);
-    return KILN_OK;
+    return kiln__desc_read(opts, OPTS_V1_SIZE, sizeof *o, o,
+                           "kiln_offload_create", "KILN_OFFLOAD_OPTS");
 }
 
 static void offload_free(kiln_offload *off) {

@@ -161,7 +161,7 @@ kiln_status kiln__offload_generate(const char *params, const char *body,
 kiln_status kiln__offload_build(kiln_context *ctx, const char *source,
                                 const char *build_options, const char *body,
                                 kiln_program **prog) {
-    kiln_program_opts po = {.language = KILN_LANG_AUTO,
+    kiln_program_opts po = {.struct_size = sizeof po, .language = KILN_LANG_AUTO,
                             .build_options = build_options};
     kiln_status st = kiln_program_create(ctx, source, &po, prog);
     if (st != KILN_ERROR_BUILD)

@@ -9,6 +9,7 @@
 #include "cache/cache.h"
 #include "backend/registry.h"
 #include "base/buildlog_quote.h"
+#include "base/desc.h"
 #include "base/embedded.h"
 #include "core/internal.h"
 
@@ -153,9 +154,15 @@ kiln_status kiln_program_create(kiln_context *context, const char *source,
     if (!context || !source)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
                                context ? "source" : "context");
-    kiln_language lang = opts ? opts->language : KILN_LANG_AUTO;
-    const char *options = opts && opts->build_options ? opts->build_options : "";
-    int no_cache = opts ? opts->no_cache : 0;
+    kiln_program_opts o = {.struct_size = sizeof o};
+    if (opts) {
+        kiln_status rs = kiln__desc_read(opts, sizeof o, sizeof o, &o, fn, "KILN_PROGRAM_OPTS");
+        if (rs != KILN_OK)
+            return rs;
+    }
+    kiln_language lang = o.language;
+    const char *options = o.build_options ? o.build_options : "";
+    int no_cache = o.no_cache;
     const kiln__backend *be = context->backend;
     if ((unsigned)lang >= sizeof kiln__language_names / sizeof kiln__language_names[0])
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown language %d", fn,

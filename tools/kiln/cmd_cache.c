@@ -152,7 +152,7 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
     if (!file)
         return kiln_cli_usage_error("cache build", kiln_cache_usage,
                                     "which FILE to build?");
-    kiln_program_opts opts = {KILN_LANG_AUTO, options, 0};
+    kiln_program_opts opts = KILN_PROGRAM_OPTS(.build_options = options);
     if (strcmp(lang, "opencl") == 0)
         opts.language = KILN_LANG_OPENCL_C;
     else if (strcmp(lang, "cuda") == 0)
