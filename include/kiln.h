@@ -5,22 +5,38 @@
  * cl_mem, CUstream, ... and those wrapped as kiln's) lives in the opt-in
  * headers kiln/opencl.h and kiln/cuda.h, which include the vendor headers.
  *
- * Conventions (the same for every object):
- *  - Every call returns a kiln_status. Constructors hand the object back
- *    through their last argument, which is set to NULL on failure.
- *  - kiln_X_release(NULL) is a no-op. Objects that in-flight work may still
- *    use (contexts, queues, buffers, programs, kernels, events) are reference
- *    counted: release drops the caller's reference, and the object lives on
- *    until the queued work that uses it has ended.
+ * Conventions (the same for every object; docs/api.md has the full rules):
+ *  - Every function that can fail returns a kiln_status. The others are
+ *    kiln_X_release (void), accessors that cannot fail (kiln_X_size,
+ *    kiln_queue_context, ...: each says what it returns for NULL) and the
+ *    name/version/message functions. Constructors hand the object back
+ *    through their last argument, which is set to NULL on failure; on any
+ *    failure nothing has been enqueued.
+ *  - The same mistake gets the same status everywhere: a NULL handle is
+ *    KILN_ERROR_NULL_HANDLE, an unknown enum value or bad count
+ *    KILN_ERROR_INVALID_ARGUMENT, an offset past the end
+ *    KILN_ERROR_OUT_OF_RANGE, objects that do not fit together
+ *    KILN_ERROR_MISMATCH, what this device cannot do KILN_ERROR_UNSUPPORTED.
+ *  - Shared objects (context, queue, buffer, program, kernel, event, array,
+ *    the generators, offload) have kiln_X_retain and kiln_X_release;
+ *    kiln_X_release(NULL) is a no-op. Release drops the caller's reference,
+ *    and the object lives on until the queued work that uses it has ended.
+ *    Accessors that return an object borrow it (do not release it).
  *  - On failure, kiln_last_error_message() (per thread) says what exactly was
  *    wrong: which argument, the driver's own code and name, what to install.
  *    It stays readable until the next failing kiln call on the same thread.
  *  - No call aborts, exits or prints because of a user's mistake.
- *  - Calls that block the host say so: their name ends in _wait/_finish, or
- *    their doc says "Blocks". Every *_async call and kiln_kernel_launch
- *    return at once and hand back an event.
+ *  - A call that takes a wait list (num_wait, wait) never blocks: it
+ *    enqueues, returns, and hands back an event (event may be NULL). A call
+ *    without one may block, and says "Blocks". The suffix _async marks the
+ *    non-blocking twin of a blocking call of the same name
+ *    (kiln_buffer_read / kiln_buffer_read_async).
+ *  - Descriptors (option structs the caller fills) start with struct_size:
+ *    make them with their macro (KILN_PROGRAM_OPTS(...), KILN_SCAN_DESC(...)).
+ *    Info structs are filled through macros that pass the caller's sizeof.
  *  - Threads: all calls are thread-safe. Several threads may enqueue on the
- *    same queue or on different queues at once.
+ *    same queue or on different queues at once, and use one kernel or
+ *    generator at once. Callbacks run on kiln's own "kiln-callback" thread.
  *  - Wait lists (num_wait, wait) may hold events of any context: of another
  *    device, or another backend. Such an event is bridged through the host
  *    (a user event of the queue's context, completed from kiln's callback
