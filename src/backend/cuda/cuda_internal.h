@@ -393,6 +393,13 @@ kiln_status kiln__cu_event_state(void *event, kiln_event_state *state);
 kiln_status kiln__cu_event_times(void *event, kiln_event_times *times);
 kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg);
 kiln_status kiln__cu_user_event_create(void *context, void **event);
+/* How many user events are not completed yet (0: no stream waits for the
+ * host). */
+int kiln__cu_user_events_unset(void);
+/* deferred.c: runs fn(arg) on kiln's CUDA worker thread, in order (inline
+ * if the thread cannot be started): for work that synchronises a context
+ * and must not block the caller while a stream waits for a user event. */
+void kiln__cu_defer(void (*fn)(void *arg), void *arg);
 kiln_status kiln__cu_user_event_set(void *event, int failed);
 
 /* interop.c: the backend's interop table (backend/interop.h) */

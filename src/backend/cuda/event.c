@@ -120,6 +120,16 @@ static void kiln__cu_slot_put(int slot)
 
 static pthread_mutex_t kiln__cu_grave_lock = PTHREAD_MUTEX_INITIALIZER;
 static kiln__cu_event *kiln__cu_grave;
+
+/* User events created and not yet completed: while there are any, a
+ * stream may be waiting for the host, and a call that synchronises a
+ * context could wait for ever (kiln__cu_buffer_release defers then). */
+static atomic_int kiln__cu_unset_user_events;
+
+int kiln__cu_user_events_unset(void)
+{
+    return atomic_load(&kiln__cu_unset_user_events);
+}
 static atomic_int kiln__cu_grave_nonempty;
 
 static void kiln__cu_event_destroy_now(kiln__cu_event *e);
@@ -165,6 +175,7 @@ static void kiln__cu_event_destroy_now(kiln__cu_event *e)
              * waiting on its word go on and the word can be reused. */
             e->done = 1;
             e->failed = 1;
+            atomic_fetch_sub(&kiln__cu_unset_user_events, 1);
             __atomic_store_n(kiln__cu_slot_word(e->slot), e->target,
                              __ATOMIC_RELEASE);
             notes = e->notes;
@@ -586,6 +597,7 @@ kiln_status kiln__cu_user_event_create(void *context, void **event)
     }
     atomic_init(&e->refs, 1);
     e->is_user = 1;
+    atomic_fetch_add(&kiln__cu_unset_user_events, 1);
     e->ctx = c;
     kiln__cu_context_ref(c);
     pthread_mutex_init(&e->lock, NULL);
@@ -608,6 +620,7 @@ kiln_status kiln__cu_user_event_set(void *event, int failed)
                                "the user event was already completed");
     }
     e->done = 1;
+    atomic_fetch_sub(&kiln__cu_unset_user_events, 1);
     e->failed = failed ? 1 : 0;
     __atomic_store_n(kiln__cu_slot_word(e->slot), e->target, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&e->cond);

@@ -112,37 +112,62 @@ kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
     return KILN_OK;
 }
 
+/* Frees a top-level buffer's memory once queued work using it has ended:
+ * every device of the context finishes first (cuMemFree would synchronise
+ * anyway), then the memory goes. */
+static void kiln__cu_buffer_free_memory(kiln__cu_buffer *b)
+{
+    kiln__cu_context *c = b->ctx;
+    for (size_t i = 0; i < c->n; i++)
+        if (kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK &&
+            kiln__cu.cuCtxSynchronize() == CUDA_SUCCESS)
+            kiln__cu_stage_trim(c->dev[i].ctx); /* synchronised: safe */
+    if (kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
+        if (b->pinned)
+            kiln__cu.cuMemFreeHost(b->host);
+        else
+            kiln__cu.cuMemFree(b->ptr);
+    }
+}
+
+/* The buffer's host-side state, once its memory is gone or not its own. */
+static void kiln__cu_buffer_free_struct(kiln__cu_buffer *b)
+{
+    kiln__cu_context *c = b->ctx;
+    while (b->maps) {
+        kiln__cu_mapping *m = b->maps;
+        b->maps = m->next;
+        if (!m->direct)
+            kiln__cu_stage_put(m->stage);
+        free(m);
+    }
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+    kiln__cu_context_unref(c);
+}
+
+/* On kiln's CUDA worker thread (kiln__cu_defer). */
+static void kiln__cu_buffer_free_later(void *arg)
+{
+    kiln__cu_buffer_free_memory(arg);
+    kiln__cu_buffer_free_struct(arg);
+}
+
 static void kiln__cu_buffer_unref(kiln__cu_buffer *b)
 {
     while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         kiln__cu_buffer *parent = b->parent;
-        kiln__cu_context *c = b->ctx;
         if (!parent && !b->borrowed) {
-            /* Queued work may still use the memory: let every device of the
-             * context finish first (cuMemFree would synchronise anyway).
-             * Caveat: if a stream of the context waits for a user event
-             * that is not set yet, this blocks until it is set. */
-            for (size_t i = 0; i < c->n; i++)
-                if (kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK &&
-                    kiln__cu.cuCtxSynchronize() == CUDA_SUCCESS)
-                    kiln__cu_stage_trim(c->dev[i].ctx); /* synchronised: safe */
-            if (kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
-                if (b->pinned)
-                    kiln__cu.cuMemFreeHost(b->host);
-                else
-                    kiln__cu.cuMemFree(b->ptr);
+            /* While a stream may wait for a user event, synchronising here
+             * could wait for ever (the host sets it after this call):
+             * free on the worker thread instead. */
+            if (kiln__cu_user_events_unset() > 0) {
+                kiln__cu_defer(kiln__cu_buffer_free_later, b);
+                return; /* a top-level buffer has no parent */
             }
+            kiln__cu_buffer_free_memory(b);
         }
-        while (b->maps) {
-            kiln__cu_mapping *m = b->maps;
-            b->maps = m->next;
-            if (!m->direct)
-                kiln__cu_stage_put(m->stage);
-            free(m);
-        }
-        pthread_mutex_destroy(&b->lock);
-        free(b);
-        kiln__cu_context_unref(c);
+        kiln__cu_buffer_free_struct(b);
         b = parent;
     }
 }
