@@ -25,11 +25,6 @@
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
 
-kiln_status kiln__cuda_compile(const char *source, const char *options,
-                               unsigned cc, void **binary, size_t *size,
-                               int *is_ptx, char **log);
-int kiln__cuda_nvrtc_ready(void);
-
 static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
                                      KILN_UINT16, KILN_INT32,  KILN_UINT32,
                                      KILN_INT64,  KILN_UINT64, KILN_FLOAT32,

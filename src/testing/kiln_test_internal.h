@@ -33,11 +33,4 @@
 extern const kiln__backend kiln__backend_opencl;
 extern const kiln__backend kiln__backend_cuda;
 
-/* NVRTC without a GPU (backend/cuda/cuda_internal.h, which needs cuda.h):
- * tests compile generated sources for CUDA with it. */
-kiln_status kiln__cuda_compile(const char *source, const char *options,
-                               unsigned cc, void **binary, size_t *size,
-                               int *is_ptx, char **log);
-int kiln__cuda_nvrtc_ready(void);
-
 #endif
