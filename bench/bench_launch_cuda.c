@@ -98,34 +98,10 @@ static const char *src =
         }                                                                      \
     } while (0)
 
-int main(int argc, char **argv)
+/* Program build: cold (no cache) vs from the disk cache, in new contexts
+ * (no in-memory reuse). Prints one line; 0 on success. */
+static int bench_compile(kiln_device *dev)
 {
-    int rounds = argc > 1 ? atoi(argv[1]) : 15;
-    if (rounds < 3)
-        rounds = 3;
-    char cache_dir[] = "/tmp/kiln-bench-cuda-XXXXXX";
-    if (!mkdtemp(cache_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    setenv("KILN_CACHE_DIR", cache_dir, 1);
-
-    kiln_device *dev = NULL;
-    if (kiln_device_select("cuda:0", &dev) != KILN_OK) {
-        printf("no CUDA device: %s\nbench_launch_cuda skipped\n",
-               kiln_last_error_message());
-        return 0;
-    }
-    kiln_device_info info;
-    CK(kiln_device_get_info(dev, &info));
-    if (!load_cuda()) {
-        printf("libcuda.so.1 lacks an entry point the bench uses: skipped\n");
-        return 0;
-    }
-    printf("device: %s (%s, sm_%u), driver %s\n", info.name, info.id,
-           info.compute_capability, info.driver_version);
-
-    /* --- compile: cold (no cache) vs from the disk cache ------------------ */
     kiln_program_opts cold = KILN_PROGRAM_OPTS(.no_cache = 1);
     double t_cold[3], t_warm[5];
     kiln_context *ctx = NULL;
@@ -158,10 +134,44 @@ int main(int argc, char **argv)
            "(%.0fx faster)%s\n", mc / 1e3, mw / 1e3, mc / mw,
            from_cache ? "" : "  [WARNING: not reported as from the cache]");
 
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 15;
+    if (rounds < 3)
+        rounds = 3;
+    char cache_dir[] = "/tmp/kiln-bench-cuda-XXXXXX";
+    if (!mkdtemp(cache_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("KILN_CACHE_DIR", cache_dir, 1);
+
+    kiln_device *dev = NULL;
+    if (kiln_device_select("cuda:0", &dev) != KILN_OK) {
+        printf("no CUDA device: %s\nbench_launch_cuda skipped\n",
+               kiln_last_error_message());
+        return 0;
+    }
+    kiln_device_info info;
+    CK(kiln_device_get_info(dev, &info));
+    if (!load_cuda()) {
+        printf("libcuda.so.1 lacks an entry point the bench uses: skipped\n");
+        return 0;
+    }
+    printf("device: %s (%s, sm_%u), driver %s\n", info.name, info.id,
+           info.compute_capability, info.driver_version);
+
+    if (bench_compile(dev) != 0)
+        return 1;
+
     /* --- launch overhead ------------------------------------------------- */
     kiln_queue *q = NULL;
     CK(kiln_queue_create_default("cuda:0", 0, &q));
-    ctx = kiln_queue_context(q);
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_program *prog = NULL;
     CK(kiln_program_create(ctx, src, NULL, &prog));
     kiln_kernel *k = NULL;
     CK(kiln_kernel_create(prog, "empty3", &k));
