@@ -111,6 +111,20 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines,
 /* device.c: makes sure the backends are loaded; returns the status. */
 kiln_status kiln__registry_init(void);
 
+/* context.c, queue.c: the one constructor of each, shared by the create
+ * calls and the native wrappers (interop.c), which differ only in how the
+ * backend handle is made. make gets arg and returns a status already
+ * prefixed with the caller's name; fn names the caller in other errors.
+ * The devices (and the queue's device slot) are checked by the caller. */
+typedef kiln_status (*kiln__context_make)(const void *arg, const kiln__bdevice *const *bdevs,
+                                          size_t num_devices, void **handle);
+kiln_status kiln__context_new(const char *fn, kiln_device *const *devices, size_t num_devices,
+                              kiln__context_make make, const void *arg, kiln_context **context);
+typedef kiln_status (*kiln__queue_make)(const void *arg, kiln_context *context,
+                                        kiln_device *device, unsigned flags, void **handle);
+kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
+                            kiln__queue_make make, const void *arg, kiln_queue **queue);
+
 /* context.c: core objects (buffers, programs, events) hold the context
  * with these; they do not count as handles (see context.c). */
 void kiln__context_retain(kiln_context *context);

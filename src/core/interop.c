@@ -133,6 +133,20 @@ kiln_status kiln__interop_device_find(const struct kiln__backend_interop *via, c
                            fn, via->name, handle);
 }
 
+/* What the make functions below need to wrap a native object. */
+struct kiln__interop_native {
+    const struct kiln__backend_interop *via;
+    const char *fn;
+    void *native;
+};
+
+static kiln_status kiln__interop_context_make(const void *arg, const kiln__bdevice *const *bdevs,
+                                              size_t num_devices, void **handle) {
+    const struct kiln__interop_native *n = arg;
+    kiln_status st = n->via->context_wrap(n->native, bdevs, num_devices, handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", n->fn);
+}
+
 kiln_status kiln__interop_context_wrap(const struct kiln__backend_interop *via, const char *fn,
                                        void *native, size_t num_devices,
                                        void *const *device_handles, kiln_context **context) {
@@ -140,37 +154,25 @@ kiln_status kiln__interop_context_wrap(const struct kiln__backend_interop *via, 
     if (num_devices == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: the native context has no device", fn);
-    kiln_context *ctx = calloc(1, sizeof *ctx);
-    const kiln__bdevice **bdevs = calloc(num_devices, sizeof *bdevs);
-    if (ctx)
-        ctx->devices = calloc(num_devices, sizeof *ctx->devices);
+    kiln_device **devices = calloc(num_devices, sizeof *devices);
+    if (!devices)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     kiln_status st = KILN_OK;
-    if (!ctx || !bdevs || !ctx->devices)
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
-    for (size_t i = 0; st == KILN_OK && i < num_devices; i++) {
-        st = kiln__interop_device_find(via, fn, device_handles[i], &ctx->devices[i]);
-        if (st == KILN_OK)
-            bdevs[i] = &ctx->devices[i]->b;
-    }
-    if (st == KILN_OK) {
-        st = via->context_wrap(native, bdevs, num_devices, &ctx->handle);
-        if (st != KILN_OK)
-            kiln__error_prefix(st, "%s", fn);
-    }
-    free(bdevs);
-    if (st != KILN_OK) {
-        if (ctx)
-            free(ctx->devices);
-        free(ctx);
-        return st;
-    }
-    atomic_init(&ctx->refs, 1);
-    atomic_init(&ctx->handles, 1);
-    ctx->backend = ctx->devices[0]->backend;
-    ctx->num_devices = num_devices;
-    pthread_mutex_init(&ctx->lock, NULL);
-    *context = ctx;
-    return KILN_OK;
+    for (size_t i = 0; st == KILN_OK && i < num_devices; i++)
+        st = kiln__interop_device_find(via, fn, device_handles[i], &devices[i]);
+    struct kiln__interop_native n = {via, fn, native};
+    if (st == KILN_OK)
+        st = kiln__context_new(fn, devices, num_devices, kiln__interop_context_make, &n,
+                               context);
+    free(devices);
+    return st;
+}
+
+static kiln_status kiln__interop_queue_make(const void *arg, kiln_context *context,
+                                            kiln_device *device, unsigned flags, void **handle) {
+    const struct kiln__interop_native *n = arg;
+    kiln_status st = n->via->queue_wrap(context->handle, &device->b, n->native, flags, handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", n->fn);
 }
 
 kiln_status kiln__interop_queue_wrap(const struct kiln__backend_interop *via, const char *fn,
@@ -185,24 +187,8 @@ kiln_status kiln__interop_queue_wrap(const struct kiln__backend_interop *via, co
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the native queue's device is not one of the context's "
                                "devices", fn);
-    kiln_queue *q = calloc(1, sizeof *q);
-    if (!q)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
-    kiln_device *device = context->devices[slot];
-    kiln_status st = via->queue_wrap(context->handle, &device->b, native, flags, &q->handle);
-    if (st != KILN_OK) {
-        free(q);
-        return kiln__error_prefix(st, "%s", fn);
-    }
-    atomic_init(&q->refs, 1);
-    q->backend = context->backend;
-    q->context = context;
-    kiln_context_retain(context); /* a queue is a handle: it can start work */
-    q->device = device;
-    q->device_slot = slot;
-    q->flags = flags;
-    *queue = q;
-    return KILN_OK;
+    struct kiln__interop_native n = {via, fn, native};
+    return kiln__queue_new(fn, context, slot, flags, kiln__interop_queue_make, &n, queue);
 }
 
 kiln_status kiln__interop_buffer_wrap(const struct kiln__backend_interop *via, const char *fn,

@@ -6,6 +6,36 @@
 
 /* ------------------------------------------------------------------ queues */
 
+/* make for kiln_queue_create: a new backend queue. */
+static kiln_status kiln__queue_make_backend(const void *arg, kiln_context *context,
+                                            kiln_device *device, unsigned flags, void **handle) {
+    kiln_status st = context->backend->queue_create(context->handle, &device->b, flags, handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_queue_create(%s)", device->b.info.id);
+}
+
+kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
+                            kiln__queue_make make, const void *arg, kiln_queue **queue) {
+    *queue = NULL;
+    kiln_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    kiln_device *device = context->devices[slot];
+    kiln_status st = make(arg, context, device, flags, &q->handle);
+    if (st != KILN_OK) {
+        free(q);
+        return st;
+    }
+    atomic_init(&q->refs, 1);
+    q->backend = context->backend;
+    q->context = context;
+    kiln_context_retain(context); /* a queue is a handle: it can start work */
+    q->device = device;
+    q->device_slot = slot;
+    q->flags = flags;
+    *queue = q;
+    return KILN_OK;
+}
+
 kiln_status kiln_queue_create(kiln_context *context, kiln_device *device, unsigned flags,
                               kiln_queue **queue) {
     if (!queue)
@@ -25,23 +55,8 @@ kiln_status kiln_queue_create(kiln_context *context, kiln_device *device, unsign
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "kiln_queue_create: device %s is not one of the context's devices",
                                device->b.info.id);
-    kiln_queue *q = calloc(1, sizeof *q);
-    if (!q)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_queue_create: out of memory");
-    kiln_status st = context->backend->queue_create(context->handle, &device->b, flags, &q->handle);
-    if (st != KILN_OK) {
-        free(q);
-        return kiln__error_prefix(st, "kiln_queue_create(%s)", device->b.info.id);
-    }
-    atomic_init(&q->refs, 1);
-    q->backend = context->backend;
-    q->context = context;
-    kiln_context_retain(context); /* a queue is a handle: it can start work */
-    q->device = device;
-    q->device_slot = slot;
-    q->flags = flags;
-    *queue = q;
-    return KILN_OK;
+    return kiln__queue_new("kiln_queue_create", context, slot, flags, kiln__queue_make_backend,
+                           NULL, queue);
 }
 
 kiln_status kiln_queue_create_default(const char *selector, unsigned flags, kiln_queue **queue) {
