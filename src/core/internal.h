@@ -154,5 +154,20 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait,
                             kiln_event *const *wait, void **storage,
                             void *const **out);
 void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait);
+/* The frame of an enqueue: begin translates the wait list (for the backend
+ * call: num_wait entries in e.wait, and &e.event where an event is asked
+ * for); end frees it, then wraps the backend event into *event (when
+ * st is KILN_OK and event is not NULL). Both prefix their failures with fn
+ * (unless fn is NULL) and pass a failing st through. */
+typedef struct kiln__enqueue {
+    void *storage[KILN__STACK_ARGS];
+    void *const *wait;
+    size_t num_wait;
+    void *event;
+} kiln__enqueue;
+kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
+                                size_t num_wait, kiln_event *const *wait);
+kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
+                              kiln_queue *queue, kiln_event **event);
 
 #endif

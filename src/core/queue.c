@@ -113,21 +113,13 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
-    void *storage[KILN__STACK_ARGS];
-    void *const *bwait = NULL;
-    kiln_status st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait);
+    kiln__enqueue e;
+    kiln_status st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait);
     if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    void *bev = NULL;
-    st = queue->backend->queue_marker(queue->handle, barrier, num_wait, bwait,
-                                      event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage, num_wait);
-    if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    if (event)
-        return kiln__event_wrap(queue->context, bev, (queue->flags & KILN_QUEUE_PROFILING) != 0,
-                                event);
-    return KILN_OK;
+        return st;
+    st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
+                                      event ? &e.event : NULL);
+    return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
 kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
