@@ -95,16 +95,32 @@ kiln_status kiln__interop_kernel(const struct kiln__backend_interop *via, const 
                            device->b.info.id);
 }
 
-kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const char *fn) {
+/* The first of kiln's devices that via drives and (unless any) whose
+ * backend handle is handle; *found is NULL where there is none. (A CUDA
+ * device's handle is its ordinal: 0 is a real handle, hence `any`.) */
+static kiln_status kiln__interop_scan(const struct kiln__backend_interop *via, const char *fn,
+                                      int any, void *handle, kiln_device **found) {
+    *found = NULL;
     size_t n = 0;
     kiln_status st = kiln_device_count(&n);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
     for (size_t i = 0; i < n; i++) {
         kiln_device *d = NULL;
-        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via)
-            return KILN_OK;
+        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via &&
+            (any || d->b.handle == handle)) {
+            *found = d;
+            break;
+        }
     }
+    return KILN_OK;
+}
+
+kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const char *fn) {
+    kiln_device *d = NULL;
+    kiln_status st = kiln__interop_scan(via, fn, 1, NULL, &d);
+    if (st != KILN_OK || d)
+        return st;
     return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
                            "%s: kiln has no %s device (its driver did not load, or reports "
                            "none); kiln_device_get lists the devices it has",
@@ -113,19 +129,9 @@ kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const c
 
 kiln_status kiln__interop_device_find(const struct kiln__backend_interop *via, const char *fn,
                                       void *handle, kiln_device **device) {
-    *device = NULL;
-    size_t n = 0;
-    kiln_status st = kiln_device_count(&n);
-    if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    for (size_t i = 0; i < n; i++) {
-        kiln_device *d = NULL;
-        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via &&
-            d->b.handle == handle) {
-            *device = d;
-            return KILN_OK;
-        }
-    }
+    kiln_status st = kiln__interop_scan(via, fn, 0, handle, device);
+    if (st != KILN_OK || *device)
+        return st;
     return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
                            "%s: the native %s device %p is not one of kiln's devices "
                            "(kiln_device_get lists them; a sub-device made outside "

@@ -205,6 +205,22 @@ static kiln_status kiln__cu_stage_end(kiln__cu_queue *q, kiln__cu_stage *s,
     return kiln__cu_hostjob_launch(q->stream, j);
 }
 
+/* Copies size bytes of src into a staging block now, then its first
+ * `copy` bytes to dst in the stream; the block goes back after the copy. */
+static kiln_status kiln__cu_stage_to_device(kiln__cu_queue *q, CUdeviceptr dst,
+                                            const void *src, size_t size,
+                                            size_t copy, const char *what)
+{
+    kiln__cu_stage *s = NULL;
+    kiln__cu_hostjob *j = NULL;
+    kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
+    if (st != KILN_OK)
+        return st;
+    memcpy(s->host, src, size);
+    CUresult r = kiln__cu.cuMemcpyHtoDAsync(dst, s->host, copy, q->stream);
+    return kiln__cu_stage_end(q, s, j, r, what);
+}
+
 static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                       size_t offset, size_t size,
                                       const void *src, int blocking)
@@ -218,14 +234,8 @@ static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     }
     /* pageable: stage on this thread (the caller's memory is free again on
      * return), DMA from the block, then the block goes back */
-    kiln__cu_stage *s = NULL;
-    kiln__cu_hostjob *j = NULL;
-    kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
-    if (st != KILN_OK)
-        return st;
-    memcpy(s->host, src, size);
-    r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, s->host, size, q->stream);
-    return kiln__cu_stage_end(q, s, j, r, "cuMemcpyHtoDAsync (staged)");
+    return kiln__cu_stage_to_device(q, b->ptr + offset, src, size, size,
+                                    "cuMemcpyHtoDAsync (staged)");
 }
 
 static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
@@ -355,15 +365,9 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
         return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemsetD32Async", r);
     }
     /* pinned source: a pageable one could make the copy wait for the stream */
-    kiln__cu_stage *s = NULL;
-    kiln__cu_hostjob *j = NULL;
-    kiln_status st = kiln__cu_stage_begin(q, ps, &s, &j);
-    if (st != KILN_OK)
-        return st;
-    memcpy(s->host, pattern, ps);
     size_t first = ps < size ? ps : size;
-    r = kiln__cu.cuMemcpyHtoDAsync(dst, s->host, first, q->stream);
-    st = kiln__cu_stage_end(q, s, j, r, "cuMemcpyHtoDAsync (fill pattern)");
+    kiln_status st = kiln__cu_stage_to_device(q, dst, pattern, ps, first,
+                                              "cuMemcpyHtoDAsync (fill pattern)");
     if (st != KILN_OK)
         return st;
     size_t done = first;
