@@ -16,8 +16,7 @@
 #if !KILN_HAVE_CUDA
 int main(void)
 {
-    printf("kiln was built without cuda.h (no CUDA backend): skipped\n");
-    return 77;
+    KT_SKIP("kiln was built without cuda.h (no CUDA backend)");
 }
 #else
 #include "kiln/cuda.h"
@@ -321,12 +320,10 @@ int main(void)
 {
     kiln_device *dev = NULL;
     if (kiln_device_select("cuda:0", &dev) != KILN_OK) {
-        printf("no CUDA device (%s): skipped\n", kiln_last_error_message());
-        return 77;
+        KT_SKIP("no CUDA device (%s)", kiln_last_error_message());
     }
     if (!load_cuda()) {
-        printf("libcuda.so.1 lacks an entry point the test uses: skipped\n");
-        return 77;
+        KT_SKIP("libcuda.so.1 lacks an entry point the test uses");
     }
     float *init = malloc(N * sizeof *init);
     for (int i = 0; i < N; i++)
