@@ -31,14 +31,18 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
         free(b);
         return kiln__error_prefix(st, "kiln_buffer_create(%zu bytes)", size);
     }
+    kiln__buffer_init_root(b, context, size);
+    *buffer = b;
+    return KILN_OK;
+}
+
+void kiln__buffer_init_root(kiln_buffer *b, kiln_context *context, size_t size) {
     atomic_init(&b->refs, 1);
     b->backend = context->backend;
     b->context = context;
     kiln__context_retain(context);
     b->root = b;
     b->size = size;
-    *buffer = b;
-    return KILN_OK;
 }
 
 kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t size,

@@ -125,6 +125,11 @@ typedef kiln_status (*kiln__queue_make)(const void *arg, kiln_context *context,
 kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
                             kiln__queue_make make, const void *arg, kiln_queue **queue);
 
+/* buffer.c: fills in a new whole buffer (not a view) of size bytes on
+ * context (its handle is the caller's to set): one reference, and one on
+ * the context. */
+void kiln__buffer_init_root(kiln_buffer *b, kiln_context *context, size_t size);
+
 /* context.c: core objects (buffers, programs, events) hold the context
  * with these; they do not count as handles (see context.c). */
 void kiln__context_retain(kiln_context *context);

@@ -206,13 +206,8 @@ kiln_status kiln__interop_buffer_wrap(const struct kiln__backend_interop *via, c
         context->backend->buffer_release(handle);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     }
-    atomic_init(&b->refs, 1);
-    b->backend = context->backend;
     b->handle = handle;
-    b->context = context;
-    kiln__context_retain(context);
-    b->root = b;
-    b->size = size;
+    kiln__buffer_init_root(b, context, size);
     *buffer = b;
     return KILN_OK;
 }

@@ -190,6 +190,23 @@ static int kiln__cu_ident(char c)
            (c >= '0' && c <= '9') || c == '_';
 }
 
+/* Room for need bytes in *out (allocated on first use): reallocated to
+ * new_cap bytes when short. 0, with *out freed, when out of memory. */
+static int kiln__cu_reserve(char **out, size_t *cap, size_t need, size_t new_cap)
+{
+    if (*out && need <= *cap)
+        return 1;
+    char *t = realloc(*out, new_cap);
+    if (!t) {
+        free(*out);
+        *out = NULL;
+        return 0;
+    }
+    *out = t;
+    *cap = new_cap;
+    return 1;
+}
+
 static char *kiln__cu_local_params(const char *src)
 {
     static const char kw[] = "KILN_LOCAL";
@@ -237,15 +254,8 @@ static char *kiln__cu_local_params(const char *src)
                 if (k < n && (src[k] == ',' || src[k] == ')') && star && nb > star &&
                     ne > nb && !(src[nb] >= '0' && src[nb] <= '9')) {
                     size_t need = o + (star - i) + (ne - nb) + 64 + (n - from);
-                    if (!out || need > cap) {
-                        cap = need * 2;
-                        char *t = realloc(out, cap);
-                        if (!t) {
-                            free(out);
-                            return NULL;
-                        }
-                        out = t;
-                    }
+                    if (!kiln__cu_reserve(&out, &cap, need, need * 2))
+                        return NULL;
                     o += (size_t)sprintf(out + o, "kiln__local_ptr<");
                     size_t lines = 0;
                     for (size_t t = i; t < star; t++) {
@@ -270,15 +280,9 @@ static char *kiln__cu_local_params(const char *src)
             line_start = 1;
         else if (i > from && !(line_start && (c == ' ' || c == '\t')))
             line_start = 0;
-        if (!out || o + (i - from) + 1 > cap) {
-            cap = (o + (i - from) + 1) * 2 > cap ? (o + (i - from) + 1) * 2 : cap;
-            char *t = realloc(out, cap);
-            if (!t) {
-                free(out);
-                return NULL;
-            }
-            out = t;
-        }
+        size_t need = o + (i - from) + 1;
+        if (!kiln__cu_reserve(&out, &cap, need, need * 2 > cap ? need * 2 : cap))
+            return NULL;
         memcpy(out + o, src + from, i - from);
         o += i - from;
     }
