@@ -375,9 +375,9 @@ int main(void) {
         kiln_queue_release(q0);
     }
     if (!kiln__cuda_nvrtc_ready()) {
-        /* the template-choice checks above ran; the compiles cannot */
-        printf("NVRTC not found: CUDA compile checks not run\n");
-        return kt_report();
+        /* the template-choice checks above ran (a failure there still
+         * fails); the compiles, this test's point, cannot */
+        KT_SKIP("NVRTC not found: CUDA compile checks not run");
     }
     kiln_queue *q = NULL;
     if (kiln_queue_create_default(NULL, 0, &q) != KILN_OK) {

@@ -66,11 +66,12 @@ static int kiln__is_key_hex(const char *s) {
     return s[64] == '\0';
 }
 
-/* Reads exactly size bytes; 0 on success, -1 on error or early end. */
-static int kiln__read_all(int fd, void *buf, size_t size) {
+/* Reads (or with `writing`, writes) exactly size bytes, retrying after
+ * signals; 0 on success, -1 on error or early end. */
+static int kiln__io_all(int fd, void *buf, size_t size, int writing) {
     uint8_t *p = buf;
     while (size) {
-        ssize_t n = read(fd, p, size);
+        ssize_t n = writing ? write(fd, p, size) : read(fd, p, size);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -81,18 +82,12 @@ static int kiln__read_all(int fd, void *buf, size_t size) {
     return 0;
 }
 
+static int kiln__read_all(int fd, void *buf, size_t size) {
+    return kiln__io_all(fd, buf, size, 0);
+}
+
 static int kiln__write_all(int fd, const void *buf, size_t size) {
-    const uint8_t *p = buf;
-    while (size) {
-        ssize_t n = write(fd, p, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        size -= (size_t)n;
-    }
-    return 0;
+    return kiln__io_all(fd, (void *)buf, size, 1); /* only read from */
 }
 
 /* mkdir -p with mode 0700 for the directories it creates (a user's cache). */
@@ -104,16 +99,18 @@ static int kiln__mkdir_p(const char *dir) {
         return -1;
     }
     memcpy(path, dir, len + 1);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
+    /* each parent (cut at its '/'), then the whole path (at the NUL) */
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0')
             continue;
+        char at = *p;
         *p = '\0';
         if (mkdir(path, 0700) != 0 && errno != EEXIST)
             return -1;
-        *p = '/';
+        if (at == '\0')
+            break;
+        *p = at;
     }
-    if (mkdir(path, 0700) != 0 && errno != EEXIST)
-        return -1;
     struct stat st;
     if (stat(path, &st) != 0)
         return -1;

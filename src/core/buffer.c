@@ -31,14 +31,18 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
         free(b);
         return kiln__error_prefix(st, "kiln_buffer_create(%zu bytes)", size);
     }
+    kiln__buffer_init_root(b, context, size);
+    *buffer = b;
+    return KILN_OK;
+}
+
+void kiln__buffer_init_root(kiln_buffer *b, kiln_context *context, size_t size) {
     atomic_init(&b->refs, 1);
     b->backend = context->backend;
     b->context = context;
     kiln__context_retain(context);
     b->root = b;
     b->size = size;
-    *buffer = b;
-    return KILN_OK;
 }
 
 kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t size,
@@ -114,17 +118,6 @@ static kiln_status kiln__check_qbr(const char *fn, const kiln_queue *queue, cons
     return KILN_OK;
 }
 
-/* Finishes an enqueue: wraps the backend event or reports the failure. */
-static kiln_status kiln__finish_enqueue(const char *fn, kiln_status st, kiln_queue *queue,
-                                        void *bev, kiln_event **event) {
-    if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    if (event)
-        return kiln__event_wrap(queue->context, bev, (queue->flags & KILN_QUEUE_PROFILING) != 0,
-                                event);
-    return KILN_OK;
-}
-
 /* The blocking transfers differ only in direction: one body for both. */
 static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *queue,
                                   kiln_buffer *buffer, size_t offset, size_t size, void *host) {
@@ -168,19 +161,16 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
-    void *storage[KILN__STACK_ARGS];
-    void *const *bwait;
-    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    void *bev = NULL;
+    kiln__enqueue e;
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+        return st;
     if (to_device)
         st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
-                                          num_wait, bwait, event ? &bev : NULL);
+                                          num_wait, e.wait, event ? &e.event : NULL);
     else
         st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
-                                         num_wait, bwait, event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage, num_wait);
-    return kiln__finish_enqueue(fn, st, queue, bev, event);
+                                         num_wait, e.wait, event ? &e.event : NULL);
+    return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
 kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset,
@@ -217,15 +207,12 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     }
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
-    void *storage[KILN__STACK_ARGS];
-    void *const *bwait;
-    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    void *bev = NULL;
+    kiln__enqueue e;
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+        return st;
     st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
-                                     dst_offset, size, num_wait, bwait, event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage, num_wait);
-    return kiln__finish_enqueue(fn, st, queue, bev, event);
+                                     dst_offset, size, num_wait, e.wait, event ? &e.event : NULL);
+    return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
 kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
@@ -249,15 +236,12 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
                                fn, offset, size, pattern_size);
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
-    void *storage[KILN__STACK_ARGS];
-    void *const *bwait;
-    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    void *bev = NULL;
+    kiln__enqueue e;
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+        return st;
     st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
-                                     size, num_wait, bwait, event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage, num_wait);
-    return kiln__finish_enqueue(fn, st, queue, bev, event);
+                                     size, num_wait, e.wait, event ? &e.event : NULL);
+    return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
 kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map_flags,
@@ -294,13 +278,10 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
         return st;
     if (!host_ptr)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
-    void *storage[KILN__STACK_ARGS];
-    void *const *bwait;
-    if ((st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait)) != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    void *bev = NULL;
-    st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, bwait,
-                                      event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage, num_wait);
-    return kiln__finish_enqueue(fn, st, queue, bev, event);
+    kiln__enqueue e;
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+        return st;
+    st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, e.wait,
+                                      event ? &e.event : NULL);
+    return kiln__enqueue_end(&e, fn, st, queue, event);
 }

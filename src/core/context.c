@@ -5,6 +5,48 @@
 
 #include "core/internal.h"
 
+/* make for kiln_context_create: a new backend context (arg: the backend). */
+static kiln_status kiln__context_make_backend(const void *arg, const kiln__bdevice *const *bdevs,
+                                              size_t num_devices, void **handle) {
+    const kiln__backend *be = arg;
+    kiln_status st = be->context_create(bdevs, num_devices, handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_context_create");
+}
+
+kiln_status kiln__context_new(const char *fn, kiln_device *const *devices, size_t num_devices,
+                              kiln__context_make make, const void *arg, kiln_context **context) {
+    *context = NULL;
+    kiln_context *ctx = calloc(1, sizeof *ctx);
+    const kiln__bdevice **bdevs = calloc(num_devices, sizeof *bdevs);
+    if (ctx)
+        ctx->devices = calloc(num_devices, sizeof *ctx->devices);
+    if (!ctx || !bdevs || !ctx->devices) {
+        if (ctx)
+            free(ctx->devices);
+        free(ctx);
+        free(bdevs);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    }
+    for (size_t i = 0; i < num_devices; i++) {
+        ctx->devices[i] = devices[i];
+        bdevs[i] = &devices[i]->b;
+    }
+    kiln_status st = make(arg, bdevs, num_devices, &ctx->handle);
+    free(bdevs);
+    if (st != KILN_OK) {
+        free(ctx->devices);
+        free(ctx);
+        return st;
+    }
+    atomic_init(&ctx->refs, 1);
+    atomic_init(&ctx->handles, 1);
+    ctx->backend = devices[0]->backend;
+    ctx->num_devices = num_devices;
+    pthread_mutex_init(&ctx->lock, NULL);
+    *context = ctx;
+    return KILN_OK;
+}
+
 kiln_status kiln_context_create(kiln_device *const *devices, size_t num_devices,
                                 kiln_context **context) {
     if (!context)
@@ -35,36 +77,8 @@ kiln_status kiln_context_create(kiln_device *const *devices, size_t num_devices,
                                        "kiln_context_create: device %s is listed twice",
                                        devices[i]->b.info.id);
     }
-    const kiln__backend *be = devices[0]->backend;
-    kiln_context *ctx = calloc(1, sizeof *ctx);
-    const kiln__bdevice **bdevs = calloc(num_devices, sizeof *bdevs);
-    if (ctx)
-        ctx->devices = calloc(num_devices, sizeof *ctx->devices);
-    if (!ctx || !bdevs || !ctx->devices) {
-        if (ctx)
-            free(ctx->devices);
-        free(ctx);
-        free(bdevs);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_context_create: out of memory");
-    }
-    for (size_t i = 0; i < num_devices; i++) {
-        ctx->devices[i] = devices[i];
-        bdevs[i] = &devices[i]->b;
-    }
-    kiln_status st = be->context_create(bdevs, num_devices, &ctx->handle);
-    free(bdevs);
-    if (st != KILN_OK) {
-        free(ctx->devices);
-        free(ctx);
-        return kiln__error_prefix(st, "kiln_context_create");
-    }
-    atomic_init(&ctx->refs, 1);
-    atomic_init(&ctx->handles, 1);
-    ctx->backend = be;
-    ctx->num_devices = num_devices;
-    pthread_mutex_init(&ctx->lock, NULL);
-    *context = ctx;
-    return KILN_OK;
+    return kiln__context_new("kiln_context_create", devices, num_devices,
+                             kiln__context_make_backend, devices[0]->backend, context);
 }
 
 /* Two counts: refs (everything that points at the context, core objects

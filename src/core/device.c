@@ -19,21 +19,27 @@ static char kiln__reg_why[4096];
 static kiln_device **kiln__reg_devices; /* grows when devices are partitioned */
 static size_t kiln__reg_count, kiln__reg_cap;
 
-/* What to install, joined from each backend's table ("hint; hint"). */
-static void kiln__install_hint(char *out, size_t cap) {
+/* Joined over the registry's backends (those that fill the field in):
+ * their install hints ("hint; hint"), or with selector_forms their
+ * selector forms ("B:N, B:P:D, ..."), for messages. */
+static void kiln__backends_join(char *out, size_t cap, int selector_forms) {
     size_t num_backends = 0, len = 0;
     const kiln__backend *const *backends = kiln__backend_registry(&num_backends);
     out[0] = 0;
     for (size_t i = 0; i < num_backends && len + 1 < cap; i++) {
-        const char *h = backends[i]->install_hint;
-        if (!h || !*h)
+        const char *s = selector_forms ? backends[i]->selector_prefix : backends[i]->install_hint;
+        if (!s || !*s)
             continue;
-        int w = snprintf(out + len, cap - len, "%s%s", len ? "; " : "", h);
+        int w = selector_forms
+                    ? snprintf(out + len, cap - len, "%s%s:N, %s:P:D", len ? ", " : "", s, s)
+                    : snprintf(out + len, cap - len, "%s%s", len ? "; " : "", s);
         if (w < 0)
             break;
         len += (size_t)w;
     }
 }
+
+static void kiln__install_hint(char *out, size_t cap) { kiln__backends_join(out, cap, 0); }
 
 static void kiln__why_append(const char *fmt, const char *a, const char *b) {
     size_t len = strlen(kiln__reg_why);
@@ -278,21 +284,7 @@ static kiln_device *kiln__select_default_locked(void) {
     return NULL;
 }
 
-/* "B:N, B:P:D" for each backend B in the registry, for the message. */
-static void kiln__selector_forms(char *out, size_t cap) {
-    size_t num_backends = 0, len = 0;
-    const kiln__backend *const *backends = kiln__backend_registry(&num_backends);
-    out[0] = 0;
-    for (size_t i = 0; i < num_backends && len + 1 < cap; i++) {
-        const char *p = backends[i]->selector_prefix;
-        if (!p || !*p)
-            continue;
-        int w = snprintf(out + len, cap - len, "%s%s:N, %s:P:D", len ? ", " : "", p, p);
-        if (w < 0)
-            break;
-        len += (size_t)w;
-    }
-}
+static void kiln__selector_forms(char *out, size_t cap) { kiln__backends_join(out, cap, 1); }
 
 kiln_status kiln_device_select(const char *selector, kiln_device **device) {
     if (!device)

@@ -111,6 +111,25 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines,
 /* device.c: makes sure the backends are loaded; returns the status. */
 kiln_status kiln__registry_init(void);
 
+/* context.c, queue.c: the one constructor of each, shared by the create
+ * calls and the native wrappers (interop.c), which differ only in how the
+ * backend handle is made. make gets arg and returns a status already
+ * prefixed with the caller's name; fn names the caller in other errors.
+ * The devices (and the queue's device slot) are checked by the caller. */
+typedef kiln_status (*kiln__context_make)(const void *arg, const kiln__bdevice *const *bdevs,
+                                          size_t num_devices, void **handle);
+kiln_status kiln__context_new(const char *fn, kiln_device *const *devices, size_t num_devices,
+                              kiln__context_make make, const void *arg, kiln_context **context);
+typedef kiln_status (*kiln__queue_make)(const void *arg, kiln_context *context,
+                                        kiln_device *device, unsigned flags, void **handle);
+kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
+                            kiln__queue_make make, const void *arg, kiln_queue **queue);
+
+/* buffer.c: fills in a new whole buffer (not a view) of size bytes on
+ * context (its handle is the caller's to set): one reference, and one on
+ * the context. */
+void kiln__buffer_init_root(kiln_buffer *b, kiln_context *context, size_t size);
+
 /* context.c: core objects (buffers, programs, events) hold the context
  * with these; they do not count as handles (see context.c). */
 void kiln__context_retain(kiln_context *context);
@@ -140,5 +159,20 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait,
                             kiln_event *const *wait, void **storage,
                             void *const **out);
 void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait);
+/* The frame of an enqueue: begin translates the wait list (for the backend
+ * call: num_wait entries in e.wait, and &e.event where an event is asked
+ * for); end frees it, then wraps the backend event into *event (when
+ * st is KILN_OK and event is not NULL). Both prefix their failures with fn
+ * (unless fn is NULL) and pass a failing st through. */
+typedef struct kiln__enqueue {
+    void *storage[KILN__STACK_ARGS];
+    void *const *wait;
+    size_t num_wait;
+    void *event;
+} kiln__enqueue;
+kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
+                                size_t num_wait, kiln_event *const *wait);
+kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
+                              kiln_queue *queue, kiln_event **event);
 
 #endif

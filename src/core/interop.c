@@ -95,16 +95,32 @@ kiln_status kiln__interop_kernel(const struct kiln__backend_interop *via, const 
                            device->b.info.id);
 }
 
-kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const char *fn) {
+/* The first of kiln's devices that via drives and (unless any) whose
+ * backend handle is handle; *found is NULL where there is none. (A CUDA
+ * device's handle is its ordinal: 0 is a real handle, hence `any`.) */
+static kiln_status kiln__interop_scan(const struct kiln__backend_interop *via, const char *fn,
+                                      int any, void *handle, kiln_device **found) {
+    *found = NULL;
     size_t n = 0;
     kiln_status st = kiln_device_count(&n);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
     for (size_t i = 0; i < n; i++) {
         kiln_device *d = NULL;
-        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via)
-            return KILN_OK;
+        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via &&
+            (any || d->b.handle == handle)) {
+            *found = d;
+            break;
+        }
     }
+    return KILN_OK;
+}
+
+kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const char *fn) {
+    kiln_device *d = NULL;
+    kiln_status st = kiln__interop_scan(via, fn, 1, NULL, &d);
+    if (st != KILN_OK || d)
+        return st;
     return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
                            "%s: kiln has no %s device (its driver did not load, or reports "
                            "none); kiln_device_get lists the devices it has",
@@ -113,24 +129,28 @@ kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const c
 
 kiln_status kiln__interop_device_find(const struct kiln__backend_interop *via, const char *fn,
                                       void *handle, kiln_device **device) {
-    *device = NULL;
-    size_t n = 0;
-    kiln_status st = kiln_device_count(&n);
-    if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    for (size_t i = 0; i < n; i++) {
-        kiln_device *d = NULL;
-        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via &&
-            d->b.handle == handle) {
-            *device = d;
-            return KILN_OK;
-        }
-    }
+    kiln_status st = kiln__interop_scan(via, fn, 0, handle, device);
+    if (st != KILN_OK || *device)
+        return st;
     return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
                            "%s: the native %s device %p is not one of kiln's devices "
                            "(kiln_device_get lists them; a sub-device made outside "
                            "kiln_device_partition is not known)",
                            fn, via->name, handle);
+}
+
+/* What the make functions below need to wrap a native object. */
+struct kiln__interop_native {
+    const struct kiln__backend_interop *via;
+    const char *fn;
+    void *native;
+};
+
+static kiln_status kiln__interop_context_make(const void *arg, const kiln__bdevice *const *bdevs,
+                                              size_t num_devices, void **handle) {
+    const struct kiln__interop_native *n = arg;
+    kiln_status st = n->via->context_wrap(n->native, bdevs, num_devices, handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", n->fn);
 }
 
 kiln_status kiln__interop_context_wrap(const struct kiln__backend_interop *via, const char *fn,
@@ -140,37 +160,25 @@ kiln_status kiln__interop_context_wrap(const struct kiln__backend_interop *via, 
     if (num_devices == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: the native context has no device", fn);
-    kiln_context *ctx = calloc(1, sizeof *ctx);
-    const kiln__bdevice **bdevs = calloc(num_devices, sizeof *bdevs);
-    if (ctx)
-        ctx->devices = calloc(num_devices, sizeof *ctx->devices);
+    kiln_device **devices = calloc(num_devices, sizeof *devices);
+    if (!devices)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     kiln_status st = KILN_OK;
-    if (!ctx || !bdevs || !ctx->devices)
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
-    for (size_t i = 0; st == KILN_OK && i < num_devices; i++) {
-        st = kiln__interop_device_find(via, fn, device_handles[i], &ctx->devices[i]);
-        if (st == KILN_OK)
-            bdevs[i] = &ctx->devices[i]->b;
-    }
-    if (st == KILN_OK) {
-        st = via->context_wrap(native, bdevs, num_devices, &ctx->handle);
-        if (st != KILN_OK)
-            kiln__error_prefix(st, "%s", fn);
-    }
-    free(bdevs);
-    if (st != KILN_OK) {
-        if (ctx)
-            free(ctx->devices);
-        free(ctx);
-        return st;
-    }
-    atomic_init(&ctx->refs, 1);
-    atomic_init(&ctx->handles, 1);
-    ctx->backend = ctx->devices[0]->backend;
-    ctx->num_devices = num_devices;
-    pthread_mutex_init(&ctx->lock, NULL);
-    *context = ctx;
-    return KILN_OK;
+    for (size_t i = 0; st == KILN_OK && i < num_devices; i++)
+        st = kiln__interop_device_find(via, fn, device_handles[i], &devices[i]);
+    struct kiln__interop_native n = {via, fn, native};
+    if (st == KILN_OK)
+        st = kiln__context_new(fn, devices, num_devices, kiln__interop_context_make, &n,
+                               context);
+    free(devices);
+    return st;
+}
+
+static kiln_status kiln__interop_queue_make(const void *arg, kiln_context *context,
+                                            kiln_device *device, unsigned flags, void **handle) {
+    const struct kiln__interop_native *n = arg;
+    kiln_status st = n->via->queue_wrap(context->handle, &device->b, n->native, flags, handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", n->fn);
 }
 
 kiln_status kiln__interop_queue_wrap(const struct kiln__backend_interop *via, const char *fn,
@@ -185,24 +193,8 @@ kiln_status kiln__interop_queue_wrap(const struct kiln__backend_interop *via, co
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the native queue's device is not one of the context's "
                                "devices", fn);
-    kiln_queue *q = calloc(1, sizeof *q);
-    if (!q)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
-    kiln_device *device = context->devices[slot];
-    kiln_status st = via->queue_wrap(context->handle, &device->b, native, flags, &q->handle);
-    if (st != KILN_OK) {
-        free(q);
-        return kiln__error_prefix(st, "%s", fn);
-    }
-    atomic_init(&q->refs, 1);
-    q->backend = context->backend;
-    q->context = context;
-    kiln_context_retain(context); /* a queue is a handle: it can start work */
-    q->device = device;
-    q->device_slot = slot;
-    q->flags = flags;
-    *queue = q;
-    return KILN_OK;
+    struct kiln__interop_native n = {via, fn, native};
+    return kiln__queue_new(fn, context, slot, flags, kiln__interop_queue_make, &n, queue);
 }
 
 kiln_status kiln__interop_buffer_wrap(const struct kiln__backend_interop *via, const char *fn,
@@ -214,13 +206,8 @@ kiln_status kiln__interop_buffer_wrap(const struct kiln__backend_interop *via, c
         context->backend->buffer_release(handle);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     }
-    atomic_init(&b->refs, 1);
-    b->backend = context->backend;
     b->handle = handle;
-    b->context = context;
-    kiln__context_retain(context);
-    b->root = b;
-    b->size = size;
+    kiln__buffer_init_root(b, context, size);
     *buffer = b;
     return KILN_OK;
 }

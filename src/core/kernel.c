@@ -183,6 +183,53 @@ static inline kiln_status kiln__arg_check(const kiln_kernel *k, const kiln_conte
                            "", "");
 }
 
+/* A local size the device cannot run (each dimension, and in all). */
+static kiln_status kiln__local_check(const kiln_kernel *kernel, const kiln_queue *queue,
+                                     unsigned dims, const size_t *local) {
+    const kiln_device_info *info = &queue->device->b.info;
+    size_t items = 1;
+    for (unsigned d = 0; d < dims; d++) {
+        if (local[d] == 0)
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "kiln_kernel_launch(%s): local[%u] is 0", kernel->name, d);
+        if (info->max_work_item_sizes[d] && local[d] > info->max_work_item_sizes[d])
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "kiln_kernel_launch(%s): local[%u] = %zu exceeds the "
+                                   "device's limit of %zu in that dimension (%s)",
+                                   kernel->name, d, local[d], info->max_work_item_sizes[d],
+                                   info->name);
+        items *= local[d];
+    }
+    if (info->max_work_group_size && items > info->max_work_group_size)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_kernel_launch(%s): a work-group of %zu items exceeds the "
+                               "device's maximum work-group size of %zu (%s)",
+                               kernel->name, items, info->max_work_group_size, info->name);
+    return KILN_OK;
+}
+
+/* The status of a launch the backend refused: a global size that is not a
+ * multiple of the local size is the likely cause (devices that need it
+ * refuse it), so say so; otherwise the backend's own message. */
+static kiln_status kiln__launch_failed(const kiln_kernel *kernel, const kiln_queue *queue,
+                                       unsigned dims, const size_t *global, const size_t *local,
+                                       kiln_status st) {
+    for (unsigned d = 0; local && d < dims; d++) {
+        if (global[d] % local[d] == 0)
+            continue;
+        char said[1024];
+        snprintf(said, sizeof said, "%s", kiln_last_error_message());
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, kiln_last_error_native(),
+                               "kiln_kernel_launch(%s): global[%u] = %zu is not a multiple of "
+                               "local[%u] = %zu, and device %s requires it (round global up "
+                               "and bounds-check in the kernel, or pass local = NULL); the "
+                               "driver said: %s",
+                               kernel->name, d, global[d], d, local[d],
+                               queue->device->b.info.id, said);
+    }
+    return kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
+}
+
 kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned dims,
                                const size_t *global, const size_t *local, size_t num_args,
                                const kiln_arg *args, size_t num_wait, kiln_event *const *wait,
@@ -226,73 +273,28 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
             goto out;
     }
 
-    const kiln_device_info *info = &queue->device->b.info;
     int empty = 0;
     for (unsigned d = 0; d < dims; d++)
         if (global[d] == 0)
             empty = 1;
-    if (local) {
-        size_t items = 1;
-        for (unsigned d = 0; d < dims; d++) {
-            if (local[d] == 0) {
-                st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                     "kiln_kernel_launch(%s): local[%u] is 0", kernel->name, d);
-                goto out;
-            }
-            if (info->max_work_item_sizes[d] && local[d] > info->max_work_item_sizes[d]) {
-                st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                     "kiln_kernel_launch(%s): local[%u] = %zu exceeds the "
-                                     "device's limit of %zu in that dimension (%s)",
-                                     kernel->name, d, local[d], info->max_work_item_sizes[d],
-                                     info->name);
-                goto out;
-            }
-            items *= local[d];
-        }
-        if (info->max_work_group_size && items > info->max_work_group_size) {
-            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                 "kiln_kernel_launch(%s): a work-group of %zu items exceeds the "
-                                 "device's maximum work-group size of %zu (%s)",
-                                 kernel->name, items, info->max_work_group_size, info->name);
-            goto out;
-        }
-    }
-
+    if (local && (st = kiln__local_check(kernel, queue, dims, local)) != KILN_OK)
+        goto out;
     if (empty) {
         st = kiln__nothing_done(queue, num_wait, wait, event);
         goto out;
     }
-    void *wstorage[KILN__STACK_ARGS];
-    void *const *bwait = NULL;
-    st = kiln__wait_list(ctx, num_wait, wait, wstorage, &bwait);
+    kiln__enqueue e;
+    st = kiln__enqueue_begin(&e, NULL, queue, num_wait, wait);
     if (st != KILN_OK) {
         st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
         goto out;
     }
-    void *bev = NULL;
-    st = queue->backend->kernel_launch(queue->handle, kernel->handles[queue->device_slot], dims,
-                                       global, local, num_args, bargs, num_wait, bwait,
-                                       event ? &bev : NULL);
-    kiln__wait_list_free(bwait, wstorage, num_wait);
-    if (st != KILN_OK) {
-        for (unsigned d = 0; local && d < dims; d++) {
-            if (global[d] % local[d] == 0)
-                continue;
-            char said[1024];
-            snprintf(said, sizeof said, "%s", kiln_last_error_message());
-            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, kiln_last_error_native(),
-                                 "kiln_kernel_launch(%s): global[%u] = %zu is not a multiple of "
-                                 "local[%u] = %zu, and device %s requires it (round global up "
-                                 "and bounds-check in the kernel, or pass local = NULL); the "
-                                 "driver said: %s",
-                                 kernel->name, d, global[d], d, local[d], info->id, said);
-            goto out;
-        }
-        st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
-        goto out;
-    }
-    if (event)
-        st = kiln__event_wrap(ctx, bev, (queue->flags & KILN_QUEUE_PROFILING) != 0, event);
+    kiln_status launched = queue->backend->kernel_launch(
+        queue->handle, kernel->handles[queue->device_slot], dims, global, local, num_args, bargs,
+        num_wait, e.wait, event ? &e.event : NULL);
+    st = kiln__enqueue_end(&e, NULL, launched, queue, event);
+    if (launched != KILN_OK)
+        st = kiln__launch_failed(kernel, queue, dims, global, local, launched);
 out:
     if (bargs != stack)
         free(bargs);

@@ -6,6 +6,36 @@
 
 /* ------------------------------------------------------------------ queues */
 
+/* make for kiln_queue_create: a new backend queue. */
+static kiln_status kiln__queue_make_backend(const void *arg, kiln_context *context,
+                                            kiln_device *device, unsigned flags, void **handle) {
+    kiln_status st = context->backend->queue_create(context->handle, &device->b, flags, handle);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_queue_create(%s)", device->b.info.id);
+}
+
+kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
+                            kiln__queue_make make, const void *arg, kiln_queue **queue) {
+    *queue = NULL;
+    kiln_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    kiln_device *device = context->devices[slot];
+    kiln_status st = make(arg, context, device, flags, &q->handle);
+    if (st != KILN_OK) {
+        free(q);
+        return st;
+    }
+    atomic_init(&q->refs, 1);
+    q->backend = context->backend;
+    q->context = context;
+    kiln_context_retain(context); /* a queue is a handle: it can start work */
+    q->device = device;
+    q->device_slot = slot;
+    q->flags = flags;
+    *queue = q;
+    return KILN_OK;
+}
+
 kiln_status kiln_queue_create(kiln_context *context, kiln_device *device, unsigned flags,
                               kiln_queue **queue) {
     if (!queue)
@@ -25,23 +55,8 @@ kiln_status kiln_queue_create(kiln_context *context, kiln_device *device, unsign
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "kiln_queue_create: device %s is not one of the context's devices",
                                device->b.info.id);
-    kiln_queue *q = calloc(1, sizeof *q);
-    if (!q)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_queue_create: out of memory");
-    kiln_status st = context->backend->queue_create(context->handle, &device->b, flags, &q->handle);
-    if (st != KILN_OK) {
-        free(q);
-        return kiln__error_prefix(st, "kiln_queue_create(%s)", device->b.info.id);
-    }
-    atomic_init(&q->refs, 1);
-    q->backend = context->backend;
-    q->context = context;
-    kiln_context_retain(context); /* a queue is a handle: it can start work */
-    q->device = device;
-    q->device_slot = slot;
-    q->flags = flags;
-    *queue = q;
-    return KILN_OK;
+    return kiln__queue_new("kiln_queue_create", context, slot, flags, kiln__queue_make_backend,
+                           NULL, queue);
 }
 
 kiln_status kiln_queue_create_default(const char *selector, unsigned flags, kiln_queue **queue) {
@@ -98,21 +113,13 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
-    void *storage[KILN__STACK_ARGS];
-    void *const *bwait = NULL;
-    kiln_status st = kiln__wait_list(queue->context, num_wait, wait, storage, &bwait);
+    kiln__enqueue e;
+    kiln_status st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait);
     if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    void *bev = NULL;
-    st = queue->backend->queue_marker(queue->handle, barrier, num_wait, bwait,
-                                      event ? &bev : NULL);
-    kiln__wait_list_free(bwait, storage, num_wait);
-    if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", fn);
-    if (event)
-        return kiln__event_wrap(queue->context, bev, (queue->flags & KILN_QUEUE_PROFILING) != 0,
-                                event);
-    return KILN_OK;
+        return st;
+    st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
+                                      event ? &e.event : NULL);
+    return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
 kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,

@@ -92,3 +92,23 @@ void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait) {
         kiln_event_release(list[num_wait + i]); /* NULL: no stand-in */
     free((void *)list);
 }
+
+kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
+                                size_t num_wait, kiln_event *const *wait) {
+    e->wait = NULL;
+    e->num_wait = num_wait;
+    e->event = NULL;
+    kiln_status st = kiln__wait_list(queue->context, num_wait, wait, e->storage, &e->wait);
+    return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
+}
+
+kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
+                              kiln_queue *queue, kiln_event **event) {
+    kiln__wait_list_free(e->wait, e->storage, e->num_wait);
+    if (st != KILN_OK)
+        return fn ? kiln__error_prefix(st, "%s", fn) : st;
+    if (event)
+        return kiln__event_wrap(queue->context, e->event,
+                                (queue->flags & KILN_QUEUE_PROFILING) != 0, event);
+    return KILN_OK;
+}

@@ -198,6 +198,10 @@ typedef struct kiln__cu_event {
     struct kiln__cu_event *next_free;
 } kiln__cu_event;
 
+/* event.c: frees an event that is not pooled; its CUDA events only with
+ * destroy_cuda_events (the device's context is current). */
+void kiln__cu_event_free(kiln__cu_event *e, int destroy_cuda_events);
+
 /* A new command event for q, holding one reference (and one on q). */
 kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out);
 void kiln__cu_event_retain(void *e);
@@ -266,6 +270,9 @@ kiln_status kiln__cu_keep_primary(kiln__cu_dev *d);
  * whatever context is current; *owner (if not NULL) gets that context. */
 kiln_status kiln__cu_pinned_alloc(kiln__cu_dev *d, size_t n, unsigned flags, void **p,
                                   CUcontext *owner);
+/* st, or OUT_OF_HOST_MEMORY ("pinned <what>") where CUDA reported running
+ * out of pinned host memory as OUT_OF_DEVICE_MEMORY. */
+kiln_status kiln__cu_pinned_status(kiln_status st, const char *what);
 
 /* Host-side work ordered in a stream (cuLaunchHostFunc): memmove (or a
  * pattern fill), then the staging block goes back to the pool. */

@@ -162,6 +162,19 @@ static void kiln__cu_fire_notes(kiln__cu_notify *n, int failed)
     }
 }
 
+void kiln__cu_event_free(kiln__cu_event *e, int destroy_cuda_events)
+{
+    if (destroy_cuda_events) {
+        if (e->start)
+            kiln__cu.cuEventDestroy(e->start);
+        kiln__cu.cuEventDestroy(e->end);
+    }
+    pthread_mutex_destroy(&e->lock);
+    pthread_cond_destroy(&e->cond);
+    free(e->deps);
+    free(e);
+}
+
 static void kiln__cu_event_destroy_now(kiln__cu_event *e)
 {
     for (size_t i = 0; i < e->num_deps; i++)
@@ -185,10 +198,7 @@ static void kiln__cu_event_destroy_now(kiln__cu_event *e)
         kiln__cu_fire_notes(notes, 1);
         kiln__cu_slot_put(e->slot);
         kiln__cu_context_unref(e->ctx);
-        pthread_mutex_destroy(&e->lock);
-        pthread_cond_destroy(&e->cond);
-        free(e->deps);
-        free(e);
+        kiln__cu_event_free(e, 0); /* no CUDA events */
         return;
     }
     kiln__cu_queue *q = e->queue;
@@ -200,17 +210,8 @@ static void kiln__cu_event_destroy_now(kiln__cu_event *e)
         q->pool_size++;
     }
     pthread_mutex_unlock(&q->pool_lock);
-    if (!keep) {
-        if (kiln__cu_ctx_use(q->dev->ctx) == KILN_OK) {
-            if (e->start)
-                kiln__cu.cuEventDestroy(e->start);
-            kiln__cu.cuEventDestroy(e->end);
-        }
-        pthread_mutex_destroy(&e->lock);
-        pthread_cond_destroy(&e->cond);
-        free(e->deps);
-        free(e);
-    }
+    if (!keep)
+        kiln__cu_event_free(e, kiln__cu_ctx_use(q->dev->ctx) == KILN_OK);
     kiln__cu_queue_unref(q);
 }
 

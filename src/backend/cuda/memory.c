@@ -42,11 +42,8 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
                                             CU_MEMHOSTALLOC_DEVICEMAP);
         if (r != CUDA_SUCCESS) {
             free(b);
-            st = kiln__cu_fail("cuMemHostAlloc", r);
-            return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY
-                       ? kiln__error_prefix(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                                            "pinned host memory")
-                       : st;
+            return kiln__cu_pinned_status(kiln__cu_fail("cuMemHostAlloc", r),
+                                          "host memory");
         }
         r = kiln__cu.cuMemHostGetDevicePointer(&b->ptr, b->host, 0);
         if (r != CUDA_SUCCESS) {
@@ -233,6 +230,22 @@ static kiln_status kiln__cu_stage_end(kiln__cu_queue *q, kiln__cu_stage *s,
     return kiln__cu_hostjob_launch(q->stream, j);
 }
 
+/* Copies size bytes of src into a staging block now, then its first
+ * `copy` bytes to dst in the stream; the block goes back after the copy. */
+static kiln_status kiln__cu_stage_to_device(kiln__cu_queue *q, CUdeviceptr dst,
+                                            const void *src, size_t size,
+                                            size_t copy, const char *what)
+{
+    kiln__cu_stage *s = NULL;
+    kiln__cu_hostjob *j = NULL;
+    kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
+    if (st != KILN_OK)
+        return st;
+    memcpy(s->host, src, size);
+    CUresult r = kiln__cu.cuMemcpyHtoDAsync(dst, s->host, copy, q->stream);
+    return kiln__cu_stage_end(q, s, j, r, what);
+}
+
 static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                       size_t offset, size_t size,
                                       const void *src, int blocking)
@@ -246,29 +259,8 @@ static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     }
     /* pageable: stage on this thread (the caller's memory is free again on
      * return), DMA from the block, then the block goes back */
-    kiln__cu_stage *s = NULL;
-    kiln__cu_hostjob *j = NULL;
-    kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
-    if (st != KILN_OK)
-        return st;
-    memcpy(s->host, src, size);
-    r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + offset, s->host, size, q->stream);
-    return kiln__cu_stage_end(q, s, j, r, "cuMemcpyHtoDAsync (staged)");
-}
-
-kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
-                             size_t size, const void *src, int blocking,
-                             size_t num_wait, void *const *wait,
-                             void **out_event)
-{
-    kiln__cu_cmd c;
-    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait,
-                                   out_event != NULL || blocking);
-    if (st != KILN_OK)
-        return st;
-    if (size)
-        st = kiln__cu_write_cmd(c.q, buffer, offset, size, src, blocking);
-    return kiln__cu_cmd_end(&c, st, blocking, out_event);
+    return kiln__cu_stage_to_device(q, b->ptr + offset, src, size, size,
+                                    "cuMemcpyHtoDAsync (staged)");
 }
 
 static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
@@ -297,19 +289,40 @@ static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     return kiln__cu_stage_end(q, s, j, r, "cuMemcpyDtoHAsync (staged)");
 }
 
-kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
-                            size_t size, void *dst, int blocking,
-                            size_t num_wait, void *const *wait,
-                            void **out_event)
+/* Both directions: one command on the queue, blocking if asked. */
+static kiln_status kiln__cu_transfer(void *queue, kiln__cu_buffer *b, int write,
+                                     size_t offset, size_t size, const void *src,
+                                     void *dst, int blocking, size_t num_wait,
+                                     void *const *wait, void **out_event)
 {
     kiln__cu_cmd c;
     kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait,
                                    out_event != NULL || blocking);
     if (st != KILN_OK)
         return st;
-    if (size)
-        st = kiln__cu_read_cmd(c.q, buffer, offset, size, dst, blocking);
+    if (size && write)
+        st = kiln__cu_write_cmd(c.q, b, offset, size, src, blocking);
+    else if (size)
+        st = kiln__cu_read_cmd(c.q, b, offset, size, dst, blocking);
     return kiln__cu_cmd_end(&c, st, blocking, out_event);
+}
+
+kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
+                             size_t size, const void *src, int blocking,
+                             size_t num_wait, void *const *wait,
+                             void **out_event)
+{
+    return kiln__cu_transfer(queue, buffer, 1, offset, size, src, NULL,
+                             blocking, num_wait, wait, out_event);
+}
+
+kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
+                            size_t size, void *dst, int blocking,
+                            size_t num_wait, void *const *wait,
+                            void **out_event)
+{
+    return kiln__cu_transfer(queue, buffer, 0, offset, size, NULL, dst,
+                             blocking, num_wait, wait, out_event);
 }
 
 kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
@@ -377,15 +390,9 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
         return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemsetD32Async", r);
     }
     /* pinned source: a pageable one could make the copy wait for the stream */
-    kiln__cu_stage *s = NULL;
-    kiln__cu_hostjob *j = NULL;
-    kiln_status st = kiln__cu_stage_begin(q, ps, &s, &j);
-    if (st != KILN_OK)
-        return st;
-    memcpy(s->host, pattern, ps);
     size_t first = ps < size ? ps : size;
-    r = kiln__cu.cuMemcpyHtoDAsync(dst, s->host, first, q->stream);
-    st = kiln__cu_stage_end(q, s, j, r, "cuMemcpyHtoDAsync (fill pattern)");
+    kiln_status st = kiln__cu_stage_to_device(q, dst, pattern, ps, first,
+                                              "cuMemcpyHtoDAsync (fill pattern)");
     if (st != KILN_OK)
         return st;
     size_t done = first;
@@ -414,6 +421,16 @@ kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
         return st;
     st = kiln__cu_fill_cmd(c.q, buffer, pattern, pattern_size, offset, size);
     return kiln__cu_cmd_end(&c, st, 0, out_event);
+}
+
+/* Records a mapping on its buffer (a new one, or one given back to the
+ * caller for a retry after a failed unmap). */
+static void kiln__cu_map_push(kiln__cu_buffer *b, kiln__cu_mapping *m)
+{
+    pthread_mutex_lock(&b->lock);
+    m->next = b->maps;
+    b->maps = m;
+    pthread_mutex_unlock(&b->lock);
 }
 
 /* Map: a pinned buffer is handed out in place (after the queue drained);
@@ -455,10 +472,7 @@ kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
         free(m);
         return st;
     }
-    pthread_mutex_lock(&b->lock);
-    m->next = b->maps;
-    b->maps = m;
-    pthread_mutex_unlock(&b->lock);
+    kiln__cu_map_push(b, m);
     *host_ptr = m->host;
     return KILN_OK;
 }
@@ -511,19 +525,13 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
         if (st != KILN_OK && m->stage) {
             /* nothing was enqueued: keep the mapping so that the caller
              * may retry */
-            pthread_mutex_lock(&b->lock);
-            m->next = b->maps;
-            b->maps = m;
-            pthread_mutex_unlock(&b->lock);
+            kiln__cu_map_push(b, m);
             return st;
         }
     } else {
         st = kiln__cu_queue_marker(queue, 0, num_wait, wait, out_event);
         if (st != KILN_OK) {
-            pthread_mutex_lock(&b->lock);
-            m->next = b->maps;
-            b->maps = m;
-            pthread_mutex_unlock(&b->lock);
+            kiln__cu_map_push(b, m);
             return st;
         }
         if (!m->direct)

@@ -16,6 +16,16 @@ static void *kiln__cu_libnvrtc;
 #define KILN__CU_STR_(x) #x
 #define KILN__CU_STR(x) KILN__CU_STR_(x)
 
+/* Resolves kiln__cu.name in the library h, or names it in `missing` (both
+ * in the caller's scope); after the first missing symbol the rest are not
+ * looked up. */
+#define KILN__CU_SYM(name)                                                     \
+    if (!missing) {                                                            \
+        *(void **)(&kiln__cu.name) = dlsym(h, KILN__CU_STR(name));             \
+        if (!kiln__cu.name)                                                    \
+            missing = KILN__CU_STR(name);                                      \
+    }
+
 const kiln__cu_api *kiln__cuda_api(void) { return kiln__cu_loaded ? &kiln__cu : NULL; }
 
 uint64_t kiln__cu_now_ns(void)
@@ -103,14 +113,7 @@ static void kiln__cu_load_nvrtc(void)
         return;
     }
     const char *missing = NULL;
-#define KILN__CU_NVRTC_SYM(name)                                                    \
-    if (!missing) {                                                            \
-        *(void **)(&kiln__cu.name) = dlsym(h, KILN__CU_STR(name));                       \
-        if (!kiln__cu.name)                                                         \
-            missing = KILN__CU_STR(name);                                           \
-    }
-    KILN__CU_NVRTC_FUNCS(KILN__CU_NVRTC_SYM)
-#undef KILN__CU_NVRTC_SYM
+    KILN__CU_NVRTC_FUNCS(KILN__CU_SYM)
     if (missing) {
         snprintf(kiln__cu.nvrtc_error, sizeof kiln__cu.nvrtc_error,
                  "%s lacks %s: NVRTC too old; install the CUDA 12 or 13 "
@@ -158,14 +161,7 @@ kiln_status kiln__cu_load(void)
     const char *missing = NULL;
     /* The symbol names come from cuda.h's macros: cuMemAlloc expands to
      * cuMemAlloc_v2 before it is turned into a string. */
-#define KILN__CU_DRV_SYM(name)                                                      \
-    if (!missing) {                                                            \
-        *(void **)(&kiln__cu.name) = dlsym(h, KILN__CU_STR(name));                       \
-        if (!kiln__cu.name)                                                         \
-            missing = KILN__CU_STR(name);                                           \
-    }
-    KILN__CU_DRIVER_FUNCS(KILN__CU_DRV_SYM)
-#undef KILN__CU_DRV_SYM
+    KILN__CU_DRIVER_FUNCS(KILN__CU_SYM)
     if (!missing) {
         *(void **)(&kiln__cu.elapsed) = dlsym(h, KILN__CU_STR(cuEventElapsedTime));
         if (!kiln__cu.elapsed)

@@ -190,6 +190,23 @@ static int kiln__cu_ident(char c)
            (c >= '0' && c <= '9') || c == '_';
 }
 
+/* Room for need bytes in *out (allocated on first use): reallocated to
+ * new_cap bytes when short. 0, with *out freed, when out of memory. */
+static int kiln__cu_reserve(char **out, size_t *cap, size_t need, size_t new_cap)
+{
+    if (*out && need <= *cap)
+        return 1;
+    char *t = realloc(*out, new_cap);
+    if (!t) {
+        free(*out);
+        *out = NULL;
+        return 0;
+    }
+    *out = t;
+    *cap = new_cap;
+    return 1;
+}
+
 static char *kiln__cu_local_params(const char *src)
 {
     static const char kw[] = "KILN_LOCAL";
@@ -237,15 +254,8 @@ static char *kiln__cu_local_params(const char *src)
                 if (k < n && (src[k] == ',' || src[k] == ')') && star && nb > star &&
                     ne > nb && !(src[nb] >= '0' && src[nb] <= '9')) {
                     size_t need = o + (star - i) + (ne - nb) + 64 + (n - from);
-                    if (!out || need > cap) {
-                        cap = need * 2;
-                        char *t = realloc(out, cap);
-                        if (!t) {
-                            free(out);
-                            return NULL;
-                        }
-                        out = t;
-                    }
+                    if (!kiln__cu_reserve(&out, &cap, need, need * 2))
+                        return NULL;
                     o += (size_t)sprintf(out + o, "kiln__local_ptr<");
                     size_t lines = 0;
                     for (size_t t = i; t < star; t++) {
@@ -270,15 +280,9 @@ static char *kiln__cu_local_params(const char *src)
             line_start = 1;
         else if (i > from && !(line_start && (c == ' ' || c == '\t')))
             line_start = 0;
-        if (!out || o + (i - from) + 1 > cap) {
-            cap = (o + (i - from) + 1) * 2 > cap ? (o + (i - from) + 1) * 2 : cap;
-            char *t = realloc(out, cap);
-            if (!t) {
-                free(out);
-                return NULL;
-            }
-            out = t;
-        }
+        size_t need = o + (i - from) + 1;
+        if (!kiln__cu_reserve(&out, &cap, need, need * 2 > cap ? need * 2 : cap))
+            return NULL;
         memcpy(out + o, src + from, i - from);
         o += i - from;
     }
@@ -507,9 +511,16 @@ static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin
     return KILN_OK;
 }
 
-static int kiln__cu_dev_index(kiln__cu_context *c, const kiln__bdevice *device)
+/* device's index in c (*idx), or MISMATCH if c does not hold it. */
+static kiln_status kiln__cu_dev_index(kiln__cu_context *c,
+                                      const kiln__bdevice *device, int *idx)
 {
-    return kiln__cu_context_find(c, (int)(intptr_t)device->handle);
+    *idx = kiln__cu_context_find(c, (int)(intptr_t)device->handle);
+    if (*idx < 0)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "device %s is not in the context",
+                               device->info.id);
+    return KILN_OK;
 }
 
 kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
@@ -519,16 +530,15 @@ kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
     *program = NULL;
     *log = NULL;
     kiln__cu_context *c = context;
-    int idx = kiln__cu_dev_index(c, device);
-    if (idx < 0)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "device %s is not in the context",
-                               device->info.id);
+    int idx = -1;
+    kiln_status st = kiln__cu_dev_index(c, device, &idx);
+    if (st != KILN_OK)
+        return st;
     kiln__cu_reap();
     void *bin = NULL;
     size_t size = 0;
     int is_ptx = 0;
-    kiln_status st = kiln__cuda_compile(source, options, c->dev[idx].cc, &bin,
+    st = kiln__cuda_compile(source, options, c->dev[idx].cc, &bin,
                                         &size, &is_ptx, log);
     if (st != KILN_OK)
         return st;
@@ -552,11 +562,10 @@ kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
 {
     *program = NULL;
     kiln__cu_context *c = context;
-    int idx = kiln__cu_dev_index(c, device);
-    if (idx < 0)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "device %s is not in the context",
-                               device->info.id);
+    int idx = -1;
+    kiln_status st = kiln__cu_dev_index(c, device, &idx);
+    if (st != KILN_OK)
+        return st;
     if (!binary || size == 0)
         return kiln__error_set(KILN_ERROR_BUILD, 0, "empty binary");
     kiln__cu_reap();
@@ -660,28 +669,22 @@ void kiln__cuda_pick_block(unsigned dims, const size_t *global,
     }
 }
 
-kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
-                              const size_t *global, const size_t *local,
-                              size_t num_args, const kiln__barg *args,
-                              size_t num_wait, void *const *wait,
-                              void **out_event)
+/* Block and grid of a launch: the local size checked against the device's
+ * and the kernel's limits, or picked; *empty when some global size is 0
+ * (then nothing runs, and grid is 0). */
+static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q,
+                                         const kiln__cu_kernel *k, unsigned dims,
+                                         const size_t *global, const size_t *local,
+                                         size_t *b, size_t *grid, int *empty)
 {
-    kiln__cu_queue *q = queue;
-    kiln__cu_kernel *k = kernel;
-    if (dims < 1 || dims > 3)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "dims must be 1, 2 or 3 (got %u)", dims);
-    if (k->program->dev->ordinal != q->dev->ordinal)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "the kernel was built for cuda:%d, the queue "
-                               "is on cuda:%d", k->program->dev->ordinal,
-                               q->dev->ordinal);
-    size_t g[3] = {1, 1, 1}, b[3] = {1, 1, 1}, grid[3];
-    int empty = 0;
+    size_t g[3] = {1, 1, 1};
+    *empty = 0;
+    for (unsigned d = 0; d < 3; d++)
+        b[d] = 1;
     for (unsigned d = 0; d < dims; d++) {
         g[d] = global[d];
         if (g[d] == 0)
-            empty = 1;
+            *empty = 1;
     }
     if (local) {
         size_t threads = 1;
@@ -690,7 +693,7 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
             if (b[d] == 0)
                 return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                        "local size 0 in dimension %u", d);
-            if (!empty && g[d] % b[d] != 0)
+            if (!*empty && g[d] % b[d] != 0)
                 return kiln__error_set(
                     KILN_ERROR_INVALID_ARGUMENT, 0,
                     "global size %zu is not a multiple of local size %zu in "
@@ -709,18 +712,86 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
                                    "a block of %zu threads exceeds this "
                                    "kernel's limit of %d", threads,
                                    k->max_threads);
-    } else if (!empty) {
+    } else if (!*empty) {
         kiln__cuda_pick_block(dims, g, k->max_threads, q->dev->max_block, b);
     }
     for (unsigned d = 0; d < 3; d++) {
-        grid[d] = empty ? 0 : g[d] / b[d];
-        if (!empty && grid[d] > (size_t)q->dev->max_grid[d])
+        grid[d] = *empty ? 0 : g[d] / b[d];
+        if (!*empty && grid[d] > (size_t)q->dev->max_grid[d])
             return kiln__error_set(
                 KILN_ERROR_OUT_OF_RANGE, 0,
                 "%zu blocks in dimension %u exceed the device's grid limit "
                 "%d (global %zu / block %zu)", grid[d], d,
                 q->dev->max_grid[d], g[d], b[d]);
     }
+    return KILN_OK;
+}
+
+/* cuLaunchKernel's parameter array: buffers by device pointer (in ptrs),
+ * scalars by their bytes, local memory as offsets into the dynamic shared
+ * memory, whose total size goes to *shared. */
+static kiln_status kiln__cu_launch_params(const kiln__cu_queue *q,
+                                          size_t num_args, const kiln__barg *args,
+                                          void **params, CUdeviceptr *ptrs,
+                                          size_t *shared)
+{
+    *shared = 0;
+    for (size_t i = 0; i < num_args; i++) {
+        switch (args[i].kind) {
+        case KILN_ARG_BUFFER:
+            ptrs[i] = args[i].mem ? ((kiln__cu_buffer *)args[i].mem)->ptr : 0;
+            params[i] = &ptrs[i];
+            break;
+        case KILN_ARG_SCALAR:
+            params[i] = (void *)args[i].bytes;
+            break;
+        case KILN_ARG_LOCAL: {
+            /* a kiln__local_ptr parameter: its offset in dynamic shared
+             * memory, 16-byte aligned */
+            size_t at = (*shared + 15) & ~(size_t)15;
+            if (args[i].size == 0 || args[i].size > q->dev->shared_per_block ||
+                at > q->dev->shared_per_block - args[i].size)
+                return kiln__error_set(
+                    KILN_ERROR_INVALID_ARGUMENT, 0,
+                    "argument %zu: %zu bytes of local memory (%zu in all) "
+                    "do not fit the device's %zu per block", i, args[i].size,
+                    at + args[i].size, q->dev->shared_per_block);
+            ptrs[i] = (CUdeviceptr)at;
+            params[i] = &ptrs[i];
+            *shared = at + args[i].size;
+            break;
+        }
+        default:
+            return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
+                                   "argument %zu: unknown kind %d", i,
+                                   (int)args[i].kind);
+        }
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
+                              const size_t *global, const size_t *local,
+                              size_t num_args, const kiln__barg *args,
+                              size_t num_wait, void *const *wait,
+                              void **out_event)
+{
+    kiln__cu_queue *q = queue;
+    kiln__cu_kernel *k = kernel;
+    if (dims < 1 || dims > 3)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "dims must be 1, 2 or 3 (got %u)", dims);
+    if (k->program->dev->ordinal != q->dev->ordinal)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "the kernel was built for cuda:%d, the queue "
+                               "is on cuda:%d", k->program->dev->ordinal,
+                               q->dev->ordinal);
+    size_t b[3], grid[3];
+    int empty = 0;
+    kiln_status st = kiln__cu_launch_shape(q, k, dims, global, local, b, grid,
+                                           &empty);
+    if (st != KILN_OK)
+        return st;
     void *stack_params[32];
     CUdeviceptr stack_ptrs[32];
     void **params = stack_params;
@@ -734,41 +805,8 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
         }
     }
-    kiln_status st = KILN_OK;
     size_t shared = 0; /* dynamic shared memory: the KILN_ARG_LOCAL sizes */
-    for (size_t i = 0; i < num_args && st == KILN_OK; i++) {
-        switch (args[i].kind) {
-        case KILN_ARG_BUFFER:
-            ptrs[i] = args[i].mem ? ((kiln__cu_buffer *)args[i].mem)->ptr : 0;
-            params[i] = &ptrs[i];
-            break;
-        case KILN_ARG_SCALAR:
-            params[i] = (void *)args[i].bytes;
-            break;
-        case KILN_ARG_LOCAL: {
-            /* a kiln__local_ptr parameter: its offset in dynamic shared
-             * memory, 16-byte aligned */
-            size_t at = (shared + 15) & ~(size_t)15;
-            if (args[i].size == 0 || args[i].size > q->dev->shared_per_block ||
-                at > q->dev->shared_per_block - args[i].size) {
-                st = kiln__error_set(
-                    KILN_ERROR_INVALID_ARGUMENT, 0,
-                    "argument %zu: %zu bytes of local memory (%zu in all) "
-                    "do not fit the device's %zu per block", i, args[i].size,
-                    at + args[i].size, q->dev->shared_per_block);
-                break;
-            }
-            ptrs[i] = (CUdeviceptr)at;
-            params[i] = &ptrs[i];
-            shared = at + args[i].size;
-            break;
-        }
-        default:
-            st = kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                                 "argument %zu: unknown kind %d", i,
-                                 (int)args[i].kind);
-        }
-    }
+    st = kiln__cu_launch_params(q, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK) {
         kiln__cu_cmd c;
         st = kiln__cu_cmd_begin(&c, q, num_wait, wait, out_event != NULL);

@@ -14,15 +14,7 @@ void kiln__cu_queue_unref(kiln__cu_queue *q)
     while (q->pool) {
         kiln__cu_event *e = q->pool;
         q->pool = e->next_free;
-        if (ok) {
-            if (e->start)
-                kiln__cu.cuEventDestroy(e->start);
-            kiln__cu.cuEventDestroy(e->end);
-        }
-        pthread_mutex_destroy(&e->lock);
-        pthread_cond_destroy(&e->cond);
-        free(e->deps);
-        free(e);
+        kiln__cu_event_free(e, ok);
     }
     if (ok) {
         /* cuStreamDestroy returns at once; the driver frees the stream when

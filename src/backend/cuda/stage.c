@@ -74,6 +74,15 @@ kiln_status kiln__cu_pinned_alloc(kiln__cu_dev *d, size_t n, unsigned flags, voi
     return KILN_OK;
 }
 
+/* CUDA reports pinned host memory running out as device memory: say what
+ * it is (a message naming `what`). */
+kiln_status kiln__cu_pinned_status(kiln_status st, const char *what)
+{
+    return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY
+               ? kiln__error_prefix(KILN_ERROR_OUT_OF_HOST_MEMORY, "pinned %s", what)
+               : st;
+}
+
 /* ---- the pool ---------------------------------------------------------- */
 
 static int kiln__cu_stage_class(size_t n)
@@ -114,10 +123,7 @@ kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out)
     if (st != KILN_OK) {
         free(s);
         kiln__error_prefix(st, "staging memory");
-        return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY
-                   ? kiln__error_prefix(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                                        "pinned staging memory")
-                   : st;
+        return kiln__cu_pinned_status(st, "staging memory");
     }
     *out = s;
     return KILN_OK;

@@ -13,10 +13,8 @@ kiln_status kiln__ocl_event_wait(size_t num, void *const *events)
     cl_int err = kiln__cl.clWaitForEvents((cl_uint)num,
                                           (const cl_event *)events);
     if (err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-        return kiln__error_set(KILN_ERROR_EVENT_FAILED, err,
-                               "clWaitForEvents: %s (%d): a command waited "
-                               "on ended with an error",
-                               kiln__ocl_error_name(err), (int)err);
+        return kiln__ocl_fail_as(err, KILN_ERROR_EVENT_FAILED, "clWaitForEvents",
+                                 "a command waited on ended with an error");
     if (err != CL_SUCCESS)
         return kiln__ocl_fail(err, "clWaitForEvents");
     /* NVIDIA's clWaitForEvents returns CL_SUCCESS for a user event set to
@@ -64,11 +62,10 @@ kiln_status kiln__ocl_event_times(void *event, kiln_event_times *times)
         cl_int err = kiln__cl.clGetEventProfilingInfo(
             (cl_event)event, what[i], sizeof v[i], &v[i], NULL);
         if (err == CL_PROFILING_INFO_NOT_AVAILABLE)
-            return kiln__error_set(
-                KILN_ERROR_WRONG_STATE, err,
-                "clGetEventProfilingInfo: %s (%d): the event has not "
-                "completed, or its queue was made without profiling",
-                kiln__ocl_error_name(err), (int)err);
+            return kiln__ocl_fail_as(
+                err, KILN_ERROR_WRONG_STATE, "clGetEventProfilingInfo",
+                "the event has not completed, or its queue was made without "
+                "profiling");
         if (err != CL_SUCCESS)
             return kiln__ocl_fail(err, "clGetEventProfilingInfo");
     }
@@ -286,10 +283,9 @@ kiln_status kiln__ocl_user_event_set(void *event, int failed)
         failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_COMPLETE;
     cl_int err = kiln__cl.clSetUserEventStatus((cl_event)event, status);
     if (err == CL_INVALID_OPERATION)
-        return kiln__error_set(KILN_ERROR_WRONG_STATE, err,
-                               "clSetUserEventStatus: %s (%d): the user event "
-                               "was already completed",
-                               kiln__ocl_error_name(err), (int)err);
+        return kiln__ocl_fail_as(err, KILN_ERROR_WRONG_STATE,
+                                 "clSetUserEventStatus",
+                                 "the user event was already completed");
     return err == CL_SUCCESS ? KILN_OK
                              : kiln__ocl_fail(err, "clSetUserEventStatus");
 }

@@ -28,11 +28,10 @@ kiln_status kiln__ocl_buffer_create(void *context, size_t size,
                                 (void *)host_data, &err);
     if (!m || err != CL_SUCCESS) {
         if (err == CL_INVALID_BUFFER_SIZE)
-            return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, err,
-                                   "clCreateBuffer: %s (%d): %zu bytes is "
-                                   "more than the device allows in one "
-                                   "buffer",
-                                   kiln__ocl_error_name(err), (int)err, size);
+            return kiln__ocl_fail_as(err, KILN_ERROR_OUT_OF_DEVICE_MEMORY,
+                                     "clCreateBuffer", "%zu bytes is more "
+                                     "than the device allows in one buffer",
+                                     size);
         return kiln__ocl_fail(err != CL_SUCCESS ? err
                                                 : CL_MEM_OBJECT_ALLOCATION_FAILURE,
                               "clCreateBuffer");
@@ -77,12 +76,10 @@ kiln_status kiln__ocl_buffer_create_sub(void *parent, size_t offset,
                                    &err);
     if (!m || err != CL_SUCCESS) {
         if (err == CL_MISALIGNED_SUB_BUFFER_OFFSET)
-            return kiln__error_set(
-                KILN_ERROR_INVALID_ARGUMENT, err,
-                "clCreateSubBuffer: %s (%d): offset %zu is not a multiple of "
-                "the device's base address alignment (%zu bytes)",
-                kiln__ocl_error_name(err), (int)err, offset,
-                base_alignment((cl_mem)parent));
+            return kiln__ocl_fail_as(
+                err, KILN_ERROR_INVALID_ARGUMENT, "clCreateSubBuffer",
+                "offset %zu is not a multiple of the device's base address "
+                "alignment (%zu bytes)", offset, base_alignment((cl_mem)parent));
         return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_VALUE,
                               "clCreateSubBuffer");
     }
@@ -98,19 +95,37 @@ void kiln__ocl_buffer_release(void *buffer)
     kiln__cl.clReleaseMemObject((cl_mem)buffer);
 }
 
+/* Both directions: the two enqueue calls take the same arguments. */
+static kiln_status kiln__ocl_transfer(void *queue, void *buffer, int write,
+                                      size_t offset, size_t size, void *host,
+                                      int blocking, size_t num_wait,
+                                      void *const *wait, void **out_event)
+{
+    if (out_event)
+        *out_event = NULL;
+    cl_command_queue q = (cl_command_queue)queue;
+    cl_mem m = (cl_mem)buffer;
+    cl_bool block = blocking ? CL_TRUE : CL_FALSE;
+    cl_event *ev = (cl_event *)out_event;
+    cl_int err =
+        write ? kiln__cl.clEnqueueWriteBuffer(q, m, block, offset, size, host,
+                                              KILN__OCL_WAIT(num_wait, wait), ev)
+              : kiln__cl.clEnqueueReadBuffer(q, m, block, offset, size, host,
+                                             KILN__OCL_WAIT(num_wait, wait), ev);
+    if (err == CL_SUCCESS)
+        return KILN_OK;
+    return kiln__ocl_fail(err, write ? "clEnqueueWriteBuffer"
+                                     : "clEnqueueReadBuffer");
+}
+
 kiln_status kiln__ocl_buffer_write(void *queue, void *buffer, size_t offset,
                                    size_t size, const void *src, int blocking,
                                    size_t num_wait, void *const *wait,
                                    void **out_event)
 {
-    if (out_event)
-        *out_event = NULL;
-    cl_int err = kiln__cl.clEnqueueWriteBuffer(
-        (cl_command_queue)queue, (cl_mem)buffer,
-        blocking ? CL_TRUE : CL_FALSE, offset, size, src,
-        KILN__OCL_WAIT(num_wait, wait), (cl_event *)out_event);
-    return err == CL_SUCCESS ? KILN_OK
-                             : kiln__ocl_fail(err, "clEnqueueWriteBuffer");
+    /* the shared helper's pointer is not const; a write only reads it */
+    return kiln__ocl_transfer(queue, buffer, 1, offset, size, (void *)src,
+                              blocking, num_wait, wait, out_event);
 }
 
 kiln_status kiln__ocl_buffer_read(void *queue, void *buffer, size_t offset,
@@ -118,14 +133,8 @@ kiln_status kiln__ocl_buffer_read(void *queue, void *buffer, size_t offset,
                                   size_t num_wait, void *const *wait,
                                   void **out_event)
 {
-    if (out_event)
-        *out_event = NULL;
-    cl_int err = kiln__cl.clEnqueueReadBuffer(
-        (cl_command_queue)queue, (cl_mem)buffer,
-        blocking ? CL_TRUE : CL_FALSE, offset, size, dst,
-        KILN__OCL_WAIT(num_wait, wait), (cl_event *)out_event);
-    return err == CL_SUCCESS ? KILN_OK
-                             : kiln__ocl_fail(err, "clEnqueueReadBuffer");
+    return kiln__ocl_transfer(queue, buffer, 0, offset, size, dst, blocking,
+                              num_wait, wait, out_event);
 }
 
 kiln_status kiln__ocl_buffer_copy(void *queue, void *src, size_t src_offset,
@@ -140,10 +149,9 @@ kiln_status kiln__ocl_buffer_copy(void *queue, void *src, size_t src_offset,
         dst_offset, size, KILN__OCL_WAIT(num_wait, wait),
         (cl_event *)out_event);
     if (err == CL_MEM_COPY_OVERLAP)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
-                               "clEnqueueCopyBuffer: %s (%d): source and "
-                               "destination regions overlap",
-                               kiln__ocl_error_name(err), (int)err);
+        return kiln__ocl_fail_as(err, KILN_ERROR_INVALID_ARGUMENT,
+                                 "clEnqueueCopyBuffer",
+                                 "source and destination regions overlap");
     return err == CL_SUCCESS ? KILN_OK
                              : kiln__ocl_fail(err, "clEnqueueCopyBuffer");
 }

@@ -95,6 +95,14 @@ extern atomic_uint kiln__ocl_mem_epoch;
 const char *kiln__ocl_error_name(cl_int code);
 /* Maps a cl_int to a kiln_status and records "what: CL_NAME (code)". */
 kiln_status kiln__ocl_fail(cl_int code, const char *what);
+/* Records "what: CL_NAME (code): <why, printf-formatted>" as status: for
+ * the codes that mean something more specific than kiln__ocl_fail says. */
+kiln_status kiln__ocl_fail_as(cl_int code, kiln_status status, const char *what,
+                              const char *why, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 
 /* probe.c */
 kiln_status kiln__ocl_load(void);

@@ -1,5 +1,6 @@
 /* Loading libOpenCL with dlopen, and the cl_int error names. */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,6 +116,18 @@ kiln_status kiln__ocl_fail(cl_int code, const char *what)
     }
     return kiln__error_set(st, code, "%s: %s (%d)", what,
                            kiln__ocl_error_name(code), (int)code);
+}
+
+kiln_status kiln__ocl_fail_as(cl_int code, kiln_status status, const char *what,
+                              const char *why, ...)
+{
+    char text[4096];
+    va_list ap;
+    va_start(ap, why);
+    vsnprintf(text, sizeof text, why, ap);
+    va_end(ap);
+    return kiln__error_set(status, code, "%s: %s (%d): %s", what,
+                           kiln__ocl_error_name(code), (int)code, text);
 }
 
 /* Called once, under the registry's lock. A second call after success is a

@@ -54,11 +54,9 @@ static kiln_status build_for(cl_program prog, cl_device_id dev,
     }
     kiln_status st;
     if (err == CL_INVALID_BUILD_OPTIONS) {
-        st = kiln__error_set(KILN_ERROR_BUILD, err,
-                             "%s: %s (%d): the compiler refused the build "
-                             "options \"%s\"",
-                             what, kiln__ocl_error_name(err), (int)err,
-                             options ? options : "");
+        st = kiln__ocl_fail_as(err, KILN_ERROR_BUILD, what,
+                               "the compiler refused the build options "
+                               "\"%s\"", options ? options : "");
         if (!text) {
             const char *fmt = "invalid build options: %s\n";
             size_t n = strlen(fmt) + strlen(options ? options : "") + 1;

@@ -94,11 +94,10 @@ kiln_status kiln__ocl_queue_create(void *context, const kiln__bdevice *device,
     }
     if (!q || err != CL_SUCCESS) {
         if (err == CL_INVALID_QUEUE_PROPERTIES)
-            return kiln__error_set(KILN_ERROR_UNSUPPORTED, err,
-                                   "clCreateCommandQueue: %s (%d): %s does "
-                                   "not support these queue flags (0x%x)",
-                                   kiln__ocl_error_name(err), (int)err,
-                                   device->info.name, flags);
+            return kiln__ocl_fail_as(err, KILN_ERROR_UNSUPPORTED,
+                                     "clCreateCommandQueue", "%s does not "
+                                     "support these queue flags (0x%x)",
+                                     device->info.name, flags);
         return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_VALUE,
                               "clCreateCommandQueue");
     }
