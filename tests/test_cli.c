@@ -341,8 +341,10 @@ static void test_cache_refused(void) {
     snprintf(entry, sizeof entry, "%s/%064d.bin", dir, 0);
     write_file(entry, "planted");
     snprintf(env, sizeof env, "KILN_CACHE_DIR='%s'", dir);
-    static const char *const actions[] = {"cache path", "cache list", "cache clear"};
-    for (int i = 0; i < 3; i++) {
+    char build[700];
+    snprintf(build, sizeof build, "cache build '%s/vadd.cl'", tmpdir); /* from test_cache */
+    const char *const actions[] = {"cache path", "cache list", "cache clear", build};
+    for (int i = 0; i < 4; i++) {
         int rc = kiln_env(env, actions[i]);
         CHECK_MSG(rc == 1, "kiln %s: exit %d; stderr %.300s", actions[i], rc, err);
         ERR_HAS("writable by its group");
@@ -364,7 +366,7 @@ static void test_cache_refused(void) {
     for (int shared = 0; shared < 2; shared++) {
         snprintf(env, sizeof env, "%sKILN_CACHE_DIR='%s'",
                  shared ? "KILN_CACHE_SHARED=1 " : "", link);
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             int rc = kiln_env(env, actions[i]);
             CHECK_MSG(rc == 1, "kiln %s: exit %d; stderr %.300s", actions[i], rc, err);
             ERR_HAS("symbolic link");
