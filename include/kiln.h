@@ -25,7 +25,10 @@
  *  - On failure, kiln_last_error_message() (per thread) says what exactly was
  *    wrong: which argument, the driver's own code and name, what to install.
  *    It stays readable until the next failing kiln call on the same thread.
- *  - No call aborts, exits or prints because of a user's mistake.
+ *  - No call aborts, exits or prints because of a user's mistake. The one
+ *    line kiln may print (stderr, once per process) says that the program
+ *    cache was refused as untrusted (kiln_cache_status; KILN_CACHE_QUIET=1
+ *    silences it): someone else could have planted code there.
  *  - A call that takes a wait list (num_wait, wait) never blocks: it
  *    enqueues, returns, and hands back an event (event may be NULL). A call
  *    without one may block, and says "Blocks". The suffix _async marks the
@@ -600,14 +603,33 @@ KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn,
 /* ------------------------------------------------------------------ cache */
 
 /* Compiled programs are cached on disk, in $KILN_CACHE_DIR, else
- * $XDG_CACHE_HOME/kiln, else ~/.cache/kiln. */
+ * $XDG_CACHE_HOME/kiln, else ~/.cache/kiln, else (no home at all)
+ * /tmp/kiln-cache-<euid>. The variables are read with secure_getenv (a
+ * setuid program ignores them).
+ *
+ * An entry is native code loaded into the process, so kiln trusts the
+ * cache only if nobody else can write it: the directory must be a real
+ * directory (not a symbolic link), owned by the effective user and not
+ * writable by group or others; an entry must be a regular file (not a
+ * link) owned by the effective user. kiln creates directories 0700 and
+ * entries 0600, and works through the directory's open descriptor once
+ * it is checked. An untrusted directory or entry is never read: programs
+ * are built from source, kiln says once on stderr why caching is off, and
+ * kiln_cache_status() returns the reason.
+ *
+ * A shared team cache is an explicit opt-in: KILN_CACHE_SHARED=1 with
+ * KILN_CACHE_DIR naming an existing directory accepts one that is group-
+ * writable and owned by anyone, and entries of any owner (written 0640).
+ * Everyone who can write that directory can run code as every user of
+ * it. World-writable directories and entries, and symbolic links, are
+ * refused even then. */
 
 typedef struct kiln_cache_entry {
     char file[512];      /* full path of the entry file */
     char label[256];     /* what was built: backend, device, kernels */
     uint64_t bytes;      /* file size */
     int64_t mtime;       /* seconds since the epoch */
-    int valid;           /* 1 if the header and checksum verify */
+    int valid;           /* 1 if trusted and the header and checksum verify */
 } kiln_cache_entry;
 
 typedef void (*kiln_cache_visit)(const kiln_cache_entry *entry, void *user);
@@ -615,10 +637,21 @@ typedef void (*kiln_cache_visit)(const kiln_cache_entry *entry, void *user);
 /* Copies the cache directory's path into buf (capacity bytes, NUL
  * included); KILN_ERROR_OUT_OF_RANGE if it does not fit. */
 KILN_API kiln_status kiln_cache_path(char *buf, size_t capacity);
+/* Whether the cache is trusted and in use. KILN_OK if it is (or does not
+ * exist yet and will be created privately); KILN_ERROR_UNTRUSTED if the
+ * directory is refused (a symbolic link, owned by another user, writable by
+ * group or others); KILN_ERROR_IO if it cannot be used (not a directory, a
+ * shared cache that does not exist). Either way why (capacity bytes, NUL
+ * included; may be NULL) gets a one-line description or reason, truncated
+ * to fit; on failure it is also kiln_last_error_message(). */
+KILN_API kiln_status kiln_cache_status(char *why, size_t capacity);
 /* Calls visit for each entry in the cache (none if the directory does not
- * exist yet). */
+ * exist yet). An entry that is not trusted is listed with valid 0 and its
+ * reason as the label, never read. Refuses an untrusted directory with
+ * kiln_cache_status()'s status and reason. */
 KILN_API kiln_status kiln_cache_list(kiln_cache_visit visit, void *user);
-/* Removes every entry; *removed (may be NULL) gets the count. */
+/* Removes every entry; *removed (may be NULL) gets the count. Refuses an
+ * untrusted directory with kiln_cache_status()'s status and reason. */
 KILN_API kiln_status kiln_cache_clear(size_t *removed);
 
 #include "kiln/array.h"

@@ -331,6 +331,50 @@ static void test_cache(void) {
     unsetenv("KILN_CACHE_DIR");
 }
 
+/* A cache directory that someone else could write is refused: path prints
+ * it and why (exit 1), list and clear refuse with the reason and touch
+ * nothing. Needs no root: a group-writable directory of ours, a link. */
+static void test_cache_refused(void) {
+    char dir[512], link[512], entry[700], env[1200];
+    snprintf(dir, sizeof dir, "%s/groupcache", tmpdir);
+    CHECK(mkdir(dir, 0700) == 0 && chmod(dir, 0770) == 0);
+    snprintf(entry, sizeof entry, "%s/%064d.bin", dir, 0);
+    write_file(entry, "planted");
+    snprintf(env, sizeof env, "KILN_CACHE_DIR='%s'", dir);
+    char build[700];
+    snprintf(build, sizeof build, "cache build '%s/vadd.cl'", tmpdir); /* from test_cache */
+    const char *const actions[] = {"cache path", "cache list", "cache clear", build};
+    for (int i = 0; i < 4; i++) {
+        int rc = kiln_env(env, actions[i]);
+        CHECK_MSG(rc == 1, "kiln %s: exit %d; stderr %.300s", actions[i], rc, err);
+        ERR_HAS("writable by its group");
+        ERR_HAS(dir);
+    }
+    kiln_env(env, "cache path");
+    CHECK_MSG(strncmp(out, dir, strlen(dir)) == 0, "%.300s", out);
+    ERR_HAS("not used");
+    struct stat st;
+    CHECK(stat(entry, &st) == 0); /* clear removed nothing */
+    /* Asked for explicitly, a shared team cache may be group-writable. */
+    snprintf(env, sizeof env, "KILN_CACHE_SHARED=1 KILN_CACHE_DIR='%s'", dir);
+    CHECK(kiln_env(env, "cache path") == 0);
+    CHECK(kiln_env(env, "cache list") == 0);
+    /* A symbolic link to a private directory is refused, even shared. */
+    CHECK(chmod(dir, 0700) == 0);
+    snprintf(link, sizeof link, "%s/linkcache", tmpdir);
+    CHECK(symlink(dir, link) == 0);
+    for (int shared = 0; shared < 2; shared++) {
+        snprintf(env, sizeof env, "%sKILN_CACHE_DIR='%s'",
+                 shared ? "KILN_CACHE_SHARED=1 " : "", link);
+        for (int i = 0; i < 4; i++) {
+            int rc = kiln_env(env, actions[i]);
+            CHECK_MSG(rc == 1, "kiln %s: exit %d; stderr %.300s", actions[i], rc, err);
+            ERR_HAS("symbolic link");
+        }
+    }
+    CHECK(stat(entry, &st) == 0);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-cli-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -343,6 +387,7 @@ int main(void) {
     test_version();
     test_devices();
     test_cache();
+    test_cache_refused();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

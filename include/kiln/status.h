@@ -31,7 +31,10 @@
     X(ERROR_WRONG_STATE, -15, "the object is not in a state that allows this") \
     X(ERROR_MISMATCH, -16,                                                     \
       "objects do not belong together (context, device, shape or dtype)")      \
-    X(ERROR_INTERNAL, -17, "internal error in kiln (please report it)")
+    X(ERROR_INTERNAL, -17, "internal error in kiln (please report it)")     \
+    X(ERROR_UNTRUSTED, -18,                                                    \
+      "a file or directory is not trusted (a symbolic link, or writable by "  \
+      "another user)")
 
 typedef enum kiln_status {
 #define KILN__STATUS_ENUM(name, num, msg) KILN_##name = num,

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #include "cache/sha256.h"
+#include "cache/trust.h"
 #include "base/error.h"
 
 #define KILN__CACHE_MAGIC "KILNBIN1"
@@ -90,37 +92,6 @@ static int kiln__write_all(int fd, const void *buf, size_t size) {
     return kiln__io_all(fd, (void *)buf, size, 1); /* only read from */
 }
 
-/* mkdir -p with mode 0700 for the directories it creates (a user's cache). */
-static int kiln__mkdir_p(const char *dir) {
-    char path[KILN__CACHE_PATH_MAX];
-    size_t len = strlen(dir);
-    if (len == 0 || len >= sizeof path) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(path, dir, len + 1);
-    /* each parent (cut at its '/'), then the whole path (at the NUL) */
-    for (char *p = path + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char at = *p;
-        *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            return -1;
-        if (at == '\0')
-            break;
-        *p = at;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
 /* --------------------------------------------------------------- directory */
 
 const char *kiln__cache_dir(void) {
@@ -128,23 +99,26 @@ const char *kiln__cache_dir(void) {
      * it) takes effect; per thread so that callers on other threads do not
      * see the buffer change under them. */
     static _Thread_local char dir[KILN__CACHE_PATH_MAX];
-    const char *env = getenv("KILN_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
+    /* secure_getenv: a setuid program is not steered by its caller's
+     * environment (it gets its owner's home instead). */
+    const char *env = secure_getenv("KILN_CACHE_DIR");
+    const char *xdg = secure_getenv("XDG_CACHE_HOME");
+    const char *home = secure_getenv("HOME");
     if (env && *env) {
         snprintf(dir, sizeof dir, "%s", env);
     } else if (xdg && *xdg) {
         snprintf(dir, sizeof dir, "%s/kiln", xdg);
     } else {
         if (!home || !*home) {
-            struct passwd *pw = getpwuid(getuid());
+            struct passwd *pw = getpwuid(geteuid());
             home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
         }
         if (home)
             snprintf(dir, sizeof dir, "%s/.cache/kiln", home);
-        else /* no home at all (a bare container): still somewhere usable */
+        else /* no home at all (a bare container): still somewhere usable;
+              * someone may have made it first, which the trust check sees */
             snprintf(dir, sizeof dir, "/tmp/kiln-cache-%lu",
-                     (unsigned long)getuid());
+                     (unsigned long)geteuid());
     }
     /* Trailing slashes would only make the paths we print untidy. */
     size_t len = strlen(dir);
@@ -262,22 +236,65 @@ static const char *kiln__entry_check(int fd, const char *want_key,
     return NULL;
 }
 
-/* Removes path only if it is still the file open on fd: another process
- * may have renamed a fresh, good entry into place since we opened ours. */
-static void kiln__remove_if_same(const char *path, int fd) {
+/* Removes the entry only if it is still the file open on fd: another
+ * process may have renamed a fresh, good entry into place since we opened
+ * ours. */
+static void kiln__remove_if_same(int dirfd, const char *name, int fd) {
     struct stat a, b;
-    if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
-        unlink(path);
+    if (fstat(fd, &a) == 0 &&
+        fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        unlinkat(dirfd, name, 0);
+}
+
+/* Opens the checked cache directory for a load (create 0) or a store
+ * (create 1). A directory that does not exist yet is a plain miss; a
+ * refused one is said once on stderr and is the error message. */
+static kiln_status kiln__dir_for_use(int create, int *dirfd) {
+    char why[1024];
+    int missing;
+    kiln_status st = kiln__cache_dir_open(create, dirfd, &missing, why, sizeof why);
+    if (st == KILN_OK)
+        return KILN_OK;
+    if (missing && !kiln__cache_shared())
+        return KILN_ERROR_IO; /* nothing cached yet: no message */
+    if (st == KILN_ERROR_UNTRUSTED || missing)
+        kiln__cache_warn_once(why);
+    return kiln__error_set(st, 0, "%s", why);
+}
+
+/* Creates "<key>.tmp.XXXXXX" in the directory, exclusively, never through
+ * a link; name gets its file name. */
+static int kiln__tmp_create(int dirfd, const char *hex, char *name, size_t cap) {
+    static const char alphabet[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static atomic_uint counter;
+    for (int tries = 0; tries < 100; tries++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t r = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^
+                     (uint64_t)getpid() << 32 ^
+                     (uint64_t)atomic_fetch_add(&counter, 1) * 0xBF58476D1CE4E5B9ull;
+        char suffix[7];
+        for (int i = 0; i < 6; i++, r /= 62)
+            suffix[i] = alphabet[r % 62];
+        suffix[6] = '\0';
+        snprintf(name, cap, "%s.tmp.%s", hex, suffix);
+        int fd = openat(dirfd, name,
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
 }
 
 /* -------------------------------------------------------------- load/store */
 
 kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
                              size_t *size) {
-    char path[KILN__CACHE_PATH_MAX];
-    char name[80];
-    int oom;
+    char name[80], why[256];
+    int oom, dirfd, untrusted;
     if (payload)
         *payload = NULL;
     if (size)
@@ -289,58 +306,54 @@ kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln__cache_load: malformed key");
     snprintf(name, sizeof name, "%s.bin", key->hex);
-    if (kiln__entry_path(path, sizeof path, kiln__cache_dir(), name) != 0)
-        return kiln__error_set(KILN_ERROR_IO, 0, "cache path too long");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    kiln_status st = kiln__dir_for_use(0, &dirfd);
+    if (st != KILN_OK)
+        return st;
+    kiln__cache_run_test_hook(kiln__cache_dir(), name);
+    int fd = kiln__cache_entry_open(dirfd, name, &untrusted, why, sizeof why);
     if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
+        int e = errno;
+        close(dirfd);
+        if (untrusted) /* never read; the store after the build replaces it */
+            return kiln__error_set(KILN_ERROR_UNTRUSTED, 0,
+                                   "cache entry %s/%s was not loaded: it %s",
+                                   kiln__cache_dir(), name, why);
+        if (e == ENOENT)
             return KILN_ERROR_IO; /* a plain miss: no message */
-        return kiln__error_set(KILN_ERROR_IO, errno,
-                               "cannot open cache entry %s: %s", path,
-                               strerror(errno));
+        return kiln__error_set(KILN_ERROR_IO, e, "cannot open cache entry %s/%s: %s",
+                               kiln__cache_dir(), name, strerror(e));
     }
-    const char *why = kiln__entry_check(fd, key->hex, payload, size, NULL, &oom);
-    if (why) {
-        if (oom) {
-            close(fd);
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                   "reading cache entry %s: %s", path, why);
-        }
-        kiln__remove_if_same(path, fd);
-        close(fd);
-        return kiln__error_set(KILN_ERROR_IO, 0,
-                               "cache entry %s was bad (%s) and was removed",
-                               path, why);
-    }
+    const char *bad = kiln__entry_check(fd, key->hex, payload, size, NULL, &oom);
+    if (bad && !oom)
+        kiln__remove_if_same(dirfd, name, fd);
     close(fd);
+    close(dirfd);
+    if (bad && oom)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "reading cache entry %s/%s: %s", kiln__cache_dir(),
+                               name, bad);
+    if (bad)
+        return kiln__error_set(KILN_ERROR_IO, 0,
+                               "cache entry %s/%s was bad (%s) and was removed",
+                               kiln__cache_dir(), name, bad);
     return KILN_OK;
 }
 
 kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload,
                               size_t size, const char *label) {
-    char dir[KILN__CACHE_PATH_MAX];
-    char tmp[KILN__CACHE_PATH_MAX];
-    char path[KILN__CACHE_PATH_MAX];
-    char name[96];
+    char tmp[96], name[80];
     uint8_t h[KILN__HEADER_SIZE];
+    int dirfd;
     if (!key || (!payload && size))
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln__cache_store: NULL key or payload");
     if (!kiln__is_key_hex(key->hex))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln__cache_store: malformed key");
-    snprintf(dir, sizeof dir, "%s", kiln__cache_dir());
-    if (kiln__mkdir_p(dir) != 0)
-        return kiln__error_set(KILN_ERROR_IO, errno,
-                               "cannot create the cache directory %s: %s "
-                               "(set KILN_CACHE_DIR to a writable directory)",
-                               dir, strerror(errno));
+    kiln_status st = kiln__dir_for_use(1, &dirfd);
+    if (st != KILN_OK)
+        return st;
     snprintf(name, sizeof name, "%s.bin", key->hex);
-    if (kiln__entry_path(path, sizeof path, dir, name) != 0)
-        return kiln__error_set(KILN_ERROR_IO, 0, "cache path too long");
-    snprintf(name, sizeof name, "%s.tmp.XXXXXX", key->hex);
-    if (kiln__entry_path(tmp, sizeof tmp, dir, name) != 0)
-        return kiln__error_set(KILN_ERROR_IO, 0, "cache path too long");
 
     memset(h, 0, sizeof h);
     memcpy(h + KILN__OFF_MAGIC, KILN__CACHE_MAGIC, 8);
@@ -357,32 +370,30 @@ kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload,
     }
     kiln__sha256(h, KILN__OFF_HSHA, h + KILN__OFF_HSHA);
 
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return kiln__error_set(KILN_ERROR_IO, errno,
-                               "cannot create a temp file in %s: %s", dir,
-                               strerror(errno));
-    /* mkstemp makes the file 0600; an entry is no secret but stays private
-     * like the 0700 directory. */
-    int werr = 0;
-    if (kiln__write_all(fd, h, sizeof h) != 0 ||
-        (size && kiln__write_all(fd, payload, size) != 0))
+    int fd = kiln__tmp_create(dirfd, key->hex, tmp, sizeof tmp);
+    if (fd < 0) {
+        int e = errno;
+        close(dirfd);
+        return kiln__error_set(KILN_ERROR_IO, e, "cannot create a temp file in %s: %s",
+                               kiln__cache_dir(), strerror(e));
+    }
+    /* Explicit modes whatever the umask: private, or readable by the team
+     * of a shared cache. */
+    int werr = fchmod(fd, kiln__cache_shared() ? 0640 : 0600) != 0 ? errno : 0;
+    if (!werr && (kiln__write_all(fd, h, sizeof h) != 0 ||
+                  (size && kiln__write_all(fd, payload, size) != 0)))
         werr = errno ? errno : EIO;
     if (close(fd) != 0 && !werr)
         werr = errno;
+    if (!werr && renameat(dirfd, tmp, dirfd, name) != 0)
+        werr = errno;
     if (werr) {
-        unlink(tmp);
-        return kiln__error_set(KILN_ERROR_IO, werr,
-                               "cannot write cache entry %s: %s", tmp,
-                               strerror(werr));
+        unlinkat(dirfd, tmp, 0);
+        close(dirfd);
+        return kiln__error_set(KILN_ERROR_IO, werr, "cannot write cache entry %s/%s: %s",
+                               kiln__cache_dir(), name, strerror(werr));
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return kiln__error_set(KILN_ERROR_IO, e,
-                               "cannot rename %s to %s: %s", tmp, path,
-                               strerror(e));
-    }
+    close(dirfd);
     return KILN_OK;
 }
 
@@ -424,90 +435,112 @@ static int kiln__is_tmp_name(const char *name) {
     return strlen(name) == 75 && strncmp(name + 64, ".tmp.", 5) == 0;
 }
 
+/* Opens the checked cache directory for listing or clearing it. *dir is
+ * NULL (and the result KILN_OK) when it does not exist yet. A refused
+ * directory is an error with the reason: list and clear never act on it. */
+static kiln_status kiln__dir_for_walk(const char *what, DIR **dir) {
+    char why[1024];
+    int dirfd, missing;
+    *dir = NULL;
+    kiln_status st = kiln__cache_dir_open(0, &dirfd, &missing, why, sizeof why);
+    if (st != KILN_OK) {
+        if (missing && !kiln__cache_shared())
+            return KILN_OK; /* nothing cached yet */
+        return kiln__error_set(st, 0, "%s: refused: %s", what, why);
+    }
+    *dir = fdopendir(dirfd);
+    if (!*dir) {
+        int e = errno;
+        close(dirfd);
+        return kiln__error_set(KILN_ERROR_IO, e, "%s: cannot read %s: %s", what,
+                               kiln__cache_dir(), strerror(e));
+    }
+    return KILN_OK;
+}
+
+/* One entry of the listing: e->file is set; fills the rest. 0 if the entry
+ * has gone meanwhile. */
+static int kiln__list_entry(int dirfd, const char *name, kiln_cache_entry *e) {
+    char why[256], key[65], label[KILN__LABEL_MAX] = "";
+    int untrusted, oom;
+    struct stat st;
+    int fd = kiln__cache_entry_open(dirfd, name, &untrusted, why, sizeof why);
+    if (fd < 0 && !untrusted)
+        return 0;
+    if (fd < 0) {
+        /* not read: listed as refused, with what its metadata says */
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            e->bytes = (uint64_t)st.st_size;
+            e->mtime = (int64_t)st.st_mtime;
+        }
+        snprintf(e->label, sizeof e->label, "(refused: it %.200s)", why);
+        return 1;
+    }
+    if (fstat(fd, &st) == 0) {
+        e->bytes = (uint64_t)st.st_size;
+        e->mtime = (int64_t)st.st_mtime;
+    }
+    memcpy(key, name, 64);
+    key[64] = '\0';
+    const char *bad = kiln__entry_check(fd, key, NULL, NULL, label, &oom);
+    close(fd);
+    e->valid = bad == NULL;
+    snprintf(e->label, sizeof e->label, "%s",
+             bad ? (label[0] ? label : "(unreadable)") : label);
+    return 1;
+}
+
 KILN_API kiln_status kiln_cache_list(kiln_cache_visit visit, void *user) {
-    char dir[KILN__CACHE_PATH_MAX];
+    DIR *d;
     if (!visit)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_cache_list: visit is NULL");
-    snprintf(dir, sizeof dir, "%s", kiln__cache_dir());
-    DIR *d = opendir(dir);
-    if (!d) {
-        if (errno == ENOENT)
-            return KILN_OK; /* nothing cached yet */
-        return kiln__error_set(KILN_ERROR_IO, errno,
-                               "cannot read the cache directory %s: %s", dir,
-                               strerror(errno));
-    }
+    kiln_status st = kiln__dir_for_walk("kiln_cache_list", &d);
+    if (st != KILN_OK || !d)
+        return st;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (!kiln__is_entry_name(de->d_name))
             continue;
         kiln_cache_entry e;
         memset(&e, 0, sizeof e);
-        if (kiln__entry_path(e.file, sizeof e.file, dir, de->d_name) != 0)
+        if (kiln__entry_path(e.file, sizeof e.file, kiln__cache_dir(), de->d_name) != 0)
             continue;
-        int fd = open(e.file, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue; /* removed meanwhile */
-        struct stat st;
-        if (fstat(fd, &st) == 0) {
-            e.bytes = (uint64_t)st.st_size;
-            e.mtime = (int64_t)st.st_mtime;
-        }
-        char key[65];
-        memcpy(key, de->d_name, 64);
-        key[64] = '\0';
-        char label[KILN__LABEL_MAX] = "";
-        int oom;
-        const char *why =
-            kiln__entry_check(fd, key, NULL, NULL, label, &oom);
-        close(fd);
-        e.valid = why == NULL;
-        snprintf(e.label, sizeof e.label, "%s",
-                 why ? (label[0] ? label : "(unreadable)") : label);
-        visit(&e, user);
+        if (kiln__list_entry(dirfd(d), de->d_name, &e))
+            visit(&e, user);
     }
     closedir(d);
     return KILN_OK;
 }
 
 KILN_API kiln_status kiln_cache_clear(size_t *removed) {
-    char dir[KILN__CACHE_PATH_MAX];
-    char path[KILN__CACHE_PATH_MAX];
     size_t count = 0;
-    kiln_status status = KILN_OK;
+    DIR *d;
     if (removed)
         *removed = 0;
-    snprintf(dir, sizeof dir, "%s", kiln__cache_dir());
-    DIR *d = opendir(dir);
-    if (!d) {
-        if (errno == ENOENT)
-            return KILN_OK;
-        return kiln__error_set(KILN_ERROR_IO, errno,
-                               "cannot read the cache directory %s: %s", dir,
-                               strerror(errno));
-    }
+    kiln_status status = kiln__dir_for_walk("kiln_cache_clear", &d);
+    if (status != KILN_OK || !d)
+        return status;
     time_t now = time(NULL);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         int entry = kiln__is_entry_name(de->d_name);
         if (!entry && !kiln__is_tmp_name(de->d_name))
             continue;
-        if (kiln__entry_path(path, sizeof path, dir, de->d_name) != 0)
-            continue;
         if (!entry) {
             /* A temp file may belong to a writer running right now: leave
              * young ones alone, its rename would fail otherwise. */
             struct stat st;
-            if (stat(path, &st) != 0 ||
+            if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
                 now - st.st_mtime < KILN__STALE_TMP_SECONDS)
                 continue;
         }
-        if (unlink(path) == 0) {
+        /* unlinkat removes a link itself, never what it points at */
+        if (unlinkat(dirfd(d), de->d_name, 0) == 0) {
             count += entry;
         } else if (errno != ENOENT && status == KILN_OK) {
-            status = kiln__error_set(KILN_ERROR_IO, errno, "cannot remove %s: %s",
-                                     path, strerror(errno));
+            status = kiln__error_set(KILN_ERROR_IO, errno, "cannot remove %s/%s: %s",
+                                     kiln__cache_dir(), de->d_name, strerror(errno));
         }
     }
     closedir(d);

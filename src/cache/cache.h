@@ -5,7 +5,8 @@
  * can change the binary: the final source (prelude included), the build
  * options, the backend name, the device identity string (name, driver and
  * platform versions) and kiln's version. Files live in kiln__cache_dir():
- * $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln.
+ * $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln, else
+ * /tmp/kiln-cache-<euid>; only once trust.h's checks pass.
  *
  * Entry file format: a header (magic "KILNBIN1", format version, payload
  * size, SHA-256 of the payload, a human-readable label), then the payload.
@@ -31,7 +32,9 @@ void kiln__cache_key_make(kiln__cache_key *key, const char *backend_name,
                           const char *device_identity, const char *source,
                           const char *options);
 /* KILN_OK and a malloc'd payload on a hit; KILN_ERROR_IO on a miss or a bad
- * entry (no error message is recorded for a plain miss). */
+ * entry (no error message is recorded for a plain miss);
+ * KILN_ERROR_UNTRUSTED when the directory or the entry is refused (trust.h),
+ * which is never read. */
 kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
                              size_t *size);
 /* Stores a payload atomically. label is a short description shown by
@@ -39,7 +42,7 @@ kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
  * not fatal for the caller: it returns KILN_ERROR_IO with a message. */
 kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload,
                               size_t size, const char *label);
-/* The cache directory (created on first store). Never NULL. */
+/* The cache directory's path (created on first store). Never NULL. */
 const char *kiln__cache_dir(void);
 
 /* SHA-256 (FIPS 180-4), exposed for tests with known-answer vectors. */

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "cache/cache.h"
 #include "cache/sha256.h"
+#include "cache/trust.h" /* the test hook (tests/test_cache_trust.c) */
 #include "core/internal.h" /* kiln__build_log_map (tests/test_core_buildlog.c) */
 #include "core/signature.h"
 

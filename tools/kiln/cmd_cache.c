@@ -20,7 +20,14 @@ static const char kiln_cache_usage[] =
     "runs skip the compiler. The cache lives in $KILN_CACHE_DIR, else\n"
     "$XDG_CACHE_HOME/kiln, else ~/.cache/kiln.\n"
     "\n"
-    "  path    print the cache directory\n"
+    "kiln only uses a cache nobody else can write: a real directory (not a\n"
+    "symbolic link) owned by you and not writable by group or others, with\n"
+    "entries owned by you. Otherwise programs are built from source, and\n"
+    "path says why (exit status 1), list, clear and build refuse. A shared\n"
+    "team cache (group-writable) needs KILN_CACHE_SHARED=1 with KILN_CACHE_DIR:\n"
+    "everyone who can write it can run code as everyone who uses it.\n"
+    "\n"
+    "  path    print the cache directory, and why it is not used if so\n"
     "  list    list the entries: key, size, date, whether the checksum\n"
     "          verifies, and what was built\n"
     "  clear   remove every entry\n"
@@ -162,6 +169,11 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
                                     "--lang is auto, opencl or cuda, not '%s'",
                                     lang);
 
+    char why[1024];
+    if (kiln_cache_status(why, sizeof why) != KILN_OK) {
+        fprintf(stderr, "kiln cache build: the cache is not used: %s\n", why);
+        return KILN_CLI_FAILED;
+    }
     kiln_device *dev = NULL;
     kiln_device_info info;
     kiln_context *ctx = NULL;
@@ -222,6 +234,11 @@ int kiln_cmd_cache(int argc, char **argv) {
             return KILN_CLI_FAILED;
         }
         printf("%s\n", dir);
+        char why[1024];
+        if (kiln_cache_status(why, sizeof why) != KILN_OK) {
+            fprintf(stderr, "kiln cache: the cache is not used: %s\n", why);
+            return KILN_CLI_FAILED;
+        }
         return KILN_CLI_OK;
     }
     if (strcmp(action, "list") == 0)
