@@ -1,6 +1,9 @@
-/* Kernel templates from src/kernels/, embedded by the build (cmake/embed.cmake). */
+/* Kernel text embedded by the build (cmake/embed.cmake): algo's templates
+ * (src/algo/kernels/) and each backend's prelude (src/backend/<name>/). */
 #ifndef KILN_BASE_EMBEDDED_H
 #define KILN_BASE_EMBEDDED_H
-/* The text of src/kernels/<name> (e.g. "prelude_opencl.h"), NULL if absent. */
+/* The text of the embedded file of that name (e.g. "prelude_opencl.h",
+ * "algo_scan.cl"), NULL if absent. File names are unique over the
+ * embedded folders. */
 const char *kiln__embedded_file(const char *name);
 #endif
