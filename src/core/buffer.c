@@ -1,9 +1,45 @@
 /* Buffers and transfers. Every range is checked here, before the backend
  * sees it: an overrun enqueues nothing. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/internal.h"
+
+/* Refuses a size no device of the context can hold: past its largest
+ * single allocation or its whole memory (drivers accept such a buffer
+ * lazily and fail later, somewhere else), and for a pinned buffer past the
+ * host's physical memory. The message names both numbers. A limit the
+ * device does not report (0) is not checked. */
+static kiln_status kiln__buffer_size_check(const kiln_context *context, size_t size,
+                                           unsigned flags) {
+    for (size_t i = 0; i < context->num_devices; i++) {
+        const kiln_device_info *info = &context->devices[i]->b.info;
+        if (info->max_alloc_bytes && (uint64_t)size > info->max_alloc_bytes)
+            return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                   "kiln_buffer_create: %zu bytes exceed the largest allocation "
+                                   "device %s (%s) allows, %llu bytes",
+                                   size, info->id, info->name,
+                                   (unsigned long long)info->max_alloc_bytes);
+        if (info->global_mem_bytes && (uint64_t)size > info->global_mem_bytes)
+            return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                   "kiln_buffer_create: %zu bytes exceed the global memory of "
+                                   "device %s (%s), %llu bytes",
+                                   size, info->id, info->name,
+                                   (unsigned long long)info->global_mem_bytes);
+    }
+    if (flags & KILN_BUFFER_HOST_PINNED) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        uint64_t host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+        if (host && (uint64_t)size > host)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                   "kiln_buffer_create: a pinned buffer of %zu bytes exceeds the "
+                                   "host's physical memory, %llu bytes",
+                                   size, (unsigned long long)host);
+    }
+    return KILN_OK;
+}
 
 kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flags,
                                const void *host_data, kiln_buffer **buffer) {
@@ -22,6 +58,9 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_buffer_create: KILN_BUFFER_READ_ONLY and "
                                "KILN_BUFFER_WRITE_ONLY exclude each other");
+    kiln_status too_big = kiln__buffer_size_check(context, size, flags);
+    if (too_big != KILN_OK)
+        return too_big;
     kiln_buffer *b = calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create: out of memory");
