@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
 
 #include "harness.h"
+#include "kiln/array.h"
 
 static int msg_has(const char *needle) {
     const char *m = kiln_last_error_message();
@@ -62,7 +65,136 @@ static void test_runaway_launch(kiln_queue *q, void *user) {
     kiln_program_release(p);
 }
 
+/* Finding 3b: a buffer of SIZE_MAX bytes, a pinned buffer larger than the
+ * host, an array of 2^40 float32 and an array whose byte size overflows are
+ * refused at creation with both numbers in the message. */
+static void test_huge_allocations(kiln_queue *q, void *user) {
+    (void)user;
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_device_info info;
+    CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
+    char dev_max[32], want[64];
+    snprintf(dev_max, sizeof dev_max, "%llu", (unsigned long long)info.max_alloc_bytes);
+    kiln_buffer *b = (kiln_buffer *)1;
+    CHECK_STATUS(kiln_buffer_create(ctx, SIZE_MAX, 0, NULL, &b), KILN_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(b == NULL);
+    snprintf(want, sizeof want, "%zu bytes", (size_t)SIZE_MAX);
+    CHECK(msg_has(want));
+    CHECK(msg_has(dev_max));
+    /* Just past the largest allocation: refused; the largest itself is not
+     * checked here (the driver may still fail it for want of memory). */
+    CHECK_STATUS(kiln_buffer_create(ctx, (size_t)info.max_alloc_bytes + 1, 0, NULL, &b),
+                 KILN_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(msg_has(dev_max));
+    size_t tib = (size_t)1 << 40;
+    kiln_status st = kiln_buffer_create(ctx, tib, KILN_BUFFER_HOST_PINNED, NULL, &b);
+    CHECK(st == KILN_ERROR_OUT_OF_DEVICE_MEMORY || st == KILN_ERROR_OUT_OF_HOST_MEMORY);
+    CHECK(msg_has("1099511627776 bytes"));
+    CHECK(b == NULL);
+    /* A pinned buffer past the host's memory names the host's size. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (uint64_t)pages * (uint64_t)page < info.max_alloc_bytes) {
+        snprintf(want, sizeof want, "%llu", (unsigned long long)pages * (unsigned long long)page);
+        CHECK_STATUS(kiln_buffer_create(ctx, (size_t)pages * (size_t)page + 4096,
+                                        KILN_BUFFER_HOST_PINNED, NULL, &b),
+                     KILN_ERROR_OUT_OF_HOST_MEMORY);
+        CHECK(msg_has(want));
+    }
+    kiln_array *a = (kiln_array *)1;
+    size_t shape40[1] = {(size_t)1 << 40};
+    CHECK_STATUS(kiln_array_empty(ctx, KILN_FLOAT32, 1, shape40, &a), KILN_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(a == NULL);
+    CHECK(msg_has("4398046511104 bytes"));
+    /* n fits in size_t but n * 8 does not: never allocated short. */
+    size_t shape_wrap[2] = {(size_t)1 << 31, (size_t)1 << 31};
+    CHECK_STATUS(kiln_array_empty(ctx, KILN_FLOAT64, 2, shape_wrap, &a), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(msg_has("(2147483648, 2147483648)"));
+    size_t shape_empty[2] = {SIZE_MAX, 0};
+    CHECK_OK(kiln_array_empty(ctx, KILN_FLOAT64, 2, shape_empty, &a));
+    kiln_array_release(a);
+    /* Still works. */
+    CHECK_OK(kiln_buffer_create(ctx, 1024, 0, NULL, &b));
+    kiln_buffer_release(b);
+}
+
+/* Finding 1: a declared out_size / scan_size that is not the device's
+ * sizeof of the type is refused at create, naming both sizes; the right
+ * size builds and gives the right answer. */
+static const char *kPairPre =
+    "typedef struct { double lo; double hi; } pair;\n"
+    "KILN_FUNC pair mk(double lo, double hi) { pair p; p.lo = lo; p.hi = hi; return p; }\n";
+
+static void test_declared_sizes(kiln_queue *q, void *user) {
+    (void)user;
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_device_info info;
+    CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
+    if (!info.fp64) {
+        printf("  (no fp64 on %s: size checks with a float pair)\n", info.id);
+        kPairPre = "typedef struct { float lo; float hi; float a; float b; } pair;\n"
+                   "KILN_FUNC pair mk(float lo, float hi) { pair p; p.lo = lo; p.hi = hi; "
+                   "p.a = 0; p.b = 0; return p; }\n";
+    }
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(
+        "const int *x", "pair", 8, "mk(0, 0)", "mk(a.lo + b.lo, a.hi + b.hi)",
+        "mk(x[i], 2 * x[i])", kPairPre, "pairsum");
+    kiln_reduction *r = (kiln_reduction *)1;
+    CHECK_STATUS(kiln_reduction_create(ctx, &d, &r), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
+    CHECK(msg_has("out_size is 8"));
+    CHECK(msg_has("sizeof(pair) is 16"));
+    /* A scalar type with a wrong out_size is refused the same way. */
+    kiln_reduction_desc ds = KILN_REDUCTION_DESC("const int *x", "int", 8, "0", "a + b", "x[i]");
+    CHECK_STATUS(kiln_reduction_create(ctx, &ds, &r), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(msg_has("out_size is 8"));
+    CHECK(msg_has("sizeof(int) is 4"));
+    /* The right size works. */
+    d.out_size = 16;
+    r = NULL;
+    if (CHECK_OK(kiln_reduction_create(ctx, &d, &r))) {
+        int host[100];
+        for (int i = 0; i < 100; i++)
+            host[i] = i;
+        size_t shape[1] = {100};
+        kiln_array *x = NULL;
+        CHECK_OK(kiln_array_from_host(ctx, KILN_INT32, 1, shape, host, &x));
+        kiln_arg args[1] = {KILN_ARG_ARRAY(x)};
+        unsigned char got[16] = {0};
+        kiln_event *e = NULL;
+        CHECK_OK(kiln_reduction_launch(q, r, 100, 1, args, NULL, got, 0, NULL, &e));
+        CHECK_OK(kiln_event_wait(e));
+        kiln_event_release(e);
+        if (info.fp64) {
+            double lo, hi;
+            memcpy(&lo, got, 8);
+            memcpy(&hi, got + 8, 8);
+            CHECK(lo == 4950.0 && hi == 9900.0);
+        } else {
+            float lo, hi;
+            memcpy(&lo, got, 4);
+            memcpy(&hi, got + 4, 4);
+            CHECK(lo == 4950.0f && hi == 9900.0f);
+        }
+        kiln_array_release(x);
+        kiln_reduction_release(r);
+    }
+    /* A scan whose scan_size is too small. */
+    kiln_scan_desc sd = KILN_SCAN_DESC("const int *x, int *y", "pair", 4, "mk(0, 0)",
+                                       "mk(a.lo + b.lo, a.hi + b.hi)", "mk(x[i], 0)",
+                                       "y[i] = (int)item.lo", NULL, kPairPre, "pairscan");
+    kiln_scan *sc = (kiln_scan *)1;
+    CHECK_STATUS(kiln_scan_create(ctx, &sd, &sc), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(sc == NULL);
+    CHECK(msg_has("scan_size is 4"));
+    CHECK(msg_has("sizeof(pair) is 16"));
+    sd.scan_size = 16;
+    CHECK_OK(kiln_scan_create(ctx, &sd, &sc));
+    kiln_scan_release(sc);
+}
+
 int main(void) {
+    kt_for_each_device(test_declared_sizes, NULL);
     kt_for_each_device(test_runaway_launch, NULL);
+    kt_for_each_device(test_huge_allocations, NULL);
     return kt_report();
 }
