@@ -192,7 +192,150 @@ static void test_declared_sizes(kiln_queue *q, void *user) {
     kiln_scan_release(sc);
 }
 
+/* Finding 3e: NaN propagates through min/max (element-wise, either
+ * argument order, and against a scalar), the min/max reductions (the max
+ * of an all-NaN array is NaN) and argmin/argmax (the first NaN's index),
+ * as in NumPy; float16, float32 and float64. */
+static uint16_t to_half(double v) {
+    if (isnan(v))
+        return 0x7e00;
+    if (v == 0)
+        return 0;
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    double m = fabs(v);
+    int e = 0;
+    while (m >= 2) { m /= 2; e++; }
+    while (m < 1) { m *= 2; e--; }
+    return (uint16_t)(sign | ((e + 15) << 10) | (uint16_t)((m - 1) * 1024));
+}
+
+static double from_half(uint16_t h) {
+    int e = (h >> 10) & 0x1f;
+    double v;
+    if (e == 0x1f)
+        v = (h & 0x3ff) ? NAN : INFINITY;
+    else if (e == 0)
+        v = ldexp(h & 0x3ff, -24);
+    else
+        v = ldexp(1024 + (h & 0x3ff), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static void put(kiln_dtype d, void *p, size_t i, double v) {
+    if (d == KILN_FLOAT16)
+        ((uint16_t *)p)[i] = to_half(v);
+    else if (d == KILN_FLOAT32)
+        ((float *)p)[i] = (float)v;
+    else
+        ((double *)p)[i] = v;
+}
+
+static double get(kiln_dtype d, const void *p, size_t i) {
+    if (d == KILN_FLOAT16)
+        return from_half(((const uint16_t *)p)[i]);
+    if (d == KILN_FLOAT32)
+        return ((const float *)p)[i];
+    return ((const double *)p)[i];
+}
+
+/* 1 if got is want, NaN matching NaN. */
+static int same(double got, double want) {
+    return isnan(want) ? isnan(got) : got == want;
+}
+
+static kiln_array *make(kiln_context *ctx, kiln_dtype d, size_t n, const double *v) {
+    unsigned char *host = malloc(n * 8 + 8);
+    for (size_t i = 0; i < n; i++)
+        put(d, host, i, v[i]);
+    kiln_array *a = NULL;
+    CHECK_OK(kiln_array_from_host(ctx, d, 1, &n, host, &a));
+    free(host);
+    return a;
+}
+
+static void check_ew(kiln_queue *q, kiln_dtype d, kiln_binary_op op, kiln_array *a,
+                     kiln_array *b, size_t n, const double *want, const char *what) {
+    kiln_array *out = NULL;
+    CHECK_OK(kiln_array_empty(kiln_queue_context(q), d, 1, &n, &out));
+    if (b)
+        CHECK_OK(kiln_array_binary(q, op, out, a, b, 0, NULL, NULL));
+    else
+        CHECK_OK(kiln_array_binary_scalar(q, op, out, a, 0.0, 0, NULL, NULL));
+    unsigned char host[64];
+    CHECK_OK(kiln_array_read(q, out, host));
+    for (size_t i = 0; i < n; i++)
+        CHECK_MSG(same(get(d, host, i), want[i]), "%s %s[%zu]: got %g, want %g",
+                  kiln_dtype_name(d), what, i, get(d, host, i), want[i]);
+    kiln_array_release(out);
+}
+
+static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n, const double *v,
+                         double want_min, double want_max, long want_argmin,
+                         long want_argmax) {
+    kiln_array *a = make(kiln_queue_context(q), d, n, v);
+    unsigned char r[8];
+    kiln_dtype rd = kiln_reduce_result_dtype(KILN_REDUCE_MAX, d);
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MAX, a, r));
+    CHECK_MSG(same(get(rd, r, 0), want_max), "%s max of %zu: got %g, want %g",
+              kiln_dtype_name(d), n, get(rd, r, 0), want_max);
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MIN, a, r));
+    CHECK_MSG(same(get(rd, r, 0), want_min), "%s min of %zu: got %g, want %g",
+              kiln_dtype_name(d), n, get(rd, r, 0), want_min);
+    int64_t idx = -2;
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMAX, a, &idx));
+    CHECK_MSG(idx == want_argmax, "%s argmax of %zu: got %lld, want %ld",
+              kiln_dtype_name(d), n, (long long)idx, want_argmax);
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMIN, a, &idx));
+    CHECK_MSG(idx == want_argmin, "%s argmin of %zu: got %lld, want %ld",
+              kiln_dtype_name(d), n, (long long)idx, want_argmin);
+    kiln_array_release(a);
+}
+
+static void test_nan(kiln_queue *q, void *user) {
+    (void)user;
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_device_info info;
+    CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
+    const kiln_dtype dtypes[3] = {KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64};
+    for (int t = 0; t < 3; t++) {
+        kiln_dtype d = dtypes[t];
+        if (d == KILN_FLOAT64 && !info.fp64) {
+            printf("  (no fp64 on %s)\n", info.id);
+            continue;
+        }
+        const double av[5] = {1, NAN, 3, NAN, -1}, bv[5] = {NAN, 1, NAN, NAN, 2};
+        kiln_array *a = make(ctx, d, 5, av), *b = make(ctx, d, 5, bv);
+        const double mx[5] = {NAN, NAN, NAN, NAN, 2}, mn[5] = {NAN, NAN, NAN, NAN, -1};
+        check_ew(q, d, KILN_OP_MAX, a, b, 5, mx, "maximum(a, b)");
+        check_ew(q, d, KILN_OP_MAX, b, a, 5, mx, "maximum(b, a)");
+        check_ew(q, d, KILN_OP_MIN, a, b, 5, mn, "minimum(a, b)");
+        check_ew(q, d, KILN_OP_MIN, b, a, 5, mn, "minimum(b, a)");
+        const double mx0[5] = {1, NAN, 3, NAN, 0}, mn0[5] = {0, NAN, 0, NAN, -1};
+        check_ew(q, d, KILN_OP_MAX, a, NULL, 5, mx0, "maximum(a, 0)");
+        check_ew(q, d, KILN_OP_MIN, a, NULL, 5, mn0, "minimum(a, 0)");
+        kiln_array_release(a);
+        kiln_array_release(b);
+
+        const double none[3] = {2, 3, -1}, mid[5] = {2, NAN, 3, -1, NAN},
+                     last[3] = {2, 3, NAN}, all[3] = {NAN, NAN, NAN};
+        check_reduce(q, d, 3, none, -1, 3, 2, 1);
+        check_reduce(q, d, 5, mid, NAN, NAN, 1, 1);
+        check_reduce(q, d, 3, last, NAN, NAN, 2, 2);
+        check_reduce(q, d, 3, all, NAN, NAN, 0, 0);
+        /* Across work-groups: the first of two NaNs far apart. */
+        size_t n = 100000;
+        double *big = malloc(n * sizeof *big);
+        for (size_t i = 0; i < n; i++)
+            big[i] = (double)(i % 100);
+        big[77777] = NAN;
+        big[90001] = NAN;
+        check_reduce(q, d, n, big, NAN, NAN, 77777, 77777);
+        free(big);
+    }
+}
+
 int main(void) {
+    kt_for_each_device(test_nan, NULL);
     kt_for_each_device(test_declared_sizes, NULL);
     kt_for_each_device(test_runaway_launch, NULL);
     kt_for_each_device(test_huge_allocations, NULL);

@@ -48,8 +48,17 @@ static const char *binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
         else
             snprintf(buf, cap, "(%s == 0 ? 0 : %s / %s)", B, A, B);
         break;
-    case KILN_OP_MIN: snprintf(buf, cap, "(%s < %s ? %s : %s)", B, A, B, A); break;
-    case KILN_OP_MAX: snprintf(buf, cap, "(%s > %s ? %s : %s)", B, A, B, A); break;
+    /* NaN propagates, whatever the argument order (NumPy's maximum and
+     * minimum): B is taken if it wins or is NaN; a NaN A never loses. */
+    case KILN_OP_MIN:
+    case KILN_OP_MAX:
+        if (kiln__is_float_dtype(d))
+            snprintf(buf, cap, "((%s %c %s || %s != %s) ? %s : %s)", B,
+                     op == KILN_OP_MIN ? '<' : '>', A, B, B, B, A);
+        else
+            snprintf(buf, cap, "(%s %c %s ? %s : %s)", B,
+                     op == KILN_OP_MIN ? '<' : '>', A, B, A);
+        break;
     case KILN_OP_EQ: snprintf(buf, cap, "(%s == %s ? 1 : 0)", A, B); break;
     case KILN_OP_NE: snprintf(buf, cap, "(%s != %s ? 1 : 0)", A, B); break;
     case KILN_OP_LT: snprintf(buf, cap, "(%s < %s ? 1 : 0)", A, B); break;
