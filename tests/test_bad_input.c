@@ -13,6 +13,7 @@
 
 #include "harness.h"
 #include "kiln/array.h"
+#include "kiln/offload.h"
 
 static int msg_has(const char *needle) {
     const char *m = kiln_last_error_message();
@@ -334,7 +335,39 @@ static void test_nan(kiln_queue *q, void *user) {
     }
 }
 
+/* Finding 6: KILN_PRESENT(p) of memory no enclosing region maps is
+ * KILN_ERROR_INVALID_ARGUMENT in a nested region too (it was KILN_OK: a
+ * PRESENT entry has 0 bytes, and 0 bytes were skipped). */
+static void test_offload_present(kiln_queue *q, void *user) {
+    (void)user;
+    int x[64] = {0}, y[64] = {0};
+    kiln_arg m = KILN_TO(x, sizeof x);
+    kiln_data_region *outer = NULL, *inner = (kiln_data_region *)1, *inner2 = NULL;
+    if (!CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &outer)))
+        return;
+    kiln_arg py = KILN_PRESENT(y);
+    CHECK_STATUS(kiln_data_region_begin(q, outer, 1, &py, &inner), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(inner == NULL);
+    CHECK(msg_has("PRESENT"));
+    /* Mapped memory, from its start or inside it, is found; and a region
+     * nested in that one finds it there too (the PRESENT entry spans to
+     * the end of the mapping). */
+    kiln_arg px = KILN_PRESENT(x + 2);
+    CHECK_OK(kiln_data_region_begin(q, outer, 1, &px, &inner));
+    kiln_arg px2 = KILN_PRESENT(x + 60);
+    CHECK_OK(kiln_data_region_begin(q, inner, 1, &px2, &inner2));
+    kiln_data_region *bad = (kiln_data_region *)1;
+    CHECK_STATUS(kiln_data_region_begin(q, inner, 1, &py, &bad), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(bad == NULL);
+    if (inner2)
+        CHECK_OK(kiln_data_region_end(inner2));
+    if (inner)
+        CHECK_OK(kiln_data_region_end(inner));
+    CHECK_OK(kiln_data_region_end(outer));
+}
+
 int main(void) {
+    kt_for_each_device(test_offload_present, NULL);
     kt_for_each_device(test_nan, NULL);
     kt_for_each_device(test_declared_sizes, NULL);
     kt_for_each_device(test_runaway_launch, NULL);
