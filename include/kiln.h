@@ -394,7 +394,9 @@ KILN_API kiln_status kiln_buffer_fill(kiln_queue *queue,
                                             kiln_event **event);
 /* Maps a region into host memory. Blocks until the mapping is ready and
  * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap
- * before the device uses the buffer again. */
+ * before the device uses the buffer again; unmapping a pointer that
+ * kiln_buffer_map did not return for this buffer, or one already unmapped,
+ * is KILN_ERROR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer,
                                      unsigned map_flags, size_t offset,
                                      size_t size, void **host_ptr);
