@@ -231,3 +231,13 @@ int kiln__array_same_shape(const kiln_array *a, const kiln_array *b) {
             return 0;
     return 1;
 }
+
+const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap) {
+    int at = snprintf(buf, cap, "%s (", kiln_dtype_name(a->dtype));
+    for (unsigned d = 0; d < a->ndim && at > 0 && (size_t)at < cap; d++)
+        at += snprintf(buf + at, cap - (size_t)at, "%s%zu", d ? ", " : "",
+                       a->shape[d]);
+    if (at > 0 && (size_t)at < cap)
+        snprintf(buf + at, cap - (size_t)at, "%s)", a->ndim == 1 ? "," : "");
+    return buf;
+}

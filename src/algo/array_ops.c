@@ -107,12 +107,16 @@ static kiln_status check_operands(kiln_queue *q, kiln_binary_op op,
     if ((b && (a->dtype != b->dtype || !kiln__array_same_shape(a, b))) ||
         !kiln__array_same_shape(a, out) ||
         (op < KILN_OP_EQ && out->dtype != a->dtype))
+    {
+        char to[96], ta[96], tb[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: shapes or dtypes do not match (out %s, a "
                                "%s%s%s)",
-                               what, kiln_dtype_name(out->dtype),
-                               kiln_dtype_name(a->dtype), b ? ", b " : "",
-                               b ? kiln_dtype_name(b->dtype) : "");
+                               what, kiln__array_describe(out, to, sizeof to),
+                               kiln__array_describe(a, ta, sizeof ta),
+                               b ? ", b " : "",
+                               b ? kiln__array_describe(b, tb, sizeof tb) : "");
+    }
     return KILN_OK;
 }
 
