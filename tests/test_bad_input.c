@@ -366,7 +366,94 @@ static void test_offload_present(kiln_queue *q, void *user) {
     CHECK_OK(kiln_data_region_end(outer));
 }
 
+/* Finding 7: an unmap of a pointer never mapped is refused by kiln (not
+ * the driver); an elementwise argument named `i` is refused with a clear
+ * message; shape mismatches show the shapes; argument counts are worded
+ * right and a NULL list is NULL_HANDLE. Finding 8: a build error names
+ * the user's source, never the driver's temporary file. */
+static void test_unchecked_input(kiln_queue *q, void *user) {
+    (void)user;
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_buffer *b = NULL;
+    CHECK_OK(kiln_buffer_create(ctx, 256, 0, NULL, &b));
+    int stray[4];
+    kiln_event *e = (kiln_event *)1;
+    CHECK_STATUS(kiln_buffer_unmap(q, b, stray, 0, NULL, &e), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(e == NULL);
+    CHECK(msg_has("not mapped"));
+    CHECK(kiln_last_error_native() == 0); /* never reached the driver */
+    void *p = NULL;
+    CHECK_OK(kiln_buffer_map(q, b, KILN_MAP_WRITE, 0, 256, &p));
+    CHECK_STATUS(kiln_buffer_unmap(q, b, (char *)p + 4, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(kiln_buffer_unmap(q, b, p, 0, NULL, NULL));
+    CHECK_STATUS(kiln_buffer_unmap(q, b, p, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(kiln_queue_finish(q));
+    /* mapped and released without an unmap: no leak, no crash */
+    CHECK_OK(kiln_buffer_map(q, b, KILN_MAP_READ, 0, 16, &p));
+    CHECK_OK(kiln_buffer_unmap(q, b, p, 0, NULL, NULL));
+    kiln_buffer_release(b);
+
+    kiln_elementwise *ew = (kiln_elementwise *)1;
+    kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(.arguments = "float *x, int i",
+                                                    .operation = "x[i] = i");
+    CHECK_STATUS(kiln_elementwise_create(ctx, &d, &ew), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(ew == NULL);
+    CHECK(msg_has("argument 'i' is a reserved name"));
+    d.arguments = "float *n";
+    CHECK_STATUS(kiln_elementwise_create(ctx, &d, &ew), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(msg_has("argument 'n' is a reserved name"));
+
+    d = KILN_ELEMENTWISE_DESC(.arguments = "const float *x, float *y", .operation = "y[i] = x[i]");
+    CHECK_OK(kiln_elementwise_create(ctx, &d, &ew));
+    size_t s34[2] = {3, 4}, s43[2] = {4, 3}, s12[1] = {12};
+    kiln_array *a34 = NULL, *a43 = NULL, *a12 = NULL;
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s34, 0, NULL, NULL, &a34));
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s43, 0, NULL, NULL, &a43));
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, s12, 0, NULL, NULL, &a12));
+    kiln_arg two[2] = {KILN_ARG_ARRAY(a34), KILN_ARG_ARRAY(a43)};
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, 12, 2, two, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK(msg_has("(4, 3)"));
+    CHECK(msg_has("(3, 4)"));
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a34, a34, a43, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK(msg_has("(3, 4)"));
+    CHECK(msg_has("(4, 3)"));
+    CHECK_STATUS(kiln_array_copy(q, a12, a34, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK(msg_has("(12,)"));
+    CHECK(msg_has("(3, 4)"));
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, 1, 1, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK(msg_has("NULL"));
+    CHECK_STATUS(kiln_elementwise_launch(q, ew, 12, 1, two, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK(msg_has("1 argument given, 2 declared"));
+    kiln_array_release(a34);
+    kiln_array_release(a43);
+    kiln_array_release(a12);
+    kiln_elementwise_release(ew);
+
+    kiln_program *prog = (kiln_program *)1;
+    CHECK_STATUS(kiln_program_create(ctx,
+                     "KILN_KERNEL void f(KILN_GLOBAL int *o) {\n  o[0] = undefined_thing;\n}\n",
+                     NULL, &prog),
+                 KILN_ERROR_BUILD);
+    CHECK(prog == NULL);
+    CHECK(msg_has("source:2:"));
+    const char *m = kiln_last_error_message(), *log = kiln_last_build_log();
+    CHECK_MSG(!strstr(m, "tempfile") && !strstr(m, "kcache") && !strstr(m, ".cl:"),
+              "message quotes the driver's file: %s", m);
+    CHECK_MSG(!strstr(log, "tempfile") && !strstr(log, "kcache"),
+              "log quotes the driver's file: %s", log);
+    /* Bare carriage returns end lines for the compiler: the error is on
+     * the user's line 2, not in kiln's prelude. */
+    CHECK_STATUS(kiln_program_create(ctx, "garbage\rmore\rstuff @@ \r x", NULL, &prog),
+                 KILN_ERROR_BUILD);
+    CHECK(msg_has("source:1"));
+    CHECK_MSG(!strstr(kiln_last_error_message(), "kiln-prelude") &&
+              !strstr(kiln_last_build_log(), "kiln-prelude"),
+              "blamed on the prelude: %s", kiln_last_build_log());
+}
+
 int main(void) {
+    kt_for_each_device(test_unchecked_input, NULL);
     kt_for_each_device(test_offload_present, NULL);
     kt_for_each_device(test_nan, NULL);
     kt_for_each_device(test_declared_sizes, NULL);
