@@ -527,7 +527,59 @@ static void test_cache_fifo(void) {
     free(after);
 }
 
+/* Finding 2 (the CUDA hang; checked here on every device): a buffer, an
+ * array, a kernel, its program and the queue released while a launch that
+ * uses them waits behind an unset user event; completing the event runs
+ * the launch with the right answer and nothing hangs (alarm). */
+static void test_release_while_gated(kiln_queue *q, void *user) {
+    (void)user;
+    kiln_context *ctx = kiln_queue_context(q);
+    enum { N = 1000 };
+    int in[N], got[N];
+    for (int i = 0; i < N; i++)
+        in[i] = 3 * i;
+    kiln_queue *q2 = NULL;
+    kiln_program *p = NULL;
+    kiln_kernel *k = NULL;
+    kiln_buffer *b = NULL, *outbuf = NULL;
+    kiln_array *out = NULL;
+    kiln_event *gate = NULL, *done = NULL;
+    size_t n = N;
+    CHECK_OK(kiln_queue_create(ctx, kiln_queue_device(q), 0, &q2));
+    CHECK_OK(kiln_program_create(ctx,
+        "KILN_KERNEL void add1(KILN_GLOBAL const int *b, KILN_GLOBAL int *o) {\n"
+        "    size_t i = kiln_global_id(0); o[i] = b[i] + 1; }\n", NULL, &p));
+    CHECK_OK(kiln_kernel_create(p, "add1", &k));
+    CHECK_OK(kiln_buffer_create(ctx, sizeof in, 0, in, &b));
+    CHECK_OK(kiln_array_empty(ctx, KILN_INT32, 1, &n, &out));
+    if (!q2 || !k || !b || !out)
+        return;
+    outbuf = kiln_array_buffer(out);
+    CHECK_OK(kiln_buffer_retain(outbuf)); /* to read the answer after */
+    CHECK_OK(kiln_event_create_user(ctx, &gate));
+    kiln_arg args[2] = {KILN_ARG_BUF(b), KILN_ARG_BUF(outbuf)};
+    CHECK_OK(kiln_kernel_launch(q2, k, 1, &n, NULL, 2, args, 1, &gate, &done));
+    kiln_buffer_release(b);
+    kiln_array_release(out);
+    kiln_kernel_release(k);
+    kiln_program_release(p);
+    kiln_queue_release(q2);
+    alarm(120);
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(done));
+    CHECK_OK(kiln_buffer_read(q, outbuf, 0, sizeof got, got));
+    alarm(0);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += got[i] != 3 * i + 1;
+    CHECK_MSG(bad == 0, "%d of %d wrong", bad, N);
+    kiln_event_release(done);
+    kiln_event_release(gate);
+    kiln_buffer_release(outbuf);
+}
+
 int main(void) {
+    kt_for_each_device(test_release_while_gated, NULL);
     kt_for_each_device(test_unchecked_input, NULL);
     kt_for_each_device(test_offload_present, NULL);
     kt_for_each_device(test_nan, NULL);
