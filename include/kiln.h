@@ -394,7 +394,9 @@ KILN_API kiln_status kiln_buffer_fill(kiln_queue *queue,
                                             kiln_event **event);
 /* Maps a region into host memory. Blocks until the mapping is ready and
  * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap
- * before the device uses the buffer again. */
+ * before the device uses the buffer again; unmapping a pointer that
+ * kiln_buffer_map did not return for this buffer, or one already unmapped,
+ * is KILN_ERROR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer,
                                      unsigned map_flags, size_t offset,
                                      size_t size, void **host_ptr);
@@ -567,6 +569,14 @@ KILN_API kiln_status kiln_event_retain(kiln_event *event);
 KILN_API void kiln_event_release(kiln_event *event);
 /* Blocks until the event completes. KILN_ERROR_EVENT_FAILED if it failed. */
 KILN_API kiln_status kiln_event_wait(kiln_event *event);
+/* Blocks until the event completes or timeout_ms milliseconds have passed,
+ * whichever comes first (0: looks once, does not wait). KILN_OK if it
+ * completed; KILN_ERROR_EVENT_FAILED if it failed; KILN_ERROR_TIMEOUT if it
+ * is still pending: its work goes on, and the event may be waited on again
+ * or released. A pending event is noticed within about a millisecond of
+ * completing. */
+KILN_API kiln_status kiln_event_wait_timeout(kiln_event *event,
+                                             uint64_t timeout_ms);
 /* Blocks until all events complete (NULL entries are skipped). */
 KILN_API kiln_status kiln_events_wait(size_t num, kiln_event *const *events);
 KILN_API kiln_status kiln_event_get_state(kiln_event *event,

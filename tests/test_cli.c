@@ -2,6 +2,7 @@
  * command, help, usage errors, and the cache commands in a private
  * $KILN_CACHE_DIR. */
 #include <dirent.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,6 +376,44 @@ static void test_cache_refused(void) {
     CHECK(stat(entry, &st) == 0);
 }
 
+/* A cache directory this user cannot write: `cache build` builds, but
+ * must not say it stored anything (exit 1, "NOT stored", and why). Root
+ * ignores directory permissions, so as root the build runs as nobody
+ * (setpriv) in a read-only directory nobody owns; as any other user, in a
+ * read-only directory of its own. */
+static void test_cache_readonly(void) {
+    char dir[512], home[512], src[512], env[2048], args[700];
+    snprintf(dir, sizeof dir, "%s/rocache", tmpdir);
+    snprintf(home, sizeof home, "%s/home", tmpdir);
+    snprintf(src, sizeof src, "%s/ro.cl", tmpdir);
+    CHECK(mkdir(dir, 0700) == 0 && mkdir(home, 0700) == 0);
+    write_file(src, "KILN_KERNEL void ro(KILN_GLOBAL int *o) { o[0] = 5; }\n");
+    if (geteuid() == 0) {
+        struct passwd *nobody = getpwnam("nobody");
+        int have_setpriv = system("setpriv --help >/dev/null 2>&1") == 0;
+        CHECK_MSG(nobody && have_setpriv, "running as root needs user nobody and setpriv "
+                                          "(util-linux) to drop privileges");
+        if (!nobody || !have_setpriv)
+            return;
+        CHECK(chown(dir, nobody->pw_uid, nobody->pw_gid) == 0);
+        CHECK(chown(home, nobody->pw_uid, nobody->pw_gid) == 0);
+        CHECK(chmod(tmpdir, 0711) == 0 && chmod(src, 0644) == 0);
+        snprintf(env, sizeof env,
+                 "KILN_CACHE_DIR='%s' HOME='%s' setpriv --reuid=%ld --regid=%ld --clear-groups",
+                 dir, home, (long)nobody->pw_uid, (long)nobody->pw_gid);
+    } else {
+        snprintf(env, sizeof env, "KILN_CACHE_DIR='%s'", dir);
+    }
+    CHECK(chmod(dir, 0500) == 0);
+    snprintf(args, sizeof args, "cache build '%s'", src);
+    int rc = kiln_env(env, args);
+    CHECK_MSG(rc == 1, "exit %d; stderr %.300s", rc, err);
+    ERR_HAS("NOT stored");
+    ERR_HAS("not writable");
+    CHECK(strstr(out, "stored in the cache") == NULL);
+    CHECK(chmod(dir, 0700) == 0 && chmod(tmpdir, 0700) == 0);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-cli-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -388,6 +427,7 @@ int main(void) {
     test_devices();
     test_cache();
     test_cache_refused();
+    test_cache_readonly();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

@@ -4,6 +4,7 @@
  * temp file, NVRTC writes "file(N): error"). Whatever the compiler, the
  * mapped log must name the user's line (and a generator's label) and end
  * with the offending source line. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,8 +58,9 @@ static void t_nvidia_small(void) {
                       "\n"
                       "1 error generated.\n";
     char *m = map(small_src, log, where, sizeof where);
-    HAS(m, "<kernel>:2:12: error: use of undeclared identifier 'undeclared_thing_42'");
-    LACKS(m, "<kernel>:12:");
+    /* the compiler's name for the source is replaced by kiln's ("source") */
+    HAS(m, "source:2:12: error: use of undeclared identifier 'undeclared_thing_42'");
+    LACKS(m, "<kernel>:");
     HAS(m, "1 error generated.");
     HAS(m, "ignores #line");
     HAS(m, "  source:2: x[0] = undeclared_thing_42;\n");
@@ -91,18 +93,20 @@ static void t_nvidia_long(void) {
                       "    int v15 = missing_fn(15);\n"
                       "              ^\n";
     char *m = map(src, log, where, sizeof where);
-    HAS(m, "<kernel>:15:15: error: implicit declaration");
+    HAS(m, "source:15:15: error: implicit declaration");
     CHECK_MSG(strcmp(where, "source:15: int v15 = missing_fn(15);") == 0, "where: %s", where);
     free(m);
 
-    /* PoCL on the same source: honoured, left alone */
+    /* PoCL on the same source: honoured; only the temporary file's path is
+     * replaced by the user's name */
     const char *pocl = "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:15:15: implicit "
                        "declaration of function 'missing_fn'\n"
                        "    int v15 = missing_fn(15);\n"
                        "              ^\n"
                        "Device pthread failed to build the program\n";
     m = map(src, pocl, where, sizeof where);
-    HAS(m, "tempfile_Q1UasZ.cl:15:15: implicit");
+    HAS(m, "error: source:15:15: implicit");
+    LACKS(m, "tempfile");
     LACKS(m, "ignores #line");
     HAS(m, "  source:15: int v15 = missing_fn(15);\n");
     CHECK_MSG(strcmp(where, "source:15: int v15 = missing_fn(15);") == 0, "where: %s", where);
@@ -116,8 +120,11 @@ static void t_pocl_small(void) {
                       "identifier 'undeclared_thing_42'\n"
                       "Device pthread-haswell-AMD EPYC failed to build the program\n";
     char *m = map(small_src, log, where, sizeof where);
-    /* unchanged, with the excerpt after it */
-    CHECK(m && strncmp(m, log, strlen(log)) == 0);
+    /* the driver's temporary file is not quoted: the user's name only */
+    HAS(m, "error: source:2:12: use of undeclared identifier 'undeclared_thing_42'\n"
+           "Device pthread-haswell-AMD EPYC failed to build the program\n");
+    LACKS(m, "tempfile");
+    LACKS(m, "kcache");
     HAS(m, "  source:2: x[0] = undeclared_thing_42;\n");
     CHECK_MSG(strcmp(where, "source:2: x[0] = undeclared_thing_42;") == 0, "where: %s", where);
     free(m);
@@ -129,7 +136,7 @@ static void t_nvrtc_small(void) {
                       "\n"
                       "1 error detected in the compilation of \"kiln.cu\".\n";
     char *m = map(small_src, log, where, sizeof where);
-    CHECK(m && strncmp(m, log, strlen(log)) == 0);
+    HAS(m, "source(2): error: identifier \"undeclared_thing_42\" is undefined\n");
     HAS(m, "  source:2: x[0] = undeclared_thing_42;\n");
     CHECK_MSG(strcmp(where, "source:2: x[0] = undeclared_thing_42;") == 0, "where: %s", where);
     free(m);
@@ -191,8 +198,8 @@ static void t_prelude_and_headers(void) {
                      "/opt/include/thing.h:3:1: error: unknown type name 'foo'\n";
     char *m = map(small_src, nv, where, sizeof where);
     HAS(m, "kiln-prelude:3:9: warning: macro redefined");
-    HAS(m, "<kernel>:2:12: error");
-    HAS(m, "In file included from <kernel>:1:");
+    HAS(m, "source:2:12: error");
+    HAS(m, "In file included from source:1:");
     HAS(m, "/opt/include/thing.h:3:1: error"); /* another file: untouched */
     CHECK_MSG(strcmp(where, "source:2: x[0] = undeclared_thing_42;") == 0, "where: %s", where);
     free(m);
@@ -227,12 +234,30 @@ static void t_degenerate(void) {
     /* no prelude at all, source without a trailing newline */
     m = kiln__build_log_map("int a;\nint b = c;", 0, "<kernel>:2:9: error: c\n", where,
                             sizeof where);
-    HAS(m, "<kernel>:2:9: error: c");
+    HAS(m, "source:2:9: error: c");
     CHECK_MSG(strcmp(where, "source:2: int b = c;") == 0, "where: %s", where);
     free(m);
 }
 
+/* Bare carriage returns end lines for the compiler (random bytes given to
+ * `kiln cache build` have them): the map counts lines the same way, so the
+ * error is the user's line 2, never the prelude's. */
+static void t_carriage_returns(void) {
+    char where[256];
+    const char *log = "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:1:1: unknown type name 'garbage'\n"
+                      "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:2:5: expected ';'\n"
+                      "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:3:1: expected ';'\n";
+    char *m = map("garbage\rmore\r\nstuff\r x", log, where, sizeof where);
+    HAS(m, "error: source:2:5: expected ';'");
+    HAS(m, "  source:3: stuff\n");
+    LACKS(m, "kiln-prelude");
+    LACKS(m, "tempfile");
+    CHECK_MSG(strcmp(where, "source:1: garbage") == 0, "where: %s", where);
+    free(m);
+}
+
 int main(void) {
+    t_carriage_returns();
     t_nvidia_small();
     t_nvidia_long();
     t_pocl_small();

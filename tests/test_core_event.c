@@ -405,6 +405,45 @@ static void test_out_of_order(env *e) {
     free(out);
 }
 
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* kiln_event_wait_timeout: a gate that never opens times out after about
+ * the time asked (and the work behind it still runs once it opens); a
+ * completed event returns at once; a failed one is EVENT_FAILED. */
+static void test_wait_timeout(env *e) {
+    int data[64] = {0}, out[64];
+    kiln_buffer *b = NULL;
+    CHECK_OK(kiln_buffer_create(e->ctx, sizeof data, 0, data, &b));
+    kiln_event *gate = NULL, *k = NULL;
+    CHECK_OK(kiln_event_create_user(e->ctx, &gate));
+    CHECK_OK(launch(e, e->inc, b, 64, 1, &gate, &k));
+    double t0 = now_ms();
+    CHECK_STATUS(kiln_event_wait_timeout(k, 50), KILN_ERROR_TIMEOUT);
+    double spent = now_ms() - t0;
+    CHECK_MSG(spent >= 49 && spent < 5000, "timed out after %.1f ms, asked 50", spent);
+    CHECK(strstr(kiln_last_error_message(), "50 ms") != NULL);
+    CHECK_STATUS(kiln_event_wait_timeout(k, 0), KILN_ERROR_TIMEOUT);
+    CHECK_STATUS(kiln_event_wait_timeout(gate, 1), KILN_ERROR_TIMEOUT);
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait_timeout(k, 60000));
+    CHECK_OK(kiln_event_wait_timeout(k, 0)); /* complete: at once */
+    CHECK_OK(kiln_buffer_read(e->q, b, 0, sizeof out, out));
+    CHECK(out[0] == 1 && out[63] == 1);
+    kiln_event *bad = NULL;
+    CHECK_OK(kiln_event_create_user(e->ctx, &bad));
+    CHECK_OK(kiln_event_set_complete(bad, KILN_EVENT_ERROR));
+    CHECK_STATUS(kiln_event_wait_timeout(bad, 1000), KILN_ERROR_EVENT_FAILED);
+    CHECK_STATUS(kiln_event_wait_timeout(NULL, 10), KILN_ERROR_NULL_HANDLE);
+    kiln_event_release(bad);
+    kiln_event_release(k);
+    kiln_event_release(gate);
+    kiln_buffer_release(b);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     env e = {.q = q, .ctx = kiln_queue_context(q)};
@@ -414,6 +453,7 @@ static void run(kiln_queue *q, void *user) {
     CHECK_OK(kiln_kernel_create(e.prog, "twice", &e.twice));
     test_profiling(&e);
     test_user_events(&e);
+    test_wait_timeout(&e);
     test_callbacks(&e);
     test_continuations(&e);
     test_out_of_order(&e);

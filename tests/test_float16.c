@@ -134,8 +134,9 @@ static float host_binary(kiln_binary_op op, float a, float b) {
     case KILN_OP_SUB: return a - b;
     case KILN_OP_MUL: return a * b;
     case KILN_OP_DIV: return a / b;
-    case KILN_OP_MIN: return b < a ? b : a;
-    case KILN_OP_MAX: return b > a ? b : a;
+    /* NaN propagates in either argument order (NumPy; docs/algorithms.md) */
+    case KILN_OP_MIN: return isnan(a) || isnan(b) ? NAN : b < a ? b : a;
+    case KILN_OP_MAX: return isnan(a) || isnan(b) ? NAN : b > a ? b : a;
     case KILN_OP_EQ: return a == b;
     case KILN_OP_NE: return a != b;
     case KILN_OP_LT: return a < b;

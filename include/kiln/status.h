@@ -34,7 +34,9 @@
     X(ERROR_INTERNAL, -17, "internal error in kiln (please report it)")     \
     X(ERROR_UNTRUSTED, -18,                                                    \
       "a file or directory is not trusted (a symbolic link, or writable by "  \
-      "another user)")
+      "another user)")                                                         \
+    X(ERROR_TIMEOUT, -19,                                                      \
+      "the wait timed out; the work it waited for goes on")
 
 typedef enum kiln_status {
 #define KILN__STATUS_ENUM(name, num, msg) KILN_##name = num,

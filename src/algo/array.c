@@ -3,6 +3,7 @@
  * array_view.c, transfers in array_transfer.c, operators in array_ops.c. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,12 +41,26 @@ kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype,
     if (!shape)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: shape is NULL",
                                what);
-    size_t n = 1;
-    for (unsigned d = 0; d < ndim; d++) {
-        if (shape[d] && n > (SIZE_MAX / 16) / shape[d])
-            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                   "%s: shape too large", what);
-        n *= shape[d];
+    /* Elements and bytes are both checked: n * dtype size must fit in a
+     * size_t, or the buffer would be allocated short. */
+    size_t n = 1, bytes = 0;
+    int overflow = 0;
+    for (unsigned d = 0; d < ndim; d++)
+        if (__builtin_mul_overflow(n, shape[d], &n))
+            overflow = 1;
+    if (n == 0)
+        overflow = 0; /* a 0 anywhere: empty, whatever the other sizes */
+    if (overflow || __builtin_mul_overflow(n, kiln_dtype_size(dtype), &bytes)) {
+        char shown[200];
+        int at = snprintf(shown, sizeof shown, "(");
+        for (unsigned d = 0; d < ndim; d++)
+            at += snprintf(shown + at, sizeof shown - (size_t)at, "%s%zu", d ? ", " : "",
+                           shape[d]);
+        snprintf(shown + at, sizeof shown - (size_t)at, ")");
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: shape %s of %s needs more than %zu bytes, more than "
+                               "memory can address",
+                               what, shown, kiln_dtype_name(dtype), (size_t)SIZE_MAX);
     }
     *size = n;
     return KILN_OK;
@@ -215,4 +230,14 @@ int kiln__array_same_shape(const kiln_array *a, const kiln_array *b) {
         if (a->shape[d] != b->shape[d])
             return 0;
     return 1;
+}
+
+const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap) {
+    int at = snprintf(buf, cap, "%s (", kiln_dtype_name(a->dtype));
+    for (unsigned d = 0; d < a->ndim && at > 0 && (size_t)at < cap; d++)
+        at += snprintf(buf + at, cap - (size_t)at, "%s%zu", d ? ", " : "",
+                       a->shape[d]);
+    if (at > 0 && (size_t)at < cap)
+        snprintf(buf + at, cap - (size_t)at, "%s)", a->ndim == 1 ? "," : "");
+    return buf;
 }

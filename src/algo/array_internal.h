@@ -40,6 +40,8 @@ void kiln__array_set_dense(kiln_array *a, unsigned ndim, const size_t *shape);
 kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a,
                                     const char *what);
 int kiln__array_same_shape(const kiln_array *a, const kiln_array *b);
+/* "float (3, 4)": a's dtype and shape, for mismatch messages; returns buf. */
+const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap);
 
 /* ---- array_transfer.c */
 

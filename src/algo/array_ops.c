@@ -48,8 +48,17 @@ static const char *binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
         else
             snprintf(buf, cap, "(%s == 0 ? 0 : %s / %s)", B, A, B);
         break;
-    case KILN_OP_MIN: snprintf(buf, cap, "(%s < %s ? %s : %s)", B, A, B, A); break;
-    case KILN_OP_MAX: snprintf(buf, cap, "(%s > %s ? %s : %s)", B, A, B, A); break;
+    /* NaN propagates, whatever the argument order (NumPy's maximum and
+     * minimum): B is taken if it wins or is NaN; a NaN A never loses. */
+    case KILN_OP_MIN:
+    case KILN_OP_MAX:
+        if (kiln__is_float_dtype(d))
+            snprintf(buf, cap, "((%s %c %s || %s != %s) ? %s : %s)", B,
+                     op == KILN_OP_MIN ? '<' : '>', A, B, B, B, A);
+        else
+            snprintf(buf, cap, "(%s %c %s ? %s : %s)", B,
+                     op == KILN_OP_MIN ? '<' : '>', A, B, A);
+        break;
     case KILN_OP_EQ: snprintf(buf, cap, "(%s == %s ? 1 : 0)", A, B); break;
     case KILN_OP_NE: snprintf(buf, cap, "(%s != %s ? 1 : 0)", A, B); break;
     case KILN_OP_LT: snprintf(buf, cap, "(%s < %s ? 1 : 0)", A, B); break;
@@ -98,12 +107,16 @@ static kiln_status check_operands(kiln_queue *q, kiln_binary_op op,
     if ((b && (a->dtype != b->dtype || !kiln__array_same_shape(a, b))) ||
         !kiln__array_same_shape(a, out) ||
         (op < KILN_OP_EQ && out->dtype != a->dtype))
+    {
+        char to[96], ta[96], tb[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: shapes or dtypes do not match (out %s, a "
                                "%s%s%s)",
-                               what, kiln_dtype_name(out->dtype),
-                               kiln_dtype_name(a->dtype), b ? ", b " : "",
-                               b ? kiln_dtype_name(b->dtype) : "");
+                               what, kiln__array_describe(out, to, sizeof to),
+                               kiln__array_describe(a, ta, sizeof ta),
+                               b ? ", b " : "",
+                               b ? kiln__array_describe(b, tb, sizeof tb) : "");
+    }
     return KILN_OK;
 }
 

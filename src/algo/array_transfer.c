@@ -131,12 +131,14 @@ kiln_status kiln_array_copy(kiln_queue *q, kiln_array *dst, kiln_array *src,
         st = kiln__array_check_queue(q, src, "kiln_array_copy");
     if (st != KILN_OK)
         return st;
-    if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src))
+    if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src)) {
+        char td[96], ts[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "kiln_array_copy: shapes or dtypes differ "
-                               "(%s vs %s)",
-                               kiln_dtype_name(dst->dtype),
-                               kiln_dtype_name(src->dtype));
+                               "(dst %s, src %s)",
+                               kiln__array_describe(dst, td, sizeof td),
+                               kiln__array_describe(src, ts, sizeof ts));
+    }
     size_t es = kiln_dtype_size(src->dtype);
     if (src->size == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
@@ -154,10 +156,14 @@ kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
         st = kiln__array_check_queue(src_queue, src, "kiln_array_copy_between");
     if (st != KILN_OK)
         return st;
-    if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src))
+    if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src)) {
+        char td[96], ts[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "kiln_array_copy_between: shapes or dtypes "
-                               "differ");
+                               "differ (dst %s, src %s)",
+                               kiln__array_describe(dst, td, sizeof td),
+                               kiln__array_describe(src, ts, sizeof ts));
+    }
     size_t bytes = src->size * kiln_dtype_size(src->dtype);
     if (!bytes)
         return KILN_OK;

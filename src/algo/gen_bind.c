@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/array_internal.h"
 #include "base/error.h"
 
 kiln_status kiln__bound_push(kiln__bound *b, kiln_arg a) {
@@ -142,11 +143,16 @@ static kiln_status check_array(const kiln__gargs *args, size_t k,
     int same = a->ndim == first->ndim;
     for (unsigned d = 0; same && d < a->ndim; d++)
         same = a->shape[d] == first->shape[d];
-    if (!same)
+    if (!same) {
+        char ta[96], tf[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: array '%s' has another shape than '%s'",
+                               "%s: array '%s' is %s, another shape than "
+                               "'%s', %s",
                                what, g->name,
-                               args->v[args->first_array].name);
+                               kiln__array_describe(a, ta, sizeof ta),
+                               args->v[args->first_array].name,
+                               kiln__array_describe(first, tf, sizeof tf));
+    }
     if (!contiguous)
         *strided = 1;
     return KILN_OK;
@@ -155,10 +161,15 @@ static kiln_status check_array(const kiln__gargs *args, size_t k,
 /* Checks the kinds of the arguments against the declarations. */
 static kiln_status check_kinds(const kiln__gargs *args, size_t num_args,
                                const kiln_arg *vals, const char *what) {
-    if (num_args != args->n || (num_args && !vals))
+    if (num_args && !vals)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: the argument list is NULL but num_args "
+                               "is %zu",
+                               what, num_args);
+    if (num_args != args->n)
         return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                               "%s: %zu arguments given, %zu declared", what,
-                               num_args, args->n);
+                               "%s: %zu argument%s given, %zu declared", what,
+                               num_args, num_args == 1 ? "" : "s", args->n);
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
         if (g->is_ptr && (vals[k].kind != KILN_ARG_ARRAY ||

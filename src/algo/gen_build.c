@@ -1,6 +1,9 @@
 /* Builds of generated sources, and the error text of a failed build: the
  * generator, the user's expressions and the compiler's first complaints. */
 #include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo/generator.h"
@@ -29,6 +32,71 @@ static int needs_half(kiln_context *context, const char *source) {
     return 0;
 }
 
+/* Runs the source's kiln_size_probe kernel (the source built with
+ * KILN_SIZE_PROBE) on the context's first device: the device's sizeof of
+ * the checked type, or 0 if that cannot be learnt. */
+static size_t probe_size(kiln_context *context, const char *source) {
+    static const char define[] = "#define KILN_SIZE_PROBE 1\n";
+    size_t len = strlen(source);
+    char *probe = malloc(sizeof define + len);
+    if (!probe)
+        return 0;
+    memcpy(probe, define, sizeof define - 1);
+    memcpy(probe + sizeof define - 1, source, len + 1);
+    kiln_program *p = NULL;
+    kiln_kernel *k = NULL;
+    kiln_queue *q = NULL;
+    kiln_buffer *b = NULL;
+    uint64_t size = 0;
+    size_t one = 1;
+    if (kiln_program_create(context, probe, NULL, &p) == KILN_OK &&
+        kiln_kernel_create(p, "kiln_size_probe", &k) == KILN_OK &&
+        kiln_queue_create(context, kiln_context_device(context, 0), 0, &q) == KILN_OK &&
+        kiln_buffer_create(context, sizeof size, 0, NULL, &b) == KILN_OK) {
+        kiln_arg arg = KILN_ARG_BUF(b);
+        if (kiln_kernel_launch(q, k, 1, &one, NULL, 1, &arg, 0, NULL, NULL) != KILN_OK ||
+            kiln_buffer_read(q, b, 0, sizeof size, &size) != KILN_OK)
+            size = 0;
+    }
+    kiln_buffer_release(b);
+    kiln_queue_release(q);
+    kiln_kernel_release(k);
+    kiln_program_release(p);
+    free(probe);
+    return (size_t)size;
+}
+
+/* A build that failed at the check kiln__gen_size_check emitted: the
+ * declared size (out_size, scan_size) is not the device's sizeof. Returns
+ * KILN_ERROR_INVALID_ARGUMENT naming both, or KILN_OK if that was not the
+ * cause (the probe builds too only when the rest of the source is fine). */
+static kiln_status size_mismatch(kiln_context *context, const char *source,
+                                 const char *what) {
+    const char *mark = strstr(source, "// kiln_size_check: ");
+    if (!mark)
+        return KILN_OK;
+    mark += strlen("// kiln_size_check: ");
+    char type[256], field[32];
+    size_t declared = 0;
+    const char *bar = strchr(mark, '|');
+    if (!bar || (size_t)(bar - mark) >= sizeof type ||
+        sscanf(bar + 1, "%31[^|]|%zu", field, &declared) != 2)
+        return KILN_OK;
+    memcpy(type, mark, (size_t)(bar - mark));
+    type[bar - mark] = '\0';
+    size_t actual = probe_size(context, source);
+    if (!actual || actual == declared)
+        return KILN_OK;
+    kiln_device_info info;
+    if (kiln_device_get_info(kiln_context_device(context, 0), &info) != KILN_OK)
+        info.id[0] = '\0';
+    return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                           "%s: %s is %zu, but sizeof(%s) is %zu on device %s; "
+                           "set %s = sizeof(%s) (and declare the type alike on the "
+                           "host and the device)",
+                           what, field, declared, type, actual, info.id, field, type);
+}
+
 kiln_status kiln__gen_build(kiln_context *context, const char *source,
                             unsigned languages, const char *what,
                             const char *user_text, kiln_program **program) {
@@ -37,6 +105,15 @@ kiln_status kiln__gen_build(kiln_context *context, const char *source,
     kiln_status st = kiln_program_create(context, source, NULL, program);
     if (st != KILN_ERROR_BUILD)
         return st;
+    /* Only a log that points at the size check (clang names the typedef;
+     * NVRTC says "the size of an array must be greater than zero") is
+     * worth a probe build, which would replace the log. */
+    const char *log = kiln_last_build_log();
+    if (strstr(log, "kiln_size_check") || strstr(log, "size of an array")) {
+        kiln_status mismatch = size_mismatch(context, source, what);
+        if (mismatch != KILN_OK)
+            return mismatch;
+    }
     /* Quote the user's text and the compiler's first error lines. */
     char first[1024];
     kiln__quote_log_errors(kiln_last_build_log(), 4, first, sizeof first);

@@ -150,3 +150,21 @@ void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
     kiln__gen_user(sb, label, expr);
     kiln__sb_add(sb, ");\n}\n");
 }
+
+void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field,
+                          size_t declared, const char *type) {
+    /* The marker line carries the message's words; a type name never holds
+     * a newline that could end it early (it is one declaration). */
+    kiln__sb_add(sb, "// kiln_size_check: ");
+    for (const char *c = type; *c; c++)
+        kiln__sb_addf(sb, "%c", *c == '\n' ? ' ' : *c);
+    kiln__sb_addf(sb,
+                  "|%s|%zu\n"
+                  "#ifndef KILN_SIZE_PROBE\n"
+                  "typedef char kiln_size_check_%s[(sizeof(%s) == %zu) ? 1 : -1];\n"
+                  "#else\n"
+                  "KILN_KERNEL void kiln_size_probe(KILN_GLOBAL ulong *out) "
+                  "{ out[0] = (ulong)sizeof(%s); }\n"
+                  "#endif\n",
+                  field, declared, field, alias, declared, alias);
+}

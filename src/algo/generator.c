@@ -21,6 +21,28 @@ kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc,
     return kiln__desc_read(desc, v1_size, size, copy, what, macro);
 }
 
+/* An argument may not take a name the generated code gives a meaning:
+ * `i` (the index) and `n` (the range) are in scope in every expression,
+ * and kiln_* names are the generator's own. Said here, not as a compiler
+ * error about the driver's temporary file. */
+static kiln_status reserved_names(const kiln__gargs *args, const char *what) {
+    for (size_t k = 0; k < args->n; k++) {
+        const char *nm = args->v[k].name;
+        if (!strcmp(nm, "i") || !strcmp(nm, "n"))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: argument '%s' is a reserved name: `i` is the "
+                                   "index and `n` the size of the range in every "
+                                   "expression; rename the argument",
+                                   what, nm);
+        if (!strncmp(nm, "kiln_", 5))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: argument '%s': names starting with kiln_ are "
+                                   "reserved for the generated code; rename it",
+                                   what, nm);
+    }
+    return KILN_OK;
+}
+
 kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind,
                            kiln_context *context, const char *arguments,
                            const char *name) {
@@ -38,6 +60,11 @@ kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind,
     kiln_status st = kiln__gargs_parse(arguments, what, &gen->args);
     if (st != KILN_OK)
         return st;
+    st = reserved_names(&gen->args, what);
+    if (st != KILN_OK) {
+        kiln__gargs_free(&gen->args);
+        return st;
+    }
     gen->name = kiln__strdup(name);
     if (!gen->name) {
         kiln__gargs_free(&gen->args);

@@ -94,6 +94,14 @@ void kiln__gen_user(kiln__sb *sb, const char *label, const char *text);
 void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
                            const char *label, const char *expr);
 
+/* Appends a check that sizeof(alias) on the device equals declared (the
+ * user's out_size / scan_size, or the dtype's size): a mismatch fails the
+ * build, and kiln__gen_build then names both sizes (it rebuilds the source
+ * with KILN_SIZE_PROBE defined, which writes the device's sizeof instead).
+ * field and type are for the message ("out_size", "struct pair"). */
+void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field,
+                          size_t declared, const char *type);
+
 /* ---- builds (gen_build.c) */
 
 /* The languages a generated source can be compiled as: the portable

@@ -70,7 +70,11 @@ static kiln_status map_range(const char *what, kiln_data_region *r, size_t k,
     m->host = (uintptr_t)a->value.host;
     m->bytes = a->bytes;
     m->kind = a->map;
-    if (!m->bytes)
+    /* PRESENT with 0 bytes (KILN_PRESENT(p)) is "from p to the end of its
+     * mapping": it must still be found, or the promise of
+     * KILN_ERROR_INVALID_ARGUMENT for unmapped memory is broken. A NULL
+     * pointer with 0 bytes maps nothing, as for the other kinds. */
+    if (!m->bytes && (m->kind != KILN_DATA_PRESENT || !m->host))
         return KILN_OK;
     const kiln__dmap *pm = NULL;
     kiln_status st = KILN_OK;
@@ -83,6 +87,8 @@ static kiln_status map_range(const char *what, kiln_data_region *r, size_t k,
         kiln_buffer_retain(pm->buf);
         m->buf = pm->buf;
         m->off = pm->off + (m->host - pm->host);
+        if (!m->bytes)
+            m->bytes = pm->host + pm->bytes - m->host;
         return KILN_OK;
     }
     if (m->kind == KILN_DATA_PRESENT)

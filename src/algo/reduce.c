@@ -33,7 +33,9 @@ kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
     kiln__gen_common(sb, &r->gen.args, strided, r->preamble);
     kiln__sb_add(sb, "typedef\n");
     kiln__gen_user(sb, "out_type", r->out_type);
-    kiln__sb_add(sb, "kiln_out_t;\ntypedef ");
+    kiln__sb_add(sb, "kiln_out_t;\n");
+    kiln__gen_size_check(sb, "kiln_out_t", "out_size", r->out_size, r->out_type);
+    kiln__sb_add(sb, "typedef ");
     kiln__sb_add(sb, r->final_type ? r->final_type : "kiln_out_t");
     kiln__sb_add(sb, " kiln_final_t;\n");
     kiln__gen_return_func(sb, "kiln_out_t kiln_neutral(void)", 0, "neutral",

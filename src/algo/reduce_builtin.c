@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/array_internal.h"
 #include "algo/builtin.h"
 #include "base/error.h"
 
@@ -102,7 +103,11 @@ static void arg_desc(int mx, kiln_dtype et, const char *X, arg_text *tx,
              "{ kiln_argpair p; p.v = v; p.i = i; return p; }\n"
              "KILN_FUNC kiln_argpair kiln_argpair_pick(kiln_argpair a, "
              "kiln_argpair b)\n"
-             "{ return (b.v %c a.v || (b.v == a.v && b.i < a.i)) ? b : a; "
+             "{\n"
+             "    /* a NaN wins (NumPy): the first NaN's index */\n"
+             "    if (b.v != b.v || a.v != a.v)\n"
+             "        return (b.v != b.v && (a.v == a.v || b.i < a.i)) ? b : a;\n"
+             "    return (b.v %c a.v || (b.v == a.v && b.i < a.i)) ? b : a;\n"
              "}\n",
              t, t, mx ? '>' : '<');
     char lit[96];
@@ -162,12 +167,12 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
         break;
     case KILN_REDUCE_MIN:
         d.neutral = kiln__dtype_max_literal(et, neutral, sizeof neutral);
-        d.reduce = "b < a ? b : a";
+        d.reduce = kiln__is_float_dtype(et) ? "(b < a || b != b) ? b : a" : "b < a ? b : a";
         d.name = "kiln_min";
         break;
     case KILN_REDUCE_MAX:
         d.neutral = kiln__dtype_min_literal(et, neutral, sizeof neutral);
-        d.reduce = "b > a ? b : a";
+        d.reduce = kiln__is_float_dtype(et) ? "(b > a || b != b) ? b : a" : "b > a ? b : a";
         d.name = "kiln_max";
         break;
     case KILN_REDUCE_NORM1:
@@ -183,7 +188,7 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
         }
         d.map = map;
         if (op == KILN_REDUCE_NORM_INF)
-            d.reduce = "b > a ? b : a";
+            d.reduce = "(b > a || b != b) ? b : a"; /* NaN propagates */
         break;
     case KILN_REDUCE_ARGMIN:
     case KILN_REDUCE_ARGMAX:

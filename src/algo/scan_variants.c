@@ -174,6 +174,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     kiln__sb_add(sb, "typedef\n");
     kiln__gen_user(sb, "scan_type", s->scan_type);
     kiln__sb_add(sb, "kiln_scan_t;\n");
+    kiln__gen_size_check(sb, "kiln_scan_t", "scan_size", s->scan_size, s->scan_type);
     kiln__gen_return_func(sb, "kiln_scan_t kiln_neutral(void)", 0, "neutral",
                           s->neutral);
     kiln__gen_return_func(sb, "kiln_scan_t kiln_scan_op(kiln_scan_t a, "

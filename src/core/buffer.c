@@ -1,9 +1,46 @@
 /* Buffers and transfers. Every range is checked here, before the backend
  * sees it: an overrun enqueues nothing. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/internal.h"
+
+/* Refuses a size no device of the context can hold: past its largest
+ * single allocation or its whole memory (drivers accept such a buffer
+ * lazily and fail later, somewhere else), and for a pinned buffer past the
+ * host's physical memory. The message names both numbers. A limit the
+ * device does not report (0) is not checked. */
+static kiln_status kiln__buffer_size_check(const kiln_context *context, size_t size,
+                                           unsigned flags) {
+    for (size_t i = 0; i < context->num_devices; i++) {
+        const kiln_device_info *info = &context->devices[i]->b.info;
+        if (info->max_alloc_bytes && (uint64_t)size > info->max_alloc_bytes)
+            return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                   "kiln_buffer_create: %zu bytes exceed the largest allocation "
+                                   "device %s (%s) allows, %llu bytes",
+                                   size, info->id, info->name,
+                                   (unsigned long long)info->max_alloc_bytes);
+        if (info->global_mem_bytes && (uint64_t)size > info->global_mem_bytes)
+            return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                   "kiln_buffer_create: %zu bytes exceed the global memory of "
+                                   "device %s (%s), %llu bytes",
+                                   size, info->id, info->name,
+                                   (unsigned long long)info->global_mem_bytes);
+    }
+    if (flags & KILN_BUFFER_HOST_PINNED) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        uint64_t host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+        if (host && (uint64_t)size > host)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                   "kiln_buffer_create: a pinned buffer of %zu bytes exceeds the "
+                                   "host's physical memory, %llu bytes",
+                                   size, (unsigned long long)host);
+    }
+    return KILN_OK;
+}
 
 kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flags,
                                const void *host_data, kiln_buffer **buffer) {
@@ -22,6 +59,9 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_buffer_create: KILN_BUFFER_READ_ONLY and "
                                "KILN_BUFFER_WRITE_ONLY exclude each other");
+    kiln_status too_big = kiln__buffer_size_check(context, size, flags);
+    if (too_big != KILN_OK)
+        return too_big;
     kiln_buffer *b = calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create: out of memory");
@@ -85,9 +125,45 @@ kiln_status kiln_buffer_retain(kiln_buffer *buffer) {
     return kiln__ref_retain(buffer ? &buffer->refs : NULL, "kiln_buffer_retain", "buffer");
 }
 
+/* The pointers kiln_buffer_map handed out and not yet unmapped, per
+ * buffer: an unmap of any other pointer is refused here, before the driver
+ * (which says only CL_INVALID_VALUE, or worse). One lock for all buffers:
+ * maps are rare and short. */
+struct kiln__mapped {
+    struct kiln__mapped *next;
+    void *ptr;
+};
+static pthread_mutex_t kiln__map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void kiln__mapped_push(kiln_buffer *buffer, struct kiln__mapped *m, void *ptr) {
+    m->ptr = ptr;
+    pthread_mutex_lock(&kiln__map_lock);
+    m->next = buffer->mapped;
+    buffer->mapped = m;
+    pthread_mutex_unlock(&kiln__map_lock);
+}
+
+/* Takes ptr off buffer's list: the entry, or NULL if it was never mapped. */
+static struct kiln__mapped *kiln__mapped_take(kiln_buffer *buffer, void *ptr) {
+    pthread_mutex_lock(&kiln__map_lock);
+    struct kiln__mapped **at = &buffer->mapped;
+    while (*at && (*at)->ptr != ptr)
+        at = &(*at)->next;
+    struct kiln__mapped *m = *at;
+    if (m)
+        *at = m->next;
+    pthread_mutex_unlock(&kiln__map_lock);
+    return m;
+}
+
 void kiln_buffer_release(kiln_buffer *buffer) {
     while (kiln__ref_release(buffer ? &buffer->refs : NULL)) {
         kiln_buffer *parent = buffer->parent;
+        while (buffer->mapped) { /* mapped and never unmapped */
+            struct kiln__mapped *next = buffer->mapped->next;
+            free(buffer->mapped);
+            buffer->mapped = next;
+        }
         /* The driver keeps the memory alive until queued work using it ends. */
         buffer->backend->buffer_release(buffer->handle);
         kiln__context_unref(buffer->context);
@@ -264,8 +340,17 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: KILN_MAP_WRITE_INVALIDATE cannot be combined with other flags",
                                fn);
+    struct kiln__mapped *m = malloc(sizeof *m);
+    if (!m)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     st = queue->backend->buffer_map(queue->handle, buffer->handle, map_flags, offset, size, host_ptr);
-    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+    if (st != KILN_OK) {
+        free(m);
+        *host_ptr = NULL;
+        return kiln__error_prefix(st, "%s", fn);
+    }
+    kiln__mapped_push(buffer, m, *host_ptr);
+    return KILN_OK;
 }
 
 kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
@@ -278,10 +363,22 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
         return st;
     if (!host_ptr)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
+    struct kiln__mapped *m = kiln__mapped_take(buffer, host_ptr);
+    if (!m)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: host_ptr %p is not mapped: kiln_buffer_map on this buffer "
+                               "did not return it, or it was unmapped already",
+                               fn, host_ptr);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK) {
+        kiln__mapped_push(buffer, m, host_ptr); /* still mapped */
         return st;
+    }
     st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, e.wait,
                                       event ? &e.event : NULL);
+    if (st != KILN_OK)
+        kiln__mapped_push(buffer, m, host_ptr);
+    else
+        free(m);
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }

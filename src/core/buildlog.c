@@ -82,9 +82,13 @@ static int kiln__parse_directive(const char *s, size_t len, long *n, const char 
 }
 
 static int kiln__linemap_make(const char *final, size_t prelude_lines, kiln__linemap *m) {
+    /* Lines end as the compiler ends them: "\n", "\r\n" or a lone "\r"
+     * (a source with bare CRs, or random bytes, would otherwise have fewer
+     * lines here than in the log, and its errors be blamed on the
+     * prelude). */
     size_t count = 1;
     for (const char *p = final; *p; p++)
-        count += *p == '\n';
+        count += *p == '\n' || *p == '\r';
     m->lines = calloc(count, sizeof *m->lines);
     if (!m->lines)
         return 0;
@@ -95,8 +99,8 @@ static int kiln__linemap_make(const char *final, size_t prelude_lines, kiln__lin
     long next = 1;
     const char *p = final;
     while (*p || m->count == 0) {
-        const char *end = strchr(p, '\n');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
+        size_t len = strcspn(p, "\r\n");
+        const char *end = p[len] ? p + len : NULL;
         kiln__srcline *l = &m->lines[m->count++];
         l->text = p;
         l->len = len;
@@ -118,7 +122,7 @@ static int kiln__linemap_make(const char *final, size_t prelude_lines, kiln__lin
         }
         if (!end)
             break;
-        p = end + 1;
+        p = end + (end[0] == '\r' && end[1] == '\n' ? 2 : 1);
         if (!*p)
             break;
     }
@@ -353,10 +357,12 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *l
             int labelled = kiln__map_has_label(&m, tok, r->tok_len);
             at[k] = kiln__honoured_line(&m, tok, r->tok_len, r->n, labelled);
         }
-        if (!ignored || at[k] < 0)
+        if (at[k] < 0)
             continue;
-        /* Rewrite "TOKEN:N" into the user's "label:line" (or keep the
-         * compiler's name for the user's unlabelled source). */
+        /* Rewrite "TOKEN:N" into the user's "label:line", "source:line"
+         * for the user's unlabelled source: the compiler's own name for it
+         * ("<kernel>", "kiln.cu", PoCL's temporary file's path) means
+         * nothing to the user, and kiln's quoted line says "source:N". */
         const kiln__srcline *l = &m.lines[at[k]];
         if (l->directive)
             continue;
@@ -366,7 +372,7 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *l
         else if (l->label)
             kiln__sb_addn(&out, l->label, l->label_len);
         else
-            kiln__sb_addn(&out, tok, r->tok_len);
+            kiln__sb_addn(&out, "source", 6);
         kiln__sb_addn(&out, log + r->tok + r->tok_len, r->num - r->tok - r->tok_len);
         kiln__sb_addf(&out, "%ld", (long)((size_t)at[k] < m.prelude ? at[k] + 1 : l->line));
         copied = r->num + r->num_len;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/internal.h"
 
@@ -80,6 +81,47 @@ kiln_status kiln_event_wait(kiln_event *event) {
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_wait: event is NULL");
     kiln_status st = event->backend->event_wait(1, &event->handle);
     return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_event_wait");
+}
+
+static uint64_t kiln__now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Polls the event's state, sleeping 20 us at first and doubling up to
+ * 1 ms: no driver offers a wait with a timeout on an event (clWaitForEvents
+ * and cuEventSynchronize have none), and a callback would outlive a wait
+ * that timed out. */
+kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms) {
+    if (!event)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_event_wait_timeout: event is NULL");
+    uint64_t start = kiln__now_ns(), nap = 20000;
+    uint64_t limit = timeout_ms > UINT64_MAX / 1000000u ? UINT64_MAX : timeout_ms * 1000000u;
+    for (;;) {
+        kiln_event_state state;
+        kiln_status st = event->backend->event_state(event->handle, &state);
+        if (st != KILN_OK)
+            return kiln__error_prefix(st, "kiln_event_wait_timeout");
+        if (state == KILN_EVENT_COMPLETE || state == KILN_EVENT_ERROR) {
+            /* ended: the plain wait returns at once, with the failure's
+             * status and message if it failed */
+            st = event->backend->event_wait(1, &event->handle);
+            return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_event_wait_timeout");
+        }
+        uint64_t spent = kiln__now_ns() - start;
+        if (spent >= limit)
+            return kiln__error_set(KILN_ERROR_TIMEOUT, 0,
+                                   "kiln_event_wait_timeout: the event is still pending "
+                                   "after %llu ms; its work goes on",
+                                   (unsigned long long)timeout_ms);
+        uint64_t sleep = nap < limit - spent ? nap : limit - spent;
+        struct timespec ts = {(time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u)};
+        nanosleep(&ts, NULL);
+        if (nap < 1000000)
+            nap *= 2;
+    }
 }
 
 kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {

@@ -69,6 +69,7 @@ struct kiln_buffer {
     kiln_buffer *root;            /* the top-level buffer (self if none) */
     size_t root_offset;           /* offset of this view in root */
     size_t size;
+    struct kiln__mapped *mapped;  /* live kiln_buffer_map pointers (buffer.c) */
 };
 
 struct kiln_program {

@@ -4,6 +4,7 @@
  * kernel's parsed parameter table and translated into a stack array (no
  * malloc for up to KILN__STACK_ARGS arguments), then handed to the backend;
  * an event is allocated only when the caller asks for one. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,40 @@ static kiln_status kiln__launch_failed(const kiln_kernel *kernel, const kiln_que
     return kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
 }
 
+/* The most work-items one launch may have: 2^48, the address space of
+ * every 64-bit GPU and CPU kiln runs on. More items than addressable bytes
+ * cannot each touch memory of their own, so such a size is a bug (an
+ * `n - 1` that wrapped to SIZE_MAX), not a workload; refusing it beats a
+ * launch that keeps the device busy until the process is killed. */
+#define KILN__MAX_GLOBAL_ITEMS ((uint64_t)1 << 48)
+
+/* Refuses a global size whose product overflows or passes the limit above;
+ * the message names the size. A size with a 0 is empty, not too big. */
+static kiln_status kiln__global_check(const kiln_kernel *kernel, unsigned dims,
+                                      const size_t *global) {
+    uint64_t items = 1;
+    int overflow = 0;
+    for (unsigned d = 0; d < dims; d++) {
+        if (global[d] == 0)
+            return KILN_OK;
+        if (!overflow && __builtin_mul_overflow(items, (uint64_t)global[d], &items))
+            overflow = 1;
+    }
+    if (!overflow && items <= KILN__MAX_GLOBAL_ITEMS)
+        return KILN_OK;
+    char shown[96];
+    int at = snprintf(shown, sizeof shown, "{");
+    for (unsigned d = 0; d < dims; d++)
+        at += snprintf(shown + at, sizeof shown - (size_t)at, "%s%zu", d ? ", " : "", global[d]);
+    snprintf(shown + at, sizeof shown - (size_t)at, "}");
+    return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                           "kiln_kernel_launch(%s): global size %s is %s work-items; at most "
+                           "2^48 (%llu) can be launched at once (an `n - 1` that wrapped below "
+                           "0?)",
+                           kernel->name, shown, overflow ? "more than 2^64" : "too many",
+                           (unsigned long long)KILN__MAX_GLOBAL_ITEMS);
+}
+
 kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned dims,
                                const size_t *global, const size_t *local, size_t num_args,
                                const kiln_arg *args, size_t num_wait, kiln_event *const *wait,
@@ -251,6 +286,9 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
     if (!global)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_kernel_launch(%s): global is NULL",
                                kernel->name);
+    kiln_status too_big = kiln__global_check(kernel, dims, global);
+    if (too_big != KILN_OK)
+        return too_big;
     if (num_args && !args)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_kernel_launch(%s): args is NULL but num_args is %zu",

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -131,6 +132,19 @@ static double kiln_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Whether a valid entry was written at or after `since`: what `cache
+ * build` checks before it says "stored". */
+static void kiln_cache_note_new(const kiln_cache_entry *entry, void *user) {
+    const time_t *since = user;
+    if (entry->valid && entry->mtime >= (int64_t)since[0])
+        ((time_t *)user)[1] = 1;
+}
+
+static int stored_since(time_t since) {
+    time_t state[2] = {since, 0};
+    return kiln_cache_list(kiln_cache_note_new, state) == KILN_OK && state[1];
+}
+
 static int kiln_cache_build_cmd(int argc, char **argv) {
     const char *file = NULL, *selector = NULL, *options = NULL, *lang = "auto";
     for (int i = 2; i < argc; i++) {
@@ -185,6 +199,7 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
         return KILN_CLI_FAILED;
     }
     double t0 = kiln_now_ms();
+    time_t started = time(NULL);
     kiln_status st = kiln_program_create_from_file(ctx, file, &opts, &prog);
     double ms = kiln_now_ms() - t0;
     if (st != KILN_OK) {
@@ -195,15 +210,28 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
         kiln_context_release(ctx);
         return KILN_CLI_FAILED;
     }
-    if (kiln_program_from_cache(prog, dev))
+    int rc = KILN_CLI_OK;
+    if (kiln_program_from_cache(prog, dev)) {
         printf("%s: already in the cache for %s (%s), loaded in %.1f ms\n",
                file, info.id, info.name, ms);
-    else
+    } else if (stored_since(started)) {
         printf("%s: built for %s (%s) in %.1f ms and stored in the cache\n",
                file, info.id, info.name, ms);
+    } else {
+        /* The library stores quietly and carries on without the cache; a
+         * tool whose one job is to store must not claim it did. */
+        char dir[512] = "";
+        kiln_cache_path(dir, sizeof dir);
+        fprintf(stderr,
+                "kiln cache build: %s: built for %s (%s) in %.1f ms, but NOT "
+                "stored: no entry appeared in the cache directory %s%s\n",
+                file, info.id, info.name, ms, dir,
+                access(dir, W_OK) != 0 ? " (it is not writable by this user)" : "");
+        rc = KILN_CLI_FAILED;
+    }
     kiln_program_release(prog);
     kiln_context_release(ctx);
-    return KILN_CLI_OK;
+    return rc;
 }
 
 /* --------------------------------------------------------------- main */
