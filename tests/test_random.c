@@ -422,8 +422,66 @@ static void run(kiln_queue *q, void *user) {
     inside_kernels(q);
 }
 
+/* Two devices (PoCL sub-devices in CI) give identical bits: uniform
+ * float32 and int64 integers of the same (seed, offset), one fill per
+ * device, and one fill split between them. */
+static void two_devices(void) {
+    kiln_device *dev = NULL, *subs[64];
+    size_t nsub = 0;
+    kiln_device_info info;
+    if (kiln_device_select(NULL, &dev) != KILN_OK || kiln_device_get_info(dev, &info) != KILN_OK ||
+        info.compute_units < 2 || kiln_device_partition(dev, 1, subs, 64, &nsub) != KILN_OK ||
+        nsub < 2) {
+        printf("two devices: the default device cannot be partitioned; left out\n");
+        return;
+    }
+    kiln_context *c = NULL;
+    kiln_queue *q[2] = {NULL, NULL};
+    if (!CHECK_OK(kiln_context_create(subs, 2, &c)))
+        return;
+    CHECK_OK(kiln_queue_create(c, subs[0], 0, &q[0]));
+    CHECK_OK(kiln_queue_create(c, subs[1], 0, &q[1]));
+    size_t n = 100000, half = n / 2 + 17, rest = n - half;
+    float *f[3];
+    int64_t *g[3];
+    for (int d = 0; d < 3; d++)
+        f[d] = malloc(n * 4), g[d] = malloc(n * 8);
+    for (int d = 0; d < 2; d++) {
+        kiln_rng *r = make_rng(KILN_RNG_PHILOX4X32_10, 31337, 2, 11);
+        kiln_array *a = NULL, *b = NULL;
+        CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &a));
+        CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &b));
+        CHECK_OK(kiln_rng_uniform(q[d], r, a, 0, NULL, NULL));
+        CHECK_OK(kiln_rng_integers(q[d], r, b, -1000, 1000000007, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q[d], a, f[d]));
+        CHECK_OK(kiln_array_read(q[d], b, g[d]));
+        kiln_array_release(a), kiln_array_release(b);
+        kiln_rng_release(r);
+    }
+    /* split: the first part on device 0, the rest on device 1 */
+    kiln_rng *r = make_rng(KILN_RNG_PHILOX4X32_10, 31337, 2, 11);
+    kiln_array *p0 = NULL, *p1 = NULL;
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &half, &p0));
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &rest, &p1));
+    CHECK_OK(kiln_rng_uniform(q[0], r, p0, 0, NULL, NULL));
+    CHECK_OK(kiln_rng_uniform(q[1], r, p1, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q[0], p0, f[2]));
+    CHECK_OK(kiln_array_read(q[1], p1, f[2] + half));
+    kiln_array_release(p0), kiln_array_release(p1);
+    kiln_rng_release(r);
+    CHECK_MSG(!memcmp(f[0], f[1], n * 4), "uniform: the two devices differ");
+    CHECK_MSG(!memcmp(g[0], g[1], n * 8), "integers: the two devices differ");
+    CHECK_MSG(!memcmp(f[0], f[2], n * 4), "uniform split over two devices differs");
+    printf("two devices (%zu sub-devices): identical bits\n", nsub);
+    for (int d = 0; d < 3; d++)
+        free(f[d]), free(g[d]);
+    kiln_queue_release(q[0]), kiln_queue_release(q[1]);
+    kiln_context_release(c);
+}
+
 int main(void) {
     kat_host();
     kt_for_each_device(run, NULL);
+    two_devices();
     return kt_report();
 }

@@ -205,16 +205,18 @@ KILN_FUNC kiln_uint64 kiln_rng_bounded_u64(int alg, kiln_uint64 seed,
 
 #ifndef KILN_RANDOM_HOST
 /* ---- floating-point distributions */
-#ifdef KILN_BACKEND_CUDA
-#define kiln__sqrtf sqrtf
-#define kiln__logf logf
-#define kiln__cospif cospif
-#else
+/* chosen by the language, never the backend: OpenCL C's overloads, or
+ * CUDA C's float functions */
+#ifdef __OPENCL_VERSION__
 #define kiln__sqrtf sqrt
 #define kiln__logf log
 #define kiln__cospif cospi
+#else
+#define kiln__sqrtf sqrtf
+#define kiln__logf logf
+#define kiln__cospif cospif
 #endif
-#if defined(KILN_BACKEND_CUDA) || defined(cl_khr_fp64)
+#if !defined(__OPENCL_VERSION__) || defined(cl_khr_fp64)
 #define KILN_RNG_FP64 1
 #endif
 
