@@ -410,6 +410,50 @@ static void inside_kernels(kiln_queue *q) {
     free(full);
 }
 
+/* A strided view (per-element kernel) and a contiguous array (blocked
+ * kernel) give the same stream; so does an offset that is not a multiple
+ * of 4 (elements straddle generator blocks). */
+static void layouts(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t n = 3001, nv = 1001;
+    kiln_array *a = NULL, *v = NULL;
+    kiln_slice sl = KILN_SLICE(0, PTRDIFF_MAX, 3);
+    float h[3001];
+    double hd[1001];
+    uint32_t w[4004];
+    kiln_rng *r = make_rng(KILN_RNG_THREEFRY2X64_20, 3, 4, 6);
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, 0, NULL, NULL, &a));
+    CHECK_OK(kiln_array_view(a, &sl, &v));
+    CHECK(kiln_array_size(v) == nv);
+    CHECK_OK(kiln_rng_normal(q, r, v, 0.0, 1.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, h));
+    float first[1001];
+    for (size_t i = 0; i < nv; i++)
+        first[i] = h[3 * i];
+    kiln_array *b = NULL;
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &nv, &b));
+    CHECK_OK(kiln_rng_set_offset(r, 6));
+    CHECK_OK(kiln_rng_normal(q, r, b, 0.0, 1.0, 0, NULL, NULL));
+    float second[1001];
+    CHECK_OK(kiln_array_read(q, b, second));
+    CHECK_MSG(!memcmp(first, second, sizeof first), "strided view and contiguous normals differ");
+    for (uint64_t off = 1; off < 4 && has_fp64(q); off++) {
+        kiln_array *d = NULL;
+        CHECK_OK(kiln_rng_set_offset(r, off));
+        CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 1, &nv, &d));
+        CHECK_OK(kiln_rng_uniform(q, r, d, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q, d, hd));
+        kiln_array_release(d);
+        CHECK_OK(kiln_rng_words_host(KILN_RNG_THREEFRY2X64_20, 3, 4, off, 2 * nv, w));
+        size_t bad = 0;
+        for (size_t i = 0; i < nv; i++)
+            bad += hd[i] != ref_u01d(w[2 * i], w[2 * i + 1]);
+        CHECK_MSG(bad == 0, "float64 at offset %llu: %zu differ", (unsigned long long)off, bad);
+    }
+    kiln_array_release(a), kiln_array_release(v), kiln_array_release(b);
+    kiln_rng_release(r);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kat_device(q);
@@ -419,6 +463,7 @@ static void run(kiln_queue *q, void *user) {
     float_fills(q);
     integer_fills(q);
     state_and_bad_input(q);
+    layouts(q);
     inside_kernels(q);
 }
 

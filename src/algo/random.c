@@ -205,28 +205,54 @@ static kiln_status fill_make(void *arg, kiln__gen **gen) {
     return st;
 }
 
+/* The operation of a fill. Per element (any layout): element i reads its k
+ * words. Blocked (contiguous arrays; the range is one item per 4 words):
+ * item j computes words 4j.. of the fill once (one or two generator blocks)
+ * and writes the 4/k elements they make, so the generator runs once per
+ * 4 words instead of once per element. Both give the same values. */
+static void fill_operation(char *op, size_t cap, const fill_spec *s,
+                           int ints, int blocked) {
+    char value[320];
+    snprintf(value, sizeof value, "(%s)(%s%s)", s->ctype,
+             ints ? "(ulong)kiln_low + " : "", s->value);
+    if (!blocked) {
+        snprintf(op, cap,
+                 "ulong kiln_w0 = kiln_off + %uu * (ulong)i; uint kiln_w[%u]; "
+                 "kiln_rng_words(KILN_RNG_ALG, kiln_seed, kiln_sub, kiln_w0, "
+                 "%u, kiln_w); kiln_y[i] = %s;",
+                 s->k, s->k, s->k, value);
+        return;
+    }
+    unsigned per = 4 / s->k;
+    snprintf(op, cap,
+             "ulong kiln_b0 = kiln_off + 4u * (ulong)i; uint kiln_v[4]; "
+             "kiln_rng_words(KILN_RNG_ALG, kiln_seed, kiln_sub, kiln_b0, 4, "
+             "kiln_v); long kiln_e = %uL * i;\n"
+             "for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) {\n"
+             "  if (kiln_e + (long)kiln_l >= kiln_n) break;\n"
+             "  ulong kiln_w0 = kiln_b0 + %uu * kiln_l; uint kiln_w[%u];\n"
+             "  for (uint kiln_q = 0; kiln_q < %uu; kiln_q++)\n"
+             "    kiln_w[kiln_q] = kiln_v[%uu * kiln_l + kiln_q];\n"
+             "  kiln_y[kiln_e + (long)kiln_l] = %s;\n}",
+             per, per, s->k, s->k, s->k, s->k, value);
+}
+
 /* The cached elementwise generator of a fill. */
 static kiln_status fill_generator(kiln_context *ctx, kiln_rng_algorithm alg,
                                   dist_kind dist, const fill_spec *s,
-                                  kiln__gen **gen) {
-    char args[160], op[512], pre[64], key[64];
+                                  int blocked, kiln__gen **gen) {
+    char args[192], op[1024], pre[64], key[64];
     snprintf(args, sizeof args,
-             "ulong kiln_seed, ulong kiln_sub, ulong kiln_off%s, %s *kiln_y",
+             "ulong kiln_seed, ulong kiln_sub, ulong kiln_off, long "
+             "kiln_n%s, %s *kiln_y",
              s->params, s->ctype);
-    /* integers add low in unsigned arithmetic (wraps like two's
-     * complement), then convert to the element type */
-    int ints = dist == DIST_INTEGERS;
-    snprintf(op, sizeof op,
-             "ulong kiln_w0 = kiln_off + %uu * (ulong)i; uint kiln_w[%u]; "
-             "kiln_rng_words(KILN_RNG_ALG, kiln_seed, kiln_sub, kiln_w0, %u, "
-             "kiln_w); kiln_y[i] = (%s)(%s%s%s);",
-             s->k, s->k, s->k, s->ctype, ints ? "(ulong)kiln_low + " : "",
-             s->value, "");
+    fill_operation(op, sizeof op, s, dist == DIST_INTEGERS, blocked);
     snprintf(pre, sizeof pre, "#define KILN_RNG_ALG %d\n", (int)alg);
-    snprintf(key, sizeof key, "rng|%d|%d|%s", (int)alg, (int)dist, s->ctype);
+    snprintf(key, sizeof key, "rng|%d|%d|%s|%d", (int)alg, (int)dist,
+             s->ctype, blocked);
     kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
         .arguments = args, .operation = op, .name = "kiln_rng_fill",
-        .preamble = pre);
+        .preamble = pre, .flags = blocked ? KILN_ELEMENTWISE_ANY_SHAPE : 0);
     fill_make_arg ma = {ctx, &d};
     return kiln__gen_cached(ctx, key, fill_make, &ma, gen);
 }
@@ -248,22 +274,29 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
                                dist == DIST_INTEGERS
                                    ? "int32, uint32 or int64"
                                    : "float32 or float64");
+    kiln_array_info info;
+    kiln_status st = kiln_array_get_info(array, &info);
+    if (st != KILN_OK)
+        return st;
+    int blocked = info.contiguous;
     kiln__gen *gen = NULL;
-    kiln_status st = fill_generator(kiln_queue_context(queue), rng->alg,
-                                    dist, &s, &gen);
+    st = fill_generator(kiln_queue_context(queue), rng->alg, dist, &s,
+                        blocked, &gen);
     if (st != KILN_OK)
         return st;
     size_t n = kiln_array_size(array);
+    /* blocked: one item per 4 words */
+    size_t items = blocked ? (n + 4 / s.k - 1) / (4 / s.k) : n;
     uint64_t start = 0;
     st = reserve(rng, n, s.k, what, &start);
     if (st == KILN_OK) {
-        kiln_arg args[6] = {KILN_ARG_U64(rng->seed), KILN_ARG_U64(rng->sub),
-                            KILN_ARG_U64(start)};
+        kiln_arg args[7] = {KILN_ARG_U64(rng->seed), KILN_ARG_U64(rng->sub),
+                            KILN_ARG_U64(start), KILN_ARG_I64((int64_t)n)};
         for (size_t j = 0; j < nparams; j++)
-            args[3 + j] = params[j];
-        args[3 + nparams] = KILN_ARG_ARRAY(array);
-        st = kiln_elementwise_launch(queue, (kiln_elementwise *)gen, n,
-                                     4 + nparams, args, num_wait, wait,
+            args[4 + j] = params[j];
+        args[4 + nparams] = KILN_ARG_ARRAY(array);
+        st = kiln_elementwise_launch(queue, (kiln_elementwise *)gen, items,
+                                     5 + nparams, args, num_wait, wait,
                                      event);
         if (st != KILN_OK) { /* nothing was enqueued: give the words back */
             pthread_mutex_lock(&rng->lock);
