@@ -205,14 +205,16 @@ static kiln_status fill_make(void *arg, kiln__gen **gen) {
     return st;
 }
 
-/* The operation of a fill. Per element (any layout): element i reads its k
- * words. Blocked (contiguous arrays; the range is one item per 4 words):
- * item j computes words 4j.. of the fill once (one or two generator blocks)
- * and writes the 4/k elements they make, so the generator runs once per
- * 4 words instead of once per element. Both give the same values. */
+/* The operation of a fill. Per element (any layout, blocked 0): element i
+ * reads its k words. Blocked (contiguous arrays; one item per 4 words):
+ * item j computes words 4j.. of the fill once and writes the 4/k elements
+ * they make, so the generator runs once per 4 words instead of once per
+ * element; blocked 2 is for a fill that starts on a generator block (one
+ * block per item, no branch: the CPU compiler vectorises it), blocked 1 for
+ * any start (two blocks where the words straddle). Same values in all. */
 static void fill_operation(char *op, size_t cap, const fill_spec *s,
                            int ints, int blocked) {
-    char value[320];
+    char value[320], elem[640];
     snprintf(value, sizeof value, "(%s)(%s%s)", s->ctype,
              ints ? "(ulong)kiln_low + " : "", s->value);
     if (!blocked) {
@@ -224,24 +226,35 @@ static void fill_operation(char *op, size_t cap, const fill_spec *s,
         return;
     }
     unsigned per = 4 / s->k;
-    snprintf(op, cap,
-             "ulong kiln_b0 = kiln_off + 4u * (ulong)i; uint kiln_v[4]; "
-             "kiln_rng_words(KILN_RNG_ALG, kiln_seed, kiln_sub, kiln_b0, 4, "
-             "kiln_v); long kiln_e = %uL * i;\n"
-             "for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) {\n"
-             "  if (kiln_e + (long)kiln_l >= kiln_n) break;\n"
-             "  ulong kiln_w0 = kiln_b0 + %uu * kiln_l; uint kiln_w[%u];\n"
+    snprintf(elem, sizeof elem,
+             "{ ulong kiln_w0 = kiln_b0 + %uu * kiln_l; uint kiln_w[%u];\n"
              "  for (uint kiln_q = 0; kiln_q < %uu; kiln_q++)\n"
              "    kiln_w[kiln_q] = kiln_v[%uu * kiln_l + kiln_q];\n"
-             "  kiln_y[kiln_e + (long)kiln_l] = %s;\n}",
-             per, per, s->k, s->k, s->k, s->k, value);
+             "  kiln_y[kiln_e + (long)kiln_l] = %s; }\n",
+             s->k, s->k, s->k, s->k, value);
+    const char *words =
+        blocked == 2
+            ? "kiln_u32x4 kiln_v4 = kiln_rng_block(KILN_RNG_ALG, kiln_seed, "
+              "kiln_sub, (kiln_off >> 2) + (ulong)i); uint kiln_v[4] = "
+              "{kiln_v4.x, kiln_v4.y, kiln_v4.z, kiln_v4.w};\n"
+            : "uint kiln_v[4]; kiln_rng_words(KILN_RNG_ALG, kiln_seed, "
+              "kiln_sub, kiln_b0, 4, kiln_v);\n";
+    snprintf(op, cap,
+             "ulong kiln_b0 = kiln_off + 4u * (ulong)i; long kiln_e = %uL * "
+             "i;\n%s"
+             "if (kiln_e + %uL <= kiln_n) {\n"
+             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) %s"
+             "} else {\n"
+             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) {\n"
+             "    if (kiln_e + (long)kiln_l >= kiln_n) break;\n    %s  }\n}",
+             per, words, per, per, elem, per, elem);
 }
 
 /* The cached elementwise generator of a fill. */
 static kiln_status fill_generator(kiln_context *ctx, kiln_rng_algorithm alg,
                                   dist_kind dist, const fill_spec *s,
                                   int blocked, kiln__gen **gen) {
-    char args[192], op[1024], pre[64], key[64];
+    char args[192], op[2048], pre[64], key[64];
     snprintf(args, sizeof args,
              "ulong kiln_seed, ulong kiln_sub, ulong kiln_off, long "
              "kiln_n%s, %s *kiln_y",
@@ -278,17 +291,17 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
     kiln_status st = kiln_array_get_info(array, &info);
     if (st != KILN_OK)
         return st;
-    int blocked = info.contiguous;
+    size_t n = kiln_array_size(array);
+    uint64_t start = 0;
+    st = reserve(rng, n, s.k, what, &start);
+    if (st != KILN_OK)
+        return st;
+    int blocked = info.contiguous ? (start % 4 == 0 ? 2 : 1) : 0;
+    /* blocked: one item per 4 words */
+    size_t items = blocked ? (n + 4 / s.k - 1) / (4 / s.k) : n;
     kiln__gen *gen = NULL;
     st = fill_generator(kiln_queue_context(queue), rng->alg, dist, &s,
                         blocked, &gen);
-    if (st != KILN_OK)
-        return st;
-    size_t n = kiln_array_size(array);
-    /* blocked: one item per 4 words */
-    size_t items = blocked ? (n + 4 / s.k - 1) / (4 / s.k) : n;
-    uint64_t start = 0;
-    st = reserve(rng, n, s.k, what, &start);
     if (st == KILN_OK) {
         kiln_arg args[7] = {KILN_ARG_U64(rng->seed), KILN_ARG_U64(rng->sub),
                             KILN_ARG_U64(start), KILN_ARG_I64((int64_t)n)};
@@ -298,12 +311,12 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
         st = kiln_elementwise_launch(queue, (kiln_elementwise *)gen, items,
                                      5 + nparams, args, num_wait, wait,
                                      event);
-        if (st != KILN_OK) { /* nothing was enqueued: give the words back */
-            pthread_mutex_lock(&rng->lock);
-            if (rng->offset == start + (uint64_t)n * s.k)
-                rng->offset = start;
-            pthread_mutex_unlock(&rng->lock);
-        }
+    }
+    if (st != KILN_OK) { /* nothing was enqueued: give the words back */
+        pthread_mutex_lock(&rng->lock);
+        if (rng->offset == start + (uint64_t)n * s.k)
+            rng->offset = start;
+        pthread_mutex_unlock(&rng->lock);
     }
     kiln__gen_release(gen);
     return st;
