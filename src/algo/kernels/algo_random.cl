@@ -210,11 +210,11 @@ KILN_FUNC kiln_uint64 kiln_rng_bounded_u64(int alg, kiln_uint64 seed,
 #ifdef __OPENCL_VERSION__
 #define kiln__sqrtf sqrt
 #define kiln__logf log
-#define kiln__cospif cospi
+#define kiln__cosf cos
 #else
 #define kiln__sqrtf sqrtf
 #define kiln__logf logf
-#define kiln__cospif cospif
+#define kiln__cosf cosf
 #endif
 #if !defined(__OPENCL_VERSION__) || defined(cl_khr_fp64)
 #define KILN_RNG_FP64 1
@@ -234,7 +234,7 @@ KILN_FUNC float kiln_rng_u01f_open0(uint x)
 KILN_FUNC float kiln_rng_normalf(uint a, uint b)
 {
     float r = kiln__sqrtf(-2.0f * kiln__logf(kiln_rng_u01f_open0(a)));
-    return r * kiln__cospif(2.0f * kiln_rng_u01f(b));
+    return r * kiln__cosf(6.28318530717958647692f * kiln_rng_u01f(b));
 }
 
 #ifdef KILN_RNG_FP64
