@@ -3,7 +3,8 @@
  * expression), the fills against a host reference built from the raw
  * host generators, reproducibility (one fill = ragged pieces; two
  * sub-devices give identical bits), offsets, substreams, bad input, the
- * generator functions inside reductions (Monte-Carlo pi) and user kernels. */
+ * generator functions inside reductions (Monte-Carlo pi), scans and user
+ * kernels. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +455,38 @@ static void layouts(kiln_queue *q) {
     kiln_rng_release(r);
 }
 
+/* A scan expression draws too: a random walk y[i] = sum of steps +-1 with
+ * step i from kiln_rand_u32(seed, i), against the host. */
+static void inside_scan(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t n = 100003;
+    kiln_scan *sc = NULL;
+    kiln_array *y = NULL;
+    kiln_scan_desc d = KILN_SCAN_DESC(
+        .arguments = "ulong seed, int *y", .scan_type = "int", .neutral = "0",
+        .scan = "a + b", .input = "(kiln_rand_u32(seed, i) >> 31) ? 1 : -1",
+        .output = "y[i] = item");
+    if (!CHECK_OK(kiln_scan_create(c, &d, &sc)))
+        return;
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &y));
+    kiln_arg args[2] = {KILN_ARG_U64(99), KILN_ARG_ARRAY(y)};
+    CHECK_OK(kiln_scan_launch(q, sc, n, 2, args, 0, NULL, NULL));
+    int32_t *h = malloc(n * 4);
+    CHECK_OK(kiln_array_read(q, y, h));
+    int32_t walk = 0;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ctr[4] = {0, 0, (uint32_t)i, 0}, key[2] = {99, 0}, o[4];
+        kiln_philox4x32_10(ctr, key, o);
+        walk += (o[0] >> 31) ? 1 : -1;
+        bad += h[i] != walk;
+    }
+    CHECK_MSG(bad == 0, "random walk scan: %zu differ", bad);
+    free(h);
+    kiln_array_release(y);
+    kiln_scan_release(sc);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kat_device(q);
@@ -465,6 +498,7 @@ static void run(kiln_queue *q, void *user) {
     state_and_bad_input(q);
     layouts(q);
     inside_kernels(q);
+    inside_scan(q);
 }
 
 /* Two devices (PoCL sub-devices in CI) give identical bits: uniform
