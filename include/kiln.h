@@ -666,6 +666,7 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed);
 
 #include "kiln/array.h"
 #include "kiln/offload.h"
+#include "kiln/random.h"
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
  * Every program in examples/ must have its checks here: tests/CMakeLists.txt
  * passes the built examples' names (KILN_EXAMPLES), and an example this file
  * does not know fails the test. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,8 @@
 #endif
 
 /* The examples this file checks; keep in step with the functions below. */
-static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise"};
+static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise",
+                                     "monte_carlo_pi"};
 
 static char tmpdir[256];
 static char out[16384], err[16384];
@@ -127,6 +129,34 @@ static void check_offload_pairwise(void) {
               rc, err);
 }
 
+/* monte_carlo_pi [device] [points] [seed]: the device's count of hits is
+ * the host's (same generator); pi within 4/sqrt(points) (~5 sd); another
+ * seed gives another count; bad input fails cleanly. */
+static void check_monte_carlo_pi(void) {
+    int rc = run("", "monte_carlo_pi", "'' 100000 7");
+    CHECK_MSG(rc == 0, "monte_carlo_pi: exit %d; %.200s %.200s", rc, out, err);
+    CHECK_MSG(strstr(out, "100000 points, seed 7 on ") && strstr(out, ": OK\n"), "%.400s", out);
+    const char *p = strstr(out, "pi ~ ");
+    double pi = p ? strtod(p + 5, NULL) : 0;
+    CHECK_MSG(p && pi > 3.14159265 - 4 / sqrt(100000.0) && pi < 3.14159265 + 4 / sqrt(100000.0),
+              "pi %f", pi);
+    p = strstr(out, "), ");
+    long hits7 = p ? strtol(p + 3, NULL, 10) : -1;
+    rc = run("", "monte_carlo_pi", "'' 100000 8");
+    p = strstr(out, "), ");
+    long hits8 = p ? strtol(p + 3, NULL, 10) : -1;
+    CHECK_MSG(rc == 0 && strstr(out, ": OK\n") && hits7 > 0 && hits8 > 0 && hits7 != hits8,
+              "seeds 7 and 8: %ld and %ld hits; %.300s", hits7, hits8, out);
+    rc = run("", "monte_carlo_pi", "'' 1");
+    CHECK_MSG(rc == 0 && strstr(out, ": OK\n"), "one point: exit %d; %.300s", rc, out);
+    rc = run("", "monte_carlo_pi", "'' 0");
+    CHECK_MSG(rc == 1 && strstr(err, "points must be >= 1"), "0 points: exit %d", rc);
+    rc = run("", "monte_carlo_pi", "no-such-device-xyz 10");
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
+              rc, err);
+    CHECK(strstr(out, "OK") == NULL);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -137,6 +167,7 @@ int main(void) {
     check_vadd();
     check_polygon_mask();
     check_offload_pairwise();
+    check_monte_carlo_pi();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

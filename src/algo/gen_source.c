@@ -90,6 +90,9 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
     /* layout bit 0: strided; bit 1: any-shape (only the first array is
      * strided). */
     int strided = layout & 1, any = (layout >> 1) & 1;
+    /* the random number functions, callable from every expression
+     * (include/kiln/random.h) */
+    kiln__sb_add(sb, kiln__embedded_file("algo_random.cl"));
     kiln__sb_add(sb, "#define KILN_PARAMS ");
     kiln__gen_params(sb, args, layout);
     kiln__sb_add(sb, "\n#define KILN_PASS n");

@@ -1,0 +1,178 @@
+/* bench_random: kiln_rng fills (uniform and normal float32, Philox4x32-10)
+ * against a fill of the same bytes (kiln_buffer_fill: a write-only kernel,
+ * the floor) on the device of $KILN_DEVICE.
+ *   bench_random [n]        n elements (default 2^24)
+ * Prints a table and `RESULT op seconds` lines; "of fill" is the fraction of
+ * the fill's write bandwidth reached (fill time / op time).
+ *
+ * Each figure is the median of 11 timed runs after 2 warm-up runs, timed
+ * with device events on a profiling queue (marker just before the fill to
+ * the end of the fill; host wall time if the device has no profiling).
+ * Every run is verified: the warm-ups element by element against the host
+ * reference (kiln_rng_words_host), each timed run at 4096 spread indices;
+ * a wrong fast answer makes the program fail. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kiln.h"
+
+#define RUNS 11
+#define DIE(st)                                                                \
+    do {                                                                       \
+        fprintf(stderr, "bench_random: %s at line %d: %s\n",                   \
+                kiln_status_name(st), __LINE__, kiln_last_error_message());    \
+        exit(1);                                                               \
+    } while (0)
+
+static kiln_queue *q;
+static kiln_array *X;
+static kiln_rng *rng;
+static size_t n;
+static float *host;
+static uint32_t *words;
+static int events_ok = 1;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+enum { OP_FILL, OP_UNIFORM, OP_NORMAL };
+
+static kiln_status enqueue(int op, kiln_event **e) {
+    static const float pattern = 0.25f;
+    if (op == OP_FILL)
+        return kiln_buffer_fill(q, kiln_array_buffer(X), &pattern, 4, 0, n * 4, 0, NULL, e);
+    if (op == OP_UNIFORM)
+        return kiln_rng_uniform(q, rng, X, 0, NULL, e);
+    return kiln_rng_normal(q, rng, X, 0.0, 1.0, 0, NULL, e);
+}
+
+/* Checks element i of the fill that started at word offset start. */
+static int element_ok(int op, size_t i, uint64_t start) {
+    uint32_t w[2];
+    if (op == OP_FILL)
+        return host[i] == 0.25f;
+    unsigned k = op == OP_UNIFORM ? 1 : 2;
+    if (words)
+        w[0] = words[k * i], w[1] = k == 2 ? words[k * i + 1] : 0;
+    else if (kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 1234, 0, start + k * i, k, w) != KILN_OK)
+        return 0;
+    if (op == OP_UNIFORM)
+        return host[i] == (float)(w[0] >> 8) * 0x1p-24f;
+    double u1 = (double)((w[0] >> 8) + 1) * 0x1p-24, u2 = (double)(w[1] >> 8) * 0x1p-24;
+    double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+    return fabs(host[i] - z) <= 1e-5 * (1 + fabs(z));
+}
+
+static void verify(int op, uint64_t start, int full) {
+    kiln_status st = kiln_array_read(q, X, host);
+    if (st != KILN_OK)
+        DIE(st);
+    words = NULL;
+    size_t step = full ? 1 : (n / 4096 ? n / 4096 : 1), bad = 0;
+    uint32_t *all = NULL;
+    if (full && op != OP_FILL) {
+        size_t k = op == OP_UNIFORM ? 1 : 2;
+        all = malloc(n * k * 4);
+        if (!all || kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 1234, 0, start, n * k, all))
+            DIE(KILN_ERROR_OUT_OF_HOST_MEMORY);
+        words = all;
+    }
+    for (size_t i = 0; i < n; i += step)
+        bad += !element_ok(op, i, start);
+    bad += !element_ok(op, n - 1, start);
+    words = NULL;
+    free(all);
+    if (bad) {
+        fprintf(stderr, "bench_random: op %d gave %zu WRONG elements (n = %zu)\n", op, bad, n);
+        exit(1);
+    }
+}
+
+static double run_once(int op, int full, double *wall) {
+    memset(host, 0xff, n * 4);
+    uint64_t start = 0;
+    kiln_rng_get_offset(rng, &start);
+    kiln_event *m = NULL, *e = NULL;
+    double t0 = now();
+    kiln_status st = kiln_queue_marker(q, 0, NULL, &m);
+    if (st == KILN_OK)
+        st = enqueue(op, &e);
+    if (st == KILN_OK)
+        st = kiln_event_wait(e);
+    *wall = now() - t0;
+    if (st != KILN_OK)
+        DIE(st);
+    double dev = *wall;
+    kiln_event_times tm, te;
+    if (events_ok && kiln_event_get_times(m, &tm) == KILN_OK &&
+        kiln_event_get_times(e, &te) == KILN_OK && te.ended > tm.started)
+        dev = (double)(te.ended - tm.started) * 1e-9;
+    else
+        events_ok = 0;
+    kiln_event_release(m);
+    kiln_event_release(e);
+    verify(op, start, full);
+    return dev;
+}
+
+static double timeit(int op, double *wall_median) {
+    double t[RUNS], w[RUNS], wall;
+    run_once(op, 1, &wall);
+    run_once(op, 1, &wall);
+    for (int r = 0; r < RUNS; r++)
+        t[r] = run_once(op, 0, &w[r]);
+    qsort(t, RUNS, sizeof *t, cmp);
+    qsort(w, RUNS, sizeof *w, cmp);
+    *wall_median = w[RUNS / 2];
+    return t[RUNS / 2];
+}
+
+int main(int argc, char **argv) {
+    n = argc > 1 ? strtoull(argv[1], NULL, 0) : (size_t)1 << 24;
+    if (n < 1) {
+        fprintf(stderr, "bench_random: n must be >= 1\n");
+        return 1;
+    }
+    kiln_status st = kiln_queue_create_default(NULL, KILN_QUEUE_IN_ORDER | KILN_QUEUE_PROFILING, &q);
+    if (st != KILN_OK)
+        DIE(st);
+    kiln_rng_desc d = KILN_RNG_DESC(.seed = 1234);
+    if ((st = kiln_rng_create(&d, &rng)) != KILN_OK ||
+        (st = kiln_array_empty(kiln_queue_context(q), KILN_FLOAT32, 1, &n, &X)) != KILN_OK)
+        DIE(st);
+    host = malloc(n * 4);
+    if (!host)
+        DIE(KILN_ERROR_OUT_OF_HOST_MEMORY);
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    printf("bench_random: n = %zu float32 (%.1f MiB) on %s\n", n, n * 4.0 / 1048576, info.name);
+    static const char *const names[3] = {"fill (floor)", "uniform f32", "normal f32"};
+    static const char *const keys[3] = {"fill_f32", "uniform_f32", "normal_f32"};
+    double t[3], wall[3];
+    for (int op = 0; op < 3; op++)
+        t[op] = timeit(op, &wall[op]);
+    printf("%-14s %12s %12s %10s %10s\n", "op", "device ms", "wall ms", "GB/s", "of fill");
+    for (int op = 0; op < 3; op++)
+        printf("%-14s %12.3f %12.3f %10.1f %9.0f%%\n", names[op], t[op] * 1e3, wall[op] * 1e3,
+               n * 4.0 / t[op] * 1e-9, 100 * t[0] / t[op]);
+    printf("(%s, median of %d; every run verified)\n",
+           events_ok ? "device events" : "host wall time (no profiling events)", RUNS);
+    for (int op = 0; op < 3; op++)
+        printf("RESULT %s %.6e\n", keys[op], t[op]);
+    kiln_array_release(X);
+    kiln_rng_release(rng);
+    kiln_queue_release(q);
+    free(host);
+    return 0;
+}

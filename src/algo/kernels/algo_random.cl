@@ -1,0 +1,292 @@
+/* Counter-based random numbers (Random123: Salmon et al., SC'11) in the
+ * portable dialect. Put before every generated kernel (gen_source.c), so
+ * elementwise, reduction and scan expressions can call them; user kernels
+ * get the same text from kiln_rng_kernel_source(). Also compiled as host C
+ * (src/algo/random_host.c, KILN_RANDOM_HOST): one text, checked against
+ * Random123's known-answer vectors on both sides.
+ *
+ * Raw generators (counter and key in, words out):
+ *   kiln_philox4x32_10(kiln_u32x4 ctr, kiln_u32x2 key)    -> kiln_u32x4
+ *   kiln_threefry4x32_20(kiln_u32x4 ctr, kiln_u32x4 key)  -> kiln_u32x4
+ *   kiln_threefry2x64_20(kiln_u64x2 ctr, kiln_u64x2 key)  -> kiln_u64x2
+ * Streams (what kiln_rng's arrays use): word w of (algorithm, seed,
+ * substream) is word w % 4 of block w / 4, see kiln_rng_block.
+ * Per-item helpers for expressions: kiln_rand_uniform(seed, index) (float
+ * in [0,1)), kiln_rand_uniform_n(seed, index, k) (k = 0..3),
+ * kiln_rand_uniform_double, kiln_rand_normal, kiln_rand_u32, kiln_rand_u32x4:
+ * Philox4x32-10 with substream = index, so each index is its own stream. */
+#ifndef KILN_RANDOM_CL
+#define KILN_RANDOM_CL
+
+typedef struct kiln_u32x2 { uint x, y; } kiln_u32x2;
+typedef struct kiln_u32x4 { uint x, y, z, w; } kiln_u32x4;
+typedef struct kiln_u64x2 { kiln_uint64 x, y; } kiln_u64x2;
+
+KILN_FUNC kiln_u32x2 kiln_make_u32x2(uint x, uint y)
+{
+    kiln_u32x2 r; r.x = x; r.y = y; return r;
+}
+KILN_FUNC kiln_u32x4 kiln_make_u32x4(uint x, uint y, uint z, uint w)
+{
+    kiln_u32x4 r; r.x = x; r.y = y; r.z = z; r.w = w; return r;
+}
+KILN_FUNC kiln_u64x2 kiln_make_u64x2(kiln_uint64 x, kiln_uint64 y)
+{
+    kiln_u64x2 r; r.x = x; r.y = y; return r;
+}
+
+/* ---- Philox4x32-10 */
+KILN_FUNC kiln_u32x4 kiln__philox4x32_round(kiln_u32x4 c, kiln_u32x2 k)
+{
+    kiln_uint64 p0 = (kiln_uint64)0xD2511F53u * c.x;
+    kiln_uint64 p1 = (kiln_uint64)0xCD9E8D57u * c.z;
+    return kiln_make_u32x4((uint)(p1 >> 32) ^ c.y ^ k.x, (uint)p1,
+                           (uint)(p0 >> 32) ^ c.w ^ k.y, (uint)p0);
+}
+KILN_FUNC kiln_u32x4 kiln_philox4x32_10(kiln_u32x4 c, kiln_u32x2 k)
+{
+    for (int r = 0; r < 10; r++) {
+        if (r) {
+            k.x += 0x9E3779B9u;
+            k.y += 0xBB67AE85u;
+        }
+        c = kiln__philox4x32_round(c, k);
+    }
+    return c;
+}
+
+/* ---- Threefry4x32-20 */
+KILN_FUNC uint kiln__rotl32(uint x, int s)
+{
+    return (x << s) | (x >> (32 - s));
+}
+KILN_FUNC kiln_u32x4 kiln_threefry4x32_20(kiln_u32x4 c, kiln_u32x4 k)
+{
+    /* Rotation pairs of rounds r % 8 (Random123's R_32x4). */
+    const int ra[8] = {10, 11, 13, 23, 6, 17, 25, 18};
+    const int rb[8] = {26, 21, 27, 5, 20, 11, 10, 20};
+    uint ks[5];
+    ks[0] = k.x; ks[1] = k.y; ks[2] = k.z; ks[3] = k.w;
+    ks[4] = 0x1BD11BDAu ^ k.x ^ k.y ^ k.z ^ k.w;
+    uint x0 = c.x + ks[0], x1 = c.y + ks[1], x2 = c.z + ks[2],
+         x3 = c.w + ks[3];
+    for (int r = 0; r < 20; r++) {
+        if ((r & 1) == 0) {
+            x0 += x1; x1 = kiln__rotl32(x1, ra[r & 7]); x1 ^= x0;
+            x2 += x3; x3 = kiln__rotl32(x3, rb[r & 7]); x3 ^= x2;
+        } else {
+            x0 += x3; x3 = kiln__rotl32(x3, ra[r & 7]); x3 ^= x0;
+            x2 += x1; x1 = kiln__rotl32(x1, rb[r & 7]); x1 ^= x2;
+        }
+        if ((r & 3) == 3) { /* key injection s = r/4 + 1 */
+            uint s = (uint)(r / 4 + 1);
+            x0 += ks[s % 5]; x1 += ks[(s + 1) % 5];
+            x2 += ks[(s + 2) % 5]; x3 += ks[(s + 3) % 5] + s;
+        }
+    }
+    return kiln_make_u32x4(x0, x1, x2, x3);
+}
+
+/* ---- Threefry2x64-20 */
+KILN_FUNC kiln_uint64 kiln__rotl64(kiln_uint64 x, int s)
+{
+    return (x << s) | (x >> (64 - s));
+}
+KILN_FUNC kiln_u64x2 kiln_threefry2x64_20(kiln_u64x2 c, kiln_u64x2 k)
+{
+    const int rot[8] = {16, 42, 12, 31, 16, 32, 24, 21}; /* R_64x2 */
+    kiln_uint64 ks[3];
+    ks[0] = k.x; ks[1] = k.y;
+    ks[2] = (kiln_uint64)0x1BD11BDAA9FC1A22ull ^ k.x ^ k.y;
+    kiln_uint64 x0 = c.x + ks[0], x1 = c.y + ks[1];
+    for (int r = 0; r < 20; r++) {
+        x0 += x1; x1 = kiln__rotl64(x1, rot[r & 7]); x1 ^= x0;
+        if ((r & 3) == 3) {
+            uint s = (uint)(r / 4 + 1);
+            x0 += ks[s % 3]; x1 += ks[(s + 1) % 3] + s;
+        }
+    }
+    return kiln_make_u64x2(x0, x1);
+}
+
+/* ---- streams: block b (4 words) of (algorithm, seed, substream).
+ * Algorithms: 0 Philox4x32-10, 1 Threefry4x32-20, 2 Threefry2x64-20 (the
+ * values of kiln_rng_algorithm). Counter = (b, substream), key = seed. */
+KILN_FUNC kiln_u32x4 kiln_rng_block(int alg, kiln_uint64 seed,
+                                    kiln_uint64 sub, kiln_uint64 b)
+{
+    uint blo = (uint)b, bhi = (uint)(b >> 32);
+    uint slo = (uint)sub, shi = (uint)(sub >> 32);
+    uint klo = (uint)seed, khi = (uint)(seed >> 32);
+    if (alg == 2) {
+        kiln_u64x2 r = kiln_threefry2x64_20(kiln_make_u64x2(b, sub),
+                                            kiln_make_u64x2(seed, 0));
+        return kiln_make_u32x4((uint)r.x, (uint)(r.x >> 32), (uint)r.y,
+                               (uint)(r.y >> 32));
+    }
+    kiln_u32x4 c = kiln_make_u32x4(blo, bhi, slo, shi);
+    if (alg == 1)
+        return kiln_threefry4x32_20(c, kiln_make_u32x4(klo, khi, 0, 0));
+    return kiln_philox4x32_10(c, kiln_make_u32x2(klo, khi));
+}
+
+KILN_FUNC uint kiln__u32x4_get(kiln_u32x4 v, uint lane)
+{
+    return lane == 0 ? v.x : lane == 1 ? v.y : lane == 2 ? v.z : v.w;
+}
+
+/* Words w .. w+k-1 (k <= 4) of a stream into out[0..k-1]: one block, or two
+ * where they straddle a block boundary. */
+KILN_FUNC void kiln_rng_words(int alg, kiln_uint64 seed, kiln_uint64 sub,
+                              kiln_uint64 w, int k, uint *out)
+{
+    kiln_u32x4 a = kiln_rng_block(alg, seed, sub, w >> 2);
+    uint lane = (uint)(w & 3);
+    kiln_u32x4 b = a;
+    if (lane + (uint)k > 4)
+        b = kiln_rng_block(alg, seed, sub, (w >> 2) + 1);
+    for (int j = 0; j < k; j++) {
+        uint l = lane + (uint)j;
+        out[j] = l < 4 ? kiln__u32x4_get(a, l) : kiln__u32x4_get(b, l - 4);
+    }
+}
+
+/* ---- integer distributions without modulo bias (Lemire's multiply and
+ * reject). The first candidate comes from the stream's own word(s); a
+ * rejected candidate is replaced by words of the side stream (key: the
+ * bitwise-not of the seed, substream: the word index, counter: the try),
+ * so the result depends only on (algorithm, seed, substream, word). */
+KILN_FUNC uint kiln_rng_bounded_u32(int alg, kiln_uint64 seed,
+                                    kiln_uint64 sub, kiln_uint64 w,
+                                    uint first, uint range)
+{
+    /* range 0 means 2^32 */
+    if (range == 0)
+        return first;
+    uint threshold = (0u - range) % range;
+    uint x = first;
+    for (kiln_uint64 t = 1;; t++) {
+        kiln_uint64 m = (kiln_uint64)x * range;
+        if ((uint)m >= threshold)
+            return (uint)(m >> 32);
+        x = kiln_rng_block(alg, ~seed, w ^ (sub << 1), t).x;
+    }
+}
+
+KILN_FUNC kiln_uint64 kiln__mulhi64(kiln_uint64 a, kiln_uint64 b,
+                                    kiln_uint64 *lo)
+{
+    kiln_uint64 al = a & 0xffffffffu, ah = a >> 32;
+    kiln_uint64 bl = b & 0xffffffffu, bh = b >> 32;
+    kiln_uint64 ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    kiln_uint64 mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+    *lo = (mid << 32) | (ll & 0xffffffffu);
+    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+KILN_FUNC kiln_uint64 kiln_rng_bounded_u64(int alg, kiln_uint64 seed,
+                                           kiln_uint64 sub, kiln_uint64 w,
+                                           kiln_uint64 first,
+                                           kiln_uint64 range)
+{
+    if (range == 0) /* 2^64 */
+        return first;
+    kiln_uint64 threshold = (0 - range) % range;
+    kiln_uint64 x = first;
+    for (kiln_uint64 t = 1;; t++) {
+        kiln_uint64 lo;
+        kiln_uint64 hi = kiln__mulhi64(x, range, &lo);
+        if (lo >= threshold)
+            return hi;
+        kiln_u32x4 v = kiln_rng_block(alg, ~seed, w ^ (sub << 1), t);
+        x = ((kiln_uint64)v.y << 32) | v.x;
+    }
+}
+
+#ifndef KILN_RANDOM_HOST
+/* ---- floating-point distributions */
+/* chosen by the language, never the backend: OpenCL C's overloads, or
+ * CUDA C's float functions */
+#ifdef __OPENCL_VERSION__
+#define kiln__sqrtf sqrt
+#define kiln__logf log
+#define kiln__cosf cos
+#else
+#define kiln__sqrtf sqrtf
+#define kiln__logf logf
+#define kiln__cosf cosf
+#endif
+#if !defined(__OPENCL_VERSION__) || defined(cl_khr_fp64)
+#define KILN_RNG_FP64 1
+#endif
+
+/* float in [0, 1): the top 24 bits times 2^-24 (exact, never 1). */
+KILN_FUNC float kiln_rng_u01f(uint x)
+{
+    return (float)(x >> 8) * 5.9604644775390625e-8f;
+}
+/* (0, 1]: for logarithms. */
+KILN_FUNC float kiln_rng_u01f_open0(uint x)
+{
+    return (float)((x >> 8) + 1u) * 5.9604644775390625e-8f;
+}
+/* Box-Muller, the cosine branch: sqrt(-2 log u1) cos(2 pi u2). */
+KILN_FUNC float kiln_rng_normalf(uint a, uint b)
+{
+    float r = kiln__sqrtf(-2.0f * kiln__logf(kiln_rng_u01f_open0(a)));
+    return r * kiln__cosf(6.28318530717958647692f * kiln_rng_u01f(b));
+}
+
+#ifdef KILN_RNG_FP64
+/* double in [0, 1): the top 53 of 64 bits (lo word, hi word) times 2^-53. */
+KILN_FUNC double kiln_rng_u01d(uint lo, uint hi)
+{
+    kiln_uint64 v = (((kiln_uint64)hi << 32) | lo) >> 11;
+    return (double)v * 1.1102230246251565404236316680908203125e-16;
+}
+KILN_FUNC double kiln_rng_normald(uint a0, uint a1, uint b0, uint b1)
+{
+    kiln_uint64 v = ((((kiln_uint64)a1 << 32) | a0) >> 11) + 1;
+    double u1 = (double)v * 1.1102230246251565404236316680908203125e-16;
+    double r = sqrt(-2.0 * log(u1));
+    return r * cospi(2.0 * kiln_rng_u01d(b0, b1));
+}
+KILN_FUNC double kiln_rand_uniform_double(kiln_uint64 seed, kiln_uint64 index)
+{
+    kiln_u32x4 v = kiln_rng_block(0, seed, index, 0);
+    return kiln_rng_u01d(v.x, v.y);
+}
+#endif
+
+/* ---- per-item helpers for expressions: each index is its own substream
+ * of Philox4x32-10 under seed; n selects the block (0, 1, ...) when an item
+ * needs more than one number. */
+KILN_FUNC kiln_u32x4 kiln_rand_u32x4(kiln_uint64 seed, kiln_uint64 index,
+                                     kiln_uint64 n)
+{
+    return kiln_rng_block(0, seed, index, n);
+}
+KILN_FUNC uint kiln_rand_u32(kiln_uint64 seed, kiln_uint64 index)
+{
+    return kiln_rng_block(0, seed, index, 0).x;
+}
+KILN_FUNC float kiln_rand_uniform(kiln_uint64 seed, kiln_uint64 index)
+{
+    return kiln_rng_u01f(kiln_rng_block(0, seed, index, 0).x);
+}
+/* Word k (0..3) of the item's first block as a float in [0, 1): up to four
+ * independent uniforms per index, e.g. a point (x, y) for Monte Carlo. */
+KILN_FUNC float kiln_rand_uniform_n(kiln_uint64 seed, kiln_uint64 index,
+                                    uint k)
+{
+    return kiln_rng_u01f(kiln__u32x4_get(kiln_rng_block(0, seed, index, 0),
+                                         k & 3u));
+}
+KILN_FUNC float kiln_rand_normal(kiln_uint64 seed, kiln_uint64 index)
+{
+    kiln_u32x4 v = kiln_rng_block(0, seed, index, 0);
+    return kiln_rng_normalf(v.x, v.y);
+}
+#endif /* KILN_RANDOM_HOST */
+
+#endif /* KILN_RANDOM_CL */

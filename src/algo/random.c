@@ -1,0 +1,372 @@
+/* kiln_rng: the generator state (algorithm, seed, substream, offset) and
+ * the fills of arrays (uniform, normal, integers). Each fill is an
+ * elementwise generator from the context's cache whose operation reads the
+ * element's words of the stream (kernels/algo_random.cl); the offset range
+ * is reserved under the state's lock before the work is enqueued. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "algo/generator.h"
+#include "base/error.h"
+
+struct kiln_rng {
+    atomic_int refs;
+    pthread_mutex_t lock; /* guards offset */
+    kiln_rng_algorithm alg;
+    uint64_t seed, sub, offset;
+};
+
+static kiln_status rng_new(kiln_rng_algorithm alg, uint64_t seed,
+                           uint64_t sub, uint64_t offset, kiln_rng **out) {
+    kiln_rng *r = calloc(1, sizeof *r);
+    if (!r)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_rng");
+    atomic_init(&r->refs, 1);
+    pthread_mutex_init(&r->lock, NULL);
+    r->alg = alg, r->seed = seed, r->sub = sub, r->offset = offset;
+    *out = r;
+    return KILN_OK;
+}
+
+kiln_status kiln_rng_create(const kiln_rng_desc *desc, kiln_rng **rng) {
+    if (rng)
+        *rng = NULL;
+    if (!desc || !rng)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_rng_create: desc or rng is NULL");
+    kiln_rng_desc d;
+    kiln_status st = kiln__desc_read(desc, sizeof d, sizeof d, &d,
+                                     "kiln_rng_create", "KILN_RNG_DESC");
+    if (st != KILN_OK)
+        return st;
+    if ((unsigned)d.algorithm > KILN_RNG_THREEFRY2X64_20)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_rng_create: unknown algorithm %d",
+                               (int)d.algorithm);
+    return rng_new(d.algorithm, d.seed, d.substream, d.offset, rng);
+}
+
+kiln_status kiln_rng_substream_create(const kiln_rng *rng, uint64_t substream,
+                                      kiln_rng **out) {
+    if (out)
+        *out = NULL;
+    if (!rng || !out)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_rng_substream_create: rng or out is "
+                               "NULL");
+    return rng_new(rng->alg, rng->seed, substream, 0, out);
+}
+
+kiln_status kiln_rng_retain(kiln_rng *rng) {
+    if (!rng)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_rng_retain: rng is NULL");
+    atomic_fetch_add(&rng->refs, 1);
+    return KILN_OK;
+}
+
+void kiln_rng_release(kiln_rng *rng) {
+    if (!rng || atomic_fetch_sub(&rng->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&rng->lock);
+    free(rng);
+}
+
+kiln_status kiln_rng_get_offset(const kiln_rng *rng, uint64_t *offset) {
+    if (!rng || !offset)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_rng_get_offset: rng or offset is NULL");
+    kiln_rng *r = (kiln_rng *)rng; /* the lock only */
+    pthread_mutex_lock(&r->lock);
+    *offset = r->offset;
+    pthread_mutex_unlock(&r->lock);
+    return KILN_OK;
+}
+
+kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset) {
+    if (!rng)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_rng_set_offset: rng is NULL");
+    pthread_mutex_lock(&rng->lock);
+    rng->offset = offset;
+    pthread_mutex_unlock(&rng->lock);
+    return KILN_OK;
+}
+
+/* Takes words from the stream: *start gets the first; the offset moves
+ * past them. Refuses (nothing changed) when that would wrap 2^64. */
+static kiln_status reserve(kiln_rng *rng, size_t n, unsigned k,
+                           const char *what, uint64_t *start) {
+    if (n > UINT64_MAX / k)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "%s: %zu elements overflow the counter", what,
+                               n);
+    uint64_t words = (uint64_t)n * k;
+    kiln_status st = KILN_OK;
+    pthread_mutex_lock(&rng->lock);
+    if (words > UINT64_MAX - rng->offset)
+        st = kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                             "%s: offset %llu + %llu words would wrap the "
+                             "counter (2^64 words)",
+                             what, (unsigned long long)rng->offset,
+                             (unsigned long long)words);
+    else {
+        *start = rng->offset;
+        rng->offset += words;
+    }
+    pthread_mutex_unlock(&rng->lock);
+    return st;
+}
+
+kiln_status kiln_rng_skip_ahead(kiln_rng *rng, uint64_t words) {
+    if (!rng)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_rng_skip_ahead: rng is NULL");
+    kiln_status st = KILN_OK;
+    pthread_mutex_lock(&rng->lock);
+    if (words > UINT64_MAX - rng->offset)
+        st = kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                             "kiln_rng_skip_ahead: offset %llu + %llu would "
+                             "wrap the counter",
+                             (unsigned long long)rng->offset,
+                             (unsigned long long)words);
+    else
+        rng->offset += words;
+    pthread_mutex_unlock(&rng->lock);
+    return st;
+}
+
+/* ---- fills */
+
+typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_INTEGERS } dist_kind;
+
+/* What a fill generates: its words per element, its extra parameters'
+ * declaration and the value of element i from the words kiln_w[]. */
+typedef struct fill_spec {
+    unsigned k;
+    const char *ctype, *params, *value;
+} fill_spec;
+
+static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
+    static const char *const ints32 =
+        "kiln_rng_bounded_u32(KILN_RNG_ALG, rng_seed, rng_sub, kiln_w0, "
+        "kiln_w[0], (uint)rng_range)";
+    switch (dist) {
+    case DIST_UNIFORM:
+        if (dtype == KILN_FLOAT32)
+            *s = (fill_spec){1, "float", "", "kiln_rng_u01f(kiln_w[0])"};
+        else if (dtype == KILN_FLOAT64)
+            *s = (fill_spec){2, "double", "",
+                             "kiln_rng_u01d(kiln_w[0], kiln_w[1])"};
+        else
+            return 0;
+        return 1;
+    case DIST_NORMAL:
+        if (dtype == KILN_FLOAT32)
+            *s = (fill_spec){2, "float", ", float rng_mean, float rng_sd",
+                             "rng_mean + rng_sd * "
+                             "kiln_rng_normalf(kiln_w[0], kiln_w[1])"};
+        else if (dtype == KILN_FLOAT64)
+            *s = (fill_spec){4, "double",
+                             ", double rng_mean, double rng_sd",
+                             "rng_mean + rng_sd * kiln_rng_normald("
+                             "kiln_w[0], kiln_w[1], kiln_w[2], kiln_w[3])"};
+        else
+            return 0;
+        return 1;
+    case DIST_INTEGERS:
+        if (dtype == KILN_INT32 || dtype == KILN_UINT32)
+            *s = (fill_spec){1, dtype == KILN_INT32 ? "int" : "uint",
+                             ", ulong rng_range, long rng_low", ints32};
+        else if (dtype == KILN_INT64)
+            *s = (fill_spec){
+                2, "long", ", ulong rng_range, long rng_low",
+                "kiln_rng_bounded_u64(KILN_RNG_ALG, rng_seed, rng_sub, "
+                "kiln_w0, ((ulong)kiln_w[1] << 32) | kiln_w[0], rng_range)"};
+        else
+            return 0;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct fill_make_arg {
+    kiln_context *ctx;
+    const kiln_elementwise_desc *d;
+} fill_make_arg;
+
+static kiln_status fill_make(void *arg, kiln__gen **gen) {
+    fill_make_arg *a = arg;
+    kiln_elementwise *ew = NULL;
+    kiln_status st = kiln_elementwise_create(a->ctx, a->d, &ew);
+    *gen = (kiln__gen *)ew; /* the base is its first member */
+    return st;
+}
+
+/* The operation of a fill. Per element (any layout, blocked 0): element i
+ * reads its k words. Blocked (contiguous arrays; one item per 4 words):
+ * item j computes words 4j.. of the fill once and writes the 4/k elements
+ * they make, so the generator runs once per 4 words instead of once per
+ * element; blocked 2 is for a fill that starts on a generator block (one
+ * block per item, no branch: the CPU compiler vectorises it), blocked 1 for
+ * any start (two blocks where the words straddle). Same values in all. */
+static void fill_operation(char *op, size_t cap, const fill_spec *s,
+                           int ints, int blocked) {
+    char value[320], elem[640];
+    snprintf(value, sizeof value, "(%s)(%s%s)", s->ctype,
+             ints ? "(ulong)rng_low + " : "", s->value);
+    if (!blocked) {
+        snprintf(op, cap,
+                 "ulong kiln_w0 = rng_off + %uu * (ulong)i; uint kiln_w[%u]; "
+                 "kiln_rng_words(KILN_RNG_ALG, rng_seed, rng_sub, kiln_w0, "
+                 "%u, kiln_w); rng_y[i] = %s;",
+                 s->k, s->k, s->k, value);
+        return;
+    }
+    unsigned per = 4 / s->k;
+    snprintf(elem, sizeof elem,
+             "{ ulong kiln_w0 = kiln_b0 + %uu * kiln_l; uint kiln_w[%u];\n"
+             "  for (uint kiln_q = 0; kiln_q < %uu; kiln_q++)\n"
+             "    kiln_w[kiln_q] = kiln_v[%uu * kiln_l + kiln_q];\n"
+             "  rng_y[kiln_e + (long)kiln_l] = %s; }\n",
+             s->k, s->k, s->k, s->k, value);
+    const char *words =
+        blocked == 2
+            ? "kiln_u32x4 kiln_v4 = kiln_rng_block(KILN_RNG_ALG, rng_seed, "
+              "rng_sub, (rng_off >> 2) + (ulong)i); uint kiln_v[4] = "
+              "{kiln_v4.x, kiln_v4.y, kiln_v4.z, kiln_v4.w};\n"
+            : "uint kiln_v[4]; kiln_rng_words(KILN_RNG_ALG, rng_seed, "
+              "rng_sub, kiln_b0, 4, kiln_v);\n";
+    snprintf(op, cap,
+             "ulong kiln_b0 = rng_off + 4u * (ulong)i; long kiln_e = %uL * "
+             "i;\n%s"
+             "if (kiln_e + %uL <= rng_n) {\n"
+             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) %s"
+             "} else {\n"
+             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) {\n"
+             "    if (kiln_e + (long)kiln_l >= rng_n) break;\n    %s  }\n}",
+             per, words, per, per, elem, per, elem);
+}
+
+/* The cached elementwise generator of a fill. */
+static kiln_status fill_generator(kiln_context *ctx, kiln_rng_algorithm alg,
+                                  dist_kind dist, const fill_spec *s,
+                                  int blocked, kiln__gen **gen) {
+    char args[192], op[2048], pre[64], key[64];
+    snprintf(args, sizeof args,
+             "ulong rng_seed, ulong rng_sub, ulong rng_off, long "
+             "rng_n%s, %s *rng_y",
+             s->params, s->ctype);
+    fill_operation(op, sizeof op, s, dist == DIST_INTEGERS, blocked);
+    snprintf(pre, sizeof pre, "#define KILN_RNG_ALG %d\n", (int)alg);
+    snprintf(key, sizeof key, "rng|%d|%d|%s|%d", (int)alg, (int)dist,
+             s->ctype, blocked);
+    kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
+        .arguments = args, .operation = op, .name = "kiln_rng_fill",
+        .preamble = pre, .flags = blocked ? KILN_ELEMENTWISE_ANY_SHAPE : 0);
+    fill_make_arg ma = {ctx, &d};
+    return kiln__gen_cached(ctx, key, fill_make, &ma, gen);
+}
+
+static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
+                        dist_kind dist, const kiln_arg *params,
+                        size_t nparams, const char *what, size_t num_wait,
+                        kiln_event *const *wait, kiln_event **event) {
+    if (event)
+        *event = NULL;
+    if (!queue || !rng || !array)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: queue, rng or array is NULL", what);
+    fill_spec s;
+    if (!fill_spec_for(dist, kiln_array_dtype(array), &s))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: dtype %s is not supported (%s)", what,
+                               kiln_dtype_name(kiln_array_dtype(array)),
+                               dist == DIST_INTEGERS
+                                   ? "int32, uint32 or int64"
+                                   : "float32 or float64");
+    kiln_array_info info;
+    kiln_status st = kiln_array_get_info(array, &info);
+    if (st != KILN_OK)
+        return st;
+    size_t n = kiln_array_size(array);
+    uint64_t start = 0;
+    st = reserve(rng, n, s.k, what, &start);
+    if (st != KILN_OK)
+        return st;
+    int blocked = info.contiguous ? (start % 4 == 0 ? 2 : 1) : 0;
+    /* blocked: one item per 4 words */
+    size_t items = blocked ? (n + 4 / s.k - 1) / (4 / s.k) : n;
+    kiln__gen *gen = NULL;
+    st = fill_generator(kiln_queue_context(queue), rng->alg, dist, &s,
+                        blocked, &gen);
+    if (st == KILN_OK) {
+        kiln_arg args[7] = {KILN_ARG_U64(rng->seed), KILN_ARG_U64(rng->sub),
+                            KILN_ARG_U64(start), KILN_ARG_I64((int64_t)n)};
+        for (size_t j = 0; j < nparams; j++)
+            args[4 + j] = params[j];
+        args[4 + nparams] = KILN_ARG_ARRAY(array);
+        st = kiln_elementwise_launch(queue, (kiln_elementwise *)gen, items,
+                                     5 + nparams, args, num_wait, wait,
+                                     event);
+    }
+    if (st != KILN_OK) { /* nothing was enqueued: give the words back */
+        pthread_mutex_lock(&rng->lock);
+        if (rng->offset == start + (uint64_t)n * s.k)
+            rng->offset = start;
+        pthread_mutex_unlock(&rng->lock);
+    }
+    kiln__gen_release(gen);
+    return st;
+}
+
+kiln_status kiln_rng_uniform(kiln_queue *queue, kiln_rng *rng,
+                             kiln_array *array, size_t num_wait,
+                             kiln_event *const *wait, kiln_event **event) {
+    return fill(queue, rng, array, DIST_UNIFORM, NULL, 0, "kiln_rng_uniform",
+                num_wait, wait, event);
+}
+
+kiln_status kiln_rng_normal(kiln_queue *queue, kiln_rng *rng,
+                            kiln_array *array, double mean, double stddev,
+                            size_t num_wait, kiln_event *const *wait,
+                            kiln_event **event) {
+    kiln_arg p[2] = {KILN_ARG_F64(mean), KILN_ARG_F64(stddev)};
+    if (kiln_array_dtype(array) == KILN_FLOAT32)
+        p[0] = KILN_ARG_F32((float)mean), p[1] = KILN_ARG_F32((float)stddev);
+    return fill(queue, rng, array, DIST_NORMAL, p, 2, "kiln_rng_normal",
+                num_wait, wait, event);
+}
+
+kiln_status kiln_rng_integers(kiln_queue *queue, kiln_rng *rng,
+                              kiln_array *array, int64_t low, int64_t high,
+                              size_t num_wait, kiln_event *const *wait,
+                              kiln_event **event) {
+    const char *what = "kiln_rng_integers";
+    if (event)
+        *event = NULL;
+    if (low >= high)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: low (%lld) >= high (%lld)", what,
+                               (long long)low, (long long)high);
+    kiln_dtype dt = kiln_array_dtype(array);
+    int64_t lo_min = dt == KILN_INT32 ? INT32_MIN : dt == KILN_UINT32 ? 0
+                                                                      : INT64_MIN;
+    int64_t hi_max = dt == KILN_INT32    ? (int64_t)INT32_MAX + 1
+                     : dt == KILN_UINT32 ? (int64_t)UINT32_MAX + 1
+                                         : INT64_MAX;
+    if (array && (dt == KILN_INT32 || dt == KILN_UINT32) &&
+        (low < lo_min || high > hi_max))
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "%s: [%lld, %lld) does not fit %s", what,
+                               (long long)low, (long long)high,
+                               kiln_dtype_name(dt));
+    /* the range as an unsigned count; 2^64 (int64 only) cannot occur:
+     * high <= INT64_MAX */
+    uint64_t range = (uint64_t)high - (uint64_t)low;
+    kiln_arg p[2] = {KILN_ARG_U64(range), KILN_ARG_I64(low)};
+    return fill(queue, rng, array, DIST_INTEGERS, p, 2, what, num_wait, wait,
+                event);
+}
