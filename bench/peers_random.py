@@ -35,13 +35,17 @@ except Exception as e:  # a missing peer is a note, not a failure
 try:
     import cupy
     g = cupy.random.default_rng(1)
-    ev = cupy.cuda.Event
     sy = cupy.cuda.Device().synchronize
 
-    def cev():
-        e = cupy.cuda.Event()
-        e.elapsed_time = lambda other, e=e: cupy.cuda.get_elapsed_time(e, other)
-        return e
+    class cev:  # torch.cuda.Event's interface over CuPy's events
+        def __init__(self):
+            self.e = cupy.cuda.Event()
+
+        def record(self):
+            self.e.record()
+
+        def elapsed_time(self, other):
+            return cupy.cuda.get_elapsed_time(self.e, other.e)
     print("PEER cupy.random %.6e" % timed(lambda: g.random(n, dtype=cupy.float32), sy, cev))
     print("PEER cupy.standard_normal %.6e" % timed(lambda: g.standard_normal(n, dtype=cupy.float32), sy, cev))
 except Exception as e:
