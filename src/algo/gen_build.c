@@ -32,17 +32,25 @@ static int needs_half(kiln_context *context, const char *source) {
     return 0;
 }
 
-/* Runs the source's kiln_size_probe kernel (the source built with
- * KILN_SIZE_PROBE) on the context's first device: the device's sizeof of
- * the checked type, or 0 if that cannot be learnt. */
+/* Runs the source's kiln_size_probe kernel on the context's first device:
+ * the device's sizeof of the checked type, or 0 if that cannot be learnt.
+ * The probe is the source up to its size check only, built with
+ * KILN_SIZE_PROBE: the kernels after it may fail to build for the very
+ * reason the size is wrong (a tile of the declared size that does not fit
+ * in local memory, as ptxas said on an H100). */
 static size_t probe_size(kiln_context *context, const char *source) {
     static const char define[] = "#define KILN_SIZE_PROBE 1\n";
-    size_t len = strlen(source);
+    const char *mark = strstr(source, "// kiln_size_check: ");
+    const char *end = mark ? strstr(mark, "#endif\n") : NULL;
+    if (!end)
+        return 0;
+    size_t len = (size_t)(end + strlen("#endif\n") - source);
     char *probe = malloc(sizeof define + len);
     if (!probe)
         return 0;
     memcpy(probe, define, sizeof define - 1);
-    memcpy(probe + sizeof define - 1, source, len + 1);
+    memcpy(probe + sizeof define - 1, source, len);
+    probe[sizeof define - 1 + len] = '\0';
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_queue *q = NULL;
@@ -105,14 +113,20 @@ kiln_status kiln__gen_build(kiln_context *context, const char *source,
     kiln_status st = kiln_program_create(context, source, NULL, program);
     if (st != KILN_ERROR_BUILD)
         return st;
-    /* Only a log that points at the size check (clang names the typedef;
-     * NVRTC says "the size of an array must be greater than zero") is
-     * worth a probe build, which would replace the log. */
-    const char *log = kiln_last_build_log();
-    if (strstr(log, "kiln_size_check") || strstr(log, "size of an array")) {
+    /* A declared size that is not the device's sizeof can fail the build
+     * at the size check or earlier in the kernels (a tile sized from it
+     * that does not fit): any failure of a source with a size check is
+     * worth a probe. The user keeps the original log and status. */
+    if (strstr(source, "// kiln_size_check: ")) {
+        char *log = kiln__strdup(kiln_last_build_log());
+        long native = kiln_last_error_native();
         kiln_status mismatch = size_mismatch(context, source, what);
+        if (log)
+            kiln__error_set_build_log(log);
+        free(log);
         if (mismatch != KILN_OK)
             return mismatch;
+        kiln__error_set(KILN_ERROR_BUILD, native, "%s", "");
     }
     /* Quote the user's text and the compiler's first error lines. */
     char first[1024];
