@@ -29,6 +29,20 @@ void kt_record(int ok, const char *file, int line, const char *what,
             detail ? " -- " : "", detail ? detail : "");
 }
 
+void kt_recordf(int ok, const char *file, int line, const char *what,
+                const char *fmt, ...) {
+    if (ok) {
+        kt_record(1, file, line, what, NULL);
+        return;
+    }
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    kt_record(0, file, line, what, detail);
+}
+
 int kt_check_status(kiln_status got, kiln_status want, const char *file,
                     int line, const char *what) {
     if (got == want) {
