@@ -43,7 +43,17 @@ typedef ulong kiln_uint64;
 
 #define kiln_barrier() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #define kiln_local_fence() mem_fence(CLK_LOCAL_MEM_FENCE)
+/* NVIDIA's OpenCL: mem_fence(CLK_GLOBAL_MEM_FENCE) does not order a
+ * work-group's global stores for other work-groups (the single-pass scan's
+ * value-then-flag publication of wide types was seen out of order: 9 of
+ * 45 test_scan runs wrong on an H100); membar.gl, CUDA's __threadfence,
+ * does (0 of 45). cl_nv_pragma_unroll is defined only by NVIDIA's
+ * compiler. */
+#if defined(cl_nv_pragma_unroll)
+#define kiln_global_fence() __asm__ __volatile__("membar.gl;" ::: "memory")
+#else
 #define kiln_global_fence() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
 
 /* Atomics on global memory; each returns the old value. */
 KILN_FUNC int kiln_atomic_add_int(__global int *p, int v)
