@@ -21,18 +21,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
 #include "kiln.h"
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 #define RUNS 11
 #define DIE(st)                                                                \
@@ -43,6 +34,8 @@ static int cmp(const void *a, const void *b) {
     } while (0)
 
 typedef kiln_status (*op_fn)(kiln_event **e);
+/* bench_time_enqueue's callback: arg points at the op_fn to run. */
+static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e); }
 typedef int (*check_fn)(void);
 static kiln_queue *q;
 static kiln_array *X, *Y, *Z, *I, *O, *R;
@@ -119,25 +112,10 @@ static int quick; /* KILN_BENCH_QUICK: verify the warm-ups only */
 static double run_once(const char *name, op_fn f, check_fn check,
                        double *wall, int verify) {
     scramble();
-    kiln_event *m = NULL, *e = NULL;
-    double t0 = now();
-    kiln_status st = kiln_queue_marker(q, 0, NULL, &m);
-    if (st == KILN_OK)
-        st = f(&e);
-    if (st == KILN_OK)
-        st = kiln_event_wait(e);
-    *wall = now() - t0;
+    kiln_status st;
+    double dev = bench_time_enqueue(q, run_op, &f, &events_ok, wall, &st);
     if (st != KILN_OK)
         DIE(st);
-    double dev = *wall;
-    kiln_event_times tm, te;
-    if (events_ok && kiln_event_get_times(m, &tm) == KILN_OK &&
-        kiln_event_get_times(e, &te) == KILN_OK && te.ended > tm.started)
-        dev = (double)(te.ended - tm.started) * 1e-9;
-    else
-        events_ok = 0;
-    kiln_event_release(m);
-    kiln_event_release(e);
     if (verify && !check()) {
         fprintf(stderr, "bench_algo: %s gave a WRONG result (n = %zu)\n",
                 name, n);
@@ -153,8 +131,8 @@ static double timeit(const char *name, op_fn f, check_fn check,
         run_once(name, f, check, &wall, 1);
     for (int k = 0; k < RUNS; k++)
         t[k] = run_once(name, f, check, &w[k], !quick);
-    qsort(t, RUNS, sizeof t[0], cmp);
-    qsort(w, RUNS, sizeof w[0], cmp);
+    qsort(t, RUNS, sizeof t[0], bench_cmp_double);
+    qsort(w, RUNS, sizeof w[0], bench_cmp_double);
     *wall_median = w[RUNS / 2];
     return t[RUNS / 2];
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
 #include "kiln.h"
 
 #define RUNS 11
@@ -35,16 +36,6 @@ static float *host;
 static uint32_t *words;
 static int events_ok = 1;
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 enum { OP_FILL, OP_UNIFORM, OP_NORMAL };
 
@@ -56,6 +47,9 @@ static kiln_status enqueue(int op, kiln_event **e) {
         return kiln_rng_uniform(q, rng, X, 0, NULL, e);
     return kiln_rng_normal(q, rng, X, 0.0, 1.0, 0, NULL, e);
 }
+
+/* bench_time_enqueue's callback: arg points at the op. */
+static kiln_status run_op(void *arg, kiln_event **e) { return enqueue(*(int *)arg, e); }
 
 /* Checks element i of the fill that started at word offset start. */
 static int element_ok(int op, size_t i, uint64_t start) {
@@ -103,25 +97,10 @@ static double run_once(int op, int full, double *wall) {
     memset(host, 0xff, n * 4);
     uint64_t start = 0;
     kiln_rng_get_offset(rng, &start);
-    kiln_event *m = NULL, *e = NULL;
-    double t0 = now();
-    kiln_status st = kiln_queue_marker(q, 0, NULL, &m);
-    if (st == KILN_OK)
-        st = enqueue(op, &e);
-    if (st == KILN_OK)
-        st = kiln_event_wait(e);
-    *wall = now() - t0;
+    kiln_status st;
+    double dev = bench_time_enqueue(q, run_op, &op, &events_ok, wall, &st);
     if (st != KILN_OK)
         DIE(st);
-    double dev = *wall;
-    kiln_event_times tm, te;
-    if (events_ok && kiln_event_get_times(m, &tm) == KILN_OK &&
-        kiln_event_get_times(e, &te) == KILN_OK && te.ended > tm.started)
-        dev = (double)(te.ended - tm.started) * 1e-9;
-    else
-        events_ok = 0;
-    kiln_event_release(m);
-    kiln_event_release(e);
     verify(op, start, full);
     return dev;
 }
@@ -132,8 +111,8 @@ static double timeit(int op, double *wall_median) {
     run_once(op, 1, &wall);
     for (int r = 0; r < RUNS; r++)
         t[r] = run_once(op, 0, &w[r]);
-    qsort(t, RUNS, sizeof *t, cmp);
-    qsort(w, RUNS, sizeof *w, cmp);
+    qsort(t, RUNS, sizeof *t, bench_cmp_double);
+    qsort(w, RUNS, sizeof *w, bench_cmp_double);
     *wall_median = w[RUNS / 2];
     return t[RUNS / 2];
 }

@@ -97,13 +97,13 @@ kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset) {
 
 /* Takes words from the stream: *start gets the first; the offset moves
  * past them. Refuses (nothing changed) when that would wrap 2^64. */
-static kiln_status reserve(kiln_rng *rng, size_t n, unsigned k,
+static kiln_status reserve(kiln_rng *rng, uint64_t n, unsigned k,
                            const char *what, uint64_t *start) {
     if (n > UINT64_MAX / k)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                               "%s: %zu elements overflow the counter", what,
-                               n);
-    uint64_t words = (uint64_t)n * k;
+                               "%s: %llu elements overflow the counter", what,
+                               (unsigned long long)n);
+    uint64_t words = n * k;
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&rng->lock);
     if (words > UINT64_MAX - rng->offset)
@@ -124,18 +124,8 @@ kiln_status kiln_rng_skip_ahead(kiln_rng *rng, uint64_t words) {
     if (!rng)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_rng_skip_ahead: rng is NULL");
-    kiln_status st = KILN_OK;
-    pthread_mutex_lock(&rng->lock);
-    if (words > UINT64_MAX - rng->offset)
-        st = kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                             "kiln_rng_skip_ahead: offset %llu + %llu would "
-                             "wrap the counter",
-                             (unsigned long long)rng->offset,
-                             (unsigned long long)words);
-    else
-        rng->offset += words;
-    pthread_mutex_unlock(&rng->lock);
-    return st;
+    uint64_t skipped_from;
+    return reserve(rng, words, 1, "kiln_rng_skip_ahead", &skipped_from);
 }
 
 /* ---- fills */

@@ -1,0 +1,51 @@
+/* Timing shared by the benchmarks: a host clock, a double comparator for
+ * qsort, and one timed enqueue measured with device events (a marker just
+ * before the operation to the end of its last command). */
+#ifndef KILN_BENCH_TIMING_H
+#define KILN_BENCH_TIMING_H
+
+#include <time.h>
+
+#include "kiln.h"
+
+static inline double bench_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static inline int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Enqueues enqueue(arg, &event) on q behind a marker and waits for it.
+ * Returns the device time in seconds (the host wall time when the device
+ * gives no profiling times: then *events_ok becomes 0 for good); *wall
+ * gets the host time from enqueue to completion. A failure is in *status. */
+static inline double bench_time_enqueue(kiln_queue *q,
+                                        kiln_status (*enqueue)(void *arg, kiln_event **e),
+                                        void *arg, int *events_ok, double *wall,
+                                        kiln_status *status) {
+    kiln_event *m = NULL, *e = NULL;
+    double t0 = bench_now();
+    kiln_status st = kiln_queue_marker(q, 0, NULL, &m);
+    if (st == KILN_OK)
+        st = enqueue(arg, &e);
+    if (st == KILN_OK)
+        st = kiln_event_wait(e);
+    *wall = bench_now() - t0;
+    *status = st;
+    double dev = *wall;
+    kiln_event_times tm, te;
+    if (st == KILN_OK && *events_ok && kiln_event_get_times(m, &tm) == KILN_OK &&
+        kiln_event_get_times(e, &te) == KILN_OK && te.ended > tm.started)
+        dev = (double)(te.ended - tm.started) * 1e-9;
+    else
+        *events_ok = 0;
+    kiln_event_release(m);
+    kiln_event_release(e);
+    return dev;
+}
+
+#endif
