@@ -152,6 +152,37 @@ static void uniform_f32(kiln_queue *q, kiln_rng_algorithm alg, size_t n) {
     kiln_rng_release(r);
 }
 
+/* Normals of dtype (float32 or float64) in one fill equal those of ragged
+ * pieces bit for bit (the pair of a normal is fixed by its stream
+ * position, so every walk of the fill kernels computes the same values). */
+static void normal_ragged(kiln_queue *q, kiln_dtype dt, size_t n) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t es = kiln_dtype_size(dt);
+    char *whole = malloc(n * es), *parts = malloc(n * es);
+    kiln_rng *r = make_rng(KILN_RNG_PHILOX4X32_10, 99, 1, 6);
+    kiln_array *a = NULL;
+    CHECK_OK(kiln_array_empty(c, dt, 1, &n, &a));
+    CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, whole));
+    kiln_array_release(a);
+    kiln_rng_set_offset(r, 6);
+    size_t done = 0, piece = 1;
+    while (done < n) {
+        size_t m = piece < n - done ? piece : n - done;
+        kiln_array *p = NULL;
+        CHECK_OK(kiln_array_empty(c, dt, 1, &m, &p));
+        CHECK_OK(kiln_rng_normal(q, r, p, 1.5, 2.0, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q, p, parts + done * es));
+        kiln_array_release(p);
+        done += m;
+        piece = piece * 5 + 2; /* 1, 7, 37, 187, ... */
+    }
+    CHECK_MSG(!memcmp(whole, parts, n * es), "normal %s: ragged pieces differ from one fill",
+              kiln_dtype_name(dt));
+    free(whole), free(parts);
+    kiln_rng_release(r);
+}
+
 static int has_fp64(kiln_queue *q) {
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
@@ -167,17 +198,20 @@ static void float_fills(kiln_queue *q) {
     double *dd = malloc(n * 8);
     kiln_rng *r = make_rng(KILN_RNG_PHILOX4X32_10, 42, 0, 3);
     kiln_array *a = NULL;
-    /* normal float32: words 2i, 2i+1 */
+    /* normal float32: one word each; the pair of words at stream
+     * positions 2m, 2m+1 gives cos to 2m and sin to 2m+1 (offset 3: odd) */
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &a));
     CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, a, f));
     kiln_array_release(a);
-    CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 42, 0, 3, 2 * n, w));
+    CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 42, 0, 2, n + 2, w));
     size_t bad = 0;
     double worst = 0;
     for (size_t i = 0; i < n; i++) {
-        double u1 = (double)((w[2 * i] >> 8) + 1) * 0x1p-24, u2 = ref_u01f(w[2 * i + 1]);
-        double z = 1.5 + 2.0 * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+        size_t p = 3 + i, pair = (p & ~(size_t)1) - 2;
+        double u1 = (double)((w[pair] >> 8) + 1) * 0x1p-24, u2 = ref_u01f(w[pair + 1]);
+        double t = 2 * M_PI * u2;
+        double z = 1.5 + 2.0 * sqrt(-2 * log(u1)) * (p & 1 ? sin(t) : cos(t));
         double e = fabs(f[i] - z) / (1 + fabs(z));
         worst = e > worst ? e : worst;
         bad += !(e <= 1e-5);
@@ -185,7 +219,7 @@ static void float_fills(kiln_queue *q) {
     CHECK_MSG(bad == 0, "normal float32: %zu beyond 1e-5 relative (worst %g)", bad, worst);
     uint64_t off = 0;
     kiln_rng_get_offset(r, &off);
-    CHECK(off == 3 + 2 * n);
+    CHECK(off == 3 + n);
     if (has_fp64(q)) {
         CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 1, &n, &a));
         CHECK_OK(kiln_rng_uniform(q, r, a, 0, NULL, NULL));
@@ -195,16 +229,19 @@ static void float_fills(kiln_queue *q) {
         for (size_t i = 0; i < n; i++)
             bad += dd[i] != ref_u01d(w[2 * i], w[2 * i + 1]) || !(dd[i] < 1.0);
         CHECK_MSG(bad == 0, "uniform float64: %zu differ", bad);
-        off += 2 * n;
+        off += 2 * n; /* odd: the float64 pairs (4 words) straddle it */
         CHECK_OK(kiln_rng_normal(q, r, a, 0.0, 1.0, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, a, dd));
         kiln_array_release(a);
-        CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 42, 0, off, 4 * n, w));
+        uint64_t base = off & ~(uint64_t)3;
+        CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 42, 0, base, 2 * n + 8, w));
         bad = 0;
         for (size_t i = 0; i < n; i++) {
-            uint32_t *v = w + 4 * i;
+            uint64_t p = off + 2 * i;
+            uint32_t *v = w + ((p & ~(uint64_t)3) - base);
             double u1 = (double)(((((uint64_t)v[1] << 32) | v[0]) >> 11) + 1) * 0x1p-53;
-            double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * ref_u01d(v[2], v[3]));
+            double t = 2 * M_PI * ref_u01d(v[2], v[3]);
+            double z = sqrt(-2 * log(u1)) * (p & 2 ? sin(t) : cos(t));
             bad += !(fabs(dd[i] - z) <= 1e-12 * (1 + fabs(z)));
         }
         CHECK_MSG(bad == 0, "normal float64: %zu beyond 1e-12 relative", bad);
@@ -494,6 +531,9 @@ static void run(kiln_queue *q, void *user) {
     uniform_f32(q, KILN_RNG_THREEFRY4X32_20, 100003);
     uniform_f32(q, KILN_RNG_THREEFRY2X64_20, 100003);
     float_fills(q);
+    normal_ragged(q, KILN_FLOAT32, 70001);
+    if (has_fp64(q))
+        normal_ragged(q, KILN_FLOAT64, 30011);
     integer_fills(q);
     state_and_bad_input(q);
     layouts(q);

@@ -15,15 +15,19 @@
  * offsets in values; PyTorch rounds its Philox offset up to a multiple of
  * 4, kiln does not, so a fill in ragged pieces gives the same numbers as
  * one fill of the whole). k: uniform float32 1, float64 2; normal float32
- * 2, float64 4; integers int32/uint32 1, int64 2.
+ * 1, float64 2; integers int32/uint32 1, int64 2.
  *
  * Distributions (docs/algorithms.md, "Random numbers"):
  *  - uniform float32: (w >> 8) * 2^-24, in [0, 1), 2^24 equally likely
  *    values; float64: (w64 >> 11) * 2^-53 (w64 = low word | high word << 32),
  *    in [0, 1). Bit-identical everywhere.
- *  - normal: Box-Muller, cosine branch: mean + stddev * sqrt(-2 ln u1) *
- *    cos(2 pi u2), u1 in (0, 1], u2 in [0, 1). Uses the device's log,
- *    sqrt and cos (float64: cospi), so not bit-identical across devices:
+ *  - normal: Box-Muller, both branches: the words at stream positions 2m,
+ *    2m+1 (float64: 4m..4m+3) are a pair (u1 in (0, 1], u2 in [0, 1));
+ *    the element at the pair's first position gets mean + stddev *
+ *    sqrt(-2 ln u1) * cos(2 pi u2), the one at its second position the
+ *    same with sin. Ragged pieces give the same bits as one fill on one
+ *    device. Uses the device's log, sqrt and sincos (float64: cospi,
+ *    sinpi), so not bit-identical across devices:
  *    tested within 1e-5 * (1 + |x|) (float32) and 1e-12 * (1 + |x|)
  *    (float64) of a double host transform of the same words.
  *  - integers in [low, high): Lemire's multiply-and-reject, no modulo bias;

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algo/generator.h"
 #include "base/error.h"
@@ -132,49 +133,68 @@ kiln_status kiln_rng_skip_ahead(kiln_rng *rng, uint64_t words) {
 
 typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_INTEGERS } dist_kind;
 
-/* What a fill generates: its words per element, its extra parameters'
- * declaration and the value of element i from the words kiln_w[]. */
+/* What a fill generates: its words per element k, its extra parameters'
+ * declaration and the value of an element: prefix + value, where value
+ * reads the element's words kiln_w[0..k-1] (first word at stream position
+ * kiln_w0). Normals read their pair instead: `at` computes the element at
+ * position kiln_w0 alone, `block` the 4/k elements kiln_z[] of one aligned
+ * block of words kiln_v[4] (both branches of each Box-Muller pair). */
 typedef struct fill_spec {
     unsigned k;
-    const char *ctype, *params, *value;
+    const char *ctype, *params, *prefix, *value, *at, *block;
 } fill_spec;
 
 static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
     static const char *const ints32 =
         "kiln_rng_bounded_u32(KILN_RNG_ALG, rng_seed, rng_sub, kiln_w0, "
         "kiln_w[0], (uint)rng_range)";
+    static const char *const low = "(ulong)rng_low + ";
+    static const char *const scaled = "rng_mean + rng_sd * ";
     switch (dist) {
     case DIST_UNIFORM:
         if (dtype == KILN_FLOAT32)
-            *s = (fill_spec){1, "float", "", "kiln_rng_u01f(kiln_w[0])"};
+            *s = (fill_spec){1, "float", "", "", "kiln_rng_u01f(kiln_w[0])",
+                             NULL, NULL};
         else if (dtype == KILN_FLOAT64)
-            *s = (fill_spec){2, "double", "",
-                             "kiln_rng_u01d(kiln_w[0], kiln_w[1])"};
+            *s = (fill_spec){2, "double", "", "",
+                             "kiln_rng_u01d(kiln_w[0], kiln_w[1])", NULL,
+                             NULL};
         else
             return 0;
         return 1;
     case DIST_NORMAL:
         if (dtype == KILN_FLOAT32)
-            *s = (fill_spec){2, "float", ", float rng_mean, float rng_sd",
-                             "rng_mean + rng_sd * "
-                             "kiln_rng_normalf(kiln_w[0], kiln_w[1])"};
+            *s = (fill_spec){
+                1, "float", ", float rng_mean, float rng_sd", scaled, NULL,
+                "kiln_rng_normalf_at(KILN_RNG_ALG, rng_seed, rng_sub, "
+                "kiln_w0)",
+                "float kiln_z[4];\n"
+                "kiln_rng_normal2f(kiln_v[0], kiln_v[1], &kiln_z[0], "
+                "&kiln_z[1]);\n"
+                "kiln_rng_normal2f(kiln_v[2], kiln_v[3], &kiln_z[2], "
+                "&kiln_z[3]);\n"};
         else if (dtype == KILN_FLOAT64)
-            *s = (fill_spec){4, "double",
-                             ", double rng_mean, double rng_sd",
-                             "rng_mean + rng_sd * kiln_rng_normald("
-                             "kiln_w[0], kiln_w[1], kiln_w[2], kiln_w[3])"};
+            *s = (fill_spec){
+                2, "double", ", double rng_mean, double rng_sd", scaled, NULL,
+                "kiln_rng_normald_at(KILN_RNG_ALG, rng_seed, rng_sub, "
+                "kiln_w0)",
+                "double kiln_z[2];\n"
+                "kiln_rng_normal2d(kiln_v[0], kiln_v[1], kiln_v[2], "
+                "kiln_v[3], &kiln_z[0], &kiln_z[1]);\n"};
         else
             return 0;
         return 1;
     case DIST_INTEGERS:
         if (dtype == KILN_INT32 || dtype == KILN_UINT32)
             *s = (fill_spec){1, dtype == KILN_INT32 ? "int" : "uint",
-                             ", ulong rng_range, long rng_low", ints32};
+                             ", ulong rng_range, long rng_low", low, ints32,
+                             NULL, NULL};
         else if (dtype == KILN_INT64)
             *s = (fill_spec){
-                2, "long", ", ulong rng_range, long rng_low",
+                2, "long", ", ulong rng_range, long rng_low", low,
                 "kiln_rng_bounded_u64(KILN_RNG_ALG, rng_seed, rng_sub, "
-                "kiln_w0, ((ulong)kiln_w[1] << 32) | kiln_w[0], rng_range)"};
+                "kiln_w0, ((ulong)kiln_w[1] << 32) | kiln_w[0], rng_range)",
+                NULL, NULL};
         else
             return 0;
         return 1;
@@ -195,67 +215,96 @@ static kiln_status fill_make(void *arg, kiln__gen **gen) {
     return st;
 }
 
-/* The operation of a fill. Per element (any layout, blocked 0): element i
- * reads its k words. Blocked (contiguous arrays; one item per 4 words):
- * item j computes words 4j.. of the fill once and writes the 4/k elements
- * they make, so the generator runs once per 4 words instead of once per
- * element; blocked 2 is for a fill that starts on a generator block (one
- * block per item, no branch: the CPU compiler vectorises it), blocked 1 for
- * any start (two blocks where the words straddle). Same values in all. */
+/* How a fill's kernel walks the stream. PER_ELEMENT: item i is element i
+ * and computes its own words (any layout). BLOCKED (contiguous arrays whose
+ * start is a multiple of k words): item j owns the aligned block of four
+ * words (offset / 4) + j, computes it once and writes the 4/k elements whose
+ * words lie in it (the first and last items fewer); BLOCKED_VEC also starts
+ * on a block and writes 16-byte aligned memory, so each item stores its
+ * elements with one vector store. Same values in all three. */
+typedef enum { PER_ELEMENT, BLOCKED, BLOCKED_VEC } fill_walk;
+
 static void fill_operation(char *op, size_t cap, const fill_spec *s,
-                           int ints, int blocked) {
-    char value[320], elem[640];
-    snprintf(value, sizeof value, "(%s)(%s%s)", s->ctype,
-             ints ? "(ulong)rng_low + " : "", s->value);
-    if (!blocked) {
-        snprintf(op, cap,
-                 "ulong kiln_w0 = rng_off + %uu * (ulong)i; uint kiln_w[%u]; "
-                 "kiln_rng_words(KILN_RNG_ALG, rng_seed, rng_sub, kiln_w0, "
-                 "%u, kiln_w); rng_y[i] = %s;",
-                 s->k, s->k, s->k, value);
+                           fill_walk walk) {
+    if (walk == PER_ELEMENT) {
+        if (s->at)
+            snprintf(op, cap,
+                     "ulong kiln_w0 = rng_off + %uu * (ulong)i; rng_y[i] = "
+                     "(%s)(%s%s);",
+                     s->k, s->ctype, s->prefix, s->at);
+        else
+            snprintf(op, cap,
+                     "ulong kiln_w0 = rng_off + %uu * (ulong)i; uint "
+                     "kiln_w[%u]; kiln_rng_words(KILN_RNG_ALG, rng_seed, "
+                     "rng_sub, kiln_w0, %u, kiln_w); rng_y[i] = (%s)(%s%s);",
+                     s->k, s->k, s->k, s->ctype, s->prefix, s->value);
         return;
     }
     unsigned per = 4 / s->k;
-    snprintf(elem, sizeof elem,
-             "{ ulong kiln_w0 = kiln_b0 + %uu * kiln_l; uint kiln_w[%u];\n"
-             "  for (uint kiln_q = 0; kiln_q < %uu; kiln_q++)\n"
-             "    kiln_w[kiln_q] = kiln_v[%uu * kiln_l + kiln_q];\n"
-             "  rng_y[kiln_e + (long)kiln_l] = %s; }\n",
-             s->k, s->k, s->k, s->k, value);
-    const char *words =
-        blocked == 2
-            ? "kiln_u32x4 kiln_v4 = kiln_rng_block(KILN_RNG_ALG, rng_seed, "
-              "rng_sub, (rng_off >> 2) + (ulong)i); uint kiln_v[4] = "
-              "{kiln_v4.x, kiln_v4.y, kiln_v4.z, kiln_v4.w};\n"
-            : "uint kiln_v[4]; kiln_rng_words(KILN_RNG_ALG, rng_seed, "
-              "rng_sub, kiln_b0, 4, kiln_v);\n";
+    char vals[900] = "", one[320], store[320];
+    if (s->block)
+        snprintf(vals, sizeof vals, "%s", s->block);
+    for (unsigned l = 0; l < per; l++) {
+        if (s->block)
+            snprintf(one, sizeof one, "%s kiln_y%u = (%s)(%skiln_z[%u]);\n",
+                     s->ctype, l, s->ctype, s->prefix, l);
+        else
+            snprintf(one, sizeof one,
+                     "%s kiln_y%u; { ulong kiln_w0 = kiln_b0 + %uu; uint "
+                     "*kiln_w = kiln_v + %u; kiln_y%u = (%s)(%s%s); }\n",
+                     s->ctype, l, s->k * l, s->k * l, l, s->ctype, s->prefix,
+                     s->value);
+        strncat(vals, one, sizeof vals - strlen(vals) - 1);
+    }
+    if (walk == BLOCKED_VEC)
+        snprintf(store, sizeof store,
+                 per == 4 ? "KILN_RNG_ST4_%s(rng_y + kiln_e, kiln_y0, "
+                            "kiln_y1, kiln_y2, kiln_y3);"
+                          : "KILN_RNG_ST2_%s(rng_y + kiln_e, kiln_y0, "
+                            "kiln_y1);",
+                 s->ctype);
+    else
+        snprintf(store, sizeof store, "%s",
+                 per == 4 ? "rng_y[kiln_e] = kiln_y0; rng_y[kiln_e + 1] = "
+                            "kiln_y1; rng_y[kiln_e + 2] = kiln_y2; "
+                            "rng_y[kiln_e + 3] = kiln_y3;"
+                          : "rng_y[kiln_e] = kiln_y0; rng_y[kiln_e + 1] = "
+                            "kiln_y1;");
     snprintf(op, cap,
-             "ulong kiln_b0 = rng_off + 4u * (ulong)i; long kiln_e = %uL * "
-             "i;\n%s"
-             "if (kiln_e + %uL <= rng_n) {\n"
-             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) %s"
-             "} else {\n"
-             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++) {\n"
-             "    if (kiln_e + (long)kiln_l >= rng_n) break;\n    %s  }\n}",
-             per, words, per, per, elem, per, elem);
+             "ulong kiln_blk = (rng_off >> 2) + (ulong)i, kiln_b0 = kiln_blk "
+             "<< 2;\n"
+             "long kiln_e = ((long)kiln_b0 - (long)rng_off) / %u;\n"
+             "kiln_u32x4 kiln_v4 = kiln_rng_block(KILN_RNG_ALG, rng_seed, "
+             "rng_sub, kiln_blk);\n"
+             "uint kiln_v[4] = {kiln_v4.x, kiln_v4.y, kiln_v4.z, "
+             "kiln_v4.w};\n%s"
+             "if (kiln_e >= 0 && kiln_e + %u <= rng_n) { %s }\n"
+             "else {\n"
+             "  %s kiln_ys[%u] = {kiln_y0, kiln_y1%s};\n"
+             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++)\n"
+             "    if (kiln_e + (long)kiln_l >= 0 && kiln_e + (long)kiln_l < "
+             "rng_n) rng_y[kiln_e + (long)kiln_l] = kiln_ys[kiln_l];\n}",
+             s->k, vals, per, store, s->ctype, per,
+             per == 4 ? ", kiln_y2, kiln_y3" : "", per);
 }
 
 /* The cached elementwise generator of a fill. */
 static kiln_status fill_generator(kiln_context *ctx, kiln_rng_algorithm alg,
                                   dist_kind dist, const fill_spec *s,
-                                  int blocked, kiln__gen **gen) {
-    char args[192], op[2048], pre[64], key[64];
+                                  fill_walk walk, kiln__gen **gen) {
+    char args[192], op[3072], pre[64], key[64];
     snprintf(args, sizeof args,
              "ulong rng_seed, ulong rng_sub, ulong rng_off, long "
              "rng_n%s, %s *rng_y",
              s->params, s->ctype);
-    fill_operation(op, sizeof op, s, dist == DIST_INTEGERS, blocked);
+    fill_operation(op, sizeof op, s, walk);
     snprintf(pre, sizeof pre, "#define KILN_RNG_ALG %d\n", (int)alg);
     snprintf(key, sizeof key, "rng|%d|%d|%s|%d", (int)alg, (int)dist,
-             s->ctype, blocked);
+             s->ctype, (int)walk);
     kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
         .arguments = args, .operation = op, .name = "kiln_rng_fill",
-        .preamble = pre, .flags = blocked ? KILN_ELEMENTWISE_ANY_SHAPE : 0);
+        .preamble = pre,
+        .flags = walk != PER_ELEMENT ? KILN_ELEMENTWISE_ANY_SHAPE : 0);
     fill_make_arg ma = {ctx, &d};
     return kiln__gen_cached(ctx, key, fill_make, &ma, gen);
 }
@@ -286,12 +335,19 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
     st = reserve(rng, n, s.k, what, &start);
     if (st != KILN_OK)
         return st;
-    int blocked = info.contiguous ? (start % 4 == 0 ? 2 : 1) : 0;
-    /* blocked: one item per 4 words */
-    size_t items = blocked ? (n + 4 / s.k - 1) / (4 / s.k) : n;
+    /* 16-byte alignment of the first element: the buffer's base is
+     * aligned far more than that, so its offset decides */
+    size_t esize = kiln_dtype_size(info.dtype);
+    fill_walk walk = !info.contiguous || start % s.k ? PER_ELEMENT
+                     : start % 4 == 0 && info.offset * esize % 16 == 0
+                         ? BLOCKED_VEC
+                         : BLOCKED;
+    size_t items = walk == PER_ELEMENT
+                       ? n
+                       : (size_t)((start % 4 + (uint64_t)n * s.k + 3) / 4);
     kiln__gen *gen = NULL;
-    st = fill_generator(kiln_queue_context(queue), rng->alg, dist, &s,
-                        blocked, &gen);
+    st = fill_generator(kiln_queue_context(queue), rng->alg, dist, &s, walk,
+                        &gen);
     if (st == KILN_OK) {
         kiln_arg args[7] = {KILN_ARG_U64(rng->seed), KILN_ARG_U64(rng->sub),
                             KILN_ARG_U64(start), KILN_ARG_I64((int64_t)n)};

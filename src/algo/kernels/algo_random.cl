@@ -211,10 +211,29 @@ KILN_FUNC kiln_uint64 kiln_rng_bounded_u64(int alg, kiln_uint64 seed,
 #define kiln__sqrtf sqrt
 #define kiln__logf log
 #define kiln__cosf cos
+#define kiln__sincosf(t, s, c) (*(s) = sincos((t), (c)))
+#define kiln__sincos(t, s, c) (*(s) = sincos((t), (c)))
 #else
 #define kiln__sqrtf sqrtf
 #define kiln__logf logf
 #define kiln__cosf cosf
+#define kiln__sincosf(t, s, c) sincosf((t), (s), (c))
+#define kiln__sincos(t, s, c) sincos((t), (s), (c))
+#endif
+/* 16-byte stores of four 32-bit or two 64-bit values (the fills' aligned
+ * path; p must be 16-byte aligned). */
+#ifdef __OPENCL_VERSION__
+#define KILN_RNG_ST4_float(p, a, b, c, d) (*(__global float4 *)(p) = (float4)((a), (b), (c), (d)))
+#define KILN_RNG_ST4_int(p, a, b, c, d) (*(__global int4 *)(p) = (int4)((a), (b), (c), (d)))
+#define KILN_RNG_ST4_uint(p, a, b, c, d) (*(__global uint4 *)(p) = (uint4)((a), (b), (c), (d)))
+#define KILN_RNG_ST2_double(p, a, b) (*(__global double2 *)(p) = (double2)((a), (b)))
+#define KILN_RNG_ST2_long(p, a, b) (*(__global long2 *)(p) = (long2)((a), (b)))
+#else
+#define KILN_RNG_ST4_float(p, a, b, c, d) (*(float4 *)(p) = make_float4((a), (b), (c), (d)))
+#define KILN_RNG_ST4_int(p, a, b, c, d) (*(int4 *)(p) = make_int4((a), (b), (c), (d)))
+#define KILN_RNG_ST4_uint(p, a, b, c, d) (*(uint4 *)(p) = make_uint4((a), (b), (c), (d)))
+#define KILN_RNG_ST2_double(p, a, b) (*(double2 *)(p) = make_double2((a), (b)))
+#define KILN_RNG_ST2_long(p, a, b) (*(longlong2 *)(p) = make_longlong2((a), (b)))
 #endif
 #if !defined(__OPENCL_VERSION__) || defined(cl_khr_fp64)
 #define KILN_RNG_FP64 1
@@ -230,11 +249,34 @@ KILN_FUNC float kiln_rng_u01f_open0(uint x)
 {
     return (float)((x >> 8) + 1u) * 5.9604644775390625e-8f;
 }
-/* Box-Muller, the cosine branch: sqrt(-2 log u1) cos(2 pi u2). */
+/* Box-Muller, the cosine branch: sqrt(-2 log u1) cos(2 pi u2) (the
+ * per-item kiln_rand_normal; the fills use both branches). */
 KILN_FUNC float kiln_rng_normalf(uint a, uint b)
 {
     float r = kiln__sqrtf(-2.0f * kiln__logf(kiln_rng_u01f_open0(a)));
     return r * kiln__cosf(6.28318530717958647692f * kiln_rng_u01f(b));
+}
+
+/* Box-Muller with both branches: the pair of words (a, b) at stream
+ * positions 2m, 2m+1 gives *c = r cos(2 pi u2) to position 2m and
+ * *s = r sin(2 pi u2) to position 2m+1 (the fills: one word per normal). */
+KILN_FUNC void kiln_rng_normal2f(uint a, uint b, float *c, float *s)
+{
+    float r = kiln__sqrtf(-2.0f * kiln__logf(kiln_rng_u01f_open0(a)));
+    float cs, sn;
+    kiln__sincosf(6.28318530717958647692f * kiln_rng_u01f(b), &sn, &cs);
+    *c = r * cs;
+    *s = r * sn;
+}
+/* The normal at stream position p (one word each): its pair's branch. */
+KILN_FUNC float kiln_rng_normalf_at(int alg, kiln_uint64 seed,
+                                    kiln_uint64 sub, kiln_uint64 p)
+{
+    uint w[2];
+    float c, s;
+    kiln_rng_words(alg, seed, sub, p & ~(kiln_uint64)1, 2, w);
+    kiln_rng_normal2f(w[0], w[1], &c, &s);
+    return (p & 1) ? s : c;
 }
 
 #ifdef KILN_RNG_FP64
@@ -244,12 +286,26 @@ KILN_FUNC double kiln_rng_u01d(uint lo, uint hi)
     kiln_uint64 v = (((kiln_uint64)hi << 32) | lo) >> 11;
     return (double)v * 1.1102230246251565404236316680908203125e-16;
 }
-KILN_FUNC double kiln_rng_normald(uint a0, uint a1, uint b0, uint b1)
+/* float64 pairs: words 4m..4m+3 (u1 from the first two, u2 from the
+ * last two) give cos to position 4m and sin to position 4m+2. */
+KILN_FUNC void kiln_rng_normal2d(uint a0, uint a1, uint b0, uint b1,
+                                 double *c, double *s)
 {
     kiln_uint64 v = ((((kiln_uint64)a1 << 32) | a0) >> 11) + 1;
     double u1 = (double)v * 1.1102230246251565404236316680908203125e-16;
-    double r = sqrt(-2.0 * log(u1));
-    return r * cospi(2.0 * kiln_rng_u01d(b0, b1));
+    double r = sqrt(-2.0 * log(u1)), t = 2.0 * kiln_rng_u01d(b0, b1);
+    *c = r * cospi(t);
+    *s = r * sinpi(t);
+}
+/* The float64 normal whose two words start at stream position p. */
+KILN_FUNC double kiln_rng_normald_at(int alg, kiln_uint64 seed,
+                                     kiln_uint64 sub, kiln_uint64 p)
+{
+    uint w[4];
+    double c, s;
+    kiln_rng_words(alg, seed, sub, p & ~(kiln_uint64)3, 4, w);
+    kiln_rng_normal2d(w[0], w[1], w[2], w[3], &c, &s);
+    return (p & 2) ? s : c;
 }
 KILN_FUNC double kiln_rand_uniform_double(kiln_uint64 seed, kiln_uint64 index)
 {
