@@ -33,6 +33,9 @@ typedef struct kiln__knobs {
                               tiles (1..256; 0 = 32 on GPUs, 4 on CPUs) */
     int scan_gbar;         /* KILN_SCAN_GBAR: 1 = the OpenCL single-pass
                               barriers fence global memory too (0..1; 0) */
+    int rng_vec;           /* KILN_RNG_VEC: 1 = random fills store 16 bytes
+                              per item where aligned, 0 = scalar stores
+                              (0..1; 1) */
 } kiln__knobs;
 
 /* The knobs, read from the environment on the first call (thread-safe). */

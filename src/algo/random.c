@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algo/generator.h"
+#include "algo/knobs.h"
 #include "base/error.h"
 
 struct kiln_rng {
@@ -280,12 +281,13 @@ static void fill_operation(char *op, size_t cap, const fill_spec *s,
              "kiln_v4.w};\n%s"
              "if (kiln_e >= 0 && kiln_e + %u <= rng_n) { %s }\n"
              "else {\n"
-             "  %s kiln_ys[%u] = {kiln_y0, kiln_y1%s};\n"
-             "  for (uint kiln_l = 0; kiln_l < %uu; kiln_l++)\n"
-             "    if (kiln_e + (long)kiln_l >= 0 && kiln_e + (long)kiln_l < "
-             "rng_n) rng_y[kiln_e + (long)kiln_l] = kiln_ys[kiln_l];\n}",
-             s->k, vals, per, store, s->ctype, per,
-             per == 4 ? ", kiln_y2, kiln_y3" : "", per);
+             "#define KILN_RNG_PUT(l, y) if (kiln_e + l >= 0 && kiln_e + l < "
+             "rng_n) rng_y[kiln_e + l] = y\n"
+             "  KILN_RNG_PUT(0, kiln_y0); KILN_RNG_PUT(1, kiln_y1);%s\n"
+             "#undef KILN_RNG_PUT\n}",
+             s->k, vals, per, store,
+             per == 4 ? " KILN_RNG_PUT(2, kiln_y2); KILN_RNG_PUT(3, kiln_y3);"
+                      : "");
 }
 
 /* The cached elementwise generator of a fill. */
@@ -339,7 +341,8 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
      * aligned far more than that, so its offset decides */
     size_t esize = kiln_dtype_size(info.dtype);
     fill_walk walk = !info.contiguous || start % s.k ? PER_ELEMENT
-                     : start % 4 == 0 && info.offset * esize % 16 == 0
+                     : start % 4 == 0 && info.offset * esize % 16 == 0 &&
+                               kiln__knobs_get()->rng_vec
                          ? BLOCKED_VEC
                          : BLOCKED;
     size_t items = walk == PER_ELEMENT
