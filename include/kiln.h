@@ -610,6 +610,25 @@ typedef kiln_status (*kiln_continuation)(kiln_event_state state,
 KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn,
                                      void *user_data, kiln_event **next);
 
+/* --------------------------------------------------------------- timeline */
+
+/* A timeline of every command kiln enqueues (kernels, the generators'
+ * kernels, copies, fills, markers), written as a Chrome/Perfetto trace file
+ * that a browser shows (ui.perfetto.dev, or chrome://tracing): one row per
+ * queue, grouped by device, each command at the time the device ran it,
+ * with its enqueue time and its wait in the queue (docs/api.md, "Timeline").
+ * KILN_TRACE=path in the environment does the same from the first command
+ * to the process's exit. Queues created while a trace is on get device
+ * profiling; commands of older queues are shown from enqueue to their
+ * observed completion ("timing": "host"). Tracing never fails a command.
+ * kiln_trace_start: KILN_ERROR_WRONG_STATE if a trace is on, KILN_ERROR_IO
+ * if path cannot be written. kiln_trace_stop waits up to 5 s for traced
+ * commands still running (those that do not finish are counted as
+ * "unfinished" in the file), writes the file and ends the trace;
+ * KILN_ERROR_WRONG_STATE if no trace is on. */
+KILN_API kiln_status kiln_trace_start(const char *path);
+KILN_API kiln_status kiln_trace_stop(void);
+
 /* ------------------------------------------------------------------ cache */
 
 /* Compiled programs are cached on disk, in $KILN_CACHE_DIR, else

@@ -205,11 +205,14 @@ static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *que
     if (!host)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
                                to_device ? "src" : "dst");
+    kiln__enqueue e; /* no wait list: only for the timeline's event */
+    if ((st = kiln__enqueue_begin(&e, fn, queue, 0, NULL)) != KILN_OK)
+        return st;
     st = to_device ? queue->backend->buffer_write(queue->handle, buffer->handle, offset, size,
-                                                  host, 1, 0, NULL, NULL)
+                                                  host, 1, 0, NULL, KILN__EVENT_SLOT(e, NULL))
                    : queue->backend->buffer_read(queue->handle, buffer->handle, offset, size,
-                                                 host, 1, 0, NULL, NULL);
-    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+                                                 host, 1, 0, NULL, KILN__EVENT_SLOT(e, NULL));
+    return kiln__enqueue_end(&e, fn, st, queue, NULL);
 }
 
 kiln_status kiln_buffer_write(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
@@ -242,10 +245,10 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
         return st;
     if (to_device)
         st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
-                                          num_wait, e.wait, event ? &e.event : NULL);
+                                          num_wait, e.wait, KILN__EVENT_SLOT(e, event));
     else
         st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
-                                         num_wait, e.wait, event ? &e.event : NULL);
+                                         num_wait, e.wait, KILN__EVENT_SLOT(e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -287,7 +290,7 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
         return st;
     st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
-                                     dst_offset, size, num_wait, e.wait, event ? &e.event : NULL);
+                                     dst_offset, size, num_wait, e.wait, KILN__EVENT_SLOT(e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -316,7 +319,7 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
         return st;
     st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
-                                     size, num_wait, e.wait, event ? &e.event : NULL);
+                                     size, num_wait, e.wait, KILN__EVENT_SLOT(e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -375,7 +378,7 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
         return st;
     }
     st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, e.wait,
-                                      event ? &e.event : NULL);
+                                      KILN__EVENT_SLOT(e, event));
     if (st != KILN_OK)
         kiln__mapped_push(buffer, m, host_ptr);
     else

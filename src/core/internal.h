@@ -58,6 +58,7 @@ struct kiln_queue {
     kiln_device *device;
     size_t device_slot;           /* index of device in context->devices */
     unsigned flags;
+    unsigned serial;              /* 1, 2, ... in creation order (the timeline's rows) */
 };
 
 struct kiln_buffer {
@@ -170,7 +171,18 @@ typedef struct kiln__enqueue {
     void *const *wait;
     size_t num_wait;
     void *event;
+    const char *name;     /* the command's name on the timeline */
+    uint64_t enqueued_ns; /* host clock at enqueue; 0 when no trace is on */
 } kiln__enqueue;
+/* Where the backend puts the command's event: the caller asked for one, or
+ * a trace (trace.c) records every command. */
+#define KILN__EVENT_SLOT(enq, want) ((want) || (enq).enqueued_ns ? &(enq).event : NULL)
+
+/* The timeline (trace.c). */
+int kiln__trace_on(void);
+uint64_t kiln__trace_now_ns(void);
+void kiln__trace_command(kiln_queue *queue, const char *name, uint64_t enqueued_ns,
+                         kiln_event *event);
 kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
                                 size_t num_wait, kiln_event *const *wait);
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,

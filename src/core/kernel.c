@@ -327,9 +327,10 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
         goto out;
     }
+    e.name = kernel->name;
     kiln_status launched = queue->backend->kernel_launch(
         queue->handle, kernel->handles[queue->device_slot], dims, global, local, num_args, bargs,
-        num_wait, e.wait, event ? &e.event : NULL);
+        num_wait, e.wait, KILN__EVENT_SLOT(e, event));
     st = kiln__enqueue_end(&e, NULL, launched, queue, event);
     if (launched != KILN_OK)
         st = kiln__launch_failed(kernel, queue, dims, global, local, launched);

@@ -20,12 +20,16 @@ kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, 
     if (!q)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     kiln_device *device = context->devices[slot];
-    kiln_status st = make(arg, context, device, flags, &q->handle);
+    /* a trace wants device times of every queue made while it is on */
+    unsigned backend_flags = flags | (kiln__trace_on() ? KILN_QUEUE_PROFILING : 0);
+    kiln_status st = make(arg, context, device, backend_flags, &q->handle);
     if (st != KILN_OK) {
         free(q);
         return st;
     }
+    static atomic_uint serials;
     atomic_init(&q->refs, 1);
+    q->serial = atomic_fetch_add(&serials, 1) + 1;
     q->backend = context->backend;
     q->context = context;
     kiln_context_retain(context); /* a queue is a handle: it can start work */
@@ -118,7 +122,7 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
     if (st != KILN_OK)
         return st;
     st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
-                                      event ? &e.event : NULL);
+                                      KILN__EVENT_SLOT(e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 

@@ -98,6 +98,8 @@ kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *qu
     e->wait = NULL;
     e->num_wait = num_wait;
     e->event = NULL;
+    e->name = fn;
+    e->enqueued_ns = kiln__trace_on() ? kiln__trace_now_ns() : 0;
     kiln_status st = kiln__wait_list(queue->context, num_wait, wait, e->storage, &e->wait);
     return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
 }
@@ -107,8 +109,18 @@ kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
     kiln__wait_list_free(e->wait, e->storage, e->num_wait);
     if (st != KILN_OK)
         return fn ? kiln__error_prefix(st, "%s", fn) : st;
+    if (!e->event)
+        return KILN_OK;
+    kiln_event *ev = NULL;
+    st = kiln__event_wrap(queue->context, e->event,
+                          (queue->flags & KILN_QUEUE_PROFILING) != 0, &ev);
+    if (st != KILN_OK)
+        return st;
+    if (e->enqueued_ns)
+        kiln__trace_command(queue, e->name, e->enqueued_ns, ev);
     if (event)
-        return kiln__event_wrap(queue->context, e->event,
-                                (queue->flags & KILN_QUEUE_PROFILING) != 0, event);
+        *event = ev;
+    else
+        kiln_event_release(ev);
     return KILN_OK;
 }
