@@ -610,6 +610,88 @@ typedef kiln_status (*kiln_continuation)(kiln_event_state state,
 KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn,
                                      void *user_data, kiln_event **next);
 
+/* ---------------------------------------------------------------- futures */
+
+/* A future: a value the host will have, and the storage that holds it
+ * (docs/api.md, "Futures"). It settles once: complete, with its value, or
+ * failed, with a status and the first failure's message. Nothing here
+ * blocks except kiln_future_wait and kiln_future_get. kiln_future_event
+ * gives an event (borrowed: valid while the future is) that completes or
+ * fails with the future, so device commands can wait on a future. */
+typedef struct kiln_future kiln_future;
+
+/* Reads size bytes at offset of buffer into storage the future owns, after
+ * the wait list (a non-blocking read; e.g. a reduction's result, a
+ * selection's count). */
+KILN_API kiln_status kiln_future_read(kiln_queue *queue, kiln_buffer *buffer,
+                                      size_t offset, size_t size,
+                                      size_t num_wait, kiln_event *const *wait,
+                                      kiln_future **future);
+/* A future of size bytes filled by commands of the caller's
+ * (kiln_future_data is the storage, e.g. the destination of a non-blocking
+ * read): it completes when event completes (fails if event fails), once
+ * kiln_future_complete_after has been called. */
+KILN_API kiln_status kiln_future_create(kiln_context *context, size_t size,
+                                        kiln_future **future);
+KILN_API void *kiln_future_data(kiln_future *future);
+KILN_API kiln_status kiln_future_complete_after(kiln_future *future,
+                                                kiln_event *event);
+/* A future already complete with a copy of value (for a continuation that
+ * returns a value computed on the host). */
+KILN_API kiln_status kiln_future_ready(kiln_context *context,
+                                       const void *value, size_t size,
+                                       kiln_future **future);
+KILN_API kiln_status kiln_future_retain(kiln_future *future);
+KILN_API void kiln_future_release(kiln_future *future);
+
+KILN_API kiln_event *kiln_future_event(kiln_future *future);
+/* KILN_EVENT_QUEUED while pending, then KILN_EVENT_COMPLETE or _ERROR. */
+KILN_API kiln_status kiln_future_state(kiln_future *future,
+                                       kiln_event_state *state);
+/* The value once complete (NULL before, and for a future without a value;
+ * *size gets its size). Valid while the future is. */
+KILN_API const void *kiln_future_value(kiln_future *future, size_t *size);
+/* Blocks until the future settles; its failure's status and message.
+ * Called on kiln's callback thread (in a callback or continuation) for a
+ * future that has not settled, it would wait for itself:
+ * KILN_ERROR_WRONG_STATE at once. */
+KILN_API kiln_status kiln_future_wait(kiln_future *future);
+/* Waits, then copies the value (size must be the value's size, else
+ * KILN_ERROR_MISMATCH). */
+KILN_API kiln_status kiln_future_get(kiln_future *future, void *out,
+                                     size_t size);
+
+/* A continuation: called on kiln's callback thread with the completed
+ * value of the future it follows. It may enqueue work and return, in
+ * *next, a future that the step's future then settles with (its value,
+ * or its failure); with *next left NULL the step completes without a
+ * value. A status other than KILN_OK fails the step with it. */
+typedef kiln_status (*kiln_future_fn)(const void *value, size_t size,
+                                      void *user_data, kiln_future **next);
+/* A step after future: *next settles with the continuation's outcome. If
+ * future fails, fn is not called and *next fails with future's status and
+ * message (so the first failure travels down a chain). */
+KILN_API kiln_status kiln_future_then(kiln_future *future, kiln_future_fn fn,
+                                      void *user_data, kiln_future **next);
+/* Completes when all n futures have completed (no value); fails as soon as
+ * one fails, with its status and message. n >= 1. */
+KILN_API kiln_status kiln_future_when_all(size_t n,
+                                          kiln_future *const *futures,
+                                          kiln_future **all);
+/* Completes when the first of n futures completes; its value is that
+ * future's index (a size_t). Fails only when all n have failed (with the
+ * last failure). n >= 1. */
+KILN_API kiln_status kiln_future_when_any(size_t n,
+                                          kiln_future *const *futures,
+                                          kiln_future **any);
+/* Cancels a step (kiln_future_then) or join (when_all/any) whose
+ * continuation has not started: it fails with KILN_ERROR_CANCELED, its fn
+ * never runs, and the steps after it fail with the same status.
+ * KILN_ERROR_WRONG_STATE for a future already settled, a continuation
+ * already running, and a future of device work (kiln_future_read/create):
+ * work submitted to OpenCL or CUDA cannot be recalled. */
+KILN_API kiln_status kiln_future_cancel(kiln_future *future);
+
 /* --------------------------------------------------------------- timeline */
 
 /* A timeline of every command kiln enqueues (kernels, the generators'

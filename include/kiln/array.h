@@ -154,6 +154,14 @@ KILN_API kiln_status kiln_array_read_async(kiln_queue *queue,
                                            kiln_event **event);
 KILN_API kiln_status kiln_array_read(kiln_queue *queue, kiln_array *array,
                                      void *host);
+/* The whole array as a future (kiln.h, "Futures"): dense C-order data in
+ * storage the future owns, after the wait list; e.g. the result array of a
+ * reduction or the count of a selection, without blocking. */
+KILN_API kiln_status kiln_array_read_future(kiln_queue *queue,
+                                            kiln_array *array,
+                                            size_t num_wait,
+                                            kiln_event *const *wait,
+                                            kiln_future **future);
 KILN_API kiln_status kiln_array_write_async(kiln_queue *queue,
                                             kiln_array *array,
                                             const void *host, size_t num_wait,

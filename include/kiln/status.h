@@ -36,7 +36,8 @@
       "a file or directory is not trusted (a symbolic link, or writable by "  \
       "another user)")                                                         \
     X(ERROR_TIMEOUT, -19,                                                      \
-      "the wait timed out; the work it waited for goes on")
+      "the wait timed out; the work it waited for goes on")                    \
+    X(ERROR_CANCELED, -20, "the step was canceled before it ran")
 
 typedef enum kiln_status {
 #define KILN__STATUS_ENUM(name, num, msg) KILN_##name = num,

@@ -104,6 +104,35 @@ kiln_status kiln_array_read_async(kiln_queue *q, kiln_array *a, void *host,
                     event);
 }
 
+kiln_status kiln_array_read_future(kiln_queue *q, kiln_array *a,
+                                   size_t num_wait, kiln_event *const *wait,
+                                   kiln_future **future) {
+    const char *fn = "kiln_array_read_future";
+    if (future)
+        *future = NULL;
+    if (!future)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: future is NULL",
+                               fn);
+    kiln_status st = kiln__array_check_queue(q, a, fn);
+    if (st != KILN_OK)
+        return st;
+    size_t bytes = kiln_array_size(a) * kiln_dtype_size(kiln_array_dtype(a));
+    kiln_future *f = NULL;
+    kiln_event *ev = NULL;
+    st = kiln_future_create(kiln_queue_context(q), bytes, &f);
+    if (st == KILN_OK)
+        st = transfer(fn, q, a, kiln_future_data(f), 0, num_wait, wait, &ev);
+    if (st == KILN_OK && (st = kiln_future_complete_after(f, ev)) != KILN_OK)
+        (void)kiln_event_wait(ev); /* it writes into the future's storage */
+    kiln_event_release(ev);
+    if (st != KILN_OK) {
+        kiln_future_release(f);
+        return st;
+    }
+    *future = f;
+    return KILN_OK;
+}
+
 kiln_status kiln_array_read(kiln_queue *q, kiln_array *a, void *host) {
     return transfer_blocking("kiln_array_read", q, a, host, 0);
 }

@@ -29,6 +29,9 @@ static pthread_mutex_t kiln__cb_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t kiln__cb_cond = PTHREAD_COND_INITIALIZER;
 static kiln__cb_node *kiln__cb_head, *kiln__cb_tail;
 static int kiln__cb_started;
+static _Thread_local int kiln__cb_this_thread; /* 1 on the kiln-callback thread */
+
+int kiln__on_callback_thread(void) { return kiln__cb_this_thread; }
 
 static void kiln__cb_run(kiln__cb_node *node) {
     /* Some drivers (PoCL) report CL_COMPLETE to a callback registered on an
@@ -57,6 +60,7 @@ static void *kiln__cb_main(void *arg) {
 #if defined(__linux__)
     pthread_setname_np(pthread_self(), "kiln-callback");
 #endif
+    kiln__cb_this_thread = 1;
     for (;;) {
         pthread_mutex_lock(&kiln__cb_lock);
         while (!kiln__cb_head)

@@ -178,6 +178,9 @@ typedef struct kiln__enqueue {
  * a trace (trace.c) records every command. */
 #define KILN__EVENT_SLOT(enq, want) ((want) || (enq).enqueued_ns ? &(enq).event : NULL)
 
+/* 1 when called on the kiln-callback thread (callback.c). */
+int kiln__on_callback_thread(void);
+
 /* The timeline (trace.c). */
 int kiln__trace_on(void);
 uint64_t kiln__trace_now_ns(void);
