@@ -18,7 +18,7 @@
 
 /* The examples this file checks; keep in step with the functions below. */
 static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise",
-                                     "monte_carlo_pi"};
+                                     "monte_carlo_pi", "pipeline"};
 
 static char tmpdir[256];
 static char out[16384], err[16384];
@@ -157,6 +157,29 @@ static void check_monte_carlo_pi(void) {
     CHECK(strstr(out, "OK") == NULL);
 }
 
+/* pipeline [n] [d] [budget MiB] [slots] [--trace FILE]: a budget of 4 MiB
+ * makes three blocks of 344 rows of the 1000 points; the example checks sampled rows
+ * against a serial count itself. */
+static void check_pipeline(void) {
+    char args[512];
+    snprintf(args, sizeof args, "1000 8 4 3 --trace '%s/pipe.json'", tmpdir);
+    int rc = run("", "pipeline", args);
+    CHECK_MSG(rc == 0 && strstr(out, "pipeline: OK\n") && strstr(out, "3 blocks of 344 rows"),
+              "pipeline: exit %d; %.400s %.300s", rc, out, err);
+    CHECK_MSG(strstr(out, "RESULT pipeline ") && strstr(out, "RESULT slowest_part "), "%.400s",
+              out);
+    char path[512], trace[16384];
+    snprintf(path, sizeof path, "%s/pipe.json", tmpdir);
+    kt_slurp(path, trace, sizeof trace);
+    CHECK_MSG(strstr(trace, "\"name\":\"dist2\"") && strstr(trace, "kiln_buffer_read_async"),
+              "the pipeline's trace: %.300s", trace);
+    rc = run("", "pipeline", "1");
+    CHECK_MSG(rc == 2 && strstr(err, "usage"), "one point: exit %d; %.200s", rc, err);
+    rc = run("", "pipeline", "100000 8 1");
+    CHECK_MSG(rc == 2 && strstr(err, "cannot hold"), "budget too small: exit %d; %.200s", rc,
+              err);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -168,6 +191,7 @@ int main(void) {
     check_polygon_mask();
     check_offload_pairwise();
     check_monte_carlo_pi();
+    check_pipeline();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -7,6 +7,8 @@ int kiln_cmd_devices(int argc, char **argv);
 int kiln_cmd_info(int argc, char **argv);
 int kiln_cmd_version(int argc, char **argv);
 int kiln_cmd_cache(int argc, char **argv);
+/* tools/kiln/cmd_timeline.c: a trace file as a picture. */
+int kiln_cmd_timeline(int argc, char **argv);
 /* tools/kiln/demo*.c: the showcase (polygon mask, pairwise distances). */
 int kiln_cmd_demo(int argc, char **argv);
 

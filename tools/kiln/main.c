@@ -21,6 +21,7 @@ static const kiln_cli_command kiln_cli_commands[] = {
     {"version", kiln_cmd_version, "", "print kiln's version"},
     {"cache", kiln_cmd_cache, "path|list|clear|build", "manage the on-disk program cache"},
     {"demo", kiln_cmd_demo, "...", "run the showcase"},
+    {"timeline", kiln_cmd_timeline, "TRACE.json [OUT.png]", "draw a KILN_TRACE file"},
 };
 #define KILN_CLI_NUM_COMMANDS (sizeof kiln_cli_commands / sizeof kiln_cli_commands[0])
 
