@@ -990,9 +990,9 @@ static int test_gpu(void)
 
     void *ctx = NULL, *q = NULL, *bad = NULL;
     if (CHECK_OK(B->context_create(&dev, 1, &ctx))) {
-        CHECK_STATUS(B->queue_create(ctx, dev, KILN_QUEUE_OUT_OF_ORDER, &bad),
-                     KILN_ERROR_UNSUPPORTED);
-        CHECK(bad == NULL);
+        /* out of order: several streams (test_core_event runs them) */
+        if (CHECK_OK(B->queue_create(ctx, dev, KILN_QUEUE_OUT_OF_ORDER, &bad)))
+            B->queue_release(bad);
         if (CHECK_OK(B->queue_create(ctx, dev, KILN_QUEUE_PROFILING, &q))) {
             PHASE("buffers");
             test_buffers(ctx, q);

@@ -398,6 +398,21 @@ static void test_out_of_order(env *e) {
     for (int i = 0; i < N; i++)
         good &= out[i] == data[i] + 1;
     CHECK(good);
+    /* a marker with no wait list waits for every command before it */
+    kiln_event *gate = NULL, *m = NULL;
+    CHECK_OK(kiln_event_create_user(e->ctx, &gate));
+    CHECK_OK(kiln_buffer_write_async(oq, b, 0, N * sizeof *data, data, 1, &gate, NULL));
+    CHECK_OK(kiln_kernel_launch(oq, e->inc, 1, &g, NULL, 2, args, 0, NULL, NULL));
+    CHECK_OK(kiln_queue_marker(oq, 0, NULL, &m));
+    kiln_event_state ms = KILN_EVENT_COMPLETE;
+    usleep(20000);
+    CHECK_OK(kiln_event_get_state(m, &ms));
+    CHECK_MSG(ms != KILN_EVENT_COMPLETE, "the marker completed before a gated command");
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(m));
+    CHECK_OK(kiln_queue_finish(oq));
+    kiln_event_release(gate);
+    kiln_event_release(m);
     kiln_event_release(bar);
     kiln_buffer_release(b);
     kiln_queue_release(oq);

@@ -153,11 +153,20 @@ int kiln__cu_context_find(const kiln__cu_context *c, int ordinal);
 
 struct kiln__cu_event;
 
+/* Streams of an out-of-order queue: commands without a wait list between
+ * them go to these in turn, so they may run concurrently. */
+#define KILN__CU_LANES 4
+
 typedef struct kiln__cu_queue {
     atomic_int refs;      /* the core's + one per live event */
     kiln__cu_context *ctx;
     kiln__cu_dev *dev;
+    /* the stream of the command being enqueued (set under lock by
+     * kiln__cu_cmd_begin; an in-order queue has only lanes[0]) */
     CUstream stream;
+    CUstream lanes[KILN__CU_LANES];
+    int nlanes;           /* 1: in order; KILN__CU_LANES: out of order */
+    unsigned next_lane;
     CUstream notify_stream; /* lazily made: stream callbacks for notify */
     int profiling;
     pthread_mutex_t lock; /* one command (waits, records, work) at a time */
@@ -182,6 +191,7 @@ typedef struct kiln__cu_event {
     kiln__cu_context *ctx;     /* user events: holds a context reference */
     CUevent start;        /* profiling queues only */
     CUevent end;
+    CUstream stream;      /* command events: the stream it was recorded on */
     uint64_t queued_ns;   /* host time at enqueue */
     /* user events of the wait list (flattened, retained): the command
      * reports failure if one of them failed */
@@ -224,6 +234,7 @@ extern _Thread_local int kiln__cu_in_callback;
 typedef struct kiln__cu_cmd {
     kiln__cu_queue *q;
     kiln__cu_event *ev; /* NULL when no event was asked for */
+    CUstream stream;    /* the lane the command went to */
 } kiln__cu_cmd;
 kiln_status kiln__cu_cmd_begin(kiln__cu_cmd *c, void *queue, size_t num_wait,
                           void *const *wait, int want_event);

@@ -345,7 +345,7 @@ kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *
             }
             continue;
         }
-        if (w->queue->stream != q->stream) {
+        if (w->stream != q->stream) {
             CUresult r = kiln__cu.cuStreamWaitEvent(q->stream, w->end, 0);
             if (r != CUDA_SUCCESS)
                 return kiln__cu_fail("cuStreamWaitEvent", r);
@@ -369,6 +369,7 @@ kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *
 kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev)
 {
     ev->queued_ns = kiln__cu_now_ns();
+    ev->stream = q->stream;
     if (q->profiling) {
         CUresult r = kiln__cu.cuEventRecord(ev->start, q->stream);
         if (r != CUDA_SUCCESS)

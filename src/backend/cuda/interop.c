@@ -41,7 +41,7 @@ static kiln_status cu_queue_wrap(void *context, const kiln__bdevice *device, voi
     kiln__cu_queue *q = *queue;
     /* queue_create left q's context current; its own stream has no work */
     kiln__cu.cuStreamDestroy(q->stream);
-    q->stream = (CUstream)native;
+    q->stream = q->lanes[0] = (CUstream)native;
     q->borrowed = 1;
     return KILN_OK;
 }
@@ -155,8 +155,16 @@ kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native)
     void *h = NULL;
     NEED(native, "kiln_cuda_queue_get", "native");
     kiln_status st = handle_of("kiln_cuda_queue_get", KILN__INTEROP_QUEUE, queue, &h);
-    *native = st == KILN_OK ? ((kiln__cu_queue *)h)->stream : NULL;
-    return st;
+    *native = NULL;
+    if (st != KILN_OK)
+        return st;
+    const kiln__cu_queue *q = h;
+    if (q->nlanes > 1)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "kiln_cuda_queue_get: an out-of-order queue runs on %d streams, "
+                               "not one", q->nlanes);
+    *native = q->lanes[0];
+    return KILN_OK;
 }
 
 kiln_status kiln_cuda_queue_wrap(kiln_context *context, CUstream native, unsigned flags,

@@ -1,4 +1,8 @@
-/* CUDA queues: one non-blocking stream each, in-order only. */
+/* CUDA queues: one non-blocking stream for an in-order queue; an
+ * out-of-order queue has KILN__CU_LANES streams ("lanes") and puts each
+ * command on the next one, so commands that do not wait for each other may
+ * overlap, as on an OpenCL out-of-order queue. Wait lists become
+ * cross-stream event waits; markers and barriers join every lane. */
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_internal.h"
@@ -22,7 +26,8 @@ void kiln__cu_queue_unref(kiln__cu_queue *q)
         if (q->notify_stream)
             kiln__cu.cuStreamDestroy(q->notify_stream);
         if (!q->borrowed)
-            kiln__cu.cuStreamDestroy(q->stream);
+            for (int i = 0; i < q->nlanes; i++)
+                kiln__cu.cuStreamDestroy(q->lanes[i]);
         if (q->base)
             kiln__cu.cuEventDestroy(q->base);
     }
@@ -37,12 +42,6 @@ kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
 {
     *queue = NULL;
     kiln__cu_context *c = context;
-    if (flags & KILN_QUEUE_OUT_OF_ORDER)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "out-of-order queues are not supported on "
-                               "CUDA: a queue is one in-order stream; for "
-                               "concurrency create several queues and order "
-                               "them with events");
     int idx = kiln__cu_context_find(c, (int)(intptr_t)device->handle);
     if (idx < 0)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
@@ -56,11 +55,19 @@ kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
     kiln__cu_queue *q = calloc(1, sizeof *q);
     if (!q)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
-    CUresult r = kiln__cu.cuStreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
+    int lanes = (flags & KILN_QUEUE_OUT_OF_ORDER) ? KILN__CU_LANES : 1;
+    CUresult r = CUDA_SUCCESS;
+    for (q->nlanes = 0; q->nlanes < lanes; q->nlanes++)
+        if ((r = kiln__cu.cuStreamCreate(&q->lanes[q->nlanes], CU_STREAM_NON_BLOCKING)) !=
+            CUDA_SUCCESS)
+            break;
     if (r != CUDA_SUCCESS) {
+        while (q->nlanes > 0)
+            kiln__cu.cuStreamDestroy(q->lanes[--q->nlanes]);
         free(q);
         return kiln__cu_fail("cuStreamCreate", r);
     }
+    q->stream = q->lanes[0];
     atomic_init(&q->refs, 1);
     q->ctx = c;
     kiln__cu_context_ref(c);
@@ -105,11 +112,13 @@ kiln_status kiln__cu_queue_finish(void *queue)
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
-    CUresult r = kiln__cu.cuStreamSynchronize(q->stream);
-    if (r != CUDA_SUCCESS) {
-        kiln__cu_fail("cuStreamSynchronize", r);
-        return kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
-                                  "a command of the queue failed");
+    for (int i = 0; i < q->nlanes; i++) {
+        CUresult r = kiln__cu.cuStreamSynchronize(q->lanes[i]);
+        if (r != CUDA_SUCCESS) {
+            kiln__cu_fail("cuStreamSynchronize", r);
+            return kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
+                                      "a command of the queue failed");
+        }
     }
     return KILN_OK;
 }
@@ -133,6 +142,9 @@ kiln_status kiln__cu_cmd_begin(kiln__cu_cmd *c, void *queue, size_t num_wait,
             return st;
     }
     pthread_mutex_lock(&q->lock);
+    if (q->nlanes > 1) /* out of order: the next lane */
+        q->stream = q->lanes[q->next_lane++ % (unsigned)q->nlanes];
+    c->stream = q->stream;
     st = kiln__cu_wait_list(q, num_wait, wait, c->ev);
     if (st == KILN_OK && c->ev)
         st = kiln__cu_event_begin(q, c->ev);
@@ -160,7 +172,7 @@ kiln_status kiln__cu_cmd_end(kiln__cu_cmd *c, kiln_status st, int blocking,
             void *one = c->ev;
             st = kiln__cu_event_wait(1, &one);
         } else {
-            CUresult r = kiln__cu.cuStreamSynchronize(q->stream);
+            CUresult r = kiln__cu.cuStreamSynchronize(c->stream);
             if (r != CUDA_SUCCESS) {
                 kiln__cu_fail("cuStreamSynchronize", r);
                 st = kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
@@ -179,13 +191,48 @@ kiln_status kiln__cu_cmd_end(kiln__cu_cmd *c, kiln_status st, int blocking,
     return KILN_OK;
 }
 
-/* In-order streams: a marker and a barrier are the same recorded event. */
+/* Makes stream `to` wait for everything enqueued so far on `from`. */
+static kiln_status lane_join(kiln__cu_queue *q, CUstream from, CUstream to)
+{
+    CUevent e = NULL;
+    CUresult r = kiln__cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS)
+        r = kiln__cu.cuEventRecord(e, from);
+    if (r == CUDA_SUCCESS)
+        r = kiln__cu.cuStreamWaitEvent(to, e, 0);
+    if (e)
+        kiln__cu.cuEventDestroy(e); /* destroyed once the wait has happened */
+    (void)q;
+    return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("joining the queue's streams", r);
+}
+
+/* In order: a marker and a barrier are the same recorded event. Out of
+ * order, with no wait list, both wait for every command enqueued before
+ * them (every lane joins the marker's lane first), and a barrier also
+ * makes every later command wait for it (every lane waits on its lane). A
+ * marker with a wait list waits only for that list. */
 kiln_status kiln__cu_queue_marker(void *queue, int barrier, size_t num_wait,
                              void *const *wait, void **out_event)
 {
+    kiln__cu_queue *q = queue;
     kiln__cu_cmd c;
     kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, 1);
     if (st != KILN_OK)
         return st;
-    return kiln__cu_cmd_end(&c, KILN_OK, 0, out_event);
+    if (q->nlanes > 1 && (num_wait == 0 || barrier)) {
+        /* begin recorded the event's start on the lane: the joins come
+         * after it, so the marker's time covers the wait for the others */
+        for (int i = 0; i < q->nlanes && st == KILN_OK; i++)
+            if (q->lanes[i] != c.stream)
+                st = lane_join(q, q->lanes[i], c.stream);
+    }
+    st = kiln__cu_cmd_end(&c, st, 0, out_event);
+    if (st == KILN_OK && q->nlanes > 1 && barrier) {
+        pthread_mutex_lock(&q->lock);
+        for (int i = 0; i < q->nlanes && st == KILN_OK; i++)
+            if (q->lanes[i] != c.stream)
+                st = lane_join(q, c.stream, q->lanes[i]);
+        pthread_mutex_unlock(&q->lock);
+    }
+    return st;
 }
