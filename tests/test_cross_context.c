@@ -146,6 +146,72 @@ static void test_long_list(side *a, side *b) {
     kiln_buffer_release(buf);
 }
 
+/* kiln_array_copy_between_async from `from` to `to`: gated by a user event
+ * of `from`, it must not land before the gate opens; a kernel queued after
+ * it on `to`'s queue sees the data; a strided destination; a failed source
+ * fails the returned event; bad input. */
+static void test_copy_between(side *from, side *to) {
+    enum { N = 4099 };
+    int host[N], got[2 * N];
+    for (int i = 0; i < N; i++)
+        host[i] = (int)(kt_rand_u64() % 100000);
+    size_t n = N, n2 = 2 * N;
+    kiln_array *from_arr = NULL, *dst = NULL, *wide = NULL, *strided = NULL;
+    CHECK_OK(kiln_array_from_host(from->ctx, KILN_INT32, 1, &n, host, &from_arr));
+    CHECK_OK(kiln_array_empty(to->ctx, KILN_INT32, 1, &n, &dst));
+    kiln_event *gate = NULL, *copied = NULL;
+    CHECK_OK(kiln_event_create_user(from->ctx, &gate));
+    CHECK_OK(kiln_array_copy_between_async(to->q, dst, from->q, from_arr, 1, &gate, &copied));
+    /* more work behind it on the destination's in-order queue */
+    CHECK_OK(launch(to, to->inc, kiln_array_buffer(dst), N, 0, NULL, NULL));
+    CHECK_MSG(pending(copied), "the copy ended before its gate opened");
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(copied));
+    CHECK_OK(kiln_array_read(to->q, dst, got));
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += got[i] != host[i] + 1;
+    CHECK_MSG(bad == 0, "copy_between_async then inc: %d of %d wrong", bad, N);
+    kiln_event_release(gate);
+    kiln_event_release(copied);
+
+    /* into every other element of a wider array (a strided view) */
+    int zero = 0;
+    CHECK_OK(kiln_array_empty(to->ctx, KILN_INT32, 1, &n2, &wide));
+    CHECK_OK(kiln_array_fill(to->q, wide, &zero, 0, NULL, NULL));
+    kiln_slice every_other = {.start = 1, .stop = 2 * N, .step = 2};
+    CHECK_OK(kiln_array_view(wide, &every_other, &strided));
+    CHECK_OK(kiln_array_copy_between_async(to->q, strided, from->q, from_arr, 0, NULL, &copied));
+    CHECK_OK(kiln_event_wait(copied));
+    CHECK_OK(kiln_array_read(to->q, wide, got));
+    bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += got[2 * i] != 0 || got[2 * i + 1] != host[i];
+    CHECK_MSG(bad == 0, "strided copy_between_async: %d of %d wrong", bad, N);
+    kiln_event_release(copied);
+
+    /* a failed source fails the copy's event */
+    CHECK_OK(kiln_event_create_user(from->ctx, &gate));
+    CHECK_OK(kiln_array_copy_between_async(to->q, dst, from->q, from_arr, 1, &gate, &copied));
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_ERROR));
+    CHECK_STATUS(kiln_event_wait(copied), KILN_ERROR_EVENT_FAILED);
+    kiln_event_release(gate);
+    kiln_event_release(copied);
+
+    /* bad input: nothing enqueued, no event */
+    copied = (kiln_event *)&copied;
+    CHECK_STATUS(kiln_array_copy_between_async(to->q, wide, from->q, from_arr, 0, NULL, &copied),
+                 KILN_ERROR_MISMATCH);
+    CHECK(copied == NULL);
+    CHECK_STATUS(kiln_array_copy_between_async(to->q, NULL, from->q, from_arr, 0, NULL, &copied),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_copy_between_async(from->q, dst, from->q, from_arr, 0, NULL, &copied),
+                 KILN_ERROR_MISMATCH); /* dst is not of from's context */
+    kiln_queue_finish(to->q);
+    kiln_array_release(strided), kiln_array_release(wide);
+    kiln_array_release(from_arr), kiln_array_release(dst);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_device *peer = kiln_queue_device(q);
@@ -168,6 +234,10 @@ static void run(kiln_queue *q, void *user) {
         printf("   %s\n", "test_long_list(&a, &b);");
         fflush(stdout);
         test_long_list(&a, &b);
+        printf("   %s\n", "test_copy_between(&a, &b), (&b, &a);");
+        fflush(stdout);
+        test_copy_between(&a, &b);
+        test_copy_between(&b, &a);
     }
     side_close(&a);
     side_close(&b);

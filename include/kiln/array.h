@@ -187,6 +187,20 @@ KILN_API kiln_status kiln_array_copy_between(kiln_queue *dst_queue,
                                              kiln_array *dst,
                                              kiln_queue *src_queue,
                                              kiln_array *src);
+/* The same without blocking: after the wait list (events of either
+ * context), src is read on src_queue into page-locked staging memory of
+ * dst's context, and a copy into dst is enqueued on dst_queue at once, so
+ * work queued on dst_queue after this call sees the data. *event (of dst's
+ * context) completes when dst holds the data, and fails if the source's
+ * side failed. Same context: kiln_array_copy. (docs/architecture.md says
+ * why no driver reads the staging memory before it holds the data.) */
+KILN_API kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
+                                                   kiln_array *dst,
+                                                   kiln_queue *src_queue,
+                                                   kiln_array *src,
+                                                   size_t num_wait,
+                                                   kiln_event *const *wait,
+                                                   kiln_event **event);
 /* --------------------------------------------------- elementwise operators */
 
 typedef enum kiln_binary_op {

@@ -2,6 +2,7 @@
  * the host; strided arrays go through a dense temporary and the copy
  * kernel), and copies between arrays. */
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "algo/array_internal.h"
@@ -206,4 +207,164 @@ kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
         st = kiln_array_write(dst_queue, dst, host);
     free(host);
     return st;
+}
+
+/* ---- kiln_array_copy_between_async: src (one context) -> dst (another),
+ * without blocking.
+ *
+ * The destination's part must be enqueued now, so that work the caller
+ * queues after it on dst_queue comes after it; but the data exists only
+ * once the source's read has run. So the data goes through page-locked
+ * staging memory S of the destination's context: the source's queue reads
+ * src into S's mapping (when that read executes); a device copy S -> dst is
+ * enqueued on dst_queue at once, behind a gate (a user event of the
+ * destination's context) that opens once the read has ended and S is
+ * unmapped. No driver ever reads host memory before it holds the data. The
+ * event handed back is kiln's own: it completes when the copy has, and fails
+ * if the source's side failed (the gate itself never fails: a failed user
+ * event that commands wait on aborts PoCL 3.1). */
+typedef struct between {
+    kiln_queue *stage_q; /* the destination's device: map/unmap of S */
+    kiln_buffer *S;
+    void *hS;
+    kiln_event *gate, *out;
+    atomic_int src_failed;
+} between;
+
+static void between_free(between *b) {
+    kiln_buffer_release(b->S);
+    kiln_queue_release(b->stage_q);
+    kiln_event_release(b->gate);
+    kiln_event_release(b->out);
+    free(b);
+}
+
+static void between_unmapped(kiln_event *ev, kiln_event_state state,
+                             void *arg) {
+    (void)ev;
+    between *b = arg;
+    if (state != KILN_EVENT_COMPLETE)
+        atomic_store(&b->src_failed, 1);
+    kiln_event_set_complete(b->gate, KILN_EVENT_COMPLETE);
+}
+
+static void between_read(kiln_event *ev, kiln_event_state state, void *arg) {
+    (void)ev;
+    between *b = arg;
+    if (state != KILN_EVENT_COMPLETE)
+        atomic_store(&b->src_failed, 1);
+    kiln_event *unmapped = NULL;
+    if (kiln_buffer_unmap(b->stage_q, b->S, b->hS, 0, NULL, &unmapped) !=
+            KILN_OK ||
+        kiln_queue_flush(b->stage_q) != KILN_OK ||
+        kiln_event_on_complete(unmapped, between_unmapped, b) != KILN_OK) {
+        atomic_store(&b->src_failed, 1);
+        if (unmapped)
+            kiln_event_wait(unmapped);
+        kiln_event_set_complete(b->gate, KILN_EVENT_COMPLETE);
+    }
+    kiln_event_release(unmapped);
+}
+
+static void between_copied(kiln_event *ev, kiln_event_state state,
+                           void *arg) {
+    (void)ev;
+    between *b = arg;
+    int failed = state != KILN_EVENT_COMPLETE || atomic_load(&b->src_failed);
+    kiln_event_set_complete(b->out,
+                            failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE);
+    between_free(b);
+}
+
+kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
+                                          kiln_array *dst,
+                                          kiln_queue *src_queue,
+                                          kiln_array *src, size_t num_wait,
+                                          kiln_event *const *wait,
+                                          kiln_event **event) {
+    const char *fn = "kiln_array_copy_between_async";
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__array_check_queue(dst_queue, dst, fn);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(src_queue, src, fn);
+    if (st != KILN_OK)
+        return st;
+    if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src)) {
+        char td[96], ts[96];
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: shapes or dtypes differ (dst %s, src %s)",
+                               fn, kiln__array_describe(dst, td, sizeof td),
+                               kiln__array_describe(src, ts, sizeof ts));
+    }
+    kiln_context *dctx = kiln_queue_context(dst_queue);
+    if (kiln_queue_context(src_queue) == dctx)
+        return kiln_array_copy(dst_queue, dst, src, num_wait, wait, event);
+    size_t bytes = src->size * kiln_dtype_size(src->dtype);
+    if (!bytes) /* still follows the wait list */
+        return kiln_queue_marker(dst_queue, num_wait, wait, event);
+    between *b = calloc(1, sizeof *b);
+    if (!b)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", fn);
+    kiln_array *tmp = NULL; /* a strided dst: S -> tmp -> dst */
+    kiln_event *read = NULL, *copied = NULL;
+    st = kiln_queue_create(dctx, kiln_queue_device(dst_queue), 0, &b->stage_q);
+    if (st == KILN_OK)
+        st = kiln_buffer_create(dctx, bytes, KILN_BUFFER_HOST_PINNED, NULL,
+                                &b->S);
+    if (st == KILN_OK)
+        st = kiln_buffer_map(b->stage_q, b->S, KILN_MAP_WRITE_INVALIDATE, 0,
+                             bytes, &b->hS);
+    if (st == KILN_OK)
+        st = kiln_event_create_user(dctx, &b->gate);
+    if (st == KILN_OK)
+        st = kiln_event_create_user(dctx, &b->out);
+    if (st == KILN_OK && !kiln__array_contiguous(dst))
+        st = kiln_array_empty(dctx, dst->dtype, dst->ndim, dst->shape, &tmp);
+    if (st != KILN_OK) {
+        if (b->hS)
+            kiln_buffer_unmap(b->stage_q, b->S, b->hS, 0, NULL, NULL);
+        between_free(b);
+        return kiln__error_prefix(st, "%s", fn);
+    }
+    /* the destination's part first: if it cannot be enqueued, nothing is */
+    kiln_array *land = tmp ? tmp : dst;
+    st = kiln_buffer_copy(dst_queue, b->S, 0, kiln_array_buffer(land),
+                          land->offset * kiln_dtype_size(land->dtype), bytes,
+                          1, &b->gate, tmp ? NULL : &copied);
+    if (st == KILN_OK && tmp)
+        st = kiln_array_copy(dst_queue, dst, tmp, 0, NULL, &copied);
+    kiln_array_release(tmp); /* its buffer lives until its work is done */
+    if (st == KILN_OK)
+        st = kiln_array_read_async(src_queue, src, b->hS, num_wait, wait,
+                                   &read);
+    if (st != KILN_OK) {
+        /* open the gate so the enqueued copy can end, then clean up */
+        kiln_event_set_complete(b->gate, KILN_EVENT_COMPLETE);
+        if (copied)
+            kiln_event_wait(copied);
+        kiln_buffer_unmap(b->stage_q, b->S, b->hS, 0, NULL, NULL);
+        kiln_queue_finish(b->stage_q);
+        kiln_event_release(copied);
+        between_free(b);
+        return kiln__error_prefix(st, "%s", fn);
+    }
+    kiln_event *out = b->out;
+    kiln_event_retain(out); /* the caller's, if asked for */
+    /* copied ends after the gate, and the gate opens after between_read */
+    st = kiln_event_on_complete(read, between_read, b);
+    if (st == KILN_OK)
+        st = kiln_event_on_complete(copied, between_copied, b);
+    kiln_event_release(read);
+    kiln_event_release(copied);
+    if (st != KILN_OK) { /* out of memory for a callback: cannot go on */
+        kiln_event_release(out);
+        return kiln__error_prefix(st, "%s: the copy is enqueued but cannot "
+                                      "be completed", fn);
+    }
+    if (event)
+        *event = out;
+    else
+        kiln_event_release(out);
+    return KILN_OK;
 }
