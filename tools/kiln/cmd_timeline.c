@@ -66,6 +66,7 @@ static int read_boxes(FILE *f, box **out, size_t *count) {
     return 0;
 }
 
+#ifdef KILN_HAVE_CAIRO
 /* upload, kernel, download, other */
 static int kind_of(const char *name) {
     if (strstr(name, "kiln_buffer_write") || strstr(name, "kiln_array_write"))
@@ -81,7 +82,6 @@ static const double kColours[4][3] = {
     {0.27, 0.51, 0.71}, {0.93, 0.49, 0.19}, {0.30, 0.65, 0.35}, {0.6, 0.6, 0.6}};
 static const char *const kKinds[4] = {"upload", "kernel", "download", "other"};
 
-#ifdef KILN_HAVE_CAIRO
 static int draw(const char *path, const box *b, size_t n, const row *rows, int nrows, double t0,
                 double t1) {
     const double left = 300, right = 30, top = 70, row_h = 34, width = 1600;
