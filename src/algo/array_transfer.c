@@ -2,6 +2,7 @@
  * the host; strided arrays go through a dense temporary and the copy
  * kernel), and copies between arrays. */
 #include <stdio.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -216,23 +217,122 @@ kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
  * queues after it on dst_queue comes after it; but the data exists only
  * once the source's read has run. So the data goes through page-locked
  * staging memory S of the destination's context: the source's queue reads
- * src into S's mapping (when that read executes); a device copy S -> dst is
+ * src into S's mapping (when that read executes); a device copy S -> dst
+ * (a DMA, or the copy kernel straight from S for a strided dst) is
  * enqueued on dst_queue at once, behind a gate (a user event of the
  * destination's context) that opens once the read has ended and S is
  * unmapped. No driver ever reads host memory before it holds the data. The
  * event handed back is kiln's own: it completes when the copy has, and fails
  * if the source's side failed (the gate itself never fails: a failed user
- * event that commands wait on aborts PoCL 3.1). */
+ * event that commands wait on aborts PoCL 3.1). The staging buffers are
+ * kept per context and reused: a page-locked allocation is slow, and a
+ * release while other work waits on user events goes through the CUDA
+ * backend's deferred free. */
+#define STAGING_KEEP 8
+
+typedef struct staging {
+    pthread_mutex_t lock;
+    kiln_buffer *buf[STAGING_KEEP];
+    int busy[STAGING_KEEP];
+} staging;
+
+static void *staging_make(kiln_context *context, void *arg) {
+    (void)context, (void)arg;
+    staging *st = calloc(1, sizeof *st);
+    if (st)
+        pthread_mutex_init(&st->lock, NULL);
+    return st;
+}
+
+static void staging_free(void *data) {
+    staging *st = data;
+    for (int i = 0; i < STAGING_KEEP; i++)
+        kiln_buffer_release(st->buf[i]);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+static const char staging_key = 0;
+
+/* A free kept buffer of at least bytes (slot >= 0), else a new one (slot
+ * -1 when none is free to keep it in). */
+static kiln_status staging_take(kiln_context *ctx, size_t bytes,
+                                kiln_buffer **buf, int *slot) {
+    void *data = NULL;
+    kiln_status st = kiln_context_attach(ctx, &staging_key, staging_make,
+                                         NULL, staging_free, &data);
+    if (st != KILN_OK)
+        return st;
+    staging *sg = data;
+    *slot = -1;
+    *buf = NULL;
+    pthread_mutex_lock(&sg->lock);
+    int empty = -1, smaller = -1;
+    for (int i = 0; i < STAGING_KEEP && !*buf; i++) {
+        if (sg->busy[i])
+            continue;
+        if (sg->buf[i] && kiln_buffer_size(sg->buf[i]) >= bytes)
+            *buf = sg->buf[i], *slot = i;
+        else if (!sg->buf[i] && empty < 0)
+            empty = i;
+        else if (sg->buf[i] && smaller < 0)
+            smaller = i;
+    }
+    if (!*buf)
+        *slot = empty >= 0 ? empty : smaller;
+    if (*slot >= 0)
+        sg->busy[*slot] = 1;
+    if (*buf)
+        kiln_buffer_retain(*buf); /* the caller's reference */
+    pthread_mutex_unlock(&sg->lock);
+    if (*buf)
+        return KILN_OK;
+    /* a new buffer: grow by half again, so a series of sizes settles */
+    kiln_buffer *nb = NULL;
+    st = kiln_buffer_create(ctx, bytes + bytes / 2, KILN_BUFFER_HOST_PINNED,
+                            NULL, &nb);
+    pthread_mutex_lock(&sg->lock);
+    if (*slot >= 0) {
+        if (st == KILN_OK) { /* kept, in place of a smaller idle one */
+            kiln_buffer_release(sg->buf[*slot]);
+            sg->buf[*slot] = nb;
+            kiln_buffer_retain(nb); /* the cache's; the caller has create's */
+        } else {
+            sg->busy[*slot] = 0; /* the smaller one stays */
+        }
+    }
+    pthread_mutex_unlock(&sg->lock);
+    *buf = nb;
+    return st;
+}
+
+/* Gives a taken buffer back (drops the caller's reference). */
+static void staging_give(kiln_context *ctx, kiln_buffer *buf, int slot) {
+    void *data = NULL;
+    if (slot >= 0 && kiln_context_attach(ctx, &staging_key, staging_make,
+                                         NULL, staging_free,
+                                         &data) == KILN_OK) {
+        staging *sg = data;
+        pthread_mutex_lock(&sg->lock);
+        sg->busy[slot] = 0;
+        pthread_mutex_unlock(&sg->lock);
+    }
+    kiln_buffer_release(buf);
+}
+
 typedef struct between {
+    kiln_context *ctx;   /* the destination's (a handle: the stage queue) */
     kiln_queue *stage_q; /* the destination's device: map/unmap of S */
     kiln_buffer *S;
+    int slot;
     void *hS;
     kiln_event *gate, *out;
     atomic_int src_failed;
 } between;
 
 static void between_free(between *b) {
-    kiln_buffer_release(b->S);
+    if (b->S)
+        staging_give(b->ctx, b->S, b->slot);
     kiln_queue_release(b->stage_q);
     kiln_event_release(b->gate);
     kiln_event_release(b->out);
@@ -300,18 +400,18 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
     kiln_context *dctx = kiln_queue_context(dst_queue);
     if (kiln_queue_context(src_queue) == dctx)
         return kiln_array_copy(dst_queue, dst, src, num_wait, wait, event);
-    size_t bytes = src->size * kiln_dtype_size(src->dtype);
+    size_t es = kiln_dtype_size(src->dtype), bytes = src->size * es;
     if (!bytes) /* still follows the wait list */
         return kiln_queue_marker(dst_queue, num_wait, wait, event);
     between *b = calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", fn);
-    kiln_array *tmp = NULL; /* a strided dst: S -> tmp -> dst */
+    b->ctx = dctx;
+    b->slot = -1;
     kiln_event *read = NULL, *copied = NULL;
     st = kiln_queue_create(dctx, kiln_queue_device(dst_queue), 0, &b->stage_q);
     if (st == KILN_OK)
-        st = kiln_buffer_create(dctx, bytes, KILN_BUFFER_HOST_PINNED, NULL,
-                                &b->S);
+        st = staging_take(dctx, bytes, &b->S, &b->slot);
     if (st == KILN_OK)
         st = kiln_buffer_map(b->stage_q, b->S, KILN_MAP_WRITE_INVALIDATE, 0,
                              bytes, &b->hS);
@@ -319,27 +419,33 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
         st = kiln_event_create_user(dctx, &b->gate);
     if (st == KILN_OK)
         st = kiln_event_create_user(dctx, &b->out);
-    if (st == KILN_OK && !kiln__array_contiguous(dst))
-        st = kiln_array_empty(dctx, dst->dtype, dst->ndim, dst->shape, &tmp);
     if (st != KILN_OK) {
         if (b->hS)
             kiln_buffer_unmap(b->stage_q, b->S, b->hS, 0, NULL, NULL);
+        if (b->stage_q)
+            kiln_queue_finish(b->stage_q);
         between_free(b);
         return kiln__error_prefix(st, "%s", fn);
     }
-    /* the destination's part first: if it cannot be enqueued, nothing is */
-    kiln_array *land = tmp ? tmp : dst;
-    st = kiln_buffer_copy(dst_queue, b->S, 0, kiln_array_buffer(land),
-                          land->offset * kiln_dtype_size(land->dtype), bytes,
-                          1, &b->gate, tmp ? NULL : &copied);
-    if (st == KILN_OK && tmp)
-        st = kiln_array_copy(dst_queue, dst, tmp, 0, NULL, &copied);
-    kiln_array_release(tmp); /* its buffer lives until its work is done */
+    /* the destination's part first: if it cannot be enqueued, nothing is.
+     * A strided dst is copied by the copy kernel straight from S (a dense
+     * array header over the staging buffer). */
+    if (kiln__array_contiguous(dst)) {
+        st = kiln_buffer_copy(dst_queue, b->S, 0, kiln_array_buffer(dst),
+                              dst->offset * es, bytes, 1, &b->gate, &copied);
+    } else {
+        kiln_array dense = *dst;
+        dense.buffer = b->S;
+        dense.offset = 0;
+        kiln__array_set_dense(&dense, dst->ndim, dst->shape);
+        st = kiln__array_copy_kernel(dst_queue, dst, &dense, 1, &b->gate,
+                                     &copied);
+    }
     if (st == KILN_OK)
         st = kiln_array_read_async(src_queue, src, b->hS, num_wait, wait,
                                    &read);
     if (st != KILN_OK) {
-        /* open the gate so the enqueued copy can end, then clean up */
+        /* open the gate so an enqueued copy can end, then clean up */
         kiln_event_set_complete(b->gate, KILN_EVENT_COMPLETE);
         if (copied)
             kiln_event_wait(copied);
