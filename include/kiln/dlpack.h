@@ -18,7 +18,8 @@
  *    driver copies the bytes to the host at export and back at the deleter:
  *    the consumer sees a host copy, and its writes reach the array when it
  *    calls the deleter. While exported, the array must not be used by
- *    kiln's own work (OpenCL's rule for mapped memory).
+ *    kiln's own work, nor exported again (OpenCL's rules for mapped
+ *    memory).
  * Import (kiln_array_from_dlpack*): kDLCUDA and kDLCUDAManaged memory of
  * the context's CUDA device is wrapped (zero copy; kiln calls the deleter
  * when the last array or view over it is released); kDLCPU and kDLCUDAHost

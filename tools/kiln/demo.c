@@ -595,7 +595,7 @@ static void print_tables(const demo_state *s) {
             else
                 printf("\nPairwise distances %s (points x dims)\n",
                        r->label);
-            printf("%-52s %10s %10s %10s %9s %9s  %s\n", "Method",
+            printf("%-56s %10s %10s %10s %9s %9s  %s\n", "Method",
                    "Time (ms)", "Device", "End-to-end", "vs seeds",
                    "vs host", "Check");
         }
@@ -607,7 +607,7 @@ static void print_tables(const demo_state *s) {
         snprintf(method, sizeof method, "    %s%s%s", r->method,
                  r->device[0] ? " on " : "", r->device);
         if (r->error[0]) {
-            printf("%-52.52s %10s %10s %10s %9s %9s  %s\n", method, "-", "-",
+            printf("%-56.56s %10s %10s %10s %9s %9s  %s\n", method, "-", "-",
                    "-", "-", "-", "not run (see above)");
             continue;
         }
@@ -626,7 +626,7 @@ static void print_tables(const demo_state *s) {
         else
             snprintf(check, sizeof check, "%s (rel. error %.1e)",
                      r->ok ? "ok" : "INACCURATE", r->relerr);
-        printf("%-52.52s %10s %10s %10s %8.1fx %8.1fx  %s\n", method, t, dt,
+        printf("%-56.56s %10s %10s %10s %8.1fx %8.1fx  %s\n", method, t, dt,
                e2e, r->speedup, r->speedup_algo, check);
     }
     printf("\nTime: median wall-clock time of the timed repetitions; for "
