@@ -2,14 +2,17 @@
  * test (tests/test_demo.c):
  *
  *  1. The polygon mask of the seeds: which pixels of a width x height image
- *     lie inside a polygon (even-odd rule). Serial C and OpenMP C (the seeds'
- *     insidePolygon, one call per pixel), the seeds' naive kernel (one
- *     work-item per pixel) and kiln's fast kernel (one work-group per row:
- *     the row's edge crossings, then the row written 8 pixels per store).
+ *     lie inside a polygon (even-odd rule). Two algorithms: the seeds'
+ *     insidePolygon, one call per pixel (serial C, OpenMP C, the seeds'
+ *     naive kernel: one work-item per pixel), and row crossing (serial C,
+ *     OpenMP C, kiln's fast kernel: one work-group per row, the row's edge
+ *     crossings once, then the row written 8 pixels per store).
  *  2. Pairwise Euclidean distances of the seeds' offload proposal:
- *     out[i*m + j] = sqrt(sum_k (x[i*d+k] - x[j*d+k])^2). Serial C, OpenMP C
- *     and kiln's kernels (GPU: register-tiled with local memory; CPU:
- *     vectorised over the dimensions, no local memory).
+ *     out[i*m + j] = sqrt(sum_k (x[i*d+k] - x[j*d+k])^2). Every pair
+ *     (serial C, OpenMP C, kiln's full GPU kernel or its CPU kernel) and
+ *     symmetry, pairs j >= i mirrored (serial C, OpenMP C, kiln's symmetric
+ *     GPU kernel). GPU kernels: register-tiled with local memory; CPU:
+ *     vectorised over the dimensions, no local memory.
  *
  * The rules every mask version follows, so that all agree bit for bit:
  *  - the vertices are fixed-point values: multiples of 1/256 pixel with
