@@ -127,6 +127,8 @@ static void test_known_answer(demo_kernels *k) {
     for (int prec = 0; prec < 2; prec++) {
         demo_mask_serial(&p, (demo_prec)prec, 16, 12, got);
         CHECK(mismatches(got, want, sizeof want) == 0);
+        demo_mask_rows_serial(&p, (demo_prec)prec, 16, 12, got);
+        CHECK(mismatches(got, want, sizeof want) == 0);
         for (int fast = 0; fast <= 1 && k; fast++) {
             if (!k->have[prec])
                 continue;
@@ -165,6 +167,84 @@ static void test_fixed_point(void) {
     }
 }
 
+/* The row-crossing algorithm on the host (serial and OpenMP) gives the
+ * seeds' pixels: every polygon kind, every size, both precisions. */
+static void test_row_crossing_host(void) {
+    for (size_t s = 0; s < NUM_SIZES; s++) {
+        int w = sizes[s][0], h = sizes[s][1];
+        size_t npix = (size_t)w * (size_t)h;
+        uint8_t *ref = malloc(npix), *got = malloc(npix);
+        if (!ref || !got) {
+            CHECK(0);
+            free(ref);
+            free(got);
+            return;
+        }
+        for (int kind = 0; kind < NUM_POLYS; kind++) {
+            demo_polygon p;
+            make_polygon(kind, w, h, &p);
+            for (int prec = 0; prec < 2; prec++) {
+                demo_mask_serial(&p, (demo_prec)prec, w, h, ref);
+                for (int omp = 0; omp < 2; omp++) {
+                    memset(got, 7, npix);
+                    (omp ? demo_mask_rows_openmp : demo_mask_rows_serial)(
+                        &p, (demo_prec)prec, w, h, got);
+                    CHECK_MSG(mismatches(got, ref, npix) == 0,
+                              "row crossing (%s) %dx%d %s prec %d: %ld",
+                              omp ? "OpenMP" : "serial", w, h,
+                              poly_names[kind], prec,
+                              mismatches(got, ref, npix));
+                }
+            }
+        }
+        free(ref);
+        free(got);
+    }
+}
+
+/* The symmetric host distances give the same bits as every pair. */
+static void test_pdist_sym_host(void) {
+    static const int ms[] = {1, 2, 17, 33, 65}, ds[] = {1, 3, 16};
+    for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++) {
+        for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++) {
+            int m = ms[a], d = ds[b];
+            double *x = malloc((size_t)m * (size_t)d * sizeof *x);
+            double *o[3];
+            size_t bytes = (size_t)m * (size_t)m * sizeof(double);
+            for (int v = 0; v < 3; v++)
+                o[v] = malloc(bytes);
+            if (!x || !o[0] || !o[1] || !o[2]) {
+                CHECK(0);
+                goto next;
+            }
+            for (int prec = 0; prec < 2; prec++) {
+                for (size_t i = 0; i < (size_t)m * (size_t)d; i++) {
+                    double v = kt_rand_unit() - 0.5;
+                    if (prec == DEMO_F64)
+                        x[i] = v;
+                    else
+                        ((float *)x)[i] = (float)v;
+                }
+                size_t n = (size_t)m * (size_t)m *
+                           (prec == DEMO_F64 ? sizeof(double) : sizeof(float));
+                for (int v = 0; v < 3; v++)
+                    memset(o[v], 0x55, bytes);
+                demo_pdist_serial((demo_prec)prec, x, m, d, o[0]);
+                demo_pdist_sym_serial((demo_prec)prec, x, m, d, o[1]);
+                demo_pdist_sym_openmp((demo_prec)prec, x, m, d, o[2]);
+                CHECK_MSG(memcmp(o[0], o[1], n) == 0 &&
+                              memcmp(o[0], o[2], n) == 0,
+                          "symmetric host distances m=%d d=%d prec %d", m, d,
+                          prec);
+            }
+        next:
+            free(x);
+            for (int v = 0; v < 3; v++)
+                free(o[v]);
+        }
+    }
+}
+
 static void test_masks(demo_kernels *k) {
     for (size_t s = 0; s < NUM_SIZES; s++) {
         int w = sizes[s][0], h = sizes[s][1];
@@ -199,7 +279,7 @@ static void test_masks(demo_kernels *k) {
                     CHECK_MSG(bad == 0, "%s kernel %dx%d %s %s: %ld pixels",
                               fast ? "fast" : "naive", w, h, poly_names[kind],
                               prec ? "float64" : "float32", bad);
-                    CHECK(t.reps == 1 && t.wall_s > 0.0);
+                    CHECK(t.reps == 1 && t.wall_s > 0.0 && t.e2e_s > 0.0);
                 }
             }
         }
@@ -265,9 +345,11 @@ static void test_distances(demo_kernels *k, int near) {
                 demo_time t;
                 memset(out, 0xFF, nout * sizeof(double));
                 if (CHECK_OK(demo_pdist_kernel(k, (demo_prec)prec, x, m, d, 1,
-                                               0.0, out, &t)))
+                                               0.0, out, &t))) {
                     check_distances((demo_prec)prec, out, ref, m,
                                     near ? "kernel near" : "kernel", d);
+                    CHECK(t.e2e_s > 0.0);
+                }
             }
         next:
             free(x32);
@@ -467,6 +549,8 @@ int main(void) {
     /* Host versions alone first, so they are covered without a device. */
     test_known_answer(NULL);
     test_fixed_point();
+    test_row_crossing_host();
+    test_pdist_sym_host();
     kt_for_each_device(on_device, NULL);
     return kt_report();
 }

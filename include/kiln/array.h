@@ -477,4 +477,25 @@ KILN_API kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *out,
                                         kiln_event *const *wait,
                                         kiln_event **event);
 
+/* ------------------------------------------------------------- interop
+ *
+ * Arrays over memory kiln did not allocate. DLPack export and import are in
+ * kiln/dlpack.h. */
+
+/* An array over an existing buffer: element (i0, i1, i2) lies at byte
+ * offset + (i0*strides[0] + i1*strides[1] + i2*strides[2]) * dtype size.
+ * offset is in bytes, a multiple of the dtype's size; strides are in
+ * elements (NULL: dense C order), may be negative or 0 (a zero stride
+ * repeats elements: such an array may be read, not written). Every element
+ * must lie inside the buffer (kiln_buffer_size): otherwise
+ * KILN_ERROR_OUT_OF_RANGE names the bytes it would reach. dtype and shape as
+ * for kiln_array_empty. The array holds a reference to buffer; it belongs
+ * to the buffer's context. */
+KILN_API kiln_status kiln_array_from_buffer(kiln_buffer *buffer,
+                                            size_t offset, kiln_dtype dtype,
+                                            unsigned ndim,
+                                            const size_t *shape,
+                                            const ptrdiff_t *strides,
+                                            kiln_array **array);
+
 #endif /* KILN_ARRAY_H */

@@ -13,8 +13,18 @@
 #include "base/strbuf.h"
 #include "kiln.h"
 
+/* What an array over foreign memory keeps alive (a DLPack tensor:
+ * array_dlpack.c): shared by the array and its views; release(arg) runs
+ * when the last of them is released. */
+typedef struct kiln__array_owner {
+    atomic_int refs;
+    void (*release)(void *arg);
+    void *arg;
+} kiln__array_owner;
+
 struct kiln_array {
     atomic_int refs;
+    kiln__array_owner *owner; /* NULL, or shared with the views */
     kiln_context *context; /* retained */
     kiln_buffer *buffer;   /* retained */
     kiln_dtype dtype;

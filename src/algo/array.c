@@ -80,6 +80,10 @@ static kiln_array *array_new(kiln_context *ctx, kiln_buffer *buf,
     return a;
 }
 
+kiln_array *kiln__array_new(kiln_buffer *buffer, kiln_dtype dtype) {
+    return array_new(kiln_buffer_context(buffer), buffer, dtype);
+}
+
 void kiln__array_set_dense(kiln_array *a, unsigned ndim, const size_t *shape) {
     a->ndim = ndim;
     ptrdiff_t stride = 1;
@@ -127,6 +131,9 @@ kiln_array *kiln__array_clone_header(const kiln_array *a) {
     kiln_array *v = array_new(a->context, a->buffer, a->dtype);
     if (!v)
         return NULL;
+    if (a->owner) /* the view keeps the foreign memory too */
+        atomic_fetch_add(&a->owner->refs, 1);
+    v->owner = a->owner;
     v->ndim = a->ndim;
     v->offset = a->offset;
     v->size = a->size;
@@ -165,7 +172,12 @@ void kiln_array_release(kiln_array *a) {
         return;
     kiln_buffer_release(a->buffer);
     kiln_context_release(a->context);
+    kiln__array_owner *o = a->owner;
     free(a);
+    if (o && atomic_fetch_sub(&o->refs, 1) == 1) {
+        o->release(o->arg);
+        free(o);
+    }
 }
 
 /* The first version of kiln_array_info ends after contiguous. */

@@ -6,6 +6,8 @@
  *   array_transfer.c  host reads and writes, copies between arrays
  *   array_ops.c       elementwise operators (binary, unary, axpy)
  *   array_dtype.c     dtype facts for generated kernel text
+ *   array_wrap.c      arrays over existing buffers
+ *   array_dlpack.c    DLPack export and import
  * struct kiln_array itself is in algo.h: the generators read it. */
 #ifndef KILN_ALGO_ARRAY_INTERNAL_H
 #define KILN_ALGO_ARRAY_INTERNAL_H
@@ -29,6 +31,9 @@ kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype,
                              unsigned ndim, const size_t *shape,
                              const void *host, const char *what,
                              kiln_array **out);
+/* A new array header (one reference) over buffer in its context: the
+ * layout is the caller's to fill. NULL when out of memory. */
+kiln_array *kiln__array_new(kiln_buffer *buffer, kiln_dtype dtype);
 /* A new header over a's buffer with a's layout (a view of all of a). */
 kiln_array *kiln__array_clone_header(const kiln_array *a);
 /* Dense C-order strides for shape[0..ndim); unused dims get shape 1 and

@@ -2,14 +2,17 @@
  * test (tests/test_demo.c):
  *
  *  1. The polygon mask of the seeds: which pixels of a width x height image
- *     lie inside a polygon (even-odd rule). Serial C and OpenMP C (the seeds'
- *     insidePolygon, one call per pixel), the seeds' naive kernel (one
- *     work-item per pixel) and kiln's fast kernel (one work-group per row:
- *     the row's edge crossings, then the row written 8 pixels per store).
+ *     lie inside a polygon (even-odd rule). Two algorithms: the seeds'
+ *     insidePolygon, one call per pixel (serial C, OpenMP C, the seeds'
+ *     naive kernel: one work-item per pixel), and row crossing (serial C,
+ *     OpenMP C, kiln's fast kernel: one work-group per row, the row's edge
+ *     crossings once, then the row written 8 pixels per store).
  *  2. Pairwise Euclidean distances of the seeds' offload proposal:
- *     out[i*m + j] = sqrt(sum_k (x[i*d+k] - x[j*d+k])^2). Serial C, OpenMP C
- *     and kiln's kernels (GPU: register-tiled with local memory; CPU:
- *     vectorised over the dimensions, no local memory).
+ *     out[i*m + j] = sqrt(sum_k (x[i*d+k] - x[j*d+k])^2). Every pair
+ *     (serial C, OpenMP C, kiln's full GPU kernel or its CPU kernel) and
+ *     symmetry, pairs j >= i mirrored (serial C, OpenMP C, kiln's symmetric
+ *     GPU kernel). GPU kernels: register-tiled with local memory; CPU:
+ *     vectorised over the dimensions, no local memory.
  *
  * The rules every mask version follows, so that all agree bit for bit:
  *  - the vertices are fixed-point values: multiples of 1/256 pixel with
@@ -65,11 +68,25 @@ void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width,
                       int height, uint8_t *mask);
 void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width,
                       int height, uint8_t *mask);
+/* kiln's fast kernel's algorithm on the host (row crossing): each row's
+ * edge crossings once (solved for x in the same exact integer test), then
+ * the row written run by run. The same pixels as demo_mask_serial. */
+void demo_mask_rows_serial(const demo_polygon *poly, demo_prec prec,
+                           int width, int height, uint8_t *mask);
+void demo_mask_rows_openmp(const demo_polygon *poly, demo_prec prec,
+                           int width, int height, uint8_t *mask);
 /* x: m*d values (float or double per prec), out: m*m of the same type. */
 void demo_pdist_serial(demo_prec prec, const void *x, int m, int d,
                        void *out);
 void demo_pdist_openmp(demo_prec prec, const void *x, int m, int d,
                        void *out);
+/* The symmetric kernel's algorithm on the host: out[i, j] for j >= i,
+ * mirrored to out[j, i]; half the arithmetic, the same bits as
+ * demo_pdist_serial. */
+void demo_pdist_sym_serial(demo_prec prec, const void *x, int m, int d,
+                           void *out);
+void demo_pdist_sym_openmp(demo_prec prec, const void *x, int m, int d,
+                           void *out);
 /* Parts of the serial versions, for estimating the serial time of a large
  * case from a sample: rows y0, y0 + step, ... < y1 of the mask (written at
  * their place in mask, a width x (rows) image), rows [i0, i1) of out. */
@@ -120,16 +137,19 @@ void demo_kernels_release(demo_kernels *k);
 /* Timings: median over the timed repetitions. wall_s is host time from
  * before the launches to the end of the wait (launch overhead included),
  * device_s the event-profiling time from the first kernel's start to the
- * last one's end. Buffer uploads and the read-back are not timed. */
+ * last one's end; neither includes the buffer uploads or the read-back.
+ * e2e_s (end to end) is what a program waits for: upload of the inputs,
+ * the kernel and the read-back of the result into host memory (for host
+ * versions it equals wall_s). */
 typedef struct demo_time {
-    double wall_s, device_s;
+    double wall_s, device_s, e2e_s;
     int reps;
 } demo_time;
 
 /* Runs the mask kernel (fast = 0: the seeds' naive kernel; 1: kiln's
  * one-group-per-row kernel) once untimed, then up to reps timed runs
- * (stopping early after budget_s seconds, at least one), and reads the mask
- * back into out. width and height: 1..65536. */
+ * (stopping early after budget_s seconds, at least one), then up to reps
+ * end-to-end runs (upload, kernel, read-back into out). width and height: 1..65536. */
 kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
                              const demo_polygon *poly, int width, int height,
                              int reps, double budget_s, uint8_t *out,
