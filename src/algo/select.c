@@ -187,18 +187,48 @@ void kiln__sel_functions(kiln__sb *sb, const char *prologue,
     }
 }
 
-kiln_scan_desc kiln__sel_desc(int wide, int rejected, const char *preamble,
-                              const char *name) {
-    return KILN_SCAN_DESC(
-        .scan_type = wide ? "long" : "int", .neutral = "0", .scan = "a + b",
-        .input = "kiln_sel_pred(i, KILN_PASS)",
-        .output = rejected
-                      ? "if (item != prev_item) kiln_sel_out(i, (long)prev_item, "
-                        "KILN_PASS); else kiln_sel_rej(i, i - (long)prev_item, "
-                        "KILN_PASS); if (i == n - 1) kiln_count[0] = (long)item"
-                      : "if (item != prev_item) kiln_sel_out(i, (long)prev_item, "
-                        "KILN_PASS); if (i == n - 1) kiln_count[0] = (long)item",
-        .preamble = preamble, .name = name);
+/* The output steps by mode (algo/select.h). On a CPU the stores of the
+ * ready-made operations are branch-free: an item not kept stores too, into
+ * the last element, which holds no kept item unless every item is kept
+ * (and then none stores there): a data-dependent branch around a store
+ * keeps PoCL from vectorising across work-items (~8x slower). GPUs branch
+ * (a store into one element from every thread would contend). */
+static const char *const kOutput[] = {
+    [KILN__SEL_USER] =
+        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS)",
+    [KILN__SEL_USER_REJ] =
+        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS);\n"
+        "else kiln_sel_rej(i, i - (long)prev_item, KILN_PASS)",
+    [KILN__SEL_STORE] =
+        "\n#if KILN_CPU\n"
+        "kiln_sel_out(i, item != prev_item ? (long)prev_item : n - 1, "
+        "KILN_PASS);\n#else\n"
+        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS);\n"
+        "#endif\n",
+    [KILN__SEL_STORE_TWO] =
+        "\n#if KILN_CPU\n"
+        "const int kiln_k = item != prev_item;\n"
+        "kiln_sel_out(i, kiln_k ? (long)prev_item : n - 1, KILN_PASS);\n"
+        "kiln_sel_rej(i, kiln_k ? n - 1 : i - (long)prev_item, KILN_PASS);\n"
+        "#else\n"
+        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS);\n"
+        "else kiln_sel_rej(i, i - (long)prev_item, KILN_PASS);\n#endif\n",
+    /* one output, rejected items from the back: every element is some
+     * item's, so one store with a computed place */
+    [KILN__SEL_STORE_BACK] =
+        "kiln_sel_out(i, item != prev_item ? (long)prev_item\n"
+        "                 : n - 1 - (i - (long)prev_item), KILN_PASS)",
+};
+
+kiln_scan_desc kiln__sel_desc(int wide, int mode, const char *preamble,
+                              const char *name, kiln__sb *output) {
+    kiln__sb_addf(output,
+                  "%s;\nif (i == n - 1) kiln_count[0] = (long)item", kOutput[mode]);
+    return KILN_SCAN_DESC(.scan_type = wide ? "long" : "int", .neutral = "0",
+                          .scan = "a + b",
+                          .input = "kiln_sel_pred(i, KILN_PASS)",
+                          .output = output->p, .preamble = preamble,
+                          .name = name);
 }
 
 kiln_status kiln__sel_count_begin(kiln_queue *queue, kiln_array *count,
@@ -300,10 +330,16 @@ kiln_status kiln_select_create(kiln_context *context,
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     const char *name = d.name ? d.name : "kiln_select";
     for (int w = 0; st == KILN_OK && w < 2; w++) {
-        kiln_scan_desc sd = kiln__sel_desc(w, d.rejected_output != NULL,
-                                           pre.p, name);
-        st = kiln__sel_create(context, d.arguments, "long *kiln_count", &sd,
-                              text.p, !w, w ? &sel->wide : &sel->narrow);
+        kiln__sb outs = {0};
+        kiln_scan_desc sd = kiln__sel_desc(
+            w, d.rejected_output ? KILN__SEL_USER_REJ : KILN__SEL_USER,
+            pre.p, name, &outs);
+        st = outs.oom ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                       "%s", what)
+                     : kiln__sel_create(context, d.arguments,
+                                        "long *kiln_count", &sd, text.p, !w,
+                                        w ? &sel->wide : &sel->narrow);
+        kiln__sb_free(&outs);
     }
     kiln__sb_free(&pre);
     kiln__sb_free(&text);

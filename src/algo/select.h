@@ -38,12 +38,24 @@ int kiln__sel_wide(size_t n);
 void kiln__sel_functions(kiln__sb *sb, const char *prologue,
                          const char *predicate, int negate,
                          const char *output, const char *rejected);
+/* How the output step stores: the user's statements (for the selected
+ * items, and the rejected ones); or plain stores of the ready-made
+ * operations (branch-free on CPUs, select.c): selected only, selected and
+ * rejected into two arrays, or one array with the rejected from the back. */
+enum {
+    KILN__SEL_USER,
+    KILN__SEL_USER_REJ,
+    KILN__SEL_STORE,
+    KILN__SEL_STORE_TWO,
+    KILN__SEL_STORE_BACK
+};
 /* The scan descriptor of a predicate selection with those functions:
- * counts of type wide ? long : int; the output step calls kiln_sel_out /
- * kiln_sel_rej and stores the total. preamble: the text of
- * kiln__sel_functions (with any user preamble before it). */
-kiln_scan_desc kiln__sel_desc(int wide, int rejected, const char *preamble,
-                              const char *name);
+ * counts of type wide ? long : int; the output step (its text appended to
+ * output, which the descriptor points into) stores by mode and writes the
+ * total. preamble: the text of kiln__sel_functions (with any user preamble
+ * before it). */
+kiln_scan_desc kiln__sel_desc(int wide, int mode, const char *preamble,
+                              const char *name, kiln__sb *output);
 
 /* The device count of an operation: count itself (checked: a contiguous
  * INT64 array of queue's context with an element), or a new 1-element

@@ -23,12 +23,15 @@ static void load(char *buf, size_t cap, kiln_dtype d, const char *elem) {
     snprintf(buf, cap, d == KILN_FLOAT16 ? "kiln_h2f(%s)" : "%s", elem);
 }
 
-/* Two neighbours differ (==, so NaN differs from everything). */
-static void differ(char *buf, size_t cap, kiln_dtype d, const char *p) {
+/* Item i starts a run: i is 0 or differs from item i - 1 (==, so NaN
+ * differs from everything). No short-circuit: branch-free on CPUs. */
+static void run_start(char *buf, size_t cap, kiln_dtype d, const char *p) {
     if (d == KILN_FLOAT16)
-        snprintf(buf, cap, "kiln_h2f(%s[i]) != kiln_h2f(%s[i - 1])", p, p);
+        snprintf(buf, cap,
+                 "(i == 0) | (kiln_h2f(%s[i]) != kiln_h2f(%s[i - (i > 0)]))",
+                 p, p);
     else
-        snprintf(buf, cap, "%s[i] != %s[i - 1]", p, p);
+        snprintf(buf, cap, "(i == 0) | (%s[i] != %s[i - (i > 0)])", p, p);
 }
 
 /* An array header with FLOAT16 relabelled as UINT16 (the bits type the
@@ -163,7 +166,7 @@ static kiln_status pred_op(kiln_queue *q, int op, kiln_array *out,
     load(x, sizeof x, a->dtype, "kiln_a[i]");
     snprintf(prologue, sizeof prologue, "const %s x = %s; (void)x;",
              value_type(a->dtype), x);
-    kiln__sb pre = {0}, key = {0}, text = {0};
+    kiln__sb pre = {0}, key = {0}, text = {0}, out_s = {0};
     kiln__sb_addf(&text, "predicate: %s", predicate);
     kiln__sel_functions(&pre, prologue, predicate, op == SEL_REMOVE,
                         "kiln_out[out_index] = kiln_a[i]",
@@ -176,8 +179,11 @@ static kiln_status pred_op(kiln_queue *q, int op, kiln_array *out,
     kiln__sb_addf(&key, "select|%d|%s|%d|%s", op, kiln_dtype_name(a->dtype),
                   wide, predicate);
     make_arg m = {.args = args,
-                  .d = kiln__sel_desc(wide, op >= SEL_PART2, pre.p,
-                                      names[op]),
+                  .d = kiln__sel_desc(wide,
+                                      op == SEL_PART2   ? KILN__SEL_STORE_TWO
+                                      : op == SEL_PART1 ? KILN__SEL_STORE_BACK
+                                                        : KILN__SEL_STORE,
+                                      pre.p, names[op], &out_s),
                   .text = text.p};
     kiln_array ha = bits_view(a), ho = bits_view(out),
                hr = rej ? bits_view(rej) : ho;
@@ -186,12 +192,13 @@ static kiln_status pred_op(kiln_queue *q, int op, kiln_array *out,
     if (op != SEL_PART2)
         v[2] = v[3];
     kiln_event *e = NULL;
-    if (pre.oom || key.oom || text.oom)
+    if (pre.oom || key.oom || text.oom || out_s.oom)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     else
         st = run_cached(q, key.p, &m, n, op == SEL_PART2 ? 4 : 3, v, what,
                         num_wait, wait, &e);
     kiln__sb_free(&text);
+    kiln__sb_free(&out_s);
     kiln__sb_free(&pre);
     kiln__sb_free(&key);
     if (st != KILN_OK)
@@ -303,19 +310,18 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     size_t n = a->size;
     int wide = kiln__sel_wide(n);
     const char *bt = kiln__bits_type(a->dtype), *it = wide ? "long" : "int";
-    char args[128], pred[128], pre_s[512];
-    char ne1[160];
+    char args[128], pre_s[512], ne1[160];
     snprintf(args, sizeof args,
              "const %s *kiln_a, %s *kiln_out, %slong *kiln_count", bt, bt,
              counts ? "long *kiln_cnt, " : "");
-    differ(pred, sizeof pred, a->dtype, "kiln_a");
-    snprintf(ne1, sizeof ne1, "i == 0 || %s", pred);
+    run_start(ne1, sizeof ne1, a->dtype, "kiln_a");
     kiln__sb pre = {0}, key = {0}, out_s = {0};
     make_arg m = {.args = args, .text = "unique"};
     if (!counts) {
         kiln__sel_functions(&pre, NULL, ne1, 0,
                             "kiln_out[out_index] = kiln_a[i]", NULL);
-        m.d = kiln__sel_desc(wide, 0, pre.p, "kiln_unique");
+        m.d = kiln__sel_desc(wide, KILN__SEL_STORE, pre.p, "kiln_unique",
+                             &out_s);
     } else {
         /* (runs so far, start of the latest run): the start of a run is
          * known at its end, where its length is written */
@@ -329,12 +335,22 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
         kiln__sb_add(&pre, pre_s);
         kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
         /* a run ends where the next item starts one (or at the end) */
-        kiln__sb_addf(&out_s,
-                      "if (item.c != prev_item.c) kiln_out[item.c - 1] = "
-                      "kiln_a[i];\n"
-                      "if (i == n - 1 || kiln_sel_pred(i + 1, KILN_PASS)) "
-                      "kiln_cnt[item.c - 1] = (long)(i + 1 - item.s);\n"
-                      "if (i == n - 1) kiln_count[0] = (long)item.c");
+        /* branch-free stores on CPUs, as kiln__sel_desc's (select.c) */
+        kiln__sb_add(&out_s,
+                     "const int kiln_end = (i == n - 1) | "
+                     "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
+                     "\n#if KILN_CPU\n"
+                     "kiln_out[item.c != prev_item.c ? item.c - 1 : n - 1] = "
+                     "kiln_a[i];\n"
+                     "kiln_cnt[kiln_end ? item.c - 1 : n - 1] = "
+                     "(long)(i + 1 - item.s);\n"
+                     "#else\n"
+                     "if (item.c != prev_item.c) kiln_out[item.c - 1] = "
+                     "kiln_a[i];\n"
+                     "if (kiln_end) kiln_cnt[item.c - 1] = "
+                     "(long)(i + 1 - item.s);\n"
+                     "#endif\n"
+                     "if (i == n - 1) kiln_count[0] = (long)item.c");
         m.d = KILN_SCAN_DESC(.scan_type = "kiln_uq_t",
                              .scan_size = wide ? 16 : 8,
                              .neutral = "kiln_uq_make(0, 0)",
@@ -426,13 +442,12 @@ static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov,
                                                           : kiln_dtype_size(vd);
     size_t align = isz > asz ? isz : asz;
     size_t size = (isz + asz + align - 1) / align * align;
-    char args[160], pred[128], ne1[160], lv[64], sv[64];
+    char args[160], ne1[160], lv[64], sv[64];
     snprintf(args, sizeof args,
              "const %s *kiln_k, const %s *kiln_v, %s *kiln_ok, %s *kiln_ov, "
              "long *kiln_count",
              kt, vt, kt, vt);
-    differ(pred, sizeof pred, keys->dtype, "kiln_k");
-    snprintf(ne1, sizeof ne1, "i == 0 || %s", pred);
+    run_start(ne1, sizeof ne1, keys->dtype, "kiln_k");
     load(lv, sizeof lv, vd, "kiln_v[i]");
     snprintf(sv, sizeof sv, vd == KILN_FLOAT16 ? "kiln_f2h(item.v)"
                                                : "(%s)item.v", vt);
@@ -454,12 +469,20 @@ static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov,
                  "kiln_rk_red(a.v, b.v)); }\n");
     kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
     kiln__sb_addf(&in_s, "kiln_rk_make(kiln_sel_pred(i, KILN_PASS), %s)", lv);
+    /* a run's value is stored at its end; branch-free on CPUs, as
+     * kiln__sel_desc's stores (select.c) */
     kiln__sb_addf(&out_s,
-                  "if (i == n - 1 || kiln_sel_pred(i + 1, KILN_PASS)) {\n"
-                  "    kiln_ok[item.c - 1] = kiln_k[i];\n"
+                  "const int kiln_end = (i == n - 1) | "
+                  "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
+                  "\n#if KILN_CPU\n"
+                  "const long kiln_r = kiln_end ? (long)item.c - 1 : n - 1;\n"
+                  "kiln_ok[kiln_r] = kiln_k[i];\nkiln_ov[kiln_r] = %s;\n"
+                  "#else\n"
+                  "if (kiln_end) {\n    kiln_ok[item.c - 1] = kiln_k[i];\n"
                   "    kiln_ov[item.c - 1] = %s;\n}\n"
+                  "#endif\n"
                   "if (i == n - 1) kiln_count[0] = (long)item.c",
-                  sv);
+                  sv, sv);
     kiln__sb_addf(&text, "reduce: %s; neutral: %s", reduce, neutral);
     kiln__sb_addf(&key, "rbk|%s|%s|%d|%s|%s|%s", kiln_dtype_name(keys->dtype),
                   kiln_dtype_name(vd), wide, opname, reduce, neutral);
