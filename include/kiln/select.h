@@ -11,7 +11,8 @@
  * kiln_select_run, which blocks). One of count / host_count is needed.
  * Outputs are contiguous 1-D arrays with room for every item (at least n
  * elements: the count is not known when the work is enqueued); elements
- * past the count are left as they were. Input arrays may be strided views.
+ * past the count are unspecified (on CPUs the last one takes the stores of
+ * discarded items). Input arrays may be strided views.
  *
  * How it runs (docs/algorithms.md, "Selection"): one scan of the 0/1 flags
  * whose output step scatters the selected items, on the scan's variants.
@@ -20,7 +21,8 @@
  * re-reads an item the same work-group loaded a moment before, from
  * cache); writes are the selected items plus 8 bytes per tile. On CPUs the
  * three-phase scan: a pass that counts, then a pass that re-reads the input
- * and scatters. */
+ * and scatters. The generator's output statements run for kept (and, with
+ * rejected_output, rejected) items only. */
 #ifndef KILN_SELECT_H
 #define KILN_SELECT_H
 
@@ -131,8 +133,7 @@ KILN_API kiln_status kiln_array_unique(kiln_queue *queue, kiln_array *out,
 /* For each run of equal consecutive keys (equality as kiln_array_unique):
  * out_keys[r] = its key, out_values[r] = values over the run combined with
  * op (KILN_REDUCE_SUM, PROD, MIN or MAX), in the values' dtype (FLOAT16:
- * computed in float, rounded once; integers wrap as C's unsigned
- * arithmetic does). values: as many as keys, any numeric dtype; count: the
+ * computed in float, rounded once; integers wrap). values: as many as keys, any numeric dtype; count: the
  * number of runs. MIN/MAX of floats propagate NaN (as np.minimum). */
 KILN_API kiln_status kiln_array_reduce_by_key(kiln_queue *queue,
                                               kiln_array *out_keys,
