@@ -43,6 +43,11 @@ static double half_value(uint16_t h) {
  * only: every kernel is built again for it, and PoCL builds are slow. */
 static int second_run(void) { return getenv("KILN_SCAN_VARIANT") != NULL; }
 
+/* Sizes up to 2^20+1 (hundreds of tiles); 65537 in the second run. */
+static size_t max_size(void) {
+    return second_run() ? 65537 : (1u << 20) + 1;
+}
+
 static size_t esize(kiln_dtype d) { return kiln_dtype_size(d); }
 
 static void put(kiln_dtype d, void *p, size_t i, double v) {
@@ -91,7 +96,7 @@ static kiln_array *scalar_count(kiln_context *c) {
 static void t_predicates(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t sizes[64];
-    size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+    size_t ns = kt_awkward_sizes(sizes, max_size());
     for (size_t di = 0; di < NDT; di++) {
         kiln_dtype d = all_dtypes[di];
         if (skip_dtype(q, d))
@@ -239,7 +244,7 @@ static void t_generator(kiln_queue *q) {
             &sel)))
         return;
     size_t sizes[64];
-    size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+    size_t ns = kt_awkward_sizes(sizes, max_size());
     for (size_t si = 0; si < ns; si++) {
         size_t n = sizes[si], m = n ? n : 1;
         int32_t *k = malloc(n * 4 + 4), *idx = malloc(n * 4 + 4);
@@ -321,7 +326,7 @@ static void t_generator(kiln_queue *q) {
 static void t_unique(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t sizes[64];
-    size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+    size_t ns = kt_awkward_sizes(sizes, max_size());
     for (size_t di = 0; di < NDT; di++) {
         kiln_dtype d = all_dtypes[di];
         if (skip_dtype(q, d))
@@ -472,7 +477,7 @@ static void t_reduce_by_key(kiln_queue *q) {
         {KILN_INT32, KILN_FLOAT32, 0}, /* the expression form */
     };
     size_t sizes[64];
-    size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
+    size_t ns = kt_awkward_sizes(sizes, max_size());
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         kiln_dtype kd = cases[ci].k, vd = cases[ci].v;
         kiln_reduce_op op = cases[ci].op;

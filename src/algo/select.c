@@ -102,7 +102,13 @@ kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
     s->op = kiln__strdup(d->scan);
     s->input = kiln__strdup(d->input);
     s->output = kiln__strdup(d->output);
-    s->preamble = kiln__strdup(d->preamble);
+    /* INFINITY in every expression, as the reductions' (CUDA C lacks it) */
+    kiln__sb pre = {0};
+    kiln__sb_addf(&pre,
+                  "#if KILN_CUDA_C && !defined(INFINITY)\n"
+                  "#define INFINITY __int_as_float(0x7f800000)\n#endif\n%s",
+                  d->preamble ? d->preamble : "");
+    s->preamble = kiln__sb_take(&pre);
     x->text = kiln__strdup(text);
     if (!s->scan_type || !s->neutral || !s->op || !s->input || !s->output ||
         !s->preamble || !x->text)
