@@ -609,6 +609,31 @@ static void t_bad_input(kiln_queue *q) {
                                                "a +* b", "0", 0, NULL, NULL),
                  KILN_ERROR_BUILD);
     CHECK(strstr(kiln_last_error_message(), "reduce") != NULL);
+    /* arrays of another context */
+    kiln_device *dev = kiln_queue_device(q);
+    kiln_context *c2 = NULL;
+    kiln_array *V2 = NULL, *cnt2 = NULL;
+    if (CHECK_OK(kiln_context_create(&dev, 1, &c2)) &&
+        CHECK_OK(kiln_array_empty(c2, KILN_INT32, 1, &n, &V2)) &&
+        CHECK_OK(kiln_array_empty(c2, KILN_INT64, 1, &one, &cnt2))) {
+        CHECK_STATUS(kiln_array_reduce_by_key(q, Y, Y2, NULL, &hc, X, V2,
+                                              KILN_REDUCE_SUM, 0, NULL, NULL),
+                     KILN_ERROR_MISMATCH);
+        CHECK(strstr(kiln_last_error_message(), "values") != NULL);
+        CHECK_STATUS(kiln_array_copy_if(q, V2, cnt, NULL, X, "x", 0, NULL,
+                                        NULL),
+                     KILN_ERROR_MISMATCH);
+        CHECK_STATUS(kiln_array_copy_if(q, Y, cnt2, NULL, X, "x", 0, NULL,
+                                        NULL),
+                     KILN_ERROR_MISMATCH);
+        CHECK(strstr(kiln_last_error_message(), "count") != NULL);
+        CHECK_STATUS(kiln_array_unique(q, Y, NULL, NULL, &hc, V2, 0, NULL,
+                                       NULL),
+                     KILN_ERROR_MISMATCH);
+    }
+    kiln_array_release(V2);
+    kiln_array_release(cnt2);
+    kiln_context_release(c2);
     kiln_select *sel = NULL;
     CHECK_STATUS(kiln_select_create(
                      c,
