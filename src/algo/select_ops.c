@@ -309,8 +309,8 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     st = dense_begin(q, &a, 1, num_wait, wait, &dn);
     size_t n = a->size;
     int wide = kiln__sel_wide(n);
-    const char *bt = kiln__bits_type(a->dtype), *it = wide ? "long" : "int";
-    char args[128], pre_s[512], ne1[160];
+    const char *bt = kiln__bits_type(a->dtype);
+    char args[128], pre_s[640], ne1[160];
     snprintf(args, sizeof args,
              "const %s *kiln_a, %s *kiln_out, %slong *kiln_count", bt, bt,
              counts ? "long *kiln_cnt, " : "");
@@ -324,14 +324,31 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                              &out_s);
     } else {
         /* (runs so far, start of the latest run): the start of a run is
-         * known at its end, where its length is written */
-        snprintf(pre_s, sizeof pre_s,
-                 "typedef struct { %s c; %s s; } kiln_uq_t;\n"
-                 "KILN_FUNC kiln_uq_t kiln_uq_make(%s c, %s s)\n"
-                 "{ kiln_uq_t r; r.c = c; r.s = s; return r; }\n"
-                 "KILN_FUNC kiln_uq_t kiln_uq_op(kiln_uq_t a, kiln_uq_t b)\n"
-                 "{ return kiln_uq_make(a.c + b.c, b.c ? b.s : a.s); }\n",
-                 it, it, it, it);
+         * known at its end, where its length is written. Below 2^31 items
+         * both halves share one long (c high, s low): a scalar operator
+         * that CPU compilers vectorise, where a struct's is ~5x slower. */
+        if (wide)
+            snprintf(pre_s, sizeof pre_s,
+                     "typedef struct { long c; long s; } kiln_uq_t;\n"
+                     "KILN_FUNC kiln_uq_t kiln_uq_make(long c, long s)\n"
+                     "{ kiln_uq_t r; r.c = c; r.s = s; return r; }\n"
+                     "#define KILN_UQ_C(v) ((v).c)\n"
+                     "#define KILN_UQ_S(v) ((v).s)\n"
+                     "KILN_FUNC kiln_uq_t kiln_uq_op(kiln_uq_t a, kiln_uq_t b)"
+                     "\n{ return kiln_uq_make(a.c + b.c, b.c ? b.s : a.s); }"
+                     "\n");
+        else
+            snprintf(pre_s, sizeof pre_s,
+                     "typedef long kiln_uq_t;\n"
+                     "#define KILN_UQ_LOW 0xffffffffL\n"
+                     "KILN_FUNC long kiln_uq_make(long c, long s)\n"
+                     "{ return (c << 32) | s; }\n"
+                     "#define KILN_UQ_C(v) ((v) >> 32)\n"
+                     "#define KILN_UQ_S(v) ((v) & KILN_UQ_LOW)\n"
+                     "KILN_FUNC long kiln_uq_op(long a, long b)\n"
+                     "{ return ((a & ~KILN_UQ_LOW) + (b & ~KILN_UQ_LOW)) |\n"
+                     "         ((b >> 32) ? (b & KILN_UQ_LOW) : "
+                     "(a & KILN_UQ_LOW)); }\n");
         kiln__sb_add(&pre, pre_s);
         kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
         /* a run ends where the next item starts one (or at the end) */
@@ -340,27 +357,25 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                      "const int kiln_end = (i == n - 1) | "
                      "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
                      "\n#if KILN_CPU\n"
-                     "kiln_out[item.c != prev_item.c ? item.c - 1 : n - 1] = "
-                     "kiln_a[i];\n"
-                     "kiln_cnt[kiln_end ? item.c - 1 : n - 1] = "
-                     "(long)(i + 1 - item.s);\n"
+                     "const long kiln_c = KILN_UQ_C(item);\n"
+                     "kiln_out[kiln_c != KILN_UQ_C(prev_item) ? kiln_c - 1 "
+                     ": n - 1] = kiln_a[i];\n"
+                     "kiln_cnt[kiln_end ? kiln_c - 1 : n - 1] = "
+                     "i + 1 - KILN_UQ_S(item);\n"
                      "#else\n"
-                     "if (item.c != prev_item.c) kiln_out[item.c - 1] = "
-                     "kiln_a[i];\n"
-                     "if (kiln_end) kiln_cnt[item.c - 1] = "
-                     "(long)(i + 1 - item.s);\n"
+                     "const long kiln_c = KILN_UQ_C(item);\n"
+                     "if (kiln_c != KILN_UQ_C(prev_item)) kiln_out[kiln_c - 1] "
+                     "= kiln_a[i];\n"
+                     "if (kiln_end) kiln_cnt[kiln_c - 1] = "
+                     "i + 1 - KILN_UQ_S(item);\n"
                      "#endif\n"
-                     "if (i == n - 1) kiln_count[0] = (long)item.c");
+                     "if (i == n - 1) kiln_count[0] = KILN_UQ_C(item)");
         m.d = KILN_SCAN_DESC(.scan_type = "kiln_uq_t",
                              .scan_size = wide ? 16 : 8,
                              .neutral = "kiln_uq_make(0, 0)",
                              .scan = "kiln_uq_op(a, b)",
-                             .input = wide ? "kiln_sel_pred(i, KILN_PASS) ? "
-                                             "kiln_uq_make(1, i) : "
-                                             "kiln_uq_make(0, 0)"
-                                           : "kiln_sel_pred(i, KILN_PASS) ? "
-                                             "kiln_uq_make(1, (int)i) : "
-                                             "kiln_uq_make(0, 0)",
+                             .input = "kiln_sel_pred(i, KILN_PASS) ? "
+                                      "kiln_uq_make(1, i) : kiln_uq_make(0, 0)",
                              .output = out_s.p, .preamble = pre.p,
                              .name = "kiln_unique_counts");
     }
