@@ -499,8 +499,10 @@ static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov,
                   "if (i == n - 1) kiln_count[0] = (long)item.c",
                   sv, sv);
     kiln__sb_addf(&text, "reduce: %s; neutral: %s", reduce, neutral);
-    kiln__sb_addf(&key, "rbk|%s|%s|%d|%s|%s|%s", kiln_dtype_name(keys->dtype),
-                  kiln_dtype_name(vd), wide, opname, reduce, neutral);
+    /* the reduce text's length keeps "a|b" + "c" apart from "a" + "b|c" */
+    kiln__sb_addf(&key, "rbk|%s|%s|%d|%s|%zu|%s|%s",
+                  kiln_dtype_name(keys->dtype), kiln_dtype_name(vd), wide,
+                  opname, strlen(reduce), reduce, neutral);
     make_arg m = {.args = args, .text = text.p};
     m.d = KILN_SCAN_DESC(.scan_type = "kiln_rk_t", .scan_size = size,
                          .neutral = "kiln_rk_make(0, kiln_rk_neutral())",
