@@ -226,6 +226,80 @@ static void t_none_all_alternate(kiln_queue *q) {
     }
 }
 
+/* A transposed 2-D view: items in the view's C order; the generator's
+ * launch with a device count and no host copy. */
+static void t_2d_and_launch(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t shape[2] = {37, 53}, n = 37 * 53;
+    int32_t *x = malloc(n * 4), *y = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (int32_t)(kt_rand_u64() % 100);
+    kiln_array *X = NULL, *T = NULL, *Y = NULL, *cnt = scalar_count(c);
+    CHECK_OK(kiln_array_from_host(c, KILN_INT32, 2, shape, x, &X));
+    CHECK_OK(kiln_array_swapaxes(X, 0, 1, &T));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
+    kiln_event *e = NULL;
+    int64_t hc = -1;
+    if (CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, T, "x % 3 == 1", 0,
+                                    NULL, &e))) {
+        CHECK_OK(kiln_event_wait(e));
+        kiln_event_release(e);
+        CHECK_OK(kiln_array_read(q, Y, y));
+        size_t k = 0, bad = 0;
+        for (size_t j = 0; j < shape[1]; j++) /* the view's rows */
+            for (size_t r = 0; r < shape[0]; r++) {
+                int32_t v = x[r * shape[1] + j];
+                if (v % 3 == 1)
+                    bad += k < (size_t)hc && y[k++] != v;
+            }
+        CHECK_MSG(hc == (int64_t)k && bad == 0,
+                  "copy_if transposed: %lld of %zu, %zu wrong", (long long)hc,
+                  k, bad);
+    }
+    kiln_select *sel = NULL;
+    if (CHECK_OK(kiln_select_create(
+            c,
+            &KILN_SELECT_DESC(.arguments = "const int *x, int lo, int *y",
+                              .predicate = "x[i] >= lo",
+                              .output = "y[out_index] = x[i]"),
+            &sel))) {
+        kiln_arg a[3] = {KILN_ARG_ARRAY(X), KILN_ARG_I32(90),
+                         KILN_ARG_ARRAY(Y)};
+        int64_t dc = -1;
+        /* X is 2-D: the generator's first array has n elements */
+        if (CHECK_OK(kiln_select_launch(q, sel, n, 3, a, cnt, NULL, 0, NULL,
+                                        &e))) {
+            CHECK_OK(kiln_event_wait(e));
+            kiln_event_release(e);
+            CHECK_OK(kiln_array_read(q, cnt, &dc));
+            CHECK_OK(kiln_array_read(q, Y, y));
+            size_t k = 0, bad = 0;
+            for (size_t i = 0; i < n; i++)
+                if (x[i] >= 90)
+                    bad += k < (size_t)dc && y[k++] != x[i];
+            CHECK_MSG(dc == (int64_t)k && bad == 0,
+                      "select_launch: %lld of %zu, %zu wrong", (long long)dc,
+                      k, bad);
+        }
+        /* n = 0 sets the count to 0 */
+        kiln_array *E = NULL;
+        size_t zero = 0;
+        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &E));
+        a[0] = KILN_ARG_ARRAY(E);
+        size_t got = 99;
+        CHECK_OK(kiln_select_run(q, sel, 0, 3, a, &got));
+        CHECK(got == 0);
+        kiln_array_release(E);
+    }
+    kiln_select_release(sel);
+    kiln_array_release(X);
+    kiln_array_release(T);
+    kiln_array_release(Y);
+    kiln_array_release(cnt);
+    free(x);
+    free(y);
+}
+
 /* The generator: payloads show stability; a rejected output; the count
  * used by a later kernel on the device without a host round trip. */
 static void t_generator(kiln_queue *q) {
@@ -689,6 +763,7 @@ static void run(kiln_queue *q, void *user) {
     t_bad_input(q);
     t_predicates(q);
     t_none_all_alternate(q);
+    t_2d_and_launch(q);
     t_generator(q);
     t_unique(q);
     t_reduce_by_key(q);
