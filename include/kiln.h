@@ -766,6 +766,7 @@ KILN_API kiln_status kiln_cache_list(kiln_cache_visit visit, void *user);
 KILN_API kiln_status kiln_cache_clear(size_t *removed);
 
 #include "kiln/array.h"
+#include "kiln/select.h"
 #include "kiln/offload.h"
 #include "kiln/random.h"
 

@@ -18,7 +18,7 @@
 
 /* The examples this file checks; keep in step with the functions below. */
 static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise",
-                                     "monte_carlo_pi", "pipeline"};
+                                     "monte_carlo_pi", "pipeline", "copy_if"};
 
 static char tmpdir[256];
 static char out[16384], err[16384];
@@ -180,6 +180,30 @@ static void check_pipeline(void) {
               err);
 }
 
+/* copy_if [device] [n] [threshold]: the kept items and the distinct floors
+ * match the example's serial loops; none kept, all kept, one item; bad
+ * input fails cleanly. */
+static void check_copy_if(void) {
+    int rc = run("", "copy_if", "'' 100003 0.5");
+    CHECK_MSG(rc == 0 && strstr(out, "copy_if: 100003 items on ") && strstr(out, ": OK\n"),
+              "copy_if: exit %d; %.300s %.300s", rc, out, err);
+    const char *p = strstr(out, "kept ");
+    long kept = p ? strtol(p + 5, NULL, 10) : -1;
+    CHECK_MSG(kept > 100003 / 4 && kept < 100003 * 3 / 4, "kept %ld", kept);
+    rc = run("", "copy_if", "'' 5000 2");
+    CHECK_MSG(rc == 0 && strstr(out, "kept 0 ") && strstr(out, ": OK\n"), "none: %.300s", out);
+    rc = run("", "copy_if", "'' 5000 -1");
+    CHECK_MSG(rc == 0 && strstr(out, "kept 5000 ") && strstr(out, ": OK\n"), "all: %.300s", out);
+    rc = run("", "copy_if", "'' 1");
+    CHECK_MSG(rc == 0 && strstr(out, ": OK\n"), "one item: exit %d; %.300s", rc, out);
+    rc = run("", "copy_if", "'' 0");
+    CHECK_MSG(rc == 1 && strstr(err, "n must be >= 1"), "n = 0: exit %d", rc);
+    rc = run("", "copy_if", "no-such-device-xyz 10");
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
+              rc, err);
+    CHECK(strstr(out, "OK") == NULL);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -192,6 +216,7 @@ int main(void) {
     check_offload_pairwise();
     check_monte_carlo_pi();
     check_pipeline();
+    check_copy_if();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
