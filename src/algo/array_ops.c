@@ -32,8 +32,8 @@ static void store_elem(kiln_dtype d, const char *expr, char *buf,
 
 /* The expression of op on operands A and B (text), or NULL. Integer
  * division by zero gives 0 and INT_MIN / -1 wraps, instead of trapping. */
-static const char *binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
-                               const char *B, char *buf, size_t cap) {
+const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
+                              const char *B, char *buf, size_t cap) {
     switch (op) {
     case KILN_OP_ADD: snprintf(buf, cap, "%s + %s", A, B); break;
     case KILN_OP_SUB: snprintf(buf, cap, "%s - %s", A, B); break;
@@ -120,6 +120,8 @@ static kiln_status check_operands(kiln_queue *q, kiln_binary_op op,
     return KILN_OK;
 }
 
+/* Mixed dtypes compute in NumPy's promoted dtype (kiln_promote_types);
+ * shapes broadcast (array_broadcast.c). */
 kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
                               kiln_array *out, kiln_array *a, kiln_array *b,
                               size_t num_wait, kiln_event *const *wait,
@@ -127,22 +129,45 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
     const char *what = "kiln_array_binary";
     if (event)
         *event = NULL;
-    kiln_status st = check_operands(q, op, out, a, b, "b", what);
+    kiln_status st = kiln__array_check_queue(q, out, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, a, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, b, what);
     if (st != KILN_OK)
         return st;
-    char expr[256], args[128], opt[320], X[32], Y[32];
-    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X),
-                     read_elem(a->dtype, "y", Y, sizeof Y), expr, sizeof expr))
+    kiln_dtype p = kiln_promote_types(a->dtype, b->dtype);
+    if (op < KILN_OP_EQ && out->dtype != p)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: out has dtype %s, but %s with %s gives "
+                               "%s (NumPy's promotion)",
+                               what, kiln_dtype_name(out->dtype),
+                               kiln_dtype_name(a->dtype),
+                               kiln_dtype_name(b->dtype), kiln_dtype_name(p));
+    char expr[1024], args[128], opt[1100], X[32], Y[32], CX[480], CY[480];
+    kiln__cast_value(a->dtype, p, read_elem(a->dtype, "x", X, sizeof X), CX,
+                     sizeof CX);
+    kiln__cast_value(b->dtype, p, read_elem(b->dtype, "y", Y, sizeof Y), CY,
+                     sizeof CY);
+    if (!kiln__binary_expr(op, p, CX, CY, expr, sizeof expr))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
-    const char *t = kiln__bits_type(a->dtype);
-    snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", t, t,
+    kiln_array *ops[2] = {a, b}, *views[2];
+    static const char *const names[2] = {"a", "b"};
+    st = kiln__broadcast_operands(what, out, 2, ops, names, views);
+    if (st != KILN_OK)
+        return st;
+    snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z",
+             kiln__bits_type(a->dtype), kiln__bits_type(b->dtype),
              kiln__bits_type(out->dtype));
     store_elem(out->dtype, expr, opt, sizeof opt);
-    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b),
+    kiln_arg v[3] = {KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
                      KILN_ARG_ARRAY(out)};
-    return run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
-                  event);
+    st = run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
+                event);
+    kiln_array_release(views[0]);
+    kiln_array_release(views[1]);
+    return st;
 }
 
 kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
@@ -157,7 +182,7 @@ kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
     if (st != KILN_OK)
         return st;
     char expr[256], args[128], opt[320], X[32];
-    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s",
+    if (!kiln__binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s",
                      expr, sizeof expr))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
