@@ -17,23 +17,23 @@ static const kiln_dtype tr_all[11] = {
     KILN_INT64, KILN_UINT64, KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64};
 #define TR_N 11
 
-static int tr_is_float(kiln_dtype d) {
+static inline int tr_is_float(kiln_dtype d) {
     return d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
 }
-static int tr_is_unsigned(kiln_dtype d) {
+static inline int tr_is_unsigned(kiln_dtype d) {
     return d == KILN_UINT8 || d == KILN_UINT16 || d == KILN_UINT32 ||
            d == KILN_UINT64;
 }
 
 /* float16 bits <-> double (exact / rounded to nearest even). */
-static double tr_h2d(uint16_t h) {
+static inline double tr_h2d(uint16_t h) {
     int e = (h >> 10) & 31, m = h & 1023;
     double v = e == 0 ? ldexp(m, -24)
                : e == 31 ? (m ? NAN : INFINITY)
                          : ldexp(1024 + m, e - 25);
     return (h & 0x8000) ? -v : v;
 }
-static uint16_t tr_d2h(double v) {
+static inline uint16_t tr_d2h(double v) {
     if (v != v)
         return 0x7e00;
     uint16_t s = signbit(v) ? 0x8000 : 0;
@@ -62,7 +62,7 @@ typedef struct tr_val {
     double f;
 } tr_val;
 
-static tr_val tr_load(kiln_dtype d, const void *p, size_t k) {
+static inline tr_val tr_load(kiln_dtype d, const void *p, size_t k) {
     tr_val v = {0, 0, 0};
     switch (d) {
     case KILN_INT8: v.i = ((const int8_t *)p)[k]; break;
@@ -82,7 +82,7 @@ static tr_val tr_load(kiln_dtype d, const void *p, size_t k) {
 }
 
 /* Stores v (already of dtype d: integers wrap here, floats round). */
-static void tr_store(kiln_dtype d, void *p, size_t k, tr_val v) {
+static inline void tr_store(kiln_dtype d, void *p, size_t k, tr_val v) {
     uint64_t w = tr_is_unsigned(d) ? v.u : (uint64_t)v.i;
     switch (d) {
     case KILN_INT8: ((int8_t *)p)[k] = (int8_t)w; break;
@@ -101,7 +101,7 @@ static void tr_store(kiln_dtype d, void *p, size_t k, tr_val v) {
 }
 
 /* Integer range of d as doubles: [lo, hi_excl). */
-static void tr_range(kiln_dtype d, double *lo, double *hi) {
+static inline void tr_range(kiln_dtype d, double *lo, double *hi) {
     int bits = 8 * (int)kiln_dtype_size(d);
     *lo = tr_is_unsigned(d) ? 0 : -ldexp(1, bits - 1);
     *hi = tr_is_unsigned(d) ? ldexp(1, bits) : ldexp(1, bits - 1);
@@ -109,7 +109,7 @@ static void tr_range(kiln_dtype d, double *lo, double *hi) {
 
 /* v of dtype from as dtype to: NumPy's astype, with kiln's saturation of
  * NaN and out-of-range floats. */
-static tr_val tr_cast(kiln_dtype from, kiln_dtype to, tr_val v) {
+static inline tr_val tr_cast(kiln_dtype from, kiln_dtype to, tr_val v) {
     tr_val r = {0, 0, 0};
     if (tr_is_float(from)) {
         double f = v.f;
@@ -153,7 +153,7 @@ static tr_val tr_cast(kiln_dtype from, kiln_dtype to, tr_val v) {
 }
 
 /* 1 if the elements k of p and q (dtype d) are equal (NaN equals NaN). */
-static int tr_same(kiln_dtype d, const void *p, const void *q, size_t k) {
+static inline int tr_same(kiln_dtype d, const void *p, const void *q, size_t k) {
     tr_val a = tr_load(d, p, k), b = tr_load(d, q, k);
     if (tr_is_float(d))
         return (a.f != a.f && b.f != b.f) || a.f == b.f;
@@ -163,7 +163,7 @@ static int tr_same(kiln_dtype d, const void *p, const void *q, size_t k) {
 /* Random element k of dtype d: integers over their whole range (or small
  * when small != 0); floats in [-1000, 1000) with NaN, infinities, -0.0
  * and values beyond every integer range mixed in. */
-static void tr_random(kiln_dtype d, void *p, size_t k, int small) {
+static inline void tr_random(kiln_dtype d, void *p, size_t k, int small) {
     uint64_t r = kt_rand_u64();
     tr_val v = {0, 0, 0};
     if (tr_is_float(d)) {

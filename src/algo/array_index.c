@@ -436,7 +436,7 @@ kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
         put_add_func(a->dtype, &pre);
         snprintf(op, sizeof op, "%s if (ok) kiln_put_add(dst + j, %s)", ix,
                  v_i);
-        name = "kiln_put_add";
+        name = "kiln_scatter_add";
     } else if (put == KILN_PUT_ASSIGN_LAST) {
         /* the largest i of each target wins: claimed first, then written */
         snprintf(op, sizeof op,
