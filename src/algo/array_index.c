@@ -145,10 +145,12 @@ static void index_code(kiln_dtype it, kiln_index_mode mode, char *buf,
         "if (j < 0) j += na; "
         "if (j < 0 || j >= na) { err[0] = 1; ok = 0; j = 0; }",
         "if (j < 0) j = 0; if (j >= na) j = na - 1;",
-        "j %= na; if (j < 0) j += na;"};
+        /* the division only for an index out of range */
+        "if ((ulong)j >= (ulong)na) { j %= na; if (j < 0) j += na; }"};
     static const char *const uns[3] = {
         "if (u >= (ulong)na) { err[0] = 1; ok = 0; u = 0; }",
-        "if (u >= (ulong)na) u = (ulong)(na - 1);", "u %= (ulong)na;"};
+        "if (u >= (ulong)na) u = (ulong)(na - 1);",
+        "if (u >= (ulong)na) u %= (ulong)na;"};
     if (kiln__dtype_kind(it) == 'u')
         snprintf(buf, cap,
                  "int ok = 1; ulong u = (ulong)idx[i]; %s long j = (long)u; "
