@@ -199,6 +199,42 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da,
     kiln_array_release(O);
 }
 
+/* z (4, 3, 5) = 2*x (4, 1, 5) + y (3, 1) for dtypes dx, dy (alpha 2: the
+ * product is exact, so a fused multiply-add rounds the same). */
+static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t sx[3] = {4, 1, 5}, sy[2] = {3, 1}, sz[3] = {4, 3, 5};
+    kiln_dtype p = kiln_promote_types(dx, dy);
+    char hx[160], hy[24], hz[480], want[480];
+    fill(dx, hx, 20);
+    fill(dy, hy, 3);
+    kiln_array *X = NULL, *Y = NULL, *Z = NULL;
+    CHECK_OK(kiln_array_from_host(c, dx, 3, sx, hx, &X));
+    CHECK_OK(kiln_array_from_host(c, dy, 2, sy, hy, &Y));
+    CHECK_OK(kiln_array_empty(c, p, 3, sz, &Z));
+    tr_val two = tr_cast(KILN_INT64, p, (tr_val){2, 2, 0});
+    if (CHECK_OK(kiln_array_axpy(q, Z, 2.0, X, Y, 0, NULL, NULL))) {
+        CHECK_OK(kiln_array_read(q, Z, hz));
+        int bad = 0;
+        for (size_t i = 0; i < 4; i++)
+            for (size_t j = 0; j < 3; j++)
+                for (size_t k = 0; k < 5; k++) {
+                    size_t o = (i * 3 + j) * 5 + k;
+                    tr_val x = tr_cast(dx, p, tr_load(dx, hx, i * 5 + k));
+                    tr_val y = tr_cast(dy, p, tr_load(dy, hy, j));
+                    tr_val r = ref_op(KILN_OP_ADD, p,
+                                      ref_op(KILN_OP_MUL, p, two, x), y);
+                    tr_store(p, want, o, r);
+                    bad += !tr_same(p, hz, want, o);
+                }
+        CHECK_MSG(bad == 0, "axpy %s, %s: %d wrong", kiln_dtype_name(dx),
+                  kiln_dtype_name(dy), bad);
+    }
+    kiln_array_release(X);
+    kiln_array_release(Y);
+    kiln_array_release(Z);
+}
+
 static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
                          size_t n, int strided) {
     kiln_context *c = kiln_queue_context(q);
@@ -303,6 +339,10 @@ static void run(kiln_queue *q, void *user) {
             if (info.fp64 || kiln_promote_types(pairs[k][0], pairs[k][1]) !=
                                  KILN_FLOAT64)
                 check_binary(q, (kiln_binary_op)op, pairs[k][0], pairs[k][1]);
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
+        if (info.fp64 ||
+            kiln_promote_types(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
+            check_axpy(q, pairs[k][0], pairs[k][1]);
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 70000);
     for (size_t k = 0; k < ns; k++)

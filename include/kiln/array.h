@@ -231,7 +231,8 @@ KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op,
                                       size_t num_wait,
                                       kiln_event *const *wait,
                                       kiln_event **event);
-/* z = alpha*x + y (float dtypes and integers; same shape and dtype). */
+/* z = alpha*x + y. x and y are promoted and broadcast as for
+ * kiln_array_binary; z has their promoted dtype and broadcast shape. */
 KILN_API kiln_status kiln_array_axpy(kiln_queue *queue, kiln_array *z,
                                      double alpha, kiln_array *x,
                                      kiln_array *y, size_t num_wait,
@@ -483,7 +484,8 @@ KILN_API kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *out,
  * shape of out (which is never broadcast itself); shapes that do not
  * broadcast are KILN_ERROR_MISMATCH, and the message names both shapes.
  * Broadcast operands are read through views with stride 0: no copy.
- * Not yet: axpy, unary and dot still need equal dtypes and shapes. */
+ * kiln_array_axpy does the same; unary and dot still need equal dtypes
+ * and shapes. */
 
 /* NumPy's promoted dtype of two dtypes (0 if either is unknown). */
 KILN_API kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b);
