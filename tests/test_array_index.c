@@ -354,7 +354,7 @@ static void run(kiln_queue *q, void *user) {
     kiln_device_get_info(kiln_queue_device(q), &info);
     int a64 = has_int64_atomics(q);
     size_t sizes[64];
-    size_t ns = kt_awkward_sizes(sizes, 70000);
+    size_t ns = kt_awkward_sizes(sizes, 20000);
     for (int k = 0; k < TR_N; k++) {
         kiln_dtype d = tr_all[k];
         if (d == KILN_FLOAT64 && !info.fp64)
