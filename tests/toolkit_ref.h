@@ -123,18 +123,17 @@ static inline tr_val tr_cast(kiln_dtype from, kiln_dtype to, tr_val v) {
         tr_range(to, &lo, &hi);
         if (f != f)
             return r;
-        if (f <= lo) {
-            r.i = (int64_t)lo;
-            r.u = 0;
-            if (!tr_is_unsigned(to) && lo == -ldexp(1, 63))
-                r.i = INT64_MIN;
-        } else if (f >= hi) {
-            r.u = hi == ldexp(1, 64) ? UINT64_MAX : (uint64_t)hi - 1;
-            r.i = hi == ldexp(1, 63) ? INT64_MAX : (int64_t)hi - 1;
-        } else {
-            r.i = (int64_t)f;
-            r.u = f < 0 ? 0 : (uint64_t)f;
-        }
+        /* only in-range values are converted (C leaves the rest undefined) */
+        if (tr_is_unsigned(to))
+            r.u = f <= 0 ? 0
+                  : f >= hi ? (hi == ldexp(1, 64) ? UINT64_MAX
+                                                  : (uint64_t)hi - 1)
+                            : (uint64_t)f;
+        else
+            r.i = f <= lo ? (int64_t)lo
+                  : f >= hi ? (hi == ldexp(1, 63) ? INT64_MAX
+                                                  : (int64_t)hi - 1)
+                            : (int64_t)f;
         return r;
     }
     int su = tr_is_unsigned(from);
