@@ -64,9 +64,14 @@ kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out,
              kiln__bits_type(cond->dtype), kiln__bits_type(a->dtype),
              kiln__bits_type(b->dtype), kiln__bits_type(p));
     truth(cond->dtype, "c", C, sizeof C);
+    /* both operands loaded before the choice: a select, not a branch
+     * that mispredicts on random conditions */
     if (a->dtype == p && b->dtype == p) {
         /* a bit copy: NaN payloads and float16 bits kept */
-        snprintf(op, sizeof op, "z[i] = %s ? x[i] : y[i]", C);
+        snprintf(op, sizeof op,
+                 "%s kiln_xv = x[i], kiln_yv = y[i]; z[i] = %s ? kiln_xv : "
+                 "kiln_yv",
+                 kiln__bits_type(p), C);
     } else {
         kiln__cast_value(a->dtype, p,
                          kiln__read_elem(a->dtype, "x", "i", X, sizeof X), CX,
@@ -74,11 +79,12 @@ kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out,
         kiln__cast_value(b->dtype, p,
                          kiln__read_elem(b->dtype, "y", "i", Y, sizeof Y), CY,
                          sizeof CY);
-        if (p == KILN_FLOAT16)
-            snprintf(op, sizeof op, "z[i] = kiln_f2h(%s ? %s : %s)", C, CX,
-                     CY);
-        else
-            snprintf(op, sizeof op, "z[i] = %s ? %s : %s", C, CX, CY);
+        const char *ct = kiln__compute_type(p);
+        snprintf(op, sizeof op,
+                 "%s kiln_xv = %s; %s kiln_yv = %s; z[i] = %s%s ? kiln_xv : "
+                 "kiln_yv%s",
+                 ct, CX, ct, CY, p == KILN_FLOAT16 ? "kiln_f2h(" : "", C,
+                 p == KILN_FLOAT16 ? ")" : "");
     }
     kiln_arg v[4] = {KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
                      KILN_ARG_ARRAY(views[2]), KILN_ARG_ARRAY(out)};
