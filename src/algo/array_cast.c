@@ -139,7 +139,7 @@ const char *kiln__cast_store(kiln_dtype from, kiln_dtype to, const char *x,
 const char kiln__d2h_preamble[] =
     "KILN_FUNC ushort kiln_d2h(double d)\n"
     "{\n"
-    "#ifdef KILN_BACKEND_CUDA\n"
+    "#if KILN_CUDA_C\n"
     "    float f = __double2float_rz(d);\n"
     "#else\n"
     "    float f = convert_float_rtz(d);\n"

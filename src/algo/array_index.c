@@ -267,7 +267,7 @@ kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out, kiln_array *a,
 /* Atomic read-modify-write on both backends: 32- and 64-bit compare and
  * swap, 64-bit add, double bits. */
 static const char atomics_preamble[] =
-    "#ifdef KILN_BACKEND_CUDA\n"
+    "#if KILN_CUDA_C\n"
     "#define KILN_CAS32(p, c, v) atomicCAS((unsigned int *)(p), (c), (v))\n"
     "#define KILN_CAS64(p, c, v) atomicCAS((unsigned long long *)(p), (c), "
     "(v))\n"
