@@ -189,7 +189,7 @@ static void run_ops(kiln_queue *q) {
             (void)kiln_array_unary(q, (kiln_unary_op)op, o, a, 0, NULL, NULL);
         (void)kiln_array_axpy(q, o, 2.0, a, b, 0, NULL, NULL);
         kiln_array *r = NULL;
-        for (int op = KILN_REDUCE_SUM; op <= KILN_REDUCE_ARGMAX; op++) {
+        for (int op = KILN_REDUCE_SUM; op <= KILN_REDUCE_ALL; op++) {
             kiln_dtype rd = kiln_reduce_result_dtype((kiln_reduce_op)op, dt);
             if (!rd)
                 continue;
@@ -218,6 +218,54 @@ static void run_ops(kiln_queue *q) {
         kiln_array_release(t);
         kiln_array_release(ot);
     }
+}
+
+/* The toolkit's kernels with CUDA-specific text: the emulated atomic adds
+ * of put (8/16-bit, float16, float64, 64-bit CAS), the double-to-half
+ * conversion of astype, the status words of take's error mode, mask
+ * assignment and where with promotion. */
+static void run_toolkit(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    /* one of each kind of atomic add: sub-word CAS (int8, float16), a
+     * 64-bit CAS (float64), 64-bit add (int64); the other ops once */
+    static const kiln_dtype add[] = {KILN_INT8, KILN_FLOAT16, KILN_FLOAT64,
+                                     KILN_INT64};
+    size_t n = 6;
+    kiln_array *idx = NULL, *m = NULL;
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_array_zeros(q, KILN_INT64, 1, &n, 0, NULL, NULL, &idx));
+    CHECK_OK(kiln_array_zeros(q, KILN_UINT8, 1, &n, 0, NULL, NULL, &m));
+    for (size_t k = 0; k < sizeof add / sizeof add[0]; k++) {
+        kiln_array *a = NULL, *h = NULL, *o = NULL;
+        if (!CHECK_OK(kiln_array_zeros(q, add[k], 1, &n, 0, NULL, NULL, &a)))
+            continue;
+        (void)kiln_array_put(q, a, idx, a, KILN_INDEX_WRAP, KILN_PUT_ADD, 0,
+                             NULL, NULL);
+        if (k == 0) {
+            (void)kiln_array_put(q, a, idx, a, KILN_INDEX_WRAP,
+                                 KILN_PUT_ASSIGN_LAST, 0, NULL, NULL);
+            (void)kiln_array_mask_assign(q, a, m, a, 0, NULL, &e);
+            kiln_event_release(e);
+            e = NULL;
+        }
+        if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &h)) &&
+            add[k] == KILN_FLOAT64) /* double to half */
+            (void)kiln_array_astype(q, h, a, 0, NULL, NULL);
+        if (k == 0 && CHECK_OK(kiln_array_empty(c, add[k], 1, &n, &o))) {
+            (void)kiln_array_take(q, o, a, idx, KILN_INDEX_ERROR, 0, NULL, &e);
+            kiln_event_release(e);
+            e = NULL;
+            (void)kiln_array_astype(q, o, h, 0, NULL, NULL);
+            (void)kiln_array_where(q, o, m, a, a, 0, NULL, NULL);
+            (void)kiln_array_clip(q, o, a, -1, 1, 0, NULL, NULL);
+        }
+        CHECK_OK(kiln_queue_finish(q));
+        kiln_array_release(a);
+        kiln_array_release(h);
+        kiln_array_release(o);
+    }
+    kiln_array_release(idx);
+    kiln_array_release(m);
 }
 
 static const char *kAffPre =
@@ -387,6 +435,7 @@ int main(void) {
     g_all = all && all[0] == '1';
     kiln__gen_source_hook = hook;
     run_ops(q);
+    run_toolkit(q);
     kiln__gen_source_hook = NULL;
     CHECK_MSG(g_n > (g_all ? 300u : 60u), "only %zu sources recorded", g_n);
     for (size_t k = 0; k < g_n; k++) {

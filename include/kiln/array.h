@@ -229,9 +229,11 @@ typedef enum kiln_unary_op {
     KILN_OP_COS,
 } kiln_unary_op;
 
-/* out = a OP b. a and b have the same shape and dtype; out has their shape,
- * and their dtype for arithmetic (any dtype for comparisons). out may be a
- * or b. */
+/* out = a OP b. a and b may have different dtypes and shapes: they are
+ * promoted and broadcast as in NumPy (see the toolkit block at the end);
+ * out has the broadcast shape, and the promoted dtype for arithmetic (any
+ * dtype for comparisons, which compare in the promoted dtype). out may be
+ * a or b. */
 KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op,
                                        kiln_array *out, kiln_array *a,
                                        kiln_array *b, size_t num_wait,
@@ -251,7 +253,8 @@ KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op,
                                       size_t num_wait,
                                       kiln_event *const *wait,
                                       kiln_event **event);
-/* z = alpha*x + y (float dtypes and integers; same shape and dtype). */
+/* z = alpha*x + y. x and y are promoted and broadcast as for
+ * kiln_array_binary; z has their promoted dtype and broadcast shape. */
 KILN_API kiln_status kiln_array_axpy(kiln_queue *queue, kiln_array *z,
                                      double alpha, kiln_array *x,
                                      kiln_array *y, size_t num_wait,
@@ -307,6 +310,9 @@ typedef struct kiln_elementwise_desc {
     const char *preamble;  /* code put before the kernel (helper functions,
                               #defines); may be NULL */
     unsigned flags;        /* KILN_ELEMENTWISE_ANY_SHAPE, or 0 */
+    const char *options;   /* build options, like PyOpenCL's options=:
+                              "-DSCALE=3 -DUSE_FAST=1" (OpenCL-style, also
+                              on CUDA: docs/dialect.md); NULL = none */
 } kiln_elementwise_desc;
 #define KILN_ELEMENTWISE_DESC(...)                                             \
     ((kiln_elementwise_desc){.struct_size = sizeof(kiln_elementwise_desc),    \
@@ -348,6 +354,12 @@ typedef struct kiln_reduction_desc {
     const char *preamble;  /* may be NULL */
     const char *name;      /* as for kiln_elementwise_desc; NULL =
                               "kiln_reduction" */
+    const char *options;   /* build options, as for kiln_elementwise_desc */
+    const char *initial;   /* NULL, or an expression of the scalar
+                              arguments (not of i or the arrays) folded in
+                              once: the result is reduce(initial, the
+                              reduction of map), so n = 0 gives initial
+                              (NumPy's initial=) */
 } kiln_reduction_desc;
 #define KILN_REDUCTION_DESC(...)                                               \
     ((kiln_reduction_desc){.struct_size = sizeof(kiln_reduction_desc),        \
@@ -390,6 +402,10 @@ typedef enum kiln_reduce_op {
     KILN_REDUCE_NORM_INF, /* max |a|: as NORM1 */
     KILN_REDUCE_ARGMIN,   /* int64 index (C order) of the first minimum; -1 if empty */
     KILN_REDUCE_ARGMAX,   /* int64 index of the first maximum; -1 if empty */
+    KILN_REDUCE_ANY,      /* uint8 1 if any element is non-zero (NaN
+                             counts as non-zero, as in NumPy); 0 if empty */
+    KILN_REDUCE_ALL,      /* uint8 1 if every element is non-zero; 1 if
+                             empty */
 } kiln_reduce_op;
 
 /* The dtype kiln_array_reduce writes for op over dtype (0 for an unknown op
@@ -443,6 +459,8 @@ typedef struct kiln_scan_desc {
     const char *preamble;      /* may be NULL */
     const char *name;          /* as for kiln_elementwise_desc; NULL =
                                   "kiln_scan" */
+    const char *options;       /* build options, as for
+                                  kiln_elementwise_desc */
 } kiln_scan_desc;
 #define KILN_SCAN_DESC(...)                                                    \
     ((kiln_scan_desc){.struct_size = sizeof(kiln_scan_desc), __VA_ARGS__})
@@ -497,5 +515,151 @@ KILN_API kiln_status kiln_array_from_buffer(kiln_buffer *buffer,
                                             const size_t *shape,
                                             const ptrdiff_t *strides,
                                             kiln_array **array);
+/* ================================================ toolkit: conversions,
+ * selection, gather/scatter, masks (issue 12, items 1-3)
+ *
+ * Type promotion: kiln_array_binary and kiln_array_where take operands of
+ * different dtypes and compute in NumPy's promoted dtype
+ * (kiln_promote_types: np.promote_types for two arrays, e.g. int8 with
+ * uint8 gives int16, int32 with float32 float64, int64 with uint64
+ * float64). Broadcasting: their operands broadcast by NumPy's rules to the
+ * shape of out (which is never broadcast itself); shapes that do not
+ * broadcast are KILN_ERROR_MISMATCH, and the message names both shapes.
+ * Broadcast operands are read through views with stride 0: no copy.
+ * kiln_array_axpy does the same; unary and dot still need equal dtypes
+ * and shapes. */
+
+/* NumPy's promoted dtype of two dtypes (0 if either is unknown). */
+KILN_API kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b);
+/* The broadcast shape of two shapes (NumPy's rules: aligned at the last
+ * dimension, each pair equal or one of them 1) into *ndim and shape
+ * (KILN_ARRAY_MAX_DIMS entries). Shapes that do not broadcast:
+ * KILN_ERROR_MISMATCH, the message names both. */
+KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a,
+                                           const size_t *shape_a,
+                                           unsigned ndim_b,
+                                           const size_t *shape_b,
+                                           unsigned *ndim, size_t *shape);
+
+/* out = a converted to out's dtype (same shape; any dtypes, any strides):
+ * NumPy's astype. Integers wrap to a narrower integer; integers and floats
+ * round to the nearest float; float to integer truncates toward zero and,
+ * where NumPy leaves it undefined, kiln saturates: NaN gives 0, values at
+ * or beyond the integer's range its smallest / largest value (-inf gives
+ * INT_MIN, 1e300 to uint8 gives 255). float64 to float16 rounds once. */
+KILN_API kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out,
+                                       kiln_array *a, size_t num_wait,
+                                       kiln_event *const *wait,
+                                       kiln_event **event);
+
+/* out = cond ? a : b, element by element (np.where). cond has any dtype:
+ * non-zero is true (NaN is true, -0.0 false, as in NumPy). out has the
+ * promoted dtype of a and b; cond, a and b broadcast to out's shape. */
+KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out,
+                                      kiln_array *cond, kiln_array *a,
+                                      kiln_array *b, size_t num_wait,
+                                      kiln_event *const *wait,
+                                      kiln_event **event);
+
+/* out = min(max(a, lo), hi) (np.clip; a broadcasts to out, same dtype).
+ * NaN in a or in a float bound gives NaN; lo > hi gives hi everywhere.
+ * Integer arrays clip to the integers in [lo, hi] (ceil(lo), floor(hi),
+ * saturated to the dtype); a NaN bound for them is
+ * KILN_ERROR_INVALID_ARGUMENT. Use -INFINITY / INFINITY for no bound. */
+KILN_API kiln_status kiln_array_clip(kiln_queue *queue, kiln_array *out,
+                                     kiln_array *a, double lo, double hi,
+                                     size_t num_wait,
+                                     kiln_event *const *wait,
+                                     kiln_event **event);
+
+/* What an index outside [0, n) of an axis of n elements does. */
+typedef enum kiln_index_mode {
+    /* NumPy's 'raise': -n..-1 count from the end; any other index fails
+     * the operation's event (KILN_EVENT_ERROR, so kiln_event_wait returns
+     * KILN_ERROR_EVENT_FAILED). The device never reads or writes out of
+     * bounds: take writes 0 for such an index, put skips it; the other
+     * elements are done. The event is then required. */
+    KILN_INDEX_ERROR = 0,
+    KILN_INDEX_CLIP = 1, /* clamped to [0, n-1] (negatives to 0) */
+    KILN_INDEX_WRAP = 2, /* modulo n, always in [0, n) (Python's %) */
+} kiln_index_mode;
+
+/* out[k] = a.flat[indices[k]] (np.take without an axis: a is read in C
+ * order, whatever its strides). indices: any integer dtype and shape (a
+ * strided view too); out: a's dtype, the indices' shape, dense. An empty
+ * a with indices, in CLIP or WRAP mode: KILN_ERROR_OUT_OF_RANGE. */
+KILN_API kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out,
+                                     kiln_array *a, kiln_array *indices,
+                                     kiln_index_mode mode, size_t num_wait,
+                                     kiln_event *const *wait,
+                                     kiln_event **event);
+
+/* How kiln_array_put treats an index that appears more than once. */
+typedef enum kiln_put_mode {
+    /* a[j] = value: with repeated indices one of the values wins, which
+     * one depends on scheduling (the fastest; CuPy's put). */
+    KILN_PUT_ASSIGN = 0,
+    /* Deterministic: the value of the last position k (largest k) wins,
+     * as in NumPy's sequential a[idx] = v, whatever the scheduling: a
+     * first pass claims each target with an atomic max of k, a second
+     * writes. Needs an int32 scratch of a's size; at most 2^31-1 indices. */
+    KILN_PUT_ASSIGN_LAST = 1,
+    /* a[j] += value atomically: every repeat counts (np.add.at,
+     * index_add_). Integers wrap. Emulated where the device lacks the
+     * atomic: 8/16-bit integers and float16 by a compare-and-swap loop on
+     * the 32-bit word that holds them (float16 adds in float, rounded
+     * once per add), float64 by a 64-bit CAS loop (native atomicAdd on
+     * CUDA sm_60+). 64-bit types need 64-bit atomics on OpenCL
+     * (cl_khr_int64_base_atomics; else KILN_ERROR_UNSUPPORTED). Integer
+     * sums are exact; a float sum's rounding depends on the order of the
+     * adds, which depends on scheduling. */
+    KILN_PUT_ADD = 2,
+} kiln_put_mode;
+
+/* a.flat[indices[k]] = values[k] (or += with KILN_PUT_ADD) (np.put,
+ * np.add.at). a: dense; values: a's dtype, one element per index (any
+ * shape, read in C order) or a single element for all. */
+KILN_API kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
+                                    kiln_array *indices, kiln_array *values,
+                                    kiln_index_mode mode, kiln_put_mode put,
+                                    size_t num_wait, kiln_event *const *wait,
+                                    kiln_event **event);
+
+/* a[mask] = *value (one element of a's dtype, read before the call
+ * returns). mask: a's shape, any dtype, non-zero is true (as for where);
+ * a and mask may be strided views. */
+KILN_API kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a,
+                                          kiln_array *mask, const void *value,
+                                          size_t num_wait,
+                                          kiln_event *const *wait,
+                                          kiln_event **event);
+/* a[mask] = values: the k-th true element of the mask (C order) gets
+ * values[k] (values in C order, a's dtype). One value is used for all;
+ * otherwise there must be exactly one per true element, which is checked
+ * on the device: a different count fails the event (required then), and
+ * only the elements that have a value are written. */
+KILN_API kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a,
+                                            kiln_array *mask,
+                                            kiln_array *values,
+                                            size_t num_wait,
+                                            kiln_event *const *wait,
+                                            kiln_event **event);
+
+/* kiln_array_reduce with NumPy's initial=: the result is
+ * op(*initial, op over a), so an empty array gives *initial. initial is
+ * one element of kiln_reduce_result_dtype(op, a's dtype). For SUM, PROD,
+ * MIN, MAX, ANY, ALL (and the norms, whose reduce it joins: sum of |a| +
+ * initial, ...); ARGMIN / ARGMAX take none (KILN_ERROR_INVALID_ARGUMENT).
+ * The blocking form writes host_result; the _async form as
+ * kiln_array_reduce_async. Generators: kiln_reduction_desc.initial. */
+KILN_API kiln_status kiln_array_reduce_initial(kiln_queue *queue,
+                                               kiln_reduce_op op,
+                                               kiln_array *a,
+                                               const void *initial,
+                                               void *host_result);
+KILN_API kiln_status kiln_array_reduce_initial_async(
+    kiln_queue *queue, kiln_reduce_op op, kiln_array *a, const void *initial,
+    kiln_array *result, void *host_result, size_t num_wait,
+    kiln_event *const *wait, kiln_event **event);
 
 #endif /* KILN_ARRAY_H */

@@ -8,6 +8,10 @@
  *   array_dtype.c     dtype facts for generated kernel text
  *   array_wrap.c      arrays over existing buffers
  *   array_dlpack.c    DLPack export and import
+ *   array_cast.c      dtype kinds, promotion, conversions, astype
+ *   array_broadcast.c broadcasting of shapes (stride-0 views)
+ *   array_where.c     where, clip
+ *   array_index.c     take, put, boolean-mask assignment
  * struct kiln_array itself is in algo.h: the generators read it. */
 #ifndef KILN_ALGO_ARRAY_INTERNAL_H
 #define KILN_ALGO_ARRAY_INTERNAL_H
@@ -65,5 +69,42 @@ int kiln__is_signed_dtype(kiln_dtype d);
 /* v rounded to the nearest float16 value (ties to even, inf beyond 65504),
  * exact as a double. */
 double kiln__round_to_half(double v);
+
+/* ---- array_cast.c */
+
+/* 'i', 'u' or 'f' (0 for an unknown dtype). */
+char kiln__dtype_kind(kiln_dtype d);
+/* The type kernels compute d in: float for FLOAT16, else d's own. */
+const char *kiln__compute_type(kiln_dtype d);
+/* Text reading element ix of array name as a compute value; returns buf. */
+const char *kiln__read_elem(kiln_dtype d, const char *name, const char *ix,
+                            char *buf, size_t cap);
+/* Text converting x (a compute value of from) to a compute value of to,
+ * with NumPy's rules and saturating float-to-integer; returns buf. */
+const char *kiln__cast_value(kiln_dtype from, kiln_dtype to, const char *x,
+                             char *buf, size_t cap);
+/* The same, as the stored bits of to (float16 rounded once: from FLOAT64
+ * it needs kiln__d2h_preamble). */
+const char *kiln__cast_store(kiln_dtype from, kiln_dtype to, const char *x,
+                             char *buf, size_t cap);
+extern const char kiln__d2h_preamble[];
+
+/* ---- array_broadcast.c */
+
+/* Views of the n operands (NULL entries skipped, views[k] NULL) with
+ * out's shape, broadcast by NumPy's rules (out itself is not broadcast);
+ * KILN_ERROR_MISMATCH names the shapes that clash (names[k] names
+ * operand k). The caller releases the views. */
+kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out,
+                                     size_t n, kiln_array *const *ops,
+                                     const char *const *names,
+                                     kiln_array **views);
+
+/* ---- array_ops.c */
+
+/* The expression of a binary op on compute values A and B of dtype d
+ * (text), or NULL for an unknown op. */
+const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
+                              const char *B, char *buf, size_t cap);
 
 #endif

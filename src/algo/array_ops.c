@@ -32,8 +32,8 @@ static void store_elem(kiln_dtype d, const char *expr, char *buf,
 
 /* The expression of op on operands A and B (text), or NULL. Integer
  * division by zero gives 0 and INT_MIN / -1 wraps, instead of trapping. */
-static const char *binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
-                               const char *B, char *buf, size_t cap) {
+const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
+                              const char *B, char *buf, size_t cap) {
     switch (op) {
     case KILN_OP_ADD: snprintf(buf, cap, "%s + %s", A, B); break;
     case KILN_OP_SUB: snprintf(buf, cap, "%s - %s", A, B); break;
@@ -120,6 +120,8 @@ static kiln_status check_operands(kiln_queue *q, kiln_binary_op op,
     return KILN_OK;
 }
 
+/* Mixed dtypes compute in NumPy's promoted dtype (kiln_promote_types);
+ * shapes broadcast (array_broadcast.c). */
 kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
                               kiln_array *out, kiln_array *a, kiln_array *b,
                               size_t num_wait, kiln_event *const *wait,
@@ -127,22 +129,45 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
     const char *what = "kiln_array_binary";
     if (event)
         *event = NULL;
-    kiln_status st = check_operands(q, op, out, a, b, "b", what);
+    kiln_status st = kiln__array_check_queue(q, out, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, a, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, b, what);
     if (st != KILN_OK)
         return st;
-    char expr[256], args[128], opt[320], X[32], Y[32];
-    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X),
-                     read_elem(a->dtype, "y", Y, sizeof Y), expr, sizeof expr))
+    kiln_dtype p = kiln_promote_types(a->dtype, b->dtype);
+    if (op < KILN_OP_EQ && out->dtype != p)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: out has dtype %s, but %s with %s gives "
+                               "%s (NumPy's promotion)",
+                               what, kiln_dtype_name(out->dtype),
+                               kiln_dtype_name(a->dtype),
+                               kiln_dtype_name(b->dtype), kiln_dtype_name(p));
+    char expr[1024], args[128], opt[1100], X[32], Y[32], CX[480], CY[480];
+    kiln__cast_value(a->dtype, p, read_elem(a->dtype, "x", X, sizeof X), CX,
+                     sizeof CX);
+    kiln__cast_value(b->dtype, p, read_elem(b->dtype, "y", Y, sizeof Y), CY,
+                     sizeof CY);
+    if (!kiln__binary_expr(op, p, CX, CY, expr, sizeof expr))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
-    const char *t = kiln__bits_type(a->dtype);
-    snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", t, t,
+    kiln_array *ops[2] = {a, b}, *views[2];
+    static const char *const names[2] = {"a", "b"};
+    st = kiln__broadcast_operands(what, out, 2, ops, names, views);
+    if (st != KILN_OK)
+        return st;
+    snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z",
+             kiln__bits_type(a->dtype), kiln__bits_type(b->dtype),
              kiln__bits_type(out->dtype));
     store_elem(out->dtype, expr, opt, sizeof opt);
-    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b),
+    kiln_arg v[3] = {KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
                      KILN_ARG_ARRAY(out)};
-    return run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
-                  event);
+    st = run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
+                event);
+    kiln_array_release(views[0]);
+    kiln_array_release(views[1]);
+    return st;
 }
 
 kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
@@ -157,7 +182,7 @@ kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
     if (st != KILN_OK)
         return st;
     char expr[256], args[128], opt[320], X[32];
-    if (!binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s",
+    if (!kiln__binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s",
                      expr, sizeof expr))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
@@ -223,26 +248,52 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
                   event);
 }
 
+/* x and y promoted and broadcast as in kiln_array_binary; alpha in the
+ * promoted dtype (for FLOAT16 rounded to the nearest half first). */
 kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
                             kiln_array *x, kiln_array *y, size_t num_wait,
                             kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_axpy";
     if (event)
         *event = NULL;
-    kiln_status st = check_operands(q, KILN_OP_ADD, z, x, y, "y", what);
+    kiln_status st = kiln__array_check_queue(q, z, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, x, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, y, what);
     if (st != KILN_OK)
         return st;
-    int f16 = x->dtype == KILN_FLOAT16;
-    const char *t = kiln__bits_type(x->dtype);
-    char args[128];
+    kiln_dtype p = kiln_promote_types(x->dtype, y->dtype);
+    if (z->dtype != p)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: z has dtype %s, but x %s with y %s gives "
+                               "%s (NumPy's promotion)",
+                               what, kiln_dtype_name(z->dtype),
+                               kiln_dtype_name(x->dtype),
+                               kiln_dtype_name(y->dtype), kiln_dtype_name(p));
+    kiln_array *ops[2] = {x, y}, *views[2];
+    static const char *const names[2] = {"x", "y"};
+    st = kiln__broadcast_operands(what, z, 2, ops, names, views);
+    if (st != KILN_OK)
+        return st;
+    int f16 = p == KILN_FLOAT16;
+    char args[160], X[32], Y[32], CX[480], CY[480], op[1100];
     snprintf(args, sizeof args, "%s a, const %s *x, const %s *y, %s *z",
-             f16 ? "float" : t, t, t, t);
+             f16 ? "float" : kiln__bits_type(p), kiln__bits_type(x->dtype),
+             kiln__bits_type(y->dtype), kiln__bits_type(p));
+    kiln__cast_value(x->dtype, p, read_elem(x->dtype, "x", X, sizeof X), CX,
+                     sizeof CX);
+    kiln__cast_value(y->dtype, p, read_elem(y->dtype, "y", Y, sizeof Y), CY,
+                     sizeof CY);
+    snprintf(op, sizeof op, f16 ? "z[i] = kiln_f2h(a*%s + %s)"
+                                : "z[i] = a*%s + %s",
+             CX, CY);
     if (f16)
         alpha = kiln__round_to_half(alpha);
-    kiln_arg v[4] = {KILN_ARG_F64(alpha), KILN_ARG_ARRAY(x),
-                     KILN_ARG_ARRAY(y), KILN_ARG_ARRAY(z)};
-    return run_ew(q, what, args,
-                  f16 ? "z[i] = kiln_f2h(a*kiln_h2f(x[i]) + kiln_h2f(y[i]))"
-                      : "z[i] = a*x[i] + y[i]",
-                  "kiln_axpy", 4, v, num_wait, wait, event);
+    kiln_arg v[4] = {KILN_ARG_F64(alpha), KILN_ARG_ARRAY(views[0]),
+                     KILN_ARG_ARRAY(views[1]), KILN_ARG_ARRAY(z)};
+    st = run_ew(q, what, args, op, "kiln_axpy", 4, v, num_wait, wait, event);
+    kiln_array_release(views[0]);
+    kiln_array_release(views[1]);
+    return st;
 }

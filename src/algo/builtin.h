@@ -28,6 +28,14 @@ kiln_status kiln__elementwise_cached(kiln_context *context,
                                      const char *operation, const char *name,
                                      kiln_elementwise **ew);
 
+/* The same with a preamble (may be NULL) and kiln_elementwise_desc flags. */
+kiln_status kiln__elementwise_cached_ex(kiln_context *context,
+                                        const char *arguments,
+                                        const char *operation,
+                                        const char *name,
+                                        const char *preamble, unsigned flags,
+                                        kiln_elementwise **ew);
+
 /* The generated source of one variant (without the backend prelude),
  * appended to sb: for checks that compile it for another backend (NVRTC). */
 kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,

@@ -95,10 +95,11 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
         free(ew);
         return st;
     }
+    st = kiln__gen_set_options(&ew->gen, d.options);
     ew->flags = d.flags;
     ew->operation = kiln__strdup(d.operation);
     ew->preamble = d.preamble ? kiln__strdup(d.preamble) : NULL;
-    if (!ew->operation || (d.preamble && !ew->preamble))
+    if (st == KILN_OK && (!ew->operation || (d.preamble && !ew->preamble)))
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (st == KILN_OK && eager)
         st = kiln__gen_build_first(&ew->gen);
@@ -112,13 +113,15 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
 
 typedef struct ew_make_arg {
     kiln_context *context;
-    const char *args, *op, *name;
+    const char *args, *op, *name, *preamble;
+    unsigned flags;
 } ew_make_arg;
 
 static kiln_status ew_make(void *arg, kiln__gen **gen) {
     ew_make_arg *a = arg;
     kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
-        .arguments = a->args, .operation = a->op, .name = a->name);
+        .arguments = a->args, .operation = a->op, .name = a->name,
+        .preamble = a->preamble, .flags = a->flags);
     kiln_elementwise *ew = NULL;
     kiln_status st = kiln__elementwise_create_ex(a->context, &d, 0, &ew);
     *gen = ew ? &ew->gen : NULL;
@@ -129,9 +132,20 @@ kiln_status kiln__elementwise_cached(kiln_context *context,
                                      const char *arguments,
                                      const char *operation, const char *name,
                                      kiln_elementwise **ew) {
+    return kiln__elementwise_cached_ex(context, arguments, operation, name,
+                                       NULL, 0, ew);
+}
+
+kiln_status kiln__elementwise_cached_ex(kiln_context *context,
+                                        const char *arguments,
+                                        const char *operation,
+                                        const char *name,
+                                        const char *preamble, unsigned flags,
+                                        kiln_elementwise **ew) {
     kiln__sb key = {0};
-    kiln__sb_addf(&key, "elementwise|%s|%s|%s", arguments, operation, name);
-    ew_make_arg a = {context, arguments, operation, name};
+    kiln__sb_addf(&key, "elementwise|%s|%s|%s|%s|%u", arguments, operation,
+                  name, preamble ? preamble : "", flags);
+    ew_make_arg a = {context, arguments, operation, name, preamble, flags};
     kiln__gen *gen = NULL;
     kiln_status st =
         key.oom ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,

@@ -107,10 +107,12 @@ static kiln_status size_mismatch(kiln_context *context, const char *source,
 
 kiln_status kiln__gen_build(kiln_context *context, const char *source,
                             unsigned languages, const char *what,
-                            const char *user_text, kiln_program **program) {
+                            const char *user_text, const char *options,
+                            kiln_program **program) {
     if (kiln__gen_source_hook)
         kiln__gen_source_hook(source, languages);
-    kiln_status st = kiln_program_create(context, source, NULL, program);
+    kiln_program_opts opts = KILN_PROGRAM_OPTS(.build_options = options);
+    kiln_status st = kiln_program_create(context, source, &opts, program);
     if (st != KILN_ERROR_BUILD)
         return st;
     /* A declared size that is not the device's sizeof can fail the build

@@ -77,6 +77,16 @@ kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind,
     return KILN_OK;
 }
 
+kiln_status kiln__gen_set_options(kiln__gen *gen, const char *options) {
+    if (!options || !*options)
+        return KILN_OK;
+    gen->options = kiln__strdup(options);
+    return gen->options ? KILN_OK
+                        : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                          "%s_create: options",
+                                          gen->kind->what);
+}
+
 kiln_status kiln__gen_retain(kiln__gen *gen) {
     atomic_fetch_add(&gen->refs, 1);
     return KILN_OK;
@@ -90,6 +100,7 @@ void kiln__gen_release(kiln__gen *gen) {
             kiln__variant_free(&gen->var[a][b]);
     kiln__gargs_free(&gen->args);
     free(gen->name);
+    free(gen->options);
     pthread_mutex_destroy(&gen->lock);
     gen->kind->destroy(gen);
 }
@@ -127,7 +138,8 @@ kiln_status kiln__gen_program(kiln__gen *gen, kiln__sb *source,
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "%s: generating source", gen->kind->what);
     kiln_status st = kiln__gen_build(gen->context, source->p, languages,
-                                     gen->kind->what, user_text, &v->prog);
+                                     gen->kind->what, user_text,
+                                     gen->options, &v->prog);
     for (int k = 0; st == KILN_OK && k < nk; k++) {
         char kn[KILN__MAX_NAME + 16]; /* name: at most 63; suffixes short */
         snprintf(kn, sizeof kn, "%s%s", gen->name, suffixes[k]);

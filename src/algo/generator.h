@@ -111,10 +111,12 @@ void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field,
 
 /* Builds source for every device of context. On a build error the message
  * names `what` and quotes `user_text` and the compiler's first error
- * lines. languages: what the source can be compiled as (for the hook). */
+ * lines. languages: what the source can be compiled as (for the hook);
+ * options: the user's build options ("-DN=4"; may be NULL). */
 kiln_status kiln__gen_build(kiln_context *context, const char *source,
                             unsigned languages, const char *what,
-                            const char *user_text, kiln_program **program);
+                            const char *user_text, const char *options,
+                            kiln_program **program);
 
 /* Test hook: when set, called with every generated source before it is
  * built and the languages it can be compiled as (tests/test_array_nvrtc.c
@@ -175,6 +177,7 @@ struct kiln__gen {
     kiln_context *context;
     kiln__gargs args;
     char *name;
+    char *options;            /* the descriptor's build options, or NULL */
     pthread_mutex_t lock;     /* guards var */
     kiln__variant var[2][2];  /* [strided][cpu], built on first use */
 };
@@ -192,6 +195,8 @@ kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc,
 kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind,
                            kiln_context *context, const char *arguments,
                            const char *name);
+/* Copies the descriptor's build options (NULL or "" = none) into gen. */
+kiln_status kiln__gen_set_options(kiln__gen *gen, const char *options);
 kiln_status kiln__gen_retain(kiln__gen *gen);
 /* Drops a reference; the last one frees the base and calls destroy. */
 void kiln__gen_release(kiln__gen *gen);

@@ -15,7 +15,7 @@
 
 struct kiln_reduction {
     kiln__gen gen; /* first: the base */
-    char *out_type, *neutral, *reduce, *map, *preamble, *finish;
+    char *out_type, *neutral, *reduce, *map, *preamble, *finish, *initial;
     char *final_type;
     size_t out_size, final_size;
     kiln_dtype final_dtype; /* 0 for a struct */
@@ -45,6 +45,13 @@ kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
                           0, "reduce", r->reduce);
     kiln__gen_return_func(sb, "kiln_out_t kiln_map(long i, KILN_PARAMS)", 1,
                           "map", r->map);
+    if (r->initial) {
+        /* combined once, by work-group 0 of stage 1, so that it counts
+         * once whatever n is (n = 0 too) */
+        kiln__sb_add(sb, "#define KILN_HAS_INITIAL 1\n");
+        kiln__gen_return_func(sb, "kiln_out_t kiln_initial(KILN_PARAMS)", 0,
+                              "initial", r->initial);
+    }
     kiln__sb_add(sb, "KILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
                      "a)\n{\n    return (kiln_final_t)(");
     kiln__sb_add(sb, r->finish ? r->finish : "a");
@@ -61,8 +68,10 @@ static kiln_status red_build(kiln__gen *gen, int strided,
     kiln_status st = kiln__reduction_source(r, strided, plan, &sb);
     if (st == KILN_OK) {
         char text[1024];
-        snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s",
-                 r->map, r->reduce, r->neutral);
+        snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s%s%s",
+                 r->map, r->reduce, r->neutral,
+                 r->initial ? "; initial: " : "",
+                 r->initial ? r->initial : "");
         static const char *const suffix[2] = {"_stage1", "_stage2"};
         st = kiln__gen_program(gen, &sb, KILN__LANGS_PORTABLE, text, suffix,
                                2, v);
@@ -80,6 +89,7 @@ static void red_destroy(kiln__gen *gen) {
     free(r->preamble);
     free(r->finish);
     free(r->final_type);
+    free(r->initial);
     free(r);
 }
 
@@ -101,7 +111,9 @@ static kiln_status red_fill(kiln_reduction *r, const kiln_reduction_desc *d,
     r->preamble = d->preamble ? kiln__strdup(d->preamble) : NULL;
     r->finish = finish ? kiln__strdup(finish) : NULL;
     r->final_type = final_type ? kiln__strdup(final_type) : NULL;
+    r->initial = d->initial ? kiln__strdup(d->initial) : NULL;
     if (!r->out_type || !r->neutral || !r->reduce || !r->map ||
+        (d->initial && !r->initial) ||
         (d->preamble && !r->preamble) || (finish && !r->finish) ||
         (final_type && !r->final_type))
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
@@ -143,7 +155,9 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
         free(r);
         return st;
     }
-    st = red_fill(r, &d, finish, final_type, final_size);
+    st = kiln__gen_set_options(&r->gen, d.options);
+    if (st == KILN_OK)
+        st = red_fill(r, &d, finish, final_type, final_size);
     if (st == KILN_OK && eager)
         st = kiln__gen_build_first(&r->gen);
     if (st != KILN_OK) {

@@ -30,6 +30,9 @@ kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
     case KILN_REDUCE_ARGMIN:
     case KILN_REDUCE_ARGMAX:
         return KILN_INT64;
+    case KILN_REDUCE_ANY:
+    case KILN_REDUCE_ALL:
+        return KILN_UINT8; /* NumPy's bool, as one byte */
     }
     return (kiln_dtype)0;
 }
@@ -61,8 +64,8 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
      * generated or hashed after the first call. */
     kiln_context *ctx = kiln_queue_context(queue);
     kiln__sb key = {0};
-    kiln__sb_addf(&key, "reduction|%s|%s|%zu|%s|%s|%s|%s|%s|%s|%zu|%s",
-                  d->arguments,
+    kiln__sb_addf(&key, "reduction|%s|%s|%s|%zu|%s|%s|%s|%s|%s|%s|%zu|%s",
+                  d->initial ? d->initial : "", d->arguments,
                   d->out_type, d->out_size, d->neutral, d->reduce, d->map,
                   d->preamble ? d->preamble : "", finish ? finish : "",
                   final_type ? final_type : "", final_size,
@@ -127,11 +130,13 @@ static void arg_desc(int mx, kiln_dtype et, const char *X, arg_text *tx,
     d->name = mx ? "kiln_argmax" : "kiln_argmin";
 }
 
-kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
-                                    kiln_array *a, kiln_array *result,
-                                    void *host_result, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event) {
+/* The built-in reduction op of a; initial: NULL, or one element of the
+ * result dtype folded in once (kiln_reduction_desc.initial). */
+static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
+                                kiln_array *a, const void *initial,
+                                kiln_array *result, void *host_result,
+                                size_t num_wait, kiln_event *const *wait,
+                                kiln_event **event) {
     if (event)
         *event = NULL;
     if (!queue || !a)
@@ -151,7 +156,9 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
     char args[64], map[160], neutral[160];
     arg_text tx;
-    snprintf(args, sizeof args, "const %s *x", f16 ? "ushort" : t);
+    snprintf(args, sizeof args, "const %s *x%s%s%s", f16 ? "ushort" : t,
+             initial ? ", " : "", initial ? rt : "",
+             initial ? " initial" : "");
     kiln_reduction_desc d = KILN_REDUCTION_DESC(
         .arguments = args, .out_type = rt, .neutral = "0", .reduce = "a+b",
         .map = X, .name = "kiln_sum");
@@ -190,8 +197,21 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
         if (op == KILN_REDUCE_NORM_INF)
             d.reduce = "(b > a || b != b) ? b : a"; /* NaN propagates */
         break;
+    case KILN_REDUCE_ANY:
+    case KILN_REDUCE_ALL:
+        /* NaN != 0: a NaN is true, as in NumPy */
+        snprintf(map, sizeof map, "(uchar)(%s != 0)", X);
+        d.map = map;
+        d.neutral = op == KILN_REDUCE_ANY ? "0" : "1";
+        d.reduce = op == KILN_REDUCE_ANY ? "a | b" : "a & b";
+        d.name = op == KILN_REDUCE_ANY ? "kiln_any" : "kiln_all";
+        break;
     case KILN_REDUCE_ARGMIN:
     case KILN_REDUCE_ARGMAX:
+        if (initial)
+            return kiln__error_set(
+                KILN_ERROR_INVALID_ARGUMENT, 0,
+                "kiln_array_reduce: argmin/argmax take no initial value");
         arg_desc(op == KILN_REDUCE_ARGMAX, et, X, &tx, &d);
         finish = "a.i == 9223372036854775807L ? -1L : a.i";
         final_type = "long";
@@ -201,10 +221,37 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_array_reduce: unknown op %d", (int)op);
     }
-    kiln_arg v = KILN_ARG_ARRAY(a);
+    kiln_arg v[2] = {KILN_ARG_ARRAY(a), {.kind = KILN_ARG_SCALAR, .dtype = rd}};
+    if (initial) {
+        memcpy(&v[1].value, initial, kiln_dtype_size(rd));
+        d.initial = "initial";
+    }
     return run_builtin(queue, "kiln_array_reduce", &d, finish, final_type,
-                       final_size, 1, &v, result, host_result, num_wait, wait,
-                       event);
+                       final_size, initial ? 2 : 1, v, result, host_result,
+                       num_wait, wait, event);
+}
+
+kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
+                                    kiln_array *a, kiln_array *result,
+                                    void *host_result, size_t num_wait,
+                                    kiln_event *const *wait,
+                                    kiln_event **event) {
+    return reduce_array(queue, op, a, NULL, result, host_result, num_wait,
+                        wait, event);
+}
+
+kiln_status kiln_array_reduce_initial_async(
+    kiln_queue *queue, kiln_reduce_op op, kiln_array *a, const void *initial,
+    kiln_array *result, void *host_result, size_t num_wait,
+    kiln_event *const *wait, kiln_event **event) {
+    if (!initial) {
+        if (event)
+            *event = NULL;
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_reduce_initial: initial is NULL");
+    }
+    return reduce_array(queue, op, a, initial, result, host_result, num_wait,
+                        wait, event);
 }
 
 kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
@@ -253,6 +300,19 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
     kiln_event *e = NULL;
     kiln_status st = kiln_array_reduce_async(queue, op, a, NULL, host_result,
                                              0, NULL, &e);
+    return wait_for(st, e);
+}
+
+kiln_status kiln_array_reduce_initial(kiln_queue *queue, kiln_reduce_op op,
+                                      kiln_array *a, const void *initial,
+                                      void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_reduce_initial: host_result is "
+                               "NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_array_reduce_initial_async(
+        queue, op, a, initial, NULL, host_result, 0, NULL, &e);
     return wait_for(st, e);
 }
 

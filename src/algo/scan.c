@@ -102,7 +102,9 @@ kiln_status kiln__scan_create_ex(kiln_context *context,
         free(s);
         return st;
     }
-    st = scan_fill(s, &d, size);
+    st = kiln__gen_set_options(&s->gen, d.options);
+    if (st == KILN_OK)
+        st = scan_fill(s, &d, size);
     if (st == KILN_OK && eager)
         st = kiln__gen_build_first(&s->gen);
     if (st != KILN_OK) {

@@ -7,6 +7,7 @@
  * uses warp shuffles where the device has them (KILN_HAS_WARP_SHUFFLE:
  * CUDA C's __shfl_down_sync over warps of 32), a local-memory tree
  * elsewhere).
+ * With KILN_HAS_INITIAL, work-item 0 of group 0 folds kiln_initial() in.
  * Stage 2: one work-group reduces the partials into kiln_out[kiln_out_o]. */
 #if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
     KILN_LOCAL_SIZE % 32 == 0
@@ -104,6 +105,10 @@ KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
         kiln_a0 = kiln_reduce(kiln_a0, kiln_map(i, KILN_PASS));
     kiln_a0 = kiln_reduce(kiln_reduce(kiln_a0, kiln_a1),
                           kiln_reduce(kiln_a2, kiln_a3));
+#endif
+#ifdef KILN_HAS_INITIAL
+    if (kiln_g == 0 && kiln_l == 0)
+        kiln_a0 = kiln_reduce(kiln_initial(KILN_PASS), kiln_a0);
 #endif
 #if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
     KILN_LOCAL_SIZE % 32 == 0
