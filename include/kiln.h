@@ -665,6 +665,7 @@ KILN_API kiln_status kiln_cache_list(kiln_cache_visit visit, void *user);
 KILN_API kiln_status kiln_cache_clear(size_t *removed);
 
 #include "kiln/array.h"
+#include "kiln/toolkit.h"
 #include "kiln/offload.h"
 #include "kiln/random.h"
 
