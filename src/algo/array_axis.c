@@ -57,8 +57,8 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
         global = (groups < cap ? groups : cap) * local;
         k = v->k[0];
     } else if (plan->cpu) {
-        size_t blocks = ceil_div(nout, 16); /* KILN_AXIS_COLS */
-        split = pick_split(blocks, (size_t)plan->cu * 8, len, 64);
+        size_t blocks = ceil_div(nout, 256); /* KILN_AXIS_COLS */
+        split = pick_split(blocks, (size_t)plan->cu * 16, len, 64);
         global = blocks * split;
         k = v->k[1];
     } else {

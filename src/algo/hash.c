@@ -24,6 +24,14 @@ const char *kiln_hash_kernel_source(void) {
 
 enum { K_INSERT, K_LOOKUP, K_ERASE };
 
+/* Work-items for n keys (the kernels loop): CPUs a few per core, GPUs up
+ * to 2048 per compute unit. */
+static size_t ht_global(const kiln__plan *plan, size_t n) {
+    size_t cap = plan->cpu ? (size_t)plan->cu * 4 * plan->local
+                           : (size_t)plan->cu * 2048;
+    return n < cap ? n : cap;
+}
+
 /* The table's kernels, for its value dtype. */
 static kiln_status ht_kernels(kiln_queue *q, const kiln_hash_table *t,
                               kiln__gen **gen, kiln__variant **v,
@@ -224,7 +232,7 @@ static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t,
                              KILN_ARG_U32((uint32_t)t->capacity),
                              KILN_ARG_BUF(t->state),
                              KILN_ARG_I32(mode)};
-        st = kiln__launch(q, v->k[K_INSERT], n, v->local, args, 11, NULL, 0,
+        st = kiln__launch(q, v->k[K_INSERT], ht_global(&plan, n), v->local, args, 11, NULL, 0,
                           NULL, &e);
     }
     kiln__gen_release(gen);
@@ -314,7 +322,7 @@ kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t,
                              KILN_ARG_BUF(f->buffer),
                              KILN_ARG_I64((int64_t)f->offset),
                              KILN_ARG_I32(found != NULL)};
-        st = kiln__launch(queue, v->k[K_LOOKUP], n, v->local, args, 12, NULL,
+        st = kiln__launch(queue, v->k[K_LOOKUP], ht_global(&plan, n), v->local, args, 12, NULL,
                           num_wait, wait, event);
     }
     kiln__gen_release(gen);
@@ -348,7 +356,7 @@ kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *t,
                             KILN_ARG_BUF(t->keys),
                             KILN_ARG_U32((uint32_t)(t->slots - 1)),
                             KILN_ARG_BUF(t->state)};
-        st = kiln__launch(queue, v->k[K_ERASE], n, v->local, args, 6, NULL,
+        st = kiln__launch(queue, v->k[K_ERASE], ht_global(&plan, n), v->local, args, 6, NULL,
                           num_wait, wait, event);
     }
     kiln__gen_release(gen);

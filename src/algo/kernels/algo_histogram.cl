@@ -18,7 +18,9 @@ typedef ulong kiln_hist_c;
 typedef uchar kiln_hist_wt; /* no weights: an unused buffer */
 #endif
 
-#ifdef KILN_BACKEND_CUDA
+#if KILN_LOCAL_SIZE == 1
+#define KILN_HIST_LOCAL_INC(p) (*(p) += 1u) /* a group of one: no race */
+#elif defined(KILN_BACKEND_CUDA)
 #define KILN_HIST_LOCAL_INC(p) atomicAdd((p), 1u)
 #else
 #define KILN_HIST_LOCAL_INC(p) atomic_inc((volatile __local uint *)(p))
@@ -42,16 +44,20 @@ KILN_FUNC void kiln_hist_add_double(__global double *p, double v)
 #endif
 #endif
 
+/* first, last: edges[0] and edges[nb], kept in registers by the caller */
 KILN_FUNC long kiln_hist_bin(KILN_HIST_E x, KILN_GLOBAL const KILN_HIST_E *edges,
-                             long nb, KILN_HIST_E lo, KILN_HIST_E scale)
+                             long nb, KILN_HIST_E lo, KILN_HIST_E scale,
+                             KILN_HIST_E first, KILN_HIST_E last)
 {
 #if KILN_HIST_MODE == 2
     (void)edges;
     (void)lo;
     (void)scale;
+    (void)first;
+    (void)last;
     return x >= 0 && x < nb ? (long)x : -1;
 #else
-    if (!(x >= edges[0] && x <= edges[nb]))
+    if (!(x >= first && x <= last))
         return -1; /* outside, or NaN */
 #if KILN_HIST_MODE == 1
     long b = (long)((x - lo) * scale);
@@ -95,6 +101,11 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_HIST_T *x, long x_o,
     long e = n;
     long step = (long)kiln_global_size(0);
 #endif
+#if KILN_HIST_MODE == 2
+    KILN_HIST_E first = 0, last = 0;
+#else
+    KILN_HIST_E first = edges[0], last = edges[nb];
+#endif
 #if KILN_HIST_PRIV
     KILN_LOCAL uint bins[KILN_HIST_NB];
     (void)w;
@@ -104,7 +115,8 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_HIST_T *x, long x_o,
         bins[b] = 0;
     kiln_barrier();
     for (; i < e; i += step) {
-        long b = kiln_hist_bin(KILN_HIST_X(x[x_o + i]), edges, nb, lo, scale);
+        long b = kiln_hist_bin(KILN_HIST_X(x[x_o + i]), edges, nb, lo, scale,
+                               first, last);
         if (b >= 0)
             KILN_HIST_LOCAL_INC(&bins[b]);
     }
@@ -115,7 +127,8 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_HIST_T *x, long x_o,
             kiln_atomic_add_ulong(&hist[b], (ulong)bins[b]);
 #else
     for (; i < e; i += step) {
-        long b = kiln_hist_bin(KILN_HIST_X(x[x_o + i]), edges, nb, lo, scale);
+        long b = kiln_hist_bin(KILN_HIST_X(x[x_o + i]), edges, nb, lo, scale,
+                               first, last);
         if (b >= 0) {
 #ifdef KILN_HIST_W
             KILN_HIST_ADD(&hist[b], w[w_o + i]);

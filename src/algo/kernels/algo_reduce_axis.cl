@@ -10,7 +10,7 @@
  * outputs to fill the device: the chunks' partials go to kiln_part
  * (partial c of output o at c*nout + o) and _axfinish combines them. */
 
-#define KILN_AXIS_COLS 16
+#define KILN_AXIS_COLS 256 /* outputs per CPU work-item (array_axis.c) */
 
 KILN_FUNC void kiln__axis_write(KILN_GLOBAL kiln_final_t *kiln_out, long o,
                                 kiln_out_t a, long kiln_inner, long kiln_len)
@@ -118,18 +118,33 @@ KILN_KERNEL void @NAME@_axcols(KILN_GLOBAL kiln_out_t *kiln_part,
                                                    : kiln_len;
     int kiln_w = kiln_nout - kiln_o0 < KILN_AXIS_COLS ? (int)(kiln_nout - kiln_o0)
                                                       : KILN_AXIS_COLS;
-    long kiln_base[KILN_AXIS_COLS];
     kiln_out_t kiln_acc[KILN_AXIS_COLS];
-    for (int j = 0; j < kiln_w; j++) {
-        long kiln_o = kiln_o0 + j;
-        kiln_base[j] = ((kiln_o / kiln_inner) * kiln_len + kiln_kb) * kiln_inner +
-                       kiln_o % kiln_inner;
+    for (int j = 0; j < kiln_w; j++)
         kiln_acc[j] = kiln_neutral();
+    long kiln_b0 = ((kiln_o0 / kiln_inner) * kiln_len + kiln_kb) * kiln_inner +
+                   kiln_o0 % kiln_inner;
+    if (kiln_o0 / kiln_inner == (kiln_o0 + kiln_w - 1) / kiln_inner) {
+        /* the block lies in one outer index: its elements are adjacent, a
+         * loop the compiler vectorises */
+        for (long k = 0; k < kiln_ke - kiln_kb; k++) {
+            long kiln_r = kiln_b0 + k * kiln_inner;
+            for (int j = 0; j < kiln_w; j++)
+                kiln_acc[j] = kiln_reduce(kiln_acc[j],
+                                          kiln_map(kiln_r + j, KILN_PASS));
+        }
+    } else {
+        long kiln_base[KILN_AXIS_COLS];
+        for (int j = 0; j < kiln_w; j++) {
+            long kiln_o = kiln_o0 + j;
+            kiln_base[j] = ((kiln_o / kiln_inner) * kiln_len + kiln_kb) *
+                               kiln_inner + kiln_o % kiln_inner;
+        }
+        for (long k = 0; k < kiln_ke - kiln_kb; k++)
+            for (int j = 0; j < kiln_w; j++)
+                kiln_acc[j] = kiln_reduce(
+                    kiln_acc[j],
+                    kiln_map(kiln_base[j] + k * kiln_inner, KILN_PASS));
     }
-    for (long k = 0; k < kiln_ke - kiln_kb; k++)
-        for (int j = 0; j < kiln_w; j++)
-            kiln_acc[j] = kiln_reduce(kiln_acc[j],
-                                      kiln_map(kiln_base[j] + k * kiln_inner, KILN_PASS));
     for (int j = 0; j < kiln_w; j++) {
         if (kiln_split == 1)
             kiln__axis_write(kiln_out, kiln_out_o + kiln_o0 + j, kiln_acc[j],
