@@ -232,8 +232,8 @@ static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t,
                              KILN_ARG_U32((uint32_t)t->capacity),
                              KILN_ARG_BUF(t->state),
                              KILN_ARG_I32(mode)};
-        st = kiln__launch(q, v->k[K_INSERT], ht_global(&plan, n), v->local, args, 11, NULL, 0,
-                          NULL, &e);
+        st = kiln__launch(q, v->k[K_INSERT], ht_global(&plan, n), v->local,
+                          args, 11, NULL, 0, NULL, &e);
     }
     kiln__gen_release(gen);
     if (st == KILN_OK)
@@ -322,8 +322,8 @@ kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t,
                              KILN_ARG_BUF(f->buffer),
                              KILN_ARG_I64((int64_t)f->offset),
                              KILN_ARG_I32(found != NULL)};
-        st = kiln__launch(queue, v->k[K_LOOKUP], ht_global(&plan, n), v->local, args, 12, NULL,
-                          num_wait, wait, event);
+        st = kiln__launch(queue, v->k[K_LOOKUP], ht_global(&plan, n),
+                          v->local, args, 12, NULL, num_wait, wait, event);
     }
     kiln__gen_release(gen);
     return st;
@@ -356,8 +356,8 @@ kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *t,
                             KILN_ARG_BUF(t->keys),
                             KILN_ARG_U32((uint32_t)(t->slots - 1)),
                             KILN_ARG_BUF(t->state)};
-        st = kiln__launch(queue, v->k[K_ERASE], ht_global(&plan, n), v->local, args, 6, NULL,
-                          num_wait, wait, event);
+        st = kiln__launch(queue, v->k[K_ERASE], ht_global(&plan, n),
+                          v->local, args, 6, NULL, num_wait, wait, event);
     }
     kiln__gen_release(gen);
     return st;
