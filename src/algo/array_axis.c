@@ -177,8 +177,8 @@ kiln_status kiln_reduction_launch_axis(kiln_queue *queue,
                                "shape is the range",
                                what, gen->args.first_array,
                                gen->args.v[gen->args.first_array].name);
-    unsigned ax;
-    size_t outer, len, inner;
+    unsigned ax = 0;
+    size_t outer = 0, len = 0, inner = 0;
     kiln_status st = axis_geometry(a, axis, what, &ax, &outer, &len, &inner);
     if (st != KILN_OK)
         return st;
@@ -396,8 +396,8 @@ static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op,
     if (!known_op(op))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown op %d", what, (int)op);
-    unsigned ax;
-    size_t outer, len, inner;
+    unsigned ax = 0;
+    size_t outer = 0, len = 0, inner = 0;
     st = axis_geometry(a, axis, what, &ax, &outer, &len, &inner);
     if (st != KILN_OK)
         return st;
