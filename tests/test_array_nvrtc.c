@@ -161,7 +161,6 @@ static void compile_cuda(const char *src, const char *what) {
 static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t,
                             int once) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_dtype dt = kiln_array_dtype(a);
     /* the ops differ only in expressions: one plain, one struct each */
     static const int axis_ops[] = {KILN_REDUCE_SUM, KILN_REDUCE_ARGMAX,
                                    66 /* STD */};
