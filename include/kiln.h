@@ -767,6 +767,7 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed);
 
 #include "kiln/array.h"
 #include "kiln/select.h"
+#include "kiln/toolkit.h"
 #include "kiln/offload.h"
 #include "kiln/random.h"
 

@@ -155,6 +155,91 @@ static void compile_cuda(const char *src, const char *what) {
     free(b);
 }
 
+/* The array toolkit's kernels (include/kiln/toolkit.h) for a (1-D) and t
+ * (2-D, strided): with once (an integer dtype) all of them, else only the
+ * histogram whose edge type depends on the dtype (NVRTC time). */
+static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t,
+                            int once) {
+    kiln_context *c = kiln_queue_context(q);
+    /* the ops differ only in expressions: one plain, one struct each */
+    static const int axis_ops[] = {KILN_REDUCE_SUM, KILN_REDUCE_ARGMAX,
+                                   66 /* STD */};
+    for (size_t k = 0; once && t && k < sizeof axis_ops / sizeof axis_ops[0];
+         k++)
+        for (int ax = 0; ax < 2; ax++) {
+            kiln_array *r = NULL;
+            (void)kiln_array_reduce_axis(q, (kiln_reduce_op)axis_ops[k], t,
+                                         ax, 0, 0, NULL, NULL, &r);
+            kiln_array_release(r);
+        }
+    kiln_array *h = NULL, *e = NULL, *w = NULL;
+    (void)kiln_array_histogram(q, a, 16, 0, 1, NULL, 0, NULL, NULL, &h);
+    kiln_array_release(h);
+    h = NULL;
+    if (once)
+        (void)kiln_array_histogram(q, a, 5000, 0, 1, NULL, 0, NULL, NULL, &h);
+    kiln_array_release(h);
+    h = NULL;
+    size_t n = kiln_array_size(a);
+    if (once && CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1,
+                                              (size_t[]){3},
+                                              (double[]){0, 1, 2}, &e)))
+        (void)kiln_array_histogram_edges(q, a, e, NULL, 0, NULL, NULL, &h);
+    kiln_array_release(h);
+    h = NULL;
+    if (once)
+        (void)kiln_array_bincount(q, a, NULL, 4, &h);
+    kiln_array_release(h);
+    h = NULL;
+    static const kiln_dtype wds[] = {KILN_FLOAT32, KILN_FLOAT64, KILN_INT32,
+                                     KILN_INT64};
+    for (size_t k = 0; once && k < 4; k++) {
+        if (CHECK_OK(kiln_array_zeros(q, wds[k], 1, &n, 0, NULL, NULL, &w)))
+            (void)kiln_array_histogram(q, a, 16, 0, 1, w, 0, NULL, NULL, &h);
+        kiln_array_release(h);
+        kiln_array_release(w);
+        h = w = NULL;
+    }
+    kiln_array_release(e);
+    static const kiln_dtype vds[] = {KILN_INT32, KILN_UINT32, KILN_FLOAT32};
+    for (size_t k = 0; once && k < 3; k++) {
+        kiln_hash_table *ht = NULL;
+        kiln_array *keys = NULL, *vals = NULL;
+        if (CHECK_OK(kiln_hash_table_create(q, 8, KILN_UINT32, vds[k], &ht)) &&
+            CHECK_OK(kiln_array_arange(q, KILN_UINT32, 4, 0, 1, 0, NULL, NULL,
+                                       &keys)) &&
+            CHECK_OK(kiln_array_zeros(q, vds[k], 1, (size_t[]){4}, 0, NULL,
+                                      NULL, &vals))) {
+            CHECK_OK(kiln_hash_table_add(q, ht, keys, vals));
+            CHECK_OK(kiln_hash_table_lookup(q, ht, keys, vals, &(uint32_t){0},
+                                            NULL, 0, NULL, NULL));
+            CHECK_OK(kiln_hash_table_erase(q, ht, keys, 0, NULL, NULL));
+        }
+        kiln_array_release(keys);
+        kiln_array_release(vals);
+        kiln_hash_table_release(ht);
+    }
+    kiln_allocate *al = NULL;
+    if (once && CHECK_OK(kiln_allocate_create(
+                    c,
+                    &KILN_ALLOCATE_DESC(.arguments = "const uint *x",
+                                        .item_type = "uint",
+                                        .operation = "KILN_EMIT(x[i]);"),
+                    &al))) {
+        kiln_array *x = NULL, *it = NULL, *of = NULL;
+        if (CHECK_OK(kiln_array_zeros(q, KILN_UINT32, 1, (size_t[]){3}, 0,
+                                      NULL, NULL, &x))) {
+            kiln_arg arg = KILN_ARG_ARRAY(x);
+            CHECK_OK(kiln_allocate_run(q, al, 3, 1, &arg, &it, &of));
+        }
+        kiln_array_release(x);
+        kiln_array_release(it);
+        kiln_array_release(of);
+        kiln_allocate_release(al);
+    }
+    CHECK_OK(kiln_queue_finish(q));
+}
+
 /* Part 1: run the operations on the default device with the hook set. */
 static void run_ops(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
@@ -211,6 +296,7 @@ static void run_ops(kiln_queue *q) {
         }
         (void)kiln_array_copy(q, ot, t, 0, NULL, NULL);
         CHECK_OK(kiln_queue_finish(q));
+        run_toolkit_ops(q, a, t, dt == KILN_INT8);
     done:
         kiln_array_release(a);
         kiln_array_release(b);

@@ -18,7 +18,8 @@
 
 /* The examples this file checks; keep in step with the functions below. */
 static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise",
-                                     "monte_carlo_pi", "pipeline", "copy_if"};
+                                     "monte_carlo_pi", "pipeline", "copy_if",
+                                     "neighbours"};
 
 static char tmpdir[256];
 static char out[16384], err[16384];
@@ -204,6 +205,29 @@ static void check_copy_if(void) {
     CHECK(strstr(out, "OK") == NULL);
 }
 
+/* neighbours [device] [N] [R]: the lists match the serial loop (the
+ * example checks them itself and says OK); bad input fails cleanly. */
+static void check_neighbours(void) {
+    int rc = run("", "neighbours", "'' 3000 0.03");
+    CHECK_MSG(rc == 0, "neighbours: exit %d; %.200s %.200s", rc, out, err);
+    CHECK_MSG(strstr(out, "neighbours: 3000 points") && strstr(out, "check: OK"), "%.400s",
+              out);
+    const char *p = strstr(out, "points, radius");
+    p = p ? strchr(p, '\n') : NULL;
+    long pairs = p ? strtol(p + 1, NULL, 10) : -1;
+    /* about N * (N-1) * pi R^2 pairs in the unit square (edges lose some) */
+    CHECK_MSG(pairs > 20000 && pairs < 27000, "pairs %ld", pairs);
+    rc = run("", "neighbours", "'' 1 0.5");
+    CHECK_MSG(rc == 0 && strstr(out, "0 pairs") && strstr(out, "check: OK"),
+              "one point: exit %d; %.300s", rc, out);
+    rc = run("", "neighbours", "'' 0");
+    CHECK_MSG(rc == 1 && strstr(err, "N must be >= 1"), "N=0: exit %d", rc);
+    rc = run("", "neighbours", "no-such-device-xyz 10");
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
+              rc, err);
+    CHECK(strstr(out, "OK") == NULL);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -217,6 +241,7 @@ int main(void) {
     check_monte_carlo_pi();
     check_pipeline();
     check_copy_if();
+    check_neighbours();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

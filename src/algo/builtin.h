@@ -45,6 +45,29 @@ kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
 kiln_status kiln__scan_source(kiln_scan *s, int strided,
                               const kiln__plan *plan, kiln__sb *sb);
 
+/* The variants of a reduction along an axis (kernels _axrows, _axcols,
+ * _axfinish of kernels/algo_reduce_axis.cl), built on first use. */
+/* 1 if the reduction has an `initial` expression (not yet supported along
+ * an axis). */
+int kiln__reduction_has_initial(const kiln_reduction *r);
+kiln_status kiln__reduction_axis_variant(kiln_reduction *r, int layout,
+                                         const kiln__plan *plan,
+                                         kiln__variant **out);
+/* The accumulator's and final value's sizes, the final dtype (0 for a
+ * struct) and type name. */
+void kiln__reduction_sizes(const kiln_reduction *r, size_t *out_size,
+                           size_t *final_size, kiln_dtype *final_dtype,
+                           const char **final_type);
+
+/* Texts of an argmin/argmax reduction (pairs of value and index). */
+typedef struct kiln__arg_text {
+    char pre[1024], neutral[160], map[96];
+} kiln__arg_text;
+/* Makes d the reduction of (value, index) pairs keeping the first minimum
+ * (mx = 0) or maximum of the elements X of element type et. */
+void kiln__arg_desc(int mx, kiln_dtype et, const char *X, kiln__arg_text *tx,
+                    kiln_reduction_desc *d);
+
 /* Kernel-source literals of a dtype's largest / smallest value; returns
  * buf. */
 const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap);

@@ -93,6 +93,8 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
     /* the random number functions, callable from every expression
      * (include/kiln/random.h) */
     kiln__sb_add(sb, kiln__embedded_file("algo_random.cl"));
+    /* and the hash functions (include/kiln/toolkit.h) */
+    kiln__sb_add(sb, kiln__embedded_file("algo_hash.cl"));
     kiln__sb_add(sb, "#define KILN_PARAMS ");
     kiln__gen_params(sb, args, layout);
     kiln__sb_add(sb, "\n#define KILN_PASS n");

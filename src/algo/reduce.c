@@ -19,11 +19,16 @@ struct kiln_reduction {
     char *final_type;
     size_t out_size, final_size;
     kiln_dtype final_dtype; /* 0 for a struct */
+    /* the variants along an axis (array_axis.c), built on first use under
+     * gen.lock: [strided][cpu] */
+    kiln__variant axis_var[2][2];
 };
 
-/* The whole generated source (without the backend prelude) of a variant. */
-kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
-                                   const kiln__plan *plan, kiln__sb *sb) {
+/* The whole generated source (without the backend prelude) of a variant,
+ * on the template file tmpl. */
+static kiln_status red_source(kiln_reduction *r, int strided,
+                              const kiln__plan *plan, const char *tmpl,
+                              kiln__sb *sb) {
     kiln__gen_device_defines(sb, plan);
     kiln__sb_addf(sb,
                   "#define KILN_LOCAL_SIZE %zu\n"
@@ -56,32 +61,78 @@ kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
                      "a)\n{\n    return (kiln_final_t)(");
     kiln__sb_add(sb, r->finish ? r->finish : "a");
     kiln__sb_add(sb, ");\n}\n");
-    return kiln__gen_template(sb, "algo_reduce.cl", r->gen.name,
-                              &r->gen.args, strided);
+    return kiln__gen_template(sb, tmpl, r->gen.name, &r->gen.args, strided);
 }
 
-static kiln_status red_build(kiln__gen *gen, int strided,
-                             const kiln__plan *plan, kiln__variant *v) {
-    kiln_reduction *r = (kiln_reduction *)gen;
+kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
+                                   const kiln__plan *plan, kiln__sb *sb) {
+    return red_source(r, strided, plan, "algo_reduce.cl", sb);
+}
+
+/* Builds one variant of template tmpl with the kernels name + suffix[k]. */
+static kiln_status red_build_tmpl(kiln_reduction *r, int strided,
+                                  const kiln__plan *plan, const char *tmpl,
+                                  const char *const *suffix, int nk,
+                                  kiln__variant *v) {
     kiln__sb sb = {0};
     v->local = plan->local;
-    kiln_status st = kiln__reduction_source(r, strided, plan, &sb);
+    kiln_status st = red_source(r, strided, plan, tmpl, &sb);
     if (st == KILN_OK) {
         char text[1024];
         snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s%s%s",
                  r->map, r->reduce, r->neutral,
                  r->initial ? "; initial: " : "",
                  r->initial ? r->initial : "");
-        static const char *const suffix[2] = {"_stage1", "_stage2"};
-        st = kiln__gen_program(gen, &sb, KILN__LANGS_PORTABLE, text, suffix,
-                               2, v);
+        st = kiln__gen_program(&r->gen, &sb, KILN__LANGS_PORTABLE, text,
+                               suffix, nk, v);
     }
     kiln__sb_free(&sb);
     return st;
 }
 
+int kiln__reduction_has_initial(const kiln_reduction *r) {
+    return r->initial != NULL;
+}
+
+kiln_status kiln__reduction_axis_variant(kiln_reduction *r, int layout,
+                                         const kiln__plan *plan,
+                                         kiln__variant **out) {
+    static const char *const suffix[3] = {"_axrows", "_axcols", "_axfinish"};
+    kiln__variant *v = &r->axis_var[layout & 1][plan->cpu ? 1 : 0];
+    kiln_status st = KILN_OK;
+    pthread_mutex_lock(&r->gen.lock);
+    if (!v->k[0]) {
+        st = red_build_tmpl(r, layout & 1, plan, "algo_reduce_axis.cl",
+                            suffix, 3, v);
+        if (st != KILN_OK)
+            kiln__variant_free(v);
+    }
+    pthread_mutex_unlock(&r->gen.lock);
+    *out = v;
+    return st;
+}
+
+void kiln__reduction_sizes(const kiln_reduction *r, size_t *out_size,
+                           size_t *final_size, kiln_dtype *final_dtype,
+                           const char **final_type) {
+    *out_size = r->out_size;
+    *final_size = r->final_size;
+    *final_dtype = r->final_dtype;
+    *final_type = r->final_type ? r->final_type : r->out_type;
+}
+
+static kiln_status red_build(kiln__gen *gen, int strided,
+                             const kiln__plan *plan, kiln__variant *v) {
+    static const char *const suffix[2] = {"_stage1", "_stage2"};
+    return red_build_tmpl((kiln_reduction *)gen, strided, plan,
+                          "algo_reduce.cl", suffix, 2, v);
+}
+
 static void red_destroy(kiln__gen *gen) {
     kiln_reduction *r = (kiln_reduction *)gen;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            kiln__variant_free(&r->axis_var[a][b]);
     free(r->out_type);
     free(r->neutral);
     free(r->reduce);

@@ -90,15 +90,8 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
     return st;
 }
 
-/* Texts of an argmin/argmax reduction (pairs of value and index). */
-typedef struct arg_text {
-    char pre[1024], neutral[160], map[96];
-} arg_text;
-
-/* Makes d the reduction of (value, index) pairs keeping the first
- * minimum (mx = 0) or maximum of the elements X of element type et. */
-static void arg_desc(int mx, kiln_dtype et, const char *X, arg_text *tx,
-                     kiln_reduction_desc *d) {
+void kiln__arg_desc(int mx, kiln_dtype et, const char *X, kiln__arg_text *tx,
+                    kiln_reduction_desc *d) {
     const char *t = kiln_dtype_name(et);
     snprintf(tx->pre, sizeof tx->pre,
              "typedef struct { %s v; long i; } kiln_argpair;\n"
@@ -155,7 +148,7 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
     const char *rt = kiln_dtype_name(rd);
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
     char args[64], map[160], neutral[160];
-    arg_text tx;
+    kiln__arg_text tx;
     snprintf(args, sizeof args, "const %s *x%s%s%s", f16 ? "ushort" : t,
              initial ? ", " : "", initial ? rt : "",
              initial ? " initial" : "");
@@ -212,7 +205,7 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
             return kiln__error_set(
                 KILN_ERROR_INVALID_ARGUMENT, 0,
                 "kiln_array_reduce: argmin/argmax take no initial value");
-        arg_desc(op == KILN_REDUCE_ARGMAX, et, X, &tx, &d);
+        kiln__arg_desc(op == KILN_REDUCE_ARGMAX, et, X, &tx, &d);
         finish = "a.i == 9223372036854775807L ? -1L : a.i";
         final_type = "long";
         final_size = 8;
