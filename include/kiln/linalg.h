@@ -19,8 +19,8 @@
  * they are several times faster than the OpenCL libraries (docs/linalg.md
  * has the measurements). They are enqueued on kiln's queue, after the wait
  * list, and return at once with an event, like every kiln call. A missing
- * library is KILN_ERROR_NOT_FOUND (or UNSUPPORTED) with a message naming the
- * Debian package to install.
+ * library is KILN_ERROR_NO_RUNTIME with a message naming the Debian package
+ * to install.
  */
 #ifndef KILN_LINALG_H
 #define KILN_LINALG_H
@@ -62,5 +62,82 @@ KILN_API kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a,
                                            size_t num_wait,
                                            kiln_event *const *wait,
                                            kiln_event **event);
+
+/* ---------------------------------------------------------------- BLAS
+ *
+ * Arrays are row-major as everywhere in kiln. A matrix operand is a 2-D
+ * array (or a 3-D one: a batch of matrices) whose rows or columns are
+ * contiguous: dense arrays, row slices, and transposed views
+ * (kiln_array_swapaxes) go to the library as they are; other strided views
+ * are copied to a dense temporary first. Vectors are 1-D arrays of any
+ * positive stride (a negative one is KILN_ERROR_UNSUPPORTED: copy first).
+ * dtypes: FLOAT32, FLOAT64, COMPLEX64, COMPLEX128 everywhere, FLOAT16 for
+ * matmul/gemm where the library has it (cuBLAS; CLBlast on devices with
+ * fp16); else KILN_ERROR_UNSUPPORTED. All operands of one call have one
+ * dtype and belong to queue's context (KILN_ERROR_MISMATCH otherwise, as
+ * for shapes that do not fit). Outputs must not overlap inputs. */
+
+/* A scalar factor: real part and imaginary part (ignored for real dtypes;
+ * for FLOAT16 computed in float). */
+typedef struct kiln_scalar {
+    double re, im;
+} kiln_scalar;
+#define KILN_SCALAR(re) ((kiln_scalar){(re), 0.0})
+#define KILN_CSCALAR(re, im) ((kiln_scalar){(re), (im)})
+
+typedef enum kiln_blas_op {
+    KILN_BLAS_N = 0, /* the matrix as it is */
+    KILN_BLAS_T = 1, /* its transpose */
+    KILN_BLAS_C = 2, /* its conjugate transpose (T for real dtypes) */
+} kiln_blas_op;
+
+/* c = a @ b (NumPy's matmul): a (m, k), b (k, n), c (m, n); 3-D arrays are
+ * batches: a (B, m, k) or (m, k) used for every item, b likewise, c
+ * (B, m, n). Returns at once. */
+KILN_API kiln_status kiln_matmul(kiln_queue *queue, kiln_array *c,
+                                 kiln_array *a, kiln_array *b,
+                                 size_t num_wait, kiln_event *const *wait,
+                                 kiln_event **event);
+/* c = alpha * op_a(a) @ op_b(b) + beta * c, shapes and batches as for
+ * kiln_matmul after the ops. beta = 0 does not read c (NaN there is not
+ * kept). */
+KILN_API kiln_status kiln_blas_gemm(kiln_queue *queue, kiln_blas_op op_a,
+                                    kiln_blas_op op_b, kiln_scalar alpha,
+                                    kiln_array *a, kiln_array *b,
+                                    kiln_scalar beta, kiln_array *c,
+                                    size_t num_wait, kiln_event *const *wait,
+                                    kiln_event **event);
+/* y = alpha * op(a) @ x + beta * y: a 2-D, x and y 1-D. */
+KILN_API kiln_status kiln_blas_gemv(kiln_queue *queue, kiln_blas_op op,
+                                    kiln_scalar alpha, kiln_array *a,
+                                    kiln_array *x, kiln_scalar beta,
+                                    kiln_array *y, size_t num_wait,
+                                    kiln_event *const *wait,
+                                    kiln_event **event);
+/* Level 1, on 1-D arrays of one size: y = alpha*x + y; x = alpha*x;
+ * result[0] = sum x*y (conj != 0: sum conj(x)*y); result[0] = |x|_2 (a
+ * real dtype: FLOAT32 for COMPLEX64, FLOAT64 for COMPLEX128). result is a
+ * device array (read it after *event). */
+KILN_API kiln_status kiln_blas_axpy(kiln_queue *queue, kiln_scalar alpha,
+                                    kiln_array *x, kiln_array *y,
+                                    size_t num_wait, kiln_event *const *wait,
+                                    kiln_event **event);
+KILN_API kiln_status kiln_blas_scal(kiln_queue *queue, kiln_scalar alpha,
+                                    kiln_array *x, size_t num_wait,
+                                    kiln_event *const *wait,
+                                    kiln_event **event);
+KILN_API kiln_status kiln_blas_dot(kiln_queue *queue, int conj,
+                                   kiln_array *x, kiln_array *y,
+                                   kiln_array *result, size_t num_wait,
+                                   kiln_event *const *wait,
+                                   kiln_event **event);
+KILN_API kiln_status kiln_blas_nrm2(kiln_queue *queue, kiln_array *x,
+                                    kiln_array *result, size_t num_wait,
+                                    kiln_event *const *wait,
+                                    kiln_event **event);
+/* The library kiln's BLAS calls use on queue's device: "cuBLAS",
+ * "CLBlast", "OpenBLAS" (NULL for a NULL queue). $KILN_BLAS=clblast makes
+ * OpenCL CPU devices use CLBlast instead of OpenBLAS. */
+KILN_API const char *kiln_blas_library(kiln_queue *queue);
 
 #endif /* KILN_LINALG_H */
