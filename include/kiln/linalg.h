@@ -140,4 +140,46 @@ KILN_API kiln_status kiln_blas_nrm2(kiln_queue *queue, kiln_array *x,
  * OpenCL CPU devices use CLBlast instead of OpenBLAS. */
 KILN_API const char *kiln_blas_library(kiln_queue *queue);
 
+/* ----------------------------------------------------------------- FFT
+ *
+ * Discrete Fourier transforms over the last `axes` (1, 2 or 3) dimensions
+ * of an array; a leading dimension not transformed is a batch (in shape
+ * (4096, 4096) with axes 1: 4096 transforms of 4096 points). Forward is
+ * exp(-2 pi i jk/n), as in NumPy. Any length (FFTW and cuFFT; clFFT only
+ * lengths whose prime factors are 2, 3, 5, 7, 11 and 13, else
+ * KILN_ERROR_UNSUPPORTED). Plans are made on first use of a shape and kept
+ * per context. Strided or offset arrays go through a dense temporary.
+ * Single precision (COMPLEX64/FLOAT32) or double (COMPLEX128/FLOAT64). */
+
+/* NumPy's `norm`: which direction is scaled, by 1/n (n: the product of the
+ * transformed lengths) */
+typedef enum kiln_fft_norm {
+    KILN_FFT_NORM_BACKWARD = 0, /* the inverse (NumPy's default) */
+    KILN_FFT_NORM_ORTHO = 1,    /* both, by 1/sqrt(n) */
+    KILN_FFT_NORM_FORWARD = 2,  /* the forward one */
+} kiln_fft_norm;
+
+/* Complex to complex: out = fft(in) (inverse = 0) or ifft(in) (inverse =
+ * 1); in and out of one complex dtype and shape; out may be in. */
+KILN_API kiln_status kiln_fft(kiln_queue *queue, kiln_array *out,
+                              kiln_array *in, unsigned axes, int inverse,
+                              kiln_fft_norm norm, size_t num_wait,
+                              kiln_event *const *wait, kiln_event **event);
+/* Real to complex (NumPy's rfftn): in real (..., n) gives out complex
+ * (..., n/2 + 1), the other transformed lengths unchanged. */
+KILN_API kiln_status kiln_rfft(kiln_queue *queue, kiln_array *out,
+                               kiln_array *in, unsigned axes,
+                               kiln_fft_norm norm, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event);
+/* Complex to real (NumPy's irfftn): in complex (..., n/2 + 1) gives out
+ * real (..., n), n taken from out's last dimension. in is not changed. */
+KILN_API kiln_status kiln_irfft(kiln_queue *queue, kiln_array *out,
+                                kiln_array *in, unsigned axes,
+                                kiln_fft_norm norm, size_t num_wait,
+                                kiln_event *const *wait, kiln_event **event);
+/* The library kiln's FFTs use on queue's device: "cuFFT", "clFFT", "FFTW"
+ * (NULL for a NULL queue). $KILN_FFT=clfft makes OpenCL CPU devices use
+ * clFFT instead of FFTW. */
+KILN_API const char *kiln_fft_library(kiln_queue *queue);
+
 #endif /* KILN_LINALG_H */
