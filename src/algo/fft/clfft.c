@@ -145,7 +145,7 @@ static kiln_status make_with(kiln_queue *q, const kiln__fft *f, void **plan) {
     int ol = f->kind == KILN__FFT_C2C   ? COMPLEX_INTERLEAVED
              : f->kind == KILN__FFT_R2C ? HERMITIAN_INTERLEAVED
                                         : REAL;
-    float fs = (float)f->scale;
+    float fs = f->dbl ? 1.0f : (float)f->scale; /* double: fft.c scales */
 #define STEP(call, name)                                                       \
     if (s == 0) {                                                              \
         s = (call);                                                            \
@@ -216,7 +216,7 @@ static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
 const kiln__fft_provider kiln__fft_clfft = {
     .name = "clFFT",
     .host = 0,
-    .scales = 1,
+    .scales = 2,
     .load = load,
     .check = check,
     .exec = exec,

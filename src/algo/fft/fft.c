@@ -300,7 +300,8 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
             st = p->exec(q, &f);
         }
     }
-    if (st == KILN_OK && !p->scales && f.scale != 1)
+    int scaled = p->scales == 1 || (p->scales == 2 && !f.dbl);
+    if (st == KILN_OK && !scaled && f.scale != 1)
         st = kiln_array_binary_scalar(q, KILN_OP_MUL, dst, dst, f.scale, 0,
                                       NULL, NULL);
     if (st == KILN_OK && dst != out)

@@ -24,7 +24,8 @@ typedef struct kiln__fft {
 typedef struct kiln__fft_provider {
     const char *name;
     int host;   /* runs on host pointers in a host task (q is NULL) */
-    int scales; /* applies f->scale itself */
+    int scales; /* applies f->scale itself: 1 always, 2 in single
+                   precision only (clFFT's scale is a float) */
     kiln_status (*load)(void);
     /* KILN_ERROR_UNSUPPORTED (message set) for what it cannot do */
     kiln_status (*check)(kiln_queue *q, const kiln__fft *f);
