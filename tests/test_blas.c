@@ -487,6 +487,18 @@ static void run(kiln_queue *q, void *user) {
                      KILN_ERROR_UNSUPPORTED);
         kiln_array_release(h);
     }
+    /* an out-of-order queue: temporaries, the library call and the copy
+     * back are ordered by kiln's barriers */
+    kiln_queue *oq = NULL;
+    if (kiln_queue_create(kiln_queue_context(q), kiln_queue_device(q),
+                          KILN_QUEUE_OUT_OF_ORDER, &oq) == KILN_OK) {
+        check_gemm(oq, KILN_FLOAT32, 0, 0, 0, 37, 29, 41, 0, 0, 2, 1, 2, 1, 0,
+                   1);
+        check_gemm(oq, KILN_COMPLEX64, 3, 1, 1, 5, 6, 7, 2, 1, 1, 2, 0,
+                   CMPLX(0.5, 1), CMPLX(2, -1), 0);
+        check_level1(oq, KILN_FLOAT32, 1000, 1);
+        kiln_queue_release(oq);
+    }
     check_errors(q);
 }
 

@@ -345,6 +345,15 @@ static void run(kiln_queue *q, void *user) {
             check_real(q, dbl, 3, s3[k], 2, KILN_FFT_NORM_FORWARD);
         }
     }
+    /* an out-of-order queue: copies, transform, scaling, copy back */
+    kiln_queue *oq = NULL;
+    if (kiln_queue_create(kiln_queue_context(q), kiln_queue_device(q),
+                          KILN_QUEUE_OUT_OF_ORDER, &oq) == KILN_OK) {
+        size_t s2[2] = {3, 12};
+        check_c2c(oq, 0, 2, s2, 1, 1, KILN_FFT_NORM_BACKWARD, 1, 0);
+        check_real(oq, 0, 2, s2, 2, KILN_FFT_NORM_ORTHO);
+        kiln_queue_release(oq);
+    }
     check_errors(q);
 }
 

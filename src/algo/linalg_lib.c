@@ -62,6 +62,12 @@ kiln_status kiln__native_end(kiln_queue *q, kiln_event **event) {
     return st;
 }
 
+kiln_status kiln__native_step(kiln_queue *q) {
+    if (!(kiln_queue_get_flags(q) & KILN_QUEUE_OUT_OF_ORDER))
+        return KILN_OK;
+    return kiln__native_begin(q, 0, NULL);
+}
+
 typedef struct host_task {
     kiln_queue *q; /* retained */
     kiln_event *gate; /* user event the queue waits for; retained */

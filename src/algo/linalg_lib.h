@@ -39,6 +39,10 @@ kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend,
 kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait,
                                kiln_event *const *wait);
 kiln_status kiln__native_end(kiln_queue *q, kiln_event **event);
+/* Between two steps of one call (a temporary's copy, the library call, the
+ * scaling): a barrier on an out-of-order queue, nothing on an in-order one
+ * (it orders them by itself). */
+kiln_status kiln__native_step(kiln_queue *q);
 
 /* A host task: once the wait list (and, on an in-order queue, the earlier
  * work) has completed, kiln's callback thread maps the nbuf buffers (their

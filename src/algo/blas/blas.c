@@ -326,11 +326,16 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what,
             g->a = mat_of(&oa);
             g->b = mat_of(&ob);
         }
+        if (st == KILN_OK && (oa.tmp || ob.tmp || oc.tmp))
+            st = kiln__native_step(q);
         if (st == KILN_OK)
             st = dispatch(q, &cl);
     }
-    if (st == KILN_OK && oc.tmp)
-        st = kiln_array_copy(q, c, oc.tmp, 0, NULL, NULL);
+    if (st == KILN_OK && oc.tmp) {
+        st = kiln__native_step(q);
+        if (st == KILN_OK)
+            st = kiln_array_copy(q, c, oc.tmp, 0, NULL, NULL);
+    }
     kiln_array_release(oa.tmp);
     kiln_array_release(ob.tmp);
     kiln_array_release(oc.tmp);

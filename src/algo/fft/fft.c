@@ -281,6 +281,8 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     }
     if (st == KILN_OK)
         st = out == in ? (dst = src, KILN_OK) : dense_of(q, out, 0, &dst, &tdst);
+    if (st == KILN_OK && (tsrc || tdst))
+        st = kiln__native_step(q);
     if (st == KILN_OK) {
         f.in = src->buffer;
         f.out = dst->buffer;
@@ -301,11 +303,17 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
         }
     }
     int scaled = p->scales == 1 || (p->scales == 2 && !f.dbl);
-    if (st == KILN_OK && !scaled && f.scale != 1)
-        st = kiln_array_binary_scalar(q, KILN_OP_MUL, dst, dst, f.scale, 0,
-                                      NULL, NULL);
-    if (st == KILN_OK && dst != out)
-        st = kiln_array_copy(q, out, dst, 0, NULL, NULL);
+    if (st == KILN_OK && !scaled && f.scale != 1) {
+        st = kiln__native_step(q);
+        if (st == KILN_OK)
+            st = kiln_array_binary_scalar(q, KILN_OP_MUL, dst, dst, f.scale,
+                                          0, NULL, NULL);
+    }
+    if (st == KILN_OK && dst != out) {
+        st = kiln__native_step(q);
+        if (st == KILN_OK)
+            st = kiln_array_copy(q, out, dst, 0, NULL, NULL);
+    }
     kiln_array_release(tsrc);
     kiln_array_release(tdst);
     if (st == KILN_OK)
