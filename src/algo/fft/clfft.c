@@ -5,6 +5,7 @@
  * only the prime factors 2, 3, 5, 7, 11 and 13. Prototypes are declared
  * here (clFFT.h is not needed to build kiln). */
 #include <CL/cl.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo/fft/fft_provider.h"
@@ -23,6 +24,7 @@ typedef struct setup_data {
 } setup_data;
 
 typedef status_t (*setup_fn)(const setup_data *);
+typedef status_t (*teardown_fn)(void);
 typedef status_t (*version_fn)(cl_uint *, cl_uint *, cl_uint *);
 typedef status_t (*create_fn)(plan_t *, cl_context, int, const size_t *);
 typedef status_t (*destroy_fn)(plan_t *);
@@ -43,15 +45,19 @@ static const char *const names[] = {
     "clfftDestroyPlan", "clfftSetPlanPrecision", "clfftSetLayout",
     "clfftSetPlanScale", "clfftSetPlanBatchSize", "clfftSetPlanDistance",
     "clfftSetPlanInStride", "clfftSetPlanOutStride", "clfftSetResultLocation",
-    "clfftBakePlan", "clfftEnqueueTransform"};
+    "clfftBakePlan", "clfftEnqueueTransform", "clfftTeardown"};
 enum { SETUP, VERSION, CREATE, DESTROY, PRECISION, LAYOUT, SCALE, BATCH,
-       DIST, IN_STRIDE, OUT_STRIDE, PLACEMENT, BAKE, ENQUEUE, N_SYMS };
+       DIST, IN_STRIDE, OUT_STRIDE, PLACEMENT, BAKE, ENQUEUE, TEARDOWN,
+       N_SYMS };
 static void *fns[N_SYMS];
 
 static kiln__lib lib = KILN__LIB("clFFT", "libclfft2 (libclfft-dev)",
                                  "libclFFT.so.2", "libclFFT.so");
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static int setup_state; /* 0 not yet, 1 done, <0 its failure */
+
+/* clFFT prints a warning at exit unless torn down: kiln prints nothing. */
+static void teardown(void) { ((teardown_fn)fns[TEARDOWN])(); }
 
 static kiln_status load(void) {
     kiln_status st = kiln__lib_load(&lib, N_SYMS, names, fns);
@@ -64,6 +70,8 @@ static kiln_status load(void) {
         ((version_fn)fns[VERSION])(&d.major, &d.minor, &d.patch);
         status_t s = ((setup_fn)fns[SETUP])(&d);
         setup_state = s == 0 ? 1 : (s < 0 ? s : -s);
+        if (s == 0)
+            atexit(teardown);
     }
     int state = setup_state;
     pthread_mutex_unlock(&setup_lock);
