@@ -119,12 +119,18 @@ typedef enum kiln_dtype {
     KILN_FLOAT16,
     KILN_FLOAT32,
     KILN_FLOAT64,
+    /* Complex numbers, (re, im) interleaved as in NumPy and C99: two
+     * float32 / two float64. In kernels they are cfloat / cdouble
+     * (docs/dialect.md). */
+    KILN_COMPLEX64 = 12,
+    KILN_COMPLEX128 = 13,
 } kiln_dtype;
 
 /* Size in bytes (0 for an unknown dtype). */
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 /* The C type name used in kernels: "int", "float", "ulong"... ("?" if unknown).
- * int64 is "long" and uint64 "ulong", in every backend's dialect. */
+ * int64 is "long" and uint64 "ulong", in every backend's dialect; complex64
+ * is "cfloat" and complex128 "cdouble". */
 KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
 
 /* ---------------------------------------------------------------- devices */
@@ -768,6 +774,7 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed);
 #include "kiln/array.h"
 #include "kiln/select.h"
 #include "kiln/toolkit.h"
+#include "kiln/linalg.h"
 #include "kiln/offload.h"
 #include "kiln/random.h"
 

@@ -64,7 +64,7 @@ def allowed(src_rel, target):
             ok += ["src/cache/"]
         elif layer == "backend" and len(top) > 3:
             ok += ["src/backend/backend.h", "src/backend/interop.h",
-                   "src/backend/prelude_half.h", "src/backend/%s/" % top[2]]
+                   "src/backend/prelude_half.h", "src/backend/prelude_complex.h", "src/backend/%s/" % top[2]]
         elif layer == "backend":
             ok += ["src/backend/"]
         elif layer == "core":

@@ -9,6 +9,9 @@ want=(gcc make cmake pkg-config opencl-c-headers ocl-icd-libopencl1 ocl-icd-open
 if [ "${1:-run}" = test ]; then
   # scripts/check-abi.sh: nm (binutils), abidw and abidiff (abigail-tools)
   want+=(binutils abigail-tools)
+  # BLAS and FFT libraries kiln loads at run time (docs/linalg.md): the
+  # tests skip without them, so CI installs them to run those paths
+  want+=(libclblast1 libclfft2 libopenblas0 libfftw3-single3 libfftw3-double3)
 fi
 missing=()
 for p in "${want[@]}"; do

@@ -28,7 +28,8 @@
 static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
                                      KILN_UINT16, KILN_INT32,  KILN_UINT32,
                                      KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
-                                     KILN_FLOAT64};
+                                     KILN_FLOAT64, KILN_COMPLEX64,
+                                     KILN_COMPLEX128};
 #define NDT (sizeof kDtypes / sizeof kDtypes[0])
 
 static char **g_src;
@@ -84,7 +85,8 @@ static size_t g_compiled;
 static int g_all; /* KILN_NVRTC_ALL=1 */
 
 static int dtype_wanted(kiln_dtype d) {
-    return g_all || d == KILN_INT8 || d == KILN_FLOAT32;
+    return g_all || d == KILN_INT8 || d == KILN_FLOAT32 ||
+           d == KILN_COMPLEX64;
 }
 
 /* Rewrites the device defines of a source generated for another device to
@@ -250,8 +252,8 @@ static void run_ops(kiln_queue *q) {
         size_t shape[2] = {2, 3}, n = 6;
         kiln_array *a = NULL, *b = NULL, *o = NULL, *t = NULL, *ot = NULL;
         if (!CHECK_OK(kiln_array_zeros(q, dt, 1, &n, 0, NULL, NULL, &a)) ||
-            !CHECK_OK(kiln_array_full(q, dt, 1, &n, &(uint64_t){0}, 0, NULL, NULL,
-                                      &b)) ||
+            !CHECK_OK(kiln_array_full(q, dt, 1, &n, (uint64_t[2]){0, 0}, 0, NULL,
+                                      NULL, &b)) ||
             !CHECK_OK(kiln_array_empty(c, dt, 1, &n, &o)))
             goto done;
         kiln_array *m = NULL;
@@ -273,6 +275,23 @@ static void run_ops(kiln_queue *q) {
         for (int op = KILN_OP_NEG; op <= KILN_OP_COS; op++)
             (void)kiln_array_unary(q, (kiln_unary_op)op, o, a, 0, NULL, NULL);
         (void)kiln_array_axpy(q, o, 2.0, a, b, 0, NULL, NULL);
+        if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) {
+            /* the complex ops with a real side */
+            kiln_dtype pd = dt == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64;
+            kiln_array *re = NULL, *h = NULL;
+            if (CHECK_OK(kiln_array_empty(c, pd, 1, &n, &re))) {
+                CHECK_OK(kiln_array_unary(q, KILN_OP_ABS, re, a, 0, NULL,
+                                          NULL));
+                CHECK_OK(kiln_array_complex_cast(q, re, a, 0, NULL, NULL));
+                CHECK_OK(kiln_array_complex_cast(q, o, re, 0, NULL, NULL));
+                CHECK_OK(kiln_array_binary(q, KILN_OP_EQ, re, a, b, 0, NULL,
+                                           NULL));
+            }
+            if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &h)))
+                CHECK_OK(kiln_array_complex_cast(q, o, h, 0, NULL, NULL));
+            kiln_array_release(re);
+            kiln_array_release(h);
+        }
         kiln_array *r = NULL;
         for (int op = KILN_REDUCE_SUM; op <= KILN_REDUCE_ALL; op++) {
             kiln_dtype rd = kiln_reduce_result_dtype((kiln_reduce_op)op, dt);
@@ -288,6 +307,8 @@ static void run_ops(kiln_queue *q) {
         }
         if (CHECK_OK(kiln_array_empty(c, dt, 1, (size_t[]){1}, &r))) {
             (void)kiln_array_dot_async(q, a, b, r, NULL, 0, NULL, NULL);
+            (void)kiln_array_vdot_async(q, a, b, r, NULL, 0, NULL, NULL);
+            (void)kiln_array_conj(q, o, a, 0, NULL, NULL);
             kiln_array_release(r);
         }
         for (int ex = 0; ex < 2; ex++) {
@@ -407,6 +428,8 @@ static void red_cuda(kiln_context *c, const kiln_reduction_desc *d,
 /* Part 2: the CUDA-only variants, generated directly. */
 static void cuda_only(kiln_context *c) {
     for (size_t k = 0; k < NDT; k++) {
+        if (kDtypes[k] == KILN_COMPLEX64 || kDtypes[k] == KILN_COMPLEX128)
+            continue; /* no built-in scans of complex arrays */
         const char *t = kiln_dtype_name(kDtypes[k]);
         char args[96], what[96];
         snprintf(args, sizeof args, "const %s *x, %s *y", t, t);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "algo/array_internal.h"
+#include "algo/linalg_internal.h"
 #include "algo/builtin.h"
 #include "base/error.h"
 
@@ -169,6 +170,8 @@ kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out,
     }
     if (out->dtype == a->dtype)
         return kiln_array_copy(queue, out, a, num_wait, wait, event);
+    if (kiln__is_complex_dtype(out->dtype) || kiln__is_complex_dtype(a->dtype))
+        return kiln_array_complex_cast(queue, out, a, num_wait, wait, event);
     char args[96], X[32], val[512], op[600];
     snprintf(args, sizeof args, "const %s *x, %s *z",
              kiln__bits_type(a->dtype), kiln__bits_type(out->dtype));

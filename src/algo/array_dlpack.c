@@ -30,6 +30,8 @@ static const struct dl_type {
     {KILN_INT64, kDLInt, 64, 0},     {KILN_UINT64, kDLUInt, 64, 0},
     {KILN_FLOAT16, kDLFloat, 16, 0}, {KILN_FLOAT32, kDLFloat, 32, 0},
     {KILN_FLOAT64, kDLFloat, 64, 0}, {KILN_UINT8, kDLBool, 8, 1},
+    {KILN_COMPLEX64, kDLComplex, 64, 0},
+    {KILN_COMPLEX128, kDLComplex, 128, 0},
 };
 #define NUM_DL_TYPES (sizeof dl_types / sizeof dl_types[0])
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "algo/array_internal.h"
+#include "algo/linalg_internal.h"
 #include "algo/builtin.h"
 #include "base/error.h"
 
@@ -31,6 +32,8 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value,
     if (kiln__array_contiguous(a))
         return kiln_buffer_fill(q, a->buffer, value, es, a->offset * es,
                                       a->size * es, num_wait, wait, event);
+    if (kiln__is_complex_dtype(a->dtype)) /* no complex scalar argument */
+        return kiln__complex_fill(q, a, value, num_wait, wait, event);
     const char *t = kiln__bits_type(a->dtype);
     char args[96];
     snprintf(args, sizeof args, "%s *y, %s v", t, t);
@@ -101,6 +104,13 @@ kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n,
                                       NULL, "kiln_array_arange", &a);
     if (st != KILN_OK)
         return st;
+    if (kiln__is_complex_dtype(dtype)) {
+        kiln_array_release(a);
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "kiln_array_arange: complex dtypes are not "
+                               "supported (arange a real array and use "
+                               "kiln_array_complex_cast)");
+    }
     kiln__plan plan;
     st = kiln__plan_for(queue, &plan);
     const char *t = kiln_dtype_name(dtype);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "algo/array_internal.h"
+#include "algo/linalg_internal.h"
 #include "algo/builtin.h"
 #include "base/error.h"
 
@@ -129,6 +130,9 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
     const char *what = "kiln_array_binary";
     if (event)
         *event = NULL;
+    if (a && kiln__is_complex_dtype(a->dtype))
+        return kiln__complex_binary(q, op, out, a, b, NULL, num_wait, wait,
+                                    event);
     kiln_status st = kiln__array_check_queue(q, out, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(q, a, what);
@@ -178,6 +182,9 @@ kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
     const char *what = "kiln_array_binary_scalar";
     if (event)
         *event = NULL;
+    if (a && kiln__is_complex_dtype(a->dtype))
+        return kiln__complex_binary(q, op, out, a, NULL, &scalar, num_wait,
+                                    wait, event);
     kiln_status st = check_operands(q, op, out, a, NULL, NULL, what);
     if (st != KILN_OK)
         return st;
@@ -205,6 +212,8 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
     const char *what = "kiln_array_unary";
     if (event)
         *event = NULL;
+    if (a && kiln__is_complex_dtype(a->dtype))
+        return kiln__complex_unary(q, op, out, a, num_wait, wait, event);
     kiln_status st = check_operands(q, KILN_OP_ADD, out, a, NULL, NULL, what);
     if (st != KILN_OK)
         return st;
@@ -256,6 +265,9 @@ kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
     const char *what = "kiln_array_axpy";
     if (event)
         *event = NULL;
+    if (x && kiln__is_complex_dtype(x->dtype))
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: complex arrays: use kiln_blas_axpy", what);
     kiln_status st = kiln__array_check_queue(q, z, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(q, x, what);

@@ -23,7 +23,8 @@ kiln_dtype kiln__dtype_from_name(const char *t) {
         {"kiln_int64", KILN_INT64},    {"ulong", KILN_UINT64},
         {"unsigned long", KILN_UINT64}, {"kiln_uint64", KILN_UINT64},
         {"half", KILN_FLOAT16},        {"float", KILN_FLOAT32},
-        {"double", KILN_FLOAT64},
+        {"double", KILN_FLOAT64},      {"cfloat", KILN_COMPLEX64},
+        {"cdouble", KILN_COMPLEX128},
     };
     for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
         if (strcmp(map[k].name, t) == 0)

@@ -7,6 +7,7 @@
 #include "algo/algo.h"
 #include "algo/array_internal.h"
 #include "algo/builtin.h"
+#include "algo/linalg_internal.h"
 #include "base/error.h"
 
 kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
@@ -16,6 +17,12 @@ kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
      * does, for accuracy). */
     if (dtype == KILN_FLOAT16)
         dtype = KILN_FLOAT32;
+    if (kiln__is_complex_dtype(dtype)) /* no order: no min, max, arg* */
+        return op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD ? dtype
+               : op == KILN_REDUCE_NORM1 || op == KILN_REDUCE_NORM2 ||
+                       op == KILN_REDUCE_NORM_INF
+                   ? kiln__complex_part_dtype(dtype)
+                   : (kiln_dtype)0;
     int fl = dtype == KILN_FLOAT32 || dtype == KILN_FLOAT64;
     switch (op) {
     case KILN_REDUCE_SUM:
@@ -136,6 +143,17 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_reduce: queue and array are "
                                "required");
+    if (kiln__is_complex_dtype(a->dtype)) {
+        kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
+        const char *cfin = NULL;
+        kiln_status cst = kiln__complex_reduce_desc(op, a->dtype, &cd, &cfin);
+        kiln_arg cv = KILN_ARG_ARRAY(a);
+        return cst != KILN_OK ? cst
+                              : run_builtin(queue, "kiln_array_reduce", &cd,
+                                            cfin, NULL, 0, 1, &cv, result,
+                                            host_result, num_wait, wait,
+                                            event);
+    }
     kiln_dtype rd = kiln_reduce_result_dtype(op, a->dtype);
     if (!rd) /* every dtype has every op: the op is unknown */
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
@@ -247,11 +265,11 @@ kiln_status kiln_array_reduce_initial_async(
                         wait, event);
 }
 
-kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
-                                 kiln_array *b, kiln_array *result,
-                                 void *host_result, size_t num_wait,
-                                 kiln_event *const *wait,
-                                 kiln_event **event) {
+/* sum a*b, or sum conj(a)*b when conj (kiln_array_vdot). */
+static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                             int conj, kiln_array *result, void *host_result,
+                             size_t num_wait, kiln_event *const *wait,
+                             kiln_event **event) {
     if (event)
         *event = NULL;
     if (!queue || !a || !b)
@@ -262,6 +280,14 @@ kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
                                "kiln_array_dot: dtypes %s and %s differ",
                                kiln_dtype_name(a->dtype),
                                kiln_dtype_name(b->dtype));
+    if (kiln__is_complex_dtype(a->dtype)) {
+        kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
+        kiln__complex_dot_desc(a->dtype, conj, &cd);
+        kiln_arg cv[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
+        return run_builtin(queue, conj ? "kiln_array_vdot" : "kiln_array_dot",
+                           &cd, NULL, NULL, 0, 2, cv, result, host_result,
+                           num_wait, wait, event);
+    }
     /* float16: products and sum in float, a float32 result */
     int f16 = a->dtype == KILN_FLOAT16;
     const char *t = f16 ? "float" : kiln_dtype_name(a->dtype);
@@ -275,6 +301,24 @@ kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
     kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
     return run_builtin(queue, "kiln_array_dot", &d, NULL, NULL, 0, 2, v,
                        result, host_result, num_wait, wait, event);
+}
+
+kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
+                                 kiln_array *b, kiln_array *result,
+                                 void *host_result, size_t num_wait,
+                                 kiln_event *const *wait,
+                                 kiln_event **event) {
+    return dot_async(queue, a, b, 0, result, host_result, num_wait, wait,
+                     event);
+}
+
+kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a,
+                                  kiln_array *b, kiln_array *result,
+                                  void *host_result, size_t num_wait,
+                                  kiln_event *const *wait,
+                                  kiln_event **event) {
+    return dot_async(queue, a, b, 1, result, host_result, num_wait, wait,
+                     event);
 }
 
 /* Blocking forms: the asynchronous one, then a wait for its event. */
@@ -317,5 +361,16 @@ kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
     kiln_event *e = NULL;
     kiln_status st = kiln_array_dot_async(queue, a, b, NULL, host_result, 0,
                                           NULL, &e);
+    return wait_for(st, e);
+}
+
+kiln_status kiln_array_vdot(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                            void *host_result) {
+    if (!host_result)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_array_vdot: host_result is NULL");
+    kiln_event *e = NULL;
+    kiln_status st = kiln_array_vdot_async(queue, a, b, NULL, host_result, 0,
+                                           NULL, &e);
     return wait_for(st, e);
 }

@@ -28,6 +28,9 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a,
     if (!queue || !out || !a)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "%s: queue and arrays are required", what);
+    if (a->dtype == KILN_COMPLEX64 || a->dtype == KILN_COMPLEX128)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: complex dtypes are not supported", what);
     if (out->dtype != a->dtype)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: dtypes %s and %s differ", what,

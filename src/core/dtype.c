@@ -9,6 +9,8 @@ size_t kiln_dtype_size(kiln_dtype dtype) {
     case KILN_INT16: case KILN_UINT16: case KILN_FLOAT16: return 2;
     case KILN_INT32: case KILN_UINT32: case KILN_FLOAT32: return 4;
     case KILN_INT64: case KILN_UINT64: case KILN_FLOAT64: return 8;
+    case KILN_COMPLEX64: return 8;
+    case KILN_COMPLEX128: return 16;
     }
     return 0;
 }
@@ -26,6 +28,8 @@ const char *kiln_dtype_name(kiln_dtype dtype) {
     case KILN_FLOAT16: return "half";
     case KILN_FLOAT32: return "float";
     case KILN_FLOAT64: return "double";
+    case KILN_COMPLEX64: return "cfloat";
+    case KILN_COMPLEX128: return "cdouble";
     }
     return "?";
 }

@@ -246,6 +246,7 @@ kiln_dtype kiln__sig_dtype(const char *type) {
         {"kiln_uint64", KILN_UINT64}, {"size_t", KILN_UINT64},
         {"half", KILN_FLOAT16}, {"__half", KILN_FLOAT16},
         {"float", KILN_FLOAT32}, {"double", KILN_FLOAT64},
+        {"cfloat", KILN_COMPLEX64}, {"cdouble", KILN_COMPLEX128},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(type, table[i].name) == 0)

@@ -83,4 +83,12 @@ template <typename T> struct kiln__local_ptr {
 #define kiln_as_float(u) __uint_as_float(u)
 
 /* @embed prelude_half.h */
+
+/* Complex numbers: float2 / double2 (prelude_complex.h). */
+#define KILN_HAS_FP64 1
+typedef float2 cfloat;
+typedef double2 cdouble;
+#define kiln_cfloat_make(re, im) make_float2((re), (im))
+#define kiln_cdouble_make(re, im) make_double2((re), (im))
+/* @embed prelude_complex.h */
 #line 1

@@ -106,4 +106,14 @@ KILN_FUNC ulong kiln_atomic_add_ulong(__global ulong *p, ulong v)
 #define kiln_as_float(u) as_float(u)
 
 /* @embed prelude_half.h */
+
+/* Complex numbers: float2 / double2 (prelude_complex.h). */
+typedef float2 cfloat;
+#define kiln_cfloat_make(re, im) ((cfloat)((re), (im)))
+#ifdef cl_khr_fp64
+#define KILN_HAS_FP64 1
+typedef double2 cdouble;
+#define kiln_cdouble_make(re, im) ((cdouble)((re), (im)))
+#endif
+/* @embed prelude_complex.h */
 #line 1

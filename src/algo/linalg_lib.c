@@ -1,0 +1,179 @@
+/* Library loading, native-call ordering and host tasks for the BLAS and
+ * FFT providers (linalg_lib.h). */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/linalg_lib.h"
+#include "base/error.h"
+
+kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names,
+                           void **fns) {
+    pthread_mutex_lock(&lib->lock);
+    if (lib->state == 0) {
+        for (size_t k = 0; lib->sonames[k] && !lib->handle; k++)
+            lib->handle = dlopen(lib->sonames[k], RTLD_NOW | RTLD_LOCAL);
+        lib->state = lib->handle ? 1 : -1;
+    }
+    int state = lib->state;
+    pthread_mutex_unlock(&lib->lock);
+    if (state < 0)
+        return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0,
+                               "%s (%s) could not be loaded: install the "
+                               "Debian package %s",
+                               lib->what, lib->sonames[0], lib->package);
+    for (size_t k = 0; k < n; k++) {
+        fns[k] = dlsym(lib->handle, names[k]);
+        if (!fns[k])
+            return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0,
+                                   "%s (%s) has no %s: too old? install a "
+                                   "newer %s",
+                                   lib->what, lib->sonames[0], names[k],
+                                   lib->package);
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend,
+                             kiln_device_type *type) {
+    kiln_device_info info;
+    memset(&info, 0, sizeof info);
+    kiln_status st = kiln_device_get_info(kiln_queue_device(q), &info);
+    *backend = info.backend;
+    *type = info.type;
+    return st;
+}
+
+kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait,
+                               kiln_event *const *wait) {
+    kiln_event *b = NULL;
+    kiln_status st = kiln_queue_barrier(q, num_wait, wait, &b);
+    kiln_event_release(b);
+    return st;
+}
+
+kiln_status kiln__native_end(kiln_queue *q, kiln_event **event) {
+    kiln_event *b = NULL;
+    kiln_status st = kiln_queue_barrier(q, 0, NULL, &b);
+    if (event && st == KILN_OK)
+        *event = b;
+    else
+        kiln_event_release(b);
+    return st;
+}
+
+kiln_status kiln__native_step(kiln_queue *q) {
+    if (!(kiln_queue_get_flags(q) & KILN_QUEUE_OUT_OF_ORDER))
+        return KILN_OK;
+    return kiln__native_begin(q, 0, NULL);
+}
+
+typedef struct host_task {
+    kiln_queue *q; /* retained */
+    kiln_event *gate; /* user event the queue waits for; retained */
+    size_t nbuf;
+    kiln_buffer **bufs; /* retained */
+    kiln__host_fn run;
+    void *user;
+    void (*free_user)(void *);
+} host_task;
+
+static void task_free(host_task *t) {
+    if (t->free_user)
+        t->free_user(t->user);
+    for (size_t k = 0; k < t->nbuf; k++)
+        kiln_buffer_release(t->bufs[k]);
+    free(t->bufs);
+    kiln_event_release(t->gate);
+    kiln_queue_release(t->q);
+    free(t);
+}
+
+/* On kiln's callback thread: map through a queue of our own (q waits
+ * behind the gate), run, unmap, open the gate. */
+static kiln_status task_run(kiln_event_state state, void *arg) {
+    host_task *t = arg;
+    kiln_status st = state == KILN_EVENT_COMPLETE
+                         ? KILN_OK
+                         : kiln__error_set(KILN_ERROR_EVENT_FAILED, 0,
+                                           "a host BLAS/FFT call: an event "
+                                           "it waited for failed");
+    kiln_queue *mq = NULL;
+    void **host = calloc(t->nbuf ? t->nbuf : 1, sizeof *host);
+    if (st == KILN_OK && !host)
+        st = KILN_ERROR_OUT_OF_HOST_MEMORY;
+    if (st == KILN_OK)
+        st = kiln_queue_create(kiln_queue_context(t->q),
+                               kiln_queue_device(t->q), 0, &mq);
+    size_t mapped = 0;
+    for (; st == KILN_OK && mapped < t->nbuf; mapped++)
+        st = kiln_buffer_map(mq, t->bufs[mapped],
+                             KILN_MAP_READ | KILN_MAP_WRITE, 0,
+                             kiln_buffer_size(t->bufs[mapped]),
+                             &host[mapped]);
+    if (st != KILN_OK && mapped > 0)
+        mapped--; /* the failed one is not mapped */
+    if (st == KILN_OK)
+        st = t->run(t->user, host);
+    for (size_t k = 0; k < mapped; k++)
+        kiln_buffer_unmap(mq, t->bufs[k], host[k], 0, NULL, NULL);
+    if (mq) {
+        kiln_queue_finish(mq);
+        kiln_queue_release(mq);
+    }
+    free(host);
+    kiln_event_set_complete(t->gate, st == KILN_OK ? KILN_EVENT_COMPLETE
+                                                   : KILN_EVENT_ERROR);
+    task_free(t);
+    return st;
+}
+
+kiln_status kiln__host_task(kiln_queue *q, size_t nbuf,
+                            kiln_buffer *const *bufs, kiln__host_fn run,
+                            void *user, void (*free_user)(void *),
+                            size_t num_wait, kiln_event *const *wait,
+                            kiln_event **event) {
+    host_task *t = calloc(1, sizeof *t);
+    kiln_buffer **bs = calloc(nbuf ? nbuf : 1, sizeof *bs);
+    if (!t || !bs) {
+        free(t);
+        free(bs);
+        if (free_user)
+            free_user(user);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "a host BLAS/FFT call");
+    }
+    t->q = q;
+    kiln_queue_retain(q);
+    t->bufs = bs;
+    for (size_t k = 0; k < nbuf; k++) {
+        kiln_buffer_retain(bufs[k]);
+        bs[k] = bufs[k];
+        t->nbuf++;
+    }
+    t->run = run;
+    t->user = user;
+    t->free_user = free_user;
+    kiln_event *ready = NULL, *done = NULL, *next = NULL;
+    kiln_status st = kiln_queue_marker(q, num_wait, wait, &ready);
+    if (st == KILN_OK)
+        st = kiln_event_create_user(kiln_queue_context(q), &t->gate);
+    if (st == KILN_OK)
+        st = kiln_queue_barrier(q, 1, &t->gate, &done);
+    if (st == KILN_OK)
+        st = kiln_event_then(ready, task_run, t, &next);
+    kiln_event_release(ready);
+    kiln_event_release(next);
+    if (st != KILN_OK) {
+        if (t->gate) /* q may already wait for it: let it go on, failed */
+            kiln_event_set_complete(t->gate, KILN_EVENT_ERROR);
+        kiln_event_release(done);
+        task_free(t);
+        return st;
+    }
+    if (event)
+        *event = done;
+    else
+        kiln_event_release(done);
+    return KILN_OK;
+}
