@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* Refuses a size no device of the context can hold: past its largest
@@ -62,11 +63,14 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
     kiln_status too_big = kiln__buffer_size_check(context, size, flags);
     if (too_big != KILN_OK)
         return too_big;
-    kiln_buffer *b = calloc(1, sizeof *b);
+    kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create: out of memory");
-    kiln_status st = context->backend->buffer_create(context->handle, size, flags, host_data,
-                                                     &b->handle);
+    kiln_status st = kiln__fault_hit(KILN__FAULT_DEVICE_ALLOC)
+                         ? kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                           "injected device allocation failure (test hook)")
+                         : context->backend->buffer_create(context->handle, size, flags,
+                                                           host_data, &b->handle);
     if (st != KILN_OK) {
         free(b);
         return kiln__error_prefix(st, "kiln_buffer_create(%zu bytes)", size);
@@ -98,7 +102,7 @@ kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t si
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "kiln_buffer_create_sub: [%zu, %zu+%zu) lies outside the parent "
                                "of %zu bytes", offset, offset, size, parent->size);
-    kiln_buffer *b = calloc(1, sizeof *b);
+    kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create_sub: out of memory");
     /* Views of views are made on the root: OpenCL has no sub-sub-buffers. */
@@ -340,7 +344,7 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: KILN_MAP_WRITE_INVALIDATE cannot be combined with other flags",
                                fn);
-    struct kiln__mapped *m = malloc(sizeof *m);
+    struct kiln__mapped *m = kiln__malloc(sizeof *m);
     if (!m)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     st = queue->backend->buffer_map(queue->handle, buffer->handle, map_flags, offset, size, host_ptr);

@@ -7,12 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* ------------------------------------------------------------ wrapping */
 
 static kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling) {
-    kiln_event *ev = malloc(sizeof *ev);
+    kiln_event *ev = kiln__malloc(sizeof *ev);
     if (!ev)
         return NULL;
     atomic_init(&ev->refs, 1);
@@ -133,7 +134,7 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
     void *storage[KILN__STACK_ARGS];
     void **list = storage;
     if (num > KILN__STACK_ARGS) {
-        list = malloc(num * sizeof *list);
+        list = kiln__malloc(num * sizeof *list);
         if (!list)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_events_wait: out of memory");
     }

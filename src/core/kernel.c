@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_kernel **kernel) {
@@ -21,10 +22,10 @@ kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_ker
                                program ? "name" : "program");
     kiln_context *ctx = program->context;
     const kiln__sig *sig = kiln__sig_find(&program->sigs, name);
-    kiln_kernel *k = calloc(1, sizeof *k);
+    kiln_kernel *k = kiln__calloc(1, sizeof *k);
     if (k) {
-        k->handles = calloc(ctx->num_devices, sizeof *k->handles);
-        k->name = strdup(name);
+        k->handles = kiln__calloc(ctx->num_devices, sizeof *k->handles);
+        k->name = kiln__strdup(name);
     }
     if (!k || !k->handles || !k->name) {
         if (k) {
@@ -300,7 +301,7 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
     kiln__barg stack[KILN__STACK_ARGS];
     kiln__barg *bargs = stack;
     if (num_args > KILN__STACK_ARGS) {
-        bargs = malloc(num_args * sizeof *bargs);
+        bargs = kiln__malloc(num_args * sizeof *bargs);
         if (!bargs)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_kernel_launch: out of memory");
     }

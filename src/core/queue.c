@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* ------------------------------------------------------------------ queues */
@@ -16,7 +17,7 @@ static kiln_status kiln__queue_make_backend(const void *arg, kiln_context *conte
 kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
                             kiln__queue_make make, const void *arg, kiln_queue **queue) {
     *queue = NULL;
-    kiln_queue *q = calloc(1, sizeof *q);
+    kiln_queue *q = kiln__calloc(1, sizeof *q);
     if (!q)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     kiln_device *device = context->devices[slot];

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* An event of another context (another device, or another backend) means
@@ -62,7 +63,7 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *
     }
     void **list = storage;
     if (num_wait > KILN__STACK_ARGS || foreign) {
-        list = num_wait <= SIZE_MAX / (2 * sizeof *list) ? calloc(2 * num_wait, sizeof *list)
+        list = num_wait <= SIZE_MAX / (2 * sizeof *list) ? kiln__calloc(2 * num_wait, sizeof *list)
                                                           : NULL;
         if (!list)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory for a wait list");
