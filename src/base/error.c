@@ -1,5 +1,6 @@
 /* Per-thread error detail: the message, the driver's code, the build log. */
 #include "base/error.h"
+#include "base/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

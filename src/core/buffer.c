@@ -242,7 +242,7 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     if (to_device)
         st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
@@ -288,7 +288,7 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
                                      dst_offset, size, num_wait, e.wait, event ? &e.event : NULL);
@@ -317,7 +317,7 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
                                      size, num_wait, e.wait, event ? &e.event : NULL);
@@ -374,7 +374,7 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
                                "did not return it, or it was unmapped already",
                                fn, host_ptr);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK) {
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK) {
         kiln__mapped_push(buffer, m, host_ptr); /* still mapped */
         return st;
     }

@@ -9,6 +9,7 @@
 
 #include "backend/registry.h"
 #include "base/fault.h"
+#include "base/strbuf.h"
 #include "core/internal.h"
 
 

@@ -12,7 +12,7 @@
 
 /* ------------------------------------------------------------ wrapping */
 
-static kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling) {
+kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling) {
     kiln_event *ev = kiln__malloc(sizeof *ev);
     if (!ev)
         return NULL;
@@ -25,6 +25,13 @@ static kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int pr
     atomic_init(&ev->user_set, 0);
     kiln__context_retain(context);
     return ev;
+}
+
+void kiln__event_discard(kiln_event *event) {
+    if (!event)
+        return;
+    kiln__context_unref(event->context);
+    free(event);
 }
 
 kiln_status kiln__event_wrap(kiln_context *context, void *handle, int profiling,

@@ -143,6 +143,10 @@ void kiln__context_drop_attachments(kiln_context *context);
  * On allocation failure releases the backend event. */
 kiln_status kiln__event_wrap(kiln_context *context, void *handle,
                              int profiling, kiln_event **event);
+/* A kiln_event with no backend event yet (set ->handle before use), and its
+ * disposal while the handle is still unset. */
+kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling);
+void kiln__event_discard(kiln_event *event);
 /* A new user event of the context (not yet complete). */
 kiln_status kiln__event_user_new(kiln_context *context, kiln_event **event);
 /* A completed event on the context (for operations that do nothing). */
@@ -164,15 +168,19 @@ void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait);
  * call: num_wait entries in e.wait, and &e.event where an event is asked
  * for); end frees it, then wraps the backend event into *event (when
  * st is KILN_OK and event is not NULL). Both prefix their failures with fn
- * (unless fn is NULL) and pass a failing st through. */
+ * (unless fn is NULL) and pass a failing st through. The kiln_event for
+ * *event is allocated by begin, before anything is enqueued: a command
+ * that has been enqueued is never reported as failed for want of memory
+ * (its caller would reclaim memory the command still uses). */
 typedef struct kiln__enqueue {
     void *storage[KILN__STACK_ARGS];
     void *const *wait;
     size_t num_wait;
     void *event;
+    kiln_event *wrapper; /* allocated by begin when an event is asked for */
 } kiln__enqueue;
 kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
-                                size_t num_wait, kiln_event *const *wait);
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event);
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
                               kiln_queue *queue, kiln_event **event);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/fault.h"
+#include "base/strbuf.h"
 #include "core/internal.h"
 
 kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_kernel **kernel) {
@@ -323,7 +324,7 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         goto out;
     }
     kiln__enqueue e;
-    st = kiln__enqueue_begin(&e, NULL, queue, num_wait, wait);
+    st = kiln__enqueue_begin(&e, NULL, queue, num_wait, wait, event);
     if (st != KILN_OK) {
         st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
         goto out;

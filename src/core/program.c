@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "base/fault.h"
+#include "base/strbuf.h"
 #include "cache/cache.h"
 #include "backend/registry.h"
 #include "base/buildlog_quote.h"

@@ -115,7 +115,7 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
     kiln__enqueue e;
-    kiln_status st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait);
+    kiln_status st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event);
     if (st != KILN_OK)
         return st;
     st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,

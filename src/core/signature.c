@@ -1,5 +1,6 @@
 /* A shallow parser of kernel signatures (see signature.h). */
 #include "base/fault.h"
+#include "base/strbuf.h"
 #include "core/signature.h"
 
 #include <ctype.h>

@@ -95,21 +95,36 @@ void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait) {
 }
 
 kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
-                                size_t num_wait, kiln_event *const *wait) {
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     e->wait = NULL;
     e->num_wait = num_wait;
     e->event = NULL;
+    e->wrapper = NULL;
+    if (event) {
+        e->wrapper = kiln__event_alloc(queue->context, NULL,
+                                       (queue->flags & KILN_QUEUE_PROFILING) != 0);
+        if (!e->wrapper) {
+            kiln_status st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                             "out of memory for an event");
+            return !fn ? st : kiln__error_prefix(st, "%s", fn);
+        }
+    }
     kiln_status st = kiln__wait_list(queue->context, num_wait, wait, e->storage, &e->wait);
+    if (st != KILN_OK) {
+        kiln__event_discard(e->wrapper);
+        e->wrapper = NULL;
+    }
     return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
 }
 
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
                               kiln_queue *queue, kiln_event **event) {
     kiln__wait_list_free(e->wait, e->storage, e->num_wait);
-    if (st != KILN_OK)
-        return fn ? kiln__error_prefix(st, "%s", fn) : st;
-    if (event)
-        return kiln__event_wrap(queue->context, e->event,
-                                (queue->flags & KILN_QUEUE_PROFILING) != 0, event);
+    if (st != KILN_OK || !event) {
+        kiln__event_discard(e->wrapper);
+        return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
+    }
+    e->wrapper->handle = e->event;
+    *event = e->wrapper;
     return KILN_OK;
 }

@@ -14,6 +14,7 @@
 #include "backend/registry.h" /* the tables built in, whatever they are */
 #include "base/embedded.h" /* a backend's prelude: its prelude_file */
 #include "base/error.h"
+#include "base/fault.h" /* fault injection (tests/test_fault_injection.c) */
 #include "cache/cache.h"
 #include "cache/sha256.h"
 #include "cache/trust.h" /* the test hook (tests/test_cache_trust.c) */
