@@ -1,10 +1,12 @@
 # The README's two commands:
 #   make run    builds kiln and runs the main job
 #   make test   checks the layers, builds kiln with AddressSanitizer + UBSan,
-#               checks the ABI and runs the test suite
+#               checks the ABI, runs the test suite, then each libFuzzer
+#               target for 3 s (scripts/fuzz.sh; clang)
 # Both install missing Debian packages first (as root), else print the command.
 BUILD      ?= build
 TEST_BUILD ?= build-test
+FUZZ_BUILD ?= $(TEST_BUILD)-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
@@ -47,9 +49,10 @@ test:
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 	@scripts/check-abi.sh $(TEST_BUILD)
 	@cd $(TEST_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
+	@JOBS=$(JOBS) scripts/fuzz.sh 3 $(FUZZ_BUILD)
 
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD)

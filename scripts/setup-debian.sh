@@ -8,7 +8,8 @@ want=(gcc make cmake pkg-config opencl-c-headers ocl-icd-libopencl1 ocl-icd-open
 # (the sanitizers come with gcc: libasan, libubsan)
 if [ "${1:-run}" = test ]; then
   # scripts/check-abi.sh: nm (binutils), abidw and abidiff (abigail-tools)
-  want+=(binutils abigail-tools)
+  # scripts/fuzz.sh: clang with libFuzzer (libclang-rt-14-dev)
+  want+=(binutils abigail-tools clang libclang-rt-14-dev)
 fi
 missing=()
 for p in "${want[@]}"; do
