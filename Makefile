@@ -7,10 +7,11 @@
 BUILD      ?= build
 TEST_BUILD ?= build-test
 FUZZ_BUILD ?= $(TEST_BUILD)-fuzz
+TSAN_BUILD ?= $(TEST_BUILD)-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all setup build run test clean install
+.PHONY: all setup build run test test-tsan clean install
 
 all: build
 
@@ -51,8 +52,23 @@ test:
 	@cd $(TEST_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) scripts/fuzz.sh 3 $(FUZZ_BUILD)
 
+# ThreadSanitizer over the tests that run kiln on several threads at once:
+# host threads sharing objects, completion callbacks, user events, the
+# cache (several processes too). PoCL and the ICD loader are not
+# instrumented: tests/tsan.supp names the reports inside them (each
+# justified there); kiln's own code has no suppression.
+TSAN_TESTS = test_core_threads test_core_event test_backend_opencl test_cache \
+  test_cache_trust test_cache_multiproc test_offload
+test-tsan:
+	@scripts/setup-debian.sh test
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON \
+	  -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_EXAMPLES=OFF $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $() ,|,$(TSAN_TESTS)))$$'
+
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)

@@ -98,6 +98,8 @@ struct kiln_event {
     unsigned char profiling;      /* made on a profiling queue */
     unsigned char user;           /* made by kiln_event_create_user */
     atomic_int user_set;          /* user event completed already */
+    char label[80];               /* "kernel 'name'" for a launch, else "":
+                                     a failed wait names what failed */
 };
 
 /* buildlog.c: after a failed build of final (whose first prelude_lines

@@ -333,6 +333,8 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         queue->handle, kernel->handles[queue->device_slot], dims, global, local, num_args, bargs,
         num_wait, e.wait, event ? &e.event : NULL);
     st = kiln__enqueue_end(&e, NULL, launched, queue, event);
+    if (st == KILN_OK && event && *event)
+        snprintf((*event)->label, sizeof (*event)->label, "kernel '%.64s'", kernel->name);
     if (launched != KILN_OK)
         st = kiln__launch_failed(kernel, queue, dims, global, local, launched);
 out:
