@@ -74,6 +74,7 @@ static int child_build(int want_cached) {
 /* Runs fn in n child processes started together; returns how many failed. */
 static int in_children(int n, int (*fn)(int), int arg) {
     int go[2];
+    fflush(stdout); /* or the children print it again */
     if (pipe(go) != 0)
         return n;
     pid_t pids[PROCS];
@@ -104,7 +105,7 @@ static int in_children(int n, int (*fn)(int), int arg) {
 
 /* ---- writers killed mid-write: entries written through kiln__cache_store */
 
-static size_t payload_size(int i) { return ((size_t)1 << 18) + (size_t)i * 4099; }
+static size_t payload_size(int i) { return ((size_t)1 << 16) + (size_t)i * 4099; }
 
 static void payload_fill(int i, unsigned char *p) {
     size_t n = payload_size(i);
@@ -136,12 +137,15 @@ static void test_killed_writers(void) {
     unsigned seed = (unsigned)(kt_rand_u64() & 0xffff);
     for (int round = 0; round < KILLS; round++) {
         pid_t pid[2];
+        fflush(stdout);
         for (int w = 0; w < 2; w++) {
             pid[w] = fork();
             if (pid[w] == 0)
                 _exit(writer((int)seed + round * 2 + w));
         }
-        struct timespec t = {0, (long)(1 + kt_rand_u64() % 40) * 1000000L};
+        /* Long enough for some entries to be written whole even under a
+         * sanitizer, short enough to land inside a write most times. */
+        struct timespec t = {0, (long)(30 + kt_rand_u64() % 270) * 1000000L};
         nanosleep(&t, NULL);
         for (int w = 0; w < 2; w++) {
             kill(pid[w], SIGKILL);
