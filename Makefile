@@ -58,7 +58,7 @@ test:
 # instrumented: tests/tsan.supp names the reports inside them (each
 # justified there); kiln's own code has no suppression.
 TSAN_TESTS = test_core_threads test_core_event test_backend_opencl test_cache \
-  test_cache_trust test_cache_multiproc test_offload
+  test_cache_trust test_cache_multiproc test_offload test_queue_failure
 test-tsan:
 	@scripts/setup-debian.sh test
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON \

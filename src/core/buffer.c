@@ -246,10 +246,10 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
         return st;
     if (to_device)
         st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
-                                          num_wait, e.wait, event ? &e.event : NULL);
+                                          num_wait, e.wait, kiln__enqueue_out(&e, event));
     else
         st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
-                                         num_wait, e.wait, event ? &e.event : NULL);
+                                         num_wait, e.wait, kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -291,7 +291,7 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
-                                     dst_offset, size, num_wait, e.wait, event ? &e.event : NULL);
+                                     dst_offset, size, num_wait, e.wait, kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -320,7 +320,7 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
-                                     size, num_wait, e.wait, event ? &e.event : NULL);
+                                     size, num_wait, e.wait, kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -379,7 +379,7 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
         return st;
     }
     st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, e.wait,
-                                      event ? &e.event : NULL);
+                                      kiln__enqueue_out(&e, event));
     if (st != KILN_OK)
         kiln__mapped_push(buffer, m, host_ptr);
     else

@@ -58,6 +58,13 @@ struct kiln_queue {
     kiln_device *device;
     size_t device_slot;           /* index of device in context->devices */
     unsigned flags;
+    /* Backend events of the commands enqueued with a wait list since the
+     * last kiln_queue_finish: the ones that can fail without faulting, and
+     * that the drivers' own finish keeps quiet about (waitlist.c). */
+    pthread_mutex_t watch_lock;
+    void **watch;
+    size_t num_watch, cap_watch;
+    int watch_failed;             /* a pruned watched event had failed */
 };
 
 struct kiln_buffer {
@@ -185,5 +192,12 @@ kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *qu
                                 size_t num_wait, kiln_event *const *wait, kiln_event **event);
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
                               kiln_queue *queue, kiln_event **event);
+/* Where the backend call puts its event: &e->event when the caller asked
+ * for one or the command waits on others (the queue watches it), else NULL. */
+void **kiln__enqueue_out(kiln__enqueue *e, kiln_event **event);
+/* After the queue has finished: KILN_ERROR_EVENT_FAILED (with a message) if
+ * a watched command failed, and forgets them all. */
+kiln_status kiln__queue_watch_check(kiln_queue *queue);
+void kiln__queue_watch_clear(kiln_queue *queue);
 
 #endif

@@ -331,7 +331,7 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
     }
     kiln_status launched = queue->backend->kernel_launch(
         queue->handle, kernel->handles[queue->device_slot], dims, global, local, num_args, bargs,
-        num_wait, e.wait, event ? &e.event : NULL);
+        num_wait, e.wait, kiln__enqueue_out(&e, event));
     st = kiln__enqueue_end(&e, NULL, launched, queue, event);
     if (st == KILN_OK && event && *event)
         snprintf((*event)->label, sizeof (*event)->label, "kernel '%.64s'", kernel->name);

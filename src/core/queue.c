@@ -27,6 +27,7 @@ kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, 
         return st;
     }
     atomic_init(&q->refs, 1);
+    pthread_mutex_init(&q->watch_lock, NULL);
     q->backend = context->backend;
     q->context = context;
     kiln_context_retain(context); /* a queue is a handle: it can start work */
@@ -84,6 +85,9 @@ kiln_status kiln_queue_retain(kiln_queue *queue) {
 void kiln_queue_release(kiln_queue *queue) {
     if (!kiln__ref_release(queue ? &queue->refs : NULL))
         return;
+    kiln__queue_watch_clear(queue);
+    free(queue->watch);
+    pthread_mutex_destroy(&queue->watch_lock);
     queue->backend->queue_release(queue->handle);
     kiln_context_release(queue->context);
     free(queue);
@@ -97,7 +101,11 @@ kiln_status kiln_queue_finish(kiln_queue *queue) {
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_finish: queue is NULL");
     kiln_status st = queue->backend->queue_finish(queue->handle);
-    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_queue_finish");
+    if (st != KILN_OK) {
+        kiln__queue_watch_clear(queue);
+        return kiln__error_prefix(st, "kiln_queue_finish");
+    }
+    return kiln__queue_watch_check(queue);
 }
 
 kiln_status kiln_queue_flush(kiln_queue *queue) {
@@ -119,7 +127,7 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
     if (st != KILN_OK)
         return st;
     st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
-                                      event ? &e.event : NULL);
+                                      kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 

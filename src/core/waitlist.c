@@ -117,9 +117,20 @@ kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *qu
     return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
 }
 
+static void kiln__watch_add(kiln_queue *q, void *h);
+
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
                               kiln_queue *queue, kiln_event **event) {
     kiln__wait_list_free(e->wait, e->storage, e->num_wait);
+    if (st == KILN_OK && e->num_wait && e->event) {
+        /* A command behind others can fail without a fault of its own:
+         * watched for kiln_queue_finish. */
+        if (event)
+            queue->backend->event_retain(e->event);
+        kiln__watch_add(queue, e->event);
+        if (!event)
+            e->event = NULL;
+    }
     if (st != KILN_OK || !event) {
         kiln__event_discard(e->wrapper);
         return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
@@ -127,4 +138,69 @@ kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
     e->wrapper->handle = e->event;
     *event = e->wrapper;
     return KILN_OK;
+}
+
+void **kiln__enqueue_out(kiln__enqueue *e, kiln_event **event) {
+    return event || e->num_wait ? &e->event : NULL;
+}
+
+/* Drops watched events that completed without error (keeping the list
+ * short on a queue that is never finished); remembers a failed one. Under
+ * watch_lock. */
+static void kiln__watch_prune(kiln_queue *q) {
+    size_t keep = 0;
+    for (size_t i = 0; i < q->num_watch; i++) {
+        kiln_event_state s = KILN_EVENT_QUEUED;
+        if (q->backend->event_state(q->watch[i], &s) == KILN_OK &&
+            (s == KILN_EVENT_COMPLETE || s == KILN_EVENT_ERROR)) {
+            if (s == KILN_EVENT_ERROR)
+                q->watch_failed = 1;
+            q->backend->event_release(q->watch[i]);
+        } else {
+            q->watch[keep++] = q->watch[i];
+        }
+    }
+    q->num_watch = keep;
+}
+
+/* Takes over one reference to the backend event h. */
+static void kiln__watch_add(kiln_queue *q, void *h) {
+    pthread_mutex_lock(&q->watch_lock);
+    if (q->num_watch == q->cap_watch)
+        kiln__watch_prune(q);
+    if (q->num_watch == q->cap_watch) {
+        size_t cap = q->cap_watch ? 2 * q->cap_watch : 16;
+        void **v = kiln__realloc(q->watch, cap * sizeof *v);
+        if (!v) { /* unwatched: the finish then reports less, nothing worse */
+            pthread_mutex_unlock(&q->watch_lock);
+            q->backend->event_release(h);
+            return;
+        }
+        q->watch = v;
+        q->cap_watch = cap;
+    }
+    q->watch[q->num_watch++] = h;
+    pthread_mutex_unlock(&q->watch_lock);
+}
+
+kiln_status kiln__queue_watch_check(kiln_queue *q) {
+    pthread_mutex_lock(&q->watch_lock);
+    kiln__watch_prune(q);
+    int failed = q->watch_failed;
+    pthread_mutex_unlock(&q->watch_lock);
+    kiln__queue_watch_clear(q);
+    if (failed)
+        return kiln__error_set(KILN_ERROR_EVENT_FAILED, 0,
+                               "kiln_queue_finish: a command on the queue did not run: a "
+                               "command it waited for failed (its event says which)");
+    return KILN_OK;
+}
+
+void kiln__queue_watch_clear(kiln_queue *q) {
+    pthread_mutex_lock(&q->watch_lock);
+    for (size_t i = 0; i < q->num_watch; i++)
+        q->backend->event_release(q->watch[i]);
+    q->num_watch = 0;
+    q->watch_failed = 0;
+    pthread_mutex_unlock(&q->watch_lock);
 }
