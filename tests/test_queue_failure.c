@@ -67,7 +67,48 @@ static void test_finish_reports(kiln_queue *q, void *user) {
     kiln_program_release(p);
 }
 
+/* Releasing the last handle on a queue whose work waits behind a user
+ * event does not block (finding 3c): the queue goes once that work ends;
+ * completing the event afterwards still runs the work. */
+static void test_release_gated(kiln_queue *unused, void *user) {
+    (void)user;
+    kiln_device *dev = kiln_queue_device(unused);
+    kiln_context *ctx = NULL;
+    kiln_queue *q = NULL;
+    CHECK_OK(kiln_context_create(&dev, 1, &ctx));
+    CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
+    kiln_program *p = NULL;
+    kiln_kernel *k = NULL;
+    kiln_buffer *b = NULL;
+    CHECK_OK(kiln_program_create(ctx,
+        "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
+        NULL, &p));
+    CHECK_OK(kiln_kernel_create(p, "put", &k));
+    CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, &b));
+    kiln_event *gate = NULL, *done = NULL;
+    CHECK_OK(kiln_event_create_user(ctx, &gate));
+    size_t n = 4;
+    kiln_arg a[] = {KILN_ARG_BUF(b), KILN_ARG_I32(9)};
+    CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a, 1, &gate, &done));
+    kiln_queue_release(q); /* returns at once */
+    kiln_kernel_release(k);
+    kiln_program_release(p);
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(done));
+    kiln_queue *q2 = NULL;
+    int got[4] = {0};
+    CHECK_OK(kiln_queue_create(ctx, dev, 0, &q2));
+    CHECK_OK(kiln_buffer_read(q2, b, 0, sizeof got, got));
+    CHECK(got[0] == 9 && got[3] == 9);
+    kiln_queue_release(q2);
+    kiln_event_release(done);
+    kiln_event_release(gate);
+    kiln_buffer_release(b);
+    kiln_context_release(ctx);
+}
+
 int main(void) {
     kt_for_each_device(test_finish_reports, NULL);
+    kt_for_each_device(test_release_gated, NULL);
     return kt_report();
 }

@@ -199,5 +199,7 @@ void **kiln__enqueue_out(kiln__enqueue *e, kiln_event **event);
  * a watched command failed, and forgets them all. */
 kiln_status kiln__queue_watch_check(kiln_queue *queue);
 void kiln__queue_watch_clear(kiln_queue *queue);
+/* 1 if a watched command has not ended yet. */
+int kiln__queue_watch_pending(kiln_queue *queue);
 
 #endif

@@ -82,15 +82,42 @@ kiln_status kiln_queue_retain(kiln_queue *queue) {
     return kiln__ref_retain(queue ? &queue->refs : NULL, "kiln_queue_retain", "queue");
 }
 
-void kiln_queue_release(kiln_queue *queue) {
-    if (!kiln__ref_release(queue ? &queue->refs : NULL))
-        return;
+static void kiln__queue_free(kiln_queue *queue) {
     kiln__queue_watch_clear(queue);
     free(queue->watch);
     pthread_mutex_destroy(&queue->watch_lock);
     queue->backend->queue_release(queue->handle);
     kiln_context_release(queue->context);
     free(queue);
+}
+
+static void kiln__queue_free_later(kiln_event *marker, kiln_event_state state, void *queue) {
+    (void)marker;
+    (void)state;
+    kiln__queue_free(queue);
+}
+
+void kiln_queue_release(kiln_queue *queue) {
+    if (!kiln__ref_release(queue ? &queue->refs : NULL))
+        return;
+    /* Work behind a wait list that has not ended (behind a user event not
+     * yet completed, say): some drivers block in the queue's release until
+     * it has (NVIDIA's OpenCL, for ever if the event never completes), and
+     * OpenCL leaves releasing objects such work uses undefined. The release
+     * then waits, off the caller's thread, for a marker after that work. */
+    if (kiln__queue_watch_pending(queue)) {
+        void *m = NULL;
+        kiln_event *marker = NULL;
+        if (queue->backend->queue_marker(queue->handle, 0, 0, NULL, &m) == KILN_OK && m &&
+            kiln__event_wrap(queue->context, m, 0, &marker) == KILN_OK) {
+            queue->backend->queue_flush(queue->handle);
+            kiln_status st = kiln_event_on_complete(marker, kiln__queue_free_later, queue);
+            kiln_event_release(marker);
+            if (st == KILN_OK)
+                return;
+        }
+    }
+    kiln__queue_free(queue);
 }
 
 kiln_context *kiln_queue_context(const kiln_queue *queue) { return queue ? queue->context : NULL; }

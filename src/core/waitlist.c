@@ -204,3 +204,11 @@ void kiln__queue_watch_clear(kiln_queue *q) {
     q->watch_failed = 0;
     pthread_mutex_unlock(&q->watch_lock);
 }
+
+int kiln__queue_watch_pending(kiln_queue *q) {
+    pthread_mutex_lock(&q->watch_lock);
+    kiln__watch_prune(q);
+    int pending = q->num_watch > 0;
+    pthread_mutex_unlock(&q->watch_lock);
+    return pending;
+}
