@@ -309,9 +309,12 @@ KILN_API kiln_context *kiln_queue_context(const kiln_queue *queue);
 KILN_API kiln_device *kiln_queue_device(const kiln_queue *queue);
 /* The kiln_queue_flags the queue was made with (0 for NULL). */
 KILN_API unsigned kiln_queue_get_flags(const kiln_queue *queue);
-/* Blocks until every command enqueued so far has ended. It does not report
- * the failure of an individual command (not every driver does): wait on
- * that command's event to learn it. */
+/* Blocks until every command enqueued so far has ended.
+ * KILN_ERROR_EVENT_FAILED if, since the last finish, a command enqueued
+ * with a wait list did not run because an event it waited on failed (once:
+ * the next finish starts afresh). A command that fails on its own is
+ * reported by its event (and by the finish where the driver's is: CUDA's
+ * sticky errors); its event says which. */
 KILN_API kiln_status kiln_queue_finish(kiln_queue *queue);
 /* Submits enqueued commands to the device without waiting. */
 KILN_API kiln_status kiln_queue_flush(kiln_queue *queue);

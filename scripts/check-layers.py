@@ -12,7 +12,7 @@ The layers and what each may include (docs/architecture.md):
                         backend/interop.h, backend/registry.h
   src/algo              base, algo
   src/testing           anything under src/ (the tests' one door)
-  tests/                public headers, tests/, testing/kiln_test_internal.h,
+  tests/, fuzz/         public headers, their own folder, testing/kiln_test_internal.h,
                         tools/kiln/demo_work.h (test_demo checks the demo)
   tools, bench, examples  public headers and their own folder
 
@@ -80,8 +80,8 @@ def allowed(src_rel, target):
                              for o in ok)
     if top[0] == "include":
         return public
-    if top[0] == "tests":
-        return public or target.startswith("tests/") or target in (
+    if top[0] in ("tests", "fuzz"):
+        return public or target.startswith(top[0] + "/") or target in (
             "src/testing/kiln_test_internal.h", "tools/kiln/demo_work.h")
     # tools, bench, examples: public headers and their own folder
     own = os.path.dirname(src_rel) + "/"
@@ -135,7 +135,7 @@ def naming_check():
 
 def main():
     bad = []
-    for top in ("src", "include", "tests", "tools", "bench", "examples"):
+    for top in ("src", "include", "tests", "fuzz", "tools", "bench", "examples"):
         for d, _, files in os.walk(os.path.join(ROOT, top)):
             for f in files:
                 if not f.endswith((".c", ".h", ".cu", ".cl")):

@@ -12,6 +12,8 @@ if [ "${1:-run}" = test ]; then
   # BLAS and FFT libraries kiln loads at run time (docs/linalg.md): the
   # tests skip without them, so CI installs them to run those paths
   want+=(libclblast1 libclfft2 libopenblas0 libfftw3-single3 libfftw3-double3)
+  # scripts/fuzz.sh: clang with libFuzzer (libclang-rt-14-dev)
+  want+=(clang libclang-rt-14-dev)
 fi
 missing=()
 for p in "${want[@]}"; do

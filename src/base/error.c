@@ -1,5 +1,6 @@
 /* Per-thread error detail: the message, the driver's code, the build log. */
 #include "base/error.h"
+#include "base/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,7 +56,7 @@ kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...) {
 void kiln__error_set_build_log(const char *log) {
     pthread_once(&kiln__log_once, kiln__log_key_init);
     free(kiln__build_log);
-    kiln__build_log = log ? strdup(log) : NULL;
+    kiln__build_log = log ? kiln__strdup(log) : NULL;
     pthread_setspecific(kiln__log_key, kiln__build_log);
 }
 

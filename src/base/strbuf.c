@@ -1,4 +1,5 @@
 /* Growable strings (see strbuf.h). */
+#include "base/fault.h"
 #include "base/strbuf.h"
 
 #include <stdarg.h>
@@ -12,7 +13,7 @@ static void sb_reserve(kiln__sb *sb, size_t extra) {
     size_t cap = sb->cap ? sb->cap : 256;
     while (cap < sb->len + extra + 1)
         cap *= 2;
-    char *p = realloc(sb->p, cap);
+    char *p = kiln__realloc(sb->p, cap);
     if (!p) {
         sb->oom = 1;
         return;
@@ -73,7 +74,7 @@ char *kiln__strdup(const char *s) {
     if (!s)
         return NULL;
     size_t n = strlen(s) + 1;
-    char *p = malloc(n);
+    char *p = kiln__malloc(n);
     if (p)
         memcpy(p, s, n);
     return p;

@@ -20,6 +20,7 @@
  * both are valid. No fsync: after a crash an entry may be short or zeroed,
  * which the checks on load catch and turn into a rebuild. */
 #include "base/bytes.h"
+#include "base/fault.h"
 #include "cache/cache.h"
 
 #include <dirent.h>
@@ -213,7 +214,7 @@ static const char *kiln__entry_check(int fd, const char *want_key,
                    : "trailing bytes after the payload";
     if (size > (uint64_t)SIZE_MAX - 1)
         return "payload too large for this host";
-    uint8_t *data = malloc((size_t)size + 1);
+    uint8_t *data = kiln__malloc((size_t)size + 1);
     if (!data) {
         *oom = 1;
         return "out of host memory";

@@ -5,6 +5,7 @@
  * programs without keeping the context alive. */
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 typedef struct kiln__attachment {
@@ -31,7 +32,7 @@ kiln_status kiln_context_attach(kiln_context *context, const void *key,
     while (a && a->key != key)
         a = a->next;
     if (!a) {
-        a = calloc(1, sizeof *a);
+        a = kiln__calloc(1, sizeof *a);
         void *made = a ? make(context, arg) : NULL;
         if (!made) {
             free(a);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* Refuses a size no device of the context can hold: past its largest
@@ -62,11 +63,14 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
     kiln_status too_big = kiln__buffer_size_check(context, size, flags);
     if (too_big != KILN_OK)
         return too_big;
-    kiln_buffer *b = calloc(1, sizeof *b);
+    kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create: out of memory");
-    kiln_status st = context->backend->buffer_create(context->handle, size, flags, host_data,
-                                                     &b->handle);
+    kiln_status st = kiln__fault_hit(KILN__FAULT_DEVICE_ALLOC)
+                         ? kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                           "injected device allocation failure (test hook)")
+                         : context->backend->buffer_create(context->handle, size, flags,
+                                                           host_data, &b->handle);
     if (st != KILN_OK) {
         free(b);
         return kiln__error_prefix(st, "kiln_buffer_create(%zu bytes)", size);
@@ -98,7 +102,7 @@ kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t si
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "kiln_buffer_create_sub: [%zu, %zu+%zu) lies outside the parent "
                                "of %zu bytes", offset, offset, size, parent->size);
-    kiln_buffer *b = calloc(1, sizeof *b);
+    kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create_sub: out of memory");
     /* Views of views are made on the root: OpenCL has no sub-sub-buffers. */
@@ -206,12 +210,12 @@ static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *que
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
                                to_device ? "src" : "dst");
     kiln__enqueue e; /* no wait list: only for the timeline's event */
-    if ((st = kiln__enqueue_begin(&e, fn, queue, 0, NULL)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, 0, NULL, NULL)) != KILN_OK)
         return st;
     st = to_device ? queue->backend->buffer_write(queue->handle, buffer->handle, offset, size,
-                                                  host, 1, 0, NULL, KILN__EVENT_SLOT(e, NULL))
+                                                  host, 1, 0, NULL, kiln__enqueue_out(&e, NULL))
                    : queue->backend->buffer_read(queue->handle, buffer->handle, offset, size,
-                                                 host, 1, 0, NULL, KILN__EVENT_SLOT(e, NULL));
+                                                 host, 1, 0, NULL, kiln__enqueue_out(&e, NULL));
     return kiln__enqueue_end(&e, fn, st, queue, NULL);
 }
 
@@ -241,14 +245,14 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     if (to_device)
         st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
-                                          num_wait, e.wait, KILN__EVENT_SLOT(e, event));
+                                          num_wait, e.wait, kiln__enqueue_out(&e, event));
     else
         st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
-                                         num_wait, e.wait, KILN__EVENT_SLOT(e, event));
+                                         num_wait, e.wait, kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -287,10 +291,10 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
-                                     dst_offset, size, num_wait, e.wait, KILN__EVENT_SLOT(e, event));
+                                     dst_offset, size, num_wait, e.wait, kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -316,10 +320,10 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK)
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
-                                     size, num_wait, e.wait, KILN__EVENT_SLOT(e, event));
+                                     size, num_wait, e.wait, kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
@@ -343,7 +347,7 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: KILN_MAP_WRITE_INVALIDATE cannot be combined with other flags",
                                fn);
-    struct kiln__mapped *m = malloc(sizeof *m);
+    struct kiln__mapped *m = kiln__malloc(sizeof *m);
     if (!m)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     st = queue->backend->buffer_map(queue->handle, buffer->handle, map_flags, offset, size, host_ptr);
@@ -373,12 +377,12 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
                                "did not return it, or it was unmapped already",
                                fn, host_ptr);
     kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait)) != KILN_OK) {
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK) {
         kiln__mapped_push(buffer, m, host_ptr); /* still mapped */
         return st;
     }
     st = queue->backend->buffer_unmap(queue->handle, buffer->handle, host_ptr, num_wait, e.wait,
-                                      KILN__EVENT_SLOT(e, event));
+                                      kiln__enqueue_out(&e, event));
     if (st != KILN_OK)
         kiln__mapped_push(buffer, m, host_ptr);
     else

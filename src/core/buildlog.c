@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/fault.h"
 #include "base/strbuf.h"
 #include "core/internal.h"
 
@@ -89,7 +90,7 @@ static int kiln__linemap_make(const char *final, size_t prelude_lines, kiln__lin
     size_t count = 1;
     for (const char *p = final; *p; p++)
         count += *p == '\n' || *p == '\r';
-    m->lines = calloc(count, sizeof *m->lines);
+    m->lines = kiln__calloc(count, sizeof *m->lines);
     if (!m->lines)
         return 0;
     m->count = 0;
@@ -332,7 +333,7 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *l
     if (where && where_cap)
         where[0] = 0;
     if (!final || !log)
-        return log ? strdup(log) : NULL;
+        return log ? kiln__strdup(log) : NULL;
     kiln__linemap m;
     if (!kiln__linemap_make(final, prelude_lines, &m))
         return NULL;

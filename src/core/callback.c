@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* ------------------------------------------------------------ callback thread */
@@ -120,7 +121,7 @@ kiln_status kiln_event_on_complete(kiln_event *event, kiln_event_callback callba
     if (!event || !callback)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_on_complete: %s is NULL",
                                event ? "callback" : "event");
-    kiln__cb_node *node = calloc(1, sizeof *node);
+    kiln__cb_node *node = kiln__calloc(1, sizeof *node);
     if (!node)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_event_on_complete: out of memory");
     node->callback = callback;
@@ -141,7 +142,7 @@ kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn, void *user_
     if (!event || !fn)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_then: %s is NULL",
                                event ? "fn" : "event");
-    kiln__cb_node *node = calloc(1, sizeof *node);
+    kiln__cb_node *node = kiln__calloc(1, sizeof *node);
     if (!node)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_event_then: out of memory");
     kiln_event *ne = NULL;

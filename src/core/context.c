@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* make for kiln_context_create: a new backend context (arg: the backend). */
@@ -16,10 +17,10 @@ static kiln_status kiln__context_make_backend(const void *arg, const kiln__bdevi
 kiln_status kiln__context_new(const char *fn, kiln_device *const *devices, size_t num_devices,
                               kiln__context_make make, const void *arg, kiln_context **context) {
     *context = NULL;
-    kiln_context *ctx = calloc(1, sizeof *ctx);
-    const kiln__bdevice **bdevs = calloc(num_devices, sizeof *bdevs);
+    kiln_context *ctx = kiln__calloc(1, sizeof *ctx);
+    const kiln__bdevice **bdevs = kiln__calloc(num_devices, sizeof *bdevs);
     if (ctx)
-        ctx->devices = calloc(num_devices, sizeof *ctx->devices);
+        ctx->devices = kiln__calloc(num_devices, sizeof *ctx->devices);
     if (!ctx || !bdevs || !ctx->devices) {
         if (ctx)
             free(ctx->devices);

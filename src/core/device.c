@@ -8,6 +8,8 @@
 #include <strings.h>
 
 #include "backend/registry.h"
+#include "base/fault.h"
+#include "base/strbuf.h"
 #include "core/internal.h"
 
 
@@ -54,18 +56,18 @@ static kiln_device *kiln__reg_add(const kiln__backend *backend,
                                   const kiln__bdevice *bdev) {
     if (kiln__reg_count == kiln__reg_cap) {
         size_t cap = kiln__reg_cap ? kiln__reg_cap * 2 : 8;
-        kiln_device **grown = realloc(kiln__reg_devices, cap * sizeof *grown);
+        kiln_device **grown = kiln__realloc(kiln__reg_devices, cap * sizeof *grown);
         if (!grown)
             return NULL;
         kiln__reg_devices = grown;
         kiln__reg_cap = cap;
     }
-    kiln_device *dev = calloc(1, sizeof *dev);
+    kiln_device *dev = kiln__calloc(1, sizeof *dev);
     if (!dev)
         return NULL;
     dev->b = *bdev;
     if (!dev->b.extensions)
-        dev->b.extensions = strdup("");
+        dev->b.extensions = kiln__strdup("");
     dev->backend = backend;
     dev->index = kiln__reg_count;
     kiln__reg_devices[kiln__reg_count++] = dev;
@@ -385,7 +387,7 @@ kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "kiln_device_partition: the %s backend cannot partition devices",
                                device->backend->name);
-    kiln__bdevice *subs = calloc(capacity, sizeof *subs);
+    kiln__bdevice *subs = kiln__calloc(capacity, sizeof *subs);
     if (!subs)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_device_partition: out of memory");
     size_t n = 0;

@@ -7,12 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* ------------------------------------------------------------ wrapping */
 
-static kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling) {
-    kiln_event *ev = malloc(sizeof *ev);
+kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling) {
+    kiln_event *ev = kiln__malloc(sizeof *ev);
     if (!ev)
         return NULL;
     atomic_init(&ev->refs, 1);
@@ -22,8 +23,16 @@ static kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int pr
     ev->profiling = (unsigned char)(profiling != 0);
     ev->user = 0;
     atomic_init(&ev->user_set, 0);
+    ev->label[0] = '\0';
     kiln__context_retain(context);
     return ev;
+}
+
+void kiln__event_discard(kiln_event *event) {
+    if (!event)
+        return;
+    kiln__context_unref(event->context);
+    free(event);
 }
 
 kiln_status kiln__event_wrap(kiln_context *context, void *handle, int profiling,
@@ -76,11 +85,25 @@ void kiln_event_release(kiln_event *event) {
     free(event);
 }
 
+/* The failure of a wait on event, prefixed with fn and, for a launch, the
+ * kernel's name: a fault inside a kernel often reaches the host only as a
+ * driver code (CL_UNKNOWN_ERROR on NVIDIA's OpenCL, an illegal address on
+ * CUDA) that names nothing. */
+static kiln_status kiln__wait_failed(const char *fn, const kiln_event *event, kiln_status st) {
+    if (!event || !event->label[0])
+        return kiln__error_prefix(st, "%s", fn);
+    if (st == KILN_ERROR_DRIVER)
+        return kiln__error_prefix(st, "%s: %s ended with a device error (a fault inside the "
+                                  "kernel, such as an out-of-bounds access, or a lost device)",
+                                  fn, event->label);
+    return kiln__error_prefix(st, "%s: %s", fn, event->label);
+}
+
 kiln_status kiln_event_wait(kiln_event *event) {
     if (!event)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_wait: event is NULL");
     kiln_status st = event->backend->event_wait(1, &event->handle);
-    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_event_wait");
+    return st == KILN_OK ? st : kiln__wait_failed("kiln_event_wait", event, st);
 }
 
 static uint64_t kiln__now_ns(void) {
@@ -108,7 +131,7 @@ kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms) {
             /* ended: the plain wait returns at once, with the failure's
              * status and message if it failed */
             st = event->backend->event_wait(1, &event->handle);
-            return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_event_wait_timeout");
+            return st == KILN_OK ? st : kiln__wait_failed("kiln_event_wait_timeout", event, st);
         }
         uint64_t spent = kiln__now_ns() - start;
         if (spent >= limit)
@@ -133,7 +156,7 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
     void *storage[KILN__STACK_ARGS];
     void **list = storage;
     if (num > KILN__STACK_ARGS) {
-        list = malloc(num * sizeof *list);
+        list = kiln__malloc(num * sizeof *list);
         if (!list)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_events_wait: out of memory");
     }
@@ -166,7 +189,18 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
     }
     if (list != storage)
         free(list);
-    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_events_wait");
+    if (st == KILN_OK)
+        return st;
+    /* Name the first launch among the events that ended with an error. */
+    const kiln_event *failed = NULL;
+    for (size_t i = 0; i < num && !failed; i++) {
+        kiln_event_state state;
+        if (events[i] && events[i]->label[0] &&
+            events[i]->backend->event_state(events[i]->handle, &state) == KILN_OK &&
+            state == KILN_EVENT_ERROR)
+            failed = events[i];
+    }
+    return kiln__wait_failed("kiln_events_wait", failed, st);
 }
 
 kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state) {

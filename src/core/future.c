@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 typedef enum { FUT_PENDING, FUT_COMPLETE, FUT_FAILED } fut_state;
@@ -35,8 +36,8 @@ struct kiln_future {
 static kiln_status future_new(kiln_context *ctx, size_t size, fut_kind kind, const char *fn,
                               kiln_future **out) {
     *out = NULL;
-    kiln_future *f = calloc(1, sizeof *f);
-    void *value = size ? malloc(size) : NULL;
+    kiln_future *f = kiln__calloc(1, sizeof *f);
+    void *value = size ? kiln__malloc(size) : NULL;
     if (!f || (size && !value)) {
         free(f);
         free(value);
@@ -109,7 +110,7 @@ static void settle_from(kiln_future *f, kiln_future *src) {
     void *value = NULL;
     size_t size = 0;
     if (src->state == FUT_COMPLETE) { /* a copy: src may have other readers */
-        value = src->size ? malloc(src->size) : NULL;
+        value = src->size ? kiln__malloc(src->size) : NULL;
         if (src->size && !value)
             err = KILN_ERROR_OUT_OF_HOST_MEMORY;
         else if (value)
@@ -345,7 +346,7 @@ kiln_status kiln_future_then(kiln_future *future, kiln_future_fn fn, void *user_
     if (!future || !fn || !next)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_future_then: %s is NULL",
                                !future ? "future" : !fn ? "fn" : "next");
-    step *s = calloc(1, sizeof *s);
+    step *s = kiln__calloc(1, sizeof *s);
     if (!s)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_future_then: out of memory");
     kiln_status st = future_new(future->context, 0, FUT_STEP, "kiln_future_then", &s->next);
@@ -449,7 +450,7 @@ static kiln_status when(size_t n, kiln_future *const *futures, int any, kiln_fut
     for (size_t i = 0; i < n; i++)
         if (!futures[i])
             return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: futures[%zu] is NULL", fn, i);
-    join *j = calloc(1, sizeof *j);
+    join *j = kiln__calloc(1, sizeof *j);
     if (!j)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     kiln_status st =
@@ -463,7 +464,7 @@ static kiln_status when(size_t n, kiln_future *const *futures, int any, kiln_fut
     kiln_future_retain(j->out); /* the join's own reference, dropped with it */
     *out = j->out;
     for (size_t i = 0; i < n; i++) {
-        join_arm *a = calloc(1, sizeof *a);
+        join_arm *a = kiln__calloc(1, sizeof *a);
         st = a ? KILN_OK : KILN_ERROR_OUT_OF_HOST_MEMORY;
         if (a) {
             a->j = j, a->in = futures[i], a->index = i;

@@ -59,6 +59,13 @@ struct kiln_queue {
     size_t device_slot;           /* index of device in context->devices */
     unsigned flags;
     unsigned serial;              /* 1, 2, ... in creation order (the timeline's rows) */
+    /* Backend events of the commands enqueued with a wait list since the
+     * last kiln_queue_finish: the ones that can fail without faulting, and
+     * that the drivers' own finish keeps quiet about (waitlist.c). */
+    pthread_mutex_t watch_lock;
+    void **watch;
+    size_t num_watch, cap_watch;
+    int watch_failed;             /* a pruned watched event had failed */
 };
 
 struct kiln_buffer {
@@ -99,6 +106,8 @@ struct kiln_event {
     unsigned char profiling;      /* made on a profiling queue */
     unsigned char user;           /* made by kiln_event_create_user */
     atomic_int user_set;          /* user event completed already */
+    char label[80];               /* "kernel 'name'" for a launch, else "":
+                                     a failed wait names what failed */
 };
 
 /* buildlog.c: after a failed build of final (whose first prelude_lines
@@ -144,6 +153,10 @@ void kiln__context_drop_attachments(kiln_context *context);
  * On allocation failure releases the backend event. */
 kiln_status kiln__event_wrap(kiln_context *context, void *handle,
                              int profiling, kiln_event **event);
+/* A kiln_event with no backend event yet (set ->handle before use), and its
+ * disposal while the handle is still unset. */
+kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling);
+void kiln__event_discard(kiln_event *event);
 /* A new user event of the context (not yet complete). */
 kiln_status kiln__event_user_new(kiln_context *context, kiln_event **event);
 /* A completed event on the context (for operations that do nothing). */
@@ -165,7 +178,10 @@ void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait);
  * call: num_wait entries in e.wait, and &e.event where an event is asked
  * for); end frees it, then wraps the backend event into *event (when
  * st is KILN_OK and event is not NULL). Both prefix their failures with fn
- * (unless fn is NULL) and pass a failing st through. */
+ * (unless fn is NULL) and pass a failing st through. The kiln_event for
+ * *event is allocated by begin, before anything is enqueued: a command
+ * that has been enqueued is never reported as failed for want of memory
+ * (its caller would reclaim memory the command still uses). */
 typedef struct kiln__enqueue {
     void *storage[KILN__STACK_ARGS];
     void *const *wait;
@@ -173,10 +189,8 @@ typedef struct kiln__enqueue {
     void *event;
     const char *name;     /* the command's name on the timeline */
     uint64_t enqueued_ns; /* host clock at enqueue; 0 when no trace is on */
+    kiln_event *wrapper; /* allocated by begin when an event is asked for */
 } kiln__enqueue;
-/* Where the backend puts the command's event: the caller asked for one, or
- * a trace (trace.c) records every command. */
-#define KILN__EVENT_SLOT(enq, want) ((want) || (enq).enqueued_ns ? &(enq).event : NULL)
 
 /* 1 when called on the kiln-callback thread (callback.c). */
 int kiln__on_callback_thread(void);
@@ -187,8 +201,18 @@ uint64_t kiln__trace_now_ns(void);
 void kiln__trace_command(kiln_queue *queue, const char *name, uint64_t enqueued_ns,
                          kiln_event *event);
 kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
-                                size_t num_wait, kiln_event *const *wait);
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event);
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
                               kiln_queue *queue, kiln_event **event);
+/* Where the backend call puts its event: &e->event when the caller asked
+ * for one, the command waits on others (the queue watches it) or a trace
+ * records every command (trace.c), else NULL. */
+void **kiln__enqueue_out(kiln__enqueue *e, kiln_event **event);
+/* After the queue has finished: KILN_ERROR_EVENT_FAILED (with a message) if
+ * a watched command failed, and forgets them all. */
+kiln_status kiln__queue_watch_check(kiln_queue *queue);
+void kiln__queue_watch_clear(kiln_queue *queue);
+/* 1 if a watched command has not ended yet. */
+int kiln__queue_watch_pending(kiln_queue *queue);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "backend/interop.h"
+#include "base/fault.h"
 #include "core/internal.h"
 
 static const char *const kiln__object_names[] = {"context", "queue", "buffer", "event"};
@@ -160,7 +161,7 @@ kiln_status kiln__interop_context_wrap(const struct kiln__backend_interop *via, 
     if (num_devices == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: the native context has no device", fn);
-    kiln_device **devices = calloc(num_devices, sizeof *devices);
+    kiln_device **devices = kiln__calloc(num_devices, sizeof *devices);
     if (!devices)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     kiln_status st = KILN_OK;
@@ -201,7 +202,7 @@ kiln_status kiln__interop_buffer_wrap(const struct kiln__backend_interop *via, c
                                       kiln_context *context, void *handle, size_t size,
                                       kiln_buffer **buffer) {
     *buffer = NULL;
-    kiln_buffer *b = calloc(1, sizeof *b);
+    kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b) {
         context->backend->buffer_release(handle);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
+#include "base/strbuf.h"
 #include "core/internal.h"
 
 kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_kernel **kernel) {
@@ -21,10 +23,10 @@ kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_ker
                                program ? "name" : "program");
     kiln_context *ctx = program->context;
     const kiln__sig *sig = kiln__sig_find(&program->sigs, name);
-    kiln_kernel *k = calloc(1, sizeof *k);
+    kiln_kernel *k = kiln__calloc(1, sizeof *k);
     if (k) {
-        k->handles = calloc(ctx->num_devices, sizeof *k->handles);
-        k->name = strdup(name);
+        k->handles = kiln__calloc(ctx->num_devices, sizeof *k->handles);
+        k->name = kiln__strdup(name);
     }
     if (!k || !k->handles || !k->name) {
         if (k) {
@@ -300,7 +302,7 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
     kiln__barg stack[KILN__STACK_ARGS];
     kiln__barg *bargs = stack;
     if (num_args > KILN__STACK_ARGS) {
-        bargs = malloc(num_args * sizeof *bargs);
+        bargs = kiln__malloc(num_args * sizeof *bargs);
         if (!bargs)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_kernel_launch: out of memory");
     }
@@ -322,7 +324,7 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         goto out;
     }
     kiln__enqueue e;
-    st = kiln__enqueue_begin(&e, NULL, queue, num_wait, wait);
+    st = kiln__enqueue_begin(&e, NULL, queue, num_wait, wait, event);
     if (st != KILN_OK) {
         st = kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
         goto out;
@@ -330,8 +332,10 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
     e.name = kernel->name;
     kiln_status launched = queue->backend->kernel_launch(
         queue->handle, kernel->handles[queue->device_slot], dims, global, local, num_args, bargs,
-        num_wait, e.wait, KILN__EVENT_SLOT(e, event));
+        num_wait, e.wait, kiln__enqueue_out(&e, event));
     st = kiln__enqueue_end(&e, NULL, launched, queue, event);
+    if (st == KILN_OK && event && *event)
+        snprintf((*event)->label, sizeof (*event)->label, "kernel '%.64s'", kernel->name);
     if (launched != KILN_OK)
         st = kiln__launch_failed(kernel, queue, dims, global, local, launched);
 out:

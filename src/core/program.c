@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/fault.h"
+#include "base/strbuf.h"
 #include "cache/cache.h"
 #include "backend/registry.h"
 #include "base/buildlog_quote.h"
@@ -46,7 +48,7 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
             *out = e;
             return KILN_OK;
         }
-    kiln__built *e = calloc(1, sizeof *e);
+    kiln__built *e = kiln__calloc(1, sizeof *e);
     if (!e)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
     memcpy(e->key, key.hex, sizeof e->key);
@@ -63,7 +65,11 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
     }
     if (!e->handle) {
         char *log = NULL;
-        kiln_status st = be->program_build(ctx->handle, &dev->b, final, options, &e->handle, &log);
+        kiln_status st = kiln__fault_hit(KILN__FAULT_PROGRAM_BUILD)
+                             ? kiln__error_set(KILN_ERROR_BUILD, 0,
+                                               "injected build failure (test hook)")
+                             : be->program_build(ctx->handle, &dev->b, final, options,
+                                                 &e->handle, &log);
         if (st != KILN_OK) {
             free(e);
             if (st == KILN_ERROR_BUILD) {
@@ -101,7 +107,7 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
         }
     }
     if (!e->log)
-        e->log = strdup("");
+        e->log = kiln__strdup("");
     if (!e->log) {
         be->program_release(e->handle);
         free(e);
@@ -169,14 +175,14 @@ kiln_status kiln_program_create(kiln_context *context, const char *source,
                                (int)lang);
     if (lang != KILN_LANG_AUTO && !(be->languages & (1u << lang)))
         return kiln__language_refused(fn, lang, context);
-    kiln_program *p = calloc(1, sizeof *p);
+    kiln_program *p = kiln__calloc(1, sizeof *p);
     const char *prelude = be->prelude_file ? kiln__embedded_file(be->prelude_file) : "";
     if (!prelude)
         prelude = "";
     size_t plen = strlen(prelude), slen = strlen(source);
-    char *final = malloc(plen + slen + 2);
+    char *final = kiln__malloc(plen + slen + 2);
     if (p)
-        p->built = calloc(context->num_devices, sizeof *p->built);
+        p->built = kiln__calloc(context->num_devices, sizeof *p->built);
     if (!p || !final || !p->built || kiln__sig_parse(source, &p->sigs) != KILN_OK) {
         if (p)
             free(p->built);
@@ -230,10 +236,10 @@ kiln_status kiln_program_create_from_file(kiln_context *context, const char *pat
         return kiln__error_set(KILN_ERROR_IO, errno, "%s: cannot open %s: %s", fn, path,
                                strerror(errno));
     size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
+    char *text = kiln__malloc(cap);
     while (text) {
         if (len + 1 >= cap) {
-            char *grown = realloc(text, cap * 2);
+            char *grown = kiln__realloc(text, cap * 2);
             if (!grown) {
                 free(text);
                 text = NULL;

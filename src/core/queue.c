@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* ------------------------------------------------------------------ queues */
@@ -16,7 +17,7 @@ static kiln_status kiln__queue_make_backend(const void *arg, kiln_context *conte
 kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
                             kiln__queue_make make, const void *arg, kiln_queue **queue) {
     *queue = NULL;
-    kiln_queue *q = calloc(1, sizeof *q);
+    kiln_queue *q = kiln__calloc(1, sizeof *q);
     if (!q)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     kiln_device *device = context->devices[slot];
@@ -30,6 +31,7 @@ kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, 
     static atomic_uint serials;
     atomic_init(&q->refs, 1);
     q->serial = atomic_fetch_add(&serials, 1) + 1;
+    pthread_mutex_init(&q->watch_lock, NULL);
     q->backend = context->backend;
     q->context = context;
     kiln_context_retain(context); /* a queue is a handle: it can start work */
@@ -84,12 +86,42 @@ kiln_status kiln_queue_retain(kiln_queue *queue) {
     return kiln__ref_retain(queue ? &queue->refs : NULL, "kiln_queue_retain", "queue");
 }
 
-void kiln_queue_release(kiln_queue *queue) {
-    if (!kiln__ref_release(queue ? &queue->refs : NULL))
-        return;
+static void kiln__queue_free(kiln_queue *queue) {
+    kiln__queue_watch_clear(queue);
+    free(queue->watch);
+    pthread_mutex_destroy(&queue->watch_lock);
     queue->backend->queue_release(queue->handle);
     kiln_context_release(queue->context);
     free(queue);
+}
+
+static void kiln__queue_free_later(kiln_event *marker, kiln_event_state state, void *queue) {
+    (void)marker;
+    (void)state;
+    kiln__queue_free(queue);
+}
+
+void kiln_queue_release(kiln_queue *queue) {
+    if (!kiln__ref_release(queue ? &queue->refs : NULL))
+        return;
+    /* Work behind a wait list that has not ended (behind a user event not
+     * yet completed, say): some drivers block in the queue's release until
+     * it has (NVIDIA's OpenCL, for ever if the event never completes), and
+     * OpenCL leaves releasing objects such work uses undefined. The release
+     * then waits, off the caller's thread, for a marker after that work. */
+    if (kiln__queue_watch_pending(queue)) {
+        void *m = NULL;
+        kiln_event *marker = NULL;
+        if (queue->backend->queue_marker(queue->handle, 0, 0, NULL, &m) == KILN_OK && m &&
+            kiln__event_wrap(queue->context, m, 0, &marker) == KILN_OK) {
+            queue->backend->queue_flush(queue->handle);
+            kiln_status st = kiln_event_on_complete(marker, kiln__queue_free_later, queue);
+            kiln_event_release(marker);
+            if (st == KILN_OK)
+                return;
+        }
+    }
+    kiln__queue_free(queue);
 }
 
 kiln_context *kiln_queue_context(const kiln_queue *queue) { return queue ? queue->context : NULL; }
@@ -100,7 +132,11 @@ kiln_status kiln_queue_finish(kiln_queue *queue) {
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_finish: queue is NULL");
     kiln_status st = queue->backend->queue_finish(queue->handle);
-    return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_queue_finish");
+    if (st != KILN_OK) {
+        kiln__queue_watch_clear(queue);
+        return kiln__error_prefix(st, "kiln_queue_finish");
+    }
+    return kiln__queue_watch_check(queue);
 }
 
 kiln_status kiln_queue_flush(kiln_queue *queue) {
@@ -118,11 +154,11 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
     kiln__enqueue e;
-    kiln_status st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait);
+    kiln_status st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event);
     if (st != KILN_OK)
         return st;
     st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
-                                      KILN__EVENT_SLOT(e, event));
+                                      kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 

@@ -1,4 +1,6 @@
 /* A shallow parser of kernel signatures (see signature.h). */
+#include "base/fault.h"
+#include "base/strbuf.h"
 #include "core/signature.h"
 
 #include <ctype.h>
@@ -98,7 +100,7 @@ static void kiln__clean(char *s) {
 
 static kiln__tok *kiln__tokenize(const char *s, size_t *count) {
     size_t cap = 256, n = 0;
-    kiln__tok *toks = malloc(cap * sizeof *toks);
+    kiln__tok *toks = kiln__malloc(cap * sizeof *toks);
     if (!toks)
         return NULL;
     for (const char *p = s; *p;) {
@@ -118,7 +120,7 @@ static kiln__tok *kiln__tokenize(const char *s, size_t *count) {
         }
         if (n == cap) {
             cap *= 2;
-            kiln__tok *grown = realloc(toks, cap * sizeof *toks);
+            kiln__tok *grown = kiln__realloc(toks, cap * sizeof *toks);
             if (!grown) {
                 free(toks);
                 return NULL;
@@ -262,7 +264,7 @@ static int kiln__sig_add(kiln__sig_list *list, size_t *cap, const kiln__tok *nam
         return 1; /* a prototype and its definition: keep the first */
     if (list->count == *cap) {
         size_t c = *cap ? *cap * 2 : 8;
-        kiln__sig *grown = realloc(list->sigs, c * sizeof *grown);
+        kiln__sig *grown = kiln__realloc(list->sigs, c * sizeof *grown);
         if (!grown)
             return 0;
         list->sigs = grown;
@@ -284,7 +286,7 @@ static int kiln__sig_add(kiln__sig_list *list, size_t *cap, const kiln__tok *nam
         else if (kiln__tok_is(&t[i], ","))
             np++;
     }
-    sig->params = calloc(np, sizeof *sig->params);
+    sig->params = kiln__calloc(np, sizeof *sig->params);
     if (!sig->params)
         return 0;
     size_t k = 0, start = first;
@@ -309,7 +311,7 @@ kiln_status kiln__sig_parse(const char *source, kiln__sig_list *list) {
     list->sigs = NULL;
     if (!source)
         return KILN_OK;
-    char *text = strdup(source);
+    char *text = kiln__strdup(source);
     if (!text)
         return KILN_ERROR_OUT_OF_HOST_MEMORY;
     kiln__clean(text);

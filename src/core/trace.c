@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/fault.h"
+#include "base/strbuf.h"
 #include "core/internal.h"
 
 #define TRACE_MAX_RECORDS (1u << 22) /* ~4M commands; later ones are counted */
@@ -85,7 +87,7 @@ kiln_status kiln_trace_start(const char *path) {
     if (!f)
         return kiln__error_set(KILN_ERROR_IO, 0, "kiln_trace_start: cannot write %s", path);
     fclose(f);
-    char *copy = strdup(path);
+    char *copy = kiln__strdup(path);
     if (!copy)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_trace_start: out of memory");
     pthread_mutex_lock(&g_trace.lock);
@@ -131,7 +133,7 @@ static void trace_done(kiln_event *event, kiln_event_state state, void *arg) {
 
 void kiln__trace_command(kiln_queue *queue, const char *name, uint64_t enqueued_ns,
                          kiln_event *event) {
-    trace_record *r = calloc(1, sizeof *r);
+    trace_record *r = kiln__calloc(1, sizeof *r);
     if (!r)
         return; /* tracing never fails a command */
     pthread_mutex_lock(&g_trace.lock);

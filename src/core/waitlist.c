@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/internal.h"
 
 /* An event of another context (another device, or another backend) means
@@ -62,7 +63,7 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *
     }
     void **list = storage;
     if (num_wait > KILN__STACK_ARGS || foreign) {
-        list = num_wait <= SIZE_MAX / (2 * sizeof *list) ? calloc(2 * num_wait, sizeof *list)
+        list = num_wait <= SIZE_MAX / (2 * sizeof *list) ? kiln__calloc(2 * num_wait, sizeof *list)
                                                           : NULL;
         if (!list)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory for a wait list");
@@ -94,33 +95,131 @@ void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait) {
 }
 
 kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
-                                size_t num_wait, kiln_event *const *wait) {
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     e->wait = NULL;
     e->num_wait = num_wait;
     e->event = NULL;
     e->name = fn;
     e->enqueued_ns = kiln__trace_on() ? kiln__trace_now_ns() : 0;
+    e->wrapper = NULL;
+    /* the event is allocated before anything is enqueued (an enqueued
+     * command is never reported failed for want of memory); a trace needs
+     * one for every command */
+    if (event || e->enqueued_ns) {
+        e->wrapper = kiln__event_alloc(queue->context, NULL,
+                                       (queue->flags & KILN_QUEUE_PROFILING) != 0);
+        if (!e->wrapper) {
+            kiln_status st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                             "out of memory for an event");
+            return !fn ? st : kiln__error_prefix(st, "%s", fn);
+        }
+    }
     kiln_status st = kiln__wait_list(queue->context, num_wait, wait, e->storage, &e->wait);
+    if (st != KILN_OK) {
+        kiln__event_discard(e->wrapper);
+        e->wrapper = NULL;
+    }
     return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
 }
+
+static void kiln__watch_add(kiln_queue *q, void *h);
 
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
                               kiln_queue *queue, kiln_event **event) {
     kiln__wait_list_free(e->wait, e->storage, e->num_wait);
-    if (st != KILN_OK)
-        return fn ? kiln__error_prefix(st, "%s", fn) : st;
-    if (!e->event)
-        return KILN_OK;
-    kiln_event *ev = NULL;
-    st = kiln__event_wrap(queue->context, e->event,
-                          (queue->flags & KILN_QUEUE_PROFILING) != 0, &ev);
-    if (st != KILN_OK)
-        return st;
+    int keep = event || e->enqueued_ns; /* the caller's or the timeline's */
+    if (st == KILN_OK && e->num_wait && e->event) {
+        /* A command behind others can fail without a fault of its own:
+         * watched for kiln_queue_finish. */
+        if (keep)
+            queue->backend->event_retain(e->event);
+        kiln__watch_add(queue, e->event);
+        if (!keep)
+            e->event = NULL;
+    }
+    if (st != KILN_OK || !keep || !e->event) {
+        kiln__event_discard(e->wrapper);
+        return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
+    }
+    e->wrapper->handle = e->event;
     if (e->enqueued_ns)
-        kiln__trace_command(queue, e->name, e->enqueued_ns, ev);
+        kiln__trace_command(queue, e->name, e->enqueued_ns, e->wrapper);
     if (event)
-        *event = ev;
+        *event = e->wrapper;
     else
-        kiln_event_release(ev);
+        kiln_event_release(e->wrapper);
     return KILN_OK;
+}
+
+void **kiln__enqueue_out(kiln__enqueue *e, kiln_event **event) {
+    return event || e->num_wait || e->enqueued_ns ? &e->event : NULL;
+}
+
+/* Drops watched events that completed without error (keeping the list
+ * short on a queue that is never finished); remembers a failed one. Under
+ * watch_lock. */
+static void kiln__watch_prune(kiln_queue *q) {
+    size_t keep = 0;
+    for (size_t i = 0; i < q->num_watch; i++) {
+        kiln_event_state s = KILN_EVENT_QUEUED;
+        if (q->backend->event_state(q->watch[i], &s) == KILN_OK &&
+            (s == KILN_EVENT_COMPLETE || s == KILN_EVENT_ERROR)) {
+            if (s == KILN_EVENT_ERROR)
+                q->watch_failed = 1;
+            q->backend->event_release(q->watch[i]);
+        } else {
+            q->watch[keep++] = q->watch[i];
+        }
+    }
+    q->num_watch = keep;
+}
+
+/* Takes over one reference to the backend event h. */
+static void kiln__watch_add(kiln_queue *q, void *h) {
+    pthread_mutex_lock(&q->watch_lock);
+    if (q->num_watch == q->cap_watch)
+        kiln__watch_prune(q);
+    if (q->num_watch == q->cap_watch) {
+        size_t cap = q->cap_watch ? 2 * q->cap_watch : 16;
+        void **v = kiln__realloc(q->watch, cap * sizeof *v);
+        if (!v) { /* unwatched: the finish then reports less, nothing worse */
+            pthread_mutex_unlock(&q->watch_lock);
+            q->backend->event_release(h);
+            return;
+        }
+        q->watch = v;
+        q->cap_watch = cap;
+    }
+    q->watch[q->num_watch++] = h;
+    pthread_mutex_unlock(&q->watch_lock);
+}
+
+kiln_status kiln__queue_watch_check(kiln_queue *q) {
+    pthread_mutex_lock(&q->watch_lock);
+    kiln__watch_prune(q);
+    int failed = q->watch_failed;
+    pthread_mutex_unlock(&q->watch_lock);
+    kiln__queue_watch_clear(q);
+    if (failed)
+        return kiln__error_set(KILN_ERROR_EVENT_FAILED, 0,
+                               "kiln_queue_finish: a command on the queue did not run: a "
+                               "command it waited for failed (its event says which)");
+    return KILN_OK;
+}
+
+void kiln__queue_watch_clear(kiln_queue *q) {
+    pthread_mutex_lock(&q->watch_lock);
+    for (size_t i = 0; i < q->num_watch; i++)
+        q->backend->event_release(q->watch[i]);
+    q->num_watch = 0;
+    q->watch_failed = 0;
+    pthread_mutex_unlock(&q->watch_lock);
+}
+
+int kiln__queue_watch_pending(kiln_queue *q) {
+    pthread_mutex_lock(&q->watch_lock);
+    kiln__watch_prune(q);
+    int pending = q->num_watch > 0;
+    pthread_mutex_unlock(&q->watch_lock);
+    return pending;
 }

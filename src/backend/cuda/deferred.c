@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "base/fault.h"
 
 typedef struct kiln__cu_job {
     struct kiln__cu_job *next;
@@ -44,7 +45,7 @@ static void *kiln__cu_worker(void *unused)
 
 void kiln__cu_defer(void (*fn)(void *arg), void *arg)
 {
-    kiln__cu_job *j = calloc(1, sizeof *j);
+    kiln__cu_job *j = kiln__calloc(1, sizeof *j);
     pthread_mutex_lock(&kiln__cu_jobs_lock);
     if (j && kiln__cu_worker_state == 0) {
         pthread_t t;

@@ -5,6 +5,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 static int kiln__cu_attr(CUdevice d, CUdevice_attribute a)
 {
@@ -66,7 +67,7 @@ static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
     in->device_sleep = in->compute_capability >= 70; /* __nanosleep */
     in->warp_shuffle = 1;                              /* __shfl_*_sync */
     in->is_subdevice = 0;
-    bd->extensions = malloc(1);
+    bd->extensions = kiln__malloc(1);
     if (!bd->extensions)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     bd->extensions[0] = '\0';
@@ -90,7 +91,7 @@ kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count)
         return KILN_OK;
     if (r != CUDA_SUCCESS)
         return kiln__cu_fail("cuDeviceGetCount", r);
-    kiln__bdevice *list = calloc((size_t)n, sizeof *list);
+    kiln__bdevice *list = kiln__calloc((size_t)n, sizeof *list);
     if (!list)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     for (int i = 0; i < n; i++) {
@@ -147,7 +148,7 @@ kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "a context needs at least one device");
     kiln__cu_reap();
-    kiln__cu_context *c = calloc(1, sizeof *c + num_devices * sizeof(kiln__cu_dev));
+    kiln__cu_context *c = kiln__calloc(1, sizeof *c + num_devices * sizeof(kiln__cu_dev));
     if (!c)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     atomic_init(&c->refs, 1);

@@ -35,6 +35,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 _Thread_local int kiln__cu_in_callback;
 
@@ -71,8 +72,8 @@ static kiln_status kiln__cu_slot_get(kiln__cu_dev *d, int *slot, uint32_t *targe
                                    "too many live user events");
         }
         size_t words = (kiln__cu_num_slabs + 1) * KILN__CU_SLAB_WORDS;
-        uint32_t *t = realloc(kiln__cu_slot_target, words * sizeof *t);
-        int *f = t ? realloc(kiln__cu_free_slots, words * sizeof *f) : NULL;
+        uint32_t *t = kiln__realloc(kiln__cu_slot_target, words * sizeof *t);
+        int *f = t ? kiln__realloc(kiln__cu_free_slots, words * sizeof *f) : NULL;
         if (t)
             kiln__cu_slot_target = t;
         if (f)
@@ -246,7 +247,7 @@ kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out)
     }
     pthread_mutex_unlock(&q->pool_lock);
     if (!e) {
-        e = calloc(1, sizeof *e);
+        e = kiln__calloc(1, sizeof *e);
         if (!e)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
         unsigned flags = q->profiling ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING;
@@ -285,7 +286,7 @@ static kiln_status kiln__cu_add_dep(kiln__cu_event *ev, kiln__cu_event *u)
             return KILN_OK;
     if (ev->num_deps == ev->cap_deps) {
         size_t cap = ev->cap_deps ? ev->cap_deps * 2 : 4;
-        kiln__cu_event **d = realloc(ev->deps, cap * sizeof *d);
+        kiln__cu_event **d = kiln__realloc(ev->deps, cap * sizeof *d);
         if (!d)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "realloc");
         ev->deps = d;
@@ -532,7 +533,7 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
             fn(arg, failed);
             return KILN_OK;
         }
-        kiln__cu_notify *n = malloc(sizeof *n);
+        kiln__cu_notify *n = kiln__malloc(sizeof *n);
         if (!n) {
             pthread_mutex_unlock(&e->lock);
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
@@ -554,7 +555,7 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
         fn(arg, kiln__cu_resolve(e, r));
         return KILN_OK;
     }
-    kiln__cu_notify *n = malloc(sizeof *n);
+    kiln__cu_notify *n = kiln__malloc(sizeof *n);
     if (!n)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     n->ev = e;
@@ -589,7 +590,7 @@ kiln_status kiln__cu_user_event_create(void *context, void **event)
     *event = NULL;
     kiln__cu_context *c = context;
     kiln__cu_reap();
-    kiln__cu_event *e = calloc(1, sizeof *e);
+    kiln__cu_event *e = kiln__calloc(1, sizeof *e);
     if (!e)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     kiln_status st = kiln__cu_slot_get(&c->dev[0], &e->slot, &e->target);

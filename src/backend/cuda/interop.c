@@ -11,6 +11,7 @@
 #include "backend/cuda/cuda_internal.h"
 #include "backend/interop.h"
 #include "base/error.h"
+#include "base/fault.h"
 #include "kiln/cuda.h"
 
 /* ---- the interop table (called by the core) --------------------------- */
@@ -274,7 +275,7 @@ kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr native, siz
         st = check_memory(fn, c->dev[0].ctx, native, size);
     if (st != KILN_OK)
         return st;
-    kiln__cu_buffer *b = calloc(1, sizeof *b);
+    kiln__cu_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     atomic_init(&b->refs, 1);

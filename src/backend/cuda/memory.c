@@ -18,6 +18,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
                               const void *host_data, void **buffer)
@@ -31,7 +32,7 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
     kiln_status st = kiln__cu_ctx_use(c->dev[0].ctx);
     if (st != KILN_OK)
         return st;
-    kiln__cu_buffer *b = calloc(1, sizeof *b);
+    kiln__cu_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     b->size = size;
@@ -92,7 +93,7 @@ kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "sub-buffer [%zu, +%zu) outside a buffer of "
                                "%zu bytes", offset, size, p->size);
-    kiln__cu_buffer *b = calloc(1, sizeof *b);
+    kiln__cu_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     atomic_init(&b->refs, 1);
@@ -442,7 +443,7 @@ kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
     kiln__cu_buffer *b = buffer;
     kiln__cu_queue *q = queue;
     *host_ptr = NULL;
-    kiln__cu_mapping *m = calloc(1, sizeof *m);
+    kiln__cu_mapping *m = kiln__calloc(1, sizeof *m);
     if (!m)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     m->offset = offset;

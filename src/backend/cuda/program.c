@@ -7,6 +7,7 @@
 #include "backend/cuda/cuda_internal.h"
 #include "base/embedded.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 
 const char *kiln__cu_prelude(void)
@@ -26,13 +27,13 @@ static int kiln__cu_opts_add(kiln__cu_opts *o, const char *s, size_t len)
 {
     if (o->n + 1 >= o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 16;
-        char **v = realloc(o->v, cap * sizeof *v);
+        char **v = kiln__realloc(o->v, cap * sizeof *v);
         if (!v)
             return -1;
         o->v = v;
         o->cap = cap;
     }
-    char *c = malloc(len + 1);
+    char *c = kiln__malloc(len + 1);
     if (!c)
         return -1;
     memcpy(c, s, len);
@@ -52,7 +53,7 @@ static void kiln__cu_opts_free(kiln__cu_opts *o)
 static int kiln__cu_split(const char *s, kiln__cu_opts *out)
 {
     size_t cap = strlen(s) + 1;
-    char *tok = malloc(cap);
+    char *tok = kiln__malloc(cap);
     if (!tok)
         return -1;
     while (*s) {
@@ -145,7 +146,7 @@ static kiln_status kiln__cu_pick_arch(unsigned cc, char *arch, size_t cap,
         snprintf(arch, cap, "--gpu-architecture=sm_%u", cc);
         return KILN_OK;
     }
-    int *archs = calloc((size_t)n, sizeof *archs);
+    int *archs = kiln__calloc((size_t)n, sizeof *archs);
     if (!archs)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     int best = -1;
@@ -196,7 +197,7 @@ static int kiln__cu_reserve(char **out, size_t *cap, size_t need, size_t new_cap
 {
     if (*out && need <= *cap)
         return 1;
-    char *t = realloc(*out, new_cap);
+    char *t = kiln__realloc(*out, new_cap);
     if (!t) {
         free(*out);
         *out = NULL;
@@ -337,7 +338,7 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
     size_t log_size = 0;
     if (kiln__cu.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
         log_size > 1) {
-        char *l = malloc(log_size + 1);
+        char *l = kiln__malloc(log_size + 1);
         if (l && kiln__cu.nvrtcGetProgramLog(prog, l) == NVRTC_SUCCESS) {
             l[log_size] = '\0';
             *log = l;
@@ -375,7 +376,7 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
     r = *is_ptx ? kiln__cu.nvrtcGetPTXSize(prog, &n) : kiln__cu.nvrtcGetCUBINSize(prog, &n);
     if (r == NVRTC_SUCCESS && n == 0)
         r = NVRTC_ERROR_INTERNAL_ERROR;
-    char *bin = r == NVRTC_SUCCESS ? malloc(n) : NULL;
+    char *bin = r == NVRTC_SUCCESS ? kiln__malloc(n) : NULL;
     if (r == NVRTC_SUCCESS && !bin) {
         kiln__cu.nvrtcDestroyProgram(&prog);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
@@ -471,7 +472,7 @@ static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin
         return st;
     }
     /* PTX must be NUL-terminated for cuModuleLoadData */
-    char *img = malloc(size + 1);
+    char *img = kiln__malloc(size + 1);
     if (!img) {
         free(bin);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
@@ -494,7 +495,7 @@ static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin
                 kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor);
         return st;
     }
-    kiln__cu_program *p = calloc(1, sizeof *p);
+    kiln__cu_program *p = kiln__calloc(1, sizeof *p);
     if (!p) {
         kiln__cu.cuModuleUnload(mod);
         free(bin);
@@ -569,7 +570,7 @@ kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
     if (!binary || size == 0)
         return kiln__error_set(KILN_ERROR_BUILD, 0, "empty binary");
     kiln__cu_reap();
-    void *copy = malloc(size);
+    void *copy = kiln__malloc(size);
     if (!copy)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     memcpy(copy, binary, size);
@@ -611,7 +612,7 @@ kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kerne
                                "adds)", name);
     if (r != CUDA_SUCCESS)
         return kiln__cu_fail("cuModuleGetFunction", r);
-    kiln__cu_kernel *k = calloc(1, sizeof *k);
+    kiln__cu_kernel *k = kiln__calloc(1, sizeof *k);
     if (!k)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     int mt = 0;
@@ -797,8 +798,8 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
     void **params = stack_params;
     CUdeviceptr *ptrs = stack_ptrs;
     if (num_args > 32) {
-        params = malloc(num_args * sizeof *params);
-        ptrs = malloc(num_args * sizeof *ptrs);
+        params = kiln__malloc(num_args * sizeof *params);
+        ptrs = kiln__malloc(num_args * sizeof *ptrs);
         if (!params || !ptrs) {
             free(params);
             free(ptrs);

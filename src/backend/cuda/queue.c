@@ -7,6 +7,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 void kiln__cu_queue_ref(kiln__cu_queue *q) { atomic_fetch_add(&q->refs, 1); }
 
@@ -52,7 +53,7 @@ kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
     kiln_status st = kiln__cu_ctx_use(d->ctx);
     if (st != KILN_OK)
         return st;
-    kiln__cu_queue *q = calloc(1, sizeof *q);
+    kiln__cu_queue *q = kiln__calloc(1, sizeof *q);
     if (!q)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     int lanes = (flags & KILN_QUEUE_OUT_OF_ORDER) ? KILN__CU_LANES : 1;

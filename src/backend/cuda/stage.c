@@ -5,6 +5,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 #define KILN__CU_STAGE_MIN_CLS 12           /* 4 KiB */
 #define KILN__CU_STAGE_CLASSES 64
@@ -112,7 +113,7 @@ kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out)
         *out = s;
         return KILN_OK;
     }
-    s = calloc(1, sizeof *s);
+    s = kiln__calloc(1, sizeof *s);
     if (!s)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     s->cls = cls;
@@ -198,7 +199,7 @@ int kiln__cu_host_pinned(const void *p, size_t n)
 
 kiln__cu_hostjob *kiln__cu_hostjob_new(size_t extra)
 {
-    kiln__cu_hostjob *j = malloc(sizeof *j + extra);
+    kiln__cu_hostjob *j = kiln__malloc(sizeof *j + extra);
     if (!j) {
         kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                         "CUDA host job (%zu bytes)", sizeof *j + extra);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/opencl/ocl.h"
+#include "base/fault.h"
 
 /* NVIDIA's cl_nv_device_attribute_query (not in every cl_ext.h). */
 #define KILN__CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
@@ -52,8 +53,8 @@ static char *dev_extensions(cl_device_id d)
     if (kiln__cl.clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &n) !=
             CL_SUCCESS ||
         n == 0)
-        return calloc(1, 1);
-    s = malloc(n + 1);
+        return kiln__calloc(1, 1);
+    s = kiln__malloc(n + 1);
     if (!s)
         return NULL;
     if (kiln__cl.clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, s, NULL) !=
@@ -183,7 +184,7 @@ kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count)
         return KILN_OK; /* the core says what to install */
     if (err != CL_SUCCESS)
         return kiln__ocl_fail(err, "clGetPlatformIDs");
-    plats = calloc(np, sizeof *plats);
+    plats = kiln__calloc(np, sizeof *plats);
     if (!plats)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "OpenCL enumerate: out of host memory");
@@ -199,7 +200,7 @@ kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count)
                                       &nd);
         if (err != CL_SUCCESS || nd == 0)
             continue; /* a platform without devices is not an error */
-        ids = calloc(nd, sizeof *ids);
+        ids = kiln__calloc(nd, sizeof *ids);
         if (!ids) {
             st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                  "OpenCL enumerate: out of host memory");
@@ -214,7 +215,7 @@ kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count)
         for (cl_uint d = 0; d < nd; d++) {
             if (n == cap) {
                 size_t ncap = cap ? cap * 2 : 8;
-                kiln__bdevice *grown = realloc(out, ncap * sizeof *out);
+                kiln__bdevice *grown = kiln__realloc(out, ncap * sizeof *out);
                 if (!grown) {
                     st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                          "OpenCL enumerate: out of memory");
@@ -295,7 +296,7 @@ kiln_status kiln__ocl_partition(const kiln__bdevice *device,
         *count = n; /* a query: how many there would be */
         return KILN_OK;
     }
-    ids = calloc(n ? n : 1, sizeof *ids);
+    ids = kiln__calloc(n ? n : 1, sizeof *ids);
     if (!ids)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "device partition: out of host memory");

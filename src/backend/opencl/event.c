@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "backend/opencl/ocl.h"
+#include "base/fault.h"
 
 kiln_status kiln__ocl_event_wait(size_t num, void *const *events)
 {
@@ -227,7 +228,7 @@ static void *watcher_main(void *unused)
 
 kiln_status kiln__ocl_event_notify(void *event, kiln__notify_fn fn, void *arg)
 {
-    ocl_notify *n = calloc(1, sizeof *n);
+    ocl_notify *n = kiln__calloc(1, sizeof *n);
     if (!n)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "event notify: out of host memory");

@@ -7,6 +7,7 @@
 
 #include "backend/interop.h"
 #include "backend/opencl/ocl.h"
+#include "base/fault.h"
 #include "kiln/opencl.h"
 
 /* ---- the interop table (called by the core) --------------------------- */
@@ -136,7 +137,7 @@ kiln_status kiln_opencl_context_wrap(cl_context native, kiln_context **context)
         return info_fail(fn, "cl_context", "clGetContextInfo", err);
     size_t n = bytes / sizeof(cl_device_id);
     cl_device_id small[8];
-    cl_device_id *ids = n <= 8 ? small : malloc(n * sizeof *ids);
+    cl_device_id *ids = n <= 8 ? small : kiln__malloc(n * sizeof *ids);
     if (!ids)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
     err = kiln__cl.clGetContextInfo(native, CL_CONTEXT_DEVICES, n * sizeof *ids, ids, NULL);

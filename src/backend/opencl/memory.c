@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend/opencl/ocl.h"
+#include "base/fault.h"
 
 kiln_status kiln__ocl_buffer_create(void *context, size_t size,
                                     unsigned flags, const void *host_data,
@@ -179,7 +180,7 @@ kiln_status kiln__ocl_buffer_fill(void *queue, void *buffer,
                                "fill: size %zu is not a multiple of the "
                                "pattern size %zu",
                                size, pattern_size);
-    unsigned char *tmp = malloc(size ? size : 1);
+    unsigned char *tmp = kiln__malloc(size ? size : 1);
     if (!tmp)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "fill: out of host memory for %zu bytes", size);

@@ -8,6 +8,7 @@
 
 #include "backend/opencl/ocl.h"
 #include "base/bytes.h"
+#include "base/fault.h"
 
 /* ------------------------------------------------------------ programs */
 
@@ -20,7 +21,7 @@ static char *build_log(cl_program prog, cl_device_id dev)
                                        NULL, &n) != CL_SUCCESS ||
         n == 0)
         return NULL;
-    log = malloc(n + 1);
+    log = kiln__malloc(n + 1);
     if (!log)
         return NULL;
     if (kiln__cl.clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n,
@@ -60,7 +61,7 @@ static kiln_status build_for(cl_program prog, cl_device_id dev,
         if (!text) {
             const char *fmt = "invalid build options: %s\n";
             size_t n = strlen(fmt) + strlen(options ? options : "") + 1;
-            text = malloc(n);
+            text = kiln__malloc(n);
             if (text)
                 snprintf(text, n, fmt, options ? options : "");
         }
@@ -137,8 +138,8 @@ kiln_status kiln__ocl_program_binary(void *program, void **binary,
     if (err != CL_SUCCESS || ndev == 0)
         return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_PROGRAM,
                               "clGetProgramInfo(CL_PROGRAM_NUM_DEVICES)");
-    sizes = calloc(ndev, sizeof *sizes);
-    bins = calloc(ndev, sizeof *bins);
+    sizes = kiln__calloc(ndev, sizeof *sizes);
+    bins = kiln__calloc(ndev, sizeof *bins);
     if (!sizes || !bins) {
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                              "program binary: out of host memory");
@@ -160,7 +161,7 @@ kiln_status kiln__ocl_program_binary(void *program, void **binary,
                              "program");
         goto done;
     }
-    out = malloc(KILN__OCL_BIN_HEADER + sizes[pick]);
+    out = kiln__malloc(KILN__OCL_BIN_HEADER + sizes[pick]);
     if (!out) {
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                              "program binary: out of host memory (%zu bytes)",
@@ -283,9 +284,9 @@ kiln_status kiln__ocl_kernel_create(void *program, const char *name,
         kiln__cl.clReleaseKernel(k);
         return kiln__ocl_fail(err, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");
     }
-    w = calloc(1, sizeof *w);
+    w = kiln__calloc(1, sizeof *w);
     if (w && nargs)
-        w->memo = calloc(nargs, sizeof *w->memo);
+        w->memo = kiln__calloc(nargs, sizeof *w->memo);
     if (!w || (nargs && !w->memo)) {
         free(w);
         kiln__cl.clReleaseKernel(k);

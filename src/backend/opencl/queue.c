@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "backend/opencl/ocl.h"
+#include "base/fault.h"
 
 kiln_status kiln__ocl_context_create(const kiln__bdevice *const *devices,
                                      size_t num_devices, void **context)
@@ -25,7 +26,7 @@ kiln_status kiln__ocl_context_create(const kiln__bdevice *const *devices,
                 "context spans one platform",
                 devices[0]->info.id, devices[i]->info.id);
     if (num_devices > sizeof small / sizeof small[0]) {
-        ids = malloc(num_devices * sizeof *ids);
+        ids = kiln__malloc(num_devices * sizeof *ids);
         if (!ids)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                    "clCreateContext: out of host memory");

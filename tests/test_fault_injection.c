@@ -1,0 +1,375 @@
+/* Fault injection (issue 13): the N-th host allocation, device allocation or
+ * program build of a representative workload is made to fail, for every N
+ * up to the workload's count of such events. Each run must end with an
+ * error status or with right answers, never a crash; the library must work
+ * afterwards (a launch on a fresh context right after each failure, and
+ * the whole workload unarmed after each walk); and nothing may leak
+ * (LeakSanitizer checks the whole process at exit under `make test`).
+ *
+ * The workload, on a fresh context each time: a kernel launch, an array op,
+ * the four generators (elementwise, reduction, scan, random), an offload
+ * run inside a data region, and the disk cache (a program stored by one
+ * context and loaded by another). Host and device faults run with a warm
+ * cache directory (builds are loads, so the walk stays quick); build faults
+ * with an empty one per run (every program is compiled). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "testing/kiln_test_internal.h"
+
+enum { N = 37 }; /* more than one work-group's worth on no device; prime */
+
+typedef struct {
+    kiln_device *device;
+    unsigned long salt; /* makes the cache step's source new every run */
+    int wrong;          /* a step returned KILN_OK with a wrong answer */
+    const char *wrong_step;
+} workload;
+
+static void wrong(workload *w, const char *step) {
+    if (!w->wrong)
+        w->wrong_step = step;
+    w->wrong = 1;
+}
+
+#define TRY(expr)                                                              \
+    do {                                                                       \
+        st = (expr);                                                           \
+        if (st != KILN_OK)                                                     \
+            goto out;                                                          \
+    } while (0)
+
+static kiln_status step_launch(kiln_queue *q, workload *w) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_program *p = NULL;
+    kiln_kernel *k = NULL;
+    kiln_buffer *b = NULL;
+    kiln_status st;
+    int host[N];
+    TRY(kiln_program_create(ctx,
+        "KILN_KERNEL void sq(KILN_GLOBAL int *x, int n) {\n"
+        "  long i = kiln_global_id(0); if (i < n) x[i] = (int)(i * i); }\n",
+        NULL, &p));
+    TRY(kiln_kernel_create(p, "sq", &k));
+    TRY(kiln_buffer_create(ctx, sizeof host, 0, NULL, &b));
+    kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(N)};
+    size_t global = N;
+    TRY(kiln_kernel_launch(q, k, 1, &global, NULL, 2, args, 0, NULL, NULL));
+    TRY(kiln_buffer_read(q, b, 0, sizeof host, host));
+    for (int i = 0; i < N; i++)
+        if (host[i] != i * i)
+            wrong(w, "launch");
+out:
+    kiln_buffer_release(b);
+    kiln_kernel_release(k);
+    kiln_program_release(p);
+    return st;
+}
+
+static kiln_status step_array(kiln_queue *q, workload *w) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_array *a = NULL, *b = NULL, *c = NULL;
+    float ha[N], hb[N], hc[N];
+    for (int i = 0; i < N; i++) {
+        ha[i] = (float)i;
+        hb[i] = 0.5f * (float)i;
+    }
+    size_t shape = N;
+    kiln_status st;
+    TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &shape, ha, &a));
+    TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &shape, hb, &b));
+    TRY(kiln_array_empty(ctx, KILN_FLOAT32, 1, &shape, &c));
+    TRY(kiln_array_binary(q, KILN_OP_ADD, c, a, b, 0, NULL, NULL));
+    TRY(kiln_array_read(q, c, hc));
+    for (int i = 0; i < N; i++)
+        if (hc[i] != ha[i] + hb[i])
+            wrong(w, "array add");
+    double sum = 0;
+    float fsum = 0;
+    TRY(kiln_array_reduce(q, KILN_REDUCE_SUM, c, &fsum));
+    for (int i = 0; i < N; i++)
+        sum += hc[i];
+    if (fabs(fsum - sum) > 1e-3 * sum)
+        wrong(w, "array sum");
+out:
+    kiln_array_release(a);
+    kiln_array_release(b);
+    kiln_array_release(c);
+    return st;
+}
+
+static kiln_status step_generators(kiln_queue *q, workload *w) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_array *x = NULL, *y = NULL, *r = NULL;
+    kiln_elementwise *ew = NULL;
+    kiln_reduction *red = NULL;
+    kiln_scan *sc = NULL;
+    kiln_rng *rng = NULL;
+    int hx[N], hy[N];
+    for (int i = 0; i < N; i++)
+        hx[i] = i % 7 - 3;
+    size_t shape = N;
+    kiln_status st;
+    TRY(kiln_array_from_host(ctx, KILN_INT32, 1, &shape, hx, &x));
+    TRY(kiln_array_empty(ctx, KILN_INT32, 1, &shape, &y));
+
+    kiln_elementwise_desc ed = KILN_ELEMENTWISE_DESC(
+        .arguments = "int a, const int *x, int *y", .operation = "y[i] = a * x[i] + 1",
+        .name = "fi_axpy");
+    TRY(kiln_elementwise_create(ctx, &ed, &ew));
+    kiln_arg ea[] = {KILN_ARG_I32(3), KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
+    TRY(kiln_elementwise_launch(q, ew, N, 3, ea, 0, NULL, NULL));
+    TRY(kiln_array_read(q, y, hy));
+    for (int i = 0; i < N; i++)
+        if (hy[i] != 3 * hx[i] + 1)
+            wrong(w, "elementwise");
+
+    kiln_reduction_desc rd = KILN_REDUCTION_DESC(
+        .arguments = "const int *x", .out_type = "long", .neutral = "0",
+        .reduce = "a + b", .map = "(long)x[i] * x[i]", .name = "fi_sumsq");
+    TRY(kiln_reduction_create(ctx, &rd, &red));
+    kiln_arg ra[] = {KILN_ARG_ARRAY(x)};
+    long got = -1, want = 0;
+    TRY(kiln_reduction_run(q, red, N, 1, ra, &got));
+    for (int i = 0; i < N; i++)
+        want += (long)hx[i] * hx[i];
+    if (got != want)
+        wrong(w, "reduction");
+
+    kiln_scan_desc sd = KILN_SCAN_DESC(
+        .arguments = "const int *x, int *y", .scan_type = "int", .neutral = "0",
+        .scan = "a + b", .input = "x[i]", .output = "y[i] = item", .name = "fi_cumsum");
+    TRY(kiln_scan_create(ctx, &sd, &sc));
+    kiln_arg sa[] = {KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
+    TRY(kiln_scan_launch(q, sc, N, 2, sa, 0, NULL, NULL));
+    TRY(kiln_array_read(q, y, hy));
+    for (int i = 0, acc = 0; i < N; i++) {
+        acc += hx[i];
+        if (hy[i] != acc)
+            wrong(w, "scan");
+    }
+
+    kiln_rng_desc gd = KILN_RNG_DESC(.seed = 42);
+    TRY(kiln_rng_create(&gd, &rng));
+    TRY(kiln_array_empty(ctx, KILN_FLOAT32, 1, &shape, &r));
+    TRY(kiln_rng_uniform(q, rng, r, 0, NULL, NULL));
+    float hr[N];
+    TRY(kiln_array_read(q, r, hr));
+    /* Philox with seed 42 at offset 0: the first value on every device. */
+    static float first = -1;
+    if (first < 0)
+        first = hr[0];
+    for (int i = 0; i < N; i++)
+        if (!(hr[i] >= 0 && hr[i] < 1))
+            wrong(w, "random range");
+    if (hr[0] != first)
+        wrong(w, "random stream");
+out:
+    kiln_rng_release(rng);
+    kiln_scan_release(sc);
+    kiln_reduction_release(red);
+    kiln_elementwise_release(ew);
+    kiln_array_release(x);
+    kiln_array_release(y);
+    kiln_array_release(r);
+    return st;
+}
+
+static kiln_status step_offload(kiln_queue *q, workload *w) {
+    kiln_context *ctx = kiln_queue_context(q);
+    kiln_offload *off = NULL;
+    kiln_data_region *region = NULL;
+    double v[N];
+    for (int i = 0; i < N; i++)
+        v[i] = i;
+    kiln_status st;
+    TRY(kiln_offload_create(ctx, "double *v, double s", "v[i] = s * v[i] + 1;", 1, NULL, &off));
+    kiln_arg maps[] = {KILN_TOFROM(v, sizeof v)};
+    TRY(kiln_data_region_begin(q, NULL, 1, maps, &region));
+    size_t range = N;
+    kiln_arg args[] = {KILN_PRESENT(v), KILN_ARG_F64(2.0)};
+    TRY(kiln_offload_run(q, off, region, &range, 2, args));
+    kiln_data_region *done = region;
+    region = NULL;
+    TRY(kiln_data_region_end(done));
+    for (int i = 0; i < N; i++)
+        if (v[i] != 2.0 * i + 1)
+            wrong(w, "offload");
+out:
+    if (region)
+        kiln_data_region_end(region);
+    kiln_offload_release(off);
+    return st;
+}
+
+/* A program new to the disk cache: stored by this context, then loaded by
+ * a second one (a fresh context has an empty memory cache). */
+static kiln_status step_cache(kiln_queue *q, workload *w) {
+    char src[256];
+    snprintf(src, sizeof src,
+             "/* run %08lu */ KILN_KERNEL void seven(KILN_GLOBAL int *x) { x[0] = 7; }\n",
+             w->salt);
+    kiln_context *c2 = NULL;
+    kiln_queue *q2 = NULL;
+    kiln_program *p1 = NULL, *p2 = NULL;
+    kiln_kernel *k = NULL;
+    kiln_buffer *b = NULL;
+    kiln_status st;
+    TRY(kiln_program_create(kiln_queue_context(q), src, NULL, &p1));
+    TRY(kiln_context_create(&w->device, 1, &c2));
+    TRY(kiln_queue_create(c2, w->device, 0, &q2));
+    TRY(kiln_program_create(c2, src, NULL, &p2));
+    TRY(kiln_kernel_create(p2, "seven", &k));
+    TRY(kiln_buffer_create(c2, sizeof(int), 0, NULL, &b));
+    kiln_arg a[] = {KILN_ARG_BUF(b)};
+    size_t one = 1;
+    TRY(kiln_kernel_launch(q2, k, 1, &one, NULL, 1, a, 0, NULL, NULL));
+    int got = 0;
+    TRY(kiln_buffer_read(q2, b, 0, sizeof got, &got));
+    if (got != 7)
+        wrong(w, "cache");
+out:
+    kiln_buffer_release(b);
+    kiln_kernel_release(k);
+    kiln_program_release(p2);
+    kiln_program_release(p1);
+    kiln_queue_release(q2);
+    kiln_context_release(c2);
+    return st;
+}
+
+/* The whole workload on a fresh context; the first failing status. */
+static kiln_status run_workload(workload *w) {
+    kiln_context *ctx = NULL;
+    kiln_queue *q = NULL;
+    kiln_status st;
+    w->wrong = 0;
+    w->wrong_step = NULL;
+    TRY(kiln_context_create(&w->device, 1, &ctx));
+    TRY(kiln_queue_create(ctx, w->device, 0, &q));
+    TRY(step_launch(q, w));
+    TRY(step_array(q, w));
+    TRY(step_generators(q, w));
+    TRY(step_offload(q, w));
+    TRY(step_cache(q, w));
+out:
+    kiln_queue_release(q);
+    kiln_context_release(ctx);
+    return st;
+}
+
+/* One launch on a fresh context. */
+static kiln_status run_quick(workload *w) {
+    kiln_context *ctx = NULL;
+    kiln_queue *q = NULL;
+    kiln_status st;
+    w->wrong = 0;
+    w->wrong_step = NULL;
+    TRY(kiln_context_create(&w->device, 1, &ctx));
+    TRY(kiln_queue_create(ctx, w->device, 0, &q));
+    TRY(step_launch(q, w));
+out:
+    kiln_queue_release(q);
+    kiln_context_release(ctx);
+    return st;
+}
+
+static char cache_root[256];
+
+static void use_cache_dir(const char *name, int empty) {
+    char dir[320];
+    snprintf(dir, sizeof dir, "%s/%s", cache_root, name);
+    if (empty) {
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            printf("  (could not empty %s)\n", dir);
+    }
+    mkdir(dir, 0700);
+    setenv("KILN_CACHE_DIR", dir, 1);
+}
+
+static const char *kind_names[] = {"host allocation", "device allocation", "program build"};
+
+/* Fails event n of kind for n = 1, 2, ... until a run sees fewer than n
+ * events; returns the number of sites walked. */
+static unsigned long walk(workload *w, kiln__fault_kind kind) {
+    unsigned long n, failed_status = 0, recovered = 0;
+    /* KT_FAULT_FROM=n starts every walk at n (to replay one site). */
+    const char *from = getenv("KT_FAULT_FROM");
+    for (n = from ? strtoul(from, NULL, 10) : 1;; n++) {
+        w->salt++;
+        use_cache_dir(kind == KILN__FAULT_PROGRAM_BUILD ? "cold" : "warm",
+                      kind == KILN__FAULT_PROGRAM_BUILD);
+        if (getenv("KT_FAULT_VERBOSE"))
+            printf("  %s %lu\n", kind_names[kind], n), fflush(stdout);
+        kiln__fault_arm(kind, n);
+        kiln_status st = run_workload(w);
+        if (getenv("KT_FAULT_VERBOSE"))
+            printf("   -> %s: %s\n", kiln_status_name(st), kiln_last_error_message()), fflush(stdout);
+        int fired = kiln__fault_fired();
+        kiln__fault_arm(kind, 0);
+        if (!fired) {
+            CHECK_MSG(st == KILN_OK && !w->wrong, "%s walk: a run past the last site "
+                      "failed (%s, %s)", kind_names[kind], kiln_status_name(st),
+                      w->wrong_step ? w->wrong_step : "-");
+            break;
+        }
+        if (st != KILN_OK) {
+            failed_status++;
+            /* A real status with a message, never a crash or INTERNAL. */
+            if (st == KILN_ERROR_INTERNAL || !kiln_last_error_message()[0])
+                CHECK_MSG(0, "%s %lu: %s with message \"%s\"", kind_names[kind], n,
+                          kiln_status_name(st), kiln_last_error_message());
+        } else {
+            recovered++; /* a failure kiln can live with (a cache write) */
+        }
+        if (w->wrong)
+            CHECK_MSG(0, "%s %lu: KILN_OK but a wrong answer in %s", kind_names[kind], n,
+                      w->wrong_step);
+        /* The library works afterwards: a launch on a fresh context at once
+         * (the whole workload runs again, unarmed, after the walk). */
+        kiln_status again = run_quick(w);
+        if (again != KILN_OK || w->wrong)
+            CHECK_MSG(0, "%s %lu: the next launch failed: %s (%s) %s", kind_names[kind], n,
+                      kiln_status_name(again), kiln_last_error_message(),
+                      w->wrong_step ? w->wrong_step : "");
+    }
+    w->salt++;
+    kiln_status again = run_workload(w);
+    CHECK_MSG(again == KILN_OK && !w->wrong, "after the %s walk the workload fails: %s (%s)",
+              kind_names[kind], kiln_status_name(again), kiln_last_error_message());
+    printf("  %s: %lu sites (%lu failed with a status, %lu absorbed with right answers)\n",
+           kind_names[kind], n - 1, failed_status, recovered);
+    CHECK(n > 1);
+    return n - 1;
+}
+
+static void test_device(kiln_queue *queue, void *user) {
+    (void)user;
+    workload w = {.device = kiln_queue_device(queue)};
+    /* Warm-up: one-time state (device lists, the warm cache) before counting. */
+    use_cache_dir("warm", 1);
+    CHECK_OK(run_workload(&w));
+    CHECK(!w.wrong);
+    w.salt++;
+    CHECK_OK(run_workload(&w));
+    unsigned long total = 0;
+    for (int kind = 0; kind < KILN__FAULT_KINDS; kind++)
+        total += walk(&w, (kiln__fault_kind)kind);
+    printf("  %lu fault sites in all\n", total);
+}
+
+int main(void) {
+    const char *base = getenv("KILN_CACHE_DIR");
+    snprintf(cache_root, sizeof cache_root, "%s", base && *base ? base : "/tmp/kiln-fault-test");
+    mkdir(cache_root, 0700);
+    kt_for_each_device(test_device, NULL);
+    return kt_report();
+}
