@@ -667,6 +667,7 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed);
 #include "kiln/array.h"
 #include "kiln/offload.h"
 #include "kiln/random.h"
+#include "kiln/sort.h"
 
 #ifdef __cplusplus
 }
