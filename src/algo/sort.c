@@ -7,10 +7,12 @@
 #include <string.h>
 
 #include "algo/sort.h"
+#include "base/embedded.h"
 #include "base/error.h"
 
 static const char *const kKernelSuffix[KILN__SORT_NK] = {
-    "_hist", "_scan", "_scatter", "_segid", "_gather", "_search", "_index"};
+    "_hist",   "_scan",  "_scatter", "_segid",  "_gather",
+    "_search", "_index", "_os_hist", "_os_pass"};
 
 static const char *utype(unsigned bytes) {
     return bytes == 1 ? "uchar" : bytes == 2 ? "ushort"
@@ -18,40 +20,72 @@ static const char *utype(unsigned bytes) {
                                              : "ulong";
 }
 
-/* The launch shape of a variant. CPUs: one work-item a group over a long
- * chunk with 8-bit digits (4 passes for 32-bit keys; 256 counters stay in
- * L1). GPUs: groups of up to 256 with 4-bit digits (the counter table of
- * 16 x 256 fits in 16 KiB of local memory). */
-static void shape_for(const kiln__plan *plan, kiln__sort_shape *sh) {
-    sh->cpu = plan->cpu;
-    sh->local = plan->cpu ? 1 : plan->local;
-    sh->radix_bits = plan->cpu ? 8 : 4;
+/* Keys per thread of the onesweep pass: 16 keeps a tile of 8-byte keys
+ * and the rest within 48 KiB of static shared memory. */
+#define OS_ITEMS 16
+#define OS_TILE (256 * OS_ITEMS)
+
+/* The launch shape of a variant (sort.h). CPU: 4 passes for 32-bit keys
+ * with 256 counters that stay in L1. TILE: the counter table of 16 x 256
+ * fits in 16 KiB of local memory. */
+static void shape_for(const kiln__plan *plan, int variant,
+                      kiln__sort_shape *sh) {
+    sh->variant = variant;
+    sh->cpu = variant == KILN__SORT_CPU;
+    sh->local = sh->cpu ? 1 : plan->local;
+    sh->radix_bits = variant == KILN__SORT_TILE ? 4 : 8;
+}
+
+/* The variant for a device: chosen by its capabilities, never its
+ * backend. The onesweep look-back waits for blocks that started earlier:
+ * it needs forward progress. */
+static int variant_for(const kiln__plan *plan) {
+    if (plan->cpu)
+        return KILN__SORT_CPU;
+    if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 &&
+        plan->forward_progress && plan->local == 256)
+        return KILN__SORT_ONESWEEP;
+    return KILN__SORT_TILE;
 }
 
 static kiln_status sorter_build(kiln__gen *gen, int layout,
                                 const kiln__plan *plan, kiln__variant *v) {
-    (void)layout;
     kiln__sorter *s = (kiln__sorter *)gen;
+    int variant = layout ? KILN__SORT_ONESWEEP
+                  : plan->cpu ? KILN__SORT_CPU
+                              : KILN__SORT_TILE;
     kiln__sort_shape sh;
-    shape_for(plan, &sh);
+    /* the onesweep program carries the tile variant's kernels too (the
+     * segment and search kernels, and sorts of 2^30 keys or more) */
+    shape_for(plan, variant == KILN__SORT_ONESWEEP ? KILN__SORT_TILE : variant,
+              &sh);
     kiln__sb sb = {0};
     kiln__gen_device_defines(&sb, plan);
     kiln__sb_addf(&sb,
                   "#define KILN_LOCAL_SIZE %zu\n#define KILN_RADIX_BITS %d\n"
                   "#define KILN_KEY_BYTES %u\n#define KILN_KEY_T %s\n"
-                  "typedef %s kiln_uk_t;\n#define KILN_VAL_T %s\n",
+                  "typedef %s kiln_uk_t;\n#define KILN_VAL_T %s\n"
+                  "#define KILN_OS_ITEMS %d\n",
                   sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
                   s->key_bytes == 8 ? "ulong" : "uint",
-                  utype(s->val_bytes ? s->val_bytes : 4));
+                  utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS);
+    kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
+    if (st == KILN_OK && variant == KILN__SORT_ONESWEEP)
+        st = kiln__gen_template(&sb, "algo_sort_onesweep.cu", gen->name,
+                                &gen->args, KILN__CONTIG);
+    unsigned langs = variant == KILN__SORT_ONESWEEP ? 1u << KILN_LANG_CUDA_C
+                                                    : KILN__LANGS_PORTABLE;
     if (st == KILN_OK)
-        st = kiln__gen_program(gen, &sb, KILN__LANGS_PORTABLE, "",
-                               kKernelSuffix, 1, v);
+        st = kiln__gen_program(gen, &sb, langs, "", kKernelSuffix, 1, v);
     kiln__sb_free(&sb);
     v->local = sh.local;
-    kiln_kernel **k = s->k[plan->cpu ? 1 : 0];
-    for (int j = 0; st == KILN_OK && j < KILN__SORT_NK; j++) {
+    v->tmpl = variant;
+    int nk = variant == KILN__SORT_ONESWEEP ? KILN__SORT_NK
+                                            : KILN__SORT_OS_HIST;
+    kiln_kernel **k = s->k[variant];
+    for (int j = 0; st == KILN_OK && j < nk; j++) {
         char kn[KILN__MAX_NAME + 16];
         snprintf(kn, sizeof kn, "%s%s", gen->name, kKernelSuffix[j]);
         st = kiln_kernel_create(v->prog, kn, &k[j]);
@@ -66,7 +100,7 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
 
 static void sorter_destroy(kiln__gen *gen) {
     kiln__sorter *s = (kiln__sorter *)gen;
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; c < 3; c++)
         for (int j = 0; j < KILN__SORT_NK; j++)
             kiln_kernel_release(s->k[c][j]);
     free(s);
@@ -100,13 +134,19 @@ static kiln_status sorter_make(void *arg, kiln__gen **gen) {
     return KILN_OK;
 }
 
-/* KILN_SORT_VARIANT=tile runs the GPU variant on CPUs too (tests: groups
- * of 16 work-items there), =cpu the CPU one everywhere. */
+/* KILN_SORT_VARIANT=tile runs the portable GPU variant on any device (on
+ * CPUs in groups of 16 work-items: tests), =cpu the CPU one everywhere,
+ * =onesweep generates the CUDA C variant for a CUDA GPU's capabilities
+ * whatever the device (tests/test_sort_nvrtc.c compiles it with NVRTC; the
+ * device's own build then fails unless it compiles CUDA C). */
 static int variant_override(void) {
     const char *e = getenv("KILN_SORT_VARIANT");
     if (!e)
         return -1;
-    return !strcmp(e, "tile") ? 0 : !strcmp(e, "cpu") ? 1 : -1;
+    return !strcmp(e, "tile")       ? KILN__SORT_TILE
+           : !strcmp(e, "cpu")      ? KILN__SORT_CPU
+           : !strcmp(e, "onesweep") ? KILN__SORT_ONESWEEP
+                                    : -1;
 }
 
 kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
@@ -117,12 +157,22 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     kiln_status st = kiln__plan_for(queue, &plan);
     if (st != KILN_OK)
         return st;
-    int force = variant_override();
-    if (force == 0 && plan.cpu) {
+    int variant = variant_for(&plan), force = variant_override();
+    if (force == KILN__SORT_TILE && variant != KILN__SORT_TILE) {
+        if (plan.cpu)
+            plan.local = 16;
         plan.cpu = 0;
-        plan.local = 16;
-    } else if (force == 1) {
+        variant = force;
+    } else if (force == KILN__SORT_CPU) {
         plan.cpu = 1;
+        variant = force;
+    } else if (force == KILN__SORT_ONESWEEP && variant != force) {
+        plan.cpu = 0;
+        plan.local = 256;
+        plan.cuda_c = plan.warp_shuffle = plan.forward_progress = 1;
+        plan.device_sleep = 1;
+        plan.subgroup_size = 32;
+        variant = force;
     }
     kiln_context *ctx = kiln_queue_context(queue);
     char key[64];
@@ -131,16 +181,17 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     kiln__gen *gen = NULL;
     st = kiln__gen_cached(ctx, key, sorter_make, &ma, &gen);
     kiln__variant *v = NULL;
+    /* the onesweep program lives in the base's second layout slot */
     if (st == KILN_OK)
-        st = kiln__gen_variant(gen, KILN__CONTIG, &plan, &v);
+        st = kiln__gen_variant(gen, variant == KILN__SORT_ONESWEEP, &plan, &v);
     if (st != KILN_OK) {
         kiln__gen_release(gen);
         return st;
     }
     kiln__sorter *s = (kiln__sorter *)gen;
-    shape_for(&plan, shape);
+    shape_for(&plan, variant, shape);
     shape->local = v->local;
-    *k = s->k[plan.cpu ? 1 : 0];
+    *k = s->k[variant];
     *out = s;
     return KILN_OK;
 }
@@ -170,6 +221,16 @@ kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst,
                              size_t bytes) {
     kiln_event *e = NULL;
     kiln_status st = kiln_buffer_copy(c->q, src, 0, dst, 0, bytes,
+                                      chain_nw(c), chain_w(c), &e);
+    if (st == KILN_OK)
+        chain_next(c, e);
+    return st;
+}
+
+static kiln_status chain_zero(chain *c, kiln_buffer *b, size_t bytes) {
+    static const uint32_t zero = 0;
+    kiln_event *e = NULL;
+    kiln_status st = kiln_buffer_fill(c->q, b, &zero, sizeof zero, 0, bytes,
                                       chain_nw(c), chain_w(c), &e);
     if (st == KILN_OK)
         chain_next(c, e);
@@ -218,6 +279,63 @@ typedef struct radix_job {
     unsigned begin, end;
 } radix_job;
 
+/* The portable passes' launch shape: items per work-item and tiles. */
+static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
+                           size_t *chunk, size_t *ntiles) {
+    *chunk = 16;
+    if (sh->cpu) {
+        kiln__plan plan;
+        size_t groups = 1;
+        if (kiln__plan_for(c->q, &plan) == KILN_OK)
+            groups = kiln__cpu_groups(&plan, n, 1u << 14);
+        *chunk = (n + groups - 1) / groups;
+    }
+    *ntiles = (n + sh->local * *chunk - 1) / (sh->local * *chunk);
+}
+
+/* One portable pass: histograms, their scan, the scatter. */
+static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
+                                 const kiln__sort_shape *sh,
+                                 const radix_job *j, kiln_buffer *counts,
+                                 kiln_buffer *const io[4], int has_vals,
+                                 int iota, unsigned shift, unsigned width) {
+    size_t n = j->n, chunk, ntiles;
+    portable_tiles(c, sh, n, &chunk, &ntiles);
+    size_t radix = (size_t)1 << sh->radix_bits;
+    kiln_arg mask = KILN_ARG_U32((1u << width) - 1);
+    kiln_arg hist[9] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
+                        KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
+                        KILN_ARG_I32(j->desc), KILN_ARG_I32((int)shift), mask,
+                        KILN_ARG_BUF(counts), KILN_ARG_I64((int64_t)ntiles)};
+    kiln_status st = kiln__chain_launch(c, k[KILN__SORT_HIST],
+                                        ntiles * sh->local, sh->local, hist,
+                                        9);
+    kiln_arg scan[2] = {KILN_ARG_BUF(counts),
+                        KILN_ARG_I64((int64_t)(radix * ntiles))};
+    if (st == KILN_OK)
+        st = kiln__chain_launch(c, k[KILN__SORT_SCAN], sh->local, sh->local,
+                                scan, 2);
+    kiln_arg sc[14] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
+                       KILN_ARG_BUF(io[2]),    KILN_ARG_BUF(io[3]),
+                       KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
+                       KILN_ARG_I64((int64_t)n),
+                       KILN_ARG_I64((int64_t)chunk),
+                       KILN_ARG_I32(j->kind),  KILN_ARG_I32(j->desc),
+                       KILN_ARG_I32((int)shift), mask,
+                       KILN_ARG_BUF(counts),
+                       KILN_ARG_I64((int64_t)ntiles)};
+    if (st == KILN_OK)
+        st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local,
+                                sh->local, sc, 14);
+    return st;
+}
+
+/* The scratch words of a onesweep sort: histograms of up to 8 passes,
+ * 64 tile counters, then each pass's status words (sort.h). */
+static size_t os_words(int passes, size_t tiles) {
+    return 8 * 256 + 64 + (size_t)passes * tiles * 256;
+}
+
 static kiln_status radix(chain *c, const radix_job *j) {
     kiln__sorter *s = NULL;
     kiln_kernel *const *k = NULL;
@@ -225,23 +343,20 @@ static kiln_status radix(chain *c, const radix_job *j) {
     kiln_status st = kiln__sorter_get(c->q, j->kb, j->vb, &s, &k, &sh);
     if (st != KILN_OK)
         return st;
-    size_t n = j->n, chunk, ntiles;
-    if (sh.cpu) {
-        kiln__plan plan;
-        st = kiln__plan_for(c->q, &plan);
-        size_t groups = kiln__cpu_groups(&plan, n, 1u << 14);
-        chunk = (n + groups - 1) / groups;
-    } else {
-        chunk = 16;
-    }
-    ntiles = (n + sh.local * chunk - 1) / (sh.local * chunk);
-    size_t radix = (size_t)1 << sh.radix_bits;
+    size_t n = j->n;
+    /* status words count to 2^30 */
+    int os = sh.variant == KILN__SORT_ONESWEEP && n < ((size_t)1 << 30);
+    if (sh.variant == KILN__SORT_ONESWEEP && !os)
+        sh.radix_bits = 4; /* the tile kernels of the same program */
     unsigned bits = j->end - j->begin;
     int passes = bits ? (int)((bits + sh.radix_bits - 1) / sh.radix_bits) : 1;
     int has_vals = j->vb != 0;
+    size_t os_tiles = (n + OS_TILE - 1) / OS_TILE, chunk, ntiles;
+    portable_tiles(c, &sh, n, &chunk, &ntiles);
+    size_t cbytes = os ? os_words(passes, os_tiles) * 4
+                       : ((size_t)1 << sh.radix_bits) * ntiles * 4;
     kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL;
-    if (st == KILN_OK)
-        st = kiln__chain_tmp(c, radix * ntiles * sizeof(uint32_t), &counts);
+    st = kiln__chain_tmp(c, cbytes, &counts);
     int kin_place = j->kin == j->kout;
     int vin_place = has_vals && !j->iota && j->vin == j->vout;
     if (st == KILN_OK && (passes > 1 || kin_place))
@@ -259,6 +374,18 @@ static kiln_status radix(chain *c, const radix_job *j) {
         st = kiln__chain_copy(c, j->vin, tv, n * j->vb);
         vsrc = tv;
     }
+    if (st == KILN_OK && os) { /* zeroed words, then every histogram */
+        st = chain_zero(c, counts, cbytes);
+        size_t blocks = os_tiles < 1024 ? os_tiles : 1024;
+        kiln_arg h[8] = {KILN_ARG_BUF(ksrc),   KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
+                         KILN_ARG_I32((int)j->begin),
+                         KILN_ARG_I32((int)j->end), KILN_ARG_I32(passes),
+                         KILN_ARG_BUF(counts)};
+        if (st == KILN_OK)
+            st = kiln__chain_launch(c, k[KILN__SORT_OS_HIST], blocks * 256,
+                                    256, h, 8);
+    }
     for (int p = 0; st == KILN_OK && p < passes; p++) {
         int to_out = (passes - 1 - p) % 2 == 0;
         kiln_buffer *kdst = to_out ? j->kout : tk;
@@ -267,34 +394,25 @@ static kiln_status radix(chain *c, const radix_job *j) {
         unsigned width = bits ? j->end - shift : 0;
         if (width > (unsigned)sh.radix_bits)
             width = (unsigned)sh.radix_bits;
-        kiln_arg mask = KILN_ARG_U32((1u << width) - 1);
-        kiln_arg hist[9] = {KILN_ARG_BUF(ksrc), KILN_ARG_I64((int64_t)n),
-                            KILN_ARG_I64((int64_t)chunk),
-                            KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
-                            KILN_ARG_I32((int)shift), mask,
-                            KILN_ARG_BUF(counts),
-                            KILN_ARG_I64((int64_t)ntiles)};
-        st = kiln__chain_launch(c, k[KILN__SORT_HIST], ntiles * sh.local, sh.local,
-                          hist, 9);
-        kiln_arg scan[2] = {KILN_ARG_BUF(counts),
-                            KILN_ARG_I64((int64_t)(radix * ntiles))};
-        if (st == KILN_OK)
-            st = kiln__chain_launch(c, k[KILN__SORT_SCAN], sh.local, sh.local, scan,
-                              2);
         int iota = j->iota && p == 0;
-        kiln_buffer *vs = has_vals && !iota ? vsrc : ksrc;
-        kiln_arg sc[16] = {KILN_ARG_BUF(ksrc),   KILN_ARG_BUF(kdst),
-                           KILN_ARG_BUF(vs),     KILN_ARG_BUF(vdst),
-                           KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
-                           KILN_ARG_I64((int64_t)n),
-                           KILN_ARG_I64((int64_t)chunk),
-                           KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
-                           KILN_ARG_I32((int)shift), mask,
-                           KILN_ARG_BUF(counts),
-                           KILN_ARG_I64((int64_t)ntiles)};
-        if (st == KILN_OK)
-            st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh.local,
-                              sh.local, sc, 14);
+        kiln_buffer *io[4] = {ksrc, kdst, has_vals && !iota ? vsrc : ksrc,
+                              vdst};
+        if (os) {
+            kiln_arg a[14] = {KILN_ARG_BUF(io[0]), KILN_ARG_BUF(io[1]),
+                              KILN_ARG_BUF(io[2]), KILN_ARG_BUF(io[3]),
+                              KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
+                              KILN_ARG_I64((int64_t)n),
+                              KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
+                              KILN_ARG_I32((int)shift),
+                              KILN_ARG_I32((int)(shift + width)),
+                              KILN_ARG_BUF(counts), KILN_ARG_I32(p),
+                              KILN_ARG_I64((int64_t)os_tiles)};
+            st = kiln__chain_launch(c, k[KILN__SORT_OS_PASS], os_tiles * 256,
+                                    256, a, 14);
+        } else {
+            st = portable_pass(c, k, &sh, j, counts, io, has_vals, iota,
+                               shift, width);
+        }
         ksrc = kdst;
         vsrc = vdst;
     }

@@ -15,6 +15,8 @@ enum {
     KILN__SORT_GATHER,
     KILN__SORT_SEARCH,
     KILN__SORT_INDEX,
+    KILN__SORT_OS_HIST, /* the onesweep variant only */
+    KILN__SORT_OS_PASS,
     KILN__SORT_NK
 };
 
@@ -26,8 +28,8 @@ enum { KILN__KEY_UNSIGNED = 0, KILN__KEY_SIGNED = 1, KILN__KEY_FLOAT = 2 };
 typedef struct kiln__sorter {
     kiln__gen gen; /* first: the base */
     unsigned key_bytes, val_bytes;
-    /* [cpu variant][kernel], made with the variant under gen.lock */
-    kiln_kernel *k[2][KILN__SORT_NK];
+    /* [variant][kernel], made with the variant under gen.lock */
+    kiln_kernel *k[3][KILN__SORT_NK];
 } kiln__sorter;
 
 /* One sort over dense buffers of n items (n < 2^32). kin/kout: keys of
@@ -79,7 +81,12 @@ kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn,
 
 /* The sorter of (key_bytes, val_bytes) for queue's device with its
  * variant's kernels (*k: KILN__SORT_NK of them) and launch shape. */
+/* The variants. TILE: portable, groups of up to 256 with 4-bit digits
+ * (GPUs); CPU: portable, one work-item a group over a long chunk with
+ * 8-bit digits; ONESWEEP: CUDA C single-pass passes with look-back. */
+enum { KILN__SORT_TILE, KILN__SORT_CPU, KILN__SORT_ONESWEEP };
 typedef struct kiln__sort_shape {
+    int variant;
     int cpu;        /* the variant: 1 one work-item a group, 8-bit digits */
     size_t local;   /* work-items per group */
     int radix_bits; /* digit width of a pass */

@@ -16,39 +16,11 @@
  * Each work-item's counters are its own column of a local table, so no
  * atomics are needed. On CPUs the groups have one work-item and a long
  * chunk (8-bit digits: 256 counters); on GPUs 256 work-items of 16 items
- * (4-bit digits: a 16 KiB table). Positions are 32-bit (n < 2^32). */
+ * (4-bit digits: a 16 KiB table). Positions are 32-bit (n < 2^32).
+ * kiln_sort_bits (algo_sort_bits.cl) comes before it. */
 
 #define KILN_RADIX (1 << KILN_RADIX_BITS)
 #define KILN_CNT (KILN_RADIX * KILN_LOCAL_SIZE)
-#define KILN_SIGN ((kiln_uk_t)1 << (KILN_KEY_BYTES * 8 - 1))
-#define KILN_ALL (KILN_SIGN | (KILN_SIGN - 1))
-#if KILN_KEY_BYTES == 2
-#define KILN_INF_BITS 0x7c00u
-#elif KILN_KEY_BYTES == 4
-#define KILN_INF_BITS 0x7f800000u
-#else
-#define KILN_INF_BITS 0x7ff0000000000000ul
-#endif
-
-/* The key's order bits: unsigned order equals the sort order. kind 0
- * unsigned, 1 signed (sign bit flipped), 2 IEEE float (negatives flipped
- * whole, positives get the sign bit: -0 before +0; every NaN becomes all
- * ones, after +inf, in either direction). desc reverses all but NaN. */
-KILN_FUNC kiln_uk_t kiln_sort_bits(KILN_KEY_T k, int kind, int desc)
-{
-    kiln_uk_t u = (kiln_uk_t)k;
-    if (kind == 2) {
-#if KILN_KEY_BYTES > 1
-        if ((u & ~KILN_SIGN) > (kiln_uk_t)KILN_INF_BITS)
-            return KILN_ALL;
-#endif
-        u = (u & KILN_SIGN) ? (~u & KILN_ALL) : (u | KILN_SIGN);
-    } else if (kind == 1) {
-        u ^= KILN_SIGN;
-    }
-    return desc ? (~u & KILN_ALL) : u;
-}
-
 #define KILN_DIGIT(k) ((uint)(kiln_sort_bits((k), kind, desc) >> shift) & mask)
 
 /* Zeroes this work-item's column of cnt and counts its chunk's digits;
