@@ -25,15 +25,18 @@ static const char *utype(unsigned bytes) {
 #define OS_ITEMS 16
 #define OS_TILE (256 * OS_ITEMS)
 
-/* The launch shape of a variant (sort.h). CPU: 4 passes for 32-bit keys
- * with 256 counters that stay in L1. TILE: the counter table of 16 x 256
- * fits in 16 KiB of local memory. */
+/* The launch shape of a variant (sort.h). CPU: 11-bit digits, 3 passes
+ * for 32-bit keys (2048 counters, 8 KiB, stay in L1; 8-bit digits were
+ * slower on the 2-core PoCL machine, 4 passes of mostly memory traffic).
+ * TILE: the counter table of 16 x 256 fits in 16 KiB of local memory. */
 static void shape_for(const kiln__plan *plan, int variant,
                       kiln__sort_shape *sh) {
     sh->variant = variant;
     sh->cpu = variant == KILN__SORT_CPU;
     sh->local = sh->cpu ? 1 : plan->local;
-    sh->radix_bits = variant == KILN__SORT_TILE ? 4 : 8;
+    sh->radix_bits = variant == KILN__SORT_TILE  ? 4
+                     : variant == KILN__SORT_CPU ? 11
+                                                 : 8;
 }
 
 /* The variant for a device: chosen by its capabilities, never its

@@ -83,11 +83,11 @@ kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn,
  * variant's kernels (*k: KILN__SORT_NK of them) and launch shape. */
 /* The variants. TILE: portable, groups of up to 256 with 4-bit digits
  * (GPUs); CPU: portable, one work-item a group over a long chunk with
- * 8-bit digits; ONESWEEP: CUDA C single-pass passes with look-back. */
+ * 11-bit digits; ONESWEEP: CUDA C single-pass passes with look-back. */
 enum { KILN__SORT_TILE, KILN__SORT_CPU, KILN__SORT_ONESWEEP };
 typedef struct kiln__sort_shape {
     int variant;
-    int cpu;        /* the variant: 1 one work-item a group, 8-bit digits */
+    int cpu;        /* 1: the CPU variant */
     size_t local;   /* work-items per group */
     int radix_bits; /* digit width of a pass */
 } kiln__sort_shape;

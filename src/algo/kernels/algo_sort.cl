@@ -15,7 +15,7 @@
  *     pass is stable) and writes keys and values to their positions.
  * Each work-item's counters are its own column of a local table, so no
  * atomics are needed. On CPUs the groups have one work-item and a long
- * chunk (8-bit digits: 256 counters); on GPUs 256 work-items of 16 items
+ * chunk (11-bit digits: 2048 counters); on GPUs 256 work-items of 16 items
  * (4-bit digits: a 16 KiB table). Positions are 32-bit (n < 2^32).
  * kiln_sort_bits (algo_sort_bits.cl) comes before it. */
 
