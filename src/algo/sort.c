@@ -11,8 +11,8 @@
 #include "base/error.h"
 
 static const char *const kKernelSuffix[KILN__SORT_NK] = {
-    "_hist",   "_scan",  "_scatter", "_segid",  "_gather",
-    "_search", "_index", "_os_hist", "_os_pass"};
+    "_hist",  "_scatter", "_segid",   "_gather",
+    "_search", "_index",  "_os_hist", "_os_pass"};
 
 static const char *utype(unsigned bytes) {
     return bytes == 1 ? "uchar" : bytes == 2 ? "ushort"
@@ -265,6 +265,9 @@ kiln_status kiln__chain_end(chain *c, kiln_status st, kiln_event **event) {
     for (int j = 0; j < c->ntmp; j++)
         kiln_buffer_release(c->tmp[j]);
     c->ntmp = 0;
+    for (int j = 0; j < c->ncounts; j++)
+        kiln_array_release(c->counts[j]);
+    c->ncounts = 0;
     if (st == KILN_OK && event) {
         *event = c->last;
         c->last = NULL;
@@ -299,25 +302,30 @@ static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
 /* One portable pass: histograms, their scan, the scatter. */
 static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
                                  const kiln__sort_shape *sh,
-                                 const radix_job *j, kiln_buffer *counts,
+                                 const radix_job *j, kiln_array *counts,
                                  kiln_buffer *const io[4], int has_vals,
                                  int iota, unsigned shift, unsigned width) {
     size_t n = j->n, chunk, ntiles;
     portable_tiles(c, sh, n, &chunk, &ntiles);
-    size_t radix = (size_t)1 << sh->radix_bits;
     kiln_arg mask = KILN_ARG_U32((1u << width) - 1);
     kiln_arg hist[9] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
                         KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
                         KILN_ARG_I32(j->desc), KILN_ARG_I32((int)shift), mask,
-                        KILN_ARG_BUF(counts), KILN_ARG_I64((int64_t)ntiles)};
+                        KILN_ARG_BUF(kiln_array_buffer(counts)),
+                        KILN_ARG_I64((int64_t)ntiles)};
     kiln_status st = kiln__chain_launch(c, k[KILN__SORT_HIST],
                                         ntiles * sh->local, sh->local, hist,
                                         9);
-    kiln_arg scan[2] = {KILN_ARG_BUF(counts),
-                        KILN_ARG_I64((int64_t)(radix * ntiles))};
-    if (st == KILN_OK)
-        st = kiln__chain_launch(c, k[KILN__SORT_SCAN], sh->local, sh->local,
-                                scan, 2);
+    /* the counts, digit-major, become each tile's first position of each
+     * digit: an exclusive scan in place (the scan generator's variant for
+     * the device) */
+    if (st == KILN_OK) {
+        kiln_event *e = NULL;
+        st = kiln_array_cumsum(c->q, counts, counts, 1, chain_nw(c),
+                               chain_w(c), &e);
+        if (st == KILN_OK)
+            chain_next(c, e);
+    }
     kiln_arg sc[14] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
                        KILN_ARG_BUF(io[2]),    KILN_ARG_BUF(io[3]),
                        KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
@@ -325,7 +333,7 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
                        KILN_ARG_I64((int64_t)chunk),
                        KILN_ARG_I32(j->kind),  KILN_ARG_I32(j->desc),
                        KILN_ARG_I32((int)shift), mask,
-                       KILN_ARG_BUF(counts),
+                       KILN_ARG_BUF(kiln_array_buffer(counts)),
                        KILN_ARG_I64((int64_t)ntiles)};
     if (st == KILN_OK)
         st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local,
@@ -359,7 +367,18 @@ static kiln_status radix(chain *c, const radix_job *j) {
     size_t cbytes = os ? os_words(passes, os_tiles) * 4
                        : ((size_t)1 << sh.radix_bits) * ntiles * 4;
     kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL;
-    st = kiln__chain_tmp(c, cbytes, &counts);
+    kiln_array *carr = NULL; /* the portable passes' counts */
+    if (os) {
+        st = kiln__chain_tmp(c, cbytes, &counts);
+    } else if (c->ncounts == (int)(sizeof c->counts / sizeof c->counts[0])) {
+        st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
+    } else {
+        size_t m = cbytes / 4;
+        st = kiln_array_empty(kiln_queue_context(c->q), KILN_UINT32, 1, &m,
+                              &carr);
+        if (st == KILN_OK)
+            c->counts[c->ncounts++] = carr;
+    }
     int kin_place = j->kin == j->kout;
     int vin_place = has_vals && !j->iota && j->vin == j->vout;
     if (st == KILN_OK && (passes > 1 || kin_place))
@@ -413,7 +432,7 @@ static kiln_status radix(chain *c, const radix_job *j) {
             st = kiln__chain_launch(c, k[KILN__SORT_OS_PASS], os_tiles * 256,
                                     256, a, 14);
         } else {
-            st = portable_pass(c, k, &sh, j, counts, io, has_vals, iota,
+            st = portable_pass(c, k, &sh, j, carr, io, has_vals, iota,
                                shift, width);
         }
         ksrc = kdst;

@@ -9,7 +9,6 @@
 /* The kernels of a sorter's program (kernels/algo_sort.cl). */
 enum {
     KILN__SORT_HIST,
-    KILN__SORT_SCAN,
     KILN__SORT_SCATTER,
     KILN__SORT_SEGID,
     KILN__SORT_GATHER,
@@ -61,6 +60,8 @@ typedef struct kiln__sort_chain {
     kiln_event *last;
     kiln_buffer *tmp[12];
     int ntmp;
+    kiln_array *counts[4]; /* the portable passes' digit counts */
+    int ncounts;
 } kiln__sort_chain;
 typedef kiln__sort_chain chain;
 kiln_status kiln__chain_launch(chain *c, kiln_kernel *k, size_t global,

@@ -259,7 +259,7 @@ static kiln_status sort_any(kiln_queue *queue, const char *what,
     if (keys->size == 0)
         return event ? kiln_queue_marker(queue, num_wait, wait, event)
                      : KILN_OK;
-    op o = {{queue, num_wait, wait, NULL, {0}, 0}, what, {0}, 0};
+    op o = {.c = {.q = queue, .nw = num_wait, .w = wait}, .what = what};
     kiln_array *kout_d = NULL, *vout_d = NULL;
     r.n = keys->size;
     r.key_bytes = (unsigned)kiln_dtype_size(keys->dtype);
@@ -414,7 +414,8 @@ kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out,
     if (st == KILN_OK)
         st = sort_any(queue, what, tk, NULL, a, NULL, ti, NULL, &d, num_wait,
                       wait, &sorted);
-    op o = {{queue, sorted ? 1 : 0, &sorted, NULL, {0}, 0}, what, {0}, 0};
+    op o = {.c = {.q = queue, .nw = sorted ? 1 : 0, .w = &sorted},
+            .what = what};
     if (st == KILN_OK)
         st = kiln__chain_array_copy(&o.c, values_out, vk);
     if (st == KILN_OK && indices_out)
@@ -466,7 +467,7 @@ kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *out,
     if (v->size == 0)
         return event ? kiln_queue_marker(queue, num_wait, wait, event)
                      : KILN_OK;
-    op o = {{queue, num_wait, wait, NULL, {0}, 0}, what, {0}, 0};
+    op o = {.c = {.q = queue, .nw = num_wait, .w = wait}, .what = what};
     kiln_buffer *sb = NULL, *vb = NULL;
     kiln_array *od = NULL;
     unsigned kb = (unsigned)kiln_dtype_size(v->dtype);

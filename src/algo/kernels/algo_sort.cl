@@ -8,8 +8,8 @@
  * One pass sorts by the digit (order_bits >> shift) & mask:
  *  1. @NAME@_hist: tile g (KILN_LOCAL_SIZE work-items, each owning `chunk`
  *     consecutive items) counts its digits into counts[d * ntiles + g];
- *  2. @NAME@_scan: one group turns counts into exclusive prefixes (the
- *     position of tile g's first item of digit d in the output);
+ *  2. (the host) an exclusive scan of counts, kiln_array_cumsum: the
+ *     position of tile g's first item of digit d in the output;
  *  3. @NAME@_scatter: each tile counts again, ranks its items (digit-major,
  *     then work-item, then item: the input order within a digit, so the
  *     pass is stable) and writes keys and values to their positions.
@@ -61,25 +61,6 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         part[l] += kiln_v;                                                    \
         kiln_barrier();                                                       \
     }
-
-/* One group: counts[0..m) becomes its exclusive prefix sums. */
-KILN_KERNEL void @NAME@_scan(KILN_GLOBAL uint *counts, long m)
-{
-    KILN_LOCAL uint part[KILN_LOCAL_SIZE];
-    long l = (long)kiln_local_id(0);
-    long per = (m + KILN_LOCAL_SIZE - 1) / KILN_LOCAL_SIZE;
-    long b = l * per < m ? l * per : m, e = b + per < m ? b + per : m;
-    uint s = 0;
-    for (long i = b; i < e; i++)
-        s += counts[i];
-    KILN_GROUP_SCAN(part, l, s)
-    uint run = part[l] - s;
-    for (long i = b; i < e; i++) {
-        uint v = counts[i];
-        counts[i] = run;
-        run += v;
-    }
-}
 
 /* iota: the values are the items' indices (argsort's first pass). */
 KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
