@@ -261,7 +261,42 @@ kiln_status kiln__chain_tmp(chain *c, size_t bytes, kiln_buffer **b) {
     return st;
 }
 
+kiln_status kiln__chain_scratch(chain *c, int slot, size_t bytes,
+                                kiln_buffer **b) {
+    *b = NULL;
+    if (c->nscratch == (int)(sizeof c->scratch / sizeof c->scratch[0]))
+        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: scratch");
+    kiln__scratch *s = &c->scratch[c->nscratch];
+    kiln_status st = kiln__scratch_get(c->q, slot, bytes ? bytes : 1, s);
+    if (st != KILN_OK)
+        return st;
+    c->nscratch++;
+    *b = s->buf;
+    if (!s->dep)
+        return KILN_OK;
+    /* a marker joins the slot's last user into the chain */
+    kiln_event *const *wl = NULL;
+    size_t nwl = 0;
+    st = kiln__wait_plus(chain_nw(c), chain_w(c), s->dep, NULL, &wl, &nwl);
+    kiln_event *e = NULL;
+    if (st == KILN_OK)
+        st = kiln_queue_marker(c->q, nwl, wl, &e);
+    if (wl != chain_w(c))
+        free((void *)wl);
+    if (st == KILN_OK)
+        chain_next(c, e);
+    return st;
+}
+
+void kiln__chain_scratch_put(chain *c, int from) {
+    while (c->nscratch > from) {
+        c->nscratch--;
+        kiln__scratch_put(c->q, &c->scratch[c->nscratch], c->last);
+    }
+}
+
 kiln_status kiln__chain_end(chain *c, kiln_status st, kiln_event **event) {
+    kiln__chain_scratch_put(c, 0);
     for (int j = 0; j < c->ntmp; j++)
         kiln_buffer_release(c->tmp[j]);
     c->ntmp = 0;
@@ -368,8 +403,10 @@ static kiln_status radix(chain *c, const radix_job *j) {
                        : ((size_t)1 << sh.radix_bits) * ntiles * 4;
     kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL;
     kiln_array *carr = NULL; /* the portable passes' counts */
+    int held = c->nscratch; /* this sort's slots are given back at its end */
     if (os) {
-        st = kiln__chain_tmp(c, cbytes, &counts);
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS, cbytes,
+                                 &counts);
     } else if (c->ncounts == (int)(sizeof c->counts / sizeof c->counts[0])) {
         st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
     } else {
@@ -382,9 +419,9 @@ static kiln_status radix(chain *c, const radix_job *j) {
     int kin_place = j->kin == j->kout;
     int vin_place = has_vals && !j->iota && j->vin == j->vout;
     if (st == KILN_OK && (passes > 1 || kin_place))
-        st = kiln__chain_tmp(c, n * j->kb, &tk);
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_KEYS, n * j->kb, &tk);
     if (st == KILN_OK && has_vals && (passes > 1 || vin_place))
-        st = kiln__chain_tmp(c, n * j->vb, &tv);
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_VALS, n * j->vb, &tv);
     kiln_buffer *ksrc = j->kin, *vsrc = j->vin;
     /* in place with an odd count of passes: the first writes the output,
      * so it reads a copy */
@@ -438,6 +475,7 @@ static kiln_status radix(chain *c, const radix_job *j) {
         ksrc = kdst;
         vsrc = vdst;
     }
+    kiln__chain_scratch_put(c, held);
     kiln__gen_release(&s->gen);
     return st;
 }

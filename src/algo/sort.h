@@ -62,6 +62,8 @@ typedef struct kiln__sort_chain {
     int ntmp;
     kiln_array *counts[4]; /* the portable passes' digit counts */
     int ncounts;
+    kiln__scratch scratch[4]; /* the context's scratch slots in use */
+    int nscratch;
 } kiln__sort_chain;
 typedef kiln__sort_chain chain;
 kiln_status kiln__chain_launch(chain *c, kiln_kernel *k, size_t global,
@@ -72,6 +74,13 @@ kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst,
 kiln_status kiln__chain_array_copy(chain *c, kiln_array *dst,
                                    kiln_array *src);
 kiln_status kiln__chain_tmp(chain *c, size_t bytes, kiln_buffer **b);
+/* The context's scratch buffer of slot (KILN__SCRATCH_SORT_*), of at least
+ * bytes; the chain's next command waits for its last user. Given back by
+ * kiln__chain_scratch_put (those taken after the first `from` of them) or
+ * kiln__chain_end, with the chain's last event. */
+kiln_status kiln__chain_scratch(chain *c, int slot, size_t bytes,
+                                kiln_buffer **b);
+void kiln__chain_scratch_put(chain *c, int from);
 kiln_status kiln__chain_end(chain *c, kiln_status st, kiln_event **event);
 
 /* Enqueues the sort r on c. */

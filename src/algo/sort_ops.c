@@ -286,7 +286,8 @@ static kiln_status sort_any(kiln_queue *queue, const char *what,
     }
     /* argsort: the keys go to a scratch buffer */
     if (st == KILN_OK && !kout_d)
-        st = kiln__chain_tmp(&o.c, r.n * r.key_bytes, &r.kout);
+        st = kiln__chain_scratch(&o.c, KILN__SCRATCH_SORT_ARGKEYS,
+                                 r.n * r.key_bytes, &r.kout);
     else if (st == KILN_OK)
         r.kout = kout_d->buffer;
     if (vout_d)
