@@ -780,6 +780,7 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed);
 #include "kiln/linalg.h"
 #include "kiln/offload.h"
 #include "kiln/random.h"
+#include "kiln/sort.h"
 
 #ifdef __cplusplus
 }

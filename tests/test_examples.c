@@ -19,7 +19,7 @@
 /* The examples this file checks; keep in step with the functions below. */
 static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise",
                                      "monte_carlo_pi", "pipeline", "copy_if",
-                                     "neighbours"};
+                                     "neighbours", "sort_pairs"};
 
 static char tmpdir[256];
 static char out[16384], err[16384];
@@ -228,6 +228,23 @@ static void check_neighbours(void) {
     CHECK(strstr(out, "OK") == NULL);
 }
 
+/* sort_pairs [device] [players]: the example checks its own sorts, topk
+ * and searchsorted against the host data. */
+static void check_sort_pairs(void) {
+    int rc = run("", "sort_pairs", "");
+    CHECK_MSG(rc == 0 && strstr(out, "1048576 players on ") && strstr(out, ": OK\n"),
+              "sort_pairs: exit %d; %.300s %.300s", rc, out, err);
+    rc = run("", "sort_pairs", "'' 4099");
+    CHECK_MSG(rc == 0 && strstr(out, "4099 players") && strstr(out, ": OK\n"),
+              "4099 players: exit %d; %.300s", rc, out);
+    rc = run("", "sort_pairs", "'' 4");
+    CHECK_MSG(rc == 1 && strstr(err, "players must be >= 5"), "4 players: exit %d", rc);
+    rc = run("", "sort_pairs", "no-such-device-xyz");
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
+              rc, err);
+    CHECK(strstr(out, "OK") == NULL);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -242,6 +259,7 @@ int main(void) {
     check_pipeline();
     check_copy_if();
     check_neighbours();
+    check_sort_pairs();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -53,6 +53,10 @@ enum {
     KILN__SCRATCH_SCAN_VALS,
     KILN__SCRATCH_SCAN_SUMS,
     KILN__SCRATCH_SCAN_FLAGS,
+    KILN__SCRATCH_SORT_KEYS,   /* a sort's ping-pong keys (sort.c) */
+    KILN__SCRATCH_SORT_VALS,   /* its ping-pong values */
+    KILN__SCRATCH_SORT_STATUS, /* the onesweep counts and status words */
+    KILN__SCRATCH_SORT_ARGKEYS, /* argsort's sorted keys, not returned */
     KILN__SCRATCH_SLOTS
 };
 typedef struct kiln__scratch {

@@ -1,0 +1,182 @@
+/* Portable stable LSD radix sort (src/algo/sort*.c). Defined before it:
+ * the capability defines, KILN_LOCAL_SIZE (work-items per group, a power
+ * of two), KILN_RADIX_BITS (digit width of a pass), KILN_KEY_T (the key's
+ * storage: the unsigned type of its width), KILN_KEY_BYTES, kiln_uk_t
+ * (uint or ulong: the key's order bits), KILN_VAL_T (the values' storage,
+ * the unsigned type of their width; uint when there are none).
+ *
+ * One pass sorts by the digit (order_bits >> shift) & mask:
+ *  1. @NAME@_hist: tile g (KILN_LOCAL_SIZE work-items, each owning `chunk`
+ *     consecutive items) counts its digits into counts[d * ntiles + g];
+ *  2. (the host) an exclusive scan of counts, kiln_array_cumsum: the
+ *     position of tile g's first item of digit d in the output;
+ *  3. @NAME@_scatter: each tile counts again, ranks its items (digit-major,
+ *     then work-item, then item: the input order within a digit, so the
+ *     pass is stable) and writes keys and values to their positions.
+ * Each work-item's counters are its own column of a local table, so no
+ * atomics are needed. On CPUs the groups have one work-item and a long
+ * chunk (11-bit digits: 2048 counters); on GPUs 256 work-items of 16 items
+ * (4-bit digits: a 16 KiB table). Positions are 32-bit (n < 2^32).
+ * kiln_sort_bits (algo_sort_bits.cl) comes before it. */
+
+#define KILN_RADIX (1 << KILN_RADIX_BITS)
+#define KILN_CNT (KILN_RADIX * KILN_LOCAL_SIZE)
+#define KILN_DIGIT(k) ((uint)(kiln_sort_bits((k), kind, desc) >> shift) & mask)
+
+/* Zeroes this work-item's column of cnt and counts its chunk's digits;
+ * declares kiln_b, kiln_e (the chunk) and l, g. */
+#define KILN_COUNT_CHUNK(keys)                                                \
+    long l = (long)kiln_local_id(0), g = (long)kiln_group_id(0);             \
+    long kiln_b = (g * KILN_LOCAL_SIZE + l) * chunk;                          \
+    long kiln_e = kiln_b + chunk < n ? kiln_b + chunk : n;                    \
+    for (int d = 0; d < KILN_RADIX; d++)                                      \
+        cnt[d * KILN_LOCAL_SIZE + l] = 0;                                     \
+    for (long i = kiln_b; i < kiln_e; i++)                                    \
+        cnt[KILN_DIGIT(keys[i]) * KILN_LOCAL_SIZE + l]++;
+
+KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                             long chunk, int kind, int desc, int shift,
+                             uint mask, KILN_GLOBAL uint *counts,
+                             long ntiles)
+{
+    KILN_LOCAL uint cnt[KILN_CNT];
+    KILN_COUNT_CHUNK(keys)
+    kiln_barrier();
+    for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE) {
+        uint s = 0;
+        for (long t = 0; t < KILN_LOCAL_SIZE; t++)
+            s += cnt[d * KILN_LOCAL_SIZE + t];
+        counts[d * ntiles + g] = s;
+    }
+}
+
+/* Exclusive scan of part[0..KILN_LOCAL_SIZE) in place (Hillis-Steele);
+ * every work-item of the group runs it. */
+#define KILN_GROUP_SCAN(part, l, mine)                                        \
+    part[l] = mine;                                                           \
+    kiln_barrier();                                                           \
+    for (long kiln_o = 1; kiln_o < KILN_LOCAL_SIZE; kiln_o <<= 1) {           \
+        uint kiln_v = l >= kiln_o ? part[l - kiln_o] : 0u;                    \
+        kiln_barrier();                                                       \
+        part[l] += kiln_v;                                                    \
+        kiln_barrier();                                                       \
+    }
+
+/* iota: the values are the items' indices (argsort's first pass). */
+KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
+                                KILN_GLOBAL KILN_KEY_T *kout,
+                                KILN_GLOBAL const KILN_VAL_T *vin,
+                                KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
+                                int iota, long n, long chunk, int kind,
+                                int desc, int shift, uint mask,
+                                KILN_GLOBAL const uint *offs, long ntiles)
+{
+    KILN_LOCAL uint cnt[KILN_CNT];
+    KILN_LOCAL uint part[KILN_LOCAL_SIZE];
+    KILN_LOCAL uint start[KILN_RADIX];
+    KILN_COUNT_CHUNK(kin)
+    kiln_barrier();
+    /* exclusive scan of the table in digit-major order; work-item l owns
+     * entries [l * KILN_RADIX, (l + 1) * KILN_RADIX) */
+    uint s = 0;
+    for (int j = 0; j < KILN_RADIX; j++)
+        s += cnt[l * KILN_RADIX + j];
+    KILN_GROUP_SCAN(part, l, s)
+    uint run = part[l] - s;
+    for (int j = 0; j < KILN_RADIX; j++) {
+        uint c = cnt[l * KILN_RADIX + j];
+        cnt[l * KILN_RADIX + j] = run;
+        run += c;
+    }
+    kiln_barrier();
+    /* the tile's global base of digit d, less its first rank in the tile
+     * (mod 2^32, the sum below is exact) */
+    for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE)
+        start[d] = offs[d * ntiles + g] - cnt[d * KILN_LOCAL_SIZE];
+    kiln_barrier();
+    for (long i = kiln_b; i < kiln_e; i++) {
+        KILN_KEY_T k = kin[i];
+        uint d = KILN_DIGIT(k);
+        uint pos = start[d] + cnt[d * KILN_LOCAL_SIZE + l]++;
+        kout[pos] = k;
+        if (has_vals)
+            vout[pos] = iota ? (KILN_VAL_T)i : vin[i];
+    }
+}
+
+/* Segment of each permuted item: perm[i]'s row (seglen > 0) or the last
+ * segment s with offsets[s] <= perm[i] (offsets as int32 or int64,
+ * nseg + 1 of them), clamped to [0, nseg). */
+KILN_KERNEL void @NAME@_segid(KILN_GLOBAL const uint *perm, long n,
+                              KILN_GLOBAL const int *off32,
+                              KILN_GLOBAL const long *off64, int wide,
+                              long nseg, long seglen, KILN_GLOBAL uint *seg)
+{
+    long i = (long)kiln_global_id(0);
+    if (i >= n)
+        return;
+    long p = (long)perm[i], s;
+    if (seglen > 0) {
+        s = p / seglen;
+    } else {
+        long lo = 0, hi = nseg; /* the answer is in [lo, hi) */
+        while (hi - lo > 1) {
+            long mid = lo + (hi - lo) / 2;
+            long o = wide ? off64[mid] : (long)off32[mid];
+            if (o <= p)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        s = lo;
+    }
+    seg[i] = (uint)(s < nseg ? s : nseg - 1);
+}
+
+/* dst[i] = src[idx[i]] */
+KILN_KERNEL void @NAME@_gather(KILN_GLOBAL const KILN_KEY_T *src,
+                               KILN_GLOBAL const uint *idx,
+                               KILN_GLOBAL KILN_KEY_T *dst, long n)
+{
+    long i = (long)kiln_global_id(0);
+    if (i < n)
+        dst[i] = src[idx[i]];
+}
+
+/* out[i] = the first j with sorted[j] >= v[i] (right: > v[i]) in the
+ * ascending total order of kiln_sort_bits; int64 (wide) or int32 out. */
+KILN_KERNEL void @NAME@_search(KILN_GLOBAL const KILN_KEY_T *sorted, long n,
+                               KILN_GLOBAL const KILN_KEY_T *v, long m,
+                               int kind, int right,
+                               KILN_GLOBAL long *out64,
+                               KILN_GLOBAL int *out32, int wide)
+{
+    long i = (long)kiln_global_id(0);
+    if (i >= m)
+        return;
+    kiln_uk_t x = kiln_sort_bits(v[i], kind, 0);
+    long lo = 0, hi = n;
+    while (lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        kiln_uk_t y = kiln_sort_bits(sorted[mid], kind, 0);
+        if (right ? y <= x : y < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (wide)
+        out64[i] = lo;
+    else
+        out32[i] = (int)lo;
+}
+
+/* out[i] = perm[i] as an index, counted from its row's start when
+ * seglen > 0 (argsort along the last axis). */
+KILN_KERNEL void @NAME@_index(KILN_GLOBAL const uint *perm, long n,
+                              long seglen, KILN_GLOBAL KILN_VAL_T *out)
+{
+    long i = (long)kiln_global_id(0);
+    if (i < n)
+        out[i] = (KILN_VAL_T)(seglen > 0 ? (long)perm[i] % seglen
+                                         : (long)perm[i]);
+}

@@ -1,0 +1,216 @@
+/* Single-pass ("onesweep") LSD radix sort pass in CUDA C (Adinets &
+ * Merrill 2022), chosen by src/algo/sort.c on devices that compile CUDA C
+ * and have warp shuffles over warps of 32 and forward progress. Defined
+ * before it: the capability defines, KILN_KEY_T, KILN_KEY_BYTES, kiln_uk_t,
+ * KILN_VAL_T, kiln_sort_bits (algo_sort_bits.cl), KILN_OS_ITEMS (keys per
+ * thread).
+ *
+ *  1. @NAME@_os_hist: one read of the keys counts the digits of every pass
+ *     (8-bit digits) into hist[pass][256] (shared, then global atomics).
+ *  2. @NAME@_os_pass, once per pass: each block takes the next tile
+ *     (KILN_OS_THREADS * KILN_OS_ITEMS keys) from an atomic counter, so a
+ *     block only waits for tiles that started before it. Each warp loads
+ *     32 * KILN_OS_ITEMS consecutive keys warp-striped (coalesced) and
+ *     ranks them in memory order: 8 ballots find the lanes with the same
+ *     digit, the lowest of them bumps the warp's counter of that digit.
+ *     Thread d then owns digit d: it turns the warps' counts into offsets,
+ *     the block scans the tile's digit counts, and thread d publishes its
+ *     count (flag 1: aggregate) and looks back over earlier tiles' words
+ *     for digit d until one carries an inclusive prefix (flag 2), then
+ *     publishes its own. Keys (then values) are exchanged through shared
+ *     memory into digit order and written out coalesced: each run of one
+ *     digit goes to consecutive addresses.
+ * A status word is flag << 30 | count: tiles hold fewer than 2^30 keys and
+ * the host uses this template only for n < 2^30. The scratch words
+ * (histograms, tile counters, status words) are zeroed before the
+ * histogram launch. */
+
+#define KILN_OS_THREADS 256
+#define KILN_OS_WARPS (KILN_OS_THREADS / 32)
+#define KILN_OS_TILE (KILN_OS_THREADS * KILN_OS_ITEMS)
+#define KILN_OS_WITEMS (32 * KILN_OS_ITEMS)
+#define KILN_OS_FULL 0xffffffffu
+#define KILN_OS_COUNT 0x3fffffffu
+#if KILN_HAS_SLEEP
+#define KILN_OS_SLEEP() __nanosleep(32)
+#else
+#define KILN_OS_SLEEP() ((void)0)
+#endif
+
+KILN_FUNC uint kiln_os_digit(kiln_uk_t u, int shift, int end)
+{
+    int w = end - shift < 8 ? end - shift : 8;
+    return (uint)(u >> shift) & ((1u << w) - 1u);
+}
+
+KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
+@NAME@_os_hist(const KILN_KEY_T *keys, long n, int kind, int desc, int begin,
+               int end, int passes, uint *hist)
+{
+    __shared__ uint sh[8 * 256];
+    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
+        sh[i] = 0;
+    __syncthreads();
+    long stride = (long)gridDim.x * KILN_OS_THREADS;
+    for (long i = (long)blockIdx.x * KILN_OS_THREADS + threadIdx.x; i < n;
+         i += stride) {
+        kiln_uk_t u = kiln_sort_bits(keys[i], kind, desc);
+        for (int p = 0; p < passes; p++)
+            atomicAdd(&sh[p * 256 + kiln_os_digit(u, begin + 8 * p, end)], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
+        if (sh[i])
+            atomicAdd(&hist[i], sh[i]);
+}
+
+/* Exclusive scan of one value per thread over the block; *total gets the
+ * sum. wsum: KILN_OS_WARPS words of shared memory. */
+KILN_FUNC uint kiln_os_block_scan(uint v, uint *wsum, uint *total)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint x = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        uint y = __shfl_up_sync(KILN_OS_FULL, x, o);
+        if (lane >= o)
+            x += y;
+    }
+    if (lane == 31)
+        wsum[warp] = x;
+    __syncthreads();
+    uint before = 0, all = 0;
+    for (int w = 0; w < KILN_OS_WARPS; w++) {
+        uint s = wsum[w];
+        before += w < warp ? s : 0u;
+        all += s;
+    }
+    __syncthreads();
+    *total = all;
+    return before + x - v;
+}
+
+KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
+@NAME@_os_pass(const KILN_KEY_T *kin, KILN_KEY_T *kout, const KILN_VAL_T *vin,
+               KILN_VAL_T *vout, int has_vals, int iota, long n, int kind,
+               int desc, int shift, int end, uint *scratch, int pass,
+               long tiles)
+{
+    /* the scratch words: hist[8][256], counters[64], status[passes][tiles][256] */
+    const uint *hist = scratch + pass * 256;
+    uint *counter = scratch + 8 * 256 + pass;
+    uint *status = scratch + 8 * 256 + 64 + (long)pass * tiles * 256;
+    /* the exchange buffer holds a tile of keys, later of values */
+    __shared__ ulong xbuf[KILN_OS_TILE * (KILN_KEY_BYTES > sizeof(KILN_VAL_T)
+                                              ? KILN_KEY_BYTES
+                                              : sizeof(KILN_VAL_T)) /
+                          8 + 1];
+    __shared__ unsigned char xdig[KILN_OS_TILE];
+    __shared__ uint whist[KILN_OS_WARPS][256];
+    __shared__ uint tstart[256]; /* the tile's first position of digit d */
+    __shared__ uint gbase[256];  /* output index of position 0 of digit d */
+    __shared__ uint wsum[KILN_OS_WARPS];
+    __shared__ uint tile_sh;
+    KILN_KEY_T *xkeys = (KILN_KEY_T *)xbuf;
+    KILN_VAL_T *xvals = (KILN_VAL_T *)xbuf;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    if (t == 0)
+        tile_sh = atomicAdd(counter, 1u);
+    for (int w = 0; w < KILN_OS_WARPS; w++)
+        whist[w][t] = 0;
+    __syncthreads();
+    const uint tile = tile_sh;
+    const long base = (long)tile * KILN_OS_TILE;
+    const long wbase = base + (long)warp * KILN_OS_WITEMS;
+    const uint lt_mask = (1u << lane) - 1u;
+
+    KILN_KEY_T key[KILN_OS_ITEMS];
+    uint rank[KILN_OS_ITEMS];
+#pragma unroll
+    for (int k = 0; k < KILN_OS_ITEMS; k++) {
+        long i = wbase + k * 32 + lane;
+        int valid = i < n;
+        key[k] = valid ? kin[i] : (KILN_KEY_T)0;
+        uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
+        uint peers = __ballot_sync(KILN_OS_FULL, valid);
+#pragma unroll
+        for (int b = 0; b < 8; b++) {
+            uint bit = (d >> b) & 1u;
+            uint bal = __ballot_sync(KILN_OS_FULL, bit);
+            peers &= bit ? bal : ~bal;
+        }
+        uint before = 0;
+        if (valid)
+            before = whist[warp][d];
+        __syncwarp();
+        if (valid && !(peers & lt_mask))
+            whist[warp][d] = before + __popc(peers);
+        __syncwarp();
+        rank[k] = before + __popc(peers & lt_mask);
+    }
+    __syncthreads();
+    /* thread t owns digit t: the warps' offsets, the tile's count */
+    uint cnt = 0;
+    for (int w = 0; w < KILN_OS_WARPS; w++) {
+        uint c = whist[w][t];
+        whist[w][t] = cnt;
+        cnt += c;
+    }
+    uint ntile;
+    uint start = kiln_os_block_scan(cnt, wsum, &ntile);
+    tstart[t] = start;
+    uint total;
+    uint gstart = kiln_os_block_scan(hist[t], wsum, &total);
+    /* decoupled look-back for digit t */
+    uint *st = status + (long)tile * 256 + t;
+    uint excl = 0;
+    if (tile == 0) {
+        *(volatile uint *)st = (2u << 30) | cnt;
+    } else {
+        *(volatile uint *)st = (1u << 30) | cnt;
+        long j = (long)tile - 1;
+        for (;;) {
+            uint w = *(volatile uint *)(status + j * 256 + t);
+            uint flag = w >> 30;
+            if (flag == 0) {
+                KILN_OS_SLEEP();
+                continue;
+            }
+            excl += w & KILN_OS_COUNT;
+            if (flag == 2)
+                break;
+            j--;
+        }
+        *(volatile uint *)st = (2u << 30) | (excl + cnt);
+    }
+    gbase[t] = gstart + excl - start;
+    __syncthreads();
+    /* keys into digit order in shared memory */
+#pragma unroll
+    for (int k = 0; k < KILN_OS_ITEMS; k++) {
+        long i = wbase + k * 32 + lane;
+        if (i < n) {
+            uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
+                                   end);
+            uint pos = tstart[d] + whist[warp][d] + rank[k];
+            xkeys[pos] = key[k];
+            xdig[pos] = (unsigned char)d;
+            rank[k] = pos; /* now the tile position, for the values */
+        }
+    }
+    __syncthreads();
+    uint count = (uint)(n - base < KILN_OS_TILE ? n - base : KILN_OS_TILE);
+    for (uint p = t; p < count; p += KILN_OS_THREADS)
+        kout[gbase[xdig[p]] + p] = xkeys[p];
+    if (!has_vals)
+        return;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < KILN_OS_ITEMS; k++) {
+        long i = wbase + k * 32 + lane;
+        if (i < n)
+            xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
+    }
+    __syncthreads();
+    for (uint p = t; p < count; p += KILN_OS_THREADS)
+        vout[gbase[xdig[p]] + p] = xvals[p];
+}

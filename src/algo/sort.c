@@ -1,0 +1,604 @@
+/* The radix sorter (sort.h): a generator per (key width, value width)
+ * from the context's cache, and the passes of a sort over dense buffers:
+ * plain LSD passes (kernels/algo_sort.cl), and segments as a second,
+ * stable sort of the sorted items' segment numbers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/sort.h"
+#include "base/embedded.h"
+#include "base/error.h"
+
+static const char *const kKernelSuffix[KILN__SORT_NK] = {
+    "_hist",  "_scatter", "_segid",   "_gather",
+    "_search", "_index",  "_os_hist", "_os_pass"};
+
+static const char *utype(unsigned bytes) {
+    return bytes == 1 ? "uchar" : bytes == 2 ? "ushort"
+                                : bytes == 4 ? "uint"
+                                             : "ulong";
+}
+
+/* Keys per thread of the onesweep pass: 16 keeps a tile of 8-byte keys
+ * and the rest within 48 KiB of static shared memory. */
+#define OS_ITEMS 16
+#define OS_TILE (256 * OS_ITEMS)
+
+/* The launch shape of a variant (sort.h). CPU: 11-bit digits, 3 passes
+ * for 32-bit keys (2048 counters, 8 KiB, stay in L1; 8-bit digits were
+ * slower on the 2-core PoCL machine, 4 passes of mostly memory traffic).
+ * TILE: the counter table of 16 x 256 fits in 16 KiB of local memory. */
+static void shape_for(const kiln__plan *plan, int variant,
+                      kiln__sort_shape *sh) {
+    sh->variant = variant;
+    sh->cpu = variant == KILN__SORT_CPU;
+    sh->local = sh->cpu ? 1 : plan->local;
+    sh->radix_bits = variant == KILN__SORT_TILE  ? 4
+                     : variant == KILN__SORT_CPU ? 11
+                                                 : 8;
+}
+
+/* The variant for a device: chosen by its capabilities, never its
+ * backend. The onesweep look-back waits for blocks that started earlier:
+ * it needs forward progress. */
+static int variant_for(const kiln__plan *plan) {
+    if (plan->cpu)
+        return KILN__SORT_CPU;
+    if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 &&
+        plan->forward_progress && plan->local == 256)
+        return KILN__SORT_ONESWEEP;
+    return KILN__SORT_TILE;
+}
+
+static kiln_status sorter_build(kiln__gen *gen, int layout,
+                                const kiln__plan *plan, kiln__variant *v) {
+    kiln__sorter *s = (kiln__sorter *)gen;
+    int variant = layout ? KILN__SORT_ONESWEEP
+                  : plan->cpu ? KILN__SORT_CPU
+                              : KILN__SORT_TILE;
+    kiln__sort_shape sh;
+    /* the onesweep program carries the tile variant's kernels too (the
+     * segment and search kernels, and sorts of 2^30 keys or more) */
+    shape_for(plan, variant == KILN__SORT_ONESWEEP ? KILN__SORT_TILE : variant,
+              &sh);
+    kiln__sb sb = {0};
+    kiln__gen_device_defines(&sb, plan);
+    kiln__sb_addf(&sb,
+                  "#define KILN_LOCAL_SIZE %zu\n#define KILN_RADIX_BITS %d\n"
+                  "#define KILN_KEY_BYTES %u\n#define KILN_KEY_T %s\n"
+                  "typedef %s kiln_uk_t;\n#define KILN_VAL_T %s\n"
+                  "#define KILN_OS_ITEMS %d\n",
+                  sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
+                  s->key_bytes == 8 ? "ulong" : "uint",
+                  utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS);
+    kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
+    kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
+                                        &gen->args, KILN__CONTIG);
+    if (st == KILN_OK && variant == KILN__SORT_ONESWEEP)
+        st = kiln__gen_template(&sb, "algo_sort_onesweep.cu", gen->name,
+                                &gen->args, KILN__CONTIG);
+    unsigned langs = variant == KILN__SORT_ONESWEEP ? 1u << KILN_LANG_CUDA_C
+                                                    : KILN__LANGS_PORTABLE;
+    if (st == KILN_OK)
+        st = kiln__gen_program(gen, &sb, langs, "", kKernelSuffix, 1, v);
+    kiln__sb_free(&sb);
+    v->local = sh.local;
+    v->tmpl = variant;
+    int nk = variant == KILN__SORT_ONESWEEP ? KILN__SORT_NK
+                                            : KILN__SORT_OS_HIST;
+    kiln_kernel **k = s->k[variant];
+    for (int j = 0; st == KILN_OK && j < nk; j++) {
+        char kn[KILN__MAX_NAME + 16];
+        snprintf(kn, sizeof kn, "%s%s", gen->name, kKernelSuffix[j]);
+        st = kiln_kernel_create(v->prog, kn, &k[j]);
+    }
+    if (st != KILN_OK)
+        for (int j = 0; j < KILN__SORT_NK; j++) {
+            kiln_kernel_release(k[j]);
+            k[j] = NULL;
+        }
+    return st;
+}
+
+static void sorter_destroy(kiln__gen *gen) {
+    kiln__sorter *s = (kiln__sorter *)gen;
+    for (int c = 0; c < 3; c++)
+        for (int j = 0; j < KILN__SORT_NK; j++)
+            kiln_kernel_release(s->k[c][j]);
+    free(s);
+}
+
+static const kiln__gen_kind sorter_kind = {"kiln_sort", "kiln_sort",
+                                           sorter_build, sorter_destroy};
+
+typedef struct sorter_make_arg {
+    kiln_context *ctx;
+    unsigned kb, vb;
+} sorter_make_arg;
+
+static kiln_status sorter_make(void *arg, kiln__gen **gen) {
+    sorter_make_arg *a = arg;
+    *gen = NULL;
+    kiln__sorter *s = calloc(1, sizeof *s);
+    if (!s)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_sort");
+    /* the declaration only satisfies the base: the kernels take their
+     * arguments directly */
+    kiln_status st = kiln__gen_init(&s->gen, &sorter_kind, a->ctx,
+                                    "const uint *sort_keys", NULL);
+    if (st != KILN_OK) {
+        free(s);
+        return st;
+    }
+    s->key_bytes = a->kb;
+    s->val_bytes = a->vb;
+    *gen = &s->gen;
+    return KILN_OK;
+}
+
+/* KILN_SORT_VARIANT=tile runs the portable GPU variant on any device (on
+ * CPUs in groups of 16 work-items: tests), =cpu the CPU one everywhere,
+ * =onesweep generates the CUDA C variant for a CUDA GPU's capabilities
+ * whatever the device (tests/test_sort_nvrtc.c compiles it with NVRTC; the
+ * device's own build then fails unless it compiles CUDA C). */
+static int variant_override(void) {
+    const char *e = getenv("KILN_SORT_VARIANT");
+    if (!e)
+        return -1;
+    return !strcmp(e, "tile")       ? KILN__SORT_TILE
+           : !strcmp(e, "cpu")      ? KILN__SORT_CPU
+           : !strcmp(e, "onesweep") ? KILN__SORT_ONESWEEP
+                                    : -1;
+}
+
+kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
+                             unsigned val_bytes, kiln__sorter **out,
+                             kiln_kernel *const **k, kiln__sort_shape *shape) {
+    *out = NULL;
+    kiln__plan plan;
+    kiln_status st = kiln__plan_for(queue, &plan);
+    if (st != KILN_OK)
+        return st;
+    int variant = variant_for(&plan), force = variant_override();
+    if (force == KILN__SORT_TILE && variant != KILN__SORT_TILE) {
+        if (plan.cpu)
+            plan.local = 16;
+        plan.cpu = 0;
+        variant = force;
+    } else if (force == KILN__SORT_CPU) {
+        plan.cpu = 1;
+        variant = force;
+    } else if (force == KILN__SORT_ONESWEEP && variant != force) {
+        plan.cpu = 0;
+        plan.local = 256;
+        plan.cuda_c = plan.warp_shuffle = plan.forward_progress = 1;
+        plan.device_sleep = 1;
+        plan.subgroup_size = 32;
+        variant = force;
+    }
+    kiln_context *ctx = kiln_queue_context(queue);
+    char key[64];
+    snprintf(key, sizeof key, "sort|%u|%u", key_bytes, val_bytes);
+    sorter_make_arg ma = {ctx, key_bytes, val_bytes};
+    kiln__gen *gen = NULL;
+    st = kiln__gen_cached(ctx, key, sorter_make, &ma, &gen);
+    kiln__variant *v = NULL;
+    /* the onesweep program lives in the base's second layout slot */
+    if (st == KILN_OK)
+        st = kiln__gen_variant(gen, variant == KILN__SORT_ONESWEEP, &plan, &v);
+    if (st != KILN_OK) {
+        kiln__gen_release(gen);
+        return st;
+    }
+    kiln__sorter *s = (kiln__sorter *)gen;
+    shape_for(&plan, variant, shape);
+    shape->local = v->local;
+    *k = s->k[variant];
+    *out = s;
+    return KILN_OK;
+}
+
+/* ---- the chain of commands (sort.h) */
+static size_t chain_nw(const chain *c) { return c->last ? 1 : c->nw; }
+static kiln_event *const *chain_w(const chain *c) {
+    return c->last ? &c->last : c->w;
+}
+static void chain_next(chain *c, kiln_event *e) {
+    kiln__event_drop(&c->last);
+    c->last = e;
+}
+
+kiln_status kiln__chain_launch(chain *c, kiln_kernel *k, size_t global,
+                               size_t local, const kiln_arg *args,
+                               size_t nargs) {
+    kiln_event *e = NULL;
+    kiln_status st = kiln__launch(c->q, k, global, local, args, nargs, NULL,
+                                  chain_nw(c), chain_w(c), &e);
+    if (st == KILN_OK)
+        chain_next(c, e);
+    return st;
+}
+
+kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst,
+                             size_t bytes) {
+    kiln_event *e = NULL;
+    kiln_status st = kiln_buffer_copy(c->q, src, 0, dst, 0, bytes,
+                                      chain_nw(c), chain_w(c), &e);
+    if (st == KILN_OK)
+        chain_next(c, e);
+    return st;
+}
+
+static kiln_status chain_zero(chain *c, kiln_buffer *b, size_t bytes) {
+    static const uint32_t zero = 0;
+    kiln_event *e = NULL;
+    kiln_status st = kiln_buffer_fill(c->q, b, &zero, sizeof zero, 0, bytes,
+                                      chain_nw(c), chain_w(c), &e);
+    if (st == KILN_OK)
+        chain_next(c, e);
+    return st;
+}
+
+kiln_status kiln__chain_array_copy(chain *c, kiln_array *dst,
+                                   kiln_array *src) {
+    kiln_event *e = NULL;
+    kiln_status st = kiln_array_copy(c->q, dst, src, chain_nw(c), chain_w(c),
+                                     &e);
+    if (st == KILN_OK)
+        chain_next(c, e);
+    return st;
+}
+
+kiln_status kiln__chain_tmp(chain *c, size_t bytes, kiln_buffer **b) {
+    *b = NULL;
+    if (c->ntmp == (int)(sizeof c->tmp / sizeof c->tmp[0]))
+        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
+    kiln_status st = kiln_buffer_create(kiln_queue_context(c->q),
+                                        bytes ? bytes : 1, 0, NULL, b);
+    if (st == KILN_OK)
+        c->tmp[c->ntmp++] = *b;
+    return st;
+}
+
+kiln_status kiln__chain_scratch(chain *c, int slot, size_t bytes,
+                                kiln_buffer **b) {
+    *b = NULL;
+    if (c->nscratch == (int)(sizeof c->scratch / sizeof c->scratch[0]))
+        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: scratch");
+    kiln__scratch *s = &c->scratch[c->nscratch];
+    kiln_status st = kiln__scratch_get(c->q, slot, bytes ? bytes : 1, s);
+    if (st != KILN_OK)
+        return st;
+    c->nscratch++;
+    *b = s->buf;
+    if (!s->dep)
+        return KILN_OK;
+    /* a marker joins the slot's last user into the chain */
+    kiln_event *const *wl = NULL;
+    size_t nwl = 0;
+    st = kiln__wait_plus(chain_nw(c), chain_w(c), s->dep, NULL, &wl, &nwl);
+    kiln_event *e = NULL;
+    if (st == KILN_OK)
+        st = kiln_queue_marker(c->q, nwl, wl, &e);
+    if (wl != chain_w(c))
+        free((void *)wl);
+    if (st == KILN_OK)
+        chain_next(c, e);
+    return st;
+}
+
+void kiln__chain_scratch_put(chain *c, int from) {
+    while (c->nscratch > from) {
+        c->nscratch--;
+        kiln__scratch_put(c->q, &c->scratch[c->nscratch], c->last);
+    }
+}
+
+kiln_status kiln__chain_end(chain *c, kiln_status st, kiln_event **event) {
+    kiln__chain_scratch_put(c, 0);
+    for (int j = 0; j < c->ntmp; j++)
+        kiln_buffer_release(c->tmp[j]);
+    c->ntmp = 0;
+    for (int j = 0; j < c->ncounts; j++)
+        kiln_array_release(c->counts[j]);
+    c->ncounts = 0;
+    if (st == KILN_OK && event) {
+        *event = c->last;
+        c->last = NULL;
+    }
+    kiln__event_drop(&c->last);
+    return st;
+}
+
+/* The LSD passes of one plain sort (no segments). */
+typedef struct radix_job {
+    kiln_buffer *kin, *vin, *kout, *vout;
+    size_t n;
+    unsigned kb, vb;
+    int kind, desc, iota;
+    unsigned begin, end;
+} radix_job;
+
+/* The portable passes' launch shape: items per work-item and tiles. */
+static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
+                           size_t *chunk, size_t *ntiles) {
+    *chunk = 16;
+    if (sh->cpu) {
+        kiln__plan plan;
+        size_t groups = 1;
+        if (kiln__plan_for(c->q, &plan) == KILN_OK)
+            groups = kiln__cpu_groups(&plan, n, 1u << 14);
+        *chunk = (n + groups - 1) / groups;
+    }
+    *ntiles = (n + sh->local * *chunk - 1) / (sh->local * *chunk);
+}
+
+/* One portable pass: histograms, their scan, the scatter. */
+static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
+                                 const kiln__sort_shape *sh,
+                                 const radix_job *j, kiln_array *counts,
+                                 kiln_buffer *const io[4], int has_vals,
+                                 int iota, unsigned shift, unsigned width) {
+    size_t n = j->n, chunk, ntiles;
+    portable_tiles(c, sh, n, &chunk, &ntiles);
+    kiln_arg mask = KILN_ARG_U32((1u << width) - 1);
+    kiln_arg hist[9] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
+                        KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
+                        KILN_ARG_I32(j->desc), KILN_ARG_I32((int)shift), mask,
+                        KILN_ARG_BUF(kiln_array_buffer(counts)),
+                        KILN_ARG_I64((int64_t)ntiles)};
+    kiln_status st = kiln__chain_launch(c, k[KILN__SORT_HIST],
+                                        ntiles * sh->local, sh->local, hist,
+                                        9);
+    /* the counts, digit-major, become each tile's first position of each
+     * digit: an exclusive scan in place (the scan generator's variant for
+     * the device) */
+    if (st == KILN_OK) {
+        kiln_event *e = NULL;
+        st = kiln_array_cumsum(c->q, counts, counts, 1, chain_nw(c),
+                               chain_w(c), &e);
+        if (st == KILN_OK)
+            chain_next(c, e);
+    }
+    kiln_arg sc[14] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
+                       KILN_ARG_BUF(io[2]),    KILN_ARG_BUF(io[3]),
+                       KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
+                       KILN_ARG_I64((int64_t)n),
+                       KILN_ARG_I64((int64_t)chunk),
+                       KILN_ARG_I32(j->kind),  KILN_ARG_I32(j->desc),
+                       KILN_ARG_I32((int)shift), mask,
+                       KILN_ARG_BUF(kiln_array_buffer(counts)),
+                       KILN_ARG_I64((int64_t)ntiles)};
+    if (st == KILN_OK)
+        st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local,
+                                sh->local, sc, 14);
+    return st;
+}
+
+/* The scratch words of a onesweep sort: histograms of up to 8 passes,
+ * 64 tile counters, then each pass's status words (sort.h). */
+static size_t os_words(int passes, size_t tiles) {
+    return 8 * 256 + 64 + (size_t)passes * tiles * 256;
+}
+
+static kiln_status radix(chain *c, const radix_job *j) {
+    kiln__sorter *s = NULL;
+    kiln_kernel *const *k = NULL;
+    kiln__sort_shape sh;
+    kiln_status st = kiln__sorter_get(c->q, j->kb, j->vb, &s, &k, &sh);
+    if (st != KILN_OK)
+        return st;
+    size_t n = j->n;
+    /* status words count to 2^30 */
+    int os = sh.variant == KILN__SORT_ONESWEEP && n < ((size_t)1 << 30);
+    if (sh.variant == KILN__SORT_ONESWEEP && !os)
+        sh.radix_bits = 4; /* the tile kernels of the same program */
+    unsigned bits = j->end - j->begin;
+    int passes = bits ? (int)((bits + sh.radix_bits - 1) / sh.radix_bits) : 1;
+    int has_vals = j->vb != 0;
+    size_t os_tiles = (n + OS_TILE - 1) / OS_TILE, chunk, ntiles;
+    portable_tiles(c, &sh, n, &chunk, &ntiles);
+    size_t cbytes = os ? os_words(passes, os_tiles) * 4
+                       : ((size_t)1 << sh.radix_bits) * ntiles * 4;
+    kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL;
+    kiln_array *carr = NULL; /* the portable passes' counts */
+    int held = c->nscratch; /* this sort's slots are given back at its end */
+    if (os) {
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS, cbytes,
+                                 &counts);
+    } else if (c->ncounts == (int)(sizeof c->counts / sizeof c->counts[0])) {
+        st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
+    } else {
+        size_t m = cbytes / 4;
+        st = kiln_array_empty(kiln_queue_context(c->q), KILN_UINT32, 1, &m,
+                              &carr);
+        if (st == KILN_OK)
+            c->counts[c->ncounts++] = carr;
+    }
+    int kin_place = j->kin == j->kout;
+    int vin_place = has_vals && !j->iota && j->vin == j->vout;
+    if (st == KILN_OK && (passes > 1 || kin_place))
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_KEYS, n * j->kb, &tk);
+    if (st == KILN_OK && has_vals && (passes > 1 || vin_place))
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_VALS, n * j->vb, &tv);
+    kiln_buffer *ksrc = j->kin, *vsrc = j->vin;
+    /* in place with an odd count of passes: the first writes the output,
+     * so it reads a copy */
+    if (st == KILN_OK && passes % 2 && kin_place) {
+        st = kiln__chain_copy(c, j->kin, tk, n * j->kb);
+        ksrc = tk;
+    }
+    if (st == KILN_OK && passes % 2 && vin_place) {
+        st = kiln__chain_copy(c, j->vin, tv, n * j->vb);
+        vsrc = tv;
+    }
+    if (st == KILN_OK && os) { /* zeroed words, then every histogram */
+        st = chain_zero(c, counts, cbytes);
+        size_t blocks = os_tiles < 1024 ? os_tiles : 1024;
+        kiln_arg h[8] = {KILN_ARG_BUF(ksrc),   KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
+                         KILN_ARG_I32((int)j->begin),
+                         KILN_ARG_I32((int)j->end), KILN_ARG_I32(passes),
+                         KILN_ARG_BUF(counts)};
+        if (st == KILN_OK)
+            st = kiln__chain_launch(c, k[KILN__SORT_OS_HIST], blocks * 256,
+                                    256, h, 8);
+    }
+    for (int p = 0; st == KILN_OK && p < passes; p++) {
+        int to_out = (passes - 1 - p) % 2 == 0;
+        kiln_buffer *kdst = to_out ? j->kout : tk;
+        kiln_buffer *vdst = has_vals ? (to_out ? j->vout : tv) : kdst;
+        unsigned shift = j->begin + (unsigned)p * (unsigned)sh.radix_bits;
+        unsigned width = bits ? j->end - shift : 0;
+        if (width > (unsigned)sh.radix_bits)
+            width = (unsigned)sh.radix_bits;
+        int iota = j->iota && p == 0;
+        kiln_buffer *io[4] = {ksrc, kdst, has_vals && !iota ? vsrc : ksrc,
+                              vdst};
+        if (os) {
+            kiln_arg a[14] = {KILN_ARG_BUF(io[0]), KILN_ARG_BUF(io[1]),
+                              KILN_ARG_BUF(io[2]), KILN_ARG_BUF(io[3]),
+                              KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
+                              KILN_ARG_I64((int64_t)n),
+                              KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
+                              KILN_ARG_I32((int)shift),
+                              KILN_ARG_I32((int)(shift + width)),
+                              KILN_ARG_BUF(counts), KILN_ARG_I32(p),
+                              KILN_ARG_I64((int64_t)os_tiles)};
+            st = kiln__chain_launch(c, k[KILN__SORT_OS_PASS], os_tiles * 256,
+                                    256, a, 14);
+        } else {
+            st = portable_pass(c, k, &sh, j, carr, io, has_vals, iota,
+                               shift, width);
+        }
+        ksrc = kdst;
+        vsrc = vdst;
+    }
+    kiln__chain_scratch_put(c, held);
+    kiln__gen_release(&s->gen);
+    return st;
+}
+
+/* A one-item-per-work-item launch of kernel kind kn of sorter (kb, vb). */
+kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn,
+                          size_t n, const kiln_arg *args, size_t nargs) {
+    kiln__sorter *s = NULL;
+    kiln_kernel *const *k = NULL;
+    kiln__sort_shape sh;
+    kiln_status st = kiln__sorter_get(c->q, kb, vb, &s, &k, &sh);
+    if (st != KILN_OK)
+        return st;
+    size_t local = sh.cpu ? 64 : sh.local;
+    st = kiln__chain_launch(c, k[kn], (n + local - 1) / local * local, local, args,
+                      nargs);
+    kiln__gen_release(&s->gen);
+    return st;
+}
+
+static kiln_status warm(kiln_queue *q, unsigned kb, unsigned vb) {
+    kiln__sorter *s = NULL;
+    kiln_kernel *const *k = NULL;
+    kiln__sort_shape sh;
+    kiln_status st = kiln__sorter_get(q, kb, vb, &s, &k, &sh);
+    if (s)
+        kiln__gen_release(&s->gen);
+    return st;
+}
+
+static unsigned bits_for(size_t count) {
+    unsigned b = 0;
+    while (b < 32 && ((size_t)1 << b) < count)
+        b++;
+    return b;
+}
+
+/* Segments: sort the keys with their indices, then stably sort those
+ * indices by their segment, then gather keys and values through them. */
+static kiln_status segmented(chain *c, const kiln__sort_req *r,
+                             size_t nseg) {
+    size_t n = r->n;
+    kiln_buffer *tk = NULL, *p1 = NULL, *seg = NULL, *p2 = NULL;
+    /* every program built before anything is enqueued */
+    unsigned need[3][2] = {{r->key_bytes, 4}, {4, 4},
+                           {r->iota ? 4 : r->val_bytes,
+                            r->iota ? r->val_bytes : 4}};
+    kiln_status st = KILN_OK;
+    for (int p = 0; st == KILN_OK && p < (r->val_bytes ? 3 : 2); p++)
+        st = warm(c->q, need[p][0], need[p][1]);
+    if (st == KILN_OK)
+        st = kiln__chain_tmp(c, n * r->key_bytes, &tk);
+    if (st == KILN_OK)
+        st = kiln__chain_tmp(c, n * 4, &p1);
+    if (st == KILN_OK)
+        st = kiln__chain_tmp(c, n * 4, &seg);
+    if (st == KILN_OK)
+        st = kiln__chain_tmp(c, n * 4, &p2);
+    if (st == KILN_OK) {
+        radix_job a = {r->kin, NULL, tk, p1, n, r->key_bytes, 4, r->kind,
+                       r->desc, 1, r->begin_bit, r->end_bit};
+        st = radix(c, &a);
+    }
+    if (st == KILN_OK) {
+        kiln_buffer *off = r->offsets ? r->offsets : p1;
+        kiln_arg a[8] = {KILN_ARG_BUF(p1),  KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_BUF(off), KILN_ARG_BUF(off),
+                         KILN_ARG_I32(r->off_wide),
+                         KILN_ARG_I64((int64_t)nseg),
+                         KILN_ARG_I64((int64_t)(r->offsets ? 0 : r->seglen)),
+                         KILN_ARG_BUF(seg)};
+        st = kiln__sort_simple(c, 4, 4, KILN__SORT_SEGID, n, a, 8);
+    }
+    kiln_buffer *seg2 = NULL; /* the sorted segment numbers */
+    if (st == KILN_OK)
+        st = kiln__chain_tmp(c, n * 4, &seg2);
+    if (st == KILN_OK) {
+        radix_job b = {seg, p1, seg2, p2, n, 4, 4, KILN__KEY_UNSIGNED, 0, 0,
+                       0, bits_for(nseg)};
+        st = radix(c, &b);
+    }
+    /* in place: gather from a copy of the input */
+    kiln_buffer *kin = r->kin, *vin = r->vin;
+    if (st == KILN_OK && r->kin == r->kout) {
+        st = kiln__chain_copy(c, r->kin, tk, n * r->key_bytes);
+        kin = tk;
+    }
+    if (st == KILN_OK) {
+        kiln_arg a[4] = {KILN_ARG_BUF(kin), KILN_ARG_BUF(p2),
+                         KILN_ARG_BUF(r->kout), KILN_ARG_I64((int64_t)n)};
+        st = kiln__sort_simple(c, r->key_bytes, 4, KILN__SORT_GATHER, n, a, 4);
+    }
+    if (st == KILN_OK && r->val_bytes && r->iota) {
+        kiln_arg a[4] = {KILN_ARG_BUF(p2), KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_I64((int64_t)r->seglen),
+                         KILN_ARG_BUF(r->vout)};
+        st = kiln__sort_simple(c, 4, r->val_bytes, KILN__SORT_INDEX, n, a, 4);
+    } else if (st == KILN_OK && r->val_bytes) {
+        if (r->vin == r->vout) {
+            kiln_buffer *tv = NULL;
+            st = kiln__chain_tmp(c, n * r->val_bytes, &tv);
+            if (st == KILN_OK)
+                st = kiln__chain_copy(c, r->vin, tv, n * r->val_bytes);
+            vin = tv;
+        }
+        kiln_arg a[4] = {KILN_ARG_BUF(vin), KILN_ARG_BUF(p2),
+                         KILN_ARG_BUF(r->vout), KILN_ARG_I64((int64_t)n)};
+        if (st == KILN_OK)
+            st = kiln__sort_simple(c, r->val_bytes, 4, KILN__SORT_GATHER, n, a, 4);
+    }
+    return st;
+}
+
+kiln_status kiln__sort_run(chain *c, const kiln__sort_req *r) {
+    if (r->n == 0)
+        return KILN_OK;
+    size_t nseg = r->offsets ? r->nseg
+                  : r->seglen ? (r->n + r->seglen - 1) / r->seglen
+                              : 1;
+    if (nseg > 1)
+        return segmented(c, r, nseg);
+    radix_job j = {r->kin, r->vin, r->kout, r->vout, r->n, r->key_bytes,
+                   r->val_bytes, r->kind, r->desc, r->iota, r->begin_bit,
+                   r->end_bit};
+    return radix(c, &j);
+}
