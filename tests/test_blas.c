@@ -156,7 +156,7 @@ static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba,
            nc = B * m * n;
     double complex *A = malloc((na + 1) * sizeof *A),
                    *Bm = malloc((nb + 1) * sizeof *Bm),
-                   *C = malloc((nc + 1) * sizeof *C);
+                   *C = calloc(nc + 1, sizeof *C);
     for (size_t i = 0; i < na; i++)
         A[i] = rnd(d);
     for (size_t i = 0; i < nb; i++)

@@ -90,7 +90,8 @@ KILN_API kiln_status kiln_cuda_context_wrap(CUcontext native,
 /* ----------------------------------------------------------------- queues */
 
 /* The CUstream of a kiln queue (borrowed). An out-of-order queue runs on
- * several streams: KILN_ERROR_UNSUPPORTED. */
+ * several streams: this is its first; order work put on it with the
+ * queue's other commands through kiln_queue_barrier before and after. */
 KILN_API kiln_status kiln_cuda_queue_get(const kiln_queue *queue,
                                         CUstream *native);
 /* A new kiln queue around native, a stream of context's CUcontext (else
