@@ -257,6 +257,15 @@ static void check_errors(kiln_queue *q) {
                                       NULL),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_bincount(q, A, NULL, 0, &H), KILN_ERROR_MISMATCH);
+    /* complex: no order to bin by, refused with a pointer to real/imag */
+    kiln_array *Z = NULL;
+    CHECK_OK(kiln_array_zeros(q, KILN_COMPLEX64, 1, &n, 0, NULL, NULL, &Z));
+    CHECK_STATUS(kiln_array_histogram(q, Z, 4, 0, 1, NULL, 0, NULL, NULL, &H),
+                 KILN_ERROR_UNSUPPORTED);
+    CHECK(strstr(kiln_last_error_message(), "kiln_array_real") != NULL);
+    CHECK_STATUS(kiln_array_bincount(q, Z, NULL, 0, &H),
+                 KILN_ERROR_UNSUPPORTED);
+    kiln_array_release(Z);
     int neg[3] = {1, -2, 3};
     size_t three = 3;
     kiln_array *N = NULL;
@@ -275,24 +284,24 @@ static void check_errors(kiln_queue *q) {
     }
     /* empty input: zero counts; bincount of nothing: minlength zeros */
     size_t zero = 0;
-    kiln_array *Z = NULL;
-    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &Z));
-    if (CHECK_OK(kiln_array_histogram(q, Z, 5, 0, 1, NULL, 0, NULL, NULL,
+    kiln_array *Zc = NULL;
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &Zc));
+    if (CHECK_OK(kiln_array_histogram(q, Zc, 5, 0, 1, NULL, 0, NULL, NULL,
                                       &H))) {
         int64_t got[5] = {1, 1, 1, 1, 1};
         CHECK_OK(kiln_array_read(q, H, got));
         CHECK(!got[0] && !got[1] && !got[2] && !got[3] && !got[4]);
         kiln_array_release(H);
     }
-    if (CHECK_OK(kiln_array_bincount(q, Z, NULL, 0, &H))) {
+    if (CHECK_OK(kiln_array_bincount(q, Zc, NULL, 0, &H))) {
         CHECK(kiln_array_size(H) == 0);
         kiln_array_release(H);
     }
-    if (CHECK_OK(kiln_array_bincount(q, Z, NULL, 4, &H))) {
+    if (CHECK_OK(kiln_array_bincount(q, Zc, NULL, 4, &H))) {
         CHECK(kiln_array_size(H) == 4);
         kiln_array_release(H);
     }
-    kiln_array_release(Z);
+    kiln_array_release(Zc);
     kiln_array_release(A);
     kiln_array_release(W);
     kiln_array_release(U);

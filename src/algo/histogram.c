@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "algo/array_internal.h"
+#include "algo/linalg_internal.h"
 #include "algo/toolkit_internal.h"
 #include "base/error.h"
 
@@ -191,6 +192,14 @@ static kiln_status hist_begin(kiln_queue *q, kiln_array *a, kiln_array *w,
                                "%s: the result pointer is required", what);
     *out = NULL;
     kiln_status st = kiln__array_check_queue(q, a, what);
+    if (st == KILN_OK && kiln__is_complex_dtype(a->dtype))
+        /* complex numbers have no order to bin by (NumPy would silently
+         * drop the imaginary part) */
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: a %s input has no order to bin by; "
+                               "count its real or imaginary view "
+                               "(kiln_array_real / kiln_array_imag)",
+                               what, kiln_dtype_name(a->dtype));
     if (st == KILN_OK)
         st = check_weights(q, a, w, what);
     return st;

@@ -125,8 +125,9 @@ kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms) {
     for (;;) {
         kiln_event_state state;
         kiln_status st = event->backend->event_state(event->handle, &state);
-        if (st != KILN_OK)
-            return kiln__error_prefix(st, "kiln_event_wait_timeout");
+        if (st != KILN_OK) /* NVIDIA's OpenCL: the state query itself
+                            * fails after a fault in the kernel */
+            return kiln__wait_failed("kiln_event_wait_timeout", event, st);
         if (state == KILN_EVENT_COMPLETE || state == KILN_EVENT_ERROR) {
             /* ended: the plain wait returns at once, with the failure's
              * status and message if it failed */

@@ -2,7 +2,8 @@
  * on kiln_hash_fmix32 (algo_hash.cl, put before this), mask + 1 slots.
  * Defined before it: KILN_HT_V (value type), KILN_HT_ADD(p, v) (an atomic
  * add of a value). Slot keys: KILN_HT_EMPTY, KILN_HT_ERASED or a key.
- * state[0]: slots taken (reserved before a claim, so at most cap);
+ * state[0]: keys stored (counted after a claim; a claim past cap is
+ * given back as an erased slot, so at most cap);
  * state[1]: set to 1 when a key found no slot (full); state[2]: set to 1 on
  * a reserved key; state[3]: keys erased. Every probe visits at most mask + 1
  * slots: no loop runs unbounded. */
@@ -23,18 +24,23 @@ KILN_FUNC void kiln_ht_insert1(uint k, KILN_HT_V v,
     for (uint p = 0; p <= mask; p++, h = (h + 1) & mask) {
         uint cur = slot_keys[h];
         if (cur == KILN_HT_EMPTY) {
-            /* reserve room under the load limit, then claim the slot */
-            if (kiln_atomic_add_uint(&state[0], 1u) >= cap) {
-                kiln_atomic_add_uint(&state[0], 0xFFFFFFFFu);
-                state[1] = 1;
-                return;
-            }
+            /* Claim the slot first, count the key after: reserving room
+             * first made every work-item that saw the same new key empty
+             * reserve, and with the table near its capacity the losers
+             * reported it full although their key was being stored. */
             cur = (uint)kiln_atomic_cas_int((KILN_GLOBAL int *)&slot_keys[h],
                                             (int)KILN_HT_EMPTY, (int)k);
-            if (cur == KILN_HT_EMPTY)
-                cur = k; /* ours */
-            else
-                kiln_atomic_add_uint(&state[0], 0xFFFFFFFFu);
+            if (cur == KILN_HT_EMPTY) {
+                /* ours: a new key, under the load limit or given back */
+                if (kiln_atomic_add_uint(&state[0], 1u) >= cap) {
+                    kiln_atomic_add_uint(&state[0], 0xFFFFFFFFu);
+                    kiln_atomic_cas_int((KILN_GLOBAL int *)&slot_keys[h],
+                                        (int)k, (int)KILN_HT_ERASED);
+                    state[1] = 1;
+                    return;
+                }
+                cur = k;
+            }
         }
         if (cur == k) {
             if (mode == 0)

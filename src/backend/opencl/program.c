@@ -37,14 +37,47 @@ static char *build_log(cl_program prog, cl_device_id dev)
     return NULL;
 }
 
+/* The options handed to the driver: the user's, plus
+ * -cl-fp32-correctly-rounded-divide-sqrt where the device can round float
+ * division and sqrt correctly. OpenCL C lets x / y be 2.5 ulp off by
+ * default (NVIDIA's compiler is); CUDA rounds them correctly by default
+ * (NVRTC's -prec-div/-prec-sqrt), and NumPy's results are correctly
+ * rounded, so one source gives the same float32 bits on every backend.
+ * -cl-fast-relaxed-math or -cl-unsafe-math-optimizations keep the fast
+ * forms. Malloc'd, or NULL (out of memory). */
+static char *effective_options(cl_device_id dev, const char *options)
+{
+    static const char flag[] = " -cl-fp32-correctly-rounded-divide-sqrt";
+    const char *o = options ? options : "";
+    cl_device_fp_config cfg = 0;
+    int add = kiln__cl.clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG,
+                                       sizeof cfg, &cfg, NULL) ==
+                  CL_SUCCESS &&
+              (cfg & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) &&
+              !strstr(o, "-cl-fast-relaxed-math") &&
+              !strstr(o, "-cl-unsafe-math-optimizations") &&
+              !strstr(o, flag + 1);
+    size_t n = strlen(o) + (add ? sizeof flag : 1);
+    char *r = kiln__malloc(n);
+    if (r)
+        snprintf(r, n, "%s%s", o, add ? flag : "");
+    return r;
+}
+
 /* Builds prog for dev; on failure releases prog and returns the status
  * with *log set where the compiler said something. */
 static kiln_status build_for(cl_program prog, cl_device_id dev,
                              const char *options, char **log,
                              const char *what)
 {
-    cl_int err = kiln__cl.clBuildProgram(prog, 1, &dev,
-                                         options ? options : "", NULL, NULL);
+    char *eff = effective_options(dev, options);
+    if (!eff) {
+        kiln__cl.clReleaseProgram(prog);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "%s: out of host memory", what);
+    }
+    cl_int err = kiln__cl.clBuildProgram(prog, 1, &dev, eff, NULL, NULL);
+    free(eff);
     char *text = build_log(prog, dev);
     if (err == CL_SUCCESS) {
         if (log)
@@ -106,7 +139,9 @@ kiln_status kiln__ocl_program_build(void *context,
 /* Binaries handed to the cache are wrapped in a small header with a
  * checksum, so that a damaged one is refused here and never reaches the
  * driver (some drivers crash on malformed binaries). */
-#define KILN__OCL_BIN_MAGIC "kilnOCL1"
+/* kilnOCL2: binaries built with effective_options (kilnOCL1 ones, built
+ * without correctly rounded division, are refused and rebuilt) */
+#define KILN__OCL_BIN_MAGIC "kilnOCL2"
 enum { KILN__OCL_BIN_HEADER = 24 }; /* magic[8], size u64, fnv1a-64 u64 */
 
 static uint64_t fnv1a64(const unsigned char *p, size_t n)
