@@ -139,6 +139,11 @@ static int kt_run_on(const char *selector, kt_device_fn fn, void *user) {
     if (kiln_device_get_info(kiln_queue_device(queue), &info) == KILN_OK)
         printf("== device: %s %s\n", info.id, info.name);
     fn(queue, user);
+    /* No work may outlive the test: PoCL compiles a kernel on its worker
+     * thread at first launch, and a process that exits meanwhile tears
+     * LLVM down under it (a SEGV in test_fft_clfft with a cold PoCL
+     * cache). A failed command's status was the test's to check. */
+    (void)kiln_queue_finish(queue);
     kiln_queue_release(queue);
     return 1;
 }
