@@ -8,6 +8,7 @@
 #   scripts/gpu-bench-toolkit.sh [QUICK]    (QUICK=1: 2^24, for a dry run)
 # Tables go to ${OUT:-/tmp}/bench-toolkit/*.md (one file per benchmark),
 # each command's log to bench-toolkit/logs.txt.
+# STEP_TIMEOUT: seconds per benchmark (default 300).
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUTDIR="${OUT:-/tmp}/bench-toolkit"
@@ -29,7 +30,7 @@ B="$BUILD/bench"
 step() { # name command...
   local name=$1; shift
   echo "### $name: $*" >>"$LOG"
-  ( cd "$ROOT" && timeout 300 "$@" ) >"$OUTDIR/$name.md" 2>>"$LOG" || echo "FAILED (or timed out): $name" | tee -a "$LOG"
+  ( cd "$ROOT" && timeout "${STEP_TIMEOUT:-300}" "$@" ) >"$OUTDIR/$name.md" 2>>"$LOG" || echo "FAILED (or timed out): $name" | tee -a "$LOG"
   echo "== $name"; grep -E "^\||RESULT|PEER|CUB" "$OUTDIR/$name.md" | head -24
 }
 DEVS=cuda:0,nvidia
