@@ -45,7 +45,8 @@ typedef struct kiln__pool {
     int disabled;
     size_t max_cached;            /* 0: no limit */
     kiln__pool_block *ready;      /* cached, free to hand out */
-    kiln__pool_block *waiting;    /* cached, behind a fence of queued work */
+    kiln__pool_block *waiting;    /* cached, behind a fence of queued work, */
+    kiln__pool_block *waiting_tail; /* oldest first */
     kiln_queue *queues;           /* the context's live queues */
     void **retired;               /* markers of freed queues, not yet seen complete */
     size_t num_retired, cap_retired;

@@ -128,19 +128,21 @@ static int kiln__pool_events_done(const kiln__backend *be, void *const *events, 
 
 /* Under the lock: moves waiting blocks whose fence completed to ready, and
  * those whose fence failed to *dead (to be freed); forgets completed
- * retired markers. */
+ * retired markers. Fences complete in release order (a later release's
+ * markers follow the earlier ones on every queue the earlier fence has, or
+ * include its retired markers), so the oldest block that is still waiting
+ * ends the walk. */
 static void kiln__pool_poll(kiln_context *context, kiln__pool_block **dead) {
     kiln__pool *p = &context->pool;
     const kiln__backend *be = context->backend;
-    kiln__pool_block **at = &p->waiting;
-    while (*at) {
-        kiln__pool_block *b = *at;
+    while (p->waiting) {
+        kiln__pool_block *b = p->waiting;
         int done = kiln__pool_events_done(be, b->fence, b->num_fence);
-        if (!done) {
-            at = &b->next;
-            continue;
-        }
-        *at = b->next;
+        if (!done)
+            break;
+        p->waiting = b->next;
+        if (!p->waiting)
+            p->waiting_tail = NULL;
         kiln__pool_fence_drop(be, b);
         p->stats.bytes_waiting -= b->bytes;
         if (done > 0) {
@@ -224,8 +226,8 @@ kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
 }
 
 /* Under the lock: the fence of a release, markers after all work enqueued
- * so far. 0 with *n = 0 if no queue can still run work; -1 if a marker
- * could not be made. */
+ * so far (b->fence). 0 with no events if no queue can still run work; -1
+ * if a marker could not be made. */
 static int kiln__pool_fence(kiln_context *context, kiln__pool_block *b) {
     kiln__pool *p = &context->pool;
     const kiln__backend *be = context->backend;
@@ -270,8 +272,12 @@ void kiln__pool_put(kiln_context *context, kiln__pool_block *b, int keep) {
             p->stats.pinned_bytes_cached += b->bytes;
         if (b->num_fence) {
             p->stats.bytes_waiting += b->bytes;
-            b->next = p->waiting;
-            p->waiting = b;
+            b->next = NULL;
+            if (p->waiting_tail)
+                p->waiting_tail->next = b;
+            else
+                p->waiting = b;
+            p->waiting_tail = b;
         } else {
             b->next = p->ready;
             p->ready = b;
@@ -302,6 +308,9 @@ static kiln__pool_block *kiln__pool_unlink(kiln__pool *p, size_t keep) {
             dead = b;
         }
     }
+    p->waiting_tail = NULL;
+    for (kiln__pool_block *b = p->waiting; b; b = b->next)
+        p->waiting_tail = b;
     return dead;
 }
 
@@ -323,7 +332,7 @@ void kiln__pool_destroy(kiln_context *context) {
     kiln__pool *p = &context->pool;
     kiln__pool_free_list(context->backend, p->ready);
     kiln__pool_free_list(context->backend, p->waiting);
-    p->ready = p->waiting = NULL;
+    p->ready = p->waiting = p->waiting_tail = NULL;
     for (size_t i = 0; i < p->num_retired; i++)
         context->backend->event_release(p->retired[i]);
     free(p->retired);
