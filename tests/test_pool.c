@@ -2,8 +2,10 @@
  * reuse / peak, size classes, trimming (by request, by the cached limit,
  * after a failed allocation), no reuse of a block that queued work still
  * uses, the off switches (option and KILN_POOL=0), pinned blocks, arrays
- * and sub-buffers on pooled memory, bad input. Each device gets contexts
+ * and sub-buffers on pooled memory, the algorithms' scratch, threads sharing
+ * a pool, bad input. Each device gets contexts
  * of its own so that the counts are the test's alone. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,12 +336,118 @@ static void switches(kiln_device *dev) {
     unsetenv("KILN_POOL");
 }
 
+
+/* Threads sharing a context's pool, each on its own queue: arrays of
+ * varied sizes, filled with the thread's own values; every other one is
+ * released while its fill may still be queued. A block handed out while
+ * another thread's fill still wrote it would show in the read-back. */
+#define NTHREADS 4
+#define ROUNDS 40
+typedef struct {
+    kiln_context *c;
+    kiln_device *dev;
+    unsigned t;
+    size_t bad;
+    kiln_status st;
+} job;
+
+static void *worker(void *arg) {
+    job *j = arg;
+    kiln_queue *q = NULL;
+    j->st = kiln_queue_create(j->c, j->dev, 0, &q);
+    uint32_t *host = malloc(200000 * sizeof *host);
+    if (!host && j->st == KILN_OK)
+        j->st = KILN_ERROR_OUT_OF_HOST_MEMORY;
+    for (unsigned i = 0; i < ROUNDS && j->st == KILN_OK; i++) {
+        size_t n = (i * 7919u + j->t * 104729u) % 200000u + 1;
+        uint32_t v = j->t * 1000u + i;
+        kiln_array *a = NULL;
+        j->st = kiln_array_empty(j->c, KILN_UINT32, 1, &n, &a);
+        if (j->st == KILN_OK)
+            j->st = kiln_array_fill(q, a, &v, 0, NULL, NULL);
+        if (j->st == KILN_OK && i % 2 == 0) {
+            j->st = kiln_array_read(q, a, host);
+            for (size_t k = 0; j->st == KILN_OK && k < n; k++)
+                j->bad += host[k] != v;
+        }
+        kiln_array_release(a);
+    }
+    if (q && j->st == KILN_OK)
+        j->st = kiln_queue_finish(q);
+    free(host);
+    kiln_queue_release(q);
+    return NULL;
+}
+
+static void threads(kiln_device *dev) {
+    kiln_context *c = NULL;
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)))
+        return;
+    job jobs[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (unsigned t = 0; t < NTHREADS; t++) {
+        jobs[t] = (job){.c = c, .dev = dev, .t = t};
+        CHECK(pthread_create(&th[t], NULL, worker, &jobs[t]) == 0);
+    }
+    for (unsigned t = 0; t < NTHREADS; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_MSG(jobs[t].st == KILN_OK && jobs[t].bad == 0, "thread %u: %s, %zu wrong", t,
+                  kiln_status_name(jobs[t].st), jobs[t].bad);
+    }
+    kiln_pool_stats s = stats(c);
+    CHECK_MSG(s.bytes_in_use == 0 && s.allocations == NTHREADS * ROUNDS && s.hits > 0 &&
+                  s.bytes_waiting == 0,
+              "in use %zu, allocations %llu, hits %llu, waiting %zu", s.bytes_in_use,
+              (unsigned long long)s.allocations, (unsigned long long)s.hits, s.bytes_waiting);
+    kiln_context_release(c);
+}
+
+/* The algorithms' scratch and temporaries come from the pool too. */
+static void algorithms(kiln_device *dev) {
+    kiln_context *c = NULL;
+    kiln_queue *q = NULL;
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
+        !CHECK_OK(kiln_queue_create(c, dev, 0, &q)))
+        goto out;
+    size_t n = 100003;
+    kiln_array *x = NULL, *sorted = NULL;
+    CHECK_OK(kiln_array_arange(q, KILN_INT32, n, (double)n, -1.0, 0, NULL, NULL, &x));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &sorted));
+    uint64_t arrays = stats(c).allocations;
+    CHECK(arrays == 2);
+    union { int32_t i32; int64_t i64; } sum = {0};
+    kiln_dtype rd = kiln_reduce_result_dtype(KILN_REDUCE_SUM, KILN_INT32);
+    CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, &sum));
+    int64_t want = (int64_t)n * (int64_t)(n + 1) / 2;
+    CHECK_MSG(rd == KILN_INT64 ? sum.i64 == want : sum.i32 == (int32_t)(uint32_t)want,
+              "sum: dtype %d", (int)rd);
+    CHECK_OK(kiln_array_sort(q, sorted, NULL, x, NULL, NULL, 0, NULL, NULL));
+    int32_t first[4] = {0};
+    CHECK_OK(kiln_queue_finish(q));
+    kiln_array *head = NULL;
+    kiln_slice sl = KILN_SLICE(0, 4, 1);
+    CHECK_OK(kiln_array_view(sorted, &sl, &head));
+    CHECK_OK(kiln_array_read(q, head, first));
+    CHECK(first[0] == 1 && first[1] == 2 && first[3] == 4);
+    kiln_array_release(head);
+    kiln_pool_stats s = stats(c);
+    CHECK_MSG(s.allocations > arrays, "the reduction and the sort allocated nothing pooled "
+              "(%llu allocations)", (unsigned long long)s.allocations);
+    kiln_array_release(x);
+    kiln_array_release(sorted);
+out:
+    kiln_queue_release(q);
+    kiln_context_release(c);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_device *dev = kiln_queue_device(q);
     counts(dev);
     no_early_reuse(dev);
     switches(dev);
+    threads(dev);
+    algorithms(dev);
 }
 
 int main(void) {
