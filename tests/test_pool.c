@@ -1,7 +1,9 @@
 /* Memory pools (docs/pools.md): statistics through allocate / release /
  * reuse / peak, size classes, trimming (by request, by the cached limit,
  * after a failed allocation), no reuse of a block that queued work still
- * uses, the off switches (option and KILN_POOL=0), pinned blocks, arrays
+ * uses (in-order and out-of-order queues, a queue freed with work pending,
+ * a waiting block trimmed), the off switches (option and KILN_POOL=0),
+ * pinned blocks, arrays
  * and sub-buffers on pooled memory, the algorithms' scratch, threads sharing
  * a pool, bad input. Each device gets contexts
  * of its own so that the counts are the test's alone. */
@@ -251,6 +253,54 @@ static void no_early_reuse(kiln_device *dev) {
         CHECK_OK(kiln_event_wait(gate2));
     }
     kiln_event_release(gate2);
+
+    /* trimming frees a waiting block: the driver keeps its memory until the
+     * gated work has run */
+    kiln_event *gate3 = NULL;
+    if (CHECK_OK(kiln_event_create_user(c, &gate3))) {
+        CHECK_OK(kiln_pool_trim(c, 0, NULL));
+        kiln_array *f = NULL;
+        CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &f));
+        CHECK_OK(kiln_array_fill(g, f, &seven, 1, &gate3, NULL));
+        kiln_array_release(f);
+        CHECK(stats(c).bytes_waiting > 0);
+        size_t freed = 0;
+        CHECK_OK(kiln_pool_trim(c, 0, &freed));
+        s = stats(c);
+        CHECK(freed > 0 && s.bytes_cached == 0 && s.bytes_waiting == 0);
+        CHECK_OK(kiln_event_set_complete(gate3, KILN_EVENT_COMPLETE));
+        CHECK_OK(kiln_queue_finish(g));
+    }
+    kiln_event_release(gate3);
+
+    /* an out-of-order queue: the fence waits for all its earlier commands */
+    kiln_queue *ooo = NULL;
+    kiln_event *gate4 = NULL;
+    kiln_status made = kiln_queue_create(c, dev, KILN_QUEUE_OUT_OF_ORDER, &ooo);
+    if (made == KILN_OK && CHECK_OK(kiln_event_create_user(c, &gate4))) {
+        CHECK_OK(kiln_pool_trim(c, 0, NULL));
+        kiln_array *h = NULL, *other = NULL;
+        CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &h));
+        CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &other));
+        CHECK_OK(kiln_array_fill(ooo, h, &seven, 1, &gate4, NULL)); /* gated */
+        CHECK_OK(kiln_array_fill(ooo, other, &nine, 0, NULL, NULL)); /* free to run */
+        kiln_array_release(h);
+        s = stats(c);
+        hits = s.hits;
+        CHECK_MSG(s.bytes_waiting > 0, "out of order: waiting %zu", s.bytes_waiting);
+        kiln_array *k = NULL;
+        CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &k));
+        CHECK(stats(c).hits == hits);
+        kiln_array_release(k);
+        kiln_array_release(other);
+        CHECK_OK(kiln_event_set_complete(gate4, KILN_EVENT_COMPLETE));
+        CHECK_OK(kiln_queue_finish(ooo));
+        CHECK(stats(c).bytes_waiting == 0);
+    } else if (made != KILN_OK) {
+        CHECK_STATUS(made, KILN_ERROR_UNSUPPORTED);
+    }
+    kiln_event_release(gate4);
+    kiln_queue_release(ooo);
 out:
     kiln_event_release(gate);
     kiln_queue_release(g);
