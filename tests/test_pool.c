@@ -3,10 +3,9 @@
  * after a failed allocation), no reuse of a block that queued work still
  * uses (in-order and out-of-order queues, a queue freed with work pending,
  * a waiting block trimmed), the off switches (option and KILN_POOL=0),
- * pinned blocks, arrays
- * and sub-buffers on pooled memory, the algorithms' scratch, threads sharing
- * a pool, bad input. Each device gets contexts
- * of its own so that the counts are the test's alone. */
+ * pinned blocks, arrays and sub-buffers on pooled memory, the algorithms'
+ * scratch, threads sharing a pool, bad input. Each device gets contexts of
+ * its own so that the counts are the test's alone. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
