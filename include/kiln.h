@@ -336,6 +336,9 @@ typedef enum kiln_buffer_flags {
     KILN_BUFFER_READ_ONLY = 1,  /* kernels only read it */
     KILN_BUFFER_WRITE_ONLY = 2, /* kernels only write it */
     KILN_BUFFER_HOST_PINNED = 4, /* page-locked host memory the device reads */
+    KILN_BUFFER_POOLED = 8, /* from the context's memory pool (see below):
+                               a released buffer's memory is kept for the
+                               next pooled buffer of its size class */
 } kiln_buffer_flags;
 
 typedef enum kiln_map_flags {
@@ -360,6 +363,62 @@ KILN_API kiln_status kiln_buffer_retain(kiln_buffer *buffer);
 KILN_API void kiln_buffer_release(kiln_buffer *buffer);
 KILN_API size_t kiln_buffer_size(const kiln_buffer *buffer);
 KILN_API kiln_context *kiln_buffer_context(const kiln_buffer *buffer);
+
+/* ----------------------------------------------------------- memory pools
+ *
+ * Each context keeps a caching allocator (docs/pools.md). A buffer created
+ * with KILN_BUFFER_POOLED (arrays and the algorithms' scratch are) takes a
+ * block of its size class from the pool; its release gives the block back
+ * without freeing or synchronising, and the block is handed out again only
+ * once every command enqueued on the context's queues before the release
+ * has ended. KILN_BUFFER_POOLED with host_data, or with the pool off, is a
+ * plain allocation. A failed allocation (pooled or not) empties the cache
+ * and tries once more. KILN_POOL=0 in the environment turns pools off for
+ * contexts created afterwards. */
+
+/* Filled by kiln_pool_get_stats. Byte counts are of whole blocks (a
+ * buffer's size rounded up to its size class). */
+typedef struct kiln_pool_stats {
+    size_t bytes_in_use;        /* blocks held by live pooled buffers */
+    size_t bytes_cached;        /* blocks the pool keeps for reuse ... */
+    size_t bytes_waiting;       /* ... of which still used by queued work */
+    size_t peak_in_use;         /* highest bytes_in_use so far */
+    size_t pinned_bytes_in_use; /* the KILN_BUFFER_HOST_PINNED part of */
+    size_t pinned_bytes_cached; /* bytes_in_use and bytes_cached */
+    uint64_t allocations;       /* pooled allocations made */
+    uint64_t hits;              /* of which served from the cache */
+    uint64_t blocks_freed;      /* blocks handed back to the driver */
+    uint64_t oom_retries;       /* failed allocations retried after
+                                   emptying the cache */
+} kiln_pool_stats;
+
+/* Fills *stats (stats_size: the caller's sizeof, passed by the macro). */
+KILN_API kiln_status kiln_pool_get_stats(kiln_context *context,
+                                         kiln_pool_stats *stats,
+                                         size_t stats_size);
+#define kiln_pool_get_stats(context, stats)                                    \
+    kiln_pool_get_stats((context), (stats), sizeof *(stats))
+/* Hands cached blocks back to the driver until at most keep_bytes stay
+ * cached (0: all). Blocks still used by queued work are freed too (the
+ * driver keeps their memory until that work ends). freed (may be NULL)
+ * gets the bytes freed. Does not block on queued work. */
+KILN_API kiln_status kiln_pool_trim(kiln_context *context, size_t keep_bytes,
+                                    size_t *freed);
+
+/* Pool settings: make with KILN_POOL_OPTS(.max_cached_bytes = ...). */
+typedef struct kiln_pool_opts {
+    size_t struct_size;      /* sizeof(kiln_pool_opts) */
+    int disabled;            /* 1: no pooling (the cache is emptied;
+                                pooled buffers still live are freed when
+                                released) */
+    size_t max_cached_bytes; /* trim to this after each release; 0: no
+                                limit */
+} kiln_pool_opts;
+#define KILN_POOL_OPTS(...)                                                    \
+    ((kiln_pool_opts){.struct_size = sizeof(kiln_pool_opts), __VA_ARGS__})
+/* Sets the context's pool options (opts replaces the previous ones). */
+KILN_API kiln_status kiln_pool_configure(kiln_context *context,
+                                         const kiln_pool_opts *opts);
 
 /* Transfers. The _async forms return at once; the host memory must stay
  * valid and untouched until *event completes. The plain forms block until

@@ -113,7 +113,7 @@ kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype,
     size_t bytes = n * kiln_dtype_size(dtype);
     kiln_buffer *buf = NULL;
     /* A zero-size array still has a (small) buffer: buffers need size > 0. */
-    st = kiln_buffer_create(ctx, bytes ? bytes : 64, KILN_BUFFER_READ_WRITE,
+    st = kiln_buffer_create(ctx, bytes ? bytes : 64, KILN_BUFFER_POOLED,
                             bytes ? host : NULL, &buf);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);

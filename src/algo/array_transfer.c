@@ -289,7 +289,8 @@ static kiln_status staging_take(kiln_context *ctx, size_t bytes,
         return KILN_OK;
     /* a new buffer: grow by half again, so a series of sizes settles */
     kiln_buffer *nb = NULL;
-    st = kiln_buffer_create(ctx, bytes + bytes / 2, KILN_BUFFER_HOST_PINNED,
+    st = kiln_buffer_create(ctx, bytes + bytes / 2,
+                            KILN_BUFFER_HOST_PINNED | KILN_BUFFER_POOLED,
                             NULL, &nb);
     pthread_mutex_lock(&sg->lock);
     if (*slot >= 0) {

@@ -138,7 +138,7 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                  * user ends. */
                 size_t want = bytes + bytes / 2;
                 kiln_buffer *nb = NULL;
-                st = kiln_buffer_create(ctx, want, KILN_BUFFER_READ_WRITE,
+                st = kiln_buffer_create(ctx, want, KILN_BUFFER_POOLED,
                                         NULL, &nb);
                 if (st == KILN_OK) {
                     kiln_buffer_release(s->buf);
@@ -168,7 +168,7 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
         pthread_mutex_unlock(&c->lock);
     }
     /* In use by another thread's call right now: a private one. */
-    return kiln_buffer_create(ctx, bytes, KILN_BUFFER_READ_WRITE, NULL,
+    return kiln_buffer_create(ctx, bytes, KILN_BUFFER_POOLED, NULL,
                               &out->buf);
 }
 

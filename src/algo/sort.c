@@ -255,7 +255,8 @@ kiln_status kiln__chain_tmp(chain *c, size_t bytes, kiln_buffer **b) {
     if (c->ntmp == (int)(sizeof c->tmp / sizeof c->tmp[0]))
         return kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
     kiln_status st = kiln_buffer_create(kiln_queue_context(c->q),
-                                        bytes ? bytes : 1, 0, NULL, b);
+                                        bytes ? bytes : 1, KILN_BUFFER_POOLED,
+                                        NULL, b);
     if (st == KILN_OK)
         c->tmp[c->ntmp++] = *b;
     return st;

@@ -43,6 +43,26 @@ static kiln_status kiln__buffer_size_check(const kiln_context *context, size_t s
     return KILN_OK;
 }
 
+kiln_status kiln__buffer_alloc(kiln_context *context, size_t size, unsigned flags,
+                               const void *host_data, void **handle) {
+    for (int retried = 0;; retried = 1) {
+        kiln_status st = kiln__fault_hit(KILN__FAULT_DEVICE_ALLOC)
+                             ? kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                               "injected device allocation failure (test hook)")
+                             : context->backend->buffer_create(context->handle, size, flags,
+                                                               host_data, handle);
+        if (st == KILN_OK || retried ||
+            (st != KILN_ERROR_OUT_OF_DEVICE_MEMORY && st != KILN_ERROR_OUT_OF_HOST_MEMORY))
+            return st;
+        /* Out of memory: the pool's cached blocks may be what fills it. */
+        if (kiln__pool_trim(context, 0) == 0)
+            return st;
+        pthread_mutex_lock(&context->pool.lock);
+        context->pool.stats.oom_retries++;
+        pthread_mutex_unlock(&context->pool.lock);
+    }
+}
+
 kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flags,
                                const void *host_data, kiln_buffer **buffer) {
     if (!buffer)
@@ -53,7 +73,8 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
     if (size == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_buffer_create: size is 0 (a buffer holds at least one byte)");
-    if (flags & ~(unsigned)(KILN_BUFFER_READ_ONLY | KILN_BUFFER_WRITE_ONLY | KILN_BUFFER_HOST_PINNED))
+    if (flags & ~(unsigned)(KILN_BUFFER_READ_ONLY | KILN_BUFFER_WRITE_ONLY |
+                            KILN_BUFFER_HOST_PINNED | KILN_BUFFER_POOLED))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_buffer_create: unknown flags 0x%x", flags);
     if ((flags & KILN_BUFFER_READ_ONLY) && (flags & KILN_BUFFER_WRITE_ONLY))
@@ -66,11 +87,11 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
     kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create: out of memory");
-    kiln_status st = kiln__fault_hit(KILN__FAULT_DEVICE_ALLOC)
-                         ? kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
-                                           "injected device allocation failure (test hook)")
-                         : context->backend->buffer_create(context->handle, size, flags,
-                                                           host_data, &b->handle);
+    /* Initial contents need a copy on a queue: such a buffer is a plain one. */
+    int pooled = (flags & KILN_BUFFER_POOLED) && !host_data && kiln__pool_enabled(context);
+    flags &= ~(unsigned)KILN_BUFFER_POOLED;
+    kiln_status st = pooled ? kiln__pool_alloc(context, size, flags, b)
+                            : kiln__buffer_alloc(context, size, flags, host_data, &b->handle);
     if (st != KILN_OK) {
         free(b);
         return kiln__error_prefix(st, "kiln_buffer_create(%zu bytes)", size);
@@ -163,13 +184,18 @@ static struct kiln__mapped *kiln__mapped_take(kiln_buffer *buffer, void *ptr) {
 void kiln_buffer_release(kiln_buffer *buffer) {
     while (kiln__ref_release(buffer ? &buffer->refs : NULL)) {
         kiln_buffer *parent = buffer->parent;
+        /* A pooled block goes back to the pool (freed instead if left
+         * mapped: the backend may hold state for the mapping). */
+        if (buffer->block)
+            kiln__pool_put(buffer->context, buffer->block, !buffer->mapped);
         while (buffer->mapped) { /* mapped and never unmapped */
             struct kiln__mapped *next = buffer->mapped->next;
             free(buffer->mapped);
             buffer->mapped = next;
         }
         /* The driver keeps the memory alive until queued work using it ends. */
-        buffer->backend->buffer_release(buffer->handle);
+        if (!buffer->block)
+            buffer->backend->buffer_release(buffer->handle);
         kiln__context_unref(buffer->context);
         free(buffer);
         buffer = parent;

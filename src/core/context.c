@@ -44,6 +44,7 @@ kiln_status kiln__context_new(const char *fn, kiln_device *const *devices, size_
     ctx->backend = devices[0]->backend;
     ctx->num_devices = num_devices;
     pthread_mutex_init(&ctx->lock, NULL);
+    kiln__pool_init(ctx);
     *context = ctx;
     return KILN_OK;
 }
@@ -96,6 +97,7 @@ void kiln__context_unref(kiln_context *context) {
     if (!kiln__ref_release(&context->refs))
         return;
     kiln__context_drop_attachments(context); /* left if never in use */
+    kiln__pool_destroy(context);
     for (size_t b = 0; b < KILN__BUILT_BUCKETS; b++) {
         kiln__built *e = context->built[b];
         while (e) {
@@ -123,8 +125,10 @@ kiln_status kiln_context_retain(kiln_context *context) {
 void kiln_context_release(kiln_context *context) {
     if (!context)
         return;
-    if (kiln__ref_release(&context->handles))
+    if (kiln__ref_release(&context->handles)) {
         kiln__context_drop_attachments(context);
+        kiln__pool_trim(context, 0); /* no new work: the cache can go */
+    }
     kiln__context_unref(context);
 }
 

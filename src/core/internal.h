@@ -38,6 +38,21 @@ typedef struct kiln__built {
 
 #define KILN__BUILT_BUCKETS 64
 
+/* The context's memory pool (pool.c). */
+typedef struct kiln__pool_block kiln__pool_block;
+typedef struct kiln__pool {
+    pthread_mutex_t lock;         /* guards everything below */
+    int disabled;
+    size_t max_cached;            /* 0: no limit */
+    kiln__pool_block *ready;      /* cached, free to hand out */
+    kiln__pool_block *waiting;    /* cached, behind a fence of queued work, */
+    kiln__pool_block *waiting_tail; /* oldest first */
+    kiln_queue *queues;           /* the context's live queues */
+    void **retired;               /* markers of freed queues, not yet seen complete */
+    size_t num_retired, cap_retired;
+    kiln_pool_stats stats;
+} kiln__pool;
+
 struct kiln_context {
     atomic_int refs;
     const kiln__backend *backend;
@@ -48,6 +63,7 @@ struct kiln_context {
     kiln__built *built[KILN__BUILT_BUCKETS];
     atomic_int handles;           /* the caller's references and queues */
     struct kiln__attachment *attached; /* kiln_context_attach (attach.c) */
+    kiln__pool pool;              /* pool.c */
 };
 
 struct kiln_queue {
@@ -66,6 +82,7 @@ struct kiln_queue {
     void **watch;
     size_t num_watch, cap_watch;
     int watch_failed;             /* a pruned watched event had failed */
+    kiln_queue *pool_next;        /* the context's queue list (pool.c) */
 };
 
 struct kiln_buffer {
@@ -78,6 +95,7 @@ struct kiln_buffer {
     size_t root_offset;           /* offset of this view in root */
     size_t size;
     struct kiln__mapped *mapped;  /* live kiln_buffer_map pointers (buffer.c) */
+    kiln__pool_block *block;      /* a pooled root buffer's block, else NULL */
 };
 
 struct kiln_program {
@@ -140,6 +158,30 @@ kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, 
  * context (its handle is the caller's to set): one reference, and one on
  * the context. */
 void kiln__buffer_init_root(kiln_buffer *b, kiln_context *context, size_t size);
+
+/* buffer.c: the one door to the backends' allocators (a fault-injection
+ * site): allocates, and on running out of memory empties the context's
+ * pool and tries once more. */
+kiln_status kiln__buffer_alloc(kiln_context *context, size_t size, unsigned flags,
+                               const void *host_data, void **handle);
+
+/* pool.c. init/destroy with the context (destroy frees every cached block;
+ * no pooled buffer is live then). */
+void kiln__pool_init(kiln_context *context);
+void kiln__pool_destroy(kiln_context *context);
+/* 1 if pooled allocations are on for the context. */
+int kiln__pool_enabled(kiln_context *context);
+/* A block of size's class for b (b->handle and b->block set). */
+kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
+                             kiln_buffer *b);
+/* A pooled root buffer's block comes back (keep 0: free it instead). */
+void kiln__pool_put(kiln_context *context, kiln__pool_block *block, int keep);
+/* Frees cached blocks until at most keep bytes stay; returns bytes freed. */
+size_t kiln__pool_trim(kiln_context *context, size_t keep);
+/* queue.c: a queue joins the context's list when made and leaves it when
+ * freed (before its backend queue goes). */
+void kiln__pool_queue_add(kiln_queue *queue);
+void kiln__pool_queue_remove(kiln_queue *queue);
 
 /* context.c: core objects (buffers, programs, events) hold the context
  * with these; they do not count as handles (see context.c). */

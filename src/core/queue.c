@@ -38,6 +38,7 @@ kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, 
     q->device = device;
     q->device_slot = slot;
     q->flags = flags;
+    kiln__pool_queue_add(q);
     *queue = q;
     return KILN_OK;
 }
@@ -90,6 +91,7 @@ static void kiln__queue_free(kiln_queue *queue) {
     kiln__queue_watch_clear(queue);
     free(queue->watch);
     pthread_mutex_destroy(&queue->watch_lock);
+    kiln__pool_queue_remove(queue);
     queue->backend->queue_release(queue->handle);
     kiln_context_release(queue->context);
     free(queue);
