@@ -232,7 +232,14 @@ typedef struct kiln__enqueue {
     const char *name;     /* the command's name on the timeline */
     uint64_t enqueued_ns; /* host clock at enqueue; 0 when no trace is on */
     kiln_event *wrapper; /* allocated by begin when an event is asked for */
+    int nvtx;            /* an NVTX range was pushed by begin (nvtx.c) */
 } kiln__enqueue;
+
+/* NVTX ranges around enqueues (nvtx.c): push returns 1 when it pushed one
+ * (a profiler is attached and kiln was built with NVTX), and then end pops
+ * it on the same thread. */
+int kiln__nvtx_push(const char *name);
+void kiln__nvtx_pop(void);
 
 /* 1 when called on the kiln-callback thread (callback.c). */
 int kiln__on_callback_thread(void);

@@ -330,6 +330,7 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         goto out;
     }
     e.name = kernel->name;
+    e.nvtx = kiln__nvtx_push(kernel->name); /* the range is the kernel's */
     kiln_status launched = queue->backend->kernel_launch(
         queue->handle, kernel->handles[queue->device_slot], dims, global, local, num_args, bargs,
         num_wait, e.wait, kiln__enqueue_out(&e, event));

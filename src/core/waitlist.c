@@ -102,6 +102,7 @@ kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *qu
     e->name = fn;
     e->enqueued_ns = kiln__trace_on() ? kiln__trace_now_ns() : 0;
     e->wrapper = NULL;
+    e->nvtx = 0;
     /* the event is allocated before anything is enqueued (an enqueued
      * command is never reported failed for want of memory); a trace needs
      * one for every command */
@@ -118,6 +119,10 @@ kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *qu
     if (st != KILN_OK) {
         kiln__event_discard(e->wrapper);
         e->wrapper = NULL;
+    } else {
+        /* popped by kiln__enqueue_end; a launch (fn NULL) pushes its
+         * kernel's name itself */
+        e->nvtx = fn ? kiln__nvtx_push(fn) : 0;
     }
     return st == KILN_OK || !fn ? st : kiln__error_prefix(st, "%s", fn);
 }
@@ -126,6 +131,8 @@ static void kiln__watch_add(kiln_queue *q, void *h);
 
 kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
                               kiln_queue *queue, kiln_event **event) {
+    if (e->nvtx)
+        kiln__nvtx_pop();
     kiln__wait_list_free(e->wait, e->storage, e->num_wait);
     int keep = event || e->enqueued_ns; /* the caller's or the timeline's */
     if (st == KILN_OK && e->num_wait && e->event) {
