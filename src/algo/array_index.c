@@ -142,8 +142,7 @@ static kiln_status status_end(kiln_queue *q, chain *c, kiln_array *flags,
 static void index_code(kiln_dtype it, kiln_index_mode mode, char *buf,
                        size_t cap) {
     static const char *const sgn[3] = {
-        "if (j < 0) j += na; "
-        "if (j < 0 || j >= na) { err[0] = 1; ok = 0; j = 0; }",
+        "if (j < 0) j += na; if (j < 0 || j >= na) { err[0] = 1; ok = 0; j = 0; }",
         "if (j < 0) j = 0; if (j >= na) j = na - 1;",
         /* the division only for an index out of range */
         "if ((ulong)j >= (ulong)na) { j %= na; if (j < 0) j += na; }"};
