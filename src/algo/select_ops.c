@@ -291,7 +291,7 @@ static void dense_end(dense *dn) {
  * is known only on the device. */
 static kiln_status count_diff(kiln_queue *q, kiln_array *counts,
                               kiln_array *starts, kiln_array *count,
-                              int wide, kiln_event **e) {
+                              kiln_event **e) {
     kiln__plan plan;
     kiln_status st = kiln__plan_for(q, &plan);
     if (st != KILN_OK)
@@ -299,8 +299,7 @@ static kiln_status count_diff(kiln_queue *q, kiln_array *counts,
     kiln_elementwise *ew = NULL;
     st = kiln__elementwise_cached_ex(
         kiln_queue_context(q),
-        wide ? "long *cnt, const long *st, const long *cnt_n"
-             : "long *cnt, const int *st, const long *cnt_n",
+        "long *cnt, const long *st, const long *cnt_n",
         "const long c = cnt_n[0];\n"
         "#if KILN_CPU\n"
         "const long per = (c + n - 1) / n;\n"
@@ -353,12 +352,10 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     size_t n = a->size;
     int wide = kiln__sel_wide(n);
     const char *bt = kiln__bits_type(a->dtype);
-    const char *stt = wide ? "long" : "int"; /* the starts' type */
     char args[160], ne1[160];
     snprintf(args, sizeof args,
-             "const %s *kiln_a, %s *kiln_out, %s%s%slong *kiln_count", bt,
-             bt, counts ? "long *kiln_cnt, " : "", counts ? stt : "",
-             counts ? " *kiln_st, " : "");
+             "const %s *kiln_a, %s *kiln_out, %slong *kiln_count", bt, bt,
+             counts ? "long *kiln_cnt, long *kiln_st, " : "");
     run_start(ne1, sizeof ne1, a->dtype, "kiln_a");
     kiln__sb pre = {0}, key = {0}, out_s = {0};
     make_arg m = {.args = args, .text = "unique"};
@@ -374,19 +371,25 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
          * end), its end into kiln_cnt[k]; then kiln_cnt[k] -= kiln_st[k]
          * (count_diff). A scan of (runs, start of the latest run) pairs
          * does it in one pass, but its operator is a serial chain of
-         * 64-bit operations: 18x slower than this on a CPU, 3.5x on a
-         * GPU. Branch-free stores on CPUs, as kiln__sel_desc's
-         * (select.c). */
+         * 64-bit operations: several times slower on a CPU and a GPU.
+         * CPUs store branch-free, as kiln__sel_desc's (select.c): an item
+         * that starts no run stores its start, one that ends none its
+         * end, into its work-group's own cache line past the scratch's n
+         * starts (an element shared by all cores, as the last one of
+         * counts, made them fight over it: 5x slower). */
         kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
         kiln__sb_add(&out_s,
                      "const int kiln_end = (i == n - 1) | "
                      "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
                      "\n#if KILN_CPU\n"
-                     "const long kiln_k = item != prev_item ? (long)prev_item "
-                     ": n - 1;\n"
-                     "kiln_out[kiln_k] = kiln_a[i];\n"
-                     "kiln_st[kiln_k] = i;\n"
-                     "kiln_cnt[kiln_end ? (long)item - 1 : n - 1] = i + 1;\n"
+                     "const int kiln_s = item != prev_item;\n"
+                     "KILN_GLOBAL long *kiln_j = kiln_st + n + "
+                     "8 * (long)(kiln_group_id(0) & 63);\n"
+                     "kiln_out[kiln_s ? (long)prev_item : n - 1] = "
+                     "kiln_a[i];\n"
+                     "*(kiln_s ? kiln_st + (long)prev_item : kiln_j) = i;\n"
+                     "*(kiln_end ? kiln_cnt + ((long)item - 1) : kiln_j + 1) "
+                     "= i + 1;\n"
                      "#else\n"
                      "if (item != prev_item) {\n"
                      "    kiln_out[prev_item] = kiln_a[i];\n"
@@ -404,21 +407,22 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     kiln__sb_addf(&key, "unique|%s|%d|%d", kiln_dtype_name(a->dtype), wide,
                   counts != NULL);
     kiln_array ha = dn.a[0] ? bits_view(dn.a[0]) : *a, ho = bits_view(out);
-    /* the runs' starts (counts only): a scratch buffer of n */
+    /* the runs' starts (counts only): a scratch buffer of n, then 64
+     * cache lines of junk for the CPU's branch-free stores */
     kiln__scratch scr = {0};
     kiln_array *sta = NULL;
     kiln_event *const *wl = dn.wait;
     size_t nwl = dn.num_wait;
-    size_t ns = n ? n : 1;
+    size_t ns = n + 64 * 8;
     if (st == KILN_OK && counts) {
-        kiln_dtype sd = wide ? KILN_INT64 : KILN_INT32;
         st = kiln__scratch_get(q, KILN__SCRATCH_UNIQUE_STARTS,
-                               ns * kiln_dtype_size(sd), &scr);
+                               ns * sizeof(int64_t), &scr);
         if (st == KILN_OK)
             st = kiln__wait_plus(dn.num_wait, dn.wait, scr.dep, NULL, &wl,
                                  &nwl);
         if (st == KILN_OK)
-            st = kiln_array_from_buffer(scr.buf, 0, sd, 1, &ns, NULL, &sta);
+            st = kiln_array_from_buffer(scr.buf, 0, KILN_INT64, 1, &ns, NULL,
+                                        &sta);
     }
     kiln_arg v[5] = {KILN_ARG_ARRAY(&ha), KILN_ARG_ARRAY(&ho),
                      KILN_ARG_ARRAY(counts), KILN_ARG_ARRAY(sta),
@@ -431,7 +435,7 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
         st = run_cached(q, key.p, &m, n, counts ? 5 : 3, v, what, nwl, wl,
                         &e);
     if (st == KILN_OK && counts && n)
-        st = count_diff(q, counts, sta, dev, wide, &e);
+        st = count_diff(q, counts, sta, dev, &e);
     if (wl != dn.wait)
         free((void *)wl);
     if (scr.buf || scr.dep)
