@@ -352,10 +352,17 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     size_t n = a->size;
     int wide = kiln__sel_wide(n);
     const char *bt = kiln__bits_type(a->dtype);
-    char args[160], ne1[160];
+    /* counts on a CPU: starts and ends (below); on a GPU: one scan of
+     * (runs, start of the latest run) pairs */
+    kiln__plan plan = {0};
+    if (st == KILN_OK && counts)
+        st = kiln__plan_for(q, &plan);
+    int ends = counts && plan.cpu;
+    char args[160], pre_s[640], ne1[160];
     snprintf(args, sizeof args,
              "const %s *kiln_a, %s *kiln_out, %slong *kiln_count", bt, bt,
-             counts ? "long *kiln_cnt, long *kiln_st, " : "");
+             !counts ? "" : ends ? "long *kiln_cnt, long *kiln_st, "
+                                 : "long *kiln_cnt, ");
     run_start(ne1, sizeof ne1, a->dtype, "kiln_a");
     kiln__sb pre = {0}, key = {0}, out_s = {0};
     make_arg m = {.args = args, .text = "unique"};
@@ -364,14 +371,16 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                             "kiln_out[out_index] = kiln_a[i]", NULL);
         m.d = kiln__sel_desc(wide, KILN__SEL_STORE, pre.p, "kiln_unique",
                              &out_s);
-    } else {
+    } else if (ends) {
         /* The plain selection's count scan (runs started so far) with two
          * more stores: where run k starts, its start into the scratch
          * kiln_st[k]; where it ends (the next item starts a run, or the
          * end), its end into kiln_cnt[k]; then kiln_cnt[k] -= kiln_st[k]
-         * (count_diff). A scan of (runs, start of the latest run) pairs
-         * does it in one pass, but its operator is a serial chain of
-         * 64-bit operations: several times slower on a CPU and a GPU.
+         * (count_diff). The GPUs' scan of pairs (below) does it in one
+         * pass, but its operator is a serial chain of 64-bit operations
+         * that no CPU compiler vectorises: 4x slower here at 2^24 items
+         * (on an H100 this way was no faster than the pairs, and takes a
+         * scratch of 8n bytes).
          * CPUs store branch-free, as kiln__sel_desc's (select.c): an item
          * that starts no run stores its start, one that ends none its
          * end, into its work-group's own cache line past the scratch's n
@@ -390,7 +399,7 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                      "*(kiln_s ? kiln_st + (long)prev_item : kiln_j) = i;\n"
                      "*(kiln_end ? kiln_cnt + ((long)item - 1) : kiln_j + 1) "
                      "= i + 1;\n"
-                     "#else\n"
+                     "#else /* GPUs (tested on an H100; not chosen there) */\n"
                      "if (item != prev_item) {\n"
                      "    kiln_out[prev_item] = kiln_a[i];\n"
                      "    kiln_st[prev_item] = i;\n"
@@ -403,9 +412,65 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                              .input = "kiln_sel_pred(i, KILN_PASS)",
                              .output = out_s.p, .preamble = pre.p,
                              .name = "kiln_unique_counts");
+    } else {
+        /* (runs so far, start of the latest run): the start of a run is
+         * known at its end, where its length is written. Below 2^31 items
+         * both halves share one long (c high, s low): a scalar operator
+         * that CPU compilers vectorise, where a struct's is ~5x slower. */
+        if (wide)
+            snprintf(pre_s, sizeof pre_s,
+                     "typedef struct { long c; long s; } kiln_uq_t;\n"
+                     "KILN_FUNC kiln_uq_t kiln_uq_make(long c, long s)\n"
+                     "{ kiln_uq_t r; r.c = c; r.s = s; return r; }\n"
+                     "#define KILN_UQ_C(v) ((v).c)\n"
+                     "#define KILN_UQ_S(v) ((v).s)\n"
+                     "KILN_FUNC kiln_uq_t kiln_uq_op(kiln_uq_t a, kiln_uq_t b)"
+                     "\n{ return kiln_uq_make(a.c + b.c, b.c ? b.s : a.s); }"
+                     "\n");
+        else
+            snprintf(pre_s, sizeof pre_s,
+                     "typedef long kiln_uq_t;\n"
+                     "#define KILN_UQ_LOW 0xffffffffL\n"
+                     "KILN_FUNC long kiln_uq_make(long c, long s)\n"
+                     "{ return (c << 32) | s; }\n"
+                     "#define KILN_UQ_C(v) ((v) >> 32)\n"
+                     "#define KILN_UQ_S(v) ((v) & KILN_UQ_LOW)\n"
+                     "KILN_FUNC long kiln_uq_op(long a, long b)\n"
+                     "{ return ((a & ~KILN_UQ_LOW) + (b & ~KILN_UQ_LOW)) |\n"
+                     "         ((b >> 32) ? (b & KILN_UQ_LOW) : "
+                     "(a & KILN_UQ_LOW)); }\n");
+        kiln__sb_add(&pre, pre_s);
+        kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
+        /* a run ends where the next item starts one (or at the end) */
+        /* branch-free stores on CPUs, as kiln__sel_desc's (select.c) */
+        kiln__sb_add(&out_s,
+                     "const int kiln_end = (i == n - 1) | "
+                     "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
+                     "\n#if KILN_CPU\n"
+                     "const long kiln_c = KILN_UQ_C(item);\n"
+                     "kiln_out[kiln_c != KILN_UQ_C(prev_item) ? kiln_c - 1 "
+                     ": n - 1] = kiln_a[i];\n"
+                     "kiln_cnt[kiln_end ? kiln_c - 1 : n - 1] = "
+                     "i + 1 - KILN_UQ_S(item);\n"
+                     "#else\n"
+                     "const long kiln_c = KILN_UQ_C(item);\n"
+                     "if (kiln_c != KILN_UQ_C(prev_item)) kiln_out[kiln_c - 1] "
+                     "= kiln_a[i];\n"
+                     "if (kiln_end) kiln_cnt[kiln_c - 1] = "
+                     "i + 1 - KILN_UQ_S(item);\n"
+                     "#endif\n"
+                     "if (i == n - 1) kiln_count[0] = KILN_UQ_C(item)");
+        m.d = KILN_SCAN_DESC(.scan_type = "kiln_uq_t",
+                             .scan_size = wide ? 16 : 8,
+                             .neutral = "kiln_uq_make(0, 0)",
+                             .scan = "kiln_uq_op(a, b)",
+                             .input = "kiln_sel_pred(i, KILN_PASS) ? "
+                                      "kiln_uq_make(1, i) : kiln_uq_make(0, 0)",
+                             .output = out_s.p, .preamble = pre.p,
+                             .name = "kiln_unique_counts");
     }
     kiln__sb_addf(&key, "unique|%s|%d|%d", kiln_dtype_name(a->dtype), wide,
-                  counts != NULL);
+                  counts ? 1 + ends : 0);
     kiln_array ha = dn.a[0] ? bits_view(dn.a[0]) : *a, ho = bits_view(out);
     /* the runs' starts (counts only): a scratch buffer of n, then 64
      * cache lines of junk for the CPU's branch-free stores */
@@ -414,7 +479,7 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     kiln_event *const *wl = dn.wait;
     size_t nwl = dn.num_wait;
     size_t ns = n + 64 * 8;
-    if (st == KILN_OK && counts) {
+    if (st == KILN_OK && ends) {
         st = kiln__scratch_get(q, KILN__SCRATCH_UNIQUE_STARTS,
                                ns * sizeof(int64_t), &scr);
         if (st == KILN_OK)
@@ -427,14 +492,13 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     kiln_arg v[5] = {KILN_ARG_ARRAY(&ha), KILN_ARG_ARRAY(&ho),
                      KILN_ARG_ARRAY(counts), KILN_ARG_ARRAY(sta),
                      KILN_ARG_ARRAY(dev)};
-    if (!counts)
-        v[2] = v[4];
+    size_t nv = !counts ? 3 : ends ? 5 : 4;
+    v[nv - 1] = v[4];
     if (st == KILN_OK && (pre.oom || key.oom || out_s.oom))
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (st == KILN_OK)
-        st = run_cached(q, key.p, &m, n, counts ? 5 : 3, v, what, nwl, wl,
-                        &e);
-    if (st == KILN_OK && counts && n)
+        st = run_cached(q, key.p, &m, n, nv, v, what, nwl, wl, &e);
+    if (st == KILN_OK && ends && n)
         st = count_diff(q, counts, sta, dev, &e);
     if (wl != dn.wait)
         free((void *)wl);
