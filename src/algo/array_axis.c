@@ -120,7 +120,11 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
                            KILN_ARG_I64((int64_t)split),
                            KILN_ARG_I64((int64_t)inner),
                            KILN_ARG_I64((int64_t)len)};
-        st = kiln__launch(queue, v->k[2], nout, local, fin, 7, NULL, 1, &e1,
+        /* CPU: a few work-items over contiguous ranges of outputs */
+        size_t fg = plan->cpu && nout > (size_t)plan->cu * 4
+                        ? (size_t)plan->cu * 4
+                        : nout;
+        st = kiln__launch(queue, v->k[2], fg, local, fin, 7, NULL, 1, &e1,
                           &e2);
     } else {
         e2 = e1;

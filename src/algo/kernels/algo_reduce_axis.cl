@@ -158,7 +158,22 @@ KILN_KERNEL void @NAME@_axcols(KILN_GLOBAL kiln_out_t *kiln_part,
         for (long j = 0; j < kiln_w; j++)
             kiln_p[j] = kiln_neutral();
         long kiln_r = (kiln_oo * kiln_len + kiln_kb) * kiln_inner + kiln_j0;
-        for (long k = kiln_kb; k < kiln_ke; k++, kiln_r += kiln_inner)
+        long k = kiln_kb;
+        /* four rows a step: a quarter of the partials' loads and stores,
+         * each column still folded in row order */
+        for (; k + 4 <= kiln_ke; k += 4, kiln_r += 4 * kiln_inner)
+            for (long j = 0; j < kiln_w; j++) {
+                long kiln_i = kiln_r + j;
+                kiln_out_t kiln_a = kiln_reduce(kiln_p[j],
+                                                kiln_map(kiln_i, KILN_PASS));
+                kiln_a = kiln_reduce(kiln_a,
+                                     kiln_map(kiln_i + kiln_inner, KILN_PASS));
+                kiln_a = kiln_reduce(
+                    kiln_a, kiln_map(kiln_i + 2 * kiln_inner, KILN_PASS));
+                kiln_p[j] = kiln_reduce(
+                    kiln_a, kiln_map(kiln_i + 3 * kiln_inner, KILN_PASS));
+            }
+        for (; k < kiln_ke; k++, kiln_r += kiln_inner)
             for (long j = 0; j < kiln_w; j++)
                 kiln_p[j] = kiln_reduce(kiln_p[j],
                                         kiln_map(kiln_r + j, KILN_PASS));
@@ -252,12 +267,24 @@ KILN_KERNEL void @NAME@_axfinish(KILN_GLOBAL const kiln_out_t *kiln_part,
                                  long kiln_split, long kiln_inner,
                                  long kiln_len)
 {
+#if KILN_CPU
+    /* CPU: a few work-items, each a contiguous range of outputs (a
+     * work-group per output costs more to schedule than to run) */
+    long kiln_per = (kiln_nout + (long)kiln_global_size(0) - 1) /
+                    (long)kiln_global_size(0);
+    long kiln_o = (long)kiln_global_id(0) * kiln_per;
+    long kiln_oe = kiln_o + kiln_per < kiln_nout ? kiln_o + kiln_per : kiln_nout;
+    for (; kiln_o < kiln_oe; kiln_o++) {
+#else
     long kiln_o = (long)kiln_global_id(0);
     if (kiln_o >= kiln_nout)
         return;
-    kiln_out_t kiln_a = kiln_neutral();
-    for (long c = 0; c < kiln_split; c++)
-        kiln_a = kiln_reduce(kiln_a, kiln_part[c * kiln_nout + kiln_o]);
-    kiln__axis_write(kiln_out, kiln_out_o + kiln_o, kiln_a, kiln_inner,
-                     kiln_len);
+    {
+#endif
+        kiln_out_t kiln_a = kiln_neutral();
+        for (long c = 0; c < kiln_split; c++)
+            kiln_a = kiln_reduce(kiln_a, kiln_part[c * kiln_nout + kiln_o]);
+        kiln__axis_write(kiln_out, kiln_out_o + kiln_o, kiln_a, kiln_inner,
+                         kiln_len);
+    }
 }
