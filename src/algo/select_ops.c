@@ -387,9 +387,15 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
          * starts (an element shared by all cores, as the last one of
          * counts, made them fight over it: 5x slower). */
         kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
+        /* item i ends a run: the last, or unequal to the next (as
+         * run_start's test of item i + 1) */
+        int h = a->dtype == KILN_FLOAT16;
+        kiln__sb_addf(&out_s,
+                      "const int kiln_end = (i == n - 1) | "
+                      "(%skiln_a[i + (i < n - 1)]%s != %skiln_a[i]%s);\n",
+                      h ? "kiln_h2f(" : "", h ? ")" : "",
+                      h ? "kiln_h2f(" : "", h ? ")" : "");
         kiln__sb_add(&out_s,
-                     "const int kiln_end = (i == n - 1) | "
-                     "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
                      "\n#if KILN_CPU\n"
                      "const int kiln_s = item != prev_item;\n"
                      "KILN_GLOBAL long *kiln_j = kiln_st + n + "
