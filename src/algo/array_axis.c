@@ -63,7 +63,7 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
          * into its partials (always: a short axis would pay more for the
          * extra pass than it saves) */
         size_t units = outer * ceil_div(inner, 4096); /* KILN_AXIS_WIDE */
-        split = pick_split(units, (size_t)plan->cu * 4, len, 16);
+        split = pick_split(units, (size_t)plan->cu * 2, len, 16);
         global = units * split;
         parts = 1;
         k = v->k[1];
