@@ -495,6 +495,9 @@ static void run(kiln_queue *q, void *user) {
         {1, 7, 0, 0},     {1, 1, 0, 0},     {1, 0, 0, 0},   {2, 13, 17, 0},
         {2, 1, 257, 0},   {2, 257, 3, 0},   {2, 5, 0, 0},   {2, 0, 4, 0},
         {3, 3, 4, 5},     {3, 2, 33, 65},   {2, 3, 4099, 0}, {2, 4099, 2, 0},
+        /* CPU: rows of at least 256 down an axis of at least 64 are read
+         * by blocks of up to 4096 columns (a short last block here) */
+        {2, 70, 300, 0},  {3, 2, 64, 4099},
     };
     size_t nshapes = sizeof shapes / sizeof shapes[0];
     for (size_t di = 0; di < KT_NDTYPES; di++) {

@@ -57,6 +57,7 @@ enum {
     KILN__SCRATCH_SORT_VALS,   /* its ping-pong values */
     KILN__SCRATCH_SORT_STATUS, /* the onesweep counts and status words */
     KILN__SCRATCH_SORT_ARGKEYS, /* argsort's sorted keys, not returned */
+    KILN__SCRATCH_UNIQUE_STARTS, /* a unique's run starts (select_ops.c) */
     KILN__SCRATCH_SLOTS
 };
 typedef struct kiln__scratch {

@@ -47,6 +47,7 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
     size_t nout = outer * inner, local = v->local;
     size_t bpc = (size_t)kiln__knobs_get()->red_blocks_per_cu;
     size_t split, global;
+    int parts = 0; /* the kernel writes partials, _axfinish the outputs */
     kiln_kernel *k;
     if (inner == 1) {
         size_t target = plan->cpu ? (size_t)plan->cu * 4 : plan->cu * bpc;
@@ -56,6 +57,16 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
         size_t cap = plan->cpu ? (size_t)plan->cu * 64 : plan->cu * bpc * 4;
         global = (groups < cap ? groups : cap) * local;
         k = v->k[0];
+    } else if (plan->cpu && inner >= 256 && len >= 64) {
+        /* (KILN_AXIS_COLS, KILN_AXIS_MINLEN) blocks of up to
+         * KILN_AXIS_WIDE columns of one outer index, each chunk folded
+         * into its partials (always: a short axis would pay more for the
+         * extra pass than it saves) */
+        size_t units = outer * ceil_div(inner, 4096); /* KILN_AXIS_WIDE */
+        split = pick_split(units, (size_t)plan->cu * 2, len, 16);
+        global = units * split;
+        parts = 1;
+        k = v->k[1];
     } else if (plan->cpu) {
         size_t blocks = ceil_div(nout, 256); /* KILN_AXIS_COLS */
         split = pick_split(blocks, (size_t)plan->cu * 16, len, 64);
@@ -66,18 +77,20 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
         global = nout * split;
         k = v->k[1];
     }
+    if (split > 1)
+        parts = 1;
     kiln__scratch scr = {0};
     kiln_status st = KILN_OK;
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
-    if (split > 1) {
+    if (parts) {
         st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
                                split * nout * out_size, &scr);
         if (st == KILN_OK)
             st = kiln__wait_plus(num_wait, wait, scr.dep, NULL, &wl, &nwl);
     }
     /* without partials the kernels never touch kiln_part: any buffer */
-    kiln_buffer *part = split > 1 ? scr.buf : out;
+    kiln_buffer *part = parts ? scr.buf : out;
     kiln_event *e1 = NULL, *e2 = NULL;
     if (st == KILN_OK) {
         kiln_arg rows[6] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
@@ -100,14 +113,18 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
     }
     if (wl != wait)
         free((void *)wl);
-    if (st == KILN_OK && split > 1) {
+    if (st == KILN_OK && parts) {
         kiln_arg fin[7] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
                            KILN_ARG_I64((int64_t)out_off),
                            KILN_ARG_I64((int64_t)nout),
                            KILN_ARG_I64((int64_t)split),
                            KILN_ARG_I64((int64_t)inner),
                            KILN_ARG_I64((int64_t)len)};
-        st = kiln__launch(queue, v->k[2], nout, local, fin, 7, NULL, 1, &e1,
+        /* CPU: a few work-items over contiguous ranges of outputs */
+        size_t fg = plan->cpu && nout > (size_t)plan->cu * 4
+                        ? (size_t)plan->cu * 4
+                        : nout;
+        st = kiln__launch(queue, v->k[2], fg, local, fin, 7, NULL, 1, &e1,
                           &e2);
     } else {
         e2 = e1;

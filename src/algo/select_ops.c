@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "algo/array_internal.h"
+#include "algo/algo.h"
 #include "algo/builtin.h"
+#include "algo/generator.h"
 #include "algo/select.h"
 #include "base/error.h"
 
@@ -283,6 +285,47 @@ static void dense_end(dense *dn) {
     free(dn->wait);
 }
 
+/* counts[k] = starts[k + 1] - starts[k] for the count[0] runs of a unique
+ * of n items with counts (the next start of the last run: n), after *e
+ * (replaced by the new event). A fixed number of work-items, each a
+ * contiguous range (CPU) or a grid-stride loop (GPU): the number of runs
+ * is known only on the device. */
+static kiln_status count_diff(kiln_queue *q, kiln_array *counts,
+                              kiln_array *starts, kiln_array *count,
+                              size_t n, kiln_event **e) {
+    kiln__plan plan;
+    kiln_status st = kiln__plan_for(q, &plan);
+    if (st != KILN_OK)
+        return st;
+    kiln_elementwise *ew = NULL;
+    st = kiln__elementwise_cached_ex(
+        kiln_queue_context(q),
+        "long *cnt, const long *st, const long *cnt_n, long total",
+        "const long c = cnt_n[0];\n"
+        "#if KILN_CPU\n"
+        "const long per = (c + n - 1) / n;\n"
+        "const long e = (i + 1) * per < c ? (i + 1) * per : c;\n"
+        "for (long k = i * per; k < e; k++)\n"
+        "    cnt[k] = (k + 1 < c ? st[k + 1] : total) - st[k];\n"
+        "#else\n"
+        "for (long k = i; k < c; k += n)\n"
+        "    cnt[k] = (k + 1 < c ? st[k + 1] : total) - st[k];\n"
+        "#endif\n",
+        "kiln_unique_count_diff", NULL, KILN_ELEMENTWISE_ANY_SHAPE, &ew);
+    size_t items = plan.cpu ? (size_t)plan.cu * 4 : (size_t)plan.cu * 1024;
+    kiln_arg v[4] = {KILN_ARG_ARRAY(counts), KILN_ARG_ARRAY(starts),
+                     KILN_ARG_ARRAY(count), KILN_ARG_I64((int64_t)n)};
+    kiln_event *d = NULL;
+    if (st == KILN_OK)
+        st = kiln_elementwise_launch(q, ew, items, 4, v, *e ? 1 : 0, e, &d);
+    kiln_elementwise_release(ew);
+    if (st == KILN_OK) {
+        kiln__event_drop(e);
+        *e = d;
+    }
+    return st;
+}
+
 kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                               kiln_array *counts, kiln_array *count,
                               int64_t *host_count, kiln_array *a,
@@ -310,10 +353,16 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
     size_t n = a->size;
     int wide = kiln__sel_wide(n);
     const char *bt = kiln__bits_type(a->dtype);
-    char args[128], pre_s[640], ne1[160];
+    /* counts on a CPU: starts and ends (below); on a GPU: one scan of
+     * (runs, start of the latest run) pairs */
+    kiln__plan plan = {0};
+    if (st == KILN_OK && counts)
+        st = kiln__plan_for(q, &plan);
+    int ends = counts && plan.cpu;
+    char args[160], pre_s[640], ne1[160];
     snprintf(args, sizeof args,
              "const %s *kiln_a, %s *kiln_out, %slong *kiln_count", bt, bt,
-             counts ? "long *kiln_cnt, " : "");
+             !counts ? "" : ends ? "long *kiln_st, " : "long *kiln_cnt, ");
     run_start(ne1, sizeof ne1, a->dtype, "kiln_a");
     kiln__sb pre = {0}, key = {0}, out_s = {0};
     make_arg m = {.args = args, .text = "unique"};
@@ -322,6 +371,41 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                             "kiln_out[out_index] = kiln_a[i]", NULL);
         m.d = kiln__sel_desc(wide, KILN__SEL_STORE, pre.p, "kiln_unique",
                              &out_s);
+    } else if (ends) {
+        /* The plain selection's count scan (runs started so far) with
+         * one more store: where run k starts, its start into the scratch
+         * kiln_st[k]; then counts[k] = kiln_st[k + 1] - kiln_st[k]
+         * (count_diff). The GPUs' scan of pairs (below) does it in one
+         * pass, but its operator is a longer serial chain of 64-bit
+         * operations an item, in both of the CPU's passes over the input:
+         * 2.5x slower here at 2^24 items (on an H100 a variant of this
+         * way was no faster than the pairs, and it takes a scratch of 8n
+         * bytes). CPUs store branch-free, as kiln__sel_desc's (select.c):
+         * an item that starts no run stores its start into its
+         * work-group's own cache line past the scratch's n starts (an
+         * element shared by all cores, as the last one of counts, made
+         * them fight over it: 5x slower). */
+        kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
+        kiln__sb_add(&out_s,
+                     "\n#if KILN_CPU\n"
+                     "const int kiln_s = item != prev_item;\n"
+                     "kiln_out[kiln_s ? (long)prev_item : n - 1] = "
+                     "kiln_a[i];\n"
+                     "*(kiln_s ? kiln_st + (long)prev_item\n"
+                     "         : kiln_st + n + 8 * (long)(kiln_group_id(0) & "
+                     "63)) = i;\n"
+                     "#else /* not chosen on GPUs */\n"
+                     "if (item != prev_item) {\n"
+                     "    kiln_out[prev_item] = kiln_a[i];\n"
+                     "    kiln_st[prev_item] = i;\n"
+                     "}\n"
+                     "#endif\n"
+                     "if (i == n - 1) kiln_count[0] = (long)item");
+        m.d = KILN_SCAN_DESC(.scan_type = wide ? "long" : "int",
+                             .neutral = "0", .scan = "a + b",
+                             .input = "kiln_sel_pred(i, KILN_PASS)",
+                             .output = out_s.p, .preamble = pre.p,
+                             .name = "kiln_unique_counts");
     } else {
         /* (runs so far, start of the latest run): the start of a run is
          * known at its end, where its length is written. Below 2^31 items
@@ -380,17 +464,40 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                              .name = "kiln_unique_counts");
     }
     kiln__sb_addf(&key, "unique|%s|%d|%d", kiln_dtype_name(a->dtype), wide,
-                  counts != NULL);
+                  counts ? 1 + ends : 0);
     kiln_array ha = dn.a[0] ? bits_view(dn.a[0]) : *a, ho = bits_view(out);
+    /* the runs' starts (counts only): a scratch buffer of n, then 64
+     * cache lines of junk for the CPU's branch-free stores */
+    kiln__scratch scr = {0};
+    kiln_array *sta = NULL;
+    kiln_event *const *wl = dn.wait;
+    size_t nwl = dn.num_wait;
+    size_t ns = n + 64 * 8;
+    if (st == KILN_OK && ends) {
+        st = kiln__scratch_get(q, KILN__SCRATCH_UNIQUE_STARTS,
+                               ns * sizeof(int64_t), &scr);
+        if (st == KILN_OK)
+            st = kiln__wait_plus(dn.num_wait, dn.wait, scr.dep, NULL, &wl,
+                                 &nwl);
+        if (st == KILN_OK)
+            st = kiln_array_from_buffer(scr.buf, 0, KILN_INT64, 1, &ns, NULL,
+                                        &sta);
+    }
     kiln_arg v[4] = {KILN_ARG_ARRAY(&ha), KILN_ARG_ARRAY(&ho),
-                     KILN_ARG_ARRAY(counts), KILN_ARG_ARRAY(dev)};
-    if (!counts)
-        v[2] = v[3];
+                     KILN_ARG_ARRAY(ends ? sta : counts), KILN_ARG_ARRAY(dev)};
+    size_t nv = counts ? 4 : 3;
+    v[nv - 1] = v[3];
     if (st == KILN_OK && (pre.oom || key.oom || out_s.oom))
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (st == KILN_OK)
-        st = run_cached(q, key.p, &m, n, counts ? 4 : 3, v, what,
-                        dn.num_wait, dn.wait, &e);
+        st = run_cached(q, key.p, &m, n, nv, v, what, nwl, wl, &e);
+    if (st == KILN_OK && ends && n)
+        st = count_diff(q, counts, sta, dev, n, &e);
+    if (wl != dn.wait)
+        free((void *)wl);
+    if (scr.buf || scr.dep)
+        kiln__scratch_put(q, &scr, e);
+    kiln_array_release(sta); /* queued work keeps the buffer */
     dense_end(&dn);
     kiln__sb_free(&pre);
     kiln__sb_free(&key);

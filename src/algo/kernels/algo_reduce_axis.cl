@@ -11,6 +11,13 @@
  * (partial c of output o at c*nout + o) and _axfinish combines them. */
 
 #define KILN_AXIS_COLS 256 /* outputs per CPU work-item (array_axis.c) */
+/* columns per CPU work-item where the axis' rows are at least
+ * KILN_AXIS_COLS wide (array_axis.c) */
+#define KILN_AXIS_WIDE 4096
+#define KILN_AXIS_MINLEN 64 /* and the axis at least this long */
+/* accumulators per CPU work-item along a row: a SIMD register's worth of
+ * small types, a few of larger ones (structs) */
+#define KILN_AXIS_LANES ((int)(sizeof(kiln_out_t) <= 8 ? 32 : 4))
 
 KILN_FUNC void kiln__axis_write(KILN_GLOBAL kiln_final_t *kiln_out, long o,
                                 kiln_out_t a, long kiln_inner, long kiln_len)
@@ -37,8 +44,18 @@ KILN_KERNEL void @NAME@_axrows(KILN_GLOBAL kiln_out_t *kiln_part,
     KILN_LOCAL kiln_out_t kiln_scratch[KILN_LOCAL_SIZE];
     long kiln_l = (long)kiln_local_id(0);
     long kiln_chunk = (kiln_len + kiln_split - 1) / kiln_split;
+#if KILN_CPU
+    /* CPU: a contiguous run of (row, chunk) pieces per work-group, so a
+     * core streams through adjacent rows */
+    long kiln_np = kiln_rows * kiln_split, kiln_ng = (long)kiln_num_groups(0);
+    long kiln_gper = (kiln_np + kiln_ng - 1) / kiln_ng;
+    long kiln_g0 = (long)kiln_group_id(0) * kiln_gper;
+    long kiln_g1 = kiln_g0 + kiln_gper < kiln_np ? kiln_g0 + kiln_gper : kiln_np;
+    for (long kiln_g = kiln_g0; kiln_g < kiln_g1; kiln_g++) {
+#else
     for (long kiln_g = (long)kiln_group_id(0); kiln_g < kiln_rows * kiln_split;
          kiln_g += (long)kiln_num_groups(0)) {
+#endif
         long kiln_r = kiln_g / kiln_split, kiln_c = kiln_g % kiln_split;
         long kiln_b = kiln_r * kiln_len + kiln_c * kiln_chunk;
         long kiln_e = kiln_b + kiln_chunk;
@@ -47,19 +64,29 @@ KILN_KERNEL void @NAME@_axrows(KILN_GLOBAL kiln_out_t *kiln_part,
         kiln_out_t kiln_a0 = kiln_neutral(), kiln_a1 = kiln_neutral(),
                    kiln_a2 = kiln_neutral(), kiln_a3 = kiln_neutral();
 #if KILN_CPU
+        /* a contiguous piece per work-item, folded into KILN_AXIS_LANES
+         * accumulators side by side: independent lanes that LLVM turns
+         * into SIMD registers (a few scalar chains are latency bound) */
         long kiln_per = (kiln_e - kiln_b + KILN_LOCAL_SIZE - 1) / KILN_LOCAL_SIZE;
         long i = kiln_b + kiln_l * kiln_per;
         long kiln_ie = i + kiln_per < kiln_e ? i + kiln_per : kiln_e;
-        for (; i + 4 <= kiln_ie; i += 4) {
-            kiln_a0 = kiln_reduce(kiln_a0, kiln_map(i, KILN_PASS));
-            kiln_a1 = kiln_reduce(kiln_a1, kiln_map(i + 1, KILN_PASS));
-            kiln_a2 = kiln_reduce(kiln_a2, kiln_map(i + 2, KILN_PASS));
-            kiln_a3 = kiln_reduce(kiln_a3, kiln_map(i + 3, KILN_PASS));
-        }
-        for (; i < kiln_ie; i++)
-            kiln_a0 = kiln_reduce(kiln_a0, kiln_map(i, KILN_PASS));
-        /* pieces in order: a0 holds the first elements (ties keep the
-         * first index whatever the order, the reduce is commutative) */
+        kiln_out_t kiln_acc[KILN_AXIS_LANES];
+#pragma unroll
+        for (int j = 0; j < KILN_AXIS_LANES; j++)
+            kiln_acc[j] = kiln_neutral();
+        for (; i + KILN_AXIS_LANES <= kiln_ie; i += KILN_AXIS_LANES)
+#pragma unroll
+            for (int j = 0; j < KILN_AXIS_LANES; j++)
+                kiln_acc[j] = kiln_reduce(kiln_acc[j],
+                                          kiln_map(i + j, KILN_PASS));
+        for (int j = 0; i < kiln_ie; i++, j++)
+            kiln_acc[j] = kiln_reduce(kiln_acc[j], kiln_map(i, KILN_PASS));
+        for (int s = KILN_AXIS_LANES / 2; s > 0; s >>= 1)
+            for (int j = 0; j < s; j++)
+                kiln_acc[j] = kiln_reduce(kiln_acc[j], kiln_acc[j + s]);
+        kiln_a0 = kiln_acc[0];
+        /* ties keep the first index whatever the order: the reduce is
+         * commutative */
 #else
         long i = kiln_b + kiln_l;
         for (; i + 3 * KILN_LOCAL_SIZE < kiln_e; i += 4 * KILN_LOCAL_SIZE) {
@@ -107,8 +134,55 @@ KILN_KERNEL void @NAME@_axcols(KILN_GLOBAL kiln_out_t *kiln_part,
     long kiln_t = (long)kiln_global_id(0);
     long kiln_chunk = (kiln_len + kiln_split - 1) / kiln_split;
 #if KILN_CPU
-    /* CPU: a work-item per block of KILN_AXIS_COLS adjacent outputs, so
-     * each step down the axis reads whole cache lines. */
+    if (kiln_inner >= KILN_AXIS_COLS && kiln_len >= KILN_AXIS_MINLEN) {
+        /* CPU, wide rows: a work-item per (chunk of the axis, outer
+         * index, block of up to KILN_AXIS_WIDE columns), folding each row
+         * of its chunk into its partials in place: one contiguous stream
+         * through memory (whole rows when inner <= KILN_AXIS_WIDE) where
+         * narrow blocks would jump a page per row. Always partials:
+         * _axfinish writes the outputs. */
+        long kiln_nbi = (kiln_inner + KILN_AXIS_WIDE - 1) / KILN_AXIS_WIDE;
+        long kiln_units = kiln_outer * kiln_nbi;
+        if (kiln_t >= kiln_units * kiln_split)
+            return;
+        long kiln_c = kiln_t / kiln_units, kiln_u = kiln_t % kiln_units;
+        long kiln_oo = kiln_u / kiln_nbi;
+        long kiln_j0 = (kiln_u % kiln_nbi) * KILN_AXIS_WIDE;
+        long kiln_w = kiln_inner - kiln_j0 < KILN_AXIS_WIDE ? kiln_inner - kiln_j0
+                                                            : KILN_AXIS_WIDE;
+        long kiln_kb = kiln_c * kiln_chunk;
+        long kiln_ke = kiln_kb + kiln_chunk < kiln_len ? kiln_kb + kiln_chunk
+                                                       : kiln_len;
+        KILN_GLOBAL kiln_out_t *kiln_p =
+            kiln_part + kiln_c * kiln_nout + kiln_oo * kiln_inner + kiln_j0;
+        for (long j = 0; j < kiln_w; j++)
+            kiln_p[j] = kiln_neutral();
+        long kiln_r = (kiln_oo * kiln_len + kiln_kb) * kiln_inner + kiln_j0;
+        long k = kiln_kb;
+        /* four rows a step: a quarter of the partials' loads and stores,
+         * each column still folded in row order */
+        for (; k + 4 <= kiln_ke; k += 4, kiln_r += 4 * kiln_inner)
+            for (long j = 0; j < kiln_w; j++) {
+                long kiln_i = kiln_r + j;
+                kiln_out_t kiln_a = kiln_reduce(kiln_p[j],
+                                                kiln_map(kiln_i, KILN_PASS));
+                kiln_a = kiln_reduce(kiln_a,
+                                     kiln_map(kiln_i + kiln_inner, KILN_PASS));
+                kiln_a = kiln_reduce(
+                    kiln_a, kiln_map(kiln_i + 2 * kiln_inner, KILN_PASS));
+                kiln_p[j] = kiln_reduce(
+                    kiln_a, kiln_map(kiln_i + 3 * kiln_inner, KILN_PASS));
+            }
+        for (; k < kiln_ke; k++, kiln_r += kiln_inner)
+            for (long j = 0; j < kiln_w; j++)
+                kiln_p[j] = kiln_reduce(kiln_p[j],
+                                        kiln_map(kiln_r + j, KILN_PASS));
+        (void)kiln_out;
+        (void)kiln_out_o;
+        return;
+    }
+    /* CPU, narrow rows: a work-item per block of KILN_AXIS_COLS adjacent
+     * outputs, so each step down the axis reads whole cache lines. */
     long kiln_nblk = (kiln_nout + KILN_AXIS_COLS - 1) / KILN_AXIS_COLS;
     if (kiln_t >= kiln_nblk * kiln_split)
         return;
@@ -193,12 +267,24 @@ KILN_KERNEL void @NAME@_axfinish(KILN_GLOBAL const kiln_out_t *kiln_part,
                                  long kiln_split, long kiln_inner,
                                  long kiln_len)
 {
+#if KILN_CPU
+    /* CPU: a few work-items, each a contiguous range of outputs (a
+     * work-group per output costs more to schedule than to run) */
+    long kiln_per = (kiln_nout + (long)kiln_global_size(0) - 1) /
+                    (long)kiln_global_size(0);
+    long kiln_o = (long)kiln_global_id(0) * kiln_per;
+    long kiln_oe = kiln_o + kiln_per < kiln_nout ? kiln_o + kiln_per : kiln_nout;
+    for (; kiln_o < kiln_oe; kiln_o++) {
+#else
     long kiln_o = (long)kiln_global_id(0);
     if (kiln_o >= kiln_nout)
         return;
-    kiln_out_t kiln_a = kiln_neutral();
-    for (long c = 0; c < kiln_split; c++)
-        kiln_a = kiln_reduce(kiln_a, kiln_part[c * kiln_nout + kiln_o]);
-    kiln__axis_write(kiln_out, kiln_out_o + kiln_o, kiln_a, kiln_inner,
-                     kiln_len);
+    {
+#endif
+        kiln_out_t kiln_a = kiln_neutral();
+        for (long c = 0; c < kiln_split; c++)
+            kiln_a = kiln_reduce(kiln_a, kiln_part[c * kiln_nout + kiln_o]);
+        kiln__axis_write(kiln_out, kiln_out_o + kiln_o, kiln_a, kiln_inner,
+                         kiln_len);
+    }
 }
