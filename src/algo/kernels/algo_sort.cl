@@ -62,6 +62,138 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         kiln_barrier();                                                       \
     }
 
+#if KILN_SORT_CPU
+/* The CPU scatter: a group is one work-item owning the chunk of tile g,
+ * so the scanned counts are its own digits' first positions (no second
+ * count). Each digit's keys (and values) gather in a write-combining line
+ * of KILN_WC items in local memory, aligned to the output's positions,
+ * and go out a whole line at a time: 2048 output streams per work-item
+ * otherwise touch a line (and often a page) per item. A pass whose digit
+ * is the same for every key is the identity: the chunk is copied. */
+#define KILN_WC_BYTES (KILN_KEY_BYTES > KILN_VAL_BYTES ? KILN_KEY_BYTES      \
+                                                       : KILN_VAL_BYTES)
+#define KILN_WC (64 / KILN_WC_BYTES)
+
+/* dst[0..KILN_WC) = src[0..KILN_WC); dst is a line's start. Where the
+ * compiler has them (clang: PoCL), non-temporal stores of whole lines
+ * when the output is 64-byte aligned (nt): a cached store would first
+ * read the line it overwrites. */
+#if defined(__OPENCL_VERSION__) && defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define KILN_WC_NT 1
+#endif
+#endif
+#ifndef KILN_WC_NT
+#define KILN_WC_NT 0
+#endif
+#if KILN_WC_NT && KILN_WC % 16 == 0
+#define KILN_WC_COPY(dst, src, nt)                                            \
+    for (int kiln_j = 0; kiln_j < KILN_WC / 16; kiln_j++) {                   \
+        if (nt)                                                               \
+            __builtin_nontemporal_store(                                      \
+                vload16(kiln_j, (src)),                                       \
+                (KILN_GLOBAL __typeof__(vload16(0, (src))) *)(dst) + kiln_j); \
+        else                                                                  \
+            vstore16(vload16(kiln_j, (src)), kiln_j, (dst));                  \
+    }
+#elif KILN_WC_NT
+#define KILN_WC_COPY(dst, src, nt)                                            \
+    if (nt)                                                                   \
+        __builtin_nontemporal_store(                                          \
+            vload8(0, (src)), (KILN_GLOBAL __typeof__(vload8(0, (src))) *)(dst)); \
+    else                                                                      \
+        vstore8(vload8(0, (src)), 0, (dst));
+#else
+#define KILN_WC_COPY(dst, src, nt)                                            \
+    for (int kiln_j = 0; kiln_j < KILN_WC; kiln_j++)                          \
+        (dst)[kiln_j] = (src)[kiln_j];
+#endif
+
+/* Items [lo, hi) of digit line w of the buffers out */
+#define KILN_WC_OUT(lo, hi, w)                                                \
+    for (uint q = (lo); q < (hi); q++)                                        \
+        kout[q] = wk[(w) + (q & (KILN_WC - 1))];                              \
+    if (has_vals)                                                             \
+        for (uint q = (lo); q < (hi); q++)                                    \
+            vout[q] = wv[(w) + (q & (KILN_WC - 1))];
+
+/* The scatter loop; DIG: the digit of key k, V: stores item i's value at
+ * wv[s] */
+#define KILN_WC_PUT(DIG, V)                                                   \
+    for (long i = b; i < e; i++) {                                            \
+        KILN_KEY_T k = kin[i];                                                \
+        uint d = (DIG);                                                       \
+        uint p = pos[d]++;                                                    \
+        uint s = d * KILN_WC + (p & (KILN_WC - 1));                           \
+        wk[s] = k;                                                            \
+        V;                                                                    \
+        if ((p & (KILN_WC - 1)) == KILN_WC - 1) {                             \
+            uint lo = p - (KILN_WC - 1), f = first[d];                        \
+            uint w = d * KILN_WC;                                             \
+            if (lo >= f) {                                                    \
+                KILN_WC_COPY(kout + lo, wk + w, knt)                               \
+                if (has_vals) {                                               \
+                    KILN_WC_COPY(vout + lo, wv + w, vnt)                           \
+                }                                                             \
+            } else {                                                          \
+                KILN_WC_OUT(f, p + 1, w)                                      \
+            }                                                                 \
+        }                                                                     \
+    }
+
+#define KILN_WC_VALS(DIG)                                                     \
+    if (!has_vals) {                                                          \
+        KILN_WC_PUT(DIG, (void)0)                                             \
+    } else if (iota) {                                                        \
+        KILN_WC_PUT(DIG, wv[s] = (KILN_VAL_T)i)                               \
+    } else {                                                                  \
+        KILN_WC_PUT(DIG, wv[s] = vin[i])                                      \
+    }
+
+KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
+                                KILN_GLOBAL KILN_KEY_T *kout,
+                                KILN_GLOBAL const KILN_VAL_T *vin,
+                                KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
+                                int iota, long n, long chunk, int kind,
+                                int desc, int shift, uint mask,
+                                KILN_GLOBAL const uint *offs, long ntiles)
+{
+    KILN_LOCAL uint pos[KILN_RADIX];
+    KILN_LOCAL uint first[KILN_RADIX];
+    KILN_LOCAL KILN_KEY_T wk[KILN_RADIX * KILN_WC];
+    KILN_LOCAL KILN_VAL_T wv[KILN_RADIX * KILN_WC];
+    long g = (long)kiln_group_id(0);
+    long b = g * chunk, e = b + chunk < n ? b + chunk : n;
+    if (b >= e)
+        return;
+    /* the identity pass: every key has the first key's digit */
+    uint d0 = KILN_DIGIT(kin[b]);
+    if (offs[d0 * ntiles] == 0 &&
+        (d0 == mask || offs[(d0 + 1) * ntiles] == (uint)n)) {
+        for (long i = b; i < e; i++)
+            kout[i] = kin[i];
+        if (has_vals)
+            for (long i = b; i < e; i++)
+                vout[i] = iota ? (KILN_VAL_T)i : vin[i];
+        return;
+    }
+    for (uint d = 0; d <= mask; d++)
+        pos[d] = first[d] = offs[d * ntiles + g];
+    int knt = ((ulong)kout & 63) == 0, vnt = ((ulong)vout & 63) == 0;
+    if (kind == 2) {
+        KILN_WC_VALS(KILN_DIGIT(k))
+    } else {
+        /* integers: the order bits are the key xor a constant */
+        kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+        KILN_WC_VALS((uint)((((kiln_uk_t)k) ^ x) >> shift) & mask)
+    }
+    /* the partial lines left */
+    for (uint d = 0; d <= mask; d++) {
+        uint p = pos[d], lo = p & ~(uint)(KILN_WC - 1), w = d * KILN_WC;
+        KILN_WC_OUT(lo < first[d] ? first[d] : lo, p, w)
+    }
+}
+#else
 /* iota: the values are the items' indices (argsort's first pass). */
 KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL KILN_KEY_T *kout,
@@ -103,6 +235,8 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
             vout[pos] = iota ? (KILN_VAL_T)i : vin[i];
     }
 }
+
+#endif
 
 /* Segment of each permuted item: perm[i]'s row (seglen > 0) or the last
  * segment s with offsets[s] <= perm[i] (offsets as int32 or int64,
