@@ -34,6 +34,7 @@
     for (long i = kiln_b; i < kiln_e; i++)                                    \
         cnt[KILN_DIGIT(keys[i]) * KILN_LOCAL_SIZE + l]++;
 
+#if !KILN_SORT_CPU
 KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
                              long chunk, int kind, int desc, int shift,
                              uint mask, KILN_GLOBAL uint *counts,
@@ -49,6 +50,7 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         counts[d * ntiles + g] = s;
     }
 }
+#endif
 
 /* Exclusive scan of part[0..KILN_LOCAL_SIZE) in place (Hillis-Steele);
  * every work-item of the group runs it. */
@@ -63,13 +65,39 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
     }
 
 #if KILN_SORT_CPU
-/* The CPU scatter: a group is one work-item owning the chunk of tile g,
- * so the scanned counts are its own digits' first positions (no second
- * count). Each digit's keys (and values) gather in a write-combining line
- * of KILN_WC items in local memory, aligned to the output's positions,
- * and go out a whole line at a time: 2048 output streams per work-item
- * otherwise touch a line (and often a page) per item. A pass whose digit
- * is the same for every key is the identity: the chunk is copied. */
+/* The CPU variant: a group is one work-item owning tile g, `chunk`
+ * consecutive items. Integer digits are (key xor a constant) >> shift &
+ * mask; floats take kiln_sort_bits. */
+KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                             long chunk, int kind, int desc, int shift,
+                             uint mask, KILN_GLOBAL uint *counts,
+                             long ntiles)
+{
+    KILN_LOCAL uint cnt[KILN_RADIX];
+    long g = (long)kiln_group_id(0);
+    long b = g * chunk, e = b + chunk < n ? b + chunk : n;
+    kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+    for (int d = 0; d < KILN_RADIX; d++)
+        cnt[d] = 0;
+    if (kind == 2) {
+        for (long i = b; i < e; i++)
+            cnt[KILN_DIGIT(keys[i])]++;
+    } else {
+        for (long i = b; i < e; i++)
+            cnt[(uint)((((kiln_uk_t)keys[i]) ^ x) >> shift) & mask]++;
+    }
+    for (long d = 0; d < KILN_RADIX; d++)
+        counts[d * ntiles + g] = cnt[d];
+}
+
+/* The scatter: the scanned counts are the positions of this tile's items
+ * (no second count). Each digit's keys (and values) gather in a
+ * write-combining line of KILN_WC items, aligned to the output's
+ * positions, and go out a whole line at a time: 2048 output streams per
+ * work-item otherwise touch a line (and often a page) per item. The lines
+ * live in this group's part of the global scratch wc (on a CPU as near as
+ * local memory, and not bounded by its size). A pass whose digit is the
+ * same for every key is the identity: the chunk is copied. */
 #define KILN_WC_BYTES (KILN_KEY_BYTES > KILN_VAL_BYTES ? KILN_KEY_BYTES      \
                                                        : KILN_VAL_BYTES)
 #define KILN_WC (64 / KILN_WC_BYTES)
@@ -100,7 +128,8 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
 #define KILN_WC_COPY(dst, src, nt)                                            \
     if (nt)                                                                   \
         __builtin_nontemporal_store(                                          \
-            vload8(0, (src)), (KILN_GLOBAL __typeof__(vload8(0, (src))) *)(dst)); \
+            vload8(0, (src)),                                                 \
+            (KILN_GLOBAL __typeof__(vload8(0, (src))) *)(dst));               \
     else                                                                      \
         vstore8(vload8(0, (src)), 0, (dst));
 #else
@@ -109,7 +138,7 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         (dst)[kiln_j] = (src)[kiln_j];
 #endif
 
-/* Items [lo, hi) of digit line w of the buffers out */
+/* Items [lo, hi) of digit line w out */
 #define KILN_WC_OUT(lo, hi, w)                                                \
     for (uint q = (lo); q < (hi); q++)                                        \
         kout[q] = wk[(w) + (q & (KILN_WC - 1))];                              \
@@ -131,9 +160,9 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
             uint lo = p - (KILN_WC - 1), f = first[d];                        \
             uint w = d * KILN_WC;                                             \
             if (lo >= f) {                                                    \
-                KILN_WC_COPY(kout + lo, wk + w, knt)                               \
+                KILN_WC_COPY(kout + lo, wk + w, knt)                          \
                 if (has_vals) {                                               \
-                    KILN_WC_COPY(vout + lo, wv + w, vnt)                           \
+                    KILN_WC_COPY(vout + lo, wv + w, vnt)                      \
                 }                                                             \
             } else {                                                          \
                 KILN_WC_OUT(f, p + 1, w)                                      \
@@ -150,22 +179,26 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         KILN_WC_PUT(DIG, wv[s] = vin[i])                                      \
     }
 
+/* wc: wc_bytes (a multiple of 64) for each group: KILN_RADIX lines of
+ * keys, then of values (the host's cpu_wc_bytes, sort.c). */
 KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL KILN_KEY_T *kout,
                                 KILN_GLOBAL const KILN_VAL_T *vin,
                                 KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
                                 int iota, long n, long chunk, int kind,
                                 int desc, int shift, uint mask,
-                                KILN_GLOBAL const uint *offs, long ntiles)
+                                KILN_GLOBAL const uint *offs, long ntiles,
+                                KILN_GLOBAL uchar *wc, long wc_bytes)
 {
     KILN_LOCAL uint pos[KILN_RADIX];
     KILN_LOCAL uint first[KILN_RADIX];
-    KILN_LOCAL KILN_KEY_T wk[KILN_RADIX * KILN_WC];
-    KILN_LOCAL KILN_VAL_T wv[KILN_RADIX * KILN_WC];
     long g = (long)kiln_group_id(0);
     long b = g * chunk, e = b + chunk < n ? b + chunk : n;
-    if (b >= e)
-        return;
+    KILN_GLOBAL uchar *mine = wc + g * wc_bytes;
+    KILN_GLOBAL KILN_KEY_T *wk = (KILN_GLOBAL KILN_KEY_T *)mine;
+    KILN_GLOBAL KILN_VAL_T *wv =
+        (KILN_GLOBAL KILN_VAL_T *)(mine + (long)KILN_RADIX * KILN_WC *
+                                              KILN_KEY_BYTES);
     /* the identity pass: every key has the first key's digit */
     uint d0 = KILN_DIGIT(kin[b]);
     if (offs[d0 * ntiles] == 0 &&
@@ -183,7 +216,6 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
     if (kind == 2) {
         KILN_WC_VALS(KILN_DIGIT(k))
     } else {
-        /* integers: the order bits are the key xor a constant */
         kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
         KILN_WC_VALS((uint)((((kiln_uk_t)k) ^ x) >> shift) & mask)
     }
@@ -194,14 +226,17 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
     }
 }
 #else
-/* iota: the values are the items' indices (argsort's first pass). */
+/* iota: the values are the items' indices (argsort's first pass).
+ * wc, wc_bytes: the CPU variant's (unused here: the kernels of both
+ * variants take the same arguments). */
 KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL KILN_KEY_T *kout,
                                 KILN_GLOBAL const KILN_VAL_T *vin,
                                 KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
                                 int iota, long n, long chunk, int kind,
                                 int desc, int shift, uint mask,
-                                KILN_GLOBAL const uint *offs, long ntiles)
+                                KILN_GLOBAL const uint *offs, long ntiles,
+                                KILN_GLOBAL uchar *wc, long wc_bytes)
 {
     KILN_LOCAL uint cnt[KILN_CNT];
     KILN_LOCAL uint part[KILN_LOCAL_SIZE];
