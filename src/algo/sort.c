@@ -386,11 +386,11 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
 }
 
 /* Bytes of a group's part of the CPU scatter's scratch (algo_sort.cl):
- * a write-combining line of 64 bytes per digit for the keys, and as many
- * items of values. */
+ * a write-combining line per digit of 64 / max(key bytes, 4) keys, and as
+ * many values. */
 static size_t cpu_wc_bytes(const kiln__sort_shape *sh, unsigned kb,
                            unsigned vb) {
-    unsigned v = vb ? vb : 4, w = 64 / (kb > v ? kb : v);
+    unsigned v = vb ? vb : 4, w = 64 / (kb > 4 ? kb : 4);
     size_t bytes = ((size_t)1 << sh->radix_bits) * w * (kb + v);
     return (bytes + 63) / 64 * 64;
 }

@@ -98,11 +98,12 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
  * live in this group's part of the global scratch wc (on a CPU as near as
  * local memory, and not bounded by its size). A pass whose digit is the
  * same for every key is the identity: the chunk is copied. */
-#define KILN_WC_BYTES (KILN_KEY_BYTES > KILN_VAL_BYTES ? KILN_KEY_BYTES      \
-                                                       : KILN_VAL_BYTES)
-#define KILN_WC (64 / KILN_WC_BYTES)
+/* items a line: 64 bytes of keys of 4 or 8 bytes (values of 8 bytes
+ * behind 4-byte keys take two lines), 16 narrower keys */
+#define KILN_WC (64 / (KILN_KEY_BYTES > 4 ? KILN_KEY_BYTES : 4))
 
-/* dst[0..KILN_WC) = src[0..KILN_WC); dst is a line's start. Where the
+/* dst[0..KILN_WC) = src[0..KILN_WC); dst is a line's start (at most two
+ * lines: 16 values of 8 bytes). Where the
  * compiler has them (clang: PoCL), non-temporal stores of whole lines
  * when the output is 64-byte aligned (nt): a cached store would first
  * read the line it overwrites. */
