@@ -3,7 +3,8 @@
  * of two), KILN_RADIX_BITS (digit width of a pass), KILN_KEY_T (the key's
  * storage: the unsigned type of its width), KILN_KEY_BYTES, kiln_uk_t
  * (uint or ulong: the key's order bits), KILN_VAL_T (the values' storage,
- * the unsigned type of their width; uint when there are none).
+ * the unsigned type of their width; uint when there are none),
+ * KILN_SORT_CPU (1: the CPU variant's kernels).
  *
  * One pass sorts by the digit (order_bits >> shift) & mask:
  *  1. @NAME@_hist: tile g (KILN_LOCAL_SIZE work-items, each owning `chunk`
