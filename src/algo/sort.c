@@ -68,10 +68,12 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   "#define KILN_LOCAL_SIZE %zu\n#define KILN_RADIX_BITS %d\n"
                   "#define KILN_KEY_BYTES %u\n#define KILN_KEY_T %s\n"
                   "typedef %s kiln_uk_t;\n#define KILN_VAL_T %s\n"
-                  "#define KILN_OS_ITEMS %d\n#define KILN_SORT_CPU %d\n",
+                  "#define KILN_OS_ITEMS %d\n#define KILN_SORT_CPU %d\n"
+                  "#define KILN_VAL_BYTES %u\n",
                   sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
                   s->key_bytes == 8 ? "ulong" : "uint",
-                  utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS, sh.cpu);
+                  utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS, sh.cpu,
+                  s->val_bytes ? s->val_bytes : 4);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
@@ -384,11 +386,12 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
 }
 
 /* Bytes of a group's part of the CPU scatter's scratch (algo_sort.cl):
- * a write-combining line per digit of 64 / max(key bytes, 4) keys, and as
- * many values. */
+ * a write-combining buffer per digit of 128 / max(key bytes, value bytes,
+ * 4) keys, and as many values. */
 static size_t cpu_wc_bytes(const kiln__sort_shape *sh, unsigned kb,
                            unsigned vb) {
-    unsigned v = vb ? vb : 4, w = 64 / (kb > 4 ? kb : 4);
+    unsigned v = vb ? vb : 4, m = kb > v ? kb : v;
+    unsigned w = 128 / (m > 4 ? m : 4);
     size_t bytes = ((size_t)1 << sh->radix_bits) * w * (kb + v);
     return (bytes + 63) / 64 * 64;
 }
