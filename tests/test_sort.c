@@ -262,6 +262,21 @@ static void t_values(kiln_queue *q) {
     check_sort(q, KILN_FLOAT16, KILN_INT32, 3 * 4099, 3, 0, 0, 1);
 }
 
+/* Enough keys per tile and digit for the CPU variant's write-combining
+ * lines to fill (whole lines and partial ones at tile edges), in every
+ * value mode (none, moved, indices), integer and float digits, and passes
+ * whose digit is the same for every key (patterns 1 and 4). */
+static void t_large(kiln_queue *q) {
+    size_t n = ((size_t)1 << 20) + 7;
+    check_sort(q, KILN_INT32, 0, n, 1, 0, 0, 0);
+    check_sort(q, KILN_FLOAT32, KILN_UINT32, n, 1, 1, 0, 0);
+    check_sort(q, KILN_INT32, KILN_INT64, n, 1, 0, 0, 1);
+    check_sort(q, KILN_UINT64, KILN_INT64, 600001, 1, 1, 0, 1);
+    check_sort(q, KILN_INT16, KILN_UINT8, 300007, 1, 0, 0, 0);
+    check_sort(q, KILN_INT32, KILN_UINT32, n, 1, 0, 4, 0);
+    check_sort(q, KILN_FLOAT64, KILN_UINT32, 400009, 1, 1, 1, 0);
+}
+
 static int cmp64(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
@@ -610,6 +625,7 @@ static void run(kiln_queue *q, void *user) {
     t_dtypes(q, 0);
     t_patterns(q, 0);
     t_values(q);
+    t_large(q);
     t_bits(q);
     t_segments(q);
     t_strided(q);

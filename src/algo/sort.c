@@ -68,10 +68,12 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   "#define KILN_LOCAL_SIZE %zu\n#define KILN_RADIX_BITS %d\n"
                   "#define KILN_KEY_BYTES %u\n#define KILN_KEY_T %s\n"
                   "typedef %s kiln_uk_t;\n#define KILN_VAL_T %s\n"
-                  "#define KILN_OS_ITEMS %d\n",
+                  "#define KILN_OS_ITEMS %d\n#define KILN_SORT_CPU %d\n"
+                  "#define KILN_VAL_BYTES %u\n",
                   sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
                   s->key_bytes == 8 ? "ulong" : "uint",
-                  utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS);
+                  utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS, sh.cpu,
+                  s->val_bytes ? s->val_bytes : 4);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
@@ -340,7 +342,8 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
                                  const kiln__sort_shape *sh,
                                  const radix_job *j, kiln_array *counts,
                                  kiln_buffer *const io[4], int has_vals,
-                                 int iota, unsigned shift, unsigned width) {
+                                 int iota, unsigned shift, unsigned width,
+                                 kiln_buffer *wc, size_t wc_bytes) {
     size_t n = j->n, chunk, ntiles;
     portable_tiles(c, sh, n, &chunk, &ntiles);
     kiln_arg mask = KILN_ARG_U32((1u << width) - 1);
@@ -362,19 +365,35 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
         if (st == KILN_OK)
             chain_next(c, e);
     }
-    kiln_arg sc[14] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
+    /* wc: the CPU variant's scratch (the tile's kernel binds the counts
+     * there, unused) */
+    kiln_buffer *cb = kiln_array_buffer(counts);
+    kiln_buffer *wcb = wc ? wc : cb;
+    kiln_arg sc[16] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
                        KILN_ARG_BUF(io[2]),    KILN_ARG_BUF(io[3]),
                        KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
                        KILN_ARG_I64((int64_t)n),
                        KILN_ARG_I64((int64_t)chunk),
                        KILN_ARG_I32(j->kind),  KILN_ARG_I32(j->desc),
                        KILN_ARG_I32((int)shift), mask,
-                       KILN_ARG_BUF(kiln_array_buffer(counts)),
-                       KILN_ARG_I64((int64_t)ntiles)};
+                       KILN_ARG_BUF(cb), KILN_ARG_I64((int64_t)ntiles),
+                       KILN_ARG_BUF(wcb),
+                       KILN_ARG_I64((int64_t)(wc ? wc_bytes : 0))};
     if (st == KILN_OK)
         st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local,
-                                sh->local, sc, 14);
+                                sh->local, sc, 16);
     return st;
+}
+
+/* Bytes of a group's part of the CPU scatter's scratch (algo_sort.cl):
+ * a write-combining buffer per digit of 128 / max(key bytes, value bytes,
+ * 4) keys, and as many values. */
+static size_t cpu_wc_bytes(const kiln__sort_shape *sh, unsigned kb,
+                           unsigned vb) {
+    unsigned v = vb ? vb : 4, m = kb > v ? kb : v;
+    unsigned w = 128 / (m > 4 ? m : 4);
+    size_t bytes = ((size_t)1 << sh->radix_bits) * w * (kb + v);
+    return (bytes + 63) / 64 * 64;
 }
 
 /* The scratch words of a onesweep sort: histograms of up to 8 passes,
@@ -402,7 +421,7 @@ static kiln_status radix(chain *c, const radix_job *j) {
     portable_tiles(c, &sh, n, &chunk, &ntiles);
     size_t cbytes = os ? os_words(passes, os_tiles) * 4
                        : ((size_t)1 << sh.radix_bits) * ntiles * 4;
-    kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL;
+    kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL, *wc = NULL;
     kiln_array *carr = NULL; /* the portable passes' counts */
     int held = c->nscratch; /* this sort's slots are given back at its end */
     if (os) {
@@ -417,6 +436,10 @@ static kiln_status radix(chain *c, const radix_job *j) {
         if (st == KILN_OK)
             c->counts[c->ncounts++] = carr;
     }
+    /* the CPU scatter's write-combining lines, a part per group */
+    size_t wc_bytes = sh.cpu ? cpu_wc_bytes(&sh, j->kb, j->vb) : 0;
+    if (st == KILN_OK && sh.cpu)
+        st = kiln__chain_tmp(c, wc_bytes * ntiles, &wc);
     int kin_place = j->kin == j->kout;
     int vin_place = has_vals && !j->iota && j->vin == j->vout;
     if (st == KILN_OK && (passes > 1 || kin_place))
@@ -471,7 +494,7 @@ static kiln_status radix(chain *c, const radix_job *j) {
                                     256, a, 14);
         } else {
             st = portable_pass(c, k, &sh, j, carr, io, has_vals, iota,
-                               shift, width);
+                               shift, width, wc, wc_bytes);
         }
         ksrc = kdst;
         vsrc = vdst;

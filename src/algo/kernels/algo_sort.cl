@@ -3,7 +3,9 @@
  * of two), KILN_RADIX_BITS (digit width of a pass), KILN_KEY_T (the key's
  * storage: the unsigned type of its width), KILN_KEY_BYTES, kiln_uk_t
  * (uint or ulong: the key's order bits), KILN_VAL_T (the values' storage,
- * the unsigned type of their width; uint when there are none).
+ * the unsigned type of their width; uint when there are none),
+ * KILN_SORT_CPU (1: the CPU variant's kernels), KILN_VAL_BYTES (the
+ * values' width; 4 when there are none).
  *
  * One pass sorts by the digit (order_bits >> shift) & mask:
  *  1. @NAME@_hist: tile g (KILN_LOCAL_SIZE work-items, each owning `chunk`
@@ -14,9 +16,12 @@
  *     then work-item, then item: the input order within a digit, so the
  *     pass is stable) and writes keys and values to their positions.
  * Each work-item's counters are its own column of a local table, so no
- * atomics are needed. On CPUs the groups have one work-item and a long
- * chunk (11-bit digits: 2048 counters); on GPUs 256 work-items of 16 items
- * (4-bit digits: a 16 KiB table). Positions are 32-bit (n < 2^32).
+ * atomics are needed. On GPUs 256 work-items of 16 items (4-bit digits: a
+ * 16 KiB table). On CPUs (KILN_SORT_CPU: kernels of their own, with the
+ * same arguments) the groups have one work-item and a long chunk (11-bit
+ * digits: 2048 counters), and the scatter takes its positions from the
+ * scan and writes through write-combining lines (below). Positions are
+ * 32-bit (n < 2^32).
  * kiln_sort_bits (algo_sort_bits.cl) comes before it. */
 
 #define KILN_RADIX (1 << KILN_RADIX_BITS)
@@ -34,6 +39,7 @@
     for (long i = kiln_b; i < kiln_e; i++)                                    \
         cnt[KILN_DIGIT(keys[i]) * KILN_LOCAL_SIZE + l]++;
 
+#if !KILN_SORT_CPU
 KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
                              long chunk, int kind, int desc, int shift,
                              uint mask, KILN_GLOBAL uint *counts,
@@ -49,6 +55,7 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         counts[d * ntiles + g] = s;
     }
 }
+#endif
 
 /* Exclusive scan of part[0..KILN_LOCAL_SIZE) in place (Hillis-Steele);
  * every work-item of the group runs it. */
@@ -62,14 +69,182 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         kiln_barrier();                                                       \
     }
 
-/* iota: the values are the items' indices (argsort's first pass). */
+#if KILN_SORT_CPU
+/* The CPU variant: a group is one work-item owning tile g, `chunk`
+ * consecutive items. Integer digits are (key xor a constant) >> shift &
+ * mask; floats take kiln_sort_bits. */
+KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                             long chunk, int kind, int desc, int shift,
+                             uint mask, KILN_GLOBAL uint *counts,
+                             long ntiles)
+{
+    KILN_LOCAL uint cnt[KILN_RADIX];
+    long g = (long)kiln_group_id(0);
+    long b = g * chunk, e = b + chunk < n ? b + chunk : n;
+    kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+    for (int d = 0; d < KILN_RADIX; d++)
+        cnt[d] = 0;
+    if (kind == 2) {
+        for (long i = b; i < e; i++)
+            cnt[KILN_DIGIT(keys[i])]++;
+    } else {
+        for (long i = b; i < e; i++)
+            cnt[(uint)((((kiln_uk_t)keys[i]) ^ x) >> shift) & mask]++;
+    }
+    for (long d = 0; d < KILN_RADIX; d++)
+        counts[d * ntiles + g] = cnt[d];
+}
+
+/* The scatter: the scanned counts are the positions of this tile's items
+ * (no second count). Each digit's keys (and values) gather in a
+ * write-combining line of KILN_WC items, aligned to the output's
+ * positions, and go out a whole line at a time: 2048 output streams per
+ * work-item otherwise touch a line (and often a page) per item. The lines
+ * live in this group's part of the global scratch wc (on a CPU as near as
+ * local memory, and not bounded by its size). A pass whose digit is the
+ * same for every key is the identity: the chunk is copied. */
+/* items a buffer: 128 bytes (two cache lines: half the flushes of one
+ * line, ~15% faster on the 2-core PoCL machine) of the wider of keys and
+ * values, widths under 4 bytes counted as 4: 32 or 16 items */
+#define KILN_WC_MAX (KILN_KEY_BYTES > KILN_VAL_BYTES ? KILN_KEY_BYTES        \
+                                                     : KILN_VAL_BYTES)
+#define KILN_WC (128 / (KILN_WC_MAX > 4 ? KILN_WC_MAX : 4))
+
+/* dst[0..KILN_WC) = src[0..KILN_WC); dst is a line's start. Where the
+ * compiler has them (clang: PoCL), non-temporal stores of whole lines
+ * when the output is 64-byte aligned (nt): a cached store would first
+ * read the line it overwrites. */
+#if defined(__OPENCL_VERSION__) && defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define KILN_WC_NT 1
+#endif
+#endif
+#ifndef KILN_WC_NT
+#define KILN_WC_NT 0
+#endif
+#if KILN_WC_NT && KILN_WC % 16 == 0
+#define KILN_WC_COPY(dst, src, nt)                                            \
+    for (int kiln_j = 0; kiln_j < KILN_WC / 16; kiln_j++) {                   \
+        if (nt)                                                               \
+            __builtin_nontemporal_store(                                      \
+                vload16(kiln_j, (src)),                                       \
+                (KILN_GLOBAL __typeof__(vload16(0, (src))) *)(dst) + kiln_j); \
+        else                                                                  \
+            vstore16(vload16(kiln_j, (src)), kiln_j, (dst));                  \
+    }
+#elif KILN_WC_NT
+#define KILN_WC_COPY(dst, src, nt)                                            \
+    if (nt)                                                                   \
+        __builtin_nontemporal_store(                                          \
+            vload8(0, (src)),                                                 \
+            (KILN_GLOBAL __typeof__(vload8(0, (src))) *)(dst));               \
+    else                                                                      \
+        vstore8(vload8(0, (src)), 0, (dst));
+#else
+#define KILN_WC_COPY(dst, src, nt)                                            \
+    for (int kiln_j = 0; kiln_j < KILN_WC; kiln_j++)                          \
+        (dst)[kiln_j] = (src)[kiln_j];
+#endif
+
+/* Items [lo, hi) of digit line w out */
+#define KILN_WC_OUT(lo, hi, w)                                                \
+    for (uint q = (lo); q < (hi); q++)                                        \
+        kout[q] = wk[(w) + (q & (KILN_WC - 1))];                              \
+    if (has_vals)                                                             \
+        for (uint q = (lo); q < (hi); q++)                                    \
+            vout[q] = wv[(w) + (q & (KILN_WC - 1))];
+
+/* The scatter loop; DIG: the digit of key k, V: stores item i's value at
+ * wv[s] */
+#define KILN_WC_PUT(DIG, V)                                                   \
+    for (long i = b; i < e; i++) {                                            \
+        KILN_KEY_T k = kin[i];                                                \
+        uint d = (DIG);                                                       \
+        uint p = pos[d]++;                                                    \
+        uint s = d * KILN_WC + (p & (KILN_WC - 1));                           \
+        wk[s] = k;                                                            \
+        V;                                                                    \
+        if ((p & (KILN_WC - 1)) == KILN_WC - 1) {                             \
+            uint lo = p - (KILN_WC - 1), f = first[d];                        \
+            uint w = d * KILN_WC;                                             \
+            if (lo >= f) {                                                    \
+                KILN_WC_COPY(kout + lo, wk + w, knt)                          \
+                if (has_vals) {                                               \
+                    KILN_WC_COPY(vout + lo, wv + w, vnt)                      \
+                }                                                             \
+            } else {                                                          \
+                KILN_WC_OUT(f, p + 1, w)                                      \
+            }                                                                 \
+        }                                                                     \
+    }
+
+#define KILN_WC_VALS(DIG)                                                     \
+    if (!has_vals) {                                                          \
+        KILN_WC_PUT(DIG, (void)0)                                             \
+    } else if (iota) {                                                        \
+        KILN_WC_PUT(DIG, wv[s] = (KILN_VAL_T)i)                               \
+    } else {                                                                  \
+        KILN_WC_PUT(DIG, wv[s] = vin[i])                                      \
+    }
+
+/* wc: wc_bytes (a multiple of 64) for each group: KILN_RADIX lines of
+ * keys, then of values (the host's cpu_wc_bytes, sort.c). */
 KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL KILN_KEY_T *kout,
                                 KILN_GLOBAL const KILN_VAL_T *vin,
                                 KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
                                 int iota, long n, long chunk, int kind,
                                 int desc, int shift, uint mask,
-                                KILN_GLOBAL const uint *offs, long ntiles)
+                                KILN_GLOBAL const uint *offs, long ntiles,
+                                KILN_GLOBAL uchar *wc, long wc_bytes)
+{
+    KILN_LOCAL uint pos[KILN_RADIX];
+    KILN_LOCAL uint first[KILN_RADIX];
+    long g = (long)kiln_group_id(0);
+    long b = g * chunk, e = b + chunk < n ? b + chunk : n;
+    KILN_GLOBAL uchar *mine = wc + g * wc_bytes;
+    KILN_GLOBAL KILN_KEY_T *wk = (KILN_GLOBAL KILN_KEY_T *)mine;
+    KILN_GLOBAL KILN_VAL_T *wv =
+        (KILN_GLOBAL KILN_VAL_T *)(mine + (long)KILN_RADIX * KILN_WC *
+                                              KILN_KEY_BYTES);
+    /* the identity pass: every key has the first key's digit */
+    uint d0 = KILN_DIGIT(kin[b]);
+    if (offs[d0 * ntiles] == 0 &&
+        (d0 == mask || offs[(d0 + 1) * ntiles] == (uint)n)) {
+        for (long i = b; i < e; i++)
+            kout[i] = kin[i];
+        if (has_vals)
+            for (long i = b; i < e; i++)
+                vout[i] = iota ? (KILN_VAL_T)i : vin[i];
+        return;
+    }
+    for (uint d = 0; d <= mask; d++)
+        pos[d] = first[d] = offs[d * ntiles + g];
+    int knt = ((ulong)kout & 63) == 0, vnt = ((ulong)vout & 63) == 0;
+    if (kind == 2) {
+        KILN_WC_VALS(KILN_DIGIT(k))
+    } else {
+        kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+        KILN_WC_VALS((uint)((((kiln_uk_t)k) ^ x) >> shift) & mask)
+    }
+    /* the partial lines left */
+    for (uint d = 0; d <= mask; d++) {
+        uint p = pos[d], lo = p & ~(uint)(KILN_WC - 1), w = d * KILN_WC;
+        KILN_WC_OUT(lo < first[d] ? first[d] : lo, p, w)
+    }
+}
+#else
+/* iota: the values are the items' indices (argsort's first pass).
+ * wc, wc_bytes: the CPU variant's (unused here: the kernels of both
+ * variants take the same arguments). */
+KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
+                                KILN_GLOBAL KILN_KEY_T *kout,
+                                KILN_GLOBAL const KILN_VAL_T *vin,
+                                KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
+                                int iota, long n, long chunk, int kind,
+                                int desc, int shift, uint mask,
+                                KILN_GLOBAL const uint *offs, long ntiles,
+                                KILN_GLOBAL uchar *wc, long wc_bytes)
 {
     KILN_LOCAL uint cnt[KILN_CNT];
     KILN_LOCAL uint part[KILN_LOCAL_SIZE];
@@ -103,6 +278,8 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
             vout[pos] = iota ? (KILN_VAL_T)i : vin[i];
     }
 }
+
+#endif
 
 /* Segment of each permuted item: perm[i]'s row (seglen > 0) or the last
  * segment s with offsets[s] <= perm[i] (offsets as int32 or int64,
