@@ -103,11 +103,15 @@ def pyopencl_peer(n):
         q.finish()
 
     def sel():
-        copy_if(x, "ary[i] > 0.5f", queue=q)[0].finish()
+        # Array.finish() waits only for events the array tracks, which
+        # copy_if's result does not: wait for the queue
+        copy_if(x, "ary[i] > 0.5f", queue=q)
+        q.finish()
 
     def uniq():
         # pyopencl.algorithm.unique: consecutive duplicates, like ours
-        unique(k, queue=q)[0].finish()
+        unique(k, queue=q)
+        q.finish()
 
     res = {"copy": wall(copy), "copy_if_f32": wall(sel),
            "unique_i32": wall(uniq)}
