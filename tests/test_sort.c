@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "harness.h"
+/* again after kiln.h, as a user may write them: the guards hold */
+#include "kiln/random.h"
+#include "kiln/sort.h"
 
 static const kiln_dtype kAll[] = {KILN_INT8,   KILN_UINT8,   KILN_INT16,
                                   KILN_UINT16, KILN_INT32,   KILN_UINT32,

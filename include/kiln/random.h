@@ -38,6 +38,9 @@
  * Every fill is asynchronous (docs/api.md rule 2): it reserves its range of
  * the stream at once (the offset advances before the work runs, so calls
  * from several threads get disjoint ranges) and returns. */
+#ifndef KILN_RANDOM_H
+#define KILN_RANDOM_H
+
 
 typedef struct kiln_rng kiln_rng;
 
@@ -122,3 +125,5 @@ KILN_API kiln_status kiln_rng_words_host(kiln_rng_algorithm algorithm,
  * text, to put before a user kernel's source. Generated kernels
  * (elementwise, reduction, scan) have them already. Owned by kiln. */
 KILN_API const char *kiln_rng_kernel_source(void);
+
+#endif /* KILN_RANDOM_H */

@@ -16,6 +16,9 @@
  * on queue after the wait list and returns; *event (may be NULL) completes
  * when the results are written. Outputs may be the inputs (in place);
  * otherwise outputs and inputs must not overlap. */
+#ifndef KILN_SORT_H
+#define KILN_SORT_H
+
 
 /* A descriptor (docs/api.md rule 7): make it with KILN_SORT_DESC(...).
  * A NULL descriptor is ascending over all bits. */
@@ -87,3 +90,5 @@ KILN_API kiln_status kiln_array_searchsorted(kiln_queue *queue,
                                              size_t num_wait,
                                              kiln_event *const *wait,
                                              kiln_event **event);
+
+#endif /* KILN_SORT_H */
