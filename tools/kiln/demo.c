@@ -374,6 +374,7 @@ static void run_mask_size(demo_state *s, int size, int *picture_done) {
         char path[1024];
         snprintf(path, sizeof path, "%s/mask-%d.png", o->out_dir, size);
         if (demo_write_mask_png(path, ref[DEMO_F64], size, size) == 0) {
+            fflush(stdout); /* keep the table and this line in order */
             fprintf(stderr, "      wrote %s\n", path);
             *picture_done = 1;
         }
@@ -763,8 +764,10 @@ static void write_chart(const demo_state *s) {
     if (demo_write_chart_png(path,
                              "Speed-up over serial C of the seeds' algorithm "
                              "(log scale), grouped by algorithm",
-                             bars, n) == 0)
+                             bars, n) == 0) {
+        fflush(stdout); /* the table first when both go to one file */
         fprintf(stderr, "wrote %s\n", path);
+    }
 }
 
 /* ------------------------------------------------------------- options */
