@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Peer comparison for bench_algo: the same work with PyOpenCL (on the same
-OpenCL device), NumPy and, when importable, CuPy.
+OpenCL device), NumPy and, when importable, CuPy and PyTorch.
 
     python3 bench/peers_algo.py BUILD/bench/bench_algo [n]
-        [--devices SEL,SEL...] [--peers pyopencl,numpy,cupy]
+        [--devices SEL,SEL...] [--peers pyopencl,numpy,cupy,torch]
 
 Runs bench_algo once per kiln device selector (KILN_DEVICE=SEL; default: the
 environment's), times the peers (median of 11 runs after 2 warm-ups: CuPy
 with CUDA events and its results left on the device, like bench_algo's
-device-event timing; PyOpenCL and NumPy with wall time to a finished
+device-event timing, and PyTorch the same way; PyOpenCL and NumPy with wall time to a finished
 result) and prints one markdown table: op, for each kiln device its ms and
 % of its own copy bandwidth, for each peer its ms, its % of its own copy
 bandwidth and the ratio peer time / time on the first kiln device (> 1
@@ -169,6 +169,48 @@ def cupy_peer(n):
     return res
 
 
+def torch_peer(n):
+    """PyTorch on the first CUDA device, timed like CuPy (CUDA events,
+    results left on the device). axpy is torch.add(y, x, alpha=2, out=z),
+    the form issue 16 measured."""
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch has no CUDA device here")
+    dev = torch.device("cuda")
+    x = (torch.arange(n, device=dev) % 1000).to(torch.float32) * 0.001
+    y = torch.ones(n, dtype=torch.float32, device=dev)
+    z = torch.empty_like(x)
+    xi = (torch.arange(n, device=dev) % 7).to(torch.int32)
+    oi = torch.empty_like(xi)
+
+    def ev(f):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        for _ in range(2):
+            f()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(RUNS):
+            start.record()
+            f()
+            end.record()
+            end.synchronize()
+            ts.append(start.elapsed_time(end) * 1e-3)
+        return statistics.median(ts)
+
+    res = {
+        "copy": ev(lambda: z.copy_(x)),
+        "axpy": ev(lambda: torch.add(y, x, alpha=2, out=z)),
+        "sum": ev(lambda: x.sum()),
+        "dot": ev(lambda: torch.dot(x, y)),
+        # int32 in, int32 out (torch's default for integer cumsum is int64)
+        "scan_int32": ev(lambda: torch.cumsum(xi, 0, dtype=torch.int32,
+                                              out=oi)),
+    }
+    res["_device"] = torch.cuda.get_device_name(0)
+    return res
+
+
 BYTES = {"copy": 8, "axpy": 12, "sum": 4, "dot": 8, "scan_int32": 8}
 OPS = ["copy", "axpy", "sum", "dot", "scan_int32"]
 
@@ -180,7 +222,7 @@ def frac(res, op):
 
 def main():
     args = [a for a in sys.argv[1:]]
-    devices, wanted = [None], ["pyopencl", "numpy", "cupy"]
+    devices, wanted = [None], ["pyopencl", "numpy", "cupy", "torch"]
     for opt in ("--devices", "--peers"):
         if opt in args:
             k = args.index(opt)
@@ -197,7 +239,8 @@ def main():
     kilns = [(d, run_kiln(args[0], n, d)) for d in devices]
     peers = []
     makers = {"pyopencl": ("PyOpenCL", pyopencl_peer),
-              "numpy": ("NumPy", numpy_peer), "cupy": ("CuPy", cupy_peer)}
+              "numpy": ("NumPy", numpy_peer), "cupy": ("CuPy", cupy_peer),
+              "torch": ("PyTorch", torch_peer)}
     for w in wanted:
         name, fn = makers[w]
         try:

@@ -50,7 +50,7 @@ fi
   echo "the copy; axpy moves 12n, sum 4n, dot 8n, scan 8n). Targets: axpy >= 90%, sum >= 95%,"
   echo "dot >= 90%, int32 scan >= 80%. ratio = CuPy ms / kiln cuda:0 ms (> 1: kiln faster)."
   echo
-  python3 "$ROOT/bench/peers_algo.py" "$BENCH" "$N" --devices "$DEVICES" --peers cupy 2>"$RAW"
+  python3 "$ROOT/bench/peers_algo.py" "$BENCH" "$N" --devices "$DEVICES" --peers cupy,torch 2>"$RAW"
   rc=$?
   echo
   echo "(peers_algo.py exit status $rc; bench_algo output in $RAW)"
