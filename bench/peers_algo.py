@@ -37,6 +37,24 @@ def timeit(f):
     return statistics.median(ts)
 
 
+def events_median(f, new_event, elapsed_ms, sync):
+    """Median device time of f in seconds between two CUDA events (CuPy's
+    or torch's: new_event makes one, elapsed_ms(start, end) reads them),
+    after 2 warm-ups; results stay on the device."""
+    start, end = new_event(), new_event()
+    for _ in range(2):
+        f()
+    sync()
+    ts = []
+    for _ in range(RUNS):
+        start.record()
+        f()
+        end.record()
+        end.synchronize()
+        ts.append(elapsed_ms(start, end) * 1e-3)
+    return statistics.median(ts)
+
+
 def run_kiln(path, n, device=None):
     env = dict(os.environ)
     if device:
@@ -143,18 +161,8 @@ def cupy_peer(n):
     oi = cp.empty_like(xi)
 
     def ev(f):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        for _ in range(2):
-            f()
-        cp.cuda.Stream.null.synchronize()
-        ts = []
-        for _ in range(RUNS):
-            start.record()
-            f()
-            end.record()
-            end.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-        return statistics.median(ts)
+        return events_median(f, cp.cuda.Event, cp.cuda.get_elapsed_time,
+                             cp.cuda.Stream.null.synchronize)
 
     axpy_k = cp.ElementwiseKernel("float32 a, float32 x, float32 y",
                                   "float32 z", "z = a*x + y", "axpy")
@@ -184,19 +192,9 @@ def torch_peer(n):
     oi = torch.empty_like(xi)
 
     def ev(f):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        for _ in range(2):
-            f()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(RUNS):
-            start.record()
-            f()
-            end.record()
-            end.synchronize()
-            ts.append(start.elapsed_time(end) * 1e-3)
-        return statistics.median(ts)
+        return events_median(f, lambda: torch.cuda.Event(enable_timing=True),
+                             lambda a, b: a.elapsed_time(b),
+                             torch.cuda.synchronize)
 
     res = {
         "copy": ev(lambda: z.copy_(x)),
