@@ -69,7 +69,7 @@ declare -A PASSED FAILED SKIPPED
 for dev in $DEVICES; do
   tag="${dev//:/}"
   say "ctest with KILN_TEST_DEVICES=$dev"
-  ( cd "$BUILD" && KILN_TEST_DEVICES="$dev" KILN_DEVICE="$dev" \
+  ( cd "$BUILD" && KILN_TEST_DEVICES="$dev" KILN_DEVICE="$dev" KILN_TEST_WATCHDOG="${KILN_TEST_WATCHDOG:-240}" \
       ctest -V -j"$CTEST_JOBS" --timeout 600 >"$LOGS/ctest-$tag.log" 2>&1 )
   # ctest's own line: "NN% tests passed, F tests failed out of T", or
   # "100% tests passed out of T" when none failed

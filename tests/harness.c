@@ -4,10 +4,12 @@
 #endif
 #include "harness.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ctest's skip code: tests/CMakeLists.txt sets SKIP_RETURN_CODE to it. */
 #define KT_SKIP_CODE 77
@@ -18,8 +20,62 @@ static atomic_int kt_passed, kt_failed;
 static int kt_no_device;
 static uint64_t kt_state;
 
+/* The last check that ran, for the watchdog's message (a hung test
+ * otherwise leaves nothing in ctest's log but its timeout). */
+static const char *_Atomic kt_last_file;
+static atomic_int kt_last_line;
+
+static void kt_note(const char *file, int line) {
+    atomic_store(&kt_last_file, file);
+    atomic_store(&kt_last_line, line);
+}
+
+/* Async-signal-safe: write(2) of fixed pieces and a number. */
+static void kt_put(const char *s) {
+    ssize_t r = write(2, s, strlen(s));
+    (void)r;
+}
+static void kt_put_int(long v) {
+    char buf[24], *p = buf + sizeof buf;
+    *--p = 0;
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) > 0 && p > buf);
+    kt_put(p);
+}
+
+static void kt_watchdog_fired(int sig) {
+    (void)sig;
+    const char *file = atomic_load(&kt_last_file);
+    kt_put("FAIL: watchdog (KILN_TEST_WATCHDOG): the test ran too long, likely a hang; "
+           "the last check to finish was ");
+    if (file) {
+        kt_put(file);
+        kt_put(":");
+        kt_put_int(atomic_load(&kt_last_line));
+    } else {
+        kt_put("none");
+    }
+    kt_put(" (the hang is after it)\n");
+    _exit(1);
+}
+
+/* KILN_TEST_WATCHDOG=SECONDS: fail with the last check's place instead of
+ * being killed silently by ctest's timeout (scripts/gpu-test.sh sets it). */
+static void kt_watchdog_arm(void) {
+    static int armed;
+    const char *s = getenv("KILN_TEST_WATCHDOG");
+    if (armed || !s || atoi(s) <= 0)
+        return;
+    armed = 1;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives the _exit */
+    signal(SIGALRM, kt_watchdog_fired);
+    alarm((unsigned)atoi(s));
+}
+
 void kt_record(int ok, const char *file, int line, const char *what,
                const char *detail) {
+    kt_note(file, line);
     if (ok) {
         kt_passed++;
         return;
@@ -45,6 +101,7 @@ void kt_recordf(int ok, const char *file, int line, const char *what,
 
 int kt_check_status(kiln_status got, kiln_status want, const char *file,
                     int line, const char *what) {
+    kt_note(file, line);
     if (got == want) {
         kt_passed++;
         return 1;
@@ -149,6 +206,7 @@ static int kt_run_on(const char *selector, kt_device_fn fn, void *user) {
 }
 
 void kt_for_each_device(kt_device_fn fn, void *user) {
+    kt_watchdog_arm();
     const char *list = getenv("KILN_TEST_DEVICES");
     if (!list || !*list) {
         kt_run_on(NULL, fn, user); /* the default device must exist */
