@@ -65,6 +65,11 @@
     X(cuMemAllocHost)                                                          \
     X(cuMemHostAlloc)                                                          \
     X(cuMemFreeHost)                                                           \
+    X(cuMemPoolCreate)                                                         \
+    X(cuMemPoolDestroy)                                                        \
+    X(cuMemPoolSetAttribute)                                                   \
+    X(cuMemAllocFromPoolAsync)                                                 \
+    X(cuMemFreeAsync)                                                          \
     X(cuMemHostGetDevicePointer)                                               \
     X(cuPointerGetAttributes)                                                  \
     X(cuMemcpyHtoD)                                                            \
@@ -140,11 +145,38 @@ typedef struct kiln__cu_dev {
     size_t shared_per_block;
 } kiln__cu_dev;
 
+struct kiln__cu_queue;
+
+/* Stream-ordered device memory of a one-device context (memory.c): a
+ * memory pool of kiln's own, a stream that allocates (and is waited for at
+ * once: it never waits for anything) and one that frees, each free
+ * enqueued behind events of every stream that may still use the memory.
+ * So a release never synchronises the device: cuMemFree does, holding a
+ * driver lock that every other CUDA call then waits for, and with work
+ * gated behind a user event that the caller has yet to set, that was a
+ * deadlock (test_pool on an H100). */
+typedef struct kiln__cu_mem {
+    pthread_mutex_t lock;
+    int state;                    /* 0: not tried yet, 1: ready, -1: none */
+    CUmemoryPool pool;
+    CUstream alloc_stream, free_stream;
+    struct kiln__cu_queue *queues; /* live queues of the context */
+    CUevent *retired;              /* the last work of released queues */
+    size_t num_retired, cap_retired;
+} kiln__cu_mem;
+
 typedef struct kiln__cu_context {
     atomic_int refs;
+    kiln__cu_mem mem;
     size_t n;
     kiln__cu_dev dev[]; /* buffers live on dev[0] */
 } kiln__cu_context;
+
+/* memory.c: queues join and leave the context's list of streams that a
+ * stream-ordered free waits for. */
+void kiln__cu_mem_queue_add(kiln__cu_context *c, struct kiln__cu_queue *q);
+void kiln__cu_mem_queue_remove(kiln__cu_context *c, struct kiln__cu_queue *q);
+void kiln__cu_mem_destroy(kiln__cu_context *c);
 
 void kiln__cu_context_unref(kiln__cu_context *c);
 void kiln__cu_context_ref(kiln__cu_context *c);
@@ -179,6 +211,7 @@ typedef struct kiln__cu_queue {
     struct kiln__cu_event *pool;
     size_t pool_size;
     int borrowed;         /* a user's stream (interop.c): never destroyed */
+    struct kiln__cu_queue *mem_next; /* the context's list (kiln__cu_mem) */
 } kiln__cu_queue;
 
 void kiln__cu_queue_ref(kiln__cu_queue *q);
@@ -322,6 +355,7 @@ typedef struct kiln__cu_buffer {
     pthread_mutex_t lock;      /* maps */
     kiln__cu_mapping *maps;
     int borrowed;              /* a user's memory (interop.c): never freed */
+    int stream_ordered;        /* from the context's pool (kiln__cu_mem) */
 } kiln__cu_buffer;
 
 typedef struct kiln__cu_program {
@@ -418,6 +452,8 @@ int kiln__cu_user_events_unset(void);
  * if the thread cannot be started): for work that synchronises a context
  * and must not block the caller while a stream waits for a user event. */
 void kiln__cu_defer(void (*fn)(void *arg), void *arg);
+/* Blocks until no user event is pending (deferred.c says why). */
+void kiln__cu_wait_no_user_events(void);
 kiln_status kiln__cu_user_event_set(void *event, int failed);
 
 /* interop.c: the backend's interop table (backend/interop.h) */

@@ -7,6 +7,7 @@
  * behind a user event, deadlocked. Such frees run here instead. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "backend/cuda/cuda_internal.h"
 #include "base/fault.h"
@@ -71,4 +72,16 @@ void kiln__cu_defer(void (*fn)(void *arg), void *arg)
     kiln__cu_jobs_tail = j;
     pthread_cond_signal(&kiln__cu_jobs_cond);
     pthread_mutex_unlock(&kiln__cu_jobs_lock);
+}
+
+/* cuMemFree, cuMemFreeHost and cuModuleUnload synchronise the device while
+ * holding a driver lock that every other CUDA call waits for: with work
+ * still gated behind a user event, the thread that would set it could not
+ * make its next call (test_pool on an H100 hung so). The worker waits
+ * until no user event is pending before such a call: for ever if one
+ * never completes, and then the memory stays until exit. */
+void kiln__cu_wait_no_user_events(void)
+{
+    while (kiln__cu_user_events_unset() > 0)
+        usleep(1000);
 }

@@ -126,6 +126,7 @@ void kiln__cu_context_unref(kiln__cu_context *c)
 {
     if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
         return;
+    kiln__cu_mem_destroy(c);
     for (size_t i = 0; i < c->n; i++)
         if (c->dev[i].ctx)
             kiln__cu.cuDevicePrimaryCtxRelease(c->dev[i].dev);
@@ -152,6 +153,7 @@ kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
     if (!c)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     atomic_init(&c->refs, 1);
+    pthread_mutex_init(&c->mem.lock, NULL);
     c->n = 0;
     for (size_t i = 0; i < num_devices; i++) {
         kiln__cu_dev *d = &c->dev[i];

@@ -20,6 +20,174 @@
 #include "base/error.h"
 #include "base/fault.h"
 
+/* ---- stream-ordered device memory (kiln__cu_mem) ------------------------ */
+
+/* Under c->mem.lock, with dev[0]'s context current: makes the pool and the
+ * two streams on first use. A device without memory pools (or a driver
+ * that refuses) keeps cuMemAlloc/cuMemFree. Multi-device contexts keep
+ * them too: their other devices reach dev[0]'s buffers by peer access,
+ * which a pool would have to grant separately. */
+static int kiln__cu_mem_ready(kiln__cu_context *c)
+{
+    kiln__cu_mem *m = &c->mem;
+    if (m->state)
+        return m->state > 0;
+    m->state = -1;
+    int supported = 0;
+    if (c->n != 1 ||
+        kiln__cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                                      c->dev[0].dev) != CUDA_SUCCESS ||
+        !supported)
+        return 0;
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = c->dev[0].ordinal;
+    if (kiln__cu.cuMemPoolCreate(&m->pool, &props) != CUDA_SUCCESS)
+        return 0;
+    /* The allocating stream must never wait for a pending free (that may
+     * sit behind a user event): no reuse through dependencies the driver
+     * adds itself; reuse of blocks whose free has completed stays. */
+    int off = 0;
+    cuuint64_t keep = UINT64_MAX; /* kiln's own pool trims; the driver keeps */
+    if (kiln__cu.cuMemPoolSetAttribute(m->pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+                                       &off) != CUDA_SUCCESS ||
+        kiln__cu.cuMemPoolSetAttribute(m->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) !=
+            CUDA_SUCCESS ||
+        kiln__cu.cuStreamCreate(&m->alloc_stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        kiln__cu.cuMemPoolDestroy(m->pool);
+        m->pool = NULL;
+        return 0;
+    }
+    if (kiln__cu.cuStreamCreate(&m->free_stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        kiln__cu.cuStreamDestroy(m->alloc_stream);
+        kiln__cu.cuMemPoolDestroy(m->pool);
+        m->pool = NULL;
+        return 0;
+    }
+    m->state = 1;
+    return 1;
+}
+
+/* 1 and *ptr set: allocated from the context's pool; 0: no pool (use
+ * cuMemAlloc); -1: the pool's allocation failed (the thread's error set). */
+static int kiln__cu_mem_alloc(kiln__cu_context *c, size_t size, CUdeviceptr *ptr,
+                              kiln_status *st)
+{
+    kiln__cu_mem *m = &c->mem;
+    pthread_mutex_lock(&m->lock);
+    if (!kiln__cu_mem_ready(c)) {
+        pthread_mutex_unlock(&m->lock);
+        return 0;
+    }
+    CUresult r = kiln__cu.cuMemAllocFromPoolAsync(ptr, size, m->pool, m->alloc_stream);
+    if (r == CUDA_SUCCESS) /* prompt: this stream waits for nothing */
+        r = kiln__cu.cuStreamSynchronize(m->alloc_stream);
+    pthread_mutex_unlock(&m->lock);
+    if (r != CUDA_SUCCESS) {
+        *st = kiln__cu_fail("cuMemAllocFromPoolAsync", r);
+        return -1;
+    }
+    return 1;
+}
+
+/* Under the lock: the free stream waits for what `s` has enqueued so far. */
+static void kiln__cu_mem_fence(kiln__cu_mem *m, CUstream s)
+{
+    CUevent e;
+    if (kiln__cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        return;
+    if (kiln__cu.cuEventRecord(e, s) == CUDA_SUCCESS)
+        kiln__cu.cuStreamWaitEvent(m->free_stream, e, 0);
+    kiln__cu.cuEventDestroy(e); /* the wait keeps what it needs */
+}
+
+/* Frees pool memory behind all work enqueued so far on every stream of the
+ * context, live or released: never blocks. */
+static void kiln__cu_mem_free(kiln__cu_context *c, CUdeviceptr ptr)
+{
+    kiln__cu_mem *m = &c->mem;
+    pthread_mutex_lock(&m->lock);
+    if (kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
+        for (kiln__cu_queue *q = m->queues; q; q = q->mem_next)
+            for (int i = 0; i < q->nlanes; i++)
+                kiln__cu_mem_fence(m, q->lanes[i]);
+        size_t keep = 0;
+        for (size_t i = 0; i < m->num_retired; i++) {
+            if (kiln__cu.cuEventQuery(m->retired[i]) == CUDA_SUCCESS) {
+                kiln__cu.cuEventDestroy(m->retired[i]);
+                continue;
+            }
+            kiln__cu.cuStreamWaitEvent(m->free_stream, m->retired[i], 0);
+            m->retired[keep++] = m->retired[i];
+        }
+        m->num_retired = keep;
+        kiln__cu.cuMemFreeAsync(ptr, m->free_stream);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void kiln__cu_mem_queue_add(kiln__cu_context *c, kiln__cu_queue *q)
+{
+    pthread_mutex_lock(&c->mem.lock);
+    q->mem_next = c->mem.queues;
+    c->mem.queues = q;
+    pthread_mutex_unlock(&c->mem.lock);
+}
+
+/* A released queue's streams go, perhaps with work still pending (behind a
+ * user event, say): an event after that work stays as a fence for later
+ * frees until it has completed. */
+void kiln__cu_mem_queue_remove(kiln__cu_context *c, kiln__cu_queue *q)
+{
+    kiln__cu_mem *m = &c->mem;
+    pthread_mutex_lock(&m->lock);
+    kiln__cu_queue **at = &m->queues;
+    while (*at && *at != q)
+        at = &(*at)->mem_next;
+    if (*at) {
+        *at = q->mem_next;
+        for (int i = 0; m->state > 0 && i < q->nlanes; i++) {
+            if (m->num_retired == m->cap_retired) {
+                size_t cap = m->cap_retired ? 2 * m->cap_retired : 8;
+                CUevent *grown = realloc(m->retired, cap * sizeof *grown);
+                if (!grown)
+                    break;
+                m->retired = grown;
+                m->cap_retired = cap;
+            }
+            CUevent e;
+            if (kiln__cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+                break;
+            if (kiln__cu.cuEventRecord(e, q->lanes[i]) == CUDA_SUCCESS)
+                m->retired[m->num_retired++] = e;
+            else
+                kiln__cu.cuEventDestroy(e);
+        }
+    }
+    q->mem_next = NULL;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The context's last reference went: every buffer is gone (each held a
+ * reference), their frees enqueued. None of these calls blocks: the pool
+ * goes once its outstanding frees have run. */
+void kiln__cu_mem_destroy(kiln__cu_context *c)
+{
+    kiln__cu_mem *m = &c->mem;
+    if (m->state > 0 && kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
+        for (size_t i = 0; i < m->num_retired; i++)
+            kiln__cu.cuEventDestroy(m->retired[i]);
+        kiln__cu.cuStreamDestroy(m->alloc_stream);
+        kiln__cu.cuStreamDestroy(m->free_stream);
+        kiln__cu.cuMemPoolDestroy(m->pool);
+    }
+    free(m->retired);
+    pthread_mutex_destroy(&m->lock);
+}
+
 kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
                               const void *host_data, void **buffer)
 {
@@ -56,7 +224,16 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
         if (host_data)
             memcpy(b->host, host_data, size);
     } else {
-        CUresult r = kiln__cu.cuMemAlloc(&b->ptr, size);
+        int pooled = kiln__cu_mem_alloc(c, size, &b->ptr, &st);
+        if (pooled < 0) {
+            free(b);
+            return st;
+        }
+        CUresult r = CUDA_SUCCESS;
+        if (pooled)
+            b->stream_ordered = 1;
+        else
+            r = kiln__cu.cuMemAlloc(&b->ptr, size);
         if (r != CUDA_SUCCESS) {
             free(b);
             return kiln__cu_fail("cuMemAlloc", r);
@@ -70,9 +247,13 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
             if (r == CUDA_SUCCESS)
                 r = kiln__cu.cuStreamSynchronize(CU_STREAM_LEGACY);
             if (r != CUDA_SUCCESS) {
-                kiln__cu.cuMemFree(b->ptr);
+                st = kiln__cu_fail("cuMemcpyHtoD", r);
+                if (b->stream_ordered)
+                    kiln__cu_mem_free(c, b->ptr);
+                else
+                    kiln__cu.cuMemFree(b->ptr);
                 free(b);
-                return kiln__cu_fail("cuMemcpyHtoD", r);
+                return st;
             }
         }
     }
@@ -147,6 +328,7 @@ static void kiln__cu_buffer_free_struct(kiln__cu_buffer *b)
 /* On kiln's CUDA worker thread (kiln__cu_defer). */
 static void kiln__cu_buffer_free_later(void *arg)
 {
+    kiln__cu_wait_no_user_events();
     kiln__cu_buffer_free_memory(arg);
     kiln__cu_buffer_free_struct(arg);
 }
@@ -155,7 +337,9 @@ static void kiln__cu_buffer_unref(kiln__cu_buffer *b)
 {
     while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         kiln__cu_buffer *parent = b->parent;
-        if (!parent && !b->borrowed) {
+        if (!parent && !b->borrowed && b->stream_ordered) {
+            kiln__cu_mem_free(b->ctx, b->ptr); /* never blocks */
+        } else if (!parent && !b->borrowed) {
             /* While a stream may wait for a user event, synchronising here
              * could wait for ever (the host sets it after this call):
              * free on the worker thread instead. */

@@ -577,15 +577,34 @@ kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
     return kiln__cu_program_make(c, idx, copy, size, program);
 }
 
-static void kiln__cu_program_unref(kiln__cu_program *p)
+static void kiln__cu_program_free(void *arg)
 {
-    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
-        return;
+    kiln__cu_program *p = arg;
     if (kiln__cu_ctx_use(p->dev->ctx) == KILN_OK)
         kiln__cu.cuModuleUnload(p->module);
     free(p->binary);
     kiln__cu_context_unref(p->ctx);
     free(p);
+}
+
+/* On kiln's CUDA worker thread (kiln__cu_defer). */
+static void kiln__cu_program_free_later(void *arg)
+{
+    kiln__cu_wait_no_user_events();
+    kiln__cu_program_free(arg);
+}
+
+static void kiln__cu_program_unref(kiln__cu_program *p)
+{
+    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+        return;
+    /* cuModuleUnload synchronises like cuMemFree: while work may wait for
+     * a user event, unload later on the worker thread. */
+    if (kiln__cu_user_events_unset() > 0) {
+        kiln__cu_defer(kiln__cu_program_free_later, p);
+        return;
+    }
+    kiln__cu_program_free(p);
 }
 
 void kiln__cu_program_release(void *program)

@@ -16,6 +16,7 @@ void kiln__cu_queue_unref(kiln__cu_queue *q)
     if (!q || atomic_fetch_sub(&q->refs, 1) != 1)
         return;
     int ok = kiln__cu_ctx_use(q->dev->ctx) == KILN_OK;
+    kiln__cu_mem_queue_remove(q->ctx, q); /* before its streams go */
     while (q->pool) {
         kiln__cu_event *e = q->pool;
         q->pool = e->next_free;
@@ -76,6 +77,7 @@ kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
     q->profiling = (flags & KILN_QUEUE_PROFILING) != 0;
     pthread_mutex_init(&q->lock, NULL);
     pthread_mutex_init(&q->pool_lock, NULL);
+    kiln__cu_mem_queue_add(c, q);
     if (q->profiling) {
         const char *call = "cuEventCreate";
         r = kiln__cu.cuEventCreate(&q->base, CU_EVENT_DEFAULT);
