@@ -68,6 +68,15 @@ def numpy_peer(n):
             "where": timeit(lambda: np.where(c, x, y)), "_device": "host CPU"}
 
 
+def elapsed_ms(a, b):
+    """ms between two recorded CUDA events: torch's Event.elapsed_time, or
+    CuPy's cupy.cuda.get_elapsed_time (its Event has no such method)."""
+    if hasattr(a, "elapsed_time"):
+        return a.elapsed_time(b)
+    import cupy
+    return cupy.cuda.get_elapsed_time(a, b)
+
+
 def cuda_events(sync, event, f):
     for _ in range(2):
         f()
@@ -79,7 +88,7 @@ def cuda_events(sync, event, f):
         f()
         e.record()
         e.synchronize()
-        ts.append(s.elapsed_time(e) * 1e-3)
+        ts.append(elapsed_ms(s, e) * 1e-3)
     return statistics.median(ts)
 
 

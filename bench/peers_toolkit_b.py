@@ -39,6 +39,15 @@ def wall(f):
     return statistics.median(ts)
 
 
+def elapsed_ms(a, b):
+    """ms between two recorded CUDA events: torch's Event.elapsed_time, or
+    CuPy's cupy.cuda.get_elapsed_time (its Event has no such method)."""
+    if hasattr(a, "elapsed_time"):
+        return a.elapsed_time(b)
+    import cupy
+    return cupy.cuda.get_elapsed_time(a, b)
+
+
 def cuda_events(f, new_event, sync):
     for _ in range(2):
         f()
@@ -50,7 +59,7 @@ def cuda_events(f, new_event, sync):
         f()
         b.record()
         b.synchronize()
-        ts.append(a.elapsed_time(b) / 1e3)
+        ts.append(elapsed_ms(a, b) / 1e3)
     return statistics.median(ts)
 
 
