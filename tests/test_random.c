@@ -157,6 +157,7 @@ static void uniform_f32(kiln_queue *q, kiln_rng_algorithm alg, size_t n) {
  * normal float32 of a contiguous array equals a strided view's (the
  * per-element kernel) bit for bit. The CPU fills compute sixteen blocks
  * per item (kiln_rng_block16), the GPU fills one. */
+static int has_fp64(kiln_queue *q);
 static void counter_carry(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     enum { N = 1001 };
@@ -190,6 +191,36 @@ static void counter_carry(kiln_queue *q) {
     for (size_t i = 0; i < N; i++)
         bad += memcmp(&h[i], &hb[3 * i + 1], 4) != 0;
     CHECK_MSG(bad == 0, "normal float32: %zu of a strided view differ from a contiguous fill", bad);
+    kiln_rng_release(r);
+    kiln_array_release(v);
+    kiln_array_release(b);
+    kiln_array_release(a);
+    if (!has_fp64(q))
+        return;
+    /* float64: uniform against the host, normal contiguous vs strided */
+    static double d[N], db[3 * N];
+    static uint32_t w2[2 * N];
+    r = make_rng(KILN_RNG_PHILOX4X32_10, 78, 5, off0 - 1); /* even */
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 1, &n, &a));
+    CHECK_OK(kiln_rng_uniform(q, r, a, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, d));
+    CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 78, 5, off0 - 1, 2 * N, w2));
+    bad = 0;
+    for (size_t i = 0; i < N; i++)
+        bad += d[i] != ref_u01d(w2[2 * i], w2[2 * i + 1]);
+    CHECK_MSG(bad == 0, "float64: %zu uniforms across the counter carry differ", bad);
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT64, 1, &n3, 0, NULL, NULL, &b));
+    CHECK_OK(kiln_array_view(b, &sl, &v));
+    CHECK_OK(kiln_rng_set_offset(r, off0 - 1));
+    CHECK_OK(kiln_rng_normal(q, r, a, 0.5, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_rng_set_offset(r, off0 - 1));
+    CHECK_OK(kiln_rng_normal(q, r, v, 0.5, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, d));
+    CHECK_OK(kiln_array_read(q, b, db));
+    bad = 0;
+    for (size_t i = 0; i < N; i++)
+        bad += memcmp(&d[i], &db[3 * i + 1], 8) != 0;
+    CHECK_MSG(bad == 0, "normal float64: %zu of a strided view differ from a contiguous fill", bad);
     kiln_rng_release(r);
     kiln_array_release(v);
     kiln_array_release(b);

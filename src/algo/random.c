@@ -143,9 +143,10 @@ typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_INTEGERS } dist_kind;
 typedef struct fill_spec {
     unsigned k;
     const char *ctype, *params, *prefix, *value, *at, *block;
-    /* WIDE walk (CPU devices; float32 only, else NULL): the float16
-     * kiln_a0..kiln_a3 from the words kiln_r (kiln_u32x4x16) of sixteen
-     * blocks, element 4l + j of them in lane l of kiln_aj */
+    /* WIDE walk (CPU devices; float fills, else NULL): from the words
+     * kiln_r (kiln_u32x4x16) of sixteen blocks, float32: float16
+     * kiln_a0..kiln_a3, element 4l + j of them in lane l of kiln_aj;
+     * float64: double16 kiln_a0, kiln_a1, element 2l + j in lane l */
     const char *x16;
 } fill_spec;
 
@@ -167,7 +168,10 @@ static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
         else if (dtype == KILN_FLOAT64)
             *s = (fill_spec){2, "double", "", "",
                              "kiln_rng_u01d(kiln_w[0], kiln_w[1])", NULL,
-                             NULL, NULL};
+                             NULL,
+                             "double16 kiln_a0 = kiln_rng_u01d16(kiln_r.x, "
+                             "kiln_r.y), kiln_a1 = kiln_rng_u01d16(kiln_r.z, "
+                             "kiln_r.w);\n"};
         else
             return 0;
         return 1;
@@ -195,7 +199,9 @@ static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
                 "double kiln_z[2];\n"
                 "kiln_rng_normal2d(kiln_v[0], kiln_v[1], kiln_v[2], "
                 "kiln_v[3], &kiln_z[0], &kiln_z[1]);\n",
-                NULL};
+                "double16 kiln_a0, kiln_a1;\n"
+                "kiln_rng_normal2d16(kiln_r.x, kiln_r.y, kiln_r.z, kiln_r.w, "
+                "&kiln_a0, &kiln_a1);\n"};
         else
             return 0;
         return 1;
@@ -236,7 +242,7 @@ static kiln_status fill_make(void *arg, kiln__gen **gen) {
  * words (offset / 4) + j, computes it once and writes the 4/k elements whose
  * words lie in it (the first and last items fewer); BLOCKED_VEC also starts
  * on a block and writes 16-byte aligned memory, so each item stores its
- * elements with one vector store. WIDE (OpenCL C on a CPU device, float32
+ * elements with one vector store. WIDE (OpenCL C on a CPU device, float
  * fills): item j owns the sixteen blocks (offset / 64) * 16 + 16j .. +15,
  * computes them in vector lanes (kiln_rng_block16: SIMD on the CPU, where
  * one block per item leaves the generator scalar) and writes the elements
@@ -259,18 +265,28 @@ static void fill_operation(char *op, size_t cap, const fill_spec *s,
                      s->k, s->k, s->k, s->ctype, s->prefix, s->value);
         return;
     }
-    if (walk == WIDE) { /* k = 1 */
+    if (walk == WIDE) { /* k = 1 (float32) or 2 (float64) */
+        char scale[256];
+        if (s->k == 1)
+            snprintf(scale, sizeof scale,
+                     "kiln_a0 = %skiln_a0; kiln_a1 = %skiln_a1;\n"
+                     "kiln_a2 = %skiln_a2; kiln_a3 = %skiln_a3;\n"
+                     "kiln_rng_put16_float(rng_y, kiln_e, rng_n, kiln_a0, "
+                     "kiln_a1, kiln_a2, kiln_a3);",
+                     s->prefix, s->prefix, s->prefix, s->prefix);
+        else
+            snprintf(scale, sizeof scale,
+                     "kiln_a0 = %skiln_a0; kiln_a1 = %skiln_a1;\n"
+                     "kiln_rng_put16_double(rng_y, kiln_e, rng_n, kiln_a0, "
+                     "kiln_a1);",
+                     s->prefix, s->prefix);
         snprintf(op, cap,
                  "ulong kiln_sb = (rng_off >> 6) + (ulong)i;\n"
-                 "long kiln_e = (long)(kiln_sb << 6) - (long)rng_off;\n"
+                 "long kiln_e = ((long)(kiln_sb << 6) - (long)rng_off) / "
+                 "%u;\n"
                  "kiln_u32x4x16 kiln_r = kiln_rng_block16(KILN_RNG_ALG, "
-                 "rng_seed, rng_sub, kiln_sb << 4);\n%s"
-                 "kiln_a0 = %skiln_a0; kiln_a1 = %skiln_a1;\n"
-                 "kiln_a2 = %skiln_a2; kiln_a3 = %skiln_a3;\n"
-                 "kiln_rng_put16_%s(rng_y, kiln_e, rng_n, kiln_a0, kiln_a1, "
-                 "kiln_a2, kiln_a3);",
-                 s->x16, s->prefix, s->prefix, s->prefix, s->prefix,
-                 s->ctype);
+                 "rng_seed, rng_sub, kiln_sb << 4);\n%s%s",
+                 s->k, s->x16, scale);
         return;
     }
     unsigned per = 4 / s->k;

@@ -358,6 +358,50 @@ KILN_FUNC void kiln_rng_put16_float(KILN_GLOBAL float *y, long e, long n,
 #undef KILN_RNG_Q16
 #undef KILN_RNG_Q
 }
+
+#ifdef KILN_RNG_FP64
+/* kiln_rng_u01d on every lane. */
+KILN_FUNC double16 kiln_rng_u01d16(uint16 lo, uint16 hi)
+{
+    ulong16 v = ((convert_ulong16(hi) << 32) | convert_ulong16(lo)) >> 11;
+    return convert_double16(v) * 1.1102230246251565404236316680908203125e-16;
+}
+/* kiln_rng_normal2d on every lane (the device's vector log, sqrt, cospi,
+ * sinpi). */
+KILN_FUNC void kiln_rng_normal2d16(uint16 a0, uint16 a1, uint16 b0,
+                                   uint16 b1, double16 *c, double16 *s)
+{
+    ulong16 v = (((convert_ulong16(a1) << 32) | convert_ulong16(a0)) >> 11) + 1;
+    double16 u1 = convert_double16(v) * 1.1102230246251565404236316680908203125e-16;
+    double16 r = sqrt(-2.0 * log(u1)), t = 2.0 * kiln_rng_u01d16(b0, b1);
+    *c = r * cospi(t);
+    *s = r * sinpi(t);
+}
+/* Stores 32 float64 values, element e + 2l + j = a_j[l], to y[e..e+31],
+ * only those in [0, n). */
+KILN_FUNC void kiln_rng_put16_double(KILN_GLOBAL double *y, long e, long n,
+                                     double16 a0, double16 a1)
+{
+#define KILN_RNG_D(l, p, o) vstore2((double2)(a0.s##l, a1.s##l), o, p)
+#define KILN_RNG_D16(p) KILN_RNG_D(0, p, 0); KILN_RNG_D(1, p, 1); KILN_RNG_D(2, p, 2); \
+    KILN_RNG_D(3, p, 3); KILN_RNG_D(4, p, 4); KILN_RNG_D(5, p, 5); KILN_RNG_D(6, p, 6); \
+    KILN_RNG_D(7, p, 7); KILN_RNG_D(8, p, 8); KILN_RNG_D(9, p, 9); KILN_RNG_D(a, p, 10); \
+    KILN_RNG_D(b, p, 11); KILN_RNG_D(c, p, 12); KILN_RNG_D(d, p, 13); \
+    KILN_RNG_D(e, p, 14); KILN_RNG_D(f, p, 15)
+    if (e >= 0 && e + 32 <= n) {
+        KILN_GLOBAL double *p = y + e;
+        KILN_RNG_D16(p);
+    } else {
+        double t[32];
+        KILN_RNG_D16(t);
+        for (int l = 0; l < 32; l++)
+            if (e + l >= 0 && e + l < n)
+                y[e + l] = t[l];
+    }
+#undef KILN_RNG_D16
+#undef KILN_RNG_D
+}
+#endif
 #endif
 
 /* float in [0, 1): the top 24 bits times 2^-24 (exact, never 1). */
@@ -421,11 +465,20 @@ KILN_FUNC double kiln_rng_u01d(uint lo, uint hi)
 KILN_FUNC void kiln_rng_normal2d(uint a0, uint a1, uint b0, uint b1,
                                  double *c, double *s)
 {
+#ifdef KILN_RNG_X16
+    /* as kiln_rng_normal2f: the wide fills' vector math on one lane */
+    double16 c16, s16;
+    kiln_rng_normal2d16((uint16)a0, (uint16)a1, (uint16)b0, (uint16)b1, &c16,
+                        &s16);
+    *c = c16.s0;
+    *s = s16.s0;
+#else
     kiln_uint64 v = ((((kiln_uint64)a1 << 32) | a0) >> 11) + 1;
     double u1 = (double)v * 1.1102230246251565404236316680908203125e-16;
     double r = sqrt(-2.0 * log(u1)), t = 2.0 * kiln_rng_u01d(b0, b1);
     *c = r * cospi(t);
     *s = r * sinpi(t);
+#endif
 }
 /* The float64 normal whose two words start at stream position p. */
 KILN_FUNC double kiln_rng_normald_at(int alg, kiln_uint64 seed,
