@@ -14,7 +14,10 @@
  * Per-item helpers for expressions: kiln_rand_uniform(seed, index) (float
  * in [0,1)), kiln_rand_uniform_n(seed, index, k) (k = 0..3),
  * kiln_rand_uniform_double, kiln_rand_normal, kiln_rand_u32, kiln_rand_u32x4:
- * Philox4x32-10 with substream = index, so each index is its own stream. */
+ * Philox4x32-10 with substream = index, so each index is its own stream.
+ * On OpenCL CPU devices (KILN_CPU) also the fills' wide helpers
+ * (kiln_rng_block16: sixteen blocks in uint16 lanes, and their float16 /
+ * double16 distributions and stores). */
 #ifndef KILN_RANDOM_CL
 #define KILN_RANDOM_CL
 
