@@ -159,7 +159,7 @@ static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
     switch (dist) {
     case DIST_UNIFORM:
         if (dtype == KILN_FLOAT32)
-            *s = (fill_spec){1,    "float", "", "", "kiln_rng_u01f(kiln_w[0])",
+            *s = (fill_spec){1, "float", "", "", "kiln_rng_u01f(kiln_w[0])",
                              NULL, NULL,
                              "float16 kiln_a0 = kiln_rng_u01f16(kiln_r.x), "
                              "kiln_a1 = kiln_rng_u01f16(kiln_r.y), kiln_a2 = "
