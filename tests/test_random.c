@@ -152,6 +152,81 @@ static void uniform_f32(kiln_queue *q, kiln_rng_algorithm alg, size_t n) {
     kiln_rng_release(r);
 }
 
+/* Fills across the carry of the counter's low word (block 2^32: word
+ * 2^34): uniform float32 of every algorithm equals the host reference, and
+ * normal float32 of a contiguous array equals a strided view's (the
+ * per-element kernel) bit for bit. The CPU fills compute sixteen blocks
+ * per item (kiln_rng_block16), the GPU fills one. */
+static int has_fp64(kiln_queue *q);
+static void counter_carry(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    enum { N = 1001 };
+    uint64_t off0 = ((uint64_t)1 << 34) - 333;
+    kiln_array *a = NULL, *b = NULL, *v = NULL;
+    size_t n = N, n3 = 3 * N;
+    float h[N], hb[3 * N];
+    uint32_t w[N];
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &a));
+    for (int alg = 0; alg <= KILN_RNG_THREEFRY2X64_20; alg++) {
+        kiln_rng *r = make_rng((kiln_rng_algorithm)alg, 0xfeedull << alg, 3, off0);
+        CHECK_OK(kiln_rng_uniform(q, r, a, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q, a, h));
+        CHECK_OK(kiln_rng_words_host((kiln_rng_algorithm)alg, 0xfeedull << alg, 3, off0, N, w));
+        size_t bad = 0;
+        for (size_t i = 0; i < N; i++)
+            bad += h[i] != ref_u01f(w[i]);
+        CHECK_MSG(bad == 0, "alg %d: %zu uniforms across the counter carry differ", alg, bad);
+        kiln_rng_release(r);
+    }
+    kiln_slice sl = KILN_SLICE(1, PTRDIFF_MAX, 3);
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &n3, 0, NULL, NULL, &b));
+    CHECK_OK(kiln_array_view(b, &sl, &v));
+    kiln_rng *r = make_rng(KILN_RNG_PHILOX4X32_10, 77, 0, off0);
+    CHECK_OK(kiln_rng_normal(q, r, a, -1.0, 3.0, 0, NULL, NULL));
+    CHECK_OK(kiln_rng_set_offset(r, off0));
+    CHECK_OK(kiln_rng_normal(q, r, v, -1.0, 3.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, h));
+    CHECK_OK(kiln_array_read(q, b, hb));
+    size_t bad = 0;
+    for (size_t i = 0; i < N; i++)
+        bad += memcmp(&h[i], &hb[3 * i + 1], 4) != 0;
+    CHECK_MSG(bad == 0, "normal float32: %zu of a strided view differ from a contiguous fill", bad);
+    kiln_rng_release(r);
+    kiln_array_release(v);
+    kiln_array_release(b);
+    kiln_array_release(a);
+    if (!has_fp64(q))
+        return;
+    /* float64: uniform against the host, normal contiguous vs strided */
+    static double d[N], db[3 * N];
+    static uint32_t w2[2 * N];
+    r = make_rng(KILN_RNG_PHILOX4X32_10, 78, 5, off0 - 1); /* even */
+    CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 1, &n, &a));
+    CHECK_OK(kiln_rng_uniform(q, r, a, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, d));
+    CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 78, 5, off0 - 1, 2 * N, w2));
+    bad = 0;
+    for (size_t i = 0; i < N; i++)
+        bad += d[i] != ref_u01d(w2[2 * i], w2[2 * i + 1]);
+    CHECK_MSG(bad == 0, "float64: %zu uniforms across the counter carry differ", bad);
+    CHECK_OK(kiln_array_zeros(q, KILN_FLOAT64, 1, &n3, 0, NULL, NULL, &b));
+    CHECK_OK(kiln_array_view(b, &sl, &v));
+    CHECK_OK(kiln_rng_set_offset(r, off0 - 1));
+    CHECK_OK(kiln_rng_normal(q, r, a, 0.5, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_rng_set_offset(r, off0 - 1));
+    CHECK_OK(kiln_rng_normal(q, r, v, 0.5, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, d));
+    CHECK_OK(kiln_array_read(q, b, db));
+    bad = 0;
+    for (size_t i = 0; i < N; i++)
+        bad += memcmp(&d[i], &db[3 * i + 1], 8) != 0;
+    CHECK_MSG(bad == 0, "normal float64: %zu of a strided view differ from a contiguous fill", bad);
+    kiln_rng_release(r);
+    kiln_array_release(v);
+    kiln_array_release(b);
+    kiln_array_release(a);
+}
+
 /* Normals of dtype (float32 or float64) in one fill equal those of ragged
  * pieces bit for bit (the pair of a normal is fixed by its stream
  * position, so every walk of the fill kernels computes the same values). */
@@ -530,6 +605,7 @@ static void run(kiln_queue *q, void *user) {
     uniform_f32(q, KILN_RNG_PHILOX4X32_10, (size_t)1 << 20);
     uniform_f32(q, KILN_RNG_THREEFRY4X32_20, 100003);
     uniform_f32(q, KILN_RNG_THREEFRY2X64_20, 100003);
+    counter_carry(q);
     float_fills(q);
     normal_ragged(q, KILN_FLOAT32, 70001);
     if (has_fp64(q))

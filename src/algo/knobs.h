@@ -36,6 +36,10 @@ typedef struct kiln__knobs {
     int rng_vec;           /* KILN_RNG_VEC: 1 = random fills store 16 bytes
                               per item where aligned, 0 = scalar stores
                               (0..1; 1) */
+    int rng_wide;          /* KILN_RNG_WIDE: 1 = float random fills on
+                              OpenCL CPU devices compute sixteen generator
+                              blocks per item in vector lanes, 0 = one
+                              block per item (0..1; 1) */
 } kiln__knobs;
 
 /* The knobs, read from the environment on the first call (thread-safe). */

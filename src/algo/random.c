@@ -143,6 +143,11 @@ typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_INTEGERS } dist_kind;
 typedef struct fill_spec {
     unsigned k;
     const char *ctype, *params, *prefix, *value, *at, *block;
+    /* WIDE walk (CPU devices; float fills, else NULL): from the words
+     * kiln_r (kiln_u32x4x16) of sixteen blocks, float32: float16
+     * kiln_a0..kiln_a3, element 4l + j of them in lane l of kiln_aj;
+     * float64: double16 kiln_a0, kiln_a1, element 2l + j in lane l */
+    const char *x16;
 } fill_spec;
 
 static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
@@ -155,11 +160,18 @@ static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
     case DIST_UNIFORM:
         if (dtype == KILN_FLOAT32)
             *s = (fill_spec){1, "float", "", "", "kiln_rng_u01f(kiln_w[0])",
-                             NULL, NULL};
+                             NULL, NULL,
+                             "float16 kiln_a0 = kiln_rng_u01f16(kiln_r.x), "
+                             "kiln_a1 = kiln_rng_u01f16(kiln_r.y), kiln_a2 = "
+                             "kiln_rng_u01f16(kiln_r.z), kiln_a3 = "
+                             "kiln_rng_u01f16(kiln_r.w);\n"};
         else if (dtype == KILN_FLOAT64)
             *s = (fill_spec){2, "double", "", "",
                              "kiln_rng_u01d(kiln_w[0], kiln_w[1])", NULL,
-                             NULL};
+                             NULL,
+                             "double16 kiln_a0 = kiln_rng_u01d16(kiln_r.x, "
+                             "kiln_r.y), kiln_a1 = kiln_rng_u01d16(kiln_r.z, "
+                             "kiln_r.w);\n"};
         else
             return 0;
         return 1;
@@ -173,7 +185,12 @@ static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
                 "kiln_rng_normal2f(kiln_v[0], kiln_v[1], &kiln_z[0], "
                 "&kiln_z[1]);\n"
                 "kiln_rng_normal2f(kiln_v[2], kiln_v[3], &kiln_z[2], "
-                "&kiln_z[3]);\n"};
+                "&kiln_z[3]);\n",
+                "float16 kiln_a0, kiln_a1, kiln_a2, kiln_a3;\n"
+                "kiln_rng_normal2f16(kiln_r.x, kiln_r.y, &kiln_a0, "
+                "&kiln_a1);\n"
+                "kiln_rng_normal2f16(kiln_r.z, kiln_r.w, &kiln_a2, "
+                "&kiln_a3);\n"};
         else if (dtype == KILN_FLOAT64)
             *s = (fill_spec){
                 2, "double", ", double rng_mean, double rng_sd", scaled, NULL,
@@ -181,7 +198,10 @@ static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
                 "kiln_w0)",
                 "double kiln_z[2];\n"
                 "kiln_rng_normal2d(kiln_v[0], kiln_v[1], kiln_v[2], "
-                "kiln_v[3], &kiln_z[0], &kiln_z[1]);\n"};
+                "kiln_v[3], &kiln_z[0], &kiln_z[1]);\n",
+                "double16 kiln_a0, kiln_a1;\n"
+                "kiln_rng_normal2d16(kiln_r.x, kiln_r.y, kiln_r.z, kiln_r.w, "
+                "&kiln_a0, &kiln_a1);\n"};
         else
             return 0;
         return 1;
@@ -189,13 +209,13 @@ static int fill_spec_for(dist_kind dist, kiln_dtype dtype, fill_spec *s) {
         if (dtype == KILN_INT32 || dtype == KILN_UINT32)
             *s = (fill_spec){1, dtype == KILN_INT32 ? "int" : "uint",
                              ", ulong rng_range, long rng_low", low, ints32,
-                             NULL, NULL};
+                             NULL, NULL, NULL};
         else if (dtype == KILN_INT64)
             *s = (fill_spec){
                 2, "long", ", ulong rng_range, long rng_low", low,
                 "kiln_rng_bounded_u64(KILN_RNG_ALG, rng_seed, rng_sub, "
                 "kiln_w0, ((ulong)kiln_w[1] << 32) | kiln_w[0], rng_range)",
-                NULL, NULL};
+                NULL, NULL, NULL};
         else
             return 0;
         return 1;
@@ -222,8 +242,12 @@ static kiln_status fill_make(void *arg, kiln__gen **gen) {
  * words (offset / 4) + j, computes it once and writes the 4/k elements whose
  * words lie in it (the first and last items fewer); BLOCKED_VEC also starts
  * on a block and writes 16-byte aligned memory, so each item stores its
- * elements with one vector store. Same values in all three. */
-typedef enum { PER_ELEMENT, BLOCKED, BLOCKED_VEC } fill_walk;
+ * elements with one vector store. WIDE (OpenCL C on a CPU device, float
+ * fills): item j owns the sixteen blocks (offset / 64) * 16 + 16j .. +15,
+ * computes them in vector lanes (kiln_rng_block16: SIMD on the CPU, where
+ * one block per item leaves the generator scalar) and writes the elements
+ * whose words lie in them. Same values in all four. */
+typedef enum { PER_ELEMENT, BLOCKED, BLOCKED_VEC, WIDE } fill_walk;
 
 static void fill_operation(char *op, size_t cap, const fill_spec *s,
                            fill_walk walk) {
@@ -239,6 +263,30 @@ static void fill_operation(char *op, size_t cap, const fill_spec *s,
                      "kiln_w[%u]; kiln_rng_words(KILN_RNG_ALG, rng_seed, "
                      "rng_sub, kiln_w0, %u, kiln_w); rng_y[i] = (%s)(%s%s);",
                      s->k, s->k, s->k, s->ctype, s->prefix, s->value);
+        return;
+    }
+    if (walk == WIDE) { /* k = 1 (float32) or 2 (float64) */
+        char scale[256];
+        if (s->k == 1)
+            snprintf(scale, sizeof scale,
+                     "kiln_a0 = %skiln_a0; kiln_a1 = %skiln_a1;\n"
+                     "kiln_a2 = %skiln_a2; kiln_a3 = %skiln_a3;\n"
+                     "kiln_rng_put16_float(rng_y, kiln_e, rng_n, kiln_a0, "
+                     "kiln_a1, kiln_a2, kiln_a3);",
+                     s->prefix, s->prefix, s->prefix, s->prefix);
+        else
+            snprintf(scale, sizeof scale,
+                     "kiln_a0 = %skiln_a0; kiln_a1 = %skiln_a1;\n"
+                     "kiln_rng_put16_double(rng_y, kiln_e, rng_n, kiln_a0, "
+                     "kiln_a1);",
+                     s->prefix, s->prefix);
+        snprintf(op, cap,
+                 "ulong kiln_sb = (rng_off >> 6) + (ulong)i;\n"
+                 "long kiln_e = ((long)(kiln_sb << 6) - (long)rng_off) / "
+                 "%u;\n"
+                 "kiln_u32x4x16 kiln_r = kiln_rng_block16(KILN_RNG_ALG, "
+                 "rng_seed, rng_sub, kiln_sb << 4);\n%s%s",
+                 s->k, s->x16, scale);
         return;
     }
     unsigned per = 4 / s->k;
@@ -330,6 +378,9 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
                                    : "float32 or float64");
     kiln_array_info info;
     kiln_status st = kiln_array_get_info(array, &info);
+    kiln__plan plan;
+    if (st == KILN_OK)
+        st = kiln__plan_for(queue, &plan);
     if (st != KILN_OK)
         return st;
     size_t n = kiln_array_size(array);
@@ -341,13 +392,19 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
      * aligned far more than that, so its offset decides */
     size_t esize = kiln_dtype_size(info.dtype);
     fill_walk walk = !info.contiguous || start % s.k ? PER_ELEMENT
+                     : s.x16 && plan.cpu && plan.opencl_c &&
+                               kiln__knobs_get()->rng_wide
+                         ? WIDE
                      : start % 4 == 0 && info.offset * esize % 16 == 0 &&
-                               kiln__knobs_get()->rng_vec
+                             kiln__knobs_get()->rng_vec
                          ? BLOCKED_VEC
                          : BLOCKED;
+    unsigned words_per_item = walk == WIDE ? 64 : 4;
     size_t items = walk == PER_ELEMENT
                        ? n
-                       : (size_t)((start % 4 + (uint64_t)n * s.k + 3) / 4);
+                       : (size_t)((start % words_per_item + (uint64_t)n * s.k +
+                                   words_per_item - 1) /
+                                  words_per_item);
     kiln__gen *gen = NULL;
     st = fill_generator(kiln_queue_context(queue), rng->alg, dist, &s, walk,
                         &gen);

@@ -14,7 +14,10 @@
  * Per-item helpers for expressions: kiln_rand_uniform(seed, index) (float
  * in [0,1)), kiln_rand_uniform_n(seed, index, k) (k = 0..3),
  * kiln_rand_uniform_double, kiln_rand_normal, kiln_rand_u32, kiln_rand_u32x4:
- * Philox4x32-10 with substream = index, so each index is its own stream. */
+ * Philox4x32-10 with substream = index, so each index is its own stream.
+ * On OpenCL CPU devices (KILN_CPU) also the fills' wide helpers
+ * (kiln_rng_block16: sixteen blocks in uint16 lanes, and their float16 /
+ * double16 distributions and stores). */
 #ifndef KILN_RANDOM_CL
 #define KILN_RANDOM_CL
 
@@ -239,6 +242,171 @@ KILN_FUNC kiln_uint64 kiln_rng_bounded_u64(int alg, kiln_uint64 seed,
 #define KILN_RNG_FP64 1
 #endif
 
+/* ---- CPU fills (OpenCL C on a CPU device, KILN_CPU): sixteen consecutive
+ * blocks at once, word j of block b0 + l in lane l of the j-th vector, so
+ * the CPU compiler emits SIMD for every step (one AVX-512 or two AVX2
+ * registers a word). The same words as kiln_rng_block; b0 must be a
+ * multiple of 16 (the low counter word then does not carry inside). */
+#if defined(__OPENCL_VERSION__) && defined(KILN_CPU) && KILN_CPU
+#define KILN_RNG_X16 1
+typedef struct kiln_u32x4x16 { uint16 x, y, z, w; } kiln_u32x4x16;
+
+/* x * m per lane, 32 x 32 -> 64 bits: returns the high words, *lo the low
+ * ones. Even and odd lanes as 64-bit products (one vpmuludq each), far
+ * cheaper than the generic mul_hi of PoCL's library (16-bit pieces). Right
+ * on either byte order: each lane's product goes back to its own half. */
+KILN_FUNC uint16 kiln__mulhilo16(uint16 x, uint m, uint16 *lo)
+{
+    ulong8 e = as_ulong8(x) & 0xffffffffUL, o = as_ulong8(x) >> 32;
+    ulong8 pe = e * (ulong)m, po = o * (ulong)m;
+    *lo = as_uint16((pe & 0xffffffffUL) | (po << 32));
+    return as_uint16((pe >> 32) | (po & 0xffffffff00000000UL));
+}
+
+KILN_FUNC kiln_u32x4x16 kiln_rng_block16(int alg, kiln_uint64 seed,
+                                         kiln_uint64 sub, kiln_uint64 b0)
+{
+    const uint16 lane = (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                 13, 14, 15);
+    kiln_u32x4x16 r;
+    uint16 x0 = (uint16)((uint)b0) + lane, x1 = (uint16)((uint)(b0 >> 32));
+    uint16 x2 = (uint16)((uint)sub), x3 = (uint16)((uint)(sub >> 32));
+    uint klo = (uint)seed, khi = (uint)(seed >> 32);
+    if (alg == 0) { /* Philox4x32-10, as kiln_philox4x32_10 */
+        for (int i = 0; i < 10; i++) {
+            if (i) {
+                klo += 0x9E3779B9u;
+                khi += 0xBB67AE85u;
+            }
+            uint16 l0, l1;
+            uint16 h0 = kiln__mulhilo16(x0, 0xD2511F53u, &l0);
+            uint16 h1 = kiln__mulhilo16(x2, 0xCD9E8D57u, &l1);
+            x0 = h1 ^ x1 ^ klo;
+            x1 = l1;
+            x2 = h0 ^ x3 ^ khi;
+            x3 = l0;
+        }
+    } else if (alg == 1) { /* Threefry4x32-20, as kiln_threefry4x32_20 */
+        const int ra[8] = {10, 11, 13, 23, 6, 17, 25, 18};
+        const int rb[8] = {26, 21, 27, 5, 20, 11, 10, 20};
+        uint ks[5];
+        ks[0] = klo; ks[1] = khi; ks[2] = 0; ks[3] = 0;
+        ks[4] = 0x1BD11BDAu ^ klo ^ khi;
+        x0 += ks[0]; x1 += ks[1]; x2 += ks[2]; x3 += ks[3];
+        for (int i = 0; i < 20; i++) {
+            if ((i & 1) == 0) {
+                x0 += x1; x1 = rotate(x1, (uint16)ra[i & 7]); x1 ^= x0;
+                x2 += x3; x3 = rotate(x3, (uint16)rb[i & 7]); x3 ^= x2;
+            } else {
+                x0 += x3; x3 = rotate(x3, (uint16)ra[i & 7]); x3 ^= x0;
+                x2 += x1; x1 = rotate(x1, (uint16)rb[i & 7]); x1 ^= x2;
+            }
+            if ((i & 3) == 3) {
+                uint s = (uint)(i / 4 + 1);
+                x0 += ks[s % 5]; x1 += ks[(s + 1) % 5];
+                x2 += ks[(s + 2) % 5]; x3 += ks[(s + 3) % 5] + s;
+            }
+        }
+    } else { /* Threefry2x64-20: block by block */
+        uint w[4][16];
+        for (int l = 0; l < 16; l++) {
+            kiln_u32x4 v = kiln_rng_block(alg, seed, sub, b0 + (uint)l);
+            w[0][l] = v.x; w[1][l] = v.y; w[2][l] = v.z; w[3][l] = v.w;
+        }
+        x0 = vload16(0, w[0]); x1 = vload16(0, w[1]);
+        x2 = vload16(0, w[2]); x3 = vload16(0, w[3]);
+    }
+    r.x = x0; r.y = x1; r.z = x2; r.w = x3;
+    return r;
+}
+
+/* kiln_rng_u01f on every lane. */
+KILN_FUNC float16 kiln_rng_u01f16(uint16 x)
+{
+    return convert_float16(x >> 8) * 5.9604644775390625e-8f;
+}
+/* kiln_rng_normal2f on every lane, with the device's vector log, sqrt and
+ * sincos (on PoCL SIMD code, not one library call per element). */
+KILN_FUNC void kiln_rng_normal2f16(uint16 a, uint16 b, float16 *c,
+                                   float16 *s)
+{
+    float16 u1 = convert_float16((a >> 8) + 1u) * 5.9604644775390625e-8f;
+    float16 r = sqrt(-2.0f * log(u1)), cs;
+    *s = r * sincos(6.28318530717958647692f * kiln_rng_u01f16(b), &cs);
+    *c = r * cs;
+}
+
+/* Stores 64 float32 values, element e + 4l + j = a_j[l], to y[e..e+63],
+ * only those in [0, n). */
+KILN_FUNC void kiln_rng_put16_float(KILN_GLOBAL float *y, long e, long n,
+                                    float16 a0, float16 a1, float16 a2,
+                                    float16 a3)
+{
+#define KILN_RNG_Q(l, p, o) vstore4((float4)(a0.s##l, a1.s##l, a2.s##l, a3.s##l), o, p)
+#define KILN_RNG_Q16(p) KILN_RNG_Q(0, p, 0); KILN_RNG_Q(1, p, 1); KILN_RNG_Q(2, p, 2); \
+    KILN_RNG_Q(3, p, 3); KILN_RNG_Q(4, p, 4); KILN_RNG_Q(5, p, 5); KILN_RNG_Q(6, p, 6); \
+    KILN_RNG_Q(7, p, 7); KILN_RNG_Q(8, p, 8); KILN_RNG_Q(9, p, 9); KILN_RNG_Q(a, p, 10); \
+    KILN_RNG_Q(b, p, 11); KILN_RNG_Q(c, p, 12); KILN_RNG_Q(d, p, 13); \
+    KILN_RNG_Q(e, p, 14); KILN_RNG_Q(f, p, 15)
+    if (e >= 0 && e + 64 <= n) {
+        KILN_GLOBAL float *p = y + e;
+        KILN_RNG_Q16(p);
+    } else {
+        float t[64];
+        KILN_RNG_Q16(t);
+        for (int l = 0; l < 64; l++)
+            if (e + l >= 0 && e + l < n)
+                y[e + l] = t[l];
+    }
+#undef KILN_RNG_Q16
+#undef KILN_RNG_Q
+}
+
+#ifdef KILN_RNG_FP64
+/* kiln_rng_u01d on every lane. */
+KILN_FUNC double16 kiln_rng_u01d16(uint16 lo, uint16 hi)
+{
+    ulong16 v = ((convert_ulong16(hi) << 32) | convert_ulong16(lo)) >> 11;
+    return convert_double16(v) * 1.1102230246251565404236316680908203125e-16;
+}
+/* kiln_rng_normal2d on every lane (the device's vector log, sqrt, cospi,
+ * sinpi). */
+KILN_FUNC void kiln_rng_normal2d16(uint16 a0, uint16 a1, uint16 b0,
+                                   uint16 b1, double16 *c, double16 *s)
+{
+    ulong16 v = (((convert_ulong16(a1) << 32) | convert_ulong16(a0)) >> 11) + 1;
+    double16 u1 = convert_double16(v) * 1.1102230246251565404236316680908203125e-16;
+    double16 r = sqrt(-2.0 * log(u1)), t = 2.0 * kiln_rng_u01d16(b0, b1);
+    *c = r * cospi(t);
+    *s = r * sinpi(t);
+}
+/* Stores 32 float64 values, element e + 2l + j = a_j[l], to y[e..e+31],
+ * only those in [0, n). */
+KILN_FUNC void kiln_rng_put16_double(KILN_GLOBAL double *y, long e, long n,
+                                     double16 a0, double16 a1)
+{
+#define KILN_RNG_D(l, p, o) vstore2((double2)(a0.s##l, a1.s##l), o, p)
+#define KILN_RNG_D16(p) KILN_RNG_D(0, p, 0); KILN_RNG_D(1, p, 1); KILN_RNG_D(2, p, 2); \
+    KILN_RNG_D(3, p, 3); KILN_RNG_D(4, p, 4); KILN_RNG_D(5, p, 5); KILN_RNG_D(6, p, 6); \
+    KILN_RNG_D(7, p, 7); KILN_RNG_D(8, p, 8); KILN_RNG_D(9, p, 9); KILN_RNG_D(a, p, 10); \
+    KILN_RNG_D(b, p, 11); KILN_RNG_D(c, p, 12); KILN_RNG_D(d, p, 13); \
+    KILN_RNG_D(e, p, 14); KILN_RNG_D(f, p, 15)
+    if (e >= 0 && e + 32 <= n) {
+        KILN_GLOBAL double *p = y + e;
+        KILN_RNG_D16(p);
+    } else {
+        double t[32];
+        KILN_RNG_D16(t);
+        for (int l = 0; l < 32; l++)
+            if (e + l >= 0 && e + l < n)
+                y[e + l] = t[l];
+    }
+#undef KILN_RNG_D16
+#undef KILN_RNG_D
+}
+#endif
+#endif
+
 /* float in [0, 1): the top 24 bits times 2^-24 (exact, never 1). */
 KILN_FUNC float kiln_rng_u01f(uint x)
 {
@@ -262,11 +430,20 @@ KILN_FUNC float kiln_rng_normalf(uint a, uint b)
  * *s = r sin(2 pi u2) to position 2m+1 (the fills: one word per normal). */
 KILN_FUNC void kiln_rng_normal2f(uint a, uint b, float *c, float *s)
 {
+#ifdef KILN_RNG_X16
+    /* the wide fills' vector math on one lane, so that every fill (wide,
+     * blocked or per element) gives the same bits on a CPU device */
+    float16 c16, s16;
+    kiln_rng_normal2f16((uint16)a, (uint16)b, &c16, &s16);
+    *c = c16.s0;
+    *s = s16.s0;
+#else
     float r = kiln__sqrtf(-2.0f * kiln__logf(kiln_rng_u01f_open0(a)));
     float cs, sn;
     kiln__sincosf(6.28318530717958647692f * kiln_rng_u01f(b), &sn, &cs);
     *c = r * cs;
     *s = r * sn;
+#endif
 }
 /* The normal at stream position p (one word each): its pair's branch. */
 KILN_FUNC float kiln_rng_normalf_at(int alg, kiln_uint64 seed,
@@ -291,11 +468,20 @@ KILN_FUNC double kiln_rng_u01d(uint lo, uint hi)
 KILN_FUNC void kiln_rng_normal2d(uint a0, uint a1, uint b0, uint b1,
                                  double *c, double *s)
 {
+#ifdef KILN_RNG_X16
+    /* as kiln_rng_normal2f: the wide fills' vector math on one lane */
+    double16 c16, s16;
+    kiln_rng_normal2d16((uint16)a0, (uint16)a1, (uint16)b0, (uint16)b1, &c16,
+                        &s16);
+    *c = c16.s0;
+    *s = s16.s0;
+#else
     kiln_uint64 v = ((((kiln_uint64)a1 << 32) | a0) >> 11) + 1;
     double u1 = (double)v * 1.1102230246251565404236316680908203125e-16;
     double r = sqrt(-2.0 * log(u1)), t = 2.0 * kiln_rng_u01d(b0, b1);
     *c = r * cospi(t);
     *s = r * sinpi(t);
+#endif
 }
 /* The float64 normal whose two words start at stream position p. */
 KILN_FUNC double kiln_rng_normald_at(int alg, kiln_uint64 seed,
