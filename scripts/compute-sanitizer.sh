@@ -64,8 +64,10 @@ run() { # tool test
   echo "$tool $t: $what"
   count["$tool $what"]=$(( ${count["$tool $what"]:-0} + 1 ))
 }
-for t in $SHARED; do run racecheck "$t"; run synccheck "$t"; done
+# memcheck first: it covers every test, and a short budget should spend
+# itself there before the slower race and sync checks.
 for t in $MEMCHECK; do run memcheck "$t"; done
+for t in $SHARED; do run racecheck "$t"; run synccheck "$t"; done
 echo "== counts (logs in $LOGS)"
 for k in "${!count[@]}"; do echo "  $k: ${count[$k]}"; done | sort
 exit $fail
