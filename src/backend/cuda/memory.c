@@ -23,7 +23,7 @@
 /* ---- stream-ordered device memory (kiln__cu_mem) ------------------------ */
 
 /* Under c->mem.lock, with dev[0]'s context current: makes the pool and the
- * two streams on first use. A device without memory pools (or a driver
+ * two streams on first use, when KILN_CUDA_ASYNC_ALLOC=1. A device without memory pools (or a driver
  * that refuses) keeps cuMemAlloc/cuMemFree. Multi-device contexts keep
  * them too: their other devices reach dev[0]'s buffers by peer access,
  * which a pool would have to grant separately. */
@@ -33,6 +33,12 @@ static int kiln__cu_mem_ready(kiln__cu_context *c)
     if (m->state)
         return m->state > 0;
     m->state = -1;
+    /* Opt-in for now: with it on, test_fft's double-precision C2R case hit
+     * CUDA_ERROR_ILLEGAL_ADDRESS on an H100 (2026-11-26, cause not found
+     * yet), while every other test passed. */
+    const char *opt = getenv("KILN_CUDA_ASYNC_ALLOC");
+    if (!opt || strcmp(opt, "1") != 0)
+        return 0;
     int supported = 0;
     if (c->n != 1 ||
         kiln__cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
