@@ -71,6 +71,17 @@ for dev in $DEVICES; do
   say "ctest with KILN_TEST_DEVICES=$dev"
   ( cd "$BUILD" && KILN_TEST_DEVICES="$dev" KILN_DEVICE="$dev" KILN_TEST_WATCHDOG="${KILN_TEST_WATCHDOG:-240}" \
       ctest -V -j"$CTEST_JOBS" --timeout 600 >"$LOGS/ctest-$tag.log" 2>&1 )
+  # a test the watchdog stopped printed every thread's stack: name the
+  # frames (addr2line) into ctest-<dev>-stacks.log
+  if grep -aq "watchdog (KILN_TEST_WATCHDOG)" "$LOGS/ctest-$tag.log"; then
+    grep -aE "watchdog|^([0-9]+: )?--- thread|\(\+0x[0-9a-f]+\)" "$LOGS/ctest-$tag.log" |
+      while IFS= read -r l; do
+        if [[ $l =~ ([^ ]+)\(\+(0x[0-9a-f]+)\) ]]; then
+          echo "$l  $(addr2line -f -C -p -e "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 2>/dev/null | head -1)"
+        else echo "$l"; fi
+      done > "$LOGS/ctest-$tag-stacks.log"
+    say "$dev: a test hung; stacks in $LOGS/ctest-$tag-stacks.log"
+  fi
   # ctest's own line: "NN% tests passed, F tests failed out of T", or
   # "100% tests passed out of T" when none failed
   line="$(grep -aE "tests passed(, [0-9]+ tests failed)? out of" "$LOGS/ctest-$tag.log" | tail -1)"
