@@ -1,6 +1,7 @@
 /* Programs: the prelude, the caches (the context's memory cache, then the
  * disk cache, then the compiler), build logs. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,25 @@ static kiln_status kiln__language_refused(const char *fn, kiln_language lang,
                            len ? which : "none is built into this kiln");
 }
 
+/* KILN_DUMP_SOURCE=DIR: every program's whole source (prelude included)
+ * goes to DIR/kiln-<backend>-<n>.txt with its options on the first line,
+ * to read what a generator produced or compile it by hand (nvcc -ptx,
+ * clang). A debugging aid: failures to write are ignored. */
+static void kiln__dump_source(const kiln__backend *be, const char *final, const char *options) {
+    static atomic_uint counter;
+    const char *dir = getenv("KILN_DUMP_SOURCE");
+    if (!dir || !*dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/kiln-%s-%u.txt", dir, be->name,
+             atomic_fetch_add(&counter, 1));
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fprintf(f, "// options: %s\n%s", options ? options : "", final);
+    fclose(f);
+}
+
 kiln_status kiln_program_create(kiln_context *context, const char *source,
                                 const kiln_program_opts *opts, kiln_program **program) {
     static const char fn[] = "kiln_program_create";
@@ -200,6 +220,7 @@ kiln_status kiln_program_create(kiln_context *context, const char *source,
         prelude_lines++;
     }
     memcpy(final + at, source, slen + 1);
+    kiln__dump_source(be, final, options);
 
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&context->lock);
