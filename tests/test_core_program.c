@@ -536,11 +536,41 @@ static void test_files_and_cache(kiln_queue *q) {
     CHECK_STATUS(kiln_program_create_from_file(ctx, "/tmp", NULL, &p), KILN_ERROR_IO);
 }
 
+/* KILN_DUMP_SOURCE: the whole source, options first, one file per build. */
+static void test_dump_source(kiln_queue *q) {
+    char dir[] = "/tmp/kiln-dump-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        CHECK_MSG(0, "mkdtemp: %s", dir);
+        return;
+    }
+    setenv("KILN_DUMP_SOURCE", dir, 1);
+    kiln_program *p = NULL;
+    CHECK_OK(kiln_program_create(kiln_queue_context(q),
+                                 "KILN_KERNEL void dumped_kernel_77(KILN_GLOBAL int *x) { x[0] = 77; }",
+                                 &KILN_PROGRAM_OPTS(.build_options = "-DDUMP_MARK=1"), &p));
+    unsetenv("KILN_DUMP_SOURCE");
+    kiln_program_release(p);
+    char cmd[128], line[4096];
+    snprintf(cmd, sizeof cmd, "cat %s/kiln-*.txt 2>/dev/null", dir);
+    FILE *f = popen(cmd, "r");
+    int options = 0, kernel = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        options |= strstr(line, "// options: -DDUMP_MARK=1") != NULL;
+        kernel |= strstr(line, "dumped_kernel_77") != NULL;
+    }
+    if (f)
+        pclose(f);
+    CHECK_MSG(options && kernel, "dump in %s: options line %d, kernel %d", dir, options, kernel);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     test_programs(q);
     test_build_errors(q);
     test_files_and_cache(q);
+    test_dump_source(q);
 }
 
 int main(void) {
