@@ -73,12 +73,32 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
 /* The CPU variant: a group is one work-item owning tile g, `chunk`
  * consecutive items. Integer digits are (key xor a constant) >> shift &
  * mask; floats take kiln_sort_bits. */
-KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
-                             long chunk, int kind, int desc, int shift,
-                             uint mask, KILN_GLOBAL uint *counts,
-                             long ntiles)
+/* The hybrid sort (@NAME@_bucket below) gates the LSD passes that stand
+ * in for it: 1 when cap is 0 (a plain LSD sort) or some bucket of the
+ * MSD pass (its scanned counts gate, ntiles tiles, 256 buckets) holds
+ * more than cap items. */
+KILN_FUNC int kiln_sort_wide(KILN_GLOBAL const uint *gate, long ntiles,
+                             long n, long cap)
+{
+    if (cap == 0)
+        return 1;
+    for (long d = 0; d < 256; d++) {
+        uint e = d == 255 ? (uint)n : gate[(d + 1) * ntiles];
+        if ((long)(e - gate[d * ntiles]) > cap)
+            return 1;
+    }
+    return 0;
+}
+
+KILN_KERNEL void @NAME@_chist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                              long chunk, int kind, int desc, int shift,
+                              uint mask, KILN_GLOBAL uint *counts,
+                              long ntiles, KILN_GLOBAL const uint *gate,
+                              long cap)
 {
     KILN_LOCAL uint cnt[KILN_RADIX];
+    if (!kiln_sort_wide(gate, ntiles, n, cap))
+        return;
     long g = (long)kiln_group_id(0);
     long b = g * chunk, e = b + chunk < n ? b + chunk : n;
     kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
@@ -189,17 +209,20 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
 
 /* wc: wc_bytes (a multiple of 64) for each group: KILN_RADIX lines of
  * keys, then of values (the host's cpu_wc_bytes, sort.c). */
-KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
+KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL KILN_KEY_T *kout,
                                 KILN_GLOBAL const KILN_VAL_T *vin,
                                 KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
                                 int iota, long n, long chunk, int kind,
                                 int desc, int shift, uint mask,
                                 KILN_GLOBAL const uint *offs, long ntiles,
-                                KILN_GLOBAL uchar *wc, long wc_bytes)
+                                KILN_GLOBAL uchar *wc, long wc_bytes,
+                                KILN_GLOBAL const uint *gate, long cap)
 {
     KILN_LOCAL uint pos[KILN_RADIX];
     KILN_LOCAL uint first[KILN_RADIX];
+    if (!kiln_sort_wide(gate, ntiles, n, cap))
+        return;
     long g = (long)kiln_group_id(0);
     long b = g * chunk, e = b + chunk < n ? b + chunk : n;
     KILN_GLOBAL uchar *mine = wc + g * wc_bytes;
@@ -231,6 +254,142 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
     for (uint d = 0; d <= mask; d++) {
         uint p = pos[d], lo = p & ~(uint)(KILN_WC - 1), w = d * KILN_WC;
         KILN_WC_OUT(lo < first[d] ? first[d] : lo, p, w)
+    }
+}
+
+/* The hybrid sort's second step (sort.c): after an MSD pass on the top 8
+ * bits of the range (buckets of about n / 256 items, a few hundred KiB),
+ * group g sorts buckets g, g + groups, ... on the `bits` bits below, from
+ * begin, with LSD passes of `width`-bit digits that stay in the core's
+ * cache: one read counts every pass's digits, passes whose digit is the
+ * same for the whole bucket are skipped, and the passes ping-pong between
+ * the bucket's place in kout and the group's aux lines, the last one
+ * writing kout. kin: the MSD pass's output (kout itself when inplace).
+ * scr: scr_bytes for each group: the counters (a multiple of 64 bytes),
+ * cap keys, cap values. When some bucket holds more than cap items the
+ * kernel does nothing and gated LSD passes sort instead. */
+#define KILN_BK_HIST(ORD)                                                     \
+    for (int p = 0; p < q; p++) {                                             \
+        KILN_GLOBAL uint *c = cnt + p * R;                                    \
+        int shp = sh[p];                                                      \
+        uint mkp = mk[p];                                                     \
+        for (uint i = 0; i < m; i++)                                          \
+            c[(uint)(ORD(src[i]) >> shp) & mkp]++;                            \
+    }
+#define KILN_BK_PASS(ORD)                                                     \
+    if (has_vals) {                                                           \
+        for (uint i = 0; i < m; i++) {                                        \
+            KILN_KEY_T k = src[i];                                            \
+            uint t = c[(uint)(ORD(k) >> shp) & mkp]++;                        \
+            dst[t] = k;                                                       \
+            vdst[t] = vsrc[i];                                                \
+        }                                                                     \
+    } else {                                                                  \
+        for (uint i = 0; i < m; i++) {                                        \
+            KILN_KEY_T k = src[i];                                            \
+            dst[c[(uint)(ORD(k) >> shp) & mkp]++] = k;                        \
+        }                                                                     \
+    }
+#define KILN_BK_FLOAT(k) kiln_sort_bits((k), kind, desc)
+#define KILN_BK_INT(k) (((kiln_uk_t)(k)) ^ x)
+#define KILN_BK_MAXQ 16
+
+KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
+                               KILN_GLOBAL KILN_KEY_T *kout,
+                               KILN_GLOBAL const KILN_VAL_T *vin,
+                               KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
+                               int inplace, long n, int kind, int desc,
+                               int begin, int bits, int width,
+                               KILN_GLOBAL const uint *offs, long ntiles,
+                               long cap, KILN_GLOBAL uchar *scr,
+                               long scr_bytes)
+{
+    if (kiln_sort_wide(offs, ntiles, n, cap))
+        return;
+    long g = (long)kiln_group_id(0), groups = (long)kiln_num_groups(0);
+    int q = (bits + width - 1) / width;
+    uint R = 1u << width;
+    int sh[KILN_BK_MAXQ];
+    uint mk[KILN_BK_MAXQ];
+    for (int p = 0; p < q; p++) {
+        int w = bits - p * width < width ? bits - p * width : width;
+        sh[p] = begin + p * width;
+        mk[p] = (1u << w) - 1;
+    }
+    long cbytes = ((long)q * R * 4 + 63) / 64 * 64;
+    KILN_GLOBAL uchar *mine = scr + g * scr_bytes;
+    KILN_GLOBAL uint *cnt = (KILN_GLOBAL uint *)mine;
+    KILN_GLOBAL KILN_KEY_T *ak = (KILN_GLOBAL KILN_KEY_T *)(mine + cbytes);
+    KILN_GLOBAL KILN_VAL_T *av =
+        (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes +
+                                   (cap * KILN_KEY_BYTES + 63) / 64 * 64);
+    kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+    for (long b = g; b < 256; b += groups) {
+        uint s0 = offs[b * ntiles];
+        uint m = (b == 255 ? (uint)n : offs[(b + 1) * ntiles]) - s0;
+        if (m == 0)
+            continue;
+        KILN_GLOBAL const KILN_KEY_T *src = kin + s0;
+        KILN_GLOBAL const KILN_VAL_T *vsrc = vin + s0;
+        KILN_GLOBAL KILN_KEY_T *dk = kout + s0;
+        KILN_GLOBAL KILN_VAL_T *dv = vout + s0;
+        for (uint j = 0; j < (uint)q * R; j++)
+            cnt[j] = 0;
+        if (kind == 2) {
+            KILN_BK_HIST(KILN_BK_FLOAT)
+        } else {
+            KILN_BK_HIST(KILN_BK_INT)
+        }
+        /* the passes that move items, their counts scanned */
+        int act[KILN_BK_MAXQ], a = 0;
+        kiln_uk_t u0 = kind == 2 ? KILN_BK_FLOAT(src[0]) : KILN_BK_INT(src[0]);
+        for (int p = 0; p < q; p++) {
+            KILN_GLOBAL uint *c = cnt + p * R;
+            act[p] = c[(uint)(u0 >> sh[p]) & mk[p]] != m;
+            if (!act[p])
+                continue;
+            a++;
+            uint t = 0;
+            for (uint d = 0; d <= mk[p]; d++) {
+                uint v = c[d];
+                c[d] = t;
+                t += v;
+            }
+        }
+        /* in place with an odd count of passes: the first reads a copy */
+        if (inplace && a % 2) {
+            for (uint i = 0; i < m; i++)
+                ak[i] = src[i];
+            if (has_vals)
+                for (uint i = 0; i < m; i++)
+                    av[i] = vsrc[i];
+            src = ak;
+            vsrc = av;
+        } else if (a == 0 && !inplace) {
+            for (uint i = 0; i < m; i++)
+                dk[i] = src[i];
+            if (has_vals)
+                for (uint i = 0; i < m; i++)
+                    dv[i] = vsrc[i];
+        }
+        for (int p = 0, j = 0; p < q; p++) {
+            if (!act[p])
+                continue;
+            int last = (a - 1 - j) % 2 == 0;
+            KILN_GLOBAL KILN_KEY_T *dst = last ? dk : ak;
+            KILN_GLOBAL KILN_VAL_T *vdst = last ? dv : av;
+            KILN_GLOBAL uint *c = cnt + p * R;
+            int shp = sh[p];
+            uint mkp = mk[p];
+            if (kind == 2) {
+                KILN_BK_PASS(KILN_BK_FLOAT)
+            } else {
+                KILN_BK_PASS(KILN_BK_INT)
+            }
+            src = dst;
+            vsrc = vdst;
+            j++;
+        }
     }
 }
 #else
