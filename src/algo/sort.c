@@ -468,10 +468,11 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
         st = kiln__plan_for(c->q, &plan);
     if (st == KILN_OK)
         groups = kiln__cpu_groups(&plan, n, 1);
-    size_t vb = has_vals ? j->vb : 0;
+    /* counters, two buffers of keys, two of values (algo_sort.cl) */
+    size_t vb = has_vals ? j->vb : 4;
     size_t scr_bytes = ((size_t)q * ((size_t)4 << wb) + 63) / 64 * 64 +
-                       (*cap * j->kb + 63) / 64 * 64 +
-                       (*cap * vb + 63) / 64 * 64;
+                       2 * ((*cap * j->kb + 63) / 64 * 64) +
+                       2 * ((*cap * vb + 63) / 64 * 64);
     kiln_buffer *scr = NULL;
     if (st == KILN_OK)
         st = kiln__chain_tmp(c, groups * scr_bytes, &scr);

@@ -261,20 +261,33 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
  * bits of the range (buckets of about n / 256 items, a few hundred KiB),
  * group g sorts buckets g, g + groups, ... on the `bits` bits below, from
  * begin, with LSD passes of `width`-bit digits that stay in the core's
- * cache: one read counts every pass's digits, passes whose digit is the
- * same for the whole bucket are skipped, and the passes ping-pong between
- * the bucket's place in kout and the group's aux lines, the last one
- * writing kout. kin: the MSD pass's output (kout itself when inplace).
- * scr: scr_bytes for each group: the counters (a multiple of 64 bytes),
- * cap keys, cap values. When some bucket holds more than cap items the
- * kernel does nothing and gated LSD passes sort instead. */
+ * cache: one read counts two passes' digits, passes whose digit is the
+ * same for the whole bucket are skipped, the first pass reads the bucket
+ * from kin (the MSD pass's output; kout itself when inplace) and the
+ * passes ping-pong between the group's two aux buffers; then the bucket
+ * is written to its place in kout in order. scr: scr_bytes for each
+ * group: the counters (a multiple of 64 bytes), two buffers of cap keys,
+ * two of cap values (KILN_VAL_BYTES each), each a multiple of 64 bytes.
+ * When some bucket holds more than cap items the kernel does nothing and
+ * gated LSD passes sort instead. */
 #define KILN_BK_HIST(ORD)                                                     \
-    for (int p = 0; p < q; p++) {                                             \
+    for (int p = 0; p < q; p += 2) {                                          \
         KILN_GLOBAL uint *c = cnt + p * R;                                    \
         int shp = sh[p];                                                      \
         uint mkp = mk[p];                                                     \
-        for (uint i = 0; i < m; i++)                                          \
-            c[(uint)(ORD(src[i]) >> shp) & mkp]++;                            \
+        if (p + 1 < q) {                                                      \
+            KILN_GLOBAL uint *c1 = c + R;                                     \
+            int sh1 = sh[p + 1];                                              \
+            uint mk1 = mk[p + 1];                                             \
+            for (uint i = 0; i < m; i++) {                                    \
+                kiln_uk_t u = ORD(src[i]);                                    \
+                c[(uint)(u >> shp) & mkp]++;                                  \
+                c1[(uint)(u >> sh1) & mk1]++;                                 \
+            }                                                                 \
+        } else {                                                              \
+            for (uint i = 0; i < m; i++)                                      \
+                c[(uint)(ORD(src[i]) >> shp) & mkp]++;                        \
+        }                                                                     \
     }
 #define KILN_BK_PASS(ORD)                                                     \
     if (has_vals) {                                                           \
@@ -293,6 +306,11 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
 #define KILN_BK_FLOAT(k) kiln_sort_bits((k), kind, desc)
 #define KILN_BK_INT(k) (((kiln_uk_t)(k)) ^ x)
 #define KILN_BK_MAXQ 16
+#if KILN_WC_NT
+#define KILN_NT_PUT(p, v) __builtin_nontemporal_store((v), (p))
+#else
+#define KILN_NT_PUT(p, v) (*(p) = (v))
+#endif
 
 KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
                                KILN_GLOBAL KILN_KEY_T *kout,
@@ -320,9 +338,14 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
     KILN_GLOBAL uchar *mine = scr + g * scr_bytes;
     KILN_GLOBAL uint *cnt = (KILN_GLOBAL uint *)mine;
     KILN_GLOBAL KILN_KEY_T *ak = (KILN_GLOBAL KILN_KEY_T *)(mine + cbytes);
+    long kbytes = (cap * KILN_KEY_BYTES + 63) / 64 * 64;
+    long vbytes = (cap * KILN_VAL_BYTES + 63) / 64 * 64;
+    KILN_GLOBAL KILN_KEY_T *ak2 =
+        (KILN_GLOBAL KILN_KEY_T *)(mine + cbytes + kbytes);
     KILN_GLOBAL KILN_VAL_T *av =
-        (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes +
-                                   (cap * KILN_KEY_BYTES + 63) / 64 * 64);
+        (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes + 2 * kbytes);
+    KILN_GLOBAL KILN_VAL_T *av2 =
+        (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes + 2 * kbytes + vbytes);
     kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
     for (long b = g; b < 256; b += groups) {
         uint s0 = offs[b * ntiles];
@@ -356,28 +379,14 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
                 t += v;
             }
         }
-        /* in place with an odd count of passes: the first reads a copy */
-        if (inplace && a % 2) {
-            for (uint i = 0; i < m; i++)
-                ak[i] = src[i];
-            if (has_vals)
-                for (uint i = 0; i < m; i++)
-                    av[i] = vsrc[i];
-            src = ak;
-            vsrc = av;
-        } else if (a == 0 && !inplace) {
-            for (uint i = 0; i < m; i++)
-                dk[i] = src[i];
-            if (has_vals)
-                for (uint i = 0; i < m; i++)
-                    dv[i] = vsrc[i];
-        }
+        /* the passes ping-pong between the two aux buffers (in cache);
+         * then the bucket goes out in order, without reading its lines
+         * first (non-temporal stores where the compiler has them) */
         for (int p = 0, j = 0; p < q; p++) {
             if (!act[p])
                 continue;
-            int last = (a - 1 - j) % 2 == 0;
-            KILN_GLOBAL KILN_KEY_T *dst = last ? dk : ak;
-            KILN_GLOBAL KILN_VAL_T *vdst = last ? dv : av;
+            KILN_GLOBAL KILN_KEY_T *dst = j % 2 ? ak2 : ak;
+            KILN_GLOBAL KILN_VAL_T *vdst = j % 2 ? av2 : av;
             KILN_GLOBAL uint *c = cnt + p * R;
             int shp = sh[p];
             uint mkp = mk[p];
@@ -389,6 +398,13 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
             src = dst;
             vsrc = vdst;
             j++;
+        }
+        if (a || !inplace) {
+            for (uint i = 0; i < m; i++)
+                KILN_NT_PUT(dk + i, src[i]);
+            if (has_vals)
+                for (uint i = 0; i < m; i++)
+                    KILN_NT_PUT(dv + i, vsrc[i]);
         }
     }
 }
