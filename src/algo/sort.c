@@ -16,6 +16,10 @@ static const char *const kKernelSuffix[KILN__SORT_NK] = {
 
 static const char *const kCpuFirst[1] = {"_chist"};
 
+/* The CPU hybrid's MSD digit (algo_sort.cl): 2^MSD_BITS buckets. */
+/* (9 and 10 bits timed the same at 2^24 on the 2-core PoCL machine) */
+#define MSD_BITS 8
+
 static const char *utype(unsigned bytes) {
     return bytes == 1 ? "uchar" : bytes == 2 ? "ushort"
                                 : bytes == 4 ? "uint"
@@ -76,6 +80,8 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   s->key_bytes == 8 ? "ulong" : "uint",
                   utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS, sh.cpu,
                   s->val_bytes ? s->val_bytes : 4);
+    if (sh.cpu)
+        kiln__sb_addf(&sb, "#define KILN_MSD_BITS %d\n", MSD_BITS);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
@@ -420,7 +426,8 @@ static size_t os_words(int passes, size_t tiles) {
     return 8 * 256 + 64 + (size_t)passes * tiles * 256;
 }
 
-/* The CPU hybrid's smallest sort: buckets of 256 items on average. */
+/* The CPU hybrid's smallest sort: buckets of 256 items on average (8-bit
+ * MSD digits). */
 #define HYB_MIN_N ((size_t)1 << 16)
 
 typedef struct hybrid_in {
@@ -452,12 +459,13 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     kiln_buffer *io[4] = {*ksrc, mk, has_vals && !j->iota ? *vsrc : *ksrc,
                           mv};
     kiln_status st = portable_pass(c, h->k, h->sh, j, h->counts, io,
-                                   has_vals, j->iota, j->end - 8, 8, h->wc,
+                                   has_vals, j->iota, j->end - MSD_BITS,
+                                   MSD_BITS, h->wc,
                                    h->wc_bytes, NULL, 0);
     /* digits of up to 12 bits, narrower where buckets are small: about
      * 4 items a counter */
-    size_t avg = (n + 255) / 256;
-    unsigned wmax = 4, r = j->end - j->begin - 8;
+    size_t avg = (n + ((size_t)1 << MSD_BITS) - 1) >> MSD_BITS;
+    unsigned wmax = 4, r = j->end - j->begin - MSD_BITS;
     while (wmax < 12 && ((size_t)4 << (wmax + 1)) <= avg)
         wmax++;
     unsigned q = (r + wmax - 1) / wmax, wb = (r + q - 1) / q;
@@ -477,9 +485,10 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     if (st == KILN_OK)
         st = kiln__chain_tmp(c, groups * scr_bytes, &scr);
     if (st == KILN_OK) {
+        kiln_buffer *vo = has_vals ? j->vout : j->kout;
         kiln_arg a[17] = {
             KILN_ARG_BUF(mk),         KILN_ARG_BUF(j->kout),
-            KILN_ARG_BUF(mv),         KILN_ARG_BUF(has_vals ? j->vout : j->kout),
+            KILN_ARG_BUF(mv),         KILN_ARG_BUF(vo),
             KILN_ARG_I32(has_vals),   KILN_ARG_I32(mk == j->kout),
             KILN_ARG_I64((int64_t)n), KILN_ARG_I32(j->kind),
             KILN_ARG_I32(j->desc),    KILN_ARG_I32((int)j->begin),

@@ -73,17 +73,19 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
 /* The CPU variant: a group is one work-item owning tile g, `chunk`
  * consecutive items. Integer digits are (key xor a constant) >> shift &
  * mask; floats take kiln_sort_bits. */
+#define KILN_MSD_N (1 << KILN_MSD_BITS)
+
 /* The hybrid sort (@NAME@_bucket below) gates the LSD passes that stand
  * in for it: 1 when cap is 0 (a plain LSD sort) or some bucket of the
- * MSD pass (its scanned counts gate, ntiles tiles, 256 buckets) holds
- * more than cap items. */
+ * MSD pass (its scanned counts gate, ntiles tiles; KILN_MSD_N buckets,
+ * the top KILN_MSD_BITS bits) holds more than cap items. */
 KILN_FUNC int kiln_sort_wide(KILN_GLOBAL const uint *gate, long ntiles,
                              long n, long cap)
 {
     if (cap == 0)
         return 1;
-    for (long d = 0; d < 256; d++) {
-        uint e = d == 255 ? (uint)n : gate[(d + 1) * ntiles];
+    for (long d = 0; d < KILN_MSD_N; d++) {
+        uint e = d == KILN_MSD_N - 1 ? (uint)n : gate[(d + 1) * ntiles];
         if ((long)(e - gate[d * ntiles]) > cap)
             return 1;
     }
@@ -257,19 +259,20 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
     }
 }
 
-/* The hybrid sort's second step (sort.c): after an MSD pass on the top 8
- * bits of the range (buckets of about n / 256 items, a few hundred KiB),
- * group g sorts buckets g, g + groups, ... on the `bits` bits below, from
- * begin, with LSD passes of `width`-bit digits that stay in the core's
- * cache: one read counts two passes' digits, passes whose digit is the
- * same for the whole bucket are skipped, the first pass reads the bucket
- * from kin (the MSD pass's output; kout itself when inplace) and the
- * passes ping-pong between the group's two aux buffers; then the bucket
- * is written to its place in kout in order. scr: scr_bytes for each
- * group: the counters (a multiple of 64 bytes), two buffers of cap keys,
- * two of cap values (KILN_VAL_BYTES each), each a multiple of 64 bytes.
- * When some bucket holds more than cap items the kernel does nothing and
- * gated LSD passes sort instead. */
+/* The hybrid sort's second step (sort.c): after an MSD pass on the top
+ * KILN_MSD_BITS (8) bits of the range (buckets of about n / 256 items, a
+ * few hundred KiB), group g sorts buckets g, g + groups, ... on the
+ * `bits` bits below, from begin, with LSD passes of `width`-bit digits
+ * that stay in the core's cache: one read counts two passes' digits,
+ * passes whose digit is the same for the whole bucket are skipped, the
+ * first pass reads the bucket from kin (the MSD pass's output; kout
+ * itself when inplace) and the passes ping-pong between the group's two
+ * aux buffers; then the bucket is written to its place in kout in order
+ * (non-temporal stores: its lines are not read first). scr: scr_bytes
+ * for each group: the counters (a multiple of 64 bytes), two buffers of
+ * cap keys, two of cap values (KILN_VAL_BYTES each), each a multiple of
+ * 64 bytes. When some bucket holds more than cap items the kernel does
+ * nothing and gated LSD passes sort instead. */
 #define KILN_BK_HIST(ORD)                                                     \
     for (int p = 0; p < q; p += 2) {                                          \
         KILN_GLOBAL uint *c = cnt + p * R;                                    \
@@ -347,9 +350,10 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
     KILN_GLOBAL KILN_VAL_T *av2 =
         (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes + 2 * kbytes + vbytes);
     kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
-    for (long b = g; b < 256; b += groups) {
+    for (long b = g; b < KILN_MSD_N; b += groups) {
         uint s0 = offs[b * ntiles];
-        uint m = (b == 255 ? (uint)n : offs[(b + 1) * ntiles]) - s0;
+        uint e = b == KILN_MSD_N - 1 ? (uint)n : offs[(b + 1) * ntiles];
+        uint m = e - s0;
         if (m == 0)
             continue;
         KILN_GLOBAL const KILN_KEY_T *src = kin + s0;
