@@ -477,7 +477,7 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     if (st == KILN_OK)
         groups = kiln__cpu_groups(&plan, n, 1);
     /* counters, two buffers of keys, two of values (algo_sort.cl) */
-    size_t vb = has_vals ? j->vb : 4;
+    size_t vb = has_vals ? j->vb : 0;
     size_t scr_bytes = ((size_t)q * ((size_t)4 << wb) + 63) / 64 * 64 +
                        2 * ((*cap * j->kb + 63) / 64 * 64) +
                        2 * ((*cap * vb + 63) / 64 * 64);

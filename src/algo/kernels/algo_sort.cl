@@ -270,8 +270,8 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
  * aux buffers; then the bucket is written to its place in kout in order
  * (non-temporal stores: its lines are not read first). scr: scr_bytes
  * for each group: the counters (a multiple of 64 bytes), two buffers of
- * cap keys, two of cap values (KILN_VAL_BYTES each), each a multiple of
- * 64 bytes. When some bucket holds more than cap items the kernel does
+ * cap keys, two of cap values (KILN_VAL_BYTES each; none without
+ * values), each a multiple of 64 bytes. When some bucket holds more than cap items the kernel does
  * nothing and gated LSD passes sort instead. */
 #define KILN_BK_HIST(ORD)                                                     \
     for (int p = 0; p < q; p += 2) {                                          \
@@ -342,7 +342,7 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
     KILN_GLOBAL uint *cnt = (KILN_GLOBAL uint *)mine;
     KILN_GLOBAL KILN_KEY_T *ak = (KILN_GLOBAL KILN_KEY_T *)(mine + cbytes);
     long kbytes = (cap * KILN_KEY_BYTES + 63) / 64 * 64;
-    long vbytes = (cap * KILN_VAL_BYTES + 63) / 64 * 64;
+    long vbytes = has_vals ? (cap * KILN_VAL_BYTES + 63) / 64 * 64 : 0;
     KILN_GLOBAL KILN_KEY_T *ak2 =
         (KILN_GLOBAL KILN_KEY_T *)(mine + cbytes + kbytes);
     KILN_GLOBAL KILN_VAL_T *av =
