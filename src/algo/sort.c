@@ -16,10 +16,6 @@ static const char *const kKernelSuffix[KILN__SORT_NK] = {
 
 static const char *const kCpuFirst[1] = {"_chist"};
 
-/* The CPU hybrid's MSD digit (algo_sort.cl): 2^MSD_BITS buckets. */
-/* (9 and 10 bits timed the same at 2^24 on the 2-core PoCL machine) */
-#define MSD_BITS 8
-
 static const char *utype(unsigned bytes) {
     return bytes == 1 ? "uchar" : bytes == 2 ? "ushort"
                                 : bytes == 4 ? "uint"
@@ -80,8 +76,6 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   s->key_bytes == 8 ? "ulong" : "uint",
                   utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS, sh.cpu,
                   s->val_bytes ? s->val_bytes : 4);
-    if (sh.cpu)
-        kiln__sb_addf(&sb, "#define KILN_MSD_BITS %d\n", MSD_BITS);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
@@ -430,6 +424,17 @@ static size_t os_words(int passes, size_t tiles) {
  * MSD digits). */
 #define HYB_MIN_N ((size_t)1 << 16)
 
+/* The CPU hybrid's MSD digit: 8 bits up to 2^24 items, wider above, so
+ * the buckets keep about 2^16 items (up to 11 bits, the CPU variant's
+ * digit; 9 and 10 bits timed the same as 8 at 2^24 on the 2-core PoCL
+ * machine). */
+static unsigned msd_bits(size_t n) {
+    unsigned b = 8;
+    while (b < 11 && n > ((size_t)1 << (b + 16)))
+        b++;
+    return b;
+}
+
 typedef struct hybrid_in {
     kiln_kernel *const *k;
     const kiln__sort_shape *sh;
@@ -443,11 +448,12 @@ typedef struct hybrid_in {
 } hybrid_in;
 
 /* The CPU hybrid's first steps (algo_sort.cl, @NAME@_bucket): a stable
- * MSD pass on the top 8 bits of the range from *ksrc, *vsrc (values: the
- * indices with iota) into tk, tv when the standing-in LSD passes are odd
- * in count, else into the output (so that those passes, from there, end
- * in the output); then every bucket of at most *cap items sorted in
- * cache into the output. *ksrc, *vsrc become the MSD pass's output. */
+ * MSD pass on the top msd_bits(n) bits of the range from *ksrc, *vsrc
+ * (values: the indices with iota) into tk, tv when the standing-in LSD
+ * passes are odd in count, else into the output (so that those passes,
+ * from there, end in the output); then every bucket of at most *cap
+ * items sorted in cache into the output. *ksrc, *vsrc become the MSD
+ * pass's output. */
 static kiln_status hybrid_step(chain *c, const hybrid_in *h,
                                kiln_buffer **ksrc, kiln_buffer **vsrc,
                                size_t *cap) {
@@ -458,14 +464,14 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     kiln_buffer *mv = has_vals ? (h->passes % 2 ? h->tv : j->vout) : mk;
     kiln_buffer *io[4] = {*ksrc, mk, has_vals && !j->iota ? *vsrc : *ksrc,
                           mv};
+    unsigned mb = msd_bits(n);
     kiln_status st = portable_pass(c, h->k, h->sh, j, h->counts, io,
-                                   has_vals, j->iota, j->end - MSD_BITS,
-                                   MSD_BITS, h->wc,
-                                   h->wc_bytes, NULL, 0);
+                                   has_vals, j->iota, j->end - mb, mb,
+                                   h->wc, h->wc_bytes, NULL, 0);
     /* digits of up to 12 bits, narrower where buckets are small: about
      * 4 items a counter */
-    size_t avg = (n + ((size_t)1 << MSD_BITS) - 1) >> MSD_BITS;
-    unsigned wmax = 4, r = j->end - j->begin - MSD_BITS;
+    size_t avg = (n + ((size_t)1 << mb) - 1) >> mb;
+    unsigned wmax = 4, r = j->end - j->begin - mb;
     while (wmax < 12 && ((size_t)4 << (wmax + 1)) <= avg)
         wmax++;
     unsigned q = (r + wmax - 1) / wmax, wb = (r + q - 1) / q;
@@ -519,9 +525,9 @@ static kiln_status radix(chain *c, const radix_job *j) {
     unsigned bits = j->end - j->begin;
     int passes = bits ? (int)((bits + sh.radix_bits - 1) / sh.radix_bits) : 1;
     int has_vals = j->vb != 0;
-    /* the CPU hybrid: an MSD pass on the range's top 8 bits, then the
-     * buckets in cache (kiln__SORT_BUCKET), the LSD passes standing in
-     * when a bucket is too large (hybrid_step) */
+    /* the CPU hybrid: an MSD pass on the range's top 8 to 11 bits, then
+     * the buckets in cache (KILN__SORT_BUCKET), the LSD passes standing
+     * in when a bucket is too large (hybrid_step) */
     int hyb = sh.cpu && bits > 22 && n >= HYB_MIN_N;
     size_t os_tiles = (n + OS_TILE - 1) / OS_TILE, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);

@@ -73,19 +73,17 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
 /* The CPU variant: a group is one work-item owning tile g, `chunk`
  * consecutive items. Integer digits are (key xor a constant) >> shift &
  * mask; floats take kiln_sort_bits. */
-#define KILN_MSD_N (1 << KILN_MSD_BITS)
-
 /* The hybrid sort (@NAME@_bucket below) gates the LSD passes that stand
  * in for it: 1 when cap is 0 (a plain LSD sort) or some bucket of the
- * MSD pass (its scanned counts gate, ntiles tiles; KILN_MSD_N buckets,
- * the top KILN_MSD_BITS bits) holds more than cap items. */
+ * MSD pass (its scanned counts gate, ntiles tiles; digits past the MSD
+ * digit's width are empty buckets) holds more than cap items. */
 KILN_FUNC int kiln_sort_wide(KILN_GLOBAL const uint *gate, long ntiles,
                              long n, long cap)
 {
     if (cap == 0)
         return 1;
-    for (long d = 0; d < KILN_MSD_N; d++) {
-        uint e = d == KILN_MSD_N - 1 ? (uint)n : gate[(d + 1) * ntiles];
+    for (long d = 0; d < KILN_RADIX; d++) {
+        uint e = d == KILN_RADIX - 1 ? (uint)n : gate[(d + 1) * ntiles];
         if ((long)(e - gate[d * ntiles]) > cap)
             return 1;
     }
@@ -259,9 +257,9 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
     }
 }
 
-/* The hybrid sort's second step (sort.c): after an MSD pass on the top
- * KILN_MSD_BITS (8) bits of the range (buckets of about n / 256 items, a
- * few hundred KiB), group g sorts buckets g, g + groups, ... on the
+/* The hybrid sort's second step (sort.c): after an MSD pass on the top 8
+ * to 11 bits of the range (buckets of about 2^16 items, a few hundred
+ * KiB, in a core's L2), group g sorts buckets g, g + groups, ... on the
  * `bits` bits below, from begin, with LSD passes of `width`-bit digits
  * that stay in the core's cache: one read counts two passes' digits,
  * passes whose digit is the same for the whole bucket are skipped, the
@@ -271,8 +269,9 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
  * (non-temporal stores: its lines are not read first). scr: scr_bytes
  * for each group: the counters (a multiple of 64 bytes), two buffers of
  * cap keys, two of cap values (KILN_VAL_BYTES each; none without
- * values), each a multiple of 64 bytes. When some bucket holds more than cap items the kernel does
- * nothing and gated LSD passes sort instead. */
+ * values), each a multiple of 64 bytes. When some bucket holds more
+ * than cap items the kernel does nothing and gated LSD passes sort
+ * instead. */
 #define KILN_BK_HIST(ORD)                                                     \
     for (int p = 0; p < q; p += 2) {                                          \
         KILN_GLOBAL uint *c = cnt + p * R;                                    \
@@ -350,9 +349,9 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
     KILN_GLOBAL KILN_VAL_T *av2 =
         (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes + 2 * kbytes + vbytes);
     kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
-    for (long b = g; b < KILN_MSD_N; b += groups) {
+    for (long b = g; b < KILN_RADIX; b += groups) {
         uint s0 = offs[b * ntiles];
-        uint e = b == KILN_MSD_N - 1 ? (uint)n : offs[(b + 1) * ntiles];
+        uint e = b == KILN_RADIX - 1 ? (uint)n : offs[(b + 1) * ntiles];
         uint m = e - s0;
         if (m == 0)
             continue;
