@@ -116,7 +116,8 @@ static void ref_perm(kiln_dtype d, const void *keys, int desc, size_t b,
 /* random keys: pattern 0 random bits (floats: with 1 in 8 special
  * values), 1 all equal, 2 sorted, 3 reversed, 4 few distinct, 5 random
  * top byte and low 6 bits (the rest 0), 6 random top byte (the CPU
- * hybrid's buckets: one pass of their own, or none) */
+ * hybrid's buckets: one pass of their own, or none), 7 random low 20 bits
+ * (the rest 0: the hybrid's MSD digit lower down) */
 static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
     size_t es = kiln_dtype_size(d);
     static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN,
@@ -130,6 +131,8 @@ static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
         else if (pattern == 5 || pattern == 6)
             r = (r & ((uint64_t)0xff << (es * 8 - 8))) |
                 (pattern == 5 ? r & 0x3f : 0);
+        else if (pattern == 7)
+            r &= 0xfffff;
         memcpy((char *)p + i * es, &r, es);
         int fl = d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
         if (fl && pattern == 0 && kt_rand_u64() % 8 == 0) {
@@ -289,6 +292,9 @@ static void t_large(kiln_queue *q) {
     check_sort(q, KILN_FLOAT32, 0, 300007, 1, 0, 6, 0);
     check_sort(q, KILN_INT64, KILN_INT32, 300007, 1, 0, 5, 1);
     check_sort(q, KILN_UINT64, 0, 300007, 1, 1, 6, 0);
+    check_sort(q, KILN_INT32, KILN_UINT32, n, 1, 0, 7, 0);
+    check_sort(q, KILN_INT64, 0, 300007, 1, 1, 7, 0);
+    check_sort(q, KILN_FLOAT32, KILN_INT64, 300007, 1, 0, 7, 1);
     check_sort(q, KILN_INT32, KILN_UINT32, 65536, 1, 0, 0, 0);
     check_sort(q, KILN_FLOAT64, 0, 65535, 1, 1, 0, 0);
 }
@@ -425,8 +431,8 @@ static void t_inplace(kiln_queue *q) {
      * count of LSD passes; buckets with one pass or none) */
     static const kiln_dtype ds[] = {KILN_UINT8, KILN_INT32, KILN_FLOAT64,
                                     KILN_INT32, KILN_FLOAT64, KILN_INT64,
-                                    KILN_UINT32, KILN_INT64};
-    static const int pat[] = {0, 0, 0, 0, 0, 5, 5, 6};
+                                    KILN_UINT32, KILN_INT64, KILN_INT64};
+    static const int pat[] = {0, 0, 0, 0, 0, 5, 5, 6, 7};
     for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
         size_t n = di < 3 ? 3001 : 200003, es = kiln_dtype_size(ds[di]);
         char *k = malloc(n * es), *o = malloc(n * es);

@@ -12,7 +12,7 @@
 
 static const char *const kKernelSuffix[KILN__SORT_NK] = {
     "_hist",  "_scatter", "_segid",   "_gather",
-    "_search", "_index",  "_os_hist", "_os_pass", "_bucket"};
+    "_search", "_index",  "_os_hist", "_os_pass", "_bucket", "_range"};
 
 static const char *const kCpuFirst[1] = {"_chist"};
 
@@ -96,7 +96,7 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                                             : KILN__SORT_OS_HIST;
     kiln_kernel **k = s->k[variant];
     for (int j = 0; st == KILN_OK && j < KILN__SORT_NK; j++) {
-        if (j >= nk && !(j == KILN__SORT_BUCKET && variant == KILN__SORT_CPU))
+        if (j >= nk && !(j >= KILN__SORT_BUCKET && variant == KILN__SORT_CPU))
             continue;
         /* the CPU variant's passes: kernels of their own (a gate) */
         const char *suf = variant != KILN__SORT_CPU ? kKernelSuffix[j]
@@ -356,23 +356,29 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
                                  kiln_buffer *const io[4], int has_vals,
                                  int iota, unsigned shift, unsigned width,
                                  kiln_buffer *wc, size_t wc_bytes,
-                                 kiln_buffer *gate, size_t cap) {
+                                 kiln_buffer *gate, size_t cap,
+                                 kiln_buffer *rng, int msd) {
     size_t n = j->n, chunk, ntiles;
     portable_tiles(c, sh, n, &chunk, &ntiles);
     kiln_arg mask = KILN_ARG_U32((1u << width) - 1);
-    /* the CPU kernels' gate (algo_sort.cl): they run when cap is 0 or
-     * some bucket of gate's counts holds more than cap items */
+    /* the CPU kernels' gate (algo_sort.cl, kiln_sort_runs): msd 0, a
+     * plain pass; else the hybrid's (begin | end << 8 | MSD width << 16):
+     * with cap 0 its MSD pass (the digit placed by rng), with cap > 0 a
+     * pass that runs when some bucket of gate's counts holds more than
+     * cap items */
     kiln_buffer *cb = kiln_array_buffer(counts);
-    kiln_arg gt[2] = {KILN_ARG_BUF(gate ? gate : cb),
-                      KILN_ARG_I64((int64_t)cap)};
-    kiln_arg hist[11] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
+    kiln_arg gt[4] = {KILN_ARG_BUF(gate ? gate : cb),
+                      KILN_ARG_I64((int64_t)cap),
+                      KILN_ARG_BUF(rng ? rng : cb), KILN_ARG_I32(msd)};
+    kiln_arg hist[13] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
                          KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
                          KILN_ARG_I32(j->desc), KILN_ARG_I32((int)shift),
                          mask, KILN_ARG_BUF(cb),
-                         KILN_ARG_I64((int64_t)ntiles), gt[0], gt[1]};
+                         KILN_ARG_I64((int64_t)ntiles), gt[0], gt[1], gt[2],
+                         gt[3]};
     kiln_status st = kiln__chain_launch(c, k[KILN__SORT_HIST],
                                         ntiles * sh->local, sh->local, hist,
-                                        sh->cpu ? 11 : 9);
+                                        sh->cpu ? 13 : 9);
     /* the counts, digit-major, become each tile's first position of each
      * digit: an exclusive scan in place (the scan generator's variant for
      * the device) */
@@ -386,7 +392,7 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
     /* wc: the CPU variant's scratch (the tile's kernel binds the counts
      * there, unused) */
     kiln_buffer *wcb = wc ? wc : cb;
-    kiln_arg sc[18] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
+    kiln_arg sc[20] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
                        KILN_ARG_BUF(io[2]),    KILN_ARG_BUF(io[3]),
                        KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
                        KILN_ARG_I64((int64_t)n),
@@ -396,10 +402,10 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
                        KILN_ARG_BUF(cb), KILN_ARG_I64((int64_t)ntiles),
                        KILN_ARG_BUF(wcb),
                        KILN_ARG_I64((int64_t)(wc ? wc_bytes : 0)),
-                       gt[0], gt[1]};
+                       gt[0], gt[1], gt[2], gt[3]};
     if (st == KILN_OK)
         st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local,
-                                sh->local, sc, sh->cpu ? 18 : 16);
+                                sh->local, sc, sh->cpu ? 20 : 16);
     return st;
 }
 
@@ -447,8 +453,10 @@ typedef struct hybrid_in {
     size_t ntiles;
 } hybrid_in;
 
-/* The CPU hybrid's first steps (algo_sort.cl, @NAME@_bucket): a stable
- * MSD pass on the top msd_bits(n) bits of the range from *ksrc, *vsrc
+/* The CPU hybrid's first steps (algo_sort.cl, @NAME@_range, _bucket):
+ * the keys' varying bits (into *rngp), then a stable MSD pass on the
+ * msd_bits(n) bits under the highest of them (*msd: its gate argument,
+ * kiln_sort_runs) from *ksrc, *vsrc
  * (values: the indices with iota) into tk, tv when the standing-in LSD
  * passes are odd in count, else into the output (so that those passes,
  * from there, end in the output); then every bucket of at most *cap
@@ -456,7 +464,7 @@ typedef struct hybrid_in {
  * pass's output. */
 static kiln_status hybrid_step(chain *c, const hybrid_in *h,
                                kiln_buffer **ksrc, kiln_buffer **vsrc,
-                               size_t *cap) {
+                               size_t *cap, kiln_buffer **rngp, int *msd) {
     const radix_job *j = h->j;
     size_t n = j->n;
     int has_vals = j->vb != 0;
@@ -465,16 +473,31 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     kiln_buffer *io[4] = {*ksrc, mk, has_vals && !j->iota ? *vsrc : *ksrc,
                           mv};
     unsigned mb = msd_bits(n);
-    kiln_status st = portable_pass(c, h->k, h->sh, j, h->counts, io,
-                                   has_vals, j->iota, j->end - mb, mb,
-                                   h->wc, h->wc_bytes, NULL, 0);
+    /* the keys' varying bits place the MSD digit (under the highest) */
+    size_t chunk, ntiles;
+    portable_tiles(c, h->sh, n, &chunk, &ntiles);
+    kiln_buffer *rng = NULL;
+    kiln_status st =
+        kiln__chain_tmp(c, 2 * ntiles * (j->kb == 8 ? 8 : 4), &rng);
+    if (st == KILN_OK) {
+        kiln_arg a[6] = {KILN_ARG_BUF(*ksrc),     KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
+                         KILN_ARG_I32(j->desc),   KILN_ARG_BUF(rng)};
+        st = kiln__chain_launch(c, h->k[KILN__SORT_RANGE], ntiles, 1, a, 6);
+    }
+    *rngp = rng;
+    *msd = (int)(j->begin | j->end << 8 | mb << 16);
+    if (st == KILN_OK)
+        st = portable_pass(c, h->k, h->sh, j, h->counts, io, has_vals,
+                           j->iota, j->begin, mb, h->wc, h->wc_bytes, NULL,
+                           0, rng, *msd);
     /* digits of up to 12 bits, narrower where buckets are small: about
      * 4 items a counter */
     size_t avg = (n + ((size_t)1 << mb) - 1) >> mb;
     unsigned wmax = 4, r = j->end - j->begin - mb;
     while (wmax < 12 && ((size_t)4 << (wmax + 1)) <= avg)
         wmax++;
-    unsigned q = (r + wmax - 1) / wmax, wb = (r + q - 1) / q;
+    unsigned q = (r + wmax - 1) / wmax;
     *cap = 2 * avg;
     kiln__plan plan;
     size_t groups = 1;
@@ -484,7 +507,7 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
         groups = kiln__cpu_groups(&plan, n, 1);
     /* counters, two buffers of keys, two of values (algo_sort.cl) */
     size_t vb = has_vals ? j->vb : 0;
-    size_t scr_bytes = ((size_t)q * ((size_t)4 << wb) + 63) / 64 * 64 +
+    size_t scr_bytes = ((size_t)q * ((size_t)4 << wmax) + 63) / 64 * 64 +
                        2 * ((*cap * j->kb + 63) / 64 * 64) +
                        2 * ((*cap * vb + 63) / 64 * 64);
     kiln_buffer *scr = NULL;
@@ -492,18 +515,19 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
         st = kiln__chain_tmp(c, groups * scr_bytes, &scr);
     if (st == KILN_OK) {
         kiln_buffer *vo = has_vals ? j->vout : j->kout;
-        kiln_arg a[17] = {
+        kiln_arg a[19] = {
             KILN_ARG_BUF(mk),         KILN_ARG_BUF(j->kout),
             KILN_ARG_BUF(mv),         KILN_ARG_BUF(vo),
             KILN_ARG_I32(has_vals),   KILN_ARG_I32(mk == j->kout),
             KILN_ARG_I64((int64_t)n), KILN_ARG_I32(j->kind),
             KILN_ARG_I32(j->desc),    KILN_ARG_I32((int)j->begin),
-            KILN_ARG_I32((int)r),     KILN_ARG_I32((int)wb),
+            KILN_ARG_I32((int)j->end), KILN_ARG_I32((int)mb),
+            KILN_ARG_I32((int)wmax),
             KILN_ARG_BUF(kiln_array_buffer(h->counts)),
             KILN_ARG_I64((int64_t)h->ntiles),
             KILN_ARG_I64((int64_t)*cap), KILN_ARG_BUF(scr),
-            KILN_ARG_I64((int64_t)scr_bytes)};
-        st = kiln__chain_launch(c, h->k[KILN__SORT_BUCKET], groups, 1, a, 17);
+            KILN_ARG_I64((int64_t)scr_bytes), KILN_ARG_BUF(rng)};
+        st = kiln__chain_launch(c, h->k[KILN__SORT_BUCKET], groups, 1, a, 19);
     }
     *ksrc = mk;
     *vsrc = mv;
@@ -593,11 +617,12 @@ static kiln_status radix(chain *c, const radix_job *j) {
             st = kiln__chain_launch(c, k[KILN__SORT_OS_HIST], blocks * 256,
                                     256, h, 8);
     }
-    kiln_buffer *gate = NULL;
+    kiln_buffer *gate = NULL, *rng = NULL;
     size_t cap = 0;
+    int msd = 0;
     if (st == KILN_OK && hyb) {
         hybrid_in h = {k, &sh, j, carr, wc, wc_bytes, tk, tv, passes, ntiles};
-        st = hybrid_step(c, &h, &ksrc, &vsrc, &cap);
+        st = hybrid_step(c, &h, &ksrc, &vsrc, &cap, &rng, &msd);
         gate = kiln_array_buffer(carr);
     }
     for (int p = 0; st == KILN_OK && p < passes; p++) {
@@ -625,7 +650,8 @@ static kiln_status radix(chain *c, const radix_job *j) {
                                     256, a, 14);
         } else {
             st = portable_pass(c, k, &sh, j, lsd_counts, io, has_vals, iota,
-                               shift, width, wc, wc_bytes, gate, cap);
+                               shift, width, wc, wc_bytes, gate, cap, rng,
+                               msd);
         }
         ksrc = kdst;
         vsrc = vdst;

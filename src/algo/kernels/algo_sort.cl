@@ -90,14 +90,77 @@ KILN_FUNC int kiln_sort_wide(KILN_GLOBAL const uint *gate, long ntiles,
     return 0;
 }
 
+/* The hybrid's MSD digit sits just under the highest order bit that
+ * differs between keys (so keys whose top bits are all the same, such as
+ * small integers, still spread over the buckets): rng holds, for each of
+ * ntiles tiles, its first key's order bits and the OR of every key's
+ * order bits xor those (@NAME@_range). The digit's lowest bit: at least
+ * begin, its top at most end; mb: its width. */
+KILN_FUNC int kiln_sort_msd_shift(KILN_GLOBAL const kiln_uk_t *rng,
+                                  long ntiles, int begin, int end, int mb)
+{
+    kiln_uk_t v = 0;
+    for (long t = 0; t < ntiles; t++)
+        v |= rng[2 * t + 1] | (rng[2 * t] ^ rng[0]);
+    int hi = begin;
+    for (int b = end - 1; b >= begin; b--)
+        if ((v >> b) & 1) {
+            hi = b + 1;
+            break;
+        }
+    return hi - mb > begin ? hi - mb : begin;
+}
+
+KILN_KERNEL void @NAME@_range(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                              long chunk, int kind, int desc,
+                              KILN_GLOBAL kiln_uk_t *rng)
+{
+    long g = (long)kiln_group_id(0);
+    long b = g * chunk, e = b + chunk < n ? b + chunk : n;
+    kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+    kiln_uk_t u0 = kiln_sort_bits(keys[b], kind, desc), v = 0;
+    if (kind == 2) {
+        for (long i = b; i < e; i++)
+            v |= kiln_sort_bits(keys[i], kind, desc) ^ u0;
+    } else {
+        for (long i = b; i < e; i++)
+            v |= ((kiln_uk_t)keys[i] ^ x) ^ u0;
+    }
+    rng[2 * g] = u0;
+    rng[2 * g + 1] = v;
+}
+
+/* Whether a CPU pass kernel runs, and its digit's place. msd: 0 for a
+ * plain LSD pass (it runs); else the hybrid's begin | end << 8 | the MSD
+ * digit's width << 16: with cap 0 the MSD pass, which runs with *shift
+ * placed by kiln_sort_msd_shift; with cap > 0 a pass standing in for the
+ * buckets, which runs when there are bits under the MSD digit and some
+ * bucket holds more than cap items. */
+KILN_FUNC int kiln_sort_runs(KILN_GLOBAL const uint *gate, long ntiles,
+                             long n, long cap,
+                             KILN_GLOBAL const kiln_uk_t *rng, int msd,
+                             int *shift)
+{
+    if (msd == 0)
+        return 1;
+    int begin = msd & 255, end = (msd >> 8) & 255, mb = msd >> 16;
+    int msh = kiln_sort_msd_shift(rng, ntiles, begin, end, mb);
+    if (cap == 0) {
+        *shift = msh;
+        return 1;
+    }
+    return msh > begin && kiln_sort_wide(gate, ntiles, n, cap);
+}
+
 KILN_KERNEL void @NAME@_chist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
                               long chunk, int kind, int desc, int shift,
                               uint mask, KILN_GLOBAL uint *counts,
                               long ntiles, KILN_GLOBAL const uint *gate,
-                              long cap)
+                              long cap, KILN_GLOBAL const kiln_uk_t *rng,
+                              int msd)
 {
     KILN_LOCAL uint cnt[KILN_RADIX];
-    if (!kiln_sort_wide(gate, ntiles, n, cap))
+    if (!kiln_sort_runs(gate, ntiles, n, cap, rng, msd, &shift))
         return;
     long g = (long)kiln_group_id(0);
     long b = g * chunk, e = b + chunk < n ? b + chunk : n;
@@ -217,11 +280,12 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 int desc, int shift, uint mask,
                                 KILN_GLOBAL const uint *offs, long ntiles,
                                 KILN_GLOBAL uchar *wc, long wc_bytes,
-                                KILN_GLOBAL const uint *gate, long cap)
+                                KILN_GLOBAL const uint *gate, long cap,
+                                KILN_GLOBAL const kiln_uk_t *rng, int msd)
 {
     KILN_LOCAL uint pos[KILN_RADIX];
     KILN_LOCAL uint first[KILN_RADIX];
-    if (!kiln_sort_wide(gate, ntiles, n, cap))
+    if (!kiln_sort_runs(gate, ntiles, n, cap, rng, msd, &shift))
         return;
     long g = (long)kiln_group_id(0);
     long b = g * chunk, e = b + chunk < n ? b + chunk : n;
@@ -260,18 +324,20 @@ KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
 /* The hybrid sort's second step (sort.c): after an MSD pass on the top 8
  * to 11 bits of the range (buckets of about 2^16 items, a few hundred
  * KiB, in a core's L2), group g sorts buckets g, g + groups, ... on the
- * `bits` bits below, from begin, with LSD passes of `width`-bit digits
- * that stay in the core's cache: one read counts two passes' digits,
+ * bits below it (from begin; kiln_sort_msd_shift gives the MSD digit's
+ * place) with LSD passes of up to wmax-bit digits that stay in the
+ * core's cache: one read counts two passes' digits,
  * passes whose digit is the same for the whole bucket are skipped, the
  * first pass reads the bucket from kin (the MSD pass's output; kout
  * itself when inplace) and the passes ping-pong between the group's two
  * aux buffers; then the bucket is written to its place in kout in order
  * (non-temporal stores: its lines are not read first). scr: scr_bytes
- * for each group: the counters (a multiple of 64 bytes), two buffers of
+ * for each group: the counters (a multiple of 64 bytes; room for
+ * ceil((end - mb - begin) / wmax) x 2^wmax), two buffers of
  * cap keys, two of cap values (KILN_VAL_BYTES each; none without
  * values), each a multiple of 64 bytes. When some bucket holds more
- * than cap items the kernel does nothing and gated LSD passes sort
- * instead. */
+ * than cap items (and bits are left under the MSD digit) the kernel does
+ * nothing and gated LSD passes sort instead. */
 #define KILN_BK_HIST(ORD)                                                     \
     for (int p = 0; p < q; p += 2) {                                          \
         KILN_GLOBAL uint *c = cnt + p * R;                                    \
@@ -319,15 +385,20 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
                                KILN_GLOBAL const KILN_VAL_T *vin,
                                KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
                                int inplace, long n, int kind, int desc,
-                               int begin, int bits, int width,
+                               int begin, int end, int mb, int wmax,
                                KILN_GLOBAL const uint *offs, long ntiles,
                                long cap, KILN_GLOBAL uchar *scr,
-                               long scr_bytes)
+                               long scr_bytes,
+                               KILN_GLOBAL const kiln_uk_t *rng)
 {
-    if (kiln_sort_wide(offs, ntiles, n, cap))
+    /* the bits under the MSD digit, in q passes of up to wmax bits; none:
+     * the MSD pass sorted, the buckets are copied whatever their size */
+    int bits = kiln_sort_msd_shift(rng, ntiles, begin, end, mb) - begin;
+    if (bits > 0 && kiln_sort_wide(offs, ntiles, n, cap))
         return;
     long g = (long)kiln_group_id(0), groups = (long)kiln_num_groups(0);
-    int q = (bits + width - 1) / width;
+    int q = (bits + wmax - 1) / wmax;
+    int width = q ? (bits + q - 1) / q : 1;
     uint R = 1u << width;
     int sh[KILN_BK_MAXQ];
     uint mk[KILN_BK_MAXQ];
