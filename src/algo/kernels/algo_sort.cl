@@ -17,11 +17,13 @@
  *     pass is stable) and writes keys and values to their positions.
  * Each work-item's counters are its own column of a local table, so no
  * atomics are needed. On GPUs 256 work-items of 16 items (4-bit digits: a
- * 16 KiB table). On CPUs (KILN_SORT_CPU: kernels of their own, with the
- * same arguments) the groups have one work-item and a long chunk (11-bit
- * digits: 2048 counters), and the scatter takes its positions from the
- * scan and writes through write-combining lines (below). Positions are
- * 32-bit (n < 2^32).
+ * 16 KiB table). On CPUs (KILN_SORT_CPU: kernels of their own,
+ * @NAME@_chist and _cscatter, with the same arguments and a gate) the
+ * groups have one work-item and a long chunk (11-bit digits: 2048
+ * counters), and the scatter takes its positions from the scan and
+ * writes through write-combining lines (below); large sorts there are an
+ * MSD pass and buckets sorted in cache (@NAME@_range, _bucket). Positions
+ * are 32-bit (n < 2^32).
  * kiln_sort_bits (algo_sort_bits.cl) comes before it. */
 
 #define KILN_RADIX (1 << KILN_RADIX_BITS)
