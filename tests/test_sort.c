@@ -114,7 +114,10 @@ static void ref_perm(kiln_dtype d, const void *keys, int desc, size_t b,
 }
 
 /* random keys: pattern 0 random bits (floats: with 1 in 8 special
- * values), 1 all equal, 2 sorted, 3 reversed, 4 few distinct */
+ * values), 1 all equal, 2 sorted, 3 reversed, 4 few distinct, 5 random
+ * top byte and low 6 bits (the rest 0), 6 random top byte (the CPU
+ * hybrid's buckets: one pass of their own, or none), 7 random low 20 bits
+ * (the rest 0: the hybrid's MSD digit lower down) */
 static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
     size_t es = kiln_dtype_size(d);
     static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN,
@@ -125,6 +128,11 @@ static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
             r = 0x5a5a5a5a5a5a5a5aull;
         else if (pattern == 4)
             r = (r % 5) * 0x0101010101010101ull;
+        else if (pattern == 5 || pattern == 6)
+            r = (r & ((uint64_t)0xff << (es * 8 - 8))) |
+                (pattern == 5 ? r & 0x3f : 0);
+        else if (pattern == 7)
+            r &= 0xfffff;
         memcpy((char *)p + i * es, &r, es);
         int fl = d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
         if (fl && pattern == 0 && kt_rand_u64() % 8 == 0) {
@@ -278,6 +286,17 @@ static void t_large(kiln_queue *q) {
     check_sort(q, KILN_INT16, KILN_UINT8, 300007, 1, 0, 0, 0);
     check_sort(q, KILN_INT32, KILN_UINT32, n, 1, 0, 4, 0);
     check_sort(q, KILN_FLOAT64, KILN_UINT32, 400009, 1, 1, 1, 0);
+    /* the CPU hybrid's buckets with one pass or none, and at its
+     * smallest size and just under it */
+    check_sort(q, KILN_INT32, KILN_UINT32, n, 1, 1, 5, 0);
+    check_sort(q, KILN_FLOAT32, 0, 300007, 1, 0, 6, 0);
+    check_sort(q, KILN_INT64, KILN_INT32, 300007, 1, 0, 5, 1);
+    check_sort(q, KILN_UINT64, 0, 300007, 1, 1, 6, 0);
+    check_sort(q, KILN_INT32, KILN_UINT32, n, 1, 0, 7, 0);
+    check_sort(q, KILN_INT64, 0, 300007, 1, 1, 7, 0);
+    check_sort(q, KILN_FLOAT32, KILN_INT64, 300007, 1, 0, 7, 1);
+    check_sort(q, KILN_INT32, KILN_UINT32, 65536, 1, 0, 0, 0);
+    check_sort(q, KILN_FLOAT64, 0, 65535, 1, 1, 0, 0);
 }
 
 static int cmp64(const void *x, const void *y) {
@@ -286,14 +305,14 @@ static int cmp64(const void *x, const void *y) {
 }
 
 /* bits [begin, end) of uint32 keys; the reference sorts by those bits */
-static void t_bits(kiln_queue *q) {
+static void t_bits_n(kiln_queue *q, size_t n) {
     kiln_context *c = kiln_queue_context(q);
-    size_t n = 10007;
     uint32_t *k = malloc(n * 4), *o = malloc(n * 4), *ref = malloc(n * 4);
     for (size_t i = 0; i < n; i++)
         k[i] = (uint32_t)kt_rand_u64();
     static const unsigned br[][2] = {{0, 0}, {4, 12}, {3, 17}, {31, 32},
-                                     {8, 8}, {0, 32}};
+                                     {8, 8}, {0, 32}, {3, 29}, {9, 32},
+                                     {0, 23}};
     for (size_t t = 0; t < sizeof br / sizeof br[0]; t++) {
         unsigned b = br[t][0], e = br[t][1];
         uint32_t mask = e - b >= 32 ? 0xffffffffu : ((1u << (e - b)) - 1);
@@ -318,6 +337,12 @@ static void t_bits(kiln_queue *q) {
         free(pairs);
     }
     free(k), free(o), free(ref);
+}
+
+/* small, and large enough for the CPU hybrid (ranges over 22 bits) */
+static void t_bits(kiln_queue *q) {
+    t_bits_n(q, 10007);
+    t_bits_n(q, 200003);
 }
 
 /* segments: empty, single-item and long ones, int32 and int64 offsets;
@@ -402,13 +427,18 @@ static void t_strided(kiln_queue *q) {
 
 static void t_inplace(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    static const kiln_dtype ds[] = {KILN_UINT8, KILN_INT32, KILN_FLOAT64};
-    for (size_t di = 0; di < 3; di++) {
-        size_t n = 3001, es = kiln_dtype_size(ds[di]);
+    /* small, then large enough for the CPU hybrid (an odd and an even
+     * count of LSD passes; buckets with one pass or none) */
+    static const kiln_dtype ds[] = {KILN_UINT8, KILN_INT32, KILN_FLOAT64,
+                                    KILN_INT32, KILN_FLOAT64, KILN_INT64,
+                                    KILN_UINT32, KILN_INT64, KILN_INT64};
+    static const int pat[] = {0, 0, 0, 0, 0, 5, 5, 6, 7};
+    for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
+        size_t n = di < 3 ? 3001 : 200003, es = kiln_dtype_size(ds[di]);
         char *k = malloc(n * es), *o = malloc(n * es);
         uint32_t *v = malloc(n * 4), *vo = malloc(n * 4);
         size_t *perm = malloc(n * sizeof *perm);
-        make_keys(ds[di], k, n, 0);
+        make_keys(ds[di], k, n, pat[di]);
         for (size_t i = 0; i < n; i++)
             v[i] = (uint32_t)i;
         kiln_array *K = NULL, *V = NULL;
@@ -426,8 +456,8 @@ static void t_inplace(kiln_queue *q) {
         for (size_t i = 0; i < n; i++)
             bad += memcmp(o + i * es, k + perm[i] * es, es) != 0 ||
                    vo[i] != perm[i];
-        CHECK_MSG(!bad, "in place %s: %zu wrong", kiln_dtype_name(ds[di]),
-                  bad);
+        CHECK_MSG(!bad, "in place %s n=%zu pattern %d: %zu wrong",
+                  kiln_dtype_name(ds[di]), n, pat[di], bad);
         kiln_array_release(K);
         kiln_array_release(V);
         free(k), free(o), free(v), free(vo), free(perm);

@@ -12,7 +12,9 @@
 
 static const char *const kKernelSuffix[KILN__SORT_NK] = {
     "_hist",  "_scatter", "_segid",   "_gather",
-    "_search", "_index",  "_os_hist", "_os_pass"};
+    "_search", "_index",  "_os_hist", "_os_pass", "_bucket", "_range"};
+
+static const char *const kCpuFirst[1] = {"_chist"};
 
 static const char *utype(unsigned bytes) {
     return bytes == 1 ? "uchar" : bytes == 2 ? "ushort"
@@ -83,16 +85,26 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     unsigned langs = variant == KILN__SORT_ONESWEEP ? 1u << KILN_LANG_CUDA_C
                                                     : KILN__LANGS_PORTABLE;
     if (st == KILN_OK)
-        st = kiln__gen_program(gen, &sb, langs, "", kKernelSuffix, 1, v);
+        st = kiln__gen_program(gen, &sb, langs, "",
+                               variant == KILN__SORT_CPU ? kCpuFirst
+                                                         : kKernelSuffix,
+                               1, v);
     kiln__sb_free(&sb);
     v->local = sh.local;
     v->tmpl = variant;
-    int nk = variant == KILN__SORT_ONESWEEP ? KILN__SORT_NK
+    int nk = variant == KILN__SORT_ONESWEEP ? KILN__SORT_BUCKET
                                             : KILN__SORT_OS_HIST;
     kiln_kernel **k = s->k[variant];
-    for (int j = 0; st == KILN_OK && j < nk; j++) {
+    for (int j = 0; st == KILN_OK && j < KILN__SORT_NK; j++) {
+        if (j >= nk && !(j >= KILN__SORT_BUCKET && variant == KILN__SORT_CPU))
+            continue;
+        /* the CPU variant's passes: kernels of their own (a gate) */
+        const char *suf = variant != KILN__SORT_CPU ? kKernelSuffix[j]
+                          : j == KILN__SORT_HIST    ? "_chist"
+                          : j == KILN__SORT_SCATTER ? "_cscatter"
+                                                    : kKernelSuffix[j];
         char kn[KILN__MAX_NAME + 16];
-        snprintf(kn, sizeof kn, "%s%s", gen->name, kKernelSuffix[j]);
+        snprintf(kn, sizeof kn, "%s%s", gen->name, suf);
         st = kiln_kernel_create(v->prog, kn, &k[j]);
     }
     if (st != KILN_OK)
@@ -343,18 +355,30 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
                                  const radix_job *j, kiln_array *counts,
                                  kiln_buffer *const io[4], int has_vals,
                                  int iota, unsigned shift, unsigned width,
-                                 kiln_buffer *wc, size_t wc_bytes) {
+                                 kiln_buffer *wc, size_t wc_bytes,
+                                 kiln_buffer *gate, size_t cap,
+                                 kiln_buffer *rng, int msd) {
     size_t n = j->n, chunk, ntiles;
     portable_tiles(c, sh, n, &chunk, &ntiles);
     kiln_arg mask = KILN_ARG_U32((1u << width) - 1);
-    kiln_arg hist[9] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
-                        KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
-                        KILN_ARG_I32(j->desc), KILN_ARG_I32((int)shift), mask,
-                        KILN_ARG_BUF(kiln_array_buffer(counts)),
-                        KILN_ARG_I64((int64_t)ntiles)};
+    /* the CPU kernels' gate (algo_sort.cl, kiln_sort_runs): msd 0, a
+     * plain pass; else the hybrid's (begin | end << 8 | MSD width << 16):
+     * with cap 0 its MSD pass (the digit placed by rng), with cap > 0 a
+     * pass that runs when some bucket of gate's counts holds more than
+     * cap items */
+    kiln_buffer *cb = kiln_array_buffer(counts);
+    kiln_arg gt[4] = {KILN_ARG_BUF(gate ? gate : cb),
+                      KILN_ARG_I64((int64_t)cap),
+                      KILN_ARG_BUF(rng ? rng : cb), KILN_ARG_I32(msd)};
+    kiln_arg hist[13] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
+                         KILN_ARG_I32(j->desc), KILN_ARG_I32((int)shift),
+                         mask, KILN_ARG_BUF(cb),
+                         KILN_ARG_I64((int64_t)ntiles), gt[0], gt[1], gt[2],
+                         gt[3]};
     kiln_status st = kiln__chain_launch(c, k[KILN__SORT_HIST],
                                         ntiles * sh->local, sh->local, hist,
-                                        9);
+                                        sh->cpu ? 13 : 9);
     /* the counts, digit-major, become each tile's first position of each
      * digit: an exclusive scan in place (the scan generator's variant for
      * the device) */
@@ -367,9 +391,8 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
     }
     /* wc: the CPU variant's scratch (the tile's kernel binds the counts
      * there, unused) */
-    kiln_buffer *cb = kiln_array_buffer(counts);
     kiln_buffer *wcb = wc ? wc : cb;
-    kiln_arg sc[16] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
+    kiln_arg sc[20] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
                        KILN_ARG_BUF(io[2]),    KILN_ARG_BUF(io[3]),
                        KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
                        KILN_ARG_I64((int64_t)n),
@@ -378,10 +401,11 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
                        KILN_ARG_I32((int)shift), mask,
                        KILN_ARG_BUF(cb), KILN_ARG_I64((int64_t)ntiles),
                        KILN_ARG_BUF(wcb),
-                       KILN_ARG_I64((int64_t)(wc ? wc_bytes : 0))};
+                       KILN_ARG_I64((int64_t)(wc ? wc_bytes : 0)),
+                       gt[0], gt[1], gt[2], gt[3]};
     if (st == KILN_OK)
         st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local,
-                                sh->local, sc, 16);
+                                sh->local, sc, sh->cpu ? 20 : 16);
     return st;
 }
 
@@ -402,6 +426,114 @@ static size_t os_words(int passes, size_t tiles) {
     return 8 * 256 + 64 + (size_t)passes * tiles * 256;
 }
 
+/* The CPU hybrid's smallest sort: buckets of 256 items on average (8-bit
+ * MSD digits). */
+#define HYB_MIN_N ((size_t)1 << 16)
+
+/* The CPU hybrid's MSD digit: 8 bits up to 2^24 items, wider above, so
+ * the buckets keep about 2^16 items (up to 11 bits, the CPU variant's
+ * digit; 9 and 10 bits timed the same as 8 at 2^24 on the 2-core PoCL
+ * machine). */
+static unsigned msd_bits(size_t n) {
+    unsigned b = 8;
+    while (b < 11 && n > ((size_t)1 << (b + 16)))
+        b++;
+    return b;
+}
+
+typedef struct hybrid_in {
+    kiln_kernel *const *k;
+    const kiln__sort_shape *sh;
+    const radix_job *j;
+    kiln_array *counts;
+    kiln_buffer *wc;
+    size_t wc_bytes;
+    kiln_buffer *tk, *tv;
+    int passes; /* the LSD passes that stand in */
+    size_t ntiles;
+} hybrid_in;
+
+/* The CPU hybrid's first steps (algo_sort.cl, @NAME@_range, _bucket):
+ * the keys' varying bits (into *rngp), then a stable MSD pass on the
+ * msd_bits(n) bits under the highest of them (*msd: its gate argument,
+ * kiln_sort_runs) from *ksrc, *vsrc
+ * (values: the indices with iota) into tk, tv when the standing-in LSD
+ * passes are odd in count, else into the output (so that those passes,
+ * from there, end in the output); then every bucket of at most *cap
+ * items sorted in cache into the output. *ksrc, *vsrc become the MSD
+ * pass's output. */
+static kiln_status hybrid_step(chain *c, const hybrid_in *h,
+                               kiln_buffer **ksrc, kiln_buffer **vsrc,
+                               size_t *cap, kiln_buffer **rngp, int *msd) {
+    const radix_job *j = h->j;
+    size_t n = j->n;
+    int has_vals = j->vb != 0;
+    kiln_buffer *mk = h->passes % 2 ? h->tk : j->kout;
+    kiln_buffer *mv = has_vals ? (h->passes % 2 ? h->tv : j->vout) : mk;
+    kiln_buffer *io[4] = {*ksrc, mk, has_vals && !j->iota ? *vsrc : *ksrc,
+                          mv};
+    unsigned mb = msd_bits(n);
+    /* the keys' varying bits place the MSD digit (under the highest) */
+    size_t chunk, ntiles;
+    portable_tiles(c, h->sh, n, &chunk, &ntiles);
+    kiln_buffer *rng = NULL;
+    kiln_status st =
+        kiln__chain_tmp(c, 2 * ntiles * (j->kb == 8 ? 8 : 4), &rng);
+    if (st == KILN_OK) {
+        kiln_arg a[6] = {KILN_ARG_BUF(*ksrc),     KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
+                         KILN_ARG_I32(j->desc),   KILN_ARG_BUF(rng)};
+        st = kiln__chain_launch(c, h->k[KILN__SORT_RANGE], ntiles, 1, a, 6);
+    }
+    *rngp = rng;
+    *msd = (int)(j->begin | j->end << 8 | mb << 16);
+    if (st == KILN_OK)
+        st = portable_pass(c, h->k, h->sh, j, h->counts, io, has_vals,
+                           j->iota, j->begin, mb, h->wc, h->wc_bytes, NULL,
+                           0, rng, *msd);
+    /* digits of up to 12 bits, narrower where buckets are small: about
+     * 4 items a counter */
+    size_t avg = (n + ((size_t)1 << mb) - 1) >> mb;
+    unsigned wmax = 4, r = j->end - j->begin - mb;
+    while (wmax < 12 && ((size_t)4 << (wmax + 1)) <= avg)
+        wmax++;
+    unsigned q = (r + wmax - 1) / wmax;
+    *cap = 2 * avg;
+    kiln__plan plan;
+    size_t groups = 1;
+    if (st == KILN_OK)
+        st = kiln__plan_for(c->q, &plan);
+    if (st == KILN_OK)
+        groups = kiln__cpu_groups(&plan, n, 1);
+    /* counters, two buffers of keys, two of values (algo_sort.cl) */
+    size_t vb = has_vals ? j->vb : 0;
+    size_t scr_bytes = ((size_t)q * ((size_t)4 << wmax) + 63) / 64 * 64 +
+                       2 * ((*cap * j->kb + 63) / 64 * 64) +
+                       2 * ((*cap * vb + 63) / 64 * 64);
+    kiln_buffer *scr = NULL;
+    if (st == KILN_OK)
+        st = kiln__chain_tmp(c, groups * scr_bytes, &scr);
+    if (st == KILN_OK) {
+        kiln_buffer *vo = has_vals ? j->vout : j->kout;
+        kiln_arg a[19] = {
+            KILN_ARG_BUF(mk),         KILN_ARG_BUF(j->kout),
+            KILN_ARG_BUF(mv),         KILN_ARG_BUF(vo),
+            KILN_ARG_I32(has_vals),   KILN_ARG_I32(mk == j->kout),
+            KILN_ARG_I64((int64_t)n), KILN_ARG_I32(j->kind),
+            KILN_ARG_I32(j->desc),    KILN_ARG_I32((int)j->begin),
+            KILN_ARG_I32((int)j->end), KILN_ARG_I32((int)mb),
+            KILN_ARG_I32((int)wmax),
+            KILN_ARG_BUF(kiln_array_buffer(h->counts)),
+            KILN_ARG_I64((int64_t)h->ntiles),
+            KILN_ARG_I64((int64_t)*cap), KILN_ARG_BUF(scr),
+            KILN_ARG_I64((int64_t)scr_bytes), KILN_ARG_BUF(rng)};
+        st = kiln__chain_launch(c, h->k[KILN__SORT_BUCKET], groups, 1, a, 19);
+    }
+    *ksrc = mk;
+    *vsrc = mv;
+    return st;
+}
+
 static kiln_status radix(chain *c, const radix_job *j) {
     kiln__sorter *s = NULL;
     kiln_kernel *const *k = NULL;
@@ -417,6 +549,10 @@ static kiln_status radix(chain *c, const radix_job *j) {
     unsigned bits = j->end - j->begin;
     int passes = bits ? (int)((bits + sh.radix_bits - 1) / sh.radix_bits) : 1;
     int has_vals = j->vb != 0;
+    /* the CPU hybrid: an MSD pass on the range's top 8 to 11 bits, then
+     * the buckets in cache (KILN__SORT_BUCKET), the LSD passes standing
+     * in when a bucket is too large (hybrid_step) */
+    int hyb = sh.cpu && bits > 22 && n >= HYB_MIN_N;
     size_t os_tiles = (n + OS_TILE - 1) / OS_TILE, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);
     size_t cbytes = os ? os_words(passes, os_tiles) * 4
@@ -436,6 +572,17 @@ static kiln_status radix(chain *c, const radix_job *j) {
         if (st == KILN_OK)
             c->counts[c->ncounts++] = carr;
     }
+    kiln_array *lsd_counts = carr; /* the hybrid's own for its LSD passes */
+    if (st == KILN_OK && hyb) {
+        size_t m = cbytes / 4;
+        if (c->ncounts == (int)(sizeof c->counts / sizeof c->counts[0]))
+            st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
+        else
+            st = kiln_array_empty(kiln_queue_context(c->q), KILN_UINT32, 1,
+                                  &m, &lsd_counts);
+        if (st == KILN_OK)
+            c->counts[c->ncounts++] = lsd_counts;
+    }
     /* the CPU scatter's write-combining lines, a part per group */
     size_t wc_bytes = sh.cpu ? cpu_wc_bytes(&sh, j->kb, j->vb) : 0;
     if (st == KILN_OK && sh.cpu)
@@ -447,13 +594,14 @@ static kiln_status radix(chain *c, const radix_job *j) {
     if (st == KILN_OK && has_vals && (passes > 1 || vin_place))
         st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_VALS, n * j->vb, &tv);
     kiln_buffer *ksrc = j->kin, *vsrc = j->vin;
-    /* in place with an odd count of passes: the first writes the output,
-     * so it reads a copy */
-    if (st == KILN_OK && passes % 2 && kin_place) {
+    /* in place when the first pass writes the output (an odd count of
+     * passes; the hybrid's MSD pass with an even count): it reads a copy */
+    int first_out = hyb ? passes % 2 == 0 : passes % 2;
+    if (st == KILN_OK && first_out && kin_place) {
         st = kiln__chain_copy(c, j->kin, tk, n * j->kb);
         ksrc = tk;
     }
-    if (st == KILN_OK && passes % 2 && vin_place) {
+    if (st == KILN_OK && first_out && vin_place) {
         st = kiln__chain_copy(c, j->vin, tv, n * j->vb);
         vsrc = tv;
     }
@@ -469,6 +617,14 @@ static kiln_status radix(chain *c, const radix_job *j) {
             st = kiln__chain_launch(c, k[KILN__SORT_OS_HIST], blocks * 256,
                                     256, h, 8);
     }
+    kiln_buffer *gate = NULL, *rng = NULL;
+    size_t cap = 0;
+    int msd = 0;
+    if (st == KILN_OK && hyb) {
+        hybrid_in h = {k, &sh, j, carr, wc, wc_bytes, tk, tv, passes, ntiles};
+        st = hybrid_step(c, &h, &ksrc, &vsrc, &cap, &rng, &msd);
+        gate = kiln_array_buffer(carr);
+    }
     for (int p = 0; st == KILN_OK && p < passes; p++) {
         int to_out = (passes - 1 - p) % 2 == 0;
         kiln_buffer *kdst = to_out ? j->kout : tk;
@@ -477,7 +633,7 @@ static kiln_status radix(chain *c, const radix_job *j) {
         unsigned width = bits ? j->end - shift : 0;
         if (width > (unsigned)sh.radix_bits)
             width = (unsigned)sh.radix_bits;
-        int iota = j->iota && p == 0;
+        int iota = j->iota && p == 0 && !hyb;
         kiln_buffer *io[4] = {ksrc, kdst, has_vals && !iota ? vsrc : ksrc,
                               vdst};
         if (os) {
@@ -493,8 +649,9 @@ static kiln_status radix(chain *c, const radix_job *j) {
             st = kiln__chain_launch(c, k[KILN__SORT_OS_PASS], os_tiles * 256,
                                     256, a, 14);
         } else {
-            st = portable_pass(c, k, &sh, j, carr, io, has_vals, iota,
-                               shift, width, wc, wc_bytes);
+            st = portable_pass(c, k, &sh, j, lsd_counts, io, has_vals, iota,
+                               shift, width, wc, wc_bytes, gate, cap, rng,
+                               msd);
         }
         ksrc = kdst;
         vsrc = vdst;

@@ -16,6 +16,8 @@ enum {
     KILN__SORT_INDEX,
     KILN__SORT_OS_HIST, /* the onesweep variant only */
     KILN__SORT_OS_PASS,
+    KILN__SORT_BUCKET, /* the CPU variant only */
+    KILN__SORT_RANGE,  /* the CPU variant only */
     KILN__SORT_NK
 };
 

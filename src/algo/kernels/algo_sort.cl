@@ -17,11 +17,13 @@
  *     pass is stable) and writes keys and values to their positions.
  * Each work-item's counters are its own column of a local table, so no
  * atomics are needed. On GPUs 256 work-items of 16 items (4-bit digits: a
- * 16 KiB table). On CPUs (KILN_SORT_CPU: kernels of their own, with the
- * same arguments) the groups have one work-item and a long chunk (11-bit
- * digits: 2048 counters), and the scatter takes its positions from the
- * scan and writes through write-combining lines (below). Positions are
- * 32-bit (n < 2^32).
+ * 16 KiB table). On CPUs (KILN_SORT_CPU: kernels of their own,
+ * @NAME@_chist and _cscatter, with the same arguments and a gate) the
+ * groups have one work-item and a long chunk (11-bit digits: 2048
+ * counters), and the scatter takes its positions from the scan and
+ * writes through write-combining lines (below); large sorts there are an
+ * MSD pass and buckets sorted in cache (@NAME@_range, _bucket). Positions
+ * are 32-bit (n < 2^32).
  * kiln_sort_bits (algo_sort_bits.cl) comes before it. */
 
 #define KILN_RADIX (1 << KILN_RADIX_BITS)
@@ -73,12 +75,95 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
 /* The CPU variant: a group is one work-item owning tile g, `chunk`
  * consecutive items. Integer digits are (key xor a constant) >> shift &
  * mask; floats take kiln_sort_bits. */
-KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
-                             long chunk, int kind, int desc, int shift,
-                             uint mask, KILN_GLOBAL uint *counts,
-                             long ntiles)
+/* The hybrid sort (@NAME@_bucket below) gates the LSD passes that stand
+ * in for it: 1 when cap is 0 (a plain LSD sort) or some bucket of the
+ * MSD pass (its scanned counts gate, ntiles tiles; digits past the MSD
+ * digit's width are empty buckets) holds more than cap items. */
+KILN_FUNC int kiln_sort_wide(KILN_GLOBAL const uint *gate, long ntiles,
+                             long n, long cap)
+{
+    if (cap == 0)
+        return 1;
+    for (long d = 0; d < KILN_RADIX; d++) {
+        uint e = d == KILN_RADIX - 1 ? (uint)n : gate[(d + 1) * ntiles];
+        if ((long)(e - gate[d * ntiles]) > cap)
+            return 1;
+    }
+    return 0;
+}
+
+/* The hybrid's MSD digit sits just under the highest order bit that
+ * differs between keys (so keys whose top bits are all the same, such as
+ * small integers, still spread over the buckets): rng holds, for each of
+ * ntiles tiles, its first key's order bits and the OR of every key's
+ * order bits xor those (@NAME@_range). The digit's lowest bit: at least
+ * begin, its top at most end; mb: its width. */
+KILN_FUNC int kiln_sort_msd_shift(KILN_GLOBAL const kiln_uk_t *rng,
+                                  long ntiles, int begin, int end, int mb)
+{
+    kiln_uk_t v = 0;
+    for (long t = 0; t < ntiles; t++)
+        v |= rng[2 * t + 1] | (rng[2 * t] ^ rng[0]);
+    int hi = begin;
+    for (int b = end - 1; b >= begin; b--)
+        if ((v >> b) & 1) {
+            hi = b + 1;
+            break;
+        }
+    return hi - mb > begin ? hi - mb : begin;
+}
+
+KILN_KERNEL void @NAME@_range(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                              long chunk, int kind, int desc,
+                              KILN_GLOBAL kiln_uk_t *rng)
+{
+    long g = (long)kiln_group_id(0);
+    long b = g * chunk, e = b + chunk < n ? b + chunk : n;
+    kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+    kiln_uk_t u0 = kiln_sort_bits(keys[b], kind, desc), v = 0;
+    if (kind == 2) {
+        for (long i = b; i < e; i++)
+            v |= kiln_sort_bits(keys[i], kind, desc) ^ u0;
+    } else {
+        for (long i = b; i < e; i++)
+            v |= ((kiln_uk_t)keys[i] ^ x) ^ u0;
+    }
+    rng[2 * g] = u0;
+    rng[2 * g + 1] = v;
+}
+
+/* Whether a CPU pass kernel runs, and its digit's place. msd: 0 for a
+ * plain LSD pass (it runs); else the hybrid's begin | end << 8 | the MSD
+ * digit's width << 16: with cap 0 the MSD pass, which runs with *shift
+ * placed by kiln_sort_msd_shift; with cap > 0 a pass standing in for the
+ * buckets, which runs when there are bits under the MSD digit and some
+ * bucket holds more than cap items. */
+KILN_FUNC int kiln_sort_runs(KILN_GLOBAL const uint *gate, long ntiles,
+                             long n, long cap,
+                             KILN_GLOBAL const kiln_uk_t *rng, int msd,
+                             int *shift)
+{
+    if (msd == 0)
+        return 1;
+    int begin = msd & 255, end = (msd >> 8) & 255, mb = msd >> 16;
+    int msh = kiln_sort_msd_shift(rng, ntiles, begin, end, mb);
+    if (cap == 0) {
+        *shift = msh;
+        return 1;
+    }
+    return msh > begin && kiln_sort_wide(gate, ntiles, n, cap);
+}
+
+KILN_KERNEL void @NAME@_chist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                              long chunk, int kind, int desc, int shift,
+                              uint mask, KILN_GLOBAL uint *counts,
+                              long ntiles, KILN_GLOBAL const uint *gate,
+                              long cap, KILN_GLOBAL const kiln_uk_t *rng,
+                              int msd)
 {
     KILN_LOCAL uint cnt[KILN_RADIX];
+    if (!kiln_sort_runs(gate, ntiles, n, cap, rng, msd, &shift))
+        return;
     long g = (long)kiln_group_id(0);
     long b = g * chunk, e = b + chunk < n ? b + chunk : n;
     kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
@@ -189,17 +274,21 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
 
 /* wc: wc_bytes (a multiple of 64) for each group: KILN_RADIX lines of
  * keys, then of values (the host's cpu_wc_bytes, sort.c). */
-KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
+KILN_KERNEL void @NAME@_cscatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL KILN_KEY_T *kout,
                                 KILN_GLOBAL const KILN_VAL_T *vin,
                                 KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
                                 int iota, long n, long chunk, int kind,
                                 int desc, int shift, uint mask,
                                 KILN_GLOBAL const uint *offs, long ntiles,
-                                KILN_GLOBAL uchar *wc, long wc_bytes)
+                                KILN_GLOBAL uchar *wc, long wc_bytes,
+                                KILN_GLOBAL const uint *gate, long cap,
+                                KILN_GLOBAL const kiln_uk_t *rng, int msd)
 {
     KILN_LOCAL uint pos[KILN_RADIX];
     KILN_LOCAL uint first[KILN_RADIX];
+    if (!kiln_sort_runs(gate, ntiles, n, cap, rng, msd, &shift))
+        return;
     long g = (long)kiln_group_id(0);
     long b = g * chunk, e = b + chunk < n ? b + chunk : n;
     KILN_GLOBAL uchar *mine = wc + g * wc_bytes;
@@ -231,6 +320,168 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
     for (uint d = 0; d <= mask; d++) {
         uint p = pos[d], lo = p & ~(uint)(KILN_WC - 1), w = d * KILN_WC;
         KILN_WC_OUT(lo < first[d] ? first[d] : lo, p, w)
+    }
+}
+
+/* The hybrid sort's second step (sort.c): after an MSD pass on the top 8
+ * to 11 bits of the range (buckets of about 2^16 items, a few hundred
+ * KiB, in a core's L2), group g sorts buckets g, g + groups, ... on the
+ * bits below it (from begin; kiln_sort_msd_shift gives the MSD digit's
+ * place) with LSD passes of up to wmax-bit digits that stay in the
+ * core's cache: one read counts two passes' digits,
+ * passes whose digit is the same for the whole bucket are skipped, the
+ * first pass reads the bucket from kin (the MSD pass's output; kout
+ * itself when inplace) and the passes ping-pong between the group's two
+ * aux buffers; then the bucket is written to its place in kout in order
+ * (non-temporal stores: its lines are not read first). scr: scr_bytes
+ * for each group: the counters (a multiple of 64 bytes; room for
+ * ceil((end - mb - begin) / wmax) x 2^wmax), two buffers of
+ * cap keys, two of cap values (KILN_VAL_BYTES each; none without
+ * values), each a multiple of 64 bytes. When some bucket holds more
+ * than cap items (and bits are left under the MSD digit) the kernel does
+ * nothing and gated LSD passes sort instead. */
+#define KILN_BK_HIST(ORD)                                                     \
+    for (int p = 0; p < q; p += 2) {                                          \
+        KILN_GLOBAL uint *c = cnt + p * R;                                    \
+        int shp = sh[p];                                                      \
+        uint mkp = mk[p];                                                     \
+        if (p + 1 < q) {                                                      \
+            KILN_GLOBAL uint *c1 = c + R;                                     \
+            int sh1 = sh[p + 1];                                              \
+            uint mk1 = mk[p + 1];                                             \
+            for (uint i = 0; i < m; i++) {                                    \
+                kiln_uk_t u = ORD(src[i]);                                    \
+                c[(uint)(u >> shp) & mkp]++;                                  \
+                c1[(uint)(u >> sh1) & mk1]++;                                 \
+            }                                                                 \
+        } else {                                                              \
+            for (uint i = 0; i < m; i++)                                      \
+                c[(uint)(ORD(src[i]) >> shp) & mkp]++;                        \
+        }                                                                     \
+    }
+#define KILN_BK_PASS(ORD)                                                     \
+    if (has_vals) {                                                           \
+        for (uint i = 0; i < m; i++) {                                        \
+            KILN_KEY_T k = src[i];                                            \
+            uint t = c[(uint)(ORD(k) >> shp) & mkp]++;                        \
+            dst[t] = k;                                                       \
+            vdst[t] = vsrc[i];                                                \
+        }                                                                     \
+    } else {                                                                  \
+        for (uint i = 0; i < m; i++) {                                        \
+            KILN_KEY_T k = src[i];                                            \
+            dst[c[(uint)(ORD(k) >> shp) & mkp]++] = k;                        \
+        }                                                                     \
+    }
+#define KILN_BK_FLOAT(k) kiln_sort_bits((k), kind, desc)
+#define KILN_BK_INT(k) (((kiln_uk_t)(k)) ^ x)
+#define KILN_BK_MAXQ 16
+#if KILN_WC_NT
+#define KILN_NT_PUT(p, v) __builtin_nontemporal_store((v), (p))
+#else
+#define KILN_NT_PUT(p, v) (*(p) = (v))
+#endif
+
+KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
+                               KILN_GLOBAL KILN_KEY_T *kout,
+                               KILN_GLOBAL const KILN_VAL_T *vin,
+                               KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
+                               int inplace, long n, int kind, int desc,
+                               int begin, int end, int mb, int wmax,
+                               KILN_GLOBAL const uint *offs, long ntiles,
+                               long cap, KILN_GLOBAL uchar *scr,
+                               long scr_bytes,
+                               KILN_GLOBAL const kiln_uk_t *rng)
+{
+    /* the bits under the MSD digit, in q passes of up to wmax bits; none:
+     * the MSD pass sorted, the buckets are copied whatever their size */
+    int bits = kiln_sort_msd_shift(rng, ntiles, begin, end, mb) - begin;
+    if (bits > 0 && kiln_sort_wide(offs, ntiles, n, cap))
+        return;
+    long g = (long)kiln_group_id(0), groups = (long)kiln_num_groups(0);
+    int q = (bits + wmax - 1) / wmax;
+    int width = q ? (bits + q - 1) / q : 1;
+    uint R = 1u << width;
+    int sh[KILN_BK_MAXQ];
+    uint mk[KILN_BK_MAXQ];
+    for (int p = 0; p < q; p++) {
+        int w = bits - p * width < width ? bits - p * width : width;
+        sh[p] = begin + p * width;
+        mk[p] = (1u << w) - 1;
+    }
+    long cbytes = ((long)q * R * 4 + 63) / 64 * 64;
+    KILN_GLOBAL uchar *mine = scr + g * scr_bytes;
+    KILN_GLOBAL uint *cnt = (KILN_GLOBAL uint *)mine;
+    KILN_GLOBAL KILN_KEY_T *ak = (KILN_GLOBAL KILN_KEY_T *)(mine + cbytes);
+    long kbytes = (cap * KILN_KEY_BYTES + 63) / 64 * 64;
+    long vbytes = has_vals ? (cap * KILN_VAL_BYTES + 63) / 64 * 64 : 0;
+    KILN_GLOBAL KILN_KEY_T *ak2 =
+        (KILN_GLOBAL KILN_KEY_T *)(mine + cbytes + kbytes);
+    KILN_GLOBAL KILN_VAL_T *av =
+        (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes + 2 * kbytes);
+    KILN_GLOBAL KILN_VAL_T *av2 =
+        (KILN_GLOBAL KILN_VAL_T *)(mine + cbytes + 2 * kbytes + vbytes);
+    kiln_uk_t x = kiln_sort_bits((KILN_KEY_T)0, kind, desc);
+    for (long b = g; b < KILN_RADIX; b += groups) {
+        uint s0 = offs[b * ntiles];
+        uint e = b == KILN_RADIX - 1 ? (uint)n : offs[(b + 1) * ntiles];
+        uint m = e - s0;
+        if (m == 0)
+            continue;
+        KILN_GLOBAL const KILN_KEY_T *src = kin + s0;
+        KILN_GLOBAL const KILN_VAL_T *vsrc = vin + s0;
+        KILN_GLOBAL KILN_KEY_T *dk = kout + s0;
+        KILN_GLOBAL KILN_VAL_T *dv = vout + s0;
+        for (uint j = 0; j < (uint)q * R; j++)
+            cnt[j] = 0;
+        if (kind == 2) {
+            KILN_BK_HIST(KILN_BK_FLOAT)
+        } else {
+            KILN_BK_HIST(KILN_BK_INT)
+        }
+        /* the passes that move items, their counts scanned */
+        int act[KILN_BK_MAXQ], a = 0;
+        kiln_uk_t u0 = kind == 2 ? KILN_BK_FLOAT(src[0]) : KILN_BK_INT(src[0]);
+        for (int p = 0; p < q; p++) {
+            KILN_GLOBAL uint *c = cnt + p * R;
+            act[p] = c[(uint)(u0 >> sh[p]) & mk[p]] != m;
+            if (!act[p])
+                continue;
+            a++;
+            uint t = 0;
+            for (uint d = 0; d <= mk[p]; d++) {
+                uint v = c[d];
+                c[d] = t;
+                t += v;
+            }
+        }
+        /* the passes ping-pong between the two aux buffers (in cache);
+         * then the bucket goes out in order, without reading its lines
+         * first (non-temporal stores where the compiler has them) */
+        for (int p = 0, j = 0; p < q; p++) {
+            if (!act[p])
+                continue;
+            KILN_GLOBAL KILN_KEY_T *dst = j % 2 ? ak2 : ak;
+            KILN_GLOBAL KILN_VAL_T *vdst = j % 2 ? av2 : av;
+            KILN_GLOBAL uint *c = cnt + p * R;
+            int shp = sh[p];
+            uint mkp = mk[p];
+            if (kind == 2) {
+                KILN_BK_PASS(KILN_BK_FLOAT)
+            } else {
+                KILN_BK_PASS(KILN_BK_INT)
+            }
+            src = dst;
+            vsrc = vdst;
+            j++;
+        }
+        if (a || !inplace) {
+            for (uint i = 0; i < m; i++)
+                KILN_NT_PUT(dk + i, src[i]);
+            if (has_vals)
+                for (uint i = 0; i < m; i++)
+                    KILN_NT_PUT(dv + i, vsrc[i]);
+        }
     }
 }
 #else
