@@ -524,7 +524,46 @@ static void variant_choice(kiln_context *c) {
     kiln_scan_release(s);
 }
 
+/* The random fills, every algorithm, distribution and dtype, on the GPU
+ * walks: 16-byte stores (contiguous; CUDA's are inline PTX) and per element
+ * (a strided view). main sets KILN_RNG_WIDE=0 so that PoCL generates the
+ * blocked walk a GPU gets instead of its own wide CPU one. */
+static void run_random(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    static const kiln_dtype real[] = {KILN_FLOAT32, KILN_FLOAT64},
+                            ints[] = {KILN_INT32, KILN_UINT32, KILN_INT64};
+    for (int alg = 0; alg < 3; alg++) {
+        kiln_rng *rng = NULL;
+        kiln_rng_desc d = KILN_RNG_DESC(.algorithm = (kiln_rng_algorithm)alg, .seed = 7);
+        if (!CHECK_OK(kiln_rng_create(&d, &rng)))
+            continue;
+        size_t n = 64;
+        kiln_slice every_other = KILN_SLICE(0, 64, 2);
+        for (int k = 0; k < 5; k++) {
+            kiln_dtype t = k < 2 ? real[k] : ints[k - 2];
+            kiln_array *a = NULL, *v = NULL;
+            if (!CHECK_OK(kiln_array_empty(c, t, 1, &n, &a)))
+                continue;
+            CHECK_OK(kiln_array_view(a, &every_other, &v));
+            kiln_array *both[2] = {a, v};
+            for (int w = 0; w < 2; w++) {
+                if (k < 2) {
+                    CHECK_OK(kiln_rng_uniform(q, rng, both[w], 0, NULL, NULL));
+                    CHECK_OK(kiln_rng_normal(q, rng, both[w], 0.0, 1.0, 0, NULL, NULL));
+                } else {
+                    CHECK_OK(kiln_rng_integers(q, rng, both[w], 0, 1000, 0, NULL, NULL));
+                }
+            }
+            CHECK_OK(kiln_queue_finish(q));
+            kiln_array_release(v);
+            kiln_array_release(a);
+        }
+        kiln_rng_release(rng);
+    }
+}
+
 int main(void) {
+    setenv("KILN_RNG_WIDE", "0", 1); /* before kiln reads its knobs */
     if (getenv("KILN_SCAN_VARIANT") == NULL) {
         kiln_queue *q0 = NULL;
         if (kiln_queue_create_default(NULL, 0, &q0) == KILN_OK)
@@ -545,6 +584,7 @@ int main(void) {
     kiln__gen_source_hook = hook;
     run_ops(q);
     run_toolkit(q);
+    run_random(q);
     kiln__gen_source_hook = NULL;
     CHECK_MSG(g_n > (g_all ? 300u : 60u), "only %zu sources recorded", g_n);
     for (size_t k = 0; k < g_n; k++) {
