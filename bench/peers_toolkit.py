@@ -38,15 +38,29 @@ def timeit(f):
     return statistics.median(ts)
 
 
+_host_data = {}
+
+
+def host_data(n):
+    """The inputs as NumPy arrays, made once per n (at 2^28 making them
+    takes tens of seconds: every peer shares one copy)."""
+    if n not in _host_data:
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(1)
+        _host_data[n] = (
+            (np.arange(n) % 1024).astype(np.float32) / 1024,
+            -(np.arange(n) % 7).astype(np.float32),
+            rng.integers(0, 2, n).astype(bool),
+            rng.integers(0, n, n),
+            rng.permutation(n),
+            rng.integers(0, max(n // 16, 1), n))
+        print(f"note: inputs made in {time.perf_counter() - t0:.1f} s",
+              file=sys.stderr)
+    return _host_data[n]
+
+
 def data(xp, n):
-    rng = np.random.default_rng(1)
-    x = xp.asarray((np.arange(n) % 1024).astype(np.float32) / 1024)
-    y = xp.asarray(-(np.arange(n) % 7).astype(np.float32))
-    c = xp.asarray(rng.integers(0, 2, n).astype(bool))
-    idx = xp.asarray(rng.integers(0, n, n))
-    perm = xp.asarray(rng.permutation(n))
-    add = xp.asarray(rng.integers(0, max(n // 16, 1), n))
-    return x, y, c, idx, perm, add
+    return tuple(xp.asarray(a) for a in host_data(n))
 
 
 def numpy_peer(n):
@@ -172,12 +186,18 @@ def main():
         print(__doc__)
         return 2
     n = int(args[1]) if len(args) > 1 else 1 << 24
+    t0 = time.perf_counter()
     kilns = [(d or "default", run_kiln(args[0], n, d)) for d in devices]
+    print(f"note: kiln runs took {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)
     makers = {"numpy": numpy_peer, "torch": torch_peer, "cupy": cupy_peer}
     peers = []
     for name in wanted:
         try:
+            t0 = time.perf_counter()
             peers.append((name, makers[name](n)))
+            print(f"note: peer {name} took {time.perf_counter() - t0:.1f} s",
+                  file=sys.stderr)
         except Exception as e:  # not importable here, or no GPU
             print(f"note: peer {name} skipped: {e}", file=sys.stderr)
     head = ["op"] + [f"kiln {d} ms" for d, _ in kilns]
