@@ -278,11 +278,11 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
     for (int s = 0; s < ns; s++) {
         printf("%-10zu", sizes[s]);
         for (int k = 0; k < SWEEP_OPS; k++) {
-            if (res[s][k][0] < 0)
-                printf(" %21s", "-");
-            else
-                printf(" %10.1f/%-10.1f", res[s][k][0] * 1e6,
-                       res[s][k][1] * 1e6);
+            char cell[64] = "-";
+            if (res[s][k][0] >= 0)
+                snprintf(cell, sizeof cell, "%.1f / %.1f",
+                         res[s][k][0] * 1e6, res[s][k][1] * 1e6);
+            printf(" %21s", cell);
         }
         printf("\n");
     }
