@@ -14,7 +14,20 @@
  *
  * KILN_BENCH_OPS: comma-separated subset of axpy,sum,dot,scan_int32 to run
  * (the copy always runs: it is the reference); KILN_BENCH_QUICK=1 checks
- * only the warm-up runs (for tuning sweeps, never for reported figures). */
+ * only the warm-up runs (for tuning sweeps, never for reported figures).
+ *
+ *   bench_algo --sweep [max_n]
+ * Size sweep (issue 16): the same five operations, timed and verified the
+ * same way, for n = 2^10, 2^12, 2^14, ... up to max_n (and max_n itself
+ * when it is not on that grid). Default max_n: 2^28 when kiln reports a GPU
+ * device, else 2^24; lowered (with a note on stderr) until the seven
+ * arrays/buffers fit in the device memory and max allocation. The arrays
+ * are allocated once at max_n; each size works on views of their first n
+ * elements (offset 0, dense: the same contiguous kernels as a fresh
+ * array). Median of 11 runs after 2 warm-ups for n <= 2^24, of 5 runs
+ * (after the same 2 warm-ups) above, to keep the sweep short. Prints one
+ * `SWEEP op n device_seconds wall_seconds` line per op and size (as they
+ * are measured), then a table in microseconds. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +52,8 @@ static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e)
 typedef int (*check_fn)(void);
 static kiln_queue *q;
 static kiln_array *X, *Y, *Z, *I, *O, *R;
+/* --sweep: the arrays at max_n; X, Y, Z, I, O are views of their first n. */
+static kiln_array *Xf, *Yf, *Zf, *If, *Of;
 static kiln_buffer *cb_src, *cb_dst;
 static size_t n;
 static float *hx, *hy, *hz;
@@ -124,21 +139,181 @@ static double run_once(const char *name, op_fn f, check_fn check,
     return dev;
 }
 
-static double timeit(const char *name, op_fn f, check_fn check,
-                     double *wall_median) {
+/* Median of runs (<= RUNS) timed runs after 2 verified warm-ups. */
+static double timeit_runs(const char *name, op_fn f, check_fn check,
+                          double *wall_median, int runs) {
     double t[RUNS], w[RUNS], wall;
     for (int k = 0; k < 2; k++)
         run_once(name, f, check, &wall, 1);
-    for (int k = 0; k < RUNS; k++)
+    for (int k = 0; k < runs; k++)
         t[k] = run_once(name, f, check, &w[k], !quick);
-    qsort(t, RUNS, sizeof t[0], bench_cmp_double);
-    qsort(w, RUNS, sizeof w[0], bench_cmp_double);
-    *wall_median = w[RUNS / 2];
-    return t[RUNS / 2];
+    qsort(t, (size_t)runs, sizeof t[0], bench_cmp_double);
+    qsort(w, (size_t)runs, sizeof w[0], bench_cmp_double);
+    *wall_median = w[runs / 2];
+    return t[runs / 2];
+}
+
+static double timeit(const char *name, op_fn f, check_fn check,
+                     double *wall_median) {
+    return timeit_runs(name, f, check, wall_median, RUNS);
+}
+
+/* Host data for indices [0, count) and the references for its first n
+ * elements (the data at index i depends on i only, so the first n elements
+ * of a larger fill are the data of size n). */
+static void fill_host(size_t count) {
+    unsigned acc = 0;
+    for (size_t i = 0; i < count; i++) {
+        hx[i] = (float)(i % 1000) * 0.001f;
+        hy[i] = 1.0f + (float)(i % 3) * 0.5f;
+        hi[i] = (int)(i % 7);
+        acc += (unsigned)hi[i];
+        href[i] = (int)acc;
+    }
+}
+static void set_refs(void) {
+    ref_sum = ref_dot = 0;
+    for (size_t i = 0; i < n; i++) {
+        ref_sum += hx[i];
+        ref_dot += (double)hx[i] * hy[i];
+    }
+}
+
+#define SWEEP_OPS 5
+#define SWEEP_MAX_SIZES 40
+
+static int sweep(kiln_context *c, const kiln_device_info *info,
+                 const char *arg) {
+    size_t max_n = info->type & KILN_DEVICE_GPU ? (size_t)1 << 28
+                                                : (size_t)1 << 24;
+    if (arg)
+        max_n = (size_t)strtoull(arg, NULL, 0);
+    if (max_n < 1)
+        max_n = 1;
+    /* X, Y, Z, I, O, the copy source and destination: 7 x 4 bytes each */
+    while (max_n > 1024 &&
+           ((info->global_mem_bytes &&
+             28.0 * (double)max_n > 0.8 * (double)info->global_mem_bytes) ||
+            (info->max_alloc_bytes &&
+             4.0 * (double)max_n > (double)info->max_alloc_bytes))) {
+        max_n /= 4;
+        fprintf(stderr, "bench_algo: max_n lowered to %zu to fit the device "
+                        "memory\n", max_n);
+    }
+    size_t sizes[SWEEP_MAX_SIZES];
+    int ns = 0;
+    for (size_t m = 1024; m <= max_n && ns < SWEEP_MAX_SIZES - 1; m *= 4)
+        sizes[ns++] = m;
+    if (ns == 0 || sizes[ns - 1] != max_n)
+        sizes[ns++] = max_n;
+    hx = malloc(max_n * 4);
+    hy = malloc(max_n * 4);
+    hz = malloc(max_n * 4);
+    hi = malloc(max_n * 4);
+    ho = malloc(max_n * 4);
+    href = malloc(max_n * 4);
+    if (!hx || !hy || !hz || !hi || !ho || !href) {
+        fprintf(stderr, "bench_algo: out of host memory\n");
+        return 1;
+    }
+    fill_host(max_n);
+    size_t one = 1;
+    kiln_status st;
+    if ((st = kiln_array_from_host(c, KILN_FLOAT32, 1, &max_n, hx, &Xf)) ||
+        (st = kiln_array_from_host(c, KILN_FLOAT32, 1, &max_n, hy, &Yf)) ||
+        (st = kiln_array_empty(c, KILN_FLOAT32, 1, &max_n, &Zf)) ||
+        (st = kiln_array_from_host(c, KILN_INT32, 1, &max_n, hi, &If)) ||
+        (st = kiln_array_empty(c, KILN_INT32, 1, &max_n, &Of)) ||
+        (st = kiln_array_empty(c, KILN_FLOAT32, 1, &one, &R)) ||
+        (st = kiln_buffer_create(c, max_n * 4, 0, hx, &cb_src)) ||
+        (st = kiln_buffer_create(c, max_n * 4, 0, NULL, &cb_dst)))
+        DIE(st);
+    static const char *names[SWEEP_OPS] = {"copy", "axpy", "sum", "dot",
+                                           "scan_int32"};
+    static const op_fn fns[SWEEP_OPS] = {op_copy, op_axpy, op_sum, op_dot,
+                                         op_scan};
+    static const check_fn checks[SWEEP_OPS] = {check_copy, check_axpy,
+                                               check_sum, check_dot,
+                                               check_scan};
+    static double res[SWEEP_MAX_SIZES][SWEEP_OPS][2];
+    const char *only = getenv("KILN_BENCH_OPS");
+    printf("device: %s (%s), sweep n = %zu .. %zu\n", info->name, info->id,
+           sizes[0], sizes[ns - 1]);
+    fflush(stdout);
+    for (int s = 0; s < ns; s++) {
+        n = sizes[s];
+        kiln_slice sl = KILN_SLICE(0, (ptrdiff_t)n, 1);
+        if ((st = kiln_array_view(Xf, &sl, &X)) ||
+            (st = kiln_array_view(Yf, &sl, &Y)) ||
+            (st = kiln_array_view(Zf, &sl, &Z)) ||
+            (st = kiln_array_view(If, &sl, &I)) ||
+            (st = kiln_array_view(Of, &sl, &O)))
+            DIE(st);
+        set_refs();
+        int runs = n <= (size_t)1 << 24 ? RUNS : 5;
+        for (int k = 0; k < SWEEP_OPS; k++) {
+            res[s][k][0] = res[s][k][1] = -1;
+            if (k && only && !strstr(only, names[k]))
+                continue;
+            double w;
+            double t = timeit_runs(names[k], fns[k], checks[k], &w, runs);
+            res[s][k][0] = t;
+            res[s][k][1] = w;
+            printf("SWEEP %s %zu %.9f %.9f\n", names[k], n, t, w);
+            fflush(stdout);
+        }
+        kiln_array_release(X);
+        kiln_array_release(Y);
+        kiln_array_release(Z);
+        kiln_array_release(I);
+        kiln_array_release(O);
+        X = Y = Z = I = O = NULL;
+    }
+    printf("\ntime per op in us, device (marker to end) / host wall "
+           "(enqueue to completion)\n");
+    printf("%-10s", "n");
+    for (int k = 0; k < SWEEP_OPS; k++)
+        printf(" %21s", names[k]);
+    printf("\n");
+    for (int s = 0; s < ns; s++) {
+        printf("%-10zu", sizes[s]);
+        for (int k = 0; k < SWEEP_OPS; k++) {
+            char cell[64] = "-";
+            if (res[s][k][0] >= 0)
+                snprintf(cell, sizeof cell, "%.1f / %.1f",
+                         res[s][k][0] * 1e6, res[s][k][1] * 1e6);
+            printf(" %21s", cell);
+        }
+        printf("\n");
+    }
+    printf(quick ? "timing: %s; warm-up runs verified (KILN_BENCH_QUICK)\n"
+                 : "timing: %s; every run verified\n",
+           events_ok ? "device events (marker to end), median of 11 "
+                       "(of 5 above n = 2^24)"
+                     : "host wall time (profiling events unavailable), "
+                       "median of 11 (of 5 above n = 2^24)");
+    kiln_array_release(Xf);
+    kiln_array_release(Yf);
+    kiln_array_release(Zf);
+    kiln_array_release(If);
+    kiln_array_release(Of);
+    kiln_array_release(R);
+    kiln_buffer_release(cb_src);
+    kiln_buffer_release(cb_dst);
+    kiln_queue_release(q);
+    free(hx);
+    free(hy);
+    free(hz);
+    free(hi);
+    free(ho);
+    free(href);
+    return 0;
 }
 
 int main(int argc, char **argv) {
-    n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 0) : (size_t)1 << 24;
+    int sweep_mode = argc > 1 && strcmp(argv[1], "--sweep") == 0;
+    n = argc > 1 && !sweep_mode ? (size_t)strtoull(argv[1], NULL, 0)
+                                : (size_t)1 << 24;
     if (!n)
         n = 1;
     quick = getenv("KILN_BENCH_QUICK") && atoi(getenv("KILN_BENCH_QUICK"));
@@ -148,6 +323,8 @@ int main(int argc, char **argv) {
     kiln_context *c = kiln_queue_context(q);
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
+    if (sweep_mode)
+        return sweep(c, &info, argc > 2 ? argv[2] : NULL);
     hx = malloc(n * 4);
     hy = malloc(n * 4);
     hz = malloc(n * 4);
@@ -158,17 +335,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_algo: out of host memory\n");
         return 1;
     }
-    ref_sum = ref_dot = 0;
-    unsigned acc = 0;
-    for (size_t i = 0; i < n; i++) {
-        hx[i] = (float)(i % 1000) * 0.001f;
-        hy[i] = 1.0f + (float)(i % 3) * 0.5f;
-        hi[i] = (int)(i % 7);
-        acc += (unsigned)hi[i];
-        href[i] = (int)acc;
-        ref_sum += hx[i];
-        ref_dot += (double)hx[i] * hy[i];
-    }
+    fill_host(n);
+    set_refs();
     size_t one = 1;
     if ((st = kiln_array_from_host(c, KILN_FLOAT32, 1, &n, hx, &X)) ||
         (st = kiln_array_from_host(c, KILN_FLOAT32, 1, &n, hy, &Y)) ||
