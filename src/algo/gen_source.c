@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "algo/generator.h"
-#include "algo/knobs.h"
 #include "base/embedded.h"
 #include "base/error.h"
 
@@ -14,10 +13,10 @@ void kiln__gen_device_defines(kiln__sb *sb, const kiln__plan *plan) {
     kiln__sb_addf(sb,
                   "#define KILN_CPU %d\n#define KILN_CUDA_C %d\n"
                   "#define KILN_HAS_WARP_SHUFFLE %d\n"
-                  "#define KILN_HAS_SLEEP %d\n#define KILN_RNG_TRIGPI %d\n",
+                  "#define KILN_HAS_SLEEP %d\n",
                   plan->cpu, plan->cuda_c,
                   plan->warp_shuffle && plan->subgroup_size == 32,
-                  plan->device_sleep, kiln__knobs_get()->rng_trigpi);
+                  plan->device_sleep);
 }
 
 static int arg_shaped(const kiln__gargs *args, size_t k, int any_shape) {

@@ -29,7 +29,6 @@ static const struct knob {
     {"KILN_SCAN_GBAR", offsetof(kiln__knobs, scan_gbar), 0, 1, 0, 0},
     {"KILN_RNG_VEC", offsetof(kiln__knobs, rng_vec), 0, 1, 1, 0},
     {"KILN_RNG_WIDE", offsetof(kiln__knobs, rng_wide), 0, 1, 1, 0},
-    {"KILN_RNG_TRIGPI", offsetof(kiln__knobs, rng_trigpi), 0, 1, 1, 0},
 };
 
 static kiln__knobs g_knobs;

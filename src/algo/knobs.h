@@ -40,9 +40,6 @@ typedef struct kiln__knobs {
                               OpenCL CPU devices compute sixteen generator
                               blocks per item in vector lanes, 0 = one
                               block per item (0..1; 1) */
-    int rng_trigpi;        /* KILN_RNG_TRIGPI: 1 = CUDA normals take
-                              cospif/sincospif of 2u, 0 = cosf/sincosf of
-                              2 pi u (0..1; 1) */
 } kiln__knobs;
 
 /* The knobs, read from the environment on the first call (thread-safe). */

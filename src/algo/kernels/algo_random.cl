@@ -223,21 +223,6 @@ KILN_FUNC kiln_uint64 kiln_rng_bounded_u64(int alg, kiln_uint64 seed,
 #define kiln__sincosf(t, s, c) sincosf((t), (s), (c))
 #define kiln__sincos(t, s, c) sincos((t), (s), (c))
 #endif
-/* cos and sin of 2 pi u (u in [0, 1)). CUDA: cospif/sincospif of 2u (2u is
- * exact), whose argument reduction is exact and short, where sincosf of
- * 2 pi u carries the general reduction (the float32 normal fill spent its
- * time there). Generated kernels can turn it off (KILN_RNG_TRIGPI=0, a
- * knob for comparisons); it is on wherever it is not defined. */
-#ifndef KILN_RNG_TRIGPI
-#define KILN_RNG_TRIGPI 1
-#endif
-#if defined(__CUDACC__) && KILN_RNG_TRIGPI
-#define kiln__cos2pif(u) cospif(2.0f * (u))
-#define kiln__sincos2pif(u, s, c) sincospif(2.0f * (u), (s), (c))
-#else
-#define kiln__cos2pif(u) kiln__cosf(6.28318530717958647692f * (u))
-#define kiln__sincos2pif(u, s, c) kiln__sincosf(6.28318530717958647692f * (u), (s), (c))
-#endif
 /* 16-byte stores of four 32-bit or two 64-bit values (the fills' aligned
  * path; p must be 16-byte aligned). */
 #ifdef __OPENCL_VERSION__
@@ -467,7 +452,7 @@ KILN_FUNC float kiln_rng_u01f_open0(uint x)
 KILN_FUNC float kiln_rng_normalf(uint a, uint b)
 {
     float r = kiln__sqrtf(-2.0f * kiln__logf(kiln_rng_u01f_open0(a)));
-    return r * kiln__cos2pif(kiln_rng_u01f(b));
+    return r * kiln__cosf(6.28318530717958647692f * kiln_rng_u01f(b));
 }
 
 /* Box-Muller with both branches: the pair of words (a, b) at stream
@@ -485,7 +470,7 @@ KILN_FUNC void kiln_rng_normal2f(uint a, uint b, float *c, float *s)
 #else
     float r = kiln__sqrtf(-2.0f * kiln__logf(kiln_rng_u01f_open0(a)));
     float cs, sn;
-    kiln__sincos2pif(kiln_rng_u01f(b), &sn, &cs);
+    kiln__sincosf(6.28318530717958647692f * kiln_rng_u01f(b), &sn, &cs);
     *c = r * cs;
     *s = r * sn;
 #endif
