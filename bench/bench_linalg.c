@@ -73,12 +73,6 @@ static double median_time2(kiln_queue *q,
     return m;
 }
 
-static double median_time(kiln_queue *q, kiln_status (*f)(void *, kiln_event **),
-                          job *j) {
-    double wall;
-    return median_time2(q, f, j, &wall);
-}
-
 static void bench_matmul(kiln_queue *q, kiln_dtype d, size_t n) {
     kiln_context *c = kiln_queue_context(q);
     size_t sh[2] = {n, n}, es = kiln_dtype_size(d);
@@ -98,7 +92,8 @@ static void bench_matmul(kiln_queue *q, kiln_dtype d, size_t n) {
     TRY(kiln_array_from_host(c, d, 2, sh, ha, &j.a));
     TRY(kiln_array_from_host(c, d, 2, sh, hb, &j.b));
     TRY(kiln_array_empty(c, d, 2, sh, &j.c));
-    double t = median_time(q, do_matmul, &j);
+    double wall;
+    double t = median_time2(q, do_matmul, &j, &wall);
     char *hc = malloc(n * n * es);
     TRY(kiln_array_read(q, j.c, hc));
     size_t bad = 0;
@@ -121,9 +116,9 @@ static void bench_matmul(kiln_queue *q, kiln_dtype d, size_t n) {
         fprintf(stderr, "bench_linalg: matmul gave %zu WRONG spot checks\n",
                 bad);
     double gflops = 2.0 * n * n * n / t * 1e-9;
-    printf("%-26s %12.3f %12.1f GFLOP/s  %s\n",
+    printf("%-26s %12.3f %12.1f GFLOP/s  %s (wall %.3f ms)\n",
            d == KILN_FLOAT32 ? "matmul float32" : "matmul float64", t * 1e3,
-           gflops, kiln_blas_library(q));
+           gflops, kiln_blas_library(q), wall * 1e3);
     printf("RESULT matmul_%s_%zu %.6e\n", d == KILN_FLOAT32 ? "f32" : "f64",
            n, t);
     free(ha);
