@@ -6,7 +6,8 @@
 
 typedef struct kiln__knobs {
     int ew_blocks_per_cu;  /* KILN_EW_BLOCKS_PER_CU: elementwise work-groups
-                              per compute unit on GPUs (1..4096; 32) */
+                              per compute unit on GPUs (0..4096; 0 =
+                              1024 contiguous, 32 otherwise) */
     int red_blocks_per_cu; /* KILN_RED_BLOCKS_PER_CU: reduction stage-1
                               work-groups per compute unit (1..64; 64) */
     int scan_variant;      /* KILN_SCAN_VARIANT: 0 by device, 1 "onepass"
