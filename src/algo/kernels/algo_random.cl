@@ -237,6 +237,17 @@ KILN_FUNC kiln_uint64 kiln_rng_bounded_u64(int alg, kiln_uint64 seed,
         *(c) = -*(c);                                                          \
     } while (0)
 #define kiln__cos2pif(u) (-__cosf(6.28318530717958647692f * ((u) - 0.5f)))
+#elif defined(__OPENCL_VERSION__) && defined(KILN_CPU) && !KILN_CPU
+/* OpenCL GPUs in generated kernels: the same with native_sin/native_cos
+ * (the hardware's; on NVIDIA the instruction __sincosf uses). With the
+ * full sincos NVIDIA's OpenCL normal fill took 1.29x cuda:0's time. */
+#define kiln__sincos2pif(u, s, c)                                              \
+    do {                                                                       \
+        float kiln_t_ = 6.28318530717958647692f * ((u) - 0.5f);                \
+        *(s) = -native_sin(kiln_t_);                                           \
+        *(c) = -native_cos(kiln_t_);                                           \
+    } while (0)
+#define kiln__cos2pif(u) (-native_cos(6.28318530717958647692f * ((u) - 0.5f)))
 #else
 #define kiln__cos2pif(u) kiln__cosf(6.28318530717958647692f * (u))
 #define kiln__sincos2pif(u, s, c) kiln__sincosf(6.28318530717958647692f * (u), (s), (c))
