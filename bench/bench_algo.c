@@ -182,6 +182,23 @@ static void set_refs(void) {
 #define SWEEP_OPS 5
 #define SWEEP_MAX_SIZES 40
 
+/* The host inputs, outputs and references for m items, filled; 0 (with a
+ * message) when out of memory. */
+static int host_arrays(size_t m) {
+    hx = malloc(m * 4);
+    hy = malloc(m * 4);
+    hz = malloc(m * 4);
+    hi = malloc(m * 4);
+    ho = malloc(m * 4);
+    href = malloc(m * 4);
+    if (!hx || !hy || !hz || !hi || !ho || !href) {
+        fprintf(stderr, "bench_algo: out of host memory\n");
+        return 0;
+    }
+    fill_host(m);
+    return 1;
+}
+
 static int sweep(kiln_context *c, const kiln_device_info *info,
                  const char *arg) {
     size_t max_n = info->type & KILN_DEVICE_GPU ? (size_t)1 << 28
@@ -206,17 +223,8 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
         sizes[ns++] = m;
     if (ns == 0 || sizes[ns - 1] != max_n)
         sizes[ns++] = max_n;
-    hx = malloc(max_n * 4);
-    hy = malloc(max_n * 4);
-    hz = malloc(max_n * 4);
-    hi = malloc(max_n * 4);
-    ho = malloc(max_n * 4);
-    href = malloc(max_n * 4);
-    if (!hx || !hy || !hz || !hi || !ho || !href) {
-        fprintf(stderr, "bench_algo: out of host memory\n");
+    if (!host_arrays(max_n))
         return 1;
-    }
-    fill_host(max_n);
     size_t one = 1;
     kiln_status st;
     if ((st = kiln_array_from_host(c, KILN_FLOAT32, 1, &max_n, hx, &Xf)) ||
@@ -325,17 +333,8 @@ int main(int argc, char **argv) {
     kiln_device_get_info(kiln_queue_device(q), &info);
     if (sweep_mode)
         return sweep(c, &info, argc > 2 ? argv[2] : NULL);
-    hx = malloc(n * 4);
-    hy = malloc(n * 4);
-    hz = malloc(n * 4);
-    hi = malloc(n * 4);
-    ho = malloc(n * 4);
-    href = malloc(n * 4);
-    if (!hx || !hy || !hz || !hi || !ho || !href) {
-        fprintf(stderr, "bench_algo: out of host memory\n");
+    if (!host_arrays(n))
         return 1;
-    }
-    fill_host(n);
     set_refs();
     size_t one = 1;
     if ((st = kiln_array_from_host(c, KILN_FLOAT32, 1, &n, hx, &X)) ||
