@@ -1,11 +1,14 @@
 /* Reductions: built-ins (sum, prod, min, max, norms, argmin/argmax, dot)
  * for every dtype at awkward sizes against serial references, a custom
  * reduction with a preamble, strided views, device and host results, build
- * errors and mismatches. */
+ * errors and mismatches; the single-launch path of a one-group stage 1
+ * against the two-launch path and serial references. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/builtin.h"
+#include "algo/generator.h"
 #include "harness.h"
 
 static int is_signed(kiln_dtype d) {
@@ -344,11 +347,207 @@ static void t_custom_and_strided(kiln_queue *q) {
     kiln_array_release(y);
 }
 
+
+/* The largest n whose stage 1 has one work-group on q's device. */
+static size_t single_max(kiln_queue *q) {
+    kiln__plan plan;
+    if (!CHECK_OK(kiln__plan_for(q, &plan)))
+        return 1;
+    int64_t chunk;
+    size_t lo = 1, hi = (size_t)1 << 26; /* groups(lo) == 1 < groups(hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (kiln__reduction_groups(&plan, plan.local, mid, &chunk) == 1)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One reduction r over args at n, four ways: single launch (the default)
+ * and two launches, each read to the host and written into element 1 of a
+ * three-element result array. All four must be the same bytes; the value
+ * goes to *out (final_size bytes). */
+static void four_ways(kiln_queue *q, kiln_reduction *r, kiln_dtype fd,
+                      size_t n, size_t na, const kiln_arg *args, void *out,
+                      const char *what) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t es = kiln_dtype_size(fd), three = 3;
+    unsigned char got[4][16], arr[3 * 16], fill[3 * 16];
+    memset(got, 0xA5, sizeof got);
+    memset(fill, 0x5A, sizeof fill);
+    kiln_array *R3 = NULL, *R = NULL;
+    CHECK_OK(kiln_array_from_host(c, fd, 1, &three, fill, &R3));
+    kiln_slice one = KILN_SLICE(1, 2, 1);
+    CHECK_OK(kiln_array_view(R3, &one, &R));
+    for (int two = 0; two < 2; two++) {
+        kiln_event *e = NULL;
+        if (CHECK_OK(kiln__reduction_launch_ex(q, r, n, na, args, NULL,
+                                               got[2 * two], two, 0, NULL,
+                                               &e)))
+            CHECK_OK(kiln_event_wait(e));
+        kiln_event_release(e);
+        e = NULL;
+        if (CHECK_OK(kiln__reduction_launch_ex(q, r, n, na, args, R, NULL,
+                                               two, 0, NULL, &e)))
+            CHECK_OK(kiln_event_wait(e));
+        kiln_event_release(e);
+        CHECK_OK(kiln_array_read(q, R3, arr));
+        memcpy(got[2 * two + 1], arr + es, es);
+        CHECK_MSG(memcmp(arr, fill, es) == 0 &&
+                      memcmp(arr + 2 * es, fill + 2 * es, es) == 0,
+                  "%s n=%zu two=%d: wrote outside its element", what, n, two);
+    }
+    for (int k = 1; k < 4; k++)
+        CHECK_MSG(memcmp(got[0], got[k], es) == 0,
+                  "%s n=%zu: single/host differs from way %d", what, n, k);
+    memcpy(out, got[0], es);
+    kiln_array_release(R);
+    kiln_array_release(R3);
+}
+
+static void t_single_group(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t m = single_max(q);
+    size_t sizes[5] = {1, 2, 7, m, m + 1};
+    for (size_t si = 0; si < 5; si++) {
+        size_t n = sizes[si];
+        float *xf = malloc(n * sizeof *xf);
+        int32_t *xi = malloc(n * sizeof *xi);
+        for (size_t i = 0; i < n; i++) {
+            xi[i] = (int32_t)(kt_rand_u64() % 2001) - 1000;
+            xf[i] = (float)(kt_rand_unit() * 2 - 1); /* not integers */
+        }
+        if (n > 3) /* ties: the first index wins */
+            xi[n - 1] = xi[n / 2] = xi[1];
+        kiln_array *XF = NULL, *XI = NULL;
+        CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &n, xf, &XF));
+        CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, xi, &XI));
+        /* serial references */
+        int64_t isum = 0, iarg = 0;
+        int32_t imin = xi[0], imax = xi[0];
+        double fsq = 0;
+        float fmn = xf[0], fmx = xf[0];
+        for (size_t i = 0; i < n; i++) {
+            isum += xi[i];
+            if (xi[i] < imin) {
+                imin = xi[i];
+                iarg = (int64_t)i;
+            }
+            imax = xi[i] > imax ? xi[i] : imax;
+            fmn = xf[i] < fmn ? xf[i] : fmn;
+            fmx = xf[i] > fmx ? xf[i] : fmx;
+            fsq += (double)xf[i] * xf[i];
+        }
+        /* built-ins, to the host and to a result array */
+        struct {
+            kiln_reduce_op op;
+            kiln_array *a;
+            double want;
+        } bi[6] = {{KILN_REDUCE_SUM, XI, (double)(int32_t)isum},
+                   {KILN_REDUCE_MIN, XI, imin},
+                   {KILN_REDUCE_MAX, XI, imax},
+                   {KILN_REDUCE_ARGMIN, XI, (double)iarg},
+                   {KILN_REDUCE_MIN, XF, fmn},
+                   {KILN_REDUCE_MAX, XF, fmx}};
+        for (int k = 0; k < 6; k++) {
+            kiln_dtype rd = kiln_reduce_result_dtype(bi[k].op,
+                                                     kiln_array_dtype(bi[k].a));
+            unsigned char h[16] = {0}, d[16] = {0};
+            size_t one = 1;
+            kiln_array *R = NULL;
+            kiln_event *e = NULL;
+            CHECK_OK(kiln_array_empty(c, rd, 1, &one, &R));
+            if (CHECK_OK(kiln_array_reduce_async(q, bi[k].op, bi[k].a, NULL,
+                                                 h, 0, NULL, &e)))
+                CHECK_OK(kiln_event_wait(e));
+            kiln_event_release(e);
+            CHECK_OK(kiln_array_reduce_async(q, bi[k].op, bi[k].a, R, NULL, 0,
+                                             NULL, NULL));
+            CHECK_OK(kiln_array_read(q, R, d));
+            CHECK_MSG(kt_get(rd, h, 0) == bi[k].want &&
+                          kt_get(rd, d, 0) == bi[k].want,
+                      "built-in op %d #%d n=%zu: host %.9g array %.9g want "
+                      "%.9g",
+                      (int)bi[k].op, k, n, kt_get(rd, h, 0), kt_get(rd, d, 0),
+                      bi[k].want);
+            kiln_array_release(R);
+        }
+        /* float sum as a built-in, near the reference */
+        {
+            double fs = 0, fa = 0;
+            for (size_t i = 0; i < n; i++) {
+                fs += xf[i];
+                fa += fabs(xf[i]);
+            }
+            float h = 0;
+            CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, XF, &h));
+            CHECK_MSG(fabs(h - fs) <= (double)n * 1.2e-7 * fa,
+                      "sum float n=%zu: %.9g vs %.9g", n, h, fs);
+        }
+        kiln_arg vf = KILN_ARG_ARRAY(XF), vi = KILN_ARG_ARRAY(XI);
+        /* user reductions with a final step, four ways each */
+        kiln_reduction_desc dn = KILN_REDUCTION_DESC(
+            .arguments = "const float *x", .out_type = "float",
+            .neutral = "0", .reduce = "a + b", .map = "x[i] * x[i]",
+            .name = "t_norm2");
+        kiln_reduction *rn = NULL;
+        if (CHECK_OK(kiln__reduction_create_ex(c, &dn, "sqrt(a)", NULL, 0, 1,
+                                               &rn))) {
+            float f = 0;
+            four_ways(q, rn, KILN_FLOAT32, n, 1, &vf, &f, "norm2 float");
+            double w = sqrt(fsq);
+            CHECK_MSG(fabs(f - w) <= 1e-5 * w + 1e-30,
+                      "norm2 float n=%zu: %.9g vs %.9g", n, f, w);
+            kiln_reduction_release(rn);
+        }
+        kiln_reduction_desc ds = KILN_REDUCTION_DESC(
+            .arguments = "const int *x", .out_type = "long", .neutral = "0",
+            .reduce = "a + b", .map = "(long)x[i] * 3",
+            .name = "t_sum3");
+        kiln_reduction *rs = NULL;
+        if (CHECK_OK(kiln__reduction_create_ex(c, &ds, "(int)(a - 1)", "int",
+                                               4, 1, &rs))) {
+            int32_t v = 0;
+            four_ways(q, rs, KILN_INT32, n, 1, &vi, &v, "sum3-1 int");
+            CHECK_MSG(v == (int32_t)(isum * 3 - 1),
+                      "sum3-1 int n=%zu: %d vs %lld", n, (int)v,
+                      (long long)(isum * 3 - 1));
+            kiln_reduction_release(rs);
+        }
+        /* argmin of floats: a struct partial, a long final value */
+        kiln_reduction_desc da = KILN_REDUCTION_DESC(.arguments =
+                                                         "const float *x");
+        kiln__arg_text tx;
+        kiln__arg_desc(0, KILN_FLOAT32, "x[i]", &tx, &da);
+        da.name = "t_argmin";
+        kiln_reduction *ra = NULL;
+        if (CHECK_OK(kiln__reduction_create_ex(
+                c, &da, "a.i == 9223372036854775807L ? -1L : a.i", "long", 8,
+                1, &ra))) {
+            int64_t v = -2, w = 0;
+            for (size_t i = 0; i < n; i++)
+                if (xf[i] < xf[w])
+                    w = (int64_t)i;
+            four_ways(q, ra, KILN_INT64, n, 1, &vf, &v, "argmin float");
+            CHECK_MSG(v == w, "argmin float n=%zu: %lld vs %lld", n,
+                      (long long)v, (long long)w);
+            kiln_reduction_release(ra);
+        }
+        kiln_array_release(XF);
+        kiln_array_release(XI);
+        free(xf);
+        free(xi);
+    }
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     t_builtins(q);
     t_float_sum_tolerance(q);
     t_custom_and_strided(q);
+    t_single_group(q);
 }
 
 int main(void) {

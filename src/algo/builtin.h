@@ -42,6 +42,20 @@ kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
                                      const kiln__plan *plan, kiln__sb *sb);
 kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
                                    const kiln__plan *plan, kiln__sb *sb);
+/* Stage 1's work-groups for n items with work-groups of local items (and,
+ * on CPUs, the items per work-group in *chunk). */
+size_t kiln__reduction_groups(const kiln__plan *plan, size_t local, size_t n,
+                              int64_t *chunk);
+/* kiln_reduction_launch; two_stage: launch stage 2 even when stage 1 has
+ * one work-group (which then writes its partial), for tests comparing the
+ * single-launch path with the two-launch one. */
+kiln_status kiln__reduction_launch_ex(kiln_queue *queue, kiln_reduction *r,
+                                      size_t n, size_t num_args,
+                                      const kiln_arg *args,
+                                      kiln_array *result, void *host_result,
+                                      int two_stage, size_t num_wait,
+                                      kiln_event *const *wait,
+                                      kiln_event **event);
 kiln_status kiln__scan_source(kiln_scan *s, int strided,
                               const kiln__plan *plan, kiln__sb *sb);
 

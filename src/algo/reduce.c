@@ -2,7 +2,8 @@
  * ReductionKernel. Two launches: stage 1 reduces each work-group's part
  * into a partial, stage 2 (one work-group) reduces the partials and writes
  * the result on the device; a host result is then read back
- * asynchronously. The built-in reductions are in reduce_builtin.c. */
+ * asynchronously. When stage 1 has one work-group (small n), it writes the
+ * result itself and there is no stage 2 (red_enqueue). The built-in reductions are in reduce_builtin.c. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,7 +262,7 @@ static kiln_status check_result(const kiln_reduction *r,
 }
 
 /* Stage 1's work-groups (and, on CPUs, the items per group) for n items. */
-static size_t red_groups(const kiln__plan *plan, size_t local, size_t n,
+size_t kiln__reduction_groups(const kiln__plan *plan, size_t local, size_t n,
                          int64_t *chunk) {
     size_t groups;
     *chunk = 0;
@@ -282,56 +283,75 @@ static size_t red_groups(const kiln__plan *plan, size_t local, size_t n,
     return groups ? groups : 1;
 }
 
-/* The two stages and the host read. The partials, then (without a result
- * array) the final value, live in the context's scratch buffer. */
+/* Stage 1, stage 2 and the host read. The partials, then (without a
+ * result array) the final value, live in the context's scratch buffer.
+ * With one work-group, stage 1 writes the final value itself (the
+ * template applies stage 2's folds to its one partial: the same value,
+ * bit for bit) and no stage 2 is launched; two_stage (for tests) keeps
+ * the two launches then too. */
 static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
                                const kiln__variant *v, const kiln__plan *plan,
                                const kiln__bound *b, kiln_array *result,
-                               void *host_result, size_t num_wait,
-                               kiln_event *const *wait, kiln_event **event) {
+                               void *host_result, int two_stage,
+                               size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event) {
     size_t local = v->local;
     int64_t chunk;
-    size_t groups = red_groups(plan, local, b->n, &chunk);
-    kiln__scratch scr;
-    kiln_status st = kiln__scratch_get(
-        queue, KILN__SCRATCH_PARTIALS,
-        (groups + 1) * r->out_size + 2 * r->final_size, &scr);
+    size_t groups = kiln__reduction_groups(plan, local, b->n, &chunk);
+    int single = groups == 1 && !two_stage;
+    kiln__scratch scr = {0};
+    kiln_status st = KILN_OK;
+    /* a single launch into a result array needs no scratch */
+    if (!single || !result)
+        st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
+                               (groups + 1) * r->out_size +
+                                   2 * r->final_size,
+                               &scr);
     kiln_buffer *tmp = scr.buf;
-    kiln_event *e1 = NULL, *e2 = NULL;
-    kiln_event *const *wl = wait;
-    size_t nwl = num_wait;
-    if (st == KILN_OK)
-        st = kiln__wait_plus(num_wait, wait, scr.dep, NULL, &wl, &nwl);
-    if (st == KILN_OK) {
-        kiln_arg pre[2] = {KILN_ARG_BUF(tmp), KILN_ARG_I64(chunk)};
-        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 2, b,
-                          nwl, wl, &e1);
-    }
-    if (wl != wait)
-        free((void *)wl);
     /* The final value goes to the result array, or to the byte offset
      * (groups+1)*out_size of tmp, expressed in final_t elements. */
     size_t tmp_final_off = ((groups + 1) * r->out_size + r->final_size - 1) /
                            r->final_size;
     kiln_buffer *dst = result ? result->buffer : tmp;
     size_t off = result ? result->offset : tmp_final_off;
+    kiln_event *e1 = NULL, *e2 = NULL;
+    kiln_event *const *wl = wait;
+    size_t nwl = num_wait;
+    if (st == KILN_OK)
+        st = kiln__wait_plus(num_wait, wait, scr.dep, NULL, &wl, &nwl);
     if (st == KILN_OK) {
+        /* stage 1's final-value offset: -1 = write the partial instead (a
+         * kernel that writes partials never touches dst) */
+        kiln_arg pre[4] = {KILN_ARG_BUF(tmp ? tmp : dst), KILN_ARG_I64(chunk),
+                           KILN_ARG_BUF(dst),
+                           KILN_ARG_I64(single ? (int64_t)off : -1)};
+        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 4, b,
+                          nwl, wl, &e1);
+    }
+    if (wl != wait)
+        free((void *)wl);
+    if (st == KILN_OK && !single) {
         kiln_arg a2[4] = {KILN_ARG_BUF(tmp), KILN_ARG_I64((int64_t)groups),
                           KILN_ARG_BUF(dst), KILN_ARG_I64((int64_t)off)};
         st = kiln__launch(queue, v->k[1], local, local, a2, 4, NULL, 1, &e1,
                           &e2);
+    } else {
+        e2 = e1; /* stage 1 wrote the final value (or failed: NULL) */
+        e1 = NULL;
     }
     if (st == KILN_OK && host_result) {
         kiln_event *e3 = NULL;
         st = kiln_buffer_read_async(queue, dst, off * r->final_size,
                                     r->final_size, host_result, 1, &e2, &e3);
-        kiln__event_drop(&e2);
-        e2 = e3;
+        if (st == KILN_OK) {
+            kiln__event_drop(&e2);
+            e2 = e3;
+        }
     }
-    /* The scratch is free again once the last command that reads it ends
-     * (the read, or stage 2). */
+    /* The scratch is free again once the last command enqueued ends (the
+     * read, or the last stage): every one of them may use it. */
     if (scr.buf || scr.dep)
-        kiln__scratch_put(queue, &scr, st == KILN_OK ? e2 : e1);
+        kiln__scratch_put(queue, &scr, e2 ? e2 : e1);
     if (st == KILN_OK && event) {
         *event = e2;
         e2 = NULL;
@@ -341,12 +361,13 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
     return st;
 }
 
-kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
-                                  size_t n, size_t num_args,
-                                  const kiln_arg *args, kiln_array *result,
-                                  void *host_result, size_t num_wait,
-                                  kiln_event *const *wait,
-                                  kiln_event **event) {
+kiln_status kiln__reduction_launch_ex(kiln_queue *queue, kiln_reduction *r,
+                                      size_t n, size_t num_args,
+                                      const kiln_arg *args,
+                                      kiln_array *result, void *host_result,
+                                      int two_stage, size_t num_wait,
+                                      kiln_event *const *wait,
+                                      kiln_event **event) {
     static const char what[] = "kiln_reduction_launch";
     if (event)
         *event = NULL;
@@ -366,9 +387,19 @@ kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
         st = kiln__gen_variant(&r->gen, b.layout, &plan, &v);
     if (st == KILN_OK)
         st = red_enqueue(queue, r, v, &plan, &b, result, host_result,
-                         num_wait, wait, event);
+                         two_stage, num_wait, wait, event);
     kiln__bound_free(&b);
     return st;
+}
+
+kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
+                                  size_t n, size_t num_args,
+                                  const kiln_arg *args, kiln_array *result,
+                                  void *host_result, size_t num_wait,
+                                  kiln_event *const *wait,
+                                  kiln_event **event) {
+    return kiln__reduction_launch_ex(queue, r, n, num_args, args, result,
+                                     host_result, 0, num_wait, wait, event);
 }
 
 kiln_status kiln_reduction_run(kiln_queue *queue, kiln_reduction *r,

@@ -8,7 +8,11 @@
  * CUDA C's __shfl_down_sync over warps of 32), a local-memory tree
  * elsewhere).
  * With KILN_HAS_INITIAL, work-item 0 of group 0 folds kiln_initial() in.
- * Stage 2: one work-group reduces the partials into kiln_out[kiln_out_o]. */
+ * Stage 2: one work-group reduces the partials into kiln_out[kiln_out_o].
+ * Stage 1 with kiln_out_o >= 0 (one work-group; the host then launches no
+ * stage 2) does stage 2's work on its one partial itself: the same folds
+ * in the same order, so the result is bit-identical to the two-launch
+ * path's. With kiln_out_o < 0 it writes the partial and ignores kiln_out. */
 #if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
     KILN_LOCAL_SIZE % 32 == 0
 /* __shfl_down_sync for any trivially copyable type, 4 bytes (or one
@@ -47,8 +51,34 @@ KILN_FUNC kiln_out_t kiln__block_reduce(kiln_out_t a, kiln_out_t *scratch)
 }
 #endif
 
+/* The block step: the reduction of every work-item's a (kiln_reduce over
+ * the work-group) into work-item 0's a; the others' a is then undefined.
+ * Uses the enclosing kernel's kiln_scratch and kiln_l. */
+#if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
+    KILN_LOCAL_SIZE % 32 == 0
+#define KILN__BLOCK_REDUCE(a) (a) = kiln__block_reduce((a), kiln_scratch)
+#elif KILN_LOCAL_SIZE > 1
+#define KILN__BLOCK_REDUCE(a)                                              \
+    do {                                                                   \
+        kiln_scratch[kiln_l] = (a);                                        \
+        kiln_barrier();                                                    \
+        for (long kiln_s = KILN_LOCAL_SIZE / 2; kiln_s > 0; kiln_s >>= 1) { \
+            if (kiln_l < kiln_s)                                           \
+                kiln_scratch[kiln_l] = kiln_reduce(                        \
+                    kiln_scratch[kiln_l], kiln_scratch[kiln_l + kiln_s]);  \
+            kiln_barrier();                                                \
+        }                                                                  \
+        if (kiln_l == 0)                                                   \
+            (a) = kiln_scratch[0];                                         \
+    } while (0)
+#else
+#define KILN__BLOCK_REDUCE(a) (void)kiln_scratch
+#endif
+
 KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
-                               long kiln_chunk, @PARAMS@)
+                               long kiln_chunk,
+                               KILN_GLOBAL kiln_final_t *kiln_out,
+                               long kiln_out_o, @PARAMS@)
 {
     KILN_LOCAL kiln_out_t kiln_scratch[KILN_LOCAL_SIZE];
     long kiln_l = (long)kiln_local_id(0);
@@ -110,26 +140,22 @@ KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
     if (kiln_g == 0 && kiln_l == 0)
         kiln_a0 = kiln_reduce(kiln_initial(KILN_PASS), kiln_a0);
 #endif
-#if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
-    KILN_LOCAL_SIZE % 32 == 0
-    kiln_a0 = kiln__block_reduce(kiln_a0, kiln_scratch);
-    if (kiln_l == 0)
+    KILN__BLOCK_REDUCE(kiln_a0);
+    if (kiln_out_o >= 0) {
+        /* The only work-group (the host launches no stage 2): stage 2's
+         * folds of the one partial, as @NAME@_stage2 with kiln_m = 1 does
+         * them. kiln_out_o is a kernel argument: every work-item takes
+         * this branch or none, so the whole work-group reaches the
+         * barriers inside. */
+        kiln_barrier(); /* the first block step's reads of kiln_scratch */
+        kiln_a0 = kiln_l == 0 ? kiln_reduce(kiln_neutral(), kiln_a0)
+                              : kiln_neutral();
+        KILN__BLOCK_REDUCE(kiln_a0);
+        if (kiln_l == 0)
+            kiln_out[kiln_out_o] = kiln_finish(kiln_a0);
+    } else if (kiln_l == 0) {
         kiln_partials[kiln_g] = kiln_a0;
-#elif KILN_LOCAL_SIZE > 1
-    kiln_scratch[kiln_l] = kiln_a0;
-    kiln_barrier();
-    for (long s = KILN_LOCAL_SIZE / 2; s > 0; s >>= 1) {
-        if (kiln_l < s)
-            kiln_scratch[kiln_l] =
-                kiln_reduce(kiln_scratch[kiln_l], kiln_scratch[kiln_l + s]);
-        kiln_barrier();
     }
-    if (kiln_l == 0)
-        kiln_partials[kiln_g] = kiln_scratch[0];
-#else
-    (void)kiln_scratch;
-    kiln_partials[kiln_g] = kiln_a0;
-#endif
 }
 
 KILN_KERNEL void @NAME@_stage2(KILN_GLOBAL const kiln_out_t *kiln_in,
@@ -141,24 +167,7 @@ KILN_KERNEL void @NAME@_stage2(KILN_GLOBAL const kiln_out_t *kiln_in,
     kiln_out_t kiln_a = kiln_neutral();
     for (long j = kiln_l; j < kiln_m; j += KILN_LOCAL_SIZE)
         kiln_a = kiln_reduce(kiln_a, kiln_in[j]);
-#if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
-    KILN_LOCAL_SIZE % 32 == 0
-    kiln_a = kiln__block_reduce(kiln_a, kiln_scratch);
+    KILN__BLOCK_REDUCE(kiln_a);
     if (kiln_l == 0)
         kiln_out[kiln_out_o] = kiln_finish(kiln_a);
-#elif KILN_LOCAL_SIZE > 1
-    kiln_scratch[kiln_l] = kiln_a;
-    kiln_barrier();
-    for (long s = KILN_LOCAL_SIZE / 2; s > 0; s >>= 1) {
-        if (kiln_l < s)
-            kiln_scratch[kiln_l] =
-                kiln_reduce(kiln_scratch[kiln_l], kiln_scratch[kiln_l + s]);
-        kiln_barrier();
-    }
-    if (kiln_l == 0)
-        kiln_out[kiln_out_o] = kiln_finish(kiln_scratch[0]);
-#else
-    (void)kiln_scratch;
-    kiln_out[kiln_out_o] = kiln_finish(kiln_a);
-#endif
 }
