@@ -34,6 +34,9 @@ typedef struct kiln__knobs {
                               tiles (1..256; 0 = 32 on GPUs, 4 on CPUs) */
     int scan_gbar;         /* KILN_SCAN_GBAR: 1 = the OpenCL single-pass
                               barriers fence global memory too (0..1; 0) */
+    int sort_os_items;     /* KILN_SORT_OS_ITEMS: keys per thread of the
+                              CUDA onesweep sort pass (4..32; 0 = by key
+                              and value width, sort.c os_items) */
     int rng_vec;           /* KILN_RNG_VEC: 1 = random fills store 16 bytes
                               per item where aligned, 0 = scalar stores
                               (0..1; 1) */

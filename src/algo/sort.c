@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/knobs.h"
 #include "algo/sort.h"
 #include "base/embedded.h"
 #include "base/error.h"
@@ -22,10 +23,22 @@ static const char *utype(unsigned bytes) {
                                              : "ulong";
 }
 
-/* Keys per thread of the onesweep pass: 16 keeps a tile of 8-byte keys
- * and the rest within 48 KiB of static shared memory. */
-#define OS_ITEMS 16
-#define OS_TILE (256 * OS_ITEMS)
+/* Keys per thread of the onesweep pass (256 threads a block). The pass's
+ * static shared memory (algo_sort_onesweep.cu) is a tile of the wider of
+ * key and value plus a byte a key, and 10 KiB of counters; it must stay
+ * within 48 KiB: at most 32 KiB of tile for 8-byte items (16 a thread).
+ * KILN_SORT_OS_ITEMS overrides where it fits. */
+static int os_items(unsigned kb, unsigned vb) {
+    unsigned v = vb ? vb : 4; /* keys only: a uint value type */
+    unsigned w = kb > v ? kb : v;
+    /* 24 for 4-byte items: H100, 2^28 int32 keys, 8.95 ms at 16, 8.22 at
+     * 24, 9.24 at 30 (fewer blocks a multiprocessor) */
+    int dflt = w > 4 ? 16 : 24;
+    int k = kiln__knobs_get()->sort_os_items;
+    if (k >= 4 && (size_t)256 * (size_t)k * (w + 1) + 10240 + 64 <= 48 * 1024)
+        return k;
+    return dflt;
+}
 
 /* The launch shape of a variant (sort.h). CPU: 11-bit digits, 3 passes
  * for 32-bit keys (2048 counters, 8 KiB, stay in L1; 8-bit digits were
@@ -74,7 +87,8 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   "#define KILN_VAL_BYTES %u\n",
                   sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
                   s->key_bytes == 8 ? "ulong" : "uint",
-                  utype(s->val_bytes ? s->val_bytes : 4), OS_ITEMS, sh.cpu,
+                  utype(s->val_bytes ? s->val_bytes : 4),
+                  os_items(s->key_bytes, s->val_bytes), sh.cpu,
                   s->val_bytes ? s->val_bytes : 4);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
@@ -553,7 +567,8 @@ static kiln_status radix(chain *c, const radix_job *j) {
      * the buckets in cache (KILN__SORT_BUCKET), the LSD passes standing
      * in when a bucket is too large (hybrid_step) */
     int hyb = sh.cpu && bits > 22 && n >= HYB_MIN_N;
-    size_t os_tiles = (n + OS_TILE - 1) / OS_TILE, chunk, ntiles;
+    size_t os_tile = (size_t)256 * (size_t)os_items(j->kb, j->vb);
+    size_t os_tiles = (n + os_tile - 1) / os_tile, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);
     size_t cbytes = os ? os_words(passes, os_tiles) * 4
                        : ((size_t)1 << sh.radix_bits) * ntiles * 4;

@@ -29,6 +29,15 @@ KILN_FUNC ushort kiln_f2h(float f)
     uint s = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
     if (a > 0x7f800000u) /* NaN: keep the top payload bits, set quiet */
         return (ushort)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+    /* CUDA GPUs convert in one instruction, rounding the same way (to
+     * nearest even, overflow to inf, subnormals kept); the integer code
+     * below made astype float32 -> float16 compute-bound (0.61x torch on
+     * an H200) */
+    unsigned short bits;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f));
+    return (ushort)bits;
+#else
     if (a >= 0x477ff000u) /* >= 65520 (and inf) round to inf */
         return (ushort)(s | 0x7c00u);
     if (a >= 0x38800000u) { /* normal half: rebias, round to nearest even */
@@ -44,4 +53,5 @@ KILN_FUNC ushort kiln_f2h(float f)
     if (rem > hw || (rem == hw && (q & 1u)))
         q++;
     return (ushort)(s | q);
+#endif
 }

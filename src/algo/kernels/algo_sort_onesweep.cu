@@ -6,7 +6,8 @@
  * thread).
  *
  *  1. @NAME@_os_hist: one read of the keys counts the digits of every pass
- *     (8-bit digits) into hist[pass][256] (shared, then global atomics).
+ *     (8-bit digits) into hist[pass][256] (shared, then global atomics),
+ *     KILN_OS_HITEMS keys a thread at a time.
  *  2. @NAME@_os_pass, once per pass: each block takes the next tile
  *     (KILN_OS_THREADS * KILN_OS_ITEMS keys) from an atomic counter, so a
  *     block only waits for tiles that started before it. Each warp loads
@@ -29,6 +30,7 @@
 #define KILN_OS_WARPS (KILN_OS_THREADS / 32)
 #define KILN_OS_TILE (KILN_OS_THREADS * KILN_OS_ITEMS)
 #define KILN_OS_WITEMS (32 * KILN_OS_ITEMS)
+#define KILN_OS_HITEMS 8 /* keys a thread per step of the histogram */
 #define KILN_OS_FULL 0xffffffffu
 #define KILN_OS_COUNT 0x3fffffffu
 #if KILN_HAS_SLEEP
@@ -51,12 +53,24 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
     for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
         sh[i] = 0;
     __syncthreads();
-    long stride = (long)gridDim.x * KILN_OS_THREADS;
-    for (long i = (long)blockIdx.x * KILN_OS_THREADS + threadIdx.x; i < n;
-         i += stride) {
-        kiln_uk_t u = kiln_sort_bits(keys[i], kind, desc);
-        for (int p = 0; p < passes; p++)
-            atomicAdd(&sh[p * 256 + kiln_os_digit(u, begin + 8 * p, end)], 1u);
+    /* KILN_OS_HITEMS loads in flight a thread before any counting: with one
+     * a thread the kernel read its 1 GiB at 38% of copy bandwidth (H100) */
+    const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
+    for (long b = (long)blockIdx.x * step; b < n; b += (long)gridDim.x * step) {
+        kiln_uk_t u[KILN_OS_HITEMS];
+#pragma unroll
+        for (int k = 0; k < KILN_OS_HITEMS; k++) {
+            long i = b + k * KILN_OS_THREADS + threadIdx.x;
+            u[k] = i < n ? kiln_sort_bits(keys[i], kind, desc) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < KILN_OS_HITEMS; k++) {
+            if (b + k * KILN_OS_THREADS + threadIdx.x >= n)
+                break;
+            for (int p = 0; p < passes; p++)
+                atomicAdd(&sh[p * 256 + kiln_os_digit(u[k], begin + 8 * p, end)],
+                          1u);
+        }
     }
     __syncthreads();
     for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
@@ -125,11 +139,18 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
 
     KILN_KEY_T key[KILN_OS_ITEMS];
     uint rank[KILN_OS_ITEMS];
+    /* every load first: the ranking's __syncwarp()s would otherwise keep
+     * the compiler from issuing the next item's load early, and each warp
+     * would wait out KILN_OS_ITEMS memory latencies one after another */
+#pragma unroll
+    for (int k = 0; k < KILN_OS_ITEMS; k++) {
+        long i = wbase + k * 32 + lane;
+        key[k] = i < n ? kin[i] : (KILN_KEY_T)0;
+    }
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
         int valid = i < n;
-        key[k] = valid ? kin[i] : (KILN_KEY_T)0;
         uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
         uint peers = __ballot_sync(KILN_OS_FULL, valid);
 #pragma unroll
@@ -155,18 +176,18 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
         whist[w][t] = cnt;
         cnt += c;
     }
+    /* publish the tile's count of digit t at once (later tiles' look-backs
+     * wait for it), then the block scans, then this tile's look-back */
+    uint *st = status + (long)tile * 256 + t;
+    *(volatile uint *)st = ((tile == 0 ? 2u : 1u) << 30) | cnt;
     uint ntile;
     uint start = kiln_os_block_scan(cnt, wsum, &ntile);
     tstart[t] = start;
     uint total;
     uint gstart = kiln_os_block_scan(hist[t], wsum, &total);
     /* decoupled look-back for digit t */
-    uint *st = status + (long)tile * 256 + t;
     uint excl = 0;
-    if (tile == 0) {
-        *(volatile uint *)st = (2u << 30) | cnt;
-    } else {
-        *(volatile uint *)st = (1u << 30) | cnt;
+    if (tile != 0) {
         long j = (long)tile - 1;
         for (;;) {
             uint w = *(volatile uint *)(status + j * 256 + t);
