@@ -7,7 +7,8 @@
 typedef struct kiln__knobs {
     int ew_blocks_per_cu;  /* KILN_EW_BLOCKS_PER_CU: elementwise work-groups
                               per compute unit on GPUs (0..4096; 0 =
-                              1024 contiguous, 32 otherwise) */
+                              contiguous: about 8 items a thread within
+                              32..1024, 32 otherwise) */
     int red_blocks_per_cu; /* KILN_RED_BLOCKS_PER_CU: reduction stage-1
                               work-groups per compute unit (1..64; 64) */
     int scan_variant;      /* KILN_SCAN_VARIANT: 0 by device, 1 "onepass"
@@ -37,6 +38,9 @@ typedef struct kiln__knobs {
     int sort_os_items;     /* KILN_SORT_OS_ITEMS: keys per thread of the
                               CUDA onesweep sort pass (4..32; 0 = by key
                               and value width, sort.c os_items) */
+    int sort_match;        /* KILN_SORT_MATCH: 1 = the onesweep pass ranks
+                              with __match_any_sync, 0 = eight ballots
+                              (0..1; 0) */
     int rng_vec;           /* KILN_RNG_VEC: 1 = random fills store 16 bytes
                               per item where aligned, 0 = scalar stores
                               (0..1; 1) */

@@ -152,6 +152,9 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
         long i = wbase + k * 32 + lane;
         int valid = i < n;
         uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
+#if KILN_OS_MATCH /* one instruction (sm_70+); 256: past the tile */
+        uint peers = __match_any_sync(KILN_OS_FULL, valid ? d : 256u);
+#else
         uint peers = __ballot_sync(KILN_OS_FULL, valid);
 #pragma unroll
         for (int b = 0; b < 8; b++) {
@@ -159,6 +162,7 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
             uint bal = __ballot_sync(KILN_OS_FULL, bit);
             peers &= bit ? bal : ~bal;
         }
+#endif
         uint before = 0;
         if (valid)
             before = whist[warp][d];
@@ -166,7 +170,8 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
         if (valid && !(peers & lt_mask))
             whist[warp][d] = before + __popc(peers);
         __syncwarp();
-        rank[k] = before + __popc(peers & lt_mask);
+        /* the digit rides in the top byte: the exchange needs it again */
+        rank[k] = (before + __popc(peers & lt_mask)) | d << 24;
     }
     __syncthreads();
     /* thread t owns digit t: the warps' offsets, the tile's count */
@@ -210,9 +215,8 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
         if (i < n) {
-            uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
-                                   end);
-            uint pos = tstart[d] + whist[warp][d] + rank[k];
+            uint d = rank[k] >> 24;
+            uint pos = tstart[d] + whist[warp][d] + (rank[k] & 0xffffffu);
             xkeys[pos] = key[k];
             xdig[pos] = (unsigned char)d;
             rank[k] = pos; /* now the tile position, for the values */
