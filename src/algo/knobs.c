@@ -31,7 +31,6 @@ static const struct knob {
     {"KILN_SCAN_GBAR", offsetof(kiln__knobs, scan_gbar), 0, 1, 0, 0},
     {"KILN_SORT_OS_ITEMS", offsetof(kiln__knobs, sort_os_items), 0, 32, 0,
      0},
-    {"KILN_SORT_MATCH", offsetof(kiln__knobs, sort_match), 0, 1, 0, 0},
     {"KILN_RNG_VEC", offsetof(kiln__knobs, rng_vec), 0, 1, 1, 0},
     {"KILN_RNG_WIDE", offsetof(kiln__knobs, rng_wide), 0, 1, 1, 0},
 };

@@ -38,9 +38,6 @@ typedef struct kiln__knobs {
     int sort_os_items;     /* KILN_SORT_OS_ITEMS: keys per thread of the
                               CUDA onesweep sort pass (4..32; 0 = by key
                               and value width, sort.c os_items) */
-    int sort_match;        /* KILN_SORT_MATCH: 1 = the onesweep pass ranks
-                              with __match_any_sync, 0 = eight ballots
-                              (0..1; 0) */
     int rng_vec;           /* KILN_RNG_VEC: 1 = random fills store 16 bytes
                               per item where aligned, 0 = scalar stores
                               (0..1; 1) */

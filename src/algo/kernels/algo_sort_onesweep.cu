@@ -152,9 +152,6 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
         long i = wbase + k * 32 + lane;
         int valid = i < n;
         uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
-#if KILN_OS_MATCH /* one instruction (sm_70+); 256: past the tile */
-        uint peers = __match_any_sync(KILN_OS_FULL, valid ? d : 256u);
-#else
         uint peers = __ballot_sync(KILN_OS_FULL, valid);
 #pragma unroll
         for (int b = 0; b < 8; b++) {
@@ -162,7 +159,6 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
             uint bal = __ballot_sync(KILN_OS_FULL, bit);
             peers &= bit ? bal : ~bal;
         }
-#endif
         uint before = 0;
         if (valid)
             before = whist[warp][d];
@@ -170,8 +166,7 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
         if (valid && !(peers & lt_mask))
             whist[warp][d] = before + __popc(peers);
         __syncwarp();
-        /* the digit rides in the top byte: the exchange needs it again */
-        rank[k] = (before + __popc(peers & lt_mask)) | d << 24;
+        rank[k] = before + __popc(peers & lt_mask);
     }
     __syncthreads();
     /* thread t owns digit t: the warps' offsets, the tile's count */
@@ -215,8 +210,9 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
         if (i < n) {
-            uint d = rank[k] >> 24;
-            uint pos = tstart[d] + whist[warp][d] + (rank[k] & 0xffffffu);
+            uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
+                                   end);
+            uint pos = tstart[d] + whist[warp][d] + rank[k];
             xkeys[pos] = key[k];
             xdig[pos] = (unsigned char)d;
             rank[k] = pos; /* now the tile position, for the values */
