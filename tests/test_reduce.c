@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/builtin.h"
-#include "algo/generator.h"
 #include "harness.h"
+#include "testing/kiln_test_internal.h"
 
 static int is_signed(kiln_dtype d) {
     return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
