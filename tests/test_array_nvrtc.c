@@ -275,6 +275,12 @@ static void run_ops(kiln_queue *q) {
         for (int op = KILN_OP_NEG; op <= KILN_OP_COS; op++)
             (void)kiln_array_unary(q, (kiln_unary_op)op, o, a, 0, NULL, NULL);
         (void)kiln_array_axpy(q, o, 2.0, a, b, 0, NULL, NULL);
+        if (dt == KILN_FLOAT32) { /* the scalar astype kernel to float16 */
+            kiln_array *h = NULL;
+            if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &h)))
+                CHECK_OK(kiln_array_astype(q, h, a, 0, NULL, NULL));
+            kiln_array_release(h);
+        }
         if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) {
             /* the complex ops with a real side */
             kiln_dtype pd = dt == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64;
@@ -425,6 +431,39 @@ static void red_cuda(kiln_context *c, const kiln_reduction_desc *d,
     kiln_reduction_release(r);
 }
 
+/* astype's vector kernel (four elements per thread, 16-byte loads; a GPU
+ * path, so PoCL never generates it for the hook): the conversions whose
+ * text differs, float to half, saturating float to integer, integer to
+ * float, integer wrapping. */
+static void astype_cuda(kiln_context *c) {
+    static const kiln_dtype pairs[][2] = {{KILN_FLOAT32, KILN_FLOAT16},
+                                          {KILN_FLOAT32, KILN_INT16},
+                                          {KILN_FLOAT32, KILN_UINT32},
+                                          {KILN_INT32, KILN_FLOAT32},
+                                          {KILN_UINT32, KILN_UINT16}};
+    kiln__plan plan = cuda_plan();
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        kiln_elementwise *ew = NULL;
+        if (!CHECK_OK(kiln__astype_vec_kernel(c, pairs[k][0], pairs[k][1],
+                                              &ew)))
+            continue;
+        kiln__sb sb = {0};
+        if (CHECK_OK(kiln__elementwise_source(ew, 0, &plan, &sb))) {
+            CHECK_MSG(strstr(sb.p, "KILN_AST_LD4(") != NULL,
+                      "astype %s -> %s: not the vector kernel",
+                      kiln_dtype_name(pairs[k][0]),
+                      kiln_dtype_name(pairs[k][1]));
+            char what[96];
+            snprintf(what, sizeof what, "astype vector %s -> %s",
+                     kiln_dtype_name(pairs[k][0]),
+                     kiln_dtype_name(pairs[k][1]));
+            compile_cuda(sb.p, what);
+        }
+        kiln__sb_free(&sb);
+        kiln_elementwise_release(ew);
+    }
+}
+
 /* Part 2: the CUDA-only variants, generated directly. */
 static void cuda_only(kiln_context *c) {
     for (size_t k = 0; k < NDT; k++) {
@@ -478,6 +517,7 @@ static void cuda_only(kiln_context *c) {
     kiln_reduction_desc rc = KILN_REDUCTION_DESC(
         "const char *x", "char", 0, "0", "a+b", "x[i]", NULL, "charred");
     red_cuda(c, &rc, "reduction over char");
+    astype_cuda(c);
 }
 
 /* The scan template is chosen by capability: the warp scan where CUDA C

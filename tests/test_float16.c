@@ -227,6 +227,110 @@ static void device_conversion(kiln_queue *q) {
     free(f);
 }
 
+/* ------------------------------------------------------------- astype */
+
+/* kiln_f2h's bits: a NaN keeps its top payload bits, quiet (f2h above
+ * gives one NaN). */
+static uint16_t f2h_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7e00u |
+                          ((x >> 13) & 0x3ffu));
+    return f2h(f);
+}
+
+/* Floats that test the conversion: NaNs with payloads, +-inf, +-0,
+ * values rounding to subnormal halves, overflow, ties of both parities
+ * and their neighbours; after them random bit patterns over the half
+ * range and beyond. */
+static float astype_value(size_t k) {
+    static const uint32_t bits[] = {
+        0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7fbfe000u, 0xffc12345u,
+        0x7fffffffu, 0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u,
+        0x00000001u, 0x80400000u, 0x33000000u, 0x33000001u, 0xb3800000u,
+        0x387fc000u, 0x38800000u, 0x477fe000u, 0x477fefffu, 0x477ff000u,
+        0xc77ff000u, 0x501502f9u, 0x45001000u, 0x45003000u, 0x45002000u,
+        0x3f801000u, 0x3f803000u, 0x3f801001u, 0xbf802fffu, 0x34400000u};
+    enum { NB = sizeof bits / sizeof bits[0] };
+    uint32_t b;
+    if (k < NB) {
+        b = bits[k];
+    } else {
+        uint64_t r = kt_rand_u64();
+        b = (uint32_t)r;
+        if ((r >> 61) != 0) /* exponents 95..145: subnormals to overflow */
+            b = (b & 0x807fffffu) | ((uint32_t)(95 + (r >> 32) % 51) << 23);
+    }
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+/* astype float32 -> float16 bit for bit against f2h_bits: contiguous
+ * arrays whose first elements are aligned to four (the vector path where
+ * it is on: GPUs, or KILN_CAST_VEC=2 as test_float16_vec runs), views
+ * starting 1..3 elements later on either side (the scalar kernel) and a
+ * strided source. */
+static void astype_f32_to_f16(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    static const size_t sizes[] = {0,    1,    3,    4,    5,    7,
+                                   8,    1023, 1024, 1025, 4099, 65539};
+    /* source offset, result offset, source step */
+    static const int cases[][3] = {{0, 0, 1}, {1, 0, 1}, {2, 0, 1},
+                                   {3, 0, 1}, {0, 2, 1}, {4, 4, 1},
+                                   {0, 0, 2}, {1, 3, 3}};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            size_t so = (size_t)cases[ci][0], ro = (size_t)cases[ci][1],
+                   step = (size_t)cases[ci][2];
+            size_t m = so + step * n + 4, mr = ro + n + 4;
+            float *f = malloc(m * 4);
+            uint16_t *h = malloc(mr * 2), *want = malloc(mr * 2);
+            for (size_t k = 0; k < m; k++)
+                f[k] = astype_value(k >= so && (k - so) % step == 0
+                                        ? (k - so) / step
+                                        : 1000);
+            for (size_t k = 0; k < mr; k++)
+                h[k] = want[k] = (uint16_t)(0x5555 + k);
+            for (size_t k = 0; k < n; k++)
+                want[ro + k] = f2h_bits(f[so + step * k]);
+            kiln_array *A = NULL, *R = NULL, *V = NULL, *W = NULL;
+            CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &m, f, &A));
+            R = f16_array(c, mr, h);
+            kiln_slice sv = KILN_SLICE((ptrdiff_t)so,
+                                       (ptrdiff_t)(so + step * n),
+                                       (ptrdiff_t)step);
+            kiln_slice sw = KILN_SLICE((ptrdiff_t)ro, (ptrdiff_t)(ro + n), 1);
+            if (A && R && CHECK_OK(kiln_array_view(A, &sv, &V)) &&
+                CHECK_OK(kiln_array_view(R, &sw, &W)) &&
+                CHECK_OK(kiln_array_astype(q, W, V, 0, NULL, NULL)) &&
+                read_f16(q, R, h)) {
+                size_t bad = 0;
+                for (size_t k = 0; k < mr; k++)
+                    if (h[k] != want[k] && bad++ < 3)
+                        printf("  [%zu] of %a: got %04x, want %04x\n", k,
+                               k >= ro && k < ro + n
+                                   ? (double)f[so + step * (k - ro)]
+                                   : 0.0,
+                               h[k], want[k]);
+                CHECK_MSG(bad == 0,
+                          "astype float32 -> float16, n %zu, source offset "
+                          "%zu step %zu, result offset %zu: %zu wrong",
+                          n, so, step, ro, bad);
+            }
+            kiln_array_release(V);
+            kiln_array_release(W);
+            kiln_array_release(A);
+            kiln_array_release(R);
+            free(f);
+            free(h);
+            free(want);
+        }
+    }
+}
+
 /* -------------------------------------------------------- elementwise */
 
 static void elementwise(kiln_queue *q) {
@@ -794,6 +898,7 @@ static void errors(kiln_queue *q) {
 static void run(kiln_queue *q, void *user) {
     (void)user;
     device_conversion(q);
+    astype_f32_to_f16(q);
     known_answers(q);
     elementwise(q);
     strided(q);

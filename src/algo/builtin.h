@@ -82,6 +82,13 @@ typedef struct kiln__arg_text {
 void kiln__arg_desc(int mx, kiln_dtype et, const char *X, kiln__arg_text *tx,
                     kiln_reduction_desc *d);
 
+/* astype's vector kernel (array_cast.c) from the context's cache: four
+ * elements per item, for from of 4 bytes and to of 2 or 4 (release it with
+ * kiln_elementwise_release; tests/test_array_nvrtc.c compiles it for
+ * CUDA). */
+kiln_status kiln__astype_vec_kernel(kiln_context *ctx, kiln_dtype from,
+                                    kiln_dtype to, kiln_elementwise **ew);
+
 /* Kernel-source literals of a dtype's largest / smallest value; returns
  * buf. */
 const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap);

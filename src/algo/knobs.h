@@ -41,6 +41,10 @@ typedef struct kiln__knobs {
     int rng_vec;           /* KILN_RNG_VEC: 1 = random fills store 16 bytes
                               per item where aligned, 0 = scalar stores
                               (0..1; 1) */
+    int cast_vec;          /* KILN_CAST_VEC: astype of aligned contiguous
+                              arrays four elements per work-item with
+                              vector loads and stores: 0 never, 1 on GPUs,
+                              2 on every device (0..2; 1) */
     int rng_wide;          /* KILN_RNG_WIDE: 1 = float random fills on
                               OpenCL CPU devices compute sixteen generator
                               blocks per item in vector lanes, 0 = one
