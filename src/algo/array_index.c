@@ -249,10 +249,14 @@ kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out, kiln_array *a,
     kiln_arg v[5] = {KILN_ARG_ARRAY(indices), KILN_ARG_ARRAY(out),
                      KILN_ARG_ARRAY(src), KILN_ARG_I64((int64_t)a->size),
                      KILN_ARG_ARRAY(flags)};
+    /* out sharing no memory with the source or the indices lets GPUs
+     * keep several gathers in flight a thread (restrict, more threads) */
+    unsigned ewf = KILN_ELEMENTWISE_ANY_SHAPE;
+    if (src && out->buffer != src->buffer && out->buffer != indices->buffer)
+        ewf |= KILN__ELEMENTWISE_NOALIAS;
     if (st == KILN_OK)
-        st = launch(queue, args, op, "kiln_take", NULL,
-                    KILN_ELEMENTWISE_ANY_SHAPE, indices->size, flags ? 5 : 4,
-                    v, &c);
+        st = launch(queue, args, op, "kiln_take", NULL, ewf, indices->size,
+                    flags ? 5 : 4, v, &c);
     if (st == KILN_OK && flags)
         st = status_end(queue, &c, flags, -1, what);
     kiln_array_release(src);

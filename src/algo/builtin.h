@@ -28,7 +28,13 @@ kiln_status kiln__elementwise_cached(kiln_context *context,
                                      const char *operation, const char *name,
                                      kiln_elementwise **ew);
 
-/* The same with a preamble (may be NULL) and kiln_elementwise_desc flags. */
+/* Internal elementwise flag (never accepted from users): the arrays are
+ * contiguous and no two of them share memory, so on GPUs an any-shape
+ * kernel declares them restrict and is sized like a plain one. */
+#define KILN__ELEMENTWISE_NOALIAS (1u << 16)
+
+/* The same with a preamble (may be NULL) and kiln_elementwise_desc flags
+ * (KILN_ELEMENTWISE_ANY_SHAPE, KILN__ELEMENTWISE_NOALIAS). */
 kiln_status kiln__elementwise_cached_ex(kiln_context *context,
                                         const char *arguments,
                                         const char *operation,

@@ -26,8 +26,9 @@ kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
      * item's stores (more bytes in flight). Safe for element-wise work at
      * index i even when two arguments are the same array: each item's loads
      * still precede its own store. */
-    if (!plan->cpu && layout == 0)
-        layout = 4;
+    if (!plan->cpu && (layout == 0 || (layout == 2 && (ew->flags &
+                                                        KILN__ELEMENTWISE_NOALIAS))))
+        layout |= 4;
     kiln__gen_device_defines(sb, plan);
     kiln__gen_common(sb, &ew->gen.args, layout, ew->preamble);
     kiln__sb_add(sb, "KILN_FUNC void kiln_op(long i, KILN_PARAMS)\n{\n"
@@ -64,6 +65,13 @@ static const kiln__gen_kind ew_kind = {"kiln_elementwise", "kiln_elementwise",
 kiln_status kiln_elementwise_create(kiln_context *context,
                                     const kiln_elementwise_desc *desc,
                                     kiln_elementwise **elementwise) {
+    if (desc && desc->flags & KILN__ELEMENTWISE_NOALIAS) {
+        if (elementwise)
+            *elementwise = NULL;
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_elementwise_create: unknown flags 0x%x",
+                               desc->flags);
+    }
     return kiln__elementwise_create_ex(context, desc, 1, elementwise);
 }
 
@@ -84,7 +92,8 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context,
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "%s: arguments and operation are required",
                                what);
-    if (d.flags & ~(unsigned)KILN_ELEMENTWISE_ANY_SHAPE)
+    if (d.flags & ~((unsigned)KILN_ELEMENTWISE_ANY_SHAPE |
+                    KILN__ELEMENTWISE_NOALIAS))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: unknown flags 0x%x", what, d.flags);
     kiln_elementwise *ew = calloc(1, sizeof *ew);
@@ -230,8 +239,12 @@ kiln_status kiln_elementwise_launch(kiln_queue *queue, kiln_elementwise *ew,
     if (st == KILN_OK && n) {
         size_t global, local;
         int64_t chunk;
+        /* a gather of contiguous arrays that do not alias (take) sizes
+         * like a plain kernel: on a GPU its random reads want many
+         * threads in flight */
         int plain = b.layout == KILN__CONTIG &&
-                    !(ew->flags & KILN_ELEMENTWISE_ANY_SHAPE);
+                    (!(ew->flags & KILN_ELEMENTWISE_ANY_SHAPE) ||
+                     (ew->flags & KILN__ELEMENTWISE_NOALIAS));
         ew_sizes(&plan, n, plain, &global, &local, &chunk);
         kiln_arg pre = KILN_ARG_I64(chunk);
         st = kiln__launch(queue, v->k[0], global, local, &pre, 1, &b,
