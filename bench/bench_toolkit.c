@@ -204,6 +204,7 @@ int main(int argc, char **argv) {
     const char *only = getenv("KILN_BENCH_OPS");
     int need_idx = !only || strstr(only, "take") || strstr(only, "put");
     size_t ni = need_idx ? n : 0;
+    size_t np = !only || strstr(only, "put") ? ni : 0; /* the shuffle */
     hx = malloc(n * 4);
     hy = malloc(n * 4);
     ho = malloc(n * 4);
@@ -227,7 +228,7 @@ int main(int argc, char **argv) {
         hadd[i] = (int64_t)(next_rand() % targets);
         hperm[i] = (int64_t)i;
     }
-    for (size_t i = ni; i-- > 1;) { /* Fisher-Yates */
+    for (size_t i = np; i-- > 1;) { /* Fisher-Yates */
         size_t j = (size_t)(next_rand() % (i + 1));
         int64_t t = hperm[i];
         hperm[i] = hperm[j];
