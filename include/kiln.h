@@ -659,7 +659,9 @@ KILN_API kiln_status kiln_event_on_complete(kiln_event *event,
                                             kiln_event_callback callback,
                                             void *user_data);
 /* A user event, completed by the host with kiln_event_set_complete(); other
- * commands may wait on it. */
+ * commands may wait on it. Releasing its last reference before completing
+ * it fails it (KILN_EVENT_ERROR): the work behind it fails rather than wait
+ * for ever. */
 KILN_API kiln_status kiln_event_create_user(kiln_context *context,
                                             kiln_event **event);
 /* Completes a user event, with KILN_EVENT_COMPLETE or KILN_EVENT_ERROR.
@@ -710,6 +712,9 @@ KILN_API kiln_status kiln_future_ready(kiln_context *context,
                                        const void *value, size_t size,
                                        kiln_future **future);
 KILN_API kiln_status kiln_future_retain(kiln_future *future);
+/* The last release of a future that has not settled (one that nothing can
+ * settle any more: pending work holds its own reference) fails its event
+ * with KILN_ERROR_CANCELED. */
 KILN_API void kiln_future_release(kiln_future *future);
 
 KILN_API kiln_event *kiln_future_event(kiln_future *future);

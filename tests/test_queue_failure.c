@@ -103,6 +103,20 @@ static void test_release_gated(kiln_queue *unused, void *user) {
     kiln_queue_release(q2);
     kiln_event_release(done);
     kiln_event_release(gate);
+
+    /* A user event released unset fails: the read behind it fails instead
+     * of waiting for ever, and the context goes (NVIDIA's OpenCL hung in
+     * clReleaseContext over a user event released unset). */
+    kiln_queue *q3 = NULL;
+    kiln_event *lost = NULL, *behind = NULL;
+    int got3[4] = {0};
+    CHECK_OK(kiln_queue_create(ctx, dev, 0, &q3));
+    CHECK_OK(kiln_event_create_user(ctx, &lost));
+    CHECK_OK(kiln_buffer_read_async(q3, b, 0, sizeof got3, got3, 1, &lost, &behind));
+    kiln_event_release(lost);
+    CHECK_STATUS(kiln_event_wait(behind), KILN_ERROR_EVENT_FAILED);
+    kiln_event_release(behind);
+    kiln_queue_release(q3);
     kiln_buffer_release(b);
     kiln_context_release(ctx);
 }

@@ -80,6 +80,12 @@ kiln_status kiln_event_retain(kiln_event *event) {
 void kiln_event_release(kiln_event *event) {
     if (!kiln__ref_release(event ? &event->refs : NULL))
         return;
+    /* A user event released unset can never complete: fail it, so the
+     * work behind it fails instead of waiting for ever (and NVIDIA's
+     * OpenCL, which hangs in clReleaseContext over an unset user event,
+     * can let the context go). */
+    if (event->user && !atomic_exchange(&event->user_set, 1))
+        (void)event->backend->user_event_set(event->handle, 1);
     event->backend->event_release(event->handle);
     kiln__context_unref(event->context);
     free(event);

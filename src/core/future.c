@@ -66,9 +66,20 @@ kiln_status kiln_future_retain(kiln_future *future) {
     return kiln__ref_retain(future ? &future->refs : NULL, "kiln_future_retain", "future");
 }
 
+static void settle(kiln_future *f, kiln_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 void kiln_future_release(kiln_future *future) {
     if (!future || atomic_fetch_sub(&future->refs, 1) != 1)
         return;
+    /* Nothing can settle it any more (the work that fills a future holds
+     * a reference): fail its event, which others may hold and wait on, and
+     * never release a backend user event unset (NVIDIA's OpenCL hangs in
+     * clReleaseContext over one). */
+    settle(future, KILN_ERROR_CANCELED, "the future was released before it settled");
     kiln_event_release(future->done);
     kiln_context_release(future->context);
     pthread_mutex_destroy(&future->lock);
@@ -78,11 +89,6 @@ void kiln_future_release(kiln_future *future) {
 
 /* Settles f once (later calls do nothing): complete when status is
  * KILN_OK, else failed with status and the formatted message. */
-static void settle(kiln_future *f, kiln_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 static void settle(kiln_future *f, kiln_status status, const char *fmt, ...) {
     pthread_mutex_lock(&f->lock);
     int first = f->state == FUT_PENDING;
