@@ -73,7 +73,10 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
         global = blocks * split;
         k = v->k[1];
     } else {
-        split = pick_split(nout, (size_t)plan->cu * 2048, len, 16);
+        split = pick_split(nout,
+                           (size_t)plan->cu *
+                               (size_t)kiln__knobs_get()->axis_cols_threads,
+                           len, 16);
         global = nout * split;
         k = v->k[1];
     }

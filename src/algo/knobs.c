@@ -19,6 +19,8 @@ static const struct knob {
     /* 64: on an H200 8 gave sum 97%, dot 89% of copy; 64 gave 99%, 106% */
     {"KILN_RED_BLOCKS_PER_CU", offsetof(kiln__knobs, red_blocks_per_cu), 1,
      64, 64, 0},
+    {"KILN_AXIS_COLS_THREADS", offsetof(kiln__knobs, axis_cols_threads),
+     256, 65536, 2048, 0},
     {"KILN_SCAN_THREADS", offsetof(kiln__knobs, scan_threads), 64, 1024, 0,
      32},
     {"KILN_SCAN_ITEMS", offsetof(kiln__knobs, scan_items), 1, 40, 0, 0},

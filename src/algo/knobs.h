@@ -11,6 +11,9 @@ typedef struct kiln__knobs {
                               32..1024, 32 otherwise) */
     int red_blocks_per_cu; /* KILN_RED_BLOCKS_PER_CU: reduction stage-1
                               work-groups per compute unit (1..64; 64) */
+    int axis_cols_threads; /* KILN_AXIS_COLS_THREADS: work-items per compute
+                              unit the GPU column reduction (an axis other
+                              than the last) aims at (256..65536; 2048) */
     int scan_variant;      /* KILN_SCAN_VARIANT: 0 by device, 1 "onepass"
                               (the OpenCL single-pass template on any
                               OpenCL device), 2 "threephase" */
