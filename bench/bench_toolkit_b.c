@@ -243,7 +243,9 @@ int main(int argc, char **argv) {
     TRY(kiln_array_from_host(c, KILN_UINT32, 1, &nh, hk, &L));
     TRY(kiln_array_empty(c, KILN_UINT32, 1, &nh, &Out));
     TRY(kiln_hash_table_create(q, half, KILN_UINT32, KILN_UINT32, &table));
-    size_t big = rc > n ? rc : n;
+    size_t big = rc > n ? rc : n; /* the copies' buffers: the largest of */
+    if (nh > big)                 /* the three sizes they stand for */
+        big = nh;
     TRY(kiln_buffer_create(c, big * 4, 0, NULL, &cb_src));
     TRY(kiln_buffer_create(c, big * 4, 0, NULL, &cb_dst));
 
