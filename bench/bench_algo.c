@@ -30,7 +30,10 @@
  * array). Median of 11 runs after 2 warm-ups for n <= 2^24, of 5 runs
  * (after the same 2 warm-ups) above, to keep the sweep short. Prints one
  * `SWEEP op n device_seconds wall_seconds` line per op and size (as they
- * are measured), then a table in microseconds. */
+ * are measured), then a table in microseconds. Up to n = 2^16 it also
+ * times what a program waits for a small op: the call without event or
+ * timing marker plus kiln_queue_finish (`ROUNDTRIP op n seconds` lines and
+ * a second table), to compare with a raw launch + synchronise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +189,36 @@ static void set_refs(void) {
 
 #define SWEEP_OPS 5
 #define SWEEP_MAX_SIZES 40
+#define ROUNDTRIP_MAX ((size_t)1 << 16) /* sizes that get a round trip */
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* What a program waits for a small op: the call (no event, no marker)
+ * and kiln_queue_finish, host wall time, median of RUNS after 2 warm-ups;
+ * the result checked once after the last (issue 16 compares it with a raw
+ * launch + synchronise: bench_launch_cuda's round trip). */
+static double roundtrip(const char *name, op_fn f, check_fn check) {
+    double t[RUNS];
+    kiln_status st;
+    for (int k = -2; k < RUNS; k++) {
+        double t0 = now_s();
+        if ((st = f(NULL)) || (st = kiln_queue_finish(q)))
+            DIE(st);
+        if (k >= 0)
+            t[k] = now_s() - t0;
+    }
+    if (!check()) {
+        fprintf(stderr, "bench_algo: %s gave a WRONG result (n = %zu)\n",
+                name, n);
+        exit(1);
+    }
+    qsort(t, RUNS, sizeof t[0], bench_cmp_double);
+    return t[RUNS / 2];
+}
 
 /* The host inputs, outputs and references for m items, filled; 0 (with a
  * message) when out of memory. */
@@ -248,7 +281,7 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
     static const check_fn checks[SWEEP_OPS] = {check_copy, check_axpy,
                                                check_sum, check_dot,
                                                check_scan};
-    static double res[SWEEP_MAX_SIZES][SWEEP_OPS][2];
+    static double res[SWEEP_MAX_SIZES][SWEEP_OPS][3];
     const char *only = getenv("KILN_BENCH_OPS");
     printf("device: %s (%s), sweep n = %zu .. %zu\n", info->name, info->id,
            sizes[0], sizes[ns - 1]);
@@ -265,7 +298,7 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
         set_refs();
         int runs = n <= (size_t)1 << 24 ? RUNS : 5;
         for (int k = 0; k < SWEEP_OPS; k++) {
-            res[s][k][0] = res[s][k][1] = -1;
+            res[s][k][0] = res[s][k][1] = res[s][k][2] = -1;
             if (k && only && !strstr(only, names[k]))
                 continue;
             double w;
@@ -273,6 +306,10 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
             res[s][k][0] = t;
             res[s][k][1] = w;
             printf("SWEEP %s %zu %.9f %.9f\n", names[k], n, t, w);
+            if (n <= ROUNDTRIP_MAX) {
+                res[s][k][2] = roundtrip(names[k], fns[k], checks[k]);
+                printf("ROUNDTRIP %s %zu %.9f\n", names[k], n, res[s][k][2]);
+            }
             fflush(stdout);
         }
         kiln_array_release(X);
@@ -297,6 +334,21 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
                          res[s][k][0] * 1e6, res[s][k][1] * 1e6);
             printf(" %21s", cell);
         }
+        printf("\n");
+    }
+    printf("\nround trip in us: the op (no event) + kiln_queue_finish, host "
+           "wall, median of 11\n");
+    printf("%-10s", "n");
+    for (int k = 0; k < SWEEP_OPS; k++)
+        printf(" %11s", names[k]);
+    printf("\n");
+    for (int s = 0; s < ns && sizes[s] <= ROUNDTRIP_MAX; s++) {
+        printf("%-10zu", sizes[s]);
+        for (int k = 0; k < SWEEP_OPS; k++)
+            if (res[s][k][2] >= 0)
+                printf(" %11.1f", res[s][k][2] * 1e6);
+            else
+                printf(" %11s", "-");
         printf("\n");
     }
     printf(quick ? "timing: %s; warm-up runs verified (KILN_BENCH_QUICK)\n"
