@@ -355,6 +355,10 @@ static void t_api(kiln_queue *q) {
     raw.flags = 0x80;
     CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew),
                  KILN_ERROR_INVALID_ARGUMENT);
+    raw.flags = 1u << 16; /* kiln's internal no-alias bit: not for users */
+    CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(ew == NULL);
     /* a 200-character name: a clear error, no overflow of a kernel name */
     char longname[201];
     memset(longname, 'n', 200);
