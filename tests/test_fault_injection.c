@@ -14,6 +14,8 @@
  * with an empty one per run (every program is compiled). */
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,10 +368,70 @@ static void test_device(kiln_queue *queue, void *user) {
     printf("  %lu fault sites in all\n", total);
 }
 
+/* A data region whose end fails (its first host allocation refused) still
+ * returns only after the region's copy in has run: that copy reads the
+ * caller's memory, which may be gone once the call returns (a stack array
+ * was read after its function had returned, once in CI). The queue is
+ * held behind a gate that another thread opens 200 ms later; the failed
+ * end must not return before that. */
+typedef struct {
+    kiln_event *gate;
+    atomic_int opened;
+} opener;
+
+static void *open_later(void *arg) {
+    opener *o = arg;
+    usleep(200000);
+    atomic_store(&o->opened, 1);
+    kiln_event_set_complete(o->gate, KILN_EVENT_COMPLETE);
+    return NULL;
+}
+
+static void test_region_end_fails(kiln_queue *queue, void *user) {
+    (void)user;
+    kiln_device *dev = kiln_queue_device(queue);
+    kiln_context *ctx = NULL;
+    kiln_queue *q = NULL;
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &ctx)) ||
+        !CHECK_OK(kiln_queue_create(ctx, dev, 0, &q))) {
+        kiln_context_release(ctx);
+        return;
+    }
+    double v[N];
+    for (int i = 0; i < N; i++)
+        v[i] = i;
+    opener o = {.gate = NULL};
+    atomic_init(&o.opened, 0);
+    kiln_data_region *region = NULL;
+    kiln_arg maps[] = {KILN_TOFROM(v, sizeof v)};
+    CHECK_OK(kiln_event_create_user(ctx, &o.gate));
+    CHECK_OK(kiln_queue_marker(q, 1, &o.gate, NULL));
+    if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, maps, &region))) {
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, open_later, &o) == 0);
+        kiln__fault_arm(KILN__FAULT_HOST_ALLOC, 1);
+        kiln_status st = kiln_data_region_end(region);
+        int fired = kiln__fault_fired();
+        kiln__fault_arm(KILN__FAULT_HOST_ALLOC, 0);
+        int opened = atomic_load(&o.opened);
+        pthread_join(th, NULL);
+        CHECK_MSG(fired && st != KILN_OK,
+                  "kiln_data_region_end made no host allocation to refuse "
+                  "(fired %d, %s)", fired, kiln_status_name(st));
+        CHECK_MSG(opened, "the failed kiln_data_region_end returned while its "
+                          "copy in (reading v) was still queued");
+    }
+    CHECK_OK(kiln_queue_finish(q));
+    kiln_event_release(o.gate);
+    kiln_queue_release(q);
+    kiln_context_release(ctx);
+}
+
 int main(void) {
     const char *base = getenv("KILN_CACHE_DIR");
     snprintf(cache_root, sizeof cache_root, "%s", base && *base ? base : "/tmp/kiln-fault-test");
     mkdir(cache_root, 0700);
+    kt_for_each_device(test_region_end_fails, NULL);
     kt_for_each_device(test_device, NULL);
     return kt_report();
 }
