@@ -592,6 +592,15 @@ KILN_API kiln_status kiln_kernel_retain(kiln_kernel *kernel);
 KILN_API void kiln_kernel_release(kiln_kernel *kernel);
 /* Number of parameters the kernel declares. */
 KILN_API size_t kiln_kernel_num_args(const kiln_kernel *kernel);
+/* How many work-groups of local_size work-items one compute unit of device
+ * (a device of the kernel's context) runs at once for this kernel, as its
+ * registers and local memory allow: for sizing launches to whole waves.
+ * CUDA: cuOccupancyMaxActiveBlocksPerMultiprocessor. KILN_ERROR_UNSUPPORTED
+ * where the driver cannot tell (OpenCL). */
+KILN_API kiln_status kiln_kernel_occupancy(kiln_kernel *kernel,
+                                           kiln_device *device,
+                                           size_t local_size,
+                                           unsigned *groups_per_cu);
 /* Launches the kernel over a dims-dimensional (1..3) range of global work
  * items; local may be NULL (the backend chooses). Global sizes need not be
  * multiples of local sizes on devices that allow it; where the device needs

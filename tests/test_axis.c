@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testing/kiln_test_internal.h"
 #include "harness.h"
 
 static const kiln_reduce_op ops[] = {
@@ -521,7 +522,46 @@ static void run(kiln_queue *q, void *user) {
     check_errors(q);
 }
 
+/* The CUDA column reduction's split for whole waves (host arithmetic; the
+ * H100 figures in array_axis.c): the picks measured there, and on random
+ * shapes a split within [1, len/16] whose waves are filled to >= 95%, or
+ * else no other split up to four waves fills them better. */
+static void check_wave_split(void) {
+    const size_t r = 132 * 6 * 256; /* an H100: 6 groups of 256 per SM */
+    CHECK(kiln__axis_wave_split(16384, 16384, r) == 12);
+    CHECK(kiln__axis_wave_split(65536, 4096, r) == 3);
+    CHECK(kiln__axis_wave_split(131072, 2048, r) == 3);
+    CHECK(kiln__axis_wave_split(4096, 65536, r) == 48);
+    CHECK(kiln__axis_wave_split(3, 1000000, r) == 62500); /* cannot fill */
+    CHECK(kiln__axis_wave_split(100000, 16, r) == 1);
+    CHECK(kiln__axis_wave_split(5, 7, r) == 1);
+    unsigned seed = 12345;
+    size_t bad = 0;
+    for (int k = 0; k < 2000; k++) {
+        seed = seed * 1103515245u + 12345u;
+        size_t nout = 1 + (seed >> 8) % 300000;
+        seed = seed * 1103515245u + 12345u;
+        size_t len = 1 + (seed >> 8) % 200000;
+        size_t res = (size_t)(1 + k % 16) * 132 * 128;
+        size_t s = kiln__axis_wave_split(nout, len, res);
+        size_t cap = len / 16 ? len / 16 : 1;
+        double fill = (double)(nout * s) /
+                      (double)(((nout * s + res - 1) / res) * res);
+        int ok = s >= 1 && s <= cap;
+        if (ok && fill < 0.95 && cap > res / nout)
+            for (size_t t = 1; t <= cap && nout * t <= 4 * res; t++) {
+                double f = (double)(nout * t) /
+                           (double)(((nout * t + res - 1) / res) * res);
+                if (f > fill + 1e-12)
+                    ok = 0;
+            }
+        bad += !ok;
+    }
+    CHECK_MSG(bad == 0, "%zu of 2000 random shapes got a worse split", bad);
+}
+
 int main(void) {
+    check_wave_split();
     kt_for_each_device(run, NULL);
     return kt_report();
 }

@@ -103,6 +103,29 @@ static void test_grid(kiln_queue *q, kiln_program *p) {
     CHECK_OK(kiln_kernel_create(p, "grid", &k));
     CHECK_OK(kiln_kernel_create(p, "sizes", &ks));
     CHECK(kiln_kernel_num_args(k) == 3);
+
+    /* occupancy: CUDA tells it (at least one work-group of 256 fits a
+     * compute unit, fewer of 1024 than of 64), OpenCL cannot */
+    kiln_device *dev = kiln_queue_device(q);
+    unsigned occ = 99, occ_big = 0, occ_small = 0;
+    kiln_status ost = kiln_kernel_occupancy(k, dev, 256, &occ);
+    kiln_device_info dinfo;
+    CHECK_OK(kiln_device_get_info(dev, &dinfo));
+    if (strncmp(dinfo.id, "cuda:", 5) == 0) {
+        CHECK_OK(ost);
+        CHECK_MSG(occ >= 1 && occ <= 64, "occupancy %u work-groups of 256", occ);
+        CHECK_OK(kiln_kernel_occupancy(k, dev, 1024, &occ_big));
+        CHECK_OK(kiln_kernel_occupancy(k, dev, 64, &occ_small));
+        CHECK_MSG(occ_big >= 1 && occ_big * 1024 <= occ_small * 64,
+                  "%u groups of 1024, %u of 64", occ_big, occ_small);
+    } else {
+        CHECK_STATUS(ost, KILN_ERROR_UNSUPPORTED);
+        CHECK(occ == 0);
+    }
+    CHECK_STATUS(kiln_kernel_occupancy(NULL, dev, 256, &occ), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_kernel_occupancy(k, NULL, 256, &occ), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_kernel_occupancy(k, dev, 256, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_kernel_occupancy(k, dev, 0, &occ), KILN_ERROR_INVALID_ARGUMENT);
     static const struct {
         unsigned dims;
         size_t g[3], l[3];

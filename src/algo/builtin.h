@@ -28,6 +28,11 @@ kiln_status kiln__elementwise_cached(kiln_context *context,
                                      const char *operation, const char *name,
                                      kiln_elementwise **ew);
 
+/* The split (chunks of the axis) of a GPU column reduction of nout
+ * outputs of len elements when `resident` work-items run at once
+ * (array_axis.c; tests/test_axis.c). */
+size_t kiln__axis_wave_split(size_t nout, size_t len, size_t resident);
+
 /* Internal elementwise flag (never accepted from users): the arrays are
  * contiguous and no two of them share memory, so on GPUs an any-shape
  * kernel declares them restrict and is sized like a plain one. */

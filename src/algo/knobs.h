@@ -14,6 +14,9 @@ typedef struct kiln__knobs {
     int axis_cols_threads; /* KILN_AXIS_COLS_THREADS: work-items per compute
                               unit the GPU column reduction (an axis other
                               than the last) aims at (256..65536; 2048) */
+    int axis_cols_occupancy; /* KILN_AXIS_COLS_OCCUPANCY: 1 = size the GPU
+                              column reduction to one wave where the driver
+                              tells the kernel's occupancy (0..1; 1) */
     int scan_variant;      /* KILN_SCAN_VARIANT: 0 by device, 1 "onepass"
                               (the OpenCL single-pass template on any
                               OpenCL device), 2 "threephase" */

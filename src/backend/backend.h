@@ -173,6 +173,11 @@ typedef struct kiln__backend {
     kiln_status (*kernel_create)(void *program, const char *name,
                                  void **kernel);
     void (*kernel_release)(void *kernel);
+    /* Work-groups of `local` work-items one compute unit runs at once for
+     * this kernel (its registers and local memory decide); NULL where the
+     * driver cannot tell (OpenCL). */
+    kiln_status (*kernel_occupancy)(void *kernel, size_t local,
+                                    unsigned *groups_per_cu);
     /* global: work-items per dimension (not blocks); local may be NULL. */
     kiln_status (*kernel_launch)(void *queue, void *kernel, unsigned dims,
                                  const size_t *global, const size_t *local,

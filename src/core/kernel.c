@@ -93,6 +93,30 @@ size_t kiln_kernel_num_args(const kiln_kernel *kernel) {
     return kernel && kernel->sig ? kernel->sig->num_params : 0;
 }
 
+kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device, size_t local_size,
+                                  unsigned *groups_per_cu) {
+    static const char fn[] = "kiln_kernel_occupancy";
+    if (groups_per_cu)
+        *groups_per_cu = 0;
+    if (!kernel || !device || !groups_per_cu)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               !kernel ? "kernel" : !device ? "device" : "groups_per_cu");
+    if (local_size == 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: local_size is 0", fn);
+    size_t i = 0;
+    while (i < kernel->context->num_devices && kernel->context->devices[i] != device)
+        i++;
+    if (i == kernel->context->num_devices)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: the device is not one of the kernel's context", fn);
+    if (!kernel->backend->kernel_occupancy)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: the driver of %s cannot tell a kernel's occupancy", fn,
+                               device->b.info.id);
+    kiln_status st = kernel->backend->kernel_occupancy(kernel->handles[i], local_size, groups_per_cu);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s(\"%s\")", fn, kernel->name);
+}
+
 static const char *kiln__kind_name(kiln_arg_kind kind) {
     switch (kind) {
     case KILN_ARG_BUFFER: return "a buffer";

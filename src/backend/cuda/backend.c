@@ -37,6 +37,7 @@ const kiln__backend kiln__backend_cuda = {
     .program_release = kiln__cu_program_release,
     .kernel_create = kiln__cu_kernel_create,
     .kernel_release = kiln__cu_kernel_release,
+    .kernel_occupancy = kiln__cu_kernel_occupancy,
     .kernel_launch = kiln__cu_kernel_launch,
     .event_wait = kiln__cu_event_wait,
     .event_state = kiln__cu_event_state,

@@ -83,6 +83,7 @@
     X(cuModuleUnload)                                                          \
     X(cuModuleGetFunction)                                                     \
     X(cuFuncGetAttribute)                                                      \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                             \
     X(cuLaunchKernel)
 
 #define KILN__CU_NVRTC_FUNCS(X)                                                     \
@@ -434,6 +435,7 @@ kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
 void kiln__cu_program_release(void *program);
 kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kernel);
 void kiln__cu_kernel_release(void *kernel);
+kiln_status kiln__cu_kernel_occupancy(void *kernel, size_t local, unsigned *groups_per_cu);
 kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
                               const size_t *global, const size_t *local,
                               size_t num_args, const kiln__barg *args,

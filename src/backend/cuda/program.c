@@ -646,6 +646,21 @@ kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kerne
     return KILN_OK;
 }
 
+kiln_status kiln__cu_kernel_occupancy(void *kernel, size_t local, unsigned *groups_per_cu)
+{
+    kiln__cu_kernel *k = kernel;
+    *groups_per_cu = 0;
+    kiln_status st = kiln__cu_ctx_use(k->program->dev->ctx);
+    if (st != KILN_OK)
+        return st;
+    int n = 0;
+    CUresult r = kiln__cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, k->fn, (int)local, 0);
+    if (r != CUDA_SUCCESS)
+        return kiln__cu_fail("cuOccupancyMaxActiveBlocksPerMultiprocessor", r);
+    *groups_per_cu = n > 0 ? (unsigned)n : 0;
+    return KILN_OK;
+}
+
 void kiln__cu_kernel_release(void *kernel)
 {
     kiln__cu_kernel *k = kernel;
