@@ -204,6 +204,8 @@ typedef struct kiln__cu_queue {
     struct kiln__cu_held *held_head, *held_tail;
     int held_barrier;     /* out of order: a held barrier holds what follows */
     int gated;            /* in gate.c's list of queues with held commands */
+    int native;           /* its CUstream was handed out (or is the user's):
+                             no host gating, streams wait on user events */
     pthread_cond_t held_cond;
     unsigned next_lane;
     CUstream notify_stream; /* lazily made: stream callbacks for notify */
@@ -343,6 +345,13 @@ void kiln__cu_gate_kick(void);
 /* Blocks until q holds no command (q->lock held; it is released while
  * waiting). */
 void kiln__cu_gate_drain_wait(kiln__cu_queue *q);
+/* Submits every held command now, those behind unset user events with
+ * stream-side waits (they will run even if the event fails): for code that
+ * puts work on a stream kiln does not see (q->lock not held). */
+void kiln__cu_gate_flush_all(void);
+/* q's stream is handed out: q stops holding commands, for good (what it
+ * holds goes to the stream now). */
+void kiln__cu_gate_go_native(kiln__cu_queue *q);
 
 
 /* ---- pinned staging memory (stage.c) ----------------------------------

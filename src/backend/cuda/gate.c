@@ -20,6 +20,15 @@
  * wait for it, so the walk repeats until nothing moves. Notifications
  * asked for on a held event are registered then.
  *
+ * Where kiln cannot see a stream's work, it cannot hold it back: a queue
+ * whose CUstream was handed out (kiln_cuda_queue_get, which the cuBLAS and
+ * cuFFT paths use too) or wrapped is "native": it holds nothing, its
+ * streams wait for user events on the device (cuStreamWaitValue32, as
+ * before host gating), so there a command behind a failed user event still
+ * runs. Going native, or asking for a held command's CUevent, first
+ * submits everything held (kiln__cu_gate_flush_all, the same walk with
+ * unset user events left to the streams).
+ *
  * Threads: the kick runs on the thread that completed the event, or, on a
  * driver callback thread (where CUDA calls are forbidden), on kiln's gate
  * thread. One kick at a time (gate_lock); a kick asked for during one
@@ -48,6 +57,16 @@ static atomic_int held_total; /* held commands, all queues */
 int kiln__cu_gate_must_hold(kiln__cu_queue *q, unsigned order, size_t num_wait,
                             void *const *wait)
 {
+    if (q->native) {
+        /* streams wait for user events; a held command's event has no
+         * CUevent yet: everything held must go to the streams first */
+        for (size_t i = 0; i < num_wait; i++) {
+            kiln__cu_event *w = wait[i];
+            if (w && !w->is_user && kiln__cu_event_pending(w))
+                return 2;
+        }
+        return 0;
+    }
     if (q->held_head) {
         if (q->nlanes == 1 || q->held_barrier || (order & KILN__CU_JOINS))
             return 1;
@@ -127,16 +146,19 @@ typedef struct after {
     kiln__cu_held *done; /* submitted: notes, drop, releases */
 } after;
 
-static int ready(const kiln__cu_held *h)
+/* force: unset user events do not stop it (the stream waits for them). */
+static int ready(const kiln__cu_held *h, int force)
 {
-    for (size_t i = 0; i < h->num_wait; i++)
-        if (kiln__cu_event_pending(h->wait[i]))
+    for (size_t i = 0; i < h->num_wait; i++) {
+        kiln__cu_event *w = h->wait[i];
+        if ((!force || !w->is_user) && kiln__cu_event_pending(w))
             return 0;
+    }
     return 1;
 }
 
 /* Submits what can go on q; returns how many went. */
-static int drain_queue(kiln__cu_queue *q, after *a)
+static int drain_queue(kiln__cu_queue *q, after *a, int force)
 {
     int moved = 0;
     if (kiln__cu_ctx_use(q->dev->ctx) != KILN_OK)
@@ -146,7 +168,7 @@ static int drain_queue(kiln__cu_queue *q, after *a)
     int earlier_held = 0, barrier_held = 0;
     while (*pp) {
         kiln__cu_held *h = *pp;
-        int go = !barrier_held && ready(h) &&
+        int go = !barrier_held && ready(h, force) &&
                  !(earlier_held && (h->order & KILN__CU_JOINS));
         if (!go) {
             if (q->nlanes == 1)
@@ -213,7 +235,7 @@ static void finish_after(after *a)
     }
 }
 
-static void kick_now(void)
+static void kick_now(int force)
 {
     pthread_mutex_lock(&gate_lock);
     in_kick = 1;
@@ -238,7 +260,7 @@ static void kick_now(void)
             break; /* out of memory: the next kick tries again */
         for (size_t i = 0; i < n; i++) {
             after a = {NULL};
-            moved += drain_queue(qs[i], &a);
+            moved += drain_queue(qs[i], &a, force);
             finish_after(&a);
         }
         /* queues whose list emptied leave the gated list */
@@ -289,7 +311,7 @@ static void *gate_thread(void *unused)
             pthread_cond_wait(&thread_cond, &thread_lock);
         thread_pending = 0;
         pthread_mutex_unlock(&thread_lock);
-        kick_now();
+        kick_now(0);
     }
     return NULL;
 }
@@ -303,7 +325,7 @@ void kiln__cu_gate_kick(void)
         return;
     }
     if (!kiln__cu_in_callback) {
-        kick_now();
+        kick_now(0);
         return;
     }
     pthread_mutex_lock(&thread_lock);
@@ -320,4 +342,21 @@ void kiln__cu_gate_kick(void)
     pthread_mutex_unlock(&thread_lock);
     /* thread_state -1: no thread (out of resources); the next kick from
      * an ordinary thread walks the queues */
+}
+
+void kiln__cu_gate_flush_all(void)
+{
+    if (atomic_load(&held_total) == 0 || in_kick)
+        return;
+    kick_now(1);
+}
+
+void kiln__cu_gate_go_native(kiln__cu_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->native = 1;
+    int held = q->held_head != NULL;
+    pthread_mutex_unlock(&q->lock);
+    if (held)
+        kiln__cu_gate_flush_all();
 }

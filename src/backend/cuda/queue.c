@@ -206,7 +206,14 @@ kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wa
             return st;
     }
     pthread_mutex_lock(&q->lock);
-    if (kiln__cu_gate_must_hold(q, order, num_wait, wait)) {
+    int hold;
+    while ((hold = kiln__cu_gate_must_hold(q, order, num_wait, wait)) == 2) {
+        /* a native queue waits for a held command: submit what is held */
+        pthread_mutex_unlock(&q->lock);
+        kiln__cu_gate_flush_all();
+        pthread_mutex_lock(&q->lock);
+    }
+    if (hold) {
         st = kiln__cu_gate_hold(q, type, args, order, num_wait, wait, &ev);
         pthread_mutex_unlock(&q->lock);
         if (st != KILN_OK) {
