@@ -91,7 +91,11 @@ KILN_API kiln_status kiln_cuda_context_wrap(CUcontext native,
 
 /* The CUstream of a kiln queue (borrowed). An out-of-order queue runs on
  * several streams: this is its first; order work put on it with the
- * queue's other commands through kiln_queue_barrier before and after. */
+ * queue's other commands through kiln_queue_barrier before and after.
+ * From then on the queue's streams wait for user events on the device
+ * (kiln cannot hold back work it does not see), so on this queue a
+ * command behind a user event that fails still runs (its event reports
+ * the failure); elsewhere kiln holds such commands on the host. */
 KILN_API kiln_status kiln_cuda_queue_get(const kiln_queue *queue,
                                         CUstream *native);
 /* A new kiln queue around native, a stream of context's CUcontext (else
@@ -138,7 +142,9 @@ KILN_API kiln_status kiln_cuda_buffer_wrap(kiln_context *context,
  * to do), has no CUevent: KILN_ERROR_UNSUPPORTED; make a marker that waits
  * for it (kiln_queue_marker) and take the marker's CUevent. A CUevent does
  * not carry kiln's failure state (a command behind a failed user event
- * still completes as a CUevent); ask the kiln event for that. */
+ * completes as a CUevent without running); ask the kiln event for that.
+ * A command kiln holds on the host behind an unset user event is submitted
+ * by this call (with a wait on the device), so that its CUevent exists. */
 KILN_API kiln_status kiln_cuda_event_get(const kiln_event *event,
                                         CUevent *native);
 

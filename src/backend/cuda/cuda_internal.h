@@ -195,10 +195,19 @@ typedef struct kiln__cu_queue {
     kiln__cu_context *ctx;
     kiln__cu_dev *dev;
     /* the stream of the command being enqueued (set under lock by
-     * kiln__cu_cmd_begin; an in-order queue has only lanes[0]) */
+     * kiln__cu_submit; an in-order queue has only lanes[0]) */
     CUstream stream;
     CUstream lanes[KILN__CU_LANES];
     int nlanes;           /* 1: in order; KILN__CU_LANES: out of order */
+    /* host gating (gate.c): commands held back on the host, in order,
+     * while they wait for an unset user event (or, in order, behind one
+     * that does); under lock. held_cond: signalled when the list empties */
+    struct kiln__cu_held *held_head, *held_tail;
+    int held_barrier;     /* out of order: a held barrier holds what follows */
+    int gated;            /* in gate.c's list of queues with held commands */
+    int native;           /* its CUstream was handed out (or is the user's):
+                             no host gating, streams wait on user events */
+    pthread_cond_t held_cond;
     unsigned next_lane;
     CUstream notify_stream; /* lazily made: stream callbacks for notify */
     int profiling;
@@ -235,10 +244,15 @@ typedef struct kiln__cu_event {
     pthread_cond_t cond;
     int done;             /* user: set; command: known complete */
     int failed;
+    /* command events: 1 while the command is held on the host (gate.c) and
+     * its CUevents are not recorded yet (one held command that could not
+     * be submitted afterwards ends failed, its CUevents never recorded) */
+    int held;
     /* user events only */
     int slot;             /* index of the pinned flag word */
     uint32_t target;      /* the value that means "set" */
-    struct kiln__cu_notify *notes; /* pending notify callbacks */
+    struct kiln__cu_notify *notes; /* pending notify callbacks (user
+                                      events; held command events) */
     struct kiln__cu_event *next_free;
 } kiln__cu_event;
 
@@ -251,10 +265,17 @@ kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out);
 void kiln__cu_event_retain(void *e);
 void kiln__cu_event_release(void *e);
 /* Enqueue on q->stream what must come before a command: waits for the wait
- * list, collecting failing user events into ev (may be NULL). Call with
- * q->lock held and the context current. */
+ * list, collecting failing user events into ev (may be NULL); *failed
+ * (may be NULL) tells whether something in the list has failed already.
+ * Call with q->lock held and the context current. */
 kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *wait,
-                          kiln__cu_event *ev);
+                          kiln__cu_event *ev, int *failed);
+/* 1 while a wait on e could not be expressed on a stream: e is a user
+ * event not yet set, or a command event still held on the host. */
+int kiln__cu_event_pending(kiln__cu_event *e);
+/* Registers notify callbacks kept on a held event (after it was
+ * submitted; q->lock not held). */
+void kiln__cu_event_attach_notes(kiln__cu_event *e);
 /* Record the start (profiling) of ev, with q->lock held. */
 kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev);
 /* Record the end of ev, with q->lock held. */
@@ -264,18 +285,75 @@ kiln_status kiln__cu_event_end(kiln__cu_queue *q, kiln__cu_event *ev);
 void kiln__cu_reap(void);
 extern _Thread_local int kiln__cu_in_callback;
 
-/* The common shape of an enqueue: lock, context, wait list, event. */
-typedef struct kiln__cu_cmd {
-    kiln__cu_queue *q;
-    kiln__cu_event *ev; /* NULL when no event was asked for */
-    CUstream stream;    /* the lane the command went to */
-} kiln__cu_cmd;
-kiln_status kiln__cu_cmd_begin(kiln__cu_cmd *c, void *queue, size_t num_wait,
-                          void *const *wait, int want_event);
-/* Finishes the command: on st == KILN_OK records the end, hands the event
- * out (or waits for it when blocking); on failure drops it. Unlocks. */
-kiln_status kiln__cu_cmd_end(kiln__cu_cmd *c, kiln_status st, int blocking,
-                        void **out_event);
+/* ---- commands and host gating (queue.c, gate.c) ------------------------
+ *
+ * Every command is an operation type and its arguments. kiln__cu_enqueue
+ * runs it at once on the queue's stream, or holds it on the host when its
+ * wait list holds something a stream cannot wait for yet (a user event
+ * not set: a stream cannot skip a command, so one behind a user event that
+ * fails would still run) or, on an in-order queue, when a command before
+ * it is held. Held commands go to the stream, in order, when what they
+ * wait for completes (kiln__cu_gate_kick); a command whose wait list has
+ * failed is not run at all: only its event is recorded, failed. */
+typedef struct kiln__cu_optype {
+    /* the work, on q->stream (q->lock held, the context current) */
+    kiln_status (*run)(kiln__cu_queue *q, void *args);
+    /* a heap copy of args for a held command, owning what it needs later
+     * (buffers and programs retained, caller's bytes copied where the call
+     * promises they may change on return); NULL when out of memory */
+    void *(*hold)(const void *args);
+    void (*drop)(void *held); /* frees what hold made */
+} kiln__cu_optype;
+
+/* Ordering of a command on an out-of-order queue. */
+enum {
+    KILN__CU_JOINS = 1,  /* waits for every command enqueued before it */
+    KILN__CU_BARRIER = 2 /* and every later command waits for it */
+};
+
+/* Enqueues one command: event when want_event or blocking; blocking waits
+ * for it. */
+kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wait,
+                             int want_event, int blocking, unsigned order,
+                             const kiln__cu_optype *type, void *args,
+                             void **out_event);
+/* Runs a command on the stream now: lane, wait list, events, work (none
+ * when the wait list failed). q->lock held, context current. */
+kiln_status kiln__cu_submit(kiln__cu_queue *q, const kiln__cu_optype *type, void *args,
+                            size_t num_wait, void *const *wait,
+                            kiln__cu_event *ev);
+
+typedef struct kiln__cu_held {
+    struct kiln__cu_held *next;
+    const kiln__cu_optype *type;
+    void *args;           /* type->hold's copy */
+    void **wait;          /* retained */
+    size_t num_wait;
+    kiln__cu_event *ev;   /* retained; ev->held */
+    unsigned order;
+} kiln__cu_held;
+
+/* gate.c. With q->lock held: whether a command must be held. */
+int kiln__cu_gate_must_hold(kiln__cu_queue *q, unsigned order, size_t num_wait,
+                            void *const *wait);
+/* With q->lock held: holds a command (makes *ev when NULL). */
+kiln_status kiln__cu_gate_hold(kiln__cu_queue *q, const kiln__cu_optype *type,
+                               const void *args, unsigned order, size_t num_wait,
+                               void *const *wait, kiln__cu_event **ev);
+/* After a user event completed: submits every held command that can go.
+ * On a driver thread (no CUDA calls there) kiln's gate thread does it. */
+void kiln__cu_gate_kick(void);
+/* Blocks until q holds no command (q->lock held; it is released while
+ * waiting). */
+void kiln__cu_gate_drain_wait(kiln__cu_queue *q);
+/* Submits every held command now, those behind unset user events with
+ * stream-side waits (they will run even if the event fails): for code that
+ * puts work on a stream kiln does not see (q->lock not held). */
+void kiln__cu_gate_flush_all(void);
+/* q's stream is handed out: q stops holding commands, for good (what it
+ * holds goes to the stream now). */
+void kiln__cu_gate_go_native(kiln__cu_queue *q);
+
 
 /* ---- pinned staging memory (stage.c) ----------------------------------
  *
@@ -373,6 +451,13 @@ typedef struct kiln__cu_kernel {
     CUfunction fn;
     int max_threads;
 } kiln__cu_kernel;
+
+/* memory.c: a reference on a buffer (held commands keep theirs). */
+void kiln__cu_buffer_ref(kiln__cu_buffer *b);
+void kiln__cu_buffer_unref(kiln__cu_buffer *b);
+/* program.c */
+void kiln__cu_program_ref(kiln__cu_program *p);
+void kiln__cu_program_unref(kiln__cu_program *p);
 
 /* kiln__cuda_compile, kiln__cuda_check_image, kiln__cuda_nvrtc_ready and
  * kiln__cuda_pick_block: nvrtc_tools.h. */

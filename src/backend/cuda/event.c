@@ -19,10 +19,14 @@
  * the event is set (cuLaunchHostFunc), which is correct but holds a driver
  * callback thread.
  *
- * Failure: commands that waited on a user event completed with
- * KILN_EVENT_ERROR report KILN_EVENT_ERROR too (the failure is inherited
- * through wait lists), but on CUDA they still run: a stream cannot skip an
- * enqueued command.
+ * Since host gating (gate.c) a command never reaches a stream while a
+ * user event it waits for is unset: it is held on the host, and its event
+ * is "held" (no CUevent recorded yet: every query here checks that
+ * first). So the memop wait above is only a fallback.
+ *
+ * Failure: a command whose wait list holds a failed event does not run;
+ * its event is recorded and reports KILN_EVENT_ERROR (the failure is
+ * inherited through wait lists).
  *
  * Notifications for command events use cuStreamAddCallback on a per-queue
  * side stream that waits for the event: unlike cuLaunchHostFunc it is
@@ -189,13 +193,16 @@ static void kiln__cu_event_destroy_now(kiln__cu_event *e)
              * waiting on its word go on and the word can be reused. */
             e->done = 1;
             e->failed = 1;
-            atomic_fetch_sub(&kiln__cu_unset_user_events, 1);
             __atomic_store_n(kiln__cu_slot_word(e->slot), e->target,
                              __ATOMIC_RELEASE);
             notes = e->notes;
             e->notes = NULL;
+            pthread_mutex_unlock(&e->lock);
+            kiln__cu_gate_kick(); /* what was held behind it fails */
+            atomic_fetch_sub(&kiln__cu_unset_user_events, 1);
+        } else {
+            pthread_mutex_unlock(&e->lock);
         }
-        pthread_mutex_unlock(&e->lock);
         kiln__cu_fire_notes(notes, 1);
         kiln__cu_slot_put(e->slot);
         kiln__cu_context_unref(e->ctx);
@@ -272,6 +279,7 @@ kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out)
     e->num_deps = 0;
     e->done = 0;
     e->failed = 0;
+    e->held = 0;
     e->notes = NULL;
     e->next_free = NULL;
     kiln__cu_queue_ref(q);
@@ -309,9 +317,21 @@ static void kiln__cu_block_on_user(void *p)
     kiln__cu_in_callback = 0;
 }
 
-kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *wait,
-                          kiln__cu_event *ev)
+int kiln__cu_event_pending(kiln__cu_event *e)
 {
+    pthread_mutex_lock(&e->lock);
+    int pending = e->is_user ? !e->done : e->held;
+    pthread_mutex_unlock(&e->lock);
+    return pending;
+}
+
+kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *wait,
+                          kiln__cu_event *ev, int *any_failed)
+{
+    int dummy;
+    if (!any_failed)
+        any_failed = &dummy;
+    *any_failed = 0;
     for (size_t i = 0; i < num_wait; i++) {
         kiln__cu_event *w = wait[i];
         if (!w)
@@ -320,6 +340,8 @@ kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *
             pthread_mutex_lock(&w->lock);
             int done = w->done, failed = w->failed;
             pthread_mutex_unlock(&w->lock);
+            if (failed)
+                *any_failed = 1;
             if (ev && failed)
                 ev->failed = 1;
             if (done)
@@ -351,25 +373,37 @@ kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *
             if (r != CUDA_SUCCESS)
                 return kiln__cu_fail("cuStreamWaitEvent", r);
         }
+        /* a command event failed already (it did not run, or a user
+         * event it waited for failed): inherit that */
+        pthread_mutex_lock(&w->lock);
+        int failed = w->failed;
+        for (size_t k = 0; k < w->num_deps && !failed; k++) {
+            kiln__cu_event *u = w->deps[k];
+            pthread_mutex_lock(&u->lock);
+            failed = u->done && u->failed;
+            pthread_mutex_unlock(&u->lock);
+        }
+        if (failed)
+            *any_failed = 1;
+        kiln_status st = KILN_OK;
         if (ev) {
             /* inherit the user events w depends on */
-            pthread_mutex_lock(&w->lock);
-            kiln_status st = KILN_OK;
-            if (w->failed)
+            if (failed)
                 ev->failed = 1;
             for (size_t k = 0; k < w->num_deps && st == KILN_OK; k++)
                 st = kiln__cu_add_dep(ev, w->deps[k]);
-            pthread_mutex_unlock(&w->lock);
-            if (st != KILN_OK)
-                return st;
         }
+        pthread_mutex_unlock(&w->lock);
+        if (st != KILN_OK)
+            return st;
     }
     return KILN_OK;
 }
 
 kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev)
 {
-    ev->queued_ns = kiln__cu_now_ns();
+    if (!ev->queued_ns) /* a held command keeps its enqueue time */
+        ev->queued_ns = kiln__cu_now_ns();
     ev->stream = q->stream;
     if (q->profiling) {
         CUresult r = kiln__cu.cuEventRecord(ev->start, q->stream);
@@ -423,6 +457,10 @@ kiln_status kiln__cu_event_wait(size_t num, void *const *events)
             failed = e->failed;
             pthread_mutex_unlock(&e->lock);
         } else {
+            pthread_mutex_lock(&e->lock); /* held: until it is submitted */
+            while (e->held)
+                pthread_cond_wait(&e->cond, &e->lock);
+            pthread_mutex_unlock(&e->lock);
             kiln_status st = kiln__cu_ctx_use(e->queue->dev->ctx);
             if (st != KILN_OK)
                 return st;
@@ -455,6 +493,10 @@ kiln_status kiln__cu_event_state(void *event, kiln_event_state *state)
         pthread_mutex_unlock(&e->lock);
         return KILN_OK;
     }
+    if (kiln__cu_event_pending(e)) {
+        *state = KILN_EVENT_QUEUED; /* held on the host */
+        return KILN_OK;
+    }
     kiln_status st = kiln__cu_ctx_use(e->queue->dev->ctx);
     if (st != KILN_OK)
         return st;
@@ -485,7 +527,8 @@ kiln_status kiln__cu_event_times(void *event, kiln_event_times *t)
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
-    CUresult r = kiln__cu.cuEventQuery(e->end);
+    CUresult r = kiln__cu_event_pending(e) ? CUDA_ERROR_NOT_READY
+                                           : kiln__cu.cuEventQuery(e->end);
     if (r == CUDA_ERROR_NOT_READY)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "the event has not completed yet");
@@ -553,6 +596,23 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
         return KILN_OK;
     }
     kiln__cu_queue *q = e->queue;
+    pthread_mutex_lock(&e->lock);
+    if (e->held) {
+        /* registered for real once the command is submitted */
+        kiln__cu_notify *n = kiln__malloc(sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&e->lock);
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+        }
+        n->ev = e;
+        n->fn = fn;
+        n->arg = arg;
+        n->next = e->notes;
+        e->notes = n;
+        pthread_mutex_unlock(&e->lock);
+        return KILN_OK;
+    }
+    pthread_mutex_unlock(&e->lock);
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
@@ -589,6 +649,29 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
         return kiln__cu_fail(call, r);
     }
     return KILN_OK;
+}
+
+void kiln__cu_event_attach_notes(kiln__cu_event *e)
+{
+    pthread_mutex_lock(&e->lock);
+    kiln__cu_notify *n = e->notes;
+    e->notes = NULL;
+    pthread_mutex_unlock(&e->lock);
+    /* registered in the order they were asked for */
+    kiln__cu_notify *rev = NULL;
+    while (n) {
+        kiln__cu_notify *next = n->next;
+        n->next = rev;
+        rev = n;
+        n = next;
+    }
+    while (rev) {
+        kiln__cu_notify *next = rev->next;
+        if (kiln__cu_event_notify(e, rev->fn, rev->arg) != KILN_OK)
+            rev->fn(rev->arg, 1); /* could not watch it: said failed */
+        free(rev);
+        rev = next;
+    }
 }
 
 kiln_status kiln__cu_user_event_create(void *context, void **event)
@@ -629,13 +712,14 @@ kiln_status kiln__cu_user_event_set(void *event, int failed)
                                "the user event was already completed");
     }
     e->done = 1;
-    atomic_fetch_sub(&kiln__cu_unset_user_events, 1);
     e->failed = failed ? 1 : 0;
     __atomic_store_n(kiln__cu_slot_word(e->slot), e->target, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&e->cond);
     kiln__cu_notify *notes = e->notes;
     e->notes = NULL;
     pthread_mutex_unlock(&e->lock);
-    kiln__cu_fire_notes(notes, e->failed);
+    kiln__cu_gate_kick(); /* what was held behind it goes (or fails) */
+    atomic_fetch_sub(&kiln__cu_unset_user_events, 1);
+    kiln__cu_fire_notes(notes, failed ? 1 : 0);
     return KILN_OK;
 }

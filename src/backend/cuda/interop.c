@@ -44,6 +44,7 @@ static kiln_status cu_queue_wrap(void *context, const kiln__bdevice *device, voi
     kiln__cu.cuStreamDestroy(q->stream);
     q->stream = q->lanes[0] = (CUstream)native;
     q->borrowed = 1;
+    q->native = 1; /* the user's stream: kiln cannot hold back their work */
     return KILN_OK;
 }
 
@@ -160,7 +161,9 @@ kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native)
     if (st != KILN_OK)
         return st;
     /* an out-of-order queue: its first stream; work put there is ordered
-     * with the queue's other commands by kiln barriers around it */
+     * with the queue's other commands by kiln barriers around it. From now
+     * on the queue cannot hold commands on the host (gate.c) */
+    kiln__cu_gate_go_native(h);
     *native = ((const kiln__cu_queue *)h)->lanes[0];
     return KILN_OK;
 }
@@ -315,6 +318,8 @@ kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native)
                                "%s: a user event, or one kiln completed on the host, has no "
                                "CUevent (the host completes it); make a marker that waits for "
                                "it with kiln_queue_marker and use the marker's CUevent", fn);
+    if (kiln__cu_event_pending(e))
+        kiln__cu_gate_flush_all(); /* held on the host: record it now */
     *native = e->end;
     return KILN_OK;
 }

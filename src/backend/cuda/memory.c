@@ -339,7 +339,9 @@ static void kiln__cu_buffer_free_later(void *arg)
     kiln__cu_buffer_free_struct(arg);
 }
 
-static void kiln__cu_buffer_unref(kiln__cu_buffer *b)
+void kiln__cu_buffer_ref(kiln__cu_buffer *b) { atomic_fetch_add(&b->refs, 1); }
+
+void kiln__cu_buffer_unref(kiln__cu_buffer *b)
 {
     while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         kiln__cu_buffer *parent = b->parent;
@@ -481,21 +483,68 @@ static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
 }
 
 /* Both directions: one command on the queue, blocking if asked. */
+typedef struct xfer_args {
+    kiln__cu_buffer *b;
+    int write, blocking;
+    size_t offset, size;
+    const void *src;
+    void *dst;
+    void *own; /* held: the copy of src it owns */
+} xfer_args;
+
+static kiln_status xfer_run(kiln__cu_queue *q, void *p)
+{
+    const xfer_args *a = p;
+    if (!a->size)
+        return KILN_OK;
+    return a->write ? kiln__cu_write_cmd(q, a->b, a->offset, a->size, a->src, a->blocking)
+                    : kiln__cu_read_cmd(q, a->b, a->offset, a->size, a->dst, a->blocking);
+}
+
+/* A held transfer runs as a non-blocking one (its caller, if blocking,
+ * waits for the event instead). A non-blocking write copies the caller's
+ * bytes now, as one that runs at once does (staging), unless they are
+ * page-locked (read by the DMA when it runs, in both cases). */
+static void *xfer_hold(const void *p)
+{
+    const xfer_args *a = p;
+    xfer_args *h = kiln__malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    *h = *a;
+    h->blocking = 0;
+    if (a->write && !a->blocking && a->size &&
+        (a->b->pinned || !kiln__cu_host_pinned(a->src, a->size))) {
+        h->own = kiln__malloc(a->size);
+        if (!h->own) {
+            free(h);
+            return NULL;
+        }
+        memcpy(h->own, a->src, a->size);
+        h->src = h->own;
+    }
+    kiln__cu_buffer_ref(a->b);
+    return h;
+}
+
+static void xfer_drop(void *p)
+{
+    xfer_args *h = p;
+    free(h->own);
+    kiln__cu_buffer_unref(h->b);
+    free(h);
+}
+
+static const kiln__cu_optype xfer_type = {xfer_run, xfer_hold, xfer_drop};
+
 static kiln_status kiln__cu_transfer(void *queue, kiln__cu_buffer *b, int write,
                                      size_t offset, size_t size, const void *src,
                                      void *dst, int blocking, size_t num_wait,
                                      void *const *wait, void **out_event)
 {
-    kiln__cu_cmd c;
-    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait,
-                                   out_event != NULL || blocking);
-    if (st != KILN_OK)
-        return st;
-    if (size && write)
-        st = kiln__cu_write_cmd(c.q, b, offset, size, src, blocking);
-    else if (size)
-        st = kiln__cu_read_cmd(c.q, b, offset, size, dst, blocking);
-    return kiln__cu_cmd_end(&c, st, blocking, out_event);
+    xfer_args a = {b, write, blocking, offset, size, src, dst, NULL};
+    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL || blocking,
+                            blocking, 0, &xfer_type, &a, out_event);
 }
 
 kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
@@ -516,28 +565,57 @@ kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
                              blocking, num_wait, wait, out_event);
 }
 
+typedef struct copy_args {
+    kiln__cu_buffer *s, *d;
+    size_t src_offset, dst_offset, size;
+} copy_args;
+
+static kiln_status copy_run(kiln__cu_queue *q, void *p)
+{
+    const copy_args *a = p;
+    if (a->size && a->s->pinned && a->d->pinned)
+        /* host to host: CUDA would copy synchronously */
+        return kiln__cu_host_copy(q, (char *)a->d->host + a->dst_offset,
+                                  (char *)a->s->host + a->src_offset, a->size, 0);
+    if (a->size) {
+        CUresult r = kiln__cu.cuMemcpyDtoDAsync(a->d->ptr + a->dst_offset,
+                                                a->s->ptr + a->src_offset, a->size,
+                                                q->stream);
+        if (r != CUDA_SUCCESS)
+            return kiln__cu_fail("cuMemcpyDtoDAsync", r);
+    }
+    return KILN_OK;
+}
+
+static void *copy_hold(const void *p)
+{
+    copy_args *h = kiln__malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    *h = *(const copy_args *)p;
+    kiln__cu_buffer_ref(h->s);
+    kiln__cu_buffer_ref(h->d);
+    return h;
+}
+
+static void copy_drop(void *p)
+{
+    copy_args *h = p;
+    kiln__cu_buffer_unref(h->s);
+    kiln__cu_buffer_unref(h->d);
+    free(h);
+}
+
+static const kiln__cu_optype copy_type = {copy_run, copy_hold, copy_drop};
+
 kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
                             void *dst, size_t dst_offset, size_t size,
                             size_t num_wait, void *const *wait,
                             void **out_event)
 {
-    kiln__cu_buffer *s = src, *d = dst;
-    kiln__cu_cmd c;
-    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
-    if (st != KILN_OK)
-        return st;
-    if (size && s->pinned && d->pinned) {
-        /* host to host: CUDA would copy synchronously */
-        st = kiln__cu_host_copy(c.q, (char *)d->host + dst_offset,
-                                (char *)s->host + src_offset, size, 0);
-    } else if (size) {
-        CUresult r = kiln__cu.cuMemcpyDtoDAsync(d->ptr + dst_offset,
-                                           s->ptr + src_offset, size,
-                                           c.q->stream);
-        if (r != CUDA_SUCCESS)
-            st = kiln__cu_fail("cuMemcpyDtoDAsync", r);
-    }
-    return kiln__cu_cmd_end(&c, st, 0, out_event);
+    copy_args a = {src, dst, src_offset, dst_offset, size};
+    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0,
+                            &copy_type, &a, out_event);
 }
 
 /* Fill: on a HOST_PINNED buffer a host function writes the pattern. On
@@ -597,6 +675,40 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     return KILN_OK;
 }
 
+typedef struct fill_args {
+    kiln__cu_buffer *b;
+    const void *pattern;
+    size_t pattern_size, offset, size;
+} fill_args;
+
+static kiln_status fill_run(kiln__cu_queue *q, void *p)
+{
+    const fill_args *a = p;
+    return kiln__cu_fill_cmd(q, a->b, a->pattern, a->pattern_size, a->offset, a->size);
+}
+
+static void *fill_hold(const void *p)
+{
+    const fill_args *a = p;
+    fill_args *h = kiln__malloc(sizeof *h + a->pattern_size);
+    if (!h)
+        return NULL;
+    *h = *a;
+    memcpy(h + 1, a->pattern, a->pattern_size);
+    h->pattern = h + 1;
+    kiln__cu_buffer_ref(a->b);
+    return h;
+}
+
+static void fill_drop(void *p)
+{
+    fill_args *h = p;
+    kiln__cu_buffer_unref(h->b);
+    free(h);
+}
+
+static const kiln__cu_optype fill_type = {fill_run, fill_hold, fill_drop};
+
 kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
                             size_t pattern_size, size_t offset, size_t size,
                             size_t num_wait, void *const *wait,
@@ -606,12 +718,9 @@ kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "fill size %zu is not a multiple of the "
                                "pattern size %zu", size, pattern_size);
-    kiln__cu_cmd c;
-    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
-    if (st != KILN_OK)
-        return st;
-    st = kiln__cu_fill_cmd(c.q, buffer, pattern, pattern_size, offset, size);
-    return kiln__cu_cmd_end(&c, st, 0, out_event);
+    fill_args a = {buffer, pattern, pattern_size, offset, size};
+    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0,
+                            &fill_type, &a, out_event);
 }
 
 /* Records a mapping on its buffer (a new one, or one given back to the
@@ -671,6 +780,57 @@ kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
 /* Unmap: a written staging copy goes back to the device with an async copy
  * (pinned source), and the block returns to the pool from the stream; the
  * call does not block, so a wait list holding an unset user event is fine. */
+typedef struct unmap_args {
+    kiln__cu_buffer *b;
+    kiln__cu_mapping *m;
+    int *taken; /* set when a held command took m over */
+} unmap_args;
+
+static kiln_status unmap_run(kiln__cu_queue *q, void *p)
+{
+    const unmap_args *a = p;
+    kiln__cu_mapping *m = a->m;
+    kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
+    if (!j)
+        return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    CUresult r = kiln__cu.cuMemcpyHtoDAsync(a->b->ptr + m->offset, m->host, m->size,
+                                            q->stream);
+    if (r != CUDA_SUCCESS) {
+        free(j);
+        return kiln__cu_fail("cuMemcpyHtoDAsync (unmap)", r);
+    }
+    j->stage = m->stage;
+    m->stage = NULL; /* the stream owns it now */
+    /* on failure the copy may still read the block: it is left out of the
+     * pool, never reused */
+    return kiln__cu_hostjob_launch(q->stream, j);
+}
+
+static void *unmap_hold(const void *p)
+{
+    const unmap_args *a = p;
+    unmap_args *h = kiln__malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    *h = *a;
+    *a->taken = 1;
+    h->taken = NULL;
+    kiln__cu_buffer_ref(a->b);
+    return h;
+}
+
+static void unmap_drop(void *p)
+{
+    unmap_args *h = p;
+    if (h->m->stage) /* never ran (its wait list failed): no copy reads it */
+        kiln__cu_stage_put(h->m->stage);
+    free(h->m);
+    kiln__cu_buffer_unref(h->b);
+    free(h);
+}
+
+static const kiln__cu_optype unmap_type = {unmap_run, unmap_hold, unmap_drop};
+
 kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                              size_t num_wait, void *const *wait,
                              void **out_event)
@@ -691,34 +851,20 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
                 (m->flags & (KILN_MAP_WRITE | KILN_MAP_WRITE_INVALIDATE)) != 0;
     kiln_status st;
     if (write) {
-        kiln__cu_cmd c;
-        st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, out_event != NULL);
-        if (st == KILN_OK) {
-            kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
-            if (!j) {
-                st = KILN_ERROR_OUT_OF_HOST_MEMORY;
-            } else {
-                CUresult r = kiln__cu.cuMemcpyHtoDAsync(b->ptr + m->offset, m->host,
-                                                   m->size, c.q->stream);
-                if (r != CUDA_SUCCESS) {
-                    free(j);
-                    st = kiln__cu_fail("cuMemcpyHtoDAsync (unmap)", r);
-                } else {
-                    j->stage = m->stage;
-                    m->stage = NULL; /* the stream owns it now */
-                    /* on failure the copy may still read the block: it
-                     * is left out of the pool, never reused */
-                    st = kiln__cu_hostjob_launch(c.q->stream, j);
-                }
-            }
-            st = kiln__cu_cmd_end(&c, st, 0, out_event);
-        }
+        int taken = 0;
+        unmap_args a = {b, m, &taken};
+        st = kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0,
+                              &unmap_type, &a, out_event);
+        if (taken)
+            return st; /* held: the command owns the mapping now */
         if (st != KILN_OK && m->stage) {
             /* nothing was enqueued: keep the mapping so that the caller
              * may retry */
             kiln__cu_map_push(b, m);
             return st;
         }
+        if (m->stage) /* did not run (its wait list failed) */
+            kiln__cu_stage_put(m->stage);
     } else {
         st = kiln__cu_queue_marker(queue, 0, num_wait, wait, out_event);
         if (st != KILN_OK) {

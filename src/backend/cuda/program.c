@@ -594,7 +594,9 @@ static void kiln__cu_program_free_later(void *arg)
     kiln__cu_program_free(arg);
 }
 
-static void kiln__cu_program_unref(kiln__cu_program *p)
+void kiln__cu_program_ref(kiln__cu_program *p) { atomic_fetch_add(&p->refs, 1); }
+
+void kiln__cu_program_unref(kiln__cu_program *p)
 {
     if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
         return;
@@ -805,6 +807,94 @@ static kiln_status kiln__cu_launch_params(const kiln__cu_queue *q,
     return KILN_OK;
 }
 
+typedef struct launch_args {
+    CUfunction fn;
+    unsigned grid[3], block[3], shared;
+    void **params;
+    /* for hold: what the parameters are */
+    const kiln__barg *bargs;
+    size_t num_args;
+    kiln__cu_program *program;
+    /* held: retained buffers */
+    kiln__cu_buffer **bufs;
+    size_t num_bufs;
+} launch_args;
+
+static kiln_status launch_run(kiln__cu_queue *q, void *p)
+{
+    const launch_args *a = p;
+    CUresult r = kiln__cu.cuLaunchKernel(a->fn, a->grid[0], a->grid[1], a->grid[2],
+                                         a->block[0], a->block[1], a->block[2],
+                                         a->shared, q->stream, a->params, NULL);
+    return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuLaunchKernel", r);
+}
+
+/* One block: the struct, the parameter pointers, the retained buffers and
+ * the parameters' bytes (device pointers resolved now; the buffers and the
+ * module stay alive until the held launch has gone). */
+static void *launch_hold(const void *p)
+{
+    const launch_args *a = p;
+    size_t n = a->num_args, bytes = 0, nbuf = 0;
+    for (size_t i = 0; i < n; i++) {
+        bytes += a->bargs[i].kind == KILN_ARG_SCALAR ? a->bargs[i].size
+                                                     : sizeof(CUdeviceptr);
+        bytes = (bytes + 15) & ~(size_t)15;
+        nbuf += a->bargs[i].kind == KILN_ARG_BUFFER && a->bargs[i].mem;
+    }
+    launch_args *h = kiln__malloc(sizeof *h + n * sizeof(void *) +
+                                  nbuf * sizeof(kiln__cu_buffer *) + bytes + 16);
+    if (!h)
+        return NULL;
+    *h = *a;
+    h->params = (void **)(h + 1);
+    h->bufs = (kiln__cu_buffer **)(h->params + n);
+    char *at = (char *)(((uintptr_t)(h->bufs + nbuf) + 15) & ~(uintptr_t)15);
+    h->num_bufs = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t sz = a->bargs[i].kind == KILN_ARG_SCALAR ? a->bargs[i].size
+                                                        : sizeof(CUdeviceptr);
+        memcpy(at, a->params[i], sz);
+        h->params[i] = at;
+        at += (sz + 15) & ~(size_t)15;
+        if (a->bargs[i].kind == KILN_ARG_BUFFER && a->bargs[i].mem) {
+            h->bufs[h->num_bufs] = a->bargs[i].mem;
+            kiln__cu_buffer_ref(h->bufs[h->num_bufs++]);
+        }
+    }
+    h->bargs = NULL;
+    kiln__cu_program_ref(h->program);
+    return h;
+}
+
+static void launch_drop(void *p)
+{
+    launch_args *h = p;
+    for (size_t i = 0; i < h->num_bufs; i++)
+        kiln__cu_buffer_unref(h->bufs[i]);
+    kiln__cu_program_unref(h->program);
+    free(h);
+}
+
+static const kiln__cu_optype launch_type = {launch_run, launch_hold, launch_drop};
+
+/* An empty range still goes through the queue (its event orders like any
+ * command), with nothing launched. */
+static kiln_status nothing_run(kiln__cu_queue *q, void *p)
+{
+    (void)q;
+    (void)p;
+    return KILN_OK;
+}
+
+static void *nothing_hold(const void *p)
+{
+    (void)p;
+    return kiln__malloc(1);
+}
+
+static const kiln__cu_optype nothing_type = {nothing_run, nothing_hold, free};
+
 kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
                               const size_t *global, const size_t *local,
                               size_t num_args, const kiln__barg *args,
@@ -843,19 +933,13 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
     size_t shared = 0; /* dynamic shared memory: the KILN_ARG_LOCAL sizes */
     st = kiln__cu_launch_params(q, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK) {
-        kiln__cu_cmd c;
-        st = kiln__cu_cmd_begin(&c, q, num_wait, wait, out_event != NULL);
-        if (st == KILN_OK) {
-            if (!empty) {
-                CUresult r = kiln__cu.cuLaunchKernel(
-                    k->fn, (unsigned)grid[0], (unsigned)grid[1],
-                    (unsigned)grid[2], (unsigned)b[0], (unsigned)b[1],
-                    (unsigned)b[2], (unsigned)shared, q->stream, params, NULL);
-                if (r != CUDA_SUCCESS)
-                    st = kiln__cu_fail("cuLaunchKernel", r);
-            }
-            st = kiln__cu_cmd_end(&c, st, 0, out_event);
-        }
+        launch_args a = {k->fn,
+                         {(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
+                         {(unsigned)b[0], (unsigned)b[1], (unsigned)b[2]},
+                         (unsigned)shared, params, args, num_args, k->program,
+                         NULL, 0};
+        st = kiln__cu_enqueue(q, num_wait, wait, out_event != NULL, 0, 0,
+                              empty ? &nothing_type : &launch_type, &a, out_event);
     }
     if (params != stack_params) {
         free(params);

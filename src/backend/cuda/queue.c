@@ -2,7 +2,9 @@
  * out-of-order queue has KILN__CU_LANES streams ("lanes") and puts each
  * command on the next one, so commands that do not wait for each other may
  * overlap, as on an OpenCL out-of-order queue. Wait lists become
- * cross-stream event waits; markers and barriers join every lane. */
+ * cross-stream event waits; markers and barriers join every lane.
+ * kiln__cu_enqueue is the one way in for every command (gate.c may hold
+ * it on the host first). */
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_internal.h"
@@ -34,6 +36,7 @@ void kiln__cu_queue_unref(kiln__cu_queue *q)
             kiln__cu.cuEventDestroy(q->base);
     }
     pthread_mutex_destroy(&q->lock);
+    pthread_cond_destroy(&q->held_cond);
     pthread_mutex_destroy(&q->pool_lock);
     kiln__cu_context_unref(q->ctx);
     free(q);
@@ -76,6 +79,7 @@ kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
     q->dev = d;
     q->profiling = (flags & KILN_QUEUE_PROFILING) != 0;
     pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->held_cond, NULL);
     pthread_mutex_init(&q->pool_lock, NULL);
     kiln__cu_mem_queue_add(c, q);
     if (q->profiling) {
@@ -115,6 +119,9 @@ kiln_status kiln__cu_queue_finish(void *queue)
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
+    pthread_mutex_lock(&q->lock); /* held commands reach the streams first */
+    kiln__cu_gate_drain_wait(q);
+    pthread_mutex_unlock(&q->lock);
     for (int i = 0; i < q->nlanes; i++) {
         CUresult r = kiln__cu.cuStreamSynchronize(q->lanes[i]);
         if (r != CUDA_SUCCESS) {
@@ -129,53 +136,42 @@ kiln_status kiln__cu_queue_finish(void *queue)
 /* CUDA submits work as it is enqueued. */
 kiln_status kiln__cu_queue_flush(void *queue) { return KILN_OK; }
 
-kiln_status kiln__cu_cmd_begin(kiln__cu_cmd *c, void *queue, size_t num_wait,
-                          void *const *wait, int want_event)
+kiln_status kiln__cu_submit(kiln__cu_queue *q, const kiln__cu_optype *type, void *args,
+                            size_t num_wait, void *const *wait,
+                            kiln__cu_event *ev)
 {
-    kiln__cu_queue *q = queue;
-    c->q = q;
-    c->ev = NULL;
-    kiln__cu_reap();
-    kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
-    if (st != KILN_OK)
-        return st;
-    if (want_event) {
-        st = kiln__cu_event_new(q, &c->ev);
-        if (st != KILN_OK)
-            return st;
-    }
-    pthread_mutex_lock(&q->lock);
     if (q->nlanes > 1) /* out of order: the next lane */
         q->stream = q->lanes[q->next_lane++ % (unsigned)q->nlanes];
-    c->stream = q->stream;
-    st = kiln__cu_wait_list(q, num_wait, wait, c->ev);
-    if (st == KILN_OK && c->ev)
-        st = kiln__cu_event_begin(q, c->ev);
-    if (st != KILN_OK) {
-        pthread_mutex_unlock(&q->lock);
-        kiln__cu_event_release(c->ev);
-        c->ev = NULL;
+    int failed = 0;
+    kiln_status st = kiln__cu_wait_list(q, num_wait, wait, ev, &failed);
+    if (st == KILN_OK && ev)
+        st = kiln__cu_event_begin(q, ev);
+    /* Something it waits for failed: the command does not run (as on
+     * OpenCL); its event is still recorded, and reports the failure. */
+    if (st == KILN_OK && !failed)
+        st = type->run(q, args);
+    if (st == KILN_OK && ev) {
+        if (failed) {
+            pthread_mutex_lock(&ev->lock);
+            ev->failed = 1;
+            pthread_mutex_unlock(&ev->lock);
+        }
+        st = kiln__cu_event_end(q, ev);
     }
     return st;
 }
 
-kiln_status kiln__cu_cmd_end(kiln__cu_cmd *c, kiln_status st, int blocking,
-                        void **out_event)
+/* After the command went (or was held): the event out, or waited for. */
+static kiln_status finish_command(kiln__cu_event *ev, CUstream stream,
+                                  int blocking, void **out_event)
 {
-    kiln__cu_queue *q = c->q;
-    if (st == KILN_OK && c->ev)
-        st = kiln__cu_event_end(q, c->ev);
-    pthread_mutex_unlock(&q->lock);
-    if (st != KILN_OK) {
-        kiln__cu_event_release(c->ev);
-        return st;
-    }
     if (blocking) {
-        if (c->ev) {
-            void *one = c->ev;
+        kiln_status st = KILN_OK;
+        if (ev) {
+            void *one = ev;
             st = kiln__cu_event_wait(1, &one);
         } else {
-            CUresult r = kiln__cu.cuStreamSynchronize(c->stream);
+            CUresult r = kiln__cu.cuStreamSynchronize(stream);
             if (r != CUDA_SUCCESS) {
                 kiln__cu_fail("cuStreamSynchronize", r);
                 st = kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
@@ -183,15 +179,57 @@ kiln_status kiln__cu_cmd_end(kiln__cu_cmd *c, kiln_status st, int blocking,
             }
         }
         if (st != KILN_OK) {
-            kiln__cu_event_release(c->ev);
+            kiln__cu_event_release(ev);
             return st;
         }
     }
     if (out_event)
-        *out_event = c->ev;
+        *out_event = ev;
     else
-        kiln__cu_event_release(c->ev);
+        kiln__cu_event_release(ev);
     return KILN_OK;
+}
+
+kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wait,
+                             int want_event, int blocking, unsigned order,
+                             const kiln__cu_optype *type, void *args,
+                             void **out_event)
+{
+    kiln__cu_reap();
+    kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
+    if (st != KILN_OK)
+        return st;
+    kiln__cu_event *ev = NULL;
+    if (want_event || blocking) {
+        st = kiln__cu_event_new(q, &ev);
+        if (st != KILN_OK)
+            return st;
+    }
+    pthread_mutex_lock(&q->lock);
+    int hold;
+    while ((hold = kiln__cu_gate_must_hold(q, order, num_wait, wait)) == 2) {
+        /* a native queue waits for a held command: submit what is held */
+        pthread_mutex_unlock(&q->lock);
+        kiln__cu_gate_flush_all();
+        pthread_mutex_lock(&q->lock);
+    }
+    if (hold) {
+        st = kiln__cu_gate_hold(q, type, args, order, num_wait, wait, &ev);
+        pthread_mutex_unlock(&q->lock);
+        if (st != KILN_OK) {
+            kiln__cu_event_release(ev);
+            return st;
+        }
+        return finish_command(ev, NULL, blocking, out_event);
+    }
+    st = kiln__cu_submit(q, type, args, num_wait, wait, ev);
+    CUstream stream = q->stream;
+    pthread_mutex_unlock(&q->lock);
+    if (st != KILN_OK) {
+        kiln__cu_event_release(ev);
+        return st;
+    }
+    return finish_command(ev, stream, blocking, out_event);
 }
 
 /* Makes stream `to` wait for everything enqueued so far on `from`. */
@@ -214,28 +252,44 @@ static kiln_status lane_join(kiln__cu_queue *q, CUstream from, CUstream to)
  * them (every lane joins the marker's lane first), and a barrier also
  * makes every later command wait for it (every lane waits on its lane). A
  * marker with a wait list waits only for that list. */
+typedef struct marker_args {
+    int joins, barrier;
+} marker_args;
+
+static kiln_status marker_run(kiln__cu_queue *q, void *p)
+{
+    const marker_args *a = p;
+    kiln_status st = KILN_OK;
+    CUstream at = q->stream;
+    if (q->nlanes > 1 && a->joins)
+        /* begin recorded the event's start on the lane: the joins come
+         * after it, so the marker's time covers the wait for the others */
+        for (int i = 0; i < q->nlanes && st == KILN_OK; i++)
+            if (q->lanes[i] != at)
+                st = lane_join(q, q->lanes[i], at);
+    if (q->nlanes > 1 && a->barrier)
+        for (int i = 0; i < q->nlanes && st == KILN_OK; i++)
+            if (q->lanes[i] != at)
+                st = lane_join(q, at, q->lanes[i]);
+    return st;
+}
+
+static void *marker_hold(const void *p)
+{
+    marker_args *a = kiln__malloc(sizeof *a);
+    if (a)
+        *a = *(const marker_args *)p;
+    return a;
+}
+
+static const kiln__cu_optype marker_type = {marker_run, marker_hold, free};
+
 kiln_status kiln__cu_queue_marker(void *queue, int barrier, size_t num_wait,
                              void *const *wait, void **out_event)
 {
     kiln__cu_queue *q = queue;
-    kiln__cu_cmd c;
-    kiln_status st = kiln__cu_cmd_begin(&c, queue, num_wait, wait, 1);
-    if (st != KILN_OK)
-        return st;
-    if (q->nlanes > 1 && (num_wait == 0 || barrier)) {
-        /* begin recorded the event's start on the lane: the joins come
-         * after it, so the marker's time covers the wait for the others */
-        for (int i = 0; i < q->nlanes && st == KILN_OK; i++)
-            if (q->lanes[i] != c.stream)
-                st = lane_join(q, q->lanes[i], c.stream);
-    }
-    st = kiln__cu_cmd_end(&c, st, 0, out_event);
-    if (st == KILN_OK && q->nlanes > 1 && barrier) {
-        pthread_mutex_lock(&q->lock);
-        for (int i = 0; i < q->nlanes && st == KILN_OK; i++)
-            if (q->lanes[i] != c.stream)
-                st = lane_join(q, c.stream, q->lanes[i]);
-        pthread_mutex_unlock(&q->lock);
-    }
-    return st;
+    marker_args a = {num_wait == 0 || barrier, barrier};
+    unsigned order = (a.joins ? KILN__CU_JOINS : 0) | (barrier ? KILN__CU_BARRIER : 0);
+    return kiln__cu_enqueue(q, num_wait, wait, 1, 0, order, &marker_type, &a,
+                            out_event);
 }
