@@ -355,7 +355,15 @@ static void test_gated_out_of_order(kiln_queue *unused, void *user) {
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, a1, 1, &gate, &gated));
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, a2, 0, NULL, &free_run));
     CHECK_OK(kiln_queue_marker(q, 0, NULL, &mark));
-    CHECK_OK(kiln_event_wait_timeout(free_run, 10000));
+    /* kiln's CUDA queues run it while the gate is open; an OpenCL driver
+     * may run an out-of-order queue in order (NVIDIA's does) */
+    kiln_device_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
+    kiln_status fr = kiln_event_wait_timeout(free_run, 2000);
+    printf("  independent work beside an open gate: %s\n", kiln_status_name(fr));
+    if (info.backend == KILN_BACKEND_CUDA)
+        CHECK_OK(fr);
     CHECK_STATUS(kiln_event_wait_timeout(mark, 20), KILN_ERROR_TIMEOUT);
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(mark));
