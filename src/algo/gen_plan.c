@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "algo/generator.h"
+#include "algo/knobs.h"
 
 /* The capabilities the variants are chosen by, as the device's backend
  * reports them (never by the backend's name). */
@@ -21,7 +22,8 @@ kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan) {
     kiln_status st = kiln_device_get_info(device, &info);
     if (st != KILN_OK)
         return st;
-    plan->cpu = info.type == KILN_DEVICE_CPU;
+    /* KILN_PLAN_GPU (tests): a CPU device runs the GPU variants */
+    plan->cpu = info.type == KILN_DEVICE_CPU && !kiln__knobs_get()->plan_gpu;
     plan->cu = info.compute_units ? info.compute_units : 1;
     plan->fp64 = info.fp64;
     plan->fp16 = info.fp16;

@@ -14,6 +14,9 @@ static const struct knob {
 } kKnobs[] = {
     /* 0: contiguous same-shape kernels about 8 items a thread (32..1024
      * blocks a compute unit), 32 for the rest (elementwise.c says why) */
+    /* tests: the GPU variants of the generators on a CPU device (PoCL), so
+     * that CI runs their code too */
+    {"KILN_PLAN_GPU", offsetof(kiln__knobs, plan_gpu), 0, 1, 0, 0},
     {"KILN_EW_BLOCKS_PER_CU", offsetof(kiln__knobs, ew_blocks_per_cu), 0,
      4096, 0, 0},
     /* 64: on an H200 8 gave sum 97%, dot 89% of copy; 64 gave 99%, 106% */

@@ -5,6 +5,8 @@
 #define KILN_ALGO_KNOBS_H
 
 typedef struct kiln__knobs {
+    int plan_gpu;          /* KILN_PLAN_GPU: 1 = plan a CPU device as a GPU
+                              (its GPU kernels and sizes), for tests (0..1) */
     int ew_blocks_per_cu;  /* KILN_EW_BLOCKS_PER_CU: elementwise work-groups
                               per compute unit on GPUs (0..4096; 0 =
                               contiguous: about 8 items a thread within
