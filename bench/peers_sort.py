@@ -142,9 +142,17 @@ PEERS = {"numpy": peer_numpy, "pyopencl": peer_pyopencl, "cupy": peer_cupy,
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    opts = dict(a[2:].split("=", 1) for a in sys.argv[1:]
-                if a.startswith("--") and "=" in a)
+    # --opt=VALUE or --opt VALUE
+    args, opts, rest = [], {}, sys.argv[1:]
+    while rest:
+        a = rest.pop(0)
+        if not a.startswith("--"):
+            args.append(a)
+        elif "=" in a:
+            k, v = a[2:].split("=", 1)
+            opts[k] = v
+        elif rest:
+            opts[a[2:]] = rest.pop(0)
     if not args:
         print(__doc__)
         return 2

@@ -120,11 +120,17 @@ def ops_for(xp, m, u, s, b, keys, histc=None, searchsorted=None, sort=None):
 
 
 def main():
-    argv = [a for a in sys.argv[1:] if not a.startswith("--")]
-    peers = "numpy,torch,cupy"
-    for a in sys.argv[1:]:
+    # --peers=LIST or --peers LIST (the second form used to be taken for a
+    # size, leaving every peer on, NumPy's 2^26-key sort included)
+    argv, peers, rest = [], "numpy,torch,cupy", sys.argv[1:]
+    while rest:
+        a = rest.pop(0)
         if a.startswith("--peers="):
             peers = a.split("=", 1)[1]
+        elif a == "--peers" and rest:
+            peers = rest.pop(0)
+        elif not a.startswith("--"):
+            argv.append(a)
     if not argv:
         sys.exit(__doc__)
     path = argv[0]
