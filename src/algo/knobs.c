@@ -22,6 +22,10 @@ static const struct knob {
     /* 64: on an H200 8 gave sum 97%, dot 89% of copy; 64 gave 99%, 106% */
     {"KILN_RED_BLOCKS_PER_CU", offsetof(kiln__knobs, red_blocks_per_cu), 1,
      64, 64, 0},
+    /* 16: one work-group of 256 folds up to 4096 items in one launch, where
+     * ceil(n/256) groups need a second (stage 2); not yet measured */
+    {"KILN_RED_SINGLE_ITEMS", offsetof(kiln__knobs, red_single_items), 0, 64,
+     16, 0},
     {"KILN_AXIS_COLS_THREADS", offsetof(kiln__knobs, axis_cols_threads),
      256, 65536, 2048, 0},
     {"KILN_AXIS_COLS_OCCUPANCY", offsetof(kiln__knobs, axis_cols_occupancy),

@@ -13,6 +13,9 @@ typedef struct kiln__knobs {
                               32..1024, 32 otherwise) */
     int red_blocks_per_cu; /* KILN_RED_BLOCKS_PER_CU: reduction stage-1
                               work-groups per compute unit (1..64; 64) */
+    int red_single_items;  /* KILN_RED_SINGLE_ITEMS: a GPU reduction of at
+                              most work-group size x this many items runs as
+                              one work-group, in one launch (0..64; 16) */
     int axis_cols_threads; /* KILN_AXIS_COLS_THREADS: work-items per compute
                               unit the GPU column reduction (an axis other
                               than the last) aims at (256..65536; 2048) */
