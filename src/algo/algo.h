@@ -58,12 +58,16 @@ enum {
     KILN__SCRATCH_SORT_STATUS, /* the onesweep counts and status words */
     KILN__SCRATCH_SORT_ARGKEYS, /* argsort's sorted keys, not returned */
     KILN__SCRATCH_UNIQUE_STARTS, /* a unique's run starts (select_ops.c) */
+    KILN__SCRATCH_AXIS_COUNT,  /* column counters of a fused axis reduction:
+                                  zero between uses (array_axis.c) */
     KILN__SCRATCH_SLOTS
 };
 typedef struct kiln__scratch {
     kiln_buffer *buf;
     kiln_event *dep;
     int slot, cached;
+    int fresh; /* buf is new (its contents are not what the slot's last
+                  user left) */
 } kiln__scratch;
 kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                               kiln__scratch *out);

@@ -129,15 +129,33 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
     }
     if (split > 1)
         parts = 1;
-    kiln__scratch scr = {0};
+    /* GPU columns in chunks: the last chunk of each column combines the
+     * partials itself (KILN_AXIS_FUSED), no _axfinish launch */
+    int fused = !plan->cpu && inner > 1 && split > 1 &&
+                kiln__knobs_get()->axis_fused;
+    kiln__scratch scr = {0}, cnt = {0};
     kiln_status st = KILN_OK;
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
+    kiln_event *zeroed = NULL;
     if (parts) {
         st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
                                split * nout * out_size, &scr);
+        if (st == KILN_OK && fused)
+            st = kiln__scratch_get(queue, KILN__SCRATCH_AXIS_COUNT,
+                                   nout * sizeof(uint32_t), &cnt);
         if (st == KILN_OK)
-            st = kiln__wait_plus(num_wait, wait, scr.dep, NULL, &wl, &nwl);
+            st = kiln__wait_plus(num_wait, wait, scr.dep, cnt.dep, &wl, &nwl);
+        if (st == KILN_OK && fused && cnt.fresh) {
+            /* a new counter buffer: zero once; every launch leaves it zero */
+            static const uint32_t zero = 0;
+            st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0,
+                                  nout * sizeof zero, nwl, wl, &zeroed);
+            if (wl != wait)
+                free((void *)wl);
+            wl = &zeroed;
+            nwl = zeroed ? 1 : 0;
+        }
     }
     /* without partials the kernels never touch kiln_part: any buffer */
     kiln_buffer *part = parts ? scr.buf : out;
@@ -148,22 +166,27 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
                             KILN_ARG_I64((int64_t)nout),
                             KILN_ARG_I64((int64_t)len),
                             KILN_ARG_I64((int64_t)split)};
-        kiln_arg cols[7] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
+        kiln_arg cols[9] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
                             KILN_ARG_I64((int64_t)out_off),
                             KILN_ARG_I64((int64_t)outer),
                             KILN_ARG_I64((int64_t)len),
                             KILN_ARG_I64((int64_t)inner),
-                            KILN_ARG_I64((int64_t)split)};
+                            KILN_ARG_I64((int64_t)split),
+                            KILN_ARG_BUF(fused ? cnt.buf : part),
+                            KILN_ARG_I64((int64_t)fused)};
         if (inner == 1)
             st = kiln__launch(queue, k, global, local, rows, 6, b, nwl, wl,
                               &e1);
         else
-            st = kiln__launch(queue, k, global, local, cols, 7, b, nwl, wl,
+            st = kiln__launch(queue, k, global, local, cols, 9, b, nwl, wl,
                               &e1);
     }
-    if (wl != wait)
+    if (wl != wait && wl != &zeroed)
         free((void *)wl);
-    if (st == KILN_OK && parts) {
+    kiln__event_drop(&zeroed);
+    if (fused && (cnt.buf || cnt.dep))
+        kiln__scratch_put(queue, &cnt, e1);
+    if (st == KILN_OK && parts && !fused) {
         kiln_arg fin[7] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
                            KILN_ARG_I64((int64_t)out_off),
                            KILN_ARG_I64((int64_t)nout),

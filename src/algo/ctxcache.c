@@ -146,6 +146,7 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                     s->buf = nb;
                     s->size = want;
                     s->lastq = NULL;
+                    out->fresh = 1;
                 }
             }
             if (st == KILN_OK) {
@@ -168,6 +169,7 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
         pthread_mutex_unlock(&c->lock);
     }
     /* In use by another thread's call right now: a private one. */
+    out->fresh = 1;
     return kiln_buffer_create(ctx, bytes, KILN_BUFFER_POOLED, NULL,
                               &out->buf);
 }

@@ -30,6 +30,7 @@ static const struct knob {
      256, 65536, 2048, 0},
     {"KILN_AXIS_COLS_OCCUPANCY", offsetof(kiln__knobs, axis_cols_occupancy),
      0, 1, 1, 0},
+    {"KILN_AXIS_FUSED", offsetof(kiln__knobs, axis_fused), 0, 1, 1, 0},
     {"KILN_SCAN_THREADS", offsetof(kiln__knobs, scan_threads), 64, 1024, 0,
      32},
     {"KILN_SCAN_ITEMS", offsetof(kiln__knobs, scan_items), 1, 40, 0, 0},

@@ -22,6 +22,9 @@ typedef struct kiln__knobs {
     int axis_cols_occupancy; /* KILN_AXIS_COLS_OCCUPANCY: 1 = size the GPU
                               column reduction to one wave where the driver
                               tells the kernel's occupancy (0..1; 1) */
+    int axis_fused;        /* KILN_AXIS_FUSED: 1 = a GPU column reduction
+                              in chunks combines them in its own launch (the
+                              last chunk of a column), no _axfinish (0..1; 1) */
     int scan_variant;      /* KILN_SCAN_VARIANT: 0 by device, 1 "onepass"
                               (the OpenCL single-pass template on any
                               OpenCL device), 2 "threephase" */

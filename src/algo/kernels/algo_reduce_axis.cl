@@ -125,10 +125,15 @@ KILN_KERNEL void @NAME@_axrows(KILN_GLOBAL kiln_out_t *kiln_part,
 /* inner > 1: a work-item per (output, chunk), adjacent work-items on
  * adjacent outputs (columns), so each step down the axis is one coalesced
  * read of the group's columns. */
+/* kiln_cnt, kiln_fused (GPUs, split > 1): instead of _axfinish, the last
+ * chunk of each output to finish combines the partials: a counter per
+ * output, zero before the launch and again after it (the last resets it). */
 KILN_KERNEL void @NAME@_axcols(KILN_GLOBAL kiln_out_t *kiln_part,
                                KILN_GLOBAL kiln_final_t *kiln_out,
                                long kiln_out_o, long kiln_outer, long kiln_len,
-                               long kiln_inner, long kiln_split, @PARAMS@)
+                               long kiln_inner, long kiln_split,
+                               KILN_GLOBAL uint *kiln_cnt, long kiln_fused,
+                               @PARAMS@)
 {
     long kiln_nout = kiln_outer * kiln_inner;
     long kiln_t = (long)kiln_global_id(0);
@@ -226,6 +231,8 @@ KILN_KERNEL void @NAME@_axcols(KILN_GLOBAL kiln_out_t *kiln_part,
         else
             kiln_part[kiln_c * kiln_nout + kiln_o0 + j] = kiln_acc[j];
     }
+    (void)kiln_cnt;
+    (void)kiln_fused;
 #else
     if (kiln_t >= kiln_nout * kiln_split)
         return;
@@ -252,11 +259,26 @@ KILN_KERNEL void @NAME@_axcols(KILN_GLOBAL kiln_out_t *kiln_part,
         kiln_a0 = kiln_reduce(kiln_a0, kiln_map(i, KILN_PASS));
     kiln_a0 = kiln_reduce(kiln_reduce(kiln_a0, kiln_a1),
                           kiln_reduce(kiln_a2, kiln_a3));
-    if (kiln_split == 1)
+    if (kiln_split == 1) {
         kiln__axis_write(kiln_out, kiln_out_o + kiln_o, kiln_a0, kiln_inner,
                          kiln_len);
-    else
+    } else {
         kiln_part[kiln_c * kiln_nout + kiln_o] = kiln_a0;
+        if (kiln_fused) {
+            /* publish the partial, then count it; the chunk that counts
+             * last sees every partial of its output */
+            kiln_global_fence();
+            if (kiln_atomic_add_uint(kiln_cnt + kiln_o, 1u) == (uint)(kiln_split - 1)) {
+                kiln_global_fence();
+                kiln_out_t kiln_f = kiln_neutral();
+                for (long c = 0; c < kiln_split; c++)
+                    kiln_f = kiln_reduce(kiln_f, kiln_part[c * kiln_nout + kiln_o]);
+                kiln__axis_write(kiln_out, kiln_out_o + kiln_o, kiln_f,
+                                 kiln_inner, kiln_len);
+                kiln_cnt[kiln_o] = 0u;
+            }
+        }
+    }
 #endif
 }
 
