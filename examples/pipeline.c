@@ -18,7 +18,12 @@
  * queue) and prints the pipeline's time against the sum of the parts and
  * the slowest part. Sampled rows are checked against a serial count.
  *
- *   pipeline [n] [d] [budget MiB] [slots] [--trace FILE.json]
+ *   pipeline [n] [d] [budget MiB] [slots] [--bits] [--trace FILE.json]
+ *
+ * --bits: the kernel compares each distance with the radius itself and the
+ * block comes back as one bit a pair (32x fewer bytes to download and to
+ * count), for when the host's memory bandwidth, shared by the downloads
+ * and the counting, is what limits the distances' pipeline (docs/pipelines.md).
  *
  * With --trace, the run's timeline is written for ui.perfetto.dev, and
  * `kiln timeline FILE.json FILE.png` draws it. Device: $KILN_DEVICE. */
@@ -50,23 +55,47 @@ static const char *source =
     "    float s = 0.0f;\n"
     "    for (int k = 0; k < d; k++) { float t = xb[i * d + k] - y[(long)j * sj + (long)k * sk]; s += t * t; }\n"
     "    out[(long)i * n + j] = s;\n"
+    "}\n"
+    /* 256 columns a work-group: each work-item one pair, then 8 of them
+     * pack the group's 256 answers into 8 words of 32 bits */
+    "KILN_KERNEL void near_bits(KILN_GLOBAL const float *xb, KILN_GLOBAL const float *y,\n"
+    "                           KILN_GLOBAL uint *out, int n, int d, int rows, int sj, int sk,\n"
+    "                           float r2, int nw) {\n"
+    "    KILN_LOCAL uint near[256];\n"
+    "    int l = (int)kiln_local_id(0), j = (int)kiln_global_id(0), i = (int)kiln_global_id(1);\n"
+    "    uint hit = 0;\n"
+    "    if (j < n && i < rows) {\n"
+    "        float s = 0.0f;\n"
+    "        for (int k = 0; k < d; k++) { float t = xb[i * d + k] - y[(long)j * sj + (long)k * sk]; s += t * t; }\n"
+    "        hit = s <= r2;\n"
+    "    }\n"
+    "    near[l] = hit;\n"
+    "    kiln_barrier();\n"
+    "    if (l < 8 && i < rows) {\n"
+    "        int w = (j - l) / 32 + l;\n"
+    "        uint m = 0;\n"
+    "        for (int b = 0; b < 32; b++) m |= near[l * 32 + b] << b;\n"
+    "        if (w < nw) out[(long)i * nw + w] = m;\n"
+    "    }\n"
     "}\n";
 
 typedef struct slot {
     kiln_queue *q;
     kiln_buffer *xb, *db;       /* device: the block's rows, its distances */
     kiln_buffer *hx_buf, *hd_buf; /* page-locked host staging */
-    float *hx, *hd;               /* their mapped host pointers */
+    float *hx;                    /* their mapped host pointers */
+    void *hd;                     /* distances (float) or bits (uint32) */
     kiln_event *done;             /* the block's download */
     long block;                   /* the block in flight, -1 if none */
 } slot;
 
 static int n, d, B, nblocks, nslots;
+static int bits, nw; /* --bits; words of 32 pairs a row */
 static int y_sj, y_sk; /* the resident points' strides: point j, dim k */
 static float *X, radius2;
 static int *counts;
 static kiln_context *ctx;
-static kiln_kernel *kern;
+static kiln_kernel *kern, *kern_bits;
 static kiln_buffer *Y;
 
 static double now(void) {
@@ -88,14 +117,24 @@ static void compute(slot *s, long b, kiln_event **ev) {
     int rows = rows_of(b);
     kiln_arg args[] = {KILN_ARG_BUF(s->xb), KILN_ARG_BUF(Y),    KILN_ARG_BUF(s->db),
                        KILN_ARG_I32(n),     KILN_ARG_I32(d),   KILN_ARG_I32(rows),
-                       KILN_ARG_I32(y_sj),  KILN_ARG_I32(y_sk)};
-    size_t global[2] = {(size_t)n, (size_t)rows};
-    TRY(kiln_kernel_launch(s->q, kern, 2, global, NULL, 8, args, 0, NULL, ev));
+                       KILN_ARG_I32(y_sj),  KILN_ARG_I32(y_sk), KILN_ARG_F32(radius2),
+                       KILN_ARG_I32(nw)};
+    if (bits) {
+        size_t global[2] = {((size_t)nw * 32 + 255) & ~(size_t)255, (size_t)rows};
+        size_t local[2] = {256, 1};
+        TRY(kiln_kernel_launch(s->q, kern_bits, 2, global, local, 10, args, 0, NULL, ev));
+    } else {
+        size_t global[2] = {(size_t)n, (size_t)rows};
+        TRY(kiln_kernel_launch(s->q, kern, 2, global, NULL, 8, args, 0, NULL, ev));
+    }
 }
 
+/* bytes of one row's results */
+static size_t row_bytes(void) { return bits ? (size_t)nw * 4 : (size_t)n * sizeof(float); }
+
 static void download(slot *s, long b, kiln_event **ev) {
-    TRY(kiln_buffer_read_async(s->q, s->db, 0, (size_t)rows_of(b) * n * sizeof(float), s->hd,
-                               0, NULL, ev));
+    TRY(kiln_buffer_read_async(s->q, s->db, 0, (size_t)rows_of(b) * row_bytes(), s->hd, 0,
+                               NULL, ev));
 }
 
 /* the host's part: neighbours within the radius (the point itself not),
@@ -109,10 +148,16 @@ typedef struct count_job {
 static void *count_rows(void *arg) {
     const count_job *j = arg;
     for (int i = j->first; i < j->last; i++) {
-        const float *row = j->s->hd + (size_t)i * n;
         int c = 0;
-        for (int k = 0; k < n; k++)
-            c += row[k] <= radius2;
+        if (bits) {
+            const unsigned *row = (const unsigned *)j->s->hd + (size_t)i * nw;
+            for (int k = 0; k < nw; k++)
+                c += __builtin_popcount(row[k]);
+        } else {
+            const float *row = (const float *)j->s->hd + (size_t)i * n;
+            for (int k = 0; k < n; k++)
+                c += row[k] <= radius2;
+        }
         counts[j->b * B + i] = c - 1;
     }
     return NULL;
@@ -215,6 +260,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--trace") && i + 1 < argc)
             trace = argv[++i];
+        else if (!strcmp(argv[i], "--bits"))
+            bits = 1;
         else if (na < 4)
             arg[na++] = strtol(argv[i], NULL, 0);
     }
@@ -222,12 +269,13 @@ int main(int argc, char **argv) {
     size_t budget = (size_t)arg[2] << 20;
     if (n < 2 || d < 1 || nslots < 1 || nslots > MAX_SLOTS || arg[2] < 1) {
         fprintf(stderr, "usage: pipeline [n >= 2] [d >= 1] [budget MiB] [slots 1..%d] "
-                        "[--trace FILE.json]\n", MAX_SLOTS);
+                        "[--bits] [--trace FILE.json]\n", MAX_SLOTS);
         return 2;
     }
     /* rows per block: the slots' buffers and the resident points fit the budget */
+    nw = (n + 31) / 32;
     size_t resident = (size_t)n * d * sizeof(float);
-    size_t per_row = ((size_t)n + d) * sizeof(float) * nslots;
+    size_t per_row = (row_bytes() + (size_t)d * sizeof(float)) * nslots;
     if (budget <= resident || (budget - resident) / per_row < 1) {
         fprintf(stderr, "pipeline: a budget of %zu MiB cannot hold the points and one row per "
                         "slot\n", budget >> 20);
@@ -252,6 +300,7 @@ int main(int argc, char **argv) {
     kiln_program *prog = NULL;
     TRY(kiln_program_create(ctx, source, NULL, &prog));
     TRY(kiln_kernel_create(prog, "dist2", &kern));
+    TRY(kiln_kernel_create(prog, "near_bits", &kern_bits));
     /* the points stay on the device: on a GPU transposed (d x n), so that
      * neighbouring work-items read neighbouring words; on a CPU device as
      * they are (a point's coordinates in one cache line: 2.3x faster on
@@ -273,7 +322,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nslots; i++) {
         slot *s = &slots[i];
         s->block = -1;
-        size_t xbytes = (size_t)B * d * sizeof(float), dbytes = (size_t)B * n * sizeof(float);
+        size_t xbytes = (size_t)B * d * sizeof(float), dbytes = (size_t)B * row_bytes();
         /* profiling: device times for the timeline */
         TRY(kiln_queue_create(ctx, dev, KILN_QUEUE_PROFILING, &s->q));
         TRY(kiln_buffer_create(ctx, xbytes, KILN_BUFFER_READ_ONLY, NULL, &s->xb));
@@ -286,9 +335,10 @@ int main(int argc, char **argv) {
         TRY(kiln_buffer_map(s->q, s->hd_buf, KILN_MAP_READ | KILN_MAP_WRITE, 0, dbytes, &p));
         s->hd = p;
     }
-    printf("pipeline: %d points x %d dims on %s: %.2f GiB of distances, budget %zu MiB, "
+    printf("pipeline: %d points x %d dims on %s: %.2f GiB of %s, budget %zu MiB, "
            "%d blocks of %d rows, %d slots, %d host threads\n",
-           n, d, info.name, (double)n * n * 4 / (1u << 30), budget >> 20, nblocks, B, nslots,
+           n, d, info.name, (double)n * row_bytes() / (1u << 30),
+           bits ? "bits (one a pair)" : "distances", budget >> 20, nblocks, B, nslots,
            host_threads);
 
     (void)pipeline(); /* warm-up: builds, first touches */
@@ -327,6 +377,7 @@ int main(int argc, char **argv) {
     }
     kiln_buffer_release(Y);
     kiln_kernel_release(kern);
+    kiln_kernel_release(kern_bits);
     kiln_program_release(prog);
     kiln_queue_release(q0);
     free(X), free(counts);

@@ -158,7 +158,7 @@ static void check_monte_carlo_pi(void) {
     CHECK(strstr(out, "OK") == NULL);
 }
 
-/* pipeline [n] [d] [budget MiB] [slots] [--trace FILE]: a budget of 4 MiB
+/* pipeline [n] [d] [budget MiB] [slots] [--bits] [--trace FILE]: a budget of 4 MiB
  * makes three blocks of 344 rows of the 1000 points; the example checks sampled rows
  * against a serial count itself. */
 static void check_pipeline(void) {
@@ -174,6 +174,12 @@ static void check_pipeline(void) {
     kt_slurp(path, trace, sizeof trace);
     CHECK_MSG(strstr(trace, "\"name\":\"dist2\"") && strstr(trace, "kiln_buffer_read_async"),
               "the pipeline's trace: %.300s", trace);
+    /* --bits: one bit a pair comes back (4099 points: a row's last word
+     * half full; five blocks through a 1 MiB budget) */
+    rc = run("", "pipeline", "4099 5 1 2 --bits");
+    CHECK_MSG(rc == 0 && strstr(out, "pipeline: OK\n") && strstr(out, "bits (one a pair)") &&
+                  strstr(out, "5 blocks of"),
+              "pipeline --bits: exit %d; %.400s %.300s", rc, out, err);
     rc = run("", "pipeline", "1");
     CHECK_MSG(rc == 2 && strstr(err, "usage"), "one point: exit %d; %.200s", rc, err);
     rc = run("", "pipeline", "100000 8 1");
