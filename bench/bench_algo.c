@@ -33,7 +33,14 @@
  * are measured), then a table in microseconds. Up to n = 2^16 it also
  * times what a program waits for a small op: the call without event or
  * timing marker plus kiln_queue_finish (`ROUNDTRIP op n seconds` lines and
- * a second table), to compare with a raw launch + synchronise. */
+ * a second table), to compare with a raw launch + synchronise.
+ *
+ *   bench_algo --enqueue
+ * Host cost of a call (issue 16, small sizes): each op over 1024 elements
+ * called 100 times without event, then kiln_queue_finish; the enqueue time
+ * per call (median of 15 rounds), beside kiln_array_binary (add) and a
+ * kiln_kernel_launch of the same axpy written by hand (the floor: what the
+ * array layer adds is the difference). `ENQUEUE op seconds` lines. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,9 +382,70 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
     return 0;
 }
 
+static kiln_kernel *hand_axpy;
+static kiln_status op_binary(kiln_event **e) {
+    return kiln_array_binary(q, KILN_OP_ADD, Z, X, Y, 0, NULL, e);
+}
+static kiln_status op_hand(kiln_event **e) {
+    kiln_arg a[] = {KILN_ARG_BUF(kiln_array_buffer(Z)),
+                    KILN_ARG_BUF(kiln_array_buffer(X)),
+                    KILN_ARG_BUF(kiln_array_buffer(Y)), KILN_ARG_F32(2.0f),
+                    KILN_ARG_I64((int64_t)n)};
+    size_t g = n;
+    return kiln_kernel_launch(q, hand_axpy, 1, &g, NULL, 5, a, 0, NULL, e);
+}
+
+static int enqueue_costs(kiln_context *c) {
+    kiln_status st;
+    n = 1024;
+    size_t one = 1;
+    kiln_program *p = NULL;
+    if ((st = kiln_array_empty(c, KILN_FLOAT32, 1, &n, &X)) ||
+        (st = kiln_array_empty(c, KILN_FLOAT32, 1, &n, &Y)) ||
+        (st = kiln_array_empty(c, KILN_FLOAT32, 1, &n, &Z)) ||
+        (st = kiln_array_empty(c, KILN_INT32, 1, &n, &I)) ||
+        (st = kiln_array_empty(c, KILN_INT32, 1, &n, &O)) ||
+        (st = kiln_array_empty(c, KILN_FLOAT32, 1, &one, &R)) ||
+        (st = kiln_program_create(c,
+             "KILN_KERNEL void hand_axpy(KILN_GLOBAL float *z, KILN_GLOBAL const float *x,\n"
+             "    KILN_GLOBAL const float *y, float a, long n) {\n"
+             "    long i = kiln_global_id(0); if (i < n) z[i] = a * x[i] + y[i]; }\n",
+             NULL, &p)) ||
+        (st = kiln_kernel_create(p, "hand_axpy", &hand_axpy)))
+        DIE(st);
+    static const char *const names[6] = {"axpy", "binary_add", "sum", "dot",
+                                         "scan_int32", "kernel_launch"};
+    static const op_fn fns[6] = {op_axpy, op_binary, op_sum, op_dot, op_scan,
+                                 op_hand};
+    printf("host cost per call, n = 1024, us (enqueue only; 100 calls, then "
+           "finish; median of 15 rounds)\n");
+    for (int k = 0; k < 6; k++) {
+        double t[15];
+        for (int r = -2; r < 15; r++) {
+            double t0 = now_s();
+            for (int i = 0; i < 100; i++)
+                if ((st = fns[k](NULL)))
+                    DIE(st);
+            double dt = (now_s() - t0) / 100;
+            if ((st = kiln_queue_finish(q)))
+                DIE(st);
+            if (r >= 0)
+                t[r] = dt;
+        }
+        qsort(t, 15, sizeof t[0], bench_cmp_double);
+        printf("  %-14s %8.2f\n", names[k], t[7] * 1e6);
+        printf("ENQUEUE %s %.9f\n", names[k], t[7]);
+    }
+    kiln_kernel_release(hand_axpy);
+    kiln_program_release(p);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int sweep_mode = argc > 1 && strcmp(argv[1], "--sweep") == 0;
-    n = argc > 1 && !sweep_mode ? (size_t)strtoull(argv[1], NULL, 0)
+    int enqueue_mode = argc > 1 && strcmp(argv[1], "--enqueue") == 0;
+    n = argc > 1 && !sweep_mode && !enqueue_mode
+            ? (size_t)strtoull(argv[1], NULL, 0)
                                 : (size_t)1 << 24;
     if (!n)
         n = 1;
@@ -391,6 +459,8 @@ int main(int argc, char **argv) {
     kiln_device_get_info(kiln_queue_device(q), &info);
     if (sweep_mode)
         return sweep(c, &info, argc > 2 ? argv[2] : NULL);
+    if (enqueue_mode)
+        return enqueue_costs(c);
     if (!host_arrays(n))
         return 1;
     set_refs();

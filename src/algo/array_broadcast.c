@@ -69,6 +69,11 @@ kiln_status kiln_broadcast_shapes(unsigned ndim_a, const size_t *shape_a,
  * in the dimensions it repeats. */
 static kiln_array *broadcast_view(const kiln_array *a, unsigned ndim,
                                   const size_t *shape) {
+    /* already of that shape: the array itself (a reference, no header to
+     * copy: the common case costs an atomic, not an allocation) */
+    if (a->ndim == ndim && !memcmp(a->shape, shape, ndim * sizeof *shape) &&
+        kiln_array_retain((kiln_array *)a) == KILN_OK)
+        return (kiln_array *)a;
     kiln_array *v = kiln__array_clone_header(a);
     if (!v)
         return NULL;

@@ -71,6 +71,38 @@ const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
     return buf;
 }
 
+/* Launches ew over the output (the last of v), then drops ew. */
+static kiln_status launch_ew(kiln_queue *q, const char *what,
+                             kiln_elementwise *ew, size_t nv,
+                             const kiln_arg *v, size_t num_wait,
+                             kiln_event *const *wait, kiln_event **event) {
+    kiln_status st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size,
+                                             nv, v, num_wait, wait, event);
+    kiln_elementwise_release(ew);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    return st;
+}
+
+/* The elementwise an operation remembered under its fast key (the
+ * operation and its dtypes: ctxcache.c), or NULL: then the caller builds
+ * its source and caches it with cache_ew. */
+static kiln_elementwise *fast_ew(kiln_queue *q, const unsigned char *key,
+                                 size_t len) {
+    return (kiln_elementwise *)kiln__gen_fast_find(kiln_queue_context(q), key,
+                                                   len);
+}
+
+static kiln_status cache_ew(kiln_queue *q, const unsigned char *key,
+                            size_t len, const char *args, const char *op,
+                            const char *name, kiln_elementwise **ew) {
+    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args, op,
+                                              name, ew);
+    if (st == KILN_OK)
+        kiln__gen_fast_put(kiln_queue_context(q), key, len, (kiln__gen *)*ew);
+    return st;
+}
+
 static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
                           const char *op, const char *name, size_t nv,
                           const kiln_arg *v, size_t num_wait,
@@ -148,27 +180,45 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
                                what, kiln_dtype_name(out->dtype),
                                kiln_dtype_name(a->dtype),
                                kiln_dtype_name(b->dtype), kiln_dtype_name(p));
-    char expr[1024], args[128], opt[1100], X[32], Y[32], CX[480], CY[480];
-    kiln__cast_value(a->dtype, p, read_elem(a->dtype, "x", X, sizeof X), CX,
-                     sizeof CX);
-    kiln__cast_value(b->dtype, p, read_elem(b->dtype, "y", Y, sizeof Y), CY,
-                     sizeof CY);
-    if (!kiln__binary_expr(op, p, CX, CY, expr, sizeof expr))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown op %d", what, (int)op);
+    /* the source depends on the op and the dtypes only */
+    const unsigned char key[5] = {'b', (unsigned char)op,
+                                  (unsigned char)a->dtype,
+                                  (unsigned char)b->dtype,
+                                  (unsigned char)out->dtype};
+    int keyed = (unsigned)op < 256;
+    kiln_elementwise *ew = keyed ? fast_ew(q, key, sizeof key) : NULL;
+    char expr[1024], args[128], opt[1100];
+    if (!ew) {
+        char X[32], Y[32], CX[480], CY[480];
+        kiln__cast_value(a->dtype, p, read_elem(a->dtype, "x", X, sizeof X),
+                         CX, sizeof CX);
+        kiln__cast_value(b->dtype, p, read_elem(b->dtype, "y", Y, sizeof Y),
+                         CY, sizeof CY);
+        if (!kiln__binary_expr(op, p, CX, CY, expr, sizeof expr))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: unknown op %d", what, (int)op);
+        snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z",
+                 kiln__bits_type(a->dtype), kiln__bits_type(b->dtype),
+                 kiln__bits_type(out->dtype));
+        store_elem(out->dtype, expr, opt, sizeof opt);
+    }
     kiln_array *ops[2] = {a, b}, *views[2];
     static const char *const names[2] = {"a", "b"};
     st = kiln__broadcast_operands(what, out, 2, ops, names, views);
-    if (st != KILN_OK)
+    if (st != KILN_OK) {
+        kiln_elementwise_release(ew);
         return st;
-    snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z",
-             kiln__bits_type(a->dtype), kiln__bits_type(b->dtype),
-             kiln__bits_type(out->dtype));
-    store_elem(out->dtype, expr, opt, sizeof opt);
+    }
+    if (!ew)
+        st = keyed ? cache_ew(q, key, sizeof key, args, opt, "kiln_binary", &ew)
+                   : kiln__elementwise_cached(kiln_queue_context(q), args, opt,
+                                              "kiln_binary", &ew);
     kiln_arg v[3] = {KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
                      KILN_ARG_ARRAY(out)};
-    st = run_ew(q, what, args, opt, "kiln_binary", 3, v, num_wait, wait,
-                event);
+    if (st == KILN_OK)
+        st = launch_ew(q, what, ew, 3, v, num_wait, wait, event);
+    else
+        st = kiln__error_prefix(st, "%s", what);
     kiln_array_release(views[0]);
     kiln_array_release(views[1]);
     return st;
@@ -188,22 +238,35 @@ kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
     kiln_status st = check_operands(q, op, out, a, NULL, NULL, what);
     if (st != KILN_OK)
         return st;
-    char expr[256], args[128], opt[320], X[32];
-    if (!kiln__binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s",
-                     expr, sizeof expr))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown op %d", what, (int)op);
     int f16 = a->dtype == KILN_FLOAT16;
-    const char *t = kiln__bits_type(a->dtype);
-    snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t,
-             f16 ? "float" : t, kiln__bits_type(out->dtype));
-    store_elem(out->dtype, expr, opt, sizeof opt);
+    const unsigned char key[4] = {'s', (unsigned char)op,
+                                  (unsigned char)a->dtype,
+                                  (unsigned char)out->dtype};
+    int keyed = (unsigned)op < 256;
+    kiln_elementwise *ew = keyed ? fast_ew(q, key, sizeof key) : NULL;
+    if (!ew) {
+        char expr[256], args[128], opt[320], X[32];
+        if (!kiln__binary_expr(op, a->dtype,
+                               read_elem(a->dtype, "x", X, sizeof X), "s", expr,
+                               sizeof expr))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: unknown op %d", what, (int)op);
+        const char *t = kiln__bits_type(a->dtype);
+        snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t,
+                 f16 ? "float" : t, kiln__bits_type(out->dtype));
+        store_elem(out->dtype, expr, opt, sizeof opt);
+        st = keyed ? cache_ew(q, key, sizeof key, args, opt,
+                              "kiln_binary_scalar", &ew)
+                   : kiln__elementwise_cached(kiln_queue_context(q), args, opt,
+                                              "kiln_binary_scalar", &ew);
+        if (st != KILN_OK)
+            return kiln__error_prefix(st, "%s", what);
+    }
     if (f16)
         scalar = kiln__round_to_half(scalar);
     kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_F64(scalar),
                      KILN_ARG_ARRAY(out)};
-    return run_ew(q, what, args, opt, "kiln_binary_scalar", 3, v, num_wait,
-                  wait, event);
+    return launch_ew(q, what, ew, 3, v, num_wait, wait, event);
 }
 
 kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
@@ -217,6 +280,13 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
     kiln_status st = check_operands(q, KILN_OP_ADD, out, a, NULL, NULL, what);
     if (st != KILN_OK)
         return st;
+    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
+    const unsigned char key[3] = {'u', (unsigned char)op,
+                                  (unsigned char)a->dtype};
+    int keyed = (unsigned)op < 256;
+    kiln_elementwise *ew = keyed ? fast_ew(q, key, sizeof key) : NULL;
+    if (ew)
+        return launch_ew(q, what, ew, 2, v, num_wait, wait, event);
     const char *t = kiln__bits_type(a->dtype);
     int fl = kiln__is_float_dtype(a->dtype);
     /* f: a function (or "-") applied to the element; whole: an integer
@@ -252,9 +322,13 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
         snprintf(expr, sizeof expr, "%s", whole);
     snprintf(args, sizeof args, "const %s *x, %s *z", t, t);
     store_elem(a->dtype, expr, opt, sizeof opt);
-    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
-    return run_ew(q, what, args, opt, "kiln_unary", 2, v, num_wait, wait,
-                  event);
+    if (!keyed)
+        return run_ew(q, what, args, opt, "kiln_unary", 2, v, num_wait, wait,
+                      event);
+    st = cache_ew(q, key, sizeof key, args, opt, "kiln_unary", &ew);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    return launch_ew(q, what, ew, 2, v, num_wait, wait, event);
 }
 
 /* x and y promoted and broadcast as in kiln_array_binary; alpha in the
@@ -289,22 +363,32 @@ kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
     if (st != KILN_OK)
         return st;
     int f16 = p == KILN_FLOAT16;
-    char args[160], X[32], Y[32], CX[480], CY[480], op[1100];
-    snprintf(args, sizeof args, "%s a, const %s *x, const %s *y, %s *z",
-             f16 ? "float" : kiln__bits_type(p), kiln__bits_type(x->dtype),
-             kiln__bits_type(y->dtype), kiln__bits_type(p));
-    kiln__cast_value(x->dtype, p, read_elem(x->dtype, "x", X, sizeof X), CX,
-                     sizeof CX);
-    kiln__cast_value(y->dtype, p, read_elem(y->dtype, "y", Y, sizeof Y), CY,
-                     sizeof CY);
-    snprintf(op, sizeof op, f16 ? "z[i] = kiln_f2h(a*%s + %s)"
-                                : "z[i] = a*%s + %s",
-             CX, CY);
+    /* the source depends on the dtypes only: built once per context */
+    const unsigned char key[3] = {'a', (unsigned char)x->dtype,
+                                  (unsigned char)y->dtype};
+    kiln_elementwise *ew = fast_ew(q, key, sizeof key);
+    if (!ew) {
+        char args[160], X[32], Y[32], CX[480], CY[480], op[1100];
+        snprintf(args, sizeof args, "%s a, const %s *x, const %s *y, %s *z",
+                 f16 ? "float" : kiln__bits_type(p), kiln__bits_type(x->dtype),
+                 kiln__bits_type(y->dtype), kiln__bits_type(p));
+        kiln__cast_value(x->dtype, p, read_elem(x->dtype, "x", X, sizeof X),
+                         CX, sizeof CX);
+        kiln__cast_value(y->dtype, p, read_elem(y->dtype, "y", Y, sizeof Y),
+                         CY, sizeof CY);
+        snprintf(op, sizeof op, f16 ? "z[i] = kiln_f2h(a*%s + %s)"
+                                    : "z[i] = a*%s + %s",
+                 CX, CY);
+        st = cache_ew(q, key, sizeof key, args, op, "kiln_axpy", &ew);
+    }
     if (f16)
         alpha = kiln__round_to_half(alpha);
     kiln_arg v[4] = {KILN_ARG_F64(alpha), KILN_ARG_ARRAY(views[0]),
                      KILN_ARG_ARRAY(views[1]), KILN_ARG_ARRAY(z)};
-    st = run_ew(q, what, args, op, "kiln_axpy", 4, v, num_wait, wait, event);
+    if (st == KILN_OK)
+        st = launch_ew(q, what, ew, 4, v, num_wait, wait, event);
+    else
+        st = kiln__error_prefix(st, "%s", what);
     kiln_array_release(views[0]);
     kiln_array_release(views[1]);
     return st;

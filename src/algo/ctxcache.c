@@ -19,6 +19,14 @@ typedef struct cobj {
     kiln__gen *gen; /* one reference */
 } cobj;
 
+/* the fast path's entries (kiln__gen_fast_find) */
+#define MAX_FAST 64
+typedef struct fobj {
+    unsigned char key[16];
+    size_t len;
+    kiln__gen *gen; /* one reference */
+} fobj;
+
 typedef struct scratch {
     kiln_buffer *buf;
     size_t size;
@@ -32,6 +40,8 @@ typedef struct kiln__ctxcache {
     pthread_mutex_t lock;
     cobj objs[MAX_OBJS];
     size_t nobjs;
+    fobj fast[MAX_FAST];
+    size_t nfast;
     scratch slots[KILN__SCRATCH_SLOTS];
 } kiln__ctxcache;
 
@@ -41,6 +51,8 @@ static void cache_free(void *p) {
         kiln__gen_release(c->objs[k].gen);
         free(c->objs[k].key);
     }
+    for (size_t k = 0; k < c->nfast; k++)
+        kiln__gen_release(c->fast[k].gen);
     for (int s = 0; s < KILN__SCRATCH_SLOTS; s++) {
         kiln__event_drop(&c->slots[s].last);
         kiln_buffer_release(c->slots[s].buf);
@@ -78,6 +90,41 @@ static kiln__gen *find(kiln__ctxcache *c, const char *key) {
             return c->objs[k].gen;
         }
     return NULL;
+}
+
+kiln__gen *kiln__gen_fast_find(kiln_context *context, const void *key,
+                               size_t len) {
+    kiln__ctxcache *c = get_cache(context);
+    if (!c || len > sizeof c->fast[0].key)
+        return NULL;
+    kiln__gen *g = NULL;
+    pthread_mutex_lock(&c->lock);
+    for (size_t k = 0; k < c->nfast && !g; k++)
+        if (c->fast[k].len == len && !memcmp(c->fast[k].key, key, len)) {
+            g = c->fast[k].gen;
+            kiln__gen_retain(g);
+        }
+    pthread_mutex_unlock(&c->lock);
+    return g;
+}
+
+void kiln__gen_fast_put(kiln_context *context, const void *key, size_t len,
+                        kiln__gen *gen) {
+    kiln__ctxcache *c = get_cache(context);
+    if (!c || !gen || len > sizeof c->fast[0].key)
+        return;
+    pthread_mutex_lock(&c->lock);
+    int known = 0;
+    for (size_t k = 0; k < c->nfast && !known; k++)
+        known = c->fast[k].len == len && !memcmp(c->fast[k].key, key, len);
+    if (!known && c->nfast < MAX_FAST) { /* full: the slow path keeps working */
+        fobj *f = &c->fast[c->nfast++];
+        memcpy(f->key, key, len);
+        f->len = len;
+        f->gen = gen;
+        kiln__gen_retain(gen);
+    }
+    pthread_mutex_unlock(&c->lock);
 }
 
 kiln_status kiln__gen_cached(kiln_context *context, const char *key,

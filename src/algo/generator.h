@@ -233,6 +233,14 @@ kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel,
 /* A new reference to the context's generator cached under key, made by
  * make(arg, &gen) on a miss (and cached when there is room). The caller
  * releases it with kiln__gen_release. */
+/* The array operations' fast path: a generator remembered under a short
+ * binary key (the operation and its dtypes, at most 16 bytes), so a call
+ * that finds it builds no source strings and searches no string keys.
+ * find: a new reference, or NULL (then make it as usual and put it). */
+kiln__gen *kiln__gen_fast_find(kiln_context *context, const void *key,
+                               size_t len);
+void kiln__gen_fast_put(kiln_context *context, const void *key, size_t len,
+                        kiln__gen *gen);
 kiln_status kiln__gen_cached(kiln_context *context, const char *key,
                              kiln_status (*make)(void *arg, kiln__gen **gen),
                              void *arg, kiln__gen **gen);
