@@ -451,7 +451,9 @@ int main(int argc, char **argv) {
         n = 1;
     quick = getenv("KILN_BENCH_QUICK") && atoi(getenv("KILN_BENCH_QUICK"));
     warm = getenv("KILN_BENCH_WARM") && atoi(getenv("KILN_BENCH_WARM"));
-    kiln_status st = kiln_queue_create_default(NULL, KILN_QUEUE_PROFILING, &q);
+    /* --enqueue: a plain queue, as a program that does not time would use */
+    kiln_status st = kiln_queue_create_default(
+        NULL, enqueue_mode ? KILN_QUEUE_IN_ORDER : KILN_QUEUE_PROFILING, &q);
     if (st != KILN_OK)
         DIE(st);
     kiln_context *c = kiln_queue_context(q);

@@ -60,7 +60,16 @@ static kiln_status red_make(void *arg, kiln__gen **gen) {
     return st;
 }
 
+static kiln_status builtin_cached(kiln_context *ctx, const char *what,
+                                  const kiln_reduction_desc *d,
+                                  const char *finish, const char *final_type,
+                                  size_t final_size, kiln__gen **gen);
+
+/* fk, fklen: the operation's short binary key (op and dtypes, at most 16
+ * bytes; NULL: none), under which the reduction is found again without
+ * building its long string key (kiln__gen_fast_find). */
 static kiln_status run_builtin(kiln_queue *queue, const char *what,
+                               const unsigned char *fk, size_t fklen,
                                const kiln_reduction_desc *d,
                                const char *finish, const char *final_type,
                                size_t final_size, size_t nv,
@@ -70,6 +79,31 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
     /* The built-in reduction comes from the context's cache: no source is
      * generated or hashed after the first call. */
     kiln_context *ctx = kiln_queue_context(queue);
+    kiln__gen *gen = fk ? kiln__gen_fast_find(ctx, fk, fklen) : NULL;
+    kiln_status st = KILN_OK;
+    if (!gen) {
+        st = builtin_cached(ctx, what, d, finish, final_type, final_size,
+                            &gen);
+        if (st == KILN_OK && fk)
+            kiln__gen_fast_put(ctx, fk, fklen, gen);
+    }
+    /* the range: every element of the first array */
+    if (st == KILN_OK)
+        st = kiln_reduction_launch(queue, (kiln_reduction *)gen,
+                                   vals[0].value.array->size, nv, vals,
+                                   result, host_result, num_wait, wait,
+                                   event);
+    kiln__gen_release(gen);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    return st;
+}
+
+/* The reduction of d from the context's cache under its string key. */
+static kiln_status builtin_cached(kiln_context *ctx, const char *what,
+                                  const kiln_reduction_desc *d,
+                                  const char *finish, const char *final_type,
+                                  size_t final_size, kiln__gen **gen) {
     kiln__sb key = {0};
     kiln__sb_addf(&key, "reduction|%s|%s|%s|%zu|%s|%s|%s|%s|%s|%s|%zu|%s",
                   d->initial ? d->initial : "", d->arguments,
@@ -82,18 +116,8 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     }
     red_make_arg ma = {ctx, d, finish, final_type, final_size};
-    kiln__gen *gen = NULL;
-    kiln_status st = kiln__gen_cached(ctx, key.p, red_make, &ma, &gen);
+    kiln_status st = kiln__gen_cached(ctx, key.p, red_make, &ma, gen);
     kiln__sb_free(&key);
-    /* the range: every element of the first array */
-    if (st == KILN_OK)
-        st = kiln_reduction_launch(queue, (kiln_reduction *)gen,
-                                   vals[0].value.array->size, nv, vals,
-                                   result, host_result, num_wait, wait,
-                                   event);
-    kiln__gen_release(gen);
-    if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s", what);
     return st;
 }
 
@@ -148,11 +172,14 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
         const char *cfin = NULL;
         kiln_status cst = kiln__complex_reduce_desc(op, a->dtype, &cd, &cfin);
         kiln_arg cv = KILN_ARG_ARRAY(a);
+        const unsigned char fk[3] = {'R', (unsigned char)op,
+                                     (unsigned char)a->dtype};
         return cst != KILN_OK ? cst
-                              : run_builtin(queue, "kiln_array_reduce", &cd,
-                                            cfin, NULL, 0, 1, &cv, result,
-                                            host_result, num_wait, wait,
-                                            event);
+                              : run_builtin(queue, "kiln_array_reduce",
+                                            (unsigned)op < 256 ? fk : NULL,
+                                            sizeof fk, &cd, cfin, NULL, 0, 1,
+                                            &cv, result, host_result, num_wait,
+                                            wait, event);
     }
     kiln_dtype rd = kiln_reduce_result_dtype(op, a->dtype);
     if (!rd) /* every dtype has every op: the op is unknown */
@@ -237,9 +264,12 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
         memcpy(&v[1].value, initial, kiln_dtype_size(rd));
         d.initial = "initial";
     }
-    return run_builtin(queue, "kiln_array_reduce", &d, finish, final_type,
-                       final_size, initial ? 2 : 1, v, result, host_result,
-                       num_wait, wait, event);
+    const unsigned char fk[4] = {'r', (unsigned char)op,
+                                 (unsigned char)a->dtype, initial != NULL};
+    return run_builtin(queue, "kiln_array_reduce",
+                       (unsigned)op < 256 ? fk : NULL, sizeof fk, &d, finish,
+                       final_type, final_size, initial ? 2 : 1, v, result,
+                       host_result, num_wait, wait, event);
 }
 
 kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
@@ -284,9 +314,11 @@ static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
         kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
         kiln__complex_dot_desc(a->dtype, conj, &cd);
         kiln_arg cv[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
+        const unsigned char fk[3] = {'D', (unsigned char)a->dtype,
+                                     (unsigned char)(conj != 0)};
         return run_builtin(queue, conj ? "kiln_array_vdot" : "kiln_array_dot",
-                           &cd, NULL, NULL, 0, 2, cv, result, host_result,
-                           num_wait, wait, event);
+                           fk, sizeof fk, &cd, NULL, NULL, 0, 2, cv, result,
+                           host_result, num_wait, wait, event);
     }
     /* float16: products and sum in float, a float32 result */
     int f16 = a->dtype == KILN_FLOAT16;
@@ -299,8 +331,9 @@ static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
         .map = f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])" : "x[i]*y[i]",
         .name = "kiln_dot");
     kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
-    return run_builtin(queue, "kiln_array_dot", &d, NULL, NULL, 0, 2, v,
-                       result, host_result, num_wait, wait, event);
+    const unsigned char fk[2] = {'d', (unsigned char)a->dtype};
+    return run_builtin(queue, "kiln_array_dot", fk, sizeof fk, &d, NULL, NULL,
+                       0, 2, v, result, host_result, num_wait, wait, event);
 }
 
 kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
