@@ -331,6 +331,65 @@ static void check_wrong_backend(kiln_context *kprim)
     kiln_context_release(oc);
 }
 
+/* kiln holds a command behind an unset user event on the host (gate.c);
+ * once the queue's CUstream is handed out it waits on the device instead
+ * (kiln cannot hold back work it does not see): what it held goes to the
+ * stream first, in order, and there a command behind a gate that fails
+ * still runs while its event reports the failure (kiln/cuda.h). */
+static void check_native_gate(kiln_context *ctx, kiln_device *dev)
+{
+    kiln_program *p = NULL;
+    kiln_kernel *k = NULL;
+    kiln_queue *q = NULL;
+    kiln_buffer *b = NULL;
+    CHECK_OK(kiln_program_create(ctx,
+        "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
+        "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n", NULL, &p));
+    CHECK_OK(kiln_kernel_create(p, "put", &k));
+    CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
+    CHECK_OK(kiln_buffer_create(ctx, N * sizeof(int), 0, NULL, &b));
+    int one = 1, *got = calloc(N, sizeof *got);
+    CHECK_OK(kiln_buffer_fill(q, b, &one, sizeof one, 0, N * sizeof(int), 0, NULL, NULL));
+    CHECK_OK(kiln_queue_finish(q));
+    size_t global = N;
+    kiln_event *gate = NULL, *e5 = NULL;
+    CHECK_OK(kiln_event_create_user(ctx, &gate));
+    kiln_arg a5[3] = {KILN_ARG_BUF(b), KILN_ARG_I32(5), KILN_ARG_I32(N)};
+    CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 3, a5, 1, &gate, &e5));
+    kiln_event_state st = KILN_EVENT_COMPLETE;
+    CHECK_OK(kiln_event_get_state(e5, &st));
+    CHECK(st == KILN_EVENT_QUEUED); /* held on the host */
+    CUstream s = NULL;
+    CHECK_OK(kiln_cuda_queue_get(q, &s)); /* the queue goes native */
+    CHECK_OK(kiln_event_get_state(e5, &st));
+    CHECK(st != KILN_EVENT_QUEUED && st != KILN_EVENT_COMPLETE);
+    kiln_arg a6[3] = {KILN_ARG_BUF(b), KILN_ARG_I32(6), KILN_ARG_I32(N)};
+    CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 3, a6, 0, NULL, NULL));
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(e5));
+    CHECK_OK(kiln_buffer_read(q, b, 0, N * sizeof(int), got));
+    CHECK(got[0] == 6 && got[N - 1] == 6); /* in order: 5, then 6 */
+    /* behind a gate that fails, on the native queue: it runs, its event fails */
+    kiln_event *gate2 = NULL, *e7 = NULL;
+    CHECK_OK(kiln_event_create_user(ctx, &gate2));
+    kiln_arg a7[3] = {KILN_ARG_BUF(b), KILN_ARG_I32(7), KILN_ARG_I32(N)};
+    CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 3, a7, 1, &gate2, &e7));
+    CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_ERROR));
+    CHECK_STATUS(kiln_event_wait(e7), KILN_ERROR_EVENT_FAILED);
+    (void)kiln_queue_finish(q); /* reports the failed command */
+    CHECK_OK(kiln_buffer_read(q, b, 0, N * sizeof(int), got));
+    CHECK(got[0] == 7);
+    free(got);
+    kiln_event_release(e5);
+    kiln_event_release(e7);
+    kiln_event_release(gate);
+    kiln_event_release(gate2);
+    kiln_buffer_release(b);
+    kiln_queue_release(q);
+    kiln_kernel_release(k);
+    kiln_program_release(p);
+}
+
 int main(void)
 {
     kiln_device *dev = NULL;
@@ -366,6 +425,7 @@ int main(void)
     scenario(user, kuser, kiln_context_device(kuser, 0), init);
     check_bad_input(kprim, user);
     check_wrong_backend(kprim);
+    check_native_gate(kprim, dev);
     kiln_context_release(kuser);
     CU_OK(cu.cuCtxDestroy(user));
 
