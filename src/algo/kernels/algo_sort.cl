@@ -52,12 +52,35 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
     KILN_LOCAL uint cnt[KILN_CNT];
     KILN_COUNT_CHUNK(keys)
     kiln_barrier();
+#if KILN_LOCAL_SIZE % KILN_RADIX == 0
+    /* every work-item adds up a slice of a digit's row (KILN_LOCAL_SIZE /
+     * KILN_RADIX of them a row), then one a digit adds the slices: not
+     * one work-item a digit reading the whole row */
+    {
+        const long per = KILN_LOCAL_SIZE / KILN_RADIX; /* slices a row */
+        const long w = KILN_LOCAL_SIZE / per;          /* a slice's width */
+        long d = l / per, q = l % per;
+        uint s = 0;
+        for (long t = 0; t < w; t++)
+            s += cnt[d * KILN_LOCAL_SIZE + q * w + t];
+        kiln_barrier();
+        cnt[l] = s; /* slice q of digit d, at d * per + q */
+        kiln_barrier();
+        if (l < KILN_RADIX) {
+            uint r = 0;
+            for (long t = 0; t < per; t++)
+                r += cnt[l * per + t];
+            counts[l * ntiles + g] = r;
+        }
+    }
+#else
     for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE) {
         uint s = 0;
         for (long t = 0; t < KILN_LOCAL_SIZE; t++)
             s += cnt[d * KILN_LOCAL_SIZE + t];
         counts[d * ntiles + g] = s;
     }
+#endif
 }
 #endif
 
