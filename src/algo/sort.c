@@ -352,7 +352,7 @@ typedef struct radix_job {
 /* The portable passes' launch shape: items per work-item and tiles. */
 static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
                            size_t *chunk, size_t *ntiles) {
-    *chunk = 16;
+    *chunk = 16; /* KILN_TILE_ITEMS of the GPU scatter (algo_sort.cl) */
     if (sh->cpu) {
         kiln__plan plan;
         size_t groups = 1;

@@ -14,7 +14,9 @@
  *     position of tile g's first item of digit d in the output;
  *  3. @NAME@_scatter: each tile counts again, ranks its items (digit-major,
  *     then work-item, then item: the input order within a digit, so the
- *     pass is stable) and writes keys and values to their positions.
+ *     pass is stable) and writes keys and values to their positions (on
+ *     GPUs through the tile sorted in local memory, so that the writes of
+ *     a digit's run are coalesced).
  * Each work-item's counters are its own column of a local table, so no
  * atomics are needed. On GPUs 256 work-items of 16 items (4-bit digits: a
  * 16 KiB table). On CPUs (KILN_SORT_CPU: kernels of their own,
@@ -50,12 +52,35 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
     KILN_LOCAL uint cnt[KILN_CNT];
     KILN_COUNT_CHUNK(keys)
     kiln_barrier();
+#if KILN_LOCAL_SIZE % KILN_RADIX == 0
+    /* every work-item adds up a slice of a digit's row (KILN_LOCAL_SIZE /
+     * KILN_RADIX of them a row), then one a digit adds the slices: not
+     * one work-item a digit reading the whole row */
+    {
+        const long per = KILN_LOCAL_SIZE / KILN_RADIX; /* slices a row */
+        const long w = KILN_LOCAL_SIZE / per;          /* a slice's width */
+        long d = l / per, q = l % per;
+        uint s = 0;
+        for (long t = 0; t < w; t++)
+            s += cnt[d * KILN_LOCAL_SIZE + q * w + t];
+        kiln_barrier();
+        cnt[l] = s; /* slice q of digit d, at d * per + q */
+        kiln_barrier();
+        if (l < KILN_RADIX) {
+            uint r = 0;
+            for (long t = 0; t < per; t++)
+                r += cnt[l * per + t];
+            counts[l * ntiles + g] = r;
+        }
+    }
+#else
     for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE) {
         uint s = 0;
         for (long t = 0; t < KILN_LOCAL_SIZE; t++)
             s += cnt[d * KILN_LOCAL_SIZE + t];
         counts[d * ntiles + g] = s;
     }
+#endif
 }
 #endif
 
@@ -485,9 +510,26 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
     }
 }
 #else
+/* A pointer into local memory (OpenCL's address space; CUDA has none) */
+#ifdef KILN_BACKEND_CUDA
+#define KILN_LPTR(T) T *
+#else
+#define KILN_LPTR(T) __local T *
+#endif
+/* The GPU scatter ranks its tile in local memory and writes it out in
+ * tile order, so that consecutive work-items write consecutive positions
+ * of a digit's run (coalesced) instead of each work-item's 16 items going
+ * to 16 scattered places. The tile's keys (then its values) share one
+ * local array with the counter table, which is dead by then: at most 32
+ * KiB for 8-byte items (NVIDIA's OpenCL gives a group 48 KiB). */
+#define KILN_TILE_ITEMS 16 /* = the host's chunk on GPUs (sort.c) */
+#define KILN_TILE (KILN_LOCAL_SIZE * KILN_TILE_ITEMS)
+#define KILN_TW (KILN_KEY_BYTES > KILN_VAL_BYTES ? KILN_KEY_BYTES : KILN_VAL_BYTES)
+#define KILN_SM_LONGS (KILN_CNT / 2 > KILN_TILE * KILN_TW / 8 ? KILN_CNT / 2 \
+                       : KILN_TILE * KILN_TW / 8)
 /* iota: the values are the items' indices (argsort's first pass).
- * wc, wc_bytes: the CPU variant's (unused here: the kernels of both
- * variants take the same arguments). */
+ * chunk must be KILN_TILE_ITEMS. wc, wc_bytes: the CPU variant's (unused
+ * here: the kernels of both variants take the same arguments). */
 KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL KILN_KEY_T *kout,
                                 KILN_GLOBAL const KILN_VAL_T *vin,
@@ -497,10 +539,24 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
                                 KILN_GLOBAL const uint *offs, long ntiles,
                                 KILN_GLOBAL uchar *wc, long wc_bytes)
 {
-    KILN_LOCAL uint cnt[KILN_CNT];
+    KILN_LOCAL ulong sm[KILN_SM_LONGS];
     KILN_LOCAL uint part[KILN_LOCAL_SIZE];
     KILN_LOCAL uint start[KILN_RADIX];
-    KILN_COUNT_CHUNK(kin)
+    KILN_LPTR(uint) cnt = (KILN_LPTR(uint))sm;
+    long l = (long)kiln_local_id(0), g = (long)kiln_group_id(0);
+    long t0 = g * (long)KILN_TILE;               /* the tile's first item */
+    long tn = n - t0 < KILN_TILE ? n - t0 : KILN_TILE; /* its items */
+    long b = l * KILN_TILE_ITEMS;                /* this work-item's, in it */
+    KILN_KEY_T key[KILN_TILE_ITEMS];
+    uint rank[KILN_TILE_ITEMS];
+    for (int d = 0; d < KILN_RADIX; d++)
+        cnt[d * KILN_LOCAL_SIZE + l] = 0;
+#pragma unroll
+    for (int i = 0; i < KILN_TILE_ITEMS; i++)
+        if (b + i < tn) {
+            key[i] = kin[t0 + b + i];
+            cnt[KILN_DIGIT(key[i]) * KILN_LOCAL_SIZE + l]++;
+        }
     kiln_barrier();
     /* exclusive scan of the table in digit-major order; work-item l owns
      * entries [l * KILN_RADIX, (l + 1) * KILN_RADIX) */
@@ -515,18 +571,50 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
         run += c;
     }
     kiln_barrier();
-    /* the tile's global base of digit d, less its first rank in the tile
+    /* the tile's global base of digit d, less its first place in the tile
      * (mod 2^32, the sum below is exact) */
     for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE)
         start[d] = offs[d * ntiles + g] - cnt[d * KILN_LOCAL_SIZE];
+    kiln_barrier(); /* start read cnt's first column, which the ranks bump */
+    /* each item's place in the tile: digit-major, then work-item, then
+     * item (the input order within a digit: the pass is stable) */
+#pragma unroll
+    for (int i = 0; i < KILN_TILE_ITEMS; i++)
+        if (b + i < tn)
+            rank[i] = cnt[KILN_DIGIT(key[i]) * KILN_LOCAL_SIZE + l]++;
     kiln_barrier();
-    for (long i = kiln_b; i < kiln_e; i++) {
-        KILN_KEY_T k = kin[i];
-        uint d = KILN_DIGIT(k);
-        uint pos = start[d] + cnt[d * KILN_LOCAL_SIZE + l]++;
-        kout[pos] = k;
-        if (has_vals)
-            vout[pos] = iota ? (KILN_VAL_T)i : vin[i];
+    KILN_LPTR(KILN_KEY_T) tk = (KILN_LPTR(KILN_KEY_T))sm;
+#pragma unroll
+    for (int i = 0; i < KILN_TILE_ITEMS; i++)
+        if (b + i < tn)
+            tk[rank[i]] = key[i];
+    kiln_barrier();
+    /* item j of the sorted tile goes to start[its digit] + j */
+    uint pos[KILN_TILE_ITEMS];
+#pragma unroll
+    for (int i = 0; i < KILN_TILE_ITEMS; i++) {
+        long j = (long)i * KILN_LOCAL_SIZE + l;
+        if (j < tn) {
+            KILN_KEY_T k = tk[j];
+            pos[i] = start[KILN_DIGIT(k)] + (uint)j;
+            kout[pos[i]] = k;
+        }
+    }
+    if (has_vals) {
+        kiln_barrier();
+        KILN_LPTR(KILN_VAL_T) tv = (KILN_LPTR(KILN_VAL_T))sm;
+#pragma unroll
+        for (int i = 0; i < KILN_TILE_ITEMS; i++)
+            if (b + i < tn)
+                tv[rank[i]] = iota ? (KILN_VAL_T)(t0 + b + i)
+                                   : vin[t0 + b + i];
+        kiln_barrier();
+#pragma unroll
+        for (int i = 0; i < KILN_TILE_ITEMS; i++) {
+            long j = (long)i * KILN_LOCAL_SIZE + l;
+            if (j < tn)
+                vout[pos[i]] = tv[j];
+        }
     }
 }
 
