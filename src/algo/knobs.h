@@ -52,6 +52,12 @@ typedef struct kiln__knobs {
     int sort_os_items;     /* KILN_SORT_OS_ITEMS: keys per thread of the
                               CUDA onesweep sort pass (4..32; 0 = by key
                               and value width, sort.c os_items) */
+    int sort_tile_items;   /* KILN_SORT_TILE_ITEMS: items per work-item of
+                              the portable GPU sort's tiles (4..16, a
+                              multiple of 4; 16) */
+    int sort_tile_pad;     /* KILN_SORT_TILE_PAD: 1 = its counter table
+                              has a pad word every 32 (no bank conflicts
+                              in the table's scan); 0 = none (0..1; 1) */
     int rng_vec;           /* KILN_RNG_VEC: 1 = random fills store 16 bytes
                               per item where aligned, 0 = scalar stores
                               (0..1; 1) */

@@ -84,12 +84,15 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   "#define KILN_KEY_BYTES %u\n#define KILN_KEY_T %s\n"
                   "typedef %s kiln_uk_t;\n#define KILN_VAL_T %s\n"
                   "#define KILN_OS_ITEMS %d\n#define KILN_SORT_CPU %d\n"
-                  "#define KILN_VAL_BYTES %u\n",
+                  "#define KILN_VAL_BYTES %u\n#define KILN_TILE_ITEMS %d\n"
+                  "#define KILN_TILE_PAD %d\n",
                   sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
                   s->key_bytes == 8 ? "ulong" : "uint",
                   utype(s->val_bytes ? s->val_bytes : 4),
                   os_items(s->key_bytes, s->val_bytes), sh.cpu,
-                  s->val_bytes ? s->val_bytes : 4);
+                  s->val_bytes ? s->val_bytes : 4,
+                  kiln__knobs_get()->sort_tile_items,
+                  kiln__knobs_get()->sort_tile_pad);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
@@ -352,7 +355,7 @@ typedef struct radix_job {
 /* The portable passes' launch shape: items per work-item and tiles. */
 static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
                            size_t *chunk, size_t *ntiles) {
-    *chunk = 16; /* KILN_TILE_ITEMS of the GPU scatter (algo_sort.cl) */
+    *chunk = (size_t)kiln__knobs_get()->sort_tile_items; /* KILN_TILE_ITEMS */
     if (sh->cpu) {
         kiln__plan plan;
         size_t groups = 1;

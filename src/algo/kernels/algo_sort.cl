@@ -30,6 +30,16 @@
 
 #define KILN_RADIX (1 << KILN_RADIX_BITS)
 #define KILN_CNT (KILN_RADIX * KILN_LOCAL_SIZE)
+/* The GPU kernels' counter table: entry f at KILN_CX(f), with a pad word
+ * every 32 (KILN_TILE_PAD) so that the scan, where work-item l reads
+ * entries l * KILN_RADIX + j, hits 32 banks, not 2 */
+#if KILN_TILE_PAD
+#define KILN_CX(f) ((f) + ((f) >> 5))
+#define KILN_CNTP (KILN_CNT + KILN_CNT / 32)
+#else
+#define KILN_CX(f) (f)
+#define KILN_CNTP KILN_CNT
+#endif
 #define KILN_DIGIT(k) ((uint)(kiln_sort_bits((k), kind, desc) >> shift) & mask)
 
 /* Zeroes this work-item's column of cnt and counts its chunk's digits;
@@ -39,9 +49,9 @@
     long kiln_b = (g * KILN_LOCAL_SIZE + l) * chunk;                          \
     long kiln_e = kiln_b + chunk < n ? kiln_b + chunk : n;                    \
     for (int d = 0; d < KILN_RADIX; d++)                                      \
-        cnt[d * KILN_LOCAL_SIZE + l] = 0;                                     \
+        cnt[KILN_CX(d * KILN_LOCAL_SIZE + l)] = 0;                            \
     for (long i = kiln_b; i < kiln_e; i++)                                    \
-        cnt[KILN_DIGIT(keys[i]) * KILN_LOCAL_SIZE + l]++;
+        cnt[KILN_CX(KILN_DIGIT(keys[i]) * KILN_LOCAL_SIZE + l)]++;
 
 #if !KILN_SORT_CPU
 KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
@@ -49,7 +59,7 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
                              uint mask, KILN_GLOBAL uint *counts,
                              long ntiles)
 {
-    KILN_LOCAL uint cnt[KILN_CNT];
+    KILN_LOCAL uint cnt[KILN_CNTP];
     KILN_COUNT_CHUNK(keys)
     kiln_barrier();
 #if KILN_LOCAL_SIZE % KILN_RADIX == 0
@@ -62,7 +72,7 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         long d = l / per, q = l % per;
         uint s = 0;
         for (long t = 0; t < w; t++)
-            s += cnt[d * KILN_LOCAL_SIZE + q * w + t];
+            s += cnt[KILN_CX(d * KILN_LOCAL_SIZE + q * w + t)];
         kiln_barrier();
         cnt[l] = s; /* slice q of digit d, at d * per + q */
         kiln_barrier();
@@ -77,7 +87,7 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
     for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE) {
         uint s = 0;
         for (long t = 0; t < KILN_LOCAL_SIZE; t++)
-            s += cnt[d * KILN_LOCAL_SIZE + t];
+            s += cnt[KILN_CX(d * KILN_LOCAL_SIZE + t)];
         counts[d * ntiles + g] = s;
     }
 #endif
@@ -522,11 +532,10 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
  * to 16 scattered places. The tile's keys (then its values) share one
  * local array with the counter table, which is dead by then: at most 32
  * KiB for 8-byte items (NVIDIA's OpenCL gives a group 48 KiB). */
-#define KILN_TILE_ITEMS 16 /* = the host's chunk on GPUs (sort.c) */
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_TILE_ITEMS)
 #define KILN_TW (KILN_KEY_BYTES > KILN_VAL_BYTES ? KILN_KEY_BYTES : KILN_VAL_BYTES)
-#define KILN_SM_LONGS (KILN_CNT / 2 > KILN_TILE * KILN_TW / 8 ? KILN_CNT / 2 \
-                       : KILN_TILE * KILN_TW / 8)
+#define KILN_SM_LONGS (KILN_CNTP / 2 > KILN_TILE * KILN_TW / 8               \
+                       ? KILN_CNTP / 2 : KILN_TILE * KILN_TW / 8)
 /* iota: the values are the items' indices (argsort's first pass).
  * chunk must be KILN_TILE_ITEMS. wc, wc_bytes: the CPU variant's (unused
  * here: the kernels of both variants take the same arguments). */
@@ -550,38 +559,38 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
     KILN_KEY_T key[KILN_TILE_ITEMS];
     uint rank[KILN_TILE_ITEMS];
     for (int d = 0; d < KILN_RADIX; d++)
-        cnt[d * KILN_LOCAL_SIZE + l] = 0;
+        cnt[KILN_CX(d * KILN_LOCAL_SIZE + l)] = 0;
 #pragma unroll
     for (int i = 0; i < KILN_TILE_ITEMS; i++)
         if (b + i < tn) {
             key[i] = kin[t0 + b + i];
-            cnt[KILN_DIGIT(key[i]) * KILN_LOCAL_SIZE + l]++;
+            cnt[KILN_CX(KILN_DIGIT(key[i]) * KILN_LOCAL_SIZE + l)]++;
         }
     kiln_barrier();
     /* exclusive scan of the table in digit-major order; work-item l owns
      * entries [l * KILN_RADIX, (l + 1) * KILN_RADIX) */
     uint s = 0;
     for (int j = 0; j < KILN_RADIX; j++)
-        s += cnt[l * KILN_RADIX + j];
+        s += cnt[KILN_CX(l * KILN_RADIX + j)];
     KILN_GROUP_SCAN(part, l, s)
     uint run = part[l] - s;
     for (int j = 0; j < KILN_RADIX; j++) {
-        uint c = cnt[l * KILN_RADIX + j];
-        cnt[l * KILN_RADIX + j] = run;
+        uint c = cnt[KILN_CX(l * KILN_RADIX + j)];
+        cnt[KILN_CX(l * KILN_RADIX + j)] = run;
         run += c;
     }
     kiln_barrier();
     /* the tile's global base of digit d, less its first place in the tile
      * (mod 2^32, the sum below is exact) */
     for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE)
-        start[d] = offs[d * ntiles + g] - cnt[d * KILN_LOCAL_SIZE];
+        start[d] = offs[d * ntiles + g] - cnt[KILN_CX(d * KILN_LOCAL_SIZE)];
     kiln_barrier(); /* start read cnt's first column, which the ranks bump */
     /* each item's place in the tile: digit-major, then work-item, then
      * item (the input order within a digit: the pass is stable) */
 #pragma unroll
     for (int i = 0; i < KILN_TILE_ITEMS; i++)
         if (b + i < tn)
-            rank[i] = cnt[KILN_DIGIT(key[i]) * KILN_LOCAL_SIZE + l]++;
+            rank[i] = cnt[KILN_CX(KILN_DIGIT(key[i]) * KILN_LOCAL_SIZE + l)]++;
     kiln_barrier();
     KILN_LPTR(KILN_KEY_T) tk = (KILN_LPTR(KILN_KEY_T))sm;
 #pragma unroll
