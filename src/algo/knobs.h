@@ -54,7 +54,7 @@ typedef struct kiln__knobs {
                               and value width, sort.c os_items) */
     int sort_tile_items;   /* KILN_SORT_TILE_ITEMS: items per work-item of
                               the portable GPU sort's tiles (4..16, a
-                              multiple of 4; 16) */
+                              multiple of 4; 8) */
     int sort_tile_pad;     /* KILN_SORT_TILE_PAD: 1 = its counter table
                               has a pad word every 32 (no bank conflicts
                               in the table's scan); 0 = none (0..1; 1) */

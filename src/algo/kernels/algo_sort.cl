@@ -18,7 +18,7 @@
  *     GPUs through the tile sorted in local memory, so that the writes of
  *     a digit's run are coalesced).
  * Each work-item's counters are its own column of a local table, so no
- * atomics are needed. On GPUs 256 work-items of 16 items (4-bit digits: a
+ * atomics are needed. On GPUs 256 work-items of KILN_TILE_ITEMS items (4-bit digits: a
  * 16 KiB table). On CPUs (KILN_SORT_CPU: kernels of their own,
  * @NAME@_chist and _cscatter, with the same arguments and a gate) the
  * groups have one work-item and a long chunk (11-bit digits: 2048
@@ -528,7 +528,7 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
 #endif
 /* The GPU scatter ranks its tile in local memory and writes it out in
  * tile order, so that consecutive work-items write consecutive positions
- * of a digit's run (coalesced) instead of each work-item's 16 items going
+ * of a digit's run (coalesced) instead of each work-item's items going
  * to 16 scattered places. The tile's keys (then its values) share one
  * local array with the counter table, which is dead by then: at most 32
  * KiB for 8-byte items (NVIDIA's OpenCL gives a group 48 KiB). */
