@@ -529,7 +529,7 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
 /* The GPU scatter ranks its tile in local memory and writes it out in
  * tile order, so that consecutive work-items write consecutive positions
  * of a digit's run (coalesced) instead of each work-item's items going
- * to 16 scattered places. The tile's keys (then its values) share one
+ * to scattered places. The tile's keys (then its values) share one
  * local array with the counter table, which is dead by then: at most 32
  * KiB for 8-byte items (NVIDIA's OpenCL gives a group 48 KiB). */
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_TILE_ITEMS)
