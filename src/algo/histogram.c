@@ -130,7 +130,12 @@ static kiln_status hist_run(kiln_queue *q, const hist_job *j,
             groups = kiln__cpu_groups(&plan, n, 65536);
             chunk = (int64_t)((n + groups - 1) / groups);
         } else {
-            groups = (n + local - 1) / local;
+            /* at least 32 items a work-item: every group ends by adding
+             * its private bins to the same global ones, so a group per
+             * few items made those atomics the cost (H200, 2^20 floats,
+             * 256 bins: 1056 groups took 0.116 ms, torch.histc 0.025) */
+            size_t per = local * 32;
+            groups = (n + per - 1) / per;
             if (groups > (size_t)plan.cu * 8)
                 groups = (size_t)plan.cu * 8;
         }
