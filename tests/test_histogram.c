@@ -307,6 +307,60 @@ static void check_errors(kiln_queue *q) {
     kiln_array_release(U);
 }
 
+/* Histograms with other ranges and bin counts enqueued back to back,
+ * without waiting, on this queue and on an out-of-order one of the same
+ * context: the equal-width edges live in a context scratch buffer reused
+ * while the range stays the same and rewritten when it changes, and no
+ * rewrite may reach a histogram that still reads the edges before it. */
+static void check_alternating(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_queue *q2 = NULL;
+    if (!CHECK_OK(kiln_queue_create(c, kiln_queue_device(q),
+                                    KILN_QUEUE_OUT_OF_ORDER, &q2)))
+        return;
+    enum { K = 12 };
+    size_t n = 70001;
+    float *h = malloc(n * sizeof *h);
+    double *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = (float)(kt_rand_u64() % 5000) / 1000.0f - 1.0f; /* [-1, 4) */
+        x[i] = h[i];
+    }
+    kiln_array *A = NULL, *H[K] = {0};
+    kiln_event *ev[K] = {0};
+    double lo[K], hi[K];
+    size_t nb[K];
+    CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &n, h, &A));
+    for (int k = 0; k < K; k++) {
+        /* the same range twice in a row now and then (a reuse), else new */
+        lo[k] = (k / 2) % 3 == 0 ? -1.0 : k % 3 == 1 ? 0.0 : 0.5 - k * 0.01;
+        hi[k] = lo[k] + 1.0 + (k % 4);
+        nb[k] = 7 + (size_t)(k % 5) * 50;
+        CHECK_OK(kiln_array_histogram(k % 3 == 2 ? q2 : q, A, nb[k], lo[k],
+                                      hi[k], NULL, 0, NULL, &ev[k], &H[k]));
+    }
+    for (int k = 0; k < K; k++) {
+        if (!H[k])
+            continue;
+        CHECK_OK(kiln_event_wait(ev[k]));
+        kiln_event_release(ev[k]);
+        double *e = malloc((nb[k] + 1) * sizeof *e);
+        for (size_t b = 0; b <= nb[k]; b++)
+            e[b] = (float)(b == nb[k] ? hi[k]
+                                      : lo[k] + (double)b * ((hi[k] - lo[k]) /
+                                                             (double)nb[k]));
+        char label[64];
+        snprintf(label, sizeof label, "alternating histogram %d", k);
+        check_counts(q, H[k], x, n, NULL, e, nb[k], label);
+        free(e);
+        kiln_array_release(H[k]);
+    }
+    kiln_array_release(A);
+    kiln_queue_release(q2);
+    free(h);
+    free(x);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     size_t sizes[64];
@@ -334,6 +388,7 @@ static void run(kiln_queue *q, void *user) {
         check_uniform(q, KILN_INT16, 1025, 300, wds[k]);
         check_bincount(q, KILN_INT32, 5003, 77, 3, wds[k]);
     }
+    check_alternating(q);
     check_errors(q);
 }
 
