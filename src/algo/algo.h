@@ -60,22 +60,14 @@ enum {
     KILN__SCRATCH_UNIQUE_STARTS, /* a unique's run starts (select_ops.c) */
     KILN__SCRATCH_AXIS_COUNT,  /* column counters of a fused axis reduction:
                                   zero between uses (array_axis.c) */
-    KILN__SCRATCH_HIST_EDGES,  /* a histogram's equal-width bin edges,
-                                  tagged with bins, range and type */
     KILN__SCRATCH_SLOTS
 };
-#define KILN__SCRATCH_TAG 32
 typedef struct kiln__scratch {
     kiln_buffer *buf;
     kiln_event *dep;
     int slot, cached;
     int fresh; /* buf is new (its contents are not what the slot's last
                   user left) */
-    /* What the slot's last user said the buffer holds (taglen 0: nothing
-     * known); the user sets it before put() when it leaves contents a
-     * later call may reuse, e.g. constants it would otherwise upload. */
-    unsigned char tag[KILN__SCRATCH_TAG];
-    size_t taglen;
 } kiln__scratch;
 kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                               kiln__scratch *out);

@@ -33,8 +33,6 @@ typedef struct scratch {
     kiln_event *last;  /* completion of the last work that used it */
     kiln_queue *lastq; /* its queue (compared only, not retained) */
     int busy;
-    unsigned char tag[KILN__SCRATCH_TAG]; /* what its user says it holds */
-    size_t taglen;
 } scratch;
 
 typedef struct kiln__ctxcache {
@@ -195,7 +193,6 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                     s->buf = nb;
                     s->size = want;
                     s->lastq = NULL;
-                    s->taglen = 0;
                     out->fresh = 1;
                 }
             }
@@ -203,8 +200,6 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                 s->busy = 1;
                 out->buf = s->buf;
                 out->cached = 1;
-                memcpy(out->tag, s->tag, s->taglen);
-                out->taglen = s->taglen;
                 /* Work from another queue (or an out-of-order one) may still
                  * use it: wait for that. */
                 if (s->last && (s->lastq != queue ||
@@ -248,8 +243,6 @@ void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last) {
     } else if (sl->last) {
         /* Nothing was enqueued this time; what came before still counts. */
     }
-    sl->taglen = s->taglen <= KILN__SCRATCH_TAG ? s->taglen : 0;
-    memcpy(sl->tag, s->tag, sl->taglen);
     sl->busy = 0;
     pthread_mutex_unlock(&c->lock);
     s->buf = NULL;

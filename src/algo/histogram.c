@@ -4,7 +4,6 @@
  * (KILN__HIST_PRIV_MAX) and are then added to the result with one global
  * atomic per bin and group; weighted sums use global atomics. */
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,13 +210,6 @@ static kiln_status hist_begin(kiln_queue *q, kiln_array *a, kiln_array *w,
     return st;
 }
 
-/* frees a histogram's uploaded edges once their write is done */
-static void free_edges(kiln_event *event, kiln_event_state state, void *e) {
-    (void)event;
-    (void)state;
-    free(e);
-}
-
 kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a,
                                  size_t bins, double lo, double hi,
                                  kiln_array *weights, size_t num_wait,
@@ -240,85 +232,30 @@ kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a,
         hi += 0.5;
     }
     /* the edges as numpy.linspace: lo + k*step in double, the last one hi,
-     * rounded to the edge type (float for float32/float16 input). They
-     * stay in a context scratch buffer tagged with bins, range and type,
-     * so that repeated histograms upload nothing (a buffer made and
-     * filled each call cost an H200 about 60 us at 2^20 items). */
+     * rounded to the edge type (float for float32/float16 input) */
     int dbl = a->dtype != KILN_FLOAT32 && a->dtype != KILN_FLOAT16;
-    size_t es = dbl ? 8 : 4, bytes = (bins + 1) * es;
-    struct {
-        uint64_t bins;
-        double lo, hi;
-        uint64_t es;
-    } tag = {bins, lo, hi, es};
-    kiln__scratch sc = {0};
-    st = kiln__scratch_get(queue, KILN__SCRATCH_HIST_EDGES, bytes, &sc);
-    if (st == KILN_OK &&
-        !(sc.taglen == sizeof tag && !memcmp(sc.tag, &tag, sizeof tag))) {
-        void *e = malloc(bytes);
-        if (!e)
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
-        double step = (hi - lo) / (double)bins;
-        for (size_t k = 0; e && k <= bins; k++) {
-            double v = k == bins ? hi : lo + (double)k * step;
-            if (dbl)
-                ((double *)e)[k] = v;
-            else
-                ((float *)e)[k] = (float)v;
-        }
-        /* after the slot's last user on another queue (its dep); the
-         * host array is freed when the write completes. Not blocking: a
-         * blocking write behind work the user still holds back (a user
-         * event) would wait for the user. */
-        kiln_event *we = NULL;
-        if (st == KILN_OK)
-            st = kiln_buffer_write_async(queue, sc.buf, 0, bytes, e,
-                                         sc.dep ? 1 : 0, &sc.dep, &we);
-        if (st == KILN_OK &&
-            kiln_event_on_complete(we, free_edges, e) == KILN_OK)
-            e = NULL; /* the callback frees it */
-        else if (we)
-            kiln_event_wait(we); /* (a failure's own path) */
-        free(e);
-        sc.taglen = 0;
-        if (st == KILN_OK) {
-            memcpy(sc.tag, &tag, sizeof tag);
-            sc.taglen = sizeof tag;
-            /* this call's work waits for the write too (out-of-order
-             * queues) */
-            kiln__event_drop(&sc.dep);
-            sc.dep = we;
-            we = NULL;
-        }
-        kiln_event_release(we);
+    size_t es = dbl ? 8 : 4;
+    void *e = malloc((bins + 1) * es);
+    if (!e)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    double step = (hi - lo) / (double)bins;
+    for (size_t k = 0; k <= bins; k++) {
+        double v = k == bins ? hi : lo + (double)k * step;
+        if (dbl)
+            ((double *)e)[k] = v;
+        else
+            ((float *)e)[k] = (float)v;
     }
-    kiln_event *ev = NULL;
-    kiln_event *const *wl = wait;
-    size_t nwl = num_wait;
-    if (st == KILN_OK)
-        st = kiln__wait_plus(num_wait, wait, sc.dep, NULL, &wl, &nwl);
-    if (st == KILN_OK) {
-        hist_job j = {what, a, weights, MODE_UNIFORM, bins, dbl, sc.buf, lo,
-                      (double)bins / (hi - lo)};
-        st = hist_run(queue, &j, nwl, wl, &ev, hist);
-    } else {
-        st = kiln__error_prefix(st, "%s", what);
-    }
-    if (wl != wait)
-        free((void *)wl);
-    /* the slot's last use: the kernel, or on failure the write (whose
-     * edges are then not trusted) */
-    kiln_event *last = ev ? ev : sc.dep;
-    if (!ev)
-        sc.taglen = 0;
-    if (last)
-        kiln_event_retain(last);
-    kiln__scratch_put(queue, &sc, last);
-    kiln_event_release(last);
-    if (st == KILN_OK && event)
-        *event = ev;
-    else
-        kiln_event_release(ev);
+    kiln_buffer *eb = NULL;
+    st = kiln_buffer_create(kiln_queue_context(queue), (bins + 1) * es, 0, e,
+                            &eb);
+    free(e);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    hist_job j = {what, a, weights, MODE_UNIFORM, bins, dbl, eb, lo,
+                  (double)bins / (hi - lo)};
+    st = hist_run(queue, &j, num_wait, wait, event, hist);
+    kiln_buffer_release(eb);
     return st;
 }
 
