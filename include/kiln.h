@@ -207,7 +207,9 @@ typedef struct kiln_device_info {
     int device_sleep;         /* 1 if kernels in the native language can
                                  pause a work-item for a while (CUDA
                                  __nanosleep: compute capability 7.0 and
-                                 later); 0 on OpenCL */
+                                 later; NVIDIA's OpenCL on the same
+                                 devices, through inline PTX); 0 on other
+                                 OpenCL devices */
     int warp_shuffle;         /* 1 if kernels in the native language can
                                  exchange values between the work-items of a
                                  sub-group without local memory (CUDA

@@ -156,11 +156,20 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                   kind != KILN__SCAN_THREEPHASE && s->scan_size <= 4);
     /* the OpenCL template's totals scan: one barrier a step with two
      * buffers, where local memory allows */
-    if (kind == KILN__SCAN_ONEPASS_CL)
+    if (kind == KILN__SCAN_ONEPASS_CL) {
         kiln__sb_addf(sb, "#define KILN_DB %d\n#define KILN_LB_W %d\n"
                           "#define KILN_GLOBAL_BARRIER %d\n",
                       s->scan_size <= 16, cl_window(plan),
                       kiln__knobs_get()->scan_gbar);
+        /* where the device can pause (NVIDIA's OpenCL), the look-back
+         * polls less, as the warp scan does (same knobs and defaults) */
+        int lb, sleep_ns = 0, minb, pre_ns = 0, every;
+        if (plan->device_sleep)
+            warp_lookback(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns,
+                          &every);
+        kiln__sb_addf(sb, "#define KILN_LB_SLEEP %d\n#define KILN_LB_PRE %d\n",
+                      sleep_ns, pre_ns);
+    }
     if (kind == KILN__SCAN_WARP) {
         int lb, sleep_ns, minb, pre_ns, every;
         warp_lookback(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns, &every);

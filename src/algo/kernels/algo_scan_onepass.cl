@@ -42,6 +42,21 @@
 
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
 #define KILN_PAD(x) ((x) + ((x) >> 5)) /* no bank conflicts */
+#ifndef KILN_LB_SLEEP
+#define KILN_LB_SLEEP 0 /* ns of pause after a poll that found no status */
+#endif
+#ifndef KILN_LB_PRE
+#define KILN_LB_PRE 0 /* ns of pause between publishing and the first poll */
+#endif
+/* the pauses need the device's kiln_sleep_ns (KILN_HAS_SLEEP) and apply to
+ * grids of this many tiles or more (as the warp scan's) */
+#if !KILN_HAS_SLEEP
+#undef KILN_LB_SLEEP
+#undef KILN_LB_PRE
+#define KILN_LB_SLEEP 0
+#define KILN_LB_PRE 0
+#endif
+#define KILN_LB_DELAY_TILES 512
 #ifndef KILN_LB_W
 #define KILN_LB_W 32 /* look-back window: predecessors read at once */
 #endif
@@ -291,6 +306,15 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
          * compilers (PoCL). Tile 0 finds neutral inclusive prefixes at once
          * (everything before tile 0). */
         int last = kiln_tile - 1; /* the window's nearest predecessor */
+#if KILN_LB_SLEEP || KILN_LB_PRE
+        /* large grids: give the predecessors time before polling them (a
+         * poll that finds nothing loads the L2 the other groups need) */
+        const int kiln_pause = kiln_tiles >= KILN_LB_DELAY_TILES;
+#endif
+#if KILN_LB_PRE
+        if (kiln_pause && kiln_tile > 0 && kiln_l < KILN_LB_W)
+            kiln_sleep_ns(KILN_LB_PRE);
+#endif
         for (;;) {
             if (kiln_l == 0)
                 kiln_d_sh = KILN_LB_W;
@@ -303,15 +327,27 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
                 if (j >= 0) {
 #if KILN_PACKED
                     ulong w;
-                    do
+                    for (;;) {
                         w = ((volatile KILN_GLOBAL ulong *)kiln_status)[j];
-                    while ((w >> 32) == 0);
+                        if ((w >> 32) != 0)
+                            break;
+#if KILN_LB_SLEEP
+                        if (kiln_pause)
+                            kiln_sleep_ns(KILN_LB_SLEEP);
+#endif
+                    }
                     s = (int)(w >> 32);
                     v = kiln__unbits((uint)w, v);
 #else
-                    do
+                    for (;;) {
                         s = ((volatile KILN_GLOBAL int *)kiln_status)[j];
-                    while (s == 0);
+                        if (s != 0)
+                            break;
+#if KILN_LB_SLEEP
+                        if (kiln_pause)
+                            kiln_sleep_ns(KILN_LB_SLEEP);
+#endif
+                    }
                     kiln_global_fence();
                     v = kiln__vload(s == 2 ? kiln_vals +
                                                  (kiln_tiles + j) * kiln_stride

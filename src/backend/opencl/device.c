@@ -152,7 +152,10 @@ static kiln_status fill_device(cl_platform_id p, cl_device_id d,
      * not: nothing promises it on them either, and on a CPU the look-back
      * scan is slower than the three-phase one, so nothing gains. */
     info->forward_progress = info->type == KILN_DEVICE_GPU;
-    info->device_sleep = 0;  /* no sleep builtin in OpenCL C */
+    /* OpenCL C has no sleep builtin; NVIDIA's compiler takes inline PTX,
+     * and nanosleep needs compute capability 7.0 (the prelude's
+     * kiln_sleep_ns) */
+    info->device_sleep = info->compute_capability >= 70;
     info->warp_shuffle = 0;  /* sub-group shuffles are not used from OpenCL */
     /* Anything that may change a compiled binary. */
     snprintf(out->identity, sizeof out->identity, "%.100s|%.100s|%.100s|%.60s|%.80s|%.60s", pname,

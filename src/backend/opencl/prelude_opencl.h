@@ -51,6 +51,9 @@ typedef ulong kiln_uint64;
  * compiler. */
 #if defined(cl_nv_pragma_unroll)
 #define kiln_global_fence() __asm__ __volatile__("membar.gl;" ::: "memory")
+/* a pause of about ns nanoseconds (sm_70 and later: device_sleep) */
+#define kiln_sleep_ns(ns)                                                      \
+    __asm__ __volatile__("nanosleep.u32 %0;" ::"r"((uint)(ns)) : "memory")
 #else
 #define kiln_global_fence() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #endif
