@@ -76,9 +76,18 @@ static void test_fill(kiln_queue *q) {
     unsigned char *ref = malloc(n), *got = malloc(n);
     kiln_buffer *b = NULL;
     CHECK_OK(kiln_buffer_create(ctx, n, 0, NULL, &b));
+    /* kind 0: random patterns; 1-3: patterns that repeat every 1, 2 or
+     * 4 bytes (zeros of a wide type, say: CUDA fills those with one
+     * memset of the shorter period) */
+    for (int kind = 0; kind < 4; kind++)
     for (size_t ps = 1; ps <= 128; ps *= 2) {
         unsigned char pattern[128];
         fill_random(pattern, ps);
+        size_t per = kind ? (size_t)1 << (kind - 1) : ps;
+        for (size_t i = per; i < ps; i++)
+            pattern[i] = pattern[i % per];
+        if (kind == 1 && ps % 16 == 0)
+            memset(pattern, 0, ps); /* zeros too */
         fill_random(ref, n);
         CHECK_OK(kiln_buffer_write(q, b, 0, n, ref));
         size_t off = ps * 3, len = ps * (n / ps - 5);
@@ -89,7 +98,34 @@ static void test_fill(kiln_queue *q) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
         CHECK_OK(kiln_buffer_read(q, b, 0, n, got));
-        CHECK_MSG(memcmp(got, ref, n) == 0, "fill with a %zu-byte pattern", ps);
+        CHECK_MSG(memcmp(got, ref, n) == 0,
+                  "fill with a %zu-byte pattern (kind %d)", ps, kind);
+    }
+    /* a fill larger than CUDA's strided-memset limit (1 MiB): the
+     * pattern doubled by copies, at an odd item count and offset */
+    {
+        const size_t big = ((size_t)3 << 20) + 8 * 7;
+        unsigned char *bref = malloc(big), *bgot = malloc(big);
+        kiln_buffer *bb = NULL;
+        if (CHECK_OK(kiln_buffer_create(ctx, big, 0, NULL, &bb))) {
+            for (size_t ps = 8; ps <= 16; ps *= 2) {
+                unsigned char pattern[16];
+                fill_random(pattern, ps);
+                fill_random(bref, big);
+                CHECK_OK(kiln_buffer_write(q, bb, 0, big, bref));
+                size_t off = ps, len = (big - 2 * ps) / ps * ps;
+                for (size_t i = 0; i < len; i++)
+                    bref[off + i] = pattern[i % ps];
+                CHECK_OK(kiln_buffer_fill(q, bb, pattern, ps, off, len, 0,
+                                          NULL, NULL));
+                CHECK_OK(kiln_buffer_read(q, bb, 0, big, bgot));
+                CHECK_MSG(memcmp(bgot, bref, big) == 0,
+                          "a %zu-byte fill of %zu bytes", ps, len);
+            }
+        }
+        kiln_buffer_release(bb);
+        free(bref);
+        free(bgot);
     }
     int pat = 0;
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 3, 0, 9, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);

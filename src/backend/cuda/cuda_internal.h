@@ -79,6 +79,7 @@
     X(cuMemsetD8Async)                                                         \
     X(cuMemsetD16Async)                                                        \
     X(cuMemsetD32Async)                                                        \
+    X(cuMemsetD2D32Async)                                                      \
     X(cuModuleLoadData)                                                        \
     X(cuModuleUnload)                                                          \
     X(cuModuleGetFunction)                                                     \
