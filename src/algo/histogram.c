@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "algo/array_internal.h"
+#include "algo/knobs.h"
 #include "algo/linalg_internal.h"
 #include "algo/toolkit_internal.h"
 #include "base/error.h"
@@ -134,7 +135,7 @@ static kiln_status hist_run(kiln_queue *q, const hist_job *j,
              * its private bins to the same global ones, so a group per
              * few items made those atomics the cost (H200, 2^20 floats,
              * 256 bins: 1056 groups took 0.116 ms, torch.histc 0.025) */
-            size_t per = local * 32;
+            size_t per = local * (size_t)kiln__knobs_get()->hist_items;
             groups = (n + per - 1) / per;
             if (groups > (size_t)plan.cu * 8)
                 groups = (size_t)plan.cu * 8;
