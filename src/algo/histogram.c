@@ -131,10 +131,9 @@ static kiln_status hist_run(kiln_queue *q, const hist_job *j,
             groups = kiln__cpu_groups(&plan, n, 65536);
             chunk = (int64_t)((n + groups - 1) / groups);
         } else {
-            /* at least 32 items a work-item: every group ends by adding
-             * its private bins to the same global ones, so a group per
-             * few items made those atomics the cost (H200, 2^20 floats,
-             * 256 bins: 1056 groups took 0.116 ms, torch.histc 0.025) */
+            /* at least KILN_HIST_ITEMS (8) items a work-item: every group
+             * ends by adding its private bins to the same global ones, so
+             * a group per item or two made those atomics a cost */
             size_t per = local * (size_t)kiln__knobs_get()->hist_items;
             groups = (n + per - 1) / per;
             if (groups > (size_t)plan.cu * 8)
