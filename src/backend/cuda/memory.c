@@ -23,7 +23,7 @@
 /* ---- stream-ordered device memory (kiln__cu_mem) ------------------------ */
 
 /* Under c->mem.lock, with dev[0]'s context current: makes the pool and the
- * two streams on first use (unless KILN_CUDA_ASYNC_ALLOC=0). A device without memory pools (or a driver
+ * two streams on first use (KILN_CUDA_ASYNC_ALLOC=1 only). A device without memory pools (or a driver
  * that refuses) keeps cuMemAlloc/cuMemFree. Multi-device contexts keep
  * them too: their other devices reach dev[0]'s buffers by peer access,
  * which a pool would have to grant separately. */
@@ -33,12 +33,15 @@ static int kiln__cu_mem_ready(kiln__cu_context *c)
     if (m->state)
         return m->state > 0;
     m->state = -1;
-    /* On by default (KILN_CUDA_ASYNC_ALLOC=0 turns it off). It was opt-in
-     * after one suite run on an H100 hit CUDA_ERROR_ILLEGAL_ADDRESS in
-     * test_fft's double-precision C2R case (2026-11-26); test_fft passed 3
-     * of 3 runs and 25 other tests with it on (2026-11-27, host gating in). */
+    /* Opt-in (KILN_CUDA_ASYNC_ALLOC=1). It was on by default for a day:
+     * with it, test_pool's no_early_reuse hung in 2 of 96 runs on an H200
+     * (a read on one queue while another queue's work waits for a user
+     * event; the main thread in cuEventSynchronize, a driver thread on a
+     * driver mutex), and one suite run on an H100 hit
+     * CUDA_ERROR_ILLEGAL_ADDRESS in test_fft (2026-11-26). Causes not
+     * found (docs/pools.md). */
     const char *opt = getenv("KILN_CUDA_ASYNC_ALLOC");
-    if (opt && strcmp(opt, "0") == 0)
+    if (!opt || strcmp(opt, "1") != 0)
         return 0;
     int supported = 0;
     if (c->n != 1 ||
