@@ -40,6 +40,17 @@ static int os_items(unsigned kb, unsigned vb) {
     return dflt;
 }
 
+/* The portable GPU kernels' digit width (KILN_SORT_TILE_BITS) */
+static int tile_bits(void) { return kiln__knobs_get()->sort_tile_bits; }
+
+/* Their items a work-item (KILN_SORT_TILE_ITEMS): with 8-bit digits at
+ * most 8 for 8-byte keys, so the tile's keys and indices, the counter
+ * table and the starts fit 48 KiB of local memory (algo_sort.cl). */
+static int tile_items(unsigned key_bytes) {
+    int k = kiln__knobs_get()->sort_tile_items;
+    return tile_bits() == 8 && key_bytes > 4 && k > 8 ? 8 : k;
+}
+
 /* The launch shape of a variant (sort.h). CPU: 11-bit digits, 3 passes
  * for 32-bit keys (2048 counters, 8 KiB, stay in L1; 8-bit digits were
  * slower on the 2-core PoCL machine, 4 passes of mostly memory traffic).
@@ -49,7 +60,7 @@ static void shape_for(const kiln__plan *plan, int variant,
     sh->variant = variant;
     sh->cpu = variant == KILN__SORT_CPU;
     sh->local = sh->cpu ? 1 : plan->local;
-    sh->radix_bits = variant == KILN__SORT_TILE  ? 4
+    sh->radix_bits = variant == KILN__SORT_TILE  ? tile_bits()
                      : variant == KILN__SORT_CPU ? 11
                                                  : 8;
 }
@@ -91,7 +102,7 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   utype(s->val_bytes ? s->val_bytes : 4),
                   os_items(s->key_bytes, s->val_bytes), sh.cpu,
                   s->val_bytes ? s->val_bytes : 4,
-                  kiln__knobs_get()->sort_tile_items,
+                  tile_items(s->key_bytes),
                   kiln__knobs_get()->sort_tile_pad);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
@@ -225,6 +236,7 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     kiln__sorter *s = (kiln__sorter *)gen;
     shape_for(&plan, variant, shape);
     shape->local = v->local;
+    shape->items = tile_items(key_bytes);
     *k = s->k[variant];
     *out = s;
     return KILN_OK;
@@ -355,7 +367,7 @@ typedef struct radix_job {
 /* The portable passes' launch shape: items per work-item and tiles. */
 static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
                            size_t *chunk, size_t *ntiles) {
-    *chunk = (size_t)kiln__knobs_get()->sort_tile_items; /* KILN_TILE_ITEMS */
+    *chunk = (size_t)sh->items; /* KILN_TILE_ITEMS */
     if (sh->cpu) {
         kiln__plan plan;
         size_t groups = 1;
@@ -562,7 +574,7 @@ static kiln_status radix(chain *c, const radix_job *j) {
     /* status words count to 2^30 */
     int os = sh.variant == KILN__SORT_ONESWEEP && n < ((size_t)1 << 30);
     if (sh.variant == KILN__SORT_ONESWEEP && !os)
-        sh.radix_bits = 4; /* the tile kernels of the same program */
+        sh.radix_bits = tile_bits(); /* the tile kernels of the same program */
     unsigned bits = j->end - j->begin;
     int passes = bits ? (int)((bits + sh.radix_bits - 1) / sh.radix_bits) : 1;
     int has_vals = j->vb != 0;

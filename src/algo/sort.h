@@ -102,6 +102,7 @@ typedef struct kiln__sort_shape {
     int cpu;        /* 1: the CPU variant */
     size_t local;   /* work-items per group */
     int radix_bits; /* digit width of a pass */
+    int items;      /* the tile kernels' items a work-item (GPU) */
 } kiln__sort_shape;
 kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
                              unsigned val_bytes, kiln__sorter **out,

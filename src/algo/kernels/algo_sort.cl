@@ -53,7 +53,7 @@
     for (long i = kiln_b; i < kiln_e; i++)                                    \
         cnt[KILN_CX(KILN_DIGIT(keys[i]) * KILN_LOCAL_SIZE + l)]++;
 
-#if !KILN_SORT_CPU
+#if !KILN_SORT_CPU && KILN_RADIX_BITS != 8
 KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
                              long chunk, int kind, int desc, int shift,
                              uint mask, KILN_GLOBAL uint *counts,
@@ -91,6 +91,37 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         counts[d * ntiles + g] = s;
     }
 #endif
+}
+#endif
+
+/* A local-memory counter bumped by several work-items at once */
+#ifdef KILN_BACKEND_CUDA
+#define KILN_SORT_LOCAL_INC(p) atomicAdd((p), 1u)
+#else
+#define KILN_SORT_LOCAL_INC(p) atomic_inc((volatile __local uint *)(p))
+#endif
+
+#if !KILN_SORT_CPU && KILN_RADIX_BITS == 8
+/* 8-bit digits (KILN_SORT_TILE_BITS=8): a tile's 256 counts from a local
+ * histogram (the order of the adds does not matter for counts), the tile
+ * read striped, so the loads are coalesced. */
+KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
+                             long chunk, int kind, int desc, int shift,
+                             uint mask, KILN_GLOBAL uint *counts,
+                             long ntiles)
+{
+    KILN_LOCAL uint h[KILN_RADIX];
+    long l = (long)kiln_local_id(0), g = (long)kiln_group_id(0);
+    long t0 = g * KILN_LOCAL_SIZE * chunk;
+    long te = t0 + KILN_LOCAL_SIZE * chunk < n ? t0 + KILN_LOCAL_SIZE * chunk : n;
+    for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE)
+        h[d] = 0;
+    kiln_barrier();
+    for (long i = t0 + l; i < te; i += KILN_LOCAL_SIZE)
+        KILN_SORT_LOCAL_INC(&h[KILN_DIGIT(keys[i])]);
+    kiln_barrier();
+    for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE)
+        counts[d * ntiles + g] = h[d];
 }
 #endif
 
@@ -526,6 +557,135 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
 #else
 #define KILN_LPTR(T) __local T *
 #endif
+
+#if KILN_RADIX_BITS == 8
+/* 8-bit digits (KILN_SORT_TILE_BITS=8): half the passes of 4-bit ones.
+ * A per-work-item counter table of 256 digits would not fit local memory,
+ * so the tile is sorted by its 8-bit digit in local memory with two
+ * stable 4-bit rounds (low nibble, then high: an LSD sort inside the
+ * tile), each ranked as the 4-bit scatter ranks (digit-major, then
+ * work-item, then item). The tile's first place of each digit comes from
+ * a local histogram; item j of the sorted tile goes to start[digit] + j,
+ * coalesced. Values are read from the input by each item's index in the
+ * tile. Local memory: the tile's keys and indices, a padded 16 x
+ * KILN_LOCAL_SIZE table and 256 starts (256 x 8 items, 8-byte keys: 38.5
+ * KiB). */
+#define KILN_TILE (KILN_LOCAL_SIZE * KILN_TILE_ITEMS)
+#define KILN_NCNT (16 * KILN_LOCAL_SIZE)
+#if KILN_TILE_PAD
+#define KILN_NCX(f) ((f) + ((f) >> 5))
+#define KILN_NCNTP (KILN_NCNT + KILN_NCNT / 32)
+#else
+#define KILN_NCX(f) (f)
+#define KILN_NCNTP KILN_NCNT
+#endif
+#define KILN_NIB(k, r) ((KILN_DIGIT(k) >> (4 * (r))) & 15u)
+KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
+                                KILN_GLOBAL KILN_KEY_T *kout,
+                                KILN_GLOBAL const KILN_VAL_T *vin,
+                                KILN_GLOBAL KILN_VAL_T *vout, int has_vals,
+                                int iota, long n, long chunk, int kind,
+                                int desc, int shift, uint mask,
+                                KILN_GLOBAL const uint *offs, long ntiles,
+                                KILN_GLOBAL uchar *wc, long wc_bytes)
+{
+    KILN_LOCAL KILN_KEY_T tk[KILN_TILE];
+    KILN_LOCAL ushort ti[KILN_TILE];
+    KILN_LOCAL uint cnt[KILN_NCNTP];
+    KILN_LOCAL uint part[KILN_LOCAL_SIZE];
+    KILN_LOCAL uint start[KILN_RADIX];
+    long l = (long)kiln_local_id(0), g = (long)kiln_group_id(0);
+    long t0 = g * (long)KILN_TILE;
+    long tn = n - t0 < KILN_TILE ? n - t0 : KILN_TILE;
+    long b = l * KILN_TILE_ITEMS;
+    KILN_KEY_T key[KILN_TILE_ITEMS];
+    uint idx[KILN_TILE_ITEMS], rank[KILN_TILE_ITEMS];
+#pragma unroll
+    for (int i = 0; i < KILN_TILE_ITEMS; i++)
+        if (b + i < tn) {
+            key[i] = kin[t0 + b + i];
+            idx[i] = (uint)(b + i);
+        }
+    for (int r = 0; r < 2; r++) {
+        for (int d = 0; d < 16; d++)
+            cnt[KILN_NCX(d * KILN_LOCAL_SIZE + l)] = 0;
+#pragma unroll
+        for (int i = 0; i < KILN_TILE_ITEMS; i++)
+            if (b + i < tn)
+                cnt[KILN_NCX(KILN_NIB(key[i], r) * KILN_LOCAL_SIZE + l)]++;
+        kiln_barrier();
+        /* exclusive scan, digit-major; work-item l owns entries
+         * [l * 16, (l + 1) * 16) */
+        uint s = 0;
+        for (int j = 0; j < 16; j++)
+            s += cnt[KILN_NCX(l * 16 + j)];
+        KILN_GROUP_SCAN(part, l, s)
+        uint run = part[l] - s;
+        for (int j = 0; j < 16; j++) {
+            uint c = cnt[KILN_NCX(l * 16 + j)];
+            cnt[KILN_NCX(l * 16 + j)] = run;
+            run += c;
+        }
+        kiln_barrier();
+#pragma unroll
+        for (int i = 0; i < KILN_TILE_ITEMS; i++)
+            if (b + i < tn)
+                rank[i] = cnt[KILN_NCX(KILN_NIB(key[i], r) * KILN_LOCAL_SIZE + l)]++;
+#pragma unroll
+        for (int i = 0; i < KILN_TILE_ITEMS; i++)
+            if (b + i < tn) {
+                tk[rank[i]] = key[i];
+                ti[rank[i]] = (ushort)idx[i];
+            }
+        kiln_barrier();
+        if (r == 0) {
+            /* the next round takes this round's order in contiguous
+             * chunks, as the first took the input's */
+#pragma unroll
+            for (int i = 0; i < KILN_TILE_ITEMS; i++)
+                if (b + i < tn) {
+                    key[i] = tk[b + i];
+                    idx[i] = ti[b + i];
+                }
+            kiln_barrier(); /* read before the next round writes */
+        }
+    }
+    /* the tile's count of each digit, then its first place */
+    for (long d = l; d < KILN_RADIX; d += KILN_LOCAL_SIZE)
+        start[d] = 0;
+    kiln_barrier();
+    for (long j = l; j < tn; j += KILN_LOCAL_SIZE)
+        KILN_SORT_LOCAL_INC(&start[KILN_DIGIT(tk[j])]);
+    kiln_barrier();
+#if KILN_LOCAL_SIZE == KILN_RADIX
+    {
+        uint c = start[l];
+        KILN_GROUP_SCAN(part, l, c)
+        start[l] = offs[l * ntiles + g] - (part[l] - c);
+    }
+#else
+    if (l == 0) {
+        uint run = 0;
+        for (int d = 0; d < KILN_RADIX; d++) {
+            uint c = start[d];
+            start[d] = offs[d * ntiles + g] - run;
+            run += c;
+        }
+    }
+#endif
+    kiln_barrier();
+    /* item j of the sorted tile: start[its digit] + j */
+    for (long j = l; j < tn; j += KILN_LOCAL_SIZE) {
+        KILN_KEY_T k = tk[j];
+        uint pos = start[KILN_DIGIT(k)] + (uint)j;
+        kout[pos] = k;
+        if (has_vals) {
+            long src = t0 + (long)ti[j];
+            vout[pos] = iota ? (KILN_VAL_T)src : vin[src];
+        }
+    }
+}
+#else
 /* The GPU scatter ranks its tile in local memory and writes it out in
  * tile order, so that consecutive work-items write consecutive positions
  * of a digit's run (coalesced) instead of each work-item's items going
@@ -626,6 +786,7 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
         }
     }
 }
+#endif
 
 #endif
 
