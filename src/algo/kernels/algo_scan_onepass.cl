@@ -48,9 +48,10 @@
 #ifndef KILN_LB_PRE
 #define KILN_LB_PRE 0 /* ns of pause between publishing and the first poll */
 #endif
-/* the pauses need the device's kiln_sleep_ns (KILN_HAS_SLEEP) and apply to
- * grids of this many tiles or more (as the warp scan's) */
-#if !KILN_HAS_SLEEP
+/* the pauses need the device's kiln_sleep_ns (KILN_HAS_SLEEP, and the
+ * prelude's macro: NVIDIA's compiler) and apply to grids of this many
+ * tiles or more (as the warp scan's) */
+#if !KILN_HAS_SLEEP || !defined(kiln_sleep_ns)
 #undef KILN_LB_SLEEP
 #undef KILN_LB_PRE
 #define KILN_LB_SLEEP 0
