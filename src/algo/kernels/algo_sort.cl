@@ -137,6 +137,24 @@ KILN_KERNEL void @NAME@_hist(KILN_GLOBAL const KILN_KEY_T *keys, long n,
         kiln_barrier();                                                       \
     }
 
+/* Exclusive scan in place of a counter table of nd digits x
+ * KILN_LOCAL_SIZE work-items (entry f at KILN_CX(f)), digit-major: the
+ * place in the tile of each work-item's first item of each digit.
+ * Work-item l owns entries [l * nd, (l + 1) * nd); part is scratch. */
+#define KILN_TABLE_SCAN(cnt, nd, part, l)                                     \
+    {                                                                         \
+        uint kiln_s = 0;                                                      \
+        for (int kiln_j = 0; kiln_j < (nd); kiln_j++)                         \
+            kiln_s += cnt[KILN_CX((l) * (nd) + kiln_j)];                      \
+        KILN_GROUP_SCAN(part, l, kiln_s)                                      \
+        uint kiln_run = part[l] - kiln_s;                                     \
+        for (int kiln_j = 0; kiln_j < (nd); kiln_j++) {                       \
+            uint kiln_c = cnt[KILN_CX((l) * (nd) + kiln_j)];                  \
+            cnt[KILN_CX((l) * (nd) + kiln_j)] = kiln_run;                     \
+            kiln_run += kiln_c;                                               \
+        }                                                                     \
+    }
+
 #if KILN_SORT_CPU
 /* The CPU variant: a group is one work-item owning tile g, `chunk`
  * consecutive items. Integer digits are (key xor a constant) >> shift &
@@ -571,12 +589,11 @@ KILN_KERNEL void @NAME@_bucket(KILN_GLOBAL const KILN_KEY_T *kin,
  * KILN_LOCAL_SIZE table and 256 starts (256 x 8 items, 8-byte keys: 38.5
  * KiB). */
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_TILE_ITEMS)
+/* the nibble table, padded as the 4-bit one (KILN_CX) */
 #define KILN_NCNT (16 * KILN_LOCAL_SIZE)
 #if KILN_TILE_PAD
-#define KILN_NCX(f) ((f) + ((f) >> 5))
 #define KILN_NCNTP (KILN_NCNT + KILN_NCNT / 32)
 #else
-#define KILN_NCX(f) (f)
 #define KILN_NCNTP KILN_NCNT
 #endif
 #define KILN_NIB(k, r) ((KILN_DIGIT(k) >> (4 * (r))) & 15u)
@@ -608,29 +625,18 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
         }
     for (int r = 0; r < 2; r++) {
         for (int d = 0; d < 16; d++)
-            cnt[KILN_NCX(d * KILN_LOCAL_SIZE + l)] = 0;
+            cnt[KILN_CX(d * KILN_LOCAL_SIZE + l)] = 0;
 #pragma unroll
         for (int i = 0; i < KILN_TILE_ITEMS; i++)
             if (b + i < tn)
-                cnt[KILN_NCX(KILN_NIB(key[i], r) * KILN_LOCAL_SIZE + l)]++;
+                cnt[KILN_CX(KILN_NIB(key[i], r) * KILN_LOCAL_SIZE + l)]++;
         kiln_barrier();
-        /* exclusive scan, digit-major; work-item l owns entries
-         * [l * 16, (l + 1) * 16) */
-        uint s = 0;
-        for (int j = 0; j < 16; j++)
-            s += cnt[KILN_NCX(l * 16 + j)];
-        KILN_GROUP_SCAN(part, l, s)
-        uint run = part[l] - s;
-        for (int j = 0; j < 16; j++) {
-            uint c = cnt[KILN_NCX(l * 16 + j)];
-            cnt[KILN_NCX(l * 16 + j)] = run;
-            run += c;
-        }
+        KILN_TABLE_SCAN(cnt, 16, part, l)
         kiln_barrier();
 #pragma unroll
         for (int i = 0; i < KILN_TILE_ITEMS; i++)
             if (b + i < tn)
-                rank[i] = cnt[KILN_NCX(KILN_NIB(key[i], r) * KILN_LOCAL_SIZE + l)]++;
+                rank[i] = cnt[KILN_CX(KILN_NIB(key[i], r) * KILN_LOCAL_SIZE + l)]++;
 #pragma unroll
         for (int i = 0; i < KILN_TILE_ITEMS; i++)
             if (b + i < tn) {
@@ -727,18 +733,7 @@ KILN_KERNEL void @NAME@_scatter(KILN_GLOBAL const KILN_KEY_T *kin,
             cnt[KILN_CX(KILN_DIGIT(key[i]) * KILN_LOCAL_SIZE + l)]++;
         }
     kiln_barrier();
-    /* exclusive scan of the table in digit-major order; work-item l owns
-     * entries [l * KILN_RADIX, (l + 1) * KILN_RADIX) */
-    uint s = 0;
-    for (int j = 0; j < KILN_RADIX; j++)
-        s += cnt[KILN_CX(l * KILN_RADIX + j)];
-    KILN_GROUP_SCAN(part, l, s)
-    uint run = part[l] - s;
-    for (int j = 0; j < KILN_RADIX; j++) {
-        uint c = cnt[KILN_CX(l * KILN_RADIX + j)];
-        cnt[KILN_CX(l * KILN_RADIX + j)] = run;
-        run += c;
-    }
+    KILN_TABLE_SCAN(cnt, KILN_RADIX, part, l)
     kiln_barrier();
     /* the tile's global base of digit d, less its first place in the tile
      * (mod 2^32, the sum below is exact) */
