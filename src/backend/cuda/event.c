@@ -574,45 +574,30 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
 {
     kiln__cu_event *e = event;
     kiln__cu_reap();
-    if (e->is_user) {
-        pthread_mutex_lock(&e->lock);
-        if (e->done) {
-            int failed = e->failed;
-            pthread_mutex_unlock(&e->lock);
-            fn(arg, failed);
-            return KILN_OK;
-        }
-        kiln__cu_notify *n = kiln__malloc(sizeof *n);
-        if (!n) {
-            pthread_mutex_unlock(&e->lock);
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
-        }
-        n->ev = e;
-        n->fn = fn;
-        n->arg = arg;
-        n->next = e->notes;
-        e->notes = n;
+    pthread_mutex_lock(&e->lock);
+    if (e->is_user && e->done) {
+        int failed = e->failed;
         pthread_mutex_unlock(&e->lock);
+        fn(arg, failed);
         return KILN_OK;
     }
-    kiln__cu_queue *q = e->queue;
-    pthread_mutex_lock(&e->lock);
-    if (e->held) {
-        /* registered for real once the command is submitted */
+    if (e->is_user || e->held) {
+        /* kept on the event: a user event's fire when it is set, a held
+         * command's are registered for real once it is submitted */
         kiln__cu_notify *n = kiln__malloc(sizeof *n);
-        if (!n) {
-            pthread_mutex_unlock(&e->lock);
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+        if (n) {
+            n->ev = e;
+            n->fn = fn;
+            n->arg = arg;
+            n->next = e->notes;
+            e->notes = n;
         }
-        n->ev = e;
-        n->fn = fn;
-        n->arg = arg;
-        n->next = e->notes;
-        e->notes = n;
         pthread_mutex_unlock(&e->lock);
-        return KILN_OK;
+        return n ? KILN_OK
+                 : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     }
     pthread_mutex_unlock(&e->lock);
+    kiln__cu_queue *q = e->queue;
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
