@@ -32,11 +32,12 @@ static int warp_items(size_t size) {
     return items;
 }
 
-/* The warp scan's look-back settings for a scan type of size bytes, from
- * the knobs KILN_SCAN_LB, _SLEEP, _EVERY, _PRE and _MINB (knobs.h). The
- * delays apply only to grids of 512 tiles or more. */
-static void warp_lookback(size_t size, int *lb, int *sleep_ns, int *minb,
-                          int *pre_ns, int *every) {
+/* The warp scan's look-back settings for a scan type of size bytes (cl:
+ * the OpenCL single-pass scan's pauses instead), from the knobs
+ * KILN_SCAN_LB, _SLEEP, _EVERY, _PRE and _MINB (knobs.h). The delays apply
+ * only to grids of 512 tiles or more. */
+static void warp_lookback(size_t size, int cl, int *lb, int *sleep_ns,
+                          int *minb, int *pre_ns, int *every) {
     const kiln__knobs *k = kiln__knobs_get();
     int k_lb = k->scan_lb, k_sleep = k->scan_sleep, k_minb = k->scan_minb;
     int k_pre = k->scan_pre, k_every = k->scan_every;
@@ -49,8 +50,11 @@ static void warp_lookback(size_t size, int *lb, int *sleep_ns, int *minb,
      * over 4 bytes were not measured and keep the earlier settings. */
     int packed = size <= 4;
     *lb = packed ? k_lb : 1;
-    *sleep_ns = k_sleep >= 0 ? k_sleep : packed ? 650 : 100;
-    *pre_ns = k_pre >= 0 ? k_pre : packed ? 1200 : 0;
+    /* cl: the OpenCL single-pass scan where the device can pause (H100,
+     * NVIDIA's OpenCL, 2^28 int32, ms, two rounds: no pauses 0.988 /
+     * 0.970, 1200 + 650 ns 0.926 / 0.956, 2000 + 1000 0.928 / 0.939) */
+    *sleep_ns = k_sleep >= 0 ? k_sleep : !packed ? 100 : cl ? 1000 : 650;
+    *pre_ns = k_pre >= 0 ? k_pre : !packed ? 0 : cl ? 2000 : 1200;
     *every = k_every >= 0 ? k_every : packed;
     *minb = k_minb ? k_minb : size <= 4 ? 6 : 1;
     if ((size_t)*minb * warp_threads() > 2048) /* threads per SM */
@@ -164,24 +168,16 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
         /* where the device can pause (NVIDIA's OpenCL), the look-back
          * polls less, as the warp scan does (same knobs and defaults) */
         int lb, sleep_ns = 0, minb, pre_ns = 0, every;
-        if (plan->device_sleep) {
-            warp_lookback(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns,
+        if (plan->device_sleep)
+            warp_lookback(s->scan_size, 1, &lb, &sleep_ns, &minb, &pre_ns,
                           &every);
-            /* H100, NVIDIA's OpenCL, 2^28 int32, ms (two rounds): no
-             * pauses 0.988 / 0.970, the warp scan's 1200 + 650 ns 0.926 /
-             * 0.956, 2000 + 1000 0.928 / 0.939 (81-82% of copy) */
-            const kiln__knobs *k = kiln__knobs_get();
-            if (s->scan_size <= 4 && k->scan_pre < 0)
-                pre_ns = 2000;
-            if (s->scan_size <= 4 && k->scan_sleep < 0)
-                sleep_ns = 1000;
-        }
         kiln__sb_addf(sb, "#define KILN_LB_SLEEP %d\n#define KILN_LB_PRE %d\n",
                       sleep_ns, pre_ns);
     }
     if (kind == KILN__SCAN_WARP) {
         int lb, sleep_ns, minb, pre_ns, every;
-        warp_lookback(s->scan_size, &lb, &sleep_ns, &minb, &pre_ns, &every);
+        warp_lookback(s->scan_size, 0, &lb, &sleep_ns, &minb, &pre_ns,
+                      &every);
         kiln__sb_addf(sb,
                       "#define KILN_LB %d\n#define KILN_LB_SLEEP %d\n"
                       "#define KILN_MINB %d\n#define KILN_LB_PRE %d\n"
