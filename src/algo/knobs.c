@@ -47,7 +47,8 @@ static const struct knob {
     {"KILN_SORT_TILE_ITEMS", offsetof(kiln__knobs, sort_tile_items), 4, 16,
      8, 4},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
-    {"KILN_SORT_TILE_BITS", offsetof(kiln__knobs, sort_tile_bits), 4, 8, 4, 4},
+    /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */
+    {"KILN_SORT_TILE_BITS", offsetof(kiln__knobs, sort_tile_bits), 0, 8, 0, 4},
     /* H200, 2^20 floats, 256 bins: 8 0.035 ms, 32 0.048, 128 0.074 */
     {"KILN_HIST_ITEMS", offsetof(kiln__knobs, hist_items), 1, 1024, 8, 0},
     {"KILN_RNG_VEC", offsetof(kiln__knobs, rng_vec), 0, 1, 1, 0},

