@@ -672,6 +672,22 @@ static void run(kiln_queue *q, void *user) {
     t_patterns(q, 1);
     t_segments(q);
     t_bits(q);
+    /* KT_SORT_ONESWEEP_CL=1 (ctest's test_sort_onesweep_cl): the OpenCL C
+     * onesweep on an OpenCL device, where its votes take the barrier form
+     * unless the compiler is NVIDIA's (whose OpenCL runs it by default);
+     * PoCL's compile of it takes about half a minute */
+    kiln_device_info info;
+    const char *ocl = getenv("KT_SORT_ONESWEEP_CL");
+    if (ocl && !strcmp(ocl, "1") &&
+        CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info)) &&
+        ((info.languages >> KILN_LANG_OPENCL_C) & 1)) {
+        setenv("KILN_SORT_VARIANT", "onesweep_cl", 1);
+        t_dtypes(q, 1);
+        t_patterns(q, 1);
+        t_values(q);
+        t_bits(q);
+        t_segments(q);
+    }
     unsetenv("KILN_SORT_VARIANT");
 }
 

@@ -14,6 +14,11 @@ static void device_caps(const kiln_device_info *info, kiln__plan *plan) {
     plan->device_sleep = info->device_sleep;
     plan->warp_shuffle = info->warp_shuffle;
     plan->subgroup_size = info->subgroup_size;
+    /* compute_capability comes only from CUDA and from NVIDIA's OpenCL
+     * (cl_nv_device_attribute_query), whose compiler takes inline PTX;
+     * vote.sync and shfl.sync need 7.0 */
+    plan->ptx_warp = plan->opencl_c && !plan->cuda_c && info->compute_capability >= 70 &&
+                     info->subgroup_size == 32;
 }
 
 kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan) {

@@ -59,6 +59,9 @@ typedef struct kiln__plan {
     int forward_progress; /* started groups run on while others wait */
     int device_sleep;     /* __nanosleep */
     unsigned subgroup_size; /* 0 when unknown */
+    int ptx_warp;         /* OpenCL C with inline PTX warp votes and
+                             shuffles over warps of 32 (NVIDIA's OpenCL,
+                             compute capability 7.0 on) */
 } kiln__plan;
 kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan);
 kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan);

@@ -60,6 +60,9 @@ typedef struct kiln__knobs {
     int sort_tile_bits;    /* KILN_SORT_TILE_BITS: digit width of the
                               portable GPU sort's passes (4 or 8;
                               0 = 8 with a payload, 4 keys only) */
+    int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
+                              sorts with the OpenCL C onesweep; 0 = the
+                              portable tile variant (0..1; 1) */
     int sort_tile_pad;     /* KILN_SORT_TILE_PAD: 1 = its counter table
                               has a pad word every 32 (no bank conflicts
                               in the table's scan); 0 = none (0..1; 1) */

@@ -81,6 +81,10 @@ static int variant_for(const kiln__plan *plan) {
     if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 &&
         plan->forward_progress && plan->local == 256)
         return KILN__SORT_ONESWEEP;
+    /* the OpenCL C port (algo_sort_onesweep.cl; KILN_SORT_OCL_ONESWEEP) */
+    if (plan->ptx_warp && plan->forward_progress && plan->local == 256 &&
+        kiln__knobs_get()->sort_ocl_onesweep)
+        return KILN__SORT_ONESWEEP;
     return KILN__SORT_TILE;
 }
 
@@ -114,11 +118,14 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
+    /* the onesweep pass: CUDA C, or its OpenCL C port */
+    int os_cl = variant == KILN__SORT_ONESWEEP && !plan->cuda_c;
     if (st == KILN_OK && variant == KILN__SORT_ONESWEEP)
-        st = kiln__gen_template(&sb, "algo_sort_onesweep.cu", gen->name,
-                                &gen->args, KILN__CONTIG);
-    unsigned langs = variant == KILN__SORT_ONESWEEP ? 1u << KILN_LANG_CUDA_C
-                                                    : KILN__LANGS_PORTABLE;
+        st = kiln__gen_template(&sb, os_cl ? "algo_sort_onesweep.cl" : "algo_sort_onesweep.cu",
+                                gen->name, &gen->args, KILN__CONTIG);
+    unsigned langs = variant != KILN__SORT_ONESWEEP ? KILN__LANGS_PORTABLE
+                     : os_cl                        ? 1u << KILN_LANG_OPENCL_C
+                                                    : 1u << KILN_LANG_CUDA_C;
     if (st == KILN_OK)
         st = kiln__gen_program(gen, &sb, langs, "",
                                variant == KILN__SORT_CPU ? kCpuFirst
@@ -190,7 +197,9 @@ static kiln_status sorter_make(void *arg, kiln__gen **gen) {
  * CPUs in groups of 16 work-items: tests), =cpu the CPU one everywhere,
  * =onesweep generates the CUDA C variant for a CUDA GPU's capabilities
  * whatever the device (tests/test_sort_nvrtc.c compiles it with NVRTC; the
- * device's own build then fails unless it compiles CUDA C). */
+ * device's own build then fails unless it compiles CUDA C), =onesweep_cl
+ * the OpenCL C onesweep on an OpenCL device (tests: PoCL). */
+enum { KILN__SORT_OCL_FORCED = KILN__SORT_ONESWEEP + 1 };
 static int variant_override(void) {
     const char *e = getenv("KILN_SORT_VARIANT");
     if (!e)
@@ -198,6 +207,7 @@ static int variant_override(void) {
     return !strcmp(e, "tile")       ? KILN__SORT_TILE
            : !strcmp(e, "cpu")      ? KILN__SORT_CPU
            : !strcmp(e, "onesweep") ? KILN__SORT_ONESWEEP
+           : !strcmp(e, "onesweep_cl") ? KILN__SORT_OCL_FORCED
                                     : -1;
 }
 
@@ -218,6 +228,13 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     } else if (force == KILN__SORT_CPU) {
         plan.cpu = 1;
         variant = force;
+    } else if (force == KILN__SORT_OCL_FORCED && plan.opencl_c) {
+        /* the OpenCL C onesweep on any OpenCL device: the barrier form of
+         * its votes where the compiler takes no PTX (PoCL: tests) */
+        plan.cpu = 0;
+        plan.local = 256;
+        plan.forward_progress = 1;
+        variant = KILN__SORT_ONESWEEP;
     } else if (force == KILN__SORT_ONESWEEP && variant != force) {
         plan.cpu = 0;
         plan.local = 256;

@@ -95,7 +95,8 @@ kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn,
  * variant's kernels (*k: KILN__SORT_NK of them) and launch shape. */
 /* The variants. TILE: portable, groups of up to 256 with 4-bit digits
  * (GPUs); CPU: portable, one work-item a group over a long chunk with
- * 11-bit digits; ONESWEEP: CUDA C single-pass passes with look-back. */
+ * 11-bit digits; ONESWEEP: single-pass passes with look-back, in CUDA C
+ * or (NVIDIA's OpenCL) its OpenCL C port. */
 enum { KILN__SORT_TILE, KILN__SORT_CPU, KILN__SORT_ONESWEEP };
 typedef struct kiln__sort_shape {
     int variant;
