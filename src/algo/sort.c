@@ -235,7 +235,8 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
         plan.local = 256;
         plan.forward_progress = 1;
         variant = KILN__SORT_ONESWEEP;
-    } else if (force == KILN__SORT_ONESWEEP && variant != force) {
+    } else if (force == KILN__SORT_ONESWEEP && (variant != force || !plan.cuda_c)) {
+        /* the CUDA C source, also where the OpenCL C port would be chosen */
         plan.cpu = 0;
         plan.local = 256;
         plan.cuda_c = plan.warp_shuffle = plan.forward_progress = 1;
