@@ -60,6 +60,9 @@ typedef struct kiln__knobs {
     int sort_tile_bits;    /* KILN_SORT_TILE_BITS: digit width of the
                               portable GPU sort's passes (4 or 8;
                               0 = 8 with a payload, 4 keys only) */
+    int sort_os_minb;      /* KILN_SORT_OS_MINB: blocks a multiprocessor
+                              the CUDA onesweep pass's registers must
+                              allow (__launch_bounds__; 0..8; 0 = none) */
     int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
                               sorts with the OpenCL C onesweep; 0 = the
                               portable tile variant (0..1; 1) */

@@ -115,6 +115,9 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   s->val_bytes ? s->val_bytes : 4,
                   tile_items(s->key_bytes, s->val_bytes),
                   kiln__knobs_get()->sort_tile_pad);
+    int minb = kiln__knobs_get()->sort_os_minb;
+    if (minb)
+        kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);

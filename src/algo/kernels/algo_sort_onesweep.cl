@@ -56,6 +56,9 @@ inline uint kiln_os_shfl_up(uint x, uint o, __local uint *ws, int t)
 }
 #define KILN_OS_SYNCWARP() __asm__ __volatile__("bar.warp.sync 0xffffffff;" ::: "memory")
 #else
+/* plain inline, not the prelude's static inline (KILN_FUNC): with that
+ * PoCL left these helpers out of line, and their barriers then failed
+ * (wrong sorts, a crash; found on the onesweep-one-source branch) */
 inline uint kiln_os_ballot(int p, __local uint *ws, int lane, int warp)
 {
     KILN_OS_BARRIER();

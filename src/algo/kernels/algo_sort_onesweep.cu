@@ -33,6 +33,15 @@
 #define KILN_OS_HITEMS 8 /* keys a thread per step of the histogram */
 #define KILN_OS_FULL 0xffffffffu
 #define KILN_OS_COUNT 0x3fffffffu
+/* KILN_SORT_OS_MINB (sort.c defines KILN_OS_MINB only when it is set):
+ * blocks a multiprocessor the pass's registers must allow. ptxas, sm_90:
+ * 74-80 registers by default (3 blocks); 4 takes 64, with spills for
+ * int32 keys alone but none for an argsort. Not measured on a GPU yet. */
+#ifdef KILN_OS_MINB
+#define KILN_OS_PASS_BOUNDS __launch_bounds__(KILN_OS_THREADS, KILN_OS_MINB)
+#else
+#define KILN_OS_PASS_BOUNDS __launch_bounds__(KILN_OS_THREADS)
+#endif
 #if KILN_HAS_SLEEP
 #define KILN_OS_SLEEP() __nanosleep(32)
 #else
@@ -103,7 +112,7 @@ KILN_FUNC uint kiln_os_block_scan(uint v, uint *wsum, uint *total)
     return before + x - v;
 }
 
-KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
+KILN_KERNEL void KILN_OS_PASS_BOUNDS
 @NAME@_os_pass(const KILN_KEY_T *kin, KILN_KEY_T *kout, const KILN_VAL_T *vin,
                KILN_VAL_T *vout, int has_vals, int iota, long n, int kind,
                int desc, int shift, int end, uint *scratch, int pass,
