@@ -19,6 +19,23 @@ static void hook(const char *s, unsigned languages) {
         g_src[g_n++] = strdup(s);
 }
 
+/* KT_DUMP_DIR=DIR: each compiled onesweep binary goes to DIR/os-J.cubin
+ * (or .ptx), so a refactor of the template can show that NVRTC's output
+ * did not change (cmp against a dump from the previous tree). */
+static void dump(size_t j, const void *bin, size_t size, int is_ptx) {
+    const char *dir = getenv("KT_DUMP_DIR");
+    if (!dir)
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/os-%zu.%s", dir, j, is_ptx ? "ptx" : "cubin");
+    FILE *f = fopen(path, "wb");
+    CHECK_MSG(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    CHECK(fwrite(bin, 1, size, f) == size);
+    fclose(f);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_context *c = kiln_queue_context(q);
@@ -95,6 +112,8 @@ static void run(kiln_queue *q, void *user) {
         if (st != KILN_OK)
             printf("--- log ---\n%s\n", log ? log : "");
         g_compiled += st == KILN_OK;
+        if (st == KILN_OK)
+            dump(j, bin, size, is_ptx);
         free(bin);
         free(log);
         free(full);
