@@ -124,6 +124,25 @@ static kiln__plan cuda_plan(void) {
     return plan;
 }
 
+/* KT_SRC_DIR=DIR: each CUDA source compiled here (prelude included) goes
+ * to DIR/src-NNN.cu, its first line a comment naming it, for offline
+ * checks of the kernels' registers and spills
+ * (scripts/cuda-kernel-resources.py). */
+static void save_source(const char *full, const char *what) {
+    const char *dir = getenv("KT_SRC_DIR");
+    static int count;
+    if (!dir)
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/src-%03d.cu", dir, count++);
+    FILE *f = fopen(path, "w");
+    CHECK_MSG(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    CHECK(fprintf(f, "// %s\n%s", what, full) > 0);
+    fclose(f);
+}
+
 static void compile_cuda(const char *src, const char *what) {
     char *b = as_cuda_gpu(src);
     const char *pre = kiln__embedded_file(kiln__backend_cuda.prelude_file);
@@ -136,6 +155,7 @@ static void compile_cuda(const char *src, const char *what) {
     }
     memcpy(full, pre, pl);
     memcpy(full + pl, b, bl + 1);
+    save_source(full, what);
     static const unsigned ccs[] = {90, 80};
     for (size_t k = 0; k < (g_all ? 2u : 1u); k++) {
         void *bin = NULL;
