@@ -320,3 +320,17 @@ void kt_slurp(const char *path, char *buf, size_t cap) {
     }
     buf[n] = '\0';
 }
+
+void kt_save(const char *dir, const char *name, const char *head,
+             const void *data, size_t size) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    CHECK_MSG(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    if (head)
+        CHECK(fputs(head, f) >= 0);
+    CHECK(fwrite(data, 1, size, f) == size);
+    fclose(f);
+}

@@ -78,5 +78,9 @@ void kt_set(kiln_dtype d, void *p, size_t i, double v);
 
 /* Reads a whole (small) file into buf, NUL-terminated; "" if unreadable. */
 void kt_slurp(const char *path, char *buf, size_t cap);
+/* Writes head (if not NULL) then size bytes of data to dir/name, a
+ * recorded check for each step (the tests' KT_*_DIR dumps). */
+void kt_save(const char *dir, const char *name, const char *head,
+             const void *data, size_t size);
 
 #endif

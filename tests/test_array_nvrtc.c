@@ -131,16 +131,12 @@ static kiln__plan cuda_plan(void) {
 static void save_source(const char *full, const char *what) {
     const char *dir = getenv("KT_SRC_DIR");
     static int count;
+    char name[64], head[512];
     if (!dir)
         return;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/src-%03d.cu", dir, count++);
-    FILE *f = fopen(path, "w");
-    CHECK_MSG(f != NULL, "cannot write %s", path);
-    if (!f)
-        return;
-    CHECK(fprintf(f, "// %s\n%s", what, full) > 0);
-    fclose(f);
+    snprintf(name, sizeof name, "src-%03d.cu", count++);
+    snprintf(head, sizeof head, "// %s\n", what);
+    kt_save(dir, name, head, full, strlen(full));
 }
 
 static void compile_cuda(const char *src, const char *what) {

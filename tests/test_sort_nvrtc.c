@@ -24,16 +24,10 @@ static void hook(const char *s, unsigned languages) {
  * did not change (cmp against a dump from the previous tree). */
 static void dump(size_t j, const void *bin, size_t size, int is_ptx) {
     const char *dir = getenv("KT_DUMP_DIR");
-    if (!dir)
-        return;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/os-%zu.%s", dir, j, is_ptx ? "ptx" : "cubin");
-    FILE *f = fopen(path, "wb");
-    CHECK_MSG(f != NULL, "cannot write %s", path);
-    if (!f)
-        return;
-    CHECK(fwrite(bin, 1, size, f) == size);
-    fclose(f);
+    char name[64];
+    snprintf(name, sizeof name, "os-%zu.%s", j, is_ptx ? "ptx" : "cubin");
+    if (dir)
+        kt_save(dir, name, NULL, bin, size);
 }
 
 static void run(kiln_queue *q, void *user) {
