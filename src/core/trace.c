@@ -26,6 +26,7 @@
 typedef struct trace_record {
     struct trace_record *next;
     unsigned generation; /* the trace it belongs to */
+    size_t seq;          /* enqueue order: the file lists commands by it */
     unsigned queue_serial;
     const kiln_device *device;
     char name[64];
@@ -43,7 +44,7 @@ static struct {
     char *path;
     uint64_t start_ns;
     trace_record *head, **tail;
-    size_t recorded, dropped, pending;
+    size_t recorded, dropped, pending, next_seq;
 } g_trace = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
@@ -140,6 +141,7 @@ void kiln__trace_command(kiln_queue *queue, const char *name, uint64_t enqueued_
     int take = atomic_load(&g_trace.on) && g_trace.recorded + g_trace.pending < TRACE_MAX_RECORDS;
     if (take) {
         r->generation = g_trace.generation;
+        r->seq = g_trace.next_seq++;
         g_trace.pending++;
     } else if (atomic_load(&g_trace.on)) {
         g_trace.dropped++;
@@ -207,18 +209,41 @@ static void write_record(FILE *f, const trace_record *r, unsigned pid, uint64_t 
     fprintf(f, "}}");
 }
 
+static int by_seq(const void *a, const void *b) {
+    size_t x = (*(const trace_record *const *)a)->seq, y = (*(const trace_record *const *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
 static kiln_status trace_write(const char *path, const trace_record *list, uint64_t start,
                                size_t dropped, size_t pending) {
+    /* Records arrive in completion-callback order, which a backend may not
+     * keep (NVIDIA's OpenCL ran a read's callback before the write's that
+     * it followed): list them in enqueue order. Without memory for the
+     * index, callback order. */
+    size_t n = 0;
+    for (const trace_record *r = list; r; r = r->next)
+        n++;
+    const trace_record **order = n ? kiln__malloc(n * sizeof *order) : NULL;
+    if (order) {
+        size_t i = 0;
+        for (const trace_record *r = list; r; r = r->next)
+            order[i++] = r;
+        qsort(order, n, sizeof *order, by_seq);
+    }
     FILE *f = fopen(path, "w");
-    if (!f)
+    if (!f) {
+        free(order);
         return kiln__error_set(KILN_ERROR_IO, 0, "kiln_trace_stop: cannot write %s", path);
+    }
     const kiln_device *devices[TRACE_MAX_DEVICES];
     unsigned ndev = 0;
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"kiln %s\","
                "\"dropped\":%zu,\"unfinished\":%zu},\n\"traceEvents\":[\n"
                "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"kiln\"}}",
             kiln_version(), dropped, pending);
-    for (const trace_record *r = list; r; r = r->next) {
+    size_t i = 0;
+    for (const trace_record *r = order ? order[0] : list; r;
+         r = order ? (++i < n ? order[i] : NULL) : r->next) {
         unsigned pid = 0;
         while (pid < ndev && devices[pid] != r->device)
             pid++;
@@ -233,6 +258,7 @@ static kiln_status trace_write(const char *path, const trace_record *list, uint6
         }
         write_record(f, r, pid + 1, start);
     }
+    free(order);
     fprintf(f, "\n]}\n");
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
