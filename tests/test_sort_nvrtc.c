@@ -20,14 +20,18 @@ static void hook(const char *s, unsigned languages) {
 }
 
 /* KT_DUMP_DIR=DIR: each compiled onesweep binary goes to DIR/os-J.cubin
- * (or .ptx), so a refactor of the template can show that NVRTC's output
- * did not change (cmp against a dump from the previous tree). */
-static void dump(size_t j, const void *bin, size_t size, int is_ptx) {
+ * (or .ptx) and its source to DIR/os-J.cu, so a refactor of the template
+ * can show that NVRTC's output did not change (cmp against a dump from the
+ * previous tree), and the SASS can be read offline (cuobjdump -sass). */
+static void dump(size_t j, const char *src, const void *bin, size_t size, int is_ptx) {
     const char *dir = getenv("KT_DUMP_DIR");
     char name[64];
+    if (!dir)
+        return;
     snprintf(name, sizeof name, "os-%zu.%s", j, is_ptx ? "ptx" : "cubin");
-    if (dir)
-        kt_save(dir, name, NULL, bin, size);
+    kt_save(dir, name, NULL, bin, size);
+    snprintf(name, sizeof name, "os-%zu.cu", j);
+    kt_save(dir, name, NULL, src, strlen(src));
 }
 
 static void run(kiln_queue *q, void *user) {
@@ -107,7 +111,7 @@ static void run(kiln_queue *q, void *user) {
             printf("--- log ---\n%s\n", log ? log : "");
         g_compiled += st == KILN_OK;
         if (st == KILN_OK)
-            dump(j, bin, size, is_ptx);
+            dump(j, full, bin, size, is_ptx);
         free(bin);
         free(log);
         free(full);

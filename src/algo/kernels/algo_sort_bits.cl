@@ -19,15 +19,15 @@
  * ones, after +inf, in either direction). desc reverses all but NaN. */
 KILN_FUNC kiln_uk_t kiln_sort_bits(KILN_KEY_T k, int kind, int desc)
 {
+    /* Masks and selects, no branches: kind and desc are uniform, but a
+     * branch on them per key kept NVRTC's onesweep pass in divergent-branch
+     * blocks (BSSY/BSYNC) around every key's ranking. */
     kiln_uk_t u = (kiln_uk_t)k;
-    if (kind == 2) {
+    kiln_uk_t neg = ((kiln_uk_t)0 - (u >> (KILN_KEY_BYTES * 8 - 1))) & KILN_ALL;
+    kiln_uk_t flip = (kind == 2 ? neg : (kiln_uk_t)0) | (kind ? KILN_SIGN : (kiln_uk_t)0);
+    u ^= flip ^ (desc ? KILN_ALL : (kiln_uk_t)0);
 #if KILN_KEY_BYTES > 1
-        if ((u & ~KILN_SIGN) > (kiln_uk_t)KILN_INF_BITS)
-            return KILN_ALL;
+    u = kind == 2 && ((kiln_uk_t)k & ~KILN_SIGN) > (kiln_uk_t)KILN_INF_BITS ? KILN_ALL : u;
 #endif
-        u = (u & KILN_SIGN) ? (~u & KILN_ALL) : (u | KILN_SIGN);
-    } else if (kind == 1) {
-        u ^= KILN_SIGN;
-    }
-    return desc ? (~u & KILN_ALL) : u;
+    return u;
 }

@@ -145,6 +145,10 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     const long base = (long)tile * KILN_OS_TILE;
     const long wbase = base + (long)warp * KILN_OS_WITEMS;
     const uint lt_mask = (1u << lane) - 1u;
+    /* the warp's valid keys: a 32-bit bound, so each key's test is one
+     * compare, not a 64-bit one against n */
+    const long wrem = n - wbase;
+    const int wlim = wrem <= 0 ? 0 : wrem < KILN_OS_WITEMS ? (int)wrem : KILN_OS_WITEMS;
 
     KILN_KEY_T key[KILN_OS_ITEMS];
     uint rank[KILN_OS_ITEMS];
@@ -153,13 +157,12 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
      * would wait out KILN_OS_ITEMS memory latencies one after another */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        long i = wbase + k * 32 + lane;
-        key[k] = i < n ? kin[i] : (KILN_KEY_T)0;
+        int w = k * 32 + lane;
+        key[k] = w < wlim ? kin[wbase + w] : (KILN_KEY_T)0;
     }
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        long i = wbase + k * 32 + lane;
-        int valid = i < n;
+        int valid = k * 32 + lane < wlim;
         uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
         uint peers = __ballot_sync(KILN_OS_FULL, valid);
 #pragma unroll
@@ -217,8 +220,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     /* keys into digit order in shared memory */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        long i = wbase + k * 32 + lane;
-        if (i < n) {
+        if (k * 32 + lane < wlim) {
             uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
                                    end);
             uint pos = tstart[d] + whist[warp][d] + rank[k];
@@ -237,7 +239,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
-        if (i < n)
+        if (k * 32 + lane < wlim)
             xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
     }
     __syncthreads();
