@@ -63,6 +63,9 @@ typedef struct kiln__knobs {
     int sort_os_minb;      /* KILN_SORT_OS_MINB: blocks a multiprocessor
                               the CUDA onesweep pass's registers must
                               allow (__launch_bounds__; 0..8; 0 = none) */
+    int sort_os_match;     /* KILN_SORT_OS_MATCH: 1 = the onesweep pass
+                              finds a key's digit peers with one
+                              match.any instead of 8 ballots (0..1; 0) */
     int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
                               sorts with the OpenCL C onesweep; 0 = the
                               portable tile variant (0..1; 1) */

@@ -118,6 +118,7 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     int minb = kiln__knobs_get()->sort_os_minb;
     if (minb)
         kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
+    kiln__sb_addf(&sb, "#define KILN_OS_MATCH %d\n", kiln__knobs_get()->sort_os_match);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);

@@ -196,6 +196,12 @@ KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         int valid = k * 32 + lane < wlim;
         uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
+#if KILN_OS_MATCH && defined(cl_nv_pragma_unroll)
+        uint peers;
+        __asm__ __volatile__("match.any.sync.b32 %0, %1, 0xffffffff;"
+                             : "=r"(peers)
+                             : "r"(valid ? d : 0x100u));
+#else
         uint peers = kiln_os_ballot(valid, ws, lane, warp);
 KILN_OS_UNROLL
         for (int b = 0; b < 8; b++) {
@@ -203,6 +209,7 @@ KILN_OS_UNROLL
             uint bal = kiln_os_ballot((int)bit, ws, lane, warp);
             peers &= bit ? bal : ~bal;
         }
+#endif
         uint before = 0;
         if (valid)
             before = whist[warp][d];

@@ -12,8 +12,8 @@
  *     (KILN_OS_THREADS * KILN_OS_ITEMS keys) from an atomic counter, so a
  *     block only waits for tiles that started before it. Each warp loads
  *     32 * KILN_OS_ITEMS consecutive keys warp-striped (coalesced) and
- *     ranks them in memory order: 8 ballots find the lanes with the same
- *     digit, the lowest of them bumps the warp's counter of that digit.
+ *     ranks them in memory order: 8 ballots (or one match.any, with
+ *     KILN_SORT_OS_MATCH) find the lanes with the same digit, the lowest of them bumps the warp's counter of that digit.
  *     Thread d then owns digit d: it turns the warps' counts into offsets,
  *     the block scans the tile's digit counts, and thread d publishes its
  *     count (flag 1: aggregate) and looks back over earlier tiles' words
@@ -164,6 +164,11 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         int valid = k * 32 + lane < wlim;
         uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
+#if KILN_OS_MATCH
+        /* one match instruction (invalid lanes share a digit no valid
+         * key has) */
+        uint peers = __match_any_sync(KILN_OS_FULL, valid ? d : 0x100u);
+#else
         uint peers = __ballot_sync(KILN_OS_FULL, valid);
 #pragma unroll
         for (int b = 0; b < 8; b++) {
@@ -171,6 +176,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             uint bal = __ballot_sync(KILN_OS_FULL, bit);
             peers &= bit ? bal : ~bal;
         }
+#endif
         uint before = 0;
         if (valid)
             before = whist[warp][d];
