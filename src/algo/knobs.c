@@ -48,6 +48,8 @@ static const struct knob {
      8, 4},
     {"KILN_SORT_OS_MINB", offsetof(kiln__knobs, sort_os_minb), 0, 8, 0, 0},
     {"KILN_SORT_OS_MATCH", offsetof(kiln__knobs, sort_os_match), 0, 1, 0, 0},
+    {"KILN_SORT_OS_FORM", offsetof(kiln__knobs, sort_os_form), 0, 3, 3, 0},
+    {"KILN_SORT_OS_HCOPIES", offsetof(kiln__knobs, sort_os_hcopies), 1, 32, 1, 0},
     {"KILN_SORT_OCL_ONESWEEP", offsetof(kiln__knobs, sort_ocl_onesweep), 0, 1, 1, 0},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
     /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */

@@ -28,6 +28,8 @@ static const char *utype(unsigned bytes) {
  * key and value plus a byte a key, and 10 KiB of counters; it must stay
  * within 48 KiB: at most 32 KiB of tile for 8-byte items (16 a thread).
  * KILN_SORT_OS_ITEMS overrides where it fits. */
+#define KILN_OS_THREADS_HOST 256 /* algo_sort_onesweep.*'s KILN_OS_THREADS */
+
 static int os_items(unsigned kb, unsigned vb) {
     unsigned v = vb ? vb : 4; /* keys only: a uint value type */
     unsigned w = kb > v ? kb : v;
@@ -119,6 +121,14 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     if (minb)
         kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
     kiln__sb_addf(&sb, "#define KILN_OS_MATCH %d\n", kiln__knobs_get()->sort_os_match);
+    /* the histogram's copies: at most 32 KiB of counters */
+    int hc = kiln__knobs_get()->sort_os_hcopies;
+    while (hc & (hc - 1))
+        hc &= hc - 1; /* a power of 2 */
+    while (hc > 1 && s->key_bytes * 256u * (unsigned)hc * 4u > 32768u)
+        hc /= 2;
+    kiln__sb_addf(&sb, "#define KILN_OS_HC %d\n#define KILN_OS_FORM %d\n", hc,
+                  kiln__knobs_get()->sort_os_form);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
@@ -130,8 +140,14 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     unsigned langs = variant != KILN__SORT_ONESWEEP ? KILN__LANGS_PORTABLE
                      : os_cl                        ? 1u << KILN_LANG_OPENCL_C
                                                     : 1u << KILN_LANG_CUDA_C;
+    /* KILN_SORT_OS_MINB on NVIDIA's OpenCL: its register cap, as
+     * __launch_bounds__ gives ptxas (allocation in steps of 8) */
+    char opts[64] = "";
+    if (os_cl && plan->ptx_warp && minb)
+        snprintf(opts, sizeof opts, "-cl-nv-maxrregcount=%d",
+                 (65536 / (minb * KILN_OS_THREADS_HOST)) & ~7);
     if (st == KILN_OK)
-        st = kiln__gen_program(gen, &sb, langs, "",
+        st = kiln__gen_program(gen, &sb, langs, opts,
                                variant == KILN__SORT_CPU ? kCpuFirst
                                                          : kKernelSuffix,
                                1, v);

@@ -31,3 +31,22 @@ KILN_FUNC kiln_uk_t kiln_sort_bits(KILN_KEY_T k, int kind, int desc)
 #endif
     return u;
 }
+
+/* The same bits with branches on kind and desc (the form before
+ * 2026-11-27): the onesweep passes take it with KILN_SORT_OS_FORM bit 0
+ * clear (algo_sort_onesweep.*, which form is faster depends on the
+ * compiler's register allocation). */
+KILN_FUNC kiln_uk_t kiln_sort_bits_br(KILN_KEY_T k, int kind, int desc)
+{
+    kiln_uk_t u = (kiln_uk_t)k;
+    if (kind == 2) {
+#if KILN_KEY_BYTES > 1
+        if ((u & ~KILN_SIGN) > (kiln_uk_t)KILN_INF_BITS)
+            return KILN_ALL;
+#endif
+        u = (u & KILN_SIGN) ? (~u & KILN_ALL) : (u | KILN_SIGN);
+    } else if (kind == 1) {
+        u ^= KILN_SIGN;
+    }
+    return desc ? (~u & KILN_ALL) : u;
+}

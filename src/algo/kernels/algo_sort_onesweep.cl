@@ -21,6 +21,23 @@
 #define KILN_OS_WITEMS (32 * KILN_OS_ITEMS)
 #define KILN_OS_HITEMS 8
 #define KILN_OS_COUNT 0x3fffffffu
+/* KILN_SORT_OS_HCOPIES (sort.c: KILN_OS_HC): copies of the histogram
+ * kernel's counters, lane l counting into copy l % KILN_OS_HC, interleaved
+ * word by word, so lanes that hit one digit hit different words and
+ * fewer lanes share a bank */
+#define KILN_OS_HWORDS (KILN_KEY_BYTES * 256 * KILN_OS_HC)
+/* KILN_SORT_OS_FORM (sort.c): bit 0 the branch-free key bits, bit 1 a
+ * warp's 32-bit bound on its valid keys (else a 64-bit test against n) */
+#if KILN_OS_FORM & 1
+#define KILN_OS_BITS(k) kiln_sort_bits(k, kind, desc)
+#else
+#define KILN_OS_BITS(k) kiln_sort_bits_br(k, kind, desc)
+#endif
+#if KILN_OS_FORM & 2
+#define KILN_OS_VALID(k) ((k) * 32 + lane < wlim)
+#else
+#define KILN_OS_VALID(k) (wbase + (k) * 32 + lane < n)
+#endif
 #if KILN_HAS_SLEEP
 #define KILN_OS_SLEEP() kiln_sleep_ns(32)
 #else
@@ -90,10 +107,11 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 @NAME@_os_hist(__global const KILN_KEY_T *keys, long n, int kind, int desc,
                int begin, int end, int passes, __global uint *hist)
 {
-    __local uint sh[8 * 256];
+    __local uint sh[KILN_OS_HWORDS];
     const int t = (int)get_local_id(0);
-    for (int i = t; i < passes * 256; i += KILN_OS_THREADS)
+    for (int i = t; i < passes * 256 * KILN_OS_HC; i += KILN_OS_THREADS)
         sh[i] = 0;
+    const int hcopy = t % KILN_OS_HC;
     KILN_OS_BARRIER();
     const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
     for (long b = (long)get_group_id(0) * step; b < n;
@@ -102,21 +120,27 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 KILN_OS_UNROLL
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
             long i = b + k * KILN_OS_THREADS + t;
-            u[k] = i < n ? kiln_sort_bits(keys[i], kind, desc) : 0;
+            u[k] = i < n ? KILN_OS_BITS(keys[i]) : 0;
         }
 KILN_OS_UNROLL
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
             if (b + k * KILN_OS_THREADS + t >= n)
                 break;
             for (int p = 0; p < passes; p++)
-                atomic_inc((volatile __local uint *)&sh[p * 256 +
-                                                        kiln_os_digit(u[k], begin + 8 * p, end)]);
+                atomic_inc((volatile __local uint *)&sh[(p * 256 +
+                                                         kiln_os_digit(u[k], begin + 8 * p, end)) *
+                                                            KILN_OS_HC +
+                                                        hcopy]);
         }
     }
     KILN_OS_BARRIER();
-    for (int i = t; i < passes * 256; i += KILN_OS_THREADS)
-        if (sh[i])
-            atomic_add((volatile __global uint *)&hist[i], sh[i]);
+    for (int i = t; i < passes * 256; i += KILN_OS_THREADS) {
+        uint c = 0;
+        for (int h = 0; h < KILN_OS_HC; h++)
+            c += sh[i * KILN_OS_HC + h];
+        if (c)
+            atomic_add((volatile __global uint *)&hist[i], c);
+    }
 }
 
 /* Exclusive scan of one value per work-item over the group; *total gets
@@ -184,18 +208,18 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
      * compare, not a 64-bit one against n */
     const long wrem = n - wbase;
     const int wlim = wrem <= 0 ? 0 : wrem < KILN_OS_WITEMS ? (int)wrem : KILN_OS_WITEMS;
+    (void)wlim;
 
     KILN_KEY_T key[KILN_OS_ITEMS];
     uint rank[KILN_OS_ITEMS];
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        int w = k * 32 + lane;
-        key[k] = w < wlim ? kin[wbase + w] : (KILN_KEY_T)0;
+        key[k] = KILN_OS_VALID(k) ? kin[wbase + k * 32 + lane] : (KILN_KEY_T)0;
     }
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        int valid = k * 32 + lane < wlim;
-        uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
+        int valid = KILN_OS_VALID(k);
+        uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift, end);
 #if KILN_OS_MATCH && defined(cl_nv_pragma_unroll)
         uint peers;
         __asm__ __volatile__("match.any.sync.b32 %0, %1, 0xffffffff;"
@@ -254,8 +278,8 @@ KILN_OS_UNROLL
     KILN_OS_BARRIER();
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        if (k * 32 + lane < wlim) {
-            uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
+        if (KILN_OS_VALID(k)) {
+            uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift,
                                    end);
             uint pos = tstart[d] + whist[warp][d] + rank[k];
             xkeys[pos] = key[k];
@@ -273,7 +297,7 @@ KILN_OS_UNROLL
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
-        if (k * 32 + lane < wlim)
+        if (KILN_OS_VALID(k))
             xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
     }
     KILN_OS_BARRIER();

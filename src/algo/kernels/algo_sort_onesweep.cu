@@ -33,6 +33,23 @@
 #define KILN_OS_HITEMS 8 /* keys a thread per step of the histogram */
 #define KILN_OS_FULL 0xffffffffu
 #define KILN_OS_COUNT 0x3fffffffu
+/* KILN_SORT_OS_HCOPIES (sort.c: KILN_OS_HC): copies of the histogram
+ * kernel's counters, lane l counting into copy l % KILN_OS_HC, interleaved
+ * word by word, so lanes that hit one digit hit different words and
+ * fewer lanes share a bank */
+#define KILN_OS_HWORDS (KILN_KEY_BYTES * 256 * KILN_OS_HC)
+/* KILN_SORT_OS_FORM (sort.c): bit 0 the branch-free key bits, bit 1 a
+ * warp's 32-bit bound on its valid keys (else a 64-bit test against n) */
+#if KILN_OS_FORM & 1
+#define KILN_OS_BITS(k) kiln_sort_bits(k, kind, desc)
+#else
+#define KILN_OS_BITS(k) kiln_sort_bits_br(k, kind, desc)
+#endif
+#if KILN_OS_FORM & 2
+#define KILN_OS_VALID(k) ((k) * 32 + lane < wlim)
+#else
+#define KILN_OS_VALID(k) (wbase + (k) * 32 + lane < n)
+#endif
 /* KILN_SORT_OS_MINB (sort.c defines KILN_OS_MINB only when it is set):
  * blocks a multiprocessor the pass's registers must allow. ptxas, sm_90:
  * 74-80 registers by default (3 blocks); 4 takes 64 and spills (192
@@ -58,9 +75,10 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
 @NAME@_os_hist(const KILN_KEY_T *keys, long n, int kind, int desc, int begin,
                int end, int passes, uint *hist)
 {
-    __shared__ uint sh[8 * 256];
-    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
+    __shared__ uint sh[KILN_OS_HWORDS];
+    for (int i = threadIdx.x; i < passes * 256 * KILN_OS_HC; i += KILN_OS_THREADS)
         sh[i] = 0;
+    const int hcopy = threadIdx.x % KILN_OS_HC;
     __syncthreads();
     /* KILN_OS_HITEMS loads in flight a thread before any counting: with one
      * a thread the kernel read its 1 GiB at 38% of copy bandwidth (H100) */
@@ -70,21 +88,27 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
 #pragma unroll
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
             long i = b + k * KILN_OS_THREADS + threadIdx.x;
-            u[k] = i < n ? kiln_sort_bits(keys[i], kind, desc) : 0;
+            u[k] = i < n ? KILN_OS_BITS(keys[i]) : 0;
         }
 #pragma unroll
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
             if (b + k * KILN_OS_THREADS + threadIdx.x >= n)
                 break;
             for (int p = 0; p < passes; p++)
-                atomicAdd(&sh[p * 256 + kiln_os_digit(u[k], begin + 8 * p, end)],
+                atomicAdd(&sh[(p * 256 + kiln_os_digit(u[k], begin + 8 * p, end)) *
+                                  KILN_OS_HC +
+                              hcopy],
                           1u);
         }
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
-        if (sh[i])
-            atomicAdd(&hist[i], sh[i]);
+    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS) {
+        uint c = 0;
+        for (int h = 0; h < KILN_OS_HC; h++)
+            c += sh[i * KILN_OS_HC + h];
+        if (c)
+            atomicAdd(&hist[i], c);
+    }
 }
 
 /* Exclusive scan of one value per thread over the block; *total gets the
@@ -149,6 +173,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
      * compare, not a 64-bit one against n */
     const long wrem = n - wbase;
     const int wlim = wrem <= 0 ? 0 : wrem < KILN_OS_WITEMS ? (int)wrem : KILN_OS_WITEMS;
+    (void)wlim;
 
     KILN_KEY_T key[KILN_OS_ITEMS];
     uint rank[KILN_OS_ITEMS];
@@ -157,13 +182,12 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
      * would wait out KILN_OS_ITEMS memory latencies one after another */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        int w = k * 32 + lane;
-        key[k] = w < wlim ? kin[wbase + w] : (KILN_KEY_T)0;
+        key[k] = KILN_OS_VALID(k) ? kin[wbase + k * 32 + lane] : (KILN_KEY_T)0;
     }
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        int valid = k * 32 + lane < wlim;
-        uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
+        int valid = KILN_OS_VALID(k);
+        uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift, end);
 #if KILN_OS_MATCH
         /* one match instruction (invalid lanes share a digit no valid
          * key has) */
@@ -226,8 +250,8 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     /* keys into digit order in shared memory */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        if (k * 32 + lane < wlim) {
-            uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
+        if (KILN_OS_VALID(k)) {
+            uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift,
                                    end);
             uint pos = tstart[d] + whist[warp][d] + rank[k];
             xkeys[pos] = key[k];
@@ -245,7 +269,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
-        if (k * 32 + lane < wlim)
+        if (KILN_OS_VALID(k))
             xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
     }
     __syncthreads();
