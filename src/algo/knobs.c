@@ -46,10 +46,8 @@ static const struct knob {
     /* 8: H200, NVIDIA OpenCL, 2^26 int32 keys 4.35 ms, 16: 4.98 */
     {"KILN_SORT_TILE_ITEMS", offsetof(kiln__knobs, sort_tile_items), 4, 16,
      8, 4},
-    {"KILN_SORT_OS_MINB", offsetof(kiln__knobs, sort_os_minb), 0, 8, 0, 0},
-    {"KILN_SORT_OS_MATCH", offsetof(kiln__knobs, sort_os_match), 0, 1, 0, 0},
-    {"KILN_SORT_OS_FORM", offsetof(kiln__knobs, sort_os_form), 0, 3, 3, 0},
-    {"KILN_SORT_OS_HCOPIES", offsetof(kiln__knobs, sort_os_hcopies), 1, 32, 1, 0},
+    /* -1: 3 for the CUDA pass of 4-byte keys without values, else none (sort.c) */
+    {"KILN_SORT_OS_MINB", offsetof(kiln__knobs, sort_os_minb), -1, 8, -1, 0},
     {"KILN_SORT_OCL_ONESWEEP", offsetof(kiln__knobs, sort_ocl_onesweep), 0, 1, 1, 0},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
     /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */

@@ -61,16 +61,11 @@ typedef struct kiln__knobs {
                               portable GPU sort's passes (4 or 8;
                               0 = 8 with a payload, 4 keys only) */
     int sort_os_minb;      /* KILN_SORT_OS_MINB: blocks a multiprocessor
-                              the CUDA onesweep pass's registers must
-                              allow (__launch_bounds__; 0..8; 0 = none) */
-    int sort_os_match;     /* KILN_SORT_OS_MATCH: 1 = the onesweep pass
-                              finds a key's digit peers with one
-                              match.any instead of 8 ballots (0..1; 0) */
-    int sort_os_form;      /* KILN_SORT_OS_FORM: bit 0 branch-free key
-                              bits, bit 1 32-bit bounds in the onesweep
-                              kernels (0..3) */
-    int sort_os_hcopies;   /* KILN_SORT_OS_HCOPIES: copies of the onesweep
-                              histogram's counters (1..32, a power of 2) */
+                              the onesweep pass's registers must allow
+                              (CUDA __launch_bounds__, NVIDIA OpenCL
+                              -cl-nv-maxrregcount; -1..8; -1 = 3 for
+                              the CUDA pass of 4-byte keys without
+                              values, 0 = none) */
     int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
                               sorts with the OpenCL C onesweep; 0 = the
                               portable tile variant (0..1; 1) */

@@ -117,23 +117,22 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   s->val_bytes ? s->val_bytes : 4,
                   tile_items(s->key_bytes, s->val_bytes),
                   kiln__knobs_get()->sort_tile_pad);
+    /* the CUDA pass's register cap (algo_sort_onesweep.cu): by default 3
+     * blocks for 4-byte keys without values; on NVIDIA's OpenCL only when
+     * KILN_SORT_OS_MINB asks */
+    int os_cl = variant == KILN__SORT_ONESWEEP && !plan->cuda_c;
     int minb = kiln__knobs_get()->sort_os_minb;
+    if (minb < 0)
+        minb = variant == KILN__SORT_ONESWEEP && !os_cl && !s->val_bytes &&
+                       s->key_bytes == 4
+                   ? 3 /* measured there only */
+                   : 0;
     if (minb)
         kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
-    kiln__sb_addf(&sb, "#define KILN_OS_MATCH %d\n", kiln__knobs_get()->sort_os_match);
-    /* the histogram's copies: at most 32 KiB of counters */
-    int hc = kiln__knobs_get()->sort_os_hcopies;
-    while (hc & (hc - 1))
-        hc &= hc - 1; /* a power of 2 */
-    while (hc > 1 && s->key_bytes * 256u * (unsigned)hc * 4u > 32768u)
-        hc /= 2;
-    kiln__sb_addf(&sb, "#define KILN_OS_HC %d\n#define KILN_OS_FORM %d\n", hc,
-                  kiln__knobs_get()->sort_os_form);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
     /* the onesweep pass: CUDA C, or its OpenCL C port */
-    int os_cl = variant == KILN__SORT_ONESWEEP && !plan->cuda_c;
     if (st == KILN_OK && variant == KILN__SORT_ONESWEEP)
         st = kiln__gen_template(&sb, os_cl ? "algo_sort_onesweep.cl" : "algo_sort_onesweep.cu",
                                 gen->name, &gen->args, KILN__CONTIG);

@@ -21,23 +21,6 @@
 #define KILN_OS_WITEMS (32 * KILN_OS_ITEMS)
 #define KILN_OS_HITEMS 8
 #define KILN_OS_COUNT 0x3fffffffu
-/* KILN_SORT_OS_HCOPIES (sort.c: KILN_OS_HC): copies of the histogram
- * kernel's counters, lane l counting into copy l % KILN_OS_HC, interleaved
- * word by word, so lanes that hit one digit hit different words and
- * fewer lanes share a bank */
-#define KILN_OS_HWORDS (KILN_KEY_BYTES * 256 * KILN_OS_HC)
-/* KILN_SORT_OS_FORM (sort.c): bit 0 the branch-free key bits, bit 1 a
- * warp's 32-bit bound on its valid keys (else a 64-bit test against n) */
-#if KILN_OS_FORM & 1
-#define KILN_OS_BITS(k) kiln_sort_bits(k, kind, desc)
-#else
-#define KILN_OS_BITS(k) kiln_sort_bits_br(k, kind, desc)
-#endif
-#if KILN_OS_FORM & 2
-#define KILN_OS_VALID(k) ((k) * 32 + lane < wlim)
-#else
-#define KILN_OS_VALID(k) (wbase + (k) * 32 + lane < n)
-#endif
 #if KILN_HAS_SLEEP
 #define KILN_OS_SLEEP() kiln_sleep_ns(32)
 #else
@@ -107,11 +90,10 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 @NAME@_os_hist(__global const KILN_KEY_T *keys, long n, int kind, int desc,
                int begin, int end, int passes, __global uint *hist)
 {
-    __local uint sh[KILN_OS_HWORDS];
+    __local uint sh[8 * 256];
     const int t = (int)get_local_id(0);
-    for (int i = t; i < passes * 256 * KILN_OS_HC; i += KILN_OS_THREADS)
+    for (int i = t; i < passes * 256; i += KILN_OS_THREADS)
         sh[i] = 0;
-    const int hcopy = t % KILN_OS_HC;
     KILN_OS_BARRIER();
     const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
     for (long b = (long)get_group_id(0) * step; b < n;
@@ -120,27 +102,21 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 KILN_OS_UNROLL
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
             long i = b + k * KILN_OS_THREADS + t;
-            u[k] = i < n ? KILN_OS_BITS(keys[i]) : 0;
+            u[k] = i < n ? kiln_sort_bits(keys[i], kind, desc) : 0;
         }
 KILN_OS_UNROLL
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
             if (b + k * KILN_OS_THREADS + t >= n)
                 break;
             for (int p = 0; p < passes; p++)
-                atomic_inc((volatile __local uint *)&sh[(p * 256 +
-                                                         kiln_os_digit(u[k], begin + 8 * p, end)) *
-                                                            KILN_OS_HC +
-                                                        hcopy]);
+                atomic_inc((volatile __local uint *)&sh[p * 256 +
+                                                        kiln_os_digit(u[k], begin + 8 * p, end)]);
         }
     }
     KILN_OS_BARRIER();
-    for (int i = t; i < passes * 256; i += KILN_OS_THREADS) {
-        uint c = 0;
-        for (int h = 0; h < KILN_OS_HC; h++)
-            c += sh[i * KILN_OS_HC + h];
-        if (c)
-            atomic_add((volatile __global uint *)&hist[i], c);
-    }
+    for (int i = t; i < passes * 256; i += KILN_OS_THREADS)
+        if (sh[i])
+            atomic_add((volatile __global uint *)&hist[i], sh[i]);
 }
 
 /* Exclusive scan of one value per work-item over the group; *total gets
@@ -204,28 +180,19 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
     const long base = (long)tile * KILN_OS_TILE;
     const long wbase = base + (long)warp * KILN_OS_WITEMS;
     const uint lt_mask = (1u << lane) - 1u;
-    /* the warp's valid keys: a 32-bit bound, so each key's test is one
-     * compare, not a 64-bit one against n */
-    const long wrem = n - wbase;
-    const int wlim = wrem <= 0 ? 0 : wrem < KILN_OS_WITEMS ? (int)wrem : KILN_OS_WITEMS;
-    (void)wlim;
 
     KILN_KEY_T key[KILN_OS_ITEMS];
     uint rank[KILN_OS_ITEMS];
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        key[k] = KILN_OS_VALID(k) ? kin[wbase + k * 32 + lane] : (KILN_KEY_T)0;
+        long i = wbase + k * 32 + lane;
+        key[k] = i < n ? kin[i] : (KILN_KEY_T)0;
     }
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        int valid = KILN_OS_VALID(k);
-        uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift, end);
-#if KILN_OS_MATCH && defined(cl_nv_pragma_unroll)
-        uint peers;
-        __asm__ __volatile__("match.any.sync.b32 %0, %1, 0xffffffff;"
-                             : "=r"(peers)
-                             : "r"(valid ? d : 0x100u));
-#else
+        long i = wbase + k * 32 + lane;
+        int valid = i < n;
+        uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
         uint peers = kiln_os_ballot(valid, ws, lane, warp);
 KILN_OS_UNROLL
         for (int b = 0; b < 8; b++) {
@@ -233,7 +200,6 @@ KILN_OS_UNROLL
             uint bal = kiln_os_ballot((int)bit, ws, lane, warp);
             peers &= bit ? bal : ~bal;
         }
-#endif
         uint before = 0;
         if (valid)
             before = whist[warp][d];
@@ -278,8 +244,9 @@ KILN_OS_UNROLL
     KILN_OS_BARRIER();
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        if (KILN_OS_VALID(k)) {
-            uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift,
+        long i = wbase + k * 32 + lane;
+        if (i < n) {
+            uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
                                    end);
             uint pos = tstart[d] + whist[warp][d] + rank[k];
             xkeys[pos] = key[k];
@@ -297,7 +264,7 @@ KILN_OS_UNROLL
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
-        if (KILN_OS_VALID(k))
+        if (i < n)
             xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
     }
     KILN_OS_BARRIER();

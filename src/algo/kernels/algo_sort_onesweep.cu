@@ -12,8 +12,8 @@
  *     (KILN_OS_THREADS * KILN_OS_ITEMS keys) from an atomic counter, so a
  *     block only waits for tiles that started before it. Each warp loads
  *     32 * KILN_OS_ITEMS consecutive keys warp-striped (coalesced) and
- *     ranks them in memory order: 8 ballots (or one match.any, with
- *     KILN_SORT_OS_MATCH) find the lanes with the same digit, the lowest of them bumps the warp's counter of that digit.
+ *     ranks them in memory order: 8 ballots find the lanes with the same
+ *     digit, the lowest of them bumps the warp's counter of that digit.
  *     Thread d then owns digit d: it turns the warps' counts into offsets,
  *     the block scans the tile's digit counts, and thread d publishes its
  *     count (flag 1: aggregate) and looks back over earlier tiles' words
@@ -33,27 +33,18 @@
 #define KILN_OS_HITEMS 8 /* keys a thread per step of the histogram */
 #define KILN_OS_FULL 0xffffffffu
 #define KILN_OS_COUNT 0x3fffffffu
-/* KILN_SORT_OS_HCOPIES (sort.c: KILN_OS_HC): copies of the histogram
- * kernel's counters, lane l counting into copy l % KILN_OS_HC, interleaved
- * word by word, so lanes that hit one digit hit different words and
- * fewer lanes share a bank */
-#define KILN_OS_HWORDS (KILN_KEY_BYTES * 256 * KILN_OS_HC)
-/* KILN_SORT_OS_FORM (sort.c): bit 0 the branch-free key bits, bit 1 a
- * warp's 32-bit bound on its valid keys (else a 64-bit test against n) */
-#if KILN_OS_FORM & 1
-#define KILN_OS_BITS(k) kiln_sort_bits(k, kind, desc)
-#else
-#define KILN_OS_BITS(k) kiln_sort_bits_br(k, kind, desc)
-#endif
-#if KILN_OS_FORM & 2
+/* Branch-free key bits (kiln_sort_bits_sel) and a warp's 32-bit bound on
+ * its valid keys, not a 64-bit test against n: with both, and 80
+ * registers (KILN_OS_MINB 3), H200 2^28 int32 keys 7.73 ms
+ * against 8.10 before (branchy bits, 64-bit tests, no cap). */
+#define KILN_OS_BITS(k) kiln_sort_bits_sel(k, kind, desc)
 #define KILN_OS_VALID(k) ((k) * 32 + lane < wlim)
-#else
-#define KILN_OS_VALID(k) (wbase + (k) * 32 + lane < n)
-#endif
-/* KILN_SORT_OS_MINB (sort.c defines KILN_OS_MINB only when it is set):
+/* KILN_OS_MINB (sort.c; KILN_SORT_OS_MINB, by default 3 for 4-byte keys
+ * without values):
  * blocks a multiprocessor the pass's registers must allow. ptxas, sm_90:
- * 74-80 registers by default (3 blocks); 4 takes 64 and spills (192
- * bytes for int32 keys, 84 for an argsort). Not measured on a GPU yet. */
+ * uncapped the keys-only int32 pass took 94 registers (2 blocks; 8.97
+ * ms, H200, 2^28), 3 caps it at 80 (7.73 ms); the argsort's takes 71
+ * uncapped (12.05 ms; 12.23 capped). 4 gives 64 and spills. */
 #ifdef KILN_OS_MINB
 #define KILN_OS_PASS_BOUNDS __launch_bounds__(KILN_OS_THREADS, KILN_OS_MINB)
 #else
@@ -75,10 +66,9 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
 @NAME@_os_hist(const KILN_KEY_T *keys, long n, int kind, int desc, int begin,
                int end, int passes, uint *hist)
 {
-    __shared__ uint sh[KILN_OS_HWORDS];
-    for (int i = threadIdx.x; i < passes * 256 * KILN_OS_HC; i += KILN_OS_THREADS)
+    __shared__ uint sh[KILN_KEY_BYTES * 256];
+    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
         sh[i] = 0;
-    const int hcopy = threadIdx.x % KILN_OS_HC;
     __syncthreads();
     /* KILN_OS_HITEMS loads in flight a thread before any counting: with one
      * a thread the kernel read its 1 GiB at 38% of copy bandwidth (H100) */
@@ -95,20 +85,17 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
             if (b + k * KILN_OS_THREADS + threadIdx.x >= n)
                 break;
             for (int p = 0; p < passes; p++)
-                atomicAdd(&sh[(p * 256 + kiln_os_digit(u[k], begin + 8 * p, end)) *
-                                  KILN_OS_HC +
-                              hcopy],
+                atomicAdd(&sh[p * 256 + kiln_os_digit(u[k], begin + 8 * p, end)],
                           1u);
         }
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS) {
-        uint c = 0;
-        for (int h = 0; h < KILN_OS_HC; h++)
-            c += sh[i * KILN_OS_HC + h];
-        if (c)
-            atomicAdd(&hist[i], c);
-    }
+    /* (copies of the counters, lane l counting into copy l % 4 or 8 so
+     * fewer lanes share a bank, did not change the sort's time: H200,
+     * 2^28 int32, 7.73 ms with 1, 4 or 8 copies) */
+    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
+        if (sh[i])
+            atomicAdd(&hist[i], sh[i]);
 }
 
 /* Exclusive scan of one value per thread over the block; *total gets the
@@ -173,7 +160,6 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
      * compare, not a 64-bit one against n */
     const long wrem = n - wbase;
     const int wlim = wrem <= 0 ? 0 : wrem < KILN_OS_WITEMS ? (int)wrem : KILN_OS_WITEMS;
-    (void)wlim;
 
     KILN_KEY_T key[KILN_OS_ITEMS];
     uint rank[KILN_OS_ITEMS];
@@ -188,11 +174,8 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         int valid = KILN_OS_VALID(k);
         uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift, end);
-#if KILN_OS_MATCH
-        /* one match instruction (invalid lanes share a digit no valid
-         * key has) */
-        uint peers = __match_any_sync(KILN_OS_FULL, valid ? d : 0x100u);
-#else
+        /* 8 ballots: one match.any.sync instead took 10.3 ms against
+         * 8.9 (H200, 2^28 int32 keys) */
         uint peers = __ballot_sync(KILN_OS_FULL, valid);
 #pragma unroll
         for (int b = 0; b < 8; b++) {
@@ -200,7 +183,6 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             uint bal = __ballot_sync(KILN_OS_FULL, bit);
             peers &= bit ? bal : ~bal;
         }
-#endif
         uint before = 0;
         if (valid)
             before = whist[warp][d];
