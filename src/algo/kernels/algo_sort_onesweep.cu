@@ -33,12 +33,19 @@
 #define KILN_OS_HITEMS 8 /* keys a thread per step of the histogram */
 #define KILN_OS_FULL 0xffffffffu
 #define KILN_OS_COUNT 0x3fffffffu
-/* Branch-free key bits (kiln_sort_bits_sel) and a warp's 32-bit bound on
- * its valid keys, not a 64-bit test against n: with both, and 80
- * registers (KILN_OS_MINB 3), H200 2^28 int32 keys 7.73 ms
- * against 8.10 before (branchy bits, 64-bit tests, no cap). */
+/* 4-byte keys: branch-free key bits (kiln_sort_bits_sel) and a warp's
+ * 32-bit bound on its valid keys, not a 64-bit test against n. With both,
+ * and 80 registers (KILN_OS_MINB 3), H200 2^28 int32 keys 7.72 ms against
+ * 8.10 before, argsort 12.04 against 12.59. The same form made 2^27 int64
+ * keys slower (11.62 ms against 10.12), so other widths keep the branchy
+ * bits and 64-bit tests (their code is byte-identical to before). */
+#if KILN_KEY_BYTES == 4
 #define KILN_OS_BITS(k) kiln_sort_bits_sel(k, kind, desc)
-#define KILN_OS_VALID(k) ((k) * 32 + lane < wlim)
+#define KILN_OS_VALID(i, k) ((k) * 32 + lane < wlim)
+#else
+#define KILN_OS_BITS(k) kiln_sort_bits(k, kind, desc)
+#define KILN_OS_VALID(i, k) ((i) < n)
+#endif
 /* KILN_OS_MINB (sort.c; KILN_SORT_OS_MINB, by default 3 for 4-byte keys
  * without values):
  * blocks a multiprocessor the pass's registers must allow. ptxas, sm_90:
@@ -66,7 +73,9 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
 @NAME@_os_hist(const KILN_KEY_T *keys, long n, int kind, int desc, int begin,
                int end, int passes, uint *hist)
 {
-    __shared__ uint sh[KILN_KEY_BYTES * 256];
+    /* a row a pass: 4 for 4-byte keys (as measured), 8 for the other
+     * widths (their code as before the 4-byte retuning) */
+    __shared__ uint sh[(KILN_KEY_BYTES == 4 ? 4 : 8) * 256];
     for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
         sh[i] = 0;
     __syncthreads();
@@ -158,8 +167,10 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     const uint lt_mask = (1u << lane) - 1u;
     /* the warp's valid keys: a 32-bit bound, so each key's test is one
      * compare, not a 64-bit one against n */
+#if KILN_KEY_BYTES == 4
     const long wrem = n - wbase;
     const int wlim = wrem <= 0 ? 0 : wrem < KILN_OS_WITEMS ? (int)wrem : KILN_OS_WITEMS;
+#endif
 
     KILN_KEY_T key[KILN_OS_ITEMS];
     uint rank[KILN_OS_ITEMS];
@@ -168,11 +179,13 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
      * would wait out KILN_OS_ITEMS memory latencies one after another */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        key[k] = KILN_OS_VALID(k) ? kin[wbase + k * 32 + lane] : (KILN_KEY_T)0;
+        long i = wbase + k * 32 + lane;
+        key[k] = KILN_OS_VALID(i, k) ? kin[i] : (KILN_KEY_T)0;
     }
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        int valid = KILN_OS_VALID(k);
+        long i = wbase + k * 32 + lane;
+        int valid = KILN_OS_VALID(i, k);
         uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift, end);
         /* 8 ballots: one match.any.sync instead took 10.3 ms against
          * 8.9 (H200, 2^28 int32 keys) */
@@ -232,7 +245,8 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     /* keys into digit order in shared memory */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
-        if (KILN_OS_VALID(k)) {
+        long i = wbase + k * 32 + lane;
+        if (KILN_OS_VALID(i, k)) {
             uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift,
                                    end);
             uint pos = tstart[d] + whist[warp][d] + rank[k];
@@ -251,7 +265,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
-        if (KILN_OS_VALID(k))
+        if (KILN_OS_VALID(i, k))
             xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
     }
     __syncthreads();
