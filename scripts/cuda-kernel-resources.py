@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """Registers, spills and shared memory of kiln's generated CUDA kernels for
 sm_90, without a GPU: NVRTC (libnvrtc) makes PTX of each source that
-tests/test_array_nvrtc saved, ptxas -v reports on it.
+tests/test_array_nvrtc (or tests/test_sort_nvrtc: the onesweep sort's 16
+key/value widths) saved, ptxas -v reports on it.
 
     mkdir /tmp/srcs && KT_SRC_DIR=/tmp/srcs build/tests/test_array_nvrtc
+    mkdir /tmp/sort && KT_DUMP_DIR=/tmp/sort build/tests/test_sort_nvrtc
     python3 scripts/cuda-kernel-resources.py /tmp/srcs [--all]
+
+For the SASS itself, cuobjdump (pip wheel nvidia-cuda-cuobjdump) reads the
+cubins test_sort_nvrtc saves beside the sources: cuobjdump -sass
+-fun kiln_sort_os_pass /tmp/sort/os-8.cubin.
 
 Prints one line per distinct (kernel, registers, spill) with the first
 source that gave it; without --all only kernels that spill or use 96
@@ -67,6 +73,12 @@ def main():
         for path in files:
             src = open(path, "rb").read()
             what = src.split(b"\n", 1)[0].decode(errors="replace").lstrip("/ ")
+            # the sort's sources: name them by file and key/value widths
+            widths = re.findall(rb"^#define (KILN_KEY_BYTES|KILN_VAL_BYTES|KILN_OS_MINB) (\d+)",
+                                src, re.M)
+            if widths:
+                what = os.path.basename(path) + " " + " ".join(
+                    f"{k.decode()[5:].lower()}={v.decode()}" for k, v in widths)
             ptx = to_ptx(src)
             if ptx is None:
                 failed += 1

@@ -33,13 +33,16 @@
 #define KILN_OS_HITEMS 8 /* keys a thread per step of the histogram */
 #define KILN_OS_FULL 0xffffffffu
 #define KILN_OS_COUNT 0x3fffffffu
-/* 4-byte keys: branch-free key bits (kiln_sort_bits_sel) and a warp's
+/* KILN_OS_FORM4 (sort.c: 4-byte keys alone or with 8-byte values, the
+ * measured cases): branch-free key bits (kiln_sort_bits_sel) and a warp's
  * 32-bit bound on its valid keys, not a 64-bit test against n. With both,
  * and 80 registers (KILN_OS_MINB 3), H200 2^28 int32 keys 7.72 ms against
  * 8.10 before, argsort 12.04 against 12.59. The same form made 2^27 int64
- * keys slower (11.62 ms against 10.12), so other widths keep the branchy
- * bits and 64-bit tests (their code is byte-identical to before). */
-#if KILN_KEY_BYTES == 4
+ * keys slower (11.62 ms against 10.12), and took 4-byte keys with 1- or
+ * 4-byte values from 90 / 79 registers to 108 / 94 (not timed), so the
+ * others keep the branchy bits and 64-bit tests (their code is
+ * byte-identical to before). */
+#if KILN_OS_FORM4
 #define KILN_OS_BITS(k) kiln_sort_bits_sel(k, kind, desc)
 #define KILN_OS_VALID(i, k) ((k) * 32 + lane < wlim)
 #else
@@ -73,9 +76,9 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
 @NAME@_os_hist(const KILN_KEY_T *keys, long n, int kind, int desc, int begin,
                int end, int passes, uint *hist)
 {
-    /* a row a pass: 4 for 4-byte keys (as measured), 8 for the other
-     * widths (their code as before the 4-byte retuning) */
-    __shared__ uint sh[(KILN_KEY_BYTES == 4 ? 4 : 8) * 256];
+    /* a row a pass: 4 in the retuned form (as measured), else 8 (the
+     * code as before the retuning) */
+    __shared__ uint sh[(KILN_OS_FORM4 ? 4 : 8) * 256];
     for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
         sh[i] = 0;
     __syncthreads();
@@ -167,7 +170,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     const uint lt_mask = (1u << lane) - 1u;
     /* the warp's valid keys: a 32-bit bound, so each key's test is one
      * compare, not a 64-bit one against n */
-#if KILN_KEY_BYTES == 4
+#if KILN_OS_FORM4
     const long wrem = n - wbase;
     const int wlim = wrem <= 0 ? 0 : wrem < KILN_OS_WITEMS ? (int)wrem : KILN_OS_WITEMS;
 #endif
