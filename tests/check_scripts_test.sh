@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CI checks themselves, on small trees made here: scripts/check-abi.sh
 # (on a two-function libkiln.so built with cc -g) and scripts/check-layers.py
-# (on a small tree, then with forbidden includes added). Each must
+# (on a small tree, then with forbidden includes added); and
+# scripts/trace-summary.py on a small trace. Each must
 # pass what is right and fail, naming the cause, on what is wrong.
 # Usage: check_scripts_test.sh SOURCE_DIR. Exit 77 (skip) without the tools.
 set -uo pipefail
@@ -91,6 +92,30 @@ printf '#include "../src/base/error.h"\n' > "$tree/examples/bad.c"
 check 1 "examples/bad.c:1" "an example including a src/ header" -- python3 "$layers" "$tree"
 rm "$tree/examples/bad.c"
 check 0 "check-layers: ok" "the tree repaired" -- python3 "$layers" "$tree"
+
+# ---- trace-summary.py on a small trace of two devices
+ts="$src/scripts/trace-summary.py"
+cat > "$tmp/t.json" <<'JSON'
+{"displayTimeUnit":"ns","otherData":{"generator":"kiln test","dropped":0,"unfinished":0},
+"traceEvents":[
+{"ph":"M","name":"process_name","pid":0,"args":{"name":"kiln"}},
+{"ph":"M","name":"process_name","pid":1,"args":{"name":"cuda:0 GPU A"}},
+{"ph":"M","name":"process_name","pid":2,"args":{"name":"opencl:0:0 CPU B"}},
+{"ph":"X","name":"k_pass","pid":1,"tid":1,"ts":0,"dur":30,"args":{"timing":"device"}},
+{"ph":"X","name":"k_pass","pid":1,"tid":1,"ts":40,"dur":10,"args":{"timing":"device"}},
+{"ph":"X","name":"k_pass","pid":1,"tid":1,"ts":60,"dur":20,"args":{"timing":"device"}},
+{"ph":"X","name":"k_hist","pid":1,"tid":1,"ts":90,"dur":40,"args":{"timing":"device"}},
+{"ph":"X","name":"k_cpu","pid":2,"tid":1,"ts":0,"dur":7,"args":{"timing":"host"}}
+]}
+JSON
+# k_pass: 3 runs, median 20, total 60 of 100 device us
+check 0 "device k_pass                            3       20.0      10.0      30.0        60.0  60.0%" \
+  "trace-summary: per-command median and share" -- python3 "$ts" "$tmp/t.json"
+check 0 "host   k_cpu" "trace-summary: host-timed commands apart" -- python3 "$ts" "$tmp/t.json"
+check 1 "no commands in the trace on a device matching 'GPU Z'" \
+  "trace-summary: a device filter that matches nothing" -- python3 "$ts" "$tmp/t.json" --device "GPU Z"
+printf '{"traceEvents": [' > "$tmp/bad.json"
+check 1 "cannot read $tmp/bad.json" "trace-summary: a truncated trace" -- python3 "$ts" "$tmp/bad.json"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
