@@ -130,8 +130,9 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     if (minb)
         kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
     /* the CUDA pass's retuned form where it was measured faster */
-    kiln__sb_addf(&sb, "#define KILN_OS_FORM4 %d\n",
-                  s->key_bytes == 4 && (s->val_bytes == 0 || s->val_bytes == 8));
+    if (variant == KILN__SORT_ONESWEEP && !os_cl)
+        kiln__sb_addf(&sb, "#define KILN_OS_FORM4 %d\n",
+                      s->key_bytes == 4 && (s->val_bytes == 0 || s->val_bytes == 8));
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);

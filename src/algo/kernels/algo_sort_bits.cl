@@ -34,10 +34,11 @@ KILN_FUNC kiln_uk_t kiln_sort_bits(KILN_KEY_T k, int kind, int desc)
 
 /* The same bits by masks and selects, without branches on kind and desc
  * (uniform, but branched on per key): the CUDA onesweep pass takes this
- * form: with it (and the pass's 32-bit bounds) NVRTC's code sorted faster
- * (H200, 2^28 int32 keys, a 3-blocks register cap: 7.73 ms against 8.09).
- * The same two changes in the OpenCL C pass made NVIDIA's OpenCL slower
- * (8.6 ms against 7.5), so the OpenCL C kernels keep kiln_sort_bits. */
+ * form for 4-byte keys alone or with 8-byte values (KILN_OS_FORM4): with
+ * it and the pass's 32-bit bounds NVRTC's code sorted faster (H200, 2^28
+ * int32 keys, a 3-blocks register cap: 7.73 ms against 8.09). The same two
+ * changes in the OpenCL C pass made NVIDIA's OpenCL slower (8.6 ms against
+ * 7.5), so the OpenCL C kernels keep kiln_sort_bits. */
 KILN_FUNC kiln_uk_t kiln_sort_bits_sel(KILN_KEY_T k, int kind, int desc)
 {
     kiln_uk_t u = (kiln_uk_t)k;
