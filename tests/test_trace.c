@@ -1,7 +1,8 @@
 /* The timeline (kiln_trace_start / kiln_trace_stop, KILN_TRACE): every
  * command appears once with its name, device and queue; commands of one
  * in-order queue do not overlap and keep their order; queues made before the
- * trace get host times; KILN_TRACE=path traces a whole process; bad calls
+ * trace get host times; the file lists commands in enqueue order, whatever
+ * order they complete in; KILN_TRACE=path traces a whole process; bad calls
  * are clear errors. The file is read back line by line (kiln writes one
  * event per line). */
 #include <stdio.h>
@@ -145,6 +146,47 @@ static void traced_queue(kiln_queue *q, void *user) {
     kiln_queue_release(tq);
 }
 
+/* The file lists commands in enqueue order even when they complete in
+ * another: a copy held back by a user event completes after a fill
+ * enqueued later on a second queue (NVIDIA's OpenCL reordered completion
+ * callbacks even of one queue: the file once listed a read before the
+ * write it followed). */
+static void enqueue_order(kiln_queue *q, void *user) {
+    (void)user;
+    kiln_context *ctx = kiln_queue_context(q);
+    char path[256];
+    tmp_path(path, sizeof path, "order");
+    if (!CHECK_OK(kiln_trace_start(path)))
+        return;
+    kiln_queue *q2 = NULL;
+    kiln_event *gate = NULL, *held = NULL, *quick = NULL;
+    kiln_buffer *a = NULL, *b = NULL;
+    int zero = 0;
+    CHECK_OK(kiln_queue_create(ctx, kiln_queue_device(q), KILN_QUEUE_IN_ORDER, &q2));
+    CHECK_OK(kiln_buffer_create(ctx, 4096, 0, NULL, &a));
+    CHECK_OK(kiln_buffer_create(ctx, 4096, 0, NULL, &b));
+    CHECK_OK(kiln_event_create_user(ctx, &gate));
+    CHECK_OK(kiln_buffer_copy(q, a, 0, b, 0, 4096, 1, &gate, &held));
+    CHECK_OK(kiln_buffer_fill(q2, b, &zero, sizeof zero, 0, 4096, 0, NULL, &quick));
+    CHECK_OK(kiln_event_wait(quick)); /* done while the copy still waits */
+    CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
+    CHECK_OK(kiln_event_wait(held));
+    CHECK_OK(kiln_trace_stop());
+    command c[8];
+    int complete = 0;
+    size_t n = read_trace(path, c, 8, &complete);
+    CHECK_MSG(complete && n == 2 && !strcmp(c[0].name, "kiln_buffer_copy") &&
+                  !strcmp(c[1].name, "kiln_buffer_fill"),
+              "enqueue order: %zu commands, first %s", n, n ? c[0].name : "-");
+    kiln_event_release(quick);
+    kiln_event_release(held);
+    kiln_event_release(gate);
+    kiln_buffer_release(a);
+    kiln_buffer_release(b);
+    kiln_queue_release(q2);
+    remove(path);
+}
+
 static void bad_calls(void) {
     CHECK_STATUS(kiln_trace_stop(), KILN_ERROR_WRONG_STATE);
     CHECK_STATUS(kiln_trace_start(NULL), KILN_ERROR_NULL_HANDLE);
@@ -211,6 +253,7 @@ int main(int argc, char **argv) {
         return child();
     bad_calls();
     kt_for_each_device(traced_queue, NULL);
+    kt_for_each_device(enqueue_order, NULL);
     env_trace(argv[0]);
     return kt_report();
 }
