@@ -308,7 +308,9 @@ static void check_distances(demo_prec prec, const void *out,
 }
 
 static void test_distances(demo_kernels *k, int near) {
-    static const int ms[] = {1, 3, 17, 65, 130};
+    /* 68: m a multiple of 4, so whole 16-byte stores of rows, and a
+     * partial block on PoCL's 64-row tiles */
+    static const int ms[] = {1, 3, 17, 65, 68, 130};
     static const int ds[] = {1, 3, 8, 17, 65};
     for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++) {
         for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++) {
@@ -481,22 +483,29 @@ static void test_symmetric_bits(demo_kernels *k) {
 /* Odd GPU tiles from the tuning variables: a non-square register block
  * (the full kernel's blocks 8 x 12; the symmetric one keeps 8 x 8), 5
  * dimensions per step, prefetch; many blocks at m = 130. A bad spec is
- * ignored. */
+ * ignored. The float64 full kernel (4x2x4: 2-double vector loads, 3
+ * dimensions a step) and the float32 symmetric one (8x4: 4-float vector
+ * loads, 8 x 8 work-items) take vectors; the others have block sizes that
+ * are not multiples of a vector, and the float64 symmetric one has them
+ * switched off (v0). */
 static void test_odd_tiles(kiln_queue *queue) {
-    static const char *const vars[] = {"KILN_DEMO_PDIST_TILE",
-                                       "KILN_DEMO_PDIST_SYM_TILE_F64",
-                                       "KILN_DEMO_PDIST_TILE_F32"};
-    static const char *const vals[] = {"4x2x3,k5,p1", "4x3,k2,p0,b2",
-                                       "4x2x3,k5,q1"};
-    char *old[3];
-    for (int i = 0; i < 3; i++) {
+    enum { NV = 5 };
+    static const char *const vars[NV] = {
+        "KILN_DEMO_PDIST_TILE", "KILN_DEMO_PDIST_SYM_TILE_F64",
+        "KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64",
+        "KILN_DEMO_PDIST_SYM_TILE_F32"};
+    static const char *const vals[NV] = {"4x2x3,k5,p1", "4x2,k2,p0,b2,v0",
+                                         "4x2x3,k5,q1", "4x2x4,k3,p1",
+                                         "8x4,k3"};
+    char *old[NV];
+    for (int i = 0; i < NV; i++) {
         const char *v = getenv(vars[i]);
         old[i] = v ? strdup(v) : NULL;
         setenv(vars[i], vals[i], 1);
     }
     demo_kernels k;
     kiln_status st = demo_kernels_create(queue, &k);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NV; i++) {
         if (old[i])
             setenv(vars[i], old[i], 1);
         else
@@ -510,11 +519,15 @@ static void test_odd_tiles(kiln_queue *queue) {
     const demo_pd_tile *f = &k.pd_tile[0][DEMO_F32];
     CHECK(f->ts == 4 && f->rbi == 2 && f->rbj == 3 && f->kt == 5 &&
           f->prefetch == 1); /* the bad spec left the common one */
-    CHECK(k.pd_tile[1][DEMO_F32].rbj == 2); /* symmetric: square */
-    if (k.have[DEMO_F64])
-        CHECK(k.pd_tile[1][DEMO_F64].rbi == 3 &&
-              k.pd_tile[1][DEMO_F64].kt == 2 &&
-              k.pd_tile[1][DEMO_F64].minb == 2);
+    const demo_pd_tile *sf = &k.pd_tile[1][DEMO_F32];
+    CHECK(sf->ts == 8 && sf->rbi == 4 && sf->rbj == 4 && sf->vec == 1);
+    if (k.have[DEMO_F64]) {
+        const demo_pd_tile *s64 = &k.pd_tile[1][DEMO_F64];
+        CHECK(s64->rbi == 2 && s64->rbj == 2 && s64->kt == 2 &&
+              s64->minb == 2 && s64->vec == 0);
+        const demo_pd_tile *f64 = &k.pd_tile[0][DEMO_F64];
+        CHECK(f64->rbi == 2 && f64->rbj == 4 && f64->kt == 3 && f64->vec);
+    }
     k.pd_cpu = 0;
     for (int sym = 0; sym < 2; sym++) {
         k.pd_sym = sym;

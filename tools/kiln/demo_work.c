@@ -374,7 +374,8 @@ void demo_kernels_release(demo_kernels *k) {
     memset(k, 0, sizeof *k);
 }
 
-/* "TSxRBI[xRBJ][,kKT][,pPF][,bMINB]", e.g. "16x8", "16x4x8,k16,p1,b2":
+/* "TSxRBI[xRBJ][,kKT][,pPF][,bMINB][,vVEC]", e.g. "16x8",
+ * "16x4x8,k16,p1,b2", "16x8,v0" (scalar local loads):
  * the fields given replace those of *t; 0 when the whole spec is valid
  * (else *t is left as it was). */
 static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
@@ -410,6 +411,8 @@ static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
             n.prefetch = (int)val;
         else if (key == 'b' && val >= 1 && val <= 8)
             n.minb = (int)val;
+        else if (key == 'v' && (val == 0 || val == 1))
+            n.vec = (int)val;
         else
             return -1;
         s = end;
@@ -418,6 +421,14 @@ static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
         return -1;
     *t = n;
     return 0;
+}
+
+/* The GPU kernel's P_V: a work-item's rows and columns come in runs of 16
+ * bytes (4 floats, 2 doubles) read with one vector load, where the tile
+ * allows (both counts multiples of it) and vectors are on; else 1. */
+static int pd_vector_width(const demo_pd_tile *t, int p, int sym) {
+    int vmax = p == DEMO_F64 ? 2 : 4, rbj = sym ? t->rbi : t->rbj;
+    return t->vec && t->rbi % vmax == 0 && rbj % vmax == 0 ? vmax : 1;
 }
 
 void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
@@ -429,11 +440,12 @@ void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
         return;
     }
     const demo_pd_tile *t = &k->pd_tile[sym != 0][prec];
-    snprintf(buf, cap, "%s %dx%dx%d k%d, prefetch %s%s",
+    snprintf(buf, cap, "%s %dx%dx%d k%d, prefetch %s%s, %d-wide loads",
              sym ? "pdist_sym" : "pdist", t->ts, t->rbi, t->rbj, t->kt,
              t->prefetch ? "on" : "off",
              t->minb > 1 ? (t->minb == 2 ? ", 2 groups/SM" : ", >2 groups/SM")
-                         : "");
+                         : "",
+             pd_vector_width(t, prec, sym));
 }
 
 /* The program for one precision: the common kernels, then the GPU distance
@@ -455,20 +467,22 @@ static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
         const demo_pd_tile *t = &k->pd_tile[sym][p];
         /* The mirror passes use the tiles' local memory: as many rows of
          * the transposed block as fit (at least P_TS). */
-        int bt = t->ts * t->rbi, pad = p == DEMO_F64 ? 1 : 2;
-        int mp = t->kt * (t->ts * (t->rbi + t->rbj) + 2) / (t->ts * (bt + pad));
-        mp = mp < 1 ? 1 : mp > t->rbj ? t->rbj : mp;
+        int rbj = sym ? t->rbi : t->rbj;
+        int v = pd_vector_width(t, p, sym);
+        int bt = t->ts * t->rbi, mpad = p == DEMO_F64 ? 1 : 2;
+        int tiles = t->kt * (t->ts * (t->rbi + rbj) + 2 * (v > 1 ? v : 1));
+        int mp = tiles / (t->ts * (bt + mpad));
+        mp = mp < 1 ? 1 : mp > rbj ? rbj : mp;
         n = snprintf(src + used, cap - used,
                      "\n#define P_NAME %s\n#define P_SYM %d\n#define P_TS %d\n"
                      "#define P_RBI %d\n#define P_RBJ %d\n#define P_KT %d\n"
                      "#define P_PF %d\n#define P_MINB %d\n#define P_MP %d\n"
-                     "%s"
+                     "#define P_V %d\n%s"
                      "#undef P_NAME\n#undef P_SYM\n#undef P_TS\n#undef P_RBI\n"
                      "#undef P_RBJ\n#undef P_KT\n#undef P_PF\n#undef P_MINB\n"
-                     "#undef P_MP\n",
-                     sym ? "pdist_sym" : "pdist", sym, t->ts, t->rbi,
-                     sym ? t->rbi : t->rbj, t->kt, t->prefetch, t->minb, mp,
-                     demo_pdist_source);
+                     "#undef P_MP\n#undef P_V\n",
+                     sym ? "pdist_sym" : "pdist", sym, t->ts, t->rbi, rbj,
+                     t->kt, t->prefetch, t->minb, mp, v, demo_pdist_source);
         if (n < 0 || (size_t)n >= cap - used)
             return -1;
         used += (size_t)n;
@@ -486,8 +500,8 @@ static void pd_tiles_init(demo_kernels *k) {
      * spills) 2.85 ms (16x4x4 k8 + prefetch: 3.19), symmetric 16x4x4 k16
      * (94 registers) 1.73 ms (16x8x8 + prefetch: 2.03). */
     static const demo_pd_tile defaults[2][2] = {
-        {{16, 8, 8, 16, 0, 1}, {16, 4, 8, 16, 0, 2}},  /* every block */
-        {{16, 8, 8, 16, 0, 2}, {16, 4, 4, 16, 0, 1}}}; /* symmetric */
+        {{16, 8, 8, 16, 0, 1, 1}, {16, 4, 8, 16, 0, 2, 1}},  /* every block */
+        {{16, 8, 8, 16, 0, 2, 1}, {16, 4, 4, 16, 0, 1, 1}}}; /* symmetric */
     memcpy(k->pd_tile, defaults, sizeof defaults);
     /* CPU devices run pdist_cpu; when the GPU kernel is forced on one
      * (KILN_DEMO_PDIST_KERNEL=gpu, the tests on PoCL), a small tile keeps
@@ -495,15 +509,17 @@ static void pd_tiles_init(demo_kernels *k) {
     if (!k->gpu_like)
         for (int sym = 0; sym < 2; sym++)
             for (int p = 0; p < 2; p++)
-                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1};
+                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1, 1};
     /* KILN_DEMO_PDIST_TILE sets all four; _TILE_F32/_F64 the full
      * kernel's, _SYM_TILE_F32/_F64 the symmetric one's (which keeps
-     * rbj = rbi); _PREFETCH=0|1 overrides every prefetch. */
+     * rbj = rbi); _PREFETCH=0|1 overrides every prefetch, _VEC=0|1 every
+     * choice of vector loads. */
     static const char *const names[2][2] = {
         {"KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64"},
         {"KILN_DEMO_PDIST_SYM_TILE_F32", "KILN_DEMO_PDIST_SYM_TILE_F64"}};
     const char *all = getenv("KILN_DEMO_PDIST_TILE");
     const char *pf = getenv("KILN_DEMO_PDIST_PREFETCH");
+    const char *vec = getenv("KILN_DEMO_PDIST_VEC");
     for (int sym = 0; sym < 2; sym++) {
         for (int p = 0; p < 2; p++) {
             demo_pd_tile *t = &k->pd_tile[sym][p];
@@ -514,6 +530,8 @@ static void pd_tiles_init(demo_kernels *k) {
                 pd_tile_parse(one, t);
             if (pf && (pf[0] == '0' || pf[0] == '1') && !pf[1])
                 t->prefetch = pf[0] - '0';
+            if (vec && (vec[0] == '0' || vec[0] == '1') && !vec[1])
+                t->vec = vec[0] - '0';
             if (sym)
                 t->rbj = t->rbi;
         }
