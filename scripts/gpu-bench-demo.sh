@@ -10,7 +10,8 @@
 #      kernel (the default: blocks on and above the diagonal, mirrored; the
 #      same bits, half the arithmetic) and the full one (every block, like
 #      torch.cdist), float32 and float64 (SWEEP=long: the wide search;
-#      SWEEP_ONLY=1: stop after it);
+#      SWEEP_ONLY=1: only the sweep, not 1, 3 or 4; PDIST_CFGS: your own lines of
+#      "f32|f64|sym f32|sym f64" tiles, "-" = the default);
 #   3. bench/peers_demo.py on the same JSON: CuPy (the seeds' naive kernel as
 #      a RawKernel, the vectorised NumPy code on CuPy arrays), torch.cdist
 #      in float32 and float64 (device times from CUDA events, accuracy);
@@ -46,11 +47,13 @@ fi
 
 # --- 1. kiln demo ----------------------------------------------------------
 JSON="$OUTD/demo-gpu.json"
+if [ -z "${SWEEP_ONLY:-}" ]; then
 say "kiln demo ($DEVICES): masks $SIZES; distances ${POINTS}x64"
 timeout 150 "$KILN" demo $DEVARGS --sizes "$SIZES" \
   --points "$POINTS" --dims 64 --reps 20 --host-max-seconds 10 --json \
   --out "$OUTD/demo-gpu-pictures" >"$JSON" 2>>"$LOG"
 say "kiln demo exit $?"
+fi
 
 # --- 2. tile sweep (distances only matter: a tiny mask) -----------------------
 # Each run sets the four kernels' tiles at once ("full f32|full f64|sym f32|
@@ -58,7 +61,9 @@ say "kiln demo exit $?"
 # run times four candidates. SWEEP=long: the wide search.
 SWEEP_FILE="$OUTD/demo-gpu-sweep.txt"
 : > "$SWEEP_FILE"
-if [ "${SWEEP:-short}" = long ]; then
+if [ -n "${PDIST_CFGS:-}" ]; then
+  CFGS="$PDIST_CFGS"
+elif [ "${SWEEP:-short}" = long ]; then
   CFGS="16x8,k16,p0|16x4,k8,p1|16x8,k16,p0|16x8,k8,p1
 16x8,k8,p0|16x4,k16,p0|16x8,k8,p0|16x4,k8,p1
 16x8,k32,p0|16x4,k16,p1|16x8,k32,p0|16x4,k16,p0
@@ -70,8 +75,10 @@ if [ "${SWEEP:-short}" = long ]; then
 16x8x6,k16,p0|16x4,k8,p0|16x8x4,k16,p0,b3|16x8,k16,p0
 16x8x12,k16,p0|16x4x6,k8,p1|16x8,k16,p0,b2|16x5,k8,p1"
 else
-  # the defaults, then the defaults before the long sweep (2026-11-21)
+  # the defaults, the defaults with scalar local loads (v0, before
+  # 2026-11-27's vector loads), the defaults before the long sweep
   CFGS="-|-|-|-
+16x8x8,k16,v0|16x4x8,k16,b2,v0|16x8,k16,b2,v0|16x4,k16,v0
 16x8,k16,p0|16x4,k8,p1|16x8,k16,p0|16x8,k8,p1"
 fi
 i=0
