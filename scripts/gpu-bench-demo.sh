@@ -89,7 +89,7 @@ while IFS='|' read -r f32 f64 s32 s64; do
       $( [ "$f64" != - ] && echo KILN_DEMO_PDIST_TILE_F64=$f64 ) \
       $( [ "$s32" != - ] && echo KILN_DEMO_PDIST_SYM_TILE_F32=$s32 ) \
       $( [ "$s64" != - ] && echo KILN_DEMO_PDIST_SYM_TILE_F64=$s64 ) \
-    timeout 40 "$KILN" demo --device "$FIRST" --sizes 64 \
+    timeout 60 "$KILN" demo --device "$FIRST" --sizes 64 --kernels-only \
     --points "$POINTS" --dims 64 --reps 10 --no-openmp --host-max-seconds 0.5 --json \
     --out "$OUTD/demo-gpu-pictures" > "$OUTD/demo-gpu-sweep-$i.json" 2>>"$LOG"
   python3 - "$OUTD/demo-gpu-sweep-$i.json" >> "$SWEEP_FILE" <<'PY'

@@ -111,6 +111,26 @@ static void test_help_and_usage(void) {
     /* The demo's help (the demo itself runs in test_demo). */
     EXPECT("demo --help", 0);
     OUT_HAS("usage: kiln demo");
+    OUT_HAS("--kernels-only");
+}
+
+/* kiln demo --kernels-only (tile sweeps): the distances get kernel rows
+ * only, checked against the OpenMP reference; the masks keep theirs. */
+static void test_demo_kernels_only(void) {
+    char args[512];
+    snprintf(args, sizeof args,
+             "demo --sizes 16 --points 40 --dims 3 --reps 1 --no-openmp "
+             "--kernels-only --json --out '%s/demo'",
+             tmpdir);
+    EXPECT(args, 0);
+    OUT_HAS("\"workload\": \"mask\", \"case\": \"16x16\", \"method\": "
+            "\"serial C\"");
+    OUT_HAS("\"workload\": \"pdist\", \"case\": \"40x3 float32\", "
+            "\"method\": \"kiln kernel");
+    CHECK_MSG(strstr(out, "\"workload\": \"pdist\", \"case\": \"40x3 "
+                          "float32\", \"method\": \"serial") == NULL,
+              "a host row in --kernels-only: %.400s", out);
+    CHECK_MSG(strstr(out, "\"ok\": false") == NULL, "%.400s", out);
 }
 
 static void test_version(void) {
@@ -423,6 +443,7 @@ int main(void) {
     /* The tests choose the device themselves. */
     unsetenv("KILN_DEVICE");
     test_help_and_usage();
+    test_demo_kernels_only();
     test_version();
     test_devices();
     test_cache();

@@ -60,6 +60,8 @@ static const char demo_usage[] =
     "                  marked estimated, and compute the reference with OpenMP\n"
     "                  (the same code per row, so the same results)\n"
     "  --quick         small sizes for a fast run (256,1024; 512 points x 16)\n"
+    "  --kernels-only  distances: no host rows, only the kernels (for tile\n"
+    "                  sweeps); the reference comes from OpenMP C\n"
     "  --out DIR       where the pictures go (default ./out)\n"
     "  --json          print the results as JSON on stdout instead of the table\n"
     "  -h, --help      show this help\n";
@@ -75,6 +77,7 @@ typedef struct demo_opts {
     int sizes[DEMO_MAX_SIZES];
     int num_sizes;
     int points, dims, reps, openmp, json, no_symmetry;
+    int kernels_only; /* distances: no host rows (tile sweeps) */
     const char *out_dir;
     double budget_s;
     double host_max_s; /* 0: no limit */
@@ -500,27 +503,35 @@ static void run_pdist(demo_state *s) {
                                          : (const void *)x32;
         char label[48];
         snprintf(label, sizeof label, "%dx%d %s", m, d, prec_name(prec));
-        progress(s, "serial C", "", label);
-        demo_result *base = add_result(s, "pdist", label, ALGO_SEEDS,
-                                       "serial C", "");
-        if (!base)
-            goto done;
         pdist_call call = {prec, x, m, d, 0, ALGO_SEEDS,
                            prec == DEMO_F64 ? ref : out};
-        if (!pdist_serial_estimated(o, prec, x, m, d, call.out, base))
-            demo_time_host(run_pdist_host, &call, o->reps, o->budget_s,
-                           &base->time);
-        double serial_s = base->time.wall_s;
-        base->speedup = 1.0;
-        base->relerr = relative_error(prec, call.out, ref, nout);
-        base->ok = pdist_ok(prec, base->relerr);
+        double serial_s = 0.0; /* --kernels-only: no speed-ups */
+        if (o->kernels_only) {
+            /* the reference alone: float64 (the first) into ref */
+            if (prec == DEMO_F64)
+                demo_pdist_openmp(prec, x, m, d, ref);
+        } else {
+            progress(s, "serial C", "", label);
+            demo_result *base = add_result(s, "pdist", label, ALGO_SEEDS,
+                                           "serial C", "");
+            if (!base)
+                goto done;
+            if (!pdist_serial_estimated(o, prec, x, m, d, call.out, base))
+                demo_time_host(run_pdist_host, &call, o->reps, o->budget_s,
+                               &base->time);
+            serial_s = base->time.wall_s;
+            base->speedup = 1.0;
+            base->relerr = relative_error(prec, call.out, ref, nout);
+            base->ok = pdist_ok(prec, base->relerr);
+        }
         /* Each algorithm's group: host rows, then the kernels that run it
          * (every pair: the full GPU kernel or the CPU kernel; symmetry: the
          * symmetric GPU kernel, where it is on). */
         for (int algo = ALGO_SEEDS; algo <= ALGO_KILN; algo++) {
             call.algo = algo;
             call.out = out;
-            for (call.openmp = algo == ALGO_SEEDS; call.openmp <= o->openmp;
+            for (call.openmp = algo == ALGO_SEEDS; call.openmp <= o->openmp &&
+                                                   !o->kernels_only;
                  call.openmp++)
                 if (pdist_host_row(s, label, &call, ref, serial_s) != 0)
                     goto done;
@@ -627,8 +638,14 @@ static void print_tables(const demo_state *s) {
         else
             snprintf(check, sizeof check, "%s (rel. error %.1e)",
                      r->ok ? "ok" : "INACCURATE", r->relerr);
-        printf("%-56.56s %10s %10s %10s %8.1fx %8.1fx  %s\n", method, t, dt,
-               e2e, r->speedup, r->speedup_algo, check);
+        /* 0: no host row to compare with (--kernels-only) */
+        char su[16] = "-", sa[16] = "-";
+        if (r->speedup > 0.0)
+            snprintf(su, sizeof su, "%.1fx", r->speedup);
+        if (r->speedup_algo > 0.0)
+            snprintf(sa, sizeof sa, "%.1fx", r->speedup_algo);
+        printf("%-56.56s %10s %10s %10s %9s %9s  %s\n", method, t, dt, e2e, su,
+               sa, check);
     }
     printf("\nTime: median wall-clock time of the timed repetitions; for "
            "kernels it includes\nthe launch and the wait, not the upload or "
@@ -826,6 +843,8 @@ static int parse_options(int argc, char **argv, demo_opts *o) {
             o->openmp = 0;
         } else if (strcmp(argv[i], "--no-symmetry") == 0) {
             o->no_symmetry = 1;
+        } else if (strcmp(argv[i], "--kernels-only") == 0) {
+            o->kernels_only = 1;
         } else if ((got = kiln_cli_option_value(argc, argv, &i,
                                                 "--host-max-seconds", NULL,
                                                 &v)) != 0) {
