@@ -374,8 +374,9 @@ void demo_kernels_release(demo_kernels *k) {
     memset(k, 0, sizeof *k);
 }
 
-/* "TSxRBI[xRBJ][,kKT][,pPF][,bMINB][,vVEC]", e.g. "16x8",
- * "16x4x8,k16,p1,b2", "16x8,v0" (scalar local loads):
+/* "TSxRBI[xRBJ][,kKT][,pPF][,bMINB][,vVEC][,aASYNC]", e.g. "16x8",
+ * "16x4x8,k16,p1,b2", "16x8,v0" (scalar local loads), "16x8,a1" (cp.async
+ * double buffering on CUDA):
  * the fields given replace those of *t; 0 when the whole spec is valid
  * (else *t is left as it was). */
 static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
@@ -413,6 +414,8 @@ static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
             n.minb = (int)val;
         else if (key == 'v' && (val == 0 || val == 1))
             n.vec = (int)val;
+        else if (key == 'a' && (val == 0 || val == 1))
+            n.async = (int)val;
         else
             return -1;
         s = end;
@@ -431,6 +434,11 @@ static int pd_vector_width(const demo_pd_tile *t, int p, int sym) {
     return t->vec && t->rbi % vmax == 0 && rbj % vmax == 0 ? vmax : 1;
 }
 
+/* The GPU kernel's P_AS: cp.async double buffering (CUDA only). */
+static int pd_async(const demo_kernels *k, const demo_pd_tile *t) {
+    return t->async && k->info.backend == KILN_BACKEND_CUDA;
+}
+
 void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
                          char *buf, size_t cap) {
     if (!k || !buf || cap == 0)
@@ -440,9 +448,10 @@ void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
         return;
     }
     const demo_pd_tile *t = &k->pd_tile[sym != 0][prec];
-    snprintf(buf, cap, "%s %dx%dx%d k%d, prefetch %s%s, %d-wide loads",
+    snprintf(buf, cap, "%s %dx%dx%d k%d, %s%s, %d-wide loads",
              sym ? "pdist_sym" : "pdist", t->ts, t->rbi, t->rbj, t->kt,
-             t->prefetch ? "on" : "off",
+             pd_async(k, t) ? "cp.async"
+                            : t->prefetch ? "prefetch on" : "prefetch off",
              t->minb > 1 ? (t->minb == 2 ? ", 2 groups/SM" : ", >2 groups/SM")
                          : "",
              pd_vector_width(t, prec, sym));
@@ -470,24 +479,51 @@ static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
         int rbj = sym ? t->rbi : t->rbj;
         int v = pd_vector_width(t, p, sym);
         int bt = t->ts * t->rbi, mpad = p == DEMO_F64 ? 1 : 2;
-        int tiles = t->kt * (t->ts * (t->rbi + rbj) + 2 * (v > 1 ? v : 1));
+        int as = pd_async(k, t);
+        int tiles = t->kt * (t->ts * (t->rbi + rbj) + 2 * (v > 1 ? v : 1)) *
+                    (as ? 2 : 1);
         int mp = tiles / (t->ts * (bt + mpad));
         mp = mp < 1 ? 1 : mp > rbj ? rbj : mp;
         n = snprintf(src + used, cap - used,
                      "\n#define P_NAME %s\n#define P_SYM %d\n#define P_TS %d\n"
                      "#define P_RBI %d\n#define P_RBJ %d\n#define P_KT %d\n"
                      "#define P_PF %d\n#define P_MINB %d\n#define P_MP %d\n"
-                     "#define P_V %d\n%s"
+                     "#define P_V %d\n#define P_AS %d\n%s"
                      "#undef P_NAME\n#undef P_SYM\n#undef P_TS\n#undef P_RBI\n"
                      "#undef P_RBJ\n#undef P_KT\n#undef P_PF\n#undef P_MINB\n"
-                     "#undef P_MP\n#undef P_V\n",
+                     "#undef P_MP\n#undef P_V\n#undef P_AS\n",
                      sym ? "pdist_sym" : "pdist", sym, t->ts, t->rbi, rbj,
-                     t->kt, t->prefetch, t->minb, mp, v, demo_pdist_source);
+                     t->kt, t->prefetch, t->minb, mp, v, as,
+                     demo_pdist_source);
         if (n < 0 || (size_t)n >= cap - used)
             return -1;
         used += (size_t)n;
     }
     return 0;
+}
+
+/* NVIDIA's OpenCL has no __launch_bounds__: the tiles' groups per SM
+ * (bN > 1) become a register cap for the program (the loosest any of its
+ * two distance kernels asks for, so neither is squeezed below its own),
+ * as ptxas allocates them (steps of 8). "" elsewhere. */
+static void pd_build_options(const demo_kernels *k, int p, char *opts,
+                             size_t cap) {
+    opts[0] = '\0';
+    const char *ext = kiln_device_extensions(kiln_queue_device(k->queue));
+    if (k->info.backend != KILN_BACKEND_OPENCL || !k->gpu_like || !ext ||
+        !strstr(ext, "cl_nv_compiler_options"))
+        return;
+    int regs = 0;
+    for (int sym = 0; sym < 2; sym++) {
+        const demo_pd_tile *t = &k->pd_tile[sym][p];
+        if (t->minb <= 1)
+            return; /* a kernel without a cap: none for the program */
+        int r = (65536 / (t->ts * t->ts * t->minb)) & ~7;
+        regs = r > regs ? r : regs;
+    }
+    if (regs > 255)
+        return;
+    snprintf(opts, cap, "-cl-nv-maxrregcount=%d", regs);
 }
 
 /* The GPU distance tiles: defaults, then the tuning variables. */
@@ -500,8 +536,8 @@ static void pd_tiles_init(demo_kernels *k) {
      * spills) 2.85 ms (16x4x4 k8 + prefetch: 3.19), symmetric 16x4x4 k16
      * (94 registers) 1.73 ms (16x8x8 + prefetch: 2.03). */
     static const demo_pd_tile defaults[2][2] = {
-        {{16, 8, 8, 16, 0, 1, 1}, {16, 4, 8, 16, 0, 2, 1}},  /* every block */
-        {{16, 8, 8, 16, 0, 2, 1}, {16, 4, 4, 16, 0, 1, 1}}}; /* symmetric */
+        {{16, 8, 8, 16, 0, 1, 1, 0}, {16, 4, 8, 16, 0, 2, 1, 0}},  /* every block */
+        {{16, 8, 8, 16, 0, 2, 1, 0}, {16, 4, 4, 16, 0, 1, 1, 0}}}; /* symmetric */
     memcpy(k->pd_tile, defaults, sizeof defaults);
     /* CPU devices run pdist_cpu; when the GPU kernel is forced on one
      * (KILN_DEMO_PDIST_KERNEL=gpu, the tests on PoCL), a small tile keeps
@@ -509,7 +545,7 @@ static void pd_tiles_init(demo_kernels *k) {
     if (!k->gpu_like)
         for (int sym = 0; sym < 2; sym++)
             for (int p = 0; p < 2; p++)
-                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1, 1};
+                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1, 1, 0};
     /* KILN_DEMO_PDIST_TILE sets all four; _TILE_F32/_F64 the full
      * kernel's, _SYM_TILE_F32/_F64 the symmetric one's (which keeps
      * rbj = rbi); _PREFETCH=0|1 overrides every prefetch, _VEC=0|1 every
@@ -590,7 +626,10 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
             return KILN_ERROR_OUT_OF_HOST_MEMORY; /* cannot happen: len
                                                      has room to spare */
         }
-        st = kiln_program_create(kiln_queue_context(queue), src, NULL,
+        char opts[64];
+        pd_build_options(k, p, opts, sizeof opts);
+        kiln_program_opts po = KILN_PROGRAM_OPTS(.build_options = opts);
+        st = kiln_program_create(kiln_queue_context(queue), src, &po,
                                  &k->program[p]);
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "mask_naive", &k->naive[p]);
