@@ -485,10 +485,9 @@ static void test_symmetric_bits(demo_kernels *k) {
  * dimensions per step, prefetch; many blocks at m = 130. A bad spec is
  * ignored. The float64 full kernel (4x2x4: 2-double vector loads, 3
  * dimensions a step) and the float32 symmetric one (8x4: 4-float vector
- * loads, 8 x 8 work-items) take vectors, and on CUDA cp.async double
- * buffering (3 dimensions a step: partial steps zero-filled); the others
- * have block sizes that are not multiples of a vector, and the float64
- * symmetric one has them switched off (v0). */
+ * loads, 8 x 8 work-items) take vectors; the others have block sizes that
+ * are not multiples of a vector, and the float64 symmetric one has them
+ * switched off (v0). */
 static void test_odd_tiles(kiln_queue *queue) {
     enum { NV = 5 };
     static const char *const vars[NV] = {
@@ -496,8 +495,8 @@ static void test_odd_tiles(kiln_queue *queue) {
         "KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64",
         "KILN_DEMO_PDIST_SYM_TILE_F32"};
     static const char *const vals[NV] = {"4x2x3,k5,p1", "4x2,k2,p0,b2,v0",
-                                         "4x2x3,k5,q1", "4x2x4,k3,p1,a1",
-                                         "8x4,k3,a1"};
+                                         "4x2x3,k5,q1", "4x2x4,k3,p1",
+                                         "8x4,k3"};
     char *old[NV];
     for (int i = 0; i < NV; i++) {
         const char *v = getenv(vars[i]);
@@ -521,8 +520,7 @@ static void test_odd_tiles(kiln_queue *queue) {
     CHECK(f->ts == 4 && f->rbi == 2 && f->rbj == 3 && f->kt == 5 &&
           f->prefetch == 1); /* the bad spec left the common one */
     const demo_pd_tile *sf = &k.pd_tile[1][DEMO_F32];
-    CHECK(sf->ts == 8 && sf->rbi == 4 && sf->rbj == 4 && sf->vec == 1 &&
-          sf->async == 1);
+    CHECK(sf->ts == 8 && sf->rbi == 4 && sf->rbj == 4 && sf->vec == 1);
     if (k.have[DEMO_F64]) {
         const demo_pd_tile *s64 = &k.pd_tile[1][DEMO_F64];
         CHECK(s64->rbi == 2 && s64->rbj == 2 && s64->kt == 2 &&

@@ -374,9 +374,8 @@ void demo_kernels_release(demo_kernels *k) {
     memset(k, 0, sizeof *k);
 }
 
-/* "TSxRBI[xRBJ][,kKT][,pPF][,bMINB][,vVEC][,aASYNC]", e.g. "16x8",
- * "16x4x8,k16,p1,b2", "16x8,v0" (scalar local loads), "16x8,a1" (cp.async
- * double buffering on CUDA):
+/* "TSxRBI[xRBJ][,kKT][,pPF][,bMINB][,vVEC]", e.g. "16x8",
+ * "16x4x8,k16,p1,b2", "16x8,v0" (scalar local loads):
  * the fields given replace those of *t; 0 when the whole spec is valid
  * (else *t is left as it was). */
 static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
@@ -414,8 +413,7 @@ static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
             n.minb = (int)val;
         else if (key == 'v' && (val == 0 || val == 1))
             n.vec = (int)val;
-        else if (key == 'a' && (val == 0 || val == 1))
-            n.async = (int)val;
+
         else
             return -1;
         s = end;
@@ -434,11 +432,6 @@ static int pd_vector_width(const demo_pd_tile *t, int p, int sym) {
     return t->vec && t->rbi % vmax == 0 && rbj % vmax == 0 ? vmax : 1;
 }
 
-/* The GPU kernel's P_AS: cp.async double buffering (CUDA only). */
-static int pd_async(const demo_kernels *k, const demo_pd_tile *t) {
-    return t->async && k->info.backend == KILN_BACKEND_CUDA;
-}
-
 void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
                          char *buf, size_t cap) {
     if (!k || !buf || cap == 0)
@@ -448,10 +441,9 @@ void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
         return;
     }
     const demo_pd_tile *t = &k->pd_tile[sym != 0][prec];
-    snprintf(buf, cap, "%s %dx%dx%d k%d, %s%s, %d-wide loads",
+    snprintf(buf, cap, "%s %dx%dx%d k%d, prefetch %s%s, %d-wide loads",
              sym ? "pdist_sym" : "pdist", t->ts, t->rbi, t->rbj, t->kt,
-             pd_async(k, t) ? "cp.async"
-                            : t->prefetch ? "prefetch on" : "prefetch off",
+             t->prefetch ? "on" : "off",
              t->minb > 1 ? (t->minb == 2 ? ", 2 groups/SM" : ", >2 groups/SM")
                          : "",
              pd_vector_width(t, prec, sym));
@@ -479,22 +471,19 @@ static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
         int rbj = sym ? t->rbi : t->rbj;
         int v = pd_vector_width(t, p, sym);
         int bt = t->ts * t->rbi, mpad = p == DEMO_F64 ? 1 : 2;
-        int as = pd_async(k, t);
-        int tiles = t->kt * (t->ts * (t->rbi + rbj) + 2 * (v > 1 ? v : 1)) *
-                    (as ? 2 : 1);
+        int tiles = t->kt * (t->ts * (t->rbi + rbj) + 2 * (v > 1 ? v : 1));
         int mp = tiles / (t->ts * (bt + mpad));
         mp = mp < 1 ? 1 : mp > rbj ? rbj : mp;
         n = snprintf(src + used, cap - used,
                      "\n#define P_NAME %s\n#define P_SYM %d\n#define P_TS %d\n"
                      "#define P_RBI %d\n#define P_RBJ %d\n#define P_KT %d\n"
                      "#define P_PF %d\n#define P_MINB %d\n#define P_MP %d\n"
-                     "#define P_V %d\n#define P_AS %d\n%s"
+                     "#define P_V %d\n%s"
                      "#undef P_NAME\n#undef P_SYM\n#undef P_TS\n#undef P_RBI\n"
                      "#undef P_RBJ\n#undef P_KT\n#undef P_PF\n#undef P_MINB\n"
-                     "#undef P_MP\n#undef P_V\n#undef P_AS\n",
+                     "#undef P_MP\n#undef P_V\n",
                      sym ? "pdist_sym" : "pdist", sym, t->ts, t->rbi, rbj,
-                     t->kt, t->prefetch, t->minb, mp, v, as,
-                     demo_pdist_source);
+                     t->kt, t->prefetch, t->minb, mp, v, demo_pdist_source);
         if (n < 0 || (size_t)n >= cap - used)
             return -1;
         used += (size_t)n;
@@ -528,24 +517,34 @@ static void pd_build_options(const demo_kernels *k, int p, char *opts,
 
 /* The GPU distance tiles: defaults, then the tuning variables. */
 static void pd_tiles_init(demo_kernels *k) {
-    /* The fastest of a sweep on an H200 (16384 x 64, 40 tiles,
-     * scripts/gpu-bench-demo.sh SWEEP=long; NVRTC sm_90 registers):
-     * float32 16x8x8 k16 (a 128x128 block, 128 registers: two groups per
-     * SM; prefetch would take 211), full 1.66 ms, symmetric 1.06 ms;
-     * float64 full 16x4x8 k16 with 2 groups per SM (128 registers, no
-     * spills) 2.85 ms (16x4x4 k8 + prefetch: 3.19), symmetric 16x4x4 k16
-     * (94 registers) 1.73 ms (16x8x8 + prefetch: 2.03). */
-    static const demo_pd_tile defaults[2][2] = {
-        {{16, 8, 8, 16, 0, 1, 1, 0}, {16, 4, 8, 16, 0, 2, 1, 0}},  /* every block */
-        {{16, 8, 8, 16, 0, 2, 1, 0}, {16, 4, 4, 16, 0, 1, 1, 0}}}; /* symmetric */
-    memcpy(k->pd_tile, defaults, sizeof defaults);
+    /* The fastest of sweeps on H200s (16384 x 64, --kernels-only,
+     * scripts/gpu-bench-demo.sh with PDIST_CFGS, 2026-11-27; bench/README.md
+     * has the tables), {ts, rbi, rbj, kt, prefetch, minb, vec}. CUDA
+     * (NVRTC, sm_90): 16-byte local loads everywhere; float32 16x8x8 k8
+     * with 2 groups an SM (128 registers; uncapped it took 138 and one
+     * group) full 1.54 ms, symmetric 1.02; float64 full 16x4x8 k16, 2
+     * groups 2.83, symmetric 16x4x4 k16, 3 groups 1.63. NVIDIA's OpenCL
+     * (its own compiler, same kernels): the float32 full kernel is faster
+     * with scalar loads (1.61 against 1.82 ms, capped or not), float64 full
+     * with vectors and k8 (2.86 against 2.99), symmetric float32 with
+     * vectors k8 (1.00 against 1.07), symmetric float64 scalar (1.60
+     * against 1.62). */
+    static const demo_pd_tile cuda_defaults[2][2] = {
+        {{16, 8, 8, 8, 0, 2, 1}, {16, 4, 8, 16, 0, 2, 1}},  /* every block */
+        {{16, 8, 8, 8, 0, 2, 1}, {16, 4, 4, 16, 0, 3, 1}}}; /* symmetric */
+    static const demo_pd_tile opencl_defaults[2][2] = {
+        {{16, 8, 8, 16, 0, 2, 0}, {16, 4, 8, 8, 0, 2, 1}},
+        {{16, 8, 8, 8, 0, 2, 1}, {16, 4, 4, 16, 0, 2, 0}}};
+    const demo_pd_tile(*defaults)[2] =
+        k->info.backend == KILN_BACKEND_CUDA ? cuda_defaults : opencl_defaults;
+    memcpy(k->pd_tile, defaults, sizeof cuda_defaults);
     /* CPU devices run pdist_cpu; when the GPU kernel is forced on one
      * (KILN_DEMO_PDIST_KERNEL=gpu, the tests on PoCL), a small tile keeps
      * PoCL's compile of the unrolled kernel short. */
     if (!k->gpu_like)
         for (int sym = 0; sym < 2; sym++)
             for (int p = 0; p < 2; p++)
-                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1, 1, 0};
+                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1, 1};
     /* KILN_DEMO_PDIST_TILE sets all four; _TILE_F32/_F64 the full
      * kernel's, _SYM_TILE_F32/_F64 the symmetric one's (which keeps
      * rbj = rbi); _PREFETCH=0|1 overrides every prefetch, _VEC=0|1 every

@@ -107,8 +107,7 @@ int demo_have_openmp(void);
  * beyond the group size). The symmetric kernel needs rbi == rbj. */
 typedef struct demo_pd_tile {
     int ts, rbi, rbj, kt, prefetch, minb;
-    int vec;   /* 1: 16-byte local loads where rbi, rbj allow (P_V) */
-    int async; /* 1: cp.async double buffering on CUDA (P_AS) */
+    int vec; /* 1: 16-byte local loads where rbi, rbj allow (P_V) */
 } demo_pd_tile;
 
 typedef struct demo_kernels {
