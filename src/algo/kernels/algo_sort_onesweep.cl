@@ -96,6 +96,8 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
         sh[i] = 0;
     KILN_OS_BARRIER();
     const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
+    /* every bit of the key: passes == KILN_KEY_BYTES, digit p is byte p */
+    const int whole = begin == 0 && end == 8 * KILN_KEY_BYTES;
     for (long b = (long)get_group_id(0) * step; b < n;
          b += (long)get_num_groups(0) * step) {
         kiln_uk_t u[KILN_OS_HITEMS];
@@ -103,6 +105,17 @@ KILN_OS_UNROLL
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
             long i = b + k * KILN_OS_THREADS + t;
             u[k] = i < n ? kiln_sort_bits(keys[i], kind, desc) : 0;
+        }
+        if (whole && b + step <= n) {
+            /* the whole key in whole steps (the common case): constant
+             * digit shifts, every pass unrolled, no test a key */
+KILN_OS_UNROLL
+            for (int k = 0; k < KILN_OS_HITEMS; k++)
+KILN_OS_UNROLL
+                for (int p = 0; p < KILN_KEY_BYTES; p++)
+                    atomic_inc((volatile __local uint *)&sh[
+                        p * 256 + ((uint)(u[k] >> (8 * p)) & 255u)]);
+            continue;
         }
 KILN_OS_UNROLL
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
