@@ -26,13 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-
-def find(cuda, names):
-    for n in names:
-        hits = glob.glob(os.path.join(cuda, "**", n), recursive=True)
-        if hits:
-            return sorted(hits)[0]
-    return None
+from cuda_tools import nvrtc_and_ptxas
 
 
 def main():
@@ -40,14 +34,7 @@ def main():
     if not args:
         sys.exit(__doc__)
     show_all = "--all" in sys.argv
-    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    cands = [cuda] + sorted(glob.glob("/usr/local/cuda-*"))
-    lib = ptxas = None
-    for c in cands:
-        lib = lib or find(c, ["libnvrtc.so", "libnvrtc.so.*"])
-        ptxas = ptxas or find(c, ["ptxas"])
-    if not lib or not ptxas:
-        sys.exit("libnvrtc or ptxas not found (set CUDA_HOME)")
+    lib, ptxas = nvrtc_and_ptxas()
     nvrtc = ctypes.CDLL(lib)
 
     def to_ptx(src):

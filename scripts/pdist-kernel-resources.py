@@ -21,12 +21,13 @@ The symmetric kernel's shared bytes are for one mirror row block (P_MP 1);
 the demo may give it more. Needs libnvrtc and ptxas (CUDA_HOME, default
 /usr/local/cuda); not run in CI (no CUDA there)."""
 import ctypes
-import glob
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+from cuda_tools import nvrtc_and_ptxas
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -58,25 +59,11 @@ def parse(spec):
     return sym, t
 
 
-def find(cuda, names):
-    for n in names:
-        hits = glob.glob(os.path.join(cuda, "**", n), recursive=True)
-        if hits:
-            return sorted(hits)[0]
-    return None
-
-
 def main():
     if len(sys.argv) < 3 or sys.argv[1] not in ("f32", "f64"):
         sys.exit(__doc__)
     dbl = sys.argv[1] == "f64"
-    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    lib = ptxas = None
-    for c in [cuda] + sorted(glob.glob("/usr/local/cuda-*")):
-        lib = lib or find(c, ["libnvrtc.so", "libnvrtc.so.*"])
-        ptxas = ptxas or find(c, ["ptxas"])
-    if not lib or not ptxas:
-        sys.exit("libnvrtc or ptxas not found (set CUDA_HOME)")
+    lib, ptxas = nvrtc_and_ptxas()
     nvrtc = ctypes.CDLL(lib)
     kernel = c_string(os.path.join(ROOT, "tools/kiln/demo_kernels.h"),
                       "demo_pdist_source")
