@@ -75,11 +75,10 @@ elif [ "${SWEEP:-short}" = long ]; then
 16x8x6,k16,p0|16x4,k8,p0|16x8x4,k16,p0,b3|16x8,k16,p0
 16x8x12,k16,p0|16x4x6,k8,p1|16x8,k16,p0,b2|16x5,k8,p1"
 else
-  # the defaults, the defaults with scalar local loads (v0, before
-  # 2026-11-27's vector loads), the defaults before the long sweep
+  # the defaults, then the defaults of 2026-11-21..27 (scalar local
+  # loads; every field given, since omitted ones come from the defaults)
   CFGS="-|-|-|-
-16x8x8,k16,v0|16x4x8,k16,b2,v0|16x8,k16,b2,v0|16x4,k16,v0
-16x8,k16,p0|16x4,k8,p1|16x8,k16,p0|16x8,k8,p1"
+16x8x8,k16,p0,b1,v0|16x4x8,k16,p0,b2,v0|16x8,k16,p0,b2,v0|16x4,k16,p0,b1,v0"
 fi
 i=0
 while IFS='|' read -r f32 f64 s32 s64; do
