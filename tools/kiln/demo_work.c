@@ -413,7 +413,6 @@ static int pd_tile_parse(const char *spec, demo_pd_tile *t) {
             n.minb = (int)val;
         else if (key == 'v' && (val == 0 || val == 1))
             n.vec = (int)val;
-
         else
             return -1;
         s = end;
