@@ -1,5 +1,5 @@
 /* Serial C references for the array toolkit tests (test_array_promote.c,
- * test_array_where.c, test_array_index.c): elements of every dtype as
+ * test_array_where.c, test_array_index.c, test_array_lanes.c): elements of every dtype as
  * exact values (64-bit integers stay integers), float16 bits, NumPy's
  * conversions with kiln's saturation, and random data with the awkward
  * values (NaN, infinities, -0.0, out-of-range floats). */
@@ -188,6 +188,88 @@ static inline void tr_random(kiln_dtype d, void *p, size_t k, int small) {
         v.i = (int64_t)r;
     }
     tr_store(d, p, k, v);
+}
+
+/* kiln_array_binary's op on x and y, already cast to the promoted dtype p
+ * (comparisons give 0/1): C arithmetic in p, integers wrapping, integer
+ * division by zero 0 and INT_MIN / -1 wrapped, NaN-propagating min/max. */
+static inline tr_val tr_binary(kiln_binary_op op, kiln_dtype p, tr_val x, tr_val y) {
+    tr_val r = {0, 0, 0};
+    int cmp = op >= KILN_OP_EQ;
+    if (tr_is_float(p)) {
+        double a = x.f, b = y.f;
+        if (p == KILN_FLOAT32 || p == KILN_FLOAT16) {
+            float fa = (float)a, fb = (float)b, fr = 0;
+            switch (op) {
+            case KILN_OP_ADD: fr = fa + fb; break;
+            case KILN_OP_SUB: fr = fa - fb; break;
+            case KILN_OP_MUL: fr = fa * fb; break;
+            case KILN_OP_DIV: fr = fa / fb; break;
+            default: break;
+            }
+            r.f = fr;
+        } else {
+            switch (op) {
+            case KILN_OP_ADD: r.f = a + b; break;
+            case KILN_OP_SUB: r.f = a - b; break;
+            case KILN_OP_MUL: r.f = a * b; break;
+            case KILN_OP_DIV: r.f = a / b; break;
+            default: break;
+            }
+        }
+        if (op == KILN_OP_MIN || op == KILN_OP_MAX)
+            r.f = (a != a || b != b) ? NAN
+                  : op == KILN_OP_MIN ? (b < a ? b : a)
+                                      : (b > a ? b : a);
+        if (cmp) {
+            int t = op == KILN_OP_EQ   ? a == b
+                    : op == KILN_OP_NE ? a != b
+                    : op == KILN_OP_LT ? a < b
+                    : op == KILN_OP_LE ? a <= b
+                    : op == KILN_OP_GT ? a > b
+                                       : a >= b;
+            r.i = t;
+            r.u = (uint64_t)t;
+        }
+        return r;
+    }
+    int u = tr_is_unsigned(p);
+    unsigned bits = 8 * (unsigned)kiln_dtype_size(p);
+    /* operands as exact values of p (already cast), wrapped arithmetic */
+    uint64_t A = u ? x.u : (uint64_t)x.i, B = u ? y.u : (uint64_t)y.i;
+    int64_t sa = x.i, sb = y.i;
+    uint64_t w = 0;
+    switch (op) {
+    case KILN_OP_ADD: w = A + B; break;
+    case KILN_OP_SUB: w = A - B; break;
+    case KILN_OP_MUL: w = A * B; break;
+    case KILN_OP_DIV:
+        if (B == 0)
+            w = 0;
+        else if (u)
+            w = A / B;
+        else if (sb == -1)
+            w = 0 - A;
+        else
+            w = (uint64_t)(sa / sb);
+        break;
+    case KILN_OP_MIN: w = u ? (B < A ? B : A) : (uint64_t)(sb < sa ? sb : sa); break;
+    case KILN_OP_MAX: w = u ? (B > A ? B : A) : (uint64_t)(sb > sa ? sb : sa); break;
+    default: {
+        int lt = u ? A < B : sa < sb, eq = A == B;
+        int t = op == KILN_OP_EQ   ? eq
+                : op == KILN_OP_NE ? !eq
+                : op == KILN_OP_LT ? lt
+                : op == KILN_OP_LE ? lt || eq
+                : op == KILN_OP_GT ? !lt && !eq
+                                   : !lt;
+        w = (uint64_t)t;
+    }
+    }
+    (void)bits;
+    r.u = w;
+    r.i = (int64_t)w;
+    return r;
 }
 
 #endif

@@ -41,8 +41,9 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value,
     kiln_dtype bd = a->dtype == KILN_FLOAT16 ? KILN_UINT16 : a->dtype;
     h.dtype = bd;
     kiln_elementwise *ew = NULL;
-    st = kiln__elementwise_cached(a->context, args, "y[i] = v", "kiln_fill",
-                                  &ew);
+    st = kiln__elementwise_cached_ex(a->context, args, "y[i] = v",
+                                     "kiln_fill", NULL,
+                                     KILN__ELEMENTWISE_LANES, &ew);
     if (st == KILN_OK) {
         kiln_arg v[2] = {KILN_ARG_ARRAY(&h), arg_from_bytes(bd, value)};
         st = kiln_elementwise_launch(q, ew, h.size, 2, v, num_wait, wait,

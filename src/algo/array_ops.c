@@ -93,11 +93,18 @@ static kiln_elementwise *fast_ew(kiln_queue *q, const unsigned char *key,
                                                    len);
 }
 
+/* Every operator here writes z[i] from its operands' [i] on every item:
+ * GPUs may run it in lanes (KILN__ELEMENTWISE_LANES). */
+static kiln_status ops_cached(kiln_queue *q, const char *args, const char *op,
+                              const char *name, kiln_elementwise **ew) {
+    return kiln__elementwise_cached_ex(kiln_queue_context(q), args, op, name,
+                                       NULL, KILN__ELEMENTWISE_LANES, ew);
+}
+
 static kiln_status cache_ew(kiln_queue *q, const unsigned char *key,
                             size_t len, const char *args, const char *op,
                             const char *name, kiln_elementwise **ew) {
-    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args, op,
-                                              name, ew);
+    kiln_status st = ops_cached(q, args, op, name, ew);
     if (st == KILN_OK)
         kiln__gen_fast_put(kiln_queue_context(q), key, len, (kiln__gen *)*ew);
     return st;
@@ -108,8 +115,7 @@ static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
                           const kiln_arg *v, size_t num_wait,
                           kiln_event *const *wait, kiln_event **event) {
     kiln_elementwise *ew = NULL;
-    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args,
-                                              op, name, &ew);
+    kiln_status st = ops_cached(q, args, op, name, &ew);
     /* the range: the output, always the last argument */
     if (st == KILN_OK)
         st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv,
@@ -211,8 +217,7 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
     }
     if (!ew)
         st = keyed ? cache_ew(q, key, sizeof key, args, opt, "kiln_binary", &ew)
-                   : kiln__elementwise_cached(kiln_queue_context(q), args, opt,
-                                              "kiln_binary", &ew);
+                   : ops_cached(q, args, opt, "kiln_binary", &ew);
     kiln_arg v[3] = {KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
                      KILN_ARG_ARRAY(out)};
     if (st == KILN_OK)
@@ -257,8 +262,7 @@ kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
         store_elem(out->dtype, expr, opt, sizeof opt);
         st = keyed ? cache_ew(q, key, sizeof key, args, opt,
                               "kiln_binary_scalar", &ew)
-                   : kiln__elementwise_cached(kiln_queue_context(q), args, opt,
-                                              "kiln_binary_scalar", &ew);
+                   : ops_cached(q, args, opt, "kiln_binary_scalar", &ew);
         if (st != KILN_OK)
             return kiln__error_prefix(st, "%s", what);
     }

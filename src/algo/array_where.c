@@ -24,8 +24,10 @@ static kiln_status run_cached(kiln_queue *q, const char *what,
                               size_t n, size_t num_wait,
                               kiln_event *const *wait, kiln_event **event) {
     kiln_elementwise *ew = NULL;
-    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args, op,
-                                              name, &ew);
+    /* where and clip write z[i] from their operands' [i] on every item */
+    kiln_status st = kiln__elementwise_cached_ex(kiln_queue_context(q), args,
+                                                 op, name, NULL,
+                                                 KILN__ELEMENTWISE_LANES, &ew);
     if (st == KILN_OK)
         st = kiln_elementwise_launch(q, ew, n, nv, v, num_wait, wait, event);
     kiln_elementwise_release(ew);

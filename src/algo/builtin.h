@@ -37,9 +37,16 @@ size_t kiln__axis_wave_split(size_t nout, size_t len, size_t resident);
  * contiguous and no two of them share memory, so on GPUs an any-shape
  * kernel declares them restrict and is sized like a plain one. */
 #define KILN__ELEMENTWISE_NOALIAS (1u << 16)
+/* Internal elementwise flag for kiln's own operators: the operation uses i
+ * only as the index [i] of its arrays, reads only its const arrays and
+ * writes every other array on every item. On GPUs the contiguous variant then
+ * moves 4 consecutive items of each array as one access (elementwise.c,
+ * "lanes"). */
+#define KILN__ELEMENTWISE_LANES (1u << 17)
 
 /* The same with a preamble (may be NULL) and kiln_elementwise_desc flags
- * (KILN_ELEMENTWISE_ANY_SHAPE, KILN__ELEMENTWISE_NOALIAS). */
+ * (KILN_ELEMENTWISE_ANY_SHAPE, KILN__ELEMENTWISE_NOALIAS,
+ * KILN__ELEMENTWISE_LANES). */
 kiln_status kiln__elementwise_cached_ex(kiln_context *context,
                                         const char *arguments,
                                         const char *operation,

@@ -11,6 +11,9 @@ typedef struct kiln__knobs {
                               per compute unit on GPUs (0..4096; 0 =
                               contiguous: about 8 items a thread within
                               32..1024, 32 otherwise) */
+    int ew_lanes;          /* KILN_EW_LANES: 1 = kiln's own elementwise
+                              operators move 4 consecutive items of each
+                              array as one access on GPUs (0..1; 1) */
     int red_blocks_per_cu; /* KILN_RED_BLOCKS_PER_CU: reduction stage-1
                               work-groups per compute unit (1..64; 64) */
     int red_single_items;  /* KILN_RED_SINGLE_ITEMS: a GPU reduction of at

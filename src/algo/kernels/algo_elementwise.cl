@@ -4,7 +4,10 @@
  * i; @NAME@ and @PARAMS@ are substituted.
  * CPU: each work-item walks one contiguous chunk, a loop the CPU compiler
  * vectorises. GPU: a grid-stride loop, so neighbouring work-items touch
- * neighbouring elements (coalesced). */
+ * neighbouring elements (coalesced). With KILN_EW_LANES (kiln's own
+ * operators, elementwise.c) and every array aligned, the loop runs over
+ * quads of items: KILN_LANES_BODY moves each array's 4 elements as one
+ * access; the last n % 4 items take the scalar loop. */
 KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
 {
 #if KILN_CPU
@@ -16,6 +19,22 @@ KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
         kiln_op(i, KILN_PASS);
 #else
     long kiln_step = (long)kiln_global_size(0);
+#ifdef KILN_EW_LANES
+    if (KILN_LANES_ALIGNED) {
+        long kiln_nq = n >> 2;
+#if KILN_CUDA_C
+#pragma unroll 2
+#endif
+        for (long kiln_q = (long)kiln_global_id(0); kiln_q < kiln_nq;
+             kiln_q += kiln_step) {
+            KILN_LANES_BODY(kiln_q);
+        }
+        for (long i = (kiln_nq << 2) + (long)kiln_global_id(0); i < n;
+             i += kiln_step)
+            kiln_op(i, KILN_PASS);
+        return;
+    }
+#endif
 #if KILN_CUDA_C /* nvcc honours the unroll hint */
 #pragma unroll 4
 #endif
