@@ -15,6 +15,9 @@ bandwidth and the ratio peer time / time on the first kiln device (> 1
 means kiln is faster). A peer that cannot be imported (PyOpenCL needs mako;
 the GPU machine has neither) is skipped with a note.
 PyOpenCL uses PYOPENCL_CTX when set, else the first device (PoCL here).
+With KILN_BENCH_VERIFY=last in the environment bench_algo verifies the
+warm-ups and its last timed run only, so its timed runs follow each other
+as the peers' do (bench_algo.c says why); the table says which.
 
     python3 bench/peers_algo.py BUILD/bench/bench_algo --sweep [max_n]
         [--devices ...] [--peers ...] [--chart FILE.png]
@@ -489,6 +492,9 @@ def main():
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"{name} skipped: {e}", file=sys.stderr)
     print(f"n = {n}")
+    if os.environ.get("KILN_BENCH_VERIFY") == "last":
+        print("kiln: warm-ups and the last timed run verified "
+              "(KILN_BENCH_VERIFY=last: timed runs back to back)")
     for d, k in kilns:
         print(f"kiln {d or '(default device)'}: {k.get('_device', '')}")
     for name, p in peers:
