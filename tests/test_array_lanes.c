@@ -1,5 +1,5 @@
 /* kiln's own elementwise operators (add and the other binary operators,
- * binary_scalar, unary, axpy, where, fill) on contiguous 1-D views at
+ * binary_scalar, unary, axpy, where, fill, astype) on contiguous 1-D views at
  * offsets 0..4 elements, every dtype, awkward sizes: on GPUs these run in
  * lanes (4 items a work-item, one access per array when every array is
  * aligned for it, the scalar loop when one is not, and for the last n % 4
@@ -176,6 +176,26 @@ out:
     drop(&O);
 }
 
+/* out = a.astype(to) (the per-element kernel; float32 sources at offsets
+ * that are multiples of 4 take astype's own vector kernel on GPUs). */
+static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
+                         size_t n, const size_t off[3]) {
+    lane_arr A, O;
+    char *want = malloc((n + 1) * kiln_dtype_size(to));
+    if (make(q, from, n, off[0], 0, &A) && make(q, to, n, off[2], 0, &O) &&
+        need(want != NULL, "host memory") &&
+        CHECK_OK(kiln_array_astype(q, O.view, A.view, 0, NULL, NULL))) {
+        for (size_t i = 0; i < n; i++)
+            tr_store(to, want, i, tr_cast(from, to, at(&A, i)));
+        char what[64];
+        snprintf(what, sizeof what, "astype from %s", kiln_dtype_name(from));
+        compare(q, &O, want, what);
+    }
+    free(want);
+    drop(&A);
+    drop(&O);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_device_info info;
@@ -204,10 +224,15 @@ static void run(kiln_queue *q, void *user) {
             check_same_dtype(q, d, sizes[k], (k & 1) ? o1 : o2);
         }
         for (size_t m = 0; m < sizeof mixed / sizeof mixed[0]; m++)
-            if (info.fp64 || mixed[m][1] != KILN_FLOAT64)
+            if (info.fp64 || mixed[m][1] != KILN_FLOAT64) {
                 check_binary(q, (k & 1) ? KILN_OP_MUL : KILN_OP_SUB,
                              mixed[m][0], mixed[m][1], sizes[k],
                              offs[k % 5], 0);
+                check_astype(q, mixed[m][1], mixed[m][0], sizes[k],
+                             offs[(k + m) % 5]);
+                check_astype(q, mixed[m][0], mixed[m][1], sizes[k],
+                             offs[(k + m + 1) % 5]);
+            }
     }
 }
 

@@ -480,6 +480,37 @@ static void astype_cuda(kiln_context *c) {
     }
 }
 
+/* The lanes path of kiln's own elementwise operators (a GPU path, so the
+ * PoCL hook never records it): element sizes 4 (one 16-byte access), 1
+ * with 8 (4 bytes; two 16-byte accesses), 2 (8 bytes) with a scalar. */
+static void lanes_cuda(kiln_context *c) {
+    static const char *const cases[][2] = {
+        {"float a, const float *x, const float *y, float *z",
+         "z[i] = a*x[i] + y[i]"},
+        {"const char *c, const double *x, double *z",
+         "z[i] = c[i] != 0 ? x[i] : -x[i]"},
+        {"const ushort *x, ushort s, ushort *z", "z[i] = x[i] ^ s"}};
+    kiln__plan plan = cuda_plan();
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        kiln_elementwise *ew = NULL;
+        if (!CHECK_OK(kiln__elementwise_cached_ex(c, cases[k][0], cases[k][1],
+                                                  "kiln_lanes_nvrtc", NULL,
+                                                  KILN__ELEMENTWISE_LANES,
+                                                  &ew)))
+            continue;
+        kiln__sb sb = {0};
+        if (CHECK_OK(kiln__elementwise_source(ew, 0, &plan, &sb))) {
+            CHECK_MSG(strstr(sb.p, "kiln_op_lanes(") != NULL,
+                      "lanes case %zu: no lanes path", k);
+            char what[64];
+            snprintf(what, sizeof what, "elementwise lanes case %zu", k);
+            compile_cuda(sb.p, what);
+        }
+        kiln__sb_free(&sb);
+        kiln_elementwise_release(ew);
+    }
+}
+
 /* Part 2: the CUDA-only variants, generated directly. */
 static void cuda_only(kiln_context *c) {
     for (size_t k = 0; k < NDT; k++) {
@@ -534,6 +565,7 @@ static void cuda_only(kiln_context *c) {
         "const char *x", "char", 0, "0", "a+b", "x[i]", NULL, "charred");
     red_cuda(c, &rc, "reduction over char");
     astype_cuda(c);
+    lanes_cuda(c);
 }
 
 /* The scan template is chosen by capability: the warp scan where CUDA C

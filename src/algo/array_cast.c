@@ -282,9 +282,11 @@ kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out,
     snprintf(op, sizeof op, "z[i] = %s", val);
     int d2h = a->dtype == KILN_FLOAT64 && out->dtype == KILN_FLOAT16;
     kiln_elementwise *ew = NULL;
+    /* z[i] from x[i] on every item: lanes on GPUs */
     st = kiln__elementwise_cached_ex(kiln_queue_context(queue), args, op,
                                      "kiln_astype",
-                                     d2h ? kiln__d2h_preamble : NULL, 0, &ew);
+                                     d2h ? kiln__d2h_preamble : NULL,
+                                     KILN__ELEMENTWISE_LANES, &ew);
     if (st == KILN_OK) {
         kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
         st = kiln_elementwise_launch(queue, ew, a->size, 2, v, num_wait, wait,
