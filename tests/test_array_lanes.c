@@ -1,5 +1,6 @@
 /* kiln's own elementwise operators (add and the other binary operators,
- * binary_scalar, unary, axpy, where, fill, astype) on contiguous 1-D views at
+ * binary_scalar, unary, axpy, where, fill, astype) and built-in
+ * reductions (sum, max, any, dot; their GPU stage 1 reads in lanes too) on contiguous 1-D views at
  * offsets 0..4 elements, every dtype, awkward sizes: on GPUs these run in
  * lanes (4 items a work-item, one access per array when every array is
  * aligned for it, the scalar loop when one is not, and for the last n % 4
@@ -196,6 +197,59 @@ static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
     drop(&O);
 }
 
+/* sum, max, any of a and dot(a, b) on small values (integers of
+ * -4..4: float sums stay exact, so the order of the additions does not
+ * matter; integer sums wrap in the result dtype). */
+static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n,
+                         const size_t off[3]) {
+    lane_arr A, B;
+    if (!make(q, d, n, off[0], 1, &A) || !make(q, d, n, off[1], 1, &B)) {
+        drop(&A);
+        drop(&B);
+        return;
+    }
+    static const kiln_reduce_op ops[3] = {KILN_REDUCE_SUM, KILN_REDUCE_MAX,
+                                          KILN_REDUCE_ANY};
+    for (int k = 0; k < 4; k++) {
+        kiln_reduce_op op = k < 3 ? ops[k] : KILN_REDUCE_SUM;
+        kiln_dtype rd = kiln_reduce_result_dtype(op, d);
+        tr_val acc = {0, 0, 0};
+        if (op == KILN_REDUCE_MAX) {
+            acc = tr_cast(d, rd, at(&A, 0));
+            if (n == 0)
+                continue; /* the dtype's smallest: test_reduce's case */
+        }
+        for (size_t i = 0; i < n; i++) {
+            tr_val x = tr_cast(d, rd, at(&A, i));
+            if (k == 3) /* dot */
+                x = tr_binary(KILN_OP_MUL, rd, x, tr_cast(d, rd, at(&B, i)));
+            if (op == KILN_REDUCE_SUM)
+                acc = tr_binary(KILN_OP_ADD, rd, acc, x);
+            else if (op == KILN_REDUCE_MAX)
+                acc = tr_binary(KILN_OP_MAX, rd, acc, x);
+            else if (tr_is_float(d)      ? at(&A, i).f != 0
+                     : tr_is_unsigned(d) ? at(&A, i).u != 0
+                                         : at(&A, i).i != 0)
+                acc = (tr_val){1, 1, 1};
+        }
+        char got[16] = {0}, want[16] = {0};
+        tr_store(rd, want, 0, acc);
+        kiln_status st = k == 3 ? kiln_array_dot(q, A.view, B.view, got)
+                                : kiln_array_reduce(q, op, A.view, got);
+        if (CHECK_OK(st))
+            CHECK_MSG(tr_same(rd, got, want, 0),
+                      "%s of %s n=%zu offsets %zu,%zu: got %.17g/%lld want "
+                      "%.17g/%lld",
+                      k == 3 ? "dot" : op == KILN_REDUCE_SUM ? "sum"
+                               : op == KILN_REDUCE_MAX ? "max" : "any",
+                      kiln_dtype_name(d), n, off[0], off[1],
+                      tr_load(rd, got, 0).f, (long long)tr_load(rd, got, 0).i,
+                      tr_load(rd, want, 0).f, (long long)tr_load(rd, want, 0).i);
+    }
+    drop(&A);
+    drop(&B);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_device_info info;
@@ -222,6 +276,7 @@ static void run(kiln_queue *q, void *user) {
             check_binary(q, KILN_OP_ADD, d, d, sizes[k], o1, 0);
             check_binary(q, KILN_OP_ADD, d, d, sizes[k], o2, 1);
             check_same_dtype(q, d, sizes[k], (k & 1) ? o1 : o2);
+            check_reduce(q, d, sizes[k], (k & 1) ? o2 : o1);
         }
         for (size_t m = 0; m < sizeof mixed / sizeof mixed[0]; m++)
             if (info.fp64 || mixed[m][1] != KILN_FLOAT64) {

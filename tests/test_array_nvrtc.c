@@ -500,7 +500,7 @@ static void lanes_cuda(kiln_context *c) {
             continue;
         kiln__sb sb = {0};
         if (CHECK_OK(kiln__elementwise_source(ew, 0, &plan, &sb))) {
-            CHECK_MSG(strstr(sb.p, "kiln_op_lanes(") != NULL,
+            CHECK_MSG(strstr(sb.p, "kiln_lanes_fn(") != NULL,
                       "lanes case %zu: no lanes path", k);
             char what[64];
             snprintf(what, sizeof what, "elementwise lanes case %zu", k);
@@ -508,6 +508,35 @@ static void lanes_cuda(kiln_context *c) {
         }
         kiln__sb_free(&sb);
         kiln_elementwise_release(ew);
+    }
+}
+
+/* The lanes path of the built-in reductions' stage 1 (sum of float32, dot
+ * of float64, any of int8). */
+static void red_lanes_cuda(kiln_context *c) {
+    static const char *const cases[][4] = {
+        {"const float *x", "float", "x[i]", "a+b"},
+        {"const double *x, const double *y", "double", "x[i]*y[i]", "a+b"},
+        {"const char *x", "uchar", "(uchar)(x[i] != 0)", "a | b"}};
+    kiln__plan plan = cuda_plan();
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        kiln_reduction_desc d = KILN_REDUCTION_DESC(
+            .arguments = cases[k][0], .out_type = cases[k][1], .neutral = "0",
+            .reduce = cases[k][3], .map = cases[k][2], .name = "kiln_red_lanes");
+        kiln_reduction *r = NULL;
+        if (!CHECK_OK(kiln__reduction_create_ex(c, &d, NULL, NULL, 0, 0, &r)))
+            continue;
+        kiln__reduction_allow_lanes(r);
+        kiln__sb sb = {0};
+        if (CHECK_OK(kiln__reduction_source(r, 0, &plan, &sb))) {
+            CHECK_MSG(strstr(sb.p, "kiln_lanes_fn(") != NULL,
+                      "reduction lanes case %zu: no lanes path", k);
+            char what[64];
+            snprintf(what, sizeof what, "reduction lanes case %zu", k);
+            compile_cuda(sb.p, what);
+        }
+        kiln__sb_free(&sb);
+        kiln_reduction_release(r);
     }
 }
 
@@ -566,6 +595,7 @@ static void cuda_only(kiln_context *c) {
     red_cuda(c, &rc, "reduction over char");
     astype_cuda(c);
     lanes_cuda(c);
+    red_lanes_cuda(c);
 }
 
 /* The scan template is chosen by capability: the warp scan where CUDA C

@@ -13,6 +13,10 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
                                       const char *final_type,
                                       size_t final_size, int eager,
                                       kiln_reduction **out);
+/* Marks a built-in reduction whose map reads its arrays at [i] only and
+ * uses i for nothing else: its GPU stage 1 may read them in lanes
+ * (kiln__gen_lanes). Before its first variant is built. */
+void kiln__reduction_allow_lanes(kiln_reduction *r);
 /* kiln_scan_create / kiln_elementwise_create that build nothing yet. */
 kiln_status kiln__scan_create_ex(kiln_context *context,
                                  const kiln_scan_desc *desc, int eager,

@@ -17,12 +17,6 @@ struct kiln_elementwise {
     unsigned flags;
 };
 
-/* Bytes of one element of a lanes array, 0 if it cannot take part. */
-static size_t lane_elem_size(const kiln__garg *g) {
-    size_t s = g->dtype ? kiln_dtype_size(g->dtype) : 0;
-    return s == 1 || s == 2 || s == 4 || s == 8 ? s : 0;
-}
-
 /* The lanes variant (KILN__ELEMENTWISE_LANES: kiln's own operators, i only
  * as the index [i], the non-const arrays written on every item): a
  * GPU work-item takes 4 consecutive items, loads 4 elements of each const
@@ -40,76 +34,7 @@ static int lanes_eligible(const kiln_elementwise *ew, const kiln__plan *plan,
     if (!(ew->flags & KILN__ELEMENTWISE_LANES) || plan->cpu || layout != 4 ||
         !kiln__knobs_get()->ew_lanes)
         return 0;
-    for (size_t k = 0; k < ew->gen.args.n; k++)
-        if (ew->gen.args.v[k].is_ptr && !lane_elem_size(&ew->gen.args.v[k]))
-            return 0;
-    return 1;
-}
-
-static void gen_lanes(kiln__sb *sb, const kiln__gargs *args,
-                      const char *operation) {
-    /* the operation over private arrays of 4 elements, at lane i */
-    kiln__sb_add(sb, "#define KILN_EW_LANES 1\n"
-                     "KILN_FUNC void kiln_op_lanes(long i, long n");
-    for (size_t k = 0; k < args->n; k++) {
-        const kiln__garg *g = &args->v[k];
-        kiln__sb_addf(sb, ", %s%s %s%s",
-                      g->is_ptr && g->is_const ? "const " : "", g->type,
-                      g->is_ptr ? "*" : "", g->name);
-    }
-    kiln__sb_add(sb, ")\n{\n");
-    kiln__gen_user(sb, "operation", operation);
-    kiln__sb_add(sb, ";\n}\n");
-    /* every array aligned for its access (4 elements, at most 16 bytes) */
-    kiln__sb_add(sb, "#define KILN_LANES_ALIGNED ((0");
-    for (size_t k = 0; k < args->n; k++) {
-        const kiln__garg *g = &args->v[k];
-        size_t bytes = 4 * lane_elem_size(g);
-        if (g->is_ptr)
-            kiln__sb_addf(sb, " | ((ulong)(kiln_p_%s + kiln_o_%s) & %zu)",
-                          g->name, g->name, (bytes > 16 ? 16 : bytes) - 1);
-    }
-    kiln__sb_add(sb, ") == 0)\n");
-    /* quad q: declare and load, the 4 lanes, store */
-    kiln__sb_add(sb, "#define KILN_LANES_BODY(kiln_q) \\\n");
-    for (int pass = 0; pass < 3; pass++) {
-        for (int lane = 0; pass == 1 && lane < 4; lane++) {
-            kiln__sb_addf(sb, "  kiln_op_lanes(%d, n", lane);
-            for (size_t k = 0; k < args->n; k++)
-                kiln__sb_addf(sb, args->v[k].is_ptr ? ", kiln_l_%s.t" : ", %s",
-                              args->v[k].name);
-            kiln__sb_add(sb, "); \\\n");
-        }
-        for (size_t k = 0; pass != 1 && k < args->n; k++) {
-            const kiln__garg *g = &args->v[k];
-            if (!g->is_ptr)
-                continue;
-            size_t bytes = 4 * lane_elem_size(g);
-            const char *vt = bytes == 4   ? "uint"
-                             : bytes == 8 ? "uint2"
-                                          : "uint4";
-            size_t nv = bytes > 16 ? bytes / 16 : 1;
-            if (pass == 0)
-                kiln__sb_addf(sb,
-                              "  union { %s v[%zu]; %s t[4]; } kiln_l_%s; \\\n",
-                              vt, nv, g->type, g->name);
-            for (size_t j = 0; j < nv; j++) {
-                if (pass == 0 && g->is_const)
-                    kiln__sb_addf(sb,
-                                  "  kiln_l_%s.v[%zu] = ((KILN_GLOBAL const %s "
-                                  "*)(kiln_p_%s + kiln_o_%s))[(kiln_q) * %zu "
-                                  "+ %zu]; \\\n",
-                                  g->name, j, vt, g->name, g->name, nv, j);
-                if (pass == 2 && !g->is_const)
-                    kiln__sb_addf(sb,
-                                  "  ((KILN_GLOBAL %s *)(kiln_p_%s + "
-                                  "kiln_o_%s))[(kiln_q) * %zu + %zu] = "
-                                  "kiln_l_%s.v[%zu]; \\\n",
-                                  vt, g->name, g->name, nv, j, g->name, j);
-            }
-        }
-    }
-    kiln__sb_add(sb, "  (void)0\n");
+    return kiln__gen_lanes_ok(&ew->gen.args);
 }
 
 /* The whole generated source (without the backend prelude) of a variant. */
@@ -131,7 +56,8 @@ kiln_status kiln__elementwise_source(kiln_elementwise *ew, int strided,
     kiln__gen_user(sb, "operation", ew->operation);
     kiln__sb_add(sb, ";\n}\n");
     if (lanes_eligible(ew, plan, layout))
-        gen_lanes(sb, &ew->gen.args, ew->operation);
+        kiln__gen_lanes(sb, &ew->gen.args, "void", "operation",
+                        ew->operation);
     return kiln__gen_template(sb, "algo_elementwise.cl", ew->gen.name,
                               &ew->gen.args, layout);
 }

@@ -173,3 +173,86 @@ void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field,
                   "#endif\n",
                   field, declared, field, alias, declared, alias);
 }
+
+/* Bytes of one element of a lanes array, 0 if it cannot take part. */
+static size_t lane_elem_size(const kiln__garg *g) {
+    size_t s = g->dtype ? kiln_dtype_size(g->dtype) : 0;
+    return s == 1 || s == 2 || s == 4 || s == 8 ? s : 0;
+}
+
+int kiln__gen_lanes_ok(const kiln__gargs *args) {
+    for (size_t k = 0; k < args->n; k++)
+        if (args->v[k].is_ptr && !lane_elem_size(&args->v[k]))
+            return 0;
+    return 1;
+}
+
+void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
+                     const char *ret_type, const char *label,
+                     const char *text) {
+    int expr = strcmp(ret_type, "void") != 0;
+    /* the user's text over private arrays of 4 elements, at lane i */
+    kiln__sb_addf(sb, "#define KILN_LANES 1\nKILN_FUNC %s kiln_lanes_fn(long i, "
+                      "long n",
+                  ret_type);
+    for (size_t k = 0; k < args->n; k++) {
+        const kiln__garg *g = &args->v[k];
+        kiln__sb_addf(sb, ", %s%s %s%s",
+                      g->is_ptr && g->is_const ? "const " : "", g->type,
+                      g->is_ptr ? "*" : "", g->name);
+    }
+    kiln__sb_addf(sb, ")\n{\n%s", expr ? "    return (\n" : "");
+    kiln__gen_user(sb, label, text);
+    kiln__sb_addf(sb, "%s;\n}\n", expr ? ")" : "");
+    /* its arguments after (lane, n) */
+    kiln__sb_add(sb, "#define KILN_LANES_ARGS ");
+    for (size_t k = 0; k < args->n; k++)
+        kiln__sb_addf(sb, args->v[k].is_ptr ? ", kiln_l_%s.t" : ", %s",
+                      args->v[k].name);
+    kiln__sb_add(sb, "\n");
+    /* every array aligned for its access (4 elements, at most 16 bytes) */
+    kiln__sb_add(sb, "#define KILN_LANES_ALIGNED ((0");
+    for (size_t k = 0; k < args->n; k++) {
+        const kiln__garg *g = &args->v[k];
+        size_t bytes = 4 * lane_elem_size(g);
+        if (g->is_ptr)
+            kiln__sb_addf(sb, " | ((ulong)(kiln_p_%s + kiln_o_%s) & %zu)",
+                          g->name, g->name, (bytes > 16 ? 16 : bytes) - 1);
+    }
+    kiln__sb_add(sb, ") == 0)\n");
+    /* quad q: declare every array's lanes and load the const ones; store
+     * the others */
+    for (int pass = 0; pass < 2; pass++) {
+        kiln__sb_addf(sb, "#define KILN_LANES_%s(kiln_q) \\\n",
+                      pass ? "STORE" : "LOAD");
+        for (size_t k = 0; k < args->n; k++) {
+            const kiln__garg *g = &args->v[k];
+            if (!g->is_ptr)
+                continue;
+            size_t bytes = 4 * lane_elem_size(g);
+            const char *vt = bytes == 4   ? "uint"
+                             : bytes == 8 ? "uint2"
+                                          : "uint4";
+            size_t nv = bytes > 16 ? bytes / 16 : 1;
+            if (pass == 0)
+                kiln__sb_addf(sb,
+                              "  union { %s v[%zu]; %s t[4]; } kiln_l_%s; \\\n",
+                              vt, nv, g->type, g->name);
+            for (size_t j = 0; j < nv; j++) {
+                if (pass == 0 && g->is_const)
+                    kiln__sb_addf(sb,
+                                  "  kiln_l_%s.v[%zu] = ((KILN_GLOBAL const %s "
+                                  "*)(kiln_p_%s + kiln_o_%s))[(kiln_q) * %zu "
+                                  "+ %zu]; \\\n",
+                                  g->name, j, vt, g->name, g->name, nv, j);
+                if (pass == 1 && !g->is_const)
+                    kiln__sb_addf(sb,
+                                  "  ((KILN_GLOBAL %s *)(kiln_p_%s + "
+                                  "kiln_o_%s))[(kiln_q) * %zu + %zu] = "
+                                  "kiln_l_%s.v[%zu]; \\\n",
+                                  vt, g->name, g->name, nv, j, g->name, j);
+            }
+        }
+        kiln__sb_add(sb, "  (void)0\n");
+    }
+}

@@ -97,6 +97,23 @@ void kiln__gen_user(kiln__sb *sb, const char *label, const char *text);
 void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
                            const char *label, const char *expr);
 
+/* Lanes (kiln's own operations, whose text touches each array at [i] only
+ * and uses i for nothing else; docs/algorithms.md "Variants"): on a GPU a
+ * work-item takes 4 consecutive items and moves each array's 4 elements as
+ * one 4-16 byte access (two 16-byte ones for 8-byte types). 1 if every
+ * array argument has an element of 1, 2, 4 or 8 bytes. */
+int kiln__gen_lanes_ok(const kiln__gargs *args);
+/* Appends, after kiln__gen_common of a contiguous layout:
+ * kiln_lanes_fn(lane, n, ...), text (a statement when ret_type is "void",
+ * else an expression it returns) over private arrays of 4 elements;
+ * KILN_LANES_ARGS, its arguments after (lane, n); KILN_LANES_ALIGNED, 1
+ * when every array is aligned for its access; KILN_LANES_LOAD(q), which
+ * declares each array's lanes and loads the const ones for quad q; and
+ * KILN_LANES_STORE(q), which stores the others. */
+void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
+                     const char *ret_type, const char *label,
+                     const char *text);
+
 /* Appends a check that sizeof(alias) on the device equals declared (the
  * user's out_size / scan_size, or the dtype's size): a mismatch fails the
  * build, and kiln__gen_build then names both sizes (it rebuilds the source

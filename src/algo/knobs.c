@@ -22,6 +22,7 @@ static const struct knob {
     /* 1: axpy 2^28 float32 on an H200 (hand-written kernels, one call):
      * 0.762 ms with 4-byte accesses, 0.740 with 16-byte ones */
     {"KILN_EW_LANES", offsetof(kiln__knobs, ew_lanes), 0, 1, 1, 0},
+    {"KILN_RED_LANES", offsetof(kiln__knobs, red_lanes), 0, 1, 1, 0},
     /* 64: on an H200 8 gave sum 97%, dot 89% of copy; 64 gave 99%, 106% */
     {"KILN_RED_BLOCKS_PER_CU", offsetof(kiln__knobs, red_blocks_per_cu), 1,
      64, 64, 0},

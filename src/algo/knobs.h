@@ -14,6 +14,10 @@ typedef struct kiln__knobs {
     int ew_lanes;          /* KILN_EW_LANES: 1 = kiln's own elementwise
                               operators move 4 consecutive items of each
                               array as one access on GPUs (0..1; 1) */
+    int red_lanes;         /* KILN_RED_LANES: 1 = kiln's own reductions
+                              (sum, dot, min, ...; not argmin/argmax) read
+                              4 consecutive items as one access on GPUs
+                              (0..1; 1) */
     int red_blocks_per_cu; /* KILN_RED_BLOCKS_PER_CU: reduction stage-1
                               work-groups per compute unit (1..64; 64) */
     int red_single_items;  /* KILN_RED_SINGLE_ITEMS: a GPU reduction of at

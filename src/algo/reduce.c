@@ -20,6 +20,8 @@ struct kiln_reduction {
     char *final_type;
     size_t out_size, final_size;
     kiln_dtype final_dtype; /* 0 for a struct */
+    int lanes; /* kiln__reduction_allow_lanes: a built-in whose map reads
+                  its arrays at [i] only */
     /* the variants along an axis (array_axis.c), built on first use under
      * gen.lock: [strided][cpu] */
     kiln__variant axis_var[2][2];
@@ -51,6 +53,11 @@ static kiln_status red_source(kiln_reduction *r, int strided,
                           0, "reduce", r->reduce);
     kiln__gen_return_func(sb, "kiln_out_t kiln_map(long i, KILN_PARAMS)", 1,
                           "map", r->map);
+    /* GPU stage 1 over contiguous arrays: quads of items in lanes */
+    if (r->lanes && !plan->cpu && !strided &&
+        !strcmp(tmpl, "algo_reduce.cl") && kiln__knobs_get()->red_lanes &&
+        kiln__gen_lanes_ok(&r->gen.args))
+        kiln__gen_lanes(sb, &r->gen.args, "kiln_out_t", "map", r->map);
     if (r->initial) {
         /* combined once, by work-group 0 of stage 1, so that it counts
          * once whatever n is (n = 0 too) */
@@ -64,6 +71,8 @@ static kiln_status red_source(kiln_reduction *r, int strided,
     kiln__sb_add(sb, ");\n}\n");
     return kiln__gen_template(sb, tmpl, r->gen.name, &r->gen.args, strided);
 }
+
+void kiln__reduction_allow_lanes(kiln_reduction *r) { r->lanes = 1; }
 
 kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
                                    const kiln__plan *plan, kiln__sb *sb) {

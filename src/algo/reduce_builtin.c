@@ -56,6 +56,10 @@ static kiln_status red_make(void *arg, kiln__gen **gen) {
     kiln_reduction *r = NULL;
     kiln_status st = kiln__reduction_create_ex(
         a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
+    /* every built-in map reads its arrays at [i] only; argmin/argmax also
+     * use i as a value (kiln_argpair_make(x[i], i)) */
+    if (st == KILN_OK && !strstr(a->d->map, "kiln_argpair_make"))
+        kiln__reduction_allow_lanes(r);
     *gen = (kiln__gen *)r; /* the base is its first member */
     return st;
 }

@@ -4,10 +4,11 @@
  * i; @NAME@ and @PARAMS@ are substituted.
  * CPU: each work-item walks one contiguous chunk, a loop the CPU compiler
  * vectorises. GPU: a grid-stride loop, so neighbouring work-items touch
- * neighbouring elements (coalesced). With KILN_EW_LANES (kiln's own
- * operators, elementwise.c) and every array aligned, the loop runs over
- * quads of items: KILN_LANES_BODY moves each array's 4 elements as one
- * access; the last n % 4 items take the scalar loop. */
+ * neighbouring elements (coalesced). With KILN_LANES (kiln's own
+ * operators, elementwise.c; kiln__gen_lanes) and every array aligned, the
+ * loop runs over quads of items: KILN_LANES_LOAD / _STORE move each
+ * array's 4 elements as one access; the last n % 4 items take the scalar
+ * loop. */
 KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
 {
 #if KILN_CPU
@@ -19,7 +20,7 @@ KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
         kiln_op(i, KILN_PASS);
 #else
     long kiln_step = (long)kiln_global_size(0);
-#ifdef KILN_EW_LANES
+#ifdef KILN_LANES
     if (KILN_LANES_ALIGNED) {
         long kiln_nq = n >> 2;
 #if KILN_CUDA_C
@@ -27,7 +28,12 @@ KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
 #endif
         for (long kiln_q = (long)kiln_global_id(0); kiln_q < kiln_nq;
              kiln_q += kiln_step) {
-            KILN_LANES_BODY(kiln_q);
+            KILN_LANES_LOAD(kiln_q);
+            kiln_lanes_fn(0, n KILN_LANES_ARGS);
+            kiln_lanes_fn(1, n KILN_LANES_ARGS);
+            kiln_lanes_fn(2, n KILN_LANES_ARGS);
+            kiln_lanes_fn(3, n KILN_LANES_ARGS);
+            KILN_LANES_STORE(kiln_q);
         }
         for (long i = (kiln_nq << 2) + (long)kiln_global_id(0); i < n;
              i += kiln_step)

@@ -121,6 +121,25 @@ KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
     long i = (long)kiln_global_id(0);
     kiln_out_t kiln_a1 = kiln_neutral(), kiln_a2 = kiln_neutral(),
                kiln_a3 = kiln_neutral();
+#ifdef KILN_LANES
+    /* A built-in's arrays all aligned: quads of items, each array's 4
+     * elements read as one access, lane k into accumulator k; the last
+     * n % 4 items go to the loops below. */
+    if (KILN_LANES_ALIGNED) {
+        long kiln_nq = n >> 2;
+#if KILN_CUDA_C
+#pragma unroll 2
+#endif
+        for (long kiln_q = i; kiln_q < kiln_nq; kiln_q += kiln_step) {
+            KILN_LANES_LOAD(kiln_q);
+            kiln_a0 = kiln_reduce(kiln_a0, kiln_lanes_fn(0, n KILN_LANES_ARGS));
+            kiln_a1 = kiln_reduce(kiln_a1, kiln_lanes_fn(1, n KILN_LANES_ARGS));
+            kiln_a2 = kiln_reduce(kiln_a2, kiln_lanes_fn(2, n KILN_LANES_ARGS));
+            kiln_a3 = kiln_reduce(kiln_a3, kiln_lanes_fn(3, n KILN_LANES_ARGS));
+        }
+        i += kiln_nq << 2;
+    }
+#endif
     for (; i + 3 * kiln_step < n; i += 4 * kiln_step) {
         kiln_out_t kiln_m0 = kiln_map(i, KILN_PASS);
         kiln_out_t kiln_m1 = kiln_map(i + kiln_step, KILN_PASS);
