@@ -1,8 +1,9 @@
 /* Serial C references for the array toolkit tests (test_array_promote.c,
- * test_array_where.c, test_array_index.c, test_array_lanes.c): elements of every dtype as
- * exact values (64-bit integers stay integers), float16 bits, NumPy's
- * conversions with kiln's saturation, and random data with the awkward
- * values (NaN, infinities, -0.0, out-of-range floats). */
+ * test_array_where.c, test_array_index.c, test_array_lanes.c): elements of
+ * every dtype as exact values (64-bit integers stay integers), float16
+ * bits, NumPy's conversions with kiln's saturation, the binary operators,
+ * and random data with the awkward values (NaN, infinities, -0.0,
+ * out-of-range floats). */
 #ifndef KILN_TESTS_TOOLKIT_REF_H
 #define KILN_TESTS_TOOLKIT_REF_H
 
