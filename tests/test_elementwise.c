@@ -359,6 +359,10 @@ static void t_api(kiln_queue *q) {
     CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(ew == NULL);
+    raw.flags = 1u << 17; /* the internal lanes bit (kiln's own operators) */
+    CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(ew == NULL);
     /* a 200-character name: a clear error, no overflow of a kernel name */
     char longname[201];
     memset(longname, 'n', 200);
