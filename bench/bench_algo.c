@@ -18,8 +18,9 @@
  * KILN_BENCH_WARM=1 overwrites the outputs before the warm-ups only, so the
  * timed runs find their data in the GPU's caches as the peers' loops do
  * (a timed run that did nothing would still verify: for diagnosis).
- * KILN_BENCH_VERIFY=last verifies the warm-ups and the last timed run
- * only, so the timed runs follow each other without the host's check of
+ * KILN_BENCH_VERIFY=last (scripts/gpu-bench-algo.sh's default; any other
+ * value, e.g. all, verifies every run) verifies the warm-ups and the last
+ * timed run only, so the timed runs follow each other without the host's check of
  * the previous result in between, as the peers' timing loops do (each
  * still starts from scrambled outputs): on an H200 the GPU idling ~0.3 s
  * for each check of 2^28 results made axpy ~2.5% slower (0.762 against
