@@ -480,6 +480,20 @@ static void astype_cuda(kiln_context *c) {
     }
 }
 
+/* Checks that a generated source (status st) has the lanes path and
+ * compiles it; frees it. */
+static void compile_lanes(kiln_status st, kiln__sb *sb, const char *kind,
+                          size_t k) {
+    if (CHECK_OK(st)) {
+        CHECK_MSG(strstr(sb->p, "kiln_lanes_fn(") != NULL,
+                  "%s lanes case %zu: no lanes path", kind, k);
+        char what[64];
+        snprintf(what, sizeof what, "%s lanes case %zu", kind, k);
+        compile_cuda(sb->p, what);
+    }
+    kiln__sb_free(sb);
+}
+
 /* The lanes path of kiln's own elementwise operators (a GPU path, so the
  * PoCL hook never records it): element sizes 4 (one 16-byte access), 1
  * with 8 (4 bytes; two 16-byte accesses), 2 (8 bytes) with a scalar. */
@@ -499,14 +513,8 @@ static void lanes_cuda(kiln_context *c) {
                                                   &ew)))
             continue;
         kiln__sb sb = {0};
-        if (CHECK_OK(kiln__elementwise_source(ew, 0, &plan, &sb))) {
-            CHECK_MSG(strstr(sb.p, "kiln_lanes_fn(") != NULL,
-                      "lanes case %zu: no lanes path", k);
-            char what[64];
-            snprintf(what, sizeof what, "elementwise lanes case %zu", k);
-            compile_cuda(sb.p, what);
-        }
-        kiln__sb_free(&sb);
+        compile_lanes(kiln__elementwise_source(ew, 0, &plan, &sb), &sb,
+                      "elementwise", k);
         kiln_elementwise_release(ew);
     }
 }
@@ -528,14 +536,8 @@ static void red_lanes_cuda(kiln_context *c) {
             continue;
         kiln__reduction_allow_lanes(r);
         kiln__sb sb = {0};
-        if (CHECK_OK(kiln__reduction_source(r, 0, &plan, &sb))) {
-            CHECK_MSG(strstr(sb.p, "kiln_lanes_fn(") != NULL,
-                      "reduction lanes case %zu: no lanes path", k);
-            char what[64];
-            snprintf(what, sizeof what, "reduction lanes case %zu", k);
-            compile_cuda(sb.p, what);
-        }
-        kiln__sb_free(&sb);
+        compile_lanes(kiln__reduction_source(r, 0, &plan, &sb), &sb,
+                      "reduction", k);
         kiln_reduction_release(r);
     }
 }

@@ -220,6 +220,12 @@ void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
                           g->name, g->name, (bytes > 16 ? 16 : bytes) - 1);
     }
     kiln__sb_add(sb, ") == 0)\n");
+    /* the loop over quads both templates run (nvcc honours the hint) */
+    kiln__sb_add(sb, "#if KILN_CUDA_C\n#define KILN_LANES_UNROLL "
+                     "_Pragma(\"unroll 2\")\n#else\n#define KILN_LANES_UNROLL\n"
+                     "#endif\n#define KILN_LANES_FOR(kiln_q, first, step) "
+                     "KILN_LANES_UNROLL for (long kiln_q = (first); kiln_q < "
+                     "(n >> 2); kiln_q += (step))\n");
     /* quad q: declare every array's lanes and load the const ones; store
      * the others */
     for (int pass = 0; pass < 2; pass++) {

@@ -107,7 +107,9 @@ int kiln__gen_lanes_ok(const kiln__gargs *args);
  * kiln_lanes_fn(lane, n, ...), text (a statement when ret_type is "void",
  * else an expression it returns) over private arrays of 4 elements;
  * KILN_LANES_ARGS, its arguments after (lane, n); KILN_LANES_ALIGNED, 1
- * when every array is aligned for its access; KILN_LANES_LOAD(q), which
+ * when every array is aligned for its access; KILN_LANES_FOR(q, first,
+ * step), the loop header over quads q of [0, n / 4) (unrolled twice on
+ * CUDA); KILN_LANES_LOAD(q), which
  * declares each array's lanes and loads the const ones for quad q; and
  * KILN_LANES_STORE(q), which stores the others. */
 void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,

@@ -22,12 +22,7 @@ KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
     long kiln_step = (long)kiln_global_size(0);
 #ifdef KILN_LANES
     if (KILN_LANES_ALIGNED) {
-        long kiln_nq = n >> 2;
-#if KILN_CUDA_C
-#pragma unroll 2
-#endif
-        for (long kiln_q = (long)kiln_global_id(0); kiln_q < kiln_nq;
-             kiln_q += kiln_step) {
+        KILN_LANES_FOR(kiln_q, (long)kiln_global_id(0), kiln_step) {
             KILN_LANES_LOAD(kiln_q);
             kiln_lanes_fn(0, n KILN_LANES_ARGS);
             kiln_lanes_fn(1, n KILN_LANES_ARGS);
@@ -35,7 +30,7 @@ KILN_KERNEL void @NAME@(long kiln_chunk, @PARAMS@)
             kiln_lanes_fn(3, n KILN_LANES_ARGS);
             KILN_LANES_STORE(kiln_q);
         }
-        for (long i = (kiln_nq << 2) + (long)kiln_global_id(0); i < n;
+        for (long i = ((n >> 2) << 2) + (long)kiln_global_id(0); i < n;
              i += kiln_step)
             kiln_op(i, KILN_PASS);
         return;

@@ -126,18 +126,14 @@ KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
      * elements read as one access, lane k into accumulator k; the last
      * n % 4 items go to the loops below. */
     if (KILN_LANES_ALIGNED) {
-        long kiln_nq = n >> 2;
-#if KILN_CUDA_C
-#pragma unroll 2
-#endif
-        for (long kiln_q = i; kiln_q < kiln_nq; kiln_q += kiln_step) {
+        KILN_LANES_FOR(kiln_q, i, kiln_step) {
             KILN_LANES_LOAD(kiln_q);
             kiln_a0 = kiln_reduce(kiln_a0, kiln_lanes_fn(0, n KILN_LANES_ARGS));
             kiln_a1 = kiln_reduce(kiln_a1, kiln_lanes_fn(1, n KILN_LANES_ARGS));
             kiln_a2 = kiln_reduce(kiln_a2, kiln_lanes_fn(2, n KILN_LANES_ARGS));
             kiln_a3 = kiln_reduce(kiln_a3, kiln_lanes_fn(3, n KILN_LANES_ARGS));
         }
-        i += kiln_nq << 2;
+        i += (n >> 2) << 2;
     }
 #endif
     for (; i + 3 * kiln_step < n; i += 4 * kiln_step) {
