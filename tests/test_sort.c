@@ -332,6 +332,21 @@ static void t_bits_n(kiln_queue *q, size_t n) {
         CHECK_OK(kiln_array_sort(q, O, NULL, K, NULL, &sd, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, O, o));
         CHECK_MSG(!memcmp(o, ref, n * 4), "bits [%u, %u)", b, e);
+        /* argsort into int64 indices over the same range: 1 to 4 passes,
+         * so the last (widening, keys-unwritten) pass on the onesweep
+         * variants reads from either of its ping-pong buffers */
+        kiln_array *I = NULL;
+        int64_t *idx = malloc(n * 8);
+        CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &I));
+        CHECK_OK(kiln_array_argsort(q, I, K, &sd, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q, I, idx));
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += (uint64_t)idx[i] != (uint32_t)pairs[i];
+        CHECK_MSG(bad == 0, "argsort bits [%u, %u): %zu of %zu indices wrong",
+                  b, e, bad, n);
+        kiln_array_release(I);
+        free(idx);
         kiln_array_release(K);
         kiln_array_release(O);
         free(pairs);

@@ -82,15 +82,17 @@ static void run(kiln_queue *q, void *user) {
         CHECK_OK(kiln__sig_parse(g_src[j], &sl));
         const kiln__sig *ph = kiln__sig_find(&sl, "kiln_sort_os_hist");
         const kiln__sig *pp = kiln__sig_find(&sl, "kiln_sort_os_pass");
-        static const char kinds_h[] = "BSSSSSSB", kinds_p[] = "BBBBSSSSSSSBSS";
+        static const char kinds_h[] = "BSSSSSSB",
+                          kinds_p[] = "BBBBSSSSSSSBSSSS";
         static const kiln_dtype dt_p[] = {0, 0, 0, 0, KILN_INT32, KILN_INT32,
                                           KILN_INT64, KILN_INT32, KILN_INT32,
                                           KILN_INT32, KILN_INT32, 0,
-                                          KILN_INT32, KILN_INT64};
-        int ok = ph && pp && ph->num_params == 8 && pp->num_params == 14;
+                                          KILN_INT32, KILN_INT64, KILN_INT32,
+                                          KILN_INT32};
+        int ok = ph && pp && ph->num_params == 8 && pp->num_params == 16;
         for (size_t a = 0; ok && a < 8; a++)
             ok = (ph->params[a].kind == KILN_ARG_BUFFER) == (kinds_h[a] == 'B');
-        for (size_t a = 0; ok && a < 14; a++)
+        for (size_t a = 0; ok && a < 16; a++)
             ok = (pp->params[a].kind == KILN_ARG_BUFFER) == (kinds_p[a] == 'B') &&
                  (!dt_p[a] || pp->params[a].dtype == dt_p[a]);
         CHECK_MSG(ok, "onesweep source %zu: kernel signatures", j);

@@ -53,6 +53,7 @@ static const struct knob {
     /* -1: 3 for the CUDA pass of 4-byte keys without values, else none (sort.c) */
     {"KILN_SORT_OS_MINB", offsetof(kiln__knobs, sort_os_minb), -1, 8, -1, 0},
     {"KILN_SORT_OCL_ONESWEEP", offsetof(kiln__knobs, sort_ocl_onesweep), 0, 1, 1, 0},
+    {"KILN_SORT_NARROW_IDX", offsetof(kiln__knobs, sort_narrow_idx), 0, 1, 1, 0},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
     /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */
     {"KILN_SORT_TILE_BITS", offsetof(kiln__knobs, sort_tile_bits), 0, 8, 0, 4},

@@ -76,6 +76,10 @@ typedef struct kiln__knobs {
     int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
                               sorts with the OpenCL C onesweep; 0 = the
                               portable tile variant (0..1; 1) */
+    int sort_narrow_idx;   /* KILN_SORT_NARROW_IDX: 1 = an onesweep argsort
+                              into int64 indices carries them as uint
+                              between passes, widened by the last (0..1;
+                              1) */
     int sort_tile_pad;     /* KILN_SORT_TILE_PAD: 1 = its counter table
                               has a pad word every 32 (no bank conflicts
                               in the table's scan); 0 = none (0..1; 1) */

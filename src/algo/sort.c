@@ -234,10 +234,10 @@ static int variant_override(void) {
                                     : -1;
 }
 
-kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
-                             unsigned val_bytes, kiln__sorter **out,
-                             kiln_kernel *const **k, kiln__sort_shape *shape) {
-    *out = NULL;
+/* The plan and variant the queue's device sorts with (KILN_SORT_VARIANT
+ * may force one, adjusting the plan to it). */
+static kiln_status sort_plan(kiln_queue *queue, kiln__plan *out,
+                             int *variant_out) {
     kiln__plan plan;
     kiln_status st = kiln__plan_for(queue, &plan);
     if (st != KILN_OK)
@@ -267,6 +267,20 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
         plan.subgroup_size = 32;
         variant = force;
     }
+    *out = plan;
+    *variant_out = variant;
+    return KILN_OK;
+}
+
+kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
+                             unsigned val_bytes, kiln__sorter **out,
+                             kiln_kernel *const **k, kiln__sort_shape *shape) {
+    *out = NULL;
+    kiln__plan plan;
+    int variant = 0;
+    kiln_status st = sort_plan(queue, &plan, &variant);
+    if (st != KILN_OK)
+        return st;
     kiln_context *ctx = kiln_queue_context(queue);
     char key[64];
     snprintf(key, sizeof key, "sort|%u|%u", key_bytes, val_bytes);
@@ -410,7 +424,23 @@ typedef struct radix_job {
     unsigned kb, vb;
     int kind, desc, iota;
     unsigned begin, end;
+    int keys_unused; /* argsort: nobody reads kout */
 } radix_job;
+
+/* Argsort into int64 indices on the onesweep passes: the indices travel as
+ * uint between passes and the last pass widens them as it stores (4 bytes
+ * an item less to read and write in every pass but the last;
+ * KILN_SORT_NARROW_IDX=0 turns it off). The pass's status words already
+ * limit it to n < 2^30. */
+static int narrow_indices(chain *c, const radix_job *j) {
+    if (!j->iota || j->vb != 8 || j->n >= ((size_t)1 << 30) ||
+        !kiln__knobs_get()->sort_narrow_idx)
+        return 0;
+    kiln__plan plan;
+    int variant = 0;
+    return sort_plan(c->q, &plan, &variant) == KILN_OK &&
+           variant == KILN__SORT_ONESWEEP;
+}
 
 /* The portable passes' launch shape: items per work-item and tiles. */
 static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
@@ -611,7 +641,11 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     return st;
 }
 
-static kiln_status radix(chain *c, const radix_job *j) {
+static kiln_status radix(chain *c, const radix_job *job) {
+    radix_job narrowed = *job, *j = &narrowed;
+    int wide_vals = narrow_indices(c, job);
+    if (wide_vals)
+        narrowed.vb = 4; /* vout still holds 8 bytes an item */
     kiln__sorter *s = NULL;
     kiln_kernel *const *k = NULL;
     kiln__sort_shape sh;
@@ -715,7 +749,8 @@ static kiln_status radix(chain *c, const radix_job *j) {
         kiln_buffer *io[4] = {ksrc, kdst, has_vals && !iota ? vsrc : ksrc,
                               vdst};
         if (os) {
-            kiln_arg a[14] = {KILN_ARG_BUF(io[0]), KILN_ARG_BUF(io[1]),
+            int last = p == passes - 1;
+            kiln_arg a[16] = {KILN_ARG_BUF(io[0]), KILN_ARG_BUF(io[1]),
                               KILN_ARG_BUF(io[2]), KILN_ARG_BUF(io[3]),
                               KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
                               KILN_ARG_I64((int64_t)n),
@@ -723,9 +758,11 @@ static kiln_status radix(chain *c, const radix_job *j) {
                               KILN_ARG_I32((int)shift),
                               KILN_ARG_I32((int)(shift + width)),
                               KILN_ARG_BUF(counts), KILN_ARG_I32(p),
-                              KILN_ARG_I64((int64_t)os_tiles)};
+                              KILN_ARG_I64((int64_t)os_tiles),
+                              KILN_ARG_I32(wide_vals && last),
+                              KILN_ARG_I32(j->keys_unused && last)};
             st = kiln__chain_launch(c, k[KILN__SORT_OS_PASS], os_tiles * 256,
-                                    256, a, 14);
+                                    256, a, 16);
         } else {
             st = portable_pass(c, k, &sh, j, lsd_counts, io, has_vals, iota,
                                shift, width, wc, wc_bytes, gate, cap, rng,
@@ -794,8 +831,9 @@ static kiln_status segmented(chain *c, const kiln__sort_req *r,
     if (st == KILN_OK)
         st = kiln__chain_tmp(c, n * 4, &p2);
     if (st == KILN_OK) {
+        /* tk's sorted keys are never read (tk is reused below) */
         radix_job a = {r->kin, NULL, tk, p1, n, r->key_bytes, 4, r->kind,
-                       r->desc, 1, r->begin_bit, r->end_bit};
+                       r->desc, 1, r->begin_bit, r->end_bit, 1};
         st = radix(c, &a);
     }
     if (st == KILN_OK) {
@@ -813,7 +851,7 @@ static kiln_status segmented(chain *c, const kiln__sort_req *r,
         st = kiln__chain_tmp(c, n * 4, &seg2);
     if (st == KILN_OK) {
         radix_job b = {seg, p1, seg2, p2, n, 4, 4, KILN__KEY_UNSIGNED, 0, 0,
-                       0, bits_for(nseg)};
+                       0, bits_for(nseg), 1}; /* only p2 is wanted */
         st = radix(c, &b);
     }
     /* in place: gather from a copy of the input */
@@ -858,6 +896,6 @@ kiln_status kiln__sort_run(chain *c, const kiln__sort_req *r) {
         return segmented(c, r, nseg);
     radix_job j = {r->kin, r->vin, r->kout, r->vout, r->n, r->key_bytes,
                    r->val_bytes, r->kind, r->desc, r->iota, r->begin_bit,
-                   r->end_bit};
+                   r->end_bit, r->keys_unused};
     return radix(c, &j);
 }

@@ -285,6 +285,7 @@ static kiln_status sort_any(kiln_queue *queue, const char *what,
             st = dense_out(&o, values_out, &vout_d);
     }
     /* argsort: the keys go to a scratch buffer */
+    r.keys_unused = !kout_d;
     if (st == KILN_OK && !kout_d)
         st = kiln__chain_scratch(&o.c, KILN__SCRATCH_SORT_ARGKEYS,
                                  r.n * r.key_bytes, &r.kout);

@@ -168,7 +168,8 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 @NAME@_os_pass(__global const KILN_KEY_T *kin, __global KILN_KEY_T *kout,
                __global const KILN_VAL_T *vin, __global KILN_VAL_T *vout,
                int has_vals, int iota, long n, int kind, int desc, int shift,
-               int end, __global uint *scratch, int pass, long tiles)
+               int end, __global uint *scratch, int pass, long tiles,
+               int wide_vals, int skip_keys)
 {
     __global const uint *hist = scratch + pass * 256;
     __global uint *counter = scratch + 8 * 256 + pass;
@@ -262,15 +263,17 @@ KILN_OS_UNROLL
             uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
                                    end);
             uint pos = tstart[d] + whist[warp][d] + rank[k];
-            xkeys[pos] = key[k];
+            if (!skip_keys)
+                xkeys[pos] = key[k];
             xdig[pos] = (uchar)d;
             rank[k] = pos;
         }
     }
     KILN_OS_BARRIER();
     uint count = (uint)(n - base < KILN_OS_TILE ? n - base : KILN_OS_TILE);
-    for (uint p = (uint)t; p < count; p += KILN_OS_THREADS)
-        kout[gbase[xdig[p]] + p] = xkeys[p];
+    if (!skip_keys)
+        for (uint p = (uint)t; p < count; p += KILN_OS_THREADS)
+            kout[gbase[xdig[p]] + p] = xkeys[p];
     if (!has_vals)
         return;
     KILN_OS_BARRIER();
@@ -281,6 +284,13 @@ KILN_OS_UNROLL
             xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
     }
     KILN_OS_BARRIER();
+#if KILN_VAL_BYTES == 4
+    if (wide_vals) { /* argsort's int64 indices (the .cu's comment) */
+        for (uint p = (uint)t; p < count; p += KILN_OS_THREADS)
+            ((__global ulong *)vout)[gbase[xdig[p]] + p] = (ulong)xvals[p];
+        return;
+    }
+#endif
     for (uint p = (uint)t; p < count; p += KILN_OS_THREADS)
         vout[gbase[xdig[p]] + p] = xvals[p];
 }

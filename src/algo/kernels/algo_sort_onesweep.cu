@@ -21,6 +21,10 @@
  *     publishes its own. Keys (then values) are exchanged through shared
  *     memory into digit order and written out coalesced: each run of one
  *     digit goes to consecutive addresses.
+ * Argsort (src/algo/sort.c): skip_keys leaves the sorted keys unwritten
+ * (the last pass; nobody reads them), and wide_vals (4-byte values only)
+ * writes each value as a ulong: int64 indices travel as uint between the
+ * passes (n < 2^30 here) and are widened by the last one's store.
  * A status word is flag << 30 | count: tiles hold fewer than 2^30 keys and
  * the host uses this template only for n < 2^30. The scratch words
  * (histograms, tile counters, status words) are zeroed before the
@@ -152,7 +156,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 @NAME@_os_pass(const KILN_KEY_T *kin, KILN_KEY_T *kout, const KILN_VAL_T *vin,
                KILN_VAL_T *vout, int has_vals, int iota, long n, int kind,
                int desc, int shift, int end, uint *scratch, int pass,
-               long tiles)
+               long tiles, int wide_vals, int skip_keys)
 {
     /* the scratch words: hist[8][256], counters[64], status[passes][tiles][256] */
     const uint *hist = scratch + pass * 256;
@@ -266,15 +270,17 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift,
                                    end);
             uint pos = tstart[d] + whist[warp][d] + rank[k];
-            xkeys[pos] = key[k];
+            if (!skip_keys)
+                xkeys[pos] = key[k];
             xdig[pos] = (unsigned char)d;
             rank[k] = pos; /* now the tile position, for the values */
         }
     }
     __syncthreads();
     uint count = (uint)(n - base < KILN_OS_TILE ? n - base : KILN_OS_TILE);
-    for (uint p = t; p < count; p += KILN_OS_THREADS)
-        kout[gbase[xdig[p]] + p] = xkeys[p];
+    if (!skip_keys)
+        for (uint p = t; p < count; p += KILN_OS_THREADS)
+            kout[gbase[xdig[p]] + p] = xkeys[p];
     if (!has_vals)
         return;
     __syncthreads();
@@ -285,6 +291,13 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             xvals[rank[k]] = iota ? (KILN_VAL_T)i : vin[i];
     }
     __syncthreads();
+#if KILN_VAL_BYTES == 4
+    if (wide_vals) {
+        for (uint p = t; p < count; p += KILN_OS_THREADS)
+            ((ulong *)vout)[gbase[xdig[p]] + p] = (ulong)xvals[p];
+        return;
+    }
+#endif
     for (uint p = t; p < count; p += KILN_OS_THREADS)
         vout[gbase[xdig[p]] + p] = xvals[p];
 }
