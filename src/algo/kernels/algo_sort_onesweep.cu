@@ -158,6 +158,15 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
                int desc, int shift, int end, uint *scratch, int pass,
                long tiles, int wide_vals, int skip_keys)
 {
+#if !KILN_OS_SWITCHES
+    /* the argsort's switches exist only in sorters of 4-byte values (sort.c
+     * passes them to those alone): folded away elsewhere, those passes
+     * compile as before them. With them, ptxas (sm_90) spilled 320 bytes
+     * in the register-capped keys-only int32 pass (H100, 2^28: 14.2 ms
+     * against 7.5) and took int32 keys with int64 values from 71 to 86
+     * registers. */
+    wide_vals = skip_keys = 0;
+#endif
     /* the scratch words: hist[8][256], counters[64], status[passes][tiles][256] */
     const uint *hist = scratch + pass * 256;
     uint *counter = scratch + 8 * 256 + pass;
