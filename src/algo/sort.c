@@ -129,9 +129,9 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                    : 0;
     if (minb)
         kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
-    /* the CUDA pass's retuned form where it was measured faster */
     /* the onesweep pass's argsort switches (its comment) */
     kiln__sb_addf(&sb, "#define KILN_OS_SWITCHES %d\n", s->val_bytes == 4);
+    /* the CUDA pass's retuned form where it was measured faster */
     if (variant == KILN__SORT_ONESWEEP && !os_cl)
         kiln__sb_addf(&sb, "#define KILN_OS_FORM4 %d\n",
                       s->key_bytes == 4 && (s->val_bytes == 0 || s->val_bytes == 8));
@@ -762,7 +762,7 @@ static kiln_status radix(chain *c, const radix_job *job) {
                               KILN_ARG_BUF(counts), KILN_ARG_I32(p),
                               KILN_ARG_I64((int64_t)os_tiles),
                               KILN_ARG_I32(wide_vals && last),
-                              /* honoured by sorters of 4-byte values */
+                              /* both honoured by sorters of 4-byte values */
                               KILN_ARG_I32(j->keys_unused && last)};
             st = kiln__chain_launch(c, k[KILN__SORT_OS_PASS], os_tiles * 256,
                                     256, a, 16);
