@@ -53,6 +53,9 @@ static const struct knob {
     /* -1: 3 for the CUDA pass of 4-byte keys without values, else none (sort.c) */
     {"KILN_SORT_OS_MINB", offsetof(kiln__knobs, sort_os_minb), -1, 8, -1, 0},
     {"KILN_SORT_OCL_ONESWEEP", offsetof(kiln__knobs, sort_ocl_onesweep), 0, 1, 1, 0},
+    /* 1: the onesweep pass matches a warp's digits by shared atomic ORs
+     * (algo_sort_onesweep.cu), 0: by 8 ballots; -1: by sorter (sort.c) */
+    {"KILN_SORT_OS_RANK", offsetof(kiln__knobs, sort_os_rank), -1, 1, -1, 0},
     {"KILN_SORT_NARROW_IDX", offsetof(kiln__knobs, sort_narrow_idx), 0, 1, 1, 0},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
     /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */

@@ -76,6 +76,11 @@ typedef struct kiln__knobs {
     int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
                               sorts with the OpenCL C onesweep; 0 = the
                               portable tile variant (0..1; 1) */
+    int sort_os_rank;      /* KILN_SORT_OS_RANK: how the onesweep pass
+                              finds a warp's lanes of one digit: 1 = shared
+                              atomic ORs, 0 = 8 ballots (-1..1; -1 =
+                              ORs but in the CUDA pass of 4-byte
+                              values, sort.c) */
     int sort_narrow_idx;   /* KILN_SORT_NARROW_IDX: 1 = an onesweep argsort
                               into int64 indices carries them as uint
                               between passes, widened by the last (0..1;

@@ -129,6 +129,15 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                    : 0;
     if (minb)
         kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
+    /* how the onesweep pass matches a warp's digits (its comment): shared
+     * atomic ORs, but 8 ballots in the CUDA pass of 4-byte values, where
+     * the ORs made ptxas spill (H100, 2^28: argsort 10.57 ms against
+     * 10.35; keys only 7.29 against 7.51, 2^27 int64 9.54 against 10.28,
+     * NVIDIA's OpenCL argsort 10.41 against 10.50) */
+    int rank_or = kiln__knobs_get()->sort_os_rank;
+    if (rank_or < 0)
+        rank_or = !(variant == KILN__SORT_ONESWEEP && !os_cl && s->val_bytes == 4);
+    kiln__sb_addf(&sb, "#define KILN_OS_RANK_OR %d\n", rank_or);
     /* the onesweep pass's argsort switches (its comment) */
     kiln__sb_addf(&sb, "#define KILN_OS_SWITCHES %d\n", s->val_bytes == 4);
     /* the CUDA pass's retuned form where it was measured faster */

@@ -158,11 +158,20 @@ inline uint kiln_os_block_scan(uint v, __local uint *wsum, __local uint *ws,
     return before + x - v;
 }
 
-#define KILN_OS_XWORDS                                                          \
+/* KILN_OS_RANK_OR: the .cu's comment; in the barrier form it also saves
+ * most of the barriers (3 a key step instead of 29) */
+#ifndef KILN_OS_RANK_OR
+#define KILN_OS_RANK_OR 0
+#endif
+#define KILN_OS_XWORDS_TILE                                                     \
     (KILN_OS_TILE * (KILN_KEY_BYTES > sizeof(KILN_VAL_T) ? KILN_KEY_BYTES        \
                                                           : sizeof(KILN_VAL_T)) / \
          8 +                                                                    \
      1)
+#define KILN_OS_XWORDS_MATCH (KILN_OS_RANK_OR ? KILN_OS_WARPS * 256 : 0)
+#define KILN_OS_XWORDS                                                          \
+    (KILN_OS_XWORDS_TILE > KILN_OS_XWORDS_MATCH ? KILN_OS_XWORDS_TILE          \
+                                                : KILN_OS_XWORDS_MATCH)
 
 __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 @NAME@_os_pass(__global const KILN_KEY_T *kin, __global KILN_KEY_T *kout,
@@ -194,10 +203,17 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
     __local KILN_KEY_T *xkeys = (__local KILN_KEY_T *)xbuf;
     __local KILN_VAL_T *xvals = (__local KILN_VAL_T *)xbuf;
     const int t = (int)get_local_id(0), lane = t & 31, warp = t >> 5;
+#if KILN_OS_RANK_OR
+    __local uint *wmatch = (__local uint *)xbuf; /* [2][KILN_OS_WARPS][256] */
+#endif
     if (t == 0)
         tile_sh[0] = atomic_inc((volatile __global uint *)counter);
-    for (int w = 0; w < KILN_OS_WARPS; w++)
+    for (int w = 0; w < KILN_OS_WARPS; w++) {
         whist[w][t] = 0;
+#if KILN_OS_RANK_OR
+        wmatch[w * 256 + t] = wmatch[(KILN_OS_WARPS + w) * 256 + t] = 0;
+#endif
+    }
     KILN_OS_BARRIER();
     const uint tile = tile_sh[0];
     const long base = (long)tile * KILN_OS_TILE;
@@ -216,6 +232,22 @@ KILN_OS_UNROLL
         long i = wbase + k * 32 + lane;
         int valid = i < n;
         uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift, end);
+#if KILN_OS_RANK_OR
+        __local uint *mw = &wmatch[((k & 1) * KILN_OS_WARPS + warp) * 256 + d];
+        if (valid)
+            atomic_or((volatile __local uint *)mw, 1u << lane);
+        KILN_OS_SYNCWARP();
+        uint peers = 0, before = 0;
+        if (valid) {
+            peers = *mw;
+            before = whist[warp][d];
+        }
+        KILN_OS_SYNCWARP();
+        if (valid && !(peers & lt_mask)) {
+            whist[warp][d] = before + popcount(peers);
+            *mw = 0;
+        }
+#else
         uint peers = kiln_os_ballot(valid, ws, lane, warp);
 KILN_OS_UNROLL
         for (int b = 0; b < 8; b++) {
@@ -230,6 +262,7 @@ KILN_OS_UNROLL
         if (valid && !(peers & lt_mask))
             whist[warp][d] = before + popcount(peers);
         KILN_OS_SYNCWARP();
+#endif
         rank[k] = before + popcount(peers & lt_mask);
     }
     KILN_OS_BARRIER();
