@@ -30,12 +30,17 @@ static const char *utype(unsigned bytes) {
  * KILN_SORT_OS_ITEMS overrides where it fits. */
 #define KILN_OS_THREADS_HOST 256 /* algo_sort_onesweep.*'s KILN_OS_THREADS */
 
-static int os_items(unsigned kb, unsigned vb) {
+static int os_items(unsigned kb, unsigned vb, int cuda_c) {
     unsigned v = vb ? vb : 4; /* keys only: a uint value type */
     unsigned w = kb > v ? kb : v;
     /* 24 for 4-byte items: H100, 2^28 int32 keys, 8.95 ms at 16, 8.22 at
-     * 24, 9.24 at 30 (fewer blocks a multiprocessor) */
-    int dflt = w > 4 ? 16 : 24;
+     * 24, 9.24 at 30 (fewer blocks a multiprocessor). With the shared OR
+     * matching (KILN_SORT_OS_RANK), 28 for 4-byte keys alone in the CUDA
+     * pass: 6.87 ms against 7.29 at 24 and 7.62 at 20 (H100); H200 6.70
+     * against 7.09 at 24, 6.78 at 26, 6.93 at 30. NVIDIA's OpenCL pass
+     * stays at 24 (H200: 7.10 against 7.93 at 28), and argsorts were
+     * fastest at 24 (H100, 10.34 ms against 10.89 at 20). */
+    int dflt = w > 4 ? 16 : cuda_c && kb == 4 && !vb ? 28 : 24;
     int k = kiln__knobs_get()->sort_os_items;
     if (k >= 4 && (size_t)256 * (size_t)k * (w + 1) + 10240 + 64 <= 48 * 1024)
         return k;
@@ -113,7 +118,7 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
                   s->key_bytes == 8 ? "ulong" : "uint",
                   utype(s->val_bytes ? s->val_bytes : 4),
-                  os_items(s->key_bytes, s->val_bytes), sh.cpu,
+                  os_items(s->key_bytes, s->val_bytes, plan->cuda_c), sh.cpu,
                   s->val_bytes ? s->val_bytes : 4,
                   tile_items(s->key_bytes, s->val_bytes),
                   kiln__knobs_get()->sort_tile_pad);
@@ -310,6 +315,7 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     shape_for(&plan, variant, val_bytes, shape);
     shape->local = v->local;
     shape->items = tile_items(key_bytes, val_bytes);
+    shape->os_items = os_items(key_bytes, val_bytes, plan.cuda_c);
     *k = s->k[variant];
     *out = s;
     return KILN_OK;
@@ -675,7 +681,7 @@ static kiln_status radix(chain *c, const radix_job *job) {
      * the buckets in cache (KILN__SORT_BUCKET), the LSD passes standing
      * in when a bucket is too large (hybrid_step) */
     int hyb = sh.cpu && bits > 22 && n >= HYB_MIN_N;
-    size_t os_tile = (size_t)256 * (size_t)os_items(j->kb, j->vb);
+    size_t os_tile = (size_t)256 * (size_t)sh.os_items;
     size_t os_tiles = (n + os_tile - 1) / os_tile, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);
     size_t cbytes = os ? os_words(passes, os_tiles) * 4

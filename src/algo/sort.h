@@ -105,6 +105,7 @@ typedef struct kiln__sort_shape {
     size_t local;   /* work-items per group */
     int radix_bits; /* digit width of a pass */
     int items;      /* the tile kernels' items a work-item (GPU) */
+    int os_items;   /* the onesweep pass's keys a thread */
 } kiln__sort_shape;
 kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
                              unsigned val_bytes, kiln__sorter **out,
