@@ -56,6 +56,10 @@ typedef struct kiln__knobs {
                               tiles (1..256; 0 = 32 on GPUs, 4 on CPUs) */
     int scan_gbar;         /* KILN_SCAN_GBAR: 1 = the OpenCL single-pass
                               barriers fence global memory too (0..1; 0) */
+    int scan_vec;          /* KILN_SCAN_VEC: 1 = the single-pass scans
+                              move quads of 4-byte items in 16-byte
+                              accesses where the scan's text allows
+                              (0..1; 1) */
     int sort_os_items;     /* KILN_SORT_OS_ITEMS: keys per thread of the
                               CUDA onesweep sort pass (4..32; 0 = by key
                               and value width, sort.c os_items) */

@@ -1,7 +1,9 @@
 /* The scan's three templates (scan.h): which one a device gets, the shape
  * of its tiles and the source of a variant. The tuning values are the
  * measured ones quoted below; the knobs (knobs.h) override them. */
+#include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "algo/builtin.h"
 #include "algo/knobs.h"
@@ -146,6 +148,87 @@ int kiln__scan_items(int tmpl, const kiln_scan *s, const kiln__plan *plan) {
 /* The languages a template's source compiles as. */
 unsigned kiln__scan_languages(int tmpl) { return kTemplates[tmpl].languages; }
 
+/* Text matching for vec_io: skips spaces, then takes word (an identifier
+ * when word is NULL, copied to id) and moves *p past it; 0 if absent. */
+static int take(const char **p, const char *word, char *id, size_t idn) {
+    const char *q = *p;
+    while (isspace((unsigned char)*q))
+        q++;
+    size_t n = 0;
+    if (word) {
+        n = strlen(word);
+        if (strncmp(q, word, n) != 0 ||
+            (isalnum((unsigned char)word[n - 1]) &&
+             (isalnum((unsigned char)q[n]) || q[n] == '_')))
+            return 0;
+    } else {
+        while (isalnum((unsigned char)q[n]) || q[n] == '_')
+            n++;
+        if (!n || n >= idn || isdigit((unsigned char)*q))
+            return 0;
+        memcpy(id, q, n);
+        id[n] = 0;
+    }
+    *p = q + n;
+    return 1;
+}
+
+static const kiln__garg *array_arg(const kiln_scan *s, const char *name) {
+    for (size_t k = 0; k < s->gen.args.n; k++)
+        if (s->gen.args.v[k].is_ptr && !strcmp(s->gen.args.v[k].name, name))
+            return &s->gen.args.v[k];
+    return NULL;
+}
+
+/* A scan of a 4-byte type whose input is x[i] of one array and whose
+ * output stores item (or prev_item) at y[i] of another, both arrays of
+ * the scan type: the single-pass templates may then move a quad of items
+ * in one 16-byte access (KILN_SCAN_VEC; kiln_array_cumsum is one).
+ * Writes the defines the templates use; 0 if the scan is not of this
+ * form. */
+static int vec_io(const kiln_scan *s, kiln__sb *sb) {
+    char in[64], out[64], what[16];
+    const char *p = s->input;
+    if (s->seg || s->scan_size != 4 || !p || !s->output ||
+        !kiln__knobs_get()->scan_vec)
+        return 0;
+    if (!take(&p, NULL, in, sizeof in) || !take(&p, "[", 0, 0) ||
+        !take(&p, "i", 0, 0) || !take(&p, "]", 0, 0))
+        return 0;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p)
+        return 0;
+    p = s->output;
+    if (!take(&p, NULL, out, sizeof out) || !take(&p, "[", 0, 0) ||
+        !take(&p, "i", 0, 0) || !take(&p, "]", 0, 0) ||
+        !take(&p, "=", 0, 0) || !take(&p, NULL, what, sizeof what))
+        return 0;
+    take(&p, ";", 0, 0);
+    while (isspace((unsigned char)*p))
+        p++;
+    int excl = !strcmp(what, "prev_item");
+    if (*p || (!excl && strcmp(what, "item")))
+        return 0;
+    const kiln__garg *x = array_arg(s, in), *y = array_arg(s, out);
+    char st[96];
+    snprintf(st, sizeof st, "%s", s->scan_type);
+    char *a = st, *e = st + strlen(st);
+    while (isspace((unsigned char)*a))
+        a++;
+    while (e > a && isspace((unsigned char)e[-1]))
+        *--e = 0;
+    if (!x || !y || y->is_const || strcmp(x->type, a) || strcmp(y->type, a))
+        return 0;
+    kiln__sb_addf(sb,
+                  "#define KILN_SCAN_VEC 1\n"
+                  "#define KILN_VEC_IN (kiln_p_%s + kiln_o_%s)\n"
+                  "#define KILN_VEC_OUT (kiln_p_%s + kiln_o_%s)\n"
+                  "#define KILN_VEC_EXCL %d\n",
+                  in, in, out, out, excl);
+    return 1;
+}
+
 /* The whole generated source (without the backend prelude) of a variant. */
 kiln_status kiln__scan_source(kiln_scan *s, int strided,
                               const kiln__plan *plan, kiln__sb *sb) {
@@ -158,6 +241,9 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                   kiln__scan_local(kind, plan), s->seg ? 1 : 0,
                   kiln__scan_items(kind, s, plan),
                   kind != KILN__SCAN_THREEPHASE && s->scan_size <= 4);
+    if (kind != KILN__SCAN_THREEPHASE && !strided &&
+        kiln__scan_items(kind, s, plan) % 4 == 0)
+        vec_io(s, sb);
     /* the OpenCL template's totals scan: one barrier a step with two
      * buffers, where local memory allows */
     if (kind == KILN__SCAN_ONEPASS_CL) {

@@ -160,6 +160,30 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 
     /* 1. Coalesced loads into local memory (no bounds checks in a full
      * tile); items past the end are neutral. */
+#if KILN_SCAN_VEC
+    /* a full tile of x[i] into y[i] (scan_variants.c vec_io), both arrays
+     * 16-byte aligned: work-item l moves items 4l..4l+3 of each run of
+     * 4*KILN_LOCAL_SIZE in one access */
+    const int kiln_vec =
+        kiln_full && ((((ulong)KILN_VEC_IN) | ((ulong)KILN_VEC_OUT)) & 15) == 0;
+    union kiln_quad {
+        uint4 v;
+        kiln_scan_t t[4];
+    };
+    if (kiln_vec) {
+        KILN_GLOBAL const uint4 *kiln_src =
+            (KILN_GLOBAL const uint4 *)(KILN_VEC_IN + kiln_base);
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS / 4; k++) {
+            union kiln_quad u;
+            u.v = kiln_src[k * KILN_LOCAL_SIZE + kiln_l];
+            const int j = (k * KILN_LOCAL_SIZE + kiln_l) * 4;
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                kiln_sv[KILN_PAD(j + c)] = u.t[c];
+        }
+    } else
+#endif
     if (kiln_full) {
 #pragma unroll
         for (int k = 0; k < KILN_ITEMS; k++) {
@@ -409,6 +433,24 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 
     /* 6. Coalesced outputs; prev_item is the previous item, the tile's
      * prefix for its first item, or the neutral value at a segment start. */
+#if KILN_SCAN_VEC
+    if (kiln_vec) {
+        KILN_GLOBAL uint4 *kiln_dst =
+            (KILN_GLOBAL uint4 *)(KILN_VEC_OUT + kiln_base);
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS / 4; k++) {
+            union kiln_quad u;
+            const int j = (k * KILN_LOCAL_SIZE + kiln_l) * 4;
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                u.t[c] = KILN_VEC_EXCL ? (j + c ? kiln_sv[KILN_PAD(j + c - 1)]
+                                                : kiln_tp)
+                                       : kiln_sv[KILN_PAD(j + c)];
+            kiln_dst[k * KILN_LOCAL_SIZE + kiln_l] = u.v;
+        }
+        return;
+    }
+#endif
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++) {
         const int j = k * KILN_LOCAL_SIZE + kiln_l;

@@ -198,22 +198,49 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
      * a full warp slice), then a transpose through the warp's shared slice:
      * thread lane gets items lane*KILN_ITEMS .. +KILN_ITEMS-1. */
     kiln_scan_t kiln_v[KILN_ITEMS];
-    if (kiln_wfull) {
+#if KILN_SCAN_VEC
+    /* a full warp slice of x[i] into y[i] (scan_variants.c vec_io), both
+     * arrays 16-byte aligned: lane l moves items 4l..4l+3 of each run of
+     * 128 in one access (the padded slots stay free of bank conflicts) */
+    const int kiln_vec =
+        kiln_wfull &&
+        ((((unsigned long long)KILN_VEC_IN) | ((unsigned long long)KILN_VEC_OUT)) & 15) == 0;
+    union kiln_quad {
+        uint4 v;
+        kiln_scan_t t[4];
+    };
+    if (kiln_vec) {
+        KILN_GLOBAL const uint4 *kiln_src =
+            (KILN_GLOBAL const uint4 *)(KILN_VEC_IN + kiln_wbase);
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS / 4; k++) {
+            union kiln_quad u;
+            u.v = kiln_src[k * 32 + kiln_lane];
+            const int j = (k * 32 + kiln_lane) * 4;
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                kiln_sw[KILN_PAD(j + c)] = u.t[c];
+        }
+    } else
+#endif
+    {
+        if (kiln_wfull) {
+#pragma unroll
+            for (int k = 0; k < KILN_ITEMS; k++)
+                kiln_v[k] = kiln_input(kiln_wbase + (k * 32 + kiln_lane),
+                                       KILN_PASS);
+        } else {
+#pragma unroll
+            for (int k = 0; k < KILN_ITEMS; k++) {
+                int j = k * 32 + kiln_lane;
+                kiln_v[k] = j < kiln_wn ? kiln_input(kiln_wbase + j, KILN_PASS)
+                                        : kiln_neutral();
+            }
+        }
 #pragma unroll
         for (int k = 0; k < KILN_ITEMS; k++)
-            kiln_v[k] = kiln_input(kiln_wbase + (k * 32 + kiln_lane),
-                                   KILN_PASS);
-    } else {
-#pragma unroll
-        for (int k = 0; k < KILN_ITEMS; k++) {
-            int j = k * 32 + kiln_lane;
-            kiln_v[k] = j < kiln_wn ? kiln_input(kiln_wbase + j, KILN_PASS)
-                                    : kiln_neutral();
-        }
+            kiln_sw[KILN_PAD(k * 32 + kiln_lane)] = kiln_v[k];
     }
-#pragma unroll
-    for (int k = 0; k < KILN_ITEMS; k++)
-        kiln_sw[KILN_PAD(k * 32 + kiln_lane)] = kiln_v[k];
 #if KILN_SEGMENTED
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++) {
@@ -466,6 +493,24 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
 
     /* 6. Warp-striped coalesced outputs; prev_item is the previous item,
      * or the neutral value at a segment start. */
+#if KILN_SCAN_VEC
+    if (kiln_vec) {
+        KILN_GLOBAL uint4 *kiln_dst =
+            (KILN_GLOBAL uint4 *)(KILN_VEC_OUT + kiln_wbase);
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS / 4; k++) {
+            union kiln_quad u;
+            const int j = (k * 32 + kiln_lane) * 4;
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                u.t[c] = KILN_VEC_EXCL ? (j + c ? kiln_sw[KILN_PAD(j + c - 1)]
+                                                : kiln_wprev)
+                                       : kiln_sw[KILN_PAD(j + c)];
+            kiln_dst[k * 32 + kiln_lane] = u.v;
+        }
+        return;
+    }
+#endif
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++) {
         int j = k * 32 + kiln_lane;
