@@ -46,8 +46,9 @@ static const struct knob {
     {"KILN_SCAN_WINDOW", offsetof(kiln__knobs, scan_window), 1, 256, 0, 0},
     {"KILN_SCAN_GBAR", offsetof(kiln__knobs, scan_gbar), 0, 1, 0, 0},
     /* 1: the single-pass scans move quads of 4-byte items in 16-byte
-     * accesses where the scan's text allows (scan_variants.c vec_io) */
-    {"KILN_SCAN_VEC", offsetof(kiln__knobs, scan_vec), 0, 1, 1, 0},
+     * accesses where the scan's text allows (scan_variants.c vec_io);
+     * -1: the OpenCL single pass only */
+    {"KILN_SCAN_VEC", offsetof(kiln__knobs, scan_vec), -1, 1, -1, 0},
     {"KILN_SORT_OS_ITEMS", offsetof(kiln__knobs, sort_os_items), 0, 32, 0,
      0},
     /* 8: H200, NVIDIA OpenCL, 2^26 int32 keys 4.35 ms, 16: 4.98 */

@@ -59,7 +59,7 @@ typedef struct kiln__knobs {
     int scan_vec;          /* KILN_SCAN_VEC: 1 = the single-pass scans
                               move quads of 4-byte items in 16-byte
                               accesses where the scan's text allows
-                              (0..1; 1) */
+                              (-1..1; -1 = the OpenCL single pass only) */
     int sort_os_items;     /* KILN_SORT_OS_ITEMS: keys per thread of the
                               CUDA onesweep sort pass (4..32; 0 = by key
                               and value width, sort.c os_items) */
