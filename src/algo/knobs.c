@@ -54,7 +54,8 @@ static const struct knob {
     /* 8: H200, NVIDIA OpenCL, 2^26 int32 keys 4.35 ms, 16: 4.98 */
     {"KILN_SORT_TILE_ITEMS", offsetof(kiln__knobs, sort_tile_items), 4, 16,
      8, 4},
-    /* -1: 3 for the CUDA pass of 4-byte keys without values, else none (sort.c) */
+    /* -1: 3 for the CUDA pass of 4- or 8-byte keys without values, else
+     * none (sort.c) */
     {"KILN_SORT_OS_MINB", offsetof(kiln__knobs, sort_os_minb), -1, 8, -1, 0},
     {"KILN_SORT_OCL_ONESWEEP", offsetof(kiln__knobs, sort_ocl_onesweep), 0, 1, 1, 0},
     /* 1: the onesweep pass matches a warp's digits by shared atomic ORs

@@ -75,8 +75,8 @@ typedef struct kiln__knobs {
                               the onesweep pass's registers must allow
                               (CUDA __launch_bounds__, NVIDIA OpenCL
                               -cl-nv-maxrregcount; -1..8; -1 = 3 for
-                              the CUDA pass of 4-byte keys without
-                              values, 0 = none) */
+                              the CUDA pass of 4- or 8-byte keys
+                              without values, 0 = none) */
     int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
                               sorts with the OpenCL C onesweep; 0 = the
                               portable tile variant (0..1; 1) */

@@ -54,8 +54,8 @@
 #define KILN_OS_BITS(k) kiln_sort_bits(k, kind, desc)
 #define KILN_OS_VALID(i, k) ((i) < n)
 #endif
-/* KILN_OS_MINB (sort.c; KILN_SORT_OS_MINB, by default 3 for 4-byte keys
- * without values):
+/* KILN_OS_MINB (sort.c; KILN_SORT_OS_MINB, by default 3 for 4- and 8-byte
+ * keys without values):
  * blocks a multiprocessor the pass's registers must allow. ptxas, sm_90:
  * uncapped the keys-only int32 pass took 94 registers (2 blocks; 8.97
  * ms, H200, 2^28), 3 caps it at 80 (7.73 ms); the argsort's takes 71
