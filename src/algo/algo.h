@@ -58,8 +58,10 @@ enum {
     KILN__SCRATCH_SORT_STATUS, /* the onesweep counts and status words */
     KILN__SCRATCH_SORT_ARGKEYS, /* argsort's sorted keys, not returned */
     KILN__SCRATCH_UNIQUE_STARTS, /* a unique's run starts (select_ops.c) */
-    KILN__SCRATCH_AXIS_COUNT,  /* column counters of a fused axis reduction:
-                                  zero between uses (array_axis.c) */
+    KILN__SCRATCH_COUNTERS,    /* the counters of fused reductions (a
+                                  column's in array_axis.c, word 0 a whole
+                                  reduction's in reduce.c): zero between
+                                  uses, every launch leaves them zero */
     KILN__SCRATCH_SLOTS
 };
 typedef struct kiln__scratch {

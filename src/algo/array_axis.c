@@ -142,7 +142,7 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
         st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
                                split * nout * out_size, &scr);
         if (st == KILN_OK && fused)
-            st = kiln__scratch_get(queue, KILN__SCRATCH_AXIS_COUNT,
+            st = kiln__scratch_get(queue, KILN__SCRATCH_COUNTERS,
                                    nout * sizeof(uint32_t), &cnt);
         if (st == KILN_OK)
             st = kiln__wait_plus(num_wait, wait, scr.dep, cnt.dep, &wl, &nwl);

@@ -30,6 +30,9 @@ static const struct knob {
      * ceil(n/256) groups need a second (stage 2); not yet measured */
     {"KILN_RED_SINGLE_ITEMS", offsetof(kiln__knobs, red_single_items), 0, 64,
      16, 0},
+    /* 1: no second launch for the partials (issue 16: a sum's stage 2
+     * took 3.5 us after 237 of stage 1, 2^28 float32 on an H200) */
+    {"KILN_RED_FUSED", offsetof(kiln__knobs, red_fused), 0, 1, 1, 0},
     {"KILN_AXIS_COLS_THREADS", offsetof(kiln__knobs, axis_cols_threads),
      256, 65536, 2048, 0},
     {"KILN_AXIS_COLS_OCCUPANCY", offsetof(kiln__knobs, axis_cols_occupancy),

@@ -3,8 +3,12 @@
  * into a partial, stage 2 (one work-group) reduces the partials and writes
  * the result on the device; a host result is then read back
  * asynchronously. When stage 1 has one work-group (small n), it writes the
- * result itself and there is no stage 2 (red_enqueue). The built-in reductions are in reduce_builtin.c. */
+ * result itself and there is no stage 2 (red_enqueue); on GPUs with several
+ * groups, the group that finishes last folds the partials itself (fused,
+ * KILN_RED_FUSED), so there is no stage 2 either. The built-in reductions
+ * are in reduce_builtin.c. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,7 +318,11 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
     int64_t chunk;
     size_t groups = kiln__reduction_groups(plan, local, b->n, &chunk);
     int single = groups == 1 && !two_stage;
-    kiln__scratch scr = {0};
+    /* GPUs: one launch for several groups too, the last to finish folds
+     * the partials (the template's "fused") */
+    int fused = groups > 1 && !two_stage && !plan->cpu &&
+                kiln__knobs_get()->red_fused;
+    kiln__scratch scr = {0}, cnt = {0};
     kiln_status st = KILN_OK;
     /* a single launch into a result array needs no scratch */
     if (!single || !result)
@@ -322,6 +330,9 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
                                (groups + 1) * r->out_size +
                                    2 * r->final_size,
                                &scr);
+    if (st == KILN_OK && fused)
+        st = kiln__scratch_get(queue, KILN__SCRATCH_COUNTERS,
+                               sizeof(uint32_t), &cnt);
     kiln_buffer *tmp = scr.buf;
     /* The final value goes to the result array, or to the byte offset
      * (groups+1)*out_size of tmp, expressed in final_t elements. */
@@ -329,28 +340,44 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
                            r->final_size;
     kiln_buffer *dst = result ? result->buffer : tmp;
     size_t off = result ? result->offset : tmp_final_off;
-    kiln_event *e1 = NULL, *e2 = NULL;
+    kiln_event *e1 = NULL, *e2 = NULL, *zeroed = NULL;
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
     if (st == KILN_OK)
-        st = kiln__wait_plus(num_wait, wait, scr.dep, NULL, &wl, &nwl);
+        st = kiln__wait_plus(num_wait, wait, scr.dep, cnt.dep, &wl, &nwl);
+    if (st == KILN_OK && fused && cnt.fresh) {
+        /* a new counter buffer: zero once; every launch leaves it zero */
+        static const uint32_t zero = 0;
+        st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0,
+                              sizeof zero, nwl, wl, &zeroed);
+        if (wl != wait)
+            free((void *)wl);
+        wl = &zeroed;
+        nwl = zeroed ? 1 : 0;
+    }
     if (st == KILN_OK) {
         /* stage 1's final-value offset: -1 = write the partial instead (a
-         * kernel that writes partials never touches dst) */
-        kiln_arg pre[4] = {KILN_ARG_BUF(tmp ? tmp : dst), KILN_ARG_I64(chunk),
+         * kernel that writes partials never touches dst); fused: where the
+         * last group writes the final value (-1: not fused) */
+        kiln_arg pre[6] = {KILN_ARG_BUF(tmp ? tmp : dst), KILN_ARG_I64(chunk),
                            KILN_ARG_BUF(dst),
-                           KILN_ARG_I64(single ? (int64_t)off : -1)};
+                           KILN_ARG_I64(single ? (int64_t)off : -1),
+                           KILN_ARG_BUF(fused ? cnt.buf : (tmp ? tmp : dst)),
+                           KILN_ARG_I64(fused ? (int64_t)off : -1)};
         /* Stage 1's event only where something follows it or waits for
          * it: a single launch into a result array, with no event asked
          * for, needs none (on CUDA the event cost ~1.5 us of a small
          * sum's round trip, issue 16: H200, 12 -> 10.7 us). */
         int need_e1 = !single || host_result || scr.buf || scr.dep || event;
-        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 4, b,
+        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 6, b,
                           nwl, wl, need_e1 ? &e1 : NULL);
     }
-    if (wl != wait)
+    if (wl != wait && wl != &zeroed)
         free((void *)wl);
-    if (st == KILN_OK && !single) {
+    kiln__event_drop(&zeroed);
+    if (cnt.buf || cnt.dep)
+        kiln__scratch_put(queue, &cnt, e1);
+    if (st == KILN_OK && !single && !fused) {
         kiln_arg a2[4] = {KILN_ARG_BUF(tmp), KILN_ARG_I64((int64_t)groups),
                           KILN_ARG_BUF(dst), KILN_ARG_I64((int64_t)off)};
         st = kiln__launch(queue, v->k[1], local, local, a2, 4, NULL, 1, &e1,

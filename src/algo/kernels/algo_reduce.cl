@@ -12,7 +12,12 @@
  * Stage 1 with kiln_out_o >= 0 (one work-group; the host then launches no
  * stage 2) does stage 2's work on its one partial itself: the same folds
  * in the same order, so the result is bit-identical to the two-launch
- * path's. With kiln_out_o < 0 it writes the partial and ignores kiln_out. */
+ * path's. With kiln_out_o < 0 it writes the partial and ignores kiln_out.
+ * Fused (GPUs, kiln_fused_o >= 0): no stage 2 launch; each group publishes
+ * its partial and counts it in kiln_cnt[0] (zero before the launch), and
+ * the group that counts last folds every partial as stage 2 would (the
+ * same bits), writes kiln_out[kiln_fused_o] and sets the counter back to
+ * zero. */
 #if KILN_HAS_WARP_SHUFFLE && KILN_LOCAL_SIZE >= 32 &&                      \
     KILN_LOCAL_SIZE % 32 == 0
 /* __shfl_down_sync for any trivially copyable type, 4 bytes (or one
@@ -75,12 +80,34 @@ KILN_FUNC kiln_out_t kiln__block_reduce(kiln_out_t a, kiln_out_t *scratch)
 #define KILN__BLOCK_REDUCE(a) (void)kiln_scratch
 #endif
 
+/* Stage 2's fold of the m partials at in by the whole work-group into
+ * work-item 0's a (the fused stage 1's last group runs the same folds).
+ * CUDA C unrolls it so that the loads of several steps are in flight at
+ * once; the folds keep their order. */
+#if KILN_CUDA_C
+#define KILN__PART_UNROLL _Pragma("unroll 8")
+#else
+#define KILN__PART_UNROLL
+#endif
+#define KILN__FOLD_PARTIALS(a, in, m)                                      \
+    do {                                                                   \
+        (a) = kiln_neutral();                                              \
+        KILN__PART_UNROLL                                                  \
+        for (long kiln_j = kiln_l; kiln_j < (m); kiln_j += KILN_LOCAL_SIZE) \
+            (a) = kiln_reduce((a), (in)[kiln_j]);                          \
+        KILN__BLOCK_REDUCE(a);                                             \
+    } while (0)
+
 KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
                                long kiln_chunk,
                                KILN_GLOBAL kiln_final_t *kiln_out,
-                               long kiln_out_o, @PARAMS@)
+                               long kiln_out_o, KILN_GLOBAL uint *kiln_cnt,
+                               long kiln_fused_o, @PARAMS@)
 {
     KILN_LOCAL kiln_out_t kiln_scratch[KILN_LOCAL_SIZE];
+#if !KILN_CPU
+    KILN_LOCAL int kiln_last; /* fused: this group counted last */
+#endif
     long kiln_l = (long)kiln_local_id(0);
     long kiln_g = (long)kiln_group_id(0);
     kiln_out_t kiln_a0 = kiln_neutral();
@@ -168,8 +195,33 @@ KILN_KERNEL void @NAME@_stage1(KILN_GLOBAL kiln_out_t *kiln_partials,
         KILN__BLOCK_REDUCE(kiln_a0);
         if (kiln_l == 0)
             kiln_out[kiln_out_o] = kiln_finish(kiln_a0);
-    } else if (kiln_l == 0) {
-        kiln_partials[kiln_g] = kiln_a0;
+    } else {
+        if (kiln_l == 0)
+            kiln_partials[kiln_g] = kiln_a0;
+#if !KILN_CPU
+        /* kiln_fused_o is a kernel argument: the whole group takes this
+         * branch or none */
+        if (kiln_fused_o >= 0) {
+            if (kiln_l == 0) {
+                kiln_global_fence(); /* the partial, before its count */
+                kiln_last = kiln_atomic_add_uint(kiln_cnt, 1u) ==
+                            (uint)(kiln_num_groups(0) - 1);
+            }
+            kiln_barrier(); /* also ends the block step's scratch reads */
+            if (kiln_last) {
+                kiln_global_fence();
+                KILN__FOLD_PARTIALS(kiln_a0, kiln_partials,
+                                    (long)kiln_num_groups(0));
+                if (kiln_l == 0) {
+                    kiln_out[kiln_fused_o] = kiln_finish(kiln_a0);
+                    kiln_cnt[0] = 0u;
+                }
+            }
+        }
+#else
+        (void)kiln_cnt;
+        (void)kiln_fused_o;
+#endif
     }
 }
 
@@ -179,10 +231,8 @@ KILN_KERNEL void @NAME@_stage2(KILN_GLOBAL const kiln_out_t *kiln_in,
 {
     KILN_LOCAL kiln_out_t kiln_scratch[KILN_LOCAL_SIZE];
     long kiln_l = (long)kiln_local_id(0);
-    kiln_out_t kiln_a = kiln_neutral();
-    for (long j = kiln_l; j < kiln_m; j += KILN_LOCAL_SIZE)
-        kiln_a = kiln_reduce(kiln_a, kiln_in[j]);
-    KILN__BLOCK_REDUCE(kiln_a);
+    kiln_out_t kiln_a;
+    KILN__FOLD_PARTIALS(kiln_a, kiln_in, kiln_m);
     if (kiln_l == 0)
         kiln_out[kiln_out_o] = kiln_finish(kiln_a);
 }

@@ -252,9 +252,6 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
     }
 #endif
     __syncwarp();
-#pragma unroll
-    for (int k = 0; k < KILN_ITEMS; k++)
-        kiln_v[k] = kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)];
 
     /* 2. The thread folds its items in registers, in order. */
 #if KILN_SEGMENTED
@@ -266,14 +263,17 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
     kiln_scan_t kiln_a = kiln_neutral();
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++)
-        kiln_a = ((kiln_fm >> k) & 1) ? kiln_v[k]
-                                       : kiln_scan_op(kiln_a, kiln_v[k]);
+        kiln_a = ((kiln_fm >> k) & 1)
+                     ? kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]
+                     : kiln_scan_op(kiln_a,
+                                    kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]);
     int kiln_f = kiln_fm != 0;
 #else
-    kiln_scan_t kiln_a = kiln_v[0];
+    kiln_scan_t kiln_a = kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS)];
 #pragma unroll
     for (int k = 1; k < KILN_ITEMS; k++)
-        kiln_a = kiln_scan_op(kiln_a, kiln_v[k]);
+        kiln_a = kiln_scan_op(kiln_a,
+                              kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]);
     int kiln_f = 0;
 #endif
 
