@@ -30,6 +30,10 @@ static const struct knob {
      * ceil(n/256) groups need a second (stage 2); not yet measured */
     {"KILN_RED_SINGLE_ITEMS", offsetof(kiln__knobs, red_single_items), 0, 64,
      16, 0},
+    /* 16: a work-item folds at least 16 items (4 quads) where the
+     * groups-per-CU cap leaves room; with 1-2 items each, mid sizes paid
+     * for thousands of groups and partials (issue 16's size sweep) */
+    {"KILN_RED_ITEMS", offsetof(kiln__knobs, red_items), 1, 1024, 16, 0},
     /* 1: no second launch for the partials (issue 16: a sum's stage 2
      * took 3.5 us after 237 of stage 1, 2^28 float32 on an H200) */
     {"KILN_RED_FUSED", offsetof(kiln__knobs, red_fused), 0, 1, 1, 0},

@@ -23,6 +23,9 @@ typedef struct kiln__knobs {
     int red_single_items;  /* KILN_RED_SINGLE_ITEMS: a GPU reduction of at
                               most work-group size x this many items runs as
                               one work-group, in one launch (0..64; 16) */
+    int red_items;         /* KILN_RED_ITEMS: a GPU reduction's stage 1
+                              has at most n / (work-group size x this)
+                              work-groups (1..1024; 16) */
     int red_fused;         /* KILN_RED_FUSED: 1 = a GPU reduction of several
                               work-groups is one launch: the group that
                               finishes last folds the partials (0..1; 1) */

@@ -294,7 +294,8 @@ size_t kiln__reduction_groups(const kiln__plan *plan, size_t local, size_t n,
          * CuPy's 13) */
         groups = 1;
     } else {
-        groups = (n + local - 1) / local;
+        size_t per = local * (size_t)kiln__knobs_get()->red_items;
+        groups = (n + per - 1) / per;
         size_t bpc = (size_t)kiln__knobs_get()->red_blocks_per_cu;
         if (groups > (size_t)plan->cu * bpc)
             groups = (size_t)plan->cu * bpc;
