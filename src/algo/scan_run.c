@@ -8,7 +8,10 @@
 
 /* The single-pass scans (warp and OpenCL): zero the tile status words (and
  * the tile counter after them), then one launch of one group per tile.
- * Both live in the context's scratch buffers. */
+ * Both live in the context's scratch buffers. A scan of one tile touches
+ * neither (the kernels take tile 0 and publish nothing): one launch, and
+ * an event only if the caller asks for one (issue 16: a small scan's
+ * round trip was twice a raw launch's, the fill and two events). */
 kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
                                    const kiln__variant *v,
                                    const kiln__bound *b, size_t num_wait,
@@ -29,10 +32,11 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
     if (st == KILN_OK && !packed)
         st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_VALS,
                                2 * tiles * stride, &sv);
+    int one = tiles == 1;
     /* the fill waits for both slots' last users */
-    if (st == KILN_OK)
+    if (st == KILN_OK && !one)
         st = kiln__wait_plus(num_wait, wait, ss.dep, sv.dep, &wl, &nwl);
-    if (st == KILN_OK) {
+    if (st == KILN_OK && !one) {
         static const int zero = 0;
         st = kiln_buffer_fill(queue, ss.buf, &zero, sizeof zero, 0, sbytes,
                               nwl, wl, &e0);
@@ -44,11 +48,16 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
                            KILN_ARG_BUF(packed ? ss.buf : sv.buf),
                            KILN_ARG_I64((int64_t)stride),
                            KILN_ARG_I64((int64_t)tiles)};
-        st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 4, b, 1,
-                          &e0, &e1);
+        if (one)
+            st = kiln__launch(queue, v->k[0], local, local, pre, 4, b,
+                              num_wait, wait, event ? &e1 : NULL);
+        else
+            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 4, b,
+                              1, &e0, &e1);
     }
-    kiln__scratch_put(queue, &ss, e1 ? e1 : e0);
-    kiln__scratch_put(queue, &sv, e1 ? e1 : e0);
+    /* one tile: the buffers were not used, their last users still count */
+    kiln__scratch_put(queue, &ss, one ? NULL : e1 ? e1 : e0);
+    kiln__scratch_put(queue, &sv, one ? NULL : e1 ? e1 : e0);
     if (st == KILN_OK && event) {
         *event = e1;
         e1 = NULL;

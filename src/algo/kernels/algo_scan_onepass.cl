@@ -148,8 +148,12 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
     KILN_LOCAL int kiln_tile_sh, kiln_d_sh;
     const int kiln_l = (int)kiln_local_id(0);
 
+    /* one tile (a small scan): no counter, no status words (the host
+     * leaves them unzeroed and untouched) */
     if (kiln_l == 0)
-        kiln_tile_sh = atomic_inc((volatile KILN_GLOBAL int *)KILN_COUNTER);
+        kiln_tile_sh = kiln_tiles == 1
+                           ? 0
+                           : atomic_inc((volatile KILN_GLOBAL int *)KILN_COUNTER);
     KILN_BAR();
     const int kiln_tile = kiln_tile_sh;
     /* the only 64-bit index: the tile's first item */
@@ -313,7 +317,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
     /* an inclusive prefix is known now for tile 0 and for a tile with a
      * segment start: publish it as such */
     const int kiln_early = (kiln_tile == 0) | kiln_aggf;
-    if (kiln_l == 0) {
+    if (kiln_l == 0 && kiln_tiles > 1) {
         const int early = kiln_early;
 #if KILN_PACKED
         ((volatile KILN_GLOBAL ulong *)kiln_status)[kiln_tile] =

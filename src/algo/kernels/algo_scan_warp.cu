@@ -178,8 +178,10 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
     const int kiln_l = (int)threadIdx.x;
     const int kiln_lane = kiln_l & 31, kiln_warp = kiln_l >> 5;
 
+    /* one tile (a small scan): no counter, no status words (the host
+     * leaves them unzeroed and untouched) */
     if (kiln_l == 0)
-        kiln_tile_sh = atomicAdd(KILN_COUNTER, 1);
+        kiln_tile_sh = kiln_tiles == 1 ? 0 : atomicAdd(KILN_COUNTER, 1);
     __syncthreads();
     const int kiln_tile = kiln_tile_sh;
     /* the only 64-bit index: the first item of this warp */
@@ -323,7 +325,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
         KILN_GLOBAL char *my_agg = kiln_vals + (long)kiln_tile * kiln_stride;
         KILN_GLOBAL char *my_inc =
             kiln_vals + (kiln_tiles + kiln_tile) * kiln_stride;
-        if (kiln_lane == 0) {
+        if (kiln_lane == 0 && kiln_tiles > 1) {
             /* An inclusive prefix is known now for tile 0 and for a tile
              * with a segment start: publish it as such. */
             int early = kiln_tile == 0 || aggf;
