@@ -22,7 +22,7 @@ typedef struct kiln__knobs {
                               work-groups per compute unit (1..64; 64) */
     int red_single_items;  /* KILN_RED_SINGLE_ITEMS: a GPU reduction of at
                               most work-group size x this many items runs as
-                              one work-group, in one launch (0..64; 16) */
+                              one work-group, in one launch (0..64; 64) */
     int red_items;         /* KILN_RED_ITEMS: a GPU reduction's stage 1
                               has at most n / (work-group size x this)
                               work-groups (1..1024; 16) */
