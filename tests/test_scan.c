@@ -472,9 +472,71 @@ static void t_quads(kiln_queue *q) {
     free(ref);
 }
 
+/* Multi-tile scans back to back on one queue, read only at the end: each
+ * launch finds the tile status words of the launches before it (the warp
+ * scan no longer zeroes them: a word of an earlier epoch must read as no
+ * status), longer and shorter scans mixed so that a scan meets words two
+ * launches old beyond the previous one's tiles. int32 (status and value
+ * packed in one word) and float64 (separate status and value words). */
+static void t_repeat(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    static const size_t ns[6] = {100003, 20011, 100003, 6145, 100003, 49157};
+    for (int wide = 0; wide < 2; wide++) {
+        if (wide && !info.fp64)
+            continue;
+        kiln_dtype d = wide ? KILN_FLOAT64 : KILN_INT32;
+        size_t es = kiln_dtype_size(d), nmax = 100003;
+        kiln_array *X[2] = {NULL, NULL}, *Y[6] = {NULL};
+        int64_t *ref[2];
+        char *x = malloc(nmax * es), *y = malloc(nmax * es);
+        for (int k = 0; k < 2; k++) {
+            int64_t acc = 0;
+            ref[k] = malloc(nmax * sizeof *ref[k]);
+            for (size_t i = 0; i < nmax; i++) {
+                int v = (int)(kt_rand_u64() % 4) + k; /* the two differ */
+                if (wide)
+                    ((double *)x)[i] = v;
+                else
+                    ((int32_t *)x)[i] = v;
+                ref[k][i] = acc += v;
+            }
+            CHECK_OK(kiln_array_from_host(c, d, 1, &nmax, x, &X[k]));
+        }
+        for (int r = 0; r < 6; r++) {
+            kiln_slice head = KILN_SLICE(0, (int64_t)ns[r], 1);
+            kiln_array *xv = NULL;
+            CHECK_OK(kiln_array_empty(c, d, 1, &ns[r], &Y[r]));
+            CHECK_OK(kiln_array_view(X[r % 2], &head, &xv));
+            CHECK_OK(kiln_array_cumsum(q, Y[r], xv, 0, 0, NULL, NULL));
+            kiln_array_release(xv);
+        }
+        for (int r = 0; r < 6; r++) {
+            size_t bad = 0;
+            CHECK_OK(kiln_array_read(q, Y[r], y));
+            for (size_t i = 0; i < ns[r]; i++) {
+                int64_t got = wide ? (int64_t)((double *)y)[i]
+                                   : (int64_t)((int32_t *)y)[i];
+                bad += got != ref[r % 2][i];
+            }
+            CHECK_MSG(bad == 0, "repeat %s scan %d (n=%zu): %zu wrong",
+                      kiln_dtype_name(d), r, ns[r], bad);
+            kiln_array_release(Y[r]);
+        }
+        for (int k = 0; k < 2; k++) {
+            kiln_array_release(X[k]);
+            free(ref[k]);
+        }
+        free(x);
+        free(y);
+    }
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     t_cumsum(q);
+    t_repeat(q);
     t_quads(q);
     t_affine(q, 0, 0);
     t_affine(q, 1, 0);

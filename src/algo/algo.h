@@ -70,6 +70,9 @@ typedef struct kiln__scratch {
     int slot, cached;
     int fresh; /* buf is new (its contents are not what the slot's last
                   user left) */
+    size_t size;   /* buf's bytes (at least those asked for) */
+    unsigned uses; /* 1, 2, ... hand-outs of this buffer since it was new
+                      (fresh), below 2^30: the warp scan's epochs */
 } kiln__scratch;
 kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                               kiln__scratch *out);

@@ -33,6 +33,7 @@ typedef struct scratch {
     kiln_event *last;  /* completion of the last work that used it */
     kiln_queue *lastq; /* its queue (compared only, not retained) */
     int busy;
+    unsigned uses; /* hand-outs since buf was new (kiln__scratch.uses) */
 } scratch;
 
 typedef struct kiln__ctxcache {
@@ -193,13 +194,22 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                     s->buf = nb;
                     s->size = want;
                     s->lastq = NULL;
+                    s->uses = 0;
                     out->fresh = 1;
                 }
             }
             if (st == KILN_OK) {
                 s->busy = 1;
                 out->buf = s->buf;
+                out->size = s->size;
                 out->cached = 1;
+                /* 1 .. 2^30 - 1, then 1 again with the buffer as if new
+                 * (its users zero it) */
+                if (++s->uses >= (1u << 30)) {
+                    s->uses = 1;
+                    out->fresh = 1;
+                }
+                out->uses = s->uses;
                 /* Work from another queue (or an out-of-order one) may still
                  * use it: wait for that. */
                 if (s->last && (s->lastq != queue ||
@@ -217,6 +227,8 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
     }
     /* In use by another thread's call right now: a private one. */
     out->fresh = 1;
+    out->uses = 1;
+    out->size = bytes;
     return kiln_buffer_create(ctx, bytes, KILN_BUFFER_POOLED, NULL,
                               &out->buf);
 }

@@ -54,6 +54,8 @@ static const struct knob {
     {"KILN_SCAN_MINB", offsetof(kiln__knobs, scan_minb), 0, 16, 0, 0},
     {"KILN_SCAN_WINDOW", offsetof(kiln__knobs, scan_window), 1, 256, 0, 0},
     {"KILN_SCAN_GBAR", offsetof(kiln__knobs, scan_gbar), 0, 1, 0, 0},
+    /* 1: no fill before the warp scan (scan_run.c) */
+    {"KILN_SCAN_EPOCH", offsetof(kiln__knobs, scan_epoch), 0, 1, 1, 0},
     /* 1: the single-pass scans move quads of 4-byte items in 16-byte
      * accesses where the scan's text allows (scan_variants.c vec_io);
      * -1: the OpenCL single pass only */

@@ -62,6 +62,10 @@ typedef struct kiln__knobs {
                               tiles (1..256; 0 = 32 on GPUs, 4 on CPUs) */
     int scan_gbar;         /* KILN_SCAN_GBAR: 1 = the OpenCL single-pass
                               barriers fence global memory too (0..1; 0) */
+    int scan_epoch;        /* KILN_SCAN_EPOCH: 1 = the warp scan takes
+                              tiles in block order and marks its status
+                              words with the buffer's use count, so they
+                              need no zeroing before a launch (0..1; 1) */
     int scan_vec;          /* KILN_SCAN_VEC: 1 = the single-pass scans
                               move quads of 4-byte items in 16-byte
                               accesses where the scan's text allows

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "algo/knobs.h"
 #include "algo/scan.h"
 
 /* The single-pass scans (warp and OpenCL): zero the tile status words (and
@@ -33,28 +34,39 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
         st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_VALS,
                                2 * tiles * stride, &sv);
     int one = tiles == 1;
-    /* the fill waits for both slots' last users */
+    /* The warp scan's epochs (its comment): words written by earlier
+     * launches on this buffer read as "no status", so it is zeroed only
+     * when new (all of it: a later, longer scan reads further). */
+    int epoch = v->tmpl == KILN__SCAN_WARP && kiln__knobs_get()->scan_epoch;
+    int fill = !one && (!epoch || ss.fresh);
+    /* the fill, or else the launch, waits for both slots' last users */
     if (st == KILN_OK && !one)
         st = kiln__wait_plus(num_wait, wait, ss.dep, sv.dep, &wl, &nwl);
-    if (st == KILN_OK && !one) {
+    if (st == KILN_OK && fill) {
         static const int zero = 0;
-        st = kiln_buffer_fill(queue, ss.buf, &zero, sizeof zero, 0, sbytes,
+        st = kiln_buffer_fill(queue, ss.buf, &zero, sizeof zero, 0,
+                              epoch ? ss.size / sizeof zero * sizeof zero
+                                    : sbytes,
                               nwl, wl, &e0);
+    }
+    if (st == KILN_OK) {
+        kiln_arg pre[5] = {KILN_ARG_BUF(ss.buf),
+                           KILN_ARG_BUF(packed ? ss.buf : sv.buf),
+                           KILN_ARG_I64((int64_t)stride),
+                           KILN_ARG_I64((int64_t)tiles),
+                           KILN_ARG_I32(epoch ? (int32_t)ss.uses : 0)};
+        if (one)
+            st = kiln__launch(queue, v->k[0], local, local, pre, 5, b,
+                              num_wait, wait, event ? &e1 : NULL);
+        else if (fill)
+            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 5, b,
+                              1, &e0, &e1);
+        else
+            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 5, b,
+                              nwl, wl, &e1);
     }
     if (wl != wait)
         free((void *)wl);
-    if (st == KILN_OK) {
-        kiln_arg pre[4] = {KILN_ARG_BUF(ss.buf),
-                           KILN_ARG_BUF(packed ? ss.buf : sv.buf),
-                           KILN_ARG_I64((int64_t)stride),
-                           KILN_ARG_I64((int64_t)tiles)};
-        if (one)
-            st = kiln__launch(queue, v->k[0], local, local, pre, 4, b,
-                              num_wait, wait, event ? &e1 : NULL);
-        else
-            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 4, b,
-                              1, &e0, &e1);
-    }
     /* one tile: the buffers were not used, their last users still count */
     kiln__scratch_put(queue, &ss, one ? NULL : e1 ? e1 : e0);
     kiln__scratch_put(queue, &sv, one ? NULL : e1 ? e1 : e0);

@@ -240,6 +240,11 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                   kiln__scan_local(kind, plan), s->seg ? 1 : 0,
                   kiln__scan_items(kind, s, plan),
                   kind != KILN__SCAN_THREEPHASE && s->scan_size <= 4);
+    /* the warp scan's status words carry the scratch buffer's use count
+     * (scan_run.c) */
+    if (kind == KILN__SCAN_WARP)
+        kiln__sb_addf(sb, "#define KILN_SCAN_EPOCH %d\n",
+                      kiln__knobs_get()->scan_epoch);
     /* quads (vec_io) by default in the OpenCL single pass only. H100,
      * 2^28 int32, three rounds: NVIDIA's OpenCL 82-83% of copy with them,
      * 73-81% without; the warp scan 78-80% with them (NVRTC: 32 bytes of

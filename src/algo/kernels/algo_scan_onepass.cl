@@ -135,8 +135,10 @@ KILN_FUNC kiln_scan_t kiln__unbits(uint b, kiln_scan_t r)
 
 KILN_KERNEL __attribute__((reqd_work_group_size(KILN_LOCAL_SIZE, 1, 1)))
 void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
-                    long kiln_stride, long kiln_tiles, @PARAMS@)
+                    long kiln_stride, long kiln_tiles, int kiln_epoch,
+                    @PARAMS@)
 {
+    (void)kiln_epoch; /* the warp scan's (scan_run.c); zeroed words here */
     KILN_LOCAL kiln_scan_t kiln_sv[KILN_PAD(KILN_TILE)];
     KILN_LOCAL kiln_scan_t kiln_tv[(KILN_DB + 1) * KILN_LOCAL_SIZE];
 #if KILN_SEGMENTED

@@ -64,6 +64,24 @@
 #ifndef KILN_MINB
 #define KILN_MINB 1 /* __launch_bounds__ minimum blocks per SM */
 #endif
+/* KILN_SCAN_EPOCH: block b takes tile b (blocks start in index order, as
+ * CUB's scans assume) and a status word is (kiln_epoch << 2) | status, so
+ * a word left by an earlier launch (another epoch) reads as "no status
+ * yet": the host zeroes the words only when the buffer is new
+ * (scan_run.c). kiln_epoch is the buffer's use count, 1 .. 2^30 - 1.
+ * Otherwise tiles come from an atomic counter and 0 means no status. */
+#ifndef KILN_SCAN_EPOCH
+#define KILN_SCAN_EPOCH 0
+#endif
+#if KILN_SCAN_EPOCH
+#define KILN_ST(s) ((int)(((unsigned int)kiln_epoch << 2) | (unsigned int)(s)))
+#define KILN_ST_OK(x) (((unsigned int)(x) >> 2) == (unsigned int)kiln_epoch)
+#define KILN_ST_S(x) ((int)((unsigned int)(x) & 3u))
+#else
+#define KILN_ST(s) (s)
+#define KILN_ST_OK(x) ((x) != 0)
+#define KILN_ST_S(x) (x)
+#endif
 
 KILN_FUNC void kiln__vstore(KILN_GLOBAL char *p, const kiln_scan_t *v)
 {
@@ -151,6 +169,7 @@ KILN_FUNC kiln_scan_t kiln__shfl(kiln_scan_t v, int mode, int d)
 KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, int status,
                             kiln_scan_t v)
 {
+    /* status: already marked with its epoch (KILN_ST) */
     unsigned long long w =
         ((unsigned long long)(unsigned int)status << 32) | kiln__bits(v);
     ((volatile unsigned long long *)st)[t] = w;
@@ -162,7 +181,7 @@ KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, int status,
 
 KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
 @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
-               long kiln_stride, long kiln_tiles, @PARAMS@)
+               long kiln_stride, long kiln_tiles, int kiln_epoch, @PARAMS@)
 {
     KILN_LOCAL kiln_scan_t kiln_sv[KILN_WARPS * KILN_WSTRIDE];
 #if KILN_SEGMENTED
@@ -180,8 +199,16 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
 
     /* one tile (a small scan): no counter, no status words (the host
      * leaves them unzeroed and untouched) */
+    /* (the epochs' tile goes through shared memory too: read from
+     * blockIdx.x in every thread, NVRTC spilled 32 bytes of the int32
+     * cumsum under the 40-register cap, none so) */
     if (kiln_l == 0)
+#if KILN_SCAN_EPOCH
+        kiln_tile_sh = (int)blockIdx.x;
+#else
         kiln_tile_sh = kiln_tiles == 1 ? 0 : atomicAdd(KILN_COUNTER, 1);
+    (void)kiln_epoch;
+#endif
     __syncthreads();
     const int kiln_tile = kiln_tile_sh;
     /* the only 64-bit index: the first item of this warp */
@@ -331,11 +358,11 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
             int early = kiln_tile == 0 || aggf;
 #if KILN_PACKED
             (void)my_agg;
-            kiln__pstore(kiln_status, kiln_tile, early ? 2 : 1, agg);
+            kiln__pstore(kiln_status, kiln_tile, KILN_ST(early ? 2 : 1), agg);
 #else
             kiln__vstore(early ? my_inc : my_agg, &agg);
             __threadfence();
-            *(volatile int *)&kiln_status[kiln_tile] = early ? 2 : 1;
+            *(volatile int *)&kiln_status[kiln_tile] = KILN_ST(early ? 2 : 1);
 #endif
         }
         kiln_scan_t acc = kiln_neutral(); /* meaningful in lane 0 */
@@ -359,7 +386,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                 unsigned long long w[KILN_LB];
 #pragma unroll
                 for (int r = 0; r < KILN_LB; r++)
-                    w[r] = 2ull << 32;
+                    w[r] = (unsigned long long)(unsigned int)KILN_ST(2) << 32;
                 for (;;) {
                     int zero = 0;
 #if KILN_LB_EVERY && KILN_LB_SLEEP
@@ -372,7 +399,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                         if (j >= 0)
                             w[r] = ((volatile unsigned long long *)
                                         kiln_status)[j];
-                        zero |= (w[r] >> 32) == 0;
+                        zero |= !KILN_ST_OK((unsigned int)(w[r] >> 32));
                     }
                     if (!__any_sync(KILN_FULL, zero))
                         break;
@@ -382,7 +409,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                 }
 #pragma unroll
                 for (int r = 0; r < KILN_LB; r++) {
-                    s[r] = (int)(w[r] >> 32);
+                    s[r] = KILN_ST_S((unsigned int)(w[r] >> 32));
                     v[r] = last - 32 * r - kiln_lane >= 0
                                ? kiln__unbits((unsigned int)w[r],
                                               kiln_neutral())
@@ -394,12 +421,13 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                     const int j = last - 32 * r - kiln_lane;
                     s[r] = 2;
                     if (j >= 0) {
-                        while ((s[r] = *(volatile int *)&kiln_status[j]) ==
-                               0) {
+                        while (!KILN_ST_OK(
+                            s[r] = *(volatile int *)&kiln_status[j])) {
 #if KILN_LB_SLEEP
                             KILN_SLEEP_NS(KILN_LB_SLEEP);
 #endif
                         }
+                        s[r] = KILN_ST_S(s[r]);
                     }
                 }
                 __threadfence();
@@ -458,11 +486,11 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                 kiln_scan_t inc = kiln_scan_op(acc, agg);
 #if KILN_PACKED
                 (void)my_inc;
-                kiln__pstore(kiln_status, kiln_tile, 2, inc);
+                kiln__pstore(kiln_status, kiln_tile, KILN_ST(2), inc);
 #else
                 kiln__vstore(my_inc, &inc);
                 __threadfence();
-                *(volatile int *)&kiln_status[kiln_tile] = 2;
+                *(volatile int *)&kiln_status[kiln_tile] = KILN_ST(2);
 #endif
             }
         }
