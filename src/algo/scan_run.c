@@ -38,9 +38,12 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
      * launches on this buffer read as "no status", so it is zeroed only
      * when new (all of it: a later, longer scan reads further). */
     int epoch = v->tmpl == KILN__SCAN_WARP && kiln__knobs_get()->scan_epoch;
-    int fill = !one && (!epoch || ss.fresh);
+    /* (a new buffer is zeroed by the first epoch user, one tile or not:
+     * the next one relies on it) */
+    int fill = epoch ? ss.fresh : !one;
+    int untouched = one && !fill;
     /* the fill, or else the launch, waits for both slots' last users */
-    if (st == KILN_OK && !one)
+    if (st == KILN_OK && !untouched)
         st = kiln__wait_plus(num_wait, wait, ss.dep, sv.dep, &wl, &nwl);
     if (st == KILN_OK && fill) {
         static const int zero = 0;
@@ -55,7 +58,7 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
                            KILN_ARG_I64((int64_t)stride),
                            KILN_ARG_I64((int64_t)tiles),
                            KILN_ARG_I32(epoch ? (int32_t)ss.uses : 0)};
-        if (one)
+        if (untouched)
             st = kiln__launch(queue, v->k[0], local, local, pre, 5, b,
                               num_wait, wait, event ? &e1 : NULL);
         else if (fill)
@@ -68,8 +71,8 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
     if (wl != wait)
         free((void *)wl);
     /* one tile: the buffers were not used, their last users still count */
-    kiln__scratch_put(queue, &ss, one ? NULL : e1 ? e1 : e0);
-    kiln__scratch_put(queue, &sv, one ? NULL : e1 ? e1 : e0);
+    kiln__scratch_put(queue, &ss, untouched ? NULL : e1 ? e1 : e0);
+    kiln__scratch_put(queue, &sv, untouched ? NULL : e1 ? e1 : e0);
     if (st == KILN_OK && event) {
         *event = e1;
         e1 = NULL;
