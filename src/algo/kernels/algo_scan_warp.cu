@@ -282,7 +282,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
 #endif
     __syncwarp();
 
-    /* 2. The thread folds its items in registers, in order. */
+    /* 2. The thread folds its items, in order, from the warp slice. */
 #if KILN_SEGMENTED
     unsigned long long kiln_fm = 0; /* bit k: item k starts a segment */
 #pragma unroll
