@@ -197,11 +197,11 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
     const int kiln_l = (int)threadIdx.x;
     const int kiln_lane = kiln_l & 31, kiln_warp = kiln_l >> 5;
 
-    /* one tile (a small scan): no counter, no status words (the host
-     * leaves them unzeroed and untouched) */
-    /* (the epochs' tile goes through shared memory too: read from
-     * blockIdx.x in every thread, NVRTC spilled 32 bytes of the int32
-     * cumsum under the 40-register cap, none so) */
+    /* The tile: block order with epochs, else the counter, but one tile (a
+     * small scan) takes no counter and publishes no status (the host
+     * leaves the words untouched). Through shared memory either way: read
+     * from blockIdx.x in every thread, NVRTC spilled 32 bytes of the int32
+     * cumsum under the 40-register cap, none so. */
     if (kiln_l == 0)
 #if KILN_SCAN_EPOCH
         kiln_tile_sh = (int)blockIdx.x;
