@@ -432,6 +432,59 @@ static void scan_cuda(kiln_context *c, const kiln_scan_desc *d,
     kiln_scan_release(s);
 }
 
+/* The selection engine's warp scan with a kept value (kiln_scan.keep: the
+ * stored item rides in registers from the load to the output), as the
+ * ready-made copy_if and unique build it: counts of int (and long for 2^31
+ * items or more), kept values of 4 and 8 bytes. */
+static void sel_cuda(kiln_context *c) {
+    static const struct {
+        const char *bits, *pred;
+        size_t size;
+        int wide;
+    } k[] = {{"float", "kiln_a[i] > 0.5f", 4, 0},
+             {"uint", "i == 0 || kiln_a[i] != kiln_a[i - 1]", 4, 0},
+             {"uint", "i == 0 || kiln_a[i] != kiln_a[i - 1]", 4, 1},
+             {"double", "kiln_a[i] < 0.0", 8, 0},
+             {"uchar", "kiln_a[i] & 1", 1, 0}};
+    for (size_t j = 0; j < sizeof k / sizeof k[0]; j++) {
+        char args[128], what[96];
+        snprintf(args, sizeof args,
+                 "const %s *kiln_a, %s *kiln_out, long *kiln_count", k[j].bits,
+                 k[j].bits);
+        kiln__sb pre = {0}, out = {0};
+        kiln__sel_functions(&pre, NULL, k[j].pred, 0,
+                            "kiln_out[out_index] = kiln_kept", NULL);
+        kiln_scan_desc d = kiln__sel_desc(k[j].wide, KILN__SEL_STORE, pre.p,
+                                          "kiln_copy_if", &out);
+        /* the second and third compare neighbours' kept values, as
+         * unique */
+        kiln__sel_keep keep = {k[j].bits, "kiln_a[i]",
+                               j == 1 || j == 2 ? "(i == 0) | (kiln_kept != "
+                                        "kiln_prev_kept)"
+                                      : NULL,
+                               k[j].size};
+        kiln_scan *s = NULL;
+        if (CHECK_OK(kiln__sel_create(c, NULL, args, &d, k[j].pred, &keep, 0,
+                                      &s))) {
+            kiln__plan plan = cuda_plan();
+            kiln__sb sb = {0};
+            if (CHECK_OK(kiln__scan_source(s, 0, &plan, &sb))) {
+                CHECK_MSG(strstr(sb.p, "#define KILN_SCAN_KEEP 1") &&
+                              strstr(sb.p, "__shfl_"),
+                          "selection %zu: not the warp scan with kept values",
+                          j);
+                snprintf(what, sizeof what, "selection keeping %s (%s)",
+                         k[j].bits, k[j].wide ? "long counts" : "int counts");
+                compile_cuda(sb.p, what);
+            }
+            kiln__sb_free(&sb);
+        }
+        kiln__sel_release(s);
+        kiln__sb_free(&pre);
+        kiln__sb_free(&out);
+    }
+}
+
 static void red_cuda(kiln_context *c, const kiln_reduction_desc *d,
                      const char *what) {
     kiln_reduction *r = NULL;
@@ -595,6 +648,7 @@ static void cuda_only(kiln_context *c) {
     kiln_reduction_desc rc = KILN_REDUCTION_DESC(
         "const char *x", "char", 0, "0", "a+b", "x[i]", NULL, "charred");
     red_cuda(c, &rc, "reduction over char");
+    sel_cuda(c);
     astype_cuda(c);
     lanes_cuda(c);
     red_lanes_cuda(c);

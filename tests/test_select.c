@@ -773,11 +773,14 @@ int main(int argc, char **argv) {
     (void)argc;
     kt_for_each_device(run, NULL);
     /* once more with the single-pass scan variant forced (a child, since
-     * the variant knob is read once per process) */
+     * the variant knob is read once per process), keeping the stored
+     * values in registers as the warp scan does (KILN_SCAN_KEEP=1: off by
+     * default in the OpenCL single pass), so that CI runs that path */
     if (!getenv("KILN_SCAN_VARIANT")) {
         pid_t pid = fork();
         if (pid == 0) {
             setenv("KILN_SCAN_VARIANT", "onepass", 1);
+            setenv("KILN_SCAN_KEEP", "1", 0);
             execv(argv[0], argv);
             _exit(127);
         }

@@ -66,6 +66,11 @@ typedef struct kiln__knobs {
                               tiles in block order and marks its status
                               words with the buffer's use count, so they
                               need no zeroing before a launch (0..1; 1) */
+    int scan_keep;         /* KILN_SCAN_KEEP: 1 = the single-pass scans of
+                              a selection keep the value its output stores
+                              in registers from the load (kiln_scan.keep)
+                              instead of reading the input again; -1 = the
+                              warp scan only, 0 = neither (-1..1; -1) */
     int scan_vec;          /* KILN_SCAN_VEC: 1 = the single-pass scans
                               move quads of 4-byte items in 16-byte
                               accesses where the scan's text allows

@@ -11,6 +11,18 @@ struct kiln_scan {
     kiln__gen gen; /* first: the base */
     char *scan_type, *neutral, *op, *input, *output, *seg, *preamble;
     size_t scan_size;
+    /* Optional (selections, select.c): a value of type keep_type that the
+     * output step uses, the expression keep at i. The single-pass
+     * templates load it beside the input and keep it in registers until
+     * the output step (the same thread handles item i in both), so the
+     * output reads no input again; elsewhere kiln_output evaluates it.
+     * The output text names it kiln_kept. NULL: none. keep_input (may be
+     * NULL): the input expression again in terms of kiln_kept and
+     * kiln_prev_kept (item i - 1's kept value; unspecified at i == 0), for
+     * the warp scan, which hands a thread its neighbour's value by a
+     * shuffle instead of a second load. */
+    char *keep_type, *keep, *keep_input;
+    size_t keep_size;
 };
 
 /* The templates, all keeping the operator's order:

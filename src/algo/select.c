@@ -47,6 +47,9 @@ static void sel_destroy(kiln__gen *gen) {
     free(x->s.output);
     free(x->s.seg);
     free(x->s.preamble);
+    free(x->s.keep_type);
+    free(x->s.keep);
+    free(x->s.keep_input);
     free(x->text);
     free(x);
 }
@@ -79,7 +82,8 @@ static kiln_status sel_args(kiln__gen *gen, const char *user_args,
 kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
                              const char *internal_args,
                              const kiln_scan_desc *d, const char *text,
-                             int eager, kiln_scan **out) {
+                             const kiln__sel_keep *keep, int eager,
+                             kiln_scan **out) {
     *out = NULL;
     sel_scan *x = calloc(1, sizeof *x);
     if (!x)
@@ -110,8 +114,17 @@ kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
                   d->preamble ? d->preamble : "");
     s->preamble = kiln__sb_take(&pre);
     x->text = kiln__strdup(text);
-    if (!s->scan_type || !s->neutral || !s->op || !s->input || !s->output ||
-        !s->preamble || !x->text)
+    if (keep && keep->expr) {
+        s->keep_type = kiln__strdup(keep->type);
+        s->keep = kiln__strdup(keep->expr);
+        s->keep_size = keep->size;
+        s->keep_input = keep->input ? kiln__strdup(keep->input) : NULL;
+        if (!s->keep_type || !s->keep || (keep->input && !s->keep_input))
+            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                 "kiln_select");
+    }
+    if (st == KILN_OK && (!s->scan_type || !s->neutral || !s->op || !s->input || !s->output ||
+        !s->preamble || !x->text))
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_select");
     if (st == KILN_OK)
         st = sel_args(&s->gen, user_args, internal_args);
@@ -181,13 +194,16 @@ void kiln__sel_functions(kiln__sb *sb, const char *prologue,
     kiln__sb_addf(sb, ") ? %d : %d;\n}\n", !negate, negate);
     kiln__sb p = {0};
     kiln__sb_addf(&p, "%s;\n", output);
-    sel_function(sb, "void kiln_sel_out(long i, long out_index, KILN_PARAMS)",
+    sel_function(sb,
+                 "void kiln_sel_out(long i, long out_index, KILN_KEPT_PARAM "
+                 "KILN_PARAMS)",
                  prologue, "output", p.p);
     kiln__sb_free(&p);
     if (rejected) {
         kiln__sb_addf(&p, "%s;\n", rejected);
         sel_function(sb,
-                     "void kiln_sel_rej(long i, long out_index, KILN_PARAMS)",
+                     "void kiln_sel_rej(long i, long out_index, "
+                     "KILN_KEPT_PARAM KILN_PARAMS)",
                      prologue, "rejected_output", p.p);
         kiln__sb_free(&p);
     }
@@ -198,32 +214,34 @@ void kiln__sel_functions(kiln__sb *sb, const char *prologue,
  * the last element, which holds no kept item unless every item is kept
  * (and then none stores there): a data-dependent branch around a store
  * keeps PoCL from vectorising across work-items (~8x slower). GPUs branch
- * (a store into one element from every thread would contend). */
+ * (a store into one element from every thread would contend).
+ * KILN_KEPT_ARG passes the kept value (kiln_scan.keep) where the operation
+ * has one, else it is empty. */
+#define OUT_AT(where) "kiln_sel_out(i, " where ", KILN_KEPT_ARG KILN_PASS)"
+#define REJ_AT(where) "kiln_sel_rej(i, " where ", KILN_KEPT_ARG KILN_PASS)"
 static const char *const kOutput[] = {
-    [KILN__SEL_USER] =
-        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS)",
+    [KILN__SEL_USER] = "if (item != prev_item) " OUT_AT("(long)prev_item"),
     [KILN__SEL_USER_REJ] =
-        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS);\n"
-        "else kiln_sel_rej(i, i - (long)prev_item, KILN_PASS)",
+        "if (item != prev_item) " OUT_AT("(long)prev_item") ";\n"
+        "else " REJ_AT("i - (long)prev_item"),
     [KILN__SEL_STORE] =
         "\n#if KILN_CPU\n"
-        "kiln_sel_out(i, item != prev_item ? (long)prev_item : n - 1, "
-        "KILN_PASS);\n#else\n"
-        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS);\n"
+        OUT_AT("item != prev_item ? (long)prev_item : n - 1") ";\n#else\n"
+        "if (item != prev_item) " OUT_AT("(long)prev_item") ";\n"
         "#endif\n",
     [KILN__SEL_STORE_TWO] =
         "\n#if KILN_CPU\n"
         "const int kiln_k = item != prev_item;\n"
-        "kiln_sel_out(i, kiln_k ? (long)prev_item : n - 1, KILN_PASS);\n"
-        "kiln_sel_rej(i, kiln_k ? n - 1 : i - (long)prev_item, KILN_PASS);\n"
+        OUT_AT("kiln_k ? (long)prev_item : n - 1") ";\n"
+        REJ_AT("kiln_k ? n - 1 : i - (long)prev_item") ";\n"
         "#else\n"
-        "if (item != prev_item) kiln_sel_out(i, (long)prev_item, KILN_PASS);\n"
-        "else kiln_sel_rej(i, i - (long)prev_item, KILN_PASS);\n#endif\n",
+        "if (item != prev_item) " OUT_AT("(long)prev_item") ";\n"
+        "else " REJ_AT("i - (long)prev_item") ";\n#endif\n",
     /* one output, rejected items from the back: every element is some
      * item's, so one store with a computed place */
     [KILN__SEL_STORE_BACK] =
-        "kiln_sel_out(i, item != prev_item ? (long)prev_item\n"
-        "                 : n - 1 - (i - (long)prev_item), KILN_PASS)",
+        OUT_AT("item != prev_item ? (long)prev_item\n"
+               "                 : n - 1 - (i - (long)prev_item)"),
 };
 
 kiln_scan_desc kiln__sel_desc(int wide, int mode, const char *preamble,
@@ -343,8 +361,8 @@ kiln_status kiln_select_create(kiln_context *context,
         st = outs.oom ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                        "%s", what)
                      : kiln__sel_create(context, d.arguments,
-                                        "long *kiln_count", &sd, text.p, !w,
-                                        w ? &sel->wide : &sel->narrow);
+                                        "long *kiln_count", &sd, text.p, NULL,
+                                        !w, w ? &sel->wide : &sel->narrow);
         kiln__sb_free(&outs);
     }
     kiln__sb_free(&pre);

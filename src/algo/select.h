@@ -13,13 +13,23 @@
  * arguments user_args (may be NULL; checked as a generator's are) followed
  * by internal_args (names may start with kiln_; the last one is
  * "long *kiln_count"). Only the first array has n elements and may be
- * strided; the others are contiguous and of any size. eager: build for the
+ * strided; the others are contiguous and of any size. keep (may be NULL):
+ * a value the output uses, kept from the load. eager: build for the
  * context's first device now. text: the user's expressions, quoted by
  * build errors. */
+/* A value the output step stores, kept from the load (kiln_scan.keep):
+ * type (of size bytes) and the expression at i; the output text names it
+ * kiln_kept. input (may be NULL): the scan's input written with kiln_kept
+ * and kiln_prev_kept (kiln_scan.keep_input). */
+typedef struct kiln__sel_keep {
+    const char *type, *expr, *input;
+    size_t size;
+} kiln__sel_keep;
 kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
                              const char *internal_args,
                              const kiln_scan_desc *desc, const char *text,
-                             int eager, kiln_scan **out);
+                             const kiln__sel_keep *keep, int eager,
+                             kiln_scan **out);
 void kiln__sel_release(kiln_scan *s);
 /* Launches s over [0, n); args end with the count array (n = 0: the count
  * is set to 0). */
@@ -33,7 +43,8 @@ int kiln__sel_wide(size_t n);
 
 /* Appends the selection's functions to sb: kiln_sel_pred(i, KILN_PASS)
  * (1 where predicate holds; negated with negate), kiln_sel_out(i,
- * out_index, KILN_PASS) and, with rejected, kiln_sel_rej(...). prologue
+ * out_index, KILN_KEPT_ARG KILN_PASS) and, with rejected,
+ * kiln_sel_rej(...) (KILN_KEPT_ARG: the kept value, when there is one). prologue
  * (may be NULL) runs first in each, after the arrays are bound. */
 void kiln__sel_functions(kiln__sb *sb, const char *prologue,
                          const char *predicate, int negate,

@@ -36,6 +36,15 @@ static void run_start(char *buf, size_t cap, kiln_dtype d, const char *p) {
         snprintf(buf, cap, "(i == 0) | (%s[i] != %s[i - (i > 0)])", p, p);
 }
 
+/* The same test on kept values (kiln__sel_keep.input): kiln_kept and
+ * kiln_prev_kept, item i - 1's. */
+static void run_start_kept(char *buf, size_t cap, kiln_dtype d) {
+    snprintf(buf, cap,
+             d == KILN_FLOAT16
+                 ? "(i == 0) | (kiln_h2f(kiln_kept) != kiln_h2f(kiln_prev_kept))"
+                 : "(i == 0) | (kiln_kept != kiln_prev_kept)");
+}
+
 /* An array header with FLOAT16 relabelled as UINT16 (the bits type the
  * generated arguments declare). */
 static kiln_array bits_view(const kiln_array *a) {
@@ -52,13 +61,15 @@ typedef struct make_arg {
     const char *args;
     kiln_scan_desc d;
     const char *text;
+    kiln__sel_keep keep; /* the value stored, kept from the load */
 } make_arg;
 
 static kiln_status make(void *arg, kiln__gen **gen) {
     make_arg *m = arg;
     kiln_scan *s = NULL;
     kiln_status st =
-        kiln__sel_create(m->context, NULL, m->args, &m->d, m->text, 0, &s);
+        kiln__sel_create(m->context, NULL, m->args, &m->d, m->text, &m->keep,
+                         0, &s);
     *gen = s ? &s->gen : NULL;
     return st;
 }
@@ -171,10 +182,10 @@ static kiln_status pred_op(kiln_queue *q, int op, kiln_array *out,
     kiln__sb pre = {0}, key = {0}, text = {0}, out_s = {0};
     kiln__sb_addf(&text, "predicate: %s", predicate);
     kiln__sel_functions(&pre, prologue, predicate, op == SEL_REMOVE,
-                        "kiln_out[out_index] = kiln_a[i]",
-                        op == SEL_PART2   ? "kiln_rej[out_index] = kiln_a[i]"
+                        "kiln_out[out_index] = kiln_kept",
+                        op == SEL_PART2   ? "kiln_rej[out_index] = kiln_kept"
                         : op == SEL_PART1 ? "kiln_out[n - 1 - out_index] = "
-                                            "kiln_a[i]"
+                                            "kiln_kept"
                                           : NULL);
     static const char *const names[] = {"kiln_copy_if", "kiln_remove_if",
                                         "kiln_partition", "kiln_partition"};
@@ -186,7 +197,9 @@ static kiln_status pred_op(kiln_queue *q, int op, kiln_array *out,
                                       : op == SEL_PART1 ? KILN__SEL_STORE_BACK
                                                         : KILN__SEL_STORE,
                                       pre.p, names[op], &out_s),
-                  .text = text.p};
+                  .text = text.p,
+                  .keep = {bt, "kiln_a[i]", NULL,
+                           kiln_dtype_size(a->dtype)}};
     kiln_array ha = bits_view(a), ho = bits_view(out),
                hr = rej ? bits_view(rej) : ho;
     kiln_arg v[4] = {KILN_ARG_ARRAY(&ha), KILN_ARG_ARRAY(&ho),
@@ -364,11 +377,17 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
              "const %s *kiln_a, %s *kiln_out, %slong *kiln_count", bt, bt,
              !counts ? "" : ends ? "long *kiln_st, " : "long *kiln_cnt, ");
     run_start(ne1, sizeof ne1, a->dtype, "kiln_a");
+    char ne1_kept[160];
+    run_start_kept(ne1_kept, sizeof ne1_kept, a->dtype);
     kiln__sb pre = {0}, key = {0}, out_s = {0};
     make_arg m = {.args = args, .text = "unique"};
     if (!counts) {
+        /* the warp scan compares each item with its neighbour's kept
+         * value (a shuffle) instead of loading a[i - 1] */
+        m.keep = (kiln__sel_keep){bt, "kiln_a[i]", ne1_kept,
+                                  kiln_dtype_size(a->dtype)};
         kiln__sel_functions(&pre, NULL, ne1, 0,
-                            "kiln_out[out_index] = kiln_a[i]", NULL);
+                            "kiln_out[out_index] = kiln_kept", NULL);
         m.d = kiln__sel_desc(wide, KILN__SEL_STORE, pre.p, "kiln_unique",
                              &out_s);
     } else if (ends) {
@@ -435,6 +454,8 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                      "(a & KILN_UQ_LOW)); }\n");
         kiln__sb_add(&pre, pre_s);
         kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
+        m.keep = (kiln__sel_keep){bt, "kiln_a[i]", NULL,
+                                  kiln_dtype_size(a->dtype)};
         /* a run ends where the next item starts one (or at the end) */
         /* branch-free stores on CPUs, as kiln__sel_desc's (select.c) */
         kiln__sb_add(&out_s,
@@ -443,13 +464,13 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                      "\n#if KILN_CPU\n"
                      "const long kiln_c = KILN_UQ_C(item);\n"
                      "kiln_out[kiln_c != KILN_UQ_C(prev_item) ? kiln_c - 1 "
-                     ": n - 1] = kiln_a[i];\n"
+                     ": n - 1] = kiln_kept;\n"
                      "kiln_cnt[kiln_end ? kiln_c - 1 : n - 1] = "
                      "i + 1 - KILN_UQ_S(item);\n"
                      "#else\n"
                      "const long kiln_c = KILN_UQ_C(item);\n"
                      "if (kiln_c != KILN_UQ_C(prev_item)) kiln_out[kiln_c - 1] "
-                     "= kiln_a[i];\n"
+                     "= kiln_kept;\n"
                      "if (kiln_end) kiln_cnt[kiln_c - 1] = "
                      "i + 1 - KILN_UQ_S(item);\n"
                      "#endif\n"

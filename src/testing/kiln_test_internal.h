@@ -12,6 +12,7 @@
 #include "algo/generator.h" /* declaration parser (fuzz/) */
 #include "algo/offload_hook.h"
 #include "algo/offload_internal.h" /* map checks, code generation (fuzz/) */
+#include "algo/select.h" /* the selection engine (tests/test_array_nvrtc.c) */
 #include "backend/backend.h"
 #include "backend/registry.h" /* the tables built in, whatever they are */
 #include "base/buildlog_quote.h" /* compiler log quoting (fuzz/) */

@@ -9,7 +9,9 @@
  * KILN_PACKED, KILN_DB (1: double-buffered scan of the work-item totals),
  * kiln_scan_t, kiln_neutral() (an identity of the operator),
  * kiln_scan_op(a, b) (a is the earlier item), kiln_input(i, ...),
- * kiln_seg_start(i, ...), kiln_output(i, item, prev_item, ...), KILN_PASS.
+ * kiln_seg_start(i, ...), kiln_output(i, item, prev_item, ...), KILN_PASS;
+ * with KILN_SCAN_KEEP also kiln_keep_t, kiln_keep(i, ...) and kiln_output's
+ * kept value before KILN_PASS.
  *
  * Each work-group takes the next tile of KILN_LOCAL_SIZE*KILN_ITEMS items
  * from an atomic counter (groups do not start in index order; a group only
@@ -166,6 +168,14 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 
     /* 1. Coalesced loads into local memory (no bounds checks in a full
      * tile); items past the end are neutral. */
+#if KILN_SCAN_KEEP
+    /* a selection's kept values (kiln_keep), held in private memory until
+     * step 6, which handles the same items in the same work-item */
+    kiln_keep_t kiln_kp[KILN_ITEMS];
+#define KILN_KEPT_OUT(k) kiln_kp[k],
+#else
+#define KILN_KEPT_OUT(k)
+#endif
 #if KILN_SCAN_VEC
     /* a full tile of x[i] into y[i] (scan_variants.c vec_io), both arrays
      * 16-byte aligned: work-item l moves items 4l..4l+3 of each run of
@@ -195,6 +205,9 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         for (int k = 0; k < KILN_ITEMS; k++) {
             const int j = k * KILN_LOCAL_SIZE + kiln_l;
             kiln_sv[KILN_PAD(j)] = kiln_input(kiln_base + j, KILN_PASS);
+#if KILN_SCAN_KEEP
+            kiln_kp[k] = kiln_keep(kiln_base + j, KILN_PASS);
+#endif
         }
     } else {
 #pragma unroll
@@ -203,6 +216,10 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
             kiln_sv[KILN_PAD(j)] = j < kiln_tn
                                        ? kiln_input(kiln_base + j, KILN_PASS)
                                        : kiln_neutral();
+#if KILN_SCAN_KEEP
+            kiln_kp[k] = j < kiln_tn ? kiln_keep(kiln_base + j, KILN_PASS)
+                                     : (kiln_keep_t)0;
+#endif
         }
     }
 #if KILN_SEGMENTED
@@ -466,7 +483,8 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
             if (kiln_sf[j])
                 prev = kiln_neutral();
 #endif
-            kiln_output(kiln_base + j, kiln_sv[KILN_PAD(j)], prev, KILN_PASS);
+            kiln_output(kiln_base + j, kiln_sv[KILN_PAD(j)], prev,
+                        KILN_KEPT_OUT(k) KILN_PASS);
         }
     }
 }

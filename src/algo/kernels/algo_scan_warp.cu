@@ -6,7 +6,10 @@
  * multiple of 32), KILN_ITEMS (items per thread), KILN_SEGMENTED,
  * KILN_PACKED, kiln_scan_t, kiln_neutral() (an identity of the operator),
  * kiln_scan_op(a, b) (a is the earlier item), kiln_input(i, ...),
- * kiln_seg_start(i, ...), kiln_output(i, item, prev_item, ...), KILN_PASS.
+ * kiln_seg_start(i, ...), kiln_output(i, item, prev_item, ...), KILN_PASS;
+ * with KILN_SCAN_KEEP also kiln_keep_t, kiln_keep(i, ...) and kiln_output's
+ * kept value before KILN_PASS; with KILN_SCAN_KEEP_INPUT also
+ * kiln_input_kept(i, kept, prev_kept, ...), used instead of kiln_input.
  *
  * Each block takes the next tile of KILN_LOCAL_SIZE*KILN_ITEMS items from an
  * atomic counter (blocks do not start in index order; a block only ever
@@ -161,6 +164,22 @@ KILN_FUNC kiln_scan_t kiln__shfl(kiln_scan_t v, int mode, int d)
     return r;
 }
 
+#if KILN_SCAN_KEEP
+/* A warp shuffle of a kept value (kiln_keep_t: a scalar of up to 8 bytes). */
+KILN_FUNC kiln_keep_t kiln__shfl_keep(kiln_keep_t v, int mode, int d)
+{
+    union {
+        kiln_keep_t v;
+        unsigned int w[(sizeof(kiln_keep_t) + 3) / 4];
+    } u, r;
+    u.w[0] = 0;
+    u.v = v;
+    for (int k = 0; k < (int)((sizeof(kiln_keep_t) + 3) / 4); k++)
+        r.w[k] = kiln__shfl32(u.w[k], mode, d);
+    return r.v;
+}
+#endif
+
 #if KILN_PACKED
 /* Types of up to 4 bytes: the status (high half) and the value (low half)
  * of a tile share one 64-bit word, so one store publishes both and one load
@@ -227,6 +246,15 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
      * a full warp slice), then a transpose through the warp's shared slice:
      * thread lane gets items lane*KILN_ITEMS .. +KILN_ITEMS-1. */
     kiln_scan_t kiln_v[KILN_ITEMS];
+#if KILN_SCAN_KEEP
+    /* a selection's kept values (kiln_keep: what its output stores),
+     * loaded with the input and held until step 6, which handles the same
+     * items in the same thread: the output reads no input again */
+    kiln_keep_t kiln_kp[KILN_ITEMS];
+#define KILN_KEPT_OUT(k) kiln_kp[k],
+#else
+#define KILN_KEPT_OUT(k)
+#endif
 #if KILN_SCAN_VEC
     /* a full warp slice of x[i] into y[i] (scan_variants.c vec_io), both
      * arrays 16-byte aligned: lane l moves items 4l..4l+3 of each run of
@@ -252,24 +280,72 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
         }
     } else
 #endif
+#if KILN_SCAN_KEEP_INPUT
     {
+        /* the kept values first, then each input from an item's value and
+         * its predecessor's: lane l - 1's by a shuffle; lane 0 takes lane
+         * 31's of the row before, or in the first row the item before the
+         * warp's slice (one load) */
         if (kiln_wfull) {
 #pragma unroll
             for (int k = 0; k < KILN_ITEMS; k++)
+                kiln_kp[k] = kiln_keep(kiln_wbase + (k * 32 + kiln_lane),
+                                       KILN_PASS);
+        } else {
+#pragma unroll
+            for (int k = 0; k < KILN_ITEMS; k++) {
+                const int j = k * 32 + kiln_lane;
+                kiln_kp[k] = j < kiln_wn ? kiln_keep(kiln_wbase + j, KILN_PASS)
+                                         : (kiln_keep_t)0;
+            }
+        }
+        /* one rotation a row: lane l gets lane l - 1's value, lane 0 lane
+         * 31's, which is its predecessor in the next row */
+        kiln_keep_t kiln_kb = (kiln_keep_t)0;
+        if (kiln_lane == 0 && kiln_wbase > 0 && kiln_wn > 0)
+            kiln_kb = kiln_keep(kiln_wbase - 1, KILN_PASS);
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++) {
+            const int j = k * 32 + kiln_lane;
+            const kiln_keep_t r =
+                kiln__shfl_keep(kiln_kp[k], 2, (kiln_lane + 31) & 31);
+            kiln_sw[KILN_PAD(j)] =
+                kiln_wfull || j < kiln_wn
+                    ? kiln_input_kept(kiln_wbase + j, kiln_kp[k],
+                                      kiln_lane ? r : kiln_kb, KILN_PASS)
+                    : kiln_neutral();
+            kiln_kb = r;
+        }
+    }
+#else
+    {
+        if (kiln_wfull) {
+#pragma unroll
+            for (int k = 0; k < KILN_ITEMS; k++) {
                 kiln_v[k] = kiln_input(kiln_wbase + (k * 32 + kiln_lane),
                                        KILN_PASS);
+#if KILN_SCAN_KEEP
+                kiln_kp[k] = kiln_keep(kiln_wbase + (k * 32 + kiln_lane),
+                                       KILN_PASS);
+#endif
+            }
         } else {
 #pragma unroll
             for (int k = 0; k < KILN_ITEMS; k++) {
                 int j = k * 32 + kiln_lane;
                 kiln_v[k] = j < kiln_wn ? kiln_input(kiln_wbase + j, KILN_PASS)
                                         : kiln_neutral();
+#if KILN_SCAN_KEEP
+                kiln_kp[k] = j < kiln_wn ? kiln_keep(kiln_wbase + j, KILN_PASS)
+                                         : (kiln_keep_t)0;
+#endif
             }
         }
 #pragma unroll
         for (int k = 0; k < KILN_ITEMS; k++)
             kiln_sw[KILN_PAD(k * 32 + kiln_lane)] = kiln_v[k];
     }
+#endif
 #if KILN_SEGMENTED
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++) {
@@ -551,7 +627,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                 prev = kiln_neutral();
 #endif
             kiln_output(kiln_wbase + j, kiln_sw[KILN_PAD(j)], prev,
-                        KILN_PASS);
+                        KILN_KEPT_OUT(k) KILN_PASS);
         }
     }
 }
