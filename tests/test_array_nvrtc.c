@@ -741,6 +741,9 @@ int main(void) {
     /* the warp scan's quads (off by default there): their kernels hold
      * both paths, so this compiles both */
     setenv("KILN_SCAN_VEC", "1", 0);
+    /* kept values in registers for every width (by default only 4-byte
+     * values and counts): sel_cuda compiles them all */
+    setenv("KILN_SCAN_KEEP", "1", 0);
     if (getenv("KILN_SCAN_VARIANT") == NULL) {
         kiln_queue *q0 = NULL;
         if (kiln_queue_create_default(NULL, 0, &q0) == KILN_OK)

@@ -61,7 +61,8 @@ static const struct knob {
      * -1: the OpenCL single pass only */
     /* a selection's single pass keeps the stored value from its load
      * (kiln_scan.keep, scan_variants.c): 1 both single passes, -1 the warp
-     * scan only (NVIDIA's OpenCL was slower with it) */
+     * scan only, 4-byte values and counts (NVIDIA's OpenCL was slower with
+     * it) */
     {"KILN_SCAN_KEEP", offsetof(kiln__knobs, scan_keep), -1, 1, -1, 0},
     {"KILN_SCAN_VEC", offsetof(kiln__knobs, scan_vec), -1, 1, -1, 0},
     {"KILN_SORT_OS_ITEMS", offsetof(kiln__knobs, sort_os_items), 0, 32, 0,

@@ -70,7 +70,8 @@ typedef struct kiln__knobs {
                               a selection keep the value its output stores
                               in registers from the load (kiln_scan.keep)
                               instead of reading the input again; -1 = the
-                              warp scan only, 0 = neither (-1..1; -1) */
+                              warp scan only, for values and counts of up
+                              to 4 bytes; 0 = neither (-1..1; -1) */
     int scan_vec;          /* KILN_SCAN_VEC: 1 = the single-pass scans
                               move quads of 4-byte items in 16-byte
                               accesses where the scan's text allows

@@ -267,11 +267,16 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
      * text's helpers take it through KILN_KEPT_PARAM / KILN_KEPT_ARG.
      * H100, 2^28 float32 copy_if, two rounds: cuda:0 0.862 / 0.880 ms
      * without, 0.790 / 0.804 with; NVIDIA's OpenCL 0.903 / 0.887 without,
-     * 1.000 / 0.955 with. */
+     * 1.000 / 0.955 with. By default only where measured: values and
+     * counts of up to 4 bytes (8-byte values would take the warp scan from
+     * 6 blocks an SM to 2, and 3 were already 20% slower for 4-byte ones). */
     int keep_knob = kiln__knobs_get()->scan_keep;
-    int keep_regs = s->keep && (kind == KILN__SCAN_WARP ? keep_knob != 0
-                                : kind == KILN__SCAN_ONEPASS_CL ? keep_knob == 1
-                                                                : 0);
+    int keep_small = s->keep_size <= 4 && s->scan_size <= 4;
+    int keep_regs =
+        s->keep && (kind == KILN__SCAN_WARP
+                        ? keep_knob == 1 || (keep_knob == -1 && keep_small)
+                    : kind == KILN__SCAN_ONEPASS_CL ? keep_knob == 1
+                                                    : 0);
     if (s->keep)
         kiln__sb_addf(sb,
                       "#define KILN_SCAN_KEEP %d\ntypedef %s kiln_keep_t;\n"
