@@ -6,8 +6,12 @@
 # the warm-up runs (KILN_BENCH_QUICK); report figures from
 # scripts/gpu-bench-algo.sh, which verifies every run.
 #   scripts/gpu-scan-sweep.sh [n] [stage...]   stages: ref shape delay
+#                                               (delay2, select: on demand)
 # Needs a built tree in ${BUILD_DIR:-build-gpu}. Output: one line per
 # configuration, "<ms> <% of copy> <knobs>", also in ${OUT:-/tmp}/scan-sweep.txt.
+# The select stage times the selections, which run on the same template
+# with kept values (bench_select: copy_if of float32, unique of int32), as
+# "<copy_if ms> <unique ms> <knobs>" lines in ${OUT:-/tmp}/select-sweep.txt.
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BUILD_DIR:-build-gpu}"
@@ -26,6 +30,13 @@ one() { # knobs as VAR=value words; prints "<ms> <pct> <knobs>"
   echo "$out" | awk -v k="$*" '$1=="scan_int32"{printf "%s %s %s\n", $2, $5, k}' | tee -a "$LOG"
 }
 best() { grep -v -e FAILED -e "^#" "$LOG" | sort -n | head -1 | cut -d' ' -f3-; }
+one_sel() { # as one, for bench_select: "<copy_if ms> <unique ms> <knobs>"
+  local out
+  out="$(env "$@" KILN_BENCH_OPS=copy_if_f32,unique_i32 "$BUILD/bench/bench_select" "$N" 2>&1)" ||
+    { echo "FAILED $* : $(echo "$out" | tail -2)" | tee -a "${OUT:-/tmp}/select-sweep.txt"; return; }
+  echo "$out" | awk -v k="$*" '$1=="copy_if_f32"{c=$2} $1=="unique_i32"{u=$2}
+    END{printf "%s %s %s\n", c, u, k}' | tee -a "${OUT:-/tmp}/select-sweep.txt"
+}
 
 for stage in $STAGES; do
   case "$stage" in
@@ -56,6 +67,16 @@ for stage in $STAGES; do
     for shape in "128 24 12" "128 32 8" "192 24 8" "256 20 6" "256 28 6" "384 20 4"; do
       set -- $shape
       one KILN_SCAN_THREADS=$1 KILN_SCAN_ITEMS=$2 KILN_SCAN_MINB=$3 KILN_SCAN_PRE=1200 KILN_SCAN_SLEEP=650 KILN_SCAN_EVERY=1
+    done ;;
+  select) # the look-back's pauses and the block shape with kept values
+    : > "${OUT:-/tmp}/select-sweep.txt"
+    one_sel; one_sel KILN_SCAN_KEEP=0
+    for p in 0 300 600 1200; do for s in 100 300 650; do
+      one_sel KILN_SCAN_PRE=$p KILN_SCAN_SLEEP=$s
+    done; done
+    for shape in "16 6" "20 5" "28 4"; do
+      set -- $shape
+      one_sel KILN_SCAN_ITEMS=$1 KILN_SCAN_MINB=$2
     done ;;
   esac
 done
