@@ -65,6 +65,8 @@ static const struct knob {
      * it) */
     {"KILN_SCAN_KEEP", offsetof(kiln__knobs, scan_keep), -1, 1, -1, 0},
     {"KILN_SCAN_VEC", offsetof(kiln__knobs, scan_vec), -1, 1, -1, 0},
+    /* the single-pass scans' shared padding (algo_scan_warp.cu KILN_PADP) */
+    {"KILN_SCAN_PAD", offsetof(kiln__knobs, scan_pad), 0, 1, 1, 0},
     {"KILN_SORT_OS_ITEMS", offsetof(kiln__knobs, sort_os_items), 0, 32, 0,
      0},
     /* 8: H200, NVIDIA OpenCL, 2^26 int32 keys 4.35 ms, 16: 4.98 */

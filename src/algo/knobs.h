@@ -76,6 +76,11 @@ typedef struct kiln__knobs {
                               move quads of 4-byte items in 16-byte
                               accesses where the scan's text allows
                               (-1..1; -1 = the OpenCL single pass only) */
+    int scan_pad;          /* KILN_SCAN_PAD: 1 = the single-pass scans
+                              pad their shared tile one word every
+                              lcm(32, items) (no bank conflicts for any
+                              items a thread); 0 = one every 32 (0..1; 1;
+                              the quads always take one every 32) */
     int sort_os_items;     /* KILN_SORT_OS_ITEMS: keys per thread of the
                               CUDA onesweep sort pass (4..32; 0 = by key
                               and value width, sort.c os_items) */

@@ -250,6 +250,8 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     if (kind == KILN__SCAN_WARP)
         kiln__sb_addf(sb, "#define KILN_SCAN_EPOCH %d\n",
                       kiln__knobs_get()->scan_epoch);
+    kiln__sb_addf(sb, "#define KILN_SCAN_PAD %d\n",
+                  kiln__knobs_get()->scan_pad);
     /* quads (vec_io) by default in the OpenCL single pass only. H100,
      * 2^28 int32, three rounds: NVIDIA's OpenCL 82-83% of copy with them,
      * 73-81% without; the warp scan 78-80% with them (NVRTC: 32 bytes of

@@ -43,7 +43,21 @@
  * counter), and kiln_vals is unused. */
 
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
-#define KILN_PAD(x) ((x) + ((x) >> 5)) /* no bank conflicts */
+/* Local slots: one pad word every KILN_PADP words, lcm(32, KILN_ITEMS),
+ * so that 32 neighbouring work-items' striped slots and their k-th items
+ * (l * KILN_ITEMS + k) each fall in distinct banks (as in
+ * algo_scan_warp.cu); the quads (KILN_SCAN_VEC) need one every 32. */
+#if KILN_SCAN_VEC || !KILN_SCAN_PAD /* the knob: 0 */
+#define KILN_PADP 32
+#else
+#define KILN_LOWBIT ((KILN_ITEMS) & -(KILN_ITEMS))
+#define KILN_PADP (32 * (KILN_ITEMS) / (KILN_LOWBIT < 32 ? KILN_LOWBIT : 32))
+#endif
+#define KILN_PAD(x) ((x) + (int)((uint)(x) / KILN_PADP))
+/* the work-item's item k: from its first slot where KILN_PADP is a
+ * multiple of KILN_ITEMS (no pad falls inside a work-item's items) */
+#define KILN_TSLOT(k)                                                     \
+    (KILN_PADP % KILN_ITEMS == 0 ? kiln_ob + (k) : KILN_PAD(kiln_o + (k)))
 #ifndef KILN_LB_SLEEP
 #define KILN_LB_SLEEP 0 /* ns of pause after a poll that found no status */
 #endif
@@ -235,6 +249,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
 
     /* 2. Each work-item folds its KILN_ITEMS consecutive items, in order. */
     const int kiln_o = kiln_l * KILN_ITEMS;
+    const int kiln_ob = KILN_PAD(kiln_o);
 #if KILN_SEGMENTED
     uint kiln_fm = 0; /* bit k: item k starts a segment */
 #pragma unroll
@@ -244,15 +259,15 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
     kiln_scan_t kiln_a = kiln_neutral();
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++) {
-        const kiln_scan_t v = kiln_sv[KILN_PAD(kiln_o + k)];
+        const kiln_scan_t v = kiln_sv[KILN_TSLOT(k)];
         kiln_a = ((kiln_fm >> k) & 1u) ? v : kiln_scan_op(kiln_a, v);
     }
     int kiln_f = kiln_fm != 0;
 #else
-    kiln_scan_t kiln_a = kiln_sv[KILN_PAD(kiln_o)];
+    kiln_scan_t kiln_a = kiln_sv[KILN_TSLOT(0)];
 #pragma unroll
     for (int k = 1; k < KILN_ITEMS; k++)
-        kiln_a = kiln_scan_op(kiln_a, kiln_sv[KILN_PAD(kiln_o + k)]);
+        kiln_a = kiln_scan_op(kiln_a, kiln_sv[KILN_TSLOT(k)]);
 #endif
 
     /* 3. Inclusive Hillis-Steele scan of the work-items' (value, flag)
@@ -449,8 +464,8 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         if ((kiln_fm >> k) & 1u)
             prev = kiln_neutral();
 #endif
-        kiln_carry = kiln_scan_op(prev, kiln_sv[KILN_PAD(kiln_o + k)]);
-        kiln_sv[KILN_PAD(kiln_o + k)] = kiln_carry;
+        kiln_carry = kiln_scan_op(prev, kiln_sv[KILN_TSLOT(k)]);
+        kiln_sv[KILN_TSLOT(k)] = kiln_carry;
     }
     KILN_BAR();
 

@@ -39,7 +39,27 @@
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
 #define KILN_WARPS (KILN_LOCAL_SIZE / 32)
 #define KILN_WTILE (32 * KILN_ITEMS) /* one warp's items */
-#define KILN_PAD(x) ((x) + ((x) >> 5)) /* no bank conflicts */
+/* Shared slots: one pad word every KILN_PADP words, so that a warp's 32
+ * striped slots (32k + lane) and its threads' k-th items (lane * KILN_ITEMS
+ * + k) each fall in 32 distinct banks. KILN_PADP = lcm(32, KILN_ITEMS) does
+ * both for any KILN_ITEMS (one word every 32 left the threads' reads 2-way
+ * conflicted for 24 items: Nsight Compute counted 38% excess shared
+ * wavefronts in unique on an H100); the quads (KILN_SCAN_VEC: lane l's 4
+ * items at 4l) need one every 32. */
+#if KILN_SCAN_VEC || !KILN_SCAN_PAD /* the knob: 0 */
+#define KILN_PADP 32
+#else
+#define KILN_LOWBIT ((KILN_ITEMS) & -(KILN_ITEMS))
+#define KILN_PADP (32 * (KILN_ITEMS) / (KILN_LOWBIT < 32 ? KILN_LOWBIT : 32))
+#endif
+#define KILN_PAD(x) ((x) + (int)((unsigned int)(x) / KILN_PADP))
+/* striped slot k of this lane (KILN_PADP is a multiple of 32) */
+#define KILN_WSLOT(k) (KILN_PAD(32 * (k)) + kiln_lane)
+/* the thread's item k: from its first slot where KILN_PADP is a multiple
+ * of KILN_ITEMS (no pad falls inside a thread's items) */
+#define KILN_TSLOT(k)                                                     \
+    (KILN_PADP % KILN_ITEMS == 0 ? kiln_tb + (k)                            \
+                                 : KILN_PAD(kiln_lane * KILN_ITEMS + (k)))
 #define KILN_WSTRIDE KILN_PAD(KILN_WTILE)
 #define KILN_FULL 0xffffffffu
 /* Backoff while polling: __nanosleep where the device has it
@@ -309,7 +329,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
             const int j = k * 32 + kiln_lane;
             const kiln_keep_t r =
                 kiln__shfl_keep(kiln_kp[k], 2, (kiln_lane + 31) & 31);
-            kiln_sw[KILN_PAD(j)] =
+            kiln_sw[KILN_WSLOT(k)] =
                 kiln_wfull || j < kiln_wn
                     ? kiln_input_kept(kiln_wbase + j, kiln_kp[k],
                                       kiln_lane ? r : kiln_kb, KILN_PASS)
@@ -343,7 +363,7 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
         }
 #pragma unroll
         for (int k = 0; k < KILN_ITEMS; k++)
-            kiln_sw[KILN_PAD(k * 32 + kiln_lane)] = kiln_v[k];
+            kiln_sw[KILN_WSLOT(k)] = kiln_v[k];
     }
 #endif
 #if KILN_SEGMENTED
@@ -359,6 +379,8 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
     __syncwarp();
 
     /* 2. The thread folds its items, in order, from the warp slice. */
+    const int kiln_tb = KILN_PAD(kiln_lane * KILN_ITEMS);
+    (void)kiln_tb;
 #if KILN_SEGMENTED
     unsigned long long kiln_fm = 0; /* bit k: item k starts a segment */
 #pragma unroll
@@ -369,16 +391,16 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
 #pragma unroll
     for (int k = 0; k < KILN_ITEMS; k++)
         kiln_a = ((kiln_fm >> k) & 1)
-                     ? kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]
+                     ? kiln_sw[KILN_TSLOT(k)]
                      : kiln_scan_op(kiln_a,
-                                    kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]);
+                                    kiln_sw[KILN_TSLOT(k)]);
     int kiln_f = kiln_fm != 0;
 #else
-    kiln_scan_t kiln_a = kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS)];
+    kiln_scan_t kiln_a = kiln_sw[KILN_TSLOT(0)];
 #pragma unroll
     for (int k = 1; k < KILN_ITEMS; k++)
         kiln_a = kiln_scan_op(kiln_a,
-                              kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]);
+                              kiln_sw[KILN_TSLOT(k)]);
     int kiln_f = 0;
 #endif
 
@@ -592,8 +614,8 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
             prev = kiln_neutral();
 #endif
         kiln_carry = kiln_scan_op(
-            prev, kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)]);
-        kiln_sw[KILN_PAD(kiln_lane * KILN_ITEMS + k)] = kiln_carry;
+            prev, kiln_sw[KILN_TSLOT(k)]);
+        kiln_sw[KILN_TSLOT(k)] = kiln_carry;
     }
     __syncwarp();
 
@@ -621,12 +643,14 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
     for (int k = 0; k < KILN_ITEMS; k++) {
         int j = k * 32 + kiln_lane;
         if (kiln_wfull || j < kiln_wn) {
-            kiln_scan_t prev = j ? kiln_sw[KILN_PAD(j - 1)] : kiln_wprev;
+            kiln_scan_t prev = kiln_lane ? kiln_sw[KILN_WSLOT(k) - 1]
+                               : k       ? kiln_sw[KILN_PAD(32 * k - 1)]
+                                         : kiln_wprev;
 #if KILN_SEGMENTED
             if (kiln_fw[j])
                 prev = kiln_neutral();
 #endif
-            kiln_output(kiln_wbase + j, kiln_sw[KILN_PAD(j)], prev,
+            kiln_output(kiln_wbase + j, kiln_sw[KILN_WSLOT(k)], prev,
                         KILN_KEPT_OUT(k) KILN_PASS);
         }
     }
