@@ -464,8 +464,8 @@ static void sel_cuda(kiln_context *c) {
                                       : NULL,
                                k[j].size};
         kiln_scan *s = NULL;
-        if (CHECK_OK(kiln__sel_create(c, NULL, args, &d, k[j].pred, &keep, 0,
-                                      &s))) {
+        if (CHECK_OK(kiln__sel_create(c, NULL, args, &d, k[j].pred, &keep,
+                                      KILN__SEL_COUNT, 0, &s))) {
             kiln__plan plan = cuda_plan();
             kiln__sb sb = {0};
             if (CHECK_OK(kiln__scan_source(s, 0, &plan, &sb))) {
@@ -473,6 +473,10 @@ static void sel_cuda(kiln_context *c) {
                               strstr(sb.p, "__shfl_"),
                           "selection %zu: not the warp scan with kept values",
                           j);
+                /* the count's store: once, in the lane with the last item */
+                CHECK_MSG(strstr(sb.p, "#define KILN_SCAN_LAST 1") &&
+                              !strstr(sb.p, "if (i == n - 1)"),
+                          "selection %zu: the count's store not apart", j);
                 snprintf(what, sizeof what, "selection keeping %s (%s)",
                          k[j].bits, k[j].wide ? "long counts" : "int counts");
                 compile_cuda(sb.p, what);

@@ -50,6 +50,7 @@ static void sel_destroy(kiln__gen *gen) {
     free(x->s.keep_type);
     free(x->s.keep);
     free(x->s.keep_input);
+    free(x->s.last);
     free(x->text);
     free(x);
 }
@@ -82,8 +83,8 @@ static kiln_status sel_args(kiln__gen *gen, const char *user_args,
 kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
                              const char *internal_args,
                              const kiln_scan_desc *d, const char *text,
-                             const kiln__sel_keep *keep, int eager,
-                             kiln_scan **out) {
+                             const kiln__sel_keep *keep, const char *last,
+                             int eager, kiln_scan **out) {
     *out = NULL;
     sel_scan *x = calloc(1, sizeof *x);
     if (!x)
@@ -123,6 +124,8 @@ kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
             st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                  "kiln_select");
     }
+    if (last && st == KILN_OK && !(s->last = kiln__strdup(last)))
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_select");
     if (st == KILN_OK && (!s->scan_type || !s->neutral || !s->op || !s->input || !s->output ||
         !s->preamble || !x->text))
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_select");
@@ -247,7 +250,7 @@ static const char *const kOutput[] = {
 kiln_scan_desc kiln__sel_desc(int wide, int mode, const char *preamble,
                               const char *name, kiln__sb *output) {
     kiln__sb_addf(output,
-                  "%s;\nif (i == n - 1) kiln_count[0] = (long)item", kOutput[mode]);
+                  "%s", kOutput[mode]);
     return KILN_SCAN_DESC(.scan_type = wide ? "long" : "int", .neutral = "0",
                           .scan = "a + b",
                           .input = "kiln_sel_pred(i, KILN_PASS)",
@@ -362,7 +365,8 @@ kiln_status kiln_select_create(kiln_context *context,
                                        "%s", what)
                      : kiln__sel_create(context, d.arguments,
                                         "long *kiln_count", &sd, text.p, NULL,
-                                        !w, w ? &sel->wide : &sel->narrow);
+                                        KILN__SEL_COUNT, !w,
+                                        w ? &sel->wide : &sel->narrow);
         kiln__sb_free(&outs);
     }
     kiln__sb_free(&pre);

@@ -14,7 +14,9 @@
  * by internal_args (names may start with kiln_; the last one is
  * "long *kiln_count"). Only the first array has n elements and may be
  * strided; the others are contiguous and of any size. keep (may be NULL):
- * a value the output uses, kept from the load. eager: build for the
+ * a value the output uses, kept from the load. last (may be NULL): the
+ * statement for the last item (kiln_scan.last), usually KILN__SEL_COUNT.
+ * eager: build for the
  * context's first device now. text: the user's expressions, quoted by
  * build errors. */
 /* A value the output step stores, kept from the load (kiln_scan.keep):
@@ -28,8 +30,10 @@ typedef struct kiln__sel_keep {
 kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
                              const char *internal_args,
                              const kiln_scan_desc *desc, const char *text,
-                             const kiln__sel_keep *keep, int eager,
-                             kiln_scan **out);
+                             const kiln__sel_keep *keep, const char *last,
+                             int eager, kiln_scan **out);
+/* The count's store: the number of selected items, at the last item. */
+#define KILN__SEL_COUNT "kiln_count[0] = (long)item"
 void kiln__sel_release(kiln_scan *s);
 /* Launches s over [0, n); args end with the count array (n = 0: the count
  * is set to 0). */

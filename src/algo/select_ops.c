@@ -62,6 +62,7 @@ typedef struct make_arg {
     kiln_scan_desc d;
     const char *text;
     kiln__sel_keep keep; /* the value stored, kept from the load */
+    const char *last;    /* kiln_scan.last */
 } make_arg;
 
 static kiln_status make(void *arg, kiln__gen **gen) {
@@ -69,7 +70,7 @@ static kiln_status make(void *arg, kiln__gen **gen) {
     kiln_scan *s = NULL;
     kiln_status st =
         kiln__sel_create(m->context, NULL, m->args, &m->d, m->text, &m->keep,
-                         0, &s);
+                         m->last, 0, &s);
     *gen = s ? &s->gen : NULL;
     return st;
 }
@@ -199,7 +200,8 @@ static kiln_status pred_op(kiln_queue *q, int op, kiln_array *out,
                                       pre.p, names[op], &out_s),
                   .text = text.p,
                   .keep = {bt, "kiln_a[i]", NULL,
-                           kiln_dtype_size(a->dtype)}};
+                           kiln_dtype_size(a->dtype)},
+                  .last = KILN__SEL_COUNT};
     kiln_array ha = bits_view(a), ho = bits_view(out),
                hr = rej ? bits_view(rej) : ho;
     kiln_arg v[4] = {KILN_ARG_ARRAY(&ha), KILN_ARG_ARRAY(&ho),
@@ -390,6 +392,7 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *out,
                             "kiln_out[out_index] = kiln_kept", NULL);
         m.d = kiln__sel_desc(wide, KILN__SEL_STORE, pre.p, "kiln_unique",
                              &out_s);
+        m.last = KILN__SEL_COUNT;
     } else if (ends) {
         /* The plain selection's count scan (runs started so far) with
          * one more store: where run k starts, its start into the scratch

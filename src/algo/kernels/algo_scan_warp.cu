@@ -618,6 +618,15 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
         kiln_sw[KILN_TSLOT(k)] = kiln_carry;
     }
     __syncwarp();
+#if KILN_SCAN_LAST
+    /* the last item's statement (kiln_scan.last), in the lane that holds
+     * it, instead of a test in every output */
+    {
+        const long d = n - 1 - kiln_wbase;
+        if (d >= 0 && d < KILN_WTILE && ((int)d & 31) == kiln_lane)
+            kiln_last(n - 1, kiln_sw[KILN_PAD((int)d)], KILN_PASS);
+    }
+#endif
 
     /* 6. Warp-striped coalesced outputs; prev_item is the previous item,
      * or the neutral value at a segment start. */
@@ -639,19 +648,35 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
         return;
     }
 #endif
-#pragma unroll
-    for (int k = 0; k < KILN_ITEMS; k++) {
-        int j = k * 32 + kiln_lane;
-        if (kiln_wfull || j < kiln_wn) {
-            kiln_scan_t prev = kiln_lane ? kiln_sw[KILN_WSLOT(k) - 1]
-                               : k       ? kiln_sw[KILN_PAD(32 * k - 1)]
-                                         : kiln_wprev;
+    /* prev_item's slot: the lane before's in the row; for lane 0 the
+     * previous row's last, one further back where a pad word lies between
+     * (rows starting at a multiple of KILN_PADP) */
+    const int kiln_pl = kiln_lane - 1, kiln_pl0 = kiln_lane ? kiln_lane - 1 : -2;
+    const int kiln_pz = kiln_lane ? kiln_lane - 1 : 0; /* never below 0 */
+#define KILN_PREV(k)                                                      \
+    ((k) == 0 ? (kiln_lane ? kiln_sw[kiln_pz] : kiln_wprev)               \
+              : kiln_sw[KILN_PAD(32 * (k)) +                             \
+                        ((32 * (k)) % KILN_PADP == 0 ? kiln_pl0 : kiln_pl)])
 #if KILN_SEGMENTED
-            if (kiln_fw[j])
-                prev = kiln_neutral();
+#define KILN_OUT_PREV(k, j) (kiln_fw[j] ? kiln_neutral() : KILN_PREV(k))
+#else
+#define KILN_OUT_PREV(k, j) KILN_PREV(k)
 #endif
-            kiln_output(kiln_wbase + j, kiln_sw[KILN_WSLOT(k)], prev,
+    /* full and partial warps apart: no per-item bounds test in the first */
+    if (kiln_wfull) {
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++)
+            kiln_output(kiln_wbase + (k * 32 + kiln_lane),
+                        kiln_sw[KILN_WSLOT(k)],
+                        KILN_OUT_PREV(k, k * 32 + kiln_lane),
                         KILN_KEPT_OUT(k) KILN_PASS);
+    } else {
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++) {
+            const int j = k * 32 + kiln_lane;
+            if (j < kiln_wn)
+                kiln_output(kiln_wbase + j, kiln_sw[KILN_WSLOT(k)],
+                            KILN_OUT_PREV(k, j), KILN_KEPT_OUT(k) KILN_PASS);
         }
     }
 }
