@@ -22,8 +22,10 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
     size_t tile = local * (size_t)v->items;
     size_t tiles = (b->n + tile - 1) / tile;
     size_t stride = (s->scan_size + 15) / 16 * 16;
-    int packed = s->scan_size <= 4;
-    size_t sbytes = (tiles + 1) * (packed ? 8 : sizeof(int));
+    /* status words: 64-bit or 16-byte with the value in them, else ints
+     * with the values in a second buffer */
+    int packed = kiln__scan_packed(v->tmpl, s->scan_size);
+    size_t sbytes = (tiles + 1) * (packed == 2 ? 16 : packed ? 8 : sizeof(int));
     kiln__scratch ss = {0}, sv = {0};
     kiln_event *e0 = NULL, *e1 = NULL;
     kiln_event *const *wl = wait;

@@ -18,14 +18,16 @@ static size_t warp_threads(void) {
 /* Items per thread of the warp scan for a scan type of size bytes (a
  * tile of 256*items values stays within 16 KiB of shared memory, scaled
  * for other block sizes); 0: too large a type, use the three-phase
- * template. KILN_SCAN_ITEMS sets it for types of up to 4 bytes. */
+ * template. KILN_SCAN_ITEMS sets it for types of up to 8 bytes. */
 static int warp_items(size_t size) {
     int knob = kiln__knobs_get()->scan_items;
     /* 24 for up to 4 bytes: 68% of copy on an H200 at 2^28 int32 (16: 51%,
-     * with 6 blocks per SM; see bench/README.md) */
-    int items = size <= 4 ? 24 : size <= 8 ? 8 : size <= 16 ? 4
+     * with 6 blocks per SM; see bench/README.md); 16 for 5 to 8 bytes
+     * (H200, 2^28 int64 cumsum with 16-byte status words: 8 items 62-74%
+     * of copy at 1 to 4 blocks an SM, 16 items with 4 blocks 86-90%) */
+    int items = size <= 4 ? 24 : size <= 8 ? 16 : size <= 16 ? 4
               : size <= 32 ? 2 : size <= 64 ? 1 : 0;
-    if (size <= 4 && knob)
+    if (size <= 8 && knob)
         items = knob;
     size_t threads = warp_threads();
     /* static shared memory stays under 48 KiB (the tile, padded) */
@@ -49,8 +51,9 @@ static void warp_lookback(size_t size, int cl, int *lb, int *sleep_ns,
      * 1200 ns before the first poll and 650 ns before each one took the
      * scan from 69% to 83% of copy (polls that find nothing load the L2
      * the loads and stores need; 1500 ns a poll is too long: 70%). Types
-     * over 4 bytes were not measured and keep the earlier settings. */
-    int packed = size <= 4;
+     * of 5 to 8 bytes (one 16-byte status word in the warp scan): see
+     * below; larger ones were not measured and keep the earlier settings. */
+    int packed = size <= (cl ? 4 : 8); /* the value in the status word */
     *lb = packed ? k_lb : 1;
     /* cl: the OpenCL single-pass scan where the device can pause (H100,
      * NVIDIA's OpenCL, 2^28 int32, ms, two rounds: no pauses 0.988 /
@@ -58,7 +61,8 @@ static void warp_lookback(size_t size, int cl, int *lb, int *sleep_ns,
     *sleep_ns = k_sleep >= 0 ? k_sleep : !packed ? 100 : cl ? 1000 : 650;
     *pre_ns = k_pre >= 0 ? k_pre : !packed ? 0 : cl ? 2000 : 1200;
     *every = k_every >= 0 ? k_every : packed;
-    *minb = k_minb ? k_minb : size <= 4 ? 6 : 1;
+    /* 5 to 8 bytes: 4 blocks of 16 items (32 KiB of shared memory each) */
+    *minb = k_minb ? k_minb : size <= 4 ? 6 : packed ? 4 : 1;
     if ((size_t)*minb * warp_threads() > 2048) /* threads per SM */
         *minb = (int)(2048 / warp_threads());
 }
@@ -148,6 +152,13 @@ int kiln__scan_items(int tmpl, const kiln_scan *s, const kiln__plan *plan) {
                     ? cl_items(s->scan_size, s->seg != NULL)
                     : 1;
     return tmpl == KILN__SCAN_ONEPASS_CL && plan->cpu && items > 4 ? 4 : items;
+}
+
+int kiln__scan_packed(int tmpl, size_t size) {
+    return tmpl == KILN__SCAN_THREEPHASE ? 0
+           : size <= 4                   ? 1
+           : tmpl == KILN__SCAN_WARP && size <= 8 ? 2
+                                                  : 0;
 }
 
 /* The languages a template's source compiles as. */
@@ -244,7 +255,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                   "#define KILN_PACKED %d\n",
                   kiln__scan_local(kind, plan), s->seg ? 1 : 0,
                   kiln__scan_items(kind, s, plan),
-                  kind != KILN__SCAN_THREEPHASE && s->scan_size <= 4);
+                  kiln__scan_packed(kind, s->scan_size));
     /* the warp scan's status words carry the scratch buffer's use count
      * (scan_run.c) */
     if (kind == KILN__SCAN_WARP)
@@ -315,7 +326,10 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
          * shorter pauses (H100, 2^28, copy_if / unique, ms: 1200 + 650 ns
          * 0.731 / 0.765, 600 + 300 ns 0.726 / 0.696, 300 + 150 ns
          * 0.844 / 0.739) */
-        if (keep_regs && s->scan_size <= 4) {
+        /* likewise selections scanning 8-byte pairs (unique with counts;
+         * H200, 2^28: 1.51 ms at 1200 + 650 ns, 1.45 at 600 + 300) */
+        if ((keep_regs && s->scan_size <= 4) ||
+            (s->keep && s->scan_size > 4 && s->scan_size <= 8)) {
             const kiln__knobs *k = kiln__knobs_get();
             if (k->scan_pre < 0)
                 pre_ns = 600;

@@ -30,10 +30,11 @@
  * Index maths within a tile is 32-bit; only the tile base is 64-bit.
  * kiln_status: tiles + 1 ints, zeroed before the launch (the last is the
  * tile counter); kiln_vals: 2 * tiles slots of kiln_stride bytes
- * (aggregates, then inclusive prefixes). With KILN_PACKED (types of up to 4
- * bytes) kiln_status is tiles + 1 64-bit words instead, each a tile's
+ * (aggregates, then inclusive prefixes). With KILN_PACKED 1 (types of up
+ * to 4 bytes) kiln_status is tiles + 1 64-bit words instead, each a tile's
  * status and value (the last word's first int is the counter), and
- * kiln_vals is unused. Unpacked values cross blocks through volatile
+ * kiln_vals is unused; with KILN_PACKED 2 (5 to 8 bytes) tiles + 1 16-byte
+ * words (kiln__pstore). Unpacked values cross blocks through volatile
  * accesses ordered by __threadfence(). */
 
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
@@ -200,11 +201,12 @@ KILN_FUNC kiln_keep_t kiln__shfl_keep(kiln_keep_t v, int mode, int d)
 }
 #endif
 
-#if KILN_PACKED
+#if KILN_PACKED == 1
 /* Types of up to 4 bytes: the status (high half) and the value (low half)
  * of a tile share one 64-bit word, so one store publishes both and one load
  * sees both: no fence is needed between a value and its flag, and nothing
  * else this block wrote is read by another block. */
+typedef unsigned long long kiln_pword;
 KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, int status,
                             kiln_scan_t v)
 {
@@ -213,7 +215,90 @@ KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, int status,
         ((unsigned long long)(unsigned int)status << 32) | kiln__bits(v);
     ((volatile unsigned long long *)st)[t] = w;
 }
+KILN_FUNC kiln_pword kiln__pload(KILN_GLOBAL int *st, int t)
+{
+    return ((volatile unsigned long long *)st)[t];
+}
+/* a word of status only (KILN_ST(2): the slots before tile 0) */
+KILN_FUNC kiln_pword kiln__pword(int status)
+{
+    return (unsigned long long)(unsigned int)status << 32;
+}
+KILN_FUNC unsigned int kiln__pstatus(kiln_pword w)
+{
+    return (unsigned int)(w >> 32);
+}
+KILN_FUNC kiln_scan_t kiln__pvalue(kiln_pword w)
+{
+    return kiln__unbits((unsigned int)w, kiln_neutral());
+}
 #define KILN_COUNTER (kiln_status + 2 * kiln_tiles)
+#elif KILN_PACKED == 2
+/* Types of 5 to 8 bytes: a 16-byte word a tile, {status, value's low
+ * half} {value's high half, status}, written by one 16-byte store. PTX
+ * promises single-copy atomicity only for each 8-byte half, so the status
+ * is in both: a reader takes a word only when the two agree, and a word
+ * torn between two stores (aggregate, then inclusive prefix; or an earlier
+ * launch's) has statuses that differ. CUB publishes values of up to 8
+ * bytes with their status in one 16-byte word too. */
+typedef struct {
+    unsigned long long x, y;
+} kiln_pword;
+KILN_FUNC unsigned long long kiln__bits64(kiln_scan_t v)
+{
+    unsigned long long b = 0;
+    const unsigned char *s = (const unsigned char *)&v;
+    unsigned char *d = (unsigned char *)&b;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 8; k++)
+        d[k] = s[k];
+    return b;
+}
+KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, int status,
+                            kiln_scan_t v)
+{
+    const unsigned long long b = kiln__bits64(v);
+    const unsigned long long x = (unsigned long long)(unsigned int)status |
+                                 (b << 32),
+                             y = (b >> 32) |
+                                 ((unsigned long long)(unsigned int)status << 32);
+    asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(
+                     (unsigned long long *)st + 2 * (long)t),
+                 "l"(x), "l"(y)
+                 : "memory");
+}
+KILN_FUNC kiln_pword kiln__pload(KILN_GLOBAL int *st, int t)
+{
+    kiln_pword w;
+    asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(w.x), "=l"(w.y)
+                 : "l"((unsigned long long *)st + 2 * (long)t)
+                 : "memory");
+    return w;
+}
+KILN_FUNC kiln_pword kiln__pword(int status)
+{
+    kiln_pword w;
+    w.x = (unsigned int)status;
+    w.y = (unsigned long long)(unsigned int)status << 32;
+    return w;
+}
+/* the status, or 0 (none yet) where the halves disagree */
+KILN_FUNC unsigned int kiln__pstatus(kiln_pword w)
+{
+    return (unsigned int)w.x == (unsigned int)(w.y >> 32) ? (unsigned int)w.x
+                                                           : 0u;
+}
+KILN_FUNC kiln_scan_t kiln__pvalue(kiln_pword w)
+{
+    const unsigned long long b = (w.x >> 32) | (w.y << 32);
+    kiln_scan_t r = kiln_neutral();
+    const unsigned char *s = (const unsigned char *)&b;
+    unsigned char *d = (unsigned char *)&r;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 8; k++)
+        d[k] = s[k];
+    return r;
+}
+#define KILN_COUNTER (kiln_status + 4 * kiln_tiles)
 #else
 #define KILN_COUNTER (kiln_status + kiln_tiles)
 #endif
@@ -481,10 +566,10 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                 kiln_scan_t v[KILN_LB];
 #if KILN_PACKED
                 /* the whole warp polls until every slot has a status */
-                unsigned long long w[KILN_LB];
+                kiln_pword w[KILN_LB];
 #pragma unroll
                 for (int r = 0; r < KILN_LB; r++)
-                    w[r] = (unsigned long long)(unsigned int)KILN_ST(2) << 32;
+                    w[r] = kiln__pword(KILN_ST(2));
                 for (;;) {
                     int zero = 0;
 #if KILN_LB_EVERY && KILN_LB_SLEEP
@@ -495,9 +580,8 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                     for (int r = 0; r < KILN_LB; r++) {
                         const int j = last - 32 * r - kiln_lane;
                         if (j >= 0)
-                            w[r] = ((volatile unsigned long long *)
-                                        kiln_status)[j];
-                        zero |= !KILN_ST_OK((unsigned int)(w[r] >> 32));
+                            w[r] = kiln__pload(kiln_status, j);
+                        zero |= !KILN_ST_OK(kiln__pstatus(w[r]));
                     }
                     if (!__any_sync(KILN_FULL, zero))
                         break;
@@ -507,10 +591,9 @@ KILN_KERNEL void __launch_bounds__(KILN_LOCAL_SIZE, KILN_MINB)
                 }
 #pragma unroll
                 for (int r = 0; r < KILN_LB; r++) {
-                    s[r] = KILN_ST_S((unsigned int)(w[r] >> 32));
+                    s[r] = KILN_ST_S(kiln__pstatus(w[r]));
                     v[r] = last - 32 * r - kiln_lane >= 0
-                               ? kiln__unbits((unsigned int)w[r],
-                                              kiln_neutral())
+                               ? kiln__pvalue(w[r])
                                : kiln_neutral();
                 }
 #else
