@@ -24,8 +24,8 @@ struct kiln_scan {
     char *keep_type, *keep, *keep_input;
     size_t keep_size;
     /* Optional (selections): a statement run once, for the last item
-     * (i == n - 1) with item, e.g. the count's store. The warp scan runs
-     * it after its output loop in the thread that holds that item, so the
+     * (i == n - 1) with item, e.g. the count's store. The single-pass
+     * scans run it after the rescan in the thread that holds that item, so the
      * loop tests nothing a item for it; elsewhere kiln_output runs it
      * behind an if. NULL: none. */
     char *last;

@@ -380,9 +380,9 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
         kiln__sb_add(sb, "    const kiln_keep_t kiln_kept = "
                          "kiln_keep(i, KILN_PASS);\n");
     kiln__gen_user(sb, "output", s->output);
-    /* the last item's statement: in the warp scan a function it calls
-     * once, elsewhere behind a test in the output */
-    int last_apart = s->last && kind == KILN__SCAN_WARP;
+    /* the last item's statement: in the single-pass scans a function
+     * they call once, in the three-phase one behind a test in the output */
+    int last_apart = s->last && kind != KILN__SCAN_THREEPHASE;
     if (s->last && !last_apart) {
         kiln__sb_add(sb, ";\nif (i == n - 1) {\n");
         kiln__gen_user(sb, "output", s->last);

@@ -468,6 +468,15 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         kiln_sv[KILN_TSLOT(k)] = kiln_carry;
     }
     KILN_BAR();
+#if KILN_SCAN_LAST
+    /* the last item's statement (kiln_scan.last), in the work-item that
+     * holds it, instead of a test in every output */
+    {
+        const long d = n - 1 - kiln_base;
+        if (d >= 0 && d < KILN_TILE && (int)d % KILN_LOCAL_SIZE == kiln_l)
+            kiln_last(n - 1, kiln_sv[KILN_PAD((int)d)], KILN_PASS);
+    }
+#endif
 
     /* 6. Coalesced outputs; prev_item is the previous item, the tile's
      * prefix for its first item, or the neutral value at a segment start. */
@@ -489,17 +498,30 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         return;
     }
 #endif
-#pragma unroll
-    for (int k = 0; k < KILN_ITEMS; k++) {
-        const int j = k * KILN_LOCAL_SIZE + kiln_l;
-        if (kiln_full || j < kiln_tn) {
-            kiln_scan_t prev = j ? kiln_sv[KILN_PAD(j - 1)] : kiln_tp;
+    /* full and partial tiles apart: no per-item bounds test in the first;
+     * prev_item of item 0 is the tile's prefix */
 #if KILN_SEGMENTED
-            if (kiln_sf[j])
-                prev = kiln_neutral();
+#define KILN_OUT_PREV(k, j)                                                \
+    (kiln_sf[j] ? kiln_neutral()                                            \
+                : (k) || kiln_l ? kiln_sv[KILN_PAD((j) - 1)] : kiln_tp)
+#else
+#define KILN_OUT_PREV(k, j)                                                \
+    ((k) || kiln_l ? kiln_sv[KILN_PAD((j) - 1)] : kiln_tp)
 #endif
-            kiln_output(kiln_base + j, kiln_sv[KILN_PAD(j)], prev,
-                        KILN_KEPT_OUT(k) KILN_PASS);
+    if (kiln_full) {
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++) {
+            const int j = k * KILN_LOCAL_SIZE + kiln_l;
+            kiln_output(kiln_base + j, kiln_sv[KILN_PAD(j)],
+                        KILN_OUT_PREV(k, j), KILN_KEPT_OUT(k) KILN_PASS);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < KILN_ITEMS; k++) {
+            const int j = k * KILN_LOCAL_SIZE + kiln_l;
+            if (j < kiln_tn)
+                kiln_output(kiln_base + j, kiln_sv[KILN_PAD(j)],
+                            KILN_OUT_PREV(k, j), KILN_KEPT_OUT(k) KILN_PASS);
         }
     }
 }
