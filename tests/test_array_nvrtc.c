@@ -423,6 +423,14 @@ static void scan_cuda(kiln_context *c, const kiln_scan_desc *d,
             CHECK_MSG(strstr(sb.p, "_onepass(") != NULL &&
                           strstr(sb.p, "__shfl_") != NULL,
                       "%s: not the warp single-pass kernel", what);
+            /* a tile's value rides in its status word up to 8 bytes: a
+             * 64-bit word up to 4, a 16-byte one above */
+            int packed = s->scan_size <= 4 ? 1 : s->scan_size <= 8 ? 2 : 0;
+            char def[40];
+            snprintf(def, sizeof def, "#define KILN_PACKED %d\n", packed);
+            CHECK_MSG(strstr(sb.p, def) != NULL,
+                      "%s: status words not packed as %d (%zu bytes)", what,
+                      packed, s->scan_size);
             char w[160];
             snprintf(w, sizeof w, "%s%s", what, strided ? " (strided)" : "");
             compile_cuda(sb.p, w);
