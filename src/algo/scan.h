@@ -48,9 +48,10 @@ int kiln__scan_template(const kiln_scan *s, const kiln__plan *plan);
 size_t kiln__scan_local(int tmpl, const kiln__plan *plan);
 int kiln__scan_items(int tmpl, const kiln_scan *s, const kiln__plan *plan);
 /* How the single-pass templates publish a tile's status and value of a
- * scan type of size bytes: 1 one 64-bit word (up to 4 bytes), 2 one
- * 16-byte word (the warp scan, 5 to 8 bytes), 0 a status int with the
- * value apart behind a fence. */
+ * scan type of size bytes: 1 one 64-bit word (up to 4 bytes), 2 16 bytes
+ * with the status in both halves (5 to 8 bytes: one store in the warp
+ * scan, two 64-bit ones in the OpenCL single pass), 0 a status int with
+ * the value apart behind a fence. */
 int kiln__scan_packed(int tmpl, size_t size);
 /* The languages the template's source compiles as (KILN__LANGS_PORTABLE or
  * one native language). */

@@ -155,10 +155,7 @@ int kiln__scan_items(int tmpl, const kiln_scan *s, const kiln__plan *plan) {
 }
 
 int kiln__scan_packed(int tmpl, size_t size) {
-    return tmpl == KILN__SCAN_THREEPHASE ? 0
-           : size <= 4                   ? 1
-           : tmpl == KILN__SCAN_WARP && size <= 8 ? 2
-                                                  : 0;
+    return tmpl == KILN__SCAN_THREEPHASE ? 0 : size <= 4 ? 1 : size <= 8 ? 2 : 0;
 }
 
 /* The languages a template's source compiles as. */

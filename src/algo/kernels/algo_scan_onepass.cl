@@ -37,10 +37,11 @@
  * (aggregates, then inclusive prefixes: a reader that saw status 1 never
  * reads a slot being overwritten). Values cross groups through volatile
  * accesses with a global fence between a value and its status. With
- * KILN_PACKED (types of up to 4 bytes) kiln_status is tiles + 1 64-bit
+ * KILN_PACKED 1 (types of up to 4 bytes) kiln_status is tiles + 1 64-bit
  * words instead, each a tile's status (high half) and value (low half),
  * written and read as one 64-bit word (the last word's first int is the
- * counter), and kiln_vals is unused. */
+ * counter), and kiln_vals is unused; with KILN_PACKED 2 (5 to 8 bytes)
+ * tiles + 1 pairs of 64-bit words (kiln__pstore). */
 
 #define KILN_TILE (KILN_LOCAL_SIZE * KILN_ITEMS)
 /* Local slots: one pad word every KILN_PADP words, lcm(32, KILN_ITEMS),
@@ -143,8 +144,57 @@ KILN_FUNC kiln_scan_t kiln__unbits(uint b, kiln_scan_t r)
     return r;
 }
 
-#if KILN_PACKED
+#if KILN_PACKED == 1
 #define KILN_COUNTER (kiln_status + 2 * kiln_tiles)
+KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, uint status,
+                            kiln_scan_t v)
+{
+    ((volatile KILN_GLOBAL ulong *)st)[t] =
+        ((ulong)status << 32) | (ulong)kiln__bits(v);
+}
+/* tile j's status (0: none yet) and, with one, its value into *v */
+KILN_FUNC uint kiln__pread(KILN_GLOBAL int *st, int j, kiln_scan_t *v)
+{
+    const ulong w = ((volatile KILN_GLOBAL ulong *)st)[j];
+    const uint s = (uint)(w >> 32);
+    if (s)
+        *v = kiln__unbits((uint)w, *v);
+    return s;
+}
+#elif KILN_PACKED == 2
+/* Types of 5 to 8 bytes: two 64-bit words a tile, {status, value's low
+ * half} {value's high half, status}. Only each word is one access, so the
+ * status is in both: a reader takes the pair only when they agree, and a
+ * pair read between two stores (the aggregate, then the inclusive prefix;
+ * or the zeroed words) has statuses that differ (as the warp scan's
+ * 16-byte words). */
+#define KILN_COUNTER (kiln_status + 4 * kiln_tiles)
+KILN_FUNC void kiln__pstore(KILN_GLOBAL int *st, int t, uint status,
+                            kiln_scan_t v)
+{
+    ulong b = 0;
+    const uchar *s = (const uchar *)&v;
+    uchar *d = (uchar *)&b;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 8; k++)
+        d[k] = s[k];
+    volatile KILN_GLOBAL ulong *p = (volatile KILN_GLOBAL ulong *)st + 2 * (long)t;
+    p[0] = (ulong)status | (b << 32);
+    p[1] = (b >> 32) | ((ulong)status << 32);
+}
+KILN_FUNC uint kiln__pread(KILN_GLOBAL int *st, int j, kiln_scan_t *v)
+{
+    volatile KILN_GLOBAL ulong *p = (volatile KILN_GLOBAL ulong *)st + 2 * (long)j;
+    const ulong x = p[0], y = p[1];
+    const uint s = (uint)x;
+    if (s == 0 || s != (uint)(y >> 32))
+        return 0;
+    const ulong b = (x >> 32) | (y << 32);
+    const uchar *c = (const uchar *)&b;
+    uchar *d = (uchar *)v;
+    for (int k = 0; k < (int)sizeof(kiln_scan_t) && k < 8; k++)
+        d[k] = c[k];
+    return s;
+}
 #else
 #define KILN_COUNTER (kiln_status + kiln_tiles)
 #endif
@@ -354,8 +404,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
     if (kiln_l == 0 && kiln_tiles > 1) {
         const int early = kiln_early;
 #if KILN_PACKED
-        ((volatile KILN_GLOBAL ulong *)kiln_status)[kiln_tile] =
-            ((ulong)(early ? 2u : 1u) << 32) | (ulong)kiln__bits(kiln_agg);
+        kiln__pstore(kiln_status, kiln_tile, early ? 2u : 1u, kiln_agg);
 #else
         kiln__vstore(early ? kiln_my_inc : kiln_my_agg, &kiln_agg);
         kiln_global_fence();
@@ -389,18 +438,15 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
                 kiln_scan_t v = kiln_neutral();
                 if (j >= 0) {
 #if KILN_PACKED
-                    ulong w;
                     for (;;) {
-                        w = ((volatile KILN_GLOBAL ulong *)kiln_status)[j];
-                        if ((w >> 32) != 0)
+                        s = (int)kiln__pread(kiln_status, j, &v);
+                        if (s != 0)
                             break;
 #if KILN_LB_SLEEP
                         if (kiln_pause)
                             kiln_sleep_ns(KILN_LB_SLEEP);
 #endif
                     }
-                    s = (int)(w >> 32);
-                    v = kiln__unbits((uint)w, v);
 #else
                     for (;;) {
                         s = ((volatile KILN_GLOBAL int *)kiln_status)[j];
@@ -439,8 +485,7 @@ void @NAME@_onepass(KILN_GLOBAL int *kiln_status, KILN_GLOBAL char *kiln_vals,
         if (kiln_l == 0 && !kiln_early) {
             const kiln_scan_t inc = kiln_scan_op(kiln_acc, kiln_agg);
 #if KILN_PACKED
-            ((volatile KILN_GLOBAL ulong *)kiln_status)[kiln_tile] =
-                (2ul << 32) | (ulong)kiln__bits(inc);
+            kiln__pstore(kiln_status, kiln_tile, 2u, inc);
 #else
             kiln__vstore(kiln_my_inc, &inc);
             kiln_global_fence();
