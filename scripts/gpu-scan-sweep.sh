@@ -6,12 +6,16 @@
 # the warm-up runs (KILN_BENCH_QUICK); report figures from
 # scripts/gpu-bench-algo.sh, which verifies every run.
 #   scripts/gpu-scan-sweep.sh [n] [stage...]   stages: ref shape delay
-#                                               (delay2, select: on demand)
+#                                               (delay2, select, wide: on demand)
 # Needs a built tree in ${BUILD_DIR:-build-gpu}. Output: one line per
 # configuration, "<ms> <% of copy> <knobs>", also in ${OUT:-/tmp}/scan-sweep.txt.
 # The select stage times the selections, which run on the same template
 # with kept values (bench_select: copy_if of float32, unique of int32), as
 # "<copy_if ms> <unique ms> <knobs>" lines in ${OUT:-/tmp}/select-sweep.txt.
+# The wide stage sweeps the 8-byte scans (16-byte status words: int64
+# cumsum, unique with counts) around the defaults of 2026-11-28 (16 items,
+# 4 blocks an SM) as "<int64 scan ms> <% of copy> <unique+counts ms> <knobs>"
+# lines in ${OUT:-/tmp}/wide-sweep.txt.
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BUILD_DIR:-build-gpu}"
@@ -36,6 +40,15 @@ one_sel() { # as one, for bench_select: "<copy_if ms> <unique ms> <knobs>"
     { echo "FAILED $* : $(echo "$out" | tail -2)" | tee -a "${OUT:-/tmp}/select-sweep.txt"; return; }
   echo "$out" | awk -v k="$*" '$1=="copy_if_f32"{c=$2} $1=="unique_i32"{u=$2}
     END{printf "%s %s %s\n", c, u, k}' | tee -a "${OUT:-/tmp}/select-sweep.txt"
+}
+one_wide() { # as one, for the 8-byte scans
+  local a u
+  a="$(env "$@" KILN_BENCH_OPS=scan_int64 "$BUILD/bench/bench_algo" "$N" 2>&1)" ||
+    { echo "FAILED $* : $(echo "$a" | tail -2)" | tee -a "${OUT:-/tmp}/wide-sweep.txt"; return; }
+  u="$(env "$@" KILN_BENCH_OPS=unique_counts_i32 "$BUILD/bench/bench_select" "$N" 2>&1)" ||
+    { echo "FAILED $* : $(echo "$u" | tail -2)" | tee -a "${OUT:-/tmp}/wide-sweep.txt"; return; }
+  printf "%s %s %s\n" "$(echo "$a" | awk '$1=="scan_int64"{printf "%s %s", $2, $5}')" \
+    "$(echo "$u" | awk '$1=="unique_counts_i32"{print $2}')" "$*" | tee -a "${OUT:-/tmp}/wide-sweep.txt"
 }
 
 for stage in $STAGES; do
@@ -77,6 +90,17 @@ for stage in $STAGES; do
     for shape in "16 6" "20 5" "28 4"; do
       set -- $shape
       one_sel KILN_SCAN_ITEMS=$1 KILN_SCAN_MINB=$2
+    done ;;
+  wide) # 8-byte scans: block shape and pauses
+    : > "${OUT:-/tmp}/wide-sweep.txt"
+    one_wide
+    for shape in "12 5" "16 5" "20 3" "20 4"; do
+      set -- $shape
+      one_wide KILN_SCAN_ITEMS=$1 KILN_SCAN_MINB=$2
+    done
+    for p in "800 400" "1600 800" "1200 650 0"; do
+      set -- $p
+      one_wide KILN_SCAN_PRE=$1 KILN_SCAN_SLEEP=$2 ${3:+KILN_SCAN_EVERY=$3}
     done ;;
   esac
 done
