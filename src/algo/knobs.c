@@ -79,6 +79,10 @@ static const struct knob {
     /* 1: the onesweep pass matches a warp's digits by shared atomic ORs
      * (algo_sort_onesweep.cu), 0: by 8 ballots; -1: by sorter (sort.c) */
     {"KILN_SORT_OS_RANK", offsetof(kiln__knobs, sort_os_rank), -1, 1, -1, 0},
+    /* bit 0: tile starts folded into the warps' offsets, bit 1: keys
+     * alone written out by their own digits (algo_sort_onesweep.cu);
+     * -1: by form (sort.c) */
+    {"KILN_SORT_OS_LEAN", offsetof(kiln__knobs, sort_os_lean), -1, 3, -1, 0},
     {"KILN_SORT_NARROW_IDX", offsetof(kiln__knobs, sort_narrow_idx), 0, 1, 1, 0},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
     /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */

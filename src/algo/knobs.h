@@ -106,6 +106,10 @@ typedef struct kiln__knobs {
                               atomic ORs, 0 = 8 ballots (-1..1; -1 =
                               ORs but in the CUDA pass of 4-byte
                               values, sort.c) */
+    int sort_os_lean;      /* KILN_SORT_OS_LEAN: the onesweep pass's
+                              shared-memory savings, a bit mask
+                              (algo_sort_onesweep.cu KILN_OS_LEAN;
+                              0..3; -1 = by form, sort.c) */
     int sort_narrow_idx;   /* KILN_SORT_NARROW_IDX: 1 = an onesweep argsort
                               into int64 indices carries them as uint
                               between passes, widened by the last (0..1;

@@ -145,6 +145,16 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     if (rank_or < 0)
         rank_or = !(variant == KILN__SORT_ONESWEEP && !os_cl && s->val_bytes == 4);
     kiln__sb_addf(&sb, "#define KILN_OS_RANK_OR %d\n", rank_or);
+    /* the onesweep pass's shared-memory savings (KILN_OS_LEAN) */
+    int lean = kiln__knobs_get()->sort_os_lean;
+    if (lean < 0) /* as measured (H200, 2^28; docs/algorithms.md) */
+        lean = variant != KILN__SORT_ONESWEEP ? 0
+               : os_cl                        ? 3
+               : s->val_bytes                 ? 0 /* argsort: 9.38 -> 11.94 ms with 3 */
+               : s->key_bytes == 4            ? 1 /* 6.70 -> 6.54 ms (3: 7.33) */
+               : s->key_bytes == 8            ? 3 /* 2^27: 8.91 -> 8.49 ms */
+                                              : 0;
+    kiln__sb_addf(&sb, "#define KILN_OS_LEAN %d\n", lean);
     /* the onesweep pass's argsort switches (its comment) */
     kiln__sb_addf(&sb, "#define KILN_OS_SWITCHES %d\n", s->val_bytes == 4);
     /* the CUDA pass's retuned form where it was measured faster */

@@ -163,6 +163,16 @@ inline uint kiln_os_block_scan(uint v, __local uint *wsum, __local uint *ws,
 #ifndef KILN_OS_RANK_OR
 #define KILN_OS_RANK_OR 0
 #endif
+/* KILN_OS_LEAN (sort.c; KILN_SORT_OS_LEAN): fewer shared-memory accesses
+ * a key, for a pass whose random digits make each access to a digit's
+ * counter or to a key's tile slot several bank conflicts. Bit 0: each
+ * digit's start in the tile is added into the warps' offsets after the
+ * tile's scan (one lookup a key in the exchange instead of two); bit 1:
+ * a pass without values takes each key's digit from the key again when
+ * it writes the keys out, instead of storing a byte a key beside it. */
+#ifndef KILN_OS_LEAN
+#define KILN_OS_LEAN 0
+#endif
 #define KILN_OS_XWORDS_TILE                                                     \
     (KILN_OS_TILE * (KILN_KEY_BYTES > sizeof(KILN_VAL_T) ? KILN_KEY_BYTES        \
                                                           : sizeof(KILN_VAL_T)) / \
@@ -195,7 +205,9 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
     __local ulong xbuf[KILN_OS_XWORDS];
     __local uchar xdig[KILN_OS_TILE];
     __local uint whist[KILN_OS_WARPS][256];
+#if !(KILN_OS_LEAN & 1)
     __local uint tstart[256];
+#endif
     __local uint gbase[256];
     __local uint wsum[KILN_OS_WARPS];
     __local uint ws[KILN_OS_THREADS]; /* the barrier form's votes */
@@ -267,16 +279,31 @@ KILN_OS_UNROLL
     }
     KILN_OS_BARRIER();
     uint cnt = 0;
+#if KILN_OS_LEAN & 1
+    for (int w = 0; w < KILN_OS_WARPS; w++)
+        cnt += whist[w][t];
+#else
     for (int w = 0; w < KILN_OS_WARPS; w++) {
         uint c = whist[w][t];
         whist[w][t] = cnt;
         cnt += c;
     }
+#endif
     __global uint *st = status + (long)tile * 256 + t;
     *(volatile __global uint *)st = ((tile == 0 ? 2u : 1u) << 30) | cnt;
     uint ntile;
     uint start = kiln_os_block_scan(cnt, wsum, ws, &ntile);
+#if KILN_OS_LEAN & 1
+    /* the warps' offsets from the tile's start of digit t (only thread t
+     * touches whist[.][t] here, so the scans' barriers suffice) */
+    for (int w = 0, run = (int)start; w < KILN_OS_WARPS; w++) {
+        uint c = whist[w][t];
+        whist[w][t] = (uint)run;
+        run += (int)c;
+    }
+#else
     tstart[t] = start;
+#endif
     uint total;
     uint gstart = kiln_os_block_scan(hist[t], wsum, ws, &total);
     uint excl = 0;
@@ -304,15 +331,31 @@ KILN_OS_UNROLL
         if (i < n) {
             uint d = kiln_os_digit(kiln_sort_bits(key[k], kind, desc), shift,
                                    end);
+#if KILN_OS_LEAN & 1
+            uint pos = whist[warp][d] + rank[k];
+#else
             uint pos = tstart[d] + whist[warp][d] + rank[k];
+#endif
             if (!skip_keys)
                 xkeys[pos] = key[k];
+#if KILN_OS_LEAN & 2
+            if (has_vals)
+#endif
             xdig[pos] = (uchar)d;
             rank[k] = pos;
         }
     }
     KILN_OS_BARRIER();
     uint count = (uint)(n - base < KILN_OS_TILE ? n - base : KILN_OS_TILE);
+#if KILN_OS_LEAN & 2
+    if (!has_vals) {
+        for (uint p = (uint)t; p < count; p += KILN_OS_THREADS) {
+            KILN_KEY_T k = xkeys[p];
+            kout[gbase[kiln_os_digit(kiln_sort_bits(k, kind, desc), shift, end)] + p] = k;
+        }
+        return;
+    }
+#endif
     if (!skip_keys)
         for (uint p = (uint)t; p < count; p += KILN_OS_THREADS)
             kout[gbase[xdig[p]] + p] = xkeys[p];

@@ -76,6 +76,17 @@
 #ifndef KILN_OS_RANK_OR
 #define KILN_OS_RANK_OR 0
 #endif
+/* KILN_OS_LEAN (sort.c; KILN_SORT_OS_LEAN): fewer shared-memory accesses
+ * a key, for a pass whose random digits make each access to a digit's
+ * counter or to a key's tile slot several bank conflicts. Bit 0: each
+ * digit's start in the tile is added into the warps' offsets after the
+ * tile's scan (one lookup a key in the exchange instead of two); bit 1:
+ * a pass without values takes each key's digit from the key again when
+ * it writes the keys out, instead of storing a byte a key beside it.
+ * Defaults by form (sort.c). */
+#ifndef KILN_OS_LEAN
+#define KILN_OS_LEAN 0
+#endif
 #define KILN_OS_XWORDS_TILE                                                     \
     (KILN_OS_TILE * (KILN_KEY_BYTES > sizeof(KILN_VAL_T) ? KILN_KEY_BYTES        \
                                                           : sizeof(KILN_VAL_T)) / \
@@ -197,7 +208,9 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     __shared__ ulong xbuf[KILN_OS_XWORDS];
     __shared__ unsigned char xdig[KILN_OS_TILE];
     __shared__ uint whist[KILN_OS_WARPS][256];
+#if !(KILN_OS_LEAN & 1)
     __shared__ uint tstart[256]; /* the tile's first position of digit d */
+#endif
     __shared__ uint gbase[256];  /* output index of position 0 of digit d */
     __shared__ uint wsum[KILN_OS_WARPS];
     __shared__ uint tile_sh;
@@ -282,18 +295,33 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     __syncthreads();
     /* thread t owns digit t: the warps' offsets, the tile's count */
     uint cnt = 0;
+#if KILN_OS_LEAN & 1
+    for (int w = 0; w < KILN_OS_WARPS; w++)
+        cnt += whist[w][t];
+#else
     for (int w = 0; w < KILN_OS_WARPS; w++) {
         uint c = whist[w][t];
         whist[w][t] = cnt;
         cnt += c;
     }
+#endif
     /* publish the tile's count of digit t at once (later tiles' look-backs
      * wait for it), then the block scans, then this tile's look-back */
     uint *st = status + (long)tile * 256 + t;
     *(volatile uint *)st = ((tile == 0 ? 2u : 1u) << 30) | cnt;
     uint ntile;
     uint start = kiln_os_block_scan(cnt, wsum, &ntile);
+#if KILN_OS_LEAN & 1
+    /* the warps' offsets from the tile's start of digit t (only thread t
+     * touches whist[.][t] here, so the scans' barriers suffice) */
+    for (int w = 0, run = (int)start; w < KILN_OS_WARPS; w++) {
+        uint c = whist[w][t];
+        whist[w][t] = (uint)run;
+        run += (int)c;
+    }
+#else
     tstart[t] = start;
+#endif
     uint total;
     uint gstart = kiln_os_block_scan(hist[t], wsum, &total);
     /* decoupled look-back for digit t */
@@ -323,15 +351,31 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
         if (KILN_OS_VALID(i, k)) {
             uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift,
                                    end);
+#if KILN_OS_LEAN & 1
+            uint pos = whist[warp][d] + rank[k];
+#else
             uint pos = tstart[d] + whist[warp][d] + rank[k];
+#endif
             if (!skip_keys)
                 xkeys[pos] = key[k];
+#if KILN_OS_LEAN & 2
+            if (has_vals)
+#endif
             xdig[pos] = (unsigned char)d;
             rank[k] = pos; /* now the tile position, for the values */
         }
     }
     __syncthreads();
     uint count = (uint)(n - base < KILN_OS_TILE ? n - base : KILN_OS_TILE);
+#if KILN_OS_LEAN & 2
+    if (!has_vals) {
+        for (uint p = t; p < count; p += KILN_OS_THREADS) {
+            KILN_KEY_T k = xkeys[p];
+            kout[gbase[kiln_os_digit(KILN_OS_BITS(k), shift, end)] + p] = k;
+        }
+        return;
+    }
+#endif
     if (!skip_keys)
         for (uint p = t; p < count; p += KILN_OS_THREADS)
             kout[gbase[xdig[p]] + p] = xkeys[p];
