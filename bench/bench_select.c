@@ -2,7 +2,10 @@
  * bytes (the bandwidth reference).
  *   bench_select [n]        n elements (default 2^24); device: $KILN_DEVICE
  * Ops: copy_if of float32 x > 0.5 (uniform x in [0, 1): half selected),
- * unique of sorted int32 (runs of 4 on average), unique with counts.
+ * unique of sorted int32 (runs of 4 on average), unique with counts, and
+ * sort_unique_i32: the same keys shuffled, sorted and then made unique (a
+ * kiln_array_sort and a kiln_array_unique behind it, as torch.unique,
+ * cp.unique and np.unique do it in one call).
  * Prints a table and `RESULT op seconds` lines for bench/peers_select.py.
  *
  * Each figure is the median of 11 timed runs after 2 warm-up runs, timed
@@ -31,11 +34,11 @@ static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e)
 typedef int (*check_fn)(void);
 
 static kiln_queue *q;
-static kiln_array *X, *Y, *K, *U, *UC, *CNT;
+static kiln_array *X, *Y, *K, *KS, *SK, *U, *UC, *CNT;
 static kiln_buffer *cb_src, *cb_dst;
 static size_t n, n_sel, n_uniq;
 static float *hx, *hy, *hsel;
-static int32_t *hk, *hu, *huniq;
+static int32_t *hk, *hks, *hu, *huniq;
 static int64_t *hc, *hcounts;
 
 static kiln_status op_copy(kiln_event **e) {
@@ -49,6 +52,15 @@ static kiln_status op_unique(kiln_event **e) {
 }
 static kiln_status op_unique_counts(kiln_event **e) {
     return kiln_array_unique(q, U, UC, CNT, NULL, K, 0, NULL, e);
+}
+/* the shuffled keys sorted into SK, then unique behind the sort's event */
+static kiln_status op_sort_unique(kiln_event **e) {
+    kiln_event *sorted = NULL;
+    kiln_status st = kiln_array_sort(q, SK, NULL, KS, NULL, NULL, 0, NULL, &sorted);
+    if (st == KILN_OK)
+        st = kiln_array_unique(q, U, NULL, CNT, NULL, SK, 1, &sorted, e);
+    kiln_event_release(sorted);
+    return st;
 }
 
 static void scramble(void) {
@@ -152,11 +164,12 @@ int main(int argc, char **argv) {
     hy = malloc(n * 4);
     hsel = malloc(n * 4);
     hk = malloc(n * 4);
+    hks = malloc(n * 4);
     hu = malloc(n * 4);
     huniq = malloc(n * 4);
     hc = malloc(n * 8);
     hcounts = malloc(n * 8);
-    if (!hx || !hy || !hsel || !hk || !hu || !huniq || !hc || !hcounts) {
+    if (!hx || !hy || !hsel || !hk || !hks || !hu || !huniq || !hc || !hcounts) {
         fprintf(stderr, "bench_select: out of host memory\n");
         return 1;
     }
@@ -175,10 +188,20 @@ int main(int argc, char **argv) {
         }
         hcounts[n_uniq - 1]++;
     }
+    /* the keys shuffled (Fisher-Yates) for sort_unique_i32 */
+    memcpy(hks, hk, n * 4);
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (size_t)(rnd() % (i + 1));
+        int32_t tmp = hks[i];
+        hks[i] = hks[j];
+        hks[j] = tmp;
+    }
     size_t one = 1;
     if ((st = kiln_array_from_host(c, KILN_FLOAT32, 1, &n, hx, &X)) ||
         (st = kiln_array_empty(c, KILN_FLOAT32, 1, &n, &Y)) ||
         (st = kiln_array_from_host(c, KILN_INT32, 1, &n, hk, &K)) ||
+        (st = kiln_array_from_host(c, KILN_INT32, 1, &n, hks, &KS)) ||
+        (st = kiln_array_empty(c, KILN_INT32, 1, &n, &SK)) ||
         (st = kiln_array_empty(c, KILN_INT32, 1, &n, &U)) ||
         (st = kiln_array_empty(c, KILN_INT64, 1, &n, &UC)) ||
         (st = kiln_array_empty(c, KILN_INT64, 1, &one, &CNT)) ||
@@ -201,6 +224,9 @@ int main(int argc, char **argv) {
          4.0 * (double)n + 4.0 * (double)n_uniq},
         {"unique_counts_i32", op_unique_counts, check_unique_counts,
          4.0 * (double)n + 12.0 * (double)n_uniq},
+        /* bytes as unique's: the sort's passes are not counted */
+        {"sort_unique_i32", op_sort_unique, check_unique,
+         4.0 * (double)n + 4.0 * (double)n_uniq},
     };
     printf("device: %s (%s), n = %zu, selected %zu, unique %zu\n", info.name,
            info.id, n, n_sel, n_uniq);
@@ -230,6 +256,8 @@ int main(int argc, char **argv) {
     kiln_array_release(X);
     kiln_array_release(Y);
     kiln_array_release(K);
+    kiln_array_release(KS);
+    kiln_array_release(SK);
     kiln_array_release(U);
     kiln_array_release(UC);
     kiln_array_release(CNT);
@@ -240,6 +268,7 @@ int main(int argc, char **argv) {
     free(hy);
     free(hsel);
     free(hk);
+    free(hks);
     free(hu);
     free(huniq);
     free(hc);

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Peer comparison for bench_select: the same selections with NumPy
 (boolean indexing), PyOpenCL's copy_if (same OpenCL device), CuPy and
-PyTorch (masked selection, unique_consecutive), each when importable.
+PyTorch (masked selection, unique_consecutive), each when importable;
+sort_unique_i32 (the keys shuffled, then sorted and made unique) against
+np.unique, cp.unique and torch.unique (sorted=True), which sort too.
 
     python3 bench/peers_select.py BUILD/bench/bench_select [n]
         [--devices SEL,SEL...] [--peers numpy,pyopencl,cupy,torch]
@@ -25,7 +27,8 @@ import time
 import numpy as np
 
 RUNS = 11
-OPS = ["copy", "copy_if_f32", "unique_i32", "unique_counts_i32"]
+OPS = ["copy", "copy_if_f32", "unique_i32", "unique_counts_i32",
+       "sort_unique_i32"]
 
 
 def wall(f):
@@ -44,6 +47,10 @@ def inputs(n):
     x = rng.random(n, dtype=np.float32)
     k = np.cumsum(rng.random(n) < 0.25).astype(np.int32)
     return x, k
+
+
+def shuffled(k):
+    return np.random.default_rng(2027).permutation(k)
 
 
 def run_kiln(path, n, device=None):
@@ -68,6 +75,7 @@ def run_kiln(path, n, device=None):
 
 def numpy_peer(n):
     x, k = inputs(n)
+    ks = shuffled(k)
     z = np.empty_like(x)
 
     def uniq_counts():
@@ -79,6 +87,7 @@ def numpy_peer(n):
         "copy_if_f32": wall(lambda: x[x > 0.5]),
         "unique_i32": wall(lambda: k[np.r_[True, k[1:] != k[:-1]]]),
         "unique_counts_i32": wall(uniq_counts),
+        "sort_unique_i32": wall(lambda: np.unique(ks)),
         "_device": "host CPU (NumPy)",
     }
 
@@ -138,6 +147,7 @@ def cupy_peer(n):
     import cupy as cp
     xh, kh = inputs(n)
     x, k = cp.asarray(xh), cp.asarray(kh)
+    ks = cp.asarray(shuffled(kh))
     z = cp.empty_like(x)
 
     class Ev:
@@ -169,7 +179,8 @@ def cupy_peer(n):
     t = lambda f: cuda_events(cp.cuda.Stream.null.synchronize, Ev, f)  # noqa
     res = {"copy": t(lambda: cp.copyto(z, x)),
            "copy_if_f32": t(lambda: x[x > 0.5]),
-           "unique_i32": t(uniq), "unique_counts_i32": t(uniq_counts)}
+           "unique_i32": t(uniq), "unique_counts_i32": t(uniq_counts),
+           "sort_unique_i32": t(lambda: cp.unique(ks))}
     res["_device"] = (cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
                       + " (CuPy)")
     return res
@@ -180,6 +191,7 @@ def torch_peer(n):
     xh, kh = inputs(n)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     x, k = torch.from_numpy(xh).to(dev), torch.from_numpy(kh).to(dev)
+    ks = torch.from_numpy(shuffled(kh)).to(dev)
     z = torch.empty_like(x)
     if dev == "cuda":
         t = lambda f: cuda_events(torch.cuda.synchronize,  # noqa: E731
@@ -192,7 +204,8 @@ def torch_peer(n):
            "copy_if_f32": t(lambda: x[x > 0.5]),
            "unique_i32": t(lambda: torch.unique_consecutive(k)),
            "unique_counts_i32": t(
-               lambda: torch.unique_consecutive(k, return_counts=True))}
+               lambda: torch.unique_consecutive(k, return_counts=True)),
+           "sort_unique_i32": t(lambda: torch.unique(ks, sorted=True))}
     res["_device"] = name + " (torch)"
     return res
 
