@@ -129,9 +129,17 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
      * 9.54-9.58; NVIDIA's OpenCL unchanged (9.25 / 9.24) */
     int os_cl = variant == KILN__SORT_ONESWEEP && !plan->cuda_c;
     int minb = kiln__knobs_get()->sort_os_minb;
+    /* 4-byte keys with 4-byte values (argsort's narrowed indices) too,
+     * with the shared ORs and both savings below, which fit its 80
+     * registers without a spill (ptxas sm_90): H200, 2^28 argsort 9.41 ms
+     * -> 8.72 (uncapped, 8 ballots, LEAN 0 before) */
+    int argsort_form = variant == KILN__SORT_ONESWEEP && !os_cl &&
+                       s->key_bytes == 4 && s->val_bytes == 4;
     if (minb < 0)
-        minb = variant == KILN__SORT_ONESWEEP && !os_cl && !s->val_bytes &&
-                       (s->key_bytes == 4 || s->key_bytes == 8)
+        minb = variant == KILN__SORT_ONESWEEP && !os_cl &&
+                       ((!s->val_bytes &&
+                         (s->key_bytes == 4 || s->key_bytes == 8)) ||
+                        argsort_form)
                    ? 3 /* measured there only */
                    : 0;
     if (minb)
@@ -140,23 +148,32 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
      * atomic ORs, but 8 ballots in the CUDA pass of 4-byte values, where
      * the ORs made ptxas spill (H100, 2^28: argsort 10.57 ms against
      * 10.35; keys only 7.29 against 7.51, 2^27 int64 9.54 against 10.28,
-     * NVIDIA's OpenCL argsort 10.41 against 10.50) */
+     * NVIDIA's OpenCL argsort 10.41 against 10.50); 4-byte keys with
+     * 4-byte values take the ORs again in argsort_form's set (above) */
     int rank_or = kiln__knobs_get()->sort_os_rank;
     if (rank_or < 0)
-        rank_or = !(variant == KILN__SORT_ONESWEEP && !os_cl && s->val_bytes == 4);
+        rank_or = argsort_form ||
+                  !(variant == KILN__SORT_ONESWEEP && !os_cl && s->val_bytes == 4);
     kiln__sb_addf(&sb, "#define KILN_OS_RANK_OR %d\n", rank_or);
     /* the onesweep pass's shared-memory savings (KILN_OS_LEAN) */
     int lean = kiln__knobs_get()->sort_os_lean;
     if (lean < 0) /* as measured (H200, 2^28; docs/algorithms.md) */
         lean = variant != KILN__SORT_ONESWEEP ? 0
                : os_cl                        ? 3
-               : s->val_bytes                 ? 0 /* argsort: 9.38 -> 11.94 ms with 3 */
-               : s->key_bytes == 4            ? 1 /* 6.70 -> 6.54 ms (3: 7.33) */
+               : argsort_form                 ? 3 /* with the ORs and 3 blocks (above) */
+               : s->val_bytes                 ? 0
+               : s->key_bytes == 4            ? 3 /* 6.59 -> 5.73 ms (KILN_OS_KEYS_ONLY) */
                : s->key_bytes == 8            ? 3 /* 2^27: 8.91 -> 8.49 ms */
                                               : 0;
     kiln__sb_addf(&sb, "#define KILN_OS_LEAN %d\n", lean);
     /* the onesweep pass's argsort switches (its comment) */
     kiln__sb_addf(&sb, "#define KILN_OS_SWITCHES %d\n", s->val_bytes == 4);
+    /* a sorter of keys alone: the pass's value code folded away. ptxas
+     * (sm_90), 4-byte keys at 28 a thread under 80 registers: the spill
+     * went 84 -> 64 bytes with LEAN 1 and 140 -> 0 with LEAN 3 (H200,
+     * 2^28 int32 keys: LEAN 1 6.59 ms, LEAN 3 5.73); 8-byte keys 132 -> 0
+     * (2^27 int64 8.53 -> 8.41) */
+    kiln__sb_addf(&sb, "#define KILN_OS_KEYS_ONLY %d\n", s->val_bytes == 0);
     /* the CUDA pass's retuned form where it was measured faster */
     if (variant == KILN__SORT_ONESWEEP && !os_cl)
         kiln__sb_addf(&sb, "#define KILN_OS_FORM4 %d\n",

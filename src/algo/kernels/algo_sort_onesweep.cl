@@ -199,6 +199,9 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
      * registers. */
     wide_vals = skip_keys = 0;
 #endif
+#if KILN_OS_KEYS_ONLY
+    has_vals = 0; /* sort.c passes 0 here: known to the compiler too */
+#endif
     __global const uint *hist = scratch + pass * 256;
     __global uint *counter = scratch + 8 * 256 + pass;
     __global uint *status = scratch + 8 * 256 + 64 + (long)pass * tiles * 256;

@@ -199,6 +199,9 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
      * registers. */
     wide_vals = skip_keys = 0;
 #endif
+#if KILN_OS_KEYS_ONLY
+    has_vals = 0; /* sort.c passes 0 here: known to the compiler too */
+#endif
     /* the scratch words: hist[8][256], counters[64], status[passes][tiles][256] */
     const uint *hist = scratch + pass * 256;
     uint *counter = scratch + 8 * 256 + pass;
