@@ -79,6 +79,10 @@ static const struct knob {
     /* 1: the onesweep pass matches a warp's digits by shared atomic ORs
      * (algo_sort_onesweep.cu), 0: by 8 ballots; -1: by sorter (sort.c) */
     {"KILN_SORT_OS_RANK", offsetof(kiln__knobs, sort_os_rank), -1, 1, -1, 0},
+    /* 1: in the CUDA onesweep pass a digit's lowest lane adds its lanes
+     * to the warp's counter by an atomic and passes the old count by a
+     * shuffle (algo_sort_onesweep.cu); -1: by form (sort.c) */
+    {"KILN_SORT_OS_LEADER", offsetof(kiln__knobs, sort_os_leader), -1, 1, -1, 0},
     /* bit 0: tile starts folded into the warps' offsets, bit 1: keys
      * alone written out by their own digits (algo_sort_onesweep.cu);
      * -1: by form (sort.c) */

@@ -6,8 +6,9 @@
  * thread).
  *
  *  1. @NAME@_os_hist: one read of the keys counts the digits of every pass
- *     (8-bit digits) into hist[pass][256] (shared, then global atomics),
- *     KILN_OS_HITEMS keys a thread at a time.
+ *     (8-bit digits) into hist[pass][256] (shared 16-bit counters in
+ *     columns, KILN_OS_HCOLS, then global atomics), KILN_OS_HITEMS keys a
+ *     thread at a time, on a grid of whole waves (sort.c).
  *  2. @NAME@_os_pass, once per pass: each block takes the next tile
  *     (KILN_OS_THREADS * KILN_OS_ITEMS keys) from an atomic counter, so a
  *     block only waits for tiles that started before it. Each warp loads
@@ -76,6 +77,15 @@
 #ifndef KILN_OS_RANK_OR
 #define KILN_OS_RANK_OR 0
 #endif
+/* KILN_OS_LEADER_ADD (sort.c; KILN_SORT_OS_LEADER): the lowest lane of a
+ * digit adds the digit's lanes to the warp's counter with one shared
+ * atomic and hands the old count to the others by a shuffle (as CUB's
+ * match ranks do), instead of every lane of it reading the counter and
+ * the lowest storing it back: fewer shared accesses a key, and in the
+ * ballot form no __syncwarp. */
+#ifndef KILN_OS_LEADER_ADD
+#define KILN_OS_LEADER_ADD 0
+#endif
 /* KILN_OS_LEAN (sort.c; KILN_SORT_OS_LEAN): fewer shared-memory accesses
  * a key, for a pass whose random digits make each access to a digit's
  * counter or to a key's tile slot several bank conflicts. Bit 0: each
@@ -108,22 +118,72 @@ KILN_FUNC uint kiln_os_digit(kiln_uk_t u, int shift, int end)
     return (uint)(u >> shift) & ((1u << w) - 1u);
 }
 
+/* The histogram's counters: 16-bit halves of shared words, a column of
+ * them for each of KILN_OS_HCOLS lane groups. Digit d of pass p, counted
+ * by lane l, is half d & 1 of word p * KILN_OS_HROW + (d >> 1) *
+ * KILN_OS_HCOLS + (l % KILN_OS_HCOLS). With 16 columns lanes l and l + 16
+ * alone share a column, so a warp's 32 adds meet at most 2 a bank; one
+ * row of 256 counters gave random banks, about 3.5 adds a bank (the
+ * kernel was bound by them: H200 2^28 int32, 0.56 ms for a read of 1 GiB
+ * that takes 0.26). Copies by lane % 4 or 8 of whole counters had not
+ * helped (7.73 ms with 1, 4 or 8): 4 lanes a column still meet 3 a bank.
+ * 32 KiB for 4 passes (16 columns) or 8 (8-byte keys, 8 columns). */
+#define KILN_OS_HCOLS (KILN_KEY_BYTES > 4 ? 8 : 16)
+#define KILN_OS_HROW (128 * KILN_OS_HCOLS)
+/* steps after which a half may overflow: each adds at most KILN_OS_HITEMS
+ * a thread to a half, which 32 / KILN_OS_HCOLS lanes of each warp share */
+#define KILN_OS_HLIMIT                                                        \
+    (65535 / ((32 / KILN_OS_HCOLS) * KILN_OS_WARPS * KILN_OS_HITEMS))
+
+KILN_FUNC void kiln_os_hcount(uint *sh, int p, uint d, int col)
+{
+    atomicAdd(&sh[p * KILN_OS_HROW + (int)(d >> 1) * KILN_OS_HCOLS + col],
+              1u << (16 * (d & 1u)));
+}
+
+/* The block's counts into hist (global atomics), its counters zeroed. A
+ * thread a digit: its columns read in a rotated order, so that the 16
+ * digit pairs of a warp meet in distinct banks. */
+KILN_FUNC void kiln_os_hflush(uint *sh, int passes, uint *hist)
+{
+    __syncthreads();
+    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS) {
+        const uint d = (uint)i & 255u, pair = d >> 1;
+        const uint *row = sh + (i >> 8) * KILN_OS_HROW + pair * KILN_OS_HCOLS;
+        uint sum = 0;
+#pragma unroll
+        for (uint c = 0; c < KILN_OS_HCOLS; c++)
+            sum += (row[(c + pair) & (KILN_OS_HCOLS - 1)] >> (16 * (d & 1u))) &
+                   0xffffu;
+        if (sum)
+            atomicAdd(&hist[i], sum);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < passes * KILN_OS_HROW; i += KILN_OS_THREADS)
+        sh[i] = 0;
+    __syncthreads();
+}
+
 KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
 @NAME@_os_hist(const KILN_KEY_T *keys, long n, int kind, int desc, int begin,
                int end, int passes, uint *hist)
 {
-    /* a row a pass: 4 in the retuned form (as measured), else 8 (the
-     * code as before the retuning) */
-    __shared__ uint sh[(KILN_OS_FORM4 ? 4 : 8) * 256];
-    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
+    __shared__ uint sh[KILN_KEY_BYTES * KILN_OS_HROW];
+    for (int i = threadIdx.x; i < passes * KILN_OS_HROW; i += KILN_OS_THREADS)
         sh[i] = 0;
     __syncthreads();
+    const int col = (int)(threadIdx.x & (KILN_OS_HCOLS - 1));
     /* KILN_OS_HITEMS loads in flight a thread before any counting: with one
      * a thread the kernel read its 1 GiB at 38% of copy bandwidth (H100) */
     const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
     /* every bit of the key: passes == KILN_KEY_BYTES, digit p is byte p */
     const bool whole = begin == 0 && end == 8 * KILN_KEY_BYTES;
+    int steps = 0; /* since the last flush: the same in every thread */
     for (long b = (long)blockIdx.x * step; b < n; b += (long)gridDim.x * step) {
+        if (++steps > KILN_OS_HLIMIT) {
+            kiln_os_hflush(sh, passes, hist);
+            steps = 1;
+        }
         kiln_uk_t u[KILN_OS_HITEMS];
 #pragma unroll
         for (int k = 0; k < KILN_OS_HITEMS; k++) {
@@ -137,8 +197,7 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
             for (int k = 0; k < KILN_OS_HITEMS; k++)
 #pragma unroll
                 for (int p = 0; p < KILN_KEY_BYTES; p++)
-                    atomicAdd(&sh[p * 256 + ((uint)(u[k] >> (8 * p)) & 255u)],
-                              1u);
+                    kiln_os_hcount(sh, p, (uint)(u[k] >> (8 * p)) & 255u, col);
             continue;
         }
 #pragma unroll
@@ -146,17 +205,11 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
             if (b + k * KILN_OS_THREADS + threadIdx.x >= n)
                 break;
             for (int p = 0; p < passes; p++)
-                atomicAdd(&sh[p * 256 + kiln_os_digit(u[k], begin + 8 * p, end)],
-                          1u);
+                kiln_os_hcount(sh, p, kiln_os_digit(u[k], begin + 8 * p, end),
+                               col);
         }
     }
-    __syncthreads();
-    /* (copies of the counters, lane l counting into copy l % 4 or 8 so
-     * fewer lanes share a bank, did not change the sort's time: H200,
-     * 2^28 int32, 7.73 ms with 1, 4 or 8 copies) */
-    for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS)
-        if (sh[i])
-            atomicAdd(&hist[i], sh[i]);
+    kiln_os_hflush(sh, passes, hist);
 }
 
 /* Exclusive scan of one value per thread over the block; *total gets the
@@ -265,6 +318,15 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
         if (valid)
             atomicOr(mw, 1u << lane);
         __syncwarp();
+#if KILN_OS_LEADER_ADD
+        uint peers = valid ? *mw : 0u, before = 0;
+        __syncwarp(); /* every lane has its word before the clear */
+        if (valid && !(peers & lt_mask)) {
+            before = atomicAdd(&whist[warp][d], (uint)__popc(peers));
+            *mw = 0;
+        }
+        before = __shfl_sync(KILN_OS_FULL, before, __ffs(peers) - 1);
+#else
         uint peers = 0, before = 0;
         if (valid) {
             peers = *mw;
@@ -275,6 +337,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             whist[warp][d] = before + __popc(peers);
             *mw = 0;
         }
+#endif
 #else
         /* 8 ballots: one match.any.sync instead took 10.3 ms against
          * 8.9 (H200, 2^28 int32 keys) */
@@ -286,12 +349,20 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             peers &= bit ? bal : ~bal;
         }
         uint before = 0;
+#if KILN_OS_LEADER_ADD
+        /* no __syncwarp: a later step's add to the same counter comes
+         * after this step's shuffle, which waits for this add's result */
+        if (valid && !(peers & lt_mask))
+            before = atomicAdd(&whist[warp][d], (uint)__popc(peers));
+        before = __shfl_sync(KILN_OS_FULL, before, __ffs(peers) - 1);
+#else
         if (valid)
             before = whist[warp][d];
         __syncwarp();
         if (valid && !(peers & lt_mask))
             whist[warp][d] = before + __popc(peers);
         __syncwarp();
+#endif
 #endif
         rank[k] = before + __popc(peers & lt_mask);
     }
