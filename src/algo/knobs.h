@@ -101,8 +101,8 @@ typedef struct kiln__knobs {
     int sort_ocl_onesweep; /* KILN_SORT_OCL_ONESWEEP: 1 = NVIDIA's OpenCL
                               sorts with the OpenCL C onesweep; 0 = the
                               portable tile variant (0..1; 1) */
-    int sort_os_leader;    /* KILN_SORT_OS_LEADER: the onesweep pass's
-                              leader adds a digit's lanes (-1: by form) */
+    int sort_os_hwaves;    /* KILN_SORT_OS_HWAVES: the CUDA onesweep
+                              histogram's grid in waves (1..16; 4) */
     int sort_os_rank;      /* KILN_SORT_OS_RANK: how the onesweep pass
                               finds a warp's lanes of one digit: 1 = shared
                               atomic ORs, 0 = 8 ballots (-1..1; -1 =

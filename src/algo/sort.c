@@ -155,12 +155,6 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
         rank_or = argsort_form ||
                   !(variant == KILN__SORT_ONESWEEP && !os_cl && s->val_bytes == 4);
     kiln__sb_addf(&sb, "#define KILN_OS_RANK_OR %d\n", rank_or);
-    /* the CUDA pass's leader adds (algo_sort_onesweep.cu's comment) */
-    int leader = kiln__knobs_get()->sort_os_leader;
-    if (leader < 0)
-        leader = 0;
-    if (variant == KILN__SORT_ONESWEEP && !os_cl)
-        kiln__sb_addf(&sb, "#define KILN_OS_LEADER_ADD %d\n", leader);
     /* the onesweep pass's shared-memory savings (KILN_OS_LEAN) */
     int lean = kiln__knobs_get()->sort_os_lean;
     if (lean < 0) /* as measured (H200, 2^28; docs/algorithms.md) */
@@ -352,16 +346,19 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     shape->items = tile_items(key_bytes, val_bytes);
     shape->os_items = os_items(key_bytes, val_bytes, plan.cuda_c);
     /* the onesweep histogram (a loop over the keys, 32 KiB of shared
-     * counters a block in CUDA): where the driver tells, the blocks that
-     * fit at once; a partial second wave would take as long as the
-     * first. Elsewhere (NVIDIA's OpenCL, 8 KiB a group) 1024, as before. */
+     * counters a block in CUDA): where the driver tells, whole waves of
+     * blocks (KILN_SORT_OS_HWAVES of them): a partial last wave would
+     * take as long as a whole one. Elsewhere (NVIDIA's OpenCL, 8 KiB a
+     * group) 1024, as before. */
     unsigned occ = 0;
     if (variant != KILN__SORT_ONESWEEP || !plan.cuda_c ||
         kiln_kernel_occupancy(s->k[variant][KILN__SORT_OS_HIST],
                               kiln_queue_device(queue), KILN_OS_THREADS_HOST,
                               &occ) != KILN_OK)
         occ = 0;
-    shape->os_hist_blocks = occ ? (size_t)plan.cu * occ : 1024;
+    shape->os_hist_blocks =
+        occ ? (size_t)plan.cu * occ * (size_t)kiln__knobs_get()->sort_os_hwaves
+            : 1024;
     *k = s->k[variant];
     *out = s;
     return KILN_OK;

@@ -86,6 +86,11 @@ inline uint kiln_os_digit(kiln_uk_t u, int shift, int end)
     return (uint)(u >> shift) & ((1u << w) - 1u);
 }
 
+/* The histogram as the .cu's, but in one row of 256 counters a pass (8
+ * KiB; NVIDIA's OpenCL runs 1024 groups, sort.c, which need not all fit
+ * at once with the .cu's 32 KiB columns). Integer keys are counted by
+ * their own digits and each count moved by xkey's at the end (the .cu's
+ * comment). */
 __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 @NAME@_os_hist(__global const KILN_KEY_T *keys, long n, int kind, int desc,
                int begin, int end, int passes, __global uint *hist)
@@ -98,16 +103,32 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
     const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
     /* every bit of the key: passes == KILN_KEY_BYTES, digit p is byte p */
     const int whole = begin == 0 && end == 8 * KILN_KEY_BYTES;
+    const int order = kind == 2;
+    const kiln_uk_t xkey = order ? (kiln_uk_t)0
+                                 : (kind ? KILN_SIGN : (kiln_uk_t)0) ^
+                                       (desc ? KILN_ALL : (kiln_uk_t)0);
     for (long b = (long)get_group_id(0) * step; b < n;
          b += (long)get_num_groups(0) * step) {
+        const int full = b + step <= n;
         kiln_uk_t u[KILN_OS_HITEMS];
+        if (full) {
 KILN_OS_UNROLL
-        for (int k = 0; k < KILN_OS_HITEMS; k++) {
-            long i = b + k * KILN_OS_THREADS + t;
-            u[k] = i < n ? kiln_sort_bits(keys[i], kind, desc) : 0;
+            for (int k = 0; k < KILN_OS_HITEMS; k++)
+                u[k] = (kiln_uk_t)keys[b + k * KILN_OS_THREADS + t];
+        } else {
+KILN_OS_UNROLL
+            for (int k = 0; k < KILN_OS_HITEMS; k++) {
+                long i = b + k * KILN_OS_THREADS + t;
+                u[k] = i < n ? (kiln_uk_t)keys[i] : 0;
+            }
         }
-        if (whole && b + step <= n) {
-            /* the whole key in whole steps (the common case): constant
+        if (order) {
+KILN_OS_UNROLL
+            for (int k = 0; k < KILN_OS_HITEMS; k++)
+                u[k] = kiln_sort_bits((KILN_KEY_T)u[k], kind, desc);
+        }
+        if (whole && full) {
+            /* the whole key in a full step (the common case): constant
              * digit shifts, every pass unrolled, no test a key */
 KILN_OS_UNROLL
             for (int k = 0; k < KILN_OS_HITEMS; k++)
@@ -127,9 +148,14 @@ KILN_OS_UNROLL
         }
     }
     KILN_OS_BARRIER();
-    for (int i = t; i < passes * 256; i += KILN_OS_THREADS)
+    for (int i = t; i < passes * 256; i += KILN_OS_THREADS) {
+        const int p = i >> 8;
+        const uint d = (uint)i & 255u;
         if (sh[i])
-            atomic_add((volatile __global uint *)&hist[i], sh[i]);
+            atomic_add((volatile __global uint *)&hist[p * 256 +
+                                                      (d ^ kiln_os_digit(xkey, begin + 8 * p, end))],
+                       sh[i]);
+    }
 }
 
 /* Exclusive scan of one value per work-item over the group; *total gets

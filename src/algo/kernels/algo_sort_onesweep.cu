@@ -77,15 +77,6 @@
 #ifndef KILN_OS_RANK_OR
 #define KILN_OS_RANK_OR 0
 #endif
-/* KILN_OS_LEADER_ADD (sort.c; KILN_SORT_OS_LEADER): the lowest lane of a
- * digit adds the digit's lanes to the warp's counter with one shared
- * atomic and hands the old count to the others by a shuffle (as CUB's
- * match ranks do), instead of every lane of it reading the counter and
- * the lowest storing it back: fewer shared accesses a key, and in the
- * ballot form no __syncwarp. */
-#ifndef KILN_OS_LEADER_ADD
-#define KILN_OS_LEADER_ADD 0
-#endif
 /* KILN_OS_LEAN (sort.c; KILN_SORT_OS_LEAN): fewer shared-memory accesses
  * a key, for a pass whose random digits make each access to a digit's
  * counter or to a key's tile slot several bank conflicts. Bit 0: each
@@ -141,27 +132,80 @@ KILN_FUNC void kiln_os_hcount(uint *sh, int p, uint d, int col)
               1u << (16 * (d & 1u)));
 }
 
-/* The block's counts into hist (global atomics), its counters zeroed. A
- * thread a digit: its columns read in a rotated order, so that the 16
- * digit pairs of a warp meet in distinct banks. */
-KILN_FUNC void kiln_os_hflush(uint *sh, int passes, uint *hist)
+/* The block's counts into hist (global atomics), its counters zeroed.
+ * xkey: what the counted bits lack of the order bits (the host's
+ * comment), each digit's count goes to the digit xor'ed with it. A thread
+ * a digit: its columns read in a rotated order, so that the 16 digit
+ * pairs of a warp meet in distinct banks. */
+KILN_FUNC void kiln_os_hflush(uint *sh, int passes, int begin, int end,
+                              kiln_uk_t xkey, uint *hist)
 {
     __syncthreads();
     for (int i = threadIdx.x; i < passes * 256; i += KILN_OS_THREADS) {
+        const int p = i >> 8;
         const uint d = (uint)i & 255u, pair = d >> 1;
-        const uint *row = sh + (i >> 8) * KILN_OS_HROW + pair * KILN_OS_HCOLS;
+        const uint *row = sh + p * KILN_OS_HROW + pair * KILN_OS_HCOLS;
         uint sum = 0;
 #pragma unroll
         for (uint c = 0; c < KILN_OS_HCOLS; c++)
             sum += (row[(c + pair) & (KILN_OS_HCOLS - 1)] >> (16 * (d & 1u))) &
                    0xffffu;
         if (sum)
-            atomicAdd(&hist[i], sum);
+            atomicAdd(&hist[p * 256 + (d ^ kiln_os_digit(xkey, begin + 8 * p, end))],
+                      sum);
     }
     __syncthreads();
     for (int i = threadIdx.x; i < passes * KILN_OS_HROW; i += KILN_OS_THREADS)
         sh[i] = 0;
     __syncthreads();
+}
+
+/* One step of the histogram: KILN_OS_HITEMS keys a thread, their order
+ * bits (or, where those are the key xor a constant, the key's own: see
+ * the kernel) counted. Inlined with constant `order`. */
+KILN_FUNC void kiln_os_hstep(const KILN_KEY_T *keys, long n, long b,
+                             bool whole, bool order, int kind, int desc,
+                             int begin, int end, int passes, uint *sh, int col)
+{
+    const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
+    const bool full = b + step <= n;
+    kiln_uk_t u[KILN_OS_HITEMS];
+    /* all loads first, unguarded in a full step: KILN_OS_HITEMS in flight
+     * a thread (with one a thread the kernel read its 1 GiB at 38% of
+     * copy bandwidth, H100) */
+    if (full) {
+#pragma unroll
+        for (int k = 0; k < KILN_OS_HITEMS; k++)
+            u[k] = (kiln_uk_t)keys[b + k * KILN_OS_THREADS + threadIdx.x];
+    } else {
+#pragma unroll
+        for (int k = 0; k < KILN_OS_HITEMS; k++) {
+            long i = b + k * KILN_OS_THREADS + threadIdx.x;
+            u[k] = i < n ? (kiln_uk_t)keys[i] : 0;
+        }
+    }
+    if (order) {
+#pragma unroll
+        for (int k = 0; k < KILN_OS_HITEMS; k++)
+            u[k] = KILN_OS_BITS((KILN_KEY_T)u[k]);
+    }
+    if (whole && full) {
+        /* the whole key in a full step (the common case): constant digit
+         * shifts, every pass unrolled, no test a key */
+#pragma unroll
+        for (int k = 0; k < KILN_OS_HITEMS; k++)
+#pragma unroll
+            for (int p = 0; p < KILN_KEY_BYTES; p++)
+                kiln_os_hcount(sh, p, (uint)(u[k] >> (8 * p)) & 255u, col);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < KILN_OS_HITEMS; k++) {
+        if (b + k * KILN_OS_THREADS + threadIdx.x >= n)
+            break;
+        for (int p = 0; p < passes; p++)
+            kiln_os_hcount(sh, p, kiln_os_digit(u[k], begin + 8 * p, end), col);
+    }
 }
 
 KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
@@ -173,43 +217,34 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
         sh[i] = 0;
     __syncthreads();
     const int col = (int)(threadIdx.x & (KILN_OS_HCOLS - 1));
-    /* KILN_OS_HITEMS loads in flight a thread before any counting: with one
-     * a thread the kernel read its 1 GiB at 38% of copy bandwidth (H100) */
     const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
     /* every bit of the key: passes == KILN_KEY_BYTES, digit p is byte p */
     const bool whole = begin == 0 && end == 8 * KILN_KEY_BYTES;
+    /* Integer keys: their order bits are the key xor'ed with xkey (the
+     * sign bit for signed keys, every bit descending), so each digit is
+     * the key's own digit xor'ed with xkey's. Those are counted, and the
+     * flush moves each count to its digit: a key costs a load and its
+     * adds (the kernel's own instructions, not only its shared atomics,
+     * bound it: H200, 2^28 int32, 0.59 ms with the order bits of each
+     * key, a loop of plain loads and adds 0.46). Floats take theirs. */
+    const bool order = kind == 2;
+    const kiln_uk_t xkey = order ? (kiln_uk_t)0
+                                 : (kind ? KILN_SIGN : (kiln_uk_t)0) ^
+                                       (desc ? KILN_ALL : (kiln_uk_t)0);
     int steps = 0; /* since the last flush: the same in every thread */
     for (long b = (long)blockIdx.x * step; b < n; b += (long)gridDim.x * step) {
         if (++steps > KILN_OS_HLIMIT) {
-            kiln_os_hflush(sh, passes, hist);
+            kiln_os_hflush(sh, passes, begin, end, xkey, hist);
             steps = 1;
         }
-        kiln_uk_t u[KILN_OS_HITEMS];
-#pragma unroll
-        for (int k = 0; k < KILN_OS_HITEMS; k++) {
-            long i = b + k * KILN_OS_THREADS + threadIdx.x;
-            u[k] = i < n ? KILN_OS_BITS(keys[i]) : 0;
-        }
-        if (whole && b + step <= n) {
-            /* the whole key in whole steps (the common case): constant
-             * digit shifts, every pass unrolled, no test a key */
-#pragma unroll
-            for (int k = 0; k < KILN_OS_HITEMS; k++)
-#pragma unroll
-                for (int p = 0; p < KILN_KEY_BYTES; p++)
-                    kiln_os_hcount(sh, p, (uint)(u[k] >> (8 * p)) & 255u, col);
-            continue;
-        }
-#pragma unroll
-        for (int k = 0; k < KILN_OS_HITEMS; k++) {
-            if (b + k * KILN_OS_THREADS + threadIdx.x >= n)
-                break;
-            for (int p = 0; p < passes; p++)
-                kiln_os_hcount(sh, p, kiln_os_digit(u[k], begin + 8 * p, end),
-                               col);
-        }
+        if (order)
+            kiln_os_hstep(keys, n, b, whole, true, kind, desc, begin, end,
+                          passes, sh, col);
+        else
+            kiln_os_hstep(keys, n, b, whole, false, kind, desc, begin, end,
+                          passes, sh, col);
     }
-    kiln_os_hflush(sh, passes, hist);
+    kiln_os_hflush(sh, passes, begin, end, xkey, hist);
 }
 
 /* Exclusive scan of one value per thread over the block; *total gets the
@@ -318,15 +353,6 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
         if (valid)
             atomicOr(mw, 1u << lane);
         __syncwarp();
-#if KILN_OS_LEADER_ADD
-        uint peers = valid ? *mw : 0u, before = 0;
-        __syncwarp(); /* every lane has its word before the clear */
-        if (valid && !(peers & lt_mask)) {
-            before = atomicAdd(&whist[warp][d], (uint)__popc(peers));
-            *mw = 0;
-        }
-        before = __shfl_sync(KILN_OS_FULL, before, __ffs(peers) - 1);
-#else
         uint peers = 0, before = 0;
         if (valid) {
             peers = *mw;
@@ -337,7 +363,6 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             whist[warp][d] = before + __popc(peers);
             *mw = 0;
         }
-#endif
 #else
         /* 8 ballots: one match.any.sync instead took 10.3 ms against
          * 8.9 (H200, 2^28 int32 keys) */
@@ -349,20 +374,12 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             peers &= bit ? bal : ~bal;
         }
         uint before = 0;
-#if KILN_OS_LEADER_ADD
-        /* no __syncwarp: a later step's add to the same counter comes
-         * after this step's shuffle, which waits for this add's result */
-        if (valid && !(peers & lt_mask))
-            before = atomicAdd(&whist[warp][d], (uint)__popc(peers));
-        before = __shfl_sync(KILN_OS_FULL, before, __ffs(peers) - 1);
-#else
         if (valid)
             before = whist[warp][d];
         __syncwarp();
         if (valid && !(peers & lt_mask))
             whist[warp][d] = before + __popc(peers);
         __syncwarp();
-#endif
 #endif
         rank[k] = before + __popc(peers & lt_mask);
     }
