@@ -79,6 +79,10 @@ static const struct knob {
     /* H200, 2^28 int32, a loop of the same counting alone: 0.416 ms with
      * 4 waves of blocks, 0.439 with 1 */
     {"KILN_SORT_OS_HWAVES", offsetof(kiln__knobs, sort_os_hwaves), 1, 16, 4, 0},
+    /* a test's knob (ctest's test_sort_hflush): a block flushes its
+     * counters every this many steps, a path the default limit (511 or
+     * 255 steps) never reaches on an H200 below 2^30 keys */
+    {"KILN_SORT_OS_HLIMIT", offsetof(kiln__knobs, sort_os_hlimit), 0, 255, 0, 0},
     /* 1: the onesweep pass matches a warp's digits by shared atomic ORs
      * (algo_sort_onesweep.cu), 0: by 8 ballots; -1: by sorter (sort.c) */
     {"KILN_SORT_OS_RANK", offsetof(kiln__knobs, sort_os_rank), -1, 1, -1, 0},

@@ -103,6 +103,9 @@ typedef struct kiln__knobs {
                               portable tile variant (0..1; 1) */
     int sort_os_hwaves;    /* KILN_SORT_OS_HWAVES: the CUDA onesweep
                               histogram's grid in waves (1..16; 4) */
+    int sort_os_hlimit;    /* KILN_SORT_OS_HLIMIT: steps between the CUDA
+                              onesweep histogram's flushes (0 = the most
+                              its 16-bit counters allow); for tests */
     int sort_os_rank;      /* KILN_SORT_OS_RANK: how the onesweep pass
                               finds a warp's lanes of one digit: 1 = shared
                               atomic ORs, 0 = 8 ballots (-1..1; -1 =

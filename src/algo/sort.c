@@ -174,6 +174,11 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
      * 2^28 int32 keys: LEAN 1 6.59 ms, LEAN 3 5.73); 8-byte keys 132 -> 0
      * (2^27 int64 8.53 -> 8.41) */
     kiln__sb_addf(&sb, "#define KILN_OS_KEYS_ONLY %d\n", s->val_bytes == 0);
+    /* the CUDA histogram's flush interval, shortened by a test's knob */
+    if (variant == KILN__SORT_ONESWEEP && !os_cl &&
+        kiln__knobs_get()->sort_os_hlimit > 0)
+        kiln__sb_addf(&sb, "#define KILN_OS_HLIMIT %d\n",
+                      kiln__knobs_get()->sort_os_hlimit);
     /* the CUDA pass's retuned form where it was measured faster */
     if (variant == KILN__SORT_ONESWEEP && !os_cl)
         kiln__sb_addf(&sb, "#define KILN_OS_FORM4 %d\n",

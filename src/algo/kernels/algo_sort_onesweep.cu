@@ -123,8 +123,10 @@ KILN_FUNC uint kiln_os_digit(kiln_uk_t u, int shift, int end)
 #define KILN_OS_HROW (128 * KILN_OS_HCOLS)
 /* steps after which a half may overflow: each adds at most KILN_OS_HITEMS
  * a thread to a half, which 32 / KILN_OS_HCOLS lanes of each warp share */
+#ifndef KILN_OS_HLIMIT /* (sort.c sets it smaller for a test) */
 #define KILN_OS_HLIMIT                                                        \
     (65535 / ((32 / KILN_OS_HCOLS) * KILN_OS_WARPS * KILN_OS_HITEMS))
+#endif
 
 KILN_FUNC void kiln_os_hcount(uint *sh, int p, uint d, int col)
 {
