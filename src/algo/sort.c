@@ -95,6 +95,72 @@ static int variant_for(const kiln__plan *plan) {
     return KILN__SORT_TILE;
 }
 
+/* The onesweep pass's defines (algo_sort_onesweep.cu / .cl), each knob's
+ * default as measured (docs/algorithms.md has the figures). Returns the
+ * register cap's blocks (KILN_OS_MINB; 0: none), which NVIDIA's OpenCL
+ * takes as a compiler option. */
+static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan,
+                            const kiln__sorter *s, int variant) {
+    const kiln__knobs *kn = kiln__knobs_get();
+    int os = variant == KILN__SORT_ONESWEEP;
+    int cuda_pass = os && plan->cuda_c; /* else the OpenCL C port, if os */
+    unsigned kb = s->key_bytes, vb = s->val_bytes;
+    /* 4-byte keys with 4-byte values (argsort's narrowed indices): the
+     * shared ORs, both savings (LEAN 3) and the 3-block cap fit the CUDA
+     * pass's 80 registers without a spill (ptxas sm_90): H200, 2^28
+     * argsort 9.41 ms -> 8.72 (uncapped, 8 ballots, LEAN 0 before) */
+    int argsort_form = cuda_pass && kb == 4 && vb == 4;
+    /* the CUDA pass's register cap: 3 blocks for 4- and 8-byte keys
+     * without values and argsort_form; on NVIDIA's OpenCL only when
+     * KILN_SORT_OS_MINB asks. 8-byte keys, 2^27 int64: H200 8.91 ms
+     * against 9.04 uncapped (three pairs), H100 9.37-9.40 against
+     * 9.54-9.58; NVIDIA's OpenCL unchanged (9.25 / 9.24) */
+    int minb = kn->sort_os_minb;
+    if (minb < 0)
+        minb = cuda_pass && ((!vb && (kb == 4 || kb == 8)) || argsort_form)
+                   ? 3 /* measured there only */
+                   : 0;
+    if (minb)
+        kiln__sb_addf(sb, "#define KILN_OS_MINB %d\n", minb);
+    /* how the onesweep pass matches a warp's digits (its comment): shared
+     * atomic ORs, but 8 ballots in the CUDA pass of 4-byte values, where
+     * the ORs made ptxas spill (H100, 2^28: argsort 10.57 ms against
+     * 10.35; keys only 7.29 against 7.51, 2^27 int64 9.54 against 10.28,
+     * NVIDIA's OpenCL argsort 10.41 against 10.50); argsort_form takes
+     * the ORs again */
+    int rank_or = kn->sort_os_rank;
+    if (rank_or < 0)
+        rank_or = argsort_form || !(cuda_pass && vb == 4);
+    kiln__sb_addf(sb, "#define KILN_OS_RANK_OR %d\n", rank_or);
+    /* the onesweep pass's shared-memory savings (KILN_OS_LEAN) */
+    int lean = kn->sort_os_lean;
+    if (lean < 0) /* as measured (H200, 2^28; docs/algorithms.md) */
+        lean = !os           ? 0
+               : !cuda_pass   ? 3
+               : argsort_form ? 3 /* with the ORs and 3 blocks (above) */
+               : vb           ? 0
+               : kb == 4      ? 3 /* 6.59 -> 5.73 ms (KILN_OS_KEYS_ONLY) */
+               : kb == 8      ? 3 /* 2^27: 8.91 -> 8.49 ms */
+                              : 0;
+    kiln__sb_addf(sb, "#define KILN_OS_LEAN %d\n", lean);
+    /* the onesweep pass's argsort switches (its comment) */
+    kiln__sb_addf(sb, "#define KILN_OS_SWITCHES %d\n", vb == 4);
+    /* a sorter of keys alone: the pass's value code folded away. ptxas
+     * (sm_90), 4-byte keys at 28 a thread under 80 registers: the spill
+     * went 84 -> 64 bytes with LEAN 1 and 140 -> 0 with LEAN 3 (H200,
+     * 2^28 int32 keys: LEAN 1 6.59 ms, LEAN 3 5.73); 8-byte keys 132 -> 0
+     * (2^27 int64 8.53 -> 8.41) */
+    kiln__sb_addf(sb, "#define KILN_OS_KEYS_ONLY %d\n", vb == 0);
+    /* the CUDA histogram's flush interval, shortened by a test's knob */
+    if (cuda_pass && kn->sort_os_hlimit > 0)
+        kiln__sb_addf(sb, "#define KILN_OS_HLIMIT %d\n", kn->sort_os_hlimit);
+    /* the CUDA pass's retuned form where it was measured faster */
+    if (cuda_pass)
+        kiln__sb_addf(sb, "#define KILN_OS_FORM4 %d\n",
+                      kb == 4 && (vb == 0 || vb == 8));
+    return minb;
+}
+
 static kiln_status sorter_build(kiln__gen *gen, int layout,
                                 const kiln__plan *plan, kiln__variant *v) {
     kiln__sorter *s = (kiln__sorter *)gen;
@@ -122,67 +188,8 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   s->val_bytes ? s->val_bytes : 4,
                   tile_items(s->key_bytes, s->val_bytes),
                   kiln__knobs_get()->sort_tile_pad);
-    /* the CUDA pass's register cap (algo_sort_onesweep.cu): by default 3
-     * blocks for 4- and 8-byte keys without values; on NVIDIA's OpenCL
-     * only when KILN_SORT_OS_MINB asks. 8-byte keys, 2^27 int64: H200
-     * 8.91 ms against 9.04 uncapped (three pairs), H100 9.37-9.40 against
-     * 9.54-9.58; NVIDIA's OpenCL unchanged (9.25 / 9.24) */
     int os_cl = variant == KILN__SORT_ONESWEEP && !plan->cuda_c;
-    int minb = kiln__knobs_get()->sort_os_minb;
-    /* 4-byte keys with 4-byte values (argsort's narrowed indices) too,
-     * with the shared ORs and both savings below, which fit its 80
-     * registers without a spill (ptxas sm_90): H200, 2^28 argsort 9.41 ms
-     * -> 8.72 (uncapped, 8 ballots, LEAN 0 before) */
-    int argsort_form = variant == KILN__SORT_ONESWEEP && !os_cl &&
-                       s->key_bytes == 4 && s->val_bytes == 4;
-    if (minb < 0)
-        minb = variant == KILN__SORT_ONESWEEP && !os_cl &&
-                       ((!s->val_bytes &&
-                         (s->key_bytes == 4 || s->key_bytes == 8)) ||
-                        argsort_form)
-                   ? 3 /* measured there only */
-                   : 0;
-    if (minb)
-        kiln__sb_addf(&sb, "#define KILN_OS_MINB %d\n", minb);
-    /* how the onesweep pass matches a warp's digits (its comment): shared
-     * atomic ORs, but 8 ballots in the CUDA pass of 4-byte values, where
-     * the ORs made ptxas spill (H100, 2^28: argsort 10.57 ms against
-     * 10.35; keys only 7.29 against 7.51, 2^27 int64 9.54 against 10.28,
-     * NVIDIA's OpenCL argsort 10.41 against 10.50); 4-byte keys with
-     * 4-byte values take the ORs again in argsort_form's set (above) */
-    int rank_or = kiln__knobs_get()->sort_os_rank;
-    if (rank_or < 0)
-        rank_or = argsort_form ||
-                  !(variant == KILN__SORT_ONESWEEP && !os_cl && s->val_bytes == 4);
-    kiln__sb_addf(&sb, "#define KILN_OS_RANK_OR %d\n", rank_or);
-    /* the onesweep pass's shared-memory savings (KILN_OS_LEAN) */
-    int lean = kiln__knobs_get()->sort_os_lean;
-    if (lean < 0) /* as measured (H200, 2^28; docs/algorithms.md) */
-        lean = variant != KILN__SORT_ONESWEEP ? 0
-               : os_cl                        ? 3
-               : argsort_form                 ? 3 /* with the ORs and 3 blocks (above) */
-               : s->val_bytes                 ? 0
-               : s->key_bytes == 4            ? 3 /* 6.59 -> 5.73 ms (KILN_OS_KEYS_ONLY) */
-               : s->key_bytes == 8            ? 3 /* 2^27: 8.91 -> 8.49 ms */
-                                              : 0;
-    kiln__sb_addf(&sb, "#define KILN_OS_LEAN %d\n", lean);
-    /* the onesweep pass's argsort switches (its comment) */
-    kiln__sb_addf(&sb, "#define KILN_OS_SWITCHES %d\n", s->val_bytes == 4);
-    /* a sorter of keys alone: the pass's value code folded away. ptxas
-     * (sm_90), 4-byte keys at 28 a thread under 80 registers: the spill
-     * went 84 -> 64 bytes with LEAN 1 and 140 -> 0 with LEAN 3 (H200,
-     * 2^28 int32 keys: LEAN 1 6.59 ms, LEAN 3 5.73); 8-byte keys 132 -> 0
-     * (2^27 int64 8.53 -> 8.41) */
-    kiln__sb_addf(&sb, "#define KILN_OS_KEYS_ONLY %d\n", s->val_bytes == 0);
-    /* the CUDA histogram's flush interval, shortened by a test's knob */
-    if (variant == KILN__SORT_ONESWEEP && !os_cl &&
-        kiln__knobs_get()->sort_os_hlimit > 0)
-        kiln__sb_addf(&sb, "#define KILN_OS_HLIMIT %d\n",
-                      kiln__knobs_get()->sort_os_hlimit);
-    /* the CUDA pass's retuned form where it was measured faster */
-    if (variant == KILN__SORT_ONESWEEP && !os_cl)
-        kiln__sb_addf(&sb, "#define KILN_OS_FORM4 %d\n",
-                      s->key_bytes == 4 && (s->val_bytes == 0 || s->val_bytes == 8));
+    int minb = onesweep_defines(&sb, plan, s, variant);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
