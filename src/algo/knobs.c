@@ -83,9 +83,6 @@ static const struct knob {
      * counters every this many steps, a path the default limit (511 or
      * 255 steps) never reaches on an H200 below 2^30 keys */
     {"KILN_SORT_OS_HLIMIT", offsetof(kiln__knobs, sort_os_hlimit), 0, 255, 0, 0},
-    /* early counts in the CUDA onesweep pass of keys alone, the lanes of
-     * a digit by 1 shared ORs, 2 match.any, 3 ballots; 0: off */
-    {"KILN_SORT_OS_EARLY", offsetof(kiln__knobs, sort_os_early), 0, 3, 0, 0},
     /* 1: the onesweep pass matches a warp's digits by shared atomic ORs
      * (algo_sort_onesweep.cu), 0: by 8 ballots; -1: by sorter (sort.c) */
     {"KILN_SORT_OS_RANK", offsetof(kiln__knobs, sort_os_rank), -1, 1, -1, 0},

@@ -106,8 +106,6 @@ typedef struct kiln__knobs {
     int sort_os_hlimit;    /* KILN_SORT_OS_HLIMIT: steps between the CUDA
                               onesweep histogram's flushes (0 = the most
                               its 16-bit counters allow); for tests */
-    int sort_os_early;     /* KILN_SORT_OS_EARLY: early counts in the CUDA
-                              onesweep pass of keys alone (0 = off) */
     int sort_os_rank;      /* KILN_SORT_OS_RANK: how the onesweep pass
                               finds a warp's lanes of one digit: 1 = shared
                               atomic ORs, 0 = 8 ballots (-1..1; -1 =

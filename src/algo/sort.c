@@ -154,10 +154,6 @@ static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan,
     /* the CUDA histogram's flush interval, shortened by a test's knob */
     if (cuda_pass && kn->sort_os_hlimit > 0)
         kiln__sb_addf(sb, "#define KILN_OS_HLIMIT %d\n", kn->sort_os_hlimit);
-    /* early counts in the CUDA pass of 4-byte keys alone
-     * (KILN_SORT_OS_EARLY) */
-    if (cuda_pass && kb == 4 && vb == 0 && kn->sort_os_early > 0)
-        kiln__sb_addf(sb, "#define KILN_OS_EARLY %d\n", kn->sort_os_early);
     /* the CUDA pass's retuned form where it was measured faster */
     if (cuda_pass)
         kiln__sb_addf(sb, "#define KILN_OS_FORM4 %d\n",

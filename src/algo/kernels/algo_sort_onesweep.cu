@@ -88,9 +88,6 @@
 #ifndef KILN_OS_LEAN
 #define KILN_OS_LEAN 0
 #endif
-#ifndef KILN_OS_EARLY /* (sort.c; KILN_SORT_OS_EARLY: the pass's comment) */
-#define KILN_OS_EARLY 0
-#endif
 #define KILN_OS_XWORDS_TILE                                                     \
     (KILN_OS_TILE * (KILN_KEY_BYTES > sizeof(KILN_VAL_T) ? KILN_KEY_BYTES        \
                                                           : sizeof(KILN_VAL_T)) / \
@@ -346,103 +343,6 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
         long i = wbase + k * 32 + lane;
         key[k] = KILN_OS_VALID(i, k) ? kin[i] : (KILN_KEY_T)0;
     }
-#if KILN_OS_EARLY
-    /* Early counts (KILN_OS_EARLY, keys alone; CUB's
-     * RADIX_RANK_MATCH_EARLY_COUNTS): each warp counts its digits first
-     * (one shared add a key), so the tile's counts are published, scanned
-     * and looked back on before any key is ranked, and each key's rank is
-     * its tile position at once: it goes straight into the exchange, with
-     * no rank a key held in registers and no second lookup. 1: the lanes
-     * of a digit found by shared ORs (one set of words, outside the
-     * exchange), 2: by match.any, 3: by 8 ballots. */
-    {
-#if KILN_OS_EARLY == 1
-        __shared__ uint ematch[KILN_OS_WARPS][256];
-        for (int w = 0; w < KILN_OS_WARPS; w++)
-            ematch[w][t] = 0;
-#endif
-#pragma unroll
-        for (int k = 0; k < KILN_OS_ITEMS; k++) {
-            long i = wbase + k * 32 + lane;
-            if (KILN_OS_VALID(i, k))
-                atomicAdd(&whist[warp][kiln_os_digit(KILN_OS_BITS(key[k]), shift, end)], 1u);
-        }
-        __syncthreads();
-        uint cnt = 0;
-        for (int w = 0; w < KILN_OS_WARPS; w++)
-            cnt += whist[w][t];
-        uint *st = status + (long)tile * 256 + t;
-        *(volatile uint *)st = ((tile == 0 ? 2u : 1u) << 30) | cnt;
-        uint ntile;
-        uint start = kiln_os_block_scan(cnt, wsum, &ntile);
-        for (int w = 0, run = (int)start; w < KILN_OS_WARPS; w++) {
-            uint c = whist[w][t];
-            whist[w][t] = (uint)run;
-            run += (int)c;
-        }
-        uint total;
-        uint gstart = kiln_os_block_scan(hist[t], wsum, &total);
-        uint excl = 0;
-        if (tile != 0) {
-            long j = (long)tile - 1;
-            for (;;) {
-                uint w = *(volatile uint *)(status + j * 256 + t);
-                uint flag = w >> 30;
-                if (flag == 0) {
-                    KILN_OS_SLEEP();
-                    continue;
-                }
-                excl += w & KILN_OS_COUNT;
-                if (flag == 2)
-                    break;
-                j--;
-            }
-            *(volatile uint *)st = (2u << 30) | (excl + cnt);
-        }
-        gbase[t] = gstart + excl - start;
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < KILN_OS_ITEMS; k++) {
-            long i = wbase + k * 32 + lane;
-            int valid = KILN_OS_VALID(i, k);
-            uint d = kiln_os_digit(KILN_OS_BITS(key[k]), shift, end);
-#if KILN_OS_EARLY == 1
-            if (valid)
-                atomicOr(&ematch[warp][d], 1u << lane);
-            __syncwarp();
-            uint peers = valid ? ematch[warp][d] : 0u;
-#elif KILN_OS_EARLY == 2
-            uint peers = __match_any_sync(KILN_OS_FULL, valid ? d : 0x100u + lane) &
-                         __ballot_sync(KILN_OS_FULL, valid);
-#else
-            uint peers = __ballot_sync(KILN_OS_FULL, valid);
-#pragma unroll
-            for (int b = 0; b < 8; b++) {
-                uint bit = (d >> b) & 1u;
-                uint bal = __ballot_sync(KILN_OS_FULL, bit);
-                peers &= bit ? bal : ~bal;
-            }
-#endif
-            uint before = valid ? whist[warp][d] : 0u;
-            __syncwarp();
-            if (valid && !(peers & lt_mask)) {
-                whist[warp][d] = before + __popc(peers);
-#if KILN_OS_EARLY == 1
-                ematch[warp][d] = 0;
-#endif
-            }
-            __syncwarp();
-            if (valid)
-                xkeys[before + __popc(peers & lt_mask)] = key[k];
-        }
-        __syncthreads();
-        uint count = (uint)(n - base < KILN_OS_TILE ? n - base : KILN_OS_TILE);
-        for (uint p = t; p < count; p += KILN_OS_THREADS) {
-            KILN_KEY_T k = xkeys[p];
-            kout[gbase[kiln_os_digit(KILN_OS_BITS(k), shift, end)] + p] = k;
-        }
-    }
-#else /* the ranking of the other forms, then their exchange */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
@@ -591,5 +491,4 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 #endif
     for (uint p = t; p < count; p += KILN_OS_THREADS)
         vout[gbase[xdig[p]] + p] = xvals[p];
-#endif /* KILN_OS_EARLY */
 }
