@@ -357,20 +357,8 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     shape->local = v->local;
     shape->items = tile_items(key_bytes, val_bytes);
     shape->os_items = os_items(key_bytes, val_bytes, plan.cuda_c);
-    /* the onesweep histogram (a loop over the keys, 32 KiB of shared
-     * counters a block in CUDA): where the driver tells, whole waves of
-     * blocks (KILN_SORT_OS_HWAVES of them): a partial last wave would
-     * take as long as a whole one. Elsewhere (NVIDIA's OpenCL, 8 KiB a
-     * group) 1024, as before. */
-    unsigned occ = 0;
-    if (variant != KILN__SORT_ONESWEEP || !plan.cuda_c ||
-        kiln_kernel_occupancy(s->k[variant][KILN__SORT_OS_HIST],
-                              kiln_queue_device(queue), KILN_OS_THREADS_HOST,
-                              &occ) != KILN_OK)
-        occ = 0;
-    shape->os_hist_blocks =
-        occ ? (size_t)plan.cu * occ * (size_t)kiln__knobs_get()->sort_os_hwaves
-            : 1024;
+    shape->cu = plan.cu;
+    shape->cuda_c = plan.cuda_c;
     *k = s->k[variant];
     *out = s;
     return KILN_OK;
@@ -599,6 +587,22 @@ static size_t cpu_wc_bytes(const kiln__sort_shape *sh, unsigned kb,
     return (bytes + 63) / 64 * 64;
 }
 
+/* The onesweep histogram's grid (a loop over the keys, 32 KiB of shared
+ * counters a block in CUDA): where the driver tells, whole waves of
+ * blocks (KILN_SORT_OS_HWAVES of them): a partial last wave would take as
+ * long as a whole one. Elsewhere (NVIDIA's OpenCL, 8 KiB a group) 1024,
+ * as before. Asked at each onesweep sort only, not at every launch of the
+ * sorter's other kernels. */
+static size_t os_hist_blocks(kiln_queue *q, kiln_kernel *hist,
+                             const kiln__sort_shape *sh) {
+    unsigned occ = 0;
+    if (!sh->cuda_c || kiln_kernel_occupancy(hist, kiln_queue_device(q),
+                                             KILN_OS_THREADS_HOST,
+                                             &occ) != KILN_OK || !occ)
+        return 1024;
+    return (size_t)sh->cu * occ * (size_t)kiln__knobs_get()->sort_os_hwaves;
+}
+
 /* The scratch words of a onesweep sort: histograms of up to 8 passes,
  * 64 tile counters, then each pass's status words (sort.h). */
 static size_t os_words(int passes, size_t tiles) {
@@ -791,7 +795,9 @@ static kiln_status radix(chain *c, const radix_job *job) {
     }
     if (st == KILN_OK && os) { /* zeroed words, then every histogram */
         st = chain_zero(c, counts, cbytes);
-        size_t blocks = os_tiles < sh.os_hist_blocks ? os_tiles : sh.os_hist_blocks;
+        size_t blocks = os_hist_blocks(c->q, k[KILN__SORT_OS_HIST], &sh);
+        if (blocks > os_tiles)
+            blocks = os_tiles;
         kiln_arg h[8] = {KILN_ARG_BUF(ksrc),   KILN_ARG_I64((int64_t)n),
                          KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
                          KILN_ARG_I32((int)j->begin),

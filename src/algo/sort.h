@@ -106,7 +106,8 @@ typedef struct kiln__sort_shape {
     int radix_bits; /* digit width of a pass */
     int items;      /* the tile kernels' items a work-item (GPU) */
     int os_items;   /* the onesweep pass's keys a thread */
-    size_t os_hist_blocks; /* the onesweep histogram's grid: blocks */
+    unsigned cu;    /* the device's compute units */
+    int cuda_c;     /* 1: the plan compiles CUDA C (the onesweep pass in it) */
 } kiln__sort_shape;
 kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
                              unsigned val_bytes, kiln__sorter **out,

@@ -32,6 +32,18 @@ KILN_FUNC kiln_uk_t kiln_sort_bits(KILN_KEY_T k, int kind, int desc)
     return desc ? (~u & KILN_ALL) : u;
 }
 
+/* What integer keys' order bits xor their own: the sign bit for signed
+ * keys, every bit descending (kind 1 / desc above). A digit of the order
+ * bits is then the key's digit xor'ed with this one's, which lets the
+ * onesweep histograms count the keys' own digits. 0 for floats, whose
+ * order bits are no constant xor. */
+KILN_FUNC kiln_uk_t kiln_sort_xkey(int kind, int desc)
+{
+    if (kind == 2)
+        return 0;
+    return (kind ? KILN_SIGN : (kiln_uk_t)0) ^ (desc ? KILN_ALL : (kiln_uk_t)0);
+}
+
 /* The same bits by masks and selects, without branches on kind and desc
  * (uniform, but branched on per key): the CUDA onesweep pass takes this
  * form for 4-byte keys alone or with 8-byte values (KILN_OS_FORM4): with

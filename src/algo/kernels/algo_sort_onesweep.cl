@@ -104,9 +104,7 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
     /* every bit of the key: passes == KILN_KEY_BYTES, digit p is byte p */
     const int whole = begin == 0 && end == 8 * KILN_KEY_BYTES;
     const int order = kind == 2;
-    const kiln_uk_t xkey = order ? (kiln_uk_t)0
-                                 : (kind ? KILN_SIGN : (kiln_uk_t)0) ^
-                                       (desc ? KILN_ALL : (kiln_uk_t)0);
+    const kiln_uk_t xkey = kiln_sort_xkey(kind, desc);
     for (long b = (long)get_group_id(0) * step; b < n;
          b += (long)get_num_groups(0) * step) {
         const int full = b + step <= n;

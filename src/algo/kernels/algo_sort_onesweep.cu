@@ -113,11 +113,10 @@ KILN_FUNC uint kiln_os_digit(kiln_uk_t u, int shift, int end)
  * them for each of KILN_OS_HCOLS lane groups. Digit d of pass p, counted
  * by lane l, is half d & 1 of word p * KILN_OS_HROW + (d >> 1) *
  * KILN_OS_HCOLS + (l % KILN_OS_HCOLS). With 16 columns lanes l and l + 16
- * alone share a column, so a warp's 32 adds meet at most 2 a bank; one
- * row of 256 counters gave random banks, about 3.5 adds a bank (the
- * kernel was bound by them: H200 2^28 int32, 0.56 ms for a read of 1 GiB
- * that takes 0.26). Copies by lane % 4 or 8 of whole counters had not
- * helped (7.73 ms with 1, 4 or 8): 4 lanes a column still meet 3 a bank.
+ * alone share a column, so a warp's 32 adds meet at most 2 a bank, against
+ * about 3.5 in one row of 256 counters. The adds' count, not their
+ * conflicts, bounds the loop: the columns took it from 0.464 to 0.439 ms
+ * (H200, 2^28 int32, bench/ref/sort_hist_loop.cu; 0.416 on 4 waves).
  * 32 KiB for 4 passes (16 columns) or 8 (8-byte keys, 8 columns). */
 #define KILN_OS_HCOLS (KILN_KEY_BYTES > 4 ? 8 : 16)
 #define KILN_OS_HROW (128 * KILN_OS_HCOLS)
@@ -222,17 +221,13 @@ KILN_KERNEL void __launch_bounds__(KILN_OS_THREADS)
     const long step = (long)KILN_OS_THREADS * KILN_OS_HITEMS;
     /* every bit of the key: passes == KILN_KEY_BYTES, digit p is byte p */
     const bool whole = begin == 0 && end == 8 * KILN_KEY_BYTES;
-    /* Integer keys: their order bits are the key xor'ed with xkey (the
-     * sign bit for signed keys, every bit descending), so each digit is
-     * the key's own digit xor'ed with xkey's. Those are counted, and the
-     * flush moves each count to its digit: a key costs a load and its
-     * adds (the kernel's own instructions, not only its shared atomics,
-     * bound it: H200, 2^28 int32, 0.59 ms with the order bits of each
-     * key, a loop of plain loads and adds 0.46). Floats take theirs. */
+    /* Integer keys are counted by their own digits and the flush moves
+     * each count to its order digit (kiln_sort_xkey): a key costs a load
+     * and its adds (the kernel's own instructions, not only its shared
+     * atomics, bound it: H200, 2^28 int32, 0.59 ms with the order bits of
+     * each key, a loop of plain loads and adds 0.46). Floats take theirs. */
     const bool order = kind == 2;
-    const kiln_uk_t xkey = order ? (kiln_uk_t)0
-                                 : (kind ? KILN_SIGN : (kiln_uk_t)0) ^
-                                       (desc ? KILN_ALL : (kiln_uk_t)0);
+    const kiln_uk_t xkey = kiln_sort_xkey(kind, desc);
     int steps = 0; /* since the last flush: the same in every thread */
     for (long b = (long)blockIdx.x * step; b < n; b += (long)gridDim.x * step) {
         if (++steps > KILN_OS_HLIMIT) {
