@@ -331,7 +331,7 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
         int runs = n <= (size_t)1 << 24 ? RUNS : 5;
         for (int k = 0; k < SWEEP_OPS; k++) {
             res[s][k][0] = res[s][k][1] = res[s][k][2] = -1;
-            if (k && only && !strstr(only, names[k]))
+            if (k && only && !bench_op_listed(only, names[k]))
                 continue;
             double w;
             double t = timeit_runs(names[k], fns[k], checks[k], &w, runs);
@@ -530,7 +530,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         double w;
         int opt_in = ops[k].f == op_scan64;
-        if ((only || opt_in) && !(only && strstr(only, ops[k].name)))
+        if ((only || opt_in) && !(only && bench_op_listed(only, ops[k].name)))
             continue;
         if (opt_in) {
             /* values up to 12 << 20: the sums pass 2^32 early */

@@ -112,16 +112,6 @@ static int check_unique_counts(void) { return check_unique_common(1); }
 
 static int events_ok = 1, quick;
 
-/* name is one of the comma-separated ops in list (a whole name: "unique_i32"
- * must not also pick "sort_unique_i32") */
-static int listed(const char *list, const char *name) {
-    size_t len = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
-        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-            return 1;
-    return 0;
-}
-
 static double run_once(const char *name, op_fn f, check_fn check,
                        double *wall, int verify) {
     scramble();
@@ -248,7 +238,7 @@ int main(int argc, char **argv) {
     const char *only = getenv("KILN_BENCH_OPS");
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         double w;
-        if (only && !listed(only, ops[k].name))
+        if (only && !bench_op_listed(only, ops[k].name))
             continue;
         double t = timeit(ops[k].name, ops[k].f, ops[k].check, &w);
         double bw = ops[k].bytes / t;

@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     const char *only = getenv("KILN_BENCH_OPS");
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         double w;
-        if (only && !strstr(only, ops[k].name))
+        if (only && !bench_op_listed(only, ops[k].name))
             continue;
         double t = timeit(ops[k].name, ops[k].f, ops[k].check, &w);
         printf("%-14s %10.3f %12.1f %10.3f\n", ops[k].name, t * 1e3,

@@ -4,6 +4,7 @@
 #ifndef KILN_BENCH_TIMING_H
 #define KILN_BENCH_TIMING_H
 
+#include <string.h>
 #include <time.h>
 
 #include "kiln.h"
@@ -12,6 +13,16 @@ static inline double bench_now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Whether name is one of the comma-separated ops in list (KILN_BENCH_OPS):
+ * a whole name, so that "argsort_int32" does not also pick "sort_int32" */
+static inline int bench_op_listed(const char *list, const char *name) {
+    size_t len = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+    return 0;
 }
 
 static inline int bench_cmp_double(const void *a, const void *b) {

@@ -279,7 +279,7 @@ int main(int argc, char **argv) {
     printf("RESULT copy %.9f\n", tc);
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         double w;
-        if (only && !strstr(only, ops[k].name))
+        if (only && !bench_op_listed(only, ops[k].name))
             continue;
         double t = timeit(ops[k].name, ops[k].f, ops[k].check,
                           ops[k].verify_all, &w);

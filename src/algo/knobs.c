@@ -90,6 +90,9 @@ static const struct knob {
      * alone written out by their own digits (algo_sort_onesweep.cu);
      * -1: by form (sort.c) */
     {"KILN_SORT_OS_LEAN", offsetof(kiln__knobs, sort_os_lean), -1, 3, -1, 0},
+    /* 1: the CUDA onesweep pass exchanges a tile's keys in shared memory
+     * before its look-back, 0: after; -1: by form (sort.c) */
+    {"KILN_SORT_OS_XFIRST", offsetof(kiln__knobs, sort_os_xfirst), -1, 1, -1, 0},
     {"KILN_SORT_NARROW_IDX", offsetof(kiln__knobs, sort_narrow_idx), 0, 1, 1, 0},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
     /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */

@@ -115,6 +115,9 @@ typedef struct kiln__knobs {
                               shared-memory savings, a bit mask
                               (algo_sort_onesweep.cu KILN_OS_LEAN;
                               0..3; -1 = by form, sort.c) */
+    int sort_os_xfirst;    /* KILN_SORT_OS_XFIRST: 1 = the CUDA onesweep
+                              pass exchanges its keys before the
+                              look-back (-1..1; -1 = by form, sort.c) */
     int sort_narrow_idx;   /* KILN_SORT_NARROW_IDX: 1 = an onesweep argsort
                               into int64 indices carries them as uint
                               between passes, widened by the last (0..1;

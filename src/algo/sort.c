@@ -143,6 +143,16 @@ static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan,
                : kb == 8      ? 3 /* 2^27: 8.91 -> 8.49 ms */
                               : 0;
     kiln__sb_addf(sb, "#define KILN_OS_LEAN %d\n", lean);
+    /* the CUDA pass's exchange before its look-back (KILN_OS_XFIRST),
+     * where it was measured faster (H200, 2^27 int64 keys 8.38 -> 7.99
+     * ms, 2^28 argsort 8.69 -> 8.62). 4-byte keys alone spilled 428
+     * bytes with it (5.60 -> 9.38 ms); ptxas (sm_90) gave the unmeasured
+     * forms more registers (1-byte keys with 1-byte values 89 -> 138) */
+    int xfirst = kn->sort_os_xfirst;
+    if (xfirst < 0)
+        xfirst = cuda_pass && ((!vb && kb == 8) || argsort_form);
+    if (cuda_pass)
+        kiln__sb_addf(sb, "#define KILN_OS_XFIRST %d\n", xfirst);
     /* the onesweep pass's argsort switches (its comment) */
     kiln__sb_addf(sb, "#define KILN_OS_SWITCHES %d\n", vb == 4);
     /* a sorter of keys alone: the pass's value code folded away. ptxas
@@ -604,9 +614,14 @@ static size_t os_hist_blocks(kiln_queue *q, kiln_kernel *hist,
 }
 
 /* The scratch words of a onesweep sort: histograms of up to 8 passes,
- * 64 tile counters, then each pass's status words (sort.h). */
-static size_t os_words(int passes, size_t tiles) {
-    return 8 * 256 + 64 + (size_t)passes * tiles * 256;
+ * 64 tile counters, then two regions of status words, pass p's in region
+ * p & 1 (algo_sort_onesweep.cu). os_zero_words: what the host zeroes,
+ * all but the second region, which the first pass clears. */
+static size_t os_zero_words(size_t tiles) {
+    return 8 * 256 + 64 + tiles * 256;
+}
+static size_t os_words(size_t tiles) {
+    return os_zero_words(tiles) + tiles * 256;
 }
 
 /* The CPU hybrid's smallest sort: buckets of 256 items on average (8-bit
@@ -743,7 +758,7 @@ static kiln_status radix(chain *c, const radix_job *job) {
     size_t os_tile = (size_t)256 * (size_t)sh.os_items;
     size_t os_tiles = (n + os_tile - 1) / os_tile, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);
-    size_t cbytes = os ? os_words(passes, os_tiles) * 4
+    size_t cbytes = os ? os_words(os_tiles) * 4
                        : ((size_t)1 << sh.radix_bits) * ntiles * 4;
     kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL, *wc = NULL;
     kiln_array *carr = NULL; /* the portable passes' counts */
@@ -794,7 +809,7 @@ static kiln_status radix(chain *c, const radix_job *job) {
         vsrc = tv;
     }
     if (st == KILN_OK && os) { /* zeroed words, then every histogram */
-        st = chain_zero(c, counts, cbytes);
+        st = chain_zero(c, counts, os_zero_words(os_tiles) * 4);
         size_t blocks = os_hist_blocks(c->q, k[KILN__SORT_OS_HIST], &sh);
         if (blocks > os_tiles)
             blocks = os_tiles;

@@ -28,9 +28,9 @@
  * writes each value as a ulong: int64 indices travel as uint between the
  * passes (n < 2^30 here) and are widened by the last one's store.
  * A status word is flag << 30 | count: tiles hold fewer than 2^30 keys and
- * the host uses this template only for n < 2^30. The scratch words
- * (histograms, tile counters, status words) are zeroed before the
- * histogram launch. */
+ * the host uses this template only for n < 2^30. The histograms, tile
+ * counters and the first region of status words are zeroed before the
+ * histogram launch; each pass clears the other region for the next. */
 
 #define KILN_OS_THREADS 256
 #define KILN_OS_WARPS (KILN_OS_THREADS / 32)
@@ -87,6 +87,14 @@
  * Defaults by form (sort.c). */
 #ifndef KILN_OS_LEAN
 #define KILN_OS_LEAN 0
+#endif
+/* KILN_OS_XFIRST (sort.c; KILN_SORT_OS_XFIRST): the keys go into digit
+ * order in shared memory before the tile's look-back, not after it: the
+ * positions in the tile need only the block's scans, so the exchange's
+ * stores overlap the wait for earlier tiles, and the look-back starts
+ * later, when more of them have published their prefixes. */
+#ifndef KILN_OS_XFIRST
+#define KILN_OS_XFIRST 0
 #endif
 #define KILN_OS_XWORDS_TILE                                                     \
     (KILN_OS_TILE * (KILN_KEY_BYTES > sizeof(KILN_VAL_T) ? KILN_KEY_BYTES        \
@@ -269,6 +277,30 @@ KILN_FUNC uint kiln_os_block_scan(uint v, uint *wsum, uint *total)
     return before + x - v;
 }
 
+/* Decoupled look-back for digit t of this tile, whose aggregate cnt is
+ * published: the count of digit t in the tiles before it; publishes this
+ * tile's inclusive prefix. */
+KILN_FUNC uint kiln_os_lookback(uint *status, uint tile, int t, uint cnt)
+{
+    uint excl = 0;
+    if (tile == 0)
+        return 0;
+    for (long j = (long)tile - 1;;) {
+        uint w = *(volatile uint *)(status + j * 256 + t);
+        uint flag = w >> 30;
+        if (flag == 0) {
+            KILN_OS_SLEEP();
+            continue;
+        }
+        excl += w & KILN_OS_COUNT;
+        if (flag == 2)
+            break;
+        j--;
+    }
+    *(volatile uint *)(status + (long)tile * 256 + t) = (2u << 30) | (excl + cnt);
+    return excl;
+}
+
 KILN_KERNEL void KILN_OS_PASS_BOUNDS
 @NAME@_os_pass(const KILN_KEY_T *kin, KILN_KEY_T *kout, const KILN_VAL_T *vin,
                KILN_VAL_T *vout, int has_vals, int iota, long n, int kind,
@@ -287,10 +319,14 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 #if KILN_OS_KEYS_ONLY
     has_vals = 0; /* sort.c passes 0 here: known to the compiler too */
 #endif
-    /* the scratch words: hist[8][256], counters[64], status[passes][tiles][256] */
+    /* the scratch words: hist[8][256], counters[64], status[2][tiles][256]:
+     * pass p's status words are region p & 1, and each block clears its
+     * tile's words of the other region for pass p + 1 (pass p - 1, the last
+     * to use them, has ended), so the host zeroes region 0 alone */
     const uint *hist = scratch + pass * 256;
     uint *counter = scratch + 8 * 256 + pass;
-    uint *status = scratch + 8 * 256 + 64 + (long)pass * tiles * 256;
+    uint *status = scratch + 8 * 256 + 64 + (long)(pass & 1) * tiles * 256;
+    uint *next = scratch + 8 * 256 + 64 + (long)(~pass & 1) * tiles * 256;
     /* the exchange buffer holds a tile of keys, later of values; while
      * the keys are ranked, the match words (KILN_OS_RANK_OR) */
     __shared__ ulong xbuf[KILN_OS_XWORDS];
@@ -318,6 +354,7 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     }
     __syncthreads();
     const uint tile = tile_sh;
+    next[(long)tile * 256 + t] = 0;
     const long base = (long)tile * KILN_OS_TILE;
     const long wbase = base + (long)warp * KILN_OS_WITEMS;
     const uint lt_mask = (1u << lane) - 1u;
@@ -412,27 +449,12 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 #endif
     uint total;
     uint gstart = kiln_os_block_scan(hist[t], wsum, &total);
-    /* decoupled look-back for digit t */
-    uint excl = 0;
-    if (tile != 0) {
-        long j = (long)tile - 1;
-        for (;;) {
-            uint w = *(volatile uint *)(status + j * 256 + t);
-            uint flag = w >> 30;
-            if (flag == 0) {
-                KILN_OS_SLEEP();
-                continue;
-            }
-            excl += w & KILN_OS_COUNT;
-            if (flag == 2)
-                break;
-            j--;
-        }
-        *(volatile uint *)st = (2u << 30) | (excl + cnt);
-    }
-    gbase[t] = gstart + excl - start;
+#if !KILN_OS_XFIRST
+    gbase[t] = gstart + kiln_os_lookback(status, tile, t, cnt) - start;
     __syncthreads();
-    /* keys into digit order in shared memory */
+#endif
+    /* keys into digit order in shared memory (the tile's positions need
+     * only the block's scans, whose barriers the offsets passed) */
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
@@ -453,6 +475,9 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
             rank[k] = pos; /* now the tile position, for the values */
         }
     }
+#if KILN_OS_XFIRST
+    gbase[t] = gstart + kiln_os_lookback(status, tile, t, cnt) - start;
+#endif
     __syncthreads();
     uint count = (uint)(n - base < KILN_OS_TILE ? n - base : KILN_OS_TILE);
 #if KILN_OS_LEAN & 2
