@@ -267,6 +267,17 @@ static void t_values(kiln_queue *q) {
     check_sort(q, KILN_FLOAT32, KILN_INT32, 65537, 1, 0, 0, 1);
     check_sort(q, KILN_INT32, KILN_INT64, 100003, 1, 1, 0, 1);
     check_sort(q, KILN_UINT16, KILN_INT64, 1, 1, 0, 0, 1);
+    /* 4-byte keys into int64 indices: the CUDA onesweep's packed argsort
+     * (sort.c radix_packed), every key kind both ways, NaNs and +-0 among
+     * the floats, sizes of 1, 2 and several tiles */
+    static const kiln_dtype k4[] = {KILN_FLOAT32, KILN_UINT32, KILN_INT32};
+    static const size_t n4[] = {1, 2, 4097, 65537};
+    for (size_t ki = 0; ki < 3; ki++)
+        for (size_t ni = 0; ni < 4; ni++)
+            check_sort(q, k4[ki], KILN_INT64, n4[ni], 1, (int)(ni % 2), 0, 1);
+    check_sort(q, KILN_FLOAT32, KILN_INT64, 8191, 1, 1, 2, 1);
+    check_sort(q, KILN_INT32, KILN_INT64, 8191, 1, 0, 3, 1);
+    check_sort(q, KILN_INT32, KILN_INT64, 8191, 1, 1, 4, 1);
     /* rows: sort and argsort along the last axis */
     check_sort(q, KILN_INT32, KILN_UINT32, 37 * 101, 37, 0, 0, 0);
     check_sort(q, KILN_FLOAT64, KILN_INT64, 5 * 1, 5, 1, 0, 1);

@@ -83,16 +83,16 @@ static void run(kiln_queue *q, void *user) {
         const kiln__sig *ph = kiln__sig_find(&sl, "kiln_sort_os_hist");
         const kiln__sig *pp = kiln__sig_find(&sl, "kiln_sort_os_pass");
         static const char kinds_h[] = "BSSSSSSB",
-                          kinds_p[] = "BBBBSSSSSSSBSSSS";
+                          kinds_p[] = "BBBBSSSSSSSBSSSSS";
         static const kiln_dtype dt_p[] = {0, 0, 0, 0, KILN_INT32, KILN_INT32,
                                           KILN_INT64, KILN_INT32, KILN_INT32,
                                           KILN_INT32, KILN_INT32, 0,
                                           KILN_INT32, KILN_INT64, KILN_INT32,
-                                          KILN_INT32};
-        int ok = ph && pp && ph->num_params == 8 && pp->num_params == 16;
+                                          KILN_INT32, KILN_INT32};
+        int ok = ph && pp && ph->num_params == 8 && pp->num_params == 17;
         for (size_t a = 0; ok && a < 8; a++)
             ok = (ph->params[a].kind == KILN_ARG_BUFFER) == (kinds_h[a] == 'B');
-        for (size_t a = 0; ok && a < 16; a++)
+        for (size_t a = 0; ok && a < 17; a++)
             ok = (pp->params[a].kind == KILN_ARG_BUFFER) == (kinds_p[a] == 'B') &&
                  (!dt_p[a] || pp->params[a].dtype == dt_p[a]);
         CHECK_MSG(ok, "onesweep source %zu: kernel signatures", j);

@@ -93,6 +93,9 @@ static const struct knob {
     /* 1: the CUDA onesweep pass exchanges a tile's keys in shared memory
      * before its look-back, 0: after; -1: by form (sort.c) */
     {"KILN_SORT_OS_XFIRST", offsetof(kiln__knobs, sort_os_xfirst), -1, 1, -1, 0},
+    /* 1: a CUDA onesweep argsort of 4-byte keys into int64 indices packs
+     * each key and index into one ulong (sort.c radix_packed) */
+    {"KILN_SORT_OS_PACK", offsetof(kiln__knobs, sort_os_pack), 0, 1, 1, 0},
     {"KILN_SORT_NARROW_IDX", offsetof(kiln__knobs, sort_narrow_idx), 0, 1, 1, 0},
     {"KILN_SORT_TILE_PAD", offsetof(kiln__knobs, sort_tile_pad), 0, 1, 1, 0},
     /* 0: 8 with a payload, 4 keys only (sort.c, tile_bits) */

@@ -118,6 +118,9 @@ typedef struct kiln__knobs {
     int sort_os_xfirst;    /* KILN_SORT_OS_XFIRST: 1 = the CUDA onesweep
                               pass exchanges its keys before the
                               look-back (-1..1; -1 = by form, sort.c) */
+    int sort_os_pack;      /* KILN_SORT_OS_PACK: 1 = a CUDA onesweep argsort
+                              of 4-byte keys into int64 indices sorts
+                              them packed in ulongs (0..1; 1) */
     int sort_narrow_idx;   /* KILN_SORT_NARROW_IDX: 1 = an onesweep argsort
                               into int64 indices carries them as uint
                               between passes, widened by the last (0..1;

@@ -161,6 +161,10 @@ static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan,
      * 2^28 int32 keys: LEAN 1 6.59 ms, LEAN 3 5.73); 8-byte keys 132 -> 0
      * (2^27 int64 8.53 -> 8.41) */
     kiln__sb_addf(sb, "#define KILN_OS_KEYS_ONLY %d\n", vb == 0);
+    /* the packed argsort's pass modes, in the CUDA pass of 8-byte keys
+     * alone (KILN_OS_PACK; radix_packed) */
+    if (cuda_pass)
+        kiln__sb_addf(sb, "#define KILN_OS_PACK %d\n", kb == 8 && !vb);
     /* the CUDA histogram's flush interval, shortened by a test's knob */
     if (cuda_pass && kn->sort_os_hlimit > 0)
         kiln__sb_addf(sb, "#define KILN_OS_HLIMIT %d\n", kn->sort_os_hlimit);
@@ -732,7 +736,108 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     return st;
 }
 
+/* Zeroes a onesweep sort's scratch words (all but the second region of
+ * status words) and counts the digits of every pass of keys ksrc. */
+static kiln_status os_hist_run(chain *c, kiln_kernel *hist,
+                               const kiln__sort_shape *sh, kiln_buffer *ksrc,
+                               const radix_job *j, int passes,
+                               kiln_buffer *counts, size_t tiles) {
+    kiln_status st = chain_zero(c, counts, os_zero_words(tiles) * 4);
+    size_t blocks = os_hist_blocks(c->q, hist, sh);
+    if (blocks > tiles)
+        blocks = tiles;
+    kiln_arg h[8] = {KILN_ARG_BUF(ksrc),   KILN_ARG_I64((int64_t)j->n),
+                     KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
+                     KILN_ARG_I32((int)j->begin), KILN_ARG_I32((int)j->end),
+                     KILN_ARG_I32(passes), KILN_ARG_BUF(counts)};
+    if (st == KILN_OK)
+        st = kiln__chain_launch(c, hist, blocks * 256, 256, h, 8);
+    return st;
+}
+
+/* One onesweep pass (algo_sort_onesweep.cu's arguments). */
+typedef struct os_pass_arg {
+    kiln_buffer *io[4]; /* keys in, keys out, values in, values out */
+    int has_vals, iota, kind, desc, pass, wide_vals, skip_keys, pack;
+    unsigned shift, end;
+} os_pass_arg;
+
+static kiln_status os_pass_run(chain *c, kiln_kernel *pass, size_t n,
+                               kiln_buffer *counts, size_t tiles,
+                               const os_pass_arg *a) {
+    kiln_arg v[17] = {KILN_ARG_BUF(a->io[0]), KILN_ARG_BUF(a->io[1]),
+                      KILN_ARG_BUF(a->io[2]), KILN_ARG_BUF(a->io[3]),
+                      KILN_ARG_I32(a->has_vals), KILN_ARG_I32(a->iota),
+                      KILN_ARG_I64((int64_t)n), KILN_ARG_I32(a->kind),
+                      KILN_ARG_I32(a->desc), KILN_ARG_I32((int)a->shift),
+                      KILN_ARG_I32((int)a->end), KILN_ARG_BUF(counts),
+                      KILN_ARG_I32(a->pass), KILN_ARG_I64((int64_t)tiles),
+                      KILN_ARG_I32(a->wide_vals), KILN_ARG_I32(a->skip_keys),
+                      KILN_ARG_I32(a->pack)};
+    return kiln__chain_launch(c, pass, tiles * 256, 256, v, 17);
+}
+
+/* The packed argsort (KILN_OS_PACK in algo_sort_onesweep.cu): 4-byte keys
+ * into int64 indices where the CUDA onesweep sorts, each item one ulong
+ * (index above the key's order bits) from the first pass, which packs
+ * them, to the last, which stores the indices alone. The 4-byte keys'
+ * histogram kernel counts the digits; the passes are those of 8-byte keys
+ * alone (KILN_SORT_OS_PACK=0: the key and value passes). */
+static int packed_argsort(chain *c, const radix_job *j) {
+    if (!j->iota || !j->keys_unused || j->kb != 4 || j->vb != 8 ||
+        j->n >= ((size_t)1 << 30) || !kiln__knobs_get()->sort_os_pack)
+        return 0;
+    kiln__plan plan;
+    int variant = 0;
+    return sort_plan(c->q, &plan, &variant) == KILN_OK &&
+           variant == KILN__SORT_ONESWEEP && plan.cuda_c;
+}
+
+static kiln_status radix_packed(chain *c, const radix_job *j) {
+    kiln__sorter *s4 = NULL, *s8 = NULL;
+    kiln_kernel *const *k4 = NULL, *const *k8 = NULL;
+    kiln__sort_shape sh4, sh8 = {0};
+    kiln_status st = kiln__sorter_get(c->q, 4, 0, &s4, &k4, &sh4);
+    if (st == KILN_OK)
+        st = kiln__sorter_get(c->q, 8, 0, &s8, &k8, &sh8);
+    size_t n = j->n, tile = (size_t)256 * (size_t)(sh8.os_items ? sh8.os_items : 1);
+    size_t tiles = (n + tile - 1) / tile;
+    unsigned bits = j->end - j->begin;
+    int passes = bits ? (int)((bits + 7) / 8) : 1;
+    int held = c->nscratch;
+    kiln_buffer *counts = NULL, *tk = NULL;
+    if (st == KILN_OK)
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS,
+                                 os_words(tiles) * 4, &counts);
+    if (st == KILN_OK && passes > 1)
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_KEYS, n * 8, &tk);
+    if (st == KILN_OK)
+        st = os_hist_run(c, k4[KILN__SORT_OS_HIST], &sh4, j->kin, j, passes,
+                         counts, tiles);
+    /* the packed items end in vout: they alternate between it and tk */
+    kiln_buffer *src = j->kin;
+    for (int p = 0; st == KILN_OK && p < passes; p++) {
+        kiln_buffer *dst = (passes - 1 - p) % 2 == 0 ? j->vout : tk;
+        unsigned shift = j->begin + 8u * (unsigned)p;
+        os_pass_arg a = {{src, dst, src, dst}, 0, 0, 0, 0, p, 0, 0,
+                         (p == 0) | (p == passes - 1) << 1 | j->kind << 2 |
+                             j->desc << 4,
+                         shift, bits ? (shift + 8 < j->end ? shift + 8 : j->end)
+                                     : shift};
+        st = os_pass_run(c, k8[KILN__SORT_OS_PASS], n, counts, tiles, &a);
+        src = dst;
+    }
+    kiln__chain_scratch_put(c, held);
+    if (s4)
+        kiln__gen_release(&s4->gen);
+    if (s8)
+        kiln__gen_release(&s8->gen);
+    return st;
+}
+
 static kiln_status radix(chain *c, const radix_job *job) {
+    if (packed_argsort(c, job))
+        return radix_packed(c, job);
     radix_job narrowed = *job, *j = &narrowed;
     int wide_vals = narrow_indices(c, job);
     if (wide_vals)
@@ -808,20 +913,9 @@ static kiln_status radix(chain *c, const radix_job *job) {
         st = kiln__chain_copy(c, j->vin, tv, n * j->vb);
         vsrc = tv;
     }
-    if (st == KILN_OK && os) { /* zeroed words, then every histogram */
-        st = chain_zero(c, counts, os_zero_words(os_tiles) * 4);
-        size_t blocks = os_hist_blocks(c->q, k[KILN__SORT_OS_HIST], &sh);
-        if (blocks > os_tiles)
-            blocks = os_tiles;
-        kiln_arg h[8] = {KILN_ARG_BUF(ksrc),   KILN_ARG_I64((int64_t)n),
-                         KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
-                         KILN_ARG_I32((int)j->begin),
-                         KILN_ARG_I32((int)j->end), KILN_ARG_I32(passes),
-                         KILN_ARG_BUF(counts)};
-        if (st == KILN_OK)
-            st = kiln__chain_launch(c, k[KILN__SORT_OS_HIST], blocks * 256,
-                                    256, h, 8);
-    }
+    if (st == KILN_OK && os) /* zeroed words, then every histogram */
+        st = os_hist_run(c, k[KILN__SORT_OS_HIST], &sh, ksrc, j, passes,
+                         counts, os_tiles);
     kiln_buffer *gate = NULL, *rng = NULL;
     size_t cap = 0;
     int msd = 0;
@@ -843,20 +937,12 @@ static kiln_status radix(chain *c, const radix_job *job) {
                               vdst};
         if (os) {
             int last = p == passes - 1;
-            kiln_arg a[16] = {KILN_ARG_BUF(io[0]), KILN_ARG_BUF(io[1]),
-                              KILN_ARG_BUF(io[2]), KILN_ARG_BUF(io[3]),
-                              KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
-                              KILN_ARG_I64((int64_t)n),
-                              KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
-                              KILN_ARG_I32((int)shift),
-                              KILN_ARG_I32((int)(shift + width)),
-                              KILN_ARG_BUF(counts), KILN_ARG_I32(p),
-                              KILN_ARG_I64((int64_t)os_tiles),
-                              KILN_ARG_I32(wide_vals && last),
-                              /* both honoured by sorters of 4-byte values */
-                              KILN_ARG_I32(j->keys_unused && last)};
-            st = kiln__chain_launch(c, k[KILN__SORT_OS_PASS], os_tiles * 256,
-                                    256, a, 16);
+            /* wide_vals and skip_keys: honoured by sorters of 4-byte values */
+            os_pass_arg a = {{io[0], io[1], io[2], io[3]}, has_vals, iota,
+                             j->kind, j->desc, p, wide_vals && last,
+                             j->keys_unused && last, 0, shift, shift + width};
+            st = os_pass_run(c, k[KILN__SORT_OS_PASS], n, counts, os_tiles,
+                             &a);
         } else {
             st = portable_pass(c, k, &sh, j, lsd_counts, io, has_vals, iota,
                                shift, width, wc, wc_bytes, gate, cap, rng,

@@ -212,8 +212,9 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
                __global const KILN_VAL_T *vin, __global KILN_VAL_T *vout,
                int has_vals, int iota, long n, int kind, int desc, int shift,
                int end, __global uint *scratch, int pass, long tiles,
-               int wide_vals, int skip_keys)
+               int wide_vals, int skip_keys, int pack)
 {
+    (void)pack; /* the CUDA pass's packed argsort only (sort.c) */
 #if !KILN_OS_SWITCHES
     /* the argsort's switches act only in sorters of 4-byte values (sort.c
      * passes them to every pass): folded away elsewhere, those passes

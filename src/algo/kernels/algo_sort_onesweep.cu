@@ -277,6 +277,27 @@ KILN_FUNC uint kiln_os_block_scan(uint v, uint *wsum, uint *total)
     return before + x - v;
 }
 
+/* KILN_OS_PACK (sort.c: the CUDA pass of 8-byte keys alone): the packed
+ * argsort of 4-byte keys into int64 indices. Each item is one ulong, its
+ * index above the key's order bits, sorted as an unsigned key on the low
+ * half: one 8-byte exchange a pass, not a key's and a value's (with their
+ * two barriers and the digit byte a key). pack bit 0: this pass reads the
+ * 4-byte keys (kind and desc in bits 2-3 and 4) and packs them with their
+ * index; bit 1: it stores each item's index alone (the int64 indices). */
+#ifndef KILN_OS_PACK
+#define KILN_OS_PACK 0
+#endif
+#if KILN_OS_PACK
+/* kiln_sort_bits_sel of a 4-byte key, in this sorter of 8-byte keys */
+KILN_FUNC uint kiln_os_bits32(uint u, int kind, int desc)
+{
+    uint neg = 0u - (u >> 31);
+    uint flip = (kind == 2 ? neg : 0u) | (kind ? 0x80000000u : 0u);
+    uint b = u ^ flip ^ (desc ? 0xffffffffu : 0u);
+    return kind == 2 && (u & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : b;
+}
+#endif
+
 /* Decoupled look-back for digit t of this tile, whose aggregate cnt is
  * published: the count of digit t in the tiles before it; publishes this
  * tile's inclusive prefix. */
@@ -305,8 +326,15 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 @NAME@_os_pass(const KILN_KEY_T *kin, KILN_KEY_T *kout, const KILN_VAL_T *vin,
                KILN_VAL_T *vout, int has_vals, int iota, long n, int kind,
                int desc, int shift, int end, uint *scratch, int pass,
-               long tiles, int wide_vals, int skip_keys)
+               long tiles, int wide_vals, int skip_keys, int pack)
 {
+#if KILN_OS_PACK
+    /* the packed argsort (the comment at KILN_OS_PACK) */
+    const int pack_in = pack & 1, unpack = pack & 2;
+    const int kind32 = (pack >> 2) & 3, desc32 = (pack >> 4) & 1;
+#else
+    (void)pack;
+#endif
 #if !KILN_OS_SWITCHES
     /* the argsort's switches act only in sorters of 4-byte values (sort.c
      * passes them to every pass): folded away elsewhere, those passes
@@ -370,6 +398,24 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     /* every load first: the ranking's __syncwarp()s would otherwise keep
      * the compiler from issuing the next item's load early, and each warp
      * would wait out KILN_OS_ITEMS memory latencies one after another */
+#if KILN_OS_PACK
+    if (pack_in) {
+        /* the loop apart, so that its loads still issue together: the
+         * first packed pass took 2.24 ms with the test inside it (H200,
+         * 2^28), the later ones 1.89 */
+        const uint *kin32 = (const uint *)kin;
+        uint k32[KILN_OS_ITEMS];
+#pragma unroll
+        for (int k = 0; k < KILN_OS_ITEMS; k++) {
+            long i = wbase + k * 32 + lane;
+            k32[k] = KILN_OS_VALID(i, k) ? kin32[i] : 0u;
+        }
+#pragma unroll
+        for (int k = 0; k < KILN_OS_ITEMS; k++)
+            key[k] = (KILN_KEY_T)(wbase + k * 32 + lane) << 32 |
+                     kiln_os_bits32(k32[k], kind32, desc32);
+    } else
+#endif
 #pragma unroll
     for (int k = 0; k < KILN_OS_ITEMS; k++) {
         long i = wbase + k * 32 + lane;
@@ -484,7 +530,12 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     if (!has_vals) {
         for (uint p = t; p < count; p += KILN_OS_THREADS) {
             KILN_KEY_T k = xkeys[p];
+#if KILN_OS_PACK
+            kout[gbase[kiln_os_digit(KILN_OS_BITS(k), shift, end)] + p] =
+                unpack ? k >> 32 : k;
+#else
             kout[gbase[kiln_os_digit(KILN_OS_BITS(k), shift, end)] + p] = k;
+#endif
         }
         return;
     }
