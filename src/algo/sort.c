@@ -618,14 +618,12 @@ static size_t os_hist_blocks(kiln_queue *q, kiln_kernel *hist,
 }
 
 /* The scratch words of a onesweep sort: histograms of up to 8 passes,
- * 64 tile counters, then two regions of status words, pass p's in region
- * p & 1 (algo_sort_onesweep.cu). os_zero_words: what the host zeroes,
- * all but the second region, which the first pass clears. */
-static size_t os_zero_words(size_t tiles) {
-    return 8 * 256 + 64 + tiles * 256;
-}
-static size_t os_words(size_t tiles) {
-    return os_zero_words(tiles) + tiles * 256;
+ * 64 tile counters, then each pass's status words (sort.h). Two regions
+ * of status words, each pass clearing the next one's, measured no faster
+ * on the H200 (2^28 int32 keys 5.60-5.63 ms against 5.61) and made
+ * NVIDIA's OpenCL pass slower (7.86 ms against 6.20). */
+static size_t os_words(int passes, size_t tiles) {
+    return 8 * 256 + 64 + (size_t)passes * tiles * 256;
 }
 
 /* The CPU hybrid's smallest sort: buckets of 256 items on average (8-bit
@@ -736,13 +734,13 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     return st;
 }
 
-/* Zeroes a onesweep sort's scratch words (all but the second region of
- * status words) and counts the digits of every pass of keys ksrc. */
+/* Zeroes a onesweep sort's scratch words and counts the digits of every
+ * pass of keys ksrc. */
 static kiln_status os_hist_run(chain *c, kiln_kernel *hist,
                                const kiln__sort_shape *sh, kiln_buffer *ksrc,
                                const radix_job *j, int passes,
                                kiln_buffer *counts, size_t tiles) {
-    kiln_status st = chain_zero(c, counts, os_zero_words(tiles) * 4);
+    kiln_status st = chain_zero(c, counts, os_words(passes, tiles) * 4);
     size_t blocks = os_hist_blocks(c->q, hist, sh);
     if (blocks > tiles)
         blocks = tiles;
@@ -808,7 +806,7 @@ static kiln_status radix_packed(chain *c, const radix_job *j) {
     kiln_buffer *counts = NULL, *tk = NULL;
     if (st == KILN_OK)
         st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS,
-                                 os_words(tiles) * 4, &counts);
+                                 os_words(passes, tiles) * 4, &counts);
     if (st == KILN_OK && passes > 1)
         st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_KEYS, n * 8, &tk);
     if (st == KILN_OK)
@@ -863,7 +861,7 @@ static kiln_status radix(chain *c, const radix_job *job) {
     size_t os_tile = (size_t)256 * (size_t)sh.os_items;
     size_t os_tiles = (n + os_tile - 1) / os_tile, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);
-    size_t cbytes = os ? os_words(os_tiles) * 4
+    size_t cbytes = os ? os_words(passes, os_tiles) * 4
                        : ((size_t)1 << sh.radix_bits) * ntiles * 4;
     kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL, *wc = NULL;
     kiln_array *carr = NULL; /* the portable passes' counts */

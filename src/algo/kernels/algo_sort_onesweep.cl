@@ -229,9 +229,7 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
 #endif
     __global const uint *hist = scratch + pass * 256;
     __global uint *counter = scratch + 8 * 256 + pass;
-    /* two regions of status words (the CUDA pass's comment) */
-    __global uint *status = scratch + 8 * 256 + 64 + (long)(pass & 1) * tiles * 256;
-    __global uint *next = scratch + 8 * 256 + 64 + (long)(~pass & 1) * tiles * 256;
+    __global uint *status = scratch + 8 * 256 + 64 + (long)pass * tiles * 256;
     __local ulong xbuf[KILN_OS_XWORDS];
     __local uchar xdig[KILN_OS_TILE];
     __local uint whist[KILN_OS_WARPS][256];
@@ -258,7 +256,6 @@ __kernel __attribute__((reqd_work_group_size(KILN_OS_THREADS, 1, 1))) void
     }
     KILN_OS_BARRIER();
     const uint tile = tile_sh[0];
-    next[(long)tile * 256 + t] = 0;
     const long base = (long)tile * KILN_OS_TILE;
     const long wbase = base + (long)warp * KILN_OS_WITEMS;
     const uint lt_mask = (1u << lane) - 1u;

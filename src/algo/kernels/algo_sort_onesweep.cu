@@ -28,9 +28,9 @@
  * writes each value as a ulong: int64 indices travel as uint between the
  * passes (n < 2^30 here) and are widened by the last one's store.
  * A status word is flag << 30 | count: tiles hold fewer than 2^30 keys and
- * the host uses this template only for n < 2^30. The histograms, tile
- * counters and the first region of status words are zeroed before the
- * histogram launch; each pass clears the other region for the next. */
+ * the host uses this template only for n < 2^30. The scratch words
+ * (histograms, tile counters, status words) are zeroed before the
+ * histogram launch. */
 
 #define KILN_OS_THREADS 256
 #define KILN_OS_WARPS (KILN_OS_THREADS / 32)
@@ -347,14 +347,10 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
 #if KILN_OS_KEYS_ONLY
     has_vals = 0; /* sort.c passes 0 here: known to the compiler too */
 #endif
-    /* the scratch words: hist[8][256], counters[64], status[2][tiles][256]:
-     * pass p's status words are region p & 1, and each block clears its
-     * tile's words of the other region for pass p + 1 (pass p - 1, the last
-     * to use them, has ended), so the host zeroes region 0 alone */
+    /* the scratch words: hist[8][256], counters[64], status[passes][tiles][256] */
     const uint *hist = scratch + pass * 256;
     uint *counter = scratch + 8 * 256 + pass;
-    uint *status = scratch + 8 * 256 + 64 + (long)(pass & 1) * tiles * 256;
-    uint *next = scratch + 8 * 256 + 64 + (long)(~pass & 1) * tiles * 256;
+    uint *status = scratch + 8 * 256 + 64 + (long)pass * tiles * 256;
     /* the exchange buffer holds a tile of keys, later of values; while
      * the keys are ranked, the match words (KILN_OS_RANK_OR) */
     __shared__ ulong xbuf[KILN_OS_XWORDS];
@@ -382,7 +378,6 @@ KILN_KERNEL void KILN_OS_PASS_BOUNDS
     }
     __syncthreads();
     const uint tile = tile_sh;
-    next[(long)tile * 256 + t] = 0;
     const long base = (long)tile * KILN_OS_TILE;
     const long wbase = base + (long)warp * KILN_OS_WITEMS;
     const uint lt_mask = (1u << lane) - 1u;
