@@ -1070,10 +1070,20 @@ kiln_status kiln__sort_run(chain *c, const kiln__sort_req *r) {
     size_t nseg = r->offsets ? r->nseg
                   : r->seglen ? (r->n + r->seglen - 1) / r->seglen
                               : 1;
+    kiln__sort_req req = *r;
+    radix_job j = {req.kin, req.vin, req.kout, req.vout, req.n,
+                   req.key_bytes, req.val_bytes, req.kind, req.desc, req.iota,
+                   req.begin_bit, req.end_bit, req.keys_unused};
+    /* unwanted keys (argsort) go to a scratch buffer, which the packed
+     * argsort does without (at 2^28 int32 keys, 1 GiB of device memory) */
+    if (!req.kout && (nseg > 1 || !packed_argsort(c, &j))) {
+        kiln_status st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_ARGKEYS,
+                                             req.n * req.key_bytes, &req.kout);
+        if (st != KILN_OK)
+            return st;
+        j.kout = req.kout;
+    }
     if (nseg > 1)
-        return segmented(c, r, nseg);
-    radix_job j = {r->kin, r->vin, r->kout, r->vout, r->n, r->key_bytes,
-                   r->val_bytes, r->kind, r->desc, r->iota, r->begin_bit,
-                   r->end_bit, r->keys_unused};
+        return segmented(c, &req, nseg);
     return radix(c, &j);
 }

@@ -49,7 +49,8 @@ typedef struct kiln__sort_req {
     size_t seglen, nseg;
     kiln_buffer *offsets;
     int off_wide;
-    int keys_unused; /* kout is scratch: the sorted keys are not wanted */
+    int keys_unused; /* the sorted keys are not wanted: kout NULL
+                        (kiln__sort_run finds scratch where it is needed) */
 } kiln__sort_req;
 
 /* A chain of commands on one queue: each waits for the one before (the

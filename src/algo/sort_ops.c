@@ -284,12 +284,10 @@ static kiln_status sort_any(kiln_queue *queue, const char *what,
         if (st == KILN_OK)
             st = dense_out(&o, values_out, &vout_d);
     }
-    /* argsort: the keys go to a scratch buffer */
+    /* argsort: the keys are not wanted (kiln__sort_run gives them a
+     * scratch buffer where its route writes them) */
     r.keys_unused = !kout_d;
-    if (st == KILN_OK && !kout_d)
-        st = kiln__chain_scratch(&o.c, KILN__SCRATCH_SORT_ARGKEYS,
-                                 r.n * r.key_bytes, &r.kout);
-    else if (st == KILN_OK)
+    if (kout_d)
         r.kout = kout_d->buffer;
     if (vout_d)
         r.vout = vout_d->buffer;
