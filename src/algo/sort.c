@@ -207,10 +207,13 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
     kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
                                         &gen->args, KILN__CONTIG);
-    /* the onesweep pass: CUDA C, or its OpenCL C port */
-    if (st == KILN_OK && variant == KILN__SORT_ONESWEEP)
+    /* the onesweep pass: CUDA C, or its OpenCL C port, after the
+     * look-back both share */
+    if (st == KILN_OK && variant == KILN__SORT_ONESWEEP) {
+        kiln__sb_add(&sb, kiln__embedded_file("algo_sort_lookback.cl"));
         st = kiln__gen_template(&sb, os_cl ? "algo_sort_onesweep.cl" : "algo_sort_onesweep.cu",
                                 gen->name, &gen->args, KILN__CONTIG);
+    }
     unsigned langs = variant != KILN__SORT_ONESWEEP ? KILN__LANGS_PORTABLE
                      : os_cl                        ? 1u << KILN_LANG_OPENCL_C
                                                     : 1u << KILN_LANG_CUDA_C;

@@ -20,12 +20,6 @@
 #define KILN_OS_TILE (KILN_OS_THREADS * KILN_OS_ITEMS)
 #define KILN_OS_WITEMS (32 * KILN_OS_ITEMS)
 #define KILN_OS_HITEMS 8
-#define KILN_OS_COUNT 0x3fffffffu
-#if KILN_HAS_SLEEP
-#define KILN_OS_SLEEP() kiln_sleep_ns(32)
-#else
-#define KILN_OS_SLEEP() ((void)0)
-#endif
 #define KILN_OS_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 /* Unrolled, the barrier form's loops of votes took PoCL's compiler
  * minutes (each barrier a region of the work-item loops): rolled there */
@@ -334,24 +328,7 @@ KILN_OS_UNROLL
 #endif
     uint total;
     uint gstart = kiln_os_block_scan(hist[t], wsum, ws, &total);
-    uint excl = 0;
-    if (tile != 0) {
-        long j = (long)tile - 1;
-        for (;;) {
-            uint w = *(volatile __global uint *)(status + j * 256 + t);
-            uint flag = w >> 30;
-            if (flag == 0) {
-                KILN_OS_SLEEP();
-                continue;
-            }
-            excl += w & KILN_OS_COUNT;
-            if (flag == 2)
-                break;
-            j--;
-        }
-        *(volatile __global uint *)st = (2u << 30) | (excl + cnt);
-    }
-    gbase[t] = gstart + excl - start;
+    gbase[t] = gstart + kiln_os_lookback(status, tile, t, cnt) - start;
     KILN_OS_BARRIER();
 KILN_OS_UNROLL
     for (int k = 0; k < KILN_OS_ITEMS; k++) {

@@ -27,7 +27,8 @@
  * (the last pass; nobody reads them), and wide_vals (4-byte values only)
  * writes each value as a ulong: int64 indices travel as uint between the
  * passes (n < 2^30 here) and are widened by the last one's store.
- * A status word is flag << 30 | count: tiles hold fewer than 2^30 keys and
+ * A status word is flag << 30 | count (algo_sort_lookback.cl, the look-back
+ * both forms share): tiles hold fewer than 2^30 keys and
  * the host uses this template only for n < 2^30. The scratch words
  * (histograms, tile counters, status words) are zeroed before the
  * histogram launch. */
@@ -38,7 +39,6 @@
 #define KILN_OS_WITEMS (32 * KILN_OS_ITEMS)
 #define KILN_OS_HITEMS 8 /* keys a thread per step of the histogram */
 #define KILN_OS_FULL 0xffffffffu
-#define KILN_OS_COUNT 0x3fffffffu
 /* KILN_OS_FORM4 (sort.c: 4-byte keys alone or with 8-byte values, the
  * measured cases): branch-free key bits (kiln_sort_bits_sel) and a warp's
  * 32-bit bound on its valid keys, not a 64-bit test against n. With both,
@@ -105,11 +105,6 @@
 #define KILN_OS_XWORDS                                                          \
     (KILN_OS_XWORDS_TILE > KILN_OS_XWORDS_MATCH ? KILN_OS_XWORDS_TILE          \
                                                 : KILN_OS_XWORDS_MATCH)
-#if KILN_HAS_SLEEP
-#define KILN_OS_SLEEP() __nanosleep(32)
-#else
-#define KILN_OS_SLEEP() ((void)0)
-#endif
 
 KILN_FUNC uint kiln_os_digit(kiln_uk_t u, int shift, int end)
 {
@@ -297,30 +292,6 @@ KILN_FUNC uint kiln_os_bits32(uint u, int kind, int desc)
     return kind == 2 && (u & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : b;
 }
 #endif
-
-/* Decoupled look-back for digit t of this tile, whose aggregate cnt is
- * published: the count of digit t in the tiles before it; publishes this
- * tile's inclusive prefix. */
-KILN_FUNC uint kiln_os_lookback(uint *status, uint tile, int t, uint cnt)
-{
-    uint excl = 0;
-    if (tile == 0)
-        return 0;
-    for (long j = (long)tile - 1;;) {
-        uint w = *(volatile uint *)(status + j * 256 + t);
-        uint flag = w >> 30;
-        if (flag == 0) {
-            KILN_OS_SLEEP();
-            continue;
-        }
-        excl += w & KILN_OS_COUNT;
-        if (flag == 2)
-            break;
-        j--;
-    }
-    *(volatile uint *)(status + (long)tile * 256 + t) = (2u << 30) | (excl + cnt);
-    return excl;
-}
 
 KILN_KERNEL void KILN_OS_PASS_BOUNDS
 @NAME@_os_pass(const KILN_KEY_T *kin, KILN_KEY_T *kout, const KILN_VAL_T *vin,
