@@ -60,18 +60,19 @@
 #include "bench_timing.h"
 #include "kiln.h"
 
-
 #define RUNS 11
-#define DIE(st)                                                                \
-    do {                                                                       \
-        fprintf(stderr, "bench_algo: %s at line %d: %s\n",                     \
-                kiln_status_name(st), __LINE__, kiln_last_error_message());    \
-        exit(1);                                                               \
+#define DIE(st)                                                                            \
+    do {                                                                                   \
+        fprintf(stderr, "bench_algo: %s at line %d: %s\n", kiln_status_name(st), __LINE__, \
+                kiln_last_error_message());                                                \
+        exit(1);                                                                           \
     } while (0)
 
 typedef kiln_status (*op_fn)(kiln_event **e);
 /* bench_time_enqueue's callback: arg points at the op_fn to run. */
-static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e); }
+static kiln_status run_op(void *arg, kiln_event **e) {
+    return (*(op_fn *)arg)(e);
+}
 typedef int (*check_fn)(void);
 static kiln_queue *q;
 static kiln_array *X, *Y, *Z, *I, *O, *R;
@@ -113,15 +114,13 @@ static int check_scan64(void) {
 
 /* Garbage into every output before a run. */
 static void scramble(void) {
-    static const unsigned char ff[4] = {0xff, 0xff, 0xff, 0xff};
+    static const unsigned char ff[4] = { 0xff, 0xff, 0xff, 0xff };
     kiln_status st;
-    if ((st = kiln_buffer_fill(q, cb_dst, ff, 4, 0, n * 4, 0, NULL,
-                                     NULL)) ||
+    if ((st = kiln_buffer_fill(q, cb_dst, ff, 4, 0, n * 4, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, Z, ff, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, O, ff, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, R, ff, 0, NULL, NULL)) ||
-        (O64 && (st = kiln_array_fill(q, O64, ff, 0, NULL, NULL))) ||
-        (st = kiln_queue_finish(q)))
+        (O64 && (st = kiln_array_fill(q, O64, ff, 0, NULL, NULL))) || (st = kiln_queue_finish(q)))
         DIE(st);
 }
 
@@ -147,8 +146,12 @@ static int check_red(double ref) {
         DIE(st);
     return fabs((double)r - ref) <= 1e-4 * fabs(ref) + 1e-3;
 }
-static int check_sum(void) { return check_red(ref_sum); }
-static int check_dot(void) { return check_red(ref_dot); }
+static int check_sum(void) {
+    return check_red(ref_sum);
+}
+static int check_dot(void) {
+    return check_red(ref_dot);
+}
 static int check_scan(void) {
     kiln_status st = kiln_array_read(q, O, ho);
     if (st != KILN_OK)
@@ -157,13 +160,12 @@ static int check_scan(void) {
 }
 
 static int events_ok = 1;
-static int quick; /* KILN_BENCH_QUICK: verify the warm-ups only */
+static int quick;       /* KILN_BENCH_QUICK: verify the warm-ups only */
 static int verify_last; /* KILN_BENCH_VERIFY=last: and the last timed run */
-static int warm;  /* KILN_BENCH_WARM: scramble before the warm-ups only */
+static int warm;        /* KILN_BENCH_WARM: scramble before the warm-ups only */
 
 /* One run: returns the device time (marker to end), wall time in *wall. */
-static double run_once(const char *name, op_fn f, check_fn check,
-                       double *wall, int verify) {
+static double run_once(const char *name, op_fn f, check_fn check, double *wall, int verify) {
     if (!warm || verify == 2)
         scramble();
     kiln_status st;
@@ -171,30 +173,27 @@ static double run_once(const char *name, op_fn f, check_fn check,
     if (st != KILN_OK)
         DIE(st);
     if (verify && !check()) {
-        fprintf(stderr, "bench_algo: %s gave a WRONG result (n = %zu)\n",
-                name, n);
+        fprintf(stderr, "bench_algo: %s gave a WRONG result (n = %zu)\n", name, n);
         exit(1);
     }
     return dev;
 }
 
 /* Median of runs (<= RUNS) timed runs after 2 verified warm-ups. */
-static double timeit_runs(const char *name, op_fn f, check_fn check,
-                          double *wall_median, int runs) {
+static double timeit_runs(const char *name, op_fn f, check_fn check, double *wall_median,
+                          int runs) {
     double t[RUNS], w[RUNS], wall;
     for (int k = 0; k < 2; k++)
         run_once(name, f, check, &wall, 2); /* 2: a warm-up */
     for (int k = 0; k < runs; k++)
-        t[k] = run_once(name, f, check, &w[k],
-                        verify_last ? k == runs - 1 : !quick);
+        t[k] = run_once(name, f, check, &w[k], verify_last ? k == runs - 1 : !quick);
     qsort(t, (size_t)runs, sizeof t[0], bench_cmp_double);
     qsort(w, (size_t)runs, sizeof w[0], bench_cmp_double);
     *wall_median = w[runs / 2];
     return t[runs / 2];
 }
 
-static double timeit(const char *name, op_fn f, check_fn check,
-                     double *wall_median) {
+static double timeit(const char *name, op_fn f, check_fn check, double *wall_median) {
     return timeit_runs(name, f, check, wall_median, RUNS);
 }
 
@@ -244,8 +243,7 @@ static double roundtrip(const char *name, op_fn f, check_fn check) {
             t[k] = now_s() - t0;
     }
     if (!check()) {
-        fprintf(stderr, "bench_algo: %s gave a WRONG result (n = %zu)\n",
-                name, n);
+        fprintf(stderr, "bench_algo: %s gave a WRONG result (n = %zu)\n", name, n);
         exit(1);
     }
     qsort(t, RUNS, sizeof t[0], bench_cmp_double);
@@ -269,23 +267,22 @@ static int host_arrays(size_t m) {
     return 1;
 }
 
-static int sweep(kiln_context *c, const kiln_device_info *info,
-                 const char *arg) {
-    size_t max_n = info->type & KILN_DEVICE_GPU ? (size_t)1 << 28
-                                                : (size_t)1 << 24;
+static int sweep(kiln_context *c, const kiln_device_info *info, const char *arg) {
+    size_t max_n = info->type & KILN_DEVICE_GPU ? (size_t)1 << 28 : (size_t)1 << 24;
     if (arg)
         max_n = (size_t)strtoull(arg, NULL, 0);
     if (max_n < 1)
         max_n = 1;
     /* X, Y, Z, I, O, the copy source and destination: 7 x 4 bytes each */
-    while (max_n > 1024 &&
-           ((info->global_mem_bytes &&
-             28.0 * (double)max_n > 0.8 * (double)info->global_mem_bytes) ||
-            (info->max_alloc_bytes &&
-             4.0 * (double)max_n > (double)info->max_alloc_bytes))) {
+    while (
+        max_n > 1024 &&
+        ((info->global_mem_bytes && 28.0 * (double)max_n > 0.8 * (double)info->global_mem_bytes) ||
+         (info->max_alloc_bytes && 4.0 * (double)max_n > (double)info->max_alloc_bytes))) {
         max_n /= 4;
-        fprintf(stderr, "bench_algo: max_n lowered to %zu to fit the device "
-                        "memory\n", max_n);
+        fprintf(stderr,
+                "bench_algo: max_n lowered to %zu to fit the device "
+                "memory\n",
+                max_n);
     }
     size_t sizes[SWEEP_MAX_SIZES];
     int ns = 0;
@@ -306,25 +303,20 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
         (st = kiln_buffer_create(c, max_n * 4, 0, hx, &cb_src)) ||
         (st = kiln_buffer_create(c, max_n * 4, 0, NULL, &cb_dst)))
         DIE(st);
-    static const char *names[SWEEP_OPS] = {"copy", "axpy", "sum", "dot",
-                                           "scan_int32"};
-    static const op_fn fns[SWEEP_OPS] = {op_copy, op_axpy, op_sum, op_dot,
-                                         op_scan};
-    static const check_fn checks[SWEEP_OPS] = {check_copy, check_axpy,
-                                               check_sum, check_dot,
-                                               check_scan};
+    static const char *names[SWEEP_OPS] = { "copy", "axpy", "sum", "dot", "scan_int32" };
+    static const op_fn fns[SWEEP_OPS] = { op_copy, op_axpy, op_sum, op_dot, op_scan };
+    static const check_fn checks[SWEEP_OPS] = { check_copy, check_axpy, check_sum, check_dot,
+                                                check_scan };
     static double res[SWEEP_MAX_SIZES][SWEEP_OPS][3];
     const char *only = getenv("KILN_BENCH_OPS");
-    printf("device: %s (%s), sweep n = %zu .. %zu\n", info->name, info->id,
-           sizes[0], sizes[ns - 1]);
+    printf("device: %s (%s), sweep n = %zu .. %zu\n", info->name, info->id, sizes[0],
+           sizes[ns - 1]);
     fflush(stdout);
     for (int s = 0; s < ns; s++) {
         n = sizes[s];
         kiln_slice sl = KILN_SLICE(0, (ptrdiff_t)n, 1);
-        if ((st = kiln_array_view(Xf, &sl, &X)) ||
-            (st = kiln_array_view(Yf, &sl, &Y)) ||
-            (st = kiln_array_view(Zf, &sl, &Z)) ||
-            (st = kiln_array_view(If, &sl, &I)) ||
+        if ((st = kiln_array_view(Xf, &sl, &X)) || (st = kiln_array_view(Yf, &sl, &Y)) ||
+            (st = kiln_array_view(Zf, &sl, &Z)) || (st = kiln_array_view(If, &sl, &I)) ||
             (st = kiln_array_view(Of, &sl, &O)))
             DIE(st);
         set_refs();
@@ -362,8 +354,7 @@ static int sweep(kiln_context *c, const kiln_device_info *info,
         for (int k = 0; k < SWEEP_OPS; k++) {
             char cell[64] = "-";
             if (res[s][k][0] >= 0)
-                snprintf(cell, sizeof cell, "%.1f / %.1f",
-                         res[s][k][0] * 1e6, res[s][k][1] * 1e6);
+                snprintf(cell, sizeof cell, "%.1f / %.1f", res[s][k][0] * 1e6, res[s][k][1] * 1e6);
             printf(" %21s", cell);
         }
         printf("\n");
@@ -414,10 +405,9 @@ static kiln_status op_binary(kiln_event **e) {
     return kiln_array_binary(q, KILN_OP_ADD, Z, X, Y, 0, NULL, e);
 }
 static kiln_status op_hand(kiln_event **e) {
-    kiln_arg a[] = {KILN_ARG_BUF(kiln_array_buffer(Z)),
-                    KILN_ARG_BUF(kiln_array_buffer(X)),
-                    KILN_ARG_BUF(kiln_array_buffer(Y)), KILN_ARG_F32(2.0f),
-                    KILN_ARG_I64((int64_t)n)};
+    kiln_arg a[] = { KILN_ARG_BUF(kiln_array_buffer(Z)), KILN_ARG_BUF(kiln_array_buffer(X)),
+                     KILN_ARG_BUF(kiln_array_buffer(Y)), KILN_ARG_F32(2.0f),
+                     KILN_ARG_I64((int64_t)n) };
     size_t g = n;
     return kiln_kernel_launch(q, hand_axpy, 1, &g, NULL, 5, a, 0, NULL, e);
 }
@@ -433,17 +423,17 @@ static int enqueue_costs(kiln_context *c) {
         (st = kiln_array_empty(c, KILN_INT32, 1, &n, &I)) ||
         (st = kiln_array_empty(c, KILN_INT32, 1, &n, &O)) ||
         (st = kiln_array_empty(c, KILN_FLOAT32, 1, &one, &R)) ||
-        (st = kiln_program_create(c,
+        (st = kiln_program_create(
+             c,
              "KILN_KERNEL void hand_axpy(KILN_GLOBAL float *z, KILN_GLOBAL const float *x,\n"
              "    KILN_GLOBAL const float *y, float a, long n) {\n"
              "    long i = kiln_global_id(0); if (i < n) z[i] = a * x[i] + y[i]; }\n",
              NULL, &p)) ||
         (st = kiln_kernel_create(p, "hand_axpy", &hand_axpy)))
         DIE(st);
-    static const char *const names[6] = {"axpy", "binary_add", "sum", "dot",
-                                         "scan_int32", "kernel_launch"};
-    static const op_fn fns[6] = {op_axpy, op_binary, op_sum, op_dot, op_scan,
-                                 op_hand};
+    static const char *const names[6] = { "axpy", "binary_add", "sum",
+                                          "dot",  "scan_int32", "kernel_launch" };
+    static const op_fn fns[6] = { op_axpy, op_binary, op_sum, op_dot, op_scan, op_hand };
     printf("host cost per call, n = 1024, us (enqueue only; 100 calls, then "
            "finish; median of 15 rounds)\n");
     for (int k = 0; k < 6; k++) {
@@ -471,15 +461,13 @@ static int enqueue_costs(kiln_context *c) {
 int main(int argc, char **argv) {
     int sweep_mode = argc > 1 && strcmp(argv[1], "--sweep") == 0;
     int enqueue_mode = argc > 1 && strcmp(argv[1], "--enqueue") == 0;
-    n = argc > 1 && !sweep_mode && !enqueue_mode
-            ? (size_t)strtoull(argv[1], NULL, 0)
-                                : (size_t)1 << 24;
+    n = argc > 1 && !sweep_mode && !enqueue_mode ? (size_t)strtoull(argv[1], NULL, 0)
+                                                 : (size_t)1 << 24;
     if (!n)
         n = 1;
     quick = getenv("KILN_BENCH_QUICK") && atoi(getenv("KILN_BENCH_QUICK"));
     warm = getenv("KILN_BENCH_WARM") && atoi(getenv("KILN_BENCH_WARM"));
-    verify_last = getenv("KILN_BENCH_VERIFY") &&
-                  strcmp(getenv("KILN_BENCH_VERIFY"), "last") == 0;
+    verify_last = getenv("KILN_BENCH_VERIFY") && strcmp(getenv("KILN_BENCH_VERIFY"), "last") == 0;
     /* --enqueue: a plain queue, as a program that does not time would use */
     kiln_status st = kiln_queue_create_default(
         NULL, enqueue_mode ? KILN_QUEUE_IN_ORDER : KILN_QUEUE_PROFILING, &q);
@@ -514,17 +502,16 @@ int main(int argc, char **argv) {
         check_fn check;
         double bytes;
     } ops[] = {
-        {"axpy", op_axpy, check_axpy, 12.0 * (double)n},
-        {"sum", op_sum, check_sum, 4.0 * (double)n},
-        {"dot", op_dot, check_dot, 8.0 * (double)n},
-        {"scan_int32", op_scan, check_scan, 8.0 * (double)n},
-        {"scan_int64", op_scan64, check_scan64, 16.0 * (double)n},
+        { "axpy", op_axpy, check_axpy, 12.0 * (double)n },
+        { "sum", op_sum, check_sum, 4.0 * (double)n },
+        { "dot", op_dot, check_dot, 8.0 * (double)n },
+        { "scan_int32", op_scan, check_scan, 8.0 * (double)n },
+        { "scan_int64", op_scan64, check_scan64, 16.0 * (double)n },
     };
     printf("device: %s (%s), n = %zu\n", info.name, info.id, n);
-    printf("%-12s %10s %10s %12s %10s %10s\n", "op", "ms", "GB/s", "Melem/s",
-           "of copy", "wall ms");
-    printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", "copy", tc * 1e3,
-           copy_bw * 1e-9, (double)n / tc * 1e-6, 100.0, wc * 1e3);
+    printf("%-12s %10s %10s %12s %10s %10s\n", "op", "ms", "GB/s", "Melem/s", "of copy", "wall ms");
+    printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", "copy", tc * 1e3, copy_bw * 1e-9,
+           (double)n / tc * 1e-6, 100.0, wc * 1e3);
     printf("RESULT copy %.9f\n", tc);
     const char *only = getenv("KILN_BENCH_OPS");
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
@@ -553,9 +540,8 @@ int main(int argc, char **argv) {
         }
         double t = timeit(ops[k].name, ops[k].f, ops[k].check, &w);
         double bw = ops[k].bytes / t;
-        printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", ops[k].name,
-               t * 1e3, bw * 1e-9, (double)n / t * 1e-6, 100.0 * bw / copy_bw,
-               w * 1e3);
+        printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", ops[k].name, t * 1e3, bw * 1e-9,
+               (double)n / t * 1e-6, 100.0 * bw / copy_bw, w * 1e3);
         printf("RESULT %s %.9f\n", ops[k].name, t);
         printf("WALL %s %.9f\n", ops[k].name, w);
     }

@@ -27,43 +27,40 @@
 
 #include "kiln.h"
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
-{
+static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-#define FAIL_IF(cond, ...)                                                     \
-    do {                                                                       \
-        if (cond) {                                                            \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n  kiln: %s\n", kiln_last_error_message());      \
-            exit(1);                                                           \
-        }                                                                      \
+#define FAIL_IF(cond, ...)                                                \
+    do {                                                                  \
+        if (cond) {                                                       \
+            fprintf(stderr, __VA_ARGS__);                                 \
+            fprintf(stderr, "\n  kiln: %s\n", kiln_last_error_message()); \
+            exit(1);                                                      \
+        }                                                                 \
     } while (0)
 
 /* ---------------------------------------------------- raw OpenCL side */
 
-#define RAW_FUNCS(X)                                                           \
-    X(clGetPlatformIDs) X(clGetDeviceIDs) X(clCreateContext)                   \
-    X(clCreateCommandQueue) X(clCreateProgramWithSource) X(clBuildProgram)     \
-    X(clCreateKernel) X(clCreateBuffer) X(clSetKernelArg)                      \
-    X(clEnqueueNDRangeKernel) X(clFinish) X(clWaitForEvents)                   \
-    X(clReleaseEvent) X(clReleaseKernel) X(clReleaseProgram)                   \
-    X(clReleaseMemObject) X(clReleaseCommandQueue) X(clReleaseContext)
+#define RAW_FUNCS(X)                                                                          \
+    X(clGetPlatformIDs)                                                                       \
+    X(clGetDeviceIDs) X(clCreateContext) X(clCreateCommandQueue) X(clCreateProgramWithSource) \
+        X(clBuildProgram) X(clCreateKernel) X(clCreateBuffer) X(clSetKernelArg)               \
+            X(clEnqueueNDRangeKernel) X(clFinish) X(clWaitForEvents) X(clReleaseEvent)        \
+                X(clReleaseKernel) X(clReleaseProgram) X(clReleaseMemObject)                  \
+                    X(clReleaseCommandQueue) X(clReleaseContext)
 
 static struct {
 #define RAW_MEMBER(fn) __typeof__(&fn) fn;
@@ -79,23 +76,21 @@ typedef struct raw_side {
     cl_mem buf;
 } raw_side;
 
-static const char *empty_src =
-    "__kernel void empty(__global int *p, int i, float f) { }\n";
+static const char *empty_src = "__kernel void empty(__global int *p, int i, float f) { }\n";
 
 /* Sets up the raw side on OpenCL platform pi, device di. 0 on success. */
-static int raw_open(raw_side *r, unsigned pi, unsigned di)
-{
+static int raw_open(raw_side *r, unsigned pi, unsigned di) {
     void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         lib = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return -1;
-#define RAW_LOAD(fn)                                                           \
-    {                                                                          \
-        void *s = dlsym(lib, #fn);                                             \
-        if (!s)                                                                \
-            return -1;                                                         \
-        memcpy(&cl.fn, &s, sizeof s);                                          \
+#define RAW_LOAD(fn)                  \
+    {                                 \
+        void *s = dlsym(lib, #fn);    \
+        if (!s)                       \
+            return -1;                \
+        memcpy(&cl.fn, &s, sizeof s); \
     }
     RAW_FUNCS(RAW_LOAD)
 #undef RAW_LOAD
@@ -105,12 +100,9 @@ static int raw_open(raw_side *r, unsigned pi, unsigned di)
     cl_int err;
     if (cl.clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || pi >= np)
         return -1;
-    if (cl.clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, 64, devs, &nd) !=
-            CL_SUCCESS ||
-        di >= nd)
+    if (cl.clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, 64, devs, &nd) != CL_SUCCESS || di >= nd)
         return -1;
-    cl_context_properties props[3] = {CL_CONTEXT_PLATFORM,
-                                      (cl_context_properties)plats[pi], 0};
+    cl_context_properties props[3] = { CL_CONTEXT_PLATFORM, (cl_context_properties)plats[pi], 0 };
     r->ctx = cl.clCreateContext(props, 1, &devs[di], NULL, NULL, &err);
     if (err != CL_SUCCESS)
         return -1;
@@ -118,9 +110,7 @@ static int raw_open(raw_side *r, unsigned pi, unsigned di)
     if (err != CL_SUCCESS)
         return -1;
     r->prog = cl.clCreateProgramWithSource(r->ctx, 1, &empty_src, NULL, &err);
-    if (err != CL_SUCCESS ||
-        cl.clBuildProgram(r->prog, 1, &devs[di], "", NULL, NULL) !=
-            CL_SUCCESS)
+    if (err != CL_SUCCESS || cl.clBuildProgram(r->prog, 1, &devs[di], "", NULL, NULL) != CL_SUCCESS)
         return -1;
     r->k = cl.clCreateKernel(r->prog, "empty", &err);
     if (err != CL_SUCCESS)
@@ -129,8 +119,7 @@ static int raw_open(raw_side *r, unsigned pi, unsigned di)
     return err == CL_SUCCESS ? 0 : -1;
 }
 
-static void raw_close(raw_side *r)
-{
+static void raw_close(raw_side *r) {
     cl.clReleaseMemObject(r->buf);
     cl.clReleaseKernel(r->k);
     cl.clReleaseProgram(r->prog);
@@ -139,8 +128,7 @@ static void raw_close(raw_side *r)
 }
 
 /* n launches + finish; seconds. */
-static double raw_batch(raw_side *r, int n)
-{
+static double raw_batch(raw_side *r, int n) {
     size_t global = 64;
     cl_int i = 7;
     cl_float f = 1.5f;
@@ -149,8 +137,8 @@ static double raw_batch(raw_side *r, int n)
         cl.clSetKernelArg(r->k, 0, sizeof(cl_mem), &r->buf);
         cl.clSetKernelArg(r->k, 1, sizeof i, &i);
         cl.clSetKernelArg(r->k, 2, sizeof f, &f);
-        if (cl.clEnqueueNDRangeKernel(r->q, r->k, 1, NULL, &global, NULL, 0,
-                                      NULL, NULL) != CL_SUCCESS) {
+        if (cl.clEnqueueNDRangeKernel(r->q, r->k, 1, NULL, &global, NULL, 0, NULL, NULL) !=
+            CL_SUCCESS) {
             fprintf(stderr, "raw clEnqueueNDRangeKernel failed\n");
             exit(1);
         }
@@ -159,8 +147,7 @@ static double raw_batch(raw_side *r, int n)
     return now_s() - t0;
 }
 
-static double raw_roundtrip(raw_side *r, int n)
-{
+static double raw_roundtrip(raw_side *r, int n) {
     size_t global = 64;
     cl_int i = 7;
     cl_float f = 1.5f;
@@ -170,8 +157,7 @@ static double raw_roundtrip(raw_side *r, int n)
         cl.clSetKernelArg(r->k, 0, sizeof(cl_mem), &r->buf);
         cl.clSetKernelArg(r->k, 1, sizeof i, &i);
         cl.clSetKernelArg(r->k, 2, sizeof f, &f);
-        cl.clEnqueueNDRangeKernel(r->q, r->k, 1, NULL, &global, NULL, 0, NULL,
-                                  &ev);
+        cl.clEnqueueNDRangeKernel(r->q, r->k, 1, NULL, &global, NULL, 0, NULL, &ev);
         cl.clWaitForEvents(1, &ev);
         cl.clReleaseEvent(ev);
     }
@@ -187,30 +173,24 @@ typedef struct kiln_side {
     kiln_buffer *buf;
 } kiln_side;
 
-static double kiln_batch(kiln_side *s, int n)
-{
+static double kiln_batch(kiln_side *s, int n) {
     size_t global = 64;
-    kiln_arg args[3] = {KILN_ARG_BUF(s->buf), KILN_ARG_I32(7),
-                        KILN_ARG_F32(1.5f)};
+    kiln_arg args[3] = { KILN_ARG_BUF(s->buf), KILN_ARG_I32(7), KILN_ARG_F32(1.5f) };
     double t0 = now_s();
     for (int it = 0; it < n; it++)
-        FAIL_IF(kiln_kernel_launch(s->q, s->k, 1, &global, NULL, 3, args, 0,
-                                   NULL, NULL) != KILN_OK,
+        FAIL_IF(kiln_kernel_launch(s->q, s->k, 1, &global, NULL, 3, args, 0, NULL, NULL) != KILN_OK,
                 "kiln_kernel_launch failed");
     FAIL_IF(kiln_queue_finish(s->q) != KILN_OK, "kiln_queue_finish failed");
     return now_s() - t0;
 }
 
-static double kiln_roundtrip(kiln_side *s, int n)
-{
+static double kiln_roundtrip(kiln_side *s, int n) {
     size_t global = 64;
-    kiln_arg args[3] = {KILN_ARG_BUF(s->buf), KILN_ARG_I32(7),
-                        KILN_ARG_F32(1.5f)};
+    kiln_arg args[3] = { KILN_ARG_BUF(s->buf), KILN_ARG_I32(7), KILN_ARG_F32(1.5f) };
     double t0 = now_s();
     for (int it = 0; it < n; it++) {
         kiln_event *ev = NULL;
-        FAIL_IF(kiln_kernel_launch(s->q, s->k, 1, &global, NULL, 3, args, 0,
-                                   NULL, &ev) != KILN_OK,
+        FAIL_IF(kiln_kernel_launch(s->q, s->k, 1, &global, NULL, 3, args, 0, NULL, &ev) != KILN_OK,
                 "kiln_kernel_launch failed");
         kiln_event_wait(ev);
         kiln_event_release(ev);
@@ -244,16 +224,14 @@ static const char *build_src_fmt =
 
 /* Child: builds the program for nonce once and prints
  * "<seconds> <from_cache>". */
-static int build_child(const char *nonce)
-{
+static int build_child(const char *nonce) {
     kiln_queue *q = NULL;
     kiln_program *p = NULL;
     char src[2048];
     snprintf(src, sizeof src, build_src_fmt, nonce);
     FAIL_IF(kiln_queue_create_default(NULL, 0, &q) != KILN_OK, "queue");
     double t0 = now_s();
-    FAIL_IF(kiln_program_create(kiln_queue_context(q), src, NULL, &p) !=
-                KILN_OK,
+    FAIL_IF(kiln_program_create(kiln_queue_context(q), src, NULL, &p) != KILN_OK,
             "kiln_program_create failed");
     double t = now_s() - t0;
     /* Some drivers (PoCL) finish compiling at the first launch: time that
@@ -262,20 +240,15 @@ static int build_child(const char *nonce)
     kiln_buffer *x = NULL, *y = NULL;
     size_t global = 256;
     FAIL_IF(kiln_kernel_create(p, "saxpy", &k) != KILN_OK, "kernel");
-    FAIL_IF(kiln_buffer_create(kiln_queue_context(q), 1024, 0, NULL, &x) !=
-                    KILN_OK ||
-                kiln_buffer_create(kiln_queue_context(q), 1024, 0, NULL,
-                                   &y) != KILN_OK,
+    FAIL_IF(kiln_buffer_create(kiln_queue_context(q), 1024, 0, NULL, &x) != KILN_OK ||
+                kiln_buffer_create(kiln_queue_context(q), 1024, 0, NULL, &y) != KILN_OK,
             "buffers");
-    kiln_arg args[4] = {KILN_ARG_BUF(y), KILN_ARG_BUF(x), KILN_ARG_F32(2.0f),
-                        KILN_ARG_I32(256)};
-    FAIL_IF(kiln_kernel_launch(q, k, 1, &global, NULL, 4, args, 0, NULL,
-                               NULL) != KILN_OK ||
+    kiln_arg args[4] = { KILN_ARG_BUF(y), KILN_ARG_BUF(x), KILN_ARG_F32(2.0f), KILN_ARG_I32(256) };
+    FAIL_IF(kiln_kernel_launch(q, k, 1, &global, NULL, 4, args, 0, NULL, NULL) != KILN_OK ||
                 kiln_queue_finish(q) != KILN_OK,
             "launch");
     double t1 = now_s() - t0;
-    printf("%.6f %d %.6f\n", t, kiln_program_from_cache(p, kiln_queue_device(q)),
-           t1);
+    printf("%.6f %d %.6f\n", t, kiln_program_from_cache(p, kiln_queue_device(q)), t1);
     kiln_buffer_release(x);
     kiln_buffer_release(y);
     kiln_kernel_release(k);
@@ -284,9 +257,8 @@ static int build_child(const char *nonce)
     return 0;
 }
 
-static int run_child(const char *self, const char *nonce, double *t,
-                     int *from_cache, double *t_launch)
-{
+static int run_child(const char *self, const char *nonce, double *t, int *from_cache,
+                     double *t_launch) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' --build-child %s", self, nonce);
     FILE *f = popen(cmd, "r");
@@ -297,8 +269,7 @@ static int run_child(const char *self, const char *nonce, double *t,
     return got == 3 && rc == 0 ? 0 : -1;
 }
 
-static void bench_build(const char *self)
-{
+static void bench_build(const char *self) {
     char dir[] = "/tmp/kiln-bench-cache-XXXXXX";
     enum { K = 3 };
     double cold[K], warm[K], cold_l[K], warm_l[K];
@@ -311,13 +282,11 @@ static void bench_build(const char *self)
     for (int i = 0; i < K && ok; i++) {
         char nonce[64];
         int fc1 = -1, fc2 = -1;
-        snprintf(nonce, sizeof nonce, "%ld-%d-%d", (long)time(NULL),
-                 (int)getpid(), i);
+        snprintf(nonce, sizeof nonce, "%ld-%d-%d", (long)time(NULL), (int)getpid(), i);
         ok = run_child(self, nonce, &cold[i], &fc1, &cold_l[i]) == 0 &&
              run_child(self, nonce, &warm[i], &fc2, &warm_l[i]) == 0;
         if (ok && (fc1 != 0 || fc2 != 1)) {
-            fprintf(stderr, "build %d: from_cache was %d then %d (want 0, 1)\n",
-                    i, fc1, fc2);
+            fprintf(stderr, "build %d: from_cache was %d then %d (want 0, 1)\n", i, fc1, fc2);
             ok = 0;
         }
     }
@@ -330,12 +299,9 @@ static void bench_build(const char *self)
         printf("\nProgram build (fresh process each, median of %d, cache in "
                "%s):\n",
                K, dir);
-        printf("  %-28s %16s %26s\n", "", "kiln_program_create",
-               "create + first launch");
-        printf("  %-28s %13.2f ms %23.2f ms\n", "cold (compiler)", c * 1e3,
-               cl_ * 1e3);
-        printf("  %-28s %13.2f ms %23.2f ms\n", "from the disk cache",
-               w * 1e3, wl * 1e3);
+        printf("  %-28s %16s %26s\n", "", "kiln_program_create", "create + first launch");
+        printf("  %-28s %13.2f ms %23.2f ms\n", "cold (compiler)", c * 1e3, cl_ * 1e3);
+        printf("  %-28s %13.2f ms %23.2f ms\n", "from the disk cache", w * 1e3, wl * 1e3);
         printf("  %-28s %14.1fx %24.1fx\n", "speed-up", w > 0 ? c / w : 0.0,
                wl > 0 ? cl_ / wl : 0.0);
     }
@@ -348,8 +314,7 @@ static void bench_build(const char *self)
 
 /* --------------------------------------------------------------- main */
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--build-child") == 0)
         return build_child(argv[2]);
     int n = argc > 1 ? atoi(argv[1]) : 20000;
@@ -358,27 +323,23 @@ int main(int argc, char **argv)
     const int rounds = 31;
     const int rt_n = n / 10 > 200 ? n / 10 : 200;
 
-    kiln_side s = {0};
+    kiln_side s = { 0 };
     kiln_device_info info;
-    FAIL_IF(kiln_queue_create_default(NULL, 0, &s.q) != KILN_OK,
-            "no device (set KILN_DEVICE)");
-    FAIL_IF(kiln_device_get_info(kiln_queue_device(s.q), &info) != KILN_OK,
-            "device info");
+    FAIL_IF(kiln_queue_create_default(NULL, 0, &s.q) != KILN_OK, "no device (set KILN_DEVICE)");
+    FAIL_IF(kiln_device_get_info(kiln_queue_device(s.q), &info) != KILN_OK, "device info");
     FAIL_IF(kiln_program_create(kiln_queue_context(s.q),
                                 "KILN_KERNEL void empty(KILN_GLOBAL int *p, "
                                 "int i, float f) { }\n",
                                 NULL, &s.prog) != KILN_OK,
             "build failed: %s", kiln_last_build_log());
     FAIL_IF(kiln_kernel_create(s.prog, "empty", &s.k) != KILN_OK, "kernel");
-    FAIL_IF(kiln_buffer_create(kiln_queue_context(s.q), 4096, 0, NULL,
-                               &s.buf) != KILN_OK,
+    FAIL_IF(kiln_buffer_create(kiln_queue_context(s.q), 4096, 0, NULL, &s.buf) != KILN_OK,
             "buffer");
 
     unsigned pi = 0, di = 0;
-    raw_side r = {0};
+    raw_side r = { 0 };
     int have_raw = info.backend == KILN_BACKEND_OPENCL &&
-                   sscanf(info.id, "opencl:%u:%u", &pi, &di) == 2 &&
-                   raw_open(&r, pi, di) == 0;
+                   sscanf(info.id, "opencl:%u:%u", &pi, &di) == 2 && raw_open(&r, pi, di) == 0;
 
     printf("Device: %s  %s (%s)\n", info.id, info.name, info.platform);
     printf("Empty kernel, 3 args, global 64, no events; %d launches + finish "
@@ -420,27 +381,23 @@ int main(int argc, char **argv)
         best_r = have_raw && tr[i] < best_r ? tr[i] : best_r;
     }
     double mk = median(tk, rounds), mrk = median(rk, rt_rounds);
-    printf("%-34s %12s %12s %8s\n", "per launch (median)", "kiln us",
-           "raw OpenCL us", "ratio");
+    printf("%-34s %12s %12s %8s\n", "per launch (median)", "kiln us", "raw OpenCL us", "ratio");
     if (have_raw) {
         double mr = median(tr, rounds), mrr = median(rr, rt_rounds);
         double pr = median(ratio, rounds), prr = median(rratio, rt_rounds);
-        printf("%-34s %12.3f %12.3f %8.3f\n", "launch (no event) + finish",
-               mk * 1e6, mr * 1e6, pr);
-        printf("%-34s %12.3f %12.3f %8.3f\n", "  best round", best_k * 1e6,
-               best_r * 1e6, best_k / best_r);
-        printf("%-34s %12.3f %12.3f %8.3f\n", "launch + wait (event) round trip",
-               mrk * 1e6, mrr * 1e6, prr);
+        printf("%-34s %12.3f %12.3f %8.3f\n", "launch (no event) + finish", mk * 1e6, mr * 1e6, pr);
+        printf("%-34s %12.3f %12.3f %8.3f\n", "  best round", best_k * 1e6, best_r * 1e6,
+               best_k / best_r);
+        printf("%-34s %12.3f %12.3f %8.3f\n", "launch + wait (event) round trip", mrk * 1e6,
+               mrr * 1e6, prr);
         printf("\n(ratio: median over rounds of kiln/raw, each round's batches "
                "side by side)\nratio kiln/raw (launch overhead): %.3f "
                "(target <= 1.10)\n",
                pr);
         raw_close(&r);
     } else {
-        printf("%-34s %12.3f %12s\n", "launch (no event) + finish", mk * 1e6,
-               "n/a");
-        printf("%-34s %12.3f %12s\n", "launch + wait (event) round trip",
-               mrk * 1e6, "n/a");
+        printf("%-34s %12.3f %12s\n", "launch (no event) + finish", mk * 1e6, "n/a");
+        printf("%-34s %12.3f %12s\n", "launch + wait (event) round trip", mrk * 1e6, "n/a");
         printf("(raw OpenCL side unavailable for this device)\n");
     }
     kiln_buffer_release(s.buf);

@@ -23,9 +23,10 @@
 #define STR(x) #x
 /* cuda.h maps names to versioned symbols (cuStreamDestroy_v2): resolve
  * those, with their prototypes. */
-#define CU_FUNCS(X)                                                            \
-    X(cuGetErrorName) X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy)  \
-    X(cuStreamSynchronize) X(cuLaunchKernel)
+#define CU_FUNCS(X)                                                                \
+    X(cuGetErrorName)                                                              \
+    X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \
+        X(cuLaunchKernel)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;
@@ -33,75 +34,67 @@ static struct {
 #undef FIELD
 } api;
 
-static int load_cuda(void)
-{
+static int load_cuda(void) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return 0;
-#define RESOLVE(f)                                                             \
-    {                                                                          \
-        void *p = dlsym(lib, XSTR(f));                                         \
-        if (!p)                                                                \
-            return 0;                                                          \
-        memcpy(&api.f, &p, sizeof p);                                          \
+#define RESOLVE(f)                     \
+    {                                  \
+        void *p = dlsym(lib, XSTR(f)); \
+        if (!p)                        \
+            return 0;                  \
+        memcpy(&api.f, &p, sizeof p);  \
     }
     CU_FUNCS(RESOLVE)
 #undef RESOLVE
     return 1;
 }
 
-static const char *cu_err_name(CUresult r)
-{
+static const char *cu_err_name(CUresult r) {
     const char *name = NULL;
     if (api.cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
         return "CUDA_ERROR_UNKNOWN";
     return name;
 }
 
-static double now_us(void)
-{
+static double now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
+static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
-{
+static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_d);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static const char *src =
-    "KILN_KERNEL void empty3(KILN_GLOBAL int *a, int b, float c) { }\n";
+static const char *src = "KILN_KERNEL void empty3(KILN_GLOBAL int *a, int b, float c) { }\n";
 
-#define CK(x)                                                                  \
-    do {                                                                       \
-        kiln_status st_ = (x);                                                 \
-        if (st_ != KILN_OK) {                                                  \
-            fprintf(stderr, "%s: %s: %s\n", #x, kiln_status_name(st_),         \
-                    kiln_last_error_message());                                \
-            return 1;                                                          \
-        }                                                                      \
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        kiln_status st_ = (x);                                                                     \
+        if (st_ != KILN_OK) {                                                                      \
+            fprintf(stderr, "%s: %s: %s\n", #x, kiln_status_name(st_), kiln_last_error_message()); \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
-#define CU(x)                                                                  \
-    do {                                                                       \
-        CUresult r_ = (x);                                                     \
-        if (r_ != CUDA_SUCCESS) {                                              \
-            fprintf(stderr, "%s: %s\n", #x, cu_err_name(r_));            \
-            return 1;                                                          \
-        }                                                                      \
+#define CU(x)                                                 \
+    do {                                                      \
+        CUresult r_ = (x);                                    \
+        if (r_ != CUDA_SUCCESS) {                             \
+            fprintf(stderr, "%s: %s\n", #x, cu_err_name(r_)); \
+            return 1;                                         \
+        }                                                     \
     } while (0)
 
 /* Program build: cold (no cache) vs from the disk cache, in new contexts
  * (no in-memory reuse). Prints one line; 0 on success. */
-static int bench_compile(kiln_device *dev)
-{
+static int bench_compile(kiln_device *dev) {
     kiln_program_opts cold = KILN_PROGRAM_OPTS(.no_cache = 1);
     double t_cold[3], t_warm[5];
     kiln_context *ctx = NULL;
@@ -131,14 +124,14 @@ static int bench_compile(kiln_device *dev)
     }
     double mc = median(t_cold, 3), mw = median(t_warm, 5);
     printf("compile (NVRTC, cold): %.1f ms; from disk cache: %.3f ms "
-           "(%.0fx faster)%s\n", mc / 1e3, mw / 1e3, mc / mw,
+           "(%.0fx faster)%s\n",
+           mc / 1e3, mw / 1e3, mc / mw,
            from_cache ? "" : "  [WARNING: not reported as from the cache]");
 
     return 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 15;
     if (rounds < 3)
         rounds = 3;
@@ -151,8 +144,7 @@ int main(int argc, char **argv)
 
     kiln_device *dev = NULL;
     if (kiln_device_select("cuda:0", &dev) != KILN_OK) {
-        printf("no CUDA device: %s\nbench_launch_cuda skipped\n",
-               kiln_last_error_message());
+        printf("no CUDA device: %s\nbench_launch_cuda skipped\n", kiln_last_error_message());
         return 0;
     }
     kiln_device_info info;
@@ -161,8 +153,8 @@ int main(int argc, char **argv)
         printf("libcuda.so.1 lacks an entry point the bench uses: skipped\n");
         return 0;
     }
-    printf("device: %s (%s, sm_%u), driver %s\n", info.name, info.id,
-           info.compute_capability, info.driver_version);
+    printf("device: %s (%s, sm_%u), driver %s\n", info.name, info.id, info.compute_capability,
+           info.driver_version);
 
     if (bench_compile(dev) != 0)
         return 1;
@@ -177,7 +169,7 @@ int main(int argc, char **argv)
     CK(kiln_kernel_create(prog, "empty3", &k));
     kiln_buffer *buf = NULL;
     CK(kiln_buffer_create(ctx, 256, 0, NULL, &buf));
-    kiln_arg args[3] = {KILN_ARG_BUF(buf), KILN_ARG_I32(7), KILN_ARG_F32(1.5f)};
+    kiln_arg args[3] = { KILN_ARG_BUF(buf), KILN_ARG_I32(7), KILN_ARG_F32(1.5f) };
     size_t global = 256, local = 256;
 
     /* raw: kiln's own CUfunction and device pointer, launched with
@@ -193,7 +185,7 @@ int main(int argc, char **argv)
     CU(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     int b = 7;
     float c = 1.5f;
-    void *params[3] = {&dptr, &b, &c};
+    void *params[3] = { &dptr, &b, &c };
 
     enum { BATCH = 200 };
     double *kl = malloc(sizeof(double) * (size_t)rounds);
@@ -213,14 +205,12 @@ int main(int argc, char **argv)
             double t0 = now_us();
             if (kiln_side) {
                 for (int i = 0; i < BATCH; i++)
-                    CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0,
-                                          NULL, NULL));
+                    CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0, NULL, NULL));
                 kl[r] = (now_us() - t0) / BATCH;
                 CK(kiln_queue_finish(q));
             } else {
                 for (int i = 0; i < BATCH; i++)
-                    CU(api.cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
-                                           params, NULL));
+                    CU(api.cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
                 rl[r] = (now_us() - t0) / BATCH;
                 CU(api.cuStreamSynchronize(stream));
             }
@@ -232,13 +222,11 @@ int main(int argc, char **argv)
                 double t0 = now_us();
                 if (side == 0) {
                     kiln_event *ev = NULL;
-                    CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0,
-                                          NULL, &ev));
+                    CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0, NULL, &ev));
                     CK(kiln_event_wait(ev));
                     kiln_event_release(ev);
                 } else {
-                    CU(api.cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream,
-                                           params, NULL));
+                    CU(api.cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
                     CU(api.cuStreamSynchronize(stream));
                 }
                 acc += now_us() - t0;
@@ -249,12 +237,12 @@ int main(int argc, char **argv)
     double mk = median(kl, rounds), mr = median(rl, rounds);
     double mkt = median(kt, rounds), mrt = median(rt, rounds);
     printf("launch (enqueue, %d per batch, %d rounds, medians):\n", BATCH, rounds);
-    printf("  kiln  %.3f us/launch\n  raw   %.3f us/launch (cuLaunchKernel)\n",
-           mk, mr);
+    printf("  kiln  %.3f us/launch\n  raw   %.3f us/launch (cuLaunchKernel)\n", mk, mr);
     printf("  ratio kiln/raw = %.3f %s\n", mk / mr,
            mk / mr <= 1.10 ? "(<= 1.10: ok)" : "(> 1.10: TOO SLOW)");
     printf("launch + wait round trip: kiln %.2f us (event wait), raw %.2f us "
-           "(cuStreamSynchronize), ratio %.3f\n", mkt, mrt, mkt / mrt);
+           "(cuStreamSynchronize), ratio %.3f\n",
+           mkt, mrt, mkt / mrt);
 
     api.cuCtxSetCurrent(cuctx);
     api.cuStreamDestroy(stream);
@@ -269,8 +257,7 @@ int main(int argc, char **argv)
     return 0;
 }
 #else
-int main(void)
-{
+int main(void) {
     printf("built without cuda.h: bench_launch_cuda skipped\n");
     return 0;
 }

@@ -18,15 +18,14 @@
 #include "bench_timing.h"
 #include "kiln.h"
 
-#define TRY(x)                                                                 \
-    do {                                                                       \
-        kiln_status st_ = (x);                                                 \
-        if (st_ != KILN_OK) {                                                  \
-            fprintf(stderr, "bench_linalg: %s at line %d: %s\n",               \
-                    kiln_status_name(st_), __LINE__,                           \
-                    kiln_last_error_message());                                \
-            exit(1);                                                           \
-        }                                                                      \
+#define TRY(x)                                                                                    \
+    do {                                                                                          \
+        kiln_status st_ = (x);                                                                    \
+        if (st_ != KILN_OK) {                                                                     \
+            fprintf(stderr, "bench_linalg: %s at line %d: %s\n", kiln_status_name(st_), __LINE__, \
+                    kiln_last_error_message());                                                   \
+            exit(1);                                                                              \
+        }                                                                                         \
     } while (0)
 
 static int runs = 7;
@@ -43,19 +42,16 @@ static kiln_status do_matmul(void *arg, kiln_event **e) {
 }
 static kiln_status do_fft(void *arg, kiln_event **e) {
     job *j = arg;
-    return kiln_fft(j->q, j->b, j->a, j->axes, 0, KILN_FFT_NORM_BACKWARD, 0,
-                    NULL, e);
+    return kiln_fft(j->q, j->b, j->a, j->axes, 0, KILN_FFT_NORM_BACKWARD, 0, NULL, e);
 }
 
 /* The median device time of runs calls; *wall_med gets the median host
  * wall time of the same calls (enqueue to the end event's wait), which
  * must not be far below the device time: a check on the event timing. */
-static double median_time2(kiln_queue *q,
-                           kiln_status (*f)(void *, kiln_event **), job *j,
+static double median_time2(kiln_queue *q, kiln_status (*f)(void *, kiln_event **), job *j,
                            double *wall_med) {
     int events_ok = 1;
-    double wall, *t = malloc((size_t)runs * sizeof *t),
-                 *w = malloc((size_t)runs * sizeof *w);
+    double wall, *t = malloc((size_t)runs * sizeof *t), *w = malloc((size_t)runs * sizeof *w);
     kiln_status st;
     bench_time_enqueue(q, f, j, &events_ok, &wall, &st); /* warm-up, plan */
     TRY(st);
@@ -75,11 +71,10 @@ static double median_time2(kiln_queue *q,
 
 static void bench_matmul(kiln_queue *q, kiln_dtype d, size_t n) {
     kiln_context *c = kiln_queue_context(q);
-    size_t sh[2] = {n, n}, es = kiln_dtype_size(d);
+    size_t sh[2] = { n, n }, es = kiln_dtype_size(d);
     char *ha = malloc(n * n * es), *hb = malloc(n * n * es);
     for (size_t i = 0; i < n * n; i++) {
-        double x = (double)((i * 7919) % 13) / 13 - 0.5,
-               y = (double)((i * 104729) % 17) / 17 - 0.5;
+        double x = (double)((i * 7919) % 13) / 13 - 0.5, y = (double)((i * 104729) % 17) / 17 - 0.5;
         if (d == KILN_FLOAT32) {
             ((float *)ha)[i] = (float)x;
             ((float *)hb)[i] = (float)y;
@@ -88,7 +83,7 @@ static void bench_matmul(kiln_queue *q, kiln_dtype d, size_t n) {
             ((double *)hb)[i] = y;
         }
     }
-    job j = {.q = q};
+    job j = { .q = q };
     TRY(kiln_array_from_host(c, d, 2, sh, ha, &j.a));
     TRY(kiln_array_from_host(c, d, 2, sh, hb, &j.b));
     TRY(kiln_array_empty(c, d, 2, sh, &j.c));
@@ -101,26 +96,21 @@ static void bench_matmul(kiln_queue *q, kiln_dtype d, size_t n) {
         size_t i = (size_t)s * 7 % n, k = (size_t)s * 13 % n;
         double ref = 0, mag = 0, got;
         for (size_t l = 0; l < n; l++) {
-            double x = d == KILN_FLOAT32 ? ((float *)ha)[i * n + l]
-                                         : ((double *)ha)[i * n + l];
-            double y = d == KILN_FLOAT32 ? ((float *)hb)[l * n + k]
-                                         : ((double *)hb)[l * n + k];
+            double x = d == KILN_FLOAT32 ? ((float *)ha)[i * n + l] : ((double *)ha)[i * n + l];
+            double y = d == KILN_FLOAT32 ? ((float *)hb)[l * n + k] : ((double *)hb)[l * n + k];
             ref += x * y;
             mag += fabs(x * y);
         }
-        got = d == KILN_FLOAT32 ? ((float *)hc)[i * n + k]
-                                : ((double *)hc)[i * n + k];
+        got = d == KILN_FLOAT32 ? ((float *)hc)[i * n + k] : ((double *)hc)[i * n + k];
         bad += fabs(got - ref) > (d == KILN_FLOAT32 ? 1e-5 : 1e-12) * (mag + 1);
     }
     if (bad)
-        fprintf(stderr, "bench_linalg: matmul gave %zu WRONG spot checks\n",
-                bad);
+        fprintf(stderr, "bench_linalg: matmul gave %zu WRONG spot checks\n", bad);
     double gflops = 2.0 * n * n * n / t * 1e-9;
     printf("%-26s %12.3f %12.1f GFLOP/s  %s (wall %.3f ms)\n",
-           d == KILN_FLOAT32 ? "matmul float32" : "matmul float64", t * 1e3,
-           gflops, kiln_blas_library(q), wall * 1e3);
-    printf("RESULT matmul_%s_%zu %.6e\n", d == KILN_FLOAT32 ? "f32" : "f64",
-           n, t);
+           d == KILN_FLOAT32 ? "matmul float32" : "matmul float64", t * 1e3, gflops,
+           kiln_blas_library(q), wall * 1e3);
+    printf("RESULT matmul_%s_%zu %.6e\n", d == KILN_FLOAT32 ? "f32" : "f64", n, t);
     free(ha);
     free(hb);
     free(hc);
@@ -137,12 +127,11 @@ static void bench_fft(kiln_queue *q, size_t batch, size_t n) {
         h[2 * i] = (float)sin(0.001 * (double)i);
         h[2 * i + 1] = (float)((i % 7) * 0.1);
     }
-    size_t sh[2] = {batch, n};
-    job j = {.q = q, .axes = 1};
-    TRY(kiln_array_from_host(c, KILN_COMPLEX64, batch > 1 ? 2 : 1,
-                             batch > 1 ? sh : sh + 1, h, &j.a));
-    TRY(kiln_array_empty(c, KILN_COMPLEX64, batch > 1 ? 2 : 1,
-                         batch > 1 ? sh : sh + 1, &j.b));
+    size_t sh[2] = { batch, n };
+    job j = { .q = q, .axes = 1 };
+    TRY(kiln_array_from_host(c, KILN_COMPLEX64, batch > 1 ? 2 : 1, batch > 1 ? sh : sh + 1, h,
+                             &j.a));
+    TRY(kiln_array_empty(c, KILN_COMPLEX64, batch > 1 ? 2 : 1, batch > 1 ? sh : sh + 1, &j.b));
     double wall;
     double t = median_time2(q, do_fft, &j, &wall);
     TRY(kiln_array_read(q, j.b, g));
@@ -167,8 +156,8 @@ static void bench_fft(kiln_queue *q, size_t batch, size_t n) {
     else
         snprintf(name, sizeof name, "fft c64 %zu", n);
     double gflops = 5.0 * total * log2((double)n) / t * 1e-9;
-    printf("%-26s %12.3f %12.1f GFLOP/s  %s (wall %.3f ms)\n", name,
-           t * 1e3, gflops, kiln_fft_library(q), wall * 1e3);
+    printf("%-26s %12.3f %12.1f GFLOP/s  %s (wall %.3f ms)\n", name, t * 1e3, gflops,
+           kiln_fft_library(q), wall * 1e3);
     printf("RESULT fft_c64_%zux%zu %.6e\n", batch, n, t);
     free(h);
     free(g);

@@ -75,17 +75,17 @@ int main(int argc, char **argv) {
         return fail("kiln_device_select", st);
     kiln_device_info info;
     kiln_device_get_info(dev, &info);
-    printf("device %s (%s); %zu x (allocate %zu bytes, fill, release)\n", info.id, info.name,
-           n, bytes);
-    printf("%-6s %10s %10s %7s %9s %9s %7s %11s\n", "mode", "off_s", "on_s", "ratio",
-           "us/it_off", "us/it_on", "hits%", "cached_MiB");
+    printf("device %s (%s); %zu x (allocate %zu bytes, fill, release)\n", info.id, info.name, n,
+           bytes);
+    printf("%-6s %10s %10s %7s %9s %9s %7s %11s\n", "mode", "off_s", "on_s", "ratio", "us/it_off",
+           "us/it_on", "hits%", "cached_MiB");
     for (int sync = 0; sync < 2; sync++) {
-        double best[2] = {1e30, 1e30};
-        kiln_pool_stats s = {0};
+        double best[2] = { 1e30, 1e30 };
+        kiln_pool_stats s = { 0 };
         for (int rep = 0; rep < 3; rep++)
             for (int pool = 0; pool < 2; pool++) {
                 double t;
-                kiln_pool_stats got = {0};
+                kiln_pool_stats got = { 0 };
                 if (run(dev, pool, sync, n, bytes, &t, &got))
                     return 1;
                 if (t < best[pool])

@@ -21,11 +21,11 @@
 #include "kiln.h"
 
 #define RUNS 11
-#define DIE(st)                                                                \
-    do {                                                                       \
-        fprintf(stderr, "bench_random: %s at line %d: %s\n",                   \
-                kiln_status_name(st), __LINE__, kiln_last_error_message());    \
-        exit(1);                                                               \
+#define DIE(st)                                                                              \
+    do {                                                                                     \
+        fprintf(stderr, "bench_random: %s at line %d: %s\n", kiln_status_name(st), __LINE__, \
+                kiln_last_error_message());                                                  \
+        exit(1);                                                                             \
     } while (0)
 
 static kiln_queue *q;
@@ -35,7 +35,6 @@ static size_t n;
 static float *host;
 static uint32_t *words;
 static int events_ok = 1;
-
 
 enum { OP_FILL, OP_UNIFORM, OP_NORMAL };
 
@@ -49,7 +48,9 @@ static kiln_status enqueue(int op, kiln_event **e) {
 }
 
 /* bench_time_enqueue's callback: arg points at the op. */
-static kiln_status run_op(void *arg, kiln_event **e) { return enqueue(*(int *)arg, e); }
+static kiln_status run_op(void *arg, kiln_event **e) {
+    return enqueue(*(int *)arg, e);
+}
 
 /* Checks element i of the fill that started at word offset start: a
  * uniform reads word start + i, a normal the Box-Muller pair of words at
@@ -128,7 +129,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_random: n must be >= 1\n");
         return 1;
     }
-    kiln_status st = kiln_queue_create_default(NULL, KILN_QUEUE_IN_ORDER | KILN_QUEUE_PROFILING, &q);
+    kiln_status st =
+        kiln_queue_create_default(NULL, KILN_QUEUE_IN_ORDER | KILN_QUEUE_PROFILING, &q);
     if (st != KILN_OK)
         DIE(st);
     kiln_rng_desc d = KILN_RNG_DESC(.seed = 1234);
@@ -141,8 +143,8 @@ int main(int argc, char **argv) {
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
     printf("bench_random: n = %zu float32 (%.1f MiB) on %s\n", n, n * 4.0 / 1048576, info.name);
-    static const char *const names[3] = {"fill (floor)", "uniform f32", "normal f32"};
-    static const char *const keys[3] = {"fill_f32", "uniform_f32", "normal_f32"};
+    static const char *const names[3] = { "fill (floor)", "uniform f32", "normal f32" };
+    static const char *const keys[3] = { "fill_f32", "uniform_f32", "normal_f32" };
     double t[3], wall[3];
     for (int op = 0; op < 3; op++)
         t[op] = timeit(op, &wall[op]);

@@ -22,15 +22,17 @@
 #include "kiln.h"
 
 #define RUNS 11
-#define DIE(st)                                                                \
-    do {                                                                       \
-        fprintf(stderr, "bench_select: %s at line %d: %s\n",                   \
-                kiln_status_name(st), __LINE__, kiln_last_error_message());    \
-        exit(1);                                                               \
+#define DIE(st)                                                                              \
+    do {                                                                                     \
+        fprintf(stderr, "bench_select: %s at line %d: %s\n", kiln_status_name(st), __LINE__, \
+                kiln_last_error_message());                                                  \
+        exit(1);                                                                             \
     } while (0)
 
 typedef kiln_status (*op_fn)(kiln_event **e);
-static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e); }
+static kiln_status run_op(void *arg, kiln_event **e) {
+    return (*(op_fn *)arg)(e);
+}
 typedef int (*check_fn)(void);
 
 static kiln_queue *q;
@@ -64,15 +66,13 @@ static kiln_status op_sort_unique(kiln_event **e) {
 }
 
 static void scramble(void) {
-    static const unsigned char ff[8] = {0xff, 0xff, 0xff, 0xff,
-                                        0xff, 0xff, 0xff, 0xff};
+    static const unsigned char ff[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     kiln_status st;
     if ((st = kiln_buffer_fill(q, cb_dst, ff, 4, 0, n * 4, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, Y, ff, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, U, ff, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, UC, ff, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, CNT, ff, 0, NULL, NULL)) ||
-        (st = kiln_queue_finish(q)))
+        (st = kiln_array_fill(q, CNT, ff, 0, NULL, NULL)) || (st = kiln_queue_finish(q)))
         DIE(st);
 }
 static int64_t read_count(void) {
@@ -104,31 +104,31 @@ static int check_unique_common(int counts) {
         st = kiln_array_read(q, UC, hc);
     if (st != KILN_OK)
         DIE(st);
-    return memcmp(hu, huniq, n_uniq * 4) == 0 &&
-           (!counts || memcmp(hc, hcounts, n_uniq * 8) == 0);
+    return memcmp(hu, huniq, n_uniq * 4) == 0 && (!counts || memcmp(hc, hcounts, n_uniq * 8) == 0);
 }
-static int check_unique(void) { return check_unique_common(0); }
-static int check_unique_counts(void) { return check_unique_common(1); }
+static int check_unique(void) {
+    return check_unique_common(0);
+}
+static int check_unique_counts(void) {
+    return check_unique_common(1);
+}
 
 static int events_ok = 1, quick;
 
-static double run_once(const char *name, op_fn f, check_fn check,
-                       double *wall, int verify) {
+static double run_once(const char *name, op_fn f, check_fn check, double *wall, int verify) {
     scramble();
     kiln_status st;
     double dev = bench_time_enqueue(q, run_op, &f, &events_ok, wall, &st);
     if (st != KILN_OK)
         DIE(st);
     if (verify && !check()) {
-        fprintf(stderr, "bench_select: %s gave a WRONG result (n = %zu)\n",
-                name, n);
+        fprintf(stderr, "bench_select: %s gave a WRONG result (n = %zu)\n", name, n);
         exit(1);
     }
     return dev;
 }
 
-static double timeit(const char *name, op_fn f, check_fn check,
-                     double *wall_median) {
+static double timeit(const char *name, op_fn f, check_fn check, double *wall_median) {
     double t[RUNS], w[RUNS], wall;
     for (int k = 0; k < 2; k++)
         run_once(name, f, check, &wall, 1);
@@ -218,22 +218,18 @@ int main(int argc, char **argv) {
         check_fn check;
         double bytes;
     } ops[] = {
-        {"copy_if_f32", op_copy_if, check_copy_if,
-         4.0 * (double)n + 4.0 * (double)n_sel},
-        {"unique_i32", op_unique, check_unique,
-         4.0 * (double)n + 4.0 * (double)n_uniq},
-        {"unique_counts_i32", op_unique_counts, check_unique_counts,
-         4.0 * (double)n + 12.0 * (double)n_uniq},
+        { "copy_if_f32", op_copy_if, check_copy_if, 4.0 * (double)n + 4.0 * (double)n_sel },
+        { "unique_i32", op_unique, check_unique, 4.0 * (double)n + 4.0 * (double)n_uniq },
+        { "unique_counts_i32", op_unique_counts, check_unique_counts,
+          4.0 * (double)n + 12.0 * (double)n_uniq },
         /* bytes as unique's: the sort's passes are not counted */
-        {"sort_unique_i32", op_sort_unique, check_unique,
-         4.0 * (double)n + 4.0 * (double)n_uniq},
+        { "sort_unique_i32", op_sort_unique, check_unique, 4.0 * (double)n + 4.0 * (double)n_uniq },
     };
-    printf("device: %s (%s), n = %zu, selected %zu, unique %zu\n", info.name,
-           info.id, n, n_sel, n_uniq);
-    printf("%-18s %10s %10s %12s %10s %10s\n", "op", "ms", "GB/s", "Melem/s",
-           "of copy", "wall ms");
-    printf("%-18s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", "copy", tc * 1e3,
-           copy_bw * 1e-9, (double)n / tc * 1e-6, 100.0, wc * 1e3);
+    printf("device: %s (%s), n = %zu, selected %zu, unique %zu\n", info.name, info.id, n, n_sel,
+           n_uniq);
+    printf("%-18s %10s %10s %12s %10s %10s\n", "op", "ms", "GB/s", "Melem/s", "of copy", "wall ms");
+    printf("%-18s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", "copy", tc * 1e3, copy_bw * 1e-9,
+           (double)n / tc * 1e-6, 100.0, wc * 1e3);
     printf("RESULT copy %.9f\n", tc);
     const char *only = getenv("KILN_BENCH_OPS");
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
@@ -242,9 +238,8 @@ int main(int argc, char **argv) {
             continue;
         double t = timeit(ops[k].name, ops[k].f, ops[k].check, &w);
         double bw = ops[k].bytes / t;
-        printf("%-18s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", ops[k].name,
-               t * 1e3, bw * 1e-9, (double)n / t * 1e-6, 100.0 * bw / copy_bw,
-               w * 1e3);
+        printf("%-18s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", ops[k].name, t * 1e3, bw * 1e-9,
+               (double)n / t * 1e-6, 100.0 * bw / copy_bw, w * 1e3);
         printf("RESULT %s %.9f\n", ops[k].name, t);
         printf("WALL %s %.9f\n", ops[k].name, w);
     }

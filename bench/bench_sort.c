@@ -21,11 +21,11 @@
 #include "kiln.h"
 
 #define RUNS 11
-#define DIE(st)                                                                \
-    do {                                                                       \
-        fprintf(stderr, "bench_sort: %s at line %d: %s\n",                     \
-                kiln_status_name(st), __LINE__, kiln_last_error_message());    \
-        exit(1);                                                               \
+#define DIE(st)                                                                            \
+    do {                                                                                   \
+        fprintf(stderr, "bench_sort: %s at line %d: %s\n", kiln_status_name(st), __LINE__, \
+                kiln_last_error_message());                                                \
+        exit(1);                                                                           \
     } while (0)
 
 static kiln_queue *q;
@@ -37,7 +37,9 @@ static int64_t *h64, *r64, *ridx;
 static uint64_t sum32, sum64;
 
 typedef kiln_status (*op_fn)(kiln_event **e);
-static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e); }
+static kiln_status run_op(void *arg, kiln_event **e) {
+    return (*(op_fn *)arg)(e);
+}
 
 static kiln_status op_copy(kiln_event **e) {
     return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
@@ -52,7 +54,9 @@ static kiln_status op_sort64(kiln_event **e) {
     return kiln_array_sort(q, O64, NULL, K64, NULL, NULL, 0, NULL, e);
 }
 
-static int check_none(void) { return 1; }
+static int check_none(void) {
+    return 1;
+}
 static int check_sort32(void) {
     kiln_status st = kiln_array_read(q, O32, r32);
     if (st != KILN_OK)
@@ -99,8 +103,7 @@ static int check_argsort(void) {
 
 static int events_ok = 1;
 
-static double timeit(const char *name, op_fn f, int (*check)(void),
-                     double *wall) {
+static double timeit(const char *name, op_fn f, int (*check)(void), double *wall) {
     double t[RUNS], w[RUNS];
     for (int r = 0; r < RUNS + 2; r++) {
         kiln_status st;
@@ -109,8 +112,7 @@ static double timeit(const char *name, op_fn f, int (*check)(void),
         if (st != KILN_OK)
             DIE(st);
         if ((r == 0 || r == RUNS + 1) && !check()) {
-            fprintf(stderr, "bench_sort: %s gave a WRONG result (n = %zu)\n",
-                    name, n);
+            fprintf(stderr, "bench_sort: %s gave a WRONG result (n = %zu)\n", name, n);
             exit(1);
         }
         if (r >= 2)
@@ -169,15 +171,13 @@ int main(int argc, char **argv) {
         int (*check)(void);
         size_t items;
     } ops[] = {
-        {"sort_int32", op_sort32, check_sort32, n},
-        {"argsort_int32", op_argsort, check_argsort, n},
-        {"sort_int64", op_sort64, check_sort64, n64},
+        { "sort_int32", op_sort32, check_sort32, n },
+        { "argsort_int32", op_argsort, check_argsort, n },
+        { "sort_int64", op_sort64, check_sort64, n64 },
     };
-    printf("device: %s (%s), n = %zu (int64 keys: %zu)\n", info.name, info.id,
-           n, n64);
+    printf("device: %s (%s), n = %zu (int64 keys: %zu)\n", info.name, info.id, n, n64);
     printf("%-14s %10s %12s %10s\n", "op", "ms", "Mkeys/s", "wall ms");
-    printf("%-14s %10.3f %12.1f %10.3f\n", "copy", tc * 1e3,
-           (double)n / tc * 1e-6, wc * 1e3);
+    printf("%-14s %10.3f %12.1f %10.3f\n", "copy", tc * 1e3, (double)n / tc * 1e-6, wc * 1e3);
     printf("RESULT copy %.9f\n", tc);
     const char *only = getenv("KILN_BENCH_OPS");
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {

@@ -27,11 +27,11 @@
 #include "kiln.h"
 
 #define RUNS 11
-#define DIE(st)                                                                \
-    do {                                                                       \
-        fprintf(stderr, "bench_toolkit: %s at line %d: %s\n",                  \
-                kiln_status_name(st), __LINE__, kiln_last_error_message());    \
-        exit(1);                                                               \
+#define DIE(st)                                                                               \
+    do {                                                                                      \
+        fprintf(stderr, "bench_toolkit: %s at line %d: %s\n", kiln_status_name(st), __LINE__, \
+                kiln_last_error_message());                                                   \
+        exit(1);                                                                              \
     } while (0)
 
 static kiln_queue *q;
@@ -46,7 +46,9 @@ static float *half_value; /* [65536]: the value of each float16 bit pattern */
 
 typedef kiln_status (*op_fn)(kiln_event **e);
 typedef int (*check_fn)(void);
-static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e); }
+static kiln_status run_op(void *arg, kiln_event **e) {
+    return (*(op_fn *)arg)(e);
+}
 
 static kiln_status op_copy(kiln_event **e) {
     return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
@@ -55,16 +57,14 @@ static kiln_status op_take(kiln_event **e) {
     return kiln_array_take(q, O, X, IDX, KILN_INDEX_CLIP, 0, NULL, e);
 }
 static kiln_status op_put(kiln_event **e) {
-    return kiln_array_put(q, O, PERM, X, KILN_INDEX_CLIP, KILN_PUT_ASSIGN, 0,
-                          NULL, e);
+    return kiln_array_put(q, O, PERM, X, KILN_INDEX_CLIP, KILN_PUT_ASSIGN, 0, NULL, e);
 }
 static kiln_status op_put_add(kiln_event **e) {
     static const float zero = 0;
     kiln_status st = kiln_array_fill(q, ACC, &zero, 0, NULL, NULL);
     if (st != KILN_OK)
         return st;
-    return kiln_array_put(q, ACC, ADDIDX, X, KILN_INDEX_CLIP, KILN_PUT_ADD, 0,
-                          NULL, e);
+    return kiln_array_put(q, ACC, ADDIDX, X, KILN_INDEX_CLIP, KILN_PUT_ADD, 0, NULL, e);
 }
 static kiln_status op_astype(kiln_event **e) {
     return kiln_array_astype(q, H, X, 0, NULL, e);
@@ -135,8 +135,8 @@ static void make_half_values(void) {
     for (unsigned h = 0; h < 65536; h++) {
         int e = (h >> 10) & 31, m = h & 1023;
         half_value[h] = (h & 0x8000u) || e == 31 ? -1.0f /* never an input */
-                        : e ? ldexpf((float)(1024 + m), e - 25)
-                            : ldexpf((float)m, -24);
+                        : e                      ? ldexpf((float)(1024 + m), e - 25)
+                                                 : ldexpf((float)m, -24);
     }
 }
 static int check_where(void) {
@@ -152,9 +152,8 @@ static int events_ok = 1;
  * 2^28 the per-run host checks of take and put took minutes) */
 static int quick;
 
-static double run_once(const char *name, op_fn f, check_fn check,
-                       double *wall, int verify) {
-    static const unsigned char ff[4] = {0xff, 0xff, 0xff, 0xff};
+static double run_once(const char *name, op_fn f, check_fn check, double *wall, int verify) {
+    static const unsigned char ff[4] = { 0xff, 0xff, 0xff, 0xff };
     kiln_status st;
     if ((st = kiln_array_fill(q, O, ff, 0, NULL, NULL)) ||
         (st = kiln_array_fill(q, H, ff, 0, NULL, NULL)) ||
@@ -165,8 +164,7 @@ static double run_once(const char *name, op_fn f, check_fn check,
     if (st != KILN_OK)
         DIE(st);
     if (verify && !check()) {
-        fprintf(stderr, "bench_toolkit: %s gave a WRONG result (n = %zu)\n",
-                name, n);
+        fprintf(stderr, "bench_toolkit: %s gave a WRONG result (n = %zu)\n", name, n);
         exit(1);
     }
     return dev;
@@ -178,8 +176,7 @@ static double timeit(const char *name, op_fn f, check_fn check, int verify_all,
     for (int k = 0; k < 2; k++)
         run_once(name, f, check, &wall, 1);
     for (int k = 0; k < RUNS; k++)
-        t[k] = run_once(name, f, check, &w[k],
-                        verify_all && (!quick || k == RUNS - 1));
+        t[k] = run_once(name, f, check, &w[k], verify_all && (!quick || k == RUNS - 1));
     qsort(t, RUNS, sizeof t[0], bench_cmp_double);
     qsort(w, RUNS, sizeof w[0], bench_cmp_double);
     *wall_median = w[RUNS / 2];
@@ -250,10 +247,9 @@ int main(int argc, char **argv) {
         (st = kiln_buffer_create(c, n * 4, 0, hx, &cb_src)) ||
         (st = kiln_buffer_create(c, n * 4, 0, NULL, &cb_dst)))
         DIE(st);
-    if (need_idx &&
-        ((st = kiln_array_from_host(c, KILN_INT64, 1, &n, hidx, &IDX)) ||
-         (st = kiln_array_from_host(c, KILN_INT64, 1, &n, hperm, &PERM)) ||
-         (st = kiln_array_from_host(c, KILN_INT64, 1, &n, hadd, &ADDIDX))))
+    if (need_idx && ((st = kiln_array_from_host(c, KILN_INT64, 1, &n, hidx, &IDX)) ||
+                     (st = kiln_array_from_host(c, KILN_INT64, 1, &n, hperm, &PERM)) ||
+                     (st = kiln_array_from_host(c, KILN_INT64, 1, &n, hadd, &ADDIDX))))
         DIE(st);
     double wc;
     double tc = timeit("copy", op_copy, check_copy, 1, &wc);
@@ -265,36 +261,32 @@ int main(int argc, char **argv) {
         int verify_all;
         double bytes;
     } ops[] = {
-        {"take", op_take, check_take, 1, 16.0 * (double)n},
-        {"put", op_put, check_put, 1, 16.0 * (double)n},
-        {"put_add", op_put_add, check_put_add, 0, 12.0 * (double)n},
-        {"astype", op_astype, check_astype, 1, 6.0 * (double)n},
-        {"where", op_where, check_where, 1, 13.0 * (double)n},
+        { "take", op_take, check_take, 1, 16.0 * (double)n },
+        { "put", op_put, check_put, 1, 16.0 * (double)n },
+        { "put_add", op_put_add, check_put_add, 0, 12.0 * (double)n },
+        { "astype", op_astype, check_astype, 1, 6.0 * (double)n },
+        { "where", op_where, check_where, 1, 13.0 * (double)n },
     };
     printf("device: %s (%s), n = %zu\n", info.name, info.id, n);
-    printf("%-12s %10s %10s %12s %10s %10s\n", "op", "ms", "GB/s", "Melem/s",
-           "of copy", "wall ms");
-    printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", "copy", tc * 1e3,
-           copy_bw * 1e-9, (double)n / tc * 1e-6, 100.0, wc * 1e3);
+    printf("%-12s %10s %10s %12s %10s %10s\n", "op", "ms", "GB/s", "Melem/s", "of copy", "wall ms");
+    printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", "copy", tc * 1e3, copy_bw * 1e-9,
+           (double)n / tc * 1e-6, 100.0, wc * 1e3);
     printf("RESULT copy %.9f\n", tc);
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         double w;
         if (only && !bench_op_listed(only, ops[k].name))
             continue;
-        double t = timeit(ops[k].name, ops[k].f, ops[k].check,
-                          ops[k].verify_all, &w);
+        double t = timeit(ops[k].name, ops[k].f, ops[k].check, ops[k].verify_all, &w);
         double bw = ops[k].bytes / t;
-        printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", ops[k].name,
-               t * 1e3, bw * 1e-9, (double)n / t * 1e-6, 100.0 * bw / copy_bw,
-               w * 1e3);
+        printf("%-12s %10.3f %10.2f %12.1f %9.0f%% %10.3f\n", ops[k].name, t * 1e3, bw * 1e-9,
+               (double)n / t * 1e-6, 100.0 * bw / copy_bw, w * 1e3);
         printf("RESULT %s %.9f\n", ops[k].name, t);
         printf("WALL %s %.9f\n", ops[k].name, w);
     }
-    printf("timing: %s\n",
-           events_ok ? "device events (marker to end), median of 11"
-                     : "host wall time (profiling events unavailable), "
-                       "median of 11");
-    kiln_array *all[] = {X, Y, O, H, C, IDX, PERM, ADDIDX, ACC};
+    printf("timing: %s\n", events_ok ? "device events (marker to end), median of 11"
+                                     : "host wall time (profiling events unavailable), "
+                                       "median of 11");
+    kiln_array *all[] = { X, Y, O, H, C, IDX, PERM, ADDIDX, ACC };
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         kiln_array_release(all[k]);
     kiln_buffer_release(cb_src);

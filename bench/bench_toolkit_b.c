@@ -23,17 +23,17 @@
 #include "kiln.h"
 
 #define RUNS 7
-#define DIE(st)                                                                \
-    do {                                                                       \
-        fprintf(stderr, "bench_toolkit_b: %s at line %d: %s\n",                \
-                kiln_status_name(st), __LINE__, kiln_last_error_message());    \
-        exit(1);                                                               \
+#define DIE(st)                                                                                 \
+    do {                                                                                        \
+        fprintf(stderr, "bench_toolkit_b: %s at line %d: %s\n", kiln_status_name(st), __LINE__, \
+                kiln_last_error_message());                                                     \
+        exit(1);                                                                                \
     } while (0)
-#define TRY(call)                                                              \
-    do {                                                                       \
-        kiln_status st_ = (call);                                              \
-        if (st_ != KILN_OK)                                                    \
-            DIE(st_);                                                          \
+#define TRY(call)                 \
+    do {                          \
+        kiln_status st_ = (call); \
+        if (st_ != KILN_OK)       \
+            DIE(st_);             \
     } while (0)
 
 static kiln_queue *q;
@@ -52,11 +52,14 @@ static kiln_status op_copy(kiln_event **e) {
 }
 static kiln_status sum_axis(int ax, kiln_event **e) {
     kiln_array_release(result);
-    return kiln_array_reduce_axis(q, KILN_REDUCE_SUM, M, ax, 0, 0, NULL, e,
-                                  &result);
+    return kiln_array_reduce_axis(q, KILN_REDUCE_SUM, M, ax, 0, 0, NULL, e, &result);
 }
-static kiln_status op_sum0(kiln_event **e) { return sum_axis(0, e); }
-static kiln_status op_sum1(kiln_event **e) { return sum_axis(1, e); }
+static kiln_status op_sum0(kiln_event **e) {
+    return sum_axis(0, e);
+}
+static kiln_status op_sum1(kiln_event **e) {
+    return sum_axis(1, e);
+}
 static kiln_status op_hist_u(kiln_event **e) {
     kiln_array_release(result);
     return kiln_array_histogram(q, U, 256, 0, 1, NULL, 0, NULL, e, &result);
@@ -88,10 +91,14 @@ static int check_axis(int ax) {
     free(got);
     return ok;
 }
-static int check_sum0(void) { return check_axis(0); }
-static int check_sum1(void) { return check_axis(1); }
+static int check_sum0(void) {
+    return check_axis(0);
+}
+static int check_sum1(void) {
+    return check_axis(1);
+}
 static int check_hist(const float *x) {
-    int64_t got[256], want[256] = {0};
+    int64_t got[256], want[256] = { 0 };
     for (size_t i = 0; i < n; i++) {
         /* float edges k/256 are exact: the bin is floor(x*256) */
         int b = (int)(x[i] * 256.0f);
@@ -101,10 +108,14 @@ static int check_hist(const float *x) {
     TRY(kiln_array_read(q, result, got));
     return !memcmp(got, want, sizeof got);
 }
-static int check_hist_u(void) { return check_hist(hu); }
-static int check_hist_s(void) { return check_hist(hs); }
+static int check_hist_u(void) {
+    return check_hist(hu);
+}
+static int check_hist_s(void) {
+    return check_hist(hs);
+}
 static int check_bincount(void) {
-    int64_t got[256], want[256] = {0};
+    int64_t got[256], want[256] = { 0 };
     for (size_t i = 0; i < n; i++)
         want[hb[i]]++;
     TRY(kiln_array_read(q, result, got));
@@ -121,7 +132,9 @@ static int check_lookup(void) {
 }
 
 typedef kiln_status (*op_fn)(kiln_event **e);
-static kiln_status run_op(void *arg, kiln_event **e) { return (*(op_fn *)arg)(e); }
+static kiln_status run_op(void *arg, kiln_event **e) {
+    return (*(op_fn *)arg)(e);
+}
 static int events_ok = 1;
 
 static double median(double *t, int k) {
@@ -137,8 +150,7 @@ static double time_op(const char *name, op_fn f, int (*check)(void)) {
         if (st != KILN_OK)
             DIE(st);
         if ((r == -1 || r == RUNS - 1) && check && !check()) {
-            fprintf(stderr, "bench_toolkit_b: %s gave a WRONG result\n",
-                    name);
+            fprintf(stderr, "bench_toolkit_b: %s gave a WRONG result\n", name);
             exit(1);
         }
         if (r >= 0)
@@ -176,17 +188,15 @@ static double time_build(void) {
     size_t count = 0;
     TRY(kiln_hash_table_count(q, table, &count));
     if (count != nh / 2) {
-        fprintf(stderr, "bench_toolkit_b: hash build holds %zu keys, not %zu\n",
-                count, nh / 2);
+        fprintf(stderr, "bench_toolkit_b: hash build holds %zu keys, not %zu\n", count, nh / 2);
         exit(1);
     }
     return median(t, RUNS);
 }
 
-static void row(const char *name, double t, double bytes, double tcopy,
-                double items) {
-    printf("%-14s %10.3f %10.2f %9.0f%% %12.1f\n", name, t * 1e3,
-           bytes / t * 1e-9, tcopy / t * 100, items / t * 1e-6);
+static void row(const char *name, double t, double bytes, double tcopy, double items) {
+    printf("%-14s %10.3f %10.2f %9.0f%% %12.1f\n", name, t * 1e3, bytes / t * 1e-9, tcopy / t * 100,
+           items / t * 1e-6);
     printf("RESULT %s %.9f\n", name, t);
 }
 
@@ -233,7 +243,7 @@ int main(int argc, char **argv) {
     TRY(kiln_queue_create_default(NULL, KILN_QUEUE_PROFILING, &q));
     TRY(kiln_device_get_info(kiln_queue_device(q), &info));
     kiln_context *c = kiln_queue_context(q);
-    size_t shape[2] = {rows, cols}, half = nh / 2;
+    size_t shape[2] = { rows, cols }, half = nh / 2;
     TRY(kiln_array_from_host(c, KILN_FLOAT32, 2, shape, hm, &M));
     TRY(kiln_array_from_host(c, KILN_FLOAT32, 1, &n, hu, &U));
     TRY(kiln_array_from_host(c, KILN_FLOAT32, 1, &n, hs, &S));
@@ -249,33 +259,31 @@ int main(int argc, char **argv) {
     TRY(kiln_buffer_create(c, big * 4, 0, NULL, &cb_src));
     TRY(kiln_buffer_create(c, big * 4, 0, NULL, &cb_dst));
 
-    printf("device: %s (%s), matrix %zux%zu, n = %zu, hash keys %zu\n",
-           info.name, info.id, rows, cols, n, nh);
-    printf("%-14s %10s %10s %10s %12s\n", "op", "ms", "GB/s", "% copy",
-           "Melem/s");
+    printf("device: %s (%s), matrix %zux%zu, n = %zu, hash keys %zu\n", info.name, info.id, rows,
+           cols, n, nh);
+    printf("%-14s %10s %10s %10s %12s\n", "op", "ms", "GB/s", "% copy", "Melem/s");
     copy_bytes = rc * 4;
     double tcm = time_op("copy_matrix", op_copy, NULL);
     row("copy_matrix", tcm, 2.0 * (double)rc * 4, tcm, (double)rc);
-    row("sum_axis0", time_op("sum_axis0", op_sum0, check_sum0),
-        (double)rc * 4, tcm / 2, (double)rc);
-    row("sum_axis1", time_op("sum_axis1", op_sum1, check_sum1),
-        (double)rc * 4, tcm / 2, (double)rc);
+    row("sum_axis0", time_op("sum_axis0", op_sum0, check_sum0), (double)rc * 4, tcm / 2,
+        (double)rc);
+    row("sum_axis1", time_op("sum_axis1", op_sum1, check_sum1), (double)rc * 4, tcm / 2,
+        (double)rc);
     copy_bytes = n * 4;
     double tc = time_op("copy_n", op_copy, NULL);
     row("copy_n", tc, 2.0 * (double)n * 4, tc, (double)n);
-    row("hist_uniform", time_op("hist_uniform", op_hist_u, check_hist_u),
-        (double)n * 4, tc / 2, (double)n);
-    row("hist_skewed", time_op("hist_skewed", op_hist_s, check_hist_s),
-        (double)n * 4, tc / 2, (double)n);
+    row("hist_uniform", time_op("hist_uniform", op_hist_u, check_hist_u), (double)n * 4, tc / 2,
+        (double)n);
+    row("hist_skewed", time_op("hist_skewed", op_hist_s, check_hist_s), (double)n * 4, tc / 2,
+        (double)n);
     row("bincount", time_bincount(), (double)n * 4, tc / 2, (double)n);
     copy_bytes = nh * 4;
     double tch = time_op("copy_nh", op_copy, NULL);
     row("copy_nh", tch, 2.0 * (double)nh * 4, tch, (double)nh);
     /* build: reads keys and values, writes a slot's key and value each */
-    row("hash_build", time_build(), (double)half * 16, tch,
-        (double)half);
-    row("hash_lookup", time_op("hash_lookup", op_lookup, check_lookup),
-        (double)nh * 8, tch, (double)nh);
+    row("hash_build", time_build(), (double)half * 16, tch, (double)half);
+    row("hash_lookup", time_op("hash_lookup", op_lookup, check_lookup), (double)nh * 8, tch,
+        (double)nh);
     printf("timing: median of %d; %s; hash_build and bincount: host wall "
            "time (they block)\n",
            RUNS, events_ok ? "device events" : "host wall time");

@@ -10,8 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(call) do { if ((call) != KILN_OK) { \
-    fprintf(stderr, "copy_if: %s\n", kiln_last_error_message()); goto fail; } } while (0)
+#define TRY(call)                                                        \
+    do {                                                                 \
+        if ((call) != KILN_OK) {                                         \
+            fprintf(stderr, "copy_if: %s\n", kiln_last_error_message()); \
+            goto fail;                                                   \
+        }                                                                \
+    } while (0)
 
 int main(int argc, char **argv) {
     const char *device = argc > 1 && argv[1][0] ? argv[1] : NULL;
@@ -50,11 +55,13 @@ int main(int argc, char **argv) {
     TRY(kiln_array_copy_if(q, K, cnt, NULL, X, pred, 0, NULL, &e1));
     /* 2. floor of every kept item: only the first cnt[0] are meaningful;
      * the kernel reads the count on the device (no host round trip) */
-    TRY(kiln_elementwise_create(c, &KILN_ELEMENTWISE_DESC(
-            .arguments = "const float *k, const long *cnt, int *s",
-            .operation = "s[i] = i < cnt[0] ? (int)floor(k[i]) : 2147483647",
-            .flags = KILN_ELEMENTWISE_ANY_SHAPE), &floor_ew));
-    kiln_arg fa[3] = {KILN_ARG_ARRAY(K), KILN_ARG_ARRAY(cnt), KILN_ARG_ARRAY(S)};
+    TRY(kiln_elementwise_create(
+        c,
+        &KILN_ELEMENTWISE_DESC(.arguments = "const float *k, const long *cnt, int *s",
+                               .operation = "s[i] = i < cnt[0] ? (int)floor(k[i]) : 2147483647",
+                               .flags = KILN_ELEMENTWISE_ANY_SHAPE),
+        &floor_ew));
+    kiln_arg fa[3] = { KILN_ARG_ARRAY(K), KILN_ARG_ARRAY(cnt), KILN_ARG_ARRAY(S) };
     TRY(kiln_elementwise_launch(q, floor_ew, n, 3, fa, 1, &e1, &e2));
     /* 3. the distinct values (items past the count hold INT_MAX: one more
      * run at the end, dropped below) */
@@ -83,14 +90,23 @@ int main(int argc, char **argv) {
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
     printf("copy_if: %zu items on %s: kept %lld (host %zu), %lld distinct "
-           "floors (host %zu): %s\n", n, info.name, (long long)nkept, want,
-           (long long)nuniq, wantu, ok ? "OK" : "MISMATCH");
+           "floors (host %zu): %s\n",
+           n, info.name, (long long)nkept, want, (long long)nuniq, wantu, ok ? "OK" : "MISMATCH");
 fail:
-    kiln_event_release(e1); kiln_event_release(e2); kiln_event_release(e3);
+    kiln_event_release(e1);
+    kiln_event_release(e2);
+    kiln_event_release(e3);
     kiln_elementwise_release(floor_ew);
-    kiln_array_release(X); kiln_array_release(K); kiln_array_release(S);
-    kiln_array_release(U); kiln_array_release(cnt); kiln_array_release(ucnt);
+    kiln_array_release(X);
+    kiln_array_release(K);
+    kiln_array_release(S);
+    kiln_array_release(U);
+    kiln_array_release(cnt);
+    kiln_array_release(ucnt);
     kiln_queue_release(q);
-    free(x); free(kept); free(steps); free(uniq);
+    free(x);
+    free(kept);
+    free(steps);
+    free(uniq);
     return ok ? 0 : 1;
 }

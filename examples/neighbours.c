@@ -11,12 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define TRY(call)                                                              \
-    do {                                                                       \
-        if ((call) != KILN_OK) {                                               \
-            fprintf(stderr, "neighbours: %s\n", kiln_last_error_message());     \
-            return 1;                                                          \
-        }                                                                      \
+#define TRY(call)                                                           \
+    do {                                                                    \
+        if ((call) != KILN_OK) {                                            \
+            fprintf(stderr, "neighbours: %s\n", kiln_last_error_message()); \
+            return 1;                                                       \
+        }                                                                   \
     } while (0)
 
 /* Within the radius: the same float expression on the host and device. */
@@ -45,24 +45,22 @@ int main(int argc, char **argv) {
     TRY(kiln_device_get_info(kiln_queue_device(q), &info));
     kiln_context *ctx = kiln_queue_context(q);
     kiln_array *pts, *items, *offsets;
-    size_t shape[2] = {(size_t)n, 2};
+    size_t shape[2] = { (size_t)n, 2 };
     TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 2, shape, xy, &pts));
 
     kiln_allocate *nb;
     TRY(kiln_allocate_create(
         ctx,
-        &KILN_ALLOCATE_DESC(
-            .arguments = "const float *p, long m, float r2",
-            .item_type = "int",
-            .operation = "for (long j = 0; j < m; j++) {\n"
-                         "    float dx = p[2*j] - p[2*i], dy = p[2*j+1] - p[2*i+1];\n"
-                         "    if (j != i && dx*dx + dy*dy <= r2)\n"
-                         "        KILN_EMIT((int)j);\n"
-                         "}",
-            .name = "neighbours"),
+        &KILN_ALLOCATE_DESC(.arguments = "const float *p, long m, float r2", .item_type = "int",
+                            .operation =
+                                "for (long j = 0; j < m; j++) {\n"
+                                "    float dx = p[2*j] - p[2*i], dy = p[2*j+1] - p[2*i+1];\n"
+                                "    if (j != i && dx*dx + dy*dy <= r2)\n"
+                                "        KILN_EMIT((int)j);\n"
+                                "}",
+                            .name = "neighbours"),
         &nb));
-    kiln_arg args[3] = {KILN_ARG_ARRAY(pts), KILN_ARG_I64(n),
-                        KILN_ARG_F32(r * r)};
+    kiln_arg args[3] = { KILN_ARG_ARRAY(pts), KILN_ARG_I64(n), KILN_ARG_F32(r * r) };
     TRY(kiln_allocate_run(q, nb, (size_t)n, 3, args, &items, &offsets));
 
     size_t total = kiln_array_size(items);
@@ -83,8 +81,7 @@ int main(int argc, char **argv) {
                 continue;
             if (k >= off[i + 1] || lst[k] != j) {
                 if (bad++ < 5)
-                    fprintf(stderr, "point %ld: neighbour %ld missing or out of order\n",
-                            i, j);
+                    fprintf(stderr, "point %ld: neighbour %ld missing or out of order\n", i, j);
             }
             k++;
         }
@@ -94,8 +91,7 @@ int main(int argc, char **argv) {
         if (off[i + 1] - off[i] > longest)
             longest = (long)(off[i + 1] - off[i]);
     }
-    printf("neighbours: %ld points, radius %g on %s (%s)\n", n, (double)r, info.name,
-           info.id);
+    printf("neighbours: %ld points, radius %g on %s (%s)\n", n, (double)r, info.name, info.id);
     printf("  %zu pairs, %.2f per point on average, at most %ld\n", total,
            (double)total / (double)n, longest);
     printf("  check: %s\n", bad ? "MISMATCH" : "OK, the lists of the serial loop");

@@ -18,8 +18,13 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define TRY(call) do { if ((call) != KILN_OK) { \
-    fprintf(stderr, "offload_pairwise: %s\n", kiln_last_error_message()); return 1; } } while (0)
+#define TRY(call)                                                                 \
+    do {                                                                          \
+        if ((call) != KILN_OK) {                                                  \
+            fprintf(stderr, "offload_pairwise: %s\n", kiln_last_error_message()); \
+            return 1;                                                             \
+        }                                                                         \
+    } while (0)
 
 /* The seed's @cython.device function, in kiln's portable dialect. */
 static const char *preamble =
@@ -37,34 +42,48 @@ static double now(void) {
 
 int main(int argc, char **argv) {
     int M = argc > 2 ? atoi(argv[2]) : 512, N = argc > 3 ? atoi(argv[3]) : 32;
-    if (M < 1 || N < 1) { fprintf(stderr, "offload_pairwise: M and N must be >= 1\n"); return 1; }
+    if (M < 1 || N < 1) {
+        fprintf(stderr, "offload_pairwise: M and N must be >= 1\n");
+        return 1;
+    }
     kiln_queue *q;
     TRY(kiln_queue_create_default(argc > 1 ? argv[1] : NULL, KILN_QUEUE_IN_ORDER, &q));
     double *X = malloc(sizeof *X * (size_t)M * N), *D = malloc(sizeof *D * (size_t)M * M);
-    if (!X || !D) { fprintf(stderr, "offload_pairwise: out of memory\n"); return 1; }
+    if (!X || !D) {
+        fprintf(stderr, "offload_pairwise: out of memory\n");
+        return 1;
+    }
     srand(1);
-    for (size_t k = 0; k < (size_t)M * N; k++) X[k] = rand() / (double)RAND_MAX;
-    kiln_device_info info; kiln_device_get_info(kiln_queue_device(q), &info);
-    if (!info.fp64) { fprintf(stderr, "offload_pairwise: %s has no double precision\n", info.name); return 1; }
+    for (size_t k = 0; k < (size_t)M * N; k++)
+        X[k] = rand() / (double)RAND_MAX;
+    kiln_device_info info;
+    kiln_device_get_info(kiln_queue_device(q), &info);
+    if (!info.fp64) {
+        fprintf(stderr, "offload_pairwise: %s has no double precision\n", info.name);
+        return 1;
+    }
     /* The loop over j; i, M, N are scalars of the run. Compiled once (cached). */
-    kiln_offload_opts opts = KILN_OFFLOAD_OPTS(.index_names = "j", .preamble = preamble, .name = "pairwise_row");
+    kiln_offload_opts opts =
+        KILN_OFFLOAD_OPTS(.index_names = "j", .preamble = preamble, .name = "pairwise_row");
     kiln_offload *row;
     double t0 = now();
-    TRY(kiln_offload_create(kiln_queue_context(q), "const double *X, double *Dslice, int i, int M, int N",
+    TRY(kiln_offload_create(kiln_queue_context(q),
+                            "const double *X, double *Dslice, int i, int M, int N",
                             "Dslice[j] = dist(X + (long)i * N, X + j * N, N);", 1, &opts, &row));
     double t1 = now();
 
-    kiln_data_region *region;                      /* with device({X: 'to'}): */
+    kiln_data_region *region; /* with device({X: 'to'}): */
     kiln_arg xmap = KILN_TO(X, sizeof *X * (size_t)M * N);
     TRY(kiln_data_region_begin(q, NULL, 1, &xmap, &region));
     for (int i = 0; i < M; i++) {
-        double *Dslice = D + (size_t)i * M;        /* Dslice = D[i, :] */
-        kiln_arg args[] = {KILN_PRESENT(X), KILN_FROM(Dslice, sizeof *D * (size_t)M),
-                           KILN_ARG_I32(i), KILN_ARG_I32(M), KILN_ARG_I32(N)};
-        size_t range = (size_t)M;                  /* for j in prange(M) */
+        double *Dslice = D + (size_t)i * M; /* Dslice = D[i, :] */
+        kiln_arg args[] = { KILN_PRESENT(X), KILN_FROM(Dslice, sizeof *D * (size_t)M),
+                            KILN_ARG_I32(i), KILN_ARG_I32(M), KILN_ARG_I32(N) };
+        size_t range = (size_t)M;                               /* for j in prange(M) */
         TRY(kiln_offload_run(q, row, region, &range, 5, args)); /* blocks: Dslice is FROM */
     }
-    kiln_offload_stats st; TRY(kiln_data_region_get_stats(region, &st));
+    kiln_offload_stats st;
+    TRY(kiln_data_region_get_stats(region, &st));
     TRY(kiln_data_region_end(region));
     double t2 = now();
 
@@ -73,17 +92,24 @@ int main(int argc, char **argv) {
     for (int i = 0; i < M; i++)
         for (int j = 0; j < M; j++) {
             double d = 0.0;
-            for (int k = 0; k < N; k++) { double t = X[(size_t)i * N + k] - X[(size_t)j * N + k]; d += t * t; }
+            for (int k = 0; k < N; k++) {
+                double t = X[(size_t)i * N + k] - X[(size_t)j * N + k];
+                d += t * t;
+            }
             double e = fabs(sqrt(d) - D[(size_t)i * M + j]);
-            if (!(e <= worst)) worst = e;
+            if (!(e <= worst))
+                worst = e;
         }
     double t3 = now();
     printf("offload_pairwise: M=%d N=%d on %s\n", M, N, info.name);
-    printf("  compile %.3f s, %d row offloads %.3f s (%.1f us/row), serial C %.3f s\n",
-           t1 - t0, M, t2 - t1, 1e6 * (t2 - t1) / M, t3 - t2);
+    printf("  compile %.3f s, %d row offloads %.3f s (%.1f us/row), serial C %.3f s\n", t1 - t0, M,
+           t2 - t1, 1e6 * (t2 - t1) / M, t3 - t2);
     printf("  X copied to the device %llu time(s); %llu row copies back\n",
            (unsigned long long)st.copies_to, (unsigned long long)st.copies_from);
     printf("  max |error| %.3g: %s\n", worst, worst <= 1e-12 ? "OK" : "MISMATCH");
-    kiln_offload_release(row); kiln_queue_release(q); free(X); free(D);
+    kiln_offload_release(row);
+    kiln_queue_release(q);
+    free(X);
+    free(D);
     return worst <= 1e-12 ? 0 : 1;
 }

@@ -38,13 +38,12 @@
 #include <time.h>
 
 #define MAX_SLOTS 8
-#define TRY(call)                                                              \
-    do {                                                                       \
-        if ((call) != KILN_OK) {                                               \
-            fprintf(stderr, "pipeline: line %d: %s\n", __LINE__,               \
-                    kiln_last_error_message());                                \
-            exit(1);                                                           \
-        }                                                                      \
+#define TRY(call)                                                                            \
+    do {                                                                                     \
+        if ((call) != KILN_OK) {                                                             \
+            fprintf(stderr, "pipeline: line %d: %s\n", __LINE__, kiln_last_error_message()); \
+            exit(1);                                                                         \
+        }                                                                                    \
     } while (0)
 
 static const char *source =
@@ -53,7 +52,8 @@ static const char *source =
     "    int j = (int)kiln_global_id(0), i = (int)kiln_global_id(1);\n"
     "    if (j >= n || i >= rows) return;\n"
     "    float s = 0.0f;\n"
-    "    for (int k = 0; k < d; k++) { float t = xb[i * d + k] - y[(long)j * sj + (long)k * sk]; s += t * t; }\n"
+    "    for (int k = 0; k < d; k++) { float t = xb[i * d + k] - y[(long)j * sj + (long)k * sk]; s "
+    "+= t * t; }\n"
     "    out[(long)i * n + j] = s;\n"
     "}\n"
     /* 256 columns a work-group: each work-item one pair, then 8 of them
@@ -66,7 +66,8 @@ static const char *source =
     "    uint hit = 0;\n"
     "    if (j < n && i < rows) {\n"
     "        float s = 0.0f;\n"
-    "        for (int k = 0; k < d; k++) { float t = xb[i * d + k] - y[(long)j * sj + (long)k * sk]; s += t * t; }\n"
+    "        for (int k = 0; k < d; k++) { float t = xb[i * d + k] - y[(long)j * sj + (long)k * "
+    "sk]; s += t * t; }\n"
     "        hit = s <= r2;\n"
     "    }\n"
     "    near[l] = hit;\n"
@@ -81,7 +82,7 @@ static const char *source =
 
 typedef struct slot {
     kiln_queue *q;
-    kiln_buffer *xb, *db;       /* device: the block's rows, its distances */
+    kiln_buffer *xb, *db;         /* device: the block's rows, its distances */
     kiln_buffer *hx_buf, *hd_buf; /* page-locked host staging */
     float *hx;                    /* their mapped host pointers */
     void *hd;                     /* distances (float) or bits (uint32) */
@@ -90,7 +91,7 @@ typedef struct slot {
 } slot;
 
 static int n, d, B, nblocks, nslots;
-static int bits, nw; /* --bits; words of 32 pairs a row */
+static int bits, nw;   /* --bits; words of 32 pairs a row */
 static int y_sj, y_sk; /* the resident points' strides: point j, dim k */
 static float *X, radius2;
 static int *counts;
@@ -104,37 +105,41 @@ static double now(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int rows_of(long b) { return (int)((b + 1) * B <= n ? B : n - b * B); }
+static int rows_of(long b) {
+    return (int)((b + 1) * B <= n ? B : n - b * B);
+}
 
 static void upload(slot *s, long b, kiln_event **ev) {
     int rows = rows_of(b);
     memcpy(s->hx, X + (size_t)b * B * d, (size_t)rows * d * sizeof(float));
-    TRY(kiln_buffer_write_async(s->q, s->xb, 0, (size_t)rows * d * sizeof(float), s->hx, 0,
-                                NULL, ev));
+    TRY(kiln_buffer_write_async(s->q, s->xb, 0, (size_t)rows * d * sizeof(float), s->hx, 0, NULL,
+                                ev));
 }
 
 static void compute(slot *s, long b, kiln_event **ev) {
     int rows = rows_of(b);
-    kiln_arg args[] = {KILN_ARG_BUF(s->xb), KILN_ARG_BUF(Y),    KILN_ARG_BUF(s->db),
-                       KILN_ARG_I32(n),     KILN_ARG_I32(d),   KILN_ARG_I32(rows),
-                       KILN_ARG_I32(y_sj),  KILN_ARG_I32(y_sk), KILN_ARG_F32(radius2),
-                       KILN_ARG_I32(nw)};
+    kiln_arg args[] = { KILN_ARG_BUF(s->xb), KILN_ARG_BUF(Y),    KILN_ARG_BUF(s->db),
+                        KILN_ARG_I32(n),     KILN_ARG_I32(d),    KILN_ARG_I32(rows),
+                        KILN_ARG_I32(y_sj),  KILN_ARG_I32(y_sk), KILN_ARG_F32(radius2),
+                        KILN_ARG_I32(nw) };
     if (bits) {
-        size_t global[2] = {((size_t)nw * 32 + 255) & ~(size_t)255, (size_t)rows};
-        size_t local[2] = {256, 1};
+        size_t global[2] = { ((size_t)nw * 32 + 255) & ~(size_t)255, (size_t)rows };
+        size_t local[2] = { 256, 1 };
         TRY(kiln_kernel_launch(s->q, kern_bits, 2, global, local, 10, args, 0, NULL, ev));
     } else {
-        size_t global[2] = {(size_t)n, (size_t)rows};
+        size_t global[2] = { (size_t)n, (size_t)rows };
         TRY(kiln_kernel_launch(s->q, kern, 2, global, NULL, 8, args, 0, NULL, ev));
     }
 }
 
 /* bytes of one row's results */
-static size_t row_bytes(void) { return bits ? (size_t)nw * 4 : (size_t)n * sizeof(float); }
+static size_t row_bytes(void) {
+    return bits ? (size_t)nw * 4 : (size_t)n * sizeof(float);
+}
 
 static void download(slot *s, long b, kiln_event **ev) {
-    TRY(kiln_buffer_read_async(s->q, s->db, 0, (size_t)rows_of(b) * row_bytes(), s->hd, 0,
-                               NULL, ev));
+    TRY(kiln_buffer_read_async(s->q, s->db, 0, (size_t)rows_of(b) * row_bytes(), s->hd, 0, NULL,
+                               ev));
 }
 
 /* the host's part: neighbours within the radius (the point itself not),
@@ -170,7 +175,7 @@ static void count(const slot *s, long b) {
     count_job jobs[16];
     int rows = rows_of(b), nt = host_threads < rows ? host_threads : rows;
     for (int k = 0; k < nt; k++) {
-        jobs[k] = (count_job){s, b, rows * k / nt, rows * (k + 1) / nt};
+        jobs[k] = (count_job){ s, b, rows * k / nt, rows * (k + 1) / nt };
         if (k && pthread_create(&t[k], NULL, count_rows, &jobs[k]) != 0)
             count_rows(&jobs[k]); /* no thread: do it here */
         else if (k)
@@ -255,7 +260,7 @@ static int check(void) {
 
 int main(int argc, char **argv) {
     const char *trace = NULL;
-    long arg[4] = {8192, 32, 256, 3}; /* n, d, budget MiB, slots */
+    long arg[4] = { 8192, 32, 256, 3 }; /* n, d, budget MiB, slots */
     int na = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--trace") && i + 1 < argc)
@@ -268,8 +273,10 @@ int main(int argc, char **argv) {
     n = (int)arg[0], d = (int)arg[1], nslots = (int)arg[3];
     size_t budget = (size_t)arg[2] << 20;
     if (n < 2 || d < 1 || nslots < 1 || nslots > MAX_SLOTS || arg[2] < 1) {
-        fprintf(stderr, "usage: pipeline [n >= 2] [d >= 1] [budget MiB] [slots 1..%d] "
-                        "[--bits] [--trace FILE.json]\n", MAX_SLOTS);
+        fprintf(stderr,
+                "usage: pipeline [n >= 2] [d >= 1] [budget MiB] [slots 1..%d] "
+                "[--bits] [--trace FILE.json]\n",
+                MAX_SLOTS);
         return 2;
     }
     /* rows per block: the slots' buffers and the resident points fit the budget */
@@ -277,8 +284,10 @@ int main(int argc, char **argv) {
     size_t resident = (size_t)n * d * sizeof(float);
     size_t per_row = (row_bytes() + (size_t)d * sizeof(float)) * nslots;
     if (budget <= resident || (budget - resident) / per_row < 1) {
-        fprintf(stderr, "pipeline: a budget of %zu MiB cannot hold the points and one row per "
-                        "slot\n", budget >> 20);
+        fprintf(stderr,
+                "pipeline: a budget of %zu MiB cannot hold the points and one row per "
+                "slot\n",
+                budget >> 20);
         return 2;
     }
     size_t rows = (budget - resident) / per_row;
@@ -348,7 +357,7 @@ int main(int argc, char **argv) {
     int bad = check();
     if (trace)
         TRY(kiln_trace_stop()); /* the trace shows the pipelines, not the parts */
-    const char *names[4] = {"uploads", "kernels", "downloads", "host counting"};
+    const char *names[4] = { "uploads", "kernels", "downloads", "host counting" };
     double t[4], sum = 0, slowest = 0;
     int which = 0;
     for (int p = 0; p < 4; p++) {

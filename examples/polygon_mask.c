@@ -44,8 +44,7 @@ static const char *source =
     "}\n";
 
 /* The same test, serially on the host: the reference. */
-static void mask_serial(const int *v, int edges, int width, int height,
-                        unsigned char *mask) {
+static void mask_serial(const int *v, int edges, int width, int height, unsigned char *mask) {
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++) {
             int px = 2 * x + 1, py = 2 * y + 1, inside = 0;
@@ -96,12 +95,12 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-#define TRY(call)                                                              \
-    do {                                                                       \
-        if ((call) != KILN_OK) {                                               \
-            fprintf(stderr, "polygon_mask: %s\n", kiln_last_error_message());   \
-            return 1;                                                          \
-        }                                                                      \
+#define TRY(call)                                                             \
+    do {                                                                      \
+        if ((call) != KILN_OK) {                                              \
+            fprintf(stderr, "polygon_mask: %s\n", kiln_last_error_message()); \
+            return 1;                                                         \
+        }                                                                     \
     } while (0)
 
 int main(int argc, char **argv) {
@@ -127,9 +126,9 @@ int main(int argc, char **argv) {
     int cached = kiln_program_from_cache(prog, kiln_queue_device(q));
     TRY(kiln_kernel_create(prog, "polygon_mask", &k));
 
-    kiln_arg args[] = {KILN_ARG_BUF(dv), KILN_ARG_I32(EDGES), KILN_ARG_I32(SIDE),
-                       KILN_ARG_I32(SIDE), KILN_ARG_BUF(dmask)};
-    size_t global[2] = {SIDE, SIDE};
+    kiln_arg args[] = { KILN_ARG_BUF(dv), KILN_ARG_I32(EDGES), KILN_ARG_I32(SIDE),
+                        KILN_ARG_I32(SIDE), KILN_ARG_BUF(dmask) };
+    size_t global[2] = { SIDE, SIDE };
     /* The first launch warms up; the best of the next five is reported, by
      * the device's own clock (profiling) and by the host's (launch + wait). */
     double best_kernel = 1e30, best_host = 1e30;
@@ -158,15 +157,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < SIDE * SIDE; i++) {
         inside += want[i];
         if (mask[i] != want[i] && bad++ < 10)
-            fprintf(stderr, "mismatch at pixel (x=%d, y=%d): device %d, host %d\n",
-                    i % SIDE, i / SIDE, mask[i], want[i]);
+            fprintf(stderr, "mismatch at pixel (x=%d, y=%d): device %d, host %d\n", i % SIDE,
+                    i / SIDE, mask[i], want[i]);
     }
-    printf("polygon_mask: %dx%d pixels, %d-edge polygon (seed %llu), %ld inside\n",
-           SIDE, SIDE, EDGES, (unsigned long long)seed, inside);
+    printf("polygon_mask: %dx%d pixels, %d-edge polygon (seed %llu), %ld inside\n", SIDE, SIDE,
+           EDGES, (unsigned long long)seed, inside);
     printf("  device:      %s (%s)\n", info.name, info.id);
     printf("  build:       %.1f ms%s\n", build_ms, cached ? " (from the cache)" : "");
-    printf("  kernel:      %.3f ms (device clock), %.3f ms launch to completion\n",
-           best_kernel, best_host);
+    printf("  kernel:      %.3f ms (device clock), %.3f ms launch to completion\n", best_kernel,
+           best_host);
     printf("  serial C:    %.3f ms (one host core)\n", serial_ms);
     printf("  check:       %s", bad ? "MISMATCH" : "OK, identical to the serial loop\n");
     if (bad)

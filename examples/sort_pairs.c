@@ -9,8 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define TRY(call) do { if ((call) != KILN_OK) { \
-    fprintf(stderr, "sort_pairs: %s\n", kiln_last_error_message()); return 1; } } while (0)
+#define TRY(call)                                                           \
+    do {                                                                    \
+        if ((call) != KILN_OK) {                                            \
+            fprintf(stderr, "sort_pairs: %s\n", kiln_last_error_message()); \
+            return 1;                                                       \
+        }                                                                   \
+    } while (0)
 
 int main(int argc, char **argv) {
     size_t n = argc > 2 ? strtoull(argv[2], NULL, 0) : (size_t)1 << 20;
@@ -28,8 +33,8 @@ int main(int argc, char **argv) {
         id[i] = (int32_t)i;
     }
     kiln_queue *q;
-    TRY(kiln_queue_create_default(argc > 1 && argv[1][0] ? argv[1] : NULL,
-                                  KILN_QUEUE_IN_ORDER, &q));
+    TRY(kiln_queue_create_default(argc > 1 && argv[1][0] ? argv[1] : NULL, KILN_QUEUE_IN_ORDER,
+                                  &q));
     kiln_context *ctx = kiln_queue_context(q);
     kiln_array *S, *I, *SO, *IO, *top, *top_id, *asc, *pos, *probe;
     TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &n, score, &S));
@@ -74,12 +79,21 @@ int main(int argc, char **argv) {
     bad += (size_t)below != under;
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    printf("sort_pairs: %zu players on %s; best %.4f (player %d); %lld below 0.5: %s\n",
-           n, info.name, sorted[0], order[0], (long long)below, bad ? "MISMATCH" : "OK");
-    kiln_array_release(S); kiln_array_release(I); kiln_array_release(SO);
-    kiln_array_release(IO); kiln_array_release(top); kiln_array_release(top_id);
-    kiln_array_release(asc); kiln_array_release(pos); kiln_array_release(probe);
+    printf("sort_pairs: %zu players on %s; best %.4f (player %d); %lld below 0.5: %s\n", n,
+           info.name, sorted[0], order[0], (long long)below, bad ? "MISMATCH" : "OK");
+    kiln_array_release(S);
+    kiln_array_release(I);
+    kiln_array_release(SO);
+    kiln_array_release(IO);
+    kiln_array_release(top);
+    kiln_array_release(top_id);
+    kiln_array_release(asc);
+    kiln_array_release(pos);
+    kiln_array_release(probe);
     kiln_queue_release(q);
-    free(score); free(sorted); free(id); free(order);
+    free(score);
+    free(sorted);
+    free(id);
+    free(order);
     return bad ? 1 : 0;
 }

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1)
         return 0;
     unsigned dims = 1 + data[0] % 3; /* kiln_offload_create refuses others first */
-    char *f[5] = {"", "", NULL, NULL, ""}, *buf;
+    char *f[5] = { "", "", NULL, NULL, "" }, *buf;
     size_t n = fz_fields(data + 1, size - 1, '\x01', f, 5, &buf);
     (void)n;
     kiln_offload_opts o = KILN_OFFLOAD_OPTS(.index_names = f[2] && *f[2] ? f[2] : NULL,

@@ -135,7 +135,7 @@ KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
 
 /* ---------------------------------------------------------------- devices */
 
-typedef struct kiln_device kiln_device;     /* owned by kiln; never released */
+typedef struct kiln_device kiln_device; /* owned by kiln; never released */
 typedef struct kiln_context kiln_context;
 typedef struct kiln_queue kiln_queue;
 typedef struct kiln_buffer kiln_buffer;
@@ -158,63 +158,63 @@ typedef enum kiln_device_type {
 typedef struct kiln_device_info {
     kiln_backend_kind backend;
     kiln_device_type type;
-    char id[32];              /* "opencl:0:1", "cuda:0" */
+    char id[32]; /* "opencl:0:1", "cuda:0" */
     char name[256];
     char vendor[256];
-    char platform[256];       /* OpenCL platform name; "CUDA" */
-    char version[256];        /* device version: "OpenCL 3.0 PoCL", "CUDA 9.0" */
+    char platform[256]; /* OpenCL platform name; "CUDA" */
+    char version[256];  /* device version: "OpenCL 3.0 PoCL", "CUDA 9.0" */
     char driver_version[128];
-    unsigned compute_units;   /* OpenCL compute units; CUDA SMs */
+    unsigned compute_units; /* OpenCL compute units; CUDA SMs */
     unsigned clock_mhz;
     uint64_t global_mem_bytes;
     uint64_t local_mem_bytes; /* per work-group / block */
     uint64_t max_alloc_bytes;
-    uint64_t l2_cache_bytes;  /* 0 when unknown */
+    uint64_t l2_cache_bytes; /* 0 when unknown */
     size_t max_work_group_size;
     size_t max_work_item_sizes[3];
     unsigned compute_capability; /* CUDA: major*10+minor (90 on Hopper); 0 */
-    unsigned subgroup_size;   /* work-items the hardware schedules together
-                                 (a warp): 32 on CUDA and on NVIDIA's
-                                 OpenCL; 0 when unknown */
-    int fp64;                 /* 1 if double is supported */
-    int fp16;                 /* 1 if half arithmetic is supported */
-    int is_subdevice;         /* 1 for a device made by kiln_device_partition */
+    unsigned subgroup_size;      /* work-items the hardware schedules together
+                                    (a warp): 32 on CUDA and on NVIDIA's
+                                    OpenCL; 0 when unknown */
+    int fp64;                    /* 1 if double is supported */
+    int fp16;                    /* 1 if half arithmetic is supported */
+    int is_subdevice;            /* 1 for a device made by kiln_device_partition */
     /* Capabilities, as the device's backend reports them. Algorithms pick
      * their variants from these, never from the backend's name. A field
      * this kiln predates reads 0 (kiln_device_get_info). */
-    char backend_name[16];    /* the backend's name, which is also its
-                                 selector prefix: "opencl", "cuda" */
-    unsigned languages;       /* the native kernel languages the device
-                                 compiles: bit (1u << L) for each
-                                 kiln_language L; OpenCL devices have
-                                 KILN_LANG_OPENCL_C, CUDA devices
-                                 KILN_LANG_CUDA_C. Every device also
-                                 compiles the portable dialect
-                                 (KILN_LANG_AUTO, not a bit here). */
-    int forward_progress;     /* 1 if kiln may rely on forward progress
-                                 between the work-groups of one launch: a
-                                 work-group that has started keeps running
-                                 while others spin-wait for a value it will
-                                 write, so a work-group may wait for one that
-                                 started before it (what the single-pass
-                                 look-back scan needs). CUDA: 1. OpenCL: 1
-                                 on GPUs (the standard does not promise it;
-                                 every GPU driver kiln ran on gives it), 0
-                                 on CPUs and other devices. 0 never means
-                                 wrong results: algorithms then use
-                                 variants that do not wait across
-                                 work-groups. */
-    int device_sleep;         /* 1 if kernels in the native language can
-                                 pause a work-item for a while (CUDA
-                                 __nanosleep: compute capability 7.0 and
-                                 later; NVIDIA's OpenCL on the same
-                                 devices, through inline PTX); 0 on other
-                                 OpenCL devices */
-    int warp_shuffle;         /* 1 if kernels in the native language can
-                                 exchange values between the work-items of a
-                                 sub-group without local memory (CUDA
-                                 __shfl_*_sync, sub-groups of subgroup_size);
-                                 0 on OpenCL, where kiln does not use them */
+    char backend_name[16]; /* the backend's name, which is also its
+                              selector prefix: "opencl", "cuda" */
+    unsigned languages;    /* the native kernel languages the device
+                              compiles: bit (1u << L) for each
+                              kiln_language L; OpenCL devices have
+                              KILN_LANG_OPENCL_C, CUDA devices
+                              KILN_LANG_CUDA_C. Every device also
+                              compiles the portable dialect
+                              (KILN_LANG_AUTO, not a bit here). */
+    int forward_progress;  /* 1 if kiln may rely on forward progress
+                              between the work-groups of one launch: a
+                              work-group that has started keeps running
+                              while others spin-wait for a value it will
+                              write, so a work-group may wait for one that
+                              started before it (what the single-pass
+                              look-back scan needs). CUDA: 1. OpenCL: 1
+                              on GPUs (the standard does not promise it;
+                              every GPU driver kiln ran on gives it), 0
+                              on CPUs and other devices. 0 never means
+                              wrong results: algorithms then use
+                              variants that do not wait across
+                              work-groups. */
+    int device_sleep;      /* 1 if kernels in the native language can
+                              pause a work-item for a while (CUDA
+                              __nanosleep: compute capability 7.0 and
+                              later; NVIDIA's OpenCL on the same
+                              devices, through inline PTX); 0 on other
+                              OpenCL devices */
+    int warp_shuffle;      /* 1 if kernels in the native language can
+                              exchange values between the work-items of a
+                              sub-group without local memory (CUDA
+                              __shfl_*_sync, sub-groups of subgroup_size);
+                              0 on OpenCL, where kiln does not use them */
 } kiln_device_info;
 
 /* Loads the backends (once, thread-safe) and counts the devices of all of
@@ -230,16 +230,13 @@ KILN_API kiln_status kiln_device_get(size_t index, kiln_device **device);
 /* Selects a device by the string described at the top of this header. NULL
  * or "" uses $KILN_DEVICE, then the default preference. An unknown selector
  * is KILN_ERROR_NO_DEVICE, and the message lists the devices that exist. */
-KILN_API kiln_status kiln_device_select(const char *selector,
-                                        kiln_device **device);
+KILN_API kiln_status kiln_device_select(const char *selector, kiln_device **device);
 /* Fills *info. info_size is sizeof(kiln_device_info) as the caller was
  * compiled (the macro passes it), so the struct can grow at its end without
  * breaking programs built against an older kiln. */
-KILN_API kiln_status kiln_device_get_info(const kiln_device *device,
-                                          kiln_device_info *info,
+KILN_API kiln_status kiln_device_get_info(const kiln_device *device, kiln_device_info *info,
                                           size_t info_size);
-#define kiln_device_get_info(device, info)                                     \
-    kiln_device_get_info((device), (info), sizeof *(info))
+#define kiln_device_get_info(device, info) kiln_device_get_info((device), (info), sizeof *(info))
 /* The device's extension list (space separated; "" on CUDA). The string is
  * owned by kiln and lives as long as the process. */
 KILN_API const char *kiln_device_extensions(const kiln_device *device);
@@ -248,23 +245,20 @@ KILN_API const char *kiln_device_extensions(const kiln_device *device);
  * sub-devices into subdevices and their number into *count. Sub-devices are
  * owned by kiln like any device. KILN_ERROR_UNSUPPORTED where the device
  * cannot be partitioned (CUDA, most GPUs). */
-KILN_API kiln_status kiln_device_partition(kiln_device *device,
-                                           unsigned units_each,
-                                           kiln_device **subdevices,
-                                           size_t capacity, size_t *count);
+KILN_API kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
+                                           kiln_device **subdevices, size_t capacity,
+                                           size_t *count);
 
 /* --------------------------------------------------------------- contexts */
 
 /* A context over one or several devices of the same backend (and, on OpenCL,
  * the same platform). Buffers and programs belong to a context. */
-KILN_API kiln_status kiln_context_create(kiln_device *const *devices,
-                                         size_t num_devices,
+KILN_API kiln_status kiln_context_create(kiln_device *const *devices, size_t num_devices,
                                          kiln_context **context);
 KILN_API kiln_status kiln_context_retain(kiln_context *context);
 KILN_API void kiln_context_release(kiln_context *context);
 KILN_API size_t kiln_context_num_devices(const kiln_context *context);
-KILN_API kiln_device *kiln_context_device(const kiln_context *context,
-                                          size_t index);
+KILN_API kiln_device *kiln_context_device(const kiln_context *context, size_t index);
 
 /* Attached data: per-context state of a library built on kiln (kiln's own
  * algorithms keep their compiled built-in kernels and scratch buffers this
@@ -278,13 +272,9 @@ KILN_API kiln_device *kiln_context_device(const kiln_context *context,
  * keep it in use) but no queue and no kiln_context_retain of it, or it
  * would never go. If the context is used again afterwards (through a
  * buffer's kiln_buffer_context, say), the next call makes the data anew. */
-KILN_API kiln_status kiln_context_attach(kiln_context *context,
-                                         const void *key,
-                                         void *(*make)(kiln_context *context,
-                                                       void *arg),
-                                         void *arg,
-                                         void (*destroy)(void *data),
-                                         void **data);
+KILN_API kiln_status kiln_context_attach(kiln_context *context, const void *key,
+                                         void *(*make)(kiln_context *context, void *arg), void *arg,
+                                         void (*destroy)(void *data), void **data);
 
 /* ----------------------------------------------------------------- queues */
 
@@ -296,14 +286,12 @@ typedef enum kiln_queue_flags {
 
 /* A queue on one device of the context. flags: kiln_queue_flags OR-ed.
  * The queue holds a reference to its context. */
-KILN_API kiln_status kiln_queue_create(kiln_context *context,
-                                       kiln_device *device, unsigned flags,
+KILN_API kiln_status kiln_queue_create(kiln_context *context, kiln_device *device, unsigned flags,
                                        kiln_queue **queue);
 /* Shortcut for the common case: selects a device (as kiln_device_select),
  * makes a context over it alone and a queue on it. Release the queue only:
  * it holds the context. */
-KILN_API kiln_status kiln_queue_create_default(const char *selector,
-                                               unsigned flags,
+KILN_API kiln_status kiln_queue_create_default(const char *selector, unsigned flags,
                                                kiln_queue **queue);
 KILN_API kiln_status kiln_queue_retain(kiln_queue *queue);
 KILN_API void kiln_queue_release(kiln_queue *queue);
@@ -322,25 +310,23 @@ KILN_API kiln_status kiln_queue_finish(kiln_queue *queue);
 KILN_API kiln_status kiln_queue_flush(kiln_queue *queue);
 /* A marker: an event that completes when the events in wait (or, with no
  * wait list, every command enqueued before it) have completed. */
-KILN_API kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait,
-                                       kiln_event *const *wait,
+KILN_API kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event);
 /* A barrier: like a marker, and commands enqueued after it also wait for it
  * (matters on out-of-order queues). */
-KILN_API kiln_status kiln_queue_barrier(kiln_queue *queue, size_t num_wait,
-                                        kiln_event *const *wait,
+KILN_API kiln_status kiln_queue_barrier(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
                                         kiln_event **event);
 
 /* ---------------------------------------------------------------- buffers */
 
 typedef enum kiln_buffer_flags {
     KILN_BUFFER_READ_WRITE = 0,
-    KILN_BUFFER_READ_ONLY = 1,  /* kernels only read it */
-    KILN_BUFFER_WRITE_ONLY = 2, /* kernels only write it */
+    KILN_BUFFER_READ_ONLY = 1,   /* kernels only read it */
+    KILN_BUFFER_WRITE_ONLY = 2,  /* kernels only write it */
     KILN_BUFFER_HOST_PINNED = 4, /* page-locked host memory the device reads */
-    KILN_BUFFER_POOLED = 8, /* from the context's memory pool (see below):
-                               a released buffer's memory is kept for the
-                               next pooled buffer of its size class */
+    KILN_BUFFER_POOLED = 8,      /* from the context's memory pool (see below):
+                                    a released buffer's memory is kept for the
+                                    next pooled buffer of its size class */
 } kiln_buffer_flags;
 
 typedef enum kiln_map_flags {
@@ -352,14 +338,12 @@ typedef enum kiln_map_flags {
 /* Creates a buffer of size bytes (size > 0). With host_data, the buffer
  * starts as a copy of size bytes from it (copied before the call returns;
  * kiln keeps no pointer to it). */
-KILN_API kiln_status kiln_buffer_create(kiln_context *context, size_t size,
-                                        unsigned flags, const void *host_data,
-                                        kiln_buffer **buffer);
+KILN_API kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flags,
+                                        const void *host_data, kiln_buffer **buffer);
 /* A view on bytes [offset, offset+size) of parent (no copy). The view holds a
  * reference to its parent. offset should be a multiple of the device's base
  * address alignment (128 bytes is always safe). */
-KILN_API kiln_status kiln_buffer_create_sub(kiln_buffer *parent,
-                                            size_t offset, size_t size,
+KILN_API kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t size,
                                             kiln_buffer **buffer);
 KILN_API kiln_status kiln_buffer_retain(kiln_buffer *buffer);
 KILN_API void kiln_buffer_release(kiln_buffer *buffer);
@@ -395,17 +379,14 @@ typedef struct kiln_pool_stats {
 } kiln_pool_stats;
 
 /* Fills *stats (stats_size: the caller's sizeof, passed by the macro). */
-KILN_API kiln_status kiln_pool_get_stats(kiln_context *context,
-                                         kiln_pool_stats *stats,
+KILN_API kiln_status kiln_pool_get_stats(kiln_context *context, kiln_pool_stats *stats,
                                          size_t stats_size);
-#define kiln_pool_get_stats(context, stats)                                    \
-    kiln_pool_get_stats((context), (stats), sizeof *(stats))
+#define kiln_pool_get_stats(context, stats) kiln_pool_get_stats((context), (stats), sizeof *(stats))
 /* Hands cached blocks back to the driver until at most keep_bytes stay
  * cached (0: all). Blocks still used by queued work are freed too (the
  * driver keeps their memory until that work ends). freed (may be NULL)
  * gets the bytes freed. Does not block on queued work. */
-KILN_API kiln_status kiln_pool_trim(kiln_context *context, size_t keep_bytes,
-                                    size_t *freed);
+KILN_API kiln_status kiln_pool_trim(kiln_context *context, size_t keep_bytes, size_t *freed);
 
 /* Pool settings: make with KILN_POOL_OPTS(.max_cached_bytes = ...). */
 typedef struct kiln_pool_opts {
@@ -416,65 +397,43 @@ typedef struct kiln_pool_opts {
     size_t max_cached_bytes; /* trim to this after each release; 0: no
                                 limit */
 } kiln_pool_opts;
-#define KILN_POOL_OPTS(...)                                                    \
-    ((kiln_pool_opts){.struct_size = sizeof(kiln_pool_opts), __VA_ARGS__})
+#define KILN_POOL_OPTS(...) ((kiln_pool_opts){ .struct_size = sizeof(kiln_pool_opts), __VA_ARGS__ })
 /* Sets the context's pool options (opts replaces the previous ones). */
-KILN_API kiln_status kiln_pool_configure(kiln_context *context,
-                                         const kiln_pool_opts *opts);
+KILN_API kiln_status kiln_pool_configure(kiln_context *context, const kiln_pool_opts *opts);
 
 /* Transfers. The _async forms return at once; the host memory must stay
  * valid and untouched until *event completes. The plain forms block until
  * the transfer is done. Offsets and sizes are in bytes and are checked
  * against the buffer: an overrun is KILN_ERROR_OUT_OF_RANGE and nothing is
  * enqueued. event may be NULL. */
-KILN_API kiln_status kiln_buffer_write(kiln_queue *queue, kiln_buffer *dst,
-                                       size_t offset, size_t size,
-                                       const void *src);
-KILN_API kiln_status kiln_buffer_write_async(kiln_queue *queue,
-                                             kiln_buffer *dst, size_t offset,
-                                             size_t size, const void *src,
-                                             size_t num_wait,
-                                             kiln_event *const *wait,
-                                             kiln_event **event);
-KILN_API kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src,
-                                      size_t offset, size_t size, void *dst);
-KILN_API kiln_status kiln_buffer_read_async(kiln_queue *queue,
-                                            kiln_buffer *src, size_t offset,
-                                            size_t size, void *dst,
-                                            size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_event **event);
-KILN_API kiln_status kiln_buffer_copy(kiln_queue *queue,
-                                            kiln_buffer *src,
-                                            size_t src_offset,
-                                            kiln_buffer *dst,
-                                            size_t dst_offset, size_t size,
-                                            size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_event **event);
+KILN_API kiln_status kiln_buffer_write(kiln_queue *queue, kiln_buffer *dst, size_t offset,
+                                       size_t size, const void *src);
+KILN_API kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset,
+                                             size_t size, const void *src, size_t num_wait,
+                                             kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src, size_t offset,
+                                      size_t size, void *dst);
+KILN_API kiln_status kiln_buffer_read_async(kiln_queue *queue, kiln_buffer *src, size_t offset,
+                                            size_t size, void *dst, size_t num_wait,
+                                            kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_offset,
+                                      kiln_buffer *dst, size_t dst_offset, size_t size,
+                                      size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* Fills size bytes at offset with a repeating pattern of pattern_size bytes
  * (1, 2, 4, 8, 16, 32, 64 or 128; offset and size multiples of it). */
-KILN_API kiln_status kiln_buffer_fill(kiln_queue *queue,
-                                            kiln_buffer *buffer,
-                                            const void *pattern,
-                                            size_t pattern_size,
-                                            size_t offset, size_t size,
-                                            size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_event **event);
+KILN_API kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
+                                      size_t pattern_size, size_t offset, size_t size,
+                                      size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* Maps a region into host memory. Blocks until the mapping is ready and
  * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap
  * before the device uses the buffer again; unmapping a pointer that
  * kiln_buffer_map did not return for this buffer, or one already unmapped,
  * is KILN_ERROR_INVALID_ARGUMENT. */
-KILN_API kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer,
-                                     unsigned map_flags, size_t offset,
-                                     size_t size, void **host_ptr);
-KILN_API kiln_status kiln_buffer_unmap(kiln_queue *queue,
-                                             kiln_buffer *buffer,
-                                             void *host_ptr, size_t num_wait,
-                                             kiln_event *const *wait,
-                                             kiln_event **event);
+KILN_API kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map_flags,
+                                     size_t offset, size_t size, void **host_ptr);
+KILN_API kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
+                                       size_t num_wait, kiln_event *const *wait,
+                                       kiln_event **event);
 
 /* --------------------------------------------------------------- programs */
 
@@ -491,36 +450,32 @@ typedef enum kiln_language {
 /* Build options, a descriptor (docs/api.md rule 7): make it with
  * KILN_PROGRAM_OPTS(.build_options = "-DN=4"), which sets struct_size. */
 typedef struct kiln_program_opts {
-    size_t struct_size;        /* sizeof(kiln_program_opts) */
+    size_t struct_size; /* sizeof(kiln_program_opts) */
     kiln_language language;
     const char *build_options; /* "-DN=4 -cl-fast-relaxed-math"; NULL = "" */
     int no_cache;              /* 1: skip the on-disk cache (both ways) */
 } kiln_program_opts;
-#define KILN_PROGRAM_OPTS(...)                                                 \
-    ((kiln_program_opts){.struct_size = sizeof(kiln_program_opts), __VA_ARGS__})
+#define KILN_PROGRAM_OPTS(...) \
+    ((kiln_program_opts){ .struct_size = sizeof(kiln_program_opts), __VA_ARGS__ })
 
 /* Builds source for every device of the context, through the caches
  * (memory, then disk under $KILN_CACHE_DIR, then the compiler). Blocks.
  * A compile error is KILN_ERROR_BUILD; the full log is then in
  * kiln_last_build_log(). opts may be NULL (the defaults); a struct_size
  * smaller than the first version's is KILN_ERROR_INVALID_ARGUMENT. */
-KILN_API kiln_status kiln_program_create(kiln_context *context,
-                                         const char *source,
-                                         const kiln_program_opts *opts,
-                                         kiln_program **program);
+KILN_API kiln_status kiln_program_create(kiln_context *context, const char *source,
+                                         const kiln_program_opts *opts, kiln_program **program);
 /* The same, reading the source from a file (KILN_ERROR_IO if unreadable). */
-KILN_API kiln_status kiln_program_create_from_file(
-    kiln_context *context, const char *path, const kiln_program_opts *opts,
-    kiln_program **program);
+KILN_API kiln_status kiln_program_create_from_file(kiln_context *context, const char *path,
+                                                   const kiln_program_opts *opts,
+                                                   kiln_program **program);
 KILN_API kiln_status kiln_program_retain(kiln_program *program);
 KILN_API void kiln_program_release(kiln_program *program);
 /* The build log of a successful build on the device (warnings; may be "").
  * Owned by the program. */
-KILN_API const char *kiln_program_build_log(const kiln_program *program,
-                                            const kiln_device *device);
+KILN_API const char *kiln_program_build_log(const kiln_program *program, const kiln_device *device);
 /* 1 if this program's binary for device came from the disk cache. */
-KILN_API int kiln_program_from_cache(const kiln_program *program,
-                                     const kiln_device *device);
+KILN_API int kiln_program_from_cache(const kiln_program *program, const kiln_device *device);
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -549,9 +504,9 @@ typedef struct kiln_array kiln_array; /* kiln/array.h */
  * KILN_TO / KILN_FROM / ... (kiln/offload.h). */
 typedef struct kiln_arg {
     kiln_arg_kind kind;
-    kiln_dtype dtype;    /* KILN_ARG_SCALAR */
-    size_t bytes;        /* KILN_ARG_LOCAL: local memory; KILN_ARG_MAP: host bytes */
-    kiln_data_kind map;  /* KILN_ARG_MAP */
+    kiln_dtype dtype;   /* KILN_ARG_SCALAR */
+    size_t bytes;       /* KILN_ARG_LOCAL: local memory; KILN_ARG_MAP: host bytes */
+    kiln_data_kind map; /* KILN_ARG_MAP */
     union {
         kiln_buffer *buffer; /* KILN_ARG_BUFFER */
         kiln_array *array;   /* KILN_ARG_ARRAY */
@@ -570,25 +525,33 @@ typedef struct kiln_arg {
     } value;
 } kiln_arg;
 
-#define KILN_ARG_BUF(b) ((kiln_arg){.kind = KILN_ARG_BUFFER, .value.buffer = (b)})
-#define KILN_ARG_I8(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT8, .value.i8 = (x)})
-#define KILN_ARG_U8(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT8, .value.u8 = (x)})
-#define KILN_ARG_I16(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT16, .value.i16 = (x)})
-#define KILN_ARG_U16(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT16, .value.u16 = (x)})
-#define KILN_ARG_I32(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT32, .value.i32 = (x)})
-#define KILN_ARG_U32(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT32, .value.u32 = (x)})
-#define KILN_ARG_I64(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_INT64, .value.i64 = (x)})
-#define KILN_ARG_U64(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_UINT64, .value.u64 = (x)})
-#define KILN_ARG_F16_BITS(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT16, .value.f16_bits = (x)})
-#define KILN_ARG_F32(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT32, .value.f32 = (x)})
-#define KILN_ARG_F64(x) ((kiln_arg){.kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT64, .value.f64 = (x)})
-#define KILN_ARG_LOCAL_BYTES(n) ((kiln_arg){.kind = KILN_ARG_LOCAL, .bytes = (n)})
-#define KILN_ARG_ARRAY(a) ((kiln_arg){.kind = KILN_ARG_ARRAY, .value.array = (a)})
+#define KILN_ARG_BUF(b) ((kiln_arg){ .kind = KILN_ARG_BUFFER, .value.buffer = (b) })
+#define KILN_ARG_I8(x) ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_INT8, .value.i8 = (x) })
+#define KILN_ARG_U8(x) ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_UINT8, .value.u8 = (x) })
+#define KILN_ARG_I16(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_INT16, .value.i16 = (x) })
+#define KILN_ARG_U16(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_UINT16, .value.u16 = (x) })
+#define KILN_ARG_I32(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_INT32, .value.i32 = (x) })
+#define KILN_ARG_U32(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_UINT32, .value.u32 = (x) })
+#define KILN_ARG_I64(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_INT64, .value.i64 = (x) })
+#define KILN_ARG_U64(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_UINT64, .value.u64 = (x) })
+#define KILN_ARG_F16_BITS(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT16, .value.f16_bits = (x) })
+#define KILN_ARG_F32(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT32, .value.f32 = (x) })
+#define KILN_ARG_F64(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT64, .value.f64 = (x) })
+#define KILN_ARG_LOCAL_BYTES(n) ((kiln_arg){ .kind = KILN_ARG_LOCAL, .bytes = (n) })
+#define KILN_ARG_ARRAY(a) ((kiln_arg){ .kind = KILN_ARG_ARRAY, .value.array = (a) })
 
 /* Looks a kernel up by name. KILN_ERROR_KERNEL_NOT_FOUND lists the kernels
  * the program has. The kernel holds a reference to its program. */
-KILN_API kiln_status kiln_kernel_create(kiln_program *program,
-                                        const char *name,
+KILN_API kiln_status kiln_kernel_create(kiln_program *program, const char *name,
                                         kiln_kernel **kernel);
 KILN_API kiln_status kiln_kernel_retain(kiln_kernel *kernel);
 KILN_API void kiln_kernel_release(kiln_kernel *kernel);
@@ -599,10 +562,8 @@ KILN_API size_t kiln_kernel_num_args(const kiln_kernel *kernel);
  * registers and local memory allow: for sizing launches to whole waves.
  * CUDA: cuOccupancyMaxActiveBlocksPerMultiprocessor. KILN_ERROR_UNSUPPORTED
  * where the driver cannot tell (OpenCL). */
-KILN_API kiln_status kiln_kernel_occupancy(kiln_kernel *kernel,
-                                           kiln_device *device,
-                                           size_t local_size,
-                                           unsigned *groups_per_cu);
+KILN_API kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device,
+                                           size_t local_size, unsigned *groups_per_cu);
 /* Launches the kernel over a dims-dimensional (1..3) range of global work
  * items; local may be NULL (the backend chooses). Global sizes need not be
  * multiples of local sizes on devices that allow it; where the device needs
@@ -614,13 +575,10 @@ KILN_API kiln_status kiln_kernel_occupancy(kiln_kernel *kernel,
  * the wrong dtype, a buffer of another context, is KILN_ERROR_KERNEL_ARGS and
  * the message names the parameter. Launches are stateless: several threads
  * may launch the same kernel at once with different arguments. */
-KILN_API kiln_status kiln_kernel_launch(kiln_queue *queue,
-                                        kiln_kernel *kernel, unsigned dims,
-                                        const size_t *global,
-                                        const size_t *local, size_t num_args,
+KILN_API kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned dims,
+                                        const size_t *global, const size_t *local, size_t num_args,
                                         const kiln_arg *args, size_t num_wait,
-                                        kiln_event *const *wait,
-                                        kiln_event **event);
+                                        kiln_event *const *wait, kiln_event **event);
 
 /* ----------------------------------------------------------------- events */
 
@@ -641,8 +599,7 @@ typedef struct kiln_event_times { /* nanoseconds on the device's clock */
  * never on a driver thread; callbacks run one at a time, in completion order.
  * It may call any kiln function, including enqueueing new work, but must not
  * block for long (it delays the other callbacks). */
-typedef void (*kiln_event_callback)(kiln_event *event, kiln_event_state state,
-                                    void *user_data);
+typedef void (*kiln_event_callback)(kiln_event *event, kiln_event_state state, void *user_data);
 
 KILN_API kiln_status kiln_event_retain(kiln_event *event);
 KILN_API void kiln_event_release(kiln_event *event);
@@ -654,31 +611,25 @@ KILN_API kiln_status kiln_event_wait(kiln_event *event);
  * is still pending: its work goes on, and the event may be waited on again
  * or released. A pending event is noticed within about a millisecond of
  * completing. */
-KILN_API kiln_status kiln_event_wait_timeout(kiln_event *event,
-                                             uint64_t timeout_ms);
+KILN_API kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms);
 /* Blocks until all events complete (NULL entries are skipped). */
 KILN_API kiln_status kiln_events_wait(size_t num, kiln_event *const *events);
-KILN_API kiln_status kiln_event_get_state(kiln_event *event,
-                                          kiln_event_state *state);
+KILN_API kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state);
 /* Profiling times; the event must be complete and its queue made with
  * KILN_QUEUE_PROFILING (else KILN_ERROR_WRONG_STATE). */
-KILN_API kiln_status kiln_event_get_times(kiln_event *event,
-                                          kiln_event_times *times);
+KILN_API kiln_status kiln_event_get_times(kiln_event *event, kiln_event_times *times);
 /* Registers a completion callback. It is called exactly once, even when the
  * event has already completed. The event is kept alive until then. */
-KILN_API kiln_status kiln_event_on_complete(kiln_event *event,
-                                            kiln_event_callback callback,
+KILN_API kiln_status kiln_event_on_complete(kiln_event *event, kiln_event_callback callback,
                                             void *user_data);
 /* A user event, completed by the host with kiln_event_set_complete(); other
  * commands may wait on it. Releasing its last reference before completing
  * it fails it (KILN_EVENT_ERROR): the work behind it fails rather than wait
  * for ever. */
-KILN_API kiln_status kiln_event_create_user(kiln_context *context,
-                                            kiln_event **event);
+KILN_API kiln_status kiln_event_create_user(kiln_context *context, kiln_event **event);
 /* Completes a user event, with KILN_EVENT_COMPLETE or KILN_EVENT_ERROR.
  * Only once: a second call is KILN_ERROR_WRONG_STATE. */
-KILN_API kiln_status kiln_event_set_complete(kiln_event *event,
-                                             kiln_event_state state);
+KILN_API kiln_status kiln_event_set_complete(kiln_event *event, kiln_event_state state);
 
 /* Continuations: a future of a future. Once event completes (or fails),
  * kiln's callback thread calls fn(state, user_data); *next is a new event
@@ -686,10 +637,9 @@ KILN_API kiln_status kiln_event_set_complete(kiln_event *event,
  * KILN_OK (and event did not fail), with KILN_EVENT_ERROR otherwise. Other
  * commands and continuations can wait on *next, so host steps chain with
  * device steps without blocking the host. fn is called exactly once. */
-typedef kiln_status (*kiln_continuation)(kiln_event_state state,
-                                         void *user_data);
-KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn,
-                                     void *user_data, kiln_event **next);
+typedef kiln_status (*kiln_continuation)(kiln_event_state state, void *user_data);
+KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn, void *user_data,
+                                     kiln_event **next);
 
 /* ---------------------------------------------------------------- futures */
 
@@ -704,23 +654,19 @@ typedef struct kiln_future kiln_future;
 /* Reads size bytes at offset of buffer into storage the future owns, after
  * the wait list (a non-blocking read; e.g. a reduction's result, a
  * selection's count). */
-KILN_API kiln_status kiln_future_read(kiln_queue *queue, kiln_buffer *buffer,
-                                      size_t offset, size_t size,
-                                      size_t num_wait, kiln_event *const *wait,
+KILN_API kiln_status kiln_future_read(kiln_queue *queue, kiln_buffer *buffer, size_t offset,
+                                      size_t size, size_t num_wait, kiln_event *const *wait,
                                       kiln_future **future);
 /* A future of size bytes filled by commands of the caller's
  * (kiln_future_data is the storage, e.g. the destination of a non-blocking
  * read): it completes when event completes (fails if event fails), once
  * kiln_future_complete_after has been called. */
-KILN_API kiln_status kiln_future_create(kiln_context *context, size_t size,
-                                        kiln_future **future);
+KILN_API kiln_status kiln_future_create(kiln_context *context, size_t size, kiln_future **future);
 KILN_API void *kiln_future_data(kiln_future *future);
-KILN_API kiln_status kiln_future_complete_after(kiln_future *future,
-                                                kiln_event *event);
+KILN_API kiln_status kiln_future_complete_after(kiln_future *future, kiln_event *event);
 /* A future already complete with a copy of value (for a continuation that
  * returns a value computed on the host). */
-KILN_API kiln_status kiln_future_ready(kiln_context *context,
-                                       const void *value, size_t size,
+KILN_API kiln_status kiln_future_ready(kiln_context *context, const void *value, size_t size,
                                        kiln_future **future);
 KILN_API kiln_status kiln_future_retain(kiln_future *future);
 /* The last release of a future that has not settled (one that nothing can
@@ -730,8 +676,7 @@ KILN_API void kiln_future_release(kiln_future *future);
 
 KILN_API kiln_event *kiln_future_event(kiln_future *future);
 /* KILN_EVENT_QUEUED while pending, then KILN_EVENT_COMPLETE or _ERROR. */
-KILN_API kiln_status kiln_future_state(kiln_future *future,
-                                       kiln_event_state *state);
+KILN_API kiln_status kiln_future_state(kiln_future *future, kiln_event_state *state);
 /* The value once complete (NULL before, and for a future without a value;
  * *size gets its size). Valid while the future is. */
 KILN_API const void *kiln_future_value(kiln_future *future, size_t *size);
@@ -742,32 +687,27 @@ KILN_API const void *kiln_future_value(kiln_future *future, size_t *size);
 KILN_API kiln_status kiln_future_wait(kiln_future *future);
 /* Waits, then copies the value (size must be the value's size, else
  * KILN_ERROR_MISMATCH). */
-KILN_API kiln_status kiln_future_get(kiln_future *future, void *out,
-                                     size_t size);
+KILN_API kiln_status kiln_future_get(kiln_future *future, void *out, size_t size);
 
 /* A continuation: called on kiln's callback thread with the completed
  * value of the future it follows. It may enqueue work and return, in
  * *next, a future that the step's future then settles with (its value,
  * or its failure); with *next left NULL the step completes without a
  * value. A status other than KILN_OK fails the step with it. */
-typedef kiln_status (*kiln_future_fn)(const void *value, size_t size,
-                                      void *user_data, kiln_future **next);
+typedef kiln_status (*kiln_future_fn)(const void *value, size_t size, void *user_data,
+                                      kiln_future **next);
 /* A step after future: *next settles with the continuation's outcome. If
  * future fails, fn is not called and *next fails with future's status and
  * message (so the first failure travels down a chain). */
-KILN_API kiln_status kiln_future_then(kiln_future *future, kiln_future_fn fn,
-                                      void *user_data, kiln_future **next);
+KILN_API kiln_status kiln_future_then(kiln_future *future, kiln_future_fn fn, void *user_data,
+                                      kiln_future **next);
 /* Completes when all n futures have completed (no value); fails as soon as
  * one fails, with its status and message. n >= 1. */
-KILN_API kiln_status kiln_future_when_all(size_t n,
-                                          kiln_future *const *futures,
-                                          kiln_future **all);
+KILN_API kiln_status kiln_future_when_all(size_t n, kiln_future *const *futures, kiln_future **all);
 /* Completes when the first of n futures completes; its value is that
  * future's index (a size_t). Fails only when all n have failed (with the
  * last failure). n >= 1. */
-KILN_API kiln_status kiln_future_when_any(size_t n,
-                                          kiln_future *const *futures,
-                                          kiln_future **any);
+KILN_API kiln_status kiln_future_when_any(size_t n, kiln_future *const *futures, kiln_future **any);
 /* Cancels a step (kiln_future_then) or join (when_all/any) whose
  * continuation has not started: it fails with KILN_ERROR_CANCELED, its fn
  * never runs, and the steps after it fail with the same status.
@@ -820,11 +760,11 @@ KILN_API kiln_status kiln_trace_stop(void);
  * refused even then. */
 
 typedef struct kiln_cache_entry {
-    char file[512];      /* full path of the entry file */
-    char label[256];     /* what was built: backend, device, kernels */
-    uint64_t bytes;      /* file size */
-    int64_t mtime;       /* seconds since the epoch */
-    int valid;           /* 1 if trusted and the header and checksum verify */
+    char file[512];  /* full path of the entry file */
+    char label[256]; /* what was built: backend, device, kernels */
+    uint64_t bytes;  /* file size */
+    int64_t mtime;   /* seconds since the epoch */
+    int valid;       /* 1 if trusted and the header and checksum verify */
 } kiln_cache_entry;
 
 typedef void (*kiln_cache_visit)(const kiln_cache_entry *entry, void *user);

@@ -75,7 +75,7 @@ static void kt_all_stacks(void) {
         if (tid <= 0)
             continue;
         syscall(SYS_tgkill, (long)getpid(), tid, SIGUSR2);
-        struct timespec pause = {0, 50 * 1000 * 1000};
+        struct timespec pause = { 0, 50 * 1000 * 1000 };
         nanosleep(&pause, NULL);
     }
     closedir(d);
@@ -111,20 +111,18 @@ static void kt_watchdog_arm(void) {
     alarm((unsigned)atoi(s));
 }
 
-void kt_record(int ok, const char *file, int line, const char *what,
-               const char *detail) {
+void kt_record(int ok, const char *file, int line, const char *what, const char *detail) {
     kt_note(file, line);
     if (ok) {
         kt_passed++;
         return;
     }
     kt_failed++;
-    fprintf(stderr, "FAIL %s:%d: %s%s%s\n", file, line, what,
-            detail ? " -- " : "", detail ? detail : "");
+    fprintf(stderr, "FAIL %s:%d: %s%s%s\n", file, line, what, detail ? " -- " : "",
+            detail ? detail : "");
 }
 
-void kt_recordf(int ok, const char *file, int line, const char *what,
-                const char *fmt, ...) {
+void kt_recordf(int ok, const char *file, int line, const char *what, const char *fmt, ...) {
     if (ok) {
         kt_record(1, file, line, what, NULL);
         return;
@@ -137,17 +135,16 @@ void kt_recordf(int ok, const char *file, int line, const char *what,
     kt_record(0, file, line, what, detail);
 }
 
-int kt_check_status(kiln_status got, kiln_status want, const char *file,
-                    int line, const char *what) {
+int kt_check_status(kiln_status got, kiln_status want, const char *file, int line,
+                    const char *what) {
     kt_note(file, line);
     if (got == want) {
         kt_passed++;
         return 1;
     }
     kt_failed++;
-    fprintf(stderr, "FAIL %s:%d: %s returned %s, wanted %s\n  detail: %s\n",
-            file, line, what, kiln_status_name(got), kiln_status_name(want),
-            kiln_last_error_message());
+    fprintf(stderr, "FAIL %s:%d: %s returned %s, wanted %s\n  detail: %s\n", file, line, what,
+            kiln_status_name(got), kiln_status_name(want), kiln_last_error_message());
     const char *log = kiln_last_build_log();
     if (got == KILN_ERROR_BUILD && log && *log)
         fprintf(stderr, "  build log:\n%s\n", log);
@@ -203,13 +200,15 @@ uint64_t kt_rand_u64(void) {
     return kt_state * 2685821657736338717ull;
 }
 
-double kt_rand_unit(void) { return (kt_rand_u64() >> 11) * (1.0 / 9007199254740992.0); }
+double kt_rand_unit(void) {
+    return (kt_rand_u64() >> 11) * (1.0 / 9007199254740992.0);
+}
 
 size_t kt_awkward_sizes(size_t *sizes, size_t max_size) {
-    static const size_t base[] = {0,    1,    2,    3,     7,     31,    32,
-                                  33,   127,  255,  256,   257,   1000,  1023,
-                                  1024, 1025, 4093, 65535, 65536, 65537, 100003,
-                                  (1u << 20) + 1};
+    static const size_t base[] = {
+        0,   1,    2,    3,    7,    31,   32,    33,    127,   255,    256,
+        257, 1000, 1023, 1024, 1025, 4093, 65535, 65536, 65537, 100003, (1u << 20) + 1
+    };
     size_t n = 0;
     for (size_t i = 0; i < sizeof base / sizeof base[0] && n < 64; i++)
         if (base[i] <= max_size)
@@ -274,40 +273,71 @@ void kt_for_each_device(kt_device_fn fn, void *user) {
         kt_no_device = 1;
 }
 
-const kiln_dtype kt_dtypes[KT_NDTYPES] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
-                                     KILN_UINT16, KILN_INT32,  KILN_UINT32,
-                                     KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
-                                     KILN_FLOAT64};
+const kiln_dtype kt_dtypes[KT_NDTYPES] = { KILN_INT8,    KILN_UINT8,  KILN_INT16, KILN_UINT16,
+                                           KILN_INT32,   KILN_UINT32, KILN_INT64, KILN_UINT64,
+                                           KILN_FLOAT32, KILN_FLOAT64 };
 
 double kt_get(kiln_dtype d, const void *p, size_t i) {
     switch (d) {
-    case KILN_INT8: return ((const int8_t *)p)[i];
-    case KILN_UINT8: return ((const uint8_t *)p)[i];
-    case KILN_INT16: return ((const int16_t *)p)[i];
-    case KILN_UINT16: return ((const uint16_t *)p)[i];
-    case KILN_INT32: return ((const int32_t *)p)[i];
-    case KILN_UINT32: return ((const uint32_t *)p)[i];
-    case KILN_INT64: return (double)((const int64_t *)p)[i];
-    case KILN_UINT64: return (double)((const uint64_t *)p)[i];
-    case KILN_FLOAT32: return ((const float *)p)[i];
-    case KILN_FLOAT64: return ((const double *)p)[i];
-    default: return 0;
+    case KILN_INT8:
+        return ((const int8_t *)p)[i];
+    case KILN_UINT8:
+        return ((const uint8_t *)p)[i];
+    case KILN_INT16:
+        return ((const int16_t *)p)[i];
+    case KILN_UINT16:
+        return ((const uint16_t *)p)[i];
+    case KILN_INT32:
+        return ((const int32_t *)p)[i];
+    case KILN_UINT32:
+        return ((const uint32_t *)p)[i];
+    case KILN_INT64:
+        return (double)((const int64_t *)p)[i];
+    case KILN_UINT64:
+        return (double)((const uint64_t *)p)[i];
+    case KILN_FLOAT32:
+        return ((const float *)p)[i];
+    case KILN_FLOAT64:
+        return ((const double *)p)[i];
+    default:
+        return 0;
     }
 }
 
 void kt_set(kiln_dtype d, void *p, size_t i, double v) {
     switch (d) {
-    case KILN_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case KILN_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case KILN_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case KILN_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case KILN_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case KILN_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case KILN_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case KILN_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case KILN_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case KILN_FLOAT64: ((double *)p)[i] = v; break;
-    default: break;
+    case KILN_INT8:
+        ((int8_t *)p)[i] = (int8_t)v;
+        break;
+    case KILN_UINT8:
+        ((uint8_t *)p)[i] = (uint8_t)v;
+        break;
+    case KILN_INT16:
+        ((int16_t *)p)[i] = (int16_t)v;
+        break;
+    case KILN_UINT16:
+        ((uint16_t *)p)[i] = (uint16_t)v;
+        break;
+    case KILN_INT32:
+        ((int32_t *)p)[i] = (int32_t)v;
+        break;
+    case KILN_UINT32:
+        ((uint32_t *)p)[i] = (uint32_t)v;
+        break;
+    case KILN_INT64:
+        ((int64_t *)p)[i] = (int64_t)v;
+        break;
+    case KILN_UINT64:
+        ((uint64_t *)p)[i] = (uint64_t)v;
+        break;
+    case KILN_FLOAT32:
+        ((float *)p)[i] = (float)v;
+        break;
+    case KILN_FLOAT64:
+        ((double *)p)[i] = v;
+        break;
+    default:
+        break;
     }
 }
 
@@ -321,8 +351,7 @@ void kt_slurp(const char *path, char *buf, size_t cap) {
     buf[n] = '\0';
 }
 
-void kt_save(const char *dir, const char *name, const char *head,
-             const void *data, size_t size) {
+void kt_save(const char *dir, const char *name, const char *head, const void *data, size_t size) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");

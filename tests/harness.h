@@ -20,24 +20,21 @@
 
 #include "kiln.h"
 
-void kt_record(int ok, const char *file, int line, const char *what,
-               const char *detail);
+void kt_record(int ok, const char *file, int line, const char *what, const char *detail);
 
 #define CHECK(cond) kt_record(!!(cond), __FILE__, __LINE__, #cond, NULL)
 /* The message is formatted in the harness (a function, not a buffer at
  * every call site: GCC 13 at -O2 warns about truncation there). */
-void kt_recordf(int ok, const char *file, int line, const char *what,
-                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-#define CHECK_MSG(cond, ...)                                                   \
-    kt_recordf(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+void kt_recordf(int ok, const char *file, int line, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define CHECK_MSG(cond, ...) kt_recordf(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
 /* Checks that expr returns `want`; on a mismatch prints both codes and
  * kiln_last_error_message(). Evaluates to 1 if it matched. */
-#define CHECK_STATUS(expr, want)                                               \
-    kt_check_status((expr), (want), __FILE__, __LINE__, #expr)
+#define CHECK_STATUS(expr, want) kt_check_status((expr), (want), __FILE__, __LINE__, #expr)
 #define CHECK_OK(expr) CHECK_STATUS(expr, KILN_OK)
 
-int kt_check_status(kiln_status got, kiln_status want, const char *file,
-                    int line, const char *what);
+int kt_check_status(kiln_status got, kiln_status want, const char *file, int line,
+                    const char *what);
 
 /* Prints the summary line and returns the exit code: 1 if a check failed or
  * no check ran at all (a test that checked nothing proves nothing), 77 if
@@ -80,7 +77,6 @@ void kt_set(kiln_dtype d, void *p, size_t i, double v);
 void kt_slurp(const char *path, char *buf, size_t cap);
 /* Writes head (if not NULL) then size bytes of data to dir/name, a
  * recorded check for each step (the tests' KT_*_DIR dumps). */
-void kt_save(const char *dir, const char *name, const char *head,
-             const void *data, size_t size);
+void kt_save(const char *dir, const char *name, const char *head, const void *data, size_t size);
 
 #endif

@@ -39,10 +39,8 @@ static int pop(void) {
     return atomic_fetch_sub(&depth, 1) - 1;
 }
 
-__attribute__((visibility("default"))) int
-InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
-    const NvtxExportTableCallbacks *cb =
-        (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
+    const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
     NvtxFunctionTable table = NULL;
     unsigned size = 0;
     if (!cb || !cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &table, &size) ||
@@ -54,8 +52,8 @@ InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
 }
 
 /* What test_nvtx reads back (through dlsym). */
-__attribute__((visibility("default"))) void
-kiln_nvtx_tool_counts(int *p, int *q, int *deepest, const char **names) {
+__attribute__((visibility("default"))) void kiln_nvtx_tool_counts(int *p, int *q, int *deepest,
+                                                                  const char **names) {
     *p = atomic_load(&pushes);
     *q = atomic_load(&pops);
     *deepest = atomic_load(&depth_max);

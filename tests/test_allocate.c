@@ -9,19 +9,16 @@
 
 /* item i emits (i * 7 + s) % 5 values (i + t*3) for t = 0.. (0..4 each),
  * skipping those where mask[i] is 0. */
-static void check_emit(kiln_queue *q, const char *type, kiln_dtype d,
-                       size_t n) {
+static void check_emit(kiln_queue *q, const char *type, kiln_dtype d, size_t n) {
     kiln_context *c = kiln_queue_context(q);
     kiln_allocate *a = NULL;
     if (!CHECK_OK(kiln_allocate_create(
             c,
-            &KILN_ALLOCATE_DESC(
-                .arguments = "const uchar *mask, long s",
-                .item_type = type,
-                .operation = "if (mask[i])\n"
-                             "    for (long t = 0; t < (i * 7 + s) % 5; t++)\n"
-                             "        KILN_EMIT(i + t * 3);",
-                .preamble = "/* nothing */"),
+            &KILN_ALLOCATE_DESC(.arguments = "const uchar *mask, long s", .item_type = type,
+                                .operation = "if (mask[i])\n"
+                                             "    for (long t = 0; t < (i * 7 + s) % 5; t++)\n"
+                                             "        KILN_EMIT(i + t * 3);",
+                                .preamble = "/* nothing */"),
             &a)))
         return;
     uint8_t *mask = malloc(n + 1);
@@ -31,7 +28,7 @@ static void check_emit(kiln_queue *q, const char *type, kiln_dtype d,
     kiln_array *M = NULL, *items = NULL, *offs = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_UINT8, 1, &n1, mask, &M));
     long s = 3;
-    kiln_arg args[2] = {KILN_ARG_ARRAY(M), KILN_ARG_I64(s)};
+    kiln_arg args[2] = { KILN_ARG_ARRAY(M), KILN_ARG_I64(s) };
     if (CHECK_OK(kiln_allocate_run(q, a, n, 2, args, &items, &offs))) {
         /* the reference */
         int64_t *want_off = malloc((n + 1) * 8);
@@ -73,46 +70,38 @@ static void check_emit(kiln_queue *q, const char *type, kiln_dtype d,
 static void check_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_allocate *a = (kiln_allocate *)1;
-    CHECK_STATUS(kiln_allocate_create(
-                     c,
-                     &KILN_ALLOCATE_DESC(.arguments = "const int *x",
-                                         .item_type = "struct pair",
-                                         .operation = "KILN_EMIT(x[i]);"),
-                     &a),
+    CHECK_STATUS(kiln_allocate_create(c,
+                                      &KILN_ALLOCATE_DESC(.arguments = "const int *x",
+                                                          .item_type = "struct pair",
+                                                          .operation = "KILN_EMIT(x[i]);"),
+                                      &a),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(a == NULL);
+    CHECK_STATUS(
+        kiln_allocate_create(c,
+                             &KILN_ALLOCATE_DESC(.arguments = "const int *x", .item_type = "int",
+                                                 .operation = "KILN_EMIT(x[i]) +;"),
+                             &a),
+        KILN_ERROR_BUILD);
     CHECK_STATUS(kiln_allocate_create(
-                     c,
-                     &KILN_ALLOCATE_DESC(.arguments = "const int *x",
-                                         .item_type = "int",
-                                         .operation = "KILN_EMIT(x[i]) +;"),
-                     &a),
-                 KILN_ERROR_BUILD);
-    CHECK_STATUS(kiln_allocate_create(
-                     c,
-                     &KILN_ALLOCATE_DESC(.arguments = "const int *x",
-                                         .item_type = "int"),
-                     &a),
+                     c, &KILN_ALLOCATE_DESC(.arguments = "const int *x", .item_type = "int"), &a),
                  KILN_ERROR_NULL_HANDLE);
-    kiln_allocate_desc zero = {0};
-    CHECK_STATUS(kiln_allocate_create(c, &zero, &a),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_OK(kiln_allocate_create(
-        c,
-        &KILN_ALLOCATE_DESC(.arguments = "const int *x", .item_type = "int",
-                            .operation = "KILN_EMIT(x[i]);"),
-        &a));
+    kiln_allocate_desc zero = { 0 };
+    CHECK_STATUS(kiln_allocate_create(c, &zero, &a), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(
+        kiln_allocate_create(c,
+                             &KILN_ALLOCATE_DESC(.arguments = "const int *x", .item_type = "int",
+                                                 .operation = "KILN_EMIT(x[i]);"),
+                             &a));
     kiln_array *X = NULL, *I = NULL, *O = NULL;
     size_t n = 4;
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, 0, NULL, NULL, &X));
     kiln_arg good = KILN_ARG_ARRAY(X);
-    CHECK_STATUS(kiln_allocate_run(q, a, n, 0, NULL, &I, &O),
-                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_allocate_run(q, a, n, 0, NULL, &I, &O), KILN_ERROR_KERNEL_ARGS);
     CHECK_STATUS(kiln_allocate_run(q, a, n, 1, &good, &I, &O),
                  KILN_ERROR_MISMATCH); /* float array for an int pointer */
     CHECK(I == NULL && O == NULL);
-    CHECK_STATUS(kiln_allocate_run(q, a, n, 1, &good, NULL, &O),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_allocate_run(q, a, n, 1, &good, NULL, &O), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_allocate_retain(a));
     kiln_allocate_release(a);
     kiln_allocate_release(a);
@@ -128,11 +117,11 @@ static void run(kiln_queue *q, void *user) {
     static const struct {
         const char *type;
         kiln_dtype d;
-    } types[] = {{"char", KILN_INT8},    {"uchar", KILN_UINT8},
-                 {"short", KILN_INT16},  {"ushort", KILN_UINT16},
-                 {"uint", KILN_UINT32},  {"long", KILN_INT64},
-                 {"ulong", KILN_UINT64}, {"float", KILN_FLOAT32},
-                 {"double", KILN_FLOAT64}};
+    } types[] = {
+        { "char", KILN_INT8 },     { "uchar", KILN_UINT8 },   { "short", KILN_INT16 },
+        { "ushort", KILN_UINT16 }, { "uint", KILN_UINT32 },   { "long", KILN_INT64 },
+        { "ulong", KILN_UINT64 },  { "float", KILN_FLOAT32 }, { "double", KILN_FLOAT64 }
+    };
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         check_emit(q, types[k].type, types[k].d, 100);
     check_errors(q);

@@ -49,8 +49,7 @@ static void run(kiln_queue *q, void *user) {
     for (size_t i = 0; i < n; i++)
         bad += hz[i] != ha[i] * 7;
     CHECK_MSG(bad == 0, "mul: %zu wrong", bad);
-    CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_MAX, z, a, 100.0, 0, NULL,
-                                      NULL));
+    CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_MAX, z, a, 100.0, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, hz));
     bad = 0;
     for (size_t i = 0; i < n; i++)
@@ -63,8 +62,7 @@ static void run(kiln_queue *q, void *user) {
         bad += fabsf(hz[i] - sqrtf(ha[i])) > 1e-6f * sqrtf(ha[i]);
     CHECK_MSG(bad == 0, "sqrt: %zu wrong", bad);
     CHECK_OK(kiln_array_empty(c, KILN_UINT8, 1, &n, &cmp));
-    CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_LT, cmp, a, 50.0, 0, NULL,
-                                      NULL));
+    CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_LT, cmp, a, 50.0, 0, NULL, NULL));
     uint8_t hc[1025];
     CHECK_OK(kiln_array_read(q, cmp, hc));
     bad = 0;
@@ -72,8 +70,7 @@ static void run(kiln_queue *q, void *user) {
         bad += hc[i] != (ha[i] < 50);
     CHECK_MSG(bad == 0, "lt: %zu wrong", bad);
     /* integer division by zero gives 0, never a trap */
-    int32_t hi[5] = {7, -8, 9, 10, -2147483647 - 1}, hd[5] = {2, 0, -1, 3, -1},
-            ho[5];
+    int32_t hi[5] = { 7, -8, 9, 10, -2147483647 - 1 }, hd[5] = { 2, 0, -1, 3, -1 }, ho[5];
     size_t five = 5;
     kiln_array *ia = NULL, *id = NULL, *io = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &five, hi, &ia));
@@ -98,32 +95,27 @@ static void run(kiln_queue *q, void *user) {
         memset(hz, 0, sizeof hz);
         CHECK_OK(kiln_array_read(q2, o, hz));
         CHECK(memcmp(hz, ha, sizeof ha) == 0);
-        CHECK_STATUS(kiln_array_copy(q, o, a, 0, NULL, NULL),
-                     KILN_ERROR_MISMATCH);
+        CHECK_STATUS(kiln_array_copy(q, o, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
         kiln_array_release(o);
     }
     kiln_queue_release(q2);
     kiln_context_release(c2);
     /* reshape, bad input */
-    size_t s2[2] = {25, 41};
+    size_t s2[2] = { 25, 41 };
     kiln_array *r2 = NULL;
     CHECK_OK(kiln_array_reshape(a, 2, s2, &r2));
     kiln_array_info info;
     CHECK_OK(kiln_array_get_info(r2, &info));
     CHECK(info.ndim == 2 && info.shape[0] == 25 && info.strides[0] == 41);
-    size_t s3[2] = {25, 40};
+    size_t s3[2] = { 25, 40 };
     kiln_array *bad_view = NULL;
     CHECK_STATUS(kiln_array_reshape(a, 2, s3, &bad_view), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_reshape(v, 1, &n, &bad_view), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, z, a, ia, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, cmp, a, b, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_unary(q, KILN_OP_SQRT, io, ia, 0, NULL, NULL),
-                 KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, z, a, ia, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, cmp, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_unary(q, KILN_OP_SQRT, io, ia, 0, NULL, NULL), KILN_ERROR_UNSUPPORTED);
     kiln_slice zero_step = KILN_SLICE(0, 10, 0);
-    CHECK_STATUS(kiln_array_view(a, &zero_step, &bad_view),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_view(a, &zero_step, &bad_view), KILN_ERROR_INVALID_ARGUMENT);
     size_t four = 4;
     CHECK_STATUS(kiln_array_empty(c, (kiln_dtype)99, 1, &four, &bad_view),
                  KILN_ERROR_INVALID_ARGUMENT);
@@ -155,22 +147,19 @@ static int done(kiln_event *e) {
  * by a user event, nothing completes until it opens. */
 static void t_wait_lists(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    size_t n = 300, shape2[2] = {20, 15};
+    size_t n = 300, shape2[2] = { 20, 15 };
     kiln_event *gate = NULL, *ez = NULL, *ef = NULL, *ea = NULL;
     kiln_array *z = NULL, *f = NULL, *a = NULL;
     float seven = 7, hz[300], hf[300], ha[300];
     if (!CHECK_OK(kiln_event_create_user(c, &gate)))
         return;
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, shape2, 1, &gate, &ez, &z));
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, &seven, 1, &gate, &ef,
-                             &f));
-    CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 3.0, 2.0, 1, &gate, &ea,
-                               &a));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, &seven, 1, &gate, &ef, &f));
+    CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 3.0, 2.0, 1, &gate, &ea, &a));
     usleep(50 * 1000);
-    CHECK_MSG(!done(ez) && !done(ef) && !done(ea),
-              "a constructor ran before its wait list");
+    CHECK_MSG(!done(ez) && !done(ef) && !done(ea), "a constructor ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
-    kiln_event *all[3] = {ez, ef, ea};
+    kiln_event *all[3] = { ez, ef, ea };
     CHECK_OK(kiln_events_wait(3, all));
     CHECK_OK(kiln_array_read(q, z, hz));
     CHECK_OK(kiln_array_read(q, f, hf));
@@ -193,13 +182,11 @@ static void t_wait_lists(kiln_queue *q) {
         r[i] = -1;
     }
     kiln_event *ew = NULL, *er = NULL;
-    if (CHECK_OK(kiln_array_view(f, &every2, &v)) &&
-        CHECK_OK(kiln_event_create_user(c, &gate))) {
+    if (CHECK_OK(kiln_array_view(f, &every2, &v)) && CHECK_OK(kiln_event_create_user(c, &gate))) {
         CHECK_OK(kiln_array_write_async(q, v, w, 1, &gate, &ew));
         CHECK_OK(kiln_array_read_async(q, v, r, 1, &ew, &er));
         usleep(50 * 1000);
-        CHECK_MSG(!done(ew) && !done(er) && r[3] == -1,
-                  "a transfer ran before its wait list");
+        CHECK_MSG(!done(ew) && !done(er) && r[3] == -1, "a transfer ran before its wait list");
         CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
         CHECK_OK(kiln_event_wait(er));
         CHECK(memcmp(w, r, sizeof w) == 0);
@@ -214,20 +201,16 @@ static void t_wait_lists(kiln_queue *q) {
     /* a NULL wait list: the status, no array, no event */
     kiln_array *bad_a = (kiln_array *)&bad_a;
     kiln_event *bad_e = (kiln_event *)&bad_e;
-    CHECK_STATUS(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, 1, NULL, &bad_e,
-                                  &bad_a),
+    CHECK_STATUS(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, 1, NULL, &bad_e, &bad_a),
                  KILN_ERROR_NULL_HANDLE);
     CHECK(bad_a == NULL && bad_e == NULL);
     bad_a = (kiln_array *)&bad_a;
-    CHECK_STATUS(kiln_array_arange(q, KILN_FLOAT32, n, 0, 1, 1, NULL, NULL,
-                                   &bad_a),
+    CHECK_STATUS(kiln_array_arange(q, KILN_FLOAT32, n, 0, 1, 1, NULL, NULL, &bad_a),
                  KILN_ERROR_NULL_HANDLE);
     CHECK(bad_a == NULL);
-    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 1, &n, NULL, 0, NULL, NULL,
-                                 &bad_a),
+    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 1, &n, NULL, 0, NULL, NULL, &bad_a),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_zeros(NULL, KILN_FLOAT32, 1, &n, 0, NULL, NULL,
-                                  &bad_a),
+    CHECK_STATUS(kiln_array_zeros(NULL, KILN_FLOAT32, 1, &n, 0, NULL, NULL, &bad_a),
                  KILN_ERROR_NULL_HANDLE);
     kiln_array_release(z);
     kiln_array_release(f);
@@ -238,39 +221,33 @@ static void t_wait_lists(kiln_queue *q) {
 static void t_dims(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     CHECK(KILN_ARRAY_MAX_DIMS == 8);
-    size_t shape[9] = {2, 3, 4, 5, 1, 1, 1, 1, 1};
+    size_t shape[9] = { 2, 3, 4, 5, 1, 1, 1, 1, 1 };
     for (unsigned nd = 4; nd <= 8; nd++) {
         kiln_array *x = (kiln_array *)&x;
-        CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, nd, shape, &x),
-                     KILN_ERROR_UNSUPPORTED);
+        CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, nd, shape, &x), KILN_ERROR_UNSUPPORTED);
         CHECK(x == NULL);
-        CHECK_MSG(strstr(kiln_last_error_message(), "at most 3") != NULL,
-                  "%s", kiln_last_error_message());
+        CHECK_MSG(strstr(kiln_last_error_message(), "at most 3") != NULL, "%s",
+                  kiln_last_error_message());
     }
     kiln_array *x = NULL;
-    float host[120] = {0};
-    CHECK_STATUS(kiln_array_zeros(q, KILN_FLOAT32, 4, shape, 0, NULL, NULL,
-                                  &x),
+    float host[120] = { 0 };
+    CHECK_STATUS(kiln_array_zeros(q, KILN_FLOAT32, 4, shape, 0, NULL, NULL, &x),
                  KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 5, shape, host, 0, NULL,
-                                 NULL, &x),
+    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 5, shape, host, 0, NULL, NULL, &x),
                  KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_array_from_host(c, KILN_FLOAT32, 4, shape, host, &x),
-                 KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_array_from_host(c, KILN_FLOAT32, 4, shape, host, &x), KILN_ERROR_UNSUPPORTED);
     /* not a count at all: invalid, as before */
-    CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, 9, shape, &x),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, 0, shape, &x),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, 9, shape, &x), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_empty(c, KILN_FLOAT32, 0, shape, &x), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(x == NULL);
     /* a 3-D array is fine; a reshape to 4-D is not */
     kiln_array *a3 = NULL, *v = NULL;
     if (!CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 3, shape, host, &a3)))
         return;
-    size_t flat[4] = {2, 3, 2, 2};
+    size_t flat[4] = { 2, 3, 2, 2 };
     CHECK_STATUS(kiln_array_reshape(a3, 4, flat, &v), KILN_ERROR_UNSUPPORTED);
     CHECK(v == NULL);
-    CHECK_OK(kiln_array_reshape(a3, 1, (size_t[]){24}, &v));
+    CHECK_OK(kiln_array_reshape(a3, 1, (size_t[]){ 24 }, &v));
     kiln_array_release(v);
     /* swapaxes: a dimension outside the array */
     CHECK_STATUS(kiln_array_swapaxes(a3, 0, 3, &v), KILN_ERROR_OUT_OF_RANGE);
@@ -282,9 +259,9 @@ static void t_dims(kiln_queue *q) {
     kiln_array_info info;
     memset(&info, 0xab, sizeof info);
     CHECK_OK(kiln_array_get_info(v, &info));
-    CHECK(info.ndim == 3 && info.shape[0] == 4 && info.shape[2] == 2 &&
-          info.strides[0] == 1 && info.strides[2] == 12 && !info.contiguous &&
-          info.size == 24 && info.dtype == KILN_FLOAT32);
+    CHECK(info.ndim == 3 && info.shape[0] == 4 && info.shape[2] == 2 && info.strides[0] == 1 &&
+          info.strides[2] == 12 && !info.contiguous && info.size == 24 &&
+          info.dtype == KILN_FLOAT32);
     int unused_ok = 1;
     for (unsigned d = 3; d < KILN_ARRAY_MAX_DIMS; d++)
         unused_ok &= info.shape[d] == 1 && info.strides[d] == 0;
@@ -296,11 +273,9 @@ static void t_dims(kiln_queue *q) {
     memset(&big, 0xab, sizeof big);
     CHECK_OK((kiln_array_get_info)(a3, &big.info, sizeof big));
     CHECK(big.info.contiguous == 1 && big.later[0] == 0 && big.later[1] == 0);
-    CHECK_STATUS((kiln_array_get_info)(a3, &info, 16),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS((kiln_array_get_info)(a3, &info, 16), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(kiln_last_error_message(), "kiln_array_get_info macro"));
-    CHECK_STATUS((kiln_array_get_info)(a3, &info, 0),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS((kiln_array_get_info)(a3, &info, 0), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_array_get_info(NULL, &info), KILN_ERROR_NULL_HANDLE);
     kiln_array_release(v);
     kiln_array_release(a3);

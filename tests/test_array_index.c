@@ -11,9 +11,8 @@
 #include "harness.h"
 #include "toolkit_ref.h"
 
-static const kiln_dtype index_dtypes[8] = {
-    KILN_INT8,  KILN_UINT8,  KILN_INT16, KILN_UINT16,
-    KILN_INT32, KILN_UINT32, KILN_INT64, KILN_UINT64};
+static const kiln_dtype index_dtypes[8] = { KILN_INT8,  KILN_UINT8,  KILN_INT16, KILN_UINT16,
+                                            KILN_INT32, KILN_UINT32, KILN_INT64, KILN_UINT64 };
 
 /* The index value v stored in dtype it (clamped to what it can hold). */
 static int64_t store_index(kiln_dtype it, void *p, size_t k, int64_t v) {
@@ -23,7 +22,7 @@ static int64_t store_index(kiln_dtype it, void *p, size_t k, int64_t v) {
         v = (int64_t)lo;
     if ((double)v >= hi)
         v = (int64_t)(hi - 1);
-    tr_store(it, p, k, (tr_val){v, (uint64_t)v, 0});
+    tr_store(it, p, k, (tr_val){ v, (uint64_t)v, 0 });
     return v;
 }
 
@@ -47,12 +46,12 @@ static int event_ok(kiln_event *e) {
 
 /* take of n indices (dtype it) from na elements of dtype d. bad: one index
  * out of range (KILN_INDEX_ERROR must then fail). */
-static void check_take(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na,
-                       size_t n, kiln_index_mode mode, int bad, int strided) {
+static void check_take(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na, size_t n,
+                       kiln_index_mode mode, int bad, int strided) {
     kiln_context *c = kiln_queue_context(q);
     size_t ma = strided ? 2 * na : na;
-    char *ha = malloc(ma * 8 + 8), *hi = malloc(n * 8 + 8),
-         *got = malloc(n * 8 + 8), *want = malloc(n * 8 + 8);
+    char *ha = malloc(ma * 8 + 8), *hi = malloc(n * 8 + 8), *got = malloc(n * 8 + 8),
+         *want = malloc(n * 8 + 8);
     int64_t *ix = malloc((n + 1) * sizeof *ix);
     for (size_t k = 0; k < ma; k++)
         tr_random(d, ha, k, 0);
@@ -79,22 +78,22 @@ static void check_take(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na,
     for (size_t k = 0; k < n; k++) {
         int64_t j = resolve(ix[k], (int64_t)na, mode);
         any_bad |= j < 0;
-        tr_val v = j < 0 ? (tr_val){0, 0, 0}
-                         : tr_load(d, ha, (size_t)j * (strided ? 2 : 1));
+        tr_val v = j < 0 ? (tr_val){ 0, 0, 0 } : tr_load(d, ha, (size_t)j * (strided ? 2 : 1));
         tr_store(d, want, k, v);
     }
     if (CHECK_OK(kiln_array_take(q, O, AV, I, mode, 0, NULL, &e))) {
         int ok = event_ok(e);
-        CHECK_MSG(ok == !any_bad, "take %s[%s] mode %d: event %s, %s bad "
-                  "index", kiln_dtype_name(d), kiln_dtype_name(it), (int)mode,
-                  ok ? "ok" : "failed", any_bad ? "a" : "no");
+        CHECK_MSG(ok == !any_bad,
+                  "take %s[%s] mode %d: event %s, %s bad "
+                  "index",
+                  kiln_dtype_name(d), kiln_dtype_name(it), (int)mode, ok ? "ok" : "failed",
+                  any_bad ? "a" : "no");
         CHECK_OK(kiln_array_read(q, O, got));
         int wrong = 0;
         for (size_t k = 0; k < n; k++)
             wrong += !tr_same(d, got, want, k);
-        CHECK_MSG(wrong == 0, "take %s[%s] na=%zu n=%zu mode %d: %d wrong",
-                  kiln_dtype_name(d), kiln_dtype_name(it), na, n, (int)mode,
-                  wrong);
+        CHECK_MSG(wrong == 0, "take %s[%s] na=%zu n=%zu mode %d: %d wrong", kiln_dtype_name(d),
+                  kiln_dtype_name(it), na, n, (int)mode, wrong);
     }
     kiln_array_release(A);
     kiln_array_release(AV);
@@ -108,14 +107,12 @@ static void check_take(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na,
 }
 
 /* put of n values at random (repeating) indices of na elements. */
-static void check_put(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na,
-                      size_t n, kiln_index_mode mode, kiln_put_mode put,
-                      int one_value) {
+static void check_put(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na, size_t n,
+                      kiln_index_mode mode, kiln_put_mode put, int one_value) {
     kiln_context *c = kiln_queue_context(q);
     size_t nv = one_value ? 1 : n;
-    char *ha = malloc(na * 8 + 8), *hv = malloc(nv * 8 + 8),
-         *hi = malloc(n * 8 + 8), *got = malloc(na * 8 + 8),
-         *want = malloc(na * 8 + 8);
+    char *ha = malloc(na * 8 + 8), *hv = malloc(nv * 8 + 8), *hi = malloc(n * 8 + 8),
+         *got = malloc(na * 8 + 8), *want = malloc(na * 8 + 8);
     int64_t *ix = malloc((n + 1) * sizeof *ix);
     /* small integer values: float adds are exact in any order */
     for (size_t k = 0; k < na; k++)
@@ -161,9 +158,8 @@ static void check_put(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na,
     kiln_event *e = NULL;
     if (CHECK_OK(kiln_array_put(q, A, I, V, mode, put, 0, NULL, &e))) {
         int ok = event_ok(e);
-        CHECK_MSG(ok == !any_bad, "put %s[%s] mode %d: event %s",
-                  kiln_dtype_name(d), kiln_dtype_name(it), (int)mode,
-                  ok ? "ok" : "failed");
+        CHECK_MSG(ok == !any_bad, "put %s[%s] mode %d: event %s", kiln_dtype_name(d),
+                  kiln_dtype_name(it), (int)mode, ok ? "ok" : "failed");
         CHECK_OK(kiln_array_read(q, A, got));
         int wrong = 0;
         for (size_t k = 0; k < na; k++) {
@@ -173,18 +169,15 @@ static void check_put(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na,
              * index dtypes clamp to repeats) holds one of their values,
              * which one depends on scheduling (docs/algorithms.md) */
             int one_of = 0;
-            for (size_t m = 0; put == KILN_PUT_ASSIGN && !one_of && m < n;
-                 m++)
+            for (size_t m = 0; put == KILN_PUT_ASSIGN && !one_of && m < n; m++)
                 if (resolve(ix[m], (int64_t)na, mode) == (int64_t)k) {
                     tr_store(d, want, k, tr_load(d, hv, one_value ? 0 : m));
                     one_of = tr_same(d, got, want, k);
                 }
             wrong += !one_of;
         }
-        CHECK_MSG(wrong == 0,
-                  "put %d %s[%s] na=%zu n=%zu mode %d one=%d: %d wrong",
-                  (int)put, kiln_dtype_name(d), kiln_dtype_name(it), na, n,
-                  (int)mode, one_value, wrong);
+        CHECK_MSG(wrong == 0, "put %d %s[%s] na=%zu n=%zu mode %d one=%d: %d wrong", (int)put,
+                  kiln_dtype_name(d), kiln_dtype_name(it), na, n, (int)mode, one_value, wrong);
     }
     kiln_array_release(A);
     kiln_array_release(V);
@@ -204,21 +197,19 @@ static int truthy(kiln_dtype d, const void *p, size_t k) {
 
 /* a[mask] = value / values on a (rows, cols) array; transposed views for
  * strided: a and mask are then strided views. */
-static void check_mask(kiln_queue *q, kiln_dtype d, kiln_dtype md,
-                       size_t rows, size_t cols, int strided, int one,
-                       int extra) {
+static void check_mask(kiln_queue *q, kiln_dtype d, kiln_dtype md, size_t rows, size_t cols,
+                       int strided, int one, int extra) {
     kiln_context *c = kiln_queue_context(q);
-    size_t n = rows * cols, shape[2] = {rows, cols}, tshape[2] = {cols, rows};
-    char *ha = malloc(n * 8 + 8), *hm = malloc(n * 8 + 8),
-         *hv = malloc(n * 8 + 16), *got = malloc(n * 8 + 8),
-         *want = malloc(n * 8 + 8);
+    size_t n = rows * cols, shape[2] = { rows, cols }, tshape[2] = { cols, rows };
+    char *ha = malloc(n * 8 + 8), *hm = malloc(n * 8 + 8), *hv = malloc(n * 8 + 16),
+         *got = malloc(n * 8 + 8), *want = malloc(n * 8 + 8);
     for (size_t k = 0; k < n; k++) {
         tr_random(d, ha, k, 0);
         tr_random(md, hm, k, 1);
     }
     if (tr_is_float(md) && n > 2) {
-        tr_store(md, hm, 0, (tr_val){0, 0, NAN});
-        tr_store(md, hm, 1, (tr_val){0, 0, -0.0});
+        tr_store(md, hm, 0, (tr_val){ 0, 0, NAN });
+        tr_store(md, hm, 1, (tr_val){ 0, 0, -0.0 });
     }
     /* C order of the logical array: element (r, c) of the view */
     size_t count = 0;
@@ -262,16 +253,14 @@ static void check_mask(kiln_queue *q, kiln_dtype d, kiln_dtype md,
                          : kiln_array_mask_assign(q, AV, MV, V, 0, NULL, &e);
     if (CHECK_OK(st)) {
         int ok = event_ok(e);
-        CHECK_MSG(ok == (extra == 0), "mask %s/%s extra %d: event %s",
-                  kiln_dtype_name(d), kiln_dtype_name(md), extra,
-                  ok ? "ok" : "failed");
+        CHECK_MSG(ok == (extra == 0), "mask %s/%s extra %d: event %s", kiln_dtype_name(d),
+                  kiln_dtype_name(md), extra, ok ? "ok" : "failed");
         CHECK_OK(kiln_array_read(q, A, got));
         int wrong = 0;
         for (size_t k = 0; k < n; k++)
             wrong += !tr_same(d, got, want, k);
-        CHECK_MSG(wrong == 0, "mask %s %s/%s %zux%zu strided %d: %d wrong",
-                  one ? "fill" : "assign", kiln_dtype_name(d),
-                  kiln_dtype_name(md), rows, cols, strided, wrong);
+        CHECK_MSG(wrong == 0, "mask %s %s/%s %zux%zu strided %d: %d wrong", one ? "fill" : "assign",
+                  kiln_dtype_name(d), kiln_dtype_name(md), rows, cols, strided, wrong);
     }
     kiln_array_release(A);
     kiln_array_release(M);
@@ -296,13 +285,10 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s0, &e0));
     kiln_event *e = NULL;
     /* float indices */
-    CHECK_STATUS(kiln_array_take(q, o, f, f, KILN_INDEX_CLIP, 0, NULL, &e),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_take(q, o, f, f, KILN_INDEX_CLIP, 0, NULL, &e), KILN_ERROR_MISMATCH);
     /* out of another dtype / shape */
-    CHECK_STATUS(kiln_array_take(q, i, f, i, KILN_INDEX_CLIP, 0, NULL, &e),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_take(q, o, f, i4, KILN_INDEX_CLIP, 0, NULL, &e),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_take(q, i, f, i, KILN_INDEX_CLIP, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_take(q, o, f, i4, KILN_INDEX_CLIP, 0, NULL, &e), KILN_ERROR_MISMATCH);
     /* KILN_INDEX_ERROR needs the event it reports through */
     CHECK_STATUS(kiln_array_take(q, o, f, i, KILN_INDEX_ERROR, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
@@ -315,16 +301,13 @@ static void check_errors(kiln_queue *q) {
     if (CHECK_OK(kiln_array_take(q, o, e0, i, KILN_INDEX_ERROR, 0, NULL, &e)))
         CHECK(!event_ok(e));
     /* put: values of another dtype or count */
-    CHECK_STATUS(kiln_array_put(q, f, i, i, KILN_INDEX_CLIP, KILN_PUT_ASSIGN,
-                                0, NULL, &e),
+    CHECK_STATUS(kiln_array_put(q, f, i, i, KILN_INDEX_CLIP, KILN_PUT_ASSIGN, 0, NULL, &e),
                  KILN_ERROR_MISMATCH);
     kiln_array *f4 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &s4, 0, NULL, NULL, &f4));
-    CHECK_STATUS(kiln_array_put(q, f, i, f4, KILN_INDEX_CLIP, KILN_PUT_ADD, 0,
-                                NULL, &e),
+    CHECK_STATUS(kiln_array_put(q, f, i, f4, KILN_INDEX_CLIP, KILN_PUT_ADD, 0, NULL, &e),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_put(q, f, i, f, KILN_INDEX_CLIP,
-                                (kiln_put_mode)9, 0, NULL, &e),
+    CHECK_STATUS(kiln_array_put(q, f, i, f, KILN_INDEX_CLIP, (kiln_put_mode)9, 0, NULL, &e),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* empty indices: nothing happens, the event completes */
     kiln_array *ie = NULL, *oe = NULL;
@@ -332,16 +315,12 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s0, &oe));
     if (CHECK_OK(kiln_array_take(q, oe, f, ie, KILN_INDEX_ERROR, 0, NULL, &e)))
         CHECK(event_ok(e));
-    if (CHECK_OK(kiln_array_put(q, f, ie, oe, KILN_INDEX_ERROR,
-                                KILN_PUT_ADD, 0, NULL, &e)))
+    if (CHECK_OK(kiln_array_put(q, f, ie, oe, KILN_INDEX_ERROR, KILN_PUT_ADD, 0, NULL, &e)))
         CHECK(event_ok(e));
     /* masks: another shape; a count check needs the event */
-    CHECK_STATUS(kiln_array_mask_fill(q, f, i4, &s3, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_mask_assign(q, f, i, f, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_mask_assign(q, f, i, i, 0, NULL, &e),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_mask_fill(q, f, i4, &s3, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_mask_assign(q, f, i, f, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_mask_assign(q, f, i, i, 0, NULL, &e), KILN_ERROR_MISMATCH);
     CHECK_OK(kiln_queue_finish(q));
     kiln_array_release(f);
     kiln_array_release(f4);
@@ -356,9 +335,8 @@ static void check_errors(kiln_queue *q) {
 static int has_int64_atomics(kiln_queue *q) {
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    return info.backend == KILN_BACKEND_CUDA ||
-           strstr(kiln_device_extensions(kiln_queue_device(q)),
-                  "cl_khr_int64_base_atomics") != NULL;
+    return info.backend == KILN_BACKEND_CUDA || strstr(kiln_device_extensions(kiln_queue_device(q)),
+                                                       "cl_khr_int64_base_atomics") != NULL;
 }
 
 static void run(kiln_queue *q, void *user) {
@@ -390,14 +368,11 @@ static void run(kiln_queue *q, void *user) {
     for (size_t s = 0; s < ns; s++) {
         size_t n = sizes[s];
         if (n)
-            check_take(q, KILN_FLOAT32, KILN_INT64, n, n, KILN_INDEX_WRAP, 0,
-                       s & 1);
+            check_take(q, KILN_FLOAT32, KILN_INT64, n, n, KILN_INDEX_WRAP, 0, s & 1);
         check_take(q, KILN_INT16, KILN_UINT32, 257, n, KILN_INDEX_CLIP, 0, 0);
         if (n)
-            check_put(q, KILN_UINT8, KILN_INT32, n / 4 + 1, n, KILN_INDEX_WRAP,
-                      KILN_PUT_ADD, 0);
-        check_put(q, KILN_FLOAT16, KILN_INT64, 300, n, KILN_INDEX_CLIP,
-                  KILN_PUT_ADD, 0);
+            check_put(q, KILN_UINT8, KILN_INT32, n / 4 + 1, n, KILN_INDEX_WRAP, KILN_PUT_ADD, 0);
+        check_put(q, KILN_FLOAT16, KILN_INT64, 300, n, KILN_INDEX_CLIP, KILN_PUT_ADD, 0);
         check_mask(q, KILN_INT32, KILN_UINT8, n, 1, 0, 0, 0);
     }
     /* a count of values that does not match the mask fails the event */

@@ -30,8 +30,7 @@ static int need(int ok, const char *what) {
     return ok;
 }
 
-static int make(kiln_queue *q, kiln_dtype d, size_t n, size_t off, int small,
-                lane_arr *a) {
+static int make(kiln_queue *q, kiln_dtype d, size_t n, size_t off, int small, lane_arr *a) {
     memset(a, 0, sizeof *a);
     a->d = d;
     a->n = n;
@@ -43,8 +42,7 @@ static int make(kiln_queue *q, kiln_dtype d, size_t n, size_t off, int small,
     for (size_t k = 0; k < total; k++)
         tr_random(d, a->host, k, small);
     kiln_slice s = KILN_SLICE((ptrdiff_t)off, (ptrdiff_t)(off + n), 1);
-    return CHECK_OK(kiln_array_from_host(kiln_queue_context(q), d, 1, &total,
-                                         a->host, &a->base)) &&
+    return CHECK_OK(kiln_array_from_host(kiln_queue_context(q), d, 1, &total, a->host, &a->base)) &&
            CHECK_OK(kiln_array_view(a->base, &s, &a->view));
 }
 
@@ -62,8 +60,7 @@ static tr_val at(const lane_arr *a, size_t i) {
 /* Reads the whole base array of out back and compares the view's elements
  * with want (n elements of out's dtype) and the rest with out's host data
  * (untouched). */
-static void compare(kiln_queue *q, const lane_arr *out, const char *want,
-                    const char *what) {
+static void compare(kiln_queue *q, const lane_arr *out, const char *want, const char *what) {
     size_t total = out->n + out->off + 1, es = kiln_dtype_size(out->d);
     char *got = malloc(total * es);
     if (!need(got != NULL, "host memory") || !CHECK_OK(kiln_array_read(q, out->base, got))) {
@@ -78,17 +75,15 @@ static void compare(kiln_queue *q, const lane_arr *out, const char *want,
         if (!ok && !bad++)
             first = k;
     }
-    CHECK_MSG(bad == 0,
-              "%s %s n=%zu out offset %zu: %zu wrong, first at base index %zu",
-              what, kiln_dtype_name(out->d), out->n, out->off, bad, first);
+    CHECK_MSG(bad == 0, "%s %s n=%zu out offset %zu: %zu wrong, first at base index %zu", what,
+              kiln_dtype_name(out->d), out->n, out->off, bad, first);
     free(got);
 }
 
 /* out = a OP b (dtypes da, db; out of the promoted dtype), offsets oa, ob,
  * oo; in place (out is a) when inplace and the dtypes allow. */
-static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da,
-                         kiln_dtype db, size_t n, const size_t off[3],
-                         int inplace) {
+static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_dtype db, size_t n,
+                         const size_t off[3], int inplace) {
     kiln_dtype p = kiln_promote_types(da, db);
     inplace = inplace && p == da;
     lane_arr A, B, O;
@@ -97,16 +92,13 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da,
     lane_arr *out = inplace ? &A : &O;
     char *want = malloc((n + 1) * kiln_dtype_size(p));
     if (ok && need(want != NULL, "host memory") &&
-        CHECK_OK(kiln_array_binary(q, op, out->view, A.view, B.view, 0, NULL,
-                                   NULL))) {
+        CHECK_OK(kiln_array_binary(q, op, out->view, A.view, B.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(p, want, i,
-                     tr_binary(op, p, tr_cast(da, p, at(&A, i)),
-                               tr_cast(db, p, at(&B, i))));
+                     tr_binary(op, p, tr_cast(da, p, at(&A, i)), tr_cast(db, p, at(&B, i))));
         char what[64];
-        snprintf(what, sizeof what, "binary op %d %s,%s%s", (int)op,
-                 kiln_dtype_name(da), kiln_dtype_name(db),
-                 inplace ? " in place" : "");
+        snprintf(what, sizeof what, "binary op %d %s,%s%s", (int)op, kiln_dtype_name(da),
+                 kiln_dtype_name(db), inplace ? " in place" : "");
         compare(q, out, want, what);
     }
     free(want);
@@ -118,8 +110,7 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da,
 
 /* out = a * 3 (binary_scalar), out = -a (unary), z = 2*a + b (axpy),
  * out = c ? a : b (where, c int8), fill with a's element 0; one dtype. */
-static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n,
-                             const size_t off[3]) {
+static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n, const size_t off[3]) {
     lane_arr A, B, C, O;
     size_t es = kiln_dtype_size(d);
     char *want = malloc((n + 1) * es);
@@ -127,17 +118,15 @@ static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n,
         !make(q, KILN_INT8, n, off[1], 1, &C) || !make(q, d, n, off[2], 0, &O) ||
         !need(want != NULL, "host memory"))
         goto out;
-    tr_val three = tr_cast(KILN_INT64, d, (tr_val){3, 3, 0});
-    tr_val two = tr_cast(KILN_INT64, d, (tr_val){2, 2, 0});
-    tr_val zero = {0, 0, 0};
-    if (CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_MUL, O.view, A.view, 3.0,
-                                          0, NULL, NULL))) {
+    tr_val three = tr_cast(KILN_INT64, d, (tr_val){ 3, 3, 0 });
+    tr_val two = tr_cast(KILN_INT64, d, (tr_val){ 2, 2, 0 });
+    tr_val zero = { 0, 0, 0 };
+    if (CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_MUL, O.view, A.view, 3.0, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(d, want, i, tr_binary(KILN_OP_MUL, d, at(&A, i), three));
         compare(q, &O, want, "binary_scalar mul");
     }
-    if (CHECK_OK(kiln_array_unary(q, KILN_OP_NEG, O.view, A.view, 0, NULL,
-                                  NULL))) {
+    if (CHECK_OK(kiln_array_unary(q, KILN_OP_NEG, O.view, A.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++) {
             tr_val x = at(&A, i), r = tr_binary(KILN_OP_SUB, d, zero, x);
             if (tr_is_float(d))
@@ -146,22 +135,17 @@ static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n,
         }
         compare(q, &O, want, "unary neg");
     }
-    if (CHECK_OK(kiln_array_axpy(q, O.view, 2.0, A.view, B.view, 0, NULL,
-                                 NULL))) {
+    if (CHECK_OK(kiln_array_axpy(q, O.view, 2.0, A.view, B.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
-            tr_store(d, want, i,
-                     tr_binary(KILN_OP_ADD, d,
-                               tr_binary(KILN_OP_MUL, d, two, at(&A, i)),
-                               at(&B, i)));
+            tr_store(
+                d, want, i,
+                tr_binary(KILN_OP_ADD, d, tr_binary(KILN_OP_MUL, d, two, at(&A, i)), at(&B, i)));
         compare(q, &O, want, "axpy");
     }
-    if (CHECK_OK(kiln_array_where(q, O.view, C.view, A.view, B.view, 0, NULL,
-                                  NULL))) {
+    if (CHECK_OK(kiln_array_where(q, O.view, C.view, A.view, B.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             memcpy(want + i * es,
-                   (at(&C, i).i ? A.host + (A.off + i) * es
-                                : B.host + (B.off + i) * es),
-                   es);
+                   (at(&C, i).i ? A.host + (A.off + i) * es : B.host + (B.off + i) * es), es);
         compare(q, &O, want, "where");
     }
     if (CHECK_OK(kiln_array_fill(q, O.view, A.host, 0, NULL, NULL))) {
@@ -179,8 +163,8 @@ out:
 
 /* out = a.astype(to) (the per-element kernel; float32 sources at offsets
  * that are multiples of 4 take astype's own vector kernel on GPUs). */
-static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
-                         size_t n, const size_t off[3]) {
+static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to, size_t n,
+                         const size_t off[3]) {
     lane_arr A, O;
     char *want = malloc((n + 1) * kiln_dtype_size(to));
     if (make(q, from, n, off[0], 0, &A) && make(q, to, n, off[2], 0, &O) &&
@@ -200,20 +184,18 @@ static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
 /* sum, max, any of a and dot(a, b) on small values (integers of
  * -4..4: float sums stay exact, so the order of the additions does not
  * matter; integer sums wrap in the result dtype). */
-static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n,
-                         const size_t off[3]) {
+static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n, const size_t off[3]) {
     lane_arr A, B;
     if (!make(q, d, n, off[0], 1, &A) || !make(q, d, n, off[1], 1, &B)) {
         drop(&A);
         drop(&B);
         return;
     }
-    static const kiln_reduce_op ops[3] = {KILN_REDUCE_SUM, KILN_REDUCE_MAX,
-                                          KILN_REDUCE_ANY};
+    static const kiln_reduce_op ops[3] = { KILN_REDUCE_SUM, KILN_REDUCE_MAX, KILN_REDUCE_ANY };
     for (int k = 0; k < 4; k++) {
         kiln_reduce_op op = k < 3 ? ops[k] : KILN_REDUCE_SUM;
         kiln_dtype rd = kiln_reduce_result_dtype(op, d);
-        tr_val acc = {0, 0, 0};
+        tr_val acc = { 0, 0, 0 };
         if (op == KILN_REDUCE_MAX) {
             acc = tr_cast(d, rd, at(&A, 0));
             if (n == 0)
@@ -230,21 +212,23 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n,
             else if (tr_is_float(d)      ? at(&A, i).f != 0
                      : tr_is_unsigned(d) ? at(&A, i).u != 0
                                          : at(&A, i).i != 0)
-                acc = (tr_val){1, 1, 1};
+                acc = (tr_val){ 1, 1, 1 };
         }
-        char got[16] = {0}, want[16] = {0};
+        char got[16] = { 0 }, want[16] = { 0 };
         tr_store(rd, want, 0, acc);
-        kiln_status st = k == 3 ? kiln_array_dot(q, A.view, B.view, got)
-                                : kiln_array_reduce(q, op, A.view, got);
+        kiln_status st =
+            k == 3 ? kiln_array_dot(q, A.view, B.view, got) : kiln_array_reduce(q, op, A.view, got);
         if (CHECK_OK(st))
             CHECK_MSG(tr_same(rd, got, want, 0),
                       "%s of %s n=%zu offsets %zu,%zu: got %.17g/%lld want "
                       "%.17g/%lld",
-                      k == 3 ? "dot" : op == KILN_REDUCE_SUM ? "sum"
-                               : op == KILN_REDUCE_MAX ? "max" : "any",
-                      kiln_dtype_name(d), n, off[0], off[1],
-                      tr_load(rd, got, 0).f, (long long)tr_load(rd, got, 0).i,
-                      tr_load(rd, want, 0).f, (long long)tr_load(rd, want, 0).i);
+                      k == 3                  ? "dot"
+                      : op == KILN_REDUCE_SUM ? "sum"
+                      : op == KILN_REDUCE_MAX ? "max"
+                                              : "any",
+                      kiln_dtype_name(d), n, off[0], off[1], tr_load(rd, got, 0).f,
+                      (long long)tr_load(rd, got, 0).i, tr_load(rd, want, 0).f,
+                      (long long)tr_load(rd, want, 0).i);
     }
     drop(&A);
     drop(&B);
@@ -258,14 +242,15 @@ static void run(kiln_queue *q, void *user) {
      * output off, 2 (16 bytes for 8-byte types), 4 (16 bytes for 4-byte
      * types) */
     static const size_t offs[5][3] = {
-        {0, 0, 0}, {1, 1, 1}, {0, 0, 3}, {2, 2, 2}, {4, 0, 4}};
+        { 0, 0, 0 }, { 1, 1, 1 }, { 0, 0, 3 }, { 2, 2, 2 }, { 4, 0, 4 }
+    };
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 70000);
     sizes[ns++] = 300007; /* several quads a work-item on a CPU */
     /* mixed element sizes in one kernel: 1 -> 4, 2 -> 8, 2 with 4 -> 8 */
-    static const kiln_dtype mixed[][2] = {{KILN_INT8, KILN_FLOAT32},
-                                          {KILN_FLOAT16, KILN_FLOAT64},
-                                          {KILN_UINT16, KILN_INT32}};
+    static const kiln_dtype mixed[][2] = { { KILN_INT8, KILN_FLOAT32 },
+                                           { KILN_FLOAT16, KILN_FLOAT64 },
+                                           { KILN_UINT16, KILN_INT32 } };
     for (size_t k = 0; k < ns; k++) {
         for (int t = 0; t < TR_N; t++) {
             kiln_dtype d = tr_all[t];
@@ -280,13 +265,10 @@ static void run(kiln_queue *q, void *user) {
         }
         for (size_t m = 0; m < sizeof mixed / sizeof mixed[0]; m++)
             if (info.fp64 || mixed[m][1] != KILN_FLOAT64) {
-                check_binary(q, (k & 1) ? KILN_OP_MUL : KILN_OP_SUB,
-                             mixed[m][0], mixed[m][1], sizes[k],
-                             offs[k % 5], 0);
-                check_astype(q, mixed[m][1], mixed[m][0], sizes[k],
-                             offs[(k + m) % 5]);
-                check_astype(q, mixed[m][0], mixed[m][1], sizes[k],
-                             offs[(k + m + 1) % 5]);
+                check_binary(q, (k & 1) ? KILN_OP_MUL : KILN_OP_SUB, mixed[m][0], mixed[m][1],
+                             sizes[k], offs[k % 5], 0);
+                check_astype(q, mixed[m][1], mixed[m][0], sizes[k], offs[(k + m) % 5]);
+                check_astype(q, mixed[m][0], mixed[m][1], sizes[k], offs[(k + m + 1) % 5]);
             }
     }
 }

@@ -25,11 +25,9 @@
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
 
-static const kiln_dtype kDtypes[] = {KILN_INT8,   KILN_UINT8,  KILN_INT16,
-                                     KILN_UINT16, KILN_INT32,  KILN_UINT32,
-                                     KILN_INT64,  KILN_UINT64, KILN_FLOAT32,
-                                     KILN_FLOAT64, KILN_COMPLEX64,
-                                     KILN_COMPLEX128};
+static const kiln_dtype kDtypes[] = { KILN_INT8,    KILN_UINT8,   KILN_INT16,     KILN_UINT16,
+                                      KILN_INT32,   KILN_UINT32,  KILN_INT64,     KILN_UINT64,
+                                      KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128 };
 #define NDT (sizeof kDtypes / sizeof kDtypes[0])
 
 static char **g_src;
@@ -85,8 +83,7 @@ static size_t g_compiled;
 static int g_all; /* KILN_NVRTC_ALL=1 */
 
 static int dtype_wanted(kiln_dtype d) {
-    return g_all || d == KILN_INT8 || d == KILN_FLOAT32 ||
-           d == KILN_COMPLEX64;
+    return g_all || d == KILN_INT8 || d == KILN_FLOAT32 || d == KILN_COMPLEX64;
 }
 
 /* Rewrites the device defines of a source generated for another device to
@@ -94,12 +91,11 @@ static int dtype_wanted(kiln_dtype d) {
  * warp shuffles and __nanosleep. */
 static char *as_cuda_gpu(const char *src) {
     static const char *const from_to[][2] = {
-        {"#define KILN_CPU 1\n", "#define KILN_CPU 0\n"},
-        {"#define KILN_LOCAL_SIZE 1\n", "#define KILN_LOCAL_SIZE 256\n"},
-        {"#define KILN_CUDA_C 0\n", "#define KILN_CUDA_C 1\n"},
-        {"#define KILN_HAS_WARP_SHUFFLE 0\n",
-         "#define KILN_HAS_WARP_SHUFFLE 1\n"},
-        {"#define KILN_HAS_SLEEP 0\n", "#define KILN_HAS_SLEEP 1\n"},
+        { "#define KILN_CPU 1\n", "#define KILN_CPU 0\n" },
+        { "#define KILN_LOCAL_SIZE 1\n", "#define KILN_LOCAL_SIZE 256\n" },
+        { "#define KILN_CUDA_C 0\n", "#define KILN_CUDA_C 1\n" },
+        { "#define KILN_HAS_WARP_SHUFFLE 0\n", "#define KILN_HAS_WARP_SHUFFLE 1\n" },
+        { "#define KILN_HAS_SLEEP 0\n", "#define KILN_HAS_SLEEP 1\n" },
     };
     char *cur = replace(src, from_to[0][0], from_to[0][1]);
     for (size_t k = 1; cur && k < sizeof from_to / sizeof from_to[0]; k++) {
@@ -112,7 +108,7 @@ static char *as_cuda_gpu(const char *src) {
 
 /* The plan of a CUDA GPU like an H100 (kiln__plan_for_device's result). */
 static kiln__plan cuda_plan(void) {
-    kiln__plan plan = {0};
+    kiln__plan plan = { 0 };
     plan.cu = 132;
     plan.local = 256;
     plan.fp64 = 1;
@@ -152,19 +148,16 @@ static void compile_cuda(const char *src, const char *what) {
     memcpy(full, pre, pl);
     memcpy(full + pl, b, bl + 1);
     save_source(full, what);
-    static const unsigned ccs[] = {90, 80};
+    static const unsigned ccs[] = { 90, 80 };
     for (size_t k = 0; k < (g_all ? 2u : 1u); k++) {
         void *bin = NULL;
         size_t size = 0;
         int is_ptx = 0;
         char *log = NULL;
-        kiln_status st =
-            kiln__cuda_compile(full, NULL, ccs[k], &bin, &size, &is_ptx, &log);
-        CHECK_MSG(st == KILN_OK, "%s (sm_%u): %s", what, ccs[k],
-                  kiln_last_error_message());
+        kiln_status st = kiln__cuda_compile(full, NULL, ccs[k], &bin, &size, &is_ptx, &log);
+        CHECK_MSG(st == KILN_OK, "%s (sm_%u): %s", what, ccs[k], kiln_last_error_message());
         if (st != KILN_OK)
-            printf("--- log ---\n%s\n--- source ---\n%s\n",
-                   log ? log : "", b);
+            printf("--- log ---\n%s\n--- source ---\n%s\n", log ? log : "", b);
         g_compiled += st == KILN_OK;
         free(bin);
         free(log);
@@ -176,18 +169,15 @@ static void compile_cuda(const char *src, const char *what) {
 /* The array toolkit's kernels (include/kiln/toolkit.h) for a (1-D) and t
  * (2-D, strided): with once (an integer dtype) all of them, else only the
  * histogram whose edge type depends on the dtype (NVRTC time). */
-static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t,
-                            int once) {
+static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t, int once) {
     kiln_context *c = kiln_queue_context(q);
     /* the ops differ only in expressions: one plain, one struct each */
-    static const int axis_ops[] = {KILN_REDUCE_SUM, KILN_REDUCE_ARGMAX,
-                                   66 /* STD */};
-    for (size_t k = 0; once && t && k < sizeof axis_ops / sizeof axis_ops[0];
-         k++)
+    static const int axis_ops[] = { KILN_REDUCE_SUM, KILN_REDUCE_ARGMAX, 66 /* STD */ };
+    for (size_t k = 0; once && t && k < sizeof axis_ops / sizeof axis_ops[0]; k++)
         for (int ax = 0; ax < 2; ax++) {
             kiln_array *r = NULL;
-            (void)kiln_array_reduce_axis(q, (kiln_reduce_op)axis_ops[k], t,
-                                         ax, 0, 0, NULL, NULL, &r);
+            (void)kiln_array_reduce_axis(q, (kiln_reduce_op)axis_ops[k], t, ax, 0, 0, NULL, NULL,
+                                         &r);
             kiln_array_release(r);
         }
     kiln_array *h = NULL, *e = NULL, *w = NULL;
@@ -199,9 +189,8 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t,
     kiln_array_release(h);
     h = NULL;
     size_t n = kiln_array_size(a);
-    if (once && CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1,
-                                              (size_t[]){3},
-                                              (double[]){0, 1, 2}, &e)))
+    if (once && CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1, (size_t[]){ 3 },
+                                              (double[]){ 0, 1, 2 }, &e)))
         (void)kiln_array_histogram_edges(q, a, e, NULL, 0, NULL, NULL, &h);
     kiln_array_release(h);
     h = NULL;
@@ -209,8 +198,7 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t,
         (void)kiln_array_bincount(q, a, NULL, 4, &h);
     kiln_array_release(h);
     h = NULL;
-    static const kiln_dtype wds[] = {KILN_FLOAT32, KILN_FLOAT64, KILN_INT32,
-                                     KILN_INT64};
+    static const kiln_dtype wds[] = { KILN_FLOAT32, KILN_FLOAT64, KILN_INT32, KILN_INT64 };
     for (size_t k = 0; once && k < 4; k++) {
         if (CHECK_OK(kiln_array_zeros(q, wds[k], 1, &n, 0, NULL, NULL, &w)))
             (void)kiln_array_histogram(q, a, 16, 0, 1, w, 0, NULL, NULL, &h);
@@ -219,18 +207,16 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t,
         h = w = NULL;
     }
     kiln_array_release(e);
-    static const kiln_dtype vds[] = {KILN_INT32, KILN_UINT32, KILN_FLOAT32};
+    static const kiln_dtype vds[] = { KILN_INT32, KILN_UINT32, KILN_FLOAT32 };
     for (size_t k = 0; once && k < 3; k++) {
         kiln_hash_table *ht = NULL;
         kiln_array *keys = NULL, *vals = NULL;
         if (CHECK_OK(kiln_hash_table_create(q, 8, KILN_UINT32, vds[k], &ht)) &&
-            CHECK_OK(kiln_array_arange(q, KILN_UINT32, 4, 0, 1, 0, NULL, NULL,
-                                       &keys)) &&
-            CHECK_OK(kiln_array_zeros(q, vds[k], 1, (size_t[]){4}, 0, NULL,
-                                      NULL, &vals))) {
+            CHECK_OK(kiln_array_arange(q, KILN_UINT32, 4, 0, 1, 0, NULL, NULL, &keys)) &&
+            CHECK_OK(kiln_array_zeros(q, vds[k], 1, (size_t[]){ 4 }, 0, NULL, NULL, &vals))) {
             CHECK_OK(kiln_hash_table_add(q, ht, keys, vals));
-            CHECK_OK(kiln_hash_table_lookup(q, ht, keys, vals, &(uint32_t){0},
-                                            NULL, 0, NULL, NULL));
+            CHECK_OK(
+                kiln_hash_table_lookup(q, ht, keys, vals, &(uint32_t){ 0 }, NULL, 0, NULL, NULL));
             CHECK_OK(kiln_hash_table_erase(q, ht, keys, 0, NULL, NULL));
         }
         kiln_array_release(keys);
@@ -238,15 +224,13 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t,
         kiln_hash_table_release(ht);
     }
     kiln_allocate *al = NULL;
-    if (once && CHECK_OK(kiln_allocate_create(
-                    c,
-                    &KILN_ALLOCATE_DESC(.arguments = "const uint *x",
-                                        .item_type = "uint",
-                                        .operation = "KILN_EMIT(x[i]);"),
-                    &al))) {
+    if (once && CHECK_OK(kiln_allocate_create(c,
+                                              &KILN_ALLOCATE_DESC(.arguments = "const uint *x",
+                                                                  .item_type = "uint",
+                                                                  .operation = "KILN_EMIT(x[i]);"),
+                                              &al))) {
         kiln_array *x = NULL, *it = NULL, *of = NULL;
-        if (CHECK_OK(kiln_array_zeros(q, KILN_UINT32, 1, (size_t[]){3}, 0,
-                                      NULL, NULL, &x))) {
+        if (CHECK_OK(kiln_array_zeros(q, KILN_UINT32, 1, (size_t[]){ 3 }, 0, NULL, NULL, &x))) {
             kiln_arg arg = KILN_ARG_ARRAY(x);
             CHECK_OK(kiln_allocate_run(q, al, 3, 1, &arg, &it, &of));
         }
@@ -265,11 +249,10 @@ static void run_ops(kiln_queue *q) {
         kiln_dtype dt = kDtypes[d];
         if (!dtype_wanted(dt))
             continue;
-        size_t shape[2] = {2, 3}, n = 6;
+        size_t shape[2] = { 2, 3 }, n = 6;
         kiln_array *a = NULL, *b = NULL, *o = NULL, *t = NULL, *ot = NULL;
         if (!CHECK_OK(kiln_array_zeros(q, dt, 1, &n, 0, NULL, NULL, &a)) ||
-            !CHECK_OK(kiln_array_full(q, dt, 1, &n, (uint64_t[2]){0, 0}, 0, NULL,
-                                      NULL, &b)) ||
+            !CHECK_OK(kiln_array_full(q, dt, 1, &n, (uint64_t[2]){ 0, 0 }, 0, NULL, NULL, &b)) ||
             !CHECK_OK(kiln_array_empty(c, dt, 1, &n, &o)))
             goto done;
         kiln_array *m = NULL;
@@ -277,16 +260,13 @@ static void run_ops(kiln_queue *q) {
             CHECK_OK(kiln_array_swapaxes(m, 0, 1, &t)); /* strided */
             kiln_array_release(m);
         }
-        if (CHECK_OK(kiln_array_empty(c, dt, 2, (size_t[]){3, 2}, &ot)))
+        if (CHECK_OK(kiln_array_empty(c, dt, 2, (size_t[]){ 3, 2 }, &ot)))
             (void)0;
         for (int op = KILN_OP_ADD; op <= KILN_OP_GE; op++) {
-            (void)kiln_array_binary(q, (kiln_binary_op)op, o, a, b, 0, NULL,
-                                    NULL);
-            (void)kiln_array_binary_scalar(q, (kiln_binary_op)op, o, a, 3.0, 0,
-                                           NULL, NULL);
+            (void)kiln_array_binary(q, (kiln_binary_op)op, o, a, b, 0, NULL, NULL);
+            (void)kiln_array_binary_scalar(q, (kiln_binary_op)op, o, a, 3.0, 0, NULL, NULL);
             if (t && ot)
-                (void)kiln_array_binary(q, (kiln_binary_op)op, ot, t, t, 0,
-                                        NULL, NULL);
+                (void)kiln_array_binary(q, (kiln_binary_op)op, ot, t, t, 0, NULL, NULL);
         }
         for (int op = KILN_OP_NEG; op <= KILN_OP_COS; op++)
             (void)kiln_array_unary(q, (kiln_unary_op)op, o, a, 0, NULL, NULL);
@@ -302,12 +282,10 @@ static void run_ops(kiln_queue *q) {
             kiln_dtype pd = dt == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64;
             kiln_array *re = NULL, *h = NULL;
             if (CHECK_OK(kiln_array_empty(c, pd, 1, &n, &re))) {
-                CHECK_OK(kiln_array_unary(q, KILN_OP_ABS, re, a, 0, NULL,
-                                          NULL));
+                CHECK_OK(kiln_array_unary(q, KILN_OP_ABS, re, a, 0, NULL, NULL));
                 CHECK_OK(kiln_array_complex_cast(q, re, a, 0, NULL, NULL));
                 CHECK_OK(kiln_array_complex_cast(q, o, re, 0, NULL, NULL));
-                CHECK_OK(kiln_array_binary(q, KILN_OP_EQ, re, a, b, 0, NULL,
-                                           NULL));
+                CHECK_OK(kiln_array_binary(q, KILN_OP_EQ, re, a, b, 0, NULL, NULL));
             }
             if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &h)))
                 CHECK_OK(kiln_array_complex_cast(q, o, h, 0, NULL, NULL));
@@ -320,14 +298,12 @@ static void run_ops(kiln_queue *q) {
             if (!rd)
                 continue;
             unsigned char host[16];
-            (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, a, NULL, host,
-                                          0, NULL, NULL);
+            (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, a, NULL, host, 0, NULL, NULL);
             if (t)
-                (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, t, NULL,
-                                              host, 0, NULL, NULL);
+                (void)kiln_array_reduce_async(q, (kiln_reduce_op)op, t, NULL, host, 0, NULL, NULL);
             CHECK_OK(kiln_queue_finish(q)); /* host is read into */
         }
-        if (CHECK_OK(kiln_array_empty(c, dt, 1, (size_t[]){1}, &r))) {
+        if (CHECK_OK(kiln_array_empty(c, dt, 1, (size_t[]){ 1 }, &r))) {
             (void)kiln_array_dot_async(q, a, b, r, NULL, 0, NULL, NULL);
             (void)kiln_array_vdot_async(q, a, b, r, NULL, 0, NULL, NULL);
             (void)kiln_array_conj(q, o, a, 0, NULL, NULL);
@@ -357,8 +333,7 @@ static void run_toolkit(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     /* one of each kind of atomic add: sub-word CAS (int8, float16), a
      * 64-bit CAS (float64), 64-bit add (int64); the other ops once */
-    static const kiln_dtype add[] = {KILN_INT8, KILN_FLOAT16, KILN_FLOAT64,
-                                     KILN_INT64};
+    static const kiln_dtype add[] = { KILN_INT8, KILN_FLOAT16, KILN_FLOAT64, KILN_INT64 };
     size_t n = 6;
     kiln_array *idx = NULL, *m = NULL;
     kiln_event *e = NULL;
@@ -368,11 +343,10 @@ static void run_toolkit(kiln_queue *q) {
         kiln_array *a = NULL, *h = NULL, *o = NULL;
         if (!CHECK_OK(kiln_array_zeros(q, add[k], 1, &n, 0, NULL, NULL, &a)))
             continue;
-        (void)kiln_array_put(q, a, idx, a, KILN_INDEX_WRAP, KILN_PUT_ADD, 0,
-                             NULL, NULL);
+        (void)kiln_array_put(q, a, idx, a, KILN_INDEX_WRAP, KILN_PUT_ADD, 0, NULL, NULL);
         if (k == 0) {
-            (void)kiln_array_put(q, a, idx, a, KILN_INDEX_WRAP,
-                                 KILN_PUT_ASSIGN_LAST, 0, NULL, NULL);
+            (void)kiln_array_put(q, a, idx, a, KILN_INDEX_WRAP, KILN_PUT_ASSIGN_LAST, 0, NULL,
+                                 NULL);
             (void)kiln_array_mask_assign(q, a, m, a, 0, NULL, &e);
             kiln_event_release(e);
             e = NULL;
@@ -411,26 +385,23 @@ static const char *kAffPre =
     "KILN_FUNC big bigadd(big a, big b) { for (int k = 0; k < 6; k++) "
     "a.m[k] += b.m[k]; return a; }\n";
 
-static void scan_cuda(kiln_context *c, const kiln_scan_desc *d,
-                      const char *what) {
+static void scan_cuda(kiln_context *c, const kiln_scan_desc *d, const char *what) {
     kiln_scan *s = NULL;
     if (!CHECK_OK(kiln__scan_create_ex(c, d, 0, &s)))
         return;
     kiln__plan plan = cuda_plan();
     for (int strided = 0; strided < 2; strided++) {
-        kiln__sb sb = {0};
+        kiln__sb sb = { 0 };
         if (CHECK_OK(kiln__scan_source(s, strided, &plan, &sb))) {
-            CHECK_MSG(strstr(sb.p, "_onepass(") != NULL &&
-                          strstr(sb.p, "__shfl_") != NULL,
+            CHECK_MSG(strstr(sb.p, "_onepass(") != NULL && strstr(sb.p, "__shfl_") != NULL,
                       "%s: not the warp single-pass kernel", what);
             /* a tile's value rides in its status word up to 8 bytes: a
              * 64-bit word up to 4, a 16-byte one above */
             int packed = s->scan_size <= 4 ? 1 : s->scan_size <= 8 ? 2 : 0;
             char def[40];
             snprintf(def, sizeof def, "#define KILN_PACKED %d\n", packed);
-            CHECK_MSG(strstr(sb.p, def) != NULL,
-                      "%s: status words not packed as %d (%zu bytes)", what,
-                      packed, s->scan_size);
+            CHECK_MSG(strstr(sb.p, def) != NULL, "%s: status words not packed as %d (%zu bytes)",
+                      what, packed, s->scan_size);
             char w[160];
             snprintf(w, sizeof w, "%s%s", what, strided ? " (strided)" : "");
             compile_cuda(sb.p, w);
@@ -449,44 +420,39 @@ static void sel_cuda(kiln_context *c) {
         const char *bits, *pred;
         size_t size;
         int wide;
-    } k[] = {{"float", "kiln_a[i] > 0.5f", 4, 0},
-             {"uint", "i == 0 || kiln_a[i] != kiln_a[i - 1]", 4, 0},
-             {"uint", "i == 0 || kiln_a[i] != kiln_a[i - 1]", 4, 1},
-             {"double", "kiln_a[i] < 0.0", 8, 0},
-             {"uchar", "kiln_a[i] & 1", 1, 0}};
+    } k[] = { { "float", "kiln_a[i] > 0.5f", 4, 0 },
+              { "uint", "i == 0 || kiln_a[i] != kiln_a[i - 1]", 4, 0 },
+              { "uint", "i == 0 || kiln_a[i] != kiln_a[i - 1]", 4, 1 },
+              { "double", "kiln_a[i] < 0.0", 8, 0 },
+              { "uchar", "kiln_a[i] & 1", 1, 0 } };
     for (size_t j = 0; j < sizeof k / sizeof k[0]; j++) {
         char args[128], what[96];
-        snprintf(args, sizeof args,
-                 "const %s *kiln_a, %s *kiln_out, long *kiln_count", k[j].bits,
+        snprintf(args, sizeof args, "const %s *kiln_a, %s *kiln_out, long *kiln_count", k[j].bits,
                  k[j].bits);
-        kiln__sb pre = {0}, out = {0};
-        kiln__sel_functions(&pre, NULL, k[j].pred, 0,
-                            "kiln_out[out_index] = kiln_kept", NULL);
-        kiln_scan_desc d = kiln__sel_desc(k[j].wide, KILN__SEL_STORE, pre.p,
-                                          "kiln_copy_if", &out);
+        kiln__sb pre = { 0 }, out = { 0 };
+        kiln__sel_functions(&pre, NULL, k[j].pred, 0, "kiln_out[out_index] = kiln_kept", NULL);
+        kiln_scan_desc d = kiln__sel_desc(k[j].wide, KILN__SEL_STORE, pre.p, "kiln_copy_if", &out);
         /* the second and third compare neighbours' kept values, as
          * unique */
-        kiln__sel_keep keep = {k[j].bits, "kiln_a[i]",
-                               j == 1 || j == 2 ? "(i == 0) | (kiln_kept != "
-                                        "kiln_prev_kept)"
-                                      : NULL,
-                               k[j].size};
+        kiln__sel_keep keep = { k[j].bits, "kiln_a[i]",
+                                j == 1 || j == 2 ? "(i == 0) | (kiln_kept != "
+                                                   "kiln_prev_kept)"
+                                                 : NULL,
+                                k[j].size };
         kiln_scan *s = NULL;
-        if (CHECK_OK(kiln__sel_create(c, NULL, args, &d, k[j].pred, &keep,
-                                      KILN__SEL_COUNT, 0, &s))) {
+        if (CHECK_OK(
+                kiln__sel_create(c, NULL, args, &d, k[j].pred, &keep, KILN__SEL_COUNT, 0, &s))) {
             kiln__plan plan = cuda_plan();
-            kiln__sb sb = {0};
+            kiln__sb sb = { 0 };
             if (CHECK_OK(kiln__scan_source(s, 0, &plan, &sb))) {
-                CHECK_MSG(strstr(sb.p, "#define KILN_SCAN_KEEP 1") &&
-                              strstr(sb.p, "__shfl_"),
-                          "selection %zu: not the warp scan with kept values",
-                          j);
+                CHECK_MSG(strstr(sb.p, "#define KILN_SCAN_KEEP 1") && strstr(sb.p, "__shfl_"),
+                          "selection %zu: not the warp scan with kept values", j);
                 /* the count's store: once, in the lane with the last item */
                 CHECK_MSG(strstr(sb.p, "#define KILN_SCAN_LAST 1") &&
                               !strstr(sb.p, "if (i == n - 1)"),
                           "selection %zu: the count's store not apart", j);
-                snprintf(what, sizeof what, "selection keeping %s (%s)",
-                         k[j].bits, k[j].wide ? "long counts" : "int counts");
+                snprintf(what, sizeof what, "selection keeping %s (%s)", k[j].bits,
+                         k[j].wide ? "long counts" : "int counts");
                 compile_cuda(sb.p, what);
             }
             kiln__sb_free(&sb);
@@ -497,14 +463,13 @@ static void sel_cuda(kiln_context *c) {
     }
 }
 
-static void red_cuda(kiln_context *c, const kiln_reduction_desc *d,
-                     const char *what) {
+static void red_cuda(kiln_context *c, const kiln_reduction_desc *d, const char *what) {
     kiln_reduction *r = NULL;
     if (!CHECK_OK(kiln__reduction_create_ex(c, d, NULL, NULL, 0, 0, &r)))
         return;
     kiln__plan plan = cuda_plan();
     for (int strided = 0; strided < 2; strided++) {
-        kiln__sb sb = {0};
+        kiln__sb sb = { 0 };
         if (CHECK_OK(kiln__reduction_source(r, strided, &plan, &sb)))
             compile_cuda(sb.p, what);
         kiln__sb_free(&sb);
@@ -517,26 +482,23 @@ static void red_cuda(kiln_context *c, const kiln_reduction_desc *d,
  * text differs, float to half, saturating float to integer, integer to
  * float, integer wrapping. */
 static void astype_cuda(kiln_context *c) {
-    static const kiln_dtype pairs[][2] = {{KILN_FLOAT32, KILN_FLOAT16},
-                                          {KILN_FLOAT32, KILN_INT16},
-                                          {KILN_FLOAT32, KILN_UINT32},
-                                          {KILN_INT32, KILN_FLOAT32},
-                                          {KILN_UINT32, KILN_UINT16}};
+    static const kiln_dtype pairs[][2] = { { KILN_FLOAT32, KILN_FLOAT16 },
+                                           { KILN_FLOAT32, KILN_INT16 },
+                                           { KILN_FLOAT32, KILN_UINT32 },
+                                           { KILN_INT32, KILN_FLOAT32 },
+                                           { KILN_UINT32, KILN_UINT16 } };
     kiln__plan plan = cuda_plan();
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
         kiln_elementwise *ew = NULL;
-        if (!CHECK_OK(kiln__astype_vec_kernel(c, pairs[k][0], pairs[k][1],
-                                              &ew)))
+        if (!CHECK_OK(kiln__astype_vec_kernel(c, pairs[k][0], pairs[k][1], &ew)))
             continue;
-        kiln__sb sb = {0};
+        kiln__sb sb = { 0 };
         if (CHECK_OK(kiln__elementwise_source(ew, 0, &plan, &sb))) {
             CHECK_MSG(strstr(sb.p, "KILN_AST_LD4(") != NULL,
-                      "astype %s -> %s: not the vector kernel",
-                      kiln_dtype_name(pairs[k][0]),
+                      "astype %s -> %s: not the vector kernel", kiln_dtype_name(pairs[k][0]),
                       kiln_dtype_name(pairs[k][1]));
             char what[96];
-            snprintf(what, sizeof what, "astype vector %s -> %s",
-                     kiln_dtype_name(pairs[k][0]),
+            snprintf(what, sizeof what, "astype vector %s -> %s", kiln_dtype_name(pairs[k][0]),
                      kiln_dtype_name(pairs[k][1]));
             compile_cuda(sb.p, what);
         }
@@ -547,11 +509,10 @@ static void astype_cuda(kiln_context *c) {
 
 /* Checks that a generated source (status st) has the lanes path and
  * compiles it; frees it. */
-static void compile_lanes(kiln_status st, kiln__sb *sb, const char *kind,
-                          size_t k) {
+static void compile_lanes(kiln_status st, kiln__sb *sb, const char *kind, size_t k) {
     if (CHECK_OK(st)) {
-        CHECK_MSG(strstr(sb->p, "kiln_lanes_fn(") != NULL,
-                  "%s lanes case %zu: no lanes path", kind, k);
+        CHECK_MSG(strstr(sb->p, "kiln_lanes_fn(") != NULL, "%s lanes case %zu: no lanes path", kind,
+                  k);
         char what[64];
         snprintf(what, sizeof what, "%s lanes case %zu", kind, k);
         compile_cuda(sb->p, what);
@@ -564,22 +525,18 @@ static void compile_lanes(kiln_status st, kiln__sb *sb, const char *kind,
  * with 8 (4 bytes; two 16-byte accesses), 2 (8 bytes) with a scalar. */
 static void lanes_cuda(kiln_context *c) {
     static const char *const cases[][2] = {
-        {"float a, const float *x, const float *y, float *z",
-         "z[i] = a*x[i] + y[i]"},
-        {"const char *c, const double *x, double *z",
-         "z[i] = c[i] != 0 ? x[i] : -x[i]"},
-        {"const ushort *x, ushort s, ushort *z", "z[i] = x[i] ^ s"}};
+        { "float a, const float *x, const float *y, float *z", "z[i] = a*x[i] + y[i]" },
+        { "const char *c, const double *x, double *z", "z[i] = c[i] != 0 ? x[i] : -x[i]" },
+        { "const ushort *x, ushort s, ushort *z", "z[i] = x[i] ^ s" }
+    };
     kiln__plan plan = cuda_plan();
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         kiln_elementwise *ew = NULL;
-        if (!CHECK_OK(kiln__elementwise_cached_ex(c, cases[k][0], cases[k][1],
-                                                  "kiln_lanes_nvrtc", NULL,
-                                                  KILN__ELEMENTWISE_LANES,
-                                                  &ew)))
+        if (!CHECK_OK(kiln__elementwise_cached_ex(c, cases[k][0], cases[k][1], "kiln_lanes_nvrtc",
+                                                  NULL, KILN__ELEMENTWISE_LANES, &ew)))
             continue;
-        kiln__sb sb = {0};
-        compile_lanes(kiln__elementwise_source(ew, 0, &plan, &sb), &sb,
-                      "elementwise", k);
+        kiln__sb sb = { 0 };
+        compile_lanes(kiln__elementwise_source(ew, 0, &plan, &sb), &sb, "elementwise", k);
         kiln_elementwise_release(ew);
     }
 }
@@ -588,21 +545,22 @@ static void lanes_cuda(kiln_context *c) {
  * of float64, any of int8). */
 static void red_lanes_cuda(kiln_context *c) {
     static const char *const cases[][4] = {
-        {"const float *x", "float", "x[i]", "a+b"},
-        {"const double *x, const double *y", "double", "x[i]*y[i]", "a+b"},
-        {"const char *x", "uchar", "(uchar)(x[i] != 0)", "a | b"}};
+        { "const float *x", "float", "x[i]", "a+b" },
+        { "const double *x, const double *y", "double", "x[i]*y[i]", "a+b" },
+        { "const char *x", "uchar", "(uchar)(x[i] != 0)", "a | b" }
+    };
     kiln__plan plan = cuda_plan();
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        kiln_reduction_desc d = KILN_REDUCTION_DESC(
-            .arguments = cases[k][0], .out_type = cases[k][1], .neutral = "0",
-            .reduce = cases[k][3], .map = cases[k][2], .name = "kiln_red_lanes");
+        kiln_reduction_desc d =
+            KILN_REDUCTION_DESC(.arguments = cases[k][0], .out_type = cases[k][1], .neutral = "0",
+                                .reduce = cases[k][3], .map = cases[k][2],
+                                .name = "kiln_red_lanes");
         kiln_reduction *r = NULL;
         if (!CHECK_OK(kiln__reduction_create_ex(c, &d, NULL, NULL, 0, 0, &r)))
             continue;
         kiln__reduction_allow_lanes(r);
-        kiln__sb sb = {0};
-        compile_lanes(kiln__reduction_source(r, 0, &plan, &sb), &sb,
-                      "reduction", k);
+        kiln__sb sb = { 0 };
+        compile_lanes(kiln__reduction_source(r, 0, &plan, &sb), &sb, "reduction", k);
         kiln_reduction_release(r);
     }
 }
@@ -619,46 +577,43 @@ static void cuda_only(kiln_context *c) {
             int prod = v & 1, ex = v >> 1;
             if (!g_all && v != 0 && v != 3)
                 continue;
-            kiln_scan_desc d = KILN_SCAN_DESC(
-                args, t, 0, prod ? "1" : "0", prod ? "a*b" : "a+b", "x[i]",
-                ex ? "y[i] = prev_item" : "y[i] = item", NULL, NULL,
-                "kiln_cum");
+            kiln_scan_desc d =
+                KILN_SCAN_DESC(args, t, 0, prod ? "1" : "0", prod ? "a*b" : "a+b", "x[i]",
+                               ex ? "y[i] = prev_item" : "y[i] = item", NULL, NULL, "kiln_cum");
             snprintf(what, sizeof what, "cum%s %s%s", prod ? "prod" : "sum", t,
                      ex ? " exclusive" : "");
             scan_cuda(c, &d, what);
         }
     }
-    kiln_scan_desc aff =
-        KILN_SCAN_DESC("const uint *A, const uint *B, uint *OA, uint *OB, "
-                       "uint *PB",
-                       "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
-                       "OA[i] = item.a; OB[i] = item.b; PB[i] = "
-                       "prev_item.b",
-                       NULL, kAffPre, "affine");
+    kiln_scan_desc aff = KILN_SCAN_DESC("const uint *A, const uint *B, uint *OA, uint *OB, "
+                                        "uint *PB",
+                                        "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
+                                        "OA[i] = item.a; OB[i] = item.b; PB[i] = "
+                                        "prev_item.b",
+                                        NULL, kAffPre, "affine");
     scan_cuda(c, &aff, "affine");
     aff.arguments = "const uint *A, const uint *B, const uchar *F, uint *OA, "
                     "uint *OB, uint *PB";
     aff.segment_start = "F[i]";
     scan_cuda(c, &aff, "affine segmented");
-    kiln_scan_desc sh = KILN_SCAN_DESC(
-        "const short *x, const uchar *f, short *y", "short", 0, "0", "a+b",
-        "x[i]", "y[i] = item + prev_item", "f[i] != 0", NULL, "segshort");
+    kiln_scan_desc sh =
+        KILN_SCAN_DESC("const short *x, const uchar *f, short *y", "short", 0, "0", "a+b", "x[i]",
+                       "y[i] = item + prev_item", "f[i] != 0", NULL, "segshort");
     scan_cuda(c, &sh, "segmented short");
-    kiln_scan_desc v3 = KILN_SCAN_DESC(
-        "const double *x, double *y", "v3", 24, "v3mk(0)", "v3add(a, b)",
-        "v3mk(x[i])", "y[i] = item.y", NULL, kAffPre, "v3scan");
+    kiln_scan_desc v3 =
+        KILN_SCAN_DESC("const double *x, double *y", "v3", 24, "v3mk(0)", "v3add(a, b)",
+                       "v3mk(x[i])", "y[i] = item.y", NULL, kAffPre, "v3scan");
     scan_cuda(c, &v3, "24-byte struct");
-    kiln_scan_desc big = KILN_SCAN_DESC(
-        "const double *x, double *y", "big", 48, "bigmk(0)", "bigadd(a, b)",
-        "bigmk(x[i])", "y[i] = item.m[5]", "x[i] < 0", kAffPre, "bigscan");
+    kiln_scan_desc big =
+        KILN_SCAN_DESC("const double *x, double *y", "big", 48, "bigmk(0)", "bigadd(a, b)",
+                       "bigmk(x[i])", "y[i] = item.m[5]", "x[i] < 0", kAffPre, "bigscan");
     scan_cuda(c, &big, "48-byte struct segmented");
 
-    kiln_reduction_desc rd =
-        KILN_REDUCTION_DESC("const double *x", "v3", 24, "v3mk(0)",
-                            "v3add(a, b)", "v3mk(x[i])", kAffPre, "v3red");
+    kiln_reduction_desc rd = KILN_REDUCTION_DESC("const double *x", "v3", 24, "v3mk(0)",
+                                                 "v3add(a, b)", "v3mk(x[i])", kAffPre, "v3red");
     red_cuda(c, &rd, "reduction over a 24-byte struct");
-    kiln_reduction_desc rc = KILN_REDUCTION_DESC(
-        "const char *x", "char", 0, "0", "a+b", "x[i]", NULL, "charred");
+    kiln_reduction_desc rc =
+        KILN_REDUCTION_DESC("const char *x", "char", 0, "0", "a+b", "x[i]", NULL, "charred");
     red_cuda(c, &rc, "reduction over char");
     sel_cuda(c);
     astype_cuda(c);
@@ -672,13 +627,12 @@ static void cuda_only(kiln_context *c) {
  * OpenCL GPUs with forward progress, the three-phase one otherwise. */
 static void variant_choice(kiln_context *c) {
     kiln_scan_desc d =
-        KILN_SCAN_DESC(.arguments = "const int *x, int *y", .scan_type = "int",
-                       .neutral = "0", .scan = "a+b", .input = "x[i]",
-                       .output = "y[i] = item", .name = "choice");
+        KILN_SCAN_DESC(.arguments = "const int *x, int *y", .scan_type = "int", .neutral = "0",
+                       .scan = "a+b", .input = "x[i]", .output = "y[i] = item", .name = "choice");
     kiln_scan *s = NULL;
     if (!CHECK_OK(kiln__scan_create_ex(c, &d, 0, &s)))
         return;
-    kiln__plan cuda = cuda_plan(), ocl_gpu = {0}, slow = {0}, cpu = {0};
+    kiln__plan cuda = cuda_plan(), ocl_gpu = { 0 }, slow = { 0 }, cpu = { 0 };
     ocl_gpu.cu = 132;
     ocl_gpu.local = 256;
     ocl_gpu.opencl_c = 1;
@@ -690,20 +644,17 @@ static void variant_choice(kiln_context *c) {
     cpu.cu = 4;
     cpu.local = 1;
     cpu.opencl_c = 1;
-    static const char *const names[4] = {"CUDA GPU", "OpenCL GPU",
-                                         "OpenCL GPU without forward progress",
-                                         "CPU"};
-    const kiln__plan *plans[4] = {&cuda, &ocl_gpu, &slow, &cpu};
+    static const char *const names[4] = { "CUDA GPU", "OpenCL GPU",
+                                          "OpenCL GPU without forward progress", "CPU" };
+    const kiln__plan *plans[4] = { &cuda, &ocl_gpu, &slow, &cpu };
     for (int k = 0; k < 4; k++) {
-        kiln__sb sb = {0};
+        kiln__sb sb = { 0 };
         if (CHECK_OK(kiln__scan_source(s, 0, plans[k], &sb))) {
             int warp = strstr(sb.p, "__shfl_") != NULL;
             int onepass = strstr(sb.p, "_onepass(") != NULL;
-            CHECK_MSG(warp == (k == 0) && onepass == (k < 2),
-                      "%s: warp %d, single pass %d", names[k], warp,
-                      onepass);
-            CHECK_MSG(!strstr(sb.p, "KILN_BACKEND"), "%s: names a backend",
-                      names[k]);
+            CHECK_MSG(warp == (k == 0) && onepass == (k < 2), "%s: warp %d, single pass %d",
+                      names[k], warp, onepass);
+            CHECK_MSG(!strstr(sb.p, "KILN_BACKEND"), "%s: names a backend", names[k]);
         }
         kiln__sb_free(&sb);
     }
@@ -716,8 +667,8 @@ static void variant_choice(kiln_context *c) {
  * blocked walk a GPU gets instead of its own wide CPU one. */
 static void run_random(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    static const kiln_dtype real[] = {KILN_FLOAT32, KILN_FLOAT64},
-                            ints[] = {KILN_INT32, KILN_UINT32, KILN_INT64};
+    static const kiln_dtype real[] = { KILN_FLOAT32, KILN_FLOAT64 },
+                            ints[] = { KILN_INT32, KILN_UINT32, KILN_INT64 };
     for (int alg = 0; alg < 3; alg++) {
         kiln_rng *rng = NULL;
         kiln_rng_desc d = KILN_RNG_DESC(.algorithm = (kiln_rng_algorithm)alg, .seed = 7);
@@ -731,7 +682,7 @@ static void run_random(kiln_queue *q) {
             if (!CHECK_OK(kiln_array_empty(c, t, 1, &n, &a)))
                 continue;
             CHECK_OK(kiln_array_view(a, &every_other, &v));
-            kiln_array *both[2] = {a, v};
+            kiln_array *both[2] = { a, v };
             for (int w = 0; w < 2; w++) {
                 if (k < 2) {
                     CHECK_OK(kiln_rng_uniform(q, rng, both[w], 0, NULL, NULL));

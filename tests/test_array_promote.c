@@ -28,9 +28,8 @@ static const char *const numpy_table[TR_N] = {
 };
 
 static kiln_dtype code(const char *c) {
-    static const char *const names[TR_N] = {"i1", "u1", "i2", "u2",
-                                            "i4", "u4", "i8", "u8",
-                                            "f2", "f4", "f8"};
+    static const char *const names[TR_N] = { "i1", "u1", "i2", "u2", "i4", "u4",
+                                             "i8", "u8", "f2", "f4", "f8" };
     for (int k = 0; k < TR_N; k++)
         if (!strncmp(c, names[k], 2))
             return tr_all[k];
@@ -42,31 +41,28 @@ static void test_table(void) {
         for (int b = 0; b < TR_N; b++) {
             kiln_dtype want = code(numpy_table[a] + 3 * b);
             kiln_dtype got = kiln_promote_types(tr_all[a], tr_all[b]);
-            CHECK_MSG(got == want, "promote %s %s: got %s want %s",
-                      kiln_dtype_name(tr_all[a]), kiln_dtype_name(tr_all[b]),
-                      kiln_dtype_name(got), kiln_dtype_name(want));
+            CHECK_MSG(got == want, "promote %s %s: got %s want %s", kiln_dtype_name(tr_all[a]),
+                      kiln_dtype_name(tr_all[b]), kiln_dtype_name(got), kiln_dtype_name(want));
         }
     CHECK(kiln_promote_types((kiln_dtype)0, KILN_INT8) == 0);
     CHECK(kiln_promote_types(KILN_FLOAT32, (kiln_dtype)99) == 0);
 }
 
 static void test_shapes(void) {
-    size_t a[3] = {4, 1, 5}, b[2] = {3, 1}, r[KILN_ARRAY_MAX_DIMS];
+    size_t a[3] = { 4, 1, 5 }, b[2] = { 3, 1 }, r[KILN_ARRAY_MAX_DIMS];
     unsigned nr = 0;
     CHECK_OK(kiln_broadcast_shapes(3, a, 2, b, &nr, r));
     CHECK(nr == 3 && r[0] == 4 && r[1] == 3 && r[2] == 5);
-    size_t c[1] = {0}, d[2] = {2, 1};
+    size_t c[1] = { 0 }, d[2] = { 2, 1 };
     CHECK_OK(kiln_broadcast_shapes(1, c, 2, d, &nr, r));
     CHECK(nr == 2 && r[0] == 2 && r[1] == 0);
     CHECK_OK(kiln_broadcast_shapes(0, NULL, 1, c, &nr, r));
     CHECK(nr == 1 && r[0] == 0);
-    size_t e[2] = {3, 4}, f[1] = {5};
-    CHECK_STATUS(kiln_broadcast_shapes(2, e, 1, f, &nr, r),
-                 KILN_ERROR_MISMATCH);
+    size_t e[2] = { 3, 4 }, f[1] = { 5 };
+    CHECK_STATUS(kiln_broadcast_shapes(2, e, 1, f, &nr, r), KILN_ERROR_MISMATCH);
     const char *m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "(3, 4)") && strstr(m, "(5,)"), "message: %s", m);
-    CHECK_STATUS(kiln_broadcast_shapes(2, e, 1, f, NULL, r),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_broadcast_shapes(2, e, 1, f, NULL, r), KILN_ERROR_NULL_HANDLE);
 }
 
 /* Values that keep the integer arithmetic defined in C for the reference
@@ -77,10 +73,9 @@ static void fill(kiln_dtype d, void *p, size_t n) {
 }
 
 /* a (4, 1, 5) OP b (3, 1) -> out (4, 3, 5), for dtypes da, db. */
-static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da,
-                         kiln_dtype db) {
+static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_dtype db) {
     kiln_context *c = kiln_queue_context(q);
-    size_t sa[3] = {4, 1, 5}, sb[2] = {3, 1}, so[3] = {4, 3, 5};
+    size_t sa[3] = { 4, 1, 5 }, sb[2] = { 3, 1 }, so[3] = { 4, 3, 5 };
     size_t na = 20, nb = 3;
     kiln_dtype p = kiln_promote_types(da, db);
     kiln_dtype od = op >= KILN_OP_EQ ? KILN_INT32 : p;
@@ -104,14 +99,13 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da,
                     tr_val y = tr_cast(db, p, tr_load(db, hb, j));
                     tr_store(od, want, o, tr_binary(op, p, x, y));
                     if (!tr_same(od, ho, want, o) && bad++ < 3)
-                        CHECK_MSG(0, "op %d %s,%s at %zu: got %.17g want %.17g",
-                                  (int)op, kiln_dtype_name(da),
-                                  kiln_dtype_name(db), o,
+                        CHECK_MSG(0, "op %d %s,%s at %zu: got %.17g want %.17g", (int)op,
+                                  kiln_dtype_name(da), kiln_dtype_name(db), o,
                                   tr_load(od, ho, o).f + (double)tr_load(od, ho, o).i,
                                   tr_load(od, want, o).f + (double)tr_load(od, want, o).i);
                 }
-        CHECK_MSG(bad == 0, "op %d %s with %s: %d wrong", (int)op,
-                  kiln_dtype_name(da), kiln_dtype_name(db), bad);
+        CHECK_MSG(bad == 0, "op %d %s with %s: %d wrong", (int)op, kiln_dtype_name(da),
+                  kiln_dtype_name(db), bad);
     }
     kiln_event_release(e);
     kiln_array_release(A);
@@ -123,7 +117,7 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da,
  * product is exact, so a fused multiply-add rounds the same). */
 static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
     kiln_context *c = kiln_queue_context(q);
-    size_t sx[3] = {4, 1, 5}, sy[2] = {3, 1}, sz[3] = {4, 3, 5};
+    size_t sx[3] = { 4, 1, 5 }, sy[2] = { 3, 1 }, sz[3] = { 4, 3, 5 };
     kiln_dtype p = kiln_promote_types(dx, dy);
     char hx[160], hy[24], hz[480], want[480];
     fill(dx, hx, 20);
@@ -132,7 +126,7 @@ static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
     CHECK_OK(kiln_array_from_host(c, dx, 3, sx, hx, &X));
     CHECK_OK(kiln_array_from_host(c, dy, 2, sy, hy, &Y));
     CHECK_OK(kiln_array_empty(c, p, 3, sz, &Z));
-    tr_val two = tr_cast(KILN_INT64, p, (tr_val){2, 2, 0});
+    tr_val two = tr_cast(KILN_INT64, p, (tr_val){ 2, 2, 0 });
     if (CHECK_OK(kiln_array_axpy(q, Z, 2.0, X, Y, 0, NULL, NULL))) {
         CHECK_OK(kiln_array_read(q, Z, hz));
         int bad = 0;
@@ -142,25 +136,21 @@ static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
                     size_t o = (i * 3 + j) * 5 + k;
                     tr_val x = tr_cast(dx, p, tr_load(dx, hx, i * 5 + k));
                     tr_val y = tr_cast(dy, p, tr_load(dy, hy, j));
-                    tr_val r = tr_binary(KILN_OP_ADD, p,
-                                      tr_binary(KILN_OP_MUL, p, two, x), y);
+                    tr_val r = tr_binary(KILN_OP_ADD, p, tr_binary(KILN_OP_MUL, p, two, x), y);
                     tr_store(p, want, o, r);
                     bad += !tr_same(p, hz, want, o);
                 }
-        CHECK_MSG(bad == 0, "axpy %s, %s: %d wrong", kiln_dtype_name(dx),
-                  kiln_dtype_name(dy), bad);
+        CHECK_MSG(bad == 0, "axpy %s, %s: %d wrong", kiln_dtype_name(dx), kiln_dtype_name(dy), bad);
     }
     kiln_array_release(X);
     kiln_array_release(Y);
     kiln_array_release(Z);
 }
 
-static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
-                         size_t n, int strided) {
+static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to, size_t n, int strided) {
     kiln_context *c = kiln_queue_context(q);
     size_t m = strided ? 2 * n : n;
-    char *h = malloc(m * 8 + 8), *got = malloc(n * 8 + 8),
-         *want = malloc(n * 8 + 8);
+    char *h = malloc(m * 8 + 8), *got = malloc(n * 8 + 8), *want = malloc(n * 8 + 8);
     for (size_t k = 0; k < m; k++)
         tr_random(from, h, k, 0);
     kiln_array *A = NULL, *V = NULL, *O = NULL;
@@ -177,16 +167,16 @@ static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
             tr_val v = tr_load(from, h, strided ? 2 * k : k);
             tr_store(to, want, k, tr_cast(from, to, v));
             if (!tr_same(to, got, want, k) && bad++ < 3)
-                CHECK_MSG(0, "astype %s->%s [%zu] of %.17g/%lld/%llu: got "
+                CHECK_MSG(0,
+                          "astype %s->%s [%zu] of %.17g/%lld/%llu: got "
                           "%.17g/%lld want %.17g/%lld",
-                          kiln_dtype_name(from), kiln_dtype_name(to), k, v.f,
-                          (long long)v.i, (unsigned long long)v.u,
-                          tr_load(to, got, k).f, (long long)tr_load(to, got, k).i,
-                          tr_load(to, want, k).f,
+                          kiln_dtype_name(from), kiln_dtype_name(to), k, v.f, (long long)v.i,
+                          (unsigned long long)v.u, tr_load(to, got, k).f,
+                          (long long)tr_load(to, got, k).i, tr_load(to, want, k).f,
                           (long long)tr_load(to, want, k).i);
         }
-        CHECK_MSG(bad == 0, "astype %s -> %s n=%zu: %d wrong",
-                  kiln_dtype_name(from), kiln_dtype_name(to), n, bad);
+        CHECK_MSG(bad == 0, "astype %s -> %s n=%zu: %d wrong", kiln_dtype_name(from),
+                  kiln_dtype_name(to), n, bad);
     }
     kiln_event_release(e);
     kiln_array_release(A);
@@ -199,32 +189,27 @@ static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to,
 
 static void check_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    size_t s3 = 3, s4 = 4, s34[2] = {3, 4};
+    size_t s3 = 3, s4 = 4, s34[2] = { 3, 4 };
     kiln_array *a = NULL, *b = NULL, *o = NULL, *o2 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &s3, 0, NULL, NULL, &a));
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s34, 0, NULL, NULL, &b));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 2, s34, &o));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 2, s34, &o2));
     /* (3,) and (3, 4) do not broadcast: both shapes named */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, o, a, b, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, o, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     const char *m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "(3,)") && strstr(m, "(3, 4)"), "message: %s", m);
     kiln_array *a4 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &s4, 0, NULL, NULL, &a4));
     /* int32 + float32 is float64: a float32 out is refused */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, o2, a4, b, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, o2, a4, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "double"), "message: %s", m);
     CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, o, a4, b, 0, NULL, NULL));
     /* out is never broadcast */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a4, a4, b, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_astype(q, a, b, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_astype(q, NULL, b, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a4, a4, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_astype(q, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_astype(q, NULL, b, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_queue_finish(q));
     kiln_array_release(a);
     kiln_array_release(a4);
@@ -240,8 +225,7 @@ static void run(kiln_queue *q, void *user) {
     for (int a = 0; a < TR_N; a++)
         for (int b = 0; b < TR_N; b++) {
             if (!info.fp64 && (tr_all[a] == KILN_FLOAT64 ||
-                               kiln_promote_types(tr_all[a], tr_all[b]) ==
-                                   KILN_FLOAT64))
+                               kiln_promote_types(tr_all[a], tr_all[b]) == KILN_FLOAT64))
                 continue;
             check_binary(q, KILN_OP_ADD, tr_all[a], tr_all[b]);
             if (!info.fp64 && tr_all[b] == KILN_FLOAT64)
@@ -250,18 +234,16 @@ static void run(kiln_queue *q, void *user) {
         }
     /* the other operators on a few mixed pairs */
     static const kiln_dtype pairs[][2] = {
-        {KILN_INT8, KILN_UINT8},    {KILN_INT16, KILN_FLOAT16},
-        {KILN_UINT32, KILN_INT32},  {KILN_INT64, KILN_UINT64},
-        {KILN_FLOAT32, KILN_INT32}, {KILN_FLOAT16, KILN_UINT8},
-        {KILN_UINT16, KILN_UINT8}};
+        { KILN_INT8, KILN_UINT8 },   { KILN_INT16, KILN_FLOAT16 }, { KILN_UINT32, KILN_INT32 },
+        { KILN_INT64, KILN_UINT64 }, { KILN_FLOAT32, KILN_INT32 }, { KILN_FLOAT16, KILN_UINT8 },
+        { KILN_UINT16, KILN_UINT8 }
+    };
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
         for (int op = KILN_OP_SUB; op <= KILN_OP_GE; op++)
-            if (info.fp64 || kiln_promote_types(pairs[k][0], pairs[k][1]) !=
-                                 KILN_FLOAT64)
+            if (info.fp64 || kiln_promote_types(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
                 check_binary(q, (kiln_binary_op)op, pairs[k][0], pairs[k][1]);
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
-        if (info.fp64 ||
-            kiln_promote_types(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
+        if (info.fp64 || kiln_promote_types(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
             check_axpy(q, pairs[k][0], pairs[k][1]);
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 70000);

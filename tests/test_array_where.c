@@ -15,20 +15,19 @@ static int truthy(kiln_dtype d, const void *p, size_t k) {
 }
 
 /* out (n) = where(cond (n), a (n), b (1)) with dtypes dc, da, db. */
-static void check_where(kiln_queue *q, kiln_dtype dc, kiln_dtype da,
-                        kiln_dtype db, size_t n) {
+static void check_where(kiln_queue *q, kiln_dtype dc, kiln_dtype da, kiln_dtype db, size_t n) {
     kiln_context *c = kiln_queue_context(q);
     kiln_dtype p = kiln_promote_types(da, db);
-    char *hc = malloc(n * 8 + 8), *ha = malloc(n * 8 + 8), hb[8],
-         *got = malloc(n * 8 + 8), *want = malloc(n * 8 + 8);
+    char *hc = malloc(n * 8 + 8), *ha = malloc(n * 8 + 8), hb[8], *got = malloc(n * 8 + 8),
+         *want = malloc(n * 8 + 8);
     for (size_t k = 0; k < n; k++) {
         tr_random(dc, hc, k, 1);
         tr_random(da, ha, k, 0);
     }
     if (n && tr_is_float(dc)) { /* NaN is true, -0.0 false */
-        tr_store(dc, hc, 0, (tr_val){0, 0, NAN});
+        tr_store(dc, hc, 0, (tr_val){ 0, 0, NAN });
         if (n > 1)
-            tr_store(dc, hc, 1, (tr_val){0, 0, -0.0});
+            tr_store(dc, hc, 1, (tr_val){ 0, 0, -0.0 });
     }
     tr_random(db, hb, 0, 0);
     size_t one = 1;
@@ -48,9 +47,8 @@ static void check_where(kiln_queue *q, kiln_dtype dc, kiln_dtype da,
             tr_store(p, want, k, v);
             bad += !tr_same(p, got, want, k);
         }
-        CHECK_MSG(bad == 0, "where %s ? %s : %s n=%zu: %d wrong",
-                  kiln_dtype_name(dc), kiln_dtype_name(da),
-                  kiln_dtype_name(db), n, bad);
+        CHECK_MSG(bad == 0, "where %s ? %s : %s n=%zu: %d wrong", kiln_dtype_name(dc),
+                  kiln_dtype_name(da), kiln_dtype_name(db), n, bad);
     }
     kiln_event_release(e);
     kiln_array_release(C);
@@ -63,11 +61,9 @@ static void check_where(kiln_queue *q, kiln_dtype dc, kiln_dtype da,
     free(want);
 }
 
-static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo,
-                       double hi) {
+static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo, double hi) {
     kiln_context *c = kiln_queue_context(q);
-    char *h = malloc(n * 8 + 8), *got = malloc(n * 8 + 8),
-         *want = malloc(n * 8 + 8);
+    char *h = malloc(n * 8 + 8), *got = malloc(n * 8 + 8), *want = malloc(n * 8 + 8);
     for (size_t k = 0; k < n; k++)
         tr_random(d, h, k, 0);
     kiln_array *A = NULL, *O = NULL;
@@ -81,10 +77,12 @@ static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo,
         for (size_t k = 0; k < n; k++) {
             tr_val v = tr_load(d, h, k);
             if (tr_is_float(d)) {
-                double l = d == KILN_FLOAT16 ? tr_h2d(tr_d2h(lo))
-                           : d == KILN_FLOAT32 ? (float)lo : lo;
-                double u = d == KILN_FLOAT16 ? tr_h2d(tr_d2h(hi))
-                           : d == KILN_FLOAT32 ? (float)hi : hi;
+                double l = d == KILN_FLOAT16   ? tr_h2d(tr_d2h(lo))
+                           : d == KILN_FLOAT32 ? (float)lo
+                                               : lo;
+                double u = d == KILN_FLOAT16   ? tr_h2d(tr_d2h(hi))
+                           : d == KILN_FLOAT32 ? (float)hi
+                                               : hi;
                 double x = v.f;
                 x = (x != x || l != l) ? NAN : (l > x ? l : x);
                 x = (x != x || u != u) ? NAN : (u < x ? u : x);
@@ -92,8 +90,8 @@ static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo,
             } else {
                 /* the integers in [lo, hi]: ceil(lo), floor(hi),
                  * saturated (tr_cast saturates), then max, then min */
-                tr_val l = tr_cast(KILN_FLOAT64, d, (tr_val){0, 0, ceil(lo)});
-                tr_val u = tr_cast(KILN_FLOAT64, d, (tr_val){0, 0, floor(hi)});
+                tr_val l = tr_cast(KILN_FLOAT64, d, (tr_val){ 0, 0, ceil(lo) });
+                tr_val u = tr_cast(KILN_FLOAT64, d, (tr_val){ 0, 0, floor(hi) });
                 if (tr_is_unsigned(d)) {
                     v.u = v.u < l.u ? l.u : v.u;
                     v.u = v.u > u.u ? u.u : v.u;
@@ -105,8 +103,7 @@ static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo,
             tr_store(d, want, k, v);
             bad += !tr_same(d, got, want, k);
         }
-        CHECK_MSG(bad == 0, "clip %s [%g, %g] n=%zu: %d wrong",
-                  kiln_dtype_name(d), lo, hi, n, bad);
+        CHECK_MSG(bad == 0, "clip %s [%g, %g] n=%zu: %d wrong", kiln_dtype_name(d), lo, hi, n, bad);
     }
     kiln_event_release(e);
     kiln_array_release(A);
@@ -126,7 +123,7 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n) {
     int zeros = (int)(kt_rand_u64() % 3);
     for (size_t k = 0; k < n; k++)
         if (truthy(d, h, k) == 0 && zeros)
-            tr_store(d, h, k, (tr_val){2, 2, 2.0});
+            tr_store(d, h, k, (tr_val){ 2, 2, 2.0 });
     kiln_array *A = NULL;
     CHECK_OK(kiln_array_from_host(c, d, 1, &n, h, &A));
     int any = 0, all = 1;
@@ -136,12 +133,10 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n) {
     }
     uint8_t r = 7;
     if (CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ANY, A, &r)))
-        CHECK_MSG(r == any, "any %s n=%zu: got %d want %d",
-                  kiln_dtype_name(d), n, r, any);
+        CHECK_MSG(r == any, "any %s n=%zu: got %d want %d", kiln_dtype_name(d), n, r, any);
     r = 7;
     if (CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ALL, A, &r)))
-        CHECK_MSG(r == all, "all %s n=%zu: got %d want %d",
-                  kiln_dtype_name(d), n, r, all);
+        CHECK_MSG(r == all, "all %s n=%zu: got %d want %d", kiln_dtype_name(d), n, r, all);
     /* ANY with initial 1 is always true, ALL with initial 0 always false */
     uint8_t one = 1, zero = 0;
     if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_ANY, A, &one, &r)))
@@ -155,26 +150,23 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n) {
     int nan = 0;
     for (size_t k = 0; k < n; k++) {
         tr_val v = tr_load(d, h, k);
-        double x = tr_is_float(d) ? v.f
-                   : tr_is_unsigned(d) ? (double)v.u : (double)v.i;
+        double x = tr_is_float(d) ? v.f : tr_is_unsigned(d) ? (double)v.u : (double)v.i;
         sum += x;
         nan |= x != x;
         if (x > mx)
             mx = x;
     }
-    tr_store(rd, init, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){0, 0, 5.0}));
-    tr_store(rd, want, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){0, 0, nan ? NAN : sum}));
+    tr_store(rd, init, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){ 0, 0, 5.0 }));
+    tr_store(rd, want, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){ 0, 0, nan ? NAN : sum }));
     if (!tr_is_float(d)) /* the sum wraps in narrow integer dtypes */
         tr_store(rd, want, 0,
-                 tr_cast(KILN_INT64, rd, (tr_val){(int64_t)sum, (uint64_t)(int64_t)sum, 0}));
+                 tr_cast(KILN_INT64, rd, (tr_val){ (int64_t)sum, (uint64_t)(int64_t)sum, 0 }));
     if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_SUM, A, init, got)))
-        CHECK_MSG(tr_same(rd, got, want, 0), "sum+5 %s n=%zu",
-                  kiln_dtype_name(d), n);
-    tr_store(rd, init, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){0, 0, 3.0}));
-    tr_store(rd, want, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){0, 0, nan ? NAN : mx}));
+        CHECK_MSG(tr_same(rd, got, want, 0), "sum+5 %s n=%zu", kiln_dtype_name(d), n);
+    tr_store(rd, init, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){ 0, 0, 3.0 }));
+    tr_store(rd, want, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){ 0, 0, nan ? NAN : mx }));
     if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MAX, A, init, got)))
-        CHECK_MSG(tr_same(rd, got, want, 0), "max(initial 3) %s n=%zu",
-                  kiln_dtype_name(d), n);
+        CHECK_MSG(tr_same(rd, got, want, 0), "max(initial 3) %s n=%zu", kiln_dtype_name(d), n);
     CHECK_STATUS(kiln_array_reduce_initial(q, KILN_REDUCE_ARGMAX, A, init, got),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_array_reduce_initial(q, KILN_REDUCE_SUM, A, NULL, got),
@@ -195,11 +187,11 @@ static void check_options(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &n, h, &X));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &Y));
     kiln_elementwise *ew = NULL;
-    kiln_elementwise_desc ed = KILN_ELEMENTWISE_DESC(
-        .arguments = "const float *x, float *y", .operation = "y[i] = SCALE * x[i]",
-        .name = "scaled", .options = "-DSCALE=3");
+    kiln_elementwise_desc ed = KILN_ELEMENTWISE_DESC(.arguments = "const float *x, float *y",
+                                                     .operation = "y[i] = SCALE * x[i]",
+                                                     .name = "scaled", .options = "-DSCALE=3");
     if (CHECK_OK(kiln_elementwise_create(c, &ed, &ew))) {
-        kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y)};
+        kiln_arg v[2] = { KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y) };
         CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, NULL));
         float g[1000];
         CHECK_OK(kiln_array_read(q, Y, g));
@@ -213,12 +205,12 @@ static void check_options(kiln_queue *q) {
     ed.options = NULL;
     CHECK_STATUS(kiln_elementwise_create(c, &ed, &ew), KILN_ERROR_BUILD);
     kiln_reduction *r = NULL;
-    kiln_reduction_desc rd = KILN_REDUCTION_DESC(
-        .arguments = "const float *x, float start", .out_type = "float",
-        .neutral = "0", .reduce = "a + b", .map = "OFFSET + x[i]",
-        .initial = "start", .options = "-DOFFSET=1");
+    kiln_reduction_desc rd =
+        KILN_REDUCTION_DESC(.arguments = "const float *x, float start", .out_type = "float",
+                            .neutral = "0", .reduce = "a + b", .map = "OFFSET + x[i]",
+                            .initial = "start", .options = "-DOFFSET=1");
     if (CHECK_OK(kiln_reduction_create(c, &rd, &r))) {
-        kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_F32(100)};
+        kiln_arg v[2] = { KILN_ARG_ARRAY(X), KILN_ARG_F32(100) };
         float s = 0, want = 100;
         for (size_t k = 0; k < n; k++)
             want += 1 + h[k];
@@ -234,12 +226,12 @@ static void check_options(kiln_queue *q) {
     }
     kiln_reduction_release(r);
     kiln_scan *sc = NULL;
-    kiln_scan_desc sd = KILN_SCAN_DESC(
-        .arguments = "const float *x, float *y", .scan_type = "float",
-        .neutral = "0", .scan = "a + b", .input = "x[i] * STEP",
-        .output = "y[i] = item", .options = "-DSTEP=2");
+    kiln_scan_desc sd =
+        KILN_SCAN_DESC(.arguments = "const float *x, float *y", .scan_type = "float",
+                       .neutral = "0", .scan = "a + b", .input = "x[i] * STEP",
+                       .output = "y[i] = item", .options = "-DSTEP=2");
     if (CHECK_OK(kiln_scan_create(c, &sd, &sc))) {
-        kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y)};
+        kiln_arg v[2] = { KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y) };
         CHECK_OK(kiln_scan_launch(q, sc, n, 2, v, 0, NULL, NULL));
         float g[1000], acc = 0;
         CHECK_OK(kiln_array_read(q, Y, g));
@@ -263,21 +255,15 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &s4, 0, NULL, NULL, &b));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s3, &o));
     CHECK_OK(kiln_array_zeros(q, KILN_INT8, 1, &s3, 0, NULL, NULL, &i8));
-    CHECK_STATUS(kiln_array_where(q, o, a, a, b, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_where(q, o, a, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     const char *m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "(3,)") && strstr(m, "(4,)"), "message: %s", m);
     /* int8 with float32 is float32: an int8 out is refused */
-    CHECK_STATUS(kiln_array_where(q, i8, a, i8, a, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_where(q, o, NULL, a, a, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_clip(q, i8, a, 0, 1, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_clip(q, i8, i8, NAN, 1, 0, NULL, NULL),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_clip(q, o, b, 0, 1, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_where(q, i8, a, i8, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_where(q, o, NULL, a, a, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_clip(q, i8, a, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_clip(q, i8, i8, NAN, 1, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_clip(q, o, b, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_OK(kiln_queue_finish(q));
     kiln_array_release(a);
     kiln_array_release(b);

@@ -9,19 +9,17 @@
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
 
-static const kiln_reduce_op ops[] = {
-    KILN_REDUCE_SUM,    KILN_REDUCE_PROD,   KILN_REDUCE_MIN,
-    KILN_REDUCE_MAX,    KILN_REDUCE_ARGMIN, KILN_REDUCE_ARGMAX,
-    KILN_REDUCE_NORM1,  KILN_REDUCE_NORM2,  KILN_REDUCE_NORM_INF,
-    KILN_REDUCE_MEAN,   KILN_REDUCE_VAR,    KILN_REDUCE_STD};
+static const kiln_reduce_op ops[] = { KILN_REDUCE_SUM,   KILN_REDUCE_PROD,   KILN_REDUCE_MIN,
+                                      KILN_REDUCE_MAX,   KILN_REDUCE_ARGMIN, KILN_REDUCE_ARGMAX,
+                                      KILN_REDUCE_NORM1, KILN_REDUCE_NORM2,  KILN_REDUCE_NORM_INF,
+                                      KILN_REDUCE_MEAN,  KILN_REDUCE_VAR,    KILN_REDUCE_STD };
 #define NOPS (sizeof ops / sizeof ops[0])
 
 static int is_float(kiln_dtype d) {
     return d == KILN_FLOAT32 || d == KILN_FLOAT64 || d == KILN_FLOAT16;
 }
 static int is_signed(kiln_dtype d) {
-    return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
-           d == KILN_INT64 || is_float(d);
+    return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 || d == KILN_INT64 || is_float(d);
 }
 
 /* An integer result wrapped to dtype d's width, as the device computes. */
@@ -36,8 +34,8 @@ static double wrap(kiln_dtype d, uint64_t v) {
 
 /* The reference of op over x[b + k*st], k < len, as the result dtype rd
  * holds it; *tol gets the allowed error. */
-static double ref(kiln_reduce_op op, kiln_dtype d, const double *x, size_t b,
-                  size_t len, size_t st, double *tol) {
+static double ref(kiln_reduce_op op, kiln_dtype d, const double *x, size_t b, size_t len, size_t st,
+                  double *tol) {
     *tol = 0;
     double s = 0, sa = 0, p = 1, mn = HUGE_VAL, mx = -HUGE_VAL, q = 0;
     uint64_t is = 0, ip = 1;
@@ -123,8 +121,8 @@ static double ref(kiln_reduce_op op, kiln_dtype d, const double *x, size_t b,
 
 /* Reduces the dense host data x (shape sh, nd dims, already on the device
  * as A, which may be a view) along every axis with every op. */
-static void check_all(kiln_queue *q, kiln_array *A, const double *x,
-                      const char *label, int nan_case) {
+static void check_all(kiln_queue *q, kiln_array *A, const double *x, const char *label,
+                      int nan_case) {
     kiln_array_info info;
     kiln_array_get_info(A, &info);
     kiln_dtype d = info.dtype;
@@ -140,17 +138,16 @@ static void check_all(kiln_queue *q, kiln_array *A, const double *x,
             kiln_reduce_op op = ops[oi];
             if (nan_case && op == KILN_REDUCE_PROD)
                 continue;
-            int noid = op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX ||
-                       op == KILN_REDUCE_ARGMIN || op == KILN_REDUCE_ARGMAX;
+            int noid = op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX || op == KILN_REDUCE_ARGMIN ||
+                       op == KILN_REDUCE_ARGMAX;
             kiln_array *R = NULL;
             kiln_event *e = NULL;
             int keep = (int)(oi & 1);
             int axis = (oi & 2) ? (int)ax - (int)info.ndim : (int)ax;
-            kiln_status st = kiln_array_reduce_axis(q, op, A, axis, keep, 0,
-                                                    NULL, &e, &R);
+            kiln_status st = kiln_array_reduce_axis(q, op, A, axis, keep, 0, NULL, &e, &R);
             if (noid && len == 0 && outer * inner > 0) {
-                CHECK_MSG(st == KILN_ERROR_INVALID_ARGUMENT,
-                          "%s empty axis op %d: %d", label, (int)op, (int)st);
+                CHECK_MSG(st == KILN_ERROR_INVALID_ARGUMENT, "%s empty axis op %d: %d", label,
+                          (int)op, (int)st);
                 continue;
             }
             if (!CHECK_OK(st))
@@ -161,8 +158,7 @@ static void check_all(kiln_queue *q, kiln_array *A, const double *x,
             kiln_array_get_info(R, &ri);
             kiln_dtype rd = ri.dtype;
             CHECK(rd == kiln_reduce_axis_result_dtype(op, d));
-            CHECK(ri.size == outer * inner ||
-                  (ri.size == 1 && info.ndim == 1));
+            CHECK(ri.size == outer * inner || (ri.size == 1 && info.ndim == 1));
             CHECK(!keep || (ri.ndim == info.ndim && ri.shape[ax] == 1));
             size_t no = outer * inner;
             char *r = malloc(no * 8 + 8);
@@ -176,8 +172,9 @@ static void check_all(kiln_queue *q, kiln_array *A, const double *x,
                 int ok = tol < 0 || ((w != w) ? g != g : fabs(g - w) <= tol);
                 if (!ok)
                     bad++;
-                CHECK_MSG(ok, "%s %s axis %u op %d out %zu: got %.17g want "
-                              "%.17g",
+                CHECK_MSG(ok,
+                          "%s %s axis %u op %d out %zu: got %.17g want "
+                          "%.17g",
                           label, kiln_dtype_name(d), ax, (int)op, o, g, w);
             }
             free(r);
@@ -200,12 +197,10 @@ static uint16_t to_half(double v) {
     uint16_t sign = v < 0 ? 0x8000 : 0;
     int e;
     double m = frexp(fabs(v), &e); /* |v| = m * 2^e, m in [0.5, 1) */
-    return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) |
-                      (uint16_t)((2 * m - 1) * 1024));
+    return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)((2 * m - 1) * 1024));
 }
 
-static void check_shape(kiln_queue *q, kiln_dtype d, unsigned nd,
-                        const size_t *sh, int nan_case) {
+static void check_shape(kiln_queue *q, kiln_dtype d, unsigned nd, const size_t *sh, int nan_case) {
     kiln_context *c = kiln_queue_context(q);
     size_t n = 1;
     for (unsigned k = 0; k < nd; k++)
@@ -229,8 +224,8 @@ static void check_shape(kiln_queue *q, kiln_dtype d, unsigned nd,
     }
     kiln_array *A = NULL;
     char label[64];
-    snprintf(label, sizeof label, "shape %zux%zux%zu%s", sh[0],
-             nd > 1 ? sh[1] : 1, nd > 2 ? sh[2] : 1, nan_case ? " NaN" : "");
+    snprintf(label, sizeof label, "shape %zux%zux%zu%s", sh[0], nd > 1 ? sh[1] : 1,
+             nd > 2 ? sh[2] : 1, nan_case ? " NaN" : "");
     if (CHECK_OK(kiln_array_from_host(c, d, nd, sh, h, &A)))
         check_all(q, A, x, label, nan_case);
     kiln_array_release(A);
@@ -242,17 +237,15 @@ static void check_shape(kiln_queue *q, kiln_dtype d, unsigned nd,
  * the reference reads the view back densely. */
 static void check_view(kiln_queue *q, kiln_dtype d) {
     kiln_context *c = kiln_queue_context(q);
-    size_t sh[3] = {9, 14, 23}, n = 9 * 14 * 23;
+    size_t sh[3] = { 9, 14, 23 }, n = 9 * 14 * 23;
     size_t es = kiln_dtype_size(d);
     char *h = malloc(n * es);
     for (size_t i = 0; i < n; i++)
         kt_set(d, h, i, rnd(d));
     kiln_array *A = NULL, *V = NULL, *T = NULL;
     CHECK_OK(kiln_array_from_host(c, d, 3, sh, h, &A));
-    kiln_slice sl[3] = {KILN_SLICE(1, 8, 2), KILN_SLICE_REVERSED,
-                        KILN_SLICE(2, 21, 3)};
-    if (CHECK_OK(kiln_array_view(A, sl, &V)) &&
-        CHECK_OK(kiln_array_swapaxes(V, 0, 2, &T))) {
+    kiln_slice sl[3] = { KILN_SLICE(1, 8, 2), KILN_SLICE_REVERSED, KILN_SLICE(2, 21, 3) };
+    if (CHECK_OK(kiln_array_view(A, sl, &V)) && CHECK_OK(kiln_array_swapaxes(V, 0, 2, &T))) {
         kiln_array_info vi;
         kiln_array_get_info(T, &vi);
         char *vh = malloc(vi.size * es + 8);
@@ -273,7 +266,7 @@ static void check_view(kiln_queue *q, kiln_dtype d) {
 /* A user reduction along an axis: sum of x*w, and its errors. */
 static void check_generator(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    size_t sh[2] = {37, 129}, n = 37 * 129;
+    size_t sh[2] = { 37, 129 }, n = 37 * 129;
     float *x = malloc(n * 4), *w = malloc(n * 4);
     for (size_t i = 0; i < n; i++) {
         x[i] = (float)(kt_rand_u64() % 9);
@@ -287,14 +280,12 @@ static void check_generator(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &sh[1], &B));
     CHECK_OK(kiln_reduction_create(
         c,
-        &KILN_REDUCTION_DESC(.arguments = "const float *x, const float *w",
-                             .out_type = "float", .neutral = "0",
-                             .reduce = "a+b", .map = "x[i]*w[i]"),
+        &KILN_REDUCTION_DESC(.arguments = "const float *x, const float *w", .out_type = "float",
+                             .neutral = "0", .reduce = "a+b", .map = "x[i]*w[i]"),
         &r));
-    kiln_arg args[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(W)};
+    kiln_arg args[2] = { KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(W) };
     kiln_event *e = NULL;
-    if (CHECK_OK(kiln_reduction_launch_axis(q, r, 0, 2, args, O, 0, NULL,
-                                            &e))) {
+    if (CHECK_OK(kiln_reduction_launch_axis(q, r, 0, 2, args, O, 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
         float got[129];
@@ -309,21 +300,16 @@ static void check_generator(kiln_queue *q) {
         CHECK_MSG(ok, "user reduction along axis 0");
     }
     /* wrong out dtype, wrong out size, bad axis, a non-array first arg */
-    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 0, 2, args, B, 0, NULL,
-                                            NULL),
+    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 0, 2, args, B, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 1, 2, args, O, 0, NULL,
-                                            NULL),
+    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 1, 2, args, O, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 2, 2, args, O, 0, NULL,
-                                            NULL),
+    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 2, 2, args, O, 0, NULL, NULL),
                  KILN_ERROR_OUT_OF_RANGE);
-    kiln_arg bad[2] = {KILN_ARG_F32(1), KILN_ARG_ARRAY(W)};
-    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 0, 2, bad, O, 0, NULL,
-                                            NULL),
+    kiln_arg bad[2] = { KILN_ARG_F32(1), KILN_ARG_ARRAY(W) };
+    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 0, 2, bad, O, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);
-    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 0, 2, args, NULL, 0, NULL,
-                                            NULL),
+    CHECK_STATUS(kiln_reduction_launch_axis(q, r, 0, 2, args, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     kiln_reduction_release(r);
     kiln_array_release(X);
@@ -336,31 +322,26 @@ static void check_generator(kiln_queue *q) {
 
 static void check_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    size_t sh[2] = {3, 4};
+    size_t sh[2] = { 3, 4 };
     kiln_array *A = NULL, *R = (kiln_array *)1;
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, sh, 0, NULL, NULL, &A));
-    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, A, 2, 0, 0, NULL,
-                                        NULL, &R),
+    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, A, 2, 0, 0, NULL, NULL, &R),
                  KILN_ERROR_OUT_OF_RANGE);
     CHECK(R == NULL);
-    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, A, -3, 0, 0,
-                                        NULL, NULL, &R),
+    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, A, -3, 0, 0, NULL, NULL, &R),
                  KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_reduce_axis(q, (kiln_reduce_op)99, A, 0, 0, 0,
-                                        NULL, NULL, &R),
+    CHECK_STATUS(kiln_array_reduce_axis(q, (kiln_reduce_op)99, A, 0, 0, 0, NULL, NULL, &R),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, NULL, 0, 0, 0,
-                                        NULL, NULL, &R),
+    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, NULL, 0, 0, 0, NULL, NULL, &R),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, A, 0, 0, 0, NULL,
-                                        NULL, NULL),
+    CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_SUM, A, 0, 0, 0, NULL, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_var_axis(q, A, 0, -1, 0, 0, 0, NULL, NULL, &R),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* var with ddof: numpy.var([[1,2],[3,5]], axis=1, ddof=1) = [0.5, 2] */
-    double v[4] = {1, 2, 3, 5}, got[2] = {0, 0};
+    double v[4] = { 1, 2, 3, 5 }, got[2] = { 0, 0 };
     kiln_array *B = NULL;
-    size_t s2[2] = {2, 2};
+    size_t s2[2] = { 2, 2 };
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 2, s2, v, &B));
     if (CHECK_OK(kiln_array_var_axis(q, B, 1, 1, 0, 0, 0, NULL, NULL, &R))) {
         CHECK_OK(kiln_array_read(q, R, got));
@@ -388,11 +369,11 @@ static void check_join(kiln_queue *q, kiln_dtype d) {
     size_t es = kiln_dtype_size(d);
     /* three 2-D arrays of shapes (3,5), (0,5), (7,5) (axis 0), and their
      * transposes' views (axis 1) */
-    size_t rows[3] = {3, 0, 7};
-    kiln_array *A[3] = {0}, *T[3] = {0};
+    size_t rows[3] = { 3, 0, 7 };
+    kiln_array *A[3] = { 0 }, *T[3] = { 0 };
     char *h[3];
     for (int k = 0; k < 3; k++) {
-        size_t sh[2] = {rows[k], 5};
+        size_t sh[2] = { rows[k], 5 };
         h[k] = malloc(rows[k] * 5 * es + 8);
         for (size_t i = 0; i < rows[k] * 5; i++)
             kt_set(d, h[k], i, rnd(d));
@@ -409,8 +390,7 @@ static void check_join(kiln_queue *q, kiln_dtype d) {
         kiln_array_get_info(R, &ri);
         CHECK(ri.ndim == 2 && ri.shape[0] == 10 && ri.shape[1] == 5);
         CHECK_OK(kiln_array_read(q, R, got));
-        CHECK(!memcmp(got, h[0], 15 * es) &&
-              !memcmp(got + 15 * es, h[2], 35 * es));
+        CHECK(!memcmp(got, h[0], 15 * es) && !memcmp(got + 15 * es, h[2], 35 * es));
         kiln_array_release(R);
     }
     if (CHECK_OK(kiln_array_concatenate(q, 3, T, -1, 0, NULL, NULL, &R))) {
@@ -418,17 +398,15 @@ static void check_join(kiln_queue *q, kiln_dtype d) {
         int ok = 1;
         for (size_t i = 0; i < 5; i++)
             for (size_t j = 0; j < 10; j++) {
-                const char *src = j < 3 ? h[0] + (j * 5 + i) * es
-                                        : h[2] + ((j - 3) * 5 + i) * es;
+                const char *src = j < 3 ? h[0] + (j * 5 + i) * es : h[2] + ((j - 3) * 5 + i) * es;
                 ok &= !memcmp(got + (i * 10 + j) * es, src, es);
             }
-        CHECK_MSG(ok, "concatenate of transposed views along axis 1 (%s)",
-                  kiln_dtype_name(d));
+        CHECK_MSG(ok, "concatenate of transposed views along axis 1 (%s)", kiln_dtype_name(d));
         kiln_array_release(R);
     }
     /* stack two (3,5) arrays along axes 0, 1, 2 */
-    kiln_array *S[2] = {A[0], A[0]};
-    size_t sh2[2] = {3, 5};
+    kiln_array *S[2] = { A[0], A[0] };
+    size_t sh2[2] = { 3, 5 };
     kiln_array *A2 = NULL;
     char *h2 = malloc(15 * es);
     for (size_t i = 0; i < 15; i++)
@@ -446,13 +424,12 @@ static void check_join(kiln_queue *q, kiln_dtype d) {
         for (size_t k = 0; k < 2; k++)
             for (size_t i = 0; i < 3; i++)
                 for (size_t j = 0; j < 5; j++) {
-                    size_t idx[3] = {i, j, 0}, at;
+                    size_t idx[3] = { i, j, 0 }, at;
                     /* the new axis ax holds k */
                     size_t full[3];
                     for (int t = 0, u = 0; t < 3; t++)
                         full[t] = t == ax ? k : idx[u++];
-                    at = (full[0] * ri.shape[1] + full[1]) * ri.shape[2] +
-                         full[2];
+                    at = (full[0] * ri.shape[1] + full[1]) * ri.shape[2] + full[2];
                     const char *src = (k ? h2 : h[0]) + (i * 5 + j) * es;
                     ok &= !memcmp(got + at * es, src, es);
                 }
@@ -460,23 +437,18 @@ static void check_join(kiln_queue *q, kiln_dtype d) {
         kiln_array_release(R);
     }
     /* errors: shapes that do not match, dtypes, n = 0, a bad axis */
-    kiln_array *M[2] = {A[0], T[0]};
-    CHECK_STATUS(kiln_array_concatenate(q, 2, M, 0, 0, NULL, NULL, &R),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_stack(q, 2, M, 0, 0, NULL, NULL, &R),
-                 KILN_ERROR_MISMATCH);
+    kiln_array *M[2] = { A[0], T[0] };
+    CHECK_STATUS(kiln_array_concatenate(q, 2, M, 0, 0, NULL, NULL, &R), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_stack(q, 2, M, 0, 0, NULL, NULL, &R), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_concatenate(q, 0, M, 0, 0, NULL, NULL, &R),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_concatenate(q, 2, S, 2, 0, NULL, NULL, &R),
-                 KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_stack(q, 2, S, 3, 0, NULL, NULL, &R),
-                 KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_array_concatenate(q, 2, S, 2, 0, NULL, NULL, &R), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_array_stack(q, 2, S, 3, 0, NULL, NULL, &R), KILN_ERROR_OUT_OF_RANGE);
     kiln_array *Z = NULL;
-    CHECK_OK(kiln_array_zeros(q, d == KILN_INT8 ? KILN_UINT8 : KILN_INT8, 2,
-                              sh2, 0, NULL, NULL, &Z));
-    kiln_array *D[2] = {A2, Z};
-    CHECK_STATUS(kiln_array_concatenate(q, 2, D, 0, 0, NULL, NULL, &R),
-                 KILN_ERROR_MISMATCH);
+    CHECK_OK(
+        kiln_array_zeros(q, d == KILN_INT8 ? KILN_UINT8 : KILN_INT8, 2, sh2, 0, NULL, NULL, &Z));
+    kiln_array *D[2] = { A2, Z };
+    CHECK_STATUS(kiln_array_concatenate(q, 2, D, 0, 0, NULL, NULL, &R), KILN_ERROR_MISMATCH);
     CHECK(R == NULL);
     kiln_array_release(Z);
     kiln_array_release(A2);
@@ -493,12 +465,22 @@ static void run(kiln_queue *q, void *user) {
     (void)user;
     static const size_t shapes[][4] = {
         /* nd, shape */
-        {1, 7, 0, 0},     {1, 1, 0, 0},     {1, 0, 0, 0},   {2, 13, 17, 0},
-        {2, 1, 257, 0},   {2, 257, 3, 0},   {2, 5, 0, 0},   {2, 0, 4, 0},
-        {3, 3, 4, 5},     {3, 2, 33, 65},   {2, 3, 4099, 0}, {2, 4099, 2, 0},
+        { 1, 7, 0, 0 },
+        { 1, 1, 0, 0 },
+        { 1, 0, 0, 0 },
+        { 2, 13, 17, 0 },
+        { 2, 1, 257, 0 },
+        { 2, 257, 3, 0 },
+        { 2, 5, 0, 0 },
+        { 2, 0, 4, 0 },
+        { 3, 3, 4, 5 },
+        { 3, 2, 33, 65 },
+        { 2, 3, 4099, 0 },
+        { 2, 4099, 2, 0 },
         /* CPU: rows of at least 256 down an axis of at least 64 are read
          * by blocks of up to 4096 columns (a short last block here) */
-        {2, 70, 300, 0},  {3, 2, 64, 4099},
+        { 2, 70, 300, 0 },
+        { 3, 2, 64, 4099 },
     };
     size_t nshapes = sizeof shapes / sizeof shapes[0];
     /* KT_AXIS_QUICK=1: three dtypes (ctest's KILN_PLAN_GPU run, where
@@ -506,21 +488,19 @@ static void run(kiln_queue *q, void *user) {
     const char *quick = getenv("KT_AXIS_QUICK");
     for (size_t di = 0; di < KT_NDTYPES; di++) {
         kiln_dtype d = kt_dtypes[di];
-        if (quick && *quick == '1' && d != KILN_FLOAT32 && d != KILN_INT32 &&
-            d != KILN_FLOAT64)
+        if (quick && *quick == '1' && d != KILN_FLOAT32 && d != KILN_INT32 && d != KILN_FLOAT64)
             continue;
         for (size_t s = 0; s < nshapes; s++)
             check_shape(q, d, (unsigned)shapes[s][0], &shapes[s][1], 0);
         if (is_float(d)) {
-            size_t sh[2] = {31, 67};
+            size_t sh[2] = { 31, 67 };
             check_shape(q, d, 2, sh, 1);
         }
         check_join(q, d);
     }
     /* float16 (read as half, computed in float) on a few shapes */
     for (size_t s = 3; s < 6; s++)
-        check_shape(q, KILN_FLOAT16, (unsigned)shapes[s][0], &shapes[s][1],
-                    0);
+        check_shape(q, KILN_FLOAT16, (unsigned)shapes[s][0], &shapes[s][1], 0);
     check_view(q, KILN_FLOAT32);
     check_view(q, KILN_INT64);
     check_view(q, KILN_FLOAT64);
@@ -551,13 +531,11 @@ static void check_wave_split(void) {
         size_t res = (size_t)(1 + k % 16) * 132 * 128;
         size_t s = kiln__axis_wave_split(nout, len, res);
         size_t cap = len / 16 ? len / 16 : 1;
-        double fill = (double)(nout * s) /
-                      (double)(((nout * s + res - 1) / res) * res);
+        double fill = (double)(nout * s) / (double)(((nout * s + res - 1) / res) * res);
         int ok = s >= 1 && s <= cap;
         if (ok && fill < 0.95 && cap > res / nout)
             for (size_t t = 1; t <= cap && nout * t <= 4 * res; t++) {
-                double f = (double)(nout * t) /
-                           (double)(((nout * t + res - 1) / res) * res);
+                double f = (double)(nout * t) / (double)(((nout * t + res - 1) / res) * res);
                 if (f > fill + 1e-12)
                     ok = 0;
             }

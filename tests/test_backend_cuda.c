@@ -25,8 +25,7 @@ static const kiln__backend *B = &kiln__backend_cuda;
 /* A hang on the GPU (a stream that never sees a user event's flag, a lost
  * notification) must end the test with a message, not stall ctest. */
 static const char *volatile phase = "start";
-static void on_alarm(int sig)
-{
+static void on_alarm(int sig) {
     static const char head[] = "\nFAIL watchdog: no progress for 120 s in phase: ";
     (void)sig;
     ssize_t w = write(2, head, sizeof head - 1);
@@ -63,7 +62,8 @@ static const char *k_source =
     "KILN_KERNEL void ids2d(KILN_GLOBAL uint *out)\n"
     "{\n"
     "    size_t x = kiln_global_id(0), y = kiln_global_id(1);\n"
-    "    out[y * kiln_global_size(0) + x] = (uint)(x + 1000 * y) + (uint)(kiln_num_groups(0) * 0);\n"
+    "    out[y * kiln_global_size(0) + x] = (uint)(x + 1000 * y) + (uint)(kiln_num_groups(0) * "
+    "0);\n"
     "}\n"
     "KILN_KERNEL void empty3(KILN_GLOBAL int *a, int b, float c) { }\n"
     "KILN_KERNEL void set_one(KILN_GLOBAL int *p) { p[kiln_global_id(0)] = 1; }\n"
@@ -91,8 +91,7 @@ static const char *k_source =
     "    p[i] = v;\n"
     "}\n";
 
-static char *with_prelude(const char *src)
-{
+static char *with_prelude(const char *src) {
     const char *pre = kiln__embedded_file(B->prelude_file);
     size_t a = strlen(pre), b = strlen(src);
     char *s = malloc(a + b + 1);
@@ -105,30 +104,27 @@ static char *with_prelude(const char *src)
 
 /* -------------------------------------------- part 1: no GPU needed */
 
-static void test_pick_block(void)
-{
-    int maxb[3] = {1024, 1024, 64};
-    size_t gs[] = {1, 2, 7, 97, 255, 256, 257, 1000, 1024, 65537, 1u << 20, 999983};
+static void test_pick_block(void) {
+    int maxb[3] = { 1024, 1024, 64 };
+    size_t gs[] = { 1, 2, 7, 97, 255, 256, 257, 1000, 1024, 65537, 1u << 20, 999983 };
     for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) {
-        size_t g[3] = {gs[i], 1, 1}, b[3];
+        size_t g[3] = { gs[i], 1, 1 }, b[3];
         kiln__cuda_pick_block(1, g, 1024, maxb, b);
-        CHECK_MSG(b[0] >= 1 && b[0] <= 256 && g[0] % b[0] == 0,
-                  "global %zu block %zu", g[0], b[0]);
+        CHECK_MSG(b[0] >= 1 && b[0] <= 256 && g[0] % b[0] == 0, "global %zu block %zu", g[0], b[0]);
     }
-    size_t g2[3] = {1000, 37, 1}, b2[3];
+    size_t g2[3] = { 1000, 37, 1 }, b2[3];
     kiln__cuda_pick_block(2, g2, 1024, maxb, b2);
     CHECK(g2[0] % b2[0] == 0 && g2[1] % b2[1] == 0 && b2[0] * b2[1] <= 256);
-    size_t g3[3] = {8, 8, 128}, b3[3];
+    size_t g3[3] = { 8, 8, 128 }, b3[3];
     kiln__cuda_pick_block(3, g3, 128, maxb, b3);
     CHECK(b3[0] * b3[1] * b3[2] <= 128 && g3[2] % b3[2] == 0);
-    size_t g4[3] = {512, 1, 1}, b4[3];
+    size_t g4[3] = { 512, 1, 1 }, b4[3];
     kiln__cuda_pick_block(1, g4, 64, maxb, b4); /* a register-heavy kernel */
     CHECK(b4[0] == 64);
 }
 
 /* What the table says about the backend (no driver needed). */
-static void test_table(void)
-{
+static void test_table(void) {
     CHECK(B->abi == KILN__BACKEND_ABI);
     CHECK(B->kind == KILN_BACKEND_CUDA);
     CHECK(strcmp(B->name, "cuda") == 0);
@@ -143,8 +139,7 @@ static void test_table(void)
 
 /* Points every section of a cubin (after the null one) far outside the
  * data: a damage the driver could not see, as it is given no size. */
-static void damage_sections(unsigned char *cubin, size_t size)
-{
+static void damage_sections(unsigned char *cubin, size_t size) {
     uint64_t shoff = 0;
     uint16_t shnum = 0;
     memcpy(&shoff, cubin + 40, 8); /* ELF64, little-endian like the host */
@@ -155,8 +150,7 @@ static void damage_sections(unsigned char *cubin, size_t size)
 }
 
 /* Returns 0 when NVRTC cannot be loaded (nothing checked). */
-static int test_nvrtc(void)
-{
+static int test_nvrtc(void) {
     if (!kiln__cuda_nvrtc_ready()) {
         printf("NVRTC (libnvrtc.so) not found: the compile checks cannot run\n");
         return 0;
@@ -164,16 +158,16 @@ static int test_nvrtc(void)
     const char *pre = kiln__embedded_file(B->prelude_file);
     CHECK(strstr(pre, "KILN_BACKEND_CUDA") != NULL);
     size_t pl = strlen(pre);
-    CHECK(pl > 10 && strstr(pre, "#line 1") != NULL &&
-          strcmp(pre + pl - 8, "#line 1\n") == 0);
+    CHECK(pl > 10 && strstr(pre, "#line 1") != NULL && strcmp(pre + pl - 8, "#line 1\n") == 0);
 
     char *src = with_prelude(k_source);
     void *bin = NULL;
     size_t size = 0;
     int is_ptx = -1;
     char *log = NULL;
-    CHECK_OK(kiln__cuda_compile(src, "-DUNUSED=1 -D OTHER=2 -cl-fast-relaxed-math -cl-std=CL1.2 -O3",
-                                90, &bin, &size, &is_ptx, &log));
+    CHECK_OK(kiln__cuda_compile(src,
+                                "-DUNUSED=1 -D OTHER=2 -cl-fast-relaxed-math -cl-std=CL1.2 -O3", 90,
+                                &bin, &size, &is_ptx, &log));
     if (log && log[0])
         printf("sm_90 build log: %s\n", log);
     const char *why = NULL;
@@ -204,7 +198,7 @@ static int test_nvrtc(void)
     free(log);
 
     /* other architectures, including a future one (PTX fallback) */
-    unsigned ccs[] = {75, 80, 86, 89, 90, 999};
+    unsigned ccs[] = { 75, 80, 86, 89, 90, 999 };
     for (size_t i = 0; i < sizeof ccs / sizeof ccs[0]; i++) {
         bin = NULL;
         log = NULL;
@@ -218,13 +212,14 @@ static int test_nvrtc(void)
     free(src);
 
     /* a build error: KILN_ERROR_BUILD, the log names the user's line 3 */
-    src = with_prelude("KILN_KERNEL void bad(KILN_GLOBAL int *p)\n{\n    p[0] = undefined_name;\n}\n");
+    src = with_prelude(
+        "KILN_KERNEL void bad(KILN_GLOBAL int *p)\n{\n    p[0] = undefined_name;\n}\n");
     bin = NULL;
     log = NULL;
     CHECK_STATUS(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log), KILN_ERROR_BUILD);
     CHECK(bin == NULL);
-    CHECK_MSG(log && strstr(log, "undefined_name") && strstr(log, "(3)"),
-              "log: %s", log ? log : "(null)");
+    CHECK_MSG(log && strstr(log, "undefined_name") && strstr(log, "(3)"), "log: %s",
+              log ? log : "(null)");
     CHECK(strstr(kiln_last_error_message(), "NVRTC") != NULL);
     free(log);
     free(src);
@@ -240,8 +235,8 @@ static int test_nvrtc(void)
     bin = NULL;
     log = NULL;
     CHECK_STATUS(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log), KILN_ERROR_BUILD);
-    CHECK_MSG(log && strstr(log, "undefined_after_local") && strstr(log, "(5)"),
-              "log: %s", log ? log : "(null)");
+    CHECK_MSG(log && strstr(log, "undefined_after_local") && strstr(log, "(5)"), "log: %s",
+              log ? log : "(null)");
     free(log);
     free(src);
 
@@ -273,12 +268,18 @@ static int test_nvrtc(void)
         "        kiln_atomic_add_float(total, tile[0]);\n"
         "        kiln_atomic_add_ulong((KILN_GLOBAL ulong *)0 + 0, (ulong)0) ;\n"
         "    }\n"
-        "    float m = sqrt(fabs(x[0])) + rsqrt(2.0f) + fmax(exp(0.0f), log(1.0f)) + sin(0.0f) + cos(0.0f)\n"
-        "            + pow(2.0f, 2.0f) + floor(1.5f) + ceil(1.5f) + fma(1.0f, 2.0f, 3.0f) + hypot(3.0f, 4.0f);\n"
-        "    double dm = sqrt(2.0) + rsqrt(2.0) + hypot(3.0, 4.0) + clamp(5.0, 0.0, 1.0) + mad(1.0, 2.0, 3.0);\n"
-        "    int im = min(3, 4) + max(3, 4) + clamp(7, 0, 5) + kiln_atomic_cas_int((int *)0 + 0, 0, 0) * 0;\n"
-        "    kiln_int64 big = (kiln_int64)max((long)1, (long)2) + (kiln_int64)min((ulong)1, (ulong)2);\n"
-        "    if (n == 12345u) sums[0] = m + (float)dm + (float)im + (float)big + (float)kiln_num_groups(1);\n"
+        "    float m = sqrt(fabs(x[0])) + rsqrt(2.0f) + fmax(exp(0.0f), log(1.0f)) + sin(0.0f) + "
+        "cos(0.0f)\n"
+        "            + pow(2.0f, 2.0f) + floor(1.5f) + ceil(1.5f) + fma(1.0f, 2.0f, 3.0f) + "
+        "hypot(3.0f, 4.0f);\n"
+        "    double dm = sqrt(2.0) + rsqrt(2.0) + hypot(3.0, 4.0) + clamp(5.0, 0.0, 1.0) + "
+        "mad(1.0, 2.0, 3.0);\n"
+        "    int im = min(3, 4) + max(3, 4) + clamp(7, 0, 5) + kiln_atomic_cas_int((int *)0 + 0, "
+        "0, 0) * 0;\n"
+        "    kiln_int64 big = (kiln_int64)max((long)1, (long)2) + (kiln_int64)min((ulong)1, "
+        "(ulong)2);\n"
+        "    if (n == 12345u) sums[0] = m + (float)dm + (float)im + (float)big + "
+        "(float)kiln_num_groups(1);\n"
         "}\n");
     log = NULL;
     bin = NULL;
@@ -288,7 +289,8 @@ static int test_nvrtc(void)
     free(log);
     /* native CUDA C compiles unchanged with the prelude in front */
     free(src);
-    src = with_prelude("extern \"C\" __global__ void native(float *p) { p[threadIdx.x] = rsqrt(4.0f); }\n");
+    src = with_prelude(
+        "extern \"C\" __global__ void native(float *p) { p[threadIdx.x] = rsqrt(4.0f); }\n");
     log = NULL;
     bin = NULL;
     CHECK_OK(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log));
@@ -302,31 +304,27 @@ static int test_nvrtc(void)
 
 static atomic_int notify_count;
 static atomic_int notify_failed;
-static void on_notify(void *arg, int failed)
-{
+static void on_notify(void *arg, int failed) {
     atomic_fetch_add(&notify_count, 1);
     if (failed)
         atomic_fetch_add(&notify_failed, 1);
     (void)arg;
 }
 
-static int wait_count(atomic_int *c, int want)
-{
+static int wait_count(atomic_int *c, int want) {
     for (int i = 0; i < 2000 && atomic_load(c) < want; i++)
         usleep(1000);
     usleep(2000); /* a second (wrong) call would show up here */
     return atomic_load(c);
 }
 
-static void fill_random(void *p, size_t n)
-{
+static void fill_random(void *p, size_t n) {
     unsigned char *c = p;
     for (size_t i = 0; i < n; i++)
         c[i] = (unsigned char)(kt_rand_u64() >> 24);
 }
 
-static void test_buffers(void *ctx, void *q)
-{
+static void test_buffers(void *ctx, void *q) {
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 1u << 20);
     for (size_t i = 0; i < ns; i++) {
@@ -431,9 +429,8 @@ static void test_buffers(void *ctx, void *q)
     free(r);
 }
 
-static void test_fill(void *ctx, void *q)
-{
-    size_t psizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
+static void test_fill(void *ctx, void *q) {
+    size_t psizes[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
     for (size_t i = 0; i < sizeof psizes / sizeof psizes[0]; i++) {
         size_t ps = psizes[i], count = 1000 + 3, n = ps * (count + 10);
         unsigned char pat[128], orig[128], *h = malloc(n), *r = malloc(n);
@@ -470,8 +467,7 @@ static void test_fill(void *ctx, void *q)
     }
 }
 
-static void *build(void *ctx, const kiln__bdevice *dev, const char *src)
-{
+static void *build(void *ctx, const kiln__bdevice *dev, const char *src) {
     char *s = with_prelude(src);
     void *prog = NULL;
     char *log = NULL;
@@ -482,8 +478,7 @@ static void *build(void *ctx, const kiln__bdevice *dev, const char *src)
     return prog;
 }
 
-static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
-{
+static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev) {
     void *prog = build(ctx, dev, k_source);
     if (!prog)
         return;
@@ -503,9 +498,11 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
         CHECK_OK(B->buffer_create(ctx, sizeof(int), 0, &zero, &btot));
         CHECK_OK(B->buffer_create(ctx, sizeof(int), 0, &minv, &bmax));
         unsigned un = (unsigned)n;
-        kiln__barg a[5] = {{KILN_ARG_BUFFER, bin, NULL, 0}, {KILN_ARG_BUFFER, bsums, NULL, 0},
-                           {KILN_ARG_BUFFER, btot, NULL, 0}, {KILN_ARG_BUFFER, bmax, NULL, 0},
-                           {KILN_ARG_SCALAR, NULL, &un, 4}};
+        kiln__barg a[5] = { { KILN_ARG_BUFFER, bin, NULL, 0 },
+                            { KILN_ARG_BUFFER, bsums, NULL, 0 },
+                            { KILN_ARG_BUFFER, btot, NULL, 0 },
+                            { KILN_ARG_BUFFER, bmax, NULL, 0 },
+                            { KILN_ARG_SCALAR, NULL, &un, 4 } };
         size_t global = groups * 256, local = 256;
         void *ev = NULL;
         CHECK_OK(B->kernel_launch(q, k, 1, &global, &local, 5, a, 0, NULL, &ev));
@@ -533,8 +530,8 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
         CHECK_STATUS(B->kernel_launch(q, k, 1, &g_bad, &l_bad, 5, a, 0, NULL, NULL),
                      KILN_ERROR_INVALID_ARGUMENT);
         /* more local memory than a block has: refused before the launch */
-        kiln__barg loc = {KILN_ARG_LOCAL, NULL, NULL, dev->info.local_mem_bytes + 1};
-        kiln__barg a2[5] = {a[0], a[1], a[2], loc, a[4]};
+        kiln__barg loc = { KILN_ARG_LOCAL, NULL, NULL, dev->info.local_mem_bytes + 1 };
+        kiln__barg a2[5] = { a[0], a[1], a[2], loc, a[4] };
         CHECK_STATUS(B->kernel_launch(q, k, 1, &global, &local, 5, a2, 0, NULL, NULL),
                      KILN_ERROR_INVALID_ARGUMENT);
         B->buffer_release(bin), B->buffer_release(bsums);
@@ -546,7 +543,7 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
     k = NULL;
     CHECK_OK(B->kernel_create(prog, "local_sums", &k));
     if (k) {
-        size_t lsizes[] = {1, 32, 96, 256};
+        size_t lsizes[] = { 1, 32, 96, 256 };
         for (size_t t = 0; t < sizeof lsizes / sizeof lsizes[0]; t++) {
             size_t lsz = lsizes[t], groups = 13, n = groups * lsz;
             int *in = malloc(n * sizeof(int)), out[13];
@@ -555,12 +552,14 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
             void *bi = NULL, *bo = NULL;
             CHECK_OK(B->buffer_create(ctx, n * sizeof(int), 0, in, &bi));
             CHECK_OK(B->buffer_create(ctx, sizeof out, 0, NULL, &bo));
-            kiln__barg la[4] = {{KILN_ARG_BUFFER, bi, NULL, 0}, {KILN_ARG_BUFFER, bo, NULL, 0},
-                                {KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(int)},
-                                {KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(float)}};
+            kiln__barg la[4] = { { KILN_ARG_BUFFER, bi, NULL, 0 },
+                                 { KILN_ARG_BUFFER, bo, NULL, 0 },
+                                 { KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(int) },
+                                 { KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(float) } };
             kiln_status st = B->kernel_launch(q, k, 1, &n, &lsz, 4, la, 0, NULL, NULL);
             CHECK_MSG(st == KILN_OK, "local_sums, local %zu: %s", lsz, kiln_last_error_message());
-            if (st == KILN_OK && CHECK_OK(B->buffer_read(q, bo, 0, sizeof out, out, 1, 0, NULL, NULL))) {
+            if (st == KILN_OK &&
+                CHECK_OK(B->buffer_read(q, bo, 0, sizeof out, out, 1, 0, NULL, NULL))) {
                 int ok = 1;
                 for (size_t g = 0; g < groups; g++) {
                     int sum = 0;
@@ -592,8 +591,10 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
             CHECK_OK(B->buffer_create(ctx, alloc * sizeof(float), 0, NULL, &by));
             float av = 2.5f;
             int64_t bv = -3;
-            kiln__barg a[4] = {{KILN_ARG_BUFFER, by, NULL, 0}, {KILN_ARG_BUFFER, bx, NULL, 0},
-                               {KILN_ARG_SCALAR, NULL, &av, 4}, {KILN_ARG_SCALAR, NULL, &bv, 8}};
+            kiln__barg a[4] = { { KILN_ARG_BUFFER, by, NULL, 0 },
+                                { KILN_ARG_BUFFER, bx, NULL, 0 },
+                                { KILN_ARG_SCALAR, NULL, &av, 4 },
+                                { KILN_ARG_SCALAR, NULL, &bv, 8 } };
             void *ev = NULL;
             kiln_status st = B->kernel_launch(q, k, 1, &n, NULL, 4, a, 0, NULL, &ev);
             CHECK_MSG(st == KILN_OK, "launch n=%zu: %s", n, kiln_last_error_message());
@@ -619,11 +620,11 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
     k = NULL;
     CHECK_OK(B->kernel_create(prog, "ids2d", &k));
     if (k) {
-        size_t g[2] = {37, 11}, n = 37 * 11;
+        size_t g[2] = { 37, 11 }, n = 37 * 11;
         unsigned *out = malloc(n * sizeof(unsigned));
         void *b = NULL;
         CHECK_OK(B->buffer_create(ctx, n * sizeof(unsigned), 0, NULL, &b));
-        kiln__barg a = {KILN_ARG_BUFFER, b, NULL, 0};
+        kiln__barg a = { KILN_ARG_BUFFER, b, NULL, 0 };
         CHECK_OK(B->kernel_launch(q, k, 2, g, NULL, 1, &a, 0, NULL, NULL));
         CHECK_OK(B->buffer_read(q, b, 0, n * sizeof(unsigned), out, 1, 0, NULL, NULL));
         int ok = 1;
@@ -644,10 +645,10 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
         CHECK_OK(B->program_load(ctx, dev, binary, size, "", &p2));
         void *k2 = NULL;
         if (p2 && CHECK_OK(B->kernel_create(p2, "set_one", &k2))) {
-            int zeros[64] = {0}, back[64];
+            int zeros[64] = { 0 }, back[64];
             void *b = NULL;
             CHECK_OK(B->buffer_create(ctx, sizeof zeros, 0, zeros, &b));
-            kiln__barg a = {KILN_ARG_BUFFER, b, NULL, 0};
+            kiln__barg a = { KILN_ARG_BUFFER, b, NULL, 0 };
             size_t g = 64;
             CHECK_OK(B->kernel_launch(q, k2, 1, &g, NULL, 1, &a, 0, NULL, NULL));
             CHECK_OK(B->buffer_read(q, b, 0, sizeof back, back, 1, 0, NULL, NULL));
@@ -686,8 +687,7 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev)
     B->program_release(prog);
 }
 
-static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
-{
+static void test_events(void *ctx, void *q, const kiln__bdevice *dev) {
     void *prog = build(ctx, dev, k_source);
     void *spin = NULL, *set1 = NULL;
     if (!prog || !CHECK_OK(B->kernel_create(prog, "spin", &spin)) ||
@@ -702,7 +702,7 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     float zero = 0;
     CHECK_OK(B->buffer_fill(q, b, &zero, 4, 0, n * sizeof(float), 0, NULL, NULL));
     int iters = 2000;
-    kiln__barg a[2] = {{KILN_ARG_BUFFER, b, NULL, 0}, {KILN_ARG_SCALAR, NULL, &iters, 4}};
+    kiln__barg a[2] = { { KILN_ARG_BUFFER, b, NULL, 0 }, { KILN_ARG_SCALAR, NULL, &iters, 4 } };
     /* notify exactly once, profiling times ordered */
     void *ev = NULL;
     atomic_store(&notify_count, 0);
@@ -735,7 +735,7 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     int *flag = calloc(256, sizeof(int));
     void *bf = NULL;
     CHECK_OK(B->buffer_create(ctx, 256 * sizeof(int), 0, flag, &bf));
-    kiln__barg af = {KILN_ARG_BUFFER, bf, NULL, 0};
+    kiln__barg af = { KILN_ARG_BUFFER, bf, NULL, 0 };
     size_t g = 256;
     atomic_store(&notify_count, 0);
     CHECK_OK(B->kernel_launch(q, set1, 1, &g, NULL, 1, &af, 1, &u, &e1));
@@ -786,7 +786,7 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
     void *q2 = NULL;
     CHECK_OK(B->queue_create(ctx, dev, 0, &q2));
     if (q2) {
-        int ones[4] = {0};
+        int ones[4] = { 0 };
         CHECK_OK(B->buffer_write(q, bf, 0, sizeof ones, ones, 1, 0, NULL, NULL));
         CHECK_OK(B->kernel_launch(q, spin, 1, &n, NULL, 2, a, 0, NULL, &e1));
         CHECK_OK(B->kernel_launch(q, set1, 1, &g, NULL, 1, &af, 0, NULL, &e2));
@@ -813,17 +813,15 @@ static void test_events(void *ctx, void *q, const kiln__bdevice *dev)
  * pageable memory, and host-to-host copies (HOST_PINNED buffers), can block
  * the host until the stream gets there: with the event set by this very
  * thread, that is a deadlock (the watchdog names the phase). */
-static int still_pending(void *ev)
-{
+static int still_pending(void *ev) {
     kiln_event_state st = KILN_EVENT_COMPLETE;
     usleep(20000);
     return B->event_state(ev, &st) == KILN_OK && st != KILN_EVENT_COMPLETE &&
            st != KILN_EVENT_ERROR;
 }
 
-static void test_gated_transfers(void *ctx, void *q)
-{
-    size_t sizes[] = {1, 3, 4096, 4097, 65537, (1u << 20) + 3};
+static void test_gated_transfers(void *ctx, void *q) {
+    size_t sizes[] = { 1, 3, 4096, 4097, 65537, (1u << 20) + 3 };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         PHASE("gated: async read into pageable memory, async write from it");
         size_t n = sizes[i], off = i % 2 ? 5 : 0, total = n + off + 7;
@@ -848,8 +846,8 @@ static void test_gated_transfers(void *ctx, void *q)
             CHECK_OK(B->event_wait(1, &er2));
             CHECK_OK(B->event_wait(1, &er));
             CHECK_OK(B->event_wait(1, &ew));
-            CHECK_MSG(memcmp(dst, h + off, n) == 0,
-                      "gated async read of %zu bytes at offset %zu", n, off);
+            CHECK_MSG(memcmp(dst, h + off, n) == 0, "gated async read of %zu bytes at offset %zu",
+                      n, off);
             CHECK_MSG(memcmp(dst2, orig, n) == 0,
                       "async write of %zu bytes from pageable memory reused at once", n);
         }
@@ -947,8 +945,7 @@ static void test_gated_transfers(void *ctx, void *q)
     free(h), free(r), free(r2), free(src), free(exp);
 }
 
-static int test_gpu(void)
-{
+static int test_gpu(void) {
     kiln_status st = B->load();
     if (st != KILN_OK) {
         printf("no CUDA device (%s)\n", kiln_last_error_message());
@@ -969,8 +966,7 @@ static int test_gpu(void)
                "  identity: %s\n",
                in->id, in->name, in->version, in->compute_capability, in->compute_units,
                in->clock_mhz, (double)in->global_mem_bytes / (1 << 30),
-               (unsigned long long)in->l2_cache_bytes >> 10, in->driver_version,
-               devs[i].identity);
+               (unsigned long long)in->l2_cache_bytes >> 10, in->driver_version, devs[i].identity);
         char id[32];
         snprintf(id, sizeof id, "cuda:%zu", i);
         CHECK(strcmp(in->id, id) == 0);
@@ -1031,8 +1027,7 @@ static int test_gpu(void)
     return 1;
 }
 
-int main(void)
-{
+int main(void) {
     test_table();
     test_pick_block();
     int ran_nvrtc = test_nvrtc();

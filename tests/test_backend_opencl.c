@@ -16,9 +16,8 @@
 static const kiln__backend *B = &kiln__backend_opencl;
 
 /* Prelude + source, as the core builds it. */
-static kiln_status build(void *ctx, const kiln__bdevice *dev, const char *src,
-                         const char *opts, void **prog, char **log)
-{
+static kiln_status build(void *ctx, const kiln__bdevice *dev, const char *src, const char *opts,
+                         void **prog, char **log) {
     const char *pre = kiln__embedded_file(B->prelude_file);
     size_t n = strlen(pre) + strlen(src) + 1;
     char *full = malloc(n);
@@ -30,23 +29,20 @@ static kiln_status build(void *ctx, const kiln__bdevice *dev, const char *src,
     return st;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+static void sleep_ms(int ms) {
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
 }
 
 /* ------------------------------------------------------------ devices */
 
-static void check_devices(const kiln__bdevice *devs, size_t n)
-{
+static void check_devices(const kiln__bdevice *devs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const kiln_device_info *in = &devs[i].info;
         printf("  %s  %s | %s | %s | %s | CU %u | %u MHz | %llu MiB | wg %zu | "
                "fp64 %d fp16 %d\n",
-               in->id, in->name, in->vendor, in->platform, in->version,
-               in->compute_units, in->clock_mhz,
-               (unsigned long long)(in->global_mem_bytes >> 20),
+               in->id, in->name, in->vendor, in->platform, in->version, in->compute_units,
+               in->clock_mhz, (unsigned long long)(in->global_mem_bytes >> 20),
                in->max_work_group_size, in->fp64, in->fp16);
         CHECK(in->backend == KILN_BACKEND_OPENCL);
         CHECK(strncmp(in->id, "opencl:", 7) == 0);
@@ -57,13 +53,11 @@ static void check_devices(const kiln__bdevice *devs, size_t n)
         CHECK(in->compute_units > 0);
         CHECK(in->global_mem_bytes > 0);
         CHECK(in->local_mem_bytes > 0);
-        CHECK(in->max_alloc_bytes > 0 &&
-              in->max_alloc_bytes <= in->global_mem_bytes);
+        CHECK(in->max_alloc_bytes > 0 && in->max_alloc_bytes <= in->global_mem_bytes);
         CHECK(in->max_work_group_size > 0);
         CHECK(in->max_work_item_sizes[0] > 0);
         CHECK(in->type == KILN_DEVICE_CPU || in->type == KILN_DEVICE_GPU ||
-              in->type == KILN_DEVICE_ACCELERATOR ||
-              in->type == KILN_DEVICE_OTHER);
+              in->type == KILN_DEVICE_ACCELERATOR || in->type == KILN_DEVICE_OTHER);
         CHECK(devs[i].extensions != NULL);
         CHECK(devs[i].handle != NULL && devs[i].platform != NULL);
         CHECK(strstr(devs[i].identity, in->name) != NULL);
@@ -82,8 +76,7 @@ static void check_devices(const kiln__bdevice *devs, size_t n)
     }
 }
 
-static void test_partition(const kiln__bdevice *dev)
-{
+static void test_partition(const kiln__bdevice *dev) {
     kiln__bdevice subs[64];
     size_t count = 0;
     cl_device_partition_property props[8];
@@ -114,17 +107,14 @@ static void test_partition(const kiln__bdevice *dev)
         free(subs[i].extensions);
     }
     /* 0 units per part, or more than the device has: a clear error */
-    CHECK_STATUS(B->partition(dev, 0, subs, 64, &count),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(B->partition(dev, dev->info.compute_units + 1, subs, 64,
-                              &count),
+    CHECK_STATUS(B->partition(dev, 0, subs, 64, &count), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(B->partition(dev, dev->info.compute_units + 1, subs, 64, &count),
                  KILN_ERROR_INVALID_ARGUMENT);
 }
 
 /* ------------------------------------------------------------ buffers */
 
-static void test_buffers(void *ctx, void *q)
-{
+static void test_buffers(void *ctx, void *q) {
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 1u << 20);
     for (size_t s = 0; s < ns; s++) {
@@ -136,8 +126,7 @@ static void test_buffers(void *ctx, void *q)
         for (size_t i = 0; i < n; i++)
             src[i] = (unsigned char)kt_rand_u64();
         memset(dst, 0, n);
-        if (!CHECK_OK(B->buffer_create(ctx, n, KILN_BUFFER_READ_WRITE, NULL,
-                                       &buf))) {
+        if (!CHECK_OK(B->buffer_create(ctx, n, KILN_BUFFER_READ_WRITE, NULL, &buf))) {
             free(src);
             free(dst);
             continue;
@@ -154,8 +143,7 @@ static void test_buffers(void *ctx, void *q)
             size_t len = n - off;
             memset(dst, 0, n);
             CHECK_OK(B->buffer_read(q, buf, off, len, dst, 1, 0, NULL, NULL));
-            CHECK_MSG(memcmp(src + off, dst, len) == 0,
-                      "read at offset %zu of %zu", off, n);
+            CHECK_MSG(memcmp(src + off, dst, len) == 0, "read at offset %zu of %zu", off, n);
         }
         B->buffer_release(buf);
         free(src);
@@ -168,21 +156,17 @@ static void test_buffers(void *ctx, void *q)
     for (int i = 0; i < N; i++)
         host[i] = (int)(kt_rand_u64() & 0x7fffffff);
     void *a = NULL, *b = NULL, *ev = NULL;
-    CHECK_OK(B->buffer_create(ctx, sizeof host, KILN_BUFFER_READ_ONLY, host,
-                              &a));
-    CHECK_OK(B->buffer_create(ctx, sizeof host, KILN_BUFFER_HOST_PINNED, NULL,
-                              &b));
+    CHECK_OK(B->buffer_create(ctx, sizeof host, KILN_BUFFER_READ_ONLY, host, &a));
+    CHECK_OK(B->buffer_create(ctx, sizeof host, KILN_BUFFER_HOST_PINNED, NULL, &b));
     if (!a || !b) {
         B->buffer_release(a);
         B->buffer_release(b);
         return;
     }
-    CHECK_OK(B->buffer_copy(q, a, 4 * sizeof(int), b, 0,
-                            (N - 4) * sizeof(int), 0, NULL, &ev));
+    CHECK_OK(B->buffer_copy(q, a, 4 * sizeof(int), b, 0, (N - 4) * sizeof(int), 0, NULL, &ev));
     int pattern = 0x5a5a1234;
-    CHECK_OK(B->buffer_fill(q, b, &pattern, sizeof pattern,
-                            (N - 4) * sizeof(int), 4 * sizeof(int), 1, &ev,
-                            NULL));
+    CHECK_OK(B->buffer_fill(q, b, &pattern, sizeof pattern, (N - 4) * sizeof(int), 4 * sizeof(int),
+                            1, &ev, NULL));
     CHECK_OK(B->buffer_read(q, b, 0, sizeof back, back, 1, 0, NULL, NULL));
     int ok = 1;
     for (int i = 0; i < N; i++)
@@ -213,12 +197,10 @@ static void test_buffers(void *ctx, void *q)
         B->buffer_release(sub);
     }
     sub = NULL;
-    CHECK_STATUS(B->buffer_create_sub(a, 4, 16, &sub),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(B->buffer_create_sub(a, 4, 16, &sub), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(sub == NULL);
     CHECK_MSG(strstr(kiln_last_error_message(), "alignment") != NULL &&
-                  strstr(kiln_last_error_message(),
-                         "CL_MISALIGNED_SUB_BUFFER_OFFSET") != NULL,
+                  strstr(kiln_last_error_message(), "CL_MISALIGNED_SUB_BUFFER_OFFSET") != NULL,
               "message: %s", kiln_last_error_message());
 
     /* an impossible allocation is an error, not a crash: beyond the
@@ -226,17 +208,17 @@ static void test_buffers(void *ctx, void *q)
      * CL_INVALID_BUFFER_SIZE, which kiln reports as out of device memory */
     cl_device_id qdev = NULL;
     cl_ulong max_alloc = 0;
-    CHECK(kiln__cl.clGetCommandQueueInfo((cl_command_queue)q, CL_QUEUE_DEVICE, sizeof qdev,
-                                         &qdev, NULL) == CL_SUCCESS);
-    CHECK(kiln__cl.clGetDeviceInfo(qdev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
-                                   &max_alloc, NULL) == CL_SUCCESS);
+    CHECK(kiln__cl.clGetCommandQueueInfo((cl_command_queue)q, CL_QUEUE_DEVICE, sizeof qdev, &qdev,
+                                         NULL) == CL_SUCCESS);
+    CHECK(kiln__cl.clGetDeviceInfo(qdev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc,
+                                   NULL) == CL_SUCCESS);
     CHECK_MSG(max_alloc > 0 && max_alloc < (cl_ulong)1 << 62, "max alloc %llu",
               (unsigned long long)max_alloc);
     void *huge = NULL;
     CHECK_STATUS(B->buffer_create(ctx, (size_t)1 << 62, 0, NULL, &huge),
                  KILN_ERROR_OUT_OF_DEVICE_MEMORY);
-    CHECK_MSG(strstr(kiln_last_error_message(), "CL_INVALID_BUFFER_SIZE") != NULL,
-              "message: %s", kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_error_message(), "CL_INVALID_BUFFER_SIZE") != NULL, "message: %s",
+              kiln_last_error_message());
     CHECK(huge == NULL);
 
     B->buffer_release(a);
@@ -272,8 +254,7 @@ static const char *kernels_src =
     "KILN_KERNEL void empty(KILN_GLOBAL int *p, int i, float f) { }\n";
 
 /* A launch of groups over n items, checked against a serial loop. */
-static void run_groups(void *ctx, void *q, void *kern, size_t n)
-{
+static void run_groups(void *ctx, void *q, void *kern, size_t n) {
     size_t ng = (n + 63) / 64 * 64;
     int *in = calloc(ng + 1, sizeof *in); /* +1: the buffer has 4 spare bytes */
     int *out = calloc(n ? n : 1, sizeof *out);
@@ -297,33 +278,26 @@ static void run_groups(void *ctx, void *q, void *kern, size_t n)
     CHECK_OK(B->buffer_create(ctx, sizeof(float), 0, &fzero, &bf));
     if (bin && bout && bi && bf) {
         kiln__barg args[6] = {
-            {KILN_ARG_BUFFER, bin, NULL, 0},
-            {KILN_ARG_BUFFER, bout, NULL, 0},
-            {KILN_ARG_BUFFER, bi, NULL, 0},
-            {KILN_ARG_BUFFER, bf, NULL, 0},
-            {KILN_ARG_SCALAR, NULL, &nn, sizeof nn},
-            {KILN_ARG_SCALAR, NULL, &scale, sizeof scale},
+            { KILN_ARG_BUFFER, bin, NULL, 0 },
+            { KILN_ARG_BUFFER, bout, NULL, 0 },
+            { KILN_ARG_BUFFER, bi, NULL, 0 },
+            { KILN_ARG_BUFFER, bf, NULL, 0 },
+            { KILN_ARG_SCALAR, NULL, &nn, sizeof nn },
+            { KILN_ARG_SCALAR, NULL, &scale, sizeof scale },
         };
         size_t global = ng, local = 64;
-        CHECK_OK(B->kernel_launch(q, kern, 1, &global, &local, 6, args, 0,
-                                  NULL, &ev));
+        CHECK_OK(B->kernel_launch(q, kern, 1, &global, &local, 6, args, 0, NULL, &ev));
         CHECK(ev != NULL);
         int isum = 0;
         float fsum = 0;
         if (n)
-            CHECK_OK(B->buffer_read(q, bout, 0, n * sizeof(int), out, 1, 1,
-                                    &ev, NULL));
-        CHECK_OK(B->buffer_read(q, bi, 0, sizeof isum, &isum, 1, 1, &ev,
-                                NULL));
-        CHECK_OK(B->buffer_read(q, bf, 0, sizeof fsum, &fsum, 1, 1, &ev,
-                                NULL));
-        CHECK_MSG(memcmp(out, want, n * sizeof(int)) == 0,
-                  "groups output, n=%zu", n);
-        CHECK_MSG(isum == (int)isum_want, "int atomics n=%zu: %d vs %lld", n,
-                  isum, isum_want);
-        CHECK_MSG(fsum == (float)(isum_want * 0.5),
-                  "float atomics n=%zu: %g vs %g", n, (double)fsum,
-                  (double)isum_want * 0.5);
+            CHECK_OK(B->buffer_read(q, bout, 0, n * sizeof(int), out, 1, 1, &ev, NULL));
+        CHECK_OK(B->buffer_read(q, bi, 0, sizeof isum, &isum, 1, 1, &ev, NULL));
+        CHECK_OK(B->buffer_read(q, bf, 0, sizeof fsum, &fsum, 1, 1, &ev, NULL));
+        CHECK_MSG(memcmp(out, want, n * sizeof(int)) == 0, "groups output, n=%zu", n);
+        CHECK_MSG(isum == (int)isum_want, "int atomics n=%zu: %d vs %lld", n, isum, isum_want);
+        CHECK_MSG(fsum == (float)(isum_want * 0.5), "float atomics n=%zu: %g vs %g", n,
+                  (double)fsum, (double)isum_want * 0.5);
         if (ev)
             B->event_release(ev);
     }
@@ -337,18 +311,15 @@ static void run_groups(void *ctx, void *q, void *kern, size_t n)
 }
 
 /* setv(out, v) over 64 items; returns 1 if out holds v everywhere. */
-static int run_setv(void *q, void *kern, void *buf, int v)
-{
+static int run_setv(void *q, void *kern, void *buf, int v) {
     int out[64];
     size_t global = 64, local = 16;
-    kiln__barg args[3] = {{KILN_ARG_BUFFER, buf, NULL, 0},
-                          {KILN_ARG_SCALAR, NULL, &v, sizeof v},
-                          {KILN_ARG_LOCAL, NULL, NULL, 16 * sizeof(int)}};
-    if (B->kernel_launch(q, kern, 1, &global, &local, 3, args, 0, NULL,
-                         NULL) != KILN_OK)
+    kiln__barg args[3] = { { KILN_ARG_BUFFER, buf, NULL, 0 },
+                           { KILN_ARG_SCALAR, NULL, &v, sizeof v },
+                           { KILN_ARG_LOCAL, NULL, NULL, 16 * sizeof(int) } };
+    if (B->kernel_launch(q, kern, 1, &global, &local, 3, args, 0, NULL, NULL) != KILN_OK)
         return 0;
-    if (B->buffer_read(q, buf, 0, sizeof out, out, 1, 0, NULL, NULL) !=
-        KILN_OK)
+    if (B->buffer_read(q, buf, 0, sizeof out, out, 1, 0, NULL, NULL) != KILN_OK)
         return 0;
     for (int i = 0; i < 64; i++)
         if (out[i] != v)
@@ -364,15 +335,13 @@ typedef struct thread_job {
     int ok;
 } thread_job;
 
-static void *thread_main(void *p)
-{
+static void *thread_main(void *p) {
     thread_job *j = p;
     void *q = NULL, *buf = NULL;
     j->ok = 0;
     if (B->queue_create(j->ctx, j->dev, 0, &q) != KILN_OK)
         return NULL;
-    if (B->buffer_create(j->ctx, 64 * sizeof(int), 0, NULL, &buf) ==
-        KILN_OK) {
+    if (B->buffer_create(j->ctx, 64 * sizeof(int), 0, NULL, &buf) == KILN_OK) {
         j->ok = 1;
         for (int i = 0; i < 40; i++)
             j->ok &= run_setv(q, j->kern, buf, j->id * 1000 + i);
@@ -382,8 +351,7 @@ static void *thread_main(void *p)
     return NULL;
 }
 
-static void test_kernels(void *ctx, const kiln__bdevice *dev, void *q)
-{
+static void test_kernels(void *ctx, const kiln__bdevice *dev, void *q) {
     void *prog = NULL, *kg = NULL, *ks = NULL;
     char *log = NULL;
     if (!CHECK_OK(build(ctx, dev, kernels_src, "", &prog, &log))) {
@@ -396,8 +364,7 @@ static void test_kernels(void *ctx, const kiln__bdevice *dev, void *q)
     CHECK_OK(B->kernel_create(prog, "groups", &kg));
     CHECK_OK(B->kernel_create(prog, "setv", &ks));
     void *nokern = (void *)1;
-    CHECK_STATUS(B->kernel_create(prog, "no_such_kernel", &nokern),
-                 KILN_ERROR_KERNEL_NOT_FOUND);
+    CHECK_STATUS(B->kernel_create(prog, "no_such_kernel", &nokern), KILN_ERROR_KERNEL_NOT_FOUND);
     CHECK(nokern == NULL);
     if (!kg || !ks)
         goto out;
@@ -437,7 +404,7 @@ static void test_kernels(void *ctx, const kiln__bdevice *dev, void *q)
         pthread_t th[T];
         thread_job jobs[T];
         for (int t = 0; t < T; t++) {
-            jobs[t] = (thread_job){ctx, dev, ks, t + 1, 0};
+            jobs[t] = (thread_job){ ctx, dev, ks, t + 1, 0 };
             pthread_create(&th[t], NULL, thread_main, &jobs[t]);
         }
         for (int t = 0; t < T; t++) {
@@ -453,34 +420,30 @@ static void test_kernels(void *ctx, const kiln__bdevice *dev, void *q)
         CHECK_OK(B->buffer_create(ctx, 4096 * 4, 0, NULL, &b));
         size_t local = dev->info.max_work_group_size * 2;
         size_t global = local;
-        kiln__barg args[3] = {{KILN_ARG_BUFFER, b, NULL, 0},
-                              {KILN_ARG_SCALAR, NULL, &v, sizeof v},
-                              {KILN_ARG_LOCAL, NULL, NULL, 64}};
-        kiln_status st = B->kernel_launch(q, ks, 1, &global, &local, 3, args,
-                                          0, NULL, NULL);
+        kiln__barg args[3] = { { KILN_ARG_BUFFER, b, NULL, 0 },
+                               { KILN_ARG_SCALAR, NULL, &v, sizeof v },
+                               { KILN_ARG_LOCAL, NULL, NULL, 64 } };
+        kiln_status st = B->kernel_launch(q, ks, 1, &global, &local, 3, args, 0, NULL, NULL);
         CHECK(st == KILN_ERROR_INVALID_ARGUMENT);
-        CHECK_MSG(strstr(kiln_last_error_message(),
-                         "clEnqueueNDRangeKernel: CL_INVALID_WORK_") != NULL,
+        CHECK_MSG(strstr(kiln_last_error_message(), "clEnqueueNDRangeKernel: CL_INVALID_WORK_") !=
+                      NULL,
                   "message: %s", kiln_last_error_message());
-        CHECK(kiln_last_error_native() == -54 ||
-              kiln_last_error_native() == -55);
+        CHECK(kiln_last_error_native() == -54 || kiln_last_error_native() == -55);
         /* A scalar of the wrong size: the argument's index in the message */
         double d = 1.0;
         args[1].bytes = &d;
         args[1].size = sizeof d;
         global = local = 16;
-        CHECK_STATUS(B->kernel_launch(q, ks, 1, &global, &local, 3, args, 0,
-                                      NULL, NULL),
+        CHECK_STATUS(B->kernel_launch(q, ks, 1, &global, &local, 3, args, 0, NULL, NULL),
                      KILN_ERROR_KERNEL_ARGS);
-        CHECK_MSG(strstr(kiln_last_error_message(), "argument 1") != NULL,
-                  "message: %s", kiln_last_error_message());
+        CHECK_MSG(strstr(kiln_last_error_message(), "argument 1") != NULL, "message: %s",
+                  kiln_last_error_message());
         /* A zero global size: nothing runs, the event completes */
         void *ev = NULL;
         global = 0;
         args[1].bytes = &v;
         args[1].size = sizeof v;
-        CHECK_OK(B->kernel_launch(q, ks, 1, &global, NULL, 3, args, 0, NULL,
-                                  &ev));
+        CHECK_OK(B->kernel_launch(q, ks, 1, &global, NULL, 3, args, 0, NULL, &ev));
         CHECK(ev != NULL);
         if (ev) {
             CHECK_OK(B->event_wait(1, &ev));
@@ -497,16 +460,14 @@ out:
 
 /* ------------------------------------------------------------ programs */
 
-static void test_build_error(void *ctx, const kiln__bdevice *dev)
-{
+static void test_build_error(void *ctx, const kiln__bdevice *dev) {
     const char *bad = "KILN_KERNEL void f(KILN_GLOBAL int *p)\n"
                       "{\n"
                       "    p[0] = undeclared_thing + 1;\n"
                       "}\n";
     void *prog = (void *)1;
     char *log = NULL;
-    CHECK_STATUS(build(ctx, dev, bad, NULL, &prog, &log),
-                 KILN_ERROR_BUILD);
+    CHECK_STATUS(build(ctx, dev, bad, NULL, &prog, &log), KILN_ERROR_BUILD);
     CHECK(prog == NULL);
     CHECK(log != NULL);
     if (log) {
@@ -519,29 +480,24 @@ static void test_build_error(void *ctx, const kiln__bdevice *dev)
         for (const char *c = kiln__embedded_file(B->prelude_file); *c; c++)
             pre_lines += *c == '\n';
         snprintf(ignored, sizeof ignored, ":%d:", pre_lines + 3);
-        CHECK_MSG(strstr(log, ":3:") != NULL || strstr(log, ignored) != NULL,
-                  "log: %s", log);
+        CHECK_MSG(strstr(log, ":3:") != NULL || strstr(log, ignored) != NULL, "log: %s", log);
     }
-    CHECK(strstr(kiln_last_error_message(), "CL_BUILD_PROGRAM_FAILURE") !=
-          NULL);
+    CHECK(strstr(kiln_last_error_message(), "CL_BUILD_PROGRAM_FAILURE") != NULL);
     free(log);
 
     /* bad options are a build error with a log, too */
     log = NULL;
     prog = NULL;
     kiln_status st =
-        build(ctx, dev, "KILN_KERNEL void g(void) {}\n",
-              "-this-is-not-an-option", &prog, &log);
+        build(ctx, dev, "KILN_KERNEL void g(void) {}\n", "-this-is-not-an-option", &prog, &log);
     CHECK(st == KILN_ERROR_BUILD);
     CHECK(prog == NULL);
     free(log);
 }
 
-static void test_binaries(void *ctx, const kiln__bdevice *dev, void *q)
-{
-    const char *src =
-        "KILN_KERNEL void twice(KILN_GLOBAL int *p) {\n"
-        "    size_t i = kiln_global_id(0); p[i] = 2 * p[i] + 1; }\n";
+static void test_binaries(void *ctx, const kiln__bdevice *dev, void *q) {
+    const char *src = "KILN_KERNEL void twice(KILN_GLOBAL int *p) {\n"
+                      "    size_t i = kiln_global_id(0); p[i] = 2 * p[i] + 1; }\n";
     void *prog = NULL, *bin = NULL;
     size_t size = 0;
     char *log = NULL;
@@ -564,11 +520,9 @@ static void test_binaries(void *ctx, const kiln__bdevice *dev, void *q)
             data[i] = i - 5;
         CHECK_OK(B->buffer_create(ctx, sizeof data, 0, data, &buf));
         size_t global = 33;
-        kiln__barg a = {KILN_ARG_BUFFER, buf, NULL, 0};
-        CHECK_OK(B->kernel_launch(q, k, 1, &global, NULL, 1, &a, 0, NULL,
-                                  NULL));
-        CHECK_OK(B->buffer_read(q, buf, 0, sizeof data, data, 1, 0, NULL,
-                                NULL));
+        kiln__barg a = { KILN_ARG_BUFFER, buf, NULL, 0 };
+        CHECK_OK(B->kernel_launch(q, k, 1, &global, NULL, 1, &a, 0, NULL, NULL));
+        CHECK_OK(B->buffer_read(q, buf, 0, sizeof data, data, 1, 0, NULL, NULL));
         int ok = 1;
         for (int i = 0; i < 33; i++)
             ok &= data[i] == 2 * (i - 5) + 1;
@@ -581,20 +535,20 @@ static void test_binaries(void *ctx, const kiln__bdevice *dev, void *q)
     /* Damaged binaries: flipped bytes (header, middle, end), truncation,
      * garbage, empty. Each is an error and nothing crashes. */
     unsigned char *bad = malloc(size);
-    size_t spots[4] = {0, 10, size / 2, size - 1};
+    size_t spots[4] = { 0, 10, size / 2, size - 1 };
     for (int i = 0; i < 4; i++) {
         memcpy(bad, bin, size);
         bad[spots[i]] ^= 0x5a;
         void *pb = (void *)1;
-        CHECK_MSG(B->program_load(ctx, dev, bad, size, "", &pb) != KILN_OK,
-                  "flipped byte at %zu", spots[i]);
+        CHECK_MSG(B->program_load(ctx, dev, bad, size, "", &pb) != KILN_OK, "flipped byte at %zu",
+                  spots[i]);
         CHECK(pb == NULL);
     }
-    size_t cuts[3] = {size - 1, size / 2, 5};
+    size_t cuts[3] = { size - 1, size / 2, 5 };
     for (int i = 0; i < 3; i++) {
         void *pb = (void *)1;
-        CHECK_MSG(B->program_load(ctx, dev, bin, cuts[i], "", &pb) != KILN_OK,
-                  "truncated to %zu", cuts[i]);
+        CHECK_MSG(B->program_load(ctx, dev, bin, cuts[i], "", &pb) != KILN_OK, "truncated to %zu",
+                  cuts[i]);
         CHECK(pb == NULL);
     }
     for (size_t i = 0; i < size; i++)
@@ -613,8 +567,7 @@ typedef struct notify_count {
     atomic_int failed;
 } notify_count;
 
-static void on_notify(void *arg, int failed)
-{
+static void on_notify(void *arg, int failed) {
     notify_count *c = arg;
     atomic_fetch_add(&c->calls, 1);
     if (failed)
@@ -622,16 +575,14 @@ static void on_notify(void *arg, int failed)
 }
 
 /* Driver callbacks may run a little after the wait returns. */
-static int wait_calls(notify_count *c, int want)
-{
+static int wait_calls(notify_count *c, int want) {
     for (int i = 0; i < 200 && atomic_load(&c->calls) < want; i++)
         sleep_ms(5);
     sleep_ms(20); /* and no second call comes */
     return atomic_load(&c->calls);
 }
 
-static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
-{
+static void test_events(void *ctx, const kiln__bdevice *dev, void *q) {
     void *buf = NULL, *ev = NULL, *user = NULL, *dep = NULL;
     int data[256], back[256];
     for (int i = 0; i < 256; i++)
@@ -640,7 +591,7 @@ static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
         return;
 
     /* notify fires exactly once, on completion */
-    notify_count c1 = {0, 0}, c2 = {0, 0};
+    notify_count c1 = { 0, 0 }, c2 = { 0, 0 };
     CHECK_OK(B->buffer_write(q, buf, 0, sizeof data, data, 0, 0, NULL, &ev));
     CHECK_OK(B->event_notify(ev, on_notify, &c1));
     CHECK_OK(B->event_wait(1, &ev));
@@ -656,11 +607,11 @@ static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
     /* profiling times are ordered */
     kiln_event_times t;
     if (CHECK_OK(B->event_times(ev, &t)))
-        CHECK_MSG(t.queued <= t.submitted && t.submitted <= t.started &&
-                      t.started <= t.ended && t.ended > 0,
+        CHECK_MSG(t.queued <= t.submitted && t.submitted <= t.started && t.started <= t.ended &&
+                      t.ended > 0,
                   "times %llu %llu %llu %llu", (unsigned long long)t.queued,
-                  (unsigned long long)t.submitted,
-                  (unsigned long long)t.started, (unsigned long long)t.ended);
+                  (unsigned long long)t.submitted, (unsigned long long)t.started,
+                  (unsigned long long)t.ended);
     B->event_retain(ev);
     B->event_release(ev);
     B->event_release(ev);
@@ -668,9 +619,8 @@ static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
     /* user events gate other commands */
     CHECK_OK(B->user_event_create(ctx, &user));
     if (user) {
-        notify_count c3 = {0, 0};
-        CHECK_OK(B->buffer_read(q, buf, 0, sizeof back, back, 0, 1, &user,
-                                &dep));
+        notify_count c3 = { 0, 0 };
+        CHECK_OK(B->buffer_read(q, buf, 0, sizeof back, back, 0, 1, &user, &dep));
         CHECK_OK(B->event_notify(dep, on_notify, &c3));
         sleep_ms(20);
         CHECK_OK(B->event_state(dep, &state));
@@ -690,7 +640,7 @@ static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
     user = dep = NULL;
     CHECK_OK(B->user_event_create(ctx, &user));
     if (user) {
-        notify_count c4 = {0, 0}, c5 = {0, 0};
+        notify_count c4 = { 0, 0 }, c5 = { 0, 0 };
         void *q2 = NULL;
         /* a separate queue, so the failure does not poison q */
         CHECK_OK(B->queue_create(ctx, dev, 0, &q2));
@@ -725,7 +675,7 @@ static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
     CHECK_OK(B->queue_marker(q, 1, 0, NULL, &bar));
     CHECK_OK(B->queue_flush(q));
     if (m && bar) {
-        void *both[2] = {m, bar};
+        void *both[2] = { m, bar };
         CHECK_OK(B->event_wait(2, both));
         CHECK_OK(B->event_state(e1, &state));
         CHECK(state == KILN_EVENT_COMPLETE);
@@ -741,26 +691,22 @@ static void test_events(void *ctx, const kiln__bdevice *dev, void *q)
  * error status, and for a user event depending on nothing that failed that
  * way. Emulate it by hiding the error code the real call returns. */
 static __typeof__(kiln__cl.clWaitForEvents) real_wait;
-static cl_int CL_API_CALL nvidia_style_wait(cl_uint n, const cl_event *evs)
-{
+static cl_int CL_API_CALL nvidia_style_wait(cl_uint n, const cl_event *evs) {
     cl_int err = real_wait(n, evs);
-    return err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_SUCCESS
-                                                              : err;
+    return err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_SUCCESS : err;
 }
 
-static void test_wait_nvidia_style(void *ctx)
-{
+static void test_wait_nvidia_style(void *ctx) {
     void *bad = NULL, *good = NULL;
     real_wait = kiln__cl.clWaitForEvents;
     kiln__cl.clWaitForEvents = nvidia_style_wait;
-    if (CHECK_OK(B->user_event_create(ctx, &bad)) &&
-        CHECK_OK(B->user_event_create(ctx, &good))) {
+    if (CHECK_OK(B->user_event_create(ctx, &bad)) && CHECK_OK(B->user_event_create(ctx, &good))) {
         CHECK_OK(B->user_event_set(good, 0));
         CHECK_OK(B->user_event_set(bad, 1));
         CHECK_STATUS(B->event_wait(1, &bad), KILN_ERROR_EVENT_FAILED);
         CHECK_OK(B->event_wait(1, &good));
         /* one failed event among several fails the wait */
-        void *both[2] = {good, bad};
+        void *both[2] = { good, bad };
         CHECK_STATUS(B->event_wait(2, both), KILN_ERROR_EVENT_FAILED);
         CHECK(strstr(kiln_last_error_message(), "event 1 of 2") != NULL);
     }
@@ -769,8 +715,7 @@ static void test_wait_nvidia_style(void *ctx)
     B->event_release(good);
 }
 
-int main(void)
-{
+int main(void) {
     kiln__bdevice *devs = NULL;
     size_t n = 0;
 
@@ -801,7 +746,7 @@ int main(void)
     check_devices(devs, n);
 
     const kiln__bdevice *dev = &devs[0];
-    const kiln__bdevice *one[1] = {dev};
+    const kiln__bdevice *one[1] = { dev };
     void *ctx = NULL, *q = NULL, *qo = NULL;
     test_partition(dev);
     if (CHECK_OK(B->context_create(one, 1, &ctx)) &&
@@ -810,10 +755,10 @@ int main(void)
         cl_command_queue_properties have = 0;
         CHECK(kiln__cl.clGetDeviceInfo((cl_device_id)dev->handle, CL_DEVICE_QUEUE_PROPERTIES,
                                        sizeof have, &have, NULL) == CL_SUCCESS);
-        kiln_status st = B->queue_create(
-            ctx, dev, KILN_QUEUE_OUT_OF_ORDER | KILN_QUEUE_PROFILING, &qo);
-        CHECK_STATUS(st, (have & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-                             ? KILN_OK : KILN_ERROR_UNSUPPORTED);
+        kiln_status st =
+            B->queue_create(ctx, dev, KILN_QUEUE_OUT_OF_ORDER | KILN_QUEUE_PROFILING, &qo);
+        CHECK_STATUS(st, (have & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) ? KILN_OK
+                                                                         : KILN_ERROR_UNSUPPORTED);
         CHECK((st == KILN_OK) == (qo != NULL));
         B->queue_release(qo);
         test_buffers(ctx, q);

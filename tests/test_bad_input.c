@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #include "harness.h"
 #include "kiln/array.h"
 #include "kiln/offload.h"
@@ -34,12 +33,13 @@ static void test_runaway_launch(kiln_queue *q, void *user) {
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     CHECK_OK(kiln_program_create(ctx,
-        "KILN_KERNEL void touch(KILN_GLOBAL int *out) { if (kiln_global_id(0) == 0) out[0] = 7; }\n",
-        NULL, &p));
+                                 "KILN_KERNEL void touch(KILN_GLOBAL int *out) { if "
+                                 "(kiln_global_id(0) == 0) out[0] = 7; }\n",
+                                 NULL, &p));
     CHECK_OK(kiln_kernel_create(p, "touch", &k));
     kiln_buffer *b = NULL;
     CHECK_OK(kiln_buffer_create(ctx, sizeof(int), 0, NULL, &b));
-    kiln_arg args[] = {KILN_ARG_BUF(b)};
+    kiln_arg args[] = { KILN_ARG_BUF(b) };
     size_t huge = SIZE_MAX;
     kiln_event *e = (kiln_event *)1;
     CHECK_STATUS(kiln_kernel_launch(q, k, 1, &huge, NULL, 1, args, 0, NULL, &e),
@@ -48,16 +48,16 @@ static void test_runaway_launch(kiln_queue *q, void *user) {
     char want[64];
     snprintf(want, sizeof want, "{%zu}", (size_t)SIZE_MAX);
     CHECK(msg_has(want));
-    size_t sq[2] = {(size_t)1 << 32, (size_t)1 << 32};
+    size_t sq[2] = { (size_t)1 << 32, (size_t)1 << 32 };
     CHECK_STATUS(kiln_kernel_launch(q, k, 2, sq, NULL, 1, args, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(msg_has("{4294967296, 4294967296}"));
-    size_t cube[3] = {(size_t)1 << 20, (size_t)1 << 20, (size_t)1 << 10};
+    size_t cube[3] = { (size_t)1 << 20, (size_t)1 << 20, (size_t)1 << 10 };
     CHECK_STATUS(kiln_kernel_launch(q, k, 3, cube, NULL, 1, args, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* A 0 anywhere is an empty launch, whatever the other sizes; and the
      * kernel still runs afterwards. */
-    size_t empty[2] = {SIZE_MAX, 0};
+    size_t empty[2] = { SIZE_MAX, 0 };
     CHECK_OK(kiln_kernel_launch(q, k, 2, empty, NULL, 1, args, 0, NULL, NULL));
     size_t one = 1;
     CHECK_OK(kiln_kernel_launch(q, k, 1, &one, NULL, 1, args, 0, NULL, NULL));
@@ -105,15 +105,17 @@ static void test_huge_allocations(kiln_queue *q, void *user) {
         CHECK(msg_has(want));
     }
     kiln_array *a = (kiln_array *)1;
-    size_t shape40[1] = {(size_t)1 << 40};
-    CHECK_STATUS(kiln_array_empty(ctx, KILN_FLOAT32, 1, shape40, &a), KILN_ERROR_OUT_OF_DEVICE_MEMORY);
+    size_t shape40[1] = { (size_t)1 << 40 };
+    CHECK_STATUS(kiln_array_empty(ctx, KILN_FLOAT32, 1, shape40, &a),
+                 KILN_ERROR_OUT_OF_DEVICE_MEMORY);
     CHECK(a == NULL);
     CHECK(msg_has("4398046511104 bytes"));
     /* n fits in size_t but n * 8 does not: never allocated short. */
-    size_t shape_wrap[2] = {(size_t)1 << 31, (size_t)1 << 31};
-    CHECK_STATUS(kiln_array_empty(ctx, KILN_FLOAT64, 2, shape_wrap, &a), KILN_ERROR_INVALID_ARGUMENT);
+    size_t shape_wrap[2] = { (size_t)1 << 31, (size_t)1 << 31 };
+    CHECK_STATUS(kiln_array_empty(ctx, KILN_FLOAT64, 2, shape_wrap, &a),
+                 KILN_ERROR_INVALID_ARGUMENT);
     CHECK(msg_has("(2147483648, 2147483648)"));
-    size_t shape_empty[2] = {SIZE_MAX, 0};
+    size_t shape_empty[2] = { SIZE_MAX, 0 };
     CHECK_OK(kiln_array_empty(ctx, KILN_FLOAT64, 2, shape_empty, &a));
     kiln_array_release(a);
     /* Still works. */
@@ -139,9 +141,9 @@ static void test_declared_sizes(kiln_queue *q, void *user) {
                    "KILN_FUNC pair mk(float lo, float hi) { pair p; p.lo = lo; p.hi = hi; "
                    "p.a = 0; p.b = 0; return p; }\n";
     }
-    kiln_reduction_desc d = KILN_REDUCTION_DESC(
-        "const int *x", "pair", 8, "mk(0, 0)", "mk(a.lo + b.lo, a.hi + b.hi)",
-        "mk(x[i], 2 * x[i])", kPairPre, "pairsum");
+    kiln_reduction_desc d =
+        KILN_REDUCTION_DESC("const int *x", "pair", 8, "mk(0, 0)", "mk(a.lo + b.lo, a.hi + b.hi)",
+                            "mk(x[i], 2 * x[i])", kPairPre, "pairsum");
     kiln_reduction *r = (kiln_reduction *)1;
     CHECK_STATUS(kiln_reduction_create(ctx, &d, &r), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(r == NULL);
@@ -159,11 +161,11 @@ static void test_declared_sizes(kiln_queue *q, void *user) {
         int host[100];
         for (int i = 0; i < 100; i++)
             host[i] = i;
-        size_t shape[1] = {100};
+        size_t shape[1] = { 100 };
         kiln_array *x = NULL;
         CHECK_OK(kiln_array_from_host(ctx, KILN_INT32, 1, shape, host, &x));
-        kiln_arg args[1] = {KILN_ARG_ARRAY(x)};
-        unsigned char got[16] = {0};
+        kiln_arg args[1] = { KILN_ARG_ARRAY(x) };
+        unsigned char got[16] = { 0 };
         kiln_event *e = NULL;
         CHECK_OK(kiln_reduction_launch(q, r, 100, 1, args, NULL, got, 0, NULL, &e));
         CHECK_OK(kiln_event_wait(e));
@@ -208,8 +210,14 @@ static uint16_t to_half(double v) {
     uint16_t sign = v < 0 ? 0x8000 : 0;
     double m = fabs(v);
     int e = 0;
-    while (m >= 2) { m /= 2; e++; }
-    while (m < 1) { m *= 2; e--; }
+    while (m >= 2) {
+        m /= 2;
+        e++;
+    }
+    while (m < 1) {
+        m *= 2;
+        e--;
+    }
     return (uint16_t)(sign | ((e + 15) << 10) | (uint16_t)((m - 1) * 1024));
 }
 
@@ -257,8 +265,8 @@ static kiln_array *make(kiln_context *ctx, kiln_dtype d, size_t n, const double 
     return a;
 }
 
-static void check_ew(kiln_queue *q, kiln_dtype d, kiln_binary_op op, kiln_array *a,
-                     kiln_array *b, size_t n, const double *want, const char *what) {
+static void check_ew(kiln_queue *q, kiln_dtype d, kiln_binary_op op, kiln_array *a, kiln_array *b,
+                     size_t n, const double *want, const char *what) {
     kiln_array *out = NULL;
     CHECK_OK(kiln_array_empty(kiln_queue_context(q), d, 1, &n, &out));
     if (b)
@@ -268,30 +276,29 @@ static void check_ew(kiln_queue *q, kiln_dtype d, kiln_binary_op op, kiln_array 
     unsigned char host[64];
     CHECK_OK(kiln_array_read(q, out, host));
     for (size_t i = 0; i < n; i++)
-        CHECK_MSG(same(get(d, host, i), want[i]), "%s %s[%zu]: got %g, want %g",
-                  kiln_dtype_name(d), what, i, get(d, host, i), want[i]);
+        CHECK_MSG(same(get(d, host, i), want[i]), "%s %s[%zu]: got %g, want %g", kiln_dtype_name(d),
+                  what, i, get(d, host, i), want[i]);
     kiln_array_release(out);
 }
 
-static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n, const double *v,
-                         double want_min, double want_max, long want_argmin,
-                         long want_argmax) {
+static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n, const double *v, double want_min,
+                         double want_max, long want_argmin, long want_argmax) {
     kiln_array *a = make(kiln_queue_context(q), d, n, v);
     unsigned char r[8];
     kiln_dtype rd = kiln_reduce_result_dtype(KILN_REDUCE_MAX, d);
     CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MAX, a, r));
-    CHECK_MSG(same(get(rd, r, 0), want_max), "%s max of %zu: got %g, want %g",
-              kiln_dtype_name(d), n, get(rd, r, 0), want_max);
+    CHECK_MSG(same(get(rd, r, 0), want_max), "%s max of %zu: got %g, want %g", kiln_dtype_name(d),
+              n, get(rd, r, 0), want_max);
     CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MIN, a, r));
-    CHECK_MSG(same(get(rd, r, 0), want_min), "%s min of %zu: got %g, want %g",
-              kiln_dtype_name(d), n, get(rd, r, 0), want_min);
+    CHECK_MSG(same(get(rd, r, 0), want_min), "%s min of %zu: got %g, want %g", kiln_dtype_name(d),
+              n, get(rd, r, 0), want_min);
     int64_t idx = -2;
     CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMAX, a, &idx));
-    CHECK_MSG(idx == want_argmax, "%s argmax of %zu: got %lld, want %ld",
-              kiln_dtype_name(d), n, (long long)idx, want_argmax);
+    CHECK_MSG(idx == want_argmax, "%s argmax of %zu: got %lld, want %ld", kiln_dtype_name(d), n,
+              (long long)idx, want_argmax);
     CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ARGMIN, a, &idx));
-    CHECK_MSG(idx == want_argmin, "%s argmin of %zu: got %lld, want %ld",
-              kiln_dtype_name(d), n, (long long)idx, want_argmin);
+    CHECK_MSG(idx == want_argmin, "%s argmin of %zu: got %lld, want %ld", kiln_dtype_name(d), n,
+              (long long)idx, want_argmin);
     kiln_array_release(a);
 }
 
@@ -300,28 +307,28 @@ static void test_nan(kiln_queue *q, void *user) {
     kiln_context *ctx = kiln_queue_context(q);
     kiln_device_info info;
     CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
-    const kiln_dtype dtypes[3] = {KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64};
+    const kiln_dtype dtypes[3] = { KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64 };
     for (int t = 0; t < 3; t++) {
         kiln_dtype d = dtypes[t];
         if (d == KILN_FLOAT64 && !info.fp64) {
             printf("  (no fp64 on %s)\n", info.id);
             continue;
         }
-        const double av[5] = {1, NAN, 3, NAN, -1}, bv[5] = {NAN, 1, NAN, NAN, 2};
+        const double av[5] = { 1, NAN, 3, NAN, -1 }, bv[5] = { NAN, 1, NAN, NAN, 2 };
         kiln_array *a = make(ctx, d, 5, av), *b = make(ctx, d, 5, bv);
-        const double mx[5] = {NAN, NAN, NAN, NAN, 2}, mn[5] = {NAN, NAN, NAN, NAN, -1};
+        const double mx[5] = { NAN, NAN, NAN, NAN, 2 }, mn[5] = { NAN, NAN, NAN, NAN, -1 };
         check_ew(q, d, KILN_OP_MAX, a, b, 5, mx, "maximum(a, b)");
         check_ew(q, d, KILN_OP_MAX, b, a, 5, mx, "maximum(b, a)");
         check_ew(q, d, KILN_OP_MIN, a, b, 5, mn, "minimum(a, b)");
         check_ew(q, d, KILN_OP_MIN, b, a, 5, mn, "minimum(b, a)");
-        const double mx0[5] = {1, NAN, 3, NAN, 0}, mn0[5] = {0, NAN, 0, NAN, -1};
+        const double mx0[5] = { 1, NAN, 3, NAN, 0 }, mn0[5] = { 0, NAN, 0, NAN, -1 };
         check_ew(q, d, KILN_OP_MAX, a, NULL, 5, mx0, "maximum(a, 0)");
         check_ew(q, d, KILN_OP_MIN, a, NULL, 5, mn0, "minimum(a, 0)");
         kiln_array_release(a);
         kiln_array_release(b);
 
-        const double none[3] = {2, 3, -1}, mid[5] = {2, NAN, 3, -1, NAN},
-                     last[3] = {2, 3, NAN}, all[3] = {NAN, NAN, NAN};
+        const double none[3] = { 2, 3, -1 }, mid[5] = { 2, NAN, 3, -1, NAN },
+                     last[3] = { 2, 3, NAN }, all[3] = { NAN, NAN, NAN };
         check_reduce(q, d, 3, none, -1, 3, 2, 1);
         check_reduce(q, d, 5, mid, NAN, NAN, 1, 1);
         check_reduce(q, d, 3, last, NAN, NAN, 2, 2);
@@ -343,7 +350,7 @@ static void test_nan(kiln_queue *q, void *user) {
  * PRESENT entry has 0 bytes, and 0 bytes were skipped). */
 static void test_offload_present(kiln_queue *q, void *user) {
     (void)user;
-    int x[64] = {0}, y[64] = {0};
+    int x[64] = { 0 }, y[64] = { 0 };
     kiln_arg m = KILN_TO(x, sizeof x);
     kiln_data_region *outer = NULL, *inner = (kiln_data_region *)1, *inner2 = NULL;
     if (!CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &outer)))
@@ -387,7 +394,8 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
     CHECK(kiln_last_error_native() == 0); /* never reached the driver */
     void *p = NULL;
     CHECK_OK(kiln_buffer_map(q, b, KILN_MAP_WRITE, 0, 256, &p));
-    CHECK_STATUS(kiln_buffer_unmap(q, b, (char *)p + 4, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_unmap(q, b, (char *)p + 4, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
     CHECK_OK(kiln_buffer_unmap(q, b, p, 0, NULL, NULL));
     CHECK_STATUS(kiln_buffer_unmap(q, b, p, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_OK(kiln_queue_finish(q));
@@ -397,8 +405,8 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
     kiln_buffer_release(b);
 
     kiln_elementwise *ew = (kiln_elementwise *)1;
-    kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(.arguments = "float *x, int i",
-                                                    .operation = "x[i] = i");
+    kiln_elementwise_desc d =
+        KILN_ELEMENTWISE_DESC(.arguments = "float *x, int i", .operation = "x[i] = i");
     CHECK_STATUS(kiln_elementwise_create(ctx, &d, &ew), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(ew == NULL);
     CHECK(msg_has("argument 'i' is a reserved name"));
@@ -408,12 +416,12 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
 
     d = KILN_ELEMENTWISE_DESC(.arguments = "const float *x, float *y", .operation = "y[i] = x[i]");
     CHECK_OK(kiln_elementwise_create(ctx, &d, &ew));
-    size_t s34[2] = {3, 4}, s43[2] = {4, 3}, s12[1] = {12};
+    size_t s34[2] = { 3, 4 }, s43[2] = { 4, 3 }, s12[1] = { 12 };
     kiln_array *a34 = NULL, *a43 = NULL, *a12 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s34, 0, NULL, NULL, &a34));
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s43, 0, NULL, NULL, &a43));
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, s12, 0, NULL, NULL, &a12));
-    kiln_arg two[2] = {KILN_ARG_ARRAY(a34), KILN_ARG_ARRAY(a43)};
+    kiln_arg two[2] = { KILN_ARG_ARRAY(a34), KILN_ARG_ARRAY(a43) };
     CHECK_STATUS(kiln_elementwise_launch(q, ew, 12, 2, two, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(msg_has("(4, 3)"));
     CHECK(msg_has("(3, 4)"));
@@ -434,7 +442,8 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
     kiln_elementwise_release(ew);
 
     kiln_program *prog = (kiln_program *)1;
-    CHECK_STATUS(kiln_program_create(ctx,
+    CHECK_STATUS(kiln_program_create(
+                     ctx,
                      "KILN_KERNEL void f(KILN_GLOBAL int *o) {\n  o[0] = undefined_thing;\n}\n",
                      NULL, &prog),
                  KILN_ERROR_BUILD);
@@ -451,7 +460,7 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
                  KILN_ERROR_BUILD);
     CHECK(msg_has("source:1"));
     CHECK_MSG(!strstr(kiln_last_error_message(), "kiln-prelude") &&
-              !strstr(kiln_last_build_log(), "kiln-prelude"),
+                  !strstr(kiln_last_build_log(), "kiln-prelude"),
               "blamed on the prelude: %s", kiln_last_build_log());
 }
 
@@ -546,9 +555,11 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     kiln_event *gate = NULL, *done = NULL;
     size_t n = N;
     CHECK_OK(kiln_queue_create(ctx, kiln_queue_device(q), 0, &q2));
-    CHECK_OK(kiln_program_create(ctx,
+    CHECK_OK(kiln_program_create(
+        ctx,
         "KILN_KERNEL void add1(KILN_GLOBAL const int *b, KILN_GLOBAL int *o) {\n"
-        "    size_t i = kiln_global_id(0); o[i] = b[i] + 1; }\n", NULL, &p));
+        "    size_t i = kiln_global_id(0); o[i] = b[i] + 1; }\n",
+        NULL, &p));
     CHECK_OK(kiln_kernel_create(p, "add1", &k));
     CHECK_OK(kiln_buffer_create(ctx, sizeof in, 0, in, &b));
     CHECK_OK(kiln_array_empty(ctx, KILN_INT32, 1, &n, &out));
@@ -557,7 +568,7 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     outbuf = kiln_array_buffer(out);
     CHECK_OK(kiln_buffer_retain(outbuf)); /* to read the answer after */
     CHECK_OK(kiln_event_create_user(ctx, &gate));
-    kiln_arg args[2] = {KILN_ARG_BUF(b), KILN_ARG_BUF(outbuf)};
+    kiln_arg args[2] = { KILN_ARG_BUF(b), KILN_ARG_BUF(outbuf) };
     CHECK_OK(kiln_kernel_launch(q2, k, 1, &n, NULL, 2, args, 1, &gate, &done));
     kiln_buffer_release(b);
     kiln_array_release(out);

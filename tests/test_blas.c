@@ -12,8 +12,7 @@
 
 #include "harness.h"
 
-static const kiln_dtype dts[4] = {KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64,
-                                  KILN_COMPLEX128};
+static const kiln_dtype dts[4] = { KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128 };
 
 static int is_c(kiln_dtype d) {
     return d == KILN_COMPLEX64 || d == KILN_COMPLEX128;
@@ -21,8 +20,12 @@ static int is_c(kiln_dtype d) {
 
 static void put(kiln_dtype d, void *p, size_t i, double complex v) {
     switch (d) {
-    case KILN_FLOAT32: ((float *)p)[i] = (float)creal(v); break;
-    case KILN_FLOAT64: ((double *)p)[i] = creal(v); break;
+    case KILN_FLOAT32:
+        ((float *)p)[i] = (float)creal(v);
+        break;
+    case KILN_FLOAT64:
+        ((double *)p)[i] = creal(v);
+        break;
     case KILN_COMPLEX64:
         ((float *)p)[2 * i] = (float)creal(v);
         ((float *)p)[2 * i + 1] = (float)cimag(v);
@@ -45,19 +48,21 @@ static void put(kiln_dtype d, void *p, size_t i, double complex v) {
         ((uint16_t *)p)[i] = h;
         break;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
 static double complex get(kiln_dtype d, const void *p, size_t i) {
     switch (d) {
-    case KILN_FLOAT32: return ((const float *)p)[i];
-    case KILN_FLOAT64: return ((const double *)p)[i];
+    case KILN_FLOAT32:
+        return ((const float *)p)[i];
+    case KILN_FLOAT64:
+        return ((const double *)p)[i];
     case KILN_COMPLEX64:
         return CMPLX(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
     case KILN_COMPLEX128:
-        return CMPLX(((const double *)p)[2 * i],
-                     ((const double *)p)[2 * i + 1]);
+        return CMPLX(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
     case KILN_FLOAT16: {
         uint16_t h = ((const uint16_t *)p)[i];
         int e = (h >> 10) & 31;
@@ -65,7 +70,8 @@ static double complex get(kiln_dtype d, const void *p, size_t i) {
         double v = e ? ldexp(1 + m, e - 15) : ldexp(m, -14);
         return h & 0x8000 ? -v : v;
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -77,17 +83,14 @@ static double complex rnd(kiln_dtype d) {
 }
 
 static double eps(kiln_dtype d) {
-    return d == KILN_FLOAT32 || d == KILN_COMPLEX64 ? 1e-6
-           : d == KILN_FLOAT16                      ? 1e-3
-                                                    : 1e-14;
+    return d == KILN_FLOAT32 || d == KILN_COMPLEX64 ? 1e-6 : d == KILN_FLOAT16 ? 1e-3 : 1e-14;
 }
 
 /* A logical (batch, rows, cols) matrix stack x on the device, as a dense
  * array (mode 0), a transposed view (1) or a column-strided view (2);
  * ndim 2 when batch is 0. */
-static kiln_array *upload(kiln_queue *q, kiln_dtype d, size_t batch,
-                          size_t rows, size_t cols, const double complex *x,
-                          int mode) {
+static kiln_array *upload(kiln_queue *q, kiln_dtype d, size_t batch, size_t rows, size_t cols,
+                          const double complex *x, int mode) {
     kiln_context *c = kiln_queue_context(q);
     size_t B = batch ? batch : 1, es = kiln_dtype_size(d);
     size_t sc = mode == 2 ? 2 * cols : cols;
@@ -100,22 +103,19 @@ static kiln_array *upload(kiln_queue *q, kiln_dtype d, size_t batch,
                 if (mode == 1)
                     put(d, h, (b * cols + j) * rows + i, v);
                 else
-                    put(d, h, (b * rows + i) * sc + (mode == 2 ? 2 * j : j),
-                        v);
+                    put(d, h, (b * rows + i) * sc + (mode == 2 ? 2 * j : j), v);
             }
-    size_t shape[3] = {B, mode == 1 ? cols : rows, mode == 1 ? rows : sc};
+    size_t shape[3] = { B, mode == 1 ? cols : rows, mode == 1 ? rows : sc };
     unsigned nd = batch ? 3 : 2;
     kiln_array *a = NULL, *v = NULL;
-    CHECK_OK(kiln_array_from_host(c, d, nd, batch ? shape : shape + 1, h,
-                                  &a));
+    CHECK_OK(kiln_array_from_host(c, d, nd, batch ? shape : shape + 1, h, &a));
     free(h);
     if (mode == 0 || !a)
         return a;
     if (mode == 1) {
         CHECK_OK(kiln_array_swapaxes(a, nd - 2, nd - 1, &v));
     } else {
-        kiln_slice s[3] = {KILN_SLICE_ALL, KILN_SLICE_ALL,
-                           KILN_SLICE(0, PTRDIFF_MAX, 2)};
+        kiln_slice s[3] = { KILN_SLICE_ALL, KILN_SLICE_ALL, KILN_SLICE(0, PTRDIFF_MAX, 2) };
         CHECK_OK(kiln_array_view(a, batch ? s : s + 1, &v));
     }
     kiln_array_release(a);
@@ -134,8 +134,8 @@ static double complex *download(kiln_queue *q, kiln_array *a, size_t n) {
     return x;
 }
 
-static double complex op_elem(const double complex *x, size_t rows,
-                              size_t cols, int op, size_t i, size_t j) {
+static double complex op_elem(const double complex *x, size_t rows, size_t cols, int op, size_t i,
+                              size_t j) {
     /* element (i, j) of op(x), x rows x cols */
     if (op == 0)
         return x[i * cols + j];
@@ -145,17 +145,13 @@ static double complex op_elem(const double complex *x, size_t rows,
 }
 
 /* c = alpha op(a) op(b) + beta c, all batched (ba, bb: 0 = 2-D operand). */
-static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba,
-                       int bb, size_t m, size_t n, size_t k, int opa, int opb,
-                       int ma, int mb, int mc, double complex alpha,
-                       double complex beta, int use_matmul) {
+static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba, int bb, size_t m,
+                       size_t n, size_t k, int opa, int opb, int ma, int mb, int mc,
+                       double complex alpha, double complex beta, int use_matmul) {
     size_t B = batch ? batch : 1;
-    size_t ar = opa ? k : m, ac = opa ? m : k, br = opb ? n : k,
-           bc = opb ? k : n;
-    size_t na = (ba ? B : 1) * ar * ac, nb = (bb ? B : 1) * br * bc,
-           nc = B * m * n;
-    double complex *A = malloc((na + 1) * sizeof *A),
-                   *Bm = malloc((nb + 1) * sizeof *Bm),
+    size_t ar = opa ? k : m, ac = opa ? m : k, br = opb ? n : k, bc = opb ? k : n;
+    size_t na = (ba ? B : 1) * ar * ac, nb = (bb ? B : 1) * br * bc, nc = B * m * n;
+    double complex *A = malloc((na + 1) * sizeof *A), *Bm = malloc((nb + 1) * sizeof *Bm),
                    *C = calloc(nc + 1, sizeof *C);
     for (size_t i = 0; i < na; i++)
         A[i] = rnd(d);
@@ -172,10 +168,8 @@ static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba,
     else
         st = kiln_blas_gemm(q, (kiln_blas_op)opa, (kiln_blas_op)opb,
                             KILN_CSCALAR(creal(alpha), cimag(alpha)), a, b,
-                            KILN_CSCALAR(creal(beta), cimag(beta)), c, 0, NULL,
-                            NULL);
-    CHECK_MSG(st == KILN_OK, "%s gemm: %s", kiln_dtype_name(d),
-              kiln_last_error_message());
+                            KILN_CSCALAR(creal(beta), cimag(beta)), c, 0, NULL, NULL);
+    CHECK_MSG(st == KILN_OK, "%s gemm: %s", kiln_dtype_name(d), kiln_last_error_message());
     double complex *got = download(q, c, nc);
     size_t bad = 0;
     double worst = 0;
@@ -187,8 +181,8 @@ static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba,
                 const double complex *Ab = A + (ba ? t * ar * ac : 0);
                 const double complex *Bb = Bm + (bb ? t * br * bc : 0);
                 for (size_t l = 0; l < k; l++) {
-                    double complex p = op_elem(Ab, ar, ac, opa, i, l) *
-                                       op_elem(Bb, br, bc, opb, l, j);
+                    double complex p =
+                        op_elem(Ab, ar, ac, opa, i, l) * op_elem(Bb, br, bc, opb, l, j);
                     s += p;
                     mag += cabs(p);
                 }
@@ -205,8 +199,8 @@ static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba,
     CHECK_MSG(bad == 0,
               "%s %s batch %zu (a %d, b %d) m %zu n %zu k %zu ops %d%d "
               "modes %d%d%d: %zu wrong (worst %g)",
-              kiln_dtype_name(d), use_matmul ? "matmul" : "gemm", batch, ba,
-              bb, m, n, k, opa, opb, ma, mb, mc, bad, worst);
+              kiln_dtype_name(d), use_matmul ? "matmul" : "gemm", batch, ba, bb, m, n, k, opa, opb,
+              ma, mb, mc, bad, worst);
     free(got);
     free(A);
     free(Bm);
@@ -218,8 +212,7 @@ static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba,
 
 static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
     kiln_context *ctx = kiln_queue_context(q);
-    double complex *X = malloc((n + 1) * sizeof *X),
-                   *Y = malloc((n + 1) * sizeof *Y);
+    double complex *X = malloc((n + 1) * sizeof *X), *Y = malloc((n + 1) * sizeof *Y);
     for (size_t i = 0; i < n; i++) {
         X[i] = rnd(d);
         Y[i] = rnd(d);
@@ -228,12 +221,11 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
     /* vectors as (1, n) matrices viewed as 1-D: row 0 of a matrix */
     kiln_array *xm = upload(q, d, 0, 1, n, X, mode);
     kiln_array *ym = upload(q, d, 0, 1, n, Y, mode);
-    kiln_slice row[2] = {KILN_SLICE(0, 1, 1), KILN_SLICE_ALL};
+    kiln_slice row[2] = { KILN_SLICE(0, 1, 1), KILN_SLICE_ALL };
     (void)row;
     kiln_array *x = NULL, *y = NULL;
-    CHECK_OK(kiln_array_reshape(xm, 1, &n, &x) == KILN_OK || strided
-                 ? KILN_OK
-                 : KILN_ERROR_INTERNAL);
+    CHECK_OK(kiln_array_reshape(xm, 1, &n, &x) == KILN_OK || strided ? KILN_OK
+                                                                     : KILN_ERROR_INTERNAL);
     if (!x) { /* strided: a 1-D view with step 2 */
         size_t n2 = 2 * n;
         char *h = calloc(n2 ? n2 : 1, kiln_dtype_size(d));
@@ -260,8 +252,7 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
     /* dot, dotc, nrm2 into device arrays */
     size_t one = 1;
     kiln_array *r = NULL, *rn = NULL;
-    kiln_dtype pd = d == KILN_COMPLEX64 ? KILN_FLOAT32
-                    : d == KILN_COMPLEX128 ? KILN_FLOAT64 : d;
+    kiln_dtype pd = d == KILN_COMPLEX64 ? KILN_FLOAT32 : d == KILN_COMPLEX128 ? KILN_FLOAT64 : d;
     CHECK_OK(kiln_array_empty(ctx, d, 1, &one, &r));
     CHECK_OK(kiln_array_empty(ctx, pd, 1, &one, &rn));
     double complex dot = 0, dotc = 0;
@@ -277,22 +268,18 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
         CHECK_OK(kiln_blas_dot(q, c, x, y, r, 0, NULL, NULL));
         double complex *g = download(q, r, 1);
         double complex want = c && is_c(d) ? dotc : dot;
-        CHECK_MSG(cabs(g[0] - want) <= t * (mag + 1),
-                  "%s dot conj %d n %zu strided %d", kiln_dtype_name(d), c, n,
-                  strided);
+        CHECK_MSG(cabs(g[0] - want) <= t * (mag + 1), "%s dot conj %d n %zu strided %d",
+                  kiln_dtype_name(d), c, n, strided);
         free(g);
     }
     CHECK_OK(kiln_blas_nrm2(q, x, rn, 0, NULL, NULL));
     double complex *g = download(q, rn, 1);
-    CHECK_MSG(fabs(creal(g[0]) - nrm) <= t * (nrm + 1), "%s nrm2 n %zu",
-              kiln_dtype_name(d), n);
+    CHECK_MSG(fabs(creal(g[0]) - nrm) <= t * (nrm + 1), "%s nrm2 n %zu", kiln_dtype_name(d), n);
     free(g);
     /* y = alpha x + y, then x = alpha x */
     kiln_event *e1 = NULL;
-    CHECK_OK(kiln_blas_axpy(q, KILN_CSCALAR(creal(alpha), cimag(alpha)), x, y,
-                            0, NULL, &e1));
-    CHECK_OK(kiln_blas_scal(q, KILN_CSCALAR(creal(alpha), cimag(alpha)), x, 1,
-                            &e1, NULL));
+    CHECK_OK(kiln_blas_axpy(q, KILN_CSCALAR(creal(alpha), cimag(alpha)), x, y, 0, NULL, &e1));
+    CHECK_OK(kiln_blas_scal(q, KILN_CSCALAR(creal(alpha), cimag(alpha)), x, 1, &e1, NULL));
     kiln_event_release(e1);
     double complex *gy = download(q, y, n), *gx = download(q, x, n);
     size_t bad = 0;
@@ -300,8 +287,8 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
         bad += cabs(gy[i] - (alpha * X[i] + Y[i])) > t * 4;
         bad += cabs(gx[i] - alpha * X[i]) > t * 4;
     }
-    CHECK_MSG(bad == 0, "%s axpy/scal n %zu strided %d: %zu wrong",
-              kiln_dtype_name(d), n, strided, bad);
+    CHECK_MSG(bad == 0, "%s axpy/scal n %zu strided %d: %zu wrong", kiln_dtype_name(d), n, strided,
+              bad);
     free(gx);
     free(gy);
     free(X);
@@ -312,11 +299,9 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
     kiln_array_release(rn);
 }
 
-static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n,
-                       int op, int mode) {
+static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n, int op, int mode) {
     size_t ar = op ? n : m, ac = op ? m : n;
-    double complex *A = malloc((ar * ac + 1) * sizeof *A),
-                   *X = malloc((n + 1) * sizeof *X),
+    double complex *A = malloc((ar * ac + 1) * sizeof *A), *X = malloc((n + 1) * sizeof *X),
                    *Y = malloc((m + 1) * sizeof *Y);
     for (size_t i = 0; i < ar * ac; i++)
         A[i] = rnd(d);
@@ -335,8 +320,7 @@ static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n,
     CHECK_OK(kiln_array_from_host(ctx, d, 1, &m, h, &y));
     free(h);
     double complex alpha = is_c(d) ? CMPLX(1, 2) : 2, beta = -0.5;
-    CHECK_OK(kiln_blas_gemv(q, (kiln_blas_op)op,
-                            KILN_CSCALAR(creal(alpha), cimag(alpha)), a, x,
+    CHECK_OK(kiln_blas_gemv(q, (kiln_blas_op)op, KILN_CSCALAR(creal(alpha), cimag(alpha)), a, x,
                             KILN_SCALAR(-0.5), y, 0, NULL, NULL));
     double complex *g = download(q, y, m);
     size_t bad = 0;
@@ -347,11 +331,10 @@ static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n,
             s += op_elem(A, ar, ac, is_c(d) ? op : (op ? 1 : 0), i, j) * X[j];
             mag += cabs(A[0]) + 2;
         }
-        bad += cabs(g[i] - (alpha * s + beta * Y[i])) >
-               eps(d) * 16 * (n + 2) * (mag + 1);
+        bad += cabs(g[i] - (alpha * s + beta * Y[i])) > eps(d) * 16 * (n + 2) * (mag + 1);
     }
-    CHECK_MSG(bad == 0, "%s gemv m %zu n %zu op %d mode %d: %zu wrong",
-              kiln_dtype_name(d), m, n, op, mode, bad);
+    CHECK_MSG(bad == 0, "%s gemv m %zu n %zu op %d mode %d: %zu wrong", kiln_dtype_name(d), m, n,
+              op, mode, bad);
     free(g);
     free(A);
     free(X);
@@ -363,10 +346,10 @@ static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n,
 
 static void check_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    size_t s23[2] = {2, 3}, s34[2] = {3, 4}, s24[2] = {2, 4}, s33[2] = {3, 3};
+    size_t s23[2] = { 2, 3 }, s34[2] = { 3, 4 }, s24[2] = { 2, 4 }, s33[2] = { 3, 3 };
     size_t s4 = 4, s5 = 5;
-    kiln_array *a = NULL, *b = NULL, *o = NULL, *bad = NULL, *i32 = NULL,
-               *bd = NULL, *v4 = NULL, *v5 = NULL, *rev = NULL;
+    kiln_array *a = NULL, *b = NULL, *o = NULL, *bad = NULL, *i32 = NULL, *bd = NULL, *v4 = NULL,
+               *v5 = NULL, *rev = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s23, 0, NULL, NULL, &a));
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s34, 0, NULL, NULL, &b));
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, s24, 0, NULL, NULL, &o));
@@ -382,29 +365,22 @@ static void check_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_matmul(q, bad, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_matmul(q, o, a, bd, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_matmul(q, o, a, v4, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_matmul(q, o, NULL, b, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_blas_gemm(q, (kiln_blas_op)7, KILN_BLAS_N,
-                                KILN_SCALAR(1), a, b, KILN_SCALAR(0), o, 0,
-                                NULL, NULL),
+    CHECK_STATUS(kiln_matmul(q, o, NULL, b, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_blas_gemm(q, (kiln_blas_op)7, KILN_BLAS_N, KILN_SCALAR(1), a, b,
+                                KILN_SCALAR(0), o, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     kiln_array *o2 = NULL, *i2 = NULL, *i3 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 2, s24, 0, NULL, NULL, &o2));
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 2, s34, 0, NULL, NULL, &i3));
     i2 = i32;
-    CHECK_STATUS(kiln_matmul(q, o2, i2, i3, 0, NULL, NULL),
-                 KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_blas_axpy(q, KILN_SCALAR(1), v4, v5, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_blas_axpy(q, KILN_SCALAR(1), rev, v4, 0, NULL, NULL),
-                 KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_blas_dot(q, 0, v4, v4, NULL, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_blas_nrm2(q, v4, bd, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_blas_gemv(q, KILN_BLAS_N, KILN_SCALAR(1), a, v4,
-                                KILN_SCALAR(0), v5, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_matmul(q, o2, i2, i3, 0, NULL, NULL), KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_blas_axpy(q, KILN_SCALAR(1), v4, v5, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_blas_axpy(q, KILN_SCALAR(1), rev, v4, 0, NULL, NULL), KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_blas_dot(q, 0, v4, v4, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_blas_nrm2(q, v4, bd, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(
+        kiln_blas_gemv(q, KILN_BLAS_N, KILN_SCALAR(1), a, v4, KILN_SCALAR(0), v5, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
     CHECK(kiln_blas_library(q) != NULL);
     CHECK(kiln_blas_library(NULL) == NULL);
     /* empty: a dot of nothing is 0 */
@@ -412,19 +388,18 @@ static void check_errors(kiln_queue *q) {
     kiln_array *e = NULL, *res = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &zero, &e));
     float nine = 9, got = 1;
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &one, &nine, 0, NULL, NULL,
-                             &res));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &one, &nine, 0, NULL, NULL, &res));
     CHECK_OK(kiln_blas_dot(q, 0, e, e, res, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, res, &got));
     CHECK(got == 0);
-    kiln_array *list[] = {a, b, o, bad, i32, bd, v4, v5, rev, o2, i3, e, res};
+    kiln_array *list[] = { a, b, o, bad, i32, bd, v4, v5, rev, o2, i3, e, res };
     for (size_t k = 0; k < sizeof list / sizeof list[0]; k++)
         kiln_array_release(list[k]);
 }
 
 static void run(kiln_queue *q, void *user) {
     (void)user;
-    kiln_device_info info = {0};
+    kiln_device_info info = { 0 };
     kiln_device_get_info(kiln_queue_device(q), &info);
     printf("  BLAS library: %s\n", kiln_blas_library(q));
     kiln_status st;
@@ -437,9 +412,10 @@ static void run(kiln_queue *q, void *user) {
         if (st == KILN_ERROR_NO_RUNTIME)
             KT_SKIP("%s", kiln_last_error_message());
     }
-    static const size_t mnk[][3] = {{1, 1, 1},   {1, 7, 3},   {5, 1, 9},
-                                    {7, 13, 5},  {31, 17, 1}, {64, 33, 17},
-                                    {3, 129, 2}, {97, 101, 103}};
+    static const size_t mnk[][3] = {
+        { 1, 1, 1 },   { 1, 7, 3 },    { 5, 1, 9 },   { 7, 13, 5 },
+        { 31, 17, 1 }, { 64, 33, 17 }, { 3, 129, 2 }, { 97, 101, 103 }
+    };
     for (int di = 0; di < 4; di++) {
         kiln_dtype d = dts[di];
         if ((d == KILN_FLOAT64 || d == KILN_COMPLEX128) && !info.fp64)
@@ -450,8 +426,7 @@ static void run(kiln_queue *q, void *user) {
             /* layouts: transposed and strided operands and outputs */
             for (int ma = 0; ma < 3; ma++)
                 for (int mb = 0; mb < 3; mb++)
-                    check_gemm(q, d, 0, 0, 0, m, n, k, 0, 0, ma, mb,
-                               (ma + mb) % 3, 1, 0, 1);
+                    check_gemm(q, d, 0, 0, 0, m, n, k, 0, 0, ma, mb, (ma + mb) % 3, 1, 0, 1);
         }
         /* gemm ops and scalars, over layouts */
         double complex al = is_c(d) ? CMPLX(0.5, 2) : -1.5;
@@ -459,8 +434,8 @@ static void run(kiln_queue *q, void *user) {
         for (int opa = 0; opa < 3; opa++)
             for (int opb = 0; opb < 3; opb++)
                 for (int mode = 0; mode < 3; mode++)
-                    check_gemm(q, d, 0, 0, 0, 6, 11, 7, opa, opb, mode,
-                               (mode + 1) % 3, (mode + 2) % 3, al, be, 0);
+                    check_gemm(q, d, 0, 0, 0, 6, 11, 7, opa, opb, mode, (mode + 1) % 3,
+                               (mode + 2) % 3, al, be, 0);
         /* batches: of 1, of many, a 2-D operand broadcast */
         check_gemm(q, d, 1, 1, 1, 5, 7, 3, 0, 0, 0, 0, 0, 1, 0, 1);
         check_gemm(q, d, 9, 1, 1, 13, 6, 11, 0, 0, 0, 1, 0, 1, 0, 1);
@@ -471,7 +446,7 @@ static void run(kiln_queue *q, void *user) {
             for (int mode = 0; mode < 3; mode++)
                 check_gemv(q, d, 9, 14, op, mode);
         check_gemv(q, d, 1, 1, 0, 0);
-        size_t ns[] = {0, 1, 2, 31, 1000, 4099};
+        size_t ns[] = { 0, 1, 2, 31, 1000, 4099 };
         for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
             for (int strided = 0; strided < 2; strided++)
                 check_level1(q, d, ns[s], strided);
@@ -480,22 +455,20 @@ static void run(kiln_queue *q, void *user) {
         check_gemm(q, KILN_FLOAT16, 0, 0, 0, 7, 13, 5, 0, 0, 0, 1, 0, 1, 0, 1);
         check_gemm(q, KILN_FLOAT16, 3, 1, 1, 16, 8, 9, 1, 0, 0, 0, 0, 1, 0, 0);
     } else {
-        size_t s22[2] = {2, 2};
+        size_t s22[2] = { 2, 2 };
         kiln_array *h = NULL;
         CHECK_OK(kiln_array_zeros(q, KILN_FLOAT16, 2, s22, 0, NULL, NULL, &h));
-        CHECK_STATUS(kiln_matmul(q, h, h, h, 0, NULL, NULL),
-                     KILN_ERROR_UNSUPPORTED);
+        CHECK_STATUS(kiln_matmul(q, h, h, h, 0, NULL, NULL), KILN_ERROR_UNSUPPORTED);
         kiln_array_release(h);
     }
     /* an out-of-order queue: temporaries, the library call and the copy
      * back are ordered by kiln's barriers */
     kiln_queue *oq = NULL;
-    if (kiln_queue_create(kiln_queue_context(q), kiln_queue_device(q),
-                          KILN_QUEUE_OUT_OF_ORDER, &oq) == KILN_OK) {
-        check_gemm(oq, KILN_FLOAT32, 0, 0, 0, 37, 29, 41, 0, 0, 2, 1, 2, 1, 0,
-                   1);
-        check_gemm(oq, KILN_COMPLEX64, 3, 1, 1, 5, 6, 7, 2, 1, 1, 2, 0,
-                   CMPLX(0.5, 1), CMPLX(2, -1), 0);
+    if (kiln_queue_create(kiln_queue_context(q), kiln_queue_device(q), KILN_QUEUE_OUT_OF_ORDER,
+                          &oq) == KILN_OK) {
+        check_gemm(oq, KILN_FLOAT32, 0, 0, 0, 37, 29, 41, 0, 0, 2, 1, 2, 1, 0, 1);
+        check_gemm(oq, KILN_COMPLEX64, 3, 1, 1, 5, 6, 7, 2, 1, 1, 2, 0, CMPLX(0.5, 1), CMPLX(2, -1),
+                   0);
         check_level1(oq, KILN_FLOAT32, 1000, 1);
         kiln_queue_release(oq);
     }

@@ -33,18 +33,14 @@ static int sha_is(const void *data, size_t n, const char *want) {
 }
 
 static void test_sha256(void) {
-    CHECK(sha_is("", 0,
-                 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
-    CHECK(sha_is("abc", 3,
-                 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    CHECK(sha_is("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+    CHECK(sha_is("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
     const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     CHECK(strlen(m448) == 56);
-    CHECK(sha_is(m448, 56,
-                 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
+    CHECK(sha_is(m448, 56, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
     const char *m896 = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
                        "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
-    CHECK(sha_is(m896, 112,
-                 "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"));
+    CHECK(sha_is(m896, 112, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"));
     char *million = malloc(1000000);
     CHECK(million != NULL);
     if (!million)
@@ -54,7 +50,7 @@ static void test_sha256(void) {
                  "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
     /* Streaming in uneven pieces (1, 63, 64, 65, 997 bytes...) gives the
      * same digest as one call: exercises the partial-block path. */
-    static const size_t pieces[] = {1, 63, 64, 65, 997, 55, 56, 57, 4096};
+    static const size_t pieces[] = { 1, 63, 64, 65, 997, 55, 56, 57, 4096 };
     kiln__sha256_ctx ctx;
     kiln__sha256_init(&ctx);
     size_t done = 0, k = 0;
@@ -139,7 +135,7 @@ static uint8_t *random_bytes(size_t n) {
 }
 
 static void test_round_trip(void) {
-    static const size_t sizes[] = {0, 1, 63, 64, 65, 4097, 300001};
+    static const size_t sizes[] = { 0, 1, 63, 64, 65, 4097, 300001 };
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         char src[64];
@@ -225,12 +221,24 @@ static void damage_zero_length(const char *path) {
     if (truncate(path, 0) != 0)
         perror("truncate");
 }
-static void damage_payload_byte(const char *path) { flip_at(path, file_size(path) - 17); }
-static void damage_first_payload_byte(const char *path) { flip_at(path, 408); }
-static void damage_magic(const char *path) { flip_at(path, 2); }
-static void damage_size_field(const char *path) { flip_at(path, 16); }
-static void damage_label(const char *path) { flip_at(path, 130); }
-static void damage_key_field(const char *path) { flip_at(path, 60); }
+static void damage_payload_byte(const char *path) {
+    flip_at(path, file_size(path) - 17);
+}
+static void damage_first_payload_byte(const char *path) {
+    flip_at(path, 408);
+}
+static void damage_magic(const char *path) {
+    flip_at(path, 2);
+}
+static void damage_size_field(const char *path) {
+    flip_at(path, 16);
+}
+static void damage_label(const char *path) {
+    flip_at(path, 130);
+}
+static void damage_key_field(const char *path) {
+    flip_at(path, 60);
+}
 static void damage_trailing(const char *path) {
     FILE *f = fopen(path, "ab");
     if (f) {
@@ -251,13 +259,11 @@ static void check_damage(const char *what, damage_fn damage) {
     void *got = NULL;
     size_t n = 0;
     kiln_status st = kiln__cache_load(&key, &got, &n);
-    CHECK_MSG(st == KILN_ERROR_IO, "%s: load is a miss (got %s)", what,
-              kiln_status_name(st));
+    CHECK_MSG(st == KILN_ERROR_IO, "%s: load is a miss (got %s)", what, kiln_status_name(st));
     CHECK_MSG(got == NULL && n == 0, "%s: nothing returned", what);
     CHECK_MSG(!file_exists(path), "%s: bad file removed", what);
     CHECK_MSG(strstr(kiln_last_error_message(), "removed") != NULL,
-              "%s: message says the entry was removed: %s", what,
-              kiln_last_error_message());
+              "%s: message says the entry was removed: %s", what, kiln_last_error_message());
     free(got);
     /* The next build stores a good entry again. */
     CHECK_OK(kiln__cache_store(&key, data, 5000, what));
@@ -326,8 +332,8 @@ static void test_concurrent(void) {
     for (int w = 0; w <= WRITERS; w++) {
         int status = -1;
         CHECK(pids[w] > 0 && waitpid(pids[w], &status, 0) == pids[w]);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "process %d: status %d", w, status);
+        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d: status %d", w,
+                  status);
     }
     void *got = NULL;
     size_t n = 0;
@@ -426,7 +432,7 @@ static void test_list_clear(void) {
     char dir[600];
     snprintf(dir, sizeof dir, "%s/listing", tmpdir);
     setenv("KILN_CACHE_DIR", dir, 1);
-    struct listing l = {0, 0, 0};
+    struct listing l = { 0, 0, 0 };
     CHECK_OK(kiln_cache_list(visit, &l)); /* the directory does not exist yet */
     CHECK(l.count == 0);
     size_t removed = 99;
@@ -450,20 +456,20 @@ static void test_list_clear(void) {
         fputs("not an entry\n", f);
         fclose(f);
     }
-    l = (struct listing){0, 0, 0};
+    l = (struct listing){ 0, 0, 0 };
     CHECK_OK(kiln_cache_list(visit, &l));
-    CHECK_MSG(l.count == 3 && l.valid == 3 && l.saw_label == 3,
-              "count %d valid %d labels %d", l.count, l.valid, l.saw_label);
+    CHECK_MSG(l.count == 3 && l.valid == 3 && l.saw_label == 3, "count %d valid %d labels %d",
+              l.count, l.valid, l.saw_label);
     /* A damaged entry is listed as not valid. */
     char path[1024];
     entry_file(&keys[1], path, sizeof path);
     damage_payload_byte(path);
-    l = (struct listing){0, 0, 0};
+    l = (struct listing){ 0, 0, 0 };
     CHECK_OK(kiln_cache_list(visit, &l));
     CHECK_MSG(l.count == 3 && l.valid == 2, "count %d valid %d", l.count, l.valid);
     CHECK_OK(kiln_cache_clear(&removed));
     CHECK_MSG(removed == 3, "removed %zu", removed);
-    l = (struct listing){0, 0, 0};
+    l = (struct listing){ 0, 0, 0 };
     CHECK_OK(kiln_cache_list(visit, &l));
     CHECK(l.count == 0);
     CHECK(file_exists(other));

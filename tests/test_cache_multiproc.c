@@ -53,7 +53,7 @@ static int child_build(int want_cached) {
             fprintf(stderr, "child: %s\n", kiln_last_error_message());
             bad = 1;
         } else {
-            kiln_arg a[] = {KILN_ARG_BUF(b)};
+            kiln_arg a[] = { KILN_ARG_BUF(b) };
             if (kiln_kernel_launch(q, kern, 1, &n, NULL, 1, a, 0, NULL, NULL) != KILN_OK ||
                 kiln_buffer_read(q, b, 0, sizeof out, out) != KILN_OK)
                 bad = 1;
@@ -105,7 +105,9 @@ static int in_children(int n, int (*fn)(int), int arg) {
 
 /* ---- writers killed mid-write: entries written through kiln__cache_store */
 
-static size_t payload_size(int i) { return ((size_t)1 << 16) + (size_t)i * 4099; }
+static size_t payload_size(int i) {
+    return ((size_t)1 << 16) + (size_t)i * 4099;
+}
 
 static void payload_fill(int i, unsigned char *p) {
     size_t n = payload_size(i);
@@ -145,7 +147,7 @@ static void test_killed_writers(void) {
         }
         /* Long enough for some entries to be written whole even under a
          * sanitizer, short enough to land inside a write most times. */
-        struct timespec t = {0, (long)(30 + kt_rand_u64() % 270) * 1000000L};
+        struct timespec t = { 0, (long)(30 + kt_rand_u64() % 270) * 1000000L };
         nanosleep(&t, NULL);
         for (int w = 0; w < 2; w++) {
             kill(pid[w], SIGKILL);
@@ -172,7 +174,8 @@ static void test_killed_writers(void) {
     }
     free(want);
     printf("  killed writers (%d rounds): %d entries load right, %d absent or refused, "
-           "%d wrong\n", KILLS, loaded, refused, wrong);
+           "%d wrong\n",
+           KILLS, loaded, refused, wrong);
     CHECK(wrong == 0);
     CHECK(loaded > 0);
     /* Every file the listing calls valid loads: nothing half-written is
@@ -193,8 +196,8 @@ int main(void) {
     snprintf(salt, sizeof salt, "run %ld.%d", (long)time(NULL), (int)getpid());
 
     int failed = in_children(PROCS, child_build, 0);
-    printf("  %d processes built %d programs into one cache at once: %d failed\n", PROCS,
-           PROGRAMS, failed);
+    printf("  %d processes built %d programs into one cache at once: %d failed\n", PROCS, PROGRAMS,
+           failed);
     CHECK(failed == 0);
     failed = in_children(2, child_build, 1);
     CHECK_MSG(failed == 0, "afterwards every program loads from the cache and runs right");

@@ -28,19 +28,17 @@
 #define OTHER_UID 65534 /* nobody */
 
 static char tmpdir[256];
-static char stage[512];  /* trusted directory holding the planted entry */
+static char stage[512]; /* trusted directory holding the planted entry */
 static char honest_key[65];
 
-static const char honest_src[] =
-    "KILN_KERNEL void mark(KILN_GLOBAL int *out) {\n"
-    "    size_t i = kiln_global_id(0);\n"
-    "    out[i] = (int)i * 3 + 1;\n"
-    "}\n";
-static const char planted_src[] =
-    "KILN_KERNEL void mark(KILN_GLOBAL int *out) {\n"
-    "    size_t i = kiln_global_id(0);\n"
-    "    out[i] = 666;\n"
-    "}\n";
+static const char honest_src[] = "KILN_KERNEL void mark(KILN_GLOBAL int *out) {\n"
+                                 "    size_t i = kiln_global_id(0);\n"
+                                 "    out[i] = (int)i * 3 + 1;\n"
+                                 "}\n";
+static const char planted_src[] = "KILN_KERNEL void mark(KILN_GLOBAL int *out) {\n"
+                                  "    size_t i = kiln_global_id(0);\n"
+                                  "    out[i] = 666;\n"
+                                  "}\n";
 
 enum { RAN_BADLY = 0, RAN_HONEST = 1, RAN_PLANTED = 2 };
 
@@ -61,7 +59,7 @@ static int run_kernel(const char *source, int *from_disk) {
     if (CHECK_OK(kiln_program_create(ctx, source, NULL, &prog)) &&
         CHECK_OK(kiln_kernel_create(prog, "mark", &k)) &&
         CHECK_OK(kiln_buffer_create(ctx, sizeof out, KILN_BUFFER_READ_WRITE, NULL, &buf))) {
-        kiln_arg args[] = {KILN_ARG_BUF(buf)};
+        kiln_arg args[] = { KILN_ARG_BUF(buf) };
         if (CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 1, args, 0, NULL, NULL)) &&
             CHECK_OK(kiln_buffer_read(q, buf, 0, sizeof out, out))) {
             int honest = 1, planted = 1;
@@ -81,12 +79,12 @@ static int run_kernel(const char *source, int *from_disk) {
 }
 
 /* The honest kernel gives the honest result, built from source. */
-#define CHECK_BUILT_HONESTLY(what)                                             \
-    do {                                                                       \
-        int disk_;                                                             \
-        int r_ = run_kernel(honest_src, &disk_);                               \
-        CHECK_MSG(r_ == RAN_HONEST && disk_ == 0, "%s: result %d (1 honest, 2 planted), from disk %d", \
-                  what, r_, disk_);                                            \
+#define CHECK_BUILT_HONESTLY(what)                                                       \
+    do {                                                                                 \
+        int disk_;                                                                       \
+        int r_ = run_kernel(honest_src, &disk_);                                         \
+        CHECK_MSG(r_ == RAN_HONEST && disk_ == 0,                                        \
+                  "%s: result %d (1 honest, 2 planted), from disk %d", what, r_, disk_); \
     } while (0)
 
 static void use_dir(const char *dir, int shared) {
@@ -168,8 +166,8 @@ static int make_planted_entry(void) {
 static void check_refused(const char *what, const char *reason) {
     char why[1024] = "";
     kiln_status st = kiln_cache_status(why, sizeof why);
-    CHECK_MSG(st == KILN_ERROR_UNTRUSTED && strstr(why, reason),
-              "%s: status %d, why: %.300s", what, (int)st, why);
+    CHECK_MSG(st == KILN_ERROR_UNTRUSTED && strstr(why, reason), "%s: status %d, why: %.300s", what,
+              (int)st, why);
     CHECK(strstr(kiln_last_error_message(), reason) != NULL);
     size_t removed = 7;
     CHECK_STATUS(kiln_cache_clear(&removed), KILN_ERROR_UNTRUSTED);
@@ -255,7 +253,7 @@ static void test_entry_swapped_for_link(void) {
     snprintf(dir, sizeof dir, "%s/swap-entry", tmpdir);
     use_dir(dir, 0);
     CHECK(run_kernel(honest_src, &disk) == RAN_HONEST && disk == 0);
-    struct listing l = {0, 0, 0, 0};
+    struct listing l = { 0, 0, 0, 0 };
     CHECK_OK(kiln_cache_list(list_visit, &l));
     CHECK(l.count == 1 && l.valid == 1);
     /* listed as valid, then swapped under the load */
@@ -272,7 +270,7 @@ static void test_entry_swapped_for_link(void) {
     char target[700];
     entry_path(stage, honest_key, target, sizeof target);
     CHECK(unlink(path) == 0 && symlink(target, path) == 0);
-    l = (struct listing){0, 0, 0, 0};
+    l = (struct listing){ 0, 0, 0, 0 };
     CHECK_OK(kiln_cache_list(list_visit, &l));
     CHECK_MSG(l.count == 1 && l.valid == 0 && l.refused_link == 1, "count %d valid %d link %d",
               l.count, l.valid, l.refused_link);
@@ -302,8 +300,8 @@ static void test_dir_swapped_after_check(void) {
     kiln__cache_set_test_hook(swap_dir, &swapped);
     int r = run_kernel(honest_src, &disk);
     kiln__cache_set_test_hook(NULL, NULL);
-    CHECK_MSG(swapped && r == RAN_HONEST && disk == 1,
-              "swapped %d, result %d, from disk %d", swapped, r, disk);
+    CHECK_MSG(swapped && r == RAN_HONEST && disk == 1, "swapped %d, result %d, from disk %d",
+              swapped, r, disk);
 }
 
 /* New directories are 0700 and entries 0600 whatever the umask; a shared
@@ -361,7 +359,7 @@ static void test_other_owner(void) {
     plant_into(dir, OTHER_UID);
     use_dir(dir, 0);
     CHECK_OK(kiln_cache_status(NULL, 0));
-    struct listing l = {0, 0, 0, 0};
+    struct listing l = { 0, 0, 0, 0 };
     CHECK_OK(kiln_cache_list(list_visit, &l));
     CHECK(l.count == 1 && l.valid == 0 && l.refused_owner == 1);
     CHECK_BUILT_HONESTLY("entry owned by another user");
@@ -371,7 +369,7 @@ static void test_other_owner(void) {
 
     /* A directory of another user (made before us: mkdir's EEXIST), with
      * the planted entry in it; private to its owner or group-writable. */
-    static const mode_t modes[] = {0755, 0700, 0775};
+    static const mode_t modes[] = { 0755, 0700, 0775 };
     for (int i = 0; i < 3; i++) {
         snprintf(dir, sizeof dir, "%s/squatted-%d", tmpdir, i);
         make_dir(dir, modes[i]);

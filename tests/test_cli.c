@@ -24,8 +24,8 @@ static char out[65536], err[65536];
  * status (-1 if it did not exit normally: a crash). */
 static int kiln_env(const char *env, const char *args) {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s/out' 2>'%s/err'", env ? env : "",
-             KILN_CLI_PATH, args, tmpdir, tmpdir);
+    snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s/out' 2>'%s/err'", env ? env : "", KILN_CLI_PATH,
+             args, tmpdir, tmpdir);
     int status = system(cmd);
     char path[512];
     snprintf(path, sizeof path, "%s/out", tmpdir);
@@ -33,20 +33,23 @@ static int kiln_env(const char *env, const char *args) {
     snprintf(path, sizeof path, "%s/err", tmpdir);
     kt_slurp(path, err, sizeof err);
     if (status == -1 || !WIFEXITED(status)) {
-        fprintf(stderr, "kiln %s did not exit normally (status %d)\nstderr: %s\n",
-                args, status, err);
+        fprintf(stderr, "kiln %s did not exit normally (status %d)\nstderr: %s\n", args, status,
+                err);
         return -1;
     }
     return WEXITSTATUS(status);
 }
 
-static int kiln(const char *args) { return kiln_env(NULL, args); }
+static int kiln(const char *args) {
+    return kiln_env(NULL, args);
+}
 
-#define EXPECT(args, want_rc)                                                  \
-    do {                                                                       \
-        int rc_ = kiln(args);                                                  \
-        CHECK_MSG(rc_ == (want_rc), "kiln %.60s: exit %d, wanted %d; stdout: %.150s; stderr: %.150s", \
-                  args, rc_, want_rc, out, err);                               \
+#define EXPECT(args, want_rc)                                                                  \
+    do {                                                                                       \
+        int rc_ = kiln(args);                                                                  \
+        CHECK_MSG(rc_ == (want_rc),                                                            \
+                  "kiln %.60s: exit %d, wanted %d; stdout: %.150s; stderr: %.150s", args, rc_, \
+                  want_rc, out, err);                                                          \
     } while (0)
 #define OUT_HAS(s) CHECK_MSG(strstr(out, s) != NULL, "stdout lacks \"%.40s\": %.400s", s, out)
 #define ERR_HAS(s) CHECK_MSG(strstr(err, s) != NULL, "stderr lacks \"%.40s\": %.400s", s, err)
@@ -75,7 +78,7 @@ static void test_help_and_usage(void) {
     EXPECT("help frobnicate", 2);
     ERR_HAS("usage: kiln");
 
-    static const char *const cmds[] = {"devices", "info", "version", "cache"};
+    static const char *const cmds[] = { "devices", "info", "version", "cache" };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char args[128], want[128];
         snprintf(want, sizeof want, "usage: kiln %s", cmds[i]);
@@ -169,8 +172,7 @@ static void test_devices(void) {
     const char *h_ver = strstr(hdr, "VERSION");
     CHECK(h_name && h_mem && h_ver);
     int rows = 0;
-    for (const char *row = strchr(out, '\n'); h_name && h_ver && row && row[1] &&
-                                               row[1] != '\n';
+    for (const char *row = strchr(out, '\n'); h_name && h_ver && row && row[1] && row[1] != '\n';
          row = strchr(row + 1, '\n')) {
         const char *r = row + 1;
         size_t len = strcspn(r, "\n");
@@ -216,8 +218,7 @@ static void test_devices(void) {
     /* No OpenCL platform registered. With no CUDA device either: exit 1 and
      * say what to install. With CUDA devices (a GPU machine): list them,
      * exit 0, and note on stderr that OpenCL was not found. */
-    int rc = kiln_env("OCL_ICD_VENDORS=/nonexistent-kiln-test OCL_ICD_FILENAMES=",
-                      "devices");
+    int rc = kiln_env("OCL_ICD_VENDORS=/nonexistent-kiln-test OCL_ICD_FILENAMES=", "devices");
     if (strstr(out, "cuda:") != NULL) {
         CHECK_MSG(rc == 0, "exit %d", rc);
         CHECK_MSG(strstr(out, "opencl:") == NULL, "%.400s", out);
@@ -291,11 +292,12 @@ static void test_cache(void) {
 
     snprintf(src, sizeof src, "%s/vadd.cl", tmpdir);
     /* kiln's portable dialect: the default device may be CUDA or OpenCL */
-    write_file(src, "KILN_KERNEL void vadd(KILN_GLOBAL const float *a, KILN_GLOBAL const float *b,\n"
-                    "                      KILN_GLOBAL float *c) {\n"
-                    "    size_t i = kiln_global_id(0);\n"
-                    "    c[i] = a[i] + b[i];\n"
-                    "}\n");
+    write_file(src,
+               "KILN_KERNEL void vadd(KILN_GLOBAL const float *a, KILN_GLOBAL const float *b,\n"
+               "                      KILN_GLOBAL float *c) {\n"
+               "    size_t i = kiln_global_id(0);\n"
+               "    c[i] = a[i] + b[i];\n"
+               "}\n");
     snprintf(args, sizeof args, "cache build '%s'", src);
     EXPECT(args, 0);
     OUT_HAS("built for");
@@ -364,7 +366,7 @@ static void test_cache_refused(void) {
     snprintf(env, sizeof env, "KILN_CACHE_DIR='%s'", dir);
     char build[700];
     snprintf(build, sizeof build, "cache build '%s/vadd.cl'", tmpdir); /* from test_cache */
-    const char *const actions[] = {"cache path", "cache list", "cache clear", build};
+    const char *const actions[] = { "cache path", "cache list", "cache clear", build };
     for (int i = 0; i < 4; i++) {
         int rc = kiln_env(env, actions[i]);
         CHECK_MSG(rc == 1, "kiln %s: exit %d; stderr %.300s", actions[i], rc, err);
@@ -385,8 +387,8 @@ static void test_cache_refused(void) {
     snprintf(link, sizeof link, "%s/linkcache", tmpdir);
     CHECK(symlink(dir, link) == 0);
     for (int shared = 0; shared < 2; shared++) {
-        snprintf(env, sizeof env, "%sKILN_CACHE_DIR='%s'",
-                 shared ? "KILN_CACHE_SHARED=1 " : "", link);
+        snprintf(env, sizeof env, "%sKILN_CACHE_DIR='%s'", shared ? "KILN_CACHE_SHARED=1 " : "",
+                 link);
         for (int i = 0; i < 4; i++) {
             int rc = kiln_env(env, actions[i]);
             CHECK_MSG(rc == 1, "kiln %s: exit %d; stderr %.300s", actions[i], rc, err);

@@ -80,27 +80,26 @@ static void test_fill(kiln_queue *q) {
      * 4 bytes (zeros of a wide type, say: CUDA fills those with one
      * memset of the shorter period) */
     for (int kind = 0; kind < 4; kind++)
-    for (size_t ps = 1; ps <= 128; ps *= 2) {
-        unsigned char pattern[128];
-        fill_random(pattern, ps);
-        size_t per = kind ? (size_t)1 << (kind - 1) : ps;
-        for (size_t i = per; i < ps; i++)
-            pattern[i] = pattern[i % per];
-        if (kind == 1 && ps % 16 == 0)
-            memset(pattern, 0, ps); /* zeros too */
-        fill_random(ref, n);
-        CHECK_OK(kiln_buffer_write(q, b, 0, n, ref));
-        size_t off = ps * 3, len = ps * (n / ps - 5);
-        for (size_t i = 0; i < len; i++)
-            ref[off + i] = pattern[i % ps];
-        kiln_event *e = NULL;
-        CHECK_OK(kiln_buffer_fill(q, b, pattern, ps, off, len, 0, NULL, &e));
-        CHECK_OK(kiln_event_wait(e));
-        kiln_event_release(e);
-        CHECK_OK(kiln_buffer_read(q, b, 0, n, got));
-        CHECK_MSG(memcmp(got, ref, n) == 0,
-                  "fill with a %zu-byte pattern (kind %d)", ps, kind);
-    }
+        for (size_t ps = 1; ps <= 128; ps *= 2) {
+            unsigned char pattern[128];
+            fill_random(pattern, ps);
+            size_t per = kind ? (size_t)1 << (kind - 1) : ps;
+            for (size_t i = per; i < ps; i++)
+                pattern[i] = pattern[i % per];
+            if (kind == 1 && ps % 16 == 0)
+                memset(pattern, 0, ps); /* zeros too */
+            fill_random(ref, n);
+            CHECK_OK(kiln_buffer_write(q, b, 0, n, ref));
+            size_t off = ps * 3, len = ps * (n / ps - 5);
+            for (size_t i = 0; i < len; i++)
+                ref[off + i] = pattern[i % ps];
+            kiln_event *e = NULL;
+            CHECK_OK(kiln_buffer_fill(q, b, pattern, ps, off, len, 0, NULL, &e));
+            CHECK_OK(kiln_event_wait(e));
+            kiln_event_release(e);
+            CHECK_OK(kiln_buffer_read(q, b, 0, n, got));
+            CHECK_MSG(memcmp(got, ref, n) == 0, "fill with a %zu-byte pattern (kind %d)", ps, kind);
+        }
     /* a fill larger than CUDA's strided-memset limit (1 MiB): the
      * pattern doubled by copies, at an odd item count and offset */
     {
@@ -116,11 +115,9 @@ static void test_fill(kiln_queue *q) {
                 size_t off = ps, len = (big - 2 * ps) / ps * ps;
                 for (size_t i = 0; i < len; i++)
                     bref[off + i] = pattern[i % ps];
-                CHECK_OK(kiln_buffer_fill(q, bb, pattern, ps, off, len, 0,
-                                          NULL, NULL));
+                CHECK_OK(kiln_buffer_fill(q, bb, pattern, ps, off, len, 0, NULL, NULL));
                 CHECK_OK(kiln_buffer_read(q, bb, 0, big, bgot));
-                CHECK_MSG(memcmp(bgot, bref, big) == 0,
-                          "a %zu-byte fill of %zu bytes", ps, len);
+                CHECK_MSG(memcmp(bgot, bref, big) == 0, "a %zu-byte fill of %zu bytes", ps, len);
             }
         }
         kiln_buffer_release(bb);
@@ -130,7 +127,8 @@ static void test_fill(kiln_queue *q) {
     int pat = 0;
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 3, 0, 9, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 0, 0, 8, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 256, 0, 256, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 256, 0, 256, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, 2, 8, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, 0, 6, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, n - 4, 8, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
@@ -205,7 +203,8 @@ static void test_sub(kiln_queue *q) {
     /* overlapping copies inside one root are refused */
     CHECK_STATUS(kiln_buffer_copy(q, sub, 2048, subsub, 0, 100, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_copy(q, sub, 0, sub, 50, 100, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_buffer_copy(q, sub, 0, sub, 50, 100, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
     /* views out of range */
     kiln_buffer *bad = NULL;
     CHECK_STATUS(kiln_buffer_create_sub(sub, 4000, 200, &bad), KILN_ERROR_OUT_OF_RANGE);
@@ -233,8 +232,9 @@ static void test_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_buffer_create(ctx, 0, 0, NULL, &b), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(b == NULL);
     CHECK_STATUS(kiln_buffer_create(ctx, 16, 0x80, NULL, &b), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_buffer_create(ctx, 16, KILN_BUFFER_READ_ONLY | KILN_BUFFER_WRITE_ONLY, NULL, &b),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_buffer_create(ctx, 16, KILN_BUFFER_READ_ONLY | KILN_BUFFER_WRITE_ONLY, NULL, &b),
+        KILN_ERROR_INVALID_ARGUMENT);
     CHECK_OK(kiln_buffer_create(ctx, n, 0, ref, &b));
     CHECK_OK(kiln_buffer_create(ctx, n, 0, ref, &b2));
     /* overruns: refused, nothing enqueued, contents unchanged */
@@ -242,9 +242,11 @@ static void test_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_buffer_write(q, b, 1, n, junk), KILN_ERROR_OUT_OF_RANGE);
     CHECK_STATUS(kiln_buffer_write(q, b, n + 1, 0, junk), KILN_ERROR_OUT_OF_RANGE);
     CHECK_STATUS(kiln_buffer_write(q, b, SIZE_MAX, 2, junk), KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_buffer_write_async(q, b, 0, n + 1, junk, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_buffer_write_async(q, b, 0, n + 1, junk, 0, NULL, &e),
+                 KILN_ERROR_OUT_OF_RANGE);
     CHECK(e == NULL);
-    CHECK_STATUS(kiln_buffer_write_async(q, b, 2, SIZE_MAX, junk, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_buffer_write_async(q, b, 2, SIZE_MAX, junk, 0, NULL, &e),
+                 KILN_ERROR_OUT_OF_RANGE);
     CHECK_STATUS(kiln_buffer_read(q, b, n - 1, 2, got), KILN_ERROR_OUT_OF_RANGE);
     CHECK_STATUS(kiln_buffer_read_async(q, b, 0, 2 * n, got, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
     CHECK_STATUS(kiln_buffer_copy(q, b, 1, b2, 0, n, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);

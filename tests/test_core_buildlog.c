@@ -42,8 +42,12 @@ static char *map(const char *user, const char *log, char *where, size_t cap) {
     return out;
 }
 
-#define HAS(s, sub) CHECK_MSG((s) && strstr((s), (sub)) != NULL, "wanted \"%s\" in:\n%s", (sub), (s) ? (s) : "(null)")
-#define LACKS(s, sub) CHECK_MSG((s) && strstr((s), (sub)) == NULL, "did not want \"%s\" in:\n%s", (sub), (s) ? (s) : "(null)")
+#define HAS(s, sub)                                                              \
+    CHECK_MSG((s) && strstr((s), (sub)) != NULL, "wanted \"%s\" in:\n%s", (sub), \
+              (s) ? (s) : "(null)")
+#define LACKS(s, sub)                                                                  \
+    CHECK_MSG((s) && strstr((s), (sub)) == NULL, "did not want \"%s\" in:\n%s", (sub), \
+              (s) ? (s) : "(null)")
 
 static const char small_src[] = "KILN_KERNEL void broken(KILN_GLOBAL int *x) {\n"
                                 "    x[0] = undeclared_thing_42;\n"
@@ -77,8 +81,8 @@ static char *long_src(void) {
         return NULL;
     for (int i = 1; i <= 30; i++)
         len += (size_t)snprintf(s + len, cap - len,
-                                i == 15 ? "    int v15 = missing_fn(15);\n" : "    int v%d = %d;\n", i,
-                                i);
+                                i == 15 ? "    int v15 = missing_fn(15);\n" : "    int v%d = %d;\n",
+                                i, i);
     return s;
 }
 
@@ -143,15 +147,15 @@ static void t_nvrtc_small(void) {
 }
 
 /* A generator's source: its own #line directives with labels. */
-static const char gen_src[] = "#define KILN_N 4\n"                        /* final 11 */
-                              "#line 1 \"operation\"\n"                   /* 12 */
-                              "z[i] = x[i] +* no_such_var\n"              /* 13: operation:1 */
-                              "#line 1 \"kiln-generated\"\n"              /* 14 */
+static const char gen_src[] = "#define KILN_N 4\n"                             /* final 11 */
+                              "#line 1 \"operation\"\n"                        /* 12 */
+                              "z[i] = x[i] +* no_such_var\n"                   /* 13: operation:1 */
+                              "#line 1 \"kiln-generated\"\n"                   /* 14 */
                               "KILN_KERNEL void bad(KILN_GLOBAL float *z) {\n" /* 15: gen:1 */
-                              "  z[0] = oops;\n"                          /* 16: gen:2 */
+                              "  z[0] = oops;\n"                               /* 16: gen:2 */
                               "}\n"
-                              "#line 1 \"reduce\"\n"                      /* 18 */
-                              "a + + b;\n";                               /* 19: reduce:1 */
+                              "#line 1 \"reduce\"\n" /* 18 */
+                              "a + + b;\n";          /* 19: reduce:1 */
 
 static void t_generated(void) {
     char where[256];
@@ -244,9 +248,10 @@ static void t_degenerate(void) {
  * error is the user's line 2, never the prelude's. */
 static void t_carriage_returns(void) {
     char where[256];
-    const char *log = "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:1:1: unknown type name 'garbage'\n"
-                      "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:2:5: expected ';'\n"
-                      "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:3:1: expected ';'\n";
+    const char *log =
+        "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:1:1: unknown type name 'garbage'\n"
+        "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:2:5: expected ';'\n"
+        "error: /root/.cache/pocl/kcache/tempfile_Q1UasZ.cl:3:1: expected ';'\n";
     char *m = map("garbage\rmore\r\nstuff\r x", log, where, sizeof where);
     HAS(m, "error: source:2:5: expected ';'");
     HAS(m, "  source:3: stuff\n");

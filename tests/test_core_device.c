@@ -7,7 +7,10 @@
 #include "harness.h"
 
 static int type_rank(kiln_device_type t) {
-    return t == KILN_DEVICE_GPU ? 0 : t == KILN_DEVICE_ACCELERATOR ? 1 : t == KILN_DEVICE_CPU ? 2 : 3;
+    return t == KILN_DEVICE_GPU           ? 0
+           : t == KILN_DEVICE_ACCELERATOR ? 1
+           : t == KILN_DEVICE_CPU         ? 2
+                                          : 3;
 }
 
 /* What each backend reports, as include/kiln.h documents it. */
@@ -27,9 +30,8 @@ static void check_capabilities(const kiln_device_info *info) {
         CHECK_MSG(info->forward_progress == (info->type == KILN_DEVICE_GPU),
                   "%s type %d forward_progress %d", info->id, info->type, info->forward_progress);
         /* NVIDIA's OpenCL pauses through inline PTX from sm_70 */
-        CHECK_MSG(info->device_sleep == (info->compute_capability >= 70),
-                  "%s sm_%u sleep %d", info->id, info->compute_capability,
-                  info->device_sleep);
+        CHECK_MSG(info->device_sleep == (info->compute_capability >= 70), "%s sm_%u sleep %d",
+                  info->id, info->compute_capability, info->device_sleep);
         CHECK(info->warp_shuffle == 0);
     } else {
         CHECK(info->backend == KILN_BACKEND_CUDA);
@@ -80,11 +82,11 @@ static void test_languages(kiln_device *dev) {
         kiln_language lang;
         const char *source;
     } native[] = {
-        {KILN_LANG_OPENCL_C, "__kernel void nat(__global int *x) { x[get_global_id(0)] = 5; }"},
-        {KILN_LANG_CUDA_C, "extern \"C\" __global__ void nat(int *x) { x[threadIdx.x] = 5; }"},
+        { KILN_LANG_OPENCL_C, "__kernel void nat(__global int *x) { x[get_global_id(0)] = 5; }" },
+        { KILN_LANG_CUDA_C, "extern \"C\" __global__ void nat(int *x) { x[threadIdx.x] = 5; }" },
     };
     for (size_t i = 0; i < sizeof native / sizeof native[0]; i++) {
-        kiln_program_opts opts = {.struct_size = sizeof opts, .language = native[i].lang};
+        kiln_program_opts opts = { .struct_size = sizeof opts, .language = native[i].lang };
         kiln_program *p = NULL;
         kiln_status st = kiln_program_create(ctx, native[i].source, &opts, &p);
         if (info.languages & (1u << native[i].lang)) {
@@ -175,8 +177,8 @@ static void check_default_backend(kiln_device *dflt, size_t count) {
         if (di.is_subdevice || di.type != dinfo.type || d == dflt)
             continue;
         if (dinfo.backend == KILN_BACKEND_OPENCL)
-            CHECK_MSG(di.backend != KILN_BACKEND_CUDA, "default %s, but CUDA device %s has its type",
-                      dinfo.id, di.id);
+            CHECK_MSG(di.backend != KILN_BACKEND_CUDA,
+                      "default %s, but CUDA device %s has its type", dinfo.id, di.id);
         if (di.backend == dinfo.backend)
             CHECK_MSG(seen_default, "default %s is listed after %s of its type and backend",
                       dinfo.id, di.id);
@@ -238,7 +240,7 @@ static void test_selection(size_t count) {
         CHECK(dev == first);
     }
     /* A substring of the name, in another case */
-    char sub[8] = {0};
+    char sub[8] = { 0 };
     size_t nlen = strlen(info.name);
     memcpy(sub, info.name + (nlen > 6 ? 1 : 0), nlen > 6 ? 5 : nlen);
     for (char *p = sub; *p; p++)
@@ -247,7 +249,8 @@ static void test_selection(size_t count) {
     if (dev) {
         kiln_device_info di;
         kiln_device_get_info(dev, &di);
-        CHECK(strcasestr(di.name, sub) || strcasestr(di.vendor, sub) || strcasestr(di.platform, sub));
+        CHECK(strcasestr(di.name, sub) || strcasestr(di.vendor, sub) ||
+              strcasestr(di.platform, sub));
     }
     /* "pocl" finds PoCL although neither name nor vendor says so */
     if (strstr(info.platform, "Portable Computing Language")) {
@@ -256,7 +259,9 @@ static void test_selection(size_t count) {
     }
     /* The platform name, and the type words */
     CHECK_OK(kiln_device_select(info.platform, &dev));
-    const char *word = info.type == KILN_DEVICE_CPU ? "cpu" : info.type == KILN_DEVICE_GPU ? "gpu" : NULL;
+    const char *word = info.type == KILN_DEVICE_CPU   ? "cpu"
+                       : info.type == KILN_DEVICE_GPU ? "gpu"
+                                                      : NULL;
     if (word) {
         CHECK_OK(kiln_device_select(word, &dev));
         kiln_device_info di;
@@ -282,10 +287,22 @@ static void test_selection(size_t count) {
     }
 
     /* Unknown selectors: KILN_ERROR_NO_DEVICE naming every device */
-    const char *bad[] = {"no-such-device-xyz", "opencl:99:0", "opencl:0:99", "opencl:x:y", "9999",
-                         "cuda:77", "opencl:", "cuda:", "opencl:0:", "opencl:0:0:0", "opencl:-1",
-                         "opencl: 0", "openclx:0", "cuda:0:77", "cuda:1:0",
-                         "opencl:99999999999999999999999"};
+    const char *bad[] = { "no-such-device-xyz",
+                          "opencl:99:0",
+                          "opencl:0:99",
+                          "opencl:x:y",
+                          "9999",
+                          "cuda:77",
+                          "opencl:",
+                          "cuda:",
+                          "opencl:0:",
+                          "opencl:0:0:0",
+                          "opencl:-1",
+                          "opencl: 0",
+                          "openclx:0",
+                          "cuda:0:77",
+                          "cuda:1:0",
+                          "opencl:99999999999999999999999" };
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         dev = first;
         CHECK_STATUS(kiln_device_select(bad[b], &dev), KILN_ERROR_NO_DEVICE);
@@ -297,7 +314,8 @@ static void test_selection(size_t count) {
             kiln_device_info di;
             kiln_device_get(i, &d);
             kiln_device_get_info(d, &di);
-            CHECK_MSG(strstr(msg, di.id) && strstr(msg, di.name), "message lists %s: %s", di.id, msg);
+            CHECK_MSG(strstr(msg, di.id) && strstr(msg, di.name), "message lists %s: %s", di.id,
+                      msg);
         }
     }
     CHECK_STATUS(kiln_device_select("x", NULL), KILN_ERROR_NULL_HANDLE);
@@ -319,7 +337,8 @@ static void test_selection(size_t count) {
         kiln_device_get(i, &d);
         kiln_device_get_info(d, &di);
         if (!di.is_subdevice)
-            CHECK_MSG(type_rank(dinfo.type) <= type_rank(di.type), "default %s over %s", dinfo.id, di.id);
+            CHECK_MSG(type_rank(dinfo.type) <= type_rank(di.type), "default %s over %s", dinfo.id,
+                      di.id);
     }
     /* $KILN_DEVICE applies to NULL and "" */
     char sel[32];
@@ -335,7 +354,8 @@ static void test_selection(size_t count) {
     CHECK(dev == first);
     setenv("KILN_DEVICE", "bogus-device-name", 1);
     CHECK_STATUS(kiln_device_select(NULL, &dev), KILN_ERROR_NO_DEVICE);
-    CHECK_MSG(strstr(kiln_last_error_message(), "KILN_DEVICE") != NULL, "%s", kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_error_message(), "KILN_DEVICE") != NULL, "%s",
+              kiln_last_error_message());
     kiln_queue *q = NULL;
     CHECK_STATUS(kiln_queue_create_default(NULL, 0, &q), KILN_ERROR_NO_DEVICE);
     CHECK(q == NULL);
@@ -352,9 +372,9 @@ static void test_contexts(void) {
     kiln_context *ctx = NULL;
     CHECK_STATUS(kiln_context_create(&dev, 0, &ctx), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_context_create(NULL, 1, &ctx), KILN_ERROR_NULL_HANDLE);
-    kiln_device *twice[2] = {dev, dev};
+    kiln_device *twice[2] = { dev, dev };
     CHECK_STATUS(kiln_context_create(twice, 2, &ctx), KILN_ERROR_INVALID_ARGUMENT);
-    kiln_device *withnull[2] = {dev, NULL};
+    kiln_device *withnull[2] = { dev, NULL };
     CHECK_STATUS(kiln_context_create(withnull, 2, &ctx), KILN_ERROR_NULL_HANDLE);
     CHECK(ctx == NULL);
     if (!CHECK_OK(kiln_context_create(&dev, 1, &ctx)))
@@ -369,8 +389,8 @@ static void test_contexts(void) {
 
     kiln_queue *q = NULL;
     CHECK_STATUS(kiln_queue_create(ctx, dev, 0x100, &q), KILN_ERROR_INVALID_ARGUMENT);
-    unsigned flags[] = {KILN_QUEUE_IN_ORDER, KILN_QUEUE_PROFILING, KILN_QUEUE_OUT_OF_ORDER,
-                        KILN_QUEUE_OUT_OF_ORDER | KILN_QUEUE_PROFILING};
+    unsigned flags[] = { KILN_QUEUE_IN_ORDER, KILN_QUEUE_PROFILING, KILN_QUEUE_OUT_OF_ORDER,
+                         KILN_QUEUE_OUT_OF_ORDER | KILN_QUEUE_PROFILING };
     for (size_t i = 0; i < 4; i++) {
         kiln_status st = kiln_queue_create(ctx, dev, flags[i], &q);
         if (st == KILN_ERROR_UNSUPPORTED && (flags[i] & KILN_QUEUE_OUT_OF_ORDER))
@@ -425,8 +445,8 @@ static void test_partition(void) {
         return;
     }
     kiln_status st = kiln_device_partition(dev, 1, subs, 64, &n);
-    if (info.backend == KILN_BACKEND_CUDA || (st == KILN_ERROR_UNSUPPORTED &&
-                                              info.type != KILN_DEVICE_CPU)) {
+    if (info.backend == KILN_BACKEND_CUDA ||
+        (st == KILN_ERROR_UNSUPPORTED && info.type != KILN_DEVICE_CPU)) {
         /* CUDA has no fission; many OpenCL GPU drivers have none either,
          * every OpenCL CPU driver kiln knows has it */
         printf("  partition: %s (%s)\n", kiln_status_name(st), kiln_last_error_message());
@@ -458,10 +478,11 @@ static void test_partition(void) {
         kiln_program *p = NULL;
         kiln_kernel *k = NULL;
         kiln_buffer *b = NULL;
-        CHECK_OK(kiln_program_create(ctx,
-                                     "KILN_KERNEL void f(KILN_GLOBAL int *x) { x[kiln_global_id(0)] = "
-                                     "(int)kiln_global_id(0) * 3; }",
-                                     NULL, &p));
+        CHECK_OK(
+            kiln_program_create(ctx,
+                                "KILN_KERNEL void f(KILN_GLOBAL int *x) { x[kiln_global_id(0)] = "
+                                "(int)kiln_global_id(0) * 3; }",
+                                NULL, &p));
         CHECK_OK(kiln_kernel_create(p, "f", &k));
         CHECK_OK(kiln_buffer_create(ctx, 100 * sizeof(int), 0, NULL, &b));
         size_t g = 100;

@@ -10,13 +10,12 @@
 
 #include "harness.h"
 
-static const char *src =
-    "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
-    "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
-    "}\n"
-    "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
-    "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
-    "}\n";
+static const char *src = "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
+                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
+                         "}\n"
+                         "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
+                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
+                         "}\n";
 
 typedef struct env {
     kiln_queue *q;
@@ -33,18 +32,18 @@ static int wait_count(atomic_int *counter, int want) {
     return atomic_load(counter) == want;
 }
 
-static kiln_status launch(env *e, kiln_kernel *k, kiln_buffer *b, int n, size_t nw, kiln_event *const *w,
-                          kiln_event **ev) {
-    kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(n)};
+static kiln_status launch(env *e, kiln_kernel *k, kiln_buffer *b, int n, size_t nw,
+                          kiln_event *const *w, kiln_event **ev) {
+    kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(n) };
     size_t g = (size_t)n;
     return kiln_kernel_launch(e->q, k, 1, &g, NULL, 2, args, nw, w, ev);
 }
 
 static void test_profiling(env *e) {
     kiln_buffer *b = NULL;
-    int data[1024] = {0};
+    int data[1024] = { 0 };
     CHECK_OK(kiln_buffer_create(e->ctx, sizeof data, 0, data, &b));
-    kiln_event *ev[3] = {NULL, NULL, NULL};
+    kiln_event *ev[3] = { NULL, NULL, NULL };
     CHECK_OK(kiln_buffer_write_async(e->q, b, 0, sizeof data, data, 0, NULL, &ev[0]));
     CHECK_OK(launch(e, e->inc, b, 1024, 1, &ev[0], &ev[1]));
     CHECK_OK(kiln_buffer_read_async(e->q, b, 0, sizeof data, data, 1, &ev[1], &ev[2]));
@@ -76,7 +75,8 @@ static void test_profiling(env *e) {
     CHECK_OK(kiln_event_wait(pe));
     kiln_event_times t;
     CHECK_STATUS(kiln_event_get_times(pe, &t), KILN_ERROR_WRONG_STATE);
-    CHECK_MSG(strstr(kiln_last_error_message(), "PROFILING") != NULL, "%s", kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_error_message(), "PROFILING") != NULL, "%s",
+              kiln_last_error_message());
     kiln_event_release(pe);
     kiln_queue_release(plain);
     /* a user event has no times; an incomplete event neither */
@@ -137,7 +137,7 @@ static void test_user_events(env *e) {
     CHECK_OK(kiln_queue_barrier(e->q, 0, NULL, &bar));
     CHECK_OK(kiln_queue_marker(e->q, 0, NULL, &mk));
     CHECK_OK(kiln_queue_barrier(e->q, 0, NULL, NULL));
-    kiln_event *both[2] = {bar, mk};
+    kiln_event *both[2] = { bar, mk };
     CHECK_OK(kiln_events_wait(2, both));
     CHECK_OK(kiln_buffer_read(e->q, b, 0, sizeof out, out));
     CHECK(out[5] == 13);
@@ -146,7 +146,7 @@ static void test_user_events(env *e) {
     /* events of two contexts in one wait */
     kiln_device *dev = kiln_queue_device(e->q);
     kiln_context *ctx2 = NULL;
-    kiln_event *mixed[3] = {NULL, NULL, NULL};
+    kiln_event *mixed[3] = { NULL, NULL, NULL };
     CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
     CHECK_OK(kiln_event_create_user(ctx2, &mixed[0]));
     CHECK_OK(kiln_queue_marker(e->q, 0, NULL, &mixed[2]));
@@ -224,7 +224,7 @@ static void enqueue_cb(kiln_event *ev, kiln_event_state state, void *user) {
 
 static void test_callbacks(env *e) {
     kiln_buffer *b = NULL;
-    int zero[256] = {0};
+    int zero[256] = { 0 };
     CHECK_OK(kiln_buffer_create(e->ctx, sizeof zero, 0, zero, &b));
     atomic_store(&cb_total, 0);
     for (int i = 0; i < NCB; i++)
@@ -280,7 +280,7 @@ static void test_callbacks(env *e) {
     CHECK(atomic_load(&err_cb_state) == KILN_EVENT_ERROR);
     kiln_event_release(bad);
     /* a callback may enqueue work */
-    chain_ctx c = {.e = e, .b = b};
+    chain_ctx c = { .e = e, .b = b };
     atomic_init(&c.done, 0);
     kiln_event *first = NULL;
     CHECK_OK(launch(e, e->inc, b, 10, 0, NULL, &first));
@@ -289,7 +289,8 @@ static void test_callbacks(env *e) {
     kiln_event_release(first);
     /* a failed enqueue never calls back: nothing to register on */
     kiln_event *none = (kiln_event *)&none;
-    CHECK_STATUS(kiln_buffer_read_async(e->q, b, 0, 1 << 20, zero, 0, NULL, &none), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_buffer_read_async(e->q, b, 0, 1 << 20, zero, 0, NULL, &none),
+                 KILN_ERROR_OUT_OF_RANGE);
     CHECK(none == NULL);
     kiln_event_release(gate);
     kiln_buffer_release(b);
@@ -342,7 +343,7 @@ static void test_continuations(env *e) {
     CHECK_OK(kiln_event_then(f1, cont_step, (void *)(intptr_t)3, &f2));
     CHECK_STATUS(kiln_event_wait(f2), KILN_ERROR_EVENT_FAILED);
     CHECK(atomic_load(&cont_order[3]) != 0);
-    kiln_event *list[] = {gate, k1, n1, n2, k2, n3, f1, f2};
+    kiln_event *list[] = { gate, k1, n1, n2, k2, n3, f1, f2 };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         kiln_event_release(list[i]);
     kiln_buffer_release(b);
@@ -350,7 +351,8 @@ static void test_continuations(env *e) {
 
 static void test_out_of_order(env *e) {
     kiln_queue *oq = NULL;
-    kiln_status st = kiln_queue_create(e->ctx, kiln_queue_device(e->q), KILN_QUEUE_OUT_OF_ORDER, &oq);
+    kiln_status st =
+        kiln_queue_create(e->ctx, kiln_queue_device(e->q), KILN_QUEUE_OUT_OF_ORDER, &oq);
     if (st == KILN_ERROR_UNSUPPORTED) { /* CUDA: a queue is one stream */
         printf("  out-of-order queues unsupported: %s\n", kiln_last_error_message());
         CHECK_MSG(strstr(kiln_last_error_message(), "out-of-order") != NULL, "%s",
@@ -369,7 +371,7 @@ static void test_out_of_order(env *e) {
     for (int round = 0; round < 5; round++) {
         kiln_event *w = NULL, *k1 = NULL, *k2 = NULL, *r = NULL;
         CHECK_OK(kiln_buffer_write_async(oq, b, 0, N * sizeof *data, data, 0, NULL, &w));
-        kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(N)};
+        kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(N) };
         size_t g = N;
         CHECK_OK(kiln_kernel_launch(oq, e->inc, 1, &g, NULL, 2, args, 1, &w, &k1));
         CHECK_OK(kiln_kernel_launch(oq, e->twice, 1, &g, NULL, 2, args, 1, &k1, &k2));
@@ -388,7 +390,7 @@ static void test_out_of_order(env *e) {
     kiln_event *bar = NULL;
     CHECK_OK(kiln_buffer_write_async(oq, b, 0, N * sizeof *data, data, 0, NULL, NULL));
     CHECK_OK(kiln_queue_barrier(oq, 0, NULL, &bar));
-    kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(N)};
+    kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(N) };
     size_t g = N;
     CHECK_OK(kiln_kernel_launch(oq, e->inc, 1, &g, NULL, 2, args, 0, NULL, NULL));
     CHECK_OK(kiln_queue_barrier(oq, 0, NULL, NULL));
@@ -430,7 +432,7 @@ static double now_ms(void) {
  * the time asked (and the work behind it still runs once it opens); a
  * completed event returns at once; a failed one is EVENT_FAILED. */
 static void test_wait_timeout(env *e) {
-    int data[64] = {0}, out[64];
+    int data[64] = { 0 }, out[64];
     kiln_buffer *b = NULL;
     CHECK_OK(kiln_buffer_create(e->ctx, sizeof data, 0, data, &b));
     kiln_event *gate = NULL, *k = NULL;
@@ -461,7 +463,7 @@ static void test_wait_timeout(env *e) {
 
 static void run(kiln_queue *q, void *user) {
     (void)user;
-    env e = {.q = q, .ctx = kiln_queue_context(q)};
+    env e = { .q = q, .ctx = kiln_queue_context(q) };
     if (!CHECK_OK(kiln_program_create(e.ctx, src, NULL, &e.prog)))
         return;
     CHECK_OK(kiln_kernel_create(e.prog, "inc", &e.inc));

@@ -6,8 +6,13 @@
 
 #define NULLH(expr) CHECK_STATUS(expr, KILN_ERROR_NULL_HANDLE)
 
-static void cb(kiln_event *e, kiln_event_state s, void *u) { (void)e, (void)s, (void)u; }
-static kiln_status cont(kiln_event_state s, void *u) { (void)s, (void)u; return KILN_OK; }
+static void cb(kiln_event *e, kiln_event_state s, void *u) {
+    (void)e, (void)s, (void)u;
+}
+static kiln_status cont(kiln_event_state s, void *u) {
+    (void)s, (void)u;
+    return KILN_OK;
+}
 
 static void with_queue(kiln_queue *q, void *user) {
     (void)user;
@@ -16,15 +21,16 @@ static void with_queue(kiln_queue *q, void *user) {
     kiln_buffer *b = NULL;
     CHECK_OK(kiln_buffer_create(ctx, 256, 0, NULL, &b));
     kiln_program *p = NULL;
-    CHECK_OK(kiln_program_create(ctx, "KILN_KERNEL void f(KILN_GLOBAL int *x, int n) { }", NULL, &p));
+    CHECK_OK(
+        kiln_program_create(ctx, "KILN_KERNEL void f(KILN_GLOBAL int *x, int n) { }", NULL, &p));
     kiln_kernel *k = NULL;
     CHECK_OK(kiln_kernel_create(p, "f", &k));
     kiln_event *ev = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &ev));
-    char host[256] = {0};
+    char host[256] = { 0 };
     void *ptr = NULL;
     size_t g = 1;
-    kiln_arg args[2] = {KILN_ARG_BUF(b), KILN_ARG_I32(1)};
+    kiln_arg args[2] = { KILN_ARG_BUF(b), KILN_ARG_I32(1) };
     kiln_event *out = (kiln_event *)&out; /* must be set to NULL on failure */
 
     /* contexts and queues */
@@ -89,9 +95,10 @@ static void with_queue(kiln_queue *q, void *user) {
     CHECK(out == NULL);
     /* wait lists: NULL list with a count, NULL entries */
     NULLH(kiln_buffer_write_async(q, b, 0, 4, host, 1, NULL, &out));
-    kiln_event *wl[2] = {ev, NULL};
+    kiln_event *wl[2] = { ev, NULL };
     NULLH(kiln_buffer_write_async(q, b, 0, 4, host, 2, wl, &out));
-    CHECK_MSG(strstr(kiln_last_error_message(), "wait[1]") != NULL, "%s", kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_error_message(), "wait[1]") != NULL, "%s",
+              kiln_last_error_message());
     NULLH(kiln_queue_marker(q, 2, wl, &out));
     NULLH(kiln_kernel_launch(q, k, 1, &g, NULL, 2, args, 2, wl, &out));
     CHECK(out == NULL);
@@ -122,8 +129,9 @@ static void with_queue(kiln_queue *q, void *user) {
     NULLH(kiln_kernel_launch(q, k, 1, &g, NULL, 2, NULL, 0, NULL, &out));
     CHECK(out == NULL);
     /* a NULL buffer argument is an argument error naming the parameter */
-    kiln_arg nullbuf[2] = {KILN_ARG_BUF(NULL), KILN_ARG_I32(1)};
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &g, NULL, 2, nullbuf, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    kiln_arg nullbuf[2] = { KILN_ARG_BUF(NULL), KILN_ARG_I32(1) };
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &g, NULL, 2, nullbuf, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     CHECK_MSG(strstr(kiln_last_error_message(), "'x'") != NULL, "%s", kiln_last_error_message());
 
     /* events */
@@ -133,7 +141,7 @@ static void with_queue(kiln_queue *q, void *user) {
     NULLH(kiln_event_wait(NULL));
     NULLH(kiln_events_wait(2, NULL));
     CHECK_OK(kiln_events_wait(0, NULL));
-    kiln_event *nulls[3] = {NULL, NULL, NULL};
+    kiln_event *nulls[3] = { NULL, NULL, NULL };
     CHECK_OK(kiln_events_wait(3, nulls)); /* NULL entries are skipped */
     NULLH(kiln_event_get_state(NULL, &st));
     NULLH(kiln_event_get_state(ev, NULL));

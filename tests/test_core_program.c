@@ -70,7 +70,8 @@ static void test_vadd(kiln_queue *q, kiln_kernel *k) {
         CHECK_OK(kiln_buffer_create(ctx, bytes, 0, a, &A));
         CHECK_OK(kiln_buffer_create(ctx, bytes, 0, b, &B));
         CHECK_OK(kiln_buffer_create(ctx, bytes, 0, NULL, &C));
-        kiln_arg args[] = {KILN_ARG_BUF(A), KILN_ARG_BUF(B), KILN_ARG_BUF(C), KILN_ARG_I32((int)n)};
+        kiln_arg args[] = { KILN_ARG_BUF(A), KILN_ARG_BUF(B), KILN_ARG_BUF(C),
+                            KILN_ARG_I32((int)n) };
         kiln_event *e = NULL;
         size_t g = n;
         CHECK_OK(kiln_kernel_launch(q, k, 1, &g, NULL, 4, args, 0, NULL, &e));
@@ -116,8 +117,8 @@ static void test_grid(kiln_queue *q, kiln_program *p) {
         CHECK_MSG(occ >= 1 && occ <= 64, "occupancy %u work-groups of 256", occ);
         CHECK_OK(kiln_kernel_occupancy(k, dev, 1024, &occ_big));
         CHECK_OK(kiln_kernel_occupancy(k, dev, 64, &occ_small));
-        CHECK_MSG(occ_big >= 1 && occ_big * 1024 <= occ_small * 64,
-                  "%u groups of 1024, %u of 64", occ_big, occ_small);
+        CHECK_MSG(occ_big >= 1 && occ_big * 1024 <= occ_small * 64, "%u groups of 1024, %u of 64",
+                  occ_big, occ_small);
     } else {
         CHECK_STATUS(ost, KILN_ERROR_UNSUPPORTED);
         CHECK(occ == 0);
@@ -131,23 +132,24 @@ static void test_grid(kiln_queue *q, kiln_program *p) {
         size_t g[3], l[3];
         int with_local;
     } cases[] = {
-        {1, {257, 1, 1}, {0}, 0},      {1, {256, 1, 1}, {16, 1, 1}, 1},
-        {2, {33, 17, 1}, {0}, 0},      {2, {64, 32, 1}, {8, 4, 1}, 1},
-        {3, {7, 5, 3}, {0}, 0},        {3, {16, 8, 4}, {4, 2, 2}, 1},
-        {2, {1, 1, 1}, {1, 1, 1}, 1},  {3, {8, 8, 8}, {8, 8, 1}, 1},
+        { 1, { 257, 1, 1 }, { 0 }, 0 },     { 1, { 256, 1, 1 }, { 16, 1, 1 }, 1 },
+        { 2, { 33, 17, 1 }, { 0 }, 0 },     { 2, { 64, 32, 1 }, { 8, 4, 1 }, 1 },
+        { 3, { 7, 5, 3 }, { 0 }, 0 },       { 3, { 16, 8, 4 }, { 4, 2, 2 }, 1 },
+        { 2, { 1, 1, 1 }, { 1, 1, 1 }, 1 }, { 3, { 8, 8, 8 }, { 8, 8, 1 }, 1 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         unsigned dims = cases[c].dims;
-        size_t w = cases[c].g[0], h = dims > 1 ? cases[c].g[1] : 1, d = dims > 2 ? cases[c].g[2] : 1;
+        size_t w = cases[c].g[0], h = dims > 1 ? cases[c].g[1] : 1,
+               d = dims > 2 ? cases[c].g[2] : 1;
         size_t n = w * h * d;
         uint32_t *out = malloc(n * sizeof *out);
         kiln_buffer *B = NULL, *S = NULL;
         CHECK_OK(kiln_buffer_create(ctx, n * sizeof *out, 0, NULL, &B));
         CHECK_OK(kiln_buffer_create(ctx, 6 * sizeof(uint32_t), 0, NULL, &S));
-        kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_U32((uint32_t)w), KILN_ARG_U32((uint32_t)h)};
+        kiln_arg args[] = { KILN_ARG_BUF(B), KILN_ARG_U32((uint32_t)w), KILN_ARG_U32((uint32_t)h) };
         const size_t *local = cases[c].with_local ? cases[c].l : NULL;
         CHECK_OK(kiln_kernel_launch(q, k, dims, cases[c].g, local, 3, args, 0, NULL, NULL));
-        kiln_arg sargs[] = {KILN_ARG_BUF(S)};
+        kiln_arg sargs[] = { KILN_ARG_BUF(S) };
         CHECK_OK(kiln_kernel_launch(q, ks, dims, cases[c].g, local, 1, sargs, 0, NULL, NULL));
         CHECK_OK(kiln_buffer_read(q, B, 0, n * sizeof *out, out));
         int good = 1;
@@ -170,33 +172,40 @@ static void test_grid(kiln_queue *q, kiln_program *p) {
     /* launch-shape errors */
     kiln_buffer *B = NULL;
     CHECK_OK(kiln_buffer_create(ctx, 4096, 0, NULL, &B));
-    kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_U32(4), KILN_ARG_U32(4)};
-    size_t g[4] = {4, 4, 4, 4}, l[4] = {1, 1, 1, 1};
-    CHECK_STATUS(kiln_kernel_launch(q, k, 0, g, NULL, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_kernel_launch(q, k, 4, g, NULL, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    kiln_arg args[] = { KILN_ARG_BUF(B), KILN_ARG_U32(4), KILN_ARG_U32(4) };
+    size_t g[4] = { 4, 4, 4, 4 }, l[4] = { 1, 1, 1, 1 };
+    CHECK_STATUS(kiln_kernel_launch(q, k, 0, g, NULL, 3, args, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 4, g, NULL, 3, args, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
     kiln_device_info info;
     CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
     size_t big = info.max_work_group_size + 1, gbig = big * 2;
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &gbig, &big, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_MSG(strstr(kiln_last_error_message(), "work-group") || strstr(kiln_last_error_message(), "limit"),
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &gbig, &big, 3, args, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(kiln_last_error_message(), "work-group") ||
+                  strstr(kiln_last_error_message(), "limit"),
               "%s", kiln_last_error_message());
-    size_t l0[3] = {0, 1, 1};
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, g, l0, 3, args, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    size_t l0[3] = { 0, 1, 1 };
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, g, l0, 3, args, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
     /* global not a multiple of local: CUDA launches whole blocks and OpenCL
      * 1.x has no non-uniform work-groups, so both refuse it; on OpenCL 2.0+
      * they are the driver's choice (optional in 3.0) */
     size_t g7 = 7, l4 = 4;
     kiln_status st = kiln_kernel_launch(q, k, 1, &g7, &l4, 3, args, 0, NULL, NULL);
-    int must_refuse = info.backend == KILN_BACKEND_CUDA || strncmp(info.version, "OpenCL 1.", 9) == 0;
+    int must_refuse =
+        info.backend == KILN_BACKEND_CUDA || strncmp(info.version, "OpenCL 1.", 9) == 0;
     if (must_refuse)
         CHECK_STATUS(st, KILN_ERROR_INVALID_ARGUMENT);
     else
         CHECK_MSG(st == KILN_OK || st == KILN_ERROR_INVALID_ARGUMENT, "%s", kiln_status_name(st));
     if (st != KILN_OK)
-        CHECK_MSG(strstr(kiln_last_error_message(), "multiple") != NULL, "%s", kiln_last_error_message());
+        CHECK_MSG(strstr(kiln_last_error_message(), "multiple") != NULL, "%s",
+                  kiln_last_error_message());
     printf("  global 7 / local 4: %s\n", kiln_status_name(st));
     /* zero global size: nothing enqueued, a completed event */
-    size_t g0[2] = {0, 5};
+    size_t g0[2] = { 0, 5 };
     kiln_event *e = NULL;
     CHECK_OK(kiln_kernel_launch(q, k, 2, g0, NULL, 3, args, 0, NULL, &e));
     kiln_event_state es = KILN_EVENT_ERROR;
@@ -226,22 +235,24 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
         int64_t g = (int64_t)kt_rand_u64();
         uint64_t h = kt_rand_u64() >> 1;
         float x = (float)((int)(kt_rand_u64() % 1000) - 500) / 4.0f;
-        kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_I8(a),  KILN_ARG_U8(b),  KILN_ARG_I16(c), KILN_ARG_U16(d),
-                           KILN_ARG_I32(e), KILN_ARG_U32(f), KILN_ARG_I64(g), KILN_ARG_U64(h), KILN_ARG_F32(x)};
-        CHECK_OK(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL));
+        kiln_arg args[] = { KILN_ARG_BUF(B), KILN_ARG_I8(a),  KILN_ARG_U8(b),  KILN_ARG_I16(c),
+                            KILN_ARG_U16(d), KILN_ARG_I32(e), KILN_ARG_U32(f), KILN_ARG_I64(g),
+                            KILN_ARG_U64(h), KILN_ARG_F32(x) };
+        CHECK_OK(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL));
         int64_t out[9];
         CHECK_OK(kiln_buffer_read(q, B, 0, sizeof out, out));
         CHECK(out[0] == a && out[1] == b && out[2] == c && out[3] == d && out[4] == e);
         CHECK(out[5] == f && out[6] == g && (uint64_t)out[7] == h && out[8] == (int64_t)(x * 4.0f));
     }
     /* wrong dtypes name the parameter */
-    kiln_arg args[] = {KILN_ARG_BUF(B), KILN_ARG_I8(1),  KILN_ARG_U8(1),  KILN_ARG_I16(1), KILN_ARG_U16(1),
-                       KILN_ARG_I32(1), KILN_ARG_U32(1), KILN_ARG_I64(1), KILN_ARG_U64(1), KILN_ARG_F32(1)};
-    static const char *names[] = {"out", "a", "b", "c", "d", "e", "f", "g", "h", "x"};
+    kiln_arg args[] = { KILN_ARG_BUF(B), KILN_ARG_I8(1),  KILN_ARG_U8(1),  KILN_ARG_I16(1),
+                        KILN_ARG_U16(1), KILN_ARG_I32(1), KILN_ARG_U32(1), KILN_ARG_I64(1),
+                        KILN_ARG_U64(1), KILN_ARG_F32(1) };
+    static const char *names[] = { "out", "a", "b", "c", "d", "e", "f", "g", "h", "x" };
     for (size_t i = 1; i < 10; i++) {
         kiln_arg saved = args[i];
         args[i] = i == 9 ? KILN_ARG_F64(1.0) : KILN_ARG_F32(1.0f);
-        CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL),
+        CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
                      KILN_ERROR_KERNEL_ARGS);
         char want[32];
         snprintf(want, sizeof want, "argument %zu ('%s')", i, names[i]);
@@ -251,25 +262,32 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
     }
     /* the kinds */
     args[0] = KILN_ARG_I32(3);
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
-    CHECK_MSG(strstr(kiln_last_error_message(), "'out'") && strstr(kiln_last_error_message(), "buffer"), "%s",
-              kiln_last_error_message());
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "'out'") &&
+                  strstr(kiln_last_error_message(), "buffer"),
+              "%s", kiln_last_error_message());
     args[0] = KILN_ARG_LOCAL_BYTES(64);
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     args[0] = KILN_ARG_BUF(B);
     args[4] = KILN_ARG_BUF(B);
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     CHECK_MSG(strstr(kiln_last_error_message(), "'d'") != NULL, "%s", kiln_last_error_message());
     args[4] = KILN_ARG_U16(1);
-    kiln_arg bad = {.kind = KILN_ARG_SCALAR, .dtype = (kiln_dtype)77};
+    kiln_arg bad = { .kind = KILN_ARG_SCALAR, .dtype = (kiln_dtype)77 };
     args[5] = bad;
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     args[5] = KILN_ARG_I32(1);
     /* the count */
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 9, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
-    CHECK_MSG(strstr(kiln_last_error_message(), "10") && strstr(kiln_last_error_message(), "got 9"), "%s",
-              kiln_last_error_message());
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 0, NULL, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 9, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "10") && strstr(kiln_last_error_message(), "got 9"),
+              "%s", kiln_last_error_message());
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 0, NULL, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     /* a buffer of another context */
     kiln_device *dev = kiln_queue_device(q);
     kiln_context *ctx2 = NULL;
@@ -277,18 +295,23 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
     CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
     CHECK_OK(kiln_buffer_create(ctx2, 128, 0, NULL, &foreign));
     args[0] = KILN_ARG_BUF(foreign);
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
-    CHECK_MSG(strstr(kiln_last_error_message(), "context") != NULL, "%s", kiln_last_error_message());
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "context") != NULL, "%s",
+              kiln_last_error_message());
     /* a kernel of another context */
     kiln_program *p2 = NULL;
     kiln_kernel *k2 = NULL;
     kiln_queue *q2 = NULL;
     CHECK_OK(kiln_queue_create(ctx2, dev, 0, &q2));
-    CHECK_OK(kiln_program_create(ctx2, src_main, &KILN_PROGRAM_OPTS(.build_options = "-DVALUE=1"), &p2));
+    CHECK_OK(
+        kiln_program_create(ctx2, src_main, &KILN_PROGRAM_OPTS(.build_options = "-DVALUE=1"), &p2));
     CHECK_OK(kiln_kernel_create(p2, "ints", &k2));
     args[0] = KILN_ARG_BUF(B);
-    CHECK_STATUS(kiln_kernel_launch(q2, k, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_kernel_launch(q, k2, 1, (size_t[]){1}, NULL, 10, args, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_kernel_launch(q2, k, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_kernel_launch(q, k2, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     kiln_kernel_release(k2);
     kiln_program_release(p2);
     kiln_queue_release(q2);
@@ -310,13 +333,15 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
         margs[i + 1] = KILN_ARG_I32(i + 1);
         want += (i == 17 ? 1000 : 1) * (i + 1);
     }
-    CHECK_OK(kiln_kernel_launch(q, km, 1, (size_t[]){1}, NULL, 19, margs, 0, NULL, NULL));
+    CHECK_OK(kiln_kernel_launch(q, km, 1, (size_t[]){ 1 }, NULL, 19, margs, 0, NULL, NULL));
     int got = 0;
     CHECK_OK(kiln_buffer_read(q, M, 0, sizeof got, &got));
     CHECK(got == want);
     margs[18] = KILN_ARG_F32(1);
-    CHECK_STATUS(kiln_kernel_launch(q, km, 1, (size_t[]){1}, NULL, 19, margs, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
-    CHECK_MSG(strstr(kiln_last_error_message(), "argument 18 ('a17')") != NULL, "%s", kiln_last_error_message());
+    CHECK_STATUS(kiln_kernel_launch(q, km, 1, (size_t[]){ 1 }, NULL, 19, margs, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_MSG(strstr(kiln_last_error_message(), "argument 18 ('a17')") != NULL, "%s",
+              kiln_last_error_message());
     kiln_buffer_release(M);
     kiln_kernel_release(km);
 }
@@ -338,7 +363,7 @@ static void test_local(kiln_queue *q) {
     kiln_buffer *I = NULL, *O = NULL;
     CHECK_OK(kiln_buffer_create(ctx, n * sizeof *in, 0, in, &I));
     CHECK_OK(kiln_buffer_create(ctx, sizeof out, 0, NULL, &O));
-    kiln_arg args[] = {KILN_ARG_BUF(I), KILN_ARG_BUF(O), KILN_ARG_LOCAL_BYTES(lsz * sizeof(int))};
+    kiln_arg args[] = { KILN_ARG_BUF(I), KILN_ARG_BUF(O), KILN_ARG_LOCAL_BYTES(lsz * sizeof(int)) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q, O, 0, sizeof out, out));
     int good = 1;
@@ -350,9 +375,11 @@ static void test_local(kiln_queue *q) {
     }
     CHECK(good);
     args[2] = KILN_ARG_LOCAL_BYTES(0);
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     args[2] = KILN_ARG_I32(4);
-    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL),
+                 KILN_ERROR_KERNEL_ARGS);
     CHECK_MSG(strstr(kiln_last_error_message(), "'tmp'") != NULL, "%s", kiln_last_error_message());
     kiln_buffer_release(I);
     kiln_buffer_release(O);
@@ -364,7 +391,7 @@ static void test_programs(kiln_queue *q) {
     kiln_context *ctx = kiln_queue_context(q);
     kiln_device *dev = kiln_queue_device(q);
     kiln_program *p = NULL;
-    kiln_program_opts opts = {.struct_size = sizeof opts, .build_options = "-DVALUE=42"};
+    kiln_program_opts opts = { .struct_size = sizeof opts, .build_options = "-DVALUE=42" };
     if (!CHECK_OK(kiln_program_create(ctx, src_main, &opts, &p)))
         return;
     CHECK(kiln_program_build_log(p, dev) != NULL);
@@ -382,7 +409,8 @@ static void test_programs(kiln_queue *q) {
     int v = 0;
     CHECK_OK(kiln_kernel_create(p, "opt", &ko));
     CHECK_OK(kiln_buffer_create(ctx, sizeof v, 0, NULL, &O));
-    CHECK_OK(kiln_kernel_launch(q, ko, 1, (size_t[]){1}, NULL, 1, (kiln_arg[]){KILN_ARG_BUF(O)}, 0, NULL, NULL));
+    CHECK_OK(kiln_kernel_launch(q, ko, 1, (size_t[]){ 1 }, NULL, 1, (kiln_arg[]){ KILN_ARG_BUF(O) },
+                                0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q, O, 0, sizeof v, &v));
     CHECK(v == 42);
     kiln_buffer_release(O);
@@ -392,7 +420,8 @@ static void test_programs(kiln_queue *q) {
     kiln_kernel *none = NULL;
     CHECK_STATUS(kiln_kernel_create(p, "vsub", &none), KILN_ERROR_KERNEL_NOT_FOUND);
     CHECK(none == NULL);
-    CHECK_MSG(strstr(kiln_last_error_message(), "vsub") && strstr(kiln_last_error_message(), "vadd") &&
+    CHECK_MSG(strstr(kiln_last_error_message(), "vsub") &&
+                  strstr(kiln_last_error_message(), "vadd") &&
                   strstr(kiln_last_error_message(), "sizes"),
               "%s", kiln_last_error_message());
 
@@ -442,7 +471,8 @@ static void test_build_errors(kiln_queue *q) {
                       "}\n";
     CHECK_STATUS(kiln_program_create(ctx, bad, NULL, &p), KILN_ERROR_BUILD);
     CHECK(p == NULL);
-    CHECK_MSG(strstr(kiln_last_build_log(), "undeclared_thing_42") != NULL, "log: %s", kiln_last_build_log());
+    CHECK_MSG(strstr(kiln_last_build_log(), "undeclared_thing_42") != NULL, "log: %s",
+              kiln_last_build_log());
     CHECK_MSG(strstr(kiln_last_error_message(), "error") != NULL, "%s", kiln_last_error_message());
     /* the log's line numbers are the user's: the prelude ends with #line 1,
      * and where a compiler ignores it (NVIDIA OpenCL) the core maps them */
@@ -456,18 +486,20 @@ static void test_build_errors(kiln_queue *q) {
                   NULL,
               "%s", kiln_last_error_message());
     /* a bad option */
-    kiln_program_opts o = {.struct_size = sizeof o, .build_options = "-this-is-no-option"};
+    kiln_program_opts o = { .struct_size = sizeof o, .build_options = "-this-is-no-option" };
     /* the compiler refuses it: a build error on every backend */
     CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &o, &p), KILN_ERROR_BUILD);
     CHECK(p == NULL);
     /* options that are not made with KILN_PROGRAM_OPTS: struct_size 0 */
-    kiln_program_opts unsized = {.build_options = "-DVALUE=1"};
+    kiln_program_opts unsized = { .build_options = "-DVALUE=1" };
     CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &unsized, &p),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(p == NULL && strstr(kiln_last_error_message(), "KILN_PROGRAM_OPTS") != NULL);
     /* a later, larger version of the options: the known part is read */
-    struct { kiln_program_opts o; long later_member; } newer = {
-        .o = KILN_PROGRAM_OPTS(.build_options = "-DVALUE=1"), .later_member = 7};
+    struct {
+        kiln_program_opts o;
+        long later_member;
+    } newer = { .o = KILN_PROGRAM_OPTS(.build_options = "-DVALUE=1"), .later_member = 7 };
     newer.o.struct_size = sizeof newer;
     if (CHECK_OK(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &newer.o, &p)))
         kiln_program_release(p);
@@ -475,10 +507,15 @@ static void test_build_errors(kiln_queue *q) {
     /* language guards */
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    kiln_program_opts lang = {.struct_size = sizeof lang, .language = info.backend == KILN_BACKEND_OPENCL ? KILN_LANG_CUDA_C : KILN_LANG_OPENCL_C};
-    CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p), KILN_ERROR_UNSUPPORTED);
+    kiln_program_opts lang = { .struct_size = sizeof lang,
+                               .language = info.backend == KILN_BACKEND_OPENCL
+                                               ? KILN_LANG_CUDA_C
+                                               : KILN_LANG_OPENCL_C };
+    CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p),
+                 KILN_ERROR_UNSUPPORTED);
     lang.language = (kiln_language)9;
-    CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_program_create(ctx, "KILN_KERNEL void f(void) {}", &lang, &p),
+                 KILN_ERROR_INVALID_ARGUMENT);
     lang.language = info.backend == KILN_BACKEND_OPENCL ? KILN_LANG_OPENCL_C : KILN_LANG_CUDA_C;
     const char *native = info.backend == KILN_BACKEND_OPENCL
                              ? "__kernel void nat(__global int *x) { x[get_global_id(0)] = 5; }"
@@ -503,7 +540,8 @@ static void test_files_and_cache(kiln_queue *q) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(src, sizeof src,
-             "/* %d %lld %ld */ KILN_KERNEL void fromfile(KILN_GLOBAL int *x) { x[kiln_global_id(0)] += 1; }\n",
+             "/* %d %lld %ld */ KILN_KERNEL void fromfile(KILN_GLOBAL int *x) { "
+             "x[kiln_global_id(0)] += 1; }\n",
              (int)getpid(), (long long)ts.tv_sec, (long)ts.tv_nsec);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
@@ -526,14 +564,16 @@ static void test_files_and_cache(kiln_queue *q) {
     kiln_context *ctx2 = NULL;
     CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
     CHECK_OK(kiln_program_create(ctx2, src, NULL, &p2));
-    CHECK_MSG(kiln_program_from_cache(p2, dev) == 1, "second build should come from the disk cache");
+    CHECK_MSG(kiln_program_from_cache(p2, dev) == 1,
+              "second build should come from the disk cache");
     kiln_queue *q2 = NULL;
     CHECK_OK(kiln_queue_create(ctx2, dev, 0, &q2));
     CHECK_OK(kiln_kernel_create(p2, "fromfile", &k));
     kiln_buffer *B = NULL;
-    int vals[5] = {1, 2, 3, 4, 5};
+    int vals[5] = { 1, 2, 3, 4, 5 };
     CHECK_OK(kiln_buffer_create(ctx2, sizeof vals, 0, vals, &B));
-    CHECK_OK(kiln_kernel_launch(q2, k, 1, (size_t[]){5}, NULL, 1, (kiln_arg[]){KILN_ARG_BUF(B)}, 0, NULL, NULL));
+    CHECK_OK(kiln_kernel_launch(q2, k, 1, (size_t[]){ 5 }, NULL, 1, (kiln_arg[]){ KILN_ARG_BUF(B) },
+                                0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q2, B, 0, sizeof vals, vals));
     CHECK(vals[0] == 2 && vals[4] == 6);
     kiln_buffer_release(B);
@@ -543,7 +583,7 @@ static void test_files_and_cache(kiln_queue *q) {
     kiln_context_release(ctx2);
     /* no_cache: built again */
     CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
-    kiln_program_opts nc = {.struct_size = sizeof nc, .no_cache = 1};
+    kiln_program_opts nc = { .struct_size = sizeof nc, .no_cache = 1 };
     CHECK_OK(kiln_program_create(ctx2, src, &nc, &p2));
     CHECK(kiln_program_from_cache(p2, dev) == 0);
     kiln_program_release(p2);
@@ -551,7 +591,8 @@ static void test_files_and_cache(kiln_queue *q) {
     kiln_program_release(p);
     unlink(path);
     /* unreadable files */
-    CHECK_STATUS(kiln_program_create_from_file(ctx, "/nonexistent/dir/k.cl", NULL, &p), KILN_ERROR_IO);
+    CHECK_STATUS(kiln_program_create_from_file(ctx, "/nonexistent/dir/k.cl", NULL, &p),
+                 KILN_ERROR_IO);
     CHECK(p == NULL);
     CHECK_MSG(strstr(kiln_last_error_message(), "/nonexistent/dir/k.cl") &&
                   strstr(kiln_last_error_message(), "No such file"),
@@ -568,9 +609,10 @@ static void test_dump_source(kiln_queue *q) {
     }
     setenv("KILN_DUMP_SOURCE", dir, 1);
     kiln_program *p = NULL;
-    CHECK_OK(kiln_program_create(kiln_queue_context(q),
-                                 "KILN_KERNEL void dumped_kernel_77(KILN_GLOBAL int *x) { x[0] = 77; }",
-                                 &KILN_PROGRAM_OPTS(.build_options = "-DDUMP_MARK=1"), &p));
+    CHECK_OK(
+        kiln_program_create(kiln_queue_context(q),
+                            "KILN_KERNEL void dumped_kernel_77(KILN_GLOBAL int *x) { x[0] = 77; }",
+                            &KILN_PROGRAM_OPTS(.build_options = "-DDUMP_MARK=1"), &p));
     unsetenv("KILN_DUMP_SOURCE");
     kiln_program_release(p);
     char cmd[128], line[4096];

@@ -27,26 +27,26 @@ static void expect_param(const kiln__sig *s, size_t i, kiln_arg_kind kind, kiln_
 }
 
 static void test_opencl(void) {
-    kiln__sig_list l = parse(
-        "// a comment with __kernel void fake(int x)\n"
-        "/* __kernel void fake2(float y) */\n"
-        "#define N 4\n"
-        "#define K(x) __kernel void macro_made(int x) \\\n   { }\n"
-        "__kernel void vadd(__global const float *a, __global const float *b,\n"
-        "                   __global float *restrict c, const int n) {\n"
-        "    int i = get_global_id(0); if (i < n) c[i] = a[i] + b[i];\n"
-        "    const char *s = \"__kernel void in_string(int z)\";\n"
-        "}\n"
-        "kernel void scal(global double* x, double alpha, uint n, ulong m, long k, uchar u,\n"
-        "                 char c, short s, ushort us, half h, local float *tmp) {}\n"
-        "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
-        "void attr(__constant int *lut, unsigned int n, unsigned long m) {}\n"
-        "__kernel void noargs(void) {}\n"
-        "__kernel void empty() {}\n"
-        "__kernel void proto(__global int *p);\n"
-        "__kernel void proto(__global int *p) { p[0] = 1; }\n"
-        "inline float helper(float x) { return x; }\n"
-        "__kernel void vec(__global float4 *v, float4 s, __read_only image2d_t img) {}\n");
+    kiln__sig_list l =
+        parse("// a comment with __kernel void fake(int x)\n"
+              "/* __kernel void fake2(float y) */\n"
+              "#define N 4\n"
+              "#define K(x) __kernel void macro_made(int x) \\\n   { }\n"
+              "__kernel void vadd(__global const float *a, __global const float *b,\n"
+              "                   __global float *restrict c, const int n) {\n"
+              "    int i = get_global_id(0); if (i < n) c[i] = a[i] + b[i];\n"
+              "    const char *s = \"__kernel void in_string(int z)\";\n"
+              "}\n"
+              "kernel void scal(global double* x, double alpha, uint n, ulong m, long k, uchar u,\n"
+              "                 char c, short s, ushort us, half h, local float *tmp) {}\n"
+              "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+              "void attr(__constant int *lut, unsigned int n, unsigned long m) {}\n"
+              "__kernel void noargs(void) {}\n"
+              "__kernel void empty() {}\n"
+              "__kernel void proto(__global int *p);\n"
+              "__kernel void proto(__global int *p) { p[0] = 1; }\n"
+              "inline float helper(float x) { return x; }\n"
+              "__kernel void vec(__global float4 *v, float4 s, __read_only image2d_t img) {}\n");
     CHECK_MSG(l.count == 7, "found %zu kernels", l.count);
     CHECK(kiln__sig_find(&l, "fake") == NULL);
     CHECK(kiln__sig_find(&l, "fake2") == NULL);
@@ -135,23 +135,22 @@ static void test_cuda(void) {
 }
 
 static void test_dialect(void) {
-    kiln__sig_list l = parse(
-        "KILN_FUNC float sq(float x) { return x * x; }\n"
-        "KILN_KERNEL void\n"
-        "  map2d(\n"
-        "    KILN_GLOBAL const float * KILN_RESTRICT in,   // input\n"
-        "    KILN_GLOBAL float * KILN_RESTRICT out, /* output */\n"
-        "    const uint width,\n"
-        "    const uint height,\n"
-        "    KILN_CONSTANT float *coef,\n"
-        "    kiln_int64 big, kiln_uint64 ubig, size_t sz,\n"
-        "    KILN_LOCAL float *scratch)\n"
-        "{\n"
-        "  KILN_LOCAL float tile[256];\n"
-        "  size_t x = kiln_global_id(0), y = kiln_global_id(1);\n"
-        "}\n"
-        "KILN_KERNEL void arr(KILN_GLOBAL int a[], int b) {}\n"
-        "KILN_KERNEL void unnamed(KILN_GLOBAL int *, int) {}\n");
+    kiln__sig_list l = parse("KILN_FUNC float sq(float x) { return x * x; }\n"
+                             "KILN_KERNEL void\n"
+                             "  map2d(\n"
+                             "    KILN_GLOBAL const float * KILN_RESTRICT in,   // input\n"
+                             "    KILN_GLOBAL float * KILN_RESTRICT out, /* output */\n"
+                             "    const uint width,\n"
+                             "    const uint height,\n"
+                             "    KILN_CONSTANT float *coef,\n"
+                             "    kiln_int64 big, kiln_uint64 ubig, size_t sz,\n"
+                             "    KILN_LOCAL float *scratch)\n"
+                             "{\n"
+                             "  KILN_LOCAL float tile[256];\n"
+                             "  size_t x = kiln_global_id(0), y = kiln_global_id(1);\n"
+                             "}\n"
+                             "KILN_KERNEL void arr(KILN_GLOBAL int a[], int b) {}\n"
+                             "KILN_KERNEL void unnamed(KILN_GLOBAL int *, int) {}\n");
     CHECK_MSG(l.count == 3, "found %zu kernels", l.count);
     const kiln__sig *s = kiln__sig_find(&l, "map2d");
     CHECK(s && s->num_params == 9);
@@ -181,10 +180,20 @@ static void test_dialect(void) {
 
 static void test_odd_inputs(void) {
     /* Nothing to find, or broken text: never a crash. */
-    const char *srcs[] = {"", "__kernel", "__kernel void", "__kernel void f(", "__kernel void f(int",
-                          "/* unterminated", "\"unterminated", "#define X \\", "kernel = 3;",
-                          "int kernel(int x) { return x; }", "__kernel int notvoid(int x) {}",
-                          "(((((", ")))))", "__kernel void g(int a,, int b) {}"};
+    const char *srcs[] = { "",
+                           "__kernel",
+                           "__kernel void",
+                           "__kernel void f(",
+                           "__kernel void f(int",
+                           "/* unterminated",
+                           "\"unterminated",
+                           "#define X \\",
+                           "kernel = 3;",
+                           "int kernel(int x) { return x; }",
+                           "__kernel int notvoid(int x) {}",
+                           "(((((",
+                           ")))))",
+                           "__kernel void g(int a,, int b) {}" };
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
         kiln__sig_list l;
         CHECK_OK(kiln__sig_parse(srcs[i], &l));
@@ -208,7 +217,8 @@ static void test_odd_inputs(void) {
     char big[64 * 64];
     size_t len = 0;
     for (int i = 0; i < 40; i++)
-        len += (size_t)snprintf(big + len, sizeof big - len, "__kernel void k%d(int a%d) {}\n", i, i);
+        len +=
+            (size_t)snprintf(big + len, sizeof big - len, "__kernel void k%d(int a%d) {}\n", i, i);
     l = parse(big);
     CHECK(l.count == 40);
     const kiln__sig *s = kiln__sig_find(&l, "k39");
@@ -222,10 +232,12 @@ static void test_dtypes(void) {
         kiln_dtype d;
         size_t size;
         const char *name;
-    } want[] = {{KILN_INT8, 1, "char"},     {KILN_UINT8, 1, "uchar"},   {KILN_INT16, 2, "short"},
-                {KILN_UINT16, 2, "ushort"}, {KILN_INT32, 4, "int"},     {KILN_UINT32, 4, "uint"},
-                {KILN_INT64, 8, "long"},    {KILN_UINT64, 8, "ulong"},  {KILN_FLOAT16, 2, "half"},
-                {KILN_FLOAT32, 4, "float"}, {KILN_FLOAT64, 8, "double"}};
+    } want[] = { { KILN_INT8, 1, "char" },     { KILN_UINT8, 1, "uchar" },
+                 { KILN_INT16, 2, "short" },   { KILN_UINT16, 2, "ushort" },
+                 { KILN_INT32, 4, "int" },     { KILN_UINT32, 4, "uint" },
+                 { KILN_INT64, 8, "long" },    { KILN_UINT64, 8, "ulong" },
+                 { KILN_FLOAT16, 2, "half" },  { KILN_FLOAT32, 4, "float" },
+                 { KILN_FLOAT64, 8, "double" } };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         CHECK(kiln_dtype_size(want[i].d) == want[i].size);
         CHECK(strcmp(kiln_dtype_name(want[i].d), want[i].name) == 0);

@@ -13,16 +13,15 @@
 #define ROUNDS 40
 #define N 4099
 
-static const char *src =
-    "KILN_KERNEL void axpb(KILN_GLOBAL uint *x, uint a, uint b, int n) {\n"
-    "    int i = (int)kiln_global_id(0); if (i < n) x[i] = a * x[i] + b;\n"
-    "}\n";
+static const char *src = "KILN_KERNEL void axpb(KILN_GLOBAL uint *x, uint a, uint b, int n) {\n"
+                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] = a * x[i] + b;\n"
+                         "}\n";
 
 typedef struct shared {
     kiln_context *ctx;
     kiln_device *dev;
-    kiln_kernel *kernel;  /* one kernel, launched by every thread */
-    kiln_queue *common;   /* one queue, shared by every thread */
+    kiln_kernel *kernel; /* one kernel, launched by every thread */
+    kiln_queue *common;  /* one queue, shared by every thread */
     atomic_int failures;
     atomic_int callbacks;
 } shared;
@@ -51,7 +50,8 @@ static void *worker(void *arg) {
         atomic_fetch_add(&s->failures, 1000);
         return NULL;
     }
-    uint32_t *host = malloc(N * sizeof *host), *ref = malloc(N * sizeof *ref), *out = malloc(N * sizeof *out);
+    uint32_t *host = malloc(N * sizeof *host), *ref = malloc(N * sizeof *ref),
+             *out = malloc(N * sizeof *out);
     for (int i = 0; i < N; i++)
         host[i] = ref[i] = (uint32_t)(i * (j->id + 1));
     kiln_buffer *b = NULL;
@@ -61,7 +61,7 @@ static void *worker(void *arg) {
         uint32_t a = (uint32_t)(r % 3) + 1, c = (uint32_t)(j->id * 7 + r);
         for (int i = 0; i < N; i++)
             ref[i] = a * ref[i] + c;
-        kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_U32(a), KILN_ARG_U32(c), KILN_ARG_I32(N)};
+        kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_U32(a), KILN_ARG_U32(c), KILN_ARG_I32(N) };
         size_t g = N;
         kiln_event *e = NULL;
         if (kiln_kernel_launch(q, s->kernel, 1, &g, NULL, 4, args, 0, NULL, &e) != KILN_OK) {
@@ -97,14 +97,15 @@ static void *builder(void *arg) {
     build_job *j = arg;
     char text[256];
     /* two threads share each source: the memory cache sees both */
-    snprintf(text, sizeof text, "KILN_KERNEL void k%d(KILN_GLOBAL int *x) { x[0] = %d; }\n", j->id / 2,
-             j->id / 2);
+    snprintf(text, sizeof text, "KILN_KERNEL void k%d(KILN_GLOBAL int *x) { x[0] = %d; }\n",
+             j->id / 2, j->id / 2);
     for (int r = 0; r < 3; r++) {
         kiln_program *p = NULL;
         kiln_kernel *k = NULL;
         char name[16];
         snprintf(name, sizeof name, "k%d", j->id / 2);
-        if (kiln_program_create(j->ctx, text, NULL, &p) != KILN_OK || kiln_kernel_create(p, name, &k) != KILN_OK)
+        if (kiln_program_create(j->ctx, text, NULL, &p) != KILN_OK ||
+            kiln_kernel_create(p, name, &k) != KILN_OK)
             atomic_fetch_add(j->failures, 1);
         kiln_kernel_release(k);
         kiln_program_release(p);
@@ -114,7 +115,7 @@ static void *builder(void *arg) {
 
 static void run(kiln_queue *q0, void *user) {
     (void)user;
-    shared s = {.ctx = kiln_queue_context(q0), .dev = kiln_queue_device(q0)};
+    shared s = { .ctx = kiln_queue_context(q0), .dev = kiln_queue_device(q0) };
     atomic_init(&s.failures, 0);
     atomic_init(&s.callbacks, 0);
     kiln_program *p = NULL;
@@ -127,7 +128,7 @@ static void run(kiln_queue *q0, void *user) {
         job jobs[NTHREADS];
         atomic_store(&s.callbacks, 0);
         for (int i = 0; i < NTHREADS; i++) {
-            jobs[i] = (job){.s = &s, .id = i, .use_common = mode};
+            jobs[i] = (job){ .s = &s, .id = i, .use_common = mode };
             CHECK(pthread_create(&th[i], NULL, worker, &jobs[i]) == 0);
         }
         for (int i = 0; i < NTHREADS; i++)
@@ -135,7 +136,7 @@ static void run(kiln_queue *q0, void *user) {
         CHECK_MSG(atomic_load(&s.failures) == 0, "%s queues: %d failures", mode ? "shared" : "own",
                   atomic_load(&s.failures));
         for (int i = 0; i < 5000 && atomic_load(&s.callbacks) < NTHREADS * ROUNDS; i++) {
-            struct timespec ts = {0, 1000000};
+            struct timespec ts = { 0, 1000000 };
             nanosleep(&ts, NULL);
         }
         CHECK_MSG(atomic_load(&s.callbacks) == NTHREADS * ROUNDS, "callbacks %d of %d",
@@ -147,7 +148,7 @@ static void run(kiln_queue *q0, void *user) {
     atomic_int bfail;
     atomic_init(&bfail, 0);
     for (int i = 0; i < NTHREADS; i++) {
-        bj[i] = (build_job){.ctx = s.ctx, .id = i, .failures = &bfail};
+        bj[i] = (build_job){ .ctx = s.ctx, .id = i, .failures = &bfail };
         CHECK(pthread_create(&th[i], NULL, builder, &bj[i]) == 0);
     }
     for (int i = 0; i < NTHREADS; i++)

@@ -12,13 +12,12 @@
 
 #include "harness.h"
 
-static const char *src =
-    "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
-    "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
-    "}\n"
-    "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
-    "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
-    "}\n";
+static const char *src = "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
+                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
+                         "}\n"
+                         "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
+                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
+                         "}\n";
 
 typedef struct side {
     kiln_context *ctx;
@@ -51,9 +50,9 @@ static void side_close(side *s) {
     kiln_context_release(s->ctx);
 }
 
-static kiln_status launch(side *s, kiln_kernel *k, kiln_buffer *b, int n,
-                          size_t nw, kiln_event *const *w, kiln_event **ev) {
-    kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(n)};
+static kiln_status launch(side *s, kiln_kernel *k, kiln_buffer *b, int n, size_t nw,
+                          kiln_event *const *w, kiln_event **ev) {
+    kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(n) };
     size_t g = (size_t)(n ? n : 1);
     return kiln_kernel_launch(s->q, k, 1, &g, NULL, 2, args, nw, w, ev);
 }
@@ -61,8 +60,8 @@ static kiln_status launch(side *s, kiln_kernel *k, kiln_buffer *b, int n,
 static int pending(kiln_event *e) {
     kiln_event_state st = KILN_EVENT_COMPLETE;
     usleep(20000); /* long enough for a command that did not wait to end */
-    return kiln_event_get_state(e, &st) == KILN_OK &&
-           st != KILN_EVENT_COMPLETE && st != KILN_EVENT_ERROR;
+    return kiln_event_get_state(e, &st) == KILN_OK && st != KILN_EVENT_COMPLETE &&
+           st != KILN_EVENT_ERROR;
 }
 
 /* A user event of A gates a write and a kernel on B. */
@@ -75,8 +74,7 @@ static void test_gate(side *a, side *b) {
     kiln_event *gate = NULL, *w = NULL, *k = NULL;
     CHECK_OK(kiln_buffer_create(b->ctx, sizeof host, 0, NULL, &buf));
     CHECK_OK(kiln_event_create_user(a->ctx, &gate));
-    CHECK_OK(kiln_buffer_write_async(b->q, buf, 0, sizeof host, host, 1, &gate,
-                                     &w));
+    CHECK_OK(kiln_buffer_write_async(b->q, buf, 0, sizeof host, host, 1, &gate, &w));
     CHECK_OK(launch(b, b->inc, buf, N, 1, &w, &k));
     CHECK_MSG(pending(k), "work on B ran before A's gate opened");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
@@ -94,8 +92,7 @@ static void test_gate(side *a, side *b) {
      * kiln.h); the command behind it runs once the gate has ended */
     kiln_event *gate2 = NULL, *w2 = NULL;
     CHECK_OK(kiln_event_create_user(a->ctx, &gate2));
-    CHECK_OK(kiln_buffer_write_async(b->q, buf, 0, sizeof host, host, 1,
-                                     &gate2, &w2));
+    CHECK_OK(kiln_buffer_write_async(b->q, buf, 0, sizeof host, host, 1, &gate2, &w2));
     CHECK_MSG(pending(w2), "a write ran before its gate ended");
     CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_ERROR));
     CHECK_OK(kiln_event_wait(w2));
@@ -118,8 +115,7 @@ static void test_long_list(side *a, side *b) {
     kiln_event *e = NULL, *empty = NULL;
     CHECK_OK(kiln_buffer_create(b->ctx, sizeof v, 0, NULL, &buf));
     CHECK_OK(kiln_buffer_write_async(b->q, buf, 0, sizeof v, &v, M, w, &e));
-    CHECK_OK(kiln_buffer_write_async(b->q, buf, 0, 0, &v, 1, &w[M - 1],
-                                     &empty));
+    CHECK_OK(kiln_buffer_write_async(b->q, buf, 0, 0, &v, 1, &w[M - 1], &empty));
     for (int i = M - 1; i >= 1; i--)
         CHECK_OK(kiln_event_set_complete(w[i], KILN_EVENT_COMPLETE));
     CHECK_MSG(pending(e), "a command ran before the last of its %d events", M);
@@ -179,7 +175,7 @@ static void test_copy_between(side *from, side *to) {
     int zero = 0;
     CHECK_OK(kiln_array_empty(to->ctx, KILN_INT32, 1, &n2, &wide));
     CHECK_OK(kiln_array_fill(to->q, wide, &zero, 0, NULL, NULL));
-    kiln_slice every_other = {.start = 1, .stop = 2 * N, .step = 2};
+    kiln_slice every_other = { .start = 1, .stop = 2 * N, .step = 2 };
     CHECK_OK(kiln_array_view(wide, &every_other, &strided));
     CHECK_OK(kiln_array_copy_between_async(to->q, strided, from->q, from_arr, 0, NULL, &copied));
     CHECK_OK(kiln_event_wait(copied));
@@ -223,8 +219,7 @@ static void run(kiln_queue *q, void *user) {
         kiln_device_info ia, ib;
         kiln_device_get_info(kiln_queue_device(a.q), &ia);
         kiln_device_get_info(kiln_queue_device(b.q), &ib);
-        printf("   A: %s (%s), B: %s (%s), another context\n", ia.name, ia.id,
-               ib.name, ib.id);
+        printf("   A: %s (%s), B: %s (%s), another context\n", ia.name, ia.id, ib.name, ib.id);
         printf("   %s\n", "test_gate(&a, &b);");
         fflush(stdout);
         test_gate(&a, &b);

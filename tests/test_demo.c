@@ -16,16 +16,31 @@
 #include "demo_work.h"
 #include "harness.h"
 
-static const int sizes[][2] = {{1, 1}, {17, 33}, {1000, 3}, {3, 1000},
-                               {64, 64}, {129, 67}, {256, 256}};
+static const int sizes[][2] = { { 1, 1 },   { 17, 33 },  { 1000, 3 }, { 3, 1000 },
+                                { 64, 64 }, { 129, 67 }, { 256, 256 } };
 #define NUM_SIZES (sizeof sizes / sizeof sizes[0])
 
-enum { P_STAR, P_RANDOM, P_CENTRES, P_HORIZONTAL, P_COLLINEAR, P_TWO,
-       P_REPEATED, P_OUTSIDE, P_SINGLE, NUM_POLYS };
-static const char *poly_names[NUM_POLYS] = {
-    "star", "random (self-intersecting)", "vertices on pixel centres",
-    "horizontal edges", "collinear (zero area)", "two vertices",
-    "repeated vertices", "partly outside", "one vertex"};
+enum {
+    P_STAR,
+    P_RANDOM,
+    P_CENTRES,
+    P_HORIZONTAL,
+    P_COLLINEAR,
+    P_TWO,
+    P_REPEATED,
+    P_OUTSIDE,
+    P_SINGLE,
+    NUM_POLYS
+};
+static const char *poly_names[NUM_POLYS] = { "star",
+                                             "random (self-intersecting)",
+                                             "vertices on pixel centres",
+                                             "horizontal edges",
+                                             "collinear (zero area)",
+                                             "two vertices",
+                                             "repeated vertices",
+                                             "partly outside",
+                                             "one vertex" };
 
 /* A polygon of the given kind scaled to a w x h image. */
 static void make_polygon(int kind, int w, int h, demo_polygon *p) {
@@ -51,8 +66,8 @@ static void make_polygon(int kind, int w, int h, demo_polygon *p) {
         }
         break;
     case P_HORIZONTAL: { /* a staircase: horizontal edges on and off centres */
-        double yy[4] = {0.5, h * 0.3, (double)(h / 2) + 0.5, h - 0.25};
-        double xx[4] = {0.25, w * 0.3, (double)(w / 2) + 0.5, w - 0.5};
+        double yy[4] = { 0.5, h * 0.3, (double)(h / 2) + 0.5, h - 0.25 };
+        double xx[4] = { 0.25, w * 0.3, (double)(w / 2) + 0.5, w - 0.5 };
         for (int i = 0; i < 4; i++) {
             x[n] = xx[i];
             y[n++] = yy[i];
@@ -117,7 +132,7 @@ static long mismatches(const uint8_t *a, const uint8_t *b, size_t n) {
  * the pixels whose centres satisfy 2 < px <= 10 and 3 < py <= 7 (the tie
  * rule): columns 2..9, rows 3..6. */
 static void test_known_answer(demo_kernels *k) {
-    double x[4] = {2, 10, 10, 2}, y[4] = {3, 3, 7, 7};
+    double x[4] = { 2, 10, 10, 2 }, y[4] = { 3, 3, 7, 7 };
     demo_polygon p;
     demo_polygon_set(&p, 4, x, y);
     uint8_t want[16 * 12], got[16 * 12];
@@ -134,10 +149,8 @@ static void test_known_answer(demo_kernels *k) {
                 continue;
             demo_time t;
             memset(got, 7, sizeof got);
-            if (CHECK_OK(demo_mask_kernel(k, (demo_prec)prec, fast, &p, 16,
-                                          12, 1, 0.0, got, &t)))
-                CHECK_MSG(mismatches(got, want, sizeof want) == 0,
-                          "prec %d fast %d", prec, fast);
+            if (CHECK_OK(demo_mask_kernel(k, (demo_prec)prec, fast, &p, 16, 12, 1, 0.0, got, &t)))
+                CHECK_MSG(mismatches(got, want, sizeof want) == 0, "prec %d fast %d", prec, fast);
         }
     }
 }
@@ -145,8 +158,8 @@ static void test_known_answer(demo_kernels *k) {
 /* Vertices become multiples of 1/256 within +-DEMO_COORD_LIMIT, equal in
  * the float and double copies; float32 and float64 masks are then equal. */
 static void test_fixed_point(void) {
-    double x[5] = {1e9, -1e9, 0.1, 3.0 + 1.0 / 512.0, NAN};
-    double y[5] = {2.5, 7.00390625, -0.2, 1.0 / 3.0, 4.0};
+    double x[5] = { 1e9, -1e9, 0.1, 3.0 + 1.0 / 512.0, NAN };
+    double y[5] = { 2.5, 7.00390625, -0.2, 1.0 / 3.0, 4.0 };
     demo_polygon p;
     demo_polygon_set(&p, 5, x, y);
     CHECK(p.n == 5);
@@ -187,13 +200,11 @@ static void test_row_crossing_host(void) {
                 demo_mask_serial(&p, (demo_prec)prec, w, h, ref);
                 for (int omp = 0; omp < 2; omp++) {
                     memset(got, 7, npix);
-                    (omp ? demo_mask_rows_openmp : demo_mask_rows_serial)(
-                        &p, (demo_prec)prec, w, h, got);
+                    (omp ? demo_mask_rows_openmp : demo_mask_rows_serial)(&p, (demo_prec)prec, w, h,
+                                                                          got);
                     CHECK_MSG(mismatches(got, ref, npix) == 0,
-                              "row crossing (%s) %dx%d %s prec %d: %ld",
-                              omp ? "OpenMP" : "serial", w, h,
-                              poly_names[kind], prec,
-                              mismatches(got, ref, npix));
+                              "row crossing (%s) %dx%d %s prec %d: %ld", omp ? "OpenMP" : "serial",
+                              w, h, poly_names[kind], prec, mismatches(got, ref, npix));
                 }
             }
         }
@@ -204,7 +215,7 @@ static void test_row_crossing_host(void) {
 
 /* The symmetric host distances give the same bits as every pair. */
 static void test_pdist_sym_host(void) {
-    static const int ms[] = {1, 2, 17, 33, 65}, ds[] = {1, 3, 16};
+    static const int ms[] = { 1, 2, 17, 33, 65 }, ds[] = { 1, 3, 16 };
     for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++) {
         for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++) {
             int m = ms[a], d = ds[b];
@@ -225,17 +236,15 @@ static void test_pdist_sym_host(void) {
                     else
                         ((float *)x)[i] = (float)v;
                 }
-                size_t n = (size_t)m * (size_t)m *
-                           (prec == DEMO_F64 ? sizeof(double) : sizeof(float));
+                size_t n =
+                    (size_t)m * (size_t)m * (prec == DEMO_F64 ? sizeof(double) : sizeof(float));
                 for (int v = 0; v < 3; v++)
                     memset(o[v], 0x55, bytes);
                 demo_pdist_serial((demo_prec)prec, x, m, d, o[0]);
                 demo_pdist_sym_serial((demo_prec)prec, x, m, d, o[1]);
                 demo_pdist_sym_openmp((demo_prec)prec, x, m, d, o[2]);
-                CHECK_MSG(memcmp(o[0], o[1], n) == 0 &&
-                              memcmp(o[0], o[2], n) == 0,
-                          "symmetric host distances m=%d d=%d prec %d", m, d,
-                          prec);
+                CHECK_MSG(memcmp(o[0], o[1], n) == 0 && memcmp(o[0], o[2], n) == 0,
+                          "symmetric host distances m=%d d=%d prec %d", m, d, prec);
             }
         next:
             free(x);
@@ -263,16 +272,15 @@ static void test_masks(demo_kernels *k) {
                 demo_mask_serial(&p, (demo_prec)prec, w, h, ref);
                 memset(got, 7, npix);
                 demo_mask_openmp(&p, (demo_prec)prec, w, h, got);
-                CHECK_MSG(mismatches(got, ref, npix) == 0,
-                          "OpenMP %dx%d %s prec %d", w, h, poly_names[kind],
-                          prec);
+                CHECK_MSG(mismatches(got, ref, npix) == 0, "OpenMP %dx%d %s prec %d", w, h,
+                          poly_names[kind], prec);
                 if (!k || !k->have[prec])
                     continue;
                 for (int fast = 0; fast <= 1; fast++) {
                     demo_time t;
                     memset(got, 7, npix);
-                    kiln_status st = demo_mask_kernel(
-                        k, (demo_prec)prec, fast, &p, w, h, 1, 0.0, got, &t);
+                    kiln_status st =
+                        demo_mask_kernel(k, (demo_prec)prec, fast, &p, w, h, 1, 0.0, got, &t);
                     if (!CHECK_OK(st))
                         continue;
                     long bad = mismatches(got, ref, npix);
@@ -290,28 +298,26 @@ static void test_masks(demo_kernels *k) {
 
 /* Per-element check of a distance matrix against the float64 reference
  * computed from the same input values. */
-static void check_distances(demo_prec prec, const void *out,
-                            const double *ref, int m, const char *what,
-                            int d) {
+static void check_distances(demo_prec prec, const void *out, const double *ref, int m,
+                            const char *what, int d) {
     double tol = prec == DEMO_F64 ? 1e-12 : 1e-5, worst = 0.0;
     for (size_t i = 0; i < (size_t)m * (size_t)m; i++) {
-        double v = prec == DEMO_F64 ? ((const double *)out)[i]
-                                    : (double)((const float *)out)[i];
+        double v = prec == DEMO_F64 ? ((const double *)out)[i] : (double)((const float *)out)[i];
         double err = fabs(v - ref[i]);
         if (ref[i] > 0.0)
             err /= ref[i];
         if (err > worst)
             worst = err;
     }
-    CHECK_MSG(worst <= tol, "%s m=%d d=%d %s: worst relative error %.3g",
-              what, m, d, prec == DEMO_F64 ? "float64" : "float32", worst);
+    CHECK_MSG(worst <= tol, "%s m=%d d=%d %s: worst relative error %.3g", what, m, d,
+              prec == DEMO_F64 ? "float64" : "float32", worst);
 }
 
 static void test_distances(demo_kernels *k, int near) {
     /* 68: m a multiple of 4, so whole 16-byte stores of rows, and a
      * partial block on PoCL's 64-row tiles */
-    static const int ms[] = {1, 3, 17, 65, 68, 130};
-    static const int ds[] = {1, 3, 8, 17, 65};
+    static const int ms[] = { 1, 3, 17, 65, 68, 130 };
+    static const int ds[] = { 1, 3, 8, 17, 65 };
     for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++) {
         for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++) {
             int m = ms[a], d = ds[b];
@@ -327,29 +333,23 @@ static void test_distances(demo_kernels *k, int near) {
             /* near: every point is the first one plus up to 1e-4 per
              * coordinate; |x|^2 + |y|^2 - 2x.y would lose every digit. */
             for (size_t i = 0; i < nx; i++) {
-                double base = near ? 1.0 + 0.5 * (double)(i % (size_t)d) /
-                                               (double)d
-                                   : 0.0;
-                double jitter = near ? 1e-4 * kt_rand_unit()
-                                     : 2.0 * kt_rand_unit() - 1.0;
+                double base = near ? 1.0 + 0.5 * (double)(i % (size_t)d) / (double)d : 0.0;
+                double jitter = near ? 1e-4 * kt_rand_unit() : 2.0 * kt_rand_unit() - 1.0;
                 x32[i] = (float)(base + jitter);
                 x64[i] = (double)x32[i];
             }
             demo_pdist_serial(DEMO_F64, x64, m, d, ref);
             for (int prec = 0; prec < 2; prec++) {
-                const void *x = prec == DEMO_F64 ? (const void *)x64
-                                                 : (const void *)x32;
+                const void *x = prec == DEMO_F64 ? (const void *)x64 : (const void *)x32;
                 demo_pdist_openmp((demo_prec)prec, x, m, d, out);
-                check_distances((demo_prec)prec, out, ref, m,
-                                near ? "OpenMP near" : "OpenMP", d);
+                check_distances((demo_prec)prec, out, ref, m, near ? "OpenMP near" : "OpenMP", d);
                 if (!k || !k->have[prec])
                     continue;
                 demo_time t;
                 memset(out, 0xFF, nout * sizeof(double));
-                if (CHECK_OK(demo_pdist_kernel(k, (demo_prec)prec, x, m, d, 1,
-                                               0.0, out, &t))) {
-                    check_distances((demo_prec)prec, out, ref, m,
-                                    near ? "kernel near" : "kernel", d);
+                if (CHECK_OK(demo_pdist_kernel(k, (demo_prec)prec, x, m, d, 1, 0.0, out, &t))) {
+                    check_distances((demo_prec)prec, out, ref, m, near ? "kernel near" : "kernel",
+                                    d);
                     CHECK(t.e2e_s > 0.0);
                 }
             }
@@ -367,21 +367,17 @@ static void test_bad_arguments(demo_kernels *k) {
     uint64_t seed = 1;
     demo_polygon_random(&p, 8, 16, 16, &seed);
     uint8_t mask[16 * 16];
-    float x[4] = {0}, out[4];
+    float x[4] = { 0 }, out[4];
     demo_time t;
-    CHECK_STATUS(demo_mask_kernel(NULL, DEMO_F32, 1, &p, 16, 16, 1, 0, mask,
-                                  &t),
+    CHECK_STATUS(demo_mask_kernel(NULL, DEMO_F32, 1, &p, 16, 16, 1, 0, mask, &t),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, NULL, 16, 16, 1, 0, mask,
-                                  &t),
+    CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, NULL, 16, 16, 1, 0, mask, &t),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, &p, 0, 16, 1, 0, mask, &t),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, &p, 65537, 1, 1, 0, mask,
-                                  &t),
+    CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, &p, 65537, 1, 1, 0, mask, &t),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(demo_mask_kernel(k, (demo_prec)7, 0, &p, 16, 16, 1, 0, mask,
-                                  &t),
+    CHECK_STATUS(demo_mask_kernel(k, (demo_prec)7, 0, &p, 16, 16, 1, 0, mask, &t),
                  KILN_ERROR_INVALID_ARGUMENT);
     p.n = DEMO_MAX_VERTS + 1;
     CHECK_STATUS(demo_mask_kernel(k, DEMO_F32, 1, &p, 16, 16, 1, 0, mask, &t),
@@ -433,7 +429,7 @@ static void test_other_pdist_kernel(demo_kernels *k) {
  * computation: the same bits as the full kernel, element by element
  * (every sum runs in the same order, (a - b)^2 == (b - a)^2). */
 static void test_symmetric_bits(demo_kernels *k) {
-    static const int ms[] = {2, 129, 200};
+    static const int ms[] = { 2, 129, 200 };
     int saved = k->pd_cpu, saved_sym = k->pd_sym;
     k->pd_cpu = 0;
     for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++) {
@@ -441,8 +437,7 @@ static void test_symmetric_bits(demo_kernels *k) {
         size_t nx = (size_t)m * d, nout = (size_t)m * m;
         double *x64 = malloc(nx * sizeof *x64);
         float *x32 = malloc(nx * sizeof *x32);
-        unsigned char *o[2] = {malloc(nout * sizeof(double)),
-                               malloc(nout * sizeof(double))};
+        unsigned char *o[2] = { malloc(nout * sizeof(double)), malloc(nout * sizeof(double)) };
         if (!x64 || !x32 || !o[0] || !o[1]) {
             CHECK(0);
             goto next;
@@ -454,20 +449,17 @@ static void test_symmetric_bits(demo_kernels *k) {
         for (int prec = 0; prec < 2; prec++) {
             if (!k->have[prec])
                 continue;
-            const void *x = prec == DEMO_F64 ? (const void *)x64
-                                             : (const void *)x32;
+            const void *x = prec == DEMO_F64 ? (const void *)x64 : (const void *)x32;
             size_t bytes = nout * (prec == DEMO_F64 ? 8 : 4);
             demo_time t;
             int ok = 1;
             for (int sym = 0; sym < 2; sym++) {
                 k->pd_sym = sym;
                 memset(o[sym], sym ? 0x55 : 0xAA, bytes);
-                ok &= CHECK_OK(demo_pdist_kernel(k, (demo_prec)prec, x, m, d,
-                                                 1, 0.0, o[sym], &t));
+                ok &= CHECK_OK(demo_pdist_kernel(k, (demo_prec)prec, x, m, d, 1, 0.0, o[sym], &t));
             }
             if (ok)
-                CHECK_MSG(memcmp(o[0], o[1], bytes) == 0,
-                          "symmetric != full, m=%d %s", m,
+                CHECK_MSG(memcmp(o[0], o[1], bytes) == 0, "symmetric != full, m=%d %s", m,
                           prec ? "float64" : "float32");
         }
     next:
@@ -490,13 +482,11 @@ static void test_symmetric_bits(demo_kernels *k) {
  * switched off (v0). */
 static void test_odd_tiles(kiln_queue *queue) {
     enum { NV = 5 };
-    static const char *const vars[NV] = {
-        "KILN_DEMO_PDIST_TILE", "KILN_DEMO_PDIST_SYM_TILE_F64",
-        "KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64",
-        "KILN_DEMO_PDIST_SYM_TILE_F32"};
-    static const char *const vals[NV] = {"4x2x3,k5,p1", "4x2,k2,p0,b2,v0",
-                                         "4x2x3,k5,q1", "4x2x4,k3,p1",
-                                         "8x4,k3"};
+    static const char *const vars[NV] = { "KILN_DEMO_PDIST_TILE", "KILN_DEMO_PDIST_SYM_TILE_F64",
+                                          "KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64",
+                                          "KILN_DEMO_PDIST_SYM_TILE_F32" };
+    static const char *const vals[NV] = { "4x2x3,k5,p1", "4x2,k2,p0,b2,v0", "4x2x3,k5,q1",
+                                          "4x2x4,k3,p1", "8x4,k3" };
     char *old[NV];
     for (int i = 0; i < NV; i++) {
         const char *v = getenv(vars[i]);
@@ -523,8 +513,7 @@ static void test_odd_tiles(kiln_queue *queue) {
     CHECK(sf->ts == 8 && sf->rbi == 4 && sf->rbj == 4 && sf->vec == 1);
     if (k.have[DEMO_F64]) {
         const demo_pd_tile *s64 = &k.pd_tile[1][DEMO_F64];
-        CHECK(s64->rbi == 2 && s64->rbj == 2 && s64->kt == 2 &&
-              s64->minb == 2 && s64->vec == 0);
+        CHECK(s64->rbi == 2 && s64->rbj == 2 && s64->kt == 2 && s64->minb == 2 && s64->vec == 0);
         const demo_pd_tile *f64 = &k.pd_tile[0][DEMO_F64];
         CHECK(f64->rbi == 2 && f64->rbj == 4 && f64->kt == 3 && f64->vec);
     }

@@ -17,9 +17,8 @@
 
 /* Reads arr and compares it with the elements of bytes at the given
  * layout (element offset off0, strides in elements, up to 3 dims). */
-static int same_as_layout(kiln_queue *q, kiln_array *arr, const float *bytes,
-                          unsigned ndim, const size_t *shape,
-                          const ptrdiff_t *strides, ptrdiff_t off0) {
+static int same_as_layout(kiln_queue *q, kiln_array *arr, const float *bytes, unsigned ndim,
+                          const size_t *shape, const ptrdiff_t *strides, ptrdiff_t off0) {
     size_t n = kiln_array_size(arr);
     float *got = malloc((n ? n : 1) * sizeof *got);
     if (!got) {
@@ -30,8 +29,8 @@ static int same_as_layout(kiln_queue *q, kiln_array *arr, const float *bytes,
         free(got);
         return 0;
     }
-    size_t sh[3] = {1, 1, 1};
-    ptrdiff_t sd[3] = {0, 0, 0};
+    size_t sh[3] = { 1, 1, 1 };
+    ptrdiff_t sd[3] = { 0, 0, 0 };
     for (unsigned d = 0; d < ndim; d++) {
         sh[3 - ndim + d] = shape[d];
         sd[3 - ndim + d] = strides[d];
@@ -41,9 +40,8 @@ static int same_as_layout(kiln_queue *q, kiln_array *arr, const float *bytes,
     for (size_t i = 0; i < sh[0]; i++)
         for (size_t j = 0; j < sh[1]; j++)
             for (size_t k = 0; k < sh[2]; k++)
-                ok &= got[at++] ==
-                      bytes[off0 + (ptrdiff_t)i * sd[0] +
-                            (ptrdiff_t)j * sd[1] + (ptrdiff_t)k * sd[2]];
+                ok &= got[at++] == bytes[off0 + (ptrdiff_t)i * sd[0] + (ptrdiff_t)j * sd[1] +
+                                         (ptrdiff_t)k * sd[2]];
     free(got);
     return ok;
 }
@@ -63,16 +61,16 @@ static void test_from_buffer(kiln_queue *q) {
         ptrdiff_t strides[3]; /* all 0: NULL (dense) */
         size_t offset;        /* elements */
     } cases[] = {
-        {1, {N}, {0}, 0},                /* the whole buffer */
-        {1, {17}, {0}, 64},              /* dense at an offset */
-        {2, {3, 4}, {8, 2}, 2},          /* strided */
-        {1, {11}, {-1}, 10},             /* reversed: elements 10..0 */
-        {2, {5, 7}, {-20, 3}, 100},      /* negative outer stride */
-        {2, {4, 3}, {0, 1}, 5},          /* zero stride: repeated rows */
-        {3, {2, 3, 5}, {60, -5, 1}, 10}, /* 3-D, mixed */
-        {3, {2, 3, 4}, {0}, 1},          /* 3-D dense */
-        {1, {1}, {0}, N - 1},            /* the last element */
-        {2, {0, 5}, {0}, N},             /* empty at the very end */
+        { 1, { N }, { 0 }, 0 },                /* the whole buffer */
+        { 1, { 17 }, { 0 }, 64 },              /* dense at an offset */
+        { 2, { 3, 4 }, { 8, 2 }, 2 },          /* strided */
+        { 1, { 11 }, { -1 }, 10 },             /* reversed: elements 10..0 */
+        { 2, { 5, 7 }, { -20, 3 }, 100 },      /* negative outer stride */
+        { 2, { 4, 3 }, { 0, 1 }, 5 },          /* zero stride: repeated rows */
+        { 3, { 2, 3, 5 }, { 60, -5, 1 }, 10 }, /* 3-D, mixed */
+        { 3, { 2, 3, 4 }, { 0 }, 1 },          /* 3-D dense */
+        { 1, { 1 }, { 0 }, N - 1 },            /* the last element */
+        { 2, { 0, 5 }, { 0 }, N },             /* empty at the very end */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int dense = cases[c].strides[0] == 0 && cases[c].strides[1] == 0;
@@ -84,26 +82,25 @@ static void test_from_buffer(kiln_queue *q) {
                 s *= (unsigned)cases[c].shape[d];
             }
         kiln_array *a = NULL;
-        if (!CHECK_OK(kiln_array_from_buffer(
-                buf, cases[c].offset * sizeof(float), KILN_FLOAT32,
-                cases[c].ndim, cases[c].shape, dense ? NULL : cases[c].strides,
-                &a)))
+        if (!CHECK_OK(kiln_array_from_buffer(buf, cases[c].offset * sizeof(float), KILN_FLOAT32,
+                                             cases[c].ndim, cases[c].shape,
+                                             dense ? NULL : cases[c].strides, &a)))
             continue;
         kiln_array_info info;
-        CHECK(kiln_array_get_info(a, &info) == KILN_OK &&
-              info.offset == cases[c].offset && info.ndim == cases[c].ndim);
+        CHECK(kiln_array_get_info(a, &info) == KILN_OK && info.offset == cases[c].offset &&
+              info.ndim == cases[c].ndim);
         CHECK(kiln_array_buffer(a) == buf && kiln_array_context(a) == ctx);
-        CHECK_MSG(same_as_layout(q, a, host, cases[c].ndim, cases[c].shape,
-                                 st, (ptrdiff_t)cases[c].offset),
+        CHECK_MSG(same_as_layout(q, a, host, cases[c].ndim, cases[c].shape, st,
+                                 (ptrdiff_t)cases[c].offset),
                   "from_buffer case %zu", c);
         kiln_array_release(a);
     }
     /* A view of an array over a buffer, and a write through one. */
     kiln_array *a = NULL, *v = NULL;
-    size_t shape2[2] = {8, 8};
-    if (CHECK_OK(kiln_array_from_buffer(buf, 128 * sizeof(float),
-                                        KILN_FLOAT32, 2, shape2, NULL, &a))) {
-        kiln_slice sl[2] = {KILN_SLICE(1, 7, 2), KILN_SLICE_REVERSED};
+    size_t shape2[2] = { 8, 8 };
+    if (CHECK_OK(
+            kiln_array_from_buffer(buf, 128 * sizeof(float), KILN_FLOAT32, 2, shape2, NULL, &a))) {
+        kiln_slice sl[2] = { KILN_SLICE(1, 7, 2), KILN_SLICE_REVERSED };
         if (CHECK_OK(kiln_array_view(a, sl, &v))) {
             float one = 1.0f;
             CHECK_OK(kiln_array_fill(q, v, &one, 0, NULL, NULL));
@@ -121,40 +118,31 @@ static void test_from_buffer(kiln_queue *q) {
         kiln_array_release(a);
     }
     /* Bounds and arguments. */
-    size_t s1[1] = {N + 1}, s4[4] = {1, 1, 1, 1}, s2[2] = {4, 4};
-    ptrdiff_t back[1] = {-1}, big[2] = {PTRDIFF_MAX / 2, 1};
-    size_t s10[1] = {10};
+    size_t s1[1] = { N + 1 }, s4[4] = { 1, 1, 1, 1 }, s2[2] = { 4, 4 };
+    ptrdiff_t back[1] = { -1 }, big[2] = { PTRDIFF_MAX / 2, 1 };
+    size_t s10[1] = { 10 };
     kiln_array *bad = (kiln_array *)1;
-    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 1, s1, NULL,
-                                        &bad),
+    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 1, s1, NULL, &bad),
                  KILN_ERROR_OUT_OF_RANGE);
     CHECK(bad == NULL);
-    CHECK_STATUS(kiln_array_from_buffer(buf, 2, KILN_FLOAT32, 1, s10, NULL,
-                                        &bad),
+    CHECK_STATUS(kiln_array_from_buffer(buf, 2, KILN_FLOAT32, 1, s10, NULL, &bad),
                  KILN_ERROR_INVALID_ARGUMENT); /* not a multiple of 4 */
-    CHECK_STATUS(kiln_array_from_buffer(buf, sizeof host + 4, KILN_FLOAT32, 1,
-                                        s10, NULL, &bad),
+    CHECK_STATUS(kiln_array_from_buffer(buf, sizeof host + 4, KILN_FLOAT32, 1, s10, NULL, &bad),
                  KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_from_buffer(buf, (N - 5) * sizeof(float),
-                                        KILN_FLOAT32, 1, s10, NULL, &bad),
-                 KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_from_buffer(buf, 5 * sizeof(float), KILN_FLOAT32,
-                                        1, s10, back, &bad),
+    CHECK_STATUS(
+        kiln_array_from_buffer(buf, (N - 5) * sizeof(float), KILN_FLOAT32, 1, s10, NULL, &bad),
+        KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_array_from_buffer(buf, 5 * sizeof(float), KILN_FLOAT32, 1, s10, back, &bad),
                  KILN_ERROR_OUT_OF_RANGE); /* reaches before byte 0 */
-    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 2, s2, big,
-                                        &bad),
+    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 2, s2, big, &bad),
                  KILN_ERROR_OUT_OF_RANGE); /* overflows */
-    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 4, s4, NULL,
-                                        &bad),
+    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 4, s4, NULL, &bad),
                  KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_array_from_buffer(buf, 0, (kiln_dtype)99, 1, s10, NULL,
-                                        &bad),
+    CHECK_STATUS(kiln_array_from_buffer(buf, 0, (kiln_dtype)99, 1, s10, NULL, &bad),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_from_buffer(NULL, 0, KILN_FLOAT32, 1, s10, NULL,
-                                        &bad),
+    CHECK_STATUS(kiln_array_from_buffer(NULL, 0, KILN_FLOAT32, 1, s10, NULL, &bad),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 1, s10, NULL,
-                                        NULL),
+    CHECK_STATUS(kiln_array_from_buffer(buf, 0, KILN_FLOAT32, 1, s10, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     kiln_buffer_release(buf);
 }
@@ -165,12 +153,10 @@ static const struct {
     kiln_dtype dtype;
     uint8_t code, bits;
 } type_table[] = {
-    {KILN_INT8, kDLInt, 8},       {KILN_UINT8, kDLUInt, 8},
-    {KILN_INT16, kDLInt, 16},     {KILN_UINT16, kDLUInt, 16},
-    {KILN_INT32, kDLInt, 32},     {KILN_UINT32, kDLUInt, 32},
-    {KILN_INT64, kDLInt, 64},     {KILN_UINT64, kDLUInt, 64},
-    {KILN_FLOAT16, kDLFloat, 16}, {KILN_FLOAT32, kDLFloat, 32},
-    {KILN_FLOAT64, kDLFloat, 64},
+    { KILN_INT8, kDLInt, 8 },       { KILN_UINT8, kDLUInt, 8 },     { KILN_INT16, kDLInt, 16 },
+    { KILN_UINT16, kDLUInt, 16 },   { KILN_INT32, kDLInt, 32 },     { KILN_UINT32, kDLUInt, 32 },
+    { KILN_INT64, kDLInt, 64 },     { KILN_UINT64, kDLUInt, 64 },   { KILN_FLOAT16, kDLFloat, 16 },
+    { KILN_FLOAT32, kDLFloat, 32 }, { KILN_FLOAT64, kDLFloat, 64 },
 };
 #define NUM_TYPES (sizeof type_table / sizeof type_table[0])
 
@@ -178,8 +164,8 @@ static const struct {
  * byte_offset and the strides, gathered in C order into out (host memory
  * only: kDLCPU). */
 static void gather_tensor(const DLTensor *t, size_t es, void *out) {
-    size_t sh[3] = {1, 1, 1};
-    ptrdiff_t sd[3] = {0, 0, 0};
+    size_t sh[3] = { 1, 1, 1 };
+    ptrdiff_t sd[3] = { 0, 0, 0 };
     for (int d = 0; d < t->ndim; d++) {
         sh[3 - t->ndim + d] = (size_t)t->shape[d];
         sd[3 - t->ndim + d] = (ptrdiff_t)t->strides[d];
@@ -190,8 +176,8 @@ static void gather_tensor(const DLTensor *t, size_t es, void *out) {
         for (size_t j = 0; j < sh[1]; j++)
             for (size_t k = 0; k < sh[2]; k++, dst += es)
                 memcpy(dst,
-                       e0 + ((ptrdiff_t)i * sd[0] + (ptrdiff_t)j * sd[1] +
-                             (ptrdiff_t)k * sd[2]) * (ptrdiff_t)es,
+                       e0 + ((ptrdiff_t)i * sd[0] + (ptrdiff_t)j * sd[1] + (ptrdiff_t)k * sd[2]) *
+                                (ptrdiff_t)es,
                        es);
 }
 
@@ -199,12 +185,11 @@ static void gather_tensor(const DLTensor *t, size_t es, void *out) {
  * fields, and its elements equal the view's. */
 static void test_export(kiln_queue *q, int host_memory) {
     kiln_context *ctx = kiln_queue_context(q);
-    size_t shape[2] = {7, 9};
+    size_t shape[2] = { 7, 9 };
     for (size_t t = 0; t < NUM_TYPES; t++) {
         kiln_dtype dt = type_table[t].dtype;
         size_t es = kiln_dtype_size(dt), n = 63;
-        unsigned char *host = malloc(n * es), *want = malloc(n * es),
-                      *got = malloc(n * es);
+        unsigned char *host = malloc(n * es), *want = malloc(n * es), *got = malloc(n * es);
         kiln_array *a = NULL, *v = NULL;
         for (size_t i = 0; i < n * es; i++)
             host[i] = (unsigned char)kt_rand_u64();
@@ -217,7 +202,7 @@ static void test_export(kiln_queue *q, int host_memory) {
         }
         if (!CHECK_OK(kiln_array_from_host(ctx, dt, 2, shape, host, &a)))
             goto next;
-        kiln_slice sl[2] = {KILN_SLICE(1, 6, 2), KILN_SLICE(8, 0, -3)};
+        kiln_slice sl[2] = { KILN_SLICE(1, 6, 2), KILN_SLICE(8, 0, -3) };
         if (!CHECK_OK(kiln_array_view(a, sl, &v)))
             goto next;
         size_t vn = kiln_array_size(v);
@@ -229,8 +214,7 @@ static void test_export(kiln_queue *q, int host_memory) {
             if (versioned) {
                 if (!CHECK_OK(kiln_array_to_dlpack_versioned(q, v, &vt)))
                     continue;
-                CHECK(vt->version.major == 1 && vt->flags == 0 &&
-                      vt->deleter && vt->manager_ctx);
+                CHECK(vt->version.major == 1 && vt->flags == 0 && vt->deleter && vt->manager_ctx);
                 dl = &vt->dl_tensor;
             } else {
                 if (!CHECK_OK(kiln_array_to_dlpack(q, v, &mt)))
@@ -239,21 +223,17 @@ static void test_export(kiln_queue *q, int host_memory) {
                 dl = &mt->dl_tensor;
             }
             CHECK_MSG(dl->dtype.code == type_table[t].code &&
-                          dl->dtype.bits == type_table[t].bits &&
-                          dl->dtype.lanes == 1,
-                      "%s: code %u bits %u", kiln_dtype_name(dt),
-                      dl->dtype.code, dl->dtype.bits);
+                          dl->dtype.bits == type_table[t].bits && dl->dtype.lanes == 1,
+                      "%s: code %u bits %u", kiln_dtype_name(dt), dl->dtype.code, dl->dtype.bits);
             CHECK(dl->ndim == 2 && dl->shape[0] == 3 && dl->shape[1] == 3);
             CHECK(dl->strides[0] == 18 && dl->strides[1] == -3);
             if (host_memory) {
-                CHECK(dl->device.device_type == kDLCPU &&
-                      dl->device.device_id == 0);
+                CHECK(dl->device.device_type == kDLCPU && dl->device.device_id == 0);
                 /* Element 0 of the view is (1, 8): 17 elements in. */
                 CHECK(dl->byte_offset == 6 * es); /* (1,2) is its lowest */
                 memset(got, 0, vn * es);
                 gather_tensor(dl, es, got);
-                CHECK_MSG(memcmp(got, want, vn * es) == 0,
-                          "%s: exported elements (versioned %d)",
+                CHECK_MSG(memcmp(got, want, vn * es) == 0, "%s: exported elements (versioned %d)",
                           kiln_dtype_name(dt), versioned);
             } else {
                 CHECK(dl->device.device_type == kDLCUDA);
@@ -275,18 +255,16 @@ static void test_export(kiln_queue *q, int host_memory) {
      * deleter; the array outlives the caller's reference. */
     if (host_memory) {
         float vals[12];
-        size_t s1[1] = {12};
+        size_t s1[1] = { 12 };
         for (int i = 0; i < 12; i++)
             vals[i] = (float)i;
         kiln_array *a = NULL;
         DLManagedTensor *mt = NULL;
-        if (CHECK_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, s1, vals,
-                                          &a)) &&
+        if (CHECK_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, s1, vals, &a)) &&
             CHECK_OK(kiln_array_to_dlpack(q, a, &mt))) {
             kiln_array_retain(a);
             kiln_array_release(a);
-            float *p = (float *)((char *)mt->dl_tensor.data +
-                                 mt->dl_tensor.byte_offset);
+            float *p = (float *)((char *)mt->dl_tensor.data + mt->dl_tensor.byte_offset);
             p[3] = 42.0f;
             mt->deleter(mt);
             float back[12];
@@ -296,7 +274,7 @@ static void test_export(kiln_queue *q, int host_memory) {
         kiln_array_release(a);
     }
     /* Empty arrays: no data pointer. Errors. */
-    size_t s0[1] = {0};
+    size_t s0[1] = { 0 };
     kiln_array *e = NULL;
     DLManagedTensor *mt = (DLManagedTensor *)1;
     if (CHECK_OK(kiln_array_empty(ctx, KILN_INT32, 1, s0, &e)) &&
@@ -308,8 +286,7 @@ static void test_export(kiln_queue *q, int host_memory) {
     CHECK(mt == NULL);
     CHECK_STATUS(kiln_array_to_dlpack(q, NULL, &mt), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_to_dlpack(q, e, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_to_dlpack_versioned(q, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_to_dlpack_versioned(q, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     kiln_array_release(e);
 }
 
@@ -328,22 +305,20 @@ static void made_delete_v(DLManagedTensorVersioned *self) {
     ((made *)self->manager_ctx)->deleted++;
 }
 
-static void made_init(made *m, void *data, uint64_t byte_offset,
-                      DLDevice dev, DLDataType dt, int ndim,
-                      const int64_t *shape, const int64_t *strides) {
+static void made_init(made *m, void *data, uint64_t byte_offset, DLDevice dev, DLDataType dt,
+                      int ndim, const int64_t *shape, const int64_t *strides) {
     memset(m, 0, sizeof *m);
     for (int d = 0; d < ndim && d < 4; d++) {
         m->shape[d] = shape[d];
         if (strides)
             m->strides[d] = strides[d];
     }
-    DLTensor t = {data, dev, ndim, dt, m->shape, strides ? m->strides : NULL,
-                  byte_offset};
-    m->legacy = (DLManagedTensor){t, m, made_delete};
-    m->versioned = (DLManagedTensorVersioned){{1, 0}, m, made_delete_v, 0, t};
+    DLTensor t = { data, dev, ndim, dt, m->shape, strides ? m->strides : NULL, byte_offset };
+    m->legacy = (DLManagedTensor){ t, m, made_delete };
+    m->versioned = (DLManagedTensorVersioned){ { 1, 0 }, m, made_delete_v, 0, t };
 }
 
-static const DLDevice cpu = {kDLCPU, 0};
+static const DLDevice cpu = { kDLCPU, 0 };
 
 /* Imports of host tensors: copies, with the deleter called once. */
 static void test_import_host(kiln_queue *q) {
@@ -357,32 +332,30 @@ static void test_import_host(kiln_queue *q) {
         uint64_t byte_offset;
         int null_strides;
     } cases[] = {
-        {2, {5, 4}, {1, 5}, 2 * sizeof(double), 0},  /* column-major */
-        {2, {3, 4}, {4, 1}, 0, 1},                   /* NULL strides */
-        {1, {6}, {-2}, 11 * sizeof(double), 0},      /* backwards */
-        {3, {2, 2, 3}, {12, 3, 1}, 0, 0},            /* 3-D dense */
-        {2, {2, 3}, {0, 1}, 8 * sizeof(double), 0},  /* repeated rows */
+        { 2, { 5, 4 }, { 1, 5 }, 2 * sizeof(double), 0 }, /* column-major */
+        { 2, { 3, 4 }, { 4, 1 }, 0, 1 },                  /* NULL strides */
+        { 1, { 6 }, { -2 }, 11 * sizeof(double), 0 },     /* backwards */
+        { 3, { 2, 2, 3 }, { 12, 3, 1 }, 0, 0 },           /* 3-D dense */
+        { 2, { 2, 3 }, { 0, 1 }, 8 * sizeof(double), 0 }, /* repeated rows */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         for (int versioned = 0; versioned < 2; versioned++) {
             made m;
-            made_init(&m, grid, cases[c].byte_offset, cpu,
-                      (DLDataType){kDLFloat, 64, 1}, cases[c].ndim,
-                      cases[c].shape,
+            made_init(&m, grid, cases[c].byte_offset, cpu, (DLDataType){ kDLFloat, 64, 1 },
+                      cases[c].ndim, cases[c].shape,
                       cases[c].null_strides ? NULL : cases[c].strides);
             kiln_array *a = NULL;
-            kiln_status st =
-                versioned
-                    ? kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a)
-                    : kiln_array_from_dlpack(ctx, &m.legacy, &a);
+            kiln_status st = versioned ? kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a)
+                                       : kiln_array_from_dlpack(ctx, &m.legacy, &a);
             if (!CHECK_OK(st))
                 continue;
-            CHECK_MSG(m.deleted == 1, "host import %zu: deleter called %d "
-                                      "times", c, m.deleted);
+            CHECK_MSG(m.deleted == 1,
+                      "host import %zu: deleter called %d "
+                      "times",
+                      c, m.deleted);
             CHECK(kiln_array_dtype(a) == KILN_FLOAT64);
             /* Compare with the consumer-side gather. */
-            DLTensor t = versioned ? m.versioned.dl_tensor
-                                   : m.legacy.dl_tensor;
+            DLTensor t = versioned ? m.versioned.dl_tensor : m.legacy.dl_tensor;
             int64_t dense[3];
             if (!t.strides) {
                 int64_t s = 1;
@@ -395,9 +368,8 @@ static void test_import_host(kiln_queue *q) {
             double want[24], got[24];
             gather_tensor(&t, sizeof(double), want);
             CHECK_OK(kiln_array_read(q, a, got));
-            CHECK_MSG(memcmp(want, got, kiln_array_size(a) * sizeof(double))
-                          == 0, "host import %zu (versioned %d)", c,
-                      versioned);
+            CHECK_MSG(memcmp(want, got, kiln_array_size(a) * sizeof(double)) == 0,
+                      "host import %zu (versioned %d)", c, versioned);
             kiln_array_release(a);
             CHECK(m.deleted == 1);
         }
@@ -406,34 +378,29 @@ static void test_import_host(kiln_queue *q) {
     made m;
     kiln_array *a = NULL;
     int32_t scalar = -77;
-    made_init(&m, &scalar, 0, cpu, (DLDataType){kDLInt, 32, 1}, 0, NULL,
-              NULL);
+    made_init(&m, &scalar, 0, cpu, (DLDataType){ kDLInt, 32, 1 }, 0, NULL, NULL);
     if (CHECK_OK(kiln_array_from_dlpack(ctx, &m.legacy, &a))) {
         kiln_array_info info;
         int32_t back = 0;
-        CHECK(kiln_array_get_info(a, &info) == KILN_OK && info.ndim == 1 &&
-              info.shape[0] == 1);
+        CHECK(kiln_array_get_info(a, &info) == KILN_OK && info.ndim == 1 && info.shape[0] == 1);
         CHECK(kiln_array_read(q, a, &back) == KILN_OK && back == -77);
         CHECK(m.deleted == 1);
         kiln_array_release(a);
     }
-    int64_t empty_shape[2] = {0, 3};
-    made_init(&m, NULL, 0, cpu, (DLDataType){kDLUInt, 16, 1}, 2, empty_shape,
-              NULL);
+    int64_t empty_shape[2] = { 0, 3 };
+    made_init(&m, NULL, 0, cpu, (DLDataType){ kDLUInt, 16, 1 }, 2, empty_shape, NULL);
     if (CHECK_OK(kiln_array_from_dlpack(ctx, &m.legacy, &a))) {
         CHECK(kiln_array_size(a) == 0 && kiln_array_dtype(a) == KILN_UINT16);
         CHECK(m.deleted == 1);
         kiln_array_release(a);
     }
-    uint8_t flags[5] = {1, 0, 0, 1, 1};
+    uint8_t flags[5] = { 1, 0, 0, 1, 1 };
     int64_t five = 5;
-    made_init(&m, flags, 0, cpu, (DLDataType){kDLBool, 8, 1}, 1, &five,
-              NULL);
+    made_init(&m, flags, 0, cpu, (DLDataType){ kDLBool, 8, 1 }, 1, &five, NULL);
     if (CHECK_OK(kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a))) {
-        uint8_t back[5] = {0};
+        uint8_t back[5] = { 0 };
         CHECK(kiln_array_dtype(a) == KILN_UINT8);
-        CHECK(kiln_array_read(q, a, back) == KILN_OK &&
-              memcmp(back, flags, 5) == 0);
+        CHECK(kiln_array_read(q, a, back) == KILN_OK && memcmp(back, flags, 5) == 0);
         kiln_array_release(a);
     }
 }
@@ -441,9 +408,9 @@ static void test_import_host(kiln_queue *q) {
 /* Bad tensors: an error, *array NULL, the deleter not called. */
 static void test_import_bad(kiln_queue *q) {
     kiln_context *ctx = kiln_queue_context(q);
-    float data[16] = {0};
-    int64_t shape[5] = {4, 4, 1, 1, 1}, neg = -1, four = 4;
-    const DLDataType f32 = {kDLFloat, 32, 1};
+    float data[16] = { 0 };
+    int64_t shape[5] = { 4, 4, 1, 1, 1 }, neg = -1, four = 4;
+    const DLDataType f32 = { kDLFloat, 32, 1 };
     struct {
         const char *what;
         void *data;
@@ -454,61 +421,46 @@ static void test_import_bad(kiln_queue *q) {
         const int64_t *shape;
         kiln_status want;
     } bad[] = {
-        {"negative ndim", data, 0, cpu, f32, -1, shape,
-         KILN_ERROR_INVALID_ARGUMENT},
-        {"5 dimensions", data, 0, cpu, f32, 5, shape, KILN_ERROR_UNSUPPORTED},
-        {"NULL shape", data, 0, cpu, f32, 2, NULL,
-         KILN_ERROR_INVALID_ARGUMENT},
-        {"negative size", data, 0, cpu, f32, 1, &neg,
-         KILN_ERROR_INVALID_ARGUMENT},
-        {"4 lanes", data, 0, cpu, (DLDataType){kDLFloat, 32, 4}, 1, &four,
-         KILN_ERROR_UNSUPPORTED},
-        {"bfloat16", data, 0, cpu, (DLDataType){kDLBfloat, 16, 1}, 1, &four,
-         KILN_ERROR_UNSUPPORTED},
-        {"float of 24 bits", data, 0, cpu, (DLDataType){kDLFloat, 24, 1}, 1,
-         &four, KILN_ERROR_UNSUPPORTED},
-        {"opaque handles", data, 0, cpu,
-         (DLDataType){kDLOpaqueHandle, 64, 1}, 1, &four,
-         KILN_ERROR_UNSUPPORTED},
-        {"misaligned", data, 1, cpu, f32, 1, &four,
-         KILN_ERROR_INVALID_ARGUMENT},
-        {"NULL data", NULL, 0, cpu, f32, 1, &four,
-         KILN_ERROR_INVALID_ARGUMENT},
-        {"ROCm memory", data, 0, (DLDevice){kDLROCM, 0}, f32, 1, &four,
-         KILN_ERROR_UNSUPPORTED},
-        {"OpenCL memory", data, 0, (DLDevice){kDLOpenCL, 0}, f32, 1, &four,
-         KILN_ERROR_UNSUPPORTED},
+        { "negative ndim", data, 0, cpu, f32, -1, shape, KILN_ERROR_INVALID_ARGUMENT },
+        { "5 dimensions", data, 0, cpu, f32, 5, shape, KILN_ERROR_UNSUPPORTED },
+        { "NULL shape", data, 0, cpu, f32, 2, NULL, KILN_ERROR_INVALID_ARGUMENT },
+        { "negative size", data, 0, cpu, f32, 1, &neg, KILN_ERROR_INVALID_ARGUMENT },
+        { "4 lanes", data, 0, cpu, (DLDataType){ kDLFloat, 32, 4 }, 1, &four,
+          KILN_ERROR_UNSUPPORTED },
+        { "bfloat16", data, 0, cpu, (DLDataType){ kDLBfloat, 16, 1 }, 1, &four,
+          KILN_ERROR_UNSUPPORTED },
+        { "float of 24 bits", data, 0, cpu, (DLDataType){ kDLFloat, 24, 1 }, 1, &four,
+          KILN_ERROR_UNSUPPORTED },
+        { "opaque handles", data, 0, cpu, (DLDataType){ kDLOpaqueHandle, 64, 1 }, 1, &four,
+          KILN_ERROR_UNSUPPORTED },
+        { "misaligned", data, 1, cpu, f32, 1, &four, KILN_ERROR_INVALID_ARGUMENT },
+        { "NULL data", NULL, 0, cpu, f32, 1, &four, KILN_ERROR_INVALID_ARGUMENT },
+        { "ROCm memory", data, 0, (DLDevice){ kDLROCM, 0 }, f32, 1, &four, KILN_ERROR_UNSUPPORTED },
+        { "OpenCL memory", data, 0, (DLDevice){ kDLOpenCL, 0 }, f32, 1, &four,
+          KILN_ERROR_UNSUPPORTED },
     };
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         made m;
         made_init(&m, bad[b].data, bad[b].byte_offset, bad[b].dev, bad[b].dt,
                   bad[b].ndim > 0 ? bad[b].ndim : 0, shape, NULL);
         m.legacy.dl_tensor.ndim = m.versioned.dl_tensor.ndim = bad[b].ndim;
-        m.legacy.dl_tensor.shape = m.versioned.dl_tensor.shape =
-            (int64_t *)bad[b].shape;
+        m.legacy.dl_tensor.shape = m.versioned.dl_tensor.shape = (int64_t *)bad[b].shape;
         kiln_array *a = (kiln_array *)1;
-        CHECK_MSG(kiln_array_from_dlpack(ctx, &m.legacy, &a) == bad[b].want &&
+        CHECK_MSG(kiln_array_from_dlpack(ctx, &m.legacy, &a) == bad[b].want && a == NULL, "%s: %s",
+                  bad[b].what, kiln_last_error_message());
+        CHECK_MSG(kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a) == bad[b].want &&
                       a == NULL,
-                  "%s: %s", bad[b].what, kiln_last_error_message());
-        CHECK_MSG(kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a) ==
-                          bad[b].want &&
-                      a == NULL,
-                  "%s (versioned): %s", bad[b].what,
-                  kiln_last_error_message());
+                  "%s (versioned): %s", bad[b].what, kiln_last_error_message());
         CHECK_MSG(m.deleted == 0, "%s: the deleter ran", bad[b].what);
     }
     made m;
     kiln_array *a = NULL;
     made_init(&m, data, 0, cpu, f32, 1, &four, NULL);
     m.versioned.version.major = 2;
-    CHECK_STATUS(kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a),
-                 KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_array_from_dlpack(NULL, &m.legacy, &a),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_from_dlpack(ctx, NULL, &a),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_from_dlpack(ctx, &m.legacy, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a), KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_array_from_dlpack(NULL, &m.legacy, &a), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_from_dlpack(ctx, NULL, &a), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_from_dlpack(ctx, &m.legacy, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK(m.deleted == 0);
 }
 
@@ -517,7 +469,7 @@ static void test_import_bad(kiln_queue *q) {
  * (here a view) over the import goes. */
 static void test_round_trip(kiln_queue *q, int host_memory) {
     kiln_context *ctx = kiln_queue_context(q);
-    size_t shape[3] = {3, 5, 7}, n = 105;
+    size_t shape[3] = { 3, 5, 7 }, n = 105;
     int64_t *vals = malloc(n * sizeof *vals), *back = malloc(n * sizeof *back);
     kiln_array *a = NULL, *b = NULL, *c = NULL, *v = NULL;
     for (size_t i = 0; i < n; i++)
@@ -533,16 +485,14 @@ static void test_round_trip(kiln_queue *q, int host_memory) {
     if (CHECK_OK(kiln_array_to_dlpack(q, a, &mt)) &&
         CHECK_OK(kiln_array_from_dlpack(ctx, mt, &b))) {
         memset(back, 0, n * sizeof *back);
-        CHECK(kiln_array_read(q, b, back) == KILN_OK &&
-              memcmp(back, vals, n * sizeof *back) == 0);
+        CHECK(kiln_array_read(q, b, back) == KILN_OK && memcmp(back, vals, n * sizeof *back) == 0);
         CHECK(kiln_array_dtype(b) == KILN_INT64);
         if (!host_memory)
             CHECK(kiln_array_buffer(b) != kiln_array_buffer(a));
     }
     if (CHECK_OK(kiln_array_to_dlpack_versioned(q, a, &vt)) &&
         CHECK_OK(kiln_array_from_dlpack_versioned(ctx, vt, &c))) {
-        kiln_slice sl[3] = {KILN_SLICE_ALL, KILN_SLICE(1, 4, 1),
-                            KILN_SLICE_REVERSED};
+        kiln_slice sl[3] = { KILN_SLICE_ALL, KILN_SLICE(1, 4, 1), KILN_SLICE_REVERSED };
         if (CHECK_OK(kiln_array_view(c, sl, &v))) {
             kiln_array_release(c); /* the view keeps the import alive */
             c = NULL;
@@ -552,8 +502,7 @@ static void test_round_trip(kiln_queue *q, int host_memory) {
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++)
                     for (int k = 0; k < 7; k++)
-                        ok &= part[(i * 3 + j) * 7 + k] ==
-                              vals[(i * 5 + j + 1) * 7 + 6 - k];
+                        ok &= part[(i * 3 + j) * 7 + k] == vals[(i * 5 + j + 1) * 7 + 6 - k];
             CHECK_MSG(ok, "a view of an imported array");
         }
     }
@@ -570,7 +519,7 @@ done:
  * calls the deleter when its last view goes, not before. */
 static void test_cuda_lifetime(kiln_queue *q) {
     kiln_context *ctx = kiln_queue_context(q);
-    size_t s[1] = {1000};
+    size_t s[1] = { 1000 };
     kiln_array *a = NULL, *b = NULL, *v = NULL;
     DLManagedTensor *mt = NULL;
     if (!CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, s, 0, NULL, NULL, &a)) ||
@@ -579,9 +528,8 @@ static void test_cuda_lifetime(kiln_queue *q) {
         return;
     }
     made m; /* wraps kiln's tensor to count the deleter */
-    made_init(&m, mt->dl_tensor.data, mt->dl_tensor.byte_offset,
-              mt->dl_tensor.device, mt->dl_tensor.dtype, 1,
-              mt->dl_tensor.shape, NULL);
+    made_init(&m, mt->dl_tensor.data, mt->dl_tensor.byte_offset, mt->dl_tensor.device,
+              mt->dl_tensor.dtype, 1, mt->dl_tensor.shape, NULL);
     if (CHECK_OK(kiln_array_from_dlpack(ctx, &m.legacy, &b))) {
         float five = 5.0f;
         CHECK_OK(kiln_array_fill(q, b, &five, 0, NULL, NULL));

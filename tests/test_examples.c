@@ -17,9 +17,9 @@
 #endif
 
 /* The examples this file checks; keep in step with the functions below. */
-static const char *const checked[] = {"vadd", "polygon_mask", "offload_pairwise",
-                                     "monte_carlo_pi", "pipeline", "copy_if",
-                                     "neighbours", "sort_pairs"};
+static const char *const checked[] = { "vadd",           "polygon_mask", "offload_pairwise",
+                                       "monte_carlo_pi", "pipeline",     "copy_if",
+                                       "neighbours",     "sort_pairs" };
 
 static char tmpdir[256];
 static char out[16384], err[16384];
@@ -27,8 +27,8 @@ static char out[16384], err[16384];
 /* Runs "ENV examples/NAME ARGS"; returns the exit status, -1 on a crash. */
 static int run(const char *env, const char *name, const char *args) {
     char cmd[2048], path[512];
-    snprintf(cmd, sizeof cmd, "%s '%s/%s' %s >'%s/out' 2>'%s/err'", env,
-             KILN_EXAMPLES_DIR, name, args, tmpdir, tmpdir);
+    snprintf(cmd, sizeof cmd, "%s '%s/%s' %s >'%s/out' 2>'%s/err'", env, KILN_EXAMPLES_DIR, name,
+             args, tmpdir, tmpdir);
     int status = system(cmd);
     snprintf(path, sizeof path, "%s/out", tmpdir);
     kt_slurp(path, out, sizeof out);
@@ -58,8 +58,7 @@ static void check_all_examples_covered(void) {
 static void check_vadd(void) {
     int rc = run("", "vadd", "");
     CHECK_MSG(rc == 0, "vadd: exit %d; %.200s %.200s", rc, out, err);
-    CHECK_MSG(strstr(out, "vadd: 1048576 elements on ") && strstr(out, ": OK\n"),
-              "%.300s", out);
+    CHECK_MSG(strstr(out, "vadd: 1048576 elements on ") && strstr(out, ": OK\n"), "%.300s", out);
     /* The device from the command line and from KILN_DEVICE. */
     rc = run("", "vadd", "0");
     CHECK_MSG(rc == 0, "vadd 0: exit %d; %.300s", rc, err);
@@ -87,8 +86,7 @@ static void check_polygon_mask(void) {
         inside2 = strtol(p + 3, NULL, 10);
     /* A polygon covers some but not all of the image, and another seed
      * gives another polygon. */
-    CHECK_MSG(inside1 > 0 && inside1 < 1024 * 1024 && inside2 > 0 &&
-                  inside1 != inside2,
+    CHECK_MSG(inside1 > 0 && inside1 < 1024 * 1024 && inside2 > 0 && inside1 != inside2,
               "inside %ld and %ld", inside1, inside2);
     rc = run("", "polygon_mask", "1 no-such-device-xyz");
     CHECK_MSG(rc == 1, "polygon_mask on a missing device: exit %d", rc);
@@ -112,8 +110,8 @@ static void check_offload_pairwise(void) {
     CHECK_MSG(strstr(out, "offload_pairwise: M=37 N=5 on ") != NULL, "%.400s", out);
     /* X went to the device once for the whole region; each of the 37 rows
      * came back once. */
-    CHECK_MSG(strstr(out, "X copied to the device 1 time(s); 37 row copies back") != NULL,
-              "%.400s", out);
+    CHECK_MSG(strstr(out, "X copied to the device 1 time(s); 37 row copies back") != NULL, "%.400s",
+              out);
     const char *e = strstr(out, "max |error| ");
     double worst = e ? strtod(e + strlen("max |error| "), NULL) : -1;
     CHECK_MSG(e && worst >= 0 && worst <= 1e-12 && strstr(e, ": OK\n"), "%.400s", out);
@@ -126,8 +124,8 @@ static void check_offload_pairwise(void) {
     CHECK_MSG(rc == 1 && strstr(err, "M and N must be >= 1"), "M=0: exit %d; %.200s", rc, err);
     CHECK(strstr(out, "OK") == NULL);
     rc = run("", "offload_pairwise", "no-such-device-xyz 4 4");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
-              rc, err);
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
+              err);
 }
 
 /* monte_carlo_pi [device] [points] [seed]: the device's count of hits is
@@ -153,8 +151,8 @@ static void check_monte_carlo_pi(void) {
     rc = run("", "monte_carlo_pi", "'' 0");
     CHECK_MSG(rc == 1 && strstr(err, "points must be >= 1"), "0 points: exit %d", rc);
     rc = run("", "monte_carlo_pi", "no-such-device-xyz 10");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
-              rc, err);
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
+              err);
     CHECK(strstr(out, "OK") == NULL);
 }
 
@@ -183,8 +181,7 @@ static void check_pipeline(void) {
     rc = run("", "pipeline", "1");
     CHECK_MSG(rc == 2 && strstr(err, "usage"), "one point: exit %d; %.200s", rc, err);
     rc = run("", "pipeline", "100000 8 1");
-    CHECK_MSG(rc == 2 && strstr(err, "cannot hold"), "budget too small: exit %d; %.200s", rc,
-              err);
+    CHECK_MSG(rc == 2 && strstr(err, "cannot hold"), "budget too small: exit %d; %.200s", rc, err);
 }
 
 /* copy_if [device] [n] [threshold]: the kept items and the distinct floors
@@ -206,8 +203,8 @@ static void check_copy_if(void) {
     rc = run("", "copy_if", "'' 0");
     CHECK_MSG(rc == 1 && strstr(err, "n must be >= 1"), "n = 0: exit %d", rc);
     rc = run("", "copy_if", "no-such-device-xyz 10");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
-              rc, err);
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
+              err);
     CHECK(strstr(out, "OK") == NULL);
 }
 
@@ -216,8 +213,7 @@ static void check_copy_if(void) {
 static void check_neighbours(void) {
     int rc = run("", "neighbours", "'' 3000 0.03");
     CHECK_MSG(rc == 0, "neighbours: exit %d; %.200s %.200s", rc, out, err);
-    CHECK_MSG(strstr(out, "neighbours: 3000 points") && strstr(out, "check: OK"), "%.400s",
-              out);
+    CHECK_MSG(strstr(out, "neighbours: 3000 points") && strstr(out, "check: OK"), "%.400s", out);
     const char *p = strstr(out, "points, radius");
     p = p ? strchr(p, '\n') : NULL;
     long pairs = p ? strtol(p + 1, NULL, 10) : -1;
@@ -229,8 +225,8 @@ static void check_neighbours(void) {
     rc = run("", "neighbours", "'' 0");
     CHECK_MSG(rc == 1 && strstr(err, "N must be >= 1"), "N=0: exit %d", rc);
     rc = run("", "neighbours", "no-such-device-xyz 10");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
-              rc, err);
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
+              err);
     CHECK(strstr(out, "OK") == NULL);
 }
 
@@ -246,8 +242,8 @@ static void check_sort_pairs(void) {
     rc = run("", "sort_pairs", "'' 4");
     CHECK_MSG(rc == 1 && strstr(err, "players must be >= 5"), "4 players: exit %d", rc);
     rc = run("", "sort_pairs", "no-such-device-xyz");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s",
-              rc, err);
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
+              err);
     CHECK(strstr(out, "OK") == NULL);
 }
 

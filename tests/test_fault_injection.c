@@ -40,11 +40,11 @@ static void wrong(workload *w, const char *step) {
     w->wrong = 1;
 }
 
-#define TRY(expr)                                                              \
-    do {                                                                       \
-        st = (expr);                                                           \
-        if (st != KILN_OK)                                                     \
-            goto out;                                                          \
+#define TRY(expr)          \
+    do {                   \
+        st = (expr);       \
+        if (st != KILN_OK) \
+            goto out;      \
     } while (0)
 
 static kiln_status step_launch(kiln_queue *q, workload *w) {
@@ -55,12 +55,12 @@ static kiln_status step_launch(kiln_queue *q, workload *w) {
     kiln_status st;
     int host[N];
     TRY(kiln_program_create(ctx,
-        "KILN_KERNEL void sq(KILN_GLOBAL int *x, int n) {\n"
-        "  long i = kiln_global_id(0); if (i < n) x[i] = (int)(i * i); }\n",
-        NULL, &p));
+                            "KILN_KERNEL void sq(KILN_GLOBAL int *x, int n) {\n"
+                            "  long i = kiln_global_id(0); if (i < n) x[i] = (int)(i * i); }\n",
+                            NULL, &p));
     TRY(kiln_kernel_create(p, "sq", &k));
     TRY(kiln_buffer_create(ctx, sizeof host, 0, NULL, &b));
-    kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(N)};
+    kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(N) };
     size_t global = N;
     TRY(kiln_kernel_launch(q, k, 1, &global, NULL, 2, args, 0, NULL, NULL));
     TRY(kiln_buffer_read(q, b, 0, sizeof host, host));
@@ -121,22 +121,22 @@ static kiln_status step_generators(kiln_queue *q, workload *w) {
     TRY(kiln_array_from_host(ctx, KILN_INT32, 1, &shape, hx, &x));
     TRY(kiln_array_empty(ctx, KILN_INT32, 1, &shape, &y));
 
-    kiln_elementwise_desc ed = KILN_ELEMENTWISE_DESC(
-        .arguments = "int a, const int *x, int *y", .operation = "y[i] = a * x[i] + 1",
-        .name = "fi_axpy");
+    kiln_elementwise_desc ed =
+        KILN_ELEMENTWISE_DESC(.arguments = "int a, const int *x, int *y",
+                              .operation = "y[i] = a * x[i] + 1", .name = "fi_axpy");
     TRY(kiln_elementwise_create(ctx, &ed, &ew));
-    kiln_arg ea[] = {KILN_ARG_I32(3), KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
+    kiln_arg ea[] = { KILN_ARG_I32(3), KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y) };
     TRY(kiln_elementwise_launch(q, ew, N, 3, ea, 0, NULL, NULL));
     TRY(kiln_array_read(q, y, hy));
     for (int i = 0; i < N; i++)
         if (hy[i] != 3 * hx[i] + 1)
             wrong(w, "elementwise");
 
-    kiln_reduction_desc rd = KILN_REDUCTION_DESC(
-        .arguments = "const int *x", .out_type = "long", .neutral = "0",
-        .reduce = "a + b", .map = "(long)x[i] * x[i]", .name = "fi_sumsq");
+    kiln_reduction_desc rd =
+        KILN_REDUCTION_DESC(.arguments = "const int *x", .out_type = "long", .neutral = "0",
+                            .reduce = "a + b", .map = "(long)x[i] * x[i]", .name = "fi_sumsq");
     TRY(kiln_reduction_create(ctx, &rd, &red));
-    kiln_arg ra[] = {KILN_ARG_ARRAY(x)};
+    kiln_arg ra[] = { KILN_ARG_ARRAY(x) };
     long got = -1, want = 0;
     TRY(kiln_reduction_run(q, red, N, 1, ra, &got));
     for (int i = 0; i < N; i++)
@@ -144,11 +144,11 @@ static kiln_status step_generators(kiln_queue *q, workload *w) {
     if (got != want)
         wrong(w, "reduction");
 
-    kiln_scan_desc sd = KILN_SCAN_DESC(
-        .arguments = "const int *x, int *y", .scan_type = "int", .neutral = "0",
-        .scan = "a + b", .input = "x[i]", .output = "y[i] = item", .name = "fi_cumsum");
+    kiln_scan_desc sd = KILN_SCAN_DESC(.arguments = "const int *x, int *y", .scan_type = "int",
+                                       .neutral = "0", .scan = "a + b", .input = "x[i]",
+                                       .output = "y[i] = item", .name = "fi_cumsum");
     TRY(kiln_scan_create(ctx, &sd, &sc));
-    kiln_arg sa[] = {KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y)};
+    kiln_arg sa[] = { KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y) };
     TRY(kiln_scan_launch(q, sc, N, 2, sa, 0, NULL, NULL));
     TRY(kiln_array_read(q, y, hy));
     for (int i = 0, acc = 0; i < N; i++) {
@@ -192,10 +192,10 @@ static kiln_status step_offload(kiln_queue *q, workload *w) {
         v[i] = i;
     kiln_status st;
     TRY(kiln_offload_create(ctx, "double *v, double s", "v[i] = s * v[i] + 1;", 1, NULL, &off));
-    kiln_arg maps[] = {KILN_TOFROM(v, sizeof v)};
+    kiln_arg maps[] = { KILN_TOFROM(v, sizeof v) };
     TRY(kiln_data_region_begin(q, NULL, 1, maps, &region));
     size_t range = N;
-    kiln_arg args[] = {KILN_PRESENT(v), KILN_ARG_F64(2.0)};
+    kiln_arg args[] = { KILN_PRESENT(v), KILN_ARG_F64(2.0) };
     TRY(kiln_offload_run(q, off, region, &range, 2, args));
     kiln_data_region *done = region;
     region = NULL;
@@ -215,8 +215,7 @@ out:
 static kiln_status step_cache(kiln_queue *q, workload *w) {
     char src[256];
     snprintf(src, sizeof src,
-             "/* run %08lu */ KILN_KERNEL void seven(KILN_GLOBAL int *x) { x[0] = 7; }\n",
-             w->salt);
+             "/* run %08lu */ KILN_KERNEL void seven(KILN_GLOBAL int *x) { x[0] = 7; }\n", w->salt);
     kiln_context *c2 = NULL;
     kiln_queue *q2 = NULL;
     kiln_program *p1 = NULL, *p2 = NULL;
@@ -229,7 +228,7 @@ static kiln_status step_cache(kiln_queue *q, workload *w) {
     TRY(kiln_program_create(c2, src, NULL, &p2));
     TRY(kiln_kernel_create(p2, "seven", &k));
     TRY(kiln_buffer_create(c2, sizeof(int), 0, NULL, &b));
-    kiln_arg a[] = {KILN_ARG_BUF(b)};
+    kiln_arg a[] = { KILN_ARG_BUF(b) };
     size_t one = 1;
     TRY(kiln_kernel_launch(q2, k, 1, &one, NULL, 1, a, 0, NULL, NULL));
     int got = 0;
@@ -297,7 +296,7 @@ static void use_cache_dir(const char *name, int empty) {
     setenv("KILN_CACHE_DIR", dir, 1);
 }
 
-static const char *kind_names[] = {"host allocation", "device allocation", "program build"};
+static const char *kind_names[] = { "host allocation", "device allocation", "program build" };
 
 /* Fails event n of kind for n = 1, 2, ... until a run sees fewer than n
  * events; returns the number of sites walked. */
@@ -314,13 +313,15 @@ static unsigned long walk(workload *w, kiln__fault_kind kind) {
         kiln__fault_arm(kind, n);
         kiln_status st = run_workload(w);
         if (getenv("KT_FAULT_VERBOSE"))
-            printf("   -> %s: %s\n", kiln_status_name(st), kiln_last_error_message()), fflush(stdout);
+            printf("   -> %s: %s\n", kiln_status_name(st), kiln_last_error_message()),
+                fflush(stdout);
         int fired = kiln__fault_fired();
         kiln__fault_arm(kind, 0);
         if (!fired) {
-            CHECK_MSG(st == KILN_OK && !w->wrong, "%s walk: a run past the last site "
-                      "failed (%s, %s)", kind_names[kind], kiln_status_name(st),
-                      w->wrong_step ? w->wrong_step : "-");
+            CHECK_MSG(st == KILN_OK && !w->wrong,
+                      "%s walk: a run past the last site "
+                      "failed (%s, %s)",
+                      kind_names[kind], kiln_status_name(st), w->wrong_step ? w->wrong_step : "-");
             break;
         }
         if (st != KILN_OK) {
@@ -355,7 +356,7 @@ static unsigned long walk(workload *w, kiln__fault_kind kind) {
 
 static void test_device(kiln_queue *queue, void *user) {
     (void)user;
-    workload w = {.device = kiln_queue_device(queue)};
+    workload w = { .device = kiln_queue_device(queue) };
     /* Warm-up: one-time state (device lists, the warm cache) before counting. */
     use_cache_dir("warm", 1);
     CHECK_OK(run_workload(&w));
@@ -400,10 +401,10 @@ static void test_region_end_fails(kiln_queue *queue, void *user) {
     double v[N];
     for (int i = 0; i < N; i++)
         v[i] = i;
-    opener o = {.gate = NULL};
+    opener o = { .gate = NULL };
     atomic_init(&o.opened, 0);
     kiln_data_region *region = NULL;
-    kiln_arg maps[] = {KILN_TOFROM(v, sizeof v)};
+    kiln_arg maps[] = { KILN_TOFROM(v, sizeof v) };
     CHECK_OK(kiln_event_create_user(ctx, &o.gate));
     CHECK_OK(kiln_queue_marker(q, 1, &o.gate, NULL));
     if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, maps, &region))) {
@@ -417,7 +418,8 @@ static void test_region_end_fails(kiln_queue *queue, void *user) {
         pthread_join(th, NULL);
         CHECK_MSG(fired && st != KILN_OK,
                   "kiln_data_region_end made no host allocation to refuse "
-                  "(fired %d, %s)", fired, kiln_status_name(st));
+                  "(fired %d, %s)",
+                  fired, kiln_status_name(st));
         CHECK_MSG(opened, "the failed kiln_data_region_end returned while its "
                           "copy in (reading v) was still queued");
     }

@@ -14,7 +14,7 @@
 static int clfft;
 
 static int radix_ok(size_t n) {
-    static const size_t p[] = {2, 3, 5, 7, 11, 13};
+    static const size_t p[] = { 2, 3, 5, 7, 11, 13 };
     for (int k = 0; k < 6; k++)
         while (n > 1 && n % p[k] == 0)
             n /= p[k];
@@ -22,8 +22,7 @@ static int radix_ok(size_t n) {
 }
 
 /* In-place naive DFT along one axis of a dense (outer, len, inner) block. */
-static void dft_axis(double complex *x, size_t outer, size_t len,
-                     size_t inner, int inverse) {
+static void dft_axis(double complex *x, size_t outer, size_t len, size_t inner, int inverse) {
     double complex *t = malloc((len + 1) * sizeof *t);
     double sg = inverse ? 2 * M_PI : -2 * M_PI;
     for (size_t o = 0; o < outer; o++)
@@ -32,8 +31,7 @@ static void dft_axis(double complex *x, size_t outer, size_t len,
             for (size_t k = 0; k < len; k++) {
                 double complex s = 0;
                 for (size_t j = 0; j < len; j++)
-                    s += b[j * inner] *
-                         cexp(I * sg * (double)((j * k) % len) / (double)len);
+                    s += b[j * inner] * cexp(I * sg * (double)((j * k) % len) / (double)len);
                 t[k] = s;
             }
             for (size_t k = 0; k < len; k++)
@@ -43,8 +41,8 @@ static void dft_axis(double complex *x, size_t outer, size_t len,
 }
 
 /* The reference: x has shape sh[0..nd), the last `axes` transformed. */
-static void dft(double complex *x, unsigned nd, const size_t *sh,
-                unsigned axes, int inverse, double scale) {
+static void dft(double complex *x, unsigned nd, const size_t *sh, unsigned axes, int inverse,
+                double scale) {
     size_t total = 1;
     for (unsigned d = 0; d < nd; d++)
         total *= sh[d];
@@ -95,14 +93,13 @@ static double complex get(int dbl, int cplx, const void *p, size_t i) {
 }
 
 static kiln_dtype dt(int dbl, int cplx) {
-    return cplx ? (dbl ? KILN_COMPLEX128 : KILN_COMPLEX64)
-                : (dbl ? KILN_FLOAT64 : KILN_FLOAT32);
+    return cplx ? (dbl ? KILN_COMPLEX128 : KILN_COMPLEX64) : (dbl ? KILN_FLOAT64 : KILN_FLOAT32);
 }
 
 /* Compares got (n elements of dtype) with ref; tolerance relative to the
  * input's energy. */
-static size_t compare(int dbl, int cplx, const void *got,
-                      const double complex *ref, size_t n, double energy) {
+static size_t compare(int dbl, int cplx, const void *got, const double complex *ref, size_t n,
+                      double energy) {
     double tol = (dbl ? 1e-11 : 2e-5) * (1 + sqrt(energy));
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
@@ -119,9 +116,8 @@ static int any_bad_radix(unsigned nd, const size_t *sh, unsigned axes) {
 
 /* c2c: every norm and both directions; strided (step 2) input when
  * strided; in place when inplace. */
-static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh,
-                      unsigned axes, int inverse, kiln_fft_norm norm,
-                      int strided, int inplace) {
+static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh, unsigned axes,
+                      int inverse, kiln_fft_norm norm, int strided, int inplace) {
     kiln_context *c = kiln_queue_context(q);
     size_t total = 1, tn = 1;
     for (unsigned d = 0; d < nd; d++)
@@ -145,7 +141,7 @@ static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh,
         for (size_t i = 0; i < total; i++)
             put(dbl, 1, h, 2 * i, x[i]);
         CHECK_OK(kiln_array_from_host(c, d, nd, fsh, h, &full));
-        kiln_slice s[3] = {KILN_SLICE_ALL, KILN_SLICE_ALL, KILN_SLICE_ALL};
+        kiln_slice s[3] = { KILN_SLICE_ALL, KILN_SLICE_ALL, KILN_SLICE_ALL };
         s[nd - 1] = KILN_SLICE(0, PTRDIFF_MAX, 2);
         CHECK_OK(kiln_array_view(full, s, &in));
     } else {
@@ -154,8 +150,7 @@ static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh,
         CHECK_OK(kiln_array_from_host(c, d, nd, sh, h, &in));
     }
     if (inplace)
-        CHECK_OK(kiln_array_retain(in) == KILN_OK && (out = in) ? KILN_OK
-                                                                : KILN_OK);
+        CHECK_OK(kiln_array_retain(in) == KILN_OK && (out = in) ? KILN_OK : KILN_OK);
     else
         CHECK_OK(kiln_array_empty(c, d, nd, sh, &out));
     kiln_status st = kiln_fft(q, out, in, axes, inverse, norm, 0, NULL, NULL);
@@ -169,9 +164,8 @@ static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh,
         CHECK_MSG(bad == 0,
                   "c2c %s nd %u (%zu,%zu,%zu) axes %u inv %d norm %d strided "
                   "%d inplace %d: %zu wrong",
-                  dbl ? "double" : "float", nd, sh[0], nd > 1 ? sh[1] : 0,
-                  nd > 2 ? sh[2] : 0, axes, inverse, (int)norm, strided,
-                  inplace, bad);
+                  dbl ? "double" : "float", nd, sh[0], nd > 1 ? sh[1] : 0, nd > 2 ? sh[2] : 0, axes,
+                  inverse, (int)norm, strided, inplace, bad);
     }
     free(x);
     free(h);
@@ -182,8 +176,8 @@ static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh,
 }
 
 /* r2c of a random real array, then c2r of the result back. */
-static void check_real(kiln_queue *q, int dbl, unsigned nd, const size_t *sh,
-                       unsigned axes, kiln_fft_norm norm) {
+static void check_real(kiln_queue *q, int dbl, unsigned nd, const size_t *sh, unsigned axes,
+                       kiln_fft_norm norm) {
     kiln_context *c = kiln_queue_context(q);
     size_t total = 1, tn = 1, hsh[3];
     memcpy(hsh, sh, nd * sizeof *sh);
@@ -195,16 +189,14 @@ static void check_real(kiln_queue *q, int dbl, unsigned nd, const size_t *sh,
     }
     for (unsigned d = nd - axes; d < nd; d++)
         tn *= sh[d];
-    double complex *x = malloc((total + 1) * sizeof *x),
-                   *ref = malloc((total + 1) * sizeof *ref);
+    double complex *x = malloc((total + 1) * sizeof *x), *ref = malloc((total + 1) * sizeof *ref);
     double energy = 0;
     for (size_t i = 0; i < total; i++) {
         x[i] = kt_rand_unit() * 2 - 1;
         energy += creal(x[i]) * creal(x[i]);
     }
     kiln_dtype rd = dt(dbl, 0), cd = dt(dbl, 1);
-    char *h = malloc(total * 8 + 8), *g = malloc(htotal * 16 + 16),
-         *back = malloc(total * 8 + 8);
+    char *h = malloc(total * 8 + 8), *g = malloc(htotal * 16 + 16), *back = malloc(total * 8 + 8);
     for (size_t i = 0; i < total; i++)
         put(dbl, 0, h, i, x[i]);
     kiln_array *r = NULL, *cx = NULL, *r2 = NULL;
@@ -253,45 +245,36 @@ done:
 static void check_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t s8 = 8, s5 = 5, s9 = 9;
-    kiln_array *a = NULL, *b = NULL, *f = NULL, *h5 = NULL, *f9 = NULL,
-               *d = NULL;
+    kiln_array *a = NULL, *b = NULL, *f = NULL, *h5 = NULL, *f9 = NULL, *d = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 1, &s8, &a));
     CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 1, &s5, &b));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s8, &f));
     CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 1, &s5, &h5));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s9, &f9));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &s8, &d));
-    CHECK_STATUS(kiln_fft(q, b, a, 1, 0, 0, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_fft(q, f, a, 1, 0, 0, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_fft(q, d, d, 1, 0, 0, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_fft(q, a, a, 0, 0, 0, 0, NULL, NULL),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_fft(q, a, a, 2, 0, 0, 0, NULL, NULL),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_fft(q, b, a, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_fft(q, f, a, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_fft(q, d, d, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_fft(q, a, a, 0, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_fft(q, a, a, 2, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_fft(q, a, a, 1, 0, (kiln_fft_norm)7, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_fft(q, a, NULL, 1, 0, 0, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_fft(q, a, NULL, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_rfft(q, a, f, 1, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_OK(kiln_rfft(q, h5, f, 1, 0, 0, NULL, NULL));
-    CHECK_OK(kiln_irfft(q, f9, h5, 1, 0, 0, NULL, NULL) == KILN_OK ||
-                     (clfft && !radix_ok(9))
+    CHECK_OK(kiln_irfft(q, f9, h5, 1, 0, 0, NULL, NULL) == KILN_OK || (clfft && !radix_ok(9))
                  ? KILN_OK
                  : KILN_ERROR_INTERNAL); /* n = 9 also fits 5 = 9/2 + 1 */
-    CHECK_STATUS(kiln_irfft(q, a, h5, 1, 0, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_irfft(q, a, h5, 1, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(kiln_fft_library(q) != NULL && kiln_fft_library(NULL) == NULL);
-    kiln_array *list[] = {a, b, f, h5, f9, d};
+    kiln_array *list[] = { a, b, f, h5, f9, d };
     for (size_t k = 0; k < 6; k++)
         kiln_array_release(list[k]);
 }
 
 static void run(kiln_queue *q, void *user) {
     (void)user;
-    kiln_device_info info = {0};
+    kiln_device_info info = { 0 };
     kiln_device_get_info(kiln_queue_device(q), &info);
     const char *lib = kiln_fft_library(q);
     printf("  FFT library: %s\n", lib ? lib : "(none)");
@@ -305,11 +288,10 @@ static void run(kiln_queue *q, void *user) {
         if (st == KILN_ERROR_NO_RUNTIME)
             KT_SKIP("%s", kiln_last_error_message());
     }
-    static const size_t n1[] = {1, 2, 3, 7, 16, 17, 60, 100, 127, 1000, 1024,
-                                4099};
+    static const size_t n1[] = { 1, 2, 3, 7, 16, 17, 60, 100, 127, 1000, 1024, 4099 };
     /* clFFT on PoCL compiles a program per plan (seconds each): fewer
      * lengths there, still 1, a prime, non-powers of two */
-    static const size_t n1_clfft[] = {1, 12, 17, 1000};
+    static const size_t n1_clfft[] = { 1, 12, 17, 1000 };
     const size_t *lens = clfft ? n1_clfft : n1;
     size_t nlens = clfft ? 4 : sizeof n1 / sizeof n1[0];
     for (int dbl = 0; dbl < 2; dbl++) {
@@ -321,26 +303,22 @@ static void run(kiln_queue *q, void *user) {
             size_t n = lens[k];
             for (int inv = 0; inv < 2; inv++)
                 check_c2c(q, dbl, 1, &n, 1, inv, KILN_FFT_NORM_BACKWARD, 0, 0);
-            size_t b1[2] = {1, n}, b5[2] = {5, n};
+            size_t b1[2] = { 1, n }, b5[2] = { 5, n };
             if (n <= 1024) {
                 check_c2c(q, dbl, 2, b1, 1, 0, KILN_FFT_NORM_ORTHO, 0, 0);
-                check_c2c(q, dbl, 2, b5, 1, 1, KILN_FFT_NORM_FORWARD, k % 2,
-                          !(k % 2));
+                check_c2c(q, dbl, 2, b5, 1, 1, KILN_FFT_NORM_FORWARD, k % 2, !(k % 2));
             }
             check_real(q, dbl, 1, &n, 1, (kiln_fft_norm)(k % 3));
             if (n <= 1024)
                 check_real(q, dbl, 2, b5, 1, KILN_FFT_NORM_BACKWARD);
         }
         /* 2-D and 3-D, batched 2-D, all norms */
-        static const size_t s2[][2] = {{6, 10}, {7, 5}, {1, 8}, {16, 3}};
-        static const size_t s3[][3] = {{3, 4, 5}, {2, 3, 7}, {4, 1, 6},
-                                       {8, 8, 8}};
+        static const size_t s2[][2] = { { 6, 10 }, { 7, 5 }, { 1, 8 }, { 16, 3 } };
+        static const size_t s3[][3] = { { 3, 4, 5 }, { 2, 3, 7 }, { 4, 1, 6 }, { 8, 8, 8 } };
         for (int k = 0; k < (clfft ? 2 - dbl : 4); k++) {
             for (int norm = 0; norm < 3; norm++)
-                check_c2c(q, dbl, 2, s2[k], 2, norm % 2,
-                          (kiln_fft_norm)norm, norm == 1, norm == 2);
-            check_c2c(q, dbl, 3, s3[k], 3, k % 2, (kiln_fft_norm)(k % 3), 0,
-                      0);
+                check_c2c(q, dbl, 2, s2[k], 2, norm % 2, (kiln_fft_norm)norm, norm == 1, norm == 2);
+            check_c2c(q, dbl, 3, s3[k], 3, k % 2, (kiln_fft_norm)(k % 3), 0, 0);
             check_c2c(q, dbl, 3, s3[k], 2, 1, KILN_FFT_NORM_BACKWARD, 1, 0);
             check_real(q, dbl, 2, s2[k], 2, (kiln_fft_norm)(k % 3));
             check_real(q, dbl, 3, s3[k], 3, KILN_FFT_NORM_ORTHO);
@@ -349,9 +327,9 @@ static void run(kiln_queue *q, void *user) {
     }
     /* an out-of-order queue: copies, transform, scaling, copy back */
     kiln_queue *oq = NULL;
-    if (kiln_queue_create(kiln_queue_context(q), kiln_queue_device(q),
-                          KILN_QUEUE_OUT_OF_ORDER, &oq) == KILN_OK) {
-        size_t s2[2] = {3, 12};
+    if (kiln_queue_create(kiln_queue_context(q), kiln_queue_device(q), KILN_QUEUE_OUT_OF_ORDER,
+                          &oq) == KILN_OK) {
+        size_t s2[2] = { 3, 12 };
         check_c2c(oq, 0, 2, s2, 1, 1, KILN_FFT_NORM_BACKWARD, 1, 0);
         check_real(oq, 0, 2, s2, 2, KILN_FFT_NORM_ORTHO);
         kiln_queue_release(oq);

@@ -44,7 +44,9 @@ static uint16_t f2h(float f) {
     return (uint16_t)(s | ((E + 14) << 10) | ((int)n - 1024));
 }
 
-static int hnan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff); }
+static int hnan(uint16_t h) {
+    return (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+}
 
 /* Distance in representable halfs (inf next to 65504); NaN matches NaN. */
 static int hdist(uint16_t a, uint16_t b) {
@@ -55,9 +57,9 @@ static int hdist(uint16_t a, uint16_t b) {
     return abs(ia - ib);
 }
 
-static const uint16_t specials[] = {
-    0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x83ff, 0x7bff, 0xfbff,
-    0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x3c00, 0xbc00, 0x3555, 0x0200, 0x7a00};
+static const uint16_t specials[] = { 0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400,
+                                     0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00,
+                                     0xfe00, 0x3c00, 0xbc00, 0x3555, 0x0200, 0x7a00 };
 #define NSPEC (sizeof specials / sizeof specials[0])
 
 /* Random halfs: specials now and then, else mostly moderate magnitudes
@@ -78,28 +80,30 @@ static void host_conversion(void) {
     static const struct {
         uint16_t h;
         float f;
-    } kat[] = {{0x3c00, 1.0f},        {0xc000, -2.0f},
-               {0x7bff, 65504.0f},    {0x0001, 5.9604644775390625e-8f},
-               {0x0400, 6.103515625e-5f}, {0x3555, 0.333251953125f},
-               {0x0000, 0.0f},        {0x03ff, 6.097555160522461e-5f}};
+    } kat[] = { { 0x3c00, 1.0f },
+                { 0xc000, -2.0f },
+                { 0x7bff, 65504.0f },
+                { 0x0001, 5.9604644775390625e-8f },
+                { 0x0400, 6.103515625e-5f },
+                { 0x3555, 0.333251953125f },
+                { 0x0000, 0.0f },
+                { 0x03ff, 6.097555160522461e-5f } };
     for (size_t k = 0; k < sizeof kat / sizeof kat[0]; k++) {
-        CHECK_MSG(h2f(kat[k].h) == kat[k].f, "h2f(%04x) = %g", kat[k].h,
-                  (double)h2f(kat[k].h));
-        CHECK_MSG(f2h(kat[k].f) == kat[k].h, "f2h(%g) = %04x",
-                  (double)kat[k].f, f2h(kat[k].f));
+        CHECK_MSG(h2f(kat[k].h) == kat[k].f, "h2f(%04x) = %g", kat[k].h, (double)h2f(kat[k].h));
+        CHECK_MSG(f2h(kat[k].f) == kat[k].h, "f2h(%g) = %04x", (double)kat[k].f, f2h(kat[k].f));
     }
     CHECK(h2f(0x7c00) == INFINITY && h2f(0xfc00) == -INFINITY);
     CHECK(isnan(h2f(0x7e00)) && h2f(0x8000) == 0 && signbit(h2f(0x8000)));
-    CHECK(f2h(-0.0f) == 0x8000 && f2h(INFINITY) == 0x7c00 &&
-          f2h(-INFINITY) == 0xfc00 && hnan(f2h(NAN)));
+    CHECK(f2h(-0.0f) == 0x8000 && f2h(INFINITY) == 0x7c00 && f2h(-INFINITY) == 0xfc00 &&
+          hnan(f2h(NAN)));
     CHECK(f2h(2049.0f) == 0x6800); /* tie to even: 2048 */
     CHECK(f2h(2051.0f) == 0x6802); /* tie to even: 2052 */
     CHECK(f2h(2050.0f) == 0x6801);
     CHECK(f2h(65520.0f) == 0x7c00 && f2h(65519.0f) == 0x7bff);
     CHECK(f2h(1e-8f) == 0 && f2h(-1e-8f) == 0x8000);
-    CHECK(f2h(ldexpf(1, -25)) == 0);      /* tie to even: 0 */
-    CHECK(f2h(ldexpf(3, -26)) == 0x0001); /* 0.75 quantum: up */
-    CHECK(f2h(ldexpf(3, -25)) == 0x0002); /* 1.5 quanta: tie to even 2 */
+    CHECK(f2h(ldexpf(1, -25)) == 0);            /* tie to even: 0 */
+    CHECK(f2h(ldexpf(3, -26)) == 0x0001);       /* 0.75 quantum: up */
+    CHECK(f2h(ldexpf(3, -25)) == 0x0002);       /* 1.5 quanta: tie to even 2 */
     CHECK(f2h(ldexpf(1023.5f, -24)) == 0x0400); /* subnormal to normal */
     size_t bad = 0;
     for (uint32_t h = 0; h < 65536; h++)
@@ -121,28 +125,39 @@ static int read_f16(kiln_queue *q, kiln_array *a, uint16_t *h) {
 }
 
 static const char *op_name(int op) {
-    static const char *names[] = {"?",  "add", "sub", "mul", "div",
-                                  "min", "max", "eq",  "ne",  "lt",
-                                  "le", "gt",  "ge"};
+    static const char *names[] = { "?",  "add", "sub", "mul", "div", "min", "max",
+                                   "eq", "ne",  "lt",  "le",  "gt",  "ge" };
     return op >= 0 && op <= 12 ? names[op] : "?";
 }
 
 /* The host result of op on two floats (the kernels' expressions). */
 static float host_binary(kiln_binary_op op, float a, float b) {
     switch (op) {
-    case KILN_OP_ADD: return a + b;
-    case KILN_OP_SUB: return a - b;
-    case KILN_OP_MUL: return a * b;
-    case KILN_OP_DIV: return a / b;
+    case KILN_OP_ADD:
+        return a + b;
+    case KILN_OP_SUB:
+        return a - b;
+    case KILN_OP_MUL:
+        return a * b;
+    case KILN_OP_DIV:
+        return a / b;
     /* NaN propagates in either argument order (NumPy; docs/algorithms.md) */
-    case KILN_OP_MIN: return isnan(a) || isnan(b) ? NAN : b < a ? b : a;
-    case KILN_OP_MAX: return isnan(a) || isnan(b) ? NAN : b > a ? b : a;
-    case KILN_OP_EQ: return a == b;
-    case KILN_OP_NE: return a != b;
-    case KILN_OP_LT: return a < b;
-    case KILN_OP_LE: return a <= b;
-    case KILN_OP_GT: return a > b;
-    case KILN_OP_GE: return a >= b;
+    case KILN_OP_MIN:
+        return isnan(a) || isnan(b) ? NAN : b < a ? b : a;
+    case KILN_OP_MAX:
+        return isnan(a) || isnan(b) ? NAN : b > a ? b : a;
+    case KILN_OP_EQ:
+        return a == b;
+    case KILN_OP_NE:
+        return a != b;
+    case KILN_OP_LT:
+        return a < b;
+    case KILN_OP_LE:
+        return a <= b;
+    case KILN_OP_GT:
+        return a > b;
+    case KILN_OP_GE:
+        return a >= b;
     }
     return NAN;
 }
@@ -161,18 +176,18 @@ static void device_conversion(kiln_queue *q) {
     kiln_array *a = f16_array(c, n, h), *fa = NULL;
     kiln_elementwise *up = NULL, *down = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &fa));
-    CHECK_OK(kiln_elementwise_create(
-        c,
-        &KILN_ELEMENTWISE_DESC("const ushort *h, float *f",
-                               "f[i] = kiln_h2f(h[i])", "t_h2f", NULL, 0),
-        &up));
-    CHECK_OK(kiln_elementwise_create(
-        c,
-        &KILN_ELEMENTWISE_DESC("const float *f, ushort *h",
-                               "h[i] = kiln_f2h(f[i])", "t_f2h", NULL, 0),
-        &down));
+    CHECK_OK(
+        kiln_elementwise_create(c,
+                                &KILN_ELEMENTWISE_DESC("const ushort *h, float *f",
+                                                       "f[i] = kiln_h2f(h[i])", "t_h2f", NULL, 0),
+                                &up));
+    CHECK_OK(
+        kiln_elementwise_create(c,
+                                &KILN_ELEMENTWISE_DESC("const float *f, ushort *h",
+                                                       "h[i] = kiln_f2h(f[i])", "t_f2h", NULL, 0),
+                                &down));
     if (up && down && a && fa) {
-        kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(fa)};
+        kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(fa) };
         CHECK_OK(kiln_elementwise_launch(q, up, n, 2, v, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, fa, f));
         size_t bad = 0;
@@ -181,8 +196,7 @@ static void device_conversion(kiln_queue *q) {
             uint32_t gb, wb;
             memcpy(&gb, &f[i], 4);
             memcpy(&wb, &w, 4);
-            bad += isnan(w) ? !isnan(f[i]) || signbit(f[i]) != signbit(w)
-                            : gb != wb;
+            bad += isnan(w) ? !isnan(f[i]) || signbit(f[i]) != signbit(w) : gb != wb;
         }
         CHECK_MSG(bad == 0, "kiln_h2f: %zu of 65536 wrong", bad);
         /* kiln_f2h: every half midpoint (ties), its float neighbours, and
@@ -198,14 +212,13 @@ static void device_conversion(kiln_queue *q) {
             uint64_t r = kt_rand_u64();
             uint32_t bits = (uint32_t)r;
             if (r >> 62) /* exponents 95..145: subnormals to overflow */
-                bits = (bits & 0x807fffffu) |
-                       ((uint32_t)(95 + (r >> 32) % 51) << 23);
+                bits = (bits & 0x807fffffu) | ((uint32_t)(95 + (r >> 32) % 51) << 23);
             memcpy(&f[m++], &bits, 4);
         }
         f[0] = 65520.0f, f[1] = 2049.0f, f[2] = 1e-8f, f[3] = -0.0f;
         f[4] = NAN, f[5] = -INFINITY, f[6] = 65519.996f, f[7] = 1e-45f;
         CHECK_OK(kiln_array_write(q, fa, f));
-        kiln_arg w[2] = {KILN_ARG_ARRAY(fa), KILN_ARG_ARRAY(a)};
+        kiln_arg w[2] = { KILN_ARG_ARRAY(fa), KILN_ARG_ARRAY(a) };
         CHECK_OK(kiln_elementwise_launch(q, down, n, 2, w, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, a, h2));
         bad = 0;
@@ -213,8 +226,7 @@ static void device_conversion(kiln_queue *q) {
             uint16_t want = f2h(f[i]);
             int ok = hnan(want) ? hnan(h2[i]) : h2[i] == want;
             if (!ok && bad++ < 5)
-                printf("  kiln_f2h(%a) = %04x, want %04x\n", (double)f[i],
-                       h2[i], want);
+                printf("  kiln_f2h(%a) = %04x, want %04x\n", (double)f[i], h2[i], want);
         }
         CHECK_MSG(bad == 0, "kiln_f2h: %zu of %zu wrong", bad, n);
     }
@@ -235,8 +247,7 @@ static uint16_t f2h_bits(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
     if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7e00u |
-                          ((x >> 13) & 0x3ffu));
+        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7e00u | ((x >> 13) & 0x3ffu));
     return f2h(f);
 }
 
@@ -246,12 +257,12 @@ static uint16_t f2h_bits(float f) {
  * range and beyond. */
 static float astype_value(size_t k) {
     static const uint32_t bits[] = {
-        0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7fbfe000u, 0xffc12345u,
-        0x7fffffffu, 0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u,
-        0x00000001u, 0x80400000u, 0x33000000u, 0x33000001u, 0xb3800000u,
-        0x387fc000u, 0x38800000u, 0x477fe000u, 0x477fefffu, 0x477ff000u,
-        0xc77ff000u, 0x501502f9u, 0x45001000u, 0x45003000u, 0x45002000u,
-        0x3f801000u, 0x3f803000u, 0x3f801001u, 0xbf802fffu, 0x34400000u};
+        0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7fbfe000u, 0xffc12345u, 0x7fffffffu,
+        0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x80400000u,
+        0x33000000u, 0x33000001u, 0xb3800000u, 0x387fc000u, 0x38800000u, 0x477fe000u,
+        0x477fefffu, 0x477ff000u, 0xc77ff000u, 0x501502f9u, 0x45001000u, 0x45003000u,
+        0x45002000u, 0x3f801000u, 0x3f803000u, 0x3f801001u, 0xbf802fffu, 0x34400000u
+    };
     enum { NB = sizeof bits / sizeof bits[0] };
     uint32_t b;
     if (k < NB) {
@@ -274,12 +285,10 @@ static float astype_value(size_t k) {
  * strided source. */
 static void astype_f32_to_f16(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    static const size_t sizes[] = {0,    1,    3,    4,    5,    7,
-                                   8,    1023, 1024, 1025, 4099, 65539};
+    static const size_t sizes[] = { 0, 1, 3, 4, 5, 7, 8, 1023, 1024, 1025, 4099, 65539 };
     /* source offset, result offset, source step */
-    static const int cases[][3] = {{0, 0, 1}, {1, 0, 1}, {2, 0, 1},
-                                   {3, 0, 1}, {0, 2, 1}, {4, 4, 1},
-                                   {0, 0, 2}, {1, 3, 3}};
+    static const int cases[][3] = { { 0, 0, 1 }, { 1, 0, 1 }, { 2, 0, 1 }, { 3, 0, 1 },
+                                    { 0, 2, 1 }, { 4, 4, 1 }, { 0, 0, 2 }, { 1, 3, 3 } };
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         size_t n = sizes[si];
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
@@ -289,9 +298,7 @@ static void astype_f32_to_f16(kiln_queue *q) {
             float *f = malloc(m * 4);
             uint16_t *h = malloc(mr * 2), *want = malloc(mr * 2);
             for (size_t k = 0; k < m; k++)
-                f[k] = astype_value(k >= so && (k - so) % step == 0
-                                        ? (k - so) / step
-                                        : 1000);
+                f[k] = astype_value(k >= so && (k - so) % step == 0 ? (k - so) / step : 1000);
             for (size_t k = 0; k < mr; k++)
                 h[k] = want[k] = (uint16_t)(0x5555 + k);
             for (size_t k = 0; k < n; k++)
@@ -299,22 +306,17 @@ static void astype_f32_to_f16(kiln_queue *q) {
             kiln_array *A = NULL, *R = NULL, *V = NULL, *W = NULL;
             CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &m, f, &A));
             R = f16_array(c, mr, h);
-            kiln_slice sv = KILN_SLICE((ptrdiff_t)so,
-                                       (ptrdiff_t)(so + step * n),
-                                       (ptrdiff_t)step);
+            kiln_slice sv = KILN_SLICE((ptrdiff_t)so, (ptrdiff_t)(so + step * n), (ptrdiff_t)step);
             kiln_slice sw = KILN_SLICE((ptrdiff_t)ro, (ptrdiff_t)(ro + n), 1);
             if (A && R && CHECK_OK(kiln_array_view(A, &sv, &V)) &&
                 CHECK_OK(kiln_array_view(R, &sw, &W)) &&
-                CHECK_OK(kiln_array_astype(q, W, V, 0, NULL, NULL)) &&
-                read_f16(q, R, h)) {
+                CHECK_OK(kiln_array_astype(q, W, V, 0, NULL, NULL)) && read_f16(q, R, h)) {
                 size_t bad = 0;
                 for (size_t k = 0; k < mr; k++)
                     if (h[k] != want[k] && bad++ < 3)
                         printf("  [%zu] of %a: got %04x, want %04x\n", k,
-                               k >= ro && k < ro + n
-                                   ? (double)f[so + step * (k - ro)]
-                                   : 0.0,
-                               h[k], want[k]);
+                               k >= ro && k < ro + n ? (double)f[so + step * (k - ro)] : 0.0, h[k],
+                               want[k]);
                 CHECK_MSG(bad == 0,
                           "astype float32 -> float16, n %zu, source offset "
                           "%zu step %zu, result offset %zu: %zu wrong",
@@ -335,11 +337,9 @@ static void astype_f32_to_f16(kiln_queue *q) {
 
 static void elementwise(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    static const size_t sizes[] = {0, 1, 2, 3, 7, 31, 33, 127, 257, 1023, 1025,
-                                   4093, 65537};
+    static const size_t sizes[] = { 0, 1, 2, 3, 7, 31, 33, 127, 257, 1023, 1025, 4093, 65537 };
     size_t nmax = 65537;
-    uint16_t *ha = malloc(nmax * 2), *hb = malloc(nmax * 2),
-             *hz = malloc(nmax * 2);
+    uint16_t *ha = malloc(nmax * 2), *hb = malloc(nmax * 2), *hz = malloc(nmax * 2);
     int8_t *h8 = malloc(nmax);
     int32_t *h32 = malloc(nmax * 4);
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
@@ -360,22 +360,20 @@ static void elementwise(kiln_queue *q) {
             /* comparisons: eq, ne, lt into int8; le, gt, ge into int32 */
             int wide = op >= KILN_OP_LE;
             kiln_array *out = !cmp ? z : wide ? z32 : z8;
-            if (!CHECK_OK(kiln_array_binary(q, (kiln_binary_op)op, out, a, b,
-                                            0, NULL, NULL)))
+            if (!CHECK_OK(kiln_array_binary(q, (kiln_binary_op)op, out, a, b, 0, NULL, NULL)))
                 continue;
             size_t bad = 0;
             if (!cmp) {
                 if (!read_f16(q, z, hz))
                     continue;
                 for (size_t i = 0; i < n; i++) {
-                    uint16_t want = f2h(host_binary((kiln_binary_op)op,
-                                                    h2f(ha[i]), h2f(hb[i])));
+                    uint16_t want = f2h(host_binary((kiln_binary_op)op, h2f(ha[i]), h2f(hb[i])));
                     /* OpenCL does not require a correctly rounded float
                      * divide: 1 half ulp there, bit-exact elsewhere. */
                     int tol = op == KILN_OP_DIV ? 1 : 0;
                     if (hdist(hz[i], want) > tol && bad++ < 3)
-                        printf("  %s(%04x, %04x) = %04x, want %04x\n",
-                               op_name(op), ha[i], hb[i], hz[i], want);
+                        printf("  %s(%04x, %04x) = %04x, want %04x\n", op_name(op), ha[i], hb[i],
+                               hz[i], want);
                 }
             } else {
                 int ok = wide ? CHECK_OK(kiln_array_read(q, z32, h32))
@@ -383,8 +381,7 @@ static void elementwise(kiln_queue *q) {
                 if (!ok)
                     continue;
                 for (size_t i = 0; i < n; i++) {
-                    int want = host_binary((kiln_binary_op)op, h2f(ha[i]),
-                                           h2f(hb[i])) != 0;
+                    int want = host_binary((kiln_binary_op)op, h2f(ha[i]), h2f(hb[i])) != 0;
                     int got = wide ? h32[i] : h8[i];
                     bad += got != want;
                 }
@@ -394,67 +391,75 @@ static void elementwise(kiln_queue *q) {
         /* scalars (rounded to half first, as any scalar to the dtype); the
          * scalar path is shared by all ops, so a few (each op is one more
          * kernel build, ~0.5 s on PoCL) */
-        static const double scal[] = {0.1, -3.0, 1e-7, 70000.0, 2049.0};
-        static const int sops[] = {KILN_OP_ADD, KILN_OP_MUL, KILN_OP_DIV,
-                                   KILN_OP_MAX, KILN_OP_LT, KILN_OP_EQ};
+        static const double scal[] = { 0.1, -3.0, 1e-7, 70000.0, 2049.0 };
+        static const int sops[] = { KILN_OP_ADD, KILN_OP_MUL, KILN_OP_DIV,
+                                    KILN_OP_MAX, KILN_OP_LT,  KILN_OP_EQ };
         for (size_t so = 0; so < sizeof sops / sizeof sops[0]; so++) {
             int op = sops[so];
             double sd = scal[(so + si) % 5];
             float s = h2f(f2h((float)sd)); /* 0.1 is a float first: exact */
             int cmp = op >= KILN_OP_EQ;
             kiln_array *out = cmp ? z8 : z;
-            if (!CHECK_OK(kiln_array_binary_scalar(q, (kiln_binary_op)op, out,
-                                                   a, sd, 0, NULL, NULL)))
+            if (!CHECK_OK(
+                    kiln_array_binary_scalar(q, (kiln_binary_op)op, out, a, sd, 0, NULL, NULL)))
                 continue;
             size_t bad = 0;
             if (!cmp) {
                 if (!read_f16(q, z, hz))
                     continue;
                 for (size_t i = 0; i < n; i++) {
-                    uint16_t want =
-                        f2h(host_binary((kiln_binary_op)op, h2f(ha[i]), s));
+                    uint16_t want = f2h(host_binary((kiln_binary_op)op, h2f(ha[i]), s));
                     bad += hdist(hz[i], want) > (op == KILN_OP_DIV);
                 }
             } else {
                 if (!CHECK_OK(kiln_array_read(q, z8, h8)))
                     continue;
                 for (size_t i = 0; i < n; i++)
-                    bad += h8[i] != (host_binary((kiln_binary_op)op,
-                                                 h2f(ha[i]), s) != 0);
+                    bad += h8[i] != (host_binary((kiln_binary_op)op, h2f(ha[i]), s) != 0);
             }
-            CHECK_MSG(bad == 0, "%s scalar %g n=%zu: %zu wrong", op_name(op),
-                      sd, n, bad);
+            CHECK_MSG(bad == 0, "%s scalar %g n=%zu: %zu wrong", op_name(op), sd, n, bad);
         }
         /* unary: neg/abs exact, the math functions within 1 half ulp */
         for (int op = KILN_OP_NEG; op <= KILN_OP_COS; op++) {
-            if (!CHECK_OK(kiln_array_unary(q, (kiln_unary_op)op, z, a, 0,
-                                           NULL, NULL)) ||
+            if (!CHECK_OK(kiln_array_unary(q, (kiln_unary_op)op, z, a, 0, NULL, NULL)) ||
                 !read_f16(q, z, hz))
                 continue;
             size_t bad = 0;
             for (size_t i = 0; i < n; i++) {
                 float x = h2f(ha[i]), r = 0;
                 switch ((kiln_unary_op)op) {
-                case KILN_OP_NEG: r = -x; break;
-                case KILN_OP_ABS: r = fabsf(x); break;
-                case KILN_OP_SQRT: r = sqrtf(x); break;
-                case KILN_OP_EXP: r = expf(x); break;
-                case KILN_OP_LOG: r = logf(x); break;
-                case KILN_OP_SIN: r = sinf(x); break;
-                case KILN_OP_COS: r = cosf(x); break;
+                case KILN_OP_NEG:
+                    r = -x;
+                    break;
+                case KILN_OP_ABS:
+                    r = fabsf(x);
+                    break;
+                case KILN_OP_SQRT:
+                    r = sqrtf(x);
+                    break;
+                case KILN_OP_EXP:
+                    r = expf(x);
+                    break;
+                case KILN_OP_LOG:
+                    r = logf(x);
+                    break;
+                case KILN_OP_SIN:
+                    r = sinf(x);
+                    break;
+                case KILN_OP_COS:
+                    r = cosf(x);
+                    break;
                 }
                 int tol = op > KILN_OP_ABS;
                 uint16_t want = f2h(r);
                 /* neg/abs of NaN: a NaN; of anything else: exact bits */
                 if (hdist(hz[i], want) > tol && bad++ < 3)
-                    printf("  unary %d(%04x) = %04x, want %04x\n", op, ha[i],
-                           hz[i], want);
+                    printf("  unary %d(%04x) = %04x, want %04x\n", op, ha[i], hz[i], want);
             }
             CHECK_MSG(bad == 0, "unary %d n=%zu: %zu wrong", op, n, bad);
         }
         /* axpy: a*x + y in float (contracted to an fma or not) */
-        if (CHECK_OK(kiln_array_axpy(q, z, -1.5, a, b, 0, NULL, NULL)) &&
-            read_f16(q, z, hz)) {
+        if (CHECK_OK(kiln_array_axpy(q, z, -1.5, a, b, 0, NULL, NULL)) && read_f16(q, z, hz)) {
             size_t bad = 0;
             for (size_t i = 0; i < n; i++) {
                 float x = h2f(ha[i]), y = h2f(hb[i]);
@@ -482,52 +487,46 @@ static void elementwise(kiln_queue *q) {
  * signed zero, ties. */
 static void known_answers(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    static const uint16_t xa[] = {0x7bff, 0x0001, 0x8000, 0x3c00, 0x3c00,
-                                  0x7c00, 0x7c00, 0x0001, 0x0200};
-    static const uint16_t xb[] = {0x7bff, 0x3800, 0x8000, 0x1000, 0x1600,
-                                  0xfc00, 0x3c00, 0x0001, 0x0200};
+    static const uint16_t xa[] = { 0x7bff, 0x0001, 0x8000, 0x3c00, 0x3c00,
+                                   0x7c00, 0x7c00, 0x0001, 0x0200 };
+    static const uint16_t xb[] = { 0x7bff, 0x3800, 0x8000, 0x1000, 0x1600,
+                                   0xfc00, 0x3c00, 0x0001, 0x0200 };
     /* add: inf, 2^-24+0.5, -0, 1+2^-11 (tie: 1), 1+1.5*2^-10 (tie: even) */
-    static const uint16_t add[] = {0x7c00, 0x3800, 0x8000, 0x3c00, 0x3c02,
-                                   0x7e00, 0x7c00, 0x0002, 0x0400};
+    static const uint16_t add[] = { 0x7c00, 0x3800, 0x8000, 0x3c00, 0x3c02,
+                                    0x7e00, 0x7c00, 0x0002, 0x0400 };
     /* mul: inf, 2^-25 (tie: 0), +0, tiny, tiny, -inf, inf, 0, 0 */
-    static const uint16_t mul[] = {0x7c00, 0x0000, 0x0000, 0x1000, 0x1600,
-                                   0xfc00, 0x7c00, 0x0000, 0x0000};
+    static const uint16_t mul[] = { 0x7c00, 0x0000, 0x0000, 0x1000, 0x1600,
+                                    0xfc00, 0x7c00, 0x0000, 0x0000 };
     size_t n = sizeof xa / sizeof xa[0];
     kiln_array *a = f16_array(c, n, xa), *b = f16_array(c, n, xb), *z = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &z));
     uint16_t r[9];
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, z, a, b, 0, NULL, NULL)) &&
-        read_f16(q, z, r))
+    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, z, a, b, 0, NULL, NULL)) && read_f16(q, z, r))
         for (size_t i = 0; i < n; i++)
-            CHECK_MSG(hdist(r[i], add[i]) == 0, "add %04x+%04x = %04x want %04x",
-                      xa[i], xb[i], r[i], add[i]);
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_MUL, z, a, b, 0, NULL, NULL)) &&
-        read_f16(q, z, r))
+            CHECK_MSG(hdist(r[i], add[i]) == 0, "add %04x+%04x = %04x want %04x", xa[i], xb[i],
+                      r[i], add[i]);
+    if (CHECK_OK(kiln_array_binary(q, KILN_OP_MUL, z, a, b, 0, NULL, NULL)) && read_f16(q, z, r))
         for (size_t i = 0; i < n; i++)
-            CHECK_MSG(hdist(r[i], mul[i]) == 0, "mul %04x*%04x = %04x want %04x",
-                      xa[i], xb[i], r[i], mul[i]);
+            CHECK_MSG(hdist(r[i], mul[i]) == 0, "mul %04x*%04x = %04x want %04x", xa[i], xb[i],
+                      r[i], mul[i]);
     /* in place: z = z + z */
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, a, a, a, 0, NULL, NULL)) &&
-        read_f16(q, a, r))
+    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, a, a, a, 0, NULL, NULL)) && read_f16(q, a, r))
         CHECK(r[0] == 0x7c00 && r[1] == 0x0002 && r[3] == 0x4000);
     kiln_array_release(a);
     kiln_array_release(b);
     kiln_array_release(z);
     /* a comparison of int32 arrays into a float16 output: 1.0 / 0.0 */
     {
-        int32_t ia[4] = {1, 5, -3, 7}, ib[4] = {2, 5, -4, 8};
+        int32_t ia[4] = { 1, 5, -3, 7 }, ib[4] = { 2, 5, -4, 8 };
         size_t four = 4;
         uint16_t hc[4];
         kiln_array *x = NULL, *y = NULL, *o = NULL;
         CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &four, ia, &x));
         CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &four, ib, &y));
         CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &four, &o));
-        if (x && y && o &&
-            CHECK_OK(kiln_array_binary(q, KILN_OP_LT, o, x, y, 0, NULL,
-                                       NULL)) &&
+        if (x && y && o && CHECK_OK(kiln_array_binary(q, KILN_OP_LT, o, x, y, 0, NULL, NULL)) &&
             read_f16(q, o, hc))
-            CHECK(hc[0] == 0x3c00 && hc[1] == 0 && hc[2] == 0 &&
-                  hc[3] == 0x3c00);
+            CHECK(hc[0] == 0x3c00 && hc[1] == 0 && hc[2] == 0 && hc[3] == 0x3c00);
         kiln_array_release(x);
         kiln_array_release(y);
         kiln_array_release(o);
@@ -535,8 +534,7 @@ static void known_answers(kiln_queue *q) {
     /* arange, full, zeros */
     kiln_array *g = NULL;
     uint16_t hg[300];
-    if (CHECK_OK(kiln_array_arange(q, KILN_FLOAT16, 300, 2000.0, 0.5, 0, NULL, NULL,
-                                   &g)) &&
+    if (CHECK_OK(kiln_array_arange(q, KILN_FLOAT16, 300, 2000.0, 0.5, 0, NULL, NULL, &g)) &&
         read_f16(q, g, hg)) {
         size_t bad = 0;
         for (size_t i = 0; i < 300; i++)
@@ -558,22 +556,21 @@ static void known_answers(kiln_queue *q) {
 
 static void strided(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    size_t shape[2] = {37, 41}, n = 37 * 41;
+    size_t shape[2] = { 37, 41 }, n = 37 * 41;
     uint16_t *h = malloc(n * 2), *r = malloc(n * 2);
     for (size_t i = 0; i < n; i++)
         h[i] = f2h((float)((int)(kt_rand_u64() % 129) - 64) / 8);
     kiln_array *a = NULL, *t = NULL, *v = NULL, *z = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT16, 2, shape, h, &a));
-    kiln_slice s[2] = {KILN_SLICE(1, PTRDIFF_MAX, 2), KILN_SLICE_REVERSED};
+    kiln_slice s[2] = { KILN_SLICE(1, PTRDIFF_MAX, 2), KILN_SLICE_REVERSED };
     if (a)
         CHECK_OK(kiln_array_view(a, s, &v)); /* a[1::2, ::-1]: 18 x 41 */
     if (a)
         CHECK_OK(kiln_array_swapaxes(a, 0, 1, &t)); /* 41 x 37 */
-    size_t vs[2] = {18, 41}, ts[2] = {41, 37};
+    size_t vs[2] = { 18, 41 }, ts[2] = { 41, 37 };
     if (v && CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 2, vs, &z))) {
         /* z = v * v + ... : binary on a strided view */
-        if (CHECK_OK(kiln_array_binary(q, KILN_OP_MUL, z, v, v, 0, NULL,
-                                       NULL)) &&
+        if (CHECK_OK(kiln_array_binary(q, KILN_OP_MUL, z, v, v, 0, NULL, NULL)) &&
             read_f16(q, z, r)) {
             size_t bad = 0;
             for (size_t i = 0; i < 18; i++)
@@ -610,17 +607,13 @@ static void strided(kiln_queue *q) {
                     wam = (int64_t)(j * 37 + i);
                 }
             }
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, t, NULL, &sum, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, t, NULL, &am, 0,
-                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, t, NULL, &sum, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, t, NULL, &am, 0, NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
         CHECK_MSG(sum == (float)ws, "strided sum %g want %g", (double)sum, ws);
-        CHECK_MSG(am == wam, "strided argmax %lld want %lld", (long long)am,
-                  (long long)wam);
+        CHECK_MSG(am == wam, "strided argmax %lld want %lld", (long long)am, (long long)wam);
         if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 2, ts, &z)) &&
-            CHECK_OK(kiln_array_cumsum(q, z, t, 0, 0, NULL, NULL)) &&
-            read_f16(q, z, r)) {
+            CHECK_OK(kiln_array_cumsum(q, z, t, 0, 0, NULL, NULL)) && read_f16(q, z, r)) {
             size_t bad = 0;
             float run = 0;
             for (size_t k = 0; k < n; k++) {
@@ -642,19 +635,14 @@ static void strided(kiln_queue *q) {
 
 static void reductions(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_SUM, KILN_FLOAT16) ==
-          KILN_FLOAT32);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_MIN, KILN_FLOAT16) ==
-          KILN_FLOAT32);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_NORM2, KILN_FLOAT16) ==
-          KILN_FLOAT32);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_ARGMAX, KILN_FLOAT16) ==
-          KILN_INT64);
+    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_SUM, KILN_FLOAT16) == KILN_FLOAT32);
+    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_MIN, KILN_FLOAT16) == KILN_FLOAT32);
+    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_NORM2, KILN_FLOAT16) == KILN_FLOAT32);
+    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_ARGMAX, KILN_FLOAT16) == KILN_INT64);
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 70000);
     size_t nmax = 65537;
-    uint16_t *hx = malloc(nmax * 2), *hy = malloc(nmax * 2),
-             *hz = malloc(nmax * 2);
+    uint16_t *hx = malloc(nmax * 2), *hy = malloc(nmax * 2), *hz = malloc(nmax * 2);
     for (size_t si = 0; si < ns; si++) {
         size_t n = sizes[si];
         /* multiples of 1/8 in [-16, 16]: sums and scans are exact in float */
@@ -687,62 +675,47 @@ static void reductions(kiln_queue *q) {
             if (fabs(b) > winf)
                 winf = fabs(b);
         }
-        float sum = -1, mn = -1, mxv = -1, dot = -1, n2 = -1,
-              ninf = -1, sy = -1;
+        float sum = -1, mn = -1, mxv = -1, dot = -1, n2 = -1, ninf = -1, sy = -1;
         int64_t amin = -2, amax = -2;
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, x, NULL, &sum, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MIN, x, NULL, &mn, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MAX, x, NULL, &mxv, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMIN, x, NULL, &amin,
-                                         0, NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, x, NULL, &amax,
-                                         0, NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, y, NULL, &sy, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_NORM2, y, NULL, &n2, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_NORM_INF, y, NULL,
-                                         &ninf, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, x, NULL, &sum, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MIN, x, NULL, &mn, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MAX, x, NULL, &mxv, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMIN, x, NULL, &amin, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, x, NULL, &amax, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, y, NULL, &sy, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_NORM2, y, NULL, &n2, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_NORM_INF, y, NULL, &ninf, 0, NULL, NULL));
         CHECK_OK(kiln_array_dot_async(q, x, y, NULL, &dot, 0, NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
         /* exact: sums of 1/8 multiples, min, max, arg*, norm_inf */
-        CHECK_MSG(sum == (float)ws, "sum n=%zu: %.9g want %.9g", n, (double)sum,
-                  ws);
-        CHECK_MSG(mn == (float)wmin && mxv == (float)wmax,
-                  "min/max n=%zu: %g %g want %g %g", n, (double)mn,
-                  (double)mxv, wmin, wmax);
-        CHECK_MSG(amin == wamin && amax == wamax,
-                  "argmin/argmax n=%zu: %lld %lld want %lld %lld", n,
-                  (long long)amin, (long long)amax, (long long)wamin,
-                  (long long)wamax);
+        CHECK_MSG(sum == (float)ws, "sum n=%zu: %.9g want %.9g", n, (double)sum, ws);
+        CHECK_MSG(mn == (float)wmin && mxv == (float)wmax, "min/max n=%zu: %g %g want %g %g", n,
+                  (double)mn, (double)mxv, wmin, wmax);
+        CHECK_MSG(amin == wamin && amax == wamax, "argmin/argmax n=%zu: %lld %lld want %lld %lld",
+                  n, (long long)amin, (long long)amax, (long long)wamin, (long long)wamax);
         CHECK_MSG(ninf == (float)winf, "norm_inf n=%zu", n);
         /* float32 accumulation of general halfs: relative to sum |terms| */
         double tol = 1e-5;
-        CHECK_MSG(fabs(dot - wdot) <= tol * wabs + 1e-30,
-                  "dot n=%zu: %.9g want %.9g", n, (double)dot, wdot);
-        CHECK_MSG(fabs(sy - wsy) <= tol * wn1 + 1e-30,
-                  "sum(y) n=%zu: %.9g want %.9g", n, (double)sy, wsy);
-        CHECK_MSG(fabs(n2 - sqrt(wn2)) <= tol * sqrt(wn2) + 1e-30,
-                  "norm2 n=%zu: %.9g want %.9g", n, (double)n2, sqrt(wn2));
+        CHECK_MSG(fabs(dot - wdot) <= tol * wabs + 1e-30, "dot n=%zu: %.9g want %.9g", n,
+                  (double)dot, wdot);
+        CHECK_MSG(fabs(sy - wsy) <= tol * wn1 + 1e-30, "sum(y) n=%zu: %.9g want %.9g", n,
+                  (double)sy, wsy);
+        CHECK_MSG(fabs(n2 - sqrt(wn2)) <= tol * sqrt(wn2) + 1e-30, "norm2 n=%zu: %.9g want %.9g", n,
+                  (double)n2, sqrt(wn2));
         /* the result into a device float32 array */
         if (n == 1025) {
             kiln_array *r = NULL;
             size_t one = 1;
             float hr = 0;
             if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &one, &r)) &&
-                CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, x, r, NULL,
-                                                 0, NULL, NULL)) &&
+                CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, x, r, NULL, 0, NULL, NULL)) &&
                 CHECK_OK(kiln_array_read(q, r, &hr)))
                 CHECK(hr == (float)ws);
             kiln_array_release(r);
         }
         /* cumsum, inclusive and exclusive, exact */
         for (int ex = 0; ex < 2; ex++) {
-            if (!CHECK_OK(kiln_array_cumsum(q, z, x, ex, 0, NULL, NULL)) ||
-                !read_f16(q, z, hz))
+            if (!CHECK_OK(kiln_array_cumsum(q, z, x, ex, 0, NULL, NULL)) || !read_f16(q, z, hz))
                 continue;
             size_t bad = 0;
             float run = 0;
@@ -751,8 +724,8 @@ static void reductions(kiln_queue *q) {
                 run += h2f(hx[i]);
                 uint16_t want = f2h(ex ? prev : run);
                 if (hz[i] != want && bad++ < 3)
-                    printf("  cumsum%s[%zu] = %04x want %04x\n",
-                           ex ? " (exclusive)" : "", i, hz[i], want);
+                    printf("  cumsum%s[%zu] = %04x want %04x\n", ex ? " (exclusive)" : "", i, hz[i],
+                           want);
             }
             CHECK_MSG(bad == 0, "cumsum ex=%d n=%zu: %zu wrong", ex, n, bad);
         }
@@ -764,7 +737,7 @@ static void reductions(kiln_queue *q) {
     /* prod and cumprod of {1, -1, 2, 0.5} (exact), in place for cumprod */
     {
         size_t n = 1025;
-        static const uint16_t pv[] = {0x3c00, 0xbc00, 0x4000, 0x3800, 0x3c00};
+        static const uint16_t pv[] = { 0x3c00, 0xbc00, 0x4000, 0x3800, 0x3c00 };
         for (size_t i = 0; i < n; i++)
             hx[i] = pv[kt_rand_u64() % 5];
         kiln_array *x = f16_array(c, n, hx);
@@ -773,12 +746,10 @@ static void reductions(kiln_queue *q) {
         for (size_t i = 0; i < n; i++)
             wp *= h2f(hx[i]);
         if (x &&
-            CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, x, NULL,
-                                             &prod, 0, NULL, NULL)) &&
+            CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, x, NULL, &prod, 0, NULL, NULL)) &&
             CHECK_OK(kiln_queue_finish(q)))
             CHECK_MSG(prod == (float)wp, "prod %g want %g", (double)prod, wp);
-        if (x && CHECK_OK(kiln_array_cumprod(q, x, x, 0, 0, NULL, NULL)) &&
-            read_f16(q, x, hz)) {
+        if (x && CHECK_OK(kiln_array_cumprod(q, x, x, 0, 0, NULL, NULL)) && read_f16(q, x, hz)) {
             size_t bad = 0;
             float run = 1;
             for (size_t i = 0; i < n; i++) {
@@ -794,12 +765,9 @@ static void reductions(kiln_queue *q) {
         kiln_array *e = f16_array(c, 0, NULL);
         float s = -1, mn = 0;
         int64_t am = 0;
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, e, NULL, &s, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MIN, e, NULL, &mn, 0,
-                                         NULL, NULL));
-        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, e, NULL, &am, 0,
-                                         NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, e, NULL, &s, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MIN, e, NULL, &mn, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, e, NULL, &am, 0, NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
         CHECK(s == 0 && mn == INFINITY && am == -1);
         kiln_array_release(e);
@@ -814,72 +782,57 @@ static void reductions(kiln_queue *q) {
 static void errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t n = 8, m = 9, one = 1;
-    uint16_t h[9] = {0};
-    kiln_array *a = f16_array(c, n, h), *f = NULL, *a9 = f16_array(c, m, h),
-               *r16 = NULL;
+    uint16_t h[9] = { 0 };
+    kiln_array *a = f16_array(c, n, h), *f = NULL, *a9 = f16_array(c, m, h), *r16 = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &f));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &one, &r16));
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, a, f, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, a, f, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, f, a, a, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH); /* arithmetic keeps the dtype */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, a, a9, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_unary(q, KILN_OP_SQRT, f, a, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_axpy(q, a, 1.0, a, f, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_dot_async(q, a, f, NULL, h, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_cumsum(q, f, a, 0, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, a, a9, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_unary(q, KILN_OP_SQRT, f, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_axpy(q, a, 1.0, a, f, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_dot_async(q, a, f, NULL, h, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_cumsum(q, f, a, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* reductions of float16 write float32: a float16 result array is wrong */
-    CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, a, r16, NULL, 0,
-                                         NULL, NULL),
+    CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, a, r16, NULL, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, NULL, a, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_binary(q, (kiln_binary_op)99, a, a, a, 0, NULL,
-                                   NULL),
+    CHECK_STATUS(kiln_array_binary(q, (kiln_binary_op)99, a, a, a, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* user kernels: float16 arrays fit `ushort *`, not `float *` */
     kiln_elementwise *ew = NULL;
     if (CHECK_OK(kiln_elementwise_create(
-            c,
-            &KILN_ELEMENTWISE_DESC("const float *x, float *y", "y[i] = x[i]",
-                                   "t_f32", NULL, 0),
+            c, &KILN_ELEMENTWISE_DESC("const float *x, float *y", "y[i] = x[i]", "t_f32", NULL, 0),
             &ew))) {
-        kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(f)};
-        CHECK_STATUS(kiln_elementwise_launch(q, ew, kiln_array_size(a), 2, v, 0,
-                                             NULL, NULL),
+        kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(f) };
+        CHECK_STATUS(kiln_elementwise_launch(q, ew, kiln_array_size(a), 2, v, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
     }
     kiln_elementwise_release(ew);
     /* `half *` needs native half; without it the build error says so */
     kiln_device_info info;
     ew = NULL;
-    if (CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info)) &&
-        !info.fp16) {
+    if (CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info)) && !info.fp16) {
         CHECK_STATUS(
-            kiln_elementwise_create(
-                c,
-                &KILN_ELEMENTWISE_DESC("const half *x, float *y",
-                                       "y[i] = x[i] * 2.0f", "t_half", NULL, 0),
-                &ew),
+            kiln_elementwise_create(c,
+                                    &KILN_ELEMENTWISE_DESC("const half *x, float *y",
+                                                           "y[i] = x[i] * 2.0f", "t_half", NULL, 0),
+                                    &ew),
             KILN_ERROR_BUILD);
         const char *msg = kiln_last_error_message();
-        CHECK_MSG(msg && strstr(msg, "cl_khr_fp16") && strstr(msg, "kiln_h2f"),
-                  "message: %s", msg ? msg : "(null)");
+        CHECK_MSG(msg && strstr(msg, "cl_khr_fp16") && strstr(msg, "kiln_h2f"), "message: %s",
+                  msg ? msg : "(null)");
         CHECK(ew == NULL);
     }
     kiln_elementwise_release(ew);
     /* a user reduction and scan over float16 bits */
-    kiln_reduction_desc d = KILN_REDUCTION_DESC(
-        "const ushort *x", "float", 0, "0", "a + b",
-        "kiln_h2f(x[i]) * kiln_h2f(x[i])", NULL, "t_sumsq16");
+    kiln_reduction_desc d =
+        KILN_REDUCTION_DESC("const ushort *x", "float", 0, "0", "a + b",
+                            "kiln_h2f(x[i]) * kiln_h2f(x[i])", NULL, "t_sumsq16");
     kiln_reduction *red = NULL;
-    uint16_t hv[8] = {0x3c00, 0x4000, 0xc200, 0x3800,
-                      0x0000, 0x8000, 0x4400, 0x3400};
+    uint16_t hv[8] = { 0x3c00, 0x4000, 0xc200, 0x3800, 0x0000, 0x8000, 0x4400, 0x3400 };
     CHECK_OK(kiln_array_write(q, a, hv));
     if (CHECK_OK(kiln_reduction_create(c, &d, &red))) {
         float s = 0;

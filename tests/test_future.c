@@ -131,9 +131,9 @@ static void failures(env *e) {
 static void joins(env *e) {
     /* one queue per read: on one in-order queue the third read would wait
      * for the first two whatever their gates say */
-    kiln_event *gate[3] = {NULL, NULL, NULL};
-    kiln_queue *qs[3] = {NULL, NULL, NULL};
-    kiln_future *f[3] = {NULL, NULL, NULL}, *all = NULL, *any = NULL;
+    kiln_event *gate[3] = { NULL, NULL, NULL };
+    kiln_queue *qs[3] = { NULL, NULL, NULL };
+    kiln_future *f[3] = { NULL, NULL, NULL }, *all = NULL, *any = NULL;
     for (int i = 0; i < 3; i++) {
         CHECK_OK(kiln_queue_create(e->ctx, kiln_queue_device(e->q), 0, &qs[i]));
         CHECK_OK(kiln_event_create_user(e->ctx, &gate[i]));
@@ -165,7 +165,7 @@ static void joins(env *e) {
     CHECK_OK(kiln_event_create_user(e->ctx, &g2));
     CHECK_OK(kiln_future_read(qs[0], e->b, 0, 4, 1, &g1, &a));
     CHECK_OK(kiln_future_read(qs[1], e->b, 4, 4, 1, &g2, &b));
-    kiln_future *ab[2] = {a, b};
+    kiln_future *ab[2] = { a, b };
     CHECK_OK(kiln_future_when_all(2, ab, &both));
     CHECK_OK(kiln_future_when_any(2, ab, &either));
     CHECK_OK(kiln_event_set_complete(g1, KILN_EVENT_ERROR));
@@ -253,7 +253,7 @@ static void arrays_and_bad_input(env *e) {
     CHECK_STATUS(kiln_future_read(e->q, e->b, 250, 8, 0, NULL, &out), KILN_ERROR_OUT_OF_RANGE);
     CHECK(out == NULL);
     CHECK_STATUS(kiln_future_when_all(0, NULL, &out), KILN_ERROR_INVALID_ARGUMENT);
-    kiln_future *none[1] = {NULL};
+    kiln_future *none[1] = { NULL };
     CHECK_STATUS(kiln_future_when_any(1, none, &out), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_future_then(NULL, times_ten, NULL, &out), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_future_wait(NULL), KILN_ERROR_NULL_HANDLE);
@@ -265,7 +265,7 @@ static void arrays_and_bad_input(env *e) {
 
 static void run(kiln_queue *q, void *user) {
     (void)user;
-    env e = {.q = q, .ctx = kiln_queue_context(q)};
+    env e = { .q = q, .ctx = kiln_queue_context(q) };
     int init[64];
     for (int i = 0; i < 64; i++)
         init[i] = i;

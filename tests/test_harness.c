@@ -28,7 +28,9 @@ static int case_pass(void) {
     return kt_report();
 }
 
-static int case_nothing(void) { return kt_report(); }
+static int case_nothing(void) {
+    return kt_report();
+}
 
 static int case_fail(void) {
     CHECK(1 + 1 == 3);
@@ -84,13 +86,13 @@ int main(void) {
         int (*fn)(void);
         int want;
     } cases[] = {
-        {"checks that pass", case_pass, 0},
-        {"no check", case_nothing, 1},
-        {"a failed check", case_fail, 1},
-        {"KT_SKIP", case_skip, 77},
-        {"KT_SKIP after a failed check", case_skip_after_failure, 1},
-        {"device loop, no requested device", case_no_device, 77},
-        {"device loop, one of two missing", case_one_device_missing, 0},
+        { "checks that pass", case_pass, 0 },
+        { "no check", case_nothing, 1 },
+        { "a failed check", case_fail, 1 },
+        { "KT_SKIP", case_skip, 77 },
+        { "KT_SKIP after a failed check", case_skip_after_failure, 1 },
+        { "device loop, no requested device", case_no_device, 77 },
+        { "device loop, one of two missing", case_one_device_missing, 0 },
     };
     int got[sizeof cases / sizeof cases[0]];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -9,15 +9,18 @@
 #include "harness.h"
 
 /* ---- serial references */
-static uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+static uint32_t rotl32(uint32_t x, int r) {
+    return (x << r) | (x >> (32 - r));
+}
 
 /* xxHash32 of any bytes (the reference algorithm, all branches). */
 static uint32_t xxh32(const uint8_t *p, size_t len, uint32_t seed) {
-    const uint32_t P1 = 0x9E3779B1u, P2 = 0x85EBCA77u, P3 = 0xC2B2AE3Du,
-                   P4 = 0x27D4EB2Fu, P5 = 0x165667B1u;
+    const uint32_t P1 = 0x9E3779B1u, P2 = 0x85EBCA77u, P3 = 0xC2B2AE3Du, P4 = 0x27D4EB2Fu,
+                   P5 = 0x165667B1u;
     const uint8_t *end = p + len;
     uint32_t h;
-#define RD32(q) ((uint32_t)(q)[0] | (uint32_t)(q)[1] << 8 | (uint32_t)(q)[2] << 16 | (uint32_t)(q)[3] << 24)
+#define RD32(q) \
+    ((uint32_t)(q)[0] | (uint32_t)(q)[1] << 8 | (uint32_t)(q)[2] << 16 | (uint32_t)(q)[3] << 24)
     if (len >= 16) {
         uint32_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
         do {
@@ -76,7 +79,7 @@ static void check_functions(kiln_queue *q) {
         k32[i] = (uint32_t)k64[i];
     }
     kiln_array *K32 = NULL, *K64 = NULL, *O = NULL, *O64 = NULL;
-    size_t shape[2] = {n, 4};
+    size_t shape[2] = { n, 4 };
     CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n, k32, &K32));
     CHECK_OK(kiln_array_from_host(c, KILN_UINT64, 1, &n, k64, &K64));
     CHECK_OK(kiln_array_empty(c, KILN_UINT32, 2, shape, &O));
@@ -84,19 +87,17 @@ static void check_functions(kiln_queue *q) {
     kiln_elementwise *ew = NULL;
     if (CHECK_OK(kiln_elementwise_create(
             c,
-            &KILN_ELEMENTWISE_DESC(
-                .arguments = "const uint *k, const ulong *w, uint *h, ulong "
-                             "*h64, uint seed",
-                .operation = "h[4*i] = kiln_hash_fmix32(k[i]);\n"
-                             "h[4*i+1] = kiln_hash_xxh32_u32(k[i], seed);\n"
-                             "h[4*i+2] = kiln_hash_xxh32_u64(w[i], seed);\n"
-                             "h[4*i+3] = kiln_hash_xxh32_u32(k[i], 0);\n"
-                             "h64[i] = kiln_hash_fmix64(w[i]);",
-                .flags = KILN_ELEMENTWISE_ANY_SHAPE),
+            &KILN_ELEMENTWISE_DESC(.arguments = "const uint *k, const ulong *w, uint *h, ulong "
+                                                "*h64, uint seed",
+                                   .operation = "h[4*i] = kiln_hash_fmix32(k[i]);\n"
+                                                "h[4*i+1] = kiln_hash_xxh32_u32(k[i], seed);\n"
+                                                "h[4*i+2] = kiln_hash_xxh32_u64(w[i], seed);\n"
+                                                "h[4*i+3] = kiln_hash_xxh32_u32(k[i], 0);\n"
+                                                "h64[i] = kiln_hash_fmix64(w[i]);",
+                                   .flags = KILN_ELEMENTWISE_ANY_SHAPE),
             &ew))) {
-        kiln_arg a[5] = {KILN_ARG_ARRAY(K32), KILN_ARG_ARRAY(K64),
-                         KILN_ARG_ARRAY(O), KILN_ARG_ARRAY(O64),
-                         KILN_ARG_U32(12345)};
+        kiln_arg a[5] = { KILN_ARG_ARRAY(K32), KILN_ARG_ARRAY(K64), KILN_ARG_ARRAY(O),
+                          KILN_ARG_ARRAY(O64), KILN_ARG_U32(12345) };
         kiln_event *e = NULL;
         CHECK_OK(kiln_elementwise_launch(q, ew, n, 5, a, 0, NULL, &e));
         CHECK_OK(kiln_event_wait(e));
@@ -141,8 +142,7 @@ static void distinct_keys(uint32_t *k, size_t n) {
     }
 }
 
-static void check_table(kiln_queue *q, size_t n, kiln_dtype kd,
-                        kiln_dtype vd) {
+static void check_table(kiln_queue *q, size_t n, kiln_dtype kd, kiln_dtype vd) {
     kiln_context *c = kiln_queue_context(q);
     kiln_hash_table *t = NULL;
     if (!CHECK_OK(kiln_hash_table_create(q, n ? n : 1, kd, vd, &t)))
@@ -181,10 +181,9 @@ static void check_table(kiln_queue *q, size_t n, kiln_dtype kd,
         }
         int ok = 1;
         for (size_t i = 0; i < n2; i++)
-            ok &= i < n ? (got[i] == vals[i] && found[i] == 1)
-                        : (got[i] == miss && found[i] == 0);
-        CHECK_MSG(ok, "lookup after insert, n=%zu %s->%s", n,
-                  kiln_dtype_name(kd), kiln_dtype_name(vd));
+            ok &= i < n ? (got[i] == vals[i] && found[i] == 1) : (got[i] == miss && found[i] == 0);
+        CHECK_MSG(ok, "lookup after insert, n=%zu %s->%s", n, kiln_dtype_name(kd),
+                  kiln_dtype_name(vd));
     }
     /* erase the even keys, look up again (found may be NULL) */
     if (n) {
@@ -197,10 +196,8 @@ static void check_table(kiln_queue *q, size_t n, kiln_dtype kd,
         CHECK_OK(kiln_hash_table_erase(q, t, E, 0, NULL, NULL));
         CHECK_OK(kiln_hash_table_erase(q, t, E, 0, NULL, NULL)); /* again */
         CHECK_OK(kiln_hash_table_count(q, t, &count));
-        CHECK_MSG(count == n - ne, "count %zu after erasing %zu of %zu",
-                  count, ne, n);
-        CHECK_OK(kiln_hash_table_lookup(q, t, Q, R, &miss, NULL, 0, NULL,
-                                        NULL));
+        CHECK_MSG(count == n - ne, "count %zu after erasing %zu of %zu", count, ne, n);
+        CHECK_OK(kiln_hash_table_lookup(q, t, Q, R, &miss, NULL, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, R, got));
         int ok = 1;
         for (size_t i = 0; i < n2; i++)
@@ -222,8 +219,7 @@ static void check_table(kiln_queue *q, size_t n, kiln_dtype kd,
 }
 
 /* insert-or-add with repeated keys: counts (values NULL) and sums. */
-static void check_add(kiln_queue *q, size_t n, size_t distinct,
-                      kiln_dtype vd) {
+static void check_add(kiln_queue *q, size_t n, size_t distinct, kiln_dtype vd) {
     kiln_context *c = kiln_queue_context(q);
     uint32_t *pool = malloc(distinct * 4), *keys = malloc(n * 4);
     uint32_t *vals = malloc(n * 4), *got = malloc(distinct * 4);
@@ -249,8 +245,7 @@ static void check_add(kiln_queue *q, size_t n, size_t distinct,
         CHECK_OK(kiln_hash_table_add(q, t, K, pass ? V : NULL));
         CHECK_OK(kiln_hash_table_add(q, t, K, pass ? V : NULL)); /* twice */
         uint32_t zero = 0;
-        CHECK_OK(kiln_hash_table_lookup(q, t, P, R, &zero, NULL, 0, NULL,
-                                        NULL));
+        CHECK_OK(kiln_hash_table_lookup(q, t, P, R, &zero, NULL, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, R, got));
         /* the reference: per distinct key, twice its count or sum */
         int ok = 1;
@@ -277,9 +272,8 @@ static void check_add(kiln_queue *q, size_t n, size_t distinct,
             }
             ok &= g == 2 * s;
         }
-        CHECK_MSG(ok, "insert-or-add %s, n=%zu distinct=%zu %s",
-                  pass ? "values" : "counts", n, distinct,
-                  kiln_dtype_name(vd));
+        CHECK_MSG(ok, "insert-or-add %s, n=%zu distinct=%zu %s", pass ? "values" : "counts", n,
+                  distinct, kiln_dtype_name(vd));
     }
     kiln_array_release(K);
     kiln_array_release(V);
@@ -325,15 +319,14 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_hash_table_insert(q, t, K100, V100));
     CHECK_OK(kiln_hash_table_insert(q, t, K100, V100));
     /* reserved keys */
-    int32_t rk[2] = {5, -1};
-    uint32_t rv[2] = {1, 2};
+    int32_t rk[2] = { 5, -1 };
+    uint32_t rv[2] = { 1, 2 };
     size_t two = 2;
     kiln_array *RK = NULL, *RV = NULL, *IK = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &two, rk, &RK));
     CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &two, rv, &RV));
     CHECK_OK(kiln_hash_table_clear(q, t));
-    CHECK_STATUS(kiln_hash_table_insert(q, t, RK, RV),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_hash_table_insert(q, t, RK, RV), KILN_ERROR_INVALID_ARGUMENT);
     /* wrong dtypes and sizes */
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &two, rk, &IK));
     CHECK_STATUS(kiln_hash_table_insert(q, t, IK, RV), KILN_ERROR_MISMATCH);
@@ -341,17 +334,14 @@ static void check_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_hash_table_insert(q, t, NULL, V), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_array_zeros(q, KILN_UINT32, 1, &m, 0, NULL, NULL, &I));
     uint32_t miss = 0;
-    CHECK_STATUS(kiln_hash_table_lookup(q, t, K, I, &miss, NULL, 0, NULL,
-                                        NULL),
+    CHECK_STATUS(kiln_hash_table_lookup(q, t, K, I, &miss, NULL, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_hash_table_lookup(q, t, K100, I, NULL, NULL, 0, NULL,
-                                        NULL),
+    CHECK_STATUS(kiln_hash_table_lookup(q, t, K100, I, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     kiln_array *S = NULL;
     kiln_slice step = KILN_SLICE(0, PTRDIFF_MAX, 2);
     CHECK_OK(kiln_array_view(K, &step, &S));
-    CHECK_STATUS(kiln_hash_table_erase(q, t, S, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_hash_table_erase(q, t, S, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     kiln_array_release(S);
     kiln_array_release(I);
     kiln_array_release(IK);

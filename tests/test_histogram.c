@@ -12,8 +12,7 @@ static int is_float(kiln_dtype d) {
     return d == KILN_FLOAT32 || d == KILN_FLOAT64;
 }
 static int is_signed(kiln_dtype d) {
-    return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
-           d == KILN_INT64 || is_float(d);
+    return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 || d == KILN_INT64 || is_float(d);
 }
 
 /* The bin of x over edges e[0..nb] (NumPy: e[b] <= x < e[b+1], the last
@@ -33,8 +32,8 @@ static long ref_bin(double x, const double *e, size_t nb) {
 }
 
 /* Random values around [lo, hi] (and exactly on edges) of dtype d. */
-static void fill(kiln_dtype d, void *h, double *x, size_t n, double lo,
-                 double hi, const double *e, size_t nb) {
+static void fill(kiln_dtype d, void *h, double *x, size_t n, double lo, double hi, const double *e,
+                 size_t nb) {
     for (size_t i = 0; i < n; i++) {
         double v;
         uint64_t r = kt_rand_u64() % 10;
@@ -55,9 +54,8 @@ static void fill(kiln_dtype d, void *h, double *x, size_t n, double lo,
     }
 }
 
-static void check_counts(kiln_queue *q, kiln_array *H, const double *x,
-                         size_t n, const double *w, const double *e,
-                         size_t nb, const char *label) {
+static void check_counts(kiln_queue *q, kiln_array *H, const double *x, size_t n, const double *w,
+                         const double *e, size_t nb, const char *label) {
     kiln_array_info hi;
     kiln_array_get_info(H, &hi);
     CHECK(hi.ndim == 1 && hi.size == nb);
@@ -74,15 +72,13 @@ static void check_counts(kiln_queue *q, kiln_array *H, const double *x,
         double g = kt_get(hi.dtype, got, b);
         if (g != want[b])
             bad++;
-        CHECK_MSG(g == want[b], "%s bin %zu: got %.17g want %.17g", label, b,
-                  g, want[b]);
+        CHECK_MSG(g == want[b], "%s bin %zu: got %.17g want %.17g", label, b, g, want[b]);
     }
     free(want);
     free(got);
 }
 
-static void check_uniform(kiln_queue *q, kiln_dtype d, size_t n, size_t nb,
-                          kiln_dtype wd) {
+static void check_uniform(kiln_queue *q, kiln_dtype d, size_t n, size_t nb, kiln_dtype wd) {
     kiln_context *c = kiln_queue_context(q);
     double lo = is_float(d) ? -1.5 : 2, hi = is_float(d) ? 2.25 : 100;
     if (!is_signed(d))
@@ -112,11 +108,10 @@ static void check_uniform(kiln_queue *q, kiln_dtype d, size_t n, size_t nb,
         free(wh);
     }
     char label[96];
-    snprintf(label, sizeof label, "histogram %s n=%zu bins=%zu w=%s",
-             kiln_dtype_name(d), n, nb, wd ? kiln_dtype_name(wd) : "-");
+    snprintf(label, sizeof label, "histogram %s n=%zu bins=%zu w=%s", kiln_dtype_name(d), n, nb,
+             wd ? kiln_dtype_name(wd) : "-");
     kiln_event *ev = NULL;
-    if (CHECK_OK(kiln_array_histogram(q, A, nb, lo, hi, W, 0, NULL, &ev,
-                                      &H))) {
+    if (CHECK_OK(kiln_array_histogram(q, A, nb, lo, hi, W, 0, NULL, &ev, &H))) {
         CHECK_OK(kiln_event_wait(ev));
         kiln_event_release(ev);
         CHECK(kiln_array_dtype(H) == (wd ? wd : KILN_INT64));
@@ -134,7 +129,7 @@ static void check_uniform(kiln_queue *q, kiln_dtype d, size_t n, size_t nb,
 /* Explicit edges with a repeated edge, on a strided view of the input. */
 static void check_edges(kiln_queue *q, kiln_dtype d) {
     kiln_context *c = kiln_queue_context(q);
-    double e[7] = {-3, -1, 0.5, 0.5, 2, 7.25, 40};
+    double e[7] = { -3, -1, 0.5, 0.5, 2, 7.25, 40 };
     size_t nb = 6, n = 2 * 1001;
     size_t es = kiln_dtype_size(d);
     char *h = malloc(n * es);
@@ -148,12 +143,11 @@ static void check_edges(kiln_queue *q, kiln_dtype d) {
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1, &ne, e, &E));
     kiln_slice odd = KILN_SLICE(1, PTRDIFF_MAX, 2);
     CHECK_OK(kiln_array_view(A, &odd, &V));
-    if (CHECK_OK(kiln_array_histogram_edges(q, V, E, NULL, 0, NULL, NULL,
-                                            &H)))
+    if (CHECK_OK(kiln_array_histogram_edges(q, V, E, NULL, 0, NULL, NULL, &H)))
         check_counts(q, H, x, n / 2, NULL, e, nb, "histogram_edges");
     kiln_array_release(H);
     /* edges out of order; too few; wrong dtype */
-    double bad[3] = {0, 2, 1};
+    double bad[3] = { 0, 2, 1 };
     kiln_array *B = NULL, *F = NULL;
     size_t three = 3, one = 1;
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1, &three, bad, &B));
@@ -161,12 +155,10 @@ static void check_edges(kiln_queue *q, kiln_dtype d) {
                  KILN_ERROR_INVALID_ARGUMENT);
     kiln_array_release(B);
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1, &one, bad, &B));
-    CHECK_STATUS(kiln_array_histogram_edges(q, A, B, NULL, 0, NULL, NULL, &H),
-                 KILN_ERROR_MISMATCH);
-    float fe[3] = {0, 1, 2};
+    CHECK_STATUS(kiln_array_histogram_edges(q, A, B, NULL, 0, NULL, NULL, &H), KILN_ERROR_MISMATCH);
+    float fe[3] = { 0, 1, 2 };
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &three, fe, &F));
-    CHECK_STATUS(kiln_array_histogram_edges(q, A, F, NULL, 0, NULL, NULL, &H),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_histogram_edges(q, A, F, NULL, 0, NULL, NULL, &H), KILN_ERROR_MISMATCH);
     CHECK(H == NULL);
     kiln_array_release(B);
     kiln_array_release(F);
@@ -178,8 +170,8 @@ static void check_edges(kiln_queue *q, kiln_dtype d) {
     free(x);
 }
 
-static void check_bincount(kiln_queue *q, kiln_dtype d, size_t n,
-                           size_t top, size_t minlength, kiln_dtype wd) {
+static void check_bincount(kiln_queue *q, kiln_dtype d, size_t n, size_t top, size_t minlength,
+                           kiln_dtype wd) {
     kiln_context *c = kiln_queue_context(q);
     size_t es = kiln_dtype_size(d);
     char *h = malloc(n * es + 8), *wh = malloc(n * 8 + 8);
@@ -202,8 +194,8 @@ static void check_bincount(kiln_queue *q, kiln_dtype d, size_t n,
     if (CHECK_OK(kiln_array_bincount(q, A, W, minlength, &H))) {
         kiln_array_info hi;
         kiln_array_get_info(H, &hi);
-        CHECK_MSG(hi.size == len, "bincount %s n=%zu: length %zu want %zu",
-                  kiln_dtype_name(d), n, hi.size, len);
+        CHECK_MSG(hi.size == len, "bincount %s n=%zu: length %zu want %zu", kiln_dtype_name(d), n,
+                  hi.size, len);
         CHECK(hi.dtype == (wd ? wd : KILN_INT64));
         if (hi.size == len && len) {
             double *want = calloc(len, sizeof *want);
@@ -214,8 +206,7 @@ static void check_bincount(kiln_queue *q, kiln_dtype d, size_t n,
             int ok = 1;
             for (size_t b = 0; b < len; b++)
                 ok &= kt_get(hi.dtype, got, b) == want[b];
-            CHECK_MSG(ok, "bincount %s n=%zu top=%zu", kiln_dtype_name(d), n,
-                      top);
+            CHECK_MSG(ok, "bincount %s n=%zu top=%zu", kiln_dtype_name(d), n, top);
             free(want);
             free(got);
         }
@@ -240,21 +231,15 @@ static void check_errors(kiln_queue *q) {
     CHECK(H == NULL);
     CHECK_STATUS(kiln_array_histogram(q, A, 4, 1, 0, NULL, 0, NULL, NULL, &H),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, INFINITY, NULL, 0, NULL,
-                                      NULL, &H),
+    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, INFINITY, NULL, 0, NULL, NULL, &H),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, NAN, NULL, 0, NULL, NULL,
-                                      &H),
+    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, NAN, NULL, 0, NULL, NULL, &H),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, 1, W, 0, NULL, NULL, &H),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, 1, U, 0, NULL, NULL, &H),
-                 KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_array_histogram(q, NULL, 4, 0, 1, NULL, 0, NULL, NULL,
-                                      &H),
+    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, 1, W, 0, NULL, NULL, &H), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, 1, U, 0, NULL, NULL, &H), KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_array_histogram(q, NULL, 4, 0, 1, NULL, 0, NULL, NULL, &H),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, 1, NULL, 0, NULL, NULL,
-                                      NULL),
+    CHECK_STATUS(kiln_array_histogram(q, A, 4, 0, 1, NULL, 0, NULL, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_bincount(q, A, NULL, 0, &H), KILN_ERROR_MISMATCH);
     /* complex: no order to bin by, refused with a pointer to real/imag */
@@ -263,20 +248,17 @@ static void check_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_array_histogram(q, Z, 4, 0, 1, NULL, 0, NULL, NULL, &H),
                  KILN_ERROR_UNSUPPORTED);
     CHECK(strstr(kiln_last_error_message(), "kiln_array_real") != NULL);
-    CHECK_STATUS(kiln_array_bincount(q, Z, NULL, 0, &H),
-                 KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_array_bincount(q, Z, NULL, 0, &H), KILN_ERROR_UNSUPPORTED);
     kiln_array_release(Z);
-    int neg[3] = {1, -2, 3};
+    int neg[3] = { 1, -2, 3 };
     size_t three = 3;
     kiln_array *N = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &three, neg, &N));
-    CHECK_STATUS(kiln_array_bincount(q, N, NULL, 0, &H),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_bincount(q, N, NULL, 0, &H), KILN_ERROR_INVALID_ARGUMENT);
     kiln_array_release(N);
     /* lo == hi: NumPy widens the range by 0.5 each side; all 10 zeros in
      * the middle bin of 3 */
-    if (CHECK_OK(kiln_array_histogram(q, A, 3, 0, 0, NULL, 0, NULL, NULL,
-                                      &H))) {
+    if (CHECK_OK(kiln_array_histogram(q, A, 3, 0, 0, NULL, 0, NULL, NULL, &H))) {
         int64_t got[3];
         CHECK_OK(kiln_array_read(q, H, got));
         CHECK(got[0] == 0 && got[1] == 10 && got[2] == 0);
@@ -286,9 +268,8 @@ static void check_errors(kiln_queue *q) {
     size_t zero = 0;
     kiln_array *Zc = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &Zc));
-    if (CHECK_OK(kiln_array_histogram(q, Zc, 5, 0, 1, NULL, 0, NULL, NULL,
-                                      &H))) {
-        int64_t got[5] = {1, 1, 1, 1, 1};
+    if (CHECK_OK(kiln_array_histogram(q, Zc, 5, 0, 1, NULL, 0, NULL, NULL, &H))) {
+        int64_t got[5] = { 1, 1, 1, 1, 1 };
         CHECK_OK(kiln_array_read(q, H, got));
         CHECK(!got[0] && !got[1] && !got[2] && !got[3] && !got[4]);
         kiln_array_release(H);
@@ -315,8 +296,7 @@ static void check_errors(kiln_queue *q) {
 static void check_alternating(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_queue *q2 = NULL;
-    if (!CHECK_OK(kiln_queue_create(c, kiln_queue_device(q),
-                                    KILN_QUEUE_OUT_OF_ORDER, &q2)))
+    if (!CHECK_OK(kiln_queue_create(c, kiln_queue_device(q), KILN_QUEUE_OUT_OF_ORDER, &q2)))
         return;
     enum { K = 12 };
     size_t n = 70001;
@@ -326,8 +306,8 @@ static void check_alternating(kiln_queue *q) {
         h[i] = (float)(kt_rand_u64() % 5000) / 1000.0f - 1.0f; /* [-1, 4) */
         x[i] = h[i];
     }
-    kiln_array *A = NULL, *H[K] = {0};
-    kiln_event *ev[K] = {0};
+    kiln_array *A = NULL, *H[K] = { 0 };
+    kiln_event *ev[K] = { 0 };
     double lo[K], hi[K];
     size_t nb[K];
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &n, h, &A));
@@ -336,8 +316,8 @@ static void check_alternating(kiln_queue *q) {
         lo[k] = (k / 2) % 3 == 0 ? -1.0 : k % 3 == 1 ? 0.0 : 0.5 - k * 0.01;
         hi[k] = lo[k] + 1.0 + (k % 4);
         nb[k] = 7 + (size_t)(k % 5) * 50;
-        CHECK_OK(kiln_array_histogram(k % 3 == 2 ? q2 : q, A, nb[k], lo[k],
-                                      hi[k], NULL, 0, NULL, &ev[k], &H[k]));
+        CHECK_OK(kiln_array_histogram(k % 3 == 2 ? q2 : q, A, nb[k], lo[k], hi[k], NULL, 0, NULL,
+                                      &ev[k], &H[k]));
     }
     for (int k = 0; k < K; k++) {
         if (!H[k])
@@ -346,9 +326,8 @@ static void check_alternating(kiln_queue *q) {
         kiln_event_release(ev[k]);
         double *e = malloc((nb[k] + 1) * sizeof *e);
         for (size_t b = 0; b <= nb[k]; b++)
-            e[b] = (float)(b == nb[k] ? hi[k]
-                                      : lo[k] + (double)b * ((hi[k] - lo[k]) /
-                                                             (double)nb[k]));
+            e[b] =
+                (float)(b == nb[k] ? hi[k] : lo[k] + (double)b * ((hi[k] - lo[k]) / (double)nb[k]));
         char label[64];
         snprintf(label, sizeof label, "alternating histogram %d", k);
         check_counts(q, H[k], x, n, NULL, e, nb[k], label);
@@ -377,12 +356,10 @@ static void run(kiln_queue *q, void *user) {
             check_bincount(q, d, 1, 0, 0, 0);
             check_bincount(q, d, 10007, 100, 0, 0);
             check_bincount(q, d, 3001, 5, 20, 0);
-            check_bincount(q, d, 30011,
-                           d == KILN_INT8 ? 127 : d == KILN_UINT8 ? 255 : 6000, 0, 0);
+            check_bincount(q, d, 30011, d == KILN_INT8 ? 127 : d == KILN_UINT8 ? 255 : 6000, 0, 0);
         }
     }
-    static const kiln_dtype wds[4] = {KILN_FLOAT32, KILN_FLOAT64, KILN_INT32,
-                                      KILN_INT64};
+    static const kiln_dtype wds[4] = { KILN_FLOAT32, KILN_FLOAT64, KILN_INT32, KILN_INT64 };
     for (int k = 0; k < 4; k++) {
         check_uniform(q, KILN_FLOAT32, 4099, 17, wds[k]);
         check_uniform(q, KILN_INT16, 1025, 300, wds[k]);

@@ -15,8 +15,7 @@
 #include "harness.h"
 
 #if !KILN_HAVE_CUDA
-int main(void)
-{
+int main(void) {
     KT_SKIP("kiln was built without cuda.h (no CUDA backend)");
 }
 #else
@@ -27,14 +26,14 @@ int main(void)
 #define STR(x) #x
 /* cuda.h maps each name to its versioned symbol (cuMemAlloc_v2): resolve
  * that symbol, with that prototype. */
-#define CU_FUNCS(X)                                                            \
-    X(cuDeviceGet) X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSetCurrent)           \
-    X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)                   \
-    X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                \
-    X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)   \
-    X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)                 \
-    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchHostFunc) X(cuLaunchKernel)    \
-    X(cuMemGetInfo) X(cuCtxSynchronize) X(cuMemGetAddressRange)
+#define CU_FUNCS(X)                                                                                \
+    X(cuDeviceGet)                                                                                 \
+    X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuDevicePrimaryCtxRetain)                  \
+        X(cuDevicePrimaryCtxRelease) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)   \
+            X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuMemAlloc) \
+                X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync)                  \
+                    X(cuMemsetD32Async) X(cuLaunchHostFunc) X(cuLaunchKernel) X(cuMemGetInfo)      \
+                        X(cuCtxSynchronize) X(cuMemGetAddressRange)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;
@@ -42,17 +41,16 @@ static struct {
 #undef FIELD
 } cu;
 
-static int load_cuda(void)
-{
+static int load_cuda(void) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return 0;
-#define RESOLVE(f)                                                             \
-    {                                                                          \
-        void *p = dlsym(lib, XSTR(f));                                         \
-        if (!p)                                                                \
-            return 0;                                                          \
-        memcpy(&cu.f, &p, sizeof p);                                           \
+#define RESOLVE(f)                     \
+    {                                  \
+        void *p = dlsym(lib, XSTR(f)); \
+        if (!p)                        \
+            return 0;                  \
+        memcpy(&cu.f, &p, sizeof p);   \
     }
     CU_FUNCS(RESOLVE)
 #undef RESOLVE
@@ -63,15 +61,13 @@ static int load_cuda(void)
 
 enum { N = 4096 };
 
-static const char *src =
-    "KILN_KERNEL void axpb(KILN_GLOBAL float *x, float a, float b, int n)\n"
-    "{\n"
-    "    int i = (int)kiln_global_id(0);\n"
-    "    if (i < n) x[i] = a * x[i] + b;\n"
-    "}\n";
+static const char *src = "KILN_KERNEL void axpb(KILN_GLOBAL float *x, float a, float b, int n)\n"
+                         "{\n"
+                         "    int i = (int)kiln_global_id(0);\n"
+                         "    if (i < n) x[i] = a * x[i] + b;\n"
+                         "}\n";
 
-static void expect(float *want, const float *init, int rounds)
-{
+static void expect(float *want, const float *init, int rounds) {
     for (int i = 0; i < N; i++) {
         float v = init[i];
         for (int r = 0; r < rounds; r++)
@@ -82,26 +78,22 @@ static void expect(float *want, const float *init, int rounds)
 
 /* A host function that holds a stream until the test opens the gate. */
 static atomic_int gate_open;
-static void CUDA_CB hold_stream(void *unused)
-{
+static void CUDA_CB hold_stream(void *unused) {
     (void)unused;
     while (!atomic_load(&gate_open))
         ;
 }
 
 static void launch_axpb(kiln_queue *q, kiln_kernel *k, kiln_buffer *b, size_t num_wait,
-                        kiln_event *const *wait, kiln_event **ev)
-{
+                        kiln_event *const *wait, kiln_event **ev) {
     size_t global = N;
-    kiln_arg args[4] = {KILN_ARG_BUF(b), KILN_ARG_F32(2.0f), KILN_ARG_F32(1.0f),
-                        KILN_ARG_I32(N)};
+    kiln_arg args[4] = { KILN_ARG_BUF(b), KILN_ARG_F32(2.0f), KILN_ARG_F32(1.0f), KILN_ARG_I32(N) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 4, args, num_wait, wait, ev));
 }
 
 /* Everything on one native context (primary or user-made) wrapped as kctx. */
 static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
-                     const float *init)
-{
+                     const float *init) {
     float *got = calloc(N, sizeof *got), *want = malloc(N * sizeof *want);
     CUcontext back = NULL;
     CHECK_OK(kiln_cuda_context_get(kctx, &back));
@@ -148,7 +140,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CHECK(f != NULL);
     float a = 2.0f, bb = 1.0f;
     int n = N;
-    void *params[4] = {&m, &a, &bb, &n};
+    void *params[4] = { &m, &a, &bb, &n };
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CU_OK(cu.cuLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
     CU_OK(cu.cuMemcpyDtoDAsync(m2, m, N * sizeof(float), s));
@@ -238,8 +230,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
 }
 
 /* NULLs, another context's objects, ranges, flags, the legacy stream. */
-static void check_bad_input(kiln_context *kprim, CUcontext user_ctx)
-{
+static void check_bad_input(kiln_context *kprim, CUcontext user_ctx) {
     kiln_buffer *b = (kiln_buffer *)1;
     kiln_queue *q = (kiln_queue *)1;
     kiln_context *c = (kiln_context *)1;
@@ -251,8 +242,7 @@ static void check_bad_input(kiln_context *kprim, CUcontext user_ctx)
     CHECK(c == NULL);
     CHECK_STATUS(kiln_cuda_queue_wrap(NULL, (CUstream)0x10, 0, &q), KILN_ERROR_NULL_HANDLE);
     CHECK(q == NULL);
-    CHECK_STATUS(kiln_cuda_queue_wrap(kprim, CU_STREAM_LEGACY, 0, &q),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_cuda_queue_wrap(kprim, CU_STREAM_LEGACY, 0, &q), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_cuda_buffer_wrap(kprim, 0, 64, 0, &b), KILN_ERROR_NULL_HANDLE);
 
     CU_OK(cu.cuCtxSetCurrent(user_ctx));
@@ -297,16 +287,17 @@ static void check_bad_input(kiln_context *kprim, CUcontext user_ctx)
             break;
         usleep(10 * 1000);
     }
-    CHECK_MSG(r != CUDA_SUCCESS, "an owned buffer of %zu bytes is still allocated "
-              "2 s after its release", big);
+    CHECK_MSG(r != CUDA_SUCCESS,
+              "an owned buffer of %zu bytes is still allocated "
+              "2 s after its release",
+              big);
     kiln_context_release(kuser);
     CU_OK(cu.cuCtxSetCurrent(user_ctx));
     CU_OK(cu.cuStreamDestroy(us));
 }
 
 /* kiln_opencl_* on CUDA objects and kiln_cuda_* on OpenCL ones. */
-static void check_wrong_backend(kiln_context *kprim)
-{
+static void check_wrong_backend(kiln_context *kprim) {
     cl_context clc = (cl_context)1;
     CHECK_STATUS(kiln_opencl_context_get(kprim, &clc), KILN_ERROR_MISMATCH);
     CHECK(clc == NULL);
@@ -336,15 +327,15 @@ static void check_wrong_backend(kiln_context *kprim)
  * (kiln cannot hold back work it does not see): what it held goes to the
  * stream first, in order, and there a command behind a gate that fails
  * still runs while its event reports the failure (kiln/cuda.h). */
-static void check_native_gate(kiln_context *ctx, kiln_device *dev)
-{
+static void check_native_gate(kiln_context *ctx, kiln_device *dev) {
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_queue *q = NULL;
     kiln_buffer *b = NULL;
     CHECK_OK(kiln_program_create(ctx,
-        "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
-        "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n", NULL, &p));
+                                 "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
+                                 "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n",
+                                 NULL, &p));
     CHECK_OK(kiln_kernel_create(p, "put", &k));
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
     CHECK_OK(kiln_buffer_create(ctx, N * sizeof(int), 0, NULL, &b));
@@ -354,7 +345,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev)
     size_t global = N;
     kiln_event *gate = NULL, *e5 = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &gate));
-    kiln_arg a5[3] = {KILN_ARG_BUF(b), KILN_ARG_I32(5), KILN_ARG_I32(N)};
+    kiln_arg a5[3] = { KILN_ARG_BUF(b), KILN_ARG_I32(5), KILN_ARG_I32(N) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 3, a5, 1, &gate, &e5));
     kiln_event_state st = KILN_EVENT_COMPLETE;
     CHECK_OK(kiln_event_get_state(e5, &st));
@@ -363,7 +354,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev)
     CHECK_OK(kiln_cuda_queue_get(q, &s)); /* the queue goes native */
     CHECK_OK(kiln_event_get_state(e5, &st));
     CHECK(st != KILN_EVENT_QUEUED && st != KILN_EVENT_COMPLETE);
-    kiln_arg a6[3] = {KILN_ARG_BUF(b), KILN_ARG_I32(6), KILN_ARG_I32(N)};
+    kiln_arg a6[3] = { KILN_ARG_BUF(b), KILN_ARG_I32(6), KILN_ARG_I32(N) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 3, a6, 0, NULL, NULL));
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e5));
@@ -372,7 +363,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev)
     /* behind a gate that fails, on the native queue: it runs, its event fails */
     kiln_event *gate2 = NULL, *e7 = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &gate2));
-    kiln_arg a7[3] = {KILN_ARG_BUF(b), KILN_ARG_I32(7), KILN_ARG_I32(N)};
+    kiln_arg a7[3] = { KILN_ARG_BUF(b), KILN_ARG_I32(7), KILN_ARG_I32(N) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &global, NULL, 3, a7, 1, &gate2, &e7));
     CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_event_wait(e7), KILN_ERROR_EVENT_FAILED);
@@ -390,8 +381,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev)
     kiln_program_release(p);
 }
 
-int main(void)
-{
+int main(void) {
     kiln_device *dev = NULL;
     if (kiln_device_select("cuda:0", &dev) != KILN_OK) {
         KT_SKIP("no CUDA device (%s)", kiln_last_error_message());

@@ -17,14 +17,13 @@
 #include "kiln/cuda.h"
 #endif
 
-#define CL_FUNCS(X)                                                            \
-    X(clGetDeviceInfo) X(clCreateContext) X(clReleaseContext)                  \
-    X(clGetContextInfo) X(clCreateCommandQueue) X(clReleaseCommandQueue)       \
-    X(clCreateBuffer) X(clReleaseMemObject) X(clGetMemObjectInfo)              \
-    X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clEnqueueCopyBuffer)      \
-    X(clCreateUserEvent) X(clSetUserEventStatus) X(clReleaseEvent)             \
-    X(clWaitForEvents) X(clGetEventInfo) X(clFinish) X(clCreateSubDevices)     \
-    X(clReleaseDevice)
+#define CL_FUNCS(X)                                                                               \
+    X(clGetDeviceInfo)                                                                            \
+    X(clCreateContext) X(clReleaseContext) X(clGetContextInfo) X(clCreateCommandQueue)            \
+        X(clReleaseCommandQueue) X(clCreateBuffer) X(clReleaseMemObject) X(clGetMemObjectInfo)    \
+            X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clEnqueueCopyBuffer)                 \
+                X(clCreateUserEvent) X(clSetUserEventStatus) X(clReleaseEvent) X(clWaitForEvents) \
+                    X(clGetEventInfo) X(clFinish) X(clCreateSubDevices) X(clReleaseDevice)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;
@@ -32,17 +31,16 @@ static struct {
 #undef FIELD
 } cl;
 
-static int load_opencl(void)
-{
+static int load_opencl(void) {
     void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return 0;
-#define RESOLVE(f)                                                             \
-    {                                                                          \
-        void *p = dlsym(lib, #f);                                              \
-        if (!p)                                                                \
-            return 0;                                                          \
-        memcpy(&cl.f, &p, sizeof p);                                           \
+#define RESOLVE(f)                   \
+    {                                \
+        void *p = dlsym(lib, #f);    \
+        if (!p)                      \
+            return 0;                \
+        memcpy(&cl.f, &p, sizeof p); \
     }
     CL_FUNCS(RESOLVE)
 #undef RESOLVE
@@ -51,30 +49,26 @@ static int load_opencl(void)
 
 enum { N = 1000 };
 
-static const char *src =
-    "KILN_KERNEL void axpb(KILN_GLOBAL float *x, float a, float b, int n)\n"
-    "{\n"
-    "    int i = (int)kiln_global_id(0);\n"
-    "    if (i < n) x[i] = a * x[i] + b;\n"
-    "}\n";
+static const char *src = "KILN_KERNEL void axpb(KILN_GLOBAL float *x, float a, float b, int n)\n"
+                         "{\n"
+                         "    int i = (int)kiln_global_id(0);\n"
+                         "    if (i < n) x[i] = a * x[i] + b;\n"
+                         "}\n";
 
-static cl_uint refcount_ctx(cl_context c)
-{
+static cl_uint refcount_ctx(cl_context c) {
     cl_uint n = 0;
     cl.clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
     return n;
 }
 
-static cl_uint refcount_mem(cl_mem m)
-{
+static cl_uint refcount_mem(cl_mem m) {
     cl_uint n = 0;
     cl.clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof n, &n, NULL);
     return n;
 }
 
 /* Exposure of a device, round trips. */
-static void check_device(kiln_device *dev, cl_device_id *id_out, cl_platform_id *plat_out)
-{
+static void check_device(kiln_device *dev, cl_device_id *id_out, cl_platform_id *plat_out) {
     cl_device_id id = NULL;
     cl_platform_id plat = NULL, plat2 = NULL;
     CHECK_OK(kiln_opencl_device_get(dev, &id));
@@ -90,8 +84,7 @@ static void check_device(kiln_device *dev, cl_device_id *id_out, cl_platform_id 
 }
 
 /* a*x+b, n times over, as the device computes it in float. */
-static void expect(float *want, const float *init, int rounds)
-{
+static void expect(float *want, const float *init, int rounds) {
     for (int i = 0; i < N; i++) {
         float v = init[i];
         for (int r = 0; r < rounds; r++)
@@ -110,22 +103,21 @@ typedef struct native {
  * after kiln (kiln's cl_event in a native wait list), on a wrapped buffer,
  * with a native user event holding everything back until all is queued. */
 static void check_ordering(native *nt, kiln_context *kctx, kiln_device *dev, kiln_kernel *k,
-                           kiln_buffer *kbuf, const float *init)
-{
+                           kiln_buffer *kbuf, const float *init) {
     cl_int err = 0;
     cl_event gate = cl.clCreateUserEvent(nt->ctx, &err);
     CHECK(err == CL_SUCCESS);
     cl_event nwrite = NULL, nread = NULL;
-    CHECK(cl.clEnqueueWriteBuffer(nt->q, nt->mem, CL_FALSE, 0, N * sizeof(float), init, 1,
-                                  &gate, &nwrite) == CL_SUCCESS);
+    CHECK(cl.clEnqueueWriteBuffer(nt->q, nt->mem, CL_FALSE, 0, N * sizeof(float), init, 1, &gate,
+                                  &nwrite) == CL_SUCCESS);
     kiln_event *kw = NULL, *kk = NULL;
     CHECK_OK(kiln_opencl_event_wrap(kctx, nwrite, &kw));
     cl.clReleaseEvent(nwrite); /* kiln holds its own reference */
-    kiln_queue *kq2 = NULL;     /* kiln's own queue: only the events order it */
+    kiln_queue *kq2 = NULL;    /* kiln's own queue: only the events order it */
     CHECK_OK(kiln_queue_create(kctx, dev, 0, &kq2));
     size_t global = N;
-    kiln_arg args[4] = {KILN_ARG_BUF(kbuf), KILN_ARG_F32(2.0f), KILN_ARG_F32(1.0f),
-                        KILN_ARG_I32(N)};
+    kiln_arg args[4] = { KILN_ARG_BUF(kbuf), KILN_ARG_F32(2.0f), KILN_ARG_F32(1.0f),
+                         KILN_ARG_I32(N) };
     CHECK_OK(kiln_kernel_launch(kq2, k, 1, &global, NULL, 4, args, 1, &kw, &kk));
     kiln_event_state state = KILN_EVENT_COMPLETE;
     CHECK_OK(kiln_event_get_state(kk, &state));
@@ -136,8 +128,8 @@ static void check_ordering(native *nt, kiln_context *kctx, kiln_device *dev, kil
     CHECK(cl.clGetEventInfo(kcl, CL_EVENT_CONTEXT, sizeof owner, &owner, NULL) == CL_SUCCESS);
     CHECK(owner == nt->ctx);
     float *got = calloc(N, sizeof *got), *want = malloc(N * sizeof *want);
-    CHECK(cl.clEnqueueReadBuffer(nt->qprof, nt->mem, CL_FALSE, 0, N * sizeof(float), got, 1,
-                                 &kcl, &nread) == CL_SUCCESS);
+    CHECK(cl.clEnqueueReadBuffer(nt->qprof, nt->mem, CL_FALSE, 0, N * sizeof(float), got, 1, &kcl,
+                                 &nread) == CL_SUCCESS);
     CHECK(cl.clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
     CHECK(cl.clWaitForEvents(1, &nread) == CL_SUCCESS);
     expect(want, init, 1);
@@ -155,8 +147,7 @@ static void check_ordering(native *nt, kiln_context *kctx, kiln_device *dev, kil
 /* Both ways on one in-order queue: kiln work on the wrapped native queue,
  * a native copy into a kiln buffer on kiln's exposed queue. */
 static void check_queues(native *nt, kiln_context *kctx, kiln_kernel *k, kiln_buffer *kbuf,
-                         const float *init)
-{
+                         const float *init) {
     kiln_queue *kq = NULL;
     CHECK_OK(kiln_opencl_queue_wrap(kctx, nt->q, &kq));
     cl_command_queue back = NULL;
@@ -165,8 +156,8 @@ static void check_queues(native *nt, kiln_context *kctx, kiln_kernel *k, kiln_bu
     CHECK(kiln_queue_context(kq) == kctx);
     CHECK(kiln_queue_get_flags(kq) == 0);
     size_t global = N;
-    kiln_arg args[4] = {KILN_ARG_BUF(kbuf), KILN_ARG_F32(2.0f), KILN_ARG_F32(1.0f),
-                        KILN_ARG_I32(N)};
+    kiln_arg args[4] = { KILN_ARG_BUF(kbuf), KILN_ARG_F32(2.0f), KILN_ARG_F32(1.0f),
+                         KILN_ARG_I32(N) };
     CHECK_OK(kiln_kernel_launch(kq, k, 1, &global, NULL, 4, args, 0, NULL, NULL));
     float *got = calloc(N, sizeof *got), *want = malloc(N * sizeof *want);
     /* native read right behind kiln's kernel, in the same queue */
@@ -182,8 +173,8 @@ static void check_queues(native *nt, kiln_context *kctx, kiln_kernel *k, kiln_bu
     cl_command_queue own_q = NULL;
     CHECK_OK(kiln_opencl_buffer_get(own, &own_mem));
     CHECK_OK(kiln_opencl_queue_get(kq, &own_q));
-    CHECK(cl.clEnqueueCopyBuffer(own_q, nt->mem, own_mem, 0, 0, N * sizeof(float), 0, NULL,
-                                 NULL) == CL_SUCCESS);
+    CHECK(cl.clEnqueueCopyBuffer(own_q, nt->mem, own_mem, 0, 0, N * sizeof(float), 0, NULL, NULL) ==
+          CL_SUCCESS);
     memset(got, 0, N * sizeof(float));
     CHECK_OK(kiln_buffer_read(kq, own, 0, N * sizeof(float), got));
     CHECK(memcmp(got, want, N * sizeof(float)) == 0);
@@ -213,9 +204,8 @@ static void check_queues(native *nt, kiln_context *kctx, kiln_kernel *k, kiln_bu
 }
 
 /* NULLs, objects of another cl_context, devices kiln does not know. */
-static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id,
-                            cl_platform_id plat, kiln_buffer *kbuf)
-{
+static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id, cl_platform_id plat,
+                            kiln_buffer *kbuf) {
     cl_mem m = (cl_mem)1;
     kiln_buffer *b = (kiln_buffer *)1;
     kiln_context *c = (kiln_context *)1;
@@ -225,7 +215,7 @@ static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id,
     CHECK_STATUS(kiln_opencl_buffer_get(NULL, &m), KILN_ERROR_NULL_HANDLE);
     CHECK(m == NULL);
     CHECK_STATUS(kiln_opencl_buffer_get(kbuf, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_opencl_device_get(NULL, &(cl_device_id){0}), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_opencl_device_get(NULL, &(cl_device_id){ 0 }), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_opencl_device_find(NULL, &d), KILN_ERROR_NULL_HANDLE);
     CHECK(d == NULL);
     CHECK_STATUS(kiln_opencl_context_wrap(NULL, &c), KILN_ERROR_NULL_HANDLE);
@@ -240,7 +230,7 @@ static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id,
 
     /* objects of another cl_context */
     cl_int err = 0;
-    cl_context_properties props[3] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
+    cl_context_properties props[3] = { CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0 };
     cl_context other = cl.clCreateContext(props, 1, &id, NULL, NULL, &err);
     CHECK(other && err == CL_SUCCESS);
     cl_command_queue oq = cl.clCreateCommandQueue(other, id, 0, &err);
@@ -259,7 +249,7 @@ static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id,
     cl.clReleaseContext(other);
 
     /* a device kiln does not know: a sub-device made natively */
-    cl_device_partition_property part[3] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+    cl_device_partition_property part[3] = { CL_DEVICE_PARTITION_EQUALLY, 1, 0 };
     cl_device_id sub[64];
     cl_uint nsub = 0, max_sub = 0;
     CHECK(cl.clGetDeviceInfo(id, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof max_sub, &max_sub,
@@ -299,8 +289,7 @@ static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id,
 #if KILN_HAVE_CUDA
 /* kiln_cuda_* on OpenCL objects: the other backend's interop refuses. */
 static void check_wrong_backend(kiln_context *kctx, kiln_queue *q, kiln_buffer *kbuf,
-                                kiln_kernel *k, kiln_device *dev)
-{
+                                kiln_kernel *k, kiln_device *dev) {
     CUdeviceptr p = 1;
     CUstream s = (CUstream)1;
     CUcontext c = (CUcontext)1;
@@ -328,8 +317,7 @@ static void check_wrong_backend(kiln_context *kctx, kiln_queue *q, kiln_buffer *
 
 static int opencl_devices_run;
 
-static void run(kiln_queue *queue, void *user)
-{
+static void run(kiln_queue *queue, void *user) {
     const float *init = user;
     kiln_device *dev = kiln_queue_device(queue);
     kiln_device_info info;
@@ -345,7 +333,7 @@ static void run(kiln_queue *queue, void *user)
 
     native nt;
     cl_int err = 0;
-    cl_context_properties props[3] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
+    cl_context_properties props[3] = { CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0 };
     nt.ctx = cl.clCreateContext(props, 1, &id, NULL, NULL, &err);
     CHECK(nt.ctx && err == CL_SUCCESS);
     nt.q = cl.clCreateCommandQueue(nt.ctx, id, 0, &err);
@@ -404,8 +392,7 @@ static void run(kiln_queue *queue, void *user)
     cl.clReleaseContext(nt.ctx);
 }
 
-int main(void)
-{
+int main(void) {
     if (!load_opencl()) {
         KT_SKIP("no OpenCL ICD loader (libOpenCL.so.1)");
     }

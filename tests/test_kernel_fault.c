@@ -26,11 +26,12 @@ static void test_fault(kiln_queue *q, void *user) {
     kiln_buffer *b = NULL;
     /* Far past the buffer: an address no allocation holds. */
     CHECK_OK(kiln_program_create(ctx,
-        "KILN_KERNEL void wild_store(KILN_GLOBAL int *x) {\n"
-        "  x[kiln_global_id(0) + (1L << 40)] = 1; }\n", NULL, &p));
+                                 "KILN_KERNEL void wild_store(KILN_GLOBAL int *x) {\n"
+                                 "  x[kiln_global_id(0) + (1L << 40)] = 1; }\n",
+                                 NULL, &p));
     CHECK_OK(kiln_kernel_create(p, "wild_store", &k));
     CHECK_OK(kiln_buffer_create(ctx, 64, 0, NULL, &b));
-    kiln_arg a[] = {KILN_ARG_BUF(b)};
+    kiln_arg a[] = { KILN_ARG_BUF(b) };
     size_t n = 256;
     kiln_event *e = NULL;
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 1, a, 0, NULL, &e));

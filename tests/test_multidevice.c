@@ -67,8 +67,8 @@ int main(void) {
     /* One program, built for both devices. */
     kiln_program *prog = NULL;
     kiln_kernel *scale = NULL, *add_into = NULL;
-    kiln_queue *q[2] = {NULL, NULL};
-    kiln_buffer *x = NULL, *y = NULL, *half[2] = {NULL, NULL}, *yhalf[2] = {NULL, NULL};
+    kiln_queue *q[2] = { NULL, NULL };
+    kiln_buffer *x = NULL, *y = NULL, *half[2] = { NULL, NULL }, *yhalf[2] = { NULL, NULL };
     if (!CHECK_OK(kiln_program_create(ctx, source, NULL, &prog)) ||
         !CHECK_OK(kiln_kernel_create(prog, "scale", &scale)) ||
         !CHECK_OK(kiln_kernel_create(prog, "add_into", &add_into)))
@@ -91,17 +91,17 @@ int main(void) {
     size_t half_n = N / 2, half_bytes = half_n * sizeof(float);
     if (CHECK_OK(kiln_buffer_create(ctx, N * sizeof(float), 0, hx, &x)) &&
         CHECK_OK(kiln_buffer_create(ctx, N * sizeof(float), 0, NULL, &y))) {
-        kiln_event *done[2] = {NULL, NULL}, *added = NULL;
+        kiln_event *done[2] = { NULL, NULL }, *added = NULL;
         for (int d = 0; d < 2; d++) {
             CHECK_OK(kiln_buffer_create_sub(x, d * half_bytes, half_bytes, &half[d]));
             CHECK_OK(kiln_buffer_create_sub(y, d * half_bytes, half_bytes, &yhalf[d]));
-            kiln_arg args[] = {KILN_ARG_BUF(half[d]), KILN_ARG_BUF(yhalf[d]), KILN_ARG_F32(3.0f)};
+            kiln_arg args[] = { KILN_ARG_BUF(half[d]), KILN_ARG_BUF(yhalf[d]), KILN_ARG_F32(3.0f) };
             CHECK_OK(kiln_kernel_launch(q[d], scale, 1, &half_n, NULL, 3, args, 0, NULL, &done[d]));
         }
         /* device 1 works on device 0's output: a cross-queue dependency */
-        kiln_arg add_args[] = {KILN_ARG_BUF(half[0]), KILN_ARG_BUF(yhalf[0])};
-        CHECK_OK(kiln_kernel_launch(q[1], add_into, 1, &half_n, NULL, 2, add_args, 1, &done[0],
-                                    &added));
+        kiln_arg add_args[] = { KILN_ARG_BUF(half[0]), KILN_ARG_BUF(yhalf[0]) };
+        CHECK_OK(
+            kiln_kernel_launch(q[1], add_into, 1, &half_n, NULL, 2, add_args, 1, &done[0], &added));
         CHECK_OK(kiln_events_wait(1, &added));
         CHECK_OK(kiln_event_wait(done[1]));
         CHECK_OK(kiln_buffer_read(q[0], y, 0, N * sizeof(float), hy));

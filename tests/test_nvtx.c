@@ -24,8 +24,9 @@ static void run(kiln_queue *q, void *user) {
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     CHECK_OK(kiln_program_create(c,
-        "KILN_KERNEL void twice(KILN_GLOBAL float *x) {\n"
-        "  x[kiln_global_id(0)] *= 2.0f; }\n", NULL, &p));
+                                 "KILN_KERNEL void twice(KILN_GLOBAL float *x) {\n"
+                                 "  x[kiln_global_id(0)] *= 2.0f; }\n",
+                                 NULL, &p));
     CHECK_OK(kiln_kernel_create(p, "twice", &k));
     /* NVTX loads its tool at its first call: kiln's first enqueue */
     CHECK_OK(kiln_buffer_write(q, b, 0, sizeof h, h));
@@ -37,7 +38,7 @@ static void run(kiln_queue *q, void *user) {
         const char *names;
         counts(&p0, &q0, &d0, &names);
         size_t n = 64;
-        kiln_arg a[] = {KILN_ARG_BUF(b)};
+        kiln_arg a[] = { KILN_ARG_BUF(b) };
         CHECK_OK(kiln_buffer_write(q, b, 0, sizeof h, h));
         CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 1, a, 0, NULL, NULL));
         float got[64];
@@ -50,8 +51,7 @@ static void run(kiln_queue *q, void *user) {
         counts(&p1, &q1, &d1, &names);
         /* write, launch, read: one range each (a blocking call may enqueue
          * more than one command) */
-        CHECK_MSG(p0 >= 1 && p1 - p0 >= 3, "%d, then %d ranges for 3 commands",
-                  p0, p1 - p0);
+        CHECK_MSG(p0 >= 1 && p1 - p0 >= 3, "%d, then %d ranges for 3 commands", p0, p1 - p0);
         CHECK_MSG(p1 == q1, "pushed %d, popped %d", p1, q1);
         CHECK_MSG(d1 == 1, "ranges nested %d deep", d1);
         CHECK_MSG(strstr(names, "twice\n") != NULL, "names:\n%s", names);

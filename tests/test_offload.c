@@ -34,8 +34,7 @@ static void hook(const char *s) {
 
 #define N_INTS 37
 
-static kiln_offload *make(kiln_context *c, const char *params,
-                          const char *body, unsigned dims,
+static kiln_offload *make(kiln_context *c, const char *params, const char *body, unsigned dims,
                           const kiln_offload_opts *o) {
     kiln_offload *off = NULL;
     CHECK_OK(kiln_offload_create(c, params, body, dims, o, &off));
@@ -50,8 +49,8 @@ static int all_eq(const int *h, size_t n, int base, int mul, int add) {
 }
 
 /* Reads the device copy of a mapped range through lookup. */
-static void read_device(kiln_queue *q, kiln_data_region *r, const void *host,
-                        size_t bytes, void *out) {
+static void read_device(kiln_queue *q, kiln_data_region *r, const void *host, size_t bytes,
+                        void *out) {
     kiln_buffer *b = NULL;
     size_t off = 0, left = 0;
     if (!CHECK_OK(kiln_data_region_lookup(r, host, &b, &off, &left)))
@@ -98,7 +97,7 @@ static void t_map_kinds(kiln_queue *q) {
     fill(h, n, 1, 0);
     m = KILN_ALLOC(h, bytes);
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r));
-    kiln_arg a2[2] = {KILN_PRESENT(h), KILN_ARG_I32(-5)};
+    kiln_arg a2[2] = { KILN_PRESENT(h), KILN_ARG_I32(-5) };
     CHECK_OK(kiln_offload_run(q, poison, r, &n, 2, a2));
     read_device(q, r, h, bytes, dev);
     CHECK(all_eq(dev, n, 0, 0, -5));
@@ -120,8 +119,7 @@ static void t_map_kinds(kiln_queue *q) {
     CHECK(h[4] == 4 && h[5] == -17 && h[14] == -17 && h[15] == 15);
     fill(h, n, 1, 0);
     CHECK_OK(kiln_data_region_get_stats(r, &s));
-    CHECK(s.copies_to == 0 && s.copies_from == 1 &&
-          s.bytes_from == 10 * sizeof *h);
+    CHECK(s.copies_to == 0 && s.copies_from == 1 && s.bytes_from == 10 * sizeof *h);
     CHECK_OK(kiln_data_region_end(r));
     CHECK_MSG(all_eq(h, n, 0, 1, 0), "ALLOC copied back: h[0] = %d", h[0]);
 
@@ -150,8 +148,7 @@ static void t_map_kinds(kiln_queue *q) {
     fill(h, n, 1, 0);
     CHECK(all_eq(h, n, 0, 1, 0));
     CHECK_OK(kiln_offload_get_stats(iota, &s));
-    CHECK(s.launches == 2 && s.copies_to == 0 && s.copies_from == 1 &&
-          s.allocations == 2);
+    CHECK(s.launches == 2 && s.copies_to == 0 && s.copies_from == 1 && s.allocations == 2);
 out:
     kiln_offload_release(twice);
     kiln_offload_release(poison);
@@ -175,7 +172,7 @@ static void t_stays(kiln_queue *q) {
         goto out;
     CHECK_OK(kiln_data_region_wait(r));
     for (int it = 0; it < 5; it++) {
-        kiln_arg a[2] = {KILN_PRESENT(h), KILN_ARG_I32(1)};
+        kiln_arg a[2] = { KILN_PRESENT(h), KILN_ARG_I32(1) };
         CHECK_OK(kiln_offload_run(q, add, r, &range, 2, a));
         fill(h, n, 0, 1000 + it); /* the device must not see this */
     }
@@ -183,15 +180,13 @@ static void t_stays(kiln_queue *q) {
     CHECK(all_eq(dev, n, 0, 1, 5));
     kiln_offload_stats s;
     CHECK_OK(kiln_data_region_get_stats(r, &s));
-    CHECK(s.copies_to == 1 && s.copies_from == 0 && s.launches == 5 &&
-          s.allocations == 1);
+    CHECK(s.copies_to == 1 && s.copies_from == 0 && s.launches == 5 && s.allocations == 1);
     /* An explicit update sends the host's values. */
     CHECK_OK(kiln_data_region_update(r, h, sizeof h, KILN_DATA_TO, 0, NULL, NULL));
-    kiln_arg a[2] = {KILN_PRESENT(h), KILN_ARG_I32(2)};
+    kiln_arg a[2] = { KILN_PRESENT(h), KILN_ARG_I32(2) };
     CHECK_OK(kiln_offload_run(q, add, r, &range, 2, a));
     kiln_event *e = NULL;
-    CHECK_OK(kiln_data_region_update(r, h + 10, 5 * sizeof *h,
-                                     KILN_DATA_FROM, 0, NULL, &e));
+    CHECK_OK(kiln_data_region_update(r, h + 10, 5 * sizeof *h, KILN_DATA_FROM, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     CHECK(h[9] == 1004 && h[10] == 1006 && h[14] == 1006 && h[15] == 1004);
@@ -223,8 +218,7 @@ static void t_pairwise(kiln_queue *q, int dbl) {
     const char *T = dbl ? "double" : "float";
     size_t es = dbl ? sizeof(double) : sizeof(float);
     char params[256], pre[512];
-    snprintf(params, sizeof params,
-             "const %s *X, %s *Dslice, int i, int M, int N", T, T);
+    snprintf(params, sizeof params, "const %s *X, %s *Dslice, int i, int M, int N", T, T);
     snprintf(pre, sizeof pre,
              "KILN_FUNC %s dist(KILN_GLOBAL const %s *a, KILN_GLOBAL const "
              "%s *b, int n) {\n"
@@ -232,12 +226,9 @@ static void t_pairwise(kiln_queue *q, int dbl) {
              "    for (int k = 0; k < n; k++) { %s t = a[k] - b[k]; d += t*t; }\n"
              "    return sqrt(d);\n}\n",
              T, T, T, T, T);
-    kiln_offload_opts o = KILN_OFFLOAD_OPTS(
-        .index_names = "j", .preamble = pre,
-        .name = dbl ? "pairwise_row_d" : "pairwise_row_f");
-    kiln_offload *row = make(c, params,
-                             "Dslice[j] = dist(X + (long)i*N, X + j*N, N);",
-                             1, &o);
+    kiln_offload_opts o = KILN_OFFLOAD_OPTS(.index_names = "j", .preamble = pre,
+                                            .name = dbl ? "pairwise_row_d" : "pairwise_row_f");
+    kiln_offload *row = make(c, params, "Dslice[j] = dist(X + (long)i*N, X + j*N, N);", 1, &o);
     /* The whole matrix in one 2-D offload, for comparison. */
     char body2[256];
     snprintf(body2, sizeof body2,
@@ -248,13 +239,12 @@ static void t_pairwise(kiln_queue *q, int dbl) {
     kiln_offload *full = make(c, params, body2, 2, NULL);
     if (!row || !full)
         goto out;
-    static const size_t Ms[] = {1, 7, 33, 100};
+    static const size_t Ms[] = { 1, 7, 33, 100 };
     const size_t N = 5;
     for (size_t mi = 0; mi < sizeof Ms / sizeof Ms[0]; mi++) {
         size_t M = Ms[mi];
         double *Xd = malloc(M * N * sizeof *Xd), *ref = malloc(M * M * sizeof *ref);
-        void *X = malloc(M * N * es), *D = malloc(M * M * es),
-             *D2 = malloc(M * M * es);
+        void *X = malloc(M * N * es), *D = malloc(M * M * es), *D2 = malloc(M * M * es);
         for (size_t k = 0; k < M * N; k++) {
             Xd[k] = kt_rand_unit() * 4 - 2;
             if (dbl)
@@ -268,10 +258,8 @@ static void t_pairwise(kiln_queue *q, int dbl) {
         kiln_data_region *r = NULL;
         CHECK_OK(kiln_data_region_begin(q, NULL, 1, &xm, &r));
         for (size_t i = 0; i < M; i++) {
-            kiln_arg a[5] = {
-                KILN_PRESENT(X), KILN_FROM((char *)D + i * M * es, M * es),
-                KILN_ARG_I32((int)i), KILN_ARG_I32((int)M),
-                KILN_ARG_I32((int)N)};
+            kiln_arg a[5] = { KILN_PRESENT(X), KILN_FROM((char *)D + i * M * es, M * es),
+                              KILN_ARG_I32((int)i), KILN_ARG_I32((int)M), KILN_ARG_I32((int)N) };
             CHECK_OK(kiln_offload_run(q, row, r, &M, 5, a));
         }
         kiln_offload_stats s;
@@ -280,15 +268,13 @@ static void t_pairwise(kiln_queue *q, int dbl) {
         CHECK_MSG(s.copies_to == 1 && s.copies_from == M && s.launches == M &&
                       s.allocations == 1 + M,
                   "M=%zu: %llu in, %llu out, %llu launches, %llu allocs", M,
-                  (unsigned long long)s.copies_to,
-                  (unsigned long long)s.copies_from,
-                  (unsigned long long)s.launches,
-                  (unsigned long long)s.allocations);
+                  (unsigned long long)s.copies_to, (unsigned long long)s.copies_from,
+                  (unsigned long long)s.launches, (unsigned long long)s.allocations);
         CHECK_OK(kiln_data_region_end(r));
         /* 2-D, no region: X TO, D FROM for this run alone. */
-        size_t range2[2] = {M, M};
-        kiln_arg a2[4] = {KILN_TO(X, M * N * es), KILN_FROM(D2, M * M * es),
-                               KILN_ARG_I32((int)M), KILN_ARG_I32((int)N)};
+        size_t range2[2] = { M, M };
+        kiln_arg a2[4] = { KILN_TO(X, M * N * es), KILN_FROM(D2, M * M * es), KILN_ARG_I32((int)M),
+                           KILN_ARG_I32((int)N) };
         CHECK_OK(kiln_offload_run(q, full, NULL, range2, 4, a2));
         double tol = dbl ? 1e-12 : 1e-5, worst = 0, worst2 = 0;
         for (size_t k = 0; k < M * M; k++) {
@@ -316,15 +302,13 @@ out:
 
 static void t_3d_async(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_offload *o3 = make(c, "int *x, int J, int K",
-                            "x[(i*J + j)*K + k] = (int)(i*100 + j*10 + k);",
-                            3, NULL);
+    kiln_offload *o3 =
+        make(c, "int *x, int J, int K", "x[(i*J + j)*K + k] = (int)(i*100 + j*10 + k);", 3, NULL);
     if (!o3)
         return;
-    size_t range[3] = {3, 4, 33};
+    size_t range[3] = { 3, 4, 33 };
     int *h = calloc(3 * 4 * 33, sizeof *h);
-    kiln_arg a[3] = {KILN_FROM(h, 3 * 4 * 33 * sizeof *h),
-                          KILN_ARG_I32(4), KILN_ARG_I32(33)};
+    kiln_arg a[3] = { KILN_FROM(h, 3 * 4 * 33 * sizeof *h), KILN_ARG_I32(4), KILN_ARG_I32(33) };
     kiln_event *e = NULL;
     CHECK_OK(kiln_offload_run_async(q, o3, NULL, range, 3, a, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
@@ -342,8 +326,7 @@ static void t_3d_async(kiln_queue *q) {
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r));
     a[0] = KILN_PRESENT(h);
     CHECK_OK(kiln_offload_run_async(q, o3, r, range, 3, a, 0, NULL, NULL));
-    CHECK_OK(kiln_data_region_update(r, h, 33 * sizeof *h, KILN_DATA_FROM, 0,
-                                     NULL, NULL));
+    CHECK_OK(kiln_data_region_update(r, h, 33 * sizeof *h, KILN_DATA_FROM, 0, NULL, NULL));
     CHECK_OK(kiln_data_region_end_async(r, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
@@ -374,8 +357,7 @@ static void t_out_of_order(kiln_queue *q0) {
     if (twice && CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
         kiln_arg a = KILN_PRESENT(h);
         for (int it = 0; it < 6; it++)
-            CHECK_OK(kiln_offload_run_async(q, twice, r, &range, 1, &a, 0,
-                                            NULL, NULL));
+            CHECK_OK(kiln_offload_run_async(q, twice, r, &range, 1, &a, 0, NULL, NULL));
         CHECK_OK(kiln_data_region_end(r));
         CHECK_MSG(all_eq(h, n, 0, 0, 63), "out of order: h[0] = %d", h[0]);
     }
@@ -413,8 +395,7 @@ static void t_wait_lists(kiln_queue *q) {
     /* update FROM behind a gate */
     fill(h, n, 0, -1);
     CHECK_OK(kiln_event_create_user(c, &gate));
-    CHECK_OK(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1, &gate,
-                                     &e));
+    CHECK_OK(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1, &gate, &e));
     usleep(50 * 1000);
     CHECK_MSG(!gate_open(e) && h[1] == -1, "update ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
@@ -461,28 +442,21 @@ static void t_wait_lists(kiln_queue *q) {
     if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
         kiln_event *nul = NULL;
         e = (kiln_event *)&e;
-        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1,
-                                             NULL, &e),
+        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1, NULL, &e),
                      KILN_ERROR_NULL_HANDLE);
         CHECK(e == NULL);
-        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1,
-                                             &nul, NULL),
+        CHECK_STATUS(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1, &nul, NULL),
                      KILN_ERROR_NULL_HANDLE);
-        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, NULL,
-                                            NULL),
+        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, NULL, NULL),
                      KILN_ERROR_NULL_HANDLE);
-        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, &nul,
-                                            NULL),
+        CHECK_STATUS(kiln_offload_run_async(q, twice, r, &n, 1, &p, 1, &nul, NULL),
                      KILN_ERROR_NULL_HANDLE);
-        CHECK_STATUS(kiln_data_region_end_async(r, 1, NULL, NULL),
-                     KILN_ERROR_NULL_HANDLE);
-        CHECK_STATUS(kiln_data_region_end_async(r, 1, &nul, NULL),
-                     KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_data_region_end_async(r, 1, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+        CHECK_STATUS(kiln_data_region_end_async(r, 1, &nul, NULL), KILN_ERROR_NULL_HANDLE);
         CHECK_OK(kiln_offload_run(q, twice, r, &n, 1, &p));
         CHECK_OK(kiln_data_region_end_async(r, 0, NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
-        CHECK_MSG(all_eq(h, n, 0, 2, 1), "after bad wait lists: h[1] = %d",
-                  h[1]);
+        CHECK_MSG(all_eq(h, n, 0, 2, 1), "after bad wait lists: h[1] = %d", h[1]);
     }
     e = (kiln_event *)&e;
     CHECK_OK(kiln_data_region_end_async(NULL, 0, NULL, &e));
@@ -517,24 +491,18 @@ static void t_retain_and_sizes(kiln_queue *q) {
     } big;
     memset(&big, 0xff, sizeof big);
     CHECK_OK((kiln_offload_get_stats)(off, &big.s, sizeof big));
-    CHECK(big.s.launches == 1 && big.s.copies_from == 1 && big.later[0] == 0 &&
-          big.later[1] == 0);
-    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 8),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(big.s.launches == 1 && big.s.copies_from == 1 && big.later[0] == 0 && big.later[1] == 0);
+    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 8), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(kiln_last_error_message(), "kiln_offload_get_stats") != NULL);
-    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 0),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_offload_get_stats(off, (kiln_offload_stats *)NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS((kiln_offload_get_stats)(off, &big.s, 0), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_offload_get_stats(off, (kiln_offload_stats *)NULL), KILN_ERROR_NULL_HANDLE);
     kiln_data_region *r = NULL;
     kiln_arg m = KILN_TO(h, sizeof h);
     if (CHECK_OK(kiln_data_region_begin(q, NULL, 1, &m, &r))) {
         memset(&big, 0xff, sizeof big);
         CHECK_OK((kiln_data_region_get_stats)(r, &big.s, sizeof big));
-        CHECK(big.s.copies_to == 1 && big.s.allocations == 1 &&
-              big.later[0] == 0);
-        CHECK_STATUS((kiln_data_region_get_stats)(r, &big.s, 16),
-                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK(big.s.copies_to == 1 && big.s.allocations == 1 && big.later[0] == 0);
+        CHECK_STATUS((kiln_data_region_get_stats)(r, &big.s, 16), KILN_ERROR_INVALID_ARGUMENT);
         CHECK_OK(kiln_data_region_end(r));
     }
 
@@ -554,10 +522,9 @@ static void t_retain_and_sizes(kiln_queue *q) {
     struct {
         kiln_offload_opts o;
         const char *later;
-    } newer = {KILN_OFFLOAD_OPTS(.index_names = "q"), NULL};
+    } newer = { KILN_OFFLOAD_OPTS(.index_names = "q"), NULL };
     newer.o.struct_size = sizeof newer;
-    if (CHECK_OK(kiln_offload_create(c, "int *x", "x[q] = 5;", 1, &newer.o,
-                                     &o2))) {
+    if (CHECK_OK(kiln_offload_create(c, "int *x", "x[q] = 5;", 1, &newer.o, &o2))) {
         CHECK_OK(kiln_offload_run(q, o2, NULL, &n, 1, &a));
         CHECK(h[0] == 5 && h[7] == 5);
         kiln_offload_release(o2);
@@ -579,23 +546,21 @@ static void t_arg_kinds(kiln_queue *q) {
     size_t shape = 16;
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &shape, &arr));
     kiln_buffer *buf = NULL;
-    CHECK_OK(kiln_buffer_create(c, sizeof h, KILN_BUFFER_READ_WRITE, NULL,
-                                &buf));
+    CHECK_OK(kiln_buffer_create(c, sizeof h, KILN_BUFFER_READ_WRITE, NULL, &buf));
     struct {
         kiln_arg a[2];
         const char *says;
     } cases[] = {
-        {{KILN_ARG_ARRAY(arr), KILN_ARG_I32(1)}, "an array"},
-        {{KILN_ARG_BUF(buf), KILN_ARG_I32(1)}, "a buffer"},
-        {{KILN_ARG_LOCAL_BYTES(64), KILN_ARG_I32(1)}, "local memory"},
-        {{KILN_ARG_I32(1), KILN_ARG_I32(1)}, "a scalar (int)"},
-        {{KILN_FROM(h, sizeof h), KILN_TO(h, sizeof h)}, "mapped host memory"},
-        {{KILN_FROM(h, sizeof h), KILN_ARG_ARRAY(arr)}, "an array"},
-        {{{.kind = (kiln_arg_kind)0}, KILN_ARG_I32(1)}, "unknown kind"},
+        { { KILN_ARG_ARRAY(arr), KILN_ARG_I32(1) }, "an array" },
+        { { KILN_ARG_BUF(buf), KILN_ARG_I32(1) }, "a buffer" },
+        { { KILN_ARG_LOCAL_BYTES(64), KILN_ARG_I32(1) }, "local memory" },
+        { { KILN_ARG_I32(1), KILN_ARG_I32(1) }, "a scalar (int)" },
+        { { KILN_FROM(h, sizeof h), KILN_TO(h, sizeof h) }, "mapped host memory" },
+        { { KILN_FROM(h, sizeof h), KILN_ARG_ARRAY(arr) }, "an array" },
+        { { { .kind = (kiln_arg_kind)0 }, KILN_ARG_I32(1) }, "unknown kind" },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, cases[k].a),
-                     KILN_ERROR_KERNEL_ARGS);
+        CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, cases[k].a), KILN_ERROR_KERNEL_ARGS);
         const char *msg = kiln_last_error_message();
         CHECK_MSG(strstr(msg, cases[k].says) != NULL &&
                       strstr(msg, k == 4 || k == 5 ? "'v'" : "'x'") != NULL,
@@ -603,17 +568,14 @@ static void t_arg_kinds(kiln_queue *q) {
     }
     /* region maps must be KILN_ARG_MAP */
     kiln_data_region *r = (kiln_data_region *)&r;
-    kiln_arg maps[2] = {KILN_TO(h, sizeof h), KILN_ARG_ARRAY(arr)};
-    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    kiln_arg maps[2] = { KILN_TO(h, sizeof h), KILN_ARG_ARRAY(arr) };
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(r == NULL);
     CHECK(strstr(kiln_last_error_message(), "an array") != NULL);
     maps[1] = KILN_ARG_I32(3);
-    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r), KILN_ERROR_INVALID_ARGUMENT);
     maps[1] = KILN_MAP(h + 8, 4, 7); /* unknown map kind */
-    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, maps + 1, &r),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, maps + 1, &r), KILN_ERROR_INVALID_ARGUMENT);
     kiln_buffer_release(buf);
     kiln_array_release(arr);
     kiln_offload_release(off);
@@ -633,8 +595,7 @@ static void t_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_offload_create(NULL, "int *x", "x[i]=0;", 1, NULL, &off),
                  KILN_ERROR_NULL_HANDLE);
     CHECK(off == NULL);
-    CHECK_STATUS(kiln_offload_create(c, "int *x", NULL, 1, NULL, &off),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_offload_create(c, "int *x", NULL, 1, NULL, &off), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_offload_create(c, "int *x", "x[i]=0;", 0, NULL, &off),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_offload_create(c, "int *x", "x[i]=0;", 4, NULL, &off),
@@ -644,20 +605,16 @@ static void t_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_offload_create(c, "int n", "(void)n;", 1, NULL, &off),
                  KILN_ERROR_INVALID_ARGUMENT);
     kiln_offload_opts bad_idx = KILN_OFFLOAD_OPTS(.index_names = "a,a");
-    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[a]=0;", 2, &bad_idx,
-                                     &off),
+    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[a]=0;", 2, &bad_idx, &off),
                  KILN_ERROR_INVALID_ARGUMENT);
     bad_idx.index_names = "a";
-    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[a]=0;", 2, &bad_idx,
-                                     &off),
+    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[a]=0;", 2, &bad_idx, &off),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_offload_create(c, "int *x",
-                                     "x[i] = no_such_variable_zq;", 1, NULL,
-                                     &off),
+    CHECK_STATUS(kiln_offload_create(c, "int *x", "x[i] = no_such_variable_zq;", 1, NULL, &off),
                  KILN_ERROR_BUILD);
     CHECK(strstr(kiln_last_error_message(), "no_such_variable_zq") != NULL);
-    CHECK_MSG(strstr(kiln_last_build_log(), "offload body") != NULL,
-              "build log: %.300s", kiln_last_build_log());
+    CHECK_MSG(strstr(kiln_last_build_log(), "offload body") != NULL, "build log: %.300s",
+              kiln_last_build_log());
     CHECK(off == NULL);
     kiln_offload_release(NULL);
 
@@ -665,48 +622,35 @@ static void t_errors(kiln_queue *q) {
     if (!off)
         return;
     /* arguments */
-    kiln_arg good[2] = {KILN_FROM(h, n * sizeof *h), KILN_ARG_I32(3)};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 1, good),
-                 KILN_ERROR_KERNEL_ARGS);
-    kiln_arg three[3] = {good[0], good[1], good[1]};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 3, three),
-                 KILN_ERROR_KERNEL_ARGS);
-    kiln_arg swapped[2] = {good[1], good[0]};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, swapped),
-                 KILN_ERROR_KERNEL_ARGS);
-    kiln_arg wrong_dtype[2] = {good[0], KILN_ARG_F64(3.0)};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, wrong_dtype),
-                 KILN_ERROR_KERNEL_ARGS);
+    kiln_arg good[2] = { KILN_FROM(h, n * sizeof *h), KILN_ARG_I32(3) };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 1, good), KILN_ERROR_KERNEL_ARGS);
+    kiln_arg three[3] = { good[0], good[1], good[1] };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 3, three), KILN_ERROR_KERNEL_ARGS);
+    kiln_arg swapped[2] = { good[1], good[0] };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, swapped), KILN_ERROR_KERNEL_ARGS);
+    kiln_arg wrong_dtype[2] = { good[0], KILN_ARG_F64(3.0) };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, wrong_dtype), KILN_ERROR_KERNEL_ARGS);
     CHECK(strstr(kiln_last_error_message(), "'v'") != NULL);
-    kiln_arg odd_bytes[2] = {KILN_FROM(h, 10), good[1]};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, odd_bytes),
-                 KILN_ERROR_KERNEL_ARGS);
-    kiln_arg null_host[2] = {KILN_FROM(NULL, 64), good[1]};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, null_host),
-                 KILN_ERROR_NULL_HANDLE);
-    kiln_arg unmapped[2] = {KILN_PRESENT(h), good[1]};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, unmapped),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    kiln_arg bad_kind[2] = {KILN_MAP(h, 64, 9), good[1]};
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, bad_kind),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_offload_run(NULL, off, NULL, &n, 2, good),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_offload_run(q, NULL, NULL, &n, 2, good),
-                 KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, NULL, 2, good),
-                 KILN_ERROR_NULL_HANDLE);
+    kiln_arg odd_bytes[2] = { KILN_FROM(h, 10), good[1] };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, odd_bytes), KILN_ERROR_KERNEL_ARGS);
+    kiln_arg null_host[2] = { KILN_FROM(NULL, 64), good[1] };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, null_host), KILN_ERROR_NULL_HANDLE);
+    kiln_arg unmapped[2] = { KILN_PRESENT(h), good[1] };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, unmapped), KILN_ERROR_INVALID_ARGUMENT);
+    kiln_arg bad_kind[2] = { KILN_MAP(h, 64, 9), good[1] };
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &n, 2, bad_kind), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_offload_run(NULL, off, NULL, &n, 2, good), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_offload_run(q, NULL, NULL, &n, 2, good), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, NULL, 2, good), KILN_ERROR_NULL_HANDLE);
     /* a run's own overlapping maps */
     kiln_offload *two = make(c, "int *a, int *b", "a[i] = b[i];", 1, NULL);
     if (two) {
-        kiln_arg ov[2] = {KILN_FROM(h, 16 * sizeof *h),
-                               KILN_TO(h + 8, 16 * sizeof *h)};
-        CHECK_STATUS(kiln_offload_run(q, two, NULL, &n, 2, ov),
-                     KILN_ERROR_INVALID_ARGUMENT);
+        kiln_arg ov[2] = { KILN_FROM(h, 16 * sizeof *h), KILN_TO(h + 8, 16 * sizeof *h) };
+        CHECK_STATUS(kiln_offload_run(q, two, NULL, &n, 2, ov), KILN_ERROR_INVALID_ARGUMENT);
         /* ...which a region makes legal (the device copy is shared) */
         kiln_arg whole = KILN_TOFROM(h, 64 * sizeof *h);
         CHECK_OK(kiln_data_region_begin(q, NULL, 1, &whole, &r));
-        kiln_arg sh[2] = {KILN_PRESENT(h), KILN_PRESENT(h + 20)};
+        kiln_arg sh[2] = { KILN_PRESENT(h), KILN_PRESENT(h + 20) };
         CHECK_OK(kiln_offload_run(q, two, r, &n, 2, sh));
         CHECK_OK(kiln_data_region_end(r));
         CHECK(h[0] == 20 && h[15] == 35 && h[16] == 16);
@@ -723,28 +667,22 @@ static void t_errors(kiln_queue *q) {
     CHECK(e != NULL);
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
-    CHECK_STATUS(kiln_offload_run(q, off, NULL, &zero, 1, good),
-                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_offload_run(q, off, NULL, &zero, 1, good), KILN_ERROR_KERNEL_ARGS);
     CHECK_OK(kiln_offload_get_stats(off, &s1));
     CHECK(memcmp(&s0, &s1, sizeof s0) == 0);
     CHECK(h[0] == 0 && h[15] == 15);
 
     /* regions */
-    kiln_arg ov[2] = {KILN_TO(h, 40), KILN_FROM(h + 4, 8)};
-    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, ov, &r),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    kiln_arg ov[2] = { KILN_TO(h, 40), KILN_FROM(h + 4, 8) };
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, ov, &r), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(r == NULL);
-    kiln_arg same[2] = {KILN_TO(h, 40), KILN_TO(h, 40)};
-    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, same, &r),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    kiln_arg same[2] = { KILN_TO(h, 40), KILN_TO(h, 40) };
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, same, &r), KILN_ERROR_INVALID_ARGUMENT);
     kiln_arg nul = KILN_TO(NULL, 40);
-    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, &nul, &r),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, &nul, &r), KILN_ERROR_NULL_HANDLE);
     kiln_arg pres = KILN_PRESENT(h);
-    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, &pres, &r),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_data_region_begin(NULL, NULL, 0, NULL, &r),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, &pres, &r), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_data_region_begin(NULL, NULL, 0, NULL, &r), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_data_region_end(NULL));
     /* an empty region is fine; zero-byte maps map nothing */
     kiln_arg empty = KILN_TO(NULL, 0);
@@ -754,32 +692,27 @@ static void t_errors(kiln_queue *q) {
     kiln_arg part = KILN_TOFROM(h + 8, 16 * sizeof *h);
     CHECK_OK(kiln_data_region_begin(q, NULL, 1, &part, &r));
     /* runs past the mapping's end */
-    kiln_arg past[2] = {KILN_FROM(h + 16, 16 * sizeof *h), good[1]};
-    CHECK_STATUS(kiln_offload_run(q, off, r, &n, 2, past),
-                 KILN_ERROR_OUT_OF_RANGE);
+    kiln_arg past[2] = { KILN_FROM(h + 16, 16 * sizeof *h), good[1] };
+    CHECK_STATUS(kiln_offload_run(q, off, r, &n, 2, past), KILN_ERROR_OUT_OF_RANGE);
     /* starts before the mapping and overlaps it */
-    kiln_arg before[2] = {KILN_FROM(h, 16 * sizeof *h), good[1]};
-    CHECK_STATUS(kiln_offload_run(q, off, r, &n, 2, before),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    kiln_arg before[2] = { KILN_FROM(h, 16 * sizeof *h), good[1] };
+    CHECK_STATUS(kiln_offload_run(q, off, r, &n, 2, before), KILN_ERROR_INVALID_ARGUMENT);
     kiln_arg child_bad = KILN_TO(h + 4, 8 * sizeof *h);
-    CHECK_STATUS(kiln_data_region_begin(q, r, 1, &child_bad, &r2),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_data_region_begin(q, r, 1, &child_bad, &r2), KILN_ERROR_INVALID_ARGUMENT);
     kiln_arg child_out = KILN_MAP(h + 40, 8, KILN_DATA_PRESENT);
-    CHECK_STATUS(kiln_data_region_begin(q, r, 1, &child_out, &r2),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_data_region_begin(q, r, 1, &child_out, &r2), KILN_ERROR_INVALID_ARGUMENT);
     /* lookup: a slice resolves to buffer + offset */
     kiln_buffer *b = NULL;
     size_t bo = 99, left = 0;
     CHECK_OK(kiln_data_region_lookup(r, h + 10, &b, &bo, &left));
     CHECK(b != NULL && bo == 2 * sizeof *h && left == 14 * sizeof *h);
-    CHECK_STATUS(kiln_data_region_lookup(r, h + 30, &b, &bo, &left),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_data_region_lookup(r, h + 30, &b, &bo, &left), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_data_region_update(r, h, 4, KILN_DATA_TOFROM, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_data_region_update(r, h + 30, 4, KILN_DATA_TO, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* a run inside the region, on a slice */
-    kiln_arg slice[2] = {KILN_PRESENT(h + 12), KILN_ARG_I32(-1)};
+    kiln_arg slice[2] = { KILN_PRESENT(h + 12), KILN_ARG_I32(-1) };
     size_t four = 4;
     CHECK_OK(kiln_offload_run(q, off, r, &four, 2, slice));
     CHECK_OK(kiln_data_region_end(r));
@@ -790,8 +723,7 @@ static void t_errors(kiln_queue *q) {
     if (kiln_context_create(&dev, 1, &c2) == KILN_OK) {
         kiln_queue *q2 = NULL;
         if (CHECK_OK(kiln_queue_create(c2, dev, 0, &q2))) {
-            CHECK_STATUS(kiln_offload_run(q2, off, NULL, &n, 2, good),
-                         KILN_ERROR_MISMATCH);
+            CHECK_STATUS(kiln_offload_run(q2, off, NULL, &n, 2, good), KILN_ERROR_MISMATCH);
             kiln_queue_release(q2);
         }
         kiln_context_release(c2);
@@ -837,12 +769,10 @@ static int t_nvrtc(void) {
         size_t size = 0;
         int is_ptx = 0;
         char *log = NULL;
-        kiln_status st = kiln__cuda_compile(full, NULL, 90, &bin, &size,
-                                            &is_ptx, &log);
+        kiln_status st = kiln__cuda_compile(full, NULL, 90, &bin, &size, &is_ptx, &log);
         CHECK_MSG(st == KILN_OK, "NVRTC: %s", kiln_last_error_message());
         if (st != KILN_OK)
-            printf("--- log ---\n%s\n--- source ---\n%s\n", log ? log : "",
-                   g_src[k]);
+            printf("--- log ---\n%s\n--- source ---\n%s\n", log ? log : "", g_src[k]);
         ok += st == KILN_OK;
         free(bin);
         free(log);

@@ -46,12 +46,11 @@ static kiln_buffer *pooled(kiln_context *c, size_t bytes, unsigned flags) {
 static void counts(kiln_device *dev) {
     kiln_context *c = NULL;
     kiln_queue *q = NULL;
-    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
-        !CHECK_OK(kiln_queue_create(c, dev, 0, &q)))
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) || !CHECK_OK(kiln_queue_create(c, dev, 0, &q)))
         goto out;
     kiln_pool_stats s = stats(c);
-    CHECK(s.bytes_in_use == 0 && s.bytes_cached == 0 && s.peak_in_use == 0 &&
-          s.allocations == 0 && s.hits == 0);
+    CHECK(s.bytes_in_use == 0 && s.bytes_cached == 0 && s.peak_in_use == 0 && s.allocations == 0 &&
+          s.hits == 0);
 
     /* a plain buffer is not pooled */
     kiln_buffer *plain = NULL;
@@ -65,8 +64,7 @@ static void counts(kiln_device *dev) {
     CHECK(kiln_buffer_size(a) == MIB);
     s = stats(c);
     CHECK_MSG(s.bytes_in_use == MIB && s.allocations == 1 && s.hits == 0,
-              "in use %zu, allocations %llu", s.bytes_in_use,
-              (unsigned long long)s.allocations);
+              "in use %zu, allocations %llu", s.bytes_in_use, (unsigned long long)s.allocations);
     kiln_buffer *odd = pooled(c, 1025, 0), *tiny = pooled(c, 100, 0),
                 *big = pooled(c, 5 * MIB + 1, 0);
     CHECK(kiln_buffer_size(odd) == 1025 && kiln_buffer_size(big) == 5 * MIB + 1);
@@ -90,8 +88,8 @@ static void counts(kiln_device *dev) {
     s = stats(c);
     CHECK_MSG(s.bytes_in_use == 0 && s.bytes_cached == peak && s.bytes_waiting == 0 &&
                   s.peak_in_use == peak,
-              "in use %zu, cached %zu, waiting %zu, peak %zu", s.bytes_in_use,
-              s.bytes_cached, s.bytes_waiting, s.peak_in_use);
+              "in use %zu, cached %zu, waiting %zu, peak %zu", s.bytes_in_use, s.bytes_cached,
+              s.bytes_waiting, s.peak_in_use);
 
     /* reuse: the same class is a hit, another size class is not */
     a = pooled(c, MIB - 1000, 0); /* class 1 MiB */
@@ -115,14 +113,14 @@ static void counts(kiln_device *dev) {
     CHECK_OK(kiln_pool_trim(c, 0, &freed));
     s = stats(c);
     CHECK_MSG(s.bytes_cached == 0 && s.bytes_waiting == 0 && freed == left,
-              "cached %zu, waiting %zu, freed %zu of %zu", s.bytes_cached, s.bytes_waiting,
-              freed, left);
-    CHECK(s.blocks_freed == 5); /* 1 MiB (a, reused), odd, tiny, big, b */
+              "cached %zu, waiting %zu, freed %zu of %zu", s.bytes_cached, s.bytes_waiting, freed,
+              left);
+    CHECK(s.blocks_freed == 5);   /* 1 MiB (a, reused), odd, tiny, big, b */
     CHECK(s.peak_in_use == peak); /* trimming keeps the peak */
 
     /* the cached limit */
     CHECK_OK(kiln_pool_configure(c, &KILN_POOL_OPTS(.max_cached_bytes = 2 * MIB)));
-    kiln_buffer *x[3] = {pooled(c, MIB, 0), pooled(c, MIB, 0), pooled(c, MIB, 0)};
+    kiln_buffer *x[3] = { pooled(c, MIB, 0), pooled(c, MIB, 0), pooled(c, MIB, 0) };
     for (int i = 0; i < 3; i++)
         kiln_buffer_release(x[i]);
     s = stats(c);
@@ -191,8 +189,7 @@ static void no_early_reuse(kiln_device *dev) {
     kiln_event *gate = NULL;
     if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
         !CHECK_OK(kiln_queue_create(c, dev, 0, &g)) ||
-        !CHECK_OK(kiln_queue_create(c, dev, 0, &o)) ||
-        !CHECK_OK(kiln_event_create_user(c, &gate)))
+        !CHECK_OK(kiln_queue_create(c, dev, 0, &o)) || !CHECK_OK(kiln_event_create_user(c, &gate)))
         goto out;
     size_t n = MIB / 4 + 3; /* an awkward size */
     kiln_array *a = NULL, *keep = NULL, *b = NULL;
@@ -203,8 +200,8 @@ static void no_early_reuse(kiln_device *dev) {
     CHECK_OK(kiln_array_copy(g, keep, a, 0, NULL, NULL));
     kiln_array_release(a); /* the gated work still uses it */
     kiln_pool_stats s = stats(c);
-    CHECK_MSG(s.bytes_waiting > 0 && s.bytes_waiting == s.bytes_cached,
-              "waiting %zu, cached %zu", s.bytes_waiting, s.bytes_cached);
+    CHECK_MSG(s.bytes_waiting > 0 && s.bytes_waiting == s.bytes_cached, "waiting %zu, cached %zu",
+              s.bytes_waiting, s.bytes_cached);
     uint64_t hits = s.hits;
     CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &b));
     CHECK_MSG(stats(c).hits == hits, "a block behind the gate was handed out");
@@ -246,8 +243,7 @@ static void no_early_reuse(kiln_device *dev) {
     /* a queue freed with work pending still fences later releases */
     kiln_event *gate2 = NULL;
     kiln_queue *t = NULL;
-    if (CHECK_OK(kiln_event_create_user(c, &gate2)) &&
-        CHECK_OK(kiln_queue_create(c, dev, 0, &t))) {
+    if (CHECK_OK(kiln_event_create_user(c, &gate2)) && CHECK_OK(kiln_queue_create(c, dev, 0, &t))) {
         CHECK_OK(kiln_pool_trim(c, 0, NULL)); /* no other block of the class */
         kiln_array *d = NULL;
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &d));
@@ -295,7 +291,7 @@ static void no_early_reuse(kiln_device *dev) {
         kiln_array *h = NULL, *other = NULL;
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &h));
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &other));
-        CHECK_OK(kiln_array_fill(ooo, h, &seven, 1, &gate4, NULL)); /* gated */
+        CHECK_OK(kiln_array_fill(ooo, h, &seven, 1, &gate4, NULL));  /* gated */
         CHECK_OK(kiln_array_fill(ooo, other, &nine, 0, NULL, NULL)); /* free to run */
         kiln_array_release(h);
         s = stats(c);
@@ -399,7 +395,6 @@ static void switches(kiln_device *dev) {
     unsetenv("KILN_POOL");
 }
 
-
 /* Threads sharing a context's pool, each on its own queue: arrays of
  * varied sizes, filled with the thread's own values; every other one is
  * released while its fill may still be queued. A block handed out while
@@ -449,7 +444,7 @@ static void threads(kiln_device *dev) {
     job jobs[NTHREADS];
     pthread_t th[NTHREADS];
     for (unsigned t = 0; t < NTHREADS; t++) {
-        jobs[t] = (job){.c = c, .dev = dev, .t = t};
+        jobs[t] = (job){ .c = c, .dev = dev, .t = t };
         CHECK(pthread_create(&th[t], NULL, worker, &jobs[t]) == 0);
     }
     for (unsigned t = 0; t < NTHREADS; t++) {
@@ -475,8 +470,7 @@ static void threads(kiln_device *dev) {
 static void algorithms(kiln_device *dev) {
     kiln_context *c = NULL;
     kiln_queue *q = NULL;
-    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
-        !CHECK_OK(kiln_queue_create(c, dev, 0, &q)))
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) || !CHECK_OK(kiln_queue_create(c, dev, 0, &q)))
         goto out;
     size_t n = 100003;
     kiln_array *x = NULL, *sorted = NULL;
@@ -484,14 +478,17 @@ static void algorithms(kiln_device *dev) {
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &sorted));
     uint64_t arrays = stats(c).allocations;
     CHECK(arrays == 2);
-    union { int32_t i32; int64_t i64; } sum = {0};
+    union {
+        int32_t i32;
+        int64_t i64;
+    } sum = { 0 };
     kiln_dtype rd = kiln_reduce_result_dtype(KILN_REDUCE_SUM, KILN_INT32);
     CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, &sum));
     int64_t want = (int64_t)n * (int64_t)(n + 1) / 2;
     CHECK_MSG(rd == KILN_INT64 ? sum.i64 == want : sum.i32 == (int32_t)(uint32_t)want,
               "sum: dtype %d", (int)rd);
     CHECK_OK(kiln_array_sort(q, sorted, NULL, x, NULL, NULL, 0, NULL, NULL));
-    int32_t first[4] = {0};
+    int32_t first[4] = { 0 };
     CHECK_OK(kiln_queue_finish(q));
     kiln_array *head = NULL;
     kiln_slice sl = KILN_SLICE(0, 4, 1);
@@ -500,8 +497,10 @@ static void algorithms(kiln_device *dev) {
     CHECK(first[0] == 1 && first[1] == 2 && first[3] == 4);
     kiln_array_release(head);
     kiln_pool_stats s = stats(c);
-    CHECK_MSG(s.allocations > arrays, "the reduction and the sort allocated nothing pooled "
-              "(%llu allocations)", (unsigned long long)s.allocations);
+    CHECK_MSG(s.allocations > arrays,
+              "the reduction and the sort allocated nothing pooled "
+              "(%llu allocations)",
+              (unsigned long long)s.allocations);
     kiln_array_release(x);
     kiln_array_release(sorted);
 out:

@@ -16,19 +16,19 @@ static void test_finish_reports(kiln_queue *q, void *user) {
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(ctx,
-        "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
+    CHECK_OK(kiln_program_create(
+        ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
         NULL, &p));
     CHECK_OK(kiln_kernel_create(p, "put", &k));
     CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, &b));
     size_t n = 4;
-    kiln_arg a1[] = {KILN_ARG_BUF(b), KILN_ARG_I32(1)};
+    kiln_arg a1[] = { KILN_ARG_BUF(b), KILN_ARG_I32(1) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a1, 0, NULL, NULL));
     CHECK_OK(kiln_queue_finish(q)); /* nothing failed */
 
     kiln_event *gate = NULL, *e = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &gate));
-    kiln_arg a2[] = {KILN_ARG_BUF(b), KILN_ARG_I32(2)};
+    kiln_arg a2[] = { KILN_ARG_BUF(b), KILN_ARG_I32(2) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a2, 1, &gate, &e));
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_ERROR));
     kiln_status st = kiln_queue_finish(q);
@@ -36,7 +36,7 @@ static void test_finish_reports(kiln_queue *q, void *user) {
            kiln_last_error_message());
     CHECK_STATUS(st, KILN_ERROR_EVENT_FAILED);
     CHECK_STATUS(kiln_event_wait(e), KILN_ERROR_EVENT_FAILED);
-    int got[4] = {0};
+    int got[4] = { 0 };
     /* The gated launch did not run: the buffer still holds 1s. */
     kiln_event *r = NULL;
     kiln_status rs = kiln_buffer_read_async(q, b, 0, sizeof got, got, 0, NULL, &r);
@@ -51,14 +51,14 @@ static void test_finish_reports(kiln_queue *q, void *user) {
     /* Reported once: the next finish has nothing new to report, and the
      * queue works. */
     CHECK_OK(kiln_queue_finish(q));
-    kiln_arg a3[] = {KILN_ARG_BUF(b), KILN_ARG_I32(3)};
+    kiln_arg a3[] = { KILN_ARG_BUF(b), KILN_ARG_I32(3) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a3, 0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q, b, 0, sizeof got, got));
     CHECK(got[0] == 3 && got[3] == 3);
     /* A gate completed without error: finish is OK and the launch ran. */
     kiln_event *ok_gate = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &ok_gate));
-    kiln_arg a4[] = {KILN_ARG_BUF(b), KILN_ARG_I32(4)};
+    kiln_arg a4[] = { KILN_ARG_BUF(b), KILN_ARG_I32(4) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a4, 1, &ok_gate, NULL));
     CHECK_OK(kiln_event_set_complete(ok_gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_queue_finish(q));
@@ -86,15 +86,15 @@ static void test_release_gated(kiln_queue *unused, void *user) {
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(ctx,
-        "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
+    CHECK_OK(kiln_program_create(
+        ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
         NULL, &p));
     CHECK_OK(kiln_kernel_create(p, "put", &k));
     CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, &b));
     kiln_event *gate = NULL, *done = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &gate));
     size_t n = 4;
-    kiln_arg a[] = {KILN_ARG_BUF(b), KILN_ARG_I32(9)};
+    kiln_arg a[] = { KILN_ARG_BUF(b), KILN_ARG_I32(9) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a, 1, &gate, &done));
     kiln_queue_release(q); /* returns at once */
     kiln_kernel_release(k);
@@ -102,7 +102,7 @@ static void test_release_gated(kiln_queue *unused, void *user) {
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(done));
     kiln_queue *q2 = NULL;
-    int got[4] = {0};
+    int got[4] = { 0 };
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q2));
     CHECK_OK(kiln_buffer_read(q2, b, 0, sizeof got, got));
     CHECK(got[0] == 9 && got[3] == 9);
@@ -115,7 +115,7 @@ static void test_release_gated(kiln_queue *unused, void *user) {
      * clReleaseContext over a user event released unset). */
     kiln_queue *q3 = NULL;
     kiln_event *lost = NULL, *behind = NULL;
-    int got3[4] = {0};
+    int got3[4] = { 0 };
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q3));
     CHECK_OK(kiln_event_create_user(ctx, &lost));
     CHECK_OK(kiln_buffer_read_async(q3, b, 0, sizeof got3, got3, 1, &lost, &behind));
@@ -131,9 +131,8 @@ static void test_release_gated(kiln_queue *unused, void *user) {
 
 #define GN 1031 /* a prime, more than one work-group */
 
-static const char *put_src =
-    "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
-    "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n";
+static const char *put_src = "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
+                             "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n";
 
 typedef struct gated_rig {
     kiln_context *ctx;
@@ -147,12 +146,11 @@ static void rig_make(kiln_queue *q, gated_rig *r) {
     r->ctx = kiln_queue_context(q);
     CHECK_OK(kiln_program_create(r->ctx, put_src, NULL, &r->p));
     CHECK_OK(kiln_kernel_create(r->p, "put", &r->k));
-    kiln_buffer **bs[4] = {&r->a, &r->b, &r->c, &r->d};
+    kiln_buffer **bs[4] = { &r->a, &r->b, &r->c, &r->d };
     for (int i = 0; i < 4; i++) {
         CHECK_OK(kiln_buffer_create(r->ctx, GN * sizeof(int), 0, NULL, bs[i]));
         int v = i + 1; /* a=1, b=2, c=3, d=4 */
-        CHECK_OK(kiln_buffer_fill(q, *bs[i], &v, sizeof v, 0, GN * sizeof(int),
-                                  0, NULL, NULL));
+        CHECK_OK(kiln_buffer_fill(q, *bs[i], &v, sizeof v, 0, GN * sizeof(int), 0, NULL, NULL));
     }
     CHECK_OK(kiln_queue_finish(q));
 }
@@ -185,7 +183,7 @@ static void gated_commands(kiln_queue *q, int fail) {
     rig_make(q, &r);
     kiln_queue *q2 = NULL;
     CHECK_OK(kiln_queue_create(r.ctx, kiln_queue_device(q), 0, &q2));
-    kiln_event *gate = NULL, *ev[5] = {NULL};
+    kiln_event *gate = NULL, *ev[5] = { NULL };
     CHECK_OK(kiln_event_create_user(r.ctx, &gate));
     size_t n = GN;
     int five = 5, nine = 9, six[GN], back[GN];
@@ -193,10 +191,9 @@ static void gated_commands(kiln_queue *q, int fail) {
         six[i] = 6;
         back[i] = -1;
     }
-    kiln_arg args[] = {KILN_ARG_BUF(r.a), KILN_ARG_I32(five), KILN_ARG_I32(GN)};
+    kiln_arg args[] = { KILN_ARG_BUF(r.a), KILN_ARG_I32(five), KILN_ARG_I32(GN) };
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, args, 1, &gate, &ev[0]));
-    CHECK_OK(kiln_buffer_fill(q, r.b, &nine, sizeof nine, 0, sizeof six, 1, &gate,
-                              &ev[1]));
+    CHECK_OK(kiln_buffer_fill(q, r.b, &nine, sizeof nine, 0, sizeof six, 1, &gate, &ev[1]));
     CHECK_OK(kiln_buffer_write_async(q, r.c, 0, sizeof six, six, 1, &gate, &ev[2]));
     CHECK_OK(kiln_buffer_copy(q2, r.a, 0, r.d, 0, sizeof six, 1, &ev[0], &ev[3]));
     CHECK_OK(kiln_buffer_read_async(q, r.b, 0, sizeof back, back, 1, &ev[1], &ev[4]));
@@ -207,8 +204,7 @@ static void gated_commands(kiln_queue *q, int fail) {
     CHECK_STATUS(kiln_event_wait_timeout(ev[0], 20), KILN_ERROR_TIMEOUT);
     CHECK_OK(kiln_event_set_complete(gate, fail ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE));
     for (int i = 0; i < 5; i++)
-        CHECK_STATUS(kiln_event_wait(ev[i]),
-                     fail ? KILN_ERROR_EVENT_FAILED : KILN_OK);
+        CHECK_STATUS(kiln_event_wait(ev[i]), fail ? KILN_ERROR_EVENT_FAILED : KILN_OK);
     CHECK_STATUS(kiln_queue_finish(q), fail ? KILN_ERROR_EVENT_FAILED : KILN_OK);
     CHECK_STATUS(kiln_queue_finish(q2), fail ? KILN_ERROR_EVENT_FAILED : KILN_OK);
     if (fail) { /* nothing ran: every buffer as before, the host array too */
@@ -221,7 +217,7 @@ static void gated_commands(kiln_queue *q, int fail) {
         CHECK(back[0] == 9 && back[GN - 1] == 9);
     }
     /* the queues work afterwards */
-    kiln_arg a2[] = {KILN_ARG_BUF(r.a), KILN_ARG_I32(7), KILN_ARG_I32(GN)};
+    kiln_arg a2[] = { KILN_ARG_BUF(r.a), KILN_ARG_I32(7), KILN_ARG_I32(GN) };
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, a2, 0, NULL, NULL));
     CHECK_OK(kiln_queue_finish(q));
     CHECK_OK(kiln_buffer_copy(q2, r.a, 0, r.d, 0, sizeof six, 0, NULL, NULL));
@@ -261,7 +257,7 @@ static void test_gated_releases(kiln_queue *q, void *user) {
     kiln_event *gate = NULL, *launched = NULL, *copied = NULL;
     CHECK_OK(kiln_event_create_user(r.ctx, &gate));
     size_t n = GN;
-    kiln_arg args[] = {KILN_ARG_BUF(r.a), KILN_ARG_I32(8), KILN_ARG_I32(GN)};
+    kiln_arg args[] = { KILN_ARG_BUF(r.a), KILN_ARG_I32(8), KILN_ARG_I32(GN) };
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, args, 1, &gate, &launched));
     atomic_store(&cb_calls, 0);
     atomic_store(&cb_state, 99);
@@ -280,7 +276,7 @@ static void test_gated_releases(kiln_queue *q, void *user) {
     CHECK(all_are(q, r.b, 8));
     CHECK_OK(kiln_queue_finish(q));
     for (int i = 0; i < 500 && atomic_load(&cb_calls) == 0; i++) {
-        struct timespec ts = {0, 2000000};
+        struct timespec ts = { 0, 2000000 };
         nanosleep(&ts, NULL);
     }
     CHECK(atomic_load(&cb_calls) == 1);
@@ -313,7 +309,7 @@ static void test_gated_blocking_read(kiln_queue *q, void *user) {
     kiln_event *gate = NULL;
     CHECK_OK(kiln_event_create_user(r.ctx, &gate));
     size_t n = GN;
-    kiln_arg args[] = {KILN_ARG_BUF(r.a), KILN_ARG_I32(11), KILN_ARG_I32(GN)};
+    kiln_arg args[] = { KILN_ARG_BUF(r.a), KILN_ARG_I32(11), KILN_ARG_I32(GN) };
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, args, 1, &gate, NULL));
     static reader rd;
     memset(&rd, 0, sizeof rd);
@@ -322,7 +318,7 @@ static void test_gated_blocking_read(kiln_queue *q, void *user) {
     rd.st = KILN_ERROR_WRONG_STATE;
     pthread_t t;
     CHECK(pthread_create(&t, NULL, read_blocking, &rd) == 0);
-    struct timespec ts = {0, 30000000};
+    struct timespec ts = { 0, 30000000 };
     nanosleep(&ts, NULL);
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     pthread_join(t, NULL);
@@ -338,8 +334,7 @@ static void test_gated_out_of_order(kiln_queue *unused, void *user) {
     (void)user;
     kiln_context *ctx = kiln_queue_context(unused);
     kiln_queue *q = NULL;
-    kiln_status st = kiln_queue_create(ctx, kiln_queue_device(unused),
-                                       KILN_QUEUE_OUT_OF_ORDER, &q);
+    kiln_status st = kiln_queue_create(ctx, kiln_queue_device(unused), KILN_QUEUE_OUT_OF_ORDER, &q);
     if (st == KILN_ERROR_UNSUPPORTED) {
         printf("  out-of-order queues: not supported here\n");
         return;
@@ -350,8 +345,8 @@ static void test_gated_out_of_order(kiln_queue *unused, void *user) {
     kiln_event *gate = NULL, *gated = NULL, *free_run = NULL, *mark = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &gate));
     size_t n = GN;
-    kiln_arg a1[] = {KILN_ARG_BUF(r.a), KILN_ARG_I32(12), KILN_ARG_I32(GN)};
-    kiln_arg a2[] = {KILN_ARG_BUF(r.b), KILN_ARG_I32(13), KILN_ARG_I32(GN)};
+    kiln_arg a1[] = { KILN_ARG_BUF(r.a), KILN_ARG_I32(12), KILN_ARG_I32(GN) };
+    kiln_arg a2[] = { KILN_ARG_BUF(r.b), KILN_ARG_I32(13), KILN_ARG_I32(GN) };
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, a1, 1, &gate, &gated));
     CHECK_OK(kiln_kernel_launch(q, r.k, 1, &n, NULL, 3, a2, 0, NULL, &free_run));
     CHECK_OK(kiln_queue_marker(q, 0, NULL, &mark));

@@ -14,22 +14,25 @@
 /* Random123 tests/kat_vectors: every line for these three generators.
  * Columns: counter, key, expected. */
 static const uint32_t philox_kat[3][10] = {
-    {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
-    {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
-     0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
-    {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0,
-     0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
+    { 0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8 },
+    { 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
+      0x41c83b0e, 0xa20bc7c6, 0x6d5451fd },
+    { 0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
+      0x94fdcceb, 0x5001e420, 0x24126ea1 }
+};
 static const uint32_t threefry4_kat[3][12] = {
-    {0, 0, 0, 0, 0, 0, 0, 0, 0x9c6ca96a, 0xe17eae66, 0xfc10ecd4, 0x5256a7d8},
-    {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
-     0xffffffff, 0xffffffff, 0x2a881696, 0x57012287, 0xf6c7446e, 0xa16a6732},
-    {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0,
-     0x082efa98, 0xec4e6c89, 0x59cd1dbb, 0xb8879579, 0x86b5d00c, 0xac8b6d84}};
+    { 0, 0, 0, 0, 0, 0, 0, 0, 0x9c6ca96a, 0xe17eae66, 0xfc10ecd4, 0x5256a7d8 },
+    { 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
+      0xffffffff, 0x2a881696, 0x57012287, 0xf6c7446e, 0xa16a6732 },
+    { 0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0x082efa98,
+      0xec4e6c89, 0x59cd1dbb, 0xb8879579, 0x86b5d00c, 0xac8b6d84 }
+};
 static const uint64_t threefry2_kat[3][6] = {
-    {0, 0, 0, 0, 0xc2b6e3a8c2c69865ull, 0x6f81ed42f350084dull},
-    {~0ull, ~0ull, ~0ull, ~0ull, 0xe02cb7c4d95d277aull, 0xd06633d0893b8b68ull},
-    {0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull,
-     0x082efa98ec4e6c89ull, 0x263c7d30bb0f0af1ull, 0x56be8361d3311526ull}};
+    { 0, 0, 0, 0, 0xc2b6e3a8c2c69865ull, 0x6f81ed42f350084dull },
+    { ~0ull, ~0ull, ~0ull, ~0ull, 0xe02cb7c4d95d277aull, 0xd06633d0893b8b68ull },
+    { 0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull,
+      0x263c7d30bb0f0af1ull, 0x56be8361d3311526ull }
+};
 
 static void kat_host(void) {
     for (int v = 0; v < 3; v++) {
@@ -49,7 +52,7 @@ static void kat_host(void) {
  * 64-bit words (threefry2x64 counter, key). */
 static void kat_device(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    uint32_t in32[3][16] = {{0}}, out32[3][8];
+    uint32_t in32[3][16] = { { 0 } }, out32[3][8];
     uint64_t in64[3][4], out64[3][2];
     for (int v = 0; v < 3; v++) {
         memcpy(in32[v], philox_kat[v], 24);
@@ -60,34 +63,33 @@ static void kat_device(kiln_queue *q) {
     kiln_array *a = NULL, *b = NULL, *c64 = NULL, *d64 = NULL;
     kiln_elementwise *ew = NULL;
     kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
-        .arguments = "const uint *in, uint *out, const ulong *in64, ulong *out64",
-        .operation =
-            "const KILN_GLOBAL uint *p = in + 16*i; KILN_GLOBAL uint *o = out + 8*i;"
-            "kiln_u32x4 r = kiln_philox4x32_10(kiln_make_u32x4(p[0], p[1], p[2], p[3]),"
-            "                                  kiln_make_u32x2(p[4], p[5]));"
-            "o[0] = r.x; o[1] = r.y; o[2] = r.z; o[3] = r.w;"
-            "r = kiln_threefry4x32_20(kiln_make_u32x4(p[8], p[9], p[10], p[11]),"
-            "                         kiln_make_u32x4(p[12], p[13], p[14], p[15]));"
-            "o[4] = r.x; o[5] = r.y; o[6] = r.z; o[7] = r.w;"
-            "kiln_u64x2 s = kiln_threefry2x64_20(kiln_make_u64x2(in64[4*i], in64[4*i+1]),"
-            "                                    kiln_make_u64x2(in64[4*i+2], in64[4*i+3]));"
-            "out64[2*i] = s.x; out64[2*i+1] = s.y;",
-        .flags = KILN_ELEMENTWISE_ANY_SHAPE);
+            .arguments = "const uint *in, uint *out, const ulong *in64, ulong *out64",
+            .operation =
+                "const KILN_GLOBAL uint *p = in + 16*i; KILN_GLOBAL uint *o = out + 8*i;"
+                "kiln_u32x4 r = kiln_philox4x32_10(kiln_make_u32x4(p[0], p[1], p[2], p[3]),"
+                "                                  kiln_make_u32x2(p[4], p[5]));"
+                "o[0] = r.x; o[1] = r.y; o[2] = r.z; o[3] = r.w;"
+                "r = kiln_threefry4x32_20(kiln_make_u32x4(p[8], p[9], p[10], p[11]),"
+                "                         kiln_make_u32x4(p[12], p[13], p[14], p[15]));"
+                "o[4] = r.x; o[5] = r.y; o[6] = r.z; o[7] = r.w;"
+                "kiln_u64x2 s = kiln_threefry2x64_20(kiln_make_u64x2(in64[4*i], in64[4*i+1]),"
+                "                                    kiln_make_u64x2(in64[4*i+2], in64[4*i+3]));"
+                "out64[2*i] = s.x; out64[2*i+1] = s.y;",
+            .flags = KILN_ELEMENTWISE_ANY_SHAPE);
     if (!CHECK_OK(kiln_elementwise_create(c, &d, &ew)))
         return;
     CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n16, in32, &a));
     CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n8, &b));
     CHECK_OK(kiln_array_from_host(c, KILN_UINT64, 1, &n4, in64, &c64));
     CHECK_OK(kiln_array_empty(c, KILN_UINT64, 1, &n2, &d64));
-    kiln_arg args[4] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b), KILN_ARG_ARRAY(c64),
-                        KILN_ARG_ARRAY(d64)};
+    kiln_arg args[4] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b), KILN_ARG_ARRAY(c64),
+                         KILN_ARG_ARRAY(d64) };
     CHECK_OK(kiln_elementwise_launch(q, ew, 3, 4, args, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, b, out32));
     CHECK_OK(kiln_array_read(q, d64, out64));
     for (int v = 0; v < 3; v++) {
         CHECK_MSG(!memcmp(out32[v], philox_kat[v] + 6, 16), "device philox kat %d", v);
-        CHECK_MSG(!memcmp(out32[v] + 4, threefry4_kat[v] + 8, 16),
-                  "device threefry4x32 kat %d", v);
+        CHECK_MSG(!memcmp(out32[v] + 4, threefry4_kat[v] + 8, 16), "device threefry4x32 kat %d", v);
         CHECK_MSG(!memcmp(out64[v], threefry2_kat[v] + 4, 16), "device threefry2x64 kat %d", v);
     }
     kiln_array_release(a);
@@ -99,16 +101,17 @@ static void kat_device(kiln_queue *q) {
 
 /* ---- fills against the host reference */
 
-static float ref_u01f(uint32_t w) { return (float)(w >> 8) * 0x1p-24f; }
+static float ref_u01f(uint32_t w) {
+    return (float)(w >> 8) * 0x1p-24f;
+}
 static double ref_u01d(uint32_t lo, uint32_t hi) {
     return (double)((((uint64_t)hi << 32) | lo) >> 11) * 0x1p-53;
 }
 
-static kiln_rng *make_rng(kiln_rng_algorithm alg, uint64_t seed, uint64_t sub,
-                          uint64_t off) {
+static kiln_rng *make_rng(kiln_rng_algorithm alg, uint64_t seed, uint64_t sub, uint64_t off) {
     kiln_rng *r = NULL;
-    kiln_rng_desc d = KILN_RNG_DESC(.algorithm = alg, .seed = seed, .substream = sub,
-                                    .offset = off);
+    kiln_rng_desc d =
+        KILN_RNG_DESC(.algorithm = alg, .seed = seed, .substream = sub, .offset = off);
     CHECK_OK(kiln_rng_create(&d, &r));
     return r;
 }
@@ -333,10 +336,15 @@ static void integer_fills(kiln_queue *q) {
     uint32_t *w = malloc(n * 8);
     int64_t *h = malloc(n * 8);
     kiln_rng *r = make_rng(KILN_RNG_THREEFRY4X32_20, 9, 1, 0);
-    struct { kiln_dtype dt; int64_t lo, hi; unsigned k; } cases[] = {
-        {KILN_INT32, -5, 7, 1}, {KILN_UINT32, 0, (int64_t)1 << 32, 1},
-        {KILN_UINT32, 10, 3000000011ll, 1}, {KILN_INT64, -(1ll << 62), (1ll << 62) + 12345, 2},
-        {KILN_INT32, INT32_MIN, (int64_t)INT32_MAX + 1, 1}};
+    struct {
+        kiln_dtype dt;
+        int64_t lo, hi;
+        unsigned k;
+    } cases[] = { { KILN_INT32, -5, 7, 1 },
+                  { KILN_UINT32, 0, (int64_t)1 << 32, 1 },
+                  { KILN_UINT32, 10, 3000000011ll, 1 },
+                  { KILN_INT64, -(1ll << 62), (1ll << 62) + 12345, 2 },
+                  { KILN_INT32, INT32_MIN, (int64_t)INT32_MAX + 1, 1 } };
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         kiln_array *a = NULL;
         uint64_t off = 0;
@@ -443,7 +451,7 @@ static void state_and_bad_input(kiln_queue *q) {
     CHECK_STATUS(kiln_rng_uniform(q, NULL, x, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_rng_uniform(q, r, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     kiln_rng *bad_rng = (kiln_rng *)1;
-    kiln_rng_desc d = {0};
+    kiln_rng_desc d = { 0 };
     CHECK_STATUS(kiln_rng_create(&d, &bad_rng), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(bad_rng == NULL);
     d = KILN_RNG_DESC(.algorithm = (kiln_rng_algorithm)7);
@@ -465,28 +473,29 @@ static void inside_kernels(kiln_queue *q) {
     size_t n = 1 << 20;
     kiln_reduction *red = NULL;
     kiln_reduction_desc d = KILN_REDUCTION_DESC(
-        .arguments = "ulong seed, const uchar *point", .out_type = "long",
-        .neutral = "0", .reduce = "a + b",
-        .map = "kiln_rand_uniform_n(seed, i, 0) * kiln_rand_uniform_n(seed, i, 0)"
-               " + kiln_rand_uniform_n(seed, i, 1) * kiln_rand_uniform_n(seed, i, 1) < 1.0f");
+            .arguments = "ulong seed, const uchar *point", .out_type = "long", .neutral = "0",
+            .reduce = "a + b",
+            .map = "kiln_rand_uniform_n(seed, i, 0) * kiln_rand_uniform_n(seed, i, 0)"
+                   " + kiln_rand_uniform_n(seed, i, 1) * kiln_rand_uniform_n(seed, i, 1) < 1.0f");
     kiln_array *pts = NULL;
     if (!CHECK_OK(kiln_reduction_create(c, &d, &red)))
         return;
     CHECK_OK(kiln_array_zeros(q, KILN_UINT8, 1, &n, 0, NULL, NULL, &pts));
     int64_t hits = 0;
-    kiln_arg args[2] = {KILN_ARG_U64(2026), KILN_ARG_ARRAY(pts)};
+    kiln_arg args[2] = { KILN_ARG_U64(2026), KILN_ARG_ARRAY(pts) };
     CHECK_OK(kiln_reduction_run(q, red, n, 2, args, &hits));
     /* the same count on the host */
     int64_t want = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t ctr[4] = {0, 0, (uint32_t)i, (uint32_t)((uint64_t)i >> 32)}, key[2] = {2026, 0}, o[4];
+        uint32_t ctr[4] = { 0, 0, (uint32_t)i, (uint32_t)((uint64_t)i >> 32) },
+                 key[2] = { 2026, 0 }, o[4];
         kiln_philox4x32_10(ctr, key, o);
         float x = ref_u01f(o[0]), y = ref_u01f(o[1]);
         want += x * x + y * y < 1.0f;
     }
     double pi = 4.0 * (double)hits / (double)n;
-    printf("pi ~ %.6f from %zu points (host count %lld, device %lld)\n", pi, n,
-           (long long)want, (long long)hits);
+    printf("pi ~ %.6f from %zu points (host count %lld, device %lld)\n", pi, n, (long long)want,
+           (long long)hits);
     CHECK_MSG(hits == want, "pi: device %lld hits, host %lld", (long long)hits, (long long)want);
     CHECK(fabs(pi - M_PI) < 0.01);
     kiln_array_release(pts);
@@ -496,22 +505,24 @@ static void inside_kernels(kiln_queue *q) {
     CHECK(strstr(src, "kiln_philox4x32_10") != NULL);
     size_t len = strlen(src) + 512;
     char *full = malloc(len);
-    snprintf(full, len, "%s\nKILN_KERNEL void draw(KILN_GLOBAL float *y, ulong seed) {\n"
-             "    size_t i = kiln_global_id(0);\n    y[i] = kiln_rand_uniform(seed, i);\n}\n", src);
+    snprintf(full, len,
+             "%s\nKILN_KERNEL void draw(KILN_GLOBAL float *y, ulong seed) {\n"
+             "    size_t i = kiln_global_id(0);\n    y[i] = kiln_rand_uniform(seed, i);\n}\n",
+             src);
     kiln_program *prog = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *buf = NULL;
     if (CHECK_OK(kiln_program_create(c, full, NULL, &prog)) &&
         CHECK_OK(kiln_kernel_create(prog, "draw", &k)) &&
         CHECK_OK(kiln_buffer_create(c, 64 * 4, 0, NULL, &buf))) {
-        kiln_arg ka[2] = {KILN_ARG_BUF(buf), KILN_ARG_U64(77)};
+        kiln_arg ka[2] = { KILN_ARG_BUF(buf), KILN_ARG_U64(77) };
         size_t g = 64;
         float y[64];
         CHECK_OK(kiln_kernel_launch(q, k, 1, &g, NULL, 2, ka, 0, NULL, NULL));
         CHECK_OK(kiln_buffer_read(q, buf, 0, sizeof y, y));
         size_t bad = 0;
         for (uint32_t i = 0; i < 64; i++) {
-            uint32_t ctr[4] = {0, 0, i, 0}, key[2] = {77, 0}, o[4];
+            uint32_t ctr[4] = { 0, 0, i, 0 }, key[2] = { 77, 0 }, o[4];
             kiln_philox4x32_10(ctr, key, o);
             bad += y[i] != ref_u01f(o[0]);
         }
@@ -574,21 +585,21 @@ static void inside_scan(kiln_queue *q) {
     size_t n = 100003;
     kiln_scan *sc = NULL;
     kiln_array *y = NULL;
-    kiln_scan_desc d = KILN_SCAN_DESC(
-        .arguments = "ulong seed, int *y", .scan_type = "int", .neutral = "0",
-        .scan = "a + b", .input = "(kiln_rand_u32(seed, i) >> 31) ? 1 : -1",
-        .output = "y[i] = item");
+    kiln_scan_desc d =
+        KILN_SCAN_DESC(.arguments = "ulong seed, int *y", .scan_type = "int", .neutral = "0",
+                       .scan = "a + b", .input = "(kiln_rand_u32(seed, i) >> 31) ? 1 : -1",
+                       .output = "y[i] = item");
     if (!CHECK_OK(kiln_scan_create(c, &d, &sc)))
         return;
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &y));
-    kiln_arg args[2] = {KILN_ARG_U64(99), KILN_ARG_ARRAY(y)};
+    kiln_arg args[2] = { KILN_ARG_U64(99), KILN_ARG_ARRAY(y) };
     CHECK_OK(kiln_scan_launch(q, sc, n, 2, args, 0, NULL, NULL));
     int32_t *h = malloc(n * 4);
     CHECK_OK(kiln_array_read(q, y, h));
     int32_t walk = 0;
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t ctr[4] = {0, 0, (uint32_t)i, 0}, key[2] = {99, 0}, o[4];
+        uint32_t ctr[4] = { 0, 0, (uint32_t)i, 0 }, key[2] = { 99, 0 }, o[4];
         kiln_philox4x32_10(ctr, key, o);
         walk += (o[0] >> 31) ? 1 : -1;
         bad += h[i] != walk;
@@ -631,7 +642,7 @@ static void two_devices(void) {
         return;
     }
     kiln_context *c = NULL;
-    kiln_queue *q[2] = {NULL, NULL};
+    kiln_queue *q[2] = { NULL, NULL };
     if (!CHECK_OK(kiln_context_create(subs, 2, &c)))
         return;
     CHECK_OK(kiln_queue_create(c, subs[0], 0, &q[0]));

@@ -63,12 +63,15 @@ static void uniform_stats(kiln_queue *q, kiln_rng_algorithm alg, float *x) {
         printf("uniform alg %d: mean %.6f var %.6f\n", alg, m, v);
         CHECK_MSG(fabs(m - 0.5) < 5 * sqrt(1.0 / 12 / N), "alg %d mean %f", alg, m);
         /* var of the sample variance of U(0,1): (1/80 - 1/144) / n */
-        CHECK_MSG(fabs(v - 1.0 / 12) < 5 * sqrt((1.0 / 80 - 1.0 / 144) / N), "alg %d var %f",
-                  alg, v);
-        size_t count[1024] = {0};
+        CHECK_MSG(fabs(v - 1.0 / 12) < 5 * sqrt((1.0 / 80 - 1.0 / 144) / N), "alg %d var %f", alg,
+                  v);
+        size_t count[1024] = { 0 };
         for (size_t i = 0; i < N; i++)
             count[(size_t)(x[i] * 1024)]++;
-        chi_square(count, 1024, N, alg == 0 ? "uniform philox" : alg == 1 ? "uniform threefry4x32" : "uniform threefry2x64");
+        chi_square(count, 1024, N,
+                   alg == 0   ? "uniform philox"
+                   : alg == 1 ? "uniform threefry4x32"
+                              : "uniform threefry2x64");
     }
     kiln_rng_release(r);
 }
@@ -103,7 +106,7 @@ static void integer_stats(kiln_queue *q) {
     if (CHECK_OK(kiln_array_empty(kiln_queue_context(q), KILN_INT32, 1, &n, &a)) &&
         CHECK_OK(kiln_rng_integers(q, r, a, -3, 7, 0, NULL, NULL)) &&
         CHECK_OK(kiln_array_read(q, a, h))) {
-        size_t count[10] = {0}, out = 0;
+        size_t count[10] = { 0 }, out = 0;
         for (size_t i = 0; i < n; i++) {
             if (h[i] < -3 || h[i] >= 7)
                 out++;
@@ -148,13 +151,14 @@ static void substream_correlation(kiln_queue *q, float *x, float *y) {
             kiln_rng_release(r0), kiln_rng_release(r1);
         }
     kiln_elementwise *ew = NULL;
-    kiln_elementwise_desc d = KILN_ELEMENTWISE_DESC(
-        .arguments = "ulong seed, float *y", .operation = "y[i] = kiln_rand_uniform(seed, i)");
+    kiln_elementwise_desc d =
+        KILN_ELEMENTWISE_DESC(.arguments = "ulong seed, float *y",
+                              .operation = "y[i] = kiln_rand_uniform(seed, i)");
     kiln_array *a = NULL;
     size_t m = n + 1;
     if (CHECK_OK(kiln_elementwise_create(kiln_queue_context(q), &d, &ew)) &&
         CHECK_OK(kiln_array_empty(kiln_queue_context(q), KILN_FLOAT32, 1, &m, &a))) {
-        kiln_arg args[2] = {KILN_ARG_U64(11), KILN_ARG_ARRAY(a)};
+        kiln_arg args[2] = { KILN_ARG_U64(11), KILN_ARG_ARRAY(a) };
         CHECK_OK(kiln_elementwise_launch(q, ew, m, 2, args, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, a, x));
         double c = correlation(x, x + 1, n);

@@ -16,9 +16,8 @@ static void t_cumsum(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    static const kiln_dtype ds[] = {KILN_INT8,   KILN_UINT16, KILN_INT32,
-                                    KILN_UINT32, KILN_INT64,  KILN_UINT64,
-                                    KILN_FLOAT32, KILN_FLOAT64};
+    static const kiln_dtype ds[] = { KILN_INT8,  KILN_UINT16, KILN_INT32,   KILN_UINT32,
+                                     KILN_INT64, KILN_UINT64, KILN_FLOAT32, KILN_FLOAT64 };
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, (1u << 20) + 1);
     for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
@@ -37,14 +36,30 @@ static void t_cumsum(kiln_queue *q) {
             for (size_t i = 0; i < n; i++) {
                 int v = (int)(kt_rand_u64() % 4);
                 switch (d) {
-                case KILN_INT8: ((int8_t *)x)[i] = (int8_t)v; break;
-                case KILN_UINT16: ((uint16_t *)x)[i] = (uint16_t)v; break;
-                case KILN_INT32: ((int32_t *)x)[i] = v; break;
-                case KILN_UINT32: ((uint32_t *)x)[i] = (uint32_t)v; break;
-                case KILN_INT64: ((int64_t *)x)[i] = v; break;
-                case KILN_UINT64: ((uint64_t *)x)[i] = (uint64_t)v; break;
-                case KILN_FLOAT32: ((float *)x)[i] = (float)v; break;
-                default: ((double *)x)[i] = v; break;
+                case KILN_INT8:
+                    ((int8_t *)x)[i] = (int8_t)v;
+                    break;
+                case KILN_UINT16:
+                    ((uint16_t *)x)[i] = (uint16_t)v;
+                    break;
+                case KILN_INT32:
+                    ((int32_t *)x)[i] = v;
+                    break;
+                case KILN_UINT32:
+                    ((uint32_t *)x)[i] = (uint32_t)v;
+                    break;
+                case KILN_INT64:
+                    ((int64_t *)x)[i] = v;
+                    break;
+                case KILN_UINT64:
+                    ((uint64_t *)x)[i] = (uint64_t)v;
+                    break;
+                case KILN_FLOAT32:
+                    ((float *)x)[i] = (float)v;
+                    break;
+                default:
+                    ((double *)x)[i] = v;
+                    break;
                 }
                 acc += v;
                 ref[i] = acc;
@@ -58,14 +73,30 @@ static void t_cumsum(kiln_queue *q) {
             for (size_t i = 0; i < n; i++) {
                 int64_t got;
                 switch (d) {
-                case KILN_INT8: got = ((int8_t *)y)[i]; break;
-                case KILN_UINT16: got = ((uint16_t *)y)[i]; break;
-                case KILN_INT32: got = ((int32_t *)y)[i]; break;
-                case KILN_UINT32: got = ((uint32_t *)y)[i]; break;
-                case KILN_INT64: got = ((int64_t *)y)[i]; break;
-                case KILN_UINT64: got = (int64_t)((uint64_t *)y)[i]; break;
-                case KILN_FLOAT32: got = (int64_t)((float *)y)[i]; break;
-                default: got = (int64_t)((double *)y)[i]; break;
+                case KILN_INT8:
+                    got = ((int8_t *)y)[i];
+                    break;
+                case KILN_UINT16:
+                    got = ((uint16_t *)y)[i];
+                    break;
+                case KILN_INT32:
+                    got = ((int32_t *)y)[i];
+                    break;
+                case KILN_UINT32:
+                    got = ((uint32_t *)y)[i];
+                    break;
+                case KILN_INT64:
+                    got = ((int64_t *)y)[i];
+                    break;
+                case KILN_UINT64:
+                    got = (int64_t)((uint64_t *)y)[i];
+                    break;
+                case KILN_FLOAT32:
+                    got = (int64_t)((float *)y)[i];
+                    break;
+                default:
+                    got = (int64_t)((double *)y)[i];
+                    break;
                 }
                 int64_t want = ref[i];
                 if (d == KILN_INT8)
@@ -74,8 +105,7 @@ static void t_cumsum(kiln_queue *q) {
                     want = (uint16_t)want;
                 bad += got != want;
             }
-            CHECK_MSG(bad == 0, "cumsum %s n=%zu: %zu wrong",
-                      kiln_dtype_name(d), n, bad);
+            CHECK_MSG(bad == 0, "cumsum %s n=%zu: %zu wrong", kiln_dtype_name(d), n, bad);
             if (d == KILN_INT32) {
                 /* exclusive, in place */
                 CHECK_OK(kiln_array_cumsum(q, X, X, 1, 0, NULL, NULL));
@@ -83,8 +113,10 @@ static void t_cumsum(kiln_queue *q) {
                 bad = 0;
                 for (size_t i = 0; i < n; i++)
                     bad += ((int32_t *)y)[i] != (i ? ref[i - 1] : 0);
-                CHECK_MSG(bad == 0, "exclusive in-place cumsum n=%zu: %zu "
-                                    "wrong", n, bad);
+                CHECK_MSG(bad == 0,
+                          "exclusive in-place cumsum n=%zu: %zu "
+                          "wrong",
+                          n, bad);
             }
             kiln_array_release(X);
             kiln_array_release(Y);
@@ -111,7 +143,7 @@ static void t_cumsum(kiln_queue *q) {
     }
     CHECK_MSG(bad == 0, "cumprod: %zu wrong", bad);
     /* cumsum over a reversed strided view */
-    CHECK_OK(kiln_array_fill(q, Y, &(int64_t){0}, 0, NULL, NULL));
+    CHECK_OK(kiln_array_fill(q, Y, &(int64_t){ 0 }, 0, NULL, NULL));
     kiln_array *rv = NULL;
     kiln_slice sl = KILN_SLICE_REVERSED;
     CHECK_OK(kiln_array_view(X, &sl, &rv));
@@ -127,8 +159,7 @@ static void t_cumsum(kiln_queue *q) {
     size_t m = 10;
     kiln_array *F = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &m, &F));
-    CHECK_STATUS(kiln_array_cumsum(q, F, X, 0, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_cumsum(q, F, X, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     kiln_array_release(F);
     kiln_array_release(rv);
     kiln_array_release(X);
@@ -158,7 +189,7 @@ typedef struct {
 } aff;
 
 static aff then(aff f, aff g) {
-    aff r = {g.a * f.a, g.a * f.b + g.b};
+    aff r = { g.a * f.a, g.a * f.b + g.b };
     return r;
 }
 
@@ -166,15 +197,14 @@ static aff then(aff f, aff g) {
  * a checksum of its other fields). Checks item and prev_item. */
 static void t_affine(kiln_queue *q, int segmented, int wide) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_scan_desc d = KILN_SCAN_DESC(
-        segmented ? "const uint *A, const uint *B, const uchar *F, uint *OA, "
-                    "uint *OB, uint *PB"
-                  : "const uint *A, const uint *B, uint *OA, uint *OB, uint "
-                    "*PB",
-        "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
-        "OA[i] = item.a; OB[i] = item.b; PB[i] = prev_item.b",
-        segmented ? "F[i]" : NULL, kAffPre,
-        segmented ? "affine_seg" : "affine");
+    kiln_scan_desc d =
+        KILN_SCAN_DESC(segmented ? "const uint *A, const uint *B, const uchar *F, uint *OA, "
+                                   "uint *OB, uint *PB"
+                                 : "const uint *A, const uint *B, uint *OA, uint *OB, uint "
+                                   "*PB",
+                       "aff", 8, "mk(1u, 0u)", "then(a, b)", "mk(A[i], B[i])",
+                       "OA[i] = item.a; OB[i] = item.b; PB[i] = prev_item.b",
+                       segmented ? "F[i]" : NULL, kAffPre, segmented ? "affine_seg" : "affine");
     if (wide) {
         d.scan_type = "wide";
         d.scan_size = 24;
@@ -195,9 +225,8 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
         size_t n = sizes[si];
         if (wide && si % 2 && si + 1 != ns) /* half the sizes, the largest */
             continue;
-        uint32_t *A = malloc(n * 4 + 4), *B = malloc(n * 4 + 4),
-                 *OA = malloc(n * 4 + 4), *OB = malloc(n * 4 + 4),
-                 *PB = malloc(n * 4 + 4);
+        uint32_t *A = malloc(n * 4 + 4), *B = malloc(n * 4 + 4), *OA = malloc(n * 4 + 4),
+                 *OB = malloc(n * 4 + 4), *PB = malloc(n * 4 + 4);
         uint8_t *F = malloc(n + 1);
         int mode = (int)(si % 3); /* flags: random, runs of starts, none */
         for (size_t i = 0; i < n; i++) {
@@ -212,8 +241,7 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
         }
         if (n && mode == 0)
             F[0] = 1;
-        kiln_array *dA = NULL, *dB = NULL, *dF = NULL, *dOA = NULL,
-                   *dOB = NULL, *dPB = NULL;
+        kiln_array *dA = NULL, *dB = NULL, *dF = NULL, *dOA = NULL, *dOB = NULL, *dPB = NULL;
         CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n, A, &dA));
         CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n, B, &dB));
         CHECK_OK(kiln_array_from_host(c, KILN_UINT8, 1, &n, F, &dF));
@@ -236,16 +264,16 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
         CHECK_OK(kiln_array_read_async(q, dPB, PB, 1, &e, NULL));
         CHECK_OK(kiln_queue_finish(q));
         kiln_event_release(e);
-        aff acc = {1, 0};
+        aff acc = { 1, 0 };
         uint32_t cnt = 0, z = 0; /* wide: items and sum of b since start */
         size_t bad = 0, first = (size_t)-1;
         for (size_t i = 0; i < n; i++) {
             aff prev = acc;
             if (segmented && F[i]) {
-                prev = (aff){1, 0};
+                prev = (aff){ 1, 0 };
                 cnt = z = 0;
             }
-            aff in = {A[i], B[i]};
+            aff in = { A[i], B[i] };
             acc = then(prev, in);
             cnt++;
             z += B[i];
@@ -256,10 +284,9 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
                 bad++;
             }
         }
-        CHECK_MSG(bad == 0,
-                  "%s%s n=%zu flags=%d: %zu wrong, first at %zu",
-                  wide ? "wide affine" : "affine",
-                  segmented ? " segmented" : "", n, mode, bad, first);
+        CHECK_MSG(bad == 0, "%s%s n=%zu flags=%d: %zu wrong, first at %zu",
+                  wide ? "wide affine" : "affine", segmented ? " segmented" : "", n, mode, bad,
+                  first);
         kiln_array_release(dA);
         kiln_array_release(dB);
         kiln_array_release(dF);
@@ -278,16 +305,13 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
 
 static void t_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_scan_desc d =
-        KILN_SCAN_DESC("const int *x, int *y", "int", 0, "0", "a + b", "x[i]",
-                       "y[i] = itme", NULL, NULL, "typo");
+    kiln_scan_desc d = KILN_SCAN_DESC("const int *x, int *y", "int", 0, "0", "a + b", "x[i]",
+                                      "y[i] = itme", NULL, NULL, "typo");
     kiln_scan *s = (kiln_scan *)1;
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_BUILD);
     CHECK(s == NULL);
-    CHECK_MSG(strstr(kiln_last_error_message(), "itme") != NULL, "%s",
-              kiln_last_error_message());
-    CHECK_MSG(strstr(kiln_last_build_log(), "output") != NULL, "%s",
-              kiln_last_build_log());
+    CHECK_MSG(strstr(kiln_last_error_message(), "itme") != NULL, "%s", kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_build_log(), "output") != NULL, "%s", kiln_last_build_log());
     d.output = "y[i] = item";
     d.scan_type = "struct nope";
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_INVALID_ARGUMENT);
@@ -296,20 +320,19 @@ static void t_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_NULL_HANDLE);
     kiln_scan_release(NULL);
     CHECK_STATUS(kiln_scan_retain(NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_cumsum(NULL, NULL, NULL, 0, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_cumsum(NULL, NULL, NULL, 0, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     /* a descriptor not made with the macro */
     d.scan = "a + b";
     kiln_scan_desc raw = d;
     raw.struct_size = 0;
     CHECK_STATUS(kiln_scan_create(c, &raw, &s), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_MSG(strstr(kiln_last_error_message(), "KILN_SCAN_DESC") != NULL,
-              "%s", kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_error_message(), "KILN_SCAN_DESC") != NULL, "%s",
+              kiln_last_error_message());
     /* a descriptor of a later, larger version: the known prefix is read */
     struct {
         kiln_scan_desc d;
         char future[16];
-    } later = {d, {0}};
+    } later = { d, { 0 } };
     later.d.struct_size = sizeof later;
     later.d.name = "later";
     s = NULL;
@@ -322,25 +345,24 @@ static void t_errors(kiln_queue *q) {
     d.name = longname;
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(s == NULL);
-    CHECK_MSG(strstr(kiln_last_error_message(), "63") != NULL, "%s",
-              kiln_last_error_message());
+    CHECK_MSG(strstr(kiln_last_error_message(), "63") != NULL, "%s", kiln_last_error_message());
     /* explicit range: arrays of another size, n = 0, retain */
     d.name = "rng";
     if (!CHECK_OK(kiln_scan_create(c, &d, &s)))
         return;
     size_t n = 10, m = 12;
-    int x[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, y[10] = {0};
+    int x[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, y[10] = { 0 };
     kiln_array *X = NULL, *Y = NULL, *Z = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &m, &Z));
-    kiln_arg v[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y)};
-    kiln_arg vz[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Z)};
+    kiln_arg v[2] = { KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Y) };
+    kiln_arg vz[2] = { KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Z) };
     CHECK_STATUS(kiln_scan_launch(q, s, 11, 2, v, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH); /* n past the arrays' end */
     CHECK_STATUS(kiln_scan_launch(q, s, 10, 2, vz, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH); /* y has 12 elements */
-    kiln_arg vs[2] = {KILN_ARG_ARRAY(X), KILN_ARG_I32(1)};
+    kiln_arg vs[2] = { KILN_ARG_ARRAY(X), KILN_ARG_I32(1) };
     CHECK_STATUS(kiln_scan_launch(q, s, 10, 2, vs, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS); /* a scalar for an array */
     kiln_event *e = NULL;
@@ -358,7 +380,7 @@ static void t_errors(kiln_queue *q) {
     size_t zero = 0;
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &E0));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &zero, &E1));
-    kiln_arg ve[2] = {KILN_ARG_ARRAY(E0), KILN_ARG_ARRAY(E1)};
+    kiln_arg ve[2] = { KILN_ARG_ARRAY(E0), KILN_ARG_ARRAY(E1) };
     s = NULL;
     if (CHECK_OK(kiln_scan_create(c, &d, &s)) &&
         CHECK_OK(kiln_scan_launch(q, s, 0, 2, ve, 0, NULL, &e))) {
@@ -383,28 +405,26 @@ static void t_errors(kiln_queue *q) {
  * the form (a parenthesised input) and takes the item-by-item path. */
 static void t_quads(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    static const kiln_dtype ds[] = {KILN_INT32, KILN_FLOAT32, KILN_UINT32};
-    static const size_t sizes[] = {1, 4, 131, 4096, 24577, 100003};
-    static const char *const outs[] = {"y [ i ]= item ;", "y[i] = prev_item",
-                                       "y[i] = item"};
-    static const char *const ins[] = {"x [ i ]", "x[i]", "(x[i])"};
+    static const kiln_dtype ds[] = { KILN_INT32, KILN_FLOAT32, KILN_UINT32 };
+    static const size_t sizes[] = { 1, 4, 131, 4096, 24577, 100003 };
+    static const char *const outs[] = { "y [ i ]= item ;", "y[i] = prev_item", "y[i] = item" };
+    static const char *const ins[] = { "x [ i ]", "x[i]", "(x[i])" };
     const size_t nmax = 100003, pad = 8;
     int32_t *x = malloc((nmax + pad) * 4), *y = malloc((nmax + pad) * 4);
     int64_t *ref = malloc(nmax * sizeof *ref);
     for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
         kiln_dtype d = ds[di];
         char args[64];
-        snprintf(args, sizeof args, "const %s *x, %s *y",
-                 kiln_dtype_name(d), kiln_dtype_name(d));
+        snprintf(args, sizeof args, "const %s *x, %s *y", kiln_dtype_name(d), kiln_dtype_name(d));
         for (int form = 0; form < 5; form++) {
             /* 0/1: kiln_array_cumsum inclusive / exclusive; 2..4: user
              * scans (outs/ins above) */
             int excl = form == 1 || form == 3;
             kiln_scan *sc = NULL;
             if (form >= 2) {
-                kiln_scan_desc sd = KILN_SCAN_DESC(
-                    args, kiln_dtype_name(d), 0, "0", "a + b", ins[form - 2],
-                    outs[form - 2], NULL, NULL, "quad_scan");
+                kiln_scan_desc sd =
+                    KILN_SCAN_DESC(args, kiln_dtype_name(d), 0, "0", "a + b", ins[form - 2],
+                                   outs[form - 2], NULL, NULL, "quad_scan");
                 if (!CHECK_OK(kiln_scan_create(c, &sd, &sc)))
                     continue;
             }
@@ -422,9 +442,8 @@ static void t_quads(kiln_queue *q) {
                 }
                 int64_t acc = 0;
                 for (size_t i = 0; i < n; i++) {
-                    int64_t v = d == KILN_FLOAT32
-                                    ? (int64_t)((float *)x)[ox + i]
-                                    : (int64_t)x[ox + i];
+                    int64_t v =
+                        d == KILN_FLOAT32 ? (int64_t)((float *)x)[ox + i] : (int64_t)x[ox + i];
                     ref[i] = excl ? acc : acc + v;
                     acc += v;
                 }
@@ -438,7 +457,7 @@ static void t_quads(kiln_queue *q) {
                 if (form < 2) {
                     CHECK_OK(kiln_array_cumsum(q, YV, XV, excl, 0, NULL, NULL));
                 } else {
-                    kiln_arg v[2] = {KILN_ARG_ARRAY(XV), KILN_ARG_ARRAY(YV)};
+                    kiln_arg v[2] = { KILN_ARG_ARRAY(XV), KILN_ARG_ARRAY(YV) };
                     CHECK_OK(kiln_scan_launch(q, sc, n, 2, v, 0, NULL, NULL));
                 }
                 CHECK_OK(kiln_array_read(q, Y, y));
@@ -448,11 +467,9 @@ static void t_quads(kiln_queue *q) {
                         outside += y[i] != 0x5a5a5a5a;
                         continue;
                     }
-                    int64_t got = d == KILN_FLOAT32
-                                      ? (int64_t)((float *)y)[i]
-                                      : d == KILN_UINT32
-                                            ? (int64_t)(uint32_t)y[i]
-                                            : (int64_t)y[i];
+                    int64_t got = d == KILN_FLOAT32  ? (int64_t)((float *)y)[i]
+                                  : d == KILN_UINT32 ? (int64_t)(uint32_t)y[i]
+                                                     : (int64_t)y[i];
                     bad += got != ref[i - oy];
                 }
                 CHECK_MSG(bad == 0 && outside == 0,
@@ -482,13 +499,13 @@ static void t_repeat(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
-    static const size_t ns[6] = {100003, 20011, 100003, 6145, 100003, 49157};
+    static const size_t ns[6] = { 100003, 20011, 100003, 6145, 100003, 49157 };
     for (int wide = 0; wide < 2; wide++) {
         if (wide && !info.fp64)
             continue;
         kiln_dtype d = wide ? KILN_FLOAT64 : KILN_INT32;
         size_t es = kiln_dtype_size(d), nmax = 100003;
-        kiln_array *X[2] = {NULL, NULL}, *Y[6] = {NULL};
+        kiln_array *X[2] = { NULL, NULL }, *Y[6] = { NULL };
         int64_t *ref[2];
         char *x = malloc(nmax * es), *y = malloc(nmax * es);
         for (int k = 0; k < 2; k++) {
@@ -516,12 +533,11 @@ static void t_repeat(kiln_queue *q) {
             size_t bad = 0;
             CHECK_OK(kiln_array_read(q, Y[r], y));
             for (size_t i = 0; i < ns[r]; i++) {
-                int64_t got = wide ? (int64_t)((double *)y)[i]
-                                   : (int64_t)((int32_t *)y)[i];
+                int64_t got = wide ? (int64_t)((double *)y)[i] : (int64_t)((int32_t *)y)[i];
                 bad += got != ref[r % 2][i];
             }
-            CHECK_MSG(bad == 0, "repeat %s scan %d (n=%zu): %zu wrong",
-                      kiln_dtype_name(d), r, ns[r], bad);
+            CHECK_MSG(bad == 0, "repeat %s scan %d (n=%zu): %zu wrong", kiln_dtype_name(d), r,
+                      ns[r], bad);
             kiln_array_release(Y[r]);
         }
         for (int k = 0; k < 2; k++) {
@@ -556,7 +572,7 @@ static void t_fresh(kiln_queue *q0) {
     CHECK_OK(kiln_queue_finish(q));
     kiln_array_release(J);
     free(junk);
-    static const size_t ns[4] = {1000, 7001, 20011, 13000};
+    static const size_t ns[4] = { 1000, 7001, 20011, 13000 };
     for (int r = 0; r < 4; r++) {
         size_t n = ns[r];
         int32_t *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
@@ -571,8 +587,7 @@ static void t_fresh(kiln_queue *q0) {
         size_t bad = 0;
         for (size_t i = 0; i < n; i++)
             bad += y[i] != (int32_t)(acc += x[i]);
-        CHECK_MSG(bad == 0, "fresh context, scan %d (n=%zu): %zu wrong", r,
-                  n, bad);
+        CHECK_MSG(bad == 0, "fresh context, scan %d (n=%zu): %zu wrong", r, n, bad);
         kiln_array_release(X);
         kiln_array_release(Y);
         free(x);

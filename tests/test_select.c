@@ -27,28 +27,29 @@ static uint16_t half_bits(double v) {
         return sign;
     int e;
     double m = frexp(v, &e); /* v = m * 2^e, m in [0.5, 1) */
-    return (uint16_t)(sign | (uint16_t)((e + 14) << 10) |
-                      (uint16_t)((m * 2 - 1) * 1024));
+    return (uint16_t)(sign | (uint16_t)((e + 14) << 10) | (uint16_t)((m * 2 - 1) * 1024));
 }
 
 static double half_value(uint16_t h) {
     int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 31 ? (m ? NAN : INFINITY)
-               : e == 0 ? ldexp(m, -24)
-                        : ldexp(1024 + m, e - 25);
+    double v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
     return (h & 0x8000) ? -v : v;
 }
 
 /* The second run (the single-pass variant forced) covers the main dtypes
  * only: every kernel is built again for it, and PoCL builds are slow. */
-static int second_run(void) { return getenv("KILN_SCAN_VARIANT") != NULL; }
+static int second_run(void) {
+    return getenv("KILN_SCAN_VARIANT") != NULL;
+}
 
 /* Sizes up to 2^20+1 (hundreds of tiles); 65537 in the second run. */
 static size_t max_size(void) {
     return second_run() ? 65537 : (1u << 20) + 1;
 }
 
-static size_t esize(kiln_dtype d) { return kiln_dtype_size(d); }
+static size_t esize(kiln_dtype d) {
+    return kiln_dtype_size(d);
+}
 
 static void put(kiln_dtype d, void *p, size_t i, double v) {
     if (d == KILN_FLOAT16)
@@ -58,18 +59,15 @@ static void put(kiln_dtype d, void *p, size_t i, double v) {
 }
 
 static double get(kiln_dtype d, const void *p, size_t i) {
-    return d == KILN_FLOAT16 ? half_value(((const uint16_t *)p)[i])
-                             : kt_get(d, p, i);
+    return d == KILN_FLOAT16 ? half_value(((const uint16_t *)p)[i]) : kt_get(d, p, i);
 }
 
 /* Same bits, or both NaN. */
-static int same(kiln_dtype d, const void *a, size_t i, const void *b,
-                size_t j) {
+static int same(kiln_dtype d, const void *a, size_t i, const void *b, size_t j) {
     double x = get(d, a, i), y = get(d, b, j);
     if (x != x || y != y)
         return x != x && y != y;
-    return !memcmp((const char *)a + i * esize(d),
-                   (const char *)b + j * esize(d), esize(d));
+    return !memcmp((const char *)a + i * esize(d), (const char *)b + j * esize(d), esize(d));
 }
 
 static int skip_dtype(kiln_queue *q, kiln_dtype d) {
@@ -78,10 +76,9 @@ static int skip_dtype(kiln_queue *q, kiln_dtype d) {
     return d == KILN_FLOAT64 && !info.fp64;
 }
 
-static const kiln_dtype all_dtypes[] = {
-    KILN_INT8,    KILN_UINT8,   KILN_INT16,   KILN_UINT16,
-    KILN_INT32,   KILN_UINT32,  KILN_INT64,   KILN_UINT64,
-    KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64};
+static const kiln_dtype all_dtypes[] = { KILN_INT8,    KILN_UINT8,   KILN_INT16,  KILN_UINT16,
+                                         KILN_INT32,   KILN_UINT32,  KILN_INT64,  KILN_UINT64,
+                                         KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64 };
 #define NDT (sizeof all_dtypes / sizeof all_dtypes[0])
 
 static kiln_array *scalar_count(kiln_context *c) {
@@ -121,14 +118,10 @@ static void t_predicates(kiln_queue *q) {
                 int64_t dc = -1, hc = -1;
                 kiln_event *e = NULL;
                 kiln_status st =
-                    op == 0 ? kiln_array_copy_if(q, Y, cnt, &hc, X, "x > 3", 0,
-                                                 NULL, &e)
-                    : op == 1 ? kiln_array_remove_if(q, Y, cnt, &hc, X,
-                                                     "x > 3", 0, NULL, &e)
-                    : op == 2 ? kiln_array_partition(q, Y, R, cnt, &hc, X,
-                                                     "x > 3", 0, NULL, &e)
-                              : kiln_array_partition(q, Y, NULL, cnt, &hc, X,
-                                                     "x > 3", 0, NULL, &e);
+                    op == 0   ? kiln_array_copy_if(q, Y, cnt, &hc, X, "x > 3", 0, NULL, &e)
+                    : op == 1 ? kiln_array_remove_if(q, Y, cnt, &hc, X, "x > 3", 0, NULL, &e)
+                    : op == 2 ? kiln_array_partition(q, Y, R, cnt, &hc, X, "x > 3", 0, NULL, &e)
+                              : kiln_array_partition(q, Y, NULL, cnt, &hc, X, "x > 3", 0, NULL, &e);
                 if (!CHECK_OK(st))
                     continue;
                 CHECK_OK(kiln_event_wait(e));
@@ -155,8 +148,7 @@ static void t_predicates(kiln_queue *q) {
                 CHECK_MSG(dc == (int64_t)k && hc == (int64_t)k && bad == 0,
                           "select op %d %s n=%zu: count %lld/%lld want %zu, "
                           "%zu wrong",
-                          op, kiln_dtype_name(d), n, (long long)dc,
-                          (long long)hc, k, bad);
+                          op, kiln_dtype_name(d), n, (long long)dc, (long long)hc, k, bad);
             }
             kiln_array_release(X);
             kiln_array_release(Y);
@@ -174,7 +166,7 @@ static void t_none_all_alternate(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 100003);
-    static const char *const preds[] = {"0", "1", "(i & 1) == 0", "x < 0"};
+    static const char *const preds[] = { "0", "1", "(i & 1) == 0", "x < 0" };
     for (size_t si = 0; si < ns; si++) {
         size_t n = sizes[si], m = n ? n : 1;
         int32_t *x = malloc(n * 4 + 4), *y = malloc(n * 4 + 4);
@@ -186,8 +178,7 @@ static void t_none_all_alternate(kiln_queue *q) {
         for (int p = 0; p < 4; p++) {
             int64_t hc = -1;
             kiln_event *e = NULL;
-            if (!CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, X, preds[p], 0,
-                                             NULL, &e)))
+            if (!CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, X, preds[p], 0, NULL, &e)))
                 continue;
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
@@ -195,9 +186,8 @@ static void t_none_all_alternate(kiln_queue *q) {
             size_t want = p == 1 ? n : p == 2 ? (n + 1) / 2 : 0, bad = 0;
             for (size_t k = 0; k < want && k < (size_t)hc; k++)
                 bad += y[k] != x[p == 2 ? 2 * k : k];
-            CHECK_MSG(hc == (int64_t)want && bad == 0,
-                      "copy_if '%s' n=%zu: %lld of %zu, %zu wrong", preds[p],
-                      n, (long long)hc, want, bad);
+            CHECK_MSG(hc == (int64_t)want && bad == 0, "copy_if '%s' n=%zu: %lld of %zu, %zu wrong",
+                      preds[p], n, (long long)hc, want, bad);
         }
         /* a reversed view: read at i only, in its order */
         kiln_array *V = NULL;
@@ -205,8 +195,7 @@ static void t_none_all_alternate(kiln_queue *q) {
         CHECK_OK(kiln_array_view(X, &rev, &V));
         int64_t hc = -1;
         kiln_event *e = NULL;
-        if (CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, V, "x >= 500", 0,
-                                        NULL, &e))) {
+        if (CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, V, "x >= 500", 0, NULL, &e))) {
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, Y, y));
@@ -215,8 +204,7 @@ static void t_none_all_alternate(kiln_queue *q) {
                 if (x[i] >= 500)
                     bad += k < (size_t)hc && y[k++] != x[i];
             CHECK_MSG(hc == (int64_t)k && bad == 0,
-                      "copy_if reversed n=%zu: %lld of %zu, %zu wrong", n,
-                      (long long)hc, k, bad);
+                      "copy_if reversed n=%zu: %lld of %zu, %zu wrong", n, (long long)hc, k, bad);
         }
         kiln_array_release(V);
         kiln_array_release(X);
@@ -230,7 +218,7 @@ static void t_none_all_alternate(kiln_queue *q) {
  * launch with a device count and no host copy. */
 static void t_2d_and_launch(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    size_t shape[2] = {37, 53}, n = 37 * 53;
+    size_t shape[2] = { 37, 53 }, n = 37 * 53;
     int32_t *x = malloc(n * 4), *y = malloc(n * 4);
     for (size_t i = 0; i < n; i++)
         x[i] = (int32_t)(kt_rand_u64() % 100);
@@ -240,8 +228,7 @@ static void t_2d_and_launch(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
     kiln_event *e = NULL;
     int64_t hc = -1;
-    if (CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, T, "x % 3 == 1", 0,
-                                    NULL, &e))) {
+    if (CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, T, "x % 3 == 1", 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
         CHECK_OK(kiln_array_read(q, Y, y));
@@ -252,23 +239,19 @@ static void t_2d_and_launch(kiln_queue *q) {
                 if (v % 3 == 1)
                     bad += k < (size_t)hc && y[k++] != v;
             }
-        CHECK_MSG(hc == (int64_t)k && bad == 0,
-                  "copy_if transposed: %lld of %zu, %zu wrong", (long long)hc,
-                  k, bad);
+        CHECK_MSG(hc == (int64_t)k && bad == 0, "copy_if transposed: %lld of %zu, %zu wrong",
+                  (long long)hc, k, bad);
     }
     kiln_select *sel = NULL;
-    if (CHECK_OK(kiln_select_create(
-            c,
-            &KILN_SELECT_DESC(.arguments = "const int *x, int lo, int *y",
-                              .predicate = "x[i] >= lo",
-                              .output = "y[out_index] = x[i]"),
-            &sel))) {
-        kiln_arg a[3] = {KILN_ARG_ARRAY(X), KILN_ARG_I32(90),
-                         KILN_ARG_ARRAY(Y)};
+    if (CHECK_OK(kiln_select_create(c,
+                                    &KILN_SELECT_DESC(.arguments = "const int *x, int lo, int *y",
+                                                      .predicate = "x[i] >= lo",
+                                                      .output = "y[out_index] = x[i]"),
+                                    &sel))) {
+        kiln_arg a[3] = { KILN_ARG_ARRAY(X), KILN_ARG_I32(90), KILN_ARG_ARRAY(Y) };
         int64_t dc = -1;
         /* X is 2-D: the generator's first array has n elements */
-        if (CHECK_OK(kiln_select_launch(q, sel, n, 3, a, cnt, NULL, 0, NULL,
-                                        &e))) {
+        if (CHECK_OK(kiln_select_launch(q, sel, n, 3, a, cnt, NULL, 0, NULL, &e))) {
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, cnt, &dc));
@@ -277,9 +260,8 @@ static void t_2d_and_launch(kiln_queue *q) {
             for (size_t i = 0; i < n; i++)
                 if (x[i] >= 90)
                     bad += k < (size_t)dc && y[k++] != x[i];
-            CHECK_MSG(dc == (int64_t)k && bad == 0,
-                      "select_launch: %lld of %zu, %zu wrong", (long long)dc,
-                      k, bad);
+            CHECK_MSG(dc == (int64_t)k && bad == 0, "select_launch: %lld of %zu, %zu wrong",
+                      (long long)dc, k, bad);
         }
         /* n = 0 sets the count to 0 */
         kiln_array *E = NULL;
@@ -305,25 +287,23 @@ static void t_2d_and_launch(kiln_queue *q) {
 static void t_generator(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_select *sel = NULL;
-    if (!CHECK_OK(kiln_select_create(
-            c,
-            &KILN_SELECT_DESC(.arguments = "const int *k, const int *idx, "
-                                           "int m, int *ok, int *oidx, "
-                                           "int *rej",
-                              .predicate = "k[i] % m == 0",
-                              .output = "ok[out_index] = k[i]; "
-                                        "oidx[out_index] = idx[i]",
-                              .rejected_output = "rej[out_index] = idx[i]",
-                              .name = "payload_select"),
-            &sel)))
+    if (!CHECK_OK(kiln_select_create(c,
+                                     &KILN_SELECT_DESC(.arguments = "const int *k, const int *idx, "
+                                                                    "int m, int *ok, int *oidx, "
+                                                                    "int *rej",
+                                                       .predicate = "k[i] % m == 0",
+                                                       .output = "ok[out_index] = k[i]; "
+                                                                 "oidx[out_index] = idx[i]",
+                                                       .rejected_output = "rej[out_index] = idx[i]",
+                                                       .name = "payload_select"),
+                                     &sel)))
         return;
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, max_size());
     for (size_t si = 0; si < ns; si++) {
         size_t n = sizes[si], m = n ? n : 1;
         int32_t *k = malloc(n * 4 + 4), *idx = malloc(n * 4 + 4);
-        int32_t *ok = malloc(n * 4 + 4), *oi = malloc(n * 4 + 4),
-                *rj = malloc(n * 4 + 4);
+        int32_t *ok = malloc(n * 4 + 4), *oi = malloc(n * 4 + 4), *rj = malloc(n * 4 + 4);
         for (size_t i = 0; i < n; i++) {
             k[i] = (int32_t)(kt_rand_u64() % 5); /* many equal keys */
             idx[i] = (int32_t)i;
@@ -334,9 +314,8 @@ static void t_generator(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &m, &OK));
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &m, &OI));
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &m, &RJ));
-        kiln_arg a[6] = {KILN_ARG_ARRAY(K),  KILN_ARG_ARRAY(I),
-                         KILN_ARG_I32(3),    KILN_ARG_ARRAY(OK),
-                         KILN_ARG_ARRAY(OI), KILN_ARG_ARRAY(RJ)};
+        kiln_arg a[6] = { KILN_ARG_ARRAY(K),  KILN_ARG_ARRAY(I),  KILN_ARG_I32(3),
+                          KILN_ARG_ARRAY(OK), KILN_ARG_ARRAY(OI), KILN_ARG_ARRAY(RJ) };
         size_t cnt = (size_t)-1;
         CHECK_OK(kiln_select_run(q, sel, n, 6, a, &cnt));
         CHECK_OK(kiln_array_read(q, OK, ok));
@@ -349,8 +328,7 @@ static void t_generator(kiln_queue *q) {
             else
                 bad += rj[r++] != (int)i;
         }
-        CHECK_MSG(cnt == s && bad == 0,
-                  "select generator n=%zu: %zu of %zu, %zu wrong", n, cnt, s,
+        CHECK_MSG(cnt == s && bad == 0, "select generator n=%zu: %zu of %zu, %zu wrong", n, cnt, s,
                   bad);
         kiln_array_release(K);
         kiln_array_release(I);
@@ -371,15 +349,14 @@ static void t_generator(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
         CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &one, &Z));
         kiln_event *e1 = NULL, *e2 = NULL;
-        CHECK_OK(kiln_array_copy_if(q, Y, cnt, NULL, X, "x % 7 == 0", 0, NULL,
-                                    &e1));
+        CHECK_OK(kiln_array_copy_if(q, Y, cnt, NULL, X, "x % 7 == 0", 0, NULL, &e1));
         kiln_elementwise *ew = NULL;
-        CHECK_OK(kiln_elementwise_create(
-            c,
-            &KILN_ELEMENTWISE_DESC(.arguments = "const long *c, long *z",
-                                   .operation = "z[i] = c[i] * 10"),
-            &ew));
-        kiln_arg v[2] = {KILN_ARG_ARRAY(cnt), KILN_ARG_ARRAY(Z)};
+        CHECK_OK(
+            kiln_elementwise_create(c,
+                                    &KILN_ELEMENTWISE_DESC(.arguments = "const long *c, long *z",
+                                                           .operation = "z[i] = c[i] * 10"),
+                                    &ew));
+        kiln_arg v[2] = { KILN_ARG_ARRAY(cnt), KILN_ARG_ARRAY(Z) };
         CHECK_OK(kiln_elementwise_launch(q, ew, 1, 2, v, 1, &e1, &e2));
         int64_t z = 0;
         CHECK_OK(kiln_event_wait(e2));
@@ -405,8 +382,7 @@ static void t_unique(kiln_queue *q) {
         kiln_dtype d = all_dtypes[di];
         if (skip_dtype(q, d))
             continue;
-        int main_dt = d == KILN_INT32 || d == KILN_FLOAT32 ||
-                      d == KILN_FLOAT16 || d == KILN_INT64;
+        int main_dt = d == KILN_INT32 || d == KILN_FLOAT32 || d == KILN_FLOAT16 || d == KILN_INT64;
         if (!main_dt && second_run())
             continue;
         for (size_t si = 0; si < ns; si++) {
@@ -431,8 +407,7 @@ static void t_unique(kiln_queue *q) {
             for (int wc = 0; wc < (main_dt ? 2 : 1); wc++) {
                 int64_t hc = -1;
                 kiln_event *e = NULL;
-                if (!CHECK_OK(kiln_array_unique(q, Y, wc ? C : NULL, cnt, &hc,
-                                                X, 0, NULL, &e)))
+                if (!CHECK_OK(kiln_array_unique(q, Y, wc ? C : NULL, cnt, &hc, X, 0, NULL, &e)))
                     continue;
                 CHECK_OK(kiln_event_wait(e));
                 kiln_event_release(e);
@@ -455,8 +430,7 @@ static void t_unique(kiln_queue *q) {
                 CHECK_MSG(hc == (int64_t)u && bad == 0,
                           "unique %s kind %d counts %d n=%zu: %lld of %zu, "
                           "%zu wrong",
-                          kiln_dtype_name(d), kind, wc, n, (long long)hc, u,
-                          bad);
+                          kiln_dtype_name(d), kind, wc, n, (long long)hc, u, bad);
             }
             kiln_array_release(X);
             kiln_array_release(Y);
@@ -468,13 +442,12 @@ static void t_unique(kiln_queue *q) {
         }
     }
     /* NaN is never equal (not merged); -0 == +0 (merged, the first kept) */
-    static const kiln_dtype fds[] = {KILN_FLOAT16, KILN_FLOAT32,
-                                     KILN_FLOAT64};
+    static const kiln_dtype fds[] = { KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64 };
     for (size_t di = 0; di < 3; di++) {
         kiln_dtype d = fds[di];
         if (skip_dtype(q, d))
             continue;
-        static const double in[] = {1, NAN, NAN, 2, -0.0, 0.0, 0.0, NAN};
+        static const double in[] = { 1, NAN, NAN, 2, -0.0, 0.0, 0.0, NAN };
         size_t n = 8;
         char x[64], y[64];
         int64_t cn[8], hc = -1;
@@ -490,12 +463,11 @@ static void t_unique(kiln_queue *q) {
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, Y, y));
             CHECK_OK(kiln_array_read(q, C, cn));
-            CHECK_MSG(hc == 6 && get(d, y, 0) == 1 && isnan(get(d, y, 1)) &&
-                          isnan(get(d, y, 2)) && get(d, y, 3) == 2 &&
-                          get(d, y, 4) == 0 && signbit(get(d, y, 4)) &&
+            CHECK_MSG(hc == 6 && get(d, y, 0) == 1 && isnan(get(d, y, 1)) && isnan(get(d, y, 2)) &&
+                          get(d, y, 3) == 2 && get(d, y, 4) == 0 && signbit(get(d, y, 4)) &&
                           isnan(get(d, y, 5)) && cn[4] == 3 && cn[1] == 1,
-                      "unique %s with NaN and zeros: %lld items",
-                      kiln_dtype_name(d), (long long)hc);
+                      "unique %s with NaN and zeros: %lld items", kiln_dtype_name(d),
+                      (long long)hc);
         }
         kiln_array_release(X);
         kiln_array_release(Y);
@@ -514,17 +486,15 @@ static void t_unique(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
         int64_t hc = -1;
         kiln_event *e = NULL;
-        if (CHECK_OK(kiln_array_unique(q, Y, NULL, NULL, &hc, V, 0, NULL,
-                                       &e))) {
+        if (CHECK_OK(kiln_array_unique(q, Y, NULL, NULL, &hc, V, 0, NULL, &e))) {
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, Y, y));
             size_t bad = 0, want = (n - 1) / 6 + 1;
             for (size_t k = 0; k < want && k < (size_t)hc; k++)
                 bad += y[k] != (int32_t)k;
-            CHECK_MSG(hc == (int64_t)want && bad == 0,
-                      "unique strided: %lld of %zu, %zu wrong", (long long)hc,
-                      want, bad);
+            CHECK_MSG(hc == (int64_t)want && bad == 0, "unique strided: %lld of %zu, %zu wrong",
+                      (long long)hc, want, bad);
         }
         kiln_array_release(X);
         kiln_array_release(V);
@@ -542,13 +512,13 @@ static void t_reduce_by_key(kiln_queue *q) {
         kiln_dtype k, v;
         kiln_reduce_op op;
     } cases[] = {
-        {KILN_INT32, KILN_INT32, KILN_REDUCE_SUM},
-        {KILN_INT32, KILN_FLOAT32, KILN_REDUCE_SUM},
-        {KILN_FLOAT32, KILN_INT64, KILN_REDUCE_MIN},
-        {KILN_INT64, KILN_FLOAT64, KILN_REDUCE_MAX},
-        {KILN_UINT8, KILN_FLOAT16, KILN_REDUCE_SUM},
-        {KILN_INT16, KILN_UINT32, KILN_REDUCE_PROD},
-        {KILN_INT32, KILN_FLOAT32, 0}, /* the expression form */
+        { KILN_INT32, KILN_INT32, KILN_REDUCE_SUM },
+        { KILN_INT32, KILN_FLOAT32, KILN_REDUCE_SUM },
+        { KILN_FLOAT32, KILN_INT64, KILN_REDUCE_MIN },
+        { KILN_INT64, KILN_FLOAT64, KILN_REDUCE_MAX },
+        { KILN_UINT8, KILN_FLOAT16, KILN_REDUCE_SUM },
+        { KILN_INT16, KILN_UINT32, KILN_REDUCE_PROD },
+        { KILN_INT32, KILN_FLOAT32, 0 }, /* the expression form */
     };
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, max_size());
@@ -582,10 +552,8 @@ static void t_reduce_by_key(kiln_queue *q) {
             int64_t hc = -1;
             kiln_event *e = NULL;
             kiln_status st =
-                op ? kiln_array_reduce_by_key(q, OK, OV, NULL, &hc, K, V, op,
-                                              0, NULL, &e)
-                   : kiln_array_reduce_by_key_expr(q, OK, OV, NULL, &hc, K, V,
-                                                   "a > b ? a : b",
+                op ? kiln_array_reduce_by_key(q, OK, OV, NULL, &hc, K, V, op, 0, NULL, &e)
+                   : kiln_array_reduce_by_key_expr(q, OK, OV, NULL, &hc, K, V, "a > b ? a : b",
                                                    "-INFINITY", 0, NULL, &e);
             if (CHECK_OK(st)) {
                 CHECK_OK(kiln_event_wait(e));
@@ -609,16 +577,15 @@ static void t_reduce_by_key(kiln_queue *q) {
                         acc = x > acc ? x : acc;
                     if (i == n - 1 || get(kd, k, i + 1) != get(kd, k, i)) {
                         if (r < (size_t)hc)
-                            bad += get(vd, ov, r) != acc ||
-                                   get(kd, ok, r) != get(kd, k, i);
+                            bad += get(vd, ov, r) != acc || get(kd, ok, r) != get(kd, k, i);
                         r++;
                     }
                 }
                 CHECK_MSG(hc == (int64_t)r && bad == 0,
                           "reduce_by_key %s/%s op %d n=%zu: %lld runs of "
                           "%zu, %zu wrong",
-                          kiln_dtype_name(kd), kiln_dtype_name(vd), (int)op,
-                          n, (long long)hc, r, bad);
+                          kiln_dtype_name(kd), kiln_dtype_name(vd), (int)op, n, (long long)hc, r,
+                          bad);
             }
             kiln_array_release(K);
             kiln_array_release(V);
@@ -636,8 +603,8 @@ static void t_reduce_by_key(kiln_queue *q) {
 static void t_bad_input(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t n = 100, small = 10, one = 1;
-    kiln_array *X = NULL, *Y = NULL, *S = NULL, *F = NULL, *C32 = NULL,
-               *Y2 = NULL, *cnt = scalar_count(c);
+    kiln_array *X = NULL, *Y = NULL, *S = NULL, *F = NULL, *C32 = NULL, *Y2 = NULL,
+               *cnt = scalar_count(c);
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y2));
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n, 0, NULL, NULL, &X));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
@@ -645,43 +612,35 @@ static void t_bad_input(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &F));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &one, &C32));
     int64_t hc;
-    CHECK_STATUS(kiln_array_copy_if(q, Y, cnt, NULL, X, "x >", 0, NULL, NULL),
-                 KILN_ERROR_BUILD);
+    CHECK_STATUS(kiln_array_copy_if(q, Y, cnt, NULL, X, "x >", 0, NULL, NULL), KILN_ERROR_BUILD);
     CHECK_MSG(strstr(kiln_last_error_message(), "predicate") != NULL, "%s",
               kiln_last_error_message());
     CHECK_STATUS(kiln_array_copy_if(q, Y, cnt, NULL, X, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_copy_if(q, Y, NULL, NULL, X, "x", 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_copy_if(q, F, cnt, NULL, X, "x", 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if(q, F, cnt, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "out") != NULL);
-    CHECK_STATUS(kiln_array_copy_if(q, S, cnt, NULL, X, "x", 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_copy_if(q, X, cnt, NULL, X, "x", 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_copy_if(q, Y, C32, NULL, X, "x", 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if(q, S, cnt, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if(q, X, cnt, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if(q, Y, C32, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "count") != NULL);
-    CHECK_STATUS(kiln_array_partition(q, Y, Y, NULL, &hc, X, "x", 0, NULL,
-                                      NULL),
+    CHECK_STATUS(kiln_array_partition(q, Y, Y, NULL, &hc, X, "x", 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_unique(q, Y, F, NULL, &hc, X, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_unique(q, Y, F, NULL, &hc, X, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "counts") != NULL);
-    CHECK_STATUS(kiln_array_reduce_by_key(q, Y, F, NULL, &hc, X, S,
-                                          KILN_REDUCE_SUM, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_reduce_by_key(q, Y, F, NULL, &hc, X, S, KILN_REDUCE_SUM, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "values") != NULL);
-    CHECK_STATUS(kiln_array_reduce_by_key(q, Y, F, NULL, &hc, X, X,
-                                          KILN_REDUCE_NORM2, 0, NULL, NULL),
-                 KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_reduce_by_key_expr(q, Y, S, NULL, &hc, X, F,
-                                               "a + b", "0", 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_reduce_by_key_expr(q, Y, Y2, NULL, &hc, X, X,
-                                               "a +* b", "0", 0, NULL, NULL),
-                 KILN_ERROR_BUILD);
+    CHECK_STATUS(
+        kiln_array_reduce_by_key(q, Y, F, NULL, &hc, X, X, KILN_REDUCE_NORM2, 0, NULL, NULL),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_array_reduce_by_key_expr(q, Y, S, NULL, &hc, X, F, "a + b", "0", 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
+    CHECK_STATUS(
+        kiln_array_reduce_by_key_expr(q, Y, Y2, NULL, &hc, X, X, "a +* b", "0", 0, NULL, NULL),
+        KILN_ERROR_BUILD);
     CHECK(strstr(kiln_last_error_message(), "reduce") != NULL);
     /* arrays of another context */
     kiln_device *dev = kiln_queue_device(q);
@@ -690,61 +649,51 @@ static void t_bad_input(kiln_queue *q) {
     if (CHECK_OK(kiln_context_create(&dev, 1, &c2)) &&
         CHECK_OK(kiln_array_empty(c2, KILN_INT32, 1, &n, &V2)) &&
         CHECK_OK(kiln_array_empty(c2, KILN_INT64, 1, &one, &cnt2))) {
-        CHECK_STATUS(kiln_array_reduce_by_key(q, Y, Y2, NULL, &hc, X, V2,
-                                              KILN_REDUCE_SUM, 0, NULL, NULL),
-                     KILN_ERROR_MISMATCH);
+        CHECK_STATUS(
+            kiln_array_reduce_by_key(q, Y, Y2, NULL, &hc, X, V2, KILN_REDUCE_SUM, 0, NULL, NULL),
+            KILN_ERROR_MISMATCH);
         CHECK(strstr(kiln_last_error_message(), "values") != NULL);
-        CHECK_STATUS(kiln_array_copy_if(q, V2, cnt, NULL, X, "x", 0, NULL,
-                                        NULL),
+        CHECK_STATUS(kiln_array_copy_if(q, V2, cnt, NULL, X, "x", 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
-        CHECK_STATUS(kiln_array_copy_if(q, Y, cnt2, NULL, X, "x", 0, NULL,
-                                        NULL),
+        CHECK_STATUS(kiln_array_copy_if(q, Y, cnt2, NULL, X, "x", 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
         CHECK(strstr(kiln_last_error_message(), "count") != NULL);
-        CHECK_STATUS(kiln_array_unique(q, Y, NULL, NULL, &hc, V2, 0, NULL,
-                                       NULL),
+        CHECK_STATUS(kiln_array_unique(q, Y, NULL, NULL, &hc, V2, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
     }
     kiln_array_release(V2);
     kiln_array_release(cnt2);
     kiln_context_release(c2);
     kiln_select *sel = NULL;
-    CHECK_STATUS(kiln_select_create(
-                     c,
-                     &KILN_SELECT_DESC(.arguments = "const int *x, int *y",
-                                       .predicate = "x[i] >>> 2",
-                                       .output = "y[out_index] = x[i]"),
-                     &sel),
+    CHECK_STATUS(kiln_select_create(c,
+                                    &KILN_SELECT_DESC(.arguments = "const int *x, int *y",
+                                                      .predicate = "x[i] >>> 2",
+                                                      .output = "y[out_index] = x[i]"),
+                                    &sel),
                  KILN_ERROR_BUILD);
     CHECK(sel == NULL && strstr(kiln_last_error_message(), "predicate") != NULL);
-    CHECK_STATUS(kiln_select_create(
-                     c,
-                     &KILN_SELECT_DESC(.arguments = "const int *x, int *y",
-                                       .predicate = "x[i] > 2"),
-                     &sel),
+    CHECK_STATUS(kiln_select_create(c,
+                                    &KILN_SELECT_DESC(.arguments = "const int *x, int *y",
+                                                      .predicate = "x[i] > 2"),
+                                    &sel),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_select_create(
-                     c,
-                     &KILN_SELECT_DESC(.arguments = "const int *x, "
-                                                    "int *kiln_count",
-                                       .predicate = "x[i] > 2",
-                                       .output = "(void)0"),
-                     &sel),
+    CHECK_STATUS(kiln_select_create(c,
+                                    &KILN_SELECT_DESC(.arguments = "const int *x, "
+                                                                   "int *kiln_count",
+                                                      .predicate = "x[i] > 2", .output = "(void)0"),
+                                    &sel),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_OK(kiln_select_create(
-        c,
-        &KILN_SELECT_DESC(.arguments = "const int *x, int *y",
-                          .predicate = "x[i] > 2",
-                          .output = "y[out_index] = x[i]"),
-        &sel));
-    kiln_arg a1[1] = {KILN_ARG_ARRAY(X)};
-    kiln_arg a2[2] = {KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(F)};
+    CHECK_OK(kiln_select_create(c,
+                                &KILN_SELECT_DESC(.arguments = "const int *x, int *y",
+                                                  .predicate = "x[i] > 2",
+                                                  .output = "y[out_index] = x[i]"),
+                                &sel));
+    kiln_arg a1[1] = { KILN_ARG_ARRAY(X) };
+    kiln_arg a2[2] = { KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(F) };
     size_t got = 0;
-    CHECK_STATUS(kiln_select_run(q, sel, n, 1, a1, &got),
-                 KILN_ERROR_KERNEL_ARGS);
+    CHECK_STATUS(kiln_select_run(q, sel, n, 1, a1, &got), KILN_ERROR_KERNEL_ARGS);
     CHECK_STATUS(kiln_select_run(q, sel, n, 2, a2, &got), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_select_launch(q, sel, n, 2, a2, NULL, NULL, 0, NULL,
-                                    NULL),
+    CHECK_STATUS(kiln_select_launch(q, sel, n, 2, a2, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_select_retain(NULL), KILN_ERROR_NULL_HANDLE);
     kiln_select_release(NULL);
@@ -787,8 +736,7 @@ int main(int argc, char **argv) {
         int status = 0;
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
         int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        CHECK_MSG(rc == 0 || rc == 77,
-                  "the run with KILN_SCAN_VARIANT=onepass exited %d", rc);
+        CHECK_MSG(rc == 0 || rc == 77, "the run with KILN_SCAN_VARIANT=onepass exited %d", rc);
     }
     return kt_report();
 }

@@ -16,10 +16,9 @@
 #include "kiln/random.h"
 #include "kiln/sort.h"
 
-static const kiln_dtype kAll[] = {KILN_INT8,   KILN_UINT8,   KILN_INT16,
-                                  KILN_UINT16, KILN_INT32,   KILN_UINT32,
-                                  KILN_INT64,  KILN_UINT64,  KILN_FLOAT16,
-                                  KILN_FLOAT32, KILN_FLOAT64};
+static const kiln_dtype kAll[] = { KILN_INT8,    KILN_UINT8,   KILN_INT16,  KILN_UINT16,
+                                   KILN_INT32,   KILN_UINT32,  KILN_INT64,  KILN_UINT64,
+                                   KILN_FLOAT16, KILN_FLOAT32, KILN_FLOAT64 };
 #define NALL (sizeof kAll / sizeof kAll[0])
 
 /* ---- the reference: a stable sort of indices by a total order */
@@ -43,11 +42,13 @@ static float half_to_float(uint16_t h) {
 
 /* ascending total order of items i and j (-1, 0, 1); *nan gets which of
  * them are NaN (bit 0: i, bit 1: j) */
-static int key_cmp(kiln_dtype d, const void *p, size_t i, size_t j,
-                   int *nan) {
+static int key_cmp(kiln_dtype d, const void *p, size_t i, size_t j, int *nan) {
     *nan = 0;
     switch (d) {
-    case KILN_INT8: case KILN_INT16: case KILN_INT32: case KILN_INT64: {
+    case KILN_INT8:
+    case KILN_INT16:
+    case KILN_INT32:
+    case KILN_INT64: {
         int64_t a = d == KILN_INT8    ? ((const int8_t *)p)[i]
                     : d == KILN_INT16 ? ((const int16_t *)p)[i]
                     : d == KILN_INT32 ? ((const int32_t *)p)[i]
@@ -58,7 +59,10 @@ static int key_cmp(kiln_dtype d, const void *p, size_t i, size_t j,
                                       : ((const int64_t *)p)[j];
         return (a > b) - (a < b);
     }
-    case KILN_UINT8: case KILN_UINT16: case KILN_UINT32: case KILN_UINT64: {
+    case KILN_UINT8:
+    case KILN_UINT16:
+    case KILN_UINT32:
+    case KILN_UINT64: {
         uint64_t a = d == KILN_UINT8    ? ((const uint8_t *)p)[i]
                      : d == KILN_UINT16 ? ((const uint16_t *)p)[i]
                      : d == KILN_UINT32 ? ((const uint32_t *)p)[i]
@@ -70,10 +74,10 @@ static int key_cmp(kiln_dtype d, const void *p, size_t i, size_t j,
         return (a > b) - (a < b);
     }
     default: {
-        double a = d == KILN_FLOAT16 ? half_to_float(((const uint16_t *)p)[i])
+        double a = d == KILN_FLOAT16   ? half_to_float(((const uint16_t *)p)[i])
                    : d == KILN_FLOAT32 ? ((const float *)p)[i]
                                        : ((const double *)p)[i];
-        double b = d == KILN_FLOAT16 ? half_to_float(((const uint16_t *)p)[j])
+        double b = d == KILN_FLOAT16   ? half_to_float(((const uint16_t *)p)[j])
                    : d == KILN_FLOAT32 ? ((const float *)p)[j]
                                        : ((const double *)p)[j];
         *nan = (isnan(a) ? 1 : 0) | (isnan(b) ? 2 : 0);
@@ -104,8 +108,7 @@ static int ref_cmp(const void *x, const void *y) {
 }
 
 /* perm[b..e) = the stable sorting permutation of items [b, e) */
-static void ref_perm(kiln_dtype d, const void *keys, int desc, size_t b,
-                     size_t e, size_t *perm) {
+static void ref_perm(kiln_dtype d, const void *keys, int desc, size_t b, size_t e, size_t *perm) {
     for (size_t i = b; i < e; i++)
         perm[i] = i;
     g_ref.d = d, g_ref.p = keys, g_ref.desc = desc;
@@ -120,8 +123,7 @@ static void ref_perm(kiln_dtype d, const void *keys, int desc, size_t b,
  * (the rest 0: the hybrid's MSD digit lower down) */
 static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
     size_t es = kiln_dtype_size(d);
-    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN,
-                                      -NAN, 1.0, -1.0};
+    static const double specials[] = { 0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1.0, -1.0 };
     for (size_t i = 0; i < n; i++) {
         uint64_t r = kt_rand_u64();
         if (pattern == 1)
@@ -129,8 +131,7 @@ static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
         else if (pattern == 4)
             r = (r % 5) * 0x0101010101010101ull;
         else if (pattern == 5 || pattern == 6)
-            r = (r & ((uint64_t)0xff << (es * 8 - 8))) |
-                (pattern == 5 ? r & 0x3f : 0);
+            r = (r & ((uint64_t)0xff << (es * 8 - 8))) | (pattern == 5 ? r & 0x3f : 0);
         else if (pattern == 7)
             r &= 0xfffff;
         memcpy((char *)p + i * es, &r, es);
@@ -143,10 +144,10 @@ static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
             } else if (d == KILN_FLOAT64) {
                 memcpy((char *)p + i * 8, &v, 8);
             } else {
-                uint16_t h = isnan(v) ? (signbit(v) ? 0xfe00 : 0x7e00)
+                uint16_t h = isnan(v)   ? (signbit(v) ? 0xfe00 : 0x7e00)
                              : isinf(v) ? (v > 0 ? 0x7c00 : 0xfc00)
-                             : v == 0 ? (signbit(v) ? 0x8000 : 0)
-                                      : (v > 0 ? 0x3c00 : 0xbc00);
+                             : v == 0   ? (signbit(v) ? 0x8000 : 0)
+                                        : (v > 0 ? 0x3c00 : 0xbc00);
                 memcpy((char *)p + i * 2, &h, 2);
             }
         }
@@ -167,8 +168,8 @@ static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
 
 /* Sorts n keys of d (with index payloads of vd: 0 none) and compares with
  * the reference; rows > 1 sorts a 2-D (rows, n / rows) array. */
-static void check_sort(kiln_queue *q, kiln_dtype d, kiln_dtype vd, size_t n,
-                       size_t rows, int desc, int pattern, int argsort) {
+static void check_sort(kiln_queue *q, kiln_dtype d, kiln_dtype vd, size_t n, size_t rows, int desc,
+                       int pattern, int argsort) {
     kiln_context *c = kiln_queue_context(q);
     size_t es = kiln_dtype_size(d), vs = vd ? kiln_dtype_size(vd) : 0;
     size_t cols = rows > 1 ? n / rows : n;
@@ -180,7 +181,7 @@ static void check_sort(kiln_queue *q, kiln_dtype d, kiln_dtype vd, size_t n,
         uint64_t v = argsort ? 0 : i;
         memcpy(vals + i * vs, &v, vs);
     }
-    size_t shape[2] = {rows, cols};
+    size_t shape[2] = { rows, cols };
     unsigned nd = rows > 1 ? 2 : 1;
     const size_t *sh = rows > 1 ? shape : &n;
     kiln_array *K = NULL, *KO = NULL, *V = NULL, *VO = NULL;
@@ -207,8 +208,7 @@ static void check_sort(kiln_queue *q, kiln_dtype d, kiln_dtype vd, size_t n,
         if (!argsort)
             ok = !memcmp(out + i * es, keys + perm[i] * es, es);
         if (vd) {
-            uint64_t v = 0, want = argsort && rows > 1 ? perm[i] % cols
-                                                        : perm[i];
+            uint64_t v = 0, want = argsort && rows > 1 ? perm[i] % cols : perm[i];
             memcpy(&v, vout + i * vs, vs);
             if (vs < 8)
                 want &= (1ull << (vs * 8)) - 1;
@@ -217,11 +217,9 @@ static void check_sort(kiln_queue *q, kiln_dtype d, kiln_dtype vd, size_t n,
         if (!ok && !bad++)
             first = i;
     }
-    CHECK_MSG(!bad,
-              "%s %s %s n=%zu rows=%zu pattern %d%s: %zu wrong from %zu",
-              argsort ? "argsort" : "sort", kiln_dtype_name(d),
-              vd ? kiln_dtype_name(vd) : "-", n, rows, pattern,
-              desc ? " desc" : "", bad, first);
+    CHECK_MSG(!bad, "%s %s %s n=%zu rows=%zu pattern %d%s: %zu wrong from %zu",
+              argsort ? "argsort" : "sort", kiln_dtype_name(d), vd ? kiln_dtype_name(vd) : "-", n,
+              rows, pattern, desc ? " desc" : "", bad, first);
     kiln_array_release(K);
     kiln_array_release(KO);
     kiln_array_release(V);
@@ -248,19 +246,17 @@ static void t_dtypes(kiln_queue *q, int quick) {
 }
 
 static void t_patterns(kiln_queue *q, int quick) {
-    static const kiln_dtype ds[] = {KILN_INT32, KILN_FLOAT32, KILN_UINT64,
-                                    KILN_FLOAT16, KILN_INT8};
+    static const kiln_dtype ds[] = { KILN_INT32, KILN_FLOAT32, KILN_UINT64, KILN_FLOAT16,
+                                     KILN_INT8 };
     for (size_t di = 0; di < (quick ? 2u : 5u); di++)
         for (int pattern = 1; pattern <= 4; pattern++)
             for (int desc = 0; desc < 2; desc++)
-                check_sort(q, ds[di], KILN_UINT32, 5003, 1, desc, pattern,
-                           0);
+                check_sort(q, ds[di], KILN_UINT32, 5003, 1, desc, pattern, 0);
 }
 
 static void t_values(kiln_queue *q) {
     /* every value width, argsort with both index types, rows */
-    static const kiln_dtype vds[] = {KILN_UINT8, KILN_INT16, KILN_INT64,
-                                     KILN_FLOAT64};
+    static const kiln_dtype vds[] = { KILN_UINT8, KILN_INT16, KILN_INT64, KILN_FLOAT64 };
     for (size_t vi = 0; vi < 4; vi++)
         check_sort(q, KILN_FLOAT32, vds[vi], 4099, 1, (int)vi % 2, 0, 0);
     check_sort(q, KILN_INT64, KILN_UINT32, 70001, 1, 0, 0, 0);
@@ -270,8 +266,8 @@ static void t_values(kiln_queue *q) {
     /* 4-byte keys into int64 indices: the CUDA onesweep's packed argsort
      * (sort.c radix_packed), every key kind both ways, NaNs and +-0 among
      * the floats, sizes of 1, 2 and several tiles */
-    static const kiln_dtype k4[] = {KILN_FLOAT32, KILN_UINT32, KILN_INT32};
-    static const size_t n4[] = {1, 2, 4097, 65537};
+    static const kiln_dtype k4[] = { KILN_FLOAT32, KILN_UINT32, KILN_INT32 };
+    static const size_t n4[] = { 1, 2, 4097, 65537 };
     for (size_t ki = 0; ki < 3; ki++)
         for (size_t ni = 0; ni < 4; ni++)
             check_sort(q, k4[ki], KILN_INT64, n4[ni], 1, (int)(ni % 2), 0, 1);
@@ -321,9 +317,8 @@ static void t_bits_n(kiln_queue *q, size_t n) {
     uint32_t *k = malloc(n * 4), *o = malloc(n * 4), *ref = malloc(n * 4);
     for (size_t i = 0; i < n; i++)
         k[i] = (uint32_t)kt_rand_u64();
-    static const unsigned br[][2] = {{0, 0}, {4, 12}, {3, 17}, {31, 32},
-                                     {8, 8}, {0, 32}, {3, 29}, {9, 32},
-                                     {0, 23}};
+    static const unsigned br[][2] = { { 0, 0 },  { 4, 12 }, { 3, 17 }, { 31, 32 }, { 8, 8 },
+                                      { 0, 32 }, { 3, 29 }, { 9, 32 }, { 0, 23 } };
     for (size_t t = 0; t < sizeof br / sizeof br[0]; t++) {
         unsigned b = br[t][0], e = br[t][1];
         uint32_t mask = e - b >= 32 ? 0xffffffffu : ((1u << (e - b)) - 1);
@@ -354,8 +349,7 @@ static void t_bits_n(kiln_queue *q, size_t n) {
         size_t bad = 0;
         for (size_t i = 0; i < n; i++)
             bad += (uint64_t)idx[i] != (uint32_t)pairs[i];
-        CHECK_MSG(bad == 0, "argsort bits [%u, %u): %zu of %zu indices wrong",
-                  b, e, bad, n);
+        CHECK_MSG(bad == 0, "argsort bits [%u, %u): %zu of %zu indices wrong", b, e, bad, n);
         kiln_array_release(I);
         free(idx);
         kiln_array_release(K);
@@ -376,8 +370,7 @@ static void t_bits(kiln_queue *q) {
 static void t_segments(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t n = 20011;
-    static const size_t cuts[] = {0, 0, 1, 1, 2, 2, 3, 700, 701, 9000, 9000,
-                                  20011};
+    static const size_t cuts[] = { 0, 0, 1, 1, 2, 2, 3, 700, 701, 9000, 9000, 20011 };
     size_t nc = sizeof cuts / sizeof cuts[0];
     for (int wide = 0; wide < 2; wide++) {
         float *k = malloc(n * 4), *o = malloc(n * 4);
@@ -393,23 +386,19 @@ static void t_segments(kiln_queue *q) {
         kiln_array *K = NULL, *V = NULL, *OFF = NULL;
         CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &n, k, &K));
         CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, v, &V));
-        CHECK_OK(kiln_array_from_host(c, wide ? KILN_INT64 : KILN_INT32, 1,
-                                      &nc, wide ? (void *)off64 : off32,
-                                      &OFF));
+        CHECK_OK(kiln_array_from_host(c, wide ? KILN_INT64 : KILN_INT32, 1, &nc,
+                                      wide ? (void *)off64 : off32, &OFF));
         kiln_sort_desc sd = KILN_SORT_DESC(.descending = wide);
         /* in place */
-        CHECK_OK(kiln_array_segmented_sort(q, K, V, K, V, OFF, &sd, 0, NULL,
-                                           NULL));
+        CHECK_OK(kiln_array_segmented_sort(q, K, V, K, V, OFF, &sd, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, K, o));
         CHECK_OK(kiln_array_read(q, V, vo));
         for (size_t j = 0; j + 1 < nc; j++)
             ref_perm(KILN_FLOAT32, k, wide, cuts[j], cuts[j + 1], perm);
         size_t bad = 0;
         for (size_t i = 0; i < n; i++)
-            bad += memcmp(&o[i], &k[perm[i]], 4) != 0 ||
-                   vo[i] != (int32_t)perm[i];
-        CHECK_MSG(!bad, "segmented (%s offsets): %zu wrong",
-                  wide ? "int64" : "int32", bad);
+            bad += memcmp(&o[i], &k[perm[i]], 4) != 0 || vo[i] != (int32_t)perm[i];
+        CHECK_MSG(!bad, "segmented (%s offsets): %zu wrong", wide ? "int64" : "int32", bad);
         kiln_array_release(K);
         kiln_array_release(V);
         kiln_array_release(OFF);
@@ -455,10 +444,10 @@ static void t_inplace(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     /* small, then large enough for the CPU hybrid (an odd and an even
      * count of LSD passes; buckets with one pass or none) */
-    static const kiln_dtype ds[] = {KILN_UINT8, KILN_INT32, KILN_FLOAT64,
-                                    KILN_INT32, KILN_FLOAT64, KILN_INT64,
-                                    KILN_UINT32, KILN_INT64, KILN_INT64};
-    static const int pat[] = {0, 0, 0, 0, 0, 5, 5, 6, 7};
+    static const kiln_dtype ds[] = { KILN_UINT8,  KILN_INT32,   KILN_FLOAT64,
+                                     KILN_INT32,  KILN_FLOAT64, KILN_INT64,
+                                     KILN_UINT32, KILN_INT64,   KILN_INT64 };
+    static const int pat[] = { 0, 0, 0, 0, 0, 5, 5, 6, 7 };
     for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
         size_t n = di < 3 ? 3001 : 200003, es = kiln_dtype_size(ds[di]);
         char *k = malloc(n * es), *o = malloc(n * es);
@@ -480,10 +469,9 @@ static void t_inplace(kiln_queue *q) {
         ref_perm(ds[di], k, 0, 0, n, perm);
         size_t bad = 0;
         for (size_t i = 0; i < n; i++)
-            bad += memcmp(o + i * es, k + perm[i] * es, es) != 0 ||
-                   vo[i] != perm[i];
-        CHECK_MSG(!bad, "in place %s n=%zu pattern %d: %zu wrong",
-                  kiln_dtype_name(ds[di]), n, pat[di], bad);
+            bad += memcmp(o + i * es, k + perm[i] * es, es) != 0 || vo[i] != perm[i];
+        CHECK_MSG(!bad, "in place %s n=%zu pattern %d: %zu wrong", kiln_dtype_name(ds[di]), n,
+                  pat[di], bad);
         kiln_array_release(K);
         kiln_array_release(V);
         free(k), free(o), free(v), free(vo), free(perm);
@@ -496,12 +484,12 @@ static void t_topk(kiln_queue *q) {
     float *a = malloc(n * 4);
     make_keys(KILN_FLOAT32, a, n, 4); /* few distinct: ties */
     size_t *perm = malloc(n * sizeof *perm);
-    size_t shape[2] = {rows, cols};
+    size_t shape[2] = { rows, cols };
     kiln_array *A = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 2, shape, a, &A));
     for (int largest = 0; largest < 2; largest++) {
         size_t k = largest ? 17 : 1;
-        size_t os[2] = {rows, k};
+        size_t os[2] = { rows, k };
         float got[3 * 17];
         int64_t idx[3 * 17];
         kiln_array *V = NULL, *I = NULL;
@@ -512,8 +500,7 @@ static void t_topk(kiln_queue *q) {
         CHECK_OK(kiln_array_read(q, I, idx));
         size_t bad = 0;
         for (size_t r = 0; r < rows; r++) {
-            ref_perm(KILN_FLOAT32, a, largest, r * cols, r * cols + cols,
-                     perm);
+            ref_perm(KILN_FLOAT32, a, largest, r * cols, r * cols + cols, perm);
             for (size_t j = 0; j < k; j++)
                 bad += (size_t)idx[r * k + j] != perm[r * cols + j] - r * cols ||
                        memcmp(&got[r * k + j], &a[perm[r * cols + j]], 4);
@@ -558,7 +545,7 @@ static void t_search(kiln_queue *q) {
         for (size_t i = 0; i < m; i++) {
             size_t want = 0; /* the sort's total order: NaN last, -0 < +0 */
             for (size_t j = 0; j < n; j++) {
-                double pair[2] = {sorted[j], v[i]};
+                double pair[2] = { sorted[j], v[i] };
                 int nan, cmp = key_cmp(KILN_FLOAT64, pair, 0, 1, &nan);
                 if (nan)
                     cmp = nan == 3 ? 0 : nan == 1 ? 1 : -1;
@@ -578,8 +565,7 @@ static void t_search(kiln_queue *q) {
 static void t_errors(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     size_t n = 10, m = 11;
-    kiln_array *K = NULL, *KO = NULL, *V = NULL, *VM = NULL, *F = NULL,
-               *I16 = NULL, *KO16 = NULL;
+    kiln_array *K = NULL, *KO = NULL, *V = NULL, *VM = NULL, *F = NULL, *I16 = NULL, *KO16 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n, 0, NULL, NULL, &K));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &KO));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &V));
@@ -589,13 +575,11 @@ static void t_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT16, 1, &n, &KO16));
     kiln_event *e = (kiln_event *)1;
     /* mismatched key/value lengths */
-    CHECK_STATUS(kiln_array_sort(q, KO, VM, K, VM, NULL, 0, NULL, &e),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_sort(q, KO, VM, K, VM, NULL, 0, NULL, &e), KILN_ERROR_MISMATCH);
     CHECK(e == NULL);
     CHECK(strstr(kiln_last_error_message(), "values") != NULL);
     /* keys_out of another dtype */
-    CHECK_STATUS(kiln_array_sort(q, KO16, NULL, K, NULL, NULL, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_sort(q, KO16, NULL, K, NULL, NULL, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* bad bit ranges */
     kiln_sort_desc bd = KILN_SORT_DESC(.begin_bit = 0, .end_bit = 33);
     CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, NULL, &bd, 0, NULL, NULL),
@@ -604,37 +588,30 @@ static void t_errors(kiln_queue *q) {
     bd = KILN_SORT_DESC(.begin_bit = 9, .end_bit = 8);
     CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, NULL, &bd, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_sort_desc raw = {0};
+    kiln_sort_desc raw = { 0 };
     CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, NULL, &raw, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* unsupported index dtype */
-    CHECK_STATUS(kiln_array_argsort(q, I16, K, NULL, 0, NULL, NULL),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_argsort(q, I16, K, NULL, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(kiln_last_error_message(), "indices") != NULL);
-    CHECK_STATUS(kiln_array_argsort(q, F, K, NULL, 0, NULL, NULL),
-                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_argsort(q, F, K, NULL, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     /* NULLs */
     CHECK_STATUS(kiln_array_sort(q, NULL, NULL, K, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, V, NULL, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, V, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_sort(NULL, KO, NULL, K, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_segmented_sort(q, KO, NULL, K, NULL, NULL, NULL,
-                                           0, NULL, NULL),
+    CHECK_STATUS(kiln_array_segmented_sort(q, KO, NULL, K, NULL, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     /* outputs sharing an input's buffer */
-    CHECK_STATUS(kiln_array_sort(q, KO, KO, K, K, NULL, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_sort(q, KO, KO, K, K, NULL, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* a value array on another context */
     kiln_context *c2 = NULL;
-    if (CHECK_OK(kiln_context_create((kiln_device *[]){kiln_queue_device(q)}, 1,
-                                     &c2))) {
+    if (CHECK_OK(kiln_context_create((kiln_device *[]){ kiln_queue_device(q) }, 1, &c2))) {
         kiln_array *V2 = NULL, *VO2 = NULL;
         CHECK_OK(kiln_array_empty(c2, KILN_FLOAT32, 1, &n, &V2));
         CHECK_OK(kiln_array_empty(c2, KILN_FLOAT32, 1, &n, &VO2));
-        CHECK_STATUS(kiln_array_sort(q, KO, VO2, K, V2, NULL, 0, NULL, NULL),
-                     KILN_ERROR_MISMATCH);
+        CHECK_STATUS(kiln_array_sort(q, KO, VO2, K, V2, NULL, 0, NULL, NULL), KILN_ERROR_MISMATCH);
         CHECK(strstr(kiln_last_error_message(), "context") != NULL);
         kiln_array_release(V2);
         kiln_array_release(VO2);
@@ -644,15 +621,11 @@ static void t_errors(kiln_queue *q) {
     kiln_array *T = NULL;
     size_t three = 3;
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &three, &T));
-    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 0, 1, 0, NULL, NULL),
-                 KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 11, 1, 0, NULL, NULL),
-                 KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 4, 1, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 0, 1, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 11, 1, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 4, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* searchsorted: dtypes differ, bad out dtype */
-    CHECK_STATUS(kiln_array_searchsorted(q, KO, F, K, 0, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_searchsorted(q, KO, F, K, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_searchsorted(q, F, K, K, 0, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* empty arrays: nothing to do, the event still completes */
@@ -704,8 +677,7 @@ static void run(kiln_queue *q, void *user) {
      * PoCL's compile of it takes about half a minute */
     kiln_device_info info;
     const char *ocl = getenv("KT_SORT_ONESWEEP_CL");
-    if (ocl && !strcmp(ocl, "1") &&
-        CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info)) &&
+    if (ocl && !strcmp(ocl, "1") && CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info)) &&
         ((info.languages >> KILN_LANG_OPENCL_C) & 1)) {
         setenv("KILN_SORT_VARIANT", "onesweep_cl", 1);
         t_dtypes(q, 1);

@@ -37,9 +37,8 @@ static void dump(size_t j, const char *src, const void *bin, size_t size, int is
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_context *c = kiln_queue_context(q);
-    static const kiln_dtype keys[] = {KILN_UINT8, KILN_FLOAT16, KILN_INT32,
-                                      KILN_FLOAT64};
-    static const kiln_dtype vals[] = {0, KILN_INT8, KILN_INT32, KILN_INT64};
+    static const kiln_dtype keys[] = { KILN_UINT8, KILN_FLOAT16, KILN_INT32, KILN_FLOAT64 };
+    static const kiln_dtype vals[] = { 0, KILN_INT8, KILN_INT32, KILN_INT64 };
     size_t n = 5;
     kiln_device_info info;
     CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
@@ -52,21 +51,17 @@ static void run(kiln_queue *q, void *user) {
             CHECK_OK(kiln_array_zeros(q, keys[ki], 1, &n, 0, NULL, NULL, &K));
             CHECK_OK(kiln_array_empty(c, keys[ki], 1, &n, &KO));
             if (vals[vi]) {
-                CHECK_OK(kiln_array_zeros(q, vals[vi], 1, &n, 0, NULL, NULL,
-                                          &V));
+                CHECK_OK(kiln_array_zeros(q, vals[vi], 1, &n, 0, NULL, NULL, &V));
                 CHECK_OK(kiln_array_empty(c, vals[vi], 1, &n, &VO));
             }
             size_t before = g_n;
             /* refused on an OpenCL device (the source is CUDA C); on a
              * CUDA device (scripts/gpu-test.sh) it builds and sorts */
-            kiln_status st = kiln_array_sort(q, KO, VO, K, V, NULL, 0, NULL,
-                                             NULL);
-            CHECK_MSG(cuda ? st == KILN_OK : st != KILN_OK,
-                      "onesweep sort on a %s device: %s",
+            kiln_status st = kiln_array_sort(q, KO, VO, K, V, NULL, 0, NULL, NULL);
+            CHECK_MSG(cuda ? st == KILN_OK : st != KILN_OK, "onesweep sort on a %s device: %s",
                       cuda ? "CUDA" : "non-CUDA",
                       st == KILN_OK ? "built" : kiln_last_error_message());
-            CHECK_MSG(g_n == before + 1, "%s/%s: no onesweep source",
-                      kiln_dtype_name(keys[ki]),
+            CHECK_MSG(g_n == before + 1, "%s/%s: no onesweep source", kiln_dtype_name(keys[ki]),
                       vals[vi] ? kiln_dtype_name(vals[vi]) : "-");
             kiln_array_release(K);
             kiln_array_release(KO);
@@ -78,17 +73,16 @@ static void run(kiln_queue *q, void *user) {
     const char *pre = kiln__embedded_file(kiln__backend_cuda.prelude_file);
     for (size_t j = 0; j < g_n; j++) {
         /* the launches' argument kinds, as the core checks them */
-        kiln__sig_list sl = {0};
+        kiln__sig_list sl = { 0 };
         CHECK_OK(kiln__sig_parse(g_src[j], &sl));
         const kiln__sig *ph = kiln__sig_find(&sl, "kiln_sort_os_hist");
         const kiln__sig *pp = kiln__sig_find(&sl, "kiln_sort_os_pass");
-        static const char kinds_h[] = "BSSSSSSB",
-                          kinds_p[] = "BBBBSSSSSSSBSSSSS";
-        static const kiln_dtype dt_p[] = {0, 0, 0, 0, KILN_INT32, KILN_INT32,
-                                          KILN_INT64, KILN_INT32, KILN_INT32,
-                                          KILN_INT32, KILN_INT32, 0,
-                                          KILN_INT32, KILN_INT64, KILN_INT32,
-                                          KILN_INT32, KILN_INT32};
+        static const char kinds_h[] = "BSSSSSSB", kinds_p[] = "BBBBSSSSSSSBSSSSS";
+        static const kiln_dtype dt_p[] = { 0,          0,          0,          0,
+                                           KILN_INT32, KILN_INT32, KILN_INT64, KILN_INT32,
+                                           KILN_INT32, KILN_INT32, KILN_INT32, 0,
+                                           KILN_INT32, KILN_INT64, KILN_INT32, KILN_INT32,
+                                           KILN_INT32 };
         int ok = ph && pp && ph->num_params == 8 && pp->num_params == 17;
         for (size_t a = 0; ok && a < 8; a++)
             ok = (ph->params[a].kind == KILN_ARG_BUFFER) == (kinds_h[a] == 'B');
@@ -105,10 +99,8 @@ static void run(kiln_queue *q, void *user) {
         size_t size = 0;
         int is_ptx = 0;
         char *log = NULL;
-        kiln_status st =
-            kiln__cuda_compile(full, NULL, 90, &bin, &size, &is_ptx, &log);
-        CHECK_MSG(st == KILN_OK, "onesweep source %zu: %s", j,
-                  kiln_last_error_message());
+        kiln_status st = kiln__cuda_compile(full, NULL, 90, &bin, &size, &is_ptx, &log);
+        CHECK_MSG(st == KILN_OK, "onesweep source %zu: %s", j, kiln_last_error_message());
         if (st != KILN_OK)
             printf("--- log ---\n%s\n", log ? log : "");
         g_compiled += st == KILN_OK;

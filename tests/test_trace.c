@@ -35,10 +35,11 @@ static size_t read_trace(const char *path, command *out, size_t cap, int *comple
         if (!strncmp(line, "]}", 2))
             *complete = 1;
         command c;
-        if (n < cap && sscanf(line,
-                              "{\"ph\":\"X\",\"name\":\"%63[^\"]\",\"pid\":%u,\"tid\":%u,\"ts\":%lf,"
-                              "\"dur\":%lf",
-                              c.name, &c.pid, &c.tid, &c.ts, &c.dur) == 5) {
+        if (n < cap &&
+            sscanf(line,
+                   "{\"ph\":\"X\",\"name\":\"%63[^\"]\",\"pid\":%u,\"tid\":%u,\"ts\":%lf,"
+                   "\"dur\":%lf",
+                   c.name, &c.pid, &c.tid, &c.ts, &c.dur) == 5) {
             const char *t = strstr(line, "\"timing\":\"");
             snprintf(c.timing, sizeof c.timing, "%.*s", t ? (int)strcspn(t + 10, "\"") : 0,
                      t ? t + 10 : "");
@@ -75,12 +76,12 @@ static void traced_queue(kiln_queue *q, void *user) {
     kiln_program *prog = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
-    int data[4099] = {0}, n = 4099;
+    int data[4099] = { 0 }, n = 4099;
     CHECK_OK(kiln_program_create(ctx, src, NULL, &prog));
     CHECK_OK(kiln_kernel_create(prog, "bump", &k));
     CHECK_OK(kiln_buffer_create(ctx, sizeof data, 0, NULL, &b));
     CHECK_OK(kiln_buffer_write(tq, b, 0, sizeof data, data));
-    kiln_arg args[] = {KILN_ARG_BUF(b), KILN_ARG_I32(n)};
+    kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(n) };
     size_t g = (size_t)n;
     enum { LAUNCHES = 5 };
     for (int r = 0; r < LAUNCHES; r++)
@@ -215,7 +216,7 @@ static int child(void) {
     if (kiln_queue_create_default(*sel ? sel : NULL, 0, &q) != KILN_OK)
         return 3;
     kiln_buffer *b = NULL;
-    int x[256] = {0};
+    int x[256] = { 0 };
     if (kiln_buffer_create(kiln_queue_context(q), sizeof x, 0, NULL, &b) != KILN_OK ||
         kiln_buffer_write(q, b, 0, sizeof x, x) != KILN_OK ||
         kiln_buffer_read(q, b, 0, sizeof x, x) != KILN_OK)
@@ -243,8 +244,7 @@ static void env_trace(const char *self) {
     size_t n = read_trace(path, c, 16, &complete);
     CHECK_MSG(complete && n == 2 && !strcmp(c[0].name, "kiln_buffer_write") &&
                   !strcmp(c[1].name, "kiln_buffer_read") && !strcmp(c[0].timing, "device"),
-              "KILN_TRACE: %zu commands, complete %d, first %s", n, complete,
-              n ? c[0].name : "-");
+              "KILN_TRACE: %zu commands, complete %d, first %s", n, complete, n ? c[0].name : "-");
     remove(path);
 }
 

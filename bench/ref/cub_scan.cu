@@ -11,13 +11,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                  \
-    do {                                                                       \
-        cudaError_t e_ = (x);                                                  \
-        if (e_ != cudaSuccess) {                                               \
-            std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));      \
-            return 1;                                                          \
-        }                                                                      \
+#define CK(x)                                                             \
+    do {                                                                  \
+        cudaError_t e_ = (x);                                             \
+        if (e_ != cudaSuccess) {                                          \
+            std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+            return 1;                                                     \
+        }                                                                 \
     } while (0)
 
 int main(int argc, char **argv) {
@@ -64,7 +64,6 @@ int main(int argc, char **argv) {
         }
     }
     std::printf("CUB copy %.4f ms (%.0f GB/s)\n", tc, 8.0 * n / tc * 1e-6);
-    std::printf("CUB scan_int32 %.4f ms %.1f%% of copy (verified)\n", ts,
-                100.0 * tc / ts);
+    std::printf("CUB scan_int32 %.4f ms %.1f%% of copy (verified)\n", ts, 100.0 * tc / ts);
     return 0;
 }

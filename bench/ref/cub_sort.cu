@@ -13,13 +13,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                  \
-    do {                                                                       \
-        cudaError_t e_ = (x);                                                  \
-        if (e_ != cudaSuccess) {                                               \
-            std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));      \
-            return 1;                                                          \
-        }                                                                      \
+#define CK(x)                                                             \
+    do {                                                                  \
+        cudaError_t e_ = (x);                                             \
+        if (e_ != cudaSuccess) {                                          \
+            std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+            return 1;                                                     \
+        }                                                                 \
     } while (0)
 
 static uint64_t rng = 88172645463325252ull;
@@ -28,7 +28,8 @@ static uint64_t next() {
     return rng;
 }
 
-template <class F> static float time_it(F f, cudaEvent_t a, cudaEvent_t b) {
+template <class F>
+static float time_it(F f, cudaEvent_t a, cudaEvent_t b) {
     std::vector<float> t;
     for (int k = 0; k < 13; k++) {
         f(0); // restore the input (untimed)
@@ -82,14 +83,22 @@ int main(int argc, char **argv) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
-    float tc = time_it([&](int run) {
-        if (run) cudaMemcpyAsync(k2, k0, n * 4, cudaMemcpyDeviceToDevice);
-        else cudaMemset(k2, 0, n * 4);
-    }, a, b);
-    float tk = time_it([&](int run) {
-        if (run) cub::DeviceRadixSort::SortKeys(tmp, t1, k1, k2, (int)n);
-        else cudaMemcpyAsync(k1, k0, n * 4, cudaMemcpyDeviceToDevice);
-    }, a, b);
+    float tc = time_it(
+        [&](int run) {
+            if (run)
+                cudaMemcpyAsync(k2, k0, n * 4, cudaMemcpyDeviceToDevice);
+            else
+                cudaMemset(k2, 0, n * 4);
+        },
+        a, b);
+    float tk = time_it(
+        [&](int run) {
+            if (run)
+                cub::DeviceRadixSort::SortKeys(tmp, t1, k1, k2, (int)n);
+            else
+                cudaMemcpyAsync(k1, k0, n * 4, cudaMemcpyDeviceToDevice);
+        },
+        a, b);
     std::vector<int32_t> r(n);
     CK(cudaMemcpy(r.data(), k2, n * 4, cudaMemcpyDeviceToHost));
     std::vector<int32_t> s = h;
@@ -97,18 +106,24 @@ int main(int argc, char **argv) {
     int ok = s == r;
     // argsort: the indices ride as int64 values (cupy/torch's output);
     // the iota is part of the work, as it is for them
-    float ta = time_it([&](int run) {
-        if (run) {
-            cudaMemcpyAsync(v0, vi, n * 8, cudaMemcpyDeviceToDevice);
-            cub::DeviceRadixSort::SortPairs(tmp, t2, k1, k2, v0, v1, (int)n);
-        } else {
-            cudaMemcpyAsync(k1, k0, n * 4, cudaMemcpyDeviceToDevice);
-        }
-    }, a, b);
-    float t64 = time_it([&](int run) {
-        if (run) cub::DeviceRadixSort::SortKeys(tmp, t3, q1, q2, (int)n64);
-        else cudaMemcpyAsync(q1, q0, n64 * 8, cudaMemcpyDeviceToDevice);
-    }, a, b);
+    float ta = time_it(
+        [&](int run) {
+            if (run) {
+                cudaMemcpyAsync(v0, vi, n * 8, cudaMemcpyDeviceToDevice);
+                cub::DeviceRadixSort::SortPairs(tmp, t2, k1, k2, v0, v1, (int)n);
+            } else {
+                cudaMemcpyAsync(k1, k0, n * 4, cudaMemcpyDeviceToDevice);
+            }
+        },
+        a, b);
+    float t64 = time_it(
+        [&](int run) {
+            if (run)
+                cub::DeviceRadixSort::SortKeys(tmp, t3, q1, q2, (int)n64);
+            else
+                cudaMemcpyAsync(q1, q0, n64 * 8, cudaMemcpyDeviceToDevice);
+        },
+        a, b);
     std::printf("CUB copy_int32 %zu %.3f ms\n", n, tc);
     std::printf("CUB sort_keys_int32 %zu %.3f ms %s\n", n, tk, ok ? "ok" : "WRONG");
     std::printf("CUB argsort_int32_idx64 %zu %.3f ms (SortPairs + iota copy)\n", n, ta);

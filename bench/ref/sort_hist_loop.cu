@@ -19,13 +19,17 @@
 typedef unsigned int uint;
 
 template <int T, int IT, int MODE, int PASSES>
-__global__ void __launch_bounds__(T) hist(const uint *keys, long n, uint *out)
-{
+__global__ void __launch_bounds__(T) hist(const uint *keys, long n, uint *out) {
     // MODE 0: loads only; 1: one row of 256 a pass (random banks); 2: 16 columns of 16-bit halves;
     // 3: uint4 loads + row layout; 4: row layout, warp-private rows (T/32 copies)
-    __shared__ uint sh[MODE == 2 ? PASSES * 128 * 16 : MODE == 4 ? (T / 32) * PASSES * 256 : PASSES * 256];
-    const int words = MODE == 2 ? PASSES * 128 * 16 : MODE == 4 ? (T / 32) * PASSES * 256 : PASSES * 256;
-    for (int i = threadIdx.x; i < words; i += T) sh[i] = 0;
+    __shared__ uint sh[MODE == 2   ? PASSES * 128 * 16
+                       : MODE == 4 ? (T / 32) * PASSES * 256
+                                   : PASSES * 256];
+    const int words = MODE == 2   ? PASSES * 128 * 16
+                      : MODE == 4 ? (T / 32) * PASSES * 256
+                                  : PASSES * 256;
+    for (int i = threadIdx.x; i < words; i += T)
+        sh[i] = 0;
     __syncthreads();
     const int col = threadIdx.x & 15, warp = threadIdx.x >> 5;
     uint acc = 0;
@@ -34,14 +38,16 @@ __global__ void __launch_bounds__(T) hist(const uint *keys, long n, uint *out)
         for (long b = (long)blockIdx.x * step; b + step <= n; b += (long)gridDim.x * step) {
             uint4 v[IT / 4];
 #pragma unroll
-            for (int k = 0; k < IT / 4; k++) v[k] = ((const uint4 *)(keys + b))[k * T + threadIdx.x];
+            for (int k = 0; k < IT / 4; k++)
+                v[k] = ((const uint4 *)(keys + b))[k * T + threadIdx.x];
 #pragma unroll
             for (int k = 0; k < IT / 4; k++) {
-                uint u[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+                uint u[4] = { v[k].x, v[k].y, v[k].z, v[k].w };
 #pragma unroll
                 for (int j = 0; j < 4; j++)
 #pragma unroll
-                    for (int p = 0; p < PASSES; p++) atomicAdd(&sh[p * 256 + ((u[j] >> (8 * p)) & 255u)], 1u);
+                    for (int p = 0; p < PASSES; p++)
+                        atomicAdd(&sh[p * 256 + ((u[j] >> (8 * p)) & 255u)], 1u);
             }
         }
     } else {
@@ -49,60 +55,92 @@ __global__ void __launch_bounds__(T) hist(const uint *keys, long n, uint *out)
         for (long b = (long)blockIdx.x * step; b + step <= n; b += (long)gridDim.x * step) {
             uint u[IT];
 #pragma unroll
-            for (int k = 0; k < IT; k++) u[k] = keys[b + k * T + threadIdx.x];
+            for (int k = 0; k < IT; k++)
+                u[k] = keys[b + k * T + threadIdx.x];
 #pragma unroll
             for (int k = 0; k < IT; k++)
 #pragma unroll
                 for (int p = 0; p < PASSES; p++) {
                     uint d = (u[k] >> (8 * p)) & 255u;
-                    if (MODE == 0) acc += d;
-                    else if (MODE == 1) atomicAdd(&sh[p * 256 + d], 1u);
-                    else if (MODE == 2) atomicAdd(&sh[p * 2048 + (d >> 1) * 16 + col], 1u << (16 * (d & 1)));
-                    else atomicAdd(&sh[(warp * PASSES + p) * 256 + d], 1u);
+                    if (MODE == 0)
+                        acc += d;
+                    else if (MODE == 1)
+                        atomicAdd(&sh[p * 256 + d], 1u);
+                    else if (MODE == 2)
+                        atomicAdd(&sh[p * 2048 + (d >> 1) * 16 + col], 1u << (16 * (d & 1)));
+                    else
+                        atomicAdd(&sh[(warp * PASSES + p) * 256 + d], 1u);
                 }
         }
     }
     __syncthreads();
-    if (MODE == 0 && acc == 0x12345678) out[0] = acc; /* keeps the loads */
+    if (MODE == 0 && acc == 0x12345678)
+        out[0] = acc; /* keeps the loads */
     for (int i = threadIdx.x; MODE != 0 && i < PASSES * 256; i += T) {
         uint s = 0;
-        if (MODE == 2) { for (int c = 0; c < 16; c++) s += (sh[(i >> 8) * 2048 + ((i & 255) >> 1) * 16 + c] >> (16 * (i & 1))) & 0xffff; }
-        else if (MODE == 4) { for (int w = 0; w < T / 32; w++) s += sh[(w * PASSES + (i >> 8)) * 256 + (i & 255)]; }
-        else s = sh[i];
-        if (s) atomicAdd(&out[i], s);
+        if (MODE == 2) {
+            for (int c = 0; c < 16; c++)
+                s += (sh[(i >> 8) * 2048 + ((i & 255) >> 1) * 16 + c] >> (16 * (i & 1))) & 0xffff;
+        } else if (MODE == 4) {
+            for (int w = 0; w < T / 32; w++)
+                s += sh[(w * PASSES + (i >> 8)) * 256 + (i & 255)];
+        } else
+            s = sh[i];
+        if (s)
+            atomicAdd(&out[i], s);
     }
 }
 
 template <int T, int IT, int MODE, int PASSES>
-void run(const char *name, const uint *d, long n, uint *out, int sms)
-{
+void run(const char *name, const uint *d, long n, uint *out, int sms) {
     int occ = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, hist<T, IT, MODE, PASSES>, T, 0);
     for (int mult = 1; mult <= 4; mult *= 4) {
         int grid = occ * sms * mult;
-        cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+        cudaEvent_t a, b;
+        cudaEventCreate(&a);
+        cudaEventCreate(&b);
         std::vector<float> ts;
         for (int r = 0; r < 12; r++) {
             cudaMemsetAsync(out, 0, 8 * 256 * 4);
             cudaEventRecord(a);
             hist<T, IT, MODE, PASSES><<<grid, T>>>(d, n, out);
-            cudaEventRecord(b); cudaEventSynchronize(b);
-            float ms; cudaEventElapsedTime(&ms, a, b); if (r) ts.push_back(ms);
+            cudaEventRecord(b);
+            cudaEventSynchronize(b);
+            float ms;
+            cudaEventElapsedTime(&ms, a, b);
+            if (r)
+                ts.push_back(ms);
         }
         std::sort(ts.begin(), ts.end());
-        std::vector<uint> h(8 * 256); cudaMemcpy(h.data(), out, h.size() * 4, cudaMemcpyDeviceToHost);
-        unsigned long long tot = 0; for (int i = 0; i < 256; i++) tot += h[i];
-        printf("%-34s T=%4d IT=%2d passes=%d occ=%2d grid=%5d  %.3f ms  %s\n", name, T, IT, PASSES, occ, grid, ts[ts.size() / 2],
-               MODE == 0 ? "" : tot == (unsigned long long)n ? "ok" : "WRONG");
+        std::vector<uint> h(8 * 256);
+        cudaMemcpy(h.data(), out, h.size() * 4, cudaMemcpyDeviceToHost);
+        unsigned long long tot = 0;
+        for (int i = 0; i < 256; i++)
+            tot += h[i];
+        printf("%-34s T=%4d IT=%2d passes=%d occ=%2d grid=%5d  %.3f ms  %s\n", name, T, IT, PASSES,
+               occ, grid, ts[ts.size() / 2],
+               MODE == 0                      ? ""
+               : tot == (unsigned long long)n ? "ok"
+                                              : "WRONG");
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : (1L << 28);
-    int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    std::vector<uint> h(n); uint x = 12345; for (long i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; h[i] = x; }
-    uint *d, *out; cudaMalloc(&d, n * 4); cudaMalloc(&out, 8 * 256 * 4);
+    int sms;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    std::vector<uint> h(n);
+    uint x = 12345;
+    for (long i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        h[i] = x;
+    }
+    uint *d, *out;
+    cudaMalloc(&d, n * 4);
+    cudaMalloc(&out, 8 * 256 * 4);
     cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice);
     run<256, 8, 0, 4>("loads only", d, n, out, sms);
     run<256, 8, 1, 1>("row, 1 pass", d, n, out, sms);

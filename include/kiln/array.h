@@ -56,9 +56,9 @@
 typedef struct kiln_slice {
     ptrdiff_t start, stop, step;
 } kiln_slice;
-#define KILN_SLICE(a, b, s) ((kiln_slice){(a), (b), (s)})
-#define KILN_SLICE_ALL ((kiln_slice){0, PTRDIFF_MAX, 1})
-#define KILN_SLICE_REVERSED ((kiln_slice){PTRDIFF_MAX, PTRDIFF_MIN, -1})
+#define KILN_SLICE(a, b, s) ((kiln_slice){ (a), (b), (s) })
+#define KILN_SLICE_ALL ((kiln_slice){ 0, PTRDIFF_MAX, 1 })
+#define KILN_SLICE_REVERSED ((kiln_slice){ PTRDIFF_MAX, PTRDIFF_MIN, -1 })
 
 /* An info struct (docs/api.md rule 7): filled by kiln_array_get_info, new
  * members only ever added at the end. */
@@ -79,35 +79,27 @@ typedef struct kiln_array_info {
  * FLOAT16 arrays compute on every device: elements are widened to float,
  * computed in float and rounded once to half (nearest even); reductions of
  * FLOAT16 give FLOAT32 (docs/algorithms.md). */
-KILN_API kiln_status kiln_array_empty(kiln_context *context, kiln_dtype dtype,
-                                      unsigned ndim, const size_t *shape,
-                                      kiln_array **array);
+KILN_API kiln_status kiln_array_empty(kiln_context *context, kiln_dtype dtype, unsigned ndim,
+                                      const size_t *shape, kiln_array **array);
 /* An array filled with zeros / with *value (one element of dtype, read
  * before the call returns) / with start + k*step (1-D, n elements), by work
  * enqueued on queue after wait[0..num_wait). Does not block: *event (may be
  * NULL) completes when the array is filled; *array is usable at once by
  * work ordered after *event (an in-order queue orders it by itself). */
-KILN_API kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype,
-                                      unsigned ndim, const size_t *shape,
-                                      size_t num_wait,
-                                      kiln_event *const *wait,
+KILN_API kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
+                                      const size_t *shape, size_t num_wait, kiln_event *const *wait,
                                       kiln_event **event, kiln_array **array);
-KILN_API kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype,
-                                     unsigned ndim, const size_t *shape,
-                                     const void *value, size_t num_wait,
-                                     kiln_event *const *wait,
-                                     kiln_event **event, kiln_array **array);
-KILN_API kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype,
-                                       size_t n, double start, double step,
-                                       size_t num_wait,
-                                       kiln_event *const *wait,
+KILN_API kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
+                                     const size_t *shape, const void *value, size_t num_wait,
+                                     kiln_event *const *wait, kiln_event **event,
+                                     kiln_array **array);
+KILN_API kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n, double start,
+                                       double step, size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event, kiln_array **array);
 /* An array holding a copy of dense C-order host data (copied before the call
  * returns: Blocks). */
-KILN_API kiln_status kiln_array_from_host(kiln_context *context,
-                                          kiln_dtype dtype, unsigned ndim,
-                                          const size_t *shape,
-                                          const void *host,
+KILN_API kiln_status kiln_array_from_host(kiln_context *context, kiln_dtype dtype, unsigned ndim,
+                                          const size_t *shape, const void *host,
                                           kiln_array **array);
 KILN_API kiln_status kiln_array_retain(kiln_array *array);
 /* NULL is a no-op. Queued work that uses the array keeps its buffer. */
@@ -116,11 +108,9 @@ KILN_API void kiln_array_release(kiln_array *array);
 /* Fills *info. info_size is sizeof(kiln_array_info) as the caller was
  * compiled (the macro passes it): an older program gets the prefix it
  * knows, a newer one's extra members read 0. */
-KILN_API kiln_status kiln_array_get_info(const kiln_array *array,
-                                         kiln_array_info *info,
+KILN_API kiln_status kiln_array_get_info(const kiln_array *array, kiln_array_info *info,
                                          size_t info_size);
-#define kiln_array_get_info(array, info)                                       \
-    kiln_array_get_info((array), (info), sizeof *(info))
+#define kiln_array_get_info(array, info) kiln_array_get_info((array), (info), sizeof *(info))
 KILN_API size_t kiln_array_size(const kiln_array *array); /* 0 for NULL */
 KILN_API kiln_dtype kiln_array_dtype(const kiln_array *array);
 /* The buffer and context; borrowed (not retained). */
@@ -129,64 +119,47 @@ KILN_API kiln_context *kiln_array_context(const kiln_array *array);
 
 /* A view: slices has one entry per dimension of array (NULL = all). No copy;
  * the view holds a reference to the buffer. */
-KILN_API kiln_status kiln_array_view(kiln_array *array,
-                                     const kiln_slice *slices,
+KILN_API kiln_status kiln_array_view(kiln_array *array, const kiln_slice *slices,
                                      kiln_array **view);
 /* A view with dimensions d0 and d1 swapped (a transpose for 2-D). A
  * dimension the array does not have is KILN_ERROR_OUT_OF_RANGE. */
-KILN_API kiln_status kiln_array_swapaxes(kiln_array *array, unsigned d0,
-                                         unsigned d1, kiln_array **view);
+KILN_API kiln_status kiln_array_swapaxes(kiln_array *array, unsigned d0, unsigned d1,
+                                         kiln_array **view);
 /* A view with a new shape of the same size (ndim as for kiln_array_empty).
  * The array must be contiguous (KILN_ERROR_MISMATCH otherwise; copy it
  * first). */
-KILN_API kiln_status kiln_array_reshape(kiln_array *array, unsigned ndim,
-                                        const size_t *shape,
+KILN_API kiln_status kiln_array_reshape(kiln_array *array, unsigned ndim, const size_t *shape,
                                         kiln_array **view);
 
 /* Host transfers of the whole array as dense C-order host data. Strided
  * views are gathered/scattered by a kernel through a temporary. The _async
  * forms return at once (host memory must stay valid until *event ends);
  * the plain forms block. */
-KILN_API kiln_status kiln_array_read_async(kiln_queue *queue,
-                                           kiln_array *array, void *host,
-                                           size_t num_wait,
-                                           kiln_event *const *wait,
+KILN_API kiln_status kiln_array_read_async(kiln_queue *queue, kiln_array *array, void *host,
+                                           size_t num_wait, kiln_event *const *wait,
                                            kiln_event **event);
-KILN_API kiln_status kiln_array_read(kiln_queue *queue, kiln_array *array,
-                                     void *host);
+KILN_API kiln_status kiln_array_read(kiln_queue *queue, kiln_array *array, void *host);
 /* The whole array as a future (kiln.h, "Futures"): dense C-order data in
  * storage the future owns, after the wait list; e.g. the result array of a
  * reduction or the count of a selection, without blocking. */
-KILN_API kiln_status kiln_array_read_future(kiln_queue *queue,
-                                            kiln_array *array,
-                                            size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_future **future);
-KILN_API kiln_status kiln_array_write_async(kiln_queue *queue,
-                                            kiln_array *array,
-                                            const void *host, size_t num_wait,
-                                            kiln_event *const *wait,
+KILN_API kiln_status kiln_array_read_future(kiln_queue *queue, kiln_array *array, size_t num_wait,
+                                            kiln_event *const *wait, kiln_future **future);
+KILN_API kiln_status kiln_array_write_async(kiln_queue *queue, kiln_array *array, const void *host,
+                                            size_t num_wait, kiln_event *const *wait,
                                             kiln_event **event);
-KILN_API kiln_status kiln_array_write(kiln_queue *queue, kiln_array *array,
-                                      const void *host);
+KILN_API kiln_status kiln_array_write(kiln_queue *queue, kiln_array *array, const void *host);
 /* Sets every element of the array (or view) to *value (one element of its
  * dtype). */
-KILN_API kiln_status kiln_array_fill(kiln_queue *queue, kiln_array *array,
-                                     const void *value, size_t num_wait,
-                                     kiln_event *const *wait,
-                                     kiln_event **event);
+KILN_API kiln_status kiln_array_fill(kiln_queue *queue, kiln_array *array, const void *value,
+                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* dst = src, element by element (same shape and dtype; any strides). Both
  * must belong to queue's context. */
-KILN_API kiln_status kiln_array_copy(kiln_queue *queue, kiln_array *dst,
-                                     kiln_array *src, size_t num_wait,
-                                     kiln_event *const *wait,
-                                     kiln_event **event);
+KILN_API kiln_status kiln_array_copy(kiln_queue *queue, kiln_array *dst, kiln_array *src,
+                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* Copies between arrays of different contexts/devices through host memory.
  * Blocks until the copy has ended. */
-KILN_API kiln_status kiln_array_copy_between(kiln_queue *dst_queue,
-                                             kiln_array *dst,
-                                             kiln_queue *src_queue,
-                                             kiln_array *src);
+KILN_API kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
+                                             kiln_queue *src_queue, kiln_array *src);
 /* The same without blocking: after the wait list (events of either
  * context), src is read on src_queue into page-locked staging memory of
  * dst's context, and a copy into dst is enqueued on dst_queue at once, so
@@ -194,12 +167,9 @@ KILN_API kiln_status kiln_array_copy_between(kiln_queue *dst_queue,
  * context) completes when dst holds the data, and fails if the source's
  * side failed. Same context: kiln_array_copy. (docs/architecture.md says
  * why no driver reads the staging memory before it holds the data.) */
-KILN_API kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
-                                                   kiln_array *dst,
-                                                   kiln_queue *src_queue,
-                                                   kiln_array *src,
-                                                   size_t num_wait,
-                                                   kiln_event *const *wait,
+KILN_API kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue, kiln_array *dst,
+                                                   kiln_queue *src_queue, kiln_array *src,
+                                                   size_t num_wait, kiln_event *const *wait,
                                                    kiln_event **event);
 /* --------------------------------------------------- elementwise operators */
 
@@ -234,31 +204,22 @@ typedef enum kiln_unary_op {
  * out has the broadcast shape, and the promoted dtype for arithmetic (any
  * dtype for comparisons, which compare in the promoted dtype). out may be
  * a or b. */
-KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op,
-                                       kiln_array *out, kiln_array *a,
-                                       kiln_array *b, size_t num_wait,
-                                       kiln_event *const *wait,
-                                       kiln_event **event);
+KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
+                                       kiln_array *a, kiln_array *b, size_t num_wait,
+                                       kiln_event *const *wait, kiln_event **event);
 /* out = a OP scalar (scalar converted to a's dtype; for FLOAT16 rounded to
  * the nearest half, then computed in float). */
-KILN_API kiln_status kiln_array_binary_scalar(kiln_queue *queue,
-                                              kiln_binary_op op,
-                                              kiln_array *out, kiln_array *a,
-                                              double scalar, size_t num_wait,
-                                              kiln_event *const *wait,
-                                              kiln_event **event);
+KILN_API kiln_status kiln_array_binary_scalar(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
+                                              kiln_array *a, double scalar, size_t num_wait,
+                                              kiln_event *const *wait, kiln_event **event);
 /* out = OP(a), same shape and dtype. */
-KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op,
-                                      kiln_array *out, kiln_array *a,
-                                      size_t num_wait,
-                                      kiln_event *const *wait,
+KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
+                                      kiln_array *a, size_t num_wait, kiln_event *const *wait,
                                       kiln_event **event);
 /* z = alpha*x + y. x and y are promoted and broadcast as for
  * kiln_array_binary; z has their promoted dtype and broadcast shape. */
-KILN_API kiln_status kiln_array_axpy(kiln_queue *queue, kiln_array *z,
-                                     double alpha, kiln_array *x,
-                                     kiln_array *y, size_t num_wait,
-                                     kiln_event *const *wait,
+KILN_API kiln_status kiln_array_axpy(kiln_queue *queue, kiln_array *z, double alpha, kiln_array *x,
+                                     kiln_array *y, size_t num_wait, kiln_event *const *wait,
                                      kiln_event **event);
 
 /* ------------------------------------------------------------- generators
@@ -314,9 +275,8 @@ typedef struct kiln_elementwise_desc {
                               "-DSCALE=3 -DUSE_FAST=1" (OpenCL-style, also
                               on CUDA: docs/dialect.md); NULL = none */
 } kiln_elementwise_desc;
-#define KILN_ELEMENTWISE_DESC(...)                                             \
-    ((kiln_elementwise_desc){.struct_size = sizeof(kiln_elementwise_desc),    \
-                             __VA_ARGS__})
+#define KILN_ELEMENTWISE_DESC(...) \
+    ((kiln_elementwise_desc){ .struct_size = sizeof(kiln_elementwise_desc), __VA_ARGS__ })
 
 /* Makes an elementwise kernel. The strings are copied. Builds the contiguous
  * variant for the context's first device before returning (a bad expression
@@ -328,12 +288,9 @@ KILN_API kiln_status kiln_elementwise_create(kiln_context *context,
 /* Runs the operation for every i in [0, n) on queue (of the generator's
  * context): one kiln_arg per declared argument. n = 0 enqueues nothing
  * (event: completes when the wait list has). Returns at once. */
-KILN_API kiln_status kiln_elementwise_launch(kiln_queue *queue,
-                                             kiln_elementwise *elementwise,
-                                             size_t n, size_t num_args,
-                                             const kiln_arg *args,
-                                             size_t num_wait,
-                                             kiln_event *const *wait,
+KILN_API kiln_status kiln_elementwise_launch(kiln_queue *queue, kiln_elementwise *elementwise,
+                                             size_t n, size_t num_args, const kiln_arg *args,
+                                             size_t num_wait, kiln_event *const *wait,
                                              kiln_event **event);
 KILN_API kiln_status kiln_elementwise_retain(kiln_elementwise *elementwise);
 KILN_API void kiln_elementwise_release(kiln_elementwise *elementwise);
@@ -361,33 +318,25 @@ typedef struct kiln_reduction_desc {
                               reduction of map), so n = 0 gives initial
                               (NumPy's initial=) */
 } kiln_reduction_desc;
-#define KILN_REDUCTION_DESC(...)                                               \
-    ((kiln_reduction_desc){.struct_size = sizeof(kiln_reduction_desc),        \
-                           __VA_ARGS__})
+#define KILN_REDUCTION_DESC(...) \
+    ((kiln_reduction_desc){ .struct_size = sizeof(kiln_reduction_desc), __VA_ARGS__ })
 
 /* Makes a reduction of map(i) over i in [0, n). The strings are copied.
  * Blocks while it compiles. *reduction is NULL on failure. */
-KILN_API kiln_status kiln_reduction_create(kiln_context *context,
-                                           const kiln_reduction_desc *desc,
+KILN_API kiln_status kiln_reduction_create(kiln_context *context, const kiln_reduction_desc *desc,
                                            kiln_reduction **reduction);
 /* Runs it over [0, n) (n = 0 gives the neutral element). The result goes
  * into element 0 of result (a device array of the out type's dtype; may be
  * NULL) and/or into host_result (out_size bytes; may be NULL; written once
  * *event has completed). One of them is needed. Returns at once. */
-KILN_API kiln_status kiln_reduction_launch(kiln_queue *queue,
-                                           kiln_reduction *reduction,
-                                           size_t n, size_t num_args,
-                                           const kiln_arg *args,
-                                           kiln_array *result,
-                                           void *host_result, size_t num_wait,
-                                           kiln_event *const *wait,
-                                           kiln_event **event);
+KILN_API kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *reduction, size_t n,
+                                           size_t num_args, const kiln_arg *args,
+                                           kiln_array *result, void *host_result, size_t num_wait,
+                                           kiln_event *const *wait, kiln_event **event);
 /* The same into host_result (required), after the queue's earlier work.
  * Blocks until the result is there. */
-KILN_API kiln_status kiln_reduction_run(kiln_queue *queue,
-                                        kiln_reduction *reduction, size_t n,
-                                        size_t num_args, const kiln_arg *args,
-                                        void *host_result);
+KILN_API kiln_status kiln_reduction_run(kiln_queue *queue, kiln_reduction *reduction, size_t n,
+                                        size_t num_args, const kiln_arg *args, void *host_result);
 KILN_API kiln_status kiln_reduction_retain(kiln_reduction *reduction);
 KILN_API void kiln_reduction_release(kiln_reduction *reduction);
 
@@ -410,33 +359,26 @@ typedef enum kiln_reduce_op {
 
 /* The dtype kiln_array_reduce writes for op over dtype (0 for an unknown op
  * or dtype). */
-KILN_API kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op,
-                                             kiln_dtype dtype);
+KILN_API kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype);
 /* A built-in reduction of every element of a into host_result
  * (kiln_dtype_size of the result dtype bytes), after the queue's earlier
  * work. An unknown op is KILN_ERROR_INVALID_ARGUMENT. NORM2's square root
  * is taken on the device. Blocks until the result is there. */
-KILN_API kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
-                                       kiln_array *a, void *host_result);
+KILN_API kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                       void *host_result);
 /* The same without blocking; result / host_result as for
  * kiln_reduction_launch. Returns at once. */
-KILN_API kiln_status kiln_array_reduce_async(kiln_queue *queue,
-                                             kiln_reduce_op op, kiln_array *a,
-                                             kiln_array *result,
-                                             void *host_result,
-                                             size_t num_wait,
-                                             kiln_event *const *wait,
-                                             kiln_event **event);
+KILN_API kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                             kiln_array *result, void *host_result, size_t num_wait,
+                                             kiln_event *const *wait, kiln_event **event);
 /* sum a[i]*b[i] (same shape and dtype; result in their dtype, FLOAT32 for
  * FLOAT16) into host_result. Blocks until the result is there. */
-KILN_API kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a,
-                                    kiln_array *b, void *host_result);
+KILN_API kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                                    void *host_result);
 /* The same without blocking, as kiln_array_reduce_async. */
-KILN_API kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
-                                          kiln_array *b, kiln_array *result,
-                                          void *host_result, size_t num_wait,
-                                          kiln_event *const *wait,
-                                          kiln_event **event);
+KILN_API kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                                          kiln_array *result, void *host_result, size_t num_wait,
+                                          kiln_event *const *wait, kiln_event **event);
 
 /* ----------------------------------------------------------- scan generator */
 
@@ -462,37 +404,29 @@ typedef struct kiln_scan_desc {
     const char *options;       /* build options, as for
                                   kiln_elementwise_desc */
 } kiln_scan_desc;
-#define KILN_SCAN_DESC(...)                                                    \
-    ((kiln_scan_desc){.struct_size = sizeof(kiln_scan_desc), __VA_ARGS__})
+#define KILN_SCAN_DESC(...) ((kiln_scan_desc){ .struct_size = sizeof(kiln_scan_desc), __VA_ARGS__ })
 
 /* Makes a scan over i in [0, n). Order is preserved: the result at i is
  * input(0) op ... op input(i) combined left to right (restarting at segment
  * starts). The strings are copied. Blocks while it compiles. *scan is NULL
  * on failure. */
-KILN_API kiln_status kiln_scan_create(kiln_context *context,
-                                      const kiln_scan_desc *desc,
+KILN_API kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc,
                                       kiln_scan **scan);
 /* Runs it over [0, n); n = 0 enqueues nothing (event: completes when the
  * wait list has). Returns at once. */
-KILN_API kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *scan,
-                                      size_t n, size_t num_args,
+KILN_API kiln_status kiln_scan_launch(kiln_queue *queue, kiln_scan *scan, size_t n, size_t num_args,
                                       const kiln_arg *args, size_t num_wait,
-                                      kiln_event *const *wait,
-                                      kiln_event **event);
+                                      kiln_event *const *wait, kiln_event **event);
 KILN_API kiln_status kiln_scan_retain(kiln_scan *scan);
 KILN_API void kiln_scan_release(kiln_scan *scan);
 
 /* out = cumulative sum / product of a (inclusive, or exclusive when
  * exclusive != 0). Same shape and dtype; out may be a. */
-KILN_API kiln_status kiln_array_cumsum(kiln_queue *queue, kiln_array *out,
-                                       kiln_array *a, int exclusive,
-                                       size_t num_wait,
-                                       kiln_event *const *wait,
+KILN_API kiln_status kiln_array_cumsum(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                       int exclusive, size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event);
-KILN_API kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *out,
-                                        kiln_array *a, int exclusive,
-                                        size_t num_wait,
-                                        kiln_event *const *wait,
+KILN_API kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                        int exclusive, size_t num_wait, kiln_event *const *wait,
                                         kiln_event **event);
 
 /* ------------------------------------------------------------- interop
@@ -509,12 +443,9 @@ KILN_API kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *out,
  * KILN_ERROR_OUT_OF_RANGE names the bytes it would reach. dtype and shape as
  * for kiln_array_empty. The array holds a reference to buffer; it belongs
  * to the buffer's context. */
-KILN_API kiln_status kiln_array_from_buffer(kiln_buffer *buffer,
-                                            size_t offset, kiln_dtype dtype,
-                                            unsigned ndim,
-                                            const size_t *shape,
-                                            const ptrdiff_t *strides,
-                                            kiln_array **array);
+KILN_API kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset, kiln_dtype dtype,
+                                            unsigned ndim, const size_t *shape,
+                                            const ptrdiff_t *strides, kiln_array **array);
 /* ================================================ toolkit: conversions,
  * selection, gather/scatter, masks (issue 12, items 1-3)
  *
@@ -535,11 +466,8 @@ KILN_API kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b);
  * dimension, each pair equal or one of them 1) into *ndim and shape
  * (KILN_ARRAY_MAX_DIMS entries). Shapes that do not broadcast:
  * KILN_ERROR_MISMATCH, the message names both. */
-KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a,
-                                           const size_t *shape_a,
-                                           unsigned ndim_b,
-                                           const size_t *shape_b,
-                                           unsigned *ndim, size_t *shape);
+KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a, const size_t *shape_a, unsigned ndim_b,
+                                           const size_t *shape_b, unsigned *ndim, size_t *shape);
 
 /* out = a converted to out's dtype (same shape; any dtypes, any strides):
  * NumPy's astype. Integers wrap to a narrower integer; integers and floats
@@ -547,29 +475,24 @@ KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a,
  * where NumPy leaves it undefined, kiln saturates: NaN gives 0, values at
  * or beyond the integer's range its smallest / largest value (-inf gives
  * INT_MIN, 1e300 to uint8 gives 255). float64 to float16 rounds once. */
-KILN_API kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out,
-                                       kiln_array *a, size_t num_wait,
-                                       kiln_event *const *wait,
+KILN_API kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                       size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event);
 
 /* out = cond ? a : b, element by element (np.where). cond has any dtype:
  * non-zero is true (NaN is true, -0.0 false, as in NumPy). out has the
  * promoted dtype of a and b; cond, a and b broadcast to out's shape. */
-KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out,
-                                      kiln_array *cond, kiln_array *a,
-                                      kiln_array *b, size_t num_wait,
-                                      kiln_event *const *wait,
-                                      kiln_event **event);
+KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out, kiln_array *cond,
+                                      kiln_array *a, kiln_array *b, size_t num_wait,
+                                      kiln_event *const *wait, kiln_event **event);
 
 /* out = min(max(a, lo), hi) (np.clip; a broadcasts to out, same dtype).
  * NaN in a or in a float bound gives NaN; lo > hi gives hi everywhere.
  * Integer arrays clip to the integers in [lo, hi] (ceil(lo), floor(hi),
  * saturated to the dtype); a NaN bound for them is
  * KILN_ERROR_INVALID_ARGUMENT. Use -INFINITY / INFINITY for no bound. */
-KILN_API kiln_status kiln_array_clip(kiln_queue *queue, kiln_array *out,
-                                     kiln_array *a, double lo, double hi,
-                                     size_t num_wait,
-                                     kiln_event *const *wait,
+KILN_API kiln_status kiln_array_clip(kiln_queue *queue, kiln_array *out, kiln_array *a, double lo,
+                                     double hi, size_t num_wait, kiln_event *const *wait,
                                      kiln_event **event);
 
 /* What an index outside [0, n) of an axis of n elements does. */
@@ -588,11 +511,9 @@ typedef enum kiln_index_mode {
  * order, whatever its strides). indices: any integer dtype and shape (a
  * strided view too); out: a's dtype, the indices' shape, dense. An empty
  * a with indices, in CLIP or WRAP mode: KILN_ERROR_OUT_OF_RANGE. */
-KILN_API kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out,
-                                     kiln_array *a, kiln_array *indices,
-                                     kiln_index_mode mode, size_t num_wait,
-                                     kiln_event *const *wait,
-                                     kiln_event **event);
+KILN_API kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                     kiln_array *indices, kiln_index_mode mode, size_t num_wait,
+                                     kiln_event *const *wait, kiln_event **event);
 
 /* How kiln_array_put treats an index that appears more than once. */
 typedef enum kiln_put_mode {
@@ -619,31 +540,24 @@ typedef enum kiln_put_mode {
 /* a.flat[indices[k]] = values[k] (or += with KILN_PUT_ADD) (np.put,
  * np.add.at). a: dense; values: a's dtype, one element per index (any
  * shape, read in C order) or a single element for all. */
-KILN_API kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
-                                    kiln_array *indices, kiln_array *values,
-                                    kiln_index_mode mode, kiln_put_mode put,
-                                    size_t num_wait, kiln_event *const *wait,
-                                    kiln_event **event);
+KILN_API kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a, kiln_array *indices,
+                                    kiln_array *values, kiln_index_mode mode, kiln_put_mode put,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event);
 
 /* a[mask] = *value (one element of a's dtype, read before the call
  * returns). mask: a's shape, any dtype, non-zero is true (as for where);
  * a and mask may be strided views. */
-KILN_API kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a,
-                                          kiln_array *mask, const void *value,
-                                          size_t num_wait,
-                                          kiln_event *const *wait,
-                                          kiln_event **event);
+KILN_API kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a, kiln_array *mask,
+                                          const void *value, size_t num_wait,
+                                          kiln_event *const *wait, kiln_event **event);
 /* a[mask] = values: the k-th true element of the mask (C order) gets
  * values[k] (values in C order, a's dtype). One value is used for all;
  * otherwise there must be exactly one per true element, which is checked
  * on the device: a different count fails the event (required then), and
  * only the elements that have a value are written. */
-KILN_API kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a,
-                                            kiln_array *mask,
-                                            kiln_array *values,
-                                            size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_event **event);
+KILN_API kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a, kiln_array *mask,
+                                            kiln_array *values, size_t num_wait,
+                                            kiln_event *const *wait, kiln_event **event);
 
 /* kiln_array_reduce with NumPy's initial=: the result is
  * op(*initial, op over a), so an empty array gives *initial. initial is
@@ -652,14 +566,12 @@ KILN_API kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a,
  * initial, ...); ARGMIN / ARGMAX take none (KILN_ERROR_INVALID_ARGUMENT).
  * The blocking form writes host_result; the _async form as
  * kiln_array_reduce_async. Generators: kiln_reduction_desc.initial. */
-KILN_API kiln_status kiln_array_reduce_initial(kiln_queue *queue,
-                                               kiln_reduce_op op,
-                                               kiln_array *a,
-                                               const void *initial,
-                                               void *host_result);
-KILN_API kiln_status kiln_array_reduce_initial_async(
-    kiln_queue *queue, kiln_reduce_op op, kiln_array *a, const void *initial,
-    kiln_array *result, void *host_result, size_t num_wait,
-    kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_reduce_initial(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                               const void *initial, void *host_result);
+KILN_API kiln_status kiln_array_reduce_initial_async(kiln_queue *queue, kiln_reduce_op op,
+                                                     kiln_array *a, const void *initial,
+                                                     kiln_array *result, void *host_result,
+                                                     size_t num_wait, kiln_event *const *wait,
+                                                     kiln_event **event);
 
 #endif /* KILN_ARRAY_H */

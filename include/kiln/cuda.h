@@ -67,25 +67,21 @@ extern "C" {
 /* ---------------------------------------------------------------- devices */
 
 /* The CUdevice of a CUDA device. */
-KILN_API kiln_status kiln_cuda_device_get(const kiln_device *device,
-                                         CUdevice *native);
+KILN_API kiln_status kiln_cuda_device_get(const kiln_device *device, CUdevice *native);
 /* kiln's device for a CUdevice (the reverse of kiln_cuda_device_get). */
-KILN_API kiln_status kiln_cuda_device_find(CUdevice native,
-                                          kiln_device **device);
+KILN_API kiln_status kiln_cuda_device_find(CUdevice native, kiln_device **device);
 
 /* --------------------------------------------------------------- contexts */
 
 /* The CUcontext of a kiln context (borrowed): the one its first device
  * (kiln_context_device(context, 0)) uses, where its buffers live; for a
  * context kiln made, that device's primary context. */
-KILN_API kiln_status kiln_cuda_context_get(const kiln_context *context,
-                                          CUcontext *native);
+KILN_API kiln_status kiln_cuda_context_get(const kiln_context *context, CUcontext *native);
 /* A new kiln context of one device around native: a primary context
  * (cuDevicePrimaryCtxRetain; kiln retains it too) or one made with
  * cuCtxCreate (not retained: keep it alive, see above). Its device must
  * be one of kiln's devices, else KILN_ERROR_NO_DEVICE. */
-KILN_API kiln_status kiln_cuda_context_wrap(CUcontext native,
-                                           kiln_context **context);
+KILN_API kiln_status kiln_cuda_context_wrap(CUcontext native, kiln_context **context);
 
 /* ----------------------------------------------------------------- queues */
 
@@ -96,17 +92,15 @@ KILN_API kiln_status kiln_cuda_context_wrap(CUcontext native,
  * (kiln cannot hold back work it does not see), so on this queue a
  * command behind a user event that fails still runs (its event reports
  * the failure); elsewhere kiln holds such commands on the host. */
-KILN_API kiln_status kiln_cuda_queue_get(const kiln_queue *queue,
-                                        CUstream *native);
+KILN_API kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native);
 /* A new kiln queue around native, a stream of context's CUcontext (else
  * KILN_ERROR_MISMATCH); not destroyed by kiln. flags: 0 or
  * KILN_QUEUE_PROFILING (CUDA streams are in order: KILN_QUEUE_OUT_OF_ORDER
  * is KILN_ERROR_UNSUPPORTED). The default streams cannot be wrapped: NULL
  * is KILN_ERROR_NULL_HANDLE, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are
  * KILN_ERROR_INVALID_ARGUMENT; wrap a stream you created. */
-KILN_API kiln_status kiln_cuda_queue_wrap(kiln_context *context,
-                                         CUstream native, unsigned flags,
-                                         kiln_queue **queue);
+KILN_API kiln_status kiln_cuda_queue_wrap(kiln_context *context, CUstream native, unsigned flags,
+                                          kiln_queue **queue);
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -114,8 +108,7 @@ KILN_API kiln_status kiln_cuda_queue_wrap(kiln_context *context,
  * pointer is the parent's plus its offset). Borrowed: valid while the
  * buffer is. For a KILN_BUFFER_HOST_PINNED buffer it is the device's view
  * of the pinned host memory. */
-KILN_API kiln_status kiln_cuda_buffer_get(const kiln_buffer *buffer,
-                                         CUdeviceptr *native);
+KILN_API kiln_status kiln_cuda_buffer_get(const kiln_buffer *buffer, CUdeviceptr *native);
 
 /* kiln_cuda_buffer_wrap flags */
 enum {
@@ -129,10 +122,8 @@ enum {
  * context's CUcontext (else KILN_ERROR_MISMATCH) with [native,
  * native + size) inside one allocation (else KILN_ERROR_OUT_OF_RANGE).
  * size 0 or unknown flags: KILN_ERROR_INVALID_ARGUMENT. */
-KILN_API kiln_status kiln_cuda_buffer_wrap(kiln_context *context,
-                                          CUdeviceptr native, size_t size,
-                                          unsigned flags,
-                                          kiln_buffer **buffer);
+KILN_API kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr native, size_t size,
+                                           unsigned flags, kiln_buffer **buffer);
 
 /* ----------------------------------------------------------------- events */
 
@@ -145,8 +136,7 @@ KILN_API kiln_status kiln_cuda_buffer_wrap(kiln_context *context,
  * completes as a CUevent without running); ask the kiln event for that.
  * A command kiln holds on the host behind an unset user event is submitted
  * by this call (with a wait on the device), so that its CUevent exists. */
-KILN_API kiln_status kiln_cuda_event_get(const kiln_event *event,
-                                        CUevent *native);
+KILN_API kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native);
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -157,9 +147,8 @@ KILN_API kiln_status kiln_cuda_event_get(const kiln_event *event,
  * parameters are the kernel's, in order, with a kiln buffer passed as its
  * CUdeviceptr (kiln_cuda_buffer_get). OpenCL has no such call: a
  * cl_kernel holds its arguments, which kiln sets and caches. */
-KILN_API kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel,
-                                         const kiln_device *device,
-                                         CUfunction *native);
+KILN_API kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel, const kiln_device *device,
+                                          CUfunction *native);
 
 #ifdef __cplusplus
 }

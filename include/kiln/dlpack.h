@@ -86,7 +86,7 @@ typedef struct {
 } DLDataType;
 
 typedef struct {
-    void *data;           /* base pointer (device pointer on kDLCUDA) */
+    void *data; /* base pointer (device pointer on kDLCUDA) */
     DLDevice device;
     int32_t ndim;
     DLDataType dtype;
@@ -126,12 +126,11 @@ extern "C" {
  * ended, so the consumer may read the memory at once. A dtype DLPack
  * cannot express, or an array of 0 elements on no addressable memory, is
  * KILN_ERROR_UNSUPPORTED with a message; *tensor is NULL on failure. */
-KILN_API kiln_status kiln_array_to_dlpack(kiln_queue *queue,
-                                          kiln_array *array,
+KILN_API kiln_status kiln_array_to_dlpack(kiln_queue *queue, kiln_array *array,
                                           DLManagedTensor **tensor);
 /* The same as a DLManagedTensorVersioned (version 1.0, flags 0). */
-KILN_API kiln_status kiln_array_to_dlpack_versioned(
-    kiln_queue *queue, kiln_array *array, DLManagedTensorVersioned **tensor);
+KILN_API kiln_status kiln_array_to_dlpack_versioned(kiln_queue *queue, kiln_array *array,
+                                                    DLManagedTensorVersioned **tensor);
 
 /* Import: a new array of context over tensor (1 to 3 dimensions; a 0-d
  * tensor becomes shape (1,); any strides, byte_offset). kDLBool imports as
@@ -144,12 +143,11 @@ KILN_API kiln_status kiln_array_to_dlpack_versioned(
  * shape, negative sizes, vector lanes, an unknown dtype, a misaligned data
  * pointer, memory of another device than the context's) are errors with a
  * message naming the field. */
-KILN_API kiln_status kiln_array_from_dlpack(kiln_context *context,
-                                            DLManagedTensor *tensor,
+KILN_API kiln_status kiln_array_from_dlpack(kiln_context *context, DLManagedTensor *tensor,
                                             kiln_array **array);
-KILN_API kiln_status kiln_array_from_dlpack_versioned(
-    kiln_context *context, DLManagedTensorVersioned *tensor,
-    kiln_array **array);
+KILN_API kiln_status kiln_array_from_dlpack_versioned(kiln_context *context,
+                                                      DLManagedTensorVersioned *tensor,
+                                                      kiln_array **array);
 
 #ifdef __cplusplus
 }

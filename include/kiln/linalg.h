@@ -36,32 +36,25 @@ KILN_API kiln_status kiln_array_real(kiln_array *array, kiln_array **view);
 KILN_API kiln_status kiln_array_imag(kiln_array *array, kiln_array **view);
 /* out = conj(a) (same shape and complex dtype; out may be a). A real a is
  * copied (its conjugate is itself). */
-KILN_API kiln_status kiln_array_conj(kiln_queue *queue, kiln_array *out,
-                                     kiln_array *a, size_t num_wait,
-                                     kiln_event *const *wait,
-                                     kiln_event **event);
+KILN_API kiln_status kiln_array_conj(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* out = a converted between real and complex dtypes (same shape): a real
  * a gives (a, 0); a complex a into a real out keeps the real part (NumPy's
  * astype, which drops the imaginary part); complex to complex changes the
  * precision. Both real: KILN_ERROR_INVALID_ARGUMENT (kiln's real astype
  * does that). */
-KILN_API kiln_status kiln_array_complex_cast(kiln_queue *queue,
-                                             kiln_array *out, kiln_array *a,
-                                             size_t num_wait,
-                                             kiln_event *const *wait,
+KILN_API kiln_status kiln_array_complex_cast(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                             size_t num_wait, kiln_event *const *wait,
                                              kiln_event **event);
 /* sum conj(a[i])*b[i] (NumPy's vdot) of two complex arrays of one shape
  * and dtype, into host_result (one complex element). For real arrays it is
  * kiln_array_dot. Blocks until the result is there. */
-KILN_API kiln_status kiln_array_vdot(kiln_queue *queue, kiln_array *a,
-                                     kiln_array *b, void *host_result);
+KILN_API kiln_status kiln_array_vdot(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                                     void *host_result);
 /* The same without blocking, as kiln_array_dot_async. */
-KILN_API kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a,
-                                           kiln_array *b, kiln_array *result,
-                                           void *host_result,
-                                           size_t num_wait,
-                                           kiln_event *const *wait,
-                                           kiln_event **event);
+KILN_API kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                                           kiln_array *result, void *host_result, size_t num_wait,
+                                           kiln_event *const *wait, kiln_event **event);
 
 /* ---------------------------------------------------------------- BLAS
  *
@@ -82,8 +75,8 @@ KILN_API kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a,
 typedef struct kiln_scalar {
     double re, im;
 } kiln_scalar;
-#define KILN_SCALAR(re) ((kiln_scalar){(re), 0.0})
-#define KILN_CSCALAR(re, im) ((kiln_scalar){(re), (im)})
+#define KILN_SCALAR(re) ((kiln_scalar){ (re), 0.0 })
+#define KILN_CSCALAR(re, im) ((kiln_scalar){ (re), (im) })
 
 typedef enum kiln_blas_op {
     KILN_BLAS_N = 0, /* the matrix as it is */
@@ -94,47 +87,33 @@ typedef enum kiln_blas_op {
 /* c = a @ b (NumPy's matmul): a (m, k), b (k, n), c (m, n); 3-D arrays are
  * batches: a (B, m, k) or (m, k) used for every item, b likewise, c
  * (B, m, n). Returns at once. */
-KILN_API kiln_status kiln_matmul(kiln_queue *queue, kiln_array *c,
-                                 kiln_array *a, kiln_array *b,
-                                 size_t num_wait, kiln_event *const *wait,
-                                 kiln_event **event);
+KILN_API kiln_status kiln_matmul(kiln_queue *queue, kiln_array *c, kiln_array *a, kiln_array *b,
+                                 size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* c = alpha * op_a(a) @ op_b(b) + beta * c, shapes and batches as for
  * kiln_matmul after the ops. beta = 0 does not read c (NaN there is not
  * kept). */
-KILN_API kiln_status kiln_blas_gemm(kiln_queue *queue, kiln_blas_op op_a,
-                                    kiln_blas_op op_b, kiln_scalar alpha,
-                                    kiln_array *a, kiln_array *b,
-                                    kiln_scalar beta, kiln_array *c,
-                                    size_t num_wait, kiln_event *const *wait,
-                                    kiln_event **event);
+KILN_API kiln_status kiln_blas_gemm(kiln_queue *queue, kiln_blas_op op_a, kiln_blas_op op_b,
+                                    kiln_scalar alpha, kiln_array *a, kiln_array *b,
+                                    kiln_scalar beta, kiln_array *c, size_t num_wait,
+                                    kiln_event *const *wait, kiln_event **event);
 /* y = alpha * op(a) @ x + beta * y: a 2-D, x and y 1-D. */
-KILN_API kiln_status kiln_blas_gemv(kiln_queue *queue, kiln_blas_op op,
-                                    kiln_scalar alpha, kiln_array *a,
-                                    kiln_array *x, kiln_scalar beta,
-                                    kiln_array *y, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event);
+KILN_API kiln_status kiln_blas_gemv(kiln_queue *queue, kiln_blas_op op, kiln_scalar alpha,
+                                    kiln_array *a, kiln_array *x, kiln_scalar beta, kiln_array *y,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* Level 1, on 1-D arrays of one size: y = alpha*x + y; x = alpha*x;
  * result[0] = sum x*y (conj != 0: sum conj(x)*y); result[0] = |x|_2 (a
  * real dtype: FLOAT32 for COMPLEX64, FLOAT64 for COMPLEX128). result is a
  * device array (read it after *event). */
-KILN_API kiln_status kiln_blas_axpy(kiln_queue *queue, kiln_scalar alpha,
-                                    kiln_array *x, kiln_array *y,
-                                    size_t num_wait, kiln_event *const *wait,
+KILN_API kiln_status kiln_blas_axpy(kiln_queue *queue, kiln_scalar alpha, kiln_array *x,
+                                    kiln_array *y, size_t num_wait, kiln_event *const *wait,
                                     kiln_event **event);
-KILN_API kiln_status kiln_blas_scal(kiln_queue *queue, kiln_scalar alpha,
-                                    kiln_array *x, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event);
-KILN_API kiln_status kiln_blas_dot(kiln_queue *queue, int conj,
-                                   kiln_array *x, kiln_array *y,
-                                   kiln_array *result, size_t num_wait,
-                                   kiln_event *const *wait,
+KILN_API kiln_status kiln_blas_scal(kiln_queue *queue, kiln_scalar alpha, kiln_array *x,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_blas_dot(kiln_queue *queue, int conj, kiln_array *x, kiln_array *y,
+                                   kiln_array *result, size_t num_wait, kiln_event *const *wait,
                                    kiln_event **event);
-KILN_API kiln_status kiln_blas_nrm2(kiln_queue *queue, kiln_array *x,
-                                    kiln_array *result, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event);
+KILN_API kiln_status kiln_blas_nrm2(kiln_queue *queue, kiln_array *x, kiln_array *result,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* The library kiln's BLAS calls use on queue's device: "cuBLAS",
  * "CLBlast", "OpenBLAS" (NULL for a NULL queue). $KILN_BLAS=clblast makes
  * OpenCL CPU devices use CLBlast instead of OpenBLAS. */
@@ -161,22 +140,19 @@ typedef enum kiln_fft_norm {
 
 /* Complex to complex: out = fft(in) (inverse = 0) or ifft(in) (inverse =
  * 1); in and out of one complex dtype and shape; out may be in. */
-KILN_API kiln_status kiln_fft(kiln_queue *queue, kiln_array *out,
-                              kiln_array *in, unsigned axes, int inverse,
-                              kiln_fft_norm norm, size_t num_wait,
+KILN_API kiln_status kiln_fft(kiln_queue *queue, kiln_array *out, kiln_array *in, unsigned axes,
+                              int inverse, kiln_fft_norm norm, size_t num_wait,
                               kiln_event *const *wait, kiln_event **event);
 /* Real to complex (NumPy's rfftn): in real (..., n) gives out complex
  * (..., n/2 + 1), the other transformed lengths unchanged. */
-KILN_API kiln_status kiln_rfft(kiln_queue *queue, kiln_array *out,
-                               kiln_array *in, unsigned axes,
-                               kiln_fft_norm norm, size_t num_wait,
-                               kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_rfft(kiln_queue *queue, kiln_array *out, kiln_array *in, unsigned axes,
+                               kiln_fft_norm norm, size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event);
 /* Complex to real (NumPy's irfftn): in complex (..., n/2 + 1) gives out
  * real (..., n), n taken from out's last dimension. in is not changed. */
-KILN_API kiln_status kiln_irfft(kiln_queue *queue, kiln_array *out,
-                                kiln_array *in, unsigned axes,
-                                kiln_fft_norm norm, size_t num_wait,
-                                kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_irfft(kiln_queue *queue, kiln_array *out, kiln_array *in, unsigned axes,
+                                kiln_fft_norm norm, size_t num_wait, kiln_event *const *wait,
+                                kiln_event **event);
 /* The library kiln's FFTs use on queue's device: "cuFFT", "clFFT", "FFTW"
  * (NULL for a NULL queue). $KILN_FFT=clfft makes OpenCL CPU devices use
  * clFFT instead of FFTW. */

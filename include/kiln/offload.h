@@ -73,11 +73,8 @@
 /* Mapped host memory [p, p + n) with map kind k, as a kiln_arg. n may be 0
  * (nothing is mapped or moved). With KILN_DATA_PRESENT, n 0 means "from p to
  * the end of its mapping". */
-#define KILN_MAP(p, n, k)                                                      \
-    ((kiln_arg){.kind = KILN_ARG_MAP,                                          \
-                .bytes = (n),                                                  \
-                .map = (k),                                                    \
-                .value.host = (void *)(p)})
+#define KILN_MAP(p, n, k) \
+    ((kiln_arg){ .kind = KILN_ARG_MAP, .bytes = (n), .map = (k), .value.host = (void *)(p) })
 #define KILN_TO(p, n) KILN_MAP(p, n, KILN_DATA_TO)
 #define KILN_FROM(p, n) KILN_MAP(p, n, KILN_DATA_FROM)
 #define KILN_TOFROM(p, n) KILN_MAP(p, n, KILN_DATA_TOFROM)
@@ -88,10 +85,10 @@
  * bytes, so that a program can check that data stays on the device. An info
  * struct (docs/api.md rule 7): new members are only added at the end. */
 typedef struct kiln_offload_stats {
-    uint64_t copies_to, bytes_to;     /* host -> device */
-    uint64_t copies_from, bytes_from; /* device -> host */
+    uint64_t copies_to, bytes_to;          /* host -> device */
+    uint64_t copies_from, bytes_from;      /* device -> host */
     uint64_t allocations, bytes_allocated; /* device buffers created */
-    uint64_t launches;                /* kernels launched */
+    uint64_t launches;                     /* kernels launched */
 } kiln_offload_stats;
 
 /* ------------------------------------------------------------ data regions */
@@ -105,10 +102,8 @@ typedef struct kiln_data_region kiln_data_region;
  * KILN_DATA_PRESENT entries must lie in one. Entries with bytes 0 map
  * nothing. Does not block: the copies in are enqueued after the tree's
  * earlier work; *region is set to NULL on failure. */
-KILN_API kiln_status kiln_data_region_begin(kiln_queue *queue,
-                                            kiln_data_region *parent,
-                                            size_t num_maps,
-                                            const kiln_arg *maps,
+KILN_API kiln_status kiln_data_region_begin(kiln_queue *queue, kiln_data_region *parent,
+                                            size_t num_maps, const kiln_arg *maps,
                                             kiln_data_region **region);
 /* Blocks until everything enqueued so far on the region's tree (copies in,
  * runs, updates) has ended. KILN_ERROR_EVENT_FAILED if one failed. */
@@ -125,20 +120,16 @@ KILN_API kiln_status kiln_data_region_end(kiln_data_region *region);
  * on return, even on an error, except KILN_ERROR_WRONG_STATE and a NULL
  * wait list or event in it (KILN_ERROR_NULL_HANDLE): then nothing happened.
  * NULL region: KILN_OK, and *event is NULL. */
-KILN_API kiln_status kiln_data_region_end_async(kiln_data_region *region,
-                                                size_t num_wait,
-                                                kiln_event *const *wait,
-                                                kiln_event **event);
+KILN_API kiln_status kiln_data_region_end_async(kiln_data_region *region, size_t num_wait,
+                                                kiln_event *const *wait, kiln_event **event);
 /* The device copy of host: *buffer (borrowed; valid until the mapping's
  * region ends) and the byte offset of host in it; *bytes_left (may be NULL)
  * gets the bytes mapped from host on. Searches the region and its parents.
  * KILN_ERROR_INVALID_ARGUMENT if host is not mapped. Work enqueued on the
  * buffer by the caller is not ordered with the region's own work: wait for
  * the region (kiln_data_region_wait) or use the events of its calls. */
-KILN_API kiln_status kiln_data_region_lookup(kiln_data_region *region,
-                                             const void *host,
-                                             kiln_buffer **buffer,
-                                             size_t *offset,
+KILN_API kiln_status kiln_data_region_lookup(kiln_data_region *region, const void *host,
+                                             kiln_buffer **buffer, size_t *offset,
                                              size_t *bytes_left);
 /* OpenMP's `target update`: copies [host, host + bytes) between the host and
  * its device copy, kind KILN_DATA_TO or KILN_DATA_FROM (another kind is
@@ -146,19 +137,15 @@ KILN_API kiln_status kiln_data_region_lookup(kiln_data_region *region,
  * tree's earlier work and for wait[0..num_wait); *event (may be NULL)
  * completes when it has ended, and later work on the tree waits for it.
  * bytes 0 copies nothing (the event still follows the wait list). */
-KILN_API kiln_status kiln_data_region_update(kiln_data_region *region,
-                                             void *host, size_t bytes,
-                                             kiln_data_kind kind,
-                                             size_t num_wait,
-                                             kiln_event *const *wait,
-                                             kiln_event **event);
+KILN_API kiln_status kiln_data_region_update(kiln_data_region *region, void *host, size_t bytes,
+                                             kiln_data_kind kind, size_t num_wait,
+                                             kiln_event *const *wait, kiln_event **event);
 /* Movement caused by this region: its begin, end and updates, and the runs
  * given this region. stats_size is sizeof *stats as the caller was compiled
  * (the macro passes it; rule 7 of docs/api.md). */
-KILN_API kiln_status kiln_data_region_get_stats(kiln_data_region *region,
-                                                kiln_offload_stats *stats,
+KILN_API kiln_status kiln_data_region_get_stats(kiln_data_region *region, kiln_offload_stats *stats,
                                                 size_t stats_size);
-#define kiln_data_region_get_stats(region, stats)                              \
+#define kiln_data_region_get_stats(region, stats) \
     kiln_data_region_get_stats((region), (stats), sizeof *(stats))
 
 /* ---------------------------------------------------------------- offloads */
@@ -181,9 +168,8 @@ typedef struct kiln_offload_opts {
 } kiln_offload_opts;
 
 /* kiln_offload_opts o = KILN_OFFLOAD_OPTS(.index_names = "j"); */
-#define KILN_OFFLOAD_OPTS(...)                                                 \
-    ((kiln_offload_opts){.struct_size = sizeof(kiln_offload_opts),            \
-                         __VA_ARGS__})
+#define KILN_OFFLOAD_OPTS(...) \
+    ((kiln_offload_opts){ .struct_size = sizeof(kiln_offload_opts), __VA_ARGS__ })
 
 /* Makes an offload: a loop nest of dims (1..3) indices running body once per
  * index tuple, each index a long in [0, range[d]).
@@ -201,11 +187,9 @@ typedef struct kiln_offload_opts {
  * (the defaults); a struct_size of 0 or too small for the first version of
  * kiln_offload_opts is KILN_ERROR_INVALID_ARGUMENT. *offload is set to NULL
  * on failure. */
-KILN_API kiln_status kiln_offload_create(kiln_context *context,
-                                         const char *params, const char *body,
-                                         unsigned dims,
-                                         const kiln_offload_opts *opts,
-                                         kiln_offload **offload);
+KILN_API kiln_status kiln_offload_create(kiln_context *context, const char *params,
+                                         const char *body, unsigned dims,
+                                         const kiln_offload_opts *opts, kiln_offload **offload);
 /* Offloads are reference counted; create gives one reference. */
 KILN_API kiln_status kiln_offload_retain(kiln_offload *offload);
 /* NULL is a no-op. Runs in flight are unaffected. */
@@ -227,25 +211,22 @@ KILN_API void kiln_offload_release(kiln_offload *offload);
  * Blocks until the run has ended if it copies anything between host and
  * device (so host memory may be reused on return); otherwise returns once
  * the launch is enqueued, ordered after earlier work on region. */
-KILN_API kiln_status kiln_offload_run(kiln_queue *queue,
-                                      kiln_offload *offload,
-                                      kiln_data_region *region,
-                                      const size_t *range, size_t num_args,
-                                      const kiln_arg *args);
+KILN_API kiln_status kiln_offload_run(kiln_queue *queue, kiln_offload *offload,
+                                      kiln_data_region *region, const size_t *range,
+                                      size_t num_args, const kiln_arg *args);
 /* The same, never blocking: the run also waits for wait[0..num_wait);
  * *event (may be NULL) completes when the launch and the copies out have
  * ended; host memory of the copied ranges must stay valid and untouched
  * until then. */
-KILN_API kiln_status kiln_offload_run_async(
-    kiln_queue *queue, kiln_offload *offload, kiln_data_region *region,
-    const size_t *range, size_t num_args, const kiln_arg *args,
-    size_t num_wait, kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_offload_run_async(kiln_queue *queue, kiln_offload *offload,
+                                            kiln_data_region *region, const size_t *range,
+                                            size_t num_args, const kiln_arg *args, size_t num_wait,
+                                            kiln_event *const *wait, kiln_event **event);
 /* Movement caused by this offload's runs, over all regions. stats_size as
  * for kiln_data_region_get_stats (the macro passes it). */
-KILN_API kiln_status kiln_offload_get_stats(kiln_offload *offload,
-                                            kiln_offload_stats *stats,
+KILN_API kiln_status kiln_offload_get_stats(kiln_offload *offload, kiln_offload_stats *stats,
                                             size_t stats_size);
-#define kiln_offload_get_stats(offload, stats)                                 \
+#define kiln_offload_get_stats(offload, stats) \
     kiln_offload_get_stats((offload), (stats), sizeof *(stats))
 
 #endif /* KILN_OFFLOAD_H */

@@ -61,71 +61,60 @@ extern "C" {
 /* The cl_device_id of an OpenCL device (a sub-device for a device made by
  * kiln_device_partition). Devices are owned by kiln and live as long as the
  * process: the id stays valid as long. */
-KILN_API kiln_status kiln_opencl_device_get(const kiln_device *device,
-                                           cl_device_id *id);
+KILN_API kiln_status kiln_opencl_device_get(const kiln_device *device, cl_device_id *id);
 /* The cl_platform_id of an OpenCL device. */
-KILN_API kiln_status kiln_opencl_platform_get(const kiln_device *device,
-                                             cl_platform_id *platform);
+KILN_API kiln_status kiln_opencl_platform_get(const kiln_device *device, cl_platform_id *platform);
 /* kiln's device for a cl_device_id (the reverse of kiln_opencl_device_get).
  * KILN_ERROR_NO_DEVICE if kiln does not know it. */
-KILN_API kiln_status kiln_opencl_device_find(cl_device_id id,
-                                            kiln_device **device);
+KILN_API kiln_status kiln_opencl_device_find(cl_device_id id, kiln_device **device);
 
 /* --------------------------------------------------------------- contexts */
 
 /* The cl_context of a kiln context (borrowed). */
-KILN_API kiln_status kiln_opencl_context_get(const kiln_context *context,
-                                            cl_context *native);
+KILN_API kiln_status kiln_opencl_context_get(const kiln_context *context, cl_context *native);
 /* A new kiln context over native (retained), with native's devices in the
  * order clGetContextInfo(CL_CONTEXT_DEVICES) lists them. Each must be one
  * of kiln's devices, else KILN_ERROR_NO_DEVICE. Programs and buffers made
  * in it are ordinary cl_programs and cl_mems of native. */
-KILN_API kiln_status kiln_opencl_context_wrap(cl_context native,
-                                             kiln_context **context);
+KILN_API kiln_status kiln_opencl_context_wrap(cl_context native, kiln_context **context);
 
 /* ----------------------------------------------------------------- queues */
 
 /* The cl_command_queue of a kiln queue (borrowed). */
-KILN_API kiln_status kiln_opencl_queue_get(const kiln_queue *queue,
-                                          cl_command_queue *native);
+KILN_API kiln_status kiln_opencl_queue_get(const kiln_queue *queue, cl_command_queue *native);
 /* A new kiln queue around native (retained), which must belong to
  * context's cl_context and to one of its devices (else
  * KILN_ERROR_MISMATCH). The queue's flags come from native's properties:
  * KILN_QUEUE_OUT_OF_ORDER and KILN_QUEUE_PROFILING where they are set. */
-KILN_API kiln_status kiln_opencl_queue_wrap(kiln_context *context,
-                                           cl_command_queue native,
-                                           kiln_queue **queue);
+KILN_API kiln_status kiln_opencl_queue_wrap(kiln_context *context, cl_command_queue native,
+                                            kiln_queue **queue);
 
 /* ---------------------------------------------------------------- buffers */
 
 /* The cl_mem of a kiln buffer (borrowed): a sub-buffer's own cl_mem for a
  * buffer made by kiln_buffer_create_sub. */
-KILN_API kiln_status kiln_opencl_buffer_get(const kiln_buffer *buffer,
-                                           cl_mem *native);
+KILN_API kiln_status kiln_opencl_buffer_get(const kiln_buffer *buffer, cl_mem *native);
 /* A new kiln buffer around native (retained), a buffer (not an image) of
  * context's cl_context (else KILN_ERROR_MISMATCH); its size is native's
  * CL_MEM_SIZE. kiln_buffer_create_sub works on it unless native is itself
  * a sub-buffer (OpenCL has no sub-buffers of sub-buffers). */
-KILN_API kiln_status kiln_opencl_buffer_wrap(kiln_context *context,
-                                            cl_mem native,
-                                            kiln_buffer **buffer);
+KILN_API kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem native,
+                                             kiln_buffer **buffer);
 
 /* ----------------------------------------------------------------- events */
 
 /* The cl_event of a kiln event (borrowed). Every kiln event of an OpenCL
  * context has one: a command's event, a user event (complete it with
  * kiln_event_set_complete, not clSetUserEventStatus), or a marker. */
-KILN_API kiln_status kiln_opencl_event_get(const kiln_event *event,
-                                          cl_event *native);
+KILN_API kiln_status kiln_opencl_event_get(const kiln_event *event, cl_event *native);
 /* A new kiln event around native (retained), an event of context's
  * cl_context (else KILN_ERROR_MISMATCH): it completes when native does and
  * may stand in any wait list, callback or continuation. It is not a kiln
  * user event (kiln_event_set_complete refuses it); a native user event is
  * completed natively, with clSetUserEventStatus. Profiling times are
  * available when native's queue has CL_QUEUE_PROFILING_ENABLE. */
-KILN_API kiln_status kiln_opencl_event_wrap(kiln_context *context,
-                                           cl_event native,
-                                           kiln_event **event);
+KILN_API kiln_status kiln_opencl_event_wrap(kiln_context *context, cl_event native,
+                                            kiln_event **event);
 
 #ifdef __cplusplus
 }

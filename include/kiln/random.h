@@ -41,11 +41,10 @@
 #ifndef KILN_RANDOM_H
 #define KILN_RANDOM_H
 
-
 typedef struct kiln_rng kiln_rng;
 
 typedef enum kiln_rng_algorithm {
-    KILN_RNG_PHILOX4X32_10 = 0,  /* the default, as cuRAND's and PyTorch's */
+    KILN_RNG_PHILOX4X32_10 = 0, /* the default, as cuRAND's and PyTorch's */
     KILN_RNG_THREEFRY4X32_20 = 1,
     KILN_RNG_THREEFRY2X64_20 = 2
 } kiln_rng_algorithm;
@@ -59,24 +58,20 @@ typedef struct kiln_rng_desc {
                            per rank): the high half of the counter */
     uint64_t offset;    /* first word to use (in 32-bit words) */
 } kiln_rng_desc;
-#define KILN_RNG_DESC(...)                                                     \
-    ((kiln_rng_desc){.struct_size = sizeof(kiln_rng_desc), __VA_ARGS__})
+#define KILN_RNG_DESC(...) ((kiln_rng_desc){ .struct_size = sizeof(kiln_rng_desc), __VA_ARGS__ })
 
 /* A new generator. An unknown algorithm is KILN_ERROR_INVALID_ARGUMENT.
  * *rng is NULL on failure. */
-KILN_API kiln_status kiln_rng_create(const kiln_rng_desc *desc,
-                                     kiln_rng **rng);
+KILN_API kiln_status kiln_rng_create(const kiln_rng_desc *desc, kiln_rng **rng);
 /* A new generator with the same algorithm and seed, another substream and
  * offset 0. */
-KILN_API kiln_status kiln_rng_substream_create(const kiln_rng *rng,
-                                               uint64_t substream,
+KILN_API kiln_status kiln_rng_substream_create(const kiln_rng *rng, uint64_t substream,
                                                kiln_rng **out);
 KILN_API kiln_status kiln_rng_retain(kiln_rng *rng);
 KILN_API void kiln_rng_release(kiln_rng *rng);
 
 /* The offset (in 32-bit words) the next fill starts at. */
-KILN_API kiln_status kiln_rng_get_offset(const kiln_rng *rng,
-                                         uint64_t *offset);
+KILN_API kiln_status kiln_rng_get_offset(const kiln_rng *rng, uint64_t *offset);
 KILN_API kiln_status kiln_rng_set_offset(kiln_rng *rng, uint64_t offset);
 /* Advances the offset by words (a fill of n float32 uniforms is n words);
  * KILN_ERROR_OUT_OF_RANGE (nothing changed) if that would wrap. */
@@ -86,37 +81,27 @@ KILN_API kiln_status kiln_rng_skip_ahead(kiln_rng *rng, uint64_t words);
  * uniform numbers in [0, 1). Another dtype is KILN_ERROR_INVALID_ARGUMENT;
  * a fill that would wrap the offset is KILN_ERROR_OUT_OF_RANGE. Returns at
  * once. */
-KILN_API kiln_status kiln_rng_uniform(kiln_queue *queue, kiln_rng *rng,
-                                      kiln_array *array, size_t num_wait,
-                                      kiln_event *const *wait,
-                                      kiln_event **event);
+KILN_API kiln_status kiln_rng_uniform(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
+                                      size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* Normal numbers with mean and stddev (float32 or float64). */
-KILN_API kiln_status kiln_rng_normal(kiln_queue *queue, kiln_rng *rng,
-                                     kiln_array *array, double mean,
-                                     double stddev, size_t num_wait,
-                                     kiln_event *const *wait,
-                                     kiln_event **event);
+KILN_API kiln_status kiln_rng_normal(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
+                                     double mean, double stddev, size_t num_wait,
+                                     kiln_event *const *wait, kiln_event **event);
 /* Integers uniform in [low, high) (int32, uint32 or int64; the bounds must
  * fit the dtype). low >= high is KILN_ERROR_INVALID_ARGUMENT. */
-KILN_API kiln_status kiln_rng_integers(kiln_queue *queue, kiln_rng *rng,
-                                       kiln_array *array, int64_t low,
-                                       int64_t high, size_t num_wait,
-                                       kiln_event *const *wait,
-                                       kiln_event **event);
+KILN_API kiln_status kiln_rng_integers(kiln_queue *queue, kiln_rng *rng, kiln_array *array,
+                                       int64_t low, int64_t high, size_t num_wait,
+                                       kiln_event *const *wait, kiln_event **event);
 
 /* The raw generators on the host (Random123's, for references and tests):
  * counter and key in, words out. */
-KILN_API void kiln_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
-                                 uint32_t out[4]);
-KILN_API void kiln_threefry4x32_20(const uint32_t ctr[4],
-                                   const uint32_t key[4], uint32_t out[4]);
-KILN_API void kiln_threefry2x64_20(const uint64_t ctr[2],
-                                   const uint64_t key[2], uint64_t out[2]);
+KILN_API void kiln_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+KILN_API void kiln_threefry4x32_20(const uint32_t ctr[4], const uint32_t key[4], uint32_t out[4]);
+KILN_API void kiln_threefry2x64_20(const uint64_t ctr[2], const uint64_t key[2], uint64_t out[2]);
 /* Words offset .. offset+n-1 of (algorithm, seed, substream) on the host,
  * the stream the fills use. Unknown algorithm: KILN_ERROR_INVALID_ARGUMENT. */
-KILN_API kiln_status kiln_rng_words_host(kiln_rng_algorithm algorithm,
-                                         uint64_t seed, uint64_t substream,
-                                         uint64_t offset, size_t n,
+KILN_API kiln_status kiln_rng_words_host(kiln_rng_algorithm algorithm, uint64_t seed,
+                                         uint64_t substream, uint64_t offset, size_t n,
                                          uint32_t *out);
 
 /* The device functions (the raw generators, kiln_rng_block, and the

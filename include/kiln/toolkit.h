@@ -22,8 +22,7 @@
 
 /* The dtype kiln_array_reduce_axis writes for op over dtype (0 if unknown):
  * kiln_reduce_result_dtype's, and the above for MEAN/VAR/STD. */
-KILN_API kiln_dtype kiln_reduce_axis_result_dtype(kiln_reduce_op op,
-                                                  kiln_dtype dtype);
+KILN_API kiln_dtype kiln_reduce_axis_result_dtype(kiln_reduce_op op, kiln_dtype dtype);
 
 /* *out = op of a along axis (negative counts from the end, as in NumPy),
  * a new dense array of a's shape without that axis (keepdims: with 1 there;
@@ -34,21 +33,16 @@ KILN_API kiln_dtype kiln_reduce_axis_result_dtype(kiln_reduce_op op,
  * ARGMIN and ARGMAX of an empty axis (with outputs) are
  * KILN_ERROR_INVALID_ARGUMENT (no identity, as in NumPy); SUM gives 0 and
  * PROD 1. A bad axis is KILN_ERROR_OUT_OF_RANGE. */
-KILN_API kiln_status kiln_array_reduce_axis(kiln_queue *queue,
-                                            kiln_reduce_op op, kiln_array *a,
-                                            int axis, int keepdims,
-                                            size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_event **event,
+KILN_API kiln_status kiln_array_reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                            int axis, int keepdims, size_t num_wait,
+                                            kiln_event *const *wait, kiln_event **event,
                                             kiln_array **out);
 /* Variance (std != 0: standard deviation) along axis with divisor
  * count - ddof (NaN where that is <= 0), as numpy.var(a, axis, ddof=ddof).
  * ddof must be finite and >= 0. */
-KILN_API kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a,
-                                         int axis, double ddof, int std,
-                                         int keepdims, size_t num_wait,
-                                         kiln_event *const *wait,
-                                         kiln_event **event,
+KILN_API kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a, int axis, double ddof,
+                                         int std, int keepdims, size_t num_wait,
+                                         kiln_event *const *wait, kiln_event **event,
                                          kiln_array **out);
 /* The reduction generator along an axis: the range is the shape of the
  * first array argument (every array argument has that shape), map's i is
@@ -56,14 +50,10 @@ KILN_API kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a,
  * axis of output o (the shape without the axis, in C order). out: a
  * contiguous array of that many elements, of the final dtype (the out
  * type's, or any dtype of out_size bytes for a struct). Returns at once. */
-KILN_API kiln_status kiln_reduction_launch_axis(kiln_queue *queue,
-                                                kiln_reduction *reduction,
-                                                int axis, size_t num_args,
-                                                const kiln_arg *args,
-                                                kiln_array *out,
-                                                size_t num_wait,
-                                                kiln_event *const *wait,
-                                                kiln_event **event);
+KILN_API kiln_status kiln_reduction_launch_axis(kiln_queue *queue, kiln_reduction *reduction,
+                                                int axis, size_t num_args, const kiln_arg *args,
+                                                kiln_array *out, size_t num_wait,
+                                                kiln_event *const *wait, kiln_event **event);
 
 /* ------------------------------------------------------ concatenate, stack */
 
@@ -73,16 +63,11 @@ KILN_API kiln_status kiln_reduction_launch_axis(kiln_queue *queue,
  * shapes equal (stack), else KILN_ERROR_MISMATCH naming both shapes. Any
  * strided views. n = 0 is KILN_ERROR_INVALID_ARGUMENT; stacking 3-D arrays
  * is KILN_ERROR_UNSUPPORTED (4-D). */
-KILN_API kiln_status kiln_array_concatenate(kiln_queue *queue, size_t n,
-                                            kiln_array *const *arrays,
-                                            int axis, size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_event **event,
-                                            kiln_array **out);
-KILN_API kiln_status kiln_array_stack(kiln_queue *queue, size_t n,
-                                      kiln_array *const *arrays, int axis,
-                                      size_t num_wait,
-                                      kiln_event *const *wait,
+KILN_API kiln_status kiln_array_concatenate(kiln_queue *queue, size_t n, kiln_array *const *arrays,
+                                            int axis, size_t num_wait, kiln_event *const *wait,
+                                            kiln_event **event, kiln_array **out);
+KILN_API kiln_status kiln_array_stack(kiln_queue *queue, size_t n, kiln_array *const *arrays,
+                                      int axis, size_t num_wait, kiln_event *const *wait,
                                       kiln_event **event, kiln_array **out);
 
 /* ------------------------------------------------------ histogram, bincount */
@@ -98,32 +83,23 @@ KILN_API kiln_status kiln_array_stack(kiln_queue *queue, size_t n,
  * lo > hi or non-finite bounds are KILN_ERROR_INVALID_ARGUMENT. Counts are
  * gathered per work-group in local memory when the bins fit (up to 4096),
  * with global atomics otherwise. */
-KILN_API kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a,
-                                          size_t bins, double lo, double hi,
-                                          kiln_array *weights,
-                                          size_t num_wait,
-                                          kiln_event *const *wait,
-                                          kiln_event **event,
+KILN_API kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a, size_t bins, double lo,
+                                          double hi, kiln_array *weights, size_t num_wait,
+                                          kiln_event *const *wait, kiln_event **event,
                                           kiln_array **hist);
 /* The same with explicit edges: a 1-D FLOAT64 array of bins + 1
  * non-decreasing values (at least 2); bin k holds edges[k] <= x <
  * edges[k+1], the last also x == edges[bins]. */
-KILN_API kiln_status kiln_array_histogram_edges(kiln_queue *queue,
-                                                kiln_array *a,
-                                                kiln_array *edges,
-                                                kiln_array *weights,
-                                                size_t num_wait,
-                                                kiln_event *const *wait,
-                                                kiln_event **event,
+KILN_API kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a, kiln_array *edges,
+                                                kiln_array *weights, size_t num_wait,
+                                                kiln_event *const *wait, kiln_event **event,
                                                 kiln_array **hist);
 /* *counts = numpy.bincount(a, weights, minlength): a of an integer dtype,
  * values >= 0 (a negative value is KILN_ERROR_INVALID_ARGUMENT); length
  * max(max(a) + 1, minlength). INT64 counts, or the weights' sums as for
  * histogram. Blocks (the length depends on the data). */
-KILN_API kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a,
-                                         kiln_array *weights,
-                                         size_t minlength,
-                                         kiln_array **counts);
+KILN_API kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *weights,
+                                         size_t minlength, kiln_array **counts);
 
 /* ------------------------------------------------- allocate (list builder) */
 
@@ -150,22 +126,18 @@ typedef struct kiln_allocate_desc {
     const char *name;      /* as for kiln_elementwise_desc; NULL =
                               "kiln_allocate" */
 } kiln_allocate_desc;
-#define KILN_ALLOCATE_DESC(...)                                                \
-    ((kiln_allocate_desc){.struct_size = sizeof(kiln_allocate_desc),          \
-                          __VA_ARGS__})
+#define KILN_ALLOCATE_DESC(...) \
+    ((kiln_allocate_desc){ .struct_size = sizeof(kiln_allocate_desc), __VA_ARGS__ })
 
 /* Builds both passes (Blocks while it compiles; a bad operation is
  * KILN_ERROR_BUILD). */
-KILN_API kiln_status kiln_allocate_create(kiln_context *context,
-                                          const kiln_allocate_desc *desc,
+KILN_API kiln_status kiln_allocate_create(kiln_context *context, const kiln_allocate_desc *desc,
                                           kiln_allocate **allocate);
 /* Runs it over [0, n) after the queue's earlier work and gives new arrays
  * *items (1-D, of item_type, of the total length, which may be 0) and
  * *offsets (INT64, n + 1). Blocks: the total sizes the output. */
-KILN_API kiln_status kiln_allocate_run(kiln_queue *queue,
-                                       kiln_allocate *allocate, size_t n,
-                                       size_t num_args, const kiln_arg *args,
-                                       kiln_array **items,
+KILN_API kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *allocate, size_t n,
+                                       size_t num_args, const kiln_arg *args, kiln_array **items,
                                        kiln_array **offsets);
 KILN_API kiln_status kiln_allocate_retain(kiln_allocate *allocate);
 KILN_API void kiln_allocate_release(kiln_allocate *allocate);
@@ -198,52 +170,37 @@ typedef struct kiln_hash_table kiln_hash_table;
 
 /* Allocates and clears the table (Blocks). capacity 0 or above 2^30 is
  * KILN_ERROR_INVALID_ARGUMENT, as are other dtypes. */
-KILN_API kiln_status kiln_hash_table_create(kiln_queue *queue,
-                                            size_t capacity,
-                                            kiln_dtype key_dtype,
-                                            kiln_dtype value_dtype,
+KILN_API kiln_status kiln_hash_table_create(kiln_queue *queue, size_t capacity,
+                                            kiln_dtype key_dtype, kiln_dtype value_dtype,
                                             kiln_hash_table **table);
 KILN_API kiln_status kiln_hash_table_retain(kiln_hash_table *table);
 KILN_API void kiln_hash_table_release(kiln_hash_table *table);
 /* Empties the table (Blocks). */
-KILN_API kiln_status kiln_hash_table_clear(kiln_queue *queue,
-                                           kiln_hash_table *table);
+KILN_API kiln_status kiln_hash_table_clear(kiln_queue *queue, kiln_hash_table *table);
 /* Inserts keys[k] -> values[k] (1-D contiguous arrays of the table's
  * dtypes, equal sizes); an existing key's value is replaced (for a key
  * given twice in one call, one of its values is kept). Blocks, to report
  * a full table. */
-KILN_API kiln_status kiln_hash_table_insert(kiln_queue *queue,
-                                            kiln_hash_table *table,
-                                            kiln_array *keys,
-                                            kiln_array *values);
+KILN_API kiln_status kiln_hash_table_insert(kiln_queue *queue, kiln_hash_table *table,
+                                            kiln_array *keys, kiln_array *values);
 /* Insert-or-add: adds values[k] (values NULL: 1) to the value of keys[k],
  * a new key starting from 0 (atomic adds: repeated keys all count).
  * Blocks, to report a full table. */
-KILN_API kiln_status kiln_hash_table_add(kiln_queue *queue,
-                                         kiln_hash_table *table,
-                                         kiln_array *keys,
-                                         kiln_array *values);
+KILN_API kiln_status kiln_hash_table_add(kiln_queue *queue, kiln_hash_table *table,
+                                         kiln_array *keys, kiln_array *values);
 /* values[k] = the value of keys[k], or *missing (one element of the value
  * dtype) where the key is absent; found (may be NULL: a UINT8 array of
  * keys' size) gets 1 or 0. Returns at once. */
-KILN_API kiln_status kiln_hash_table_lookup(kiln_queue *queue,
-                                            kiln_hash_table *table,
-                                            kiln_array *keys,
-                                            kiln_array *values,
-                                            const void *missing,
-                                            kiln_array *found,
-                                            size_t num_wait,
-                                            kiln_event *const *wait,
-                                            kiln_event **event);
+KILN_API kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *table,
+                                            kiln_array *keys, kiln_array *values,
+                                            const void *missing, kiln_array *found, size_t num_wait,
+                                            kiln_event *const *wait, kiln_event **event);
 /* Erases keys (absent ones are ignored). Returns at once. */
-KILN_API kiln_status kiln_hash_table_erase(kiln_queue *queue,
-                                           kiln_hash_table *table,
+KILN_API kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *table,
                                            kiln_array *keys, size_t num_wait,
-                                           kiln_event *const *wait,
-                                           kiln_event **event);
+                                           kiln_event *const *wait, kiln_event **event);
 /* The number of keys in the table now (Blocks). */
-KILN_API kiln_status kiln_hash_table_count(kiln_queue *queue,
-                                           kiln_hash_table *table,
+KILN_API kiln_status kiln_hash_table_count(kiln_queue *queue, kiln_hash_table *table,
                                            size_t *count);
 
 #endif /* KILN_TOOLKIT_H */

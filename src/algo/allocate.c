@@ -24,27 +24,23 @@ static void alloc_free(kiln_allocate *a) {
 }
 
 /* One pass: the user's arguments plus ours, KILN_EMIT defined by emit. */
-static kiln_status make_pass(kiln_context *ctx, const kiln_allocate_desc *d,
-                             const char *extra_args, const char *emit,
-                             const char *start, const char *end,
+static kiln_status make_pass(kiln_context *ctx, const kiln_allocate_desc *d, const char *extra_args,
+                             const char *emit, const char *start, const char *end,
                              const char *suffix, kiln_elementwise **out) {
-    kiln__sb args = {0}, pre = {0}, op = {0}, name = {0};
+    kiln__sb args = { 0 }, pre = { 0 }, op = { 0 }, name = { 0 };
     kiln__sb_addf(&args, "%s, %s", d->arguments, extra_args);
-    kiln__sb_addf(&pre, "%s\n#define KILN_EMIT(v) %s\n",
-                  d->preamble ? d->preamble : "", emit);
+    kiln__sb_addf(&pre, "%s\n#define KILN_EMIT(v) %s\n", d->preamble ? d->preamble : "", emit);
     kiln__sb_addf(&op, "%s\n{\n%s\n}\n%s", start, d->operation, end);
     kiln__sb_addf(&name, "%s%s", d->name ? d->name : "kiln_allocate", suffix);
     kiln_status st;
     if (args.oom || pre.oom || op.oom || name.oom)
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                             "kiln_allocate_create");
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_allocate_create");
     else
-        st = kiln_elementwise_create(
-            ctx,
-            &KILN_ELEMENTWISE_DESC(.arguments = args.p, .operation = op.p,
-                                   .preamble = pre.p, .name = name.p,
-                                   .flags = KILN_ELEMENTWISE_ANY_SHAPE),
-            out);
+        st = kiln_elementwise_create(ctx,
+                                     &KILN_ELEMENTWISE_DESC(.arguments = args.p, .operation = op.p,
+                                                            .preamble = pre.p, .name = name.p,
+                                                            .flags = KILN_ELEMENTWISE_ANY_SHAPE),
+                                     out);
     kiln__sb_free(&args);
     kiln__sb_free(&pre);
     kiln__sb_free(&op);
@@ -52,23 +48,20 @@ static kiln_status make_pass(kiln_context *ctx, const kiln_allocate_desc *d,
     return st;
 }
 
-kiln_status kiln_allocate_create(kiln_context *context,
-                                 const kiln_allocate_desc *desc,
+kiln_status kiln_allocate_create(kiln_context *context, const kiln_allocate_desc *desc,
                                  kiln_allocate **allocate) {
     static const char what[] = "kiln_allocate_create";
     if (!context || !desc || !allocate)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: context, desc and allocate are required",
-                               what);
+                               "%s: context, desc and allocate are required", what);
     *allocate = NULL;
     if (!desc->struct_size)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: struct_size is 0; make the descriptor "
                                "with KILN_ALLOCATE_DESC",
                                what);
-    kiln_allocate_desc d = {0};
-    memcpy(&d, desc,
-           desc->struct_size < sizeof d ? desc->struct_size : sizeof d);
+    kiln_allocate_desc d = { 0 };
+    memcpy(&d, desc, desc->struct_size < sizeof d ? desc->struct_size : sizeof d);
     if (!d.arguments || !d.operation || !d.item_type)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "%s: arguments, item_type and operation are "
@@ -86,22 +79,19 @@ kiln_status kiln_allocate_create(kiln_context *context,
     atomic_init(&a->refs, 1);
     a->item_dtype = it;
     char fill_args[160];
-    snprintf(fill_args, sizeof fill_args,
-             "const long *alloc__offsets, %s *alloc__items", d.item_type);
-    kiln_status st = make_pass(context, &d, "long *alloc__counts",
-                               "(alloc__n++)", "long alloc__n = 0;",
-                               "alloc__counts[i] = alloc__n;", "_count",
-                               &a->count);
+    snprintf(fill_args, sizeof fill_args, "const long *alloc__offsets, %s *alloc__items",
+             d.item_type);
+    kiln_status st =
+        make_pass(context, &d, "long *alloc__counts", "(alloc__n++)", "long alloc__n = 0;",
+                  "alloc__counts[i] = alloc__n;", "_count", &a->count);
     if (st == KILN_OK)
-        st = make_pass(context, &d, fill_args,
-                       "(alloc__items[alloc__p++] = (v))",
-                       "long alloc__p = alloc__offsets[i];", "", "_fill",
-                       &a->fill);
+        st = make_pass(context, &d, fill_args, "(alloc__items[alloc__p++] = (v))",
+                       "long alloc__p = alloc__offsets[i];", "", "_fill", &a->fill);
     if (st != KILN_OK) {
         alloc_free(a);
         return st;
     }
-    kiln__gargs g = {0};
+    kiln__gargs g = { 0 };
     st = kiln__gargs_parse(d.arguments, what, &g);
     a->nargs = g.n; /* the user's arguments, ours excluded */
     kiln__gargs_free(&g);
@@ -115,8 +105,7 @@ kiln_status kiln_allocate_create(kiln_context *context,
 
 kiln_status kiln_allocate_retain(kiln_allocate *a) {
     if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_allocate_retain: allocate is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_allocate_retain: allocate is NULL");
     atomic_fetch_add(&a->refs, 1);
     return KILN_OK;
 }
@@ -126,22 +115,19 @@ void kiln_allocate_release(kiln_allocate *a) {
         alloc_free(a);
 }
 
-kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n,
-                              size_t num_args, const kiln_arg *args,
-                              kiln_array **items, kiln_array **offsets) {
+kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, size_t num_args,
+                              const kiln_arg *args, kiln_array **items, kiln_array **offsets) {
     static const char what[] = "kiln_allocate_run";
     if (!items || !offsets)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: items and offsets are required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: items and offsets are required",
+                               what);
     *items = *offsets = NULL;
     if (!queue || !a || (num_args && !args))
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: queue, allocate and args are required",
-                               what);
+                               "%s: queue, allocate and args are required", what);
     if (num_args != a->nargs)
-        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                               "%s: %zu arguments given, %zu declared", what,
-                               num_args, a->nargs);
+        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0, "%s: %zu arguments given, %zu declared",
+                               what, num_args, a->nargs);
     kiln_arg *all = calloc(num_args + 2, sizeof *all);
     if (!all)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
@@ -152,29 +138,23 @@ kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n,
     kiln_event *e = NULL;
     int64_t total = 0;
     /* counts[n] stays 0: the exclusive scan then ends with the total */
-    kiln_status st = kiln_array_zeros(queue, KILN_INT64, 1, &n1, 0, NULL,
-                                      NULL, &counts);
+    kiln_status st = kiln_array_zeros(queue, KILN_INT64, 1, &n1, 0, NULL, NULL, &counts);
     all[num_args] = KILN_ARG_ARRAY(counts);
     if (st == KILN_OK)
-        st = kiln_elementwise_launch(queue, a->count, n, num_args + 1, all, 0,
-                                     NULL, NULL);
+        st = kiln_elementwise_launch(queue, a->count, n, num_args + 1, all, 0, NULL, NULL);
     if (st == KILN_OK)
         st = kiln_array_cumsum(queue, counts, counts, 1, 0, NULL, NULL);
     if (st == KILN_OK)
-        st = kiln_buffer_read(queue, counts->buffer,
-                              (counts->offset + n) * 8, 8, &total);
+        st = kiln_buffer_read(queue, counts->buffer, (counts->offset + n) * 8, 8, &total);
     size_t nt = (size_t)total;
     if (st == KILN_OK && total < 0)
-        st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "%s: negative total",
-                             what);
+        st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "%s: negative total", what);
     if (st == KILN_OK)
-        st = kiln__array_make(kiln_queue_context(queue), a->item_dtype, 1,
-                              &nt, NULL, what, items);
+        st = kiln__array_make(kiln_queue_context(queue), a->item_dtype, 1, &nt, NULL, what, items);
     all[num_args] = KILN_ARG_ARRAY(counts);
     all[num_args + 1] = KILN_ARG_ARRAY(*items);
     if (st == KILN_OK && nt)
-        st = kiln_elementwise_launch(queue, a->fill, n, num_args + 2, all, 0,
-                                     NULL, &e);
+        st = kiln_elementwise_launch(queue, a->fill, n, num_args + 2, all, 0, NULL, &e);
     if (st == KILN_OK && e)
         st = kiln_event_wait(e);
     kiln_event_release(e);

@@ -23,24 +23,21 @@ int kiln__array_contiguous(const kiln_array *a) {
     return 1;
 }
 
-kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype,
-                                    unsigned ndim, const size_t *shape,
-                                    size_t *size) {
+kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype, unsigned ndim,
+                                    const size_t *shape, size_t *size) {
     if (!kiln_dtype_size(dtype))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown dtype %d", what, (int)dtype);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown dtype %d", what,
+                               (int)dtype);
     if (ndim < 1 || ndim > KILN_ARRAY_MAX_DIMS)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: ndim %u is not in 1..%d", what, ndim,
-                               KILN_ARRAY_MAX_DIMS);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: ndim %u is not in 1..%d", what,
+                               ndim, KILN_ARRAY_MAX_DIMS);
     if (ndim > KILN__ARRAY_DIMS)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: %u dimensions; arrays of this version of "
                                "kiln have at most %d (reshape to fewer)",
                                what, ndim, KILN__ARRAY_DIMS);
     if (!shape)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: shape is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: shape is NULL", what);
     /* Elements and bytes are both checked: n * dtype size must fit in a
      * size_t, or the buffer would be allocated short. */
     size_t n = 1, bytes = 0;
@@ -54,8 +51,7 @@ kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype,
         char shown[200];
         int at = snprintf(shown, sizeof shown, "(");
         for (unsigned d = 0; d < ndim; d++)
-            at += snprintf(shown + at, sizeof shown - (size_t)at, "%s%zu", d ? ", " : "",
-                           shape[d]);
+            at += snprintf(shown + at, sizeof shown - (size_t)at, "%s%zu", d ? ", " : "", shape[d]);
         snprintf(shown + at, sizeof shown - (size_t)at, ")");
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: shape %s of %s needs more than %zu bytes, more than "
@@ -66,8 +62,7 @@ kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype,
     return KILN_OK;
 }
 
-static kiln_array *array_new(kiln_context *ctx, kiln_buffer *buf,
-                             kiln_dtype dtype) {
+static kiln_array *array_new(kiln_context *ctx, kiln_buffer *buf, kiln_dtype dtype) {
     kiln_array *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
@@ -95,17 +90,14 @@ void kiln__array_set_dense(kiln_array *a, unsigned ndim, const size_t *shape) {
     }
 }
 
-kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype,
-                             unsigned ndim, const size_t *shape,
-                             const void *host, const char *what,
+kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype, unsigned ndim,
+                             const size_t *shape, const void *host, const char *what,
                              kiln_array **out) {
     if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL", what);
     *out = NULL;
     if (!ctx)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: context is NULL", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: context is NULL", what);
     size_t n;
     kiln_status st = kiln__array_check_shape(what, dtype, ndim, shape, &n);
     if (st != KILN_OK)
@@ -113,8 +105,7 @@ kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype,
     size_t bytes = n * kiln_dtype_size(dtype);
     kiln_buffer *buf = NULL;
     /* A zero-size array still has a (small) buffer: buffers need size > 0. */
-    st = kiln_buffer_create(ctx, bytes ? bytes : 64, KILN_BUFFER_POOLED,
-                            bytes ? host : NULL, &buf);
+    st = kiln_buffer_create(ctx, bytes ? bytes : 64, KILN_BUFFER_POOLED, bytes ? host : NULL, &buf);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     kiln_array *a = array_new(ctx, buf, dtype);
@@ -142,29 +133,23 @@ kiln_array *kiln__array_clone_header(const kiln_array *a) {
     return v;
 }
 
-kiln_status kiln_array_empty(kiln_context *context, kiln_dtype dtype,
-                             unsigned ndim, const size_t *shape,
-                             kiln_array **array) {
-    return kiln__array_make(context, dtype, ndim, shape, NULL,
-                            "kiln_array_empty", array);
+kiln_status kiln_array_empty(kiln_context *context, kiln_dtype dtype, unsigned ndim,
+                             const size_t *shape, kiln_array **array) {
+    return kiln__array_make(context, dtype, ndim, shape, NULL, "kiln_array_empty", array);
 }
 
-kiln_status kiln_array_from_host(kiln_context *context, kiln_dtype dtype,
-                                 unsigned ndim, const size_t *shape,
-                                 const void *host, kiln_array **array) {
+kiln_status kiln_array_from_host(kiln_context *context, kiln_dtype dtype, unsigned ndim,
+                                 const size_t *shape, const void *host, kiln_array **array) {
     if (!host) {
         if (array)
             *array = NULL;
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_from_host: host is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_from_host: host is NULL");
     }
-    return kiln__array_make(context, dtype, ndim, shape, host,
-                            "kiln_array_from_host", array);
+    return kiln__array_make(context, dtype, ndim, shape, host, "kiln_array_from_host", array);
 }
 
 kiln_status kiln_array_retain(kiln_array *a) {
-    return kiln__ref_retain(a ? &a->refs : NULL, "kiln_array_retain",
-                            "array");
+    return kiln__ref_retain(a ? &a->refs : NULL, "kiln_array_retain", "array");
 }
 
 void kiln_array_release(kiln_array *a) {
@@ -183,11 +168,9 @@ void kiln_array_release(kiln_array *a) {
 /* The first version of kiln_array_info ends after contiguous. */
 #define INFO_V1_SIZE (offsetof(kiln_array_info, contiguous) + sizeof(int))
 
-kiln_status(kiln_array_get_info)(const kiln_array *a, kiln_array_info *info,
-                                 size_t info_size) {
+kiln_status(kiln_array_get_info)(const kiln_array *a, kiln_array_info *info, size_t info_size) {
     if (!a || !info)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_get_info: %s is NULL",
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_get_info: %s is NULL",
                                a ? "info" : "array");
     if (info_size < INFO_V1_SIZE)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
@@ -195,7 +178,7 @@ kiln_status(kiln_array_get_info)(const kiln_array *a, kiln_array_info *info,
                                "than any version of kiln_array_info (call "
                                "it through the kiln_array_get_info macro)",
                                info_size);
-    kiln_array_info full = {.dtype = a->dtype, .ndim = a->ndim};
+    kiln_array_info full = { .dtype = a->dtype, .ndim = a->ndim };
     for (unsigned d = 0; d < KILN_ARRAY_MAX_DIMS; d++) {
         full.shape[d] = d < a->ndim ? a->shape[d] : 1;
         full.strides[d] = d < a->ndim ? a->strides[d] : 0;
@@ -211,7 +194,9 @@ kiln_status(kiln_array_get_info)(const kiln_array *a, kiln_array_info *info,
     return KILN_OK;
 }
 
-size_t kiln_array_size(const kiln_array *a) { return a ? a->size : 0; }
+size_t kiln_array_size(const kiln_array *a) {
+    return a ? a->size : 0;
+}
 kiln_dtype kiln_array_dtype(const kiln_array *a) {
     return a ? a->dtype : (kiln_dtype)0;
 }
@@ -222,11 +207,10 @@ kiln_context *kiln_array_context(const kiln_array *a) {
     return a ? a->context : NULL;
 }
 
-kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a,
-                                    const char *what) {
+kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a, const char *what) {
     if (!q || !a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what, !q ? "queue" : "array");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !q ? "queue" : "array");
     if (kiln_queue_context(q) != a->context)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the array belongs to another context than "
@@ -247,8 +231,7 @@ int kiln__array_same_shape(const kiln_array *a, const kiln_array *b) {
 const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap) {
     int at = snprintf(buf, cap, "%s (", kiln_dtype_name(a->dtype));
     for (unsigned d = 0; d < a->ndim && at > 0 && (size_t)at < cap; d++)
-        at += snprintf(buf + at, cap - (size_t)at, "%s%zu", d ? ", " : "",
-                       a->shape[d]);
+        at += snprintf(buf + at, cap - (size_t)at, "%s%zu", d ? ", " : "", a->shape[d]);
     if (at > 0 && (size_t)at < cap)
         snprintf(buf + at, cap - (size_t)at, "%s)", a->ndim == 1 ? "," : "");
     return buf;

@@ -16,12 +16,13 @@
 #include "algo/knobs.h"
 #include "base/error.h"
 
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t ceil_div(size_t a, size_t b) {
+    return (a + b - 1) / b;
+}
 
 /* The launch shape: items (GPU work-items or CPU blocks) for nout outputs
  * of len elements each: split chunks of the axis per output. */
-static size_t pick_split(size_t units, size_t target, size_t len,
-                         size_t min_chunk) {
+static size_t pick_split(size_t units, size_t target, size_t len, size_t min_chunk) {
     if (!units || units >= target)
         return 1;
     size_t split = ceil_div(target, units);
@@ -66,13 +67,10 @@ size_t kiln__axis_wave_split(size_t nout, size_t len, size_t resident) {
 
 /* Enqueues the axis kernels of variant v: the bound arguments in b, the
  * geometry (outer, len, inner), the output at element out_off of out. */
-static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
-                                const kiln__variant *v,
-                                const kiln__plan *plan, const kiln__bound *b,
-                                size_t outer, size_t len, size_t inner,
-                                kiln_buffer *out, size_t out_off,
-                                size_t num_wait, kiln_event *const *wait,
-                                kiln_event **event) {
+static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln__variant *v,
+                                const kiln__plan *plan, const kiln__bound *b, size_t outer,
+                                size_t len, size_t inner, kiln_buffer *out, size_t out_off,
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     size_t out_size, final_size;
     kiln_dtype fd;
     const char *ft;
@@ -84,8 +82,7 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
     kiln_kernel *k;
     if (inner == 1) {
         size_t target = plan->cpu ? (size_t)plan->cu * 4 : plan->cu * bpc;
-        split = pick_split(nout, target, len,
-                           plan->cpu ? 8192 : 4 * local);
+        split = pick_split(nout, target, len, plan->cpu ? 8192 : 4 * local);
         size_t groups = nout * split;
         size_t cap = plan->cpu ? (size_t)plan->cu * 64 : plan->cu * bpc * 4;
         global = (groups < cap ? groups : cap) * local;
@@ -114,43 +111,37 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
         unsigned occ = 0;
         k = v->k[1];
         if (plan->cuda_c && kiln__knobs_get()->axis_cols_occupancy &&
-            kiln_kernel_occupancy(k, kiln_queue_device(queue), local, &occ) !=
-                KILN_OK)
+            kiln_kernel_occupancy(k, kiln_queue_device(queue), local, &occ) != KILN_OK)
             occ = 0;
         size_t resident = (size_t)plan->cu * occ * local;
         if (resident)
             split = kiln__axis_wave_split(nout, len, resident);
         else
-            split = pick_split(nout,
-                               (size_t)plan->cu *
-                                   (size_t)kiln__knobs_get()->axis_cols_threads,
-                               len, 16);
+            split = pick_split(
+                nout, (size_t)plan->cu * (size_t)kiln__knobs_get()->axis_cols_threads, len, 16);
         global = nout * split;
     }
     if (split > 1)
         parts = 1;
     /* GPU columns in chunks: the last chunk of each column combines the
      * partials itself (KILN_AXIS_FUSED), no _axfinish launch */
-    int fused = !plan->cpu && inner > 1 && split > 1 &&
-                kiln__knobs_get()->axis_fused;
-    kiln__scratch scr = {0}, cnt = {0};
+    int fused = !plan->cpu && inner > 1 && split > 1 && kiln__knobs_get()->axis_fused;
+    kiln__scratch scr = { 0 }, cnt = { 0 };
     kiln_status st = KILN_OK;
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
     kiln_event *zeroed = NULL;
     if (parts) {
-        st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
-                               split * nout * out_size, &scr);
+        st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS, split * nout * out_size, &scr);
         if (st == KILN_OK && fused)
-            st = kiln__scratch_get(queue, KILN__SCRATCH_COUNTERS,
-                                   nout * sizeof(uint32_t), &cnt);
+            st = kiln__scratch_get(queue, KILN__SCRATCH_COUNTERS, nout * sizeof(uint32_t), &cnt);
         if (st == KILN_OK)
             st = kiln__wait_plus(num_wait, wait, scr.dep, cnt.dep, &wl, &nwl);
         if (st == KILN_OK && fused && cnt.fresh) {
             /* a new counter buffer: zero once; every launch leaves it zero */
             static const uint32_t zero = 0;
-            st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0,
-                                  nout * sizeof zero, nwl, wl, &zeroed);
+            st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0, nout * sizeof zero, nwl,
+                                  wl, &zeroed);
             if (wl != wait)
                 free((void *)wl);
             wl = &zeroed;
@@ -161,25 +152,23 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
     kiln_buffer *part = parts ? scr.buf : out;
     kiln_event *e1 = NULL, *e2 = NULL;
     if (st == KILN_OK) {
-        kiln_arg rows[6] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
-                            KILN_ARG_I64((int64_t)out_off),
-                            KILN_ARG_I64((int64_t)nout),
-                            KILN_ARG_I64((int64_t)len),
-                            KILN_ARG_I64((int64_t)split)};
-        kiln_arg cols[9] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
-                            KILN_ARG_I64((int64_t)out_off),
-                            KILN_ARG_I64((int64_t)outer),
-                            KILN_ARG_I64((int64_t)len),
-                            KILN_ARG_I64((int64_t)inner),
-                            KILN_ARG_I64((int64_t)split),
-                            KILN_ARG_BUF(fused ? cnt.buf : part),
-                            KILN_ARG_I64((int64_t)fused)};
+        kiln_arg rows[6] = {
+            KILN_ARG_BUF(part),          KILN_ARG_BUF(out),          KILN_ARG_I64((int64_t)out_off),
+            KILN_ARG_I64((int64_t)nout), KILN_ARG_I64((int64_t)len), KILN_ARG_I64((int64_t)split)
+        };
+        kiln_arg cols[9] = { KILN_ARG_BUF(part),
+                             KILN_ARG_BUF(out),
+                             KILN_ARG_I64((int64_t)out_off),
+                             KILN_ARG_I64((int64_t)outer),
+                             KILN_ARG_I64((int64_t)len),
+                             KILN_ARG_I64((int64_t)inner),
+                             KILN_ARG_I64((int64_t)split),
+                             KILN_ARG_BUF(fused ? cnt.buf : part),
+                             KILN_ARG_I64((int64_t)fused) };
         if (inner == 1)
-            st = kiln__launch(queue, k, global, local, rows, 6, b, nwl, wl,
-                              &e1);
+            st = kiln__launch(queue, k, global, local, rows, 6, b, nwl, wl, &e1);
         else
-            st = kiln__launch(queue, k, global, local, cols, 9, b, nwl, wl,
-                              &e1);
+            st = kiln__launch(queue, k, global, local, cols, 9, b, nwl, wl, &e1);
     }
     if (wl != wait && wl != &zeroed)
         free((void *)wl);
@@ -187,18 +176,16 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
     if (fused && (cnt.buf || cnt.dep))
         kiln__scratch_put(queue, &cnt, e1);
     if (st == KILN_OK && parts && !fused) {
-        kiln_arg fin[7] = {KILN_ARG_BUF(part), KILN_ARG_BUF(out),
-                           KILN_ARG_I64((int64_t)out_off),
-                           KILN_ARG_I64((int64_t)nout),
-                           KILN_ARG_I64((int64_t)split),
-                           KILN_ARG_I64((int64_t)inner),
-                           KILN_ARG_I64((int64_t)len)};
+        kiln_arg fin[7] = { KILN_ARG_BUF(part),
+                            KILN_ARG_BUF(out),
+                            KILN_ARG_I64((int64_t)out_off),
+                            KILN_ARG_I64((int64_t)nout),
+                            KILN_ARG_I64((int64_t)split),
+                            KILN_ARG_I64((int64_t)inner),
+                            KILN_ARG_I64((int64_t)len) };
         /* CPU: a few work-items over contiguous ranges of outputs */
-        size_t fg = plan->cpu && nout > (size_t)plan->cu * 4
-                        ? (size_t)plan->cu * 4
-                        : nout;
-        st = kiln__launch(queue, v->k[2], fg, local, fin, 7, NULL, 1, &e1,
-                          &e2);
+        size_t fg = plan->cpu && nout > (size_t)plan->cu * 4 ? (size_t)plan->cu * 4 : nout;
+        st = kiln__launch(queue, v->k[2], fg, local, fin, 7, NULL, 1, &e1, &e2);
     } else {
         e2 = e1;
         e1 = NULL;
@@ -215,8 +202,7 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r,
 }
 
 /* The first array argument of a launch (the range's shape). */
-static kiln_array *first_array(const kiln__gen *gen, size_t num_args,
-                               const kiln_arg *args) {
+static kiln_array *first_array(const kiln__gen *gen, size_t num_args, const kiln_arg *args) {
     size_t k = gen->args.first_array;
     if (k >= num_args || args[k].kind != KILN_ARG_ARRAY)
         return NULL;
@@ -225,8 +211,7 @@ static kiln_array *first_array(const kiln__gen *gen, size_t num_args,
 
 /* Checks an axis (negative counts from the end) of an ndim array and
  * gives its geometry. */
-static kiln_status axis_geometry(const kiln_array *a, int axis,
-                                 const char *what, unsigned *ax,
+static kiln_status axis_geometry(const kiln_array *a, int axis, const char *what, unsigned *ax,
                                  size_t *outer, size_t *len, size_t *inner) {
     if (axis < -(int)a->ndim || axis >= (int)a->ndim)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
@@ -245,11 +230,9 @@ static kiln_status axis_geometry(const kiln_array *a, int axis,
     return KILN_OK;
 }
 
-kiln_status kiln_reduction_launch_axis(kiln_queue *queue,
-                                       kiln_reduction *reduction, int axis,
-                                       size_t num_args, const kiln_arg *args,
-                                       kiln_array *out, size_t num_wait,
-                                       kiln_event *const *wait,
+kiln_status kiln_reduction_launch_axis(kiln_queue *queue, kiln_reduction *reduction, int axis,
+                                       size_t num_args, const kiln_arg *args, kiln_array *out,
+                                       size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event) {
     static const char what[] = "kiln_reduction_launch_axis";
     if (event)
@@ -278,31 +261,25 @@ kiln_status kiln_reduction_launch_axis(kiln_queue *queue,
     if (st != KILN_OK)
         return st;
     kiln__plan plan;
-    kiln__bound b = {0};
-    st = kiln__gen_prepare(queue, gen, a->size, num_args, args, 0, what,
-                           &plan, &b);
+    kiln__bound b = { 0 };
+    st = kiln__gen_prepare(queue, gen, a->size, num_args, args, 0, what, &plan, &b);
     size_t out_size, final_size;
     kiln_dtype fd;
     const char *ft;
     kiln__reduction_sizes(reduction, &out_size, &final_size, &fd, &ft);
     if (st == KILN_OK && out->context != gen->context)
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: out belongs to another context", what);
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out belongs to another context", what);
     if (st == KILN_OK &&
-        ((fd && out->dtype != fd) ||
-         (!fd && kiln_dtype_size(out->dtype) != final_size)))
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: out has dtype %s, the reduction gives %s",
+        ((fd && out->dtype != fd) || (!fd && kiln_dtype_size(out->dtype) != final_size)))
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out has dtype %s, the reduction gives %s",
                              what, kiln_dtype_name(out->dtype), ft);
-    if (st == KILN_OK && (out->size != outer * inner ||
-                          !kiln__array_contiguous(out)))
+    if (st == KILN_OK && (out->size != outer * inner || !kiln__array_contiguous(out)))
         st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
                              "%s: out must be a contiguous array of %zu "
                              "elements (the shape without axis %u); it has "
                              "%zu%s",
                              what, outer * inner, ax, out->size,
-                             kiln__array_contiguous(out) ? ""
-                                                         : " and is strided");
+                             kiln__array_contiguous(out) ? "" : " and is strided");
     kiln__variant *v = NULL;
     if (st == KILN_OK && out->size == 0) {
         if (event)
@@ -310,9 +287,8 @@ kiln_status kiln_reduction_launch_axis(kiln_queue *queue,
     } else if (st == KILN_OK) {
         st = kiln__reduction_axis_variant(reduction, b.layout, &plan, &v);
         if (st == KILN_OK)
-            st = axis_enqueue(queue, reduction, v, &plan, &b, outer, len,
-                              inner, out->buffer, out->offset, num_wait,
-                              wait, event);
+            st = axis_enqueue(queue, reduction, v, &plan, &b, outer, len, inner, out->buffer,
+                              out->offset, num_wait, wait, event);
     }
     kiln__bound_free(&b);
     return st;
@@ -323,10 +299,8 @@ kiln_status kiln_reduction_launch_axis(kiln_queue *queue,
 kiln_dtype kiln_reduce_axis_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
     if (!kiln_dtype_size(dtype))
         return (kiln_dtype)0;
-    if (op == KILN_REDUCE_MEAN || op == KILN_REDUCE_VAR ||
-        op == KILN_REDUCE_STD)
-        return dtype == KILN_FLOAT16 || dtype == KILN_FLOAT32 ? KILN_FLOAT32
-                                                              : KILN_FLOAT64;
+    if (op == KILN_REDUCE_MEAN || op == KILN_REDUCE_VAR || op == KILN_REDUCE_STD)
+        return dtype == KILN_FLOAT16 || dtype == KILN_FLOAT32 ? KILN_FLOAT32 : KILN_FLOAT64;
     return kiln_reduce_result_dtype(op, dtype);
 }
 
@@ -337,20 +311,17 @@ typedef struct axis_text {
 } axis_text;
 
 /* Fills d (and finish/final type) for op over dtype; ddof for VAR/STD. */
-static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof,
-                      axis_text *t, kiln_reduction_desc *d,
-                      const char **finish, const char **final_type,
+static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof, axis_text *t,
+                      kiln_reduction_desc *d, const char **finish, const char **final_type,
                       size_t *final_size) {
     int f16 = dtype == KILN_FLOAT16;
     kiln_dtype et = f16 ? KILN_FLOAT32 : dtype;
     kiln_dtype rd = kiln_reduce_axis_result_dtype(op, dtype);
     const char *rt = kiln_dtype_name(rd);
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
-    snprintf(t->args, sizeof t->args, "const %s *x",
-             f16 ? "ushort" : kiln_dtype_name(et));
-    *d = KILN_REDUCTION_DESC(.arguments = t->args, .out_type = rt,
-                             .neutral = "0", .reduce = "a+b", .map = X,
-                             .name = "kiln_sum_axis");
+    snprintf(t->args, sizeof t->args, "const %s *x", f16 ? "ushort" : kiln_dtype_name(et));
+    *d = KILN_REDUCTION_DESC(.arguments = t->args, .out_type = rt, .neutral = "0", .reduce = "a+b",
+                             .map = X, .name = "kiln_sum_axis");
     *finish = NULL;
     *final_type = NULL;
     *final_size = 0;
@@ -364,10 +335,8 @@ static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof,
     case KILN_REDUCE_MIN:
     case KILN_REDUCE_MAX: {
         int mx = op == KILN_REDUCE_MAX;
-        d->neutral = mx ? kiln__dtype_min_literal(et, t->neutral,
-                                                  sizeof t->neutral)
-                        : kiln__dtype_max_literal(et, t->neutral,
-                                                  sizeof t->neutral);
+        d->neutral = mx ? kiln__dtype_min_literal(et, t->neutral, sizeof t->neutral)
+                        : kiln__dtype_max_literal(et, t->neutral, sizeof t->neutral);
         /* a NaN propagates, as in kiln_array_reduce and NumPy */
         d->reduce = mx ? (fl ? "(b > a || b != b) ? b : a" : "b > a ? b : a")
                        : (fl ? "(b < a || b != b) ? b : a" : "b < a ? b : a");
@@ -392,11 +361,9 @@ static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof,
     case KILN_REDUCE_ARGMAX:
         kiln__arg_desc(op == KILN_REDUCE_ARGMAX, et, X, &t->tx, d);
         /* the template turns the flat index into the index along the axis */
-        snprintf(t->pre, sizeof t->pre, "#define KILN_AXIS_ARG 1\n%s",
-                 t->tx.pre);
+        snprintf(t->pre, sizeof t->pre, "#define KILN_AXIS_ARG 1\n%s", t->tx.pre);
         d->preamble = t->pre;
-        d->name = op == KILN_REDUCE_ARGMAX ? "kiln_argmax_axis"
-                                           : "kiln_argmin_axis";
+        d->name = op == KILN_REDUCE_ARGMAX ? "kiln_argmax_axis" : "kiln_argmin_axis";
         *finish = "a.i == 9223372036854775807L ? -1L : a.i";
         *final_type = "long";
         *final_size = 8;
@@ -423,8 +390,7 @@ static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof,
                  "b.n / n));\n"
                  "}\n"
                  "#define KILN_NAN_D ((double)kiln_as_float(0x7fc00000u))\n");
-        snprintf(t->map, sizeof t->map, "kiln_welford_make(1, (double)%s, 0)",
-                 X);
+        snprintf(t->map, sizeof t->map, "kiln_welford_make(1, (double)%s, 0)", X);
         d->preamble = t->pre;
         d->out_type = "kiln_welford";
         d->out_size = 24;
@@ -433,8 +399,7 @@ static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof,
         d->map = t->map;
         if (op == KILN_REDUCE_MEAN) {
             d->name = "kiln_mean_axis";
-            snprintf(t->finish, sizeof t->finish,
-                     "(%s)(a.n > 0 ? a.mean : KILN_NAN_D)", rt);
+            snprintf(t->finish, sizeof t->finish, "(%s)(a.n > 0 ? a.mean : KILN_NAN_D)", rt);
         } else {
             d->name = op == KILN_REDUCE_STD ? "kiln_std_axis" : "kiln_var_axis";
             snprintf(t->finish, sizeof t->finish,
@@ -461,43 +426,38 @@ typedef struct axis_make_arg {
 static kiln_status axis_make(void *arg, kiln__gen **gen) {
     axis_make_arg *a = arg;
     kiln_reduction *r = NULL;
-    kiln_status st = kiln__reduction_create_ex(
-        a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
+    kiln_status st =
+        kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
     *gen = (kiln__gen *)r;
     return st;
 }
 
 static int known_op(kiln_reduce_op op) {
-    return (op >= KILN_REDUCE_SUM && op <= KILN_REDUCE_ARGMAX) ||
-           op == KILN_REDUCE_MEAN || op == KILN_REDUCE_VAR ||
-           op == KILN_REDUCE_STD;
+    return (op >= KILN_REDUCE_SUM && op <= KILN_REDUCE_ARGMAX) || op == KILN_REDUCE_MEAN ||
+           op == KILN_REDUCE_VAR || op == KILN_REDUCE_STD;
 }
 
-static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op,
-                               kiln_array *a, int axis, double ddof,
-                               int keepdims, size_t num_wait,
-                               kiln_event *const *wait, kiln_event **event,
-                               kiln_array **out) {
+static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array *a, int axis,
+                               double ddof, int keepdims, size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event, kiln_array **out) {
     static const char what[] = "kiln_array_reduce_axis";
     if (event)
         *event = NULL;
     if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: out is required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: out is required", what);
     *out = NULL;
     kiln_status st = kiln__array_check_queue(queue, a, what);
     if (st != KILN_OK)
         return st;
     if (!known_op(op))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown op %d", what, (int)op);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     unsigned ax = 0;
     size_t outer = 0, len = 0, inner = 0;
     st = axis_geometry(a, axis, what, &ax, &outer, &len, &inner);
     if (st != KILN_OK)
         return st;
-    int no_identity = op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX ||
-                      op == KILN_REDUCE_ARGMIN || op == KILN_REDUCE_ARGMAX;
+    int no_identity = op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX || op == KILN_REDUCE_ARGMIN ||
+                      op == KILN_REDUCE_ARGMAX;
     if (no_identity && len == 0 && outer * inner > 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: a zero-size reduction along axis %u has "
@@ -520,25 +480,22 @@ static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op,
     const char *finish, *final_type;
     size_t final_size;
     axis_desc(op, a->dtype, ddof, &t, &d, &finish, &final_type, &final_size);
-    st = kiln__array_make(ctx, kiln_reduce_axis_result_dtype(op, a->dtype),
-                          nd, shape, NULL, what, out);
-    kiln__sb key = {0};
-    kiln__sb_addf(&key, "axisreduce|%s|%s|%s|%s|%s|%s|%s|%s", d.arguments,
-                  d.out_type, d.neutral, d.reduce, d.map,
-                  d.preamble ? d.preamble : "", finish ? finish : "",
-                  d.name);
+    st = kiln__array_make(ctx, kiln_reduce_axis_result_dtype(op, a->dtype), nd, shape, NULL, what,
+                          out);
+    kiln__sb key = { 0 };
+    kiln__sb_addf(&key, "axisreduce|%s|%s|%s|%s|%s|%s|%s|%s", d.arguments, d.out_type, d.neutral,
+                  d.reduce, d.map, d.preamble ? d.preamble : "", finish ? finish : "", d.name);
     if (st == KILN_OK && key.oom)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     kiln__gen *gen = NULL;
-    axis_make_arg ma = {ctx, &d, finish, final_type, final_size};
+    axis_make_arg ma = { ctx, &d, finish, final_type, final_size };
     if (st == KILN_OK)
         st = kiln__gen_cached(ctx, key.p, axis_make, &ma, &gen);
     kiln__sb_free(&key);
     kiln_arg v = KILN_ARG_ARRAY(a);
     if (st == KILN_OK)
-        st = kiln_reduction_launch_axis(queue, (kiln_reduction *)gen,
-                                        (int)ax, 1, &v, *out, num_wait, wait,
-                                        event);
+        st = kiln_reduction_launch_axis(queue, (kiln_reduction *)gen, (int)ax, 1, &v, *out,
+                                        num_wait, wait, event);
     kiln__gen_release(gen);
     if (st != KILN_OK) {
         kiln_array_release(*out);
@@ -548,17 +505,14 @@ static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op,
     return KILN_OK;
 }
 
-kiln_status kiln_array_reduce_axis(kiln_queue *queue, kiln_reduce_op op,
-                                   kiln_array *a, int axis, int keepdims,
-                                   size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array *a, int axis,
+                                   int keepdims, size_t num_wait, kiln_event *const *wait,
                                    kiln_event **event, kiln_array **out) {
-    return reduce_axis(queue, op, a, axis, 0, keepdims, num_wait, wait,
-                       event, out);
+    return reduce_axis(queue, op, a, axis, 0, keepdims, num_wait, wait, event, out);
 }
 
-kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a, int axis,
-                                double ddof, int std, int keepdims,
-                                size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a, int axis, double ddof, int std,
+                                int keepdims, size_t num_wait, kiln_event *const *wait,
                                 kiln_event **event, kiln_array **out) {
     if (!(ddof >= 0) || !isfinite(ddof)) {
         if (out)
@@ -570,6 +524,6 @@ kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a, int axis,
                                "number >= 0, not %g",
                                ddof);
     }
-    return reduce_axis(queue, std ? KILN_REDUCE_STD : KILN_REDUCE_VAR, a,
-                       axis, ddof, keepdims, num_wait, wait, event, out);
+    return reduce_axis(queue, std ? KILN_REDUCE_STD : KILN_REDUCE_VAR, a, axis, ddof, keepdims,
+                       num_wait, wait, event, out);
 }

@@ -23,17 +23,17 @@ typedef struct dtype_traits {
 } dtype_traits;
 
 static const dtype_traits traits[] = {
-    {KILN_INT8, 'i', 8, "-128.0f", "128.0f"},
-    {KILN_UINT8, 'u', 8, "0.0f", "256.0f"},
-    {KILN_INT16, 'i', 16, "-32768.0f", "32768.0f"},
-    {KILN_UINT16, 'u', 16, "0.0f", "65536.0f"},
-    {KILN_INT32, 'i', 32, "-2147483648.0f", "2147483648.0f"},
-    {KILN_UINT32, 'u', 32, "0.0f", "4294967296.0f"},
-    {KILN_INT64, 'i', 64, "-9223372036854775808.0f", "9223372036854775808.0f"},
-    {KILN_UINT64, 'u', 64, "0.0f", "18446744073709551616.0f"},
-    {KILN_FLOAT16, 'f', 16, NULL, NULL},
-    {KILN_FLOAT32, 'f', 32, NULL, NULL},
-    {KILN_FLOAT64, 'f', 64, NULL, NULL},
+    { KILN_INT8, 'i', 8, "-128.0f", "128.0f" },
+    { KILN_UINT8, 'u', 8, "0.0f", "256.0f" },
+    { KILN_INT16, 'i', 16, "-32768.0f", "32768.0f" },
+    { KILN_UINT16, 'u', 16, "0.0f", "65536.0f" },
+    { KILN_INT32, 'i', 32, "-2147483648.0f", "2147483648.0f" },
+    { KILN_UINT32, 'u', 32, "0.0f", "4294967296.0f" },
+    { KILN_INT64, 'i', 64, "-9223372036854775808.0f", "9223372036854775808.0f" },
+    { KILN_UINT64, 'u', 64, "0.0f", "18446744073709551616.0f" },
+    { KILN_FLOAT16, 'f', 16, NULL, NULL },
+    { KILN_FLOAT32, 'f', 32, NULL, NULL },
+    { KILN_FLOAT64, 'f', 64, NULL, NULL },
 };
 enum { NTRAITS = sizeof traits / sizeof traits[0] };
 
@@ -84,8 +84,7 @@ const char *kiln__compute_type(kiln_dtype d) {
     return d == KILN_FLOAT16 ? "float" : kiln_dtype_name(d);
 }
 
-const char *kiln__read_elem(kiln_dtype d, const char *name, const char *ix,
-                            char *buf, size_t cap) {
+const char *kiln__read_elem(kiln_dtype d, const char *name, const char *ix, char *buf, size_t cap) {
     if (d == KILN_FLOAT16)
         snprintf(buf, cap, "kiln_h2f(%s[%s])", name, ix);
     else
@@ -98,12 +97,10 @@ const char *kiln__read_elem(kiln_dtype d, const char *name, const char *ix,
  * nearest; float to integer truncates, and where C (and NumPy) leave it
  * undefined kiln saturates: NaN gives 0, values at or beyond the
  * integer's range its smallest / largest value. */
-const char *kiln__cast_value(kiln_dtype from, kiln_dtype to, const char *x,
-                             char *buf, size_t cap) {
+const char *kiln__cast_value(kiln_dtype from, kiln_dtype to, const char *x, char *buf, size_t cap) {
     const dtype_traits *tf = traits_of(from), *tt = traits_of(to);
     const char *ct = kiln__compute_type(to);
-    if (from == to || (tf->kind == 'f' && to == KILN_FLOAT16 &&
-                       from != KILN_FLOAT64))
+    if (from == to || (tf->kind == 'f' && to == KILN_FLOAT16 && from != KILN_FLOAT64))
         snprintf(buf, cap, "(%s)", x);
     else if (tf->kind == 'f' && tt->kind != 'f') {
         char mn[64], mx[64];
@@ -114,17 +111,14 @@ const char *kiln__cast_value(kiln_dtype from, kiln_dtype to, const char *x,
         snprintf(buf, cap,
                  "((%s) != (%s) ? (%s)0 : (%s) <= %.*s%s ? %s : (%s) >= "
                  "%.*s%s ? %s : (%s)(%s))",
-                 x, x, ct, x, (int)lo_len, tt->lo, fs,
-                 kiln__dtype_min_literal(to, mn, sizeof mn), x, (int)hi_len,
-                 tt->hi, fs, kiln__dtype_max_literal(to, mx, sizeof mx), ct,
-                 x);
+                 x, x, ct, x, (int)lo_len, tt->lo, fs, kiln__dtype_min_literal(to, mn, sizeof mn),
+                 x, (int)hi_len, tt->hi, fs, kiln__dtype_max_literal(to, mx, sizeof mx), ct, x);
     } else
         snprintf(buf, cap, "(%s)(%s)", ct, x);
     return buf;
 }
 
-const char *kiln__cast_store(kiln_dtype from, kiln_dtype to, const char *x,
-                             char *buf, size_t cap) {
+const char *kiln__cast_store(kiln_dtype from, kiln_dtype to, const char *x, char *buf, size_t cap) {
     if (to != KILN_FLOAT16)
         return kiln__cast_value(from, to, x, buf, cap);
     if (from == KILN_FLOAT64)
@@ -138,18 +132,17 @@ const char *kiln__cast_store(kiln_dtype from, kiln_dtype to, const char *x,
  * bits kept as a sticky last bit (round to odd), then to half. The
  * float has 13 more bits than the half, so the second rounding is exact
  * (a plain (float) first would round twice). */
-const char kiln__d2h_preamble[] =
-    "KILN_FUNC ushort kiln_d2h(double d)\n"
-    "{\n"
-    "#if KILN_CUDA_C\n"
-    "    float f = __double2float_rz(d);\n"
-    "#else\n"
-    "    float f = convert_float_rtz(d);\n"
-    "#endif\n"
-    "    if (f - f == 0.0f && (double)f != d)\n"
-    "        f = kiln_as_float(kiln_as_uint(f) | 1u);\n"
-    "    return kiln_f2h(f);\n"
-    "}\n";
+const char kiln__d2h_preamble[] = "KILN_FUNC ushort kiln_d2h(double d)\n"
+                                  "{\n"
+                                  "#if KILN_CUDA_C\n"
+                                  "    float f = __double2float_rz(d);\n"
+                                  "#else\n"
+                                  "    float f = convert_float_rtz(d);\n"
+                                  "#endif\n"
+                                  "    if (f - f == 0.0f && (double)f != d)\n"
+                                  "        f = kiln_as_float(kiln_as_uint(f) | 1u);\n"
+                                  "    return kiln_f2h(f);\n"
+                                  "}\n";
 
 /* The vector path of astype: item i of the launch converts the four
  * elements 4i..4i+3 with one 16-byte load and one 8- or 16-byte store
@@ -174,22 +167,20 @@ static const char vec_preamble[] =
 
 static int vec_dtypes(kiln_dtype from, kiln_dtype to) {
     size_t fs = kiln_dtype_size(from), ts = kiln_dtype_size(to);
-    return from != to && !kiln__is_complex_dtype(from) &&
-           !kiln__is_complex_dtype(to) && fs == 4 && (ts == 2 || ts == 4);
+    return from != to && !kiln__is_complex_dtype(from) && !kiln__is_complex_dtype(to) && fs == 4 &&
+           (ts == 2 || ts == 4);
 }
 
-kiln_status kiln__astype_vec_kernel(kiln_context *ctx, kiln_dtype from,
-                                    kiln_dtype to, kiln_elementwise **ew) {
+kiln_status kiln__astype_vec_kernel(kiln_context *ctx, kiln_dtype from, kiln_dtype to,
+                                    kiln_elementwise **ew) {
     *ew = NULL;
     if (!vec_dtypes(from, to))
-        return kiln__error_set(KILN_ERROR_INTERNAL, 0,
-                               "astype: no vector kernel for %s -> %s",
+        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "astype: no vector kernel for %s -> %s",
                                kiln_dtype_name(from), kiln_dtype_name(to));
     const char *ft = kiln__bits_type(from), *tt = kiln__bits_type(to);
     char args[128], lane[4][512], one[512], op[3072];
     snprintf(args, sizeof args, "const %s *x, %s *z, long ast_n", ft, tt);
-    static const char *const comp[4] = {"kiln_v.x", "kiln_v.y", "kiln_v.z",
-                                        "kiln_v.w"};
+    static const char *const comp[4] = { "kiln_v.x", "kiln_v.y", "kiln_v.z", "kiln_v.w" };
     for (int l = 0; l < 4; l++) /* a 4-byte source is its compute value */
         kiln__cast_store(from, to, comp[l], lane[l], sizeof lane[l]);
     kiln__cast_store(from, to, "x[kiln_k]", one, sizeof one);
@@ -204,10 +195,9 @@ kiln_status kiln__astype_vec_kernel(kiln_context *ctx, kiln_dtype from,
              "    for (long kiln_k = kiln_j; kiln_k < ast_n; kiln_k++)\n"
              "        z[kiln_k] = %s;\n"
              "}",
-             4 * (unsigned)kiln_dtype_size(to), ft, ft, tt, lane[0], lane[1],
-             lane[2], lane[3], one);
-    return kiln__elementwise_cached_ex(ctx, args, op, "kiln_astype4",
-                                       vec_preamble, 0, ew);
+             4 * (unsigned)kiln_dtype_size(to), ft, ft, tt, lane[0], lane[1], lane[2], lane[3],
+             one);
+    return kiln__elementwise_cached_ex(ctx, args, op, "kiln_astype4", vec_preamble, 0, ew);
 }
 
 /* Whether astype takes the vector path: dense arrays whose first elements
@@ -215,12 +205,10 @@ kiln_status kiln__astype_vec_kernel(kiln_context *ctx, kiln_dtype from,
  * otherwise. On PoCL's CPU device the per-element kernel's chunked loop
  * vectorises and the vector one took 2.3x as long (2^24 float32 to
  * float16: 3.8 ms, 8.7 ms). */
-static int use_vec(kiln_queue *queue, const kiln_array *out,
-                   const kiln_array *a) {
+static int use_vec(kiln_queue *queue, const kiln_array *out, const kiln_array *a) {
     int knob = kiln__knobs_get()->cast_vec;
-    if (!knob || !vec_dtypes(a->dtype, out->dtype) ||
-        !kiln__array_contiguous(a) || !kiln__array_contiguous(out) ||
-        a->offset % 4 || out->offset % 4)
+    if (!knob || !vec_dtypes(a->dtype, out->dtype) || !kiln__array_contiguous(a) ||
+        !kiln__array_contiguous(out) || a->offset % 4 || out->offset % 4)
         return 0;
     kiln__plan plan;
     return knob == 2 || (kiln__plan_for(queue, &plan) == KILN_OK && !plan.cpu);
@@ -237,8 +225,7 @@ static kiln_array quad_header(const kiln_array *a) {
     return h;
 }
 
-kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out,
-                              kiln_array *a, size_t num_wait,
+kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out, kiln_array *a, size_t num_wait,
                               kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_array_astype";
     if (event)
@@ -250,8 +237,7 @@ kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out,
         return st;
     if (!kiln__array_same_shape(out, a)) {
         char to[96], ta[96];
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: out is %s, a is %s: the shapes differ",
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out is %s, a is %s: the shapes differ",
                                what, kiln__array_describe(out, to, sizeof to),
                                kiln__array_describe(a, ta, sizeof ta));
     }
@@ -261,36 +247,30 @@ kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out,
         return kiln_array_complex_cast(queue, out, a, num_wait, wait, event);
     if (use_vec(queue, out, a)) {
         kiln_elementwise *ew = NULL;
-        st = kiln__astype_vec_kernel(kiln_queue_context(queue), a->dtype,
-                                     out->dtype, &ew);
+        st = kiln__astype_vec_kernel(kiln_queue_context(queue), a->dtype, out->dtype, &ew);
         if (st == KILN_OK) {
             kiln_array qa = quad_header(a), qo = quad_header(out);
-            kiln_arg v[3] = {KILN_ARG_ARRAY(&qa), KILN_ARG_ARRAY(&qo),
-                             KILN_ARG_I64((int64_t)a->size)};
-            st = kiln_elementwise_launch(queue, ew, qa.size, 3, v, num_wait,
-                                         wait, event);
+            kiln_arg v[3] = { KILN_ARG_ARRAY(&qa), KILN_ARG_ARRAY(&qo),
+                              KILN_ARG_I64((int64_t)a->size) };
+            st = kiln_elementwise_launch(queue, ew, qa.size, 3, v, num_wait, wait, event);
         }
         kiln_elementwise_release(ew);
         return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
     }
     char args[96], X[32], val[512], op[600];
-    snprintf(args, sizeof args, "const %s *x, %s *z",
-             kiln__bits_type(a->dtype), kiln__bits_type(out->dtype));
-    kiln__cast_store(a->dtype, out->dtype,
-                     kiln__read_elem(a->dtype, "x", "i", X, sizeof X), val,
+    snprintf(args, sizeof args, "const %s *x, %s *z", kiln__bits_type(a->dtype),
+             kiln__bits_type(out->dtype));
+    kiln__cast_store(a->dtype, out->dtype, kiln__read_elem(a->dtype, "x", "i", X, sizeof X), val,
                      sizeof val);
     snprintf(op, sizeof op, "z[i] = %s", val);
     int d2h = a->dtype == KILN_FLOAT64 && out->dtype == KILN_FLOAT16;
     kiln_elementwise *ew = NULL;
     /* z[i] from x[i] on every item: lanes on GPUs */
-    st = kiln__elementwise_cached_ex(kiln_queue_context(queue), args, op,
-                                     "kiln_astype",
-                                     d2h ? kiln__d2h_preamble : NULL,
-                                     KILN__ELEMENTWISE_LANES, &ew);
+    st = kiln__elementwise_cached_ex(kiln_queue_context(queue), args, op, "kiln_astype",
+                                     d2h ? kiln__d2h_preamble : NULL, KILN__ELEMENTWISE_LANES, &ew);
     if (st == KILN_OK) {
-        kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
-        st = kiln_elementwise_launch(queue, ew, a->size, 2, v, num_wait, wait,
-                                     event);
+        kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out) };
+        st = kiln_elementwise_launch(queue, ew, a->size, 2, v, num_wait, wait, event);
     }
     kiln_elementwise_release(ew);
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);

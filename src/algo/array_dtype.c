@@ -9,17 +9,38 @@
 const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap) {
     const char *s = "0";
     switch (d) {
-    case KILN_INT8: s = "(char)127"; break;
-    case KILN_UINT8: s = "(uchar)255"; break;
-    case KILN_INT16: s = "(short)32767"; break;
-    case KILN_UINT16: s = "(ushort)65535"; break;
-    case KILN_INT32: s = "(int)2147483647"; break;
-    case KILN_UINT32: s = "(uint)4294967295u"; break;
-    case KILN_INT64: s = "(long)9223372036854775807L"; break;
-    case KILN_UINT64: s = "(ulong)18446744073709551615UL"; break;
-    case KILN_FLOAT32: s = "(float)INFINITY"; break;
-    case KILN_FLOAT64: s = "(double)INFINITY"; break;
-    default: break;
+    case KILN_INT8:
+        s = "(char)127";
+        break;
+    case KILN_UINT8:
+        s = "(uchar)255";
+        break;
+    case KILN_INT16:
+        s = "(short)32767";
+        break;
+    case KILN_UINT16:
+        s = "(ushort)65535";
+        break;
+    case KILN_INT32:
+        s = "(int)2147483647";
+        break;
+    case KILN_UINT32:
+        s = "(uint)4294967295u";
+        break;
+    case KILN_INT64:
+        s = "(long)9223372036854775807L";
+        break;
+    case KILN_UINT64:
+        s = "(ulong)18446744073709551615UL";
+        break;
+    case KILN_FLOAT32:
+        s = "(float)INFINITY";
+        break;
+    case KILN_FLOAT64:
+        s = "(double)INFINITY";
+        break;
+    default:
+        break;
     }
     snprintf(buf, cap, "%s", s);
     return buf;
@@ -28,17 +49,38 @@ const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap) {
 const char *kiln__dtype_min_literal(kiln_dtype d, char *buf, size_t cap) {
     const char *s = "0";
     switch (d) {
-    case KILN_INT8: s = "(char)(-128)"; break;
-    case KILN_INT16: s = "(short)(-32768)"; break;
-    case KILN_INT32: s = "(int)(-2147483647-1)"; break;
-    case KILN_INT64: s = "(long)(-9223372036854775807L-1L)"; break;
-    case KILN_UINT8: s = "(uchar)0"; break;
-    case KILN_UINT16: s = "(ushort)0"; break;
-    case KILN_UINT32: s = "(uint)0"; break;
-    case KILN_UINT64: s = "(ulong)0"; break;
-    case KILN_FLOAT32: s = "(float)(-INFINITY)"; break;
-    case KILN_FLOAT64: s = "(double)(-INFINITY)"; break;
-    default: break;
+    case KILN_INT8:
+        s = "(char)(-128)";
+        break;
+    case KILN_INT16:
+        s = "(short)(-32768)";
+        break;
+    case KILN_INT32:
+        s = "(int)(-2147483647-1)";
+        break;
+    case KILN_INT64:
+        s = "(long)(-9223372036854775807L-1L)";
+        break;
+    case KILN_UINT8:
+        s = "(uchar)0";
+        break;
+    case KILN_UINT16:
+        s = "(ushort)0";
+        break;
+    case KILN_UINT32:
+        s = "(uint)0";
+        break;
+    case KILN_UINT64:
+        s = "(ulong)0";
+        break;
+    case KILN_FLOAT32:
+        s = "(float)(-INFINITY)";
+        break;
+    case KILN_FLOAT64:
+        s = "(double)(-INFINITY)";
+        break;
+    default:
+        break;
     }
     snprintf(buf, cap, "%s", s);
     return buf;
@@ -53,8 +95,7 @@ int kiln__is_float_dtype(kiln_dtype d) {
 }
 
 int kiln__is_signed_dtype(kiln_dtype d) {
-    return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
-           d == KILN_INT64;
+    return d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 || d == KILN_INT64;
 }
 
 /* A scalar for a float16 operation is rounded to the nearest half first,

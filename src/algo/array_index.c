@@ -35,8 +35,7 @@ static void chain_step(chain *c, kiln_event *e) {
 
 /* Hands the last event to the caller (a marker of the wait list when
  * nothing was enqueued), or drops it. */
-static kiln_status chain_end(kiln_queue *q, chain *c, kiln_status st,
-                             kiln_event **event) {
+static kiln_status chain_end(kiln_queue *q, chain *c, kiln_status st, kiln_event **event) {
     if (st == KILN_OK && event && !c->last)
         return kiln_queue_marker(q, c->n, c->w, event);
     if (st == KILN_OK && event) {
@@ -48,8 +47,7 @@ static kiln_status chain_end(kiln_queue *q, chain *c, kiln_status st,
 }
 
 /* a itself (retained) when dense, else a dense copy made after the chain. */
-static kiln_status dense(kiln_queue *q, kiln_array *a, chain *c,
-                         kiln_array **out) {
+static kiln_status dense(kiln_queue *q, kiln_array *a, chain *c, kiln_array **out) {
     *out = NULL;
     if (kiln__array_contiguous(a)) {
         kiln_array_retain(a);
@@ -58,8 +56,7 @@ static kiln_status dense(kiln_queue *q, kiln_array *a, chain *c,
     }
     kiln_array *t = NULL;
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_empty(a->context, a->dtype, a->ndim, a->shape,
-                                      &t);
+    kiln_status st = kiln_array_empty(a->context, a->dtype, a->ndim, a->shape, &t);
     if (st == KILN_OK)
         st = kiln_array_copy(q, t, a, c->n, c->w, &e);
     if (st != KILN_OK) {
@@ -84,15 +81,12 @@ static kiln_status check_done(kiln_event_state state, void *user) {
     check *c = user;
     kiln_status st = KILN_OK;
     if (state == KILN_EVENT_COMPLETE && c->words[0])
-        st = kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                             "%s: an index was out of range", c->what);
-    else if (state == KILN_EVENT_COMPLETE && c->want_count >= 0 &&
-             c->words[1] != c->want_count)
+        st = kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0, "%s: an index was out of range", c->what);
+    else if (state == KILN_EVENT_COMPLETE && c->want_count >= 0 && c->words[1] != c->want_count)
         st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
                              "%s: %lld values for the %lld elements where "
                              "the mask is true",
-                             c->what, (long long)c->want_count,
-                             (long long)c->words[1]);
+                             c->what, (long long)c->want_count, (long long)c->words[1]);
     free(c);
     return st;
 }
@@ -100,8 +94,7 @@ static kiln_status check_done(kiln_event_state state, void *user) {
 static kiln_status status_begin(kiln_queue *q, chain *c, kiln_array **flags) {
     size_t two = 2;
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_zeros(q, KILN_INT64, 1, &two, c->n, c->w, &e,
-                                      flags);
+    kiln_status st = kiln_array_zeros(q, KILN_INT64, 1, &two, c->n, c->w, &e, flags);
     if (st == KILN_OK)
         chain_step(c, e);
     return st;
@@ -109,17 +102,16 @@ static kiln_status status_begin(kiln_queue *q, chain *c, kiln_array **flags) {
 
 /* Reads the status back after the chain; the chain's last event becomes
  * one that fails when the status says so. */
-static kiln_status status_end(kiln_queue *q, chain *c, kiln_array *flags,
-                              int64_t want_count, const char *what) {
+static kiln_status status_end(kiln_queue *q, chain *c, kiln_array *flags, int64_t want_count,
+                              const char *what) {
     check *k = calloc(1, sizeof *k);
     if (!k)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     k->want_count = want_count;
     k->what = what;
     kiln_event *e = NULL, *next = NULL;
-    kiln_status st = kiln_buffer_read_async(q, flags->buffer, flags->offset * 8,
-                                            sizeof k->words, k->words, c->n,
-                                            c->w, &e);
+    kiln_status st = kiln_buffer_read_async(q, flags->buffer, flags->offset * 8, sizeof k->words,
+                                            k->words, c->n, c->w, &e);
     if (st == KILN_OK)
         st = kiln_event_then(e, check_done, k, &next);
     if (st != KILN_OK) {
@@ -139,30 +131,27 @@ static kiln_status status_end(kiln_queue *q, chain *c, kiln_array *flags,
 /* Statements that set `long j` (and `int ok`) from idx[i], of index dtype
  * it, for an axis of na elements. KILN_INDEX_ERROR: -na..-1 count from the
  * end; others set err[0] and ok = 0 (j = 0, never used). */
-static void index_code(kiln_dtype it, kiln_index_mode mode, char *buf,
-                       size_t cap) {
+static void index_code(kiln_dtype it, kiln_index_mode mode, char *buf, size_t cap) {
     static const char *const sgn[3] = {
         "if (j < 0) j += na; if (j < 0 || j >= na) { err[0] = 1; ok = 0; j = 0; }",
         "if (j < 0) j = 0; if (j >= na) j = na - 1;",
         /* the division only for an index out of range */
-        "if ((ulong)j >= (ulong)na) { j %= na; if (j < 0) j += na; }"};
-    static const char *const uns[3] = {
-        "if (u >= (ulong)na) { err[0] = 1; ok = 0; u = 0; }",
-        "if (u >= (ulong)na) u = (ulong)(na - 1);",
-        "if (u >= (ulong)na) u %= (ulong)na;"};
+        "if ((ulong)j >= (ulong)na) { j %= na; if (j < 0) j += na; }"
+    };
+    static const char *const uns[3] = { "if (u >= (ulong)na) { err[0] = 1; ok = 0; u = 0; }",
+                                        "if (u >= (ulong)na) u = (ulong)(na - 1);",
+                                        "if (u >= (ulong)na) u %= (ulong)na;" };
     if (kiln__dtype_kind(it) == 'u')
         snprintf(buf, cap,
                  "int ok = 1; ulong u = (ulong)idx[i]; %s long j = (long)u; "
                  "(void)ok;",
                  uns[mode]);
     else
-        snprintf(buf, cap, "int ok = 1; long j = (long)idx[i]; %s (void)ok;",
-                 sgn[mode]);
+        snprintf(buf, cap, "int ok = 1; long j = (long)idx[i]; %s (void)ok;", sgn[mode]);
 }
 
-static kiln_status check_index_args(kiln_queue *q, kiln_array *indices,
-                                    kiln_index_mode mode, size_t na,
-                                    kiln_event **event, const char *what) {
+static kiln_status check_index_args(kiln_queue *q, kiln_array *indices, kiln_index_mode mode,
+                                    size_t na, kiln_event **event, const char *what) {
     kiln_status st = kiln__array_check_queue(q, indices, what);
     if (st != KILN_OK)
         return st;
@@ -173,8 +162,8 @@ static kiln_status check_index_args(kiln_queue *q, kiln_array *indices,
                                "is needed",
                                what, kiln_dtype_name(indices->dtype));
     if ((unsigned)mode > KILN_INDEX_WRAP)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown index mode %d", what, (int)mode);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown index mode %d", what,
+                               (int)mode);
     if (mode == KILN_INDEX_ERROR && !event)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "%s: KILN_INDEX_ERROR reports a bad index "
@@ -188,14 +177,13 @@ static kiln_status check_index_args(kiln_queue *q, kiln_array *indices,
     return KILN_OK;
 }
 
-static kiln_status launch(kiln_queue *q, const char *args, const char *op,
-                          const char *name, const char *preamble,
-                          unsigned flags, size_t n, size_t nv,
+static kiln_status launch(kiln_queue *q, const char *args, const char *op, const char *name,
+                          const char *preamble, unsigned flags, size_t n, size_t nv,
                           const kiln_arg *v, chain *c) {
     kiln_elementwise *ew = NULL;
     kiln_event *e = NULL;
-    kiln_status st = kiln__elementwise_cached_ex(
-        kiln_queue_context(q), args, op, name, preamble, flags, &ew);
+    kiln_status st =
+        kiln__elementwise_cached_ex(kiln_queue_context(q), args, op, name, preamble, flags, &ew);
     if (st == KILN_OK)
         st = kiln_elementwise_launch(q, ew, n, nv, v, c->n, c->w, &e);
     kiln_elementwise_release(ew);
@@ -206,9 +194,8 @@ static kiln_status launch(kiln_queue *q, const char *args, const char *op,
 
 /* ---- take */
 
-kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                            kiln_array *indices, kiln_index_mode mode,
-                            size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out, kiln_array *a, kiln_array *indices,
+                            kiln_index_mode mode, size_t num_wait, kiln_event *const *wait,
                             kiln_event **event) {
     static const char what[] = "kiln_array_take";
     if (event)
@@ -234,29 +221,28 @@ kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out, kiln_array *a,
                                "%s: out is a strided view; take into a "
                                "dense array and copy it",
                                what);
-    chain c = {num_wait, wait, NULL};
+    chain c = { num_wait, wait, NULL };
     kiln_array *src = NULL, *flags = NULL;
     st = dense(queue, a, &c, &src);
     if (st == KILN_OK && mode == KILN_INDEX_ERROR)
         st = status_begin(queue, &c, &flags);
     const char *t = kiln__bits_type(a->dtype);
     char args[192], ix[256], op[400];
-    snprintf(args, sizeof args, "const %s *idx, %s *out, const %s *src, "
-             "long na%s", kiln_dtype_name(indices->dtype), t, t,
-             flags ? ", long *err" : "");
+    snprintf(args, sizeof args,
+             "const %s *idx, %s *out, const %s *src, "
+             "long na%s",
+             kiln_dtype_name(indices->dtype), t, t, flags ? ", long *err" : "");
     index_code(indices->dtype, mode, ix, sizeof ix);
     snprintf(op, sizeof op, "%s out[i] = ok ? src[j] : 0", ix);
-    kiln_arg v[5] = {KILN_ARG_ARRAY(indices), KILN_ARG_ARRAY(out),
-                     KILN_ARG_ARRAY(src), KILN_ARG_I64((int64_t)a->size),
-                     KILN_ARG_ARRAY(flags)};
+    kiln_arg v[5] = { KILN_ARG_ARRAY(indices), KILN_ARG_ARRAY(out), KILN_ARG_ARRAY(src),
+                      KILN_ARG_I64((int64_t)a->size), KILN_ARG_ARRAY(flags) };
     /* out sharing no memory with the source or the indices lets GPUs
      * keep several gathers in flight a thread (restrict, more threads) */
     unsigned ewf = KILN_ELEMENTWISE_ANY_SHAPE;
     if (src && out->buffer != src->buffer && out->buffer != indices->buffer)
         ewf |= KILN__ELEMENTWISE_NOALIAS;
     if (st == KILN_OK)
-        st = launch(queue, args, op, "kiln_take", NULL, ewf, indices->size,
-                    flags ? 5 : 4, v, &c);
+        st = launch(queue, args, op, "kiln_take", NULL, ewf, indices->size, flags ? 5 : 4, v, &c);
     if (st == KILN_OK && flags)
         st = status_end(queue, &c, flags, -1, what);
     kiln_array_release(src);
@@ -297,32 +283,28 @@ static const char atomics_preamble[] =
 static void put_add_func(kiln_dtype d, kiln__sb *sb) {
     const char *t = kiln__bits_type(d);
     kiln__sb_add(sb, atomics_preamble);
-    kiln__sb_addf(sb, "KILN_FUNC void kiln_put_add(KILN_GLOBAL %s *p, %s v)\n{\n",
-                  t, t);
+    kiln__sb_addf(sb, "KILN_FUNC void kiln_put_add(KILN_GLOBAL %s *p, %s v)\n{\n", t, t);
     size_t size = kiln_dtype_size(d);
     if (size <= 2) {
-        const char *next =
-            d == KILN_FLOAT16
-                ? "(uint)kiln_f2h(kiln_h2f((ushort)cur) + kiln_h2f(v))"
-                : size == 1 ? "(uint)(uchar)(cur + (uint)(uchar)v)"
-                            : "(uint)(ushort)(cur + (uint)(ushort)v)";
-        kiln__sb_addf(
-            sb,
-            "    ulong addr = (ulong)p;\n"
-            "    KILN_GLOBAL uint *w = (KILN_GLOBAL uint *)((KILN_GLOBAL uchar "
-            "*)p - (addr & 3));\n"
-            "    uint sh = (uint)(addr & 3) * 8u;\n"
-            "    uint mask = %su << sh;\n"
-            "    uint old = *w;\n"
-            "    for (;;) {\n"
-            "        uint cur = (old & mask) >> sh;\n"
-            "        uint nxt = %s;\n"
-            "        uint seen = KILN_CAS32(w, old, (old & ~mask) | ((nxt << "
-            "sh) & mask));\n"
-            "        if (seen == old) break;\n"
-            "        old = seen;\n"
-            "    }\n",
-            size == 1 ? "0xff" : "0xffff", next);
+        const char *next = d == KILN_FLOAT16 ? "(uint)kiln_f2h(kiln_h2f((ushort)cur) + kiln_h2f(v))"
+                           : size == 1       ? "(uint)(uchar)(cur + (uint)(uchar)v)"
+                                             : "(uint)(ushort)(cur + (uint)(ushort)v)";
+        kiln__sb_addf(sb,
+                      "    ulong addr = (ulong)p;\n"
+                      "    KILN_GLOBAL uint *w = (KILN_GLOBAL uint *)((KILN_GLOBAL uchar "
+                      "*)p - (addr & 3));\n"
+                      "    uint sh = (uint)(addr & 3) * 8u;\n"
+                      "    uint mask = %su << sh;\n"
+                      "    uint old = *w;\n"
+                      "    for (;;) {\n"
+                      "        uint cur = (old & mask) >> sh;\n"
+                      "        uint nxt = %s;\n"
+                      "        uint seen = KILN_CAS32(w, old, (old & ~mask) | ((nxt << "
+                      "sh) & mask));\n"
+                      "        if (seen == old) break;\n"
+                      "        old = seen;\n"
+                      "    }\n",
+                      size == 1 ? "0xff" : "0xffff", next);
     } else if (d == KILN_INT32) {
         kiln__sb_add(sb, "    kiln_atomic_add_int(p, v);\n");
     } else if (d == KILN_UINT32) {
@@ -330,18 +312,17 @@ static void put_add_func(kiln_dtype d, kiln__sb *sb) {
     } else if (d == KILN_FLOAT32) {
         kiln__sb_add(sb, "    kiln_atomic_add_float(p, v);\n");
     } else if (d == KILN_FLOAT64) {
-        kiln__sb_add(sb,
-                     "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 600\n"
-                     "    atomicAdd(p, v);\n"
-                     "#else\n"
-                     "    ulong old = KILN_D2U(*p);\n"
-                     "    for (;;) {\n"
-                     "        ulong seen = KILN_CAS64(p, old, "
-                     "KILN_D2U(KILN_U2D(old) + v));\n"
-                     "        if (seen == old) break;\n"
-                     "        old = seen;\n"
-                     "    }\n"
-                     "#endif\n");
+        kiln__sb_add(sb, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 600\n"
+                         "    atomicAdd(p, v);\n"
+                         "#else\n"
+                         "    ulong old = KILN_D2U(*p);\n"
+                         "    for (;;) {\n"
+                         "        ulong seen = KILN_CAS64(p, old, "
+                         "KILN_D2U(KILN_U2D(old) + v));\n"
+                         "        if (seen == old) break;\n"
+                         "        old = seen;\n"
+                         "    }\n"
+                         "#endif\n");
     } else {
         kiln__sb_add(sb, "    KILN_ADD64(p, v);\n");
     }
@@ -349,8 +330,7 @@ static void put_add_func(kiln_dtype d, kiln__sb *sb) {
 }
 
 /* 64-bit atomics on OpenCL need cl_khr_int64_base_atomics. */
-static kiln_status check_atomics(kiln_queue *q, kiln_dtype d,
-                                 const char *what) {
+static kiln_status check_atomics(kiln_queue *q, kiln_dtype d, const char *what) {
     kiln__plan plan;
     kiln_status st = kiln__plan_for(q, &plan);
     if (st != KILN_OK || kiln_dtype_size(d) != 8 || !plan.opencl_c)
@@ -365,11 +345,9 @@ static kiln_status check_atomics(kiln_queue *q, kiln_dtype d,
                            what, kiln_dtype_name(d));
 }
 
-kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
-                           kiln_array *indices, kiln_array *values,
-                           kiln_index_mode mode, kiln_put_mode put,
-                           size_t num_wait, kiln_event *const *wait,
-                           kiln_event **event) {
+kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a, kiln_array *indices,
+                           kiln_array *values, kiln_index_mode mode, kiln_put_mode put,
+                           size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_array_put";
     if (event)
         *event = NULL;
@@ -381,18 +359,16 @@ kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
     if (st != KILN_OK)
         return st;
     if ((unsigned)put > KILN_PUT_ADD)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown put mode %d", what, (int)put);
-    if (values->dtype != a->dtype ||
-        (values->size != indices->size && values->size != 1)) {
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown put mode %d", what,
+                               (int)put);
+    if (values->dtype != a->dtype || (values->size != indices->size && values->size != 1)) {
         char ta[96], tv[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: values are %s; they need a's dtype (a is "
                                "%s) and one element per index (%zu) or one "
                                "in all",
                                what, kiln__array_describe(values, tv, sizeof tv),
-                               kiln__array_describe(a, ta, sizeof ta),
-                               indices->size);
+                               kiln__array_describe(a, ta, sizeof ta), indices->size);
     }
     if (!kiln__array_contiguous(a))
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
@@ -408,7 +384,7 @@ kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
         st = check_atomics(queue, a->dtype, what);
     if (st != KILN_OK)
         return st;
-    chain c = {num_wait, wait, NULL};
+    chain c = { num_wait, wait, NULL };
     kiln_array *vals = NULL, *flags = NULL, *own = NULL;
     st = dense(queue, values, &c, &vals);
     if (st == KILN_OK && mode == KILN_INDEX_ERROR)
@@ -416,49 +392,44 @@ kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
     if (st == KILN_OK && put == KILN_PUT_ASSIGN_LAST) {
         static const int32_t none = -1;
         kiln_event *e = NULL;
-        st = kiln_array_full(queue, KILN_INT32, 1, &a->size, &none, c.n, c.w,
-                             &e, &own);
+        st = kiln_array_full(queue, KILN_INT32, 1, &a->size, &none, c.n, c.w, &e, &own);
         chain_step(&c, e);
     }
     const char *t = kiln__bits_type(a->dtype);
     const char *v_i = values->size == 1 ? "vals[0]" : "vals[i]";
     char args[256], ix[256], op[600];
-    snprintf(args, sizeof args,
-             "const %s *idx, %s *dst, const %s *vals, long na%s%s",
-             kiln_dtype_name(indices->dtype), t, t,
-             flags ? ", long *err" : "", own ? ", int *own" : "");
+    snprintf(args, sizeof args, "const %s *idx, %s *dst, const %s *vals, long na%s%s",
+             kiln_dtype_name(indices->dtype), t, t, flags ? ", long *err" : "",
+             own ? ", int *own" : "");
     index_code(indices->dtype, mode, ix, sizeof ix);
-    kiln_arg v[6] = {KILN_ARG_ARRAY(indices), KILN_ARG_ARRAY(a),
-                     KILN_ARG_ARRAY(vals), KILN_ARG_I64((int64_t)a->size)};
+    kiln_arg v[6] = { KILN_ARG_ARRAY(indices), KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(vals),
+                      KILN_ARG_I64((int64_t)a->size) };
     size_t nv = 4;
     if (flags)
         v[nv++] = KILN_ARG_ARRAY(flags);
     if (own)
         v[nv++] = KILN_ARG_ARRAY(own);
-    kiln__sb pre = {0};
+    kiln__sb pre = { 0 };
     const char *name = "kiln_put";
     if (put == KILN_PUT_ADD) {
         put_add_func(a->dtype, &pre);
-        snprintf(op, sizeof op, "%s if (ok) kiln_put_add(dst + j, %s)", ix,
-                 v_i);
+        snprintf(op, sizeof op, "%s if (ok) kiln_put_add(dst + j, %s)", ix, v_i);
         name = "kiln_scatter_add";
     } else if (put == KILN_PUT_ASSIGN_LAST) {
         /* the largest i of each target wins: claimed first, then written */
-        snprintf(op, sizeof op,
-                 "%s if (ok) kiln_atomic_max_int(own + j, (int)i)", ix);
+        snprintf(op, sizeof op, "%s if (ok) kiln_atomic_max_int(own + j, (int)i)", ix);
         if (st == KILN_OK)
-            st = launch(queue, args, op, "kiln_put_claim", NULL,
-                        KILN_ELEMENTWISE_ANY_SHAPE, indices->size, nv, v, &c);
-        snprintf(op, sizeof op, "%s if (ok && own[j] == (int)i) dst[j] = %s",
-                 ix, v_i);
+            st = launch(queue, args, op, "kiln_put_claim", NULL, KILN_ELEMENTWISE_ANY_SHAPE,
+                        indices->size, nv, v, &c);
+        snprintf(op, sizeof op, "%s if (ok && own[j] == (int)i) dst[j] = %s", ix, v_i);
     } else {
         snprintf(op, sizeof op, "%s if (ok) dst[j] = %s", ix, v_i);
     }
     if (pre.oom)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (st == KILN_OK)
-        st = launch(queue, args, op, name, pre.p, KILN_ELEMENTWISE_ANY_SHAPE,
-                    indices->size, nv, v, &c);
+        st = launch(queue, args, op, name, pre.p, KILN_ELEMENTWISE_ANY_SHAPE, indices->size, nv, v,
+                    &c);
     kiln__sb_free(&pre);
     if (st == KILN_OK && flags)
         st = status_end(queue, &c, flags, -1, what);
@@ -473,13 +444,11 @@ kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a,
 
 static const char *truth(kiln_dtype d, char *buf, size_t cap) {
     /* NaN is true, -0.0 false, as NumPy's bool() */
-    snprintf(buf, cap, d == KILN_FLOAT16 ? "((m[i] & 0x7fff) != 0)"
-                                         : "(m[i] != 0)");
+    snprintf(buf, cap, d == KILN_FLOAT16 ? "((m[i] & 0x7fff) != 0)" : "(m[i] != 0)");
     return buf;
 }
 
-static kiln_status check_mask(kiln_queue *q, kiln_array *a, kiln_array *mask,
-                              const char *what) {
+static kiln_status check_mask(kiln_queue *q, kiln_array *a, kiln_array *mask, const char *what) {
     kiln_status st = kiln__array_check_queue(q, a, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(q, mask, what);
@@ -494,9 +463,8 @@ static kiln_status check_mask(kiln_queue *q, kiln_array *a, kiln_array *mask,
     return st;
 }
 
-kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a,
-                                 kiln_array *mask, const void *value,
-                                 size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a, kiln_array *mask,
+                                 const void *value, size_t num_wait, kiln_event *const *wait,
                                  kiln_event **event) {
     static const char what[] = "kiln_array_mask_fill";
     if (event)
@@ -505,21 +473,19 @@ kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a,
     if (st != KILN_OK)
         return st;
     if (!value)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: value is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: value is NULL", what);
     const char *t = kiln__bits_type(a->dtype);
     char args[128], T[48], op[160];
-    snprintf(args, sizeof args, "%s *dst, const %s *m, %s v", t,
-             kiln__bits_type(mask->dtype), t);
+    snprintf(args, sizeof args, "%s *dst, const %s *m, %s v", t, kiln__bits_type(mask->dtype), t);
     /* every element rewritten (a select, no branch: vectorises) */
-    snprintf(op, sizeof op, "%s kiln_old = dst[i]; dst[i] = %s ? v : kiln_old",
-             t, truth(mask->dtype, T, sizeof T));
-    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(mask),
-                     {.kind = KILN_ARG_SCALAR,
-                      .dtype = a->dtype == KILN_FLOAT16 ? KILN_UINT16
-                                                        : a->dtype}};
+    snprintf(op, sizeof op, "%s kiln_old = dst[i]; dst[i] = %s ? v : kiln_old", t,
+             truth(mask->dtype, T, sizeof T));
+    kiln_arg v[3] = { KILN_ARG_ARRAY(a),
+                      KILN_ARG_ARRAY(mask),
+                      { .kind = KILN_ARG_SCALAR,
+                        .dtype = a->dtype == KILN_FLOAT16 ? KILN_UINT16 : a->dtype } };
     memcpy(&v[2].value, value, kiln_dtype_size(a->dtype));
-    chain c = {num_wait, wait, NULL};
+    chain c = { num_wait, wait, NULL };
     st = launch(queue, args, op, "kiln_mask_fill", NULL, 0, a->size, 3, v, &c);
     st = chain_end(queue, &c, st, event);
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
@@ -540,39 +506,33 @@ static kiln_status scan_make(void *arg, kiln__gen **gen) {
 
 /* pos[i] = the number of true elements before i, where the mask is true;
  * -(that number) - 2 where it is false (so the last one tells the count). */
-static kiln_status mask_positions(kiln_queue *q, kiln_array *mask,
-                                  kiln_array *pos, chain *c) {
+static kiln_status mask_positions(kiln_queue *q, kiln_array *mask, kiln_array *pos, chain *c) {
     char args[96], T[48], input[96], output[128];
-    snprintf(args, sizeof args, "const %s *m, long *pos",
-             kiln__bits_type(mask->dtype));
+    snprintf(args, sizeof args, "const %s *m, long *pos", kiln__bits_type(mask->dtype));
     truth(mask->dtype, T, sizeof T);
     snprintf(input, sizeof input, "(long)%s", T);
-    snprintf(output, sizeof output,
-             "pos[i] = %s ? prev_item : -prev_item - 2", T);
-    kiln_scan_desc d = KILN_SCAN_DESC(.arguments = args, .scan_type = "long",
-                                      .neutral = "0", .scan = "a + b",
-                                      .input = input, .output = output,
-                                      .name = "kiln_mask_positions");
+    snprintf(output, sizeof output, "pos[i] = %s ? prev_item : -prev_item - 2", T);
+    kiln_scan_desc d =
+        KILN_SCAN_DESC(.arguments = args, .scan_type = "long", .neutral = "0", .scan = "a + b",
+                       .input = input, .output = output, .name = "kiln_mask_positions");
     kiln_context *ctx = kiln_queue_context(q);
     char key[160];
     snprintf(key, sizeof key, "scan|kiln_mask_positions|%s", args);
-    scan_make_arg ma = {ctx, &d};
+    scan_make_arg ma = { ctx, &d };
     kiln__gen *gen = NULL;
     kiln_event *e = NULL;
     kiln_status st = kiln__gen_cached(ctx, key, scan_make, &ma, &gen);
-    kiln_arg v[2] = {KILN_ARG_ARRAY(mask), KILN_ARG_ARRAY(pos)};
+    kiln_arg v[2] = { KILN_ARG_ARRAY(mask), KILN_ARG_ARRAY(pos) };
     if (st == KILN_OK)
-        st = kiln_scan_launch(q, (kiln_scan *)gen, mask->size, 2, v, c->n,
-                              c->w, &e);
+        st = kiln_scan_launch(q, (kiln_scan *)gen, mask->size, 2, v, c->n, c->w, &e);
     kiln__gen_release(gen);
     if (st == KILN_OK)
         chain_step(c, e);
     return st;
 }
 
-kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a,
-                                   kiln_array *mask, kiln_array *values,
-                                   size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a, kiln_array *mask,
+                                   kiln_array *values, size_t num_wait, kiln_event *const *wait,
                                    kiln_event **event) {
     static const char what[] = "kiln_array_mask_assign";
     if (event)
@@ -583,10 +543,8 @@ kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a,
     if (st != KILN_OK)
         return st;
     if (values->dtype != a->dtype)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: values have dtype %s, a has %s", what,
-                               kiln_dtype_name(values->dtype),
-                               kiln_dtype_name(a->dtype));
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: values have dtype %s, a has %s", what,
+                               kiln_dtype_name(values->dtype), kiln_dtype_name(a->dtype));
     int one = values->size == 1;
     if (!one && !event)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
@@ -594,7 +552,7 @@ kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a,
                                "the mask on the device and reported through "
                                "the event: pass one",
                                what);
-    chain c = {num_wait, wait, NULL};
+    chain c = { num_wait, wait, NULL };
     kiln_array *vals = NULL, *flags = NULL, *pos = NULL;
     st = dense(queue, values, &c, &vals);
     if (st == KILN_OK && !one)
@@ -605,19 +563,18 @@ kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a,
         st = mask_positions(queue, mask, pos, &c);
     const char *t = kiln__bits_type(a->dtype);
     char args[160];
-    snprintf(args, sizeof args, "%s *dst, const long *pos, const %s *vals, "
-             "long nv%s", t, t, one ? "" : ", long *err");
-    const char *op =
-        one ? "if (pos[i] >= 0) dst[i] = vals[0]"
-            : "long p = pos[i]; if (p >= 0 && p < nv) dst[i] = vals[p]; "
-              "if (i == n - 1) err[1] = p >= 0 ? p + 1 : -p - 2";
-    kiln_arg v[5] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(pos),
-                     KILN_ARG_ARRAY(vals),
-                     KILN_ARG_I64((int64_t)values->size),
-                     KILN_ARG_ARRAY(flags)};
+    snprintf(args, sizeof args,
+             "%s *dst, const long *pos, const %s *vals, "
+             "long nv%s",
+             t, t, one ? "" : ", long *err");
+    const char *op = one ? "if (pos[i] >= 0) dst[i] = vals[0]"
+                         : "long p = pos[i]; if (p >= 0 && p < nv) dst[i] = vals[p]; "
+                           "if (i == n - 1) err[1] = p >= 0 ? p + 1 : -p - 2";
+    kiln_arg v[5] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(pos), KILN_ARG_ARRAY(vals),
+                      KILN_ARG_I64((int64_t)values->size), KILN_ARG_ARRAY(flags) };
     if (st == KILN_OK)
-        st = launch(queue, args, op, "kiln_mask_assign", NULL,
-                    KILN_ELEMENTWISE_ANY_SHAPE, a->size, one ? 4 : 5, v, &c);
+        st = launch(queue, args, op, "kiln_mask_assign", NULL, KILN_ELEMENTWISE_ANY_SHAPE, a->size,
+                    one ? 4 : 5, v, &c);
     if (st == KILN_OK && !one)
         st = status_end(queue, &c, flags, (int64_t)values->size, what);
     kiln_array_release(vals);

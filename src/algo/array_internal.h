@@ -27,13 +27,11 @@ enum { KILN__ARRAY_DIMS = 3 };
 
 /* Checks dtype, ndim and shape (rule 7 of docs/api.md for ndim 4..8);
  * *size gets the element count. */
-kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype,
-                                    unsigned ndim, const size_t *shape,
-                                    size_t *size);
+kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype, unsigned ndim,
+                                    const size_t *shape, size_t *size);
 /* A dense C-order array of a new buffer (initialised from host if given). */
-kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype,
-                             unsigned ndim, const size_t *shape,
-                             const void *host, const char *what,
+kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype, unsigned ndim,
+                             const size_t *shape, const void *host, const char *what,
                              kiln_array **out);
 /* A new array header (one reference) over buffer in its context: the
  * layout is the caller's to fill. NULL when out of memory. */
@@ -46,8 +44,7 @@ void kiln__array_set_dense(kiln_array *a, unsigned ndim, const size_t *shape);
 
 /* NULL queue or array: KILN_ERROR_NULL_HANDLE; another context:
  * KILN_ERROR_MISMATCH. */
-kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a,
-                                    const char *what);
+kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a, const char *what);
 int kiln__array_same_shape(const kiln_array *a, const kiln_array *b);
 /* "float (3, 4)": a's dtype and shape, for mismatch messages; returns buf. */
 const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap);
@@ -55,10 +52,8 @@ const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap);
 /* ---- array_transfer.c */
 
 /* dst = src over any layouts, by a generated kernel. */
-kiln_status kiln__array_copy_kernel(kiln_queue *q, kiln_array *dst,
-                                    kiln_array *src, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event);
+kiln_status kiln__array_copy_kernel(kiln_queue *q, kiln_array *dst, kiln_array *src,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event);
 
 /* ---- array_dtype.c */
 
@@ -77,16 +72,13 @@ char kiln__dtype_kind(kiln_dtype d);
 /* The type kernels compute d in: float for FLOAT16, else d's own. */
 const char *kiln__compute_type(kiln_dtype d);
 /* Text reading element ix of array name as a compute value; returns buf. */
-const char *kiln__read_elem(kiln_dtype d, const char *name, const char *ix,
-                            char *buf, size_t cap);
+const char *kiln__read_elem(kiln_dtype d, const char *name, const char *ix, char *buf, size_t cap);
 /* Text converting x (a compute value of from) to a compute value of to,
  * with NumPy's rules and saturating float-to-integer; returns buf. */
-const char *kiln__cast_value(kiln_dtype from, kiln_dtype to, const char *x,
-                             char *buf, size_t cap);
+const char *kiln__cast_value(kiln_dtype from, kiln_dtype to, const char *x, char *buf, size_t cap);
 /* The same, as the stored bits of to (float16 rounded once: from FLOAT64
  * it needs kiln__d2h_preamble). */
-const char *kiln__cast_store(kiln_dtype from, kiln_dtype to, const char *x,
-                             char *buf, size_t cap);
+const char *kiln__cast_store(kiln_dtype from, kiln_dtype to, const char *x, char *buf, size_t cap);
 extern const char kiln__d2h_preamble[];
 
 /* ---- array_broadcast.c */
@@ -95,16 +87,15 @@ extern const char kiln__d2h_preamble[];
  * out's shape, broadcast by NumPy's rules (out itself is not broadcast);
  * KILN_ERROR_MISMATCH names the shapes that clash (names[k] names
  * operand k). The caller releases the views. */
-kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out,
-                                     size_t n, kiln_array *const *ops,
-                                     const char *const *names,
+kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out, size_t n,
+                                     kiln_array *const *ops, const char *const *names,
                                      kiln_array **views);
 
 /* ---- array_ops.c */
 
 /* The expression of a binary op on compute values A and B of dtype d
  * (text), or NULL for an unknown op. */
-const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
-                              const char *B, char *buf, size_t cap);
+const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A, const char *B,
+                              char *buf, size_t cap);
 
 #endif

@@ -23,10 +23,9 @@ static kiln_array *expand(const kiln_array *a, unsigned ax) {
     return e;
 }
 
-static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in,
-                        unsigned ax, size_t num_wait, kiln_event *const *wait,
-                        kiln_event **event, kiln_array **out,
-                        const char *what) {
+static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in, unsigned ax,
+                        size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                        kiln_array **out, const char *what) {
     const kiln_array *a0 = in[0];
     size_t shape[KILN_ARRAY_MAX_DIMS];
     memcpy(shape, a0->shape, sizeof shape);
@@ -42,15 +41,13 @@ static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in,
                                    "%s: array %zu is %s, array 0 is %s: they "
                                    "must have one dtype and the same shape "
                                    "but along axis %u",
-                                   what, k,
-                                   kiln__array_describe(a, t1, sizeof t1),
-                                   kiln__array_describe(a0, t0, sizeof t0),
-                                   ax);
+                                   what, k, kiln__array_describe(a, t1, sizeof t1),
+                                   kiln__array_describe(a0, t0, sizeof t0), ax);
         }
         shape[ax] += a->shape[ax];
     }
-    kiln_status st = kiln__array_make(kiln_queue_context(queue), a0->dtype,
-                                      a0->ndim, shape, NULL, what, out);
+    kiln_status st =
+        kiln__array_make(kiln_queue_context(queue), a0->dtype, a0->ndim, shape, NULL, what, out);
     kiln_event **evs = calloc(n + 1, sizeof *evs);
     if (st == KILN_OK && !evs)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
@@ -70,8 +67,7 @@ static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in,
         dst->offset += at * (size_t)dst->strides[ax];
         dst->shape[ax] = len;
         dst->size = in[k]->size;
-        st = kiln__array_copy_kernel(queue, dst, in[k], num_wait, wait,
-                                     &evs[ne]);
+        st = kiln__array_copy_kernel(queue, dst, in[k], num_wait, wait, &evs[ne]);
         if (evs[ne])
             ne++;
         kiln_array_release(dst);
@@ -91,21 +87,18 @@ static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in,
 }
 
 /* The checks both calls share. */
-static kiln_status join_begin(kiln_queue *queue, size_t n,
-                              kiln_array *const *arrays, kiln_event **event,
-                              kiln_array **out, const char *what) {
+static kiln_status join_begin(kiln_queue *queue, size_t n, kiln_array *const *arrays,
+                              kiln_event **event, kiln_array **out, const char *what) {
     if (event)
         *event = NULL;
     if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: out is required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: out is required", what);
     *out = NULL;
     if (!n)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: no arrays to join (n = 0)", what);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: no arrays to join (n = 0)",
+                               what);
     if (!arrays)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: arrays is NULL", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: arrays is NULL", what);
     for (size_t k = 0; k < n; k++) {
         kiln_status st = kiln__array_check_queue(queue, arrays[k], what);
         if (st != KILN_OK)
@@ -114,10 +107,9 @@ static kiln_status join_begin(kiln_queue *queue, size_t n,
     return KILN_OK;
 }
 
-kiln_status kiln_array_concatenate(kiln_queue *queue, size_t n,
-                                   kiln_array *const *arrays, int axis,
-                                   size_t num_wait, kiln_event *const *wait,
-                                   kiln_event **event, kiln_array **out) {
+kiln_status kiln_array_concatenate(kiln_queue *queue, size_t n, kiln_array *const *arrays, int axis,
+                                   size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                   kiln_array **out) {
     static const char what[] = "kiln_array_concatenate";
     kiln_status st = join_begin(queue, n, arrays, event, out, what);
     if (st != KILN_OK)
@@ -128,14 +120,13 @@ kiln_status kiln_array_concatenate(kiln_queue *queue, size_t n,
                                "%s: axis %d is out of range for arrays of %d "
                                "dimensions",
                                what, axis, nd);
-    return join(queue, n, arrays, (unsigned)(axis < 0 ? axis + nd : axis),
-                num_wait, wait, event, out, what);
+    return join(queue, n, arrays, (unsigned)(axis < 0 ? axis + nd : axis), num_wait, wait, event,
+                out, what);
 }
 
-kiln_status kiln_array_stack(kiln_queue *queue, size_t n,
-                             kiln_array *const *arrays, int axis,
-                             size_t num_wait, kiln_event *const *wait,
-                             kiln_event **event, kiln_array **out) {
+kiln_status kiln_array_stack(kiln_queue *queue, size_t n, kiln_array *const *arrays, int axis,
+                             size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                             kiln_array **out) {
     static const char what[] = "kiln_array_stack";
     kiln_status st = join_begin(queue, n, arrays, event, out, what);
     if (st != KILN_OK)
@@ -156,19 +147,17 @@ kiln_status kiln_array_stack(kiln_queue *queue, size_t n,
     for (size_t k = 1; k < n; k++)
         if (!kiln__array_same_shape(arrays[k], arrays[0])) {
             char t0[96], t1[96];
-            return kiln__error_set(
-                KILN_ERROR_MISMATCH, 0,
-                "%s: array %zu is %s, array 0 is %s: stack needs one shape",
-                what, k, kiln__array_describe(arrays[k], t1, sizeof t1),
-                kiln__array_describe(arrays[0], t0, sizeof t0));
+            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                                   "%s: array %zu is %s, array 0 is %s: stack needs one shape",
+                                   what, k, kiln__array_describe(arrays[k], t1, sizeof t1),
+                                   kiln__array_describe(arrays[0], t0, sizeof t0));
         }
     kiln_array **ex = calloc(n, sizeof *ex);
     if (!ex)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     for (size_t k = 0; st == KILN_OK && k < n; k++)
         if (!(ex[k] = expand(arrays[k], ax)))
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s",
-                                 what);
+            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (st == KILN_OK)
         st = join(queue, n, ex, ax, num_wait, wait, event, out, what);
     for (size_t k = 0; k < n; k++)

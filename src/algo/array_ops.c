@@ -13,8 +13,7 @@
  * even), as CuPy and PyTorch do without half hardware. */
 
 /* The text that reads element i of array `name` of dtype d. */
-static const char *read_elem(kiln_dtype d, const char *name, char *buf,
-                             size_t cap) {
+static const char *read_elem(kiln_dtype d, const char *name, char *buf, size_t cap) {
     if (d == KILN_FLOAT16)
         snprintf(buf, cap, "kiln_h2f(%s[i])", name);
     else
@@ -23,8 +22,7 @@ static const char *read_elem(kiln_dtype d, const char *name, char *buf,
 }
 
 /* The statement that stores expr into z[i] of dtype d. */
-static void store_elem(kiln_dtype d, const char *expr, char *buf,
-                       size_t cap) {
+static void store_elem(kiln_dtype d, const char *expr, char *buf, size_t cap) {
     if (d == KILN_FLOAT16)
         snprintf(buf, cap, "z[i] = kiln_f2h((float)(%s))", expr);
     else
@@ -33,19 +31,23 @@ static void store_elem(kiln_dtype d, const char *expr, char *buf,
 
 /* The expression of op on operands A and B (text), or NULL. Integer
  * division by zero gives 0 and INT_MIN / -1 wraps, instead of trapping. */
-const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
-                              const char *B, char *buf, size_t cap) {
+const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A, const char *B,
+                              char *buf, size_t cap) {
     switch (op) {
-    case KILN_OP_ADD: snprintf(buf, cap, "%s + %s", A, B); break;
-    case KILN_OP_SUB: snprintf(buf, cap, "%s - %s", A, B); break;
-    case KILN_OP_MUL: snprintf(buf, cap, "%s * %s", A, B); break;
+    case KILN_OP_ADD:
+        snprintf(buf, cap, "%s + %s", A, B);
+        break;
+    case KILN_OP_SUB:
+        snprintf(buf, cap, "%s - %s", A, B);
+        break;
+    case KILN_OP_MUL:
+        snprintf(buf, cap, "%s * %s", A, B);
+        break;
     case KILN_OP_DIV:
         if (kiln__is_float_dtype(d))
             snprintf(buf, cap, "%s / %s", A, B);
         else if (kiln__is_signed_dtype(d))
-            snprintf(buf, cap,
-                     "(%s == 0 ? 0 : (%s == -1 ? 0 - %s : %s / %s))", B, B, A,
-                     A, B);
+            snprintf(buf, cap, "(%s == 0 ? 0 : (%s == -1 ? 0 - %s : %s / %s))", B, B, A, A, B);
         else
             snprintf(buf, cap, "(%s == 0 ? 0 : %s / %s)", B, A, B);
         break;
@@ -57,27 +59,38 @@ const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A,
             snprintf(buf, cap, "((%s %c %s || %s != %s) ? %s : %s)", B,
                      op == KILN_OP_MIN ? '<' : '>', A, B, B, B, A);
         else
-            snprintf(buf, cap, "(%s %c %s ? %s : %s)", B,
-                     op == KILN_OP_MIN ? '<' : '>', A, B, A);
+            snprintf(buf, cap, "(%s %c %s ? %s : %s)", B, op == KILN_OP_MIN ? '<' : '>', A, B, A);
         break;
-    case KILN_OP_EQ: snprintf(buf, cap, "(%s == %s ? 1 : 0)", A, B); break;
-    case KILN_OP_NE: snprintf(buf, cap, "(%s != %s ? 1 : 0)", A, B); break;
-    case KILN_OP_LT: snprintf(buf, cap, "(%s < %s ? 1 : 0)", A, B); break;
-    case KILN_OP_LE: snprintf(buf, cap, "(%s <= %s ? 1 : 0)", A, B); break;
-    case KILN_OP_GT: snprintf(buf, cap, "(%s > %s ? 1 : 0)", A, B); break;
-    case KILN_OP_GE: snprintf(buf, cap, "(%s >= %s ? 1 : 0)", A, B); break;
-    default: return NULL;
+    case KILN_OP_EQ:
+        snprintf(buf, cap, "(%s == %s ? 1 : 0)", A, B);
+        break;
+    case KILN_OP_NE:
+        snprintf(buf, cap, "(%s != %s ? 1 : 0)", A, B);
+        break;
+    case KILN_OP_LT:
+        snprintf(buf, cap, "(%s < %s ? 1 : 0)", A, B);
+        break;
+    case KILN_OP_LE:
+        snprintf(buf, cap, "(%s <= %s ? 1 : 0)", A, B);
+        break;
+    case KILN_OP_GT:
+        snprintf(buf, cap, "(%s > %s ? 1 : 0)", A, B);
+        break;
+    case KILN_OP_GE:
+        snprintf(buf, cap, "(%s >= %s ? 1 : 0)", A, B);
+        break;
+    default:
+        return NULL;
     }
     return buf;
 }
 
 /* Launches ew over the output (the last of v), then drops ew. */
-static kiln_status launch_ew(kiln_queue *q, const char *what,
-                             kiln_elementwise *ew, size_t nv,
-                             const kiln_arg *v, size_t num_wait,
-                             kiln_event *const *wait, kiln_event **event) {
-    kiln_status st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size,
-                                             nv, v, num_wait, wait, event);
+static kiln_status launch_ew(kiln_queue *q, const char *what, kiln_elementwise *ew, size_t nv,
+                             const kiln_arg *v, size_t num_wait, kiln_event *const *wait,
+                             kiln_event **event) {
+    kiln_status st =
+        kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv, v, num_wait, wait, event);
     kiln_elementwise_release(ew);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
@@ -87,39 +100,35 @@ static kiln_status launch_ew(kiln_queue *q, const char *what,
 /* The elementwise an operation remembered under its fast key (the
  * operation and its dtypes: ctxcache.c), or NULL: then the caller builds
  * its source and caches it with cache_ew. */
-static kiln_elementwise *fast_ew(kiln_queue *q, const unsigned char *key,
-                                 size_t len) {
-    return (kiln_elementwise *)kiln__gen_fast_find(kiln_queue_context(q), key,
-                                                   len);
+static kiln_elementwise *fast_ew(kiln_queue *q, const unsigned char *key, size_t len) {
+    return (kiln_elementwise *)kiln__gen_fast_find(kiln_queue_context(q), key, len);
 }
 
 /* Every operator here writes z[i] from its operands' [i] on every item:
  * GPUs may run it in lanes (KILN__ELEMENTWISE_LANES). */
-static kiln_status ops_cached(kiln_queue *q, const char *args, const char *op,
-                              const char *name, kiln_elementwise **ew) {
-    return kiln__elementwise_cached_ex(kiln_queue_context(q), args, op, name,
-                                       NULL, KILN__ELEMENTWISE_LANES, ew);
+static kiln_status ops_cached(kiln_queue *q, const char *args, const char *op, const char *name,
+                              kiln_elementwise **ew) {
+    return kiln__elementwise_cached_ex(kiln_queue_context(q), args, op, name, NULL,
+                                       KILN__ELEMENTWISE_LANES, ew);
 }
 
-static kiln_status cache_ew(kiln_queue *q, const unsigned char *key,
-                            size_t len, const char *args, const char *op,
-                            const char *name, kiln_elementwise **ew) {
+static kiln_status cache_ew(kiln_queue *q, const unsigned char *key, size_t len, const char *args,
+                            const char *op, const char *name, kiln_elementwise **ew) {
     kiln_status st = ops_cached(q, args, op, name, ew);
     if (st == KILN_OK)
         kiln__gen_fast_put(kiln_queue_context(q), key, len, (kiln__gen *)*ew);
     return st;
 }
 
-static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
-                          const char *op, const char *name, size_t nv,
-                          const kiln_arg *v, size_t num_wait,
+static kiln_status run_ew(kiln_queue *q, const char *what, const char *args, const char *op,
+                          const char *name, size_t nv, const kiln_arg *v, size_t num_wait,
                           kiln_event *const *wait, kiln_event **event) {
     kiln_elementwise *ew = NULL;
     kiln_status st = ops_cached(q, args, op, name, &ew);
     /* the range: the output, always the last argument */
     if (st == KILN_OK)
-        st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv,
-                                     v, num_wait, wait, event);
+        st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv, v, num_wait, wait,
+                                     event);
     kiln_elementwise_release(ew);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
@@ -129,31 +138,25 @@ static kiln_status run_ew(kiln_queue *q, const char *what, const char *args,
 /* The operands of an operator: queue and context, shapes and dtypes.
  * b_name names a required second array operand ("b", "y"); NULL when the
  * operator has none (b is then NULL). */
-static kiln_status check_operands(kiln_queue *q, kiln_binary_op op,
-                                  kiln_array *out, kiln_array *a,
-                                  kiln_array *b, const char *b_name,
-                                  const char *what) {
+static kiln_status check_operands(kiln_queue *q, kiln_binary_op op, kiln_array *out, kiln_array *a,
+                                  kiln_array *b, const char *b_name, const char *what) {
     kiln_status st = kiln__array_check_queue(q, out, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(q, a, what);
     if (st == KILN_OK && b_name && !b)
-        st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                             what, b_name);
+        st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, b_name);
     if (st == KILN_OK && b)
         st = kiln__array_check_queue(q, b, what);
     if (st != KILN_OK)
         return st;
     if ((b && (a->dtype != b->dtype || !kiln__array_same_shape(a, b))) ||
-        !kiln__array_same_shape(a, out) ||
-        (op < KILN_OP_EQ && out->dtype != a->dtype))
-    {
+        !kiln__array_same_shape(a, out) || (op < KILN_OP_EQ && out->dtype != a->dtype)) {
         char to[96], ta[96], tb[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: shapes or dtypes do not match (out %s, a "
                                "%s%s%s)",
                                what, kiln__array_describe(out, to, sizeof to),
-                               kiln__array_describe(a, ta, sizeof ta),
-                               b ? ", b " : "",
+                               kiln__array_describe(a, ta, sizeof ta), b ? ", b " : "",
                                b ? kiln__array_describe(b, tb, sizeof tb) : "");
     }
     return KILN_OK;
@@ -161,16 +164,14 @@ static kiln_status check_operands(kiln_queue *q, kiln_binary_op op,
 
 /* Mixed dtypes compute in NumPy's promoted dtype (kiln_promote_types);
  * shapes broadcast (array_broadcast.c). */
-kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
-                              kiln_array *out, kiln_array *a, kiln_array *b,
-                              size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op, kiln_array *out, kiln_array *a,
+                              kiln_array *b, size_t num_wait, kiln_event *const *wait,
                               kiln_event **event) {
     const char *what = "kiln_array_binary";
     if (event)
         *event = NULL;
     if (a && kiln__is_complex_dtype(a->dtype))
-        return kiln__complex_binary(q, op, out, a, b, NULL, num_wait, wait,
-                                    event);
+        return kiln__complex_binary(q, op, out, a, b, NULL, num_wait, wait, event);
     kiln_status st = kiln__array_check_queue(q, out, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(q, a, what);
@@ -183,33 +184,27 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: out has dtype %s, but %s with %s gives "
                                "%s (NumPy's promotion)",
-                               what, kiln_dtype_name(out->dtype),
-                               kiln_dtype_name(a->dtype),
+                               what, kiln_dtype_name(out->dtype), kiln_dtype_name(a->dtype),
                                kiln_dtype_name(b->dtype), kiln_dtype_name(p));
     /* the source depends on the op and the dtypes only */
-    const unsigned char key[5] = {'b', (unsigned char)op,
-                                  (unsigned char)a->dtype,
-                                  (unsigned char)b->dtype,
-                                  (unsigned char)out->dtype};
+    const unsigned char key[5] = { 'b', (unsigned char)op, (unsigned char)a->dtype,
+                                   (unsigned char)b->dtype, (unsigned char)out->dtype };
     int keyed = (unsigned)op < 256;
     kiln_elementwise *ew = keyed ? fast_ew(q, key, sizeof key) : NULL;
     char expr[1024], args[128], opt[1100];
     if (!ew) {
         char X[32], Y[32], CX[480], CY[480];
-        kiln__cast_value(a->dtype, p, read_elem(a->dtype, "x", X, sizeof X),
-                         CX, sizeof CX);
-        kiln__cast_value(b->dtype, p, read_elem(b->dtype, "y", Y, sizeof Y),
-                         CY, sizeof CY);
+        kiln__cast_value(a->dtype, p, read_elem(a->dtype, "x", X, sizeof X), CX, sizeof CX);
+        kiln__cast_value(b->dtype, p, read_elem(b->dtype, "y", Y, sizeof Y), CY, sizeof CY);
         if (!kiln__binary_expr(op, p, CX, CY, expr, sizeof expr))
-            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                   "%s: unknown op %d", what, (int)op);
-        snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z",
-                 kiln__bits_type(a->dtype), kiln__bits_type(b->dtype),
-                 kiln__bits_type(out->dtype));
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what,
+                                   (int)op);
+        snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", kiln__bits_type(a->dtype),
+                 kiln__bits_type(b->dtype), kiln__bits_type(out->dtype));
         store_elem(out->dtype, expr, opt, sizeof opt);
     }
-    kiln_array *ops[2] = {a, b}, *views[2];
-    static const char *const names[2] = {"a", "b"};
+    kiln_array *ops[2] = { a, b }, *views[2];
+    static const char *const names[2] = { "a", "b" };
     st = kiln__broadcast_operands(what, out, 2, ops, names, views);
     if (st != KILN_OK) {
         kiln_elementwise_release(ew);
@@ -218,8 +213,7 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
     if (!ew)
         st = keyed ? cache_ew(q, key, sizeof key, args, opt, "kiln_binary", &ew)
                    : ops_cached(q, args, opt, "kiln_binary", &ew);
-    kiln_arg v[3] = {KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
-                     KILN_ARG_ARRAY(out)};
+    kiln_arg v[3] = { KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]), KILN_ARG_ARRAY(out) };
     if (st == KILN_OK)
         st = launch_ew(q, what, ew, 3, v, num_wait, wait, event);
     else
@@ -229,53 +223,45 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op,
     return st;
 }
 
-kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op,
-                                     kiln_array *out, kiln_array *a,
-                                     double scalar, size_t num_wait,
-                                     kiln_event *const *wait,
-                                     kiln_event **event) {
+kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op, kiln_array *out,
+                                     kiln_array *a, double scalar, size_t num_wait,
+                                     kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_binary_scalar";
     if (event)
         *event = NULL;
     if (a && kiln__is_complex_dtype(a->dtype))
-        return kiln__complex_binary(q, op, out, a, NULL, &scalar, num_wait,
-                                    wait, event);
+        return kiln__complex_binary(q, op, out, a, NULL, &scalar, num_wait, wait, event);
     kiln_status st = check_operands(q, op, out, a, NULL, NULL, what);
     if (st != KILN_OK)
         return st;
     int f16 = a->dtype == KILN_FLOAT16;
-    const unsigned char key[4] = {'s', (unsigned char)op,
-                                  (unsigned char)a->dtype,
-                                  (unsigned char)out->dtype};
+    const unsigned char key[4] = { 's', (unsigned char)op, (unsigned char)a->dtype,
+                                   (unsigned char)out->dtype };
     int keyed = (unsigned)op < 256;
     kiln_elementwise *ew = keyed ? fast_ew(q, key, sizeof key) : NULL;
     if (!ew) {
         char expr[256], args[128], opt[320], X[32];
-        if (!kiln__binary_expr(op, a->dtype,
-                               read_elem(a->dtype, "x", X, sizeof X), "s", expr,
+        if (!kiln__binary_expr(op, a->dtype, read_elem(a->dtype, "x", X, sizeof X), "s", expr,
                                sizeof expr))
-            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                   "%s: unknown op %d", what, (int)op);
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what,
+                                   (int)op);
         const char *t = kiln__bits_type(a->dtype);
-        snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t,
-                 f16 ? "float" : t, kiln__bits_type(out->dtype));
+        snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t, f16 ? "float" : t,
+                 kiln__bits_type(out->dtype));
         store_elem(out->dtype, expr, opt, sizeof opt);
-        st = keyed ? cache_ew(q, key, sizeof key, args, opt,
-                              "kiln_binary_scalar", &ew)
+        st = keyed ? cache_ew(q, key, sizeof key, args, opt, "kiln_binary_scalar", &ew)
                    : ops_cached(q, args, opt, "kiln_binary_scalar", &ew);
         if (st != KILN_OK)
             return kiln__error_prefix(st, "%s", what);
     }
     if (f16)
         scalar = kiln__round_to_half(scalar);
-    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_F64(scalar),
-                     KILN_ARG_ARRAY(out)};
+    kiln_arg v[3] = { KILN_ARG_ARRAY(a), KILN_ARG_F64(scalar), KILN_ARG_ARRAY(out) };
     return launch_ew(q, what, ew, 3, v, num_wait, wait, event);
 }
 
-kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
-                             kiln_array *a, size_t num_wait,
-                             kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out, kiln_array *a,
+                             size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_unary";
     if (event)
         *event = NULL;
@@ -284,9 +270,8 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
     kiln_status st = check_operands(q, KILN_OP_ADD, out, a, NULL, NULL, what);
     if (st != KILN_OK)
         return st;
-    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
-    const unsigned char key[3] = {'u', (unsigned char)op,
-                                  (unsigned char)a->dtype};
+    kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out) };
+    const unsigned char key[3] = { 'u', (unsigned char)op, (unsigned char)a->dtype };
     int keyed = (unsigned)op < 256;
     kiln_elementwise *ew = keyed ? fast_ew(q, key, sizeof key) : NULL;
     if (ew)
@@ -297,38 +282,45 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
      * expression used as is. */
     const char *f = NULL, *whole = NULL;
     switch (op) {
-    case KILN_OP_NEG: f = "-"; break;
+    case KILN_OP_NEG:
+        f = "-";
+        break;
     case KILN_OP_ABS:
         if (fl)
             f = "fabs";
         else
-            whole = kiln__is_signed_dtype(a->dtype) ? "(x[i] < 0 ? -x[i] : x[i])"
-                                              : "x[i]";
+            whole = kiln__is_signed_dtype(a->dtype) ? "(x[i] < 0 ? -x[i] : x[i])" : "x[i]";
         break;
-    case KILN_OP_SQRT: f = fl ? "sqrt" : NULL; break;
-    case KILN_OP_EXP: f = fl ? "exp" : NULL; break;
-    case KILN_OP_LOG: f = fl ? "log" : NULL; break;
-    case KILN_OP_SIN: f = fl ? "sin" : NULL; break;
-    case KILN_OP_COS: f = fl ? "cos" : NULL; break;
+    case KILN_OP_SQRT:
+        f = fl ? "sqrt" : NULL;
+        break;
+    case KILN_OP_EXP:
+        f = fl ? "exp" : NULL;
+        break;
+    case KILN_OP_LOG:
+        f = fl ? "log" : NULL;
+        break;
+    case KILN_OP_SIN:
+        f = fl ? "sin" : NULL;
+        break;
+    case KILN_OP_COS:
+        f = fl ? "cos" : NULL;
+        break;
     default:
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown op %d", what, (int)op);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     if (!f && !whole)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: op %d needs a float dtype, not %s", what,
-                               (int)op, kiln_dtype_name(a->dtype));
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: op %d needs a float dtype, not %s",
+                               what, (int)op, kiln_dtype_name(a->dtype));
     char args[128], opt[160], X[32], expr[64];
     if (f)
-        snprintf(expr, sizeof expr, "%s(%s)", f,
-                 read_elem(a->dtype, "x", X, sizeof X));
+        snprintf(expr, sizeof expr, "%s(%s)", f, read_elem(a->dtype, "x", X, sizeof X));
     else
         snprintf(expr, sizeof expr, "%s", whole);
     snprintf(args, sizeof args, "const %s *x, %s *z", t, t);
     store_elem(a->dtype, expr, opt, sizeof opt);
     if (!keyed)
-        return run_ew(q, what, args, opt, "kiln_unary", 2, v, num_wait, wait,
-                      event);
+        return run_ew(q, what, args, opt, "kiln_unary", 2, v, num_wait, wait, event);
     st = cache_ew(q, key, sizeof key, args, opt, "kiln_unary", &ew);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
@@ -337,15 +329,15 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out,
 
 /* x and y promoted and broadcast as in kiln_array_binary; alpha in the
  * promoted dtype (for FLOAT16 rounded to the nearest half first). */
-kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
-                            kiln_array *x, kiln_array *y, size_t num_wait,
-                            kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha, kiln_array *x,
+                            kiln_array *y, size_t num_wait, kiln_event *const *wait,
+                            kiln_event **event) {
     const char *what = "kiln_array_axpy";
     if (event)
         *event = NULL;
     if (x && kiln__is_complex_dtype(x->dtype))
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: complex arrays: use kiln_blas_axpy", what);
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: complex arrays: use kiln_blas_axpy",
+                               what);
     kiln_status st = kiln__array_check_queue(q, z, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(q, x, what);
@@ -358,37 +350,31 @@ kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha,
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: z has dtype %s, but x %s with y %s gives "
                                "%s (NumPy's promotion)",
-                               what, kiln_dtype_name(z->dtype),
-                               kiln_dtype_name(x->dtype),
+                               what, kiln_dtype_name(z->dtype), kiln_dtype_name(x->dtype),
                                kiln_dtype_name(y->dtype), kiln_dtype_name(p));
-    kiln_array *ops[2] = {x, y}, *views[2];
-    static const char *const names[2] = {"x", "y"};
+    kiln_array *ops[2] = { x, y }, *views[2];
+    static const char *const names[2] = { "x", "y" };
     st = kiln__broadcast_operands(what, z, 2, ops, names, views);
     if (st != KILN_OK)
         return st;
     int f16 = p == KILN_FLOAT16;
     /* the source depends on the dtypes only: built once per context */
-    const unsigned char key[3] = {'a', (unsigned char)x->dtype,
-                                  (unsigned char)y->dtype};
+    const unsigned char key[3] = { 'a', (unsigned char)x->dtype, (unsigned char)y->dtype };
     kiln_elementwise *ew = fast_ew(q, key, sizeof key);
     if (!ew) {
         char args[160], X[32], Y[32], CX[480], CY[480], op[1100];
         snprintf(args, sizeof args, "%s a, const %s *x, const %s *y, %s *z",
                  f16 ? "float" : kiln__bits_type(p), kiln__bits_type(x->dtype),
                  kiln__bits_type(y->dtype), kiln__bits_type(p));
-        kiln__cast_value(x->dtype, p, read_elem(x->dtype, "x", X, sizeof X),
-                         CX, sizeof CX);
-        kiln__cast_value(y->dtype, p, read_elem(y->dtype, "y", Y, sizeof Y),
-                         CY, sizeof CY);
-        snprintf(op, sizeof op, f16 ? "z[i] = kiln_f2h(a*%s + %s)"
-                                    : "z[i] = a*%s + %s",
-                 CX, CY);
+        kiln__cast_value(x->dtype, p, read_elem(x->dtype, "x", X, sizeof X), CX, sizeof CX);
+        kiln__cast_value(y->dtype, p, read_elem(y->dtype, "y", Y, sizeof Y), CY, sizeof CY);
+        snprintf(op, sizeof op, f16 ? "z[i] = kiln_f2h(a*%s + %s)" : "z[i] = a*%s + %s", CX, CY);
         st = cache_ew(q, key, sizeof key, args, op, "kiln_axpy", &ew);
     }
     if (f16)
         alpha = kiln__round_to_half(alpha);
-    kiln_arg v[4] = {KILN_ARG_F64(alpha), KILN_ARG_ARRAY(views[0]),
-                     KILN_ARG_ARRAY(views[1]), KILN_ARG_ARRAY(z)};
+    kiln_arg v[4] = { KILN_ARG_F64(alpha), KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
+                      KILN_ARG_ARRAY(z) };
     if (st == KILN_OK)
         st = launch_ew(q, what, ew, 4, v, num_wait, wait, event);
     else

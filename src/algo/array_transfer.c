@@ -11,10 +11,8 @@
 #include "base/error.h"
 
 /* Copy kernel over any layout: y[i] = x[i]. float16 travels as ushort. */
-kiln_status kiln__array_copy_kernel(kiln_queue *q, kiln_array *dst,
-                                    kiln_array *src, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event) {
+kiln_status kiln__array_copy_kernel(kiln_queue *q, kiln_array *dst, kiln_array *src,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     char args[96];
     const char *t = kiln__bits_type(src->dtype);
     snprintf(args, sizeof args, "%s *y, const %s *x", t, t);
@@ -24,12 +22,11 @@ kiln_status kiln__array_copy_kernel(kiln_queue *q, kiln_array *dst,
         s2.dtype = KILN_UINT16;
     }
     kiln_elementwise *ew = NULL;
-    kiln_status st = kiln__elementwise_cached(
-        kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", &ew);
+    kiln_status st =
+        kiln__elementwise_cached(kiln_queue_context(q), args, "y[i] = x[i]", "kiln_copy", &ew);
     if (st == KILN_OK) {
-        kiln_arg v[2] = {KILN_ARG_ARRAY(&d2), KILN_ARG_ARRAY(&s2)};
-        st = kiln_elementwise_launch(q, ew, d2.size, 2, v, num_wait, wait,
-                                     event);
+        kiln_arg v[2] = { KILN_ARG_ARRAY(&d2), KILN_ARG_ARRAY(&s2) };
+        st = kiln_elementwise_launch(q, ew, d2.size, 2, v, num_wait, wait, event);
     }
     kiln_elementwise_release(ew);
     return st;
@@ -37,25 +34,20 @@ kiln_status kiln__array_copy_kernel(kiln_queue *q, kiln_array *dst,
 
 /* Strided arrays: a dense temporary and the copy kernel, in the order the
  * direction needs (write: host -> tmp -> a; read: a -> tmp -> host). */
-static kiln_status transfer_strided(kiln_queue *q, kiln_array *a, void *host,
-                                    int to_device, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event) {
+static kiln_status transfer_strided(kiln_queue *q, kiln_array *a, void *host, int to_device,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     size_t bytes = a->size * kiln_dtype_size(a->dtype);
     kiln_array *tmp = NULL;
     kiln_event *e1 = NULL;
-    kiln_status st = kiln_array_empty(a->context, a->dtype, a->ndim,
-                                      a->shape, &tmp);
+    kiln_status st = kiln_array_empty(a->context, a->dtype, a->ndim, a->shape, &tmp);
     if (st == KILN_OK && to_device) {
-        st = kiln_buffer_write_async(q, tmp->buffer, 0, bytes, host, num_wait,
-                                     wait, &e1);
+        st = kiln_buffer_write_async(q, tmp->buffer, 0, bytes, host, num_wait, wait, &e1);
         if (st == KILN_OK)
             st = kiln__array_copy_kernel(q, a, tmp, 1, &e1, event);
     } else if (st == KILN_OK) {
         st = kiln__array_copy_kernel(q, tmp, a, num_wait, wait, &e1);
         if (st == KILN_OK)
-            st = kiln_buffer_read_async(q, tmp->buffer, 0, bytes, host, 1,
-                                        &e1, event);
+            st = kiln_buffer_read_async(q, tmp->buffer, 0, bytes, host, 1, &e1, event);
     }
     kiln__event_drop(&e1);
     kiln_array_release(tmp); /* queued work holds its buffer */
@@ -63,33 +55,30 @@ static kiln_status transfer_strided(kiln_queue *q, kiln_array *a, void *host,
 }
 
 /* One body for both directions of the host transfer of all of a. */
-static kiln_status transfer(const char *what, kiln_queue *q, kiln_array *a,
-                            void *host, int to_device, size_t num_wait,
-                            kiln_event *const *wait, kiln_event **event) {
+static kiln_status transfer(const char *what, kiln_queue *q, kiln_array *a, void *host,
+                            int to_device, size_t num_wait, kiln_event *const *wait,
+                            kiln_event **event) {
     if (event)
         *event = NULL;
     kiln_status st = kiln__array_check_queue(q, a, what);
     if (st != KILN_OK)
         return st;
     if (!host && a->size)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host is NULL", what);
     size_t es = kiln_dtype_size(a->dtype);
     if (a->size == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
     if (!kiln__array_contiguous(a))
         return transfer_strided(q, a, host, to_device, num_wait, wait, event);
     if (to_device)
-        return kiln_buffer_write_async(q, a->buffer, a->offset * es,
-                                       a->size * es, host, num_wait, wait,
-                                       event);
-    return kiln_buffer_read_async(q, a->buffer, a->offset * es, a->size * es,
-                                  host, num_wait, wait, event);
+        return kiln_buffer_write_async(q, a->buffer, a->offset * es, a->size * es, host, num_wait,
+                                       wait, event);
+    return kiln_buffer_read_async(q, a->buffer, a->offset * es, a->size * es, host, num_wait, wait,
+                                  event);
 }
 
 /* The blocking forms: the transfer, then a wait for it. */
-static kiln_status transfer_blocking(const char *what, kiln_queue *q,
-                                     kiln_array *a, void *host,
+static kiln_status transfer_blocking(const char *what, kiln_queue *q, kiln_array *a, void *host,
                                      int to_device) {
     kiln_event *e = NULL;
     kiln_status st = transfer(what, q, a, host, to_device, 0, NULL, &e);
@@ -99,22 +88,18 @@ static kiln_status transfer_blocking(const char *what, kiln_queue *q,
     return st;
 }
 
-kiln_status kiln_array_read_async(kiln_queue *q, kiln_array *a, void *host,
-                                  size_t num_wait, kiln_event *const *wait,
-                                  kiln_event **event) {
-    return transfer("kiln_array_read_async", q, a, host, 0, num_wait, wait,
-                    event);
+kiln_status kiln_array_read_async(kiln_queue *q, kiln_array *a, void *host, size_t num_wait,
+                                  kiln_event *const *wait, kiln_event **event) {
+    return transfer("kiln_array_read_async", q, a, host, 0, num_wait, wait, event);
 }
 
-kiln_status kiln_array_read_future(kiln_queue *q, kiln_array *a,
-                                   size_t num_wait, kiln_event *const *wait,
-                                   kiln_future **future) {
+kiln_status kiln_array_read_future(kiln_queue *q, kiln_array *a, size_t num_wait,
+                                   kiln_event *const *wait, kiln_future **future) {
     const char *fn = "kiln_array_read_future";
     if (future)
         *future = NULL;
     if (!future)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: future is NULL",
-                               fn);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: future is NULL", fn);
     kiln_status st = kiln__array_check_queue(q, a, fn);
     if (st != KILN_OK)
         return st;
@@ -139,22 +124,18 @@ kiln_status kiln_array_read(kiln_queue *q, kiln_array *a, void *host) {
     return transfer_blocking("kiln_array_read", q, a, host, 0);
 }
 
-kiln_status kiln_array_write_async(kiln_queue *q, kiln_array *a,
-                                   const void *host, size_t num_wait,
-                                   kiln_event *const *wait,
-                                   kiln_event **event) {
+kiln_status kiln_array_write_async(kiln_queue *q, kiln_array *a, const void *host, size_t num_wait,
+                                   kiln_event *const *wait, kiln_event **event) {
     /* The write only reads host; the shared body takes it as void *. */
-    return transfer("kiln_array_write_async", q, a, (void *)host, 1, num_wait,
-                    wait, event);
+    return transfer("kiln_array_write_async", q, a, (void *)host, 1, num_wait, wait, event);
 }
 
 kiln_status kiln_array_write(kiln_queue *q, kiln_array *a, const void *host) {
     return transfer_blocking("kiln_array_write", q, a, (void *)host, 1);
 }
 
-kiln_status kiln_array_copy(kiln_queue *q, kiln_array *dst, kiln_array *src,
-                            size_t num_wait, kiln_event *const *wait,
-                            kiln_event **event) {
+kiln_status kiln_array_copy(kiln_queue *q, kiln_array *dst, kiln_array *src, size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
     kiln_status st = kiln__array_check_queue(q, dst, "kiln_array_copy");
@@ -174,14 +155,13 @@ kiln_status kiln_array_copy(kiln_queue *q, kiln_array *dst, kiln_array *src,
     if (src->size == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
     if (kiln__array_contiguous(src) && kiln__array_contiguous(dst))
-        return kiln_buffer_copy(q, src->buffer, src->offset * es,
-                                      dst->buffer, dst->offset * es,
-                                      src->size * es, num_wait, wait, event);
+        return kiln_buffer_copy(q, src->buffer, src->offset * es, dst->buffer, dst->offset * es,
+                                src->size * es, num_wait, wait, event);
     return kiln__array_copy_kernel(q, dst, src, num_wait, wait, event);
 }
 
-kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
-                                    kiln_queue *src_queue, kiln_array *src) {
+kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst, kiln_queue *src_queue,
+                                    kiln_array *src) {
     kiln_status st = kiln__array_check_queue(dst_queue, dst, "kiln_array_copy_between");
     if (st == KILN_OK)
         st = kiln__array_check_queue(src_queue, src, "kiln_array_copy_between");
@@ -201,8 +181,7 @@ kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
     void *host = malloc(bytes);
     if (!host)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_array_copy_between: staging %zu bytes",
-                               bytes);
+                               "kiln_array_copy_between: staging %zu bytes", bytes);
     st = kiln_array_read(src_queue, src, host);
     if (st == KILN_OK)
         st = kiln_array_write(dst_queue, dst, host);
@@ -256,11 +235,10 @@ static const char staging_key = 0;
 
 /* A free kept buffer of at least bytes (slot >= 0), else a new one (slot
  * -1 when none is free to keep it in). */
-static kiln_status staging_take(kiln_context *ctx, size_t bytes,
-                                kiln_buffer **buf, int *slot) {
+static kiln_status staging_take(kiln_context *ctx, size_t bytes, kiln_buffer **buf, int *slot) {
     void *data = NULL;
-    kiln_status st = kiln_context_attach(ctx, &staging_key, staging_make,
-                                         NULL, staging_free, &data);
+    kiln_status st =
+        kiln_context_attach(ctx, &staging_key, staging_make, NULL, staging_free, &data);
     if (st != KILN_OK)
         return st;
     staging *sg = data;
@@ -289,8 +267,7 @@ static kiln_status staging_take(kiln_context *ctx, size_t bytes,
         return KILN_OK;
     /* a new buffer: grow by half again, so a series of sizes settles */
     kiln_buffer *nb = NULL;
-    st = kiln_buffer_create(ctx, bytes + bytes / 2,
-                            KILN_BUFFER_HOST_PINNED | KILN_BUFFER_POOLED,
+    st = kiln_buffer_create(ctx, bytes + bytes / 2, KILN_BUFFER_HOST_PINNED | KILN_BUFFER_POOLED,
                             NULL, &nb);
     pthread_mutex_lock(&sg->lock);
     if (*slot >= 0) {
@@ -310,8 +287,7 @@ static kiln_status staging_take(kiln_context *ctx, size_t bytes,
 /* Gives a taken buffer back (drops the caller's reference). */
 static void staging_give(kiln_context *ctx, kiln_buffer *buf, int slot) {
     void *data = NULL;
-    if (slot >= 0 && kiln_context_attach(ctx, &staging_key, staging_make,
-                                         NULL, staging_free,
+    if (slot >= 0 && kiln_context_attach(ctx, &staging_key, staging_make, NULL, staging_free,
                                          &data) == KILN_OK) {
         staging *sg = data;
         pthread_mutex_lock(&sg->lock);
@@ -340,8 +316,7 @@ static void between_free(between *b) {
     free(b);
 }
 
-static void between_unmapped(kiln_event *ev, kiln_event_state state,
-                             void *arg) {
+static void between_unmapped(kiln_event *ev, kiln_event_state state, void *arg) {
     (void)ev;
     between *b = arg;
     if (state != KILN_EVENT_COMPLETE)
@@ -355,8 +330,7 @@ static void between_read(kiln_event *ev, kiln_event_state state, void *arg) {
     if (state != KILN_EVENT_COMPLETE)
         atomic_store(&b->src_failed, 1);
     kiln_event *unmapped = NULL;
-    if (kiln_buffer_unmap(b->stage_q, b->S, b->hS, 0, NULL, &unmapped) !=
-            KILN_OK ||
+    if (kiln_buffer_unmap(b->stage_q, b->S, b->hS, 0, NULL, &unmapped) != KILN_OK ||
         kiln_queue_flush(b->stage_q) != KILN_OK ||
         kiln_event_on_complete(unmapped, between_unmapped, b) != KILN_OK) {
         atomic_store(&b->src_failed, 1);
@@ -367,22 +341,17 @@ static void between_read(kiln_event *ev, kiln_event_state state, void *arg) {
     kiln_event_release(unmapped);
 }
 
-static void between_copied(kiln_event *ev, kiln_event_state state,
-                           void *arg) {
+static void between_copied(kiln_event *ev, kiln_event_state state, void *arg) {
     (void)ev;
     between *b = arg;
     int failed = state != KILN_EVENT_COMPLETE || atomic_load(&b->src_failed);
-    kiln_event_set_complete(b->out,
-                            failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE);
+    kiln_event_set_complete(b->out, failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE);
     between_free(b);
 }
 
-kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
-                                          kiln_array *dst,
-                                          kiln_queue *src_queue,
-                                          kiln_array *src, size_t num_wait,
-                                          kiln_event *const *wait,
-                                          kiln_event **event) {
+kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue, kiln_array *dst,
+                                          kiln_queue *src_queue, kiln_array *src, size_t num_wait,
+                                          kiln_event *const *wait, kiln_event **event) {
     const char *fn = "kiln_array_copy_between_async";
     if (event)
         *event = NULL;
@@ -393,10 +362,9 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
         return st;
     if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src)) {
         char td[96], ts[96];
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: shapes or dtypes differ (dst %s, src %s)",
-                               fn, kiln__array_describe(dst, td, sizeof td),
-                               kiln__array_describe(src, ts, sizeof ts));
+        return kiln__error_set(
+            KILN_ERROR_MISMATCH, 0, "%s: shapes or dtypes differ (dst %s, src %s)", fn,
+            kiln__array_describe(dst, td, sizeof td), kiln__array_describe(src, ts, sizeof ts));
     }
     kiln_context *dctx = kiln_queue_context(dst_queue);
     if (kiln_queue_context(src_queue) == dctx)
@@ -414,8 +382,7 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
     if (st == KILN_OK)
         st = staging_take(dctx, bytes, &b->S, &b->slot);
     if (st == KILN_OK)
-        st = kiln_buffer_map(b->stage_q, b->S, KILN_MAP_WRITE_INVALIDATE, 0,
-                             bytes, &b->hS);
+        st = kiln_buffer_map(b->stage_q, b->S, KILN_MAP_WRITE_INVALIDATE, 0, bytes, &b->hS);
     if (st == KILN_OK)
         st = kiln_event_create_user(dctx, &b->gate);
     if (st == KILN_OK)
@@ -432,19 +399,17 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
      * A strided dst is copied by the copy kernel straight from S (a dense
      * array header over the staging buffer). */
     if (kiln__array_contiguous(dst)) {
-        st = kiln_buffer_copy(dst_queue, b->S, 0, kiln_array_buffer(dst),
-                              dst->offset * es, bytes, 1, &b->gate, &copied);
+        st = kiln_buffer_copy(dst_queue, b->S, 0, kiln_array_buffer(dst), dst->offset * es, bytes,
+                              1, &b->gate, &copied);
     } else {
         kiln_array dense = *dst;
         dense.buffer = b->S;
         dense.offset = 0;
         kiln__array_set_dense(&dense, dst->ndim, dst->shape);
-        st = kiln__array_copy_kernel(dst_queue, dst, &dense, 1, &b->gate,
-                                     &copied);
+        st = kiln__array_copy_kernel(dst_queue, dst, &dense, 1, &b->gate, &copied);
     }
     if (st == KILN_OK)
-        st = kiln_array_read_async(src_queue, src, b->hS, num_wait, wait,
-                                   &read);
+        st = kiln_array_read_async(src_queue, src, b->hS, num_wait, wait, &read);
     if (st != KILN_OK) {
         /* open the gate so an enqueued copy can end, then clean up */
         kiln_event_set_complete(b->gate, KILN_EVENT_COMPLETE);
@@ -466,8 +431,10 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue,
     kiln_event_release(copied);
     if (st != KILN_OK) { /* out of memory for a callback: cannot go on */
         kiln_event_release(out);
-        return kiln__error_prefix(st, "%s: the copy is enqueued but cannot "
-                                      "be completed", fn);
+        return kiln__error_prefix(st,
+                                  "%s: the copy is enqueued but cannot "
+                                  "be completed",
+                                  fn);
     }
     if (event)
         *event = out;

@@ -32,15 +32,12 @@ static ptrdiff_t slice_len(kiln_slice s, ptrdiff_t n, ptrdiff_t *first) {
     return b > e ? (b - e + (-s.step) - 1) / (-s.step) : 0;
 }
 
-kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices,
-                            kiln_array **view) {
+kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices, kiln_array **view) {
     if (!view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_view: view is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_view: view is NULL");
     *view = NULL;
     if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_view: array is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_view: array is NULL");
     size_t shape[KILN_ARRAY_MAX_DIMS];
     ptrdiff_t strides[KILN_ARRAY_MAX_DIMS];
     ptrdiff_t off = (ptrdiff_t)a->offset;
@@ -49,8 +46,7 @@ kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices,
         kiln_slice s = slices ? slices[d] : KILN_SLICE_ALL;
         if (s.step == 0)
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                   "kiln_array_view: dimension %u has step 0",
-                                   d);
+                                   "kiln_array_view: dimension %u has step 0", d);
         ptrdiff_t first = 0;
         ptrdiff_t len = slice_len(s, (ptrdiff_t)a->shape[d], &first);
         shape[d] = (size_t)len;
@@ -61,8 +57,7 @@ kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices,
     }
     kiln_array *v = kiln__array_clone_header(a);
     if (!v)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_array_view");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_array_view");
     for (unsigned d = 0; d < a->ndim; d++) {
         v->shape[d] = shape[d];
         v->strides[d] = strides[d];
@@ -73,15 +68,12 @@ kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices,
     return KILN_OK;
 }
 
-kiln_status kiln_array_swapaxes(kiln_array *a, unsigned d0, unsigned d1,
-                                kiln_array **view) {
+kiln_status kiln_array_swapaxes(kiln_array *a, unsigned d0, unsigned d1, kiln_array **view) {
     if (!view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_swapaxes: view is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_swapaxes: view is NULL");
     *view = NULL;
     if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_swapaxes: array is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_swapaxes: array is NULL");
     if (d0 >= a->ndim || d1 >= a->ndim)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "kiln_array_swapaxes: dimensions %u, %u of a "
@@ -89,8 +81,7 @@ kiln_status kiln_array_swapaxes(kiln_array *a, unsigned d0, unsigned d1,
                                d0, d1, a->ndim);
     kiln_array *v = kiln__array_clone_header(a);
     if (!v)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_array_swapaxes");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_array_swapaxes");
     size_t s = v->shape[d0];
     v->shape[d0] = v->shape[d1];
     v->shape[d1] = s;
@@ -101,18 +92,15 @@ kiln_status kiln_array_swapaxes(kiln_array *a, unsigned d0, unsigned d1,
     return KILN_OK;
 }
 
-kiln_status kiln_array_reshape(kiln_array *a, unsigned ndim,
-                               const size_t *shape, kiln_array **view) {
+kiln_status kiln_array_reshape(kiln_array *a, unsigned ndim, const size_t *shape,
+                               kiln_array **view) {
     if (!view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_reshape: view is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_reshape: view is NULL");
     *view = NULL;
     if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_reshape: array is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_reshape: array is NULL");
     size_t n;
-    kiln_status st = kiln__array_check_shape("kiln_array_reshape", a->dtype,
-                                             ndim, shape, &n);
+    kiln_status st = kiln__array_check_shape("kiln_array_reshape", a->dtype, ndim, shape, &n);
     if (st != KILN_OK)
         return st;
     if (n != a->size)
@@ -126,8 +114,7 @@ kiln_status kiln_array_reshape(kiln_array *a, unsigned ndim,
                                "view; copy it first");
     kiln_array *v = kiln__array_clone_header(a);
     if (!v)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_array_reshape");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_array_reshape");
     kiln__array_set_dense(v, ndim, shape);
     *view = v;
     return KILN_OK;

@@ -6,19 +6,15 @@
 #include "algo/array_internal.h"
 #include "base/error.h"
 
-kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset,
-                                   kiln_dtype dtype, unsigned ndim,
-                                   const size_t *shape,
-                                   const ptrdiff_t *strides,
+kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset, kiln_dtype dtype,
+                                   unsigned ndim, const size_t *shape, const ptrdiff_t *strides,
                                    kiln_array **array) {
     static const char fn[] = "kiln_array_from_buffer";
     if (!array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL",
-                               fn);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL", fn);
     *array = NULL;
     if (!buffer)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: buffer is NULL", fn);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: buffer is NULL", fn);
     size_t n;
     kiln_status st = kiln__array_check_shape(fn, dtype, ndim, shape, &n);
     if (st != KILN_OK)
@@ -32,7 +28,8 @@ kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset,
     if (offset > bytes)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "%s: offset %zu is past the end of the buffer "
-                               "(%zu bytes)", fn, offset, bytes);
+                               "(%zu bytes)",
+                               fn, offset, bytes);
     /* Strides in elements; NULL: dense C order (a product that wraps is
      * clamped, and the bounds check below refuses it). */
     ptrdiff_t st_el[KILN_ARRAY_MAX_DIMS], dense = 1;
@@ -51,18 +48,15 @@ kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset,
         for (unsigned d = 0; d < ndim; d++) {
             ptrdiff_t ext;
             if (shape[d] - 1 > (size_t)PTRDIFF_MAX ||
-                __builtin_mul_overflow((ptrdiff_t)(shape[d] - 1), st_el[d],
-                                       &ext) ||
-                __builtin_add_overflow(ext < 0 ? lo : hi, ext,
-                                       ext < 0 ? &lo : &hi))
+                __builtin_mul_overflow((ptrdiff_t)(shape[d] - 1), st_el[d], &ext) ||
+                __builtin_add_overflow(ext < 0 ? lo : hi, ext, ext < 0 ? &lo : &hi))
                 overflow = 1;
         }
         ptrdiff_t first = 0, end = 0;
-        if (!overflow &&
-            (__builtin_mul_overflow(lo, (ptrdiff_t)es, &first) ||
-             __builtin_add_overflow(first, (ptrdiff_t)offset, &first) ||
-             __builtin_mul_overflow(hi + 1, (ptrdiff_t)es, &end) ||
-             __builtin_add_overflow(end, (ptrdiff_t)offset, &end)))
+        if (!overflow && (__builtin_mul_overflow(lo, (ptrdiff_t)es, &first) ||
+                          __builtin_add_overflow(first, (ptrdiff_t)offset, &first) ||
+                          __builtin_mul_overflow(hi + 1, (ptrdiff_t)es, &end) ||
+                          __builtin_add_overflow(end, (ptrdiff_t)offset, &end)))
             overflow = 1;
         if (overflow)
             return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,

@@ -14,32 +14,28 @@ int kiln__is_complex_dtype(kiln_dtype d) {
 }
 
 kiln_dtype kiln__complex_part_dtype(kiln_dtype d) {
-    return d == KILN_COMPLEX64    ? KILN_FLOAT32
-           : d == KILN_COMPLEX128 ? KILN_FLOAT64
-                                  : d;
+    return d == KILN_COMPLEX64 ? KILN_FLOAT32 : d == KILN_COMPLEX128 ? KILN_FLOAT64 : d;
 }
 
 kiln_dtype kiln__complex_of(kiln_dtype d) {
-    return d == KILN_FLOAT32   ? KILN_COMPLEX64
-           : d == KILN_FLOAT64 ? KILN_COMPLEX128
-                               : (kiln_dtype)0;
+    return d == KILN_FLOAT32 ? KILN_COMPLEX64 : d == KILN_FLOAT64 ? KILN_COMPLEX128 : (kiln_dtype)0;
 }
 
 /* "f" for the cfloat helpers, "" for the cdouble ones. */
-static const char *sfx(kiln_dtype d) { return d == KILN_COMPLEX64 ? "f" : ""; }
+static const char *sfx(kiln_dtype d) {
+    return d == KILN_COMPLEX64 ? "f" : "";
+}
 
 /* The statement z[i] = value, value being a complex expression when
  * is_complex, else a real one, converted to z's dtype zd. */
-static void store(kiln_dtype zd, const char *value, int is_complex,
-                  char *buf, size_t cap) {
+static void store(kiln_dtype zd, const char *value, int is_complex, char *buf, size_t cap) {
     const char *zt = kiln_dtype_name(zd);
     if (kiln__is_complex_dtype(zd)) {
         const char *pt = kiln_dtype_name(kiln__complex_part_dtype(zd));
         if (is_complex) /* of zd's own type */
             snprintf(buf, cap, "z[i] = %s", value);
         else
-            snprintf(buf, cap, "z[i] = kiln_%s_make((%s)(%s), (%s)0)", zt, pt,
-                     value, pt);
+            snprintf(buf, cap, "z[i] = kiln_%s_make((%s)(%s), (%s)0)", zt, pt, value, pt);
         return;
     }
     char real[200];
@@ -50,34 +46,31 @@ static void store(kiln_dtype zd, const char *value, int is_complex,
         snprintf(buf, cap, "z[i] = (%s)(%s)", zt, real);
 }
 
-static kiln_status run(kiln_queue *q, const char *what, const char *args,
-                       const char *op, size_t nv, const kiln_arg *v,
-                       size_t num_wait, kiln_event *const *wait,
+static kiln_status run(kiln_queue *q, const char *what, const char *args, const char *op, size_t nv,
+                       const kiln_arg *v, size_t num_wait, kiln_event *const *wait,
                        kiln_event **event) {
     kiln_elementwise *ew = NULL;
-    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args, op,
-                                              "kiln_complex", &ew);
+    kiln_status st = kiln__elementwise_cached(kiln_queue_context(q), args, op, "kiln_complex", &ew);
     if (st == KILN_OK)
-        st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv,
-                                     v, num_wait, wait, event);
+        st = kiln_elementwise_launch(q, ew, v[nv - 1].value.array->size, nv, v, num_wait, wait,
+                                     event);
     kiln_elementwise_release(ew);
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-static kiln_status mismatch(const char *what, const kiln_array *out,
-                            const kiln_array *a, const kiln_array *b) {
+static kiln_status mismatch(const char *what, const kiln_array *out, const kiln_array *a,
+                            const kiln_array *b) {
     char to[96], ta[96], tb[96];
     return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                            "%s: shapes or dtypes do not match (out %s, a "
                            "%s%s%s)",
                            what, kiln__array_describe(out, to, sizeof to),
-                           kiln__array_describe(a, ta, sizeof ta),
-                           b ? ", b " : "",
+                           kiln__array_describe(a, ta, sizeof ta), b ? ", b " : "",
                            b ? kiln__array_describe(b, tb, sizeof tb) : "");
 }
 
-static kiln_status check_queue(kiln_queue *q, const char *what,
-                               kiln_array *out, kiln_array *a, kiln_array *b) {
+static kiln_status check_queue(kiln_queue *q, const char *what, kiln_array *out, kiln_array *a,
+                               kiln_array *b) {
     kiln_status st = kiln__array_check_queue(q, out, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(q, a, what);
@@ -91,43 +84,52 @@ static const char *real_elem(kiln_dtype d) {
     return d == KILN_FLOAT16 ? "kiln_h2f(x[i])" : "x[i]";
 }
 
-kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op,
-                                 kiln_array *out, kiln_array *a,
-                                 kiln_array *b, const double *scalar,
-                                 size_t num_wait, kiln_event *const *wait,
-                                 kiln_event **event) {
-    const char *what = scalar ? "kiln_array_binary_scalar"
-                              : "kiln_array_binary";
+kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op, kiln_array *out, kiln_array *a,
+                                 kiln_array *b, const double *scalar, size_t num_wait,
+                                 kiln_event *const *wait, kiln_event **event) {
+    const char *what = scalar ? "kiln_array_binary_scalar" : "kiln_array_binary";
     kiln_status st = check_queue(q, what, out, a, b);
     if (st != KILN_OK)
         return st;
     if (!scalar && !b)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: b is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: b is NULL", what);
     int cmp = op == KILN_OP_EQ || op == KILN_OP_NE;
     if ((b && (a->dtype != b->dtype || !kiln__array_same_shape(a, b))) ||
-        !kiln__array_same_shape(a, out) ||
-        !kiln__is_complex_dtype(a->dtype) ||
+        !kiln__array_same_shape(a, out) || !kiln__is_complex_dtype(a->dtype) ||
         (!cmp && out->dtype != a->dtype))
         return mismatch(what, out, a, b);
     const char *s = sfx(a->dtype), *t = kiln_dtype_name(a->dtype);
     const char *pt = kiln_dtype_name(kiln__complex_part_dtype(a->dtype));
     const char *fn;
     switch (op) {
-    case KILN_OP_ADD: fn = "cadd"; break;
-    case KILN_OP_SUB: fn = "csub"; break;
-    case KILN_OP_MUL: fn = "cmul"; break;
-    case KILN_OP_DIV: fn = "cdiv"; break;
-    case KILN_OP_EQ: case KILN_OP_NE: fn = "ceq"; break;
-    case KILN_OP_MIN: case KILN_OP_MAX: case KILN_OP_LT: case KILN_OP_LE:
-    case KILN_OP_GT: case KILN_OP_GE:
+    case KILN_OP_ADD:
+        fn = "cadd";
+        break;
+    case KILN_OP_SUB:
+        fn = "csub";
+        break;
+    case KILN_OP_MUL:
+        fn = "cmul";
+        break;
+    case KILN_OP_DIV:
+        fn = "cdiv";
+        break;
+    case KILN_OP_EQ:
+    case KILN_OP_NE:
+        fn = "ceq";
+        break;
+    case KILN_OP_MIN:
+    case KILN_OP_MAX:
+    case KILN_OP_LT:
+    case KILN_OP_LE:
+    case KILN_OP_GT:
+    case KILN_OP_GE:
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: op %d orders values; complex numbers "
                                "have no order",
                                what, (int)op);
     default:
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown op %d", what, (int)op);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     char B[64], expr[160], args[160], opt[400];
     if (scalar)
@@ -135,63 +137,64 @@ kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op,
     else
         snprintf(B, sizeof B, "y[i]");
     if (cmp)
-        snprintf(expr, sizeof expr, "(kiln_%s%s(x[i], %s) ? %d : %d)", fn, s,
-                 B, op == KILN_OP_EQ, op != KILN_OP_EQ);
+        snprintf(expr, sizeof expr, "(kiln_%s%s(x[i], %s) ? %d : %d)", fn, s, B, op == KILN_OP_EQ,
+                 op != KILN_OP_EQ);
     else
         snprintf(expr, sizeof expr, "kiln_%s%s(x[i], %s)", fn, s, B);
     store(out->dtype, expr, !cmp, opt, sizeof opt);
     const char *zt = kiln__bits_type(out->dtype);
     if (scalar) {
         snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t, pt, zt);
-        kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_F64(*scalar),
-                         KILN_ARG_ARRAY(out)};
+        kiln_arg v[3] = { KILN_ARG_ARRAY(a), KILN_ARG_F64(*scalar), KILN_ARG_ARRAY(out) };
         return run(q, what, args, opt, 3, v, num_wait, wait, event);
     }
     snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", t, t, zt);
-    kiln_arg v[3] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b),
-                     KILN_ARG_ARRAY(out)};
+    kiln_arg v[3] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b), KILN_ARG_ARRAY(out) };
     return run(q, what, args, opt, 3, v, num_wait, wait, event);
 }
 
-kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op,
-                                kiln_array *out, kiln_array *a,
-                                size_t num_wait, kiln_event *const *wait,
-                                kiln_event **event) {
+kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out, kiln_array *a,
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_unary";
     kiln_status st = check_queue(q, what, out, a, NULL);
     if (st != KILN_OK)
         return st;
-    kiln_dtype want = op == KILN_OP_ABS ? kiln__complex_part_dtype(a->dtype)
-                                        : a->dtype;
-    if (!kiln__is_complex_dtype(a->dtype) || out->dtype != want ||
-        !kiln__array_same_shape(a, out))
+    kiln_dtype want = op == KILN_OP_ABS ? kiln__complex_part_dtype(a->dtype) : a->dtype;
+    if (!kiln__is_complex_dtype(a->dtype) || out->dtype != want || !kiln__array_same_shape(a, out))
         return mismatch(what, out, a, NULL);
     const char *fn;
     switch (op) {
-    case KILN_OP_NEG: fn = "cneg"; break;
-    case KILN_OP_ABS: fn = "cabs"; break;
-    case KILN_OP_EXP: fn = "cexp"; break;
-    case KILN_OP_SQRT: case KILN_OP_LOG: case KILN_OP_SIN: case KILN_OP_COS:
+    case KILN_OP_NEG:
+        fn = "cneg";
+        break;
+    case KILN_OP_ABS:
+        fn = "cabs";
+        break;
+    case KILN_OP_EXP:
+        fn = "cexp";
+        break;
+    case KILN_OP_SQRT:
+    case KILN_OP_LOG:
+    case KILN_OP_SIN:
+    case KILN_OP_COS:
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: op %d is not implemented for %s "
                                "(complex arrays have NEG, ABS and EXP)",
                                what, (int)op, kiln_dtype_name(a->dtype));
     default:
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown op %d", what, (int)op);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     char expr[64], args[128], opt[320];
     snprintf(expr, sizeof expr, "kiln_%s%s(x[i])", fn, sfx(a->dtype));
     store(out->dtype, expr, op != KILN_OP_ABS, opt, sizeof opt);
-    snprintf(args, sizeof args, "const %s *x, %s *z",
-             kiln_dtype_name(a->dtype), kiln__bits_type(out->dtype));
-    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
+    snprintf(args, sizeof args, "const %s *x, %s *z", kiln_dtype_name(a->dtype),
+             kiln__bits_type(out->dtype));
+    kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out) };
     return run(q, what, args, opt, 2, v, num_wait, wait, event);
 }
 
-kiln_status kiln_array_conj(kiln_queue *q, kiln_array *out, kiln_array *a,
-                            size_t num_wait, kiln_event *const *wait,
-                            kiln_event **event) {
+kiln_status kiln_array_conj(kiln_queue *q, kiln_array *out, kiln_array *a, size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_conj";
     if (event)
         *event = NULL;
@@ -205,16 +208,14 @@ kiln_status kiln_array_conj(kiln_queue *q, kiln_array *out, kiln_array *a,
     char args[128], opt[320], expr[64];
     snprintf(expr, sizeof expr, "kiln_conj%s(x[i])", sfx(a->dtype));
     store(a->dtype, expr, 1, opt, sizeof opt);
-    snprintf(args, sizeof args, "const %s *x, %s *z",
-             kiln_dtype_name(a->dtype), kiln_dtype_name(a->dtype));
-    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out)};
+    snprintf(args, sizeof args, "const %s *x, %s *z", kiln_dtype_name(a->dtype),
+             kiln_dtype_name(a->dtype));
+    kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out) };
     return run(q, what, args, opt, 2, v, num_wait, wait, event);
 }
 
-kiln_status kiln_array_complex_cast(kiln_queue *q, kiln_array *out,
-                                    kiln_array *a, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event) {
+kiln_status kiln_array_complex_cast(kiln_queue *q, kiln_array *out, kiln_array *a, size_t num_wait,
+                                    kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_complex_cast";
     if (event)
         *event = NULL;
@@ -225,41 +226,35 @@ kiln_status kiln_array_complex_cast(kiln_queue *q, kiln_array *out,
         return mismatch(what, out, a, NULL);
     int ca = kiln__is_complex_dtype(a->dtype);
     if (!ca && !kiln__is_complex_dtype(out->dtype))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: neither %s nor %s is complex", what,
-                               kiln_dtype_name(a->dtype),
-                               kiln_dtype_name(out->dtype));
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: neither %s nor %s is complex",
+                               what, kiln_dtype_name(a->dtype), kiln_dtype_name(out->dtype));
     char args[128], opt[400];
-    store(out->dtype, ca ? "x[i]" : real_elem(a->dtype), ca, opt,
-          sizeof opt);
+    store(out->dtype, ca ? "x[i]" : real_elem(a->dtype), ca, opt, sizeof opt);
     if (ca && kiln__is_complex_dtype(out->dtype)) /* no helper call to name */
         snprintf(opt, sizeof opt, "z[i] = kiln_%s_make((%s)x[i].x, (%s)x[i].y)",
-                 kiln_dtype_name(out->dtype),
-                 kiln_dtype_name(kiln__complex_part_dtype(out->dtype)),
+                 kiln_dtype_name(out->dtype), kiln_dtype_name(kiln__complex_part_dtype(out->dtype)),
                  kiln_dtype_name(kiln__complex_part_dtype(out->dtype)));
-    snprintf(args, sizeof args, "const %s *x, %s *z",
-             kiln__bits_type(a->dtype), kiln__bits_type(out->dtype));
+    snprintf(args, sizeof args, "const %s *x, %s *z", kiln__bits_type(a->dtype),
+             kiln__bits_type(out->dtype));
     kiln_array x = *a, z = *out; /* headers: float16 travels as ushort */
     if (x.dtype == KILN_FLOAT16)
         x.dtype = KILN_UINT16;
     if (z.dtype == KILN_FLOAT16)
         z.dtype = KILN_UINT16;
-    kiln_arg v[2] = {KILN_ARG_ARRAY(&x), KILN_ARG_ARRAY(&z)};
+    kiln_arg v[2] = { KILN_ARG_ARRAY(&x), KILN_ARG_ARRAY(&z) };
     return run(q, what, args, opt, 2, v, num_wait, wait, event);
 }
 
 /* A view of the parts: part 0 real, 1 imaginary. */
-static kiln_status part_view(kiln_array *a, int part, const char *what,
-                             kiln_array **view) {
+static kiln_status part_view(kiln_array *a, int part, const char *what, kiln_array **view) {
     if (view)
         *view = NULL;
     if (!a || !view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what, !a ? "array" : "view");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !a ? "array" : "view");
     int c = kiln__is_complex_dtype(a->dtype);
     if (!c && part)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: %s is not complex", what,
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s is not complex", what,
                                kiln_dtype_name(a->dtype));
     kiln_array *v = kiln__array_clone_header(a);
     if (!v)
@@ -282,20 +277,18 @@ kiln_status kiln_array_imag(kiln_array *a, kiln_array **view) {
     return part_view(a, 1, "kiln_array_imag", view);
 }
 
-kiln_status kiln__complex_fill(kiln_queue *q, kiln_array *a,
-                               const void *value, size_t num_wait,
+kiln_status kiln__complex_fill(kiln_queue *q, kiln_array *a, const void *value, size_t num_wait,
                                kiln_event *const *wait, kiln_event **event) {
     size_t half = kiln_dtype_size(a->dtype) / 2;
     kiln_array *re = NULL, *im = NULL;
-    kiln_event *e[2] = {NULL, NULL};
+    kiln_event *e[2] = { NULL, NULL };
     kiln_status st = kiln_array_real(a, &re);
     if (st == KILN_OK)
         st = kiln_array_imag(a, &im);
     if (st == KILN_OK)
         st = kiln_array_fill(q, re, value, num_wait, wait, &e[0]);
     if (st == KILN_OK)
-        st = kiln_array_fill(q, im, (const char *)value + half, num_wait,
-                             wait, &e[1]);
+        st = kiln_array_fill(q, im, (const char *)value + half, num_wait, wait, &e[1]);
     if (st == KILN_OK && event)
         st = kiln_queue_marker(q, 2, e, event);
     kiln__event_drop(&e[0]);
@@ -305,8 +298,7 @@ kiln_status kiln__complex_fill(kiln_queue *q, kiln_array *a,
     return st;
 }
 
-kiln_status kiln__complex_reduce_desc(kiln_reduce_op op, kiln_dtype dtype,
-                                      kiln_reduction_desc *d,
+kiln_status kiln__complex_reduce_desc(kiln_reduce_op op, kiln_dtype dtype, kiln_reduction_desc *d,
                                       const char **finish) {
     int f = dtype == KILN_COMPLEX64;
     *finish = NULL;
@@ -317,14 +309,10 @@ kiln_status kiln__complex_reduce_desc(kiln_reduce_op op, kiln_dtype dtype,
     case KILN_REDUCE_PROD:
         d->out_type = f ? "cfloat" : "cdouble";
         d->neutral = op == KILN_REDUCE_SUM
-                         ? (f ? "kiln_cfloat_make(0.0f, 0.0f)"
-                              : "kiln_cdouble_make(0.0, 0.0)")
-                         : (f ? "kiln_cfloat_make(1.0f, 0.0f)"
-                              : "kiln_cdouble_make(1.0, 0.0)");
-        d->reduce = op == KILN_REDUCE_SUM ? (f ? "kiln_caddf(a, b)"
-                                               : "kiln_cadd(a, b)")
-                                          : (f ? "kiln_cmulf(a, b)"
-                                               : "kiln_cmul(a, b)");
+                         ? (f ? "kiln_cfloat_make(0.0f, 0.0f)" : "kiln_cdouble_make(0.0, 0.0)")
+                         : (f ? "kiln_cfloat_make(1.0f, 0.0f)" : "kiln_cdouble_make(1.0, 0.0)");
+        d->reduce = op == KILN_REDUCE_SUM ? (f ? "kiln_caddf(a, b)" : "kiln_cadd(a, b)")
+                                          : (f ? "kiln_cmulf(a, b)" : "kiln_cmul(a, b)");
         d->name = op == KILN_REDUCE_SUM ? "kiln_csum" : "kiln_cprod";
         return KILN_OK;
     case KILN_REDUCE_NORM1:
@@ -332,8 +320,7 @@ kiln_status kiln__complex_reduce_desc(kiln_reduce_op op, kiln_dtype dtype,
     case KILN_REDUCE_NORM_INF:
         d->out_type = f ? "float" : "double";
         d->neutral = "0";
-        d->reduce = op == KILN_REDUCE_NORM_INF ? "(b > a || b != b) ? b : a"
-                                               : "a+b";
+        d->reduce = op == KILN_REDUCE_NORM_INF ? "(b > a || b != b) ? b : a" : "a+b";
         if (op == KILN_REDUCE_NORM2) {
             d->map = "x[i].x*x[i].x + x[i].y*x[i].y";
             *finish = "sqrt(a)";
@@ -350,17 +337,13 @@ kiln_status kiln__complex_reduce_desc(kiln_reduce_op op, kiln_dtype dtype,
     }
 }
 
-void kiln__complex_dot_desc(kiln_dtype dtype, int conj,
-                            kiln_reduction_desc *d) {
+void kiln__complex_dot_desc(kiln_dtype dtype, int conj, kiln_reduction_desc *d) {
     int f = dtype == KILN_COMPLEX64;
-    d->arguments = f ? "const cfloat *x, const cfloat *y"
-                     : "const cdouble *x, const cdouble *y";
+    d->arguments = f ? "const cfloat *x, const cfloat *y" : "const cdouble *x, const cdouble *y";
     d->out_type = f ? "cfloat" : "cdouble";
-    d->neutral = f ? "kiln_cfloat_make(0.0f, 0.0f)"
-                   : "kiln_cdouble_make(0.0, 0.0)";
+    d->neutral = f ? "kiln_cfloat_make(0.0f, 0.0f)" : "kiln_cdouble_make(0.0, 0.0)";
     d->reduce = f ? "kiln_caddf(a, b)" : "kiln_cadd(a, b)";
-    d->map = conj ? (f ? "kiln_cmulf(kiln_conjf(x[i]), y[i])"
-                       : "kiln_cmul(kiln_conj(x[i]), y[i])")
+    d->map = conj ? (f ? "kiln_cmulf(kiln_conjf(x[i]), y[i])" : "kiln_cmul(kiln_conj(x[i]), y[i])")
                   : (f ? "kiln_cmulf(x[i], y[i])" : "kiln_cmul(x[i], y[i])");
     d->name = conj ? "kiln_vdot" : "kiln_cdot";
 }

@@ -76,8 +76,7 @@ static const char cache_key = 0; /* its address names the attachment */
 
 static kiln__ctxcache *get_cache(kiln_context *context) {
     void *c = NULL;
-    if (kiln_context_attach(context, &cache_key, cache_make, NULL, cache_free,
-                            &c) != KILN_OK)
+    if (kiln_context_attach(context, &cache_key, cache_make, NULL, cache_free, &c) != KILN_OK)
         return NULL;
     return c;
 }
@@ -93,8 +92,7 @@ static kiln__gen *find(kiln__ctxcache *c, const char *key) {
     return NULL;
 }
 
-kiln__gen *kiln__gen_fast_find(kiln_context *context, const void *key,
-                               size_t len) {
+kiln__gen *kiln__gen_fast_find(kiln_context *context, const void *key, size_t len) {
     kiln__ctxcache *c = get_cache(context);
     if (!c || len > sizeof c->fast[0].key)
         return NULL;
@@ -109,8 +107,7 @@ kiln__gen *kiln__gen_fast_find(kiln_context *context, const void *key,
     return g;
 }
 
-void kiln__gen_fast_put(kiln_context *context, const void *key, size_t len,
-                        kiln__gen *gen) {
+void kiln__gen_fast_put(kiln_context *context, const void *key, size_t len, kiln__gen *gen) {
     kiln__ctxcache *c = get_cache(context);
     if (!c || !gen || len > sizeof c->fast[0].key)
         return;
@@ -129,8 +126,8 @@ void kiln__gen_fast_put(kiln_context *context, const void *key, size_t len,
 }
 
 kiln_status kiln__gen_cached(kiln_context *context, const char *key,
-                             kiln_status (*make)(void *arg, kiln__gen **gen),
-                             void *arg, kiln__gen **gen) {
+                             kiln_status (*make)(void *arg, kiln__gen **gen), void *arg,
+                             kiln__gen **gen) {
     *gen = NULL;
     kiln__ctxcache *c = get_cache(context);
     if (c) {
@@ -169,8 +166,7 @@ kiln_status kiln__gen_cached(kiln_context *context, const char *key,
     return KILN_OK;
 }
 
-kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
-                              kiln__scratch *out) {
+kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes, kiln__scratch *out) {
     memset(out, 0, sizeof *out);
     out->slot = slot;
     kiln_context *ctx = kiln_queue_context(queue);
@@ -186,8 +182,7 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
                  * user ends. */
                 size_t want = bytes + bytes / 2;
                 kiln_buffer *nb = NULL;
-                st = kiln_buffer_create(ctx, want, KILN_BUFFER_POOLED,
-                                        NULL, &nb);
+                st = kiln_buffer_create(ctx, want, KILN_BUFFER_POOLED, NULL, &nb);
                 if (st == KILN_OK) {
                     kiln_buffer_release(s->buf);
                     kiln__event_drop(&s->last);
@@ -229,8 +224,7 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes,
     out->fresh = 1;
     out->uses = 1;
     out->size = bytes;
-    return kiln_buffer_create(ctx, bytes, KILN_BUFFER_POOLED, NULL,
-                              &out->buf);
+    return kiln_buffer_create(ctx, bytes, KILN_BUFFER_POOLED, NULL, &out->buf);
 }
 
 void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last) {
@@ -260,9 +254,8 @@ void kiln__scratch_put(kiln_queue *queue, kiln__scratch *s, kiln_event *last) {
     s->buf = NULL;
 }
 
-kiln_status kiln__wait_plus(size_t num_wait, kiln_event *const *wait,
-                            kiln_event *dep_a, kiln_event *dep_b,
-                            kiln_event *const **list, size_t *n) {
+kiln_status kiln__wait_plus(size_t num_wait, kiln_event *const *wait, kiln_event *dep_a,
+                            kiln_event *dep_b, kiln_event *const **list, size_t *n) {
     *list = wait;
     *n = num_wait;
     if (!dep_a && !dep_b)

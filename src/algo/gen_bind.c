@@ -14,8 +14,7 @@ kiln_status kiln__bound_push(kiln__bound *b, kiln_arg a) {
         size_t cap = b->cap ? b->cap * 2 : 32;
         kiln_arg *p = realloc(b->kargs, cap * sizeof *p);
         if (!p)
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                   "kernel arguments");
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kernel arguments");
         b->kargs = p;
         b->cap = cap;
     }
@@ -30,8 +29,7 @@ void kiln__bound_free(kiln__bound *b) {
 
 kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out) {
     if (in.kind != KILN_ARG_SCALAR)
-        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                               "expected a scalar value");
+        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0, "expected a scalar value");
     if (in.dtype == dtype) {
         *out = in;
         return KILN_OK;
@@ -41,19 +39,41 @@ kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out) {
     uint64_t u = 0;
     int isf = 0, isu = 0;
     switch (in.dtype) {
-    case KILN_INT8: s = in.value.i8; break;
-    case KILN_UINT8: s = in.value.u8; break;
-    case KILN_INT16: s = in.value.i16; break;
-    case KILN_UINT16: s = in.value.u16; break;
-    case KILN_INT32: s = in.value.i32; break;
-    case KILN_UINT32: s = in.value.u32; break;
-    case KILN_INT64: s = in.value.i64; break;
-    case KILN_UINT64: u = in.value.u64; isu = 1; break;
-    case KILN_FLOAT32: d = in.value.f32; isf = 1; break;
-    case KILN_FLOAT64: d = in.value.f64; isf = 1; break;
+    case KILN_INT8:
+        s = in.value.i8;
+        break;
+    case KILN_UINT8:
+        s = in.value.u8;
+        break;
+    case KILN_INT16:
+        s = in.value.i16;
+        break;
+    case KILN_UINT16:
+        s = in.value.u16;
+        break;
+    case KILN_INT32:
+        s = in.value.i32;
+        break;
+    case KILN_UINT32:
+        s = in.value.u32;
+        break;
+    case KILN_INT64:
+        s = in.value.i64;
+        break;
+    case KILN_UINT64:
+        u = in.value.u64;
+        isu = 1;
+        break;
+    case KILN_FLOAT32:
+        d = in.value.f32;
+        isf = 1;
+        break;
+    case KILN_FLOAT64:
+        d = in.value.f64;
+        isf = 1;
+        break;
     default:
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "cannot convert a scalar of dtype %s",
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "cannot convert a scalar of dtype %s",
                                kiln_dtype_name(in.dtype));
     }
     if (!isf)
@@ -66,21 +86,40 @@ kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out) {
     } else {
         u = (uint64_t)s;
     }
-    kiln_arg r = {.kind = KILN_ARG_SCALAR, .dtype = dtype};
+    kiln_arg r = { .kind = KILN_ARG_SCALAR, .dtype = dtype };
     switch (dtype) {
-    case KILN_INT8: r.value.i8 = (int8_t)s; break;
-    case KILN_UINT8: r.value.u8 = (uint8_t)u; break;
-    case KILN_INT16: r.value.i16 = (int16_t)s; break;
-    case KILN_UINT16: r.value.u16 = (uint16_t)u; break;
-    case KILN_INT32: r.value.i32 = (int32_t)s; break;
-    case KILN_UINT32: r.value.u32 = (uint32_t)u; break;
-    case KILN_INT64: r.value.i64 = s; break;
-    case KILN_UINT64: r.value.u64 = u; break;
-    case KILN_FLOAT32: r.value.f32 = (float)d; break;
-    case KILN_FLOAT64: r.value.f64 = d; break;
+    case KILN_INT8:
+        r.value.i8 = (int8_t)s;
+        break;
+    case KILN_UINT8:
+        r.value.u8 = (uint8_t)u;
+        break;
+    case KILN_INT16:
+        r.value.i16 = (int16_t)s;
+        break;
+    case KILN_UINT16:
+        r.value.u16 = (uint16_t)u;
+        break;
+    case KILN_INT32:
+        r.value.i32 = (int32_t)s;
+        break;
+    case KILN_UINT32:
+        r.value.u32 = (uint32_t)u;
+        break;
+    case KILN_INT64:
+        r.value.i64 = s;
+        break;
+    case KILN_UINT64:
+        r.value.u64 = u;
+        break;
+    case KILN_FLOAT32:
+        r.value.f32 = (float)d;
+        break;
+    case KILN_FLOAT64:
+        r.value.f64 = d;
+        break;
     default:
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "cannot convert a scalar to dtype %s",
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "cannot convert a scalar to dtype %s",
                                kiln_dtype_name(dtype));
     }
     *out = r;
@@ -103,9 +142,8 @@ static void norm3(const kiln_array *a, size_t sh[3], ptrdiff_t st[3]) {
 
 /* Checks one array argument k against its declaration; *strided is set when
  * it is a shaped, non-contiguous view. */
-static kiln_status check_array(const kiln__gargs *args, size_t k,
-                               const kiln_array *a, const kiln_array *first,
-                               size_t n, kiln_context *ctx, int any_shape,
+static kiln_status check_array(const kiln__gargs *args, size_t k, const kiln_array *a,
+                               const kiln_array *first, size_t n, kiln_context *ctx, int any_shape,
                                const char *what, int *strided) {
     const kiln__garg *g = &args->v[k];
     if (a->context != ctx)
@@ -121,8 +159,7 @@ static kiln_status check_array(const kiln__gargs *args, size_t k,
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: array '%s' is declared %s but has dtype "
                                "%s",
-                               what, g->name, g->type,
-                               kiln_dtype_name(a->dtype));
+                               what, g->name, g->type, kiln_dtype_name(a->dtype));
     int contiguous = kiln__array_contiguous(a);
     if (any_shape && k != args->first_array) {
         if (!contiguous)
@@ -148,8 +185,7 @@ static kiln_status check_array(const kiln__gargs *args, size_t k,
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: array '%s' is %s, another shape than "
                                "'%s', %s",
-                               what, g->name,
-                               kiln__array_describe(a, ta, sizeof ta),
+                               what, g->name, kiln__array_describe(a, ta, sizeof ta),
                                args->v[args->first_array].name,
                                kiln__array_describe(first, tf, sizeof tf));
     }
@@ -159,21 +195,19 @@ static kiln_status check_array(const kiln__gargs *args, size_t k,
 }
 
 /* Checks the kinds of the arguments against the declarations. */
-static kiln_status check_kinds(const kiln__gargs *args, size_t num_args,
-                               const kiln_arg *vals, const char *what) {
+static kiln_status check_kinds(const kiln__gargs *args, size_t num_args, const kiln_arg *vals,
+                               const char *what) {
     if (num_args && !vals)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "%s: the argument list is NULL but num_args "
                                "is %zu",
                                what, num_args);
     if (num_args != args->n)
-        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                               "%s: %zu argument%s given, %zu declared", what,
-                               num_args, num_args == 1 ? "" : "s", args->n);
+        return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0, "%s: %zu argument%s given, %zu declared",
+                               what, num_args, num_args == 1 ? "" : "s", args->n);
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
-        if (g->is_ptr && (vals[k].kind != KILN_ARG_ARRAY ||
-                          !vals[k].value.array))
+        if (g->is_ptr && (vals[k].kind != KILN_ARG_ARRAY || !vals[k].value.array))
             return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
                                    "%s: argument '%s' is an array: pass "
                                    "KILN_ARG_ARRAY(a) with a non-NULL array",
@@ -188,9 +222,8 @@ static kiln_status check_kinds(const kiln__gargs *args, size_t num_args,
 }
 
 /* Appends the kernel arguments of the checked values. */
-static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals,
-                               int any_shape, const char *what,
-                               kiln__bound *b) {
+static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals, int any_shape,
+                               const char *what, kiln__bound *b) {
     const kiln_array *first = vals[args->first_array].value.array;
     int strided = b->layout == KILN__STRIDED;
     size_t sh[3];
@@ -208,8 +241,7 @@ static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals,
             kiln_arg v;
             s = kiln__arg_convert(vals[k], g->dtype, &v);
             if (s != KILN_OK)
-                return kiln__error_prefix(s, "%s: argument '%s'", what,
-                                          g->name);
+                return kiln__error_prefix(s, "%s: argument '%s'", what, g->name);
             s = kiln__bound_push(b, v);
             continue;
         }
@@ -228,13 +260,11 @@ static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals,
     return s;
 }
 
-kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
-                              size_t n, size_t num_args, const kiln_arg *vals,
-                              int any_shape, const char *what,
+kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args, size_t n, size_t num_args,
+                              const kiln_arg *vals, int any_shape, const char *what,
                               kiln__bound *b) {
     if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
     kiln_status s = check_kinds(args, num_args, vals, what);
     if (s != KILN_OK)
         return s;
@@ -243,8 +273,7 @@ kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
     int strided = 0;
     for (size_t k = 0; s == KILN_OK && k < args->n; k++)
         if (args->v[k].is_ptr)
-            s = check_array(args, k, vals[k].value.array, first, n, ctx,
-                            any_shape, what, &strided);
+            s = check_array(args, k, vals[k].value.array, first, n, ctx, any_shape, what, &strided);
     if (s != KILN_OK)
         return s;
     b->n = n;

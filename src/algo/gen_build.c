@@ -17,16 +17,13 @@ void (*kiln__gen_source_hook)(const char *source, unsigned languages);
 static int needs_half(kiln_context *context, const char *source) {
     int used = 0;
     for (const char *p = source; !used && (p = strstr(p, "half")); p += 4)
-        used = (p == source || !(isalnum((unsigned char)p[-1]) ||
-                                 p[-1] == '_')) &&
+        used = (p == source || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
                !(isalnum((unsigned char)p[4]) || p[4] == '_');
     if (!used)
         return 0;
     for (size_t k = 0; k < kiln_context_num_devices(context); k++) {
         kiln_device_info info;
-        if (kiln_device_get_info(kiln_context_device(context, k), &info) ==
-                KILN_OK &&
-            !info.fp16)
+        if (kiln_device_get_info(kiln_context_device(context, k), &info) == KILN_OK && !info.fp16)
             return 1;
     }
     return 0;
@@ -78,8 +75,7 @@ static size_t probe_size(kiln_context *context, const char *source) {
  * declared size (out_size, scan_size) is not the device's sizeof. Returns
  * KILN_ERROR_INVALID_ARGUMENT naming both, or KILN_OK if that was not the
  * cause (the probe builds too only when the rest of the source is fine). */
-static kiln_status size_mismatch(kiln_context *context, const char *source,
-                                 const char *what) {
+static kiln_status size_mismatch(kiln_context *context, const char *source, const char *what) {
     const char *mark = strstr(source, "// kiln_size_check: ");
     if (!mark)
         return KILN_OK;
@@ -105,9 +101,8 @@ static kiln_status size_mismatch(kiln_context *context, const char *source,
                            what, field, declared, type, actual, info.id, field, type);
 }
 
-kiln_status kiln__gen_build(kiln_context *context, const char *source,
-                            unsigned languages, const char *what,
-                            const char *user_text, const char *options,
+kiln_status kiln__gen_build(kiln_context *context, const char *source, unsigned languages,
+                            const char *what, const char *user_text, const char *options,
                             kiln_program **program) {
     if (kiln__gen_source_hook)
         kiln__gen_source_hook(source, languages);

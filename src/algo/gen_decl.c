@@ -14,17 +14,27 @@ kiln_dtype kiln__dtype_from_name(const char *t) {
         const char *name;
         kiln_dtype dtype;
     } map[] = {
-        {"char", KILN_INT8},           {"signed char", KILN_INT8},
-        {"uchar", KILN_UINT8},         {"unsigned char", KILN_UINT8},
-        {"short", KILN_INT16},         {"ushort", KILN_UINT16},
-        {"unsigned short", KILN_UINT16}, {"int", KILN_INT32},
-        {"uint", KILN_UINT32},         {"unsigned int", KILN_UINT32},
-        {"unsigned", KILN_UINT32},     {"long", KILN_INT64},
-        {"kiln_int64", KILN_INT64},    {"ulong", KILN_UINT64},
-        {"unsigned long", KILN_UINT64}, {"kiln_uint64", KILN_UINT64},
-        {"half", KILN_FLOAT16},        {"float", KILN_FLOAT32},
-        {"double", KILN_FLOAT64},      {"cfloat", KILN_COMPLEX64},
-        {"cdouble", KILN_COMPLEX128},
+        { "char", KILN_INT8 },
+        { "signed char", KILN_INT8 },
+        { "uchar", KILN_UINT8 },
+        { "unsigned char", KILN_UINT8 },
+        { "short", KILN_INT16 },
+        { "ushort", KILN_UINT16 },
+        { "unsigned short", KILN_UINT16 },
+        { "int", KILN_INT32 },
+        { "uint", KILN_UINT32 },
+        { "unsigned int", KILN_UINT32 },
+        { "unsigned", KILN_UINT32 },
+        { "long", KILN_INT64 },
+        { "kiln_int64", KILN_INT64 },
+        { "ulong", KILN_UINT64 },
+        { "unsigned long", KILN_UINT64 },
+        { "kiln_uint64", KILN_UINT64 },
+        { "half", KILN_FLOAT16 },
+        { "float", KILN_FLOAT32 },
+        { "double", KILN_FLOAT64 },
+        { "cfloat", KILN_COMPLEX64 },
+        { "cdouble", KILN_COMPLEX128 },
     };
     for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
         if (strcmp(map[k].name, t) == 0)
@@ -32,12 +42,11 @@ kiln_dtype kiln__dtype_from_name(const char *t) {
     return (kiln_dtype)0;
 }
 
-static kiln_status parse_one(const char *p, size_t len, const char *what,
-                             kiln__garg *g) {
+static kiln_status parse_one(const char *p, size_t len, const char *what, kiln__garg *g) {
     char buf[256];
     if (len >= sizeof buf)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: argument declaration too long", what);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: argument declaration too long",
+                               what);
     memcpy(buf, p, len);
     buf[len] = 0;
     memset(g, 0, sizeof *g);
@@ -81,9 +90,8 @@ static kiln_status parse_one(const char *p, size_t len, const char *what,
             g->is_const = 1;
             continue;
         }
-        if (!strcmp(w, "volatile") || !strcmp(w, "__global") ||
-            !strcmp(w, "global") || !strcmp(w, "KILN_GLOBAL") ||
-            !strcmp(w, "restrict") || !strcmp(w, "__restrict") ||
+        if (!strcmp(w, "volatile") || !strcmp(w, "__global") || !strcmp(w, "global") ||
+            !strcmp(w, "KILN_GLOBAL") || !strcmp(w, "restrict") || !strcmp(w, "__restrict") ||
             !strcmp(w, "__restrict__") || !strcmp(w, "KILN_RESTRICT"))
             continue;
         size_t tl = strlen(g->type), wl = strlen(w);
@@ -110,12 +118,10 @@ bad:
                            what, buf);
 }
 
-kiln_status kiln__gargs_parse(const char *decl, const char *what,
-                              kiln__gargs *out) {
+kiln_status kiln__gargs_parse(const char *decl, const char *what, kiln__gargs *out) {
     memset(out, 0, sizeof *out);
     if (!decl)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: arguments is NULL", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: arguments is NULL", what);
     size_t cap = 1;
     for (const char *s = decl; *s; s++)
         cap += *s == ',';
@@ -134,9 +140,8 @@ kiln_status kiln__gargs_parse(const char *decl, const char *what,
         for (size_t k = 0; k < out->n; k++)
             if (!strcmp(out->v[k].name, out->v[out->n].name)) {
                 const char *nm = out->v[out->n].name;
-                kiln_status r = kiln__error_set(
-                    KILN_ERROR_INVALID_ARGUMENT, 0,
-                    "%s: argument '%s' is declared twice", what, nm);
+                kiln_status r = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                                "%s: argument '%s' is declared twice", what, nm);
                 kiln__gargs_free(out);
                 return r;
             }

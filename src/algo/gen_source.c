@@ -14,8 +14,7 @@ void kiln__gen_device_defines(kiln__sb *sb, const kiln__plan *plan) {
                   "#define KILN_CPU %d\n#define KILN_CUDA_C %d\n"
                   "#define KILN_HAS_WARP_SHUFFLE %d\n"
                   "#define KILN_HAS_SLEEP %d\n",
-                  plan->cpu, plan->cuda_c,
-                  plan->warp_shuffle && plan->subgroup_size == 32,
+                  plan->cpu, plan->cuda_c, plan->warp_shuffle && plan->subgroup_size == 32,
                   plan->device_sleep);
 }
 
@@ -34,8 +33,7 @@ void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout) {
             /* layout bit 2: the arrays do not alias (see elementwise.c) */
             kiln__sb_addf(sb, ", KILN_GLOBAL %s%s *%skiln_p_%s, long kiln_o_%s",
                           g->is_const ? "const " : "", g->type,
-                          (layout & 4) ? "KILN_RESTRICT " : "", g->name,
-                          g->name);
+                          (layout & 4) ? "KILN_RESTRICT " : "", g->name, g->name);
             if (strided && arg_shaped(args, k, any))
                 kiln__sb_addf(sb,
                               ", long kiln_s0_%s, long kiln_s1_%s, long "
@@ -47,19 +45,16 @@ void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout) {
     }
 }
 
-kiln_status kiln__gen_template(kiln__sb *sb, const char *file,
-                               const char *name, const kiln__gargs *args,
-                               int layout) {
+kiln_status kiln__gen_template(kiln__sb *sb, const char *file, const char *name,
+                               const kiln__gargs *args, int layout) {
     const char *t = kiln__embedded_file(file);
     if (!t)
-        return kiln__error_set(KILN_ERROR_INTERNAL, 0,
-                               "kernel template %s is not embedded", file);
-    kiln__sb params = {0};
+        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "kernel template %s is not embedded", file);
+    kiln__sb params = { 0 };
     kiln__gen_params(&params, args, layout);
     if (params.oom) {
         kiln__sb_free(&params);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "generating source");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "generating source");
     }
     while (*t) {
         const char *at = strchr(t, '@');
@@ -80,13 +75,11 @@ kiln_status kiln__gen_template(kiln__sb *sb, const char *file,
         }
     }
     kiln__sb_free(&params);
-    return sb->oom ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                     "generating source")
+    return sb->oom ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "generating source")
                    : KILN_OK;
 }
 
-void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
-                      const char *preamble) {
+void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout, const char *preamble) {
     /* layout bit 0: strided; bit 1: any-shape (only the first array is
      * strided). */
     int strided = layout & 1, any = (layout >> 1) & 1;
@@ -105,8 +98,8 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
         if (g->is_ptr) {
             kiln__sb_addf(sb, ", kiln_p_%s, kiln_o_%s", g->name, g->name);
             if (strided && arg_shaped(args, k, any))
-                kiln__sb_addf(sb, ", kiln_s0_%s, kiln_s1_%s, kiln_s2_%s",
-                              g->name, g->name, g->name);
+                kiln__sb_addf(sb, ", kiln_s0_%s, kiln_s1_%s, kiln_s2_%s", g->name, g->name,
+                              g->name);
         } else {
             kiln__sb_addf(sb, ", %s", g->name);
         }
@@ -115,11 +108,10 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
      * is element i of the (possibly strided) view. */
     kiln__sb_add(sb, "\n#define KILN_BIND(kiln_ix) \\\n");
     if (strided)
-        kiln__sb_add(sb,
-                     "  long kiln_t = (kiln_ix); long kiln_i2 = kiln_t % "
-                     "kiln_d2; kiln_t /= kiln_d2; \\\n"
-                     "  long kiln_i1 = kiln_t % kiln_d1; long kiln_i0 = kiln_t "
-                     "/ kiln_d1; \\\n");
+        kiln__sb_add(sb, "  long kiln_t = (kiln_ix); long kiln_i2 = kiln_t % "
+                         "kiln_d2; kiln_t /= kiln_d2; \\\n"
+                         "  long kiln_i1 = kiln_t % kiln_d1; long kiln_i0 = kiln_t "
+                         "/ kiln_d1; \\\n");
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
         if (!g->is_ptr)
@@ -129,14 +121,13 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
                           "  KILN_GLOBAL %s%s *%s = kiln_p_%s + (kiln_o_%s + "
                           "kiln_i0*kiln_s0_%s + kiln_i1*kiln_s1_%s + "
                           "kiln_i2*kiln_s2_%s - (kiln_ix)); \\\n",
-                          g->is_const ? "const " : "", g->type, g->name,
-                          g->name, g->name, g->name, g->name, g->name);
+                          g->is_const ? "const " : "", g->type, g->name, g->name, g->name, g->name,
+                          g->name, g->name);
         else
             kiln__sb_addf(sb,
                           "  KILN_GLOBAL %s%s *%s = kiln_p_%s + kiln_o_%s; "
                           "\\\n",
-                          g->is_const ? "const " : "", g->type, g->name,
-                          g->name, g->name);
+                          g->is_const ? "const " : "", g->type, g->name, g->name, g->name);
     }
     kiln__sb_add(sb, "  (void)0;\n");
     if (preamble)
@@ -144,20 +135,19 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
 }
 
 void kiln__gen_user(kiln__sb *sb, const char *label, const char *text) {
-    kiln__sb_addf(sb, "#line 1 \"%s\"\n%s\n#line 1 \"kiln-generated\"\n",
-                  label, text ? text : "");
+    kiln__sb_addf(sb, "#line 1 \"%s\"\n%s\n#line 1 \"kiln-generated\"\n", label, text ? text : "");
 }
 
-void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
-                           const char *label, const char *expr) {
+void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind, const char *label,
+                           const char *expr) {
     kiln__sb_addf(sb, "KILN_FUNC %s\n{\n%s    return (\n", signature,
                   bind ? "    KILN_BIND(i)\n" : "");
     kiln__gen_user(sb, label, expr);
     kiln__sb_add(sb, ");\n}\n");
 }
 
-void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field,
-                          size_t declared, const char *type) {
+void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field, size_t declared,
+                          const char *type) {
     /* The marker line carries the message's words; a type name never holds
      * a newline that could end it early (it is one declaration). */
     kiln__sb_add(sb, "// kiln_size_check: ");
@@ -187,18 +177,17 @@ int kiln__gen_lanes_ok(const kiln__gargs *args) {
     return 1;
 }
 
-void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
-                     const char *ret_type, const char *label,
+void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args, const char *ret_type, const char *label,
                      const char *text) {
     int expr = strcmp(ret_type, "void") != 0;
     /* the user's text over private arrays of 4 elements, at lane i */
-    kiln__sb_addf(sb, "#define KILN_LANES 1\nKILN_FUNC %s kiln_lanes_fn(long i, "
-                      "long n",
+    kiln__sb_addf(sb,
+                  "#define KILN_LANES 1\nKILN_FUNC %s kiln_lanes_fn(long i, "
+                  "long n",
                   ret_type);
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
-        kiln__sb_addf(sb, ", %s%s %s%s",
-                      g->is_ptr && g->is_const ? "const " : "", g->type,
+        kiln__sb_addf(sb, ", %s%s %s%s", g->is_ptr && g->is_const ? "const " : "", g->type,
                       g->is_ptr ? "*" : "", g->name);
     }
     kiln__sb_addf(sb, ")\n{\n%s", expr ? "    return (\n" : "");
@@ -207,8 +196,7 @@ void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
     /* its arguments after (lane, n) */
     kiln__sb_add(sb, "#define KILN_LANES_ARGS ");
     for (size_t k = 0; k < args->n; k++)
-        kiln__sb_addf(sb, args->v[k].is_ptr ? ", kiln_l_%s.t" : ", %s",
-                      args->v[k].name);
+        kiln__sb_addf(sb, args->v[k].is_ptr ? ", kiln_l_%s.t" : ", %s", args->v[k].name);
     kiln__sb_add(sb, "\n");
     /* every array aligned for its access (4 elements, at most 16 bytes) */
     kiln__sb_add(sb, "#define KILN_LANES_ALIGNED ((0");
@@ -216,8 +204,8 @@ void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
         const kiln__garg *g = &args->v[k];
         size_t bytes = 4 * lane_elem_size(g);
         if (g->is_ptr)
-            kiln__sb_addf(sb, " | ((ulong)(kiln_p_%s + kiln_o_%s) & %zu)",
-                          g->name, g->name, (bytes > 16 ? 16 : bytes) - 1);
+            kiln__sb_addf(sb, " | ((ulong)(kiln_p_%s + kiln_o_%s) & %zu)", g->name, g->name,
+                          (bytes > 16 ? 16 : bytes) - 1);
     }
     kiln__sb_add(sb, ") == 0)\n");
     /* the loop over quads both templates run (nvcc honours the hint) */
@@ -229,21 +217,17 @@ void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
     /* quad q: declare every array's lanes and load the const ones; store
      * the others */
     for (int pass = 0; pass < 2; pass++) {
-        kiln__sb_addf(sb, "#define KILN_LANES_%s(kiln_q) \\\n",
-                      pass ? "STORE" : "LOAD");
+        kiln__sb_addf(sb, "#define KILN_LANES_%s(kiln_q) \\\n", pass ? "STORE" : "LOAD");
         for (size_t k = 0; k < args->n; k++) {
             const kiln__garg *g = &args->v[k];
             if (!g->is_ptr)
                 continue;
             size_t bytes = 4 * lane_elem_size(g);
-            const char *vt = bytes == 4   ? "uint"
-                             : bytes == 8 ? "uint2"
-                                          : "uint4";
+            const char *vt = bytes == 4 ? "uint" : bytes == 8 ? "uint2" : "uint4";
             size_t nv = bytes > 16 ? bytes / 16 : 1;
             if (pass == 0)
-                kiln__sb_addf(sb,
-                              "  union { %s v[%zu]; %s t[4]; } kiln_l_%s; \\\n",
-                              vt, nv, g->type, g->name);
+                kiln__sb_addf(sb, "  union { %s v[%zu]; %s t[4]; } kiln_l_%s; \\\n", vt, nv,
+                              g->type, g->name);
             for (size_t j = 0; j < nv; j++) {
                 if (pass == 0 && g->is_const)
                     kiln__sb_addf(sb,

@@ -9,9 +9,8 @@
 #include "base/error.h"
 #include "base/ident.h"
 
-kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc,
-                                   int has_out, size_t v1_size, size_t size,
-                                   void *copy, const char *what,
+kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc, int has_out,
+                                   size_t v1_size, size_t size, void *copy, const char *what,
                                    const char *macro) {
     if (!has_out || !context || !desc)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
@@ -43,18 +42,15 @@ static kiln_status reserved_names(const kiln__gargs *args, const char *what) {
     return KILN_OK;
 }
 
-kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind,
-                           kiln_context *context, const char *arguments,
-                           const char *name) {
+kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind, kiln_context *context,
+                           const char *arguments, const char *name) {
     if (!name)
         name = kind->default_name;
     if (!kiln__is_ident(name, KILN__MAX_NAME))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s_create: name '%.80s%s' is not an "
                                "identifier of at most %d characters",
-                               kind->what, name,
-                               strlen(name) > 80 ? "..." : "",
-                               KILN__MAX_NAME);
+                               kind->what, name, strlen(name) > 80 ? "..." : "", KILN__MAX_NAME);
     char what[64];
     snprintf(what, sizeof what, "%s_create", kind->what);
     kiln_status st = kiln__gargs_parse(arguments, what, &gen->args);
@@ -82,8 +78,7 @@ kiln_status kiln__gen_set_options(kiln__gen *gen, const char *options) {
         return KILN_OK;
     gen->options = kiln__strdup(options);
     return gen->options ? KILN_OK
-                        : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                          "%s_create: options",
+                        : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s_create: options",
                                           gen->kind->what);
 }
 
@@ -105,8 +100,8 @@ void kiln__gen_release(kiln__gen *gen) {
     gen->kind->destroy(gen);
 }
 
-kiln_status kiln__gen_variant(kiln__gen *gen, int layout,
-                              const kiln__plan *plan, kiln__variant **out) {
+kiln_status kiln__gen_variant(kiln__gen *gen, int layout, const kiln__plan *plan,
+                              kiln__variant **out) {
     kiln__variant *v = &gen->var[layout & 1][plan->cpu ? 1 : 0];
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&gen->lock);
@@ -123,22 +118,19 @@ kiln_status kiln__gen_variant(kiln__gen *gen, int layout,
 kiln_status kiln__gen_build_first(kiln__gen *gen) {
     kiln__plan plan;
     kiln__variant *v;
-    kiln_status st =
-        kiln__plan_for_device(kiln_context_device(gen->context, 0), &plan);
+    kiln_status st = kiln__plan_for_device(kiln_context_device(gen->context, 0), &plan);
     if (st == KILN_OK)
         st = kiln__gen_variant(gen, KILN__CONTIG, &plan, &v);
     return st;
 }
 
-kiln_status kiln__gen_program(kiln__gen *gen, kiln__sb *source,
-                              unsigned languages, const char *user_text,
-                              const char *const *suffixes, int nk,
+kiln_status kiln__gen_program(kiln__gen *gen, kiln__sb *source, unsigned languages,
+                              const char *user_text, const char *const *suffixes, int nk,
                               kiln__variant *v) {
     if (source->oom)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "%s: generating source", gen->kind->what);
-    kiln_status st = kiln__gen_build(gen->context, source->p, languages,
-                                     gen->kind->what, user_text,
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: generating source",
+                               gen->kind->what);
+    kiln_status st = kiln__gen_build(gen->context, source->p, languages, gen->kind->what, user_text,
                                      gen->options, &v->prog);
     for (int k = 0; st == KILN_OK && k < nk; k++) {
         char kn[KILN__MAX_NAME + 16]; /* name: at most 63; suffixes short */
@@ -148,13 +140,12 @@ kiln_status kiln__gen_program(kiln__gen *gen, kiln__sb *source,
     return st;
 }
 
-kiln_status kiln__gen_prepare(kiln_queue *queue, kiln__gen *gen, size_t n,
-                              size_t num_args, const kiln_arg *args,
-                              int any_shape, const char *what,
+kiln_status kiln__gen_prepare(kiln_queue *queue, kiln__gen *gen, size_t n, size_t num_args,
+                              const kiln_arg *args, int any_shape, const char *what,
                               kiln__plan *plan, kiln__bound *b) {
     if (!queue || !gen)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: queue and generator are required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue and generator are required",
+                               what);
     if (kiln_queue_context(queue) != gen->context)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the queue belongs to another context "
@@ -162,8 +153,7 @@ kiln_status kiln__gen_prepare(kiln_queue *queue, kiln__gen *gen, size_t n,
                                what);
     kiln_status st = kiln__plan_for(queue, plan);
     if (st == KILN_OK)
-        st = kiln__bind_values(queue, &gen->args, n, num_args, args,
-                               any_shape, gen->name, b);
+        st = kiln__bind_values(queue, &gen->args, n, num_args, args, any_shape, gen->name, b);
     return st;
 }
 
@@ -180,15 +170,12 @@ void kiln__variant_free(kiln__variant *v) {
     memset(v, 0, sizeof *v);
 }
 
-kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel,
-                         size_t global, size_t local, const kiln_arg *prefix,
-                         size_t nprefix, const kiln__bound *b,
-                         size_t num_wait, kiln_event *const *wait,
-                         kiln_event **event) {
+kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel, size_t global, size_t local,
+                         const kiln_arg *prefix, size_t nprefix, const kiln__bound *b,
+                         size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     size_t nb = b ? b->nk : 0;
-    kiln_arg stack[48] = {{0}};
-    kiln_arg *all = nprefix + nb <= 48 ? stack
-                                       : malloc((nprefix + nb) * sizeof *all);
+    kiln_arg stack[48] = { { 0 } };
+    kiln_arg *all = nprefix + nb <= 48 ? stack : malloc((nprefix + nb) * sizeof *all);
     if (!all)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "launch");
     for (size_t k = 0; k < nprefix; k++)
@@ -197,11 +184,9 @@ kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel,
         all[nprefix + k] = b->kargs[k];
     if (global % local)
         global += local - global % local;
-    kiln_status st = kiln_kernel_launch(queue, kernel, 1, &global, &local,
-                                        nprefix + nb, all, num_wait, wait,
-                                        event);
+    kiln_status st = kiln_kernel_launch(queue, kernel, 1, &global, &local, nprefix + nb, all,
+                                        num_wait, wait, event);
     if (all != stack)
         free(all);
     return st;
 }
-

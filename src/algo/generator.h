@@ -26,7 +26,7 @@
 /* ---- argument declarations (gen_decl.c) */
 typedef struct kiln__garg {
     char name[64];
-    char type[96];   /* element type as written, without const/global */
+    char type[96]; /* element type as written, without const/global */
     int is_ptr;
     int is_const;
     kiln_dtype dtype; /* 0 if not a kiln dtype (a struct) */
@@ -40,28 +40,27 @@ typedef struct kiln__gargs {
 
 /* Parses "float a, const float *x"; at least one pointer (array) argument
  * is needed. what names the caller in messages. */
-kiln_status kiln__gargs_parse(const char *decl, const char *what,
-                              kiln__gargs *out);
+kiln_status kiln__gargs_parse(const char *decl, const char *what, kiln__gargs *out);
 void kiln__gargs_free(kiln__gargs *a);
 /* dtype of a type name ("float", "unsigned int", "long"...), 0 if none. */
 kiln_dtype kiln__dtype_from_name(const char *type);
 
 /* ---- per-device plans and capabilities (gen_plan.c) */
 typedef struct kiln__plan {
-    int cpu;           /* 1: chunked CPU variant */
-    unsigned cu;       /* compute units */
-    size_t local;      /* work-group size (power of two) */
+    int cpu;      /* 1: chunked CPU variant */
+    unsigned cu;  /* compute units */
+    size_t local; /* work-group size (power of two) */
     int fp64, fp16;
     /* What the variants are chosen by (never the backend's name): */
-    int cuda_c;           /* sources compile as CUDA C (nvcc pragmas) */
-    int opencl_c;         /* sources compile as OpenCL C */
-    int warp_shuffle;     /* CUDA C __shfl_*_sync over warps of 32 */
-    int forward_progress; /* started groups run on while others wait */
-    int device_sleep;     /* __nanosleep */
+    int cuda_c;             /* sources compile as CUDA C (nvcc pragmas) */
+    int opencl_c;           /* sources compile as OpenCL C */
+    int warp_shuffle;       /* CUDA C __shfl_*_sync over warps of 32 */
+    int forward_progress;   /* started groups run on while others wait */
+    int device_sleep;       /* __nanosleep */
     unsigned subgroup_size; /* 0 when unknown */
-    int ptx_warp;         /* OpenCL C with inline PTX warp votes and
-                             shuffles over warps of 32 (NVIDIA's OpenCL,
-                             compute capability 7.0 on) */
+    int ptx_warp;           /* OpenCL C with inline PTX warp votes and
+                               shuffles over warps of 32 (NVIDIA's OpenCL,
+                               compute capability 7.0 on) */
 } kiln__plan;
 kiln_status kiln__plan_for(kiln_queue *queue, kiln__plan *plan);
 kiln_status kiln__plan_for_device(kiln_device *device, kiln__plan *plan);
@@ -81,21 +80,19 @@ void kiln__gen_device_defines(kiln__sb *sb, const kiln__plan *plan);
 /* Appends the shared definitions for one layout: KILN_PARAMS, KILN_PASS and
  * KILN_BIND(i) (which declares the user's array names for index i), then
  * the user's preamble (may be NULL) under its #line label. */
-void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout,
-                      const char *preamble);
+void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout, const char *preamble);
 /* Appends the kernel parameter list text ("long n, ...") for a layout. */
 void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout);
 /* Appends the embedded template file with @NAME@ and @PARAMS@ replaced
  * (PARAMS: kiln__gen_params of args and layout). */
-kiln_status kiln__gen_template(kiln__sb *sb, const char *file,
-                               const char *name, const kiln__gargs *args,
-                               int layout);
+kiln_status kiln__gen_template(kiln__sb *sb, const char *file, const char *name,
+                               const kiln__gargs *args, int layout);
 /* Appends user text under a #line marker named label. */
 void kiln__gen_user(kiln__sb *sb, const char *label, const char *text);
 /* Appends "KILN_FUNC signature { [KILN_BIND(i)] return (expr); }" with
  * the user's expr under label. */
-void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind,
-                           const char *label, const char *expr);
+void kiln__gen_return_func(kiln__sb *sb, const char *signature, int bind, const char *label,
+                           const char *expr);
 
 /* Lanes (kiln's own operations, whose text touches each array at [i] only
  * and uses i for nothing else; docs/algorithms.md "Variants"): on a GPU a
@@ -112,8 +109,7 @@ int kiln__gen_lanes_ok(const kiln__gargs *args);
  * CUDA); KILN_LANES_LOAD(q), which
  * declares each array's lanes and loads the const ones for quad q; and
  * KILN_LANES_STORE(q), which stores the others. */
-void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
-                     const char *ret_type, const char *label,
+void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args, const char *ret_type, const char *label,
                      const char *text);
 
 /* Appends a check that sizeof(alias) on the device equals declared (the
@@ -121,23 +117,21 @@ void kiln__gen_lanes(kiln__sb *sb, const kiln__gargs *args,
  * build, and kiln__gen_build then names both sizes (it rebuilds the source
  * with KILN_SIZE_PROBE defined, which writes the device's sizeof instead).
  * field and type are for the message ("out_size", "struct pair"). */
-void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field,
-                          size_t declared, const char *type);
+void kiln__gen_size_check(kiln__sb *sb, const char *alias, const char *field, size_t declared,
+                          const char *type);
 
 /* ---- builds (gen_build.c) */
 
 /* The languages a generated source can be compiled as: the portable
  * templates compile as either (through the backend's prelude). */
-#define KILN__LANGS_PORTABLE                                                   \
-    ((1u << KILN_LANG_OPENCL_C) | (1u << KILN_LANG_CUDA_C))
+#define KILN__LANGS_PORTABLE ((1u << KILN_LANG_OPENCL_C) | (1u << KILN_LANG_CUDA_C))
 
 /* Builds source for every device of context. On a build error the message
  * names `what` and quotes `user_text` and the compiler's first error
  * lines. languages: what the source can be compiled as (for the hook);
  * options: the user's build options ("-DN=4"; may be NULL). */
-kiln_status kiln__gen_build(kiln_context *context, const char *source,
-                            unsigned languages, const char *what,
-                            const char *user_text, const char *options,
+kiln_status kiln__gen_build(kiln_context *context, const char *source, unsigned languages,
+                            const char *what, const char *user_text, const char *options,
                             kiln_program **program);
 
 /* Test hook: when set, called with every generated source before it is
@@ -155,9 +149,8 @@ typedef struct kiln__bound {
 /* Checks args against the declarations for a launch over [0, n) on queue
  * and appends the kernel arguments (after any algorithm-specific ones
  * already in b); b->layout gets the variant needed. */
-kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args,
-                              size_t n, size_t num_args, const kiln_arg *vals,
-                              int any_shape, const char *what,
+kiln_status kiln__bind_values(kiln_queue *queue, const kiln__gargs *args, size_t n, size_t num_args,
+                              const kiln_arg *vals, int any_shape, const char *what,
                               kiln__bound *b);
 kiln_status kiln__bound_push(kiln__bound *b, kiln_arg a);
 void kiln__bound_free(kiln__bound *b);
@@ -170,9 +163,9 @@ kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out);
 typedef struct kiln__variant {
     kiln_program *prog;
     kiln_kernel *k[3];
-    size_t local;  /* work-items per group */
-    int items;     /* items per work-item (scan) */
-    int tmpl;      /* which template (scan) */
+    size_t local; /* work-items per group */
+    int items;    /* items per work-item (scan) */
+    int tmpl;     /* which template (scan) */
 } kiln__variant;
 void kiln__variant_free(kiln__variant *v);
 
@@ -184,8 +177,7 @@ typedef struct kiln__gen_kind {
     const char *default_name; /* when the descriptor has none */
     /* Fills v (program, kernels, launch shape) for a layout on a device of
      * the plan, with kiln__gen_program. */
-    kiln_status (*build)(kiln__gen *gen, int layout, const kiln__plan *plan,
-                         kiln__variant *v);
+    kiln_status (*build)(kiln__gen *gen, int layout, const kiln__plan *plan, kiln__variant *v);
     /* Frees the kind's own members and the object itself. */
     void (*destroy)(kiln__gen *gen);
 } kiln__gen_kind;
@@ -199,24 +191,22 @@ struct kiln__gen {
     kiln_context *context;
     kiln__gargs args;
     char *name;
-    char *options;            /* the descriptor's build options, or NULL */
-    pthread_mutex_t lock;     /* guards var */
-    kiln__variant var[2][2];  /* [strided][cpu], built on first use */
+    char *options;           /* the descriptor's build options, or NULL */
+    pthread_mutex_t lock;    /* guards var */
+    kiln__variant var[2][2]; /* [strided][cpu], built on first use */
 };
 
 /* The common start of kiln_X_create: context and desc are required
  * (has_out: the result pointer too), and the descriptor is copied
  * (kiln__desc_read). */
-kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc,
-                                   int has_out, size_t v1_size, size_t size,
-                                   void *copy, const char *what,
+kiln_status kiln__gen_create_begin(kiln_context *context, const void *desc, int has_out,
+                                   size_t v1_size, size_t size, void *copy, const char *what,
                                    const char *macro);
 /* Checks name (NULL: the kind's default) and parses arguments into gen
  * (zeroed by the caller), with one reference. On failure nothing is left
  * to free in gen. */
-kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind,
-                           kiln_context *context, const char *arguments,
-                           const char *name);
+kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind, kiln_context *context,
+                           const char *arguments, const char *name);
 /* Copies the descriptor's build options (NULL or "" = none) into gen. */
 kiln_status kiln__gen_set_options(kiln__gen *gen, const char *options);
 kiln_status kiln__gen_retain(kiln__gen *gen);
@@ -224,31 +214,26 @@ kiln_status kiln__gen_retain(kiln__gen *gen);
 void kiln__gen_release(kiln__gen *gen);
 /* The built variant for layout (KILN__CONTIG / KILN__STRIDED) on a device
  * of plan: built on first use, under the generator's lock. */
-kiln_status kiln__gen_variant(kiln__gen *gen, int layout,
-                              const kiln__plan *plan, kiln__variant **out);
+kiln_status kiln__gen_variant(kiln__gen *gen, int layout, const kiln__plan *plan,
+                              kiln__variant **out);
 /* Builds the contiguous variant for the context's first device, so that a
  * bad expression fails at create time. */
 kiln_status kiln__gen_build_first(kiln__gen *gen);
 /* Builds source into v->prog and looks up the kernels named name +
  * suffixes[k] (k < nk <= 3). */
-kiln_status kiln__gen_program(kiln__gen *gen, kiln__sb *source,
-                              unsigned languages, const char *user_text,
-                              const char *const *suffixes, int nk,
+kiln_status kiln__gen_program(kiln__gen *gen, kiln__sb *source, unsigned languages,
+                              const char *user_text, const char *const *suffixes, int nk,
                               kiln__variant *v);
 /* The common start of a launch: checks queue and gen, the plan of the
  * queue's device, and the arguments for [0, n) bound into b. */
-kiln_status kiln__gen_prepare(kiln_queue *queue, kiln__gen *gen, size_t n,
-                              size_t num_args, const kiln_arg *args,
-                              int any_shape, const char *what,
+kiln_status kiln__gen_prepare(kiln_queue *queue, kiln__gen *gen, size_t n, size_t num_args,
+                              const kiln_arg *args, int any_shape, const char *what,
                               kiln__plan *plan, kiln__bound *b);
 /* Launch of kernel over global work-items (rounded up to local) with
  * prefix args, then the bound ones. */
-kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel,
-                         size_t global, size_t local, const kiln_arg *prefix,
-                         size_t nprefix, const kiln__bound *b,
-                         size_t num_wait, kiln_event *const *wait,
-                         kiln_event **event);
-
+kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel, size_t global, size_t local,
+                         const kiln_arg *prefix, size_t nprefix, const kiln__bound *b,
+                         size_t num_wait, kiln_event *const *wait, kiln_event **event);
 
 /* ---- the per-context cache of built-in generators (ctxcache.c) */
 
@@ -259,12 +244,10 @@ kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel,
  * binary key (the operation and its dtypes, at most 16 bytes), so a call
  * that finds it builds no source strings and searches no string keys.
  * find: a new reference, or NULL (then make it as usual and put it). */
-kiln__gen *kiln__gen_fast_find(kiln_context *context, const void *key,
-                               size_t len);
-void kiln__gen_fast_put(kiln_context *context, const void *key, size_t len,
-                        kiln__gen *gen);
+kiln__gen *kiln__gen_fast_find(kiln_context *context, const void *key, size_t len);
+void kiln__gen_fast_put(kiln_context *context, const void *key, size_t len, kiln__gen *gen);
 kiln_status kiln__gen_cached(kiln_context *context, const char *key,
-                             kiln_status (*make)(void *arg, kiln__gen **gen),
-                             void *arg, kiln__gen **gen);
+                             kiln_status (*make)(void *arg, kiln__gen **gen), void *arg,
+                             kiln__gen **gen);
 
 #endif

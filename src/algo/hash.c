@@ -27,16 +27,14 @@ enum { K_INSERT, K_LOOKUP, K_ERASE };
 /* Work-items for n keys (the kernels loop): CPUs a few per core, GPUs up
  * to 2048 per compute unit. */
 static size_t ht_global(const kiln__plan *plan, size_t n) {
-    size_t cap = plan->cpu ? (size_t)plan->cu * 4 * plan->local
-                           : (size_t)plan->cu * 2048;
+    size_t cap = plan->cpu ? (size_t)plan->cu * 4 * plan->local : (size_t)plan->cu * 2048;
     return n < cap ? n : cap;
 }
 
 /* The table's kernels, for its value dtype. */
-static kiln_status ht_kernels(kiln_queue *q, const kiln_hash_table *t,
-                              kiln__gen **gen, kiln__variant **v,
-                              kiln__plan *plan) {
-    static const char *const suffix[3] = {"_insert", "_lookup", "_erase"};
+static kiln_status ht_kernels(kiln_queue *q, const kiln_hash_table *t, kiln__gen **gen,
+                              kiln__variant **v, kiln__plan *plan) {
+    static const char *const suffix[3] = { "_insert", "_lookup", "_erase" };
     const char *defs;
     switch (t->value_dtype) {
     case KILN_FLOAT32:
@@ -52,8 +50,8 @@ static kiln_status ht_kernels(kiln_queue *q, const kiln_hash_table *t,
                "kiln_atomic_add_uint((p), (v))\n";
         break;
     }
-    return kiln__tk_kernels(q, "algo_hashtable.cl", "kiln_hash_table", defs,
-                            3, suffix, gen, v, plan);
+    return kiln__tk_kernels(q, "algo_hashtable.cl", "kiln_hash_table", defs, 3, suffix, gen, v,
+                            plan);
 }
 
 static void ht_free(kiln_hash_table *t) {
@@ -68,22 +66,17 @@ static void ht_free(kiln_hash_table *t) {
 kiln_status kiln_hash_table_clear(kiln_queue *queue, kiln_hash_table *t) {
     static const char what[] = "kiln_hash_table_clear";
     if (!queue || !t)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: queue and table are required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue and table are required", what);
     if (kiln_queue_context(queue) != t->context)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: the queue belongs to another context",
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: the queue belongs to another context",
                                what);
     uint32_t ones = 0xFFFFFFFFu, zero = 0;
-    kiln_event *e[3] = {0};
-    kiln_status st = kiln_buffer_fill(queue, t->keys, &ones, 4, 0,
-                                      t->slots * 4, 0, NULL, &e[0]);
+    kiln_event *e[3] = { 0 };
+    kiln_status st = kiln_buffer_fill(queue, t->keys, &ones, 4, 0, t->slots * 4, 0, NULL, &e[0]);
     if (st == KILN_OK)
-        st = kiln_buffer_fill(queue, t->vals, &zero, 4, 0, t->slots * 4, 0,
-                              NULL, &e[1]);
+        st = kiln_buffer_fill(queue, t->vals, &zero, 4, 0, t->slots * 4, 0, NULL, &e[1]);
     if (st == KILN_OK)
-        st = kiln_buffer_fill(queue, t->state, &zero, 4, 0, 16, 0, NULL,
-                              &e[2]);
+        st = kiln_buffer_fill(queue, t->state, &zero, 4, 0, 16, 0, NULL, &e[2]);
     for (int k = 0; k < 3; k++) {
         if (st == KILN_OK && e[k])
             st = kiln_event_wait(e[k]);
@@ -92,26 +85,21 @@ kiln_status kiln_hash_table_clear(kiln_queue *queue, kiln_hash_table *t) {
     return st;
 }
 
-kiln_status kiln_hash_table_create(kiln_queue *queue, size_t capacity,
-                                   kiln_dtype key_dtype,
-                                   kiln_dtype value_dtype,
-                                   kiln_hash_table **table) {
+kiln_status kiln_hash_table_create(kiln_queue *queue, size_t capacity, kiln_dtype key_dtype,
+                                   kiln_dtype value_dtype, kiln_hash_table **table) {
     static const char what[] = "kiln_hash_table_create";
     if (!queue || !table)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: queue and table are required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue and table are required", what);
     *table = NULL;
     if (!capacity || capacity > ((size_t)1 << 30))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: capacity %zu; give 1 to 2^30", what,
-                               capacity);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: capacity %zu; give 1 to 2^30",
+                               what, capacity);
     if (key_dtype != KILN_INT32 && key_dtype != KILN_UINT32)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: keys of dtype %s; int32 and uint32 are "
                                "supported",
                                what, kiln_dtype_name(key_dtype));
-    if (value_dtype != KILN_INT32 && value_dtype != KILN_UINT32 &&
-        value_dtype != KILN_FLOAT32)
+    if (value_dtype != KILN_INT32 && value_dtype != KILN_UINT32 && value_dtype != KILN_FLOAT32)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: values of dtype %s; int32, uint32 and "
                                "float32 are supported",
@@ -148,8 +136,7 @@ kiln_status kiln_hash_table_create(kiln_queue *queue, size_t capacity,
 
 kiln_status kiln_hash_table_retain(kiln_hash_table *t) {
     if (!t)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_hash_table_retain: table is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_hash_table_retain: table is NULL");
     atomic_fetch_add(&t->refs, 1);
     return KILN_OK;
 }
@@ -161,48 +148,37 @@ void kiln_hash_table_release(kiln_hash_table *t) {
 
 /* An argument array: the table's context, 1-D contiguous, dtype d, n
  * elements (n = SIZE_MAX: any). */
-static kiln_status check_arg(const kiln_hash_table *t, const kiln_array *a,
-                             const char *name, kiln_dtype d, size_t n,
-                             const char *what) {
+static kiln_status check_arg(const kiln_hash_table *t, const kiln_array *a, const char *name,
+                             kiln_dtype d, size_t n, const char *what) {
     if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what, name);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, name);
     if (a->context != t->context)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: %s belongs to another context", what,
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s belongs to another context", what,
                                name);
     if (a->dtype != d)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: %s has dtype %s, the table wants %s",
-                               what, name, kiln_dtype_name(a->dtype),
-                               kiln_dtype_name(d));
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s has dtype %s, the table wants %s",
+                               what, name, kiln_dtype_name(a->dtype), kiln_dtype_name(d));
     if (a->ndim != 1 || !kiln__array_contiguous(a))
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: %s must be a 1-D contiguous array", what,
-                               name);
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s must be a 1-D contiguous array",
+                               what, name);
     if (n != SIZE_MAX && a->size != n)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: %s has %zu elements, keys %zu", what,
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s has %zu elements, keys %zu", what,
                                name, a->size, n);
     return KILN_OK;
 }
 
-static kiln_status check_call(kiln_queue *q, const kiln_hash_table *t,
-                              const char *what) {
+static kiln_status check_call(kiln_queue *q, const kiln_hash_table *t, const char *what) {
     if (!q || !t)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: queue and table are required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue and table are required", what);
     if (kiln_queue_context(q) != t->context)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: the queue belongs to another context",
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: the queue belongs to another context",
                                what);
     return KILN_OK;
 }
 
 /* insert (mode 0), add (1: values, 2: ones); then reads the flags. */
-static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t,
-                             kiln_array *keys, kiln_array *values, int mode,
-                             const char *what) {
+static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t, kiln_array *keys,
+                             kiln_array *values, int mode, const char *what) {
     kiln_status st = check_call(q, t, what);
     if (st == KILN_OK)
         st = check_arg(t, keys, "keys", t->key_dtype, SIZE_MAX, what);
@@ -218,22 +194,22 @@ static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t,
     kiln__plan plan;
     st = ht_kernels(q, t, &gen, &v, &plan);
     kiln_event *e = NULL;
-    uint32_t state[4] = {0};
+    uint32_t state[4] = { 0 };
     if (st == KILN_OK) {
         kiln_array *vals = mode == 2 ? keys : values; /* mode 2: unused */
-        kiln_arg args[11] = {KILN_ARG_BUF(keys->buffer),
-                             KILN_ARG_I64((int64_t)keys->offset),
-                             KILN_ARG_BUF(vals->buffer),
-                             KILN_ARG_I64((int64_t)vals->offset),
-                             KILN_ARG_I64((int64_t)n),
-                             KILN_ARG_BUF(t->keys),
-                             KILN_ARG_BUF(t->vals),
-                             KILN_ARG_U32((uint32_t)(t->slots - 1)),
-                             KILN_ARG_U32((uint32_t)t->capacity),
-                             KILN_ARG_BUF(t->state),
-                             KILN_ARG_I32(mode)};
-        st = kiln__launch(q, v->k[K_INSERT], ht_global(&plan, n), v->local,
-                          args, 11, NULL, 0, NULL, &e);
+        kiln_arg args[11] = { KILN_ARG_BUF(keys->buffer),
+                              KILN_ARG_I64((int64_t)keys->offset),
+                              KILN_ARG_BUF(vals->buffer),
+                              KILN_ARG_I64((int64_t)vals->offset),
+                              KILN_ARG_I64((int64_t)n),
+                              KILN_ARG_BUF(t->keys),
+                              KILN_ARG_BUF(t->vals),
+                              KILN_ARG_U32((uint32_t)(t->slots - 1)),
+                              KILN_ARG_U32((uint32_t)t->capacity),
+                              KILN_ARG_BUF(t->state),
+                              KILN_ARG_I32(mode) };
+        st = kiln__launch(q, v->k[K_INSERT], ht_global(&plan, n), v->local, args, 11, NULL, 0, NULL,
+                          &e);
     }
     kiln__gen_release(gen);
     if (st == KILN_OK)
@@ -245,7 +221,7 @@ static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t,
         return kiln__error_prefix(st, "%s", what);
     /* the flags are sticky for this call only */
     if (state[1] || state[2]) {
-        uint32_t zero[2] = {0, 0};
+        uint32_t zero[2] = { 0, 0 };
         st = kiln_buffer_write(q, t->state, 4, 8, zero);
         if (st != KILN_OK)
             return st;
@@ -265,22 +241,19 @@ static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t,
     return KILN_OK;
 }
 
-kiln_status kiln_hash_table_insert(kiln_queue *queue, kiln_hash_table *table,
-                                   kiln_array *keys, kiln_array *values) {
+kiln_status kiln_hash_table_insert(kiln_queue *queue, kiln_hash_table *table, kiln_array *keys,
+                                   kiln_array *values) {
     return ht_insert(queue, table, keys, values, 0, "kiln_hash_table_insert");
 }
 
-kiln_status kiln_hash_table_add(kiln_queue *queue, kiln_hash_table *table,
-                                kiln_array *keys, kiln_array *values) {
-    return ht_insert(queue, table, keys, values, values ? 1 : 2,
-                     "kiln_hash_table_add");
+kiln_status kiln_hash_table_add(kiln_queue *queue, kiln_hash_table *table, kiln_array *keys,
+                                kiln_array *values) {
+    return ht_insert(queue, table, keys, values, values ? 1 : 2, "kiln_hash_table_add");
 }
 
-kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t,
-                                   kiln_array *keys, kiln_array *values,
-                                   const void *missing, kiln_array *found,
-                                   size_t num_wait, kiln_event *const *wait,
-                                   kiln_event **event) {
+kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t, kiln_array *keys,
+                                   kiln_array *values, const void *missing, kiln_array *found,
+                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_hash_table_lookup";
     if (event)
         *event = NULL;
@@ -300,9 +273,8 @@ kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t,
         return st;
     size_t n = keys->size;
     if (!n)
-        return event ? kiln_queue_marker(queue, num_wait, wait, event)
-                     : KILN_OK;
-    kiln_arg miss = {.kind = KILN_ARG_SCALAR, .dtype = t->value_dtype};
+        return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
+    kiln_arg miss = { .kind = KILN_ARG_SCALAR, .dtype = t->value_dtype };
     memcpy(&miss.value, missing, 4);
     kiln__gen *gen = NULL;
     kiln__variant *v = NULL;
@@ -310,29 +282,27 @@ kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t,
     st = ht_kernels(queue, t, &gen, &v, &plan);
     if (st == KILN_OK) {
         kiln_array *f = found ? found : keys; /* unused without found */
-        kiln_arg args[12] = {KILN_ARG_BUF(keys->buffer),
-                             KILN_ARG_I64((int64_t)keys->offset),
-                             KILN_ARG_BUF(values->buffer),
-                             KILN_ARG_I64((int64_t)values->offset),
-                             KILN_ARG_I64((int64_t)n),
-                             KILN_ARG_BUF(t->keys),
-                             KILN_ARG_BUF(t->vals),
-                             KILN_ARG_U32((uint32_t)(t->slots - 1)),
-                             miss,
-                             KILN_ARG_BUF(f->buffer),
-                             KILN_ARG_I64((int64_t)f->offset),
-                             KILN_ARG_I32(found != NULL)};
-        st = kiln__launch(queue, v->k[K_LOOKUP], ht_global(&plan, n),
-                          v->local, args, 12, NULL, num_wait, wait, event);
+        kiln_arg args[12] = { KILN_ARG_BUF(keys->buffer),
+                              KILN_ARG_I64((int64_t)keys->offset),
+                              KILN_ARG_BUF(values->buffer),
+                              KILN_ARG_I64((int64_t)values->offset),
+                              KILN_ARG_I64((int64_t)n),
+                              KILN_ARG_BUF(t->keys),
+                              KILN_ARG_BUF(t->vals),
+                              KILN_ARG_U32((uint32_t)(t->slots - 1)),
+                              miss,
+                              KILN_ARG_BUF(f->buffer),
+                              KILN_ARG_I64((int64_t)f->offset),
+                              KILN_ARG_I32(found != NULL) };
+        st = kiln__launch(queue, v->k[K_LOOKUP], ht_global(&plan, n), v->local, args, 12, NULL,
+                          num_wait, wait, event);
     }
     kiln__gen_release(gen);
     return st;
 }
 
-kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *t,
-                                  kiln_array *keys, size_t num_wait,
-                                  kiln_event *const *wait,
-                                  kiln_event **event) {
+kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *t, kiln_array *keys,
+                                  size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_hash_table_erase";
     if (event)
         *event = NULL;
@@ -343,33 +313,30 @@ kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *t,
         return st;
     size_t n = keys->size;
     if (!n)
-        return event ? kiln_queue_marker(queue, num_wait, wait, event)
-                     : KILN_OK;
+        return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
     kiln__gen *gen = NULL;
     kiln__variant *v = NULL;
     kiln__plan plan;
     st = ht_kernels(queue, t, &gen, &v, &plan);
     if (st == KILN_OK) {
-        kiln_arg args[6] = {KILN_ARG_BUF(keys->buffer),
-                            KILN_ARG_I64((int64_t)keys->offset),
-                            KILN_ARG_I64((int64_t)n),
-                            KILN_ARG_BUF(t->keys),
-                            KILN_ARG_U32((uint32_t)(t->slots - 1)),
-                            KILN_ARG_BUF(t->state)};
-        st = kiln__launch(queue, v->k[K_ERASE], ht_global(&plan, n),
-                          v->local, args, 6, NULL, num_wait, wait, event);
+        kiln_arg args[6] = { KILN_ARG_BUF(keys->buffer),
+                             KILN_ARG_I64((int64_t)keys->offset),
+                             KILN_ARG_I64((int64_t)n),
+                             KILN_ARG_BUF(t->keys),
+                             KILN_ARG_U32((uint32_t)(t->slots - 1)),
+                             KILN_ARG_BUF(t->state) };
+        st = kiln__launch(queue, v->k[K_ERASE], ht_global(&plan, n), v->local, args, 6, NULL,
+                          num_wait, wait, event);
     }
     kiln__gen_release(gen);
     return st;
 }
 
-kiln_status kiln_hash_table_count(kiln_queue *queue, kiln_hash_table *t,
-                                  size_t *count) {
+kiln_status kiln_hash_table_count(kiln_queue *queue, kiln_hash_table *t, size_t *count) {
     static const char what[] = "kiln_hash_table_count";
     kiln_status st = check_call(queue, t, what);
     if (st == KILN_OK && !count)
-        st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: count is NULL",
-                             what);
+        st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: count is NULL", what);
     uint32_t state[4];
     if (st == KILN_OK)
         st = kiln_buffer_read(queue, t->state, 0, 16, state);

@@ -24,13 +24,13 @@ typedef struct hist_job {
     kiln_array *a, *weights; /* weights may be NULL */
     int mode;
     size_t nb;
-    int edge_double;          /* edge type double (else float) */
-    kiln_buffer *edges;       /* nb + 1 edges (NULL for MODE_DIRECT) */
+    int edge_double;    /* edge type double (else float) */
+    kiln_buffer *edges; /* nb + 1 edges (NULL for MODE_DIRECT) */
     double lo, scale;
 } hist_job;
 
-static kiln_status check_weights(kiln_queue *q, const kiln_array *a,
-                                 const kiln_array *w, const char *what) {
+static kiln_status check_weights(kiln_queue *q, const kiln_array *a, const kiln_array *w,
+                                 const char *what) {
     if (!w)
         return KILN_OK;
     kiln_status st = kiln__array_check_queue(q, w, what);
@@ -38,10 +38,10 @@ static kiln_status check_weights(kiln_queue *q, const kiln_array *a,
         return st;
     if (w->size != a->size)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: weights have %zu elements, the input %zu",
-                               what, w->size, a->size);
-    if (w->dtype != KILN_FLOAT32 && w->dtype != KILN_FLOAT64 &&
-        w->dtype != KILN_INT32 && w->dtype != KILN_INT64)
+                               "%s: weights have %zu elements, the input %zu", what, w->size,
+                               a->size);
+    if (w->dtype != KILN_FLOAT32 && w->dtype != KILN_FLOAT64 && w->dtype != KILN_INT32 &&
+        w->dtype != KILN_INT64)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: weights of dtype %s; use float32, "
                                "float64, int32 or int64",
@@ -52,16 +52,14 @@ static kiln_status check_weights(kiln_queue *q, const kiln_array *a,
 /* The kernel's defines for job j. */
 static void hist_defines(const hist_job *j, kiln__sb *sb) {
     int f16 = j->a->dtype == KILN_FLOAT16;
-    const char *E = j->mode == MODE_DIRECT ? "long"
-                    : j->edge_double      ? "double"
-                                          : "float";
+    const char *E = j->mode == MODE_DIRECT ? "long" : j->edge_double ? "double" : "float";
     kiln__sb_addf(sb,
                   "#define KILN_HIST_T %s\n#define KILN_HIST_E %s\n"
                   "#define KILN_HIST_X(v) %s\n#define KILN_HIST_MODE %d\n",
                   f16 ? "ushort" : kiln_dtype_name(j->a->dtype), E,
-                  f16 ? "kiln_h2f(v)" : j->mode == MODE_DIRECT
-                                            ? "(long)(v)"
-                                            : "(KILN_HIST_E)(v)",
+                  f16                      ? "kiln_h2f(v)"
+                  : j->mode == MODE_DIRECT ? "(long)(v)"
+                                           : "(KILN_HIST_E)(v)",
                   j->mode);
     if (!j->weights) {
         int priv = j->nb <= KILN__HIST_PRIV_MAX;
@@ -99,29 +97,27 @@ static void hist_defines(const hist_job *j, kiln__sb *sb) {
 }
 
 /* Zeroes *hist (new, nb elements) and enqueues the counting kernel. */
-static kiln_status hist_run(kiln_queue *q, const hist_job *j,
-                            size_t num_wait, kiln_event *const *wait,
-                            kiln_event **event, kiln_array **hist) {
+static kiln_status hist_run(kiln_queue *q, const hist_job *j, size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event, kiln_array **hist) {
     kiln_dtype hd = j->weights ? j->weights->dtype : KILN_INT64;
-    kiln_event *deps[3] = {0};
+    kiln_event *deps[3] = { 0 };
     kiln_array *x = NULL, *w = NULL;
-    kiln_status st =
-        kiln_array_zeros(q, hd, 1, &j->nb, num_wait, wait, &deps[0], hist);
+    kiln_status st = kiln_array_zeros(q, hd, 1, &j->nb, num_wait, wait, &deps[0], hist);
     if (st == KILN_OK)
         st = kiln__tk_dense(q, j->a, num_wait, wait, &x, &deps[1]);
     if (st == KILN_OK && j->weights)
         st = kiln__tk_dense(q, j->weights, num_wait, wait, &w, &deps[2]);
-    kiln__sb defs = {0};
+    kiln__sb defs = { 0 };
     hist_defines(j, &defs);
     kiln__gen *gen = NULL;
     kiln__variant *v = NULL;
     kiln__plan plan;
-    static const char *const suffix[1] = {"_hist"};
+    static const char *const suffix[1] = { "_hist" };
     if (st == KILN_OK && defs.oom)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", j->what);
     if (st == KILN_OK)
-        st = kiln__tk_kernels(q, "algo_histogram.cl", "kiln_histogram",
-                              defs.p, 1, suffix, &gen, &v, &plan);
+        st = kiln__tk_kernels(q, "algo_histogram.cl", "kiln_histogram", defs.p, 1, suffix, &gen, &v,
+                              &plan);
     kiln__sb_free(&defs);
     size_t n = x ? x->size : 0;
     if (st == KILN_OK && n) {
@@ -152,21 +148,19 @@ static kiln_status hist_run(kiln_queue *q, const hist_job *j,
                       : dbl                  ? KILN_ARG_F64(j->scale)
                                              : KILN_ARG_F32((float)j->scale);
         /* unused buffers (no edges, no weights) get x's: never read */
-        kiln_arg args[11] = {
-            KILN_ARG_BUF(x->buffer),
-            KILN_ARG_I64((int64_t)x->offset),
-            KILN_ARG_I64((int64_t)n),
-            KILN_ARG_BUF(j->edges ? j->edges : x->buffer),
-            KILN_ARG_I64((int64_t)j->nb),
-            E0,
-            E1,
-            KILN_ARG_BUF((*hist)->buffer),
-            KILN_ARG_BUF(w ? w->buffer : x->buffer),
-            KILN_ARG_I64(w ? (int64_t)w->offset : 0),
-            KILN_ARG_I64(chunk)};
+        kiln_arg args[11] = { KILN_ARG_BUF(x->buffer),
+                              KILN_ARG_I64((int64_t)x->offset),
+                              KILN_ARG_I64((int64_t)n),
+                              KILN_ARG_BUF(j->edges ? j->edges : x->buffer),
+                              KILN_ARG_I64((int64_t)j->nb),
+                              E0,
+                              E1,
+                              KILN_ARG_BUF((*hist)->buffer),
+                              KILN_ARG_BUF(w ? w->buffer : x->buffer),
+                              KILN_ARG_I64(w ? (int64_t)w->offset : 0),
+                              KILN_ARG_I64(chunk) };
         kiln_event *e = NULL;
-        st = kiln__launch(q, v->k[0], groups * local, local, args, 11, NULL,
-                          nd, dl, &e);
+        st = kiln__launch(q, v->k[0], groups * local, local, args, 11, NULL, nd, dl, &e);
         if (st == KILN_OK && event)
             *event = e;
         else
@@ -187,14 +181,13 @@ static kiln_status hist_run(kiln_queue *q, const hist_job *j,
 }
 
 /* The checks every entry point shares. */
-static kiln_status hist_begin(kiln_queue *q, kiln_array *a, kiln_array *w,
-                              kiln_event **event, kiln_array **out,
-                              const char *what) {
+static kiln_status hist_begin(kiln_queue *q, kiln_array *a, kiln_array *w, kiln_event **event,
+                              kiln_array **out, const char *what) {
     if (event)
         *event = NULL;
     if (!out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: the result pointer is required", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: the result pointer is required",
+                               what);
     *out = NULL;
     kiln_status st = kiln__array_check_queue(q, a, what);
     if (st == KILN_OK && kiln__is_complex_dtype(a->dtype))
@@ -210,18 +203,16 @@ static kiln_status hist_begin(kiln_queue *q, kiln_array *a, kiln_array *w,
     return st;
 }
 
-kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a,
-                                 size_t bins, double lo, double hi,
-                                 kiln_array *weights, size_t num_wait,
-                                 kiln_event *const *wait, kiln_event **event,
-                                 kiln_array **hist) {
+kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a, size_t bins, double lo,
+                                 double hi, kiln_array *weights, size_t num_wait,
+                                 kiln_event *const *wait, kiln_event **event, kiln_array **hist) {
     static const char what[] = "kiln_array_histogram";
     kiln_status st = hist_begin(queue, a, weights, event, hist, what);
     if (st != KILN_OK)
         return st;
     if (!bins || bins > ((size_t)1 << 31))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: bins = %zu; give 1 to 2^31", what, bins);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: bins = %zu; give 1 to 2^31",
+                               what, bins);
     if (!isfinite(lo) || !isfinite(hi) || lo > hi)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: the range [%g, %g] must be finite with "
@@ -247,23 +238,20 @@ kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a,
             ((float *)e)[k] = (float)v;
     }
     kiln_buffer *eb = NULL;
-    st = kiln_buffer_create(kiln_queue_context(queue), (bins + 1) * es, 0, e,
-                            &eb);
+    st = kiln_buffer_create(kiln_queue_context(queue), (bins + 1) * es, 0, e, &eb);
     free(e);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
-    hist_job j = {what, a, weights, MODE_UNIFORM, bins, dbl, eb, lo,
-                  (double)bins / (hi - lo)};
+    hist_job j = { what, a, weights, MODE_UNIFORM, bins, dbl, eb, lo, (double)bins / (hi - lo) };
     st = hist_run(queue, &j, num_wait, wait, event, hist);
     kiln_buffer_release(eb);
     return st;
 }
 
-kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a,
-                                       kiln_array *edges, kiln_array *weights,
-                                       size_t num_wait,
-                                       kiln_event *const *wait,
-                                       kiln_event **event, kiln_array **hist) {
+kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a, kiln_array *edges,
+                                       kiln_array *weights, size_t num_wait,
+                                       kiln_event *const *wait, kiln_event **event,
+                                       kiln_array **hist) {
     static const char what[] = "kiln_array_histogram_edges";
     kiln_status st = hist_begin(queue, a, weights, event, hist, what);
     if (st == KILN_OK)
@@ -289,20 +277,18 @@ kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a,
                                  what, k, h[k]);
     kiln_buffer *eb = NULL;
     if (st == KILN_OK)
-        st = kiln_buffer_create(kiln_queue_context(queue), ne * 8, 0, h,
-                                &eb);
+        st = kiln_buffer_create(kiln_queue_context(queue), ne * 8, 0, h, &eb);
     free(h);
     if (st != KILN_OK)
         return st;
-    hist_job j = {what, a, weights, MODE_EDGES, ne - 1, 1, eb, 0, 0};
+    hist_job j = { what, a, weights, MODE_EDGES, ne - 1, 1, eb, 0, 0 };
     st = hist_run(queue, &j, num_wait, wait, event, hist);
     kiln_buffer_release(eb);
     return st;
 }
 
-kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a,
-                                kiln_array *weights, size_t minlength,
-                                kiln_array **counts) {
+kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *weights,
+                                size_t minlength, kiln_array **counts) {
     static const char what[] = "kiln_array_bincount";
     kiln_status st = hist_begin(queue, a, weights, NULL, counts, what);
     if (st != KILN_OK)
@@ -322,13 +308,11 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a,
          * round trip each cost a GPU some 10 us); unsigned inputs need
          * only the largest. */
         int sgn = kiln__is_signed_dtype(a->dtype);
-        kiln_event *ev[2] = {NULL, NULL};
+        kiln_event *ev[2] = { NULL, NULL };
         if (sgn)
-            st = kiln_array_reduce_async(queue, KILN_REDUCE_MIN, a, NULL,
-                                         rmin, 0, NULL, &ev[0]);
+            st = kiln_array_reduce_async(queue, KILN_REDUCE_MIN, a, NULL, rmin, 0, NULL, &ev[0]);
         if (st == KILN_OK)
-            st = kiln_array_reduce_async(queue, KILN_REDUCE_MAX, a, NULL, r,
-                                         0, NULL, &ev[1]);
+            st = kiln_array_reduce_async(queue, KILN_REDUCE_MAX, a, NULL, r, 0, NULL, &ev[1]);
         /* the host results are written when the events complete: wait
          * for whatever was enqueued, even after a failure */
         kiln_status wst = kiln_events_wait(2, ev);
@@ -340,10 +324,18 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a,
             return kiln__error_prefix(st, "%s", what);
         if (sgn) {
             switch (a->dtype) {
-            case KILN_INT8: mn = *(int8_t *)rmin; break;
-            case KILN_INT16: mn = *(int16_t *)rmin; break;
-            case KILN_INT32: mn = *(int32_t *)rmin; break;
-            default: mn = *(int64_t *)rmin; break;
+            case KILN_INT8:
+                mn = *(int8_t *)rmin;
+                break;
+            case KILN_INT16:
+                mn = *(int16_t *)rmin;
+                break;
+            case KILN_INT32:
+                mn = *(int32_t *)rmin;
+                break;
+            default:
+                mn = *(int64_t *)rmin;
+                break;
             }
         }
         if (mn < 0)
@@ -352,13 +344,27 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a,
                                    "(%lld)",
                                    what, (long long)mn);
         switch (a->dtype) {
-        case KILN_INT8: mx = *(int8_t *)r; break;
-        case KILN_UINT8: mx = *(uint8_t *)r; break;
-        case KILN_INT16: mx = *(int16_t *)r; break;
-        case KILN_UINT16: mx = *(uint16_t *)r; break;
-        case KILN_INT32: mx = *(int32_t *)r; break;
-        case KILN_UINT32: mx = *(uint32_t *)r; break;
-        case KILN_INT64: mx = *(int64_t *)r; break;
+        case KILN_INT8:
+            mx = *(int8_t *)r;
+            break;
+        case KILN_UINT8:
+            mx = *(uint8_t *)r;
+            break;
+        case KILN_INT16:
+            mx = *(int16_t *)r;
+            break;
+        case KILN_UINT16:
+            mx = *(uint16_t *)r;
+            break;
+        case KILN_INT32:
+            mx = *(int32_t *)r;
+            break;
+        case KILN_UINT32:
+            mx = *(uint32_t *)r;
+            break;
+        case KILN_INT64:
+            mx = *(int64_t *)r;
+            break;
         default:
             memcpy(&umx, r, 8);
             mx = umx > ((uint64_t)1 << 40) ? -1 : (int64_t)umx;
@@ -374,11 +380,10 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a,
     }
     if (!len) { /* numpy.bincount of nothing: an empty array */
         size_t zero = 0;
-        return kiln__array_make(kiln_queue_context(queue),
-                                weights ? weights->dtype : KILN_INT64, 1,
+        return kiln__array_make(kiln_queue_context(queue), weights ? weights->dtype : KILN_INT64, 1,
                                 &zero, NULL, what, counts);
     }
-    hist_job j = {what, a, weights, MODE_DIRECT, len, 0, NULL, 0, 0};
+    hist_job j = { what, a, weights, MODE_DIRECT, len, 0, NULL, 0, 0 };
     kiln_event *e = NULL;
     st = hist_run(queue, &j, 0, NULL, &e, counts);
     if (st == KILN_OK)

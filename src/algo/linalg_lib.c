@@ -7,8 +7,7 @@
 #include "algo/linalg_lib.h"
 #include "base/error.h"
 
-kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names,
-                           void **fns) {
+kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names, void **fns) {
     pthread_mutex_lock(&lib->lock);
     if (lib->state == 0) {
         for (size_t k = 0; lib->sonames[k] && !lib->handle; k++)
@@ -28,14 +27,12 @@ kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names,
             return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0,
                                    "%s (%s) has no %s: too old? install a "
                                    "newer %s",
-                                   lib->what, lib->sonames[0], names[k],
-                                   lib->package);
+                                   lib->what, lib->sonames[0], names[k], lib->package);
     }
     return KILN_OK;
 }
 
-kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend,
-                             kiln_device_type *type) {
+kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend, kiln_device_type *type) {
     kiln_device_info info;
     memset(&info, 0, sizeof info);
     kiln_status st = kiln_device_get_info(kiln_queue_device(q), &info);
@@ -44,8 +41,7 @@ kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend,
     return st;
 }
 
-kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait,
-                               kiln_event *const *wait) {
+kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait, kiln_event *const *wait) {
     kiln_event *b = NULL;
     kiln_status st = kiln_queue_barrier(q, num_wait, wait, &b);
     kiln_event_release(b);
@@ -69,7 +65,7 @@ kiln_status kiln__native_step(kiln_queue *q) {
 }
 
 typedef struct host_task {
-    kiln_queue *q; /* retained */
+    kiln_queue *q;    /* retained */
     kiln_event *gate; /* user event the queue waits for; retained */
     size_t nbuf;
     kiln_buffer **bufs; /* retained */
@@ -103,14 +99,11 @@ static kiln_status task_run(kiln_event_state state, void *arg) {
     if (st == KILN_OK && !host)
         st = KILN_ERROR_OUT_OF_HOST_MEMORY;
     if (st == KILN_OK)
-        st = kiln_queue_create(kiln_queue_context(t->q),
-                               kiln_queue_device(t->q), 0, &mq);
+        st = kiln_queue_create(kiln_queue_context(t->q), kiln_queue_device(t->q), 0, &mq);
     size_t mapped = 0;
     for (; st == KILN_OK && mapped < t->nbuf; mapped++)
-        st = kiln_buffer_map(mq, t->bufs[mapped],
-                             KILN_MAP_READ | KILN_MAP_WRITE, 0,
-                             kiln_buffer_size(t->bufs[mapped]),
-                             &host[mapped]);
+        st = kiln_buffer_map(mq, t->bufs[mapped], KILN_MAP_READ | KILN_MAP_WRITE, 0,
+                             kiln_buffer_size(t->bufs[mapped]), &host[mapped]);
     if (st != KILN_OK && mapped > 0)
         mapped--; /* the failed one is not mapped */
     if (st == KILN_OK)
@@ -122,17 +115,14 @@ static kiln_status task_run(kiln_event_state state, void *arg) {
         kiln_queue_release(mq);
     }
     free(host);
-    kiln_event_set_complete(t->gate, st == KILN_OK ? KILN_EVENT_COMPLETE
-                                                   : KILN_EVENT_ERROR);
+    kiln_event_set_complete(t->gate, st == KILN_OK ? KILN_EVENT_COMPLETE : KILN_EVENT_ERROR);
     task_free(t);
     return st;
 }
 
-kiln_status kiln__host_task(kiln_queue *q, size_t nbuf,
-                            kiln_buffer *const *bufs, kiln__host_fn run,
-                            void *user, void (*free_user)(void *),
-                            size_t num_wait, kiln_event *const *wait,
-                            kiln_event **event) {
+kiln_status kiln__host_task(kiln_queue *q, size_t nbuf, kiln_buffer *const *bufs, kiln__host_fn run,
+                            void *user, void (*free_user)(void *), size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event) {
     host_task *t = calloc(1, sizeof *t);
     kiln_buffer **bs = calloc(nbuf ? nbuf : 1, sizeof *bs);
     if (!t || !bs) {
@@ -140,8 +130,7 @@ kiln_status kiln__host_task(kiln_queue *q, size_t nbuf,
         free(bs);
         if (free_user)
             free_user(user);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "a host BLAS/FFT call");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "a host BLAS/FFT call");
     }
     t->q = q;
     kiln_queue_retain(q);

@@ -15,29 +15,28 @@ typedef struct kiln__lib {
     const char *const *sonames; /* tried in order, NULL-terminated */
     const char *package;        /* the Debian package that ships it */
     pthread_mutex_t lock;
-    int state;                  /* 0 not tried, 1 loaded, -1 missing */
+    int state; /* 0 not tried, 1 loaded, -1 missing */
     void *handle;
 } kiln__lib;
-#define KILN__LIB(what, package, ...)                                          \
-    {(what), (const char *const[]){__VA_ARGS__, NULL}, (package),             \
-     PTHREAD_MUTEX_INITIALIZER, 0, NULL}
+#define KILN__LIB(what, package, ...)                                                             \
+    {                                                                                             \
+        (what), (const char *const[]){ __VA_ARGS__, NULL }, (package), PTHREAD_MUTEX_INITIALIZER, \
+            0, NULL                                                                               \
+    }
 
 /* Loads lib and resolves each of n symbols names[k] into fns[k]. A missing
  * library or symbol is KILN_ERROR_NO_RUNTIME with a message naming the
  * package to install. Cheap after the first call. */
-kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names,
-                           void **fns);
+kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names, void **fns);
 
 /* The device's type and backend. */
-kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend,
-                             kiln_device_type *type);
+kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend, kiln_device_type *type);
 
 /* Orders a library's native calls on q: begin() makes the work enqueued
  * next wait for the wait list (a barrier); end() hands back in *event (may
  * be NULL) an event that completes after everything enqueued on q so far
  * (a barrier, so that later commands of an out-of-order queue wait too). */
-kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait,
-                               kiln_event *const *wait);
+kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait, kiln_event *const *wait);
 kiln_status kiln__native_end(kiln_queue *q, kiln_event **event);
 /* Between two steps of one call (a temporary's copy, the library call, the
  * scaling): a barrier on an out-of-order queue, nothing on an in-order one
@@ -52,10 +51,8 @@ kiln_status kiln__native_step(kiln_queue *q);
  * (failed if run failed). free_user(user) is called once, in every case.
  * For CPU devices, whose buffers are host memory: mapping copies nothing. */
 typedef kiln_status (*kiln__host_fn)(void *user, void *const *host);
-kiln_status kiln__host_task(kiln_queue *q, size_t nbuf,
-                            kiln_buffer *const *bufs, kiln__host_fn run,
-                            void *user, void (*free_user)(void *),
-                            size_t num_wait, kiln_event *const *wait,
-                            kiln_event **event);
+kiln_status kiln__host_task(kiln_queue *q, size_t nbuf, kiln_buffer *const *bufs, kiln__host_fn run,
+                            void *user, void (*free_user)(void *), size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event);
 
 #endif

@@ -14,18 +14,16 @@
 void (*kiln__offload_source_hook)(const char *source);
 
 /* The first version of kiln_offload_opts ends after build_options. */
-#define OPTS_V1_SIZE                                                           \
-    (offsetof(kiln_offload_opts, build_options) + sizeof(const char *))
+#define OPTS_V1_SIZE (offsetof(kiln_offload_opts, build_options) + sizeof(const char *))
 
 /* The caller's options as this version knows them (NULL: the defaults). */
-static kiln_status read_opts(const kiln_offload_opts *opts,
-                             kiln_offload_opts *o) {
+static kiln_status read_opts(const kiln_offload_opts *opts, kiln_offload_opts *o) {
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     if (!opts)
         return KILN_OK;
-    return kiln__desc_read(opts, OPTS_V1_SIZE, sizeof *o, o,
-                           "kiln_offload_create", "KILN_OFFLOAD_OPTS");
+    return kiln__desc_read(opts, OPTS_V1_SIZE, sizeof *o, o, "kiln_offload_create",
+                           "KILN_OFFLOAD_OPTS");
 }
 
 static void offload_free(kiln_offload *off) {
@@ -37,23 +35,21 @@ static void offload_free(kiln_offload *off) {
     free(off);
 }
 
-kiln_status kiln_offload_create(kiln_context *context, const char *params,
-                                const char *body, unsigned dims,
-                                const kiln_offload_opts *opts,
+kiln_status kiln_offload_create(kiln_context *context, const char *params, const char *body,
+                                unsigned dims, const kiln_offload_opts *opts,
                                 kiln_offload **offload) {
     static const char *what = "kiln_offload_create";
     if (offload)
         *offload = NULL;
     if (!context || !params || !body || !offload)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what,
-                               !context ? "context"
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !context  ? "context"
                                : !params ? "params"
-                               : !body ? "body"
-                                       : "offload");
+                               : !body   ? "body"
+                                         : "offload");
     if (dims < 1 || dims > 3)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: dims is %u; want 1, 2 or 3", what, dims);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: dims is %u; want 1, 2 or 3",
+                               what, dims);
     kiln_offload_opts o;
     kiln_status st = read_opts(opts, &o);
     if (st != KILN_OK)
@@ -72,13 +68,10 @@ kiln_status kiln_offload_create(kiln_context *context, const char *params,
     if (st == KILN_OK && kiln__offload_source_hook)
         kiln__offload_source_hook(source);
     if (st == KILN_OK)
-        st = kiln__offload_build(context, source, o.build_options, body,
-                                 &off->program);
+        st = kiln__offload_build(context, source, o.build_options, body, &off->program);
     free(source);
     if (st == KILN_OK)
-        st = kiln_kernel_create(off->program,
-                                o.name ? o.name : "kiln_offload",
-                                &off->kernel);
+        st = kiln_kernel_create(off->program, o.name ? o.name : "kiln_offload", &off->kernel);
     if (st != KILN_OK) {
         offload_free(off);
         return st;
@@ -88,8 +81,7 @@ kiln_status kiln_offload_create(kiln_context *context, const char *params,
 }
 
 kiln_status kiln_offload_retain(kiln_offload *offload) {
-    return kiln__ref_retain(offload ? &offload->refs : NULL,
-                            "kiln_offload_retain", "offload");
+    return kiln__ref_retain(offload ? &offload->refs : NULL, "kiln_offload_retain", "offload");
 }
 
 void kiln_offload_release(kiln_offload *offload) {
@@ -98,16 +90,13 @@ void kiln_offload_release(kiln_offload *offload) {
         offload_free(offload);
 }
 
-kiln_status(kiln_offload_get_stats)(kiln_offload *offload,
-                                    kiln_offload_stats *stats,
+kiln_status(kiln_offload_get_stats)(kiln_offload *offload, kiln_offload_stats *stats,
                                     size_t stats_size) {
     if (!offload || !stats)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_offload_get_stats: %s is NULL",
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_offload_get_stats: %s is NULL",
                                offload ? "stats" : "offload");
     pthread_mutex_lock(&offload->mu);
-    kiln_status st = kiln__stats_copy("kiln_offload_get_stats",
-                                      &offload->stats, stats, stats_size);
+    kiln_status st = kiln__stats_copy("kiln_offload_get_stats", &offload->stats, stats, stats_size);
     pthread_mutex_unlock(&offload->mu);
     return st;
 }

@@ -23,7 +23,7 @@ static kiln_status bad_indices(const char *names, unsigned dims) {
 /* Splits "i, j" into dims identifiers. */
 static kiln_status parse_indices(const char *names, unsigned dims,
                                  char out[3][INDEX_NAME_MAX + 1]) {
-    static const char *defaults[3] = {"i", "j", "k"};
+    static const char *defaults[3] = { "i", "j", "k" };
     if (!names) {
         for (unsigned d = 0; d < dims; d++)
             strcpy(out[d], defaults[d]);
@@ -43,8 +43,7 @@ static kiln_status parse_indices(const char *names, unsigned dims,
             return bad_indices(names, dims);
         memcpy(out[d], b, len);
         out[d][len] = 0;
-        if (!kiln__is_ident(out[d], INDEX_NAME_MAX) ||
-            !strncmp(out[d], "kiln_", 5))
+        if (!kiln__is_ident(out[d], INDEX_NAME_MAX) || !strncmp(out[d], "kiln_", 5))
             return bad_indices(names, dims);
         for (unsigned e = 0; e < d; e++)
             if (!strcmp(out[e], out[d]))
@@ -77,8 +76,8 @@ static kiln_status check_params(const kiln__gargs *args, unsigned dims,
 }
 
 /* The kernel's signature and the index/bounds prologue. */
-static void gen_head(kiln__sb *sb, const char *name, const kiln__gargs *args,
-                     unsigned dims, char idx[3][INDEX_NAME_MAX + 1]) {
+static void gen_head(kiln__sb *sb, const char *name, const kiln__gargs *args, unsigned dims,
+                     char idx[3][INDEX_NAME_MAX + 1]) {
     kiln__sb_addf(sb,
                   "KILN_KERNEL void %s(long kiln_r0, long kiln_r1, long "
                   "kiln_r2",
@@ -87,15 +86,13 @@ static void gen_head(kiln__sb *sb, const char *name, const kiln__gargs *args,
         const kiln__garg *g = &args->v[k];
         if (g->is_ptr)
             kiln__sb_addf(sb, ", KILN_GLOBAL %s%s *kiln_p_%s, long kiln_o_%s",
-                          g->is_const ? "const " : "", g->type, g->name,
-                          g->name);
+                          g->is_const ? "const " : "", g->type, g->name, g->name);
         else
             kiln__sb_addf(sb, ", %s %s", g->type, g->name);
     }
     kiln__sb_add(sb, ") {\n");
     for (unsigned d = 0; d < dims; d++)
-        kiln__sb_addf(sb, "    long %s = (long)kiln_global_id(%u);\n",
-                      idx[d], dims - 1 - d);
+        kiln__sb_addf(sb, "    long %s = (long)kiln_global_id(%u);\n", idx[d], dims - 1 - d);
     kiln__sb_addf(sb, "    if (%s >= kiln_r0", idx[0]);
     if (dims > 1)
         kiln__sb_addf(sb, " || %s >= kiln_r1", idx[1]);
@@ -115,9 +112,8 @@ static void gen_head(kiln__sb *sb, const char *name, const kiln__gargs *args,
     }
 }
 
-kiln_status kiln__offload_generate(const char *params, const char *body,
-                                   unsigned dims, const kiln_offload_opts *o,
-                                   char **source, kiln__gargs *args) {
+kiln_status kiln__offload_generate(const char *params, const char *body, unsigned dims,
+                                   const kiln_offload_opts *o, char **source, kiln__gargs *args) {
     static const char *what = "kiln_offload_create";
     *source = NULL;
     const char *name = o->name ? o->name : "kiln_offload";
@@ -143,7 +139,7 @@ kiln_status kiln__offload_generate(const char *params, const char *body,
         kiln__gargs_free(args);
         return st;
     }
-    kiln__sb sb = {0};
+    kiln__sb sb = { 0 };
     if (o->preamble)
         kiln__gen_user(&sb, "offload preamble", o->preamble);
     gen_head(&sb, name, args, dims, idx);
@@ -158,11 +154,11 @@ kiln_status kiln__offload_generate(const char *params, const char *body,
     return KILN_OK;
 }
 
-kiln_status kiln__offload_build(kiln_context *ctx, const char *source,
-                                const char *build_options, const char *body,
-                                kiln_program **prog) {
-    kiln_program_opts po = {.struct_size = sizeof po, .language = KILN_LANG_AUTO,
-                            .build_options = build_options};
+kiln_status kiln__offload_build(kiln_context *ctx, const char *source, const char *build_options,
+                                const char *body, kiln_program **prog) {
+    kiln_program_opts po = { .struct_size = sizeof po,
+                             .language = KILN_LANG_AUTO,
+                             .build_options = build_options };
     kiln_status st = kiln_program_create(ctx, source, &po, prog);
     if (st != KILN_ERROR_BUILD)
         return st;

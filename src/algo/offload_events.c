@@ -15,8 +15,7 @@ kiln_status kiln__evlist_push(kiln__evlist *l, kiln_event *e) {
              * the caller may reuse its host memory. */
             kiln_event_wait(e);
             kiln_event_release(e);
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                   "offload: event list");
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "offload: event list");
         }
         l->v = p;
         l->cap = cap;
@@ -34,8 +33,7 @@ void kiln__evlist_drain(kiln__evlist *l, int wait) {
     memset(l, 0, sizeof *l);
 }
 
-kiln_status kiln__evlist_join(kiln_queue *q, kiln__evlist *l,
-                              kiln_event **out) {
+kiln_status kiln__evlist_join(kiln_queue *q, kiln__evlist *l, kiln_event **out) {
     *out = NULL;
     if (l->n == 1) {
         *out = l->v[0];
@@ -48,22 +46,18 @@ kiln_status kiln__evlist_join(kiln_queue *q, kiln__evlist *l,
     return st;
 }
 
-kiln_status kiln__check_wait(const char *what, size_t num_wait,
-                             kiln_event *const *wait) {
+kiln_status kiln__check_wait(const char *what, size_t num_wait, kiln_event *const *wait) {
     if (num_wait && !wait)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "%s: wait is NULL but num_wait is %zu", what,
-                               num_wait);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: wait is NULL but num_wait is %zu",
+                               what, num_wait);
     for (size_t k = 0; k < num_wait; k++)
         if (!wait[k])
-            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                                   "%s: wait[%zu] is NULL", what, k);
+            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: wait[%zu] is NULL", what, k);
     return KILN_OK;
 }
 
-kiln_status kiln__event_after(kiln_queue *q, kiln_event *tail,
-                              size_t num_wait, kiln_event *const *wait,
-                              kiln_event **out) {
+kiln_status kiln__event_after(kiln_queue *q, kiln_event *tail, size_t num_wait,
+                              kiln_event *const *wait, kiln_event **out) {
     *out = NULL;
     if (!tail && !num_wait)
         return KILN_OK;

@@ -59,13 +59,11 @@ struct kiln_offload {
 
 /* Checks the name, index names and parameters, and writes the kernel's
  * source to *source (malloc'd) and its parameters to *args. */
-kiln_status kiln__offload_generate(const char *params, const char *body,
-                                   unsigned dims, const kiln_offload_opts *o,
-                                   char **source, kiln__gargs *args);
+kiln_status kiln__offload_generate(const char *params, const char *body, unsigned dims,
+                                   const kiln_offload_opts *o, char **source, kiln__gargs *args);
 /* Builds source; a compile error quotes the body and the first errors. */
-kiln_status kiln__offload_build(kiln_context *ctx, const char *source,
-                                const char *build_options, const char *body,
-                                kiln_program **prog);
+kiln_status kiln__offload_build(kiln_context *ctx, const char *source, const char *build_options,
+                                const char *body, kiln_program **prog);
 
 /* ---- offload_region.c: the tree's tail (callers hold root->mu) */
 
@@ -83,13 +81,13 @@ const char *kiln__map_kind_name(kiln_data_kind k);
 const char *kiln__arg_kind_text(const kiln_arg *a, char *buf, size_t cap);
 int kiln__ranges_overlap(uintptr_t a, size_t na, uintptr_t b, size_t nb);
 /* Checks a region's maps: kinds, NULL pointers, overlaps. */
-kiln_status kiln__check_region_maps(const char *what, size_t n,
-                                    const kiln_arg *maps, int present_ok);
+kiln_status kiln__check_region_maps(const char *what, size_t n, const kiln_arg *maps,
+                                    int present_ok);
 /* Finds where [h, h+n) lives in r and its parents (innermost first).
  * Returns 1 (found, *out set), 0 (not mapped) or -1 (error set in *st):
  * a range that runs past its mapping or straddles a mapping's start. */
-int kiln__find_map(kiln_data_region *r, uintptr_t h, size_t n,
-                   const char *what, const kiln__dmap **out, kiln_status *st);
+int kiln__find_map(kiln_data_region *r, uintptr_t h, size_t n, const char *what,
+                   const kiln__dmap **out, kiln_status *st);
 
 /* ---- offload_events.c */
 
@@ -105,18 +103,15 @@ kiln_status kiln__evlist_push(kiln__evlist *l, kiln_event *e);
 void kiln__evlist_drain(kiln__evlist *l, int wait);
 /* One event that completes when all of l has: the single event itself, or
  * a marker. Consumes l. */
-kiln_status kiln__evlist_join(kiln_queue *q, kiln__evlist *l,
-                              kiln_event **out);
+kiln_status kiln__evlist_join(kiln_queue *q, kiln__evlist *l, kiln_event **out);
 /* KILN_ERROR_NULL_HANDLE if wait is NULL with num_wait > 0 or holds a NULL
  * event, so that nothing is enqueued before the core would refuse it. */
-kiln_status kiln__check_wait(const char *what, size_t num_wait,
-                             kiln_event *const *wait);
+kiln_status kiln__check_wait(const char *what, size_t num_wait, kiln_event *const *wait);
 /* One event for "the tree's tail and the caller's wait list": NULL when
  * both are empty, the tail itself (retained) when there is no wait list,
  * else a marker. Pass it on as `after ? 1 : 0, &after`. */
-kiln_status kiln__event_after(kiln_queue *q, kiln_event *tail,
-                              size_t num_wait, kiln_event *const *wait,
-                              kiln_event **out);
+kiln_status kiln__event_after(kiln_queue *q, kiln_event *tail, size_t num_wait,
+                              kiln_event *const *wait, kiln_event **out);
 
 /* ---- offload_stats.c */
 

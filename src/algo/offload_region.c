@@ -33,9 +33,8 @@ static void region_free(kiln_data_region *r) {
 }
 
 /* A region with room for n maps, linked under parent; nothing mapped yet. */
-static kiln_status region_new(const char *what, kiln_queue *queue,
-                              kiln_data_region *parent, size_t n,
-                              kiln_data_region **out) {
+static kiln_status region_new(const char *what, kiln_queue *queue, kiln_data_region *parent,
+                              size_t n, kiln_data_region **out) {
     kiln_data_region *r = calloc(1, sizeof *r);
     kiln__dmap *dm = n ? calloc(n, sizeof *dm) : NULL;
     if (!r || (n && !dm)) {
@@ -64,8 +63,7 @@ static kiln_status region_new(const char *what, kiln_queue *queue,
 
 /* Map k of r: the parent's device memory where the range lies inside one
  * of its mappings, else a new buffer. Nothing is enqueued. */
-static kiln_status map_range(const char *what, kiln_data_region *r, size_t k,
-                             const kiln_arg *a) {
+static kiln_status map_range(const char *what, kiln_data_region *r, size_t k, const kiln_arg *a) {
     kiln__dmap *m = &r->maps[k];
     m->host = (uintptr_t)a->value.host;
     m->bytes = a->bytes;
@@ -78,9 +76,7 @@ static kiln_status map_range(const char *what, kiln_data_region *r, size_t k,
         return KILN_OK;
     const kiln__dmap *pm = NULL;
     kiln_status st = KILN_OK;
-    int found = r->parent ? kiln__find_map(r->parent, m->host, m->bytes, what,
-                                           &pm, &st)
-                          : 0;
+    int found = r->parent ? kiln__find_map(r->parent, m->host, m->bytes, what, &pm, &st) : 0;
     if (found < 0)
         return st;
     if (found) {
@@ -96,11 +92,9 @@ static kiln_status map_range(const char *what, kiln_data_region *r, size_t k,
                                "%s: map %zu [%p, +%zu bytes) is PRESENT but "
                                "no enclosing region maps it",
                                what, k, (void *)m->host, m->bytes);
-    st = kiln_buffer_create(r->context, m->bytes, KILN_BUFFER_READ_WRITE,
-                            NULL, &m->buf);
+    st = kiln_buffer_create(r->context, m->bytes, KILN_BUFFER_READ_WRITE, NULL, &m->buf);
     if (st != KILN_OK)
-        return kiln__error_prefix(st, "%s: map %zu (%zu bytes)", what, k,
-                                  m->bytes);
+        return kiln__error_prefix(st, "%s: map %zu (%zu bytes)", what, k, m->bytes);
     m->owned = 1;
     r->stats.allocations++;
     r->stats.bytes_allocated += m->bytes;
@@ -113,16 +107,15 @@ static kiln_status copy_in(kiln_data_region *r) {
     kiln_data_region *root = r->root;
     pthread_mutex_lock(&root->mu);
     kiln_event *tail = kiln__region_tail(r);
-    kiln__evlist evs = {0};
+    kiln__evlist evs = { 0 };
     kiln_status st = KILN_OK;
     for (size_t k = 0; k < r->n && st == KILN_OK; k++) {
         kiln__dmap *m = &r->maps[k];
         if (!m->bytes || !(m->kind & KILN_DATA_TO))
             continue;
         kiln_event *e = NULL;
-        st = kiln_buffer_write_async(r->queue, m->buf, m->off, m->bytes,
-                                     (const void *)m->host, tail ? 1 : 0,
-                                     &tail, &e);
+        st = kiln_buffer_write_async(r->queue, m->buf, m->off, m->bytes, (const void *)m->host,
+                                     tail ? 1 : 0, &tail, &e);
         if (st == KILN_OK) {
             st = kiln__evlist_push(&evs, e);
             r->stats.copies_to++;
@@ -141,24 +134,22 @@ static kiln_status copy_in(kiln_data_region *r) {
     return st;
 }
 
-kiln_status kiln_data_region_begin(kiln_queue *queue,
-                                   kiln_data_region *parent, size_t num_maps,
-                                   const kiln_arg *maps,
-                                   kiln_data_region **region) {
+kiln_status kiln_data_region_begin(kiln_queue *queue, kiln_data_region *parent, size_t num_maps,
+                                   const kiln_arg *maps, kiln_data_region **region) {
     static const char *what = "kiln_data_region_begin";
     if (region)
         *region = NULL;
     if (!queue || !region || (num_maps && !maps))
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what,
-                               !queue ? "queue" : !region ? "region" : "maps");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !queue    ? "queue"
+                               : !region ? "region"
+                                         : "maps");
     if (parent && parent->context != kiln_queue_context(queue))
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the queue belongs to another context than "
                                "the parent region",
                                what);
-    kiln_status st = kiln__check_region_maps(what, num_maps, maps,
-                                             parent != NULL);
+    kiln_status st = kiln__check_region_maps(what, num_maps, maps, parent != NULL);
     if (st != KILN_OK)
         return st;
     kiln_data_region *r = NULL;
@@ -180,8 +171,7 @@ kiln_status kiln_data_region_begin(kiln_queue *queue,
 
 kiln_status kiln_data_region_wait(kiln_data_region *region) {
     if (!region)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_data_region_wait: region is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_data_region_wait: region is NULL");
     pthread_mutex_lock(&region->root->mu);
     kiln_event *t = kiln__region_tail(region);
     pthread_mutex_unlock(&region->root->mu);
@@ -195,20 +185,19 @@ kiln_status kiln_data_region_wait(kiln_data_region *region) {
 /* Enqueues r's FROM/TOFROM copies after the tail and wait[]; *fin gets the
  * event of the end (a marker when nothing is copied). The caller holds
  * root->mu. */
-static kiln_status copy_out(kiln_data_region *r, size_t num_wait,
-                            kiln_event *const *wait, kiln_event **fin) {
+static kiln_status copy_out(kiln_data_region *r, size_t num_wait, kiln_event *const *wait,
+                            kiln_event **fin) {
     kiln_event *tail = kiln__region_tail(r), *after = NULL;
     kiln_status st = kiln__event_after(r->queue, tail, num_wait, wait, &after);
     kiln_event_release(tail);
-    kiln__evlist evs = {0};
+    kiln__evlist evs = { 0 };
     for (size_t k = 0; k < r->n && st == KILN_OK; k++) {
         kiln__dmap *m = &r->maps[k];
         if (!m->bytes || !(m->kind & KILN_DATA_FROM))
             continue;
         kiln_event *e = NULL;
-        st = kiln_buffer_read_async(r->queue, m->buf, m->off, m->bytes,
-                                    (void *)m->host, after ? 1 : 0, &after,
-                                    &e);
+        st = kiln_buffer_read_async(r->queue, m->buf, m->off, m->bytes, (void *)m->host,
+                                    after ? 1 : 0, &after, &e);
         if (st == KILN_OK)
             st = kiln__evlist_push(&evs, e);
     }
@@ -226,11 +215,9 @@ static kiln_status copy_out(kiln_data_region *r, size_t num_wait,
     return st;
 }
 
-static kiln_status region_end(kiln_data_region *r, size_t num_wait,
-                              kiln_event *const *wait, kiln_event **event,
-                              int block) {
-    const char *what =
-        block ? "kiln_data_region_end" : "kiln_data_region_end_async";
+static kiln_status region_end(kiln_data_region *r, size_t num_wait, kiln_event *const *wait,
+                              kiln_event **event, int block) {
+    const char *what = block ? "kiln_data_region_end" : "kiln_data_region_end_async";
     if (event)
         *event = NULL;
     if (!r)
@@ -278,9 +265,7 @@ kiln_status kiln_data_region_end(kiln_data_region *region) {
     return region_end(region, 0, NULL, NULL, 1);
 }
 
-kiln_status kiln_data_region_end_async(kiln_data_region *region,
-                                       size_t num_wait,
-                                       kiln_event *const *wait,
-                                       kiln_event **event) {
+kiln_status kiln_data_region_end_async(kiln_data_region *region, size_t num_wait,
+                                       kiln_event *const *wait, kiln_event **event) {
     return region_end(region, num_wait, wait, event, 0);
 }

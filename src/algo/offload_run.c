@@ -37,10 +37,9 @@ typedef struct run {
 static kiln_status check_call(const run *r, size_t num_args, size_t num_wait,
                               kiln_event *const *wait, size_t *total) {
     if (!r->queue || !r->off || !r->range || (num_args && !r->args))
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               r->what,
-                               !r->queue ? "queue"
-                               : !r->off ? "offload"
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", r->what,
+                               !r->queue   ? "queue"
+                               : !r->off   ? "offload"
                                : !r->range ? "range"
                                            : "args");
     kiln_status st = kiln__check_wait(r->what, num_wait, wait);
@@ -51,8 +50,7 @@ static kiln_status check_call(const run *r, size_t num_args, size_t num_wait,
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the queue's context differs from the "
                                "%s's",
-                               r->what,
-                               ctx != r->off->context ? "offload" : "region");
+                               r->what, ctx != r->off->context ? "offload" : "region");
     if (num_args != r->off->args.n)
         return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
                                "%s: the offload declares %zu parameters; got "
@@ -61,8 +59,7 @@ static kiln_status check_call(const run *r, size_t num_args, size_t num_wait,
     *total = 1;
     for (unsigned d = 0; d < r->off->dims; d++) {
         if (r->range[d] > (size_t)LONG_MAX / 2)
-            return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                                   "%s: range[%u] = %zu is too large",
+            return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0, "%s: range[%u] = %zu is too large",
                                    r->what, d, r->range[d]);
         *total = r->range[d] ? *total * r->range[d] : 0;
     }
@@ -79,14 +76,12 @@ static kiln_status check_scalar(const run *r, size_t k) {
                                "%s; got %s (pass a KILN_ARG_* scalar of "
                                "dtype %s)",
                                r->what, k, g->name, g->type,
-                               kiln__arg_kind_text(a, buf, sizeof buf),
-                               kiln_dtype_name(g->dtype));
+                               kiln__arg_kind_text(a, buf, sizeof buf), kiln_dtype_name(g->dtype));
     if (a->dtype != g->dtype)
         return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
                                "%s: parameter %zu '%s' is declared %s but "
                                "the scalar passed is %s",
-                               r->what, k, g->name, g->type,
-                               kiln_dtype_name(a->dtype));
+                               r->what, k, g->name, g->type, kiln_dtype_name(a->dtype));
     return KILN_OK;
 }
 
@@ -104,8 +99,8 @@ static kiln_status check_map_arg(const run *r, size_t k) {
                                kiln__arg_kind_text(a, buf, sizeof buf));
     if ((unsigned)a->map > KILN_DATA_ALLOC)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: argument %zu '%s' has map kind %d",
-                               r->what, k, g->name, (int)a->map);
+                               "%s: argument %zu '%s' has map kind %d", r->what, k, g->name,
+                               (int)a->map);
     if (!a->value.host && a->bytes)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "%s: argument %zu '%s' has a NULL host "
@@ -135,8 +130,7 @@ static kiln_status resolve_pointer(run *r, size_t k) {
     ra->out = a->bytes && (a->map & KILN_DATA_FROM);
     const kiln__dmap *m = NULL;
     int found = r->region && a->value.host
-                    ? kiln__find_map(r->region, ra->host, ra->bytes, r->what,
-                                     &m, &st)
+                    ? kiln__find_map(r->region, ra->host, ra->bytes, r->what, &m, &st)
                     : 0;
     if (found < 0)
         return kiln__error_prefix(st, "argument %zu '%s'", k, g->name);
@@ -146,31 +140,27 @@ static kiln_status resolve_pointer(run *r, size_t k) {
         return KILN_OK;
     }
     if (a->map == KILN_DATA_PRESENT)
-        return kiln__error_set(
-            KILN_ERROR_INVALID_ARGUMENT, 0,
-            "%s: argument %zu '%s' (%p) is not mapped in %s and has no map "
-            "kind; map it in the region or pass KILN_TO/FROM/TOFROM/"
-            "ALLOC(ptr, bytes)",
-            r->what, k, g->name, a->value.host,
-            r->region ? "the data region" : "a data region (none given)");
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: argument %zu '%s' (%p) is not mapped in %s and has no map "
+                               "kind; map it in the region or pass KILN_TO/FROM/TOFROM/"
+                               "ALLOC(ptr, bytes)",
+                               r->what, k, g->name, a->value.host,
+                               r->region ? "the data region" : "a data region (none given)");
     ra->owned = 1;
     for (size_t l = 0; l < k; l++)
-        if (r->ra[l].owned && kiln__ranges_overlap(ra->host, ra->bytes,
-                                                   r->ra[l].host,
-                                                   r->ra[l].bytes))
-            return kiln__error_set(
-                KILN_ERROR_INVALID_ARGUMENT, 0,
-                "%s: arguments %zu '%s' and %zu '%s' map overlapping host "
-                "memory; map it once in a data region and pass KILN_PRESENT "
-                "pointers to share it",
-                r->what, l, r->off->args.v[l].name, k, g->name);
+        if (r->ra[l].owned &&
+            kiln__ranges_overlap(ra->host, ra->bytes, r->ra[l].host, r->ra[l].bytes))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: arguments %zu '%s' and %zu '%s' map overlapping host "
+                                   "memory; map it once in a data region and pass KILN_PRESENT "
+                                   "pointers to share it",
+                                   r->what, l, r->off->args.v[l].name, k, g->name);
     return KILN_OK;
 }
 
 static kiln_status resolve_args(run *r) {
     for (size_t k = 0; k < r->off->args.n; k++) {
-        kiln_status st = r->off->args.v[k].is_ptr ? resolve_pointer(r, k)
-                                                   : check_scalar(r, k);
+        kiln_status st = r->off->args.v[k].is_ptr ? resolve_pointer(r, k) : check_scalar(r, k);
         if (st != KILN_OK)
             return st;
     }
@@ -190,12 +180,10 @@ static kiln_status hold_buffers(run *r) {
             continue;
         }
         size_t bytes = ra->bytes ? ra->bytes : 16; /* kernels need a buffer */
-        kiln_status st = kiln_buffer_create(ctx, bytes, KILN_BUFFER_READ_WRITE,
-                                            NULL, &ra->buf);
+        kiln_status st = kiln_buffer_create(ctx, bytes, KILN_BUFFER_READ_WRITE, NULL, &ra->buf);
         if (st != KILN_OK)
-            return kiln__error_prefix(st, "%s: argument %zu '%s' (%zu bytes)",
-                                      r->what, k, r->off->args.v[k].name,
-                                      bytes);
+            return kiln__error_prefix(st, "%s: argument %zu '%s' (%zu bytes)", r->what, k,
+                                      r->off->args.v[k].name, bytes);
         ra->held = 1;
         r->delta.allocations++;
         r->delta.bytes_allocated += bytes;
@@ -209,10 +197,8 @@ static kiln_status copy_args_in(run *r, size_t ndeps, kiln_event *const *deps) {
         if (!r->off->args.v[k].is_ptr || !ra->in)
             continue;
         kiln_event *e = NULL;
-        kiln_status st = kiln_buffer_write_async(r->queue, ra->buf, ra->off,
-                                                 ra->bytes,
-                                                 (const void *)ra->host, ndeps,
-                                                 deps, &e);
+        kiln_status st = kiln_buffer_write_async(r->queue, ra->buf, ra->off, ra->bytes,
+                                                 (const void *)ra->host, ndeps, deps, &e);
         if (st == KILN_OK)
             st = kiln__evlist_push(&r->ins, e);
         if (st != KILN_OK)
@@ -224,13 +210,11 @@ static kiln_status copy_args_in(run *r, size_t ndeps, kiln_event *const *deps) {
 }
 
 /* Work-group shape for GPUs: 256 items, the fastest index widest. */
-static void pick_local(const kiln_device_info *info, unsigned dims,
-                       size_t *local) {
-    static const size_t shape[3][3] = {{256, 1, 1}, {32, 8, 1}, {32, 4, 2}};
+static void pick_local(const kiln_device_info *info, unsigned dims, size_t *local) {
+    static const size_t shape[3][3] = { { 256, 1, 1 }, { 32, 8, 1 }, { 32, 4, 2 } };
     for (unsigned d = 0; d < 3; d++) {
         local[d] = shape[dims - 1][d];
-        if (info->max_work_item_sizes[d] &&
-            local[d] > info->max_work_item_sizes[d])
+        if (info->max_work_item_sizes[d] && local[d] > info->max_work_item_sizes[d])
             local[d] = info->max_work_item_sizes[d];
     }
     while (info->max_work_group_size &&
@@ -265,7 +249,7 @@ static size_t kernel_args(const run *r, kiln_arg *ka) {
 /* Launches after the copies in (or, with none, after deps). */
 static kiln_status launch(run *r, size_t ndeps, kiln_event *const *deps) {
     const unsigned dims = r->off->dims;
-    size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+    size_t global[3] = { 1, 1, 1 }, local[3] = { 1, 1, 1 };
     for (unsigned d = 0; d < dims; d++)
         global[d] = r->range[dims - 1 - d];
     kiln_device_info info;
@@ -281,13 +265,10 @@ static kiln_status launch(run *r, size_t ndeps, kiln_event *const *deps) {
     }
     kiln_arg *ka = malloc((3 + 2 * r->off->args.n) * sizeof *ka);
     if (!ka)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s",
-                               r->what);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", r->what);
     size_t nk = kernel_args(r, ka);
-    st = kiln_kernel_launch(r->queue, r->off->kernel, dims, global,
-                            gpu ? local : NULL, nk, ka,
-                            r->ins.n ? r->ins.n : ndeps,
-                            r->ins.n ? r->ins.v : deps, &r->launch);
+    st = kiln_kernel_launch(r->queue, r->off->kernel, dims, global, gpu ? local : NULL, nk, ka,
+                            r->ins.n ? r->ins.n : ndeps, r->ins.n ? r->ins.v : deps, &r->launch);
     free(ka);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", r->what);
@@ -302,9 +283,8 @@ static kiln_status copy_args_out(run *r) {
         if (!r->off->args.v[k].is_ptr || !ra->out)
             continue;
         kiln_event *e = NULL;
-        kiln_status st = kiln_buffer_read_async(r->queue, ra->buf, ra->off,
-                                                ra->bytes, (void *)ra->host, 1,
-                                                &r->launch, &e);
+        kiln_status st = kiln_buffer_read_async(r->queue, ra->buf, ra->off, ra->bytes,
+                                                (void *)ra->host, 1, &r->launch, &e);
         if (st == KILN_OK)
             st = kiln__evlist_push(&r->outs, e);
         if (st != KILN_OK)
@@ -372,9 +352,8 @@ static void run_close(run *r, kiln_status st) {
     free(r->ra);
 }
 
-static kiln_status run_impl(run *r, size_t num_args, size_t num_wait,
-                            kiln_event *const *wait, kiln_event **event,
-                            int block) {
+static kiln_status run_impl(run *r, size_t num_args, size_t num_wait, kiln_event *const *wait,
+                            kiln_event **event, int block) {
     if (event)
         *event = NULL;
     size_t total = 0;
@@ -383,8 +362,7 @@ static kiln_status run_impl(run *r, size_t num_args, size_t num_wait,
         return st;
     r->ra = calloc(num_args ? num_args : 1, sizeof *r->ra);
     if (!r->ra)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s",
-                               r->what);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", r->what);
     st = resolve_args(r);
     if (st == KILN_OK && total == 0) {
         /* A range with a 0: nothing runs and no data moves. */
@@ -411,21 +389,26 @@ static kiln_status run_impl(run *r, size_t num_args, size_t num_wait,
     return KILN_OK;
 }
 
-kiln_status kiln_offload_run(kiln_queue *queue, kiln_offload *offload,
-                             kiln_data_region *region, const size_t *range,
-                             size_t num_args, const kiln_arg *args) {
-    run r = {.what = "kiln_offload_run", .queue = queue, .off = offload,
-             .region = region, .range = range, .args = args};
+kiln_status kiln_offload_run(kiln_queue *queue, kiln_offload *offload, kiln_data_region *region,
+                             const size_t *range, size_t num_args, const kiln_arg *args) {
+    run r = { .what = "kiln_offload_run",
+              .queue = queue,
+              .off = offload,
+              .region = region,
+              .range = range,
+              .args = args };
     return run_impl(&r, num_args, 0, NULL, NULL, 1);
 }
 
 kiln_status kiln_offload_run_async(kiln_queue *queue, kiln_offload *offload,
-                                   kiln_data_region *region,
-                                   const size_t *range, size_t num_args,
-                                   const kiln_arg *args, size_t num_wait,
-                                   kiln_event *const *wait,
+                                   kiln_data_region *region, const size_t *range, size_t num_args,
+                                   const kiln_arg *args, size_t num_wait, kiln_event *const *wait,
                                    kiln_event **event) {
-    run r = {.what = "kiln_offload_run_async", .queue = queue,
-             .off = offload, .region = region, .range = range, .args = args};
+    run r = { .what = "kiln_offload_run_async",
+              .queue = queue,
+              .off = offload,
+              .region = region,
+              .range = range,
+              .args = args };
     return run_impl(&r, num_args, num_wait, wait, event, 0);
 }

@@ -6,8 +6,7 @@
 #include "base/error.h"
 
 /* The first version of kiln_offload_stats ends after launches. */
-#define STATS_V1_SIZE                                                          \
-    (offsetof(kiln_offload_stats, launches) + sizeof(uint64_t))
+#define STATS_V1_SIZE (offsetof(kiln_offload_stats, launches) + sizeof(uint64_t))
 
 void kiln__stats_add(kiln_offload_stats *s, const kiln_offload_stats *d) {
     s->copies_to += d->copies_to;

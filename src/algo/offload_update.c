@@ -3,17 +3,15 @@
 #include "algo/offload_internal.h"
 #include "base/error.h"
 
-kiln_status kiln_data_region_lookup(kiln_data_region *region,
-                                    const void *host, kiln_buffer **buffer,
-                                    size_t *offset, size_t *bytes_left) {
+kiln_status kiln_data_region_lookup(kiln_data_region *region, const void *host,
+                                    kiln_buffer **buffer, size_t *offset, size_t *bytes_left) {
     static const char *what = "kiln_data_region_lookup";
     if (buffer)
         *buffer = NULL;
     if (!region || !host || !buffer || !offset)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what,
-                               !region ? "region"
-                               : !host ? "host"
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !region   ? "region"
+                               : !host   ? "host"
                                : !buffer ? "buffer"
                                          : "offset");
     const kiln__dmap *m = NULL;
@@ -35,21 +33,18 @@ kiln_status kiln_data_region_lookup(kiln_data_region *region,
 
 /* Enqueues the copy of [host, +bytes) (inside mapping m) after `after`;
  * the caller holds root->mu (the stats are under it). */
-static kiln_status update_copy(kiln_data_region *r, const kiln__dmap *m,
-                               void *host, size_t bytes, kiln_data_kind kind,
-                               kiln_event *after, kiln_event **e) {
+static kiln_status update_copy(kiln_data_region *r, const kiln__dmap *m, void *host, size_t bytes,
+                               kiln_data_kind kind, kiln_event *after, kiln_event **e) {
     size_t off = m->off + ((uintptr_t)host - m->host);
     kiln_status st;
     if (kind == KILN_DATA_TO) {
-        st = kiln_buffer_write_async(r->queue, m->buf, off, bytes, host,
-                                     after ? 1 : 0, &after, e);
+        st = kiln_buffer_write_async(r->queue, m->buf, off, bytes, host, after ? 1 : 0, &after, e);
         if (st == KILN_OK) {
             r->stats.copies_to++;
             r->stats.bytes_to += bytes;
         }
     } else {
-        st = kiln_buffer_read_async(r->queue, m->buf, off, bytes, host,
-                                    after ? 1 : 0, &after, e);
+        st = kiln_buffer_read_async(r->queue, m->buf, off, bytes, host, after ? 1 : 0, &after, e);
         if (st == KILN_OK) {
             r->stats.copies_from++;
             r->stats.bytes_from += bytes;
@@ -58,16 +53,15 @@ static kiln_status update_copy(kiln_data_region *r, const kiln__dmap *m,
     return st;
 }
 
-kiln_status kiln_data_region_update(kiln_data_region *region, void *host,
-                                    size_t bytes, kiln_data_kind kind,
-                                    size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_data_region_update(kiln_data_region *region, void *host, size_t bytes,
+                                    kiln_data_kind kind, size_t num_wait, kiln_event *const *wait,
                                     kiln_event **event) {
     static const char *what = "kiln_data_region_update";
     if (event)
         *event = NULL;
     if (!region || (!host && bytes))
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what, !region ? "region" : "host");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !region ? "region" : "host");
     kiln_status st = kiln__check_wait(what, num_wait, wait);
     if (st != KILN_OK)
         return st;
@@ -78,8 +72,7 @@ kiln_status kiln_data_region_update(kiln_data_region *region, void *host,
                                what, kiln__map_kind_name(kind), (int)kind);
     const kiln__dmap *m = NULL;
     if (bytes) {
-        int found = kiln__find_map(region, (uintptr_t)host, bytes, what, &m,
-                                   &st);
+        int found = kiln__find_map(region, (uintptr_t)host, bytes, what, &m, &st);
         if (found < 0)
             return st;
         if (!found)
@@ -113,16 +106,14 @@ kiln_status kiln_data_region_update(kiln_data_region *region, void *host,
     return KILN_OK;
 }
 
-kiln_status(kiln_data_region_get_stats)(kiln_data_region *region,
-                                        kiln_offload_stats *stats,
+kiln_status(kiln_data_region_get_stats)(kiln_data_region *region, kiln_offload_stats *stats,
                                         size_t stats_size) {
     if (!region || !stats)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_data_region_get_stats: %s is NULL",
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_data_region_get_stats: %s is NULL",
                                region ? "stats" : "region");
     pthread_mutex_lock(&region->root->mu);
-    kiln_status st = kiln__stats_copy("kiln_data_region_get_stats",
-                                      &region->stats, stats, stats_size);
+    kiln_status st =
+        kiln__stats_copy("kiln_data_region_get_stats", &region->stats, stats, stats_size);
     pthread_mutex_unlock(&region->root->mu);
     return st;
 }

@@ -24,8 +24,8 @@ struct kiln_reduction {
     char *final_type;
     size_t out_size, final_size;
     kiln_dtype final_dtype; /* 0 for a struct */
-    int lanes; /* kiln__reduction_allow_lanes: a built-in whose map reads
-                  its arrays at [i] only */
+    int lanes;              /* kiln__reduction_allow_lanes: a built-in whose map reads
+                               its arrays at [i] only */
     /* the variants along an axis (array_axis.c), built on first use under
      * gen.lock: [strided][cpu] */
     kiln__variant axis_var[2][2];
@@ -33,9 +33,8 @@ struct kiln_reduction {
 
 /* The whole generated source (without the backend prelude) of a variant,
  * on the template file tmpl. */
-static kiln_status red_source(kiln_reduction *r, int strided,
-                              const kiln__plan *plan, const char *tmpl,
-                              kiln__sb *sb) {
+static kiln_status red_source(kiln_reduction *r, int strided, const kiln__plan *plan,
+                              const char *tmpl, kiln__sb *sb) {
     kiln__gen_device_defines(sb, plan);
     kiln__sb_addf(sb,
                   "#define KILN_LOCAL_SIZE %zu\n"
@@ -50,24 +49,21 @@ static kiln_status red_source(kiln_reduction *r, int strided,
     kiln__sb_add(sb, "typedef ");
     kiln__sb_add(sb, r->final_type ? r->final_type : "kiln_out_t");
     kiln__sb_add(sb, " kiln_final_t;\n");
-    kiln__gen_return_func(sb, "kiln_out_t kiln_neutral(void)", 0, "neutral",
-                          r->neutral);
-    kiln__gen_return_func(sb, "kiln_out_t kiln_reduce(kiln_out_t a, "
-                              "kiln_out_t b)",
+    kiln__gen_return_func(sb, "kiln_out_t kiln_neutral(void)", 0, "neutral", r->neutral);
+    kiln__gen_return_func(sb,
+                          "kiln_out_t kiln_reduce(kiln_out_t a, "
+                          "kiln_out_t b)",
                           0, "reduce", r->reduce);
-    kiln__gen_return_func(sb, "kiln_out_t kiln_map(long i, KILN_PARAMS)", 1,
-                          "map", r->map);
+    kiln__gen_return_func(sb, "kiln_out_t kiln_map(long i, KILN_PARAMS)", 1, "map", r->map);
     /* GPU stage 1 over contiguous arrays: quads of items in lanes */
-    if (r->lanes && !plan->cpu && !strided &&
-        !strcmp(tmpl, "algo_reduce.cl") && kiln__knobs_get()->red_lanes &&
-        kiln__gen_lanes_ok(&r->gen.args))
+    if (r->lanes && !plan->cpu && !strided && !strcmp(tmpl, "algo_reduce.cl") &&
+        kiln__knobs_get()->red_lanes && kiln__gen_lanes_ok(&r->gen.args))
         kiln__gen_lanes(sb, &r->gen.args, "kiln_out_t", "map", r->map);
     if (r->initial) {
         /* combined once, by work-group 0 of stage 1, so that it counts
          * once whatever n is (n = 0 too) */
         kiln__sb_add(sb, "#define KILN_HAS_INITIAL 1\n");
-        kiln__gen_return_func(sb, "kiln_out_t kiln_initial(KILN_PARAMS)", 0,
-                              "initial", r->initial);
+        kiln__gen_return_func(sb, "kiln_out_t kiln_initial(KILN_PARAMS)", 0, "initial", r->initial);
     }
     kiln__sb_add(sb, "KILN_FUNC kiln_final_t kiln_finish(kiln_out_t "
                      "a)\n{\n    return (kiln_final_t)(");
@@ -76,29 +72,27 @@ static kiln_status red_source(kiln_reduction *r, int strided,
     return kiln__gen_template(sb, tmpl, r->gen.name, &r->gen.args, strided);
 }
 
-void kiln__reduction_allow_lanes(kiln_reduction *r) { r->lanes = 1; }
+void kiln__reduction_allow_lanes(kiln_reduction *r) {
+    r->lanes = 1;
+}
 
-kiln_status kiln__reduction_source(kiln_reduction *r, int strided,
-                                   const kiln__plan *plan, kiln__sb *sb) {
+kiln_status kiln__reduction_source(kiln_reduction *r, int strided, const kiln__plan *plan,
+                                   kiln__sb *sb) {
     return red_source(r, strided, plan, "algo_reduce.cl", sb);
 }
 
 /* Builds one variant of template tmpl with the kernels name + suffix[k]. */
-static kiln_status red_build_tmpl(kiln_reduction *r, int strided,
-                                  const kiln__plan *plan, const char *tmpl,
-                                  const char *const *suffix, int nk,
+static kiln_status red_build_tmpl(kiln_reduction *r, int strided, const kiln__plan *plan,
+                                  const char *tmpl, const char *const *suffix, int nk,
                                   kiln__variant *v) {
-    kiln__sb sb = {0};
+    kiln__sb sb = { 0 };
     v->local = plan->local;
     kiln_status st = red_source(r, strided, plan, tmpl, &sb);
     if (st == KILN_OK) {
         char text[1024];
-        snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s%s%s",
-                 r->map, r->reduce, r->neutral,
-                 r->initial ? "; initial: " : "",
-                 r->initial ? r->initial : "");
-        st = kiln__gen_program(&r->gen, &sb, KILN__LANGS_PORTABLE, text,
-                               suffix, nk, v);
+        snprintf(text, sizeof text, "map: %s; reduce: %s; neutral: %s%s%s", r->map, r->reduce,
+                 r->neutral, r->initial ? "; initial: " : "", r->initial ? r->initial : "");
+        st = kiln__gen_program(&r->gen, &sb, KILN__LANGS_PORTABLE, text, suffix, nk, v);
     }
     kiln__sb_free(&sb);
     return st;
@@ -108,16 +102,14 @@ int kiln__reduction_has_initial(const kiln_reduction *r) {
     return r->initial != NULL;
 }
 
-kiln_status kiln__reduction_axis_variant(kiln_reduction *r, int layout,
-                                         const kiln__plan *plan,
+kiln_status kiln__reduction_axis_variant(kiln_reduction *r, int layout, const kiln__plan *plan,
                                          kiln__variant **out) {
-    static const char *const suffix[3] = {"_axrows", "_axcols", "_axfinish"};
+    static const char *const suffix[3] = { "_axrows", "_axcols", "_axfinish" };
     kiln__variant *v = &r->axis_var[layout & 1][plan->cpu ? 1 : 0];
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&r->gen.lock);
     if (!v->k[0]) {
-        st = red_build_tmpl(r, layout & 1, plan, "algo_reduce_axis.cl",
-                            suffix, 3, v);
+        st = red_build_tmpl(r, layout & 1, plan, "algo_reduce_axis.cl", suffix, 3, v);
         if (st != KILN_OK)
             kiln__variant_free(v);
     }
@@ -126,20 +118,18 @@ kiln_status kiln__reduction_axis_variant(kiln_reduction *r, int layout,
     return st;
 }
 
-void kiln__reduction_sizes(const kiln_reduction *r, size_t *out_size,
-                           size_t *final_size, kiln_dtype *final_dtype,
-                           const char **final_type) {
+void kiln__reduction_sizes(const kiln_reduction *r, size_t *out_size, size_t *final_size,
+                           kiln_dtype *final_dtype, const char **final_type) {
     *out_size = r->out_size;
     *final_size = r->final_size;
     *final_dtype = r->final_dtype;
     *final_type = r->final_type ? r->final_type : r->out_type;
 }
 
-static kiln_status red_build(kiln__gen *gen, int strided,
-                             const kiln__plan *plan, kiln__variant *v) {
-    static const char *const suffix[2] = {"_stage1", "_stage2"};
-    return red_build_tmpl((kiln_reduction *)gen, strided, plan,
-                          "algo_reduce.cl", suffix, 2, v);
+static kiln_status red_build(kiln__gen *gen, int strided, const kiln__plan *plan,
+                             kiln__variant *v) {
+    static const char *const suffix[2] = { "_stage1", "_stage2" };
+    return red_build_tmpl((kiln_reduction *)gen, strided, plan, "algo_reduce.cl", suffix, 2, v);
 }
 
 static void red_destroy(kiln__gen *gen) {
@@ -158,13 +148,12 @@ static void red_destroy(kiln__gen *gen) {
     free(r);
 }
 
-static const kiln__gen_kind red_kind = {"kiln_reduction", "kiln_reduction",
-                                        red_build, red_destroy};
+static const kiln__gen_kind red_kind = { "kiln_reduction", "kiln_reduction", red_build,
+                                         red_destroy };
 
 /* Copies the descriptor's strings (and the built-ins' finish). */
-static kiln_status red_fill(kiln_reduction *r, const kiln_reduction_desc *d,
-                            const char *finish, const char *final_type,
-                            size_t final_size) {
+static kiln_status red_fill(kiln_reduction *r, const kiln_reduction_desc *d, const char *finish,
+                            const char *final_type, size_t final_size) {
     kiln_dtype odt = kiln__dtype_from_name(d->out_type);
     r->out_size = d->out_size ? d->out_size : kiln_dtype_size(odt);
     r->final_size = final_type ? final_size : r->out_size;
@@ -177,28 +166,21 @@ static kiln_status red_fill(kiln_reduction *r, const kiln_reduction_desc *d,
     r->finish = finish ? kiln__strdup(finish) : NULL;
     r->final_type = final_type ? kiln__strdup(final_type) : NULL;
     r->initial = d->initial ? kiln__strdup(d->initial) : NULL;
-    if (!r->out_type || !r->neutral || !r->reduce || !r->map ||
-        (d->initial && !r->initial) ||
-        (d->preamble && !r->preamble) || (finish && !r->finish) ||
-        (final_type && !r->final_type))
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kiln_reduction_create");
+    if (!r->out_type || !r->neutral || !r->reduce || !r->map || (d->initial && !r->initial) ||
+        (d->preamble && !r->preamble) || (finish && !r->finish) || (final_type && !r->final_type))
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_reduction_create");
     return KILN_OK;
 }
 
-kiln_status kiln__reduction_create_ex(kiln_context *context,
-                                      const kiln_reduction_desc *desc,
-                                      const char *finish,
-                                      const char *final_type,
-                                      size_t final_size, int eager,
-                                      kiln_reduction **out) {
+kiln_status kiln__reduction_create_ex(kiln_context *context, const kiln_reduction_desc *desc,
+                                      const char *finish, const char *final_type, size_t final_size,
+                                      int eager, kiln_reduction **out) {
     static const char what[] = "kiln_reduction_create";
     if (out)
         *out = NULL;
     kiln_reduction_desc d;
     size_t v1 = offsetof(kiln_reduction_desc, name) + sizeof d.name;
-    kiln_status st = kiln__gen_create_begin(context, desc, out != NULL, v1,
-                                            sizeof d, &d, what,
+    kiln_status st = kiln__gen_create_begin(context, desc, out != NULL, v1, sizeof d, &d, what,
                                             "KILN_REDUCTION_DESC");
     if (st != KILN_OK)
         return st;
@@ -233,11 +215,9 @@ kiln_status kiln__reduction_create_ex(kiln_context *context,
     return KILN_OK;
 }
 
-kiln_status kiln_reduction_create(kiln_context *context,
-                                  const kiln_reduction_desc *desc,
+kiln_status kiln_reduction_create(kiln_context *context, const kiln_reduction_desc *desc,
                                   kiln_reduction **reduction) {
-    return kiln__reduction_create_ex(context, desc, NULL, NULL, 0, 1,
-                                     reduction);
+    return kiln__reduction_create_ex(context, desc, NULL, NULL, 0, 1, reduction);
 }
 
 kiln_status kiln_reduction_retain(kiln_reduction *r) {
@@ -253,8 +233,8 @@ void kiln_reduction_release(kiln_reduction *r) {
 }
 
 /* The result array fits: this context, one element of the final type. */
-static kiln_status check_result(const kiln_reduction *r,
-                                const kiln_array *result, kiln_context *ctx) {
+static kiln_status check_result(const kiln_reduction *r, const kiln_array *result,
+                                kiln_context *ctx) {
     static const char what[] = "kiln_reduction_launch";
     if (result->context != ctx)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
@@ -262,8 +242,7 @@ static kiln_status check_result(const kiln_reduction *r,
                                "context",
                                what);
     if (result->size < 1)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: the result array is empty", what);
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: the result array is empty", what);
     if ((r->final_dtype && result->dtype != r->final_dtype) ||
         (!r->final_dtype && kiln_dtype_size(result->dtype) != r->final_size))
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
@@ -275,8 +254,7 @@ static kiln_status check_result(const kiln_reduction *r,
 }
 
 /* Stage 1's work-groups (and, on CPUs, the items per group) for n items. */
-size_t kiln__reduction_groups(const kiln__plan *plan, size_t local, size_t n,
-                         int64_t *chunk) {
+size_t kiln__reduction_groups(const kiln__plan *plan, size_t local, size_t n, int64_t *chunk) {
     size_t groups;
     *chunk = 0;
     if (plan->cpu) {
@@ -309,36 +287,29 @@ size_t kiln__reduction_groups(const kiln__plan *plan, size_t local, size_t n,
  * template applies stage 2's folds to its one partial: the same value,
  * bit for bit) and no stage 2 is launched; two_stage (for tests) keeps
  * the two launches then too. */
-static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
-                               const kiln__variant *v, const kiln__plan *plan,
-                               const kiln__bound *b, kiln_array *result,
-                               void *host_result, int two_stage,
-                               size_t num_wait, kiln_event *const *wait,
-                               kiln_event **event) {
+static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln__variant *v,
+                               const kiln__plan *plan, const kiln__bound *b, kiln_array *result,
+                               void *host_result, int two_stage, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event) {
     size_t local = v->local;
     int64_t chunk;
     size_t groups = kiln__reduction_groups(plan, local, b->n, &chunk);
     int single = groups == 1 && !two_stage;
     /* GPUs: one launch for several groups too, the last to finish folds
      * the partials (the template's "fused") */
-    int fused = groups > 1 && !two_stage && !plan->cpu &&
-                kiln__knobs_get()->red_fused;
-    kiln__scratch scr = {0}, cnt = {0};
+    int fused = groups > 1 && !two_stage && !plan->cpu && kiln__knobs_get()->red_fused;
+    kiln__scratch scr = { 0 }, cnt = { 0 };
     kiln_status st = KILN_OK;
     /* a single launch into a result array needs no scratch */
     if (!single || !result)
         st = kiln__scratch_get(queue, KILN__SCRATCH_PARTIALS,
-                               (groups + 1) * r->out_size +
-                                   2 * r->final_size,
-                               &scr);
+                               (groups + 1) * r->out_size + 2 * r->final_size, &scr);
     if (st == KILN_OK && fused)
-        st = kiln__scratch_get(queue, KILN__SCRATCH_COUNTERS,
-                               sizeof(uint32_t), &cnt);
+        st = kiln__scratch_get(queue, KILN__SCRATCH_COUNTERS, sizeof(uint32_t), &cnt);
     kiln_buffer *tmp = scr.buf;
     /* The final value goes to the result array, or to the byte offset
      * (groups+1)*out_size of tmp, expressed in final_t elements. */
-    size_t tmp_final_off = ((groups + 1) * r->out_size + r->final_size - 1) /
-                           r->final_size;
+    size_t tmp_final_off = ((groups + 1) * r->out_size + r->final_size - 1) / r->final_size;
     kiln_buffer *dst = result ? result->buffer : tmp;
     size_t off = result ? result->offset : tmp_final_off;
     kiln_event *e1 = NULL, *e2 = NULL, *zeroed = NULL;
@@ -349,8 +320,7 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
     if (st == KILN_OK && fused && cnt.fresh) {
         /* a new counter buffer: zero once; every launch leaves it zero */
         static const uint32_t zero = 0;
-        st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0,
-                              sizeof zero, nwl, wl, &zeroed);
+        st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0, sizeof zero, nwl, wl, &zeroed);
         if (wl != wait)
             free((void *)wl);
         wl = &zeroed;
@@ -360,18 +330,19 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
         /* stage 1's final-value offset: -1 = write the partial instead (a
          * kernel that writes partials never touches dst); fused: where the
          * last group writes the final value (-1: not fused) */
-        kiln_arg pre[6] = {KILN_ARG_BUF(tmp ? tmp : dst), KILN_ARG_I64(chunk),
-                           KILN_ARG_BUF(dst),
-                           KILN_ARG_I64(single ? (int64_t)off : -1),
-                           KILN_ARG_BUF(fused ? cnt.buf : (tmp ? tmp : dst)),
-                           KILN_ARG_I64(fused ? (int64_t)off : -1)};
+        kiln_arg pre[6] = { KILN_ARG_BUF(tmp ? tmp : dst),
+                            KILN_ARG_I64(chunk),
+                            KILN_ARG_BUF(dst),
+                            KILN_ARG_I64(single ? (int64_t)off : -1),
+                            KILN_ARG_BUF(fused ? cnt.buf : (tmp ? tmp : dst)),
+                            KILN_ARG_I64(fused ? (int64_t)off : -1) };
         /* Stage 1's event only where something follows it or waits for
          * it: a single launch into a result array, with no event asked
          * for, needs none (on CUDA the event cost ~1.5 us of a small
          * sum's round trip, issue 16: H200, 12 -> 10.7 us). */
         int need_e1 = !single || host_result || scr.buf || scr.dep || event;
-        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 6, b,
-                          nwl, wl, need_e1 ? &e1 : NULL);
+        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 6, b, nwl, wl,
+                          need_e1 ? &e1 : NULL);
     }
     if (wl != wait && wl != &zeroed)
         free((void *)wl);
@@ -379,18 +350,17 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
     if (cnt.buf || cnt.dep)
         kiln__scratch_put(queue, &cnt, e1);
     if (st == KILN_OK && !single && !fused) {
-        kiln_arg a2[4] = {KILN_ARG_BUF(tmp), KILN_ARG_I64((int64_t)groups),
-                          KILN_ARG_BUF(dst), KILN_ARG_I64((int64_t)off)};
-        st = kiln__launch(queue, v->k[1], local, local, a2, 4, NULL, 1, &e1,
-                          &e2);
+        kiln_arg a2[4] = { KILN_ARG_BUF(tmp), KILN_ARG_I64((int64_t)groups), KILN_ARG_BUF(dst),
+                           KILN_ARG_I64((int64_t)off) };
+        st = kiln__launch(queue, v->k[1], local, local, a2, 4, NULL, 1, &e1, &e2);
     } else {
         e2 = e1; /* stage 1 wrote the final value (or failed: NULL) */
         e1 = NULL;
     }
     if (st == KILN_OK && host_result) {
         kiln_event *e3 = NULL;
-        st = kiln_buffer_read_async(queue, dst, off * r->final_size,
-                                    r->final_size, host_result, 1, &e2, &e3);
+        st = kiln_buffer_read_async(queue, dst, off * r->final_size, r->final_size, host_result, 1,
+                                    &e2, &e3);
         if (st == KILN_OK) {
             kiln__event_drop(&e2);
             e2 = e3;
@@ -409,13 +379,10 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r,
     return st;
 }
 
-kiln_status kiln__reduction_launch_ex(kiln_queue *queue, kiln_reduction *r,
-                                      size_t n, size_t num_args,
-                                      const kiln_arg *args,
-                                      kiln_array *result, void *host_result,
-                                      int two_stage, size_t num_wait,
-                                      kiln_event *const *wait,
-                                      kiln_event **event) {
+kiln_status kiln__reduction_launch_ex(kiln_queue *queue, kiln_reduction *r, size_t n,
+                                      size_t num_args, const kiln_arg *args, kiln_array *result,
+                                      void *host_result, int two_stage, size_t num_wait,
+                                      kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_reduction_launch";
     if (event)
         *event = NULL;
@@ -425,40 +392,36 @@ kiln_status kiln__reduction_launch_ex(kiln_queue *queue, kiln_reduction *r,
                                "pointer or both",
                                what);
     kiln__plan plan;
-    kiln__bound b = {0};
-    kiln_status st = kiln__gen_prepare(queue, r ? &r->gen : NULL, n,
-                                       num_args, args, 0, what, &plan, &b);
+    kiln__bound b = { 0 };
+    kiln_status st =
+        kiln__gen_prepare(queue, r ? &r->gen : NULL, n, num_args, args, 0, what, &plan, &b);
     if (st == KILN_OK && result)
         st = check_result(r, result, kiln_queue_context(queue));
     kiln__variant *v = NULL;
     if (st == KILN_OK)
         st = kiln__gen_variant(&r->gen, b.layout, &plan, &v);
     if (st == KILN_OK)
-        st = red_enqueue(queue, r, v, &plan, &b, result, host_result,
-                         two_stage, num_wait, wait, event);
+        st = red_enqueue(queue, r, v, &plan, &b, result, host_result, two_stage, num_wait, wait,
+                         event);
     kiln__bound_free(&b);
     return st;
 }
 
-kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r,
-                                  size_t n, size_t num_args,
-                                  const kiln_arg *args, kiln_array *result,
-                                  void *host_result, size_t num_wait,
-                                  kiln_event *const *wait,
-                                  kiln_event **event) {
-    return kiln__reduction_launch_ex(queue, r, n, num_args, args, result,
-                                     host_result, 0, num_wait, wait, event);
+kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *r, size_t n, size_t num_args,
+                                  const kiln_arg *args, kiln_array *result, void *host_result,
+                                  size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    return kiln__reduction_launch_ex(queue, r, n, num_args, args, result, host_result, 0, num_wait,
+                                     wait, event);
 }
 
-kiln_status kiln_reduction_run(kiln_queue *queue, kiln_reduction *r,
-                               size_t n, size_t num_args,
+kiln_status kiln_reduction_run(kiln_queue *queue, kiln_reduction *r, size_t n, size_t num_args,
                                const kiln_arg *args, void *host_result) {
     if (!host_result)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_reduction_run: host_result is NULL");
     kiln_event *e = NULL;
-    kiln_status st = kiln_reduction_launch(queue, r, n, num_args, args, NULL,
-                                           host_result, 0, NULL, &e);
+    kiln_status st =
+        kiln_reduction_launch(queue, r, n, num_args, args, NULL, host_result, 0, NULL, &e);
     if (st == KILN_OK)
         st = kiln_event_wait(e);
     kiln_event_release(e);

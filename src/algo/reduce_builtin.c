@@ -19,8 +19,7 @@ kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
         dtype = KILN_FLOAT32;
     if (kiln__is_complex_dtype(dtype)) /* no order: no min, max, arg* */
         return op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD ? dtype
-               : op == KILN_REDUCE_NORM1 || op == KILN_REDUCE_NORM2 ||
-                       op == KILN_REDUCE_NORM_INF
+               : op == KILN_REDUCE_NORM1 || op == KILN_REDUCE_NORM2 || op == KILN_REDUCE_NORM_INF
                    ? kiln__complex_part_dtype(dtype)
                    : (kiln_dtype)0;
     int fl = dtype == KILN_FLOAT32 || dtype == KILN_FLOAT64;
@@ -54,8 +53,8 @@ typedef struct red_make_arg {
 static kiln_status red_make(void *arg, kiln__gen **gen) {
     red_make_arg *a = arg;
     kiln_reduction *r = NULL;
-    kiln_status st = kiln__reduction_create_ex(
-        a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
+    kiln_status st =
+        kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
     /* every built-in map reads its arrays at [i] only; argmin/argmax also
      * use i as a value (kiln_argpair_make(x[i], i)) */
     if (st == KILN_OK && !strstr(a->d->map, "kiln_argpair_make"))
@@ -64,39 +63,32 @@ static kiln_status red_make(void *arg, kiln__gen **gen) {
     return st;
 }
 
-static kiln_status builtin_cached(kiln_context *ctx, const char *what,
-                                  const kiln_reduction_desc *d,
-                                  const char *finish, const char *final_type,
-                                  size_t final_size, kiln__gen **gen);
+static kiln_status builtin_cached(kiln_context *ctx, const char *what, const kiln_reduction_desc *d,
+                                  const char *finish, const char *final_type, size_t final_size,
+                                  kiln__gen **gen);
 
 /* fk, fklen: the operation's short binary key (op and dtypes, at most 16
  * bytes; NULL: none), under which the reduction is found again without
  * building its long string key (kiln__gen_fast_find). */
-static kiln_status run_builtin(kiln_queue *queue, const char *what,
-                               const unsigned char *fk, size_t fklen,
-                               const kiln_reduction_desc *d,
-                               const char *finish, const char *final_type,
-                               size_t final_size, size_t nv,
-                               const kiln_arg *vals, kiln_array *result,
-                               void *host_result, size_t num_wait,
-                               kiln_event *const *wait, kiln_event **event) {
+static kiln_status run_builtin(kiln_queue *queue, const char *what, const unsigned char *fk,
+                               size_t fklen, const kiln_reduction_desc *d, const char *finish,
+                               const char *final_type, size_t final_size, size_t nv,
+                               const kiln_arg *vals, kiln_array *result, void *host_result,
+                               size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     /* The built-in reduction comes from the context's cache: no source is
      * generated or hashed after the first call. */
     kiln_context *ctx = kiln_queue_context(queue);
     kiln__gen *gen = fk ? kiln__gen_fast_find(ctx, fk, fklen) : NULL;
     kiln_status st = KILN_OK;
     if (!gen) {
-        st = builtin_cached(ctx, what, d, finish, final_type, final_size,
-                            &gen);
+        st = builtin_cached(ctx, what, d, finish, final_type, final_size, &gen);
         if (st == KILN_OK && fk)
             kiln__gen_fast_put(ctx, fk, fklen, gen);
     }
     /* the range: every element of the first array */
     if (st == KILN_OK)
-        st = kiln_reduction_launch(queue, (kiln_reduction *)gen,
-                                   vals[0].value.array->size, nv, vals,
-                                   result, host_result, num_wait, wait,
-                                   event);
+        st = kiln_reduction_launch(queue, (kiln_reduction *)gen, vals[0].value.array->size, nv,
+                                   vals, result, host_result, num_wait, wait, event);
     kiln__gen_release(gen);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
@@ -104,22 +96,19 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what,
 }
 
 /* The reduction of d from the context's cache under its string key. */
-static kiln_status builtin_cached(kiln_context *ctx, const char *what,
-                                  const kiln_reduction_desc *d,
-                                  const char *finish, const char *final_type,
-                                  size_t final_size, kiln__gen **gen) {
-    kiln__sb key = {0};
+static kiln_status builtin_cached(kiln_context *ctx, const char *what, const kiln_reduction_desc *d,
+                                  const char *finish, const char *final_type, size_t final_size,
+                                  kiln__gen **gen) {
+    kiln__sb key = { 0 };
     kiln__sb_addf(&key, "reduction|%s|%s|%s|%zu|%s|%s|%s|%s|%s|%s|%zu|%s",
-                  d->initial ? d->initial : "", d->arguments,
-                  d->out_type, d->out_size, d->neutral, d->reduce, d->map,
-                  d->preamble ? d->preamble : "", finish ? finish : "",
-                  final_type ? final_type : "", final_size,
-                  d->name ? d->name : "");
+                  d->initial ? d->initial : "", d->arguments, d->out_type, d->out_size, d->neutral,
+                  d->reduce, d->map, d->preamble ? d->preamble : "", finish ? finish : "",
+                  final_type ? final_type : "", final_size, d->name ? d->name : "");
     if (key.oom) {
         kiln__sb_free(&key);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     }
-    red_make_arg ma = {ctx, d, finish, final_type, final_size};
+    red_make_arg ma = { ctx, d, finish, final_type, final_size };
     kiln_status st = kiln__gen_cached(ctx, key.p, red_make, &ma, gen);
     kiln__sb_free(&key);
     return st;
@@ -146,8 +135,7 @@ void kiln__arg_desc(int mx, kiln_dtype et, const char *X, kiln__arg_text *tx,
         kiln__dtype_min_literal(et, lit, sizeof lit);
     else
         kiln__dtype_max_literal(et, lit, sizeof lit);
-    snprintf(tx->neutral, sizeof tx->neutral,
-             "kiln_argpair_make(%s, 9223372036854775807L)", lit);
+    snprintf(tx->neutral, sizeof tx->neutral, "kiln_argpair_make(%s, 9223372036854775807L)", lit);
     snprintf(tx->map, sizeof tx->map, "kiln_argpair_make(%s, i)", X);
     d->preamble = tx->pre;
     d->out_type = "kiln_argpair";
@@ -160,11 +148,9 @@ void kiln__arg_desc(int mx, kiln_dtype et, const char *X, kiln__arg_text *tx,
 
 /* The built-in reduction op of a; initial: NULL, or one element of the
  * result dtype folded in once (kiln_reduction_desc.initial). */
-static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
-                                kiln_array *a, const void *initial,
-                                kiln_array *result, void *host_result,
-                                size_t num_wait, kiln_event *const *wait,
-                                kiln_event **event) {
+static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                const void *initial, kiln_array *result, void *host_result,
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
     if (!queue || !a)
@@ -176,19 +162,17 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
         const char *cfin = NULL;
         kiln_status cst = kiln__complex_reduce_desc(op, a->dtype, &cd, &cfin);
         kiln_arg cv = KILN_ARG_ARRAY(a);
-        const unsigned char fk[3] = {'R', (unsigned char)op,
-                                     (unsigned char)a->dtype};
-        return cst != KILN_OK ? cst
-                              : run_builtin(queue, "kiln_array_reduce",
-                                            (unsigned)op < 256 ? fk : NULL,
-                                            sizeof fk, &cd, cfin, NULL, 0, 1,
-                                            &cv, result, host_result, num_wait,
-                                            wait, event);
+        const unsigned char fk[3] = { 'R', (unsigned char)op, (unsigned char)a->dtype };
+        return cst != KILN_OK
+                   ? cst
+                   : run_builtin(queue, "kiln_array_reduce", (unsigned)op < 256 ? fk : NULL,
+                                 sizeof fk, &cd, cfin, NULL, 0, 1, &cv, result, host_result,
+                                 num_wait, wait, event);
     }
     kiln_dtype rd = kiln_reduce_result_dtype(op, a->dtype);
     if (!rd) /* every dtype has every op: the op is unknown */
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_array_reduce: unknown op %d", (int)op);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln_array_reduce: unknown op %d",
+                               (int)op);
     /* float16 is read as its ushort bits and widened to float: the element
      * type t is then float and X the widened element. */
     int f16 = a->dtype == KILN_FLOAT16;
@@ -198,12 +182,10 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
     char args[64], map[160], neutral[160];
     kiln__arg_text tx;
-    snprintf(args, sizeof args, "const %s *x%s%s%s", f16 ? "ushort" : t,
-             initial ? ", " : "", initial ? rt : "",
-             initial ? " initial" : "");
-    kiln_reduction_desc d = KILN_REDUCTION_DESC(
-        .arguments = args, .out_type = rt, .neutral = "0", .reduce = "a+b",
-        .map = X, .name = "kiln_sum");
+    snprintf(args, sizeof args, "const %s *x%s%s%s", f16 ? "ushort" : t, initial ? ", " : "",
+             initial ? rt : "", initial ? " initial" : "");
+    kiln_reduction_desc d = KILN_REDUCTION_DESC(.arguments = args, .out_type = rt, .neutral = "0",
+                                                .reduce = "a+b", .map = X, .name = "kiln_sum");
     const char *finish = NULL, *final_type = NULL;
     size_t final_size = 0;
     switch (op) {
@@ -251,111 +233,93 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op,
     case KILN_REDUCE_ARGMIN:
     case KILN_REDUCE_ARGMAX:
         if (initial)
-            return kiln__error_set(
-                KILN_ERROR_INVALID_ARGUMENT, 0,
-                "kiln_array_reduce: argmin/argmax take no initial value");
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "kiln_array_reduce: argmin/argmax take no initial value");
         kiln__arg_desc(op == KILN_REDUCE_ARGMAX, et, X, &tx, &d);
         finish = "a.i == 9223372036854775807L ? -1L : a.i";
         final_type = "long";
         final_size = 8;
         break;
     default:
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_array_reduce: unknown op %d", (int)op);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln_array_reduce: unknown op %d",
+                               (int)op);
     }
-    kiln_arg v[2] = {KILN_ARG_ARRAY(a), {.kind = KILN_ARG_SCALAR, .dtype = rd}};
+    kiln_arg v[2] = { KILN_ARG_ARRAY(a), { .kind = KILN_ARG_SCALAR, .dtype = rd } };
     if (initial) {
         memcpy(&v[1].value, initial, kiln_dtype_size(rd));
         d.initial = "initial";
     }
-    const unsigned char fk[4] = {'r', (unsigned char)op,
-                                 (unsigned char)a->dtype, initial != NULL};
-    return run_builtin(queue, "kiln_array_reduce",
-                       (unsigned)op < 256 ? fk : NULL, sizeof fk, &d, finish,
-                       final_type, final_size, initial ? 2 : 1, v, result,
-                       host_result, num_wait, wait, event);
+    const unsigned char fk[4] = { 'r', (unsigned char)op, (unsigned char)a->dtype,
+                                  initial != NULL };
+    return run_builtin(queue, "kiln_array_reduce", (unsigned)op < 256 ? fk : NULL, sizeof fk, &d,
+                       finish, final_type, final_size, initial ? 2 : 1, v, result, host_result,
+                       num_wait, wait, event);
 }
 
-kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op,
-                                    kiln_array *a, kiln_array *result,
-                                    void *host_result, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event) {
-    return reduce_array(queue, op, a, NULL, result, host_result, num_wait,
-                        wait, event);
+kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                    kiln_array *result, void *host_result, size_t num_wait,
+                                    kiln_event *const *wait, kiln_event **event) {
+    return reduce_array(queue, op, a, NULL, result, host_result, num_wait, wait, event);
 }
 
-kiln_status kiln_array_reduce_initial_async(
-    kiln_queue *queue, kiln_reduce_op op, kiln_array *a, const void *initial,
-    kiln_array *result, void *host_result, size_t num_wait,
-    kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_array_reduce_initial_async(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                            const void *initial, kiln_array *result,
+                                            void *host_result, size_t num_wait,
+                                            kiln_event *const *wait, kiln_event **event) {
     if (!initial) {
         if (event)
             *event = NULL;
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_reduce_initial: initial is NULL");
     }
-    return reduce_array(queue, op, a, initial, result, host_result, num_wait,
-                        wait, event);
+    return reduce_array(queue, op, a, initial, result, host_result, num_wait, wait, event);
 }
 
 /* sum a*b, or sum conj(a)*b when conj (kiln_array_vdot). */
-static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
-                             int conj, kiln_array *result, void *host_result,
-                             size_t num_wait, kiln_event *const *wait,
-                             kiln_event **event) {
+static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b, int conj,
+                             kiln_array *result, void *host_result, size_t num_wait,
+                             kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
     if (!queue || !a || !b)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_dot: queue and arrays are required");
     if (a->dtype != b->dtype)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "kiln_array_dot: dtypes %s and %s differ",
-                               kiln_dtype_name(a->dtype),
-                               kiln_dtype_name(b->dtype));
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "kiln_array_dot: dtypes %s and %s differ",
+                               kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
     if (kiln__is_complex_dtype(a->dtype)) {
         kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
         kiln__complex_dot_desc(a->dtype, conj, &cd);
-        kiln_arg cv[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
-        const unsigned char fk[3] = {'D', (unsigned char)a->dtype,
-                                     (unsigned char)(conj != 0)};
-        return run_builtin(queue, conj ? "kiln_array_vdot" : "kiln_array_dot",
-                           fk, sizeof fk, &cd, NULL, NULL, 0, 2, cv, result,
-                           host_result, num_wait, wait, event);
+        kiln_arg cv[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b) };
+        const unsigned char fk[3] = { 'D', (unsigned char)a->dtype, (unsigned char)(conj != 0) };
+        return run_builtin(queue, conj ? "kiln_array_vdot" : "kiln_array_dot", fk, sizeof fk, &cd,
+                           NULL, NULL, 0, 2, cv, result, host_result, num_wait, wait, event);
     }
     /* float16: products and sum in float, a float32 result */
     int f16 = a->dtype == KILN_FLOAT16;
     const char *t = f16 ? "float" : kiln_dtype_name(a->dtype);
     char args[96];
-    snprintf(args, sizeof args, "const %s *x, const %s *y",
-             f16 ? "ushort" : t, f16 ? "ushort" : t);
-    kiln_reduction_desc d = KILN_REDUCTION_DESC(
-        .arguments = args, .out_type = t, .neutral = "0", .reduce = "a+b",
-        .map = f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])" : "x[i]*y[i]",
-        .name = "kiln_dot");
-    kiln_arg v[2] = {KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b)};
-    const unsigned char fk[2] = {'d', (unsigned char)a->dtype};
-    return run_builtin(queue, "kiln_array_dot", fk, sizeof fk, &d, NULL, NULL,
-                       0, 2, v, result, host_result, num_wait, wait, event);
+    snprintf(args, sizeof args, "const %s *x, const %s *y", f16 ? "ushort" : t, f16 ? "ushort" : t);
+    kiln_reduction_desc d =
+        KILN_REDUCTION_DESC(.arguments = args, .out_type = t, .neutral = "0", .reduce = "a+b",
+                            .map = f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])" : "x[i]*y[i]",
+                            .name = "kiln_dot");
+    kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b) };
+    const unsigned char fk[2] = { 'd', (unsigned char)a->dtype };
+    return run_builtin(queue, "kiln_array_dot", fk, sizeof fk, &d, NULL, NULL, 0, 2, v, result,
+                       host_result, num_wait, wait, event);
 }
 
-kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a,
-                                 kiln_array *b, kiln_array *result,
-                                 void *host_result, size_t num_wait,
-                                 kiln_event *const *wait,
-                                 kiln_event **event) {
-    return dot_async(queue, a, b, 0, result, host_result, num_wait, wait,
-                     event);
+kiln_status kiln_array_dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                                 kiln_array *result, void *host_result, size_t num_wait,
+                                 kiln_event *const *wait, kiln_event **event) {
+    return dot_async(queue, a, b, 0, result, host_result, num_wait, wait, event);
 }
 
-kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a,
-                                  kiln_array *b, kiln_array *result,
-                                  void *host_result, size_t num_wait,
-                                  kiln_event *const *wait,
-                                  kiln_event **event) {
-    return dot_async(queue, a, b, 1, result, host_result, num_wait, wait,
-                     event);
+kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                                  kiln_array *result, void *host_result, size_t num_wait,
+                                  kiln_event *const *wait, kiln_event **event) {
+    return dot_async(queue, a, b, 1, result, host_result, num_wait, wait, event);
 }
 
 /* Blocking forms: the asynchronous one, then a wait for its event. */
@@ -366,48 +330,39 @@ static kiln_status wait_for(kiln_status st, kiln_event *e) {
     return st;
 }
 
-kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op,
-                              kiln_array *a, void *host_result) {
+kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                              void *host_result) {
     if (!host_result)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_reduce: host_result is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_reduce: host_result is NULL");
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_reduce_async(queue, op, a, NULL, host_result,
-                                             0, NULL, &e);
+    kiln_status st = kiln_array_reduce_async(queue, op, a, NULL, host_result, 0, NULL, &e);
     return wait_for(st, e);
 }
 
-kiln_status kiln_array_reduce_initial(kiln_queue *queue, kiln_reduce_op op,
-                                      kiln_array *a, const void *initial,
-                                      void *host_result) {
+kiln_status kiln_array_reduce_initial(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                      const void *initial, void *host_result) {
     if (!host_result)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_reduce_initial: host_result is "
                                "NULL");
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_reduce_initial_async(
-        queue, op, a, initial, NULL, host_result, 0, NULL, &e);
+    kiln_status st =
+        kiln_array_reduce_initial_async(queue, op, a, initial, NULL, host_result, 0, NULL, &e);
     return wait_for(st, e);
 }
 
-kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b,
-                           void *host_result) {
+kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b, void *host_result) {
     if (!host_result)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_dot: host_result is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_dot: host_result is NULL");
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_dot_async(queue, a, b, NULL, host_result, 0,
-                                          NULL, &e);
+    kiln_status st = kiln_array_dot_async(queue, a, b, NULL, host_result, 0, NULL, &e);
     return wait_for(st, e);
 }
 
-kiln_status kiln_array_vdot(kiln_queue *queue, kiln_array *a, kiln_array *b,
-                            void *host_result) {
+kiln_status kiln_array_vdot(kiln_queue *queue, kiln_array *a, kiln_array *b, void *host_result) {
     if (!host_result)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_vdot: host_result is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_vdot: host_result is NULL");
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_vdot_async(queue, a, b, NULL, host_result, 0,
-                                           NULL, &e);
+    kiln_status st = kiln_array_vdot_async(queue, a, b, NULL, host_result, 0, NULL, &e);
     return wait_for(st, e);
 }

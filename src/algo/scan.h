@@ -58,16 +58,11 @@ int kiln__scan_packed(int tmpl, size_t size);
 unsigned kiln__scan_languages(int tmpl);
 
 /* The launches of a built variant over b's range. */
-kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
-                                   const kiln__variant *v,
-                                   const kiln__bound *b, size_t num_wait,
-                                   kiln_event *const *wait,
+kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s, const kiln__variant *v,
+                                   const kiln__bound *b, size_t num_wait, kiln_event *const *wait,
                                    kiln_event **event);
-kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s,
-                                      const kiln__variant *v,
-                                      const kiln__plan *plan,
-                                      const kiln__bound *b, size_t num_wait,
-                                      kiln_event *const *wait,
-                                      kiln_event **event);
+kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s, const kiln__variant *v,
+                                      const kiln__plan *plan, const kiln__bound *b, size_t num_wait,
+                                      kiln_event *const *wait, kiln_event **event);
 
 #endif

@@ -13,10 +13,8 @@
  * neither (the kernels take tile 0 and publish nothing): one launch, and
  * an event only if the caller asks for one (issue 16: a small scan's
  * round trip was twice a raw launch's, the fill and two events). */
-kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
-                                   const kiln__variant *v,
-                                   const kiln__bound *b, size_t num_wait,
-                                   kiln_event *const *wait,
+kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s, const kiln__variant *v,
+                                   const kiln__bound *b, size_t num_wait, kiln_event *const *wait,
                                    kiln_event **event) {
     size_t local = v->local;
     size_t tile = local * (size_t)v->items;
@@ -26,15 +24,13 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
      * with the values in a second buffer */
     int packed = kiln__scan_packed(v->tmpl, s->scan_size);
     size_t sbytes = (tiles + 1) * (packed == 2 ? 16 : packed ? 8 : sizeof(int));
-    kiln__scratch ss = {0}, sv = {0};
+    kiln__scratch ss = { 0 }, sv = { 0 };
     kiln_event *e0 = NULL, *e1 = NULL;
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
-    kiln_status st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_STATUS,
-                                       sbytes, &ss);
+    kiln_status st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_STATUS, sbytes, &ss);
     if (st == KILN_OK && !packed)
-        st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_VALS,
-                               2 * tiles * stride, &sv);
+        st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_VALS, 2 * tiles * stride, &sv);
     int one = tiles == 1;
     /* The warp scan's epochs (its comment): words written by earlier
      * launches on this buffer read as "no status", so it is zeroed only
@@ -50,25 +46,19 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
     if (st == KILN_OK && fill) {
         static const int zero = 0;
         st = kiln_buffer_fill(queue, ss.buf, &zero, sizeof zero, 0,
-                              epoch ? ss.size / sizeof zero * sizeof zero
-                                    : sbytes,
-                              nwl, wl, &e0);
+                              epoch ? ss.size / sizeof zero * sizeof zero : sbytes, nwl, wl, &e0);
     }
     if (st == KILN_OK) {
-        kiln_arg pre[5] = {KILN_ARG_BUF(ss.buf),
-                           KILN_ARG_BUF(packed ? ss.buf : sv.buf),
-                           KILN_ARG_I64((int64_t)stride),
-                           KILN_ARG_I64((int64_t)tiles),
-                           KILN_ARG_I32(epoch ? (int32_t)ss.uses : 0)};
+        kiln_arg pre[5] = { KILN_ARG_BUF(ss.buf), KILN_ARG_BUF(packed ? ss.buf : sv.buf),
+                            KILN_ARG_I64((int64_t)stride), KILN_ARG_I64((int64_t)tiles),
+                            KILN_ARG_I32(epoch ? (int32_t)ss.uses : 0) };
         if (untouched)
-            st = kiln__launch(queue, v->k[0], local, local, pre, 5, b,
-                              num_wait, wait, event ? &e1 : NULL);
+            st = kiln__launch(queue, v->k[0], local, local, pre, 5, b, num_wait, wait,
+                              event ? &e1 : NULL);
         else if (fill)
-            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 5, b,
-                              1, &e0, &e1);
+            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 5, b, 1, &e0, &e1);
         else
-            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 5, b,
-                              nwl, wl, &e1);
+            st = kiln__launch(queue, v->k[0], tiles * local, local, pre, 5, b, nwl, wl, &e1);
     }
     if (wl != wait)
         free((void *)wl);
@@ -87,12 +77,9 @@ kiln_status kiln__scan_run_onepass(kiln_queue *queue, const kiln_scan *s,
 /* The three-phase scan: each work-item owns a contiguous range; block
  * totals, a scan of the totals (one work-item), a rescan of each block
  * with its carry-in. */
-kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s,
-                                      const kiln__variant *v,
-                                      const kiln__plan *plan,
-                                      const kiln__bound *b, size_t num_wait,
-                                      kiln_event *const *wait,
-                                      kiln_event **event) {
+kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s, const kiln__variant *v,
+                                      const kiln__plan *plan, const kiln__bound *b, size_t num_wait,
+                                      kiln_event *const *wait, kiln_event **event) {
     size_t n = b->n, local = v->local;
     size_t groups;
     if (plan->cpu) {
@@ -108,35 +95,31 @@ kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s,
     size_t unit = 64 * local;
     chunk = (chunk + unit - 1) / unit * unit;
     groups = (n + chunk - 1) / chunk;
-    kiln__scratch ssum = {0}, sflag = {0};
+    kiln__scratch ssum = { 0 }, sflag = { 0 };
     kiln_event *e1 = NULL, *e2 = NULL, *e3 = NULL;
     kiln_event *const *wl = wait;
     size_t nwl = num_wait;
-    kiln_status st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_SUMS,
-                           groups * s->scan_size, &ssum);
+    kiln_status st =
+        kiln__scratch_get(queue, KILN__SCRATCH_SCAN_SUMS, groups * s->scan_size, &ssum);
     if (st == KILN_OK)
-        st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_FLAGS,
-                               groups * sizeof(int), &sflag);
+        st = kiln__scratch_get(queue, KILN__SCRATCH_SCAN_FLAGS, groups * sizeof(int), &sflag);
     if (st == KILN_OK)
         st = kiln__wait_plus(num_wait, wait, ssum.dep, sflag.dep, &wl, &nwl);
     kiln_buffer *sums = ssum.buf, *flags = sflag.buf;
     if (st == KILN_OK) {
-        kiln_arg pre[3] = {KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
-                           KILN_ARG_I64((int64_t)chunk)};
-        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 3, b,
-                          nwl, wl, &e1);
+        kiln_arg pre[3] = { KILN_ARG_BUF(sums), KILN_ARG_BUF(flags), KILN_ARG_I64((int64_t)chunk) };
+        st = kiln__launch(queue, v->k[0], groups * local, local, pre, 3, b, nwl, wl, &e1);
     }
     if (wl != wait)
         free((void *)wl);
     if (st == KILN_OK) {
-        kiln_arg pre[3] = {KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
-                           KILN_ARG_I64((int64_t)groups)};
+        kiln_arg pre[3] = { KILN_ARG_BUF(sums), KILN_ARG_BUF(flags),
+                            KILN_ARG_I64((int64_t)groups) };
         st = kiln__launch(queue, v->k[1], 1, 1, pre, 3, NULL, 1, &e1, &e2);
     }
     if (st == KILN_OK) {
-        kiln_arg pre[2] = {KILN_ARG_BUF(sums), KILN_ARG_I64((int64_t)chunk)};
-        st = kiln__launch(queue, v->k[2], groups * local, local, pre, 2, b, 1,
-                          &e2, &e3);
+        kiln_arg pre[2] = { KILN_ARG_BUF(sums), KILN_ARG_I64((int64_t)chunk) };
+        st = kiln__launch(queue, v->k[2], groups * local, local, pre, 2, b, 1, &e2, &e3);
     }
     kiln_event *last = e3 ? e3 : e2 ? e2 : e1;
     kiln__scratch_put(queue, &ssum, last);
@@ -150,4 +133,3 @@ kiln_status kiln__scan_run_threephase(kiln_queue *queue, const kiln_scan *s,
     kiln__event_drop(&e3);
     return st;
 }
-

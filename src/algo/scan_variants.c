@@ -25,8 +25,12 @@ static int warp_items(size_t size) {
      * with 6 blocks per SM; see bench/README.md); 16 for 5 to 8 bytes
      * (H200, 2^28 int64 cumsum with 16-byte status words: 8 items 62-74%
      * of copy at 1 to 4 blocks an SM, 16 items with 4 blocks 86-90%) */
-    int items = size <= 4 ? 24 : size <= 8 ? 16 : size <= 16 ? 4
-              : size <= 32 ? 2 : size <= 64 ? 1 : 0;
+    int items = size <= 4    ? 24
+                : size <= 8  ? 16
+                : size <= 16 ? 4
+                : size <= 32 ? 2
+                : size <= 64 ? 1
+                             : 0;
     if (size <= 8 && knob)
         items = knob;
     size_t threads = warp_threads();
@@ -40,8 +44,8 @@ static int warp_items(size_t size) {
  * the OpenCL single-pass scan's pauses instead), from the knobs
  * KILN_SCAN_LB, _SLEEP, _EVERY, _PRE and _MINB (knobs.h). The delays apply
  * only to grids of 512 tiles or more. */
-static void warp_lookback(size_t size, int cl, int *lb, int *sleep_ns,
-                          int *minb, int *pre_ns, int *every) {
+static void warp_lookback(size_t size, int cl, int *lb, int *sleep_ns, int *minb, int *pre_ns,
+                          int *every) {
     const kiln__knobs *k = kiln__knobs_get();
     int k_lb = k->scan_lb, k_sleep = k->scan_sleep, k_minb = k->scan_minb;
     int k_pre = k->scan_pre, k_every = k->scan_every;
@@ -70,7 +74,9 @@ static void warp_lookback(size_t size, int cl, int *lb, int *sleep_ns,
 /* __launch_bounds__ blocks of the warp scan of a packed type whose
  * selection keeps values of keep bytes in registers (one register a thread
  * and item, two above 4 bytes): 4 blocks (64 registers), else 2. */
-static int keep_minb(size_t keep) { return keep <= 4 ? 4 : 2; }
+static int keep_minb(size_t keep) {
+    return keep <= 4 ? 4 : 2;
+}
 
 /* Work-items per group of the OpenCL single-pass scan. */
 #define CL_THREADS 256
@@ -84,8 +90,7 @@ static int keep_minb(size_t keep) { return keep <= 4 ? 4 : 2; }
  * up to 4 bytes (the tile stays within 24 KiB). */
 static int cl_items(size_t size, int seg) {
     int knob = kiln__knobs_get()->scan_items;
-    int items = size <= 4 ? (seg ? 16 : 24) : size <= 8 ? 8
-              : size <= 16 ? 4 : size <= 32 ? 2 : 0;
+    int items = size <= 4 ? (seg ? 16 : 24) : size <= 8 ? 8 : size <= 16 ? 4 : size <= 32 ? 2 : 0;
     if (size <= 4 && knob) {
         items = knob;
         while (items > 1 && (size_t)items * CL_THREADS * size > 24 * 1024)
@@ -109,10 +114,9 @@ static const struct {
     const char *file;
     unsigned languages;
 } kTemplates[] = {
-    [KILN__SCAN_THREEPHASE] = {"algo_scan.cl", KILN__LANGS_PORTABLE},
-    [KILN__SCAN_WARP] = {"algo_scan_warp.cu", 1u << KILN_LANG_CUDA_C},
-    [KILN__SCAN_ONEPASS_CL] = {"algo_scan_onepass.cl",
-                               1u << KILN_LANG_OPENCL_C},
+    [KILN__SCAN_THREEPHASE] = { "algo_scan.cl", KILN__LANGS_PORTABLE },
+    [KILN__SCAN_WARP] = { "algo_scan_warp.cu", 1u << KILN_LANG_CUDA_C },
+    [KILN__SCAN_ONEPASS_CL] = { "algo_scan_onepass.cl", 1u << KILN_LANG_OPENCL_C },
 };
 
 int kiln__scan_template(const kiln_scan *s, const kiln__plan *plan) {
@@ -121,17 +125,14 @@ int kiln__scan_template(const kiln_scan *s, const kiln__plan *plan) {
         return KILN__SCAN_THREEPHASE;
     /* the look-back waits for groups that started earlier: it needs
      * forward progress */
-    if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 &&
-        plan->forward_progress)
-        return plan->local == 256 && warp_items(s->scan_size)
-                   ? KILN__SCAN_WARP
-                   : KILN__SCAN_THREEPHASE;
+    if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 && plan->forward_progress)
+        return plan->local == 256 && warp_items(s->scan_size) ? KILN__SCAN_WARP
+                                                              : KILN__SCAN_THREEPHASE;
     if (!plan->opencl_c || !cl_items(s->scan_size, s->seg != NULL))
         return KILN__SCAN_THREEPHASE;
     /* GPUs only by default: on a CPU the contiguous ranges of the
      * three-phase template are the fast layout */
-    if (knob == 1 ||
-        (plan->forward_progress && !plan->cpu && plan->local == CL_THREADS))
+    if (knob == 1 || (plan->forward_progress && !plan->cpu && plan->local == CL_THREADS))
         return KILN__SCAN_ONEPASS_CL;
     return KILN__SCAN_THREEPHASE;
 }
@@ -147,10 +148,9 @@ size_t kiln__scan_local(int tmpl, const kiln__plan *plan) {
 }
 
 int kiln__scan_items(int tmpl, const kiln_scan *s, const kiln__plan *plan) {
-    int items = tmpl == KILN__SCAN_WARP ? warp_items(s->scan_size)
-                : tmpl == KILN__SCAN_ONEPASS_CL
-                    ? cl_items(s->scan_size, s->seg != NULL)
-                    : 1;
+    int items = tmpl == KILN__SCAN_WARP         ? warp_items(s->scan_size)
+                : tmpl == KILN__SCAN_ONEPASS_CL ? cl_items(s->scan_size, s->seg != NULL)
+                                                : 1;
     return tmpl == KILN__SCAN_ONEPASS_CL && plan->cpu && items > 4 ? 4 : items;
 }
 
@@ -159,7 +159,9 @@ int kiln__scan_packed(int tmpl, size_t size) {
 }
 
 /* The languages a template's source compiles as. */
-unsigned kiln__scan_languages(int tmpl) { return kTemplates[tmpl].languages; }
+unsigned kiln__scan_languages(int tmpl) {
+    return kTemplates[tmpl].languages;
+}
 
 /* Text matching for vec_io: skips spaces, then takes word (an identifier
  * when word is NULL, copied to id) and moves *p past it; 0 if absent. */
@@ -171,8 +173,7 @@ static int take(const char **p, const char *word, char *id, size_t idn) {
     if (word) {
         n = strlen(word);
         if (strncmp(q, word, n) != 0 ||
-            (isalnum((unsigned char)word[n - 1]) &&
-             (isalnum((unsigned char)q[n]) || q[n] == '_')))
+            (isalnum((unsigned char)word[n - 1]) && (isalnum((unsigned char)q[n]) || q[n] == '_')))
             return 0;
     } else {
         while (isalnum((unsigned char)q[n]) || q[n] == '_')
@@ -204,17 +205,16 @@ static int vec_io(const kiln_scan *s, kiln__sb *sb) {
     const char *p = s->input;
     if (s->seg || s->scan_size != 4 || !p || !s->output)
         return 0;
-    if (!take(&p, NULL, in, sizeof in) || !take(&p, "[", 0, 0) ||
-        !take(&p, "i", 0, 0) || !take(&p, "]", 0, 0))
+    if (!take(&p, NULL, in, sizeof in) || !take(&p, "[", 0, 0) || !take(&p, "i", 0, 0) ||
+        !take(&p, "]", 0, 0))
         return 0;
     while (isspace((unsigned char)*p))
         p++;
     if (*p)
         return 0;
     p = s->output;
-    if (!take(&p, NULL, out, sizeof out) || !take(&p, "[", 0, 0) ||
-        !take(&p, "i", 0, 0) || !take(&p, "]", 0, 0) ||
-        !take(&p, "=", 0, 0) || !take(&p, NULL, what, sizeof what))
+    if (!take(&p, NULL, out, sizeof out) || !take(&p, "[", 0, 0) || !take(&p, "i", 0, 0) ||
+        !take(&p, "]", 0, 0) || !take(&p, "=", 0, 0) || !take(&p, NULL, what, sizeof what))
         return 0;
     take(&p, ";", 0, 0);
     while (isspace((unsigned char)*p))
@@ -242,24 +242,20 @@ static int vec_io(const kiln_scan *s, kiln__sb *sb) {
 }
 
 /* The whole generated source (without the backend prelude) of a variant. */
-kiln_status kiln__scan_source(kiln_scan *s, int strided,
-                              const kiln__plan *plan, kiln__sb *sb) {
+kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan, kiln__sb *sb) {
     int kind = kiln__scan_template(s, plan);
     kiln__gen_device_defines(sb, plan);
     kiln__sb_addf(sb,
                   "#define KILN_LOCAL_SIZE %zu\n"
                   "#define KILN_SEGMENTED %d\n#define KILN_ITEMS %d\n"
                   "#define KILN_PACKED %d\n",
-                  kiln__scan_local(kind, plan), s->seg ? 1 : 0,
-                  kiln__scan_items(kind, s, plan),
+                  kiln__scan_local(kind, plan), s->seg ? 1 : 0, kiln__scan_items(kind, s, plan),
                   kiln__scan_packed(kind, s->scan_size));
     /* the warp scan's status words carry the scratch buffer's use count
      * (scan_run.c) */
     if (kind == KILN__SCAN_WARP)
-        kiln__sb_addf(sb, "#define KILN_SCAN_EPOCH %d\n",
-                      kiln__knobs_get()->scan_epoch);
-    kiln__sb_addf(sb, "#define KILN_SCAN_PAD %d\n",
-                  kiln__knobs_get()->scan_pad);
+        kiln__sb_addf(sb, "#define KILN_SCAN_EPOCH %d\n", kiln__knobs_get()->scan_epoch);
+    kiln__sb_addf(sb, "#define KILN_SCAN_PAD %d\n", kiln__knobs_get()->scan_pad);
     /* quads (vec_io) by default in the OpenCL single pass only. H100,
      * 2^28 int32, three rounds: NVIDIA's OpenCL 82-83% of copy with them,
      * 73-81% without; the warp scan 78-80% with them (NVRTC: 32 bytes of
@@ -283,8 +279,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     int keep_knob = kiln__knobs_get()->scan_keep;
     int keep_small = s->keep_size <= 4 && s->scan_size <= 4;
     int keep_regs =
-        s->keep && (kind == KILN__SCAN_WARP
-                        ? keep_knob == 1 || (keep_knob == -1 && keep_small)
+        s->keep && (kind == KILN__SCAN_WARP ? keep_knob == 1 || (keep_knob == -1 && keep_small)
                     : kind == KILN__SCAN_ONEPASS_CL ? keep_knob == 1
                                                     : 0);
     if (s->keep)
@@ -299,23 +294,20 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     /* the OpenCL template's totals scan: one barrier a step with two
      * buffers, where local memory allows */
     if (kind == KILN__SCAN_ONEPASS_CL) {
-        kiln__sb_addf(sb, "#define KILN_DB %d\n#define KILN_LB_W %d\n"
-                          "#define KILN_GLOBAL_BARRIER %d\n",
-                      s->scan_size <= 16, cl_window(plan),
-                      kiln__knobs_get()->scan_gbar);
+        kiln__sb_addf(sb,
+                      "#define KILN_DB %d\n#define KILN_LB_W %d\n"
+                      "#define KILN_GLOBAL_BARRIER %d\n",
+                      s->scan_size <= 16, cl_window(plan), kiln__knobs_get()->scan_gbar);
         /* where the device can pause (NVIDIA's OpenCL), the look-back
          * polls less, as the warp scan does (same knobs and defaults) */
         int lb, sleep_ns = 0, minb, pre_ns = 0, every;
         if (plan->device_sleep)
-            warp_lookback(s->scan_size, 1, &lb, &sleep_ns, &minb, &pre_ns,
-                          &every);
-        kiln__sb_addf(sb, "#define KILN_LB_SLEEP %d\n#define KILN_LB_PRE %d\n",
-                      sleep_ns, pre_ns);
+            warp_lookback(s->scan_size, 1, &lb, &sleep_ns, &minb, &pre_ns, &every);
+        kiln__sb_addf(sb, "#define KILN_LB_SLEEP %d\n#define KILN_LB_PRE %d\n", sleep_ns, pre_ns);
     }
     if (kind == KILN__SCAN_WARP) {
         int lb, sleep_ns, minb, pre_ns, every;
-        warp_lookback(s->scan_size, 0, &lb, &sleep_ns, &minb, &pre_ns,
-                      &every);
+        warp_lookback(s->scan_size, 0, &lb, &sleep_ns, &minb, &pre_ns, &every);
         /* kept values take a register an item: fewer blocks */
         if (keep_regs && !kiln__knobs_get()->scan_minb && s->scan_size <= 4)
             minb = keep_minb(s->keep_size);
@@ -344,13 +336,12 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
     kiln__gen_user(sb, "scan_type", s->scan_type);
     kiln__sb_add(sb, "kiln_scan_t;\n");
     kiln__gen_size_check(sb, "kiln_scan_t", "scan_size", s->scan_size, s->scan_type);
-    kiln__gen_return_func(sb, "kiln_scan_t kiln_neutral(void)", 0, "neutral",
-                          s->neutral);
-    kiln__gen_return_func(sb, "kiln_scan_t kiln_scan_op(kiln_scan_t a, "
-                              "kiln_scan_t b)",
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_neutral(void)", 0, "neutral", s->neutral);
+    kiln__gen_return_func(sb,
+                          "kiln_scan_t kiln_scan_op(kiln_scan_t a, "
+                          "kiln_scan_t b)",
                           0, "scan", s->op);
-    kiln__gen_return_func(sb, "kiln_scan_t kiln_input(long i, KILN_PARAMS)",
-                          1, "input", s->input);
+    kiln__gen_return_func(sb, "kiln_scan_t kiln_input(long i, KILN_PARAMS)", 1, "input", s->input);
     if (s->seg) {
         kiln__sb_add(sb, "KILN_FUNC int kiln_seg_start(long i, "
                          "KILN_PARAMS)\n{\n    KILN_BIND(i)\n"
@@ -359,8 +350,7 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
         kiln__sb_add(sb, ") ? 1 : 0;\n}\n");
     }
     if (s->keep)
-        kiln__gen_return_func(sb, "kiln_keep_t kiln_keep(long i, KILN_PARAMS)",
-                              1, "keep", s->keep);
+        kiln__gen_return_func(sb, "kiln_keep_t kiln_keep(long i, KILN_PARAMS)", 1, "keep", s->keep);
     if (keep_regs && kind == KILN__SCAN_WARP && s->keep_input) {
         kiln__sb_add(sb, "#define KILN_SCAN_KEEP_INPUT 1\n");
         kiln__gen_return_func(sb,
@@ -369,9 +359,10 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
                               "KILN_PARAMS)",
                               1, "input", s->keep_input);
     }
-    kiln__sb_addf(sb, "KILN_FUNC void kiln_output(long i, kiln_scan_t "
-                      "item, kiln_scan_t prev_item, %sKILN_PARAMS)\n{\n"
-                      "    KILN_BIND(i)\n",
+    kiln__sb_addf(sb,
+                  "KILN_FUNC void kiln_output(long i, kiln_scan_t "
+                  "item, kiln_scan_t prev_item, %sKILN_PARAMS)\n{\n"
+                  "    KILN_BIND(i)\n",
                   keep_regs ? "kiln_keep_t kiln_kept, " : "");
     if (s->keep && !keep_regs)
         kiln__sb_add(sb, "    const kiln_keep_t kiln_kept = "
@@ -393,7 +384,5 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided,
         kiln__gen_user(sb, "output", s->last);
         kiln__sb_add(sb, ";\n}\n");
     }
-    return kiln__gen_template(sb, kTemplates[kind].file, s->gen.name,
-                              &s->gen.args, strided);
+    return kiln__gen_template(sb, kTemplates[kind].file, s->gen.name, &s->gen.args, strided);
 }
-

@@ -28,18 +28,16 @@ typedef struct kiln__sel_keep {
     size_t size;
 } kiln__sel_keep;
 kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
-                             const char *internal_args,
-                             const kiln_scan_desc *desc, const char *text,
-                             const kiln__sel_keep *keep, const char *last,
+                             const char *internal_args, const kiln_scan_desc *desc,
+                             const char *text, const kiln__sel_keep *keep, const char *last,
                              int eager, kiln_scan **out);
 /* The count's store: the number of selected items, at the last item. */
 #define KILN__SEL_COUNT "kiln_count[0] = (long)item"
 void kiln__sel_release(kiln_scan *s);
 /* Launches s over [0, n); args end with the count array (n = 0: the count
  * is set to 0). */
-kiln_status kiln__sel_launch(kiln_queue *queue, kiln_scan *s, size_t n,
-                             size_t num_args, const kiln_arg *args,
-                             const char *what, size_t num_wait,
+kiln_status kiln__sel_launch(kiln_queue *queue, kiln_scan *s, size_t n, size_t num_args,
+                             const kiln_arg *args, const char *what, size_t num_wait,
                              kiln_event *const *wait, kiln_event **event);
 
 /* The scan type counting items: "int" below 2^31 items, else "long". */
@@ -50,8 +48,7 @@ int kiln__sel_wide(size_t n);
  * out_index, KILN_KEPT_ARG KILN_PASS) and, with rejected,
  * kiln_sel_rej(...) (KILN_KEPT_ARG: the kept value, when there is one). prologue
  * (may be NULL) runs first in each, after the arrays are bound. */
-void kiln__sel_functions(kiln__sb *sb, const char *prologue,
-                         const char *predicate, int negate,
+void kiln__sel_functions(kiln__sb *sb, const char *prologue, const char *predicate, int negate,
                          const char *output, const char *rejected);
 /* How the output step stores: the user's statements (for the selected
  * items, and the rejected ones); or plain stores of the ready-made
@@ -69,21 +66,18 @@ enum {
  * output, which the descriptor points into) stores by mode and writes the
  * total. preamble: the text of kiln__sel_functions (with any user preamble
  * before it). */
-kiln_scan_desc kiln__sel_desc(int wide, int mode, const char *preamble,
-                              const char *name, kiln__sb *output);
+kiln_scan_desc kiln__sel_desc(int wide, int mode, const char *preamble, const char *name,
+                              kiln__sb *output);
 
 /* The device count of an operation: count itself (checked: a contiguous
  * INT64 array of queue's context with an element), or a new 1-element
  * temporary when only host_count is given (*temp = 1). */
-kiln_status kiln__sel_count_begin(kiln_queue *queue, kiln_array *count,
-                                  int64_t *host_count, const char *what,
-                                  kiln_array **dev, int *temp);
+kiln_status kiln__sel_count_begin(kiln_queue *queue, kiln_array *count, int64_t *host_count,
+                                  const char *what, kiln_array **dev, int *temp);
 /* After the launch (its event *e): reads the count into host_count (when
  * given) after *e, replacing *e with the read's event; releases a
  * temporary; hands *e to event (or drops it). */
-kiln_status kiln__sel_count_end(kiln_queue *queue, kiln_status st,
-                                kiln_array *dev, int temp,
-                                int64_t *host_count, kiln_event **e,
-                                kiln_event **event);
+kiln_status kiln__sel_count_end(kiln_queue *queue, kiln_status st, kiln_array *dev, int temp,
+                                int64_t *host_count, kiln_event **e, kiln_event **event);
 
 #endif

@@ -11,16 +11,15 @@
 #include "base/embedded.h"
 #include "base/error.h"
 
-static const char *const kKernelSuffix[KILN__SORT_NK] = {
-    "_hist",  "_scatter", "_segid",   "_gather",
-    "_search", "_index",  "_os_hist", "_os_pass", "_bucket", "_range"};
+static const char *const kKernelSuffix[KILN__SORT_NK] = { "_hist",    "_scatter", "_segid",
+                                                          "_gather",  "_search",  "_index",
+                                                          "_os_hist", "_os_pass", "_bucket",
+                                                          "_range" };
 
-static const char *const kCpuFirst[1] = {"_chist"};
+static const char *const kCpuFirst[1] = { "_chist" };
 
 static const char *utype(unsigned bytes) {
-    return bytes == 1 ? "uchar" : bytes == 2 ? "ushort"
-                                : bytes == 4 ? "uint"
-                                             : "ulong";
+    return bytes == 1 ? "uchar" : bytes == 2 ? "ushort" : bytes == 4 ? "uint" : "ulong";
 }
 
 /* Keys per thread of the onesweep pass (256 threads a block). The pass's
@@ -85,8 +84,8 @@ static void shape_for(const kiln__plan *plan, int variant, unsigned val_bytes,
 static int variant_for(const kiln__plan *plan) {
     if (plan->cpu)
         return KILN__SORT_CPU;
-    if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 &&
-        plan->forward_progress && plan->local == 256)
+    if (plan->cuda_c && plan->warp_shuffle && plan->subgroup_size == 32 && plan->forward_progress &&
+        plan->local == 256)
         return KILN__SORT_ONESWEEP;
     /* the OpenCL C port (algo_sort_onesweep.cl; KILN_SORT_OCL_ONESWEEP) */
     if (plan->ptx_warp && plan->forward_progress && plan->local == 256 &&
@@ -99,8 +98,8 @@ static int variant_for(const kiln__plan *plan) {
  * default as measured (docs/algorithms.md has the figures). Returns the
  * register cap's blocks (KILN_OS_MINB; 0: none), which NVIDIA's OpenCL
  * takes as a compiler option. */
-static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan,
-                            const kiln__sorter *s, int variant) {
+static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan, const kiln__sorter *s,
+                            int variant) {
     const kiln__knobs *kn = kiln__knobs_get();
     int os = variant == KILN__SORT_ONESWEEP;
     int cuda_pass = os && plan->cuda_c; /* else the OpenCL C port, if os */
@@ -135,7 +134,7 @@ static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan,
     /* the onesweep pass's shared-memory savings (KILN_OS_LEAN) */
     int lean = kn->sort_os_lean;
     if (lean < 0) /* as measured (H200, 2^28; docs/algorithms.md) */
-        lean = !os           ? 0
+        lean = !os            ? 0
                : !cuda_pass   ? 3
                : argsort_form ? 3 /* with the ORs and 3 blocks (above) */
                : vb           ? 0
@@ -170,23 +169,19 @@ static int onesweep_defines(kiln__sb *sb, const kiln__plan *plan,
         kiln__sb_addf(sb, "#define KILN_OS_HLIMIT %d\n", kn->sort_os_hlimit);
     /* the CUDA pass's retuned form where it was measured faster */
     if (cuda_pass)
-        kiln__sb_addf(sb, "#define KILN_OS_FORM4 %d\n",
-                      kb == 4 && (vb == 0 || vb == 8));
+        kiln__sb_addf(sb, "#define KILN_OS_FORM4 %d\n", kb == 4 && (vb == 0 || vb == 8));
     return minb;
 }
 
-static kiln_status sorter_build(kiln__gen *gen, int layout,
-                                const kiln__plan *plan, kiln__variant *v) {
+static kiln_status sorter_build(kiln__gen *gen, int layout, const kiln__plan *plan,
+                                kiln__variant *v) {
     kiln__sorter *s = (kiln__sorter *)gen;
-    int variant = layout ? KILN__SORT_ONESWEEP
-                  : plan->cpu ? KILN__SORT_CPU
-                              : KILN__SORT_TILE;
+    int variant = layout ? KILN__SORT_ONESWEEP : plan->cpu ? KILN__SORT_CPU : KILN__SORT_TILE;
     kiln__sort_shape sh;
     /* the onesweep program carries the tile variant's kernels too (the
      * segment and search kernels, and sorts of 2^30 keys or more) */
-    shape_for(plan, variant == KILN__SORT_ONESWEEP ? KILN__SORT_TILE : variant,
-              s->val_bytes, &sh);
-    kiln__sb sb = {0};
+    shape_for(plan, variant == KILN__SORT_ONESWEEP ? KILN__SORT_TILE : variant, s->val_bytes, &sh);
+    kiln__sb sb = { 0 };
     kiln__gen_device_defines(&sb, plan);
     kiln__sb_addf(&sb,
                   "#define KILN_LOCAL_SIZE %zu\n#define KILN_RADIX_BITS %d\n"
@@ -196,17 +191,14 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                   "#define KILN_VAL_BYTES %u\n#define KILN_TILE_ITEMS %d\n"
                   "#define KILN_TILE_PAD %d\n",
                   sh.local, sh.radix_bits, s->key_bytes, utype(s->key_bytes),
-                  s->key_bytes == 8 ? "ulong" : "uint",
-                  utype(s->val_bytes ? s->val_bytes : 4),
+                  s->key_bytes == 8 ? "ulong" : "uint", utype(s->val_bytes ? s->val_bytes : 4),
                   os_items(s->key_bytes, s->val_bytes, plan->cuda_c), sh.cpu,
-                  s->val_bytes ? s->val_bytes : 4,
-                  tile_items(s->key_bytes, s->val_bytes),
+                  s->val_bytes ? s->val_bytes : 4, tile_items(s->key_bytes, s->val_bytes),
                   kiln__knobs_get()->sort_tile_pad);
     int os_cl = variant == KILN__SORT_ONESWEEP && !plan->cuda_c;
     int minb = onesweep_defines(&sb, plan, s, variant);
     kiln__sb_add(&sb, kiln__embedded_file("algo_sort_bits.cl"));
-    kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name,
-                                        &gen->args, KILN__CONTIG);
+    kiln_status st = kiln__gen_template(&sb, "algo_sort.cl", gen->name, &gen->args, KILN__CONTIG);
     /* the onesweep pass: CUDA C, or its OpenCL C port, after the
      * look-back both share */
     if (st == KILN_OK && variant == KILN__SORT_ONESWEEP) {
@@ -225,14 +217,11 @@ static kiln_status sorter_build(kiln__gen *gen, int layout,
                  (65536 / (minb * KILN_OS_THREADS_HOST)) & ~7);
     if (st == KILN_OK)
         st = kiln__gen_program(gen, &sb, langs, opts,
-                               variant == KILN__SORT_CPU ? kCpuFirst
-                                                         : kKernelSuffix,
-                               1, v);
+                               variant == KILN__SORT_CPU ? kCpuFirst : kKernelSuffix, 1, v);
     kiln__sb_free(&sb);
     v->local = sh.local;
     v->tmpl = variant;
-    int nk = variant == KILN__SORT_ONESWEEP ? KILN__SORT_BUCKET
-                                            : KILN__SORT_OS_HIST;
+    int nk = variant == KILN__SORT_ONESWEEP ? KILN__SORT_BUCKET : KILN__SORT_OS_HIST;
     kiln_kernel **k = s->k[variant];
     for (int j = 0; st == KILN_OK && j < KILN__SORT_NK; j++) {
         if (j >= nk && !(j >= KILN__SORT_BUCKET && variant == KILN__SORT_CPU))
@@ -262,8 +251,8 @@ static void sorter_destroy(kiln__gen *gen) {
     free(s);
 }
 
-static const kiln__gen_kind sorter_kind = {"kiln_sort", "kiln_sort",
-                                           sorter_build, sorter_destroy};
+static const kiln__gen_kind sorter_kind = { "kiln_sort", "kiln_sort", sorter_build,
+                                            sorter_destroy };
 
 typedef struct sorter_make_arg {
     kiln_context *ctx;
@@ -278,8 +267,7 @@ static kiln_status sorter_make(void *arg, kiln__gen **gen) {
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_sort");
     /* the declaration only satisfies the base: the kernels take their
      * arguments directly */
-    kiln_status st = kiln__gen_init(&s->gen, &sorter_kind, a->ctx,
-                                    "const uint *sort_keys", NULL);
+    kiln_status st = kiln__gen_init(&s->gen, &sorter_kind, a->ctx, "const uint *sort_keys", NULL);
     if (st != KILN_OK) {
         free(s);
         return st;
@@ -301,17 +289,16 @@ static int variant_override(void) {
     const char *e = getenv("KILN_SORT_VARIANT");
     if (!e)
         return -1;
-    return !strcmp(e, "tile")       ? KILN__SORT_TILE
-           : !strcmp(e, "cpu")      ? KILN__SORT_CPU
-           : !strcmp(e, "onesweep") ? KILN__SORT_ONESWEEP
+    return !strcmp(e, "tile")          ? KILN__SORT_TILE
+           : !strcmp(e, "cpu")         ? KILN__SORT_CPU
+           : !strcmp(e, "onesweep")    ? KILN__SORT_ONESWEEP
            : !strcmp(e, "onesweep_cl") ? KILN__SORT_OCL_FORCED
-                                    : -1;
+                                       : -1;
 }
 
 /* The plan and variant the queue's device sorts with (KILN_SORT_VARIANT
  * may force one, adjusting the plan to it). */
-static kiln_status sort_plan(kiln_queue *queue, kiln__plan *out,
-                             int *variant_out) {
+static kiln_status sort_plan(kiln_queue *queue, kiln__plan *out, int *variant_out) {
     kiln__plan plan;
     kiln_status st = kiln__plan_for(queue, &plan);
     if (st != KILN_OK)
@@ -346,9 +333,8 @@ static kiln_status sort_plan(kiln_queue *queue, kiln__plan *out,
     return KILN_OK;
 }
 
-kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
-                             unsigned val_bytes, kiln__sorter **out,
-                             kiln_kernel *const **k, kiln__sort_shape *shape) {
+kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes, unsigned val_bytes,
+                             kiln__sorter **out, kiln_kernel *const **k, kiln__sort_shape *shape) {
     *out = NULL;
     kiln__plan plan;
     int variant = 0;
@@ -358,7 +344,7 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
     kiln_context *ctx = kiln_queue_context(queue);
     char key[64];
     snprintf(key, sizeof key, "sort|%u|%u", key_bytes, val_bytes);
-    sorter_make_arg ma = {ctx, key_bytes, val_bytes};
+    sorter_make_arg ma = { ctx, key_bytes, val_bytes };
     kiln__gen *gen = NULL;
     st = kiln__gen_cached(ctx, key, sorter_make, &ma, &gen);
     kiln__variant *v = NULL;
@@ -382,7 +368,9 @@ kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
 }
 
 /* ---- the chain of commands (sort.h) */
-static size_t chain_nw(const chain *c) { return c->last ? 1 : c->nw; }
+static size_t chain_nw(const chain *c) {
+    return c->last ? 1 : c->nw;
+}
 static kiln_event *const *chain_w(const chain *c) {
     return c->last ? &c->last : c->w;
 }
@@ -391,22 +379,19 @@ static void chain_next(chain *c, kiln_event *e) {
     c->last = e;
 }
 
-kiln_status kiln__chain_launch(chain *c, kiln_kernel *k, size_t global,
-                               size_t local, const kiln_arg *args,
-                               size_t nargs) {
+kiln_status kiln__chain_launch(chain *c, kiln_kernel *k, size_t global, size_t local,
+                               const kiln_arg *args, size_t nargs) {
     kiln_event *e = NULL;
-    kiln_status st = kiln__launch(c->q, k, global, local, args, nargs, NULL,
-                                  chain_nw(c), chain_w(c), &e);
+    kiln_status st =
+        kiln__launch(c->q, k, global, local, args, nargs, NULL, chain_nw(c), chain_w(c), &e);
     if (st == KILN_OK)
         chain_next(c, e);
     return st;
 }
 
-kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst,
-                             size_t bytes) {
+kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst, size_t bytes) {
     kiln_event *e = NULL;
-    kiln_status st = kiln_buffer_copy(c->q, src, 0, dst, 0, bytes,
-                                      chain_nw(c), chain_w(c), &e);
+    kiln_status st = kiln_buffer_copy(c->q, src, 0, dst, 0, bytes, chain_nw(c), chain_w(c), &e);
     if (st == KILN_OK)
         chain_next(c, e);
     return st;
@@ -415,18 +400,16 @@ kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst,
 static kiln_status chain_zero(chain *c, kiln_buffer *b, size_t bytes) {
     static const uint32_t zero = 0;
     kiln_event *e = NULL;
-    kiln_status st = kiln_buffer_fill(c->q, b, &zero, sizeof zero, 0, bytes,
-                                      chain_nw(c), chain_w(c), &e);
+    kiln_status st =
+        kiln_buffer_fill(c->q, b, &zero, sizeof zero, 0, bytes, chain_nw(c), chain_w(c), &e);
     if (st == KILN_OK)
         chain_next(c, e);
     return st;
 }
 
-kiln_status kiln__chain_array_copy(chain *c, kiln_array *dst,
-                                   kiln_array *src) {
+kiln_status kiln__chain_array_copy(chain *c, kiln_array *dst, kiln_array *src) {
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_copy(c->q, dst, src, chain_nw(c), chain_w(c),
-                                     &e);
+    kiln_status st = kiln_array_copy(c->q, dst, src, chain_nw(c), chain_w(c), &e);
     if (st == KILN_OK)
         chain_next(c, e);
     return st;
@@ -436,16 +419,14 @@ kiln_status kiln__chain_tmp(chain *c, size_t bytes, kiln_buffer **b) {
     *b = NULL;
     if (c->ntmp == (int)(sizeof c->tmp / sizeof c->tmp[0]))
         return kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
-    kiln_status st = kiln_buffer_create(kiln_queue_context(c->q),
-                                        bytes ? bytes : 1, KILN_BUFFER_POOLED,
-                                        NULL, b);
+    kiln_status st = kiln_buffer_create(kiln_queue_context(c->q), bytes ? bytes : 1,
+                                        KILN_BUFFER_POOLED, NULL, b);
     if (st == KILN_OK)
         c->tmp[c->ntmp++] = *b;
     return st;
 }
 
-kiln_status kiln__chain_scratch(chain *c, int slot, size_t bytes,
-                                kiln_buffer **b) {
+kiln_status kiln__chain_scratch(chain *c, int slot, size_t bytes, kiln_buffer **b) {
     *b = NULL;
     if (c->nscratch == (int)(sizeof c->scratch / sizeof c->scratch[0]))
         return kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: scratch");
@@ -510,18 +491,16 @@ typedef struct radix_job {
  * KILN_SORT_NARROW_IDX=0 turns it off). The pass's status words already
  * limit it to n < 2^30. */
 static int narrow_indices(chain *c, const radix_job *j) {
-    if (!j->iota || j->vb != 8 || j->n >= ((size_t)1 << 30) ||
-        !kiln__knobs_get()->sort_narrow_idx)
+    if (!j->iota || j->vb != 8 || j->n >= ((size_t)1 << 30) || !kiln__knobs_get()->sort_narrow_idx)
         return 0;
     kiln__plan plan;
     int variant = 0;
-    return sort_plan(c->q, &plan, &variant) == KILN_OK &&
-           variant == KILN__SORT_ONESWEEP;
+    return sort_plan(c->q, &plan, &variant) == KILN_OK && variant == KILN__SORT_ONESWEEP;
 }
 
 /* The portable passes' launch shape: items per work-item and tiles. */
-static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
-                           size_t *chunk, size_t *ntiles) {
+static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n, size_t *chunk,
+                           size_t *ntiles) {
     *chunk = (size_t)sh->items; /* KILN_TILE_ITEMS */
     if (sh->cpu) {
         kiln__plan plan;
@@ -534,13 +513,10 @@ static void portable_tiles(chain *c, const kiln__sort_shape *sh, size_t n,
 }
 
 /* One portable pass: histograms, their scan, the scatter. */
-static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
-                                 const kiln__sort_shape *sh,
-                                 const radix_job *j, kiln_array *counts,
-                                 kiln_buffer *const io[4], int has_vals,
-                                 int iota, unsigned shift, unsigned width,
-                                 kiln_buffer *wc, size_t wc_bytes,
-                                 kiln_buffer *gate, size_t cap,
+static kiln_status portable_pass(chain *c, kiln_kernel *const *k, const kiln__sort_shape *sh,
+                                 const radix_job *j, kiln_array *counts, kiln_buffer *const io[4],
+                                 int has_vals, int iota, unsigned shift, unsigned width,
+                                 kiln_buffer *wc, size_t wc_bytes, kiln_buffer *gate, size_t cap,
                                  kiln_buffer *rng, int msd) {
     size_t n = j->n, chunk, ntiles;
     portable_tiles(c, sh, n, &chunk, &ntiles);
@@ -551,53 +527,65 @@ static kiln_status portable_pass(chain *c, kiln_kernel *const *k,
      * pass that runs when some bucket of gate's counts holds more than
      * cap items */
     kiln_buffer *cb = kiln_array_buffer(counts);
-    kiln_arg gt[4] = {KILN_ARG_BUF(gate ? gate : cb),
-                      KILN_ARG_I64((int64_t)cap),
-                      KILN_ARG_BUF(rng ? rng : cb), KILN_ARG_I32(msd)};
-    kiln_arg hist[13] = {KILN_ARG_BUF(io[0]), KILN_ARG_I64((int64_t)n),
-                         KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
-                         KILN_ARG_I32(j->desc), KILN_ARG_I32((int)shift),
-                         mask, KILN_ARG_BUF(cb),
-                         KILN_ARG_I64((int64_t)ntiles), gt[0], gt[1], gt[2],
-                         gt[3]};
-    kiln_status st = kiln__chain_launch(c, k[KILN__SORT_HIST],
-                                        ntiles * sh->local, sh->local, hist,
+    kiln_arg gt[4] = { KILN_ARG_BUF(gate ? gate : cb), KILN_ARG_I64((int64_t)cap),
+                       KILN_ARG_BUF(rng ? rng : cb), KILN_ARG_I32(msd) };
+    kiln_arg hist[13] = { KILN_ARG_BUF(io[0]),
+                          KILN_ARG_I64((int64_t)n),
+                          KILN_ARG_I64((int64_t)chunk),
+                          KILN_ARG_I32(j->kind),
+                          KILN_ARG_I32(j->desc),
+                          KILN_ARG_I32((int)shift),
+                          mask,
+                          KILN_ARG_BUF(cb),
+                          KILN_ARG_I64((int64_t)ntiles),
+                          gt[0],
+                          gt[1],
+                          gt[2],
+                          gt[3] };
+    kiln_status st = kiln__chain_launch(c, k[KILN__SORT_HIST], ntiles * sh->local, sh->local, hist,
                                         sh->cpu ? 13 : 9);
     /* the counts, digit-major, become each tile's first position of each
      * digit: an exclusive scan in place (the scan generator's variant for
      * the device) */
     if (st == KILN_OK) {
         kiln_event *e = NULL;
-        st = kiln_array_cumsum(c->q, counts, counts, 1, chain_nw(c),
-                               chain_w(c), &e);
+        st = kiln_array_cumsum(c->q, counts, counts, 1, chain_nw(c), chain_w(c), &e);
         if (st == KILN_OK)
             chain_next(c, e);
     }
     /* wc: the CPU variant's scratch (the tile's kernel binds the counts
      * there, unused) */
     kiln_buffer *wcb = wc ? wc : cb;
-    kiln_arg sc[20] = {KILN_ARG_BUF(io[0]),    KILN_ARG_BUF(io[1]),
-                       KILN_ARG_BUF(io[2]),    KILN_ARG_BUF(io[3]),
-                       KILN_ARG_I32(has_vals), KILN_ARG_I32(iota),
-                       KILN_ARG_I64((int64_t)n),
-                       KILN_ARG_I64((int64_t)chunk),
-                       KILN_ARG_I32(j->kind),  KILN_ARG_I32(j->desc),
-                       KILN_ARG_I32((int)shift), mask,
-                       KILN_ARG_BUF(cb), KILN_ARG_I64((int64_t)ntiles),
-                       KILN_ARG_BUF(wcb),
-                       KILN_ARG_I64((int64_t)(wc ? wc_bytes : 0)),
-                       gt[0], gt[1], gt[2], gt[3]};
+    kiln_arg sc[20] = { KILN_ARG_BUF(io[0]),
+                        KILN_ARG_BUF(io[1]),
+                        KILN_ARG_BUF(io[2]),
+                        KILN_ARG_BUF(io[3]),
+                        KILN_ARG_I32(has_vals),
+                        KILN_ARG_I32(iota),
+                        KILN_ARG_I64((int64_t)n),
+                        KILN_ARG_I64((int64_t)chunk),
+                        KILN_ARG_I32(j->kind),
+                        KILN_ARG_I32(j->desc),
+                        KILN_ARG_I32((int)shift),
+                        mask,
+                        KILN_ARG_BUF(cb),
+                        KILN_ARG_I64((int64_t)ntiles),
+                        KILN_ARG_BUF(wcb),
+                        KILN_ARG_I64((int64_t)(wc ? wc_bytes : 0)),
+                        gt[0],
+                        gt[1],
+                        gt[2],
+                        gt[3] };
     if (st == KILN_OK)
-        st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local,
-                                sh->local, sc, sh->cpu ? 20 : 16);
+        st = kiln__chain_launch(c, k[KILN__SORT_SCATTER], ntiles * sh->local, sh->local, sc,
+                                sh->cpu ? 20 : 16);
     return st;
 }
 
 /* Bytes of a group's part of the CPU scatter's scratch (algo_sort.cl):
  * a write-combining buffer per digit of 128 / max(key bytes, value bytes,
  * 4) keys, and as many values. */
-static size_t cpu_wc_bytes(const kiln__sort_shape *sh, unsigned kb,
-                           unsigned vb) {
+static size_t cpu_wc_bytes(const kiln__sort_shape *sh, unsigned kb, unsigned vb) {
     unsigned v = vb ? vb : 4, m = kb > v ? kb : v;
     unsigned w = 128 / (m > 4 ? m : 4);
     size_t bytes = ((size_t)1 << sh->radix_bits) * w * (kb + v);
@@ -610,12 +598,11 @@ static size_t cpu_wc_bytes(const kiln__sort_shape *sh, unsigned kb,
  * long as a whole one. Elsewhere (NVIDIA's OpenCL, 8 KiB a group) 1024,
  * as before. Asked at each onesweep sort only, not at every launch of the
  * sorter's other kernels. */
-static size_t os_hist_blocks(kiln_queue *q, kiln_kernel *hist,
-                             const kiln__sort_shape *sh) {
+static size_t os_hist_blocks(kiln_queue *q, kiln_kernel *hist, const kiln__sort_shape *sh) {
     unsigned occ = 0;
-    if (!sh->cuda_c || kiln_kernel_occupancy(hist, kiln_queue_device(q),
-                                             KILN_OS_THREADS_HOST,
-                                             &occ) != KILN_OK || !occ)
+    if (!sh->cuda_c ||
+        kiln_kernel_occupancy(hist, kiln_queue_device(q), KILN_OS_THREADS_HOST, &occ) != KILN_OK ||
+        !occ)
         return 1024;
     return (size_t)sh->cu * occ * (size_t)kiln__knobs_get()->sort_os_hwaves;
 }
@@ -665,35 +652,31 @@ typedef struct hybrid_in {
  * from there, end in the output); then every bucket of at most *cap
  * items sorted in cache into the output. *ksrc, *vsrc become the MSD
  * pass's output. */
-static kiln_status hybrid_step(chain *c, const hybrid_in *h,
-                               kiln_buffer **ksrc, kiln_buffer **vsrc,
+static kiln_status hybrid_step(chain *c, const hybrid_in *h, kiln_buffer **ksrc, kiln_buffer **vsrc,
                                size_t *cap, kiln_buffer **rngp, int *msd) {
     const radix_job *j = h->j;
     size_t n = j->n;
     int has_vals = j->vb != 0;
     kiln_buffer *mk = h->passes % 2 ? h->tk : j->kout;
     kiln_buffer *mv = has_vals ? (h->passes % 2 ? h->tv : j->vout) : mk;
-    kiln_buffer *io[4] = {*ksrc, mk, has_vals && !j->iota ? *vsrc : *ksrc,
-                          mv};
+    kiln_buffer *io[4] = { *ksrc, mk, has_vals && !j->iota ? *vsrc : *ksrc, mv };
     unsigned mb = msd_bits(n);
     /* the keys' varying bits place the MSD digit (under the highest) */
     size_t chunk, ntiles;
     portable_tiles(c, h->sh, n, &chunk, &ntiles);
     kiln_buffer *rng = NULL;
-    kiln_status st =
-        kiln__chain_tmp(c, 2 * ntiles * (j->kb == 8 ? 8 : 4), &rng);
+    kiln_status st = kiln__chain_tmp(c, 2 * ntiles * (j->kb == 8 ? 8 : 4), &rng);
     if (st == KILN_OK) {
-        kiln_arg a[6] = {KILN_ARG_BUF(*ksrc),     KILN_ARG_I64((int64_t)n),
-                         KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
-                         KILN_ARG_I32(j->desc),   KILN_ARG_BUF(rng)};
+        kiln_arg a[6] = { KILN_ARG_BUF(*ksrc),          KILN_ARG_I64((int64_t)n),
+                          KILN_ARG_I64((int64_t)chunk), KILN_ARG_I32(j->kind),
+                          KILN_ARG_I32(j->desc),        KILN_ARG_BUF(rng) };
         st = kiln__chain_launch(c, h->k[KILN__SORT_RANGE], ntiles, 1, a, 6);
     }
     *rngp = rng;
     *msd = (int)(j->begin | j->end << 8 | mb << 16);
     if (st == KILN_OK)
-        st = portable_pass(c, h->k, h->sh, j, h->counts, io, has_vals,
-                           j->iota, j->begin, mb, h->wc, h->wc_bytes, NULL,
-                           0, rng, *msd);
+        st = portable_pass(c, h->k, h->sh, j, h->counts, io, has_vals, j->iota, j->begin, mb, h->wc,
+                           h->wc_bytes, NULL, 0, rng, *msd);
     /* digits of up to 12 bits, narrower where buckets are small: about
      * 4 items a counter */
     size_t avg = (n + ((size_t)1 << mb) - 1) >> mb;
@@ -711,25 +694,31 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
     /* counters, two buffers of keys, two of values (algo_sort.cl) */
     size_t vb = has_vals ? j->vb : 0;
     size_t scr_bytes = ((size_t)q * ((size_t)4 << wmax) + 63) / 64 * 64 +
-                       2 * ((*cap * j->kb + 63) / 64 * 64) +
-                       2 * ((*cap * vb + 63) / 64 * 64);
+                       2 * ((*cap * j->kb + 63) / 64 * 64) + 2 * ((*cap * vb + 63) / 64 * 64);
     kiln_buffer *scr = NULL;
     if (st == KILN_OK)
         st = kiln__chain_tmp(c, groups * scr_bytes, &scr);
     if (st == KILN_OK) {
         kiln_buffer *vo = has_vals ? j->vout : j->kout;
-        kiln_arg a[19] = {
-            KILN_ARG_BUF(mk),         KILN_ARG_BUF(j->kout),
-            KILN_ARG_BUF(mv),         KILN_ARG_BUF(vo),
-            KILN_ARG_I32(has_vals),   KILN_ARG_I32(mk == j->kout),
-            KILN_ARG_I64((int64_t)n), KILN_ARG_I32(j->kind),
-            KILN_ARG_I32(j->desc),    KILN_ARG_I32((int)j->begin),
-            KILN_ARG_I32((int)j->end), KILN_ARG_I32((int)mb),
-            KILN_ARG_I32((int)wmax),
-            KILN_ARG_BUF(kiln_array_buffer(h->counts)),
-            KILN_ARG_I64((int64_t)h->ntiles),
-            KILN_ARG_I64((int64_t)*cap), KILN_ARG_BUF(scr),
-            KILN_ARG_I64((int64_t)scr_bytes), KILN_ARG_BUF(rng)};
+        kiln_arg a[19] = { KILN_ARG_BUF(mk),
+                           KILN_ARG_BUF(j->kout),
+                           KILN_ARG_BUF(mv),
+                           KILN_ARG_BUF(vo),
+                           KILN_ARG_I32(has_vals),
+                           KILN_ARG_I32(mk == j->kout),
+                           KILN_ARG_I64((int64_t)n),
+                           KILN_ARG_I32(j->kind),
+                           KILN_ARG_I32(j->desc),
+                           KILN_ARG_I32((int)j->begin),
+                           KILN_ARG_I32((int)j->end),
+                           KILN_ARG_I32((int)mb),
+                           KILN_ARG_I32((int)wmax),
+                           KILN_ARG_BUF(kiln_array_buffer(h->counts)),
+                           KILN_ARG_I64((int64_t)h->ntiles),
+                           KILN_ARG_I64((int64_t)*cap),
+                           KILN_ARG_BUF(scr),
+                           KILN_ARG_I64((int64_t)scr_bytes),
+                           KILN_ARG_BUF(rng) };
         st = kiln__chain_launch(c, h->k[KILN__SORT_BUCKET], groups, 1, a, 19);
     }
     *ksrc = mk;
@@ -739,18 +728,16 @@ static kiln_status hybrid_step(chain *c, const hybrid_in *h,
 
 /* Zeroes a onesweep sort's scratch words and counts the digits of every
  * pass of keys ksrc. */
-static kiln_status os_hist_run(chain *c, kiln_kernel *hist,
-                               const kiln__sort_shape *sh, kiln_buffer *ksrc,
-                               const radix_job *j, int passes,
+static kiln_status os_hist_run(chain *c, kiln_kernel *hist, const kiln__sort_shape *sh,
+                               kiln_buffer *ksrc, const radix_job *j, int passes,
                                kiln_buffer *counts, size_t tiles) {
     kiln_status st = chain_zero(c, counts, os_words(passes, tiles) * 4);
     size_t blocks = os_hist_blocks(c->q, hist, sh);
     if (blocks > tiles)
         blocks = tiles;
-    kiln_arg h[8] = {KILN_ARG_BUF(ksrc),   KILN_ARG_I64((int64_t)j->n),
-                     KILN_ARG_I32(j->kind), KILN_ARG_I32(j->desc),
-                     KILN_ARG_I32((int)j->begin), KILN_ARG_I32((int)j->end),
-                     KILN_ARG_I32(passes), KILN_ARG_BUF(counts)};
+    kiln_arg h[8] = { KILN_ARG_BUF(ksrc),    KILN_ARG_I64((int64_t)j->n), KILN_ARG_I32(j->kind),
+                      KILN_ARG_I32(j->desc), KILN_ARG_I32((int)j->begin), KILN_ARG_I32((int)j->end),
+                      KILN_ARG_I32(passes),  KILN_ARG_BUF(counts) };
     if (st == KILN_OK)
         st = kiln__chain_launch(c, hist, blocks * 256, 256, h, 8);
     return st;
@@ -763,18 +750,16 @@ typedef struct os_pass_arg {
     unsigned shift, end;
 } os_pass_arg;
 
-static kiln_status os_pass_run(chain *c, kiln_kernel *pass, size_t n,
-                               kiln_buffer *counts, size_t tiles,
-                               const os_pass_arg *a) {
-    kiln_arg v[17] = {KILN_ARG_BUF(a->io[0]), KILN_ARG_BUF(a->io[1]),
-                      KILN_ARG_BUF(a->io[2]), KILN_ARG_BUF(a->io[3]),
-                      KILN_ARG_I32(a->has_vals), KILN_ARG_I32(a->iota),
-                      KILN_ARG_I64((int64_t)n), KILN_ARG_I32(a->kind),
-                      KILN_ARG_I32(a->desc), KILN_ARG_I32((int)a->shift),
-                      KILN_ARG_I32((int)a->end), KILN_ARG_BUF(counts),
-                      KILN_ARG_I32(a->pass), KILN_ARG_I64((int64_t)tiles),
-                      KILN_ARG_I32(a->wide_vals), KILN_ARG_I32(a->skip_keys),
-                      KILN_ARG_I32(a->pack)};
+static kiln_status os_pass_run(chain *c, kiln_kernel *pass, size_t n, kiln_buffer *counts,
+                               size_t tiles, const os_pass_arg *a) {
+    kiln_arg v[17] = {
+        KILN_ARG_BUF(a->io[0]),      KILN_ARG_BUF(a->io[1]),       KILN_ARG_BUF(a->io[2]),
+        KILN_ARG_BUF(a->io[3]),      KILN_ARG_I32(a->has_vals),    KILN_ARG_I32(a->iota),
+        KILN_ARG_I64((int64_t)n),    KILN_ARG_I32(a->kind),        KILN_ARG_I32(a->desc),
+        KILN_ARG_I32((int)a->shift), KILN_ARG_I32((int)a->end),    KILN_ARG_BUF(counts),
+        KILN_ARG_I32(a->pass),       KILN_ARG_I64((int64_t)tiles), KILN_ARG_I32(a->wide_vals),
+        KILN_ARG_I32(a->skip_keys),  KILN_ARG_I32(a->pack)
+    };
     return kiln__chain_launch(c, pass, tiles * 256, 256, v, 17);
 }
 
@@ -785,19 +770,19 @@ static kiln_status os_pass_run(chain *c, kiln_kernel *pass, size_t n,
  * histogram kernel counts the digits; the passes are those of 8-byte keys
  * alone (KILN_SORT_OS_PACK=0: the key and value passes). */
 static int packed_argsort(chain *c, const radix_job *j) {
-    if (!j->iota || !j->keys_unused || j->kb != 4 || j->vb != 8 ||
-        j->n >= ((size_t)1 << 30) || !kiln__knobs_get()->sort_os_pack)
+    if (!j->iota || !j->keys_unused || j->kb != 4 || j->vb != 8 || j->n >= ((size_t)1 << 30) ||
+        !kiln__knobs_get()->sort_os_pack)
         return 0;
     kiln__plan plan;
     int variant = 0;
-    return sort_plan(c->q, &plan, &variant) == KILN_OK &&
-           variant == KILN__SORT_ONESWEEP && plan.cuda_c;
+    return sort_plan(c->q, &plan, &variant) == KILN_OK && variant == KILN__SORT_ONESWEEP &&
+           plan.cuda_c;
 }
 
 static kiln_status radix_packed(chain *c, const radix_job *j) {
     kiln__sorter *s4 = NULL, *s8 = NULL;
     kiln_kernel *const *k4 = NULL, *const *k8 = NULL;
-    kiln__sort_shape sh4, sh8 = {0};
+    kiln__sort_shape sh4, sh8 = { 0 };
     kiln_status st = kiln__sorter_get(c->q, 4, 0, &s4, &k4, &sh4);
     if (st == KILN_OK)
         st = kiln__sorter_get(c->q, 8, 0, &s8, &k8, &sh8);
@@ -808,23 +793,28 @@ static kiln_status radix_packed(chain *c, const radix_job *j) {
     int held = c->nscratch;
     kiln_buffer *counts = NULL, *tk = NULL;
     if (st == KILN_OK)
-        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS,
-                                 os_words(passes, tiles) * 4, &counts);
+        st =
+            kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS, os_words(passes, tiles) * 4, &counts);
     if (st == KILN_OK && passes > 1)
         st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_KEYS, n * 8, &tk);
     if (st == KILN_OK)
-        st = os_hist_run(c, k4[KILN__SORT_OS_HIST], &sh4, j->kin, j, passes,
-                         counts, tiles);
+        st = os_hist_run(c, k4[KILN__SORT_OS_HIST], &sh4, j->kin, j, passes, counts, tiles);
     /* the packed items end in vout: they alternate between it and tk */
     kiln_buffer *src = j->kin;
     for (int p = 0; st == KILN_OK && p < passes; p++) {
         kiln_buffer *dst = (passes - 1 - p) % 2 == 0 ? j->vout : tk;
         unsigned shift = j->begin + 8u * (unsigned)p;
-        os_pass_arg a = {{src, dst, src, dst}, 0, 0, 0, 0, p, 0, 0,
-                         (p == 0) | (p == passes - 1) << 1 | j->kind << 2 |
-                             j->desc << 4,
-                         shift, bits ? (shift + 8 < j->end ? shift + 8 : j->end)
-                                     : shift};
+        os_pass_arg a = { { src, dst, src, dst },
+                          0,
+                          0,
+                          0,
+                          0,
+                          p,
+                          0,
+                          0,
+                          (p == 0) | (p == passes - 1) << 1 | j->kind << 2 | j->desc << 4,
+                          shift,
+                          bits ? (shift + 8 < j->end ? shift + 8 : j->end) : shift };
         st = os_pass_run(c, k8[KILN__SORT_OS_PASS], n, counts, tiles, &a);
         src = dst;
     }
@@ -864,20 +854,17 @@ static kiln_status radix(chain *c, const radix_job *job) {
     size_t os_tile = (size_t)256 * (size_t)sh.os_items;
     size_t os_tiles = (n + os_tile - 1) / os_tile, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);
-    size_t cbytes = os ? os_words(passes, os_tiles) * 4
-                       : ((size_t)1 << sh.radix_bits) * ntiles * 4;
+    size_t cbytes = os ? os_words(passes, os_tiles) * 4 : ((size_t)1 << sh.radix_bits) * ntiles * 4;
     kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL, *wc = NULL;
     kiln_array *carr = NULL; /* the portable passes' counts */
-    int held = c->nscratch; /* this sort's slots are given back at its end */
+    int held = c->nscratch;  /* this sort's slots are given back at its end */
     if (os) {
-        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS, cbytes,
-                                 &counts);
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS, cbytes, &counts);
     } else if (c->ncounts == (int)(sizeof c->counts / sizeof c->counts[0])) {
         st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
     } else {
         size_t m = cbytes / 4;
-        st = kiln_array_empty(kiln_queue_context(c->q), KILN_UINT32, 1, &m,
-                              &carr);
+        st = kiln_array_empty(kiln_queue_context(c->q), KILN_UINT32, 1, &m, &carr);
         if (st == KILN_OK)
             c->counts[c->ncounts++] = carr;
     }
@@ -887,8 +874,7 @@ static kiln_status radix(chain *c, const radix_job *job) {
         if (c->ncounts == (int)(sizeof c->counts / sizeof c->counts[0]))
             st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "sort: temporaries");
         else
-            st = kiln_array_empty(kiln_queue_context(c->q), KILN_UINT32, 1,
-                                  &m, &lsd_counts);
+            st = kiln_array_empty(kiln_queue_context(c->q), KILN_UINT32, 1, &m, &lsd_counts);
         if (st == KILN_OK)
             c->counts[c->ncounts++] = lsd_counts;
     }
@@ -915,13 +901,12 @@ static kiln_status radix(chain *c, const radix_job *job) {
         vsrc = tv;
     }
     if (st == KILN_OK && os) /* zeroed words, then every histogram */
-        st = os_hist_run(c, k[KILN__SORT_OS_HIST], &sh, ksrc, j, passes,
-                         counts, os_tiles);
+        st = os_hist_run(c, k[KILN__SORT_OS_HIST], &sh, ksrc, j, passes, counts, os_tiles);
     kiln_buffer *gate = NULL, *rng = NULL;
     size_t cap = 0;
     int msd = 0;
     if (st == KILN_OK && hyb) {
-        hybrid_in h = {k, &sh, j, carr, wc, wc_bytes, tk, tv, passes, ntiles};
+        hybrid_in h = { k, &sh, j, carr, wc, wc_bytes, tk, tv, passes, ntiles };
         st = hybrid_step(c, &h, &ksrc, &vsrc, &cap, &rng, &msd);
         gate = kiln_array_buffer(carr);
     }
@@ -934,20 +919,25 @@ static kiln_status radix(chain *c, const radix_job *job) {
         if (width > (unsigned)sh.radix_bits)
             width = (unsigned)sh.radix_bits;
         int iota = j->iota && p == 0 && !hyb;
-        kiln_buffer *io[4] = {ksrc, kdst, has_vals && !iota ? vsrc : ksrc,
-                              vdst};
+        kiln_buffer *io[4] = { ksrc, kdst, has_vals && !iota ? vsrc : ksrc, vdst };
         if (os) {
             int last = p == passes - 1;
             /* wide_vals and skip_keys: honoured by sorters of 4-byte values */
-            os_pass_arg a = {{io[0], io[1], io[2], io[3]}, has_vals, iota,
-                             j->kind, j->desc, p, wide_vals && last,
-                             j->keys_unused && last, 0, shift, shift + width};
-            st = os_pass_run(c, k[KILN__SORT_OS_PASS], n, counts, os_tiles,
-                             &a);
+            os_pass_arg a = { { io[0], io[1], io[2], io[3] },
+                              has_vals,
+                              iota,
+                              j->kind,
+                              j->desc,
+                              p,
+                              wide_vals && last,
+                              j->keys_unused && last,
+                              0,
+                              shift,
+                              shift + width };
+            st = os_pass_run(c, k[KILN__SORT_OS_PASS], n, counts, os_tiles, &a);
         } else {
-            st = portable_pass(c, k, &sh, j, lsd_counts, io, has_vals, iota,
-                               shift, width, wc, wc_bytes, gate, cap, rng,
-                               msd);
+            st = portable_pass(c, k, &sh, j, lsd_counts, io, has_vals, iota, shift, width, wc,
+                               wc_bytes, gate, cap, rng, msd);
         }
         ksrc = kdst;
         vsrc = vdst;
@@ -958,8 +948,8 @@ static kiln_status radix(chain *c, const radix_job *job) {
 }
 
 /* A one-item-per-work-item launch of kernel kind kn of sorter (kb, vb). */
-kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn,
-                          size_t n, const kiln_arg *args, size_t nargs) {
+kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn, size_t n,
+                              const kiln_arg *args, size_t nargs) {
     kiln__sorter *s = NULL;
     kiln_kernel *const *k = NULL;
     kiln__sort_shape sh;
@@ -967,8 +957,7 @@ kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn,
     if (st != KILN_OK)
         return st;
     size_t local = sh.cpu ? 64 : sh.local;
-    st = kiln__chain_launch(c, k[kn], (n + local - 1) / local * local, local, args,
-                      nargs);
+    st = kiln__chain_launch(c, k[kn], (n + local - 1) / local * local, local, args, nargs);
     kiln__gen_release(&s->gen);
     return st;
 }
@@ -992,14 +981,13 @@ static unsigned bits_for(size_t count) {
 
 /* Segments: sort the keys with their indices, then stably sort those
  * indices by their segment, then gather keys and values through them. */
-static kiln_status segmented(chain *c, const kiln__sort_req *r,
-                             size_t nseg) {
+static kiln_status segmented(chain *c, const kiln__sort_req *r, size_t nseg) {
     size_t n = r->n;
     kiln_buffer *tk = NULL, *p1 = NULL, *seg = NULL, *p2 = NULL;
     /* every program built before anything is enqueued */
-    unsigned need[3][2] = {{r->key_bytes, 4}, {4, 4},
-                           {r->iota ? 4 : r->val_bytes,
-                            r->iota ? r->val_bytes : 4}};
+    unsigned need[3][2] = { { r->key_bytes, 4 },
+                            { 4, 4 },
+                            { r->iota ? 4 : r->val_bytes, r->iota ? r->val_bytes : 4 } };
     kiln_status st = KILN_OK;
     for (int p = 0; st == KILN_OK && p < (r->val_bytes ? 3 : 2); p++)
         st = warm(c->q, need[p][0], need[p][1]);
@@ -1013,26 +1001,29 @@ static kiln_status segmented(chain *c, const kiln__sort_req *r,
         st = kiln__chain_tmp(c, n * 4, &p2);
     if (st == KILN_OK) {
         /* tk's sorted keys are never read (tk is reused below) */
-        radix_job a = {r->kin, NULL, tk, p1, n, r->key_bytes, 4, r->kind,
-                       r->desc, 1, r->begin_bit, r->end_bit, 1};
+        radix_job a = { r->kin,  NULL, tk,           p1,         n, r->key_bytes, 4, r->kind,
+                        r->desc, 1,    r->begin_bit, r->end_bit, 1 };
         st = radix(c, &a);
     }
     if (st == KILN_OK) {
         kiln_buffer *off = r->offsets ? r->offsets : p1;
-        kiln_arg a[8] = {KILN_ARG_BUF(p1),  KILN_ARG_I64((int64_t)n),
-                         KILN_ARG_BUF(off), KILN_ARG_BUF(off),
-                         KILN_ARG_I32(r->off_wide),
-                         KILN_ARG_I64((int64_t)nseg),
-                         KILN_ARG_I64((int64_t)(r->offsets ? 0 : r->seglen)),
-                         KILN_ARG_BUF(seg)};
+        kiln_arg a[8] = { KILN_ARG_BUF(p1),
+                          KILN_ARG_I64((int64_t)n),
+                          KILN_ARG_BUF(off),
+                          KILN_ARG_BUF(off),
+                          KILN_ARG_I32(r->off_wide),
+                          KILN_ARG_I64((int64_t)nseg),
+                          KILN_ARG_I64((int64_t)(r->offsets ? 0 : r->seglen)),
+                          KILN_ARG_BUF(seg) };
         st = kiln__sort_simple(c, 4, 4, KILN__SORT_SEGID, n, a, 8);
     }
     kiln_buffer *seg2 = NULL; /* the sorted segment numbers */
     if (st == KILN_OK)
         st = kiln__chain_tmp(c, n * 4, &seg2);
     if (st == KILN_OK) {
-        radix_job b = {seg, p1, seg2, p2, n, 4, 4, KILN__KEY_UNSIGNED, 0, 0,
-                       0, bits_for(nseg), 1}; /* only p2 is wanted */
+        radix_job b = {
+            seg, p1, seg2, p2, n, 4, 4, KILN__KEY_UNSIGNED, 0, 0, 0, bits_for(nseg), 1
+        }; /* only p2 is wanted */
         st = radix(c, &b);
     }
     /* in place: gather from a copy of the input */
@@ -1042,14 +1033,13 @@ static kiln_status segmented(chain *c, const kiln__sort_req *r,
         kin = tk;
     }
     if (st == KILN_OK) {
-        kiln_arg a[4] = {KILN_ARG_BUF(kin), KILN_ARG_BUF(p2),
-                         KILN_ARG_BUF(r->kout), KILN_ARG_I64((int64_t)n)};
+        kiln_arg a[4] = { KILN_ARG_BUF(kin), KILN_ARG_BUF(p2), KILN_ARG_BUF(r->kout),
+                          KILN_ARG_I64((int64_t)n) };
         st = kiln__sort_simple(c, r->key_bytes, 4, KILN__SORT_GATHER, n, a, 4);
     }
     if (st == KILN_OK && r->val_bytes && r->iota) {
-        kiln_arg a[4] = {KILN_ARG_BUF(p2), KILN_ARG_I64((int64_t)n),
-                         KILN_ARG_I64((int64_t)r->seglen),
-                         KILN_ARG_BUF(r->vout)};
+        kiln_arg a[4] = { KILN_ARG_BUF(p2), KILN_ARG_I64((int64_t)n),
+                          KILN_ARG_I64((int64_t)r->seglen), KILN_ARG_BUF(r->vout) };
         st = kiln__sort_simple(c, 4, r->val_bytes, KILN__SORT_INDEX, n, a, 4);
     } else if (st == KILN_OK && r->val_bytes) {
         if (r->vin == r->vout) {
@@ -1059,8 +1049,8 @@ static kiln_status segmented(chain *c, const kiln__sort_req *r,
                 st = kiln__chain_copy(c, r->vin, tv, n * r->val_bytes);
             vin = tv;
         }
-        kiln_arg a[4] = {KILN_ARG_BUF(vin), KILN_ARG_BUF(p2),
-                         KILN_ARG_BUF(r->vout), KILN_ARG_I64((int64_t)n)};
+        kiln_arg a[4] = { KILN_ARG_BUF(vin), KILN_ARG_BUF(p2), KILN_ARG_BUF(r->vout),
+                          KILN_ARG_I64((int64_t)n) };
         if (st == KILN_OK)
             st = kiln__sort_simple(c, r->val_bytes, 4, KILN__SORT_GATHER, n, a, 4);
     }
@@ -1070,18 +1060,16 @@ static kiln_status segmented(chain *c, const kiln__sort_req *r,
 kiln_status kiln__sort_run(chain *c, const kiln__sort_req *r) {
     if (r->n == 0)
         return KILN_OK;
-    size_t nseg = r->offsets ? r->nseg
-                  : r->seglen ? (r->n + r->seglen - 1) / r->seglen
-                              : 1;
+    size_t nseg = r->offsets ? r->nseg : r->seglen ? (r->n + r->seglen - 1) / r->seglen : 1;
     kiln__sort_req req = *r;
-    radix_job j = {req.kin, req.vin, req.kout, req.vout, req.n,
-                   req.key_bytes, req.val_bytes, req.kind, req.desc, req.iota,
-                   req.begin_bit, req.end_bit, req.keys_unused};
+    radix_job j = { req.kin,       req.vin,       req.kout,       req.vout, req.n,
+                    req.key_bytes, req.val_bytes, req.kind,       req.desc, req.iota,
+                    req.begin_bit, req.end_bit,   req.keys_unused };
     /* unwanted keys (argsort) go to a scratch buffer, which the packed
      * argsort does without (at 2^28 int32 keys, 1 GiB of device memory) */
     if (!req.kout && (nseg > 1 || !packed_argsort(c, &j))) {
-        kiln_status st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_ARGKEYS,
-                                             req.n * req.key_bytes, &req.kout);
+        kiln_status st =
+            kiln__chain_scratch(c, KILN__SCRATCH_SORT_ARGKEYS, req.n * req.key_bytes, &req.kout);
         if (st != KILN_OK)
             return st;
         j.kout = req.kout;

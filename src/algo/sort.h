@@ -70,28 +70,24 @@ typedef struct kiln__sort_chain {
     int nscratch;
 } kiln__sort_chain;
 typedef kiln__sort_chain chain;
-kiln_status kiln__chain_launch(chain *c, kiln_kernel *k, size_t global,
-                               size_t local, const kiln_arg *args,
-                               size_t nargs);
-kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst,
-                             size_t bytes);
-kiln_status kiln__chain_array_copy(chain *c, kiln_array *dst,
-                                   kiln_array *src);
+kiln_status kiln__chain_launch(chain *c, kiln_kernel *k, size_t global, size_t local,
+                               const kiln_arg *args, size_t nargs);
+kiln_status kiln__chain_copy(chain *c, kiln_buffer *src, kiln_buffer *dst, size_t bytes);
+kiln_status kiln__chain_array_copy(chain *c, kiln_array *dst, kiln_array *src);
 kiln_status kiln__chain_tmp(chain *c, size_t bytes, kiln_buffer **b);
 /* The context's scratch buffer of slot (KILN__SCRATCH_SORT_*), of at least
  * bytes; the chain's next command waits for its last user. Given back by
  * kiln__chain_scratch_put (those taken after the first `from` of them) or
  * kiln__chain_end, with the chain's last event. */
-kiln_status kiln__chain_scratch(chain *c, int slot, size_t bytes,
-                                kiln_buffer **b);
+kiln_status kiln__chain_scratch(chain *c, int slot, size_t bytes, kiln_buffer **b);
 void kiln__chain_scratch_put(chain *c, int from);
 kiln_status kiln__chain_end(chain *c, kiln_status st, kiln_event **event);
 
 /* Enqueues the sort r on c. */
 kiln_status kiln__sort_run(chain *c, const kiln__sort_req *r);
 /* A launch of kernel kn of sorter (kb, vb) over n work-items. */
-kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn,
-                              size_t n, const kiln_arg *args, size_t nargs);
+kiln_status kiln__sort_simple(chain *c, unsigned kb, unsigned vb, int kn, size_t n,
+                              const kiln_arg *args, size_t nargs);
 
 /* The sorter of (key_bytes, val_bytes) for queue's device with its
  * variant's kernels (*k: KILN__SORT_NK of them) and launch shape. */
@@ -110,8 +106,7 @@ typedef struct kiln__sort_shape {
     unsigned cu;    /* the device's compute units */
     int cuda_c;     /* 1: the plan compiles CUDA C (the onesweep pass in it) */
 } kiln__sort_shape;
-kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes,
-                             unsigned val_bytes, kiln__sorter **out,
-                             kiln_kernel *const **k, kiln__sort_shape *shape);
+kiln_status kiln__sorter_get(kiln_queue *queue, unsigned key_bytes, unsigned val_bytes,
+                             kiln__sorter **out, kiln_kernel *const **k, kiln__sort_shape *shape);
 
 #endif

@@ -46,14 +46,11 @@ static kiln_status op_end(op *o, kiln_status st, kiln_event **event) {
     return st;
 }
 
-static kiln_status op_tmp_like(op *o, kiln_dtype dtype, const kiln_array *a,
-                               kiln_array **out) {
+static kiln_status op_tmp_like(op *o, kiln_dtype dtype, const kiln_array *a, kiln_array **out) {
     *out = NULL;
     if (o->ntmp == (int)(sizeof o->tmp / sizeof o->tmp[0]))
-        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "%s: temporaries",
-                               o->what);
-    kiln_status st = kiln_array_empty(a->context, dtype, a->ndim, a->shape,
-                                      out);
+        return kiln__error_set(KILN_ERROR_INTERNAL, 0, "%s: temporaries", o->what);
+    kiln_status st = kiln_array_empty(a->context, dtype, a->ndim, a->shape, out);
     if (st == KILN_OK)
         o->tmp[o->ntmp++] = *out;
     return st;
@@ -86,11 +83,10 @@ static kiln_status dense_out_finish(op *o, kiln_array *a, kiln_array *stand) {
     return stand == a ? KILN_OK : kiln__chain_array_copy(&o->c, a, stand);
 }
 
-static kiln_status check_array(kiln_queue *q, const kiln_array *a,
-                               const char *what, const char *name) {
+static kiln_status check_array(kiln_queue *q, const kiln_array *a, const char *what,
+                               const char *name) {
     if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL",
-                               what, name);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, name);
     if (kiln_queue_context(q) != a->context)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: %s belongs to another context than the "
@@ -104,31 +100,27 @@ static kiln_status check_array(kiln_queue *q, const kiln_array *a,
     return KILN_OK;
 }
 
-static kiln_status check_shape(const kiln_array *a, const kiln_array *b,
-                               const char *what, const char *an,
-                               const char *bn) {
+static kiln_status check_shape(const kiln_array *a, const kiln_array *b, const char *what,
+                               const char *an, const char *bn) {
     if (kiln__array_same_shape(a, b))
         return KILN_OK;
     char da[96], db[96];
-    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                           "%s: %s is %s but %s is %s", what, an,
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s is %s but %s is %s", what, an,
                            kiln__array_describe(a, da, sizeof da), bn,
                            kiln__array_describe(b, db, sizeof db));
 }
 
-static kiln_status check_index_dtype(const kiln_array *a, const char *what,
-                                     const char *name) {
+static kiln_status check_index_dtype(const kiln_array *a, const char *what, const char *name) {
     if (a->dtype == KILN_INT32 || a->dtype == KILN_INT64)
         return KILN_OK;
     return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                           "%s: %s is %s; indices are int32 or int64", what,
-                           name, kiln_dtype_name(a->dtype));
+                           "%s: %s is %s; indices are int32 or int64", what, name,
+                           kiln_dtype_name(a->dtype));
 }
 
 /* An output may be its own input (in place) and nothing else. */
 static kiln_status check_overlap(const char *what, kiln_array *const *outs,
-                                 const char *const *out_names, int nout,
-                                 kiln_array *const *ins,
+                                 const char *const *out_names, int nout, kiln_array *const *ins,
                                  const char *const *in_names, int nin) {
     for (int i = 0; i < nout; i++) {
         if (!outs[i])
@@ -136,29 +128,25 @@ static kiln_status check_overlap(const char *what, kiln_array *const *outs,
         for (int j = 0; j < nin; j++) {
             if (!ins[j] || ins[j]->buffer != outs[i]->buffer)
                 continue;
-            int same = i == j && (ins[j] == outs[i] ||
-                                  (direct(ins[j]) && direct(outs[i])));
+            int same = i == j && (ins[j] == outs[i] || (direct(ins[j]) && direct(outs[i])));
             if (!same)
-                return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                       "%s: %s shares its buffer with %s",
+                return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s shares its buffer with %s",
                                        what, out_names[i], in_names[j]);
         }
         for (int j = 0; j < i; j++)
             if (outs[j] && outs[j]->buffer == outs[i]->buffer)
-                return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                       "%s: %s shares its buffer with %s",
+                return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s shares its buffer with %s",
                                        what, out_names[i], out_names[j]);
     }
     return KILN_OK;
 }
 
 /* The descriptor's direction and bit range for keys of dtype. */
-static kiln_status read_desc(const kiln_sort_desc *desc, kiln_dtype dtype,
-                             const char *what, kiln__sort_req *r) {
+static kiln_status read_desc(const kiln_sort_desc *desc, kiln_dtype dtype, const char *what,
+                             kiln__sort_req *r) {
     kiln_sort_desc d = KILN_SORT_DESC(.descending = 0);
     if (desc) {
-        kiln_status st = kiln__desc_read(desc, sizeof d, sizeof d, &d, what,
-                                         "KILN_SORT_DESC");
+        kiln_status st = kiln__desc_read(desc, sizeof d, sizeof d, &d, what, "KILN_SORT_DESC");
         if (st != KILN_OK)
             return st;
     }
@@ -166,9 +154,8 @@ static kiln_status read_desc(const kiln_sort_desc *desc, kiln_dtype dtype,
     if (d.begin_bit == 0 && d.end_bit == 0)
         d.end_bit = width;
     if (d.begin_bit > d.end_bit)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: begin_bit %u > end_bit %u", what,
-                               d.begin_bit, d.end_bit);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: begin_bit %u > end_bit %u",
+                               what, d.begin_bit, d.end_bit);
     if (d.end_bit > width)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "%s: end_bit %u is beyond the %u bits of %s "
@@ -182,26 +169,21 @@ static kiln_status read_desc(const kiln_sort_desc *desc, kiln_dtype dtype,
 
 /* The common sort: keys (and values, or indices when idx is set) along
  * the last axis or by offsets. */
-static kiln_status sort_any(kiln_queue *queue, const char *what,
-                            kiln_array *keys_out, kiln_array *values_out,
-                            kiln_array *keys, kiln_array *values,
-                            kiln_array *idx, kiln_array *offsets,
-                            const kiln_sort_desc *desc, size_t num_wait,
-                            kiln_event *const *wait, kiln_event **event) {
+static kiln_status sort_any(kiln_queue *queue, const char *what, kiln_array *keys_out,
+                            kiln_array *values_out, kiln_array *keys, kiln_array *values,
+                            kiln_array *idx, kiln_array *offsets, const kiln_sort_desc *desc,
+                            size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
     if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
     kiln_status st = check_array(queue, keys, what, "keys");
     int kout = keys_out || !idx; /* argsort: the keys are not wanted */
     if (st == KILN_OK && kout)
         st = check_array(queue, keys_out, what, "keys_out");
     if (st == KILN_OK && kout && keys_out->dtype != keys->dtype)
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: keys_out is %s but keys %s", what,
-                             kiln_dtype_name(keys_out->dtype),
-                             kiln_dtype_name(keys->dtype));
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: keys_out is %s but keys %s", what,
+                             kiln_dtype_name(keys_out->dtype), kiln_dtype_name(keys->dtype));
     if (st == KILN_OK && kout)
         st = check_shape(keys_out, keys, what, "keys_out", "keys");
     if (st == KILN_OK && !idx && (!values) != (!values_out))
@@ -214,10 +196,8 @@ static kiln_status sort_any(kiln_queue *queue, const char *what,
     if (st == KILN_OK && values)
         st = check_array(queue, values_out, what, "values_out");
     if (st == KILN_OK && values && values_out->dtype != values->dtype)
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: values_out is %s but values %s", what,
-                             kiln_dtype_name(values_out->dtype),
-                             kiln_dtype_name(values->dtype));
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: values_out is %s but values %s", what,
+                             kiln_dtype_name(values_out->dtype), kiln_dtype_name(values->dtype));
     if (st == KILN_OK && values)
         st = check_shape(values, keys, what, "values", "keys");
     if (st == KILN_OK && values)
@@ -243,23 +223,21 @@ static kiln_status sort_any(kiln_queue *queue, const char *what,
                                  "dimensions)",
                                  what, keys->ndim);
     }
-    kiln__sort_req r = {0};
+    kiln__sort_req r = { 0 };
     if (st == KILN_OK)
         st = read_desc(desc, keys->dtype, what, &r);
     if (st == KILN_OK) {
-        kiln_array *outs[3] = {keys_out, idx ? idx : values_out};
-        kiln_array *ins[3] = {keys, values, offsets};
-        static const char *const in[3] = {"keys", "values", "offsets"};
-        const char *const on[2] = {"keys_out",
-                                   idx ? "indices" : "values_out"};
+        kiln_array *outs[3] = { keys_out, idx ? idx : values_out };
+        kiln_array *ins[3] = { keys, values, offsets };
+        static const char *const in[3] = { "keys", "values", "offsets" };
+        const char *const on[2] = { "keys_out", idx ? "indices" : "values_out" };
         st = check_overlap(what, outs, on, 2, ins, in, 3);
     }
     if (st != KILN_OK)
         return st;
     if (keys->size == 0)
-        return event ? kiln_queue_marker(queue, num_wait, wait, event)
-                     : KILN_OK;
-    op o = {.c = {.q = queue, .nw = num_wait, .w = wait}, .what = what};
+        return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
+    op o = { .c = { .q = queue, .nw = num_wait, .w = wait }, .what = what };
     kiln_array *kout_d = NULL, *vout_d = NULL;
     r.n = keys->size;
     r.key_bytes = (unsigned)kiln_dtype_size(keys->dtype);
@@ -300,42 +278,38 @@ static kiln_status sort_any(kiln_queue *queue, const char *what,
     return op_end(&o, st, event);
 }
 
-kiln_status kiln_array_sort(kiln_queue *queue, kiln_array *keys_out,
-                            kiln_array *values_out, kiln_array *keys,
-                            kiln_array *values, const kiln_sort_desc *desc,
-                            size_t num_wait, kiln_event *const *wait,
-                            kiln_event **event) {
-    return sort_any(queue, "kiln_array_sort", keys_out, values_out, keys,
-                    values, NULL, NULL, desc, num_wait, wait, event);
+kiln_status kiln_array_sort(kiln_queue *queue, kiln_array *keys_out, kiln_array *values_out,
+                            kiln_array *keys, kiln_array *values, const kiln_sort_desc *desc,
+                            size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    return sort_any(queue, "kiln_array_sort", keys_out, values_out, keys, values, NULL, NULL, desc,
+                    num_wait, wait, event);
 }
 
-kiln_status kiln_array_argsort(kiln_queue *queue, kiln_array *indices,
-                               kiln_array *keys, const kiln_sort_desc *desc,
-                               size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_argsort(kiln_queue *queue, kiln_array *indices, kiln_array *keys,
+                               const kiln_sort_desc *desc, size_t num_wait, kiln_event *const *wait,
                                kiln_event **event) {
     if (!indices) {
         if (event)
             *event = NULL;
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_argsort: indices is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_argsort: indices is NULL");
     }
-    return sort_any(queue, "kiln_array_argsort", NULL, NULL, keys, NULL,
-                    indices, NULL, desc, num_wait, wait, event);
+    return sort_any(queue, "kiln_array_argsort", NULL, NULL, keys, NULL, indices, NULL, desc,
+                    num_wait, wait, event);
 }
 
-kiln_status kiln_array_segmented_sort(
-    kiln_queue *queue, kiln_array *keys_out, kiln_array *values_out,
-    kiln_array *keys, kiln_array *values, kiln_array *offsets,
-    const kiln_sort_desc *desc, size_t num_wait, kiln_event *const *wait,
-    kiln_event **event) {
+kiln_status kiln_array_segmented_sort(kiln_queue *queue, kiln_array *keys_out,
+                                      kiln_array *values_out, kiln_array *keys, kiln_array *values,
+                                      kiln_array *offsets, const kiln_sort_desc *desc,
+                                      size_t num_wait, kiln_event *const *wait,
+                                      kiln_event **event) {
     if (!offsets) {
         if (event)
             *event = NULL;
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_segmented_sort: offsets is NULL");
     }
-    return sort_any(queue, "kiln_array_segmented_sort", keys_out, values_out,
-                    keys, values, NULL, offsets, desc, num_wait, wait, event);
+    return sort_any(queue, "kiln_array_segmented_sort", keys_out, values_out, keys, values, NULL,
+                    offsets, desc, num_wait, wait, event);
 }
 
 /* A view of the first k items of a's last axis. */
@@ -347,16 +321,14 @@ static kiln_status first_k(kiln_array *a, size_t k, kiln_array **view) {
     return kiln_array_view(a, s, view);
 }
 
-kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out,
-                            kiln_array *indices_out, kiln_array *a, size_t k,
-                            int largest, size_t num_wait,
+kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out, kiln_array *indices_out,
+                            kiln_array *a, size_t k, int largest, size_t num_wait,
                             kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_topk";
     if (event)
         *event = NULL;
     if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
     kiln_status st = check_array(queue, a, what, "a");
     if (st == KILN_OK)
         st = check_array(queue, values_out, what, "values_out");
@@ -373,12 +345,10 @@ kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out,
                                "dimension)",
                                what, k, last);
     if (values_out->dtype != a->dtype)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: values_out is %s but a %s", what,
-                               kiln_dtype_name(values_out->dtype),
-                               kiln_dtype_name(a->dtype));
-    kiln_array *outs[2] = {values_out, indices_out};
-    const char *const on[2] = {"values_out", "indices_out"};
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: values_out is %s but a %s", what,
+                               kiln_dtype_name(values_out->dtype), kiln_dtype_name(a->dtype));
+    kiln_array *outs[2] = { values_out, indices_out };
+    const char *const on[2] = { "values_out", "indices_out" };
     for (int j = 0; j < 2; j++) {
         kiln_array *o = outs[j];
         int ok = o && o->ndim == a->ndim && o->shape[a->ndim - 1] == k;
@@ -389,12 +359,10 @@ kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out,
             return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                    "%s: %s must be a's shape with the last "
                                    "dimension %zu (a is %s)",
-                                   what, on[j], k,
-                                   kiln__array_describe(a, da, sizeof da));
+                                   what, on[j], k, kiln__array_describe(a, da, sizeof da));
         }
         if (o && o->buffer == a->buffer)
-            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                   "%s: %s shares its buffer with a", what,
+            return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s shares its buffer with a", what,
                                    on[j]);
     }
     /* the whole rows sorted (keys and indices) into temporaries, then
@@ -403,19 +371,16 @@ kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out,
     kiln_event *sorted = NULL;
     st = kiln_array_empty(a->context, a->dtype, a->ndim, a->shape, &tk);
     if (st == KILN_OK)
-        st = kiln_array_empty(a->context,
-                              indices_out ? indices_out->dtype : KILN_INT32,
-                              a->ndim, a->shape, &ti);
+        st = kiln_array_empty(a->context, indices_out ? indices_out->dtype : KILN_INT32, a->ndim,
+                              a->shape, &ti);
     kiln_sort_desc d = KILN_SORT_DESC(.descending = largest != 0);
     if (st == KILN_OK)
         st = first_k(tk, k, &vk);
     if (st == KILN_OK)
         st = first_k(ti, k, &vi);
     if (st == KILN_OK)
-        st = sort_any(queue, what, tk, NULL, a, NULL, ti, NULL, &d, num_wait,
-                      wait, &sorted);
-    op o = {.c = {.q = queue, .nw = sorted ? 1 : 0, .w = &sorted},
-            .what = what};
+        st = sort_any(queue, what, tk, NULL, a, NULL, ti, NULL, &d, num_wait, wait, &sorted);
+    op o = { .c = { .q = queue, .nw = sorted ? 1 : 0, .w = &sorted }, .what = what };
     if (st == KILN_OK)
         st = kiln__chain_array_copy(&o.c, values_out, vk);
     if (st == KILN_OK && indices_out)
@@ -429,17 +394,14 @@ kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out,
     return st;
 }
 
-kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *out,
-                                    kiln_array *sorted, kiln_array *v,
-                                    int right, size_t num_wait,
-                                    kiln_event *const *wait,
-                                    kiln_event **event) {
+kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *out, kiln_array *sorted,
+                                    kiln_array *v, int right, size_t num_wait,
+                                    kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_searchsorted";
     if (event)
         *event = NULL;
     if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
     kiln_status st = check_array(queue, sorted, what, "sorted");
     if (st == KILN_OK)
         st = check_array(queue, v, what, "v");
@@ -450,24 +412,19 @@ kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *out,
     if (st == KILN_OK)
         st = check_shape(out, v, what, "out", "v");
     if (st == KILN_OK && sorted->dtype != v->dtype)
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: sorted is %s but v %s", what,
-                             kiln_dtype_name(sorted->dtype),
-                             kiln_dtype_name(v->dtype));
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: sorted is %s but v %s", what,
+                             kiln_dtype_name(sorted->dtype), kiln_dtype_name(v->dtype));
     if (st == KILN_OK && sorted->ndim != 1)
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: sorted must be 1-D (%u dimensions)", what,
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: sorted must be 1-D (%u dimensions)", what,
                              sorted->ndim);
-    if (st == KILN_OK &&
-        (out->buffer == v->buffer || out->buffer == sorted->buffer))
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: out shares its buffer with an input", what);
+    if (st == KILN_OK && (out->buffer == v->buffer || out->buffer == sorted->buffer))
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out shares its buffer with an input",
+                             what);
     if (st != KILN_OK)
         return st;
     if (v->size == 0)
-        return event ? kiln_queue_marker(queue, num_wait, wait, event)
-                     : KILN_OK;
-    op o = {.c = {.q = queue, .nw = num_wait, .w = wait}, .what = what};
+        return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
+    op o = { .c = { .q = queue, .nw = num_wait, .w = wait }, .what = what };
     kiln_buffer *sb = NULL, *vb = NULL;
     kiln_array *od = NULL;
     unsigned kb = (unsigned)kiln_dtype_size(v->dtype);
@@ -479,14 +436,16 @@ kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *out,
     if (st == KILN_OK) {
         /* an empty sorted array still needs a buffer to bind */
         kiln_buffer *s = sorted->size ? sb : vb;
-        kiln_arg args[9] = {KILN_ARG_BUF(s), KILN_ARG_I64((int64_t)sorted->size),
-                            KILN_ARG_BUF(vb), KILN_ARG_I64((int64_t)v->size),
-                            KILN_ARG_I32(key_kind(v->dtype)),
-                            KILN_ARG_I32(right != 0), KILN_ARG_BUF(od->buffer),
-                            KILN_ARG_BUF(od->buffer),
-                            KILN_ARG_I32(out->dtype == KILN_INT64)};
-        st = kiln__sort_simple(&o.c, kb, 0, KILN__SORT_SEARCH, v->size, args,
-                               9);
+        kiln_arg args[9] = { KILN_ARG_BUF(s),
+                             KILN_ARG_I64((int64_t)sorted->size),
+                             KILN_ARG_BUF(vb),
+                             KILN_ARG_I64((int64_t)v->size),
+                             KILN_ARG_I32(key_kind(v->dtype)),
+                             KILN_ARG_I32(right != 0),
+                             KILN_ARG_BUF(od->buffer),
+                             KILN_ARG_BUF(od->buffer),
+                             KILN_ARG_I32(out->dtype == KILN_INT64) };
+        st = kiln__sort_simple(&o.c, kb, 0, KILN__SORT_SEARCH, v->size, args, 9);
     }
     if (st == KILN_OK)
         st = dense_out_finish(&o, out, od);

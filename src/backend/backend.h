@@ -55,9 +55,9 @@ typedef struct kiln__bdevice {
  * parameter list. */
 typedef struct kiln__barg {
     kiln_arg_kind kind;
-    void *mem;          /* KILN_ARG_BUFFER: the backend buffer handle */
-    const void *bytes;  /* KILN_ARG_SCALAR: the value's bytes */
-    size_t size;        /* KILN_ARG_SCALAR: bytes; KILN_ARG_LOCAL: bytes */
+    void *mem;         /* KILN_ARG_BUFFER: the backend buffer handle */
+    const void *bytes; /* KILN_ARG_SCALAR: the value's bytes */
+    size_t size;       /* KILN_ARG_SCALAR: bytes; KILN_ARG_LOCAL: bytes */
 } kiln__barg;
 
 /* Called by the backend, on any thread (often a driver thread), exactly once
@@ -66,9 +66,9 @@ typedef struct kiln__barg {
 typedef void (*kiln__notify_fn)(void *arg, int failed);
 
 typedef struct kiln__backend {
-    int abi;             /* KILN__BACKEND_ABI */
+    int abi;                /* KILN__BACKEND_ABI */
     kiln_backend_kind kind; /* kiln_device_info.backend of its devices */
-    const char *name;    /* "opencl", "cuda": in messages */
+    const char *name;       /* "opencl", "cuda": in messages */
 
     /* --- what the backend is (core reads these; it never tests a backend's
      * kind or name to decide anything) ------------------------------------ */
@@ -108,82 +108,68 @@ typedef struct kiln__backend {
     /* Device fission. Fills up to capacity sub-devices (same ownership as
      * enumerate's entries, one at a time) and *count. */
     kiln_status (*partition)(const kiln__bdevice *device, unsigned units_each,
-                             kiln__bdevice *subdevices, size_t capacity,
-                             size_t *count);
+                             kiln__bdevice *subdevices, size_t capacity, size_t *count);
 
     /* --- contexts and queues ------------------------------------------- */
-    kiln_status (*context_create)(const kiln__bdevice *const *devices,
-                                  size_t num_devices, void **context);
+    kiln_status (*context_create)(const kiln__bdevice *const *devices, size_t num_devices,
+                                  void **context);
     void (*context_release)(void *context);
     /* flags: kiln_queue_flags. A backend that cannot honour
      * KILN_QUEUE_OUT_OF_ORDER returns KILN_ERROR_UNSUPPORTED with a message. */
-    kiln_status (*queue_create)(void *context, const kiln__bdevice *device,
-                                unsigned flags, void **queue);
+    kiln_status (*queue_create)(void *context, const kiln__bdevice *device, unsigned flags,
+                                void **queue);
     void (*queue_release)(void *queue);
     kiln_status (*queue_finish)(void *queue);
     kiln_status (*queue_flush)(void *queue);
     /* barrier = 0: marker; 1: barrier. */
-    kiln_status (*queue_marker)(void *queue, int barrier, size_t num_wait,
-                                void *const *wait, void **out_event);
+    kiln_status (*queue_marker)(void *queue, int barrier, size_t num_wait, void *const *wait,
+                                void **out_event);
 
     /* --- memory (offsets and sizes already range-checked) -------------- */
-    kiln_status (*buffer_create)(void *context, size_t size, unsigned flags,
-                                 const void *host_data, void **buffer);
-    kiln_status (*buffer_create_sub)(void *parent, size_t offset, size_t size,
-                                     void **buffer);
+    kiln_status (*buffer_create)(void *context, size_t size, unsigned flags, const void *host_data,
+                                 void **buffer);
+    kiln_status (*buffer_create_sub)(void *parent, size_t offset, size_t size, void **buffer);
     void (*buffer_release)(void *buffer);
-    kiln_status (*buffer_write)(void *queue, void *buffer, size_t offset,
-                                size_t size, const void *src, int blocking,
-                                size_t num_wait, void *const *wait,
+    kiln_status (*buffer_write)(void *queue, void *buffer, size_t offset, size_t size,
+                                const void *src, int blocking, size_t num_wait, void *const *wait,
                                 void **out_event);
-    kiln_status (*buffer_read)(void *queue, void *buffer, size_t offset,
-                               size_t size, void *dst, int blocking,
-                               size_t num_wait, void *const *wait,
+    kiln_status (*buffer_read)(void *queue, void *buffer, size_t offset, size_t size, void *dst,
+                               int blocking, size_t num_wait, void *const *wait, void **out_event);
+    kiln_status (*buffer_copy)(void *queue, void *src, size_t src_offset, void *dst,
+                               size_t dst_offset, size_t size, size_t num_wait, void *const *wait,
                                void **out_event);
-    kiln_status (*buffer_copy)(void *queue, void *src, size_t src_offset,
-                               void *dst, size_t dst_offset, size_t size,
-                               size_t num_wait, void *const *wait,
-                               void **out_event);
-    kiln_status (*buffer_fill)(void *queue, void *buffer, const void *pattern,
-                               size_t pattern_size, size_t offset, size_t size,
-                               size_t num_wait, void *const *wait,
+    kiln_status (*buffer_fill)(void *queue, void *buffer, const void *pattern, size_t pattern_size,
+                               size_t offset, size_t size, size_t num_wait, void *const *wait,
                                void **out_event);
     /* Blocking map. */
-    kiln_status (*buffer_map)(void *queue, void *buffer, unsigned map_flags,
-                              size_t offset, size_t size, void **host_ptr);
-    kiln_status (*buffer_unmap)(void *queue, void *buffer, void *host_ptr,
-                                size_t num_wait, void *const *wait,
-                                void **out_event);
+    kiln_status (*buffer_map)(void *queue, void *buffer, unsigned map_flags, size_t offset,
+                              size_t size, void **host_ptr);
+    kiln_status (*buffer_unmap)(void *queue, void *buffer, void *host_ptr, size_t num_wait,
+                                void *const *wait, void **out_event);
 
     /* --- programs and kernels ------------------------------------------ */
     /* Compiles source for one device. On a compile error returns
      * KILN_ERROR_BUILD and *log (malloc'd) holds the compiler's log; on
      * success *log may hold warnings or be NULL. */
-    kiln_status (*program_build)(void *context, const kiln__bdevice *device,
-                                 const char *source, const char *options,
-                                 void **program, char **log);
+    kiln_status (*program_build)(void *context, const kiln__bdevice *device, const char *source,
+                                 const char *options, void **program, char **log);
     /* The device binary of a built program (malloc'd), for the disk cache. */
     kiln_status (*program_binary)(void *program, void **binary, size_t *size);
     /* Loads a binary made by program_binary. Any failure (corrupt binary)
      * returns an error; the core then rebuilds from source. */
-    kiln_status (*program_load)(void *context, const kiln__bdevice *device,
-                                const void *binary, size_t size,
-                                const char *options, void **program);
+    kiln_status (*program_load)(void *context, const kiln__bdevice *device, const void *binary,
+                                size_t size, const char *options, void **program);
     void (*program_release)(void *program);
-    kiln_status (*kernel_create)(void *program, const char *name,
-                                 void **kernel);
+    kiln_status (*kernel_create)(void *program, const char *name, void **kernel);
     void (*kernel_release)(void *kernel);
     /* Work-groups of `local` work-items one compute unit runs at once for
      * this kernel (its registers and local memory decide); NULL where the
      * driver cannot tell (OpenCL). */
-    kiln_status (*kernel_occupancy)(void *kernel, size_t local,
-                                    unsigned *groups_per_cu);
+    kiln_status (*kernel_occupancy)(void *kernel, size_t local, unsigned *groups_per_cu);
     /* global: work-items per dimension (not blocks); local may be NULL. */
-    kiln_status (*kernel_launch)(void *queue, void *kernel, unsigned dims,
-                                 const size_t *global, const size_t *local,
-                                 size_t num_args, const kiln__barg *args,
-                                 size_t num_wait, void *const *wait,
-                                 void **out_event);
+    kiln_status (*kernel_launch)(void *queue, void *kernel, unsigned dims, const size_t *global,
+                                 const size_t *local, size_t num_args, const kiln__barg *args,
+                                 size_t num_wait, void *const *wait, void **out_event);
 
     /* --- events ---------------------------------------------------------- */
     kiln_status (*event_wait)(size_t num, void *const *events);

@@ -6,8 +6,7 @@
  * subnormals, +-0, +-inf, NaN payload kept); kiln_f2h rounds to nearest
  * even, overflows to inf, gives subnormals, keeps NaN a (quiet) NaN. Pure
  * integer code: no cl_khr_fp16 and no cuda_fp16.h needed. */
-KILN_FUNC float kiln_h2f(ushort h)
-{
+KILN_FUNC float kiln_h2f(ushort h) {
     uint s = ((uint)h & 0x8000u) << 16, e = ((uint)h >> 10) & 0x1fu;
     uint m = (uint)h & 0x3ffu;
     if (e == 0x1fu) /* inf, NaN */
@@ -23,8 +22,7 @@ KILN_FUNC float kiln_h2f(ushort h)
     }
     return kiln_as_float(s | (e << 23) | ((m & 0x3ffu) << 13));
 }
-KILN_FUNC ushort kiln_f2h(float f)
-{
+KILN_FUNC ushort kiln_f2h(float f) {
     uint x = kiln_as_uint(f);
     uint s = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
     if (a > 0x7f800000u) /* NaN: keep the top payload bits, set quiet */

@@ -18,8 +18,7 @@ static int is_blank(const char *p, size_t len) {
 }
 
 /* Appends len bytes of p (and a separator before all but the first). */
-static void append(char *out, size_t cap, size_t *used, const char *p,
-                   size_t len) {
+static void append(char *out, size_t cap, size_t *used, const char *p, size_t len) {
     if (*used && *used + 3 < cap) {
         memcpy(out + *used, " | ", 3);
         *used += 3;
@@ -31,8 +30,7 @@ static void append(char *out, size_t cap, size_t *used, const char *p,
     out[*used] = 0;
 }
 
-char *kiln__quote_log_errors(const char *log, unsigned max_lines, char *out,
-                             size_t cap) {
+char *kiln__quote_log_errors(const char *log, unsigned max_lines, char *out, size_t cap) {
     if (!cap)
         return out;
     out[0] = 0;

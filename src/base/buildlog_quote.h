@@ -9,7 +9,6 @@
 /* Copies into out (cap bytes, always NUL-terminated) up to max_lines lines
  * of log that mention "error" (case-insensitive), joined by " | "; if none
  * does, the first non-empty line. "" for a NULL or empty log. Returns out. */
-char *kiln__quote_log_errors(const char *log, unsigned max_lines, char *out,
-                             size_t cap);
+char *kiln__quote_log_errors(const char *log, unsigned max_lines, char *out, size_t cap);
 
 #endif

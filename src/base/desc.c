@@ -4,8 +4,8 @@
 
 #include "base/error.h"
 
-kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size,
-                            void *copy, const char *what, const char *macro) {
+kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size, void *copy,
+                            const char *what, const char *macro) {
     memset(copy, 0, size);
     size_t given = *(const size_t *)desc;
     if (given < v1_size)

@@ -13,7 +13,7 @@
  * newer caller's extra members are ignored. A struct_size under v1_size
  * (the first version's size) is KILN_ERROR_INVALID_ARGUMENT; the message
  * names what (the function) and macro (the descriptor's macro). */
-kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size,
-                            void *copy, const char *what, const char *macro);
+kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size, void *copy,
+                            const char *what, const char *macro);
 
 #endif

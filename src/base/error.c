@@ -18,8 +18,12 @@ static _Thread_local char *kiln__build_log;
 #include <pthread.h>
 static pthread_key_t kiln__log_key;
 static pthread_once_t kiln__log_once = PTHREAD_ONCE_INIT;
-static void kiln__log_free(void *p) { free(p); }
-static void kiln__log_key_init(void) { pthread_key_create(&kiln__log_key, kiln__log_free); }
+static void kiln__log_free(void *p) {
+    free(p);
+}
+static void kiln__log_key_init(void) {
+    pthread_key_create(&kiln__log_key, kiln__log_free);
+}
 
 kiln_status kiln__error_set(kiln_status status, long native, const char *fmt, ...) {
     va_list ap;
@@ -60,13 +64,21 @@ void kiln__error_set_build_log(const char *log) {
     pthread_setspecific(kiln__log_key, kiln__build_log);
 }
 
-const char *kiln_last_error_message(void) { return kiln__message; }
-long kiln_last_error_native(void) { return kiln__native; }
-const char *kiln_last_build_log(void) { return kiln__build_log ? kiln__build_log : ""; }
+const char *kiln_last_error_message(void) {
+    return kiln__message;
+}
+long kiln_last_error_native(void) {
+    return kiln__native;
+}
+const char *kiln_last_build_log(void) {
+    return kiln__build_log ? kiln__build_log : "";
+}
 
 const char *kiln_status_name(kiln_status status) {
     switch (status) {
-#define KILN__NAME_CASE(name, num, msg) case KILN_##name: return "KILN_" #name;
+#define KILN__NAME_CASE(name, num, msg) \
+    case KILN_##name:                   \
+        return "KILN_" #name;
         KILN_STATUS_LIST(KILN__NAME_CASE)
 #undef KILN__NAME_CASE
     }
@@ -75,7 +87,9 @@ const char *kiln_status_name(kiln_status status) {
 
 const char *kiln_status_string(kiln_status status) {
     switch (status) {
-#define KILN__MSG_CASE(name, num, msg) case KILN_##name: return msg;
+#define KILN__MSG_CASE(name, num, msg) \
+    case KILN_##name:                  \
+        return msg;
         KILN_STATUS_LIST(KILN__MSG_CASE)
 #undef KILN__MSG_CASE
     }

@@ -8,8 +8,7 @@
  * a failing path can be written `return kiln__error_set(...)`. native is the
  * driver's own code (0 if none). The message is printf-formatted and cut at
  * 4 KiB. */
-kiln_status kiln__error_set(kiln_status status, long native, const char *fmt,
-                            ...)
+kiln_status kiln__error_set(kiln_status status, long native, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

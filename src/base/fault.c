@@ -24,7 +24,9 @@ unsigned long kiln__fault_seen(kiln__fault_kind kind) {
     return kind >= 0 && kind < KILN__FAULT_KINDS ? atomic_load(&kiln__fault_counts[kind]) : 0;
 }
 
-int kiln__fault_fired(void) { return atomic_load(&kiln__fault_done); }
+int kiln__fault_fired(void) {
+    return atomic_load(&kiln__fault_done);
+}
 
 int kiln__fault_hit(kiln__fault_kind kind) {
     if (atomic_load_explicit(&kiln__fault_armed, memory_order_relaxed) != (int)kind + 1)

@@ -6,8 +6,8 @@ int kiln__is_ident(const char *s, size_t max_len) {
     size_t n = 0;
     for (; s[n]; n++) {
         char c = s[n];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '_'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
             return 0;
         if (n >= max_len)
             return 0;

@@ -12,11 +12,9 @@
 /* The body of a public kiln_X_retain: refs is &object->refs, or NULL when
  * the object is NULL; then fn ("kiln_buffer_retain") and name ("buffer")
  * make the KILN_ERROR_NULL_HANDLE message. */
-static inline kiln_status kiln__ref_retain(atomic_int *refs, const char *fn,
-                                           const char *name) {
+static inline kiln_status kiln__ref_retain(atomic_int *refs, const char *fn, const char *name) {
     if (!refs)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               name);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, name);
     atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
     return KILN_OK;
 }

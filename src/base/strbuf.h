@@ -7,9 +7,9 @@
 #include <stddef.h>
 
 typedef struct kiln__sb {
-    char *p;   /* NUL-terminated text, NULL while empty */
+    char *p; /* NUL-terminated text, NULL while empty */
     size_t len, cap;
-    int oom;   /* 1 after an allocation failed */
+    int oom; /* 1 after an allocation failed */
 } kiln__sb;
 
 void kiln__sb_add(kiln__sb *sb, const char *s);

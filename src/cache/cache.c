@@ -118,8 +118,7 @@ const char *kiln__cache_dir(void) {
             snprintf(dir, sizeof dir, "%s/.cache/kiln", home);
         else /* no home at all (a bare container): still somewhere usable;
               * someone may have made it first, which the trust check sees */
-            snprintf(dir, sizeof dir, "/tmp/kiln-cache-%lu",
-                     (unsigned long)geteuid());
+            snprintf(dir, sizeof dir, "/tmp/kiln-cache-%lu", (unsigned long)geteuid());
     }
     /* Trailing slashes would only make the paths we print untidy. */
     size_t len = strlen(dir);
@@ -128,8 +127,7 @@ const char *kiln__cache_dir(void) {
     return dir;
 }
 
-static int kiln__entry_path(char *buf, size_t cap, const char *dir,
-                            const char *name) {
+static int kiln__entry_path(char *buf, size_t cap, const char *dir, const char *name) {
     int n = snprintf(buf, cap, "%s/%s", dir, name);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
@@ -148,8 +146,7 @@ static void kiln__key_field(kiln__sha256_ctx *ctx, const char *s) {
 }
 
 void kiln__cache_key_make(kiln__cache_key *key, const char *backend_name,
-                          const char *device_identity, const char *source,
-                          const char *options) {
+                          const char *device_identity, const char *source, const char *options) {
     static const char hexdigits[] = "0123456789abcdef";
     kiln__sha256_ctx ctx;
     uint8_t digest[32];
@@ -177,9 +174,8 @@ void kiln__cache_key_make(kiln__cache_key *key, const char *backend_name,
  * payload on success. label: if not NULL (KILN__LABEL_MAX bytes), gets the
  * label once the header verifies. Returns NULL if the entry is good, else a
  * short reason. *oom is set on allocation failure (not the entry's fault). */
-static const char *kiln__entry_check(int fd, const char *want_key,
-                                     void **payload, size_t *payload_size,
-                                     char *label, int *oom) {
+static const char *kiln__entry_check(int fd, const char *want_key, void **payload,
+                                     size_t *payload_size, char *label, int *oom) {
     uint8_t h[KILN__HEADER_SIZE];
     uint8_t sum[32];
     struct stat st;
@@ -209,9 +205,8 @@ static const char *kiln__entry_check(int fd, const char *want_key,
     }
     uint64_t size = kiln__get_u64(h + KILN__OFF_PSIZE);
     if (size != (uint64_t)st.st_size - KILN__HEADER_SIZE)
-        return size > (uint64_t)st.st_size - KILN__HEADER_SIZE
-                   ? "truncated payload"
-                   : "trailing bytes after the payload";
+        return size > (uint64_t)st.st_size - KILN__HEADER_SIZE ? "truncated payload"
+                                                               : "trailing bytes after the payload";
     if (size > (uint64_t)SIZE_MAX - 1)
         return "payload too large for this host";
     uint8_t *data = kiln__malloc((size_t)size + 1);
@@ -242,8 +237,7 @@ static const char *kiln__entry_check(int fd, const char *want_key,
  * ours. */
 static void kiln__remove_if_same(int dirfd, const char *name, int fd) {
     struct stat a, b;
-    if (fstat(fd, &a) == 0 &&
-        fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+    if (fstat(fd, &a) == 0 && fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
         a.st_dev == b.st_dev && a.st_ino == b.st_ino)
         unlinkat(dirfd, name, 0);
 }
@@ -267,22 +261,19 @@ static kiln_status kiln__dir_for_use(int create, int *dirfd) {
 /* Creates "<key>.tmp.XXXXXX" in the directory, exclusively, never through
  * a link; name gets its file name. */
 static int kiln__tmp_create(int dirfd, const char *hex, char *name, size_t cap) {
-    static const char alphabet[] =
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     static atomic_uint counter;
     for (int tries = 0; tries < 100; tries++) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t r = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^
-                     (uint64_t)getpid() << 32 ^
+        uint64_t r = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 32 ^
                      (uint64_t)atomic_fetch_add(&counter, 1) * 0xBF58476D1CE4E5B9ull;
         char suffix[7];
         for (int i = 0; i < 6; i++, r /= 62)
             suffix[i] = alphabet[r % 62];
         suffix[6] = '\0';
         snprintf(name, cap, "%s.tmp.%s", hex, suffix);
-        int fd = openat(dirfd, name,
-                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
@@ -292,8 +283,7 @@ static int kiln__tmp_create(int dirfd, const char *hex, char *name, size_t cap) 
 
 /* -------------------------------------------------------------- load/store */
 
-kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
-                             size_t *size) {
+kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload, size_t *size) {
     char name[80], why[256];
     int oom, dirfd, untrusted;
     if (payload)
@@ -301,11 +291,9 @@ kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
     if (size)
         *size = 0;
     if (!key || !payload || !size)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln__cache_load: NULL key or output");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln__cache_load: NULL key or output");
     if (!kiln__is_key_hex(key->hex))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln__cache_load: malformed key");
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln__cache_load: malformed key");
     snprintf(name, sizeof name, "%s.bin", key->hex);
     kiln_status st = kiln__dir_for_use(0, &dirfd);
     if (st != KILN_OK)
@@ -317,8 +305,8 @@ kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
         close(dirfd);
         if (untrusted) /* never read; the store after the build replaces it */
             return kiln__error_set(KILN_ERROR_UNTRUSTED, 0,
-                                   "cache entry %s/%s was not loaded: it %s",
-                                   kiln__cache_dir(), name, why);
+                                   "cache entry %s/%s was not loaded: it %s", kiln__cache_dir(),
+                                   name, why);
         if (e == ENOENT)
             return KILN_ERROR_IO; /* a plain miss: no message */
         return kiln__error_set(KILN_ERROR_IO, e, "cannot open cache entry %s/%s: %s",
@@ -330,27 +318,23 @@ kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
     close(fd);
     close(dirfd);
     if (bad && oom)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "reading cache entry %s/%s: %s", kiln__cache_dir(),
-                               name, bad);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "reading cache entry %s/%s: %s",
+                               kiln__cache_dir(), name, bad);
     if (bad)
-        return kiln__error_set(KILN_ERROR_IO, 0,
-                               "cache entry %s/%s was bad (%s) and was removed",
+        return kiln__error_set(KILN_ERROR_IO, 0, "cache entry %s/%s was bad (%s) and was removed",
                                kiln__cache_dir(), name, bad);
     return KILN_OK;
 }
 
-kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload,
-                              size_t size, const char *label) {
+kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload, size_t size,
+                              const char *label) {
     char tmp[96], name[80];
     uint8_t h[KILN__HEADER_SIZE];
     int dirfd;
     if (!key || (!payload && size))
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln__cache_store: NULL key or payload");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln__cache_store: NULL key or payload");
     if (!kiln__is_key_hex(key->hex))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln__cache_store: malformed key");
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln__cache_store: malformed key");
     kiln_status st = kiln__dir_for_use(1, &dirfd);
     if (st != KILN_OK)
         return st;
@@ -402,8 +386,7 @@ kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload,
 
 KILN_API kiln_status kiln_cache_path(char *buf, size_t capacity) {
     if (!buf)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_cache_path: buf is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_cache_path: buf is NULL");
     const char *dir = kiln__cache_dir();
     size_t len = strlen(dir);
     if (len + 1 > capacity) {
@@ -453,8 +436,8 @@ static kiln_status kiln__dir_for_walk(const char *what, DIR **dir) {
     if (!*dir) {
         int e = errno;
         close(dirfd);
-        return kiln__error_set(KILN_ERROR_IO, e, "%s: cannot read %s: %s", what,
-                               kiln__cache_dir(), strerror(e));
+        return kiln__error_set(KILN_ERROR_IO, e, "%s: cannot read %s: %s", what, kiln__cache_dir(),
+                               strerror(e));
     }
     return KILN_OK;
 }
@@ -486,16 +469,14 @@ static int kiln__list_entry(int dirfd, const char *name, kiln_cache_entry *e) {
     const char *bad = kiln__entry_check(fd, key, NULL, NULL, label, &oom);
     close(fd);
     e->valid = bad == NULL;
-    snprintf(e->label, sizeof e->label, "%s",
-             bad ? (label[0] ? label : "(unreadable)") : label);
+    snprintf(e->label, sizeof e->label, "%s", bad ? (label[0] ? label : "(unreadable)") : label);
     return 1;
 }
 
 KILN_API kiln_status kiln_cache_list(kiln_cache_visit visit, void *user) {
     DIR *d;
     if (!visit)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_cache_list: visit is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_cache_list: visit is NULL");
     kiln_status st = kiln__dir_for_walk("kiln_cache_list", &d);
     if (st != KILN_OK || !d)
         return st;

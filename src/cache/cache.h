@@ -29,19 +29,17 @@ typedef struct kiln__cache_key {
 
 /* Computes the key of a program build. */
 void kiln__cache_key_make(kiln__cache_key *key, const char *backend_name,
-                          const char *device_identity, const char *source,
-                          const char *options);
+                          const char *device_identity, const char *source, const char *options);
 /* KILN_OK and a malloc'd payload on a hit; KILN_ERROR_IO on a miss or a bad
  * entry (no error message is recorded for a plain miss);
  * KILN_ERROR_UNTRUSTED when the directory or the entry is refused (trust.h),
  * which is never read. */
-kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload,
-                             size_t *size);
+kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload, size_t *size);
 /* Stores a payload atomically. label is a short description shown by
  * `kiln cache list` ("opencl pthread-... kernel vadd"). Failure to write is
  * not fatal for the caller: it returns KILN_ERROR_IO with a message. */
-kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload,
-                              size_t size, const char *label);
+kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload, size_t size,
+                              const char *label);
 /* The cache directory's path (created on first store). Never NULL. */
 const char *kiln__cache_dir(void);
 

@@ -7,19 +7,16 @@
 #include "cache/cache.h"
 
 static const uint32_t kiln__sha256_k[64] = {
-    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu,
-    0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u, 0xd807aa98u, 0x12835b01u,
-    0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u,
-    0xc19bf174u, 0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu,
-    0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau, 0x983e5152u,
-    0xa831c66du, 0xb00327c8u, 0xbf597fc7u, 0xc6e00bf3u, 0xd5a79147u,
-    0x06ca6351u, 0x14292967u, 0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu,
-    0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,
-    0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u, 0xd192e819u,
-    0xd6990624u, 0xf40e3585u, 0x106aa070u, 0x19a4c116u, 0x1e376c08u,
-    0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu,
-    0x682e6ff3u, 0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u,
-    0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u,
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u,
+    0xab1c5ed5u, 0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu,
+    0x9bdc06a7u, 0xc19bf174u, 0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu,
+    0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau, 0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u,
+    0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u, 0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu,
+    0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u, 0xa2bfe8a1u, 0xa81a664bu,
+    0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u, 0x19a4c116u,
+    0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
+    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u,
+    0xc67178f2u,
 };
 
 static uint32_t kiln__rotr(uint32_t x, unsigned n) {
@@ -32,10 +29,8 @@ static void kiln__sha256_block(uint32_t h[8], const uint8_t *p) {
         w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 |
                (uint32_t)p[4 * t + 2] << 8 | (uint32_t)p[4 * t + 3];
     for (int t = 16; t < 64; t++) {
-        uint32_t s0 = kiln__rotr(w[t - 15], 7) ^ kiln__rotr(w[t - 15], 18) ^
-                      (w[t - 15] >> 3);
-        uint32_t s1 = kiln__rotr(w[t - 2], 17) ^ kiln__rotr(w[t - 2], 19) ^
-                      (w[t - 2] >> 10);
+        uint32_t s0 = kiln__rotr(w[t - 15], 7) ^ kiln__rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
+        uint32_t s1 = kiln__rotr(w[t - 2], 17) ^ kiln__rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
         w[t] = w[t - 16] + s0 + w[t - 7] + s1;
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
@@ -67,16 +62,14 @@ static void kiln__sha256_block(uint32_t h[8], const uint8_t *p) {
 }
 
 void kiln__sha256_init(kiln__sha256_ctx *ctx) {
-    static const uint32_t h0[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u,
-                                   0xa54ff53au, 0x510e527fu, 0x9b05688cu,
-                                   0x1f83d9abu, 0x5be0cd19u};
+    static const uint32_t h0[8] = { 0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                                    0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u };
     memcpy(ctx->h, h0, sizeof h0);
     ctx->bytes = 0;
     ctx->used = 0;
 }
 
-void kiln__sha256_update(kiln__sha256_ctx *ctx, const void *data,
-                         size_t size) {
+void kiln__sha256_update(kiln__sha256_ctx *ctx, const void *data, size_t size) {
     const uint8_t *p = data;
     ctx->bytes += size;
     if (ctx->used) {

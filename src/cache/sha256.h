@@ -8,9 +8,9 @@
 
 typedef struct kiln__sha256_ctx {
     uint32_t h[8];
-    uint64_t bytes;     /* message length so far */
-    uint8_t block[64];  /* pending partial block */
-    size_t used;        /* bytes in block */
+    uint64_t bytes;    /* message length so far */
+    uint8_t block[64]; /* pending partial block */
+    size_t used;       /* bytes in block */
 } kiln__sha256_ctx;
 
 void kiln__sha256_init(kiln__sha256_ctx *ctx);

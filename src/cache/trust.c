@@ -63,18 +63,16 @@ static void kiln__why(char *why, size_t capacity, const char *fmt, ...) {
 }
 
 /* The directory open on fd (path: for messages) against the rules. */
-static kiln_status kiln__dir_check(int fd, const char *path, int shared,
-                                   char *why, size_t capacity) {
+static kiln_status kiln__dir_check(int fd, const char *path, int shared, char *why,
+                                   size_t capacity) {
     struct stat st;
     uid_t me = geteuid();
     if (fstat(fd, &st) != 0) {
-        kiln__why(why, capacity, "cannot stat the cache directory %s: %s",
-                  path, strerror(errno));
+        kiln__why(why, capacity, "cannot stat the cache directory %s: %s", path, strerror(errno));
         return KILN_ERROR_IO;
     }
     if (!S_ISDIR(st.st_mode)) {
-        kiln__why(why, capacity, "the cache directory %s is not a directory",
-                  path);
+        kiln__why(why, capacity, "the cache directory %s is not a directory", path);
         return KILN_ERROR_IO;
     }
     unsigned mode = (unsigned)st.st_mode & 07777;
@@ -105,8 +103,7 @@ static kiln_status kiln__dir_check(int fd, const char *path, int shared,
     return KILN_OK;
 }
 
-kiln_status kiln__cache_dir_open(int create, int *dirfd, int *missing,
-                                 char *why, size_t capacity) {
+kiln_status kiln__cache_dir_open(int create, int *dirfd, int *missing, char *why, size_t capacity) {
     char path[KILN__TRUST_PATH_MAX];
     int shared = kiln__cache_shared();
     int created = 0;
@@ -146,8 +143,7 @@ kiln_status kiln__cache_dir_open(int create, int *dirfd, int *missing,
                       path);
             return KILN_ERROR_UNTRUSTED;
         }
-        kiln__why(why, capacity, "cannot open the cache directory %s: %s",
-                  path, strerror(e));
+        kiln__why(why, capacity, "cannot open the cache directory %s: %s", path, strerror(e));
         return KILN_ERROR_IO;
     }
     kiln_status st = kiln__dir_check(fd, path, shared, why, capacity);
@@ -161,8 +157,8 @@ kiln_status kiln__cache_dir_open(int create, int *dirfd, int *missing,
     return KILN_OK;
 }
 
-int kiln__cache_entry_open(int dirfd, const char *name, int *untrusted,
-                           char *why, size_t capacity) {
+int kiln__cache_entry_open(int dirfd, const char *name, int *untrusted, char *why,
+                           size_t capacity) {
     *untrusted = 0;
     /* O_NONBLOCK: a FIFO planted in a shared cache must not hang us. */
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -233,8 +229,7 @@ KILN_API kiln_status kiln_cache_status(char *why, size_t capacity) {
     } else if (missing && !kiln__cache_shared()) {
         /* created on the first build, 0700: nothing to distrust yet */
         st = KILN_OK;
-        snprintf(reason, sizeof reason,
-                 "private cache in %s (created on the first build)",
+        snprintf(reason, sizeof reason, "private cache in %s (created on the first build)",
                  kiln__cache_dir());
     }
     if (why && capacity)

@@ -37,15 +37,13 @@ int kiln__cache_shared(void);
  * the reason (may be NULL), and the result is KILN_ERROR_UNTRUSTED (refused)
  * or KILN_ERROR_IO (missing, *missing = 1; or unusable). Sets no error
  * message: callers decide whether a refusal is an error. */
-kiln_status kiln__cache_dir_open(int create, int *dirfd, int *missing,
-                                 char *why, size_t capacity);
+kiln_status kiln__cache_dir_open(int create, int *dirfd, int *missing, char *why, size_t capacity);
 
 /* Opens the entry `name` of the open cache directory for reading, if it is
  * trusted. Returns the descriptor, or -1: with *untrusted = 0 and errno set
  * when it cannot be opened (ENOENT: a miss), with *untrusted = 1 and the
  * reason in why ("is a symbolic link") when it is refused. */
-int kiln__cache_entry_open(int dirfd, const char *name, int *untrusted,
-                           char *why, size_t capacity);
+int kiln__cache_entry_open(int dirfd, const char *name, int *untrusted, char *why, size_t capacity);
 
 /* Says on stderr, once per process, that caching is off and why. */
 void kiln__cache_warn_once(const char *why);

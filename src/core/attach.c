@@ -16,17 +16,16 @@ typedef struct kiln__attachment {
 } kiln__attachment;
 
 kiln_status kiln_context_attach(kiln_context *context, const void *key,
-                                void *(*make)(kiln_context *context, void *arg),
-                                void *arg, void (*destroy)(void *data),
-                                void **data) {
+                                void *(*make)(kiln_context *context, void *arg), void *arg,
+                                void (*destroy)(void *data), void **data) {
     if (!data)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_context_attach: data is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_context_attach: data is NULL");
     *data = NULL;
     if (!context || !key || !make)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_context_attach: %s is NULL",
-                               !context ? "context" : !key ? "key" : "make");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_context_attach: %s is NULL",
+                               !context ? "context"
+                               : !key   ? "key"
+                                        : "make");
     pthread_mutex_lock(&context->lock);
     kiln__attachment *a = context->attached;
     while (a && a->key != key)

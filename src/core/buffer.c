@@ -46,11 +46,11 @@ static kiln_status kiln__buffer_size_check(const kiln_context *context, size_t s
 kiln_status kiln__buffer_alloc(kiln_context *context, size_t size, unsigned flags,
                                const void *host_data, void **handle) {
     for (int retried = 0;; retried = 1) {
-        kiln_status st = kiln__fault_hit(KILN__FAULT_DEVICE_ALLOC)
-                             ? kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
-                                               "injected device allocation failure (test hook)")
-                             : context->backend->buffer_create(context->handle, size, flags,
-                                                               host_data, handle);
+        kiln_status st =
+            kiln__fault_hit(KILN__FAULT_DEVICE_ALLOC)
+                ? kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                                  "injected device allocation failure (test hook)")
+                : context->backend->buffer_create(context->handle, size, flags, host_data, handle);
         if (st == KILN_OK || retried ||
             (st != KILN_ERROR_OUT_OF_DEVICE_MEMORY && st != KILN_ERROR_OUT_OF_HOST_MEMORY))
             return st;
@@ -86,7 +86,8 @@ kiln_status kiln_buffer_create(kiln_context *context, size_t size, unsigned flag
         return too_big;
     kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create: out of memory");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_buffer_create: out of memory");
     /* Initial contents need a copy on a queue: such a buffer is a plain one. */
     int pooled = (flags & KILN_BUFFER_POOLED) && !host_data && kiln__pool_enabled(context);
     flags &= ~(unsigned)KILN_BUFFER_POOLED;
@@ -122,13 +123,16 @@ kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t si
     if (offset > parent->size || size > parent->size - offset)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "kiln_buffer_create_sub: [%zu, %zu+%zu) lies outside the parent "
-                               "of %zu bytes", offset, offset, size, parent->size);
+                               "of %zu bytes",
+                               offset, offset, size, parent->size);
     kiln_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_buffer_create_sub: out of memory");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_buffer_create_sub: out of memory");
     /* Views of views are made on the root: OpenCL has no sub-sub-buffers. */
     size_t abs = parent->root_offset + offset;
-    kiln_status st = parent->backend->buffer_create_sub(parent->root->handle, abs, size, &b->handle);
+    kiln_status st =
+        parent->backend->buffer_create_sub(parent->root->handle, abs, size, &b->handle);
     if (st != KILN_OK) {
         free(b);
         return kiln__error_prefix(st, "kiln_buffer_create_sub(offset %zu, size %zu)", offset, size);
@@ -202,7 +206,9 @@ void kiln_buffer_release(kiln_buffer *buffer) {
     }
 }
 
-size_t kiln_buffer_size(const kiln_buffer *buffer) { return buffer ? buffer->size : 0; }
+size_t kiln_buffer_size(const kiln_buffer *buffer) {
+    return buffer ? buffer->size : 0;
+}
 kiln_context *kiln_buffer_context(const kiln_buffer *buffer) {
     return buffer ? buffer->context : NULL;
 }
@@ -238,10 +244,10 @@ static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *que
     kiln__enqueue e; /* no wait list: only for the timeline's event */
     if ((st = kiln__enqueue_begin(&e, fn, queue, 0, NULL, NULL)) != KILN_OK)
         return st;
-    st = to_device ? queue->backend->buffer_write(queue->handle, buffer->handle, offset, size,
-                                                  host, 1, 0, NULL, kiln__enqueue_out(&e, NULL))
-                   : queue->backend->buffer_read(queue->handle, buffer->handle, offset, size,
-                                                 host, 1, 0, NULL, kiln__enqueue_out(&e, NULL));
+    st = to_device ? queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host,
+                                                  1, 0, NULL, kiln__enqueue_out(&e, NULL))
+                   : queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host,
+                                                 1, 0, NULL, kiln__enqueue_out(&e, NULL));
     return kiln__enqueue_end(&e, fn, st, queue, NULL);
 }
 
@@ -257,8 +263,8 @@ kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src, size_t offset,
 
 /* The non-blocking transfers differ only in direction: one body for both. */
 static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queue *queue,
-                                        kiln_buffer *buffer, size_t offset, size_t size,
-                                        void *host, size_t num_wait, kiln_event *const *wait,
+                                        kiln_buffer *buffer, size_t offset, size_t size, void *host,
+                                        size_t num_wait, kiln_event *const *wait,
                                         kiln_event **event) {
     const char *buffer_name = to_device ? "dst" : "src", *host_name = to_device ? "src" : "dst";
     if (event)
@@ -282,24 +288,24 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
-kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset,
-                                    size_t size, const void *src, size_t num_wait,
-                                    kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
+                                    const void *src, size_t num_wait, kiln_event *const *wait,
+                                    kiln_event **event) {
     /* The backend only reads from src; the cast lets one helper serve both ways. */
     return kiln__transfer_async("kiln_buffer_write_async", 1, queue, dst, offset, size,
                                 (void *)(uintptr_t)src, num_wait, wait, event);
 }
 
-kiln_status kiln_buffer_read_async(kiln_queue *queue, kiln_buffer *src, size_t offset,
-                                   size_t size, void *dst, size_t num_wait,
-                                   kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_buffer_read_async(kiln_queue *queue, kiln_buffer *src, size_t offset, size_t size,
+                                   void *dst, size_t num_wait, kiln_event *const *wait,
+                                   kiln_event **event) {
     return kiln__transfer_async("kiln_buffer_read_async", 0, queue, src, offset, size, dst,
                                 num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_offset,
-                                   kiln_buffer *dst, size_t dst_offset, size_t size,
-                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+                             kiln_buffer *dst, size_t dst_offset, size_t size, size_t num_wait,
+                             kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_copy";
     if (event)
         *event = NULL;
@@ -319,14 +325,15 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     kiln__enqueue e;
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
-    st = queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle,
-                                     dst_offset, size, num_wait, e.wait, kiln__enqueue_out(&e, event));
+    st =
+        queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle, dst_offset,
+                                    size, num_wait, e.wait, kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }
 
 kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
-                                   size_t pattern_size, size_t offset, size_t size,
-                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+                             size_t pattern_size, size_t offset, size_t size, size_t num_wait,
+                             kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_fill";
     if (event)
         *event = NULL;
@@ -368,15 +375,18 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
         (map_flags & ~(unsigned)(KILN_MAP_READ | KILN_MAP_WRITE | KILN_MAP_WRITE_INVALIDATE)))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: map_flags 0x%x: use KILN_MAP_READ, KILN_MAP_WRITE or "
-                               "KILN_MAP_WRITE_INVALIDATE", fn, map_flags);
-    if ((map_flags & KILN_MAP_WRITE_INVALIDATE) && (map_flags & ~(unsigned)KILN_MAP_WRITE_INVALIDATE))
+                               "KILN_MAP_WRITE_INVALIDATE",
+                               fn, map_flags);
+    if ((map_flags & KILN_MAP_WRITE_INVALIDATE) &&
+        (map_flags & ~(unsigned)KILN_MAP_WRITE_INVALIDATE))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: KILN_MAP_WRITE_INVALIDATE cannot be combined with other flags",
                                fn);
     struct kiln__mapped *m = kiln__malloc(sizeof *m);
     if (!m)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
-    st = queue->backend->buffer_map(queue->handle, buffer->handle, map_flags, offset, size, host_ptr);
+    st = queue->backend->buffer_map(queue->handle, buffer->handle, map_flags, offset, size,
+                                    host_ptr);
     if (st != KILN_OK) {
         free(m);
         *host_ptr = NULL;
@@ -387,7 +397,7 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
 }
 
 kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
-                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+                              size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_unmap";
     if (event)
         *event = NULL;

@@ -19,27 +19,27 @@
 #include "core/internal.h"
 
 typedef struct {
-    const char *text;   /* the final source line (not terminated) */
+    const char *text; /* the final source line (not terminated) */
     size_t len;
-    const char *label;  /* from #line N "label"; NULL: the user's source */
+    const char *label; /* from #line N "label"; NULL: the user's source */
     size_t label_len;
-    long line;          /* presumed line number */
-    int directive;      /* this line is a #line directive */
+    long line;     /* presumed line number */
+    int directive; /* this line is a #line directive */
 } kiln__srcline;
 
 typedef struct {
     kiln__srcline *lines; /* lines[0] is final line 1 */
     size_t count;
-    size_t prelude;       /* final lines 1..prelude are the prelude */
+    size_t prelude; /* final lines 1..prelude are the prelude */
 } kiln__linemap;
 
 /* One line reference in a log: "TOKEN:N:" or "TOKEN(N):" at a line start
  * (or after "from "). */
 typedef struct {
-    size_t tok, tok_len;  /* offsets into the log */
+    size_t tok, tok_len; /* offsets into the log */
     size_t num, num_len;
     long n;
-    size_t log_line;      /* index of the log line holding it */
+    size_t log_line; /* index of the log line holding it */
 } kiln__ref;
 
 /* "#line N" or "#line N "label"": returns 1 and fills n / label. */
@@ -139,8 +139,7 @@ static int kiln__ends(const char *tok, size_t len, const char *suffix) {
  * pseudo-files): never mapped. */
 static int kiln__foreign(const char *tok, size_t len) {
     return kiln__ends(tok, len, ".h") || kiln__ends(tok, len, ".hpp") ||
-           kiln__ends(tok, len, ".cuh") ||
-           (len >= 9 && memcmp(tok, "<built-in", 9) == 0) ||
+           kiln__ends(tok, len, ".cuh") || (len >= 9 && memcmp(tok, "<built-in", 9) == 0) ||
            (len >= 13 && memcmp(tok, "<command line", 13) == 0) ||
            (len >= 8 && memcmp(tok, "<scratch", 8) == 0);
 }
@@ -223,8 +222,7 @@ static size_t kiln__refs(const char *log, kiln__ref *refs, size_t cap) {
         kiln__ref r;
         /* "<kernel>:3:4: error", PoCL's "error: /tmp/x.cl:3:4: ...", NVRTC's
          * "kiln.cu(3): error"; not inside quoted source lines. */
-        static const char *const lead[] = {"", "error: ", "warning: ", "note: ",
-                                           "fatal error: "};
+        static const char *const lead[] = { "", "error: ", "warning: ", "note: ", "fatal error: " };
         int found = 0;
         for (size_t j = 0; j < sizeof lead / sizeof lead[0] && !found; j++) {
             size_t l = strlen(lead[j]);
@@ -264,8 +262,8 @@ static const char *kiln__log_line(const char *log, size_t idx, size_t *len) {
 
 /* 1 when the log's references fit the final source's own line numbers
  * (the compiler ignored #line) better than the directives' numbers. */
-static int kiln__ignored_directives(const kiln__linemap *m, const char *log,
-                                    const kiln__ref *refs, size_t nrefs) {
+static int kiln__ignored_directives(const kiln__linemap *m, const char *log, const kiln__ref *refs,
+                                    size_t nrefs) {
     int honoured = 0, ignored = 0;
     for (size_t k = 0; k < nrefs; k++) {
         const kiln__ref *r = &refs[k];
@@ -328,8 +326,8 @@ static int kiln__line_has_error(const char *log, size_t log_line) {
     return 0;
 }
 
-char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *log,
-                          char *where, size_t where_cap) {
+char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *log, char *where,
+                          size_t where_cap) {
     if (where && where_cap)
         where[0] = 0;
     if (!final || !log)
@@ -341,7 +339,7 @@ char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *l
     size_t nrefs = kiln__refs(log, refs, KILN__MAX_REFS);
     int ignored = kiln__ignored_directives(&m, log, refs, nrefs);
 
-    kiln__sb out = {0};
+    kiln__sb out = { 0 };
     /* The final line each reference names (0-based; -1 if none). */
     long at[KILN__MAX_REFS];
     size_t copied = 0;

@@ -20,8 +20,8 @@ typedef struct kiln__cb_node {
     kiln_event *event;            /* retained until the callback ran */
     kiln_event_callback callback; /* either a callback ... */
     void *user_data;
-    kiln_continuation fn;         /* ... or a continuation completing next_event */
-    kiln_event *next_event;       /* retained until completed */
+    kiln_continuation fn;   /* ... or a continuation completing next_event */
+    kiln_event *next_event; /* retained until completed */
     int failed;
 } kiln__cb_node;
 
@@ -32,7 +32,9 @@ static kiln__cb_node *kiln__cb_head, *kiln__cb_tail;
 static int kiln__cb_started;
 static _Thread_local int kiln__cb_this_thread; /* 1 on the kiln-callback thread */
 
-int kiln__on_callback_thread(void) { return kiln__cb_this_thread; }
+int kiln__on_callback_thread(void) {
+    return kiln__cb_this_thread;
+}
 
 static void kiln__cb_run(kiln__cb_node *node) {
     /* Some drivers (PoCL) report CL_COMPLETE to a callback registered on an
@@ -123,7 +125,8 @@ kiln_status kiln_event_on_complete(kiln_event *event, kiln_event_callback callba
                                event ? "callback" : "event");
     kiln__cb_node *node = kiln__calloc(1, sizeof *node);
     if (!node)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_event_on_complete: out of memory");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_event_on_complete: out of memory");
     node->callback = callback;
     node->user_data = user_data;
     kiln_status st = kiln__cb_register(event, node);

@@ -115,8 +115,8 @@ void kiln__context_unref(kiln_context *context) {
 }
 
 kiln_status kiln_context_retain(kiln_context *context) {
-    kiln_status st = kiln__ref_retain(context ? &context->handles : NULL,
-                                      "kiln_context_retain", "context");
+    kiln_status st =
+        kiln__ref_retain(context ? &context->handles : NULL, "kiln_context_retain", "context");
     if (st == KILN_OK)
         kiln__context_retain(context);
     return st;
@@ -141,4 +141,3 @@ kiln_device *kiln_context_device(const kiln_context *context, size_t index) {
         return NULL;
     return context->devices[index];
 }
-

@@ -12,7 +12,6 @@
 #include "base/strbuf.h"
 #include "core/internal.h"
 
-
 static pthread_once_t kiln__reg_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t kiln__reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static kiln_status kiln__reg_status;
@@ -41,7 +40,9 @@ static void kiln__backends_join(char *out, size_t cap, int selector_forms) {
     }
 }
 
-static void kiln__install_hint(char *out, size_t cap) { kiln__backends_join(out, cap, 0); }
+static void kiln__install_hint(char *out, size_t cap) {
+    kiln__backends_join(out, cap, 0);
+}
 
 static void kiln__why_append(const char *fmt, const char *a, const char *b) {
     size_t len = strlen(kiln__reg_why);
@@ -52,8 +53,7 @@ static void kiln__why_append(const char *fmt, const char *a, const char *b) {
 
 /* Appends a device (copied) to the registry; called with the lock held or
  * during the once-initialisation. */
-static kiln_device *kiln__reg_add(const kiln__backend *backend,
-                                  const kiln__bdevice *bdev) {
+static kiln_device *kiln__reg_add(const kiln__backend *backend, const kiln__bdevice *bdev) {
     if (kiln__reg_count == kiln__reg_cap) {
         size_t cap = kiln__reg_cap ? kiln__reg_cap * 2 : 8;
         kiln_device **grown = kiln__realloc(kiln__reg_devices, cap * sizeof *grown);
@@ -87,7 +87,8 @@ static void kiln__reg_load(void) {
         }
         if (!be->selector_prefix || !*be->selector_prefix || !be->load || !be->enumerate) {
             kiln__why_append("%s backend: its table lacks a selector prefix, load or "
-                             "enumerate%s; ", be->name, "");
+                             "enumerate%s; ",
+                             be->name, "");
             continue;
         }
         kiln__error_set(KILN_OK, 0, "%s", "");
@@ -119,8 +120,7 @@ kiln_status kiln__registry_init(void) {
     if (kiln__reg_status != KILN_OK) {
         char hint[1024];
         kiln__install_hint(hint, sizeof hint);
-        return kiln__error_set(kiln__reg_status, 0,
-                               "no compute runtime could be loaded (%s); %s",
+        return kiln__error_set(kiln__reg_status, 0, "no compute runtime could be loaded (%s); %s",
                                kiln__reg_why, hint);
     }
     return KILN_OK;
@@ -153,8 +153,8 @@ kiln_status kiln_device_get(size_t index, kiln_device **device) {
     pthread_mutex_unlock(&kiln__reg_lock);
     if (!*device)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                               "kiln_device_get: index %zu, but there are %zu devices",
-                               index, count);
+                               "kiln_device_get: index %zu, but there are %zu devices", index,
+                               count);
     return KILN_OK;
 }
 
@@ -252,12 +252,10 @@ static kiln_device *kiln__select_locked(const char *sel) {
         kiln_device *d = kiln__reg_devices[i];
         if (d->b.info.is_subdevice)
             continue;
-        if ((type && (int)d->b.info.type == type) ||
-            kiln__contains_ci(d->b.info.name, sel) ||
+        if ((type && (int)d->b.info.type == type) || kiln__contains_ci(d->b.info.name, sel) ||
             kiln__contains_ci(d->b.info.vendor, sel) ||
             kiln__contains_ci(d->b.info.platform, sel) ||
-            kiln__contains_ci(d->b.info.version, sel) ||
-            kiln__contains_ci(d->b.identity, sel) ||
+            kiln__contains_ci(d->b.info.version, sel) || kiln__contains_ci(d->b.identity, sel) ||
             kiln__contains_ci(d->b.info.id, sel))
             return d;
     }
@@ -267,8 +265,8 @@ static kiln_device *kiln__select_locked(const char *sel) {
 /* A GPU, then an accelerator, then a CPU; within a type the backend of the
  * highest priority (backend.h), then registry order. */
 static kiln_device *kiln__select_default_locked(void) {
-    static const kiln_device_type order[] = {KILN_DEVICE_GPU, KILN_DEVICE_ACCELERATOR,
-                                             KILN_DEVICE_CPU};
+    static const kiln_device_type order[] = { KILN_DEVICE_GPU, KILN_DEVICE_ACCELERATOR,
+                                              KILN_DEVICE_CPU };
     for (size_t t = 0; t < sizeof order / sizeof order[0]; t++) {
         kiln_device *best = NULL;
         for (size_t i = 0; i < kiln__reg_count; i++) {
@@ -286,7 +284,9 @@ static kiln_device *kiln__select_default_locked(void) {
     return NULL;
 }
 
-static void kiln__selector_forms(char *out, size_t cap) { kiln__backends_join(out, cap, 1); }
+static void kiln__selector_forms(char *out, size_t cap) {
+    kiln__backends_join(out, cap, 1);
+}
 
 kiln_status kiln_device_select(const char *selector, kiln_device **device) {
     if (!device)
@@ -318,8 +318,8 @@ kiln_status kiln_device_select(const char *selector, kiln_device **device) {
     list[0] = 0;
     for (size_t i = 0; i < kiln__reg_count && len + 1 < sizeof list; i++) {
         const kiln_device *d = kiln__reg_devices[i];
-        int w = snprintf(list + len, sizeof list - len, "%s  %zu: %s \"%s\" (%s)", i ? "\n" : "",
-                         i, d->b.info.id, d->b.info.name, d->b.info.platform);
+        int w = snprintf(list + len, sizeof list - len, "%s  %zu: %s \"%s\" (%s)", i ? "\n" : "", i,
+                         d->b.info.id, d->b.info.name, d->b.info.platform);
         if (w < 0)
             break;
         len += (size_t)w;
@@ -331,8 +331,8 @@ kiln_status kiln_device_select(const char *selector, kiln_device **device) {
     if (count == 0) {
         char hint[1024];
         kiln__install_hint(hint, sizeof hint);
-        return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
-                               "no compute device found (%s); %s", kiln__reg_why, hint);
+        return kiln__error_set(KILN_ERROR_NO_DEVICE, 0, "no compute device found (%s); %s",
+                               kiln__reg_why, hint);
     }
     if (!selector)
         return kiln__error_set(KILN_ERROR_NO_DEVICE, 0, "no usable device; devices:\n%s", list);
@@ -344,8 +344,8 @@ kiln_status kiln_device_select(const char *selector, kiln_device **device) {
                            source, selector, forms, list);
 }
 
-kiln_status (kiln_device_get_info)(const kiln_device *device, kiln_device_info *info,
-                                   size_t info_size) {
+kiln_status(kiln_device_get_info)(const kiln_device *device, kiln_device_info *info,
+                                  size_t info_size) {
     if (!device || !info)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_get_info: %s is NULL",
                                device ? "info" : "device");
@@ -353,7 +353,8 @@ kiln_status (kiln_device_get_info)(const kiln_device *device, kiln_device_info *
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_device_get_info: info_size is %zu, less than any version "
                                "of kiln_device_info (call it through the kiln_device_get_info "
-                               "macro)", info_size);
+                               "macro)",
+                               info_size);
     /* An older caller's struct is a prefix of ours; a newer one's extra
      * fields read 0 ("unknown"). */
     size_t n = info_size < sizeof *info ? info_size : sizeof *info;
@@ -369,8 +370,7 @@ const char *kiln_device_extensions(const kiln_device *device) {
 }
 
 kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
-                                  kiln_device **subdevices, size_t capacity,
-                                  size_t *count) {
+                                  kiln_device **subdevices, size_t capacity, size_t *count) {
     if (!device || !count)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_partition: %s is NULL",
                                device ? "count" : "device");
@@ -382,14 +382,16 @@ kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
     if (units_each == 0 || capacity == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_device_partition: units_each (%u) and capacity (%zu) "
-                               "must be > 0", units_each, capacity);
+                               "must be > 0",
+                               units_each, capacity);
     if (!device->backend->partition)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "kiln_device_partition: the %s backend cannot partition devices",
                                device->backend->name);
     kiln__bdevice *subs = kiln__calloc(capacity, sizeof *subs);
     if (!subs)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_device_partition: out of memory");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_device_partition: out of memory");
     size_t n = 0;
     kiln_status st = device->backend->partition(&device->b, units_each, subs, capacity, &n);
     if (st != KILN_OK) {
@@ -405,7 +407,8 @@ kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
         if (!d) {
             for (size_t j = i; j < n; j++)
                 free(subs[j].extensions);
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_device_partition: out of memory");
+            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                 "kiln_device_partition: out of memory");
             break;
         }
         subdevices[i] = d;

@@ -99,7 +99,8 @@ static kiln_status kiln__wait_failed(const char *fn, const kiln_event *event, ki
     if (!event || !event->label[0])
         return kiln__error_prefix(st, "%s", fn);
     if (st == KILN_ERROR_DRIVER)
-        return kiln__error_prefix(st, "%s: %s ended with a device error (a fault inside the "
+        return kiln__error_prefix(st,
+                                  "%s: %s ended with a device error (a fault inside the "
                                   "kernel, such as an out-of-bounds access, or a lost device)",
                                   fn, event->label);
     return kiln__error_prefix(st, "%s: %s", fn, event->label);
@@ -124,8 +125,7 @@ static uint64_t kiln__now_ns(void) {
  * that timed out. */
 kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms) {
     if (!event)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_event_wait_timeout: event is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_wait_timeout: event is NULL");
     uint64_t start = kiln__now_ns(), nap = 20000;
     uint64_t limit = timeout_ms > UINT64_MAX / 1000000u ? UINT64_MAX : timeout_ms * 1000000u;
     for (;;) {
@@ -147,7 +147,7 @@ kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms) {
                                    "after %llu ms; its work goes on",
                                    (unsigned long long)timeout_ms);
         uint64_t sleep = nap < limit - spent ? nap : limit - spent;
-        struct timespec ts = {(time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u)};
+        struct timespec ts = { (time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u) };
         nanosleep(&ts, NULL);
         if (nap < 1000000)
             nap *= 2;
@@ -165,7 +165,8 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
     if (num > KILN__STACK_ARGS) {
         list = kiln__malloc(num * sizeof *list);
         if (!list)
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_events_wait: out of memory");
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                   "kiln_events_wait: out of memory");
     }
     /* One driver call when all events share a context (OpenCL's
      * clWaitForEvents requires it), else one per event. */
@@ -235,7 +236,8 @@ kiln_status kiln_event_get_times(kiln_event *event, kiln_event_times *times) {
     if (s != KILN_EVENT_COMPLETE)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "kiln_event_get_times: the event has not completed (state %d); "
-                               "wait for it first", (int)s);
+                               "wait for it first",
+                               (int)s);
     st = event->backend->event_times(event->handle, times);
     return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_event_get_times");
 }
@@ -245,7 +247,8 @@ kiln_status kiln_event_create_user(kiln_context *context, kiln_event **event) {
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_create_user: event is NULL");
     *event = NULL;
     if (!context)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_create_user: context is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_event_create_user: context is NULL");
     kiln_status st = kiln__event_user_new(context, event);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "kiln_event_create_user");
@@ -263,7 +266,8 @@ kiln_status kiln_event_set_complete(kiln_event *event, kiln_event_state state) {
     if (state != KILN_EVENT_COMPLETE && state != KILN_EVENT_ERROR)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_event_set_complete: state must be KILN_EVENT_COMPLETE or "
-                               "KILN_EVENT_ERROR, got %d", (int)state);
+                               "KILN_EVENT_ERROR, got %d",
+                               (int)state);
     if (atomic_exchange(&event->user_set, 1))
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "kiln_event_set_complete: the user event was completed already");
@@ -274,4 +278,3 @@ kiln_status kiln_event_set_complete(kiln_event *event, kiln_event_state state) {
     }
     return KILN_OK;
 }
-

@@ -149,7 +149,9 @@ kiln_status kiln_future_create(kiln_context *context, size_t size, kiln_future *
     return future_new(context, size, FUT_DEVICE, "kiln_future_create", future);
 }
 
-void *kiln_future_data(kiln_future *future) { return future ? future->value : NULL; }
+void *kiln_future_data(kiln_future *future) {
+    return future ? future->value : NULL;
+}
 
 static void device_done(kiln_event *event, kiln_event_state state, void *arg) {
     (void)event;
@@ -184,7 +186,9 @@ kiln_status kiln_future_read(kiln_queue *queue, kiln_buffer *buffer, size_t offs
         *future = NULL;
     if (!queue || !buffer || !future)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !queue ? "queue" : !buffer ? "buffer" : "future");
+                               !queue    ? "queue"
+                               : !buffer ? "buffer"
+                                         : "future");
     kiln_future *f = NULL;
     kiln_status st = future_new(queue->context, size, FUT_DEVICE, fn, &f);
     if (st != KILN_OK)
@@ -208,7 +212,9 @@ kiln_status kiln_future_ready(kiln_context *context, const void *value, size_t s
         *future = NULL;
     if (!context || !future || (size && !value))
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_future_ready: %s is NULL",
-                               !context ? "context" : !future ? "future" : "value");
+                               !context  ? "context"
+                               : !future ? "future"
+                                         : "value");
     kiln_status st = future_new(context, size, FUT_HOST, "kiln_future_ready", future);
     if (st != KILN_OK)
         return st;
@@ -220,7 +226,9 @@ kiln_status kiln_future_ready(kiln_context *context, const void *value, size_t s
 
 /* ------------------------------------------------------------------ reading */
 
-kiln_event *kiln_future_event(kiln_future *future) { return future ? future->done : NULL; }
+kiln_event *kiln_future_event(kiln_future *future) {
+    return future ? future->done : NULL;
+}
 
 kiln_status kiln_future_state(kiln_future *future, kiln_event_state *state) {
     if (!future || !state)
@@ -333,7 +341,7 @@ static void step_run(kiln_event *event, kiln_event_state state, void *arg) {
         }
     }
     kiln_future_release(from);
-    if (inner) { /* next settles when the future fn returned does */
+    if (inner) {         /* next settles when the future fn returned does */
         s->from = inner; /* fn's reference */
         kiln_status st = kiln_event_on_complete(inner->done, adopt_done, s);
         if (st == KILN_OK)
@@ -351,7 +359,9 @@ kiln_status kiln_future_then(kiln_future *future, kiln_future_fn fn, void *user_
         *next = NULL;
     if (!future || !fn || !next)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_future_then: %s is NULL",
-                               !future ? "future" : !fn ? "fn" : "next");
+                               !future ? "future"
+                               : !fn   ? "fn"
+                                       : "next");
     step *s = kiln__calloc(1, sizeof *s);
     if (!s)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_future_then: out of memory");
@@ -451,8 +461,8 @@ static kiln_status when(size_t n, kiln_future *const *futures, int any, kiln_fut
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
                                out ? "futures" : "out");
     if (n == 0) /* and no context to make a future in */
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: no futures; give at least one", fn);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: no futures; give at least one",
+                               fn);
     for (size_t i = 0; i < n; i++)
         if (!futures[i])
             return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: futures[%zu] is NULL", fn, i);

@@ -21,19 +21,19 @@
 #define KILN__STACK_ARGS 16
 
 struct kiln_device {
-    kiln__bdevice b;              /* as the backend reported it */
+    kiln__bdevice b; /* as the backend reported it */
     const kiln__backend *backend;
-    size_t index;                 /* position in kiln_device_get order */
+    size_t index; /* position in kiln_device_get order */
 };
 
 /* One compiled program for one device, kept by the context's memory cache
  * (keyed by the cache key) for the context's lifetime. */
 typedef struct kiln__built {
-    struct kiln__built *next;     /* hash chain */
+    struct kiln__built *next; /* hash chain */
     char key[65];
-    void *handle;                 /* backend program */
-    char *log;                    /* build log (warnings), never NULL */
-    int from_disk;                /* 1 if loaded from the disk cache */
+    void *handle;  /* backend program */
+    char *log;     /* build log (warnings), never NULL */
+    int from_disk; /* 1 if loaded from the disk cache */
 } kiln__built;
 
 #define KILN__BUILT_BUCKETS 64
@@ -41,14 +41,14 @@ typedef struct kiln__built {
 /* The context's memory pool (pool.c). */
 typedef struct kiln__pool_block kiln__pool_block;
 typedef struct kiln__pool {
-    pthread_mutex_t lock;         /* guards everything below */
+    pthread_mutex_t lock; /* guards everything below */
     int disabled;
-    size_t max_cached;            /* 0: no limit */
-    kiln__pool_block *ready;      /* cached, free to hand out */
-    kiln__pool_block *waiting;    /* cached, behind a fence of queued work, */
+    size_t max_cached;              /* 0: no limit */
+    kiln__pool_block *ready;        /* cached, free to hand out */
+    kiln__pool_block *waiting;      /* cached, behind a fence of queued work, */
     kiln__pool_block *waiting_tail; /* oldest first */
-    kiln_queue *queues;           /* the context's live queues */
-    void **retired;               /* markers of freed queues, not yet seen complete */
+    kiln_queue *queues;             /* the context's live queues */
+    void **retired;                 /* markers of freed queues, not yet seen complete */
     size_t num_retired, cap_retired;
     kiln_pool_stats stats;
 } kiln__pool;
@@ -59,11 +59,11 @@ struct kiln_context {
     void *handle;
     size_t num_devices;
     kiln_device **devices;
-    pthread_mutex_t lock;         /* guards the memory cache */
+    pthread_mutex_t lock; /* guards the memory cache */
     kiln__built *built[KILN__BUILT_BUCKETS];
-    atomic_int handles;           /* the caller's references and queues */
+    atomic_int handles;                /* the caller's references and queues */
     struct kiln__attachment *attached; /* kiln_context_attach (attach.c) */
-    kiln__pool pool;              /* pool.c */
+    kiln__pool pool;                   /* pool.c */
 };
 
 struct kiln_queue {
@@ -72,17 +72,17 @@ struct kiln_queue {
     void *handle;
     kiln_context *context;
     kiln_device *device;
-    size_t device_slot;           /* index of device in context->devices */
+    size_t device_slot; /* index of device in context->devices */
     unsigned flags;
-    unsigned serial;              /* 1, 2, ... in creation order (the timeline's rows) */
+    unsigned serial; /* 1, 2, ... in creation order (the timeline's rows) */
     /* Backend events of the commands enqueued with a wait list since the
      * last kiln_queue_finish: the ones that can fail without faulting, and
      * that the drivers' own finish keeps quiet about (waitlist.c). */
     pthread_mutex_t watch_lock;
     void **watch;
     size_t num_watch, cap_watch;
-    int watch_failed;             /* a pruned watched event had failed */
-    kiln_queue *pool_next;        /* the context's queue list (pool.c) */
+    int watch_failed;      /* a pruned watched event had failed */
+    kiln_queue *pool_next; /* the context's queue list (pool.c) */
 };
 
 struct kiln_buffer {
@@ -90,20 +90,20 @@ struct kiln_buffer {
     const kiln__backend *backend;
     void *handle;
     kiln_context *context;
-    kiln_buffer *parent;          /* sub-buffers hold their parent */
-    kiln_buffer *root;            /* the top-level buffer (self if none) */
-    size_t root_offset;           /* offset of this view in root */
+    kiln_buffer *parent; /* sub-buffers hold their parent */
+    kiln_buffer *root;   /* the top-level buffer (self if none) */
+    size_t root_offset;  /* offset of this view in root */
     size_t size;
-    struct kiln__mapped *mapped;  /* live kiln_buffer_map pointers (buffer.c) */
-    kiln__pool_block *block;      /* a pooled root buffer's block, else NULL */
+    struct kiln__mapped *mapped; /* live kiln_buffer_map pointers (buffer.c) */
+    kiln__pool_block *block;     /* a pooled root buffer's block, else NULL */
 };
 
 struct kiln_program {
     atomic_int refs;
     const kiln__backend *backend;
     kiln_context *context;
-    kiln__built **built;          /* one per context device (owned by context) */
-    kiln__sig_list sigs;          /* kernels parsed from the user's source */
+    kiln__built **built; /* one per context device (owned by context) */
+    kiln__sig_list sigs; /* kernels parsed from the user's source */
 };
 
 struct kiln_kernel {
@@ -111,21 +111,21 @@ struct kiln_kernel {
     const kiln__backend *backend;
     kiln_program *program;
     kiln_context *context;
-    const kiln__sig *sig;         /* NULL if the parser did not find it */
+    const kiln__sig *sig; /* NULL if the parser did not find it */
     char *name;
-    void **handles;               /* one backend kernel per context device */
+    void **handles; /* one backend kernel per context device */
 };
 
 struct kiln_event {
     atomic_int refs;
     const kiln__backend *backend;
-    void *handle;                 /* backend event */
+    void *handle; /* backend event */
     kiln_context *context;
-    unsigned char profiling;      /* made on a profiling queue */
-    unsigned char user;           /* made by kiln_event_create_user */
-    atomic_int user_set;          /* user event completed already */
-    char label[80];               /* "kernel 'name'" for a launch, else "":
-                                     a failed wait names what failed */
+    unsigned char profiling; /* made on a profiling queue */
+    unsigned char user;      /* made by kiln_event_create_user */
+    atomic_int user_set;     /* user event completed already */
+    char label[80];          /* "kernel 'name'" for a launch, else "":
+                                a failed wait names what failed */
 };
 
 /* buildlog.c: after a failed build of final (whose first prelude_lines
@@ -134,8 +134,8 @@ struct kiln_event {
  * user's source when the compiler ignored the #line directives, followed by
  * the source lines the errors point at. where (if not NULL) gets the first
  * of those as "label:line: text" ("" if none). */
-char *kiln__build_log_map(const char *final, size_t prelude_lines,
-                          const char *log, char *where, size_t where_cap);
+char *kiln__build_log_map(const char *final, size_t prelude_lines, const char *log, char *where,
+                          size_t where_cap);
 
 /* device.c: makes sure the backends are loaded; returns the status. */
 kiln_status kiln__registry_init(void);
@@ -149,8 +149,8 @@ typedef kiln_status (*kiln__context_make)(const void *arg, const kiln__bdevice *
                                           size_t num_devices, void **handle);
 kiln_status kiln__context_new(const char *fn, kiln_device *const *devices, size_t num_devices,
                               kiln__context_make make, const void *arg, kiln_context **context);
-typedef kiln_status (*kiln__queue_make)(const void *arg, kiln_context *context,
-                                        kiln_device *device, unsigned flags, void **handle);
+typedef kiln_status (*kiln__queue_make)(const void *arg, kiln_context *context, kiln_device *device,
+                                        unsigned flags, void **handle);
 kiln_status kiln__queue_new(const char *fn, kiln_context *context, size_t slot, unsigned flags,
                             kiln__queue_make make, const void *arg, kiln_queue **queue);
 
@@ -172,8 +172,7 @@ void kiln__pool_destroy(kiln_context *context);
 /* 1 if pooled allocations are on for the context. */
 int kiln__pool_enabled(kiln_context *context);
 /* A block of size's class for b (b->handle and b->block set). */
-kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
-                             kiln_buffer *b);
+kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags, kiln_buffer *b);
 /* A pooled root buffer's block comes back (keep 0: free it instead). */
 void kiln__pool_put(kiln_context *context, kiln__pool_block *block, int keep);
 /* Frees cached blocks until at most keep bytes stay; returns bytes freed. */
@@ -193,8 +192,8 @@ void kiln__context_drop_attachments(kiln_context *context);
 /* event.c, waitlist.c, queue.c (kiln__nothing_done) */
 /* Wraps a backend event (taking over its reference) into a new kiln_event.
  * On allocation failure releases the backend event. */
-kiln_status kiln__event_wrap(kiln_context *context, void *handle,
-                             int profiling, kiln_event **event);
+kiln_status kiln__event_wrap(kiln_context *context, void *handle, int profiling,
+                             kiln_event **event);
 /* A kiln_event with no backend event yet (set ->handle before use), and its
  * disposal while the handle is still unset. */
 kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling);
@@ -205,16 +204,15 @@ kiln_status kiln__event_user_new(kiln_context *context, kiln_event **event);
 kiln_status kiln__event_completed(kiln_context *context, kiln_event **event);
 /* The event (if asked for) of an operation that has nothing to do: complete
  * at once, or a marker over its wait list when it has one. */
-kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait,
-                               kiln_event *const *wait, kiln_event **event);
+kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event);
 /* Translates a public wait list into backend events. An event of another
  * context is replaced by a user event of this one that completes when it
  * does (the host bridges devices and backends). storage has
  * KILN__STACK_ARGS entries; a longer list, or one with such stand-ins, is
  * allocated. Always pair with kiln__wait_list_free (after the enqueue). */
-kiln_status kiln__wait_list(kiln_context *context, size_t num_wait,
-                            kiln_event *const *wait, void **storage,
-                            void *const **out);
+kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *const *wait,
+                            void **storage, void *const **out);
 void kiln__wait_list_free(void *const *list, void **storage, size_t num_wait);
 /* The frame of an enqueue: begin translates the wait list (for the backend
  * call: num_wait entries in e.wait, and &e.event where an event is asked
@@ -231,8 +229,8 @@ typedef struct kiln__enqueue {
     void *event;
     const char *name;     /* the command's name on the timeline */
     uint64_t enqueued_ns; /* host clock at enqueue; 0 when no trace is on */
-    kiln_event *wrapper; /* allocated by begin when an event is asked for */
-    int nvtx;            /* an NVTX range was pushed by begin (nvtx.c) */
+    kiln_event *wrapper;  /* allocated by begin when an event is asked for */
+    int nvtx;             /* an NVTX range was pushed by begin (nvtx.c) */
 } kiln__enqueue;
 
 /* NVTX ranges around enqueues (nvtx.c): push returns 1 when it pushed one
@@ -251,8 +249,8 @@ void kiln__trace_command(kiln_queue *queue, const char *name, uint64_t enqueued_
                          kiln_event *event);
 kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
                                 size_t num_wait, kiln_event *const *wait, kiln_event **event);
-kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
-                              kiln_queue *queue, kiln_event **event);
+kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st, kiln_queue *queue,
+                              kiln_event **event);
 /* Where the backend call puts its event: &e->event when the caller asked
  * for one, the command waits on others (the queue watches it) or a trace
  * records every command (trace.c), else NULL. */

@@ -9,7 +9,7 @@
 #include "base/fault.h"
 #include "core/internal.h"
 
-static const char *const kiln__object_names[] = {"context", "queue", "buffer", "event"};
+static const char *const kiln__object_names[] = { "context", "queue", "buffer", "event" };
 
 /* The object's backend, whatever its kind (each core object starts with
  * its count and its backend table, but the layouts differ: ask each). */
@@ -167,10 +167,9 @@ kiln_status kiln__interop_context_wrap(const struct kiln__backend_interop *via, 
     kiln_status st = KILN_OK;
     for (size_t i = 0; st == KILN_OK && i < num_devices; i++)
         st = kiln__interop_device_find(via, fn, device_handles[i], &devices[i]);
-    struct kiln__interop_native n = {via, fn, native};
+    struct kiln__interop_native n = { via, fn, native };
     if (st == KILN_OK)
-        st = kiln__context_new(fn, devices, num_devices, kiln__interop_context_make, &n,
-                               context);
+        st = kiln__context_new(fn, devices, num_devices, kiln__interop_context_make, &n, context);
     free(devices);
     return st;
 }
@@ -193,8 +192,9 @@ kiln_status kiln__interop_queue_wrap(const struct kiln__backend_interop *via, co
     if (slot == context->num_devices)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the native queue's device is not one of the context's "
-                               "devices", fn);
-    struct kiln__interop_native n = {via, fn, native};
+                               "devices",
+                               fn);
+    struct kiln__interop_native n = { via, fn, native };
     return kiln__queue_new(fn, context, slot, flags, kiln__interop_queue_make, &n, queue);
 }
 

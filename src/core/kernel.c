@@ -100,7 +100,9 @@ kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device, size
         *groups_per_cu = 0;
     if (!kernel || !device || !groups_per_cu)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !kernel ? "kernel" : !device ? "device" : "groups_per_cu");
+                               !kernel   ? "kernel"
+                               : !device ? "device"
+                                         : "groups_per_cu");
     if (local_size == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: local_size is 0", fn);
     size_t i = 0;
@@ -113,24 +115,30 @@ kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device, size
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: the driver of %s cannot tell a kernel's occupancy", fn,
                                device->b.info.id);
-    kiln_status st = kernel->backend->kernel_occupancy(kernel->handles[i], local_size, groups_per_cu);
+    kiln_status st =
+        kernel->backend->kernel_occupancy(kernel->handles[i], local_size, groups_per_cu);
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s(\"%s\")", fn, kernel->name);
 }
 
 static const char *kiln__kind_name(kiln_arg_kind kind) {
     switch (kind) {
-    case KILN_ARG_BUFFER: return "a buffer";
-    case KILN_ARG_SCALAR: return "a scalar";
-    case KILN_ARG_LOCAL: return "local memory";
-    case KILN_ARG_ARRAY: return "an array";
-    case KILN_ARG_MAP: return "mapped host memory";
+    case KILN_ARG_BUFFER:
+        return "a buffer";
+    case KILN_ARG_SCALAR:
+        return "a scalar";
+    case KILN_ARG_LOCAL:
+        return "local memory";
+    case KILN_ARG_ARRAY:
+        return "an array";
+    case KILN_ARG_MAP:
+        return "mapped host memory";
     }
     return "an unknown kind";
 }
 
 /* Reports a bad argument i; cold path. */
-static kiln_status kiln__arg_error(const kiln_kernel *k, size_t i, const char *fmt,
-                                   const char *a, const char *b) {
+static kiln_status kiln__arg_error(const kiln_kernel *k, size_t i, const char *fmt, const char *a,
+                                   const char *b) {
     char what[512];
     snprintf(what, sizeof what, fmt, a, b);
     const char *pname = k->sig && i < k->sig->num_params ? k->sig->params[i].name : "";
@@ -204,10 +212,11 @@ static inline kiln_status kiln__arg_check(const kiln_kernel *k, const kiln_conte
     case KILN_ARG_MAP:
         return kiln__arg_error(k, i, "%s is not a kernel argument (pass the buffer: %s)",
                                a->kind == KILN_ARG_ARRAY ? "an array" : "mapped host memory",
-                               a->kind == KILN_ARG_ARRAY ? "kiln_array_buffer" : "kiln_data_region_lookup");
+                               a->kind == KILN_ARG_ARRAY ? "kiln_array_buffer"
+                                                         : "kiln_data_region_lookup");
     }
-    return kiln__arg_error(k, i, "unknown argument kind (build it with a KILN_ARG_* macro)%s%s",
-                           "", "");
+    return kiln__arg_error(k, i, "unknown argument kind (build it with a KILN_ARG_* macro)%s%s", "",
+                           "");
 }
 
 /* A local size the device cannot run (each dimension, and in all). */
@@ -251,8 +260,8 @@ static kiln_status kiln__launch_failed(const kiln_kernel *kernel, const kiln_que
                                "local[%u] = %zu, and device %s requires it (round global up "
                                "and bounds-check in the kernel, or pass local = NULL); the "
                                "driver said: %s",
-                               kernel->name, d, global[d], d, local[d],
-                               queue->device->b.info.id, said);
+                               kernel->name, d, global[d], d, local[d], queue->device->b.info.id,
+                               said);
     }
     return kiln__error_prefix(st, "kiln_kernel_launch(%s)", kernel->name);
 }
@@ -304,7 +313,8 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
     if (kernel->context != ctx)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "kiln_kernel_launch(%s): the kernel's program belongs to another "
-                               "context than the queue", kernel->name);
+                               "context than the queue",
+                               kernel->name);
     if (dims < 1 || dims > 3)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_kernel_launch(%s): dims is %u; it must be 1, 2 or 3",
@@ -328,7 +338,8 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
     if (num_args > KILN__STACK_ARGS) {
         bargs = kiln__malloc(num_args * sizeof *bargs);
         if (!bargs)
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_kernel_launch: out of memory");
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                   "kiln_kernel_launch: out of memory");
     }
     kiln_status st = KILN_OK;
     for (size_t i = 0; i < num_args; i++) {
@@ -360,7 +371,7 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         num_wait, e.wait, kiln__enqueue_out(&e, event));
     st = kiln__enqueue_end(&e, NULL, launched, queue, event);
     if (st == KILN_OK && event && *event)
-        snprintf((*event)->label, sizeof (*event)->label, "kernel '%.64s'", kernel->name);
+        snprintf((*event)->label, sizeof(*event)->label, "kernel '%.64s'", kernel->name);
     if (launched != KILN_OK)
         st = kiln__launch_failed(kernel, queue, dims, global, local, launched);
 out:

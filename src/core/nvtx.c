@@ -49,5 +49,6 @@ int kiln__nvtx_push(const char *name) {
     return 0;
 }
 
-void kiln__nvtx_pop(void) {}
+void kiln__nvtx_pop(void) {
+}
 #endif

@@ -33,10 +33,10 @@
 
 struct kiln__pool_block {
     kiln__pool_block *next;
-    void *handle;      /* backend buffer of `bytes` bytes */
-    size_t bytes;      /* the size class */
-    unsigned flags;    /* backend flags (KILN_BUFFER_POOLED removed) */
-    void **fence;      /* backend events; the block is ready once all completed */
+    void *handle;   /* backend buffer of `bytes` bytes */
+    size_t bytes;   /* the size class */
+    unsigned flags; /* backend flags (KILN_BUFFER_POOLED removed) */
+    void **fence;   /* backend events; the block is ready once all completed */
     size_t num_fence;
 };
 
@@ -186,8 +186,7 @@ static void kiln__pool_count_use(kiln__pool *p, const kiln__pool_block *b) {
         p->stats.peak_in_use = p->stats.bytes_in_use;
 }
 
-kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
-                             kiln_buffer *buf) {
+kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags, kiln_buffer *buf) {
     kiln__pool *p = &context->pool;
     flags &= ~(unsigned)KILN_BUFFER_POOLED;
     size_t bytes = kiln__pool_class(context, size);
@@ -294,7 +293,7 @@ void kiln__pool_put(kiln_context *context, kiln__pool_block *b, int keep) {
  * keep bytes stay cached. */
 static kiln__pool_block *kiln__pool_unlink(kiln__pool *p, size_t keep) {
     kiln__pool_block *dead = NULL;
-    kiln__pool_block **lists[2] = {&p->ready, &p->waiting};
+    kiln__pool_block **lists[2] = { &p->ready, &p->waiting };
     for (int l = 0; l < 2; l++) {
         kiln__pool_block **at = lists[l];
         while (*at && p->stats.bytes_cached > keep) {
@@ -391,8 +390,7 @@ void kiln__pool_queue_remove(kiln_queue *queue) {
 
 /* ---------------------------------------------------------- public calls */
 
-kiln_status (kiln_pool_get_stats)(kiln_context *context, kiln_pool_stats *stats,
-                                  size_t stats_size) {
+kiln_status(kiln_pool_get_stats)(kiln_context *context, kiln_pool_stats *stats, size_t stats_size) {
     if (!context || !stats)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_pool_get_stats: %s is NULL",
                                context ? "stats" : "context");
@@ -400,7 +398,8 @@ kiln_status (kiln_pool_get_stats)(kiln_context *context, kiln_pool_stats *stats,
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "kiln_pool_get_stats: stats_size is %zu, less than any version "
                                "of kiln_pool_stats (call it through the kiln_pool_get_stats "
-                               "macro)", stats_size);
+                               "macro)",
+                               stats_size);
     kiln__pool *p = &context->pool;
     kiln__pool_block *dead = NULL;
     pthread_mutex_lock(&p->lock);
@@ -435,8 +434,8 @@ kiln_status kiln_pool_configure(kiln_context *context, const kiln_pool_opts *opt
     if (st != KILN_OK)
         return st;
     if (o.disabled != 0 && o.disabled != 1)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: disabled is %d (0 or 1)", fn, o.disabled);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: disabled is %d (0 or 1)", fn,
+                               o.disabled);
     kiln__pool *p = &context->pool;
     pthread_mutex_lock(&p->lock);
     p->disabled = o.disabled;

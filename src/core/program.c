@@ -23,7 +23,6 @@ static unsigned kiln__bucket(const char *hex) {
     return h % KILN__BUILT_BUCKETS;
 }
 
-
 static void kiln__label(char *out, size_t cap, const kiln__backend *be, const kiln_device *dev,
                         const kiln__sig_list *sigs) {
     int w = snprintf(out, cap, "%s %s kernels:", be->name, dev->b.info.name);
@@ -57,7 +56,8 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
         void *payload = NULL;
         size_t size = 0;
         if (kiln__cache_load(&key, &payload, &size) == KILN_OK) {
-            if (be->program_load(ctx->handle, &dev->b, payload, size, options, &e->handle) == KILN_OK)
+            if (be->program_load(ctx->handle, &dev->b, payload, size, options, &e->handle) ==
+                KILN_OK)
                 e->from_disk = 1;
             else
                 e->handle = NULL; /* a binary the driver refuses: rebuild it */
@@ -66,11 +66,10 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
     }
     if (!e->handle) {
         char *log = NULL;
-        kiln_status st = kiln__fault_hit(KILN__FAULT_PROGRAM_BUILD)
-                             ? kiln__error_set(KILN_ERROR_BUILD, 0,
-                                               "injected build failure (test hook)")
-                             : be->program_build(ctx->handle, &dev->b, final, options,
-                                                 &e->handle, &log);
+        kiln_status st =
+            kiln__fault_hit(KILN__FAULT_PROGRAM_BUILD)
+                ? kiln__error_set(KILN_ERROR_BUILD, 0, "injected build failure (test hook)")
+                : be->program_build(ctx->handle, &dev->b, final, options, &e->handle, &log);
         if (st != KILN_OK) {
             free(e);
             if (st == KILN_ERROR_BUILD) {
@@ -137,8 +136,8 @@ static kiln_status kiln__language_refused(const char *fn, kiln_language lang,
     for (size_t i = 0; i < num_backends && len + 1 < sizeof which; i++) {
         if (!(backends[i]->languages & (1u << lang)))
             continue;
-        int w = snprintf(which + len, sizeof which - len, "%s%s", len ? ", " : "",
-                         backends[i]->name);
+        int w =
+            snprintf(which + len, sizeof which - len, "%s%s", len ? ", " : "", backends[i]->name);
         if (w < 0)
             break;
         len += (size_t)w;
@@ -162,8 +161,7 @@ static void kiln__dump_source(const kiln__backend *be, const char *final, const 
     if (!dir || !*dir)
         return;
     char path[4096];
-    snprintf(path, sizeof path, "%s/kiln-%s-%u.txt", dir, be->name,
-             atomic_fetch_add(&counter, 1));
+    snprintf(path, sizeof path, "%s/kiln-%s-%u.txt", dir, be->name, atomic_fetch_add(&counter, 1));
     FILE *f = fopen(path, "w");
     if (!f)
         return;
@@ -180,7 +178,7 @@ kiln_status kiln_program_create(kiln_context *context, const char *source,
     if (!context || !source)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
                                context ? "source" : "context");
-    kiln_program_opts o = {.struct_size = sizeof o};
+    kiln_program_opts o = { .struct_size = sizeof o };
     if (opts) {
         kiln_status rs = kiln__desc_read(opts, sizeof o, sizeof o, &o, fn, "KILN_PROGRAM_OPTS");
         if (rs != KILN_OK)
@@ -225,8 +223,8 @@ kiln_status kiln_program_create(kiln_context *context, const char *source,
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&context->lock);
     for (size_t i = 0; i < context->num_devices && st == KILN_OK; i++)
-        st = kiln__build_one(context, context->devices[i], final, prelude_lines, options,
-                             no_cache, &p->sigs, &p->built[i]);
+        st = kiln__build_one(context, context->devices[i], final, prelude_lines, options, no_cache,
+                             &p->sigs, &p->built[i]);
     pthread_mutex_unlock(&context->lock);
     free(final);
     if (st != KILN_OK) {

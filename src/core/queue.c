@@ -68,7 +68,8 @@ kiln_status kiln_queue_create(kiln_context *context, kiln_device *device, unsign
 
 kiln_status kiln_queue_create_default(const char *selector, unsigned flags, kiln_queue **queue) {
     if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_create_default: queue is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_queue_create_default: queue is NULL");
     *queue = NULL;
     kiln_device *dev = NULL;
     kiln_status st = kiln_device_select(selector, &dev);
@@ -126,9 +127,15 @@ void kiln_queue_release(kiln_queue *queue) {
     kiln__queue_free(queue);
 }
 
-kiln_context *kiln_queue_context(const kiln_queue *queue) { return queue ? queue->context : NULL; }
-kiln_device *kiln_queue_device(const kiln_queue *queue) { return queue ? queue->device : NULL; }
-unsigned kiln_queue_get_flags(const kiln_queue *queue) { return queue ? queue->flags : 0; }
+kiln_context *kiln_queue_context(const kiln_queue *queue) {
+    return queue ? queue->context : NULL;
+}
+kiln_device *kiln_queue_device(const kiln_queue *queue) {
+    return queue ? queue->device : NULL;
+}
+unsigned kiln_queue_get_flags(const kiln_queue *queue) {
+    return queue ? queue->flags : 0;
+}
 
 kiln_status kiln_queue_finish(kiln_queue *queue) {
     if (!queue)

@@ -135,24 +135,27 @@ static kiln__tok *kiln__tokenize(const char *s, size_t *count) {
     return toks;
 }
 
-static const char *const kiln__kernel_words[] = {"KILN_KERNEL", "__kernel", "kernel", "__global__",
-                                                 NULL};
+static const char *const kiln__kernel_words[] = { "KILN_KERNEL", "__kernel", "kernel", "__global__",
+                                                  NULL };
 /* Identifiers followed by a parenthesised group to skip. */
-static const char *const kiln__attr_words[] = {"__attribute__", "__launch_bounds__", "__declspec",
-                                               "alignas", "_Alignas", NULL};
+static const char *const kiln__attr_words[] = { "__attribute__", "__launch_bounds__", "__declspec",
+                                                "alignas",       "_Alignas",          NULL };
 static const char *const kiln__qualifiers[] = {
-    "const", "volatile", "restrict", "__restrict", "__restrict__", "KILN_RESTRICT", "__private",
-    "private", "__read_only", "read_only", "__write_only", "write_only", "__read_write",
-    "read_write", "__global", "global", "KILN_GLOBAL", "__constant", "constant", "KILN_CONSTANT",
-    "__local", "local", "KILN_LOCAL", "__shared__", "__generic", "generic", NULL};
-static const char *const kiln__local_words[] = {"__local", "local", "KILN_LOCAL", "__shared__",
-                                                NULL};
+    "const",        "volatile",      "restrict",    "__restrict", "__restrict__", "KILN_RESTRICT",
+    "__private",    "private",       "__read_only", "read_only",  "__write_only", "write_only",
+    "__read_write", "read_write",    "__global",    "global",     "KILN_GLOBAL",  "__constant",
+    "constant",     "KILN_CONSTANT", "__local",     "local",      "KILN_LOCAL",   "__shared__",
+    "__generic",    "generic",       NULL
+};
+static const char *const kiln__local_words[] = { "__local", "local", "KILN_LOCAL", "__shared__",
+                                                 NULL };
 
 /* Index of the token closing the group opened at toks[open], or n. */
 static size_t kiln__match(const kiln__tok *toks, size_t n, size_t open) {
     int depth = 0;
     for (size_t i = open; i < n; i++) {
-        if (kiln__tok_is(&toks[i], "(") || kiln__tok_is(&toks[i], "[") || kiln__tok_is(&toks[i], "{"))
+        if (kiln__tok_is(&toks[i], "(") || kiln__tok_is(&toks[i], "[") ||
+            kiln__tok_is(&toks[i], "{"))
             depth++;
         else if (kiln__tok_is(&toks[i], ")") || kiln__tok_is(&toks[i], "]") ||
                  kiln__tok_is(&toks[i], "}")) {
@@ -229,26 +232,50 @@ kiln_dtype kiln__sig_dtype(const char *type) {
         const char *name;
         kiln_dtype dtype;
     } table[] = {
-        {"char", KILN_INT8}, {"signed char", KILN_INT8}, {"int8_t", KILN_INT8},
-        {"uchar", KILN_UINT8}, {"unsigned char", KILN_UINT8}, {"uint8_t", KILN_UINT8},
-        {"short", KILN_INT16}, {"short int", KILN_INT16}, {"signed short", KILN_INT16},
-        {"int16_t", KILN_INT16},
-        {"ushort", KILN_UINT16}, {"unsigned short", KILN_UINT16},
-        {"unsigned short int", KILN_UINT16}, {"uint16_t", KILN_UINT16},
-        {"int", KILN_INT32}, {"signed", KILN_INT32}, {"signed int", KILN_INT32},
-        {"int32_t", KILN_INT32},
-        {"uint", KILN_UINT32}, {"unsigned", KILN_UINT32}, {"unsigned int", KILN_UINT32},
-        {"uint32_t", KILN_UINT32},
-        {"long", KILN_INT64}, {"long int", KILN_INT64}, {"signed long", KILN_INT64},
-        {"long long", KILN_INT64}, {"long long int", KILN_INT64}, {"int64_t", KILN_INT64},
-        {"kiln_int64", KILN_INT64}, {"ptrdiff_t", KILN_INT64},
-        {"ulong", KILN_UINT64}, {"unsigned long", KILN_UINT64},
-        {"unsigned long int", KILN_UINT64}, {"unsigned long long", KILN_UINT64},
-        {"unsigned long long int", KILN_UINT64}, {"uint64_t", KILN_UINT64},
-        {"kiln_uint64", KILN_UINT64}, {"size_t", KILN_UINT64},
-        {"half", KILN_FLOAT16}, {"__half", KILN_FLOAT16},
-        {"float", KILN_FLOAT32}, {"double", KILN_FLOAT64},
-        {"cfloat", KILN_COMPLEX64}, {"cdouble", KILN_COMPLEX128},
+        { "char", KILN_INT8 },
+        { "signed char", KILN_INT8 },
+        { "int8_t", KILN_INT8 },
+        { "uchar", KILN_UINT8 },
+        { "unsigned char", KILN_UINT8 },
+        { "uint8_t", KILN_UINT8 },
+        { "short", KILN_INT16 },
+        { "short int", KILN_INT16 },
+        { "signed short", KILN_INT16 },
+        { "int16_t", KILN_INT16 },
+        { "ushort", KILN_UINT16 },
+        { "unsigned short", KILN_UINT16 },
+        { "unsigned short int", KILN_UINT16 },
+        { "uint16_t", KILN_UINT16 },
+        { "int", KILN_INT32 },
+        { "signed", KILN_INT32 },
+        { "signed int", KILN_INT32 },
+        { "int32_t", KILN_INT32 },
+        { "uint", KILN_UINT32 },
+        { "unsigned", KILN_UINT32 },
+        { "unsigned int", KILN_UINT32 },
+        { "uint32_t", KILN_UINT32 },
+        { "long", KILN_INT64 },
+        { "long int", KILN_INT64 },
+        { "signed long", KILN_INT64 },
+        { "long long", KILN_INT64 },
+        { "long long int", KILN_INT64 },
+        { "int64_t", KILN_INT64 },
+        { "kiln_int64", KILN_INT64 },
+        { "ptrdiff_t", KILN_INT64 },
+        { "ulong", KILN_UINT64 },
+        { "unsigned long", KILN_UINT64 },
+        { "unsigned long int", KILN_UINT64 },
+        { "unsigned long long", KILN_UINT64 },
+        { "unsigned long long int", KILN_UINT64 },
+        { "uint64_t", KILN_UINT64 },
+        { "kiln_uint64", KILN_UINT64 },
+        { "size_t", KILN_UINT64 },
+        { "half", KILN_FLOAT16 },
+        { "__half", KILN_FLOAT16 },
+        { "float", KILN_FLOAT32 },
+        { "double", KILN_FLOAT64 },
+        { "cfloat", KILN_COMPLEX64 },
+        { "cdouble", KILN_COMPLEX128 },
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(type, table[i].name) == 0)

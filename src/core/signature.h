@@ -14,22 +14,22 @@
 #include "kiln.h"
 
 typedef struct kiln__param {
-    kiln_arg_kind kind;   /* BUFFER, SCALAR or LOCAL */
-    kiln_dtype dtype;     /* SCALAR: the dtype, 0 if the type is not a kiln
-                           * dtype (a struct, a vector): any scalar passes */
-    char name[64];        /* parameter name ("" if unnamed) */
-    char type[64];        /* the type as written, normalised ("uint", "float*") */
+    kiln_arg_kind kind; /* BUFFER, SCALAR or LOCAL */
+    kiln_dtype dtype;   /* SCALAR: the dtype, 0 if the type is not a kiln
+                         * dtype (a struct, a vector): any scalar passes */
+    char name[64];      /* parameter name ("" if unnamed) */
+    char type[64];      /* the type as written, normalised ("uint", "float*") */
 } kiln__param;
 
 typedef struct kiln__sig {
     char name[128];
     size_t num_params;
-    kiln__param *params;  /* malloc'd */
+    kiln__param *params; /* malloc'd */
 } kiln__sig;
 
 typedef struct kiln__sig_list {
     size_t count;
-    kiln__sig *sigs;      /* malloc'd */
+    kiln__sig *sigs; /* malloc'd */
 } kiln__sig_list;
 
 /* Parses source. KILN_OK with the kernels found (possibly none);

@@ -39,13 +39,13 @@ typedef struct trace_record {
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t idle;
-    atomic_int on;           /* read without the lock on every enqueue */
-    unsigned generation;     /* bumped by every start and stop */
+    atomic_int on;       /* read without the lock on every enqueue */
+    unsigned generation; /* bumped by every start and stop */
     char *path;
     uint64_t start_ns;
     trace_record *head, **tail;
     size_t recorded, dropped, pending, next_seq;
-} g_trace = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
+} g_trace = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
@@ -82,7 +82,8 @@ int kiln__trace_on(void) {
 
 kiln_status kiln_trace_start(const char *path) {
     if (!path || !*path)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_trace_start: path is NULL or empty");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "kiln_trace_start: path is NULL or empty");
     /* fail now, not at the end of a long run */
     FILE *f = fopen(path, "w");
     if (!f)
@@ -237,9 +238,10 @@ static kiln_status trace_write(const char *path, const trace_record *list, uint6
     }
     const kiln_device *devices[TRACE_MAX_DEVICES];
     unsigned ndev = 0;
-    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"kiln %s\","
-               "\"dropped\":%zu,\"unfinished\":%zu},\n\"traceEvents\":[\n"
-               "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"kiln\"}}",
+    fprintf(f,
+            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"kiln %s\","
+            "\"dropped\":%zu,\"unfinished\":%zu},\n\"traceEvents\":[\n"
+            "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"kiln\"}}",
             kiln_version(), dropped, pending);
     size_t i = 0;
     for (const trace_record *r = order ? order[0] : list; r;

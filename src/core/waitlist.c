@@ -57,16 +57,17 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *
     for (size_t i = 0; i < num_wait; i++) {
         if (!wait[i])
             return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                                   "wait[%zu] is NULL (a wait list holds %zu events, none NULL)",
-                                   i, num_wait);
+                                   "wait[%zu] is NULL (a wait list holds %zu events, none NULL)", i,
+                                   num_wait);
         foreign |= wait[i]->context != context;
     }
     void **list = storage;
     if (num_wait > KILN__STACK_ARGS || foreign) {
         list = num_wait <= SIZE_MAX / (2 * sizeof *list) ? kiln__calloc(2 * num_wait, sizeof *list)
-                                                          : NULL;
+                                                         : NULL;
         if (!list)
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory for a wait list");
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                                   "out of memory for a wait list");
     }
     for (size_t i = 0; i < num_wait; i++) {
         kiln_event *ev = wait[i];
@@ -107,11 +108,11 @@ kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *qu
      * command is never reported failed for want of memory); a trace needs
      * one for every command */
     if (event || e->enqueued_ns) {
-        e->wrapper = kiln__event_alloc(queue->context, NULL,
-                                       (queue->flags & KILN_QUEUE_PROFILING) != 0);
+        e->wrapper =
+            kiln__event_alloc(queue->context, NULL, (queue->flags & KILN_QUEUE_PROFILING) != 0);
         if (!e->wrapper) {
-            kiln_status st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                             "out of memory for an event");
+            kiln_status st =
+                kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory for an event");
             return !fn ? st : kiln__error_prefix(st, "%s", fn);
         }
     }
@@ -129,8 +130,8 @@ kiln_status kiln__enqueue_begin(kiln__enqueue *e, const char *fn, kiln_queue *qu
 
 static void kiln__watch_add(kiln_queue *q, void *h);
 
-kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st,
-                              kiln_queue *queue, kiln_event **event) {
+kiln_status kiln__enqueue_end(kiln__enqueue *e, const char *fn, kiln_status st, kiln_queue *queue,
+                              kiln_event **event) {
     if (e->nvtx)
         kiln__nvtx_pop();
     kiln__wait_list_free(e->wait, e->storage, e->num_wait);

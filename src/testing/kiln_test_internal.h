@@ -8,20 +8,20 @@
 #ifndef KILN_TEST_INTERNAL_H
 #define KILN_TEST_INTERNAL_H
 
-#include "algo/builtin.h" /* generated sources (tests/test_array_nvrtc.c) */
+#include "algo/builtin.h"   /* generated sources (tests/test_array_nvrtc.c) */
 #include "algo/generator.h" /* declaration parser (fuzz/) */
 #include "algo/offload_hook.h"
 #include "algo/offload_internal.h" /* map checks, code generation (fuzz/) */
-#include "algo/select.h" /* the selection engine (tests/test_array_nvrtc.c) */
+#include "algo/select.h"           /* the selection engine (tests/test_array_nvrtc.c) */
 #include "backend/backend.h"
-#include "backend/registry.h" /* the tables built in, whatever they are */
+#include "backend/registry.h"    /* the tables built in, whatever they are */
 #include "base/buildlog_quote.h" /* compiler log quoting (fuzz/) */
-#include "base/embedded.h" /* a backend's prelude: its prelude_file */
+#include "base/embedded.h"       /* a backend's prelude: its prelude_file */
 #include "base/error.h"
 #include "base/fault.h" /* fault injection (tests/test_fault_injection.c) */
 #include "cache/cache.h"
 #include "cache/sha256.h"
-#include "cache/trust.h" /* the test hook (tests/test_cache_trust.c) */
+#include "cache/trust.h"   /* the test hook (tests/test_cache_trust.c) */
 #include "core/internal.h" /* kiln__build_log_map (tests/test_core_buildlog.c) */
 #include "core/signature.h"
 

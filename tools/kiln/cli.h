@@ -27,8 +27,7 @@ int kiln_cli_option_value(int argc, char **argv, int *i, const char *long_name,
 
 /* Prints "kiln CMD: MESSAGE" and the usage to stderr; returns
  * KILN_CLI_USAGE. */
-int kiln_cli_usage_error(const char *cmd, const char *usage, const char *fmt,
-                         ...)
+int kiln_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -44,7 +43,6 @@ void kiln_cli_fit(const char *s, size_t width, char *buf, size_t capacity);
 /* Prints the space-separated words of text, wrapped at width columns; every
  * line but the first is indented by indent spaces (the first line is
  * assumed to start at column indent). */
-void kiln_cli_print_wrapped(FILE *out, const char *text, size_t indent,
-                            size_t width);
+void kiln_cli_print_wrapped(FILE *out, const char *text, size_t indent, size_t width);
 
 #endif

@@ -16,8 +16,7 @@ int kiln_cli_option_value(int argc, char **argv, int *i, const char *long_name,
         *value = arg + n + 1;
         return 1;
     }
-    if (strcmp(arg, long_name) != 0 &&
-        !(short_name && strcmp(arg, short_name) == 0))
+    if (strcmp(arg, long_name) != 0 && !(short_name && strcmp(arg, short_name) == 0))
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "kiln: option %s needs a value\n", arg);
@@ -28,8 +27,7 @@ int kiln_cli_option_value(int argc, char **argv, int *i, const char *long_name,
     return 1;
 }
 
-int kiln_cli_usage_error(const char *cmd, const char *usage, const char *fmt,
-                         ...) {
+int kiln_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) {
     va_list ap;
     fprintf(stderr, "kiln %s: ", cmd);
     va_start(ap, fmt);
@@ -40,7 +38,7 @@ int kiln_cli_usage_error(const char *cmd, const char *usage, const char *fmt,
 }
 
 void kiln_cli_format_bytes(uint64_t bytes, char *buf, size_t capacity) {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
     double v = (double)bytes;
     int u = 0;
     while (v >= 1024.0 && u < 5) {
@@ -64,8 +62,7 @@ void kiln_cli_fit(const char *s, size_t width, char *buf, size_t capacity) {
     snprintf(buf, capacity, "%.*s...", (int)(width - 3), s);
 }
 
-void kiln_cli_print_wrapped(FILE *out, const char *text, size_t indent,
-                            size_t width) {
+void kiln_cli_print_wrapped(FILE *out, const char *text, size_t indent, size_t width) {
     size_t col = indent;
     int first = 1;
     const char *p = text;

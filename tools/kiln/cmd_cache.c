@@ -75,7 +75,7 @@ static int kiln_cache_by_time(const void *a, const void *b) {
 
 static int kiln_cache_list_cmd(void) {
     char dir[1024];
-    kiln_cache_rows rows = {NULL, 0, 0, 0};
+    kiln_cache_rows rows = { NULL, 0, 0, 0 };
     if (kiln_cache_path(dir, sizeof dir) != KILN_OK ||
         kiln_cache_list(kiln_cache_collect, &rows) != KILN_OK) {
         fprintf(stderr, "kiln cache: %s\n", kiln_last_error_message());
@@ -95,8 +95,7 @@ static int kiln_cache_list_cmd(void) {
     qsort(rows.items, rows.count, sizeof rows.items[0], kiln_cache_by_time);
     uint64_t total = 0;
     size_t bad = 0;
-    printf("%-12s  %9s  %-16s  %-5s  %s\n", "KEY", "SIZE", "BUILT", "OK",
-           "CONTENT");
+    printf("%-12s  %9s  %-16s  %-5s  %s\n", "KEY", "SIZE", "BUILT", "OK", "CONTENT");
     for (size_t i = 0; i < rows.count; i++) {
         const kiln_cache_entry *e = &rows.items[i];
         const char *base = strrchr(e->file, '/');
@@ -107,15 +106,14 @@ static int kiln_cache_list_cmd(void) {
         struct tm tm;
         if (localtime_r(&t, &tm))
             strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-        printf("%.12s  %9s  %-16s  %-5s  %s\n", base, size, when,
-               e->valid ? "yes" : "BAD", e->label[0] ? e->label : "-");
+        printf("%.12s  %9s  %-16s  %-5s  %s\n", base, size, when, e->valid ? "yes" : "BAD",
+               e->label[0] ? e->label : "-");
         total += e->bytes;
         bad += !e->valid;
     }
     char sum[24];
     kiln_cli_format_bytes(total, sum, sizeof sum);
-    printf("\n%zu entr%s, %s in %s\n", rows.count, rows.count == 1 ? "y" : "ies",
-           sum, dir);
+    printf("\n%zu entr%s, %s in %s\n", rows.count, rows.count == 1 ? "y" : "ies", sum, dir);
     if (bad)
         printf("%zu entr%s failed the checksum; it will be rebuilt on next "
                "use (or run 'kiln cache clear').\n",
@@ -141,7 +139,7 @@ static void kiln_cache_note_new(const kiln_cache_entry *entry, void *user) {
 }
 
 static int stored_since(time_t since) {
-    time_t state[2] = {since, 0};
+    time_t state[2] = { since, 0 };
     return kiln_cache_list(kiln_cache_note_new, state) == KILN_OK && state[1];
 }
 
@@ -157,22 +155,19 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
             (r = kiln_cli_option_value(argc, argv, &i, "--options", "-o", &options)) ||
             (r = kiln_cli_option_value(argc, argv, &i, "--lang", NULL, &lang))) {
             if (r < 0)
-                return kiln_cli_usage_error("cache build", kiln_cache_usage,
-                                            "missing value");
+                return kiln_cli_usage_error("cache build", kiln_cache_usage, "missing value");
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return kiln_cli_usage_error("cache build", kiln_cache_usage,
-                                        "unknown option '%s'", argv[i]);
+            return kiln_cli_usage_error("cache build", kiln_cache_usage, "unknown option '%s'",
+                                        argv[i]);
         if (file)
             return kiln_cli_usage_error("cache build", kiln_cache_usage,
-                                        "one FILE at a time ('%s' and '%s')",
-                                        file, argv[i]);
+                                        "one FILE at a time ('%s' and '%s')", file, argv[i]);
         file = argv[i];
     }
     if (!file)
-        return kiln_cli_usage_error("cache build", kiln_cache_usage,
-                                    "which FILE to build?");
+        return kiln_cli_usage_error("cache build", kiln_cache_usage, "which FILE to build?");
     kiln_program_opts opts = KILN_PROGRAM_OPTS(.build_options = options);
     if (strcmp(lang, "opencl") == 0)
         opts.language = KILN_LANG_OPENCL_C;
@@ -180,8 +175,7 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
         opts.language = KILN_LANG_CUDA_C;
     else if (strcmp(lang, "auto") != 0)
         return kiln_cli_usage_error("cache build", kiln_cache_usage,
-                                    "--lang is auto, opencl or cuda, not '%s'",
-                                    lang);
+                                    "--lang is auto, opencl or cuda, not '%s'", lang);
 
     char why[1024];
     if (kiln_cache_status(why, sizeof why) != KILN_OK) {
@@ -203,8 +197,7 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
     kiln_status st = kiln_program_create_from_file(ctx, file, &opts, &prog);
     double ms = kiln_now_ms() - t0;
     if (st != KILN_OK) {
-        fprintf(stderr, "kiln cache build: %s: %s\n", file,
-                kiln_last_error_message());
+        fprintf(stderr, "kiln cache build: %s: %s\n", file, kiln_last_error_message());
         if (st == KILN_ERROR_BUILD && *kiln_last_build_log())
             fprintf(stderr, "build log:\n%s\n", kiln_last_build_log());
         kiln_context_release(ctx);
@@ -212,11 +205,11 @@ static int kiln_cache_build_cmd(int argc, char **argv) {
     }
     int rc = KILN_CLI_OK;
     if (kiln_program_from_cache(prog, dev)) {
-        printf("%s: already in the cache for %s (%s), loaded in %.1f ms\n",
-               file, info.id, info.name, ms);
+        printf("%s: already in the cache for %s (%s), loaded in %.1f ms\n", file, info.id,
+               info.name, ms);
     } else if (stored_since(started)) {
-        printf("%s: built for %s (%s) in %.1f ms and stored in the cache\n",
-               file, info.id, info.name, ms);
+        printf("%s: built for %s (%s) in %.1f ms and stored in the cache\n", file, info.id,
+               info.name, ms);
     } else {
         /* The library stores quietly and carries on without the cache; a
          * tool whose one job is to store must not claim it did. */
@@ -252,8 +245,7 @@ int kiln_cmd_cache(int argc, char **argv) {
             fputs(kiln_cache_usage, stdout);
             return KILN_CLI_OK;
         }
-        return kiln_cli_usage_error("cache", kiln_cache_usage,
-                                    "unexpected argument '%s'", argv[i]);
+        return kiln_cli_usage_error("cache", kiln_cache_usage, "unexpected argument '%s'", argv[i]);
     }
     if (strcmp(action, "path") == 0) {
         char dir[4096];
@@ -274,15 +266,12 @@ int kiln_cmd_cache(int argc, char **argv) {
     if (strcmp(action, "clear") == 0) {
         char dir[4096];
         size_t removed = 0;
-        if (kiln_cache_path(dir, sizeof dir) != KILN_OK ||
-            kiln_cache_clear(&removed) != KILN_OK) {
+        if (kiln_cache_path(dir, sizeof dir) != KILN_OK || kiln_cache_clear(&removed) != KILN_OK) {
             fprintf(stderr, "kiln cache: %s\n", kiln_last_error_message());
             return KILN_CLI_FAILED;
         }
-        printf("Removed %zu entr%s from %s\n", removed,
-               removed == 1 ? "y" : "ies", dir);
+        printf("Removed %zu entr%s from %s\n", removed, removed == 1 ? "y" : "ies", dir);
         return KILN_CLI_OK;
     }
-    return kiln_cli_usage_error("cache", kiln_cache_usage,
-                                "unknown action '%s'", action);
+    return kiln_cli_usage_error("cache", kiln_cache_usage, "unknown action '%s'", action);
 }

@@ -17,17 +17,23 @@ static const char kiln_install_hint[] =
 
 static const char *kiln_type_name(kiln_device_type type) {
     switch (type) {
-    case KILN_DEVICE_CPU: return "CPU";
-    case KILN_DEVICE_GPU: return "GPU";
-    case KILN_DEVICE_ACCELERATOR: return "ACCEL";
-    default: return "OTHER";
+    case KILN_DEVICE_CPU:
+        return "CPU";
+    case KILN_DEVICE_GPU:
+        return "GPU";
+    case KILN_DEVICE_ACCELERATOR:
+        return "ACCEL";
+    default:
+        return "OTHER";
     }
 }
 
 static const char *kiln_backend_name(kiln_backend_kind kind) {
     switch (kind) {
-    case KILN_BACKEND_OPENCL: return "OpenCL";
-    case KILN_BACKEND_CUDA: return "CUDA";
+    case KILN_BACKEND_OPENCL:
+        return "OpenCL";
+    case KILN_BACKEND_CUDA:
+        return "CUDA";
     }
     return "unknown";
 }
@@ -44,9 +50,10 @@ static size_t kiln_count_or_explain(void) {
         return 0;
     }
     if (count == 0)
-        fprintf(stderr, "kiln: no devices found: no OpenCL platform is registered "
-                        "(/etc/OpenCL/vendors) and no CUDA device is present.\n"
-                        "%s\n",
+        fprintf(stderr,
+                "kiln: no devices found: no OpenCL platform is registered "
+                "(/etc/OpenCL/vendors) and no CUDA device is present.\n"
+                "%s\n",
                 kiln_install_hint);
     return count;
 }
@@ -79,8 +86,7 @@ typedef struct kiln_device_row {
  * CUDA devices show their architecture, "CUDA sm_90, driver 13.0": the
  * device version "CUDA 9.0" is the compute capability, which reads like a
  * toolkit version in a table. */
-static void kiln_short_version(const kiln_device_info *info, char *buf,
-                               size_t capacity) {
+static void kiln_short_version(const kiln_device_info *info, char *buf, size_t capacity) {
     char full[320];
     size_t n = strcspn(info->version, " ");
     if (info->version[n] == ' ')
@@ -89,8 +95,7 @@ static void kiln_short_version(const kiln_device_info *info, char *buf,
         snprintf(full, sizeof full, "CUDA sm_%u%s%s", info->compute_capability,
                  info->driver_version[0] ? ", driver " : "", info->driver_version);
     else if (info->driver_version[0])
-        snprintf(full, sizeof full, "%.*s, driver %s", (int)n, info->version,
-                 info->driver_version);
+        snprintf(full, sizeof full, "%.*s, driver %s", (int)n, info->version, info->driver_version);
     else
         snprintf(full, sizeof full, "%.*s", (int)n, info->version);
     kiln_cli_fit(full, KILN_VERSION_MAX, buf, capacity);
@@ -99,7 +104,7 @@ static void kiln_short_version(const kiln_device_info *info, char *buf,
 /* The name without trademark marks ("Intel(R) Xeon(R)" -> "Intel Xeon"),
  * which only cost table width, and with runs of spaces collapsed. */
 static void kiln_table_name(const char *name, char *buf, size_t capacity) {
-    static const char *const marks[] = {"(R)", "(r)", "(TM)", "(tm)"};
+    static const char *const marks[] = { "(R)", "(r)", "(TM)", "(tm)" };
     char clean[256];
     size_t o = 0;
     for (const char *p = name; *p && o + 1 < sizeof clean;) {
@@ -129,8 +134,8 @@ int kiln_cmd_devices(int argc, char **argv) {
             fputs(kiln_devices_usage, stdout);
             return KILN_CLI_OK;
         }
-        return kiln_cli_usage_error("devices", kiln_devices_usage,
-                                    "unexpected argument '%s'", argv[i]);
+        return kiln_cli_usage_error("devices", kiln_devices_usage, "unexpected argument '%s'",
+                                    argv[i]);
     }
     size_t count = kiln_count_or_explain();
     if (count == 0)
@@ -151,8 +156,7 @@ int kiln_cmd_devices(int argc, char **argv) {
     for (size_t i = 0; i < count; i++) {
         kiln_device *dev = NULL;
         kiln_device_info info;
-        if (kiln_device_get(i, &dev) != KILN_OK ||
-            kiln_device_get_info(dev, &info) != KILN_OK) {
+        if (kiln_device_get(i, &dev) != KILN_OK || kiln_device_get_info(dev, &info) != KILN_OK) {
             fprintf(stderr, "kiln: device %zu: %s\n", i, kiln_last_error_message());
             continue;
         }
@@ -165,7 +169,9 @@ int kiln_cmd_devices(int argc, char **argv) {
         snprintf(r->units, sizeof r->units, "%u", info.compute_units);
         kiln_cli_format_bytes(info.global_mem_bytes, r->memory, sizeof r->memory);
         kiln_short_version(&info, r->version, sizeof r->version);
-#define KILN_WIDEN(w, s) if (strlen(s) > (w)) (w) = strlen(s)
+#define KILN_WIDEN(w, s) \
+    if (strlen(s) > (w)) \
+    (w) = strlen(s)
         KILN_WIDEN(w_id, r->id);
         KILN_WIDEN(w_type, r->type);
         KILN_WIDEN(w_name, r->name);
@@ -173,35 +179,30 @@ int kiln_cmd_devices(int argc, char **argv) {
         KILN_WIDEN(w_mem, r->memory);
 #undef KILN_WIDEN
     }
-    printf("  %-*s  %-*s  %-*s  %*s  %*s  %s\n", (int)w_id, "ID", (int)w_type,
-           "TYPE", (int)w_name, "NAME", (int)w_units, "CU", (int)w_mem,
-           "MEMORY", "VERSION");
+    printf("  %-*s  %-*s  %-*s  %*s  %*s  %s\n", (int)w_id, "ID", (int)w_type, "TYPE", (int)w_name,
+           "NAME", (int)w_units, "CU", (int)w_mem, "MEMORY", "VERSION");
     for (size_t i = 0; i < shown; i++) {
         const kiln_device_row *r = &rows[i];
-        printf("%s %-*s  %-*s  %-*s  %*s  %*s  %s\n", r->mark, (int)w_id, r->id,
-               (int)w_type, r->type, (int)w_name, r->name, (int)w_units,
-               r->units, (int)w_mem, r->memory, r->version);
+        printf("%s %-*s  %-*s  %-*s  %*s  %*s  %s\n", r->mark, (int)w_id, r->id, (int)w_type,
+               r->type, (int)w_name, r->name, (int)w_units, r->units, (int)w_mem, r->memory,
+               r->version);
     }
     if (chosen)
         printf("\n* default device%s. Select another with KILN_DEVICE=<ID or "
                "part of the name>.\n",
-               getenv("KILN_DEVICE") && *getenv("KILN_DEVICE")
-                   ? " (from KILN_DEVICE)"
-                   : "");
+               getenv("KILN_DEVICE") && *getenv("KILN_DEVICE") ? " (from KILN_DEVICE)" : "");
     else
-        printf("\nKILN_DEVICE does not match any device: %s\n",
-               kiln_last_error_message());
+        printf("\nKILN_DEVICE does not match any device: %s\n", kiln_last_error_message());
     free(rows);
     /* Devices, but none of them OpenCL (a CUDA machine without an OpenCL
      * platform registered): say so, on stderr, so that the table stays
      * clean and the missing CPU runtime is not a silent surprise. */
     if (shown && !any_opencl)
-        fprintf(stderr,
-                "kiln: note: no OpenCL platform was found (none registered in "
-                "/etc/OpenCL/vendors or $OCL_ICD_VENDORS), so only CUDA devices are "
-                "listed. To also run on the CPU, install an OpenCL loader and PoCL "
-                "(Debian/Ubuntu: apt-get install ocl-icd-libopencl1 pocl-opencl-icd); "
-                "NVIDIA's own OpenCL comes with its driver.\n");
+        fprintf(stderr, "kiln: note: no OpenCL platform was found (none registered in "
+                        "/etc/OpenCL/vendors or $OCL_ICD_VENDORS), so only CUDA devices are "
+                        "listed. To also run on the CPU, install an OpenCL loader and PoCL "
+                        "(Debian/Ubuntu: apt-get install ocl-icd-libopencl1 pocl-opencl-icd); "
+                        "NVIDIA's own OpenCL comes with its driver.\n");
     return shown ? KILN_CLI_OK : KILN_CLI_FAILED;
 }
 
@@ -269,16 +270,14 @@ static void kiln_info_print(kiln_device *dev, int is_default) {
     kiln_info_bytes("Local memory", info.local_mem_bytes);
     kiln_info_bytes("L2 cache", info.l2_cache_bytes);
     kiln_info_line("Max work-group size", "%zu", info.max_work_group_size);
-    kiln_info_line("Max work-item sizes", "%zu x %zu x %zu",
-                   info.max_work_item_sizes[0], info.max_work_item_sizes[1],
-                   info.max_work_item_sizes[2]);
+    kiln_info_line("Max work-item sizes", "%zu x %zu x %zu", info.max_work_item_sizes[0],
+                   info.max_work_item_sizes[1], info.max_work_item_sizes[2]);
     if (info.subgroup_size)
         kiln_info_line("Subgroup size", "%u", info.subgroup_size);
     else
         kiln_info_line("Subgroup size", "unknown");
     if (info.backend == KILN_BACKEND_CUDA)
-        kiln_info_line("Compute capability", "%u.%u",
-                       info.compute_capability / 10,
+        kiln_info_line("Compute capability", "%u.%u", info.compute_capability / 10,
                        info.compute_capability % 10);
     kiln_info_line("Double precision", "%s", info.fp64 ? "yes" : "no");
     kiln_info_line("Half precision", "%s", info.fp16 ? "yes" : "no");
@@ -313,17 +312,14 @@ int kiln_cmd_info(int argc, char **argv) {
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return kiln_cli_usage_error("info", kiln_info_usage,
-                                        "unknown option '%s'", argv[i]);
+            return kiln_cli_usage_error("info", kiln_info_usage, "unknown option '%s'", argv[i]);
         if (selector)
             return kiln_cli_usage_error("info", kiln_info_usage,
-                                        "one selector at most ('%s' and '%s')",
-                                        selector, argv[i]);
+                                        "one selector at most ('%s' and '%s')", selector, argv[i]);
         selector = argv[i];
     }
     if (all && selector)
-        return kiln_cli_usage_error("info", kiln_info_usage,
-                                    "--all takes no selector");
+        return kiln_cli_usage_error("info", kiln_info_usage, "--all takes no selector");
     size_t count = kiln_count_or_explain();
     if (count == 0)
         return KILN_CLI_FAILED;

@@ -41,15 +41,17 @@ static int read_boxes(FILE *f, box **out, size_t *count) {
         box b;
         unsigned pid;
         char name[160];
-        if (sscanf(line,
-                   "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"%159[^\"]",
-                   &pid, name) == 2) {
+        if (sscanf(
+                line,
+                "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"%159[^\"]",
+                &pid, name) == 2) {
             if (pid >= 1 && pid <= 16)
                 snprintf(g_devices[pid - 1], sizeof g_devices[0], "%s", name);
             continue;
         }
-        if (sscanf(line, "{\"ph\":\"X\",\"name\":\"%63[^\"]\",\"pid\":%u,\"tid\":%u,\"ts\":%lf,"
-                         "\"dur\":%lf",
+        if (sscanf(line,
+                   "{\"ph\":\"X\",\"name\":\"%63[^\"]\",\"pid\":%u,\"tid\":%u,\"ts\":%lf,"
+                   "\"dur\":%lf",
                    b.name, &b.pid, &b.tid, &b.ts, &b.dur) != 5)
             continue;
         if (n == cap) {
@@ -79,16 +81,16 @@ static int kind_of(const char *name) {
 }
 
 static const double kColours[4][3] = {
-    {0.27, 0.51, 0.71}, {0.93, 0.49, 0.19}, {0.30, 0.65, 0.35}, {0.6, 0.6, 0.6}};
-static const char *const kKinds[4] = {"upload", "kernel", "download", "other"};
+    { 0.27, 0.51, 0.71 }, { 0.93, 0.49, 0.19 }, { 0.30, 0.65, 0.35 }, { 0.6, 0.6, 0.6 }
+};
+static const char *const kKinds[4] = { "upload", "kernel", "download", "other" };
 
 static int draw(const char *path, const box *b, size_t n, const row *rows, int nrows, double t0,
                 double t1) {
     const double left = 300, right = 30, top = 70, row_h = 34, width = 1600;
     double height = top + nrows * row_h + 70, plot_w = width - left - right;
     double span = t1 > t0 ? t1 - t0 : 1;
-    cairo_surface_t *surf =
-        cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)width, (int)height);
+    cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)width, (int)height);
     cairo_t *cr = cairo_create(surf);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
@@ -186,7 +188,7 @@ int kiln_cmd_timeline(int argc, char **argv) {
         while (r < nrows && (rows[r].pid != b[i].pid || rows[r].tid != b[i].tid))
             r++;
         if (r == nrows && nrows < MAX_ROWS) {
-            rows[r] = (row){.pid = b[i].pid, .tid = b[i].tid};
+            rows[r] = (row){ .pid = b[i].pid, .tid = b[i].tid };
             snprintf(rows[r].device, sizeof rows[r].device, "%s",
                      b[i].pid >= 1 && b[i].pid <= 16 ? g_devices[b[i].pid - 1] : "?");
             nrows++;

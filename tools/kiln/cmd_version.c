@@ -17,8 +17,8 @@ int kiln_cmd_version(int argc, char **argv) {
             fputs(kiln_version_usage, stdout);
             return KILN_CLI_OK;
         }
-        return kiln_cli_usage_error("version", kiln_version_usage,
-                                    "unexpected argument '%s'", argv[i]);
+        return kiln_cli_usage_error("version", kiln_version_usage, "unexpected argument '%s'",
+                                    argv[i]);
     }
     printf("kiln %s\n", kiln_version());
     if (strcmp(kiln_version(), KILN_VERSION_STRING) != 0)

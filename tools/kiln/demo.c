@@ -99,13 +99,11 @@ static const char *algo_key(const char *workload, int algo) {
 
 static const char *algo_title(const char *workload, int algo) {
     if (strcmp(workload, "mask") == 0)
-        return algo == ALGO_KILN
-                   ? "row-crossing algorithm (each row's edge crossings "
-                     "once, then runs of pixels)"
-                   : "seeds' algorithm (insidePolygon for every pixel)";
-    return algo == ALGO_KILN
-               ? "symmetry (pairs j >= i computed once, mirrored)"
-               : "all pairs (the seeds' loop; like torch.cdist)";
+        return algo == ALGO_KILN ? "row-crossing algorithm (each row's edge crossings "
+                                   "once, then runs of pixels)"
+                                 : "seeds' algorithm (insidePolygon for every pixel)";
+    return algo == ALGO_KILN ? "symmetry (pairs j >= i computed once, mirrored)"
+                             : "all pairs (the seeds' loop; like torch.cdist)";
 }
 
 /* One row of the table. */
@@ -113,20 +111,20 @@ typedef struct demo_result {
     char workload[16]; /* "mask", "pdist" */
     char label[48];    /* "1024x1024 float64", "2048x64 float32" */
     char method[96];
-    char device[80];   /* "" for the host */
-    char variant[16];  /* pdist kernels: "symmetric", "full", "cpu" */
-    char shape[96];    /* pdist kernels: demo_pdist_describe's text */
-    int algo;          /* demo_algo: which algorithm the row runs */
-    int kernel;        /* 1: has a device time */
-    int estimated;     /* serial C: time extrapolated from a sample */
+    char device[80];  /* "" for the host */
+    char variant[16]; /* pdist kernels: "symmetric", "full", "cpu" */
+    char shape[96];   /* pdist kernels: demo_pdist_describe's text */
+    int algo;         /* demo_algo: which algorithm the row runs */
+    int kernel;       /* 1: has a device time */
+    int estimated;    /* serial C: time extrapolated from a sample */
     demo_time time;
-    double speedup;    /* serial C of the seeds' algorithm / this (wall) */
+    double speedup;      /* serial C of the seeds' algorithm / this (wall) */
     double speedup_algo; /* the best host version of the same algorithm /
                             this (wall) */
-    long mismatches;   /* mask: pixels that differ from serial C */
-    double relerr;     /* pdist: |out - ref| / |ref| against float64 */
-    int ok;            /* the check passed */
-    char error[200];   /* non-empty: the method failed to run */
+    long mismatches;     /* mask: pixels that differ from serial C */
+    double relerr;       /* pdist: |out - ref| / |ref| against float64 */
+    int ok;              /* the check passed */
+    char error[200];     /* non-empty: the method failed to run */
 } demo_result;
 
 typedef struct demo_state {
@@ -141,15 +139,13 @@ typedef struct demo_state {
 
 /* ------------------------------------------------------------- helpers */
 
-static void progress(demo_state *s, const char *what, const char *where,
-                     const char *label) {
+static void progress(demo_state *s, const char *what, const char *where, const char *label) {
     s->step++;
-    fprintf(stderr, "[%d/%d] %s%s%s %s ...\n", s->step, s->steps, what,
-            where[0] ? " on " : "", where, label);
+    fprintf(stderr, "[%d/%d] %s%s%s %s ...\n", s->step, s->steps, what, where[0] ? " on " : "",
+            where, label);
 }
 
-static demo_result *add_result(demo_state *s, const char *workload,
-                               const char *label, int algo,
+static demo_result *add_result(demo_state *s, const char *workload, const char *label, int algo,
                                const char *method, const char *device) {
     if (s->nresults == s->cap) {
         int cap = s->cap ? 2 * s->cap : 64;
@@ -172,8 +168,8 @@ static demo_result *add_result(demo_state *s, const char *workload,
 
 static void set_error(demo_result *r, kiln_status st) {
     const char *msg = kiln_last_error_message();
-    snprintf(r->error, sizeof r->error, "%s%s%s", kiln_status_name(st),
-             msg && *msg ? ": " : "", msg ? msg : "");
+    snprintf(r->error, sizeof r->error, "%s%s%s", kiln_status_name(st), msg && *msg ? ": " : "",
+             msg ? msg : "");
     fprintf(stderr, "      failed: %s\n", r->error);
 }
 
@@ -185,12 +181,10 @@ static long count_mismatches(const uint8_t *a, const uint8_t *b, size_t n) {
 }
 
 /* |out - ref| / |ref| (Frobenius norms) with ref in float64. */
-static double relative_error(demo_prec prec, const void *out,
-                             const double *ref, size_t n) {
+static double relative_error(demo_prec prec, const void *out, const double *ref, size_t n) {
     double num = 0.0, den = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double v = prec == DEMO_F64 ? ((const double *)out)[i]
-                                    : (double)((const float *)out)[i];
+        double v = prec == DEMO_F64 ? ((const double *)out)[i] : (double)((const float *)out)[i];
         num += (v - ref[i]) * (v - ref[i]);
         den += ref[i] * ref[i];
     }
@@ -213,21 +207,18 @@ typedef struct mask_call {
 static void run_mask_host(void *arg) {
     mask_call *c = arg;
     void (*fn)(const demo_polygon *, demo_prec, int, int, uint8_t *) =
-        c->algo == ALGO_KILN ? (c->openmp ? demo_mask_rows_openmp
-                                          : demo_mask_rows_serial)
-                             : (c->openmp ? demo_mask_openmp
-                                          : demo_mask_serial);
+        c->algo == ALGO_KILN ? (c->openmp ? demo_mask_rows_openmp : demo_mask_rows_serial)
+                             : (c->openmp ? demo_mask_openmp : demo_mask_serial);
     fn(c->poly, c->prec, c->size, c->size, c->out);
 }
 
 /* A host row of the mask's table (not the baseline), checked against ref. */
-static int mask_host_row(demo_state *s, const char *label, mask_call *call,
-                         const uint8_t *ref, double serial_s) {
+static int mask_host_row(demo_state *s, const char *label, mask_call *call, const uint8_t *ref,
+                         double serial_s) {
     const demo_opts *o = &s->opts;
     char method[96];
     if (call->openmp)
-        snprintf(method, sizeof method, "OpenMP C (%d threads)%s",
-                 demo_have_openmp(),
+        snprintf(method, sizeof method, "OpenMP C (%d threads)%s", demo_have_openmp(),
                  call->algo == ALGO_KILN ? ", row crossing" : "");
     else
         snprintf(method, sizeof method, "serial C%s",
@@ -251,8 +242,8 @@ static int mask_host_row(demo_state *s, const char *label, mask_call *call,
  * would take longer than the limit, the row reports DEMO_SAMPLE x that time
  * (marked estimated) and OpenMP computes the reference (the same row code,
  * so the same pixels). Returns 1 when estimated. */
-static int mask_serial_estimated(const demo_opts *o, const demo_polygon *poly,
-                                 int size, uint8_t *ref, demo_result *base) {
+static int mask_serial_estimated(const demo_opts *o, const demo_polygon *poly, int size,
+                                 uint8_t *ref, demo_result *base) {
     if (o->host_max_s <= 0.0 || size < 4 * DEMO_SAMPLE)
         return 0;
     double t0 = demo_now();
@@ -260,21 +251,22 @@ static int mask_serial_estimated(const demo_opts *o, const demo_polygon *poly,
     double est = DEMO_SAMPLE * (demo_now() - t0);
     if (est <= o->host_max_s)
         return 0;
-    fprintf(stderr, "      serial C would take ~%.0f s: estimated from 1/%d "
-                    "of the rows\n", est, DEMO_SAMPLE);
+    fprintf(stderr,
+            "      serial C would take ~%.0f s: estimated from 1/%d "
+            "of the rows\n",
+            est, DEMO_SAMPLE);
     demo_mask_openmp(poly, DEMO_F64, size, size, ref);
     base->time.wall_s = est;
     base->time.reps = 1;
     base->estimated = 1;
-    snprintf(base->method, sizeof base->method,
-             "serial C (estimated from 1/%d of the rows)", DEMO_SAMPLE);
+    snprintf(base->method, sizeof base->method, "serial C (estimated from 1/%d of the rows)",
+             DEMO_SAMPLE);
     return 1;
 }
 
 /* The same for the distances: rows [0, m / DEMO_SAMPLE) of out. */
-static int pdist_serial_estimated(const demo_opts *o, demo_prec prec,
-                                  const void *x, int m, int d, void *out,
-                                  demo_result *base) {
+static int pdist_serial_estimated(const demo_opts *o, demo_prec prec, const void *x, int m, int d,
+                                  void *out, demo_result *base) {
     if (o->host_max_s <= 0.0 || m < 4 * DEMO_SAMPLE)
         return 0;
     int rows = m / DEMO_SAMPLE;
@@ -283,14 +275,16 @@ static int pdist_serial_estimated(const demo_opts *o, demo_prec prec,
     double est = (double)m / rows * (demo_now() - t0);
     if (est <= o->host_max_s)
         return 0;
-    fprintf(stderr, "      serial C would take ~%.0f s: estimated from 1/%d "
-                    "of the rows\n", est, DEMO_SAMPLE);
+    fprintf(stderr,
+            "      serial C would take ~%.0f s: estimated from 1/%d "
+            "of the rows\n",
+            est, DEMO_SAMPLE);
     demo_pdist_openmp(prec, x, m, d, out);
     base->time.wall_s = est;
     base->time.reps = 1;
     base->estimated = 1;
-    snprintf(base->method, sizeof base->method,
-             "serial C (estimated from 1/%d of the rows)", DEMO_SAMPLE);
+    snprintf(base->method, sizeof base->method, "serial C (estimated from 1/%d of the rows)",
+             DEMO_SAMPLE);
     return 1;
 }
 
@@ -300,11 +294,10 @@ static void run_mask_size(demo_state *s, int size, int *picture_done) {
     uint64_t seed = DEMO_SEED;
     demo_polygon poly;
     demo_polygon_random(&poly, DEMO_EDGES, size, size, &seed);
-    uint8_t *ref[2] = {NULL, NULL}, *out = malloc(npix);
+    uint8_t *ref[2] = { NULL, NULL }, *out = malloc(npix);
     ref[DEMO_F64] = malloc(npix);
     if (!out || !ref[DEMO_F64]) {
-        fprintf(stderr, "kiln demo: out of memory for a %dx%d mask\n", size,
-                size);
+        fprintf(stderr, "kiln demo: out of memory for a %dx%d mask\n", size, size);
         free(out);
         free(ref[DEMO_F64]);
         return;
@@ -315,14 +308,12 @@ static void run_mask_size(demo_state *s, int size, int *picture_done) {
     /* Serial C of the seeds' algorithm in float64: the reference and the
      * baseline of the first speed-up column. */
     progress(s, "serial C", "", label);
-    mask_call call = {&poly, DEMO_F64, size, 0, ALGO_SEEDS, ref[DEMO_F64]};
-    demo_result *base = add_result(s, "mask", label, ALGO_SEEDS, "serial C",
-                                   "");
+    mask_call call = { &poly, DEMO_F64, size, 0, ALGO_SEEDS, ref[DEMO_F64] };
+    demo_result *base = add_result(s, "mask", label, ALGO_SEEDS, "serial C", "");
     if (!base)
         goto done;
     if (!mask_serial_estimated(o, &poly, size, ref[DEMO_F64], base))
-        demo_time_host(run_mask_host, &call, o->reps, o->budget_s,
-                       &base->time);
+        demo_time_host(run_mask_host, &call, o->reps, o->budget_s, &base->time);
     base->speedup = 1.0;
     base->ok = 1;
     double serial_s = base->time.wall_s;
@@ -333,8 +324,7 @@ static void run_mask_size(demo_state *s, int size, int *picture_done) {
     for (int algo = ALGO_SEEDS; algo <= ALGO_KILN; algo++) {
         call.algo = algo;
         call.out = out;
-        for (call.openmp = algo == ALGO_SEEDS; call.openmp <= o->openmp;
-             call.openmp++)
+        for (call.openmp = algo == ALGO_SEEDS; call.openmp <= o->openmp; call.openmp++)
             if (mask_host_row(s, label, &call, ref[DEMO_F64], serial_s) != 0)
                 goto done;
         for (int d = 0; d < s->ndev; d++) {
@@ -351,17 +341,14 @@ static void run_mask_size(demo_state *s, int size, int *picture_done) {
             int fast = algo == ALGO_KILN;
             const char *what = fast ? "kiln fast kernel" : "naive kernel";
             progress(s, what, s->dev_name[d], label);
-            snprintf(method, sizeof method, "%s%s", what,
-                     prec == DEMO_F32 ? " (float32)" : "");
-            demo_result *r = add_result(s, "mask", label, algo, method,
-                                        s->dev_name[d]);
+            snprintf(method, sizeof method, "%s%s", what, prec == DEMO_F32 ? " (float32)" : "");
+            demo_result *r = add_result(s, "mask", label, algo, method, s->dev_name[d]);
             if (!r)
                 goto done;
             r->kernel = 1;
             memset(out, 0xAA, npix); /* stale bytes must not pass the check */
-            kiln_status st = demo_mask_kernel(k, prec, fast, &poly, size, size,
-                                              o->reps, o->budget_s, out,
-                                              &r->time);
+            kiln_status st = demo_mask_kernel(k, prec, fast, &poly, size, size, o->reps,
+                                              o->budget_s, out, &r->time);
             if (st != KILN_OK) {
                 set_error(r, st);
                 continue;
@@ -400,10 +387,8 @@ typedef struct pdist_call {
 static void run_pdist_host(void *arg) {
     pdist_call *c = arg;
     void (*fn)(demo_prec, const void *, int, int, void *) =
-        c->algo == ALGO_KILN ? (c->openmp ? demo_pdist_sym_openmp
-                                          : demo_pdist_sym_serial)
-                             : (c->openmp ? demo_pdist_openmp
-                                          : demo_pdist_serial);
+        c->algo == ALGO_KILN ? (c->openmp ? demo_pdist_sym_openmp : demo_pdist_sym_serial)
+                             : (c->openmp ? demo_pdist_openmp : demo_pdist_serial);
     fn(c->prec, c->x, c->m, c->d, c->out);
 }
 
@@ -412,14 +397,13 @@ static int pdist_ok(demo_prec prec, double relerr) {
 }
 
 /* A host row of the distances' table (not the baseline). */
-static int pdist_host_row(demo_state *s, const char *label, pdist_call *call,
-                          const double *ref, double serial_s) {
+static int pdist_host_row(demo_state *s, const char *label, pdist_call *call, const double *ref,
+                          double serial_s) {
     const demo_opts *o = &s->opts;
     char method[96];
     const char *alg = call->algo == ALGO_KILN ? ", symmetry" : "";
     if (call->openmp)
-        snprintf(method, sizeof method, "OpenMP C (%d threads)%s",
-                 demo_have_openmp(), alg);
+        snprintf(method, sizeof method, "OpenMP C (%d threads)%s", demo_have_openmp(), alg);
     else
         snprintf(method, sizeof method, "serial C%s", alg);
     progress(s, method, "", label);
@@ -438,9 +422,8 @@ static int pdist_host_row(demo_state *s, const char *label, pdist_call *call,
 /* One kiln row of the distances on device i: variant 1 the symmetric GPU
  * kernel, 0 the full one, -1 the CPU kernel (k->pd_sym is set by the
  * caller). -1 when out of memory. */
-static int pdist_device_row(demo_state *s, int i, demo_prec prec, int variant,
-                            const char *label, const void *x, double serial_s,
-                            const double *ref, void *out) {
+static int pdist_device_row(demo_state *s, int i, demo_prec prec, int variant, const char *label,
+                            const void *x, double serial_s, const double *ref, void *out) {
     const demo_opts *o = &s->opts;
     int m = o->points, d = o->dims;
     size_t nout = (size_t)m * (size_t)m;
@@ -448,25 +431,24 @@ static int pdist_device_row(demo_state *s, int i, demo_prec prec, int variant,
                          : variant > 0 ? "kiln kernel (symmetry)"
                                        : "kiln kernel (no symmetry)";
     progress(s, method, s->dev_name[i], label);
-    demo_result *r = add_result(s, "pdist", label,
-                                variant > 0 ? ALGO_KILN : ALGO_SEEDS, method,
-                                s->dev_name[i]);
+    demo_result *r =
+        add_result(s, "pdist", label, variant > 0 ? ALGO_KILN : ALGO_SEEDS, method, s->dev_name[i]);
     if (!r)
         return -1;
     snprintf(r->variant, sizeof r->variant, "%s",
-             variant < 0 ? "cpu" : variant ? "symmetric" : "full");
-    demo_pdist_describe(&s->dev[i], prec, variant > 0, r->shape,
-                        sizeof r->shape);
+             variant < 0 ? "cpu"
+             : variant   ? "symmetric"
+                         : "full");
+    demo_pdist_describe(&s->dev[i], prec, variant > 0, r->shape, sizeof r->shape);
     r->kernel = 1;
     if (!s->dev[i].have[prec]) {
-        snprintf(r->error, sizeof r->error, "the device has no %s support",
-                 prec_name(prec));
+        snprintf(r->error, sizeof r->error, "the device has no %s support", prec_name(prec));
         fprintf(stderr, "      skipped: %s\n", r->error);
         return 0;
     }
     memset(out, 0, nout * sizeof(double));
-    kiln_status st = demo_pdist_kernel(&s->dev[i], prec, x, m, d, o->reps,
-                                       o->budget_s, out, &r->time);
+    kiln_status st =
+        demo_pdist_kernel(&s->dev[i], prec, x, m, d, o->reps, o->budget_s, out, &r->time);
     if (st != KILN_OK) {
         set_error(r, st);
         return 0;
@@ -488,8 +470,7 @@ static void run_pdist(demo_state *s) {
     double *ref = malloc(nout * sizeof *ref);
     void *out = malloc(nout * sizeof(double));
     if (!x32 || !x64 || !ref || !out) {
-        fprintf(stderr, "kiln demo: out of memory for %d x %d distances\n", m,
-                d);
+        fprintf(stderr, "kiln demo: out of memory for %d x %d distances\n", m, d);
         goto done;
     }
     uint64_t seed = DEMO_SEED;
@@ -499,12 +480,10 @@ static void run_pdist(demo_state *s) {
     }
     for (int p = DEMO_F64; p >= DEMO_F32; p--) {
         demo_prec prec = (demo_prec)p;
-        const void *x = prec == DEMO_F64 ? (const void *)x64
-                                         : (const void *)x32;
+        const void *x = prec == DEMO_F64 ? (const void *)x64 : (const void *)x32;
         char label[48];
         snprintf(label, sizeof label, "%dx%d %s", m, d, prec_name(prec));
-        pdist_call call = {prec, x, m, d, 0, ALGO_SEEDS,
-                           prec == DEMO_F64 ? ref : out};
+        pdist_call call = { prec, x, m, d, 0, ALGO_SEEDS, prec == DEMO_F64 ? ref : out };
         double serial_s = 0.0; /* --kernels-only: no speed-ups */
         if (o->kernels_only) {
             /* the reference alone: float64 (the first) into ref */
@@ -512,13 +491,11 @@ static void run_pdist(demo_state *s) {
                 demo_pdist_openmp(prec, x, m, d, ref);
         } else {
             progress(s, "serial C", "", label);
-            demo_result *base = add_result(s, "pdist", label, ALGO_SEEDS,
-                                           "serial C", "");
+            demo_result *base = add_result(s, "pdist", label, ALGO_SEEDS, "serial C", "");
             if (!base)
                 goto done;
             if (!pdist_serial_estimated(o, prec, x, m, d, call.out, base))
-                demo_time_host(run_pdist_host, &call, o->reps, o->budget_s,
-                               &base->time);
+                demo_time_host(run_pdist_host, &call, o->reps, o->budget_s, &base->time);
             serial_s = base->time.wall_s;
             base->speedup = 1.0;
             base->relerr = relative_error(prec, call.out, ref, nout);
@@ -530,8 +507,7 @@ static void run_pdist(demo_state *s) {
         for (int algo = ALGO_SEEDS; algo <= ALGO_KILN; algo++) {
             call.algo = algo;
             call.out = out;
-            for (call.openmp = algo == ALGO_SEEDS; call.openmp <= o->openmp &&
-                                                   !o->kernels_only;
+            for (call.openmp = algo == ALGO_SEEDS; call.openmp <= o->openmp && !o->kernels_only;
                  call.openmp++)
                 if (pdist_host_row(s, label, &call, ref, serial_s) != 0)
                     goto done;
@@ -542,8 +518,7 @@ static void run_pdist(demo_state *s) {
                     continue;
                 int variant = algo == ALGO_KILN ? 1 : gpu ? 0 : -1;
                 k->pd_sym = variant > 0;
-                int failed = pdist_device_row(s, i, prec, variant, label, x,
-                                              serial_s, ref, out);
+                int failed = pdist_device_row(s, i, prec, variant, label, x, serial_s, ref, out);
                 k->pd_sym = saved;
                 if (failed)
                     goto done;
@@ -578,15 +553,12 @@ static void set_speedup_algo(demo_state *s) {
         for (int j = 0; j < s->nresults; j++) {
             const demo_result *h = &s->results[j];
             if (h->kernel || h->error[0] || h->algo != r->algo ||
-                strcmp(h->workload, r->workload) != 0 ||
-                strcmp(h->label, r->label) != 0)
+                strcmp(h->workload, r->workload) != 0 || strcmp(h->label, r->label) != 0)
                 continue;
             if (best == 0.0 || h->time.wall_s < best)
                 best = h->time.wall_s;
         }
-        r->speedup_algo = best > 0.0 && r->time.wall_s > 0.0
-                              ? best / r->time.wall_s
-                              : 0.0;
+        r->speedup_algo = best > 0.0 && r->time.wall_s > 0.0 ? best / r->time.wall_s : 0.0;
     }
 }
 
@@ -602,25 +574,22 @@ static void print_tables(const demo_state *s) {
             snprintf(section, sizeof section, "%s", key);
             group = -1;
             if (is_mask)
-                printf("\nPolygon mask %s (%d edges, even-odd rule)\n",
-                       r->label, DEMO_EDGES);
+                printf("\nPolygon mask %s (%d edges, even-odd rule)\n", r->label, DEMO_EDGES);
             else
-                printf("\nPairwise distances %s (points x dims)\n",
-                       r->label);
-            printf("%-56s %10s %10s %10s %9s %9s  %s\n", "Method",
-                   "Time (ms)", "Device", "End-to-end", "vs seeds",
-                   "vs host", "Check");
+                printf("\nPairwise distances %s (points x dims)\n", r->label);
+            printf("%-56s %10s %10s %10s %9s %9s  %s\n", "Method", "Time (ms)", "Device",
+                   "End-to-end", "vs seeds", "vs host", "Check");
         }
         if (r->algo != group) { /* a new algorithm inside the table */
             group = r->algo;
             printf("  %s\n", algo_title(r->workload, r->algo));
         }
         char method[192], t[32], dt[32], e2e[32], check[64];
-        snprintf(method, sizeof method, "    %s%s%s", r->method,
-                 r->device[0] ? " on " : "", r->device);
+        snprintf(method, sizeof method, "    %s%s%s", r->method, r->device[0] ? " on " : "",
+                 r->device);
         if (r->error[0]) {
-            printf("%-56.56s %10s %10s %10s %9s %9s  %s\n", method, "-", "-",
-                   "-", "-", "-", "not run (see above)");
+            printf("%-56.56s %10s %10s %10s %9s %9s  %s\n", method, "-", "-", "-", "-", "-",
+                   "not run (see above)");
             continue;
         }
         format_ms(r->time.wall_s, t, sizeof t);
@@ -633,19 +602,18 @@ static void print_tables(const demo_state *s) {
             strncmp(r->method, "serial C", 8) == 0)
             snprintf(check, sizeof check, "reference");
         else if (is_mask)
-            snprintf(check, sizeof check, "%s (%ld pixels differ)",
-                     r->ok ? "ok" : "MISMATCH", r->mismatches);
+            snprintf(check, sizeof check, "%s (%ld pixels differ)", r->ok ? "ok" : "MISMATCH",
+                     r->mismatches);
         else
-            snprintf(check, sizeof check, "%s (rel. error %.1e)",
-                     r->ok ? "ok" : "INACCURATE", r->relerr);
+            snprintf(check, sizeof check, "%s (rel. error %.1e)", r->ok ? "ok" : "INACCURATE",
+                     r->relerr);
         /* 0: no host row to compare with (--kernels-only) */
         char su[16] = "-", sa[16] = "-";
         if (r->speedup > 0.0)
             snprintf(su, sizeof su, "%.1fx", r->speedup);
         if (r->speedup_algo > 0.0)
             snprintf(sa, sizeof sa, "%.1fx", r->speedup_algo);
-        printf("%-56.56s %10s %10s %10s %9s %9s  %s\n", method, t, dt, e2e, su,
-               sa, check);
+        printf("%-56.56s %10s %10s %10s %9s %9s  %s\n", method, t, dt, e2e, su, sa, check);
     }
     printf("\nTime: median wall-clock time of the timed repetitions; for "
            "kernels it includes\nthe launch and the wait, not the upload or "
@@ -702,9 +670,8 @@ static void print_json(const demo_state *s) {
             for (int v = gpu && k->pd_sym ? 1 : 0; v >= 0; v--) {
                 char one[128];
                 demo_pdist_describe(k, (demo_prec)p, v, one, sizeof one);
-                int n = snprintf(pd + used, sizeof pd - used, "%s%s: %s",
-                                 used ? "; " : "", prec_name((demo_prec)p),
-                                 one);
+                int n = snprintf(pd + used, sizeof pd - used, "%s%s: %s", used ? "; " : "",
+                                 prec_name((demo_prec)p), one);
                 if (n > 0 && (size_t)n < sizeof pd - used)
                     used += (size_t)n;
             }
@@ -744,8 +711,8 @@ static void print_json(const demo_state *s) {
             printf("null");
         printf(", \"end_to_end_ms\": %.6g, \"reps\": %d, \"speedup\": %.6g, "
                "\"speedup_same_algorithm\": %.6g, \"ok\": %s",
-               1e3 * r->time.e2e_s, r->time.reps, r->speedup,
-               r->speedup_algo, r->ok ? "true" : "false");
+               1e3 * r->time.e2e_s, r->time.reps, r->speedup, r->speedup_algo,
+               r->ok ? "true" : "false");
         if (r->estimated)
             printf(", \"estimated\": true");
         if (strcmp(r->workload, "mask") == 0)
@@ -766,10 +733,8 @@ static void write_chart(const demo_state *s) {
         int is_mask = strcmp(r->workload, "mask") == 0;
         snprintf(bars[n].group, sizeof bars[n].group, "%s %s: %s",
                  is_mask ? "Polygon mask" : "Pairwise distances", r->label,
-                 is_mask ? (r->algo == ALGO_KILN ? "row-crossing algorithm"
-                                                 : "seeds' algorithm")
-                         : (r->algo == ALGO_KILN ? "symmetry"
-                                                 : "every pair"));
+                 is_mask ? (r->algo == ALGO_KILN ? "row-crossing algorithm" : "seeds' algorithm")
+                         : (r->algo == ALGO_KILN ? "symmetry" : "every pair"));
         snprintf(bars[n].label, sizeof bars[n].label, "%s%s%s", r->method,
                  r->device[0] ? " on " : "", r->device);
         bars[n].value = r->speedup;
@@ -796,8 +761,7 @@ static int parse_sizes(const char *text, demo_opts *o) {
         char *end;
         errno = 0;
         long v = strtol(p, &end, 10);
-        if (end == p || errno || v < 1 || v > 65536 ||
-            o->num_sizes == DEMO_MAX_SIZES)
+        if (end == p || errno || v < 1 || v > 65536 || o->num_sizes == DEMO_MAX_SIZES)
             return -1;
         o->sizes[o->num_sizes++] = (int)v;
         p = end;
@@ -845,75 +809,61 @@ static int parse_options(int argc, char **argv, demo_opts *o) {
             o->no_symmetry = 1;
         } else if (strcmp(argv[i], "--kernels-only") == 0) {
             o->kernels_only = 1;
-        } else if ((got = kiln_cli_option_value(argc, argv, &i,
-                                                "--host-max-seconds", NULL,
-                                                &v)) != 0) {
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--host-max-seconds", NULL, &v)) !=
+                   0) {
             char *end;
             double lim = got > 0 ? strtod(v, &end) : 0.0;
             if (got < 0 || end == v || *end || !(lim >= 0.0)) {
                 if (got > 0)
-                    kiln_cli_usage_error("demo", demo_usage,
-                                         "bad --host-max-seconds '%s'", v);
+                    kiln_cli_usage_error("demo", demo_usage, "bad --host-max-seconds '%s'", v);
                 return -1;
             }
             o->host_max_s = lim;
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
-        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--device",
-                                                NULL, &v)) != 0) {
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--device", NULL, &v)) != 0) {
             if (got < 0)
                 return -1;
             if (o->num_devices == DEMO_MAX_DEVICES) {
-                kiln_cli_usage_error("demo", demo_usage,
-                                     "at most %d --device options",
+                kiln_cli_usage_error("demo", demo_usage, "at most %d --device options",
                                      DEMO_MAX_DEVICES);
                 return -1;
             }
             o->devices[o->num_devices++] = v;
-        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--sizes",
-                                                NULL, &v)) != 0) {
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--sizes", NULL, &v)) != 0) {
             if (got < 0 || parse_sizes(v, o) != 0) {
                 if (got > 0)
-                    kiln_cli_usage_error("demo", demo_usage,
-                                         "bad --sizes '%s' (e.g. 1024,8192)",
+                    kiln_cli_usage_error("demo", demo_usage, "bad --sizes '%s' (e.g. 1024,8192)",
                                          v);
                 return -1;
             }
             sizes_set = 1;
-        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--points",
-                                                NULL, &v)) != 0) {
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--points", NULL, &v)) != 0) {
             if (got < 0 || parse_int(v, 1, 65536, &o->points) != 0) {
                 if (got > 0)
-                    kiln_cli_usage_error("demo", demo_usage,
-                                         "bad --points '%s' (1..65536)", v);
+                    kiln_cli_usage_error("demo", demo_usage, "bad --points '%s' (1..65536)", v);
                 return -1;
             }
             points_set = 1;
-        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--dims",
-                                                NULL, &v)) != 0) {
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--dims", NULL, &v)) != 0) {
             if (got < 0 || parse_int(v, 1, 4096, &o->dims) != 0) {
                 if (got > 0)
-                    kiln_cli_usage_error("demo", demo_usage,
-                                         "bad --dims '%s' (1..4096)", v);
+                    kiln_cli_usage_error("demo", demo_usage, "bad --dims '%s' (1..4096)", v);
                 return -1;
             }
             dims_set = 1;
-        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--reps",
-                                                NULL, &v)) != 0) {
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--reps", NULL, &v)) != 0) {
             if (got < 0 || parse_int(v, 1, 100, &o->reps) != 0) {
                 if (got > 0)
-                    kiln_cli_usage_error("demo", demo_usage,
-                                         "bad --reps '%s' (1..100)", v);
+                    kiln_cli_usage_error("demo", demo_usage, "bad --reps '%s' (1..100)", v);
                 return -1;
             }
-        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--out", NULL,
-                                                &v)) != 0) {
+        } else if ((got = kiln_cli_option_value(argc, argv, &i, "--out", NULL, &v)) != 0) {
             if (got < 0)
                 return -1;
             o->out_dir = v;
         } else {
-            kiln_cli_usage_error("demo", demo_usage, "unknown option '%s'",
-                                 argv[i]);
+            kiln_cli_usage_error("demo", demo_usage, "unknown option '%s'", argv[i]);
             return -1;
         }
     }
@@ -941,8 +891,7 @@ static void open_device(demo_state *s, kiln_device *dev) {
     kiln_queue *q = NULL;
     kiln_status st = kiln_device_get_info(dev, &info);
     if (st == KILN_OK)
-        fprintf(stderr, "building the demo's kernels for %s (%s) ...\n",
-                info.id, info.name);
+        fprintf(stderr, "building the demo's kernels for %s (%s) ...\n", info.id, info.name);
     if (st == KILN_OK)
         st = kiln_context_create(&dev, 1, &ctx);
     if (st == KILN_OK)
@@ -955,9 +904,8 @@ static void open_device(demo_state *s, kiln_device *dev) {
     kiln_context_release(ctx);
     if (st != KILN_OK) {
         const char *log = kiln_last_build_log();
-        fprintf(stderr, "kiln demo: skipping %s: %s: %s\n",
-                st == KILN_OK ? "?" : info.id, kiln_status_name(st),
-                kiln_last_error_message());
+        fprintf(stderr, "kiln demo: skipping %s: %s: %s\n", st == KILN_OK ? "?" : info.id,
+                kiln_status_name(st), kiln_last_error_message());
         if (st == KILN_ERROR_BUILD && log && *log)
             fprintf(stderr, "%s\n", log);
         return;
@@ -965,8 +913,7 @@ static void open_device(demo_state *s, kiln_device *dev) {
     /* "opencl:0:0 pthread-haswell-AMD EPYC..." cut to fit the table. */
     char name[48];
     kiln_cli_fit(info.name, 30, name, sizeof name);
-    snprintf(s->dev_name[s->ndev], sizeof s->dev_name[0], "%s %s", info.id,
-             name);
+    snprintf(s->dev_name[s->ndev], sizeof s->dev_name[0], "%s %s", info.id, name);
     s->ndev++;
 }
 
@@ -991,8 +938,7 @@ static void open_devices(demo_state *s) {
         fprintf(stderr,
                 "kiln demo: no device found (%s); running the host versions "
                 "only.\n",
-                st != KILN_OK ? kiln_last_error_message()
-                              : "no OpenCL platform or CUDA device");
+                st != KILN_OK ? kiln_last_error_message() : "no OpenCL platform or CUDA device");
         return;
     }
     for (size_t i = 0; i < count && s->ndev < DEMO_MAX_DEVICES; i++) {
@@ -1017,8 +963,8 @@ int kiln_cmd_demo(int argc, char **argv) {
     }
     demo_opts *o = &s->opts;
     if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "kiln demo: cannot create %s: %s (no pictures)\n",
-                o->out_dir, strerror(errno));
+        fprintf(stderr, "kiln demo: cannot create %s: %s (no pictures)\n", o->out_dir,
+                strerror(errno));
         o->out_dir = NULL;
     }
     if (!demo_pictures_available())
@@ -1030,11 +976,9 @@ int kiln_cmd_demo(int argc, char **argv) {
     open_devices(s);
     int host_rows = 1 + (o->openmp ? 1 : 0), pdist_rows = 0;
     for (int d = 0; d < s->ndev; d++) /* GPU kernels: symmetric and full */
-        pdist_rows += 1 + (s->dev[d].pd_sym &&
-                           !(s->dev[d].pd_cpu && s->dev[d].pdist_cpu[0]));
+        pdist_rows += 1 + (s->dev[d].pd_sym && !(s->dev[d].pd_cpu && s->dev[d].pdist_cpu[0]));
     /* Two algorithms per case, each with its host rows. */
-    s->steps = o->num_sizes * (2 * host_rows + 2 * s->ndev) +
-               2 * 2 * host_rows + 2 * pdist_rows;
+    s->steps = o->num_sizes * (2 * host_rows + 2 * s->ndev) + 2 * 2 * host_rows + 2 * pdist_rows;
 
     int picture_done = 0;
     for (int i = 0; i < o->num_sizes; i++)

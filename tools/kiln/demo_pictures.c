@@ -22,16 +22,14 @@ int demo_pictures_available(void) {
 #endif
 }
 
-int demo_write_mask_png(const char *path, const uint8_t *mask, int width,
-                        int height) {
+int demo_write_mask_png(const char *path, const uint8_t *mask, int width, int height) {
 #ifdef KILN_HAVE_PNG
     FILE *f = fopen(path, "wb");
     if (!f) {
         perror(path);
         return -1;
     }
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL,
-                                              NULL, NULL);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     uint8_t *row = malloc((size_t)width);
     if (!png || !info || !row || setjmp(png_jmpbuf(png))) {
@@ -42,9 +40,8 @@ int demo_write_mask_png(const char *path, const uint8_t *mask, int width,
         return -1;
     }
     png_init_io(png, f);
-    png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8,
-                 PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_GRAY,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_compression_level(png, 6);
     png_write_info(png, info);
     for (int y = 0; y < height; y++) {
@@ -66,14 +63,12 @@ int demo_write_mask_png(const char *path, const uint8_t *mask, int width,
 #endif
 }
 
-int demo_write_chart_png(const char *path, const char *title,
-                         const demo_bar *bars, int count) {
+int demo_write_chart_png(const char *path, const char *title, const demo_bar *bars, int count) {
 #ifdef KILN_HAVE_CAIRO
     if (count <= 0)
         return -1;
     /* Layout: a label column on the left, the bars on a log axis. */
-    const double left = 470, right = 90, top = 60, bar_h = 20, gap = 4,
-                 group_h = 30, width = 1200;
+    const double left = 470, right = 90, top = 60, bar_h = 20, gap = 4, group_h = 30, width = 1200;
     int groups = 0;
     double vmin = 1.0, vmax = 1.0;
     for (int i = 0; i < count; i++) {
@@ -89,13 +84,11 @@ int demo_write_chart_png(const char *path, const char *title,
         hi = lo + 1;
     double height = top + groups * group_h + count * (bar_h + gap) + 50;
     double plot_w = width - left - right;
-    cairo_surface_t *surf = cairo_image_surface_create(
-        CAIRO_FORMAT_RGB24, (int)width, (int)height);
+    cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)width, (int)height);
     cairo_t *cr = cairo_create(surf);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                           CAIRO_FONT_WEIGHT_BOLD);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(cr, 18);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
     cairo_move_to(cr, 20, 32);
@@ -103,8 +96,7 @@ int demo_write_chart_png(const char *path, const char *title,
 
     /* Decade grid lines and their labels. */
     double plot_bottom = height - 40;
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                           CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, 12);
     for (double e = lo; e <= hi; e += 1.0) {
         double x = left + (e - lo) / (hi - lo) * plot_w;
@@ -158,8 +150,7 @@ int demo_write_chart_png(const char *path, const char *title,
     cairo_status_t st = cairo_surface_write_to_png(surf, path);
     cairo_surface_destroy(surf);
     if (st != CAIRO_STATUS_SUCCESS) {
-        fprintf(stderr, "kiln demo: could not write %s: %s\n", path,
-                cairo_status_to_string(st));
+        fprintf(stderr, "kiln demo: could not write %s: %s\n", path, cairo_status_to_string(st));
         return -1;
     }
     return 0;

@@ -52,8 +52,7 @@ static double fixed_point(double v) {
     return nearbyint(v * 256.0) / 256.0;
 }
 
-void demo_polygon_set(demo_polygon *poly, int n, const double *x,
-                      const double *y) {
+void demo_polygon_set(demo_polygon *poly, int n, const double *x, const double *y) {
     if (n > DEMO_MAX_VERTS)
         n = DEMO_MAX_VERTS;
     poly->n = n < 0 ? 0 : n;
@@ -70,8 +69,7 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-void demo_polygon_random(demo_polygon *poly, int n, int width, int height,
-                         uint64_t *state) {
+void demo_polygon_random(demo_polygon *poly, int n, int width, int height, uint64_t *state) {
     double ang[DEMO_MAX_VERTS], x[DEMO_MAX_VERTS], y[DEMO_MAX_VERTS];
     if (n > DEMO_MAX_VERTS)
         n = DEMO_MAX_VERTS;
@@ -97,8 +95,7 @@ static int inside_fixed(const int *vx, const int *vy, int n, int px, int py) {
         int x1 = vx[i], y1 = vy[i], x2 = vx[j], y2 = vy[j];
         if (x1 == px && y1 == py)
             return 1;
-        if (py > (y1 < y2 ? y1 : y2) && py <= (y1 > y2 ? y1 : y2) &&
-            px <= (x1 > x2 ? x1 : x2)) {
+        if (py > (y1 < y2 ? y1 : y2) && py <= (y1 > y2 ? y1 : y2) && px <= (x1 > x2 ? x1 : x2)) {
             int64_t lhs = (int64_t)(px - x1) * (int64_t)(y2 - y1);
             int64_t rhs = (int64_t)(py - y1) * (int64_t)(x2 - x1);
             if (y2 > y1 ? lhs <= rhs : lhs >= rhs)
@@ -113,8 +110,7 @@ typedef struct fixed_poly {
     int n, x[DEMO_MAX_VERTS], y[DEMO_MAX_VERTS];
 } fixed_poly;
 
-static void to_fixed(const demo_polygon *poly, demo_prec prec,
-                     fixed_poly *f) {
+static void to_fixed(const demo_polygon *poly, demo_prec prec, fixed_poly *f) {
     f->n = poly->n;
     for (int i = 0; i < poly->n; i++) {
         if (prec == DEMO_F64) {
@@ -133,25 +129,24 @@ static void mask_row(const fixed_poly *f, int width, int y, uint8_t *row) {
         row[x] = (uint8_t)inside_fixed(f->x, f->y, f->n, 256 * x + 128, py);
 }
 
-void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width,
-                      int height, uint8_t *mask) {
+void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width, int height,
+                      uint8_t *mask) {
     fixed_poly f;
     to_fixed(poly, prec, &f);
     for (int y = 0; y < height; y++)
         mask_row(&f, width, y, mask + (size_t)y * (size_t)width);
 }
 
-void demo_mask_serial_rows(const demo_polygon *poly, demo_prec prec,
-                           int width, int y0, int y1, int step,
-                           uint8_t *mask) {
+void demo_mask_serial_rows(const demo_polygon *poly, demo_prec prec, int width, int y0, int y1,
+                           int step, uint8_t *mask) {
     fixed_poly f;
     to_fixed(poly, prec, &f);
-    for (int y = y0; y < y1; y += step > 0 ? step : 1)
+    for (int y = y0; y<y1; y += step> 0 ? step : 1)
         mask_row(&f, width, y, mask + (size_t)y * (size_t)width);
 }
 
-void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width,
-                      int height, uint8_t *mask) {
+void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width, int height,
+                      uint8_t *mask) {
     fixed_poly f;
     to_fixed(poly, prec, &f);
 #ifdef _OPENMP
@@ -185,8 +180,7 @@ static int edge_crossings(int x1, int y1, int x2, int y2, int py, int width) {
 /* One row: the crossings once, sorted; pixel x is inside when an odd number
  * of them exceed x, so the row is runs between consecutive crossings, each
  * written by one memset; then the vertices on the row's pixel centres. */
-static void mask_row_crossing(const fixed_poly *f, int width, int y,
-                              uint8_t *row) {
+static void mask_row_crossing(const fixed_poly *f, int width, int y, uint8_t *row) {
     int py = 256 * y + 128, t[DEMO_MAX_VERTS], nt = 0;
     for (int i = 0; i < f->n; i++) {
         int j = i + 1 == f->n ? 0 : i + 1;
@@ -209,16 +203,16 @@ static void mask_row_crossing(const fixed_poly *f, int width, int y,
     }
 }
 
-void demo_mask_rows_serial(const demo_polygon *poly, demo_prec prec,
-                           int width, int height, uint8_t *mask) {
+void demo_mask_rows_serial(const demo_polygon *poly, demo_prec prec, int width, int height,
+                           uint8_t *mask) {
     fixed_poly f;
     to_fixed(poly, prec, &f);
     for (int y = 0; y < height; y++)
         mask_row_crossing(&f, width, y, mask + (size_t)y * (size_t)width);
 }
 
-void demo_mask_rows_openmp(const demo_polygon *poly, demo_prec prec,
-                           int width, int height, uint8_t *mask) {
+void demo_mask_rows_openmp(const demo_polygon *poly, demo_prec prec, int width, int height,
+                           uint8_t *mask) {
     fixed_poly f;
     to_fixed(poly, prec, &f);
 #ifdef _OPENMP
@@ -230,18 +224,18 @@ void demo_mask_rows_openmp(const demo_polygon *poly, demo_prec prec,
 
 /* ------------------------------------------------------- host distances */
 
-#define DEFINE_PDIST_ROW(NAME, REAL, SQRT)                                     \
-    static void NAME(const REAL *x, int m, int d, int i, REAL *out) {          \
-        const REAL *xi = x + (size_t)i * (size_t)d;                            \
-        for (int j = 0; j < m; j++) {                                          \
-            const REAL *xj = x + (size_t)j * (size_t)d;                        \
-            REAL s = 0;                                                        \
-            for (int k = 0; k < d; k++) {                                      \
-                REAL t = xi[k] - xj[k];                                        \
-                s = s + t * t;                                                 \
-            }                                                                  \
-            out[(size_t)i * (size_t)m + (size_t)j] = SQRT(s);                  \
-        }                                                                      \
+#define DEFINE_PDIST_ROW(NAME, REAL, SQRT)                            \
+    static void NAME(const REAL *x, int m, int d, int i, REAL *out) { \
+        const REAL *xi = x + (size_t)i * (size_t)d;                   \
+        for (int j = 0; j < m; j++) {                                 \
+            const REAL *xj = x + (size_t)j * (size_t)d;               \
+            REAL s = 0;                                               \
+            for (int k = 0; k < d; k++) {                             \
+                REAL t = xi[k] - xj[k];                               \
+                s = s + t * t;                                        \
+            }                                                         \
+            out[(size_t)i * (size_t)m + (size_t)j] = SQRT(s);         \
+        }                                                             \
     }
 DEFINE_PDIST_ROW(pdist_row_f32, float, sqrtf)
 DEFINE_PDIST_ROW(pdist_row_f64, double, sqrt)
@@ -249,40 +243,37 @@ DEFINE_PDIST_ROW(pdist_row_f64, double, sqrt)
 /* Row i of the symmetric version: out[i, j] for j >= i, each also stored
  * at out[j, i]. The same sum in the same order as pdist_row, and (a - b)^2
  * == (b - a)^2 exactly, so the same bits. */
-#define DEFINE_PDIST_SYM_ROW(NAME, REAL, SQRT)                                 \
-    static void NAME(const REAL *x, int m, int d, int i, REAL *out) {          \
-        const REAL *xi = x + (size_t)i * (size_t)d;                            \
-        for (int j = i; j < m; j++) {                                          \
-            const REAL *xj = x + (size_t)j * (size_t)d;                        \
-            REAL s = 0;                                                        \
-            for (int k = 0; k < d; k++) {                                      \
-                REAL t = xi[k] - xj[k];                                        \
-                s = s + t * t;                                                 \
-            }                                                                  \
-            s = SQRT(s);                                                       \
-            out[(size_t)i * (size_t)m + (size_t)j] = s;                        \
-            out[(size_t)j * (size_t)m + (size_t)i] = s;                        \
-        }                                                                      \
+#define DEFINE_PDIST_SYM_ROW(NAME, REAL, SQRT)                        \
+    static void NAME(const REAL *x, int m, int d, int i, REAL *out) { \
+        const REAL *xi = x + (size_t)i * (size_t)d;                   \
+        for (int j = i; j < m; j++) {                                 \
+            const REAL *xj = x + (size_t)j * (size_t)d;               \
+            REAL s = 0;                                               \
+            for (int k = 0; k < d; k++) {                             \
+                REAL t = xi[k] - xj[k];                               \
+                s = s + t * t;                                        \
+            }                                                         \
+            s = SQRT(s);                                              \
+            out[(size_t)i * (size_t)m + (size_t)j] = s;               \
+            out[(size_t)j * (size_t)m + (size_t)i] = s;               \
+        }                                                             \
     }
 DEFINE_PDIST_SYM_ROW(pdist_sym_row_f32, float, sqrtf)
 DEFINE_PDIST_SYM_ROW(pdist_sym_row_f64, double, sqrt)
 
-static void pdist_sym_row(demo_prec prec, const void *x, int m, int d, int i,
-                          void *out) {
+static void pdist_sym_row(demo_prec prec, const void *x, int m, int d, int i, void *out) {
     if (prec == DEMO_F64)
         pdist_sym_row_f64(x, m, d, i, out);
     else
         pdist_sym_row_f32(x, m, d, i, out);
 }
 
-void demo_pdist_sym_serial(demo_prec prec, const void *x, int m, int d,
-                           void *out) {
+void demo_pdist_sym_serial(demo_prec prec, const void *x, int m, int d, void *out) {
     for (int i = 0; i < m; i++)
         pdist_sym_row(prec, x, m, d, i, out);
 }
 
-void demo_pdist_sym_openmp(demo_prec prec, const void *x, int m, int d,
-                           void *out) {
+void demo_pdist_sym_openmp(demo_prec prec, const void *x, int m, int d, void *out) {
     /* Row i has m - i outputs: dynamic chunks balance the triangle. */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 8)
@@ -291,8 +282,7 @@ void demo_pdist_sym_openmp(demo_prec prec, const void *x, int m, int d,
         pdist_sym_row(prec, x, m, d, i, out);
 }
 
-void demo_pdist_serial(demo_prec prec, const void *x, int m, int d,
-                       void *out) {
+void demo_pdist_serial(demo_prec prec, const void *x, int m, int d, void *out) {
     for (int i = 0; i < m; i++) {
         if (prec == DEMO_F64)
             pdist_row_f64(x, m, d, i, out);
@@ -301,8 +291,8 @@ void demo_pdist_serial(demo_prec prec, const void *x, int m, int d,
     }
 }
 
-void demo_pdist_serial_rows(demo_prec prec, const void *x, int m, int d,
-                            int i0, int i1, void *out) {
+void demo_pdist_serial_rows(demo_prec prec, const void *x, int m, int d, int i0, int i1,
+                            void *out) {
     for (int i = i0 < 0 ? 0 : i0; i < i1 && i < m; i++) {
         if (prec == DEMO_F64)
             pdist_row_f64(x, m, d, i, out);
@@ -311,8 +301,7 @@ void demo_pdist_serial_rows(demo_prec prec, const void *x, int m, int d,
     }
 }
 
-void demo_pdist_openmp(demo_prec prec, const void *x, int m, int d,
-                       void *out) {
+void demo_pdist_openmp(demo_prec prec, const void *x, int m, int d, void *out) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -339,8 +328,7 @@ static double median(double *v, int n) {
 
 #define DEMO_MAX_REPS 100
 
-void demo_time_host(void (*fn)(void *), void *arg, int reps, double budget_s,
-                    demo_time *t) {
+void demo_time_host(void (*fn)(void *), void *arg, int reps, double budget_s, demo_time *t) {
     double times[DEMO_MAX_REPS], spent = 0.0;
     int n = 0;
     if (reps < 1)
@@ -431,8 +419,7 @@ static int pd_vector_width(const demo_pd_tile *t, int p, int sym) {
     return t->vec && t->rbi % vmax == 0 && rbj % vmax == 0 ? vmax : 1;
 }
 
-void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
-                         char *buf, size_t cap) {
+void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym, char *buf, size_t cap) {
     if (!k || !buf || cap == 0)
         return;
     if (k->pd_cpu && k->pdist_cpu[prec]) {
@@ -440,11 +427,9 @@ void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
         return;
     }
     const demo_pd_tile *t = &k->pd_tile[sym != 0][prec];
-    snprintf(buf, cap, "%s %dx%dx%d k%d, prefetch %s%s, %d-wide loads",
-             sym ? "pdist_sym" : "pdist", t->ts, t->rbi, t->rbj, t->kt,
-             t->prefetch ? "on" : "off",
-             t->minb > 1 ? (t->minb == 2 ? ", 2 groups/SM" : ", >2 groups/SM")
-                         : "",
+    snprintf(buf, cap, "%s %dx%dx%d k%d, prefetch %s%s, %d-wide loads", sym ? "pdist_sym" : "pdist",
+             t->ts, t->rbi, t->rbj, t->kt, t->prefetch ? "on" : "off",
+             t->minb > 1 ? (t->minb == 2 ? ", 2 groups/SM" : ", >2 groups/SM") : "",
              pd_vector_width(t, prec, sym));
 }
 
@@ -456,9 +441,8 @@ static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
                      "#define REAL %s\n#define REAL_IS_DOUBLE %d\n"
                      "#define PC_JB %d\n#define PC_VW %d\n"
                      "#define PC_REALV %s\n#define PC_VLOAD %s\n%s",
-                     p == DEMO_F64 ? "double" : "float", p == DEMO_F64,
-                     k->pc_jb, p == DEMO_F64 ? 4 : 8,
-                     p == DEMO_F64 ? "double4" : "float8",
+                     p == DEMO_F64 ? "double" : "float", p == DEMO_F64, k->pc_jb,
+                     p == DEMO_F64 ? 4 : 8, p == DEMO_F64 ? "double4" : "float8",
                      p == DEMO_F64 ? "vload4" : "vload8", demo_kernel_source);
     if (n < 0 || (size_t)n >= cap)
         return -1;
@@ -481,8 +465,8 @@ static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
                      "#undef P_NAME\n#undef P_SYM\n#undef P_TS\n#undef P_RBI\n"
                      "#undef P_RBJ\n#undef P_KT\n#undef P_PF\n#undef P_MINB\n"
                      "#undef P_MP\n#undef P_V\n",
-                     sym ? "pdist_sym" : "pdist", sym, t->ts, t->rbi, rbj,
-                     t->kt, t->prefetch, t->minb, mp, v, demo_pdist_source);
+                     sym ? "pdist_sym" : "pdist", sym, t->ts, t->rbi, rbj, t->kt, t->prefetch,
+                     t->minb, mp, v, demo_pdist_source);
         if (n < 0 || (size_t)n >= cap - used)
             return -1;
         used += (size_t)n;
@@ -494,8 +478,7 @@ static int build_source(const demo_kernels *k, int p, char *src, size_t cap) {
  * (bN > 1) become a register cap for the program (the loosest any of its
  * two distance kernels asks for, so neither is squeezed below its own),
  * as ptxas allocates them (steps of 8). "" elsewhere. */
-static void pd_build_options(const demo_kernels *k, int p, char *opts,
-                             size_t cap) {
+static void pd_build_options(const demo_kernels *k, int p, char *opts, size_t cap) {
     opts[0] = '\0';
     const char *ext = kiln_device_extensions(kiln_queue_device(k->queue));
     if (k->info.backend != KILN_BACKEND_OPENCL || !k->gpu_like || !ext ||
@@ -529,11 +512,13 @@ static void pd_tiles_init(demo_kernels *k) {
      * vectors k8 (1.00 against 1.07), symmetric float64 scalar (1.60
      * against 1.62). */
     static const demo_pd_tile cuda_defaults[2][2] = {
-        {{16, 8, 8, 8, 0, 2, 1}, {16, 4, 8, 16, 0, 2, 1}},  /* every block */
-        {{16, 8, 8, 8, 0, 2, 1}, {16, 4, 4, 16, 0, 3, 1}}}; /* symmetric */
+        { { 16, 8, 8, 8, 0, 2, 1 }, { 16, 4, 8, 16, 0, 2, 1 } }, /* every block */
+        { { 16, 8, 8, 8, 0, 2, 1 }, { 16, 4, 4, 16, 0, 3, 1 } }
+    }; /* symmetric */
     static const demo_pd_tile opencl_defaults[2][2] = {
-        {{16, 8, 8, 16, 0, 2, 0}, {16, 4, 8, 8, 0, 2, 1}},
-        {{16, 8, 8, 8, 0, 2, 1}, {16, 4, 4, 16, 0, 2, 0}}};
+        { { 16, 8, 8, 16, 0, 2, 0 }, { 16, 4, 8, 8, 0, 2, 1 } },
+        { { 16, 8, 8, 8, 0, 2, 1 }, { 16, 4, 4, 16, 0, 2, 0 } }
+    };
     const demo_pd_tile(*defaults)[2] =
         k->info.backend == KILN_BACKEND_CUDA ? cuda_defaults : opencl_defaults;
     memcpy(k->pd_tile, defaults, sizeof cuda_defaults);
@@ -543,14 +528,15 @@ static void pd_tiles_init(demo_kernels *k) {
     if (!k->gpu_like)
         for (int sym = 0; sym < 2; sym++)
             for (int p = 0; p < 2; p++)
-                k->pd_tile[sym][p] = (demo_pd_tile){16, 4, 4, 8, 0, 1, 1};
+                k->pd_tile[sym][p] = (demo_pd_tile){ 16, 4, 4, 8, 0, 1, 1 };
     /* KILN_DEMO_PDIST_TILE sets all four; _TILE_F32/_F64 the full
      * kernel's, _SYM_TILE_F32/_F64 the symmetric one's (which keeps
      * rbj = rbi); _PREFETCH=0|1 overrides every prefetch, _VEC=0|1 every
      * choice of vector loads. */
     static const char *const names[2][2] = {
-        {"KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64"},
-        {"KILN_DEMO_PDIST_SYM_TILE_F32", "KILN_DEMO_PDIST_SYM_TILE_F64"}};
+        { "KILN_DEMO_PDIST_TILE_F32", "KILN_DEMO_PDIST_TILE_F64" },
+        { "KILN_DEMO_PDIST_SYM_TILE_F32", "KILN_DEMO_PDIST_SYM_TILE_F64" }
+    };
     const char *all = getenv("KILN_DEMO_PDIST_TILE");
     const char *pf = getenv("KILN_DEMO_PDIST_PREFETCH");
     const char *vec = getenv("KILN_DEMO_PDIST_VEC");
@@ -608,8 +594,7 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         k->pd_cpu = 0;
     else if (which && strcmp(which, "cpu") == 0 && can_cpu)
         k->pd_cpu = 1;
-    size_t len = sizeof demo_kernel_source + 2 * sizeof demo_pdist_source +
-                 2048;
+    size_t len = sizeof demo_kernel_source + 2 * sizeof demo_pdist_source + 2048;
     char *src = malloc(len);
     if (!src) {
         demo_kernels_release(k);
@@ -627,8 +612,7 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         char opts[64];
         pd_build_options(k, p, opts, sizeof opts);
         kiln_program_opts po = KILN_PROGRAM_OPTS(.build_options = opts);
-        st = kiln_program_create(kiln_queue_context(queue), src, &po,
-                                 &k->program[p]);
+        st = kiln_program_create(kiln_queue_context(queue), src, &po, &k->program[p]);
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "mask_naive", &k->naive[p]);
         if (st == KILN_OK)
@@ -636,11 +620,9 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "pdist", &k->pdist[p]);
         if (st == KILN_OK)
-            st = kiln_kernel_create(k->program[p], "pdist_sym",
-                                    &k->pdist_sym[p]);
+            st = kiln_kernel_create(k->program[p], "pdist_sym", &k->pdist_sym[p]);
         if (st == KILN_OK && can_cpu)
-            st = kiln_kernel_create(k->program[p], "pdist_cpu",
-                                    &k->pdist_cpu[p]);
+            st = kiln_kernel_create(k->program[p], "pdist_cpu", &k->pdist_cpu[p]);
         if (st != KILN_OK) {
             free(src);
             demo_kernels_release(k);
@@ -652,15 +634,16 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
     return KILN_OK;
 }
 
-static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+static size_t round_up(size_t n, size_t m) {
+    return (n + m - 1) / m * m;
+}
 
 /* One timed run of a launch sequence: wall time around launch + wait, and
  * the device time from the first event's start to the last one's end. */
-typedef kiln_status (*launch_fn)(void *ctx, kiln_event **first,
-                                 kiln_event **last);
+typedef kiln_status (*launch_fn)(void *ctx, kiln_event **first, kiln_event **last);
 
-static kiln_status timed_runs(demo_kernels *k, launch_fn launch, void *ctx,
-                              int reps, double budget_s, demo_time *t) {
+static kiln_status timed_runs(demo_kernels *k, launch_fn launch, void *ctx, int reps,
+                              double budget_s, demo_time *t) {
     double wall[DEMO_MAX_REPS], dev[DEMO_MAX_REPS], spent = 0.0;
     int n = 0;
     if (reps < 1)
@@ -691,8 +674,7 @@ static kiln_status timed_runs(demo_kernels *k, launch_fn launch, void *ctx,
         if (rep < 0)
             continue;
         wall[n] = t1 - t0;
-        dev[n] = b.ended > a.started ? 1e-9 * (double)(b.ended - a.started)
-                                     : 0.0;
+        dev[n] = b.ended > a.started ? 1e-9 * (double)(b.ended - a.started) : 0.0;
         spent += wall[n++];
     }
     t->wall_s = median(wall, n);
@@ -711,9 +693,8 @@ typedef struct demo_xfer {
     size_t bytes;
 } demo_xfer;
 
-static kiln_status e2e_runs(demo_kernels *k, launch_fn launch, void *ctx,
-                            const demo_xfer *in, int nin, demo_xfer out,
-                            void *host_out, int reps, double budget_s,
+static kiln_status e2e_runs(demo_kernels *k, launch_fn launch, void *ctx, const demo_xfer *in,
+                            int nin, demo_xfer out, void *host_out, int reps, double budget_s,
                             demo_time *t) {
     double e2e[DEMO_MAX_REPS], spent = 0.0;
     int n = 0;
@@ -726,13 +707,11 @@ static kiln_status e2e_runs(demo_kernels *k, launch_fn launch, void *ctx,
         double t0 = demo_now();
         kiln_status st = KILN_OK;
         for (int i = 0; i < nin && st == KILN_OK; i++)
-            st = kiln_buffer_write(k->queue, in[i].buf, 0, in[i].bytes,
-                                   in[i].host);
+            st = kiln_buffer_write(k->queue, in[i].buf, 0, in[i].bytes, in[i].host);
         if (st == KILN_OK)
             st = launch(ctx, &first, &last);
         if (st == KILN_OK)
-            st = kiln_buffer_read_async(k->queue, out.buf, 0, out.bytes,
-                                        host_out, 1, &last, &read);
+            st = kiln_buffer_read_async(k->queue, out.buf, 0, out.bytes, host_out, 1, &last, &read);
         if (st == KILN_OK)
             st = kiln_event_wait(read);
         double t1 = demo_now();
@@ -758,21 +737,17 @@ typedef struct mask_run {
     kiln_buffer *vx, *vy, *mask;
 } mask_run;
 
-static kiln_status mask_launch(void *ctx, kiln_event **first,
-                               kiln_event **last) {
+static kiln_status mask_launch(void *ctx, kiln_event **first, kiln_event **last) {
     mask_run *r = ctx;
     demo_kernels *k = r->k;
     int p = r->prec;
-    kiln_arg args[] = {KILN_ARG_BUF(r->vx),     KILN_ARG_BUF(r->vy),
-                       KILN_ARG_I32(r->n),      KILN_ARG_I32(r->width),
-                       KILN_ARG_I32(r->height), KILN_ARG_BUF(r->mask)};
+    kiln_arg args[] = { KILN_ARG_BUF(r->vx),    KILN_ARG_BUF(r->vy),     KILN_ARG_I32(r->n),
+                        KILN_ARG_I32(r->width), KILN_ARG_I32(r->height), KILN_ARG_BUF(r->mask) };
     kiln_status st;
     if (!r->fast) {
-        size_t local[2] = {16, 16};
-        size_t global[2] = {round_up((size_t)r->width, 16),
-                            round_up((size_t)r->height, 16)};
-        st = kiln_kernel_launch(k->queue, k->naive[p], 2, global, local, 6,
-                                args, 0, NULL, last);
+        size_t local[2] = { 16, 16 };
+        size_t global[2] = { round_up((size_t)r->width, 16), round_up((size_t)r->height, 16) };
+        st = kiln_kernel_launch(k->queue, k->naive[p], 2, global, local, 6, args, 0, NULL, last);
     } else {
         /* One group per row; no more items than the row has words (a
          * narrow image wastes no work-items). */
@@ -781,48 +756,41 @@ static kiln_status mask_launch(void *ctx, kiln_event **first,
         while (local > 32 && local / 2 >= words)
             local /= 2;
         size_t global = local * (size_t)r->height;
-        st = kiln_kernel_launch(k->queue, k->fast[p], 1, &global, &local, 6,
-                                args, 0, NULL, last);
+        st = kiln_kernel_launch(k->queue, k->fast[p], 1, &global, &local, 6, args, 0, NULL, last);
     }
     *first = *last;
     return st;
 }
 
-kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
-                             const demo_polygon *poly, int width, int height,
-                             int reps, double budget_s, uint8_t *out,
+kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast, const demo_polygon *poly,
+                             int width, int height, int reps, double budget_s, uint8_t *out,
                              demo_time *t) {
-    if (!k || !poly || !out || !t || width < 1 || height < 1 ||
-        width > 65536 || height > 65536 || poly->n < 1 || poly->n > DEMO_MAX_VERTS ||
-        (prec != DEMO_F32 && prec != DEMO_F64))
+    if (!k || !poly || !out || !t || width < 1 || height < 1 || width > 65536 || height > 65536 ||
+        poly->n < 1 || poly->n > DEMO_MAX_VERTS || (prec != DEMO_F32 && prec != DEMO_F64))
         return KILN_ERROR_INVALID_ARGUMENT;
     if (!k->have[prec])
         return KILN_ERROR_UNSUPPORTED;
     kiln_context *ctx = kiln_queue_context(k->queue);
     size_t esize = prec == DEMO_F64 ? sizeof(double) : sizeof(float);
-    const void *hx = prec == DEMO_F64 ? (const void *)poly->x
-                                      : (const void *)poly->xf;
-    const void *hy = prec == DEMO_F64 ? (const void *)poly->y
-                                      : (const void *)poly->yf;
+    const void *hx = prec == DEMO_F64 ? (const void *)poly->x : (const void *)poly->xf;
+    const void *hy = prec == DEMO_F64 ? (const void *)poly->y : (const void *)poly->yf;
     size_t npix = (size_t)width * (size_t)height;
-    mask_run r = {.k = k, .prec = prec, .fast = fast, .n = poly->n,
-                  .width = width, .height = height};
-    kiln_status st = kiln_buffer_create(ctx, esize * (size_t)poly->n,
-                                        KILN_BUFFER_READ_ONLY, hx, &r.vx);
+    mask_run r = {
+        .k = k, .prec = prec, .fast = fast, .n = poly->n, .width = width, .height = height
+    };
+    kiln_status st =
+        kiln_buffer_create(ctx, esize * (size_t)poly->n, KILN_BUFFER_READ_ONLY, hx, &r.vx);
     if (st == KILN_OK)
-        st = kiln_buffer_create(ctx, esize * (size_t)poly->n,
-                                KILN_BUFFER_READ_ONLY, hy, &r.vy);
+        st = kiln_buffer_create(ctx, esize * (size_t)poly->n, KILN_BUFFER_READ_ONLY, hy, &r.vy);
     if (st == KILN_OK)
-        st = kiln_buffer_create(ctx, npix, KILN_BUFFER_WRITE_ONLY, NULL,
-                                &r.mask);
+        st = kiln_buffer_create(ctx, npix, KILN_BUFFER_WRITE_ONLY, NULL, &r.mask);
     if (st == KILN_OK)
         st = timed_runs(k, mask_launch, &r, reps, budget_s, t);
-    demo_xfer in[2] = {{r.vx, hx, esize * (size_t)poly->n},
-                       {r.vy, hy, esize * (size_t)poly->n}};
+    demo_xfer in[2] = { { r.vx, hx, esize * (size_t)poly->n },
+                        { r.vy, hy, esize * (size_t)poly->n } };
     if (st == KILN_OK)
-        st = e2e_runs(k, mask_launch, &r, in, 2,
-                      (demo_xfer){r.mask, NULL, npix}, out, reps, budget_s,
-                      t);
+        st = e2e_runs(k, mask_launch, &r, in, 2, (demo_xfer){ r.mask, NULL, npix }, out, reps,
+                      budget_s, t);
     kiln_buffer_release(r.vx);
     kiln_buffer_release(r.vy);
     kiln_buffer_release(r.mask);
@@ -836,68 +804,58 @@ typedef struct pdist_run {
     kiln_buffer *x, *out;
 } pdist_run;
 
-static kiln_status pdist_launch(void *ctx, kiln_event **first,
-                                kiln_event **last) {
+static kiln_status pdist_launch(void *ctx, kiln_event **first, kiln_event **last) {
     pdist_run *r = ctx;
     demo_kernels *k = r->k;
-    kiln_arg args[] = {KILN_ARG_BUF(r->x), KILN_ARG_I32(r->m),
-                       KILN_ARG_I32(r->d), KILN_ARG_BUF(r->out)};
+    kiln_arg args[] = { KILN_ARG_BUF(r->x), KILN_ARG_I32(r->m), KILN_ARG_I32(r->d),
+                        KILN_ARG_BUF(r->out) };
     kiln_status st;
     if (k->pd_cpu && k->pdist_cpu[r->prec]) {
         /* Work-item (column block, row); groups of 8 rows sharing the
          * column block's points in cache. */
         size_t jb = (size_t)k->pc_jb;
-        size_t global[2] = {((size_t)r->m + jb - 1) / jb,
-                            round_up((size_t)r->m, 8)};
-        size_t local[2] = {1, 8};
-        st = kiln_kernel_launch(k->queue, k->pdist_cpu[r->prec], 2, global,
-                                local, 4, args, 0, NULL, last);
+        size_t global[2] = { ((size_t)r->m + jb - 1) / jb, round_up((size_t)r->m, 8) };
+        size_t local[2] = { 1, 8 };
+        st = kiln_kernel_launch(k->queue, k->pdist_cpu[r->prec], 2, global, local, 4, args, 0, NULL,
+                                last);
     } else {
         int sym = k->pd_sym != 0;
         const demo_pd_tile *t = &k->pd_tile[sym][r->prec];
         size_t ts = (size_t)t->ts;
-        size_t bi = ((size_t)r->m + ts * (size_t)t->rbi - 1) /
-                    (ts * (size_t)t->rbi);
-        size_t bj = ((size_t)r->m + ts * (size_t)t->rbj - 1) /
-                    (ts * (size_t)t->rbj);
-        size_t local[2] = {ts, ts};
-        size_t global[2] = {bj * ts, bi * ts};
+        size_t bi = ((size_t)r->m + ts * (size_t)t->rbi - 1) / (ts * (size_t)t->rbi);
+        size_t bj = ((size_t)r->m + ts * (size_t)t->rbj - 1) / (ts * (size_t)t->rbj);
+        size_t local[2] = { ts, ts };
+        size_t global[2] = { bj * ts, bi * ts };
         if (sym) { /* one group per block of the upper triangle */
             global[0] = bi * (bi + 1) / 2 * ts;
             global[1] = ts;
         }
-        st = kiln_kernel_launch(k->queue,
-                                sym ? k->pdist_sym[r->prec]
-                                    : k->pdist[r->prec],
-                                2, global, local, 4, args, 0, NULL, last);
+        st = kiln_kernel_launch(k->queue, sym ? k->pdist_sym[r->prec] : k->pdist[r->prec], 2,
+                                global, local, 4, args, 0, NULL, last);
     }
     *first = *last;
     return st;
 }
 
-kiln_status demo_pdist_kernel(demo_kernels *k, demo_prec prec, const void *x,
-                              int m, int d, int reps, double budget_s,
-                              void *out, demo_time *t) {
-    if (!k || !x || !out || !t || m < 1 || d < 1 ||
-        (prec != DEMO_F32 && prec != DEMO_F64))
+kiln_status demo_pdist_kernel(demo_kernels *k, demo_prec prec, const void *x, int m, int d,
+                              int reps, double budget_s, void *out, demo_time *t) {
+    if (!k || !x || !out || !t || m < 1 || d < 1 || (prec != DEMO_F32 && prec != DEMO_F64))
         return KILN_ERROR_INVALID_ARGUMENT;
     if (!k->have[prec])
         return KILN_ERROR_UNSUPPORTED;
     kiln_context *ctx = kiln_queue_context(k->queue);
     size_t esize = prec == DEMO_F64 ? sizeof(double) : sizeof(float);
     size_t out_bytes = esize * (size_t)m * (size_t)m;
-    pdist_run r = {.k = k, .prec = prec, .m = m, .d = d};
-    kiln_status st = kiln_buffer_create(ctx, esize * (size_t)m * (size_t)d,
-                                        KILN_BUFFER_READ_ONLY, x, &r.x);
+    pdist_run r = { .k = k, .prec = prec, .m = m, .d = d };
+    kiln_status st =
+        kiln_buffer_create(ctx, esize * (size_t)m * (size_t)d, KILN_BUFFER_READ_ONLY, x, &r.x);
     if (st == KILN_OK)
-        st = kiln_buffer_create(ctx, out_bytes, KILN_BUFFER_WRITE_ONLY, NULL,
-                                &r.out);
+        st = kiln_buffer_create(ctx, out_bytes, KILN_BUFFER_WRITE_ONLY, NULL, &r.out);
     if (st == KILN_OK)
         st = timed_runs(k, pdist_launch, &r, reps, budget_s, t);
-    demo_xfer in = {r.x, x, esize * (size_t)m * (size_t)d};
+    demo_xfer in = { r.x, x, esize * (size_t)m * (size_t)d };
     if (st == KILN_OK)
-        st = e2e_runs(k, pdist_launch, &r, &in, 1,
-                      (demo_xfer){r.out, NULL, out_bytes}, out, reps,
+        st = e2e_runs(k, pdist_launch, &r, &in, 1, (demo_xfer){ r.out, NULL, out_bytes }, out, reps,
                       budget_s, t);
     kiln_buffer_release(r.x);
     kiln_buffer_release(r.out);

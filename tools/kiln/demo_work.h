@@ -45,7 +45,7 @@
 typedef enum demo_prec { DEMO_F32 = 0, DEMO_F64 = 1 } demo_prec;
 
 typedef struct demo_polygon {
-    int n;                       /* 1..DEMO_MAX_VERTS vertices */
+    int n; /* 1..DEMO_MAX_VERTS vertices */
     double x[DEMO_MAX_VERTS], y[DEMO_MAX_VERTS];
     float xf[DEMO_MAX_VERTS], yf[DEMO_MAX_VERTS]; /* the same, rounded */
 } demo_polygon;
@@ -56,45 +56,37 @@ double demo_rand_unit(uint64_t *state); /* [0, 1) */
 
 /* Sets the vertices (n <= DEMO_MAX_VERTS), rounded to the nearest 1/256 and
  * clamped to +-DEMO_COORD_LIMIT, and their float copies (equal values). */
-void demo_polygon_set(demo_polygon *poly, int n, const double *x,
-                      const double *y);
+void demo_polygon_set(demo_polygon *poly, int n, const double *x, const double *y);
 /* A random star-shaped polygon of n vertices (sorted random angles, random
  * radii) that fits a width x height image. */
-void demo_polygon_random(demo_polygon *poly, int n, int width, int height,
-                         uint64_t *state);
+void demo_polygon_random(demo_polygon *poly, int n, int width, int height, uint64_t *state);
 
 /* Host versions (mask: width*height bytes, 1 inside, 0 outside). */
-void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width,
-                      int height, uint8_t *mask);
-void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width,
-                      int height, uint8_t *mask);
+void demo_mask_serial(const demo_polygon *poly, demo_prec prec, int width, int height,
+                      uint8_t *mask);
+void demo_mask_openmp(const demo_polygon *poly, demo_prec prec, int width, int height,
+                      uint8_t *mask);
 /* kiln's fast kernel's algorithm on the host (row crossing): each row's
  * edge crossings once (solved for x in the same exact integer test), then
  * the row written run by run. The same pixels as demo_mask_serial. */
-void demo_mask_rows_serial(const demo_polygon *poly, demo_prec prec,
-                           int width, int height, uint8_t *mask);
-void demo_mask_rows_openmp(const demo_polygon *poly, demo_prec prec,
-                           int width, int height, uint8_t *mask);
+void demo_mask_rows_serial(const demo_polygon *poly, demo_prec prec, int width, int height,
+                           uint8_t *mask);
+void demo_mask_rows_openmp(const demo_polygon *poly, demo_prec prec, int width, int height,
+                           uint8_t *mask);
 /* x: m*d values (float or double per prec), out: m*m of the same type. */
-void demo_pdist_serial(demo_prec prec, const void *x, int m, int d,
-                       void *out);
-void demo_pdist_openmp(demo_prec prec, const void *x, int m, int d,
-                       void *out);
+void demo_pdist_serial(demo_prec prec, const void *x, int m, int d, void *out);
+void demo_pdist_openmp(demo_prec prec, const void *x, int m, int d, void *out);
 /* The symmetric kernel's algorithm on the host: out[i, j] for j >= i,
  * mirrored to out[j, i]; half the arithmetic, the same bits as
  * demo_pdist_serial. */
-void demo_pdist_sym_serial(demo_prec prec, const void *x, int m, int d,
-                           void *out);
-void demo_pdist_sym_openmp(demo_prec prec, const void *x, int m, int d,
-                           void *out);
+void demo_pdist_sym_serial(demo_prec prec, const void *x, int m, int d, void *out);
+void demo_pdist_sym_openmp(demo_prec prec, const void *x, int m, int d, void *out);
 /* Parts of the serial versions, for estimating the serial time of a large
  * case from a sample: rows y0, y0 + step, ... < y1 of the mask (written at
  * their place in mask, a width x (rows) image), rows [i0, i1) of out. */
-void demo_mask_serial_rows(const demo_polygon *poly, demo_prec prec,
-                           int width, int y0, int y1, int step,
-                           uint8_t *mask);
-void demo_pdist_serial_rows(demo_prec prec, const void *x, int m, int d,
-                            int i0, int i1, void *out);
+void demo_mask_serial_rows(const demo_polygon *poly, demo_prec prec, int width, int y0, int y1,
+                           int step, uint8_t *mask);
+void demo_pdist_serial_rows(demo_prec prec, const void *x, int m, int d, int i0, int i1, void *out);
 /* OpenMP's thread count; 0 if this binary was built without OpenMP. */
 int demo_have_openmp(void);
 
@@ -111,23 +103,23 @@ typedef struct demo_pd_tile {
 } demo_pd_tile;
 
 typedef struct demo_kernels {
-    kiln_queue *queue;           /* a profiling queue (one reference held) */
+    kiln_queue *queue; /* a profiling queue (one reference held) */
     kiln_device_info info;
-    int have[2];                 /* precision built (fp64 needs the device) */
+    int have[2]; /* precision built (fp64 needs the device) */
     kiln_program *program[2];
     kiln_kernel *naive[2], *fast[2], *pdist[2], *pdist_sym[2], *pdist_cpu[2];
-    int gpu_like;                /* launch shapes for a GPU, else a CPU */
-    int mask_local;              /* work-group size of the fast mask (a row) */
-    demo_pd_tile pd_tile[2][2];  /* [symmetric][precision] */
-    int pd_sym;                  /* 1: the GPU kernel computes the blocks on
-                                    and above the diagonal and mirrors them
-                                    (default on GPUs); 0: every block, like
-                                    torch.cdist. Both are built: may be
-                                    changed after create */
-    int pd_cpu;                  /* 1: run pdist_cpu (OpenCL CPU devices);
-                                    may be changed after create where
-                                    pdist_cpu[p] is not NULL */
-    int pc_jb;                   /* pdist_cpu: columns per work-item */
+    int gpu_like;               /* launch shapes for a GPU, else a CPU */
+    int mask_local;             /* work-group size of the fast mask (a row) */
+    demo_pd_tile pd_tile[2][2]; /* [symmetric][precision] */
+    int pd_sym;                 /* 1: the GPU kernel computes the blocks on
+                                   and above the diagonal and mirrors them
+                                   (default on GPUs); 0: every block, like
+                                   torch.cdist. Both are built: may be
+                                   changed after create */
+    int pd_cpu;                 /* 1: run pdist_cpu (OpenCL CPU devices);
+                                   may be changed after create where
+                                   pdist_cpu[p] is not NULL */
+    int pc_jb;                  /* pdist_cpu: columns per work-item */
 } demo_kernels;
 
 /* Builds the demo's programs for the queue's device (float always, double
@@ -151,25 +143,21 @@ typedef struct demo_time {
  * one-group-per-row kernel) once untimed, then up to reps timed runs
  * (stopping early after budget_s seconds, at least one), then up to reps
  * end-to-end runs (upload, kernel, read-back into out). width and height: 1..65536. */
-kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast,
-                             const demo_polygon *poly, int width, int height,
-                             int reps, double budget_s, uint8_t *out,
+kiln_status demo_mask_kernel(demo_kernels *k, demo_prec prec, int fast, const demo_polygon *poly,
+                             int width, int height, int reps, double budget_s, uint8_t *out,
                              demo_time *t);
 /* The same for pairwise distances (the distances of one point set to
  * itself, so the symmetric kernel applies). */
-kiln_status demo_pdist_kernel(demo_kernels *k, demo_prec prec, const void *x,
-                              int m, int d, int reps, double budget_s,
-                              void *out, demo_time *t);
+kiln_status demo_pdist_kernel(demo_kernels *k, demo_prec prec, const void *x, int m, int d,
+                              int reps, double budget_s, void *out, demo_time *t);
 
 /* "pdist 16x8x8 k16, prefetch off" or "pdist_cpu, 8 columns per
  * work-item": the kernel demo_pdist_kernel runs for prec with sym. */
-void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym,
-                         char *buf, size_t cap);
+void demo_pdist_describe(const demo_kernels *k, demo_prec prec, int sym, char *buf, size_t cap);
 
 /* Host timing helper: runs fn(arg) up to reps times (at least once, stopping
  * after budget_s) and returns the median seconds in t->wall_s. */
-void demo_time_host(void (*fn)(void *), void *arg, int reps, double budget_s,
-                    demo_time *t);
+void demo_time_host(void (*fn)(void *), void *arg, int reps, double budget_s, demo_time *t);
 double demo_now(void);
 
 #endif

@@ -16,12 +16,12 @@ typedef struct kiln_cli_command {
 } kiln_cli_command;
 
 static const kiln_cli_command kiln_cli_commands[] = {
-    {"devices", kiln_cmd_devices, "", "list the GPUs and CPUs kiln can use"},
-    {"info", kiln_cmd_info, "[SELECTOR]", "show every property of one device"},
-    {"version", kiln_cmd_version, "", "print kiln's version"},
-    {"cache", kiln_cmd_cache, "path|list|clear|build", "manage the on-disk program cache"},
-    {"demo", kiln_cmd_demo, "...", "run the showcase"},
-    {"timeline", kiln_cmd_timeline, "TRACE.json [OUT.png]", "draw a KILN_TRACE file"},
+    { "devices", kiln_cmd_devices, "", "list the GPUs and CPUs kiln can use" },
+    { "info", kiln_cmd_info, "[SELECTOR]", "show every property of one device" },
+    { "version", kiln_cmd_version, "", "print kiln's version" },
+    { "cache", kiln_cmd_cache, "path|list|clear|build", "manage the on-disk program cache" },
+    { "demo", kiln_cmd_demo, "...", "run the showcase" },
+    { "timeline", kiln_cmd_timeline, "TRACE.json [OUT.png]", "draw a KILN_TRACE file" },
 };
 #define KILN_CLI_NUM_COMMANDS (sizeof kiln_cli_commands / sizeof kiln_cli_commands[0])
 
@@ -33,8 +33,7 @@ static void kiln_cli_usage(FILE *out) {
                  "Commands:\n");
     for (size_t i = 0; i < KILN_CLI_NUM_COMMANDS; i++) {
         char head[48];
-        snprintf(head, sizeof head, "%s %s", kiln_cli_commands[i].name,
-                 kiln_cli_commands[i].args);
+        snprintf(head, sizeof head, "%s %s", kiln_cli_commands[i].name, kiln_cli_commands[i].args);
         fprintf(out, "  %-30s %s\n", head, kiln_cli_commands[i].summary);
     }
     fprintf(out, "\n"
@@ -78,7 +77,7 @@ int main(int argc, char **argv) {
             return KILN_CLI_USAGE;
         }
         char help[] = "--help";
-        char *sub[] = {argv[2], help, NULL};
+        char *sub[] = { argv[2], help, NULL };
         return cmd->run(2, sub);
     }
     if (name[0] == '-') {

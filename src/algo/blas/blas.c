@@ -10,12 +10,18 @@
 
 int kiln__blas_dtype_index(kiln_dtype d) {
     switch (d) {
-    case KILN_FLOAT32: return 0;
-    case KILN_FLOAT64: return 1;
-    case KILN_COMPLEX64: return 2;
-    case KILN_COMPLEX128: return 3;
-    case KILN_FLOAT16: return 4;
-    default: return -1;
+    case KILN_FLOAT32:
+        return 0;
+    case KILN_FLOAT64:
+        return 1;
+    case KILN_COMPLEX64:
+        return 2;
+    case KILN_COMPLEX128:
+        return 3;
+    case KILN_FLOAT16:
+        return 4;
+    default:
+        return -1;
     }
 }
 
@@ -34,8 +40,7 @@ static kiln_status pick(kiln_queue *q, kiln_dtype dtype, const char *what,
 #if KILN_HAVE_CUDA
         p = &kiln__blas_cublas;
 #else
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: kiln was built without CUDA", what);
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: kiln was built without CUDA", what);
 #endif
     } else if (type == KILN_DEVICE_CPU) {
         const char *env = getenv("KILN_BLAS");
@@ -70,9 +75,8 @@ const char *kiln_blas_library(kiln_queue *q) {
         return p->name;
     /* not loadable: still say which library it would be */
     return be == KILN_BACKEND_CUDA ? "cuBLAS"
-           : type == KILN_DEVICE_CPU && !(getenv("KILN_BLAS") &&
-                                          !strcmp(getenv("KILN_BLAS"),
-                                                  "clblast"))
+           : type == KILN_DEVICE_CPU &&
+                   !(getenv("KILN_BLAS") && !strcmp(getenv("KILN_BLAS"), "clblast"))
                ? "OpenBLAS"
                : "CLBlast";
 }
@@ -125,14 +129,12 @@ static int layout(const kiln_array *x, operand *o) {
 
 /* o for x, copying x to a dense temporary (after the queue's barrier) if
  * BLAS cannot read it, or if force_dense. */
-static kiln_status operand_of(kiln_queue *q, kiln_array *x, int force_dense,
-                              operand *o) {
+static kiln_status operand_of(kiln_queue *q, kiln_array *x, int force_dense, operand *o) {
     memset(o, 0, sizeof *o);
     o->arr = x;
     if (!force_dense && layout(x, o))
         return KILN_OK;
-    kiln_status st = kiln_array_empty(x->context, x->dtype, x->ndim,
-                                      x->shape, &o->tmp);
+    kiln_status st = kiln_array_empty(x->context, x->dtype, x->ndim, x->shape, &o->tmp);
     if (st == KILN_OK)
         st = kiln_array_copy(q, o->tmp, x, 0, NULL, NULL);
     if (st != KILN_OK)
@@ -143,8 +145,7 @@ static kiln_status operand_of(kiln_queue *q, kiln_array *x, int force_dense,
 }
 
 static kiln__blas_mat mat_of(const operand *o) {
-    kiln__blas_mat m = {o->arr->buffer, o->arr->offset, o->ld, o->bstride,
-                        NULL};
+    kiln__blas_mat m = { o->arr->buffer, o->arr->offset, o->ld, o->bstride, NULL };
     return m;
 }
 
@@ -192,34 +193,28 @@ static kiln_status dispatch(kiln_queue *q, const call *c) {
     return kiln__host_task(q, 3, bufs, host_run, copy, free, 0, NULL, NULL);
 }
 
-static kiln_status check_arrays(kiln_queue *q, const char *what, size_t n,
-                                kiln_array *const *xs,
+static kiln_status check_arrays(kiln_queue *q, const char *what, size_t n, kiln_array *const *xs,
                                 const char *const *names) {
     if (!q)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL",
-                               what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
     for (size_t k = 0; k < n; k++) {
         if (!xs[k])
-            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                                   "%s: %s is NULL", what, names[k]);
+            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, names[k]);
         kiln_status st = kiln__array_check_queue(q, xs[k], what);
         if (st != KILN_OK)
             return st;
         if (xs[k]->dtype != xs[0]->dtype)
-            return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                   "%s: %s is %s, %s is %s", what, names[k],
+            return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s is %s, %s is %s", what, names[k],
                                    kiln_dtype_name(xs[k]->dtype), names[0],
                                    kiln_dtype_name(xs[0]->dtype));
     }
     return KILN_OK;
 }
 
-static kiln_status shape_error(const char *what, kiln_array *a, kiln_array *b,
-                               kiln_array *c) {
+static kiln_status shape_error(const char *what, kiln_array *a, kiln_array *b, kiln_array *c) {
     char ta[96], tb[96], tc[96];
-    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                           "%s: shapes do not fit (a %s, b %s, out %s)", what,
-                           kiln__array_describe(a, ta, sizeof ta),
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: shapes do not fit (a %s, b %s, out %s)",
+                           what, kiln__array_describe(a, ta, sizeof ta),
                            kiln__array_describe(b, tb, sizeof tb),
                            kiln__array_describe(c, tc, sizeof tc));
 }
@@ -233,25 +228,21 @@ static int colmajor_op(int storage_trans, kiln_blas_op op) {
     return op == KILN_BLAS_N ? 1 : op == KILN_BLAS_T ? 0 : -1;
 }
 
-static kiln_status gemm_impl(kiln_queue *q, const char *what,
-                             kiln_blas_op opa, kiln_blas_op opb,
-                             kiln_scalar alpha, kiln_array *a, kiln_array *b,
-                             kiln_scalar beta, kiln_array *c,
-                             size_t num_wait, kiln_event *const *wait,
+static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, kiln_blas_op opb,
+                             kiln_scalar alpha, kiln_array *a, kiln_array *b, kiln_scalar beta,
+                             kiln_array *c, size_t num_wait, kiln_event *const *wait,
                              kiln_event **event) {
     if (event)
         *event = NULL;
-    kiln_array *xs[3] = {c, a, b};
-    static const char *const names[3] = {"out", "a", "b"};
+    kiln_array *xs[3] = { c, a, b };
+    static const char *const names[3] = { "out", "a", "b" };
     kiln_status st = check_arrays(q, what, 3, xs, names);
     if (st != KILN_OK)
         return st;
     if ((unsigned)opa > 2 || (unsigned)opb > 2)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown op", what);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op", what);
     if (a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: operands must be 2-D (or 3-D batches)",
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: operands must be 2-D (or 3-D batches)",
                                what);
     operand oa, ob, oc;
     layout(a, &oa);
@@ -260,10 +251,8 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what,
     size_t m = opa ? oa.cols : oa.rows, k = opa ? oa.rows : oa.cols;
     size_t kb = opb ? ob.cols : ob.rows, n = opb ? ob.rows : ob.cols;
     size_t batch = oc.batch;
-    if (k != kb || oc.rows != m || oc.cols != n ||
-        (oa.batch != batch && !(a->ndim == 2)) ||
-        (ob.batch != batch && !(b->ndim == 2)) ||
-        (c->ndim == 2 && (a->ndim == 3 || b->ndim == 3)))
+    if (k != kb || oc.rows != m || oc.cols != n || (oa.batch != batch && !(a->ndim == 2)) ||
+        (ob.batch != batch && !(b->ndim == 2)) || (c->ndim == 2 && (a->ndim == 3 || b->ndim == 3)))
         return shape_error(what, a, b, c);
     const kiln__blas_provider *p = NULL;
     st = pick(q, a->dtype, what, &p);
@@ -299,7 +288,7 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what,
         /* C row-major is C^T column-major: C^T = op(B)^T op(A)^T. An
          * output stored transposed (a swapaxes view) is C column-major:
          * C = op(A) op(B) with the storage of A and B read as is. */
-        call cl = {.p = p, .is_gemm = 1};
+        call cl = { .p = p, .is_gemm = 1 };
         kiln__blas_gemm *g = &cl.g;
         g->dtype = a->dtype;
         g->batch = batch;
@@ -344,20 +333,16 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what,
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-kiln_status kiln_blas_gemm(kiln_queue *q, kiln_blas_op opa, kiln_blas_op opb,
-                           kiln_scalar alpha, kiln_array *a, kiln_array *b,
-                           kiln_scalar beta, kiln_array *c, size_t num_wait,
-                           kiln_event *const *wait, kiln_event **event) {
-    return gemm_impl(q, "kiln_blas_gemm", opa, opb, alpha, a, b, beta, c,
-                     num_wait, wait, event);
+kiln_status kiln_blas_gemm(kiln_queue *q, kiln_blas_op opa, kiln_blas_op opb, kiln_scalar alpha,
+                           kiln_array *a, kiln_array *b, kiln_scalar beta, kiln_array *c,
+                           size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    return gemm_impl(q, "kiln_blas_gemm", opa, opb, alpha, a, b, beta, c, num_wait, wait, event);
 }
 
-kiln_status kiln_matmul(kiln_queue *q, kiln_array *c, kiln_array *a,
-                        kiln_array *b, size_t num_wait,
+kiln_status kiln_matmul(kiln_queue *q, kiln_array *c, kiln_array *a, kiln_array *b, size_t num_wait,
                         kiln_event *const *wait, kiln_event **event) {
-    return gemm_impl(q, "kiln_matmul", KILN_BLAS_N, KILN_BLAS_N,
-                     KILN_SCALAR(1), a, b, KILN_SCALAR(0), c, num_wait, wait,
-                     event);
+    return gemm_impl(q, "kiln_matmul", KILN_BLAS_N, KILN_BLAS_N, KILN_SCALAR(1), a, b,
+                     KILN_SCALAR(0), c, num_wait, wait, event);
 }
 
 /* A vector as an (n, 1) matrix view: gemv is gemm with one column. */
@@ -371,62 +356,56 @@ static kiln_status column_of(kiln_array *v, kiln_array **col) {
     return KILN_OK;
 }
 
-kiln_status kiln_blas_gemv(kiln_queue *q, kiln_blas_op op, kiln_scalar alpha,
-                           kiln_array *a, kiln_array *x, kiln_scalar beta,
-                           kiln_array *y, size_t num_wait,
+kiln_status kiln_blas_gemv(kiln_queue *q, kiln_blas_op op, kiln_scalar alpha, kiln_array *a,
+                           kiln_array *x, kiln_scalar beta, kiln_array *y, size_t num_wait,
                            kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_blas_gemv";
     if (event)
         *event = NULL;
-    kiln_array *xs[3] = {a, x, y};
-    static const char *const names[3] = {"a", "x", "y"};
+    kiln_array *xs[3] = { a, x, y };
+    static const char *const names[3] = { "a", "x", "y" };
     kiln_status st = check_arrays(q, what, 3, xs, names);
     if (st != KILN_OK)
         return st;
     if (a->ndim != 2 || x->ndim != 1 || y->ndim != 1)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: a must be 2-D, x and y 1-D", what);
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: a must be 2-D, x and y 1-D", what);
     kiln_array *xc = NULL, *yc = NULL;
     st = column_of(x, &xc);
     if (st == KILN_OK)
         st = column_of(y, &yc);
     if (st == KILN_OK)
-        st = gemm_impl(q, what, op, KILN_BLAS_N, alpha, a, xc, beta, yc,
-                       num_wait, wait, event);
+        st = gemm_impl(q, what, op, KILN_BLAS_N, alpha, a, xc, beta, yc, num_wait, wait, event);
     kiln_array_release(xc);
     kiln_array_release(yc);
     return st;
 }
 
 /* A 1-D operand with a positive increment. */
-static kiln_status vector_of(const char *what, const char *name,
-                             kiln_array *v, kiln__blas_mat *m) {
+static kiln_status vector_of(const char *what, const char *name, kiln_array *v, kiln__blas_mat *m) {
     if (v->ndim != 1)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: %s must be 1-D", what, name);
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s must be 1-D", what, name);
     ptrdiff_t s = v->size <= 1 ? 1 : v->strides[0];
     if (s <= 0)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: %s has a negative stride (BLAS "
                                "libraries differ there): copy it first",
                                what, name);
-    kiln__blas_mat r = {v->buffer, v->offset, (size_t)s, 0, NULL};
+    kiln__blas_mat r = { v->buffer, v->offset, (size_t)s, 0, NULL };
     *m = r;
     return KILN_OK;
 }
 
-static kiln_status level1(kiln_queue *q, const char *what, int op,
-                          kiln_scalar alpha, kiln_array *x, kiln_array *y,
-                          kiln_array *r, size_t num_wait,
-                          kiln_event *const *wait, kiln_event **event) {
+static kiln_status level1(kiln_queue *q, const char *what, int op, kiln_scalar alpha, kiln_array *x,
+                          kiln_array *y, kiln_array *r, size_t num_wait, kiln_event *const *wait,
+                          kiln_event **event) {
     if (event)
         *event = NULL;
-    kiln_array *xs[2] = {x, y};
-    static const char *const names[2] = {"x", "y"};
+    kiln_array *xs[2] = { x, y };
+    static const char *const names[2] = { "x", "y" };
     kiln_status st = check_arrays(q, what, y ? 2 : 1, xs, names);
     if (st != KILN_OK)
         return st;
-    call cl = {.is_gemm = 0};
+    call cl = { .is_gemm = 0 };
     kiln__blas_l1 *l = &cl.l;
     l->op = op;
     l->dtype = x->dtype;
@@ -436,44 +415,35 @@ static kiln_status level1(kiln_queue *q, const char *what, int op,
     if (st == KILN_OK && y) {
         st = vector_of(what, "y", y, &l->y);
         if (st == KILN_OK && y->size != x->size)
-            st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                                 "%s: x has %zu elements, y %zu", what,
+            st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: x has %zu elements, y %zu", what,
                                  x->size, y->size);
     }
-    if (st == KILN_OK && (op == KILN__BLAS_DOT || op == KILN__BLAS_DOTC ||
-                          op == KILN__BLAS_NRM2)) {
-        kiln_dtype want = op == KILN__BLAS_NRM2
-                              ? kiln__complex_part_dtype(x->dtype)
-                              : x->dtype;
+    if (st == KILN_OK && (op == KILN__BLAS_DOT || op == KILN__BLAS_DOTC || op == KILN__BLAS_NRM2)) {
+        kiln_dtype want = op == KILN__BLAS_NRM2 ? kiln__complex_part_dtype(x->dtype) : x->dtype;
         if (!r)
-            st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                                 "%s: result is NULL", what);
+            st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: result is NULL", what);
         else if ((st = kiln__array_check_queue(q, r, what)) != KILN_OK)
             ;
         else if (r->dtype != want || r->size < 1)
             st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                  "%s: result must be a %s array of at least "
                                  "one element, not %s (%zu)",
-                                 what, kiln_dtype_name(want),
-                                 kiln_dtype_name(r->dtype), r->size);
+                                 what, kiln_dtype_name(want), kiln_dtype_name(r->dtype), r->size);
         else
-            l->r = (kiln__blas_mat){r->buffer, r->offset, 1, 0, NULL};
+            l->r = (kiln__blas_mat){ r->buffer, r->offset, 1, 0, NULL };
     }
     if (st == KILN_OK && x->dtype == KILN_FLOAT16)
-        st = kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                             "%s: level-1 BLAS has no float16", what);
+        st = kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: level-1 BLAS has no float16", what);
     if (st == KILN_OK)
         st = pick(q, x->dtype, what, &cl.p);
     if (st != KILN_OK)
         return st;
     if (l->n == 0) { /* an empty sum is 0; libraries differ on n = 0 */
-        static const double zero[2] = {0, 0};
+        static const double zero[2] = { 0, 0 };
         if (!l->r.buf)
-            return event ? kiln_queue_marker(q, num_wait, wait, event)
-                         : KILN_OK;
+            return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
         size_t es = kiln_dtype_size(r->dtype);
-        return kiln_buffer_fill(q, r->buffer, zero, es, r->offset * es, es,
-                                num_wait, wait, event);
+        return kiln_buffer_fill(q, r->buffer, zero, es, r->offset * es, es, num_wait, wait, event);
     }
     st = kiln__native_begin(q, num_wait, wait);
     if (st == KILN_OK)
@@ -483,38 +453,29 @@ static kiln_status level1(kiln_queue *q, const char *what, int op,
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-kiln_status kiln_blas_axpy(kiln_queue *q, kiln_scalar alpha, kiln_array *x,
-                           kiln_array *y, size_t num_wait,
+kiln_status kiln_blas_axpy(kiln_queue *q, kiln_scalar alpha, kiln_array *x, kiln_array *y,
+                           size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    if (q && x && !y)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_blas_axpy: y is NULL");
+    return level1(q, "kiln_blas_axpy", KILN__BLAS_AXPY, alpha, x, y, NULL, num_wait, wait, event);
+}
+
+kiln_status kiln_blas_scal(kiln_queue *q, kiln_scalar alpha, kiln_array *x, size_t num_wait,
                            kiln_event *const *wait, kiln_event **event) {
+    return level1(q, "kiln_blas_scal", KILN__BLAS_SCAL, alpha, x, NULL, NULL, num_wait, wait,
+                  event);
+}
+
+kiln_status kiln_blas_dot(kiln_queue *q, int conj, kiln_array *x, kiln_array *y, kiln_array *result,
+                          size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     if (q && x && !y)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_blas_axpy: y is NULL");
-    return level1(q, "kiln_blas_axpy", KILN__BLAS_AXPY, alpha, x, y, NULL,
-                  num_wait, wait, event);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_blas_dot: y is NULL");
+    int op = conj && x && kiln__is_complex_dtype(x->dtype) ? KILN__BLAS_DOTC : KILN__BLAS_DOT;
+    return level1(q, "kiln_blas_dot", op, KILN_SCALAR(0), x, y, result, num_wait, wait, event);
 }
 
-kiln_status kiln_blas_scal(kiln_queue *q, kiln_scalar alpha, kiln_array *x,
-                           size_t num_wait, kiln_event *const *wait,
-                           kiln_event **event) {
-    return level1(q, "kiln_blas_scal", KILN__BLAS_SCAL, alpha, x, NULL, NULL,
-                  num_wait, wait, event);
-}
-
-kiln_status kiln_blas_dot(kiln_queue *q, int conj, kiln_array *x,
-                          kiln_array *y, kiln_array *result, size_t num_wait,
-                          kiln_event *const *wait, kiln_event **event) {
-    if (q && x && !y)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_blas_dot: y is NULL");
-    int op = conj && x && kiln__is_complex_dtype(x->dtype) ? KILN__BLAS_DOTC
-                                                           : KILN__BLAS_DOT;
-    return level1(q, "kiln_blas_dot", op, KILN_SCALAR(0), x, y, result,
-                  num_wait, wait, event);
-}
-
-kiln_status kiln_blas_nrm2(kiln_queue *q, kiln_array *x, kiln_array *result,
-                           size_t num_wait, kiln_event *const *wait,
-                           kiln_event **event) {
-    return level1(q, "kiln_blas_nrm2", KILN__BLAS_NRM2, KILN_SCALAR(0), x,
-                  NULL, result, num_wait, wait, event);
+kiln_status kiln_blas_nrm2(kiln_queue *q, kiln_array *x, kiln_array *result, size_t num_wait,
+                           kiln_event *const *wait, kiln_event **event) {
+    return level1(q, "kiln_blas_nrm2", KILN__BLAS_NRM2, KILN_SCALAR(0), x, NULL, result, num_wait,
+                  wait, event);
 }

@@ -11,7 +11,7 @@
 typedef struct kiln__blas_mat {
     kiln_buffer *buf;
     size_t off, ld, bstride; /* bstride: between batch items (may be 0) */
-    void *host; /* host providers: the mapped buffer's first byte */
+    void *host;              /* host providers: the mapped buffer's first byte */
 } kiln__blas_mat;
 
 /* c[i] = alpha * op(a[i]) op(b[i]) + beta * c[i], column-major, i < batch;
@@ -24,8 +24,7 @@ typedef struct kiln__blas_gemm {
     kiln__blas_mat a, b, c;
 } kiln__blas_gemm;
 
-enum { KILN__BLAS_AXPY, KILN__BLAS_SCAL, KILN__BLAS_DOT, KILN__BLAS_DOTC,
-       KILN__BLAS_NRM2 };
+enum { KILN__BLAS_AXPY, KILN__BLAS_SCAL, KILN__BLAS_DOT, KILN__BLAS_DOTC, KILN__BLAS_NRM2 };
 /* y = alpha*x + y; x = alpha*x; r[0] = x.y, conj(x).y, |x|_2. The vectors
  * use .ld as their (positive) increment. */
 typedef struct kiln__blas_l1 {

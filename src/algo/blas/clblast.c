@@ -15,47 +15,59 @@ typedef int status_t; /* CLBlastStatusCode: 0 success */
 typedef unsigned short half_t;
 
 /* One signature per scalar type: the scalars travel by value. */
-#define GEMM_FN(T)                                                             \
-    status_t (*)(int, int, int, size_t, size_t, size_t, T, cl_mem, size_t,     \
-                 size_t, cl_mem, size_t, size_t, T, cl_mem, size_t, size_t,    \
+#define GEMM_FN(T)                                                                                 \
+    status_t (*)(int, int, int, size_t, size_t, size_t, T, cl_mem, size_t, size_t, cl_mem, size_t, \
+                 size_t, T, cl_mem, size_t, size_t, cl_command_queue *, cl_event *)
+#define GEMM_BATCH_FN(T)                                                                           \
+    status_t (*)(int, int, int, size_t, size_t, size_t, T, cl_mem, size_t, size_t, size_t, cl_mem, \
+                 size_t, size_t, size_t, T, cl_mem, size_t, size_t, size_t, size_t,                \
                  cl_command_queue *, cl_event *)
-#define GEMM_BATCH_FN(T)                                                       \
-    status_t (*)(int, int, int, size_t, size_t, size_t, T, cl_mem, size_t,     \
-                 size_t, size_t, cl_mem, size_t, size_t, size_t, T, cl_mem,    \
-                 size_t, size_t, size_t, size_t, cl_command_queue *,           \
+#define AXPY_FN(T)                                                                              \
+    status_t (*)(size_t, T, cl_mem, size_t, size_t, cl_mem, size_t, size_t, cl_command_queue *, \
                  cl_event *)
-#define AXPY_FN(T)                                                             \
-    status_t (*)(size_t, T, cl_mem, size_t, size_t, cl_mem, size_t, size_t,    \
-                 cl_command_queue *, cl_event *)
-#define SCAL_FN(T)                                                             \
-    status_t (*)(size_t, T, cl_mem, size_t, size_t, cl_command_queue *,        \
-                 cl_event *)
-typedef status_t (*dot_fn)(size_t, cl_mem, size_t, cl_mem, size_t, size_t,
-                           cl_mem, size_t, size_t, cl_command_queue *,
-                           cl_event *);
-typedef status_t (*nrm2_fn)(size_t, cl_mem, size_t, cl_mem, size_t, size_t,
-                            cl_command_queue *, cl_event *);
+#define SCAL_FN(T) status_t (*)(size_t, T, cl_mem, size_t, size_t, cl_command_queue *, cl_event *)
+typedef status_t (*dot_fn)(size_t, cl_mem, size_t, cl_mem, size_t, size_t, cl_mem, size_t, size_t,
+                           cl_command_queue *, cl_event *);
+typedef status_t (*nrm2_fn)(size_t, cl_mem, size_t, cl_mem, size_t, size_t, cl_command_queue *,
+                            cl_event *);
 
 /* Symbols by dtype index (S, D, C, Z, H). */
 static const char *const names[] = {
-    "CLBlastSgemm", "CLBlastDgemm", "CLBlastCgemm", "CLBlastZgemm",
+    "CLBlastSgemm",
+    "CLBlastDgemm",
+    "CLBlastCgemm",
+    "CLBlastZgemm",
     "CLBlastHgemm",
-    "CLBlastSgemmStridedBatched", "CLBlastDgemmStridedBatched",
-    "CLBlastCgemmStridedBatched", "CLBlastZgemmStridedBatched",
+    "CLBlastSgemmStridedBatched",
+    "CLBlastDgemmStridedBatched",
+    "CLBlastCgemmStridedBatched",
+    "CLBlastZgemmStridedBatched",
     "CLBlastHgemmStridedBatched",
-    "CLBlastSaxpy", "CLBlastDaxpy", "CLBlastCaxpy", "CLBlastZaxpy",
-    "CLBlastSscal", "CLBlastDscal", "CLBlastCscal", "CLBlastZscal",
-    "CLBlastSdot", "CLBlastDdot", "CLBlastCdotu", "CLBlastZdotu",
-    "CLBlastCdotc", "CLBlastZdotc",
-    "CLBlastSnrm2", "CLBlastDnrm2", "CLBlastScnrm2", "CLBlastDznrm2",
+    "CLBlastSaxpy",
+    "CLBlastDaxpy",
+    "CLBlastCaxpy",
+    "CLBlastZaxpy",
+    "CLBlastSscal",
+    "CLBlastDscal",
+    "CLBlastCscal",
+    "CLBlastZscal",
+    "CLBlastSdot",
+    "CLBlastDdot",
+    "CLBlastCdotu",
+    "CLBlastZdotu",
+    "CLBlastCdotc",
+    "CLBlastZdotc",
+    "CLBlastSnrm2",
+    "CLBlastDnrm2",
+    "CLBlastScnrm2",
+    "CLBlastDznrm2",
 };
 enum { N_SYMS = sizeof names / sizeof names[0] };
-enum { GEMM = 0, GEMM_BATCH = 5, AXPY = 10, SCAL = 14, DOTU = 18,
-       DOTC = 22, NRM2 = 24 };
+enum { GEMM = 0, GEMM_BATCH = 5, AXPY = 10, SCAL = 14, DOTU = 18, DOTC = 22, NRM2 = 24 };
 static void *fns[N_SYMS];
 
-static kiln__lib lib = KILN__LIB("CLBlast", "libclblast1 (libclblast-dev)",
-                                 "libclblast.so.1", "libclblast.so");
+static kiln__lib lib =
+    KILN__LIB("CLBlast", "libclblast1 (libclblast-dev)", "libclblast.so.1", "libclblast.so");
 
 static kiln_status load(void) {
     return kiln__lib_load(&lib, N_SYMS, names, fns);
@@ -66,15 +78,13 @@ static int has_dtype(kiln_queue *q, kiln_dtype d) {
     memset(&info, 0, sizeof info);
     kiln_device_get_info(kiln_queue_device(q), &info);
     if ((d == KILN_FLOAT64 || d == KILN_COMPLEX128) && !info.fp64) {
-        kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                        "CLBlast: %s needs fp64, which %s lacks",
+        kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "CLBlast: %s needs fp64, which %s lacks",
                         kiln_dtype_name(d), info.name);
         return 0;
     }
     if (d == KILN_FLOAT16 && !info.fp16) {
         kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                        "CLBlast: float16 needs cl_khr_fp16, which %s lacks",
-                        info.name);
+                        "CLBlast: float16 needs cl_khr_fp16, which %s lacks", info.name);
         return 0;
     }
     return 1;
@@ -122,7 +132,7 @@ static half_t to_half(double v) {
 static kiln_status gemm(kiln_queue *q, const kiln__blas_gemm *g) {
     cl_command_queue cq;
     cl_mem mem[3];
-    const kiln__blas_mat *m[3] = {&g->a, &g->b, &g->c};
+    const kiln__blas_mat *m[3] = { &g->a, &g->b, &g->c };
     kiln_status st = natives(q, &cq, 3, m, mem);
     if (st != KILN_OK)
         return st;
@@ -131,28 +141,29 @@ static kiln_status gemm(kiln_queue *q, const kiln__blas_gemm *g) {
     status_t s;
     int batched = g->batch > 1;
     void *f = fns[(batched ? GEMM_BATCH : GEMM) + di];
-#define CALL(T, A, B)                                                          \
-    (batched ? ((GEMM_BATCH_FN(T))f)(                                          \
-                   COL_MAJOR, ta, tb, g->m, g->n, g->k, A, mem[0], g->a.off,   \
-                   g->a.ld, g->a.bstride, mem[1], g->b.off, g->b.ld,           \
-                   g->b.bstride, B, mem[2], g->c.off, g->c.ld, g->c.bstride,   \
-                   g->batch, &cq, NULL)                                         \
-             : ((GEMM_FN(T))f)(COL_MAJOR, ta, tb, g->m, g->n, g->k, A,         \
-                               mem[0], g->a.off, g->a.ld, mem[1], g->b.off,    \
-                               g->b.ld, B, mem[2], g->c.off, g->c.ld, &cq,     \
-                               NULL))
+#define CALL(T, A, B)                                                                             \
+    (batched                                                                                      \
+         ? ((GEMM_BATCH_FN(T))f)(COL_MAJOR, ta, tb, g->m, g->n, g->k, A, mem[0], g->a.off,        \
+                                 g->a.ld, g->a.bstride, mem[1], g->b.off, g->b.ld, g->b.bstride,  \
+                                 B, mem[2], g->c.off, g->c.ld, g->c.bstride, g->batch, &cq, NULL) \
+         : ((GEMM_FN(T))f)(COL_MAJOR, ta, tb, g->m, g->n, g->k, A, mem[0], g->a.off, g->a.ld,     \
+                           mem[1], g->b.off, g->b.ld, B, mem[2], g->c.off, g->c.ld, &cq, NULL))
     switch (di) {
-    case 0: s = CALL(float, (float)g->alpha.re, (float)g->beta.re); break;
-    case 1: s = CALL(double, g->alpha.re, g->beta.re); break;
+    case 0:
+        s = CALL(float, (float)g->alpha.re, (float)g->beta.re);
+        break;
+    case 1:
+        s = CALL(double, g->alpha.re, g->beta.re);
+        break;
     case 2: {
-        cl_float2 a = {{(float)g->alpha.re, (float)g->alpha.im}};
-        cl_float2 b = {{(float)g->beta.re, (float)g->beta.im}};
+        cl_float2 a = { { (float)g->alpha.re, (float)g->alpha.im } };
+        cl_float2 b = { { (float)g->beta.re, (float)g->beta.im } };
         s = CALL(cl_float2, a, b);
         break;
     }
     case 3: {
-        cl_double2 a = {{g->alpha.re, g->alpha.im}};
-        cl_double2 b = {{g->beta.re, g->beta.im}};
+        cl_double2 a = { { g->alpha.re, g->alpha.im } };
+        cl_double2 b = { { g->beta.re, g->beta.im } };
         s = CALL(cl_double2, a, b);
         break;
     }
@@ -166,13 +177,12 @@ static kiln_status gemm(kiln_queue *q, const kiln__blas_gemm *g) {
 
 /* Scnrm2/Dznrm2 want a result buffer of one complex element, and put the
  * norm in its real part: computed there, then copied to the real result. */
-static kiln_status complex_nrm2(kiln_queue *q, const kiln__blas_l1 *o,
-                                cl_command_queue cq, cl_mem x) {
+static kiln_status complex_nrm2(kiln_queue *q, const kiln__blas_l1 *o, cl_command_queue cq,
+                                cl_mem x) {
     size_t es = kiln_dtype_size(o->dtype);
     kiln_buffer *tmp = NULL;
     cl_mem t;
-    kiln_status st = kiln_buffer_create(kiln_queue_context(q), es, 0, NULL,
-                                        &tmp);
+    kiln_status st = kiln_buffer_create(kiln_queue_context(q), es, 0, NULL, &tmp);
     if (st == KILN_OK)
         st = kiln_opencl_buffer_get(tmp, &t);
     if (st == KILN_OK)
@@ -182,8 +192,7 @@ static kiln_status complex_nrm2(kiln_queue *q, const kiln__blas_l1 *o,
     if (st == KILN_OK) /* after CLBlast's kernel, on any queue */
         st = kiln__native_begin(q, 0, NULL);
     if (st == KILN_OK)
-        st = kiln_buffer_copy(q, tmp, 0, o->r.buf, o->r.off * (es / 2),
-                              es / 2, 0, NULL, NULL);
+        st = kiln_buffer_copy(q, tmp, 0, o->r.buf, o->r.off * (es / 2), es / 2, 0, NULL, NULL);
     kiln_buffer_release(tmp); /* lives on until the copy has ended */
     return st;
 }
@@ -192,13 +201,13 @@ static kiln_status complex_nrm2(kiln_queue *q, const kiln__blas_l1 *o,
 static kiln_status level1(kiln_queue *q, const kiln__blas_l1 *o) {
     cl_command_queue cq;
     cl_mem mem[3];
-    const kiln__blas_mat *m[3] = {&o->x, &o->y, &o->r};
+    const kiln__blas_mat *m[3] = { &o->x, &o->y, &o->r };
     kiln_status st = natives(q, &cq, 3, m, mem);
     if (st != KILN_OK)
         return st;
     int di = kiln__blas_dtype_index(o->dtype);
-    cl_float2 ca = {{(float)o->alpha.re, (float)o->alpha.im}};
-    cl_double2 za = {{o->alpha.re, o->alpha.im}};
+    cl_float2 ca = { { (float)o->alpha.re, (float)o->alpha.im } };
+    cl_double2 za = { { o->alpha.re, o->alpha.im } };
     status_t s = 0;
     const char *what = "axpy";
     switch (o->op) {
@@ -228,15 +237,14 @@ static kiln_status level1(kiln_queue *q, const kiln__blas_l1 *o) {
     case KILN__BLAS_DOTC:
         what = "dot";
         s = ((dot_fn)fns[(o->op == KILN__BLAS_DOTC ? DOTC - 2 : DOTU) + di])(
-            o->n, mem[2], o->r.off, mem[0], o->x.off, o->x.ld, mem[1],
-            o->y.off, o->y.ld, &cq, NULL);
+            o->n, mem[2], o->r.off, mem[0], o->x.off, o->x.ld, mem[1], o->y.off, o->y.ld, &cq,
+            NULL);
         break;
     default:
         what = "nrm2";
         if (di >= 2) /* CLBlast writes a complex element: via a temporary */
             return complex_nrm2(q, o, cq, mem[0]);
-        s = ((nrm2_fn)fns[NRM2 + di])(o->n, mem[2], o->r.off, mem[0],
-                                      o->x.off, o->x.ld, &cq, NULL);
+        s = ((nrm2_fn)fns[NRM2 + di])(o->n, mem[2], o->r.off, mem[0], o->x.off, o->x.ld, &cq, NULL);
         break;
     }
     return status_of(s, what);

@@ -21,45 +21,52 @@ typedef int (*create_fn)(handle_t *);
 typedef int (*destroy_fn)(handle_t);
 typedef int (*set_stream_fn)(handle_t, CUstream);
 typedef int (*set_ptr_mode_fn)(handle_t, int);
-typedef int (*gemm_ex_fn)(handle_t, int, int, int, int, int, const void *,
-                          const void *, int, int, const void *, int, int,
-                          const void *, void *, int, int, int, int);
-typedef int (*gemm_sb_fn)(handle_t, int, int, int, int, int, const void *,
-                          const void *, int, int, long long, const void *,
-                          int, int, long long, const void *, void *, int, int,
-                          long long, int, int, int);
-typedef int (*axpy_fn)(handle_t, int, const void *, const void *, int, void *,
-                       int);
+typedef int (*gemm_ex_fn)(handle_t, int, int, int, int, int, const void *, const void *, int, int,
+                          const void *, int, int, const void *, void *, int, int, int, int);
+typedef int (*gemm_sb_fn)(handle_t, int, int, int, int, int, const void *, const void *, int, int,
+                          long long, const void *, int, int, long long, const void *, void *, int,
+                          int, long long, int, int, int);
+typedef int (*axpy_fn)(handle_t, int, const void *, const void *, int, void *, int);
 typedef int (*scal_fn)(handle_t, int, const void *, void *, int);
-typedef int (*dot_fn)(handle_t, int, const void *, int, const void *, int,
-                      void *);
+typedef int (*dot_fn)(handle_t, int, const void *, int, const void *, int, void *);
 typedef int (*nrm2_fn)(handle_t, int, const void *, int, void *);
 typedef CUresult (*ctx_push_fn)(CUcontext);
 typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static const char *const names[] = {
-    "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2",
-    "cublasSetPointerMode_v2", "cublasGemmEx", "cublasGemmStridedBatchedEx",
-    "cublasSaxpy_v2", "cublasDaxpy_v2", "cublasCaxpy_v2", "cublasZaxpy_v2",
-    "cublasSscal_v2", "cublasDscal_v2", "cublasCscal_v2", "cublasZscal_v2",
-    "cublasSdot_v2", "cublasDdot_v2", "cublasCdotu_v2", "cublasZdotu_v2",
-    "cublasCdotc_v2", "cublasZdotc_v2",
-    "cublasSnrm2_v2", "cublasDnrm2_v2", "cublasScnrm2_v2", "cublasDznrm2_v2",
+    "cublasCreate_v2",         "cublasDestroy_v2", "cublasSetStream_v2",
+    "cublasSetPointerMode_v2", "cublasGemmEx",     "cublasGemmStridedBatchedEx",
+    "cublasSaxpy_v2",          "cublasDaxpy_v2",   "cublasCaxpy_v2",
+    "cublasZaxpy_v2",          "cublasSscal_v2",   "cublasDscal_v2",
+    "cublasCscal_v2",          "cublasZscal_v2",   "cublasSdot_v2",
+    "cublasDdot_v2",           "cublasCdotu_v2",   "cublasZdotu_v2",
+    "cublasCdotc_v2",          "cublasZdotc_v2",   "cublasSnrm2_v2",
+    "cublasDnrm2_v2",          "cublasScnrm2_v2",  "cublasDznrm2_v2",
 };
 enum { N_SYMS = sizeof names / sizeof names[0] };
-enum { CREATE, DESTROY, SET_STREAM, SET_PTR_MODE, GEMM_EX, GEMM_SB,
-       AXPY, SCAL = AXPY + 4, DOTU = SCAL + 4, DOTC = DOTU + 4,
-       NRM2 = DOTC + 2 };
+enum {
+    CREATE,
+    DESTROY,
+    SET_STREAM,
+    SET_PTR_MODE,
+    GEMM_EX,
+    GEMM_SB,
+    AXPY,
+    SCAL = AXPY + 4,
+    DOTU = SCAL + 4,
+    DOTC = DOTU + 4,
+    NRM2 = DOTC + 2
+};
 static void *fns[N_SYMS];
-static const char *const cu_names[] = {"cuCtxPushCurrent_v2",
-                                       "cuCtxPopCurrent_v2"};
+static const char *const cu_names[] = { "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2" };
 static void *cu_fns[2];
 
-static kiln__lib lib = KILN__LIB("cuBLAS", "libcublas12 (nvidia-cuda-toolkit), "
+static kiln__lib lib = KILN__LIB("cuBLAS",
+                                 "libcublas12 (nvidia-cuda-toolkit), "
                                  "or the CUDA toolkit's libcublas",
-                                 "libcublas.so", "libcublas.so.13",
-                                 "libcublas.so.12");
-static kiln__lib cuda_lib = KILN__LIB("the CUDA driver", "libcuda1 (the "
+                                 "libcublas.so", "libcublas.so.13", "libcublas.so.12");
+static kiln__lib cuda_lib = KILN__LIB("the CUDA driver",
+                                      "libcuda1 (the "
                                       "NVIDIA driver)",
                                       "libcuda.so.1", "libcuda.so");
 
@@ -122,19 +129,17 @@ static kiln_status begin(kiln_queue *q, int ptr_mode, cu_handle **out) {
     CUstream stream;
     kiln_status st = kiln_cuda_queue_get(q, &stream);
     if (st == KILN_OK)
-        st = kiln_context_attach(kiln_queue_context(q), &handle_key,
-                                 handle_make, NULL, handle_free, &data);
+        st = kiln_context_attach(kiln_queue_context(q), &handle_key, handle_make, NULL, handle_free,
+                                 &data);
     if (st == KILN_OK && !data)
-        st = kiln__error_set(KILN_ERROR_DRIVER, 0,
-                             "cuBLAS: cublasCreate failed");
+        st = kiln__error_set(KILN_ERROR_DRIVER, 0, "cuBLAS: cublasCreate failed");
     if (st != KILN_OK)
         return st;
     cu_handle *c = data;
     pthread_mutex_lock(&c->lock);
     if (((ctx_push_fn)cu_fns[0])(c->ctx) != CUDA_SUCCESS) {
         pthread_mutex_unlock(&c->lock);
-        return kiln__error_set(KILN_ERROR_DRIVER, 0,
-                               "cuBLAS: cuCtxPushCurrent failed");
+        return kiln__error_set(KILN_ERROR_DRIVER, 0, "cuBLAS: cuCtxPushCurrent failed");
     }
     ((set_stream_fn)fns[SET_STREAM])(c->h, stream);
     ((set_ptr_mode_fn)fns[SET_PTR_MODE])(c->h, ptr_mode);
@@ -148,9 +153,8 @@ static kiln_status end(cu_handle *c, int s, const char *routine) {
     pthread_mutex_unlock(&c->lock);
     if (s == 0)
         return KILN_OK;
-    return kiln__error_set(s == 3 ? KILN_ERROR_OUT_OF_DEVICE_MEMORY
-                                  : KILN_ERROR_DRIVER,
-                           s, "cuBLAS %s failed with status %d", routine, s);
+    return kiln__error_set(s == 3 ? KILN_ERROR_OUT_OF_DEVICE_MEMORY : KILN_ERROR_DRIVER, s,
+                           "cuBLAS %s failed with status %d", routine, s);
 }
 
 static kiln_status ptr(const kiln__blas_mat *m, size_t es, CUdeviceptr *p) {
@@ -163,13 +167,14 @@ static kiln_status ptr(const kiln__blas_mat *m, size_t es, CUdeviceptr *p) {
     return st;
 }
 
-static int too_big(size_t v) { return v > 0x7fffffffu; }
+static int too_big(size_t v) {
+    return v > 0x7fffffffu;
+}
 
 static kiln_status gemm(kiln_queue *q, const kiln__blas_gemm *g) {
     if (too_big(g->m) || too_big(g->n) || too_big(g->k) || too_big(g->batch))
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "cuBLAS: a dimension above 2^31-1");
-    static const int types[5] = {R_32F, R_64F, C_32F, C_64F, R_16F};
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "cuBLAS: a dimension above 2^31-1");
+    static const int types[5] = { R_32F, R_64F, C_32F, C_64F, R_16F };
     int di = kiln__blas_dtype_index(g->dtype);
     size_t es = kiln_dtype_size(g->dtype);
     CUdeviceptr A, B, C;
@@ -181,9 +186,9 @@ static kiln_status gemm(kiln_queue *q, const kiln__blas_gemm *g) {
     if (st != KILN_OK)
         return st;
     /* scalars: float for float16/float32/complex64, double otherwise */
-    float fa[2] = {(float)g->alpha.re, (float)g->alpha.im};
-    float fb[2] = {(float)g->beta.re, (float)g->beta.im};
-    double da[2] = {g->alpha.re, g->alpha.im}, db[2] = {g->beta.re, g->beta.im};
+    float fa[2] = { (float)g->alpha.re, (float)g->alpha.im };
+    float fb[2] = { (float)g->beta.re, (float)g->beta.im };
+    double da[2] = { g->alpha.re, g->alpha.im }, db[2] = { g->beta.re, g->beta.im };
     int dbl = di == 1 || di == 3;
     const void *al = dbl ? (void *)da : (void *)fa;
     const void *be = dbl ? (void *)db : (void *)fb;
@@ -196,24 +201,20 @@ static kiln_status gemm(kiln_queue *q, const kiln__blas_gemm *g) {
         return st;
     int s;
     if (g->batch == 1)
-        s = ((gemm_ex_fn)fns[GEMM_EX])(c->h, g->ta, g->tb, (int)g->m,
-                                       (int)g->n, (int)g->k, al,
-                                       (void *)A, t, lda, (void *)B, t, ldb,
-                                       be, (void *)C, t, ldc, ct,
-                                       GEMM_DEFAULT);
+        s = ((gemm_ex_fn)fns[GEMM_EX])(c->h, g->ta, g->tb, (int)g->m, (int)g->n, (int)g->k, al,
+                                       (void *)A, t, lda, (void *)B, t, ldb, be, (void *)C, t, ldc,
+                                       ct, GEMM_DEFAULT);
     else
-        s = ((gemm_sb_fn)fns[GEMM_SB])(
-            c->h, g->ta, g->tb, (int)g->m, (int)g->n, (int)g->k, al,
-            (void *)A, t, lda, (long long)g->a.bstride, (void *)B, t, ldb,
-            (long long)g->b.bstride, be, (void *)C, t, ldc,
-            (long long)g->c.bstride, (int)g->batch, ct, GEMM_DEFAULT);
+        s = ((gemm_sb_fn)fns[GEMM_SB])(c->h, g->ta, g->tb, (int)g->m, (int)g->n, (int)g->k, al,
+                                       (void *)A, t, lda, (long long)g->a.bstride, (void *)B, t,
+                                       ldb, (long long)g->b.bstride, be, (void *)C, t, ldc,
+                                       (long long)g->c.bstride, (int)g->batch, ct, GEMM_DEFAULT);
     return end(c, s, g->batch == 1 ? "GemmEx" : "GemmStridedBatchedEx");
 }
 
 static kiln_status level1(kiln_queue *q, const kiln__blas_l1 *o) {
     if (too_big(o->n) || too_big(o->x.ld) || too_big(o->y.ld))
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "cuBLAS: a size above 2^31-1");
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "cuBLAS: a size above 2^31-1");
     int di = kiln__blas_dtype_index(o->dtype);
     size_t es = kiln_dtype_size(o->dtype);
     CUdeviceptr x, y, r;
@@ -222,12 +223,11 @@ static kiln_status level1(kiln_queue *q, const kiln__blas_l1 *o) {
         st = ptr(&o->y, es, &y);
     /* nrm2's result is of the parts' dtype */
     if (st == KILN_OK)
-        st = ptr(&o->r, o->op == KILN__BLAS_NRM2 && di >= 2 ? es / 2 : es,
-                 &r);
+        st = ptr(&o->r, o->op == KILN__BLAS_NRM2 && di >= 2 ? es / 2 : es, &r);
     if (st != KILN_OK)
         return st;
-    float fa[2] = {(float)o->alpha.re, (float)o->alpha.im};
-    double da[2] = {o->alpha.re, o->alpha.im};
+    float fa[2] = { (float)o->alpha.re, (float)o->alpha.im };
+    double da[2] = { o->alpha.re, o->alpha.im };
     const void *al = di == 1 || di == 3 ? (void *)da : (void *)fa;
     int n = (int)o->n, ix = (int)o->x.ld, iy = (int)o->y.ld;
     int result = o->op >= KILN__BLAS_DOT;
@@ -240,8 +240,7 @@ static kiln_status level1(kiln_queue *q, const kiln__blas_l1 *o) {
     switch (o->op) {
     case KILN__BLAS_AXPY:
         what = "axpy";
-        s = ((axpy_fn)fns[AXPY + di])(c->h, n, al, (void *)x, ix, (void *)y,
-                                      iy);
+        s = ((axpy_fn)fns[AXPY + di])(c->h, n, al, (void *)x, ix, (void *)y, iy);
         break;
     case KILN__BLAS_SCAL:
         what = "scal";

@@ -15,8 +15,7 @@
 typedef size_t plan_t;
 typedef int status_t;
 enum { COMPLEX_INTERLEAVED = 1, HERMITIAN_INTERLEAVED = 3, REAL = 5 };
-enum { SINGLE = 1, DOUBLE = 2, FORWARD = -1, BACKWARD = 1, INPLACE = 1,
-       OUTOFPLACE = 2 };
+enum { SINGLE = 1, DOUBLE = 2, FORWARD = -1, BACKWARD = 1, INPLACE = 1, OUTOFPLACE = 2 };
 
 typedef struct setup_data {
     cl_uint major, minor, patch;
@@ -34,30 +33,46 @@ typedef status_t (*set_scale_fn)(plan_t, int, cl_float);
 typedef status_t (*set_batch_fn)(plan_t, size_t);
 typedef status_t (*set_dist_fn)(plan_t, size_t, size_t);
 typedef status_t (*set_stride_fn)(plan_t, int, size_t *);
-typedef status_t (*bake_fn)(plan_t, cl_uint, cl_command_queue *, void *,
-                            void *);
-typedef status_t (*enqueue_fn)(plan_t, int, cl_uint, cl_command_queue *,
-                               cl_uint, const cl_event *, cl_event *,
-                               cl_mem *, cl_mem *, cl_mem);
+typedef status_t (*bake_fn)(plan_t, cl_uint, cl_command_queue *, void *, void *);
+typedef status_t (*enqueue_fn)(plan_t, int, cl_uint, cl_command_queue *, cl_uint, const cl_event *,
+                               cl_event *, cl_mem *, cl_mem *, cl_mem);
 
 static const char *const names[] = {
-    "clfftSetup", "clfftGetVersion", "clfftCreateDefaultPlan",
-    "clfftDestroyPlan", "clfftSetPlanPrecision", "clfftSetLayout",
-    "clfftSetPlanScale", "clfftSetPlanBatchSize", "clfftSetPlanDistance",
+    "clfftSetup",           "clfftGetVersion",       "clfftCreateDefaultPlan",
+    "clfftDestroyPlan",     "clfftSetPlanPrecision", "clfftSetLayout",
+    "clfftSetPlanScale",    "clfftSetPlanBatchSize", "clfftSetPlanDistance",
     "clfftSetPlanInStride", "clfftSetPlanOutStride", "clfftSetResultLocation",
-    "clfftBakePlan", "clfftEnqueueTransform", "clfftTeardown"};
-enum { SETUP, VERSION, CREATE, DESTROY, PRECISION, LAYOUT, SCALE, BATCH,
-       DIST, IN_STRIDE, OUT_STRIDE, PLACEMENT, BAKE, ENQUEUE, TEARDOWN,
-       N_SYMS };
+    "clfftBakePlan",        "clfftEnqueueTransform", "clfftTeardown"
+};
+enum {
+    SETUP,
+    VERSION,
+    CREATE,
+    DESTROY,
+    PRECISION,
+    LAYOUT,
+    SCALE,
+    BATCH,
+    DIST,
+    IN_STRIDE,
+    OUT_STRIDE,
+    PLACEMENT,
+    BAKE,
+    ENQUEUE,
+    TEARDOWN,
+    N_SYMS
+};
 static void *fns[N_SYMS];
 
-static kiln__lib lib = KILN__LIB("clFFT", "libclfft2 (libclfft-dev)",
-                                 "libclFFT.so.2", "libclFFT.so");
+static kiln__lib lib =
+    KILN__LIB("clFFT", "libclfft2 (libclfft-dev)", "libclFFT.so.2", "libclFFT.so");
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static int setup_state; /* 0 not yet, 1 done, <0 its failure */
 
 /* clFFT prints a warning at exit unless torn down: kiln prints nothing. */
-static void teardown(void) { ((teardown_fn)fns[TEARDOWN])(); }
+static void teardown(void) {
+    ((teardown_fn)fns[TEARDOWN])();
+}
 
 static kiln_status load(void) {
     kiln_status st = kiln__lib_load(&lib, N_SYMS, names, fns);
@@ -76,13 +91,12 @@ static kiln_status load(void) {
     int state = setup_state;
     pthread_mutex_unlock(&setup_lock);
     if (state != 1)
-        return kiln__error_set(KILN_ERROR_DRIVER, state,
-                               "clfftSetup failed with status %d", state);
+        return kiln__error_set(KILN_ERROR_DRIVER, state, "clfftSetup failed with status %d", state);
     return KILN_OK;
 }
 
 static int radix_ok(size_t n) {
-    static const size_t primes[] = {2, 3, 5, 7, 11, 13};
+    static const size_t primes[] = { 2, 3, 5, 7, 11, 13 };
     for (size_t k = 0; k < 6; k++)
         while (n > 1 && n % primes[k] == 0)
             n /= primes[k];
@@ -103,8 +117,7 @@ static kiln_status check(kiln_queue *q, const kiln__fft *f) {
 static kiln_status status_of(status_t s, const char *what) {
     if (s == 0)
         return KILN_OK;
-    return kiln__error_set(s == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
-                                   s == CL_OUT_OF_RESOURCES
+    return kiln__error_set(s == CL_MEM_OBJECT_ALLOCATION_FAILURE || s == CL_OUT_OF_RESOURCES
                                ? KILN_ERROR_OUT_OF_DEVICE_MEMORY
                                : KILN_ERROR_DRIVER,
                            s, "clFFT %s failed with status %d", what, s);
@@ -154,27 +167,20 @@ static kiln_status make_with(kiln_queue *q, const kiln__fft *f, void **plan) {
              : f->kind == KILN__FFT_R2C ? HERMITIAN_INTERLEAVED
                                         : REAL;
     float fs = f->dbl ? 1.0f : (float)f->scale; /* double: fft.c scales */
-#define STEP(call, name)                                                       \
-    if (s == 0) {                                                              \
-        s = (call);                                                            \
-        what = name;                                                           \
+#define STEP(call, name) \
+    if (s == 0) {        \
+        s = (call);      \
+        what = name;     \
     }
-    STEP(((set_int_fn)fns[PRECISION])(c->p, f->dbl ? DOUBLE : SINGLE),
-         "clfftSetPlanPrecision")
+    STEP(((set_int_fn)fns[PRECISION])(c->p, f->dbl ? DOUBLE : SINGLE), "clfftSetPlanPrecision")
     STEP(((set_layout_fn)fns[LAYOUT])(c->p, il, ol), "clfftSetLayout")
-    STEP(((set_int_fn)fns[PLACEMENT])(c->p,
-                                      f->in == f->out ? INPLACE : OUTOFPLACE),
+    STEP(((set_int_fn)fns[PLACEMENT])(c->p, f->in == f->out ? INPLACE : OUTOFPLACE),
          "clfftSetResultLocation")
-    STEP(((set_scale_fn)fns[SCALE])(c->p, f->inverse ? BACKWARD : FORWARD,
-                                    fs),
-         "clfftSetPlanScale")
+    STEP(((set_scale_fn)fns[SCALE])(c->p, f->inverse ? BACKWARD : FORWARD, fs), "clfftSetPlanScale")
     STEP(((set_batch_fn)fns[BATCH])(c->p, f->batch), "clfftSetPlanBatchSize")
-    STEP(((set_stride_fn)fns[IN_STRIDE])(c->p, (int)r, is),
-         "clfftSetPlanInStride")
-    STEP(((set_stride_fn)fns[OUT_STRIDE])(c->p, (int)r, os),
-         "clfftSetPlanOutStride")
-    STEP(((set_dist_fn)fns[DIST])(c->p, f->idist, f->odist),
-         "clfftSetPlanDistance")
+    STEP(((set_stride_fn)fns[IN_STRIDE])(c->p, (int)r, is), "clfftSetPlanInStride")
+    STEP(((set_stride_fn)fns[OUT_STRIDE])(c->p, (int)r, os), "clfftSetPlanOutStride")
+    STEP(((set_dist_fn)fns[DIST])(c->p, f->idist, f->odist), "clfftSetPlanDistance")
     STEP(((bake_fn)fns[BAKE])(c->p, 1, &cq, NULL, NULL), "clfftBakePlan")
 #undef STEP
     if (s != 0) {
@@ -214,9 +220,9 @@ static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
     making_for = NULL;
     if (st != KILN_OK)
         return st;
-    status_t s = ((enqueue_fn)fns[ENQUEUE])(
-        ((cplan *)p)->p, f->inverse ? BACKWARD : FORWARD, 1, &cq, 0, NULL,
-        NULL, &in, f->in == f->out ? NULL : &out, NULL);
+    status_t s =
+        ((enqueue_fn)fns[ENQUEUE])(((cplan *)p)->p, f->inverse ? BACKWARD : FORWARD, 1, &cq, 0,
+                                   NULL, NULL, &in, f->in == f->out ? NULL : &out, NULL);
     kiln__plan_unlock(locked);
     return status_of(s, "clfftEnqueueTransform");
 }

@@ -60,16 +60,11 @@ static kiln__fft key_of(const kiln__fft *f) {
     return k;
 }
 
-kiln_status kiln__plan_get(kiln_context *ctx, const void *owner,
-                           const kiln__fft *f,
-                           kiln_status (*make)(kiln_context *ctx,
-                                               const kiln__fft *f,
-                                               void **plan),
-                           void (*destroy)(void *plan), void **plan,
-                           kiln__plan_cache **locked) {
+kiln_status kiln__plan_get(kiln_context *ctx, const void *owner, const kiln__fft *f,
+                           kiln_status (*make)(kiln_context *ctx, const kiln__fft *f, void **plan),
+                           void (*destroy)(void *plan), void **plan, kiln__plan_cache **locked) {
     void *data = NULL;
-    kiln_status st = kiln_context_attach(ctx, &cache_key, cache_make, NULL,
-                                         cache_free, &data);
+    kiln_status st = kiln_context_attach(ctx, &cache_key, cache_make, NULL, cache_free, &data);
     if (st == KILN_OK && !data)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "FFT plans");
     if (st != KILN_OK)
@@ -88,8 +83,7 @@ kiln_status kiln__plan_get(kiln_context *ctx, const void *owner,
         plan_entry *g = realloc(c->e, cap * sizeof *g);
         if (!g) {
             pthread_mutex_unlock(&c->lock);
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                   "FFT plans");
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "FFT plans");
         }
         c->e = g;
         c->cap = cap;
@@ -99,7 +93,7 @@ kiln_status kiln__plan_get(kiln_context *ctx, const void *owner,
         pthread_mutex_unlock(&c->lock);
         return st;
     }
-    c->e[c->n++] = (plan_entry){owner, k, *plan, destroy};
+    c->e[c->n++] = (plan_entry){ owner, k, *plan, destroy };
     *locked = c;
     return KILN_OK;
 }
@@ -150,24 +144,22 @@ static kiln_status host_run(void *user, void *const *host) {
 
 /* A dense, offset-0 array holding x's elements (x itself if it is one),
  * copied after the queue's barrier when copy. */
-static kiln_status dense_of(kiln_queue *q, kiln_array *x, int copy,
-                            kiln_array **out, kiln_array **tmp) {
+static kiln_status dense_of(kiln_queue *q, kiln_array *x, int copy, kiln_array **out,
+                            kiln_array **tmp) {
     *tmp = NULL;
     *out = x;
     if (kiln__array_contiguous(x) && x->offset == 0)
         return KILN_OK;
-    kiln_status st = kiln_array_empty(x->context, x->dtype, x->ndim, x->shape,
-                                      tmp);
+    kiln_status st = kiln_array_empty(x->context, x->dtype, x->ndim, x->shape, tmp);
     if (st == KILN_OK && copy)
         st = kiln_array_copy(q, *tmp, x, 0, NULL, NULL);
     *out = *tmp;
     return st;
 }
 
-static kiln_status transform(kiln_queue *q, const char *what, int kind,
-                             kiln_array *out, kiln_array *in, unsigned axes,
-                             int inverse, kiln_fft_norm norm, size_t num_wait,
-                             kiln_event *const *wait, kiln_event **event) {
+static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_array *out,
+                             kiln_array *in, unsigned axes, int inverse, kiln_fft_norm norm,
+                             size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
     kiln_status st = kiln__array_check_queue(q, out, what);
@@ -176,8 +168,8 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     if (st != KILN_OK)
         return st;
     if ((unsigned)norm > 2)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: unknown norm %d", what, (int)norm);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown norm %d", what,
+                               (int)norm);
     if (axes < 1 || axes > 3 || axes > in->ndim)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: axes %u for a %u-D array (1..3, at most "
@@ -191,9 +183,8 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     if (!kiln__is_complex_dtype(cd) || kiln__complex_part_dtype(cd) != rd ||
         (kind == KILN__FFT_C2C && out->dtype != in->dtype)) {
         char ti[96], to[96];
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: dtypes do not fit (in %s, out %s)", what,
-                               kiln__array_describe(in, ti, sizeof ti),
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: dtypes do not fit (in %s, out %s)",
+                               what, kiln__array_describe(in, ti, sizeof ti),
                                kiln__array_describe(out, to, sizeof to));
     }
     /* shapes: equal but for the last dim of the real side */
@@ -209,14 +200,12 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     }
     if (!fits) {
         char ti[96], to[96];
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: shapes do not fit (in %s, out %s%s)", what,
-                               kiln__array_describe(in, ti, sizeof ti),
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: shapes do not fit (in %s, out %s%s)",
+                               what, kiln__array_describe(in, ti, sizeof ti),
                                kiln__array_describe(out, to, sizeof to),
-                               kind == KILN__FFT_C2C
-                                   ? ""
-                                   : "; the complex side's last length is "
-                                     "n/2 + 1 of the real side's n");
+                               kind == KILN__FFT_C2C ? ""
+                                                     : "; the complex side's last length is "
+                                                       "n/2 + 1 of the real side's n");
     }
     const kiln_array *real_side = kind == KILN__FFT_C2R ? out : in;
     kiln__fft f;
@@ -241,17 +230,16 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     size_t half = f.n[axes - 1] / 2 + 1;
     f.idist = kind == KILN__FFT_C2R ? inner * half : total;
     f.odist = kind == KILN__FFT_R2C ? inner * half : total;
-    double sc = norm == KILN_FFT_NORM_ORTHO ? 1 / sqrt((double)total)
-                : (norm == KILN_FFT_NORM_BACKWARD) == (inverse != 0)
-                    ? 1 / (double)total
-                    : 1;
+    double sc = norm == KILN_FFT_NORM_ORTHO                          ? 1 / sqrt((double)total)
+                : (norm == KILN_FFT_NORM_BACKWARD) == (inverse != 0) ? 1 / (double)total
+                                                                     : 1;
     f.scale = total ? sc : 1;
     if (total == 0 || batch == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
     const kiln__fft_provider *p = provider_for(q);
     if (!p)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: no FFT library for this device", what);
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: no FFT library for this device",
+                               what);
     st = p->load();
     if (st == KILN_OK && f.dbl) {
         kiln_device_info info;
@@ -271,8 +259,7 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     st = kiln__native_begin(q, num_wait, wait);
     /* C2R libraries overwrite their input: always a copy (in is kept) */
     if (st == KILN_OK && kind == KILN__FFT_C2R) {
-        st = kiln_array_empty(in->context, in->dtype, in->ndim, in->shape,
-                              &tsrc);
+        st = kiln_array_empty(in->context, in->dtype, in->ndim, in->shape, &tsrc);
         if (st == KILN_OK)
             st = kiln_array_copy(q, tsrc, in, 0, NULL, NULL);
         src = tsrc;
@@ -289,14 +276,12 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
         if (p->host) {
             fft_task *t = malloc(sizeof *t);
             if (!t) {
-                st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s",
-                                     what);
+                st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
             } else {
                 t->p = p;
                 t->f = f;
-                kiln_buffer *bufs[2] = {f.in, f.out};
-                st = kiln__host_task(q, 2, bufs, host_run, t, free, 0, NULL,
-                                     NULL);
+                kiln_buffer *bufs[2] = { f.in, f.out };
+                st = kiln__host_task(q, 2, bufs, host_run, t, free, 0, NULL, NULL);
             }
         } else {
             st = p->exec(q, &f);
@@ -306,8 +291,7 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     if (st == KILN_OK && !scaled && f.scale != 1) {
         st = kiln__native_step(q);
         if (st == KILN_OK)
-            st = kiln_array_binary_scalar(q, KILN_OP_MUL, dst, dst, f.scale,
-                                          0, NULL, NULL);
+            st = kiln_array_binary_scalar(q, KILN_OP_MUL, dst, dst, f.scale, 0, NULL, NULL);
     }
     if (st == KILN_OK && dst != out) {
         st = kiln__native_step(q);
@@ -321,24 +305,21 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind,
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-kiln_status kiln_fft(kiln_queue *q, kiln_array *out, kiln_array *in,
-                     unsigned axes, int inverse, kiln_fft_norm norm,
-                     size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_fft(kiln_queue *q, kiln_array *out, kiln_array *in, unsigned axes, int inverse,
+                     kiln_fft_norm norm, size_t num_wait, kiln_event *const *wait,
                      kiln_event **event) {
-    return transform(q, "kiln_fft", KILN__FFT_C2C, out, in, axes, inverse,
-                     norm, num_wait, wait, event);
+    return transform(q, "kiln_fft", KILN__FFT_C2C, out, in, axes, inverse, norm, num_wait, wait,
+                     event);
 }
 
-kiln_status kiln_rfft(kiln_queue *q, kiln_array *out, kiln_array *in,
-                      unsigned axes, kiln_fft_norm norm, size_t num_wait,
-                      kiln_event *const *wait, kiln_event **event) {
-    return transform(q, "kiln_rfft", KILN__FFT_R2C, out, in, axes, 0, norm,
-                     num_wait, wait, event);
+kiln_status kiln_rfft(kiln_queue *q, kiln_array *out, kiln_array *in, unsigned axes,
+                      kiln_fft_norm norm, size_t num_wait, kiln_event *const *wait,
+                      kiln_event **event) {
+    return transform(q, "kiln_rfft", KILN__FFT_R2C, out, in, axes, 0, norm, num_wait, wait, event);
 }
 
-kiln_status kiln_irfft(kiln_queue *q, kiln_array *out, kiln_array *in,
-                       unsigned axes, kiln_fft_norm norm, size_t num_wait,
-                       kiln_event *const *wait, kiln_event **event) {
-    return transform(q, "kiln_irfft", KILN__FFT_C2R, out, in, axes, 1, norm,
-                     num_wait, wait, event);
+kiln_status kiln_irfft(kiln_queue *q, kiln_array *out, kiln_array *in, unsigned axes,
+                       kiln_fft_norm norm, size_t num_wait, kiln_event *const *wait,
+                       kiln_event **event) {
+    return transform(q, "kiln_irfft", KILN__FFT_C2R, out, in, axes, 1, norm, num_wait, wait, event);
 }

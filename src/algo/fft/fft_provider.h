@@ -15,9 +15,9 @@ typedef struct kiln__fft {
     int kind, dbl, inverse;
     unsigned rank;
     size_t n[3], batch, idist, odist;
-    double scale; /* to apply to the output (1: none) */
-    kiln_context *ctx; /* home of the plan cache */
-    kiln_buffer *in, *out; /* offset 0, dense */
+    double scale;             /* to apply to the output (1: none) */
+    kiln_context *ctx;        /* home of the plan cache */
+    kiln_buffer *in, *out;    /* offset 0, dense */
     void *in_host, *out_host; /* host providers */
 } kiln__fft;
 
@@ -43,13 +43,9 @@ extern const kiln__fft_provider kiln__fft_cufft;
  * lock is held around make() and returned locked for the call's use:
  * release it with kiln__plan_unlock. */
 typedef struct kiln__plan_cache kiln__plan_cache;
-kiln_status kiln__plan_get(kiln_context *ctx, const void *owner,
-                           const kiln__fft *f,
-                           kiln_status (*make)(kiln_context *ctx,
-                                               const kiln__fft *f,
-                                               void **plan),
-                           void (*destroy)(void *plan), void **plan,
-                           kiln__plan_cache **locked);
+kiln_status kiln__plan_get(kiln_context *ctx, const void *owner, const kiln__fft *f,
+                           kiln_status (*make)(kiln_context *ctx, const kiln__fft *f, void **plan),
+                           void (*destroy)(void *plan), void **plan, kiln__plan_cache **locked);
 void kiln__plan_unlock(kiln__plan_cache *c);
 
 #endif

@@ -12,11 +12,10 @@
 
 enum { ESTIMATE = 1u << 6, UNALIGNED = 1u << 1 };
 
-typedef void *(*plan_c2c_fn)(int, const int *, int, void *, const int *, int,
-                             int, void *, const int *, int, int, int,
-                             unsigned);
-typedef void *(*plan_r_fn)(int, const int *, int, void *, const int *, int,
-                           int, void *, const int *, int, int, unsigned);
+typedef void *(*plan_c2c_fn)(int, const int *, int, void *, const int *, int, int, void *,
+                             const int *, int, int, int, unsigned);
+typedef void *(*plan_r_fn)(int, const int *, int, void *, const int *, int, int, void *,
+                           const int *, int, int, unsigned);
 typedef void (*exec_fn)(void *, void *, void *);
 typedef void (*destroy_fn)(void *);
 typedef int (*init_threads_fn)(void);
@@ -24,25 +23,34 @@ typedef void (*nthreads_fn)(int);
 typedef int (*align_fn)(const void *);
 
 /* The same symbols with fftwf_ (float) and fftw_ (double). */
-static const char *const fnames[] = {
-    "fftwf_plan_many_dft", "fftwf_plan_many_dft_r2c",
-    "fftwf_plan_many_dft_c2r", "fftwf_execute_dft", "fftwf_execute_dft_r2c",
-    "fftwf_execute_dft_c2r", "fftwf_destroy_plan", "fftwf_init_threads",
-    "fftwf_plan_with_nthreads", "fftwf_alignment_of"};
-static const char *const dnames[] = {
-    "fftw_plan_many_dft", "fftw_plan_many_dft_r2c", "fftw_plan_many_dft_c2r",
-    "fftw_execute_dft", "fftw_execute_dft_r2c", "fftw_execute_dft_c2r",
-    "fftw_destroy_plan", "fftw_init_threads", "fftw_plan_with_nthreads",
-    "fftw_alignment_of"};
-enum { PLAN_C2C, PLAN_R2C, PLAN_C2R, EXEC_C2C, EXEC_R2C, EXEC_C2R, DESTROY,
-       INIT_THREADS, NTHREADS, ALIGN, N_SYMS };
+static const char *const fnames[] = { "fftwf_plan_many_dft",      "fftwf_plan_many_dft_r2c",
+                                      "fftwf_plan_many_dft_c2r",  "fftwf_execute_dft",
+                                      "fftwf_execute_dft_r2c",    "fftwf_execute_dft_c2r",
+                                      "fftwf_destroy_plan",       "fftwf_init_threads",
+                                      "fftwf_plan_with_nthreads", "fftwf_alignment_of" };
+static const char *const dnames[] = { "fftw_plan_many_dft",      "fftw_plan_many_dft_r2c",
+                                      "fftw_plan_many_dft_c2r",  "fftw_execute_dft",
+                                      "fftw_execute_dft_r2c",    "fftw_execute_dft_c2r",
+                                      "fftw_destroy_plan",       "fftw_init_threads",
+                                      "fftw_plan_with_nthreads", "fftw_alignment_of" };
+enum {
+    PLAN_C2C,
+    PLAN_R2C,
+    PLAN_C2R,
+    EXEC_C2C,
+    EXEC_R2C,
+    EXEC_C2R,
+    DESTROY,
+    INIT_THREADS,
+    NTHREADS,
+    ALIGN,
+    N_SYMS
+};
 static void *fns[2][N_SYMS];
 
-static kiln__lib libf = KILN__LIB("FFTW (single precision)",
-                                  "libfftw3-single3 (libfftw3-dev)",
+static kiln__lib libf = KILN__LIB("FFTW (single precision)", "libfftw3-single3 (libfftw3-dev)",
                                   "libfftw3f_threads.so.3");
-static kiln__lib libd = KILN__LIB("FFTW (double precision)",
-                                  "libfftw3-double3 (libfftw3-dev)",
+static kiln__lib libd = KILN__LIB("FFTW (double precision)", "libfftw3-double3 (libfftw3-dev)",
                                   "libfftw3_threads.so.3");
 /* FFTW's planner is not thread-safe: every plan and destroy under one
  * lock. */
@@ -50,8 +58,7 @@ static pthread_mutex_t planner = PTHREAD_MUTEX_INITIALIZER;
 static int threads_ready[2];
 
 static kiln_status load_one(int dbl) {
-    kiln_status st = kiln__lib_load(dbl ? &libd : &libf, N_SYMS,
-                                    dbl ? dnames : fnames, fns[dbl]);
+    kiln_status st = kiln__lib_load(dbl ? &libd : &libf, N_SYMS, dbl ? dnames : fnames, fns[dbl]);
     if (st != KILN_OK)
         return st;
     pthread_mutex_lock(&planner);
@@ -72,10 +79,8 @@ static kiln_status load(void) {
 
 static kiln_status check(kiln_queue *q, const kiln__fft *f) {
     (void)q;
-    if (f->batch > 0x7fffffffu || f->idist > 0x7fffffffu ||
-        f->odist > 0x7fffffffu)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "FFTW: a size above 2^31-1");
+    if (f->batch > 0x7fffffffu || f->idist > 0x7fffffffu || f->odist > 0x7fffffffu)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "FFTW: a size above 2^31-1");
     return f->dbl ? load_one(1) : KILN_OK;
 }
 
@@ -93,22 +98,17 @@ static void plan_destroy(void *p) {
 }
 
 /* A plan for f's shape over the arrays at in, out (not touched). */
-static void *plan_for(const kiln__fft *f, void *in, void *out,
-                      unsigned flags) {
+static void *plan_for(const kiln__fft *f, void *in, void *out, unsigned flags) {
     void *const *t = fns[f->dbl];
-    int n[3] = {(int)f->n[0], (int)f->n[1], (int)f->n[2]};
-    int r = (int)f->rank, b = (int)f->batch, id = (int)f->idist,
-        od = (int)f->odist;
+    int n[3] = { (int)f->n[0], (int)f->n[1], (int)f->n[2] };
+    int r = (int)f->rank, b = (int)f->batch, id = (int)f->idist, od = (int)f->odist;
     pthread_mutex_lock(&planner);
     void *p = f->kind == KILN__FFT_C2C
-                  ? ((plan_c2c_fn)t[PLAN_C2C])(r, n, b, in, NULL, 1, id, out,
-                                               NULL, 1, od,
+                  ? ((plan_c2c_fn)t[PLAN_C2C])(r, n, b, in, NULL, 1, id, out, NULL, 1, od,
                                                f->inverse ? 1 : -1, flags)
               : f->kind == KILN__FFT_R2C
-                  ? ((plan_r_fn)t[PLAN_R2C])(r, n, b, in, NULL, 1, id, out,
-                                             NULL, 1, od, flags)
-                  : ((plan_r_fn)t[PLAN_C2R])(r, n, b, in, NULL, 1, id, out,
-                                             NULL, 1, od, flags);
+                  ? ((plan_r_fn)t[PLAN_R2C])(r, n, b, in, NULL, 1, id, out, NULL, 1, od, flags)
+                  : ((plan_r_fn)t[PLAN_C2R])(r, n, b, in, NULL, 1, id, out, NULL, 1, od, flags);
     pthread_mutex_unlock(&planner);
     return p;
 }
@@ -122,8 +122,7 @@ static kiln_status make(kiln_context *ctx, const kiln__fft *f, void **plan) {
     fp->p = plan_for(f, f->in_host, f->out_host, ESTIMATE);
     if (!fp->p) {
         free(fp);
-        return kiln__error_set(KILN_ERROR_DRIVER, 0,
-                               "FFTW could not plan this transform");
+        return kiln__error_set(KILN_ERROR_DRIVER, 0, "FFTW could not plan this transform");
     }
     *plan = fp;
     return KILN_OK;
@@ -148,28 +147,23 @@ static void scale(const kiln__fft *f) {
 static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
     (void)q;
     void *const *t = fns[f->dbl];
-    int aligned = ((align_fn)t[ALIGN])(f->in_host) == 0 &&
-                  ((align_fn)t[ALIGN])(f->out_host) == 0;
+    int aligned = ((align_fn)t[ALIGN])(f->in_host) == 0 && ((align_fn)t[ALIGN])(f->out_host) == 0;
     void *one_off = NULL, *plan;
     kiln__plan_cache *locked = NULL;
     kiln_status st = KILN_OK;
     if (aligned) {
         void *p = NULL;
-        st = kiln__plan_get(f->ctx, &owner, f, make, plan_destroy, &p,
-                            &locked);
+        st = kiln__plan_get(f->ctx, &owner, f, make, plan_destroy, &p, &locked);
         plan = st == KILN_OK ? ((fplan *)p)->p : NULL;
     } else {
-        plan = one_off = plan_for(f, f->in_host, f->out_host,
-                                  ESTIMATE | UNALIGNED);
+        plan = one_off = plan_for(f, f->in_host, f->out_host, ESTIMATE | UNALIGNED);
         if (!plan)
-            st = kiln__error_set(KILN_ERROR_DRIVER, 0,
-                                 "FFTW could not plan this transform");
+            st = kiln__error_set(KILN_ERROR_DRIVER, 0, "FFTW could not plan this transform");
     }
     if (st == KILN_OK) {
         ((exec_fn)t[f->kind == KILN__FFT_C2C   ? EXEC_C2C
                     : f->kind == KILN__FFT_R2C ? EXEC_R2C
-                                               : EXEC_C2R])(plan, f->in_host,
-                                                            f->out_host);
+                                               : EXEC_C2R])(plan, f->in_host, f->out_host);
         if (f->scale != 1)
             scale(f);
     }

@@ -27,79 +27,79 @@
 
 /* Driver functions used by the backend. X(name) is expanded with cuda.h's
  * macros applied, so `name` becomes the versioned symbol. */
-#define KILN__CU_DRIVER_FUNCS(X)                                                    \
-    X(cuInit)                                                                  \
-    X(cuDriverGetVersion)                                                      \
-    X(cuGetErrorName)                                                          \
-    X(cuGetErrorString)                                                        \
-    X(cuDeviceGetCount)                                                        \
-    X(cuDeviceGet)                                                             \
-    X(cuDeviceGetName)                                                         \
-    X(cuDeviceTotalMem)                                                        \
-    X(cuDeviceGetAttribute)                                                    \
-    X(cuDeviceCanAccessPeer)                                                   \
-    X(cuDevicePrimaryCtxRetain)                                                \
-    X(cuDevicePrimaryCtxRelease)                                               \
-    X(cuCtxSetCurrent)                                                         \
-    X(cuCtxGetCurrent)                                                         \
-    X(cuCtxSynchronize)                                                        \
-    X(cuCtxEnablePeerAccess)                                                   \
-    X(cuCtxPushCurrent)                                                        \
-    X(cuCtxPopCurrent)                                                         \
-    X(cuCtxGetDevice)                                                          \
-    X(cuStreamGetCtx)                                                          \
-    X(cuStreamCreate)                                                          \
-    X(cuStreamDestroy)                                                         \
-    X(cuStreamSynchronize)                                                     \
-    X(cuStreamWaitEvent)                                                       \
-    X(cuStreamAddCallback)                                                     \
-    X(cuLaunchHostFunc)                                                        \
-    X(cuStreamWaitValue32)                                                     \
-    X(cuEventCreate)                                                           \
-    X(cuEventDestroy)                                                          \
-    X(cuEventRecord)                                                           \
-    X(cuEventQuery)                                                            \
-    X(cuEventSynchronize)                                                      \
-    X(cuMemAlloc)                                                              \
-    X(cuMemFree)                                                               \
-    X(cuMemAllocHost)                                                          \
-    X(cuMemHostAlloc)                                                          \
-    X(cuMemFreeHost)                                                           \
-    X(cuMemPoolCreate)                                                         \
-    X(cuMemPoolDestroy)                                                        \
-    X(cuMemPoolSetAttribute)                                                   \
-    X(cuMemAllocFromPoolAsync)                                                 \
-    X(cuMemFreeAsync)                                                          \
-    X(cuMemHostGetDevicePointer)                                               \
-    X(cuPointerGetAttributes)                                                  \
-    X(cuMemcpyHtoD)                                                            \
-    X(cuMemcpyHtoDAsync)                                                       \
-    X(cuMemcpyDtoHAsync)                                                       \
-    X(cuMemcpyDtoDAsync)                                                       \
-    X(cuMemsetD8Async)                                                         \
-    X(cuMemsetD16Async)                                                        \
-    X(cuMemsetD32Async)                                                        \
-    X(cuMemsetD2D32Async)                                                      \
-    X(cuModuleLoadData)                                                        \
-    X(cuModuleUnload)                                                          \
-    X(cuModuleGetFunction)                                                     \
-    X(cuFuncGetAttribute)                                                      \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                             \
+#define KILN__CU_DRIVER_FUNCS(X)                   \
+    X(cuInit)                                      \
+    X(cuDriverGetVersion)                          \
+    X(cuGetErrorName)                              \
+    X(cuGetErrorString)                            \
+    X(cuDeviceGetCount)                            \
+    X(cuDeviceGet)                                 \
+    X(cuDeviceGetName)                             \
+    X(cuDeviceTotalMem)                            \
+    X(cuDeviceGetAttribute)                        \
+    X(cuDeviceCanAccessPeer)                       \
+    X(cuDevicePrimaryCtxRetain)                    \
+    X(cuDevicePrimaryCtxRelease)                   \
+    X(cuCtxSetCurrent)                             \
+    X(cuCtxGetCurrent)                             \
+    X(cuCtxSynchronize)                            \
+    X(cuCtxEnablePeerAccess)                       \
+    X(cuCtxPushCurrent)                            \
+    X(cuCtxPopCurrent)                             \
+    X(cuCtxGetDevice)                              \
+    X(cuStreamGetCtx)                              \
+    X(cuStreamCreate)                              \
+    X(cuStreamDestroy)                             \
+    X(cuStreamSynchronize)                         \
+    X(cuStreamWaitEvent)                           \
+    X(cuStreamAddCallback)                         \
+    X(cuLaunchHostFunc)                            \
+    X(cuStreamWaitValue32)                         \
+    X(cuEventCreate)                               \
+    X(cuEventDestroy)                              \
+    X(cuEventRecord)                               \
+    X(cuEventQuery)                                \
+    X(cuEventSynchronize)                          \
+    X(cuMemAlloc)                                  \
+    X(cuMemFree)                                   \
+    X(cuMemAllocHost)                              \
+    X(cuMemHostAlloc)                              \
+    X(cuMemFreeHost)                               \
+    X(cuMemPoolCreate)                             \
+    X(cuMemPoolDestroy)                            \
+    X(cuMemPoolSetAttribute)                       \
+    X(cuMemAllocFromPoolAsync)                     \
+    X(cuMemFreeAsync)                              \
+    X(cuMemHostGetDevicePointer)                   \
+    X(cuPointerGetAttributes)                      \
+    X(cuMemcpyHtoD)                                \
+    X(cuMemcpyHtoDAsync)                           \
+    X(cuMemcpyDtoHAsync)                           \
+    X(cuMemcpyDtoDAsync)                           \
+    X(cuMemsetD8Async)                             \
+    X(cuMemsetD16Async)                            \
+    X(cuMemsetD32Async)                            \
+    X(cuMemsetD2D32Async)                          \
+    X(cuModuleLoadData)                            \
+    X(cuModuleUnload)                              \
+    X(cuModuleGetFunction)                         \
+    X(cuFuncGetAttribute)                          \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
     X(cuLaunchKernel)
 
-#define KILN__CU_NVRTC_FUNCS(X)                                                     \
-    X(nvrtcGetErrorString)                                                     \
-    X(nvrtcVersion)                                                            \
-    X(nvrtcGetNumSupportedArchs)                                               \
-    X(nvrtcGetSupportedArchs)                                                  \
-    X(nvrtcCreateProgram)                                                      \
-    X(nvrtcDestroyProgram)                                                     \
-    X(nvrtcCompileProgram)                                                     \
-    X(nvrtcGetProgramLogSize)                                                  \
-    X(nvrtcGetProgramLog)                                                      \
-    X(nvrtcGetCUBINSize)                                                       \
-    X(nvrtcGetCUBIN)                                                           \
-    X(nvrtcGetPTXSize)                                                         \
+#define KILN__CU_NVRTC_FUNCS(X)  \
+    X(nvrtcGetErrorString)       \
+    X(nvrtcVersion)              \
+    X(nvrtcGetNumSupportedArchs) \
+    X(nvrtcGetSupportedArchs)    \
+    X(nvrtcCreateProgram)        \
+    X(nvrtcDestroyProgram)       \
+    X(nvrtcCompileProgram)       \
+    X(nvrtcGetProgramLogSize)    \
+    X(nvrtcGetProgramLog)        \
+    X(nvrtcGetCUBINSize)         \
+    X(nvrtcGetCUBIN)             \
+    X(nvrtcGetPTXSize)           \
     X(nvrtcGetPTX)
 
 #define KILN__CU_FIELD(name) __typeof__(name) *name;
@@ -110,8 +110,8 @@ typedef struct kiln__cu_api {
      * both have this same prototype. */
     CUresult (*elapsed)(float *ms, CUevent start, CUevent end);
     KILN__CU_NVRTC_FUNCS(KILN__CU_FIELD)
-    int driver_version;   /* cuDriverGetVersion: 13000 for 13.0 */
-    int have_nvrtc;       /* NVRTC loaded */
+    int driver_version; /* cuDriverGetVersion: 13000 for 13.0 */
+    int have_nvrtc;     /* NVRTC loaded */
     int nvrtc_major, nvrtc_minor;
     char nvrtc_error[512]; /* why NVRTC did not load */
     char nvrtc_path[256];  /* which library did */
@@ -141,8 +141,8 @@ kiln_status kiln__cu_ctx_use(CUcontext c);
 typedef struct kiln__cu_dev {
     int ordinal;
     CUdevice dev;
-    CUcontext ctx;     /* retained primary context */
-    unsigned cc;       /* major*10 + minor */
+    CUcontext ctx; /* retained primary context */
+    unsigned cc;   /* major*10 + minor */
     int max_threads, max_block[3], max_grid[3];
     size_t shared_per_block;
 } kiln__cu_dev;
@@ -159,7 +159,7 @@ struct kiln__cu_queue;
  * deadlock (test_pool on an H100). */
 typedef struct kiln__cu_mem {
     pthread_mutex_t lock;
-    int state;                    /* 0: not tried yet, 1: ready, -1: none */
+    int state; /* 0: not tried yet, 1: ready, -1: none */
     CUmemoryPool pool;
     CUstream alloc_stream, free_stream;
     struct kiln__cu_queue *queues; /* live queues of the context */
@@ -192,22 +192,22 @@ struct kiln__cu_event;
 #define KILN__CU_LANES 4
 
 typedef struct kiln__cu_queue {
-    atomic_int refs;      /* the core's + one per live event */
+    atomic_int refs; /* the core's + one per live event */
     kiln__cu_context *ctx;
     kiln__cu_dev *dev;
     /* the stream of the command being enqueued (set under lock by
      * kiln__cu_submit; an in-order queue has only lanes[0]) */
     CUstream stream;
     CUstream lanes[KILN__CU_LANES];
-    int nlanes;           /* 1: in order; KILN__CU_LANES: out of order */
+    int nlanes; /* 1: in order; KILN__CU_LANES: out of order */
     /* host gating (gate.c): commands held back on the host, in order,
      * while they wait for an unset user event (or, in order, behind one
      * that does); under lock. held_cond: signalled when the list empties */
     struct kiln__cu_held *held_head, *held_tail;
-    int held_barrier;     /* out of order: a held barrier holds what follows */
-    int gated;            /* in gate.c's list of queues with held commands */
-    int native;           /* its CUstream was handed out (or is the user's):
-                             no host gating, streams wait on user events */
+    int held_barrier; /* out of order: a held barrier holds what follows */
+    int gated;        /* in gate.c's list of queues with held commands */
+    int native;       /* its CUstream was handed out (or is the user's):
+                         no host gating, streams wait on user events */
     pthread_cond_t held_cond;
     unsigned next_lane;
     CUstream notify_stream; /* lazily made: stream callbacks for notify */
@@ -221,7 +221,7 @@ typedef struct kiln__cu_queue {
     pthread_mutex_t pool_lock;
     struct kiln__cu_event *pool;
     size_t pool_size;
-    int borrowed;         /* a user's stream (interop.c): never destroyed */
+    int borrowed;                    /* a user's stream (interop.c): never destroyed */
     struct kiln__cu_queue *mem_next; /* the context's list (kiln__cu_mem) */
 } kiln__cu_queue;
 
@@ -231,27 +231,27 @@ void kiln__cu_queue_unref(kiln__cu_queue *q);
 typedef struct kiln__cu_event {
     atomic_int refs;
     int is_user;
-    kiln__cu_queue *queue;     /* command events: holds a queue reference */
-    kiln__cu_context *ctx;     /* user events: holds a context reference */
-    CUevent start;        /* profiling queues only */
+    kiln__cu_queue *queue; /* command events: holds a queue reference */
+    kiln__cu_context *ctx; /* user events: holds a context reference */
+    CUevent start;         /* profiling queues only */
     CUevent end;
-    CUstream stream;      /* command events: the stream it was recorded on */
-    uint64_t queued_ns;   /* host time at enqueue */
+    CUstream stream;    /* command events: the stream it was recorded on */
+    uint64_t queued_ns; /* host time at enqueue */
     /* user events of the wait list (flattened, retained): the command
      * reports failure if one of them failed */
     struct kiln__cu_event **deps;
     size_t num_deps, cap_deps;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    int done;             /* user: set; command: known complete */
+    int done; /* user: set; command: known complete */
     int failed;
     /* command events: 1 while the command is held on the host (gate.c) and
      * its CUevents are not recorded yet (one held command that could not
      * be submitted afterwards ends failed, its CUevents never recorded) */
     int held;
     /* user events only */
-    int slot;             /* index of the pinned flag word */
-    uint32_t target;      /* the value that means "set" */
+    int slot;                      /* index of the pinned flag word */
+    uint32_t target;               /* the value that means "set" */
     struct kiln__cu_notify *notes; /* pending notify callbacks (user
                                       events; held command events) */
     struct kiln__cu_event *next_free;
@@ -270,7 +270,7 @@ void kiln__cu_event_release(void *e);
  * (may be NULL) tells whether something in the list has failed already.
  * Call with q->lock held and the context current. */
 kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *wait,
-                          kiln__cu_event *ev, int *failed);
+                               kiln__cu_event *ev, int *failed);
 /* 1 while a wait on e could not be expressed on a stream: e is a user
  * event not yet set, or a command event still held on the host. */
 int kiln__cu_event_pending(kiln__cu_event *e);
@@ -314,33 +314,30 @@ enum {
 
 /* Enqueues one command: event when want_event or blocking; blocking waits
  * for it. */
-kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wait,
-                             int want_event, int blocking, unsigned order,
-                             const kiln__cu_optype *type, void *args,
+kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wait, int want_event,
+                             int blocking, unsigned order, const kiln__cu_optype *type, void *args,
                              void **out_event);
 /* Runs a command on the stream now: lane, wait list, events, work (none
  * when the wait list failed). q->lock held, context current. */
 kiln_status kiln__cu_submit(kiln__cu_queue *q, const kiln__cu_optype *type, void *args,
-                            size_t num_wait, void *const *wait,
-                            kiln__cu_event *ev);
+                            size_t num_wait, void *const *wait, kiln__cu_event *ev);
 
 typedef struct kiln__cu_held {
     struct kiln__cu_held *next;
     const kiln__cu_optype *type;
-    void *args;           /* type->hold's copy */
-    void **wait;          /* retained */
+    void *args;  /* type->hold's copy */
+    void **wait; /* retained */
     size_t num_wait;
-    kiln__cu_event *ev;   /* retained; ev->held */
+    kiln__cu_event *ev; /* retained; ev->held */
     unsigned order;
 } kiln__cu_held;
 
 /* gate.c. With q->lock held: whether a command must be held. */
-int kiln__cu_gate_must_hold(kiln__cu_queue *q, unsigned order, size_t num_wait,
-                            void *const *wait);
+int kiln__cu_gate_must_hold(kiln__cu_queue *q, unsigned order, size_t num_wait, void *const *wait);
 /* With q->lock held: holds a command (makes *ev when NULL). */
-kiln_status kiln__cu_gate_hold(kiln__cu_queue *q, const kiln__cu_optype *type,
-                               const void *args, unsigned order, size_t num_wait,
-                               void *const *wait, kiln__cu_event **ev);
+kiln_status kiln__cu_gate_hold(kiln__cu_queue *q, const kiln__cu_optype *type, const void *args,
+                               unsigned order, size_t num_wait, void *const *wait,
+                               kiln__cu_event **ev);
 /* After a user event completed: submits every held command that can go.
  * On a driver thread (no CUDA calls there) kiln's gate thread does it. */
 void kiln__cu_gate_kick(void);
@@ -355,7 +352,6 @@ void kiln__cu_gate_flush_all(void);
  * holds goes to the stream now). */
 void kiln__cu_gate_go_native(kiln__cu_queue *q);
 
-
 /* ---- pinned staging memory (stage.c) ----------------------------------
  *
  * CUDA's "API synchronization behavior": a DtoH copy into pageable host
@@ -369,10 +365,10 @@ void kiln__cu_gate_go_native(kiln__cu_queue *q);
  * process-wide pool of portable pinned memory (pinned allocations are
  * slow); they are freed only where the backend synchronises anyway. */
 typedef struct kiln__cu_stage {
-    void *host;     /* pinned, portable */
+    void *host; /* pinned, portable */
     size_t cap;
-    int cls;        /* size class: cap == 1 << cls */
-    CUcontext ctx;  /* the (kept) primary context that allocated it */
+    int cls;       /* size class: cap == 1 << cls */
+    CUcontext ctx; /* the (kept) primary context that allocated it */
     struct kiln__cu_stage *next;
 } kiln__cu_stage;
 
@@ -402,11 +398,11 @@ kiln_status kiln__cu_pinned_status(kiln_status st, const char *what);
  * pattern fill), then the staging block goes back to the pool. */
 typedef struct kiln__cu_hostjob {
     void *dst;
-    const void *src;      /* NULL: nothing to copy */
+    const void *src; /* NULL: nothing to copy */
     size_t n;
-    size_t pattern_size;  /* > 0: fill dst with data[0..pattern_size) */
+    size_t pattern_size;   /* > 0: fill dst with data[0..pattern_size) */
     kiln__cu_stage *stage; /* returned after the copy */
-    unsigned char data[]; /* inline source or pattern */
+    unsigned char data[];  /* inline source or pattern */
 } kiln__cu_hostjob;
 
 /* malloc'd job with `extra` inline bytes. */
@@ -419,7 +415,7 @@ typedef struct kiln__cu_mapping {
     void *host;
     size_t offset, size;
     unsigned flags;
-    int direct; /* pinned buffer: host points into it, nothing to copy */
+    int direct;            /* pinned buffer: host points into it, nothing to copy */
     kiln__cu_stage *stage; /* staging copy otherwise */
     struct kiln__cu_mapping *next;
 } kiln__cu_mapping;
@@ -429,20 +425,20 @@ typedef struct kiln__cu_buffer {
     kiln__cu_context *ctx;
     struct kiln__cu_buffer *parent; /* sub-buffers */
     CUdeviceptr ptr;
-    void *host;                /* HOST_PINNED: the pinned memory */
+    void *host; /* HOST_PINNED: the pinned memory */
     size_t size;
     int pinned;
-    pthread_mutex_t lock;      /* maps */
+    pthread_mutex_t lock; /* maps */
     kiln__cu_mapping *maps;
-    int borrowed;              /* a user's memory (interop.c): never freed */
-    int stream_ordered;        /* from the context's pool (kiln__cu_mem) */
+    int borrowed;       /* a user's memory (interop.c): never freed */
+    int stream_ordered; /* from the context's pool (kiln__cu_mem) */
 } kiln__cu_buffer;
 
 typedef struct kiln__cu_program {
     kiln__cu_context *ctx;
     kiln__cu_dev *dev;
     CUmodule module;
-    void *binary;   /* cubin, or PTX when NVRTC cannot target the device */
+    void *binary; /* cubin, or PTX when NVRTC cannot target the device */
     size_t binary_size;
     atomic_int refs; /* the core's + one per kernel */
 } kiln__cu_program;
@@ -467,66 +463,55 @@ void kiln__cu_program_unref(kiln__cu_program *p);
 kiln_status kiln__cu_load(void);
 kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count);
 kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
-                          kiln__bdevice *subdevices, size_t capacity,
-                          size_t *count);
-kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
-                               size_t num_devices, void **context);
+                               kiln__bdevice *subdevices, size_t capacity, size_t *count);
+kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices, size_t num_devices,
+                                    void **context);
 void kiln__cu_context_release(void *context);
 
-kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
-                             unsigned flags, void **queue);
+kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device, unsigned flags,
+                                  void **queue);
 void kiln__cu_queue_release(void *queue);
 kiln_status kiln__cu_queue_finish(void *queue);
 kiln_status kiln__cu_queue_flush(void *queue);
-kiln_status kiln__cu_queue_marker(void *queue, int barrier, size_t num_wait,
-                             void *const *wait, void **out_event);
+kiln_status kiln__cu_queue_marker(void *queue, int barrier, size_t num_wait, void *const *wait,
+                                  void **out_event);
 
 kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
-                              const void *host_data, void **buffer);
-kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
-                                  void **buffer);
+                                   const void *host_data, void **buffer);
+kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size, void **buffer);
 void kiln__cu_buffer_release(void *buffer);
-kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
-                             size_t size, const void *src, int blocking,
-                             size_t num_wait, void *const *wait,
-                             void **out_event);
-kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
-                            size_t size, void *dst, int blocking,
-                            size_t num_wait, void *const *wait,
-                            void **out_event);
-kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
-                            void *dst, size_t dst_offset, size_t size,
-                            size_t num_wait, void *const *wait,
-                            void **out_event);
+kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset, size_t size,
+                                  const void *src, int blocking, size_t num_wait, void *const *wait,
+                                  void **out_event);
+kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset, size_t size, void *dst,
+                                 int blocking, size_t num_wait, void *const *wait,
+                                 void **out_event);
+kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset, void *dst,
+                                 size_t dst_offset, size_t size, size_t num_wait, void *const *wait,
+                                 void **out_event);
 kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
-                            size_t pattern_size, size_t offset, size_t size,
-                            size_t num_wait, void *const *wait,
-                            void **out_event);
-kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
-                           size_t offset, size_t size, void **host_ptr);
-kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
-                             size_t num_wait, void *const *wait,
-                             void **out_event);
+                                 size_t pattern_size, size_t offset, size_t size, size_t num_wait,
+                                 void *const *wait, void **out_event);
+kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags, size_t offset,
+                                size_t size, void **host_ptr);
+kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr, size_t num_wait,
+                                  void *const *wait, void **out_event);
 
 /* The prelude text (the table names it: prelude_file); only
  * bench/bench_launch_cuda.c still calls this. */
 const char *kiln__cu_prelude(void);
-kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
-                              const char *source, const char *options,
-                              void **program, char **log);
+kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                   const char *options, void **program, char **log);
 kiln_status kiln__cu_program_binary(void *program, void **binary, size_t *size);
-kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
-                             const void *binary, size_t size,
-                             const char *options, void **program);
+kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device, const void *binary,
+                                  size_t size, const char *options, void **program);
 void kiln__cu_program_release(void *program);
 kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kernel);
 void kiln__cu_kernel_release(void *kernel);
 kiln_status kiln__cu_kernel_occupancy(void *kernel, size_t local, unsigned *groups_per_cu);
-kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
-                              const size_t *global, const size_t *local,
-                              size_t num_args, const kiln__barg *args,
-                              size_t num_wait, void *const *wait,
-                              void **out_event);
+kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
+                                   const size_t *local, size_t num_args, const kiln__barg *args,
+                                   size_t num_wait, void *const *wait, void **out_event);
 
 kiln_status kiln__cu_event_wait(size_t num, void *const *events);
 kiln_status kiln__cu_event_state(void *event, kiln_event_state *state);

@@ -23,8 +23,7 @@ static pthread_cond_t kiln__cu_jobs_cond = PTHREAD_COND_INITIALIZER;
 static kiln__cu_job *kiln__cu_jobs_head, *kiln__cu_jobs_tail;
 static int kiln__cu_worker_state; /* 0: not started, 1: running, -1: failed */
 
-static void *kiln__cu_worker(void *unused)
-{
+static void *kiln__cu_worker(void *unused) {
     (void)unused;
 #if defined(__linux__)
     pthread_setname_np(pthread_self(), "kiln-cuda-free");
@@ -44,8 +43,7 @@ static void *kiln__cu_worker(void *unused)
     return NULL;
 }
 
-void kiln__cu_defer(void (*fn)(void *arg), void *arg)
-{
+void kiln__cu_defer(void (*fn)(void *arg), void *arg) {
     kiln__cu_job *j = kiln__calloc(1, sizeof *j);
     pthread_mutex_lock(&kiln__cu_jobs_lock);
     if (j && kiln__cu_worker_state == 0) {
@@ -53,8 +51,7 @@ void kiln__cu_defer(void (*fn)(void *arg), void *arg)
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        kiln__cu_worker_state =
-            pthread_create(&t, &attr, kiln__cu_worker, NULL) == 0 ? 1 : -1;
+        kiln__cu_worker_state = pthread_create(&t, &attr, kiln__cu_worker, NULL) == 0 ? 1 : -1;
         pthread_attr_destroy(&attr);
     }
     if (!j || kiln__cu_worker_state != 1) {
@@ -80,8 +77,7 @@ void kiln__cu_defer(void (*fn)(void *arg), void *arg)
  * make its next call (test_pool on an H100 hung so). The worker waits
  * until no user event is pending before such a call: for ever if one
  * never completes, and then the memory stays until exit. */
-void kiln__cu_wait_no_user_events(void)
-{
+void kiln__cu_wait_no_user_events(void) {
     while (kiln__cu_user_events_unset() > 0)
         usleep(1000);
 }

@@ -7,16 +7,14 @@
 #include "base/error.h"
 #include "base/fault.h"
 
-static int kiln__cu_attr(CUdevice d, CUdevice_attribute a)
-{
+static int kiln__cu_attr(CUdevice d, CUdevice_attribute a) {
     int v = 0;
     if (kiln__cu.cuDeviceGetAttribute(&v, a, d) != CUDA_SUCCESS)
         return 0;
     return v;
 }
 
-static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
-{
+static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd) {
     CUdevice d;
     CUresult r = kiln__cu.cuDeviceGet(&d, ordinal);
     if (r != CUDA_SUCCESS)
@@ -34,10 +32,9 @@ static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
     int major = kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     int minor = kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     snprintf(in->version, sizeof in->version, "CUDA %d.%d", major, minor);
-    snprintf(in->driver_version, sizeof in->driver_version, "%d.%d",
-             kiln__cu.driver_version / 1000, (kiln__cu.driver_version % 1000) / 10);
-    in->compute_units =
-        (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    snprintf(in->driver_version, sizeof in->driver_version, "%d.%d", kiln__cu.driver_version / 1000,
+             (kiln__cu.driver_version % 1000) / 10);
+    in->compute_units = (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     in->clock_mhz = (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
     size_t total = 0;
     r = kiln__cu.cuDeviceTotalMem(&total, d);
@@ -45,17 +42,13 @@ static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
         return kiln__cu_fail("cuDeviceTotalMem", r);
     in->global_mem_bytes = total;
     in->max_alloc_bytes = total;
-    in->local_mem_bytes = (uint64_t)kiln__cu_attr(
-        d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    in->local_mem_bytes =
+        (uint64_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     in->l2_cache_bytes = (uint64_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-    in->max_work_group_size =
-        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    in->max_work_item_sizes[0] =
-        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
-    in->max_work_item_sizes[1] =
-        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
-    in->max_work_item_sizes[2] =
-        (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+    in->max_work_group_size = (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    in->max_work_item_sizes[0] = (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+    in->max_work_item_sizes[1] = (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+    in->max_work_item_sizes[2] = (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
     in->compute_capability = (unsigned)(major * 10 + minor);
     in->subgroup_size = (unsigned)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     in->fp64 = 1;
@@ -65,7 +58,7 @@ static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
     /* Resident blocks run to completion while others wait for them. */
     in->forward_progress = 1;
     in->device_sleep = in->compute_capability >= 70; /* __nanosleep */
-    in->warp_shuffle = 1;                              /* __shfl_*_sync */
+    in->warp_shuffle = 1;                            /* __shfl_*_sync */
     in->is_subdevice = 0;
     bd->extensions = kiln__malloc(1);
     if (!bd->extensions)
@@ -75,14 +68,12 @@ static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd)
     bd->platform = NULL;
     bd->platform_index = 0;
     bd->device_index = (unsigned)ordinal;
-    snprintf(bd->identity, sizeof bd->identity,
-             "%s|sm_%d%d|driver %d|nvrtc %d.%d", in->name, major, minor,
-             kiln__cu.driver_version, kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor);
+    snprintf(bd->identity, sizeof bd->identity, "%s|sm_%d%d|driver %d|nvrtc %d.%d", in->name, major,
+             minor, kiln__cu.driver_version, kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor);
     return KILN_OK;
 }
 
-kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count)
-{
+kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count) {
     *devices = NULL;
     *count = 0;
     int n = 0;
@@ -109,9 +100,7 @@ kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count)
 }
 
 kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
-                          kiln__bdevice *subdevices, size_t capacity,
-                          size_t *count)
-{
+                               kiln__bdevice *subdevices, size_t capacity, size_t *count) {
     if (count)
         *count = 0;
     return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
@@ -120,10 +109,11 @@ kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
                            "or MPS/MIG set up outside kiln");
 }
 
-void kiln__cu_context_ref(kiln__cu_context *c) { atomic_fetch_add(&c->refs, 1); }
+void kiln__cu_context_ref(kiln__cu_context *c) {
+    atomic_fetch_add(&c->refs, 1);
+}
 
-void kiln__cu_context_unref(kiln__cu_context *c)
-{
+void kiln__cu_context_unref(kiln__cu_context *c) {
     if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     kiln__cu_mem_destroy(c);
@@ -133,17 +123,15 @@ void kiln__cu_context_unref(kiln__cu_context *c)
     free(c);
 }
 
-int kiln__cu_context_find(const kiln__cu_context *c, int ordinal)
-{
+int kiln__cu_context_find(const kiln__cu_context *c, int ordinal) {
     for (size_t i = 0; i < c->n; i++)
         if (c->dev[i].ordinal == ordinal)
             return (int)i;
     return -1;
 }
 
-kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
-                               size_t num_devices, void **context)
-{
+kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices, size_t num_devices,
+                                    void **context) {
     *context = NULL;
     if (num_devices == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
@@ -175,8 +163,8 @@ kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
         d->max_grid[0] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
         d->max_grid[1] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
         d->max_grid[2] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-        d->shared_per_block = (size_t)kiln__cu_attr(
-            d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+        d->shared_per_block =
+            (size_t)kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
         if (d->max_threads <= 0)
             d->max_threads = 1024;
         for (int k = 0; k < 3; k++) {
@@ -191,17 +179,15 @@ kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices,
      * device cannot use the buffer, copies still work through UVA). */
     for (size_t i = 1; i < c->n; i++) {
         int can = 0;
-        if (kiln__cu.cuDeviceCanAccessPeer(&can, c->dev[i].dev, c->dev[0].dev) ==
-                CUDA_SUCCESS && can &&
-            kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK)
+        if (kiln__cu.cuDeviceCanAccessPeer(&can, c->dev[i].dev, c->dev[0].dev) == CUDA_SUCCESS &&
+            can && kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK)
             (void)kiln__cu.cuCtxEnablePeerAccess(c->dev[0].ctx, 0);
     }
     *context = c;
     return KILN_OK;
 }
 
-void kiln__cu_context_release(void *context)
-{
+void kiln__cu_context_release(void *context) {
     if (!context)
         return;
     kiln__cu_reap();

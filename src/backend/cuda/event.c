@@ -61,19 +61,16 @@ static uint32_t *kiln__cu_slot_target; /* last target handed out, per word */
 static int *kiln__cu_free_slots;
 static size_t kiln__cu_num_free;
 
-static volatile uint32_t *kiln__cu_slot_word(int slot)
-{
+static volatile uint32_t *kiln__cu_slot_word(int slot) {
     return &kiln__cu_slabs[slot / KILN__CU_SLAB_WORDS][slot % KILN__CU_SLAB_WORDS];
 }
 
-static kiln_status kiln__cu_slot_get(kiln__cu_dev *d, int *slot, uint32_t *target)
-{
+static kiln_status kiln__cu_slot_get(kiln__cu_dev *d, int *slot, uint32_t *target) {
     pthread_mutex_lock(&kiln__cu_slot_lock);
     if (kiln__cu_num_free == 0) {
         if (kiln__cu_num_slabs == KILN__CU_MAX_SLABS) {
             pthread_mutex_unlock(&kiln__cu_slot_lock);
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                   "too many live user events");
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "too many live user events");
         }
         size_t words = (kiln__cu_num_slabs + 1) * KILN__CU_SLAB_WORDS;
         uint32_t *t = kiln__realloc(kiln__cu_slot_target, words * sizeof *t);
@@ -90,8 +87,8 @@ static kiln_status kiln__cu_slot_get(kiln__cu_dev *d, int *slot, uint32_t *targe
         kiln_status st = kiln__cu_ctx_use(d->ctx);
         if (st == KILN_OK) /* the slab outlives kiln's contexts */
             st = kiln__cu_pinned_alloc(d, KILN__CU_SLAB_WORDS * sizeof(uint32_t),
-                                       CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP,
-                                       &p, NULL);
+                                       CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP, &p,
+                                       NULL);
         if (st != KILN_OK) {
             pthread_mutex_unlock(&kiln__cu_slot_lock);
             return st;
@@ -114,8 +111,7 @@ static kiln_status kiln__cu_slot_get(kiln__cu_dev *d, int *slot, uint32_t *targe
     return KILN_OK;
 }
 
-static void kiln__cu_slot_put(int slot)
-{
+static void kiln__cu_slot_put(int slot) {
     pthread_mutex_lock(&kiln__cu_slot_lock);
     kiln__cu_free_slots[kiln__cu_num_free++] = slot;
     pthread_mutex_unlock(&kiln__cu_slot_lock);
@@ -131,16 +127,14 @@ static kiln__cu_event *kiln__cu_grave;
  * context could wait for ever (kiln__cu_buffer_release defers then). */
 static atomic_int kiln__cu_unset_user_events;
 
-int kiln__cu_user_events_unset(void)
-{
+int kiln__cu_user_events_unset(void) {
     return atomic_load(&kiln__cu_unset_user_events);
 }
 static atomic_int kiln__cu_grave_nonempty;
 
 static void kiln__cu_event_destroy_now(kiln__cu_event *e);
 
-void kiln__cu_reap(void)
-{
+void kiln__cu_reap(void) {
     if (kiln__cu_in_callback || !atomic_load(&kiln__cu_grave_nonempty))
         return;
     pthread_mutex_lock(&kiln__cu_grave_lock);
@@ -157,8 +151,7 @@ void kiln__cu_reap(void)
 
 /* ---- event objects ----------------------------------------------------- */
 
-static void kiln__cu_fire_notes(kiln__cu_notify *n, int failed)
-{
+static void kiln__cu_fire_notes(kiln__cu_notify *n, int failed) {
     while (n) {
         kiln__cu_notify *next = n->next;
         n->fn(n->arg, failed);
@@ -167,8 +160,7 @@ static void kiln__cu_fire_notes(kiln__cu_notify *n, int failed)
     }
 }
 
-void kiln__cu_event_free(kiln__cu_event *e, int destroy_cuda_events)
-{
+void kiln__cu_event_free(kiln__cu_event *e, int destroy_cuda_events) {
     if (destroy_cuda_events) {
         if (e->start)
             kiln__cu.cuEventDestroy(e->start);
@@ -180,8 +172,7 @@ void kiln__cu_event_free(kiln__cu_event *e, int destroy_cuda_events)
     free(e);
 }
 
-static void kiln__cu_event_destroy_now(kiln__cu_event *e)
-{
+static void kiln__cu_event_destroy_now(kiln__cu_event *e) {
     for (size_t i = 0; i < e->num_deps; i++)
         kiln__cu_event_release(e->deps[i]);
     e->num_deps = 0;
@@ -193,8 +184,7 @@ static void kiln__cu_event_destroy_now(kiln__cu_event *e)
              * waiting on its word go on and the word can be reused. */
             e->done = 1;
             e->failed = 1;
-            __atomic_store_n(kiln__cu_slot_word(e->slot), e->target,
-                             __ATOMIC_RELEASE);
+            __atomic_store_n(kiln__cu_slot_word(e->slot), e->target, __ATOMIC_RELEASE);
             notes = e->notes;
             e->notes = NULL;
             pthread_mutex_unlock(&e->lock);
@@ -223,10 +213,11 @@ static void kiln__cu_event_destroy_now(kiln__cu_event *e)
     kiln__cu_queue_unref(q);
 }
 
-void kiln__cu_event_retain(void *ev) { atomic_fetch_add(&((kiln__cu_event *)ev)->refs, 1); }
+void kiln__cu_event_retain(void *ev) {
+    atomic_fetch_add(&((kiln__cu_event *)ev)->refs, 1);
+}
 
-void kiln__cu_event_release(void *ev)
-{
+void kiln__cu_event_release(void *ev) {
     kiln__cu_event *e = ev;
     if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
         return;
@@ -242,8 +233,7 @@ void kiln__cu_event_release(void *ev)
     kiln__cu_event_destroy_now(e);
 }
 
-kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out)
-{
+kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out) {
     *out = NULL;
     kiln__cu_event *e = NULL;
     pthread_mutex_lock(&q->pool_lock);
@@ -287,8 +277,7 @@ kiln_status kiln__cu_event_new(kiln__cu_queue *q, kiln__cu_event **out)
     return KILN_OK;
 }
 
-static kiln_status kiln__cu_add_dep(kiln__cu_event *ev, kiln__cu_event *u)
-{
+static kiln_status kiln__cu_add_dep(kiln__cu_event *ev, kiln__cu_event *u) {
     for (size_t i = 0; i < ev->num_deps; i++)
         if (ev->deps[i] == u)
             return KILN_OK;
@@ -305,8 +294,7 @@ static kiln_status kiln__cu_add_dep(kiln__cu_event *ev, kiln__cu_event *u)
     return KILN_OK;
 }
 
-static void kiln__cu_block_on_user(void *p)
-{
+static void kiln__cu_block_on_user(void *p) {
     kiln__cu_event *u = p;
     kiln__cu_in_callback = 1;
     pthread_mutex_lock(&u->lock);
@@ -317,8 +305,7 @@ static void kiln__cu_block_on_user(void *p)
     kiln__cu_in_callback = 0;
 }
 
-int kiln__cu_event_pending(kiln__cu_event *e)
-{
+int kiln__cu_event_pending(kiln__cu_event *e) {
     pthread_mutex_lock(&e->lock);
     int pending = e->is_user ? !e->done : e->held;
     pthread_mutex_unlock(&e->lock);
@@ -326,8 +313,7 @@ int kiln__cu_event_pending(kiln__cu_event *e)
 }
 
 kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *wait,
-                          kiln__cu_event *ev, int *any_failed)
-{
+                               kiln__cu_event *ev, int *any_failed) {
     int dummy;
     if (!any_failed)
         any_failed = &dummy;
@@ -356,7 +342,7 @@ kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *
                 &word, (void *)(uintptr_t)kiln__cu_slot_word(w->slot), 0);
             if (r == CUDA_SUCCESS)
                 r = kiln__cu.cuStreamWaitValue32(q->stream, word, w->target,
-                                            CU_STREAM_WAIT_VALUE_GEQ);
+                                                 CU_STREAM_WAIT_VALUE_GEQ);
             if (r != CUDA_SUCCESS) {
                 /* no memop (or no mapping): block a host function instead */
                 kiln__cu_event_retain(w);
@@ -400,8 +386,7 @@ kiln_status kiln__cu_wait_list(kiln__cu_queue *q, size_t num_wait, void *const *
     return KILN_OK;
 }
 
-kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev)
-{
+kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev) {
     if (!ev->queued_ns) /* a held command keeps its enqueue time */
         ev->queued_ns = kiln__cu_now_ns();
     ev->stream = q->stream;
@@ -413,16 +398,14 @@ kiln_status kiln__cu_event_begin(kiln__cu_queue *q, kiln__cu_event *ev)
     return KILN_OK;
 }
 
-kiln_status kiln__cu_event_end(kiln__cu_queue *q, kiln__cu_event *ev)
-{
+kiln_status kiln__cu_event_end(kiln__cu_queue *q, kiln__cu_event *ev) {
     CUresult r = kiln__cu.cuEventRecord(ev->end, q->stream);
     return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuEventRecord", r);
 }
 
 /* Failure of a command event whose CUevent ended with r. Host-only (safe in
  * driver callbacks). */
-static int kiln__cu_resolve(kiln__cu_event *e, CUresult r)
-{
+static int kiln__cu_resolve(kiln__cu_event *e, CUresult r) {
     pthread_mutex_lock(&e->lock);
     if (!e->done) {
         int failed = e->failed || r != CUDA_SUCCESS;
@@ -440,8 +423,7 @@ static int kiln__cu_resolve(kiln__cu_event *e, CUresult r)
     return f;
 }
 
-kiln_status kiln__cu_event_wait(size_t num, void *const *events)
-{
+kiln_status kiln__cu_event_wait(size_t num, void *const *events) {
     kiln__cu_reap();
     kiln_status result = KILN_OK;
     for (size_t i = 0; i < num; i++) {
@@ -470,26 +452,26 @@ kiln_status kiln__cu_event_wait(size_t num, void *const *events)
         if (failed && result == KILN_OK) {
             if (r != CUDA_SUCCESS) {
                 kiln__cu_fail("cuEventSynchronize", r);
-                result = kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
-                                            "a command failed on the device");
+                result =
+                    kiln__error_prefix(KILN_ERROR_EVENT_FAILED, "a command failed on the device");
             } else {
-                result = kiln__error_set(KILN_ERROR_EVENT_FAILED, 0,
-                                         "%s", e->is_user
-                                                   ? "the user event was completed with an error"
-                                                   : "a user event this command waited for failed");
+                result =
+                    kiln__error_set(KILN_ERROR_EVENT_FAILED, 0, "%s",
+                                    e->is_user ? "the user event was completed with an error"
+                                               : "a user event this command waited for failed");
             }
         }
     }
     return result;
 }
 
-kiln_status kiln__cu_event_state(void *event, kiln_event_state *state)
-{
+kiln_status kiln__cu_event_state(void *event, kiln_event_state *state) {
     kiln__cu_event *e = event;
     if (e->is_user) {
         pthread_mutex_lock(&e->lock);
-        *state = !e->done ? KILN_EVENT_SUBMITTED
-                          : e->failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE;
+        *state = !e->done    ? KILN_EVENT_SUBMITTED
+                 : e->failed ? KILN_EVENT_ERROR
+                             : KILN_EVENT_COMPLETE;
         pthread_mutex_unlock(&e->lock);
         return KILN_OK;
     }
@@ -516,8 +498,7 @@ kiln_status kiln__cu_event_state(void *event, kiln_event_state *state)
  * queue's base CUevent, so every time is CLOCK_MONOTONIC ns. Durations come
  * from elapsed(start, end) and keep CUDA's ~0.5 us resolution; absolute
  * times lose precision as the queue ages (float ms: ~1 us after 10 s). */
-kiln_status kiln__cu_event_times(void *event, kiln_event_times *t)
-{
+kiln_status kiln__cu_event_times(void *event, kiln_event_times *t) {
     kiln__cu_event *e = event;
     if (e->is_user || !e->queue->profiling)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
@@ -527,11 +508,9 @@ kiln_status kiln__cu_event_times(void *event, kiln_event_times *t)
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
         return st;
-    CUresult r = kiln__cu_event_pending(e) ? CUDA_ERROR_NOT_READY
-                                           : kiln__cu.cuEventQuery(e->end);
+    CUresult r = kiln__cu_event_pending(e) ? CUDA_ERROR_NOT_READY : kiln__cu.cuEventQuery(e->end);
     if (r == CUDA_ERROR_NOT_READY)
-        return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
-                               "the event has not completed yet");
+        return kiln__error_set(KILN_ERROR_WRONG_STATE, 0, "the event has not completed yet");
     if (r != CUDA_SUCCESS)
         return kiln__cu_fail("cuEventQuery", r);
     float from_base = 0, dur = 0;
@@ -559,8 +538,7 @@ kiln_status kiln__cu_event_times(void *event, kiln_event_times *t)
     return KILN_OK;
 }
 
-static void CUDA_CB kiln__cu_note_cb(CUstream s, CUresult status, void *p)
-{
+static void CUDA_CB kiln__cu_note_cb(CUstream s, CUresult status, void *p) {
     kiln__cu_notify *n = p;
     kiln__cu_in_callback = 1;
     int failed = kiln__cu_resolve(n->ev, status);
@@ -570,8 +548,7 @@ static void CUDA_CB kiln__cu_note_cb(CUstream s, CUresult status, void *p)
     kiln__cu_in_callback = 0;
 }
 
-kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
-{
+kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg) {
     kiln__cu_event *e = event;
     kiln__cu_reap();
     pthread_mutex_lock(&e->lock);
@@ -593,8 +570,7 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
             e->notes = n;
         }
         pthread_mutex_unlock(&e->lock);
-        return n ? KILN_OK
-                 : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+        return n ? KILN_OK : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
     }
     pthread_mutex_unlock(&e->lock);
     kiln__cu_queue *q = e->queue;
@@ -636,8 +612,7 @@ kiln_status kiln__cu_event_notify(void *event, kiln__notify_fn fn, void *arg)
     return KILN_OK;
 }
 
-void kiln__cu_event_attach_notes(kiln__cu_event *e)
-{
+void kiln__cu_event_attach_notes(kiln__cu_event *e) {
     pthread_mutex_lock(&e->lock);
     kiln__cu_notify *n = e->notes;
     e->notes = NULL;
@@ -659,8 +634,7 @@ void kiln__cu_event_attach_notes(kiln__cu_event *e)
     }
 }
 
-kiln_status kiln__cu_user_event_create(void *context, void **event)
-{
+kiln_status kiln__cu_user_event_create(void *context, void **event) {
     *event = NULL;
     kiln__cu_context *c = context;
     kiln__cu_reap();
@@ -684,8 +658,7 @@ kiln_status kiln__cu_user_event_create(void *context, void **event)
     return KILN_OK;
 }
 
-kiln_status kiln__cu_user_event_set(void *event, int failed)
-{
+kiln_status kiln__cu_user_event_set(void *event, int failed) {
     kiln__cu_event *e = event;
     if (!e->is_user)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
@@ -693,8 +666,7 @@ kiln_status kiln__cu_user_event_set(void *event, int failed)
     pthread_mutex_lock(&e->lock);
     if (e->done) {
         pthread_mutex_unlock(&e->lock);
-        return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
-                               "the user event was already completed");
+        return kiln__error_set(KILN_ERROR_WRONG_STATE, 0, "the user event was already completed");
     }
     e->done = 1;
     e->failed = failed ? 1 : 0;

@@ -54,9 +54,7 @@ typedef struct gated_queue {
 static gated_queue *gated_list;
 static atomic_int held_total; /* held commands, all queues */
 
-int kiln__cu_gate_must_hold(kiln__cu_queue *q, unsigned order, size_t num_wait,
-                            void *const *wait)
-{
+int kiln__cu_gate_must_hold(kiln__cu_queue *q, unsigned order, size_t num_wait, void *const *wait) {
     if (q->native) {
         /* streams wait for user events; a held command's event has no
          * CUevent yet: everything held must go to the streams first */
@@ -77,10 +75,9 @@ int kiln__cu_gate_must_hold(kiln__cu_queue *q, unsigned order, size_t num_wait,
     return 0;
 }
 
-kiln_status kiln__cu_gate_hold(kiln__cu_queue *q, const kiln__cu_optype *type,
-                               const void *args, unsigned order, size_t num_wait,
-                               void *const *wait, kiln__cu_event **ev)
-{
+kiln_status kiln__cu_gate_hold(kiln__cu_queue *q, const kiln__cu_optype *type, const void *args,
+                               unsigned order, size_t num_wait, void *const *wait,
+                               kiln__cu_event **ev) {
     kiln__cu_held *h = kiln__calloc(1, sizeof *h);
     void **w = num_wait ? kiln__malloc(num_wait * sizeof *w) : NULL;
     gated_queue *g = q->gated ? NULL : kiln__malloc(sizeof *g);
@@ -92,8 +89,8 @@ kiln_status kiln__cu_gate_hold(kiln__cu_queue *q, const kiln__cu_optype *type,
         st = kiln__cu_event_new(q, ev);
     /* last, so that nothing fails after the copy took over the arguments */
     if (st == KILN_OK && !(h->args = type->hold(args)))
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                             "copying a held command's arguments");
+        st =
+            kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "copying a held command's arguments");
     if (st != KILN_OK) {
         free(h);
         free(w);
@@ -135,8 +132,7 @@ kiln_status kiln__cu_gate_hold(kiln__cu_queue *q, const kiln__cu_optype *type,
     return KILN_OK;
 }
 
-void kiln__cu_gate_drain_wait(kiln__cu_queue *q)
-{
+void kiln__cu_gate_drain_wait(kiln__cu_queue *q) {
     while (q->held_head)
         pthread_cond_wait(&q->held_cond, &q->lock);
 }
@@ -147,8 +143,7 @@ typedef struct after {
 } after;
 
 /* force: unset user events do not stop it (the stream waits for them). */
-static int ready(const kiln__cu_held *h, int force)
-{
+static int ready(const kiln__cu_held *h, int force) {
     for (size_t i = 0; i < h->num_wait; i++) {
         kiln__cu_event *w = h->wait[i];
         if ((!force || !w->is_user) && kiln__cu_event_pending(w))
@@ -158,8 +153,7 @@ static int ready(const kiln__cu_held *h, int force)
 }
 
 /* Submits what can go on q; returns how many went. */
-static int drain_queue(kiln__cu_queue *q, after *a, int force)
-{
+static int drain_queue(kiln__cu_queue *q, after *a, int force) {
     int moved = 0;
     if (kiln__cu_ctx_use(q->dev->ctx) != KILN_OK)
         return 0; /* tried again at the next kick */
@@ -168,8 +162,7 @@ static int drain_queue(kiln__cu_queue *q, after *a, int force)
     int earlier_held = 0, barrier_held = 0;
     while (*pp) {
         kiln__cu_held *h = *pp;
-        int go = !barrier_held && ready(h, force) &&
-                 !(earlier_held && (h->order & KILN__CU_JOINS));
+        int go = !barrier_held && ready(h, force) && !(earlier_held && (h->order & KILN__CU_JOINS));
         if (!go) {
             if (q->nlanes == 1)
                 break; /* in order: nothing passes a held command */
@@ -212,8 +205,7 @@ static int drain_queue(kiln__cu_queue *q, after *a, int force)
     return moved;
 }
 
-static void finish_after(after *a)
-{
+static void finish_after(after *a) {
     /* oldest first, so notifications are registered in enqueue order */
     kiln__cu_held *rev = NULL;
     while (a->done) {
@@ -235,8 +227,7 @@ static void finish_after(after *a)
     }
 }
 
-static void kick_now(int force)
-{
+static void kick_now(int force) {
     pthread_mutex_lock(&gate_lock);
     in_kick = 1;
     int moved;
@@ -259,7 +250,7 @@ static void kick_now(int force)
         if (!qs && n)
             break; /* out of memory: the next kick tries again */
         for (size_t i = 0; i < n; i++) {
-            after a = {NULL};
+            after a = { NULL };
             moved += drain_queue(qs[i], &a, force);
             finish_after(&a);
         }
@@ -299,8 +290,7 @@ static pthread_cond_t thread_cond = PTHREAD_COND_INITIALIZER;
 static int thread_state; /* 0: not started, 1: running, -1: could not start */
 static int thread_pending;
 
-static void *gate_thread(void *unused)
-{
+static void *gate_thread(void *unused) {
     (void)unused;
 #if defined(__linux__)
     pthread_setname_np(pthread_self(), "kiln-cuda-gate");
@@ -316,8 +306,7 @@ static void *gate_thread(void *unused)
     return NULL;
 }
 
-void kiln__cu_gate_kick(void)
-{
+void kiln__cu_gate_kick(void) {
     if (atomic_load(&held_total) == 0)
         return;
     if (in_kick) {
@@ -344,15 +333,13 @@ void kiln__cu_gate_kick(void)
      * an ordinary thread walks the queues */
 }
 
-void kiln__cu_gate_flush_all(void)
-{
+void kiln__cu_gate_flush_all(void) {
     if (atomic_load(&held_total) == 0 || in_kick)
         return;
     kick_now(1);
 }
 
-void kiln__cu_gate_go_native(kiln__cu_queue *q)
-{
+void kiln__cu_gate_go_native(kiln__cu_queue *q) {
     pthread_mutex_lock(&q->lock);
     q->native = 1;
     int held = q->held_head != NULL;

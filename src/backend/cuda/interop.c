@@ -22,8 +22,7 @@
  * native. For a user-created context the primary one is retained as well;
  * kiln keeps its pinned memory there (kiln__cu_pinned_alloc). */
 static kiln_status cu_context_wrap(void *native, const kiln__bdevice *const *devices,
-                                   size_t num_devices, void **context)
-{
+                                   size_t num_devices, void **context) {
     kiln_status st = kiln__cu_context_create(devices, num_devices, context);
     if (st != KILN_OK)
         return st;
@@ -34,8 +33,7 @@ static kiln_status cu_context_wrap(void *native, const kiln__bdevice *const *dev
 /* A kiln queue made as kiln's own (profiling base event and all), whose
  * stream is then swapped for the user's. */
 static kiln_status cu_queue_wrap(void *context, const kiln__bdevice *device, void *native,
-                                 unsigned flags, void **queue)
-{
+                                 unsigned flags, void **queue) {
     kiln_status st = kiln__cu_queue_create(context, device, flags, queue);
     if (st != KILN_OK)
         return st;
@@ -58,21 +56,18 @@ const struct kiln__backend_interop kiln__cu_interop = {
 
 /* The backend handle of a kiln object (checked: not NULL, CUDA). */
 static kiln_status handle_of(const char *fn, kiln__interop_object kind, const void *object,
-                             void **handle)
-{
+                             void **handle) {
     return kiln__interop_handle(VIA, fn, kind, object, handle, NULL);
 }
 
-#define NEED(ptr, fn, name)                                                    \
-    do {                                                                       \
-        if (!(ptr))                                                            \
-            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", \
-                                   fn, name);                                  \
+#define NEED(ptr, fn, name)                                                                \
+    do {                                                                                   \
+        if (!(ptr))                                                                        \
+            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, name); \
     } while (0)
 
 /* The ordinal of a CUdevice, or -1. */
-static int ordinal_of(CUdevice native)
-{
+static int ordinal_of(CUdevice native) {
     int n = 0;
     if (kiln__cu.cuDeviceGetCount(&n) != CUDA_SUCCESS)
         return -1;
@@ -86,8 +81,7 @@ static int ordinal_of(CUdevice native)
 
 /* ---- devices ------------------------------------------------------------ */
 
-kiln_status kiln_cuda_device_get(const kiln_device *device, CUdevice *native)
-{
+kiln_status kiln_cuda_device_get(const kiln_device *device, CUdevice *native) {
     static const char fn[] = "kiln_cuda_device_get";
     NEED(native, fn, "native");
     *native = 0;
@@ -99,8 +93,7 @@ kiln_status kiln_cuda_device_get(const kiln_device *device, CUdevice *native)
     return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuDeviceGet", r);
 }
 
-kiln_status kiln_cuda_device_find(CUdevice native, kiln_device **device)
-{
+kiln_status kiln_cuda_device_find(CUdevice native, kiln_device **device) {
     static const char fn[] = "kiln_cuda_device_find";
     NEED(device, fn, "device");
     *device = NULL;
@@ -109,15 +102,16 @@ kiln_status kiln_cuda_device_find(CUdevice native, kiln_device **device)
         return st;
     int ordinal = ordinal_of(native);
     if (ordinal < 0)
-        return kiln__error_set(KILN_ERROR_NO_DEVICE, 0, "%s: CUdevice %d is not a device of "
-                               "this driver", fn, (int)native);
+        return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
+                               "%s: CUdevice %d is not a device of "
+                               "this driver",
+                               fn, (int)native);
     return kiln__interop_device_find(VIA, fn, (void *)(intptr_t)ordinal, device);
 }
 
 /* ---- contexts ----------------------------------------------------------- */
 
-kiln_status kiln_cuda_context_get(const kiln_context *context, CUcontext *native)
-{
+kiln_status kiln_cuda_context_get(const kiln_context *context, CUcontext *native) {
     void *h = NULL;
     NEED(native, "kiln_cuda_context_get", "native");
     kiln_status st = handle_of("kiln_cuda_context_get", KILN__INTEROP_CONTEXT, context, &h);
@@ -125,8 +119,7 @@ kiln_status kiln_cuda_context_get(const kiln_context *context, CUcontext *native
     return st;
 }
 
-kiln_status kiln_cuda_context_wrap(CUcontext native, kiln_context **context)
-{
+kiln_status kiln_cuda_context_wrap(CUcontext native, kiln_context **context) {
     static const char fn[] = "kiln_cuda_context_wrap";
     NEED(context, fn, "context");
     *context = NULL;
@@ -152,8 +145,7 @@ kiln_status kiln_cuda_context_wrap(CUcontext native, kiln_context **context)
 
 /* ---- queues ------------------------------------------------------------- */
 
-kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native)
-{
+kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native) {
     void *h = NULL;
     NEED(native, "kiln_cuda_queue_get", "native");
     kiln_status st = handle_of("kiln_cuda_queue_get", KILN__INTEROP_QUEUE, queue, &h);
@@ -169,8 +161,7 @@ kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native)
 }
 
 kiln_status kiln_cuda_queue_wrap(kiln_context *context, CUstream native, unsigned flags,
-                                 kiln_queue **queue)
-{
+                                 kiln_queue **queue) {
     static const char fn[] = "kiln_cuda_queue_wrap";
     NEED(queue, fn, "queue");
     *queue = NULL;
@@ -183,10 +174,10 @@ kiln_status kiln_cuda_queue_wrap(kiln_context *context, CUstream native, unsigne
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: the default stream cannot be wrapped (kiln's transfers "
                                "must not synchronise with other streams): wrap a stream "
-                               "made with cuStreamCreate", fn);
+                               "made with cuStreamCreate",
+                               fn);
     if (flags & ~(unsigned)(KILN_QUEUE_PROFILING | KILN_QUEUE_OUT_OF_ORDER))
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown flags 0x%x", fn,
-                               flags);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown flags 0x%x", fn, flags);
     if (flags & KILN_QUEUE_OUT_OF_ORDER)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: a CUDA stream runs in order (KILN_QUEUE_OUT_OF_ORDER)", fn);
@@ -200,18 +191,17 @@ kiln_status kiln_cuda_queue_wrap(kiln_context *context, CUstream native, unsigne
     }
     for (size_t i = 0; i < c->n; i++)
         if (c->dev[i].ctx == owner)
-            return kiln__interop_queue_wrap(VIA, fn, context,
-                                            (void *)(intptr_t)c->dev[i].ordinal, native, flags,
-                                            queue);
+            return kiln__interop_queue_wrap(VIA, fn, context, (void *)(intptr_t)c->dev[i].ordinal,
+                                            native, flags, queue);
     return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                            "%s: the stream belongs to another CUcontext than the kiln "
-                           "context's", fn);
+                           "context's",
+                           fn);
 }
 
 /* ---- buffers ------------------------------------------------------------ */
 
-kiln_status kiln_cuda_buffer_get(const kiln_buffer *buffer, CUdeviceptr *native)
-{
+kiln_status kiln_cuda_buffer_get(const kiln_buffer *buffer, CUdeviceptr *native) {
     void *h = NULL;
     NEED(native, "kiln_cuda_buffer_get", "native");
     kiln_status st = handle_of("kiln_cuda_buffer_get", KILN__INTEROP_BUFFER, buffer, &h);
@@ -220,15 +210,14 @@ kiln_status kiln_cuda_buffer_get(const kiln_buffer *buffer, CUdeviceptr *native)
 }
 
 /* Checks that [p, p + size) lies in one allocation of ctx. */
-static kiln_status check_memory(const char *fn, CUcontext ctx, CUdeviceptr p, size_t size)
-{
-    CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_CONTEXT,
-                                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                    CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+static kiln_status check_memory(const char *fn, CUcontext ctx, CUdeviceptr p, size_t size) {
+    CUpointer_attribute attrs[3] = { CU_POINTER_ATTRIBUTE_CONTEXT,
+                                     CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                     CU_POINTER_ATTRIBUTE_RANGE_SIZE };
     CUcontext owner = NULL;
     CUdeviceptr start = 0;
     size_t range = 0;
-    void *data[3] = {&owner, &start, &range};
+    void *data[3] = { &owner, &start, &range };
     CUresult r = kiln__cu.cuPointerGetAttributes(3, attrs, data, p);
     if (r != CUDA_SUCCESS || range == 0) {
         if (r != CUDA_SUCCESS)
@@ -243,18 +232,18 @@ static kiln_status check_memory(const char *fn, CUcontext ctx, CUdeviceptr p, si
     if (owner && owner != ctx)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the memory belongs to another CUcontext than the kiln "
-                               "context's", fn);
+                               "context's",
+                               fn);
     if (size > range - (size_t)(p - start))
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "%s: %zu bytes at 0x%llx run past the end of its allocation "
-                               "(%zu bytes from 0x%llx)", fn, size, (unsigned long long)p,
-                               range, (unsigned long long)start);
+                               "(%zu bytes from 0x%llx)",
+                               fn, size, (unsigned long long)p, range, (unsigned long long)start);
     return KILN_OK;
 }
 
 kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr native, size_t size,
-                                  unsigned flags, kiln_buffer **buffer)
-{
+                                  unsigned flags, kiln_buffer **buffer) {
     static const char fn[] = "kiln_cuda_buffer_wrap";
     NEED(buffer, fn, "buffer");
     *buffer = NULL;
@@ -267,8 +256,7 @@ kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr native, siz
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: size is 0 (a buffer holds at least one byte)", fn);
     if (flags & ~(unsigned)KILN_CUDA_BUFFER_OWN)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown flags 0x%x", fn,
-                               flags);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown flags 0x%x", fn, flags);
     kiln__cu_context *c = h;
     st = kiln__cu_ctx_use(c->dev[0].ctx);
     if (st == KILN_OK)
@@ -291,8 +279,7 @@ kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr native, siz
 /* ---- kernels ------------------------------------------------------------ */
 
 kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel, const kiln_device *device,
-                                 CUfunction *native)
-{
+                                 CUfunction *native) {
     static const char fn[] = "kiln_cuda_kernel_get";
     NEED(native, fn, "native");
     void *h = NULL;
@@ -303,8 +290,7 @@ kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel, const kiln_device *d
 
 /* ---- events ------------------------------------------------------------- */
 
-kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native)
-{
+kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native) {
     static const char fn[] = "kiln_cuda_event_get";
     void *h = NULL;
     NEED(native, fn, "native");
@@ -317,7 +303,8 @@ kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: a user event, or one kiln completed on the host, has no "
                                "CUevent (the host completes it); make a marker that waits for "
-                               "it with kiln_queue_marker and use the marker's CUevent", fn);
+                               "it with kiln_queue_marker and use the marker's CUevent",
+                               fn);
     if (kiln__cu_event_pending(e))
         kiln__cu_gate_flush_all(); /* held on the host: record it now */
     *native = e->end;

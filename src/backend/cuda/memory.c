@@ -23,12 +23,10 @@
 /* ---- stream-ordered device memory (kiln__cu_mem) ------------------------ */
 
 /* Under c->mem.lock, with dev[0]'s context current: makes the pool and the
- * two streams on first use (unless KILN_CUDA_ASYNC_ALLOC=0). A device without memory pools (or a driver
- * that refuses) keeps cuMemAlloc/cuMemFree. Multi-device contexts keep
- * them too: their other devices reach dev[0]'s buffers by peer access,
- * which a pool would have to grant separately. */
-static int kiln__cu_mem_ready(kiln__cu_context *c)
-{
+ * two streams on first use (unless KILN_CUDA_ASYNC_ALLOC=0). A device without memory pools (or a
+ * driver that refuses) keeps cuMemAlloc/cuMemFree. Multi-device contexts keep them too: their other
+ * devices reach dev[0]'s buffers by peer access, which a pool would have to grant separately. */
+static int kiln__cu_mem_ready(kiln__cu_context *c) {
     kiln__cu_mem *m = &c->mem;
     if (m->state)
         return m->state > 0;
@@ -82,9 +80,7 @@ static int kiln__cu_mem_ready(kiln__cu_context *c)
 
 /* 1 and *ptr set: allocated from the context's pool; 0: no pool (use
  * cuMemAlloc); -1: the pool's allocation failed (the thread's error set). */
-static int kiln__cu_mem_alloc(kiln__cu_context *c, size_t size, CUdeviceptr *ptr,
-                              kiln_status *st)
-{
+static int kiln__cu_mem_alloc(kiln__cu_context *c, size_t size, CUdeviceptr *ptr, kiln_status *st) {
     kiln__cu_mem *m = &c->mem;
     pthread_mutex_lock(&m->lock);
     if (!kiln__cu_mem_ready(c)) {
@@ -105,8 +101,7 @@ static int kiln__cu_mem_alloc(kiln__cu_context *c, size_t size, CUdeviceptr *ptr
 /* Under the lock: the free stream waits for what `s` has enqueued so far.
  * If the driver refuses the event or the wait, the host waits for `s`
  * instead: a free must never overtake work that may still use the memory. */
-static void kiln__cu_mem_fence(kiln__cu_mem *m, CUstream s)
-{
+static void kiln__cu_mem_fence(kiln__cu_mem *m, CUstream s) {
     CUevent e = NULL;
     CUresult r = kiln__cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS)
@@ -121,8 +116,7 @@ static void kiln__cu_mem_fence(kiln__cu_mem *m, CUstream s)
 
 /* Frees pool memory behind all work enqueued so far on every stream of the
  * context, live or released: never blocks. */
-static void kiln__cu_mem_free(kiln__cu_context *c, CUdeviceptr ptr)
-{
+static void kiln__cu_mem_free(kiln__cu_context *c, CUdeviceptr ptr) {
     kiln__cu_mem *m = &c->mem;
     pthread_mutex_lock(&m->lock);
     if (kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
@@ -144,8 +138,7 @@ static void kiln__cu_mem_free(kiln__cu_context *c, CUdeviceptr ptr)
     pthread_mutex_unlock(&m->lock);
 }
 
-void kiln__cu_mem_queue_add(kiln__cu_context *c, kiln__cu_queue *q)
-{
+void kiln__cu_mem_queue_add(kiln__cu_context *c, kiln__cu_queue *q) {
     pthread_mutex_lock(&c->mem.lock);
     q->mem_next = c->mem.queues;
     c->mem.queues = q;
@@ -155,8 +148,7 @@ void kiln__cu_mem_queue_add(kiln__cu_context *c, kiln__cu_queue *q)
 /* A released queue's streams go, perhaps with work still pending (behind a
  * user event, say): an event after that work stays as a fence for later
  * frees until it has completed. */
-void kiln__cu_mem_queue_remove(kiln__cu_context *c, kiln__cu_queue *q)
-{
+void kiln__cu_mem_queue_remove(kiln__cu_context *c, kiln__cu_queue *q) {
     kiln__cu_mem *m = &c->mem;
     pthread_mutex_lock(&m->lock);
     kiln__cu_queue **at = &m->queues;
@@ -192,8 +184,7 @@ void kiln__cu_mem_queue_remove(kiln__cu_context *c, kiln__cu_queue *q)
  * the driver allows) left a later context's reads hanging now and then.
  * The wait is bounded by device work: no stream here waits for a user
  * event (held commands stay on the host, gate.c). */
-void kiln__cu_mem_destroy(kiln__cu_context *c)
-{
+void kiln__cu_mem_destroy(kiln__cu_context *c) {
     kiln__cu_mem *m = &c->mem;
     if (m->state > 0 && kiln__cu_ctx_use(c->dev[0].ctx) == KILN_OK) {
         kiln__cu.cuStreamSynchronize(m->free_stream);
@@ -209,13 +200,11 @@ void kiln__cu_mem_destroy(kiln__cu_context *c)
 }
 
 kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
-                              const void *host_data, void **buffer)
-{
+                                   const void *host_data, void **buffer) {
     *buffer = NULL;
     kiln__cu_context *c = context;
     if (size == 0)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "a buffer needs a size > 0");
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "a buffer needs a size > 0");
     kiln__cu_reap();
     kiln_status st = kiln__cu_ctx_use(c->dev[0].ctx);
     if (st != KILN_OK)
@@ -227,12 +216,10 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
     if (flags & KILN_BUFFER_HOST_PINNED) {
         /* portable + mapped: every context (device) can use it */
         CUresult r = kiln__cu.cuMemHostAlloc(&b->host, size,
-                                        CU_MEMHOSTALLOC_PORTABLE |
-                                            CU_MEMHOSTALLOC_DEVICEMAP);
+                                             CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
         if (r != CUDA_SUCCESS) {
             free(b);
-            return kiln__cu_pinned_status(kiln__cu_fail("cuMemHostAlloc", r),
-                                          "host memory");
+            return kiln__cu_pinned_status(kiln__cu_fail("cuMemHostAlloc", r), "host memory");
         }
         r = kiln__cu.cuMemHostGetDevicePointer(&b->ptr, b->host, 0);
         if (r != CUDA_SUCCESS) {
@@ -285,15 +272,14 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
     return KILN_OK;
 }
 
-kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
-                                  void **buffer)
-{
+kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size, void **buffer) {
     *buffer = NULL;
     kiln__cu_buffer *p = parent;
     if (offset > p->size || size > p->size - offset || size == 0)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "sub-buffer [%zu, +%zu) outside a buffer of "
-                               "%zu bytes", offset, size, p->size);
+                               "%zu bytes",
+                               offset, size, p->size);
     kiln__cu_buffer *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
@@ -314,8 +300,7 @@ kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
 /* Frees a top-level buffer's memory once queued work using it has ended:
  * every device of the context finishes first (cuMemFree would synchronise
  * anyway), then the memory goes. */
-static void kiln__cu_buffer_free_memory(kiln__cu_buffer *b)
-{
+static void kiln__cu_buffer_free_memory(kiln__cu_buffer *b) {
     kiln__cu_context *c = b->ctx;
     for (size_t i = 0; i < c->n; i++)
         if (kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK &&
@@ -330,8 +315,7 @@ static void kiln__cu_buffer_free_memory(kiln__cu_buffer *b)
 }
 
 /* The buffer's host-side state, once its memory is gone or not its own. */
-static void kiln__cu_buffer_free_struct(kiln__cu_buffer *b)
-{
+static void kiln__cu_buffer_free_struct(kiln__cu_buffer *b) {
     kiln__cu_context *c = b->ctx;
     while (b->maps) {
         kiln__cu_mapping *m = b->maps;
@@ -346,17 +330,17 @@ static void kiln__cu_buffer_free_struct(kiln__cu_buffer *b)
 }
 
 /* On kiln's CUDA worker thread (kiln__cu_defer). */
-static void kiln__cu_buffer_free_later(void *arg)
-{
+static void kiln__cu_buffer_free_later(void *arg) {
     kiln__cu_wait_no_user_events();
     kiln__cu_buffer_free_memory(arg);
     kiln__cu_buffer_free_struct(arg);
 }
 
-void kiln__cu_buffer_ref(kiln__cu_buffer *b) { atomic_fetch_add(&b->refs, 1); }
+void kiln__cu_buffer_ref(kiln__cu_buffer *b) {
+    atomic_fetch_add(&b->refs, 1);
+}
 
-void kiln__cu_buffer_unref(kiln__cu_buffer *b)
-{
+void kiln__cu_buffer_unref(kiln__cu_buffer *b) {
     while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         kiln__cu_buffer *parent = b->parent;
         if (!parent && !b->borrowed && b->stream_ordered) {
@@ -376,8 +360,7 @@ void kiln__cu_buffer_unref(kiln__cu_buffer *b)
     }
 }
 
-void kiln__cu_buffer_release(void *buffer)
-{
+void kiln__cu_buffer_release(void *buffer) {
     if (!buffer)
         return;
     kiln__cu_reap();
@@ -386,9 +369,8 @@ void kiln__cu_buffer_release(void *buffer)
 
 /* Host-side copy ordered in the stream (HOST_PINNED buffers). With `own`,
  * src is copied first, so the caller's memory may change after return. */
-static kiln_status kiln__cu_host_copy(kiln__cu_queue *q, void *dst,
-                                      const void *src, size_t size, int own)
-{
+static kiln_status kiln__cu_host_copy(kiln__cu_queue *q, void *dst, const void *src, size_t size,
+                                      int own) {
     kiln__cu_hostjob *j = kiln__cu_hostjob_new(own ? size : 0);
     if (!j)
         return KILN_ERROR_OUT_OF_HOST_MEMORY;
@@ -405,10 +387,8 @@ static kiln_status kiln__cu_host_copy(kiln__cu_queue *q, void *dst,
 /* Pageable host memory and fill patterns go through a pinned staging block
  * from the device's pool: reserves one block and the host job that puts it
  * back once the stream has passed the copy. */
-static kiln_status kiln__cu_stage_begin(kiln__cu_queue *q, size_t size,
-                                        kiln__cu_stage **s,
-                                        kiln__cu_hostjob **j)
-{
+static kiln_status kiln__cu_stage_begin(kiln__cu_queue *q, size_t size, kiln__cu_stage **s,
+                                        kiln__cu_hostjob **j) {
     kiln_status st = kiln__cu_stage_get(q->dev, size, s);
     if (st != KILN_OK)
         return st;
@@ -425,10 +405,8 @@ static kiln_status kiln__cu_stage_begin(kiln__cu_queue *q, size_t size,
  * block when the stream reaches it; on failure both are dropped at once.
  * A job that fails to launch keeps the block out of the pool: the DMA may
  * still read it (a leak on an already failing stream, never a reuse). */
-static kiln_status kiln__cu_stage_end(kiln__cu_queue *q, kiln__cu_stage *s,
-                                      kiln__cu_hostjob *j, CUresult r,
-                                      const char *what)
-{
+static kiln_status kiln__cu_stage_end(kiln__cu_queue *q, kiln__cu_stage *s, kiln__cu_hostjob *j,
+                                      CUresult r, const char *what) {
     if (r != CUDA_SUCCESS) {
         free(j);
         kiln__cu_stage_put(s);
@@ -439,10 +417,8 @@ static kiln_status kiln__cu_stage_end(kiln__cu_queue *q, kiln__cu_stage *s,
 
 /* Copies size bytes of src into a staging block now, then its first
  * `copy` bytes to dst in the stream; the block goes back after the copy. */
-static kiln_status kiln__cu_stage_to_device(kiln__cu_queue *q, CUdeviceptr dst,
-                                            const void *src, size_t size,
-                                            size_t copy, const char *what)
-{
+static kiln_status kiln__cu_stage_to_device(kiln__cu_queue *q, CUdeviceptr dst, const void *src,
+                                            size_t size, size_t copy, const char *what) {
     kiln__cu_stage *s = NULL;
     kiln__cu_hostjob *j = NULL;
     kiln_status st = kiln__cu_stage_begin(q, size, &s, &j);
@@ -453,10 +429,8 @@ static kiln_status kiln__cu_stage_to_device(kiln__cu_queue *q, CUdeviceptr dst,
     return kiln__cu_stage_end(q, s, j, r, what);
 }
 
-static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
-                                      size_t offset, size_t size,
-                                      const void *src, int blocking)
-{
+static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b, size_t offset,
+                                      size_t size, const void *src, int blocking) {
     if (b->pinned)
         return kiln__cu_host_copy(q, (char *)b->host + offset, src, size, !blocking);
     CUresult r;
@@ -470,10 +444,8 @@ static kiln_status kiln__cu_write_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
                                     "cuMemcpyHtoDAsync (staged)");
 }
 
-static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
-                                     size_t offset, size_t size, void *dst,
-                                     int blocking)
-{
+static kiln_status kiln__cu_read_cmd(kiln__cu_queue *q, kiln__cu_buffer *b, size_t offset,
+                                     size_t size, void *dst, int blocking) {
     if (b->pinned)
         return kiln__cu_host_copy(q, dst, (char *)b->host + offset, size, 0);
     CUresult r;
@@ -506,8 +478,7 @@ typedef struct xfer_args {
     void *own; /* held: the copy of src it owns */
 } xfer_args;
 
-static kiln_status xfer_run(kiln__cu_queue *q, void *p)
-{
+static kiln_status xfer_run(kiln__cu_queue *q, void *p) {
     const xfer_args *a = p;
     if (!a->size)
         return KILN_OK;
@@ -519,8 +490,7 @@ static kiln_status xfer_run(kiln__cu_queue *q, void *p)
  * waits for the event instead). A non-blocking write copies the caller's
  * bytes now, as one that runs at once does (staging), unless they are
  * page-locked (read by the DMA when it runs, in both cases). */
-static void *xfer_hold(const void *p)
-{
+static void *xfer_hold(const void *p) {
     const xfer_args *a = p;
     xfer_args *h = kiln__malloc(sizeof *h);
     if (!h)
@@ -541,42 +511,35 @@ static void *xfer_hold(const void *p)
     return h;
 }
 
-static void xfer_drop(void *p)
-{
+static void xfer_drop(void *p) {
     xfer_args *h = p;
     free(h->own);
     kiln__cu_buffer_unref(h->b);
     free(h);
 }
 
-static const kiln__cu_optype xfer_type = {xfer_run, xfer_hold, xfer_drop};
+static const kiln__cu_optype xfer_type = { xfer_run, xfer_hold, xfer_drop };
 
-static kiln_status kiln__cu_transfer(void *queue, kiln__cu_buffer *b, int write,
-                                     size_t offset, size_t size, const void *src,
-                                     void *dst, int blocking, size_t num_wait,
-                                     void *const *wait, void **out_event)
-{
-    xfer_args a = {b, write, blocking, offset, size, src, dst, NULL};
-    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL || blocking,
-                            blocking, 0, &xfer_type, &a, out_event);
+static kiln_status kiln__cu_transfer(void *queue, kiln__cu_buffer *b, int write, size_t offset,
+                                     size_t size, const void *src, void *dst, int blocking,
+                                     size_t num_wait, void *const *wait, void **out_event) {
+    xfer_args a = { b, write, blocking, offset, size, src, dst, NULL };
+    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL || blocking, blocking, 0,
+                            &xfer_type, &a, out_event);
 }
 
-kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset,
-                             size_t size, const void *src, int blocking,
-                             size_t num_wait, void *const *wait,
-                             void **out_event)
-{
-    return kiln__cu_transfer(queue, buffer, 1, offset, size, src, NULL,
-                             blocking, num_wait, wait, out_event);
+kiln_status kiln__cu_buffer_write(void *queue, void *buffer, size_t offset, size_t size,
+                                  const void *src, int blocking, size_t num_wait, void *const *wait,
+                                  void **out_event) {
+    return kiln__cu_transfer(queue, buffer, 1, offset, size, src, NULL, blocking, num_wait, wait,
+                             out_event);
 }
 
-kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset,
-                            size_t size, void *dst, int blocking,
-                            size_t num_wait, void *const *wait,
-                            void **out_event)
-{
-    return kiln__cu_transfer(queue, buffer, 0, offset, size, NULL, dst,
-                             blocking, num_wait, wait, out_event);
+kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset, size_t size, void *dst,
+                                 int blocking, size_t num_wait, void *const *wait,
+                                 void **out_event) {
+    return kiln__cu_transfer(queue, buffer, 0, offset, size, NULL, dst, blocking, num_wait, wait,
+                             out_event);
 }
 
 typedef struct copy_args {
@@ -584,8 +547,7 @@ typedef struct copy_args {
     size_t src_offset, dst_offset, size;
 } copy_args;
 
-static kiln_status copy_run(kiln__cu_queue *q, void *p)
-{
+static kiln_status copy_run(kiln__cu_queue *q, void *p) {
     const copy_args *a = p;
     if (a->size && a->s->pinned && a->d->pinned)
         /* host to host: CUDA would copy synchronously */
@@ -593,16 +555,14 @@ static kiln_status copy_run(kiln__cu_queue *q, void *p)
                                   (char *)a->s->host + a->src_offset, a->size, 0);
     if (a->size) {
         CUresult r = kiln__cu.cuMemcpyDtoDAsync(a->d->ptr + a->dst_offset,
-                                                a->s->ptr + a->src_offset, a->size,
-                                                q->stream);
+                                                a->s->ptr + a->src_offset, a->size, q->stream);
         if (r != CUDA_SUCCESS)
             return kiln__cu_fail("cuMemcpyDtoDAsync", r);
     }
     return KILN_OK;
 }
 
-static void *copy_hold(const void *p)
-{
+static void *copy_hold(const void *p) {
     copy_args *h = kiln__malloc(sizeof *h);
     if (!h)
         return NULL;
@@ -612,30 +572,26 @@ static void *copy_hold(const void *p)
     return h;
 }
 
-static void copy_drop(void *p)
-{
+static void copy_drop(void *p) {
     copy_args *h = p;
     kiln__cu_buffer_unref(h->s);
     kiln__cu_buffer_unref(h->d);
     free(h);
 }
 
-static const kiln__cu_optype copy_type = {copy_run, copy_hold, copy_drop};
+static const kiln__cu_optype copy_type = { copy_run, copy_hold, copy_drop };
 
-kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset,
-                            void *dst, size_t dst_offset, size_t size,
-                            size_t num_wait, void *const *wait,
-                            void **out_event)
-{
-    copy_args a = {src, dst, src_offset, dst_offset, size};
-    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0,
-                            &copy_type, &a, out_event);
+kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset, void *dst,
+                                 size_t dst_offset, size_t size, size_t num_wait, void *const *wait,
+                                 void **out_event) {
+    copy_args a = { src, dst, src_offset, dst_offset, size };
+    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0, &copy_type, &a,
+                            out_event);
 }
 
 /* The shortest period (1, 2 or 4 bytes) that ps bytes of pattern repeat
  * with, or ps: an int64 or float64 zero is a 1-byte pattern. */
-static size_t fill_period(const unsigned char *p, size_t ps)
-{
+static size_t fill_period(const unsigned char *p, size_t ps) {
     for (size_t per = 1; per <= 4 && per < ps; per *= 2) {
         if (ps % per)
             break;
@@ -662,10 +618,8 @@ static size_t fill_period(const unsigned char *p, size_t ps)
  * copies (log2(size/pattern) copies, no kernel and so no NVRTC needed).
  * The copies cost a command each: an 8-byte fill of 2 KiB took an H100
  * about 60 us that way. */
-static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
-                                const void *pattern, size_t ps, size_t offset,
-                                size_t size)
-{
+static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b, const void *pattern,
+                                     size_t ps, size_t offset, size_t size) {
     CUdeviceptr dst = b->ptr + offset;
     CUresult r;
     if (size == 0)
@@ -683,8 +637,7 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
         return kiln__cu_hostjob_launch(q->stream, j);
     }
     if (ps == 1) {
-        r = kiln__cu.cuMemsetD8Async(dst, *(const unsigned char *)pattern, size,
-                                q->stream);
+        r = kiln__cu.cuMemsetD8Async(dst, *(const unsigned char *)pattern, size, q->stream);
         return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemsetD8Async", r);
     }
     if (ps == 2 && dst % 2 == 0) {
@@ -703,8 +656,7 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
         for (size_t w = 0; w < ps / 4; w++) {
             uint32_t v;
             memcpy(&v, (const unsigned char *)pattern + 4 * w, 4);
-            r = kiln__cu.cuMemsetD2D32Async(dst + 4 * w, ps, v, 1, size / ps,
-                                            q->stream);
+            r = kiln__cu.cuMemsetD2D32Async(dst + 4 * w, ps, v, 1, size / ps, q->stream);
             if (r != CUDA_SUCCESS)
                 return kiln__cu_fail("cuMemsetD2D32Async", r);
         }
@@ -712,8 +664,8 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b,
     }
     /* pinned source: a pageable one could make the copy wait for the stream */
     size_t first = ps < size ? ps : size;
-    kiln_status st = kiln__cu_stage_to_device(q, dst, pattern, ps, first,
-                                              "cuMemcpyHtoDAsync (fill pattern)");
+    kiln_status st =
+        kiln__cu_stage_to_device(q, dst, pattern, ps, first, "cuMemcpyHtoDAsync (fill pattern)");
     if (st != KILN_OK)
         return st;
     size_t done = first;
@@ -733,14 +685,12 @@ typedef struct fill_args {
     size_t pattern_size, offset, size;
 } fill_args;
 
-static kiln_status fill_run(kiln__cu_queue *q, void *p)
-{
+static kiln_status fill_run(kiln__cu_queue *q, void *p) {
     const fill_args *a = p;
     return kiln__cu_fill_cmd(q, a->b, a->pattern, a->pattern_size, a->offset, a->size);
 }
 
-static void *fill_hold(const void *p)
-{
+static void *fill_hold(const void *p) {
     const fill_args *a = p;
     fill_args *h = kiln__malloc(sizeof *h + a->pattern_size);
     if (!h)
@@ -752,33 +702,30 @@ static void *fill_hold(const void *p)
     return h;
 }
 
-static void fill_drop(void *p)
-{
+static void fill_drop(void *p) {
     fill_args *h = p;
     kiln__cu_buffer_unref(h->b);
     free(h);
 }
 
-static const kiln__cu_optype fill_type = {fill_run, fill_hold, fill_drop};
+static const kiln__cu_optype fill_type = { fill_run, fill_hold, fill_drop };
 
 kiln_status kiln__cu_buffer_fill(void *queue, void *buffer, const void *pattern,
-                            size_t pattern_size, size_t offset, size_t size,
-                            size_t num_wait, void *const *wait,
-                            void **out_event)
-{
+                                 size_t pattern_size, size_t offset, size_t size, size_t num_wait,
+                                 void *const *wait, void **out_event) {
     if (pattern_size == 0 || size % pattern_size != 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "fill size %zu is not a multiple of the "
-                               "pattern size %zu", size, pattern_size);
-    fill_args a = {buffer, pattern, pattern_size, offset, size};
-    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0,
-                            &fill_type, &a, out_event);
+                               "pattern size %zu",
+                               size, pattern_size);
+    fill_args a = { buffer, pattern, pattern_size, offset, size };
+    return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0, &fill_type, &a,
+                            out_event);
 }
 
 /* Records a mapping on its buffer (a new one, or one given back to the
  * caller for a retry after a failed unmap). */
-static void kiln__cu_map_push(kiln__cu_buffer *b, kiln__cu_mapping *m)
-{
+static void kiln__cu_map_push(kiln__cu_buffer *b, kiln__cu_mapping *m) {
     pthread_mutex_lock(&b->lock);
     m->next = b->maps;
     b->maps = m;
@@ -788,9 +735,8 @@ static void kiln__cu_map_push(kiln__cu_buffer *b, kiln__cu_mapping *m)
 /* Map: a pinned buffer is handed out in place (after the queue drained);
  * otherwise a pinned staging block from the pool, read from the device
  * unless the map is WRITE_INVALIDATE only. */
-kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags,
-                           size_t offset, size_t size, void **host_ptr)
-{
+kiln_status kiln__cu_buffer_map(void *queue, void *buffer, unsigned map_flags, size_t offset,
+                                size_t size, void **host_ptr) {
     kiln__cu_buffer *b = buffer;
     kiln__cu_queue *q = queue;
     *host_ptr = NULL;
@@ -838,15 +784,13 @@ typedef struct unmap_args {
     int *taken; /* set when a held command took m over */
 } unmap_args;
 
-static kiln_status unmap_run(kiln__cu_queue *q, void *p)
-{
+static kiln_status unmap_run(kiln__cu_queue *q, void *p) {
     const unmap_args *a = p;
     kiln__cu_mapping *m = a->m;
     kiln__cu_hostjob *j = kiln__cu_hostjob_new(0);
     if (!j)
         return KILN_ERROR_OUT_OF_HOST_MEMORY;
-    CUresult r = kiln__cu.cuMemcpyHtoDAsync(a->b->ptr + m->offset, m->host, m->size,
-                                            q->stream);
+    CUresult r = kiln__cu.cuMemcpyHtoDAsync(a->b->ptr + m->offset, m->host, m->size, q->stream);
     if (r != CUDA_SUCCESS) {
         free(j);
         return kiln__cu_fail("cuMemcpyHtoDAsync (unmap)", r);
@@ -858,8 +802,7 @@ static kiln_status unmap_run(kiln__cu_queue *q, void *p)
     return kiln__cu_hostjob_launch(q->stream, j);
 }
 
-static void *unmap_hold(const void *p)
-{
+static void *unmap_hold(const void *p) {
     const unmap_args *a = p;
     unmap_args *h = kiln__malloc(sizeof *h);
     if (!h)
@@ -871,8 +814,7 @@ static void *unmap_hold(const void *p)
     return h;
 }
 
-static void unmap_drop(void *p)
-{
+static void unmap_drop(void *p) {
     unmap_args *h = p;
     if (h->m->stage) /* never ran (its wait list failed): no copy reads it */
         kiln__cu_stage_put(h->m->stage);
@@ -881,12 +823,10 @@ static void unmap_drop(void *p)
     free(h);
 }
 
-static const kiln__cu_optype unmap_type = {unmap_run, unmap_hold, unmap_drop};
+static const kiln__cu_optype unmap_type = { unmap_run, unmap_hold, unmap_drop };
 
-kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
-                             size_t num_wait, void *const *wait,
-                             void **out_event)
-{
+kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr, size_t num_wait,
+                                  void *const *wait, void **out_event) {
     kiln__cu_buffer *b = buffer;
     pthread_mutex_lock(&b->lock);
     kiln__cu_mapping **pp = &b->maps;
@@ -897,16 +837,16 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr,
         *pp = m->next;
     pthread_mutex_unlock(&b->lock);
     if (!m)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%p is not a mapping of this buffer", host_ptr);
-    int write = !m->direct && m->size &&
-                (m->flags & (KILN_MAP_WRITE | KILN_MAP_WRITE_INVALIDATE)) != 0;
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%p is not a mapping of this buffer",
+                               host_ptr);
+    int write =
+        !m->direct && m->size && (m->flags & (KILN_MAP_WRITE | KILN_MAP_WRITE_INVALIDATE)) != 0;
     kiln_status st;
     if (write) {
         int taken = 0;
-        unmap_args a = {b, m, &taken};
-        st = kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0,
-                              &unmap_type, &a, out_event);
+        unmap_args a = { b, m, &taken };
+        st = kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0, &unmap_type, &a,
+                              out_event);
         if (taken)
             return st; /* held: the command owns the mapping now */
         if (st != KILN_OK && m->stage) {

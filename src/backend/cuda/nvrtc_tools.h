@@ -13,9 +13,8 @@
  * *is_ptx says which; *log gets the log (malloc'd, maybe NULL). On a
  * compile error returns KILN_ERROR_BUILD with *log set. Usable without a
  * GPU (tests, benchmarks). */
-kiln_status kiln__cuda_compile(const char *source, const char *options,
-                               unsigned cc, void **binary, size_t *size,
-                               int *is_ptx, char **log);
+kiln_status kiln__cuda_compile(const char *source, const char *options, unsigned cc, void **binary,
+                               size_t *size, int *is_ptx, char **log);
 
 /* 0 if p[0..n) looks like a loadable cubin (CUDA ELF whose header and
  * sections lie inside the data) or PTX text; else -1 and *why. */
@@ -25,8 +24,7 @@ int kiln__cuda_nvrtc_ready(void);
 
 /* Block sizes for a launch without local sizes: per dimension the largest
  * divisor of global[d] within the budget. */
-void kiln__cuda_pick_block(unsigned dims, const size_t *global,
-                           int max_threads, const int *max_block,
-                           size_t *block);
+void kiln__cuda_pick_block(unsigned dims, const size_t *global, int max_threads,
+                           const int *max_block, size_t *block);
 
 #endif

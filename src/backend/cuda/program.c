@@ -9,9 +9,7 @@
 #include "base/error.h"
 #include "base/fault.h"
 
-
-const char *kiln__cu_prelude(void)
-{
+const char *kiln__cu_prelude(void) {
     const char *p = kiln__embedded_file("prelude_cuda.h");
     return p ? p : "";
 }
@@ -23,8 +21,7 @@ typedef struct kiln__cu_opts {
     size_t n, cap;
 } kiln__cu_opts;
 
-static int kiln__cu_opts_add(kiln__cu_opts *o, const char *s, size_t len)
-{
+static int kiln__cu_opts_add(kiln__cu_opts *o, const char *s, size_t len) {
     if (o->n + 1 >= o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 16;
         char **v = kiln__realloc(o->v, cap * sizeof *v);
@@ -42,16 +39,14 @@ static int kiln__cu_opts_add(kiln__cu_opts *o, const char *s, size_t len)
     return 0;
 }
 
-static void kiln__cu_opts_free(kiln__cu_opts *o)
-{
+static void kiln__cu_opts_free(kiln__cu_opts *o) {
     for (size_t i = 0; i < o->n; i++)
         free(o->v[i]);
     free(o->v);
 }
 
 /* Splits options at blanks, honouring "..." and '...' quotes (removed). */
-static int kiln__cu_split(const char *s, kiln__cu_opts *out)
-{
+static int kiln__cu_split(const char *s, kiln__cu_opts *out) {
     size_t cap = strlen(s) + 1;
     char *tok = kiln__malloc(cap);
     if (!tok)
@@ -88,9 +83,8 @@ static int kiln__cu_split(const char *s, kiln__cu_opts *out)
  * joined), -cl-fast-relaxed-math -> --use_fast_math, -cl-mad-enable ->
  * --fmad=true, other -cl-* and -O<n> dropped (NVRTC always optimises),
  * anything else passed through unchanged. */
-static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_arch)
-{
-    kiln__cu_opts raw = {0};
+static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_arch) {
+    kiln__cu_opts raw = { 0 };
     *has_arch = 0;
     if (options && kiln__cu_split(options, &raw) != 0) {
         kiln__cu_opts_free(&raw);
@@ -99,13 +93,12 @@ static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_
     int rc = 0;
     for (size_t i = 0; i < raw.n && rc == 0; i++) {
         const char *a = raw.v[i];
-        if ((strcmp(a, "-D") == 0 || strcmp(a, "-I") == 0 ||
-             strcmp(a, "-U") == 0) && i + 1 < raw.n) {
+        if ((strcmp(a, "-D") == 0 || strcmp(a, "-I") == 0 || strcmp(a, "-U") == 0) &&
+            i + 1 < raw.n) {
             char buf[4096];
             int len = snprintf(buf, sizeof buf, "%s%s", a, raw.v[++i]);
-            rc = len < 0 || (size_t)len >= sizeof buf
-                     ? -1
-                     : kiln__cu_opts_add(out, buf, (size_t)len);
+            rc = len < 0 || (size_t)len >= sizeof buf ? -1
+                                                      : kiln__cu_opts_add(out, buf, (size_t)len);
         } else if (strcmp(a, "-cl-fast-relaxed-math") == 0) {
             rc = kiln__cu_opts_add(out, "--use_fast_math", 15);
         } else if (strcmp(a, "-cl-mad-enable") == 0) {
@@ -116,8 +109,7 @@ static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_
                    (a[2] == '\0' || (isdigit((unsigned char)a[2]) && !a[3]))) {
             continue;
         } else {
-            if (strncmp(a, "--gpu-architecture", 18) == 0 ||
-                strncmp(a, "-arch", 5) == 0)
+            if (strncmp(a, "--gpu-architecture", 18) == 0 || strncmp(a, "-arch", 5) == 0)
                 *has_arch = 1;
             rc = kiln__cu_opts_add(out, a, strlen(a));
         }
@@ -128,8 +120,7 @@ static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_
 
 /* ---- compile -------------------------------------------------------------- */
 
-static kiln_status kiln__cu_nvrtc_fail(const char *call, nvrtcResult r)
-{
+static kiln_status kiln__cu_nvrtc_fail(const char *call, nvrtcResult r) {
     return kiln__error_set(KILN_ERROR_DRIVER, (long)r, "%s: %s (%d)", call,
                            kiln__cu.nvrtcGetErrorString(r), (int)r);
 }
@@ -137,9 +128,7 @@ static kiln_status kiln__cu_nvrtc_fail(const char *call, nvrtcResult r)
 /* The architecture to compile for: sm_<cc> if NVRTC knows it (a cubin);
  * otherwise PTX for the newest architecture NVRTC knows below cc, which the
  * driver compiles at load time. */
-static kiln_status kiln__cu_pick_arch(unsigned cc, char *arch, size_t cap,
-                                 int *is_ptx)
-{
+static kiln_status kiln__cu_pick_arch(unsigned cc, char *arch, size_t cap, int *is_ptx) {
     int n = 0;
     *is_ptx = 0;
     if (kiln__cu.nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) {
@@ -168,8 +157,8 @@ static kiln_status kiln__cu_pick_arch(unsigned cc, char *arch, size_t cap,
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "NVRTC %d.%d cannot compile for compute "
                                "capability %u.%u (too old a GPU for this "
-                               "toolkit)", kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor,
-                               cc / 10, cc % 10);
+                               "toolkit)",
+                               kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor, cc / 10, cc % 10);
     if (*is_ptx)
         snprintf(arch, cap, "--gpu-architecture=compute_%d", best);
     else
@@ -185,16 +174,13 @@ static kiln_status kiln__cu_pick_arch(unsigned cc, char *arch, size_t cap,
  * preprocessor lines are left alone; the line count is kept, so log line
  * numbers do not move. Returns a malloc'd copy, or NULL if nothing changed
  * (or no memory: then NVRTC reports the original error). */
-static int kiln__cu_ident(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_';
+static int kiln__cu_ident(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /* Room for need bytes in *out (allocated on first use): reallocated to
  * new_cap bytes when short. 0, with *out freed, when out of memory. */
-static int kiln__cu_reserve(char **out, size_t *cap, size_t need, size_t new_cap)
-{
+static int kiln__cu_reserve(char **out, size_t *cap, size_t need, size_t new_cap) {
     if (*out && need <= *cap)
         return 1;
     char *t = kiln__realloc(*out, new_cap);
@@ -208,8 +194,7 @@ static int kiln__cu_reserve(char **out, size_t *cap, size_t need, size_t new_cap
     return 1;
 }
 
-static char *kiln__cu_local_params(const char *src)
-{
+static char *kiln__cu_local_params(const char *src) {
     static const char kw[] = "KILN_LOCAL";
     const size_t kwl = sizeof kw - 1;
     size_t n = strlen(src), cap = n + 64, o = 0;
@@ -252,8 +237,8 @@ static char *kiln__cu_local_params(const char *src)
                 size_t nb = ne;
                 while (nb > i && kiln__cu_ident(src[nb - 1]))
                     nb--;
-                if (k < n && (src[k] == ',' || src[k] == ')') && star && nb > star &&
-                    ne > nb && !(src[nb] >= '0' && src[nb] <= '9')) {
+                if (k < n && (src[k] == ',' || src[k] == ')') && star && nb > star && ne > nb &&
+                    !(src[nb] >= '0' && src[nb] <= '9')) {
                     size_t need = o + (star - i) + (ne - nb) + 64 + (n - from);
                     if (!kiln__cu_reserve(&out, &cap, need, need * 2))
                         return NULL;
@@ -295,24 +280,21 @@ static char *kiln__cu_local_params(const char *src)
     return out;
 }
 
-kiln_status kiln__cuda_compile(const char *source, const char *options,
-                               unsigned cc, void **binary, size_t *size,
-                               int *is_ptx, char **log)
-{
+kiln_status kiln__cuda_compile(const char *source, const char *options, unsigned cc, void **binary,
+                               size_t *size, int *is_ptx, char **log) {
     *binary = NULL;
     *size = 0;
     *log = NULL;
     *is_ptx = 0;
     if (!kiln__cuda_nvrtc_ready())
         return kiln__error_set(KILN_ERROR_NO_RUNTIME, 0, "%s", kiln__cu.nvrtc_error);
-    kiln__cu_opts opts = {0};
+    kiln__cu_opts opts = { 0 };
     int has_arch = 0;
     char arch[64] = "";
     kiln_status st = KILN_OK;
     if (kiln__cu_translate(options, &opts, &has_arch) != 0) {
         kiln__cu_opts_free(&opts);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "build options");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "build options");
     }
     if (!has_arch) {
         st = kiln__cu_pick_arch(cc, arch, sizeof arch, is_ptx);
@@ -325,19 +307,17 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
     }
     nvrtcProgram prog = NULL;
     char *rewritten = kiln__cu_local_params(source);
-    nvrtcResult r = kiln__cu.nvrtcCreateProgram(&prog, rewritten ? rewritten : source,
-                                           "kiln.cu", 0, NULL, NULL);
+    nvrtcResult r = kiln__cu.nvrtcCreateProgram(&prog, rewritten ? rewritten : source, "kiln.cu", 0,
+                                                NULL, NULL);
     if (r != NVRTC_SUCCESS) {
         free(rewritten);
         kiln__cu_opts_free(&opts);
         return kiln__cu_nvrtc_fail("nvrtcCreateProgram", r);
     }
-    nvrtcResult cr = kiln__cu.nvrtcCompileProgram(prog, (int)opts.n,
-                                             (const char *const *)opts.v);
+    nvrtcResult cr = kiln__cu.nvrtcCompileProgram(prog, (int)opts.n, (const char *const *)opts.v);
     free(rewritten); /* compiled: the source is no longer needed */
     size_t log_size = 0;
-    if (kiln__cu.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
-        log_size > 1) {
+    if (kiln__cu.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
         char *l = kiln__malloc(log_size + 1);
         if (l && kiln__cu.nvrtcGetProgramLog(prog, l) == NVRTC_SUCCESS) {
             l[log_size] = '\0';
@@ -352,15 +332,13 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
         int first = nl ? (int)(nl - l) : (int)strlen(l);
         if (first > 300)
             first = 300;
-        st = kiln__error_set(cr == NVRTC_ERROR_COMPILATION ? KILN_ERROR_BUILD
-                             : cr == NVRTC_ERROR_INVALID_OPTION
-                                 ? KILN_ERROR_BUILD
-                                 : KILN_ERROR_DRIVER,
-                             (long)cr,
-                             "NVRTC compile for %s failed: %s (%d)%s%.*s",
-                             arch[0] ? arch + 19 : "the given architecture",
-                             kiln__cu.nvrtcGetErrorString(cr), (int)cr,
-                             first ? ": " : "", first, l);
+        st =
+            kiln__error_set(cr == NVRTC_ERROR_COMPILATION      ? KILN_ERROR_BUILD
+                            : cr == NVRTC_ERROR_INVALID_OPTION ? KILN_ERROR_BUILD
+                                                               : KILN_ERROR_DRIVER,
+                            (long)cr, "NVRTC compile for %s failed: %s (%d)%s%.*s",
+                            arch[0] ? arch + 19 : "the given architecture",
+                            kiln__cu.nvrtcGetErrorString(cr), (int)cr, first ? ": " : "", first, l);
         if (!*log) {
             /* the build log must say something */
             char msg[256];
@@ -395,8 +373,7 @@ kiln_status kiln__cuda_compile(const char *source, const char *options,
 
 /* ---- binaries ------------------------------------------------------------- */
 
-static uint64_t kiln__cu_rd(const unsigned char *p, int bytes)
-{
+static uint64_t kiln__cu_rd(const unsigned char *p, int bytes) {
     uint64_t v = 0;
     for (int i = bytes - 1; i >= 0; i--)
         v = (v << 8) | p[i];
@@ -406,8 +383,7 @@ static uint64_t kiln__cu_rd(const unsigned char *p, int bytes)
 /* cuModuleLoadData takes no size, so a damaged image must be caught here:
  * a CUDA ELF (cubin) whose header and every section lie inside the data,
  * or PTX text. Returns 0 if acceptable. */
-int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
-{
+int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why) {
     if (n >= 4 && memcmp(p, "\177ELF", 4) == 0) {
         if (n < 64 || p[4] != 2 || p[5] != 1) {
             *why = "truncated or not a 64-bit little-endian ELF";
@@ -420,9 +396,8 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
         uint64_t shoff = kiln__cu_rd(p + 40, 8), shentsize = kiln__cu_rd(p + 58, 2),
                  shnum = kiln__cu_rd(p + 60, 2), phoff = kiln__cu_rd(p + 32, 8),
                  phentsize = kiln__cu_rd(p + 54, 2), phnum = kiln__cu_rd(p + 56, 2);
-        if (shentsize != 64 || shnum == 0 || shoff > n ||
-            shnum * 64 > n - shoff || (phnum && (phentsize != 56 || phoff > n ||
-                                                 phnum * 56 > n - phoff))) {
+        if (shentsize != 64 || shnum == 0 || shoff > n || shnum * 64 > n - shoff ||
+            (phnum && (phentsize != 56 || phoff > n || phnum * 56 > n - phoff))) {
             *why = "ELF header points outside the data (truncated or corrupt)";
             return -1;
         }
@@ -430,8 +405,7 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
             const unsigned char *sh = p + shoff + i * 64;
             uint64_t type = kiln__cu_rd(sh + 4, 4), off = kiln__cu_rd(sh + 24, 8),
                      sz = kiln__cu_rd(sh + 32, 8);
-            if (type != 8 /* SHT_NOBITS */ && type != 0 &&
-                (off > n || sz > n - off)) {
+            if (type != 8 /* SHT_NOBITS */ && type != 0 && (off > n || sz > n - off)) {
                 *why = "an ELF section lies outside the data (truncated or "
                        "corrupt)";
                 return -1;
@@ -455,15 +429,13 @@ int kiln__cuda_check_image(const unsigned char *p, size_t n, const char **why)
     return -1;
 }
 
-static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin,
-                                    size_t size, void **program)
-{
+static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin, size_t size,
+                                         void **program) {
     kiln__cu_dev *d = &c->dev[idx];
     const char *why = NULL;
     if (kiln__cuda_check_image(bin, size, &why) != 0) {
         free(bin);
-        return kiln__error_set(KILN_ERROR_BUILD, 0,
-                               "refusing to load a %zu-byte binary: %s", size,
+        return kiln__error_set(KILN_ERROR_BUILD, 0, "refusing to load a %zu-byte binary: %s", size,
                                why);
     }
     kiln_status st = kiln__cu_ctx_use(d->ctx);
@@ -485,14 +457,13 @@ static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin
     if (r != CUDA_SUCCESS) {
         free(bin);
         st = kiln__cu_fail("cuModuleLoadData", r);
-        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
-            r == CUDA_ERROR_NO_BINARY_FOR_GPU)
-            st = kiln__error_prefix(
-                KILN_ERROR_BUILD,
-                "the driver (CUDA %d.%d) cannot load code from NVRTC %d.%d; "
-                "use an NVRTC no newer than the driver",
-                kiln__cu.driver_version / 1000, (kiln__cu.driver_version % 1000) / 10,
-                kiln__cu.nvrtc_major, kiln__cu.nvrtc_minor);
+        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_NO_BINARY_FOR_GPU)
+            st = kiln__error_prefix(KILN_ERROR_BUILD,
+                                    "the driver (CUDA %d.%d) cannot load code from NVRTC %d.%d; "
+                                    "use an NVRTC no newer than the driver",
+                                    kiln__cu.driver_version / 1000,
+                                    (kiln__cu.driver_version % 1000) / 10, kiln__cu.nvrtc_major,
+                                    kiln__cu.nvrtc_minor);
         return st;
     }
     kiln__cu_program *p = kiln__calloc(1, sizeof *p);
@@ -513,21 +484,16 @@ static kiln_status kiln__cu_program_make(kiln__cu_context *c, int idx, void *bin
 }
 
 /* device's index in c (*idx), or MISMATCH if c does not hold it. */
-static kiln_status kiln__cu_dev_index(kiln__cu_context *c,
-                                      const kiln__bdevice *device, int *idx)
-{
+static kiln_status kiln__cu_dev_index(kiln__cu_context *c, const kiln__bdevice *device, int *idx) {
     *idx = kiln__cu_context_find(c, (int)(intptr_t)device->handle);
     if (*idx < 0)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "device %s is not in the context",
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "device %s is not in the context",
                                device->info.id);
     return KILN_OK;
 }
 
-kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
-                              const char *source, const char *options,
-                              void **program, char **log)
-{
+kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                   const char *options, void **program, char **log) {
     *program = NULL;
     *log = NULL;
     kiln__cu_context *c = context;
@@ -539,15 +505,13 @@ kiln_status kiln__cu_program_build(void *context, const kiln__bdevice *device,
     void *bin = NULL;
     size_t size = 0;
     int is_ptx = 0;
-    st = kiln__cuda_compile(source, options, c->dev[idx].cc, &bin,
-                                        &size, &is_ptx, log);
+    st = kiln__cuda_compile(source, options, c->dev[idx].cc, &bin, &size, &is_ptx, log);
     if (st != KILN_OK)
         return st;
     return kiln__cu_program_make(c, idx, bin, size, program);
 }
 
-kiln_status kiln__cu_program_binary(void *program, void **binary, size_t *size)
-{
+kiln_status kiln__cu_program_binary(void *program, void **binary, size_t *size) {
     kiln__cu_program *p = program;
     *binary = malloc(p->binary_size);
     if (!*binary)
@@ -557,10 +521,8 @@ kiln_status kiln__cu_program_binary(void *program, void **binary, size_t *size)
     return KILN_OK;
 }
 
-kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
-                             const void *binary, size_t size,
-                             const char *options, void **program)
-{
+kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device, const void *binary,
+                                  size_t size, const char *options, void **program) {
     *program = NULL;
     kiln__cu_context *c = context;
     int idx = -1;
@@ -577,8 +539,7 @@ kiln_status kiln__cu_program_load(void *context, const kiln__bdevice *device,
     return kiln__cu_program_make(c, idx, copy, size, program);
 }
 
-static void kiln__cu_program_free(void *arg)
-{
+static void kiln__cu_program_free(void *arg) {
     kiln__cu_program *p = arg;
     if (kiln__cu_ctx_use(p->dev->ctx) == KILN_OK)
         kiln__cu.cuModuleUnload(p->module);
@@ -588,16 +549,16 @@ static void kiln__cu_program_free(void *arg)
 }
 
 /* On kiln's CUDA worker thread (kiln__cu_defer). */
-static void kiln__cu_program_free_later(void *arg)
-{
+static void kiln__cu_program_free_later(void *arg) {
     kiln__cu_wait_no_user_events();
     kiln__cu_program_free(arg);
 }
 
-void kiln__cu_program_ref(kiln__cu_program *p) { atomic_fetch_add(&p->refs, 1); }
+void kiln__cu_program_ref(kiln__cu_program *p) {
+    atomic_fetch_add(&p->refs, 1);
+}
 
-void kiln__cu_program_unref(kiln__cu_program *p)
-{
+void kiln__cu_program_unref(kiln__cu_program *p) {
     if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
         return;
     /* cuModuleUnload synchronises like cuMemFree: while work may wait for
@@ -609,16 +570,14 @@ void kiln__cu_program_unref(kiln__cu_program *p)
     kiln__cu_program_free(p);
 }
 
-void kiln__cu_program_release(void *program)
-{
+void kiln__cu_program_release(void *program) {
     if (!program)
         return;
     kiln__cu_reap();
     kiln__cu_program_unref(program);
 }
 
-kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kernel)
-{
+kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kernel) {
     kiln__cu_program *p = program;
     *kernel = NULL;
     kiln_status st = kiln__cu_ctx_use(p->dev->ctx);
@@ -630,15 +589,17 @@ kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kerne
         return kiln__error_set(KILN_ERROR_KERNEL_NOT_FOUND, (long)r,
                                "no kernel named '%s' in the module (CUDA "
                                "kernels need extern \"C\", which KILN_KERNEL "
-                               "adds)", name);
+                               "adds)",
+                               name);
     if (r != CUDA_SUCCESS)
         return kiln__cu_fail("cuModuleGetFunction", r);
     kiln__cu_kernel *k = kiln__calloc(1, sizeof *k);
     if (!k)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     int mt = 0;
-    if (kiln__cu.cuFuncGetAttribute(&mt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                               fn) != CUDA_SUCCESS || mt <= 0)
+    if (kiln__cu.cuFuncGetAttribute(&mt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) !=
+            CUDA_SUCCESS ||
+        mt <= 0)
         mt = p->dev->max_threads;
     k->program = p;
     k->fn = fn;
@@ -648,8 +609,7 @@ kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kerne
     return KILN_OK;
 }
 
-kiln_status kiln__cu_kernel_occupancy(void *kernel, size_t local, unsigned *groups_per_cu)
-{
+kiln_status kiln__cu_kernel_occupancy(void *kernel, size_t local, unsigned *groups_per_cu) {
     kiln__cu_kernel *k = kernel;
     *groups_per_cu = 0;
     kiln_status st = kiln__cu_ctx_use(k->program->dev->ctx);
@@ -663,8 +623,7 @@ kiln_status kiln__cu_kernel_occupancy(void *kernel, size_t local, unsigned *grou
     return KILN_OK;
 }
 
-void kiln__cu_kernel_release(void *kernel)
-{
+void kiln__cu_kernel_release(void *kernel) {
     kiln__cu_kernel *k = kernel;
     if (!k)
         return;
@@ -675,8 +634,7 @@ void kiln__cu_kernel_release(void *kernel)
 
 /* ---- launch ---------------------------------------------------------------- */
 
-static size_t kiln__cu_divisor_le(size_t g, size_t t)
-{
+static size_t kiln__cu_divisor_le(size_t g, size_t t) {
     if (t > g)
         t = g;
     for (size_t b = t; b > 1; b--)
@@ -687,12 +645,9 @@ static size_t kiln__cu_divisor_le(size_t g, size_t t)
 
 /* Greedy: x gets the largest divisor of global[0] within 256 (or the
  * kernel's limit), then y and z share what is left of that budget. */
-void kiln__cuda_pick_block(unsigned dims, const size_t *global,
-                           int max_threads, const int *max_block,
-                           size_t *block)
-{
-    size_t budget = max_threads > 0 && max_threads < 256 ? (size_t)max_threads
-                                                          : 256;
+void kiln__cuda_pick_block(unsigned dims, const size_t *global, int max_threads,
+                           const int *max_block, size_t *block) {
+    size_t budget = max_threads > 0 && max_threads < 256 ? (size_t)max_threads : 256;
     for (unsigned d = 0; d < 3; d++)
         block[d] = 1;
     for (unsigned d = 0; d < dims && d < 3; d++) {
@@ -709,12 +664,10 @@ void kiln__cuda_pick_block(unsigned dims, const size_t *global,
 /* Block and grid of a launch: the local size checked against the device's
  * and the kernel's limits, or picked; *empty when some global size is 0
  * (then nothing runs, and grid is 0). */
-static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q,
-                                         const kiln__cu_kernel *k, unsigned dims,
-                                         const size_t *global, const size_t *local,
-                                         size_t *b, size_t *grid, int *empty)
-{
-    size_t g[3] = {1, 1, 1};
+static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q, const kiln__cu_kernel *k,
+                                         unsigned dims, const size_t *global, const size_t *local,
+                                         size_t *b, size_t *grid, int *empty) {
+    size_t g[3] = { 1, 1, 1 };
     *empty = 0;
     for (unsigned d = 0; d < 3; d++)
         b[d] = 1;
@@ -731,35 +684,34 @@ static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q,
                 return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                        "local size 0 in dimension %u", d);
             if (!*empty && g[d] % b[d] != 0)
-                return kiln__error_set(
-                    KILN_ERROR_INVALID_ARGUMENT, 0,
-                    "global size %zu is not a multiple of local size %zu in "
-                    "dimension %u: CUDA launches whole blocks (round the "
-                    "global size up and bounds-check in the kernel, or pass "
-                    "no local size)", g[d], b[d], d);
+                return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                       "global size %zu is not a multiple of local size %zu in "
+                                       "dimension %u: CUDA launches whole blocks (round the "
+                                       "global size up and bounds-check in the kernel, or pass "
+                                       "no local size)",
+                                       g[d], b[d], d);
             if (b[d] > (size_t)q->dev->max_block[d])
                 return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                        "local size %zu exceeds the device's "
-                                       "%d in dimension %u", b[d],
-                                       q->dev->max_block[d], d);
+                                       "%d in dimension %u",
+                                       b[d], q->dev->max_block[d], d);
             threads *= b[d];
         }
         if (threads > (size_t)k->max_threads)
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "a block of %zu threads exceeds this "
-                                   "kernel's limit of %d", threads,
-                                   k->max_threads);
+                                   "kernel's limit of %d",
+                                   threads, k->max_threads);
     } else if (!*empty) {
         kiln__cuda_pick_block(dims, g, k->max_threads, q->dev->max_block, b);
     }
     for (unsigned d = 0; d < 3; d++) {
         grid[d] = *empty ? 0 : g[d] / b[d];
         if (!*empty && grid[d] > (size_t)q->dev->max_grid[d])
-            return kiln__error_set(
-                KILN_ERROR_OUT_OF_RANGE, 0,
-                "%zu blocks in dimension %u exceed the device's grid limit "
-                "%d (global %zu / block %zu)", grid[d], d,
-                q->dev->max_grid[d], g[d], b[d]);
+            return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                                   "%zu blocks in dimension %u exceed the device's grid limit "
+                                   "%d (global %zu / block %zu)",
+                                   grid[d], d, q->dev->max_grid[d], g[d], b[d]);
     }
     return KILN_OK;
 }
@@ -767,11 +719,9 @@ static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q,
 /* cuLaunchKernel's parameter array: buffers by device pointer (in ptrs),
  * scalars by their bytes, local memory as offsets into the dynamic shared
  * memory, whose total size goes to *shared. */
-static kiln_status kiln__cu_launch_params(const kiln__cu_queue *q,
-                                          size_t num_args, const kiln__barg *args,
-                                          void **params, CUdeviceptr *ptrs,
-                                          size_t *shared)
-{
+static kiln_status kiln__cu_launch_params(const kiln__cu_queue *q, size_t num_args,
+                                          const kiln__barg *args, void **params, CUdeviceptr *ptrs,
+                                          size_t *shared) {
     *shared = 0;
     for (size_t i = 0; i < num_args; i++) {
         switch (args[i].kind) {
@@ -788,19 +738,18 @@ static kiln_status kiln__cu_launch_params(const kiln__cu_queue *q,
             size_t at = (*shared + 15) & ~(size_t)15;
             if (args[i].size == 0 || args[i].size > q->dev->shared_per_block ||
                 at > q->dev->shared_per_block - args[i].size)
-                return kiln__error_set(
-                    KILN_ERROR_INVALID_ARGUMENT, 0,
-                    "argument %zu: %zu bytes of local memory (%zu in all) "
-                    "do not fit the device's %zu per block", i, args[i].size,
-                    at + args[i].size, q->dev->shared_per_block);
+                return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                       "argument %zu: %zu bytes of local memory (%zu in all) "
+                                       "do not fit the device's %zu per block",
+                                       i, args[i].size, at + args[i].size,
+                                       q->dev->shared_per_block);
             ptrs[i] = (CUdeviceptr)at;
             params[i] = &ptrs[i];
             *shared = at + args[i].size;
             break;
         }
         default:
-            return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0,
-                                   "argument %zu: unknown kind %d", i,
+            return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0, "argument %zu: unknown kind %d", i,
                                    (int)args[i].kind);
         }
     }
@@ -820,25 +769,22 @@ typedef struct launch_args {
     size_t num_bufs;
 } launch_args;
 
-static kiln_status launch_run(kiln__cu_queue *q, void *p)
-{
+static kiln_status launch_run(kiln__cu_queue *q, void *p) {
     const launch_args *a = p;
-    CUresult r = kiln__cu.cuLaunchKernel(a->fn, a->grid[0], a->grid[1], a->grid[2],
-                                         a->block[0], a->block[1], a->block[2],
-                                         a->shared, q->stream, a->params, NULL);
+    CUresult r =
+        kiln__cu.cuLaunchKernel(a->fn, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1],
+                                a->block[2], a->shared, q->stream, a->params, NULL);
     return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuLaunchKernel", r);
 }
 
 /* One block: the struct, the parameter pointers, the retained buffers and
  * the parameters' bytes (device pointers resolved now; the buffers and the
  * module stay alive until the held launch has gone). */
-static void *launch_hold(const void *p)
-{
+static void *launch_hold(const void *p) {
     const launch_args *a = p;
     size_t n = a->num_args, bytes = 0, nbuf = 0;
     for (size_t i = 0; i < n; i++) {
-        bytes += a->bargs[i].kind == KILN_ARG_SCALAR ? a->bargs[i].size
-                                                     : sizeof(CUdeviceptr);
+        bytes += a->bargs[i].kind == KILN_ARG_SCALAR ? a->bargs[i].size : sizeof(CUdeviceptr);
         bytes = (bytes + 15) & ~(size_t)15;
         nbuf += a->bargs[i].kind == KILN_ARG_BUFFER && a->bargs[i].mem;
     }
@@ -852,8 +798,7 @@ static void *launch_hold(const void *p)
     char *at = (char *)(((uintptr_t)(h->bufs + nbuf) + 15) & ~(uintptr_t)15);
     h->num_bufs = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t sz = a->bargs[i].kind == KILN_ARG_SCALAR ? a->bargs[i].size
-                                                        : sizeof(CUdeviceptr);
+        size_t sz = a->bargs[i].kind == KILN_ARG_SCALAR ? a->bargs[i].size : sizeof(CUdeviceptr);
         memcpy(at, a->params[i], sz);
         h->params[i] = at;
         at += (sz + 15) & ~(size_t)15;
@@ -867,8 +812,7 @@ static void *launch_hold(const void *p)
     return h;
 }
 
-static void launch_drop(void *p)
-{
+static void launch_drop(void *p) {
     launch_args *h = p;
     for (size_t i = 0; i < h->num_bufs; i++)
         kiln__cu_buffer_unref(h->bufs[i]);
@@ -876,45 +820,39 @@ static void launch_drop(void *p)
     free(h);
 }
 
-static const kiln__cu_optype launch_type = {launch_run, launch_hold, launch_drop};
+static const kiln__cu_optype launch_type = { launch_run, launch_hold, launch_drop };
 
 /* An empty range still goes through the queue (its event orders like any
  * command), with nothing launched. */
-static kiln_status nothing_run(kiln__cu_queue *q, void *p)
-{
+static kiln_status nothing_run(kiln__cu_queue *q, void *p) {
     (void)q;
     (void)p;
     return KILN_OK;
 }
 
-static void *nothing_hold(const void *p)
-{
+static void *nothing_hold(const void *p) {
     (void)p;
     return kiln__malloc(1);
 }
 
-static const kiln__cu_optype nothing_type = {nothing_run, nothing_hold, free};
+static const kiln__cu_optype nothing_type = { nothing_run, nothing_hold, free };
 
-kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
-                              const size_t *global, const size_t *local,
-                              size_t num_args, const kiln__barg *args,
-                              size_t num_wait, void *const *wait,
-                              void **out_event)
-{
+kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
+                                   const size_t *local, size_t num_args, const kiln__barg *args,
+                                   size_t num_wait, void *const *wait, void **out_event) {
     kiln__cu_queue *q = queue;
     kiln__cu_kernel *k = kernel;
     if (dims < 1 || dims > 3)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "dims must be 1, 2 or 3 (got %u)", dims);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "dims must be 1, 2 or 3 (got %u)",
+                               dims);
     if (k->program->dev->ordinal != q->dev->ordinal)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "the kernel was built for cuda:%d, the queue "
-                               "is on cuda:%d", k->program->dev->ordinal,
-                               q->dev->ordinal);
+                               "is on cuda:%d",
+                               k->program->dev->ordinal, q->dev->ordinal);
     size_t b[3], grid[3];
     int empty = 0;
-    kiln_status st = kiln__cu_launch_shape(q, k, dims, global, local, b, grid,
-                                           &empty);
+    kiln_status st = kiln__cu_launch_shape(q, k, dims, global, local, b, grid, &empty);
     if (st != KILN_OK)
         return st;
     void *stack_params[32];
@@ -933,11 +871,16 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims,
     size_t shared = 0; /* dynamic shared memory: the KILN_ARG_LOCAL sizes */
     st = kiln__cu_launch_params(q, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK) {
-        launch_args a = {k->fn,
-                         {(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
-                         {(unsigned)b[0], (unsigned)b[1], (unsigned)b[2]},
-                         (unsigned)shared, params, args, num_args, k->program,
-                         NULL, 0};
+        launch_args a = { k->fn,
+                          { (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2] },
+                          { (unsigned)b[0], (unsigned)b[1], (unsigned)b[2] },
+                          (unsigned)shared,
+                          params,
+                          args,
+                          num_args,
+                          k->program,
+                          NULL,
+                          0 };
         st = kiln__cu_enqueue(q, num_wait, wait, out_event != NULL, 0, 0,
                               empty ? &nothing_type : &launch_type, &a, out_event);
     }

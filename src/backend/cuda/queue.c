@@ -11,10 +11,11 @@
 #include "base/error.h"
 #include "base/fault.h"
 
-void kiln__cu_queue_ref(kiln__cu_queue *q) { atomic_fetch_add(&q->refs, 1); }
+void kiln__cu_queue_ref(kiln__cu_queue *q) {
+    atomic_fetch_add(&q->refs, 1);
+}
 
-void kiln__cu_queue_unref(kiln__cu_queue *q)
-{
+void kiln__cu_queue_unref(kiln__cu_queue *q) {
     if (!q || atomic_fetch_sub(&q->refs, 1) != 1)
         return;
     int ok = kiln__cu_ctx_use(q->dev->ctx) == KILN_OK;
@@ -42,15 +43,13 @@ void kiln__cu_queue_unref(kiln__cu_queue *q)
     free(q);
 }
 
-kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
-                             unsigned flags, void **queue)
-{
+kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device, unsigned flags,
+                                  void **queue) {
     *queue = NULL;
     kiln__cu_context *c = context;
     int idx = kiln__cu_context_find(c, (int)(intptr_t)device->handle);
     if (idx < 0)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "device %s is not in the context",
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "device %s is not in the context",
                                device->info.id);
     kiln__cu_reap();
     kiln__cu_dev *d = &c->dev[idx];
@@ -104,16 +103,14 @@ kiln_status kiln__cu_queue_create(void *context, const kiln__bdevice *device,
     return KILN_OK;
 }
 
-void kiln__cu_queue_release(void *queue)
-{
+void kiln__cu_queue_release(void *queue) {
     if (!queue)
         return;
     kiln__cu_reap();
     kiln__cu_queue_unref(queue);
 }
 
-kiln_status kiln__cu_queue_finish(void *queue)
-{
+kiln_status kiln__cu_queue_finish(void *queue) {
     kiln__cu_queue *q = queue;
     kiln__cu_reap();
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
@@ -126,20 +123,19 @@ kiln_status kiln__cu_queue_finish(void *queue)
         CUresult r = kiln__cu.cuStreamSynchronize(q->lanes[i]);
         if (r != CUDA_SUCCESS) {
             kiln__cu_fail("cuStreamSynchronize", r);
-            return kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
-                                      "a command of the queue failed");
+            return kiln__error_prefix(KILN_ERROR_EVENT_FAILED, "a command of the queue failed");
         }
     }
     return KILN_OK;
 }
 
 /* CUDA submits work as it is enqueued. */
-kiln_status kiln__cu_queue_flush(void *queue) { return KILN_OK; }
+kiln_status kiln__cu_queue_flush(void *queue) {
+    return KILN_OK;
+}
 
 kiln_status kiln__cu_submit(kiln__cu_queue *q, const kiln__cu_optype *type, void *args,
-                            size_t num_wait, void *const *wait,
-                            kiln__cu_event *ev)
-{
+                            size_t num_wait, void *const *wait, kiln__cu_event *ev) {
     if (q->nlanes > 1) /* out of order: the next lane */
         q->stream = q->lanes[q->next_lane++ % (unsigned)q->nlanes];
     int failed = 0;
@@ -162,9 +158,8 @@ kiln_status kiln__cu_submit(kiln__cu_queue *q, const kiln__cu_optype *type, void
 }
 
 /* After the command went (or was held): the event out, or waited for. */
-static kiln_status finish_command(kiln__cu_event *ev, CUstream stream,
-                                  int blocking, void **out_event)
-{
+static kiln_status finish_command(kiln__cu_event *ev, CUstream stream, int blocking,
+                                  void **out_event) {
     if (blocking) {
         kiln_status st = KILN_OK;
         if (ev) {
@@ -174,8 +169,7 @@ static kiln_status finish_command(kiln__cu_event *ev, CUstream stream,
             CUresult r = kiln__cu.cuStreamSynchronize(stream);
             if (r != CUDA_SUCCESS) {
                 kiln__cu_fail("cuStreamSynchronize", r);
-                st = kiln__error_prefix(KILN_ERROR_EVENT_FAILED,
-                                        "the transfer failed");
+                st = kiln__error_prefix(KILN_ERROR_EVENT_FAILED, "the transfer failed");
             }
         }
         if (st != KILN_OK) {
@@ -190,11 +184,9 @@ static kiln_status finish_command(kiln__cu_event *ev, CUstream stream,
     return KILN_OK;
 }
 
-kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wait,
-                             int want_event, int blocking, unsigned order,
-                             const kiln__cu_optype *type, void *args,
-                             void **out_event)
-{
+kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wait, int want_event,
+                             int blocking, unsigned order, const kiln__cu_optype *type, void *args,
+                             void **out_event) {
     kiln__cu_reap();
     kiln_status st = kiln__cu_ctx_use(q->dev->ctx);
     if (st != KILN_OK)
@@ -233,8 +225,7 @@ kiln_status kiln__cu_enqueue(kiln__cu_queue *q, size_t num_wait, void *const *wa
 }
 
 /* Makes stream `to` wait for everything enqueued so far on `from`. */
-static kiln_status lane_join(kiln__cu_queue *q, CUstream from, CUstream to)
-{
+static kiln_status lane_join(kiln__cu_queue *q, CUstream from, CUstream to) {
     CUevent e = NULL;
     CUresult r = kiln__cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS)
@@ -256,8 +247,7 @@ typedef struct marker_args {
     int joins, barrier;
 } marker_args;
 
-static kiln_status marker_run(kiln__cu_queue *q, void *p)
-{
+static kiln_status marker_run(kiln__cu_queue *q, void *p) {
     const marker_args *a = p;
     kiln_status st = KILN_OK;
     CUstream at = q->stream;
@@ -274,22 +264,19 @@ static kiln_status marker_run(kiln__cu_queue *q, void *p)
     return st;
 }
 
-static void *marker_hold(const void *p)
-{
+static void *marker_hold(const void *p) {
     marker_args *a = kiln__malloc(sizeof *a);
     if (a)
         *a = *(const marker_args *)p;
     return a;
 }
 
-static const kiln__cu_optype marker_type = {marker_run, marker_hold, free};
+static const kiln__cu_optype marker_type = { marker_run, marker_hold, free };
 
-kiln_status kiln__cu_queue_marker(void *queue, int barrier, size_t num_wait,
-                             void *const *wait, void **out_event)
-{
+kiln_status kiln__cu_queue_marker(void *queue, int barrier, size_t num_wait, void *const *wait,
+                                  void **out_event) {
     kiln__cu_queue *q = queue;
-    marker_args a = {num_wait == 0 || barrier, barrier};
+    marker_args a = { num_wait == 0 || barrier, barrier };
     unsigned order = (a.joins ? KILN__CU_JOINS : 0) | (barrier ? KILN__CU_BARRIER : 0);
-    return kiln__cu_enqueue(q, num_wait, wait, 1, 0, order, &marker_type, &a,
-                            out_event);
+    return kiln__cu_enqueue(q, num_wait, wait, 1, 0, order, &marker_type, &a, out_event);
 }

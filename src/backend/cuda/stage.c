@@ -7,9 +7,9 @@
 #include "base/error.h"
 #include "base/fault.h"
 
-#define KILN__CU_STAGE_MIN_CLS 12           /* 4 KiB */
+#define KILN__CU_STAGE_MIN_CLS 12 /* 4 KiB */
 #define KILN__CU_STAGE_CLASSES 64
-#define KILN__CU_STAGE_BUDGET (64u << 20)   /* pooled bytes kept by trim */
+#define KILN__CU_STAGE_BUDGET (64u << 20) /* pooled bytes kept by trim */
 
 static pthread_mutex_t kiln__cu_stage_lock = PTHREAD_MUTEX_INITIALIZER;
 static kiln__cu_stage *kiln__cu_stage_free[KILN__CU_STAGE_CLASSES];
@@ -22,8 +22,7 @@ static pthread_mutex_t kiln__cu_keep_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUdevice kiln__cu_kept[KILN__CU_MAX_KEPT];
 static size_t kiln__cu_num_kept;
 
-kiln_status kiln__cu_keep_primary(kiln__cu_dev *d)
-{
+kiln_status kiln__cu_keep_primary(kiln__cu_dev *d) {
     pthread_mutex_lock(&kiln__cu_keep_lock);
     for (size_t i = 0; i < kiln__cu_num_kept; i++)
         if (kiln__cu_kept[i] == d->dev) {
@@ -32,8 +31,8 @@ kiln_status kiln__cu_keep_primary(kiln__cu_dev *d)
         }
     kiln_status st = KILN_OK;
     if (kiln__cu_num_kept == KILN__CU_MAX_KEPT) {
-        st = kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                             "more than %d CUDA devices", KILN__CU_MAX_KEPT);
+        st = kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "more than %d CUDA devices",
+                             KILN__CU_MAX_KEPT);
     } else {
         CUcontext c = NULL;
         CUresult r = kiln__cu.cuDevicePrimaryCtxRetain(&c, d->dev);
@@ -52,8 +51,7 @@ kiln_status kiln__cu_keep_primary(kiln__cu_dev *d)
  * context (kiln_cuda_context_wrap) is current: that one may be destroyed
  * while the blocks live on. */
 kiln_status kiln__cu_pinned_alloc(kiln__cu_dev *d, size_t n, unsigned flags, void **p,
-                                  CUcontext *owner)
-{
+                                  CUcontext *owner) {
     *p = NULL;
     kiln_status st = kiln__cu_keep_primary(d);
     if (st != KILN_OK)
@@ -77,8 +75,7 @@ kiln_status kiln__cu_pinned_alloc(kiln__cu_dev *d, size_t n, unsigned flags, voi
 
 /* CUDA reports pinned host memory running out as device memory: say what
  * it is (a message naming `what`). */
-kiln_status kiln__cu_pinned_status(kiln_status st, const char *what)
-{
+kiln_status kiln__cu_pinned_status(kiln_status st, const char *what) {
     return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY
                ? kiln__error_prefix(KILN_ERROR_OUT_OF_HOST_MEMORY, "pinned %s", what)
                : st;
@@ -86,21 +83,18 @@ kiln_status kiln__cu_pinned_status(kiln_status st, const char *what)
 
 /* ---- the pool ---------------------------------------------------------- */
 
-static int kiln__cu_stage_class(size_t n)
-{
+static int kiln__cu_stage_class(size_t n) {
     int c = KILN__CU_STAGE_MIN_CLS;
     while (c < KILN__CU_STAGE_CLASSES - 1 && ((size_t)1 << c) < n)
         c++;
     return c;
 }
 
-kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out)
-{
+kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out) {
     *out = NULL;
     int cls = kiln__cu_stage_class(n);
     if (((size_t)1 << cls) < n)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "a staging block of %zu bytes", n);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "a staging block of %zu bytes", n);
     pthread_mutex_lock(&kiln__cu_stage_lock);
     kiln__cu_stage *s = kiln__cu_stage_free[cls];
     if (s) {
@@ -119,8 +113,7 @@ kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out)
     s->cls = cls;
     s->cap = (size_t)1 << cls;
     /* portable: usable by every context; no DEVICEMAP, only DMA uses it */
-    kiln_status st = kiln__cu_pinned_alloc(d, s->cap, CU_MEMHOSTALLOC_PORTABLE, &s->host,
-                                           &s->ctx);
+    kiln_status st = kiln__cu_pinned_alloc(d, s->cap, CU_MEMHOSTALLOC_PORTABLE, &s->host, &s->ctx);
     if (st != KILN_OK) {
         free(s);
         kiln__error_prefix(st, "staging memory");
@@ -130,8 +123,7 @@ kiln_status kiln__cu_stage_get(kiln__cu_dev *d, size_t n, kiln__cu_stage **out)
     return KILN_OK;
 }
 
-void kiln__cu_stage_put(kiln__cu_stage *s)
-{
+void kiln__cu_stage_put(kiln__cu_stage *s) {
     if (!s)
         return;
     pthread_mutex_lock(&kiln__cu_stage_lock);
@@ -141,8 +133,7 @@ void kiln__cu_stage_put(kiln__cu_stage *s)
     pthread_mutex_unlock(&kiln__cu_stage_lock);
 }
 
-void kiln__cu_stage_trim(CUcontext ctx)
-{
+void kiln__cu_stage_trim(CUcontext ctx) {
     kiln__cu_stage *doomed = NULL;
     pthread_mutex_lock(&kiln__cu_stage_lock);
     /* largest first: they cost the most pinned memory */
@@ -172,22 +163,20 @@ void kiln__cu_stage_trim(CUcontext ctx)
     }
 }
 
-int kiln__cu_host_pinned(const void *p, size_t n)
-{
+int kiln__cu_host_pinned(const void *p, size_t n) {
     if (!p || n == 0)
         return 0;
     const unsigned char *c = p;
-    unsigned long long id[2] = {0, 0};
+    unsigned long long id[2] = { 0, 0 };
     for (int end = 0; end < 2; end++) {
         unsigned int type = 0;
         unsigned long long managed = 0; /* zeroed: any width reads as 0/1 */
-        CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                        CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                        CU_POINTER_ATTRIBUTE_BUFFER_ID};
-        void *data[3] = {&type, &managed, &id[end]};
+        CUpointer_attribute attrs[3] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                         CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                         CU_POINTER_ATTRIBUTE_BUFFER_ID };
+        void *data[3] = { &type, &managed, &id[end] };
         const unsigned char *at = end ? c + n - 1 : c;
-        CUresult r = kiln__cu.cuPointerGetAttributes(3, attrs, data,
-                                                (CUdeviceptr)(uintptr_t)at);
+        CUresult r = kiln__cu.cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)(uintptr_t)at);
         /* unknown pointers read as type 0: pageable */
         if (r != CUDA_SUCCESS || type != CU_MEMORYTYPE_HOST || managed)
             return 0;
@@ -197,12 +186,11 @@ int kiln__cu_host_pinned(const void *p, size_t n)
 
 /* ---- host jobs --------------------------------------------------------- */
 
-kiln__cu_hostjob *kiln__cu_hostjob_new(size_t extra)
-{
+kiln__cu_hostjob *kiln__cu_hostjob_new(size_t extra) {
     kiln__cu_hostjob *j = kiln__malloc(sizeof *j + extra);
     if (!j) {
-        kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                        "CUDA host job (%zu bytes)", sizeof *j + extra);
+        kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "CUDA host job (%zu bytes)",
+                        sizeof *j + extra);
         return NULL;
     }
     j->dst = NULL;
@@ -214,8 +202,7 @@ kiln__cu_hostjob *kiln__cu_hostjob_new(size_t extra)
 }
 
 /* Runs on a driver thread: no CUDA calls here. */
-static void CUDA_CB kiln__cu_hostjob_run(void *p)
-{
+static void CUDA_CB kiln__cu_hostjob_run(void *p) {
     kiln__cu_hostjob *j = p;
     if (j->pattern_size) {
         unsigned char *d = j->dst;
@@ -228,8 +215,7 @@ static void CUDA_CB kiln__cu_hostjob_run(void *p)
     free(j);
 }
 
-kiln_status kiln__cu_hostjob_launch(CUstream s, kiln__cu_hostjob *j)
-{
+kiln_status kiln__cu_hostjob_launch(CUstream s, kiln__cu_hostjob *j) {
     CUresult r = kiln__cu.cuLaunchHostFunc(s, kiln__cu_hostjob_run, j);
     if (r != CUDA_SUCCESS) {
         free(j);

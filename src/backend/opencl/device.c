@@ -12,33 +12,28 @@
 #define KILN__CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #define KILN__CL_DEVICE_WARP_SIZE_NV 0x4003
 
-static void dev_str(cl_device_id d, cl_device_info what, char *buf, size_t cap)
-{
+static void dev_str(cl_device_id d, cl_device_info what, char *buf, size_t cap) {
     buf[0] = '\0';
     if (kiln__cl.clGetDeviceInfo(d, what, cap, buf, NULL) != CL_SUCCESS)
         buf[0] = '\0';
     buf[cap - 1] = '\0';
 }
 
-static void plat_str(cl_platform_id p, cl_platform_info what, char *buf,
-                     size_t cap)
-{
+static void plat_str(cl_platform_id p, cl_platform_info what, char *buf, size_t cap) {
     buf[0] = '\0';
     if (kiln__cl.clGetPlatformInfo(p, what, cap, buf, NULL) != CL_SUCCESS)
         buf[0] = '\0';
     buf[cap - 1] = '\0';
 }
 
-static uint64_t dev_u64(cl_device_id d, cl_device_info what)
-{
+static uint64_t dev_u64(cl_device_id d, cl_device_info what) {
     cl_ulong v = 0;
     if (kiln__cl.clGetDeviceInfo(d, what, sizeof v, &v, NULL) != CL_SUCCESS)
         return 0;
     return v;
 }
 
-static unsigned dev_uint(cl_device_id d, cl_device_info what)
-{
+static unsigned dev_uint(cl_device_id d, cl_device_info what) {
     cl_uint v = 0;
     if (kiln__cl.clGetDeviceInfo(d, what, sizeof v, &v, NULL) != CL_SUCCESS)
         return 0;
@@ -46,27 +41,22 @@ static unsigned dev_uint(cl_device_id d, cl_device_info what)
 }
 
 /* The extension string, malloc'd ("" when the query fails). */
-static char *dev_extensions(cl_device_id d)
-{
+static char *dev_extensions(cl_device_id d) {
     size_t n = 0;
     char *s;
-    if (kiln__cl.clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &n) !=
-            CL_SUCCESS ||
-        n == 0)
+    if (kiln__cl.clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0)
         return kiln__calloc(1, 1);
     s = kiln__malloc(n + 1);
     if (!s)
         return NULL;
-    if (kiln__cl.clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, s, NULL) !=
-        CL_SUCCESS)
+    if (kiln__cl.clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, s, NULL) != CL_SUCCESS)
         n = 0;
     s[n] = '\0';
     return s;
 }
 
 /* Whole-word search in a space-separated extension list. */
-static int has_ext(const char *list, const char *name)
-{
+static int has_ext(const char *list, const char *name) {
     size_t len = strlen(name);
     const char *p = list;
     while (p && (p = strstr(p, name)) != NULL) {
@@ -80,14 +70,12 @@ static int has_ext(const char *list, const char *name)
 }
 
 /* Fills out for device d of platform p. Returns KILN_OK or out of memory. */
-static kiln_status fill_device(cl_platform_id p, cl_device_id d,
-                               unsigned pi, unsigned di,
-                               kiln__bdevice *out)
-{
+static kiln_status fill_device(cl_platform_id p, cl_device_id d, unsigned pi, unsigned di,
+                               kiln__bdevice *out) {
     kiln_device_info *info = &out->info;
     char pname[256], pversion[256];
     cl_device_type type = 0;
-    size_t sizes[3] = {0, 0, 0};
+    size_t sizes[3] = { 0, 0, 0 };
     size_t wg = 0;
     cl_device_fp_config fp64cfg = 0;
 
@@ -120,29 +108,23 @@ static kiln_status fill_device(cl_platform_id p, cl_device_id d,
     plat_str(p, CL_PLATFORM_VERSION, pversion, sizeof pversion);
     snprintf(info->platform, sizeof info->platform, "%s", pname);
     dev_str(d, CL_DEVICE_VERSION, info->version, sizeof info->version);
-    dev_str(d, CL_DRIVER_VERSION, info->driver_version,
-            sizeof info->driver_version);
+    dev_str(d, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
     info->compute_units = dev_uint(d, CL_DEVICE_MAX_COMPUTE_UNITS);
     info->clock_mhz = dev_uint(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
     info->global_mem_bytes = dev_u64(d, CL_DEVICE_GLOBAL_MEM_SIZE);
     info->local_mem_bytes = dev_u64(d, CL_DEVICE_LOCAL_MEM_SIZE);
     info->max_alloc_bytes = dev_u64(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     info->l2_cache_bytes = dev_u64(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
-    kiln__cl.clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg,
-                             NULL);
+    kiln__cl.clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
     info->max_work_group_size = wg;
-    kiln__cl.clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes,
-                             sizes, NULL);
+    kiln__cl.clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, NULL);
     memcpy(info->max_work_item_sizes, sizes, sizeof sizes);
-    kiln__cl.clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64cfg,
-                             &fp64cfg, NULL);
+    kiln__cl.clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64cfg, &fp64cfg, NULL);
     info->fp64 = fp64cfg != 0 || has_ext(out->extensions, "cl_khr_fp64");
     info->fp16 = has_ext(out->extensions, "cl_khr_fp16");
     if (has_ext(out->extensions, "cl_nv_device_attribute_query")) {
-        unsigned major =
-            dev_uint(d, KILN__CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV);
-        unsigned minor =
-            dev_uint(d, KILN__CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV);
+        unsigned major = dev_uint(d, KILN__CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV);
+        unsigned minor = dev_uint(d, KILN__CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV);
         info->compute_capability = major * 10 + minor;
         info->subgroup_size = dev_uint(d, KILN__CL_DEVICE_WARP_SIZE_NV);
     }
@@ -156,23 +138,20 @@ static kiln_status fill_device(cl_platform_id p, cl_device_id d,
      * and nanosleep needs compute capability 7.0 (the prelude's
      * kiln_sleep_ns) */
     info->device_sleep = info->compute_capability >= 70;
-    info->warp_shuffle = 0;  /* sub-group shuffles are not used from OpenCL */
+    info->warp_shuffle = 0; /* sub-group shuffles are not used from OpenCL */
     /* Anything that may change a compiled binary. */
     snprintf(out->identity, sizeof out->identity, "%.100s|%.100s|%.100s|%.60s|%.80s|%.60s", pname,
-             pversion, info->name, info->vendor, info->version,
-             info->driver_version);
+             pversion, info->name, info->vendor, info->version, info->driver_version);
     return KILN_OK;
 }
 
-static void free_devices(kiln__bdevice *devs, size_t n)
-{
+static void free_devices(kiln__bdevice *devs, size_t n) {
     for (size_t i = 0; i < n; i++)
         free(devs[i].extensions);
     free(devs);
 }
 
-kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count)
-{
+kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count) {
     cl_uint np = 0;
     cl_platform_id *plats = NULL;
     kiln__bdevice *out = NULL;
@@ -199,8 +178,7 @@ kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count)
     for (cl_uint p = 0; p < np && st == KILN_OK; p++) {
         cl_uint nd = 0;
         cl_device_id *ids;
-        err = kiln__cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL,
-                                      &nd);
+        err = kiln__cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
         if (err != CL_SUCCESS || nd == 0)
             continue; /* a platform without devices is not an error */
         ids = kiln__calloc(nd, sizeof *ids);
@@ -209,8 +187,7 @@ kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count)
                                  "OpenCL enumerate: out of host memory");
             break;
         }
-        err = kiln__cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, ids,
-                                      NULL);
+        err = kiln__cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
         if (err != CL_SUCCESS) {
             free(ids);
             continue;
@@ -244,16 +221,11 @@ kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count)
     return KILN_OK;
 }
 
-kiln_status kiln__ocl_partition(const kiln__bdevice *device,
-                                unsigned units_each,
-                                kiln__bdevice *subdevices, size_t capacity,
-                                size_t *count)
-{
+kiln_status kiln__ocl_partition(const kiln__bdevice *device, unsigned units_each,
+                                kiln__bdevice *subdevices, size_t capacity, size_t *count) {
     cl_device_id parent = (cl_device_id)device->handle;
-    cl_device_partition_property props[3] = {CL_DEVICE_PARTITION_EQUALLY,
-                                             (cl_device_partition_property)
-                                                 units_each,
-                                             0};
+    cl_device_partition_property props[3] = { CL_DEVICE_PARTITION_EQUALLY,
+                                              (cl_device_partition_property)units_each, 0 };
     cl_device_partition_property supported[8];
     size_t nsup = 0;
     cl_uint n = 0;
@@ -266,9 +238,8 @@ kiln_status kiln__ocl_partition(const kiln__bdevice *device,
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "device fission needs OpenCL 1.2 "
                                "(clCreateSubDevices is missing)");
-    if (kiln__cl.clGetDeviceInfo(parent, CL_DEVICE_PARTITION_PROPERTIES,
-                                 sizeof supported, supported, &nsup) ==
-        CL_SUCCESS) {
+    if (kiln__cl.clGetDeviceInfo(parent, CL_DEVICE_PARTITION_PROPERTIES, sizeof supported,
+                                 supported, &nsup) == CL_SUCCESS) {
         for (size_t i = 0; i < nsup / sizeof supported[0]; i++)
             if (supported[i] == CL_DEVICE_PARTITION_EQUALLY)
                 equally = 1;
@@ -280,19 +251,18 @@ kiln_status kiln__ocl_partition(const kiln__bdevice *device,
                                device->info.name);
     if (units_each == 0 || units_each > device->info.compute_units)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "units_each is %u; %s has %u compute units",
-                               units_each, device->info.name,
-                               device->info.compute_units);
+                               "units_each is %u; %s has %u compute units", units_each,
+                               device->info.name, device->info.compute_units);
     err = kiln__cl.clCreateSubDevices(parent, props, 0, NULL, &n);
     if (err != CL_SUCCESS) {
         kiln_status st = kiln__ocl_fail(err, "clCreateSubDevices");
         if (err == CL_INVALID_VALUE || err == CL_DEVICE_PARTITION_FAILED ||
             err == CL_INVALID_DEVICE_PARTITION_COUNT)
-            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
-                                 "clCreateSubDevices: %s (%d) splitting %s "
-                                 "into parts of %u units",
-                                 kiln__ocl_error_name(err), (int)err,
-                                 device->info.name, units_each);
+            st =
+                kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
+                                "clCreateSubDevices: %s (%d) splitting %s "
+                                "into parts of %u units",
+                                kiln__ocl_error_name(err), (int)err, device->info.name, units_each);
         return st;
     }
     if (capacity == 0 || !subdevices) {
@@ -312,14 +282,12 @@ kiln_status kiln__ocl_partition(const kiln__bdevice *device,
     kiln_status st = KILN_OK;
     for (cl_uint i = 0; i < n; i++) {
         if (made < capacity && st == KILN_OK) {
-            st = fill_device((cl_platform_id)device->platform, ids[i],
-                             device->platform_index, device->device_index,
-                             &subdevices[made]);
+            st = fill_device((cl_platform_id)device->platform, ids[i], device->platform_index,
+                             device->device_index, &subdevices[made]);
             if (st == KILN_OK) {
                 kiln_device_info *info = &subdevices[made].info;
                 info->is_subdevice = 1;
-                snprintf(info->id, sizeof info->id, "%.20s.%u",
-                         device->info.id, (unsigned)i);
+                snprintf(info->id, sizeof info->id, "%.20s.%u", device->info.id, (unsigned)i);
                 made++;
                 continue;
             }
@@ -333,8 +301,7 @@ kiln_status kiln__ocl_partition(const kiln__bdevice *device,
             free(subdevices[i].extensions);
             subdevices[i].extensions = NULL;
             if (kiln__cl.clReleaseDevice)
-                kiln__cl.clReleaseDevice(
-                    (cl_device_id)subdevices[i].handle);
+                kiln__cl.clReleaseDevice((cl_device_id)subdevices[i].handle);
         }
         return st;
     }

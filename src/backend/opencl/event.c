@@ -7,12 +7,10 @@
 #include "backend/opencl/ocl.h"
 #include "base/fault.h"
 
-kiln_status kiln__ocl_event_wait(size_t num, void *const *events)
-{
+kiln_status kiln__ocl_event_wait(size_t num, void *const *events) {
     if (num == 0)
         return KILN_OK;
-    cl_int err = kiln__cl.clWaitForEvents((cl_uint)num,
-                                          (const cl_event *)events);
+    cl_int err = kiln__cl.clWaitForEvents((cl_uint)num, (const cl_event *)events);
     if (err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
         return kiln__ocl_fail_as(err, KILN_ERROR_EVENT_FAILED, "clWaitForEvents",
                                  "a command waited on ended with an error");
@@ -23,8 +21,7 @@ kiln_status kiln__ocl_event_wait(size_t num, void *const *events)
      * event. One clGetEventInfo per event, after the wait. */
     for (size_t i = 0; i < num; i++) {
         cl_int s = CL_COMPLETE;
-        cl_int e = kiln__cl.clGetEventInfo((cl_event)events[i],
-                                           CL_EVENT_COMMAND_EXECUTION_STATUS,
+        cl_int e = kiln__cl.clGetEventInfo((cl_event)events[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
                                            sizeof s, &s, NULL);
         if (e == CL_SUCCESS && s < 0)
             return kiln__error_set(KILN_ERROR_EVENT_FAILED, s,
@@ -35,38 +32,45 @@ kiln_status kiln__ocl_event_wait(size_t num, void *const *events)
     return KILN_OK;
 }
 
-kiln_status kiln__ocl_event_state(void *event, kiln_event_state *state)
-{
+kiln_status kiln__ocl_event_state(void *event, kiln_event_state *state) {
     cl_int s = 0;
-    cl_int err = kiln__cl.clGetEventInfo((cl_event)event,
-                                         CL_EVENT_COMMAND_EXECUTION_STATUS,
+    cl_int err = kiln__cl.clGetEventInfo((cl_event)event, CL_EVENT_COMMAND_EXECUTION_STATUS,
                                          sizeof s, &s, NULL);
     if (err != CL_SUCCESS)
         return kiln__ocl_fail(err, "clGetEventInfo");
     switch (s) {
-    case CL_COMPLETE: *state = KILN_EVENT_COMPLETE; break;
-    case CL_RUNNING: *state = KILN_EVENT_RUNNING; break;
-    case CL_SUBMITTED: *state = KILN_EVENT_SUBMITTED; break;
-    case CL_QUEUED: *state = KILN_EVENT_QUEUED; break;
-    default: *state = KILN_EVENT_ERROR; break; /* negative: failed */
+    case CL_COMPLETE:
+        *state = KILN_EVENT_COMPLETE;
+        break;
+    case CL_RUNNING:
+        *state = KILN_EVENT_RUNNING;
+        break;
+    case CL_SUBMITTED:
+        *state = KILN_EVENT_SUBMITTED;
+        break;
+    case CL_QUEUED:
+        *state = KILN_EVENT_QUEUED;
+        break;
+    default:
+        *state = KILN_EVENT_ERROR;
+        break; /* negative: failed */
     }
     return KILN_OK;
 }
 
-kiln_status kiln__ocl_event_times(void *event, kiln_event_times *times)
-{
-    static const cl_profiling_info what[4] = {
-        CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-        CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-    cl_ulong v[4] = {0, 0, 0, 0};
+kiln_status kiln__ocl_event_times(void *event, kiln_event_times *times) {
+    static const cl_profiling_info what[4] = { CL_PROFILING_COMMAND_QUEUED,
+                                               CL_PROFILING_COMMAND_SUBMIT,
+                                               CL_PROFILING_COMMAND_START,
+                                               CL_PROFILING_COMMAND_END };
+    cl_ulong v[4] = { 0, 0, 0, 0 };
     for (int i = 0; i < 4; i++) {
-        cl_int err = kiln__cl.clGetEventProfilingInfo(
-            (cl_event)event, what[i], sizeof v[i], &v[i], NULL);
+        cl_int err =
+            kiln__cl.clGetEventProfilingInfo((cl_event)event, what[i], sizeof v[i], &v[i], NULL);
         if (err == CL_PROFILING_INFO_NOT_AVAILABLE)
-            return kiln__ocl_fail_as(
-                err, KILN_ERROR_WRONG_STATE, "clGetEventProfilingInfo",
-                "the event has not completed, or its queue was made without "
-                "profiling");
+            return kiln__ocl_fail_as(err, KILN_ERROR_WRONG_STATE, "clGetEventProfilingInfo",
+                                     "the event has not completed, or its queue was made without "
+                                     "profiling");
         if (err != CL_SUCCESS)
             return kiln__ocl_fail(err, "clGetEventProfilingInfo");
     }
@@ -95,43 +99,39 @@ kiln_status kiln__ocl_event_times(void *event, kiln_event_times *times)
 typedef struct ocl_notify {
     kiln__notify_fn fn;
     void *arg;
-    cl_event event;            /* retained until the record is freed */
-    atomic_int fired;          /* fn has been called (or claimed) */
-    atomic_int driver_done;    /* the driver will not touch it again */
-    uint64_t born_ns;          /* monotonic time of registration */
-    uint64_t fired_by_us_ns;   /* when the watcher fired it; 0 if not */
+    cl_event event;          /* retained until the record is freed */
+    atomic_int fired;        /* fn has been called (or claimed) */
+    atomic_int driver_done;  /* the driver will not touch it again */
+    uint64_t born_ns;        /* monotonic time of registration */
+    uint64_t fired_by_us_ns; /* when the watcher fired it; 0 if not */
     struct ocl_notify *next;
 } ocl_notify;
 
 static pthread_mutex_t watch_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t watch_cv = PTHREAD_COND_INITIALIZER;
-static ocl_notify *watch_list;  /* guarded by watch_mu */
-static int watch_started;       /* guarded by watch_mu */
-static int watch_idle;          /* the watcher waits untimed; signal it */
+static ocl_notify *watch_list; /* guarded by watch_mu */
+static int watch_started;      /* guarded by watch_mu */
+static int watch_idle;         /* the watcher waits untimed; signal it */
 
 enum {
-    KILN__WATCH_PERIOD_NS = 2000000,      /* poll every 2 ms */
-    KILN__WATCH_MIN_AGE_NS = 2000000,     /* leave young records alone */
+    KILN__WATCH_PERIOD_NS = 2000000,  /* poll every 2 ms */
+    KILN__WATCH_MIN_AGE_NS = 2000000, /* leave young records alone */
 };
 #define KILN__WATCH_ZOMBIE_NS 30000000000ull /* keep self-fired ones 30 s */
-#define KILN__WATCH_LATE_NS 200000000ull    /* a callback 200 ms late */
+#define KILN__WATCH_LATE_NS 200000000ull     /* a callback 200 ms late */
 
-static uint64_t now_ns(void)
-{
+static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void fire(ocl_notify *n, int failed)
-{
+static void fire(ocl_notify *n, int failed) {
     if (atomic_exchange(&n->fired, 1) == 0)
         n->fn(n->arg, failed);
 }
 
-static void CL_CALLBACK notify_trampoline(cl_event ev, cl_int status,
-                                          void *user)
-{
+static void CL_CALLBACK notify_trampoline(cl_event ev, cl_int status, void *user) {
     ocl_notify *n = user;
     (void)ev;
     fire(n, status < 0);
@@ -139,8 +139,7 @@ static void CL_CALLBACK notify_trampoline(cl_event ev, cl_int status,
 }
 
 /* One pass over the records. Returns 1 if some remain. */
-static int watch_pass(void)
-{
+static int watch_pass(void) {
     ocl_notify *list, *keep = NULL, *gone = NULL;
     uint64_t t = now_ns();
 
@@ -159,14 +158,12 @@ static int watch_pass(void)
             drop = t - n->fired_by_us_ns > KILN__WATCH_ZOMBIE_NS;
         } else if (t - n->born_ns > KILN__WATCH_MIN_AGE_NS) {
             cl_int s = CL_QUEUED;
-            cl_int err = kiln__cl.clGetEventInfo(
-                n->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s,
-                NULL);
+            cl_int err = kiln__cl.clGetEventInfo(n->event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                 sizeof s, &s, NULL);
             if (err != CL_SUCCESS || s < 0) {
                 fire(n, 1);
                 n->fired_by_us_ns = t;
-            } else if (s == CL_COMPLETE &&
-                       t - n->born_ns > KILN__WATCH_LATE_NS) {
+            } else if (s == CL_COMPLETE && t - n->born_ns > KILN__WATCH_LATE_NS) {
                 /* Complete, yet the driver has not called back for a
                  * long while: do not let the notification be lost. */
                 fire(n, 0);
@@ -200,8 +197,7 @@ static int watch_pass(void)
     return more;
 }
 
-static void *watcher_main(void *unused)
-{
+static void *watcher_main(void *unused) {
     (void)unused;
     for (;;) {
         int more = watch_pass();
@@ -226,8 +222,7 @@ static void *watcher_main(void *unused)
     return NULL;
 }
 
-kiln_status kiln__ocl_event_notify(void *event, kiln__notify_fn fn, void *arg)
-{
+kiln_status kiln__ocl_event_notify(void *event, kiln__notify_fn fn, void *arg) {
     ocl_notify *n = kiln__calloc(1, sizeof *n);
     if (!n)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
@@ -238,8 +233,7 @@ kiln_status kiln__ocl_event_notify(void *event, kiln__notify_fn fn, void *arg)
     n->born_ns = now_ns();
     kiln__cl.clRetainEvent(n->event);
 
-    cl_int err = kiln__cl.clSetEventCallback(n->event, CL_COMPLETE,
-                                             notify_trampoline, n);
+    cl_int err = kiln__cl.clSetEventCallback(n->event, CL_COMPLETE, notify_trampoline, n);
     if (err != CL_SUCCESS) {
         kiln__cl.clReleaseEvent(n->event);
         free(n);
@@ -265,40 +259,32 @@ kiln_status kiln__ocl_event_notify(void *event, kiln__notify_fn fn, void *arg)
     return KILN_OK;
 }
 
-kiln_status kiln__ocl_user_event_create(void *context, void **event)
-{
+kiln_status kiln__ocl_user_event_create(void *context, void **event) {
     cl_int err = CL_SUCCESS;
     cl_event ev = kiln__cl.clCreateUserEvent((cl_context)context, &err);
     *event = NULL;
     if (!ev || err != CL_SUCCESS)
-        return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_CONTEXT,
-                              "clCreateUserEvent");
+        return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_CONTEXT, "clCreateUserEvent");
     *event = ev;
     return KILN_OK;
 }
 
-kiln_status kiln__ocl_user_event_set(void *event, int failed)
-{
+kiln_status kiln__ocl_user_event_set(void *event, int failed) {
     /* Any negative status marks failure; this one reads well in logs. */
-    cl_int status =
-        failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_COMPLETE;
+    cl_int status = failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_COMPLETE;
     cl_int err = kiln__cl.clSetUserEventStatus((cl_event)event, status);
     if (err == CL_INVALID_OPERATION)
-        return kiln__ocl_fail_as(err, KILN_ERROR_WRONG_STATE,
-                                 "clSetUserEventStatus",
+        return kiln__ocl_fail_as(err, KILN_ERROR_WRONG_STATE, "clSetUserEventStatus",
                                  "the user event was already completed");
-    return err == CL_SUCCESS ? KILN_OK
-                             : kiln__ocl_fail(err, "clSetUserEventStatus");
+    return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, "clSetUserEventStatus");
 }
 
-void kiln__ocl_event_retain(void *event)
-{
+void kiln__ocl_event_retain(void *event) {
     if (event)
         kiln__cl.clRetainEvent((cl_event)event);
 }
 
-void kiln__ocl_event_release(void *event)
-{
+void kiln__ocl_event_release(void *event) {
     if (event)
         kiln__cl.clReleaseEvent((cl_event)event);
 }

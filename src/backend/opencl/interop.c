@@ -13,16 +13,14 @@
 /* ---- the interop table (called by the core) --------------------------- */
 
 static kiln_status ocl_context_wrap(void *native, const kiln__bdevice *const *devices,
-                                    size_t num_devices, void **context)
-{
+                                    size_t num_devices, void **context) {
     cl_int err = kiln__cl.clRetainContext((cl_context)native);
     *context = err == CL_SUCCESS ? native : NULL;
     return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, "clRetainContext");
 }
 
-static kiln_status ocl_queue_wrap(void *context, const kiln__bdevice *device,
-                                  void *native, unsigned flags, void **queue)
-{
+static kiln_status ocl_queue_wrap(void *context, const kiln__bdevice *device, void *native,
+                                  unsigned flags, void **queue) {
     cl_int err = kiln__cl.clRetainCommandQueue((cl_command_queue)native);
     *queue = err == CL_SUCCESS ? native : NULL;
     return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, "clRetainCommandQueue");
@@ -38,8 +36,7 @@ const struct kiln__backend_interop kiln__ocl_interop = {
 
 /* A failed clGet*Info on a native handle the user gave: an invalid handle
  * is the caller's mistake, anything else the driver's. */
-static kiln_status info_fail(const char *fn, const char *what, const char *call, cl_int err)
-{
+static kiln_status info_fail(const char *fn, const char *what, const char *call, cl_int err) {
     if (err == CL_INVALID_CONTEXT || err == CL_INVALID_COMMAND_QUEUE ||
         err == CL_INVALID_MEM_OBJECT || err == CL_INVALID_EVENT)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
@@ -50,21 +47,19 @@ static kiln_status info_fail(const char *fn, const char *what, const char *call,
 }
 
 /* Clears *out and checks the native handle and the result pointer. */
-#define START_WRAP(fn, native, out)                                            \
-    do {                                                                       \
-        if (!(out))                                                            \
-            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,                  \
-                                   "%s: the result pointer is NULL", fn);      \
-        *(out) = NULL;                                                         \
-        if (!(native))                                                         \
-            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,                  \
-                                   "%s: native is NULL", fn);                  \
+#define START_WRAP(fn, native, out)                                                             \
+    do {                                                                                        \
+        if (!(out))                                                                             \
+            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: the result pointer is NULL", \
+                                   fn);                                                         \
+        *(out) = NULL;                                                                          \
+        if (!(native))                                                                          \
+            return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: native is NULL", fn);        \
     } while (0)
 
 /* The cl_context behind a kiln context (checked first: a NULL or CUDA
  * context is refused before any OpenCL call). */
-static kiln_status context_of(const char *fn, kiln_context *context, cl_context *mine)
-{
+static kiln_status context_of(const char *fn, kiln_context *context, cl_context *mine) {
     void *h = NULL;
     kiln_status st = kiln__interop_handle(VIA, fn, KILN__INTEROP_CONTEXT, context, &h, NULL);
     *mine = (cl_context)h;
@@ -72,19 +67,17 @@ static kiln_status context_of(const char *fn, kiln_context *context, cl_context 
 }
 
 static kiln_status check_owner(const char *fn, cl_context owner, cl_context mine,
-                               const char *what)
-{
+                               const char *what) {
     if (owner == mine)
         return KILN_OK;
     return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                           "%s: the %s belongs to another cl_context than the kiln context's",
-                           fn, what);
+                           "%s: the %s belongs to another cl_context than the kiln context's", fn,
+                           what);
 }
 
 /* ---- devices ------------------------------------------------------------ */
 
-kiln_status kiln_opencl_device_get(const kiln_device *device, cl_device_id *id)
-{
+kiln_status kiln_opencl_device_get(const kiln_device *device, cl_device_id *id) {
     static const char fn[] = "kiln_opencl_device_get";
     const kiln__bdevice *rec = NULL;
     if (!id)
@@ -96,8 +89,7 @@ kiln_status kiln_opencl_device_get(const kiln_device *device, cl_device_id *id)
     return st;
 }
 
-kiln_status kiln_opencl_platform_get(const kiln_device *device, cl_platform_id *platform)
-{
+kiln_status kiln_opencl_platform_get(const kiln_device *device, cl_platform_id *platform) {
     static const char fn[] = "kiln_opencl_platform_get";
     const kiln__bdevice *rec = NULL;
     if (!platform)
@@ -109,8 +101,7 @@ kiln_status kiln_opencl_platform_get(const kiln_device *device, cl_platform_id *
     return st;
 }
 
-kiln_status kiln_opencl_device_find(cl_device_id id, kiln_device **device)
-{
+kiln_status kiln_opencl_device_find(cl_device_id id, kiln_device **device) {
     static const char fn[] = "kiln_opencl_device_find";
     START_WRAP(fn, id, device);
     return kiln__interop_device_find(VIA, fn, id, device);
@@ -118,14 +109,12 @@ kiln_status kiln_opencl_device_find(cl_device_id id, kiln_device **device)
 
 /* ---- contexts ----------------------------------------------------------- */
 
-kiln_status kiln_opencl_context_get(const kiln_context *context, cl_context *native)
-{
+kiln_status kiln_opencl_context_get(const kiln_context *context, cl_context *native) {
     return kiln__interop_handle(VIA, "kiln_opencl_context_get", KILN__INTEROP_CONTEXT, context,
                                 (void **)native, NULL);
 }
 
-kiln_status kiln_opencl_context_wrap(cl_context native, kiln_context **context)
-{
+kiln_status kiln_opencl_context_wrap(cl_context native, kiln_context **context) {
     static const char fn[] = "kiln_opencl_context_wrap";
     START_WRAP(fn, native, context);
     kiln_status st = kiln__interop_ready(VIA, fn);
@@ -152,15 +141,13 @@ kiln_status kiln_opencl_context_wrap(cl_context native, kiln_context **context)
 
 /* ---- queues ------------------------------------------------------------- */
 
-kiln_status kiln_opencl_queue_get(const kiln_queue *queue, cl_command_queue *native)
-{
+kiln_status kiln_opencl_queue_get(const kiln_queue *queue, cl_command_queue *native) {
     return kiln__interop_handle(VIA, "kiln_opencl_queue_get", KILN__INTEROP_QUEUE, queue,
                                 (void **)native, NULL);
 }
 
 kiln_status kiln_opencl_queue_wrap(kiln_context *context, cl_command_queue native,
-                                   kiln_queue **queue)
-{
+                                   kiln_queue **queue) {
     static const char fn[] = "kiln_opencl_queue_wrap";
     START_WRAP(fn, native, queue);
     cl_context owner = NULL, mine = NULL;
@@ -170,13 +157,13 @@ kiln_status kiln_opencl_queue_wrap(kiln_context *context, cl_command_queue nativ
     cl_device_id dev = NULL;
     cl_command_queue_properties props = 0;
     const char *call = "clGetCommandQueueInfo";
-    cl_int err = kiln__cl.clGetCommandQueueInfo(native, CL_QUEUE_CONTEXT, sizeof owner, &owner,
-                                                NULL);
+    cl_int err =
+        kiln__cl.clGetCommandQueueInfo(native, CL_QUEUE_CONTEXT, sizeof owner, &owner, NULL);
     if (err == CL_SUCCESS)
         err = kiln__cl.clGetCommandQueueInfo(native, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     if (err == CL_SUCCESS)
-        err = kiln__cl.clGetCommandQueueInfo(native, CL_QUEUE_PROPERTIES, sizeof props, &props,
-                                             NULL);
+        err =
+            kiln__cl.clGetCommandQueueInfo(native, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err != CL_SUCCESS)
         return info_fail(fn, "cl_command_queue", call, err);
     st = check_owner(fn, owner, mine, "cl_command_queue");
@@ -192,14 +179,12 @@ kiln_status kiln_opencl_queue_wrap(kiln_context *context, cl_command_queue nativ
 
 /* ---- buffers ------------------------------------------------------------ */
 
-kiln_status kiln_opencl_buffer_get(const kiln_buffer *buffer, cl_mem *native)
-{
+kiln_status kiln_opencl_buffer_get(const kiln_buffer *buffer, cl_mem *native) {
     return kiln__interop_handle(VIA, "kiln_opencl_buffer_get", KILN__INTEROP_BUFFER, buffer,
                                 (void **)native, NULL);
 }
 
-kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem native, kiln_buffer **buffer)
-{
+kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem native, kiln_buffer **buffer) {
     static const char fn[] = "kiln_opencl_buffer_wrap";
     START_WRAP(fn, native, buffer);
     cl_context owner = NULL, mine = NULL;
@@ -218,7 +203,8 @@ kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem native, kiln_b
     if (type != CL_MEM_OBJECT_BUFFER)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: native is an image or pipe (CL_MEM_TYPE 0x%x), not a "
-                               "buffer", fn, (unsigned)type);
+                               "buffer",
+                               fn, (unsigned)type);
     st = check_owner(fn, owner, mine, "cl_mem");
     if (st != KILN_OK)
         return st;
@@ -230,14 +216,12 @@ kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem native, kiln_b
 
 /* ---- events ------------------------------------------------------------- */
 
-kiln_status kiln_opencl_event_get(const kiln_event *event, cl_event *native)
-{
+kiln_status kiln_opencl_event_get(const kiln_event *event, cl_event *native) {
     return kiln__interop_handle(VIA, "kiln_opencl_event_get", KILN__INTEROP_EVENT, event,
                                 (void **)native, NULL);
 }
 
-kiln_status kiln_opencl_event_wrap(kiln_context *context, cl_event native, kiln_event **event)
-{
+kiln_status kiln_opencl_event_wrap(kiln_context *context, cl_event native, kiln_event **event) {
     static const char fn[] = "kiln_opencl_event_wrap";
     START_WRAP(fn, native, event);
     cl_context owner = NULL, mine = NULL;
@@ -254,8 +238,8 @@ kiln_status kiln_opencl_event_wrap(kiln_context *context, cl_event native, kiln_
     if (st != KILN_OK)
         return st;
     cl_command_queue_properties props = 0; /* a user event has no queue */
-    if (q && kiln__cl.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props,
-                                            NULL) != CL_SUCCESS)
+    if (q && kiln__cl.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) !=
+                 CL_SUCCESS)
         props = 0;
     err = kiln__cl.clRetainEvent(native);
     if (err != CL_SUCCESS)

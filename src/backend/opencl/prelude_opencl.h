@@ -52,36 +52,29 @@ typedef ulong kiln_uint64;
 #if defined(cl_nv_pragma_unroll)
 #define kiln_global_fence() __asm__ __volatile__("membar.gl;" ::: "memory")
 /* a pause of about ns nanoseconds (sm_70 and later: device_sleep) */
-#define kiln_sleep_ns(ns)                                                      \
-    __asm__ __volatile__("nanosleep.u32 %0;" ::"r"((uint)(ns)) : "memory")
+#define kiln_sleep_ns(ns) __asm__ __volatile__("nanosleep.u32 %0;" ::"r"((uint)(ns)) : "memory")
 #else
 #define kiln_global_fence() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #endif
 
 /* Atomics on global memory; each returns the old value. */
-KILN_FUNC int kiln_atomic_add_int(__global int *p, int v)
-{
+KILN_FUNC int kiln_atomic_add_int(__global int *p, int v) {
     return atomic_add((volatile __global int *)p, v);
 }
-KILN_FUNC uint kiln_atomic_add_uint(__global uint *p, uint v)
-{
+KILN_FUNC uint kiln_atomic_add_uint(__global uint *p, uint v) {
     return atomic_add((volatile __global uint *)p, v);
 }
-KILN_FUNC int kiln_atomic_min_int(__global int *p, int v)
-{
+KILN_FUNC int kiln_atomic_min_int(__global int *p, int v) {
     return atomic_min((volatile __global int *)p, v);
 }
-KILN_FUNC int kiln_atomic_max_int(__global int *p, int v)
-{
+KILN_FUNC int kiln_atomic_max_int(__global int *p, int v) {
     return atomic_max((volatile __global int *)p, v);
 }
-KILN_FUNC int kiln_atomic_cas_int(__global int *p, int cmp, int val)
-{
+KILN_FUNC int kiln_atomic_cas_int(__global int *p, int cmp, int val) {
     return atomic_cmpxchg((volatile __global int *)p, cmp, val);
 }
 /* No float atomics in OpenCL 1.2: a compare-and-swap loop on the bits. */
-KILN_FUNC float kiln_atomic_add_float(__global float *p, float v)
-{
+KILN_FUNC float kiln_atomic_add_float(__global float *p, float v) {
     volatile __global uint *u = (volatile __global uint *)p;
     uint expected = *u;
     for (;;) {
@@ -94,14 +87,12 @@ KILN_FUNC float kiln_atomic_add_float(__global float *p, float v)
     return as_float(expected);
 }
 #ifdef cl_khr_int64_base_atomics
-KILN_FUNC ulong kiln_atomic_add_ulong(__global ulong *p, ulong v)
-{
+KILN_FUNC ulong kiln_atomic_add_ulong(__global ulong *p, ulong v) {
     return atom_add((volatile __global ulong *)p, v);
 }
 #else
 /* Makes a use on a device without 64-bit atomics fail with a clear name. */
-#define kiln_atomic_add_ulong(p, v) \
-    kiln_atomic_add_ulong_needs_cl_khr_int64_base_atomics(p, v)
+#define kiln_atomic_add_ulong(p, v) kiln_atomic_add_ulong_needs_cl_khr_int64_base_atomics(p, v)
 #endif
 
 /* Bit casts between float and uint (as_uint / as_float). */

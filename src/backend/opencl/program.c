@@ -13,19 +13,18 @@
 /* ------------------------------------------------------------ programs */
 
 /* The build log of prog for dev, malloc'd; NULL when empty or blank. */
-static char *build_log(cl_program prog, cl_device_id dev)
-{
+static char *build_log(cl_program prog, cl_device_id dev) {
     size_t n = 0;
     char *log;
-    if (kiln__cl.clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0,
-                                       NULL, &n) != CL_SUCCESS ||
+    if (kiln__cl.clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) !=
+            CL_SUCCESS ||
         n == 0)
         return NULL;
     log = kiln__malloc(n + 1);
     if (!log)
         return NULL;
-    if (kiln__cl.clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n,
-                                       log, NULL) != CL_SUCCESS) {
+    if (kiln__cl.clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log, NULL) !=
+        CL_SUCCESS) {
         free(log);
         return NULL;
     }
@@ -45,18 +44,14 @@ static char *build_log(cl_program prog, cl_device_id dev)
  * rounded, so one source gives the same float32 bits on every backend.
  * -cl-fast-relaxed-math or -cl-unsafe-math-optimizations keep the fast
  * forms. Malloc'd, or NULL (out of memory). */
-static char *effective_options(cl_device_id dev, const char *options)
-{
+static char *effective_options(cl_device_id dev, const char *options) {
     static const char flag[] = " -cl-fp32-correctly-rounded-divide-sqrt";
     const char *o = options ? options : "";
     cl_device_fp_config cfg = 0;
-    int add = kiln__cl.clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG,
-                                       sizeof cfg, &cfg, NULL) ==
+    int add = kiln__cl.clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof cfg, &cfg, NULL) ==
                   CL_SUCCESS &&
-              (cfg & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) &&
-              !strstr(o, "-cl-fast-relaxed-math") &&
-              !strstr(o, "-cl-unsafe-math-optimizations") &&
-              !strstr(o, flag + 1);
+              (cfg & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) && !strstr(o, "-cl-fast-relaxed-math") &&
+              !strstr(o, "-cl-unsafe-math-optimizations") && !strstr(o, flag + 1);
     size_t n = strlen(o) + (add ? sizeof flag : 1);
     char *r = kiln__malloc(n);
     if (r)
@@ -66,15 +61,12 @@ static char *effective_options(cl_device_id dev, const char *options)
 
 /* Builds prog for dev; on failure releases prog and returns the status
  * with *log set where the compiler said something. */
-static kiln_status build_for(cl_program prog, cl_device_id dev,
-                             const char *options, char **log,
-                             const char *what)
-{
+static kiln_status build_for(cl_program prog, cl_device_id dev, const char *options, char **log,
+                             const char *what) {
     char *eff = effective_options(dev, options);
     if (!eff) {
         kiln__cl.clReleaseProgram(prog);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "%s: out of host memory", what);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of host memory", what);
     }
     cl_int err = kiln__cl.clBuildProgram(prog, 1, &dev, eff, NULL, NULL);
     free(eff);
@@ -90,7 +82,8 @@ static kiln_status build_for(cl_program prog, cl_device_id dev,
     if (err == CL_INVALID_BUILD_OPTIONS) {
         st = kiln__ocl_fail_as(err, KILN_ERROR_BUILD, what,
                                "the compiler refused the build options "
-                               "\"%s\"", options ? options : "");
+                               "\"%s\"",
+                               options ? options : "");
         if (!text) {
             const char *fmt = "invalid build options: %s\n";
             size_t n = strlen(fmt) + strlen(options ? options : "") + 1;
@@ -99,8 +92,8 @@ static kiln_status build_for(cl_program prog, cl_device_id dev,
                 snprintf(text, n, fmt, options ? options : "");
         }
     } else if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BINARY) {
-        st = kiln__error_set(KILN_ERROR_BUILD, err, "%s: %s (%d)", what,
-                             kiln__ocl_error_name(err), (int)err);
+        st = kiln__error_set(KILN_ERROR_BUILD, err, "%s: %s (%d)", what, kiln__ocl_error_name(err),
+                             (int)err);
     } else {
         st = kiln__ocl_fail(err, what);
     }
@@ -112,11 +105,8 @@ static kiln_status build_for(cl_program prog, cl_device_id dev,
     return st;
 }
 
-kiln_status kiln__ocl_program_build(void *context,
-                                    const kiln__bdevice *device,
-                                    const char *source, const char *options,
-                                    void **program, char **log)
-{
+kiln_status kiln__ocl_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                    const char *options, void **program, char **log) {
     cl_int err = CL_SUCCESS;
     cl_program prog;
     kiln_status st;
@@ -124,13 +114,11 @@ kiln_status kiln__ocl_program_build(void *context,
     *program = NULL;
     if (log)
         *log = NULL;
-    prog = kiln__cl.clCreateProgramWithSource((cl_context)context, 1, &source,
-                                              NULL, &err);
+    prog = kiln__cl.clCreateProgramWithSource((cl_context)context, 1, &source, NULL, &err);
     if (!prog || err != CL_SUCCESS)
         return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_VALUE,
                               "clCreateProgramWithSource");
-    st = build_for(prog, (cl_device_id)device->handle, options, log,
-                   "clBuildProgram");
+    st = build_for(prog, (cl_device_id)device->handle, options, log, "clBuildProgram");
     if (st == KILN_OK)
         *program = prog;
     return st;
@@ -144,8 +132,7 @@ kiln_status kiln__ocl_program_build(void *context,
 #define KILN__OCL_BIN_MAGIC "kilnOCL2"
 enum { KILN__OCL_BIN_HEADER = 24 }; /* magic[8], size u64, fnv1a-64 u64 */
 
-static uint64_t fnv1a64(const unsigned char *p, size_t n)
-{
+static uint64_t fnv1a64(const unsigned char *p, size_t n) {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
@@ -154,9 +141,7 @@ static uint64_t fnv1a64(const unsigned char *p, size_t n)
     return h;
 }
 
-kiln_status kiln__ocl_program_binary(void *program, void **binary,
-                                     size_t *size)
-{
+kiln_status kiln__ocl_program_binary(void *program, void **binary, size_t *size) {
     cl_program prog = (cl_program)program;
     cl_uint ndev = 0;
     size_t *sizes = NULL;
@@ -168,20 +153,19 @@ kiln_status kiln__ocl_program_binary(void *program, void **binary,
 
     *binary = NULL;
     *size = 0;
-    err = kiln__cl.clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof ndev,
-                                    &ndev, NULL);
+    err = kiln__cl.clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof ndev, &ndev, NULL);
     if (err != CL_SUCCESS || ndev == 0)
         return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_PROGRAM,
                               "clGetProgramInfo(CL_PROGRAM_NUM_DEVICES)");
     sizes = kiln__calloc(ndev, sizeof *sizes);
     bins = kiln__calloc(ndev, sizeof *bins);
     if (!sizes || !bins) {
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                             "program binary: out of host memory");
+        st =
+            kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "program binary: out of host memory");
         goto done;
     }
-    err = kiln__cl.clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES,
-                                    ndev * sizeof *sizes, sizes, NULL);
+    err =
+        kiln__cl.clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, ndev * sizeof *sizes, sizes, NULL);
     if (err != CL_SUCCESS) {
         st = kiln__ocl_fail(err, "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
         goto done;
@@ -199,13 +183,11 @@ kiln_status kiln__ocl_program_binary(void *program, void **binary,
     out = kiln__malloc(KILN__OCL_BIN_HEADER + sizes[pick]);
     if (!out) {
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                             "program binary: out of host memory (%zu bytes)",
-                             sizes[pick]);
+                             "program binary: out of host memory (%zu bytes)", sizes[pick]);
         goto done;
     }
     bins[pick] = out + KILN__OCL_BIN_HEADER;
-    err = kiln__cl.clGetProgramInfo(prog, CL_PROGRAM_BINARIES,
-                                    ndev * sizeof *bins, bins, NULL);
+    err = kiln__cl.clGetProgramInfo(prog, CL_PROGRAM_BINARIES, ndev * sizeof *bins, bins, NULL);
     if (err != CL_SUCCESS) {
         st = kiln__ocl_fail(err, "clGetProgramInfo(CL_PROGRAM_BINARIES)");
         free(out);
@@ -223,10 +205,8 @@ done:
     return st;
 }
 
-kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device,
-                                   const void *binary, size_t size,
-                                   const char *options, void **program)
-{
+kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device, const void *binary,
+                                   size_t size, const char *options, void **program) {
     const unsigned char *b = binary;
     cl_device_id dev = (cl_device_id)device->handle;
     cl_int err = CL_SUCCESS, bin_status = CL_SUCCESS;
@@ -236,10 +216,8 @@ kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device,
     kiln_status st;
 
     *program = NULL;
-    if (!b || size < KILN__OCL_BIN_HEADER ||
-        memcmp(b, KILN__OCL_BIN_MAGIC, 8) != 0)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "not a kiln OpenCL program binary");
+    if (!b || size < KILN__OCL_BIN_HEADER || memcmp(b, KILN__OCL_BIN_MAGIC, 8) != 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "not a kiln OpenCL program binary");
     n = (size_t)kiln__get_u64(b + 8);
     if (n != size - KILN__OCL_BIN_HEADER)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
@@ -251,8 +229,8 @@ kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device,
                                "program binary is corrupted (checksum "
                                "mismatch)");
     const unsigned char *native = b + KILN__OCL_BIN_HEADER;
-    prog = kiln__cl.clCreateProgramWithBinary((cl_context)context, 1, &dev,
-                                              &n, &native, &bin_status, &err);
+    prog = kiln__cl.clCreateProgramWithBinary((cl_context)context, 1, &dev, &n, &native,
+                                              &bin_status, &err);
     if (!prog || err != CL_SUCCESS || bin_status != CL_SUCCESS) {
         if (prog)
             kiln__cl.clReleaseProgram(prog);
@@ -267,8 +245,7 @@ kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device,
     return st;
 }
 
-void kiln__ocl_program_release(void *program)
-{
+void kiln__ocl_program_release(void *program) {
     if (program)
         kiln__cl.clReleaseProgram((cl_program)program);
 }
@@ -294,9 +271,7 @@ typedef struct ocl_kernel {
     ocl_arg_memo *memo; /* num_args entries */
 } ocl_kernel;
 
-kiln_status kiln__ocl_kernel_create(void *program, const char *name,
-                                    void **kernel)
-{
+kiln_status kiln__ocl_kernel_create(void *program, const char *name, void **kernel) {
     cl_int err = CL_SUCCESS;
     cl_kernel k;
     ocl_kernel *w;
@@ -310,11 +285,9 @@ kiln_status kiln__ocl_kernel_create(void *program, const char *name,
                                    "clCreateKernel: %s (%d): no kernel "
                                    "named \"%s\"",
                                    kiln__ocl_error_name(err), (int)err, name);
-        return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_KERNEL,
-                              "clCreateKernel");
+        return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_KERNEL, "clCreateKernel");
     }
-    err = kiln__cl.clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs,
-                                   &nargs, NULL);
+    err = kiln__cl.clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
     if (err != CL_SUCCESS) {
         kiln__cl.clReleaseKernel(k);
         return kiln__ocl_fail(err, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");
@@ -325,20 +298,17 @@ kiln_status kiln__ocl_kernel_create(void *program, const char *name,
     if (!w || (nargs && !w->memo)) {
         free(w);
         kiln__cl.clReleaseKernel(k);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "kernel: out of host memory");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kernel: out of host memory");
     }
     w->k = k;
     w->num_args = nargs;
-    w->epoch = atomic_load_explicit(&kiln__ocl_mem_epoch,
-                                    memory_order_acquire);
+    w->epoch = atomic_load_explicit(&kiln__ocl_mem_epoch, memory_order_acquire);
     pthread_mutex_init(&w->mu, NULL);
     *kernel = w;
     return KILN_OK;
 }
 
-void kiln__ocl_kernel_release(void *kernel)
-{
+void kiln__ocl_kernel_release(void *kernel) {
     ocl_kernel *w = kernel;
     if (!w)
         return;
@@ -350,8 +320,7 @@ void kiln__ocl_kernel_release(void *kernel)
 
 /* Sets argument i unless the kernel already holds the same value. Called
  * with w->mu held. */
-static cl_int set_arg(ocl_kernel *w, cl_uint i, const kiln__barg *a)
-{
+static cl_int set_arg(ocl_kernel *w, cl_uint i, const kiln__barg *a) {
     ocl_arg_memo *m = i < w->num_args ? &w->memo[i] : NULL;
     cl_int err;
 
@@ -377,9 +346,8 @@ static cl_int set_arg(ocl_kernel *w, cl_uint i, const kiln__barg *a)
         }
         return err;
     default:
-        if (m && m->valid && m->kind == KILN_ARG_SCALAR &&
-            m->size == a->size && a->size <= KILN__OCL_ARG_INLINE &&
-            memcmp(m->bytes, a->bytes, a->size) == 0)
+        if (m && m->valid && m->kind == KILN_ARG_SCALAR && m->size == a->size &&
+            a->size <= KILN__OCL_ARG_INLINE && memcmp(m->bytes, a->bytes, a->size) == 0)
             return CL_SUCCESS;
         err = kiln__cl.clSetKernelArg(w->k, i, a->size, a->bytes);
         if (m) {
@@ -393,30 +361,26 @@ static cl_int set_arg(ocl_kernel *w, cl_uint i, const kiln__barg *a)
     }
 }
 
-static kiln_status launch_error(cl_int err, unsigned dims,
-                                const size_t *global, const size_t *local)
-{
+static kiln_status launch_error(cl_int err, unsigned dims, const size_t *global,
+                                const size_t *local) {
     char g[96], l[96];
     size_t gl = 0, ll = 0;
     g[0] = l[0] = '\0';
     for (unsigned d = 0; d < dims && d < 3; d++) {
-        gl += (size_t)snprintf(g + gl, sizeof g - gl, d ? "x%zu" : "%zu",
-                               global[d]);
+        gl += (size_t)snprintf(g + gl, sizeof g - gl, d ? "x%zu" : "%zu", global[d]);
         if (local)
-            ll += (size_t)snprintf(l + ll, sizeof l - ll, d ? "x%zu" : "%zu",
-                                   local[d]);
+            ll += (size_t)snprintf(l + ll, sizeof l - ll, d ? "x%zu" : "%zu", local[d]);
     }
     switch (err) {
     case CL_INVALID_WORK_GROUP_SIZE:
     case CL_INVALID_WORK_ITEM_SIZE:
     case CL_INVALID_GLOBAL_WORK_SIZE:
     case CL_INVALID_WORK_DIMENSION:
-        return kiln__error_set(
-            KILN_ERROR_INVALID_ARGUMENT, err,
-            "clEnqueueNDRangeKernel: %s (%d): global %s, local %s (the device "
-            "may need global sizes that are multiples of the local ones and "
-            "local sizes within its work-group limits)",
-            kiln__ocl_error_name(err), (int)err, g, local ? l : "NULL");
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
+                               "clEnqueueNDRangeKernel: %s (%d): global %s, local %s (the device "
+                               "may need global sizes that are multiples of the local ones and "
+                               "local sizes within its work-group limits)",
+                               kiln__ocl_error_name(err), (int)err, g, local ? l : "NULL");
     case CL_INVALID_KERNEL_ARGS:
         return kiln__error_set(KILN_ERROR_KERNEL_ARGS, err,
                                "clEnqueueNDRangeKernel: %s (%d): some "
@@ -427,12 +391,9 @@ static kiln_status launch_error(cl_int err, unsigned dims,
     }
 }
 
-kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims,
-                                    const size_t *global, const size_t *local,
-                                    size_t num_args, const kiln__barg *args,
-                                    size_t num_wait, void *const *wait,
-                                    void **out_event)
-{
+kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
+                                    const size_t *local, size_t num_args, const kiln__barg *args,
+                                    size_t num_wait, void *const *wait, void **out_event) {
     ocl_kernel *w = kernel;
     cl_int err = CL_SUCCESS;
 
@@ -444,13 +405,11 @@ kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims,
              * list, as the caller expects. */
             if (!out_event)
                 return KILN_OK;
-            return kiln__ocl_queue_marker(queue, 0, num_wait, wait,
-                                          out_event);
+            return kiln__ocl_queue_marker(queue, 0, num_wait, wait, out_event);
         }
     }
     pthread_mutex_lock(&w->mu);
-    unsigned epoch =
-        atomic_load_explicit(&kiln__ocl_mem_epoch, memory_order_acquire);
+    unsigned epoch = atomic_load_explicit(&kiln__ocl_mem_epoch, memory_order_acquire);
     if (epoch != w->epoch) {
         /* Some cl_mem was released since: remembered buffers may be stale. */
         for (cl_uint i = 0; i < w->num_args; i++)
@@ -462,21 +421,17 @@ kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims,
         err = set_arg(w, (cl_uint)i, &args[i]);
         if (err != CL_SUCCESS) {
             pthread_mutex_unlock(&w->mu);
-            kiln_status st = err == CL_OUT_OF_HOST_MEMORY ||
-                                     err == CL_OUT_OF_RESOURCES
+            kiln_status st = err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES
                                  ? kiln__ocl_fail(err, "clSetKernelArg")
-                                 : kiln__error_set(
-                                       KILN_ERROR_KERNEL_ARGS, err,
-                                       "clSetKernelArg (argument %zu): %s "
-                                       "(%d)",
-                                       i, kiln__ocl_error_name(err),
-                                       (int)err);
+                                 : kiln__error_set(KILN_ERROR_KERNEL_ARGS, err,
+                                                   "clSetKernelArg (argument %zu): %s "
+                                                   "(%d)",
+                                                   i, kiln__ocl_error_name(err), (int)err);
             return st;
         }
     }
-    err = kiln__cl.clEnqueueNDRangeKernel(
-        (cl_command_queue)queue, w->k, dims, NULL, global, local,
-        KILN__OCL_WAIT(num_wait, wait), (cl_event *)out_event);
+    err = kiln__cl.clEnqueueNDRangeKernel((cl_command_queue)queue, w->k, dims, NULL, global, local,
+                                          KILN__OCL_WAIT(num_wait, wait), (cl_event *)out_event);
     pthread_mutex_unlock(&w->mu);
     if (err != CL_SUCCESS)
         return launch_error(err, dims, global, local);
