@@ -38,7 +38,8 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0 
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 #
-# Before the tests: scripts/check-layers.py (no file includes a header its
+# Before the tests: scripts/check-format.sh (every C file as .clang-format
+# gives it), scripts/check-layers.py (no file includes a header its
 # layer may not use) and, on the built library, scripts/check-abi.sh (the
 # exported symbols and the ABI are those recorded in abi/; the sanitized
 # Debug library exports the same set and carries the debug info abidw
@@ -46,6 +47,7 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0 
 test:
 	@scripts/setup-debian.sh test
 	@python3 scripts/check-layers.py
+	@scripts/check-format.sh
 	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 	@scripts/check-abi.sh $(TEST_BUILD)

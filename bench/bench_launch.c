@@ -54,13 +54,25 @@ static double median(double *v, int n) {
 
 /* ---------------------------------------------------- raw OpenCL side */
 
-#define RAW_FUNCS(X)                                                                          \
-    X(clGetPlatformIDs)                                                                       \
-    X(clGetDeviceIDs) X(clCreateContext) X(clCreateCommandQueue) X(clCreateProgramWithSource) \
-        X(clBuildProgram) X(clCreateKernel) X(clCreateBuffer) X(clSetKernelArg)               \
-            X(clEnqueueNDRangeKernel) X(clFinish) X(clWaitForEvents) X(clReleaseEvent)        \
-                X(clReleaseKernel) X(clReleaseProgram) X(clReleaseMemObject)                  \
-                    X(clReleaseCommandQueue) X(clReleaseContext)
+#define RAW_FUNCS(X)             \
+    X(clGetPlatformIDs)          \
+    X(clGetDeviceIDs)            \
+    X(clCreateContext)           \
+    X(clCreateCommandQueue)      \
+    X(clCreateProgramWithSource) \
+    X(clBuildProgram)            \
+    X(clCreateKernel)            \
+    X(clCreateBuffer)            \
+    X(clSetKernelArg)            \
+    X(clEnqueueNDRangeKernel)    \
+    X(clFinish)                  \
+    X(clWaitForEvents)           \
+    X(clReleaseEvent)            \
+    X(clReleaseKernel)           \
+    X(clReleaseProgram)          \
+    X(clReleaseMemObject)        \
+    X(clReleaseCommandQueue)     \
+    X(clReleaseContext)
 
 static struct {
 #define RAW_MEMBER(fn) __typeof__(&fn) fn;

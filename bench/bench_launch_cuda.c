@@ -23,10 +23,13 @@
 #define STR(x) #x
 /* cuda.h maps names to versioned symbols (cuStreamDestroy_v2): resolve
  * those, with their prototypes. */
-#define CU_FUNCS(X)                                                                \
-    X(cuGetErrorName)                                                              \
-    X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \
-        X(cuLaunchKernel)
+#define CU_FUNCS(X)        \
+    X(cuGetErrorName)      \
+    X(cuCtxSetCurrent)     \
+    X(cuStreamCreate)      \
+    X(cuStreamDestroy)     \
+    X(cuStreamSynchronize) \
+    X(cuLaunchKernel)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;

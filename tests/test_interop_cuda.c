@@ -26,14 +26,31 @@ int main(void) {
 #define STR(x) #x
 /* cuda.h maps each name to its versioned symbol (cuMemAlloc_v2): resolve
  * that symbol, with that prototype. */
-#define CU_FUNCS(X)                                                                                \
-    X(cuDeviceGet)                                                                                 \
-    X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuDevicePrimaryCtxRetain)                  \
-        X(cuDevicePrimaryCtxRelease) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)   \
-            X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuMemAlloc) \
-                X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync)                  \
-                    X(cuMemsetD32Async) X(cuLaunchHostFunc) X(cuLaunchKernel) X(cuMemGetInfo)      \
-                        X(cuCtxSynchronize) X(cuMemGetAddressRange)
+#define CU_FUNCS(X)              \
+    X(cuDeviceGet)               \
+    X(cuCtxCreate)               \
+    X(cuCtxDestroy)              \
+    X(cuCtxSetCurrent)           \
+    X(cuDevicePrimaryCtxRetain)  \
+    X(cuDevicePrimaryCtxRelease) \
+    X(cuStreamCreate)            \
+    X(cuStreamDestroy)           \
+    X(cuStreamSynchronize)       \
+    X(cuStreamWaitEvent)         \
+    X(cuEventCreate)             \
+    X(cuEventDestroy)            \
+    X(cuEventRecord)             \
+    X(cuMemAlloc)                \
+    X(cuMemFree)                 \
+    X(cuMemcpyHtoD)              \
+    X(cuMemcpyDtoH)              \
+    X(cuMemcpyDtoDAsync)         \
+    X(cuMemsetD32Async)          \
+    X(cuLaunchHostFunc)          \
+    X(cuLaunchKernel)            \
+    X(cuMemGetInfo)              \
+    X(cuCtxSynchronize)          \
+    X(cuMemGetAddressRange)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;

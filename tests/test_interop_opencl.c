@@ -17,13 +17,27 @@
 #include "kiln/cuda.h"
 #endif
 
-#define CL_FUNCS(X)                                                                               \
-    X(clGetDeviceInfo)                                                                            \
-    X(clCreateContext) X(clReleaseContext) X(clGetContextInfo) X(clCreateCommandQueue)            \
-        X(clReleaseCommandQueue) X(clCreateBuffer) X(clReleaseMemObject) X(clGetMemObjectInfo)    \
-            X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clEnqueueCopyBuffer)                 \
-                X(clCreateUserEvent) X(clSetUserEventStatus) X(clReleaseEvent) X(clWaitForEvents) \
-                    X(clGetEventInfo) X(clFinish) X(clCreateSubDevices) X(clReleaseDevice)
+#define CL_FUNCS(X)          \
+    X(clGetDeviceInfo)       \
+    X(clCreateContext)       \
+    X(clReleaseContext)      \
+    X(clGetContextInfo)      \
+    X(clCreateCommandQueue)  \
+    X(clReleaseCommandQueue) \
+    X(clCreateBuffer)        \
+    X(clReleaseMemObject)    \
+    X(clGetMemObjectInfo)    \
+    X(clEnqueueReadBuffer)   \
+    X(clEnqueueWriteBuffer)  \
+    X(clEnqueueCopyBuffer)   \
+    X(clCreateUserEvent)     \
+    X(clSetUserEventStatus)  \
+    X(clReleaseEvent)        \
+    X(clWaitForEvents)       \
+    X(clGetEventInfo)        \
+    X(clFinish)              \
+    X(clCreateSubDevices)    \
+    X(clReleaseDevice)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;

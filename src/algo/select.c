@@ -210,39 +210,48 @@ void kiln__sel_functions(kiln__sb *sb, const char *prologue, const char *predica
  * has one, else it is empty. */
 #define OUT_AT(where) "kiln_sel_out(i, " where ", KILN_KEPT_ARG KILN_PASS)"
 #define REJ_AT(where) "kiln_sel_rej(i, " where ", KILN_KEPT_ARG KILN_PASS)"
-static const char
-    *const
-        kOutput
-            [] = {
-                [KILN__SEL_USER] = "if (item != prev_item) " OUT_AT("(long)prev_item"),
-                [KILN__SEL_USER_REJ] = "if (item != prev_item) " OUT_AT(
-                    "(long)prev_item") ";\n"
-                                       "else " REJ_AT("i - (long)prev_item"),
-                [KILN__SEL_STORE] = "\n#if KILN_CPU\n" OUT_AT(
-                    "item != prev_item ? (long)prev_item : n - 1") ";\n#else\n"
-                                                                   "if (item != prev_item) " OUT_AT(
-                                                                       "(long)prev_item") ";\n"
-                                                                                          "#endif"
-                                                                                          "\n",
-                [KILN__SEL_STORE_TWO] =
-                    "\n#if KILN_CPU\n"
-                    "const int kiln_k = item != prev_item;\n" OUT_AT("kiln_k ? (long)prev_item : n "
-                                                                     "- 1") ";\n" REJ_AT(
-                        "kiln_k ? n - 1 : i - (long)prev_item") ";\n"
-                                                                "#else\n"
-                                                                "if (item != prev_item) " OUT_AT(
-                                                                    "(long)prev_item") ";\n"
-                                                                                       "else"
-                                                                                       " " REJ_AT(
-                                                                                           "i - "
-                                                                                           "(long)"
-                                                                                           "prev_"
-                                                                                           "item") ";\n#endif\n",
-                /* one output, rejected items from the back: every element is some
-                 * item's, so one store with a computed place */
-                [KILN__SEL_STORE_BACK] = OUT_AT("item != prev_item ? (long)prev_item\n"
-                                                "                 : n - 1 - (i - (long)prev_item)"),
-            };
+static const char *const kOutput[] = {
+    [KILN__SEL_USER] = "if (item != prev_item) " OUT_AT("(long)prev_item"),
+    [KILN__SEL_USER_REJ] =
+        "if (item != prev_item) " OUT_AT("(long)prev_item") ";\n"
+                                                            "else " REJ_AT("i - (long)prev_item"),
+    [KILN__SEL_STORE] = "\n#if KILN_CPU\n" OUT_AT(
+        "item != prev_item ? (long)prev_item : n - 1") ";\n#else\n"
+                                                       "if (item != prev_item) " OUT_AT(
+                                                           "(long)prev_item") ";\n"
+                                                                              "#endif"
+                                                                              "\n",
+    [KILN__SEL_STORE_TWO] =
+        "\n#if KILN_CPU\n"
+        "const int kiln_k = item != prev_item;\n" OUT_AT(
+            "kiln_k ? (long)prev_item : n "
+            "- 1") ";\n" REJ_AT("kiln_k ? n - 1 : i - (long)prev_item") ";\n"
+                                                                        "#else\n"
+                                                                        "if (item != "
+                                                                        "prev_item)"
+                                                                        " " OUT_AT(
+                                                                            "(long)prev_"
+                                                                            "item") ";\n"
+                                                                                    "else"
+                                                                                    " " REJ_AT(
+                                                                                        "i "
+                                                                                        "- "
+                                                                                        "(l"
+                                                                                        "on"
+                                                                                        "g)"
+                                                                                        "pr"
+                                                                                        "ev"
+                                                                                        "_"
+                                                                                        "it"
+                                                                                        "e"
+                                                                                        "m") ";\n#"
+                                                                                             "endif"
+                                                                                             "\n",
+    /* one output, rejected items from the back: every element is some
+     * item's, so one store with a computed place */
+    [KILN__SEL_STORE_BACK] = OUT_AT("item != prev_item ? (long)prev_item\n"
+                                    "                 : n - 1 - (i - (long)prev_item)"),
+};
 
 kiln_scan_desc kiln__sel_desc(int wide, int mode, const char *preamble, const char *name,
                               kiln__sb *output) {
