@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,6 +383,101 @@ kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload, s
     return KILN_OK;
 }
 
+/* ------------------------------------------------------------ load guard */
+
+/* "<64 hex>.loading": present while a process hands the entry of that key
+ * to its driver, and holding that process's pid. A marker whose process
+ * has died means the load crashed it (a driver that aborts on a bad
+ * binary): the entry is removed, so only one run ever crashes on it. Pids
+ * are those of this machine: a cache shared over a network file system
+ * between machines may take a live loader elsewhere for a dead one (the
+ * cost is one rebuild). */
+static int kiln__is_marker_name(const char *name) {
+    return strlen(name) == 72 && strcmp(name + 64, ".loading") == 0;
+}
+
+static long kiln__marker_pid(int dirfd, const char *name) {
+    char buf[32];
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    return strtol(buf, NULL, 10);
+}
+
+kiln_status kiln__cache_guard_begin(const kiln__cache_key *key, kiln__cache_guard *g) {
+    char entry[80];
+    int dirfd;
+    memset(g, 0, sizeof *g);
+    if (!key || !kiln__is_key_hex(key->hex))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln__cache_guard_begin: malformed key");
+    snprintf(g->marker, sizeof g->marker, "%s.loading", key->hex);
+    snprintf(entry, sizeof entry, "%s.bin", key->hex);
+    struct stat st;
+    if (kiln__dir_for_use(0, &dirfd) != KILN_OK)
+        return KILN_OK; /* nothing to guard: the load misses anyway */
+    if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        close(dirfd);
+        return KILN_OK; /* a miss */
+    }
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = openat(dirfd, g->marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        kiln__cache_shared() ? 0640 : 0600);
+        if (fd >= 0) {
+            char pid[24];
+            int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+            int ok = kiln__write_all(fd, pid, (size_t)n) == 0;
+            close(fd);
+            if (ok) {
+                g->owned = 1;
+            } else {
+                unlinkat(dirfd, g->marker, 0);
+            }
+            break;
+        }
+        if (errno != EEXIST)
+            break; /* a read-only cache: loads go unguarded */
+        long pid = kiln__marker_pid(dirfd, g->marker);
+        if (pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM))
+            break; /* someone is loading it now: load beside them */
+        if (pid <= 0) {
+            /* a marker being written, or one a crash left empty: only an
+             * old one counts as dead */
+            if (fstatat(dirfd, g->marker, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            if (time(NULL) - st.st_mtime < 10)
+                break;
+        }
+        int had = unlinkat(dirfd, entry, 0) == 0;
+        unlinkat(dirfd, g->marker, 0);
+        if (had) {
+            close(dirfd);
+            return kiln__error_set(KILN_ERROR_IO, 0,
+                                   "cache entry %s/%s was removed: the last process that loaded "
+                                   "it (pid %ld) died during the load",
+                                   kiln__cache_dir(), entry, pid);
+        }
+    }
+    close(dirfd);
+    return KILN_OK;
+}
+
+void kiln__cache_guard_end(kiln__cache_guard *g) {
+    int dirfd;
+    if (!g || !g->owned)
+        return;
+    g->owned = 0;
+    if (kiln__dir_for_use(0, &dirfd) != KILN_OK)
+        return;
+    unlinkat(dirfd, g->marker, 0);
+    close(dirfd);
+}
+
 /* ------------------------------------------------------------- public API */
 
 KILN_API kiln_status kiln_cache_path(char *buf, size_t capacity) {
@@ -507,7 +603,7 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed) {
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         int entry = kiln__is_entry_name(de->d_name);
-        if (!entry && !kiln__is_tmp_name(de->d_name))
+        if (!entry && !kiln__is_tmp_name(de->d_name) && !kiln__is_marker_name(de->d_name))
             continue;
         if (!entry) {
             /* A temp file may belong to a writer running right now: leave

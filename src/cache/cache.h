@@ -40,6 +40,18 @@ kiln_status kiln__cache_load(const kiln__cache_key *key, void **payload, size_t 
  * not fatal for the caller: it returns KILN_ERROR_IO with a message. */
 kiln_status kiln__cache_store(const kiln__cache_key *key, const void *payload, size_t size,
                               const char *label);
+/* Guards a driver's load of a loaded entry (some drivers abort on a bad
+ * binary): begin before kiln__cache_load, end once the driver has taken the
+ * binary (or refused it). begin returns KILN_ERROR_IO, with a message, when
+ * the last process that loaded this entry died during the load: the entry
+ * has been removed and the caller rebuilds. Any other trouble (a read-only
+ * cache) leaves the load unguarded and returns KILN_OK. */
+typedef struct kiln__cache_guard {
+    char marker[80]; /* "<key>.loading" in the cache directory */
+    int owned;       /* this process made the marker: end removes it */
+} kiln__cache_guard;
+kiln_status kiln__cache_guard_begin(const kiln__cache_key *key, kiln__cache_guard *g);
+void kiln__cache_guard_end(kiln__cache_guard *g);
 /* The cache directory's path (created on first store). Never NULL. */
 const char *kiln__cache_dir(void);
 

@@ -55,7 +55,9 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
     if (!no_cache) {
         void *payload = NULL;
         size_t size = 0;
-        if (kiln__cache_load(&key, &payload, &size) == KILN_OK) {
+        kiln__cache_guard guard;
+        if (kiln__cache_guard_begin(&key, &guard) == KILN_OK &&
+            kiln__cache_load(&key, &payload, &size) == KILN_OK) {
             if (be->program_load(ctx->handle, &dev->b, payload, size, options, &e->handle) ==
                 KILN_OK)
                 e->from_disk = 1;
@@ -63,6 +65,7 @@ static kiln_status kiln__build_one(kiln_context *ctx, kiln_device *dev, const ch
                 e->handle = NULL; /* a binary the driver refuses: rebuild it */
             free(payload);
         }
+        kiln__cache_guard_end(&guard);
     }
     if (!e->handle) {
         char *log = NULL;

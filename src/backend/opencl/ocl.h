@@ -146,6 +146,11 @@ kiln_status kiln__ocl_buffer_unmap(void *queue, void *buffer, void *host_ptr, si
 kiln_status kiln__ocl_program_build(void *context, const kiln__bdevice *device, const char *source,
                                     const char *options, void **program, char **log);
 kiln_status kiln__ocl_program_binary(void *program, void **binary, size_t *size);
+/* PoCL's program binaries (pocl_binary.c): whether a binary is one, and
+ * NULL if it is whole, else what is wrong with it (a binary serialised
+ * while another process rewrote PoCL's cache files; PoCL aborts on it). */
+int kiln__ocl_is_pocl_binary(const void *binary, size_t size);
+const char *kiln__ocl_pocl_binary_check(const void *binary, size_t size);
 kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device, const void *binary,
                                    size_t size, const char *options, void **program);
 void kiln__ocl_program_release(void *program);

@@ -194,6 +194,21 @@ kiln_status kiln__ocl_program_binary(void *program, void **binary, size_t *size)
         out = NULL;
         goto done;
     }
+    /* A PoCL binary serialised while another process rewrote PoCL's cache
+     * files would crash every later load: it is never handed out. */
+    const unsigned char *native = out + KILN__OCL_BIN_HEADER;
+    if (kiln__ocl_is_pocl_binary(native, sizes[pick])) {
+        const char *bad = kiln__ocl_pocl_binary_check(native, sizes[pick]);
+        if (bad) {
+            st = kiln__error_set(KILN_ERROR_IO, 0,
+                                 "the PoCL binary of this program is incomplete (%s): another "
+                                 "process was writing PoCL's cache; it is not cached",
+                                 bad);
+            free(out);
+            out = NULL;
+            goto done;
+        }
+    }
     memcpy(out, KILN__OCL_BIN_MAGIC, 8);
     kiln__put_u64(out + 8, sizes[pick]);
     kiln__put_u64(out + 16, fnv1a64(out + KILN__OCL_BIN_HEADER, sizes[pick]));
@@ -229,6 +244,14 @@ kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device, c
                                "program binary is corrupted (checksum "
                                "mismatch)");
     const unsigned char *native = b + KILN__OCL_BIN_HEADER;
+    if (kiln__ocl_is_pocl_binary(native, n)) {
+        const char *bad = kiln__ocl_pocl_binary_check(native, n);
+        if (bad)
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "the cached PoCL binary is incomplete (%s): refused, the "
+                                   "program is rebuilt",
+                                   bad);
+    }
     prog = kiln__cl.clCreateProgramWithBinary((cl_context)context, 1, &dev, &n, &native,
                                               &bin_status, &err);
     if (!prog || err != CL_SUCCESS || bin_status != CL_SUCCESS) {
