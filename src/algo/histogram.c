@@ -66,11 +66,12 @@ static void hist_defines(const hist_job *j, kiln__sb *sb) {
         kiln__sb_addf(sb, "#define KILN_HIST_PRIV %d\n", priv);
         /* the local array's size, a power of two (few programs); the
          * bins past nb stay 0 */
-        size_t nb = 64;
-        while (nb < j->nb)
-            nb *= 2;
-        if (priv)
+        if (priv) {
+            size_t nb = 64;
+            while (nb < j->nb)
+                nb *= 2;
             kiln__sb_addf(sb, "#define KILN_HIST_NB %zu\n", nb);
+        }
         return;
     }
     kiln__sb_add(sb, "#define KILN_HIST_PRIV 0\n");
@@ -208,6 +209,8 @@ kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a, size_t bins, 
                                  kiln_event *const *wait, kiln_event **event, kiln_array **hist) {
     static const char what[] = "kiln_array_histogram";
     kiln_status st = hist_begin(queue, a, weights, event, hist, what);
+    if (st == KILN_OK)
+        st = kiln__check_wait(what, num_wait, wait);
     if (st != KILN_OK)
         return st;
     if (!bins || bins > ((size_t)1 << 31))
@@ -255,6 +258,8 @@ kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a, kiln_ar
     static const char what[] = "kiln_array_histogram_edges";
     kiln_status st = hist_begin(queue, a, weights, event, hist, what);
     if (st == KILN_OK)
+        st = kiln__check_wait(what, num_wait, wait);
+    if (st == KILN_OK)
         st = kiln__array_check_queue(queue, edges, what);
     if (st != KILN_OK)
         return st;
@@ -298,6 +303,12 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *we
                                "%s: the input must have an integer dtype, "
                                "not %s",
                                what, kiln_dtype_name(a->dtype));
+    /* The same limit as for the largest value below (a larger count array
+     * cannot be allocated anyway; above 2^63 the kernel's sizing looped
+     * for ever, issue 41). */
+    if (minlength > ((size_t)1 << 40))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: minlength = %zu; give at most 2^40", what, minlength);
     size_t len = minlength;
     if (a->size) {
         int64_t mn = 0, mx = 0;
