@@ -165,7 +165,8 @@ KILN_API const char *kiln_hash_kernel_source(void);
  * slot is claimed: a call that brings the table to within a few keys of
  * its capacity while giving one new key several times may say full.) The keys 0xFFFFFFFF and
  * 0xFFFFFFFE (-1 and -2 as INT32) mark empty and erased slots: inserting
- * them is KILN_ERROR_INVALID_ARGUMENT, looking them up finds nothing. */
+ * (or adding) them is KILN_ERROR_INVALID_ARGUMENT and stores none of the
+ * call's keys (they are checked first), looking them up finds nothing. */
 typedef struct kiln_hash_table kiln_hash_table;
 
 /* Allocates and clears the table (Blocks). capacity 0 or above 2^30 is

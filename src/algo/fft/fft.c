@@ -225,6 +225,17 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
             batch *= len;
         }
     }
+    /* NumPy raises for a transformed length of 0 ("Invalid number of FFT
+     * data points"); an empty batch is an empty result. */
+    for (unsigned k = 0; k < axes; k++)
+        if (!f.n[k]) {
+            char ti[96];
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: transformed axis %u of %s has length 0 (NumPy: "
+                                   "invalid number of FFT data points)",
+                                   what, in->ndim - axes + k,
+                                   kiln__array_describe(real_side, ti, sizeof ti));
+        }
     f.batch = batch;
     size_t inner = total / (f.n[axes - 1] ? f.n[axes - 1] : 1);
     size_t half = f.n[axes - 1] / 2 + 1;
