@@ -165,6 +165,9 @@ static kiln_status export_make(const char *fn, kiln_queue *q, kiln_array *a, dl_
     DLTensor *t = &e->tensor;
     uintptr_t ptr = 0;
     size_t elem0 = a->offset * es; /* bytes from the buffer's start */
+    /* "not CUDA memory" is an answer here: the caller's last error stays */
+    kiln__error_saved saved;
+    kiln__error_save(&saved);
     st = cuda_pointer(a->buffer, &ptr);
     if (st == KILN_OK) {
         int ordinal = 0;
@@ -179,6 +182,7 @@ static kiln_status export_make(const char *fn, kiln_queue *q, kiln_array *a, dl_
     } else if (st == KILN_ERROR_MISMATCH) {
         /* Not CUDA memory: host memory through a mapping of the bytes the
          * array spans (nothing to map when it is empty). */
+        kiln__error_restore(&saved);
         t->device = (DLDevice){ kDLCPU, 0 };
         if (a->size) {
             size_t first = elem0 + (size_t)lo * es; /* lo <= 0 */
