@@ -376,7 +376,12 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array, dis
     if (event)
         *event = NULL;
     if (!queue || !rng || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue, rng or array is NULL", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !queue ? "queue"
+                               : !rng ? "rng"
+                                      : "array");
+    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+        return KILN_ERROR_NULL_HANDLE;
     fill_spec s;
     if (!fill_spec_for(dist, kiln_array_dtype(array), &s))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: dtype %s is not supported (%s)",

@@ -369,6 +369,19 @@ kiln_status kiln_blas_gemv(kiln_queue *q, kiln_blas_op op, kiln_scalar alpha, ki
         return st;
     if (a->ndim != 2 || x->ndim != 1 || y->ndim != 1)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: a must be 2-D, x and y 1-D", what);
+    /* The shapes in gemv's own terms (the gemm it becomes would name an
+     * (n, 1) b; issue 41). An unknown op is gemm's to report. */
+    int t = op == KILN_BLAS_T || op == KILN_BLAS_C;
+    size_t m = a->shape[t ? 1 : 0], k = a->shape[t ? 0 : 1];
+    if ((op == KILN_BLAS_N || t) && (x->shape[0] != k || y->shape[0] != m)) {
+        char ta[96], tx[96], ty[96];
+        return kiln__error_set(
+            KILN_ERROR_MISMATCH, 0,
+            "%s: shapes do not fit (a %s%s, x %s, y %s): x needs %zu "
+            "elements and y %zu",
+            what, kiln__array_describe(a, ta, sizeof ta), op == KILN_BLAS_N ? "" : " transposed",
+            kiln__array_describe(x, tx, sizeof tx), kiln__array_describe(y, ty, sizeof ty), k, m);
+    }
     kiln_array *xc = NULL, *yc = NULL;
     st = column_of(x, &xc);
     if (st == KILN_OK)
