@@ -11,15 +11,19 @@
 
 #include "harness.h"
 
+static int gpus_tested;
+
 static void test_fault(kiln_queue *q, void *user) {
     (void)user;
     kiln_device_info info;
-    CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info));
+    if (!CHECK_OK(kiln_device_get_info(kiln_queue_device(q), &info)))
+        return;
     if (info.type != KILN_DEVICE_GPU) {
-        printf("  (not a GPU: a fault would end the process; nothing to check)\n");
-        CHECK(1);
+        /* no check here: a device this test cannot run on is a skip */
+        printf("  (not a GPU: a fault would end the process; left out)\n");
         return;
     }
+    gpus_tested++;
     kiln_context *ctx = kiln_queue_context(q);
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
@@ -56,5 +60,8 @@ static void test_fault(kiln_queue *q, void *user) {
 
 int main(void) {
     kt_for_each_device(test_fault, NULL);
+    if (!gpus_tested)
+        KT_SKIP("no GPU among the test devices: a fault in a kernel on a CPU device "
+                "ends the process, so there is nothing this test can check here");
     return kt_report();
 }
