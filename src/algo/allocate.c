@@ -73,7 +73,7 @@ kiln_status kiln_allocate_create(kiln_context *context, const kiln_allocate_desc
                                "%s: item_type '%s' is not a kiln dtype name "
                                "(\"int\", \"float\", \"long\", ...)",
                                what, d.item_type);
-    kiln_allocate *a = calloc(1, sizeof *a);
+    kiln_allocate *a = kiln__calloc(1, sizeof *a);
     if (!a)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     atomic_init(&a->refs, 1);
@@ -135,7 +135,7 @@ kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, siz
     if (num_args != a->nargs)
         return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0, "%s: %zu arguments given, %zu declared",
                                what, num_args, a->nargs);
-    kiln_arg *all = calloc(num_args + 3, sizeof *all);
+    kiln_arg *all = kiln__calloc(num_args + 3, sizeof *all);
     if (!all)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (num_args)

@@ -67,7 +67,7 @@ static size_t probe_size(kiln_context *context, const char *source) {
     if (!end)
         return 0;
     size_t len = (size_t)(end + strlen("#endif\n") - source);
-    char *probe = malloc(sizeof define + len);
+    char *probe = kiln__malloc(sizeof define + len);
     if (!probe)
         return 0;
     memcpy(probe, define, sizeof define - 1);

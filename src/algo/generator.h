@@ -16,8 +16,9 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "base/strbuf.h"
 #include "base/desc.h"
+#include "base/fault.h" /* kiln__malloc and friends: each allocation is a fault site */
+#include "base/strbuf.h"
 #include "kiln.h"
 
 /* Longest generator name: kernel names add a suffix ("_stage1") to it. */

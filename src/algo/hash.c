@@ -104,7 +104,7 @@ kiln_status kiln_hash_table_create(kiln_queue *queue, size_t capacity, kiln_dtyp
                                "%s: values of dtype %s; int32, uint32 and "
                                "float32 are supported",
                                what, kiln_dtype_name(value_dtype));
-    kiln_hash_table *t = calloc(1, sizeof *t);
+    kiln_hash_table *t = kiln__calloc(1, sizeof *t);
     if (!t)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     atomic_init(&t->refs, 1);

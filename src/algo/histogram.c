@@ -229,7 +229,7 @@ kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a, size_t bins, 
      * rounded to the edge type (float for float32/float16 input) */
     int dbl = a->dtype != KILN_FLOAT32 && a->dtype != KILN_FLOAT16;
     size_t es = dbl ? 8 : 4;
-    void *e = malloc((bins + 1) * es);
+    void *e = kiln__malloc((bins + 1) * es);
     if (!e)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     double step = (hi - lo) / (double)bins;
@@ -270,7 +270,7 @@ kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a, kiln_ar
                                what);
     /* the edges are read back to check their order (Blocks) */
     size_t ne = edges->size;
-    double *h = malloc(ne * sizeof *h);
+    double *h = kiln__malloc(ne * sizeof *h);
     if (!h)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     st = kiln_array_read(queue, edges, h);

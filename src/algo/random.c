@@ -22,7 +22,7 @@ struct kiln_rng {
 
 static kiln_status rng_new(kiln_rng_algorithm alg, uint64_t seed, uint64_t sub, uint64_t offset,
                            kiln_rng **out) {
-    kiln_rng *r = calloc(1, sizeof *r);
+    kiln_rng *r = kiln__calloc(1, sizeof *r);
     if (!r)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_rng");
     atomic_init(&r->refs, 1);

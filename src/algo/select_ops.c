@@ -250,7 +250,7 @@ static kiln_status dense_begin(kiln_queue *q, kiln_array *const *in, int nin, si
             st = kiln_array_copy(q, dn->a[k], in[k], num_wait, wait, &dn->ev[k]);
         }
     }
-    dn->wait = malloc((num_wait + 2) * sizeof *dn->wait);
+    dn->wait = kiln__malloc((num_wait + 2) * sizeof *dn->wait);
     if (!dn->wait)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "selection");
     for (size_t k = 0; k < num_wait; k++)

@@ -176,7 +176,7 @@ static kiln_status host_run(void *user, void *const *host) {
 static kiln_status dispatch(kiln_queue *q, const call *c) {
     if (!c->p->host)
         return c->is_gemm ? c->p->gemm(q, &c->g) : c->p->level1(q, &c->l);
-    call *copy = malloc(sizeof *copy);
+    call *copy = kiln__malloc(sizeof *copy);
     if (!copy)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "BLAS");
     *copy = *c;
@@ -330,6 +330,8 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
     kiln_array_release(oc.tmp);
     if (st == KILN_OK)
         st = kiln__native_end(q, event);
+    else
+        kiln__native_abandon();
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
@@ -463,6 +465,8 @@ static kiln_status level1(kiln_queue *q, const char *what, int op, kiln_scalar a
         st = dispatch(q, &cl);
     if (st == KILN_OK)
         st = kiln__native_end(q, event);
+    else
+        kiln__native_abandon();
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
