@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "testing/kiln_test_internal.h"
 
 static const char *msg(void) {
     return kiln_last_error_message();
@@ -222,6 +223,58 @@ static void test_half_note(kiln_queue *q) {
         kiln_elementwise_release(ew);
 }
 
+/* No "kiln_x: kiln_x" in any message of a call whose n-th host
+ * allocation is refused, for every n (the out-of-memory paths prefixed the
+ * call's name to a message that was only the call's name). */
+static int doubled(const char *name) {
+    char twice[128];
+    snprintf(twice, sizeof twice, "%s: %s", name, name);
+    return strstr(msg(), twice) != NULL;
+}
+
+static void test_no_doubled_prefix(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t n = 64, one = 1;
+    int hk[64];
+    for (int i = 0; i < 64; i++)
+        hk[i] = i / 3;
+    kiln_array *a = NULL, *o = NULL, *cnt = NULL, *uc = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, hk, &a));
+    CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &o));
+    CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &one, &cnt));
+    CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &uc));
+    int64_t hc = 0;
+    kiln_event *e = NULL;
+    /* once unarmed, to build the kernels */
+    CHECK_OK(kiln_array_unique(q, o, uc, cnt, &hc, a, 0, NULL, &e));
+    CHECK_OK(kiln_event_wait(e));
+    kiln_event_release(e);
+    int bad = 0, fired = 1;
+    unsigned long k;
+    for (k = 1; fired && k < 2000; k++) {
+        e = NULL;
+        kiln__fault_arm(KILN__FAULT_HOST_ALLOC, k);
+        kiln_status st = kiln_array_unique(q, o, uc, cnt, &hc, a, 0, NULL, &e);
+        fired = kiln__fault_fired();
+        kiln__fault_arm(KILN__FAULT_HOST_ALLOC, 0);
+        if (st == KILN_OK)
+            kiln_event_wait(e);
+        kiln_event_release(e);
+        kiln_queue_finish(q);
+        if (st != KILN_OK && doubled("kiln_array_unique")) {
+            if (!bad++)
+                printf("  allocation %lu: \"%s\"\n", k, msg());
+        }
+    }
+    printf("  kiln_array_unique: %lu host allocations refused in turn\n", k - 2);
+    CHECK_MSG(!bad, "%d messages of kiln_array_unique doubled its name", bad);
+    CHECK(k > 2);
+    kiln_array_release(a);
+    kiln_array_release(o);
+    kiln_array_release(cnt);
+    kiln_array_release(uc);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     test_sort_wait(q);
@@ -231,6 +284,7 @@ static void run(kiln_queue *q, void *user) {
     test_null_named(q);
     test_unique_counts(q);
     test_half_note(q);
+    test_no_doubled_prefix(q);
 }
 
 int main(void) {

@@ -47,7 +47,7 @@ kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...) {
     size_t plen = strlen(prefix), olen = strnlen(old, sizeof old - 1);
     /* A message that already names the call keeps one prefix, not two
      * ("kiln_x: kiln_x: ..."; issue 41). */
-    if (plen && olen > plen + 1 && !memcmp(old, prefix, plen) && old[plen] == ':')
+    if (plen && olen >= plen && !memcmp(old, prefix, plen) && (old[plen] == ':' || !old[plen]))
         return status;
     if (plen > sizeof kiln__message - 3)
         plen = sizeof kiln__message - 3;
