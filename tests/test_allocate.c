@@ -108,6 +108,49 @@ static void check_errors(kiln_queue *q) {
     kiln_array_release(X);
 }
 
+/* An operation that emits more (or fewer) items in the fill pass than in
+ * the count pass (it counts its own runs in calls[i]) must not write past
+ * the items and must be reported, not KILN_OK (issue 41: it corrupted the
+ * heap). The library works afterwards. */
+static void check_nondeterministic(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    static const struct {
+        const char *op;
+        const char *what;
+    } ops[] = {
+        { "int r = calls[i]++; for (int t = 0; t < 1 + 7 * r; t++) KILN_EMIT(t);", "more" },
+        { "int r = calls[i]++; if (!r || i % 3) KILN_EMIT(i);", "fewer" },
+        { "int r = calls[i]++; if (r) KILN_EMIT(i);", "more from a total of 0" },
+    };
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        kiln_allocate *a = NULL;
+        if (!CHECK_OK(kiln_allocate_create(c,
+                                           &KILN_ALLOCATE_DESC(.arguments = "int *calls",
+                                                               .item_type = "long",
+                                                               .operation = ops[k].op),
+                                           &a)))
+            continue;
+        size_t n = 1000;
+        kiln_array *calls = NULL, *items = (kiln_array *)1, *offs = (kiln_array *)1;
+        CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n, 0, NULL, NULL, &calls));
+        kiln_arg arg = KILN_ARG_ARRAY(calls);
+        kiln_status st = kiln_allocate_run(q, a, n, 1, &arg, &items, &offs);
+        CHECK_MSG(st == KILN_ERROR_INVALID_ARGUMENT,
+                  "allocate whose fill emits %s than its count: %s (%s)", ops[k].what,
+                  kiln_status_name(st), kiln_last_error_message());
+        CHECK(strstr(kiln_last_error_message(), "kiln_allocate_run") != NULL);
+        CHECK(items == NULL && offs == NULL);
+        if (st == KILN_OK) {
+            kiln_array_release(items);
+            kiln_array_release(offs);
+        }
+        kiln_array_release(calls);
+        kiln_allocate_release(a);
+    }
+    /* still usable */
+    check_emit(q, "int", KILN_INT32, 1000);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     size_t sizes[64];
@@ -125,6 +168,7 @@ static void run(kiln_queue *q, void *user) {
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         check_emit(q, types[k].type, types[k].d, 100);
     check_errors(q);
+    check_nondeterministic(q);
 }
 
 int main(void) {

@@ -287,6 +287,30 @@ static void test_export(kiln_queue *q, int host_memory) {
     CHECK_STATUS(kiln_array_to_dlpack(q, NULL, &mt), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_to_dlpack(q, e, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_to_dlpack_versioned(q, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    /* A successful export leaves the thread's last error as it was (it
+     * was overwritten by an internal probe's "not CUDA memory", issue 41). */
+    {
+        size_t s5[1] = { 5 };
+        kiln_array *f = NULL;
+        DLManagedTensor *m1 = NULL;
+        DLManagedTensorVersioned *m2 = NULL;
+        char before[512];
+        if (CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, s5, 0, NULL, NULL, &f))) {
+            CHECK_STATUS(kiln_array_to_dlpack(q, e, NULL), KILN_ERROR_NULL_HANDLE);
+            snprintf(before, sizeof before, "%s", kiln_last_error_message());
+            if (CHECK_OK(kiln_array_to_dlpack(q, f, &m1)))
+                m1->deleter(m1);
+            CHECK_MSG(strcmp(before, kiln_last_error_message()) == 0,
+                      "kiln_array_to_dlpack changed the last error: \"%s\" -> \"%s\"", before,
+                      kiln_last_error_message());
+            if (CHECK_OK(kiln_array_to_dlpack_versioned(q, f, &m2)))
+                m2->deleter(m2);
+            CHECK_MSG(strcmp(before, kiln_last_error_message()) == 0,
+                      "kiln_array_to_dlpack_versioned changed the last error: \"%s\" -> \"%s\"",
+                      before, kiln_last_error_message());
+        }
+        kiln_array_release(f);
+    }
     kiln_array_release(e);
 }
 

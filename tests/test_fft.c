@@ -267,6 +267,40 @@ static void check_errors(kiln_queue *q) {
                  : KILN_ERROR_INTERNAL); /* n = 9 also fits 5 = 9/2 + 1 */
     CHECK_STATUS(kiln_irfft(q, a, h5, 1, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(kiln_fft_library(q) != NULL && kiln_fft_library(NULL) == NULL);
+    /* a transformed axis of length 0: NumPy raises (invalid number of FFT
+     * data points); kiln said KILN_OK (issue 41). An empty batch is fine. */
+    {
+        size_t s0 = 0, s1 = 1, s30[2] = { 3, 0 }, s08[2] = { 0, 8 }, s31[2] = { 3, 1 };
+        kiln_array *z = NULL, *zr = NULL, *h1 = NULL, *z2 = NULL, *zr2 = NULL, *hb = NULL,
+                   *e2 = NULL;
+        CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 1, &s0, &z));
+        CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s0, &zr));
+        CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 1, &s1, &h1));
+        CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 2, s30, &z2));
+        CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 2, s30, &zr2));
+        CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 2, s31, &hb));
+        CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 2, s08, &e2));
+        for (int inv = 0; inv < 2; inv++) {
+            CHECK_STATUS(kiln_fft(q, z, z, 1, inv, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+            CHECK(strstr(kiln_last_error_message(), "kiln_fft") != NULL &&
+                  strstr(kiln_last_error_message(), "length 0") != NULL);
+        }
+        CHECK_STATUS(kiln_fft(q, z2, z2, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_fft(q, z2, z2, 2, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_rfft(q, h1, zr, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+        CHECK(strstr(kiln_last_error_message(), "kiln_rfft") != NULL);
+        CHECK_STATUS(kiln_rfft(q, hb, zr2, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_irfft(q, zr, h1, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+        kiln_event *ev = NULL;
+        CHECK_OK(kiln_fft(q, e2, e2, 1, 0, 0, 0, NULL, &ev)); /* 0 transforms of 8 */
+        CHECK(ev != NULL);
+        if (ev)
+            CHECK_OK(kiln_event_wait(ev));
+        kiln_event_release(ev);
+        kiln_array *zl[] = { z, zr, h1, z2, zr2, hb, e2 };
+        for (size_t k = 0; k < 7; k++)
+            kiln_array_release(zl[k]);
+    }
     kiln_array *list[] = { a, b, f, h5, f9, d };
     for (size_t k = 0; k < 6; k++)
         kiln_array_release(list[k]);

@@ -327,6 +327,32 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &two, rv, &RV));
     CHECK_OK(kiln_hash_table_clear(q, t));
     CHECK_STATUS(kiln_hash_table_insert(q, t, RK, RV), KILN_ERROR_INVALID_ARGUMENT);
+    /* checked first: the call stored nothing, not even key 5 (issue 41) */
+    count = 99;
+    CHECK_OK(kiln_hash_table_count(q, t, &count));
+    CHECK_MSG(count == 0, "an insert refused for a reserved key stored %zu keys", count);
+    CHECK_STATUS(kiln_hash_table_add(q, t, RK, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_hash_table_add(q, t, RK, RV), KILN_ERROR_INVALID_ARGUMENT);
+    count = 99;
+    CHECK_OK(kiln_hash_table_count(q, t, &count));
+    CHECK_MSG(count == 0, "an add refused for a reserved key stored %zu keys", count);
+    {
+        uint32_t got[2] = { 7, 7 }, miss7 = 77;
+        uint8_t fnd[2] = { 9, 9 };
+        kiln_array *G = NULL, *F = NULL;
+        CHECK_OK(kiln_array_zeros(q, KILN_UINT32, 1, &two, 0, NULL, NULL, &G));
+        CHECK_OK(kiln_array_zeros(q, KILN_UINT8, 1, &two, 0, NULL, NULL, &F));
+        CHECK_OK(kiln_hash_table_lookup(q, t, RK, G, &miss7, F, 0, NULL, NULL));
+        CHECK_OK(kiln_array_read(q, G, got));
+        CHECK_OK(kiln_array_read(q, F, fnd));
+        CHECK(got[0] == 77 && got[1] == 77 && fnd[0] == 0 && fnd[1] == 0);
+        kiln_array_release(G);
+        kiln_array_release(F);
+    }
+    /* and the next good insert works */
+    CHECK_OK(kiln_hash_table_insert(q, t, K100, V100));
+    CHECK_OK(kiln_hash_table_count(q, t, &count));
+    CHECK(count == 100);
     /* wrong dtypes and sizes */
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &two, rk, &IK));
     CHECK_STATUS(kiln_hash_table_insert(q, t, IK, RV), KILN_ERROR_MISMATCH);

@@ -256,6 +256,25 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &three, neg, &N));
     CHECK_STATUS(kiln_array_bincount(q, N, NULL, 0, &H), KILN_ERROR_INVALID_ARGUMENT);
     kiln_array_release(N);
+    /* minlength far past any count array: refused at once (above 2^63 it
+     * hung, issue 41), with or without data */
+    size_t huge[] = { ((size_t)1 << 63) + 1, SIZE_MAX, ((size_t)1 << 40) + 1 };
+    for (size_t k = 0; k < sizeof huge / sizeof huge[0]; k++) {
+        kiln_array *I = NULL;
+        int iv[3] = { 0, 1, 2 };
+        size_t len = k == 1 ? 0 : 3;
+        CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, len ? &len : &three, iv, &I));
+        if (!len) {
+            kiln_array_release(I);
+            I = NULL;
+            CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &len, &I));
+        }
+        H = (kiln_array *)1;
+        CHECK_STATUS(kiln_array_bincount(q, I, NULL, huge[k], &H), KILN_ERROR_INVALID_ARGUMENT);
+        CHECK(H == NULL);
+        CHECK(strstr(kiln_last_error_message(), "minlength") != NULL);
+        kiln_array_release(I);
+    }
     /* lo == hi: NumPy widens the range by 0.5 each side; all 10 zeros in
      * the middle bin of 3 */
     if (CHECK_OK(kiln_array_histogram(q, A, 3, 0, 0, NULL, 0, NULL, NULL, &H))) {

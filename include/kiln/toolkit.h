@@ -161,11 +161,12 @@ KILN_API const char *kiln_hash_kernel_source(void);
  * the table's life, erased keys included (their slots stay used until
  * kiln_hash_table_clear). An insert past that, or any probe that finds no
  * slot, leaves those keys out and makes the call KILN_ERROR_OUT_OF_RANGE
- * ("full"); probing is bounded, never a hang. (Room is reserved before a
- * slot is claimed: a call that brings the table to within a few keys of
- * its capacity while giving one new key several times may say full.) The keys 0xFFFFFFFF and
+ * ("full"); probing is bounded, never a hang. (A slot is claimed first and
+ * the key counted after; a key past the capacity gives its slot back as
+ * an erased one.) The keys 0xFFFFFFFF and
  * 0xFFFFFFFE (-1 and -2 as INT32) mark empty and erased slots: inserting
- * them is KILN_ERROR_INVALID_ARGUMENT, looking them up finds nothing. */
+ * (or adding) them is KILN_ERROR_INVALID_ARGUMENT and stores none of the
+ * call's keys (they are checked first), looking them up finds nothing. */
 typedef struct kiln_hash_table kiln_hash_table;
 
 /* Allocates and clears the table (Blocks). capacity 0 or above 2^30 is

@@ -73,20 +73,27 @@ kiln_status kiln_allocate_create(kiln_context *context, const kiln_allocate_desc
                                "%s: item_type '%s' is not a kiln dtype name "
                                "(\"int\", \"float\", \"long\", ...)",
                                what, d.item_type);
-    kiln_allocate *a = calloc(1, sizeof *a);
+    kiln_allocate *a = kiln__calloc(1, sizeof *a);
     if (!a)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     atomic_init(&a->refs, 1);
     a->item_dtype = it;
     char fill_args[160];
-    snprintf(fill_args, sizeof fill_args, "const long *alloc__offsets, %s *alloc__items",
-             d.item_type);
+    snprintf(fill_args, sizeof fill_args,
+             "const long *alloc__offsets, %s *alloc__items, long *alloc__bad", d.item_type);
     kiln_status st =
         make_pass(context, &d, "long *alloc__counts", "(alloc__n++)", "long alloc__n = 0;",
                   "alloc__counts[i] = alloc__n;", "_count", &a->count);
     if (st == KILN_OK)
-        st = make_pass(context, &d, fill_args, "(alloc__items[alloc__p++] = (v))",
-                       "long alloc__p = alloc__offsets[i];", "", "_fill", &a->fill);
+        /* The fill stores only inside item i's counted range and flags an
+         * item whose emits differ from its count (issue 41): an operation
+         * that is not deterministic never writes past the items. */
+        st = make_pass(context, &d, fill_args,
+                       "((alloc__p < alloc__e ? (void)(alloc__items[alloc__p] = (v)) : (void)0), "
+                       "alloc__p++)",
+                       "long alloc__p = alloc__offsets[i];\n"
+                       "const long alloc__e = alloc__offsets[i + 1];",
+                       "if (alloc__p != alloc__e) alloc__bad[0] = (long)i + 1;", "_fill", &a->fill);
     if (st != KILN_OK) {
         alloc_free(a);
         return st;
@@ -128,15 +135,15 @@ kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, siz
     if (num_args != a->nargs)
         return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0, "%s: %zu arguments given, %zu declared",
                                what, num_args, a->nargs);
-    kiln_arg *all = calloc(num_args + 2, sizeof *all);
+    kiln_arg *all = kiln__calloc(num_args + 3, sizeof *all);
     if (!all)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (num_args)
         memcpy(all, args, num_args * sizeof *all);
-    size_t n1 = n + 1;
-    kiln_array *counts = NULL;
+    size_t n1 = n + 1, one = 1;
+    kiln_array *counts = NULL, *bad = NULL;
     kiln_event *e = NULL;
-    int64_t total = 0;
+    int64_t total = 0, bad_item = 0;
     /* counts[n] stays 0: the exclusive scan then ends with the total */
     kiln_status st = kiln_array_zeros(queue, KILN_INT64, 1, &n1, 0, NULL, NULL, &counts);
     all[num_args] = KILN_ARG_ARRAY(counts);
@@ -151,19 +158,33 @@ kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, siz
         st = kiln__error_set(KILN_ERROR_INTERNAL, 0, "%s: negative total", what);
     if (st == KILN_OK)
         st = kiln__array_make(kiln_queue_context(queue), a->item_dtype, 1, &nt, NULL, what, items);
+    if (st == KILN_OK && n)
+        st = kiln_array_zeros(queue, KILN_INT64, 1, &one, 0, NULL, NULL, &bad);
     all[num_args] = KILN_ARG_ARRAY(counts);
     all[num_args + 1] = KILN_ARG_ARRAY(*items);
-    if (st == KILN_OK && nt)
-        st = kiln_elementwise_launch(queue, a->fill, n, num_args + 2, all, 0, NULL, &e);
+    all[num_args + 2] = KILN_ARG_ARRAY(bad);
+    /* The fill runs even when the total is 0: an operation that emits
+     * there only now must be reported too. */
+    if (st == KILN_OK && n)
+        st = kiln_elementwise_launch(queue, a->fill, n, num_args + 3, all, 0, NULL, &e);
     if (st == KILN_OK && e)
         st = kiln_event_wait(e);
+    if (st == KILN_OK && bad)
+        st = kiln_buffer_read(queue, bad->buffer, bad->offset * 8, 8, &bad_item);
+    if (st == KILN_OK && bad_item)
+        st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                             "%s: the operation emitted a different number of items in the "
+                             "fill pass than in the count pass (item %lld, for one); it must "
+                             "emit the same values both times, and no output is given",
+                             what, (long long)(bad_item - 1));
     kiln_event_release(e);
+    kiln_array_release(bad);
     free(all);
     if (st != KILN_OK) {
         kiln_array_release(counts);
         kiln_array_release(*items);
         *items = NULL;
-        return kiln__error_prefix(st, "%s", what);
+        return bad_item ? st : kiln__error_prefix(st, "%s", what);
     }
     *offsets = counts;
     return KILN_OK;

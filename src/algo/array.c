@@ -63,7 +63,7 @@ kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype, unsigned
 }
 
 static kiln_array *array_new(kiln_context *ctx, kiln_buffer *buf, kiln_dtype dtype) {
-    kiln_array *a = calloc(1, sizeof *a);
+    kiln_array *a = kiln__calloc(1, sizeof *a);
     if (!a)
         return NULL;
     atomic_init(&a->refs, 1);

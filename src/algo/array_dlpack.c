@@ -159,12 +159,15 @@ static kiln_status export_make(const char *fn, kiln_queue *q, kiln_array *a, dl_
     st = kiln_queue_finish(q);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
-    dl_export *e = calloc(1, sizeof *e);
+    dl_export *e = kiln__calloc(1, sizeof *e);
     if (!e)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", fn);
     DLTensor *t = &e->tensor;
     uintptr_t ptr = 0;
     size_t elem0 = a->offset * es; /* bytes from the buffer's start */
+    /* "not CUDA memory" is an answer here: the caller's last error stays */
+    kiln__error_saved saved;
+    kiln__error_save(&saved);
     st = cuda_pointer(a->buffer, &ptr);
     if (st == KILN_OK) {
         int ordinal = 0;
@@ -179,6 +182,7 @@ static kiln_status export_make(const char *fn, kiln_queue *q, kiln_array *a, dl_
     } else if (st == KILN_ERROR_MISMATCH) {
         /* Not CUDA memory: host memory through a mapping of the bytes the
          * array spans (nothing to map when it is empty). */
+        kiln__error_restore(&saved);
         t->device = (DLDevice){ kDLCPU, 0 };
         if (a->size) {
             size_t first = elem0 + (size_t)lo * es; /* lo <= 0 */
@@ -290,7 +294,7 @@ static kiln_status import_host(const char *fn, kiln_context *ctx, kiln_dtype dty
     }
     if (is_dense)
         return kiln_array_from_host(ctx, dtype, ndim, shape, elem0, out);
-    char *tmp = malloc(n * es);
+    char *tmp = kiln__malloc(n * es);
     if (!tmp)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: %zu bytes for the gather", fn,
                                n * es);
@@ -400,7 +404,7 @@ static kiln_status import_tensor(const char *fn, kiln_context *ctx, const DLTens
     st = cuda_wrap(ctx, elem0 + (uintptr_t)(lo * (ptrdiff_t)es), span, &buf);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", fn);
-    kiln__array_owner *owner = calloc(1, sizeof *owner);
+    kiln__array_owner *owner = kiln__calloc(1, sizeof *owner);
     if (!owner) {
         kiln_buffer_release(buf);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", fn);

@@ -104,7 +104,7 @@ static kiln_status status_begin(kiln_queue *q, chain *c, kiln_array **flags) {
  * one that fails when the status says so. */
 static kiln_status status_end(kiln_queue *q, chain *c, kiln_array *flags, int64_t want_count,
                               const char *what) {
-    check *k = calloc(1, sizeof *k);
+    check *k = kiln__calloc(1, sizeof *k);
     if (!k)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     k->want_count = want_count;

@@ -48,7 +48,7 @@ static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in, unsi
     }
     kiln_status st =
         kiln__array_make(kiln_queue_context(queue), a0->dtype, a0->ndim, shape, NULL, what, out);
-    kiln_event **evs = calloc(n + 1, sizeof *evs);
+    kiln_event **evs = kiln__calloc(n + 1, sizeof *evs);
     if (st == KILN_OK && !evs)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     size_t ne = 0, at = 0;
@@ -152,7 +152,7 @@ kiln_status kiln_array_stack(kiln_queue *queue, size_t n, kiln_array *const *arr
                                    what, k, kiln__array_describe(arrays[k], t1, sizeof t1),
                                    kiln__array_describe(arrays[0], t0, sizeof t0));
         }
-    kiln_array **ex = calloc(n, sizeof *ex);
+    kiln_array **ex = kiln__calloc(n, sizeof *ex);
     if (!ex)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     for (size_t k = 0; st == KILN_OK && k < n; k++)

@@ -2,6 +2,7 @@
  * axpy), each a cached elementwise kernel built from an expression. */
 #include <stdio.h>
 
+#include "algo/op_names.h"
 #include "algo/array_internal.h"
 #include "algo/linalg_internal.h"
 #include "algo/builtin.h"
@@ -310,8 +311,8 @@ kiln_status kiln_array_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out, k
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     if (!f && !whole)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: op %d needs a float dtype, not %s",
-                               what, (int)op, kiln_dtype_name(a->dtype));
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: %s needs a float dtype, not %s",
+                               what, kiln__unary_op_name(op), kiln_dtype_name(a->dtype));
     char args[128], opt[160], X[32], expr[64];
     if (f)
         snprintf(expr, sizeof expr, "%s(%s)", f, read_elem(a->dtype, "x", X, sizeof X));

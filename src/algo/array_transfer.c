@@ -178,7 +178,7 @@ kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst, kiln
     size_t bytes = src->size * kiln_dtype_size(src->dtype);
     if (!bytes)
         return KILN_OK;
-    void *host = malloc(bytes);
+    void *host = kiln__malloc(bytes);
     if (!host)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
                                "kiln_array_copy_between: staging %zu bytes", bytes);
@@ -217,7 +217,7 @@ typedef struct staging {
 
 static void *staging_make(kiln_context *context, void *arg) {
     (void)context, (void)arg;
-    staging *st = calloc(1, sizeof *st);
+    staging *st = kiln__calloc(1, sizeof *st);
     if (st)
         pthread_mutex_init(&st->lock, NULL);
     return st;
@@ -372,7 +372,7 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue, kiln_array *dst
     size_t es = kiln_dtype_size(src->dtype), bytes = src->size * es;
     if (!bytes) /* still follows the wait list */
         return kiln_queue_marker(dst_queue, num_wait, wait, event);
-    between *b = calloc(1, sizeof *b);
+    between *b = kiln__calloc(1, sizeof *b);
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", fn);
     b->ctx = dctx;

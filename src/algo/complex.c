@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algo/op_names.h"
 #include "algo/builtin.h"
 #include "algo/linalg_internal.h"
 #include "base/error.h"
@@ -125,9 +126,9 @@ kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op, kiln_array *o
     case KILN_OP_GT:
     case KILN_OP_GE:
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: op %d orders values; complex numbers "
+                               "%s: %s orders values; complex numbers "
                                "have no order",
-                               what, (int)op);
+                               what, kiln__binary_op_name(op));
     default:
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
@@ -178,9 +179,9 @@ kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out
     case KILN_OP_SIN:
     case KILN_OP_COS:
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: op %d is not implemented for %s "
+                               "%s: %s is not implemented for %s "
                                "(complex arrays have NEG, ABS and EXP)",
-                               what, (int)op, kiln_dtype_name(a->dtype));
+                               what, kiln__unary_op_name(op), kiln_dtype_name(a->dtype));
     default:
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
@@ -331,9 +332,9 @@ kiln_status kiln__complex_reduce_desc(kiln_reduce_op op, kiln_dtype dtype, kiln_
         return KILN_OK;
     default:
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "kiln_array_reduce: op %d orders values; "
+                               "kiln_array_reduce: %s orders values; "
                                "complex numbers have no order",
-                               (int)op);
+                               kiln__reduce_op_name(op) ? kiln__reduce_op_name(op) : "the op");
     }
 }
 

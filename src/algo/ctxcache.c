@@ -64,7 +64,7 @@ static void cache_free(void *p) {
 
 static void *cache_make(kiln_context *context, void *arg) {
     (void)arg;
-    kiln__ctxcache *c = calloc(1, sizeof *c);
+    kiln__ctxcache *c = kiln__calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->context = context;
@@ -260,7 +260,7 @@ kiln_status kiln__wait_plus(size_t num_wait, kiln_event *const *wait, kiln_event
     *n = num_wait;
     if (!dep_a && !dep_b)
         return KILN_OK;
-    kiln_event **l = malloc((num_wait + 2) * sizeof *l);
+    kiln_event **l = kiln__malloc((num_wait + 2) * sizeof *l);
     if (!l)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "wait list");
     size_t k = 0;

@@ -108,7 +108,7 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context, const kiln_elemen
                     KILN__ELEMENTWISE_LANES))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown flags 0x%x", what,
                                d.flags);
-    kiln_elementwise *ew = calloc(1, sizeof *ew);
+    kiln_elementwise *ew = kiln__calloc(1, sizeof *ew);
     if (!ew)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     st = kiln__gen_init(&ew->gen, &ew_kind, context, d.arguments, d.name);

@@ -12,7 +12,7 @@
 kiln_status kiln__bound_push(kiln__bound *b, kiln_arg a) {
     if (b->nk == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 32;
-        kiln_arg *p = realloc(b->kargs, cap * sizeof *p);
+        kiln_arg *p = kiln__realloc(b->kargs, cap * sizeof *p);
         if (!p)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kernel arguments");
         b->kargs = p;

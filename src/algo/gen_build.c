@@ -14,12 +14,37 @@ void (*kiln__gen_source_hook)(const char *source, unsigned languages);
 
 /* 1 if source uses the word `half` and a device of context has no half
  * arithmetic: the likely cause of a failed build, worth saying. */
+static int word_char(char c) {
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+/* 1 if source names `half` outside comments (the half prelude's comments
+ * say "half" in every generated source, so the note came with every
+ * failed build; issue 41). */
+static int uses_half(const char *p) {
+    const char *start = p;
+    while (*p) {
+        if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            p = e ? e + 2 : p + strlen(p);
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (*p && *p != '\n')
+                p++;
+        } else if (word_char(*p)) {
+            const char *w = p;
+            while (word_char(*p))
+                p++;
+            if (p - w == 4 && !memcmp(w, "half", 4) && (w == start || !word_char(w[-1])))
+                return 1;
+        } else {
+            p++;
+        }
+    }
+    return 0;
+}
+
 static int needs_half(kiln_context *context, const char *source) {
-    int used = 0;
-    for (const char *p = source; !used && (p = strstr(p, "half")); p += 4)
-        used = (p == source || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-               !(isalnum((unsigned char)p[4]) || p[4] == '_');
-    if (!used)
+    if (!uses_half(source))
         return 0;
     for (size_t k = 0; k < kiln_context_num_devices(context); k++) {
         kiln_device_info info;
@@ -42,7 +67,7 @@ static size_t probe_size(kiln_context *context, const char *source) {
     if (!end)
         return 0;
     size_t len = (size_t)(end + strlen("#endif\n") - source);
-    char *probe = malloc(sizeof define + len);
+    char *probe = kiln__malloc(sizeof define + len);
     if (!probe)
         return 0;
     memcpy(probe, define, sizeof define - 1);

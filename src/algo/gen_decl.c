@@ -125,7 +125,7 @@ kiln_status kiln__gargs_parse(const char *decl, const char *what, kiln__gargs *o
     size_t cap = 1;
     for (const char *s = decl; *s; s++)
         cap += *s == ',';
-    out->v = calloc(cap, sizeof *out->v);
+    out->v = kiln__calloc(cap, sizeof *out->v);
     if (!out->v)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     const char *s = decl;

@@ -175,7 +175,7 @@ kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel, size_t global, 
                          size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     size_t nb = b ? b->nk : 0;
     kiln_arg stack[48] = { { 0 } };
-    kiln_arg *all = nprefix + nb <= 48 ? stack : malloc((nprefix + nb) * sizeof *all);
+    kiln_arg *all = nprefix + nb <= 48 ? stack : kiln__malloc((nprefix + nb) * sizeof *all);
     if (!all)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "launch");
     for (size_t k = 0; k < nprefix; k++)

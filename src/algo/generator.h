@@ -16,8 +16,9 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "base/strbuf.h"
 #include "base/desc.h"
+#include "base/fault.h" /* kiln__malloc and friends: each allocation is a fault site */
+#include "base/strbuf.h"
 #include "kiln.h"
 
 /* Longest generator name: kernel names add a suffix ("_stage1") to it. */
@@ -231,6 +232,9 @@ kiln_status kiln__gen_prepare(kiln_queue *queue, kiln__gen *gen, size_t n, size_
                               kiln__plan *plan, kiln__bound *b);
 /* Launch of kernel over global work-items (rounded up to local) with
  * prefix args, then the bound ones. */
+/* A wait list checked at a call's entry, so that its message names the
+ * call, not the first kernel it launches (offload_events.c). */
+kiln_status kiln__check_wait(const char *what, size_t num_wait, kiln_event *const *wait);
 kiln_status kiln__launch(kiln_queue *queue, kiln_kernel *kernel, size_t global, size_t local,
                          const kiln_arg *prefix, size_t nprefix, const kiln__bound *b,
                          size_t num_wait, kiln_event *const *wait, kiln_event **event);

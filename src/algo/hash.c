@@ -104,7 +104,7 @@ kiln_status kiln_hash_table_create(kiln_queue *queue, size_t capacity, kiln_dtyp
                                "%s: values of dtype %s; int32, uint32 and "
                                "float32 are supported",
                                what, kiln_dtype_name(value_dtype));
-    kiln_hash_table *t = calloc(1, sizeof *t);
+    kiln_hash_table *t = kiln__calloc(1, sizeof *t);
     if (!t)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     atomic_init(&t->refs, 1);
@@ -207,9 +207,18 @@ static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t, kiln_array *keys
                               KILN_ARG_U32((uint32_t)(t->slots - 1)),
                               KILN_ARG_U32((uint32_t)t->capacity),
                               KILN_ARG_BUF(t->state),
-                              KILN_ARG_I32(mode) };
+                              KILN_ARG_I32(-1) };
+        /* check first: no key is stored if one is reserved (issue 41) */
+        kiln_event *checked = NULL;
         st = kiln__launch(q, v->k[K_INSERT], ht_global(&plan, n), v->local, args, 11, NULL, 0, NULL,
-                          &e);
+                          &checked);
+        args[10] = KILN_ARG_I32(mode);
+        if (st == KILN_OK)
+            st = kiln__launch(q, v->k[K_INSERT], ht_global(&plan, n), v->local, args, 11, NULL, 1,
+                              &checked, &e);
+        if (st != KILN_OK && checked)
+            kiln_event_wait(checked);
+        kiln_event_release(checked);
     }
     kiln__gen_release(gen);
     if (st == KILN_OK)
@@ -230,7 +239,7 @@ static kiln_status ht_insert(kiln_queue *q, kiln_hash_table *t, kiln_array *keys
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: a key is 0xFFFFFFFF or 0xFFFFFFFE (-1 or "
                                "-2 as int32), which mark empty and erased "
-                               "slots; those keys were left out",
+                               "slots; no key of this call was stored",
                                what);
     if (state[1])
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,

@@ -66,11 +66,12 @@ static void hist_defines(const hist_job *j, kiln__sb *sb) {
         kiln__sb_addf(sb, "#define KILN_HIST_PRIV %d\n", priv);
         /* the local array's size, a power of two (few programs); the
          * bins past nb stay 0 */
-        size_t nb = 64;
-        while (nb < j->nb)
-            nb *= 2;
-        if (priv)
+        if (priv) {
+            size_t nb = 64;
+            while (nb < j->nb)
+                nb *= 2;
             kiln__sb_addf(sb, "#define KILN_HIST_NB %zu\n", nb);
+        }
         return;
     }
     kiln__sb_add(sb, "#define KILN_HIST_PRIV 0\n");
@@ -208,6 +209,8 @@ kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a, size_t bins, 
                                  kiln_event *const *wait, kiln_event **event, kiln_array **hist) {
     static const char what[] = "kiln_array_histogram";
     kiln_status st = hist_begin(queue, a, weights, event, hist, what);
+    if (st == KILN_OK)
+        st = kiln__check_wait(what, num_wait, wait);
     if (st != KILN_OK)
         return st;
     if (!bins || bins > ((size_t)1 << 31))
@@ -226,7 +229,7 @@ kiln_status kiln_array_histogram(kiln_queue *queue, kiln_array *a, size_t bins, 
      * rounded to the edge type (float for float32/float16 input) */
     int dbl = a->dtype != KILN_FLOAT32 && a->dtype != KILN_FLOAT16;
     size_t es = dbl ? 8 : 4;
-    void *e = malloc((bins + 1) * es);
+    void *e = kiln__malloc((bins + 1) * es);
     if (!e)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     double step = (hi - lo) / (double)bins;
@@ -255,6 +258,8 @@ kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a, kiln_ar
     static const char what[] = "kiln_array_histogram_edges";
     kiln_status st = hist_begin(queue, a, weights, event, hist, what);
     if (st == KILN_OK)
+        st = kiln__check_wait(what, num_wait, wait);
+    if (st == KILN_OK)
         st = kiln__array_check_queue(queue, edges, what);
     if (st != KILN_OK)
         return st;
@@ -265,7 +270,7 @@ kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a, kiln_ar
                                what);
     /* the edges are read back to check their order (Blocks) */
     size_t ne = edges->size;
-    double *h = malloc(ne * sizeof *h);
+    double *h = kiln__malloc(ne * sizeof *h);
     if (!h)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     st = kiln_array_read(queue, edges, h);
@@ -298,6 +303,12 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *we
                                "%s: the input must have an integer dtype, "
                                "not %s",
                                what, kiln_dtype_name(a->dtype));
+    /* The same limit as for the largest value below (a larger count array
+     * cannot be allocated anyway; above 2^63 the kernel's sizing looped
+     * for ever, issue 41). */
+    if (minlength > ((size_t)1 << 40))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: minlength = %zu; give at most 2^40", what, minlength);
     size_t len = minlength;
     if (a->size) {
         int64_t mn = 0, mx = 0;

@@ -41,7 +41,23 @@ kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend, kiln_dev
     return st;
 }
 
+/* The barrier that ends this thread's last host task of the call between
+ * kiln__native_begin and _end (NULL if none): the next host task and the
+ * call's closing barrier wait for it explicitly, so that a host task that
+ * fails on the callback thread (a host allocation there) fails the call's
+ * event. Without it, on an in-order OpenCL queue, the closing barrier
+ * completed normally after the failed one and the call's event said
+ * success with the output unwritten (found by the algorithms' fault walk,
+ * issue 41). */
+static _Thread_local kiln_event *kiln__last_task;
+
+void kiln__native_abandon(void) {
+    kiln_event_release(kiln__last_task);
+    kiln__last_task = NULL;
+}
+
 kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait, kiln_event *const *wait) {
+    kiln__native_abandon();
     kiln_event *b = NULL;
     kiln_status st = kiln_queue_barrier(q, num_wait, wait, &b);
     kiln_event_release(b);
@@ -49,8 +65,10 @@ kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait, kiln_event *const
 }
 
 kiln_status kiln__native_end(kiln_queue *q, kiln_event **event) {
-    kiln_event *b = NULL;
-    kiln_status st = kiln_queue_barrier(q, 0, NULL, &b);
+    kiln_event *b = NULL, *last = kiln__last_task;
+    kiln__last_task = NULL;
+    kiln_status st = kiln_queue_barrier(q, last ? 1 : 0, last ? &last : NULL, &b);
+    kiln_event_release(last);
     if (event && st == KILN_OK)
         *event = b;
     else
@@ -95,7 +113,7 @@ static kiln_status task_run(kiln_event_state state, void *arg) {
                                            "a host BLAS/FFT call: an event "
                                            "it waited for failed");
     kiln_queue *mq = NULL;
-    void **host = calloc(t->nbuf ? t->nbuf : 1, sizeof *host);
+    void **host = kiln__calloc(t->nbuf ? t->nbuf : 1, sizeof *host);
     if (st == KILN_OK && !host)
         st = KILN_ERROR_OUT_OF_HOST_MEMORY;
     if (st == KILN_OK)
@@ -123,8 +141,8 @@ static kiln_status task_run(kiln_event_state state, void *arg) {
 kiln_status kiln__host_task(kiln_queue *q, size_t nbuf, kiln_buffer *const *bufs, kiln__host_fn run,
                             void *user, void (*free_user)(void *), size_t num_wait,
                             kiln_event *const *wait, kiln_event **event) {
-    host_task *t = calloc(1, sizeof *t);
-    kiln_buffer **bs = calloc(nbuf ? nbuf : 1, sizeof *bs);
+    host_task *t = kiln__calloc(1, sizeof *t);
+    kiln_buffer **bs = kiln__calloc(nbuf ? nbuf : 1, sizeof *bs);
     if (!t || !bs) {
         free(t);
         free(bs);
@@ -144,7 +162,15 @@ kiln_status kiln__host_task(kiln_queue *q, size_t nbuf, kiln_buffer *const *bufs
     t->user = user;
     t->free_user = free_user;
     kiln_event *ready = NULL, *done = NULL, *next = NULL;
-    kiln_status st = kiln_queue_marker(q, num_wait, wait, &ready);
+    /* after this call's previous host task, explicitly (see kiln__last_task) */
+    kiln_event *after[2];
+    size_t na = 0;
+    if (num_wait == 1 && wait)
+        after[na++] = wait[0];
+    if (kiln__last_task)
+        after[na++] = kiln__last_task;
+    kiln_status st = num_wait > 1 ? kiln_queue_marker(q, num_wait, wait, &ready)
+                                  : kiln_queue_marker(q, na, na ? after : NULL, &ready);
     if (st == KILN_OK)
         st = kiln_event_create_user(kiln_queue_context(q), &t->gate);
     if (st == KILN_OK)
@@ -160,6 +186,9 @@ kiln_status kiln__host_task(kiln_queue *q, size_t nbuf, kiln_buffer *const *bufs
         task_free(t);
         return st;
     }
+    kiln_event_release(kiln__last_task);
+    kiln_event_retain(done);
+    kiln__last_task = done;
     if (event)
         *event = done;
     else

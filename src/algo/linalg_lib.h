@@ -38,6 +38,8 @@ kiln_status kiln__queue_kind(kiln_queue *q, kiln_backend_kind *backend, kiln_dev
  * (a barrier, so that later commands of an out-of-order queue wait too). */
 kiln_status kiln__native_begin(kiln_queue *q, size_t num_wait, kiln_event *const *wait);
 kiln_status kiln__native_end(kiln_queue *q, kiln_event **event);
+/* Instead of _end when the call fails: forgets its host tasks' barrier. */
+void kiln__native_abandon(void);
 /* Between two steps of one call (a temporary's copy, the library call, the
  * scaling): a barrier on an out-of-order queue, nothing on an in-order one
  * (it orders them by itself). */

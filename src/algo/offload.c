@@ -54,7 +54,7 @@ kiln_status kiln_offload_create(kiln_context *context, const char *params, const
     kiln_status st = read_opts(opts, &o);
     if (st != KILN_OK)
         return st;
-    kiln_offload *off = calloc(1, sizeof *off);
+    kiln_offload *off = kiln__calloc(1, sizeof *off);
     if (!off || pthread_mutex_init(&off->mu, NULL) != 0) {
         free(off);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);

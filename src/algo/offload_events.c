@@ -9,7 +9,7 @@
 kiln_status kiln__evlist_push(kiln__evlist *l, kiln_event *e) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
-        kiln_event **p = realloc(l->v, cap * sizeof *p);
+        kiln_event **p = kiln__realloc(l->v, cap * sizeof *p);
         if (!p) {
             /* The work is enqueued already: let it end before failing, so
              * the caller may reuse its host memory. */

@@ -106,7 +106,6 @@ void kiln__evlist_drain(kiln__evlist *l, int wait);
 kiln_status kiln__evlist_join(kiln_queue *q, kiln__evlist *l, kiln_event **out);
 /* KILN_ERROR_NULL_HANDLE if wait is NULL with num_wait > 0 or holds a NULL
  * event, so that nothing is enqueued before the core would refuse it. */
-kiln_status kiln__check_wait(const char *what, size_t num_wait, kiln_event *const *wait);
 /* One event for "the tree's tail and the caller's wait list": NULL when
  * both are empty, the tail itself (retained) when there is no wait list,
  * else a marker. Pass it on as `after ? 1 : 0, &after`. */

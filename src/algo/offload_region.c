@@ -35,8 +35,8 @@ static void region_free(kiln_data_region *r) {
 /* A region with room for n maps, linked under parent; nothing mapped yet. */
 static kiln_status region_new(const char *what, kiln_queue *queue, kiln_data_region *parent,
                               size_t n, kiln_data_region **out) {
-    kiln_data_region *r = calloc(1, sizeof *r);
-    kiln__dmap *dm = n ? calloc(n, sizeof *dm) : NULL;
+    kiln_data_region *r = kiln__calloc(1, sizeof *r);
+    kiln__dmap *dm = n ? kiln__calloc(n, sizeof *dm) : NULL;
     if (!r || (n && !dm)) {
         free(r);
         free(dm);

@@ -263,7 +263,7 @@ static kiln_status launch(run *r, size_t ndeps, kiln_event *const *deps) {
         for (unsigned d = 0; d < dims; d++)
             global[d] = (global[d] + local[d] - 1) / local[d] * local[d];
     }
-    kiln_arg *ka = malloc((3 + 2 * r->off->args.n) * sizeof *ka);
+    kiln_arg *ka = kiln__malloc((3 + 2 * r->off->args.n) * sizeof *ka);
     if (!ka)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", r->what);
     size_t nk = kernel_args(r, ka);
@@ -360,7 +360,7 @@ static kiln_status run_impl(run *r, size_t num_args, size_t num_wait, kiln_event
     kiln_status st = check_call(r, num_args, num_wait, wait, &total);
     if (st != KILN_OK)
         return st;
-    r->ra = calloc(num_args ? num_args : 1, sizeof *r->ra);
+    r->ra = kiln__calloc(num_args ? num_args : 1, sizeof *r->ra);
     if (!r->ra)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", r->what);
     st = resolve_args(r);

@@ -22,7 +22,7 @@ struct kiln_rng {
 
 static kiln_status rng_new(kiln_rng_algorithm alg, uint64_t seed, uint64_t sub, uint64_t offset,
                            kiln_rng **out) {
-    kiln_rng *r = calloc(1, sizeof *r);
+    kiln_rng *r = kiln__calloc(1, sizeof *r);
     if (!r)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_rng");
     atomic_init(&r->refs, 1);
@@ -376,7 +376,12 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array, dis
     if (event)
         *event = NULL;
     if (!queue || !rng || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue, rng or array is NULL", what);
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
+                               !queue ? "queue"
+                               : !rng ? "rng"
+                                      : "array");
+    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+        return KILN_ERROR_NULL_HANDLE;
     fill_spec s;
     if (!fill_spec_for(dist, kiln_array_dtype(array), &s))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: dtype %s is not supported (%s)",

@@ -194,7 +194,7 @@ kiln_status kiln__reduction_create_ex(kiln_context *context, const kiln_reductio
                                "%s: out_type '%s' is not a scalar type; set "
                                "out_size",
                                what, d.out_type);
-    kiln_reduction *r = calloc(1, sizeof *r);
+    kiln_reduction *r = kiln__calloc(1, sizeof *r);
     if (!r)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     st = kiln__gen_init(&r->gen, &red_kind, context, d.arguments, d.name);

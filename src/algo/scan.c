@@ -85,7 +85,7 @@ kiln_status kiln__scan_create_ex(kiln_context *context, const kiln_scan_desc *de
                                "%s: scan_type '%s' is not a scalar type; set "
                                "scan_size",
                                what, d.scan_type);
-    kiln_scan *s = calloc(1, sizeof *s);
+    kiln_scan *s = kiln__calloc(1, sizeof *s);
     if (!s)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     st = kiln__gen_init(&s->gen, &scan_kind, context, d.arguments, d.name);

@@ -81,7 +81,7 @@ kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
                              const kiln__sel_keep *keep, const char *last, int eager,
                              kiln_scan **out) {
     *out = NULL;
-    sel_scan *x = calloc(1, sizeof *x);
+    sel_scan *x = kiln__calloc(1, sizeof *x);
     if (!x)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_select");
     /* built-ins have no user arguments: a placeholder passes the checks */
@@ -342,7 +342,7 @@ kiln_status kiln_select_create(kiln_context *context, const kiln_select_desc *de
     kiln__sb_addf(&text, "predicate: %s; output: %s%s%s", d.predicate, d.output,
                   d.rejected_output ? "; rejected_output: " : "",
                   d.rejected_output ? d.rejected_output : "");
-    kiln_select *sel = calloc(1, sizeof *sel);
+    kiln_select *sel = kiln__calloc(1, sizeof *sel);
     if (pre.oom || text.oom || !sel)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     const char *name = d.name ? d.name : "kiln_select";
@@ -404,7 +404,7 @@ kiln_status kiln_select_launch(kiln_queue *queue, kiln_select *sel, size_t n, si
     if (st != KILN_OK)
         return st;
     kiln_arg stack[16];
-    kiln_arg *all = nargs + 1 <= 16 ? stack : malloc((nargs + 1) * sizeof *all);
+    kiln_arg *all = nargs + 1 <= 16 ? stack : kiln__malloc((nargs + 1) * sizeof *all);
     kiln_event *e = NULL;
     if (!all)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);

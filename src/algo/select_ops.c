@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/op_names.h"
 #include "algo/array_internal.h"
 #include "algo/algo.h"
 #include "algo/builtin.h"
@@ -111,9 +112,9 @@ static kiln_status check_out(kiln_queue *q, const kiln_array *o, const char *nam
         return st;
     char t[96];
     if (o->dtype != dtype)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s is %s, the input's dtype is %s",
-                               what, name, kiln__array_describe(o, t, sizeof t),
-                               kiln_dtype_name(dtype));
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s is %s; it must be %s%s", what, name,
+                               kiln__array_describe(o, t, sizeof t), kiln_dtype_name(dtype),
+                               dtype == in->dtype ? " (the input's dtype)" : "");
     if (!kiln__array_contiguous(o) || o->size < n)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: %s (%s) must be contiguous with room for "
@@ -249,7 +250,7 @@ static kiln_status dense_begin(kiln_queue *q, kiln_array *const *in, int nin, si
             st = kiln_array_copy(q, dn->a[k], in[k], num_wait, wait, &dn->ev[k]);
         }
     }
-    dn->wait = malloc((num_wait + 2) * sizeof *dn->wait);
+    dn->wait = kiln__malloc((num_wait + 2) * sizeof *dn->wait);
     if (!dn->wait)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "selection");
     for (size_t k = 0; k < num_wait; k++)
@@ -631,8 +632,12 @@ kiln_status kiln_array_reduce_by_key(kiln_queue *q, kiln_array *out_keys, kiln_a
         neutral = kiln__dtype_min_literal(ad, lit, sizeof lit);
         break;
     default:
+        if (kiln__reduce_op_name(op))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: %s is not KILN_REDUCE_SUM, PROD, MIN or MAX", what,
+                                   kiln__reduce_op_name(op));
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: op %d is not SUM, PROD, MIN or MAX", what, (int)op);
+                               "%s: op %d is not KILN_REDUCE_SUM, PROD, MIN or MAX", what, (int)op);
     }
     char opname[16];
     snprintf(opname, sizeof opname, "op%d", (int)op);

@@ -262,7 +262,7 @@ typedef struct sorter_make_arg {
 static kiln_status sorter_make(void *arg, kiln__gen **gen) {
     sorter_make_arg *a = arg;
     *gen = NULL;
-    kiln__sorter *s = calloc(1, sizeof *s);
+    kiln__sorter *s = kiln__calloc(1, sizeof *s);
     if (!s)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_sort");
     /* the declaration only satisfies the base: the kernels take their

@@ -177,6 +177,8 @@ static kiln_status sort_any(kiln_queue *queue, const char *what, kiln_array *key
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
+    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+        return KILN_ERROR_NULL_HANDLE;
     kiln_status st = check_array(queue, keys, what, "keys");
     int kout = keys_out || !idx; /* argsort: the keys are not wanted */
     if (st == KILN_OK && kout)
@@ -329,6 +331,8 @@ kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out, kiln_arra
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
+    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+        return KILN_ERROR_NULL_HANDLE;
     kiln_status st = check_array(queue, a, what, "a");
     if (st == KILN_OK)
         st = check_array(queue, values_out, what, "values_out");
@@ -402,6 +406,8 @@ kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *out, kiln_arr
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
+    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+        return KILN_ERROR_NULL_HANDLE;
     kiln_status st = check_array(queue, sorted, what, "sorted");
     if (st == KILN_OK)
         st = check_array(queue, v, what, "v");

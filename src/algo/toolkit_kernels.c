@@ -49,7 +49,7 @@ typedef struct tk_make_arg {
 
 static kiln_status tk_make(void *arg, kiln__gen **gen) {
     tk_make_arg *a = arg;
-    tk_gen *t = calloc(1, sizeof *t);
+    tk_gen *t = kiln__calloc(1, sizeof *t);
     if (!t)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_toolkit");
     /* the base wants one array argument; the templates do not use it */

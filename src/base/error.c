@@ -45,6 +45,10 @@ kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...) {
     char old[KILN__MESSAGE_MAX];
     memcpy(old, kiln__message, sizeof old);
     size_t plen = strlen(prefix), olen = strnlen(old, sizeof old - 1);
+    /* A message that already names the call keeps one prefix, not two
+     * ("kiln_x: kiln_x: ..."; issue 41). */
+    if (plen && olen >= plen && !memcmp(old, prefix, plen) && (old[plen] == ':' || !old[plen]))
+        return status;
     if (plen > sizeof kiln__message - 3)
         plen = sizeof kiln__message - 3;
     memcpy(kiln__message, prefix, plen);
@@ -55,6 +59,17 @@ kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...) {
     memcpy(kiln__message + plen + 2, old, olen);
     kiln__message[plen + 2 + olen] = 0;
     return status;
+}
+
+void kiln__error_save(kiln__error_saved *saved) {
+    _Static_assert(sizeof saved->message == KILN__MESSAGE_MAX, "message sizes");
+    saved->native = kiln__native;
+    memcpy(saved->message, kiln__message, sizeof saved->message);
+}
+
+void kiln__error_restore(const kiln__error_saved *saved) {
+    kiln__native = saved->native;
+    memcpy(kiln__message, saved->message, sizeof kiln__message);
 }
 
 void kiln__error_set_build_log(const char *log) {

@@ -20,6 +20,15 @@ kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* This thread's message and native code, kept across a probe whose
+ * failure is an answer, not an error (a successful call must leave the
+ * caller's last error as it was). */
+typedef struct kiln__error_saved {
+    long native;
+    char message[4096];
+} kiln__error_saved;
+void kiln__error_save(kiln__error_saved *saved);
+void kiln__error_restore(const kiln__error_saved *saved);
 /* Stores a copy of a compiler log as this thread's last build log. */
 void kiln__error_set_build_log(const char *log);
 

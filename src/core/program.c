@@ -172,8 +172,42 @@ static void kiln__dump_source(const kiln__backend *be, const char *final, const 
     fclose(f);
 }
 
+static kiln_status program_create(kiln_context *context, const char *source,
+                                  const kiln_program_opts *opts, kiln_program **program);
+
+/* $KILN_FP_CONTRACT=off: every program as if built with
+ * -DKILN_NO_FP_CONTRACT (no a * b + c fused into an fma: the OpenCL
+ * prelude's pragma, NVRTC's --fmad=false). Part of the options, and so of
+ * the cache key. */
 kiln_status kiln_program_create(kiln_context *context, const char *source,
                                 const kiln_program_opts *opts, kiln_program **program) {
+    const char *fpc = getenv("KILN_FP_CONTRACT");
+    if (!fpc || strcmp(fpc, "off") != 0)
+        return program_create(context, source, opts, program);
+    kiln_program_opts o = { .struct_size = sizeof o };
+    if (opts) {
+        kiln_status rs = kiln__desc_read(opts, sizeof o, sizeof o, &o, "kiln_program_create",
+                                         "KILN_PROGRAM_OPTS");
+        if (rs != KILN_OK)
+            return rs;
+    }
+    const char *options = o.build_options ? o.build_options : "";
+    if (strstr(options, "KILN_NO_FP_CONTRACT"))
+        return program_create(context, source, &o, program);
+    size_t n = strlen(options) + sizeof " -DKILN_NO_FP_CONTRACT";
+    char *with = kiln__malloc(n);
+    if (!with)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "kiln_program_create: out of memory");
+    snprintf(with, n, "%s%s-DKILN_NO_FP_CONTRACT", options, *options ? " " : "");
+    o.build_options = with;
+    kiln_status st = program_create(context, source, &o, program);
+    free(with);
+    return st;
+}
+
+static kiln_status program_create(kiln_context *context, const char *source,
+                                  const kiln_program_opts *opts, kiln_program **program) {
     static const char fn[] = "kiln_program_create";
     if (!program)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: program is NULL", fn);

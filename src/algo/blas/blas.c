@@ -176,7 +176,7 @@ static kiln_status host_run(void *user, void *const *host) {
 static kiln_status dispatch(kiln_queue *q, const call *c) {
     if (!c->p->host)
         return c->is_gemm ? c->p->gemm(q, &c->g) : c->p->level1(q, &c->l);
-    call *copy = malloc(sizeof *copy);
+    call *copy = kiln__malloc(sizeof *copy);
     if (!copy)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "BLAS");
     *copy = *c;
@@ -330,6 +330,8 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
     kiln_array_release(oc.tmp);
     if (st == KILN_OK)
         st = kiln__native_end(q, event);
+    else
+        kiln__native_abandon();
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
@@ -369,6 +371,19 @@ kiln_status kiln_blas_gemv(kiln_queue *q, kiln_blas_op op, kiln_scalar alpha, ki
         return st;
     if (a->ndim != 2 || x->ndim != 1 || y->ndim != 1)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: a must be 2-D, x and y 1-D", what);
+    /* The shapes in gemv's own terms (the gemm it becomes would name an
+     * (n, 1) b; issue 41). An unknown op is gemm's to report. */
+    int t = op == KILN_BLAS_T || op == KILN_BLAS_C;
+    size_t m = a->shape[t ? 1 : 0], k = a->shape[t ? 0 : 1];
+    if ((op == KILN_BLAS_N || t) && (x->shape[0] != k || y->shape[0] != m)) {
+        char ta[96], tx[96], ty[96];
+        return kiln__error_set(
+            KILN_ERROR_MISMATCH, 0,
+            "%s: shapes do not fit (a %s%s, x %s, y %s): x needs %zu "
+            "elements and y %zu",
+            what, kiln__array_describe(a, ta, sizeof ta), op == KILN_BLAS_N ? "" : " transposed",
+            kiln__array_describe(x, tx, sizeof tx), kiln__array_describe(y, ty, sizeof ty), k, m);
+    }
     kiln_array *xc = NULL, *yc = NULL;
     st = column_of(x, &xc);
     if (st == KILN_OK)
@@ -450,6 +465,8 @@ static kiln_status level1(kiln_queue *q, const char *what, int op, kiln_scalar a
         st = dispatch(q, &cl);
     if (st == KILN_OK)
         st = kiln__native_end(q, event);
+    else
+        kiln__native_abandon();
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 

@@ -100,7 +100,7 @@ static void handle_free(void *p) {
 
 static void *handle_make(kiln_context *context, void *arg) {
     (void)arg;
-    cu_handle *c = calloc(1, sizeof *c);
+    cu_handle *c = kiln__calloc(1, sizeof *c);
     if (!c)
         return NULL;
     pthread_mutex_init(&c->lock, NULL);

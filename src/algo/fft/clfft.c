@@ -155,7 +155,7 @@ static kiln_status make_with(kiln_queue *q, const kiln__fft *f, void **plan) {
         ip *= d == 0 ? ilast : len[d];
         op *= d == 0 ? olast : len[d];
     }
-    cplan *c = calloc(1, sizeof *c);
+    cplan *c = kiln__calloc(1, sizeof *c);
     if (!c)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "clFFT plan");
     status_t s = ((create_fn)fns[CREATE])(&c->p, cctx, (int)r, len);

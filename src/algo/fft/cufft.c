@@ -89,7 +89,7 @@ static void plan_destroy(void *p) {
 
 /* Called with the context current (exec pushes it first). */
 static kiln_status make(kiln_context *ctx, const kiln__fft *f, void **plan) {
-    cuplan *c = calloc(1, sizeof *c);
+    cuplan *c = kiln__calloc(1, sizeof *c);
     if (!c)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "cuFFT plan");
     kiln_status st = kiln_cuda_context_get(ctx, &c->ctx);

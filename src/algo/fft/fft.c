@@ -36,7 +36,7 @@ static void cache_free(void *p) {
 static void *cache_make(kiln_context *ctx, void *arg) {
     (void)ctx;
     (void)arg;
-    kiln__plan_cache *c = calloc(1, sizeof *c);
+    kiln__plan_cache *c = kiln__calloc(1, sizeof *c);
     if (c)
         pthread_mutex_init(&c->lock, NULL);
     return c;
@@ -80,7 +80,7 @@ kiln_status kiln__plan_get(kiln_context *ctx, const void *owner, const kiln__fft
         }
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 8;
-        plan_entry *g = realloc(c->e, cap * sizeof *g);
+        plan_entry *g = kiln__realloc(c->e, cap * sizeof *g);
         if (!g) {
             pthread_mutex_unlock(&c->lock);
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "FFT plans");
@@ -225,6 +225,17 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
             batch *= len;
         }
     }
+    /* NumPy raises for a transformed length of 0 ("Invalid number of FFT
+     * data points"); an empty batch is an empty result. */
+    for (unsigned k = 0; k < axes; k++)
+        if (!f.n[k]) {
+            char ti[96];
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: transformed axis %u of %s has length 0 (NumPy: "
+                                   "invalid number of FFT data points)",
+                                   what, in->ndim - axes + k,
+                                   kiln__array_describe(real_side, ti, sizeof ti));
+        }
     f.batch = batch;
     size_t inner = total / (f.n[axes - 1] ? f.n[axes - 1] : 1);
     size_t half = f.n[axes - 1] / 2 + 1;
@@ -274,7 +285,7 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
         f.in = src->buffer;
         f.out = dst->buffer;
         if (p->host) {
-            fft_task *t = malloc(sizeof *t);
+            fft_task *t = kiln__malloc(sizeof *t);
             if (!t) {
                 st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
             } else {
@@ -302,6 +313,8 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
     kiln_array_release(tdst);
     if (st == KILN_OK)
         st = kiln__native_end(q, event);
+    else
+        kiln__native_abandon();
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 

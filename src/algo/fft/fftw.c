@@ -115,7 +115,7 @@ static void *plan_for(const kiln__fft *f, void *in, void *out, unsigned flags) {
 
 static kiln_status make(kiln_context *ctx, const kiln__fft *f, void **plan) {
     (void)ctx;
-    fplan *fp = malloc(sizeof *fp);
+    fplan *fp = kiln__malloc(sizeof *fp);
     if (!fp)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "FFTW plan");
     fp->dbl = f->dbl;

@@ -53,13 +53,25 @@ KILN_FUNC void kiln_ht_insert1(uint k, KILN_HT_V v,
     state[1] = 1; /* every slot probed: full */
 }
 
-/* The kernels loop over their keys (grid-stride): few work-items on CPUs. */
+/* The kernels loop over their keys (grid-stride): few work-items on CPUs.
+ * mode -1 only checks the keys (state[2] = 1 on a reserved one); the
+ * insert after it stores nothing once state[2] is set, so a call with a
+ * reserved key changes nothing. */
 KILN_KERNEL void @NAME@_insert(KILN_GLOBAL const uint *keys, long keys_o,
                                KILN_GLOBAL const KILN_HT_V *vals, long vals_o,
                                long n, KILN_GLOBAL uint *slot_keys,
                                KILN_GLOBAL KILN_HT_V *slot_vals, uint mask,
                                uint cap, KILN_GLOBAL uint *state, int mode)
 {
+    if (mode < 0) {
+        for (long i = (long)kiln_global_id(0); i < n;
+             i += (long)kiln_global_size(0))
+            if (keys[keys_o + i] >= KILN_HT_ERASED)
+                state[2] = 1;
+        return;
+    }
+    if (state[2])
+        return;
     for (long i = (long)kiln_global_id(0); i < n;
          i += (long)kiln_global_size(0))
         kiln_ht_insert1(keys[keys_o + i],

@@ -81,7 +81,8 @@ static int kiln__cu_split(const char *s, kiln__cu_opts *out) {
 
 /* OpenCL-style options to NVRTC ones: -D/-I/-U kept (a separate value is
  * joined), -cl-fast-relaxed-math -> --use_fast_math, -cl-mad-enable ->
- * --fmad=true, other -cl-* and -O<n> dropped (NVRTC always optimises),
+ * --fmad=true, -DKILN_NO_FP_CONTRACT kept and --fmad=false added, other
+ * -cl-* and -O<n> dropped (NVRTC always optimises),
  * anything else passed through unchanged. */
 static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_arch) {
     kiln__cu_opts raw = { 0 };
@@ -99,6 +100,13 @@ static int kiln__cu_translate(const char *options, kiln__cu_opts *out, int *has_
             int len = snprintf(buf, sizeof buf, "%s%s", a, raw.v[++i]);
             rc = len < 0 || (size_t)len >= sizeof buf ? -1
                                                       : kiln__cu_opts_add(out, buf, (size_t)len);
+            if (rc == 0 && !strcmp(buf, "-DKILN_NO_FP_CONTRACT"))
+                rc = kiln__cu_opts_add(out, "--fmad=false", 12);
+        } else if (strcmp(a, "-DKILN_NO_FP_CONTRACT") == 0) {
+            /* no fma contraction (the OpenCL prelude's pragma) */
+            rc = kiln__cu_opts_add(out, a, strlen(a));
+            if (rc == 0)
+                rc = kiln__cu_opts_add(out, "--fmad=false", 12);
         } else if (strcmp(a, "-cl-fast-relaxed-math") == 0) {
             rc = kiln__cu_opts_add(out, "--use_fast_math", 15);
         } else if (strcmp(a, "-cl-mad-enable") == 0) {

@@ -17,6 +17,13 @@
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #endif
 
+/* -DKILN_NO_FP_CONTRACT (a build option; $KILN_FP_CONTRACT=off adds it to
+ * every program): a * b + c is rounded twice, as in C and NumPy, not
+ * contracted into one fma (clang, and so PoCL, contracts by default). */
+#ifdef KILN_NO_FP_CONTRACT
+#pragma OPENCL FP_CONTRACT OFF
+#endif
+
 #define KILN_KERNEL __kernel
 #define KILN_GLOBAL __global
 #define KILN_CONSTANT __constant
