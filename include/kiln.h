@@ -796,6 +796,7 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed);
 #include "kiln/offload.h"
 #include "kiln/random.h"
 #include "kiln/sort.h"
+#include "kiln/graph.h"
 
 #ifdef __cplusplus
 }

@@ -236,6 +236,9 @@ static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *que
     kiln_status st = kiln__check_qbr(fn, queue, to_device ? "dst" : "src", buffer, offset, size);
     if (st != KILN_OK)
         return st;
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), fn,
+                                  "it blocks (use the _async form, which records)");
     if (size == 0)
         return KILN_OK;
     if (!host)
@@ -276,6 +279,12 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_add_transfer(rec, queue, to_device, buffer, offset, size, host, num_wait,
+                                        wait, event);
     kiln__enqueue e;
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
@@ -322,6 +331,12 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     }
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_add_copy(rec, queue, src, src_offset, dst, dst_offset, size, num_wait,
+                                    wait, event);
     kiln__enqueue e;
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
@@ -352,6 +367,12 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
                                fn, offset, size, pattern_size);
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_add_fill(rec, queue, buffer, pattern, pattern_size, offset, size,
+                                    num_wait, wait, event);
     kiln__enqueue e;
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
@@ -369,6 +390,8 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
     kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
     if (st != KILN_OK)
         return st;
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), fn, "a map blocks");
     if (size == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: size is 0", fn);
     if (map_flags == 0 ||
@@ -406,6 +429,9 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
         return st;
     if (!host_ptr)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), fn,
+                                  "a mapping is host memory of one moment, not of a replay");
     struct kiln__mapped *m = kiln__mapped_take(buffer, host_ptr);
     if (!m)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
