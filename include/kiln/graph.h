@@ -65,6 +65,10 @@ typedef enum kiln_graph_node_kind {
 typedef enum kiln_graph_impl {
     KILN_GRAPH_IMPL_REPLAY = 1, /* kiln replays the nodes through the driver
                                    (every backend) */
+    KILN_GRAPH_IMPL_NATIVE = 2  /* the driver's own graph: a CUDA graph
+                                   (cuGraphLaunch), on the device the
+                                   recording ran on; launches on another
+                                   device of the context replay */
 } kiln_graph_impl;
 
 /* Starts recording on queue into a new graph. KILN_ERROR_WRONG_STATE if

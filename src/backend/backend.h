@@ -30,8 +30,9 @@
 #include "kiln.h"
 
 /* 2: the table describes its backend (selector_prefix ... install_hint);
- *    the prelude is named by file (prelude_file), no longer a function. */
-#define KILN__BACKEND_ABI 2
+ *    the prelude is named by file (prelude_file), no longer a function.
+ * 3: native command graphs (graph, optional). */
+#define KILN__BACKEND_ABI 3
 
 /* A device as a backend reports it. The registry copies it. */
 typedef struct kiln__bdevice {
@@ -184,7 +185,39 @@ typedef struct kiln__backend {
     void (*event_retain)(void *event);
     void (*event_release)(void *event);
     const struct kiln__backend_interop *interop; /* backend/interop.h */
+    /* Native command graphs; NULL where the driver has none (the core then
+     * replays graphs itself, src/core/graph.c). */
+    const struct kiln__backend_graph *graph;
 } kiln__backend;
+
+/* A native command graph, built for one device of a context node by node
+ * in record order (src/core/graph.c): each add function puts a node after
+ * the nodes in deps (handles an add returned) and hands back its handle,
+ * owned by the graph. Any function may return KILN_ERROR_UNSUPPORTED (a
+ * node kind or size the driver's graphs cannot take, an old driver): the
+ * core then drops the graph and replays instead. instantiate ends the
+ * building; launch enqueues the whole graph as one command on a queue of
+ * the graph's device; set_kernel_args gives a kernel node new arguments for
+ * the launches after it. release may come while launches are queued (the
+ * backend keeps what they need). */
+struct kiln__backend_graph {
+    kiln_status (*create)(void *context, const kiln__bdevice *device, void **graph);
+    kiln_status (*add_kernel)(void *graph, void *kernel, unsigned dims, const size_t *global,
+                              const size_t *local, size_t num_args, const kiln__barg *args,
+                              size_t num_deps, void *const *deps, void **node);
+    kiln_status (*add_copy)(void *graph, void *src, size_t src_offset, void *dst, size_t dst_offset,
+                            size_t size, size_t num_deps, void *const *deps, void **node);
+    kiln_status (*add_fill)(void *graph, void *buffer, const void *pattern, size_t pattern_size,
+                            size_t offset, size_t size, size_t num_deps, void *const *deps,
+                            void **node);
+    kiln_status (*add_empty)(void *graph, size_t num_deps, void *const *deps, void **node);
+    kiln_status (*instantiate)(void *graph);
+    kiln_status (*set_kernel_args)(void *graph, void *node, size_t num_args,
+                                   const kiln__barg *args);
+    kiln_status (*launch)(void *queue, void *graph, size_t num_wait, void *const *wait,
+                          void **out_event);
+    void (*release)(void *graph);
+};
 
 /* Each backend defines its table in src/backend/<name>/backend.c; the
  * registry (src/backend/registry.c) lists them. */

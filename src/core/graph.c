@@ -61,6 +61,7 @@ struct kiln_graph {
     pthread_mutex_t lock; /* guards everything below while recording */
     kiln_context *context;
     kiln_queue *origin;
+    size_t origin_slot; /* the device the native graph is built for */
     int recording;
     kiln_status failed; /* the first refused call, KILN_OK if none */
     char *failed_msg;
@@ -84,6 +85,13 @@ struct kiln_graph_exec {
     void **events; /* per node, for out-of-order launches */
     void *last;    /* backend event ending the last launch, or NULL */
     const kiln__backend *last_backend;
+    /* The backend's native graph (backend.h's kiln__backend_graph) for
+     * the recording's device, when it could take every node; NULL: replay.
+     * stale: built again at the next launch (a buffer was replaced, or the
+     * driver refused an argument update). */
+    void *native;
+    void **native_nodes;
+    int stale;
 };
 
 /* ----------------------------------------------------------- the graph */
@@ -164,6 +172,7 @@ kiln_status kiln_graph_record_begin(kiln_queue *queue) {
     g->context = queue->context;
     kiln__context_retain(g->context);
     g->origin = queue;
+    g->origin_slot = queue->device_slot;
     g->recording = 1;
     g->queues = rq;
     g->cap_queues = 4;
@@ -538,6 +547,103 @@ kiln_status kiln__graph_add_marker(kiln_graph *g, kiln_queue *q, int barrier, si
 
 /* ------------------------------------------------------------ executing */
 
+/* kiln_arg -> kiln__barg (what the replay and the native graph pass). */
+static void kiln__bargs_of(const kiln_arg *args, size_t n, kiln__barg *b) {
+    for (size_t a = 0; a < n; a++) {
+        const kiln_arg *arg = &args[a];
+        b[a].kind = arg->kind;
+        b[a].mem = arg->kind == KILN_ARG_BUFFER ? arg->value.buffer->handle : NULL;
+        b[a].bytes = arg->kind == KILN_ARG_SCALAR ? (const void *)&arg->value : NULL;
+        b[a].size = arg->kind == KILN_ARG_SCALAR  ? kiln_dtype_size(arg->dtype)
+                    : arg->kind == KILN_ARG_LOCAL ? arg->bytes
+                                                  : 0;
+    }
+}
+
+static void kiln__native_drop(kiln_graph_exec *x) {
+    if (x->native)
+        x->graph->context->backend->graph->release(x->native);
+    x->native = NULL;
+    free(x->native_nodes);
+    x->native_nodes = NULL;
+}
+
+/* Builds the backend's native graph of x for the recording's device, where
+ * the backend has native graphs and takes every node (KILN_GRAPH_NATIVE=0
+ * turns it off); else leaves x->native NULL (the replay runs; the driver's
+ * refusal stays in the thread's last error message, though the call that
+ * built succeeds). Under x->lock (or before x is shared). */
+static void kiln__native_build(kiln_graph_exec *x) {
+    kiln_graph *g = x->graph;
+    const struct kiln__backend_graph *t = g->context->backend->graph;
+    const char *env = getenv("KILN_GRAPH_NATIVE");
+    x->stale = 0;
+    if (!t || (env && strcmp(env, "0") == 0))
+        return;
+    size_t n = g->num_nodes;
+    for (size_t i = 0; i < n; i++)
+        if (g->nodes[i].kind == KILN_GRAPH_NODE_WRITE || g->nodes[i].kind == KILN_GRAPH_NODE_READ)
+            return; /* host memory: the backends stage it at the call */
+    kiln_device *dev = g->context->devices[g->origin_slot];
+    void *ng = NULL;
+    void **nodes = kiln__calloc(n ? n : 1, sizeof *nodes);
+    kiln_status st =
+        nodes ? t->create(g->context->handle, &dev->b, &ng) : KILN_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < n && st == KILN_OK; i++) {
+        const kiln__gnode *nd = &g->nodes[i];
+        const kiln__xnode *xn = &x->x[i];
+        void *stack[KILN__STACK_ARGS];
+        void **deps = stack;
+        if (nd->num_deps > KILN__STACK_ARGS &&
+            !(deps = kiln__malloc(nd->num_deps * sizeof *deps))) {
+            st = KILN_ERROR_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        for (size_t d = 0; d < nd->num_deps; d++)
+            deps[d] = nodes[nd->deps[d]];
+        switch (nd->kind) {
+        case KILN_GRAPH_NODE_KERNEL: {
+            kiln__barg bstack[KILN__STACK_ARGS];
+            kiln__barg *b = bstack;
+            if (nd->num_args > KILN__STACK_ARGS && !(b = kiln__malloc(nd->num_args * sizeof *b))) {
+                st = KILN_ERROR_OUT_OF_HOST_MEMORY;
+                break;
+            }
+            kiln__bargs_of(xn->args, nd->num_args, b);
+            st = t->add_kernel(ng, nd->kernel->handles[g->origin_slot], nd->dims, nd->global,
+                               nd->has_local ? nd->local : NULL, nd->num_args, b, nd->num_deps,
+                               deps, &nodes[i]);
+            if (b != bstack)
+                free(b);
+            break;
+        }
+        case KILN_GRAPH_NODE_COPY:
+            st = t->add_copy(ng, xn->buf[0]->handle, nd->off[0], xn->buf[1]->handle, nd->off[1],
+                             nd->size, nd->num_deps, deps, &nodes[i]);
+            break;
+        case KILN_GRAPH_NODE_FILL:
+            st = t->add_fill(ng, xn->buf[0]->handle, nd->pattern, nd->pattern_size, nd->off[0],
+                             nd->size, nd->num_deps, deps, &nodes[i]);
+            break;
+        default:
+            st = t->add_empty(ng, nd->num_deps, deps, &nodes[i]);
+            break;
+        }
+        if (deps != stack)
+            free(deps);
+    }
+    if (st == KILN_OK && ng)
+        st = t->instantiate(ng);
+    if (st == KILN_OK && ng) {
+        x->native = ng;
+        x->native_nodes = nodes;
+    } else {
+        if (ng)
+            t->release(ng);
+        free(nodes);
+    }
+}
+
 kiln_status kiln_graph_instantiate(kiln_graph *graph, kiln_graph_exec **exec) {
     static const char fn[] = "kiln_graph_instantiate";
     if (!exec)
@@ -584,6 +690,7 @@ kiln_status kiln_graph_instantiate(kiln_graph *graph, kiln_graph_exec **exec) {
     pthread_mutex_init(&x->lock, NULL);
     kiln_graph_retain(graph);
     x->graph = graph;
+    kiln__native_build(x);
     *exec = x;
     return KILN_OK;
 }
@@ -604,6 +711,7 @@ static void kiln__exec_free(kiln_graph_exec *x) {
     }
     if (x->last)
         x->last_backend->event_release(x->last);
+    kiln__native_drop(x);
     free(x->x);
     free(x->events);
     pthread_mutex_destroy(&x->lock);
@@ -640,8 +748,12 @@ void kiln_graph_exec_release(kiln_graph_exec *exec) {
 }
 
 kiln_graph_impl kiln_graph_exec_impl(const kiln_graph_exec *exec) {
-    (void)exec;
-    return KILN_GRAPH_IMPL_REPLAY;
+    if (!exec)
+        return 0;
+    pthread_mutex_lock(&((kiln_graph_exec *)exec)->lock);
+    int native = exec->native != NULL || exec->stale;
+    pthread_mutex_unlock(&((kiln_graph_exec *)exec)->lock);
+    return native ? KILN_GRAPH_IMPL_NATIVE : KILN_GRAPH_IMPL_REPLAY;
 }
 
 kiln_status kiln_graph_exec_set_arg(kiln_graph_exec *exec, size_t node, size_t index,
@@ -683,6 +795,25 @@ kiln_status kiln_graph_exec_set_arg(kiln_graph_exec *exec, size_t node, size_t i
     if (slot->kind == KILN_ARG_BUFFER)
         kiln_buffer_release(slot->value.buffer);
     *slot = *arg;
+    if (exec->native) {
+        /* the native kernel node too; if the driver refuses, the graph is
+         * built again at the next launch */
+        kiln__barg stack[KILN__STACK_ARGS];
+        kiln__barg *bs =
+            n->num_args > KILN__STACK_ARGS ? kiln__malloc(n->num_args * sizeof *bs) : stack;
+        kiln_status ns = KILN_ERROR_OUT_OF_HOST_MEMORY;
+        if (bs) {
+            kiln__bargs_of(exec->x[node].args, n->num_args, bs);
+            ns = g->context->backend->graph->set_kernel_args(exec->native, exec->native_nodes[node],
+                                                             n->num_args, bs);
+            if (bs != stack)
+                free(bs);
+        }
+        if (ns != KILN_OK) {
+            kiln__native_drop(exec);
+            exec->stale = 1;
+        }
+    }
     pthread_mutex_unlock(&exec->lock);
     return KILN_OK;
 }
@@ -771,6 +902,10 @@ kiln_status kiln_graph_exec_replace_buffer(kiln_graph_exec *exec, kiln_buffer *r
                 exec->x[i].buf[b] = fresh[at];
             }
     }
+    if (exec->native) { /* built again, over the new buffers, at the next launch */
+        kiln__native_drop(exec);
+        exec->stale = 1;
+    }
     pthread_mutex_unlock(&exec->lock);
     free(fresh);
     return KILN_OK;
@@ -788,15 +923,7 @@ static kiln_status kiln__node_run(kiln_graph_exec *x, size_t i, kiln_queue *q, s
         kiln__barg *b = stack;
         if (n->num_args > KILN__STACK_ARGS && !(b = kiln__malloc(n->num_args * sizeof *b)))
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-        for (size_t a = 0; a < n->num_args; a++) {
-            const kiln_arg *arg = &xn->args[a];
-            b[a].kind = arg->kind;
-            b[a].mem = arg->kind == KILN_ARG_BUFFER ? arg->value.buffer->handle : NULL;
-            b[a].bytes = arg->kind == KILN_ARG_SCALAR ? (const void *)&arg->value : NULL;
-            b[a].size = arg->kind == KILN_ARG_SCALAR  ? kiln_dtype_size(arg->dtype)
-                        : arg->kind == KILN_ARG_LOCAL ? arg->bytes
-                                                      : 0;
-        }
+        kiln__bargs_of(xn->args, n->num_args, b);
         kiln_status st =
             be->kernel_launch(q->handle, n->kernel->handles[q->device_slot], n->dims, n->global,
                               n->has_local ? n->local : NULL, n->num_args, b, num_wait, wait, out);
@@ -847,6 +974,25 @@ kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, siz
     int ooo = (queue->flags & KILN_QUEUE_OUT_OF_ORDER) != 0;
     size_t n = g->num_nodes;
     pthread_mutex_lock(&exec->lock);
+    if (exec->stale)
+        kiln__native_build(exec);
+    if (exec->native && queue->device_slot == g->origin_slot) {
+        void *end = NULL;
+        st = be->graph->launch(queue->handle, exec->native, num_wait, e.wait, &end);
+        if (st == KILN_OK) {
+            if (exec->last)
+                exec->last_backend->event_release(exec->last);
+            exec->last = end;
+            exec->last_backend = be;
+            void **out = kiln__enqueue_out(&e, event);
+            if (out && end) {
+                be->event_retain(end);
+                *out = end;
+            }
+        }
+        pthread_mutex_unlock(&exec->lock);
+        return kiln__enqueue_end(&e, fn, st, queue, event);
+    }
     if (num_wait)
         st = be->queue_marker(queue->handle, 1, num_wait, e.wait, NULL);
     /* the commands that run: marker nodes on an in-order queue add nothing */

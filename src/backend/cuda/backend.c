@@ -48,4 +48,5 @@ const kiln__backend kiln__backend_cuda = {
     .event_retain = kiln__cu_event_retain,
     .event_release = kiln__cu_event_release,
     .interop = &kiln__cu_interop,
+    .graph = &kiln__cu_graph_table,
 };

@@ -456,6 +456,20 @@ void kiln__cu_buffer_unref(kiln__cu_buffer *b);
 void kiln__cu_program_ref(kiln__cu_program *p);
 void kiln__cu_program_unref(kiln__cu_program *p);
 
+/* program.c: a launch's block and grid (b, grid: 3 entries; *empty when
+ * a global size is 0) and cuLaunchKernel's parameter array (params and
+ * ptrs: num_args entries; *shared: the dynamic shared memory), on dev. */
+kiln_status kiln__cu_launch_shape(const kiln__cu_dev *dev, const kiln__cu_kernel *k, unsigned dims,
+                                  const size_t *global, const size_t *local, size_t *b,
+                                  size_t *grid, int *empty);
+kiln_status kiln__cu_launch_params(const kiln__cu_dev *dev, size_t num_args, const kiln__barg *args,
+                                   void **params, CUdeviceptr *ptrs, size_t *shared);
+/* probe.c: a symbol of the loaded libcuda.so.1 (NULL if it lacks it: an
+ * optional entry point, such as the graph and green-context calls). */
+void *kiln__cu_symbol(const char *name);
+/* graph.c: native command graphs (backend.h's kiln__backend_graph). */
+extern const struct kiln__backend_graph kiln__cu_graph_table;
+
 /* kiln__cuda_compile, kiln__cuda_check_image, kiln__cuda_nvrtc_ready and
  * kiln__cuda_pick_block: nvrtc_tools.h. */
 
