@@ -424,7 +424,7 @@ static void test_refused(fix *f) {
     CHECK_STATUS(kiln_graph_record_begin(NULL), KILN_ERROR_NULL_HANDLE);
 
     /* each refusal, then the end reports it */
-    for (int which = 0; which < 7; which++) {
+    for (int which = 0; which < 9; which++) {
         kiln_event *outside = NULL;
         CHECK_OK(kiln_queue_marker(f->q, 0, NULL, &outside));
         CHECK_OK(kiln_graph_record_begin(f->q));
@@ -463,6 +463,17 @@ static void test_refused(fix *f) {
         case 6: {
             kiln_event_state s;
             st = kiln_event_get_state(ev, &s);
+            break;
+        }
+        case 7:
+            CHECK_OK(kiln_array_from_buffer(b, 0, KILN_FLOAT32, 1, &n1, NULL, &arr));
+            st = kiln_array_read(f->q, arr, &sum);
+            kiln_array_release(arr);
+            break;
+        case 8: {
+            kiln_future *fut = NULL;
+            st = kiln_future_read(f->q, b, 0, 4, 0, NULL, &fut);
+            CHECK(fut == NULL);
             break;
         }
         }

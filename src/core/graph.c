@@ -560,9 +560,15 @@ static void kiln__bargs_of(const kiln_arg *args, size_t n, kiln__barg *b) {
     }
 }
 
+const struct kiln__backend_graph *kiln__graph_test_table;
+
+static const struct kiln__backend_graph *kiln__native_table(const kiln_graph *g) {
+    return kiln__graph_test_table ? kiln__graph_test_table : g->context->backend->graph;
+}
+
 static void kiln__native_drop(kiln_graph_exec *x) {
     if (x->native)
-        x->graph->context->backend->graph->release(x->native);
+        kiln__native_table(x->graph)->release(x->native);
     x->native = NULL;
     free(x->native_nodes);
     x->native_nodes = NULL;
@@ -575,7 +581,7 @@ static void kiln__native_drop(kiln_graph_exec *x) {
  * built succeeds). Under x->lock (or before x is shared). */
 static void kiln__native_build(kiln_graph_exec *x) {
     kiln_graph *g = x->graph;
-    const struct kiln__backend_graph *t = g->context->backend->graph;
+    const struct kiln__backend_graph *t = kiln__native_table(g);
     const char *env = getenv("KILN_GRAPH_NATIVE");
     x->stale = 0;
     if (!t || (env && strcmp(env, "0") == 0))
@@ -804,8 +810,8 @@ kiln_status kiln_graph_exec_set_arg(kiln_graph_exec *exec, size_t node, size_t i
         kiln_status ns = KILN_ERROR_OUT_OF_HOST_MEMORY;
         if (bs) {
             kiln__bargs_of(exec->x[node].args, n->num_args, bs);
-            ns = g->context->backend->graph->set_kernel_args(exec->native, exec->native_nodes[node],
-                                                             n->num_args, bs);
+            ns = kiln__native_table(g)->set_kernel_args(exec->native, exec->native_nodes[node],
+                                                        n->num_args, bs);
             if (bs != stack)
                 free(bs);
         }
@@ -978,7 +984,7 @@ kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, siz
         kiln__native_build(exec);
     if (exec->native && queue->device_slot == g->origin_slot) {
         void *end = NULL;
-        st = be->graph->launch(queue->handle, exec->native, num_wait, e.wait, &end);
+        st = kiln__native_table(g)->launch(queue->handle, exec->native, num_wait, e.wait, &end);
         if (st == KILN_OK) {
             if (exec->last)
                 exec->last_backend->event_release(exec->last);

@@ -301,6 +301,9 @@ kiln_status kiln__graph_refuse(struct kiln_graph *g, const char *fn, const char 
     "kiln_graph_exec_launch's event)"
 /* The recording a queue or event belongs to (NULL if none). */
 #define kiln__queue_rec(q) atomic_load_explicit(&(q)->rec, memory_order_acquire)
+/* A test hook (tests/test_graph_native.c): when set, graph.c builds native
+ * graphs through this table instead of the backend's own. */
+extern const struct kiln__backend_graph *kiln__graph_test_table;
 /* An event's last release drops its graph (event.c). */
 void kiln__graph_unref(struct kiln_graph *g);
 /* kernel.c: checks args[i] against parameter p (NULL when unknown) and
