@@ -37,9 +37,10 @@ typedef struct fgraph {
 
 static int built, updates, refuse_fill8, refuse_update;
 
-static kiln_status f_create(void *context, const kiln__bdevice *device, void **graph) {
+static kiln_status f_create(void *context, const kiln__bdevice *device, void *queue, void **graph) {
     (void)context;
     (void)device;
+    (void)queue;
     *graph = calloc(1, sizeof(fgraph));
     built++;
     return *graph ? KILN_OK : KILN_ERROR_OUT_OF_HOST_MEMORY;

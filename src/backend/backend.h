@@ -190,18 +190,20 @@ typedef struct kiln__backend {
     const struct kiln__backend_graph *graph;
 } kiln__backend;
 
-/* A native command graph, built for one device of a context node by node
- * in record order (src/core/graph.c): each add function puts a node after
+/* A native command graph, built for one device of a context (and queue,
+ * the one the recording began on: an OpenCL command buffer belongs to one)
+ * node by node in record order (src/core/graph.c): each add function puts a node after
  * the nodes in deps (handles an add returned) and hands back its handle,
  * owned by the graph. Any function may return KILN_ERROR_UNSUPPORTED (a
  * node kind or size the driver's graphs cannot take, an old driver): the
  * core then drops the graph and replays instead. instantiate ends the
  * building; launch enqueues the whole graph as one command on a queue of
- * the graph's device; set_kernel_args gives a kernel node new arguments for
- * the launches after it. release may come while launches are queued (the
- * backend keeps what they need). */
+ * the graph's device (KILN_ERROR_UNSUPPORTED for a queue it cannot run on,
+ * or at a moment it cannot: the core replays that launch); set_kernel_args
+ * gives a kernel node new arguments for the launches after it. release may come while launches are
+ * queued (the backend keeps what they need). */
 struct kiln__backend_graph {
-    kiln_status (*create)(void *context, const kiln__bdevice *device, void **graph);
+    kiln_status (*create)(void *context, const kiln__bdevice *device, void *queue, void **graph);
     kiln_status (*add_kernel)(void *graph, void *kernel, unsigned dims, const size_t *global,
                               const size_t *local, size_t num_args, const kiln__barg *args,
                               size_t num_deps, void *const *deps, void **node);

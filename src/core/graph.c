@@ -60,7 +60,8 @@ struct kiln_graph {
     atomic_int refs;
     pthread_mutex_t lock; /* guards everything below while recording */
     kiln_context *context;
-    kiln_queue *origin;
+    kiln_queue *origin; /* held until the graph goes (a native graph may be
+                           built for it) */
     size_t origin_slot; /* the device the native graph is built for */
     int recording;
     kiln_status failed; /* the first refused call, KILN_OK if none */
@@ -128,6 +129,7 @@ void kiln_graph_release(kiln_graph *graph) {
     }
     free(graph->nodes);
     free(graph->failed_msg);
+    kiln_queue_release(graph->origin);
     pthread_mutex_destroy(&graph->lock);
     kiln__context_unref(graph->context);
     free(graph);
@@ -181,13 +183,15 @@ kiln_status kiln_graph_record_begin(kiln_queue *queue) {
     kiln_graph *none = NULL;
     if (!atomic_compare_exchange_strong(&queue->rec, &none, g)) {
         g->num_queues = 0;
+        g->origin = NULL;
         kiln_graph_release(g);
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "%s: the queue is recording already (end that recording with "
                                "kiln_graph_record_end first)",
                                fn);
     }
-    kiln_queue_retain(queue);
+    kiln_queue_retain(queue); /* the recording's */
+    kiln_queue_retain(queue); /* the graph's (origin) */
     return KILN_OK;
 }
 
@@ -593,8 +597,8 @@ static void kiln__native_build(kiln_graph_exec *x) {
     kiln_device *dev = g->context->devices[g->origin_slot];
     void *ng = NULL;
     void **nodes = kiln__calloc(n ? n : 1, sizeof *nodes);
-    kiln_status st =
-        nodes ? t->create(g->context->handle, &dev->b, &ng) : KILN_ERROR_OUT_OF_HOST_MEMORY;
+    kiln_status st = nodes ? t->create(g->context->handle, &dev->b, g->origin->handle, &ng)
+                           : KILN_ERROR_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n && st == KILN_OK; i++) {
         const kiln__gnode *nd = &g->nodes[i];
         const kiln__xnode *xn = &x->x[i];
@@ -985,6 +989,10 @@ kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, siz
     if (exec->native && queue->device_slot == g->origin_slot) {
         void *end = NULL;
         st = kiln__native_table(g)->launch(queue->handle, exec->native, num_wait, e.wait, &end);
+        if (st == KILN_ERROR_UNSUPPORTED) {
+            st = KILN_OK; /* not on this queue, or not now: replayed */
+            goto replay;
+        }
         if (st == KILN_OK) {
             if (exec->last)
                 exec->last_backend->event_release(exec->last);
@@ -999,6 +1007,7 @@ kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, siz
         pthread_mutex_unlock(&exec->lock);
         return kiln__enqueue_end(&e, fn, st, queue, event);
     }
+replay:
     if (num_wait)
         st = be->queue_marker(queue->handle, 1, num_wait, e.wait, NULL);
     /* the commands that run: marker nodes on an in-order queue add nothing */

@@ -105,7 +105,8 @@ static void cug_unref(cug_graph *g) {
     free(g);
 }
 
-static kiln_status cug_create(void *context, const kiln__bdevice *device, void **out) {
+static kiln_status cug_create(void *context, const kiln__bdevice *device, void *queue, void **out) {
+    (void)queue; /* a CUgraphExec launches on any stream of its device */
     *out = NULL;
     pthread_once(&g_once, g_load);
     if (!g_api.ok)

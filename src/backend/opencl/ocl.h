@@ -151,6 +151,16 @@ kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device, c
 void kiln__ocl_program_release(void *program);
 kiln_status kiln__ocl_kernel_create(void *program, const char *name, void **kernel);
 void kiln__ocl_kernel_release(void *kernel);
+/* Sets the kernel's arguments and runs *err = fn(cl_kernel, user) with
+ * them set, as one step under the kernel's lock (a command buffer records a
+ * launch so: graph.c). A status other than KILN_OK: the arguments failed. */
+kiln_status kiln__ocl_kernel_with_args(void *kernel, size_t num_args, const kiln__barg *args,
+                                       cl_int (*fn)(cl_kernel k, void *user), void *user,
+                                       cl_int *err);
+/* probe.c: a symbol of the loaded OpenCL library (NULL if none). */
+void *kiln__ocl_symbol(const char *name);
+/* graph.c: cl_khr_command_buffer (backend.h's kiln__backend_graph). */
+extern const struct kiln__backend_graph kiln__ocl_graph_table;
 kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
                                     const size_t *local, size_t num_args, const kiln__barg *args,
                                     size_t num_wait, void *const *wait, void **out_event);
