@@ -6,6 +6,8 @@
  * that cannot be recorded are refused and spoil the recording; bad input;
  * scratch buffers stay with the graph (pool statistics). */
 #include <math.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +61,12 @@ static kiln_status sequence(fix *f, kiln_buffer *x, kiln_buffer *y, kiln_buffer 
     if (st == KILN_OK)
         st = kiln_buffer_read_async(f->q, z, 0, bytes, hz, 0, NULL, NULL);
     return st;
+}
+
+static void count_cb(kiln_event *e, kiln_event_state s, void *user) {
+    (void)e;
+    if (s == KILN_EVENT_COMPLETE)
+        atomic_fetch_add((atomic_int *)user, 1);
 }
 
 static void test_nodes(fix *f, size_t n) {
@@ -119,9 +127,15 @@ static void test_nodes(fix *f, size_t n) {
             CHECK_OK(kiln_graph_exec_replace_buffer(exec, y, y2));
         }
         kiln_event *done = NULL;
+        atomic_int called = 0;
         CHECK_OK(kiln_graph_exec_launch(f->q, exec, 0, NULL, &done));
+        CHECK_OK(kiln_event_on_complete(done, count_cb, &called));
         CHECK_OK(kiln_event_wait(done));
         kiln_event_release(done);
+        for (int spin = 0; spin < 2000 && atomic_load(&called) == 0; spin++)
+            usleep(1000);
+        CHECK_MSG(atomic_load(&called) == 1, "n %zu round %d: the launch's callback ran %d times",
+                  n, round, atomic_load(&called));
         /* direct */
         float *dgot = malloc(nb);
         CHECK_OK(sequence(f, dx, dy, dz, hx, dgot, n, a, 3.0f, NULL));

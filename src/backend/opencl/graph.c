@@ -395,13 +395,9 @@ static kiln_status clg_launch(void *queue, void *graph, size_t num_wait, void *c
         if (g->last)
             kiln__cl.clReleaseEvent(g->last);
         g->last = ev;
-        /* The event handed out is a marker's after the command buffer:
-         * PoCL 3.1 never calls completion callbacks of a command buffer's
-         * own event (kiln_event_on_complete on it never fired). */
         if (out_event) {
-            void *wl[1] = { ev };
-            if (kiln__ocl_queue_marker(queue, 0, 1, wl, out_event) != KILN_OK)
-                *out_event = NULL; /* the core then reports no event */
+            kiln__cl.clRetainEvent(ev);
+            *out_event = ev;
         }
     }
     pthread_mutex_unlock(&g->lock);
