@@ -31,7 +31,8 @@
 
 /* 2: the table describes its backend (selector_prefix ... install_hint);
  *    the prelude is named by file (prelude_file), no longer a function.
- * 3: native command graphs (graph, optional). */
+ * 3: native command graphs (graph, optional), fission by counts
+ *    (partition_counts, optional). */
 #define KILN__BACKEND_ABI 3
 
 /* A device as a backend reports it. The registry copies it. */
@@ -188,6 +189,12 @@ typedef struct kiln__backend {
     /* Native command graphs; NULL where the driver has none (the core then
      * replays graphs itself, src/core/graph.c). */
     const struct kiln__backend_graph *graph;
+    /* Device fission by counts (optional; NULL: UNSUPPORTED): one
+     * sub-device per entry of counts, of that many compute units. Same
+     * ownership as partition's. */
+    kiln_status (*partition_counts)(const kiln__bdevice *device, const unsigned *counts,
+                                    size_t num_counts, kiln__bdevice *subdevices, size_t capacity,
+                                    size_t *count);
 } kiln__backend;
 
 /* A native command graph, built for one device of a context (and queue,

@@ -49,4 +49,5 @@ const kiln__backend kiln__backend_cuda = {
     .event_release = kiln__cu_event_release,
     .interop = &kiln__cu_interop,
     .graph = &kiln__cu_graph_table,
+    .partition_counts = kiln__cu_partition_counts,
 };

@@ -478,6 +478,9 @@ kiln_status kiln__cu_load(void);
 kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count);
 kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
                                kiln__bdevice *subdevices, size_t capacity, size_t *count);
+kiln_status kiln__cu_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                      size_t num_counts, kiln__bdevice *subdevices, size_t capacity,
+                                      size_t *count);
 kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices, size_t num_devices,
                                     void **context);
 void kiln__cu_context_release(void *context);

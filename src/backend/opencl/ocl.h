@@ -110,6 +110,9 @@ kiln_status kiln__ocl_load(void);
 kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count);
 kiln_status kiln__ocl_partition(const kiln__bdevice *device, unsigned units_each,
                                 kiln__bdevice *subdevices, size_t capacity, size_t *count);
+kiln_status kiln__ocl_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                       size_t num_counts, kiln__bdevice *subdevices,
+                                       size_t capacity, size_t *count);
 /* queue.c */
 kiln_status kiln__ocl_context_create(const kiln__bdevice *const *devices, size_t num_devices,
                                      void **context);
