@@ -162,7 +162,59 @@ static void run(kiln_queue *q0, void *user) {
     kiln_context_release(ctx);
 }
 
+/* Copies between contexts (the staged path) and within one. */
+static void test_copy_between(kiln_queue *q, void *user) {
+    (void)user;
+    kiln_device *dev = kiln_queue_device(q);
+    kiln_context *c2;
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &c2)))
+        return;
+    kiln_queue *q2;
+    CHECK_OK(kiln_queue_create(c2, dev, 0, &q2));
+    size_t sizes[] = { 0, 1, 3, 4096, 65537 };
+    for (size_t si = 0; si < 5; si++) {
+        size_t n = sizes[si], cap = n + 11;
+        unsigned char *h = malloc(cap), *got = malloc(cap), *zero = calloc(1, cap);
+        for (size_t i = 0; i < cap; i++)
+            h[i] = (unsigned char)kt_rand_u64();
+        kiln_buffer *a, *b, *c;
+        CHECK_OK(kiln_buffer_create(kiln_queue_context(q), cap, 0, h, &a));
+        CHECK_OK(kiln_buffer_create(c2, cap, 0, zero, &b));
+        CHECK_OK(kiln_buffer_create(kiln_queue_context(q), cap, 0, zero, &c));
+        kiln_event *done = NULL;
+        /* a[3..3+n) -> b[7..7+n) across contexts, then b -> c back */
+        CHECK_OK(kiln_buffer_copy_between(q2, b, 7, q, a, 3, n, 0, NULL, &done));
+        kiln_event *back = NULL;
+        CHECK_OK(kiln_buffer_copy_between(q, c, 1, q2, b, 7, n, 1, &done, &back));
+        CHECK_OK(kiln_event_wait(back));
+        CHECK_OK(kiln_buffer_read(q, c, 0, cap, got));
+        int ok = 1;
+        for (size_t i = 0; i < cap; i++)
+            ok &= got[i] == (i >= 1 && i < 1 + n ? h[i + 2] : 0);
+        CHECK_MSG(ok, "n %zu: bytes through another context", n);
+        /* one context: a plain copy */
+        CHECK_OK(kiln_buffer_copy_between(q, c, 0, q, a, 0, cap, 0, NULL, NULL));
+        CHECK_OK(kiln_buffer_read(q, c, 0, cap, got));
+        CHECK(memcmp(got, h, cap) == 0);
+        CHECK_STATUS(kiln_buffer_copy_between(q, c, 1, q2, b, 0, cap, 0, NULL, NULL),
+                     KILN_ERROR_OUT_OF_RANGE);
+        CHECK_STATUS(kiln_buffer_copy_between(q, b, 0, q2, a, 0, 1, 0, NULL, NULL),
+                     KILN_ERROR_MISMATCH);
+        kiln_event_release(done);
+        kiln_event_release(back);
+        kiln_buffer_release(a);
+        kiln_buffer_release(b);
+        kiln_buffer_release(c);
+        free(h);
+        free(got);
+        free(zero);
+    }
+    kiln_queue_release(q2);
+    kiln_context_release(c2);
+}
+
 int main(void) {
+    kt_for_each_device(test_copy_between, NULL);
     kt_for_each_device(run, NULL);
     return kt_report();
 }

@@ -38,4 +38,21 @@ KILN_API kiln_status kiln_split_weigh(size_t num_queues, kiln_queue *const *queu
                                       kiln_elementwise *elementwise, size_t n, size_t num_args,
                                       const kiln_arg *args, double *weights);
 
+/* Copies size bytes from src (at src_offset, on src_queue's context) to
+ * dst (at dst_offset, on dst_queue's context) without blocking, after the
+ * wait list (events of either context). One context: kiln_buffer_copy on
+ * dst_queue (the driver moves the bytes between its devices). Two
+ * contexts, of one backend or two: staged through page-locked memory of
+ * dst's context (kiln_array_copy_between_async's path: the source is read
+ * into the staging buffer's mapping, and the copy into dst is enqueued on
+ * dst_queue at once, behind a gate that opens once the read has ended).
+ * Not yet: the CUDA peer path (cuMemcpyPeerAsync between two GPUs that
+ * can reach each other): this version stages those too. *event is of
+ * dst's context. */
+KILN_API kiln_status kiln_buffer_copy_between(kiln_queue *dst_queue, kiln_buffer *dst,
+                                              size_t dst_offset, kiln_queue *src_queue,
+                                              kiln_buffer *src, size_t src_offset, size_t size,
+                                              size_t num_wait, kiln_event *const *wait,
+                                              kiln_event **event);
+
 #endif

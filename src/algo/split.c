@@ -253,3 +253,43 @@ kiln_status kiln_split_weigh(size_t num_queues, kiln_queue *const *queues, kiln_
     }
     return KILN_OK;
 }
+
+kiln_status kiln_buffer_copy_between(kiln_queue *dst_queue, kiln_buffer *dst, size_t dst_offset,
+                                     kiln_queue *src_queue, kiln_buffer *src, size_t src_offset,
+                                     size_t size, size_t num_wait, kiln_event *const *wait,
+                                     kiln_event **event) {
+    static const char fn[] = "kiln_buffer_copy_between";
+    if (event)
+        *event = NULL;
+    if (!dst_queue || !src_queue || !dst || !src)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               !dst_queue   ? "dst_queue"
+                               : !src_queue ? "src_queue"
+                               : !dst       ? "dst"
+                                            : "src");
+    if (kiln_buffer_context(dst) != kiln_queue_context(dst_queue) ||
+        kiln_buffer_context(src) != kiln_queue_context(src_queue))
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: dst must belong to dst_queue's context and src to "
+                               "src_queue's",
+                               fn);
+    size_t ds = kiln_buffer_size(dst), ss = kiln_buffer_size(src);
+    if (dst_offset > ds || size > ds - dst_offset || src_offset > ss || size > ss - src_offset)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "%s: %zu bytes at %zu of src (%zu bytes) to %zu of dst (%zu bytes)",
+                               fn, size, src_offset, ss, dst_offset, ds);
+    if (kiln_queue_context(src_queue) == kiln_queue_context(dst_queue))
+        return kiln_buffer_copy(dst_queue, src, src_offset, dst, dst_offset, size, num_wait, wait,
+                                event);
+    if (size == 0)
+        return kiln_queue_marker(dst_queue, num_wait, wait, event);
+    kiln_array *da = NULL, *sa = NULL;
+    kiln_status st = kiln_array_from_buffer(dst, dst_offset, KILN_UINT8, 1, &size, NULL, &da);
+    if (st == KILN_OK)
+        st = kiln_array_from_buffer(src, src_offset, KILN_UINT8, 1, &size, NULL, &sa);
+    if (st == KILN_OK)
+        st = kiln_array_copy_between_async(dst_queue, da, src_queue, sa, num_wait, wait, event);
+    kiln_array_release(da);
+    kiln_array_release(sa);
+    return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+}
