@@ -20,12 +20,12 @@
 #include "bench_timing.h"
 #include "kiln.h"
 
-#define FAIL_IF(cond, what)                                                                        \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            fprintf(stderr, "bench_graph: %s: %s\n", what, kiln_last_error_message());             \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define FAIL_IF(cond, what)                                                            \
+    do {                                                                               \
+        if (cond) {                                                                    \
+            fprintf(stderr, "bench_graph: %s: %s\n", what, kiln_last_error_message()); \
+            exit(1);                                                                   \
+        }                                                                              \
     } while (0)
 
 static const char *src = "KILN_KERNEL void tiny(KILN_GLOBAL float *p, float a) {\n"
@@ -42,8 +42,7 @@ static void launches(kiln_queue *q, kiln_kernel *k, kiln_buffer *b, size_t nodes
     size_t g = 64;
     for (size_t i = 0; i < nodes; i++) {
         kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_F32((float)(i % 7) * 0.5f) };
-        FAIL_IF(kiln_kernel_launch(q, k, 1, &g, NULL, 2, args, 0, NULL, NULL) != KILN_OK,
-                "launch");
+        FAIL_IF(kiln_kernel_launch(q, k, 1, &g, NULL, 2, args, 0, NULL, NULL) != KILN_OK, "launch");
     }
 }
 
@@ -89,8 +88,10 @@ int main(int argc, char **argv) {
     kiln_graph_exec_launch(q, exec, 0, NULL, NULL);
     kiln_queue_finish(q);
 
-    double *de = calloc((size_t)rounds, sizeof(double)), *dt = calloc((size_t)rounds, sizeof(double));
-    double *ge = calloc((size_t)rounds, sizeof(double)), *gt = calloc((size_t)rounds, sizeof(double));
+    double *de = calloc((size_t)rounds, sizeof(double)),
+           *dt = calloc((size_t)rounds, sizeof(double));
+    double *ge = calloc((size_t)rounds, sizeof(double)),
+           *gt = calloc((size_t)rounds, sizeof(double));
     for (int r = 0; r < rounds; r++) {
         double s = bench_now();
         launches(q, k, bd, nodes);
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
     FAIL_IF(kiln_graph_instantiate(cgraph, &cexec) != KILN_OK, "instantiate");
     kiln_graph_exec_launch(q, cexec, 0, NULL, NULL);
     kiln_queue_finish(q);
-    double *ct = calloc((size_t)rounds, sizeof(double)), *cg = calloc((size_t)rounds, sizeof(double));
+    double *ct = calloc((size_t)rounds, sizeof(double)),
+           *cg = calloc((size_t)rounds, sizeof(double));
     for (int r = 0; r < rounds; r++) {
         double t = bench_now();
         chain(q, ad, STEPS);
@@ -150,6 +152,9 @@ int main(int argc, char **argv) {
 
     double us = 1e6 / (double)nodes;
     printf("device: %s (%s)\n", info.name, info.id);
+    printf("graph implementation: %s (KILN_GRAPH_NATIVE=0 forces kiln's replay)\n",
+           kiln_graph_exec_impl(exec) == KILN_GRAPH_IMPL_NATIVE ? "native (the driver's graph)"
+                                                                : "kiln's replay");
     printf("%zu tiny launches, %d rounds, medians per node:\n", nodes, rounds);
     printf("  record + instantiate once:   %8.3f us/node\n", t_record * us);
     printf("  direct, enqueue:             %8.3f us/node\n", median(de, rounds) * us);

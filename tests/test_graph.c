@@ -230,6 +230,13 @@ static void test_repeat(fix *f, size_t n) {
             CHECK_OK(kiln_graph_record_end(f->q, &graph));
             kiln_graph_exec *exec;
             CHECK_OK(kiln_graph_instantiate(graph, &exec));
+            /* test_graph_cl: PoCL's command buffers asked for, and taken */
+            const char *env = getenv("KILN_GRAPH_NATIVE");
+            if (env && strcmp(env, "1") == 0 &&
+                strstr(kiln_device_extensions(kiln_queue_device(f->q)), "cl_khr_command_buffer"))
+                CHECK_MSG(kiln_graph_exec_impl(exec) == KILN_GRAPH_IMPL_NATIVE,
+                          "KILN_GRAPH_NATIVE=1 on a device with cl_khr_command_buffer: %s",
+                          kiln_last_error_message());
             CHECK_OK(kiln_graph_exec_launch(f->q, exec, 0, NULL, NULL));
             kiln_graph_exec_release(exec);
             kiln_graph_release(graph);

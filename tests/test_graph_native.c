@@ -192,8 +192,16 @@ static void f_release(void *graph) {
 }
 
 static const struct kiln__backend_graph fake = {
-    f_create,      f_add_kernel,      f_add_copy, f_add_fill, f_add_empty,
-    f_instantiate, f_set_kernel_args, f_launch,   f_release,
+    .default_on = 1,
+    .create = f_create,
+    .add_kernel = f_add_kernel,
+    .add_copy = f_add_copy,
+    .add_fill = f_add_fill,
+    .add_empty = f_add_empty,
+    .instantiate = f_instantiate,
+    .set_kernel_args = f_set_kernel_args,
+    .launch = f_launch,
+    .release = f_release,
 };
 
 static const char *src =

@@ -31,8 +31,8 @@ KILN_API kiln_status kiln_rng_uniform_split(size_t num_queues, kiln_queue *const
                                             size_t num_wait, kiln_event *const *wait,
                                             kiln_event **event);
 /* Weights for the queues: the speed of each, measured by running the
- * elementwise operation over n items on each queue alone (twice; the
- * second timed), as items per second. weights gets num_queues entries.
+ * elementwise operation over n items (the arrays' size) on each queue
+ * alone (twice; the second timed), as items per second. weights gets num_queues entries.
  * Blocks. */
 KILN_API kiln_status kiln_split_weigh(size_t num_queues, kiln_queue *const *queues,
                                       kiln_elementwise *elementwise, size_t n, size_t num_args,

@@ -210,6 +210,10 @@ typedef struct kiln__backend {
  * gives a kernel node new arguments for the launches after it. release may come while launches are
  * queued (the backend keeps what they need). */
 struct kiln__backend_graph {
+    /* 1: the core builds native graphs unless KILN_GRAPH_NATIVE=0; 0: only
+     * with KILN_GRAPH_NATIVE=1 (a driver's graphs measured slower than the
+     * replay: PoCL 3.1's command buffers, bench/README.md) */
+    int default_on;
     kiln_status (*create)(void *context, const kiln__bdevice *device, void *queue, void **graph);
     kiln_status (*add_kernel)(void *graph, void *kernel, unsigned dims, const size_t *global,
                               const size_t *local, size_t num_args, const kiln__barg *args,

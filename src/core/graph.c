@@ -580,8 +580,8 @@ static void kiln__native_drop(kiln_graph_exec *x) {
 
 /* Builds the backend's native graph of x for the recording's device, where
  * the backend has native graphs and takes every node (KILN_GRAPH_NATIVE=0
- * turns it off); else leaves x->native NULL (the replay runs; the driver's
- * refusal stays in the thread's last error message, though the call that
+ * turns it off, =1 on where the backend leaves it off by default); else leaves x->native NULL (the
+ * replay runs; the driver's refusal stays in the thread's last error message, though the call that
  * built succeeds). Under x->lock (or before x is shared). */
 static void kiln__native_build(kiln_graph_exec *x) {
     kiln_graph *g = x->graph;
@@ -589,6 +589,8 @@ static void kiln__native_build(kiln_graph_exec *x) {
     const char *env = getenv("KILN_GRAPH_NATIVE");
     x->stale = 0;
     if (!t || (env && strcmp(env, "0") == 0))
+        return;
+    if (!t->default_on && !(env && strcmp(env, "1") == 0))
         return;
     size_t n = g->num_nodes;
     for (size_t i = 0; i < n; i++)

@@ -401,6 +401,7 @@ static void cug_release(void *graph) {
 }
 
 const struct kiln__backend_graph kiln__cu_graph_table = {
+    .default_on = 1,
     .create = cug_create,
     .add_kernel = cug_add_kernel,
     .add_copy = cug_add_copy,
