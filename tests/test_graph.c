@@ -460,6 +460,10 @@ static void test_fork_join(fix *f, size_t n) {
     CHECK(kiln_graph_recording(q2) == 0);
     /* an event of the ended recording cannot be waited on in a command */
     CHECK_STATUS(kiln_queue_marker(f->q, 1, &e2, NULL), KILN_ERROR_WRONG_STATE);
+    void *p = NULL;
+    CHECK_OK(kiln_buffer_map(f->q, c, KILN_MAP_WRITE, 0, 4, &p));
+    CHECK_STATUS(kiln_buffer_unmap(f->q, c, p, 1, &e2, NULL), KILN_ERROR_WRONG_STATE);
+    CHECK_OK(kiln_buffer_unmap(f->q, c, p, 0, NULL, NULL));
     kiln_event_release(e1);
     kiln_event_release(e2);
     for (size_t i = 0; i < n; i++)
