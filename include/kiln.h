@@ -444,6 +444,18 @@ KILN_API kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_
 KILN_API kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
                                       size_t pattern_size, size_t offset, size_t size,
                                       size_t num_wait, kiln_event *const *wait, kiln_event **event);
+/* Copies size bytes of src, a buffer of another context (another device)
+ * of the same backend, into dst on queue, device to device where the
+ * driver can: on CUDA cuMemcpyPeerAsync (peer access enabled once per pair
+ * of devices when they can reach each other; otherwise the driver stages
+ * it). KILN_ERROR_UNSUPPORTED where the backend has no such copy (OpenCL:
+ * contexts cannot share memory) or for two backends: then
+ * kiln_buffer_copy_between stages it through the host, and tries this
+ * first. The wait list may hold events of either context. */
+KILN_API kiln_status kiln_buffer_copy_peer(kiln_queue *queue, kiln_buffer *dst, size_t dst_offset,
+                                           kiln_buffer *src, size_t src_offset, size_t size,
+                                           size_t num_wait, kiln_event *const *wait,
+                                           kiln_event **event);
 /* Maps a region into host memory. Blocks until the mapping is ready and
  * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap
  * before the device uses the buffer again; unmapping a pointer that

@@ -198,6 +198,21 @@ static void test_copy_between(kiln_queue *q, void *user) {
         CHECK(memcmp(got, h, cap) == 0);
         CHECK_STATUS(kiln_buffer_copy_between(q, c, 1, q2, b, 0, cap, 0, NULL, NULL),
                      KILN_ERROR_OUT_OF_RANGE);
+        /* the device-to-device path: OpenCL contexts share no memory */
+        kiln_device_info di;
+        kiln_device_get_info(dev, &di);
+        kiln_status peer = kiln_buffer_copy_peer(q, c, 0, b, 0, 1, 0, NULL, NULL);
+        CHECK_MSG(di.backend == KILN_BACKEND_OPENCL
+                      ? peer == KILN_ERROR_UNSUPPORTED
+                      : peer == KILN_OK || peer == KILN_ERROR_UNSUPPORTED,
+                  "peer copy: %s", kiln_status_name(peer));
+        CHECK_STATUS(kiln_buffer_copy_peer(q, c, 0, a, 0, 1, 0, NULL, NULL),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_buffer_copy_peer(q, c, 0, b, cap, 1, 0, NULL, NULL),
+                     KILN_ERROR_OUT_OF_RANGE);
+        CHECK_STATUS(kiln_buffer_copy_peer(q, c, 0, NULL, 0, 1, 0, NULL, NULL),
+                     KILN_ERROR_NULL_HANDLE);
+        CHECK_OK(kiln_queue_finish(q));
         CHECK_STATUS(kiln_buffer_copy_between(q, b, 0, q2, a, 0, 1, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
         kiln_event_release(done);

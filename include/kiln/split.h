@@ -46,9 +46,9 @@ KILN_API kiln_status kiln_split_weigh(size_t num_queues, kiln_queue *const *queu
  * dst's context (kiln_array_copy_between_async's path: the source is read
  * into the staging buffer's mapping, and the copy into dst is enqueued on
  * dst_queue at once, behind a gate that opens once the read has ended).
- * Not yet: the CUDA peer path (cuMemcpyPeerAsync between two GPUs that
- * can reach each other): this version stages those too. *event is of
- * dst's context. */
+ * Between two contexts of a backend that copies device to device
+ * (kiln_buffer_copy_peer: CUDA's cuMemcpyPeerAsync) that copy is used
+ * instead. *event is of dst's context. */
 KILN_API kiln_status kiln_buffer_copy_between(kiln_queue *dst_queue, kiln_buffer *dst,
                                               size_t dst_offset, kiln_queue *src_queue,
                                               kiln_buffer *src, size_t src_offset, size_t size,

@@ -32,7 +32,8 @@
 /* 2: the table describes its backend (selector_prefix ... install_hint);
  *    the prelude is named by file (prelude_file), no longer a function.
  * 3: native command graphs (graph, optional), fission by counts
- *    (partition_counts, optional). */
+ *    (partition_counts, optional), copies between contexts
+ *    (buffer_copy_peer, optional). */
 #define KILN__BACKEND_ABI 3
 
 /* A device as a backend reports it. The registry copies it. */
@@ -195,6 +196,13 @@ typedef struct kiln__backend {
     kiln_status (*partition_counts)(const kiln__bdevice *device, const unsigned *counts,
                                     size_t num_counts, kiln__bdevice *subdevices, size_t capacity,
                                     size_t *count);
+    /* A copy from src, a buffer of another context of this backend (another
+     * device), into dst on queue (optional; NULL: UNSUPPORTED, the caller
+     * stages it through the host). The wait list's events are the queue's
+     * context's (the core bridges the others). */
+    kiln_status (*buffer_copy_peer)(void *queue, void *src, size_t src_offset, void *dst,
+                                    size_t dst_offset, size_t size, size_t num_wait,
+                                    void *const *wait, void **out_event);
 } kiln__backend;
 
 /* A native command graph, built for one device of a context (and queue,

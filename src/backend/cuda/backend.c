@@ -50,4 +50,5 @@ const kiln__backend kiln__backend_cuda = {
     .interop = &kiln__cu_interop,
     .graph = &kiln__cu_graph_table,
     .partition_counts = kiln__cu_partition_counts,
+    .buffer_copy_peer = kiln__cu_buffer_copy_peer,
 };

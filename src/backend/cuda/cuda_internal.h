@@ -464,6 +464,10 @@ kiln_status kiln__cu_launch_shape(const kiln__cu_dev *dev, const kiln__cu_kernel
                                   size_t *grid, int *empty);
 kiln_status kiln__cu_launch_params(const kiln__cu_dev *dev, size_t num_args, const kiln__barg *args,
                                    void **params, CUdeviceptr *ptrs, size_t *shared);
+/* memory.c: backend.h's buffer_copy_peer. */
+kiln_status kiln__cu_buffer_copy_peer(void *queue, void *src, size_t src_offset, void *dst,
+                                      size_t dst_offset, size_t size, size_t num_wait,
+                                      void *const *wait, void **out_event);
 /* probe.c: a symbol of the loaded libcuda.so.1 (NULL if it lacks it: an
  * optional entry point, such as the graph and green-context calls). */
 void *kiln__cu_symbol(const char *name);

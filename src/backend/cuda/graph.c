@@ -239,6 +239,9 @@ static kiln_status cug_add_copy(void *graph, void *src, size_t src_offset, void 
                                 void **node) {
     cug_graph *g = graph;
     *node = NULL;
+    if (((kiln__cu_buffer *)src)->pinned || ((kiln__cu_buffer *)dst)->pinned)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "page-locked host buffers are copied by the host (replayed)");
     cug_node *n;
     CUgraphNode *d;
     kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
@@ -265,6 +268,23 @@ static kiln_status cug_add_fill(void *graph, void *buffer, const void *pattern, 
                                 void **node) {
     cug_graph *g = graph;
     *node = NULL;
+    if (((kiln__cu_buffer *)buffer)->pinned)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "page-locked host buffers are filled by the host (replayed)");
+    /* the shortest period the pattern repeats with (an int64 zero is a
+     * 1-byte pattern), as the backend's own fill does */
+    const unsigned char *pb = pattern;
+    for (size_t per = 1; per <= 4 && per < pattern_size; per *= 2) {
+        size_t i = per;
+        while (i < pattern_size && pb[i] == pb[i % per])
+            i++;
+        if (i == pattern_size) {
+            pattern_size = per;
+            break;
+        }
+    }
+    if (offset % pattern_size || ((kiln__cu_buffer *)buffer)->ptr % pattern_size)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "a memset node needs aligned memory");
     if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "a memset node takes 1, 2 or 4-byte patterns, not %zu",
