@@ -283,12 +283,20 @@ kiln_status kiln_buffer_copy_between(kiln_queue *dst_queue, kiln_buffer *dst, si
                                 event);
     if (size == 0)
         return kiln_queue_marker(dst_queue, num_wait, wait, event);
-    /* device to device where the backend can (CUDA peers); the wait list
-     * must then cover the source's work, which the caller's does */
-    kiln_status peer = kiln_buffer_copy_peer(dst_queue, dst, dst_offset, src, src_offset, size,
-                                             num_wait, wait, event);
-    if (peer != KILN_ERROR_UNSUPPORTED)
-        return peer;
+    /* device to device where the backend can (CUDA peers; an empty copy
+     * asks): behind a marker on src_queue, so that the copy follows the
+     * work queued there before, as the staged read does */
+    if (kiln_buffer_copy_peer(dst_queue, dst, dst_offset, src, src_offset, 0, 0, NULL, NULL) ==
+        KILN_OK) {
+        kiln_event *m = NULL;
+        kiln_status st = kiln_queue_marker(src_queue, num_wait, wait, &m);
+        if (st == KILN_OK)
+            st = kiln_buffer_copy_peer(dst_queue, dst, dst_offset, src, src_offset, size, 1, &m,
+                                       event);
+        kiln_event_release(m);
+        if (st != KILN_ERROR_UNSUPPORTED)
+            return st == KILN_OK ? st : kiln__error_prefix(st, "%s", fn);
+    }
     kiln_array *da = NULL, *sa = NULL;
     kiln_status st = kiln_array_from_buffer(dst, dst_offset, KILN_UINT8, 1, &size, NULL, &da);
     if (st == KILN_OK)
