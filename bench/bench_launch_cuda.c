@@ -2,7 +2,12 @@
  * (kiln_kernel_launch on "cuda:0") against raw cuLaunchKernel of the same
  * CUfunction (kiln_cuda_kernel_get) on a stream of the bench's own, in the
  * same context, in interleaved rounds (medians, ratio); the launch+wait
- * round trip; and NVRTC compile time cold against kiln's disk cache. Uses
+ * round trip; command graphs (issue 47): 1000 launches recorded with
+ * kiln_graph_record_begin and replayed (a CUDA graph underneath) against a
+ * raw CUDA graph of the same 1000 kernel nodes (cuGraphAddKernelNode,
+ * one chain) and against the launches one by one, per node, and a
+ * parameter update (kiln_graph_exec_set_arg against raw
+ * cuGraphExecKernelNodeSetParams); and NVRTC compile time cold against kiln's disk cache. Uses
  * only the public API and kiln/cuda.h; libcuda is dlopen'd as kiln does.
  *
  * Run: build/bench/bench_launch_cuda [rounds]   (exits 0 without a GPU) */
@@ -23,13 +28,20 @@
 #define STR(x) #x
 /* cuda.h maps names to versioned symbols (cuStreamDestroy_v2): resolve
  * those, with their prototypes. */
-#define CU_FUNCS(X)        \
-    X(cuGetErrorName)      \
-    X(cuCtxSetCurrent)     \
-    X(cuStreamCreate)      \
-    X(cuStreamDestroy)     \
-    X(cuStreamSynchronize) \
-    X(cuLaunchKernel)
+#define CU_FUNCS(X)                \
+    X(cuGetErrorName)              \
+    X(cuCtxSetCurrent)             \
+    X(cuStreamCreate)              \
+    X(cuStreamDestroy)             \
+    X(cuStreamSynchronize)         \
+    X(cuLaunchKernel)              \
+    X(cuGraphCreate)               \
+    X(cuGraphDestroy)              \
+    X(cuGraphAddKernelNode)        \
+    X(cuGraphInstantiateWithFlags) \
+    X(cuGraphExecDestroy)          \
+    X(cuGraphLaunch)               \
+    X(cuGraphExecKernelNodeSetParams)
 
 static struct {
 #define FIELD(f) __typeof__(&f) f;
@@ -246,6 +258,94 @@ int main(int argc, char **argv) {
     printf("launch + wait round trip: kiln %.2f us (event wait), raw %.2f us "
            "(cuStreamSynchronize), ratio %.3f\n",
            mkt, mrt, mkt / mrt);
+
+    /* --- command graphs ---------------------------------------------------- */
+    enum { NODES = 1000 };
+    kiln_graph *g = NULL;
+    kiln_graph_exec *gx = NULL;
+    size_t first = 0;
+    CK(kiln_graph_record_begin(q));
+    for (int i = 0; i < NODES; i++) {
+        CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0, NULL, NULL));
+        if (i == 0)
+            CK(kiln_graph_last_node(q, &first));
+    }
+    CK(kiln_graph_record_end(q, &g));
+    CK(kiln_graph_instantiate(g, &gx));
+    CU(api.cuCtxSetCurrent(cuctx));
+    CUgraph rg;
+    CUgraphExec rx;
+    CUgraphNode prev = NULL, node0 = NULL;
+    CU(api.cuGraphCreate(&rg, 0));
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = fn;
+    kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+    kp.blockDimX = 256;
+    kp.blockDimY = kp.blockDimZ = 1;
+    kp.kernelParams = params;
+    for (int i = 0; i < NODES; i++) {
+        CUgraphNode nd;
+        CU(api.cuGraphAddKernelNode(&nd, rg, prev ? &prev : NULL, prev ? 1 : 0, &kp));
+        if (i == 0)
+            node0 = nd;
+        prev = nd;
+    }
+    CU(api.cuGraphInstantiateWithFlags(&rx, rg, 0));
+    double *gk = malloc(sizeof(double) * (size_t)rounds);
+    double *gr = malloc(sizeof(double) * (size_t)rounds);
+    double *go = malloc(sizeof(double) * (size_t)rounds);
+    CK(kiln_graph_exec_launch(q, gx, 0, NULL, NULL)); /* warm */
+    CK(kiln_queue_finish(q));
+    CU(api.cuGraphLaunch(rx, stream));
+    CU(api.cuStreamSynchronize(stream));
+    for (int r = 0; r < rounds; r++) {
+        double t0 = now_us();
+        CK(kiln_graph_exec_launch(q, gx, 0, NULL, NULL));
+        CK(kiln_queue_finish(q));
+        gk[r] = (now_us() - t0) / NODES;
+        CU(api.cuCtxSetCurrent(cuctx));
+        t0 = now_us();
+        CU(api.cuGraphLaunch(rx, stream));
+        CU(api.cuStreamSynchronize(stream));
+        gr[r] = (now_us() - t0) / NODES;
+        t0 = now_us();
+        for (int i = 0; i < NODES; i++)
+            CK(kiln_kernel_launch(q, k, 1, &global, &local, 3, args, 0, NULL, NULL));
+        CK(kiln_queue_finish(q));
+        go[r] = (now_us() - t0) / NODES;
+    }
+    enum { UPDATES = 10000 };
+    double t0 = now_us();
+    for (int i = 0; i < UPDATES; i++) {
+        kiln_arg a = KILN_ARG_I32(i);
+        CK(kiln_graph_exec_set_arg(gx, first, 1, &a));
+    }
+    double ku = (now_us() - t0) / UPDATES;
+    CU(api.cuCtxSetCurrent(cuctx));
+    t0 = now_us();
+    for (int i = 0; i < UPDATES; i++) {
+        b = i;
+        CU(api.cuGraphExecKernelNodeSetParams(rx, node0, &kp));
+    }
+    double ru = (now_us() - t0) / UPDATES;
+    double mgk = median(gk, rounds), mgr = median(gr, rounds), mgo = median(go, rounds);
+    printf("command graph of %d launches (launch + synchronise, per node, medians), %s:\n", NODES,
+           kiln_graph_exec_impl(gx) == KILN_GRAPH_IMPL_NATIVE ? "kiln's graph is a CUDA graph"
+                                                              : "kiln's graph REPLAYS");
+    printf("  kiln graph  %.3f us/node (goal <= 1.0)\n  raw graph   %.3f us/node\n"
+           "  one by one  %.3f us/node (kiln_kernel_launch)\n  ratio kiln/raw graph = %.3f "
+           "(goal <= 1.1)\n",
+           mgk, mgr, mgo, mgk / mgr);
+    printf("parameter update: kiln_graph_exec_set_arg %.3f us, raw "
+           "cuGraphExecKernelNodeSetParams %.3f us, ratio %.3f (goals <= 0.5 us, <= 1.2)\n",
+           ku, ru, ku / ru);
+    kiln_graph_exec_release(gx);
+    kiln_graph_release(g);
+    api.cuCtxSetCurrent(cuctx);
+    api.cuGraphExecDestroy(rx);
+    api.cuGraphDestroy(rg);
+    free(gk), free(gr), free(go);
 
     api.cuCtxSetCurrent(cuctx);
     api.cuStreamDestroy(stream);

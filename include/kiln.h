@@ -249,6 +249,26 @@ KILN_API kiln_status kiln_device_partition(kiln_device *device, unsigned units_e
                                            kiln_device **subdevices, size_t capacity,
                                            size_t *count);
 
+/* One fission call (docs/api.md §17): a device split into disjoint parts,
+ * each a device of its own (selected by "N", usable in one context with
+ * its siblings). Give either units_each (parts of that many compute units,
+ * as many as fit: OpenCL CL_DEVICE_PARTITION_EQUALLY, what
+ * kiln_device_partition does) or num_counts entries of counts (one part of
+ * counts[i] units each: CL_DEVICE_PARTITION_BY_COUNTS). Parts of one split
+ * never share units. On CUDA, SM partitions would be green contexts (driver
+ * 12.4+): KILN_ERROR_UNSUPPORTED says whether the driver lacks them or
+ * this kiln does. Make the descriptor with KILN_SPLIT_DESC(...). */
+typedef struct kiln_split_desc {
+    size_t struct_size; /* sizeof (set by KILN_SPLIT_DESC) */
+    unsigned units_each;
+    size_t num_counts;
+    const unsigned *counts;
+} kiln_split_desc;
+#define KILN_SPLIT_DESC(...) \
+    ((kiln_split_desc){ .struct_size = sizeof(kiln_split_desc), __VA_ARGS__ })
+KILN_API kiln_status kiln_device_split(kiln_device *device, const kiln_split_desc *desc,
+                                       kiln_device **parts, size_t capacity, size_t *count);
+
 /* --------------------------------------------------------------- contexts */
 
 /* A context over one or several devices of the same backend (and, on OpenCL,
@@ -424,6 +444,18 @@ KILN_API kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_
 KILN_API kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
                                       size_t pattern_size, size_t offset, size_t size,
                                       size_t num_wait, kiln_event *const *wait, kiln_event **event);
+/* Copies size bytes of src, a buffer of another context (another device)
+ * of the same backend, into dst on queue, device to device where the
+ * driver can: on CUDA cuMemcpyPeerAsync (peer access enabled once per pair
+ * of devices when they can reach each other; otherwise the driver stages
+ * it). KILN_ERROR_UNSUPPORTED where the backend has no such copy (OpenCL:
+ * contexts cannot share memory) or for two backends: then
+ * kiln_buffer_copy_between stages it through the host, and tries this
+ * first. The wait list may hold events of either context. */
+KILN_API kiln_status kiln_buffer_copy_peer(kiln_queue *queue, kiln_buffer *dst, size_t dst_offset,
+                                           kiln_buffer *src, size_t src_offset, size_t size,
+                                           size_t num_wait, kiln_event *const *wait,
+                                           kiln_event **event);
 /* Maps a region into host memory. Blocks until the mapping is ready and
  * returns the host pointer in *host_ptr. Unmap with kiln_buffer_unmap
  * before the device uses the buffer again; unmapping a pointer that
@@ -796,6 +828,8 @@ KILN_API kiln_status kiln_cache_clear(size_t *removed);
 #include "kiln/offload.h"
 #include "kiln/random.h"
 #include "kiln/sort.h"
+#include "kiln/graph.h"
+#include "kiln/split.h"
 
 #ifdef __cplusplus
 }

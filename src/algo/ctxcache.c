@@ -170,7 +170,12 @@ kiln_status kiln__scratch_get(kiln_queue *queue, int slot, size_t bytes, kiln__s
     memset(out, 0, sizeof *out);
     out->slot = slot;
     kiln_context *ctx = kiln_queue_context(queue);
-    kiln__ctxcache *c = get_cache(ctx);
+    /* A call being recorded into a command graph gets a private buffer: the
+     * graph keeps it for its replays (docs/api.md §16), which must not share
+     * it with later calls, and its first use is then "fresh" (zeroed by the
+     * recorded commands at every replay, never relying on an epoch of an
+     * earlier call), and no event of a recorded command stays in the cache. */
+    kiln__ctxcache *c = kiln_graph_recording(queue) ? NULL : get_cache(ctx);
     if (c) {
         pthread_mutex_lock(&c->lock);
         scratch *s = &c->slots[slot];

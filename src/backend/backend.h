@@ -30,8 +30,11 @@
 #include "kiln.h"
 
 /* 2: the table describes its backend (selector_prefix ... install_hint);
- *    the prelude is named by file (prelude_file), no longer a function. */
-#define KILN__BACKEND_ABI 2
+ *    the prelude is named by file (prelude_file), no longer a function.
+ * 3: native command graphs (graph, optional), fission by counts
+ *    (partition_counts, optional), copies between contexts
+ *    (buffer_copy_peer, optional). */
+#define KILN__BACKEND_ABI 3
 
 /* A device as a backend reports it. The registry copies it. */
 typedef struct kiln__bdevice {
@@ -184,7 +187,58 @@ typedef struct kiln__backend {
     void (*event_retain)(void *event);
     void (*event_release)(void *event);
     const struct kiln__backend_interop *interop; /* backend/interop.h */
+    /* Native command graphs; NULL where the driver has none (the core then
+     * replays graphs itself, src/core/graph.c). */
+    const struct kiln__backend_graph *graph;
+    /* Device fission by counts (optional; NULL: UNSUPPORTED): one
+     * sub-device per entry of counts, of that many compute units. Same
+     * ownership as partition's. */
+    kiln_status (*partition_counts)(const kiln__bdevice *device, const unsigned *counts,
+                                    size_t num_counts, kiln__bdevice *subdevices, size_t capacity,
+                                    size_t *count);
+    /* A copy from src, a buffer of another context of this backend (another
+     * device), into dst on queue (optional; NULL: UNSUPPORTED, the caller
+     * stages it through the host). The wait list's events are the queue's
+     * context's (the core bridges the others). */
+    kiln_status (*buffer_copy_peer)(void *queue, void *src, size_t src_offset, void *dst,
+                                    size_t dst_offset, size_t size, size_t num_wait,
+                                    void *const *wait, void **out_event);
 } kiln__backend;
+
+/* A native command graph, built for one device of a context (and queue,
+ * the one the recording began on: an OpenCL command buffer belongs to one)
+ * node by node in record order (src/core/graph.c): each add function puts a node after
+ * the nodes in deps (handles an add returned) and hands back its handle,
+ * owned by the graph. Any function may return KILN_ERROR_UNSUPPORTED (a
+ * node kind or size the driver's graphs cannot take, an old driver): the
+ * core then drops the graph and replays instead. instantiate ends the
+ * building; launch enqueues the whole graph as one command on a queue of
+ * the graph's device (KILN_ERROR_UNSUPPORTED for a queue it cannot run on,
+ * or at a moment it cannot: the core replays that launch); set_kernel_args
+ * gives a kernel node new arguments for the launches after it. release may come while launches are
+ * queued (the backend keeps what they need). */
+struct kiln__backend_graph {
+    /* 1: the core builds native graphs unless KILN_GRAPH_NATIVE=0; 0: only
+     * with KILN_GRAPH_NATIVE=1 (a driver's graphs measured slower than the
+     * replay: PoCL 3.1's command buffers, bench/README.md) */
+    int default_on;
+    kiln_status (*create)(void *context, const kiln__bdevice *device, void *queue, void **graph);
+    kiln_status (*add_kernel)(void *graph, void *kernel, unsigned dims, const size_t *global,
+                              const size_t *local, size_t num_args, const kiln__barg *args,
+                              size_t num_deps, void *const *deps, void **node);
+    kiln_status (*add_copy)(void *graph, void *src, size_t src_offset, void *dst, size_t dst_offset,
+                            size_t size, size_t num_deps, void *const *deps, void **node);
+    kiln_status (*add_fill)(void *graph, void *buffer, const void *pattern, size_t pattern_size,
+                            size_t offset, size_t size, size_t num_deps, void *const *deps,
+                            void **node);
+    kiln_status (*add_empty)(void *graph, size_t num_deps, void *const *deps, void **node);
+    kiln_status (*instantiate)(void *graph);
+    kiln_status (*set_kernel_args)(void *graph, void *node, size_t num_args,
+                                   const kiln__barg *args);
+    kiln_status (*launch)(void *queue, void *graph, size_t num_wait, void *const *wait,
+                          void **out_event);
+    void (*release)(void *graph);
+};
 
 /* Each backend defines its table in src/backend/<name>/backend.c; the
  * registry (src/backend/registry.c) lists them. */

@@ -236,6 +236,9 @@ static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *que
     kiln_status st = kiln__check_qbr(fn, queue, to_device ? "dst" : "src", buffer, offset, size);
     if (st != KILN_OK)
         return st;
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), fn,
+                                  "it blocks (use the _async form, which records)");
     if (size == 0)
         return KILN_OK;
     if (!host)
@@ -276,6 +279,12 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_add_transfer(rec, queue, to_device, buffer, offset, size, host, num_wait,
+                                        wait, event);
     kiln__enqueue e;
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
@@ -322,6 +331,12 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
     }
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_add_copy(rec, queue, src, src_offset, dst, dst_offset, size, num_wait,
+                                    wait, event);
     kiln__enqueue e;
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
@@ -352,6 +367,12 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
                                fn, offset, size, pattern_size);
     if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_add_fill(rec, queue, buffer, pattern, pattern_size, offset, size,
+                                    num_wait, wait, event);
     kiln__enqueue e;
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
@@ -369,6 +390,8 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
     kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
     if (st != KILN_OK)
         return st;
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), fn, "a map blocks");
     if (size == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: size is 0", fn);
     if (map_flags == 0 ||
@@ -406,6 +429,9 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
         return st;
     if (!host_ptr)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), fn,
+                                  "a mapping is host memory of one moment, not of a replay");
     struct kiln__mapped *m = kiln__mapped_take(buffer, host_ptr);
     if (!m)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
@@ -423,5 +449,47 @@ kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host
         kiln__mapped_push(buffer, m, host_ptr);
     else
         free(m);
+    return kiln__enqueue_end(&e, fn, st, queue, event);
+}
+
+kiln_status kiln_buffer_copy_peer(kiln_queue *queue, kiln_buffer *dst, size_t dst_offset,
+                                  kiln_buffer *src, size_t src_offset, size_t size, size_t num_wait,
+                                  kiln_event *const *wait, kiln_event **event) {
+    static const char fn[] = "kiln_buffer_copy_peer";
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__check_qbr(fn, queue, "dst", dst, dst_offset, size);
+    if (st != KILN_OK)
+        return st;
+    if (!src)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: src is NULL", fn);
+    if (src_offset > src->size || size > src->size - src_offset)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "%s: bytes [%zu, %zu+%zu) lie outside src of %zu bytes", fn,
+                               src_offset, src_offset, size, src->size);
+    if (src->context == queue->context)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: src belongs to the queue's context (use kiln_buffer_copy)", fn);
+    if (src->backend != queue->backend || !queue->backend->buffer_copy_peer)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: no peer copy between these devices (%s to %s): stage it "
+                               "through the host (kiln_buffer_copy_between does)",
+                               fn, src->backend->name, queue->backend->name);
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), fn,
+                                  "a copy from another context is not recorded");
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_refuse(rec, fn, "a copy from another context is not recorded");
+    if (size == 0)
+        return kiln__nothing_done(queue, num_wait, wait, event);
+    kiln__enqueue e;
+    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
+        return st;
+    st = queue->backend->buffer_copy_peer(queue->handle, src->handle, src_offset, dst->handle,
+                                          dst_offset, size, num_wait, e.wait,
+                                          kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
 }

@@ -108,6 +108,9 @@ static kiln_status kiln__cb_register(kiln_event *event, kiln__cb_node *node) {
     pthread_once(&kiln__cb_once, kiln__cb_start);
     if (!kiln__cb_started)
         return kiln__error_set(KILN_ERROR_INTERNAL, 0, "could not start the kiln-callback thread");
+    if (event->graph)
+        return kiln__graph_refuse(event->graph, "a callback, continuation or future",
+                                  KILN__RECORDED_WHY);
     kiln_event_retain(event);
     node->event = event;
     kiln_status st = event->backend->event_notify(event->handle, kiln__cb_notify, node);

@@ -369,6 +369,34 @@ const char *kiln_device_extensions(const kiln_device *device) {
     return device->b.extensions;
 }
 
+/* The sub-devices a backend made (n of them in subs, capacity at most),
+ * added to the registry as devices of their own. */
+static kiln_status kiln__partition_register(const char *fn, kiln_device *device,
+                                            kiln__bdevice *subs, size_t n, size_t capacity,
+                                            kiln_device **subdevices, size_t *count) {
+    kiln_status st = KILN_OK;
+    if (n > capacity) {
+        for (size_t j = capacity; j < n; j++)
+            free(subs[j].extensions);
+        n = capacity;
+    }
+    pthread_mutex_lock(&kiln__reg_lock);
+    for (size_t i = 0; i < n; i++) {
+        subs[i].info.is_subdevice = 1;
+        kiln_device *d = kiln__reg_add(device->backend, &subs[i]);
+        if (!d) {
+            for (size_t j = i; j < n; j++)
+                free(subs[j].extensions);
+            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+            break;
+        }
+        subdevices[i] = d;
+        *count = i + 1;
+    }
+    pthread_mutex_unlock(&kiln__reg_lock);
+    return st;
+}
+
 kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
                                   kiln_device **subdevices, size_t capacity, size_t *count) {
     if (!device || !count)
@@ -398,23 +426,68 @@ kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
         free(subs);
         return kiln__error_prefix(st, "kiln_device_partition(%s)", device->b.info.id);
     }
-    if (n > capacity)
-        n = capacity;
-    pthread_mutex_lock(&kiln__reg_lock);
-    for (size_t i = 0; i < n; i++) {
-        subs[i].info.is_subdevice = 1;
-        kiln_device *d = kiln__reg_add(device->backend, &subs[i]);
-        if (!d) {
-            for (size_t j = i; j < n; j++)
-                free(subs[j].extensions);
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                 "kiln_device_partition: out of memory");
-            break;
-        }
-        subdevices[i] = d;
-        *count = i + 1;
+    st = kiln__partition_register("kiln_device_partition", device, subs, n, capacity, subdevices,
+                                  count);
+    free(subs);
+    return st;
+}
+
+kiln_status kiln_device_split(kiln_device *device, const kiln_split_desc *desc, kiln_device **parts,
+                              size_t capacity, size_t *count) {
+    static const char fn[] = "kiln_device_split";
+    if (!device || !desc || !count)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               !device ? "device"
+                               : !desc ? "desc"
+                                       : "count");
+    *count = 0;
+    if (desc->struct_size < sizeof(kiln_split_desc))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: desc->struct_size is %zu; make the descriptor with "
+                               "KILN_SPLIT_DESC(...)",
+                               fn, desc->struct_size);
+    if (capacity == 0 || !parts)
+        return kiln__error_set(capacity ? KILN_ERROR_NULL_HANDLE : KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: parts is %s and capacity %zu (room for the parts is needed)",
+                               fn, parts ? "given" : "NULL", capacity);
+    if ((desc->units_each != 0) == (desc->num_counts != 0))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: give either units_each (%u) or counts (%zu of them), not %s",
+                               fn, desc->units_each, desc->num_counts,
+                               desc->units_each ? "both" : "neither");
+    if (desc->units_each)
+        return kiln_device_partition(device, desc->units_each, parts, capacity, count);
+    if (!desc->counts)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
+                               "%s: counts is NULL but num_counts is %zu", fn, desc->num_counts);
+    unsigned total = 0;
+    for (size_t i = 0; i < desc->num_counts; i++) {
+        if (desc->counts[i] == 0)
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: counts[%zu] is 0", fn, i);
+        total += desc->counts[i];
+        if (total > device->b.info.compute_units)
+            return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                                   "%s: the counts add up to more than the %u compute units of %s",
+                                   fn, device->b.info.compute_units, device->b.info.id);
     }
-    pthread_mutex_unlock(&kiln__reg_lock);
+    if (desc->num_counts > capacity)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0, "%s: %zu parts asked for, room for %zu",
+                               fn, desc->num_counts, capacity);
+    if (!device->backend->partition_counts)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s(%s): the %s backend cannot split a device by counts", fn,
+                               device->b.info.id, device->backend->name);
+    kiln__bdevice *subs = kiln__calloc(desc->num_counts, sizeof *subs);
+    if (!subs)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: out of memory", fn);
+    size_t n = 0;
+    kiln_status st = device->backend->partition_counts(&device->b, desc->counts, desc->num_counts,
+                                                       subs, desc->num_counts, &n);
+    if (st != KILN_OK) {
+        free(subs);
+        return kiln__error_prefix(st, "%s(%s)", fn, device->b.info.id);
+    }
+    st = kiln__partition_register(fn, device, subs, n, capacity, parts, count);
     free(subs);
     return st;
 }

@@ -24,6 +24,8 @@ kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling
     ev->user = 0;
     atomic_init(&ev->user_set, 0);
     ev->label[0] = '\0';
+    ev->graph = NULL;
+    ev->node = 0;
     kiln__context_retain(context);
     return ev;
 }
@@ -86,7 +88,10 @@ void kiln_event_release(kiln_event *event) {
      * can let the context go). */
     if (event->user && !atomic_exchange(&event->user_set, 1))
         (void)event->backend->user_event_set(event->handle, 1);
-    event->backend->event_release(event->handle);
+    if (event->graph)
+        kiln__graph_unref(event->graph); /* a recorded command's: no handle */
+    else
+        event->backend->event_release(event->handle);
     kiln__context_unref(event->context);
     free(event);
 }
@@ -109,6 +114,8 @@ static kiln_status kiln__wait_failed(const char *fn, const kiln_event *event, ki
 kiln_status kiln_event_wait(kiln_event *event) {
     if (!event)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_wait: event is NULL");
+    if (event->graph)
+        return kiln__graph_refuse(event->graph, "kiln_event_wait", KILN__RECORDED_WHY);
     kiln_status st = event->backend->event_wait(1, &event->handle);
     return st == KILN_OK ? st : kiln__wait_failed("kiln_event_wait", event, st);
 }
@@ -126,6 +133,8 @@ static uint64_t kiln__now_ns(void) {
 kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms) {
     if (!event)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_wait_timeout: event is NULL");
+    if (event->graph)
+        return kiln__graph_refuse(event->graph, "kiln_event_wait_timeout", KILN__RECORDED_WHY);
     uint64_t start = kiln__now_ns(), nap = 20000;
     uint64_t limit = timeout_ms > UINT64_MAX / 1000000u ? UINT64_MAX : timeout_ms * 1000000u;
     for (;;) {
@@ -177,6 +186,11 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
     for (size_t i = 0; i < num; i++) {
         if (!events[i])
             continue;
+        if (events[i]->graph) {
+            if (list != storage)
+                free(list);
+            return kiln__graph_refuse(events[i]->graph, "kiln_events_wait", KILN__RECORDED_WHY);
+        }
         if (ctx && events[i]->context != ctx)
             mixed = 1;
         ctx = events[i]->context;
@@ -215,6 +229,8 @@ kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state) {
     if (!event || !state)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_get_state: %s is NULL",
                                event ? "state" : "event");
+    if (event->graph)
+        return kiln__graph_refuse(event->graph, "kiln_event_get_state", KILN__RECORDED_WHY);
     kiln_status st = event->backend->event_state(event->handle, state);
     return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_event_get_state");
 }
@@ -223,6 +239,8 @@ kiln_status kiln_event_get_times(kiln_event *event, kiln_event_times *times) {
     if (!event || !times)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_get_times: %s is NULL",
                                event ? "times" : "event");
+    if (event->graph)
+        return kiln__graph_refuse(event->graph, "kiln_event_get_times", KILN__RECORDED_WHY);
     if (!event->profiling)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "kiln_event_get_times: the event %s; create the queue with "

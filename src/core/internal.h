@@ -83,6 +83,9 @@ struct kiln_queue {
     size_t num_watch, cap_watch;
     int watch_failed;      /* a pruned watched event had failed */
     kiln_queue *pool_next; /* the context's queue list (pool.c) */
+    /* The graph this queue records into (graph.c), NULL when it runs
+     * commands. */
+    _Atomic(struct kiln_graph *) rec;
 };
 
 struct kiln_buffer {
@@ -121,11 +124,14 @@ struct kiln_event {
     const kiln__backend *backend;
     void *handle; /* backend event */
     kiln_context *context;
-    unsigned char profiling; /* made on a profiling queue */
-    unsigned char user;      /* made by kiln_event_create_user */
-    atomic_int user_set;     /* user event completed already */
-    char label[80];          /* "kernel 'name'" for a launch, else "":
-                                a failed wait names what failed */
+    unsigned char profiling;  /* made on a profiling queue */
+    unsigned char user;       /* made by kiln_event_create_user */
+    atomic_int user_set;      /* user event completed already */
+    char label[80];           /* "kernel 'name'" for a launch, else "":
+                                 a failed wait names what failed */
+    struct kiln_graph *graph; /* an event of a recorded command (graph.c):
+                                 no handle; held */
+    size_t node;              /* its node */
 };
 
 /* buildlog.c: after a failed build of final (whose first prelude_lines
@@ -261,5 +267,48 @@ kiln_status kiln__queue_watch_check(kiln_queue *queue);
 void kiln__queue_watch_clear(kiln_queue *queue);
 /* 1 if a watched command has not ended yet. */
 int kiln__queue_watch_pending(kiln_queue *queue);
+
+/* Command graphs (graph.c). kiln__graph_of: the graph a command on queue
+ * with this wait list is recorded into (NULL: run it), joining the queue
+ * to a recording one of its wait events belongs to; an error for events
+ * that cannot be waited on there. The add functions record a command whose
+ * arguments the caller has checked (fn names it in messages). */
+kiln_status kiln__graph_of(const char *fn, kiln_queue *queue, size_t num_wait,
+                           kiln_event *const *wait, struct kiln_graph **graph);
+kiln_status kiln__graph_add_launch(struct kiln_graph *g, kiln_queue *q, kiln_kernel *kernel,
+                                   unsigned dims, const size_t *global, const size_t *local,
+                                   size_t num_args, const kiln_arg *args, size_t num_wait,
+                                   kiln_event *const *wait, kiln_event **event);
+kiln_status kiln__graph_add_copy(struct kiln_graph *g, kiln_queue *q, kiln_buffer *src,
+                                 size_t src_offset, kiln_buffer *dst, size_t dst_offset,
+                                 size_t size, size_t num_wait, kiln_event *const *wait,
+                                 kiln_event **event);
+kiln_status kiln__graph_add_fill(struct kiln_graph *g, kiln_queue *q, kiln_buffer *buffer,
+                                 const void *pattern, size_t pattern_size, size_t offset,
+                                 size_t size, size_t num_wait, kiln_event *const *wait,
+                                 kiln_event **event);
+kiln_status kiln__graph_add_transfer(struct kiln_graph *g, kiln_queue *q, int to_device,
+                                     kiln_buffer *buffer, size_t offset, size_t size, void *host,
+                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
+kiln_status kiln__graph_add_marker(struct kiln_graph *g, kiln_queue *q, int barrier,
+                                   size_t num_wait, kiln_event *const *wait, kiln_event **event);
+/* A call that cannot be recorded, made on a recording queue (or on an
+ * event of a recorded command: g from the event): spoils the recording and
+ * returns KILN_ERROR_WRONG_STATE naming fn and why. */
+kiln_status kiln__graph_refuse(struct kiln_graph *g, const char *fn, const char *why);
+#define KILN__RECORDED_WHY                                                                \
+    "the event stands for a command recorded into a graph, which never runs itself (use " \
+    "kiln_graph_exec_launch's event)"
+/* The recording a queue or event belongs to (NULL if none). */
+#define kiln__queue_rec(q) atomic_load_explicit(&(q)->rec, memory_order_acquire)
+/* A test hook (tests/test_graph_native.c): when set, graph.c builds native
+ * graphs through this table instead of the backend's own. */
+extern const struct kiln__backend_graph *kiln__graph_test_table;
+/* An event's last release drops its graph (event.c). */
+void kiln__graph_unref(struct kiln_graph *g);
+/* kernel.c: checks args[i] against parameter p (NULL when unknown) and
+ * fills *out (graph.c checks kiln_graph_exec_set_arg with it). */
+kiln_status kiln__kernel_arg_check(const kiln_kernel *k, const kiln_context *ctx, size_t i,
+                                   const kiln_arg *a, kiln__barg *out);
 
 #endif

@@ -57,6 +57,12 @@ kiln_status kiln__interop_handle(const struct kiln__backend_interop *via, const 
     kiln_status st = kiln__check_backend(via, fn, what, kiln__object_backend(kind, object, &h));
     if (st != KILN_OK)
         return st;
+    if (kind == KILN__INTEROP_QUEUE && kiln__queue_rec((kiln_queue *)object))
+        return kiln__graph_refuse(kiln__queue_rec((kiln_queue *)object), fn,
+                                  "native code on the queue (a vendor library: CLBlast, clFFT, "
+                                  "cuBLAS, cuFFT) is not seen by kiln, so cannot be recorded");
+    if (kind == KILN__INTEROP_EVENT && ((const kiln_event *)object)->graph)
+        return kiln__graph_refuse(((const kiln_event *)object)->graph, fn, KILN__RECORDED_WHY);
     if (device && kind == KILN__INTEROP_QUEUE)
         *device = &((const kiln_queue *)object)->device->b;
     *handle = h;

@@ -300,6 +300,12 @@ static kiln_status kiln__global_check(const kiln_kernel *kernel, unsigned dims,
                            (unsigned long long)KILN__MAX_GLOBAL_ITEMS);
 }
 
+kiln_status kiln__kernel_arg_check(const kiln_kernel *k, const kiln_context *ctx, size_t i,
+                                   const kiln_arg *a, kiln__barg *out) {
+    return kiln__arg_check(k, ctx, i, a,
+                           k->sig && i < k->sig->num_params ? &k->sig->params[i] : NULL, out);
+}
+
 kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned dims,
                                const size_t *global, const size_t *local, size_t num_args,
                                const kiln_arg *args, size_t num_wait, kiln_event *const *wait,
@@ -356,6 +362,14 @@ kiln_status kiln_kernel_launch(kiln_queue *queue, kiln_kernel *kernel, unsigned 
         goto out;
     if (empty) {
         st = kiln__nothing_done(queue, num_wait, wait, event);
+        goto out;
+    }
+    struct kiln_graph *rec = NULL;
+    if ((st = kiln__graph_of("kiln_kernel_launch", queue, num_wait, wait, &rec)) != KILN_OK)
+        goto out;
+    if (rec) {
+        st = kiln__graph_add_launch(rec, queue, kernel, dims, global, local, num_args, args,
+                                    num_wait, wait, event);
         goto out;
     }
     kiln__enqueue e;

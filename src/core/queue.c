@@ -140,6 +140,10 @@ unsigned kiln_queue_get_flags(const kiln_queue *queue) {
 kiln_status kiln_queue_finish(kiln_queue *queue) {
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_queue_finish: queue is NULL");
+    if (kiln__queue_rec(queue))
+        return kiln__graph_refuse(kiln__queue_rec(queue), "kiln_queue_finish",
+                                  "it blocks until the queue's work has ended, and a recording "
+                                  "queue runs nothing");
     kiln_status st = queue->backend->queue_finish(queue->handle);
     if (st != KILN_OK) {
         kiln__queue_watch_clear(queue);
@@ -162,8 +166,14 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
+    struct kiln_graph *rec = NULL;
+    kiln_status st = kiln__graph_of(fn, queue, num_wait, wait, &rec);
+    if (st != KILN_OK)
+        return st;
+    if (rec)
+        return kiln__graph_add_marker(rec, queue, barrier, num_wait, wait, event);
     kiln__enqueue e;
-    kiln_status st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event);
+    st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event);
     if (st != KILN_OK)
         return st;
     st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
@@ -186,7 +196,9 @@ kiln_status kiln_queue_barrier(kiln_queue *queue, size_t num_wait, kiln_event *c
  * still follow (a marker over them). */
 kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,
                                kiln_event **event) {
-    if (num_wait) /* also checks the list, even when no event is asked for */
+    if (num_wait || kiln__queue_rec(queue)) /* also checks the list, even when no event
+                                             * is asked for; a recording queue records
+                                             * a marker */
         return kiln_queue_marker(queue, num_wait, wait, event);
     return event ? kiln__event_completed(queue->context, event) : KILN_OK;
 }

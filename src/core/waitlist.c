@@ -59,6 +59,11 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *
             return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                    "wait[%zu] is NULL (a wait list holds %zu events, none NULL)", i,
                                    num_wait);
+        if (wait[i]->graph) /* a call kiln__graph_of does not guard (an unmap) */
+            return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
+                                   "wait[%zu] stands for a command recorded into a command graph: "
+                                   "it never runs itself, and this call cannot be recorded",
+                                   i);
         foreign |= wait[i]->context != context;
     }
     void **list = storage;

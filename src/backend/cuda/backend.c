@@ -48,4 +48,7 @@ const kiln__backend kiln__backend_cuda = {
     .event_retain = kiln__cu_event_retain,
     .event_release = kiln__cu_event_release,
     .interop = &kiln__cu_interop,
+    .graph = &kiln__cu_graph_table,
+    .partition_counts = kiln__cu_partition_counts,
+    .buffer_copy_peer = kiln__cu_buffer_copy_peer,
 };

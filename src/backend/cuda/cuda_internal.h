@@ -456,6 +456,24 @@ void kiln__cu_buffer_unref(kiln__cu_buffer *b);
 void kiln__cu_program_ref(kiln__cu_program *p);
 void kiln__cu_program_unref(kiln__cu_program *p);
 
+/* program.c: a launch's block and grid (b, grid: 3 entries; *empty when
+ * a global size is 0) and cuLaunchKernel's parameter array (params and
+ * ptrs: num_args entries; *shared: the dynamic shared memory), on dev. */
+kiln_status kiln__cu_launch_shape(const kiln__cu_dev *dev, const kiln__cu_kernel *k, unsigned dims,
+                                  const size_t *global, const size_t *local, size_t *b,
+                                  size_t *grid, int *empty);
+kiln_status kiln__cu_launch_params(const kiln__cu_dev *dev, size_t num_args, const kiln__barg *args,
+                                   void **params, CUdeviceptr *ptrs, size_t *shared);
+/* memory.c: backend.h's buffer_copy_peer. */
+kiln_status kiln__cu_buffer_copy_peer(void *queue, void *src, size_t src_offset, void *dst,
+                                      size_t dst_offset, size_t size, size_t num_wait,
+                                      void *const *wait, void **out_event);
+/* probe.c: a symbol of the loaded libcuda.so.1 (NULL if it lacks it: an
+ * optional entry point, such as the graph and green-context calls). */
+void *kiln__cu_symbol(const char *name);
+/* graph.c: native command graphs (backend.h's kiln__backend_graph). */
+extern const struct kiln__backend_graph kiln__cu_graph_table;
+
 /* kiln__cuda_compile, kiln__cuda_check_image, kiln__cuda_nvrtc_ready and
  * kiln__cuda_pick_block: nvrtc_tools.h. */
 
@@ -464,6 +482,9 @@ kiln_status kiln__cu_load(void);
 kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count);
 kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
                                kiln__bdevice *subdevices, size_t capacity, size_t *count);
+kiln_status kiln__cu_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                      size_t num_counts, kiln__bdevice *subdevices, size_t capacity,
+                                      size_t *count);
 kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices, size_t num_devices,
                                     void **context);
 void kiln__cu_context_release(void *context);

@@ -99,14 +99,45 @@ kiln_status kiln__cu_enumerate(kiln__bdevice **devices, size_t *count) {
     return KILN_OK;
 }
 
+/* SM partitions are CUDA green contexts (driver 12.4 and later:
+ * cuDeviceGetDevResource, cuDevSmResourceSplitByCount,
+ * cuDevResourceGenerateDesc, cuGreenCtxCreate). kiln's CUDA devices are
+ * ordinals with their primary context throughout the backend, so a green
+ * context cannot be a kiln device yet: both forms say which of the two is
+ * missing, the driver's entry points or kiln's support (issue 47). */
+static kiln_status kiln__cu_no_green(const kiln__bdevice *device) {
+    int have =
+        kiln__cu_symbol("cuGreenCtxCreate") && kiln__cu_symbol("cuDevSmResourceSplitByCount") &&
+        kiln__cu_symbol("cuDevResourceGenerateDesc") && kiln__cu_symbol("cuDeviceGetDevResource");
+    if (!have)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: SM partitions need CUDA green contexts, which this NVIDIA "
+                               "driver lacks (driver API %d.%d; green contexts came with 12.4)",
+                               device->info.id, kiln__cu.driver_version / 1000,
+                               kiln__cu.driver_version % 1000 / 10);
+    return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                           "%s: the driver has CUDA green contexts (SM partitions), but this "
+                           "kiln cannot make them devices of their own yet (use streams, or "
+                           "MPS/MIG set up outside kiln)",
+                           device->info.id);
+}
+
 kiln_status kiln__cu_partition(const kiln__bdevice *device, unsigned units_each,
                                kiln__bdevice *subdevices, size_t capacity, size_t *count) {
+    (void)units_each;
+    (void)subdevices;
+    (void)capacity;
     if (count)
         *count = 0;
-    return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                           "CUDA devices cannot be partitioned (device "
-                           "fission is an OpenCL CPU feature); use streams "
-                           "or MPS/MIG set up outside kiln");
+    return kiln__cu_no_green(device);
+}
+
+kiln_status kiln__cu_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                      size_t num_counts, kiln__bdevice *subdevices, size_t capacity,
+                                      size_t *count) {
+    (void)counts;
+    (void)num_counts;
+    return kiln__cu_partition(device, 0, subdevices, capacity, count);
 }
 
 void kiln__cu_context_ref(kiln__cu_context *c) {

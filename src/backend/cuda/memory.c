@@ -869,3 +869,77 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr, siz
     free(m);
     return st;
 }
+
+/* Peer copies (backend.h's buffer_copy_peer): cuMemcpyPeerAsync between
+ * the buffers' contexts, looked up at run time; peer access is enabled
+ * once for each pair of devices that can reach each other (without it the
+ * driver stages the copy itself). Compiled, not run in CI (one GPU at
+ * most there; the two-GPU issue measures it). */
+typedef CUresult (*fn_peer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+
+typedef struct peer_args {
+    kiln__cu_buffer *s, *d;
+    size_t src_offset, dst_offset, size;
+    fn_peer copy;
+} peer_args;
+
+static kiln_status peer_run(kiln__cu_queue *q, void *p) {
+    const peer_args *a = p;
+    CUresult r = a->copy(a->d->ptr + a->dst_offset, a->d->ctx->dev[0].ctx,
+                         a->s->ptr + a->src_offset, a->s->ctx->dev[0].ctx, a->size, q->stream);
+    return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemcpyPeerAsync", r);
+}
+
+static void *peer_hold(const void *p) {
+    peer_args *h = kiln__malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    *h = *(const peer_args *)p;
+    kiln__cu_buffer_ref(h->s);
+    kiln__cu_buffer_ref(h->d);
+    return h;
+}
+
+static void peer_drop(void *p) {
+    peer_args *h = p;
+    kiln__cu_buffer_unref(h->s);
+    kiln__cu_buffer_unref(h->d);
+    free(h);
+}
+
+static const kiln__cu_optype peer_type = { peer_run, peer_hold, peer_drop };
+
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char peer_tried[64][64]; /* ordinals: 1 once enabling was tried */
+
+kiln_status kiln__cu_buffer_copy_peer(void *queue, void *src, size_t src_offset, void *dst,
+                                      size_t dst_offset, size_t size, size_t num_wait,
+                                      void *const *wait, void **out_event) {
+    kiln__cu_queue *q = queue;
+    kiln__cu_buffer *s = src, *d = dst;
+    fn_peer copy = NULL;
+    void *sym = kiln__cu_symbol("cuMemcpyPeerAsync");
+    memcpy(&copy, &sym, sizeof sym);
+    if (!copy)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "the driver lacks cuMemcpyPeerAsync");
+    if (s->pinned || d->pinned)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "page-locked host buffers: staged through the host instead");
+    int from = s->ctx->dev[0].ordinal, to = d->ctx->dev[0].ordinal;
+    if (from != to && from >= 0 && to >= 0 && from < 64 && to < 64) {
+        pthread_mutex_lock(&peer_lock);
+        if (!peer_tried[to][from]) {
+            peer_tried[to][from] = 1;
+            int can = 0;
+            if (kiln__cu.cuDeviceCanAccessPeer(&can, d->ctx->dev[0].dev, s->ctx->dev[0].dev) ==
+                    CUDA_SUCCESS &&
+                can && kiln__cu_ctx_use(d->ctx->dev[0].ctx) == KILN_OK) {
+                CUresult r = kiln__cu.cuCtxEnablePeerAccess(s->ctx->dev[0].ctx, 0);
+                (void)r; /* ALREADY_ENABLED is fine; failure: the driver stages */
+            }
+        }
+        pthread_mutex_unlock(&peer_lock);
+    }
+    peer_args a = { s, d, src_offset, dst_offset, size, copy };
+    return kiln__cu_enqueue(q, num_wait, wait, out_event != NULL, 0, 0, &peer_type, &a, out_event);
+}

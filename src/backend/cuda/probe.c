@@ -194,6 +194,10 @@ kiln_status kiln__cu_load(void) {
     return KILN_OK;
 }
 
+void *kiln__cu_symbol(const char *name) {
+    return kiln__cu_libcuda ? dlsym(kiln__cu_libcuda, name) : NULL;
+}
+
 kiln_status kiln__cuda_load(void) {
     return kiln__cu_load();
 }

@@ -672,9 +672,9 @@ void kiln__cuda_pick_block(unsigned dims, const size_t *global, int max_threads,
 /* Block and grid of a launch: the local size checked against the device's
  * and the kernel's limits, or picked; *empty when some global size is 0
  * (then nothing runs, and grid is 0). */
-static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q, const kiln__cu_kernel *k,
-                                         unsigned dims, const size_t *global, const size_t *local,
-                                         size_t *b, size_t *grid, int *empty) {
+kiln_status kiln__cu_launch_shape(const kiln__cu_dev *dev, const kiln__cu_kernel *k, unsigned dims,
+                                  const size_t *global, const size_t *local, size_t *b,
+                                  size_t *grid, int *empty) {
     size_t g[3] = { 1, 1, 1 };
     *empty = 0;
     for (unsigned d = 0; d < 3; d++)
@@ -698,11 +698,11 @@ static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q, const kiln__cu
                                        "global size up and bounds-check in the kernel, or pass "
                                        "no local size)",
                                        g[d], b[d], d);
-            if (b[d] > (size_t)q->dev->max_block[d])
+            if (b[d] > (size_t)dev->max_block[d])
                 return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                        "local size %zu exceeds the device's "
                                        "%d in dimension %u",
-                                       b[d], q->dev->max_block[d], d);
+                                       b[d], dev->max_block[d], d);
             threads *= b[d];
         }
         if (threads > (size_t)k->max_threads)
@@ -711,15 +711,15 @@ static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q, const kiln__cu
                                    "kernel's limit of %d",
                                    threads, k->max_threads);
     } else if (!*empty) {
-        kiln__cuda_pick_block(dims, g, k->max_threads, q->dev->max_block, b);
+        kiln__cuda_pick_block(dims, g, k->max_threads, dev->max_block, b);
     }
     for (unsigned d = 0; d < 3; d++) {
         grid[d] = *empty ? 0 : g[d] / b[d];
-        if (!*empty && grid[d] > (size_t)q->dev->max_grid[d])
+        if (!*empty && grid[d] > (size_t)dev->max_grid[d])
             return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                    "%zu blocks in dimension %u exceed the device's grid limit "
                                    "%d (global %zu / block %zu)",
-                                   grid[d], d, q->dev->max_grid[d], g[d], b[d]);
+                                   grid[d], d, dev->max_grid[d], g[d], b[d]);
     }
     return KILN_OK;
 }
@@ -727,9 +727,8 @@ static kiln_status kiln__cu_launch_shape(const kiln__cu_queue *q, const kiln__cu
 /* cuLaunchKernel's parameter array: buffers by device pointer (in ptrs),
  * scalars by their bytes, local memory as offsets into the dynamic shared
  * memory, whose total size goes to *shared. */
-static kiln_status kiln__cu_launch_params(const kiln__cu_queue *q, size_t num_args,
-                                          const kiln__barg *args, void **params, CUdeviceptr *ptrs,
-                                          size_t *shared) {
+kiln_status kiln__cu_launch_params(const kiln__cu_dev *dev, size_t num_args, const kiln__barg *args,
+                                   void **params, CUdeviceptr *ptrs, size_t *shared) {
     *shared = 0;
     for (size_t i = 0; i < num_args; i++) {
         switch (args[i].kind) {
@@ -744,13 +743,12 @@ static kiln_status kiln__cu_launch_params(const kiln__cu_queue *q, size_t num_ar
             /* a kiln__local_ptr parameter: its offset in dynamic shared
              * memory, 16-byte aligned */
             size_t at = (*shared + 15) & ~(size_t)15;
-            if (args[i].size == 0 || args[i].size > q->dev->shared_per_block ||
-                at > q->dev->shared_per_block - args[i].size)
+            if (args[i].size == 0 || args[i].size > dev->shared_per_block ||
+                at > dev->shared_per_block - args[i].size)
                 return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                        "argument %zu: %zu bytes of local memory (%zu in all) "
                                        "do not fit the device's %zu per block",
-                                       i, args[i].size, at + args[i].size,
-                                       q->dev->shared_per_block);
+                                       i, args[i].size, at + args[i].size, dev->shared_per_block);
             ptrs[i] = (CUdeviceptr)at;
             params[i] = &ptrs[i];
             *shared = at + args[i].size;
@@ -860,7 +858,7 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, con
                                k->program->dev->ordinal, q->dev->ordinal);
     size_t b[3], grid[3];
     int empty = 0;
-    kiln_status st = kiln__cu_launch_shape(q, k, dims, global, local, b, grid, &empty);
+    kiln_status st = kiln__cu_launch_shape(q->dev, k, dims, global, local, b, grid, &empty);
     if (st != KILN_OK)
         return st;
     void *stack_params[32];
@@ -877,7 +875,7 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, con
         }
     }
     size_t shared = 0; /* dynamic shared memory: the KILN_ARG_LOCAL sizes */
-    st = kiln__cu_launch_params(q, num_args, args, params, ptrs, &shared);
+    st = kiln__cu_launch_params(q->dev, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK) {
         launch_args a = { k->fn,
                           { (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2] },

@@ -53,4 +53,6 @@ const kiln__backend kiln__backend_opencl = {
     .event_retain = kiln__ocl_event_retain,
     .event_release = kiln__ocl_event_release,
     .interop = &kiln__ocl_interop,
+    .graph = &kiln__ocl_graph_table,
+    .partition_counts = kiln__ocl_partition_counts,
 };

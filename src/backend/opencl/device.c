@@ -221,65 +221,103 @@ kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count) {
     return KILN_OK;
 }
 
+static kiln_status ocl_split(const kiln__bdevice *device, unsigned units_each,
+                             const unsigned *counts, size_t num_counts, kiln__bdevice *subdevices,
+                             size_t capacity, size_t *count);
+
 kiln_status kiln__ocl_partition(const kiln__bdevice *device, unsigned units_each,
                                 kiln__bdevice *subdevices, size_t capacity, size_t *count) {
+    return ocl_split(device, units_each, NULL, 0, subdevices, capacity, count);
+}
+
+kiln_status kiln__ocl_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                       size_t num_counts, kiln__bdevice *subdevices,
+                                       size_t capacity, size_t *count) {
+    return ocl_split(device, 0, counts, num_counts, subdevices, capacity, count);
+}
+
+/* CL_DEVICE_PARTITION_EQUALLY (counts NULL) or _BY_COUNTS. */
+static kiln_status ocl_split(const kiln__bdevice *device, unsigned units_each,
+                             const unsigned *counts, size_t num_counts, kiln__bdevice *subdevices,
+                             size_t capacity, size_t *count) {
     cl_device_id parent = (cl_device_id)device->handle;
-    cl_device_partition_property props[3] = { CL_DEVICE_PARTITION_EQUALLY,
-                                              (cl_device_partition_property)units_each, 0 };
+    cl_device_partition_property eq[3] = { CL_DEVICE_PARTITION_EQUALLY,
+                                           (cl_device_partition_property)units_each, 0 };
+    cl_device_partition_property *props = eq;
+    cl_device_partition_property want =
+        counts ? CL_DEVICE_PARTITION_BY_COUNTS : CL_DEVICE_PARTITION_EQUALLY;
+    if (counts) {
+        props = kiln__calloc(num_counts + 3, sizeof *props);
+        if (!props)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of host memory");
+        props[0] = CL_DEVICE_PARTITION_BY_COUNTS;
+        for (size_t i = 0; i < num_counts; i++)
+            props[1 + i] = (cl_device_partition_property)counts[i];
+        props[1 + num_counts] = CL_DEVICE_PARTITION_BY_COUNTS_LIST_END;
+        props[2 + num_counts] = 0;
+    }
+    kiln_status st = KILN_OK;
     cl_device_partition_property supported[8];
     size_t nsup = 0;
     cl_uint n = 0;
     cl_device_id *ids;
     cl_int err;
-    int equally = 0;
+    int supports = 0;
 
     *count = 0;
-    if (!kiln__cl.clCreateSubDevices)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "device fission needs OpenCL 1.2 "
-                               "(clCreateSubDevices is missing)");
+    if (!kiln__cl.clCreateSubDevices) {
+        st = kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                             "device fission needs OpenCL 1.2 "
+                             "(clCreateSubDevices is missing)");
+        goto out;
+    }
     if (kiln__cl.clGetDeviceInfo(parent, CL_DEVICE_PARTITION_PROPERTIES, sizeof supported,
                                  supported, &nsup) == CL_SUCCESS) {
         for (size_t i = 0; i < nsup / sizeof supported[0]; i++)
-            if (supported[i] == CL_DEVICE_PARTITION_EQUALLY)
-                equally = 1;
+            if (supported[i] == want)
+                supports = 1;
     }
-    if (!equally)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s cannot be partitioned equally "
-                               "(CL_DEVICE_PARTITION_EQUALLY unsupported)",
-                               device->info.name);
-    if (units_each == 0 || units_each > device->info.compute_units)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "units_each is %u; %s has %u compute units", units_each,
-                               device->info.name, device->info.compute_units);
+    if (!supports) {
+        st = kiln__error_set(
+            KILN_ERROR_UNSUPPORTED, 0, "%s cannot be partitioned %s (%s unsupported)",
+            device->info.name, counts ? "by counts" : "equally",
+            counts ? "CL_DEVICE_PARTITION_BY_COUNTS" : "CL_DEVICE_PARTITION_EQUALLY");
+        goto out;
+    }
+    if (!counts && (units_each == 0 || units_each > device->info.compute_units)) {
+        st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                             "units_each is %u; %s has %u compute units", units_each,
+                             device->info.name, device->info.compute_units);
+        goto out;
+    }
     err = kiln__cl.clCreateSubDevices(parent, props, 0, NULL, &n);
     if (err != CL_SUCCESS) {
-        kiln_status st = kiln__ocl_fail(err, "clCreateSubDevices");
+        st = kiln__ocl_fail(err, "clCreateSubDevices");
         if (err == CL_INVALID_VALUE || err == CL_DEVICE_PARTITION_FAILED ||
             err == CL_INVALID_DEVICE_PARTITION_COUNT)
-            st =
-                kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
-                                "clCreateSubDevices: %s (%d) splitting %s "
-                                "into parts of %u units",
-                                kiln__ocl_error_name(err), (int)err, device->info.name, units_each);
-        return st;
+            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
+                                 "clCreateSubDevices: %s (%d) splitting %s %s",
+                                 kiln__ocl_error_name(err), (int)err, device->info.name,
+                                 counts ? "by counts" : "into equal parts");
+        goto out;
     }
     if (capacity == 0 || !subdevices) {
         *count = n; /* a query: how many there would be */
-        return KILN_OK;
+        goto out;
     }
     ids = kiln__calloc(n ? n : 1, sizeof *ids);
-    if (!ids)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                               "device partition: out of host memory");
+    if (!ids) {
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                             "device partition: out of host memory");
+        goto out;
+    }
     err = kiln__cl.clCreateSubDevices(parent, props, n, ids, NULL);
     if (err != CL_SUCCESS) {
         free(ids);
-        return kiln__ocl_fail(err, "clCreateSubDevices");
+        st = kiln__ocl_fail(err, "clCreateSubDevices");
+        goto out;
     }
     size_t made = 0;
-    kiln_status st = KILN_OK;
     for (cl_uint i = 0; i < n; i++) {
         if (made < capacity && st == KILN_OK) {
             st = fill_device((cl_platform_id)device->platform, ids[i], device->platform_index,
@@ -303,8 +341,11 @@ kiln_status kiln__ocl_partition(const kiln__bdevice *device, unsigned units_each
             if (kiln__cl.clReleaseDevice)
                 kiln__cl.clReleaseDevice((cl_device_id)subdevices[i].handle);
         }
-        return st;
+        goto out;
     }
     *count = made;
-    return KILN_OK;
+out:
+    if (props != eq)
+        free(props);
+    return st;
 }

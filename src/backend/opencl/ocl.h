@@ -110,6 +110,9 @@ kiln_status kiln__ocl_load(void);
 kiln_status kiln__ocl_enumerate(kiln__bdevice **devices, size_t *count);
 kiln_status kiln__ocl_partition(const kiln__bdevice *device, unsigned units_each,
                                 kiln__bdevice *subdevices, size_t capacity, size_t *count);
+kiln_status kiln__ocl_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                       size_t num_counts, kiln__bdevice *subdevices,
+                                       size_t capacity, size_t *count);
 /* queue.c */
 kiln_status kiln__ocl_context_create(const kiln__bdevice *const *devices, size_t num_devices,
                                      void **context);
@@ -156,6 +159,16 @@ kiln_status kiln__ocl_program_load(void *context, const kiln__bdevice *device, c
 void kiln__ocl_program_release(void *program);
 kiln_status kiln__ocl_kernel_create(void *program, const char *name, void **kernel);
 void kiln__ocl_kernel_release(void *kernel);
+/* Sets the kernel's arguments and runs *err = fn(cl_kernel, user) with
+ * them set, as one step under the kernel's lock (a command buffer records a
+ * launch so: graph.c). A status other than KILN_OK: the arguments failed. */
+kiln_status kiln__ocl_kernel_with_args(void *kernel, size_t num_args, const kiln__barg *args,
+                                       cl_int (*fn)(cl_kernel k, void *user), void *user,
+                                       cl_int *err);
+/* probe.c: a symbol of the loaded OpenCL library (NULL if none). */
+void *kiln__ocl_symbol(const char *name);
+/* graph.c: cl_khr_command_buffer (backend.h's kiln__backend_graph). */
+extern const struct kiln__backend_graph kiln__ocl_graph_table;
 kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
                                     const size_t *local, size_t num_args, const kiln__barg *args,
                                     size_t num_wait, void *const *wait, void **out_event);

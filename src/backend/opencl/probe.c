@@ -202,6 +202,10 @@ kiln_status kiln__ocl_fail_as(cl_int code, kiln_status status, const char *what,
 
 /* Called once, under the registry's lock. A second call after success is a
  * no-op. */
+void *kiln__ocl_symbol(const char *name) {
+    return cl_lib ? dlsym(cl_lib, name) : NULL;
+}
+
 kiln_status kiln__ocl_load(void) {
     static const char *const names[] = { "libOpenCL.so.1", "libOpenCL.so" };
     void *lib = NULL;

@@ -414,6 +414,45 @@ static kiln_status launch_error(cl_int err, unsigned dims, const size_t *global,
     }
 }
 
+/* Under w->mu: sets the arguments (skipping those the kernel holds
+ * already). On failure unlocks and returns the status. */
+static kiln_status set_args_locked(ocl_kernel *w, size_t num_args, const kiln__barg *args) {
+    cl_int err;
+    unsigned epoch = atomic_load_explicit(&kiln__ocl_mem_epoch, memory_order_acquire);
+    if (epoch != w->epoch) {
+        /* Some cl_mem was released since: remembered buffers may be stale. */
+        for (cl_uint i = 0; i < w->num_args; i++)
+            if (w->memo[i].kind == KILN_ARG_BUFFER)
+                w->memo[i].valid = 0;
+        w->epoch = epoch;
+    }
+    for (size_t i = 0; i < num_args; i++) {
+        err = set_arg(w, (cl_uint)i, &args[i]);
+        if (err != CL_SUCCESS) {
+            pthread_mutex_unlock(&w->mu);
+            return err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES
+                       ? kiln__ocl_fail(err, "clSetKernelArg")
+                       : kiln__error_set(KILN_ERROR_KERNEL_ARGS, err,
+                                         "clSetKernelArg (argument %zu): %s (%d)", i,
+                                         kiln__ocl_error_name(err), (int)err);
+        }
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln__ocl_kernel_with_args(void *kernel, size_t num_args, const kiln__barg *args,
+                                       cl_int (*fn)(cl_kernel k, void *user), void *user,
+                                       cl_int *err) {
+    ocl_kernel *w = kernel;
+    pthread_mutex_lock(&w->mu);
+    kiln_status st = set_args_locked(w, num_args, args);
+    if (st != KILN_OK)
+        return st;
+    *err = fn(w->k, user);
+    pthread_mutex_unlock(&w->mu);
+    return KILN_OK;
+}
+
 kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
                                     const size_t *local, size_t num_args, const kiln__barg *args,
                                     size_t num_wait, void *const *wait, void **out_event) {
@@ -432,27 +471,9 @@ kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims, co
         }
     }
     pthread_mutex_lock(&w->mu);
-    unsigned epoch = atomic_load_explicit(&kiln__ocl_mem_epoch, memory_order_acquire);
-    if (epoch != w->epoch) {
-        /* Some cl_mem was released since: remembered buffers may be stale. */
-        for (cl_uint i = 0; i < w->num_args; i++)
-            if (w->memo[i].kind == KILN_ARG_BUFFER)
-                w->memo[i].valid = 0;
-        w->epoch = epoch;
-    }
-    for (size_t i = 0; i < num_args; i++) {
-        err = set_arg(w, (cl_uint)i, &args[i]);
-        if (err != CL_SUCCESS) {
-            pthread_mutex_unlock(&w->mu);
-            kiln_status st = err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES
-                                 ? kiln__ocl_fail(err, "clSetKernelArg")
-                                 : kiln__error_set(KILN_ERROR_KERNEL_ARGS, err,
-                                                   "clSetKernelArg (argument %zu): %s "
-                                                   "(%d)",
-                                                   i, kiln__ocl_error_name(err), (int)err);
-            return st;
-        }
-    }
+    kiln_status st = set_args_locked(w, num_args, args);
+    if (st != KILN_OK)
+        return st;
     err = kiln__cl.clEnqueueNDRangeKernel((cl_command_queue)queue, w->k, dims, NULL, global, local,
                                           KILN__OCL_WAIT(num_wait, wait), (cl_event *)out_event);
     pthread_mutex_unlock(&w->mu);
