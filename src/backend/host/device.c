@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "backend/host/host.h"
+#include "base/embedded.h"
 #include "base/fault.h"
 #include "base/strbuf.h"
 
@@ -54,8 +55,15 @@ kiln_status kiln__host_enumerate(kiln__bdevice **devices, size_t *count) {
     d->handle = d;
     d->platform_index = 0;
     d->device_index = 0;
-    snprintf(d->identity, sizeof d->identity, "host|%.150s|%.150s|%.100s|features %016llx",
-             kiln__hcc.path, kiln__hcc.version, kiln__hcc.cpu,
+    /* what makes the shared objects: the compiler, the CPU (-march=native),
+     * the runtime appended to every source and the rewrite's version */
+    const char *rt = kiln__embedded_file("prelude_host_rt.h");
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = rt ? rt : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    snprintf(d->identity, sizeof d->identity,
+             "host|rewrite 1|runtime %016llx|%.150s|%.150s|%.100s|features %016llx",
+             (unsigned long long)h, kiln__hcc.path, kiln__hcc.version, kiln__hcc.cpu,
              (unsigned long long)kiln__hcc.features);
     *devices = d;
     *count = 1;

@@ -117,7 +117,8 @@ kiln_status kiln__host_event_notify(void *event, kiln__notify_fn fn, void *arg) 
     kiln__hevent *ev = event;
     kiln__hnotify *n = kiln__malloc(sizeof *n);
     if (!n)
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host event notify: out of memory");
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "host event notify: out of memory");
     n->fn = fn;
     n->arg = arg;
     pthread_mutex_lock(&kiln__host_lock);

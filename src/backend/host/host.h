@@ -94,7 +94,7 @@ typedef struct kiln__hcmd {
     kiln__hop op;
     kiln__hevent *ev; /* held */
     size_t num_wait;
-    kiln__hevent **wait; /* held */
+    kiln__hevent **wait;    /* held */
     kiln__hbuf *buf, *buf2; /* held */
     size_t off, off2, size;
     void *host;
@@ -117,8 +117,8 @@ typedef struct kiln__hqueue {
     int closing;
     int inline_busy; /* a command runs on an enqueuing thread */
     kiln__hcmd *head, *tail;
-    size_t active; /* commands being run */
-    kiln__hcmd *current; /* the worker's command */
+    size_t active;         /* commands being run */
+    kiln__hcmd *current;   /* the worker's command */
     kiln__hevent *barrier; /* out-of-order: the last barrier's event (held) */
     kiln__hevent *last;    /* the last command's event (held) */
 } kiln__hqueue;
@@ -129,8 +129,8 @@ kiln__hevent *kiln__host_event_new(int user, int profiling);
 void kiln__host_event_end(kiln__hevent *ev, int failed);
 void kiln__host_event_put(kiln__hevent *ev);
 /* queue.c */
-kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait,
-                               void *const *wait, void **out_event, int blocking);
+kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait, void *const *wait,
+                               void **out_event, int blocking);
 void kiln__host_cmd_free(kiln__hcmd *cmd);
 /* memory.c */
 void kiln__host_buf_put(kiln__hbuf *b);
@@ -157,33 +157,30 @@ void kiln__host_buffer_release(void *buffer);
 kiln_status kiln__host_buffer_write(void *queue, void *buffer, size_t offset, size_t size,
                                     const void *src, int blocking, size_t num_wait,
                                     void *const *wait, void **out_event);
-kiln_status kiln__host_buffer_read(void *queue, void *buffer, size_t offset, size_t size,
-                                   void *dst, int blocking, size_t num_wait, void *const *wait,
+kiln_status kiln__host_buffer_read(void *queue, void *buffer, size_t offset, size_t size, void *dst,
+                                   int blocking, size_t num_wait, void *const *wait,
                                    void **out_event);
 kiln_status kiln__host_buffer_copy(void *queue, void *src, size_t src_offset, void *dst,
                                    size_t dst_offset, size_t size, size_t num_wait,
                                    void *const *wait, void **out_event);
 kiln_status kiln__host_buffer_fill(void *queue, void *buffer, const void *pattern,
-                                   size_t pattern_size, size_t offset, size_t size,
-                                   size_t num_wait, void *const *wait, void **out_event);
+                                   size_t pattern_size, size_t offset, size_t size, size_t num_wait,
+                                   void *const *wait, void **out_event);
 kiln_status kiln__host_buffer_map(void *queue, void *buffer, unsigned map_flags, size_t offset,
                                   size_t size, void **host_ptr);
 kiln_status kiln__host_buffer_unmap(void *queue, void *buffer, void *host_ptr, size_t num_wait,
                                     void *const *wait, void **out_event);
-kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
-                                     const char *source, const char *options, void **program,
-                                     char **log);
+kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                     const char *options, void **program, char **log);
 kiln_status kiln__host_program_binary(void *program, void **binary, size_t *size);
-kiln_status kiln__host_program_load(void *context, const kiln__bdevice *device,
-                                    const void *binary, size_t size, const char *options,
-                                    void **program);
+kiln_status kiln__host_program_load(void *context, const kiln__bdevice *device, const void *binary,
+                                    size_t size, const char *options, void **program);
 void kiln__host_program_release(void *program);
 kiln_status kiln__host_kernel_create(void *program, const char *name, void **kernel);
 void kiln__host_kernel_release(void *kernel);
-kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims,
-                                     const size_t *global, const size_t *local, size_t num_args,
-                                     const kiln__barg *args, size_t num_wait, void *const *wait,
-                                     void **out_event);
+kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
+                                     const size_t *local, size_t num_args, const kiln__barg *args,
+                                     size_t num_wait, void *const *wait, void **out_event);
 kiln_status kiln__host_event_wait(size_t num, void *const *events);
 kiln_status kiln__host_event_state(void *event, kiln_event_state *state);
 kiln_status kiln__host_event_times(void *event, kiln_event_times *times);

@@ -85,8 +85,8 @@ kiln_status kiln__host_buffer_write(void *queue, void *buffer, size_t offset, si
     return kiln__host_enqueue(queue, c, num_wait, wait, out_event, blocking);
 }
 
-kiln_status kiln__host_buffer_read(void *queue, void *buffer, size_t offset, size_t size,
-                                   void *dst, int blocking, size_t num_wait, void *const *wait,
+kiln_status kiln__host_buffer_read(void *queue, void *buffer, size_t offset, size_t size, void *dst,
+                                   int blocking, size_t num_wait, void *const *wait,
                                    void **out_event) {
     kiln__hcmd *c = cmd_new(KILN__HOP_READ);
     if (!c)
@@ -113,8 +113,8 @@ kiln_status kiln__host_buffer_copy(void *queue, void *src, size_t src_offset, vo
 }
 
 kiln_status kiln__host_buffer_fill(void *queue, void *buffer, const void *pattern,
-                                   size_t pattern_size, size_t offset, size_t size,
-                                   size_t num_wait, void *const *wait, void **out_event) {
+                                   size_t pattern_size, size_t offset, size_t size, size_t num_wait,
+                                   void *const *wait, void **out_event) {
     if (pattern_size == 0 || pattern_size > sizeof((kiln__hcmd *)0)->pattern)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "host fill: pattern of %zu bytes (1 to 128)", pattern_size);

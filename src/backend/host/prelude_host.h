@@ -50,11 +50,11 @@ static __thread const kiln__wi_t *kiln__w;
 #define kiln_group_id(d) ((unsigned)(d) < 3u ? kiln__w->grp[kiln__d(d)] : (size_t)0)
 #define kiln_local_size(d) ((unsigned)(d) < 3u ? kiln__w->lsz[kiln__d(d)] : (size_t)1)
 #define kiln_num_groups(d) ((unsigned)(d) < 3u ? kiln__w->ngr[kiln__d(d)] : (size_t)1)
-#define kiln_global_id(d)                                                                          \
-    ((unsigned)(d) < 3u ? kiln__w->grp[kiln__d(d)] * kiln__w->lsz[kiln__d(d)] +                     \
-                              kiln__w->lid[kiln__d(d)]                                             \
-                        : (size_t)0)
-#define kiln_global_size(d)                                                                        \
+#define kiln_global_id(d)                                                                 \
+    ((unsigned)(d) < 3u                                                                   \
+         ? kiln__w->grp[kiln__d(d)] * kiln__w->lsz[kiln__d(d)] + kiln__w->lid[kiln__d(d)] \
+         : (size_t)0)
+#define kiln_global_size(d) \
     ((unsigned)(d) < 3u ? kiln__w->ngr[kiln__d(d)] * kiln__w->lsz[kiln__d(d)] : (size_t)1)
 /* OpenCL C's names, which kiln's templates also use */
 #define get_global_id(d) kiln_global_id(d)
@@ -82,13 +82,13 @@ unsigned kiln__work_dim(void);
  * build with the function's name (the device reports no sub-groups). */
 
 /* Bit casts */
-#define kiln__bits(T, x)                                                                           \
-    ({                                                                                             \
-        __typeof__(x) kiln__bx = (x);                                                              \
-        T kiln__by;                                                                                \
-        _Static_assert(sizeof kiln__bx == sizeof kiln__by, "as_" #T ": sizes differ");            \
-        __builtin_memcpy(&kiln__by, &kiln__bx, sizeof kiln__by);                                   \
-        kiln__by;                                                                                  \
+#define kiln__bits(T, x)                                                               \
+    ({                                                                                 \
+        __typeof__(x) kiln__bx = (x);                                                  \
+        T kiln__by;                                                                    \
+        _Static_assert(sizeof kiln__bx == sizeof kiln__by, "as_" #T ": sizes differ"); \
+        __builtin_memcpy(&kiln__by, &kiln__bx, sizeof kiln__by);                       \
+        kiln__by;                                                                      \
     })
 #define as_uint(x) kiln__bits(uint, x)
 #define as_int(x) kiln__bits(int, x)
@@ -108,11 +108,11 @@ unsigned kiln__work_dim(void);
 #define __longlong_as_double(x) as_double(x)
 
 /* Math: the C library's, type-generic like OpenCL's overloads. */
-#define kiln__tg1(fn, x) _Generic((x), float: fn##f, long double: fn##l, default: fn)(x)
-#define kiln__tg2(fn, x, y)                                                                        \
-    _Generic((x) + (y), float: fn##f, long double: fn##l, default: fn)(x, y)
-#define kiln__tg3(fn, x, y, z)                                                                     \
-    _Generic((x) + (y) + (z), float: fn##f, long double: fn##l, default: fn)(x, y, z)
+#define kiln__tg1(fn, x) _Generic((x), float : fn##f, long double : fn##l, default : fn)(x)
+#define kiln__tg2(fn, x, y) \
+    _Generic((x) + (y), float : fn##f, long double : fn##l, default : fn)(x, y)
+#define kiln__tg3(fn, x, y, z) \
+    _Generic((x) + (y) + (z), float : fn##f, long double : fn##l, default : fn)(x, y, z)
 #undef sqrt
 #define sqrt(x) kiln__tg1(sqrt, x)
 #define cbrt(x) kiln__tg1(cbrt, x)
@@ -163,7 +163,9 @@ unsigned kiln__work_dim(void);
 #define powr(x, y) pow(x, y)
 #define sinpi(x) sin((x) * (__typeof__((x) + 0.0f))M_PI)
 #define cospi(x) cos((x) * (__typeof__((x) + 0.0f))M_PI)
-#define sincos(x, cp) (*(cp) = cos(x), sin(x))
+/* GNU libm (as CUDA): sincos(x, &s, &c) */
+void sincos(double x, double *s, double *c);
+void sincosf(float x, float *s, float *c);
 #define native_sin(x) sin(x)
 #define native_cos(x) cos(x)
 #define native_exp(x) exp(x)
@@ -173,54 +175,55 @@ unsigned kiln__work_dim(void);
 #define native_divide(x, y) ((x) / (y))
 #define native_recip(x) ((__typeof__((x) + 0.0f))1 / (x))
 #define half_sqrt(x) sqrt(x)
-#define min(a, b)                                                                                  \
-    ({                                                                                             \
-        __typeof__((a) + (b)) kiln__ma = (a), kiln__mb = (b);                                      \
-        kiln__mb < kiln__ma ? kiln__mb : kiln__ma;                                                 \
+#define min(a, b)                                             \
+    ({                                                        \
+        __typeof__((a) + (b)) kiln__ma = (a), kiln__mb = (b); \
+        kiln__mb < kiln__ma ? kiln__mb : kiln__ma;            \
     })
-#define max(a, b)                                                                                  \
-    ({                                                                                             \
-        __typeof__((a) + (b)) kiln__ma = (a), kiln__mb = (b);                                      \
-        kiln__ma < kiln__mb ? kiln__mb : kiln__ma;                                                 \
+#define max(a, b)                                             \
+    ({                                                        \
+        __typeof__((a) + (b)) kiln__ma = (a), kiln__mb = (b); \
+        kiln__ma < kiln__mb ? kiln__mb : kiln__ma;            \
     })
-#define clamp(x, lo, hi)                                                                           \
-    ({                                                                                             \
-        __typeof__(x) kiln__cx = (x), kiln__cl = (__typeof__(x))(lo),                              \
-                      kiln__ch = (__typeof__(x))(hi);                                              \
-        kiln__cx < kiln__cl ? kiln__cl : (kiln__cx > kiln__ch ? kiln__ch : kiln__cx);              \
+#define clamp(x, lo, hi)                                                              \
+    ({                                                                                \
+        __typeof__(x) kiln__cx = (x), kiln__cl = (__typeof__(x))(lo),                 \
+                      kiln__ch = (__typeof__(x))(hi);                                 \
+        kiln__cx < kiln__cl ? kiln__cl : (kiln__cx > kiln__ch ? kiln__ch : kiln__cx); \
     })
 #define select(a, b, c) ((c) ? (b) : (a))
-#define popcount(x)                                                                                \
-    ((__typeof__(x))(sizeof(x) > 4 ? __builtin_popcountll((unsigned long long)(x))                 \
-                                   : __builtin_popcount((unsigned)(x) &                            \
+#define popcount(x)                                                                \
+    ((__typeof__(x))(sizeof(x) > 4 ? __builtin_popcountll((unsigned long long)(x)) \
+                                   : __builtin_popcount((unsigned)(x) &            \
                                                         (0xffffffffu >> (32 - 8 * sizeof(x))))))
-#define clz(x)                                                                                     \
-    ({                                                                                             \
-        __typeof__(x) kiln__zx = (x);                                                              \
-        (__typeof__(x))(kiln__zx == 0 ? 8 * (int)sizeof kiln__zx                                   \
-                        : sizeof kiln__zx > 4                                                      \
-                            ? __builtin_clzll((unsigned long long)kiln__zx)                        \
-                            : __builtin_clz((unsigned)kiln__zx) - (32 - 8 * (int)sizeof kiln__zx)); \
+#define clz(x)                                                                                \
+    ({                                                                                        \
+        __typeof__(x) kiln__zx = (x);                                                         \
+        (__typeof__(x))(kiln__zx == 0         ? 8 * (int)sizeof kiln__zx                      \
+                        : sizeof kiln__zx > 4 ? __builtin_clzll((unsigned long long)kiln__zx) \
+                                              : __builtin_clz((unsigned)kiln__zx) -           \
+                                                    (32 - 8 * (int)sizeof kiln__zx));         \
     })
-#define ctz(x)                                                                                     \
-    ({                                                                                             \
-        __typeof__(x) kiln__zx = (x);                                                              \
-        (__typeof__(x))(kiln__zx == 0 ? 8 * (int)sizeof kiln__zx                                   \
-                                      : __builtin_ctzll((unsigned long long)kiln__zx));            \
+#define ctz(x)                                                                          \
+    ({                                                                                  \
+        __typeof__(x) kiln__zx = (x);                                                   \
+        (__typeof__(x))(kiln__zx == 0 ? 8 * (int)sizeof kiln__zx                        \
+                                      : __builtin_ctzll((unsigned long long)kiln__zx)); \
     })
-#define rotate(x, n)                                                                               \
-    ({                                                                                             \
-        __typeof__(x) kiln__rx = (x);                                                              \
-        unsigned kiln__rb = 8u * (unsigned)sizeof kiln__rx, kiln__rn = (unsigned)(n) % kiln__rb;  \
-        (__typeof__(x))(kiln__rn ? (kiln__rx << kiln__rn) | (kiln__rx >> (kiln__rb - kiln__rn))    \
-                                 : kiln__rx);                                                      \
+#define rotate(x, n)                                                                             \
+    ({                                                                                           \
+        __typeof__(x) kiln__rx = (x);                                                            \
+        unsigned kiln__rb = 8u * (unsigned)sizeof kiln__rx, kiln__rn = (unsigned)(n) % kiln__rb; \
+        (__typeof__(x))(kiln__rn ? (kiln__rx << kiln__rn) | (kiln__rx >> (kiln__rb - kiln__rn))  \
+                                 : kiln__rx);                                                    \
     })
 #define mul_hi(a, b)                                                                               \
     ({                                                                                             \
         __typeof__((a) + (b)) kiln__ha = (a), kiln__hb = (b);                                      \
         (__typeof__(kiln__ha))(sizeof kiln__ha > 4                                                 \
                                    ? (__typeof__(kiln__ha))(((__int128)kiln__ha * kiln__hb) >> 64) \
-                                   : (__typeof__(kiln__ha))(((long long)kiln__ha * kiln__hb) >> 32)); \
+                                   : (__typeof__(kiln__ha))(((long long)kiln__ha * kiln__hb) >>    \
+                                                            32));                                  \
     })
 #define mul24(a, b) ((a) * (b))
 #define mad24(a, b, c) ((a) * (b) + (c))
@@ -240,13 +243,13 @@ unsigned kiln__work_dim(void);
         __atomic_compare_exchange_n((p), &kiln__ae, (val), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
         kiln__ae;                                                                                  \
     })
-#define kiln__aminmax(p, v, less)                                                                  \
-    ({                                                                                             \
-        __typeof__((*(p)) + 0) kiln__av = (v), kiln__ao = __atomic_load_n((p), __ATOMIC_SEQ_CST);  \
-        while ((less) && !__atomic_compare_exchange_n((p), &kiln__ao, kiln__av, 1,                 \
-                                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))         \
-            ;                                                                                      \
-        kiln__ao;                                                                                  \
+#define kiln__aminmax(p, v, less)                                                                 \
+    ({                                                                                            \
+        __typeof__((*(p)) + 0) kiln__av = (v), kiln__ao = __atomic_load_n((p), __ATOMIC_SEQ_CST); \
+        while ((less) && !__atomic_compare_exchange_n((p), &kiln__ao, kiln__av, 1,                \
+                                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))        \
+            ;                                                                                     \
+        kiln__ao;                                                                                 \
     })
 #define atomic_add(p, v) kiln__aofs(add, p, v)
 #define atomic_sub(p, v) kiln__aofs(sub, p, v)
@@ -302,12 +305,12 @@ KILN_FUNC ulong kiln_atomic_add_ulong(ulong *p, ulong v) {
 
 /* Small vector types: structs with OpenCL's component names (no
  * arithmetic operators: the dialect leaves vector types out). */
-#define KILN__VEC(T)                                                                               \
-    typedef struct {                                                                               \
-        T x, y;                                                                                    \
-    } T##2;                                                                                        \
-    typedef struct {                                                                               \
-        T x, y, z, w;                                                                              \
+#define KILN__VEC(T)  \
+    typedef struct {  \
+        T x, y;       \
+    } T##2;           \
+    typedef struct {  \
+        T x, y, z, w; \
     } T##4;
 KILN__VEC(float)
 KILN__VEC(double)

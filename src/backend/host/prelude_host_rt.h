@@ -17,8 +17,8 @@
  * out (Linux values). */
 void *mmap(void *addr, size_t length, int prot, int flags, int fd, long offset);
 int munmap(void *addr, size_t length);
-#define KILN__PROT_RW 3          /* PROT_READ | PROT_WRITE */
-#define KILN__MAP_ANON 0x4022    /* MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE */
+#define KILN__PROT_RW 3       /* PROT_READ | PROT_WRITE */
+#define KILN__MAP_ANON 0x4022 /* MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE */
 #define KILN__MAP_FAILED ((void *)-1)
 
 typedef void (*kiln__items_fn)(void **args, const kiln__wi_t *wi, size_t x0, size_t x1, size_t y0,
@@ -30,10 +30,10 @@ typedef struct kiln__launch {
     int threads;
     size_t local[3], groups[3];
     size_t num_args;
-    void **args;         /* per parameter: the address of its value */
+    void **args;               /* per parameter: the address of its value */
     const size_t *local_bytes; /* per parameter: bytes of a local argument, else 0 */
-    int status;          /* out: 0, or 1 when a barrier was not reached by all */
-    int has_barrier;     /* the program calls kiln_barrier somewhere */
+    int status;                /* out: 0, or 1 when a barrier was not reached by all */
+    int has_barrier;           /* the program calls kiln_barrier somewhere */
 } kiln__launch_t;
 
 enum { KILN__F_RUN = 0, KILN__F_BARRIER = 1, KILN__F_DONE = 2 };
@@ -50,7 +50,7 @@ typedef struct kiln__fiber {
 } kiln__fiber;
 
 typedef struct kiln__sched {
-    int mode; /* 0 outside a launch, 1 probing item 0, 2 fibers, 3 loop */
+    int mode; /* 0 outside a launch, 1 probing item 0, 2 fibers, 3 loop, 4 one item */
     int bad;
     size_t cur, n;
 #if defined(__x86_64__)
@@ -267,7 +267,7 @@ static void kiln__loop_rest(kiln__sched *s) {
 static int kiln__group(kiln__sched *s, int has_barrier) {
     size_t n = s->wi.lsz[0] * s->wi.lsz[1] * s->wi.lsz[2];
     if (!has_barrier || n == 1) {
-        s->mode = 3;
+        s->mode = 4; /* a barrier of one work-item waits for nothing */
         s->fn(s->args, &s->wi, 0, s->wi.lsz[0], 0, s->wi.lsz[1], 0, s->wi.lsz[2]);
         s->mode = 0;
         return 0;

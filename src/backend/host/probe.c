@@ -117,7 +117,8 @@ static void cpu_info(void) {
         while (*v == ' ')
             v++;
         v[strcspn(v, "\n")] = 0;
-        if (!have_name && (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0)) {
+        if (!have_name &&
+            (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0)) {
             snprintf(kiln__hcc.cpu, sizeof kiln__hcc.cpu, "%s", v);
             have_name = 1;
         } else if (!have_flags &&

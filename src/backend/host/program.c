@@ -192,7 +192,8 @@ static void user_options(argvec *a, const char *options, int *fast) {
             *fast = 1;
         } else if (len == 14 && memcmp(s, "-cl-mad-enable", 14) == 0) {
             av_add(a, "-ffp-contract=fast");
-        } else if (!(len > 4 && memcmp(s, "-cl-", 4) == 0) && !(len >= 2 && memcmp(s, "-O", 2) == 0)) {
+        } else if (!(len > 4 && memcmp(s, "-cl-", 4) == 0) &&
+                   !(len >= 2 && memcmp(s, "-O", 2) == 0)) {
             av_own(a, s, len); /* anything else goes to the compiler, which may refuse it */
         }
     }
@@ -229,15 +230,22 @@ static kiln__hprog *prog_open(const char *so_path, void *binary, size_t size, ch
         free(p);
         return NULL;
     }
+    /* The OpenMP runtime the object pulled in stays loaded when the
+     * program is unloaded (its thread pools and their memory live on). */
+    static const char *omp[] = { "libgomp.so.1", "libomp.so", "libomp.so.5" };
+    for (size_t i = 0; i < sizeof omp / sizeof omp[0]; i++) {
+        void *h = dlopen(omp[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+        if (h)
+            dlclose(h);
+    }
     atomic_init(&p->refs, 1);
     p->binary = binary;
     p->binary_size = size;
     return p;
 }
 
-kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
-                                     const char *source, const char *options, void **program,
-                                     char **log) {
+kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                     const char *options, void **program, char **log) {
     (void)context;
     (void)device;
     char dir[512], path[600];
@@ -378,9 +386,8 @@ kiln_status kiln__host_program_binary(void *program, void **binary, size_t *size
     return KILN_OK;
 }
 
-kiln_status kiln__host_program_load(void *context, const kiln__bdevice *device,
-                                    const void *binary, size_t size, const char *options,
-                                    void **program) {
+kiln_status kiln__host_program_load(void *context, const kiln__bdevice *device, const void *binary,
+                                    size_t size, const char *options, void **program) {
     (void)context;
     (void)device;
     (void)options;
@@ -456,10 +463,9 @@ static size_t divisor(size_t n, size_t cap) {
     return 1;
 }
 
-kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims,
-                                     const size_t *global, const size_t *local, size_t num_args,
-                                     const kiln__barg *args, size_t num_wait, void *const *wait,
-                                     void **out_event) {
+kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
+                                     const size_t *local, size_t num_args, const kiln__barg *args,
+                                     size_t num_wait, void *const *wait, void **out_event) {
     kiln__hkernel *k = kernel;
     size_t g[3] = { 1, 1, 1 }, l[3] = { 1, 1, 1 };
     if (dims < 1 || dims > 3)

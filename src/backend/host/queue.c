@@ -196,8 +196,8 @@ static int small(const kiln__hcmd *c) {
     }
 }
 
-kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait,
-                               void *const *wait, void **out_event, int blocking) {
+kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait, void *const *wait,
+                               void **out_event, int blocking) {
     kiln_status st = KILN_OK;
     kiln__hevent *ev = kiln__host_event_new(0, q->profiling);
     size_t extra = q->out_of_order ? 1 : 0;
@@ -346,10 +346,8 @@ kiln_status kiln__host_queue_marker(void *queue, int barrier, size_t num_wait, v
         wait = all;
     }
     void *ev = NULL;
-    kiln_status st = kiln__host_enqueue(q, cmd, n, wait, (barrier && q->out_of_order) || out_event
-                                                             ? &ev
-                                                             : NULL,
-                                        0);
+    kiln_status st = kiln__host_enqueue(q, cmd, n, wait,
+                                        (barrier && q->out_of_order) || out_event ? &ev : NULL, 0);
     if (all) {
         for (size_t i = 0; i < n; i++)
             kiln__host_event_put(all[i]);

@@ -218,8 +218,7 @@ static char *locals(const char *in) {
                     if (depth == 0)
                         break;
                     depth--;
-                } else if (depth == 0 && (d == ';' || d == ',' || d == '=' || d == '[' ||
-                                          d == '{'))
+                } else if (depth == 0 && (d == ';' || d == ',' || d == '=' || d == '[' || d == '{'))
                     break;
                 else if (depth == 0 && d == '*') {
                     pointer = 1;
@@ -345,8 +344,8 @@ static kiln_status kiln__hrw_kernels(const char *in, kiln__hrw *rw, char *why, s
                 int r = add_kernel(rw, name, nlen, pa, pb);
                 if (r <= 0) {
                     if (r < 0)
-                        snprintf(why, why_cap, "kernel %.*s: a parameter without a name",
-                                 (int)nlen, name);
+                        snprintf(why, why_cap, "kernel %.*s: a parameter without a name", (int)nlen,
+                                 name);
                     else
                         snprintf(why, why_cap, "out of memory");
                     kiln__sb_free(&out);
@@ -372,8 +371,9 @@ static kiln_status kiln__hrw_kernels(const char *in, kiln__hrw *rw, char *why, s
 }
 
 void kiln__hrw_entries(const kiln__hrw *rw, kiln__sb *sb) {
-    kiln__sb_addf(sb, "\n#line 1 \"kiln-host-entries\"\n"
-                      "__attribute__((visibility(\"default\"))) int kiln__has_barrier = %d;\n",
+    kiln__sb_addf(sb,
+                  "\n#line 1 \"kiln-host-entries\"\n"
+                  "__attribute__((visibility(\"default\"))) int kiln__has_barrier = %d;\n",
                   rw->has_barrier);
     for (size_t k = 0; k < rw->num_kernels; k++) {
         const kiln__hkdecl *d = &rw->kernels[k];
