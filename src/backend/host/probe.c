@@ -181,6 +181,12 @@ kiln_status kiln__host_load(void) {
         cpus = n > 0 ? (unsigned)n : 1;
     }
     kiln__hcc.cpus = cpus;
+    /* libgomp's default spins ~300000 times when a parallel region ends:
+     * on a loaded machine (CI: 2 cores shared) that made a 2^20 axpy take
+     * 35 ms instead of 1 ms. Passive waiting unless the user chose; read by
+     * libgomp when the first program loads it, after this. */
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
+        setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
     kiln__hcc.threads = env_threads("KILN_HOST_THREADS");
     if (!kiln__hcc.threads)
         kiln__hcc.threads = env_threads("OMP_NUM_THREADS");
