@@ -54,6 +54,18 @@ static const char *src =
     "        kiln_barrier();\n"
     "    x[kiln_global_id(0)] = 1;\n"
     "}\n"
+    /* a 2-D tile through local memory, the barrier in a helper */
+    "KILN_FUNC void sync(void) { kiln_barrier(); }\n"
+    "KILN_KERNEL void transpose(KILN_GLOBAL const int *in, KILN_GLOBAL int *out, uint w, uint h) "
+    "{\n"
+    "    KILN_LOCAL int tile[8][9];\n"
+    "    size_t lx = kiln_local_id(0), ly = kiln_local_id(1);\n"
+    "    size_t x = kiln_global_id(0), y = kiln_global_id(1);\n"
+    "    tile[ly][lx] = in[y * w + x];\n"
+    "    sync();\n"
+    "    size_t ox = kiln_group_id(1) * 8 + lx, oy = kiln_group_id(0) * 8 + ly;\n"
+    "    out[oy * h + ox] = tile[lx][ly];\n"
+    "}\n"
     "KILN_KERNEL void counter(KILN_GLOBAL int *c, KILN_GLOBAL float *f) {\n"
     "    kiln_atomic_add_int(c, 1);\n"
     "    kiln_atomic_max_int(c + 1, (int)kiln_global_id(0));\n"
@@ -111,6 +123,28 @@ static void test_barriers(kiln_queue *q, kiln_program *p) {
         }
     kiln_kernel_release(k);
 
+    /* 2-D groups with a barrier: a tiled transpose */
+    if (CHECK_OK(kiln_kernel_create(p, "transpose", &k))) {
+        enum { W = 24, H = 40 };
+        static int32_t in[W * H], out[W * H];
+        for (int i = 0; i < W * H; i++)
+            in[i] = i * 7 + 1;
+        kiln_buffer *bi = NULL, *bo = NULL;
+        CHECK_OK(kiln_buffer_create(c, sizeof in, 0, in, &bi));
+        CHECK_OK(kiln_buffer_create(c, sizeof out, 0, NULL, &bo));
+        size_t g[2] = { W, H }, l[2] = { 8, 8 };
+        kiln_arg a[] = { KILN_ARG_BUF(bi), KILN_ARG_BUF(bo), KILN_ARG_U32(W), KILN_ARG_U32(H) };
+        CHECK_OK(kiln_kernel_launch(q, k, 2, g, l, 4, a, 0, NULL, NULL));
+        CHECK_OK(kiln_buffer_read(q, bo, 0, sizeof out, out));
+        size_t bad = 0;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                bad += out[x * H + y] != in[y * W + x];
+        CHECK_MSG(bad == 0, "transpose: %zu wrong", bad);
+        kiln_buffer_release(bi);
+        kiln_buffer_release(bo);
+        kiln_kernel_release(k);
+    }
     /* KILN_ARG_LOCAL */
     if (CHECK_OK(kiln_kernel_create(p, "reverse", &k))) {
         size_t L = 96, n = L * 5;
