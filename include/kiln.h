@@ -146,6 +146,7 @@ typedef struct kiln_event kiln_event;
 typedef enum kiln_backend_kind {
     KILN_BACKEND_OPENCL = 1,
     KILN_BACKEND_CUDA = 2,
+    KILN_BACKEND_HOST = 3, /* kernels compiled by the system C compiler (OpenMP) */
 } kiln_backend_kind;
 
 typedef enum kiln_device_type {

@@ -33,6 +33,14 @@ static void check_capabilities(const kiln_device_info *info) {
         CHECK_MSG(info->device_sleep == (info->compute_capability >= 70), "%s sm_%u sleep %d",
                   info->id, info->compute_capability, info->device_sleep);
         CHECK(info->warp_shuffle == 0);
+    } else if (info->backend == KILN_BACKEND_HOST) {
+        /* the host backend: the portable dialect only, no sub-groups, no
+         * forward progress between work-groups */
+        CHECK(strcmp(info->backend_name, "host") == 0);
+        CHECK(info->languages == 0);
+        CHECK(info->type == KILN_DEVICE_CPU);
+        CHECK(info->forward_progress == 0 && info->device_sleep == 0);
+        CHECK(info->warp_shuffle == 0 && info->subgroup_size == 0);
     } else {
         CHECK(info->backend == KILN_BACKEND_CUDA);
         CHECK(strcmp(info->backend_name, "cuda") == 0);
@@ -198,7 +206,8 @@ static void test_listing(size_t count) {
                info.max_work_group_size);
         CHECK(info.id[0] != 0);
         CHECK(info.name[0] != 0);
-        CHECK(info.backend == KILN_BACKEND_OPENCL || info.backend == KILN_BACKEND_CUDA);
+        CHECK(info.backend == KILN_BACKEND_OPENCL || info.backend == KILN_BACKEND_CUDA ||
+              info.backend == KILN_BACKEND_HOST);
         CHECK(info.max_work_group_size >= 1);
         CHECK(info.global_mem_bytes > 0);
         CHECK(kiln_device_extensions(dev) != NULL);

@@ -10,6 +10,9 @@ KILN__BACKEND(opencl)
 #if KILN_HAVE_CUDA
 KILN__BACKEND(cuda)
 #endif
+#if KILN_HAVE_HOST
+KILN__BACKEND(host)
+#endif
 #undef KILN__BACKEND
 
 static const kiln__backend *const kiln__backends[] = {
@@ -18,6 +21,9 @@ static const kiln__backend *const kiln__backends[] = {
 #endif
 #if KILN_HAVE_CUDA
     &kiln__backend_cuda,
+#endif
+#if KILN_HAVE_HOST
+    &kiln__backend_host,
 #endif
     NULL, /* keeps the array non-empty */
 };

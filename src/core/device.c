@@ -239,6 +239,12 @@ static kiln_device *kiln__select_locked(const char *sel) {
         const char *rest = kiln__after_prefix(sel, backends[i]);
         if (rest)
             return kiln__select_in_backend_locked(backends[i], rest);
+        /* the prefix alone ("host", "cuda"): that backend's first device */
+        if (backends[i]->selector_prefix && strcasecmp(sel, backends[i]->selector_prefix) == 0) {
+            kiln_device *first = kiln__select_in_backend_locked(backends[i], "0");
+            if (first)
+                return first;
+        }
     }
     /* A type word or a substring; sub-devices only by index. */
     int type = 0;

@@ -34,6 +34,8 @@ static const char *kiln_backend_name(kiln_backend_kind kind) {
         return "OpenCL";
     case KILN_BACKEND_CUDA:
         return "CUDA";
+    case KILN_BACKEND_HOST:
+        return "host";
     }
     return "unknown";
 }

@@ -1,0 +1,71 @@
+/* The one host device: this machine's CPUs, as the OpenMP threads the
+ * kernels run on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/host/host.h"
+#include "base/embedded.h"
+#include "base/fault.h"
+#include "base/strbuf.h"
+
+kiln_status kiln__host_enumerate(kiln__bdevice **devices, size_t *count) {
+    kiln__bdevice *d = kiln__calloc(1, sizeof *d);
+    *devices = NULL;
+    *count = 0;
+    if (!d)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host enumerate: out of memory");
+    d->extensions = kiln__strdup("");
+    if (!d->extensions) {
+        free(d);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host enumerate: out of memory");
+    }
+    kiln_device_info *info = &d->info;
+    info->backend = KILN_BACKEND_HOST;
+    info->type = KILN_DEVICE_CPU;
+    snprintf(info->id, sizeof info->id, "host:0");
+    snprintf(info->name, sizeof info->name, "%s", kiln__hcc.cpu);
+    snprintf(info->vendor, sizeof info->vendor, "kiln host backend");
+    snprintf(info->platform, sizeof info->platform, "kiln host (C compiler + OpenMP)");
+    snprintf(info->version, sizeof info->version, "kiln host 1 (%u threads)", kiln__hcc.threads);
+    snprintf(info->driver_version, sizeof info->driver_version, "%.120s", kiln__hcc.version);
+    info->compute_units = kiln__hcc.threads;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    info->global_mem_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    info->max_alloc_bytes = info->global_mem_bytes / 2;
+    info->local_mem_bytes = 256 * 1024;
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    info->l2_cache_bytes = l2 > 0 ? (uint64_t)l2 : 0;
+    info->max_work_group_size = 1024;
+    info->max_work_item_sizes[0] = 1024;
+    info->max_work_item_sizes[1] = 1024;
+    info->max_work_item_sizes[2] = 1024;
+    info->fp64 = 1;
+    info->fp16 = 0;
+    snprintf(info->backend_name, sizeof info->backend_name, "host");
+    info->languages = 0;
+    /* The groups of a launch are spread over a fixed number of threads, one
+     * group after another: a group spin-waiting for a later one may wait
+     * for ever. */
+    info->forward_progress = 0;
+    info->device_sleep = 0;
+    info->warp_shuffle = 0;
+    info->subgroup_size = 0;
+    d->handle = d;
+    d->platform_index = 0;
+    d->device_index = 0;
+    /* what makes the shared objects: the compiler, the CPU (-march=native),
+     * the runtime appended to every source and the rewrite's version */
+    const char *rt = kiln__embedded_file("prelude_host_rt.h");
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = rt ? rt : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    snprintf(d->identity, sizeof d->identity,
+             "host|rewrite 1|runtime %016llx|%.150s|%.150s|%.100s|features %016llx",
+             (unsigned long long)h, kiln__hcc.path, kiln__hcc.version, kiln__hcc.cpu,
+             (unsigned long long)kiln__hcc.features);
+    *devices = d;
+    *count = 1;
+    return KILN_OK;
+}

@@ -1,0 +1,565 @@
+/* Programs: the source (prelude included) is preprocessed by the system C
+ * compiler, rewritten (rewrite.c), completed with the runtime
+ * (prelude_host_rt.h) and the kernels' entry points, and compiled into a
+ * shared object with -O3 -march=native -fopenmp, which is dlopen'd. The
+ * binary (for kiln's disk cache) is the shared object's bytes. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/host/host.h"
+#include "backend/host/rewrite.h"
+#include "base/embedded.h"
+#include "base/fault.h"
+#include "base/strbuf.h"
+
+extern char **environ;
+
+void kiln__host_prog_put(kiln__hprog *p) {
+    if (p && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) {
+        if (p->dl)
+            dlclose(p->dl);
+        free(p->binary);
+        free(p);
+    }
+}
+
+static int debug_build(void) {
+    const char *d = getenv("KILN_HOST_DEBUG");
+    return d && *d && strcmp(d, "0") != 0;
+}
+
+static int make_dir(char *dir, size_t cap) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/kiln-host-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(dir))
+        return 1;
+    snprintf(dir, cap, "/tmp/kiln-host-XXXXXX");
+    return mkdtemp(dir) != NULL;
+}
+
+static void remove_dir(const char *dir) {
+    static const char *files[] = { "kernel.c", "kernel.i", "kernel_host.c", "kernel.so" };
+    char p[600];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+static int write_file(const char *path, const void *data, size_t n) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return 0;
+    const char *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return 0;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return close(fd) == 0;
+}
+
+static char *read_file(const char *path, size_t *size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    char *buf = NULL;
+    if (fstat(fd, &st) == 0 && st.st_size >= 0 && (buf = kiln__malloc((size_t)st.st_size + 1))) {
+        size_t got = 0;
+        while (got < (size_t)st.st_size) {
+            ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        buf[got] = 0;
+        *size = got;
+    }
+    close(fd);
+    return buf;
+}
+
+/* Runs the compiler in dir with argv (NULL-terminated); its output into
+ * *log. Returns the exit status (-1: it could not start). */
+static int run_in(const char *dir, char *const argv[], char **log) {
+    char out[600];
+    snprintf(out, sizeof out, "%s/log.txt", dir);
+    int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    *log = NULL;
+    if (fd < 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, fd, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addchdir_np(&fa, dir);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    int status = -1;
+    if (rc == 0) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    }
+    close(fd);
+    size_t n = 0;
+    *log = read_file(out, &n);
+    if (*log && n == 0) {
+        free(*log);
+        *log = NULL;
+    }
+    unlink(out);
+    return rc == 0 ? status : -1;
+}
+
+typedef struct {
+    char *v[96];
+    size_t n;
+    char *owned[48];
+    size_t nowned;
+} argvec;
+
+static void av_add(argvec *a, const char *s) {
+    if (a->n + 1 < sizeof a->v / sizeof a->v[0])
+        a->v[a->n++] = (char *)s;
+    a->v[a->n] = NULL;
+}
+
+static void av_own(argvec *a, const char *s, size_t len) {
+    if (a->nowned >= sizeof a->owned / sizeof a->owned[0])
+        return;
+    char *c = kiln__malloc(len + 1);
+    if (!c)
+        return;
+    memcpy(c, s, len);
+    c[len] = 0;
+    a->owned[a->nowned++] = c;
+    av_add(a, c);
+}
+
+static void av_free(argvec *a) {
+    for (size_t i = 0; i < a->nowned; i++)
+        free(a->owned[i]);
+}
+
+/* The compiler's flags for kiln's options: -D, -U and -I kept, OpenCL's
+ * math options mapped, the rest (other -cl-*, -O<n>) dropped. */
+static void user_options(argvec *a, const char *options, int *fast) {
+    const char *p = options ? options : "";
+    *fast = 0;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        const char *s = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n')
+            p++;
+        size_t len = (size_t)(p - s);
+        if (len == 2 && (s[1] == 'D' || s[1] == 'U' || s[1] == 'I') && s[0] == '-') {
+            av_own(a, s, len);
+            while (*p == ' ' || *p == '\t')
+                p++;
+            const char *v = p;
+            while (*p && *p != ' ' && *p != '\t' && *p != '\n')
+                p++;
+            if (p > v)
+                av_own(a, v, (size_t)(p - v));
+        } else if (len > 2 && s[0] == '-' && (s[1] == 'D' || s[1] == 'U' || s[1] == 'I')) {
+            av_own(a, s, len);
+        } else if ((len == 21 && memcmp(s, "-cl-fast-relaxed-math", 21) == 0) ||
+                   (len == 29 && memcmp(s, "-cl-unsafe-math-optimizations", 29) == 0)) {
+            *fast = 1;
+        } else if (len == 14 && memcmp(s, "-cl-mad-enable", 14) == 0) {
+            av_add(a, "-ffp-contract=fast");
+        } else if (!(len > 4 && memcmp(s, "-cl-", 4) == 0) &&
+                   !(len >= 2 && memcmp(s, "-O", 2) == 0)) {
+            av_own(a, s, len); /* anything else goes to the compiler, which may refuse it */
+        }
+    }
+}
+
+static void common_flags(argvec *a, int debug) {
+    av_add(a, "-std=gnu11");
+    av_add(a, "-fopenmp");
+    if (debug) {
+        av_add(a, "-g");
+        av_add(a, "-O0");
+    } else if (getenv("KILN_HOST_CFLAGS") && *getenv("KILN_HOST_CFLAGS")) {
+        /* instead of -O3 -march=native (words split at spaces) */
+        const char *p = getenv("KILN_HOST_CFLAGS");
+        while (*p) {
+            while (*p == ' ')
+                p++;
+            const char *e = p;
+            while (*e && *e != ' ')
+                e++;
+            if (e > p)
+                av_own(a, p, (size_t)(e - p));
+            p = e;
+        }
+    } else {
+        av_add(a, "-O3");
+        av_add(a, "-march=native");
+    }
+    av_add(a, "-fPIC");
+    av_add(a, "-fno-strict-aliasing");
+    av_add(a, "-ffp-contract=off");
+    av_add(a, "-fno-math-errno");
+    /* integers wrap as on GPUs (and NumPy); without it GCC 12's -O3
+     * vectoriser gave wrong int8 and int16 sums (test_reduce) */
+    av_add(a, "-fwrapv");
+    av_add(a, "-Werror=implicit-function-declaration");
+}
+
+static kiln__hprog *prog_open(const char *so_path, void *binary, size_t size, char *err,
+                              size_t err_cap) {
+    kiln__hprog *p = kiln__calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, err_cap, "out of memory");
+        return NULL;
+    }
+    p->dl = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+    if (!p->dl) {
+        const char *e = dlerror();
+        snprintf(err, err_cap, "dlopen: %s", e ? e : "failed");
+        free(p);
+        return NULL;
+    }
+    /* The OpenMP runtime the object pulled in stays loaded when the
+     * program is unloaded (its thread pools and their memory live on). */
+    static const char *omp[] = { "libgomp.so.1", "libomp.so", "libomp.so.5" };
+    for (size_t i = 0; i < sizeof omp / sizeof omp[0]; i++) {
+        void *h = dlopen(omp[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+        if (h)
+            dlclose(h);
+    }
+    atomic_init(&p->refs, 1);
+    p->binary = binary;
+    p->binary_size = size;
+    return p;
+}
+
+kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                     const char *options, void **program, char **log) {
+    (void)context;
+    (void)device;
+    char dir[512], path[600];
+    int debug = debug_build();
+    *program = NULL;
+    *log = NULL;
+    if (!make_dir(dir, sizeof dir))
+        return kiln__error_set(KILN_ERROR_BUILD, errno,
+                               "host build: cannot make a temporary directory (%s)",
+                               strerror(errno));
+    snprintf(path, sizeof path, "%s/kernel.c", dir);
+    if (!write_file(path, source, strlen(source))) {
+        remove_dir(dir);
+        return kiln__error_set(KILN_ERROR_BUILD, errno, "host build: cannot write %s", path);
+    }
+    /* 1. preprocess */
+    argvec a = { 0 };
+    int fast = 0;
+    av_add(&a, kiln__hcc.path);
+    av_add(&a, "-E");
+    common_flags(&a, debug);
+    user_options(&a, options, &fast);
+    if (fast)
+        av_add(&a, "-ffast-math");
+    av_add(&a, "kernel.c");
+    av_add(&a, "-o");
+    av_add(&a, "kernel.i");
+    char *out = NULL;
+    int rc = run_in(dir, a.v, &out);
+    if (rc != 0) {
+        av_free(&a);
+        if (!debug)
+            remove_dir(dir);
+        if (rc < 0) {
+            free(out);
+            return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: cannot run %s",
+                                   kiln__hcc.path);
+        }
+        *log = out ? out : kiln__strdup("the C preprocessor failed");
+        return kiln__error_set(KILN_ERROR_BUILD, rc, "host build: the C preprocessor failed");
+    }
+    free(out);
+    size_t ilen = 0;
+    snprintf(path, sizeof path, "%s/kernel.i", dir);
+    char *pre = read_file(path, &ilen);
+    if (!pre) {
+        av_free(&a);
+        remove_dir(dir);
+        return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: cannot read %s", path);
+    }
+    /* 2. rewrite, runtime, entry points */
+    kiln__hrw rw;
+    char why[256];
+    kiln_status st = kiln__hrw_run(pre, &rw, why, sizeof why);
+    free(pre);
+    if (st != KILN_OK) {
+        av_free(&a);
+        remove_dir(dir);
+        if (st == KILN_ERROR_BUILD)
+            *log = kiln__strdup(why);
+        return kiln__error_set(st, 0, "host build: %s", why);
+    }
+    kiln__sb full = { 0 };
+    kiln__sb_add(&full, rw.text);
+    const char *rt = kiln__embedded_file("prelude_host_rt.h");
+    kiln__sb_add(&full, "\n#line 1 \"kiln-host-runtime\"\n");
+    kiln__sb_add(&full, rt ? rt : "#error the host runtime is not embedded\n");
+    kiln__hrw_entries(&rw, &full);
+    kiln__hrw_free(&rw);
+    if (full.oom) {
+        kiln__sb_free(&full);
+        av_free(&a);
+        remove_dir(dir);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host build: out of memory");
+    }
+    snprintf(path, sizeof path, "%s/kernel_host.c", dir);
+    char *text = kiln__sb_take(&full);
+    int wrote = text && write_file(path, text, strlen(text));
+    free(text);
+    if (!wrote) {
+        av_free(&a);
+        remove_dir(dir);
+        return kiln__error_set(KILN_ERROR_BUILD, errno, "host build: cannot write %s", path);
+    }
+    /* 3. compile */
+    argvec b = { 0 };
+    av_add(&b, kiln__hcc.path);
+    common_flags(&b, debug);
+    user_options(&b, options, &fast);
+    if (fast)
+        av_add(&b, "-ffast-math");
+    av_add(&b, "-shared");
+    av_add(&b, "-fvisibility=hidden");
+    av_add(&b, "kernel_host.c");
+    av_add(&b, "-o");
+    av_add(&b, "kernel.so");
+    av_add(&b, "-lm");
+    rc = run_in(dir, b.v, &out);
+    av_free(&a);
+    av_free(&b);
+    if (rc != 0) {
+        if (!debug)
+            remove_dir(dir);
+        if (rc < 0) {
+            free(out);
+            return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: cannot run %s",
+                                   kiln__hcc.path);
+        }
+        *log = out ? out : kiln__strdup("the C compiler failed");
+        return kiln__error_set(KILN_ERROR_BUILD, rc, "host build: %s failed", kiln__hcc.path);
+    }
+    *log = out; /* warnings, or NULL */
+    snprintf(path, sizeof path, "%s/kernel.so", dir);
+    size_t size = 0;
+    void *bin = read_file(path, &size);
+    char err[1024];
+    kiln__hprog *p = bin ? prog_open(path, bin, size, err, sizeof err) : NULL;
+    if (!bin)
+        snprintf(err, sizeof err, "cannot read %s", path);
+    if (!debug)
+        remove_dir(dir);
+    if (!p) {
+        free(bin);
+        return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: %s", err);
+    }
+    *program = p;
+    return KILN_OK;
+}
+
+kiln_status kiln__host_program_binary(void *program, void **binary, size_t *size) {
+    kiln__hprog *p = program;
+    void *copy = kiln__malloc(p->binary_size ? p->binary_size : 1);
+    if (!copy)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host binary: out of memory");
+    memcpy(copy, p->binary, p->binary_size);
+    *binary = copy;
+    *size = p->binary_size;
+    return KILN_OK;
+}
+
+kiln_status kiln__host_program_load(void *context, const kiln__bdevice *device, const void *binary,
+                                    size_t size, const char *options, void **program) {
+    (void)context;
+    (void)device;
+    (void)options;
+    char dir[512], path[600], err[1024];
+    *program = NULL;
+    if (size < 4 || memcmp(binary, "\177ELF", 4) != 0)
+        return kiln__error_set(KILN_ERROR_BUILD, 0, "host program: not a shared object");
+    if (!make_dir(dir, sizeof dir))
+        return kiln__error_set(KILN_ERROR_BUILD, errno, "host program: no temporary directory");
+    snprintf(path, sizeof path, "%s/kernel.so", dir);
+    void *copy = kiln__malloc(size);
+    kiln__hprog *p = NULL;
+    if (copy && write_file(path, binary, size)) {
+        memcpy(copy, binary, size);
+        p = prog_open(path, copy, size, err, sizeof err);
+    } else {
+        snprintf(err, sizeof err, "cannot write %s", path);
+    }
+    remove_dir(dir);
+    if (!p) {
+        free(copy);
+        return kiln__error_set(KILN_ERROR_BUILD, 0, "host program: %s", err);
+    }
+    *program = p;
+    return KILN_OK;
+}
+
+void kiln__host_program_release(void *program) {
+    kiln__host_prog_put(program);
+}
+
+kiln_status kiln__host_kernel_create(void *program, const char *name, void **kernel) {
+    kiln__hprog *p = program;
+    char sym[200];
+    *kernel = NULL;
+    if (strlen(name) >= 128)
+        return kiln__error_set(KILN_ERROR_KERNEL_NOT_FOUND, 0, "host: kernel name too long");
+    snprintf(sym, sizeof sym, "kiln__launch_%s", name);
+    void *fn = dlsym(p->dl, sym);
+    if (!fn)
+        return kiln__error_set(KILN_ERROR_KERNEL_NOT_FOUND, 0,
+                               "host: the program has no kernel named %s", name);
+    kiln__hkernel *k = kiln__calloc(1, sizeof *k);
+    if (!k)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host kernel: out of memory");
+    const int *hb = dlsym(p->dl, "kiln__has_barrier");
+    k->has_barrier = hb ? *hb : 1;
+    k->prog = p;
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    *(void **)&k->entry = fn;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    *kernel = k;
+    return KILN_OK;
+}
+
+void kiln__host_kernel_release(void *kernel) {
+    kiln__hkernel *k = kernel;
+    if (!k)
+        return;
+    kiln__host_prog_put(k->prog);
+    free(k);
+}
+
+int kiln__host_run_kernel(kiln__hcmd *cmd) {
+    return cmd->entry(&cmd->launch) != 0;
+}
+
+/* The largest divisor of n that is at most cap. */
+static size_t divisor(size_t n, size_t cap) {
+    for (size_t d = n < cap ? n : cap; d > 1; d--)
+        if (n % d == 0)
+            return d;
+    return 1;
+}
+
+kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, const size_t *global,
+                                     const size_t *local, size_t num_args, const kiln__barg *args,
+                                     size_t num_wait, void *const *wait, void **out_event) {
+    kiln__hkernel *k = kernel;
+    size_t g[3] = { 1, 1, 1 }, l[3] = { 1, 1, 1 };
+    if (dims < 1 || dims > 3)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "host launch of %s: dims is %u (1 to 3)", k->name, dims);
+    int empty = 0;
+    for (unsigned d = 0; d < dims; d++) {
+        g[d] = global[d];
+        empty |= g[d] == 0;
+        if (local) {
+            l[d] = local[d];
+            if (l[d] == 0 || (g[d] && g[d] % l[d] != 0))
+                return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                       "host launch of %s: global size %zu is not a multiple "
+                                       "of the local size %zu in dimension %u",
+                                       k->name, g[d], l[d], d);
+        }
+    }
+    if (local && l[0] * l[1] * l[2] > 1024)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "host launch of %s: work-groups of %zu x %zu x %zu work-items "
+                               "(at most 1024)",
+                               k->name, l[0], l[1], l[2]);
+    if (!local)
+        l[0] = divisor(g[0], 1024);
+    kiln__hcmd *c = kiln__calloc(1, sizeof *c);
+    if (!c)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host launch: out of memory");
+    if (empty) {
+        c->op = KILN__HOP_NOP;
+        return kiln__host_enqueue(queue, c, num_wait, wait, out_event, 0);
+    }
+    c->op = KILN__HOP_KERNEL;
+    size_t slot = 16, n = num_args ? num_args : 1;
+    for (size_t i = 0; i < num_args; i++)
+        if (args[i].kind == KILN_ARG_SCALAR && args[i].size > slot)
+            slot = (args[i].size + 15) & ~(size_t)15;
+    c->storage = kiln__calloc(1, n * (sizeof(void *) + sizeof(size_t) + slot) + 16);
+    c->bufs = kiln__calloc(n, sizeof *c->bufs);
+    if (!c->storage || !c->bufs) {
+        free(c->storage);
+        free(c->bufs);
+        free(c);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host launch: out of memory");
+    }
+    unsigned char *vals = c->storage; /* slot bytes each, 16-aligned */
+    void **argv = (void **)(c->storage + n * slot);
+    size_t *lb = (size_t *)(argv + n);
+    c->prog = k->prog;
+    c->entry = k->entry;
+    atomic_fetch_add_explicit(&k->prog->refs, 1, memory_order_relaxed);
+    c->launch.num_args = num_args;
+    for (size_t i = 0; i < num_args; i++) {
+        unsigned char *v = vals + i * slot;
+        argv[i] = v;
+        lb[i] = 0;
+        if (args[i].kind == KILN_ARG_BUFFER) {
+            kiln__hbuf *b = args[i].mem;
+            void *ptr = b ? b->base : NULL;
+            memcpy(v, &ptr, sizeof ptr);
+            if (b) {
+                atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+                c->bufs[i] = b;
+            }
+        } else if (args[i].kind == KILN_ARG_SCALAR) {
+            memcpy(v, args[i].bytes, args[i].size);
+        } else {
+            lb[i] = args[i].size ? args[i].size : 1;
+        }
+    }
+    c->launch.dims = dims;
+    c->launch.threads = (int)kiln__hcc.threads;
+    for (int d = 0; d < 3; d++) {
+        c->launch.local[d] = l[d];
+        c->launch.groups[d] = g[d] / l[d];
+    }
+    c->launch.args = argv;
+    c->launch.local_bytes = lb;
+    c->launch.has_barrier = k->has_barrier;
+    return kiln__host_enqueue(queue, c, num_wait, wait, out_event, 0);
+}
