@@ -35,7 +35,7 @@ def _scalar_bytes(value, dtype):
 
 
 def _from_numpy(x, queue):
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
     isbool = x.dtype == BOOL
     dt = x.dtype
     if dt.byteorder == ">":

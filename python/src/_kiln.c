@@ -503,10 +503,19 @@ static void event_dealloc(PyObject *self) {
     generic_dealloc_tail(self);
 }
 
-static PyObject *event_wait(PyObject *self, PyObject *args) {
-    double timeout = -1;
-    if (!PyArg_ParseTuple(args, "|d", &timeout))
+static PyObject *event_wait(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = { "timeout", NULL };
+    PyObject *to = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O", kwlist, &to))
         return NULL;
+    double timeout = -1;
+    if (to != Py_None) {
+        timeout = PyFloat_AsDouble(to);
+        if (timeout == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (timeout < 0)
+            timeout = 0;
+    }
     kiln_event *e = ((EventObject *)self)->e;
     kiln_status st;
     if (timeout < 0) {
@@ -538,7 +547,7 @@ static PyObject *event_times(PyObject *self, void *c) {
 }
 
 static PyMethodDef event_methods[] = {
-    { "wait", event_wait, METH_VARARGS,
+    { "wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
       "wait(timeout=None): blocks until complete; False on timeout. Raises if it failed." },
     { NULL, NULL, 0, NULL },
 };
