@@ -333,7 +333,12 @@ static Py_hash_t context_hash(PyObject *self) {
     return h == -1 ? -2 : h;
 }
 
+static PyObject *context_int_ptr(PyObject *self, PyObject *unused) {
+    return PyLong_FromVoidPtr(((ContextObject *)self)->c);
+}
+
 static PyMethodDef context_methods[] = {
+    { "_int_ptr", context_int_ptr, METH_NOARGS, "the kiln_context *" },
     { "devices", context_devices, METH_NOARGS, "The context's devices." },
     { "pool_stats", context_pool_stats, METH_NOARGS, "kiln_pool_get_stats as a dict." },
     { "pool_trim", context_pool_trim, METH_VARARGS,
@@ -467,7 +472,12 @@ static PyMethodDef queue_methods[] = {
     { "marker", queue_marker, METH_NOARGS, "An event after everything enqueued so far." },
     { NULL, NULL, 0, NULL },
 };
+static PyObject *queue_int_ptr(PyObject *self, void *c) {
+    return PyLong_FromVoidPtr(((QueueObject *)self)->q);
+}
+
 static PyGetSetDef queue_getset[] = {
+    { "int_ptr", queue_int_ptr, NULL, "the kiln_queue * (for C and ctypes code)", NULL },
     { "context", queue_get_context, NULL, "the context", NULL },
     { "device", queue_get_device, NULL, "the device", NULL },
     { "flags", queue_get_flags, NULL, "kiln_queue_flags", NULL },
@@ -685,7 +695,10 @@ static PyObject *array_get_nbytes(PyObject *self, void *c) {
     return PyLong_FromSize_t(ARR(self)->info.size * kiln_dtype_size(ARR(self)->info.dtype));
 }
 
+static PyObject *array_int_ptr(PyObject *self, void *c) { return PyLong_FromVoidPtr(ARR(self)->a); }
+
 static PyGetSetDef array_getset[] = {
+    { "int_ptr", array_int_ptr, NULL, "the kiln_array * (for C and ctypes code)", NULL },
     { "shape", array_get_shape, NULL, "the shape (a tuple)", NULL },
     { "_estrides", array_get_estrides, NULL, "strides in elements", NULL },
     { "ndim", array_get_ndim, NULL, "number of dimensions", NULL },
@@ -2158,7 +2171,12 @@ static PyMethodDef kernel_methods[] = {
     { "_set_hints", kernel_set_hints, METH_O, "scalar dtypes per parameter (bytes)" },
     { NULL, NULL, 0, NULL },
 };
+static PyObject *kernel_int_ptr(PyObject *self, void *c) {
+    return PyLong_FromVoidPtr(((KernelObject *)self)->k);
+}
+
 static PyGetSetDef kernel_getset[] = {
+    { "int_ptr", kernel_int_ptr, NULL, "the kiln_kernel * (for C and ctypes code)", NULL },
     { "num_args", kernel_num_args, NULL, "number of parameters", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
