@@ -148,7 +148,7 @@ class ElementwiseKernel:
     preamble, options); call ``knl(*args, range=None, queue=None,
     wait_for=None) -> Event`` (n = the first array's size)."""
 
-    def __init__(self, context, arguments, operation, name="kernel", preamble="", options=None,
+    def __init__(self, context, arguments, operation, name="elwise_kernel", preamble="", options=None,
                  any_shape=False):
         self.context = _default_context(context)
         self._hints = _hints(_parse_arguments(arguments))
