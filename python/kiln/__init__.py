@@ -19,7 +19,7 @@ from ._core import (  # noqa: F401
 from ._array import (  # noqa: F401
     UFUNCS as _UFUNCS, Array, amax, amin, any, all, arange, argmax, argmin, argsort, array,
     asarray, astype, broadcast_to, clip, concatenate, cumprod, cumsum, dot, empty, empty_like,
-    from_dlpack, full, full_like, matmul, max, mean, min, ones, ones_like, prod, reshape,
+    add_at, bincount, flatnonzero, from_dlpack, full, full_like, histogram, matmul, nonzero, put, topk, unique, max, mean, min, ones, ones_like, prod, reshape,
     searchsorted, sort, stack, std, sum, swapaxes, take, to_device, transpose, var, where, zeros,
     zeros_like,
 )
@@ -27,7 +27,7 @@ from ._kernels import (  # noqa: F401
     ElementwiseKernel, ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel, Kernel,
     LocalMemory, Program, ReductionKernel,
 )
-from . import random  # noqa: F401
+from . import linalg, random  # noqa: F401
 
 globals().update(_UFUNCS)
 

@@ -347,10 +347,15 @@ def _getitem(self, key):
         return _basic_view(self, key)
     k = key
     if isinstance(k, (list, np.ndarray)):
-        k = asarray(np.asarray(k), queue=self.queue)
+        k = np.asarray(k)
+        if k.dtype.kind not in "biu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        k = asarray(k, queue=self.queue)
     if isinstance(k, Array):
         if k._isbool:
-            raise IndexError("boolean-mask indexing is not bound yet (assignment a[mask] = v is)")
+            if k.shape != self.shape:
+                raise IndexError(f"boolean index of shape {k.shape} does not match the array's {self.shape}")
+            return take(_flat(self), flatnonzero(k))
         if self.ndim != 1:
             raise IndexError("integer-array indexing is bound for 1-D arrays only")
         return take(self, k)
@@ -672,6 +677,116 @@ def _cumulative(a, axis, dtype, prod):
     return out
 
 
+_SELECT_CACHE = {}
+
+
+def flatnonzero(a):
+    """Indices (int64, C order) of the non-zero elements of a (np.flatnonzero).
+    Blocks: the result's length depends on the data."""
+    a = asarray(a)
+    mask = a if (a._isbool or _np_dtype(a) == np.uint8) and a._contiguous else astype(a, bool)
+    if not mask._contiguous:
+        mask = mask.copy()
+    mask = _k.reshape(mask, (mask.size,)) if mask.ndim != 1 else mask
+    if mask._isbool:
+        mask = _strided(mask, mask._offset, mask.shape, mask._estrides)
+        mask._isbool = False
+    ctx = a.queue.context
+    sel = _SELECT_CACHE.get(ctx)
+    if sel is None:
+        sel = _SELECT_CACHE[ctx] = _k.select_create(ctx, "const uchar *m, long *idx", "m[i] != 0",
+                                                    "idx[out_index] = i", None, None, "kiln_py_nonzero")
+    n = mask.size
+    idx = empty(n, np.int64, a.queue)
+    c = sel.run(a.queue, n, (mask, idx), None)
+    return _strided(idx, idx._offset, (c,), (1,))
+
+
+def nonzero(a):
+    a = asarray(a)
+    flat = flatnonzero(a)
+    if a.ndim <= 1:
+        return (flat,)
+    out, rest = [], flat
+    div = _k.BINARY_OPS["true_divide"]  # on int64 arrays kiln divides as integers
+    for s in np.cumprod((1,) + a.shape[::-1])[:-1][::-1]:
+        q = _k.binary_scalar(div, rest, float(s)) if s != 1 else rest
+        out.append(q)
+        if s != 1:
+            rest = rest - q * int(s)
+    return tuple(out)
+
+
+def unique(a, return_counts=False):
+    """Sorted unique elements of a (flattened), as np.unique. Blocks."""
+    s = sort(asarray(a), axis=None)
+    out = empty(s.size, _np_dtype(s), s.queue)
+    counts = empty(s.size, np.int64, s.queue) if return_counts else None
+    c = _k.unique(out, s, counts) if s.size else 0
+    r = _strided(out, out._offset, (c,), (1,))
+    r._isbool = s._isbool
+    if return_counts:
+        return r, _strided(counts, counts._offset, (c,), (1,))
+    return r
+
+
+def topk(a, k, largest=True):
+    """(values, indices) of the k largest (smallest) items along the last axis."""
+    a = asarray(a)
+    shape = a.shape[:-1] + (int(k),)
+    v = empty(shape, _np_dtype(a), a.queue)
+    i = empty(shape, np.int64, a.queue)
+    _k.topk(v, i, a, int(k), bool(largest))
+    return v, i
+
+
+def histogram(a, bins=10, range=None, weights=None):
+    """(hist, bin_edges) as np.histogram with a bin count (edges as NumPy
+    computes them, on the host; hist on the device)."""
+    a = asarray(a)
+    if not isinstance(bins, (int, np.integer)):
+        raise NotImplementedError("histogram: give the number of bins (explicit edges not bound yet)")
+    if range is None:
+        if a.size:
+            lo, hi = float(min(a)), float(max(a))
+        else:
+            lo, hi = 0.0, 1.0
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+    else:
+        lo, hi = float(range[0]), float(range[1])
+    w = asarray(weights, queue=a.queue) if weights is not None else None
+    h = _k.histogram(a, int(bins), lo, hi, w)
+    return h, np.histogram_bin_edges(np.empty(0), bins, (lo, hi))
+
+
+def bincount(x, weights=None, minlength=0):
+    x = asarray(x)
+    w = asarray(weights, queue=x.queue) if weights is not None else None
+    return _k.bincount(x, w, int(minlength))
+
+
+_PUT_MODES = {"raise": 0, "clip": 1, "wrap": 2}
+
+
+def put(a, ind, v, mode="raise"):
+    """a.flat[ind] = v (np.put; the last of repeated indices wins)."""
+    idx = asarray(ind, queue=a.queue)
+    vals = asarray(v, queue=a.queue)
+    if _np_dtype(vals) != _np_dtype(a):
+        vals = vals.astype(_np_dtype(a))
+    _k.put(a, idx, vals, _PUT_MODES[mode], 1)
+
+
+def add_at(a, ind, v):
+    """np.add.at(a, ind, v) for a flat index: every repeat counts (atomics)."""
+    idx = asarray(ind, queue=a.queue)
+    vals = asarray(v, queue=a.queue)
+    if _np_dtype(vals) != _np_dtype(a):
+        vals = vals.astype(_np_dtype(a))
+    _k.put(a, idx, vals, 0, 2)
+
+
 def swapaxes(a, axis1, axis2):
     a = asarray(a)
     n = a.ndim
@@ -882,6 +997,8 @@ class _Methods:
     cumprod = cumprod
     clip = clip
     take = take
+    nonzero = nonzero
+    put = put
 
     def sort(self, axis=-1):
         """Sorts in place (NumPy's ndarray.sort)."""

@@ -1615,6 +1615,102 @@ static PyObject *mod_dot(PyObject *m, PyObject *args) {
     return out;
 }
 
+/* unique(out, a) -> count (consecutive duplicates collapsed; Blocks) */
+static PyObject *mod_unique(PyObject *m, PyObject *args) {
+    PyObject *o, *a, *counts = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &o, &a, &counts) || !get_array(o, "unique: out") ||
+        !get_array(a, "unique: a") || (counts != Py_None && !get_array(counts, "unique: counts")))
+        return NULL;
+    int64_t c = 0;
+    kiln_event *e = NULL;
+    kiln_status st;
+    kiln_array *ca = counts == Py_None ? NULL : ARR(counts)->a;
+    KILN_NOGIL(st = kiln_array_unique(AQ(a), ARR(o)->a, ca, NULL, &c, ARR(a)->a, 0, NULL, &e);
+               if (st == KILN_OK) st = kiln_event_wait(e));
+    kiln_event_release(e);
+    CHECK_ST(st);
+    return PyLong_FromLongLong(c);
+}
+
+/* topk(values_out, indices_out, a, k, largest) */
+static PyObject *mod_topk(PyObject *m, PyObject *args) {
+    PyObject *v, *i, *a;
+    Py_ssize_t k;
+    int largest;
+    if (!PyArg_ParseTuple(args, "OOOnp", &v, &i, &a, &k, &largest) || !get_array(v, "topk: values") ||
+        !get_array(i, "topk: indices") || !get_array(a, "topk: a"))
+        return NULL;
+    if (k < 0) {
+        PyErr_SetString(PyExc_ValueError, "topk: k must be >= 1");
+        return NULL;
+    }
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_topk(AQ(a), ARR(v)->a, ARR(i)->a, ARR(a)->a, (size_t)k, largest, 0,
+                                    NULL, NULL));
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+/* histogram(a, bins, lo, hi, weights|None) -> counts */
+static PyObject *mod_histogram(PyObject *m, PyObject *args) {
+    PyObject *a, *w = Py_None;
+    Py_ssize_t bins;
+    double lo, hi;
+    if (!PyArg_ParseTuple(args, "Ondd|O", &a, &bins, &lo, &hi, &w) ||
+        !get_array(a, "histogram: a") || (w != Py_None && !get_array(w, "histogram: weights")))
+        return NULL;
+    if (bins < 0) {
+        PyErr_SetString(PyExc_ValueError, "histogram: bins must be >= 1");
+        return NULL;
+    }
+    kiln_array *h = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_histogram(AQ(a), ARR(a)->a, (size_t)bins, lo, hi,
+                                         w == Py_None ? NULL : ARR(w)->a, 0, NULL, NULL, &h));
+    CHECK_ST(st);
+    return array_wrap(h, ARR(a)->queue, 0, 0);
+}
+
+/* bincount(a, weights|None, minlength) -> counts (Blocks) */
+static PyObject *mod_bincount(PyObject *m, PyObject *args) {
+    PyObject *a, *w = Py_None;
+    Py_ssize_t minlength = 0;
+    if (!PyArg_ParseTuple(args, "OOn", &a, &w, &minlength) || !get_array(a, "bincount: x") ||
+        (w != Py_None && !get_array(w, "bincount: weights")))
+        return NULL;
+    if (minlength < 0) {
+        PyErr_SetString(PyExc_ValueError, "bincount: minlength must be non-negative");
+        return NULL;
+    }
+    kiln_array *c = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_bincount(AQ(a), ARR(a)->a, w == Py_None ? NULL : ARR(w)->a,
+                                        (size_t)minlength, &c));
+    CHECK_ST(st);
+    return array_wrap(c, ARR(a)->queue, 0, 0);
+}
+
+/* put(a, indices, values, mode, put_mode): blocks for mode 'raise'. */
+static PyObject *mod_put(PyObject *m, PyObject *args) {
+    PyObject *a, *idx, *v;
+    int mode, pm;
+    if (!PyArg_ParseTuple(args, "OOOii", &a, &idx, &v, &mode, &pm) || !get_array(a, "put: a") ||
+        !get_array(idx, "put: indices") || !get_array(v, "put: values"))
+        return NULL;
+    kiln_event *e = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_put(AQ(a), ARR(a)->a, ARR(idx)->a, ARR(v)->a, (kiln_index_mode)mode,
+                                   (kiln_put_mode)pm, 0, NULL, mode == 0 ? &e : NULL);
+               if (st == KILN_OK && e) st = kiln_event_wait(e));
+    kiln_event_release(e);
+    if (st == KILN_ERROR_EVENT_FAILED) {
+        PyErr_SetString(PyExc_IndexError, "put: an index is out of bounds");
+        return NULL;
+    }
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------ operator slots */
 
 #define NB_BINARY(fname, OP) \
@@ -2190,7 +2286,7 @@ static PyType_Spec kernel_spec = { "kiln._kiln.KernelBase", sizeof(KernelObject)
 
 /* ----------------------------------------------------------- generators */
 
-enum { GEN_ELEMENTWISE = 1, GEN_REDUCTION = 2, GEN_SCAN = 3 };
+enum { GEN_ELEMENTWISE = 1, GEN_REDUCTION = 2, GEN_SCAN = 3, GEN_SELECT = 4 };
 
 typedef struct {
     PyObject_HEAD int kind;
@@ -2206,6 +2302,8 @@ static void generator_dealloc(PyObject *self) {
         kiln_reduction_release(o->g);
     else if (o->kind == GEN_SCAN)
         kiln_scan_release(o->g);
+    else if (o->kind == GEN_SELECT)
+        kiln_select_release(o->g);
     Py_XDECREF(o->context);
     generic_dealloc_tail(self);
 }
@@ -2217,8 +2315,10 @@ static PyObject *generator_wrap(int kind, void *g, PyObject *ctx) {
             kiln_elementwise_release(g);
         else if (kind == GEN_REDUCTION)
             kiln_reduction_release(g);
-        else
+        else if (kind == GEN_SCAN)
             kiln_scan_release(g);
+        else
+            kiln_select_release(g);
         return NULL;
     }
     o->kind = kind;
@@ -2287,6 +2387,49 @@ static PyObject *mod_scan_create(PyObject *m, PyObject *args) {
     return generator_wrap(GEN_SCAN, g, ctx);
 }
 
+/* select_create(ctx, arguments, predicate, output, rejected_output, preamble, name) */
+static PyObject *mod_select_create(PyObject *m, PyObject *args) {
+    PyObject *ctx;
+    const char *arguments, *predicate, *output, *rejected = NULL, *preamble = NULL, *name = NULL;
+    if (!PyArg_ParseTuple(args, "O!sss|zzz", ContextType, &ctx, &arguments, &predicate, &output,
+                          &rejected, &preamble, &name))
+        return NULL;
+    kiln_select_desc d = KILN_SELECT_DESC(.arguments = arguments, .predicate = predicate,
+                                          .output = output, .rejected_output = rejected,
+                                          .preamble = preamble, .name = name);
+    kiln_select *g = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_select_create(((ContextObject *)ctx)->c, &d, &g));
+    CHECK_ST(st);
+    return generator_wrap(GEN_SELECT, g, ctx);
+}
+
+/* run(queue, n, args, hints) -> count (a selection; Blocks) */
+static PyObject *generator_run(PyObject *self, PyObject *args) {
+    GeneratorObject *g = (GeneratorObject *)self;
+    PyObject *q, *targs, *hints;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OnO!O", &q, &n, &PyTuple_Type, &targs, &hints) ||
+        !check_queue_arg(q))
+        return NULL;
+    if (g->kind != GEN_SELECT) {
+        PyErr_SetString(PyExc_TypeError, "run() is for selections");
+        return NULL;
+    }
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "range must be >= 0");
+        return NULL;
+    }
+    kiln_arg kargs[MAX_ARGS];
+    size_t na, count = 0;
+    if (!convert_args(targs, 0, hints, 1, kargs, &na))
+        return NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_select_run(((QueueObject *)q)->q, g->g, (size_t)n, na, kargs, &count));
+    CHECK_ST(st);
+    return PyLong_FromSize_t(count);
+}
+
 /* launch(queue, n, args: tuple, hints: bytes|None, wait_for=None,
  *        result: Array|None) -> Event */
 static PyObject *generator_launch(PyObject *self, PyObject *args) {
@@ -2319,8 +2462,11 @@ static PyObject *generator_launch(PyObject *self, PyObject *args) {
             return NULL;
         KILN_NOGIL(st = kiln_reduction_launch(qq, g->g, (size_t)n, na, kargs, ARR(result)->a, NULL,
                                               nw, w, &e));
-    } else {
+    } else if (g->kind == GEN_SCAN) {
         KILN_NOGIL(st = kiln_scan_launch(qq, g->g, (size_t)n, na, kargs, nw, w, &e));
+    } else {
+        PyErr_SetString(PyExc_TypeError, "a selection runs with run()");
+        return NULL;
     }
     CHECK_ST(st);
     return event_wrap(e);
@@ -2329,6 +2475,7 @@ static PyObject *generator_launch(PyObject *self, PyObject *args) {
 static PyMethodDef generator_methods[] = {
     { "launch", generator_launch, METH_VARARGS,
       "launch(queue, n, args, hints, wait_for=None, result=None) -> Event" },
+    { "run", generator_run, METH_VARARGS, "run(queue, n, args, hints) -> count (selections)" },
     { NULL, NULL, 0, NULL },
 };
 static PyType_Slot generator_slots[] = {
@@ -2442,6 +2589,12 @@ static PyMethodDef module_methods[] = {
     { "elementwise_create", mod_elementwise_create, METH_VARARGS, NULL },
     { "reduction_create", mod_reduction_create, METH_VARARGS, NULL },
     { "scan_create", mod_scan_create, METH_VARARGS, NULL },
+    { "select_create", mod_select_create, METH_VARARGS, NULL },
+    { "unique", mod_unique, METH_VARARGS, NULL },
+    { "topk", mod_topk, METH_VARARGS, NULL },
+    { "histogram", mod_histogram, METH_VARARGS, NULL },
+    { "bincount", mod_bincount, METH_VARARGS, NULL },
+    { "put", mod_put, METH_VARARGS, NULL },
     { NULL, NULL, 0, NULL },
 };
 
