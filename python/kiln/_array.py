@@ -335,6 +335,8 @@ def _is_basic(key):
             continue
         if isinstance(k, (bool, np.bool_)):
             return False
+        if isinstance(k, (Array, np.ndarray)) and (k.ndim != 0 or k.dtype.kind not in "iu"):
+            return False
         try:
             operator.index(k)
         except TypeError:
@@ -1053,7 +1055,7 @@ class _Methods:
         return complex(self._item())
 
     def __index__(self):
-        if self.dtype.kind not in "iub":
+        if self.dtype.kind not in "iu" or self.ndim != 0 and self.size != 1:
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self._item())
 
