@@ -29,11 +29,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#define KILN_NOGIL(stmt)                                                                           \
-    do {                                                                                           \
-        PyThreadState *_ts = PyEval_SaveThread();                                                  \
-        stmt;                                                                                      \
-        PyEval_RestoreThread(_ts);                                                                 \
+#define KILN_NOGIL(stmt)                          \
+    do {                                          \
+        PyThreadState *_ts = PyEval_SaveThread(); \
+        stmt;                                     \
+        PyEval_RestoreThread(_ts);                \
     } while (0)
 
 /* ------------------------------------------------------------ op tables */
@@ -41,28 +41,28 @@
 enum { OPK_ARITH = 0, OPK_COMPARE = 1, OPK_DIV = 2 };
 
 /* X(python name, kiln op, kind, commutative) */
-#define KILN_PY_BINARY_OPS(X)                 \
-    X("add", KILN_OP_ADD, OPK_ARITH, 1)       \
-    X("subtract", KILN_OP_SUB, OPK_ARITH, 0)  \
-    X("multiply", KILN_OP_MUL, OPK_ARITH, 1)  \
-    X("true_divide", KILN_OP_DIV, OPK_DIV, 0) \
-    X("minimum", KILN_OP_MIN, OPK_ARITH, 1)   \
-    X("maximum", KILN_OP_MAX, OPK_ARITH, 1)   \
-    X("equal", KILN_OP_EQ, OPK_COMPARE, 1)    \
-    X("not_equal", KILN_OP_NE, OPK_COMPARE, 1) \
-    X("less", KILN_OP_LT, OPK_COMPARE, 0)     \
+#define KILN_PY_BINARY_OPS(X)                   \
+    X("add", KILN_OP_ADD, OPK_ARITH, 1)         \
+    X("subtract", KILN_OP_SUB, OPK_ARITH, 0)    \
+    X("multiply", KILN_OP_MUL, OPK_ARITH, 1)    \
+    X("true_divide", KILN_OP_DIV, OPK_DIV, 0)   \
+    X("minimum", KILN_OP_MIN, OPK_ARITH, 1)     \
+    X("maximum", KILN_OP_MAX, OPK_ARITH, 1)     \
+    X("equal", KILN_OP_EQ, OPK_COMPARE, 1)      \
+    X("not_equal", KILN_OP_NE, OPK_COMPARE, 1)  \
+    X("less", KILN_OP_LT, OPK_COMPARE, 0)       \
     X("less_equal", KILN_OP_LE, OPK_COMPARE, 0) \
-    X("greater", KILN_OP_GT, OPK_COMPARE, 0)  \
+    X("greater", KILN_OP_GT, OPK_COMPARE, 0)    \
     X("greater_equal", KILN_OP_GE, OPK_COMPARE, 0)
 
 /* X(python name, kiln op, float only) */
-#define KILN_PY_UNARY_OPS(X)             \
-    X("negative", KILN_OP_NEG, 0)        \
-    X("absolute", KILN_OP_ABS, 0)        \
-    X("sqrt", KILN_OP_SQRT, 1)           \
-    X("exp", KILN_OP_EXP, 1)             \
-    X("log", KILN_OP_LOG, 1)             \
-    X("sin", KILN_OP_SIN, 1)             \
+#define KILN_PY_UNARY_OPS(X)      \
+    X("negative", KILN_OP_NEG, 0) \
+    X("absolute", KILN_OP_ABS, 0) \
+    X("sqrt", KILN_OP_SQRT, 1)    \
+    X("exp", KILN_OP_EXP, 1)      \
+    X("log", KILN_OP_LOG, 1)      \
+    X("sin", KILN_OP_SIN, 1)      \
     X("cos", KILN_OP_COS, 1)
 
 static int binop_kind(int op) {
@@ -107,9 +107,9 @@ static PyObject *raise_status(kiln_status st) {
     return NULL;
 }
 
-#define CHECK_ST(st)              \
-    do {                          \
-        if ((st) != KILN_OK)      \
+#define CHECK_ST(st)                 \
+    do {                             \
+        if ((st) != KILN_OK)         \
             return raise_status(st); \
     } while (0)
 
@@ -138,7 +138,9 @@ static PyObject *device_wrap(kiln_device *d) {
     return (PyObject *)o;
 }
 
-static void device_dealloc(PyObject *self) { generic_dealloc_tail(self); }
+static void device_dealloc(PyObject *self) {
+    generic_dealloc_tail(self);
+}
 
 static PyObject *device_info(PyObject *self, PyObject *unused) {
     kiln_device_info info;
@@ -148,8 +150,8 @@ static PyObject *device_info(PyObject *self, PyObject *unused) {
         "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:K,s:K,s:n,s:I,s:I,s:O,s:O,s:s,s:i,s:i}", "id",
         info.id, "name", info.name, "vendor", info.vendor, "platform", info.platform, "version",
         info.version, "driver_version", info.driver_version, "type",
-        info.type == KILN_DEVICE_CPU   ? "cpu"
-        : info.type == KILN_DEVICE_GPU ? "gpu"
+        info.type == KILN_DEVICE_CPU           ? "cpu"
+        : info.type == KILN_DEVICE_GPU         ? "gpu"
         : info.type == KILN_DEVICE_ACCELERATOR ? "accelerator"
                                                : "other",
         "compute_units", info.compute_units, "clock_mhz", info.clock_mhz, "global_mem_bytes",
@@ -295,15 +297,14 @@ static PyObject *context_pool_stats(PyObject *self, PyObject *unused) {
     kiln_pool_stats s;
     kiln_status st = kiln_pool_get_stats(((ContextObject *)self)->c, &s);
     CHECK_ST(st);
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:K,s:K,s:K,s:K}", "bytes_in_use",
-                         (Py_ssize_t)s.bytes_in_use, "bytes_cached", (Py_ssize_t)s.bytes_cached,
-                         "bytes_waiting", (Py_ssize_t)s.bytes_waiting, "peak_in_use",
-                         (Py_ssize_t)s.peak_in_use, "pinned_bytes_in_use",
-                         (Py_ssize_t)s.pinned_bytes_in_use, "pinned_bytes_cached",
-                         (Py_ssize_t)s.pinned_bytes_cached, "allocations",
-                         (unsigned long long)s.allocations, "hits", (unsigned long long)s.hits,
-                         "blocks_freed", (unsigned long long)s.blocks_freed, "oom_retries",
-                         (unsigned long long)s.oom_retries);
+    return Py_BuildValue(
+        "{s:n,s:n,s:n,s:n,s:n,s:n,s:K,s:K,s:K,s:K}", "bytes_in_use", (Py_ssize_t)s.bytes_in_use,
+        "bytes_cached", (Py_ssize_t)s.bytes_cached, "bytes_waiting", (Py_ssize_t)s.bytes_waiting,
+        "peak_in_use", (Py_ssize_t)s.peak_in_use, "pinned_bytes_in_use",
+        (Py_ssize_t)s.pinned_bytes_in_use, "pinned_bytes_cached", (Py_ssize_t)s.pinned_bytes_cached,
+        "allocations", (unsigned long long)s.allocations, "hits", (unsigned long long)s.hits,
+        "blocks_freed", (unsigned long long)s.blocks_freed, "oom_retries",
+        (unsigned long long)s.oom_retries);
 }
 
 static PyObject *context_pool_trim(PyObject *self, PyObject *args) {
@@ -346,12 +347,9 @@ static PyMethodDef context_methods[] = {
     { NULL, NULL, 0, NULL },
 };
 static PyType_Slot context_slots[] = {
-    { Py_tp_new, context_new },
-    { Py_tp_dealloc, context_dealloc },
-    { Py_tp_methods, context_methods },
-    { Py_tp_richcompare, context_richcompare },
-    { Py_tp_hash, context_hash },
-    { 0, NULL },
+    { Py_tp_new, context_new },         { Py_tp_dealloc, context_dealloc },
+    { Py_tp_methods, context_methods }, { Py_tp_richcompare, context_richcompare },
+    { Py_tp_hash, context_hash },       { 0, NULL },
 };
 static PyType_Spec context_spec = { "kiln._kiln.ContextBase", sizeof(ContextObject), 0,
                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, context_slots };
@@ -380,8 +378,8 @@ static PyObject *queue_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
         return NULL;
     kiln_queue *q = NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_queue_create(((ContextObject *)ctx)->c, ((DeviceObject *)dev)->d, flags,
-                                      &q));
+    KILN_NOGIL(
+        st = kiln_queue_create(((ContextObject *)ctx)->c, ((DeviceObject *)dev)->d, flags, &q));
     CHECK_ST(st);
     QueueObject *o = (QueueObject *)alloc_obj(tp);
     if (!o) {
@@ -485,8 +483,10 @@ static PyGetSetDef queue_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 static PyType_Slot queue_slots[] = {
-    { Py_tp_new, queue_new },       { Py_tp_dealloc, queue_dealloc },
-    { Py_tp_methods, queue_methods }, { Py_tp_getset, queue_getset },
+    { Py_tp_new, queue_new },
+    { Py_tp_dealloc, queue_dealloc },
+    { Py_tp_methods, queue_methods },
+    { Py_tp_getset, queue_getset },
     { 0, NULL },
 };
 static PyType_Spec queue_spec = { "kiln._kiln.QueueBase", sizeof(QueueObject), 0,
@@ -588,7 +588,9 @@ typedef struct {
 #define ARR(o) ((ArrayObject *)(o))
 #define AQ(o) (((QueueObject *)ARR(o)->queue)->q)
 
-static int is_array(PyObject *o) { return PyObject_TypeCheck(o, ArrayType); }
+static int is_array(PyObject *o) {
+    return PyObject_TypeCheck(o, ArrayType);
+}
 
 /* Wraps a (takes the reference) with queue; NULL (a released) on failure. */
 static PyObject *array_wrap(kiln_array *a, PyObject *queue, int isbool, int zerod) {
@@ -666,7 +668,9 @@ static PyObject *array_get_contig(PyObject *self, void *c) {
 static PyObject *array_get_itemsize(PyObject *self, void *c) {
     return PyLong_FromSize_t(kiln_dtype_size(ARR(self)->info.dtype));
 }
-static PyObject *array_get_queue(PyObject *self, void *c) { return Py_NewRef(ARR(self)->queue); }
+static PyObject *array_get_queue(PyObject *self, void *c) {
+    return Py_NewRef(ARR(self)->queue);
+}
 static PyObject *array_get_isbool(PyObject *self, void *c) {
     return PyBool_FromLong(ARR(self)->isbool);
 }
@@ -695,7 +699,9 @@ static PyObject *array_get_nbytes(PyObject *self, void *c) {
     return PyLong_FromSize_t(ARR(self)->info.size * kiln_dtype_size(ARR(self)->info.dtype));
 }
 
-static PyObject *array_int_ptr(PyObject *self, void *c) { return PyLong_FromVoidPtr(ARR(self)->a); }
+static PyObject *array_int_ptr(PyObject *self, void *c) {
+    return PyLong_FromVoidPtr(ARR(self)->a);
+}
 
 static PyGetSetDef array_getset[] = {
     { "int_ptr", array_int_ptr, NULL, "the kiln_array * (for C and ctypes code)", NULL },
@@ -836,13 +842,27 @@ static int scalar_to_arg(PyObject *o, kiln_dtype dt, kiln_arg *arg) {
             return 0;
         }
         switch (dt) {
-        case KILN_INT8: arg->value.i8 = (int8_t)v; break;
-        case KILN_UINT8: arg->value.u8 = (uint8_t)v; break;
-        case KILN_INT16: arg->value.i16 = (int16_t)v; break;
-        case KILN_UINT16: arg->value.u16 = (uint16_t)v; break;
-        case KILN_INT32: arg->value.i32 = (int32_t)v; break;
-        case KILN_UINT32: arg->value.u32 = (uint32_t)v; break;
-        default: arg->value.i64 = v; break;
+        case KILN_INT8:
+            arg->value.i8 = (int8_t)v;
+            break;
+        case KILN_UINT8:
+            arg->value.u8 = (uint8_t)v;
+            break;
+        case KILN_INT16:
+            arg->value.i16 = (int16_t)v;
+            break;
+        case KILN_UINT16:
+            arg->value.u16 = (uint16_t)v;
+            break;
+        case KILN_INT32:
+            arg->value.i32 = (int32_t)v;
+            break;
+        case KILN_UINT32:
+            arg->value.u32 = (uint32_t)v;
+            break;
+        default:
+            arg->value.i64 = v;
+            break;
         }
         return 1;
     }
@@ -934,8 +954,8 @@ static PyObject *mod_arange(PyObject *m, PyObject *args) {
     }
     kiln_array *a = NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_arange(((QueueObject *)q)->q, (kiln_dtype)dt, (size_t)n, start,
-                                      step, 0, NULL, NULL, &a));
+    KILN_NOGIL(st = kiln_array_arange(((QueueObject *)q)->q, (kiln_dtype)dt, (size_t)n, start, step,
+                                      0, NULL, NULL, &a));
     CHECK_ST(st);
     return array_wrap(a, q, 0, 0);
 }
@@ -1018,8 +1038,8 @@ static PyObject *mod_write(PyObject *m, PyObject *args) {
     size_t need = ARR(a)->info.size * kiln_dtype_size(ARR(a)->info.dtype);
     if ((size_t)b.len != need) {
         PyBuffer_Release(&b);
-        PyErr_Format(PyExc_ValueError, "write: the host buffer has %zd bytes, the array %zu",
-                     b.len, need);
+        PyErr_Format(PyExc_ValueError, "write: the host buffer has %zd bytes, the array %zu", b.len,
+                     need);
         return NULL;
     }
     kiln_status st = KILN_OK;
@@ -1152,8 +1172,8 @@ static PyObject *binary_arrays(int op, PyObject *a, PyObject *b, PyObject *out) 
         Py_INCREF(out);
     }
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_binary(AQ(a), (kiln_binary_op)op, ARR(out)->a, x->a, y->a, 0, NULL,
-                                      NULL));
+    KILN_NOGIL(
+        st = kiln_array_binary(AQ(a), (kiln_binary_op)op, ARR(out)->a, x->a, y->a, 0, NULL, NULL));
     if (st != KILN_OK) {
         Py_DECREF(out);
         return raise_status(st);
@@ -1166,9 +1186,8 @@ static PyObject *binary_scalar(int op, PyObject *a, double s) {
     int cmp = binop_kind(op) == OPK_COMPARE;
     if (!array_queue_ok(a))
         return NULL;
-    PyObject *out =
-        new_like_shape(a, cmp ? KILN_UINT8 : x->info.dtype, x->info.ndim, x->info.shape, cmp,
-                       x->zerod);
+    PyObject *out = new_like_shape(a, cmp ? KILN_UINT8 : x->info.dtype, x->info.ndim, x->info.shape,
+                                   cmp, x->zerod);
     if (!out)
         return NULL;
     kiln_status st;
@@ -1183,11 +1202,16 @@ static PyObject *binary_scalar(int op, PyObject *a, double s) {
 
 static int swap_compare(int op) {
     switch (op) {
-    case KILN_OP_LT: return KILN_OP_GT;
-    case KILN_OP_LE: return KILN_OP_GE;
-    case KILN_OP_GT: return KILN_OP_LT;
-    case KILN_OP_GE: return KILN_OP_LE;
-    default: return op;
+    case KILN_OP_LT:
+        return KILN_OP_GT;
+    case KILN_OP_LE:
+        return KILN_OP_GE;
+    case KILN_OP_GT:
+        return KILN_OP_LT;
+    case KILN_OP_GE:
+        return KILN_OP_LE;
+    default:
+        return op;
     }
 }
 
@@ -1315,12 +1339,11 @@ static PyObject *mod_astype(PyObject *m, PyObject *args) {
 static PyObject *mod_where(PyObject *m, PyObject *args) {
     PyObject *o, *c, *a, *b;
     if (!PyArg_ParseTuple(args, "OOOO", &o, &c, &a, &b) || !get_array(o, "where: out") ||
-        !get_array(c, "where: condition") || !get_array(a, "where: x") ||
-        !get_array(b, "where: y"))
+        !get_array(c, "where: condition") || !get_array(a, "where: x") || !get_array(b, "where: y"))
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_where(AQ(o), ARR(o)->a, ARR(c)->a, ARR(a)->a, ARR(b)->a, 0, NULL,
-                                     NULL));
+    KILN_NOGIL(
+        st = kiln_array_where(AQ(o), ARR(o)->a, ARR(c)->a, ARR(a)->a, ARR(b)->a, 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1348,8 +1371,8 @@ static PyObject *mod_take(PyObject *m, PyObject *args) {
         return NULL;
     kiln_event *e = NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_take(AQ(o), ARR(o)->a, ARR(a)->a, ARR(idx)->a,
-                                    (kiln_index_mode)mode, 0, NULL, mode == 0 ? &e : NULL);
+    KILN_NOGIL(st = kiln_array_take(AQ(o), ARR(o)->a, ARR(a)->a, ARR(idx)->a, (kiln_index_mode)mode,
+                                    0, NULL, mode == 0 ? &e : NULL);
                if (st == KILN_OK && e) st = kiln_event_wait(e));
     kiln_event_release(e);
     if (st == KILN_ERROR_EVENT_FAILED) {
@@ -1435,8 +1458,8 @@ static PyObject *mod_reduce(PyObject *m, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "reduce: initial of the wrong size");
             return NULL;
         }
-        KILN_NOGIL(st = kiln_array_reduce_initial_async(AQ(a), (kiln_reduce_op)op, ARR(a)->a,
-                                                        b.buf, ARR(out)->a, NULL, 0, NULL, NULL));
+        KILN_NOGIL(st = kiln_array_reduce_initial_async(AQ(a), (kiln_reduce_op)op, ARR(a)->a, b.buf,
+                                                        ARR(out)->a, NULL, 0, NULL, NULL));
         PyBuffer_Release(&b);
     }
     if (st != KILN_OK) {
@@ -1510,8 +1533,8 @@ static PyObject *mod_searchsorted(PyObject *m, PyObject *args) {
         !get_array(s, "searchsorted: a") || !get_array(v, "searchsorted: v"))
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_searchsorted(AQ(o), ARR(o)->a, ARR(s)->a, ARR(v)->a, right, 0, NULL,
-                                            NULL));
+    KILN_NOGIL(
+        st = kiln_array_searchsorted(AQ(o), ARR(o)->a, ARR(s)->a, ARR(v)->a, right, 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1606,8 +1629,8 @@ static PyObject *mod_dot(PyObject *m, PyObject *args) {
     if (!out)
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_dot_async(AQ(a), ARR(a)->a, ARR(b)->a, ARR(out)->a, NULL, 0, NULL,
-                                         NULL));
+    KILN_NOGIL(
+        st = kiln_array_dot_async(AQ(a), ARR(a)->a, ARR(b)->a, ARR(out)->a, NULL, 0, NULL, NULL));
     if (st != KILN_OK) {
         Py_DECREF(out);
         return raise_status(st);
@@ -1637,8 +1660,8 @@ static PyObject *mod_topk(PyObject *m, PyObject *args) {
     PyObject *v, *i, *a;
     Py_ssize_t k;
     int largest;
-    if (!PyArg_ParseTuple(args, "OOOnp", &v, &i, &a, &k, &largest) || !get_array(v, "topk: values") ||
-        !get_array(i, "topk: indices") || !get_array(a, "topk: a"))
+    if (!PyArg_ParseTuple(args, "OOOnp", &v, &i, &a, &k, &largest) ||
+        !get_array(v, "topk: values") || !get_array(i, "topk: indices") || !get_array(a, "topk: a"))
         return NULL;
     if (k < 0) {
         PyErr_SetString(PyExc_ValueError, "topk: k must be >= 1");
@@ -1713,8 +1736,10 @@ static PyObject *mod_put(PyObject *m, PyObject *args) {
 
 /* ------------------------------------------------------ operator slots */
 
-#define NB_BINARY(fname, OP) \
-    static PyObject *fname(PyObject *a, PyObject *b) { return binop_dispatch(OP, a, b); }
+#define NB_BINARY(fname, OP)                           \
+    static PyObject *fname(PyObject *a, PyObject *b) { \
+        return binop_dispatch(OP, a, b);               \
+    }
 NB_BINARY(nb_add, KILN_OP_ADD)
 NB_BINARY(nb_sub, KILN_OP_SUB)
 NB_BINARY(nb_mul, KILN_OP_MUL)
@@ -1742,9 +1767,15 @@ static PyObject *unary_new(int op, PyObject *a) {
     }
     return out;
 }
-static PyObject *nb_neg(PyObject *a) { return unary_new(KILN_OP_NEG, a); }
-static PyObject *nb_abs(PyObject *a) { return unary_new(KILN_OP_ABS, a); }
-static PyObject *nb_pos(PyObject *a) { return Py_NewRef(a); }
+static PyObject *nb_neg(PyObject *a) {
+    return unary_new(KILN_OP_NEG, a);
+}
+static PyObject *nb_abs(PyObject *a) {
+    return unary_new(KILN_OP_ABS, a);
+}
+static PyObject *nb_pos(PyObject *a) {
+    return Py_NewRef(a);
+}
 
 static Py_ssize_t array_len(PyObject *a) {
     if (ARR(a)->zerod) {
@@ -1925,8 +1956,11 @@ static PyGetSetDef rng_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 static PyType_Slot rng_slots[] = {
-    { Py_tp_new, rng_new },           { Py_tp_dealloc, rng_dealloc }, { Py_tp_methods, rng_methods },
-    { Py_tp_getset, rng_getset },     { 0, NULL },
+    { Py_tp_new, rng_new },
+    { Py_tp_dealloc, rng_dealloc },
+    { Py_tp_methods, rng_methods },
+    { Py_tp_getset, rng_getset },
+    { 0, NULL },
 };
 static PyType_Spec rng_spec = { "kiln._kiln.RngBase", sizeof(RngObject), 0,
                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, rng_slots };
@@ -1941,17 +1975,29 @@ static kiln_dtype format_dtype(const char *f, Py_ssize_t itemsize) {
     while (*f == '<' || *f == '=' || *f == '@' || *f == '!')
         f++;
     switch (*f) {
-    case 'b': return KILN_INT8;
-    case 'B': case '?': return KILN_UINT8;
-    case 'h': return KILN_INT16;
-    case 'H': return KILN_UINT16;
-    case 'i': case 'l': case 'q':
+    case 'b':
+        return KILN_INT8;
+    case 'B':
+    case '?':
+        return KILN_UINT8;
+    case 'h':
+        return KILN_INT16;
+    case 'H':
+        return KILN_UINT16;
+    case 'i':
+    case 'l':
+    case 'q':
         return itemsize == 8 ? KILN_INT64 : itemsize == 4 ? KILN_INT32 : 0;
-    case 'I': case 'L': case 'Q':
+    case 'I':
+    case 'L':
+    case 'Q':
         return itemsize == 8 ? KILN_UINT64 : itemsize == 4 ? KILN_UINT32 : 0;
-    case 'e': return KILN_FLOAT16;
-    case 'f': return KILN_FLOAT32;
-    case 'd': return KILN_FLOAT64;
+    case 'e':
+        return KILN_FLOAT16;
+    case 'f':
+        return KILN_FLOAT32;
+    case 'd':
+        return KILN_FLOAT64;
     case 'Z':
         return f[1] == 'f' ? KILN_COMPLEX64 : f[1] == 'd' ? KILN_COMPLEX128 : 0;
     }
@@ -2122,8 +2168,8 @@ static PyObject *program_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
     int lang = 0, nocache = 0;
     if (!PyArg_ParseTuple(args, "O!s|zip", ContextType, &ctx, &src, &opts, &lang, &nocache))
         return NULL;
-    kiln_program_opts o = KILN_PROGRAM_OPTS(.language = (kiln_language)lang,
-                                            .build_options = opts, .no_cache = nocache);
+    kiln_program_opts o = KILN_PROGRAM_OPTS(.language = (kiln_language)lang, .build_options = opts,
+                                            .no_cache = nocache);
     kiln_program *p = NULL;
     kiln_status st;
     KILN_NOGIL(st = kiln_program_create(((ContextObject *)ctx)->c, src, &o, &p));
@@ -2277,9 +2323,9 @@ static PyGetSetDef kernel_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 static PyType_Slot kernel_slots[] = {
-    { Py_tp_new, kernel_new },         { Py_tp_dealloc, kernel_dealloc },
-    { Py_tp_call, kernel_call },       { Py_tp_methods, kernel_methods },
-    { Py_tp_getset, kernel_getset },   { 0, NULL },
+    { Py_tp_new, kernel_new },       { Py_tp_dealloc, kernel_dealloc },
+    { Py_tp_call, kernel_call },     { Py_tp_methods, kernel_methods },
+    { Py_tp_getset, kernel_getset }, { 0, NULL },
 };
 static PyType_Spec kernel_spec = { "kiln._kiln.KernelBase", sizeof(KernelObject), 0,
                                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kernel_slots };
@@ -2350,14 +2396,14 @@ static PyObject *mod_elementwise_create(PyObject *m, PyObject *args) {
 static PyObject *mod_reduction_create(PyObject *m, PyObject *args) {
     PyObject *ctx;
     const char *arguments, *out_type, *neutral, *reduce, *map, *preamble = NULL, *name = NULL,
-                                                                *options = NULL, *initial = NULL;
+                                                               *options = NULL, *initial = NULL;
     if (!PyArg_ParseTuple(args, "O!sssss|zzzz", ContextType, &ctx, &arguments, &out_type, &neutral,
                           &reduce, &map, &preamble, &name, &options, &initial))
         return NULL;
-    kiln_reduction_desc d = KILN_REDUCTION_DESC(.arguments = arguments, .out_type = out_type,
-                                                .neutral = neutral, .reduce = reduce, .map = map,
-                                                .preamble = preamble, .name = name,
-                                                .options = options, .initial = initial);
+    kiln_reduction_desc d =
+        KILN_REDUCTION_DESC(.arguments = arguments, .out_type = out_type, .neutral = neutral,
+                            .reduce = reduce, .map = map, .preamble = preamble, .name = name,
+                            .options = options, .initial = initial);
     kiln_reduction *g = NULL;
     kiln_status st;
     KILN_NOGIL(st = kiln_reduction_create(((ContextObject *)ctx)->c, &d, &g));
@@ -2369,17 +2415,15 @@ static PyObject *mod_reduction_create(PyObject *m, PyObject *args) {
  * segment_start, preamble, name, options) */
 static PyObject *mod_scan_create(PyObject *m, PyObject *args) {
     PyObject *ctx;
-    const char *arguments, *scan_type, *neutral, *scan, *input, *output, *seg = NULL,
-                                                                        *preamble = NULL,
-                                                                        *name = NULL,
-                                                                        *options = NULL;
+    const char *arguments, *scan_type, *neutral, *scan, *input, *output,
+        *seg = NULL, *preamble = NULL, *name = NULL, *options = NULL;
     if (!PyArg_ParseTuple(args, "O!ssssss|zzzz", ContextType, &ctx, &arguments, &scan_type,
                           &neutral, &scan, &input, &output, &seg, &preamble, &name, &options))
         return NULL;
-    kiln_scan_desc d = KILN_SCAN_DESC(.arguments = arguments, .scan_type = scan_type,
-                                      .neutral = neutral, .scan = scan, .input = input,
-                                      .output = output, .segment_start = seg,
-                                      .preamble = preamble, .name = name, .options = options);
+    kiln_scan_desc d =
+        KILN_SCAN_DESC(.arguments = arguments, .scan_type = scan_type, .neutral = neutral,
+                       .scan = scan, .input = input, .output = output, .segment_start = seg,
+                       .preamble = preamble, .name = name, .options = options);
     kiln_scan *g = NULL;
     kiln_status st;
     KILN_NOGIL(st = kiln_scan_create(((ContextObject *)ctx)->c, &d, &g));
@@ -2394,9 +2438,9 @@ static PyObject *mod_select_create(PyObject *m, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!sss|zzz", ContextType, &ctx, &arguments, &predicate, &output,
                           &rejected, &preamble, &name))
         return NULL;
-    kiln_select_desc d = KILN_SELECT_DESC(.arguments = arguments, .predicate = predicate,
-                                          .output = output, .rejected_output = rejected,
-                                          .preamble = preamble, .name = name);
+    kiln_select_desc d =
+        KILN_SELECT_DESC(.arguments = arguments, .predicate = predicate, .output = output,
+                         .rejected_output = rejected, .preamble = preamble, .name = name);
     kiln_select *g = NULL;
     kiln_status st;
     KILN_NOGIL(st = kiln_select_create(((ContextObject *)ctx)->c, &d, &g));
@@ -2634,13 +2678,13 @@ PyMODINIT_FUNC PyInit__kiln(void) {
              *ufl = PyDict_New();
     if (!bops || !bkinds || !uops || !ufl)
         goto fail;
-#define ADD_B(name, o, kind, comm)                                        \
-    PyDict_SetItemString(bops, name, PyLong_FromLong((long)(o)));         \
+#define ADD_B(name, o, kind, comm)                                \
+    PyDict_SetItemString(bops, name, PyLong_FromLong((long)(o))); \
     PyDict_SetItemString(bkinds, name, PyLong_FromLong((long)(kind)));
     KILN_PY_BINARY_OPS(ADD_B)
 #undef ADD_B
-#define ADD_U(name, o, fl)                                          \
-    PyDict_SetItemString(uops, name, PyLong_FromLong((long)(o)));   \
+#define ADD_U(name, o, fl)                                        \
+    PyDict_SetItemString(uops, name, PyLong_FromLong((long)(o))); \
     PyDict_SetItemString(ufl, name, PyBool_FromLong(fl));
     KILN_PY_UNARY_OPS(ADD_U)
 #undef ADD_U
@@ -2652,18 +2696,48 @@ PyMODINIT_FUNC PyInit__kiln(void) {
 #define ADD_ST(name, num, msg) PyModule_AddIntConstant(m, "STATUS_" #name, num);
     KILN_STATUS_LIST(ADD_ST)
 #undef ADD_ST
-#define ADD_C(name) PyModule_AddIntConstant(m, #name, name);
-    ADD_C(KILN_INT8) ADD_C(KILN_UINT8) ADD_C(KILN_INT16) ADD_C(KILN_UINT16) ADD_C(KILN_INT32)
-    ADD_C(KILN_UINT32) ADD_C(KILN_INT64) ADD_C(KILN_UINT64) ADD_C(KILN_FLOAT16)
-    ADD_C(KILN_FLOAT32) ADD_C(KILN_FLOAT64) ADD_C(KILN_COMPLEX64) ADD_C(KILN_COMPLEX128)
-    ADD_C(KILN_REDUCE_SUM) ADD_C(KILN_REDUCE_PROD) ADD_C(KILN_REDUCE_MIN) ADD_C(KILN_REDUCE_MAX)
-    ADD_C(KILN_REDUCE_NORM1) ADD_C(KILN_REDUCE_NORM2) ADD_C(KILN_REDUCE_NORM_INF)
-    ADD_C(KILN_REDUCE_ARGMIN) ADD_C(KILN_REDUCE_ARGMAX) ADD_C(KILN_REDUCE_ANY)
-    ADD_C(KILN_REDUCE_ALL) ADD_C(KILN_REDUCE_MEAN) ADD_C(KILN_REDUCE_VAR) ADD_C(KILN_REDUCE_STD)
-    ADD_C(KILN_QUEUE_OUT_OF_ORDER) ADD_C(KILN_QUEUE_PROFILING) ADD_C(KILN_LANG_AUTO)
-    ADD_C(KILN_LANG_OPENCL_C) ADD_C(KILN_LANG_CUDA_C) ADD_C(KILN_ELEMENTWISE_ANY_SHAPE)
-    ADD_C(KILN_BACKEND_OPENCL) ADD_C(KILN_BACKEND_CUDA)
-#undef ADD_C
+    static const struct {
+        const char *name;
+        long value;
+    } constants[] = {
+        { "KILN_INT8", (long)KILN_INT8 },
+        { "KILN_UINT8", (long)KILN_UINT8 },
+        { "KILN_INT16", (long)KILN_INT16 },
+        { "KILN_UINT16", (long)KILN_UINT16 },
+        { "KILN_INT32", (long)KILN_INT32 },
+        { "KILN_UINT32", (long)KILN_UINT32 },
+        { "KILN_INT64", (long)KILN_INT64 },
+        { "KILN_UINT64", (long)KILN_UINT64 },
+        { "KILN_FLOAT16", (long)KILN_FLOAT16 },
+        { "KILN_FLOAT32", (long)KILN_FLOAT32 },
+        { "KILN_FLOAT64", (long)KILN_FLOAT64 },
+        { "KILN_COMPLEX64", (long)KILN_COMPLEX64 },
+        { "KILN_COMPLEX128", (long)KILN_COMPLEX128 },
+        { "KILN_REDUCE_SUM", (long)KILN_REDUCE_SUM },
+        { "KILN_REDUCE_PROD", (long)KILN_REDUCE_PROD },
+        { "KILN_REDUCE_MIN", (long)KILN_REDUCE_MIN },
+        { "KILN_REDUCE_MAX", (long)KILN_REDUCE_MAX },
+        { "KILN_REDUCE_NORM1", (long)KILN_REDUCE_NORM1 },
+        { "KILN_REDUCE_NORM2", (long)KILN_REDUCE_NORM2 },
+        { "KILN_REDUCE_NORM_INF", (long)KILN_REDUCE_NORM_INF },
+        { "KILN_REDUCE_ARGMIN", (long)KILN_REDUCE_ARGMIN },
+        { "KILN_REDUCE_ARGMAX", (long)KILN_REDUCE_ARGMAX },
+        { "KILN_REDUCE_ANY", (long)KILN_REDUCE_ANY },
+        { "KILN_REDUCE_ALL", (long)KILN_REDUCE_ALL },
+        { "KILN_REDUCE_MEAN", (long)KILN_REDUCE_MEAN },
+        { "KILN_REDUCE_VAR", (long)KILN_REDUCE_VAR },
+        { "KILN_REDUCE_STD", (long)KILN_REDUCE_STD },
+        { "KILN_QUEUE_OUT_OF_ORDER", (long)KILN_QUEUE_OUT_OF_ORDER },
+        { "KILN_QUEUE_PROFILING", (long)KILN_QUEUE_PROFILING },
+        { "KILN_LANG_AUTO", (long)KILN_LANG_AUTO },
+        { "KILN_LANG_OPENCL_C", (long)KILN_LANG_OPENCL_C },
+        { "KILN_LANG_CUDA_C", (long)KILN_LANG_CUDA_C },
+        { "KILN_ELEMENTWISE_ANY_SHAPE", (long)KILN_ELEMENTWISE_ANY_SHAPE },
+        { "KILN_BACKEND_OPENCL", (long)KILN_BACKEND_OPENCL },
+        { "KILN_BACKEND_CUDA", (long)KILN_BACKEND_CUDA },
+    };
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+        PyModule_AddIntConstant(m, constants[i].name, constants[i].value);
     return m;
 fail:
     Py_DECREF(m);
