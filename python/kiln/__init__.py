@@ -27,7 +27,7 @@ from ._kernels import (  # noqa: F401
     ElementwiseKernel, ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel, Kernel,
     LocalMemory, Program, ReductionKernel,
 )
-from . import linalg, random  # noqa: F401
+from . import fft, linalg, random  # noqa: F401
 
 globals().update(_UFUNCS)
 

@@ -1734,6 +1734,30 @@ static PyObject *mod_put(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* fft(kind, out, in, axes, inverse, norm): kind 0 complex, 1 real to
+ * complex, 2 complex to real */
+static PyObject *mod_fft(PyObject *m, PyObject *args) {
+    int kind, inverse, norm;
+    unsigned axes;
+    PyObject *o, *a;
+    if (!PyArg_ParseTuple(args, "iOOIii", &kind, &o, &a, &axes, &inverse, &norm) ||
+        !get_array(o, "fft: out") || !get_array(a, "fft: a"))
+        return NULL;
+    kiln_status st;
+    kiln_queue *q = AQ(a);
+    if (kind == 0)
+        KILN_NOGIL(st = kiln_fft(q, ARR(o)->a, ARR(a)->a, axes, inverse, (kiln_fft_norm)norm, 0,
+                                 NULL, NULL));
+    else if (kind == 1)
+        KILN_NOGIL(
+            st = kiln_rfft(q, ARR(o)->a, ARR(a)->a, axes, (kiln_fft_norm)norm, 0, NULL, NULL));
+    else
+        KILN_NOGIL(
+            st = kiln_irfft(q, ARR(o)->a, ARR(a)->a, axes, (kiln_fft_norm)norm, 0, NULL, NULL));
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------ operator slots */
 
 #define NB_BINARY(fname, OP)                           \
@@ -2639,6 +2663,7 @@ static PyMethodDef module_methods[] = {
     { "histogram", mod_histogram, METH_VARARGS, NULL },
     { "bincount", mod_bincount, METH_VARARGS, NULL },
     { "put", mod_put, METH_VARARGS, NULL },
+    { "fft", mod_fft, METH_VARARGS, NULL },
     { NULL, NULL, 0, NULL },
 };
 
