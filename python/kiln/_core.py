@@ -1,4 +1,5 @@
 """Devices, contexts, queues and events."""
+import atexit
 import threading
 
 from . import _kiln as _k
@@ -84,7 +85,47 @@ class Context(_k.ContextBase):
         return f"<kiln.Context on {', '.join(d.id for d in self.devices)}>"
 
 
-Event = _k.EventBase
+class Event(_k.EventBase):
+    """A kiln event: ``wait(timeout=None)``, ``state``, ``times``;
+    ``add_done_callback(fn)`` (fn(event) on kiln's callback thread, with the
+    GIL), ``future()`` (a concurrent.futures.Future), and ``await event``
+    in asyncio."""
+
+    __slots__ = ()
+
+    def add_done_callback(self, fn):
+        self.on_complete(lambda state: fn(self))
+
+    def done(self):
+        return self.state in (0, -1)
+
+    def future(self):
+        """A concurrent.futures.Future: result True, or the failure
+        (EventFailedError)."""
+        import concurrent.futures
+
+        f = concurrent.futures.Future()
+        f.set_running_or_notify_cancel()
+
+        def settle(state):
+            if state == 0:
+                f.set_result(True)
+            else:
+                from ._errors import EventFailedError
+
+                f.set_exception(EventFailedError("the command failed", -14, "KILN_ERROR_EVENT_FAILED"))
+
+        self.on_complete(settle)
+        return f
+
+    def __await__(self):
+        import asyncio
+
+        return asyncio.wrap_future(self.future()).__await__()
+
+
+_k._set_event_class(Event)
+atexit.register(_k._shutdown)  # no callbacks into a finalising interpreter
 
 
 _tls = threading.local()

@@ -498,8 +498,10 @@ typedef struct {
     PyObject_HEAD kiln_event *e;
 } EventObject;
 
+static PyTypeObject *g_event_class; /* kiln.Event (a Python subclass), else EventBase */
+
 static PyObject *event_wrap(kiln_event *e) {
-    EventObject *o = (EventObject *)alloc_obj(EventType);
+    EventObject *o = (EventObject *)alloc_obj(g_event_class ? g_event_class : EventType);
     if (!o) {
         kiln_event_release(e);
         return NULL;
@@ -556,7 +558,49 @@ static PyObject *event_times(PyObject *self, void *c) {
                          "end", (unsigned long long)t.ended);
 }
 
+/* Completion callbacks into Python. kiln calls them on its kiln-callback
+ * thread; the callback takes the GIL (PyGILState_Ensure), and every kiln
+ * call that may block releases it, so a thread waiting on an event never
+ * holds the GIL the callback needs. An exception raised by the Python
+ * callable is reported (sys.unraisablehook), never lost. After the
+ * interpreter starts finalising (_shutdown, called at exit) callbacks are
+ * dropped. */
+static volatile int g_finalizing;
+
+static void event_py_callback(kiln_event *event, kiln_event_state state, void *user_data) {
+    if (g_finalizing)
+        return; /* leaks the callable: the interpreter is going away */
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *fn = user_data;
+    PyObject *r = PyObject_CallFunction(fn, "i", (int)state);
+    if (!r)
+        PyErr_WriteUnraisable(fn);
+    Py_XDECREF(r);
+    Py_DECREF(fn);
+    PyGILState_Release(g);
+}
+
+/* on_complete(fn): fn(state) runs once on kiln's callback thread when the
+ * event completes (state 0) or fails (-1). */
+static PyObject *event_on_complete(PyObject *self, PyObject *fn) {
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "on_complete: expected a callable");
+        return NULL;
+    }
+    Py_INCREF(fn);
+    kiln_status st;
+    kiln_event *e = ((EventObject *)self)->e;
+    KILN_NOGIL(st = kiln_event_on_complete(e, event_py_callback, fn));
+    if (st != KILN_OK) {
+        Py_DECREF(fn);
+        return raise_status(st);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef event_methods[] = {
+    { "on_complete", event_on_complete, METH_O,
+      "on_complete(fn): fn(state) once the event has completed (0) or failed (-1)" },
     { "wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
       "wait(timeout=None): blocks until complete; False on timeout. Raises if it failed." },
     { NULL, NULL, 0, NULL },
@@ -2567,6 +2611,22 @@ static PyObject *mod_set_hooks(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *mod_set_event_class(PyObject *m, PyObject *cls) {
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, EventType)) {
+        PyErr_SetString(PyExc_TypeError, "expected a subclass of EventBase");
+        return NULL;
+    }
+    Py_XDECREF((PyObject *)g_event_class);
+    Py_INCREF(cls);
+    g_event_class = (PyTypeObject *)cls;
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_shutdown(PyObject *m, PyObject *unused) {
+    g_finalizing = 1;
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_version(PyObject *m, PyObject *unused) {
     return PyUnicode_FromString(kiln_version());
 }
@@ -2616,6 +2676,8 @@ static PyObject *mod_binop(PyObject *m, PyObject *args) {
 static PyMethodDef module_methods[] = {
     { "_set_hooks", mod_set_hooks, METH_VARARGS, NULL },
     { "version", mod_version, METH_NOARGS, "kiln_version()" },
+    { "_shutdown", mod_shutdown, METH_NOARGS, NULL },
+    { "_set_event_class", mod_set_event_class, METH_O, NULL },
     { "device_count", mod_device_count, METH_NOARGS, NULL },
     { "device_get", mod_device_get, METH_O, NULL },
     { "device_select", mod_device_select, METH_O, NULL },

@@ -126,3 +126,48 @@ def test_gil_released(kiln):
     t.join()
     if dt > 0.05:
         assert len(ticks) >= 5, (dt, len(ticks))
+
+
+def test_event_callbacks_futures_asyncio(kiln):
+    import asyncio
+    import threading
+
+    q = kiln.get_default_queue()
+    prg = kiln.Program(q.context, "KILN_KERNEL void one(KILN_GLOBAL float *x) { x[kiln_global_id(0)] = 1; }").build()
+    x = kiln.zeros(64, np.float32)
+    ev = prg.one(q, 64, None, x)
+    assert isinstance(ev, kiln.Event)
+    seen = []
+    done = threading.Event()
+
+    def cb(e):
+        seen.append((e is ev, threading.current_thread().name))
+        done.set()
+
+    ev.add_done_callback(cb)
+    assert done.wait(10) and seen[0][0]
+    f = prg.one(q, 64, None, x).future()
+    assert f.result(timeout=10) is True
+
+    async def main():
+        await prg.one(q, 64, None, x)
+        return float(x.sum())
+
+    assert asyncio.run(main()) == 64.0
+    # an exception inside a callback is reported, not lost, and kiln goes on
+    import sys
+
+    reported = []
+    old = sys.unraisablehook
+    sys.unraisablehook = lambda u: (reported.append(u.exc_value), done.set())
+    try:
+        done.clear()
+        prg.one(q, 64, None, x).add_done_callback(lambda e: 1 / 0)
+        assert done.wait(10)
+    finally:
+        sys.unraisablehook = old
+    assert isinstance(reported[0], ZeroDivisionError)
+    # waiting with the GIL released while callbacks need it: no deadlock
+    for _ in range(50):
+        prg.one(q, 64, None, x).add_done_callback(lambda e: None)
+    q.finish()
