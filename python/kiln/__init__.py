@@ -27,6 +27,7 @@ from ._kernels import (  # noqa: F401
     ElementwiseKernel, ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel, Kernel,
     LocalMemory, Program, ReductionKernel,
 )
+from ._offload import Map, Offload, alloc, data, from_, present, to, tofrom  # noqa: F401
 from . import fft, linalg, random  # noqa: F401
 
 globals().update(_UFUNCS)

@@ -2400,7 +2400,7 @@ static PyType_Spec kernel_spec = { "kiln._kiln.KernelBase", sizeof(KernelObject)
 
 /* ----------------------------------------------------------- generators */
 
-enum { GEN_ELEMENTWISE = 1, GEN_REDUCTION = 2, GEN_SCAN = 3, GEN_SELECT = 4 };
+enum { GEN_ELEMENTWISE = 1, GEN_REDUCTION = 2, GEN_SCAN = 3, GEN_SELECT = 4, GEN_OFFLOAD = 5 };
 
 typedef struct {
     PyObject_HEAD int kind;
@@ -2418,6 +2418,8 @@ static void generator_dealloc(PyObject *self) {
         kiln_scan_release(o->g);
     else if (o->kind == GEN_SELECT)
         kiln_select_release(o->g);
+    else if (o->kind == GEN_OFFLOAD)
+        kiln_offload_release(o->g);
     Py_XDECREF(o->context);
     generic_dealloc_tail(self);
 }
@@ -2431,8 +2433,10 @@ static PyObject *generator_wrap(int kind, void *g, PyObject *ctx) {
             kiln_reduction_release(g);
         else if (kind == GEN_SCAN)
             kiln_scan_release(g);
-        else
+        else if (kind == GEN_SELECT)
             kiln_select_release(g);
+        else
+            kiln_offload_release(g);
         return NULL;
     }
     o->kind = kind;
@@ -2598,6 +2602,196 @@ static PyType_Slot generator_slots[] = {
 static PyType_Spec generator_spec = { "kiln._kiln.GeneratorBase", sizeof(GeneratorObject), 0,
                                       Py_TPFLAGS_DEFAULT, generator_slots };
 
+/* ----------------------------------------------------- offload, regions */
+
+/* offload_create(ctx, params, body, dims, index_names, preamble, name, options) */
+static PyObject *mod_offload_create(PyObject *m, PyObject *args) {
+    PyObject *ctx;
+    const char *params, *body, *idx = NULL, *pre = NULL, *name = NULL, *opts = NULL;
+    unsigned dims;
+    if (!PyArg_ParseTuple(args, "O!ssI|zzzz", ContextType, &ctx, &params, &body, &dims, &idx, &pre,
+                          &name, &opts))
+        return NULL;
+    kiln_offload_opts o =
+        KILN_OFFLOAD_OPTS(.index_names = idx, .preamble = pre, .name = name, .build_options = opts);
+    kiln_offload *g = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_offload_create(((ContextObject *)ctx)->c, params, body, dims, &o, &g));
+    CHECK_ST(st);
+    return generator_wrap(GEN_OFFLOAD, g, ctx);
+}
+
+/* Host maps: objects with _kiln_map_kind (a kiln_data_kind) and
+ * _kiln_map_obj (a buffer-protocol object). Their buffers are held in
+ * bufs[0..*nbufs) until the caller releases them. */
+static int convert_maps(PyObject *tuple, PyObject *hints, kiln_arg *out, size_t *count,
+                        Py_buffer *bufs, size_t *nbufs) {
+    Py_ssize_t n = PyTuple_Size(tuple);
+    *nbufs = 0;
+    if (n > MAX_ARGS) {
+        PyErr_SetString(PyExc_ValueError, "too many arguments");
+        return 0;
+    }
+    const char *h = NULL;
+    Py_ssize_t nh = 0;
+    if (hints && hints != Py_None) {
+        char *hb;
+        if (PyBytes_AsStringAndSize(hints, &hb, &nh) < 0)
+            return 0;
+        h = hb;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GetItem(tuple, i);
+        if (PyObject_HasAttrString(o, "_kiln_map_kind")) {
+            PyObject *k = PyObject_GetAttrString(o, "_kiln_map_kind");
+            PyObject *obj = PyObject_GetAttrString(o, "_kiln_map_obj");
+            long kind = k ? PyLong_AsLong(k) : -1;
+            Py_XDECREF(k);
+            if (!obj || (kind == -1 && PyErr_Occurred())) {
+                Py_XDECREF(obj);
+                return 0;
+            }
+            int flags = PyBUF_C_CONTIGUOUS;
+            if (kind == KILN_DATA_FROM || kind == KILN_DATA_TOFROM)
+                flags |= PyBUF_WRITABLE;
+            int r = PyObject_GetBuffer(obj, &bufs[*nbufs], flags);
+            Py_DECREF(obj);
+            if (r < 0)
+                return 0;
+            Py_buffer *b = &bufs[(*nbufs)++];
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].kind = KILN_ARG_MAP;
+            out[i].map = (kiln_data_kind)kind;
+            out[i].bytes = kind == KILN_DATA_PRESENT ? 0 : (size_t)b->len;
+            out[i].value.host = b->buf;
+        } else {
+            kiln_dtype hint = h && i < nh ? (kiln_dtype)(unsigned char)h[i] : 0;
+            if (!convert_arg(o, hint, 1, (size_t)i, &out[i]))
+                return 0;
+        }
+    }
+    *count = (size_t)n;
+    return 1;
+}
+
+static void release_bufs(Py_buffer *bufs, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        PyBuffer_Release(&bufs[i]);
+}
+
+typedef struct {
+    PyObject_HEAD kiln_data_region *r;
+    PyObject *queue;
+    PyObject *parent;
+    Py_buffer bufs[MAX_ARGS];
+    size_t nbufs;
+} RegionObject;
+
+static PyTypeObject *RegionType;
+
+static void region_end_now(RegionObject *o, kiln_status *st) {
+    if (o->r) {
+        kiln_data_region *r = o->r;
+        o->r = NULL;
+        KILN_NOGIL(*st = kiln_data_region_end(r));
+        release_bufs(o->bufs, o->nbufs);
+        o->nbufs = 0;
+    }
+}
+
+static void region_dealloc(PyObject *self) {
+    RegionObject *o = (RegionObject *)self;
+    kiln_status st = KILN_OK;
+    region_end_now(o, &st);
+    Py_XDECREF(o->queue);
+    Py_XDECREF(o->parent);
+    generic_dealloc_tail(self);
+}
+
+static PyObject *region_end(PyObject *self, PyObject *unused) {
+    kiln_status st = KILN_OK;
+    region_end_now((RegionObject *)self, &st);
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef region_methods[] = {
+    { "end", region_end, METH_NOARGS, "copies FROM/TOFROM maps back and frees (Blocks)" },
+    { NULL, NULL, 0, NULL },
+};
+static PyType_Slot region_slots[] = {
+    { Py_tp_dealloc, region_dealloc },
+    { Py_tp_methods, region_methods },
+    { 0, NULL },
+};
+static PyType_Spec region_spec = { "kiln._kiln.RegionBase", sizeof(RegionObject), 0,
+                                   Py_TPFLAGS_DEFAULT, region_slots };
+
+/* region_begin(queue, parent|None, maps tuple) -> region */
+static PyObject *mod_region_begin(PyObject *m, PyObject *args) {
+    PyObject *q, *parent, *maps;
+    if (!PyArg_ParseTuple(args, "OOO!", &q, &parent, &PyTuple_Type, &maps) || !check_queue_arg(q))
+        return NULL;
+    if (parent != Py_None &&
+        (!PyObject_TypeCheck(parent, RegionType) || !((RegionObject *)parent)->r)) {
+        PyErr_SetString(PyExc_ValueError, "data region: the parent is not an open region");
+        return NULL;
+    }
+    RegionObject *o = (RegionObject *)alloc_obj(RegionType);
+    if (!o)
+        return NULL;
+    o->queue = Py_NewRef(q);
+    o->parent = Py_NewRef(parent);
+    kiln_arg a[MAX_ARGS];
+    size_t n;
+    if (!convert_maps(maps, NULL, a, &n, o->bufs, &o->nbufs)) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    kiln_status st;
+    kiln_data_region *pr = parent == Py_None ? NULL : ((RegionObject *)parent)->r;
+    KILN_NOGIL(st = kiln_data_region_begin(((QueueObject *)q)->q, pr, n, a, &o->r));
+    if (st != KILN_OK) {
+        Py_DECREF(o);
+        return raise_status(st);
+    }
+    return (PyObject *)o;
+}
+
+/* offload_run(offload, queue, region|None, range, args, hints) (Blocks) */
+static PyObject *mod_offload_run(PyObject *m, PyObject *args) {
+    PyObject *g, *q, *reg, *rng, *targs, *hints;
+    if (!PyArg_ParseTuple(args, "OOOOO!O", &g, &q, &reg, &rng, &PyTuple_Type, &targs, &hints) ||
+        !check_queue_arg(q))
+        return NULL;
+    if (!PyObject_TypeCheck(g, ElementwiseType) || ((GeneratorObject *)g)->kind != GEN_OFFLOAD) {
+        PyErr_SetString(PyExc_TypeError, "offload_run: not an offload");
+        return NULL;
+    }
+    if (reg != Py_None && (!PyObject_TypeCheck(reg, RegionType) || !((RegionObject *)reg)->r)) {
+        PyErr_SetString(PyExc_ValueError, "offload: the data region is not open");
+        return NULL;
+    }
+    unsigned dims;
+    size_t range[3];
+    if (!parse_sizes(rng, &dims, range, "offload range"))
+        return NULL;
+    kiln_arg a[MAX_ARGS];
+    Py_buffer bufs[MAX_ARGS];
+    size_t n, nb = 0;
+    if (!convert_maps(targs, hints, a, &n, bufs, &nb)) {
+        release_bufs(bufs, nb);
+        return NULL;
+    }
+    kiln_status st;
+    kiln_data_region *r = reg == Py_None ? NULL : ((RegionObject *)reg)->r;
+    KILN_NOGIL(
+        st = kiln_offload_run(((QueueObject *)q)->q, ((GeneratorObject *)g)->g, r, range, n, a));
+    release_bufs(bufs, nb);
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
 /* --------------------------------------------------------------- module */
 
 static PyObject *mod_set_hooks(PyObject *m, PyObject *args) {
@@ -2720,6 +2914,9 @@ static PyMethodDef module_methods[] = {
     { "reduction_create", mod_reduction_create, METH_VARARGS, NULL },
     { "scan_create", mod_scan_create, METH_VARARGS, NULL },
     { "select_create", mod_select_create, METH_VARARGS, NULL },
+    { "offload_create", mod_offload_create, METH_VARARGS, NULL },
+    { "offload_run", mod_offload_run, METH_VARARGS, NULL },
+    { "region_begin", mod_region_begin, METH_VARARGS, NULL },
     { "unique", mod_unique, METH_VARARGS, NULL },
     { "topk", mod_topk, METH_VARARGS, NULL },
     { "histogram", mod_histogram, METH_VARARGS, NULL },
@@ -2757,7 +2954,8 @@ PyMODINIT_FUNC PyInit__kiln(void) {
         add_type(m, &program_spec, &ProgramType, "ProgramBase") < 0 ||
         add_type(m, &kernel_spec, &KernelType, "KernelBase") < 0 ||
         add_type(m, &generator_spec, &ElementwiseType, "GeneratorBase") < 0 ||
-        add_type(m, &rng_spec, &RngType, "RngBase") < 0)
+        add_type(m, &rng_spec, &RngType, "RngBase") < 0 ||
+        add_type(m, &region_spec, &RegionType, "RegionBase") < 0)
         goto fail;
     ReductionType = ScanType = ElementwiseType;
 

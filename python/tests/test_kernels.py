@@ -141,3 +141,26 @@ def test_many_launches(kiln):
     for _ in range(2000):
         prg.empty3(q, 4, None, x, 4, 1.0)
     q.finish()
+
+
+def test_offload_and_data_regions(kiln, rng):
+    body = ("double d = 0.0; for (int k = 0; k < N; k++) { double t = X[i * N + k] - X[j * N + k]; "
+            "d += t * t; } D[i * M + j] = sqrt(d);")
+    off = kiln.Offload(None, "const double *X, double *D, int M, int N", body, dims=2, index_names="i,j")
+    for m in (1, 7, 33):
+        X = rng.standard_normal((m, 3))
+        D = np.zeros((m, m))
+        off((m, m), kiln.to(X), kiln.from_(D), m, 3)
+        R = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+        assert np.allclose(D, R)
+    X = rng.standard_normal((9, 3))
+    D = np.zeros((9, 9))
+    with kiln.data(to=[X], from_=[D]) as region:
+        off((9, 9), kiln.present(X), kiln.present(D), 9, 3, region=region)
+    assert np.allclose(D, np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)))
+    with pytest.raises(ValueError):
+        off((9, 9), kiln.present(X), kiln.present(D), 9, 3, region=region)  # after the block
+    with pytest.raises(kiln.BuildError):
+        kiln.Offload(None, "double *x", "x[i] = nope;")
+    with pytest.raises(BufferError):
+        off((1, 1), kiln.to(X), kiln.from_(b"read-only bytes"), 1, 3)
