@@ -7,7 +7,8 @@
 # python/tests with private PoCL and kiln caches. Needs network for the
 # first pip install; later runs reuse the venv (KILN_PY_OFFLINE=1 skips
 # the pip step of the tools entirely). Exits 77 when no Python venv can be
-# made (python3-venv missing), so callers can tell a skip from a failure.
+# made (python3-venv missing) or the tools cannot be installed (no network
+# and none there), so callers can tell a skip from a failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${1:-$root/build-py/venv}
@@ -20,8 +21,14 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 vpy=$venv/bin/python
 if [ "${KILN_PY_OFFLINE:-0}" != 1 ]; then
-  "$vpy" -m pip install -q --disable-pip-version-check numpy pytest cython setuptools \
-    "scikit-build-core>=0.9"
+  if ! "$vpy" -m pip install -q --disable-pip-version-check numpy pytest cython setuptools \
+      "scikit-build-core>=0.9"; then
+    echo "python-test: pip could not install the tools (no network?)" >&2
+  fi
+fi
+if ! "$vpy" -c "import numpy, pytest, scikit_build_core" 2>/dev/null; then
+  echo "python-test: numpy, pytest or scikit-build-core missing in $venv: skipped" >&2
+  exit 77
 fi
 # --no-build-isolation: the tools above are the build's (works offline too)
 "$vpy" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
