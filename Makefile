@@ -11,7 +11,7 @@ TSAN_BUILD ?= $(TEST_BUILD)-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all setup build run test test-tsan clean install
+.PHONY: all setup build run test test-python test-tsan clean install
 
 all: build
 
@@ -53,6 +53,14 @@ test:
 	@scripts/check-abi.sh $(TEST_BUILD)
 	@cd $(TEST_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) scripts/fuzz.sh 3 $(FUZZ_BUILD)
+	@$(MAKE) --no-print-directory test-python
+
+# The Python package (python/, docs/python.md): built by pip in a venv
+# (build-py/venv) with its own unsanitised CMake build, tested with pytest.
+# Exit 77 from the script (no venv, or no tools and no network) is a skip.
+test-python:
+	@scripts/python-test.sh; rc=$$?; if [ $$rc -eq 77 ]; then echo "test-python: skipped"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 # ThreadSanitizer over the tests that run kiln on several threads at once:
 # host threads sharing objects, completion callbacks, user events, the
@@ -73,4 +81,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD) build-py

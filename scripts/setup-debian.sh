@@ -16,6 +16,9 @@ if [ "${1:-run}" = test ]; then
   want+=(clang libclang-rt-14-dev)
   # scripts/check-format.sh: the one format (.clang-format)
   want+=(clang-format)
+  # scripts/python-test.sh (make test-python): a venv and the headers the
+  # extension compiles against
+  want+=(python3-venv python3-dev)
 fi
 missing=()
 for p in "${want[@]}"; do

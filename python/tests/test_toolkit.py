@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+
+from conftest import SIZES
+
+
+def test_boolean_mask_and_nonzero(kiln, rng):
+    for n in SIZES:
+        x = rng.standard_normal(n)
+        a = kiln.asarray(x)
+        assert np.array_equal(a[a > 0.3].get(), x[x > 0.3])
+        assert np.array_equal(kiln.flatnonzero(a > 0).get(), np.flatnonzero(x > 0))
+    x = rng.standard_normal((4, 5, 6))
+    a = kiln.asarray(x)
+    assert np.array_equal(a[a > 1].get(), x[x > 1])
+    for got, want in zip(kiln.nonzero(a > 1), np.nonzero(x > 1)):
+        assert np.array_equal(got.get(), want)
+    with pytest.raises(IndexError):
+        a[kiln.asarray(np.ones(3, bool))]
+    with pytest.raises(IndexError):
+        a[np.array([0.5])]
+
+
+def test_unique(kiln, rng):
+    for n in SIZES:
+        v = rng.integers(-20, 20, n).astype(np.int32)
+        u, c = kiln.unique(kiln.asarray(v), return_counts=True)
+        wu, wc = np.unique(v, return_counts=True)
+        assert np.array_equal(u.get(), wu) and np.array_equal(c.get(), wc)
+
+
+def test_topk(kiln, rng):
+    x = rng.standard_normal((3, 257))
+    v, i = kiln.topk(kiln.asarray(x), 5)
+    assert np.array_equal(v.get(), -np.sort(-x, axis=1)[:, :5])
+    assert np.array_equal(np.take_along_axis(x, i.get(), 1), v.get())
+    v, _ = kiln.topk(kiln.asarray(x), 2, largest=False)
+    assert np.array_equal(v.get(), np.sort(x, axis=1)[:, :2])
+    with pytest.raises(kiln.KilnError):
+        kiln.topk(kiln.asarray(x), 1000)
+
+
+def test_histogram_bincount(kiln, rng):
+    for n in (0, 1, 257, 4099):
+        x = rng.standard_normal(n)
+        h, e = kiln.histogram(kiln.asarray(x), 7, range=(-2, 2))
+        wh, we = np.histogram(x, 7, range=(-2, 2))
+        assert np.array_equal(h.get(), wh) and np.allclose(e, we)
+        v = rng.integers(0, 30, n)
+        assert np.array_equal(kiln.bincount(kiln.asarray(v), minlength=3).get(), np.bincount(v, minlength=3))
+    x = rng.standard_normal(100)
+    h, e = kiln.histogram(kiln.asarray(x), 10)
+    assert np.array_equal(h.get(), np.histogram(x, 10)[0])
+    with pytest.raises(kiln.KilnError):
+        kiln.bincount(kiln.asarray([-1, 2]))
+    with pytest.raises(kiln.KilnError):
+        kiln.histogram(kiln.asarray(x), 0, range=(0, 1))
+
+
+def test_put_add_at(kiln):
+    z = kiln.zeros(5)
+    kiln.put(z, [1, 3, 1], [7.0, 8.0, 9.0])
+    w = np.zeros(5)
+    np.put(w, [1, 3, 1], [7.0, 8.0, 9.0])
+    assert np.array_equal(z.get(), w)
+    with pytest.raises(IndexError):
+        kiln.put(z, [5], [1.0])
+    z = kiln.zeros(3, np.int32)
+    kiln.add_at(z, [0, 0, 2, 0], [1, 1, 5, 1])
+    assert z.get().tolist() == [3, 0, 5]
+
+
+def test_linalg_norm(kiln, rng):
+    x = rng.standard_normal(257)
+    a = kiln.asarray(x)
+    for o in (None, 1, 2, np.inf):
+        assert np.isclose(float(kiln.linalg.norm(a, o)), np.linalg.norm(x, o))
+    m = rng.standard_normal((4, 6))
+    assert np.isclose(float(kiln.linalg.norm(kiln.asarray(m))), np.linalg.norm(m))
+    assert np.isclose(float(kiln.linalg.vdot(kiln.asarray(m), kiln.asarray(m))), np.vdot(m, m))
+    with pytest.raises(NotImplementedError):
+        kiln.linalg.norm(kiln.asarray(m), 2)

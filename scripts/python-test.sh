@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds and tests the Python package (python/) in a virtual environment:
+#   scripts/python-test.sh [venv-dir]        (default build-py/venv)
+# Creates the venv if needed, pip-installs numpy, pytest, Cython and
+# scikit-build-core, then this checkout's package (libkiln and the
+# extension, built by the package's own unsanitised CMake build), and runs
+# python/tests with private PoCL and kiln caches. Needs network for the
+# first pip install; later runs reuse the venv (KILN_PY_OFFLINE=1 skips
+# the pip step of the tools entirely). Exits 77 when no Python venv can be
+# made (python3-venv missing) or the tools cannot be installed (no network
+# and none there), so callers can tell a skip from a failure.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${1:-$root/build-py/venv}
+py=${PYTHON:-python3}
+if [ ! -x "$venv/bin/python" ]; then
+  if ! "$py" -m venv "$venv" >/dev/null 2>&1; then
+    echo "python-test: cannot create a venv with $py (install python3-venv)" >&2
+    exit 77
+  fi
+fi
+vpy=$venv/bin/python
+if [ "${KILN_PY_OFFLINE:-0}" != 1 ]; then
+  if ! "$vpy" -m pip install -q --disable-pip-version-check numpy pytest cython setuptools \
+      "scikit-build-core>=0.9"; then
+    echo "python-test: pip could not install the tools (no network?)" >&2
+  fi
+fi
+if ! "$vpy" -c "import numpy, pytest, scikit_build_core" 2>/dev/null; then
+  echo "python-test: numpy, pytest or scikit-build-core missing in $venv: skipped" >&2
+  exit 77
+fi
+# --no-build-isolation: the tools above are the build's (works offline too)
+"$vpy" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+  --force-reinstall "$root/python"
+# Caches private to this checkout (no race with other processes' PoCL
+# caches), kept between runs: a rerun compiles nothing.
+cache=${KILN_PY_CACHE:-$root/build-py/cache}
+export POCL_CACHE_DIR=$cache/pocl KILN_CACHE_DIR=$cache/kiln KILN_CACHE_QUIET=1
+mkdir -p "$POCL_CACHE_DIR" "$KILN_CACHE_DIR"
+chmod 700 "$cache" "$KILN_CACHE_DIR"
+# run from the tests' folder, not the checkout root, so `import kiln` is
+# the installed package
+cd "$root/python/tests"
+exec "$vpy" -m pytest -q -p no:cacheprovider --durations=5 "${@:2}" .
