@@ -137,11 +137,11 @@ kiln_status kiln_array_stack(kiln_queue *queue, size_t n, kiln_array *const *arr
                                "%s: axis %d is out of range for a result of "
                                "%d dimensions",
                                what, axis, nd);
-    if (nd > KILN__ARRAY_DIMS)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: stacking %d-D arrays gives %d dimensions; "
-                               "this version supports up to %d",
-                               what, nd - 1, nd, KILN__ARRAY_DIMS);
+    if (nd > KILN_ARRAY_MAX_DIMS)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: stacking %d-D arrays gives %d dimensions, more than "
+                               "KILN_ARRAY_MAX_DIMS (%d)",
+                               what, nd - 1, nd, KILN_ARRAY_MAX_DIMS);
     unsigned ax = (unsigned)(axis < 0 ? axis + nd : axis);
     /* every input must have the shape of the first (stack's rule) */
     for (size_t k = 1; k < n; k++)
