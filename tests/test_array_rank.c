@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "kiln/dlpack.h"
+#include "testing/kiln_test_internal.h"
 
 #define MD KILN_ARRAY_MAX_DIMS
 
@@ -807,6 +808,80 @@ static void t_dlpack(kiln_queue *q) {
     }
 }
 
+/* where (three operands broadcast), astype, mask_fill and cumsum over
+ * strided views of every rank */
+static void t_misc(kiln_queue *q) {
+    kiln_context *c = kiln_queue_context(q);
+    for (unsigned nd = 0; nd <= MD; nd++) {
+        shp s = rand_shape(nd, 1, 500);
+        size_t n = count(nd, s.sh);
+        double *h = rand_data(n), *h2 = rand_data(n);
+        kiln_array *a = make(q, nd, s.sh, h), *b = make(q, nd, s.sh, h2);
+        hview hv;
+        kiln_array *v = a ? rand_view(a, &s, &hv) : NULL;
+        if (!v || !b) {
+            kiln_array_release(v);
+            kiln_array_release(a);
+            kiln_array_release(b);
+            free(h);
+            free(h2);
+            continue;
+        }
+        size_t m = count(nd, hv.sh);
+        double *x = calloc(m + 1, sizeof *x), *got = calloc(m + 1, sizeof *got);
+        int32_t *gi = calloc(m + 1, sizeof *gi);
+        hv_gather(&hv, h, x);
+        /* cond: x > 0 as a view (the comparison written into int32);
+         * where(cond, x, -1 broadcast from a 0-d array) */
+        kiln_array *cond = NULL, *mone = make(q, 0, NULL, (double[1]){ -1 }), *out = NULL;
+        kiln_array *xi = NULL, *cs = NULL;
+        int ok = CHECK_OK(kiln_array_empty(c, KILN_INT32, nd, hv.sh, &cond)) && mone &&
+                 CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_GT, cond, v, 0, 0, NULL, NULL)) &&
+                 CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, nd, hv.sh, &out)) &&
+                 CHECK_OK(kiln_array_where(q, out, cond, v, mone, 0, NULL, NULL)) &&
+                 read_all(q, out, got);
+        for (size_t i = 0; ok && i < m; i++)
+            ok = got[i] == (x[i] > 0 ? x[i] : -1);
+        CHECK_MSG(ok, "where over a %u-D view with a 0-d operand", nd);
+        /* astype of the view into int32 */
+        ok = CHECK_OK(kiln_array_empty(c, KILN_INT32, nd, hv.sh, &xi)) &&
+             CHECK_OK(kiln_array_astype(q, xi, v, 0, NULL, NULL)) &&
+             CHECK_OK(kiln_array_read(q, xi, gi));
+        for (size_t i = 0; ok && i < m; i++)
+            ok = gi[i] == (int32_t)x[i];
+        CHECK_MSG(ok, "astype of a %u-D view", nd);
+        /* cumsum of the view (C order) */
+        ok = CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, nd, hv.sh, &cs)) &&
+             CHECK_OK(kiln_array_cumsum(q, cs, v, 0, 0, NULL, NULL)) && read_all(q, cs, got);
+        double run = 0;
+        for (size_t i = 0; ok && i < m; i++) {
+            run += x[i];
+            ok = got[i] == run;
+        }
+        CHECK_MSG(ok, "cumsum of a %u-D view", nd);
+        /* mask_fill of the view where cond: then the view reads where() */
+        double z = -1;
+        ok = CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_LE, cond, v, 0, 0, NULL, NULL)) &&
+             CHECK_OK(kiln_array_mask_fill(q, v, cond, &z, 0, NULL, NULL)) && read_all(q, v, got);
+        for (size_t i = 0; ok && i < m; i++)
+            ok = got[i] == (x[i] > 0 ? x[i] : -1);
+        CHECK_MSG(ok, "mask_fill of a %u-D view", nd);
+        kiln_array_release(cond);
+        kiln_array_release(mone);
+        kiln_array_release(out);
+        kiln_array_release(xi);
+        kiln_array_release(cs);
+        kiln_array_release(v);
+        kiln_array_release(a);
+        kiln_array_release(b);
+        free(h);
+        free(h2);
+        free(x);
+        free(got);
+        free(gi);
+    }
+}
+
 /* ------------------------------------------------------------ bad input */
 
 static void expect_fail(kiln_status st, kiln_status want, const char *call, const char *what) {
@@ -924,6 +999,14 @@ static void t_bad(kiln_queue *q) {
     kiln_array_release(x);
 }
 
+/* Generated sources with the N-d index math (kiln_d7: the 8-D variant). */
+static int nd_sources;
+static void source_hook(const char *source, unsigned languages) {
+    (void)languages;
+    if (strstr(source, "long kiln_d7"))
+        nd_sources++;
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     t_construct(q);
@@ -936,10 +1019,15 @@ static void run(kiln_queue *q, void *user) {
     t_matmul(q);
     t_fft(q);
     t_dlpack(q);
+    t_misc(q);
     t_bad(q);
+    /* the strided views of 4..8 dimensions that do not merge took the
+     * 8-D variant (built, or loaded from the cache: the hook sees both) */
+    CHECK_MSG(nd_sources > 0, "%d generated sources with 8-D index math", nd_sources);
 }
 
 int main(void) {
+    kiln__gen_source_hook = source_hook;
     kt_for_each_device(run, NULL);
     return kt_report();
 }
