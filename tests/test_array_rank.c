@@ -859,6 +859,28 @@ static void t_misc(kiln_queue *q) {
             ok = got[i] == run;
         }
         CHECK_MSG(ok, "cumsum of a %u-D view", nd);
+        /* the whole reduction and copy_if (any-shape layout) of the view */
+        double sum = 0, want_sum = 0;
+        size_t kept = 0;
+        for (size_t i = 0; i < m; i++) {
+            want_sum += x[i];
+            kept += x[i] > 0;
+        }
+        CHECK_MSG(CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, v, &sum)) && sum == want_sum,
+                  "sum of a %u-D view: %g, want %g", nd, sum, want_sum);
+        kiln_array *sel = NULL;
+        size_t mm = m ? m : 1;
+        int64_t hc = -1;
+        kiln_event *ev = NULL;
+        ok = CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 1, &mm, &sel)) &&
+             CHECK_OK(kiln_array_copy_if(q, sel, NULL, &hc, v, "x > 0", 0, NULL, &ev)) &&
+             CHECK_OK(kiln_event_wait(ev)) && hc == (int64_t)kept && read_all(q, sel, got);
+        for (size_t i = 0, j = 0; ok && i < m; i++)
+            if (x[i] > 0)
+                ok = got[j++] == x[i];
+        CHECK_MSG(ok, "copy_if of a %u-D view (%lld kept, want %zu)", nd, (long long)hc, kept);
+        kiln_event_release(ev);
+        kiln_array_release(sel);
         /* mask_fill of the view where cond: then the view reads where() */
         double z = -1;
         ok = CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_LE, cond, v, 0, 0, NULL, NULL)) &&
