@@ -945,6 +945,19 @@ static void t_bad(kiln_queue *q) {
                     KILN_ERROR_INVALID_ARGUMENT, "kiln_array_from_host", bad[k].text);
         CHECK(a == NULL);
     }
+    /* DLPack import of an overflowing shape */
+    int64_t dl_big[2] = { (int64_t)1 << 62, 8 };
+    DLManagedTensor mt;
+    memset(&mt, 0, sizeof mt);
+    mt.dl_tensor.data = host;
+    mt.dl_tensor.device = (DLDevice){ kDLCPU, 0 };
+    mt.dl_tensor.ndim = 2;
+    mt.dl_tensor.dtype = (DLDataType){ kDLFloat, 64, 1 };
+    mt.dl_tensor.shape = dl_big;
+    kiln_array *imp = (kiln_array *)host;
+    expect_fail(kiln_array_from_dlpack(c, &mt, &imp), KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_array_from_dlpack", "DLPack (2^62, 8) float64");
+    CHECK(imp == NULL);
     /* uint8 (2^62, 8): 2^65 elements wrap to 0 in a plain product */
     kiln_array *a = NULL;
     expect_fail(kiln_array_empty(c, KILN_UINT8, 2, big1, &a), KILN_ERROR_INVALID_ARGUMENT,

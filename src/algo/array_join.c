@@ -44,7 +44,9 @@ static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in, unsi
                                    what, k, kiln__array_describe(a, t1, sizeof t1),
                                    kiln__array_describe(a0, t0, sizeof t0), ax);
         }
-        shape[ax] += a->shape[ax];
+        if (__builtin_add_overflow(shape[ax], a->shape[ax], &shape[ax]))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: the lengths along axis %u overflow", what, ax);
     }
     kiln_status st =
         kiln__array_make(kiln_queue_context(queue), a0->dtype, a0->ndim, shape, NULL, what, out);
