@@ -843,6 +843,11 @@ static void t_misc(kiln_queue *q) {
         for (size_t i = 0; ok && i < m; i++)
             ok = got[i] == (x[i] > 0 ? x[i] : -1);
         CHECK_MSG(ok, "where over a %u-D view with a 0-d operand", nd);
+        /* clip of the view */
+        ok = CHECK_OK(kiln_array_clip(q, out, v, -10, 10, 0, NULL, NULL)) && read_all(q, out, got);
+        for (size_t i = 0; ok && i < m; i++)
+            ok = got[i] == (x[i] < -10 ? -10 : x[i] > 10 ? 10 : x[i]);
+        CHECK_MSG(ok, "clip of a %u-D view", nd);
         /* astype of the view into int32 */
         ok = CHECK_OK(kiln_array_empty(c, KILN_INT32, nd, hv.sh, &xi)) &&
              CHECK_OK(kiln_array_astype(q, xi, v, 0, NULL, NULL)) &&
