@@ -586,7 +586,10 @@ static kiln_status reduce_axes(kiln_queue *queue, const char *what, kiln_reduce_
     if (st != KILN_OK) {
         kiln_array_release(*out);
         *out = NULL;
-        return kiln__error_prefix(st, "%s", what);
+        /* named once: the launch's own messages already start with what */
+        if (strncmp(kiln_last_error_message(), what, strlen(what)) != 0)
+            st = kiln__error_prefix(st, "%s", what);
+        return st;
     }
     return KILN_OK;
 }
