@@ -287,6 +287,8 @@ static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals, in
     const kiln_array *first = vals[args->first_array].value.array;
     int strided = b->layout != KILN__CONTIG;
     geom geo;
+    geo.nd = 3; /* read only when strided (set by geom_of) */
+    geo.own = 1;
     if (strided)
         geom_of(args, vals, any_shape, &geo);
     if (strided && geo.nd > 3)
