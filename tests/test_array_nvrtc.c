@@ -243,6 +243,31 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t, int onc
 }
 
 /* Part 1: run the operations on the default device with the hook set. */
+/* The strided variant over 8 dimensions (views of 4-8 dimensions that do
+ * not merge into 3): elementwise, copy, full and axis reductions. */
+static void run_nd(kiln_queue *q, kiln_dtype dt) {
+    kiln_context *c = kiln_queue_context(q);
+    size_t sh[5] = { 2, 3, 2, 2, 2 }, ps[5];
+    static const int perm[5] = { 4, 0, 3, 1, 2 };
+    for (int d = 0; d < 5; d++)
+        ps[d] = sh[perm[d]];
+    kiln_array *a = NULL, *v = NULL, *o = NULL, *r = NULL;
+    if (CHECK_OK(kiln_array_zeros(q, dt, 5, sh, 0, NULL, NULL, &a)) &&
+        CHECK_OK(kiln_array_permute(a, perm, &v)) && CHECK_OK(kiln_array_empty(c, dt, 5, ps, &o))) {
+        CHECK_OK(kiln_array_copy(q, o, v, 0, NULL, NULL));
+        CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, o, v, v, 0, NULL, NULL));
+        unsigned char host[16];
+        CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, v, NULL, host, 0, NULL, NULL));
+        CHECK_OK(kiln_array_reduce_axes(q, KILN_REDUCE_SUM, v, 2, (int[]){ 0, 2 }, 0, 0, NULL, NULL,
+                                        &r));
+        CHECK_OK(kiln_queue_finish(q));
+    }
+    kiln_array_release(r);
+    kiln_array_release(o);
+    kiln_array_release(v);
+    kiln_array_release(a);
+}
+
 static void run_ops(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     for (size_t d = 0; d < NDT; d++) {
@@ -316,6 +341,8 @@ static void run_ops(kiln_queue *q) {
         (void)kiln_array_copy(q, ot, t, 0, NULL, NULL);
         CHECK_OK(kiln_queue_finish(q));
         run_toolkit_ops(q, a, t, dt == KILN_INT8);
+        if (dt == KILN_FLOAT32)
+            run_nd(q, dt);
     done:
         kiln_array_release(a);
         kiln_array_release(b);

@@ -2,10 +2,10 @@
  *
  * Included by kiln.h (inside its extern "C" block); do not include alone.
  *
- * A kiln_array is a typed, strided view on a kiln_buffer. The ABI has room
- * for KILN_ARRAY_MAX_DIMS (8) dimensions; this version supports arrays of 1
- * to 3 (more is KILN_ERROR_UNSUPPORTED, and lifting that limit will not
- * change the ABI). Views and slices share the buffer; no data is copied.
+ * A kiln_array is a typed, strided view on a kiln_buffer of 0 to
+ * KILN_ARRAY_MAX_DIMS (8) dimensions; a 0-d array holds one element (a
+ * scalar, shape ()). Every array operation takes every rank (docs/api.md,
+ * "Ranks"). Views and slices share the buffer; no data is copied.
  * Every operation that takes a wait list (num_wait, wait) enqueues its work
  * on the queue it is given, waits for those events first, returns at once
  * and hands back an event (event may be NULL when the caller does not need
@@ -46,8 +46,8 @@
 
 /* typedef struct kiln_array kiln_array; is in kiln.h (kiln_arg names it). */
 
-/* Slots for dimensions in kiln_array_info (the ABI). Arrays of this
- * version have 1 to 3 dimensions. */
+/* The most dimensions an array has (0-d arrays too), and the slots in
+ * kiln_array_info (the ABI). */
 #define KILN_ARRAY_MAX_DIMS 8
 
 /* A Python-style slice of one dimension: start, stop (exclusive), step
@@ -64,7 +64,7 @@ typedef struct kiln_slice {
  * members only ever added at the end. */
 typedef struct kiln_array_info {
     kiln_dtype dtype;
-    unsigned ndim;                          /* 1..3 in this version */
+    unsigned ndim;                          /* 0..KILN_ARRAY_MAX_DIMS */
     size_t shape[KILN_ARRAY_MAX_DIMS];      /* unused dims are 1 */
     ptrdiff_t strides[KILN_ARRAY_MAX_DIMS]; /* in elements, may be negative */
     size_t offset;                          /* of element 0, in elements */
@@ -73,9 +73,11 @@ typedef struct kiln_array_info {
 } kiln_array_info;
 
 /* Creates an uninitialised array of ndim dimensions in context (Blocks
- * only to allocate). ndim 0 or above KILN_ARRAY_MAX_DIMS, or an unknown
- * dtype, is KILN_ERROR_INVALID_ARGUMENT; ndim 4..KILN_ARRAY_MAX_DIMS is
- * KILN_ERROR_UNSUPPORTED (this version supports 1..3). Shapes may contain 0.
+ * only to allocate). ndim 0..KILN_ARRAY_MAX_DIMS (0: one element, shape
+ * NULL allowed); above, an unknown dtype, or a shape whose element count
+ * or byte size overflows (more than PTRDIFF_MAX bytes) is
+ * KILN_ERROR_INVALID_ARGUMENT, the message naming the call and the
+ * shape. Shapes may contain 0 (then the other sizes may be anything).
  * FLOAT16 arrays compute on every device: elements are widened to float,
  * computed in float and rounded once to half (nearest even); reductions of
  * FLOAT16 give FLOAT32 (docs/algorithms.md). */
@@ -125,6 +127,13 @@ KILN_API kiln_status kiln_array_view(kiln_array *array, const kiln_slice *slices
  * dimension the array does not have is KILN_ERROR_OUT_OF_RANGE. */
 KILN_API kiln_status kiln_array_swapaxes(kiln_array *array, unsigned d0, unsigned d1,
                                          kiln_array **view);
+/* A view with the dimensions permuted: dimension d of the view is
+ * dimension axes[d] of array (negative counts from the end), as NumPy's
+ * transpose(axes); axes has one entry per dimension and names each once
+ * (KILN_ERROR_OUT_OF_RANGE for an axis outside -ndim..ndim-1,
+ * KILN_ERROR_INVALID_ARGUMENT for a repeat). NULL axes: reversed (the
+ * transpose of any rank). No copy. */
+KILN_API kiln_status kiln_array_permute(kiln_array *array, const int *axes, kiln_array **view);
 /* A view with a new shape of the same size (ndim as for kiln_array_empty).
  * The array must be contiguous (KILN_ERROR_MISMATCH otherwise; copy it
  * first). */

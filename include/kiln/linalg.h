@@ -59,7 +59,8 @@ KILN_API kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a, kil
 /* ---------------------------------------------------------------- BLAS
  *
  * Arrays are row-major as everywhere in kiln. A matrix operand is a 2-D
- * array (or a 3-D one: a batch of matrices) whose rows or columns are
+ * array (or one of 3 to 8 dimensions: a batch of matrices, every
+ * dimension before the last two) whose rows or columns are
  * contiguous: dense arrays, row slices, and transposed views
  * (kiln_array_swapaxes) go to the library as they are; other strided views
  * are copied to a dense temporary first. Vectors are 1-D arrays of any
@@ -84,9 +85,10 @@ typedef enum kiln_blas_op {
     KILN_BLAS_C = 2, /* its conjugate transpose (T for real dtypes) */
 } kiln_blas_op;
 
-/* c = a @ b (NumPy's matmul): a (m, k), b (k, n), c (m, n); 3-D arrays are
- * batches: a (B, m, k) or (m, k) used for every item, b likewise, c
- * (B, m, n). Returns at once. */
+/* c = a @ b (NumPy's matmul): a (m, k), b (k, n), c (m, n); arrays of 3
+ * to 8 dimensions are batches: a (B..., m, k) or (m, k) used for every
+ * item, b likewise, c (B..., m, n) (the same batch dimensions: they are
+ * not broadcast). Returns at once. */
 KILN_API kiln_status kiln_matmul(kiln_queue *queue, kiln_array *c, kiln_array *a, kiln_array *b,
                                  size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* c = alpha * op_a(a) @ op_b(b) + beta * c, shapes and batches as for

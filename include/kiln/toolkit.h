@@ -26,8 +26,8 @@ KILN_API kiln_dtype kiln_reduce_axis_result_dtype(kiln_reduce_op op, kiln_dtype 
 
 /* *out = op of a along axis (negative counts from the end, as in NumPy),
  * a new dense array of a's shape without that axis (keepdims: with 1 there;
- * a 1-D array reduced gives shape (1), kiln having no 0-d arrays). a may be
- * any strided view of 1..3 dimensions. Every kiln_reduce_op is accepted,
+ * a 1-D array reduced gives a 0-d array, as NumPy). a may be any strided
+ * view of 1..KILN_ARRAY_MAX_DIMS dimensions. Every kiln_reduce_op is accepted,
  * plus MEAN, VAR and STD; ARGMIN/ARGMAX give the int64 index along the axis
  * of the first minimum/maximum (a NaN wins: the first NaN). MIN, MAX,
  * ARGMIN and ARGMAX of an empty axis (with outputs) are
@@ -44,6 +44,23 @@ KILN_API kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a, int a
                                          int std, int keepdims, size_t num_wait,
                                          kiln_event *const *wait, kiln_event **event,
                                          kiln_array **out);
+/* op over a set of axes: axes[0..naxes) (negative count from the end,
+ * each once: a repeat is KILN_ERROR_INVALID_ARGUMENT, one outside the
+ * array KILN_ERROR_OUT_OF_RANGE); axes NULL (naxes ignored): every axis,
+ * as NumPy's axis=None; naxes 0: none (each element reduced alone).
+ * *out has a's shape without those axes (keepdims: 1 there; all reduced:
+ * 0-d). The ops, dtypes and empty-axis rules of kiln_array_reduce_axis;
+ * ARGMIN/ARGMAX take exactly one axis (else INVALID_ARGUMENT).
+ * kiln_array_var_axes: variance/std with ddof, as kiln_array_var_axis. */
+KILN_API kiln_status kiln_array_reduce_axes(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                            size_t naxes, const int *axes, int keepdims,
+                                            size_t num_wait, kiln_event *const *wait,
+                                            kiln_event **event, kiln_array **out);
+KILN_API kiln_status kiln_array_var_axes(kiln_queue *queue, kiln_array *a, size_t naxes,
+                                         const int *axes, double ddof, int std, int keepdims,
+                                         size_t num_wait, kiln_event *const *wait,
+                                         kiln_event **event, kiln_array **out);
+
 /* The reduction generator along an axis: the range is the shape of the
  * first array argument (every array argument has that shape), map's i is
  * the C-order flat index into it, and out[o] gets the reduction over the

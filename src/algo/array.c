@@ -23,40 +23,71 @@ int kiln__array_contiguous(const kiln_array *a) {
     return 1;
 }
 
+int kiln__mul_size(size_t a, size_t b, size_t *r) {
+    return !__builtin_mul_overflow(a, b, r);
+}
+
+int kiln__mul_stride(ptrdiff_t a, ptrdiff_t b, ptrdiff_t *r) {
+    return !__builtin_mul_overflow(a, b, r);
+}
+
+int kiln__muladd_stride(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *r) {
+    ptrdiff_t p;
+    return !__builtin_mul_overflow(a, b, &p) && !__builtin_add_overflow(p, c, r);
+}
+
+int kiln__shape_count(unsigned ndim, const size_t *shape, size_t elem, size_t *n, size_t *bytes) {
+    size_t c = 1;
+    int overflow = 0, zero = 0;
+    for (unsigned d = 0; d < ndim; d++) {
+        if (shape[d] == 0)
+            zero = 1;
+        if (!kiln__mul_size(c, shape[d], &c))
+            overflow = 1;
+    }
+    if (zero) { /* a 0 anywhere: empty, whatever the other sizes */
+        *n = 0;
+        *bytes = 0;
+        return 1;
+    }
+    size_t b = 0;
+    if (overflow || !kiln__mul_size(c, elem, &b) || b > (size_t)PTRDIFF_MAX)
+        return 0;
+    *n = c;
+    *bytes = b;
+    return 1;
+}
+
+const char *kiln__shape_text(unsigned ndim, const size_t *shape, char *buf, size_t cap) {
+    int at = snprintf(buf, cap, "(");
+    for (unsigned d = 0; d < ndim && at > 0 && (size_t)at < cap; d++)
+        at += snprintf(buf + at, cap - (size_t)at, "%s%zu", d ? ", " : "", shape[d]);
+    if (at > 0 && (size_t)at < cap)
+        snprintf(buf + at, cap - (size_t)at, "%s)", ndim == 1 ? "," : "");
+    return buf;
+}
+
 kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype, unsigned ndim,
                                     const size_t *shape, size_t *size) {
     if (!kiln_dtype_size(dtype))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown dtype %d", what,
                                (int)dtype);
-    if (ndim < 1 || ndim > KILN_ARRAY_MAX_DIMS)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: ndim %u is not in 1..%d", what,
-                               ndim, KILN_ARRAY_MAX_DIMS);
-    if (ndim > KILN__ARRAY_DIMS)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: %u dimensions; arrays of this version of "
-                               "kiln have at most %d (reshape to fewer)",
-                               what, ndim, KILN__ARRAY_DIMS);
-    if (!shape)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: shape is NULL", what);
-    /* Elements and bytes are both checked: n * dtype size must fit in a
-     * size_t, or the buffer would be allocated short. */
-    size_t n = 1, bytes = 0;
-    int overflow = 0;
-    for (unsigned d = 0; d < ndim; d++)
-        if (__builtin_mul_overflow(n, shape[d], &n))
-            overflow = 1;
-    if (n == 0)
-        overflow = 0; /* a 0 anywhere: empty, whatever the other sizes */
-    if (overflow || __builtin_mul_overflow(n, kiln_dtype_size(dtype), &bytes)) {
-        char shown[200];
-        int at = snprintf(shown, sizeof shown, "(");
-        for (unsigned d = 0; d < ndim; d++)
-            at += snprintf(shown + at, sizeof shown - (size_t)at, "%s%zu", d ? ", " : "", shape[d]);
-        snprintf(shown + at, sizeof shown - (size_t)at, ")");
+    if (ndim > KILN_ARRAY_MAX_DIMS)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: shape %s of %s needs more than %zu bytes, more than "
-                               "memory can address",
-                               what, shown, kiln_dtype_name(dtype), (size_t)SIZE_MAX);
+                               "%s: ndim %u is not in 0..%d (KILN_ARRAY_MAX_DIMS)", what, ndim,
+                               KILN_ARRAY_MAX_DIMS);
+    if (ndim && !shape)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: shape is NULL", what);
+    /* Elements and bytes are both checked: n * dtype size must fit, or
+     * the buffer would be allocated short. */
+    size_t n, bytes;
+    if (!kiln__shape_count(ndim, shape, kiln_dtype_size(dtype), &n, &bytes)) {
+        char shown[220];
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: shape %s of %s overflows: its element count times %zu "
+                               "bytes is more than %td bytes, more than memory can address",
+                               what, kiln__shape_text(ndim, shape, shown, sizeof shown),
+                               kiln_dtype_name(dtype), kiln_dtype_size(dtype), PTRDIFF_MAX);
     }
     *size = n;
     return KILN_OK;
@@ -85,8 +116,10 @@ void kiln__array_set_dense(kiln_array *a, unsigned ndim, const size_t *shape) {
     for (unsigned d = KILN_ARRAY_MAX_DIMS; d-- > 0;) {
         a->shape[d] = d < ndim ? shape[d] : 1;
         a->strides[d] = d < ndim ? stride : 0;
-        if (d < ndim)
-            stride *= (ptrdiff_t)shape[d];
+        /* checked: an empty array's other sizes may be huge (its strides
+         * are then never used to address anything) */
+        if (d < ndim && !kiln__mul_stride(stride, (ptrdiff_t)shape[d], &stride))
+            stride = 0;
     }
 }
 
@@ -229,10 +262,8 @@ int kiln__array_same_shape(const kiln_array *a, const kiln_array *b) {
 }
 
 const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap) {
-    int at = snprintf(buf, cap, "%s (", kiln_dtype_name(a->dtype));
-    for (unsigned d = 0; d < a->ndim && at > 0 && (size_t)at < cap; d++)
-        at += snprintf(buf + at, cap - (size_t)at, "%s%zu", d ? ", " : "", a->shape[d]);
+    int at = snprintf(buf, cap, "%s ", kiln_dtype_name(a->dtype));
     if (at > 0 && (size_t)at < cap)
-        snprintf(buf + at, cap - (size_t)at, "%s)", a->ndim == 1 ? "," : "");
+        kiln__shape_text(a->ndim, a->shape, buf + at, cap - (size_t)at);
     return buf;
 }

@@ -230,6 +230,49 @@ static kiln_status axis_geometry(const kiln_array *a, int axis, const char *what
     return KILN_OK;
 }
 
+/* The reduction generator over the first array a seen as (outer, len,
+ * inner) in C order (len the reduced part), into out (outer * inner
+ * elements, contiguous). */
+static kiln_status launch_geometry(kiln_queue *queue, kiln_reduction *reduction, const char *what,
+                                   kiln_array *a, size_t outer, size_t len, size_t inner,
+                                   const char *reduced, size_t num_args, const kiln_arg *args,
+                                   kiln_array *out, size_t num_wait, kiln_event *const *wait,
+                                   kiln_event **event) {
+    kiln__gen *gen = (kiln__gen *)reduction; /* the base is first */
+    kiln__plan plan;
+    kiln__bound b = { 0 };
+    kiln_status st = kiln__gen_prepare(queue, gen, a->size, num_args, args, 0, what, &plan, &b);
+    size_t out_size, final_size;
+    kiln_dtype fd;
+    const char *ft;
+    kiln__reduction_sizes(reduction, &out_size, &final_size, &fd, &ft);
+    if (st == KILN_OK && out->context != gen->context)
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out belongs to another context", what);
+    if (st == KILN_OK &&
+        ((fd && out->dtype != fd) || (!fd && kiln_dtype_size(out->dtype) != final_size)))
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out has dtype %s, the reduction gives %s",
+                             what, kiln_dtype_name(out->dtype), ft);
+    if (st == KILN_OK && (out->size != outer * inner || !kiln__array_contiguous(out)))
+        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                             "%s: out must be a contiguous array of %zu "
+                             "elements (the shape without %s); it has "
+                             "%zu%s",
+                             what, outer * inner, reduced, out->size,
+                             kiln__array_contiguous(out) ? "" : " and is strided");
+    kiln__variant *v = NULL;
+    if (st == KILN_OK && out->size == 0) {
+        if (event)
+            st = kiln_queue_marker(queue, num_wait, wait, event);
+    } else if (st == KILN_OK) {
+        st = kiln__reduction_axis_variant(reduction, b.layout, &plan, &v);
+        if (st == KILN_OK)
+            st = axis_enqueue(queue, reduction, v, &plan, &b, outer, len, inner, out->buffer,
+                              out->offset, num_wait, wait, event);
+    }
+    kiln__bound_free(&b);
+    return st;
+}
+
 kiln_status kiln_reduction_launch_axis(kiln_queue *queue, kiln_reduction *reduction, int axis,
                                        size_t num_args, const kiln_arg *args, kiln_array *out,
                                        size_t num_wait, kiln_event *const *wait,
@@ -260,38 +303,10 @@ kiln_status kiln_reduction_launch_axis(kiln_queue *queue, kiln_reduction *reduct
     kiln_status st = axis_geometry(a, axis, what, &ax, &outer, &len, &inner);
     if (st != KILN_OK)
         return st;
-    kiln__plan plan;
-    kiln__bound b = { 0 };
-    st = kiln__gen_prepare(queue, gen, a->size, num_args, args, 0, what, &plan, &b);
-    size_t out_size, final_size;
-    kiln_dtype fd;
-    const char *ft;
-    kiln__reduction_sizes(reduction, &out_size, &final_size, &fd, &ft);
-    if (st == KILN_OK && out->context != gen->context)
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out belongs to another context", what);
-    if (st == KILN_OK &&
-        ((fd && out->dtype != fd) || (!fd && kiln_dtype_size(out->dtype) != final_size)))
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out has dtype %s, the reduction gives %s",
-                             what, kiln_dtype_name(out->dtype), ft);
-    if (st == KILN_OK && (out->size != outer * inner || !kiln__array_contiguous(out)))
-        st = kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                             "%s: out must be a contiguous array of %zu "
-                             "elements (the shape without axis %u); it has "
-                             "%zu%s",
-                             what, outer * inner, ax, out->size,
-                             kiln__array_contiguous(out) ? "" : " and is strided");
-    kiln__variant *v = NULL;
-    if (st == KILN_OK && out->size == 0) {
-        if (event)
-            st = kiln_queue_marker(queue, num_wait, wait, event);
-    } else if (st == KILN_OK) {
-        st = kiln__reduction_axis_variant(reduction, b.layout, &plan, &v);
-        if (st == KILN_OK)
-            st = axis_enqueue(queue, reduction, v, &plan, &b, outer, len, inner, out->buffer,
-                              out->offset, num_wait, wait, event);
-    }
-    kiln__bound_free(&b);
-    return st;
+    char reduced[32];
+    snprintf(reduced, sizeof reduced, "axis %u", ax);
+    return launch_geometry(queue, reduction, what, a, outer, len, inner, reduced, num_args, args,
+                           out, num_wait, wait, event);
 }
 
 /* ------------------------------------------------- built-in reductions */
@@ -437,10 +452,45 @@ static int known_op(kiln_reduce_op op) {
            op == KILN_REDUCE_VAR || op == KILN_REDUCE_STD;
 }
 
-static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array *a, int axis,
-                               double ddof, int keepdims, size_t num_wait, kiln_event *const *wait,
+/* The reduced axes of an ndim array: naxes entries of axes (negative
+ * count from the end; NULL: all axes), each once. mask[d] = 1 for a
+ * reduced d; *text names them for messages. */
+static kiln_status axes_mask(const char *what, unsigned ndim, size_t naxes, const int *axes,
+                             unsigned char *mask, char *text, size_t cap) {
+    memset(mask, 0, KILN_ARRAY_MAX_DIMS);
+    if (!axes) {
+        memset(mask, 1, ndim);
+        snprintf(text, cap, "all axes");
+        return KILN_OK;
+    }
+    if (naxes > KILN_ARRAY_MAX_DIMS)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: %zu axes for an array of %u dimensions", what, naxes, ndim);
+    int at = snprintf(text, cap, "axes (");
+    for (size_t k = 0; k < naxes; k++) {
+        int ax = axes[k];
+        if (ax < -(int)ndim || ax >= (int)ndim)
+            return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                                   "%s: axis %d is out of range for an array of "
+                                   "%u dimensions",
+                                   what, ax, ndim);
+        unsigned d = (unsigned)(ax < 0 ? ax + (int)ndim : ax);
+        if (mask[d])
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: axis %d is given twice (as %u)", what, ax, d);
+        mask[d] = 1;
+        if (at > 0 && (size_t)at < cap)
+            at += snprintf(text + at, cap - (size_t)at, "%s%u", k ? ", " : "", d);
+    }
+    if (at > 0 && (size_t)at < cap)
+        snprintf(text + at, cap - (size_t)at, ")");
+    return KILN_OK;
+}
+
+static kiln_status reduce_axes(kiln_queue *queue, const char *what, kiln_reduce_op op,
+                               kiln_array *a, size_t naxes, const int *axes, double ddof,
+                               int keepdims, size_t num_wait, kiln_event *const *wait,
                                kiln_event **event, kiln_array **out) {
-    static const char what[] = "kiln_array_reduce_axis";
     if (event)
         *event = NULL;
     if (!out)
@@ -451,29 +501,63 @@ static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array 
         return st;
     if (!known_op(op))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
-    unsigned ax = 0;
-    size_t outer = 0, len = 0, inner = 0;
-    st = axis_geometry(a, axis, what, &ax, &outer, &len, &inner);
+    unsigned char mask[KILN_ARRAY_MAX_DIMS];
+    char reduced[64];
+    st = axes_mask(what, a->ndim, naxes, axes, mask, reduced, sizeof reduced);
     if (st != KILN_OK)
         return st;
-    int no_identity = op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX || op == KILN_REDUCE_ARGMIN ||
-                      op == KILN_REDUCE_ARGMAX;
-    if (no_identity && len == 0 && outer * inner > 0)
+    int arg = op == KILN_REDUCE_ARGMIN || op == KILN_REDUCE_ARGMAX;
+    unsigned nred = 0, first = a->ndim, lastd = 0;
+    for (unsigned d = 0; d < a->ndim; d++)
+        if (mask[d]) {
+            nred++;
+            if (first == a->ndim)
+                first = d;
+            lastd = d;
+        }
+    if (arg && nred != 1)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: a zero-size reduction along axis %u has "
-                               "no identity for this op (as in NumPy)",
-                               what, ax);
-    /* the output's shape: a's without the axis (or with 1 there) */
+                               "%s: argmin/argmax take exactly one axis (%u given; "
+                               "flatten with kiln_array_reshape first)",
+                               what, nred);
+    /* The geometry (outer, len, inner): the reduced axes in one run keep
+     * a's own layout; others read a view with them moved last. */
+    int run = nred == 0 || lastd - first + 1 == nred;
+    size_t outer = 1, len = 1, inner = 1;
     size_t shape[KILN_ARRAY_MAX_DIMS];
     unsigned nd = 0;
     for (unsigned d = 0; d < a->ndim; d++) {
-        if (d != ax)
+        if (mask[d])
+            len *= a->shape[d];
+        else if (run && nred && d > lastd)
+            inner *= a->shape[d];
+        else
+            outer *= a->shape[d];
+        if (!mask[d])
             shape[nd++] = a->shape[d];
         else if (keepdims)
             shape[nd++] = 1;
     }
-    if (nd == 0)
-        shape[nd++] = 1; /* kiln has no 0-d arrays */
+    int no_identity = op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX || arg;
+    if (no_identity && len == 0 && outer * inner > 0)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: a zero-size reduction over %s has "
+                               "no identity for this op (as in NumPy)",
+                               what, reduced);
+    kiln_array *src = a;
+    if (!run) { /* kept axes first, reduced ones last, in their order */
+        src = kiln__array_clone_header(a);
+        if (!src)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+        unsigned j = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (unsigned d = 0; d < a->ndim; d++)
+                if (mask[d] == pass) {
+                    src->shape[j] = a->shape[d];
+                    src->strides[j] = a->strides[d];
+                    j++;
+                }
+    }
     kiln_context *ctx = kiln_queue_context(queue);
     axis_text t;
     kiln_reduction_desc d;
@@ -492,17 +576,29 @@ static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array 
     if (st == KILN_OK)
         st = kiln__gen_cached(ctx, key.p, axis_make, &ma, &gen);
     kiln__sb_free(&key);
-    kiln_arg v = KILN_ARG_ARRAY(a);
+    kiln_arg v = KILN_ARG_ARRAY(src);
     if (st == KILN_OK)
-        st = kiln_reduction_launch_axis(queue, (kiln_reduction *)gen, (int)ax, 1, &v, *out,
-                                        num_wait, wait, event);
+        st = launch_geometry(queue, (kiln_reduction *)gen, what, src, outer, len, inner, reduced, 1,
+                             &v, *out, num_wait, wait, event);
     kiln__gen_release(gen);
+    if (src != a)
+        kiln_array_release(src);
     if (st != KILN_OK) {
         kiln_array_release(*out);
         *out = NULL;
-        return kiln__error_prefix(st, "%s", what);
+        /* named once: the launch's own messages already start with what */
+        if (strncmp(kiln_last_error_message(), what, strlen(what)) != 0)
+            st = kiln__error_prefix(st, "%s", what);
+        return st;
     }
     return KILN_OK;
+}
+
+static kiln_status reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array *a, int axis,
+                               double ddof, int keepdims, size_t num_wait, kiln_event *const *wait,
+                               kiln_event **event, kiln_array **out) {
+    return reduce_axes(queue, "kiln_array_reduce_axis", op, a, 1, &axis, ddof, keepdims, num_wait,
+                       wait, event, out);
 }
 
 kiln_status kiln_array_reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_array *a, int axis,
@@ -526,4 +622,28 @@ kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a, int axis, doub
     }
     return reduce_axis(queue, std ? KILN_REDUCE_STD : KILN_REDUCE_VAR, a, axis, ddof, keepdims,
                        num_wait, wait, event, out);
+}
+
+kiln_status kiln_array_reduce_axes(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                   size_t naxes, const int *axes, int keepdims, size_t num_wait,
+                                   kiln_event *const *wait, kiln_event **event, kiln_array **out) {
+    return reduce_axes(queue, "kiln_array_reduce_axes", op, a, naxes, axes, 0, keepdims, num_wait,
+                       wait, event, out);
+}
+
+kiln_status kiln_array_var_axes(kiln_queue *queue, kiln_array *a, size_t naxes, const int *axes,
+                                double ddof, int std, int keepdims, size_t num_wait,
+                                kiln_event *const *wait, kiln_event **event, kiln_array **out) {
+    if (!(ddof >= 0) || !isfinite(ddof)) {
+        if (out)
+            *out = NULL;
+        if (event)
+            *event = NULL;
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_var_axes: ddof must be a finite "
+                               "number >= 0, not %g",
+                               ddof);
+    }
+    return reduce_axes(queue, "kiln_array_var_axes", std ? KILN_REDUCE_STD : KILN_REDUCE_VAR, a,
+                       naxes, axes, ddof, keepdims, num_wait, wait, event, out);
 }

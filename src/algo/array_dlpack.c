@@ -298,21 +298,20 @@ static kiln_status import_host(const char *fn, kiln_context *ctx, kiln_dtype dty
     if (!tmp)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s: %zu bytes for the gather", fn,
                                n * es);
-    size_t sh[3] = { 1, 1, 1 };
-    ptrdiff_t sd[3] = { 0, 0, 0 };
-    for (unsigned d = 0; d < ndim; d++) { /* right-aligned in 3 dims */
-        sh[3 - ndim + d] = shape[d];
-        sd[3 - ndim + d] = strides[d];
-    }
+    /* any rank: an index counter over the dimensions, C order */
+    size_t idx[KILN_ARRAY_MAX_DIMS] = { 0 };
+    ptrdiff_t at = 0; /* element offset of idx */
     char *dst = tmp;
-    for (size_t i = 0; i < sh[0]; i++)
-        for (size_t j = 0; j < sh[1]; j++)
-            for (size_t k = 0; k < sh[2]; k++, dst += es)
-                memcpy(dst,
-                       elem0 +
-                           ((ptrdiff_t)i * sd[0] + (ptrdiff_t)j * sd[1] + (ptrdiff_t)k * sd[2]) *
-                               (ptrdiff_t)es,
-                       es);
+    for (size_t i = 0; i < n; i++, dst += es) {
+        memcpy(dst, elem0 + at * (ptrdiff_t)es, es);
+        for (unsigned d = ndim; d-- > 0;) {
+            at += strides[d];
+            if (++idx[d] < shape[d])
+                break;
+            at -= (ptrdiff_t)shape[d] * strides[d];
+            idx[d] = 0;
+        }
+    }
     kiln_status st = kiln_array_from_host(ctx, dtype, ndim, shape, tmp, out);
     free(tmp);
     return st;
@@ -326,9 +325,6 @@ static kiln_status import_tensor(const char *fn, kiln_context *ctx, const DLTens
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: context is NULL", fn);
     if (t->ndim < 0 || t->ndim > KILN_ARRAY_MAX_DIMS)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: ndim is %d", fn, (int)t->ndim);
-    if (t->ndim > 3)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: %d dimensions; kiln arrays have 1 to 3", fn, (int)t->ndim);
     if (t->ndim > 0 && !t->shape)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: shape is NULL", fn);
     if (t->dtype.lanes != 1)
@@ -340,25 +336,27 @@ static kiln_status import_tensor(const char *fn, kiln_context *ctx, const DLTens
                                "%s: DLPack dtype code %u with %u bits has "
                                "no kiln dtype",
                                fn, (unsigned)t->dtype.code, (unsigned)t->dtype.bits);
-    /* A 0-d tensor (a scalar) becomes shape (1,). */
-    unsigned ndim = t->ndim ? (unsigned)t->ndim : 1;
-    size_t shape[3] = { 1, 1, 1 };
-    ptrdiff_t strides[3] = { 1, 1, 1 };
+    /* A 0-d tensor (a scalar) is a 0-d array. */
+    unsigned ndim = (unsigned)t->ndim;
+    size_t shape[KILN_ARRAY_MAX_DIMS] = { 0 };
+    ptrdiff_t strides[KILN_ARRAY_MAX_DIMS] = { 0 };
     for (int d = 0; d < t->ndim; d++) {
         if (t->shape[d] < 0)
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: shape[%d] is %lld", fn, d,
                                    (long long)t->shape[d]);
         shape[d] = (size_t)t->shape[d];
     }
-    ptrdiff_t dense = 1;
-    for (int d = t->ndim; d-- > 0;) { /* NULL strides: C order */
-        strides[d] = t->strides ? (ptrdiff_t)t->strides[d] : dense;
-        dense *= (ptrdiff_t)shape[d];
-    }
     size_t n;
     kiln_status st = kiln__array_check_shape(fn, ty->dtype, ndim, shape, &n);
     if (st != KILN_OK)
         return st;
+    /* NULL strides: C order (the products fit: the shape's bytes do) */
+    ptrdiff_t dense = 1;
+    for (int d = t->ndim; d-- > 0;) {
+        strides[d] = t->strides ? (ptrdiff_t)t->strides[d] : dense;
+        if (!kiln__mul_stride(dense, (ptrdiff_t)shape[d], &dense))
+            dense = 0; /* an empty shape's: never used */
+    }
     size_t es = kiln_dtype_size(ty->dtype);
     if (n == 0) { /* nothing to share: an empty array, the tensor back */
         st = kiln_array_empty(ctx, ty->dtype, ndim, shape, out);

@@ -49,21 +49,22 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value, siz
     return st;
 }
 
-kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype, unsigned ndim, const size_t *shape,
-                            const void *value, size_t num_wait, kiln_event *const *wait,
-                            kiln_event **event, kiln_array **array) {
+/* full, its messages naming what (kiln_array_full or kiln_array_zeros). */
+static kiln_status full_as(const char *what, kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
+                           const size_t *shape, const void *value, size_t num_wait,
+                           kiln_event *const *wait, kiln_event **event, kiln_array **array) {
     if (event)
         *event = NULL;
     if (array)
         *array = NULL;
     if (!queue || !value || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_full: %s is NULL",
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
                                !queue   ? "queue"
                                : !value ? "value"
                                         : "array");
     kiln_array *a;
-    kiln_status st = kiln__array_make(kiln_queue_context(queue), dtype, ndim, shape, NULL,
-                                      "kiln_array_full", &a);
+    kiln_status st =
+        kiln__array_make(kiln_queue_context(queue), dtype, ndim, shape, NULL, what, &a);
     if (st != KILN_OK)
         return st;
     st = kiln_array_fill(queue, a, value, num_wait, wait, event);
@@ -78,8 +79,16 @@ kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype, unsigned ndim, 
 kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
                              const size_t *shape, size_t num_wait, kiln_event *const *wait,
                              kiln_event **event, kiln_array **array) {
-    static const uint64_t zero = 0;
-    return kiln_array_full(queue, dtype, ndim, shape, &zero, num_wait, wait, event, array);
+    static const uint64_t zero[2] = { 0, 0 }; /* one element of any dtype */
+    return full_as("kiln_array_zeros", queue, dtype, ndim, shape, zero, num_wait, wait, event,
+                   array);
+}
+
+kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype, unsigned ndim, const size_t *shape,
+                            const void *value, size_t num_wait, kiln_event *const *wait,
+                            kiln_event **event, kiln_array **array) {
+    return full_as("kiln_array_full", queue, dtype, ndim, shape, value, num_wait, wait, event,
+                   array);
 }
 
 kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n, double start,

@@ -19,14 +19,26 @@
 #include "algo/algo.h"
 #include "kiln.h"
 
-/* Dimensions this version supports (the ABI has KILN_ARRAY_MAX_DIMS). The
- * generators pad shapes to 3 dimensions: lifting this needs them too. */
-enum { KILN__ARRAY_DIMS = 3 };
-
 /* ---- array.c */
 
-/* Checks dtype, ndim and shape (rule 7 of docs/api.md for ndim 4..8);
- * *size gets the element count. */
+/* Shape arithmetic: every product of sizes, strides and bytes that the
+ * constructors and views compute goes through these (issue 41 item 2).
+ * *r = a * b (or a * b + c); 0 when it overflows. */
+int kiln__mul_size(size_t a, size_t b, size_t *r);
+int kiln__mul_stride(ptrdiff_t a, ptrdiff_t b, ptrdiff_t *r);
+int kiln__muladd_stride(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *r);
+/* The element count *n and byte size *bytes of shape[0..ndim) of
+ * elem-byte elements: 1 if they fit, with bytes at most PTRDIFF_MAX (so
+ * that every dense stride and element offset is a ptrdiff_t too); 0 if
+ * a product overflows. A 0 in the shape is 0 elements, whatever the
+ * others (0 * 2^70 is not an overflow). */
+int kiln__shape_count(unsigned ndim, const size_t *shape, size_t elem, size_t *n, size_t *bytes);
+/* "(2, 3)", "(5,)", "()"; returns buf. */
+const char *kiln__shape_text(unsigned ndim, const size_t *shape, char *buf, size_t cap);
+
+/* Checks dtype, ndim (0..KILN_ARRAY_MAX_DIMS) and shape (its element
+ * count and bytes, kiln__shape_count): KILN_ERROR_INVALID_ARGUMENT naming
+ * the call (what) and the shape. *size gets the element count. */
 kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype, unsigned ndim,
                                     const size_t *shape, size_t *size);
 /* A dense C-order array of a new buffer (initialised from host if given). */

@@ -44,7 +44,9 @@ static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in, unsi
                                    what, k, kiln__array_describe(a, t1, sizeof t1),
                                    kiln__array_describe(a0, t0, sizeof t0), ax);
         }
-        shape[ax] += a->shape[ax];
+        if (__builtin_add_overflow(shape[ax], a->shape[ax], &shape[ax]))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: the lengths along axis %u overflow", what, ax);
     }
     kiln_status st =
         kiln__array_make(kiln_queue_context(queue), a0->dtype, a0->ndim, shape, NULL, what, out);
@@ -137,11 +139,11 @@ kiln_status kiln_array_stack(kiln_queue *queue, size_t n, kiln_array *const *arr
                                "%s: axis %d is out of range for a result of "
                                "%d dimensions",
                                what, axis, nd);
-    if (nd > KILN__ARRAY_DIMS)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: stacking %d-D arrays gives %d dimensions; "
-                               "this version supports up to %d",
-                               what, nd - 1, nd, KILN__ARRAY_DIMS);
+    if (nd > KILN_ARRAY_MAX_DIMS)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: stacking %d-D arrays gives %d dimensions, more than "
+                               "KILN_ARRAY_MAX_DIMS (%d)",
+                               what, nd - 1, nd, KILN_ARRAY_MAX_DIMS);
     unsigned ax = (unsigned)(axis < 0 ? axis + nd : axis);
     /* every input must have the shape of the first (stack's rule) */
     for (size_t k = 1; k < n; k++)

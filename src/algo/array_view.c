@@ -50,9 +50,13 @@ kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices, kiln_array 
         ptrdiff_t first = 0;
         ptrdiff_t len = slice_len(s, (ptrdiff_t)a->shape[d], &first);
         shape[d] = (size_t)len;
-        strides[d] = a->strides[d] * s.step;
-        if (len > 0)
-            off += first * a->strides[d];
+        /* checked (kiln__mul_stride): a huge step overflows the stride */
+        if (!kiln__mul_stride(a->strides[d], s.step, &strides[d]) ||
+            (len > 0 && !kiln__muladd_stride(first, a->strides[d], off, &off)))
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "kiln_array_view: dimension %u: step %td times stride %td "
+                                   "overflows",
+                                   d, s.step, a->strides[d]);
         size *= (size_t)len;
     }
     kiln_array *v = kiln__array_clone_header(a);
@@ -116,6 +120,45 @@ kiln_status kiln_array_reshape(kiln_array *a, unsigned ndim, const size_t *shape
     if (!v)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_array_reshape");
     kiln__array_set_dense(v, ndim, shape);
+    *view = v;
+    return KILN_OK;
+}
+
+kiln_status kiln_array_permute(kiln_array *a, const int *axes, kiln_array **view) {
+    static const char what[] = "kiln_array_permute";
+    if (!view)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: view is NULL", what);
+    *view = NULL;
+    if (!a)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL", what);
+    unsigned nd = a->ndim, from[KILN_ARRAY_MAX_DIMS];
+    unsigned char seen[KILN_ARRAY_MAX_DIMS] = { 0 };
+    for (unsigned d = 0; d < nd; d++) {
+        if (!axes) { /* NULL: the axes reversed (NumPy's transpose) */
+            from[d] = nd - 1 - d;
+            continue;
+        }
+        int ax = axes[d];
+        if (ax < -(int)nd || ax >= (int)nd)
+            return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                                   "%s: axes[%u] = %d is out of range for an array of %u "
+                                   "dimensions",
+                                   what, d, ax, nd);
+        from[d] = (unsigned)(ax < 0 ? ax + (int)nd : ax);
+        if (seen[from[d]])
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: axes[%u] = %d repeats axis %u: axes must be a "
+                                   "permutation of 0..%u",
+                                   what, d, ax, from[d], nd ? nd - 1 : 0);
+        seen[from[d]] = 1;
+    }
+    kiln_array *v = kiln__array_clone_header(a);
+    if (!v)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    for (unsigned d = 0; d < nd; d++) {
+        v->shape[d] = a->shape[from[d]];
+        v->strides[d] = a->strides[from[d]];
+    }
     *view = v;
     return KILN_OK;
 }

@@ -126,17 +126,77 @@ kiln_status kiln__arg_convert(kiln_arg in, kiln_dtype dtype, kiln_arg *out) {
     return KILN_OK;
 }
 
-/* Shape and strides padded in front to 3 dimensions. */
-static void norm3(const kiln_array *a, size_t sh[3], ptrdiff_t st[3]) {
-    unsigned pad = 3 - a->ndim;
-    for (unsigned d = 0; d < 3; d++) {
-        if (d < pad) {
-            sh[d] = 1;
-            st[d] = 0;
-        } else {
-            sh[d] = a->shape[d - pad];
-            st[d] = a->strides[d - pad];
+/* The strided layout of a launch: the first array's dimensions as the
+ * kernel sees them, nd (3, or KILN_ARRAY_MAX_DIMS) padded in front. Up to
+ * 3 dimensions they are the array's own; beyond, adjacent dimensions that
+ * every shaped array steps through as one (stride[d] = stride[d+1] *
+ * shape[d+1]) are merged into groups, and dimensions of size 1 dropped:
+ * a 4-D view that merges into 3 keeps the 3-D index math. Group g is
+ * dims[g0..g1] of the array; its stride is that of its last dimension. */
+typedef struct geom {
+    int nd;
+    size_t sh[KILN_ARRAY_MAX_DIMS];
+    unsigned last[KILN_ARRAY_MAX_DIMS]; /* the array dimension whose stride group g takes */
+    int own;                            /* 1: the array's own dimensions (ndim <= 3) */
+} geom;
+
+static int shaped_arg(const kiln__gargs *args, size_t k, int any_shape) {
+    return args->v[k].is_ptr && (!any_shape || k == args->first_array);
+}
+
+static void geom_of(const kiln__gargs *args, const kiln_arg *vals, int any_shape, geom *g) {
+    const kiln_array *first = vals[args->first_array].value.array;
+    memset(g, 0, sizeof *g);
+    if (first->ndim <= 3) {
+        g->nd = 3;
+        g->own = 1;
+        return;
+    }
+    size_t sh[KILN_ARRAY_MAX_DIMS];
+    unsigned last[KILN_ARRAY_MAX_DIMS];
+    int m = 0;
+    for (unsigned d = 0; d < first->ndim; d++) {
+        if (first->shape[d] == 1)
+            continue;
+        int merge = m > 0;
+        for (size_t k = 0; merge && k < args->n; k++) {
+            if (!shaped_arg(args, k, any_shape))
+                continue;
+            const kiln_array *a = vals[k].value.array;
+            ptrdiff_t step;
+            merge = !__builtin_mul_overflow(a->strides[d], (ptrdiff_t)a->shape[d], &step) &&
+                    a->strides[last[m - 1]] == step;
         }
+        if (merge) {
+            sh[m - 1] *= first->shape[d];
+            last[m - 1] = d;
+        } else {
+            sh[m] = first->shape[d];
+            last[m] = d;
+            m++;
+        }
+    }
+    g->nd = m <= 3 ? 3 : KILN_ARRAY_MAX_DIMS;
+    int pad = g->nd - m;
+    for (int d = 0; d < g->nd; d++) {
+        g->sh[d] = d < pad ? 1 : sh[d - pad];
+        g->last[d] = d < pad ? KILN_ARRAY_MAX_DIMS : last[d - pad];
+    }
+}
+
+/* a's shape and strides in the layout g. */
+static void geom_apply(const geom *g, const kiln_array *a, size_t *sh, ptrdiff_t *st) {
+    if (g->own) { /* padded in front to 3 dimensions */
+        unsigned pad = 3 - a->ndim;
+        for (unsigned d = 0; d < 3; d++) {
+            sh[d] = d < pad ? 1 : a->shape[d - pad];
+            st[d] = d < pad ? 0 : a->strides[d - pad];
+        }
+        return;
+    }
+    for (int d = 0; d < g->nd; d++) {
+        sh[d] = g->sh[d];
+        st[d] = g->last[d] < KILN_ARRAY_MAX_DIMS ? a->strides[g->last[d]] : 0;
     }
 }
 
@@ -225,16 +285,21 @@ static kiln_status check_kinds(const kiln__gargs *args, size_t num_args, const k
 static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals, int any_shape,
                                const char *what, kiln__bound *b) {
     const kiln_array *first = vals[args->first_array].value.array;
-    int strided = b->layout == KILN__STRIDED;
-    size_t sh[3];
-    ptrdiff_t st[3];
-    norm3(first, sh, st);
+    int strided = b->layout != KILN__CONTIG;
+    geom geo;
+    geo.nd = 3; /* read only when strided (set by geom_of) */
+    geo.own = 1;
+    if (strided)
+        geom_of(args, vals, any_shape, &geo);
+    if (strided && geo.nd > 3)
+        b->layout = KILN__STRIDED_ND;
+    size_t sh[KILN_ARRAY_MAX_DIMS];
+    ptrdiff_t st[KILN_ARRAY_MAX_DIMS];
+    if (strided)
+        geom_apply(&geo, first, sh, st);
     kiln_status s = kiln__bound_push(b, KILN_ARG_I64((int64_t)b->n));
-    if (s == KILN_OK && strided) {
-        s = kiln__bound_push(b, KILN_ARG_I64((int64_t)(sh[1] ? sh[1] : 1)));
-        if (s == KILN_OK)
-            s = kiln__bound_push(b, KILN_ARG_I64((int64_t)(sh[2] ? sh[2] : 1)));
-    }
+    for (int d = 1; s == KILN_OK && strided && d < geo.nd; d++)
+        s = kiln__bound_push(b, KILN_ARG_I64((int64_t)(sh[d] ? sh[d] : 1)));
     for (size_t k = 0; s == KILN_OK && k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
         if (!g->is_ptr) {
@@ -250,10 +315,10 @@ static kiln_status push_values(const kiln__gargs *args, const kiln_arg *vals, in
         if (s == KILN_OK)
             s = kiln__bound_push(b, KILN_ARG_I64((int64_t)a->offset));
         if (s == KILN_OK && strided && (!any_shape || k == args->first_array)) {
-            size_t ash[3];
-            ptrdiff_t ast[3];
-            norm3(a, ash, ast);
-            for (int d = 0; s == KILN_OK && d < 3; d++)
+            size_t ash[KILN_ARRAY_MAX_DIMS];
+            ptrdiff_t ast[KILN_ARRAY_MAX_DIMS];
+            geom_apply(&geo, a, ash, ast);
+            for (int d = 0; s == KILN_OK && d < geo.nd; d++)
                 s = kiln__bound_push(b, KILN_ARG_I64((int64_t)ast[d]));
         }
     }

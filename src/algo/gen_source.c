@@ -23,10 +23,10 @@ static int arg_shaped(const kiln__gargs *args, size_t k, int any_shape) {
 }
 
 void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout) {
-    int strided = layout & 1, any = (layout >> 1) & 1;
+    int strided = layout & 1, any = (layout >> 1) & 1, nd = kiln__layout_dims(layout);
     kiln__sb_add(sb, "long n");
-    if (strided)
-        kiln__sb_add(sb, ", long kiln_d1, long kiln_d2");
+    for (int d = 1; strided && d < nd; d++)
+        kiln__sb_addf(sb, ", long kiln_d%d", d);
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
         if (g->is_ptr) {
@@ -34,11 +34,8 @@ void kiln__gen_params(kiln__sb *sb, const kiln__gargs *args, int layout) {
             kiln__sb_addf(sb, ", KILN_GLOBAL %s%s *%skiln_p_%s, long kiln_o_%s",
                           g->is_const ? "const " : "", g->type,
                           (layout & 4) ? "KILN_RESTRICT " : "", g->name, g->name);
-            if (strided && arg_shaped(args, k, any))
-                kiln__sb_addf(sb,
-                              ", long kiln_s0_%s, long kiln_s1_%s, long "
-                              "kiln_s2_%s",
-                              g->name, g->name, g->name);
+            for (int d = 0; strided && arg_shaped(args, k, any) && d < nd; d++)
+                kiln__sb_addf(sb, ", long kiln_s%d_%s", d, g->name);
         } else {
             kiln__sb_addf(sb, ", %s %s", g->type, g->name);
         }
@@ -82,7 +79,7 @@ kiln_status kiln__gen_template(kiln__sb *sb, const char *file, const char *name,
 void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout, const char *preamble) {
     /* layout bit 0: strided; bit 1: any-shape (only the first array is
      * strided). */
-    int strided = layout & 1, any = (layout >> 1) & 1;
+    int strided = layout & 1, any = (layout >> 1) & 1, nd = kiln__layout_dims(layout);
     /* the random number functions, callable from every expression
      * (include/kiln/random.h) */
     kiln__sb_add(sb, kiln__embedded_file("algo_random.cl"));
@@ -91,15 +88,14 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout, const c
     kiln__sb_add(sb, "#define KILN_PARAMS ");
     kiln__gen_params(sb, args, layout);
     kiln__sb_add(sb, "\n#define KILN_PASS n");
-    if (strided)
-        kiln__sb_add(sb, ", kiln_d1, kiln_d2");
+    for (int d = 1; strided && d < nd; d++)
+        kiln__sb_addf(sb, ", kiln_d%d", d);
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
         if (g->is_ptr) {
             kiln__sb_addf(sb, ", kiln_p_%s, kiln_o_%s", g->name, g->name);
-            if (strided && arg_shaped(args, k, any))
-                kiln__sb_addf(sb, ", kiln_s0_%s, kiln_s1_%s, kiln_s2_%s", g->name, g->name,
-                              g->name);
+            for (int d = 0; strided && arg_shaped(args, k, any) && d < nd; d++)
+                kiln__sb_addf(sb, ", kiln_s%d_%s", d, g->name);
         } else {
             kiln__sb_addf(sb, ", %s", g->name);
         }
@@ -107,23 +103,29 @@ void kiln__gen_common(kiln__sb *sb, const kiln__gargs *args, int layout, const c
     /* KILN_BIND(i) declares each array name as a pointer such that name[i]
      * is element i of the (possibly strided) view. */
     kiln__sb_add(sb, "\n#define KILN_BIND(kiln_ix) \\\n");
-    if (strided)
+    if (strided && nd == 3) /* the 3-D index math, unchanged */
         kiln__sb_add(sb, "  long kiln_t = (kiln_ix); long kiln_i2 = kiln_t % "
                          "kiln_d2; kiln_t /= kiln_d2; \\\n"
                          "  long kiln_i1 = kiln_t % kiln_d1; long kiln_i0 = kiln_t "
                          "/ kiln_d1; \\\n");
+    else if (strided) { /* N-d: the C-order index decomposed from the last dimension */
+        kiln__sb_add(sb, "  long kiln_t = (kiln_ix); \\\n");
+        for (int d = nd - 1; d > 0; d--)
+            kiln__sb_addf(sb, "  long kiln_i%d = kiln_t %% kiln_d%d; kiln_t /= kiln_d%d; \\\n", d,
+                          d, d);
+        kiln__sb_add(sb, "  long kiln_i0 = kiln_t; \\\n");
+    }
     for (size_t k = 0; k < args->n; k++) {
         const kiln__garg *g = &args->v[k];
         if (!g->is_ptr)
             continue;
-        if (strided && arg_shaped(args, k, any))
-            kiln__sb_addf(sb,
-                          "  KILN_GLOBAL %s%s *%s = kiln_p_%s + (kiln_o_%s + "
-                          "kiln_i0*kiln_s0_%s + kiln_i1*kiln_s1_%s + "
-                          "kiln_i2*kiln_s2_%s - (kiln_ix)); \\\n",
-                          g->is_const ? "const " : "", g->type, g->name, g->name, g->name, g->name,
-                          g->name, g->name);
-        else
+        if (strided && arg_shaped(args, k, any)) {
+            kiln__sb_addf(sb, "  KILN_GLOBAL %s%s *%s = kiln_p_%s + (kiln_o_%s",
+                          g->is_const ? "const " : "", g->type, g->name, g->name, g->name);
+            for (int d = 0; d < nd; d++)
+                kiln__sb_addf(sb, " + kiln_i%d*kiln_s%d_%s", d, d, g->name);
+            kiln__sb_add(sb, " - (kiln_ix)); \\\n");
+        } else
             kiln__sb_addf(sb,
                           "  KILN_GLOBAL %s%s *%s = kiln_p_%s + kiln_o_%s; "
                           "\\\n",

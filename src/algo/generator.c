@@ -90,7 +90,7 @@ kiln_status kiln__gen_retain(kiln__gen *gen) {
 void kiln__gen_release(kiln__gen *gen) {
     if (!gen || atomic_fetch_sub(&gen->refs, 1) != 1)
         return;
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < KILN__LAYOUT_SLOTS; a++)
         for (int b = 0; b < 2; b++)
             kiln__variant_free(&gen->var[a][b]);
     kiln__gargs_free(&gen->args);
@@ -102,11 +102,11 @@ void kiln__gen_release(kiln__gen *gen) {
 
 kiln_status kiln__gen_variant(kiln__gen *gen, int layout, const kiln__plan *plan,
                               kiln__variant **out) {
-    kiln__variant *v = &gen->var[layout & 1][plan->cpu ? 1 : 0];
+    kiln__variant *v = &gen->var[kiln__layout_slot(layout)][plan->cpu ? 1 : 0];
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&gen->lock);
     if (!v->k[0]) {
-        st = gen->kind->build(gen, layout & 1, plan, v);
+        st = gen->kind->build(gen, kiln__layout_strided(layout), plan, v);
         if (st != KILN_OK)
             kiln__variant_free(v);
     }

@@ -72,8 +72,23 @@ size_t kiln__cpu_groups(const kiln__plan *plan, size_t n, size_t min_items);
 /* ---- source pieces (gen_source.c) */
 
 /* Layout variants: bit 0 strided; bit 1 any-shape (only the first array is
- * strided); bit 2 restrict (the arrays do not alias). */
-enum { KILN__CONTIG = 0, KILN__STRIDED = 1 };
+ * strided); bit 2 restrict (the arrays do not alias); bit 3 (with bit 0)
+ * strided over KILN_ARRAY_MAX_DIMS dimensions instead of 3 (shapes that
+ * do not merge into 3 dimensions: gen_bind.c). */
+enum { KILN__CONTIG = 0, KILN__STRIDED = 1, KILN__STRIDED_ND = 9 };
+/* The dimensions of a strided layout's index math (3 or 8). */
+static inline int kiln__layout_dims(int layout) {
+    return (layout & 8) ? KILN_ARRAY_MAX_DIMS : 3;
+}
+/* The variant slot of a layout: 0 contiguous, 1 strided, 2 strided N-d;
+ * and the layout bits a slot's build gets. */
+enum { KILN__LAYOUT_SLOTS = 3 };
+static inline int kiln__layout_slot(int layout) {
+    return (layout & 8) ? 2 : (layout & 1);
+}
+static inline int kiln__layout_strided(int layout) {
+    return layout & 9;
+}
 
 /* Appends the capability defines every template may test: KILN_CPU,
  * KILN_CUDA_C, KILN_HAS_WARP_SHUFFLE, KILN_HAS_SLEEP. */
@@ -192,9 +207,10 @@ struct kiln__gen {
     kiln_context *context;
     kiln__gargs args;
     char *name;
-    char *options;           /* the descriptor's build options, or NULL */
-    pthread_mutex_t lock;    /* guards var */
-    kiln__variant var[2][2]; /* [strided][cpu], built on first use */
+    char *options;                            /* the descriptor's build options, or NULL */
+    pthread_mutex_t lock;                     /* guards var */
+    kiln__variant var[KILN__LAYOUT_SLOTS][2]; /* [kiln__layout_slot][cpu], built on first
+                                                 use */
 };
 
 /* The common start of kiln_X_create: context and desc are required

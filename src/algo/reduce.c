@@ -28,7 +28,7 @@ struct kiln_reduction {
                                its arrays at [i] only */
     /* the variants along an axis (array_axis.c), built on first use under
      * gen.lock: [strided][cpu] */
-    kiln__variant axis_var[2][2];
+    kiln__variant axis_var[KILN__LAYOUT_SLOTS][2];
 };
 
 /* The whole generated source (without the backend prelude) of a variant,
@@ -105,11 +105,12 @@ int kiln__reduction_has_initial(const kiln_reduction *r) {
 kiln_status kiln__reduction_axis_variant(kiln_reduction *r, int layout, const kiln__plan *plan,
                                          kiln__variant **out) {
     static const char *const suffix[3] = { "_axrows", "_axcols", "_axfinish" };
-    kiln__variant *v = &r->axis_var[layout & 1][plan->cpu ? 1 : 0];
+    kiln__variant *v = &r->axis_var[kiln__layout_slot(layout)][plan->cpu ? 1 : 0];
     kiln_status st = KILN_OK;
     pthread_mutex_lock(&r->gen.lock);
     if (!v->k[0]) {
-        st = red_build_tmpl(r, layout & 1, plan, "algo_reduce_axis.cl", suffix, 3, v);
+        st = red_build_tmpl(r, kiln__layout_strided(layout), plan, "algo_reduce_axis.cl", suffix, 3,
+                            v);
         if (st != KILN_OK)
             kiln__variant_free(v);
     }
@@ -134,7 +135,7 @@ static kiln_status red_build(kiln__gen *gen, int strided, const kiln__plan *plan
 
 static void red_destroy(kiln__gen *gen) {
     kiln_reduction *r = (kiln_reduction *)gen;
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < KILN__LAYOUT_SLOTS; a++)
         for (int b = 0; b < 2; b++)
             kiln__variant_free(&r->axis_var[a][b]);
     free(r->out_type);

@@ -95,18 +95,33 @@ typedef struct operand {
     size_t ld, bstride;
 } operand;
 
-/* The layout of a 2-D (or 3-D batched) array x, if BLAS can read it. */
+/* The layout of a 2-D array x, or of a batch of them (every dimension
+ * before the last two), if BLAS can read it: the batch's dimensions must
+ * step as one (each a stride apart, non-negative). rows, cols and batch
+ * are set either way. */
 static int layout(const kiln_array *x, operand *o) {
-    unsigned d = x->ndim == 3 ? 1 : 0;
+    unsigned d = x->ndim - 2;
     size_t r = x->shape[d], c = x->shape[d + 1];
     ptrdiff_t s0 = x->strides[d], s1 = x->strides[d + 1];
     o->rows = r;
     o->cols = c;
-    o->batch = x->ndim == 3 ? x->shape[0] : 1;
-    ptrdiff_t sb = x->ndim == 3 ? x->strides[0] : 0;
-    if (o->batch == 1)
+    o->batch = 1;
+    ptrdiff_t sb = 0;
+    int merged = 1;
+    size_t inner = 0; /* the dimension below, as merged so far */
+    for (unsigned j = d; j-- > 0;) {
+        o->batch *= x->shape[j];
+        if (x->shape[j] == 1)
+            continue;
+        if (!inner)
+            sb = x->strides[j];
+        else if (x->strides[j] != sb * (ptrdiff_t)inner)
+            merged = 0;
+        inner = inner ? inner * x->shape[j] : x->shape[j];
+    }
+    if (o->batch <= 1)
         sb = 0;
-    if (sb < 0)
+    if (!merged || sb < 0)
         return 0;
     o->bstride = (size_t)sb;
     /* a dimension of size 1 has any stride: pick the one that fits */
@@ -219,6 +234,19 @@ static kiln_status shape_error(const char *what, kiln_array *a, kiln_array *b, k
                            kiln__array_describe(c, tc, sizeof tc));
 }
 
+/* x is one matrix (2-D, used for every item of out's batch) or has out's
+ * batch dimensions exactly. */
+static int batch_fits(const kiln_array *x, const kiln_array *out) {
+    if (x->ndim == 2)
+        return 1;
+    if (x->ndim != out->ndim)
+        return 0;
+    for (unsigned d = 0; d + 2 < x->ndim; d++)
+        if (x->shape[d] != out->shape[d])
+            return 0;
+    return 1;
+}
+
 /* The column-major op of an operand: its storage read column-major is
  * S^T; the product needs op(X)^T (see docs/linalg.md). -1: not
  * expressible (a conjugate of a transposed view: copy it dense). */
@@ -242,8 +270,9 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
     if ((unsigned)opa > 2 || (unsigned)opb > 2)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op", what);
     if (a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: operands must be 2-D (or 3-D batches)",
-                               what);
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: operands must be 2-D (or batches of them, up to %d-D)", what,
+                               KILN_ARRAY_MAX_DIMS);
     operand oa, ob, oc;
     layout(a, &oa);
     layout(b, &ob);
@@ -251,8 +280,7 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
     size_t m = opa ? oa.cols : oa.rows, k = opa ? oa.rows : oa.cols;
     size_t kb = opb ? ob.cols : ob.rows, n = opb ? ob.rows : ob.cols;
     size_t batch = oc.batch;
-    if (k != kb || oc.rows != m || oc.cols != n || (oa.batch != batch && !(a->ndim == 2)) ||
-        (ob.batch != batch && !(b->ndim == 2)) || (c->ndim == 2 && (a->ndim == 3 || b->ndim == 3)))
+    if (k != kb || oc.rows != m || oc.cols != n || !batch_fits(a, c) || !batch_fits(b, c))
         return shape_error(what, a, b, c);
     const kiln__blas_provider *p = NULL;
     st = pick(q, a->dtype, what, &p);
