@@ -87,9 +87,8 @@ static void test_allreduce(kiln_mpi *m) {
                         want = fold(ops[oi], want, input(d, r, i));
                     want = wrap(d, want);
                     if (got[i] != want && bad++ < 5)
-                        CHECK_MSG(0, "allreduce %s %s n=%zu [%zu]: %g, want %g",
-                                  kiln_dtype_name(d), ops[oi] == 1 ? "sum" : "min/max", n, i,
-                                  got[i], want);
+                        CHECK_MSG(0, "allreduce %s %s n=%zu [%zu]: %g, want %g", kiln_dtype_name(d),
+                                  ops[oi] == 1 ? "sum" : "min/max", n, i, got[i], want);
                 }
                 runs++;
                 free(got);
@@ -188,8 +187,8 @@ static void test_darray(kiln_mpi *m) {
             h[i] = (int32_t)(i * 2654435761u % 1000) - 500;
         kiln_mpi_darray *d = NULL;
         kiln_event *e = NULL;
-        if (!CHECK_OK(kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0,
-                                              NULL, &e, &d)))
+        if (!CHECK_OK(kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL,
+                                              &e, &d)))
             return;
         CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
         kiln_event_release(e);
@@ -250,8 +249,7 @@ static void test_darray(kiln_mpi *m) {
         int64_t acc = 0, want = 0;
         for (size_t i = 0; i < n; i++)
             want += (acc += h[i]);
-        CHECK_MSG(sum == (int32_t)want, "darray sum n=%zu: %d, want %lld", n, sum,
-                  (long long)want);
+        CHECK_MSG(sum == (int32_t)want, "darray sum n=%zu: %d, want %lld", n, sum, (long long)want);
         kiln_array_release(res);
 
         /* elementwise: d + d */
@@ -362,8 +360,7 @@ static void test_mismatch(kiln_mpi *m) {
             CHECK_OK(kiln_mpi_recv(m, NULL, a, 0, 3, 0, NULL, &e));
         CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_MISMATCH);
         msg = kiln_mpi_last_error_message();
-        CHECK_MSG(strstr(msg, "send of 5 int") && strstr(msg, "recv of 6 int"), "message: %s",
-                  msg);
+        CHECK_MSG(strstr(msg, "send of 5 int") && strstr(msg, "recv of 6 int"), "message: %s", msg);
         kiln_event_release(e);
         kiln_array_release(a);
     }
@@ -457,8 +454,7 @@ static void check_device(kiln_mpi *m) {
         CHECK_MSG(info.is_subdevice, "rank %d: %s is not a sub-device", R, info.id);
     if (R == 0)
         printf("rank 0: device %s (%s), %u compute units, sub-device %d, %d ranks on the node\n",
-               info.id, info.name, info.compute_units, info.is_subdevice,
-               kiln_mpi_local_size(m));
+               info.id, info.name, info.compute_units, info.is_subdevice, kiln_mpi_local_size(m));
 }
 
 int main(int argc, char **argv) {
@@ -507,13 +503,13 @@ int main(int argc, char **argv) {
     test_p2p(m);
     if (!selfinit) {
         phase("test_darray");
-    test_darray(m);
+        test_darray(m);
         phase("test_random");
-    test_random(m);
+        test_random(m);
         phase("test_mismatch");
-    test_mismatch(m);
+        test_mismatch(m);
         phase("test_bad_input");
-    test_bad_input(m);
+        test_bad_input(m);
     }
     kiln_mpi_release(m);
     int fin = 0;
@@ -523,7 +519,7 @@ int main(int argc, char **argv) {
     } else {
         CHECK_MSG(!fin, "kiln finalised an MPI it did not initialise");
         phase("test_timeout");
-    test_timeout();
+        test_timeout();
         MPI_Finalize();
     }
     return kt_report();

@@ -27,8 +27,7 @@ static kiln_status check_common(kiln_mpi *m, const char *call, kiln_queue **queu
                           call);
     if (atomic_load(&m->broken))
         return kmpi_error(KILN_ERROR_WRONG_STATE,
-                          "%s: the communicator is broken (an earlier collective timed out)",
-                          call);
+                          "%s: the communicator is broken (an earlier collective timed out)", call);
     return KILN_OK;
 }
 
@@ -78,8 +77,9 @@ static kiln_status check_op(const char *call, kiln_mpi_op op, kiln_dtype dt, MPI
 
 static kiln_status check_root(kiln_mpi *m, const char *call, const char *what, int r) {
     if (r < 0 || r >= m->size)
-        return kmpi_error(KILN_ERROR_OUT_OF_RANGE, "%s: %s %d is not a rank of this communicator "
-                                                   "(size %d)",
+        return kmpi_error(KILN_ERROR_OUT_OF_RANGE,
+                          "%s: %s %d is not a rank of this communicator "
+                          "(size %d)",
                           call, what, r, m->size);
     return KILN_OK;
 }
@@ -130,9 +130,8 @@ static kiln_status stage(kmpi_op *op, size_t bytes) {
     kiln_mpi *m = op->m;
     if (bytes == 0)
         return KILN_OK;
-    kiln_status st = kiln_buffer_create(m->ctx, bytes,
-                                        KILN_BUFFER_HOST_PINNED | KILN_BUFFER_POOLED, NULL,
-                                        &op->stage);
+    kiln_status st = kiln_buffer_create(m->ctx, bytes, KILN_BUFFER_HOST_PINNED | KILN_BUFFER_POOLED,
+                                        NULL, &op->stage);
     if (st == KILN_OK) {
         void *h = NULL;
         st = kiln_buffer_map(m->stage_q, op->stage, KILN_MAP_WRITE_INVALIDATE, 0, bytes, &h);
@@ -151,8 +150,8 @@ static kiln_status stage(kmpi_op *op, size_t bytes) {
 /* chunk i's copy of bytes at off of buf into staging at hoff */
 static kiln_status rd(kmpi_op *op, size_t i, kiln_queue *q, kiln_buffer *buf, size_t off,
                       size_t bytes, size_t hoff, size_t nw, kiln_event *const *wait) {
-    kiln_status st = kiln_buffer_read_async(q, buf, off, bytes, op->host + hoff, nw, wait,
-                                            &op->ready[i]);
+    kiln_status st =
+        kiln_buffer_read_async(q, buf, off, bytes, op->host + hoff, nw, wait, &op->ready[i]);
     return st == KILN_OK ? st : kmpi_error_kiln(st, op->call);
 }
 
@@ -204,9 +203,9 @@ static kiln_status fail_free(kmpi_op *op, kiln_status st) {
 
 /* ------------------------------------------------------------ NCCL path */
 
-static kiln_status nccl_coll(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_kind kind,
-                             view *s, view *r, size_t count, kiln_mpi_op o, int root, int peer,
-                             int tag, size_t nw, kiln_event *const *wait, kiln_event **event) {
+static kiln_status nccl_coll(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_kind kind, view *s,
+                             view *r, size_t count, kiln_mpi_op o, int root, int peer, int tag,
+                             size_t nw, kiln_event *const *wait, kiln_event **event) {
     kmpi_op *op = kmpi_op_new(m, KMPI_NCCL, call);
     if (!op)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
@@ -252,8 +251,8 @@ static kiln_status nccl_coll(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_
 
 /* ------------------------------------------------------------ collectives */
 
-kiln_status kiln_mpi_allreduce(kiln_mpi *m, kiln_queue *q, kiln_array *a, kiln_mpi_op o,
-                               size_t nw, kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_mpi_allreduce(kiln_mpi *m, kiln_queue *q, kiln_array *a, kiln_mpi_op o, size_t nw,
+                               kiln_event *const *wait, kiln_event **event) {
     static const char call[] = "kiln_mpi_allreduce";
     if (event)
         *event = NULL;
@@ -277,14 +276,14 @@ kiln_status kiln_mpi_allreduce(kiln_mpi *m, kiln_queue *q, kiln_array *a, kiln_m
         return fail_free(op, st);
     for (size_t i = 0; i < op->nchunks && st == KILN_OK; i++) {
         size_t o0 = i * op->chunk_elems * v.es;
-        size_t len = (v.n * v.es - o0 < op->chunk_elems * v.es) ? v.n * v.es - o0
-                                                                : op->chunk_elems * v.es;
+        size_t len =
+            (v.n * v.es - o0 < op->chunk_elems * v.es) ? v.n * v.es - o0 : op->chunk_elems * v.es;
         st = rd(op, i, q, v.buf, v.off + o0, len, o0, nw, wait);
     }
     for (size_t i = 0; i < op->nchunks && st == KILN_OK; i++) {
         size_t o0 = i * op->chunk_elems * v.es;
-        size_t len = (v.n * v.es - o0 < op->chunk_elems * v.es) ? v.n * v.es - o0
-                                                                : op->chunk_elems * v.es;
+        size_t len =
+            (v.n * v.es - o0 < op->chunk_elems * v.es) ? v.n * v.es - o0 : op->chunk_elems * v.es;
         st = wr(op, i, q, v.buf, v.off + o0, len, op->host + o0);
     }
     if (st != KILN_OK)
@@ -348,8 +347,9 @@ kiln_status kiln_mpi_allgather(kiln_mpi *m, kiln_queue *q, kiln_array *send, kil
                           "elements",
                           call, r.n, kiln_dtype_name(r.dt), m->size, s.n, kiln_dtype_name(s.dt));
     if (r.n > (size_t)INT_MAX)
-        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements in all is past MPI's int "
-                                                  "counts",
+        return kmpi_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: %zu elements in all is past MPI's int "
+                          "counts",
                           call, r.n);
     if (m->transport == KILN_MPI_TRANSPORT_NCCL)
         return nccl_coll(m, q, call, KMPI_ALLGATHER, &s, &r, s.n, 0, -1, -1, 0, nw, wait, event);
@@ -369,9 +369,9 @@ kiln_status kiln_mpi_allgather(kiln_mpi *m, kiln_queue *q, kiln_array *send, kil
     return submit(op, q, event);
 }
 
-kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send,
-                                    kiln_array *recv, kiln_mpi_op o, size_t nw,
-                                    kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln_array *recv,
+                                    kiln_mpi_op o, size_t nw, kiln_event *const *wait,
+                                    kiln_event **event) {
     static const char call[] = "kiln_mpi_reduce_scatter";
     if (event)
         *event = NULL;
@@ -392,8 +392,8 @@ kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send
                           "elements",
                           call, s.n, kiln_dtype_name(s.dt), m->size, r.n, kiln_dtype_name(r.dt));
     if (s.n > (size_t)INT_MAX)
-        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts",
-                          call, s.n);
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
+                          s.n);
     if (m->transport == KILN_MPI_TRANSPORT_NCCL)
         return nccl_coll(m, q, call, KMPI_REDSCAT, &s, &r, r.n, o, -1, -1, 0, nw, wait, event);
     kmpi_op *op = kmpi_op_new(m, KMPI_REDSCAT, call);
@@ -401,8 +401,7 @@ kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     set_hdr(op, s.dt, r.n, o, -1, 0);
     op->mop = mop;
-    if ((st = prep(op, r.n, s.es, 0)) != KILN_OK ||
-        (st = stage(op, (s.n + r.n) * s.es)) != KILN_OK)
+    if ((st = prep(op, r.n, s.es, 0)) != KILN_OK || (st = stage(op, (s.n + r.n) * s.es)) != KILN_OK)
         return fail_free(op, st);
     if (op->nchunks) {
         st = rd(op, 0, q, s.buf, s.off, s.n * s.es, 0, nw, wait);
@@ -431,8 +430,8 @@ static kiln_status p2p(kiln_mpi *m, kiln_queue *q, kiln_array *a, int peer, int 
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: tag %d is outside [0, 2^20)", call,
                           tag);
     if (v.n > (size_t)INT_MAX)
-        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts",
-                          call, v.n);
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
+                          v.n);
     kmpi_kind kind = is_send ? KMPI_SEND : KMPI_RECV;
     if (m->transport == KILN_MPI_TRANSPORT_NCCL)
         return nccl_coll(m, q, call, kind, &v, &v, v.n, 0, -1, peer, tag, nw, wait, event);
@@ -459,8 +458,8 @@ kiln_status kiln_mpi_send(kiln_mpi *m, kiln_queue *q, kiln_array *a, int dest, i
     return p2p(m, q, a, dest, tag, nw, wait, event, 1);
 }
 
-kiln_status kiln_mpi_recv(kiln_mpi *m, kiln_queue *q, kiln_array *a, int source, int tag,
-                          size_t nw, kiln_event *const *wait, kiln_event **event) {
+kiln_status kiln_mpi_recv(kiln_mpi *m, kiln_queue *q, kiln_array *a, int source, int tag, size_t nw,
+                          kiln_event *const *wait, kiln_event **event) {
     return p2p(m, q, a, source, tag, nw, wait, event, 0);
 }
 
@@ -539,9 +538,8 @@ static kiln_status counts_displs(kmpi_op *op, size_t n) {
 }
 
 kiln_status kiln_mpi_darray_scatter(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, size_t n,
-                                    const void *host, int root, size_t nw,
-                                    kiln_event *const *wait, kiln_event **event,
-                                    kiln_mpi_darray **out) {
+                                    const void *host, int root, size_t nw, kiln_event *const *wait,
+                                    kiln_event **event, kiln_mpi_darray **out) {
     static const char call[] = "kiln_mpi_darray_scatter";
     if (event)
         *event = NULL;
@@ -581,9 +579,9 @@ kiln_status kiln_mpi_darray_scatter(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, s
         op->nchunks = 1; /* the MPI call still runs (counts of 0) */
     if (st == KILN_OK && d->count) {
         if (m->rank == root) {
-            st = kiln_buffer_write_async(q, lb, 0, d->count * es,
-                                         (const char *)host + d->start * es, nw, wait,
-                                         &op->after[op->nafter]);
+            st =
+                kiln_buffer_write_async(q, lb, 0, d->count * es, (const char *)host + d->start * es,
+                                        nw, wait, &op->after[op->nafter]);
             if (st == KILN_OK)
                 op->nafter++;
             else
@@ -680,8 +678,8 @@ kiln_status kiln_mpi_darray_binary(kiln_mpi *m, kiln_queue *q, kiln_binary_op op
 }
 
 static kiln_status rng_fill(kiln_mpi *m, kiln_queue *q, kiln_rng *rng, kiln_mpi_darray *d,
-                            int normal, double mean, double sd, size_t nw,
-                            kiln_event *const *wait, kiln_event **event) {
+                            int normal, double mean, double sd, size_t nw, kiln_event *const *wait,
+                            kiln_event **event) {
     const char *call = normal ? "kiln_mpi_darray_normal" : "kiln_mpi_darray_uniform";
     if (event)
         *event = NULL;
@@ -723,8 +721,7 @@ static kiln_status fixup_kernel(kiln_mpi *m, kiln_dtype dt, kiln_elementwise **k
     kiln_status st = KILN_OK;
     if (!m->scan_cache[dt]) {
         char args[96];
-        snprintf(args, sizeof args, "%s *y, const %s *p", kiln_dtype_name(dt),
-                 kiln_dtype_name(dt));
+        snprintf(args, sizeof args, "%s *y, const %s *p", kiln_dtype_name(dt), kiln_dtype_name(dt));
         kiln_elementwise *e = NULL;
         st = kiln_elementwise_create(m->ctx,
                                      &KILN_ELEMENTWISE_DESC(.arguments = args,
@@ -767,11 +764,10 @@ kiln_status kiln_mpi_darray_cumsum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *
         goto kfail;
     /* (a submit that fails frees the op) */
     /* the block's total before a scan in place overwrites it */
-    if ((st = kiln_array_reduce_async(q, KILN_REDUCE_SUM, a->local, tot, NULL, nw, wait,
-                                      &e_tot)) != KILN_OK)
-        goto kfail;
-    if ((st = kiln_array_cumsum(q, out->local, a->local, exclusive, 1, &e_tot, &e_scan)) !=
+    if ((st = kiln_array_reduce_async(q, KILN_REDUCE_SUM, a->local, tot, NULL, nw, wait, &e_tot)) !=
         KILN_OK)
+        goto kfail;
+    if ((st = kiln_array_cumsum(q, out->local, a->local, exclusive, 1, &e_tot, &e_scan)) != KILN_OK)
         goto kfail;
     op = kmpi_op_new(m, KMPI_EXSCAN, call);
     if (!op) {
@@ -808,9 +804,8 @@ done:
     return st;
 }
 
-kiln_status kiln_mpi_darray_sum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *a,
-                                kiln_array *result, size_t nw, kiln_event *const *wait,
-                                kiln_event **event) {
+kiln_status kiln_mpi_darray_sum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *a, kiln_array *result,
+                                size_t nw, kiln_event *const *wait, kiln_event **event) {
     static const char call[] = "kiln_mpi_darray_sum";
     if (event)
         *event = NULL;

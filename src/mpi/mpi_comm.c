@@ -74,9 +74,9 @@ const char *kmpi_op_name(kiln_mpi_op op) {
 }
 
 const char *kmpi_kind_name(int kind) {
-    static const char *names[] = { "?",    "allreduce", "broadcast", "allgather",
-                                   "reduce_scatter", "send", "recv", "scatter",
-                                   "gather", "exscan", "nccl" };
+    static const char *names[] = { "?",    "allreduce", "broadcast", "allgather", "reduce_scatter",
+                                   "send", "recv",      "scatter",   "gather",    "exscan",
+                                   "nccl" };
     return kind > 0 && kind <= KMPI_NCCL ? names[kind] : "?";
 }
 
@@ -269,8 +269,7 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
     pthread_cond_init(&m->cond, NULL);
     pthread_mutex_init(&m->cache_lock, NULL);
     MPI_Comm local = MPI_COMM_NULL;
-    if (MPI_Comm_dup(comm, &m->coll) != MPI_SUCCESS ||
-        MPI_Comm_dup(comm, &m->p2p) != MPI_SUCCESS ||
+    if (MPI_Comm_dup(comm, &m->coll) != MPI_SUCCESS || MPI_Comm_dup(comm, &m->p2p) != MPI_SUCCESS ||
         MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
         st = kmpi_error(KILN_ERROR_DRIVER, "kiln_mpi_create: duplicating the communicator failed");
         goto fail;
@@ -280,11 +279,10 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
     MPI_Comm_rank(local, &m->local_rank);
     MPI_Comm_size(local, &m->local_size);
     MPI_Comm_free(&local);
-    m->timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms
-                                             : env_u64("KILN_MPI_TIMEOUT_MS", 60000);
+    m->timeout_ms =
+        opts && opts->timeout_ms ? opts->timeout_ms : env_u64("KILN_MPI_TIMEOUT_MS", 60000);
     m->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes
-                                               : (size_t)env_u64("KILN_MPI_CHUNK_BYTES",
-                                                                 4u << 20);
+                                               : (size_t)env_u64("KILN_MPI_CHUNK_BYTES", 4u << 20);
     if (m->chunk_bytes < 64)
         m->chunk_bytes = 64;
     st = pick_device(m, opts);
@@ -415,8 +413,7 @@ uint64_t kiln_mpi_timeout_ms(const kiln_mpi *m) {
 
 kiln_status kiln_mpi_wait(kiln_mpi *m, kiln_event *event) {
     if (!m || !event)
-        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_wait: %s is NULL",
-                          m ? "event" : "mpi");
+        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_wait: %s is NULL", m ? "event" : "mpi");
     kiln_status st = kiln_event_wait(event);
     if (st == KILN_OK)
         return KILN_OK;

@@ -186,8 +186,8 @@ static const char *dtname(int64_t d) {
 }
 
 static void hdr_describe(const kmpi_op *op, const int64_t *h, char *buf, size_t cap) {
-    int n = snprintf(buf, cap, "%s of %lld %s elements", kmpi_kind_name((int)h[0]),
-                     (long long)h[2], dtname(h[1]));
+    int n = snprintf(buf, cap, "%s of %lld %s elements", kmpi_kind_name((int)h[0]), (long long)h[2],
+                     dtname(h[1]));
     if (n < 0 || (size_t)n >= cap)
         return;
     if (h[3])
@@ -234,8 +234,9 @@ static void hdr_check(kmpi_op *op) {
         if (h[0] != want_kind || h[1] != op->hdr[1] || h[2] != op->hdr[2] || h[5] != op->hdr[5]) {
             hdr_describe(op, op->hdr, a, sizeof a);
             hdr_describe(op, h, b, sizeof b);
-            op_fail(op, KILN_ERROR_MISMATCH, "%s: the ranks disagree: rank %d has %s, rank %d has %s",
-                    op->call, m->rank, a, op->peer, b);
+            op_fail(op, KILN_ERROR_MISMATCH,
+                    "%s: the ranks disagree: rank %d has %s, rank %d has %s", op->call, m->rank, a,
+                    op->peer, b);
         }
         return;
     }
@@ -244,8 +245,8 @@ static void hdr_check(kmpi_op *op) {
         if (memcmp(h0, h, KMPI_HDR * sizeof *h) != 0) {
             hdr_describe(op, h0, a, sizeof a);
             hdr_describe(op, h, b, sizeof b);
-            op_fail(op, KILN_ERROR_MISMATCH, "%s: the ranks disagree: rank 0 has %s, rank %d has %s",
-                    op->call, a, r, b);
+            op_fail(op, KILN_ERROR_MISMATCH,
+                    "%s: the ranks disagree: rank 0 has %s, rank %d has %s", op->call, a, r, b);
             return;
         }
     }
@@ -272,8 +273,7 @@ static int chunk_start(kmpi_op *op, size_t i) {
                             m->coll, r);
         break;
     case KMPI_REDSCAT:
-        rc = MPI_Ireduce_scatter_block(op->host,
-                                       op->host + op->count * (size_t)m->size * op->esize,
+        rc = MPI_Ireduce_scatter_block(op->host, op->host + op->count * (size_t)m->size * op->esize,
                                        (int)op->count, op->mdt, op->mop, m->coll, r);
         break;
     case KMPI_SEND:
@@ -477,7 +477,7 @@ static void *progress_main(void *arg) {
     kiln_mpi *m = arg;
     kmpi_op *coll_head = NULL, *coll_tail = NULL; /* collectives, in order */
     kmpi_op *p2p = NULL;                          /* sends and receives */
-    kmpi_op *orphans = NULL; /* ended ops MPI still holds requests of */
+    kmpi_op *orphans = NULL;                      /* ended ops MPI still holds requests of */
     uint64_t stop_deadline = 0;
     for (;;) {
         pthread_mutex_lock(&m->lock);

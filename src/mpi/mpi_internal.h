@@ -79,7 +79,7 @@ struct kmpi_op {
     kiln_buffer *stage; /* page-locked staging, mapped at host */
     char *host;
     size_t host_bytes;
-    size_t count;       /* elements each rank contributes (see kind) */
+    size_t count; /* elements each rank contributes (see kind) */
     size_t nchunks, chunk_elems;
     kiln_event **ready; /* [nchunks]: the copy into staging (or NULL) */
     kiln_event **gate;  /* [nchunks]: user events the copies back wait for */
