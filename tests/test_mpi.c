@@ -11,6 +11,7 @@
  * Every rank runs its checks and returns kt_report()'s code; mpirun fails
  * if any rank does. */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -476,6 +477,28 @@ int main(int argc, char **argv) {
         CHECK(!fin);
         MPI_Finalize();
         return kt_report();
+    }
+    if (!strcmp(mode, "kill")) {
+        /* rank 1 dies (SIGKILL) while rank 0 waits in a collective:
+         * mpirun must end the job (tests/mpi_kill_test.sh checks how fast
+         * and that it names the rank) */
+        int prov = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+        kiln_mpi *m = NULL;
+        if (kiln_mpi_create(MPI_COMM_WORLD, NULL, &m) != KILN_OK)
+            return 1;
+        R = kiln_mpi_rank(m);
+        kiln_array *a = make(m, KILN_FLOAT32, 1000, R);
+        if (R == 1) {
+            usleep(200 * 1000);
+            raise(SIGKILL);
+        }
+        kiln_event *e = NULL;
+        kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e);
+        kiln_status st = kiln_mpi_wait(m, e);
+        fprintf(stderr, "rank %d: the collective ended with %s: %s\n", R, kiln_status_name(st),
+                kiln_mpi_last_error_message());
+        return 3;
     }
     int selfinit = !strcmp(mode, "selfinit");
     if (!selfinit) {

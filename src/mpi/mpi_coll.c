@@ -256,8 +256,8 @@ kiln_status kiln_mpi_allreduce(kiln_mpi *m, kiln_queue *q, kiln_array *a, kiln_m
     static const char call[] = "kiln_mpi_allreduce";
     if (event)
         *event = NULL;
-    view v;
-    MPI_Op mop;
+    view v = { 0 };
+    MPI_Op mop = MPI_OP_NULL;
     kiln_status st = check_common(m, call, &q);
     if (st == KILN_OK)
         st = get_view(m, call, "array", a, &v);
@@ -296,7 +296,7 @@ kiln_status kiln_mpi_broadcast(kiln_mpi *m, kiln_queue *q, kiln_array *a, int ro
     static const char call[] = "kiln_mpi_broadcast";
     if (event)
         *event = NULL;
-    view v;
+    view v = { 0 };
     kiln_status st = check_common(m, call, &q);
     if (st == KILN_OK)
         st = get_view(m, call, "array", a, &v);
@@ -333,7 +333,7 @@ kiln_status kiln_mpi_allgather(kiln_mpi *m, kiln_queue *q, kiln_array *send, kil
     static const char call[] = "kiln_mpi_allgather";
     if (event)
         *event = NULL;
-    view s, r;
+    view s = { 0 }, r = { 0 };
     kiln_status st = check_common(m, call, &q);
     if (st == KILN_OK)
         st = get_view(m, call, "send", send, &s);
@@ -375,8 +375,8 @@ kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send
     static const char call[] = "kiln_mpi_reduce_scatter";
     if (event)
         *event = NULL;
-    view s, r;
-    MPI_Op mop;
+    view s = { 0 }, r = { 0 };
+    MPI_Op mop = MPI_OP_NULL;
     kiln_status st = check_common(m, call, &q);
     if (st == KILN_OK)
         st = get_view(m, call, "send", send, &s);
@@ -418,7 +418,7 @@ static kiln_status p2p(kiln_mpi *m, kiln_queue *q, kiln_array *a, int peer, int 
     const char *call = is_send ? "kiln_mpi_send" : "kiln_mpi_recv";
     if (event)
         *event = NULL;
-    view v;
+    view v = { 0 };
     kiln_status st = check_common(m, call, &q);
     if (st == KILN_OK)
         st = get_view(m, call, "array", a, &v);
