@@ -274,6 +274,80 @@ static void test_darray(kiln_mpi *m) {
     }
 }
 
+/* 2-D row blocks: scatter with a halo, halo exchange, gather */
+static void test_rows(kiln_mpi *m) {
+    kiln_queue *q = kiln_mpi_queue(m);
+    size_t shapes[][3] = { { 17, 3, 1 }, { 64, 5, 2 }, { 9, 1, 2 }, { 13, 4, 0 } };
+    for (size_t k = 0; k < 4; k++) {
+        size_t rows = shapes[k][0], cols = shapes[k][1], h = shapes[k][2];
+        if (h && rows / (size_t)P < h) {
+            kiln_mpi_darray *d = NULL;
+            CHECK_STATUS(kiln_mpi_darray_rows_empty(m, KILN_FLOAT64, rows, cols, h, &d),
+                         KILN_ERROR_INVALID_ARGUMENT);
+            continue;
+        }
+        double *host = calloc(rows * cols, sizeof *host), *back = calloc(rows * cols, 8);
+        for (size_t i = 0; i < rows * cols; i++)
+            host[i] = (double)(i / cols) * 100 + (double)(i % cols);
+        kiln_mpi_darray *d = NULL;
+        kiln_event *e = NULL;
+        if (!CHECK_OK(kiln_mpi_darray_rows_scatter(m, NULL, KILN_FLOAT64, rows, cols, h,
+                                                   R == 0 ? host : NULL, 0, 0, NULL, &e, &d)))
+            return;
+        CHECK_OK(kiln_mpi_wait(m, e));
+        kiln_event_release(e);
+        size_t c = kiln_mpi_darray_count(d), s0 = kiln_mpi_darray_start(d);
+        CHECK(kiln_mpi_darray_cols(d) == cols && kiln_mpi_darray_halo(d) == h);
+        /* mark the halos, then exchange */
+        double mark = -1;
+        for (int side = 0; side < 2 && h; side++) {
+            kiln_array *v = NULL;
+            kiln_slice sl[2] = { side ? KILN_SLICE((ptrdiff_t)(h + c), (ptrdiff_t)(2 * h + c), 1)
+                                      : KILN_SLICE(0, (ptrdiff_t)h, 1),
+                                 KILN_SLICE_ALL };
+            CHECK_OK(kiln_array_view(kiln_mpi_darray_local(d), sl, &v));
+            CHECK_OK(kiln_array_fill(q, v, &mark, 0, NULL, NULL));
+            kiln_array_release(v);
+        }
+        CHECK_OK(kiln_mpi_darray_halo_exchange(m, NULL, d, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        size_t lr = c + 2 * h;
+        double *loc = calloc(lr * cols, sizeof *loc);
+        CHECK_OK(kiln_array_read(q, kiln_mpi_darray_local(d), loc));
+        int bad = 0;
+        for (size_t r = 0; r < lr; r++)
+            for (size_t j = 0; j < cols; j++) {
+                ptrdiff_t g = (ptrdiff_t)s0 + (ptrdiff_t)r - (ptrdiff_t)h; /* global row */
+                int halo_up = r < h, halo_down = r >= h + c;
+                double want = (double)g * 100 + (double)j;
+                if ((halo_up && R == 0) || (halo_down && R == P - 1))
+                    want = -1; /* left as it was */
+                bad += loc[r * cols + j] != want;
+            }
+        if (bad && getenv("KT_MPI_VERBOSE"))
+            for (size_t r = 0; r < lr; r++) {
+                fprintf(stderr, "rank %d row %zu:", R, r);
+                for (size_t j = 0; j < cols; j++)
+                    fprintf(stderr, " %g", loc[r * cols + j]);
+                fprintf(stderr, "\n");
+            }
+        CHECK_MSG(bad == 0, "rows %zu x %zu halo %zu: %d elements wrong after the exchange", rows,
+                  cols, h, bad);
+        free(loc);
+        CHECK_OK(kiln_mpi_darray_gather(m, NULL, d, R == 0 ? back : NULL, 0, 0, NULL, &e));
+        CHECK_OK(kiln_mpi_wait(m, e));
+        kiln_event_release(e);
+        if (R == 0)
+            CHECK_MSG(memcmp(host, back, rows * cols * sizeof *host) == 0, "rows %zu x %zu gather",
+                      rows, cols);
+        CHECK_STATUS(kiln_mpi_darray_cumsum(m, NULL, d, d, 0, 0, NULL, &e), KILN_ERROR_UNSUPPORTED);
+        kiln_mpi_darray_release(d);
+        free(host);
+        free(back);
+    }
+}
+
 /* the distributed random fill is the one-device fill of the whole array */
 static void test_random(kiln_mpi *m) {
     kiln_queue *q = kiln_mpi_queue(m);
@@ -527,6 +601,8 @@ int main(int argc, char **argv) {
     if (!selfinit) {
         phase("test_darray");
         test_darray(m);
+        phase("test_rows");
+        test_rows(m);
         phase("test_random");
         test_random(m);
         phase("test_mismatch");

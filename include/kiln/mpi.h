@@ -193,6 +193,33 @@ KILN_API kiln_status kiln_mpi_darray_binary(kiln_mpi *mpi, kiln_queue *queue, ki
                                             kiln_mpi_darray *out, kiln_mpi_darray *a,
                                             kiln_mpi_darray *b, size_t num_wait,
                                             kiln_event *const *wait, kiln_event **event);
+/* 2-D row blocks: a rows x cols array (C order), rank r owning rows
+ * [start_r, start_r + count_r) by the same block rule over rows, stored in
+ * a local 2-D array of (count_r + 2 * halo) x cols whose rows [halo, halo +
+ * count_r) are its own; the halo rows above and below get copies of the
+ * neighbouring ranks' edge rows from kiln_mpi_darray_halo_exchange (rank
+ * 0's upper and the last rank's lower halo are left as they are). Every
+ * rank must own at least halo rows (else KILN_ERROR_INVALID_ARGUMENT).
+ * kiln_mpi_darray_start / _count / _size count rows; gather takes the
+ * owned rows. The 1-D operations (binary, fills, cumsum, sum) take 1-D
+ * arrays only (KILN_ERROR_UNSUPPORTED). */
+KILN_API kiln_status kiln_mpi_darray_rows_empty(kiln_mpi *mpi, kiln_dtype dtype, size_t rows,
+                                                size_t cols, size_t halo, kiln_mpi_darray **darray);
+/* From root's host data (rows x cols, C order; NULL elsewhere). */
+KILN_API kiln_status kiln_mpi_darray_rows_scatter(kiln_mpi *mpi, kiln_queue *queue,
+                                                  kiln_dtype dtype, size_t rows, size_t cols,
+                                                  size_t halo, const void *host, int root,
+                                                  size_t num_wait, kiln_event *const *wait,
+                                                  kiln_event **event, kiln_mpi_darray **darray);
+/* Each rank's first halo own rows go to the rank above (its lower halo),
+ * its last halo own rows to the rank below (its upper halo): four
+ * kiln_mpi_send / _recv at once. *event ends when all have. */
+KILN_API kiln_status kiln_mpi_darray_halo_exchange(kiln_mpi *mpi, kiln_queue *queue,
+                                                   kiln_mpi_darray *darray, size_t num_wait,
+                                                   kiln_event *const *wait, kiln_event **event);
+/* Columns (1 for 1-D) and halo rows (0 for 1-D). */
+KILN_API size_t kiln_mpi_darray_cols(const kiln_mpi_darray *darray);
+KILN_API size_t kiln_mpi_darray_halo(const kiln_mpi_darray *darray);
 /* Random fills equal, bit for bit, to kiln_rng_uniform / kiln_rng_normal
  * of the whole n elements on one device from the same generator state
  * (each rank reads the words of its own elements: the counters are global

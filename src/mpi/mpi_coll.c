@@ -413,9 +413,23 @@ kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send
     return submit(op, q, event);
 }
 
+static kiln_status p2p_any(kiln_mpi *m, kiln_queue *q, kiln_array *a, int peer, int tag, size_t nw,
+                           kiln_event *const *wait, kiln_event **event, int is_send,
+                           const char *call);
+
 static kiln_status p2p(kiln_mpi *m, kiln_queue *q, kiln_array *a, int peer, int tag, size_t nw,
                        kiln_event *const *wait, kiln_event **event, int is_send) {
     const char *call = is_send ? "kiln_mpi_send" : "kiln_mpi_recv";
+    if (tag < 0 || tag >= (1 << 20))
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: tag %d is outside [0, 2^20)", call,
+                          tag);
+    return p2p_any(m, q, a, peer, tag, nw, wait, event, is_send, call);
+}
+
+/* kiln's own sends use tags from 2^20 (the halo exchange) */
+static kiln_status p2p_any(kiln_mpi *m, kiln_queue *q, kiln_array *a, int peer, int tag, size_t nw,
+                           kiln_event *const *wait, kiln_event **event, int is_send,
+                           const char *call) {
     if (event)
         *event = NULL;
     view v = { 0 };
@@ -426,9 +440,6 @@ static kiln_status p2p(kiln_mpi *m, kiln_queue *q, kiln_array *a, int peer, int 
         st = check_root(m, call, is_send ? "dest" : "source", peer);
     if (st != KILN_OK)
         return st;
-    if (tag < 0 || tag >= (1 << 20))
-        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: tag %d is outside [0, 2^20)", call,
-                          tag);
     if (v.n > (size_t)INT_MAX)
         return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
                           v.n);
@@ -468,7 +479,9 @@ kiln_status kiln_mpi_recv(kiln_mpi *m, kiln_queue *q, kiln_array *a, int source,
 struct kiln_mpi_darray {
     kiln_mpi *m;
     kiln_dtype dt;
-    size_t n, start, count;
+    size_t n, start, count; /* in rows for 2-D */
+    size_t cols, halo;      /* 1-D: 1 and 0 */
+    int two_d;
     kiln_array *local;
 };
 
@@ -478,28 +491,56 @@ static void block_of(size_t n, int P, int r, size_t *start, size_t *count) {
     *start = rr * b + (rr < e ? rr : e);
 }
 
-kiln_status kiln_mpi_darray_empty(kiln_mpi *m, kiln_dtype dt, size_t n, kiln_mpi_darray **out) {
+static kiln_status darray_make(kiln_mpi *m, kiln_dtype dt, size_t n, size_t cols, size_t halo,
+                               int two_d, const char *call, kiln_mpi_darray **out) {
     if (!m || !out)
-        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_darray_empty: %s is NULL",
-                          m ? "darray" : "mpi");
+        return kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: %s is NULL", call, m ? "darray" : "mpi");
     *out = NULL;
     if (kiln_dtype_size(dt) == 0)
-        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "kiln_mpi_darray_empty: unknown dtype %d",
-                          (int)dt);
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: unknown dtype %d", call, (int)dt);
+    if (two_d && cols == 0)
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: cols is 0", call);
+    if (two_d && halo > 0 && m->size > 1 && n / (size_t)m->size < halo)
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: a halo of %zu rows needs every rank to own at least %zu rows; "
+                          "%zu rows over %d ranks gives some only %zu",
+                          call, halo, halo, n, m->size, n / (size_t)m->size);
+    if (two_d && n > SIZE_MAX / cols)
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %zu x %zu overflows", call, n, cols);
     kiln_mpi_darray *d = calloc(1, sizeof *d);
     if (!d)
-        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "kiln_mpi_darray_empty: out of memory");
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     d->m = m;
     d->dt = dt;
     d->n = n;
+    d->two_d = two_d;
+    d->cols = two_d ? cols : 1;
+    d->halo = two_d ? halo : 0;
     block_of(n, m->size, m->rank, &d->start, &d->count);
-    kiln_status st = kiln_array_empty(m->ctx, dt, 1, &d->count, &d->local);
+    size_t shape[2] = { d->count + 2 * d->halo, d->cols };
+    kiln_status st = kiln_array_empty(m->ctx, dt, two_d ? 2 : 1, shape, &d->local);
     if (st != KILN_OK) {
         free(d);
-        return kmpi_error_kiln(st, "kiln_mpi_darray_empty");
+        return kmpi_error_kiln(st, call);
     }
     *out = d;
     return KILN_OK;
+}
+
+kiln_status kiln_mpi_darray_empty(kiln_mpi *m, kiln_dtype dt, size_t n, kiln_mpi_darray **out) {
+    return darray_make(m, dt, n, 1, 0, 0, "kiln_mpi_darray_empty", out);
+}
+
+kiln_status kiln_mpi_darray_rows_empty(kiln_mpi *m, kiln_dtype dt, size_t rows, size_t cols,
+                                       size_t halo, kiln_mpi_darray **out) {
+    return darray_make(m, dt, rows, cols, halo, 1, "kiln_mpi_darray_rows_empty", out);
+}
+
+size_t kiln_mpi_darray_cols(const kiln_mpi_darray *d) {
+    return d ? d->cols : 0;
+}
+size_t kiln_mpi_darray_halo(const kiln_mpi_darray *d) {
+    return d ? d->halo : 0;
 }
 
 void kiln_mpi_darray_release(kiln_mpi_darray *d) {
@@ -522,7 +563,7 @@ size_t kiln_mpi_darray_size(const kiln_mpi_darray *d) {
     return d ? d->n : 0;
 }
 
-static kiln_status counts_displs(kmpi_op *op, size_t n) {
+static kiln_status counts_displs(kmpi_op *op, size_t n, size_t cols) {
     kiln_mpi *m = op->m;
     op->counts = calloc((size_t)m->size, sizeof(int));
     op->displs = calloc((size_t)m->size, sizeof(int));
@@ -531,16 +572,16 @@ static kiln_status counts_displs(kmpi_op *op, size_t n) {
     for (int r = 0; r < m->size; r++) {
         size_t s, c;
         block_of(n, m->size, r, &s, &c);
-        op->counts[r] = (int)c;
-        op->displs[r] = (int)s;
+        op->counts[r] = (int)(c * cols);
+        op->displs[r] = (int)(s * cols);
     }
     return KILN_OK;
 }
 
-kiln_status kiln_mpi_darray_scatter(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, size_t n,
-                                    const void *host, int root, size_t nw, kiln_event *const *wait,
-                                    kiln_event **event, kiln_mpi_darray **out) {
-    static const char call[] = "kiln_mpi_darray_scatter";
+static kiln_status scatter_impl(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, size_t n, size_t cols,
+                                size_t halo, int two_d, const void *host, int root, size_t nw,
+                                kiln_event *const *wait, kiln_event **event, kiln_mpi_darray **out,
+                                const char *call) {
     if (event)
         *event = NULL;
     if (out)
@@ -555,39 +596,40 @@ kiln_status kiln_mpi_darray_scatter(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, s
                         root);
     if (st == KILN_OK && kmpi_mpi_dtype(dt) == MPI_DATATYPE_NULL)
         st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: dtype %d has no MPI type", call, (int)dt);
-    if (st == KILN_OK && n > (size_t)INT_MAX)
-        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
-                        n);
+    if (st == KILN_OK && cols && n > (size_t)INT_MAX / cols)
+        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu x %zu elements is past MPI's int counts",
+                        call, n, cols);
     if (st != KILN_OK)
         return st;
     kiln_mpi_darray *d = NULL;
-    if ((st = kiln_mpi_darray_empty(m, dt, n, &d)) != KILN_OK)
+    if ((st = darray_make(m, dt, n, cols, halo, two_d, call, &d)) != KILN_OK)
         return st;
+    size_t ne = n * d->cols, lo = d->halo * d->cols, lc = d->count * d->cols;
     size_t es = kiln_dtype_size(dt);
     kmpi_op *op = kmpi_op_new(m, KMPI_SCATTER, call);
     if (!op) {
         kiln_mpi_darray_release(d);
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     }
-    set_hdr(op, dt, n, 0, root, 0);
+    set_hdr(op, dt, ne, 0, root, (int)d->cols);
     op->user_src = host;
     kiln_buffer *lb = kiln_array_buffer(d->local);
-    if ((st = prep(op, n, es, 0)) == KILN_OK && (st = counts_displs(op, n)) == KILN_OK &&
+    if ((st = prep(op, ne, es, 0)) == KILN_OK && (st = counts_displs(op, n, d->cols)) == KILN_OK &&
         m->rank != root)
-        st = stage(op, d->count * es);
-    if (st == KILN_OK && n == 0)
+        st = stage(op, lc * es);
+    if (st == KILN_OK && ne == 0)
         op->nchunks = 1; /* the MPI call still runs (counts of 0) */
-    if (st == KILN_OK && d->count) {
+    if (st == KILN_OK && lc) {
         if (m->rank == root) {
-            st =
-                kiln_buffer_write_async(q, lb, 0, d->count * es, (const char *)host + d->start * es,
-                                        nw, wait, &op->after[op->nafter]);
+            st = kiln_buffer_write_async(q, lb, lo * es, lc * es,
+                                         (const char *)host + d->start * d->cols * es, nw, wait,
+                                         &op->after[op->nafter]);
             if (st == KILN_OK)
                 op->nafter++;
             else
                 kmpi_error_kiln(st, call);
         } else {
-            st = wr(op, 0, q, lb, 0, d->count * es, op->host);
+            st = wr(op, 0, q, lb, lo * es, lc * es, op->host);
         }
     }
     if (st == KILN_OK)
@@ -600,6 +642,21 @@ kiln_status kiln_mpi_darray_scatter(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, s
     }
     *out = d;
     return KILN_OK;
+}
+
+kiln_status kiln_mpi_darray_scatter(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, size_t n,
+                                    const void *host, int root, size_t nw, kiln_event *const *wait,
+                                    kiln_event **event, kiln_mpi_darray **out) {
+    return scatter_impl(m, q, dt, n, 1, 0, 0, host, root, nw, wait, event, out,
+                        "kiln_mpi_darray_scatter");
+}
+
+kiln_status kiln_mpi_darray_rows_scatter(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, size_t rows,
+                                         size_t cols, size_t halo, const void *host, int root,
+                                         size_t nw, kiln_event *const *wait, kiln_event **event,
+                                         kiln_mpi_darray **out) {
+    return scatter_impl(m, q, dt, rows, cols, halo, 1, host, root, nw, wait, event, out,
+                        "kiln_mpi_darray_rows_scatter");
 }
 
 kiln_status kiln_mpi_darray_gather(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d, void *host,
@@ -618,31 +675,33 @@ kiln_status kiln_mpi_darray_gather(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *
     if (st == KILN_OK && m->rank == root && !host && d->n)
         st = kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: host is NULL on the root (rank %d)", call,
                         root);
-    if (st == KILN_OK && d->n > (size_t)INT_MAX)
-        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
-                        d->n);
+    if (st == KILN_OK && d->n > (size_t)INT_MAX / d->cols)
+        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu x %zu elements is past MPI's int counts",
+                        call, d->n, d->cols);
     if (st != KILN_OK)
         return st;
     size_t es = kiln_dtype_size(d->dt);
     kmpi_op *op = kmpi_op_new(m, KMPI_GATHER, call);
     if (!op)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
-    set_hdr(op, d->dt, d->n, 0, root, 0);
+    size_t ne = d->n * d->cols, lo = d->halo * d->cols, lc = d->count * d->cols;
+    set_hdr(op, d->dt, ne, 0, root, (int)d->cols);
     op->user_host = host;
     kiln_buffer *lb = kiln_array_buffer(d->local);
-    if ((st = prep(op, d->n, es, 0)) == KILN_OK && (st = counts_displs(op, d->n)) == KILN_OK &&
-        m->rank != root)
-        st = stage(op, d->count * es);
-    if (st == KILN_OK && d->n == 0)
+    if ((st = prep(op, ne, es, 0)) == KILN_OK &&
+        (st = counts_displs(op, d->n, d->cols)) == KILN_OK && m->rank != root)
+        st = stage(op, lc * es);
+    if (st == KILN_OK && ne == 0)
         op->nchunks = 1;
-    if (st == KILN_OK && d->count) {
+    if (st == KILN_OK && lc) {
         if (m->rank == root) {
-            st = kiln_buffer_read_async(q, lb, 0, d->count * es, (char *)host + d->start * es, nw,
-                                        wait, &op->ready[0]);
+            st = kiln_buffer_read_async(q, lb, lo * es, lc * es,
+                                        (char *)host + d->start * d->cols * es, nw, wait,
+                                        &op->ready[0]);
             if (st != KILN_OK)
                 kmpi_error_kiln(st, call);
         } else {
-            st = rd(op, 0, q, lb, 0, d->count * es, 0, nw, wait);
+            st = rd(op, 0, q, lb, lo * es, lc * es, 0, nw, wait);
         }
     }
     if (st != KILN_OK)
@@ -654,6 +713,11 @@ static kiln_status same_n(const char *call, const kiln_mpi_darray *a, const kiln
                           const char *na, const char *nb) {
     if (!a || !b)
         return kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: %s is NULL", call, a ? nb : na);
+    if (a->two_d || b->two_d)
+        return kmpi_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: row-block (2-D) distributed arrays are not supported here (1-D "
+                          "only; work on kiln_mpi_darray_local)",
+                          call);
     if (a->n != b->n || a->m != b->m)
         return kmpi_error(KILN_ERROR_MISMATCH, "%s: %s has %zu elements, %s %zu", call, na, a->n,
                           nb, b->n);
@@ -691,6 +755,8 @@ static kiln_status rng_fill(kiln_mpi *m, kiln_queue *q, kiln_rng *rng, kiln_mpi_
     if (d->dt != KILN_FLOAT32 && d->dt != KILN_FLOAT64)
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: dtype %s (float32 or float64 only)",
                           call, kiln_dtype_name(d->dt));
+    if (d->two_d)
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: 1-D distributed arrays only", call);
     uint64_t k = d->dt == KILN_FLOAT64 ? 2 : 1, o = 0;
     kiln_rng_get_offset(rng, &o);
     if (d->n > (UINT64_MAX - o) / k)
@@ -812,6 +878,8 @@ kiln_status kiln_mpi_darray_sum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *a, 
     kiln_status st = check_common(m, call, &q);
     if (st == KILN_OK && (!a || !result))
         st = kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: %s is NULL", call, a ? "result" : "darray");
+    if (st == KILN_OK && a->two_d)
+        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: 1-D distributed arrays only", call);
     if (st != KILN_OK)
         return st;
     kiln_dtype rd_t = kiln_reduce_result_dtype(KILN_REDUCE_SUM, a->dt);
@@ -826,5 +894,64 @@ kiln_status kiln_mpi_darray_sum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *a, 
         return kmpi_error_kiln(st, call);
     st = kiln_mpi_allreduce(m, q, result, KILN_MPI_SUM, 1, &e, event);
     kiln_event_release(e);
+    return st;
+}
+
+/* rows [r0, r0 + k) of d's local array, a view (contiguous: whole rows) */
+static kiln_status rows_view(kiln_mpi_darray *d, size_t r0, size_t k, kiln_array **v) {
+    kiln_slice sl[2] = { KILN_SLICE((ptrdiff_t)r0, (ptrdiff_t)(r0 + k), 1), KILN_SLICE_ALL };
+    return kiln_array_view(d->local, sl, v);
+}
+
+kiln_status kiln_mpi_darray_halo_exchange(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d, size_t nw,
+                                          kiln_event *const *wait, kiln_event **event) {
+    static const char call[] = "kiln_mpi_darray_halo_exchange";
+    if (event)
+        *event = NULL;
+    kiln_status st = check_common(m, call, &q);
+    if (st == KILN_OK && !d)
+        st = kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: darray is NULL", call);
+    if (st == KILN_OK && (!d->two_d || d->m != m))
+        st = kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
+                        "%s: the darray is not a row-block array of this kiln_mpi "
+                        "(kiln_mpi_darray_rows_empty / _rows_scatter)",
+                        call);
+    if (st != KILN_OK)
+        return st;
+    size_t h = d->halo, c = d->count;
+    kiln_event *ev[4] = { NULL, NULL, NULL, NULL };
+    size_t ne = 0;
+    /* tags 2^20 (rows going up to rank r-1) and 2^20 + 1 (going down) */
+    const int up = 1 << 20, down = (1 << 20) + 1;
+    struct {
+        int on, peer, tag, send;
+        size_t r0;
+    } t[4] = {
+        { m->rank > 0, m->rank - 1, up, 1, h },               /* my first rows up */
+        { m->rank < m->size - 1, m->rank + 1, down, 1, c },   /* my last rows down */
+        { m->rank > 0, m->rank - 1, down, 0, 0 },             /* its last rows: my upper halo */
+        { m->rank < m->size - 1, m->rank + 1, up, 0, h + c }, /* its first rows: my lower halo */
+    };
+    for (int i = 0; i < 4 && st == KILN_OK && h > 0; i++) {
+        if (!t[i].on)
+            continue;
+        kiln_array *v = NULL;
+        st = rows_view(d, t[i].r0, h, &v);
+        if (st != KILN_OK) {
+            kmpi_error_kiln(st, call);
+            break;
+        }
+        st = p2p_any(m, q, v, t[i].peer, t[i].tag, nw, wait, &ev[ne], t[i].send, call);
+        kiln_array_release(v);
+        if (st == KILN_OK)
+            ne++;
+    }
+    if (st == KILN_OK) {
+        kiln_status ms = kiln_queue_marker(q, ne ? ne : nw, ne ? ev : wait, event);
+        if (ms != KILN_OK)
+            st = kmpi_error_kiln(ms, call);
+    }
+    for (size_t i = 0; i < ne; i++)
+        kiln_event_release(ev[i]);
     return st;
 }
