@@ -71,7 +71,7 @@ typedef struct kiln_mpi_opts {
     uint64_t timeout_ms;          /* each collective's deadline; 0 =
                                      $KILN_MPI_TIMEOUT_MS, else 60000 */
     kiln_mpi_transport transport; /* 0 = $KILN_MPI_TRANSPORT (auto|staged|nccl), else auto */
-    size_t chunk_bytes;           /* staging chunk; 0 = $KILN_MPI_CHUNK_BYTES, else 4 MiB */
+    size_t chunk_bytes;           /* staging chunk; 0 = $KILN_MPI_CHUNK_BYTES, else 1 MiB */
 } kiln_mpi_opts;
 #define KILN_MPI_OPTS(...) ((kiln_mpi_opts){ .struct_size = sizeof(kiln_mpi_opts), __VA_ARGS__ })
 

@@ -282,7 +282,7 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
     m->timeout_ms =
         opts && opts->timeout_ms ? opts->timeout_ms : env_u64("KILN_MPI_TIMEOUT_MS", 60000);
     m->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes
-                                               : (size_t)env_u64("KILN_MPI_CHUNK_BYTES", 4u << 20);
+                                               : (size_t)env_u64("KILN_MPI_CHUNK_BYTES", 1u << 20);
     if (m->chunk_bytes < 64)
         m->chunk_bytes = 64;
     st = pick_device(m, opts);
