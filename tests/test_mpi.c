@@ -348,6 +348,64 @@ static void test_rows(kiln_mpi *m) {
     }
 }
 
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+static int cmp_f64(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the sample sort against qsort of the whole array */
+static void test_sort(kiln_mpi *m) {
+    size_t sizes[] = { 0, 1, 7, 1001, 5003 };
+    for (size_t si = 0; si < 5; si++)
+        for (int f = 0; f < 2; f++) {
+            size_t n = sizes[si], es = f ? 8 : 4;
+            kiln_dtype dt = f ? KILN_FLOAT64 : KILN_INT32;
+            char *h = calloc(n + 1, es), *back = calloc(n + 1, es);
+            for (size_t i = 0; i < n; i++) {
+                /* many duplicates, negatives, a skewed half */
+                int64_t v = (int64_t)((i * 2654435761u) % 97) - 40;
+                if (i % 2)
+                    v = 5;
+                if (f)
+                    ((double *)h)[i] = (double)v * 0.5 - (i % 3 == 0 ? 0.25 : 0);
+                else
+                    ((int32_t *)h)[i] = (int32_t)v;
+            }
+            kiln_mpi_darray *d = NULL;
+            kiln_event *e = NULL;
+            CHECK_OK(
+                kiln_mpi_darray_scatter(m, NULL, dt, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
+            CHECK_OK(kiln_mpi_wait(m, e));
+            kiln_event_release(e);
+            CHECK_MSG(kiln_mpi_darray_sort(m, NULL, d) == KILN_OK, "%s",
+                      kiln_mpi_last_error_message());
+            CHECK_OK(kiln_mpi_darray_gather(m, NULL, d, R == 0 ? back : NULL, 0, 0, NULL, &e));
+            CHECK_OK(kiln_mpi_wait(m, e));
+            kiln_event_release(e);
+            if (R == 0) {
+                qsort(h, n, es, f ? cmp_f64 : cmp_i32);
+                CHECK_MSG(n == 0 || memcmp(h, back, n * es) == 0, "sort %s n=%zu differs",
+                          kiln_dtype_name(dt), n);
+            }
+            kiln_mpi_darray_release(d);
+            free(h);
+            free(back);
+        }
+    /* mismatch: the ranks sort different sizes */
+    if (P > 1) {
+        kiln_mpi_darray *d = NULL;
+        CHECK_OK(kiln_mpi_darray_empty(m, KILN_INT32, R == 1 ? 11 : 10, &d));
+        CHECK_STATUS(kiln_mpi_darray_sort(m, NULL, d), KILN_ERROR_MISMATCH);
+        CHECK_MSG(strstr(kiln_mpi_last_error_message(), "rank 1 11 int"), "%s",
+                  kiln_mpi_last_error_message());
+        kiln_mpi_darray_release(d);
+    }
+}
+
 /* the distributed random fill is the one-device fill of the whole array */
 static void test_random(kiln_mpi *m) {
     kiln_queue *q = kiln_mpi_queue(m);
@@ -603,6 +661,8 @@ int main(int argc, char **argv) {
         test_darray(m);
         phase("test_rows");
         test_rows(m);
+        phase("test_sort");
+        test_sort(m);
         phase("test_random");
         test_random(m);
         phase("test_mismatch");

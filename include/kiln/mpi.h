@@ -241,6 +241,15 @@ KILN_API kiln_status kiln_mpi_darray_normal(kiln_mpi *mpi, kiln_queue *queue, ki
 KILN_API kiln_status kiln_mpi_darray_cumsum(kiln_mpi *mpi, kiln_queue *queue, kiln_mpi_darray *out,
                                             kiln_mpi_darray *a, int exclusive, size_t num_wait,
                                             kiln_event *const *wait, kiln_event **event);
+/* The global sort (ascending, kiln's total order: docs of kiln/sort.h) of
+ * a 1-D array of integers, float32 or float64, in place: afterwards the
+ * blocks hold what one device's kiln_array_sort of the whole array would.
+ * A sample sort: local sort, splitters from all-gathered samples, an
+ * all-to-all of the pieces, a sort of each bucket, an all-to-all back to
+ * the block layout. Collective; Blocks (its MPI calls run on the calling
+ * thread, each bounded by the deadline). */
+KILN_API kiln_status kiln_mpi_darray_sort(kiln_mpi *mpi, kiln_queue *queue,
+                                          kiln_mpi_darray *darray);
 /* The sum of all n elements into result, a 1-element device array of a's
  * dtype, on every rank (a local reduction, then an all-reduce). */
 KILN_API kiln_status kiln_mpi_darray_sum(kiln_mpi *mpi, kiln_queue *queue, kiln_mpi_darray *a,

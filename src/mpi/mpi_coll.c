@@ -476,15 +476,6 @@ kiln_status kiln_mpi_recv(kiln_mpi *m, kiln_queue *q, kiln_array *a, int source,
 
 /* ------------------------------------------------------------ distributed arrays */
 
-struct kiln_mpi_darray {
-    kiln_mpi *m;
-    kiln_dtype dt;
-    size_t n, start, count; /* in rows for 2-D */
-    size_t cols, halo;      /* 1-D: 1 and 0 */
-    int two_d;
-    kiln_array *local;
-};
-
 static void block_of(size_t n, int P, int r, size_t *start, size_t *count) {
     size_t b = n / (size_t)P, e = n % (size_t)P, rr = (size_t)r;
     *count = b + (rr < e);

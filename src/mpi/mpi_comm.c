@@ -264,12 +264,13 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "kiln_mpi_create: out of memory");
     }
     m->user_comm = comm;
-    m->coll = m->p2p = MPI_COMM_NULL;
+    m->coll = m->p2p = m->direct = MPI_COMM_NULL;
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->cond, NULL);
     pthread_mutex_init(&m->cache_lock, NULL);
     MPI_Comm local = MPI_COMM_NULL;
     if (MPI_Comm_dup(comm, &m->coll) != MPI_SUCCESS || MPI_Comm_dup(comm, &m->p2p) != MPI_SUCCESS ||
+        MPI_Comm_dup(comm, &m->direct) != MPI_SUCCESS ||
         MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
         st = kmpi_error(KILN_ERROR_DRIVER, "kiln_mpi_create: duplicating the communicator failed");
         goto fail;
@@ -349,6 +350,8 @@ fail:
         MPI_Comm_free(&m->coll);
     if (m->p2p != MPI_COMM_NULL)
         MPI_Comm_free(&m->p2p);
+    if (m->direct != MPI_COMM_NULL)
+        MPI_Comm_free(&m->direct);
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->cache_lock);
@@ -374,6 +377,7 @@ void kiln_mpi_release(kiln_mpi *m) {
     if (clean) {
         MPI_Comm_free(&m->coll);
         MPI_Comm_free(&m->p2p);
+        MPI_Comm_free(&m->direct);
     }
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->cond);

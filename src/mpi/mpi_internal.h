@@ -39,6 +39,7 @@ typedef struct kmpi_nccl kmpi_nccl;
 
 struct kiln_mpi {
     MPI_Comm user_comm, coll, p2p; /* coll and p2p: kiln's duplicates */
+    MPI_Comm direct;               /* blocking calls of the caller's thread (sort) */
     int rank, size, local_rank, local_size;
     kiln_device *device;
     kiln_context *ctx;
@@ -108,6 +109,15 @@ struct kmpi_op {
     char msg[600];
     kiln_event *ret; /* the event handed to the caller (retained) */
     kmpi_op *next;
+};
+
+struct kiln_mpi_darray {
+    kiln_mpi *m;
+    kiln_dtype dt;
+    size_t n, start, count; /* in rows for 2-D */
+    size_t cols, halo;      /* 1-D: 1 and 0 */
+    int two_d;
+    kiln_array *local;
 };
 
 /* errors: kiln_mpi's thread-local message */
