@@ -144,12 +144,24 @@ static void test_broadcast_gather(kiln_mpi *m) {
             bad += got[i] != wrap(d, want);
         }
         free(got);
+        /* all-to-all: block j of big goes to rank j */
+        kiln_array *a2 = NULL;
+        CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), d, 1, &gn, 0, NULL, NULL, &a2));
+        CHECK_OK(kiln_mpi_alltoall(m, NULL, big, a2, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        got = readback(m, a2, d, gn);
+        for (int r = 0; r < P; r++)
+            for (size_t i = 0; i < n; i++)
+                bad += got[(size_t)r * n + i] != input(d, r, (size_t)R * n + i);
+        free(got);
+        kiln_array_release(a2);
         kiln_array_release(s);
         kiln_array_release(g);
         kiln_array_release(big);
         kiln_array_release(rs);
     }
-    CHECK_MSG(bad == 0, "%d broadcast/allgather/reduce_scatter elements wrong", bad);
+    CHECK_MSG(bad == 0, "%d broadcast/allgather/reduce_scatter/alltoall elements wrong", bad);
 }
 
 /* a ring: every rank sends to the next and receives from the previous, both

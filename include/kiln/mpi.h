@@ -141,6 +141,13 @@ KILN_API kiln_status kiln_mpi_allgather(kiln_mpi *mpi, kiln_queue *queue, kiln_a
 KILN_API kiln_status kiln_mpi_reduce_scatter(kiln_mpi *mpi, kiln_queue *queue, kiln_array *send,
                                              kiln_array *recv, kiln_mpi_op op, size_t num_wait,
                                              kiln_event *const *wait, kiln_event **event);
+/* Block j (send's size / size() elements) of send goes to rank j, which
+ * puts it in its block r of recv (r the sender): MPI_Alltoall. send and
+ * recv of one dtype and size, a multiple of size(). Staged transport only
+ * (NCCL: KILN_ERROR_UNSUPPORTED). */
+KILN_API kiln_status kiln_mpi_alltoall(kiln_mpi *mpi, kiln_queue *queue, kiln_array *send,
+                                       kiln_array *recv, size_t num_wait, kiln_event *const *wait,
+                                       kiln_event **event);
 /* Point to point: array goes to rank dest, which receives it with a
  * kiln_mpi_recv of the same tag (0 <= tag < 2^20), dtype and element count
  * (checked on both sides: a mismatch fails both with both values). The

@@ -413,6 +413,46 @@ kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send
     return submit(op, q, event);
 }
 
+kiln_status kiln_mpi_alltoall(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln_array *recv,
+                              size_t nw, kiln_event *const *wait, kiln_event **event) {
+    static const char call[] = "kiln_mpi_alltoall";
+    if (event)
+        *event = NULL;
+    view s = { 0 }, r = { 0 };
+    kiln_status st = check_common(m, call, &q);
+    if (st == KILN_OK)
+        st = get_view(m, call, "send", send, &s);
+    if (st == KILN_OK)
+        st = get_view(m, call, "recv", recv, &r);
+    if (st != KILN_OK)
+        return st;
+    if (s.dt != r.dt || s.n != r.n || s.n % (size_t)m->size != 0)
+        return kmpi_error(KILN_ERROR_MISMATCH,
+                          "%s: send (%zu %s elements) and recv (%zu %s elements) must be of one "
+                          "dtype and size, a multiple of size (%d)",
+                          call, s.n, kiln_dtype_name(s.dt), r.n, kiln_dtype_name(r.dt), m->size);
+    if (s.n > (size_t)INT_MAX)
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
+                          s.n);
+    if (m->transport == KILN_MPI_TRANSPORT_NCCL)
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: not on the NCCL transport yet", call);
+    size_t k = s.n / (size_t)m->size;
+    kmpi_op *op = kmpi_op_new(m, KMPI_ALLTOALL, call);
+    if (!op)
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
+    set_hdr(op, s.dt, k, 0, -1, 0);
+    if ((st = prep(op, k, s.es, 0)) != KILN_OK || (st = stage(op, 2 * s.n * s.es)) != KILN_OK)
+        return fail_free(op, st);
+    if (op->nchunks) {
+        st = rd(op, 0, q, s.buf, s.off, s.n * s.es, 0, nw, wait);
+        if (st == KILN_OK)
+            st = wr(op, 0, q, r.buf, r.off, r.n * r.es, op->host + s.n * s.es);
+    }
+    if (st != KILN_OK)
+        return fail_free(op, st);
+    return submit(op, q, event);
+}
+
 static kiln_status p2p_any(kiln_mpi *m, kiln_queue *q, kiln_array *a, int peer, int tag, size_t nw,
                            kiln_event *const *wait, kiln_event **event, int is_send,
                            const char *call);

@@ -76,8 +76,8 @@ const char *kmpi_op_name(kiln_mpi_op op) {
 const char *kmpi_kind_name(int kind) {
     static const char *names[] = { "?",    "allreduce", "broadcast", "allgather", "reduce_scatter",
                                    "send", "recv",      "scatter",   "gather",    "exscan",
-                                   "nccl" };
-    return kind > 0 && kind <= KMPI_NCCL ? names[kind] : "?";
+                                   "nccl", "alltoall" };
+    return kind > 0 && kind <= KMPI_ALLTOALL ? names[kind] : "?";
 }
 
 /* ------------------------------------------------------------ MPI's life */

@@ -295,6 +295,11 @@ static int chunk_start(kmpi_op *op, size_t i) {
     case KMPI_EXSCAN:
         rc = MPI_Iexscan(op->host, op->host + op->esize, 1, op->mdt, MPI_SUM, m->coll, r);
         break;
+    case KMPI_ALLTOALL:
+        rc = MPI_Ialltoall(op->host, (int)op->count, op->mdt,
+                           op->host + op->count * (size_t)m->size * op->esize, (int)op->count,
+                           op->mdt, m->coll, r);
+        break;
     case KMPI_NCCL:
         rc = MPI_SUCCESS;
         *r = MPI_REQUEST_NULL;

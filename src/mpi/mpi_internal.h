@@ -23,6 +23,7 @@ typedef enum kmpi_kind {
     KMPI_GATHER,
     KMPI_EXSCAN,
     KMPI_NCCL, /* header check and deadline of a collective NCCL runs */
+    KMPI_ALLTOALL,
 } kmpi_kind;
 
 typedef struct kmpi_op kmpi_op;
