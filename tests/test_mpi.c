@@ -250,6 +250,26 @@ static void test_darray(kiln_mpi *m) {
             CHECK_MSG(bad == 0, "cumsum in place n=%zu: %d wrong", n, bad);
         }
 
+        /* global histogram of the scanned values */
+        {
+            kiln_array *hist = NULL;
+            CHECK_OK(kiln_mpi_darray_histogram(m, NULL, d, 13, -3000, 3000, 0, NULL, &e, &hist));
+            CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+            kiln_event_release(e);
+            int64_t hc[13] = { 0 }, want[13] = { 0 };
+            if (hist)
+                CHECK_OK(kiln_array_read(q, hist, hc));
+            int64_t sacc = 0;
+            for (size_t i = 0; i < n; i++) {
+                double v = (double)(int32_t)(sacc += h[i]);
+                if (v < -3000 || v > 3000)
+                    continue;
+                int b = (int)((v + 3000) / (6000.0 / 13));
+                want[b > 12 ? 12 : b]++;
+            }
+            CHECK_MSG(memcmp(hc, want, sizeof hc) == 0, "darray histogram n=%zu", n);
+            kiln_array_release(hist);
+        }
         /* global sum */
         kiln_array *res = NULL;
         size_t one = 1;

@@ -257,6 +257,14 @@ KILN_API kiln_status kiln_mpi_darray_cumsum(kiln_mpi *mpi, kiln_queue *queue, ki
  * thread, each bounded by the deadline). */
 KILN_API kiln_status kiln_mpi_darray_sort(kiln_mpi *mpi, kiln_queue *queue,
                                           kiln_mpi_darray *darray);
+/* The global histogram (kiln_array_histogram of the whole array: bins
+ * equal bins over [lo, hi]) into *hist, a new INT64 array of bins counts
+ * on every rank: a local histogram, then an all-reduce. Every rank passes
+ * the same bins, lo and hi (bins is checked). */
+KILN_API kiln_status kiln_mpi_darray_histogram(kiln_mpi *mpi, kiln_queue *queue,
+                                               kiln_mpi_darray *darray, size_t bins, double lo,
+                                               double hi, size_t num_wait, kiln_event *const *wait,
+                                               kiln_event **event, kiln_array **hist);
 /* The sum of all n elements into result, a 1-element device array of a's
  * dtype, on every rank (a local reduction, then an all-reduce). */
 KILN_API kiln_status kiln_mpi_darray_sum(kiln_mpi *mpi, kiln_queue *queue, kiln_mpi_darray *a,

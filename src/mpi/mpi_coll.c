@@ -986,3 +986,33 @@ kiln_status kiln_mpi_darray_halo_exchange(kiln_mpi *m, kiln_queue *q, kiln_mpi_d
         kiln_event_release(ev[i]);
     return st;
 }
+
+kiln_status kiln_mpi_darray_histogram(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d, size_t bins,
+                                      double lo, double hi, size_t nw, kiln_event *const *wait,
+                                      kiln_event **event, kiln_array **hist) {
+    static const char call[] = "kiln_mpi_darray_histogram";
+    if (event)
+        *event = NULL;
+    if (hist)
+        *hist = NULL;
+    kiln_status st = check_common(m, call, &q);
+    if (st == KILN_OK && (!d || !hist))
+        st = kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: %s is NULL", call, d ? "hist" : "darray");
+    if (st == KILN_OK && d->two_d)
+        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: 1-D distributed arrays only", call);
+    if (st != KILN_OK)
+        return st;
+    kiln_event *e = NULL;
+    kiln_array *h = NULL;
+    st = kiln_array_histogram(q, d->local, bins, lo, hi, NULL, nw, wait, &e, &h);
+    if (st != KILN_OK)
+        return kmpi_error_kiln(st, call);
+    st = kiln_mpi_allreduce(m, q, h, KILN_MPI_SUM, 1, &e, event);
+    kiln_event_release(e);
+    if (st != KILN_OK) {
+        kiln_array_release(h);
+        return st;
+    }
+    *hist = h;
+    return KILN_OK;
+}
