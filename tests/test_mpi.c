@@ -669,7 +669,9 @@ static void test_mismatch(kiln_mpi *m) {
     kiln_array_release(a);
 }
 
-/* rank 0 makes a collective the others make only a second later: rank 0's
+/* (deadline 1 s.) A receive whose send comes 2 s late times out and leaves
+ * the communicator usable. Then rank 0 makes a collective the others make
+ * only 2.5 s later: rank 0's
  * deadline passes (KILN_ERROR_TIMEOUT), its communicator is broken; the
  * others' late call (another count) meets rank 0's header and fails as a
  * mismatch, so no MPI request is left behind */
@@ -677,23 +679,49 @@ static void test_timeout(void) {
     if (P < 2)
         return;
     kiln_mpi *m = NULL;
-    if (!CHECK_OK(kiln_mpi_create(MPI_COMM_WORLD, &KILN_MPI_OPTS(.timeout_ms = 300), &m)))
+    if (!CHECK_OK(kiln_mpi_create(MPI_COMM_WORLD, &KILN_MPI_OPTS(.timeout_ms = 1000), &m)))
         return;
-    CHECK(kiln_mpi_timeout_ms(m) == 300);
-    kiln_array *a = make(m, KILN_FLOAT64, R == 0 ? 10 : 0, R);
+    CHECK(kiln_mpi_timeout_ms(m) == 1000);
     kiln_event *e = NULL;
+    /* a receive whose send comes late times out, and leaves the
+     * communicator usable (the late send then meets its header) */
+    if (R < 2) {
+        kiln_array *b = make(m, KILN_INT32, 6, R);
+        if (R == 0) {
+            CHECK_OK(kiln_mpi_recv(m, NULL, b, 1, 9, 0, NULL, &e));
+            CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_TIMEOUT);
+            CHECK_MSG(strstr(kiln_mpi_last_error_message(), "still usable"), "message: %s",
+                      kiln_mpi_last_error_message());
+        } else {
+            usleep(2000 * 1000);
+            CHECK_OK(kiln_mpi_send(m, NULL, b, 0, 9, 0, NULL, &e));
+            CHECK_OK(kiln_mpi_wait(m, e));
+        }
+        kiln_event_release(e);
+        kiln_array_release(b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 1 is late: wait for it */
+    {
+        kiln_array *b = make(m, KILN_INT64, 3, R);
+        CHECK_OK(kiln_mpi_allreduce(m, NULL, b, KILN_MPI_SUM, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "after a receive's timeout: %s",
+                  kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        kiln_array_release(b);
+    }
+    kiln_array *a = make(m, KILN_FLOAT64, R == 0 ? 10 : 0, R);
     if (R == 0) {
         uint64_t t0 = (uint64_t)time(NULL);
         CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e));
         CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_TIMEOUT);
-        CHECK_MSG(strstr(kiln_mpi_last_error_message(), "deadline of 300 ms"), "message: %s",
+        CHECK_MSG(strstr(kiln_mpi_last_error_message(), "deadline of 1000 ms"), "message: %s",
                   kiln_mpi_last_error_message());
         CHECK((uint64_t)time(NULL) - t0 < 30);
         kiln_event_release(e);
         CHECK_STATUS(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e),
                      KILN_ERROR_WRONG_STATE);
     } else {
-        usleep(1000 * 1000);
+        usleep(2500 * 1000);
         CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e));
         CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_MISMATCH);
         kiln_event_release(e);
@@ -837,6 +865,16 @@ int main(int argc, char **argv) {
         test_bad_input(m);
     }
     kiln_mpi_release(m);
+    /* NCCL asked for on a CPU device: refused on every rank, nothing left */
+    if (!selfinit) {
+        kiln_mpi *n2 = NULL;
+        CHECK_STATUS(kiln_mpi_create(MPI_COMM_WORLD,
+                                     &KILN_MPI_OPTS(.transport = KILN_MPI_TRANSPORT_NCCL), &n2),
+                     KILN_ERROR_UNSUPPORTED);
+        CHECK(n2 == NULL);
+        CHECK_MSG(strstr(kiln_mpi_last_error_message(), "not a CUDA device"), "%s",
+                  kiln_mpi_last_error_message());
+    }
     int fin = 0;
     MPI_Finalized(&fin);
     if (selfinit) {
