@@ -12,6 +12,8 @@ The layers and what each may include (docs/architecture.md):
                         backend/interop.h, backend/registry.h
   src/algo              base, algo
   src/testing           anything under src/ (the tests' one door)
+  src/mpi               public headers and src/mpi (kiln_mpi, a library
+                        over libkiln's public API)
   tests/, fuzz/         public headers, their own folder, testing/kiln_test_internal.h,
                         tools/kiln/demo_work.h (test_demo checks the demo)
   tools, bench, examples  public headers and their own folder
@@ -74,6 +76,8 @@ def allowed(src_rel, target):
             ok += ["src/algo/"]
         elif layer == "testing":
             ok += ["src/"]
+        elif layer == "mpi":  # kiln_mpi: kiln's public API and its own folder
+            ok += ["src/mpi/"]
         else:
             return False
         return public or any(target == o or (o.endswith("/") and target.startswith(o))

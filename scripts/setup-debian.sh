@@ -14,6 +14,8 @@ if [ "${1:-run}" = test ]; then
   want+=(libclblast1 libclfft2 libopenblas0 libfftw3-single3 libfftw3-double3)
   # scripts/fuzz.sh: clang with libFuzzer (libclang-rt-14-dev)
   want+=(clang libclang-rt-14-dev)
+  # kiln_mpi and its tests under mpirun (docs/distributed.md)
+  want+=(libopenmpi-dev openmpi-bin)
   # scripts/check-format.sh: the one format (.clang-format)
   want+=(clang-format)
   # scripts/python-test.sh (make test-python): a venv and the headers the

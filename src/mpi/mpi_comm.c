@@ -1,0 +1,440 @@
+/* kiln_mpi: MPI's initialisation, the rank's device, the communicator's
+ * life, errors. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_internal.h"
+
+static _Thread_local char kmpi_msg[1024];
+
+void kmpi_set_message(const char *msg) {
+    snprintf(kmpi_msg, sizeof kmpi_msg, "%s", msg);
+}
+
+kiln_status kmpi_error(kiln_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(kmpi_msg, sizeof kmpi_msg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+kiln_status kmpi_error_kiln(kiln_status st, const char *what) {
+    return kmpi_error(st, "%s: %s (%s)", what, kiln_last_error_message(), kiln_status_name(st));
+}
+
+const char *kiln_mpi_last_error_message(void) {
+    return kmpi_msg;
+}
+
+MPI_Datatype kmpi_mpi_dtype(kiln_dtype dt) {
+    switch (dt) {
+    case KILN_INT8:
+        return MPI_INT8_T;
+    case KILN_UINT8:
+        return MPI_UINT8_T;
+    case KILN_INT16:
+        return MPI_INT16_T;
+    case KILN_UINT16:
+        return MPI_UINT16_T;
+    case KILN_INT32:
+        return MPI_INT32_T;
+    case KILN_UINT32:
+        return MPI_UINT32_T;
+    case KILN_INT64:
+        return MPI_INT64_T;
+    case KILN_UINT64:
+        return MPI_UINT64_T;
+    case KILN_FLOAT32:
+        return MPI_FLOAT;
+    case KILN_FLOAT64:
+        return MPI_DOUBLE;
+    case KILN_COMPLEX64:
+        return MPI_C_FLOAT_COMPLEX;
+    case KILN_COMPLEX128:
+        return MPI_C_DOUBLE_COMPLEX;
+    default:
+        return MPI_DATATYPE_NULL;
+    }
+}
+
+const char *kmpi_op_name(kiln_mpi_op op) {
+    switch (op) {
+    case KILN_MPI_SUM:
+        return "sum";
+    case KILN_MPI_MIN:
+        return "min";
+    case KILN_MPI_MAX:
+        return "max";
+    }
+    return "?";
+}
+
+const char *kmpi_kind_name(int kind) {
+    static const char *names[] = { "?",    "allreduce", "broadcast", "allgather", "reduce_scatter",
+                                   "send", "recv",      "scatter",   "gather",    "exscan",
+                                   "nccl", "alltoall" };
+    return kind > 0 && kind <= KMPI_ALLTOALL ? names[kind] : "?";
+}
+
+/* ------------------------------------------------------------ MPI's life */
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_we_initialised; /* kiln called MPI_Init_thread */
+static int g_live;           /* kiln_mpi objects alive */
+
+static const char *level_name(int l) {
+    return l == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+           : l == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+           : l == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+           : l == MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
+                                        : "an unknown level";
+}
+
+static kiln_status mpi_acquire(void) {
+    pthread_mutex_lock(&g_lock);
+    int inited = 0, finalized = 0, provided = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) {
+        pthread_mutex_unlock(&g_lock);
+        return kmpi_error(KILN_ERROR_WRONG_STATE,
+                          "kiln_mpi_create: MPI has already been finalised");
+    }
+    MPI_Initialized(&inited);
+    if (!inited) {
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+            pthread_mutex_unlock(&g_lock);
+            return kmpi_error(KILN_ERROR_NO_RUNTIME, "kiln_mpi_create: MPI_Init_thread failed");
+        }
+        g_we_initialised = 1;
+    } else {
+        MPI_Query_thread(&provided);
+    }
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (g_we_initialised && g_live == 0) {
+            MPI_Finalize();
+            g_we_initialised = 0;
+        }
+        pthread_mutex_unlock(&g_lock);
+        return kmpi_error(KILN_ERROR_UNSUPPORTED,
+                          "kiln_mpi_create: MPI runs at thread level %s (%d); kiln needs "
+                          "MPI_THREAD_MULTIPLE, as its progress thread makes MPI calls while the "
+                          "program's threads may make theirs: initialise MPI with "
+                          "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) (mpi4py: "
+                          "mpi4py.rc.thread_level = \"multiple\"), or let kiln initialise it",
+                          level_name(provided), provided);
+    }
+    g_live++;
+    pthread_mutex_unlock(&g_lock);
+    return KILN_OK;
+}
+
+static void mpi_drop(int may_finalize) {
+    pthread_mutex_lock(&g_lock);
+    if (--g_live == 0 && g_we_initialised && may_finalize) {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized)
+            MPI_Finalize();
+        g_we_initialised = 0;
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* ------------------------------------------------------------ the device */
+
+static uint64_t env_u64(const char *name, uint64_t dflt) {
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return dflt;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    return end && *end == 0 && v > 0 ? (uint64_t)v : dflt;
+}
+
+static kiln_status pick_device(kiln_mpi *m, const kiln_mpi_opts *o) {
+    const char *sel = o && o->selector ? o->selector : getenv("KILN_DEVICE");
+    char one[256] = "";
+    if (sel && strchr(sel, ',')) { /* a list: node-local rank r takes entry r % count */
+        size_t cnt = 1;
+        for (const char *p = sel; *p; p++)
+            cnt += *p == ',';
+        size_t want = (size_t)m->local_rank % cnt, k = 0;
+        const char *p = sel;
+        while (k < want) {
+            p = strchr(p, ',') + 1;
+            k++;
+        }
+        size_t len = strcspn(p, ",");
+        if (len >= sizeof one)
+            len = sizeof one - 1;
+        memcpy(one, p, len);
+        one[len] = 0;
+        kiln_device *d = NULL;
+        kiln_status st = kiln_device_select(one, &d);
+        if (st != KILN_OK)
+            return kmpi_error_kiln(st, "kiln_mpi_create: selecting this rank's device");
+        m->device = d;
+        return KILN_OK;
+    }
+    kiln_device *d0 = NULL;
+    /* "" with KILN_DEVICE set would be read again by kiln_device_select */
+    kiln_status st = kiln_device_select(sel, &d0);
+    if (st != KILN_OK)
+        return kmpi_error_kiln(st, "kiln_mpi_create: selecting the device");
+    kiln_device_info info;
+    kiln_device_get_info(d0, &info);
+    m->device = d0;
+    if (m->local_size <= 1)
+        return KILN_OK;
+    if (info.type == KILN_DEVICE_GPU) {
+        /* the r-th GPU of the same backend, counting from the selected one */
+        size_t n = 0, at = 0, ngpu = 0;
+        kiln_device_count(&n);
+        kiln_device *gpus[64];
+        for (size_t i = 0; i < n && ngpu < 64; i++) {
+            kiln_device *d = NULL;
+            kiln_device_info di;
+            if (kiln_device_get(i, &d) != KILN_OK || kiln_device_get_info(d, &di) != KILN_OK)
+                continue;
+            if (di.type != KILN_DEVICE_GPU || di.backend != info.backend || di.is_subdevice)
+                continue;
+            if (d == d0)
+                at = ngpu;
+            gpus[ngpu++] = d;
+        }
+        if (ngpu > 0)
+            m->device = gpus[(at + (size_t)m->local_rank) % ngpu];
+        return KILN_OK;
+    }
+    if (info.type == KILN_DEVICE_CPU && !(o && o->no_fission) && !info.is_subdevice) {
+        unsigned each = info.compute_units / (unsigned)m->local_size;
+        if (each == 0)
+            each = 1;
+        kiln_device *subs[256];
+        size_t cnt = 0;
+        if (kiln_device_partition(d0, each, subs, 256, &cnt) == KILN_OK && cnt > 0)
+            m->device = subs[(size_t)m->local_rank % cnt];
+        /* a device that cannot be split is shared */
+    }
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------ create */
+
+static int transport_from_env(void) {
+    const char *s = getenv("KILN_MPI_TRANSPORT");
+    if (!s || !*s || !strcmp(s, "auto"))
+        return KILN_MPI_TRANSPORT_AUTO;
+    if (!strcmp(s, "staged"))
+        return KILN_MPI_TRANSPORT_STAGED;
+    if (!strcmp(s, "nccl"))
+        return KILN_MPI_TRANSPORT_NCCL;
+    return -1;
+}
+
+kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi **out) {
+    if (!out)
+        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_create: mpi is NULL");
+    *out = NULL;
+    if (opts && opts->struct_size < sizeof(kiln_mpi_opts))
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_mpi_create: opts->struct_size is %zu (make opts with "
+                          "KILN_MPI_OPTS(...))",
+                          opts->struct_size);
+    int transport = opts && opts->transport ? (int)opts->transport : transport_from_env();
+    if (transport < 0 || transport > KILN_MPI_TRANSPORT_NCCL)
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_mpi_create: unknown transport (%d; $KILN_MPI_TRANSPORT is "
+                          "auto, staged or nccl)",
+                          transport);
+    kiln_status st = mpi_acquire();
+    if (st != KILN_OK)
+        return st;
+    if (comm == MPI_COMM_NULL) {
+        mpi_drop(1);
+        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_create: comm is MPI_COMM_NULL");
+    }
+    kiln_mpi *m = calloc(1, sizeof *m);
+    if (!m) {
+        mpi_drop(1);
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "kiln_mpi_create: out of memory");
+    }
+    m->user_comm = comm;
+    m->coll = m->p2p = m->direct = MPI_COMM_NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->cond, NULL);
+    pthread_mutex_init(&m->cache_lock, NULL);
+    MPI_Comm local = MPI_COMM_NULL;
+    if (MPI_Comm_dup(comm, &m->coll) != MPI_SUCCESS || MPI_Comm_dup(comm, &m->p2p) != MPI_SUCCESS ||
+        MPI_Comm_dup(comm, &m->direct) != MPI_SUCCESS ||
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
+        st = kmpi_error(KILN_ERROR_DRIVER, "kiln_mpi_create: duplicating the communicator failed");
+        goto fail;
+    }
+    MPI_Comm_rank(comm, &m->rank);
+    MPI_Comm_size(comm, &m->size);
+    MPI_Comm_rank(local, &m->local_rank);
+    MPI_Comm_size(local, &m->local_size);
+    MPI_Comm_free(&local);
+    m->timeout_ms =
+        opts && opts->timeout_ms ? opts->timeout_ms : env_u64("KILN_MPI_TIMEOUT_MS", 60000);
+    m->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes
+                                               : (size_t)env_u64("KILN_MPI_CHUNK_BYTES", 1u << 20);
+    if (m->chunk_bytes < 64)
+        m->chunk_bytes = 64;
+    st = pick_device(m, opts);
+    if (st != KILN_OK)
+        goto fail;
+    st = kiln_context_create(&m->device, 1, &m->ctx);
+    if (st == KILN_OK)
+        st = kiln_queue_create(m->ctx, m->device, KILN_QUEUE_IN_ORDER, &m->queue);
+    if (st == KILN_OK)
+        st = kiln_queue_create(m->ctx, m->device, KILN_QUEUE_IN_ORDER, &m->stage_q);
+    if (st != KILN_OK) {
+        kmpi_error_kiln(st, "kiln_mpi_create: making the context and queues");
+        goto fail;
+    }
+    m->transport = KILN_MPI_TRANSPORT_STAGED;
+    {
+        kiln_device_info info;
+        kiln_device_get_info(m->device, &info);
+        /* every rank must take the same path: agree on it */
+        int want = transport != KILN_MPI_TRANSPORT_STAGED && info.backend == KILN_BACKEND_CUDA;
+        int can = want && kmpi_nccl_open(m, transport == KILN_MPI_TRANSPORT_NCCL) == KILN_OK;
+        int all = 0;
+        MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, m->coll);
+        if (transport == KILN_MPI_TRANSPORT_NCCL && !all) {
+            st = can ? kmpi_error(KILN_ERROR_NO_RUNTIME,
+                                  "kiln_mpi_create: NCCL was asked for but another rank "
+                                  "could not load it or has no CUDA device")
+                     : (want ? KILN_ERROR_NO_RUNTIME
+                             : kmpi_error(KILN_ERROR_UNSUPPORTED,
+                                          "kiln_mpi_create: NCCL was asked for but rank %d's "
+                                          "device %s is not a CUDA device",
+                                          m->rank, info.id));
+            kmpi_nccl_close(m);
+            goto fail;
+        }
+        if (all) {
+            st = kmpi_nccl_connect(m);
+            int ok = st == KILN_OK, all_ok = 0;
+            MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->coll);
+            if (!all_ok) {
+                if (ok)
+                    st = kmpi_error(KILN_ERROR_DRIVER,
+                                    "kiln_mpi_create: another rank failed to join NCCL");
+                goto fail;
+            }
+            m->transport = KILN_MPI_TRANSPORT_NCCL;
+        } else {
+            kmpi_nccl_close(m);
+        }
+    }
+    if (!kmpi_thread_start(m)) {
+        st = kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                        "kiln_mpi_create: could not start the progress thread");
+        goto fail;
+    }
+    *out = m;
+    return KILN_OK;
+fail:
+    kmpi_nccl_close(m);
+    kiln_queue_release(m->stage_q);
+    kiln_queue_release(m->queue);
+    kiln_context_release(m->ctx);
+    if (m->coll != MPI_COMM_NULL)
+        MPI_Comm_free(&m->coll);
+    if (m->p2p != MPI_COMM_NULL)
+        MPI_Comm_free(&m->p2p);
+    if (m->direct != MPI_COMM_NULL)
+        MPI_Comm_free(&m->direct);
+    pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->cache_lock);
+    free(m);
+    mpi_drop(1);
+    return st;
+}
+
+void kiln_mpi_release(kiln_mpi *m) {
+    if (!m)
+        return;
+    kmpi_thread_stop(m);
+    int clean = atomic_load(&m->broken) != 2;
+    kmpi_nccl_close(m);
+    for (unsigned i = 0; i < KMPI_FAILURES; i++)
+        kiln_event_release(m->failures[i].event);
+    for (int i = 0; i < 16; i++)
+        kiln_elementwise_release(m->scan_cache[i]);
+    kiln_queue_finish(m->stage_q);
+    kiln_queue_release(m->stage_q);
+    kiln_queue_release(m->queue);
+    kiln_context_release(m->ctx);
+    if (clean) {
+        MPI_Comm_free(&m->coll);
+        MPI_Comm_free(&m->p2p);
+        MPI_Comm_free(&m->direct);
+    }
+    pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->cache_lock);
+    free(m);
+    /* with MPI requests never completed, finalising could hang */
+    mpi_drop(clean);
+}
+
+int kiln_mpi_rank(const kiln_mpi *m) {
+    return m ? m->rank : -1;
+}
+int kiln_mpi_size(const kiln_mpi *m) {
+    return m ? m->size : 0;
+}
+int kiln_mpi_local_rank(const kiln_mpi *m) {
+    return m ? m->local_rank : -1;
+}
+int kiln_mpi_local_size(const kiln_mpi *m) {
+    return m ? m->local_size : 0;
+}
+kiln_device *kiln_mpi_device(const kiln_mpi *m) {
+    return m ? m->device : NULL;
+}
+kiln_context *kiln_mpi_context(const kiln_mpi *m) {
+    return m ? m->ctx : NULL;
+}
+kiln_queue *kiln_mpi_queue(const kiln_mpi *m) {
+    return m ? m->queue : NULL;
+}
+kiln_mpi_transport kiln_mpi_get_transport(const kiln_mpi *m) {
+    return m ? m->transport : KILN_MPI_TRANSPORT_AUTO;
+}
+uint64_t kiln_mpi_timeout_ms(const kiln_mpi *m) {
+    return m ? m->timeout_ms : 0;
+}
+
+kiln_status kiln_mpi_wait(kiln_mpi *m, kiln_event *event) {
+    if (!m || !event)
+        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_wait: %s is NULL", m ? "event" : "mpi");
+    kiln_status st = kiln_event_wait(event);
+    if (st == KILN_OK)
+        return KILN_OK;
+    if (st != KILN_ERROR_EVENT_FAILED)
+        return kmpi_error_kiln(st, "kiln_mpi_wait");
+    /* the collective's own failure, recorded when it ended (just before
+     * its events were failed) */
+    kiln_status found = KILN_OK;
+    pthread_mutex_lock(&m->lock);
+    for (unsigned i = 0; i < KMPI_FAILURES; i++)
+        if (m->failures[i].event == event) {
+            found = m->failures[i].status;
+            kmpi_set_message(m->failures[i].msg);
+        }
+    pthread_mutex_unlock(&m->lock);
+    if (found != KILN_OK)
+        return found;
+    return kmpi_error(KILN_ERROR_EVENT_FAILED,
+                      "kiln_mpi_wait: the event failed (a command it waited for failed)");
+}

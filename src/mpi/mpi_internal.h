@@ -1,0 +1,156 @@
+/* kiln_mpi's internals: the communicator, the progress engine's
+ * operations, NCCL. Uses kiln's public API only (kiln_mpi links libkiln). */
+#ifndef KILN_MPI_INTERNAL_H
+#define KILN_MPI_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "kiln/mpi.h"
+
+/* the words every rank of a collective exchanges before data moves */
+enum { KMPI_HDR = 6 }; /* kind, dtype, count, op, root/peer, tag */
+
+typedef enum kmpi_kind {
+    KMPI_ALLREDUCE = 1,
+    KMPI_BCAST,
+    KMPI_ALLGATHER,
+    KMPI_REDSCAT,
+    KMPI_SEND,
+    KMPI_RECV,
+    KMPI_SCATTER,
+    KMPI_GATHER,
+    KMPI_EXSCAN,
+    KMPI_NCCL, /* header check and deadline of a collective NCCL runs */
+    KMPI_ALLTOALL,
+} kmpi_kind;
+
+typedef struct kmpi_op kmpi_op;
+
+typedef struct kmpi_failure {
+    kiln_event *event; /* retained */
+    kiln_status status;
+    char msg[600];
+} kmpi_failure;
+
+enum { KMPI_FAILURES = 32 };
+
+typedef struct kmpi_nccl kmpi_nccl;
+
+struct kiln_mpi {
+    MPI_Comm user_comm, coll, p2p; /* coll and p2p: kiln's duplicates */
+    MPI_Comm direct;               /* blocking calls of the caller's thread (sort) */
+    int rank, size, local_rank, local_size;
+    kiln_device *device;
+    kiln_context *ctx;
+    kiln_queue *queue;   /* kiln_mpi_queue */
+    kiln_queue *stage_q; /* map/unmap of staging buffers */
+    uint64_t timeout_ms;
+    size_t chunk_bytes;
+    kiln_mpi_transport transport;
+    kmpi_nccl *nccl;
+
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    kmpi_op *submitted_head, *submitted_tail; /* not yet seen by the thread */
+    int stopping;
+    atomic_int broken; /* a collective timed out */
+    atomic_int in_flight;
+
+    kmpi_failure failures[KMPI_FAILURES]; /* under lock; a ring */
+    unsigned nfail;
+    void *scan_cache[16]; /* elementwise fix-up kernels by dtype */
+    pthread_mutex_t cache_lock;
+};
+
+struct kmpi_op {
+    kiln_mpi *m;
+    kmpi_kind kind;
+    const char *call; /* "kiln_mpi_allreduce" */
+    int p2p, peer, tag;
+    int64_t hdr[KMPI_HDR];
+    MPI_Datatype mdt;
+    MPI_Op mop;
+    size_t esize;
+    kiln_mpi_op op;
+    int root;
+
+    kiln_buffer *stage; /* page-locked staging, mapped at host */
+    char *host;
+    size_t host_bytes;
+    size_t count; /* elements each rank contributes (see kind) */
+    size_t nchunks, chunk_elems;
+    kiln_event **ready; /* [nchunks]: the copy into staging (or NULL) */
+    kiln_event **gate;  /* [nchunks]: user events the copies back wait for */
+    kiln_event **after; /* [nafter]: device commands that use staging */
+    size_t nafter;
+    kiln_event *done; /* user event: MPI's part ended */
+    MPI_Request *req; /* [nchunks] */
+    unsigned char *cstate;
+    size_t next_start, ndone;
+
+    /* scatter/gather: root's host memory, counts and displacements */
+    void *user_host;
+    const void *user_src;
+    int *counts, *displs;
+
+    /* NCCL: the command whose end the deadline watches */
+    kiln_event *watch;
+
+    MPI_Request hreq[2];
+    int64_t *hall; /* the ranks' headers (size * KMPI_HDR) */
+    int hstate;    /* 0 not started, 1 exchanging, 2 agreed */
+    int started;
+    uint64_t deadline_ns;
+    int local_failed; /* a copy into staging failed: MPI goes on */
+    kiln_status status;
+    char msg[600];
+    kiln_event *ret; /* the event handed to the caller (retained) */
+    kmpi_op *next;
+};
+
+struct kiln_mpi_darray {
+    kiln_mpi *m;
+    kiln_dtype dt;
+    size_t n, start, count; /* in rows for 2-D */
+    size_t cols, halo;      /* 1-D: 1 and 0 */
+    int two_d;
+    kiln_array *local;
+};
+
+/* errors: kiln_mpi's thread-local message */
+kiln_status kmpi_error(kiln_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* st with kiln's own last message, prefixed by what */
+kiln_status kmpi_error_kiln(kiln_status st, const char *what);
+void kmpi_set_message(const char *msg);
+
+uint64_t kmpi_now_ns(void);
+
+/* the engine */
+kmpi_op *kmpi_op_new(kiln_mpi *m, kmpi_kind kind, const char *call);
+void kmpi_op_free(kmpi_op *op);
+/* Hands op to the progress thread (which owns it from then on). */
+void kmpi_submit(kiln_mpi *m, kmpi_op *op);
+int kmpi_thread_start(kiln_mpi *m);
+void kmpi_thread_stop(kiln_mpi *m);
+void kmpi_record_failure(kiln_mpi *m, kiln_event *event, kiln_status st, const char *msg);
+
+/* dtype/op mapping */
+MPI_Datatype kmpi_mpi_dtype(kiln_dtype dt);
+const char *kmpi_op_name(kiln_mpi_op op);
+const char *kmpi_kind_name(int kind);
+
+/* NCCL (mpi_nccl.c) */
+kiln_status kmpi_nccl_open(kiln_mpi *m, int required);
+void kmpi_nccl_close(kiln_mpi *m);
+kiln_status kmpi_nccl_connect(kiln_mpi *m);
+void kmpi_nccl_abort(kiln_mpi *m);
+/* Enqueues the NCCL collective for op on queue's stream. */
+kiln_status kmpi_nccl_enqueue(kiln_mpi *m, kiln_queue *queue, kmpi_kind kind, kiln_buffer *send,
+                              size_t send_off, kiln_buffer *recv, size_t recv_off, size_t count,
+                              kiln_dtype dt, kiln_mpi_op op, int root, int peer);
+
+#endif

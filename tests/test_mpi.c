@@ -1,0 +1,889 @@
+/* kiln_mpi (include/kiln/mpi.h) under mpirun, on the CPU device (PoCL):
+ * every collective at awkward sizes and dtypes against a serial reference
+ * each rank computes for all ranks' inputs (which are functions of rank and
+ * index), the distributed arrays against one-device results, and the
+ * faults: mismatched calls, a deadline passed, a thread level too low.
+ *
+ *   mpirun -np N test_mpi             the program initialises MPI itself
+ *   mpirun -np N test_mpi selfinit    kiln initialises (and finalises) it
+ *   mpirun -np 1 test_mpi threadlevel MPI at MPI_THREAD_SERIALIZED: refused
+ *
+ * Every rank runs its checks and returns kt_report()'s code; mpirun fails
+ * if any rank does. */
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kiln/mpi.h"
+
+static int R, P;
+
+/* rank r's element i of a test input, as a double that every dtype holds
+ * exactly (small integers; signed dtypes get negatives) */
+static double input(kiln_dtype d, int r, size_t i) {
+    int s = d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 || d == KILN_INT64 ||
+            d == KILN_FLOAT32 || d == KILN_FLOAT64;
+    double v = (double)((i * 7 + (size_t)r * 13 + 3) % 23);
+    return s ? v - 11 : v;
+}
+
+static kiln_array *make(kiln_mpi *m, kiln_dtype d, size_t n, int r) {
+    size_t es = kiln_dtype_size(d);
+    char *h = calloc(n ? n : 1, es);
+    for (size_t i = 0; i < n; i++)
+        kt_set(d, h, i, input(d, r, i));
+    kiln_array *a = NULL;
+    CHECK_OK(kiln_array_from_host(kiln_mpi_context(m), d, 1, &n, h, &a));
+    free(h);
+    return a;
+}
+
+static double *readback(kiln_mpi *m, kiln_array *a, kiln_dtype d, size_t n) {
+    size_t es = kiln_dtype_size(d);
+    char *h = calloc(n ? n : 1, es);
+    double *out = calloc(n ? n : 1, sizeof *out);
+    CHECK_OK(kiln_array_read(kiln_mpi_queue(m), a, h));
+    for (size_t i = 0; i < n; i++)
+        out[i] = kt_get(d, h, i);
+    free(h);
+    return out;
+}
+
+static double fold(kiln_mpi_op op, double a, double b) {
+    return op == KILN_MPI_SUM ? a + b : op == KILN_MPI_MIN ? (a < b ? a : b) : (a > b ? a : b);
+}
+
+/* the reduction's wrap for narrow integers: what the dtype holds */
+static double wrap(kiln_dtype d, double v) {
+    char buf[16];
+    kt_set(d, buf, 0, v);
+    return kt_get(d, buf, 0);
+}
+
+static void test_allreduce(kiln_mpi *m) {
+    size_t sizes[] = { 0, 1, 7, 64, 65, 257, 1000 };
+    kiln_mpi_op ops[] = { KILN_MPI_SUM, KILN_MPI_MIN, KILN_MPI_MAX };
+    int bad = 0, runs = 0;
+    for (size_t di = 0; di < KT_NDTYPES; di++) {
+        kiln_dtype d = kt_dtypes[di];
+        for (size_t oi = 0; oi < 3; oi++)
+            for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+                size_t n = sizes[si];
+                kiln_array *a = make(m, d, n, R);
+                kiln_event *e = NULL;
+                if (!CHECK_OK(kiln_mpi_allreduce(m, NULL, a, ops[oi], 0, NULL, &e))) {
+                    kiln_array_release(a);
+                    continue;
+                }
+                CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+                kiln_event_release(e);
+                double *got = readback(m, a, d, n);
+                for (size_t i = 0; i < n; i++) {
+                    double want = input(d, 0, i);
+                    for (int r = 1; r < P; r++)
+                        want = fold(ops[oi], want, input(d, r, i));
+                    want = wrap(d, want);
+                    if (got[i] != want && bad++ < 5)
+                        CHECK_MSG(0, "allreduce %s %s n=%zu [%zu]: %g, want %g", kiln_dtype_name(d),
+                                  ops[oi] == 1 ? "sum" : "min/max", n, i, got[i], want);
+                }
+                runs++;
+                free(got);
+                kiln_array_release(a);
+            }
+    }
+    CHECK_MSG(bad == 0, "%d allreduce elements wrong over %d runs", bad, runs);
+}
+
+static void test_broadcast_gather(kiln_mpi *m) {
+    size_t sizes[] = { 0, 1, 13, 300 };
+    int bad = 0;
+    for (size_t si = 0; si < 4; si++) {
+        size_t n = sizes[si];
+        kiln_dtype d = si % 2 ? KILN_FLOAT64 : KILN_INT16;
+        int root = P - 1;
+        kiln_array *a = make(m, d, n, R);
+        kiln_event *e = NULL;
+        CHECK_OK(kiln_mpi_broadcast(m, NULL, a, root, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        double *got = readback(m, a, d, n);
+        for (size_t i = 0; i < n; i++)
+            bad += got[i] != input(d, root, i);
+        free(got);
+        kiln_array_release(a);
+
+        /* allgather: P blocks of n */
+        kiln_array *s = make(m, d, n, R), *g = NULL;
+        size_t gn = n * (size_t)P;
+        CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), d, 1, &gn, 0, NULL, NULL, &g));
+        CHECK_OK(kiln_mpi_allgather(m, NULL, s, g, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        got = readback(m, g, d, gn);
+        for (int r = 0; r < P; r++)
+            for (size_t i = 0; i < n; i++)
+                bad += got[(size_t)r * n + i] != input(d, r, i);
+        free(got);
+
+        /* reduce-scatter of the gathered-size arrays: block R of the sum */
+        kiln_array *big = make(m, d, gn, R), *rs = NULL;
+        CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), d, 1, &n, 0, NULL, NULL, &rs));
+        CHECK_OK(kiln_mpi_reduce_scatter(m, NULL, big, rs, KILN_MPI_SUM, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        got = readback(m, rs, d, n);
+        for (size_t i = 0; i < n; i++) {
+            double want = 0;
+            for (int r = 0; r < P; r++)
+                want += input(d, r, (size_t)R * n + i);
+            bad += got[i] != wrap(d, want);
+        }
+        free(got);
+        /* all-to-all: block j of big goes to rank j */
+        kiln_array *a2 = NULL;
+        CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), d, 1, &gn, 0, NULL, NULL, &a2));
+        CHECK_OK(kiln_mpi_alltoall(m, NULL, big, a2, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        got = readback(m, a2, d, gn);
+        for (int r = 0; r < P; r++)
+            for (size_t i = 0; i < n; i++)
+                bad += got[(size_t)r * n + i] != input(d, r, (size_t)R * n + i);
+        free(got);
+        kiln_array_release(a2);
+        kiln_array_release(s);
+        kiln_array_release(g);
+        kiln_array_release(big);
+        kiln_array_release(rs);
+    }
+    CHECK_MSG(bad == 0, "%d broadcast/allgather/reduce_scatter/alltoall elements wrong", bad);
+}
+
+/* a ring: every rank sends to the next and receives from the previous, both
+ * in flight at once (a deadlock if sends waited for receives in order) */
+static void test_p2p(kiln_mpi *m) {
+    size_t n = 100003; /* past the eager limit: rendezvous */
+    kiln_dtype d = KILN_FLOAT32;
+    kiln_array *s = make(m, d, n, R), *r = NULL;
+    CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), d, 1, &n, 0, NULL, NULL, &r));
+    kiln_event *es = NULL, *er = NULL;
+    int next = (R + 1) % P, prev = (R + P - 1) % P;
+    CHECK_OK(kiln_mpi_send(m, NULL, s, next, 5, 0, NULL, &es));
+    CHECK_OK(kiln_mpi_recv(m, NULL, r, prev, 5, 0, NULL, &er));
+    CHECK_MSG(kiln_mpi_wait(m, er) == KILN_OK, "%s", kiln_mpi_last_error_message());
+    CHECK_MSG(kiln_mpi_wait(m, es) == KILN_OK, "%s", kiln_mpi_last_error_message());
+    kiln_event_release(es);
+    kiln_event_release(er);
+    double *got = readback(m, r, d, n);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += got[i] != input(d, prev, i);
+    CHECK_MSG(bad == 0, "ring send/recv: %d elements wrong", bad);
+    free(got);
+    kiln_array_release(s);
+    kiln_array_release(r);
+}
+
+static void test_darray(kiln_mpi *m) {
+    kiln_queue *q = kiln_mpi_queue(m);
+    size_t sizes[] = { 0, 1, 3, 1001, 4099 };
+    for (size_t si = 0; si < 5; si++) {
+        size_t n = sizes[si];
+        /* scatter int32 from rank 0, gather to rank 1 % P */
+        int32_t *h = calloc(n + 1, sizeof *h), *back = calloc(n + 1, sizeof *back);
+        for (size_t i = 0; i < n; i++)
+            h[i] = (int32_t)(i * 2654435761u % 1000) - 500;
+        kiln_mpi_darray *d = NULL;
+        kiln_event *e = NULL;
+        if (!CHECK_OK(kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL,
+                                              &e, &d)))
+            return;
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        size_t cnt = kiln_mpi_darray_count(d), st0 = kiln_mpi_darray_start(d);
+        CHECK(cnt == n / (size_t)P + ((size_t)R < n % (size_t)P));
+        int root = 1 % P;
+        CHECK_OK(kiln_mpi_darray_gather(m, NULL, d, R == root ? back : NULL, root, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        if (R == root)
+            CHECK_MSG(n == 0 || memcmp(h, back, n * sizeof *h) == 0, "scatter/gather n=%zu", n);
+
+        /* global inclusive and exclusive scan, in place and not */
+        for (int ex = 0; ex < 2; ex++) {
+            kiln_mpi_darray *o = NULL;
+            CHECK_OK(kiln_mpi_darray_empty(m, KILN_INT32, n, &o));
+            CHECK_OK(kiln_mpi_darray_cumsum(m, NULL, o, d, ex, 0, NULL, &e));
+            CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+            kiln_event_release(e);
+            int32_t *loc = calloc(cnt + 1, sizeof *loc);
+            CHECK_OK(kiln_array_read(q, kiln_mpi_darray_local(o), loc));
+            int64_t acc = 0;
+            int bad = 0;
+            for (size_t i = 0; i < st0 + cnt; i++) {
+                int64_t before = acc;
+                acc += h[i];
+                if (i >= st0)
+                    bad += loc[i - st0] != (int32_t)(ex ? before : acc);
+            }
+            CHECK_MSG(bad == 0, "cumsum exclusive=%d n=%zu: %d wrong", ex, n, bad);
+            free(loc);
+            kiln_mpi_darray_release(o);
+        }
+        /* in place */
+        CHECK_OK(kiln_mpi_darray_cumsum(m, NULL, d, d, 0, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        CHECK_OK(kiln_mpi_darray_gather(m, NULL, d, R == 0 ? back : NULL, 0, 0, NULL, &e));
+        CHECK_OK(kiln_mpi_wait(m, e));
+        kiln_event_release(e);
+        if (R == 0) {
+            int64_t acc = 0;
+            int bad = 0;
+            for (size_t i = 0; i < n; i++)
+                bad += back[i] != (int32_t)(acc += h[i]);
+            CHECK_MSG(bad == 0, "cumsum in place n=%zu: %d wrong", n, bad);
+        }
+
+        /* global histogram of the scanned values */
+        {
+            kiln_array *hist = NULL;
+            CHECK_OK(kiln_mpi_darray_histogram(m, NULL, d, 13, -3000, 3000, 0, NULL, &e, &hist));
+            CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+            kiln_event_release(e);
+            int64_t hc[13] = { 0 }, want[13] = { 0 };
+            if (hist)
+                CHECK_OK(kiln_array_read(q, hist, hc));
+            int64_t sacc = 0;
+            for (size_t i = 0; i < n; i++) {
+                double v = (double)(int32_t)(sacc += h[i]);
+                if (v < -3000 || v > 3000)
+                    continue;
+                int b = (int)((v + 3000) / (6000.0 / 13));
+                want[b > 12 ? 12 : b]++;
+            }
+            CHECK_MSG(memcmp(hc, want, sizeof hc) == 0, "darray histogram n=%zu", n);
+            kiln_array_release(hist);
+        }
+        /* global sum */
+        kiln_array *res = NULL;
+        size_t one = 1;
+        CHECK_OK(kiln_array_empty(kiln_mpi_context(m), KILN_INT32, 1, &one, &res));
+        CHECK_OK(kiln_mpi_darray_sum(m, NULL, d, res, 0, NULL, &e)); /* of the scan */
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        int32_t sum = 0;
+        CHECK_OK(kiln_array_read(q, res, &sum));
+        int64_t acc = 0, want = 0;
+        for (size_t i = 0; i < n; i++)
+            want += (acc += h[i]);
+        CHECK_MSG(sum == (int32_t)want, "darray sum n=%zu: %d, want %lld", n, sum, (long long)want);
+        kiln_array_release(res);
+
+        /* elementwise: d + d */
+        kiln_mpi_darray *o = NULL;
+        CHECK_OK(kiln_mpi_darray_empty(m, KILN_INT32, n, &o));
+        CHECK_OK(kiln_mpi_darray_binary(m, NULL, KILN_OP_ADD, o, d, d, 0, NULL, NULL));
+        CHECK_OK(kiln_mpi_darray_gather(m, NULL, o, R == 0 ? back : NULL, 0, 0, NULL, &e));
+        CHECK_OK(kiln_mpi_wait(m, e));
+        kiln_event_release(e);
+        if (R == 0) {
+            int bad = 0;
+            acc = 0;
+            for (size_t i = 0; i < n; i++)
+                bad += back[i] != (int32_t)(2 * (acc += h[i]));
+            CHECK_MSG(bad == 0, "darray binary n=%zu: %d wrong", n, bad);
+        }
+        kiln_mpi_darray_release(o);
+        kiln_mpi_darray_release(d);
+        free(h);
+        free(back);
+    }
+}
+
+/* 2-D row blocks: scatter with a halo, halo exchange, gather */
+static void test_rows(kiln_mpi *m) {
+    kiln_queue *q = kiln_mpi_queue(m);
+    size_t shapes[][3] = { { 17, 3, 1 }, { 64, 5, 2 }, { 9, 1, 2 }, { 13, 4, 0 } };
+    for (size_t k = 0; k < 4; k++) {
+        size_t rows = shapes[k][0], cols = shapes[k][1], h = shapes[k][2];
+        if (h && rows / (size_t)P < h) {
+            kiln_mpi_darray *d = NULL;
+            CHECK_STATUS(kiln_mpi_darray_rows_empty(m, KILN_FLOAT64, rows, cols, h, &d),
+                         KILN_ERROR_INVALID_ARGUMENT);
+            continue;
+        }
+        double *host = calloc(rows * cols, sizeof *host), *back = calloc(rows * cols, 8);
+        for (size_t i = 0; i < rows * cols; i++)
+            host[i] = (double)(i / cols) * 100 + (double)(i % cols);
+        kiln_mpi_darray *d = NULL;
+        kiln_event *e = NULL;
+        if (!CHECK_OK(kiln_mpi_darray_rows_scatter(m, NULL, KILN_FLOAT64, rows, cols, h,
+                                                   R == 0 ? host : NULL, 0, 0, NULL, &e, &d)))
+            return;
+        CHECK_OK(kiln_mpi_wait(m, e));
+        kiln_event_release(e);
+        size_t c = kiln_mpi_darray_count(d), s0 = kiln_mpi_darray_start(d);
+        CHECK(kiln_mpi_darray_cols(d) == cols && kiln_mpi_darray_halo(d) == h);
+        /* mark the halos, then exchange */
+        double mark = -1;
+        for (int side = 0; side < 2 && h; side++) {
+            kiln_array *v = NULL;
+            kiln_slice sl[2] = { side ? KILN_SLICE((ptrdiff_t)(h + c), (ptrdiff_t)(2 * h + c), 1)
+                                      : KILN_SLICE(0, (ptrdiff_t)h, 1),
+                                 KILN_SLICE_ALL };
+            CHECK_OK(kiln_array_view(kiln_mpi_darray_local(d), sl, &v));
+            CHECK_OK(kiln_array_fill(q, v, &mark, 0, NULL, NULL));
+            kiln_array_release(v);
+        }
+        CHECK_OK(kiln_mpi_darray_halo_exchange(m, NULL, d, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        size_t lr = c + 2 * h;
+        double *loc = calloc(lr * cols, sizeof *loc);
+        CHECK_OK(kiln_array_read(q, kiln_mpi_darray_local(d), loc));
+        int bad = 0;
+        for (size_t r = 0; r < lr; r++)
+            for (size_t j = 0; j < cols; j++) {
+                ptrdiff_t g = (ptrdiff_t)s0 + (ptrdiff_t)r - (ptrdiff_t)h; /* global row */
+                int halo_up = r < h, halo_down = r >= h + c;
+                double want = (double)g * 100 + (double)j;
+                if ((halo_up && R == 0) || (halo_down && R == P - 1))
+                    want = -1; /* left as it was */
+                bad += loc[r * cols + j] != want;
+            }
+        if (bad && getenv("KT_MPI_VERBOSE"))
+            for (size_t r = 0; r < lr; r++) {
+                fprintf(stderr, "rank %d row %zu:", R, r);
+                for (size_t j = 0; j < cols; j++)
+                    fprintf(stderr, " %g", loc[r * cols + j]);
+                fprintf(stderr, "\n");
+            }
+        CHECK_MSG(bad == 0, "rows %zu x %zu halo %zu: %d elements wrong after the exchange", rows,
+                  cols, h, bad);
+        free(loc);
+        CHECK_OK(kiln_mpi_darray_gather(m, NULL, d, R == 0 ? back : NULL, 0, 0, NULL, &e));
+        CHECK_OK(kiln_mpi_wait(m, e));
+        kiln_event_release(e);
+        if (R == 0)
+            CHECK_MSG(memcmp(host, back, rows * cols * sizeof *host) == 0, "rows %zu x %zu gather",
+                      rows, cols);
+        CHECK_STATUS(kiln_mpi_darray_cumsum(m, NULL, d, d, 0, 0, NULL, &e), KILN_ERROR_UNSUPPORTED);
+        kiln_mpi_darray_release(d);
+        free(host);
+        free(back);
+    }
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+static int cmp_f64(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the sample sort against qsort of the whole array */
+static void test_sort(kiln_mpi *m) {
+    size_t sizes[] = { 0, 1, 7, 1001, 5003 };
+    for (size_t si = 0; si < 5; si++)
+        for (int f = 0; f < 2; f++) {
+            size_t n = sizes[si], es = f ? 8 : 4;
+            kiln_dtype dt = f ? KILN_FLOAT64 : KILN_INT32;
+            char *h = calloc(n + 1, es), *back = calloc(n + 1, es);
+            for (size_t i = 0; i < n; i++) {
+                /* many duplicates, negatives, a skewed half */
+                int64_t v = (int64_t)((i * 2654435761u) % 97) - 40;
+                if (i % 2)
+                    v = 5;
+                if (f)
+                    ((double *)h)[i] = (double)v * 0.5 - (i % 3 == 0 ? 0.25 : 0);
+                else
+                    ((int32_t *)h)[i] = (int32_t)v;
+            }
+            kiln_mpi_darray *d = NULL;
+            kiln_event *e = NULL;
+            CHECK_OK(
+                kiln_mpi_darray_scatter(m, NULL, dt, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
+            CHECK_OK(kiln_mpi_wait(m, e));
+            kiln_event_release(e);
+            CHECK_MSG(kiln_mpi_darray_sort(m, NULL, d) == KILN_OK, "%s",
+                      kiln_mpi_last_error_message());
+            CHECK_OK(kiln_mpi_darray_gather(m, NULL, d, R == 0 ? back : NULL, 0, 0, NULL, &e));
+            CHECK_OK(kiln_mpi_wait(m, e));
+            kiln_event_release(e);
+            if (R == 0) {
+                qsort(h, n, es, f ? cmp_f64 : cmp_i32);
+                CHECK_MSG(n == 0 || memcmp(h, back, n * es) == 0, "sort %s n=%zu differs",
+                          kiln_dtype_name(dt), n);
+            }
+            kiln_mpi_darray_release(d);
+            free(h);
+            free(back);
+        }
+    /* mismatch: the ranks sort different sizes */
+    if (P > 1) {
+        kiln_mpi_darray *d = NULL;
+        CHECK_OK(kiln_mpi_darray_empty(m, KILN_INT32, R == 1 ? 11 : 10, &d));
+        CHECK_STATUS(kiln_mpi_darray_sort(m, NULL, d), KILN_ERROR_MISMATCH);
+        CHECK_MSG(strstr(kiln_mpi_last_error_message(), "rank 1 11 int"), "%s",
+                  kiln_mpi_last_error_message());
+        kiln_mpi_darray_release(d);
+    }
+}
+
+/* The seeds' two workloads in their distributed form (kernels of this test,
+ * not kiln demo's; `kiln demo --mpi` is not written): pairwise distances
+ * and the polygon mask split by row blocks, each rank computing its rows
+ * into a row-block array, gathered on rank 0 and checked there against a
+ * serial loop. */
+static void test_workloads(kiln_mpi *m) {
+    kiln_queue *q = kiln_mpi_queue(m);
+    kiln_context *ctx = kiln_mpi_context(m);
+    /* pairwise distances of m x d points */
+    int npts = 97, d = 5;
+    size_t nx = (size_t)npts * (size_t)d;
+    float *x = calloc(nx, sizeof *x);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)kt_rand_unit() * 4 - 2; /* the same on every rank: same seed */
+    kiln_array *X = make(m, KILN_FLOAT32, nx, 0);
+    CHECK_OK(kiln_array_write(q, X, x));
+    /* rank 0's points go to everyone (they are the same here: checked) */
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_mpi_broadcast(m, NULL, X, 0, 0, NULL, &e));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    kiln_mpi_darray *D = NULL;
+    CHECK_OK(kiln_mpi_darray_rows_empty(m, KILN_FLOAT32, (size_t)npts, (size_t)npts, 0, &D));
+    kiln_elementwise *pd = NULL;
+    CHECK_OK(kiln_elementwise_create(
+        ctx,
+        &KILN_ELEMENTWISE_DESC(.arguments = "float *D, const float *X, long i0, int m, int d",
+                               .operation =
+                                   "long r = i / m, c = i % m; float s = 0;"
+                                   "for (int k = 0; k < d; k++) {"
+                                   "  float t = X[(i0 + r) * d + k] - X[c * d + k]; s += t * t; }"
+                                   "D[i] = sqrt(s);",
+                               .flags = KILN_ELEMENTWISE_ANY_SHAPE),
+        &pd));
+    size_t c = kiln_mpi_darray_count(D), s0 = kiln_mpi_darray_start(D);
+    kiln_arg args[] = { KILN_ARG_ARRAY(kiln_mpi_darray_local(D)), KILN_ARG_ARRAY(X),
+                        KILN_ARG_I64((int64_t)s0), KILN_ARG_I32(npts), KILN_ARG_I32(d) };
+    CHECK_OK(kiln_elementwise_launch(q, pd, c * (size_t)npts, 5, args, 0, NULL, NULL));
+    float *all = calloc((size_t)npts * (size_t)npts, sizeof *all);
+    CHECK_OK(kiln_mpi_darray_gather(m, NULL, D, R == 0 ? all : NULL, 0, 0, NULL, &e));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    if (R == 0) {
+        int bad = 0;
+        for (int i = 0; i < npts; i++)
+            for (int j = 0; j < npts; j++) {
+                double s = 0;
+                for (int k = 0; k < d; k++) {
+                    double t = (double)x[i * d + k] - x[j * d + k];
+                    s += t * t;
+                }
+                double want = sqrt(s), got = all[(size_t)i * (size_t)npts + (size_t)j];
+                bad += fabs(got - want) > 1e-5 * (1 + want);
+            }
+        CHECK_MSG(bad == 0, "distributed distances %dx%d: %d of %d wrong", npts, d, bad,
+                  npts * npts);
+    }
+    free(all);
+    kiln_mpi_darray_release(D);
+    kiln_elementwise_release(pd);
+    kiln_array_release(X);
+    free(x);
+
+    /* the polygon mask, rows split */
+    int w = 67, h = 41, nv = 7;
+    float px[7], py[7];
+    for (int v = 0; v < nv; v++) { /* a star-ish polygon, integer vertices */
+        double a = 2 * 3.14159265358979 * v / nv, rad = v % 2 ? 9 : 19;
+        px[v] = (float)(int)(33 + rad * cos(a));
+        py[v] = (float)(int)(20 + rad * sin(a));
+    }
+    size_t snv = (size_t)nv;
+    kiln_array *PX = NULL, *PY = NULL;
+    CHECK_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &snv, px, &PX));
+    CHECK_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &snv, py, &PY));
+    kiln_mpi_darray *M = NULL;
+    CHECK_OK(kiln_mpi_darray_rows_empty(m, KILN_UINT8, (size_t)h, (size_t)w, 0, &M));
+    kiln_elementwise *mk = NULL;
+    CHECK_OK(kiln_elementwise_create(
+        ctx,
+        &KILN_ELEMENTWISE_DESC(
+                .arguments = "uchar *M, const float *px, const float *py, int nv, long y0, int w",
+                .operation = "long y = y0 + i / w, x = i % w; float fx = x + 0.5f, fy = y + 0.5f;"
+                             "int in = 0;"
+                             "for (int a = 0, b = nv - 1; a < nv; b = a++) {"
+                             "  if ((py[a] > fy) != (py[b] > fy)) {"
+                             "    float xc = (px[b] - px[a]) * (fy - py[a]) / (py[b] - py[a]) "
+                             "+ px[a];"
+                             "    if (fx < xc) in = !in; } }"
+                             "M[i] = (uchar)in;",
+                .flags = KILN_ELEMENTWISE_ANY_SHAPE),
+        &mk));
+    c = kiln_mpi_darray_count(M);
+    s0 = kiln_mpi_darray_start(M);
+    kiln_arg margs[] = { KILN_ARG_ARRAY(kiln_mpi_darray_local(M)),
+                         KILN_ARG_ARRAY(PX),
+                         KILN_ARG_ARRAY(PY),
+                         KILN_ARG_I32(nv),
+                         KILN_ARG_I64((int64_t)s0),
+                         KILN_ARG_I32(w) };
+    CHECK_OK(kiln_elementwise_launch(q, mk, c * (size_t)w, 6, margs, 0, NULL, NULL));
+    uint8_t *mask = calloc((size_t)w * (size_t)h, 1);
+    CHECK_OK(kiln_mpi_darray_gather(m, NULL, M, R == 0 ? mask : NULL, 0, 0, NULL, &e));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    if (R == 0) {
+        int bad = 0, inside = 0;
+        for (int y = 0; y < h; y++)
+            for (int xx = 0; xx < w; xx++) {
+                double fx = xx + 0.5, fy = y + 0.5;
+                int in = 0;
+                for (int a = 0, b = nv - 1; a < nv; b = a++)
+                    if ((py[a] > fy) != (py[b] > fy) &&
+                        fx < (px[b] - px[a]) * (fy - py[a]) / (py[b] - py[a]) + px[a])
+                        in = !in;
+                inside += in;
+                bad += mask[y * w + xx] != in;
+            }
+        /* integer vertices, pixel centres at .5: a crossing's abscissa is a
+         * fraction of denominator below 40, so it equals a centre exactly
+         * (computed exactly in float and double alike) or lies at least
+         * 1/80 from it, far beyond float rounding: the masks agree exactly */
+        CHECK_MSG(bad == 0 && inside > 100, "distributed mask %dx%d: %d wrong, %d inside", w, h,
+                  bad, inside);
+    }
+    free(mask);
+    kiln_mpi_darray_release(M);
+    kiln_elementwise_release(mk);
+    kiln_array_release(PX);
+    kiln_array_release(PY);
+}
+
+/* the distributed random fill is the one-device fill of the whole array */
+static void test_random(kiln_mpi *m) {
+    kiln_queue *q = kiln_mpi_queue(m);
+    size_t sizes[] = { 1, 5, 1023, 4097 };
+    for (size_t si = 0; si < 4; si++)
+        for (int dd = 0; dd < 2; dd++)
+            for (int normal = 0; normal < 2; normal++) {
+                size_t n = sizes[si];
+                kiln_dtype dt = dd ? KILN_FLOAT64 : KILN_FLOAT32;
+                size_t es = kiln_dtype_size(dt);
+                kiln_rng *g = NULL, *g1 = NULL;
+                kiln_rng_desc desc = KILN_RNG_DESC(.seed = 1234 + si, .offset = 6);
+                CHECK_OK(kiln_rng_create(&desc, &g));
+                CHECK_OK(kiln_rng_create(&desc, &g1));
+                kiln_mpi_darray *d = NULL;
+                CHECK_OK(kiln_mpi_darray_empty(m, dt, n, &d));
+                kiln_event *e = NULL;
+                if (normal)
+                    CHECK_OK(kiln_mpi_darray_normal(m, NULL, g, d, 1.5, 2.0, 0, NULL, NULL));
+                else
+                    CHECK_OK(kiln_mpi_darray_uniform(m, NULL, g, d, 0, NULL, NULL));
+                char *all = calloc(n, es), *ref = calloc(n, es);
+                CHECK_OK(kiln_mpi_darray_gather(m, NULL, d, R == 0 ? all : NULL, 0, 0, NULL, &e));
+                CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+                kiln_event_release(e);
+                uint64_t off = 0, off1 = 0;
+                kiln_rng_get_offset(g, &off);
+                if (R == 0) {
+                    kiln_array *a = NULL;
+                    CHECK_OK(kiln_array_empty(kiln_mpi_context(m), dt, 1, &n, &a));
+                    if (normal)
+                        CHECK_OK(kiln_rng_normal(q, g1, a, 1.5, 2.0, 0, NULL, NULL));
+                    else
+                        CHECK_OK(kiln_rng_uniform(q, g1, a, 0, NULL, NULL));
+                    CHECK_OK(kiln_array_read(q, a, ref));
+                    kiln_array_release(a);
+                    kiln_rng_get_offset(g1, &off1);
+                    CHECK_MSG(off == off1, "offset after the fill %llu, one device %llu",
+                              (unsigned long long)off, (unsigned long long)off1);
+                    /* the same device kind computes both: the same bits */
+                    CHECK_MSG(memcmp(all, ref, n * es) == 0,
+                              "distributed %s %s n=%zu differs from the one-device fill",
+                              normal ? "normal" : "uniform", kiln_dtype_name(dt), n);
+                }
+                free(all);
+                free(ref);
+                kiln_mpi_darray_release(d);
+                kiln_rng_release(g);
+                kiln_rng_release(g1);
+            }
+}
+
+/* calls that disagree fail on every rank with both ranks' values, and the
+ * communicator stays usable */
+static void test_mismatch(kiln_mpi *m) {
+    if (P < 2)
+        return;
+    size_t n = R == 1 ? 9 : 8;
+    kiln_array *a = make(m, KILN_FLOAT32, n, R);
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e));
+    CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_MISMATCH);
+    const char *msg = kiln_mpi_last_error_message();
+    CHECK_MSG(strstr(msg, "rank 0 has allreduce of 8 float elements") &&
+                  strstr(msg, "rank 1 has allreduce of 9 float elements"),
+              "message: %s", msg);
+    kiln_event_release(e);
+    kiln_array_release(a);
+    /* dtype and op */
+    a = make(m, R == 1 ? KILN_INT32 : KILN_FLOAT32, 4, R);
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, a, R == 1 ? KILN_MPI_MAX : KILN_MPI_SUM, 0, NULL, &e));
+    CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_MISMATCH);
+    msg = kiln_mpi_last_error_message();
+    CHECK_MSG(strstr(msg, "int elements, op max") && strstr(msg, "float elements, op sum"),
+              "message: %s", msg);
+    kiln_event_release(e);
+    kiln_array_release(a);
+    /* send/recv of different counts: both sides fail */
+    if (R < 2) {
+        size_t k = R == 0 ? 5 : 6;
+        a = make(m, KILN_INT32, k, R);
+        if (R == 0)
+            CHECK_OK(kiln_mpi_send(m, NULL, a, 1, 3, 0, NULL, &e));
+        else
+            CHECK_OK(kiln_mpi_recv(m, NULL, a, 0, 3, 0, NULL, &e));
+        CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_MISMATCH);
+        msg = kiln_mpi_last_error_message();
+        CHECK_MSG(strstr(msg, "send of 5 int") && strstr(msg, "recv of 6 int"), "message: %s", msg);
+        kiln_event_release(e);
+        kiln_array_release(a);
+    }
+    /* still usable */
+    a = make(m, KILN_INT64, 3, R);
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    kiln_array_release(a);
+}
+
+/* (deadline 1 s.) A receive whose send comes 2 s late times out and leaves
+ * the communicator usable. Then rank 0 makes a collective the others make
+ * only 2.5 s later: rank 0's
+ * deadline passes (KILN_ERROR_TIMEOUT), its communicator is broken; the
+ * others' late call (another count) meets rank 0's header and fails as a
+ * mismatch, so no MPI request is left behind */
+static void test_timeout(void) {
+    if (P < 2)
+        return;
+    kiln_mpi *m = NULL;
+    if (!CHECK_OK(kiln_mpi_create(MPI_COMM_WORLD, &KILN_MPI_OPTS(.timeout_ms = 1000), &m)))
+        return;
+    CHECK(kiln_mpi_timeout_ms(m) == 1000);
+    kiln_event *e = NULL;
+    /* a receive whose send comes late times out, and leaves the
+     * communicator usable (the late send then meets its header) */
+    if (R < 2) {
+        kiln_array *b = make(m, KILN_INT32, 6, R);
+        if (R == 0) {
+            CHECK_OK(kiln_mpi_recv(m, NULL, b, 1, 9, 0, NULL, &e));
+            CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_TIMEOUT);
+            CHECK_MSG(strstr(kiln_mpi_last_error_message(), "still usable"), "message: %s",
+                      kiln_mpi_last_error_message());
+        } else {
+            usleep(2000 * 1000);
+            CHECK_OK(kiln_mpi_send(m, NULL, b, 0, 9, 0, NULL, &e));
+            CHECK_OK(kiln_mpi_wait(m, e));
+        }
+        kiln_event_release(e);
+        kiln_array_release(b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 1 is late: wait for it */
+    {
+        kiln_array *b = make(m, KILN_INT64, 3, R);
+        CHECK_OK(kiln_mpi_allreduce(m, NULL, b, KILN_MPI_SUM, 0, NULL, &e));
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "after a receive's timeout: %s",
+                  kiln_mpi_last_error_message());
+        kiln_event_release(e);
+        kiln_array_release(b);
+    }
+    kiln_array *a = make(m, KILN_FLOAT64, R == 0 ? 10 : 0, R);
+    if (R == 0) {
+        uint64_t t0 = (uint64_t)time(NULL);
+        CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e));
+        CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_TIMEOUT);
+        CHECK_MSG(strstr(kiln_mpi_last_error_message(), "deadline of 1000 ms"), "message: %s",
+                  kiln_mpi_last_error_message());
+        CHECK((uint64_t)time(NULL) - t0 < 30);
+        kiln_event_release(e);
+        CHECK_STATUS(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e),
+                     KILN_ERROR_WRONG_STATE);
+    } else {
+        usleep(2500 * 1000);
+        CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e));
+        CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_MISMATCH);
+        kiln_event_release(e);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    kiln_array_release(a);
+    kiln_mpi_release(m);
+}
+
+static void test_bad_input(kiln_mpi *m) {
+    kiln_array *a = NULL;
+    kiln_event *e = NULL;
+    size_t four = 4;
+    CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), KILN_FLOAT16, 1, &four, 0, NULL, NULL, &a));
+    CHECK_STATUS(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e), KILN_ERROR_UNSUPPORTED);
+    CHECK(e == NULL);
+    kiln_array_release(a);
+    a = make(m, KILN_FLOAT32, 4, R);
+    CHECK_STATUS(kiln_mpi_allreduce(m, NULL, a, (kiln_mpi_op)9, 0, NULL, &e),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_mpi_broadcast(m, NULL, a, P, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_MSG(strstr(kiln_mpi_last_error_message(), "root"), "%s", kiln_mpi_last_error_message());
+    CHECK_STATUS(kiln_mpi_send(m, NULL, a, 0, -1, 0, NULL, &e), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_mpi_allreduce(NULL, NULL, a, KILN_MPI_SUM, 0, NULL, &e),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_mpi_allreduce(m, NULL, NULL, KILN_MPI_SUM, 0, NULL, &e),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_array *v = NULL;
+    kiln_slice sl = KILN_SLICE(0, 4, 2);
+    CHECK_OK(kiln_array_view(a, &sl, &v));
+    CHECK_STATUS(kiln_mpi_allreduce(m, NULL, v, KILN_MPI_SUM, 0, NULL, &e), KILN_ERROR_UNSUPPORTED);
+    kiln_array_release(v);
+    kiln_array *g = NULL;
+    CHECK_STATUS(kiln_mpi_allgather(m, NULL, a, a, 0, NULL, &e),
+                 P == 1 ? KILN_OK : KILN_ERROR_MISMATCH);
+    if (P == 1) {
+        CHECK_OK(kiln_mpi_wait(m, e));
+        kiln_event_release(e);
+    }
+    kiln_array_release(g);
+    kiln_array_release(a);
+}
+
+/* KT_MPI_VERBOSE=1: each rank names the part it starts (to find a hang) */
+static void phase(const char *what) {
+    if (getenv("KT_MPI_VERBOSE"))
+        fprintf(stderr, "rank %d: %s\n", R, what);
+}
+
+static void check_device(kiln_mpi *m) {
+    kiln_device_info info;
+    CHECK_OK(kiln_device_get_info(kiln_mpi_device(m), &info));
+    CHECK(kiln_mpi_local_size(m) >= 1 && kiln_mpi_local_rank(m) < kiln_mpi_local_size(m));
+    if (info.type == KILN_DEVICE_CPU && kiln_mpi_local_size(m) > 1 && strstr(info.name, "pocl"))
+        CHECK_MSG(info.is_subdevice, "rank %d: %s is not a sub-device", R, info.id);
+    if (R == 0)
+        printf("rank 0: device %s (%s), %u compute units, sub-device %d, %d ranks on the node\n",
+               info.id, info.name, info.compute_units, info.is_subdevice, kiln_mpi_local_size(m));
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "threadlevel")) {
+        int prov = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &prov);
+        kiln_mpi *m = NULL;
+        if (prov < MPI_THREAD_MULTIPLE) {
+            CHECK_STATUS(kiln_mpi_create(MPI_COMM_WORLD, NULL, &m), KILN_ERROR_UNSUPPORTED);
+            CHECK(m == NULL);
+            CHECK_MSG(strstr(kiln_mpi_last_error_message(), "MPI_THREAD_SERIALIZED"), "%s",
+                      kiln_mpi_last_error_message());
+        } else {
+            CHECK_MSG(0, "MPI gave MPI_THREAD_MULTIPLE when asked for less");
+        }
+        int fin = 1;
+        MPI_Finalized(&fin);
+        CHECK(!fin);
+        MPI_Finalize();
+        return kt_report();
+    }
+    if (!strcmp(mode, "kill")) {
+        /* rank 1 dies (SIGKILL) while rank 0 waits in a collective:
+         * mpirun must end the job (tests/mpi_kill_test.sh checks how fast
+         * and that it names the rank) */
+        int prov = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+        kiln_mpi *m = NULL;
+        if (kiln_mpi_create(MPI_COMM_WORLD, NULL, &m) != KILN_OK)
+            return 1;
+        R = kiln_mpi_rank(m);
+        kiln_array *a = make(m, KILN_FLOAT32, 1000, R);
+        if (R == 1) {
+            usleep(200 * 1000);
+            raise(SIGKILL);
+        }
+        kiln_event *e = NULL;
+        kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e);
+        kiln_status st = kiln_mpi_wait(m, e);
+        fprintf(stderr, "rank %d: the collective ended with %s: %s\n", R, kiln_status_name(st),
+                kiln_mpi_last_error_message());
+        return 3;
+    }
+    int selfinit = !strcmp(mode, "selfinit");
+    if (!selfinit) {
+        int prov = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+    }
+    kiln_mpi *m = NULL;
+    /* small chunks, so that every collective above 64 elements is pipelined */
+    kiln_status st = kiln_mpi_create(MPI_COMM_WORLD, &KILN_MPI_OPTS(.chunk_bytes = 256), &m);
+    if (st == KILN_ERROR_NO_DEVICE || st == KILN_ERROR_NO_RUNTIME)
+        KT_SKIP("no device: %s", kiln_mpi_last_error_message());
+    CHECK_MSG(st == KILN_OK, "kiln_mpi_create: %s", kiln_mpi_last_error_message());
+    if (st != KILN_OK)
+        return kt_report();
+    R = kiln_mpi_rank(m);
+    P = kiln_mpi_size(m);
+    CHECK(kiln_mpi_get_transport(m) == KILN_MPI_TRANSPORT_STAGED);
+    CHECK(kiln_mpi_timeout_ms(m) == 60000 || getenv("KILN_MPI_TIMEOUT_MS"));
+    check_device(m);
+    phase("test_allreduce");
+    test_allreduce(m);
+    phase("test_broadcast_gather");
+    test_broadcast_gather(m);
+    phase("test_p2p");
+    test_p2p(m);
+    if (!selfinit) {
+        phase("test_darray");
+        test_darray(m);
+        phase("test_rows");
+        test_rows(m);
+        phase("test_workloads");
+        test_workloads(m);
+        phase("test_sort");
+        test_sort(m);
+        phase("test_random");
+        test_random(m);
+        phase("test_mismatch");
+        test_mismatch(m);
+        phase("test_bad_input");
+        test_bad_input(m);
+    }
+    kiln_mpi_release(m);
+    /* NCCL asked for on a CPU device: refused on every rank, nothing left */
+    if (!selfinit) {
+        kiln_mpi *n2 = NULL;
+        CHECK_STATUS(kiln_mpi_create(MPI_COMM_WORLD,
+                                     &KILN_MPI_OPTS(.transport = KILN_MPI_TRANSPORT_NCCL), &n2),
+                     KILN_ERROR_UNSUPPORTED);
+        CHECK(n2 == NULL);
+        CHECK_MSG(strstr(kiln_mpi_last_error_message(), "not a CUDA device"), "%s",
+                  kiln_mpi_last_error_message());
+    }
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (selfinit) {
+        CHECK_MSG(fin, "kiln initialised MPI and should have finalised it");
+    } else {
+        CHECK_MSG(!fin, "kiln finalised an MPI it did not initialise");
+        phase("test_timeout");
+        test_timeout();
+        MPI_Finalize();
+    }
+    return kt_report();
+}
