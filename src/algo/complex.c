@@ -38,6 +38,13 @@ static void store(kiln_dtype zd, const char *value, int is_complex, char *buf, s
             snprintf(buf, cap, "z[i] = kiln_%s_make((%s)(%s), (%s)0)", zt, pt, value, pt);
         return;
     }
+    if (zd == KILN_BOOL) { /* NumPy: either part non-zero (NaN too) */
+        if (is_complex)
+            snprintf(buf, cap, "z[i] = ((%s).x != 0 || (%s).y != 0) ? 1 : 0", value, value);
+        else
+            snprintf(buf, cap, "z[i] = (%s) != 0 ? 1 : 0", value);
+        return;
+    }
     char real[200];
     snprintf(real, sizeof real, is_complex ? "(%s).x" : "%s", value);
     if (zd == KILN_FLOAT16)
