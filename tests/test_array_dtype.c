@@ -660,6 +660,45 @@ static void test_bool(kiln_queue *q, int fp64) {
     /* max over bool: a bool */
     if (CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MAX, bl, &r)))
         CHECK(r == 1);
+    /* the rest of the array API on bool: sort (false first), take,
+     * concatenate, unique; cumsum and arange refuse it (not numeric) */
+    kiln_array *sorted = NULL, *idx = NULL, *tk = NULL, *cat = NULL, *uq = NULL;
+    uint8_t hs[7], ht[3];
+    CHECK_OK(kiln_array_empty(ctx, KILN_BOOL, 1, &n, &sorted));
+    kiln_sort_desc sd = KILN_SORT_DESC(.descending = 0);
+    if (CHECK_OK(kiln_array_sort(q, sorted, NULL, bl, NULL, &sd, 0, NULL, NULL)) &&
+        CHECK_OK(kiln_array_read(q, sorted, hs)))
+        CHECK_MSG(hs[0] == 0 && hs[1] == 0 && hs[2] == 0 && hs[3] == 1 && hs[6] == 1,
+                  "sort(bool): %d %d %d %d %d %d %d", hs[0], hs[1], hs[2], hs[3], hs[4], hs[5],
+                  hs[6]);
+    int32_t hidx[3] = { 6, 0, 1 };
+    size_t three = 3;
+    CHECK_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &three, hidx, &idx));
+    CHECK_OK(kiln_array_empty(ctx, KILN_BOOL, 1, &three, &tk));
+    if (CHECK_OK(kiln_array_take(q, tk, bl, idx, KILN_INDEX_ERROR, 0, NULL, NULL)) &&
+        CHECK_OK(kiln_array_read(q, tk, ht)))
+        CHECK(ht[0] == hb[6] && ht[1] == hb[0] && ht[2] == hb[1]);
+    kiln_array *two[2] = { bl, bl2 };
+    if (CHECK_OK(kiln_array_concatenate(q, 2, two, 0, 0, NULL, NULL, &cat))) {
+        uint8_t hcat[14];
+        CHECK(kiln_array_dtype(cat) == KILN_BOOL);
+        if (CHECK_OK(kiln_array_read(q, cat, hcat)))
+            CHECK(memcmp(hcat, hb, 7) == 0 && memcmp(hcat + 7, hb, 7) == 0);
+    }
+    int64_t nu = -1;
+    CHECK_OK(kiln_array_empty(ctx, KILN_BOOL, 1, &n, &uq));
+    if (CHECK_OK(kiln_array_unique(q, uq, NULL, NULL, &nu, sorted, 0, NULL, NULL)))
+        CHECK_MSG(nu == 2, "unique(sorted bool): %lld values", (long long)nu);
+    CHECK_STATUS(kiln_array_cumsum(q, bl2, bl, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    kiln_array *ar = NULL;
+    CHECK_STATUS(kiln_array_arange(q, KILN_BOOL, 3, 0, 1, 0, NULL, NULL, &ar),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_axpy(q, bl2, 2.0, bl, bl, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    kiln_array_release(sorted);
+    kiln_array_release(idx);
+    kiln_array_release(tk);
+    kiln_array_release(cat);
+    kiln_array_release(uq);
     (void)fp64;
     kiln_array_release(f);
     kiln_array_release(bl);

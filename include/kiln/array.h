@@ -410,18 +410,21 @@ KILN_API void kiln_reduction_release(kiln_reduction *reduction);
 
 typedef enum kiln_reduce_op {
     KILN_REDUCE_SUM = 1,  /* result: a's dtype (FLOAT16: FLOAT32, for all
-                             but ARGMIN/ARGMAX) */
+                             but ARGMIN/ARGMAX; BOOL: INT64 for SUM and
+                             PROD, as NumPy) */
     KILN_REDUCE_PROD,     /* a's dtype */
-    KILN_REDUCE_MIN,      /* a's dtype; n = 0 gives the dtype's largest */
-    KILN_REDUCE_MAX,      /* a's dtype; n = 0 gives the dtype's smallest */
+    KILN_REDUCE_MIN,      /* a's dtype; n = 0 is KILN_ERROR_INVALID_ARGUMENT
+                             (NumPy) unless an initial value is given */
+    KILN_REDUCE_MAX,      /* a's dtype; n = 0 as for MIN */
     KILN_REDUCE_NORM1,    /* sum |a|: float dtypes keep theirs, ints float64 */
     KILN_REDUCE_NORM2,    /* sqrt(sum a^2): as NORM1 */
     KILN_REDUCE_NORM_INF, /* max |a|: as NORM1 */
     KILN_REDUCE_ARGMIN,   /* int64 index (C order) of the first minimum; -1 if empty */
     KILN_REDUCE_ARGMAX,   /* int64 index of the first maximum; -1 if empty */
-    KILN_REDUCE_ANY,      /* uint8 1 if any element is non-zero (NaN
-                             counts as non-zero, as in NumPy); 0 if empty */
-    KILN_REDUCE_ALL,      /* uint8 1 if every element is non-zero; 1 if
+    KILN_REDUCE_ANY,      /* bool 1 if any element is non-zero (NaN
+                             counts as non-zero, as in NumPy); 0 if empty.
+                             A result array may be BOOL or UINT8 */
+    KILN_REDUCE_ALL,      /* bool 1 if every element is non-zero; 1 if
                              empty */
 } kiln_reduce_op;
 
@@ -552,12 +555,15 @@ KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a, const size_t *shape_
  * round to the nearest float; float to integer truncates toward zero and,
  * where NumPy leaves it undefined, kiln saturates: NaN gives 0, values at
  * or beyond the integer's range its smallest / largest value (-inf gives
- * INT_MIN, 1e300 to uint8 gives 255). float64 to float16 rounds once. */
+ * INT_MIN, 1e300 to uint8 gives 255). float64 to float16 rounds once.
+ * To KILN_BOOL: non-zero is true (NaN too; a complex value if either part
+ * is non-zero); from it: 0 and 1. */
 KILN_API kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out, kiln_array *a,
                                        size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event);
 
-/* out = cond ? a : b, element by element (np.where). cond has any dtype:
+/* out = cond ? a : b, element by element (np.where). cond has any dtype
+ * (KILN_BOOL is NumPy's):
  * non-zero is true (NaN is true, -0.0 false, as in NumPy). out has the
  * promoted dtype of a and b; cond, a and b broadcast to out's shape. */
 KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out, kiln_array *cond,

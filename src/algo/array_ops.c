@@ -406,6 +406,13 @@ kiln_status kiln_array_axpy(kiln_queue *q, kiln_array *z, double alpha, kiln_arr
                                "%s (NumPy's promotion)",
                                what, kiln_dtype_name(z->dtype), kiln_dtype_name(x->dtype),
                                kiln_dtype_name(y->dtype), kiln_dtype_name(p));
+    if (p == KILN_BOOL) /* bool is not numeric (the array API standard) */
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: axpy does not take bool (it takes numeric dtypes)", what);
+    if (kiln__is_complex_dtype(p))
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "%s: %s with %s: complex arrays: use kiln_blas_axpy", what,
+                               kiln_dtype_name(x->dtype), kiln_dtype_name(y->dtype));
     kiln_array *ops[2] = { x, y }, *views[2];
     static const char *const names[2] = { "x", "y" };
     st = kiln__broadcast_operands(what, z, 2, ops, names, views);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algo/array_internal.h"
 #include "algo/builtin.h"
 #include "algo/linalg_internal.h"
 #include "base/error.h"
@@ -136,6 +137,11 @@ kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op, kiln_array *o
                                "have no order",
                                what, (int)op);
     default:
+        if (kiln__binary_op_name(op))
+            return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                                   "%s: %s is not implemented for %s (complex arrays have add, "
+                                   "subtract, multiply, divide, equal and not_equal)",
+                                   what, kiln__binary_op_name(op), kiln_dtype_name(a->dtype));
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     char B[64], expr[160], args[160], opt[400];
@@ -189,6 +195,11 @@ kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out
                                "(complex arrays have NEG, ABS and EXP)",
                                what, (int)op, kiln_dtype_name(a->dtype));
     default:
+        if (kiln__unary_op_name(op))
+            return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                                   "%s: %s is not implemented for %s (complex arrays have "
+                                   "negative, abs and exp)",
+                                   what, kiln__unary_op_name(op), kiln_dtype_name(a->dtype));
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     char expr[64], args[128], opt[320];

@@ -301,6 +301,9 @@ static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b, in
     if (a->dtype != b->dtype)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "kiln_array_dot: dtypes %s and %s differ",
                                kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
+    if (a->dtype == KILN_BOOL) /* vecdot takes numeric dtypes (the array API) */
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_dot: bool is not numeric (convert it first)");
     if (kiln__is_complex_dtype(a->dtype)) {
         kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
         kiln__complex_dot_desc(a->dtype, conj, &cd);
