@@ -675,7 +675,7 @@ static void test_bool(kiln_queue *q, int fp64) {
     size_t three = 3;
     CHECK_OK(kiln_array_from_host(ctx, KILN_INT32, 1, &three, hidx, &idx));
     CHECK_OK(kiln_array_empty(ctx, KILN_BOOL, 1, &three, &tk));
-    if (CHECK_OK(kiln_array_take(q, tk, bl, idx, KILN_INDEX_ERROR, 0, NULL, NULL)) &&
+    if (CHECK_OK(kiln_array_take(q, tk, bl, idx, KILN_INDEX_CLIP, 0, NULL, NULL)) &&
         CHECK_OK(kiln_array_read(q, tk, ht)))
         CHECK(ht[0] == hb[6] && ht[1] == hb[0] && ht[2] == hb[1]);
     kiln_array *two[2] = { bl, bl2 };
@@ -687,7 +687,8 @@ static void test_bool(kiln_queue *q, int fp64) {
     }
     int64_t nu = -1;
     CHECK_OK(kiln_array_empty(ctx, KILN_BOOL, 1, &n, &uq));
-    if (CHECK_OK(kiln_array_unique(q, uq, NULL, NULL, &nu, sorted, 0, NULL, NULL)))
+    if (CHECK_OK(kiln_array_unique(q, uq, NULL, NULL, &nu, sorted, 0, NULL, NULL)) &&
+        CHECK_OK(kiln_queue_finish(q)))
         CHECK_MSG(nu == 2, "unique(sorted bool): %lld values", (long long)nu);
     CHECK_STATUS(kiln_array_cumsum(q, bl2, bl, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     kiln_array *ar = NULL;
@@ -713,6 +714,45 @@ static void test_bool(kiln_queue *q, int fp64) {
 /* 'b' (the default), 'i', 'f' or 'a' (all) */
 static int group_arg = 'b';
 
+/* Empty min/max raise unless an initial value is given (issue 42, item 6),
+ * in kiln_array_reduce, its _async form and kiln_array_reduce_axis. */
+static void test_empty_minmax(kiln_queue *q) {
+    kiln_context *ctx = kiln_queue_context(q);
+    size_t zero = 0, shape[2] = { 3, 0 };
+    kiln_array *e = NULL, *e2 = NULL, *out = NULL;
+    float r = 5, init = -2;
+    if (!CHECK_OK(kiln_array_empty(ctx, KILN_FLOAT32, 1, &zero, &e)) ||
+        !CHECK_OK(kiln_array_empty(ctx, KILN_INT32, 2, shape, &e2)))
+        goto done;
+    for (int op = KILN_REDUCE_MIN; op <= KILN_REDUCE_MAX; op++) {
+        kiln_status st = kiln_array_reduce(q, (kiln_reduce_op)op, e, &r);
+        CHECK_MSG(st == KILN_ERROR_INVALID_ARGUMENT && strstr(kiln_last_error_message(), "empty") &&
+                      strstr(kiln_last_error_message(), "initial"),
+                  "empty %s: status %d, '%s'", op == KILN_REDUCE_MIN ? "min" : "max", (int)st,
+                  kiln_last_error_message());
+        kiln_event *ev = (kiln_event *)&r; /* must come back NULL */
+        CHECK_STATUS(kiln_array_reduce_async(q, (kiln_reduce_op)op, e, NULL, &r, 0, NULL, &ev),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK(ev == NULL);
+        r = 5;
+        if (CHECK_OK(kiln_array_reduce_initial(q, (kiln_reduce_op)op, e, &init, &r)))
+            CHECK(r == -2);
+        /* along a zero-length axis: no identity either */
+        CHECK_STATUS(kiln_array_reduce_axis(q, (kiln_reduce_op)op, e2, 1, 0, 0, NULL, NULL, &out),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK(out == NULL);
+    }
+    /* the other reductions of nothing keep their identities */
+    if (CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, e, &r)))
+        CHECK(r == 0);
+    uint8_t any = 9;
+    if (CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ALL, e, &any)))
+        CHECK(any == 1);
+done:
+    kiln_array_release(e);
+    kiln_array_release(e2);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_device_info info;
@@ -721,6 +761,7 @@ static void run(kiln_queue *q, void *user) {
         test_refused(q);
         test_mixed(q);
         test_bool(q, info.fp64);
+        test_empty_minmax(q);
     }
     run_cases(q, group_arg == 'a' ? 0 : group_arg, group_arg == 'a', info.fp64);
 }
