@@ -32,7 +32,7 @@ DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"
 # dtypes the op tables cover (int16/uint16 behave as int8/uint8 in C's
 # promotion and as int32 in width; the promotion table covers all)
 OP_DTYPES = ["bool", "int8", "uint8", "int32", "uint32", "int64", "uint64",
-             "float16", "float32", "float64"]
+             "float16", "float32", "float64", "complex64"]
 
 
 def values(dt):
@@ -47,6 +47,11 @@ def values(dt):
         n = t.itemsize * 8
         i = np.iinfo(t)
         return [0, 1, 2, 3, 7, n - 1, n, n + 1, int(i.max) - 1, int(i.max)]
+    if t.kind == "c":
+        nan, inf = float("nan"), float("inf")
+        return [complex(0, 0), complex(-0.0, 0), complex(1, 0), complex(0, 1), complex(-2.5, 0.5),
+                complex(3, -4), complex(inf, 0), complex(0, -inf), complex(nan, 0),
+                complex(0, nan), complex(inf, nan), complex(1e30, 1)]
     large = {"float16": 65504.0, "float32": 3.0e38, "float64": 1.0e308}[dt]
     small = {"float16": 6.0e-8, "float32": 1.0e-30, "float64": 5.0e-324}[dt]
     return [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1.0, -1.0, 0.5, -0.75, -2.5,
@@ -70,16 +75,17 @@ def bits(x, dt):
 INT = "iu"
 FLOAT = "f"
 BOOL = "b"
+CPLX = "c"
 # name: (kiln op, arity, kinds allowed, result: 'same' | 'bool', approx)
 OPS = [
-    ("add", "KILN_OP_ADD", 2, INT + FLOAT, "same", 0),
-    ("subtract", "KILN_OP_SUB", 2, INT + FLOAT, "same", 0),
-    ("multiply", "KILN_OP_MUL", 2, INT + FLOAT, "same", 0),
+    ("add", "KILN_OP_ADD", 2, INT + FLOAT + CPLX, "same", 0),
+    ("subtract", "KILN_OP_SUB", 2, INT + FLOAT + CPLX, "same", 0),
+    ("multiply", "KILN_OP_MUL", 2, INT + FLOAT + CPLX, "same", 0),
     ("divide", "KILN_OP_DIV", 2, FLOAT, "same", 0),
     ("minimum", "KILN_OP_MIN", 2, INT + FLOAT, "same", 0),
     ("maximum", "KILN_OP_MAX", 2, INT + FLOAT, "same", 0),
-    ("equal", "KILN_OP_EQ", 2, BOOL + INT + FLOAT, "bool", 0),
-    ("not_equal", "KILN_OP_NE", 2, BOOL + INT + FLOAT, "bool", 0),
+    ("equal", "KILN_OP_EQ", 2, BOOL + INT + FLOAT + CPLX, "bool", 0),
+    ("not_equal", "KILN_OP_NE", 2, BOOL + INT + FLOAT + CPLX, "bool", 0),
     ("less", "KILN_OP_LT", 2, INT + FLOAT, "bool", 0),
     ("less_equal", "KILN_OP_LE", 2, INT + FLOAT, "bool", 0),
     ("greater", "KILN_OP_GT", 2, INT + FLOAT, "bool", 0),
@@ -99,10 +105,10 @@ OPS = [
     ("hypot", "KILN_OP_HYPOT", 2, FLOAT, "same", 1),
     ("copysign", "KILN_OP_COPYSIGN", 2, FLOAT, "same", 0),
     ("logaddexp", "KILN_OP_LOGADDEXP", 2, FLOAT, "same", 1),
-    ("negative", "KILN_OP_NEG", 1, INT + FLOAT, "same", 0),
-    ("positive", "KILN_OP_POSITIVE", 1, INT + FLOAT, "same", 0),
-    ("absolute", "KILN_OP_ABS", 1, INT + FLOAT, "same", 0),
-    ("square", "KILN_OP_SQUARE", 1, INT + FLOAT, "same", 0),
+    ("negative", "KILN_OP_NEG", 1, INT + FLOAT + CPLX, "same", 0),
+    ("positive", "KILN_OP_POSITIVE", 1, INT + FLOAT + CPLX, "same", 0),
+    ("absolute", "KILN_OP_ABS", 1, INT + FLOAT + CPLX, "same", 1),
+    ("square", "KILN_OP_SQUARE", 1, INT + FLOAT + CPLX, "same", 0),
     ("sign", "KILN_OP_SIGN", 1, INT + FLOAT, "same", 0),
     ("sqrt", "KILN_OP_SQRT", 1, FLOAT, "same", 1),
     ("exp", "KILN_OP_EXP", 1, FLOAT, "same", 1),
@@ -129,9 +135,9 @@ OPS = [
     ("round", "KILN_OP_ROUND", 1, INT + FLOAT, "same", 0),
     ("invert", "KILN_OP_BITWISE_INVERT", 1, BOOL + INT, "same", 0),
     ("logical_not", "KILN_OP_LOGICAL_NOT", 1, BOOL, "bool", 0),
-    ("isnan", "KILN_OP_ISNAN", 1, INT + FLOAT, "bool", 0),
-    ("isinf", "KILN_OP_ISINF", 1, INT + FLOAT, "bool", 0),
-    ("isfinite", "KILN_OP_ISFINITE", 1, INT + FLOAT, "bool", 0),
+    ("isnan", "KILN_OP_ISNAN", 1, INT + FLOAT + CPLX, "bool", 0),
+    ("isinf", "KILN_OP_ISINF", 1, INT + FLOAT + CPLX, "bool", 0),
+    ("isfinite", "KILN_OP_ISFINITE", 1, INT + FLOAT + CPLX, "bool", 0),
     ("signbit", "KILN_OP_SIGNBIT", 1, FLOAT, "bool", 0),
 ]
 
@@ -195,12 +201,16 @@ def main():
             else:
                 rs = [compute(name, dt, a, b) for a in vs for b in vs]
             odt = "bool" if res == "bool" else dt
+            if name == "absolute" and np.dtype(dt).kind == "c":
+                odt = {"complex64": "float32", "complex128": "float64"}[dt]
             arr = "np_z_%s_%s" % (name, dt)
             w("static const uint64_t %s[] = {" % arr)
             w(", ".join("0x%xull" % bits(r, odt) for r in rs))
             w("};\n")
+            # abs is exact but for complex (a hypot)
+            ap = 0 if name == "absolute" and np.dtype(dt).kind != "c" else approx
             cases.append('    { "%s", %s, %d, "%s", "%s", %d, np_vals_%s, %d, %s },\n'
-                         % (name, kop, arity, dt, odt, approx, dt, len(vs), arr))
+                         % (name, kop, arity, dt, odt, ap, dt, len(vs), arr))
     w("\ntypedef struct np_case {\n"
       "    const char *name; /* NumPy's name */\n"
       "    int op;           /* kiln's kiln_binary_op or kiln_unary_op */\n"

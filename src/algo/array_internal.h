@@ -122,6 +122,9 @@ int kiln__unary_bool_result(kiln_unary_op op);
  * does not take dtype d (the dtype it computes in). */
 kiln_status kiln__binary_check(const char *what, kiln_binary_op op, kiln_dtype d);
 kiln_status kiln__unary_check(const char *what, kiln_unary_op op, kiln_dtype d);
+/* Whether the array API standard lets op (unary if unary) take complex
+ * dtypes where kiln does not implement it for them yet. */
+int kiln__complex_missing(int unary, int op);
 /* Helper functions binary op needs in dtype d (into buf), or NULL. */
 const char *kiln__binary_preamble(kiln_binary_op op, kiln_dtype d, char *buf, size_t cap);
 /* The text of the binary ops from KILN_OP_POW on, NULL for others. */
