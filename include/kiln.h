@@ -124,13 +124,19 @@ typedef enum kiln_dtype {
      * (docs/dialect.md). */
     KILN_COMPLEX64 = 12,
     KILN_COMPLEX128 = 13,
+    /* NumPy's bool: one byte holding 0 (false) or 1 (true). In kernels
+     * its elements are uchar (OpenCL C has no bool kernel arguments); its
+     * name is "bool". Comparisons, isnan..signbit and the logical
+     * operations give it (docs/api.md, "Element-wise functions"). */
+    KILN_BOOL = 14,
 } kiln_dtype;
 
 /* Size in bytes (0 for an unknown dtype). */
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 /* The C type name used in kernels: "int", "float", "ulong"... ("?" if unknown).
  * int64 is "long" and uint64 "ulong", in every backend's dialect; complex64
- * is "cfloat" and complex128 "cdouble". */
+ * is "cfloat" and complex128 "cdouble"; KILN_BOOL is "bool" (its elements
+ * are passed to kernels as uchar). */
 KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
 
 /* ---------------------------------------------------------------- devices */

@@ -27,7 +27,8 @@
 
 static const kiln_dtype kDtypes[] = { KILN_INT8,    KILN_UINT8,   KILN_INT16,     KILN_UINT16,
                                       KILN_INT32,   KILN_UINT32,  KILN_INT64,     KILN_UINT64,
-                                      KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128 };
+                                      KILN_FLOAT32, KILN_FLOAT64, KILN_COMPLEX64, KILN_COMPLEX128,
+                                      KILN_BOOL };
 #define NDT (sizeof kDtypes / sizeof kDtypes[0])
 
 static char **g_src;
@@ -83,7 +84,7 @@ static size_t g_compiled;
 static int g_all; /* KILN_NVRTC_ALL=1 */
 
 static int dtype_wanted(kiln_dtype d) {
-    return g_all || d == KILN_INT8 || d == KILN_FLOAT32 || d == KILN_COMPLEX64;
+    return g_all || d == KILN_INT8 || d == KILN_FLOAT32 || d == KILN_COMPLEX64 || d == KILN_BOOL;
 }
 
 /* Rewrites the device defines of a source generated for another device to
@@ -287,13 +288,17 @@ static void run_ops(kiln_queue *q) {
         }
         if (CHECK_OK(kiln_array_empty(c, dt, 2, (size_t[]){ 3, 2 }, &ot)))
             (void)0;
-        for (int op = KILN_OP_ADD; op <= KILN_OP_GE; op++) {
+        /* every op (those a dtype does not take fail before any source);
+         * the scalar and strided forms for the first twelve */
+        for (int op = KILN_OP_ADD; op <= KILN_OP_LOGADDEXP; op++) {
             (void)kiln_array_binary(q, (kiln_binary_op)op, o, a, b, 0, NULL, NULL);
+            if (op > KILN_OP_GE)
+                continue;
             (void)kiln_array_binary_scalar(q, (kiln_binary_op)op, o, a, 3.0, 0, NULL, NULL);
             if (t && ot)
                 (void)kiln_array_binary(q, (kiln_binary_op)op, ot, t, t, 0, NULL, NULL);
         }
-        for (int op = KILN_OP_NEG; op <= KILN_OP_COS; op++)
+        for (int op = KILN_OP_NEG; op <= KILN_OP_SIGNBIT; op++)
             (void)kiln_array_unary(q, (kiln_unary_op)op, o, a, 0, NULL, NULL);
         (void)kiln_array_axpy(q, o, 2.0, a, b, 0, NULL, NULL);
         if (dt == KILN_FLOAT32) { /* the scalar astype kernel to float16 */

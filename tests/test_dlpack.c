@@ -425,8 +425,15 @@ static void test_import_host(kiln_queue *q) {
     made_init(&m, flags, 0, cpu, (DLDataType){ kDLBool, 8, 1 }, 1, &five, NULL);
     if (CHECK_OK(kiln_array_from_dlpack_versioned(ctx, &m.versioned, &a))) {
         uint8_t back[5] = { 0 };
-        CHECK(kiln_array_dtype(a) == KILN_UINT8);
+        CHECK(kiln_array_dtype(a) == KILN_BOOL);
         CHECK(kiln_array_read(q, a, back) == KILN_OK && memcmp(back, flags, 5) == 0);
+        /* and back out as kDLBool */
+        DLManagedTensor *t = NULL;
+        if (CHECK_OK(kiln_array_to_dlpack(q, a, &t))) {
+            CHECK(t->dl_tensor.dtype.code == kDLBool && t->dl_tensor.dtype.bits == 8 &&
+                  t->dl_tensor.dtype.lanes == 1);
+            t->deleter(t);
+        }
         kiln_array_release(a);
     }
 }

@@ -182,46 +182,114 @@ KILN_API kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue, kiln_a
                                                    kiln_event **event);
 /* --------------------------------------------------- elementwise operators */
 
+/* The element-wise functions of the array API standard (2023.12), with
+ * NumPy's NaN, infinity, signed-zero and overflow semantics; the dtypes
+ * each accepts are the standard's (docs/api.md, "Element-wise functions",
+ * has the table): another dtype is KILN_ERROR_INVALID_ARGUMENT naming the
+ * op and the dtype. "bool result" ops write 0 or 1: KILN_BOOL is their
+ * result dtype (an out of another real dtype gets 0 or 1 as well). */
 typedef enum kiln_binary_op {
-    KILN_OP_ADD = 1,
-    KILN_OP_SUB,
-    KILN_OP_MUL,
-    KILN_OP_DIV,
-    KILN_OP_MIN,
-    KILN_OP_MAX,
-    /* comparisons write 1 or 0 into an output of any dtype */
+    KILN_OP_ADD = 1, /* add: numeric (not bool) */
+    KILN_OP_SUB,     /* subtract: numeric */
+    KILN_OP_MUL,     /* multiply: numeric */
+    KILN_OP_DIV,     /* divide: float and complex; integers: C's division
+                        truncated toward zero (by 0: 0; INT_MIN / -1 wraps) */
+    KILN_OP_MIN,     /* minimum: real numeric; a NaN wins */
+    KILN_OP_MAX,     /* maximum: real numeric; a NaN wins */
+    /* comparisons (bool result): EQ and NE on every dtype, the others on
+     * real numeric dtypes; computed in the promoted dtype */
     KILN_OP_EQ,
     KILN_OP_NE,
     KILN_OP_LT,
     KILN_OP_LE,
     KILN_OP_GT,
     KILN_OP_GE,
+    /* pow: numeric. Integers wrap; an integer to a negative power gives
+     * the integer part of the exact result (1 for a base of 1, +-1 for
+     * -1, else 0; NumPy raises), 0 ** 0 is 1 */
+    KILN_OP_POW = 13,
+    KILN_OP_FLOOR_DIVIDE, /* real numeric; an integer divided by 0 gives 0
+                             (NumPy: 0 and a warning), INT_MIN // -1 wraps */
+    KILN_OP_REMAINDER,    /* real numeric, the sign of the divisor (Python's
+                             %); an integer modulo 0 gives 0 */
+    KILN_OP_BITWISE_AND,  /* integer and bool */
+    KILN_OP_BITWISE_OR,   /* integer and bool */
+    KILN_OP_BITWISE_XOR,  /* integer and bool */
+    KILN_OP_LEFT_SHIFT,   /* integer; a count outside [0, width) gives 0 */
+    KILN_OP_RIGHT_SHIFT,  /* integer, arithmetic for signed; a count outside
+                             [0, width) gives 0, or -1 for a negative a */
+    KILN_OP_LOGICAL_AND,  /* bool (bool result) */
+    KILN_OP_LOGICAL_OR,   /* bool (bool result) */
+    KILN_OP_LOGICAL_XOR,  /* bool (bool result) */
+    KILN_OP_ATAN2,        /* real float: atan2(a, b) */
+    KILN_OP_HYPOT,        /* real float */
+    KILN_OP_COPYSIGN,     /* real float: |a| with the sign of b */
+    KILN_OP_LOGADDEXP,    /* real float: log(exp(a) + exp(b)) */
 } kiln_binary_op;
 
 typedef enum kiln_unary_op {
-    KILN_OP_NEG = 1,
-    KILN_OP_ABS,
-    KILN_OP_SQRT, /* SQRT..COS: float dtypes only */
+    KILN_OP_NEG = 1, /* negative: numeric; integers wrap */
+    KILN_OP_ABS,     /* numeric (complex: the real dtype of the parts) */
+    KILN_OP_SQRT,    /* SQRT..COS: float dtypes (EXP: complex too) */
     KILN_OP_EXP,
     KILN_OP_LOG,
     KILN_OP_SIN,
     KILN_OP_COS,
+    KILN_OP_TAN = 8, /* TAN..LOG10: real float */
+    KILN_OP_ASIN,
+    KILN_OP_ACOS,
+    KILN_OP_ATAN,
+    KILN_OP_SINH,
+    KILN_OP_COSH,
+    KILN_OP_TANH,
+    KILN_OP_ASINH,
+    KILN_OP_ACOSH,
+    KILN_OP_ATANH,
+    KILN_OP_LOG1P,
+    KILN_OP_EXPM1,
+    KILN_OP_LOG2,
+    KILN_OP_LOG10,
+    KILN_OP_FLOOR, /* FLOOR..ROUND: real numeric (integers: as */
+    KILN_OP_CEIL,  /* they are) */
+    KILN_OP_TRUNC,
+    KILN_OP_ROUND,          /* to nearest, ties to even (np.round, rint) */
+    KILN_OP_SIGN,           /* real numeric: -1, 0, 1 (NaN: NaN, -0: 0) */
+    KILN_OP_SQUARE,         /* numeric: a * a */
+    KILN_OP_POSITIVE,       /* numeric: a */
+    KILN_OP_BITWISE_INVERT, /* integer: ~a; bool: not a */
+    KILN_OP_LOGICAL_NOT,    /* bool (bool result) */
+    KILN_OP_ISNAN,          /* numeric (bool result; integers: false) */
+    KILN_OP_ISINF,          /* numeric (bool result; integers: false) */
+    KILN_OP_ISFINITE,       /* numeric (bool result; integers: true) */
+    KILN_OP_SIGNBIT,        /* real float (bool result): the sign bit set */
 } kiln_unary_op;
+
+/* The dtype kiln_array_binary gives for op over arrays of dtypes a and b
+ * (their promoted dtype, or KILN_BOOL for a bool result), or 0 where op
+ * does not take them (or is unknown). */
+KILN_API kiln_dtype kiln_binary_result_dtype(kiln_binary_op op, kiln_dtype a, kiln_dtype b);
+/* The same for kiln_array_unary. */
+KILN_API kiln_dtype kiln_unary_result_dtype(kiln_unary_op op, kiln_dtype a);
 
 /* out = a OP b. a and b may have different dtypes and shapes: they are
  * promoted and broadcast as in NumPy (see the toolkit block at the end);
- * out has the broadcast shape, and the promoted dtype for arithmetic (any
- * dtype for comparisons, which compare in the promoted dtype). out may be
- * a or b. */
+ * out has the broadcast shape and kiln_binary_result_dtype's dtype (for
+ * a bool result also any other real dtype, which gets 0 or 1). out may
+ * be a or b. */
 KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
                                        kiln_array *a, kiln_array *b, size_t num_wait,
                                        kiln_event *const *wait, kiln_event **event);
 /* out = a OP scalar (scalar converted to a's dtype; for FLOAT16 rounded to
- * the nearest half, then computed in float). */
+ * the nearest half, then computed in float): the scalar is weak, as a
+ * Python scalar in NumPy 2 (NEP 50) when its kind is not above a's
+ * (kiln_promote_scalar gives the dtype NumPy would compute in; convert
+ * a first where that is another). out: as for kiln_array_binary with
+ * b of a's dtype. */
 KILN_API kiln_status kiln_array_binary_scalar(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
                                               kiln_array *a, double scalar, size_t num_wait,
                                               kiln_event *const *wait, kiln_event **event);
-/* out = OP(a), same shape and dtype. */
+/* out = OP(a), same shape; out's dtype kiln_unary_result_dtype's (for a
+ * bool result also any other real dtype, which gets 0 or 1). */
 KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
                                       kiln_array *a, size_t num_wait, kiln_event *const *wait,
                                       kiln_event **event);
@@ -351,18 +419,21 @@ KILN_API void kiln_reduction_release(kiln_reduction *reduction);
 
 typedef enum kiln_reduce_op {
     KILN_REDUCE_SUM = 1,  /* result: a's dtype (FLOAT16: FLOAT32, for all
-                             but ARGMIN/ARGMAX) */
+                             but ARGMIN/ARGMAX; BOOL: INT64 for SUM and
+                             PROD, as NumPy) */
     KILN_REDUCE_PROD,     /* a's dtype */
-    KILN_REDUCE_MIN,      /* a's dtype; n = 0 gives the dtype's largest */
-    KILN_REDUCE_MAX,      /* a's dtype; n = 0 gives the dtype's smallest */
+    KILN_REDUCE_MIN,      /* a's dtype; n = 0 is KILN_ERROR_INVALID_ARGUMENT
+                             (NumPy) unless an initial value is given */
+    KILN_REDUCE_MAX,      /* a's dtype; n = 0 as for MIN */
     KILN_REDUCE_NORM1,    /* sum |a|: float dtypes keep theirs, ints float64 */
     KILN_REDUCE_NORM2,    /* sqrt(sum a^2): as NORM1 */
     KILN_REDUCE_NORM_INF, /* max |a|: as NORM1 */
     KILN_REDUCE_ARGMIN,   /* int64 index (C order) of the first minimum; -1 if empty */
     KILN_REDUCE_ARGMAX,   /* int64 index of the first maximum; -1 if empty */
-    KILN_REDUCE_ANY,      /* uint8 1 if any element is non-zero (NaN
-                             counts as non-zero, as in NumPy); 0 if empty */
-    KILN_REDUCE_ALL,      /* uint8 1 if every element is non-zero; 1 if
+    KILN_REDUCE_ANY,      /* bool 1 if any element is non-zero (NaN
+                             counts as non-zero, as in NumPy); 0 if empty.
+                             A result array may be BOOL or UINT8 */
+    KILN_REDUCE_ALL,      /* bool 1 if every element is non-zero; 1 if
                              empty */
 } kiln_reduce_op;
 
@@ -469,8 +540,18 @@ KILN_API kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset, 
  * kiln_array_axpy does the same; unary and dot still need equal dtypes
  * and shapes. */
 
-/* NumPy's promoted dtype of two dtypes (0 if either is unknown). */
+/* NumPy 2's promoted dtype of two dtypes (np.promote_types; 0 if either
+ * is unknown): bool below every other kind, complex included
+ * (complex64 with float64 gives complex128, with int16 complex64). */
 KILN_API kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b);
+/* NumPy 2's result dtype of an array of array_dtype with a Python scalar
+ * (NEP 50: the scalar is weak) whose kind scalar_kind gives as a dtype:
+ * KILN_BOOL for a bool, any integer dtype for an int, any float dtype for
+ * a float, any complex dtype for a complex. A kind not above the array's
+ * keeps array_dtype (uint8 with an int: uint8, float16 with a float:
+ * float16); above it: int64, float64 or complex128 (a float array with a
+ * complex: the complex of its precision). 0 if either is unknown. */
+KILN_API kiln_dtype kiln_promote_scalar(kiln_dtype array_dtype, kiln_dtype scalar_kind);
 /* The broadcast shape of two shapes (NumPy's rules: aligned at the last
  * dimension, each pair equal or one of them 1) into *ndim and shape
  * (KILN_ARRAY_MAX_DIMS entries). Shapes that do not broadcast:
@@ -483,12 +564,15 @@ KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a, const size_t *shape_
  * round to the nearest float; float to integer truncates toward zero and,
  * where NumPy leaves it undefined, kiln saturates: NaN gives 0, values at
  * or beyond the integer's range its smallest / largest value (-inf gives
- * INT_MIN, 1e300 to uint8 gives 255). float64 to float16 rounds once. */
+ * INT_MIN, 1e300 to uint8 gives 255). float64 to float16 rounds once.
+ * To KILN_BOOL: non-zero is true (NaN too; a complex value if either part
+ * is non-zero); from it: 0 and 1. */
 KILN_API kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out, kiln_array *a,
                                        size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event);
 
-/* out = cond ? a : b, element by element (np.where). cond has any dtype:
+/* out = cond ? a : b, element by element (np.where). cond has any dtype
+ * (KILN_BOOL is NumPy's):
  * non-zero is true (NaN is true, -0.0 false, as in NumPy). out has the
  * promoted dtype of a and b; cond, a and b broadcast to out's shape. */
 KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out, kiln_array *cond,

@@ -133,8 +133,8 @@ KILN_API kiln_status kiln_array_to_dlpack_versioned(kiln_queue *queue, kiln_arra
                                                     DLManagedTensorVersioned **tensor);
 
 /* Import: a new array of context over tensor (1 to 3 dimensions; a 0-d
- * tensor becomes shape (1,); any strides, byte_offset). kDLBool imports as
- * KILN_UINT8 (kiln has no boolean dtype; the bytes are the same). On
+ * tensor becomes shape (1,); any strides, byte_offset). kDLBool (8 bits)
+ * imports as KILN_BOOL, and KILN_BOOL exports as kDLBool. On
  * success kiln owns the tensor and calls its deleter (see the top of this
  * file for when). On failure *array is NULL and the tensor is still the
  * caller's: kiln did not call its deleter. A versioned tensor whose major

@@ -249,7 +249,8 @@ static kiln_status launch_geometry(kiln_queue *queue, kiln_reduction *reduction,
     if (st == KILN_OK && out->context != gen->context)
         st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out belongs to another context", what);
     if (st == KILN_OK &&
-        ((fd && out->dtype != fd) || (!fd && kiln_dtype_size(out->dtype) != final_size)))
+        ((fd && out->dtype != fd && !(fd == KILN_UINT8 && out->dtype == KILN_BOOL)) ||
+         (!fd && kiln_dtype_size(out->dtype) != final_size)))
         st = kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: out has dtype %s, the reduction gives %s",
                              what, kiln_dtype_name(out->dtype), ft);
     if (st == KILN_OK && (out->size != outer * inner || !kiln__array_contiguous(out)))
@@ -330,9 +331,10 @@ static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof, axis_tex
                       kiln_reduction_desc *d, const char **finish, const char **final_type,
                       size_t *final_size) {
     int f16 = dtype == KILN_FLOAT16;
-    kiln_dtype et = f16 ? KILN_FLOAT32 : dtype;
+    /* a bool array is read as its uchar bytes */
+    kiln_dtype et = f16 ? KILN_FLOAT32 : dtype == KILN_BOOL ? KILN_UINT8 : dtype;
     kiln_dtype rd = kiln_reduce_axis_result_dtype(op, dtype);
-    const char *rt = kiln_dtype_name(rd);
+    const char *rt = kiln__bits_type(rd);
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
     snprintf(t->args, sizeof t->args, "const %s *x", f16 ? "ushort" : kiln_dtype_name(et));
     *d = KILN_REDUCTION_DESC(.arguments = t->args, .out_type = rt, .neutral = "0", .reduce = "a+b",

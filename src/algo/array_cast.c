@@ -12,7 +12,8 @@
 #include "algo/knobs.h"
 #include "base/error.h"
 
-/* kind: 'i' signed integer, 'u' unsigned integer, 'f' IEEE float.
+/* kind: 'b' bool, 'i' signed integer, 'u' unsigned integer, 'f' IEEE
+ * float, 'c' complex (bits: both parts).
  * lo, hi: for integers, the smallest value and the largest + 1 as exact
  * float literals: a float at or beyond them saturates. */
 typedef struct dtype_traits {
@@ -23,6 +24,7 @@ typedef struct dtype_traits {
 } dtype_traits;
 
 static const dtype_traits traits[] = {
+    { KILN_BOOL, 'b', 8, NULL, NULL },
     { KILN_INT8, 'i', 8, "-128.0f", "128.0f" },
     { KILN_UINT8, 'u', 8, "0.0f", "256.0f" },
     { KILN_INT16, 'i', 16, "-32768.0f", "32768.0f" },
@@ -34,6 +36,8 @@ static const dtype_traits traits[] = {
     { KILN_FLOAT16, 'f', 16, NULL, NULL },
     { KILN_FLOAT32, 'f', 32, NULL, NULL },
     { KILN_FLOAT64, 'f', 64, NULL, NULL },
+    { KILN_COMPLEX64, 'c', 64, NULL, NULL },
+    { KILN_COMPLEX128, 'c', 128, NULL, NULL },
 };
 enum { NTRAITS = sizeof traits / sizeof traits[0] };
 
@@ -51,19 +55,39 @@ static kiln_dtype of_kind(char kind, unsigned bits) {
     return (kiln_dtype)0;
 }
 
-/* NumPy's promotion (np.promote_types / np.result_type of two arrays). */
+/* The bits of the smallest float that holds every value of t (an integer
+ * or a float): 8-bit integers fit float16, 16-bit float32, wider ones
+ * float64 (NumPy's table). */
+static unsigned float_bits_for(const dtype_traits *t) {
+    if (t->kind == 'f')
+        return t->bits;
+    return t->bits == 8 ? 16 : t->bits == 16 ? 32 : 64;
+}
+
+/* NumPy 2's promotion (np.promote_types / np.result_type of two arrays;
+ * checked against NumPy's own table by tests/test_array_dtype.c). */
 kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b) {
     const dtype_traits *ta = traits_of(a), *tb = traits_of(b);
     if (!ta || !tb)
         return (kiln_dtype)0;
+    if (ta->kind == 'b')
+        return b; /* bool is below every other kind */
+    if (tb->kind == 'b')
+        return a;
     if (ta->kind == tb->kind)
         return ta->bits >= tb->bits ? a : b;
+    if (ta->kind == 'c' || tb->kind == 'c') {
+        const dtype_traits *c = ta->kind == 'c' ? ta : tb;
+        const dtype_traits *n = ta->kind == 'c' ? tb : ta;
+        /* parts of float32 or float64, wide enough for the other one */
+        unsigned part = c->bits / 2, need = float_bits_for(n);
+        part = part > need ? part : need;
+        return of_kind('c', part <= 32 ? 64 : 128);
+    }
     if (ta->kind == 'f' || tb->kind == 'f') {
         const dtype_traits *f = ta->kind == 'f' ? ta : tb;
         const dtype_traits *n = ta->kind == 'f' ? tb : ta;
-        /* the float wide enough for every value of the integer: 8-bit
-         * integers fit float16, 16-bit float32, wider ones float64 */
-        unsigned need = n->bits == 8 ? 16 : n->bits == 16 ? 32 : 64;
+        unsigned need = float_bits_for(n);
         return of_kind('f', f->bits > need ? f->bits : need);
     }
     /* signed and unsigned: a signed type wider than the unsigned one, or
@@ -75,13 +99,36 @@ kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b) {
     return u->bits < 64 ? of_kind('i', 2 * u->bits) : KILN_FLOAT64;
 }
 
+/* NEP 50: a Python scalar is weak. Its kind (bool < integer < float <
+ * complex) counts, not its width: of a kind not above the array's, the
+ * array's dtype wins; above it, NumPy's default of the scalar's kind
+ * (int64, float64, complex128), except that a complex scalar with a
+ * float array keeps the array's precision (float16/float32: complex64). */
+kiln_dtype kiln_promote_scalar(kiln_dtype array_dtype, kiln_dtype scalar_kind) {
+    const dtype_traits *ta = traits_of(array_dtype), *ts = traits_of(scalar_kind);
+    if (!ta || !ts)
+        return (kiln_dtype)0;
+    static const char order[] = "bifc"; /* 'u' ranks as 'i' */
+    char ka = ta->kind == 'u' ? 'i' : ta->kind, ks = ts->kind == 'u' ? 'i' : ts->kind;
+    if (strchr(order, ks) <= strchr(order, ka))
+        return array_dtype;
+    switch (ks) {
+    case 'i':
+        return KILN_INT64;
+    case 'f':
+        return KILN_FLOAT64;
+    default: /* 'c' */
+        return ka == 'f' ? of_kind('c', ta->bits <= 32 ? 64 : 128) : KILN_COMPLEX128;
+    }
+}
+
 char kiln__dtype_kind(kiln_dtype d) {
     const dtype_traits *t = traits_of(d);
     return t ? t->kind : 0;
 }
 
 const char *kiln__compute_type(kiln_dtype d) {
-    return d == KILN_FLOAT16 ? "float" : kiln_dtype_name(d);
+    return d == KILN_FLOAT16 ? "float" : d == KILN_BOOL ? "uchar" : kiln_dtype_name(d);
 }
 
 const char *kiln__read_elem(kiln_dtype d, const char *name, const char *ix, char *buf, size_t cap) {
@@ -102,6 +149,8 @@ const char *kiln__cast_value(kiln_dtype from, kiln_dtype to, const char *x, char
     const char *ct = kiln__compute_type(to);
     if (from == to || (tf->kind == 'f' && to == KILN_FLOAT16 && from != KILN_FLOAT64))
         snprintf(buf, cap, "(%s)", x);
+    else if (to == KILN_BOOL) /* NumPy: non-zero (NaN too) is true */
+        snprintf(buf, cap, "((%s) != 0 ? (uchar)1 : (uchar)0)", x);
     else if (tf->kind == 'f' && tt->kind != 'f') {
         char mn[64], mx[64];
         /* the bounds are powers of two: exact in a float, compared in the

@@ -15,10 +15,9 @@
 
 /* ------------------------------------------------------------- dtypes */
 
-/* kiln dtypes and DLPack types. A new dtype is one row, e.g. complex:
- * {KILN_COMPLEX64, kDLComplex, 64, 0}, {KILN_COMPLEX128, kDLComplex, 128, 0}.
+/* kiln dtypes and DLPack types. A new dtype is one row.
  * import_only: a DLPack type kiln reads as another dtype of the same bytes
- * and never exports (bool as uint8). */
+ * and never exports (none now: bool is KILN_BOOL both ways). */
 static const struct dl_type {
     kiln_dtype dtype;
     uint8_t code, bits;
@@ -29,7 +28,7 @@ static const struct dl_type {
     { KILN_INT32, kDLInt, 32, 0 },         { KILN_UINT32, kDLUInt, 32, 0 },
     { KILN_INT64, kDLInt, 64, 0 },         { KILN_UINT64, kDLUInt, 64, 0 },
     { KILN_FLOAT16, kDLFloat, 16, 0 },     { KILN_FLOAT32, kDLFloat, 32, 0 },
-    { KILN_FLOAT64, kDLFloat, 64, 0 },     { KILN_UINT8, kDLBool, 8, 1 },
+    { KILN_FLOAT64, kDLFloat, 64, 0 },     { KILN_BOOL, kDLBool, 8, 0 },
     { KILN_COMPLEX64, kDLComplex, 64, 0 }, { KILN_COMPLEX128, kDLComplex, 128, 0 },
 };
 #define NUM_DL_TYPES (sizeof dl_types / sizeof dl_types[0])

@@ -15,6 +15,9 @@ const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap) {
     case KILN_UINT8:
         s = "(uchar)255";
         break;
+    case KILN_BOOL:
+        s = "(uchar)1";
+        break;
     case KILN_INT16:
         s = "(short)32767";
         break;
@@ -62,6 +65,7 @@ const char *kiln__dtype_min_literal(kiln_dtype d, char *buf, size_t cap) {
         s = "(long)(-9223372036854775807L-1L)";
         break;
     case KILN_UINT8:
+    case KILN_BOOL:
         s = "(uchar)0";
         break;
     case KILN_UINT16:
@@ -87,7 +91,7 @@ const char *kiln__dtype_min_literal(kiln_dtype d, char *buf, size_t cap) {
 }
 
 const char *kiln__bits_type(kiln_dtype d) {
-    return d == KILN_FLOAT16 ? "ushort" : kiln_dtype_name(d);
+    return d == KILN_FLOAT16 ? "ushort" : d == KILN_BOOL ? "uchar" : kiln_dtype_name(d);
 }
 
 int kiln__is_float_dtype(kiln_dtype d) {

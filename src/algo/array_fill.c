@@ -106,6 +106,12 @@ kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n, dou
         kiln__array_make(kiln_queue_context(queue), dtype, 1, &n, NULL, "kiln_array_arange", &a);
     if (st != KILN_OK)
         return st;
+    if (dtype == KILN_BOOL) {
+        kiln_array_release(a);
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_arange: bool is not numeric (arange an integer "
+                               "array and compare it)");
+    }
     if (kiln__is_complex_dtype(dtype)) {
         kiln_array_release(a);
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,

@@ -79,7 +79,7 @@ double kiln__round_to_half(double v);
 
 /* ---- array_cast.c */
 
-/* 'i', 'u' or 'f' (0 for an unknown dtype). */
+/* 'b', 'i', 'u', 'f' or 'c' (0 for an unknown dtype). */
 char kiln__dtype_kind(kiln_dtype d);
 /* The type kernels compute d in: float for FLOAT16, else d's own. */
 const char *kiln__compute_type(kiln_dtype d);
@@ -106,8 +106,45 @@ kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out, si
 /* ---- array_ops.c */
 
 /* The expression of a binary op on compute values A and B of dtype d
- * (text), or NULL for an unknown op. */
+ * (text), or NULL for an unknown op; it may call the functions of
+ * kiln__binary_preamble(op, d). */
 const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A, const char *B,
                               char *buf, size_t cap);
+
+/* The kernel text of kiln_array_binary for op over dtypes da, db into
+ * dout: the argument declarations (x, y, z), the statement storing z[i]
+ * and its preamble (*pre: NULL or pre_buf). 0 for an unknown op. */
+int kiln__binary_text(kiln_binary_op op, kiln_dtype da, kiln_dtype db, kiln_dtype dout, char *args,
+                      size_t acap, char *opt, size_t ocap, char *pre_buf, size_t pcap,
+                      const char **pre);
+/* The same for kiln_array_unary (x, z; no preamble). */
+int kiln__unary_text(kiln_unary_op op, kiln_dtype da, kiln_dtype dout, char *args, size_t acap,
+                     char *opt, size_t ocap);
+
+/* ---- array_optab.c: the table of element-wise functions */
+
+/* NumPy / array API name of op ("add", "bitwise_left_shift"), NULL if
+ * unknown. */
+const char *kiln__binary_op_name(kiln_binary_op op);
+const char *kiln__unary_op_name(kiln_unary_op op);
+/* Whether op's result is bool (comparisons, logical ops, isnan...). */
+int kiln__binary_bool_result(kiln_binary_op op);
+int kiln__unary_bool_result(kiln_unary_op op);
+/* KILN_ERROR_INVALID_ARGUMENT naming op and d where op is unknown or
+ * does not take dtype d (the dtype it computes in). */
+kiln_status kiln__binary_check(const char *what, kiln_binary_op op, kiln_dtype d);
+kiln_status kiln__unary_check(const char *what, kiln_unary_op op, kiln_dtype d);
+/* Whether the array API standard lets op (unary if unary) take complex
+ * dtypes where kiln does not implement it for them yet. */
+int kiln__complex_missing(int unary, int op);
+/* Helper functions binary op needs in dtype d (into buf), or NULL. */
+const char *kiln__binary_preamble(kiln_binary_op op, kiln_dtype d, char *buf, size_t cap);
+/* The text of the binary ops from KILN_OP_POW on, NULL for others. */
+const char *kiln__binary_expr_ext(kiln_binary_op op, kiln_dtype d, const char *A, const char *B,
+                                  char *buf, size_t cap);
+/* The text of the unary ops from KILN_OP_TAN on, on a compute value X of
+ * d (a bool result as 0 / 1), NULL for others. */
+const char *kiln__unary_expr_ext(kiln_unary_op op, kiln_dtype d, const char *X, char *buf,
+                                 size_t cap);
 
 #endif

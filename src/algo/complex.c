@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "algo/op_names.h"
+#include "algo/array_internal.h"
 #include "algo/builtin.h"
 #include "algo/linalg_internal.h"
 #include "base/error.h"
@@ -37,6 +38,13 @@ static void store(kiln_dtype zd, const char *value, int is_complex, char *buf, s
             snprintf(buf, cap, "z[i] = %s", value);
         else
             snprintf(buf, cap, "z[i] = kiln_%s_make((%s)(%s), (%s)0)", zt, pt, value, pt);
+        return;
+    }
+    if (zd == KILN_BOOL) { /* NumPy: either part non-zero (NaN too) */
+        if (is_complex)
+            snprintf(buf, cap, "z[i] = ((%s).x != 0 || (%s).y != 0) ? 1 : 0", value, value);
+        else
+            snprintf(buf, cap, "z[i] = (%s) != 0 ? 1 : 0", value);
         return;
     }
     char real[200];
@@ -119,17 +127,16 @@ kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op, kiln_array *o
     case KILN_OP_NE:
         fn = "ceq";
         break;
-    case KILN_OP_MIN:
-    case KILN_OP_MAX:
-    case KILN_OP_LT:
-    case KILN_OP_LE:
-    case KILN_OP_GT:
-    case KILN_OP_GE:
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: %s orders values; complex numbers "
-                               "have no order",
-                               what, kiln__binary_op_name(op));
     default:
+        if (kiln__binary_op_name(op) && !kiln__complex_missing(0, op))
+            /* not for complex in the array API: ordering (min, max, less
+             * ...), bitwise, floor_divide, atan2 ... */
+            return kiln__binary_check(what, op, a->dtype);
+        if (kiln__binary_op_name(op))
+            return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                                   "%s: %s is not implemented for %s (complex arrays have add, "
+                                   "subtract, multiply, divide, equal and not_equal)",
+                                   what, kiln__binary_op_name(op), kiln_dtype_name(a->dtype));
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     char B[64], expr[160], args[160], opt[400];
@@ -160,9 +167,37 @@ kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out
     kiln_status st = check_queue(q, what, out, a, NULL);
     if (st != KILN_OK)
         return st;
+    int pred = op == KILN_OP_ISNAN || op == KILN_OP_ISINF || op == KILN_OP_ISFINITE;
     kiln_dtype want = op == KILN_OP_ABS ? kiln__complex_part_dtype(a->dtype) : a->dtype;
-    if (!kiln__is_complex_dtype(a->dtype) || out->dtype != want || !kiln__array_same_shape(a, out))
+    if (!kiln__is_complex_dtype(a->dtype) || !kiln__array_same_shape(a, out) ||
+        (pred ? kiln__is_complex_dtype(out->dtype) : out->dtype != want))
         return mismatch(what, out, a, NULL);
+    if (pred || op == KILN_OP_POSITIVE || op == KILN_OP_SQUARE) {
+        /* NumPy: a part NaN / infinite makes the value so; finite needs
+         * both parts finite; square is x * x (the plain product) */
+        char expr[160], args[128], opt[400];
+        if (op == KILN_OP_POSITIVE)
+            snprintf(expr, sizeof expr, "x[i]");
+        else if (op == KILN_OP_SQUARE)
+            snprintf(expr, sizeof expr, "kiln_cmul%s(x[i], x[i])", sfx(a->dtype));
+        else
+            snprintf(expr, sizeof expr, "(%s(x[i].x) %s %s(x[i].y) ? 1 : 0)",
+                     op == KILN_OP_ISNAN   ? "isnan"
+                     : op == KILN_OP_ISINF ? "isinf"
+                                           : "isfinite",
+                     op == KILN_OP_ISFINITE ? "&&" : "||",
+                     op == KILN_OP_ISNAN   ? "isnan"
+                     : op == KILN_OP_ISINF ? "isinf"
+                                           : "isfinite");
+        store(out->dtype, expr, !pred, opt, sizeof opt);
+        snprintf(args, sizeof args, "const %s *x, %s *z", kiln_dtype_name(a->dtype),
+                 kiln__bits_type(out->dtype));
+        kiln_array x = *a, z = *out; /* float16 travels as ushort */
+        if (z.dtype == KILN_FLOAT16)
+            z.dtype = KILN_UINT16;
+        kiln_arg v[2] = { KILN_ARG_ARRAY(&x), KILN_ARG_ARRAY(&z) };
+        return run(q, what, args, opt, 2, v, num_wait, wait, event);
+    }
     const char *fn;
     switch (op) {
     case KILN_OP_NEG:
@@ -174,15 +209,15 @@ kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out
     case KILN_OP_EXP:
         fn = "cexp";
         break;
-    case KILN_OP_SQRT:
-    case KILN_OP_LOG:
-    case KILN_OP_SIN:
-    case KILN_OP_COS:
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "%s: %s is not implemented for %s "
-                               "(complex arrays have NEG, ABS and EXP)",
-                               what, kiln__unary_op_name(op), kiln_dtype_name(a->dtype));
     default:
+        if (kiln__unary_op_name(op) && !kiln__complex_missing(1, op))
+            return kiln__unary_check(what, op, a->dtype); /* floor, signbit ... */
+        if (kiln__unary_op_name(op))
+            return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                                   "%s: %s is not implemented for %s (complex arrays have "
+                                   "negative, positive, square, abs, exp, isnan, isinf and "
+                                   "isfinite)",
+                                   what, kiln__unary_op_name(op), kiln_dtype_name(a->dtype));
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown op %d", what, (int)op);
     }
     char expr[64], args[128], opt[320];

@@ -215,7 +215,9 @@ static kiln_status check_array(const kiln__gargs *args, size_t k, const kiln_arr
      * converted in the kernel with kiln_h2f / kiln_f2h. A struct element
      * type (dtype 0) cannot be checked. */
     int f16_bits = g->dtype == KILN_UINT16 && a->dtype == KILN_FLOAT16;
-    if (g->dtype && g->dtype != a->dtype && !f16_bits)
+    /* A bool array is passed to a uchar pointer (its bytes are 0 or 1). */
+    int bool_bits = g->dtype == KILN_UINT8 && a->dtype == KILN_BOOL;
+    if (g->dtype && g->dtype != a->dtype && !f16_bits && !bool_bits)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: array '%s' is declared %s but has dtype "
                                "%s",

@@ -56,7 +56,7 @@ static void hist_defines(const hist_job *j, kiln__sb *sb) {
     kiln__sb_addf(sb,
                   "#define KILN_HIST_T %s\n#define KILN_HIST_E %s\n"
                   "#define KILN_HIST_X(v) %s\n#define KILN_HIST_MODE %d\n",
-                  f16 ? "ushort" : kiln_dtype_name(j->a->dtype), E,
+                  kiln__bits_type(j->a->dtype), E,
                   f16                      ? "kiln_h2f(v)"
                   : j->mode == MODE_DIRECT ? "(long)(v)"
                                            : "(KILN_HIST_E)(v)",

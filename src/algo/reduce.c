@@ -244,7 +244,9 @@ static kiln_status check_result(const kiln_reduction *r, const kiln_array *resul
                                what);
     if (result->size < 1)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: the result array is empty", what);
-    if ((r->final_dtype && result->dtype != r->final_dtype) ||
+    /* a uchar result (any, all) may be a BOOL array: the same bytes */
+    int bool_bytes = r->final_dtype == KILN_UINT8 && result->dtype == KILN_BOOL;
+    if ((r->final_dtype && result->dtype != r->final_dtype && !bool_bytes) ||
         (!r->final_dtype && kiln_dtype_size(result->dtype) != r->final_size))
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the result array has dtype %s, the "

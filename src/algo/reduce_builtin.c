@@ -17,6 +17,10 @@ kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
      * does, for accuracy). */
     if (dtype == KILN_FLOAT16)
         dtype = KILN_FLOAT32;
+    if (op == KILN_REDUCE_ANY || op == KILN_REDUCE_ALL)
+        return KILN_BOOL; /* its bytes, so a UINT8 result array fits too */
+    if (dtype == KILN_BOOL && (op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD))
+        return KILN_INT64;             /* NumPy: the trues counted in the default int */
     if (kiln__is_complex_dtype(dtype)) /* no order: no min, max, arg* */
         return op == KILN_REDUCE_SUM || op == KILN_REDUCE_PROD ? dtype
                : op == KILN_REDUCE_NORM1 || op == KILN_REDUCE_NORM2 || op == KILN_REDUCE_NORM_INF
@@ -38,7 +42,7 @@ kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype) {
         return KILN_INT64;
     case KILN_REDUCE_ANY:
     case KILN_REDUCE_ALL:
-        return KILN_UINT8; /* NumPy's bool, as one byte */
+        break; /* above */
     }
     return (kiln_dtype)0;
 }
@@ -176,10 +180,19 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op, kiln_array
     /* float16 is read as its ushort bits and widened to float: the element
      * type t is then float and X the widened element. */
     int f16 = a->dtype == KILN_FLOAT16;
-    kiln_dtype et = f16 ? KILN_FLOAT32 : a->dtype;
+    /* a bool array is read as its uchar bytes */
+    kiln_dtype et = f16 ? KILN_FLOAT32 : a->dtype == KILN_BOOL ? KILN_UINT8 : a->dtype;
     const char *t = kiln_dtype_name(et);
-    const char *rt = kiln_dtype_name(rd);
+    const char *rt = kiln__bits_type(rd);
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
+    /* NumPy: min and max of nothing raise (no identity) unless initial=
+     * gives one */
+    if ((op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX) && a->size == 0 && !initial)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_reduce: %s of an empty array has no identity "
+                               "(as in NumPy); give an initial value "
+                               "(kiln_array_reduce_initial)",
+                               op == KILN_REDUCE_MIN ? "min" : "max");
     char args[64], map[160], neutral[160];
     kiln__arg_text tx;
     snprintf(args, sizeof args, "const %s *x%s%s%s", f16 ? "ushort" : t, initial ? ", " : "",
@@ -244,7 +257,8 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op, kiln_array
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln_array_reduce: unknown op %d",
                                (int)op);
     }
-    kiln_arg v[2] = { KILN_ARG_ARRAY(a), { .kind = KILN_ARG_SCALAR, .dtype = rd } };
+    kiln_arg v[2] = { KILN_ARG_ARRAY(a),
+                      { .kind = KILN_ARG_SCALAR, .dtype = rd == KILN_BOOL ? KILN_UINT8 : rd } };
     if (initial) {
         memcpy(&v[1].value, initial, kiln_dtype_size(rd));
         d.initial = "initial";
@@ -287,6 +301,9 @@ static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b, in
     if (a->dtype != b->dtype)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "kiln_array_dot: dtypes %s and %s differ",
                                kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
+    if (a->dtype == KILN_BOOL) /* vecdot takes numeric dtypes (the array API) */
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_dot: bool is not numeric (convert it first)");
     if (kiln__is_complex_dtype(a->dtype)) {
         kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
         kiln__complex_dot_desc(a->dtype, conj, &cd);

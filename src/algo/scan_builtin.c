@@ -30,6 +30,11 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a, int ex
     if (a->dtype == KILN_COMPLEX64 || a->dtype == KILN_COMPLEX128)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: complex dtypes are not supported",
                                what);
+    if (a->dtype == KILN_BOOL) /* NumPy sums bools in int64: convert first */
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: bool is not numeric: convert it first (kiln_array_astype, "
+                               "to int64 as NumPy's cumsum)",
+                               what);
     if (out->dtype != a->dtype)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: dtypes %s and %s differ", what,
                                kiln_dtype_name(out->dtype), kiln_dtype_name(a->dtype));

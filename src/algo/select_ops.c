@@ -18,7 +18,7 @@
 
 /* The type the expressions see: float for FLOAT16 (stored as ushort). */
 static const char *value_type(kiln_dtype d) {
-    return d == KILN_FLOAT16 ? "float" : kiln_dtype_name(d);
+    return kiln__compute_type(d); /* bool: uchar */
 }
 
 /* "kiln_h2f(p[i])" for FLOAT16, else "p[i]". */

@@ -7,6 +7,7 @@ const char *kiln_version(void) {
 
 size_t kiln_dtype_size(kiln_dtype dtype) {
     switch (dtype) {
+    case KILN_BOOL:
     case KILN_INT8:
     case KILN_UINT8:
         return 1;
@@ -58,6 +59,8 @@ const char *kiln_dtype_name(kiln_dtype dtype) {
         return "cfloat";
     case KILN_COMPLEX128:
         return "cdouble";
+    case KILN_BOOL:
+        return "bool";
     }
     return "?";
 }

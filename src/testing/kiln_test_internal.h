@@ -8,8 +8,9 @@
 #ifndef KILN_TEST_INTERNAL_H
 #define KILN_TEST_INTERNAL_H
 
-#include "algo/builtin.h"   /* generated sources (tests/test_array_nvrtc.c) */
-#include "algo/generator.h" /* declaration parser (fuzz/) */
+#include "algo/array_internal.h" /* op texts (tests/test_array_dtype.c) */
+#include "algo/builtin.h"        /* generated sources (tests/test_array_nvrtc.c) */
+#include "algo/generator.h"      /* declaration parser (fuzz/) */
 #include "algo/offload_hook.h"
 #include "algo/offload_internal.h" /* map checks, code generation (fuzz/) */
 #include "algo/select.h"           /* the selection engine (tests/test_array_nvrtc.c) */
