@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_internal.h"
 
@@ -223,6 +225,29 @@ static kiln_status pick_device(kiln_mpi *m, const kiln_mpi_opts *o) {
     return KILN_OK;
 }
 
+/* Whether two ranks of m's communicator hold the same device (this host's
+ * name and the device's id; collective over m->coll). */
+static int kmpi_ranks_share_device(kiln_mpi *m, const char *device_id) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = host; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ '/') * 1099511628211ull;
+    for (const char *p = device_id; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    uint64_t *all = calloc((size_t)m->size, sizeof *all);
+    if (!all)
+        return 1; /* cannot tell: the staged path is safe */
+    MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, m->coll);
+    int shared = 0;
+    for (int i = 0; i < m->size && !shared; i++)
+        for (int j = i + 1; j < m->size && !shared; j++)
+            shared = all[i] == all[j];
+    free(all);
+    return shared;
+}
+
 /* ------------------------------------------------------------ create */
 
 static int transport_from_env(void) {
@@ -304,6 +329,17 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
         kiln_device_get_info(m->device, &info);
         /* every rank must take the same path: agree on it */
         int want = transport != KILN_MPI_TRANSPORT_STAGED && info.backend == KILN_BACKEND_CUDA;
+        /* NCCL takes one rank a GPU: ranks sharing one (several on cuda:0)
+         * stay on the staged path, or are refused if NCCL was asked for */
+        int shared = want && kmpi_ranks_share_device(m, info.id);
+        if (shared && transport == KILN_MPI_TRANSPORT_NCCL) {
+            st = kmpi_error(KILN_ERROR_UNSUPPORTED,
+                            "kiln_mpi_create: NCCL was asked for but ranks share GPU %s (NCCL "
+                            "takes one rank a GPU; the staged transport does not)",
+                            info.id);
+            goto fail;
+        }
+        want = want && !shared;
         int can = want && kmpi_nccl_open(m, transport == KILN_MPI_TRANSPORT_NCCL) == KILN_OK;
         int all = 0;
         MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, m->coll);
