@@ -654,6 +654,29 @@ static void test_refused(fix *f) {
     }
     CHECK_OK(kiln_queue_finish(f->q));
 
+    /* a library call (BLAS: OpenBLAS on a CPU device, CLBlast or cuBLAS on a
+     * GPU) is refused whole, or the library is missing */
+    size_t sq[2] = { 4, 4 };
+    kiln_array *ma = NULL, *mb = NULL, *mc = NULL;
+    CHECK_OK(kiln_array_zeros(f->q, KILN_FLOAT32, 2, sq, 0, NULL, NULL, &ma));
+    CHECK_OK(kiln_array_zeros(f->q, KILN_FLOAT32, 2, sq, 0, NULL, NULL, &mb));
+    CHECK_OK(kiln_array_zeros(f->q, KILN_FLOAT32, 2, sq, 0, NULL, NULL, &mc));
+    CHECK_OK(kiln_queue_finish(f->q));
+    CHECK_OK(kiln_graph_record_begin(f->q));
+    kiln_status blas = kiln_matmul(f->q, mc, ma, mb, 0, NULL, NULL);
+    kiln_status ended = kiln_graph_record_end(f->q, &graph);
+    CHECK_MSG((blas == KILN_ERROR_WRONG_STATE && ended == KILN_ERROR_WRONG_STATE) ||
+                  blas == KILN_ERROR_NO_RUNTIME,
+              "kiln_matmul while recording: %s, the end: %s (%s)", kiln_status_name(blas),
+              kiln_status_name(ended), kiln_last_error_message());
+    if (ended == KILN_OK)
+        kiln_graph_release(graph);
+    printf("  kiln_matmul while recording: %s\n", kiln_status_name(blas));
+    kiln_array_release(ma);
+    kiln_array_release(mb);
+    kiln_array_release(mc);
+    CHECK_OK(kiln_queue_finish(f->q));
+
     /* an empty graph launches and completes */
     CHECK_OK(kiln_graph_record_begin(f->q));
     CHECK_OK(kiln_graph_record_end(f->q, &graph));
