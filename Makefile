@@ -67,7 +67,7 @@ test-python:
 # cache (several processes too). PoCL and the ICD loader are not
 # instrumented: tests/tsan.supp names the reports inside them (each
 # justified there); kiln's own code has no suppression.
-TSAN_TESTS = test_core_threads test_core_event test_backend_opencl test_cache \
+TSAN_TESTS = test_core_threads test_core_event test_backend_opencl test_cache test_graph \
   test_cache_trust test_cache_multiproc test_offload test_queue_failure
 test-tsan:
 	@scripts/setup-debian.sh test

@@ -6,6 +6,7 @@
  * that cannot be recorded are refused and spoil the recording; bad input;
  * scratch buffers stay with the graph (pool statistics). */
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -503,6 +504,78 @@ static void test_fork_join(fix *f, size_t n) {
     free(want);
 }
 
+/* Threads: one graph, an executable graph per thread with its own output
+ * buffer (kiln_graph_exec_replace_buffer), launched concurrently on each
+ * thread's queue, with updates in between. */
+typedef struct worker {
+    fix *f;
+    kiln_graph *graph;
+    kiln_buffer *y_recorded;
+    size_t node, n;
+    int id, ok;
+} worker;
+
+static void *worker_main(void *p) {
+    worker *w = p;
+    kiln_queue *q = NULL;
+    kiln_graph_exec *x = NULL;
+    kiln_buffer *y = NULL;
+    size_t bytes = w->n * 4;
+    w->ok = kiln_queue_create(w->f->ctx, kiln_queue_device(w->f->q), 0, &q) == KILN_OK &&
+            kiln_graph_instantiate(w->graph, &x) == KILN_OK &&
+            kiln_buffer_create(w->f->ctx, bytes, 0, NULL, &y) == KILN_OK &&
+            kiln_graph_exec_replace_buffer(x, w->y_recorded, y) == KILN_OK;
+    float *h = malloc(bytes);
+    for (int r = 0; r < 20 && w->ok; r++) {
+        kiln_arg a = KILN_ARG_F32((float)(w->id * 100 + r));
+        w->ok = kiln_graph_exec_set_arg(x, w->node, 0, &a) == KILN_OK &&
+                kiln_graph_exec_launch(q, x, 0, NULL, NULL) == KILN_OK &&
+                kiln_buffer_read(q, y, 0, bytes, h) == KILN_OK;
+        /* y = fill 0 then a * 1 + y: a everywhere */
+        for (size_t i = 0; i < w->n && w->ok; i++)
+            w->ok = h[i] == (float)(w->id * 100 + r);
+    }
+    free(h);
+    kiln_graph_exec_release(x);
+    kiln_buffer_release(y);
+    kiln_queue_release(q);
+    return NULL;
+}
+
+static void test_threads(fix *f) {
+    size_t n = 512, bytes = n * 4;
+    kiln_buffer *x, *y;
+    float *ones = malloc(bytes), zero = 0;
+    for (size_t i = 0; i < n; i++)
+        ones[i] = 1.0f;
+    CHECK_OK(kiln_buffer_create(f->ctx, bytes, 0, ones, &x));
+    CHECK_OK(kiln_buffer_create(f->ctx, bytes, 0, NULL, &y));
+    CHECK_OK(kiln_graph_record_begin(f->q));
+    CHECK_OK(kiln_buffer_fill(f->q, y, &zero, 4, 0, bytes, 0, NULL, NULL));
+    kiln_arg a[] = { KILN_ARG_F32(1.0f), KILN_ARG_BUF(x), KILN_ARG_BUF(y),
+                     KILN_ARG_U32((uint32_t)n) };
+    CHECK_OK(kiln_kernel_launch(f->q, f->axpy, 1, &n, NULL, 4, a, 0, NULL, NULL));
+    size_t node = 0;
+    CHECK_OK(kiln_graph_last_node(f->q, &node));
+    kiln_graph *graph;
+    CHECK_OK(kiln_graph_record_end(f->q, &graph));
+    enum { T = 4 };
+    worker w[T];
+    pthread_t th[T];
+    for (int t = 0; t < T; t++) {
+        w[t] = (worker){ .f = f, .graph = graph, .y_recorded = y, .node = node, .n = n, .id = t };
+        pthread_create(&th[t], NULL, worker_main, &w[t]);
+    }
+    for (int t = 0; t < T; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_MSG(w[t].ok, "thread %d: %s", t, kiln_last_error_message());
+    }
+    kiln_graph_release(graph);
+    kiln_buffer_release(x);
+    kiln_buffer_release(y);
+    free(ones);
+}
+
 /* Calls that cannot be recorded. */
 static void test_refused(fix *f) {
     kiln_buffer *b = NULL;
@@ -581,6 +654,29 @@ static void test_refused(fix *f) {
     }
     CHECK_OK(kiln_queue_finish(f->q));
 
+    /* a library call (BLAS: OpenBLAS on a CPU device, CLBlast or cuBLAS on a
+     * GPU) is refused whole, or the library is missing */
+    size_t sq[2] = { 4, 4 };
+    kiln_array *ma = NULL, *mb = NULL, *mc = NULL;
+    CHECK_OK(kiln_array_zeros(f->q, KILN_FLOAT32, 2, sq, 0, NULL, NULL, &ma));
+    CHECK_OK(kiln_array_zeros(f->q, KILN_FLOAT32, 2, sq, 0, NULL, NULL, &mb));
+    CHECK_OK(kiln_array_zeros(f->q, KILN_FLOAT32, 2, sq, 0, NULL, NULL, &mc));
+    CHECK_OK(kiln_queue_finish(f->q));
+    CHECK_OK(kiln_graph_record_begin(f->q));
+    kiln_status blas = kiln_matmul(f->q, mc, ma, mb, 0, NULL, NULL);
+    kiln_status ended = kiln_graph_record_end(f->q, &graph);
+    CHECK_MSG((blas == KILN_ERROR_WRONG_STATE && ended == KILN_ERROR_WRONG_STATE) ||
+                  blas == KILN_ERROR_NO_RUNTIME,
+              "kiln_matmul while recording: %s, the end: %s (%s)", kiln_status_name(blas),
+              kiln_status_name(ended), kiln_last_error_message());
+    if (ended == KILN_OK)
+        kiln_graph_release(graph);
+    printf("  kiln_matmul while recording: %s\n", kiln_status_name(blas));
+    kiln_array_release(ma);
+    kiln_array_release(mb);
+    kiln_array_release(mc);
+    CHECK_OK(kiln_queue_finish(f->q));
+
     /* an empty graph launches and completes */
     CHECK_OK(kiln_graph_record_begin(f->q));
     CHECK_OK(kiln_graph_record_end(f->q, &graph));
@@ -620,6 +716,7 @@ static void run(kiln_queue *q, void *user) {
     for (size_t i = 0; i < sizeof asizes / sizeof *asizes; i++)
         test_algorithms(&f, asizes[i]);
     test_fork_join(&f, 1000);
+    test_threads(&f);
     test_refused(&f);
     kiln_kernel_release(f.axpy);
     kiln_kernel_release(f.sqmb);

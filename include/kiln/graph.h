@@ -38,10 +38,13 @@
  * and the launches enqueued before that have ended. Bytes of a recorded
  * non-blocking write are copied at record time (a replay writes those
  * bytes); a recorded read writes into the host pointer given when it was
- * recorded, at every replay. Launches of one executable graph share its
- * scratch: on an in-order queue they follow each other; launches that can
- * overlap (two queues, an out-of-order queue without a wait list between
- * them) need one instantiation each, or they race on it. */
+ * recorded, at every replay. Launches of one graph (of all its
+ * executable graphs) share its buffers, scratch included: on an in-order
+ * queue they follow each other; launches that can overlap (two queues, an
+ * out-of-order queue without a wait list between them) need one recording
+ * each, or buffers of their own (kiln_graph_exec_replace_buffer), or they
+ * race on them. An algorithm being recorded takes scratch of its own, not
+ * the context's shared scratch cache. */
 #ifndef KILN_GRAPH_H
 #define KILN_GRAPH_H
 
