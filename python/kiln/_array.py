@@ -1154,6 +1154,16 @@ class _Methods:
     def __dlpack_device__(self):
         return _dlpack_device(self)
 
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3 (CuPy, PyTorch, Numba) for arrays on CUDA devices;
+        AttributeError elsewhere. kiln has waited for the queue's earlier
+        work, so the consumer need not synchronise (stream None)."""
+        ptr = _k.cuda_pointer(self)
+        typestr = ("|b1" if self._isbool else _np_dtype(self).str)
+        return {"shape": self.shape, "typestr": typestr, "data": (ptr, False), "version": 3,
+                "strides": None if self._contiguous else self.strides, "stream": None}
+
     __dlpack__ = __dlpack__
 
     def __array_namespace__(self, api_version=None):

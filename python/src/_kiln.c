@@ -231,7 +231,8 @@ typedef struct {
 } ContextObject;
 
 static void context_dealloc(PyObject *self) {
-    kiln_context_release(((ContextObject *)self)->c);
+    kiln_context *c = ((ContextObject *)self)->c;
+    KILN_NOGIL(kiln_context_release(c)); /* the last one may wait for the driver */
     generic_dealloc_tail(self);
 }
 
@@ -393,7 +394,8 @@ static PyObject *queue_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
 
 static void queue_dealloc(PyObject *self) {
     QueueObject *o = (QueueObject *)self;
-    kiln_queue_release(o->q);
+    kiln_queue *q = o->q;
+    KILN_NOGIL(kiln_queue_release(q)); /* the last one may wait for the driver */
     Py_XDECREF(o->context);
     generic_dealloc_tail(self);
 }
@@ -1877,11 +1879,11 @@ static void dlpack_capsule_destructor(PyObject *cap) {
     if (PyCapsule_IsValid(cap, "dltensor")) {
         DLManagedTensor *t = PyCapsule_GetPointer(cap, "dltensor");
         if (t && t->deleter)
-            t->deleter(t);
+            KILN_NOGIL(t->deleter(t)); /* unmaps: may wait */
     } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
         DLManagedTensorVersioned *t = PyCapsule_GetPointer(cap, "dltensor_versioned");
         if (t && t->deleter)
-            t->deleter(t);
+            KILN_NOGIL(t->deleter(t));
     }
     PyErr_Clear();
 }
@@ -1909,6 +1911,38 @@ static PyObject *mod_to_dlpack(PyObject *m, PyObject *args) {
     if (!c)
         t->deleter(t);
     return c;
+}
+
+/* cuda_pointer(a) -> the CUDA device address of element 0 (for
+ * __cuda_array_interface__); AttributeError for arrays not in CUDA memory.
+ * Goes through the DLPack export (zero copy on CUDA: the deleter only drops
+ * the reference; the array keeps the memory alive). Blocks until the
+ * queue's earlier work has ended, as the export does. */
+static PyObject *mod_cuda_pointer(PyObject *m, PyObject *args) {
+    PyObject *a;
+    if (!PyArg_ParseTuple(args, "O", &a) || !get_array(a, "__cuda_array_interface__: array"))
+        return NULL;
+    kiln_device_info info;
+    kiln_status st = kiln_device_get_info(kiln_queue_device(AQ(a)), &info);
+    CHECK_ST(st);
+    if (info.backend != KILN_BACKEND_CUDA) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__cuda_array_interface__: the array is not in CUDA memory");
+        return NULL;
+    }
+    DLManagedTensor *t = NULL;
+    KILN_NOGIL(st = kiln_array_to_dlpack(AQ(a), ARR(a)->a, &t));
+    CHECK_ST(st);
+    uintptr_t p = (uintptr_t)t->dl_tensor.data + (uintptr_t)t->dl_tensor.byte_offset;
+    int cuda = t->dl_tensor.device.device_type == kDLCUDA ||
+               t->dl_tensor.device.device_type == kDLCUDAManaged;
+    KILN_NOGIL(t->deleter(t));
+    if (!cuda) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__cuda_array_interface__: the array is not in CUDA memory");
+        return NULL;
+    }
+    return PyLong_FromSize_t((size_t)p);
 }
 
 /* from_dlpack(queue, capsule, zerod) -> Array (kiln owns the tensor) */
@@ -2910,6 +2944,7 @@ static PyMethodDef module_methods[] = {
     { "dot", mod_dot, METH_VARARGS, NULL },
     { "to_dlpack", mod_to_dlpack, METH_VARARGS, NULL },
     { "from_dlpack", mod_from_dlpack, METH_VARARGS, NULL },
+    { "cuda_pointer", mod_cuda_pointer, METH_VARARGS, NULL },
     { "elementwise_create", mod_elementwise_create, METH_VARARGS, NULL },
     { "reduction_create", mod_reduction_create, METH_VARARGS, NULL },
     { "scan_create", mod_scan_create, METH_VARARGS, NULL },
