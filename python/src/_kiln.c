@@ -1043,8 +1043,8 @@ static PyObject *mod_from_host(PyObject *m, PyObject *args) {
 
 static int get_array(PyObject *o, const char *what) {
     if (!is_array(o)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a kiln Array, not %s", what,
-                     PyUnicode_AsUTF8AndSize(PyObject_Str((PyObject *)Py_TYPE(o)), NULL));
+        PyErr_Format(PyExc_TypeError, "%s must be a kiln Array, not %R", what,
+                     (PyObject *)Py_TYPE(o));
         return 0;
     }
     return array_queue_ok(o);
@@ -1622,6 +1622,7 @@ static PyObject *mod_join(PyObject *m, PyObject *args) {
         PyObject *it = PySequence_GetItem(seq, i);
         if (!it || !get_array(it, "concatenate: item")) {
             Py_XDECREF(it);
+            Py_XDECREF(first);
             PyMem_Free(arrs);
             Py_DECREF(seq);
             return NULL;
@@ -2165,8 +2166,8 @@ static int convert_arg(PyObject *o, kiln_dtype hint, int generator, size_t index
         return 1;
     }
     PyErr_Format(PyExc_TypeError,
-                 "kernel argument %zu: expected a kiln Array, a number or kiln.LocalMemory, got %s",
-                 index, PyUnicode_AsUTF8AndSize(PyObject_Str((PyObject *)Py_TYPE(o)), NULL));
+                 "kernel argument %zu: expected a kiln Array, a number or kiln.LocalMemory, got %R",
+                 index, (PyObject *)Py_TYPE(o));
     return 0;
 }
 
@@ -2194,9 +2195,11 @@ static int convert_args(PyObject *tuple, Py_ssize_t start, PyObject *hints, int 
     return 1;
 }
 
-/* wait_for: None or a sequence of events. */
-static int parse_wait(PyObject *w, kiln_event **out, size_t *n) {
+/* wait_for: None or a sequence of events. *keep (a new reference, or
+ * NULL) holds the events until the caller's launch is done. */
+static int parse_wait(PyObject *w, kiln_event **out, size_t *n, PyObject **keep) {
     *n = 0;
+    *keep = NULL;
     if (!w || w == Py_None)
         return 1;
     PyObject *seq = PySequence_Fast(w, "wait_for must be a sequence of events");
@@ -2221,7 +2224,7 @@ static int parse_wait(PyObject *w, kiln_event **out, size_t *n) {
         Py_DECREF(e);
     }
     *n = (size_t)k;
-    Py_DECREF(seq); /* the caller's sequence still holds the events */
+    *keep = seq;
     return 1;
 }
 
@@ -2379,19 +2382,21 @@ static PyObject *kernel_call(PyObject *self, PyObject *args, PyObject *kw) {
         return NULL;
     kiln_event *wait[MAX_ARGS];
     size_t nw = 0;
+    PyObject *keep = NULL;
     if (kw) {
         PyObject *w = PyDict_GetItemString(kw, "wait_for");
         if (PyDict_Size(kw) > (w ? 1 : 0)) {
             PyErr_SetString(PyExc_TypeError, "kernel(): the only keyword is wait_for");
             return NULL;
         }
-        if (!parse_wait(w, wait, &nw))
+        if (!parse_wait(w, wait, &nw, &keep))
             return NULL;
     }
     kiln_event *e = NULL;
     kiln_status st;
     KILN_NOGIL(st = kiln_kernel_launch(((QueueObject *)q)->q, k->k, dims, global,
                                        ldims ? local : NULL, na, kargs, nw, wait, &e));
+    Py_XDECREF(keep);
     CHECK_ST(st);
     return event_wrap(e);
 }
@@ -2598,26 +2603,29 @@ static PyObject *generator_launch(PyObject *self, PyObject *args) {
     size_t na;
     if (!convert_args(targs, 0, hints, 1, kargs, &na))
         return NULL;
+    if (g->kind == GEN_REDUCTION && !get_array(result, "reduction result"))
+        return NULL;
+    if (g->kind != GEN_ELEMENTWISE && g->kind != GEN_REDUCTION && g->kind != GEN_SCAN) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a selection runs with run(), an offload with offload_run()");
+        return NULL;
+    }
     kiln_event *w[MAX_ARGS];
     size_t nw;
-    if (!parse_wait(wait, w, &nw))
+    PyObject *keep;
+    if (!parse_wait(wait, w, &nw, &keep))
         return NULL;
     kiln_queue *qq = ((QueueObject *)q)->q;
     kiln_event *e = NULL;
     kiln_status st;
-    if (g->kind == GEN_ELEMENTWISE) {
+    if (g->kind == GEN_ELEMENTWISE)
         KILN_NOGIL(st = kiln_elementwise_launch(qq, g->g, (size_t)n, na, kargs, nw, w, &e));
-    } else if (g->kind == GEN_REDUCTION) {
-        if (!get_array(result, "reduction result"))
-            return NULL;
+    else if (g->kind == GEN_REDUCTION)
         KILN_NOGIL(st = kiln_reduction_launch(qq, g->g, (size_t)n, na, kargs, ARR(result)->a, NULL,
                                               nw, w, &e));
-    } else if (g->kind == GEN_SCAN) {
+    else
         KILN_NOGIL(st = kiln_scan_launch(qq, g->g, (size_t)n, na, kargs, nw, w, &e));
-    } else {
-        PyErr_SetString(PyExc_TypeError, "a selection runs with run()");
-        return NULL;
-    }
+    Py_XDECREF(keep);
     CHECK_ST(st);
     return event_wrap(e);
 }
