@@ -9,9 +9,19 @@
 # the pip step of the tools entirely). Exits 77 when no Python venv can be
 # made (python3-venv missing) or the tools cannot be installed (no network
 # and none there), so callers can tell a skip from a failure.
+#
+# KILN_PY_SANITIZE=1: the same with libkiln and the extension built with
+# AddressSanitizer + UBSan (venv build-py/venv-asan, build dir
+# build-py/skbuild-asan), the interpreter run with libasan preloaded
+# (leak detection off: CPython's own allocations would drown it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-venv=${1:-$root/build-py/venv}
+san=${KILN_PY_SANITIZE:-0}
+if [ "$san" = 1 ]; then
+  venv=${1:-$root/build-py/venv-asan}
+else
+  venv=${1:-$root/build-py/venv}
+fi
 py=${PYTHON:-python3}
 if [ ! -x "$venv/bin/python" ]; then
   if ! "$py" -m venv "$venv" >/dev/null 2>&1; then
@@ -31,8 +41,13 @@ if ! "$vpy" -c "import numpy, pytest, scikit_build_core" 2>/dev/null; then
   exit 77
 fi
 # --no-build-isolation: the tools above are the build's (works offline too)
+build_opts=()
+if [ "$san" = 1 ]; then
+  build_opts=(--config-settings=cmake.define.KILN_SANITIZE=ON
+              --config-settings=build-dir="$root/build-py/skbuild-asan")
+fi
 "$vpy" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
-  --force-reinstall "$root/python"
+  --force-reinstall "${build_opts[@]}" "$root/python"
 # Caches private to this checkout (no race with other processes' PoCL
 # caches), kept between runs: a rerun compiles nothing.
 cache=${KILN_PY_CACHE:-$root/build-py/cache}
@@ -42,4 +57,9 @@ chmod 700 "$cache" "$KILN_CACHE_DIR"
 # run from the tests' folder, not the checkout root, so `import kiln` is
 # the installed package
 cd "$root/python/tests"
+if [ "$san" = 1 ]; then
+  export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:intercept_tls_get_addr=0
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
 exec "$vpy" -m pytest -q -p no:cacheprovider --durations=5 "${@:2}" .

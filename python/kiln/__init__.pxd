@@ -248,6 +248,81 @@ cdef extern from "kiln.h" nogil:
     kiln_status kiln_array_read(kiln_queue *queue, kiln_array *array, void *host)
     kiln_status kiln_array_write(kiln_queue *queue, kiln_array *array, const void *host)
 
+    kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
+                                 const size_t *shape, size_t num_wait, kiln_event *const *wait,
+                                 kiln_event **event, kiln_array **array)
+    kiln_status kiln_array_copy(kiln_queue *queue, kiln_array *dst, kiln_array *src,
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event)
+    ctypedef enum kiln_binary_op:
+        KILN_OP_ADD
+        KILN_OP_SUB
+        KILN_OP_MUL
+        KILN_OP_DIV
+        KILN_OP_MIN
+        KILN_OP_MAX
+        KILN_OP_EQ
+        KILN_OP_NE
+        KILN_OP_LT
+        KILN_OP_LE
+        KILN_OP_GT
+        KILN_OP_GE
+    ctypedef enum kiln_unary_op:
+        KILN_OP_NEG
+        KILN_OP_ABS
+        KILN_OP_SQRT
+        KILN_OP_EXP
+        KILN_OP_LOG
+        KILN_OP_SIN
+        KILN_OP_COS
+    kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
+                                  kiln_array *a, kiln_array *b, size_t num_wait,
+                                  kiln_event *const *wait, kiln_event **event)
+    kiln_status kiln_array_binary_scalar(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
+                                         kiln_array *a, double scalar, size_t num_wait,
+                                         kiln_event *const *wait, kiln_event **event)
+    kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
+                                 kiln_array *a, size_t num_wait, kiln_event *const *wait,
+                                 kiln_event **event)
+    ctypedef enum kiln_reduce_op:
+        KILN_REDUCE_SUM
+        KILN_REDUCE_PROD
+        KILN_REDUCE_MIN
+        KILN_REDUCE_MAX
+        KILN_REDUCE_NORM1
+        KILN_REDUCE_NORM2
+        KILN_REDUCE_NORM_INF
+        KILN_REDUCE_ARGMIN
+        KILN_REDUCE_ARGMAX
+        KILN_REDUCE_ANY
+        KILN_REDUCE_ALL
+    kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype)
+    kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                  void *host_result)
+    kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b, void *host_result)
+    ctypedef struct kiln_elementwise
+    ctypedef struct kiln_elementwise_desc:
+        size_t struct_size
+        const char *arguments
+        const char *operation
+        const char *name
+        const char *preamble
+        unsigned flags
+        const char *options
+    kiln_status kiln_elementwise_create(kiln_context *context, const kiln_elementwise_desc *desc,
+                                        kiln_elementwise **elementwise)
+    kiln_status kiln_elementwise_launch(kiln_queue *queue, kiln_elementwise *elementwise, size_t n,
+                                        size_t num_args, const kiln_arg *args, size_t num_wait,
+                                        kiln_event *const *wait, kiln_event **event)
+    void kiln_elementwise_release(kiln_elementwise *elementwise)
+    ctypedef struct kiln_sort_desc:
+        size_t struct_size
+        int descending
+        unsigned begin_bit
+        unsigned end_bit
+    kiln_status kiln_array_sort(kiln_queue *queue, kiln_array *keys_out, kiln_array *values_out,
+                                kiln_array *keys, kiln_array *values, const kiln_sort_desc *desc,
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event)
+
     # offload (kiln/offload.h): loop bodies with to/from/tofrom/alloc maps
     ctypedef struct kiln_data_region
     ctypedef struct kiln_offload
@@ -290,3 +365,27 @@ cdef inline kiln_offload_opts kiln_offload_opts_make(const char *index_names) no
     o.name = NULL
     o.build_options = NULL
     return o
+
+
+cdef inline kiln_elementwise_desc kiln_elementwise_desc_make(const char *arguments,
+                                                             const char *operation) noexcept nogil:
+    """KILN_ELEMENTWISE_DESC(.arguments = arguments, .operation = operation)"""
+    cdef kiln_elementwise_desc d
+    d.struct_size = sizeof(kiln_elementwise_desc)
+    d.arguments = arguments
+    d.operation = operation
+    d.name = NULL
+    d.preamble = NULL
+    d.flags = 0
+    d.options = NULL
+    return d
+
+
+cdef inline kiln_sort_desc kiln_sort_desc_make(int descending) noexcept nogil:
+    """KILN_SORT_DESC(.descending = descending)"""
+    cdef kiln_sort_desc d
+    d.struct_size = sizeof(kiln_sort_desc)
+    d.descending = descending
+    d.begin_bit = 0
+    d.end_bit = 0
+    return d

@@ -19,7 +19,7 @@ from ._core import (  # noqa: F401
 from ._array import (  # noqa: F401
     UFUNCS as _UFUNCS, Array, amax, amin, any, all, arange, argmax, argmin, argsort, array,
     asarray, astype, broadcast_to, clip, concatenate, cumprod, cumsum, dot, empty, empty_like,
-    add_at, bincount, flatnonzero, from_dlpack, full, full_like, histogram, matmul, nonzero, put, topk, unique, max, mean, min, ones, ones_like, prod, reshape,
+    add_at, bincount, concat, expand_dims, eye, flip, isdtype, linspace, matrix_transpose, permute_dims, squeeze, flatnonzero, from_dlpack, full, full_like, histogram, matmul, nonzero, put, topk, unique, max, mean, min, ones, ones_like, prod, reshape,
     searchsorted, sort, stack, std, sum, swapaxes, take, to_device, transpose, var, where, zeros,
     zeros_like,
 )
@@ -33,6 +33,7 @@ from . import fft, linalg, random  # noqa: F401
 globals().update(_UFUNCS)
 
 __version__ = "0.1.0"
+__array_api_version__ = "2023.12"  # the names bound so far; see docs/python.md
 #: the version of the libkiln this package carries
 kiln_version = _kiln.version()
 

@@ -789,6 +789,67 @@ def add_at(a, ind, v):
     _k.put(a, idx, vals, 0, 2)
 
 
+# ----------------------------------------- array API standard names (views)
+
+def expand_dims(a, axis=0):
+    a = asarray(a)
+    nd = a.ndim + 1
+    axis = operator.index(axis)
+    if axis < -nd or axis >= nd:
+        raise IndexError(f"axis {axis} is out of bounds for array of dimension {nd}")
+    axis %= nd
+    shape = a.shape[:axis] + (1,) + a.shape[axis:]
+    strides = a._estrides[:axis] + (0,) + a._estrides[axis:]
+    return _strided(a, a._offset, shape, strides)
+
+
+def squeeze(a, axis=None):
+    a = asarray(a)
+    if axis is None:
+        keep = [i for i, n in enumerate(a.shape) if n != 1]
+    else:
+        ax = _axes(axis, a.ndim)
+        for x in ax:
+            if a.shape[x] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        keep = [i for i in range(a.ndim) if i not in ax]
+    return _strided(a, a._offset, [a.shape[i] for i in keep], [a._estrides[i] for i in keep])
+
+
+def flip(a, axis=None):
+    a = asarray(a)
+    axes = range(a.ndim) if axis is None else _axes(axis, a.ndim)
+    off, strides = a._offset, list(a._estrides)
+    for x in axes:
+        if a.shape[x] > 1:
+            off += (a.shape[x] - 1) * strides[x]
+        strides[x] = -strides[x]
+    return _strided(a, off, a.shape, strides)
+
+
+def permute_dims(a, axes):
+    return transpose(a, axes)
+
+
+def matrix_transpose(a):
+    return swapaxes(a, -1, -2)
+
+
+concat = concatenate
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None, queue=None):
+    return asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype), queue=queue)
+
+
+def eye(n_rows, n_cols=None, k=0, dtype=np.float64, queue=None):
+    return asarray(np.eye(n_rows, n_cols, k, dtype=dtype), queue=queue)
+
+
+def isdtype(dtype, kind):
+    return np.isdtype(np.dtype(dtype), kind) if hasattr(np, "isdtype") else np.dtype(dtype).kind in kind
+
+
 def swapaxes(a, axis1, axis2):
     a = asarray(a)
     n = a.ndim
@@ -1092,6 +1153,16 @@ class _Methods:
 
     def __dlpack_device__(self):
         return _dlpack_device(self)
+
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3 (CuPy, PyTorch, Numba) for arrays on CUDA devices;
+        AttributeError elsewhere. kiln has waited for the queue's earlier
+        work, so the consumer need not synchronise (stream None)."""
+        ptr = _k.cuda_pointer(self)
+        typestr = ("|b1" if self._isbool else _np_dtype(self).str)
+        return {"shape": self.shape, "typestr": typestr, "data": (ptr, False), "version": 3,
+                "strides": None if self._contiguous else self.strides, "stream": None}
 
     __dlpack__ = __dlpack__
 

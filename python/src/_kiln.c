@@ -231,7 +231,8 @@ typedef struct {
 } ContextObject;
 
 static void context_dealloc(PyObject *self) {
-    kiln_context_release(((ContextObject *)self)->c);
+    kiln_context *c = ((ContextObject *)self)->c;
+    KILN_NOGIL(kiln_context_release(c)); /* the last one may wait for the driver */
     generic_dealloc_tail(self);
 }
 
@@ -393,7 +394,8 @@ static PyObject *queue_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
 
 static void queue_dealloc(PyObject *self) {
     QueueObject *o = (QueueObject *)self;
-    kiln_queue_release(o->q);
+    kiln_queue *q = o->q;
+    KILN_NOGIL(kiln_queue_release(q)); /* the last one may wait for the driver */
     Py_XDECREF(o->context);
     generic_dealloc_tail(self);
 }
@@ -1041,8 +1043,8 @@ static PyObject *mod_from_host(PyObject *m, PyObject *args) {
 
 static int get_array(PyObject *o, const char *what) {
     if (!is_array(o)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a kiln Array, not %s", what,
-                     PyUnicode_AsUTF8AndSize(PyObject_Str((PyObject *)Py_TYPE(o)), NULL));
+        PyErr_Format(PyExc_TypeError, "%s must be a kiln Array, not %R", what,
+                     (PyObject *)Py_TYPE(o));
         return 0;
     }
     return array_queue_ok(o);
@@ -1620,6 +1622,7 @@ static PyObject *mod_join(PyObject *m, PyObject *args) {
         PyObject *it = PySequence_GetItem(seq, i);
         if (!it || !get_array(it, "concatenate: item")) {
             Py_XDECREF(it);
+            Py_XDECREF(first);
             PyMem_Free(arrs);
             Py_DECREF(seq);
             return NULL;
@@ -1877,11 +1880,11 @@ static void dlpack_capsule_destructor(PyObject *cap) {
     if (PyCapsule_IsValid(cap, "dltensor")) {
         DLManagedTensor *t = PyCapsule_GetPointer(cap, "dltensor");
         if (t && t->deleter)
-            t->deleter(t);
+            KILN_NOGIL(t->deleter(t)); /* unmaps: may wait */
     } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
         DLManagedTensorVersioned *t = PyCapsule_GetPointer(cap, "dltensor_versioned");
         if (t && t->deleter)
-            t->deleter(t);
+            KILN_NOGIL(t->deleter(t));
     }
     PyErr_Clear();
 }
@@ -1909,6 +1912,38 @@ static PyObject *mod_to_dlpack(PyObject *m, PyObject *args) {
     if (!c)
         t->deleter(t);
     return c;
+}
+
+/* cuda_pointer(a) -> the CUDA device address of element 0 (for
+ * __cuda_array_interface__); AttributeError for arrays not in CUDA memory.
+ * Goes through the DLPack export (zero copy on CUDA: the deleter only drops
+ * the reference; the array keeps the memory alive). Blocks until the
+ * queue's earlier work has ended, as the export does. */
+static PyObject *mod_cuda_pointer(PyObject *m, PyObject *args) {
+    PyObject *a;
+    if (!PyArg_ParseTuple(args, "O", &a) || !get_array(a, "__cuda_array_interface__: array"))
+        return NULL;
+    kiln_device_info info;
+    kiln_status st = kiln_device_get_info(kiln_queue_device(AQ(a)), &info);
+    CHECK_ST(st);
+    if (info.backend != KILN_BACKEND_CUDA) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__cuda_array_interface__: the array is not in CUDA memory");
+        return NULL;
+    }
+    DLManagedTensor *t = NULL;
+    KILN_NOGIL(st = kiln_array_to_dlpack(AQ(a), ARR(a)->a, &t));
+    CHECK_ST(st);
+    uintptr_t p = (uintptr_t)t->dl_tensor.data + (uintptr_t)t->dl_tensor.byte_offset;
+    int cuda = t->dl_tensor.device.device_type == kDLCUDA ||
+               t->dl_tensor.device.device_type == kDLCUDAManaged;
+    KILN_NOGIL(t->deleter(t));
+    if (!cuda) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__cuda_array_interface__: the array is not in CUDA memory");
+        return NULL;
+    }
+    return PyLong_FromSize_t((size_t)p);
 }
 
 /* from_dlpack(queue, capsule, zerod) -> Array (kiln owns the tensor) */
@@ -2131,8 +2166,8 @@ static int convert_arg(PyObject *o, kiln_dtype hint, int generator, size_t index
         return 1;
     }
     PyErr_Format(PyExc_TypeError,
-                 "kernel argument %zu: expected a kiln Array, a number or kiln.LocalMemory, got %s",
-                 index, PyUnicode_AsUTF8AndSize(PyObject_Str((PyObject *)Py_TYPE(o)), NULL));
+                 "kernel argument %zu: expected a kiln Array, a number or kiln.LocalMemory, got %R",
+                 index, (PyObject *)Py_TYPE(o));
     return 0;
 }
 
@@ -2160,9 +2195,11 @@ static int convert_args(PyObject *tuple, Py_ssize_t start, PyObject *hints, int 
     return 1;
 }
 
-/* wait_for: None or a sequence of events. */
-static int parse_wait(PyObject *w, kiln_event **out, size_t *n) {
+/* wait_for: None or a sequence of events. *keep (a new reference, or
+ * NULL) holds the events until the caller's launch is done. */
+static int parse_wait(PyObject *w, kiln_event **out, size_t *n, PyObject **keep) {
     *n = 0;
+    *keep = NULL;
     if (!w || w == Py_None)
         return 1;
     PyObject *seq = PySequence_Fast(w, "wait_for must be a sequence of events");
@@ -2187,7 +2224,7 @@ static int parse_wait(PyObject *w, kiln_event **out, size_t *n) {
         Py_DECREF(e);
     }
     *n = (size_t)k;
-    Py_DECREF(seq); /* the caller's sequence still holds the events */
+    *keep = seq;
     return 1;
 }
 
@@ -2345,19 +2382,21 @@ static PyObject *kernel_call(PyObject *self, PyObject *args, PyObject *kw) {
         return NULL;
     kiln_event *wait[MAX_ARGS];
     size_t nw = 0;
+    PyObject *keep = NULL;
     if (kw) {
         PyObject *w = PyDict_GetItemString(kw, "wait_for");
         if (PyDict_Size(kw) > (w ? 1 : 0)) {
             PyErr_SetString(PyExc_TypeError, "kernel(): the only keyword is wait_for");
             return NULL;
         }
-        if (!parse_wait(w, wait, &nw))
+        if (!parse_wait(w, wait, &nw, &keep))
             return NULL;
     }
     kiln_event *e = NULL;
     kiln_status st;
     KILN_NOGIL(st = kiln_kernel_launch(((QueueObject *)q)->q, k->k, dims, global,
                                        ldims ? local : NULL, na, kargs, nw, wait, &e));
+    Py_XDECREF(keep);
     CHECK_ST(st);
     return event_wrap(e);
 }
@@ -2564,26 +2603,29 @@ static PyObject *generator_launch(PyObject *self, PyObject *args) {
     size_t na;
     if (!convert_args(targs, 0, hints, 1, kargs, &na))
         return NULL;
+    if (g->kind == GEN_REDUCTION && !get_array(result, "reduction result"))
+        return NULL;
+    if (g->kind != GEN_ELEMENTWISE && g->kind != GEN_REDUCTION && g->kind != GEN_SCAN) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a selection runs with run(), an offload with offload_run()");
+        return NULL;
+    }
     kiln_event *w[MAX_ARGS];
     size_t nw;
-    if (!parse_wait(wait, w, &nw))
+    PyObject *keep;
+    if (!parse_wait(wait, w, &nw, &keep))
         return NULL;
     kiln_queue *qq = ((QueueObject *)q)->q;
     kiln_event *e = NULL;
     kiln_status st;
-    if (g->kind == GEN_ELEMENTWISE) {
+    if (g->kind == GEN_ELEMENTWISE)
         KILN_NOGIL(st = kiln_elementwise_launch(qq, g->g, (size_t)n, na, kargs, nw, w, &e));
-    } else if (g->kind == GEN_REDUCTION) {
-        if (!get_array(result, "reduction result"))
-            return NULL;
+    else if (g->kind == GEN_REDUCTION)
         KILN_NOGIL(st = kiln_reduction_launch(qq, g->g, (size_t)n, na, kargs, ARR(result)->a, NULL,
                                               nw, w, &e));
-    } else if (g->kind == GEN_SCAN) {
+    else
         KILN_NOGIL(st = kiln_scan_launch(qq, g->g, (size_t)n, na, kargs, nw, w, &e));
-    } else {
-        PyErr_SetString(PyExc_TypeError, "a selection runs with run()");
-        return NULL;
-    }
+    Py_XDECREF(keep);
     CHECK_ST(st);
     return event_wrap(e);
 }
@@ -2910,6 +2952,7 @@ static PyMethodDef module_methods[] = {
     { "dot", mod_dot, METH_VARARGS, NULL },
     { "to_dlpack", mod_to_dlpack, METH_VARARGS, NULL },
     { "from_dlpack", mod_from_dlpack, METH_VARARGS, NULL },
+    { "cuda_pointer", mod_cuda_pointer, METH_VARARGS, NULL },
     { "elementwise_create", mod_elementwise_create, METH_VARARGS, NULL },
     { "reduction_create", mod_reduction_create, METH_VARARGS, NULL },
     { "scan_create", mod_scan_create, METH_VARARGS, NULL },

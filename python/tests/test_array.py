@@ -370,3 +370,25 @@ def test_many_temporaries_no_growth(kiln):
         (a + a) * 2
     kiln.finish()
     assert kiln.get_pool_stats()["bytes_in_use"] <= s0 + 64 * 1024
+
+
+def test_array_api_names(kiln):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    a = kiln.asarray(x)
+    y = x[0]  # 2-D: expand_dims stays within every kiln's ranks
+    b = kiln.asarray(y)
+    assert np.array_equal(kiln.expand_dims(b, 1).get(), np.expand_dims(y, 1))
+    assert np.array_equal(kiln.expand_dims(b, -1).get(), np.expand_dims(y, -1))
+    assert np.array_equal(kiln.squeeze(kiln.expand_dims(b, 0)).get(), y)
+    assert np.array_equal(kiln.squeeze(kiln.asarray(np.ones((1, 3, 1))), axis=0).get(), np.ones((3, 1)))
+    with pytest.raises(ValueError):
+        kiln.squeeze(a, axis=0)
+    for ax in (None, 0, 1, (0, 2), -1):
+        assert np.array_equal(kiln.flip(a, ax).get(), np.flip(x, ax)), ax
+    assert np.array_equal(kiln.permute_dims(a, (2, 0, 1)).get(), np.transpose(x, (2, 0, 1)))
+    assert np.array_equal(kiln.matrix_transpose(a).get(), np.swapaxes(x, -1, -2))
+    assert np.array_equal(kiln.concat([a, a], axis=2).get(), np.concatenate([x, x], axis=2))
+    assert np.allclose(kiln.linspace(0, 1, 7).get(), np.linspace(0, 1, 7))
+    assert np.array_equal(kiln.eye(3, 4, 1).get(), np.eye(3, 4, 1))
+    assert kiln.isdtype(np.float32, "real floating") and not kiln.isdtype(np.int8, "real floating")
+    assert kiln.__array_api_version__

@@ -83,6 +83,13 @@ def test_events_and_profiling(kiln):
     ev2 = prg.k(q, (64,), (16,), x, wait_for=[ev])
     ev2.wait(timeout=10)
     assert (x.get() == 1).all()
+    # events made inside the wait list itself live through the launch
+    ev3 = prg.k(q, 64, None, x, wait_for=(prg.k(q, 64, None, x) for _ in range(3)))
+    assert ev3.wait(timeout=10)
+    with pytest.raises(TypeError):
+        prg.k(q, 64, None, x, wait_for=[1])
+    with pytest.raises(TypeError):
+        prg.k(q, 64, None, x, bogus=1)
 
 
 def test_pool_stats(kiln):

@@ -22,7 +22,7 @@ def test_get_include(kiln):
 def test_pairwise_pyx(kiln, tmp_path):
     pytest.importorskip("Cython")
     pytest.importorskip("setuptools")
-    for f in ("pairwise.pyx", "setup_pairwise.py"):
+    for f in ("pairwise.pyx", "arrays.pyx", "setup_pairwise.py"):
         shutil.copy(os.path.join(EXAMPLES, f), tmp_path)
     r = subprocess.run([sys.executable, "setup_pairwise.py", "build_ext", "--inplace"],
                        cwd=tmp_path, capture_output=True, text=True)
@@ -35,6 +35,11 @@ def test_pairwise_pyx(kiln, tmp_path):
         "    D = pairwise.pairwise(X)\n"
         "    R = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))\n"
         "    assert D.shape == (m, m) and np.allclose(D, R), m\n"
+        "import arrays\n"
+        "for n in (1, 7, 1000):\n"
+        "    a = rng.standard_normal(n).astype(np.float32)\n"
+        "    b = rng.standard_normal(n).astype(np.float32)\n"
+        "    assert np.array_equal(arrays.add_sorted(a, b), np.sort(a + b)), n\n"
         "print('ok')\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]

@@ -72,3 +72,12 @@ def test_array_namespace(kiln):
     xp = a.__array_namespace__()
     assert xp is kiln
     assert isinstance(xp.sum(a), kiln.Array)
+
+
+def test_cuda_array_interface(kiln):
+    a = kiln.zeros(4)
+    if a.queue.device.backend != "cuda":
+        assert not hasattr(a, "__cuda_array_interface__")
+        return
+    cai = a.__cuda_array_interface__
+    assert cai["shape"] == (4,) and cai["typestr"] == "<f8" and cai["data"][0] != 0
