@@ -244,7 +244,9 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
     if (a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: operands must be 2-D (or 3-D batches)",
                                what);
-    operand oa, ob, oc;
+    /* zeroed: a failure before operand_of reaches them releases their
+     * tmp (a garbage pointer crashed in the algorithms' fault walk) */
+    operand oa = { 0 }, ob = { 0 }, oc = { 0 };
     layout(a, &oa);
     layout(b, &ob);
     layout(c, &oc);
