@@ -130,7 +130,9 @@ KILN_API const char *kiln_blas_library(kiln_queue *queue);
  * lengths whose prime factors are 2, 3, 5, 7, 11 and 13, else
  * KILN_ERROR_UNSUPPORTED). Plans are made on first use of a shape and kept
  * per context. Strided or offset arrays go through a dense temporary.
- * Single precision (COMPLEX64/FLOAT32) or double (COMPLEX128/FLOAT64). */
+ * Single precision (COMPLEX64/FLOAT32) or double (COMPLEX128/FLOAT64).
+ * A transformed length of 0 is KILN_ERROR_INVALID_ARGUMENT (NumPy raises);
+ * a batch of 0 transforms does nothing. */
 
 /* NumPy's `norm`: which direction is scaled, by 1/n (n: the product of the
  * transformed lengths) */

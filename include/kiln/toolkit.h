@@ -114,7 +114,9 @@ KILN_API kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a
 /* *counts = numpy.bincount(a, weights, minlength): a of an integer dtype,
  * values >= 0 (a negative value is KILN_ERROR_INVALID_ARGUMENT); length
  * max(max(a) + 1, minlength). INT64 counts, or the weights' sums as for
- * histogram. Blocks (the length depends on the data). */
+ * histogram. minlength above 2^40 is KILN_ERROR_INVALID_ARGUMENT, a value
+ * of 2^40 or more KILN_ERROR_OUT_OF_RANGE. Blocks (the length depends on
+ * the data). */
 KILN_API kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *weights,
                                          size_t minlength, kiln_array **counts);
 
@@ -127,7 +129,10 @@ KILN_API kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_
  * offsets (INT64, n + 1): item i's values are items[offsets[i] ..
  * offsets[i+1]). Two passes of the same operation (a count, then a fill
  * after an exclusive scan of the counts), so it must emit the same values
- * both times (deterministic, no side effects). */
+ * both times (deterministic, no side effects); the fill never stores
+ * outside an item's counted range, and an item that emits a different
+ * number of values the second time makes kiln_allocate_run
+ * KILN_ERROR_INVALID_ARGUMENT (no output). */
 typedef struct kiln_allocate kiln_allocate;
 
 typedef struct kiln_allocate_desc {

@@ -185,6 +185,14 @@ void kiln__sel_functions(kiln__sb *sb, const char *prologue, const char *predica
     kiln__sb_addf(sb, ") ? %d : %d;\n}\n", !negate, negate);
     kiln__sb p = { 0 };
     kiln__sb_addf(&p, "%s;\n", output);
+    /* a scratch string that ran out of memory fails the whole source (it
+     * gave a kernel with an empty output step: KILN_OK and nothing
+     * stored, found by the algorithms' fault walk) */
+    if (p.oom) {
+        sb->oom = 1;
+        kiln__sb_free(&p);
+        return;
+    }
     sel_function(sb,
                  "void kiln_sel_out(long i, long out_index, KILN_KEPT_PARAM "
                  "KILN_PARAMS)",
@@ -192,6 +200,11 @@ void kiln__sel_functions(kiln__sb *sb, const char *prologue, const char *predica
     kiln__sb_free(&p);
     if (rejected) {
         kiln__sb_addf(&p, "%s;\n", rejected);
+        if (p.oom) {
+            sb->oom = 1;
+            kiln__sb_free(&p);
+            return;
+        }
         sel_function(sb,
                      "void kiln_sel_rej(long i, long out_index, "
                      "KILN_KEPT_PARAM KILN_PARAMS)",

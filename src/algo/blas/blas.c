@@ -273,7 +273,9 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: operands must be 2-D (or batches of them, up to %d-D)", what,
                                KILN_ARRAY_MAX_DIMS);
-    operand oa, ob, oc;
+    /* zeroed: a failure before operand_of reaches them releases their
+     * tmp (a garbage pointer crashed in the algorithms' fault walk) */
+    operand oa = { 0 }, ob = { 0 }, oc = { 0 };
     layout(a, &oa);
     layout(b, &ob);
     layout(c, &oc);
