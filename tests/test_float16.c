@@ -682,12 +682,18 @@ static void reductions(kiln_queue *q) {
         float sum = -1, mn = -1, mxv = -1, dot = -1, n2 = -1, ninf = -1, sy = -1;
         int64_t amin = -2, amax = -2;
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, x, NULL, &sum, 0, NULL, NULL));
-        /* min/max of nothing raise, as NumPy's (no initial value given) */
-        kiln_status want_mm = n ? KILN_OK : KILN_ERROR_INVALID_ARGUMENT;
-        CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_MIN, x, NULL, &mn, 0, NULL, NULL),
-                     want_mm);
-        CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_MAX, x, NULL, &mxv, 0, NULL, NULL),
-                     want_mm);
+        /* min/max of nothing raise (NumPy); with the dtype's extremes as
+         * initial values they give them */
+        if (n) {
+            CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MIN, x, NULL, &mn, 0, NULL, NULL));
+            CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_MAX, x, NULL, &mxv, 0, NULL, NULL));
+        } else {
+            float pinf = INFINITY, minf = -INFINITY;
+            CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_MIN, x, NULL, &mn, 0, NULL, NULL),
+                         KILN_ERROR_INVALID_ARGUMENT);
+            CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MIN, x, &pinf, &mn));
+            CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MAX, x, &minf, &mxv));
+        }
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMIN, x, NULL, &amin, 0, NULL, NULL));
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, x, NULL, &amax, 0, NULL, NULL));
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, y, NULL, &sy, 0, NULL, NULL));

@@ -22,7 +22,8 @@ static inline int tr_is_float(kiln_dtype d) {
     return d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
 }
 static inline int tr_is_unsigned(kiln_dtype d) {
-    return d == KILN_UINT8 || d == KILN_UINT16 || d == KILN_UINT32 || d == KILN_UINT64;
+    return d == KILN_UINT8 || d == KILN_UINT16 || d == KILN_UINT32 || d == KILN_UINT64 ||
+           d == KILN_BOOL;
 }
 
 /* float16 bits <-> double (exact / rounded to nearest even). */
@@ -67,6 +68,7 @@ static inline tr_val tr_load(kiln_dtype d, const void *p, size_t k) {
         v.i = ((const int8_t *)p)[k];
         break;
     case KILN_UINT8:
+    case KILN_BOOL: /* any / all results */
         v.u = ((const uint8_t *)p)[k];
         break;
     case KILN_INT16:
@@ -110,6 +112,7 @@ static inline void tr_store(kiln_dtype d, void *p, size_t k, tr_val v) {
         ((int8_t *)p)[k] = (int8_t)w;
         break;
     case KILN_UINT8:
+    case KILN_BOOL:
         ((uint8_t *)p)[k] = (uint8_t)w;
         break;
     case KILN_INT16:
