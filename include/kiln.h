@@ -55,6 +55,8 @@
  *                  says it ("opencl:1", "cuda:0"; case-insensitive)
  *    "B:P:D"       platform P, device D of backend B ("opencl:0:1"); a
  *                  backend without platforms (CUDA) has one, platform 0
+ *    "B"           the first device of backend B ("host", "cuda"), when it
+ *                  has one (else the substring rule below)
  *    "cpu", "gpu", "accelerator"
  *                  the first device of that type
  *    anything else a case-insensitive substring of the device's name, vendor,
@@ -63,7 +65,7 @@
  *  (kiln_device_partition) are selected by "N" only.
  *  With NULL or "" and no $KILN_DEVICE: prefer a GPU, then an accelerator,
  *  then a CPU; among devices of one type, the backend that ranks higher by
- *  default (CUDA before OpenCL), then kiln_device_get order.
+ *  default (CUDA before OpenCL before host), then kiln_device_get order.
  */
 #ifndef KILN_H
 #define KILN_H

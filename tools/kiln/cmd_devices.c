@@ -201,8 +201,8 @@ int kiln_cmd_devices(int argc, char **argv) {
      * clean and the missing CPU runtime is not a silent surprise. */
     if (shown && !any_opencl)
         fprintf(stderr, "kiln: note: no OpenCL platform was found (none registered in "
-                        "/etc/OpenCL/vendors or $OCL_ICD_VENDORS), so only CUDA devices are "
-                        "listed. To also run on the CPU, install an OpenCL loader and PoCL "
+                        "/etc/OpenCL/vendors or $OCL_ICD_VENDORS), so only CUDA and host devices "
+                        "are listed. To also run on PoCL, install an OpenCL loader and PoCL "
                         "(Debian/Ubuntu: apt-get install ocl-icd-libopencl1 pocl-opencl-icd); "
                         "NVIDIA's own OpenCL comes with its driver.\n");
     return shown ? KILN_CLI_OK : KILN_CLI_FAILED;

@@ -61,9 +61,14 @@ kiln_status kiln__host_enumerate(kiln__bdevice **devices, size_t *count) {
     uint64_t h = 1469598103934665603ull;
     for (const char *c = rt ? rt : ""; *c; c++)
         h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    /* the compiler flags: program.c's set (bump KILN__HOST_FLAGS when it
+     * changes) and what the environment changes in it */
+    const char *dbg = getenv("KILN_HOST_DEBUG"), *cflags = getenv("KILN_HOST_CFLAGS");
     snprintf(d->identity, sizeof d->identity,
-             "host|rewrite 1|runtime %016llx|%.150s|%.150s|%.100s|features %016llx",
-             (unsigned long long)h, kiln__hcc.path, kiln__hcc.version, kiln__hcc.cpu,
+             "host|flags %d|debug %.8s|cflags %.60s|runtime %016llx|%.120s|%.120s|%.80s|"
+             "features %016llx",
+             KILN__HOST_FLAGS, dbg ? dbg : "", cflags ? cflags : "", (unsigned long long)h,
+             kiln__hcc.path, kiln__hcc.version, kiln__hcc.cpu,
              (unsigned long long)kiln__hcc.features);
     *devices = d;
     *count = 1;

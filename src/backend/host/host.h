@@ -11,6 +11,10 @@
 #include "backend/backend.h"
 #include "base/error.h"
 
+/* The version of program.c's compiler flags and source rewrite, in the
+ * device identity (the disk cache's key): bump it when either changes. */
+#define KILN__HOST_FLAGS 3
+
 /* probe.c: the compiler found by load */
 typedef struct kiln__host_cc {
     char path[512];    /* the compiler's executable */

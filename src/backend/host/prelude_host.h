@@ -232,6 +232,13 @@ void sincosf(float x, float *s, float *c);
 #define convert_long(x) ((long)(x))
 #define convert_ulong(x) ((ulong)(x))
 #define convert_float(x) ((float)(x))
+/* double to float rounded toward zero (astype's float16 path) */
+KILN_FUNC float convert_float_rtz(double d) {
+    float f = (float)d;
+    if (__builtin_fabs((double)f) > __builtin_fabs(d))
+        f = __builtin_nextafterf(f, 0.0f);
+    return f;
+}
 #define convert_double(x) ((double)(x))
 
 /* Atomics (the compiler's __atomic builtins, which C11's <stdatomic.h> is

@@ -230,6 +230,10 @@ static void common_flags(argvec *a, int debug) {
      * vectoriser gave wrong int8 and int16 sums (test_reduce) */
     av_add(a, "-fwrapv");
     av_add(a, "-Werror=implicit-function-declaration");
+    /* no quoted lines: the compiler would quote kernel.c's prelude lines
+     * (the #line markers renumber one file); core appends the user's */
+    av_add(a, strstr(kiln__hcc.version, "clang") ? "-fno-caret-diagnostics"
+                                                 : "-fno-diagnostics-show-caret");
 }
 
 static kiln__hprog *prog_open(const char *so_path, void *binary, size_t size, char *err,
@@ -273,7 +277,20 @@ kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
                                "host build: cannot make a temporary directory (%s)",
                                strerror(errno));
     snprintf(path, sizeof path, "%s/kernel.c", dir);
-    if (!write_file(path, source, strlen(source))) {
+    /* A bare carriage return ends a line for OpenCL's and NVIDIA's
+     * compilers and for core's line map (buildlog.c), not for GCC: make it
+     * a newline (same length, same line numbers as core counts them). */
+    size_t slen = strlen(source);
+    char *text0 = kiln__malloc(slen + 1);
+    if (!text0) {
+        remove_dir(dir);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host build: out of memory");
+    }
+    for (size_t i = 0; i <= slen; i++)
+        text0[i] = source[i] == '\r' && source[i + 1] != '\n' ? '\n' : source[i];
+    int wrote0 = write_file(path, text0, slen);
+    free(text0);
+    if (!wrote0) {
         remove_dir(dir);
         return kiln__error_set(KILN_ERROR_BUILD, errno, "host build: cannot write %s", path);
     }
@@ -327,7 +344,7 @@ kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
     kiln__sb full = { 0 };
     kiln__sb_add(&full, rw.text);
     const char *rt = kiln__embedded_file("prelude_host_rt.h");
-    kiln__sb_add(&full, "\n#line 1 \"kiln-host-runtime\"\n");
+    kiln__sb_add(&full, "\n;\n#line 1 \"kiln-host-runtime.h\"\n");
     kiln__sb_add(&full, rt ? rt : "#error the host runtime is not embedded\n");
     kiln__hrw_entries(&rw, &full);
     kiln__hrw_free(&rw);

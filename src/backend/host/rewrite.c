@@ -372,7 +372,7 @@ static kiln_status kiln__hrw_kernels(const char *in, kiln__hrw *rw, char *why, s
 
 void kiln__hrw_entries(const kiln__hrw *rw, kiln__sb *sb) {
     kiln__sb_addf(sb,
-                  "\n#line 1 \"kiln-host-entries\"\n"
+                  "\n#line 1 \"kiln-host-entries.h\"\n"
                   "__attribute__((visibility(\"default\"))) int kiln__has_barrier = %d;\n",
                   rw->has_barrier);
     for (size_t k = 0; k < rw->num_kernels; k++) {
