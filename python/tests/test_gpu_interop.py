@@ -1,0 +1,31 @@
+"""DLPack with CuPy and PyTorch on a CUDA device (the GPU machine; skipped
+where neither is installed or the device is not a CUDA one). Zero copy
+both ways: a write through one side is seen by the other."""
+import numpy as np
+import pytest
+
+
+def _cuda(kiln):
+    q = kiln.get_default_queue()
+    if "cuda" not in str(q.device).lower():
+        pytest.skip(f"not a CUDA device: {q.device}")
+    return q
+
+
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+def test_dlpack_with_gpu_peers(kiln, rng, lib):
+    _cuda(kiln)
+    mod = pytest.importorskip(lib)
+    for shape in [(1,), (257,), (3, 5), (2, 3, 4)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        a = kiln.asarray(x)
+        t = mod.from_dlpack(a)  # kiln -> peer, no copy
+        got = t.get() if lib == "cupy" else t.cpu().numpy()
+        assert got.shape == shape and np.array_equal(got, x)
+        t *= 2  # the peer writes kiln's memory
+        kiln.finish()
+        assert np.array_equal(a.get(), 2 * x)
+        b = kiln.from_dlpack(t)  # peer -> kiln
+        assert b.shape == shape and np.array_equal(b.get(), 2 * x)
+        c = b + b  # kiln computes on the peer's memory
+        assert np.array_equal(c.get(), 4 * x)
