@@ -601,9 +601,8 @@ static void red_lanes_cuda(kiln_context *c) {
 static void cuda_only(kiln_context *c) {
     for (size_t k = 0; k < NDT; k++) {
         if (kDtypes[k] == KILN_COMPLEX64 || kDtypes[k] == KILN_COMPLEX128 ||
-            kDtypes[k] == KILN_BOOL)
-            continue; /* no built-in scans of complex arrays; a bool cumsum
-                       * scans its int64 promotion */
+            kDtypes[k] == KILN_BOOL) /* bool: no scans (not numeric) */
+            continue;                /* no built-in scans of complex arrays */
         const char *t = kiln_dtype_name(kDtypes[k]);
         char args[96], what[96];
         snprintf(args, sizeof args, "const %s *x, %s *y", t, t);
