@@ -48,6 +48,7 @@ test:
 	@scripts/setup-debian.sh test
 	@python3 scripts/check-layers.py
 	@scripts/check-format.sh
+	@python3 scripts/check-duplicates.py
 	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 	@scripts/check-abi.sh $(TEST_BUILD)
