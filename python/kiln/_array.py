@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _kiln as _k
 from ._core import get_default_queue
-from ._dtypes import BOOL, FROM_CODE, code_of
+from ._dtypes import BOOL, FROM_CODE, KILN_BOOL_CODE, code_of
 
 Array = _k.Array
 
@@ -26,8 +26,14 @@ def _queue(queue):
     return queue if queue is not None else get_default_queue()
 
 
+def _is_bool(a):
+    # flagged uint8 arrays (kiln's comparisons into uint8) and the C
+    # library's own KILN_BOOL arrays (any/all, isnan, ... results)
+    return a._isbool or a._dtcode == KILN_BOOL_CODE
+
+
 def _np_dtype(a):
-    return BOOL if a._isbool else FROM_CODE[a._dtcode]
+    return BOOL if _is_bool(a) else FROM_CODE[a._dtcode]
 
 
 def _scalar_bytes(value, dtype):
@@ -253,7 +259,7 @@ def _make_binary(name, code):
 def _make_unary(name, code, float_only):
     def f(x, out=None):
         x = asarray(x)
-        if x._isbool and name != "absolute":
+        if _is_bool(x) and name != "absolute":
             x = x.astype(np.uint8)
         res = _np_result(name, _np_dtype(x))
         if res != _np_dtype(x) and res != BOOL:
@@ -354,7 +360,7 @@ def _getitem(self, key):
             raise IndexError("arrays used as indices must be of integer (or boolean) type")
         k = asarray(k, queue=self.queue)
     if isinstance(k, Array):
-        if k._isbool:
+        if _is_bool(k):
             if k.shape != self.shape:
                 raise IndexError(f"boolean index of shape {k.shape} does not match the array's {self.shape}")
             return take(_flat(self), flatnonzero(k))
@@ -366,7 +372,7 @@ def _getitem(self, key):
 
 def _setitem(self, key, value):
     if isinstance(key, (np.ndarray, Array)) and (
-        (isinstance(key, np.ndarray) and key.dtype == BOOL) or (isinstance(key, Array) and key._isbool)
+        (isinstance(key, np.ndarray) and key.dtype == BOOL) or (isinstance(key, Array) and _is_bool(key))
     ):
         mask = asarray(key, queue=self.queue)
         if isinstance(value, Array) or isinstance(value, (np.ndarray, list)):
@@ -433,7 +439,7 @@ def _reduce(a, name, axis=None, keepdims=False, initial=None, dtype=None):
         dt = _np_dtype(a)
         if dt == BOOL or (dt.kind in _INT_KINDS and dt.itemsize < 8):
             a = a.astype(np.uint64 if dt.kind == "u" else np.int64)
-    if a._isbool and name in ("min", "max"):
+    if _is_bool(a) and name in ("min", "max"):
         pass
     if a.size == 0 and name in ("min", "max", "argmin", "argmax") and initial is None:
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
@@ -538,7 +544,7 @@ def astype(a, dtype):
         r = _k.binary_scalar(_k.BINARY_OPS["not_equal"], a, 0.0)
         return r
     src = a
-    if a._isbool:
+    if _is_bool(a):
         src = _strided(a, a._offset, a.shape, a._estrides)
         src._isbool = False
     return _k.astype(src, code_of(dt))
@@ -686,11 +692,11 @@ def flatnonzero(a):
     """Indices (int64, C order) of the non-zero elements of a (np.flatnonzero).
     Blocks: the result's length depends on the data."""
     a = asarray(a)
-    mask = a if (a._isbool or _np_dtype(a) == np.uint8) and a._contiguous else astype(a, bool)
+    mask = a if (_is_bool(a) or _np_dtype(a) == np.uint8) and a._contiguous else astype(a, bool)
     if not mask._contiguous:
         mask = mask.copy()
     mask = _k.reshape(mask, (mask.size,)) if mask.ndim != 1 else mask
-    if mask._isbool:
+    if _is_bool(mask):
         mask = _strided(mask, mask._offset, mask.shape, mask._estrides)
         mask._isbool = False
     ctx = a.queue.context
@@ -726,7 +732,7 @@ def unique(a, return_counts=False):
     counts = empty(s.size, np.int64, s.queue) if return_counts else None
     c = _k.unique(out, s, counts) if s.size else 0
     r = _strided(out, out._offset, (c,), (1,))
-    r._isbool = s._isbool
+    r._isbool = _is_bool(s)
     if return_counts:
         return r, _strided(counts, counts._offset, (c,), (1,))
     return r
@@ -933,7 +939,7 @@ def dot(a, b):
 
 def get(a):
     out = np.empty(a.shape, dtype=_np_dtype(a))
-    _k.read(a, out.view(np.uint8) if a._isbool else out)
+    _k.read(a, out.view(np.uint8) if out.dtype == BOOL else out)
     return out
 
 
@@ -1023,7 +1029,7 @@ class _Methods:
     def copy(self):
         out = _k.empty(self.queue, self._dtcode, self.shape if self.ndim else ())
         _k.copy(out, self)
-        out._isbool = self._isbool
+        out._isbool = _is_bool(self)
         return out
 
     def fill(self, value):
@@ -1160,7 +1166,7 @@ class _Methods:
         AttributeError elsewhere. kiln has waited for the queue's earlier
         work, so the consumer need not synchronise (stream None)."""
         ptr = _k.cuda_pointer(self)
-        typestr = ("|b1" if self._isbool else _np_dtype(self).str)
+        typestr = ("|b1" if _is_bool(self) else _np_dtype(self).str)
         return {"shape": self.shape, "typestr": typestr, "data": (ptr, False), "version": 3,
                 "strides": None if self._contiguous else self.strides, "stream": None}
 

@@ -23,6 +23,11 @@ TO_CODE = {np.dtype(t): c for t, c, _ in _PAIRS}
 FROM_CODE = {c: np.dtype(t) for t, c, _ in _PAIRS}
 C_NAME = {np.dtype(t): n for t, _, n in _PAIRS}
 BOOL = np.dtype(np.bool_)
+# The C library's bool dtype (KILN_BOOL): results of any/all, isnan and
+# other bool-result ops read as NumPy bool. Arrays this package makes for
+# bool data are still uint8 ones flagged as bool (code_of).
+KILN_BOOL_CODE = getattr(_k, "KILN_BOOL", 14)
+FROM_CODE[KILN_BOOL_CODE] = BOOL
 
 # C type names in kernel signatures -> dtype (scalar arguments)
 C_TYPES = {
