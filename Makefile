@@ -43,15 +43,21 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0 
 # layer may not use) and, on the built library, scripts/check-abi.sh (the
 # exported symbols and the ABI are those recorded in abi/; the sanitized
 # Debug library exports the same set and carries the debug info abidw
-# reads). Either one failing fails the run.
+# reads), scripts/check-ladders.py (no function has more than three
+# `if (st == KILN_OK` steps in a row: issue 43) and, on the built objects,
+# scripts/check-circles.py (no new circle of files calling each other).
+# Any one failing fails the run.
 test:
 	@scripts/setup-debian.sh test
 	@python3 scripts/check-layers.py
 	@scripts/check-format.sh
 	@python3 scripts/check-duplicates.py
+	@python3 scripts/check-ladders.py
+	@python3 scripts/function-lengths.py --check >/dev/null || python3 scripts/function-lengths.py --check
 	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 	@scripts/check-abi.sh $(TEST_BUILD)
+	@python3 scripts/check-circles.py $(TEST_BUILD)
 	@cd $(TEST_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) scripts/fuzz.sh 3 $(FUZZ_BUILD)
 	@$(MAKE) --no-print-directory test-python
@@ -69,14 +75,19 @@ test-python:
 # instrumented: tests/tsan.supp names the reports inside them (each
 # justified there); kiln's own code has no suppression.
 TSAN_TESTS = test_core_threads test_core_event test_backend_opencl test_cache test_graph \
-  test_cache_trust test_cache_multiproc test_offload test_queue_failure
+  test_cache_trust test_cache_multiproc test_offload test_queue_failure test_host_fission
+# The host backend's threaded tests (ctest names; the programs above): its
+# queues, workers and work-group pool are kiln's code, instrumented; the
+# kernels' shared objects are compiled at run time without TSan (their
+# memory accesses are not seen) and launches no longer go through libgomp.
+TSAN_HOST_TESTS = test_core_threads_host test_core_event_host test_queue_failure_host
 test-tsan:
 	@scripts/setup-debian.sh test
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON \
 	  -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_EXAMPLES=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
-	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $() ,|,$(TSAN_TESTS)))$$'
+	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $() ,|,$(TSAN_TESTS) $(TSAN_HOST_TESTS)))$$'
 
 install: build
 	cmake --install $(BUILD)

@@ -47,7 +47,7 @@
  *   bench_algo --enqueue
  * Host cost of a call (issue 16, small sizes): each op over 1024 elements
  * called 100 times without event, then kiln_queue_finish; the enqueue time
- * per call (median of 15 rounds), beside kiln_array_binary (add) and a
+ * per call (median of 15 rounds), beside kiln_array_binary_out (add) and a
  * kiln_kernel_launch of the same axpy written by hand (the floor: what the
  * array layer adds is the difference). `ENQUEUE op seconds` lines. */
 #include <math.h>
@@ -88,7 +88,7 @@ static kiln_status op_copy(kiln_event **e) {
     return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
 }
 static kiln_status op_axpy(kiln_event **e) {
-    return kiln_array_axpy(q, Z, 2.0, X, Y, 0, NULL, e);
+    return kiln_array_axpy_out(q, Z, 2.0, X, Y, 0, NULL, e);
 }
 static kiln_status op_sum(kiln_event **e) {
     return kiln_array_reduce_async(q, KILN_REDUCE_SUM, X, R, NULL, 0, NULL, e);
@@ -97,13 +97,13 @@ static kiln_status op_dot(kiln_event **e) {
     return kiln_array_dot_async(q, X, Y, R, NULL, 0, NULL, e);
 }
 static kiln_status op_scan(kiln_event **e) {
-    return kiln_array_cumsum(q, O, I, 0, 0, NULL, e);
+    return kiln_array_cumsum_out(q, O, I, 0, 0, NULL, e);
 }
 /* scan_int64 (opt-in): its arrays and reference */
 static kiln_array *I64, *O64;
 static int64_t *hi64, *ho64, *href64;
 static kiln_status op_scan64(kiln_event **e) {
-    return kiln_array_cumsum(q, O64, I64, 0, 0, NULL, e);
+    return kiln_array_cumsum_out(q, O64, I64, 0, 0, NULL, e);
 }
 static int check_scan64(void) {
     kiln_status st = kiln_array_read(q, O64, ho64);
@@ -402,7 +402,7 @@ static int sweep(kiln_context *c, const kiln_device_info *info, const char *arg)
 
 static kiln_kernel *hand_axpy;
 static kiln_status op_binary(kiln_event **e) {
-    return kiln_array_binary(q, KILN_OP_ADD, Z, X, Y, 0, NULL, e);
+    return kiln_array_binary_out(q, KILN_OP_ADD, Z, X, Y, 0, NULL, e);
 }
 static kiln_status op_hand(kiln_event **e) {
     kiln_arg a[] = { KILN_ARG_BUF(kiln_array_buffer(Z)), KILN_ARG_BUF(kiln_array_buffer(X)),

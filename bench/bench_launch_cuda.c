@@ -1,6 +1,6 @@
 /* Per-launch overhead of an empty 3-argument kernel through kiln
  * (kiln_kernel_launch on "cuda:0") against raw cuLaunchKernel of the same
- * CUfunction (kiln_cuda_kernel_get) on a stream of the bench's own, in the
+ * CUfunction (kiln_cuda_kernel_native) on a stream of the bench's own, in the
  * same context, in interleaved rounds (medians, ratio); the launch+wait
  * round trip; command graphs (issue 47): 1000 launches recorded with
  * kiln_graph_record_begin and replayed (a CUDA graph underneath) against a
@@ -193,9 +193,9 @@ int main(int argc, char **argv) {
     CUcontext cuctx;
     CUdeviceptr dptr;
     CUstream stream;
-    CK(kiln_cuda_kernel_get(k, dev, &fn));
-    CK(kiln_cuda_context_get(ctx, &cuctx));
-    CK(kiln_cuda_buffer_get(buf, &dptr));
+    CK(kiln_cuda_kernel_native(k, dev, &fn));
+    CK(kiln_cuda_context_native(ctx, &cuctx));
+    CK(kiln_cuda_buffer_native(buf, &dptr));
     CU(api.cuCtxSetCurrent(cuctx));
     CU(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     int b = 7;

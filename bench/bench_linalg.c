@@ -38,11 +38,11 @@ typedef struct job {
 
 static kiln_status do_matmul(void *arg, kiln_event **e) {
     job *j = arg;
-    return kiln_matmul(j->q, j->c, j->a, j->b, 0, NULL, e);
+    return kiln_linalg_matmul_out(j->q, j->c, j->a, j->b, 0, NULL, e);
 }
 static kiln_status do_fft(void *arg, kiln_event **e) {
     job *j = arg;
-    return kiln_fft(j->q, j->b, j->a, j->axes, 0, KILN_FFT_NORM_BACKWARD, 0, NULL, e);
+    return kiln_fft_c2c_out(j->q, j->b, j->a, j->axes, 0, KILN_FFT_NORM_BACKWARD, 0, NULL, e);
 }
 
 /* The median device time of runs calls; *wall_med gets the median host

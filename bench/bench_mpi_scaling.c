@@ -1,5 +1,6 @@
 /* Weak and strong scaling of kiln_mpi's all-reduce, global scan and sample
- * sort (issue 46, item 8; the mask and distances are not distributed yet).
+ * sort (issue 46, item 8; the distributed mask and distances are timed by
+ * `kiln demo --mpi`, tools/kiln/demo_mpi.c: bench/README.md has both).
  *
  *   mpirun -np P build/bench/bench_mpi_scaling [log2 n] [reps]
  *

@@ -11,7 +11,7 @@ same device in one run (KILN_DEVICE picks it).
    with an event released at once, the Python call's C work).
 2. c = a + b on 1024 float32: N calls, one finish at the end; from Python
    (the operator: a new array each call) and from C (kiln_array_empty +
-   kiln_array_binary + kiln_array_release).
+   kiln_array_binary_out + kiln_array_release).
 The C side is a small shared library compiled here against the installed
 package's header and libkiln (kiln.get_include(), kiln.get_library_dir())
 and called through ctypes on the Python side's own queue, kernel and
@@ -54,7 +54,7 @@ double c_launch(kiln_queue *q, kiln_kernel *k, kiln_array *buf, long n, size_t g
     if (kiln_queue_finish(q)) return -1;
     return (now() - t0) / n * 1e6;
 }
-/* c = a + b: kiln_array_empty + kiln_array_binary + kiln_array_release;
+/* c = a + b: kiln_array_empty + kiln_array_binary_out + kiln_array_release;
  * keep: the previous c is released after the next one is made, as
  * Python's `c = a + b` does */
 double c_add(kiln_queue *q, kiln_array *a, kiln_array *b, long n, int keep) {
@@ -63,7 +63,7 @@ double c_add(kiln_queue *q, kiln_array *a, kiln_array *b, long n, int keep) {
     for (int i = 0; i < 200; i++) {
         kiln_array *c;
         if (kiln_array_empty(ctx, KILN_FLOAT32, 1, &shape, &c)) return -1;
-        if (kiln_array_binary(q, KILN_OP_ADD, c, a, b, 0, NULL, NULL)) return -1;
+        if (kiln_array_binary_out(q, KILN_OP_ADD, c, a, b, 0, NULL, NULL)) return -1;
         kiln_array_release(c);
     }
     if (kiln_queue_finish(q)) return -1;
@@ -72,7 +72,7 @@ double c_add(kiln_queue *q, kiln_array *a, kiln_array *b, long n, int keep) {
     for (long i = 0; i < n; i++) {
         kiln_array *c;
         if (kiln_array_empty(ctx, KILN_FLOAT32, 1, &shape, &c)) return -1;
-        if (kiln_array_binary(q, KILN_OP_ADD, c, a, b, 0, NULL, NULL)) return -1;
+        if (kiln_array_binary_out(q, KILN_OP_ADD, c, a, b, 0, NULL, NULL)) return -1;
         if (keep) {
             kiln_array_release(prev);
             prev = c;
@@ -209,7 +209,7 @@ def main():
         print("  PyOpenCL     (not installed)")
     print(f"c = a + b, 1024 float32, {args.adds} calls + finish (us per call):")
     print(f"  kiln Python  c = a + b                               {med['py_add']:8.3f}")
-    print(f"  kiln C       empty + kiln_array_binary + release     {med['c_add']:8.3f}")
+    print(f"  kiln C       empty + kiln_array_binary_out + release     {med['c_add']:8.3f}")
     print(f"  kiln C       the same, previous c released after    {med['c_add_keep']:8.3f}")
     print(f"               the next is made (Python's order)")
     print(f"  Python - C (same order)                              {med['py_add'] - med['c_add_keep']:8.3f}")

@@ -4,7 +4,7 @@
  * Ops: copy_if of float32 x > 0.5 (uniform x in [0, 1): half selected),
  * unique of sorted int32 (runs of 4 on average), unique with counts, and
  * sort_unique_i32: the same keys shuffled, sorted and then made unique (a
- * kiln_array_sort and a kiln_array_unique behind it, as torch.unique,
+ * kiln_array_sort_out and a kiln_array_unique_out behind it, as torch.unique,
  * cp.unique and np.unique do it in one call).
  * Prints a table and `RESULT op seconds` lines for bench/peers_select.py.
  *
@@ -47,20 +47,20 @@ static kiln_status op_copy(kiln_event **e) {
     return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
 }
 static kiln_status op_copy_if(kiln_event **e) {
-    return kiln_array_copy_if(q, Y, CNT, NULL, X, "x > 0.5f", 0, NULL, e);
+    return kiln_array_copy_if_out(q, Y, CNT, NULL, X, "x > 0.5f", 0, NULL, e);
 }
 static kiln_status op_unique(kiln_event **e) {
-    return kiln_array_unique(q, U, NULL, CNT, NULL, K, 0, NULL, e);
+    return kiln_array_unique_out(q, U, NULL, CNT, NULL, K, 0, NULL, e);
 }
 static kiln_status op_unique_counts(kiln_event **e) {
-    return kiln_array_unique(q, U, UC, CNT, NULL, K, 0, NULL, e);
+    return kiln_array_unique_out(q, U, UC, CNT, NULL, K, 0, NULL, e);
 }
 /* the shuffled keys sorted into SK, then unique behind the sort's event */
 static kiln_status op_sort_unique(kiln_event **e) {
     kiln_event *sorted = NULL;
-    kiln_status st = kiln_array_sort(q, SK, NULL, KS, NULL, NULL, 0, NULL, &sorted);
+    kiln_status st = kiln_array_sort_out(q, SK, NULL, KS, NULL, NULL, 0, NULL, &sorted);
     if (st == KILN_OK)
-        st = kiln_array_unique(q, U, NULL, CNT, NULL, SK, 1, &sorted, e);
+        st = kiln_array_unique_out(q, U, NULL, CNT, NULL, SK, 1, &sorted, e);
     kiln_event_release(sorted);
     return st;
 }

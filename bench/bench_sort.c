@@ -45,13 +45,13 @@ static kiln_status op_copy(kiln_event **e) {
     return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
 }
 static kiln_status op_sort32(kiln_event **e) {
-    return kiln_array_sort(q, O32, NULL, K32, NULL, NULL, 0, NULL, e);
+    return kiln_array_sort_out(q, O32, NULL, K32, NULL, NULL, 0, NULL, e);
 }
 static kiln_status op_argsort(kiln_event **e) {
-    return kiln_array_argsort(q, IDX, K32, NULL, 0, NULL, e);
+    return kiln_array_argsort_out(q, IDX, K32, NULL, 0, NULL, e);
 }
 static kiln_status op_sort64(kiln_event **e) {
-    return kiln_array_sort(q, O64, NULL, K64, NULL, NULL, 0, NULL, e);
+    return kiln_array_sort_out(q, O64, NULL, K64, NULL, NULL, 0, NULL, e);
 }
 
 static int check_none(void) {

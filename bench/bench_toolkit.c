@@ -54,7 +54,7 @@ static kiln_status op_copy(kiln_event **e) {
     return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
 }
 static kiln_status op_take(kiln_event **e) {
-    return kiln_array_take(q, O, X, IDX, KILN_INDEX_CLIP, 0, NULL, e);
+    return kiln_array_take_out(q, O, X, IDX, KILN_INDEX_CLIP, 0, NULL, e);
 }
 static kiln_status op_put(kiln_event **e) {
     return kiln_array_put(q, O, PERM, X, KILN_INDEX_CLIP, KILN_PUT_ASSIGN, 0, NULL, e);
@@ -67,10 +67,10 @@ static kiln_status op_put_add(kiln_event **e) {
     return kiln_array_put(q, ACC, ADDIDX, X, KILN_INDEX_CLIP, KILN_PUT_ADD, 0, NULL, e);
 }
 static kiln_status op_astype(kiln_event **e) {
-    return kiln_array_astype(q, H, X, 0, NULL, e);
+    return kiln_array_astype_out(q, H, X, 0, NULL, e);
 }
 static kiln_status op_where(kiln_event **e) {
-    return kiln_array_where(q, O, C, X, Y, 0, NULL, e);
+    return kiln_array_where_out(q, O, C, X, Y, 0, NULL, e);
 }
 
 static void read_o(void) {

@@ -115,9 +115,13 @@ static int check_hist_s(void) {
     return check_hist(hs);
 }
 static int check_bincount(void) {
-    int64_t got[256], want[256] = { 0 };
+    /* the result has max + 1 bins (minlength 0): fewer than 256 when no
+     * value is 255, which small n often gives (the sweep's 2^10) */
+    int64_t got[256] = { 0 }, want[256] = { 0 };
     for (size_t i = 0; i < n; i++)
         want[hb[i]]++;
+    if (kiln_array_size(result) > 256)
+        return 0;
     TRY(kiln_array_read(q, result, got));
     return !memcmp(got, want, sizeof got);
 }

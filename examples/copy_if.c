@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
     int32_t *steps = malloc(n * sizeof *steps), *uniq = malloc(n * sizeof *uniq);
     int ok = 0;
     kiln_queue *q = NULL;
-    kiln_array *X = NULL, *K = NULL, *S = NULL, *U = NULL, *cnt = NULL, *ucnt = NULL;
+    kiln_array *X = NULL, *K = NULL, *S = NULL, *U = NULL, *cnt = NULL, *ucnt = NULL, *R = NULL;
     kiln_event *e1 = NULL, *e2 = NULL, *e3 = NULL;
     kiln_elementwise *floor_ew = NULL;
     if (!x || !kept || !steps || !uniq) {
@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
     /* 1. keep the items whose fractional part exceeds the threshold */
     char pred[64];
     snprintf(pred, sizeof pred, "x - floor(x) > (float)(%.9g)", threshold);
-    TRY(kiln_array_copy_if(q, K, cnt, NULL, X, pred, 0, NULL, &e1));
+    TRY(kiln_array_copy_if_out(q, K, cnt, NULL, X, pred, 0, NULL, &e1));
     /* 2. floor of every kept item: only the first cnt[0] are meaningful;
      * the kernel reads the count on the device (no host round trip) */
     TRY(kiln_elementwise_create(
@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
     /* 3. the distinct values (items past the count hold INT_MAX: one more
      * run at the end, dropped below) */
     int64_t nkept = 0, nuniq = 0;
-    TRY(kiln_array_unique(q, U, NULL, ucnt, &nuniq, S, 1, &e2, &e3));
+    TRY(kiln_array_unique_out(q, U, NULL, ucnt, &nuniq, S, 1, &e2, &e3));
     TRY(kiln_event_wait(e3));
     TRY(kiln_array_read(q, cnt, &nkept));
     TRY(kiln_array_read(q, K, kept));
@@ -86,7 +86,11 @@ int main(int argc, char **argv) {
         }
         want++;
     }
-    ok = nkept == (int64_t)want && nuniq == (int64_t)wantu && bad == 0;
+    /* 4. the same selection as NumPy's x[mask]: one blocking call that
+     * returns an array of exactly the kept length */
+    TRY(kiln_array_copy_if(q, X, pred, &R));
+    ok =
+        nkept == (int64_t)want && nuniq == (int64_t)wantu && bad == 0 && kiln_array_size(R) == want;
     kiln_device_info info;
     kiln_device_get_info(kiln_queue_device(q), &info);
     printf("copy_if: %zu items on %s: kept %lld (host %zu), %lld distinct "
@@ -98,6 +102,7 @@ fail:
     kiln_event_release(e3);
     kiln_elementwise_release(floor_ew);
     kiln_array_release(X);
+    kiln_array_release(R);
     kiln_array_release(K);
     kiln_array_release(S);
     kiln_array_release(U);

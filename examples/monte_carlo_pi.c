@@ -3,7 +3,7 @@
  * counter-based generator (kiln_rand_uniform_n: Philox4x32-10 with
  * substream i), so the count is the same on every device and launch shape.
  * Usage: monte_carlo_pi [device] [points] [seed]. The host recounts the
- * same points with kiln_philox4x32_10 and checks the count is identical.
+ * same points with kiln_rng_philox4x32_10 and checks the count is identical.
  * Build: cc monte_carlo_pi.c $(pkg-config --cflags --libs kiln) -lm */
 #include <kiln.h>
 #include <math.h>
@@ -25,7 +25,7 @@ static long long host_count(unsigned long long seed, size_t n) {
     for (size_t i = 0; i < n; i++) {
         uint32_t ctr[4] = { 0, 0, (uint32_t)i, (uint32_t)((uint64_t)i >> 32) };
         uint32_t key[2] = { (uint32_t)seed, (uint32_t)(seed >> 32) }, w[4];
-        kiln_philox4x32_10(ctr, key, w);
+        kiln_rng_philox4x32_10(ctr, key, w);
         float x = (float)(w[0] >> 8) * 0x1p-24f, y = (float)(w[1] >> 8) * 0x1p-24f;
         hits += x * x + y * y < 1.0f;
     }

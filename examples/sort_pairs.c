@@ -1,8 +1,8 @@
 /* sort_pairs — a leaderboard: a million players' float scores sorted
  * largest first with their int32 player ids riding along (a stable
  * key-value radix sort, so tied scores keep id order), then the top 5
- * with kiln_array_topk and where a score of 0.5 would rank with
- * kiln_array_searchsorted. Checked on the host. Device: argv[1] or
+ * with kiln_array_topk_out and where a score of 0.5 would rank with
+ * kiln_array_searchsorted_out. Checked on the host. Device: argv[1] or
  * $KILN_DEVICE; argv[2]: the number of players (default 2^20).
  * Build: cc sort_pairs.c $(pkg-config --cflags --libs kiln) */
 #include <kiln.h>
@@ -43,20 +43,20 @@ int main(int argc, char **argv) {
     TRY(kiln_array_empty(ctx, KILN_INT32, 1, &n, &IO));
     /* the whole board, largest first */
     kiln_sort_desc desc = KILN_SORT_DESC(.descending = 1);
-    TRY(kiln_array_sort(q, SO, IO, S, I, &desc, 0, NULL, NULL));
+    TRY(kiln_array_sort_out(q, SO, IO, S, I, &desc, 0, NULL, NULL));
     /* the top 5 alone, with their positions (= ids here) */
     size_t five = 5, one = 1;
     TRY(kiln_array_empty(ctx, KILN_FLOAT32, 1, &five, &top));
     TRY(kiln_array_empty(ctx, KILN_INT64, 1, &five, &top_id));
-    TRY(kiln_array_topk(q, top, top_id, S, 5, 1, 0, NULL, NULL));
+    TRY(kiln_array_topk_out(q, top, top_id, S, 5, 1, 0, NULL, NULL));
     /* rank of a score of 0.5 among the scores in ascending order */
     float half = 0.5f;
     int64_t below = -1;
     TRY(kiln_array_empty(ctx, KILN_FLOAT32, 1, &n, &asc));
-    TRY(kiln_array_sort(q, asc, NULL, S, NULL, NULL, 0, NULL, NULL));
+    TRY(kiln_array_sort_out(q, asc, NULL, S, NULL, NULL, 0, NULL, NULL));
     TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &one, &half, &probe));
     TRY(kiln_array_empty(ctx, KILN_INT64, 1, &one, &pos));
-    TRY(kiln_array_searchsorted(q, pos, asc, probe, 0, 0, NULL, NULL));
+    TRY(kiln_array_searchsorted_out(q, pos, asc, probe, 0, 0, NULL, NULL));
     float top_score[5];
     int64_t top_ids[5];
     TRY(kiln_array_read(q, SO, sorted)); /* blocks; runs after the sorts */

@@ -1,5 +1,5 @@
 /* The generators' argument declarations ("float a, const float *x") and
- * type names (src/algo/gen_decl.c), as given to kiln_elementwise_create,
+ * type names (src/algo/gen/gen_decl.c), as given to kiln_elementwise_create,
  * kiln_reduction_create and kiln_scan_create. */
 #include "fuzz_util.h"
 #include "testing/kiln_test_internal.h"

@@ -1,7 +1,7 @@
 /* Generated source from user text: no expression is parsed by kiln (the
  * device compiler does that), but the text a user gives is scanned and
  * pasted: the offload code generator (parameter declarations, index names,
- * kernel name, body; src/algo/offload_codegen.c), and the compiler-log
+ * kernel name, body; src/algo/offload/offload_codegen.c), and the compiler-log
  * readers that map a failed build back to the user's lines
  * (src/core/buildlog.c, src/base/buildlog_quote.c).
  * Input: fields separated by 0x01: params, body, index names, name,

@@ -1,4 +1,4 @@
-/* The offload map checks (src/algo/offload_maps.c): a region's maps as
+/* The offload map checks (src/algo/offload/offload_maps.c): a region's maps as
  * kiln_arg entries, checked by kiln_data_region_begin before anything is
  * allocated. Each 12 input bytes make one entry: kind, map kind, a host
  * pointer into a scratch block (or NULL) and a byte count. */

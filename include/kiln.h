@@ -49,7 +49,7 @@
  *    (check that event's state).
  *
  * Device selection strings (kiln_device_select, $KILN_DEVICE):
- *    "N"           the N-th device in kiln_device_get order
+ *    "N"           the N-th device in kiln_device_at order
  *    "B:N"         the N-th device of backend B over all its platforms,
  *                  B being a backend's name as kiln_device_info.backend_name
  *                  says it ("opencl:1", "cuda:0"; case-insensitive)
@@ -65,7 +65,7 @@
  *  (kiln_device_partition) are selected by "N" only.
  *  With NULL or "" and no $KILN_DEVICE: prefer a GPU, then an accelerator,
  *  then a CPU; among devices of one type, the backend that ranks higher by
- *  default (CUDA before OpenCL before host), then kiln_device_get order.
+ *  default (CUDA before OpenCL before host), then kiln_device_at order.
  */
 #ifndef KILN_H
 #define KILN_H
@@ -176,7 +176,7 @@ typedef struct kiln_device_info {
     unsigned compute_units; /* OpenCL compute units; CUDA SMs */
     unsigned clock_mhz;
     uint64_t global_mem_bytes;
-    uint64_t local_mem_bytes; /* per work-group / block */
+    uint64_t local_mem_bytes; /* per work-group / block (CUDA: the opt-in limit) */
     uint64_t max_alloc_bytes;
     uint64_t l2_cache_bytes; /* 0 when unknown */
     size_t max_work_group_size;
@@ -235,7 +235,7 @@ KILN_API kiln_status kiln_device_count(size_t *count);
  * they are built in (OpenCL, then CUDA), each backend's devices in its own
  * order (OpenCL: platforms and their devices; CUDA: ordinals), then
  * sub-devices in the order kiln_device_partition made them. */
-KILN_API kiln_status kiln_device_get(size_t index, kiln_device **device);
+KILN_API kiln_status kiln_device_at(size_t index, kiln_device **device);
 /* Selects a device by the string described at the top of this header. NULL
  * or "" uses $KILN_DEVICE, then the default preference. An unknown selector
  * is KILN_ERROR_NO_DEVICE, and the message lists the devices that exist. */
@@ -654,7 +654,7 @@ KILN_API kiln_status kiln_event_wait(kiln_event *event);
  * completing. */
 KILN_API kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms);
 /* Blocks until all events complete (NULL entries are skipped). */
-KILN_API kiln_status kiln_events_wait(size_t num, kiln_event *const *events);
+KILN_API kiln_status kiln_event_wait_all(size_t num, kiln_event *const *events);
 KILN_API kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state);
 /* Profiling times; the event must be complete and its queue made with
  * KILN_QUEUE_PROFILING (else KILN_ERROR_WRONG_STATE). */
@@ -687,7 +687,7 @@ KILN_API kiln_status kiln_event_then(kiln_event *event, kiln_continuation fn, vo
 /* A future: a value the host will have, and the storage that holds it
  * (docs/api.md, "Futures"). It settles once: complete, with its value, or
  * failed, with a status and the first failure's message. Nothing here
- * blocks except kiln_future_wait and kiln_future_get. kiln_future_event
+ * blocks except kiln_future_wait and kiln_future_copy. kiln_future_event
  * gives an event (borrowed: valid while the future is) that completes or
  * fails with the future, so device commands can wait on a future. */
 typedef struct kiln_future kiln_future;
@@ -695,9 +695,9 @@ typedef struct kiln_future kiln_future;
 /* Reads size bytes at offset of buffer into storage the future owns, after
  * the wait list (a non-blocking read; e.g. a reduction's result, a
  * selection's count). */
-KILN_API kiln_status kiln_future_read(kiln_queue *queue, kiln_buffer *buffer, size_t offset,
-                                      size_t size, size_t num_wait, kiln_event *const *wait,
-                                      kiln_future **future);
+KILN_API kiln_status kiln_buffer_read_future(kiln_queue *queue, kiln_buffer *buffer, size_t offset,
+                                             size_t size, size_t num_wait, kiln_event *const *wait,
+                                             kiln_future **future);
 /* A future of size bytes filled by commands of the caller's
  * (kiln_future_data is the storage, e.g. the destination of a non-blocking
  * read): it completes when event completes (fails if event fails), once
@@ -717,7 +717,7 @@ KILN_API void kiln_future_release(kiln_future *future);
 
 KILN_API kiln_event *kiln_future_event(kiln_future *future);
 /* KILN_EVENT_QUEUED while pending, then KILN_EVENT_COMPLETE or _ERROR. */
-KILN_API kiln_status kiln_future_state(kiln_future *future, kiln_event_state *state);
+KILN_API kiln_status kiln_future_get_state(kiln_future *future, kiln_event_state *state);
 /* The value once complete (NULL before, and for a future without a value;
  * *size gets its size). Valid while the future is. */
 KILN_API const void *kiln_future_value(kiln_future *future, size_t *size);
@@ -728,7 +728,7 @@ KILN_API const void *kiln_future_value(kiln_future *future, size_t *size);
 KILN_API kiln_status kiln_future_wait(kiln_future *future);
 /* Waits, then copies the value (size must be the value's size, else
  * KILN_ERROR_MISMATCH). */
-KILN_API kiln_status kiln_future_get(kiln_future *future, void *out, size_t size);
+KILN_API kiln_status kiln_future_copy(kiln_future *future, void *out, size_t size);
 
 /* A continuation: called on kiln's callback thread with the completed
  * value of the future it follows. It may enqueue work and return, in
@@ -753,7 +753,7 @@ KILN_API kiln_status kiln_future_when_any(size_t n, kiln_future *const *futures,
  * continuation has not started: it fails with KILN_ERROR_CANCELED, its fn
  * never runs, and the steps after it fail with the same status.
  * KILN_ERROR_WRONG_STATE for a future already settled, a continuation
- * already running, and a future of device work (kiln_future_read/create):
+ * already running, and a future of device work (kiln_buffer_read_future/create):
  * work submitted to OpenCL or CUDA cannot be recalled. */
 KILN_API kiln_status kiln_future_cancel(kiln_future *future);
 

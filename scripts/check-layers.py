@@ -10,10 +10,18 @@ The layers and what each may include (docs/architecture.md):
   src/backend/*.c       base, backend/ (the registry)
   src/core              base, cache, core, backend/backend.h,
                         backend/interop.h, backend/registry.h
-  src/algo              base, algo
+  src/algo/<folder>/    base and the algo folders at or below its own
+                        (ALGO_USES below; docs/architecture.md):
+                          array    algo/array
+                          gen      + algo/gen
+                          prim     + algo/prim, algo/kernels
+                          ops      + algo/ops
+                          linalg   + algo/linalg
+                          offload  algo/array, algo/gen, algo/offload
   src/testing           anything under src/ (the tests' one door)
   src/mpi               public headers and src/mpi (kiln_mpi, a library
                         over libkiln's public API)
+  src/gl                public headers and src/gl (kiln_gl, likewise)
   tests/, fuzz/         public headers, their own folder, testing/kiln_test_internal.h,
                         tools/kiln/demo_work.h (test_demo checks the demo)
   tools, bench, examples  public headers and their own folder
@@ -24,7 +32,7 @@ resolves from the including file's folder whatever the include path says.
 It also fails if src/core names a backend (the identifiers
 KILN_BACKEND_OPENCL / KILN_BACKEND_CUDA, or a string holding "opencl:" or
 "cuda:"): core reads each backend's table (selector prefix, priority,
-languages) from the registry instead. src/algo/*.c gets the same check as
+languages) from the registry instead. src/algo's .c files get the same check as
 a note only, until algorithms choose their variants by capability.
 Usage: scripts/check-layers.py [ROOT]   (exit 1 and a list on a violation)
 """
@@ -53,6 +61,19 @@ def resolve(src, name):
     return None
 
 
+# What each folder of src/algo may include besides base and public headers:
+# its own folder and those below it. A file directly in src/algo/ (none
+# now) or in a folder not listed here is refused.
+ALGO_USES = {
+    "array": ["array"],
+    "gen": ["array", "gen"],
+    "prim": ["array", "gen", "prim", "kernels"],
+    "ops": ["array", "gen", "prim", "ops"],
+    "linalg": ["array", "gen", "prim", "ops", "linalg"],
+    "offload": ["array", "gen", "offload"],
+}
+
+
 def allowed(src_rel, target):
     """True if the file at src_rel may include target (both repo-relative)."""
     public = target == "include/kiln.h" or target.startswith("include/kiln/")
@@ -72,12 +93,16 @@ def allowed(src_rel, target):
         elif layer == "core":
             ok += ["src/cache/", "src/core/", "src/backend/backend.h",
                    "src/backend/interop.h", "src/backend/registry.h"]
+        elif layer == "algo" and len(top) > 3 and top[2] in ALGO_USES:
+            ok += ["src/algo/%s/" % f for f in ALGO_USES[top[2]]]
         elif layer == "algo":
-            ok += ["src/algo/"]
+            return False
         elif layer == "testing":
             ok += ["src/"]
         elif layer == "mpi":  # kiln_mpi: kiln's public API and its own folder
             ok += ["src/mpi/"]
+        elif layer == "gl":  # kiln_gl: likewise (docs/gl.md)
+            ok += ["src/gl/"]
         else:
             return False
         return public or any(target == o or (o.endswith("/") and target.startswith(o))
@@ -120,10 +145,9 @@ def naming_check():
     for d, _, files in os.walk(os.path.join(ROOT, "src", "core")):
         fail += [h for f in sorted(files) if f.endswith((".c", ".h"))
                  for h in backend_names(os.path.join(d, f))]
-    algo = os.path.join(ROOT, "src", "algo")
-    if os.path.isdir(algo):
-        note += [h for f in sorted(os.listdir(algo)) if f.endswith(".c")
-                 for h in backend_names(os.path.join(algo, f))]
+    for d, _, files in sorted(os.walk(os.path.join(ROOT, "src", "algo"))):
+        note += [h for f in sorted(files) if f.endswith(".c")
+                 for h in backend_names(os.path.join(d, f))]
     for n in note:
         print("note: " + n)
     if note:

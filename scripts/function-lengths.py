@@ -2,7 +2,10 @@
 """Lists C functions in src/ longer than a limit (default 100 lines, from
 the line of the opening brace's declaration to the closing brace), longest
 first: the measure of issue 43's "short functions" item.
-Usage: scripts/function-lengths.py [LIMIT]"""
+Usage: scripts/function-lengths.py [LIMIT] [--check]
+--check (make test): exit 1 when more functions are over 100 lines than
+scripts/function-lengths-ceiling.txt records (lower it as they shrink;
+the goal is 0)."""
 import os
 import re
 import subprocess
@@ -32,7 +35,9 @@ def functions(path):
 
 
 def main():
-    limit = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    args = [a for a in sys.argv[1:] if a != "--check"]
+    check = "--check" in sys.argv[1:]
+    limit = int(args[0]) if args else 100
     files = subprocess.run(["git", "ls-files", "src"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()
     long_ones = []
@@ -44,7 +49,16 @@ def main():
     for n, f, line, name in sorted(long_ones, reverse=True):
         print(f"{n:5d} {f}:{line} {name}")
     print(f"{len(long_ones)} functions over {limit} lines")
+    if check:
+        with open(os.path.join(ROOT, "scripts", "function-lengths-ceiling.txt")) as fh:
+            ceiling = int(fh.read().split("#")[0].split()[0])
+        if len(long_ones) > ceiling:
+            print(f"function-lengths: {len(long_ones)} functions over {limit} lines, more than "
+                  f"the ceiling {ceiling} (scripts/function-lengths-ceiling.txt): split the new one")
+            return 1
+        print(f"function-lengths: ok ({len(long_ones)} <= ceiling {ceiling}; the goal is 0)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,6 +15,24 @@ Contents:
     function, NumPy's result for every value (unary) or every pair of
     values (binary, row-major: a = v[i / n], b = v[i % n]), as raw bits.
 
+With --shapes it writes tests/numpy_shapes.h instead, NumPy's answers for
+the shape logic that tests/test_prop_shapes.c checks kiln against (issue
+41, item 16), random cases from a fixed seed:
+
+    /tmp/np-venv/bin/python scripts/gen-numpy-tables.py --shapes > tests/numpy_shapes.h
+
+  * np_bcast: np.broadcast_shapes of two shapes (rank 0..5), or an error;
+  * np_view: a[s0, s1, ...] then [t0, t1, ...] (two slicings in a row,
+    Python slices with negative, out-of-range and extreme bounds and
+    steps) of a C-order array: shape, strides and offset in elements;
+  * np_reshape: a.reshape(new) of a C-order array: ok or not, strides;
+  * np_permute: a.transpose(axes) with negative, repeated and out-of-range
+    axes: ok (and the kind of error), shape and strides;
+  * np_axis: a.sum(axis, keepdims) with axes -ndim-2..ndim+1: ok, shape;
+  * np_strided: np.lib.stride_tricks.as_strided over a buffer (strides
+    negative or 0, an offset): whether every element lies inside it
+    (np.lib.array_utils.byte_bounds), for kiln_array_from_buffer.
+
 Where NumPy raises or leaves a result undefined kiln's documented choice
 is written instead (docs/api.md, "Element-wise functions"): an integer
 power with a negative exponent gives the integer part of the exact result
@@ -24,6 +42,7 @@ import sys
 import warnings
 
 import numpy as np
+from numpy.lib import array_utils
 
 warnings.simplefilter("ignore")
 
@@ -90,7 +109,7 @@ OPS = [
     ("less_equal", "KILN_OP_LE", 2, INT + FLOAT, "bool", 0),
     ("greater", "KILN_OP_GT", 2, INT + FLOAT, "bool", 0),
     ("greater_equal", "KILN_OP_GE", 2, INT + FLOAT, "bool", 0),
-    ("power", "KILN_OP_POW", 2, INT + FLOAT, "same", 1),
+    ("power", "KILN_OP_POW", 2, INT + FLOAT + CPLX, "same", 1),
     ("floor_divide", "KILN_OP_FLOOR_DIVIDE", 2, INT + FLOAT, "same", 0),
     ("remainder", "KILN_OP_REMAINDER", 2, INT + FLOAT, "same", 0),
     ("bitwise_and", "KILN_OP_BITWISE_AND", 2, BOOL + INT, "same", 0),
@@ -109,30 +128,30 @@ OPS = [
     ("positive", "KILN_OP_POSITIVE", 1, INT + FLOAT + CPLX, "same", 0),
     ("absolute", "KILN_OP_ABS", 1, INT + FLOAT + CPLX, "same", 1),
     ("square", "KILN_OP_SQUARE", 1, INT + FLOAT + CPLX, "same", 0),
-    ("sign", "KILN_OP_SIGN", 1, INT + FLOAT, "same", 0),
-    ("sqrt", "KILN_OP_SQRT", 1, FLOAT, "same", 1),
-    ("exp", "KILN_OP_EXP", 1, FLOAT, "same", 1),
-    ("log", "KILN_OP_LOG", 1, FLOAT, "same", 1),
-    ("sin", "KILN_OP_SIN", 1, FLOAT, "same", 1),
-    ("cos", "KILN_OP_COS", 1, FLOAT, "same", 1),
-    ("tan", "KILN_OP_TAN", 1, FLOAT, "same", 1),
-    ("arcsin", "KILN_OP_ASIN", 1, FLOAT, "same", 1),
-    ("arccos", "KILN_OP_ACOS", 1, FLOAT, "same", 1),
-    ("arctan", "KILN_OP_ATAN", 1, FLOAT, "same", 1),
-    ("sinh", "KILN_OP_SINH", 1, FLOAT, "same", 1),
-    ("cosh", "KILN_OP_COSH", 1, FLOAT, "same", 1),
-    ("tanh", "KILN_OP_TANH", 1, FLOAT, "same", 1),
-    ("arcsinh", "KILN_OP_ASINH", 1, FLOAT, "same", 1),
-    ("arccosh", "KILN_OP_ACOSH", 1, FLOAT, "same", 1),
-    ("arctanh", "KILN_OP_ATANH", 1, FLOAT, "same", 1),
-    ("log1p", "KILN_OP_LOG1P", 1, FLOAT, "same", 1),
-    ("expm1", "KILN_OP_EXPM1", 1, FLOAT, "same", 1),
-    ("log2", "KILN_OP_LOG2", 1, FLOAT, "same", 1),
-    ("log10", "KILN_OP_LOG10", 1, FLOAT, "same", 1),
+    ("sign", "KILN_OP_SIGN", 1, INT + FLOAT + CPLX, "same", 0),
+    ("sqrt", "KILN_OP_SQRT", 1, FLOAT + CPLX, "same", 1),
+    ("exp", "KILN_OP_EXP", 1, FLOAT + CPLX, "same", 1),
+    ("log", "KILN_OP_LOG", 1, FLOAT + CPLX, "same", 1),
+    ("sin", "KILN_OP_SIN", 1, FLOAT + CPLX, "same", 1),
+    ("cos", "KILN_OP_COS", 1, FLOAT + CPLX, "same", 1),
+    ("tan", "KILN_OP_TAN", 1, FLOAT + CPLX, "same", 1),
+    ("arcsin", "KILN_OP_ASIN", 1, FLOAT + CPLX, "same", 1),
+    ("arccos", "KILN_OP_ACOS", 1, FLOAT + CPLX, "same", 1),
+    ("arctan", "KILN_OP_ATAN", 1, FLOAT + CPLX, "same", 1),
+    ("sinh", "KILN_OP_SINH", 1, FLOAT + CPLX, "same", 1),
+    ("cosh", "KILN_OP_COSH", 1, FLOAT + CPLX, "same", 1),
+    ("tanh", "KILN_OP_TANH", 1, FLOAT + CPLX, "same", 1),
+    ("arcsinh", "KILN_OP_ASINH", 1, FLOAT + CPLX, "same", 1),
+    ("arccosh", "KILN_OP_ACOSH", 1, FLOAT + CPLX, "same", 1),
+    ("arctanh", "KILN_OP_ATANH", 1, FLOAT + CPLX, "same", 1),
+    ("log1p", "KILN_OP_LOG1P", 1, FLOAT + CPLX, "same", 1),
+    ("expm1", "KILN_OP_EXPM1", 1, FLOAT + CPLX, "same", 1),
+    ("log2", "KILN_OP_LOG2", 1, FLOAT + CPLX, "same", 1),
+    ("log10", "KILN_OP_LOG10", 1, FLOAT + CPLX, "same", 1),
     ("floor", "KILN_OP_FLOOR", 1, INT + FLOAT, "same", 0),
     ("ceil", "KILN_OP_CEIL", 1, INT + FLOAT, "same", 0),
     ("trunc", "KILN_OP_TRUNC", 1, INT + FLOAT, "same", 0),
-    ("round", "KILN_OP_ROUND", 1, INT + FLOAT, "same", 0),
+    ("round", "KILN_OP_ROUND", 1, INT + FLOAT + CPLX, "same", 0),
     ("invert", "KILN_OP_BITWISE_INVERT", 1, BOOL + INT, "same", 0),
     ("logical_not", "KILN_OP_LOGICAL_NOT", 1, BOOL, "bool", 0),
     ("isnan", "KILN_OP_ISNAN", 1, INT + FLOAT + CPLX, "bool", 0),
@@ -227,4 +246,227 @@ def main():
     w("};\n\n#endif\n/* clang-format on */\n")
 
 
-main()
+# ---- the shape logic (--shapes) ------------------------------------------
+
+PMAX, PMIN = 2**63 - 1, -2**63
+
+
+def c_int(v):
+    if v == PMAX:
+        return "PTRDIFF_MAX"
+    if v == PMIN:
+        return "PTRDIFF_MIN"
+    return "%d" % v
+
+
+def c_list(vs, n, conv=str):
+    vs = list(vs) + [0] * (n - len(vs))
+    return "{ " + ", ".join(conv(v) for v in vs) + " }"
+
+
+def rand_shape(rng, lo=0, hi=5, dims=(0, 1, 1, 2, 3, 5, 7)):
+    nd = int(rng.integers(lo, hi + 1))
+    return [int(rng.choice(dims)) for _ in range(nd)]
+
+
+def rand_slice(rng, n):
+    pick = int(rng.integers(0, 10))
+    if pick == 0:
+        return (0, PMAX, 1)  # KILN_SLICE_ALL
+    if pick == 1:
+        return (PMAX, PMIN, -1)  # KILN_SLICE_REVERSED
+    ends = [PMAX, PMIN, 0, 1, -1, n, -n, n + 3, -n - 3, 2, -2]
+    start = int(rng.choice(ends)) if rng.random() < 0.4 else int(rng.integers(-n - 2, n + 3))
+    stop = int(rng.choice(ends)) if rng.random() < 0.4 else int(rng.integers(-n - 2, n + 3))
+    step = int(rng.choice([1, 1, 2, 3, -1, -1, -2, -3, 7, -7, PMAX, PMIN + 1]))
+    return (start, stop, step)
+
+
+def elem_strides(a):
+    return [st // a.itemsize for st in a.strides]
+
+
+def elem_offset(a, base):
+    return (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // a.itemsize
+
+
+def slices_c(sls):
+    body = ", ".join("{ %s, %s, %s }" % (c_int(x.start), c_int(x.stop), c_int(x.step)) for x in sls)
+    pad = ", ".join(["{ 0, 0, 0 }"] * (4 - len(sls)))
+    return "{ " + ", ".join(x for x in (body, pad) if x) + " }"
+
+
+def emit(w, rows, per_line=25):
+    """The entries, many to a line (scripts/check-duplicates.py compares
+    lines: one entry per line would repeat there)."""
+    for i in range(0, len(rows), per_line):
+        w("    " + ", ".join(rows[i:i + per_line]) + ",\n")
+    w("};\n\n")
+
+
+def shapes_bcast(rng, w):
+    w("/* np.broadcast_shapes(a, b); ok 0: ValueError */\n")
+    w("static const struct { unsigned na; size_t a[5]; unsigned nb; size_t b[5]; int ok;"
+      " unsigned nr; size_t r[5]; } np_bcast[] = {\n")
+    rows = []
+    for _ in range(1500):
+        a = rand_shape(rng, dims=(0, 1, 1, 1, 2, 3))
+        b = rand_shape(rng, dims=(0, 1, 1, 1, 2, 3))
+        if rng.random() < 0.5 and a:  # many that broadcast
+            b = [x if rng.random() < 0.6 else 1 for x in a[int(rng.integers(0, len(a) + 1)):]]
+        try:
+            r, ok = list(np.broadcast_shapes(tuple(a), tuple(b))), 1
+        except ValueError:
+            r, ok = [], 0
+        rows.append("{ %d, %s, %d, %s, %d, %d, %s }" % (len(a), c_list(a, 5), len(b), c_list(b, 5), ok,
+                                                  len(r), c_list(r, 5)))
+    emit(w, rows)
+
+
+def shapes_view(rng, w):
+    w("/* a = np.empty(shape) (C order); v = a[s][t] (each a tuple of slices, one\n"
+      " * per dimension: start, stop, step); v's shape, strides and offset in\n"
+      " * elements (offset 0 when v is empty) */\n")
+    w("static const struct { unsigned nd; size_t shape[4]; ptrdiff_t s[4][3], t[4][3];"
+      " size_t vshape[4]; ptrdiff_t vstrides[4]; size_t voffset; } np_view[] = {\n")
+    rows = []
+    for _ in range(1200):
+        shape = rand_shape(rng, 1, 4, dims=(0, 1, 2, 3, 4, 5, 8, 13))
+        base = np.empty(shape, dtype=np.float32)
+        ss = tuple(slice(*rand_slice(rng, n)) for n in shape)
+        v1 = base[ss]
+        ts = tuple(slice(*rand_slice(rng, n)) for n in v1.shape)
+        v = v1[ts]
+        off = elem_offset(v, base) if v.size else 0
+        rows.append("{ %d, %s, %s, %s, %s, %s, %d }" % (
+            len(shape), c_list(shape, 4), slices_c(ss), slices_c(ts), c_list(v.shape, 4),
+            c_list(elem_strides(v), 4), off))
+    emit(w, rows)
+
+
+def shapes_reshape(rng, w):
+    w("/* np.empty(shape).reshape(new); ok 0: ValueError; strides in elements */\n")
+    w("static const struct { unsigned nd; size_t shape[5]; unsigned nn; size_t nshape[5]; int ok;"
+      " ptrdiff_t strides[5]; } np_reshape[] = {\n")
+    rows = []
+    for _ in range(600):
+        shape = rand_shape(rng, 0, 5, dims=(0, 1, 2, 3, 4, 6))
+        if rng.random() < 0.6:  # a factorisation of the same size
+            left, new = int(np.prod(shape)), []
+            for _ in range(int(rng.integers(0, 5))):
+                d = int(rng.choice([x for x in (1, 2, 3, 4, 6) if left % x == 0] or [1]))
+                new.append(d)
+                left //= d
+            if left != 1 or not new:
+                new.append(left)
+        else:
+            new = rand_shape(rng, 0, 5, dims=(0, 1, 2, 3, 4, 6))
+        try:
+            r, ok = np.empty(shape, dtype=np.float32).reshape(new), 1
+            st = elem_strides(r)
+        except ValueError:
+            ok, st = 0, []
+        rows.append("{ %d, %s, %d, %s, %d, %s }" % (len(shape), c_list(shape, 5), len(new),
+                                              c_list(new, 5), ok, c_list(st, 5)))
+    emit(w, rows)
+
+
+def shapes_permute(rng, w):
+    w("/* np.empty(shape).transpose(axes); ok: 1, or 0 for AxisError (an axis out\n"
+      " * of range), -1 for ValueError (a repeated axis) */\n")
+    w("static const struct { unsigned nd; size_t shape[5]; int axes[5]; int ok; size_t pshape[5];"
+      " ptrdiff_t pstrides[5]; } np_permute[] = {\n")
+    rows = []
+    for _ in range(600):
+        shape = rand_shape(rng, 1, 5, dims=(1, 2, 3, 4, 5))
+        nd = len(shape)
+        axes = [int(x) for x in rng.permutation(nd)]
+        axes = [x - nd if rng.random() < 0.4 else x for x in axes]
+        if rng.random() < 0.25:
+            axes[int(rng.integers(0, nd))] = int(rng.choice([nd, -nd - 1, nd + 3]))
+        if rng.random() < 0.2 and nd > 1:
+            axes[0] = axes[1] if rng.random() < 0.5 else axes[1] - (nd if axes[1] >= 0 else -nd)
+        try:
+            p = np.empty(shape, dtype=np.float32).transpose(axes)
+            ok, ps, pst = 1, list(p.shape), elem_strides(p)
+        except np.exceptions.AxisError:
+            ok, ps, pst = 0, [], []
+        except ValueError:
+            ok, ps, pst = -1, [], []
+        rows.append("{ %d, %s, %s, %d, %s, %s }" % (nd, c_list(shape, 5), c_list(axes, 5), ok,
+                                              c_list(ps, 5), c_list(pst, 5)))
+    emit(w, rows)
+
+
+def shapes_axis(rng, w):
+    w("/* np.zeros(shape).sum(axis=axis, keepdims=k); ok 0: AxisError */\n")
+    w("static const struct { unsigned nd; size_t shape[4]; int axis, keepdims, ok; unsigned rn;"
+      " size_t rshape[4]; } np_axis[] = {\n")
+    rows = []
+    for _ in range(160):
+        shape = rand_shape(rng, 1, 4, dims=(0, 1, 2, 3, 5))
+        nd = len(shape)
+        axis = int(rng.integers(-nd - 2, nd + 2))
+        k = int(rng.integers(0, 2))
+        try:
+            r = np.sum(np.zeros(shape, dtype=np.float32), axis=axis, keepdims=bool(k))
+            ok, rs = 1, list(np.shape(r))
+        except np.exceptions.AxisError:
+            ok, rs = 0, []
+        rows.append("{ %d, %s, %d, %d, %d, %d, %s }" % (nd, c_list(shape, 4), axis, k, ok, len(rs),
+                                                  c_list(rs, 4)))
+    emit(w, rows, 40)
+
+
+def shapes_strided(rng, w):
+    w("/* as_strided(a buffer of bufsize bytes from offset bytes in, shape, strides\n"
+      " * in elements of itemsize bytes): inside 1 if every element lies within\n"
+      " * the buffer (by np.lib.array_utils.byte_bounds), else 0 */\n")
+    w("static const struct { unsigned nd; size_t shape[4]; ptrdiff_t strides[4]; size_t itemsize,"
+      " offset, bufsize; int inside; } np_strided[] = {\n")
+    rows = []
+    for _ in range(800):
+        shape = rand_shape(rng, 1, 4, dims=(0, 1, 2, 3, 5, 7))
+        nd = len(shape)
+        item = int(rng.choice([1, 2, 4, 8, 16]))
+        strides = [int(rng.choice([0, 1, -1, 2, -2, 3, 5, -7, 8, 12, -13, 40])) for _ in shape]
+        buf_elems = int(rng.integers(0, 120))
+        off_elems = int(rng.integers(0, buf_elems + 3)) if rng.random() < 0.8 else 0
+        bufsize, offset = buf_elems * item, off_elems * item
+        if int(np.prod(shape)) == 0:
+            inside = 1 if offset <= bufsize else 0
+        else:
+            # as_strided over a scratch buffer with room on both sides, then
+            # byte_bounds measured from the start of the kiln buffer
+            pad = 4096 * item
+            scratch = np.zeros(2 * pad + bufsize + 16, dtype=np.uint8)
+            v = np.lib.stride_tricks.as_strided(scratch[pad + offset:], shape=shape,
+                                                strides=[st * item for st in strides])
+            lo, hi = array_utils.byte_bounds(v)  # hi: one past the last byte of a 1-byte view
+            base = scratch.__array_interface__["data"][0] + pad
+            lo, hi = lo - base, hi - base + (item - 1)
+            inside = 1 if lo >= 0 and hi <= bufsize else 0
+        rows.append("{ %d, %s, %s, %d, %d, %d, %d }" % (nd, c_list(shape, 4), c_list(strides, 4), item,
+                                                  offset, bufsize, inside))
+    emit(w, rows)
+
+
+def main_shapes():
+    rng = np.random.default_rng(41)
+    w = sys.stdout.write
+    w("/* Generated by scripts/gen-numpy-tables.py --shapes with NumPy %s: do not edit. */\n"
+      % np.__version__)
+    w("/* clang-format off */\n")
+    w("#ifndef KILN_TESTS_NUMPY_SHAPES_H\n#define KILN_TESTS_NUMPY_SHAPES_H\n")
+    w("#include <stddef.h>\n#include <stdint.h>\n\n")
+    w('#define NP_SHAPES_NUMPY_VERSION "%s"\n\n' % np.__version__)
+    for part in (shapes_bcast, shapes_view, shapes_reshape, shapes_permute, shapes_axis,
+                 shapes_strided):
+        part(rng, w)
+    w("#endif\n/* clang-format on */\n")
+
+
+if "--shapes" in sys.argv[1:]:
+    main_shapes()
+else:
+    main()

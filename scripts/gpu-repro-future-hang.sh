@@ -4,7 +4,7 @@
 # it passed; 16 at once on an H200 hung 12 times (2026-11-27), each time
 # after the test's last check, with the main thread waiting for ever inside
 # clReleaseContext (kiln__context_unref from the last queue's release).
-# Cause: a refused kiln_future_read released its future's user event unset;
+# Cause: a refused kiln_buffer_read_future released its future's user event unset;
 # NVIDIA's clReleaseContext then hangs. Fixed by failing user events and
 # futures released unset (0 of 16 hung on an H100 after the fix, 10-14 of
 # 16 before); kept as a regression check.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tuning sweep of the CUDA single-pass scan (int32 inclusive cumsum, 2^28 by
 # default) over its knobs (KILN_SCAN_THREADS/ITEMS/MINB/SLEEP/PRE/EVERY,
-# see src/algo/scan.c), next to CUB's DeviceScan on the same GPU
+# see src/algo/prim/scan.c), next to CUB's DeviceScan on the same GPU
 # (bench/ref/cub_scan.cu, when nvcc is there). Exploratory: it verifies only
 # the warm-up runs (KILN_BENCH_QUICK); report figures from
 # scripts/gpu-bench-algo.sh, which verifies every run.

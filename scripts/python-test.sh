@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and tests the Python package (python/) in a virtual environment:
 #   scripts/python-test.sh [venv-dir]        (default build-py/venv)
-# Creates the venv if needed, pip-installs numpy, pytest, Cython and
+# Creates the venv if needed, pip-installs numpy, pytest, hypothesis, Cython and
 # scikit-build-core, then this checkout's package (libkiln and the
 # extension, built by the package's own unsanitised CMake build), and runs
 # python/tests with private PoCL and kiln caches. Needs network for the
@@ -31,16 +31,27 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 vpy=$venv/bin/python
 if [ "${KILN_PY_OFFLINE:-0}" != 1 ]; then
-  if ! "$vpy" -m pip install -q --disable-pip-version-check numpy pytest cython setuptools \
+  if ! "$vpy" -m pip install -q --disable-pip-version-check numpy pytest hypothesis cython setuptools \
       "scikit-build-core>=0.9"; then
     echo "python-test: pip could not install the tools (no network?)" >&2
   fi
+  # peers, not tools: the demo's PyOpenCL and Numba columns and its notebook (their tests
+  # skip without them)
+  "$vpy" -m pip install -q --disable-pip-version-check pyopencl ||
+    echo "python-test: PyOpenCL not installed: the demo's PyOpenCL test skips" >&2
+  "$vpy" -m pip install -q --disable-pip-version-check numba ||
+    echo "python-test: Numba not installed: the demo's Numba column skips" >&2
+  "$vpy" -m pip install -q --disable-pip-version-check nbclient nbformat ipykernel ||
+    echo "python-test: nbclient/ipykernel not installed: the demo notebook's test skips" >&2
 fi
 if ! "$vpy" -c "import numpy, pytest, scikit_build_core" 2>/dev/null; then
   echo "python-test: numpy, pytest or scikit-build-core missing in $venv: skipped" >&2
   exit 77
 fi
 # --no-build-isolation: the tools above are the build's (works offline too)
+# the package's CMake build on every core (a Makefile build runs one job
+# otherwise)
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
 build_opts=()
 if [ "$san" = 1 ]; then
   build_opts=(--config-settings=cmake.define.KILN_SANITIZE=ON

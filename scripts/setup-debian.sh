@@ -16,6 +16,10 @@ if [ "${1:-run}" = test ]; then
   want+=(clang libclang-rt-14-dev)
   # kiln_mpi and its tests under mpirun (docs/distributed.md)
   want+=(libopenmpi-dev openmpi-bin)
+  # kiln_gl, examples/gl and test_gl (docs/gl.md): EGL's and GL's headers
+  # and libraries, Mesa's EGL and its software renderer (llvmpipe) for a
+  # context without a window
+  want+=(libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri)
   # scripts/check-format.sh: the one format (.clang-format)
   want+=(clang-format)
   # scripts/python-test.sh (make test-python): a venv and the headers the

@@ -71,20 +71,28 @@ check 2 "not found" "a build directory without libkiln.so" -- "$abi" "$tmp"
 # ---- check-layers.py on a small tree of its own
 tree=$tmp/layers
 layers="$src/scripts/check-layers.py"
-mkdir -p "$tree/include/kiln" "$tree/src/base" "$tree/src/core" "$tree/src/algo" \
-         "$tree/src/testing" "$tree/tests" "$tree/examples"
+mkdir -p "$tree/include/kiln" "$tree/src/base" "$tree/src/core" "$tree/src/algo/array" \
+         "$tree/src/algo/gen" "$tree/src/testing" "$tree/tests" "$tree/examples"
 touch "$tree/include/kiln.h" "$tree/include/kiln/array.h" "$tree/src/base/error.h" \
-      "$tree/src/core/internal.h" "$tree/src/algo/algo.h"
-printf '#include "kiln.h"\n#include "base/error.h"\n#include "algo/algo.h"\n' > "$tree/src/algo/array.c"
+      "$tree/src/core/internal.h" "$tree/src/algo/array/array.h" "$tree/src/algo/gen/algo.h"
+printf '#include "kiln.h"\n#include "base/error.h"\n#include "algo/array/array.h"\n' > "$tree/src/algo/array/array.c"
+printf '#include "algo/array/array.h"\n#include "algo/gen/algo.h"\n' > "$tree/src/algo/gen/generator.c"
 printf '#include "base/error.h"\n#include "core/internal.h"\n' > "$tree/src/core/buffer.c"
 printf '#include "core/internal.h"\n' > "$tree/src/testing/kiln_test_internal.h"
 printf '#include "kiln.h"\n#include "testing/kiln_test_internal.h"\n' > "$tree/tests/test_x.c"
 printf '#include <kiln.h>\n#include "kiln/array.h"\n' > "$tree/examples/ex.c"
 check 0 "check-layers: ok" "a tree that keeps its layers" -- python3 "$layers" "$tree"
-echo '#include "../core/internal.h"' >> "$tree/src/algo/array.c"
-check 1 'src/algo/array.c:4: includes "../core/internal.h"' \
+echo '#include "../../core/internal.h"' >> "$tree/src/algo/array/array.c"
+check 1 'src/algo/array/array.c:4: includes "../../core/internal.h"' \
   "algo reaching into core by a relative path (file and line named)" -- python3 "$layers" "$tree"
-sed -i '$d' "$tree/src/algo/array.c"
+sed -i '$d' "$tree/src/algo/array/array.c"
+echo '#include "algo/gen/algo.h"' >> "$tree/src/algo/array/array.c"
+check 1 'src/algo/array/array.c:4: includes "algo/gen/algo.h"' \
+  "the array object including the generators above it" -- python3 "$layers" "$tree"
+sed -i '$d' "$tree/src/algo/array/array.c"
+printf '#include "algo/gen/algo.h"\n' > "$tree/src/algo/stray.c"
+check 1 'src/algo/stray.c:1' "a file outside src/algo's folders" -- python3 "$layers" "$tree"
+rm "$tree/src/algo/stray.c"
 printf '#include "core/internal.h"\n' > "$tree/tests/test_bad.c"
 check 1 "tests/test_bad.c:1" "a test including a core header" -- python3 "$layers" "$tree"
 rm "$tree/tests/test_bad.c"
@@ -92,6 +100,24 @@ printf '#include "../src/base/error.h"\n' > "$tree/examples/bad.c"
 check 1 "examples/bad.c:1" "an example including a src/ header" -- python3 "$layers" "$tree"
 rm "$tree/examples/bad.c"
 check 0 "check-layers: ok" "the tree repaired" -- python3 "$layers" "$tree"
+
+# ---- check-ladders.py on a small tree of its own
+lt=$tmp/ladders
+mkdir -p "$lt/src/core" "$lt/scripts"
+ladder() { # ladder N: a function of N `if (st == KILN_OK)` steps
+  { echo 'int f(void) {'; echo '    kiln_status st = a();'
+    for _ in $(seq "$1"); do printf '    if (st == KILN_OK)\n        st = a();\n'; done
+    echo '    return st;'; echo '}'; } > "$lt/src/core/f.c"
+}
+ladder 3
+check 0 "check-ladders: ok" "three steps in a row" -- python3 "$src/scripts/check-ladders.py" "$lt"
+ladder 4
+check 1 "src/core/f.c:3: f: 4" "four steps in a row (file, line, function named)" -- \
+  python3 "$src/scripts/check-ladders.py" "$lt"
+echo "src/core/f.c f 4" > "$lt/scripts/ladders-allowed.txt"
+check 0 "1 allowed for now" "a listed function at its count" -- python3 "$src/scripts/check-ladders.py" "$lt"
+ladder 5
+check 1 "src/core/f.c:3: f: 5" "a listed function over its count" -- python3 "$src/scripts/check-ladders.py" "$lt"
 
 # ---- trace-summary.py on a small trace of two devices
 ts="$src/scripts/trace-summary.py"

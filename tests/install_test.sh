@@ -34,7 +34,7 @@ export LD_LIBRARY_PATH="$tmp/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # on the compiler's default path)
 if echo '#include <CL/cl.h>' | cc -E -x c - >/dev/null 2>&1; then
   printf '%s\n' '#define CL_TARGET_OPENCL_VERSION 300' '#include <kiln/opencl.h>' \
-    'int main(void) { cl_device_id id; return kiln_opencl_device_get(NULL, &id) != KILN_ERROR_NULL_HANDLE; }' \
+    'int main(void) { cl_device_id id; return kiln_opencl_device_native(NULL, &id) != KILN_ERROR_NULL_HANDLE; }' \
     > "$tmp/consumer/interop.c"
   cc ${KILN_TEST_LDFLAGS:-} "$tmp/consumer/interop.c" $(pkg-config --cflags --libs kiln) -o "$tmp/consumer/interop"
   "$tmp/consumer/interop"

@@ -43,26 +43,26 @@ static void run(kiln_queue *q, void *user) {
     CHECK_OK(kiln_array_read(q, v, r));
     CHECK(memcmp(w, r, sizeof w) == 0);
     /* operators */
-    CHECK_OK(kiln_array_binary(q, KILN_OP_MUL, z, a, b, 0, NULL, NULL));
+    CHECK_OK(kiln_array_binary_out(q, KILN_OP_MUL, z, a, b, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, hz));
     bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += hz[i] != ha[i] * 7;
     CHECK_MSG(bad == 0, "mul: %zu wrong", bad);
-    CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_MAX, z, a, 100.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_MAX, z, a, 100.0, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, hz));
     bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += hz[i] != (ha[i] > 100 ? ha[i] : 100);
     CHECK_MSG(bad == 0, "max scalar: %zu wrong", bad);
-    CHECK_OK(kiln_array_unary(q, KILN_OP_SQRT, z, a, 0, NULL, NULL));
+    CHECK_OK(kiln_array_unary_out(q, KILN_OP_SQRT, z, a, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, hz));
     bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += fabsf(hz[i] - sqrtf(ha[i])) > 1e-6f * sqrtf(ha[i]);
     CHECK_MSG(bad == 0, "sqrt: %zu wrong", bad);
     CHECK_OK(kiln_array_empty(c, KILN_UINT8, 1, &n, &cmp));
-    CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_LT, cmp, a, 50.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LT, cmp, a, 50.0, 0, NULL, NULL));
     uint8_t hc[1025];
     CHECK_OK(kiln_array_read(q, cmp, hc));
     bad = 0;
@@ -76,12 +76,12 @@ static void run(kiln_queue *q, void *user) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &five, hi, &ia));
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &five, hd, &id));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &five, &io));
-    CHECK_OK(kiln_array_binary(q, KILN_OP_DIV, io, ia, id, 0, NULL, NULL));
+    CHECK_OK(kiln_array_binary_out(q, KILN_OP_DIV, io, ia, id, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, io, ho));
     CHECK(ho[0] == 3 && ho[1] == 0 && ho[2] == -9 && ho[3] == 3 &&
           ho[4] == (int32_t)(-2147483647 - 1));
     /* copy and copy_between (a second context on the same device) */
-    CHECK_OK(kiln_array_copy(q, z, a, 0, NULL, NULL));
+    CHECK_OK(kiln_array_copy_out(q, z, a, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, hz));
     CHECK(memcmp(hz, ha, sizeof ha) == 0);
     kiln_device *dev = kiln_queue_device(q);
@@ -95,7 +95,7 @@ static void run(kiln_queue *q, void *user) {
         memset(hz, 0, sizeof hz);
         CHECK_OK(kiln_array_read(q2, o, hz));
         CHECK(memcmp(hz, ha, sizeof ha) == 0);
-        CHECK_STATUS(kiln_array_copy(q, o, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+        CHECK_STATUS(kiln_array_copy_out(q, o, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
         kiln_array_release(o);
     }
     kiln_queue_release(q2);
@@ -111,9 +111,11 @@ static void run(kiln_queue *q, void *user) {
     kiln_array *bad_view = NULL;
     CHECK_STATUS(kiln_array_reshape(a, 2, s3, &bad_view), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_reshape(v, 1, &n, &bad_view), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, z, a, ia, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, cmp, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_unary(q, KILN_OP_SQRT, io, ia, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, z, a, ia, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, cmp, a, b, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_unary_out(q, KILN_OP_SQRT, io, ia, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     kiln_slice zero_step = KILN_SLICE(0, 10, 0);
     CHECK_STATUS(kiln_array_view(a, &zero_step, &bad_view), KILN_ERROR_INVALID_ARGUMENT);
@@ -161,7 +163,7 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_MSG(!done(ez) && !done(ef) && !done(ea), "a constructor ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     kiln_event *all[3] = { ez, ef, ea };
-    CHECK_OK(kiln_events_wait(3, all));
+    CHECK_OK(kiln_event_wait_all(3, all));
     CHECK_OK(kiln_array_read(q, z, hz));
     CHECK_OK(kiln_array_read(q, f, hf));
     CHECK_OK(kiln_array_read(q, a, ha));

@@ -81,7 +81,7 @@ static void check_take(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na, si
         tr_val v = j < 0 ? (tr_val){ 0, 0, 0 } : tr_load(d, ha, (size_t)j * (strided ? 2 : 1));
         tr_store(d, want, k, v);
     }
-    if (CHECK_OK(kiln_array_take(q, O, AV, I, mode, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_take_out(q, O, AV, I, mode, 0, NULL, &e))) {
         int ok = event_ok(e);
         CHECK_MSG(ok == !any_bad,
                   "take %s[%s] mode %d: event %s, %s bad "
@@ -285,20 +285,23 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s0, &e0));
     kiln_event *e = NULL;
     /* float indices */
-    CHECK_STATUS(kiln_array_take(q, o, f, f, KILN_INDEX_CLIP, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_take_out(q, o, f, f, KILN_INDEX_CLIP, 0, NULL, &e),
+                 KILN_ERROR_MISMATCH);
     /* out of another dtype / shape */
-    CHECK_STATUS(kiln_array_take(q, i, f, i, KILN_INDEX_CLIP, 0, NULL, &e), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_take(q, o, f, i4, KILN_INDEX_CLIP, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_take_out(q, i, f, i, KILN_INDEX_CLIP, 0, NULL, &e),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_take_out(q, o, f, i4, KILN_INDEX_CLIP, 0, NULL, &e),
+                 KILN_ERROR_MISMATCH);
     /* KILN_INDEX_ERROR needs the event it reports through */
-    CHECK_STATUS(kiln_array_take(q, o, f, i, KILN_INDEX_ERROR, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_take_out(q, o, f, i, KILN_INDEX_ERROR, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_take(q, o, f, i, (kiln_index_mode)7, 0, NULL, &e),
+    CHECK_STATUS(kiln_array_take_out(q, o, f, i, (kiln_index_mode)7, 0, NULL, &e),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* nothing to clip or wrap to */
-    CHECK_STATUS(kiln_array_take(q, o, e0, i, KILN_INDEX_WRAP, 0, NULL, &e),
+    CHECK_STATUS(kiln_array_take_out(q, o, e0, i, KILN_INDEX_WRAP, 0, NULL, &e),
                  KILN_ERROR_OUT_OF_RANGE);
     /* an empty a in error mode: every index is bad, the event fails */
-    if (CHECK_OK(kiln_array_take(q, o, e0, i, KILN_INDEX_ERROR, 0, NULL, &e)))
+    if (CHECK_OK(kiln_array_take_out(q, o, e0, i, KILN_INDEX_ERROR, 0, NULL, &e)))
         CHECK(!event_ok(e));
     /* put: values of another dtype or count */
     CHECK_STATUS(kiln_array_put(q, f, i, i, KILN_INDEX_CLIP, KILN_PUT_ASSIGN, 0, NULL, &e),
@@ -313,7 +316,7 @@ static void check_errors(kiln_queue *q) {
     kiln_array *ie = NULL, *oe = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &s0, &ie));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s0, &oe));
-    if (CHECK_OK(kiln_array_take(q, oe, f, ie, KILN_INDEX_ERROR, 0, NULL, &e)))
+    if (CHECK_OK(kiln_array_take_out(q, oe, f, ie, KILN_INDEX_ERROR, 0, NULL, &e)))
         CHECK(event_ok(e));
     if (CHECK_OK(kiln_array_put(q, f, ie, oe, KILN_INDEX_ERROR, KILN_PUT_ADD, 0, NULL, &e)))
         CHECK(event_ok(e));

@@ -4,7 +4,7 @@
  * offsets 0..4 elements, every dtype, awkward sizes: on GPUs these run in
  * lanes (4 items a work-item, one access per array when every array is
  * aligned for it, the scalar loop when one is not, and for the last n % 4
- * items; src/algo/elementwise.c). ctest runs it again with KILN_PLAN_GPU=1
+ * items; src/algo/gen/elementwise.c). ctest runs it again with KILN_PLAN_GPU=1
  * so that PoCL runs the lanes kernels; KILN_EW_LANES=0 turns them off.
  * Each result against a serial C loop (toolkit_ref.h), every element. */
 #include <stdio.h>
@@ -84,7 +84,7 @@ static void compare(kiln_queue *q, const lane_arr *out, const char *want, const 
  * oo; in place (out is a) when inplace and the dtypes allow. */
 static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_dtype db, size_t n,
                          const size_t off[3], int inplace) {
-    kiln_dtype p = kiln_promote_types(da, db);
+    kiln_dtype p = kiln_dtype_promote(da, db);
     inplace = inplace && p == da;
     lane_arr A, B, O;
     int ok = make(q, da, n, off[0], 0, &A) && make(q, db, n, off[1], 0, &B) &&
@@ -92,7 +92,7 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_d
     lane_arr *out = inplace ? &A : &O;
     char *want = malloc((n + 1) * kiln_dtype_size(p));
     if (ok && need(want != NULL, "host memory") &&
-        CHECK_OK(kiln_array_binary(q, op, out->view, A.view, B.view, 0, NULL, NULL))) {
+        CHECK_OK(kiln_array_binary_out(q, op, out->view, A.view, B.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(p, want, i,
                      tr_binary(op, p, tr_cast(da, p, at(&A, i)), tr_cast(db, p, at(&B, i))));
@@ -121,12 +121,13 @@ static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n, const size_t
     tr_val three = tr_cast(KILN_INT64, d, (tr_val){ 3, 3, 0 });
     tr_val two = tr_cast(KILN_INT64, d, (tr_val){ 2, 2, 0 });
     tr_val zero = { 0, 0, 0 };
-    if (CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_MUL, O.view, A.view, 3.0, 0, NULL, NULL))) {
+    if (CHECK_OK(
+            kiln_array_binary_scalar_out(q, KILN_OP_MUL, O.view, A.view, 3.0, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(d, want, i, tr_binary(KILN_OP_MUL, d, at(&A, i), three));
         compare(q, &O, want, "binary_scalar mul");
     }
-    if (CHECK_OK(kiln_array_unary(q, KILN_OP_NEG, O.view, A.view, 0, NULL, NULL))) {
+    if (CHECK_OK(kiln_array_unary_out(q, KILN_OP_NEG, O.view, A.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++) {
             tr_val x = at(&A, i), r = tr_binary(KILN_OP_SUB, d, zero, x);
             if (tr_is_float(d))
@@ -135,14 +136,14 @@ static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n, const size_t
         }
         compare(q, &O, want, "unary neg");
     }
-    if (CHECK_OK(kiln_array_axpy(q, O.view, 2.0, A.view, B.view, 0, NULL, NULL))) {
+    if (CHECK_OK(kiln_array_axpy_out(q, O.view, 2.0, A.view, B.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(
                 d, want, i,
                 tr_binary(KILN_OP_ADD, d, tr_binary(KILN_OP_MUL, d, two, at(&A, i)), at(&B, i)));
         compare(q, &O, want, "axpy");
     }
-    if (CHECK_OK(kiln_array_where(q, O.view, C.view, A.view, B.view, 0, NULL, NULL))) {
+    if (CHECK_OK(kiln_array_where_out(q, O.view, C.view, A.view, B.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             memcpy(want + i * es,
                    (at(&C, i).i ? A.host + (A.off + i) * es : B.host + (B.off + i) * es), es);
@@ -169,7 +170,7 @@ static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to, size_t n
     char *want = malloc((n + 1) * kiln_dtype_size(to));
     if (make(q, from, n, off[0], 0, &A) && make(q, to, n, off[2], 0, &O) &&
         need(want != NULL, "host memory") &&
-        CHECK_OK(kiln_array_astype(q, O.view, A.view, 0, NULL, NULL))) {
+        CHECK_OK(kiln_array_astype_out(q, O.view, A.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(to, want, i, tr_cast(from, to, at(&A, i)));
         char what[64];
@@ -194,7 +195,7 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n, const size_t off
     static const kiln_reduce_op ops[3] = { KILN_REDUCE_SUM, KILN_REDUCE_MAX, KILN_REDUCE_ANY };
     for (int k = 0; k < 4; k++) {
         kiln_reduce_op op = k < 3 ? ops[k] : KILN_REDUCE_SUM;
-        kiln_dtype rd = kiln_reduce_result_dtype(op, d);
+        kiln_dtype rd = kiln_dtype_reduce_result(op, d);
         tr_val acc = { 0, 0, 0 };
         if (op == KILN_REDUCE_MAX) {
             acc = tr_cast(d, rd, at(&A, 0));

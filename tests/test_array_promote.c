@@ -1,6 +1,6 @@
 /* Type promotion, broadcasting and astype (issue 12, item 2): NumPy's
- * promotion table, kiln_broadcast_shapes, kiln_array_binary on every pair
- * of dtypes with broadcast shapes, and kiln_array_astype from every dtype
+ * promotion table, kiln_shape_broadcast, kiln_array_binary_out on every pair
+ * of dtypes with broadcast shapes, and kiln_array_astype_out from every dtype
  * to every dtype on random data with NaN, infinities and out-of-range
  * values, against serial C references; mismatches as errors. */
 #include <stdio.h>
@@ -40,29 +40,29 @@ static void test_table(void) {
     for (int a = 0; a < TR_N; a++)
         for (int b = 0; b < TR_N; b++) {
             kiln_dtype want = code(numpy_table[a] + 3 * b);
-            kiln_dtype got = kiln_promote_types(tr_all[a], tr_all[b]);
+            kiln_dtype got = kiln_dtype_promote(tr_all[a], tr_all[b]);
             CHECK_MSG(got == want, "promote %s %s: got %s want %s", kiln_dtype_name(tr_all[a]),
                       kiln_dtype_name(tr_all[b]), kiln_dtype_name(got), kiln_dtype_name(want));
         }
-    CHECK(kiln_promote_types((kiln_dtype)0, KILN_INT8) == 0);
-    CHECK(kiln_promote_types(KILN_FLOAT32, (kiln_dtype)99) == 0);
+    CHECK(kiln_dtype_promote((kiln_dtype)0, KILN_INT8) == 0);
+    CHECK(kiln_dtype_promote(KILN_FLOAT32, (kiln_dtype)99) == 0);
 }
 
 static void test_shapes(void) {
     size_t a[3] = { 4, 1, 5 }, b[2] = { 3, 1 }, r[KILN_ARRAY_MAX_DIMS];
     unsigned nr = 0;
-    CHECK_OK(kiln_broadcast_shapes(3, a, 2, b, &nr, r));
+    CHECK_OK(kiln_shape_broadcast(3, a, 2, b, &nr, r));
     CHECK(nr == 3 && r[0] == 4 && r[1] == 3 && r[2] == 5);
     size_t c[1] = { 0 }, d[2] = { 2, 1 };
-    CHECK_OK(kiln_broadcast_shapes(1, c, 2, d, &nr, r));
+    CHECK_OK(kiln_shape_broadcast(1, c, 2, d, &nr, r));
     CHECK(nr == 2 && r[0] == 2 && r[1] == 0);
-    CHECK_OK(kiln_broadcast_shapes(0, NULL, 1, c, &nr, r));
+    CHECK_OK(kiln_shape_broadcast(0, NULL, 1, c, &nr, r));
     CHECK(nr == 1 && r[0] == 0);
     size_t e[2] = { 3, 4 }, f[1] = { 5 };
-    CHECK_STATUS(kiln_broadcast_shapes(2, e, 1, f, &nr, r), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_shape_broadcast(2, e, 1, f, &nr, r), KILN_ERROR_MISMATCH);
     const char *m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "(3, 4)") && strstr(m, "(5,)"), "message: %s", m);
-    CHECK_STATUS(kiln_broadcast_shapes(2, e, 1, f, NULL, r), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_shape_broadcast(2, e, 1, f, NULL, r), KILN_ERROR_NULL_HANDLE);
 }
 
 /* Values that keep the integer arithmetic defined in C for the reference
@@ -77,7 +77,7 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_d
     kiln_context *c = kiln_queue_context(q);
     size_t sa[3] = { 4, 1, 5 }, sb[2] = { 3, 1 }, so[3] = { 4, 3, 5 };
     size_t na = 20, nb = 3;
-    kiln_dtype p = kiln_promote_types(da, db);
+    kiln_dtype p = kiln_dtype_promote(da, db);
     kiln_dtype od = op >= KILN_OP_EQ ? KILN_INT32 : p;
     char ha[160], hb[24], ho[480], want[480];
     fill(da, ha, na);
@@ -87,7 +87,7 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_d
     CHECK_OK(kiln_array_from_host(c, db, 2, sb, hb, &B));
     CHECK_OK(kiln_array_empty(c, od, 3, so, &O));
     kiln_event *e = NULL;
-    if (CHECK_OK(kiln_array_binary(q, op, O, A, B, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_binary_out(q, op, O, A, B, 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         CHECK_OK(kiln_array_read(q, O, ho));
         int bad = 0;
@@ -118,7 +118,7 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_d
 static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
     kiln_context *c = kiln_queue_context(q);
     size_t sx[3] = { 4, 1, 5 }, sy[2] = { 3, 1 }, sz[3] = { 4, 3, 5 };
-    kiln_dtype p = kiln_promote_types(dx, dy);
+    kiln_dtype p = kiln_dtype_promote(dx, dy);
     char hx[160], hy[24], hz[480], want[480];
     fill(dx, hx, 20);
     fill(dy, hy, 3);
@@ -127,7 +127,7 @@ static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
     CHECK_OK(kiln_array_from_host(c, dy, 2, sy, hy, &Y));
     CHECK_OK(kiln_array_empty(c, p, 3, sz, &Z));
     tr_val two = tr_cast(KILN_INT64, p, (tr_val){ 2, 2, 0 });
-    if (CHECK_OK(kiln_array_axpy(q, Z, 2.0, X, Y, 0, NULL, NULL))) {
+    if (CHECK_OK(kiln_array_axpy_out(q, Z, 2.0, X, Y, 0, NULL, NULL))) {
         CHECK_OK(kiln_array_read(q, Z, hz));
         int bad = 0;
         for (size_t i = 0; i < 4; i++)
@@ -159,7 +159,7 @@ static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to, size_t n
     CHECK_OK(kiln_array_view(A, &s, &V));
     CHECK_OK(kiln_array_empty(c, to, 1, &n, &O));
     kiln_event *e = NULL;
-    if (CHECK_OK(kiln_array_astype(q, O, V, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_astype_out(q, O, V, 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         CHECK_OK(kiln_array_read(q, O, got));
         int bad = 0;
@@ -196,20 +196,23 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 2, s34, &o));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 2, s34, &o2));
     /* (3,) and (3, 4) do not broadcast: both shapes named */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, o, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, o, a, b, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     const char *m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "(3,)") && strstr(m, "(3, 4)"), "message: %s", m);
     kiln_array *a4 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &s4, 0, NULL, NULL, &a4));
     /* int32 + float32 is float64: a float32 out is refused */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, o2, a4, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, o2, a4, b, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "double"), "message: %s", m);
-    CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, o, a4, b, 0, NULL, NULL));
+    CHECK_OK(kiln_array_binary_out(q, KILN_OP_ADD, o, a4, b, 0, NULL, NULL));
     /* out is never broadcast */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a4, a4, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_astype(q, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_astype(q, NULL, b, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, a4, a4, b, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_astype_out(q, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_astype_out(q, NULL, b, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_queue_finish(q));
     kiln_array_release(a);
     kiln_array_release(a4);
@@ -225,7 +228,7 @@ static void run(kiln_queue *q, void *user) {
     for (int a = 0; a < TR_N; a++)
         for (int b = 0; b < TR_N; b++) {
             if (!info.fp64 && (tr_all[a] == KILN_FLOAT64 ||
-                               kiln_promote_types(tr_all[a], tr_all[b]) == KILN_FLOAT64))
+                               kiln_dtype_promote(tr_all[a], tr_all[b]) == KILN_FLOAT64))
                 continue;
             check_binary(q, KILN_OP_ADD, tr_all[a], tr_all[b]);
             if (!info.fp64 && tr_all[b] == KILN_FLOAT64)
@@ -240,10 +243,10 @@ static void run(kiln_queue *q, void *user) {
     };
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
         for (int op = KILN_OP_SUB; op <= KILN_OP_GE; op++)
-            if (info.fp64 || kiln_promote_types(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
+            if (info.fp64 || kiln_dtype_promote(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
                 check_binary(q, (kiln_binary_op)op, pairs[k][0], pairs[k][1]);
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
-        if (info.fp64 || kiln_promote_types(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
+        if (info.fp64 || kiln_dtype_promote(pairs[k][0], pairs[k][1]) != KILN_FLOAT64)
             check_axpy(q, pairs[k][0], pairs[k][1]);
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 70000);

@@ -228,15 +228,15 @@ static void t_views(kiln_queue *q) {
             kiln_array *d = NULL, *e = NULL;
             if (CHECK_OK(kiln_array_empty(kiln_queue_context(q), KILN_FLOAT64, nd, hv.sh, &d))) {
                 memset(got, 0, m * sizeof *got);
-                CHECK_OK(kiln_array_copy(q, d, v, 0, NULL, NULL));
+                CHECK_OK(kiln_array_copy_out(q, d, v, 0, NULL, NULL));
                 CHECK_MSG(read_all(q, d, got) && same(got, want, m, 0), "copy of a %u-D view", nd);
-                CHECK_OK(kiln_array_unary(q, KILN_OP_NEG, d, v, 0, NULL, NULL));
+                CHECK_OK(kiln_array_unary_out(q, KILN_OP_NEG, d, v, 0, NULL, NULL));
                 int ok = read_all(q, d, got);
                 for (size_t i = 0; ok && i < m; i++)
                     ok = got[i] == -want[i];
                 CHECK_MSG(ok, "neg of a %u-D view", nd);
                 /* out strided too: v2 = v * 2 written into a permuted copy */
-                CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_MUL, v, v, 2, 0, NULL, NULL));
+                CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_MUL, v, v, 2, 0, NULL, NULL));
                 ok = read_all(q, v, got);
                 for (size_t i = 0; ok && i < m; i++)
                     ok = got[i] == 2 * want[i];
@@ -255,7 +255,7 @@ static void t_views(kiln_queue *q) {
                 free(wb);
             }
             /* the view made dense then reshaped flat and back */
-            if (d && CHECK_OK(kiln_array_copy(q, d, v, 0, NULL, NULL))) {
+            if (d && CHECK_OK(kiln_array_copy_out(q, d, v, 0, NULL, NULL))) {
                 size_t flat = m;
                 if (CHECK_OK(kiln_array_reshape(d, 1, &flat, &e))) {
                     kiln_array *back = NULL;
@@ -312,7 +312,8 @@ static void t_broadcast(kiln_queue *q) {
                 CHECK_OK(kiln_array_permute(bt, NULL, &btt));
             if (a && b &&
                 CHECK_OK(kiln_array_empty(kiln_queue_context(q), KILN_FLOAT64, nd, o.sh, &out)) &&
-                CHECK_OK(kiln_array_binary(q, KILN_OP_SUB, out, a, btt ? btt : b, 0, NULL, NULL)) &&
+                CHECK_OK(
+                    kiln_array_binary_out(q, KILN_OP_SUB, out, a, btt ? btt : b, 0, NULL, NULL)) &&
                 read_all(q, out, got)) {
                 int ok = 1;
                 size_t idx[MD];
@@ -582,9 +583,9 @@ static void t_sort(kiln_queue *q) {
             CHECK_OK(kiln_array_swapaxes(a, ax, nd - 1, &av)) &&
             CHECK_OK(kiln_array_swapaxes(o, ax, nd - 1, &ov)) &&
             CHECK_OK(kiln_array_swapaxes(oi, ax, nd - 1, &oiv)) &&
-            CHECK_OK(kiln_array_sort(q, ov, NULL, av, NULL, NULL, 0, NULL, NULL)) &&
-            CHECK_OK(kiln_array_argsort(q, oiv, av, NULL, 0, NULL, NULL)) && read_all(q, o, got) &&
-            CHECK_OK(kiln_array_read(q, oi, gi))) {
+            CHECK_OK(kiln_array_sort_out(q, ov, NULL, av, NULL, NULL, 0, NULL, NULL)) &&
+            CHECK_OK(kiln_array_argsort_out(q, oiv, av, NULL, 0, NULL, NULL)) &&
+            read_all(q, o, got) && CHECK_OK(kiln_array_read(q, oi, gi))) {
             /* each line along ax sorted on the host */
             size_t L = s.sh[ax], inner = 1;
             for (unsigned d = ax + 1; d < nd; d++)
@@ -636,7 +637,7 @@ static void t_take_put(kiln_queue *q) {
         kiln_array *a = make(q, nd, s.sh, h), *idx = NULL, *out = NULL;
         if (a && CHECK_OK(kiln_array_from_host(c, KILN_INT64, si.nd, si.sh, ix, &idx)) &&
             CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, si.nd, si.sh, &out)) &&
-            CHECK_OK(kiln_array_take(q, out, a, idx, KILN_INDEX_WRAP, 0, NULL, NULL)) &&
+            CHECK_OK(kiln_array_take_out(q, out, a, idx, KILN_INDEX_WRAP, 0, NULL, NULL)) &&
             read_all(q, out, got)) {
             int ok = 1;
             for (size_t k = 0; ok && k < ni; k++)
@@ -685,7 +686,7 @@ static void t_matmul(kiln_queue *q) {
         double *got = calloc(B * m * n + 1, sizeof *got);
         kiln_array *A = make(q, nda, pa, ha), *Bm = make(q, nd, shb, hb), *C = NULL;
         if (A && Bm && CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, nd, shc, &C))) {
-            kiln_status st = kiln_matmul(q, C, A, Bm, 0, NULL, NULL);
+            kiln_status st = kiln_linalg_matmul_out(q, C, A, Bm, 0, NULL, NULL);
             if (st == KILN_ERROR_UNSUPPORTED || st == KILN_ERROR_NO_RUNTIME) {
                 printf("note: no BLAS here (%s): matmul batches not run\n",
                        kiln_last_error_message());
@@ -727,7 +728,8 @@ static void t_fft(kiln_queue *q) {
         kiln_array *in = NULL, *out = NULL;
         if (CHECK_OK(kiln_array_from_host(c, KILN_COMPLEX128, nd, s.sh, h, &in)) &&
             CHECK_OK(kiln_array_empty(c, KILN_COMPLEX128, nd, s.sh, &out))) {
-            kiln_status st = kiln_fft(q, out, in, axes, 0, KILN_FFT_NORM_BACKWARD, 0, NULL, NULL);
+            kiln_status st =
+                kiln_fft_c2c_out(q, out, in, axes, 0, KILN_FFT_NORM_BACKWARD, 0, NULL, NULL);
             if (st == KILN_ERROR_UNSUPPORTED || st == KILN_ERROR_NO_RUNTIME) {
                 printf("note: no FFT here (%s): FFT batches not run\n", kiln_last_error_message());
             } else if (CHECK_OK(st) && CHECK_OK(kiln_array_read(q, out, got))) {
@@ -836,28 +838,29 @@ static void t_misc(kiln_queue *q) {
         kiln_array *cond = NULL, *mone = make(q, 0, NULL, (double[1]){ -1 }), *out = NULL;
         kiln_array *xi = NULL, *cs = NULL;
         int ok = CHECK_OK(kiln_array_empty(c, KILN_INT32, nd, hv.sh, &cond)) && mone &&
-                 CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_GT, cond, v, 0, 0, NULL, NULL)) &&
+                 CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_GT, cond, v, 0, 0, NULL, NULL)) &&
                  CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, nd, hv.sh, &out)) &&
-                 CHECK_OK(kiln_array_where(q, out, cond, v, mone, 0, NULL, NULL)) &&
+                 CHECK_OK(kiln_array_where_out(q, out, cond, v, mone, 0, NULL, NULL)) &&
                  read_all(q, out, got);
         for (size_t i = 0; ok && i < m; i++)
             ok = got[i] == (x[i] > 0 ? x[i] : -1);
         CHECK_MSG(ok, "where over a %u-D view with a 0-d operand", nd);
         /* clip of the view */
-        ok = CHECK_OK(kiln_array_clip(q, out, v, -10, 10, 0, NULL, NULL)) && read_all(q, out, got);
+        ok = CHECK_OK(kiln_array_clip_out(q, out, v, -10, 10, 0, NULL, NULL)) &&
+             read_all(q, out, got);
         for (size_t i = 0; ok && i < m; i++)
             ok = got[i] == (x[i] < -10 ? -10 : x[i] > 10 ? 10 : x[i]);
         CHECK_MSG(ok, "clip of a %u-D view", nd);
         /* astype of the view into int32 */
         ok = CHECK_OK(kiln_array_empty(c, KILN_INT32, nd, hv.sh, &xi)) &&
-             CHECK_OK(kiln_array_astype(q, xi, v, 0, NULL, NULL)) &&
+             CHECK_OK(kiln_array_astype_out(q, xi, v, 0, NULL, NULL)) &&
              CHECK_OK(kiln_array_read(q, xi, gi));
         for (size_t i = 0; ok && i < m; i++)
             ok = gi[i] == (int32_t)x[i];
         CHECK_MSG(ok, "astype of a %u-D view", nd);
         /* cumsum of the view (C order) */
         ok = CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, nd, hv.sh, &cs)) &&
-             CHECK_OK(kiln_array_cumsum(q, cs, v, 0, 0, NULL, NULL)) && read_all(q, cs, got);
+             CHECK_OK(kiln_array_cumsum_out(q, cs, v, 0, 0, NULL, NULL)) && read_all(q, cs, got);
         double run = 0;
         for (size_t i = 0; ok && i < m; i++) {
             run += x[i];
@@ -878,7 +881,7 @@ static void t_misc(kiln_queue *q) {
         int64_t hc = -1;
         kiln_event *ev = NULL;
         ok = CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, 1, &mm, &sel)) &&
-             CHECK_OK(kiln_array_copy_if(q, sel, NULL, &hc, v, "x > 0", 0, NULL, &ev)) &&
+             CHECK_OK(kiln_array_copy_if_out(q, sel, NULL, &hc, v, "x > 0", 0, NULL, &ev)) &&
              CHECK_OK(kiln_event_wait(ev)) && hc == (int64_t)kept && read_all(q, sel, got);
         for (size_t i = 0, j = 0; ok && i < m; i++)
             if (x[i] > 0)
@@ -888,7 +891,7 @@ static void t_misc(kiln_queue *q) {
         kiln_array_release(sel);
         /* mask_fill of the view where cond: then the view reads where() */
         double z = -1;
-        ok = CHECK_OK(kiln_array_binary_scalar(q, KILN_OP_LE, cond, v, 0, 0, NULL, NULL)) &&
+        ok = CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LE, cond, v, 0, 0, NULL, NULL)) &&
              CHECK_OK(kiln_array_mask_fill(q, v, cond, &z, 0, NULL, NULL)) && read_all(q, v, got);
         for (size_t i = 0; ok && i < m; i++)
             ok = got[i] == (x[i] > 0 ? x[i] : -1);
@@ -988,9 +991,17 @@ static void t_bad(kiln_queue *q) {
     kiln_slice huge[MD];
     for (unsigned d = 0; d < MD; d++)
         huge[d] = KILN_SLICE_ALL;
+    /* a huge step over a short dimension leaves one element, whose stride
+     * is never used: NumPy takes it (a[0:2:2**62]), and so does kiln; the
+     * overflowing product itself is refused where it would be used
+     * (tests/test_prop_shapes.c) */
     huge[0] = KILN_SLICE(0, 2, PTRDIFF_MAX / 2);
-    expect_fail(kiln_array_view(x, huge, &y), KILN_ERROR_INVALID_ARGUMENT, "kiln_array_view",
-                "a step whose stride overflows");
+    y = NULL;
+    kiln_array_info vi;
+    if (CHECK_OK(kiln_array_view(x, huge, &y)) && CHECK_OK(kiln_array_get_info(y, &vi)))
+        CHECK(vi.ndim == MD && vi.shape[0] == 1);
+    kiln_array_release(y);
+    y = (kiln_array *)host;
     /* axes */
     kiln_array *o = (kiln_array *)host;
     expect_fail(

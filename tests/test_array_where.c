@@ -17,7 +17,7 @@ static int truthy(kiln_dtype d, const void *p, size_t k) {
 /* out (n) = where(cond (n), a (n), b (1)) with dtypes dc, da, db. */
 static void check_where(kiln_queue *q, kiln_dtype dc, kiln_dtype da, kiln_dtype db, size_t n) {
     kiln_context *c = kiln_queue_context(q);
-    kiln_dtype p = kiln_promote_types(da, db);
+    kiln_dtype p = kiln_dtype_promote(da, db);
     char *hc = malloc(n * 8 + 8), *ha = malloc(n * 8 + 8), hb[8], *got = malloc(n * 8 + 8),
          *want = malloc(n * 8 + 8);
     for (size_t k = 0; k < n; k++) {
@@ -37,7 +37,7 @@ static void check_where(kiln_queue *q, kiln_dtype dc, kiln_dtype da, kiln_dtype 
     CHECK_OK(kiln_array_from_host(c, db, 1, &one, hb, &B));
     CHECK_OK(kiln_array_empty(c, p, 1, &n, &O));
     kiln_event *e = NULL;
-    if (CHECK_OK(kiln_array_where(q, O, C, A, B, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_where_out(q, O, C, A, B, 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         CHECK_OK(kiln_array_read(q, O, got));
         int bad = 0;
@@ -70,7 +70,7 @@ static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo, double 
     CHECK_OK(kiln_array_from_host(c, d, 1, &n, h, &A));
     CHECK_OK(kiln_array_empty(c, d, 1, &n, &O));
     kiln_event *e = NULL;
-    if (CHECK_OK(kiln_array_clip(q, O, A, lo, hi, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_clip_out(q, O, A, lo, hi, 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         CHECK_OK(kiln_array_read(q, O, got));
         int bad = 0;
@@ -144,7 +144,7 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n) {
     if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_ALL, A, &zero, &r)))
         CHECK(r == 0);
     /* sum with initial 5, max with initial 3 (small values: exact) */
-    kiln_dtype rd = kiln_reduce_result_dtype(KILN_REDUCE_SUM, d);
+    kiln_dtype rd = kiln_dtype_reduce_result(KILN_REDUCE_SUM, d);
     char init[8], got[8], want[8];
     double sum = 5, mx = 3;
     int nan = 0;
@@ -255,15 +255,16 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &s4, 0, NULL, NULL, &b));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s3, &o));
     CHECK_OK(kiln_array_zeros(q, KILN_INT8, 1, &s3, 0, NULL, NULL, &i8));
-    CHECK_STATUS(kiln_array_where(q, o, a, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_where_out(q, o, a, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     const char *m = kiln_last_error_message();
     CHECK_MSG(strstr(m, "(3,)") && strstr(m, "(4,)"), "message: %s", m);
     /* int8 with float32 is float32: an int8 out is refused */
-    CHECK_STATUS(kiln_array_where(q, i8, a, i8, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_where(q, o, NULL, a, a, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_clip(q, i8, a, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_clip(q, i8, i8, NAN, 1, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_clip(q, o, b, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_where_out(q, i8, a, i8, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_where_out(q, o, NULL, a, a, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_clip_out(q, i8, a, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_clip_out(q, i8, i8, NAN, 1, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_clip_out(q, o, b, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_OK(kiln_queue_finish(q));
     kiln_array_release(a);
     kiln_array_release(b);
@@ -285,7 +286,7 @@ static void run(kiln_queue *q, void *user) {
          * with its own dtype */
         check_where(q, d, d, d, 1000);
         check_where(q, KILN_UINT8, d, KILN_INT16, 777);
-        if (info.fp64 || kiln_promote_types(d, KILN_FLOAT32) != KILN_FLOAT64)
+        if (info.fp64 || kiln_dtype_promote(d, KILN_FLOAT32) != KILN_FLOAT64)
             check_where(q, KILN_FLOAT16, d, KILN_FLOAT32, 513);
         check_clip(q, d, 1000, -5.5, 7.25);
         check_clip(q, d, 300, 10, -10);

@@ -157,7 +157,7 @@ static void check_all(kiln_queue *q, kiln_array *A, const double *x, const char 
             kiln_array_info ri;
             kiln_array_get_info(R, &ri);
             kiln_dtype rd = ri.dtype;
-            CHECK(rd == kiln_reduce_axis_result_dtype(op, d));
+            CHECK(rd == kiln_dtype_reduce_axis_result(op, d));
             CHECK(ri.size == outer * inner || (ri.size == 1 && info.ndim == 1));
             CHECK(!keep || (ri.ndim == info.ndim && ri.shape[ax] == 1));
             size_t no = outer * inner;

@@ -539,13 +539,19 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev) {
         B->kernel_release(k);
         free(in), free(sums);
     }
-    /* KILN_LOCAL pointer parameters: dynamic shared memory at launch */
+    /* KILN_LOCAL pointer parameters: dynamic shared memory at launch;
+     * 1024 items x 2 x (12 or 24 words) of padding pass the default 48 KiB
+     * per block where the device's opt-in limit allows (Hopper: 227 KiB) */
     k = NULL;
     CHECK_OK(B->kernel_create(prog, "local_sums", &k));
     if (k) {
-        size_t lsizes[] = { 1, 32, 96, 256 };
-        for (size_t t = 0; t < sizeof lsizes / sizeof lsizes[0]; t++) {
-            size_t lsz = lsizes[t], groups = 13, n = groups * lsz;
+        size_t lsizes[] = { 1, 32, 96, 256, 1024 };
+        for (size_t t = 0; t < sizeof lsizes / sizeof lsizes[0] + 2; t++) {
+            size_t lsz = lsizes[t < 5 ? t : 4], groups = 13, n = groups * lsz;
+            /* the last two rounds: 96 KiB and 192 KiB of local memory */
+            size_t pad = t < 5 ? 1 : (t == 5 ? 12 : 24);
+            if (2 * lsz * pad * sizeof(int) > dev->info.local_mem_bytes)
+                continue;
             int *in = malloc(n * sizeof(int)), out[13];
             for (size_t i = 0; i < n; i++)
                 in[i] = (int)(kt_rand_u64() % 2001) - 1000;
@@ -554,10 +560,11 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev) {
             CHECK_OK(B->buffer_create(ctx, sizeof out, 0, NULL, &bo));
             kiln__barg la[4] = { { KILN_ARG_BUFFER, bi, NULL, 0 },
                                  { KILN_ARG_BUFFER, bo, NULL, 0 },
-                                 { KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(int) },
-                                 { KILN_ARG_LOCAL, NULL, NULL, lsz * sizeof(float) } };
+                                 { KILN_ARG_LOCAL, NULL, NULL, lsz * pad * sizeof(int) },
+                                 { KILN_ARG_LOCAL, NULL, NULL, lsz * pad * sizeof(float) } };
             kiln_status st = B->kernel_launch(q, k, 1, &n, &lsz, 4, la, 0, NULL, NULL);
-            CHECK_MSG(st == KILN_OK, "local_sums, local %zu: %s", lsz, kiln_last_error_message());
+            CHECK_MSG(st == KILN_OK, "local_sums, local %zu x %zu: %s", lsz, pad,
+                      kiln_last_error_message());
             if (st == KILN_OK &&
                 CHECK_OK(B->buffer_read(q, bo, 0, sizeof out, out, 1, 0, NULL, NULL))) {
                 int ok = 1;

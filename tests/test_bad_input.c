@@ -167,7 +167,7 @@ static void test_declared_sizes(kiln_queue *q, void *user) {
         kiln_arg args[1] = { KILN_ARG_ARRAY(x) };
         unsigned char got[16] = { 0 };
         kiln_event *e = NULL;
-        CHECK_OK(kiln_reduction_launch(q, r, 100, 1, args, NULL, got, 0, NULL, &e));
+        CHECK_OK(kiln_reduction_run_async(q, r, 100, 1, args, NULL, got, 0, NULL, &e));
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
         if (info.fp64) {
@@ -270,9 +270,9 @@ static void check_ew(kiln_queue *q, kiln_dtype d, kiln_binary_op op, kiln_array 
     kiln_array *out = NULL;
     CHECK_OK(kiln_array_empty(kiln_queue_context(q), d, 1, &n, &out));
     if (b)
-        CHECK_OK(kiln_array_binary(q, op, out, a, b, 0, NULL, NULL));
+        CHECK_OK(kiln_array_binary_out(q, op, out, a, b, 0, NULL, NULL));
     else
-        CHECK_OK(kiln_array_binary_scalar(q, op, out, a, 0.0, 0, NULL, NULL));
+        CHECK_OK(kiln_array_binary_scalar_out(q, op, out, a, 0.0, 0, NULL, NULL));
     unsigned char host[64];
     CHECK_OK(kiln_array_read(q, out, host));
     for (size_t i = 0; i < n; i++)
@@ -285,7 +285,7 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n, const double *v,
                          double want_max, long want_argmin, long want_argmax) {
     kiln_array *a = make(kiln_queue_context(q), d, n, v);
     unsigned char r[8];
-    kiln_dtype rd = kiln_reduce_result_dtype(KILN_REDUCE_MAX, d);
+    kiln_dtype rd = kiln_dtype_reduce_result(KILN_REDUCE_MAX, d);
     CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_MAX, a, r));
     CHECK_MSG(same(get(rd, r, 0), want_max), "%s max of %zu: got %g, want %g", kiln_dtype_name(d),
               n, get(rd, r, 0), want_max);
@@ -425,11 +425,11 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
     CHECK_STATUS(kiln_elementwise_launch(q, ew, 12, 2, two, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(msg_has("(4, 3)"));
     CHECK(msg_has("(3, 4)"));
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a34, a34, a43, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, a34, a34, a43, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     CHECK(msg_has("(3, 4)"));
     CHECK(msg_has("(4, 3)"));
-    CHECK_STATUS(kiln_array_copy(q, a12, a34, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_out(q, a12, a34, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(msg_has("(12,)"));
     CHECK(msg_has("(3, 4)"));
     CHECK_STATUS(kiln_elementwise_launch(q, ew, 1, 1, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);

@@ -50,7 +50,8 @@ static int child_build(int want_cached) {
         if (kiln_program_create(ctx, src, NULL, &p) != KILN_OK ||
             kiln_kernel_create(p, name, &kern) != KILN_OK ||
             kiln_buffer_create(ctx, sizeof out, 0, NULL, &b) != KILN_OK) {
-            fprintf(stderr, "child: %s\n", kiln_last_error_message());
+            fprintf(stderr, "child: %s\nbuild log: %s\n", kiln_last_error_message(),
+                    kiln_last_build_log());
             bad = 1;
         } else {
             kiln_arg a[] = { KILN_ARG_BUF(b) };

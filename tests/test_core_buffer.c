@@ -100,19 +100,24 @@ static void test_fill(kiln_queue *q) {
             CHECK_OK(kiln_buffer_read(q, b, 0, n, got));
             CHECK_MSG(memcmp(got, ref, n) == 0, "fill with a %zu-byte pattern (kind %d)", ps, kind);
         }
-    /* a fill larger than CUDA's strided-memset limit (1 MiB): the
-     * pattern doubled by copies, at an odd item count and offset */
+    /* fills larger than 1 MiB: on CUDA a kernel of 16-byte stores where
+     * the start and length are 16-byte aligned (aligned: offset 0, length
+     * a multiple of 16), else memsets or the pattern doubled by copies
+     * (offset ps, an odd item count) */
     {
         const size_t big = ((size_t)3 << 20) + 8 * 7;
         unsigned char *bref = malloc(big), *bgot = malloc(big);
         kiln_buffer *bb = NULL;
         if (CHECK_OK(kiln_buffer_create(ctx, big, 0, NULL, &bb))) {
-            for (size_t ps = 8; ps <= 16; ps *= 2) {
-                unsigned char pattern[16];
+            for (size_t at = 0; at < 12; at++) {
+                size_t ps = (size_t)1 << (at / 2), aligned = at % 2 == 0;
+                size_t unit = ps > 16 ? ps : 16;
+                unsigned char pattern[32];
                 fill_random(pattern, ps);
                 fill_random(bref, big);
                 CHECK_OK(kiln_buffer_write(q, bb, 0, big, bref));
-                size_t off = ps, len = (big - 2 * ps) / ps * ps;
+                size_t off = aligned ? 0 : ps;
+                size_t len = aligned ? (big - 64) / unit * unit : (big - 2 * ps) / ps * ps;
                 for (size_t i = 0; i < len; i++)
                     bref[off + i] = pattern[i % ps];
                 CHECK_OK(kiln_buffer_fill(q, bb, pattern, ps, off, len, 0, NULL, NULL));

@@ -114,12 +114,12 @@ static void test_languages(kiln_device *dev) {
 }
 
 /* "B:N" and "B:P:D" for each device, B its backend_name, counted here in
- * kiln_device_get order. */
+ * kiln_device_at order. */
 static void test_backend_selectors(size_t count) {
     for (size_t i = 0; i < count; i++) {
         kiln_device *dev = NULL, *got = NULL;
         kiln_device_info info;
-        kiln_device_get(i, &dev);
+        kiln_device_at(i, &dev);
         kiln_device_get_info(dev, &info);
         if (info.is_subdevice)
             continue;
@@ -127,7 +127,7 @@ static void test_backend_selectors(size_t count) {
         for (size_t j = 0; j < i; j++) {
             kiln_device *d;
             kiln_device_info di;
-            kiln_device_get(j, &d);
+            kiln_device_at(j, &d);
             kiln_device_get_info(d, &di);
             nth += !di.is_subdevice && strcmp(di.backend_name, info.backend_name) == 0;
         }
@@ -160,7 +160,7 @@ static void test_backend_selectors(size_t count) {
     /* The message lists each backend's selector forms */
     kiln_device *dev = NULL, *first = NULL;
     kiln_device_info info;
-    kiln_device_get(0, &first);
+    kiln_device_at(0, &first);
     kiln_device_get_info(first, &info);
     CHECK_STATUS(kiln_device_select("no-such-device-xyz", &dev), KILN_ERROR_NO_DEVICE);
     char form[40];
@@ -179,7 +179,7 @@ static void check_default_backend(kiln_device *dflt, size_t count) {
     for (size_t i = 0; i < count; i++) {
         kiln_device *d;
         kiln_device_info di;
-        kiln_device_get(i, &d);
+        kiln_device_at(i, &d);
         kiln_device_get_info(d, &di);
         seen_default |= d == dflt;
         if (di.is_subdevice || di.type != dinfo.type || d == dflt)
@@ -198,7 +198,7 @@ static void test_listing(size_t count) {
     kiln_device *dev = NULL;
     for (size_t i = 0; i < count; i++) {
         kiln_device_info info;
-        if (!CHECK_OK(kiln_device_get(i, &dev)))
+        if (!CHECK_OK(kiln_device_at(i, &dev)))
             continue;
         CHECK_OK(kiln_device_get_info(dev, &info));
         printf("  %zu: %s \"%s\" vendor \"%s\" platform \"%s\" type %d cu %u wg %zu\n", i, info.id,
@@ -223,12 +223,12 @@ static void test_listing(size_t count) {
         CHECK_MSG(again == dev, "selector %s", info.id);
         /* the same pointer each time: devices are owned by kiln */
         kiln_device *same = NULL;
-        CHECK_OK(kiln_device_get(i, &same));
+        CHECK_OK(kiln_device_at(i, &same));
         CHECK(same == dev);
     }
-    CHECK_STATUS(kiln_device_get(count, &dev), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_device_at(count, &dev), KILN_ERROR_OUT_OF_RANGE);
     CHECK(dev == NULL);
-    CHECK_STATUS(kiln_device_get(0, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_device_at(0, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_device_count(NULL), KILN_ERROR_NULL_HANDLE);
     kiln_device_info info;
     CHECK_STATUS(kiln_device_get_info(NULL, &info), KILN_ERROR_NULL_HANDLE);
@@ -237,7 +237,7 @@ static void test_listing(size_t count) {
 
 static void test_selection(size_t count) {
     kiln_device *first = NULL, *dev = NULL;
-    CHECK_OK(kiln_device_get(0, &first));
+    CHECK_OK(kiln_device_at(0, &first));
     kiln_device_info info;
     CHECK_OK(kiln_device_get_info(first, &info));
 
@@ -283,7 +283,7 @@ static void test_selection(size_t count) {
     for (size_t i = 0; i < count; i++) {
         kiln_device *d;
         kiln_device_info di;
-        kiln_device_get(i, &d);
+        kiln_device_at(i, &d);
         kiln_device_get_info(d, &di);
         have_cuda |= di.backend == KILN_BACKEND_CUDA && !di.is_subdevice;
     }
@@ -321,7 +321,7 @@ static void test_selection(size_t count) {
         for (size_t i = 0; i < count; i++) {
             kiln_device *d;
             kiln_device_info di;
-            kiln_device_get(i, &d);
+            kiln_device_at(i, &d);
             kiln_device_get_info(d, &di);
             CHECK_MSG(strstr(msg, di.id) && strstr(msg, di.name), "message lists %s: %s", di.id,
                       msg);
@@ -343,7 +343,7 @@ static void test_selection(size_t count) {
     for (size_t i = 0; i < count; i++) {
         kiln_device *d;
         kiln_device_info di;
-        kiln_device_get(i, &d);
+        kiln_device_at(i, &d);
         kiln_device_get_info(d, &di);
         if (!di.is_subdevice)
             CHECK_MSG(type_rank(dinfo.type) <= type_rank(di.type), "default %s over %s", dinfo.id,
@@ -354,7 +354,7 @@ static void test_selection(size_t count) {
     snprintf(sel, sizeof sel, "%zu", count - 1);
     setenv("KILN_DEVICE", sel, 1);
     kiln_device *last = NULL;
-    kiln_device_get(count - 1, &last);
+    kiln_device_at(count - 1, &last);
     CHECK_OK(kiln_device_select(NULL, &dev));
     CHECK(dev == last);
     CHECK_OK(kiln_device_select("", &dev));
@@ -377,7 +377,7 @@ static void test_selection(size_t count) {
 
 static void test_contexts(void) {
     kiln_device *dev = NULL;
-    CHECK_OK(kiln_device_get(0, &dev));
+    CHECK_OK(kiln_device_at(0, &dev));
     kiln_context *ctx = NULL;
     CHECK_STATUS(kiln_context_create(&dev, 0, &ctx), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_context_create(NULL, 1, &ctx), KILN_ERROR_NULL_HANDLE);
@@ -431,7 +431,7 @@ static void test_contexts(void) {
     kiln_device_count(&count);
     if (count >= 2) {
         kiln_device *other = NULL;
-        kiln_device_get(1, &other);
+        kiln_device_at(1, &other);
         CHECK_OK(kiln_context_create(&dev, 1, &ctx));
         CHECK_STATUS(kiln_queue_create(ctx, other, 0, &q), KILN_ERROR_MISMATCH);
         kiln_context_release(ctx);
@@ -440,7 +440,7 @@ static void test_contexts(void) {
 
 static void test_partition(void) {
     kiln_device *dev = NULL;
-    CHECK_OK(kiln_device_get(0, &dev));
+    CHECK_OK(kiln_device_at(0, &dev));
     kiln_device_info info;
     kiln_device_get_info(dev, &info);
     kiln_device *subs[64];
@@ -526,7 +526,7 @@ int main(void) {
     test_selection(count);
     test_backend_selectors(count);
     kiln_device *first = NULL;
-    if (CHECK_OK(kiln_device_get(0, &first))) {
+    if (CHECK_OK(kiln_device_at(0, &first))) {
         test_info_sizes(first);
         test_languages(first);
     }

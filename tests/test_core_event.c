@@ -47,7 +47,7 @@ static void test_profiling(env *e) {
     CHECK_OK(kiln_buffer_write_async(e->q, b, 0, sizeof data, data, 0, NULL, &ev[0]));
     CHECK_OK(launch(e, e->inc, b, 1024, 1, &ev[0], &ev[1]));
     CHECK_OK(kiln_buffer_read_async(e->q, b, 0, sizeof data, data, 1, &ev[1], &ev[2]));
-    CHECK_OK(kiln_events_wait(3, ev));
+    CHECK_OK(kiln_event_wait_all(3, ev));
     uint64_t prev_end = 0;
     for (int i = 0; i < 3; i++) {
         kiln_event_times t;
@@ -138,7 +138,7 @@ static void test_user_events(env *e) {
     CHECK_OK(kiln_queue_marker(e->q, 0, NULL, &mk));
     CHECK_OK(kiln_queue_barrier(e->q, 0, NULL, NULL));
     kiln_event *both[2] = { bar, mk };
-    CHECK_OK(kiln_events_wait(2, both));
+    CHECK_OK(kiln_event_wait_all(2, both));
     CHECK_OK(kiln_buffer_read(e->q, b, 0, sizeof out, out));
     CHECK(out[5] == 13);
     kiln_event_release(bar);
@@ -151,7 +151,7 @@ static void test_user_events(env *e) {
     CHECK_OK(kiln_event_create_user(ctx2, &mixed[0]));
     CHECK_OK(kiln_queue_marker(e->q, 0, NULL, &mixed[2]));
     CHECK_OK(kiln_event_set_complete(mixed[0], KILN_EVENT_COMPLETE));
-    CHECK_OK(kiln_events_wait(3, mixed));
+    CHECK_OK(kiln_event_wait_all(3, mixed));
     kiln_event_release(mixed[0]);
     kiln_event_release(mixed[2]);
     kiln_context_release(ctx2);

@@ -139,10 +139,10 @@ static void with_queue(kiln_queue *q, void *user) {
     kiln_event_times t;
     NULLH(kiln_event_retain(NULL));
     NULLH(kiln_event_wait(NULL));
-    NULLH(kiln_events_wait(2, NULL));
-    CHECK_OK(kiln_events_wait(0, NULL));
+    NULLH(kiln_event_wait_all(2, NULL));
+    CHECK_OK(kiln_event_wait_all(0, NULL));
     kiln_event *nulls[3] = { NULL, NULL, NULL };
-    CHECK_OK(kiln_events_wait(3, nulls)); /* NULL entries are skipped */
+    CHECK_OK(kiln_event_wait_all(3, nulls)); /* NULL entries are skipped */
     NULLH(kiln_event_get_state(NULL, &st));
     NULLH(kiln_event_get_state(ev, NULL));
     NULLH(kiln_event_get_times(NULL, &t));

@@ -4,7 +4,7 @@
  * preamble (and does not build without them); a pointer declared in a
  * generator expression needs KILN_GLOBAL on OpenCL; kiln_u32x4's members
  * are .x .y .z .w, word 0 being .x. Values against the host's own
- * kiln_philox4x32_10 and a serial xxHash32-free reference (fmix32). */
+ * kiln_rng_philox4x32_10 and a serial xxHash32-free reference (fmix32). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@ static uint32_t fmix32(uint32_t h) {
 
 static void test_offload_preamble(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    const char *body = "w[i] = kiln_philox4x32_10(kiln_make_u32x4((uint)i, 0u, 0u, 0u),"
+    const char *body = "w[i] = kiln_rng_philox4x32_10(kiln_make_u32x4((uint)i, 0u, 0u, 0u),"
                        " kiln_make_u32x2(7u, 9u)).y ^ kiln_hash_fmix32((uint)i);";
     kiln_offload *off = (kiln_offload *)1;
     /* without the preamble the names are unknown: a build error */
@@ -43,7 +43,7 @@ static void test_offload_preamble(kiln_queue *q) {
             int ok = 1;
             for (uint32_t i = 0; i < N; i++) {
                 uint32_t ctr[4] = { i, 0, 0, 0 }, key[2] = { 7, 9 }, out[4];
-                kiln_philox4x32_10(ctr, key, out);
+                kiln_rng_philox4x32_10(ctr, key, out);
                 ok &= w[i] == (out[1] ^ fmix32(i));
             }
             CHECK_MSG(ok, "offload with the random/hash preamble: wrong words");
@@ -104,7 +104,7 @@ static void test_u32x4_members(kiln_queue *q) {
             &KILN_ELEMENTWISE_DESC(
                     .arguments = "uint *w",
                     .operation =
-                        "kiln_u32x4 b = kiln_philox4x32_10(kiln_make_u32x4((uint)(i / 4), 1u, "
+                        "kiln_u32x4 b = kiln_rng_philox4x32_10(kiln_make_u32x4((uint)(i / 4), 1u, "
                         "2u, 3u), kiln_make_u32x2(5u, 6u)); uint k = (uint)(i % 4); "
                         "w[i] = k == 0 ? b.x : k == 1 ? b.y : k == 2 ? b.z : b.w",
                     .name = "members"),
@@ -120,7 +120,7 @@ static void test_u32x4_members(kiln_queue *q) {
     int ok = 1;
     for (uint32_t b = 0; b < 9; b++) {
         uint32_t ctr[4] = { b, 1, 2, 3 }, key[2] = { 5, 6 }, out[4];
-        kiln_philox4x32_10(ctr, key, out);
+        kiln_rng_philox4x32_10(ctr, key, out);
         for (int k = 0; k < 4; k++)
             ok &= hw[4 * b + (uint32_t)k] == out[k];
     }

@@ -466,7 +466,7 @@ static void t_release_orders(kiln_queue *q0) {
         kiln_event *e = NULL;
         if (ew && red && sc && x && y) {
             /* built-ins: their generators go into the context's cache */
-            CHECK_OK(kiln_array_cumsum(q, y, x, 0, 0, NULL, NULL));
+            CHECK_OK(kiln_array_cumsum_out(q, y, x, 0, 0, NULL, NULL));
             CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, &sum));
             CHECK_OK(kiln_scan_launch(q, sc, n, 2, v, 0, NULL, NULL));
             CHECK_OK(kiln_reduction_run(q, red, n, 1, v, &sum));

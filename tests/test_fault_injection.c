@@ -88,7 +88,7 @@ static kiln_status step_array(kiln_queue *q, workload *w) {
     TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &shape, ha, &a));
     TRY(kiln_array_from_host(ctx, KILN_FLOAT32, 1, &shape, hb, &b));
     TRY(kiln_array_empty(ctx, KILN_FLOAT32, 1, &shape, &c));
-    TRY(kiln_array_binary(q, KILN_OP_ADD, c, a, b, 0, NULL, NULL));
+    TRY(kiln_array_binary_out(q, KILN_OP_ADD, c, a, b, 0, NULL, NULL));
     TRY(kiln_array_read(q, c, hc));
     for (int i = 0; i < N; i++)
         if (hc[i] != ha[i] + hb[i])
@@ -293,14 +293,14 @@ static kiln_status step_sort_select(kiln_queue *q, workload *w) {
     TRY(kiln_array_empty(ctx, KILN_INT32, 1, &shape, &ko));
     TRY(kiln_array_empty(ctx, KILN_INT32, 1, &shape, &vo));
     TRY(kiln_array_empty(ctx, KILN_INT64, 1, &shape, &ix));
-    TRY(kiln_array_sort(q, ko, vo, k, v, NULL, 0, NULL, NULL));
+    TRY(kiln_array_sort_out(q, ko, vo, k, v, NULL, 0, NULL, NULL));
     TRY(kiln_array_read(q, ko, gk));
     TRY(kiln_array_read(q, vo, gv));
     for (int i = 0; i < N; i++)
         if (gk[i] != ref[i] || gv[i] < 0 || gv[i] >= N || hk[gv[i]] != gk[i] ||
             (i && gk[i] == gk[i - 1] && gv[i] < gv[i - 1]))
             wrong(w, "sort");
-    TRY(kiln_array_argsort(q, ix, k, NULL, 0, NULL, NULL));
+    TRY(kiln_array_argsort_out(q, ix, k, NULL, 0, NULL, NULL));
     TRY(kiln_array_read(q, ix, gi));
     for (int i = 0; i < N; i++)
         if (gi[i] < 0 || gi[i] >= N || hk[gi[i]] != ref[i])
@@ -311,7 +311,7 @@ static kiln_status step_sort_select(kiln_queue *q, workload *w) {
     TRY(kiln_array_empty(ctx, KILN_INT64, 1, &one, &cnt));
     TRY(kiln_array_empty(ctx, KILN_INT64, 1, &shape, &uc));
     kiln_event *e = NULL;
-    TRY(kiln_array_copy_if(q, out, cnt, &hc, k, "x > 0", 0, NULL, &e));
+    TRY(kiln_array_copy_if_out(q, out, cnt, &hc, k, "x > 0", 0, NULL, &e));
     st = kiln_event_wait(e);
     kiln_event_release(e);
     e = NULL;
@@ -325,7 +325,7 @@ static kiln_status step_sort_select(kiln_queue *q, workload *w) {
     if (hc != want)
         wrong(w, "copy_if count");
     hc = -1;
-    TRY(kiln_array_unique(q, out, uc, cnt, &hc, ko, 0, NULL, &e));
+    TRY(kiln_array_unique_out(q, out, uc, cnt, &hc, ko, 0, NULL, &e));
     st = kiln_event_wait(e);
     kiln_event_release(e);
     e = NULL;
@@ -482,7 +482,7 @@ out:
 }
 
 /* The event of a call that runs on a host library. Bounded: once (host
- * site 1027 of a full walk, in kiln_fft) such an event never completed;
+ * site 1027 of a full walk, in kiln_fft_c2c_out) such an event never completed;
  * not understood. A wait that times out is a failed check, not a hang. */
 static kiln_status wait_host_call(workload *w, kiln_event *e, const char *what) {
     kiln_status st = kiln_event_wait_timeout(e, 120000);
@@ -510,7 +510,7 @@ static kiln_status step_blas_fft(kiln_queue *q, workload *w) {
         /* a host library runs on kiln's callback thread: its failure
          * (a host allocation there) is the event's */
         kiln_event *e = NULL;
-        TRY(kiln_matmul(q, c, a, b, 0, NULL, &e));
+        TRY(kiln_linalg_matmul_out(q, c, a, b, 0, NULL, &e));
         st = wait_host_call(w, e, "matmul");
         kiln_event_release(e);
         if (st != KILN_OK)
@@ -532,7 +532,7 @@ static kiln_status step_blas_fft(kiln_queue *q, workload *w) {
         size_t n8 = 8;
         TRY(kiln_array_from_host(ctx, KILN_COMPLEX64, 1, &n8, hz, &z));
         kiln_event *e = NULL;
-        TRY(kiln_fft(q, z, z, 1, 0, KILN_FFT_NORM_BACKWARD, 0, NULL, &e));
+        TRY(kiln_fft_c2c_out(q, z, z, 1, 0, KILN_FFT_NORM_BACKWARD, 0, NULL, &e));
         st = wait_host_call(w, e, "fft");
         kiln_event_release(e);
         if (st != KILN_OK)
@@ -706,8 +706,8 @@ static void test_device(kiln_queue *queue, void *user) {
         kiln_array_zeros(queue, KILN_FLOAT32, 2, s2, 0, NULL, NULL, &m);
         kiln_array_zeros(queue, KILN_COMPLEX64, 1, &one, 0, NULL, NULL, &z);
         (void)c;
-        w.no_blas = kiln_matmul(queue, m, m, m, 0, NULL, NULL) != KILN_OK;
-        w.no_fft = kiln_fft(queue, z, z, 1, 0, 0, 0, NULL, NULL) != KILN_OK;
+        w.no_blas = kiln_linalg_matmul_out(queue, m, m, m, 0, NULL, NULL) != KILN_OK;
+        w.no_fft = kiln_fft_c2c_out(queue, z, z, 1, 0, 0, 0, NULL, NULL) != KILN_OK;
         kiln_queue_finish(queue);
         kiln_array_release(m);
         kiln_array_release(z);

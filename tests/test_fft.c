@@ -153,7 +153,7 @@ static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh, uns
         CHECK_OK(kiln_array_retain(in) == KILN_OK && (out = in) ? KILN_OK : KILN_OK);
     else
         CHECK_OK(kiln_array_empty(c, d, nd, sh, &out));
-    kiln_status st = kiln_fft(q, out, in, axes, inverse, norm, 0, NULL, NULL);
+    kiln_status st = kiln_fft_c2c_out(q, out, in, axes, inverse, norm, 0, NULL, NULL);
     if (clfft && any_bad_radix(nd, sh, axes)) {
         CHECK_MSG(st == KILN_ERROR_UNSUPPORTED, "clFFT with a prime length");
     } else {
@@ -203,7 +203,7 @@ static void check_real(kiln_queue *q, int dbl, unsigned nd, const size_t *sh, un
     CHECK_OK(kiln_array_from_host(c, rd, nd, sh, h, &r));
     CHECK_OK(kiln_array_empty(c, cd, nd, hsh, &cx));
     CHECK_OK(kiln_array_empty(c, rd, nd, sh, &r2));
-    kiln_status st = kiln_rfft(q, cx, r, axes, norm, 0, NULL, NULL);
+    kiln_status st = kiln_fft_r2c_out(q, cx, r, axes, norm, 0, NULL, NULL);
     if (clfft && any_bad_radix(nd, sh, axes)) {
         CHECK_MSG(st == KILN_ERROR_UNSUPPORTED, "clFFT with a prime length");
         goto done;
@@ -222,7 +222,7 @@ static void check_real(kiln_queue *q, int dbl, unsigned nd, const size_t *sh, un
     CHECK_MSG(bad == 0, "r2c %s nd %u last %zu axes %u norm %d: %zu wrong",
               dbl ? "double" : "float", nd, last, axes, (int)norm, bad);
     /* c2r back: the original (in is kept) */
-    CHECK_OK(kiln_irfft(q, r2, cx, axes, norm, 0, NULL, NULL));
+    CHECK_OK(kiln_fft_c2r_out(q, r2, cx, axes, norm, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, r2, back));
     bad = compare(dbl, 0, back, x, total, energy);
     char *g2 = malloc(htotal * 16 + 16);
@@ -252,20 +252,20 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 1, &s5, &h5));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s9, &f9));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &s8, &d));
-    CHECK_STATUS(kiln_fft(q, b, a, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_fft(q, f, a, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_fft(q, d, d, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_fft(q, a, a, 0, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_fft(q, a, a, 2, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_fft(q, a, a, 1, 0, (kiln_fft_norm)7, 0, NULL, NULL),
+    CHECK_STATUS(kiln_fft_c2c_out(q, b, a, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_fft_c2c_out(q, f, a, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_fft_c2c_out(q, d, d, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_fft_c2c_out(q, a, a, 0, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_fft_c2c_out(q, a, a, 2, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_fft_c2c_out(q, a, a, 1, 0, (kiln_fft_norm)7, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_fft(q, a, NULL, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_rfft(q, a, f, 1, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_OK(kiln_rfft(q, h5, f, 1, 0, 0, NULL, NULL));
-    CHECK_OK(kiln_irfft(q, f9, h5, 1, 0, 0, NULL, NULL) == KILN_OK || (clfft && !radix_ok(9))
+    CHECK_STATUS(kiln_fft_c2c_out(q, a, NULL, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_fft_r2c_out(q, a, f, 1, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_OK(kiln_fft_r2c_out(q, h5, f, 1, 0, 0, NULL, NULL));
+    CHECK_OK(kiln_fft_c2r_out(q, f9, h5, 1, 0, 0, NULL, NULL) == KILN_OK || (clfft && !radix_ok(9))
                  ? KILN_OK
                  : KILN_ERROR_INTERNAL); /* n = 9 also fits 5 = 9/2 + 1 */
-    CHECK_STATUS(kiln_irfft(q, a, h5, 1, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_fft_c2r_out(q, a, h5, 1, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(kiln_fft_library(q) != NULL && kiln_fft_library(NULL) == NULL);
     /* a transformed axis of length 0: NumPy raises (invalid number of FFT
      * data points); kiln said KILN_OK (issue 41). An empty batch is fine. */
@@ -281,18 +281,22 @@ static void check_errors(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 2, s31, &hb));
         CHECK_OK(kiln_array_empty(c, KILN_COMPLEX64, 2, s08, &e2));
         for (int inv = 0; inv < 2; inv++) {
-            CHECK_STATUS(kiln_fft(q, z, z, 1, inv, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-            CHECK(strstr(kiln_last_error_message(), "kiln_fft") != NULL &&
+            CHECK_STATUS(kiln_fft_c2c_out(q, z, z, 1, inv, 0, 0, NULL, NULL),
+                         KILN_ERROR_INVALID_ARGUMENT);
+            CHECK(strstr(kiln_last_error_message(), "kiln_fft_c2c_out") != NULL &&
                   strstr(kiln_last_error_message(), "length 0") != NULL);
         }
-        CHECK_STATUS(kiln_fft(q, z2, z2, 1, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-        CHECK_STATUS(kiln_fft(q, z2, z2, 2, 0, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-        CHECK_STATUS(kiln_rfft(q, h1, zr, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-        CHECK(strstr(kiln_last_error_message(), "kiln_rfft") != NULL);
-        CHECK_STATUS(kiln_rfft(q, hb, zr2, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-        CHECK_STATUS(kiln_irfft(q, zr, h1, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_fft_c2c_out(q, z2, z2, 1, 0, 0, 0, NULL, NULL),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_fft_c2c_out(q, z2, z2, 2, 0, 0, 0, NULL, NULL),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_fft_r2c_out(q, h1, zr, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+        CHECK(strstr(kiln_last_error_message(), "kiln_fft_r2c_out") != NULL);
+        CHECK_STATUS(kiln_fft_r2c_out(q, hb, zr2, 1, 0, 0, NULL, NULL),
+                     KILN_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(kiln_fft_c2r_out(q, zr, h1, 1, 0, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
         kiln_event *ev = NULL;
-        CHECK_OK(kiln_fft(q, e2, e2, 1, 0, 0, 0, NULL, &ev)); /* 0 transforms of 8 */
+        CHECK_OK(kiln_fft_c2c_out(q, e2, e2, 1, 0, 0, 0, NULL, &ev)); /* 0 transforms of 8 */
         CHECK(ev != NULL);
         if (ev)
             CHECK_OK(kiln_event_wait(ev));
@@ -317,9 +321,11 @@ static void run(kiln_queue *q, void *user) {
         size_t one = 1;
         kiln_array *t = NULL;
         kiln_array_zeros(q, KILN_COMPLEX64, 1, &one, 0, NULL, NULL, &t);
-        kiln_status st = kiln_fft(q, t, t, 1, 0, 0, 0, NULL, NULL);
+        kiln_status st = kiln_fft_c2c_out(q, t, t, 1, 0, 0, 0, NULL, NULL);
         kiln_array_release(t);
-        if (st == KILN_ERROR_NO_RUNTIME)
+        /* no library here, or the one KILN_FFT names does not serve this
+         * device (KILN_BLAS=clblast on cuda:0): nothing to test */
+        if (st == KILN_ERROR_NO_RUNTIME || (st == KILN_ERROR_UNSUPPORTED && getenv("KILN_FFT")))
             KT_SKIP("%s", kiln_last_error_message());
     }
     static const size_t n1[] = { 1, 2, 3, 7, 16, 17, 60, 100, 127, 1000, 1024, 4099 };

@@ -312,7 +312,7 @@ static void astype_f32_to_f16(kiln_queue *q) {
             kiln_slice sw = KILN_SLICE((ptrdiff_t)ro, (ptrdiff_t)(ro + n), 1);
             if (A && R && CHECK_OK(kiln_array_view(A, &sv, &V)) &&
                 CHECK_OK(kiln_array_view(R, &sw, &W)) &&
-                CHECK_OK(kiln_array_astype(q, W, V, 0, NULL, NULL)) && read_f16(q, R, h)) {
+                CHECK_OK(kiln_array_astype_out(q, W, V, 0, NULL, NULL)) && read_f16(q, R, h)) {
                 size_t bad = 0;
                 for (size_t k = 0; k < mr; k++)
                     if (h[k] != want[k] && bad++ < 3)
@@ -362,7 +362,7 @@ static void elementwise(kiln_queue *q) {
             /* comparisons: eq, ne, lt into int8; le, gt, ge into int32 */
             int wide = op >= KILN_OP_LE;
             kiln_array *out = !cmp ? z : wide ? z32 : z8;
-            if (!CHECK_OK(kiln_array_binary(q, (kiln_binary_op)op, out, a, b, 0, NULL, NULL)))
+            if (!CHECK_OK(kiln_array_binary_out(q, (kiln_binary_op)op, out, a, b, 0, NULL, NULL)))
                 continue;
             size_t bad = 0;
             if (!cmp) {
@@ -403,7 +403,7 @@ static void elementwise(kiln_queue *q) {
             int cmp = op >= KILN_OP_EQ;
             kiln_array *out = cmp ? z8 : z;
             if (!CHECK_OK(
-                    kiln_array_binary_scalar(q, (kiln_binary_op)op, out, a, sd, 0, NULL, NULL)))
+                    kiln_array_binary_scalar_out(q, (kiln_binary_op)op, out, a, sd, 0, NULL, NULL)))
                 continue;
             size_t bad = 0;
             if (!cmp) {
@@ -423,7 +423,7 @@ static void elementwise(kiln_queue *q) {
         }
         /* unary: neg/abs exact, the math functions within 1 half ulp */
         for (int op = KILN_OP_NEG; op <= KILN_OP_COS; op++) {
-            if (!CHECK_OK(kiln_array_unary(q, (kiln_unary_op)op, z, a, 0, NULL, NULL)) ||
+            if (!CHECK_OK(kiln_array_unary_out(q, (kiln_unary_op)op, z, a, 0, NULL, NULL)) ||
                 !read_f16(q, z, hz))
                 continue;
             size_t bad = 0;
@@ -463,7 +463,7 @@ static void elementwise(kiln_queue *q) {
             CHECK_MSG(bad == 0, "unary %d n=%zu: %zu wrong", op, n, bad);
         }
         /* axpy: a*x + y in float (contracted to an fma or not) */
-        if (CHECK_OK(kiln_array_axpy(q, z, -1.5, a, b, 0, NULL, NULL)) && read_f16(q, z, hz)) {
+        if (CHECK_OK(kiln_array_axpy_out(q, z, -1.5, a, b, 0, NULL, NULL)) && read_f16(q, z, hz)) {
             size_t bad = 0;
             for (size_t i = 0; i < n; i++) {
                 float x = h2f(ha[i]), y = h2f(hb[i]);
@@ -505,16 +505,19 @@ static void known_answers(kiln_queue *q) {
     kiln_array *a = f16_array(c, n, xa), *b = f16_array(c, n, xb), *z = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &z));
     uint16_t r[9];
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, z, a, b, 0, NULL, NULL)) && read_f16(q, z, r))
+    if (CHECK_OK(kiln_array_binary_out(q, KILN_OP_ADD, z, a, b, 0, NULL, NULL)) &&
+        read_f16(q, z, r))
         for (size_t i = 0; i < n; i++)
             CHECK_MSG(hdist(r[i], add[i]) == 0, "add %04x+%04x = %04x want %04x", xa[i], xb[i],
                       r[i], add[i]);
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_MUL, z, a, b, 0, NULL, NULL)) && read_f16(q, z, r))
+    if (CHECK_OK(kiln_array_binary_out(q, KILN_OP_MUL, z, a, b, 0, NULL, NULL)) &&
+        read_f16(q, z, r))
         for (size_t i = 0; i < n; i++)
             CHECK_MSG(hdist(r[i], mul[i]) == 0, "mul %04x*%04x = %04x want %04x", xa[i], xb[i],
                       r[i], mul[i]);
     /* in place: z = z + z */
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, a, a, a, 0, NULL, NULL)) && read_f16(q, a, r))
+    if (CHECK_OK(kiln_array_binary_out(q, KILN_OP_ADD, a, a, a, 0, NULL, NULL)) &&
+        read_f16(q, a, r))
         CHECK(r[0] == 0x7c00 && r[1] == 0x0002 && r[3] == 0x4000);
     kiln_array_release(a);
     kiln_array_release(b);
@@ -528,7 +531,7 @@ static void known_answers(kiln_queue *q) {
         CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &four, ia, &x));
         CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &four, ib, &y));
         CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &four, &o));
-        if (x && y && o && CHECK_OK(kiln_array_binary(q, KILN_OP_LT, o, x, y, 0, NULL, NULL)) &&
+        if (x && y && o && CHECK_OK(kiln_array_binary_out(q, KILN_OP_LT, o, x, y, 0, NULL, NULL)) &&
             read_f16(q, o, hc))
             CHECK(hc[0] == 0x3c00 && hc[1] == 0 && hc[2] == 0 && hc[3] == 0x3c00);
         kiln_array_release(x);
@@ -574,7 +577,7 @@ static void strided(kiln_queue *q) {
     size_t vs[2] = { 18, 41 }, ts[2] = { 41, 37 };
     if (v && CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 2, vs, &z))) {
         /* z = v * v + ... : binary on a strided view */
-        if (CHECK_OK(kiln_array_binary(q, KILN_OP_MUL, z, v, v, 0, NULL, NULL)) &&
+        if (CHECK_OK(kiln_array_binary_out(q, KILN_OP_MUL, z, v, v, 0, NULL, NULL)) &&
             read_f16(q, z, r)) {
             size_t bad = 0;
             for (size_t i = 0; i < 18; i++)
@@ -585,7 +588,7 @@ static void strided(kiln_queue *q) {
             CHECK_MSG(bad == 0, "strided mul: %zu wrong", bad);
         }
         /* the strided view as the output of a unary op: v = -v */
-        if (CHECK_OK(kiln_array_unary(q, KILN_OP_NEG, v, v, 0, NULL, NULL)) &&
+        if (CHECK_OK(kiln_array_unary_out(q, KILN_OP_NEG, v, v, 0, NULL, NULL)) &&
             CHECK_OK(kiln_array_read(q, a, r))) {
             size_t bad = 0;
             for (size_t i = 0; i < n; i++)
@@ -617,7 +620,7 @@ static void strided(kiln_queue *q) {
         CHECK_MSG(sum == (float)ws, "strided sum %g want %g", (double)sum, ws);
         CHECK_MSG(am == wam, "strided argmax %lld want %lld", (long long)am, (long long)wam);
         if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 2, ts, &z)) &&
-            CHECK_OK(kiln_array_cumsum(q, z, t, 0, 0, NULL, NULL)) && read_f16(q, z, r)) {
+            CHECK_OK(kiln_array_cumsum_out(q, z, t, 0, 0, NULL, NULL)) && read_f16(q, z, r)) {
             size_t bad = 0;
             float run = 0;
             for (size_t k = 0; k < n; k++) {
@@ -639,10 +642,10 @@ static void strided(kiln_queue *q) {
 
 static void reductions(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_SUM, KILN_FLOAT16) == KILN_FLOAT32);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_MIN, KILN_FLOAT16) == KILN_FLOAT32);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_NORM2, KILN_FLOAT16) == KILN_FLOAT32);
-    CHECK(kiln_reduce_result_dtype(KILN_REDUCE_ARGMAX, KILN_FLOAT16) == KILN_INT64);
+    CHECK(kiln_dtype_reduce_result(KILN_REDUCE_SUM, KILN_FLOAT16) == KILN_FLOAT32);
+    CHECK(kiln_dtype_reduce_result(KILN_REDUCE_MIN, KILN_FLOAT16) == KILN_FLOAT32);
+    CHECK(kiln_dtype_reduce_result(KILN_REDUCE_NORM2, KILN_FLOAT16) == KILN_FLOAT32);
+    CHECK(kiln_dtype_reduce_result(KILN_REDUCE_ARGMAX, KILN_FLOAT16) == KILN_INT64);
     size_t sizes[64];
     size_t ns = kt_awkward_sizes(sizes, 70000);
     size_t nmax = 65537;
@@ -729,7 +732,7 @@ static void reductions(kiln_queue *q) {
         }
         /* cumsum, inclusive and exclusive, exact */
         for (int ex = 0; ex < 2; ex++) {
-            if (!CHECK_OK(kiln_array_cumsum(q, z, x, ex, 0, NULL, NULL)) || !read_f16(q, z, hz))
+            if (!CHECK_OK(kiln_array_cumsum_out(q, z, x, ex, 0, NULL, NULL)) || !read_f16(q, z, hz))
                 continue;
             size_t bad = 0;
             float run = 0;
@@ -763,7 +766,8 @@ static void reductions(kiln_queue *q) {
             CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, x, NULL, &prod, 0, NULL, NULL)) &&
             CHECK_OK(kiln_queue_finish(q)))
             CHECK_MSG(prod == (float)wp, "prod %g want %g", (double)prod, wp);
-        if (x && CHECK_OK(kiln_array_cumprod(q, x, x, 0, 0, NULL, NULL)) && read_f16(q, x, hz)) {
+        if (x && CHECK_OK(kiln_array_cumprod_out(q, x, x, 0, 0, NULL, NULL)) &&
+            read_f16(q, x, hz)) {
             size_t bad = 0;
             float run = 1;
             for (size_t i = 0; i < n; i++) {
@@ -803,20 +807,22 @@ static void errors(kiln_queue *q) {
     kiln_array *a = f16_array(c, n, h), *f = NULL, *a9 = f16_array(c, m, h), *r16 = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &f));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &one, &r16));
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, a, f, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, f, a, a, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, a, a, f, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, f, a, a, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH); /* arithmetic keeps the dtype */
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, a, a9, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_unary(q, KILN_OP_SQRT, f, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_axpy(q, a, 1.0, a, f, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, a, a, a9, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_unary_out(q, KILN_OP_SQRT, f, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_axpy_out(q, a, 1.0, a, f, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_dot_async(q, a, f, NULL, h, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_cumsum(q, f, a, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_cumsum_out(q, f, a, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* reductions of float16 write float32: a float16 result array is wrong */
     CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, a, r16, NULL, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_binary(q, KILN_OP_ADD, a, NULL, a, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, a, NULL, a, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_binary(q, (kiln_binary_op)99, a, a, a, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_binary_out(q, (kiln_binary_op)99, a, a, a, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* user kernels: float16 arrays fit `ushort *`, not `float *` */
     kiln_elementwise *ew = NULL;

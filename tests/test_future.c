@@ -38,7 +38,7 @@ static kiln_status via_device(const void *value, size_t size, void *user, kiln_f
     kiln_status st = kiln_buffer_write(e->q, e->b, 63 * sizeof(int), sizeof v, &v);
     if (st != KILN_OK)
         return st;
-    return kiln_future_read(e->q, e->b, 63 * sizeof(int), sizeof(int), 0, NULL, next);
+    return kiln_buffer_read_future(e->q, e->b, 63 * sizeof(int), sizeof(int), 0, NULL, next);
 }
 
 static kiln_status fails(const void *value, size_t size, void *user, kiln_future **next) {
@@ -58,7 +58,7 @@ static kiln_status waits_inside(const void *value, size_t size, void *user, kiln
 
 static int read_int(kiln_future *f) {
     int v = -1;
-    CHECK_OK(kiln_future_get(f, &v, sizeof v));
+    CHECK_OK(kiln_future_copy(f, &v, sizeof v));
     return v;
 }
 
@@ -66,11 +66,11 @@ static void chain(env *e) {
     kiln_future *f1 = NULL, *f2 = NULL, *f3 = NULL;
     kiln_event *gate = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &gate));
-    CHECK_OK(kiln_future_read(e->q, e->b, 7 * sizeof(int), sizeof(int), 1, &gate, &f1));
+    CHECK_OK(kiln_buffer_read_future(e->q, e->b, 7 * sizeof(int), sizeof(int), 1, &gate, &f1));
     CHECK_OK(kiln_future_then(f1, times_ten, e, &f2));
     CHECK_OK(kiln_future_then(f2, via_device, e, &f3));
     kiln_event_state s = KILN_EVENT_COMPLETE;
-    CHECK_OK(kiln_future_state(f3, &s));
+    CHECK_OK(kiln_future_get_state(f3, &s));
     CHECK_MSG(s == KILN_EVENT_QUEUED, "the chain settled before its gate opened (%d)", (int)s);
     CHECK(kiln_future_value(f1, NULL) == NULL);
     atomic_store(&calls, 0);
@@ -96,7 +96,7 @@ static void failures(env *e) {
     kiln_future *f1 = NULL, *f2 = NULL, *f3 = NULL, *g = NULL, *h = NULL;
     kiln_event *gate = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &gate));
-    CHECK_OK(kiln_future_read(e->q, e->b, 0, sizeof(int), 1, &gate, &f1));
+    CHECK_OK(kiln_buffer_read_future(e->q, e->b, 0, sizeof(int), 1, &gate, &f1));
     CHECK_OK(kiln_future_then(f1, times_ten, e, &f2));
     CHECK_OK(kiln_future_then(f2, times_ten, e, &f3));
     atomic_store(&calls, 0);
@@ -110,7 +110,7 @@ static void failures(env *e) {
               kiln_last_error_message());
     CHECK(atomic_load(&calls) == 0);
     kiln_event_state s;
-    CHECK_OK(kiln_future_state(f2, &s));
+    CHECK_OK(kiln_future_get_state(f2, &s));
     CHECK(s == KILN_EVENT_ERROR);
     /* a continuation that fails: its status and message */
     kiln_future *ok = NULL;
@@ -122,7 +122,7 @@ static void failures(env *e) {
     CHECK_MSG(strstr(kiln_last_error_message(), "continuation returned") != NULL, "message: %s",
               kiln_last_error_message());
     int out = 0;
-    CHECK_STATUS(kiln_future_get(ok, &out, 2), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_future_copy(ok, &out, 2), KILN_ERROR_MISMATCH);
     kiln_future_release(ok), kiln_future_release(g), kiln_future_release(h);
     kiln_future_release(f1), kiln_future_release(f2), kiln_future_release(f3);
     kiln_event_release(gate);
@@ -137,17 +137,17 @@ static void joins(env *e) {
     for (int i = 0; i < 3; i++) {
         CHECK_OK(kiln_queue_create(e->ctx, kiln_queue_device(e->q), 0, &qs[i]));
         CHECK_OK(kiln_event_create_user(e->ctx, &gate[i]));
-        CHECK_OK(kiln_future_read(qs[i], e->b, (size_t)(10 + i) * sizeof(int), sizeof(int), 1,
-                                  &gate[i], &f[i]));
+        CHECK_OK(kiln_buffer_read_future(qs[i], e->b, (size_t)(10 + i) * sizeof(int), sizeof(int),
+                                         1, &gate[i], &f[i]));
     }
     CHECK_OK(kiln_future_when_all(3, f, &all));
     CHECK_OK(kiln_future_when_any(3, f, &any));
     CHECK_OK(kiln_event_set_complete(gate[2], KILN_EVENT_COMPLETE));
     size_t first = 99;
-    CHECK_OK(kiln_future_get(any, &first, sizeof first));
+    CHECK_OK(kiln_future_copy(any, &first, sizeof first));
     CHECK_MSG(first == 2, "when_any gave index %zu, expected 2", first);
     kiln_event_state s;
-    CHECK_OK(kiln_future_state(all, &s));
+    CHECK_OK(kiln_future_get_state(all, &s));
     CHECK(s == KILN_EVENT_QUEUED);
     CHECK_OK(kiln_event_set_complete(gate[0], KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_set_complete(gate[1], KILN_EVENT_COMPLETE));
@@ -163,14 +163,14 @@ static void joins(env *e) {
     kiln_future *a = NULL, *b = NULL, *both = NULL, *either = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &g1));
     CHECK_OK(kiln_event_create_user(e->ctx, &g2));
-    CHECK_OK(kiln_future_read(qs[0], e->b, 0, 4, 1, &g1, &a));
-    CHECK_OK(kiln_future_read(qs[1], e->b, 4, 4, 1, &g2, &b));
+    CHECK_OK(kiln_buffer_read_future(qs[0], e->b, 0, 4, 1, &g1, &a));
+    CHECK_OK(kiln_buffer_read_future(qs[1], e->b, 4, 4, 1, &g2, &b));
     kiln_future *ab[2] = { a, b };
     CHECK_OK(kiln_future_when_all(2, ab, &both));
     CHECK_OK(kiln_future_when_any(2, ab, &either));
     CHECK_OK(kiln_event_set_complete(g1, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_future_wait(both), KILN_ERROR_EVENT_FAILED);
-    CHECK_OK(kiln_future_state(either, &s));
+    CHECK_OK(kiln_future_get_state(either, &s));
     CHECK_MSG(s == KILN_EVENT_QUEUED, "when_any settled after one of two failed (%d)", (int)s);
     CHECK_OK(kiln_event_set_complete(g2, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_future_wait(either), KILN_ERROR_EVENT_FAILED);
@@ -185,7 +185,7 @@ static void cancel_and_deadlock(env *e) {
     kiln_event *gate = NULL;
     kiln_future *f = NULL, *step = NULL, *after = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &gate));
-    CHECK_OK(kiln_future_read(e->q, e->b, 0, sizeof(int), 1, &gate, &f));
+    CHECK_OK(kiln_buffer_read_future(e->q, e->b, 0, sizeof(int), 1, &gate, &f));
     CHECK_OK(kiln_future_then(f, times_ten, e, &step));
     CHECK_OK(kiln_future_then(step, times_ten, e, &after));
     CHECK_STATUS(kiln_future_cancel(f), KILN_ERROR_WRONG_STATE); /* with the driver */
@@ -205,7 +205,7 @@ static void cancel_and_deadlock(env *e) {
     kiln_event *never = NULL;
     kiln_future *ready = NULL, *w = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &never));
-    CHECK_OK(kiln_future_read(e->q, e->b, 0, sizeof(int), 1, &never, &pending_for_inner));
+    CHECK_OK(kiln_buffer_read_future(e->q, e->b, 0, sizeof(int), 1, &never, &pending_for_inner));
     int v = 1;
     CHECK_OK(kiln_future_ready(e->ctx, &v, sizeof v, &ready));
     CHECK_OK(kiln_future_then(ready, waits_inside, NULL, &w));
@@ -248,9 +248,10 @@ static void arrays_and_bad_input(env *e) {
     }
 
     kiln_future *out = (kiln_future *)&out;
-    CHECK_STATUS(kiln_future_read(NULL, e->b, 0, 4, 0, NULL, &out), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_buffer_read_future(NULL, e->b, 0, 4, 0, NULL, &out), KILN_ERROR_NULL_HANDLE);
     CHECK(out == NULL);
-    CHECK_STATUS(kiln_future_read(e->q, e->b, 250, 8, 0, NULL, &out), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_buffer_read_future(e->q, e->b, 250, 8, 0, NULL, &out),
+                 KILN_ERROR_OUT_OF_RANGE);
     CHECK(out == NULL);
     CHECK_STATUS(kiln_future_when_all(0, NULL, &out), KILN_ERROR_INVALID_ARGUMENT);
     kiln_future *none[1] = { NULL };

@@ -267,13 +267,13 @@ typedef struct alg {
 } alg;
 
 static kiln_status algorithms(kiln_queue *q, alg *a, kiln_rng *rng) {
-    kiln_status st = kiln_array_binary_scalar(q, KILN_OP_MUL, a->t, a->x, 3.0, 0, NULL, NULL);
+    kiln_status st = kiln_array_binary_scalar_out(q, KILN_OP_MUL, a->t, a->x, 3.0, 0, NULL, NULL);
     if (st == KILN_OK)
-        st = kiln_array_cumsum(q, a->c, a->t, 0, 0, NULL, NULL);
+        st = kiln_array_cumsum_out(q, a->c, a->t, 0, 0, NULL, NULL);
     if (st == KILN_OK)
         st = kiln_array_reduce_async(q, KILN_REDUCE_SUM, a->c, a->r, NULL, 0, NULL, NULL);
     if (st == KILN_OK)
-        st = kiln_array_sort(q, a->s, NULL, a->x, NULL, NULL, 0, NULL, NULL);
+        st = kiln_array_sort_out(q, a->s, NULL, a->x, NULL, NULL, 0, NULL, NULL);
     if (st == KILN_OK)
         st = kiln_rng_uniform(q, rng, a->u, 0, NULL, NULL);
     return st;
@@ -637,7 +637,7 @@ static void test_refused(fix *f) {
             break;
         case 8: {
             kiln_future *fut = NULL;
-            st = kiln_future_read(f->q, b, 0, 4, 0, NULL, &fut);
+            st = kiln_buffer_read_future(f->q, b, 0, 4, 0, NULL, &fut);
             CHECK(fut == NULL);
             break;
         }
@@ -663,15 +663,15 @@ static void test_refused(fix *f) {
     CHECK_OK(kiln_array_zeros(f->q, KILN_FLOAT32, 2, sq, 0, NULL, NULL, &mc));
     CHECK_OK(kiln_queue_finish(f->q));
     CHECK_OK(kiln_graph_record_begin(f->q));
-    kiln_status blas = kiln_matmul(f->q, mc, ma, mb, 0, NULL, NULL);
+    kiln_status blas = kiln_linalg_matmul_out(f->q, mc, ma, mb, 0, NULL, NULL);
     kiln_status ended = kiln_graph_record_end(f->q, &graph);
     CHECK_MSG((blas == KILN_ERROR_WRONG_STATE && ended == KILN_ERROR_WRONG_STATE) ||
                   blas == KILN_ERROR_NO_RUNTIME,
-              "kiln_matmul while recording: %s, the end: %s (%s)", kiln_status_name(blas),
-              kiln_status_name(ended), kiln_last_error_message());
+              "kiln_linalg_matmul_out while recording: %s, the end: %s (%s)",
+              kiln_status_name(blas), kiln_status_name(ended), kiln_last_error_message());
     if (ended == KILN_OK)
         kiln_graph_release(graph);
-    printf("  kiln_matmul while recording: %s\n", kiln_status_name(blas));
+    printf("  kiln_linalg_matmul_out while recording: %s\n", kiln_status_name(blas));
     kiln_array_release(ma);
     kiln_array_release(mb);
     kiln_array_release(mc);

@@ -113,7 +113,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
                      const float *init) {
     float *got = calloc(N, sizeof *got), *want = malloc(N * sizeof *want);
     CUcontext back = NULL;
-    CHECK_OK(kiln_cuda_context_get(kctx, &back));
+    CHECK_OK(kiln_cuda_context_native(kctx, &back));
     CHECK(back == native_ctx);
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CUstream s = NULL;
@@ -133,8 +133,8 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CHECK_OK(kiln_queue_create(kctx, dev, 0, &kq2));
     CUdeviceptr mback = 0;
     CUstream sback = NULL;
-    CHECK_OK(kiln_cuda_buffer_get(kb, &mback));
-    CHECK_OK(kiln_cuda_queue_get(kq, &sback));
+    CHECK_OK(kiln_cuda_buffer_native(kb, &mback));
+    CHECK_OK(kiln_cuda_queue_native(kq, &sback));
     CHECK(mback == m && sback == s);
     CHECK(kiln_buffer_size(kb) == N * sizeof(float));
     kiln_program *prog = NULL;
@@ -153,7 +153,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
 
     /* kiln's CUfunction launched natively on s, with kiln's argument list */
     CUfunction f = NULL;
-    CHECK_OK(kiln_cuda_kernel_get(k, dev, &f));
+    CHECK_OK(kiln_cuda_kernel_native(k, dev, &f));
     CHECK(f != NULL);
     float a = 2.0f, bb = 1.0f;
     int n = N;
@@ -171,10 +171,10 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     kiln_event *gate = NULL, *kk = NULL;
     CHECK_OK(kiln_event_create_user(kctx, &gate));
     CUevent ce = (CUevent)1;
-    CHECK_STATUS(kiln_cuda_event_get(gate, &ce), KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_cuda_event_native(gate, &ce), KILN_ERROR_UNSUPPORTED);
     CHECK(ce == NULL);
     launch_axpb(kq2, k, kb, 1, &gate, &kk);
-    CHECK_OK(kiln_cuda_event_get(kk, &ce));
+    CHECK_OK(kiln_cuda_event_native(kk, &ce));
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CU_OK(cu.cuStreamWaitEvent(s, ce, 0));
     CU_OK(cu.cuMemcpyDtoDAsync(m2, m, N * sizeof(float), s));
@@ -199,7 +199,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CU_OK(cu.cuMemsetD32Async(m, bits, N, s));
     CU_OK(cu.cuEventRecord(ne, s));
     CUstream kiln_stream = NULL;
-    CHECK_OK(kiln_cuda_queue_get(kq2, &kiln_stream));
+    CHECK_OK(kiln_cuda_queue_native(kq2, &kiln_stream));
     CU_OK(cu.cuStreamWaitEvent(kiln_stream, ne, 0));
     launch_axpb(kq2, k, kb, 0, NULL, &kk);
     kiln_event_state state = KILN_EVENT_COMPLETE;
@@ -223,7 +223,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     kiln_buffer *own = NULL;
     CHECK_OK(kiln_buffer_create(kctx, N * sizeof(float), 0, NULL, &own));
     CUdeviceptr op = 0;
-    CHECK_OK(kiln_cuda_buffer_get(own, &op));
+    CHECK_OK(kiln_cuda_buffer_native(own, &op));
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CU_OK(cu.cuMemcpyHtoD(op, init, N * sizeof(float)));
     CU_OK(cu.cuCtxSynchronize());
@@ -252,9 +252,9 @@ static void check_bad_input(kiln_context *kprim, CUcontext user_ctx) {
     kiln_queue *q = (kiln_queue *)1;
     kiln_context *c = (kiln_context *)1;
     CUdeviceptr p = 1;
-    CHECK_STATUS(kiln_cuda_buffer_get(NULL, &p), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_cuda_buffer_native(NULL, &p), KILN_ERROR_NULL_HANDLE);
     CHECK(p == 0);
-    CHECK_STATUS(kiln_cuda_context_get(kprim, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_cuda_context_native(kprim, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_cuda_context_wrap(NULL, &c), KILN_ERROR_NULL_HANDLE);
     CHECK(c == NULL);
     CHECK_STATUS(kiln_cuda_queue_wrap(NULL, (CUstream)0x10, 0, &q), KILN_ERROR_NULL_HANDLE);
@@ -316,7 +316,7 @@ static void check_bad_input(kiln_context *kprim, CUcontext user_ctx) {
 /* kiln_opencl_* on CUDA objects and kiln_cuda_* on OpenCL ones. */
 static void check_wrong_backend(kiln_context *kprim) {
     cl_context clc = (cl_context)1;
-    CHECK_STATUS(kiln_opencl_context_get(kprim, &clc), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_opencl_context_native(kprim, &clc), KILN_ERROR_MISMATCH);
     CHECK(clc == NULL);
     kiln_device *ocl = NULL;
     kiln_status st = kiln_device_select("opencl:0", &ocl);
@@ -332,8 +332,8 @@ static void check_wrong_backend(kiln_context *kprim) {
     CHECK_OK(kiln_buffer_create(oc, 64, 0, NULL, &ob));
     CUdeviceptr p = 1;
     CUcontext cc = (CUcontext)1;
-    CHECK_STATUS(kiln_cuda_buffer_get(ob, &p), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_cuda_context_get(oc, &cc), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_buffer_native(ob, &p), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_context_native(oc, &cc), KILN_ERROR_MISMATCH);
     CHECK(p == 0 && cc == NULL);
     kiln_buffer_release(ob);
     kiln_context_release(oc);
@@ -368,7 +368,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev) {
     CHECK_OK(kiln_event_get_state(e5, &st));
     CHECK(st == KILN_EVENT_QUEUED); /* held on the host */
     CUstream s = NULL;
-    CHECK_OK(kiln_cuda_queue_get(q, &s)); /* the queue goes native */
+    CHECK_OK(kiln_cuda_queue_native(q, &s)); /* the queue goes native */
     CHECK_OK(kiln_event_get_state(e5, &st));
     CHECK(st != KILN_EVENT_QUEUED && st != KILN_EVENT_COMPLETE);
     kiln_arg a6[3] = { KILN_ARG_BUF(b), KILN_ARG_I32(6), KILN_ARG_I32(N) };
@@ -411,7 +411,7 @@ int main(void) {
         init[i] = (float)(i % 97) - 40.0f;
 
     CUdevice cudev = -1;
-    CHECK_OK(kiln_cuda_device_get(dev, &cudev));
+    CHECK_OK(kiln_cuda_device_native(dev, &cudev));
     kiln_device *found = NULL;
     CHECK_OK(kiln_cuda_device_find(cudev, &found));
     CHECK(found == dev);

@@ -85,8 +85,8 @@ static cl_uint refcount_mem(cl_mem m) {
 static void check_device(kiln_device *dev, cl_device_id *id_out, cl_platform_id *plat_out) {
     cl_device_id id = NULL;
     cl_platform_id plat = NULL, plat2 = NULL;
-    CHECK_OK(kiln_opencl_device_get(dev, &id));
-    CHECK_OK(kiln_opencl_platform_get(dev, &plat));
+    CHECK_OK(kiln_opencl_device_native(dev, &id));
+    CHECK_OK(kiln_opencl_device_platform(dev, &plat));
     CHECK(id != NULL && plat != NULL);
     CHECK(cl.clGetDeviceInfo(id, CL_DEVICE_PLATFORM, sizeof plat2, &plat2, NULL) == CL_SUCCESS);
     CHECK(plat2 == plat);
@@ -137,7 +137,7 @@ static void check_ordering(native *nt, kiln_context *kctx, kiln_device *dev, kil
     CHECK_OK(kiln_event_get_state(kk, &state));
     CHECK_MSG(state != KILN_EVENT_COMPLETE, "kiln ran before the native write it waits for");
     cl_event kcl = NULL;
-    CHECK_OK(kiln_opencl_event_get(kk, &kcl));
+    CHECK_OK(kiln_opencl_event_native(kk, &kcl));
     cl_context owner = NULL;
     CHECK(cl.clGetEventInfo(kcl, CL_EVENT_CONTEXT, sizeof owner, &owner, NULL) == CL_SUCCESS);
     CHECK(owner == nt->ctx);
@@ -165,7 +165,7 @@ static void check_queues(native *nt, kiln_context *kctx, kiln_kernel *k, kiln_bu
     kiln_queue *kq = NULL;
     CHECK_OK(kiln_opencl_queue_wrap(kctx, nt->q, &kq));
     cl_command_queue back = NULL;
-    CHECK_OK(kiln_opencl_queue_get(kq, &back));
+    CHECK_OK(kiln_opencl_queue_native(kq, &back));
     CHECK(back == nt->q);
     CHECK(kiln_queue_context(kq) == kctx);
     CHECK(kiln_queue_get_flags(kq) == 0);
@@ -185,8 +185,8 @@ static void check_queues(native *nt, kiln_context *kctx, kiln_kernel *k, kiln_bu
     CHECK_OK(kiln_buffer_create(kctx, N * sizeof(float), 0, NULL, &own));
     cl_mem own_mem = NULL;
     cl_command_queue own_q = NULL;
-    CHECK_OK(kiln_opencl_buffer_get(own, &own_mem));
-    CHECK_OK(kiln_opencl_queue_get(kq, &own_q));
+    CHECK_OK(kiln_opencl_buffer_native(own, &own_mem));
+    CHECK_OK(kiln_opencl_queue_native(kq, &own_q));
     CHECK(cl.clEnqueueCopyBuffer(own_q, nt->mem, own_mem, 0, 0, N * sizeof(float), 0, NULL, NULL) ==
           CL_SUCCESS);
     memset(got, 0, N * sizeof(float));
@@ -226,10 +226,10 @@ static void check_bad_input(native *nt, kiln_context *kctx, cl_device_id id, cl_
     kiln_queue *q = (kiln_queue *)1;
     kiln_event *e = (kiln_event *)1;
     kiln_device *d = (kiln_device *)1;
-    CHECK_STATUS(kiln_opencl_buffer_get(NULL, &m), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_opencl_buffer_native(NULL, &m), KILN_ERROR_NULL_HANDLE);
     CHECK(m == NULL);
-    CHECK_STATUS(kiln_opencl_buffer_get(kbuf, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_opencl_device_get(NULL, &(cl_device_id){ 0 }), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_opencl_buffer_native(kbuf, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_opencl_device_native(NULL, &(cl_device_id){ 0 }), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_opencl_device_find(NULL, &d), KILN_ERROR_NULL_HANDLE);
     CHECK(d == NULL);
     CHECK_STATUS(kiln_opencl_context_wrap(NULL, &c), KILN_ERROR_NULL_HANDLE);
@@ -311,16 +311,16 @@ static void check_wrong_backend(kiln_context *kctx, kiln_queue *q, kiln_buffer *
     kiln_event *ev = NULL;
     CHECK_OK(kiln_queue_marker(q, 0, NULL, &ev));
     CUevent ce = (CUevent)1;
-    CHECK_STATUS(kiln_cuda_buffer_get(kbuf, &p), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_buffer_native(kbuf, &p), KILN_ERROR_MISMATCH);
     CHECK(p == 0);
     CHECK(strstr(kiln_last_error_message(), "opencl") != NULL);
-    CHECK_STATUS(kiln_cuda_queue_get(q, &s), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_queue_native(q, &s), KILN_ERROR_MISMATCH);
     CHECK(s == NULL);
-    CHECK_STATUS(kiln_cuda_context_get(kctx, &c), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_cuda_event_get(ev, &ce), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_cuda_device_get(dev, &d), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_context_native(kctx, &c), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_event_native(ev, &ce), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_device_native(dev, &d), KILN_ERROR_MISMATCH);
     CUfunction f = (CUfunction)1;
-    CHECK_STATUS(kiln_cuda_kernel_get(k, dev, &f), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_cuda_kernel_native(k, dev, &f), KILN_ERROR_MISMATCH);
     CHECK(f == NULL);
     kiln_buffer *b = NULL;
     CHECK_STATUS(kiln_cuda_buffer_wrap(kctx, 0x1000, 64, 0, &b), KILN_ERROR_MISMATCH);
@@ -360,7 +360,7 @@ static void run(kiln_queue *queue, void *user) {
     CHECK_OK(kiln_opencl_context_wrap(nt.ctx, &kctx));
     CHECK(refcount_ctx(nt.ctx) == ctx_refs + 1);
     cl_context back = NULL;
-    CHECK_OK(kiln_opencl_context_get(kctx, &back));
+    CHECK_OK(kiln_opencl_context_native(kctx, &back));
     CHECK(back == nt.ctx);
     CHECK(kiln_context_num_devices(kctx) == 1 && kiln_context_device(kctx, 0) == dev);
 
@@ -370,7 +370,7 @@ static void run(kiln_queue *queue, void *user) {
     CHECK(refcount_mem(nt.mem) == mem_refs + 1);
     CHECK(kiln_buffer_size(kbuf) == N * sizeof(float));
     cl_mem mback = NULL;
-    CHECK_OK(kiln_opencl_buffer_get(kbuf, &mback));
+    CHECK_OK(kiln_opencl_buffer_native(kbuf, &mback));
     CHECK(mback == nt.mem);
 
     kiln_program *prog = NULL;
@@ -385,7 +385,7 @@ static void run(kiln_queue *queue, void *user) {
 #endif
     /* kiln objects of queue's (kiln-made) context are no OpenCL mismatch */
     cl_context kiln_made = NULL;
-    CHECK_OK(kiln_opencl_context_get(kiln_queue_context(queue), &kiln_made));
+    CHECK_OK(kiln_opencl_context_native(kiln_queue_context(queue), &kiln_made));
     CHECK(kiln_made != NULL && kiln_made != nt.ctx);
 
     kiln_kernel_release(k);

@@ -1,6 +1,6 @@
 /* Error messages name the user's call and values, not kiln's internals
- * (issue 41): a bad wait list given to kiln_array_sort names
- * kiln_array_sort, not its kernel; a gemv shape names gemv, not the
+ * (issue 41): a bad wait list given to kiln_array_sort_out names
+ * kiln_array_sort_out, not its kernel; a gemv shape names gemv, not the
  * one-column gemm it becomes; ops are named, not numbered; a NULL argument
  * is named; the prefix is not doubled; a bad counts dtype of unique names
  * unique and the dtypes it takes; a failed generator build carries the
@@ -39,15 +39,16 @@ static void test_sort_wait(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &o));
     kiln_event *none = NULL;
     /* a wait list of one NULL event */
-    CHECK_STATUS(kiln_array_sort(q, o, NULL, k, NULL, NULL, 1, &none, NULL),
+    CHECK_STATUS(kiln_array_sort_out(q, o, NULL, k, NULL, NULL, 1, &none, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_sort") && !has("onesweep") && !has("kernel"));
-    CHECK_STATUS(kiln_array_sort(q, o, NULL, k, NULL, NULL, 1, NULL, NULL), KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_sort"));
+    SAYS(once("kiln_array_sort_out") && !has("onesweep") && !has("kernel"));
+    CHECK_STATUS(kiln_array_sort_out(q, o, NULL, k, NULL, NULL, 1, NULL, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    SAYS(once("kiln_array_sort_out"));
     kiln_array *ix = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &ix));
-    CHECK_STATUS(kiln_array_argsort(q, ix, k, NULL, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_argsort"));
+    CHECK_STATUS(kiln_array_argsort_out(q, ix, k, NULL, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
+    SAYS(once("kiln_array_argsort_out"));
     kiln_array_release(ix);
     kiln_array_release(k);
     kiln_array_release(o);
@@ -73,14 +74,16 @@ static void test_wait_lists(kiln_queue *q) {
         const char *name;
         kiln_status st;
     } calls[] = {
-        { "kiln_array_sort", kiln_array_sort(q, o, NULL, a, NULL, NULL, 1, &none, NULL) },
-        { "kiln_array_topk", kiln_array_topk(q, o, NULL, a, 3, 1, 1, &none, NULL) },
-        { "kiln_array_searchsorted", kiln_array_searchsorted(q, o, a, a, 0, 1, &none, NULL) },
-        { "kiln_array_copy_if", kiln_array_copy_if(q, o, cnt, &hc, a, "x > 0", 1, &none, NULL) },
-        { "kiln_array_unique", kiln_array_unique(q, o, NULL, cnt, &hc, a, 1, &none, NULL) },
-        { "kiln_array_cumsum", kiln_array_cumsum(q, o, a, 0, 1, &none, NULL) },
+        { "kiln_array_sort_out", kiln_array_sort_out(q, o, NULL, a, NULL, NULL, 1, &none, NULL) },
+        { "kiln_array_topk_out", kiln_array_topk_out(q, o, NULL, a, 3, 1, 1, &none, NULL) },
+        { "kiln_array_searchsorted_out",
+          kiln_array_searchsorted_out(q, o, a, a, 0, 1, &none, NULL) },
+        { "kiln_array_copy_if_out",
+          kiln_array_copy_if_out(q, o, cnt, &hc, a, "x > 0", 1, &none, NULL) },
+        { "kiln_array_unique_out", kiln_array_unique_out(q, o, NULL, cnt, &hc, a, 1, &none, NULL) },
+        { "kiln_array_cumsum_out", kiln_array_cumsum_out(q, o, a, 0, 1, &none, NULL) },
         { "kiln_array_fill", kiln_array_fill(q, o, &zero, 1, &none, NULL) },
-        { "kiln_array_astype", kiln_array_astype(q, f, a, 1, &none, NULL) },
+        { "kiln_array_astype_out", kiln_array_astype_out(q, f, a, 1, &none, NULL) },
         { "kiln_rng_uniform", kiln_rng_uniform(q, rng, f, 1, &none, NULL) },
         { "kiln_array_histogram", kiln_array_histogram(q, f, 8, 0, 1, NULL, 1, &none, NULL, &h) },
     };
@@ -89,19 +92,19 @@ static void test_wait_lists(kiln_queue *q) {
                   kiln_status_name(calls[k].st));
     }
     /* the messages, one call at a time (each call overwrites the last) */
-    CHECK_STATUS(kiln_array_sort(q, o, NULL, a, NULL, NULL, 1, &none, NULL),
+    CHECK_STATUS(kiln_array_sort_out(q, o, NULL, a, NULL, NULL, 1, &none, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_sort") && has("wait[0]"));
-    CHECK_STATUS(kiln_array_topk(q, o, NULL, a, 3, 1, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_topk") && has("wait[0]"));
-    CHECK_STATUS(kiln_array_copy_if(q, o, cnt, &hc, a, "x > 0", 1, &none, NULL),
+    SAYS(once("kiln_array_sort_out") && has("wait[0]"));
+    CHECK_STATUS(kiln_array_topk_out(q, o, NULL, a, 3, 1, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
+    SAYS(once("kiln_array_topk_out") && has("wait[0]"));
+    CHECK_STATUS(kiln_array_copy_if_out(q, o, cnt, &hc, a, "x > 0", 1, &none, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_copy_if") && has("wait[0]"));
-    CHECK_STATUS(kiln_array_unique(q, o, NULL, cnt, &hc, a, 1, &none, NULL),
+    SAYS(once("kiln_array_copy_if_out") && has("wait[0]"));
+    CHECK_STATUS(kiln_array_unique_out(q, o, NULL, cnt, &hc, a, 1, &none, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_unique") && has("wait[0]"));
-    CHECK_STATUS(kiln_array_cumsum(q, o, a, 0, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
-    SAYS(once("kiln_array_cumsum") && has("wait[0]"));
+    SAYS(once("kiln_array_unique_out") && has("wait[0]"));
+    CHECK_STATUS(kiln_array_cumsum_out(q, o, a, 0, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
+    SAYS(once("kiln_array_cumsum_out") && has("wait[0]"));
     CHECK_STATUS(kiln_rng_uniform(q, rng, f, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
     SAYS(once("kiln_rng_uniform") && has("wait[0]"));
     CHECK_STATUS(kiln_array_histogram(q, f, 8, 0, 1, NULL, 1, &none, NULL, &h),
@@ -143,17 +146,17 @@ static void test_ops_named(kiln_queue *q) {
     CHECK_OK(kiln_array_zeros(q, KILN_COMPLEX64, 1, &n, 0, NULL, NULL, &z));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &o));
     /* an op that needs a float dtype, on ints: its name, not its number */
-    CHECK_STATUS(kiln_array_unary(q, KILN_OP_SQRT, o, a, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_unary_out(q, KILN_OP_SQRT, o, a, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    SAYS(once("kiln_array_unary") && has("sqrt") && has("int"));
+    SAYS(once("kiln_array_unary_out") && has("sqrt") && has("int"));
     /* an order on complex numbers */
     char r[16];
     CHECK_STATUS(kiln_array_reduce(q, KILN_REDUCE_MAX, z, r), KILN_ERROR_UNSUPPORTED);
     SAYS(once("kiln_array_reduce") && has("MAX"));
     /* an unknown op: its number is all there is */
-    CHECK_STATUS(kiln_array_binary(q, (kiln_binary_op)999, o, a, a, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_binary_out(q, (kiln_binary_op)999, o, a, a, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    SAYS(once("kiln_array_binary") && has("999"));
+    SAYS(once("kiln_array_binary_out") && has("999"));
     kiln_array_release(a);
     kiln_array_release(z);
     kiln_array_release(o);
@@ -185,8 +188,8 @@ static void test_unique_counts(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &one, &cnt));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &bad));
     int64_t hc = 0;
-    CHECK_STATUS(kiln_array_unique(q, o, bad, cnt, &hc, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    SAYS(once("kiln_array_unique") && has("counts is float") && has("must be long") &&
+    CHECK_STATUS(kiln_array_unique_out(q, o, bad, cnt, &hc, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    SAYS(once("kiln_array_unique_out") && has("counts is float") && has("must be long") &&
          !has("input's dtype"));
     kiln_array_release(a);
     kiln_array_release(o);
@@ -247,7 +250,7 @@ static void test_no_doubled_prefix(kiln_queue *q) {
     int64_t hc = 0;
     kiln_event *e = NULL;
     /* once unarmed, to build the kernels */
-    CHECK_OK(kiln_array_unique(q, o, uc, cnt, &hc, a, 0, NULL, &e));
+    CHECK_OK(kiln_array_unique_out(q, o, uc, cnt, &hc, a, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     int bad = 0, fired = 1;
@@ -255,20 +258,20 @@ static void test_no_doubled_prefix(kiln_queue *q) {
     for (k = 1; fired && k < 2000; k++) {
         e = NULL;
         kiln__fault_arm(KILN__FAULT_HOST_ALLOC, k);
-        kiln_status st = kiln_array_unique(q, o, uc, cnt, &hc, a, 0, NULL, &e);
+        kiln_status st = kiln_array_unique_out(q, o, uc, cnt, &hc, a, 0, NULL, &e);
         fired = kiln__fault_fired();
         kiln__fault_arm(KILN__FAULT_HOST_ALLOC, 0);
         if (st == KILN_OK)
             kiln_event_wait(e);
         kiln_event_release(e);
         kiln_queue_finish(q);
-        if (st != KILN_OK && doubled("kiln_array_unique")) {
+        if (st != KILN_OK && doubled("kiln_array_unique_out")) {
             if (!bad++)
                 printf("  allocation %lu: \"%s\"\n", k, msg());
         }
     }
-    printf("  kiln_array_unique: %lu host allocations refused in turn\n", k - 2);
-    CHECK_MSG(!bad, "%d messages of kiln_array_unique doubled its name", bad);
+    printf("  kiln_array_unique_out: %lu host allocations refused in turn\n", k - 2);
+    CHECK_MSG(!bad, "%d messages of kiln_array_unique_out doubled its name", bad);
     CHECK(k > 2);
     kiln_array_release(a);
     kiln_array_release(o);

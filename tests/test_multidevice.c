@@ -39,7 +39,7 @@ static int pick_two(kiln_device *two[2]) {
     for (size_t i = 0; i < count && found < 2; i++) {
         kiln_device *d = NULL;
         kiln_device_info di;
-        if (kiln_device_get(i, &d) == KILN_OK && kiln_device_get_info(d, &di) == KILN_OK &&
+        if (kiln_device_at(i, &d) == KILN_OK && kiln_device_get_info(d, &di) == KILN_OK &&
             di.backend == info.backend && !di.is_subdevice &&
             strcmp(di.platform, info.platform) == 0)
             two[found++] = d;
@@ -102,7 +102,7 @@ int main(void) {
         kiln_arg add_args[] = { KILN_ARG_BUF(half[0]), KILN_ARG_BUF(yhalf[0]) };
         CHECK_OK(
             kiln_kernel_launch(q[1], add_into, 1, &half_n, NULL, 2, add_args, 1, &done[0], &added));
-        CHECK_OK(kiln_events_wait(1, &added));
+        CHECK_OK(kiln_event_wait_all(1, &added));
         CHECK_OK(kiln_event_wait(done[1]));
         CHECK_OK(kiln_buffer_read(q[0], y, 0, N * sizeof(float), hy));
         int bad = 0;

@@ -197,7 +197,7 @@ static void no_early_reuse(kiln_device *dev) {
     CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &keep));
     uint32_t seven = 7, nine = 9;
     CHECK_OK(kiln_array_fill(g, a, &seven, 1, &gate, NULL));
-    CHECK_OK(kiln_array_copy(g, keep, a, 0, NULL, NULL));
+    CHECK_OK(kiln_array_copy_out(g, keep, a, 0, NULL, NULL));
     kiln_array_release(a); /* the gated work still uses it */
     kiln_pool_stats s = stats(c);
     CHECK_MSG(s.bytes_waiting > 0 && s.bytes_waiting == s.bytes_cached, "waiting %zu, cached %zu",
@@ -482,12 +482,12 @@ static void algorithms(kiln_device *dev) {
         int32_t i32;
         int64_t i64;
     } sum = { 0 };
-    kiln_dtype rd = kiln_reduce_result_dtype(KILN_REDUCE_SUM, KILN_INT32);
+    kiln_dtype rd = kiln_dtype_reduce_result(KILN_REDUCE_SUM, KILN_INT32);
     CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_SUM, x, &sum));
     int64_t want = (int64_t)n * (int64_t)(n + 1) / 2;
     CHECK_MSG(rd == KILN_INT64 ? sum.i64 == want : sum.i32 == (int32_t)(uint32_t)want,
               "sum: dtype %d", (int)rd);
-    CHECK_OK(kiln_array_sort(q, sorted, NULL, x, NULL, NULL, 0, NULL, NULL));
+    CHECK_OK(kiln_array_sort_out(q, sorted, NULL, x, NULL, NULL, 0, NULL, NULL));
     int32_t first[4] = { 0 };
     CHECK_OK(kiln_queue_finish(q));
     kiln_array *head = NULL;

@@ -38,11 +38,11 @@ static void kat_host(void) {
     for (int v = 0; v < 3; v++) {
         uint32_t o[4];
         uint64_t o64[2];
-        kiln_philox4x32_10(philox_kat[v], philox_kat[v] + 4, o);
+        kiln_rng_philox4x32_10(philox_kat[v], philox_kat[v] + 4, o);
         CHECK_MSG(!memcmp(o, philox_kat[v] + 6, 16), "host philox kat %d", v);
-        kiln_threefry4x32_20(threefry4_kat[v], threefry4_kat[v] + 4, o);
+        kiln_rng_threefry4x32_20(threefry4_kat[v], threefry4_kat[v] + 4, o);
         CHECK_MSG(!memcmp(o, threefry4_kat[v] + 8, 16), "host threefry4x32 kat %d", v);
-        kiln_threefry2x64_20(threefry2_kat[v], threefry2_kat[v] + 2, o64);
+        kiln_rng_threefry2x64_20(threefry2_kat[v], threefry2_kat[v] + 2, o64);
         CHECK_MSG(!memcmp(o64, threefry2_kat[v] + 4, 16), "host threefry2x64 kat %d", v);
     }
 }
@@ -66,13 +66,13 @@ static void kat_device(kiln_queue *q) {
             .arguments = "const uint *in, uint *out, const ulong *in64, ulong *out64",
             .operation =
                 "const KILN_GLOBAL uint *p = in + 16*i; KILN_GLOBAL uint *o = out + 8*i;"
-                "kiln_u32x4 r = kiln_philox4x32_10(kiln_make_u32x4(p[0], p[1], p[2], p[3]),"
+                "kiln_u32x4 r = kiln_rng_philox4x32_10(kiln_make_u32x4(p[0], p[1], p[2], p[3]),"
                 "                                  kiln_make_u32x2(p[4], p[5]));"
                 "o[0] = r.x; o[1] = r.y; o[2] = r.z; o[3] = r.w;"
-                "r = kiln_threefry4x32_20(kiln_make_u32x4(p[8], p[9], p[10], p[11]),"
+                "r = kiln_rng_threefry4x32_20(kiln_make_u32x4(p[8], p[9], p[10], p[11]),"
                 "                         kiln_make_u32x4(p[12], p[13], p[14], p[15]));"
                 "o[4] = r.x; o[5] = r.y; o[6] = r.z; o[7] = r.w;"
-                "kiln_u64x2 s = kiln_threefry2x64_20(kiln_make_u64x2(in64[4*i], in64[4*i+1]),"
+                "kiln_u64x2 s = kiln_rng_threefry2x64_20(kiln_make_u64x2(in64[4*i], in64[4*i+1]),"
                 "                                    kiln_make_u64x2(in64[4*i+2], in64[4*i+3]));"
                 "out64[2*i] = s.x; out64[2*i+1] = s.y;",
             .flags = KILN_ELEMENTWISE_ANY_SHAPE);
@@ -489,7 +489,7 @@ static void inside_kernels(kiln_queue *q) {
     for (size_t i = 0; i < n; i++) {
         uint32_t ctr[4] = { 0, 0, (uint32_t)i, (uint32_t)((uint64_t)i >> 32) },
                  key[2] = { 2026, 0 }, o[4];
-        kiln_philox4x32_10(ctr, key, o);
+        kiln_rng_philox4x32_10(ctr, key, o);
         float x = ref_u01f(o[0]), y = ref_u01f(o[1]);
         want += x * x + y * y < 1.0f;
     }
@@ -502,7 +502,7 @@ static void inside_kernels(kiln_queue *q) {
     kiln_reduction_release(red);
     /* a user kernel with kiln_rng_kernel_source() in front */
     const char *src = kiln_rng_kernel_source();
-    CHECK(strstr(src, "kiln_philox4x32_10") != NULL);
+    CHECK(strstr(src, "kiln_rng_philox4x32_10") != NULL);
     size_t len = strlen(src) + 512;
     char *full = malloc(len);
     snprintf(full, len,
@@ -523,7 +523,7 @@ static void inside_kernels(kiln_queue *q) {
         size_t bad = 0;
         for (uint32_t i = 0; i < 64; i++) {
             uint32_t ctr[4] = { 0, 0, i, 0 }, key[2] = { 77, 0 }, o[4];
-            kiln_philox4x32_10(ctr, key, o);
+            kiln_rng_philox4x32_10(ctr, key, o);
             bad += y[i] != ref_u01f(o[0]);
         }
         CHECK_MSG(bad == 0, "user kernel: %zu differ", bad);
@@ -600,7 +600,7 @@ static void inside_scan(kiln_queue *q) {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t ctr[4] = { 0, 0, (uint32_t)i, 0 }, key[2] = { 99, 0 }, o[4];
-        kiln_philox4x32_10(ctr, key, o);
+        kiln_rng_philox4x32_10(ctr, key, o);
         walk += (o[0] >> 31) ? 1 : -1;
         bad += h[i] != walk;
     }

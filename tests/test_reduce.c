@@ -68,7 +68,7 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
         if (CHECK_OK(kiln_array_reduce_async(q, op, X, NULL, &r, 0, NULL, &e))) {                  \
             CHECK_OK(kiln_event_wait(e));                                                          \
             kiln_event_release(e);                                                                 \
-            kiln_dtype rd = kiln_reduce_result_dtype(op, d);                                       \
+            kiln_dtype rd = kiln_dtype_reduce_result(op, d);                                       \
             double got = kt_get(rd, &r, 0);                                                        \
             double w = (want);                                                                     \
             CHECK_MSG(got == w || fabs(got - w) <=                                                 \
@@ -214,7 +214,7 @@ static void t_custom_and_strided(kiln_queue *q) {
     kiln_arg v[2] = { KILN_ARG_ARRAY(x), KILN_ARG_ARRAY(y) };
     int64_t got = 0;
     kiln_event *e = NULL;
-    CHECK_OK(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL, &got, 0, NULL, &e));
+    CHECK_OK(kiln_reduction_run_async(q, r, kiln_array_size(x), 2, v, NULL, &got, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     kiln_event_release(e);
     int64_t want = 0;
@@ -245,15 +245,17 @@ static void t_custom_and_strided(kiln_queue *q) {
     size_t one = 1;
     kiln_array *rf = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &one, &rf));
-    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, rf, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_reduction_run_async(q, r, kiln_array_size(x), 2, v, rf, NULL, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v, NULL, NULL, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(
+        kiln_reduction_run_async(q, r, kiln_array_size(x), 2, v, NULL, NULL, 0, NULL, NULL),
+        KILN_ERROR_NULL_HANDLE);
     kiln_arg v1[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(y) };
-    CHECK_STATUS(kiln_reduction_launch(q, r, kiln_array_size(x), 2, v1, NULL, &got, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(
+        kiln_reduction_run_async(q, r, kiln_array_size(x), 2, v1, NULL, &got, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
     /* n = 11 < the arrays' 1056 elements: a mismatch, not a partial read */
-    CHECK_STATUS(kiln_reduction_launch(q, r, 11, 2, v, NULL, &got, 0, NULL, NULL),
+    CHECK_STATUS(kiln_reduction_run_async(q, r, 11, 2, v, NULL, &got, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     /* the blocking form */
     got = -1;
@@ -414,7 +416,7 @@ static void t_single_group(kiln_queue *q) {
                     { KILN_REDUCE_MIN, XF, fmn },
                     { KILN_REDUCE_MAX, XF, fmx } };
         for (int k = 0; k < 6; k++) {
-            kiln_dtype rd = kiln_reduce_result_dtype(bi[k].op, kiln_array_dtype(bi[k].a));
+            kiln_dtype rd = kiln_dtype_reduce_result(bi[k].op, kiln_array_dtype(bi[k].a));
             unsigned char h[16] = { 0 }, d[16] = { 0 };
             size_t one = 1;
             kiln_array *R = NULL;

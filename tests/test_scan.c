@@ -67,7 +67,7 @@ static void t_cumsum(kiln_queue *q) {
             kiln_array *X = NULL, *Y = NULL;
             CHECK_OK(kiln_array_from_host(c, d, 1, &n, x, &X));
             CHECK_OK(kiln_array_empty(c, d, 1, &n, &Y));
-            CHECK_OK(kiln_array_cumsum(q, Y, X, 0, 0, NULL, NULL));
+            CHECK_OK(kiln_array_cumsum_out(q, Y, X, 0, 0, NULL, NULL));
             CHECK_OK(kiln_array_read(q, Y, y));
             size_t bad = 0;
             for (size_t i = 0; i < n; i++) {
@@ -108,7 +108,7 @@ static void t_cumsum(kiln_queue *q) {
             CHECK_MSG(bad == 0, "cumsum %s n=%zu: %zu wrong", kiln_dtype_name(d), n, bad);
             if (d == KILN_INT32) {
                 /* exclusive, in place */
-                CHECK_OK(kiln_array_cumsum(q, X, X, 1, 0, NULL, NULL));
+                CHECK_OK(kiln_array_cumsum_out(q, X, X, 1, 0, NULL, NULL));
                 CHECK_OK(kiln_array_read(q, X, y));
                 bad = 0;
                 for (size_t i = 0; i < n; i++)
@@ -133,7 +133,7 @@ static void t_cumsum(kiln_queue *q) {
     kiln_array *X = NULL, *Y = NULL;
     CHECK_OK(kiln_array_from_host(c, KILN_INT64, 1, &n, x, &X));
     CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &Y));
-    CHECK_OK(kiln_array_cumprod(q, Y, X, 0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_cumprod_out(q, Y, X, 0, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, Y, y));
     int64_t p = 1;
     size_t bad = 0;
@@ -147,7 +147,7 @@ static void t_cumsum(kiln_queue *q) {
     kiln_array *rv = NULL;
     kiln_slice sl = KILN_SLICE_REVERSED;
     CHECK_OK(kiln_array_view(X, &sl, &rv));
-    CHECK_OK(kiln_array_cumsum(q, Y, rv, 0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_cumsum_out(q, Y, rv, 0, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, Y, y));
     int64_t s = 0;
     bad = 0;
@@ -159,7 +159,7 @@ static void t_cumsum(kiln_queue *q) {
     size_t m = 10;
     kiln_array *F = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &m, &F));
-    CHECK_STATUS(kiln_array_cumsum(q, F, X, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_cumsum_out(q, F, X, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     kiln_array_release(F);
     kiln_array_release(rv);
     kiln_array_release(X);
@@ -320,7 +320,7 @@ static void t_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_NULL_HANDLE);
     kiln_scan_release(NULL);
     CHECK_STATUS(kiln_scan_retain(NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_cumsum(NULL, NULL, NULL, 0, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_cumsum_out(NULL, NULL, NULL, 0, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     /* a descriptor not made with the macro */
     d.scan = "a + b";
     kiln_scan_desc raw = d;
@@ -395,7 +395,7 @@ static void t_errors(kiln_queue *q) {
     kiln_array_release(Z);
 }
 
-/* Scans of the form y[i] = item / prev_item of x[i] (kiln_array_cumsum,
+/* Scans of the form y[i] = item / prev_item of x[i] (kiln_array_cumsum_out,
  * and user scans written that way): the single-pass templates move quads
  * of 4-byte items in 16-byte accesses when both arrays are aligned, item
  * by item otherwise (scan_variants.c vec_io). Views at element offsets
@@ -417,7 +417,7 @@ static void t_quads(kiln_queue *q) {
         char args[64];
         snprintf(args, sizeof args, "const %s *x, %s *y", kiln_dtype_name(d), kiln_dtype_name(d));
         for (int form = 0; form < 5; form++) {
-            /* 0/1: kiln_array_cumsum inclusive / exclusive; 2..4: user
+            /* 0/1: kiln_array_cumsum_out inclusive / exclusive; 2..4: user
              * scans (outs/ins above) */
             int excl = form == 1 || form == 3;
             kiln_scan *sc = NULL;
@@ -455,7 +455,7 @@ static void t_quads(kiln_queue *q) {
                 CHECK_OK(kiln_array_view(X, &sx, &XV));
                 CHECK_OK(kiln_array_view(Y, &sy, &YV));
                 if (form < 2) {
-                    CHECK_OK(kiln_array_cumsum(q, YV, XV, excl, 0, NULL, NULL));
+                    CHECK_OK(kiln_array_cumsum_out(q, YV, XV, excl, 0, NULL, NULL));
                 } else {
                     kiln_arg v[2] = { KILN_ARG_ARRAY(XV), KILN_ARG_ARRAY(YV) };
                     CHECK_OK(kiln_scan_launch(q, sc, n, 2, v, 0, NULL, NULL));
@@ -526,7 +526,7 @@ static void t_repeat(kiln_queue *q) {
             kiln_array *xv = NULL;
             CHECK_OK(kiln_array_empty(c, d, 1, &ns[r], &Y[r]));
             CHECK_OK(kiln_array_view(X[r % 2], &head, &xv));
-            CHECK_OK(kiln_array_cumsum(q, Y[r], xv, 0, 0, NULL, NULL));
+            CHECK_OK(kiln_array_cumsum_out(q, Y[r], xv, 0, 0, NULL, NULL));
             kiln_array_release(xv);
         }
         for (int r = 0; r < 6; r++) {
@@ -581,7 +581,7 @@ static void t_fresh(kiln_queue *q0) {
         kiln_array *X = NULL, *Y = NULL;
         CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
-        CHECK_OK(kiln_array_cumsum(q, Y, X, 0, 0, NULL, NULL));
+        CHECK_OK(kiln_array_cumsum_out(q, Y, X, 0, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, Y, y));
         int64_t acc = 0;
         size_t bad = 0;

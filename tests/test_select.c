@@ -118,10 +118,11 @@ static void t_predicates(kiln_queue *q) {
                 int64_t dc = -1, hc = -1;
                 kiln_event *e = NULL;
                 kiln_status st =
-                    op == 0   ? kiln_array_copy_if(q, Y, cnt, &hc, X, "x > 3", 0, NULL, &e)
-                    : op == 1 ? kiln_array_remove_if(q, Y, cnt, &hc, X, "x > 3", 0, NULL, &e)
-                    : op == 2 ? kiln_array_partition(q, Y, R, cnt, &hc, X, "x > 3", 0, NULL, &e)
-                              : kiln_array_partition(q, Y, NULL, cnt, &hc, X, "x > 3", 0, NULL, &e);
+                    op == 0   ? kiln_array_copy_if_out(q, Y, cnt, &hc, X, "x > 3", 0, NULL, &e)
+                    : op == 1 ? kiln_array_remove_if_out(q, Y, cnt, &hc, X, "x > 3", 0, NULL, &e)
+                    : op == 2
+                        ? kiln_array_partition_out(q, Y, R, cnt, &hc, X, "x > 3", 0, NULL, &e)
+                        : kiln_array_partition_out(q, Y, NULL, cnt, &hc, X, "x > 3", 0, NULL, &e);
                 if (!CHECK_OK(st))
                     continue;
                 CHECK_OK(kiln_event_wait(e));
@@ -178,7 +179,7 @@ static void t_none_all_alternate(kiln_queue *q) {
         for (int p = 0; p < 4; p++) {
             int64_t hc = -1;
             kiln_event *e = NULL;
-            if (!CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, X, preds[p], 0, NULL, &e)))
+            if (!CHECK_OK(kiln_array_copy_if_out(q, Y, NULL, &hc, X, preds[p], 0, NULL, &e)))
                 continue;
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
@@ -195,7 +196,7 @@ static void t_none_all_alternate(kiln_queue *q) {
         CHECK_OK(kiln_array_view(X, &rev, &V));
         int64_t hc = -1;
         kiln_event *e = NULL;
-        if (CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, V, "x >= 500", 0, NULL, &e))) {
+        if (CHECK_OK(kiln_array_copy_if_out(q, Y, NULL, &hc, V, "x >= 500", 0, NULL, &e))) {
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, Y, y));
@@ -228,7 +229,7 @@ static void t_2d_and_launch(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
     kiln_event *e = NULL;
     int64_t hc = -1;
-    if (CHECK_OK(kiln_array_copy_if(q, Y, NULL, &hc, T, "x % 3 == 1", 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_copy_if_out(q, Y, NULL, &hc, T, "x % 3 == 1", 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
         CHECK_OK(kiln_array_read(q, Y, y));
@@ -251,7 +252,7 @@ static void t_2d_and_launch(kiln_queue *q) {
         kiln_arg a[3] = { KILN_ARG_ARRAY(X), KILN_ARG_I32(90), KILN_ARG_ARRAY(Y) };
         int64_t dc = -1;
         /* X is 2-D: the generator's first array has n elements */
-        if (CHECK_OK(kiln_select_launch(q, sel, n, 3, a, cnt, NULL, 0, NULL, &e))) {
+        if (CHECK_OK(kiln_select_run_async(q, sel, n, 3, a, cnt, NULL, 0, NULL, &e))) {
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, cnt, &dc));
@@ -349,7 +350,7 @@ static void t_generator(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
         CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &one, &Z));
         kiln_event *e1 = NULL, *e2 = NULL;
-        CHECK_OK(kiln_array_copy_if(q, Y, cnt, NULL, X, "x % 7 == 0", 0, NULL, &e1));
+        CHECK_OK(kiln_array_copy_if_out(q, Y, cnt, NULL, X, "x % 7 == 0", 0, NULL, &e1));
         kiln_elementwise *ew = NULL;
         CHECK_OK(
             kiln_elementwise_create(c,
@@ -407,7 +408,7 @@ static void t_unique(kiln_queue *q) {
             for (int wc = 0; wc < (main_dt ? 2 : 1); wc++) {
                 int64_t hc = -1;
                 kiln_event *e = NULL;
-                if (!CHECK_OK(kiln_array_unique(q, Y, wc ? C : NULL, cnt, &hc, X, 0, NULL, &e)))
+                if (!CHECK_OK(kiln_array_unique_out(q, Y, wc ? C : NULL, cnt, &hc, X, 0, NULL, &e)))
                     continue;
                 CHECK_OK(kiln_event_wait(e));
                 kiln_event_release(e);
@@ -458,7 +459,7 @@ static void t_unique(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c, d, 1, &n, &Y));
         CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &C));
         kiln_event *e = NULL;
-        if (CHECK_OK(kiln_array_unique(q, Y, C, NULL, &hc, X, 0, NULL, &e))) {
+        if (CHECK_OK(kiln_array_unique_out(q, Y, C, NULL, &hc, X, 0, NULL, &e))) {
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, Y, y));
@@ -486,7 +487,7 @@ static void t_unique(kiln_queue *q) {
         CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
         int64_t hc = -1;
         kiln_event *e = NULL;
-        if (CHECK_OK(kiln_array_unique(q, Y, NULL, NULL, &hc, V, 0, NULL, &e))) {
+        if (CHECK_OK(kiln_array_unique_out(q, Y, NULL, NULL, &hc, V, 0, NULL, &e))) {
             CHECK_OK(kiln_event_wait(e));
             kiln_event_release(e);
             CHECK_OK(kiln_array_read(q, Y, y));
@@ -552,9 +553,9 @@ static void t_reduce_by_key(kiln_queue *q) {
             int64_t hc = -1;
             kiln_event *e = NULL;
             kiln_status st =
-                op ? kiln_array_reduce_by_key(q, OK, OV, NULL, &hc, K, V, op, 0, NULL, &e)
-                   : kiln_array_reduce_by_key_expr(q, OK, OV, NULL, &hc, K, V, "a > b ? a : b",
-                                                   "-INFINITY", 0, NULL, &e);
+                op ? kiln_array_reduce_by_key_out(q, OK, OV, NULL, &hc, K, V, op, 0, NULL, &e)
+                   : kiln_array_reduce_by_key_expr_out(q, OK, OV, NULL, &hc, K, V, "a > b ? a : b",
+                                                       "-INFINITY", 0, NULL, &e);
             if (CHECK_OK(st)) {
                 CHECK_OK(kiln_event_wait(e));
                 kiln_event_release(e);
@@ -612,34 +613,40 @@ static void t_bad_input(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &F));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &one, &C32));
     int64_t hc;
-    CHECK_STATUS(kiln_array_copy_if(q, Y, cnt, NULL, X, "x >", 0, NULL, NULL), KILN_ERROR_BUILD);
+    CHECK_STATUS(kiln_array_copy_if_out(q, Y, cnt, NULL, X, "x >", 0, NULL, NULL),
+                 KILN_ERROR_BUILD);
     CHECK_MSG(strstr(kiln_last_error_message(), "predicate") != NULL, "%s",
               kiln_last_error_message());
-    CHECK_STATUS(kiln_array_copy_if(q, Y, cnt, NULL, X, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_copy_if_out(q, Y, cnt, NULL, X, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_copy_if(q, Y, NULL, NULL, X, "x", 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_copy_if_out(q, Y, NULL, NULL, X, "x", 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_copy_if(q, F, cnt, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if_out(q, F, cnt, NULL, X, "x", 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "out") != NULL);
-    CHECK_STATUS(kiln_array_copy_if(q, S, cnt, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_copy_if(q, X, cnt, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_copy_if(q, Y, C32, NULL, X, "x", 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if_out(q, S, cnt, NULL, X, "x", 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if_out(q, X, cnt, NULL, X, "x", 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_copy_if_out(q, Y, C32, NULL, X, "x", 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "count") != NULL);
-    CHECK_STATUS(kiln_array_partition(q, Y, Y, NULL, &hc, X, "x", 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_partition_out(q, Y, Y, NULL, &hc, X, "x", 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_unique(q, Y, F, NULL, &hc, X, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_unique_out(q, Y, F, NULL, &hc, X, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "counts") != NULL);
-    CHECK_STATUS(kiln_array_reduce_by_key(q, Y, F, NULL, &hc, X, S, KILN_REDUCE_SUM, 0, NULL, NULL),
-                 KILN_ERROR_MISMATCH);
+    CHECK_STATUS(
+        kiln_array_reduce_by_key_out(q, Y, F, NULL, &hc, X, S, KILN_REDUCE_SUM, 0, NULL, NULL),
+        KILN_ERROR_MISMATCH);
     CHECK(strstr(kiln_last_error_message(), "values") != NULL);
     CHECK_STATUS(
-        kiln_array_reduce_by_key(q, Y, F, NULL, &hc, X, X, KILN_REDUCE_NORM2, 0, NULL, NULL),
+        kiln_array_reduce_by_key_out(q, Y, F, NULL, &hc, X, X, KILN_REDUCE_NORM2, 0, NULL, NULL),
         KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(
-        kiln_array_reduce_by_key_expr(q, Y, S, NULL, &hc, X, F, "a + b", "0", 0, NULL, NULL),
+        kiln_array_reduce_by_key_expr_out(q, Y, S, NULL, &hc, X, F, "a + b", "0", 0, NULL, NULL),
         KILN_ERROR_MISMATCH);
     CHECK_STATUS(
-        kiln_array_reduce_by_key_expr(q, Y, Y2, NULL, &hc, X, X, "a +* b", "0", 0, NULL, NULL),
+        kiln_array_reduce_by_key_expr_out(q, Y, Y2, NULL, &hc, X, X, "a +* b", "0", 0, NULL, NULL),
         KILN_ERROR_BUILD);
     CHECK(strstr(kiln_last_error_message(), "reduce") != NULL);
     /* arrays of another context */
@@ -649,16 +656,16 @@ static void t_bad_input(kiln_queue *q) {
     if (CHECK_OK(kiln_context_create(&dev, 1, &c2)) &&
         CHECK_OK(kiln_array_empty(c2, KILN_INT32, 1, &n, &V2)) &&
         CHECK_OK(kiln_array_empty(c2, KILN_INT64, 1, &one, &cnt2))) {
-        CHECK_STATUS(
-            kiln_array_reduce_by_key(q, Y, Y2, NULL, &hc, X, V2, KILN_REDUCE_SUM, 0, NULL, NULL),
-            KILN_ERROR_MISMATCH);
-        CHECK(strstr(kiln_last_error_message(), "values") != NULL);
-        CHECK_STATUS(kiln_array_copy_if(q, V2, cnt, NULL, X, "x", 0, NULL, NULL),
+        CHECK_STATUS(kiln_array_reduce_by_key_out(q, Y, Y2, NULL, &hc, X, V2, KILN_REDUCE_SUM, 0,
+                                                  NULL, NULL),
                      KILN_ERROR_MISMATCH);
-        CHECK_STATUS(kiln_array_copy_if(q, Y, cnt2, NULL, X, "x", 0, NULL, NULL),
+        CHECK(strstr(kiln_last_error_message(), "values") != NULL);
+        CHECK_STATUS(kiln_array_copy_if_out(q, V2, cnt, NULL, X, "x", 0, NULL, NULL),
+                     KILN_ERROR_MISMATCH);
+        CHECK_STATUS(kiln_array_copy_if_out(q, Y, cnt2, NULL, X, "x", 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
         CHECK(strstr(kiln_last_error_message(), "count") != NULL);
-        CHECK_STATUS(kiln_array_unique(q, Y, NULL, NULL, &hc, V2, 0, NULL, NULL),
+        CHECK_STATUS(kiln_array_unique_out(q, Y, NULL, NULL, &hc, V2, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
     }
     kiln_array_release(V2);
@@ -693,7 +700,7 @@ static void t_bad_input(kiln_queue *q) {
     size_t got = 0;
     CHECK_STATUS(kiln_select_run(q, sel, n, 1, a1, &got), KILN_ERROR_KERNEL_ARGS);
     CHECK_STATUS(kiln_select_run(q, sel, n, 2, a2, &got), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_select_launch(q, sel, n, 2, a2, NULL, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_select_run_async(q, sel, n, 2, a2, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_select_retain(NULL), KILN_ERROR_NULL_HANDLE);
     kiln_select_release(NULL);

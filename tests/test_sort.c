@@ -190,12 +190,12 @@ static void check_sort(kiln_queue *q, kiln_dtype d, kiln_dtype vd, size_t n, siz
     if (vd)
         CHECK_OK(kiln_array_empty(c, vd, nd, sh, &VO));
     if (argsort) {
-        CHECK_OK(kiln_array_argsort(q, VO, K, &sd, 0, NULL, NULL));
+        CHECK_OK(kiln_array_argsort_out(q, VO, K, &sd, 0, NULL, NULL));
     } else {
         CHECK_OK(kiln_array_empty(c, d, nd, sh, &KO));
         if (vd)
             CHECK_OK(kiln_array_from_host(c, vd, nd, sh, vals, &V));
-        CHECK_OK(kiln_array_sort(q, KO, VO, K, V, &sd, 0, NULL, NULL));
+        CHECK_OK(kiln_array_sort_out(q, KO, VO, K, V, &sd, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, KO, out));
     }
     if (vd)
@@ -335,7 +335,7 @@ static void t_bits_n(kiln_queue *q, size_t n) {
         CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n, k, &K));
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &O));
         kiln_sort_desc sd = KILN_SORT_DESC(.begin_bit = b, .end_bit = e);
-        CHECK_OK(kiln_array_sort(q, O, NULL, K, NULL, &sd, 0, NULL, NULL));
+        CHECK_OK(kiln_array_sort_out(q, O, NULL, K, NULL, &sd, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, O, o));
         CHECK_MSG(!memcmp(o, ref, n * 4), "bits [%u, %u)", b, e);
         /* argsort into int64 indices over the same range: 1 to 4 passes,
@@ -344,7 +344,7 @@ static void t_bits_n(kiln_queue *q, size_t n) {
         kiln_array *I = NULL;
         int64_t *idx = malloc(n * 8);
         CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &I));
-        CHECK_OK(kiln_array_argsort(q, I, K, &sd, 0, NULL, NULL));
+        CHECK_OK(kiln_array_argsort_out(q, I, K, &sd, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, I, idx));
         size_t bad = 0;
         for (size_t i = 0; i < n; i++)
@@ -390,7 +390,7 @@ static void t_segments(kiln_queue *q) {
                                       wide ? (void *)off64 : off32, &OFF));
         kiln_sort_desc sd = KILN_SORT_DESC(.descending = wide);
         /* in place */
-        CHECK_OK(kiln_array_segmented_sort(q, K, V, K, V, OFF, &sd, 0, NULL, NULL));
+        CHECK_OK(kiln_array_segmented_sort_out(q, K, V, K, V, OFF, &sd, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, K, o));
         CHECK_OK(kiln_array_read(q, V, vo));
         for (size_t j = 0; j + 1 < nc; j++)
@@ -424,7 +424,7 @@ static void t_strided(kiln_queue *q) {
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 1, &n2, 0, NULL, NULL, &O1));
     kiln_slice s4 = KILN_SLICE(1, PTRDIFF_MAX, 2);
     CHECK_OK(kiln_array_view(O1, &s4, &OCOL));
-    CHECK_OK(kiln_array_sort(q, OCOL, NULL, KV, NULL, NULL, 0, NULL, NULL));
+    CHECK_OK(kiln_array_sort_out(q, OCOL, NULL, KV, NULL, NULL, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, O1, o));
     for (size_t i = 0; i < m; i++)
         sel[i] = k[n - 1 - 2 * i];
@@ -460,7 +460,7 @@ static void t_inplace(kiln_queue *q) {
         CHECK_OK(kiln_array_from_host(c, ds[di], 1, &n, k, &K));
         CHECK_OK(kiln_array_from_host(c, KILN_UINT32, 1, &n, v, &V));
         kiln_event *e = NULL;
-        CHECK_OK(kiln_array_sort(q, K, V, K, V, NULL, 0, NULL, &e));
+        CHECK_OK(kiln_array_sort_out(q, K, V, K, V, NULL, 0, NULL, &e));
         CHECK(e != NULL);
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
@@ -495,7 +495,7 @@ static void t_topk(kiln_queue *q) {
         kiln_array *V = NULL, *I = NULL;
         CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 2, os, &V));
         CHECK_OK(kiln_array_empty(c, KILN_INT64, 2, os, &I));
-        CHECK_OK(kiln_array_topk(q, V, I, A, k, largest, 0, NULL, NULL));
+        CHECK_OK(kiln_array_topk_out(q, V, I, A, k, largest, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, V, got));
         CHECK_OK(kiln_array_read(q, I, idx));
         size_t bad = 0;
@@ -537,8 +537,8 @@ static void t_search(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &m, &O));
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &m, &O32));
     for (int right = 0; right < 2; right++) {
-        CHECK_OK(kiln_array_searchsorted(q, O, S, V, right, 0, NULL, NULL));
-        CHECK_OK(kiln_array_searchsorted(q, O32, S, V, right, 0, NULL, NULL));
+        CHECK_OK(kiln_array_searchsorted_out(q, O, S, V, right, 0, NULL, NULL));
+        CHECK_OK(kiln_array_searchsorted_out(q, O32, S, V, right, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, O, o));
         CHECK_OK(kiln_array_read(q, O32, o32));
         size_t bad = 0;
@@ -575,43 +575,47 @@ static void t_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT16, 1, &n, &KO16));
     kiln_event *e = (kiln_event *)1;
     /* mismatched key/value lengths */
-    CHECK_STATUS(kiln_array_sort(q, KO, VM, K, VM, NULL, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_sort_out(q, KO, VM, K, VM, NULL, 0, NULL, &e), KILN_ERROR_MISMATCH);
     CHECK(e == NULL);
     CHECK(strstr(kiln_last_error_message(), "values") != NULL);
     /* keys_out of another dtype */
-    CHECK_STATUS(kiln_array_sort(q, KO16, NULL, K, NULL, NULL, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_sort_out(q, KO16, NULL, K, NULL, NULL, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     /* bad bit ranges */
     kiln_sort_desc bd = KILN_SORT_DESC(.begin_bit = 0, .end_bit = 33);
-    CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, NULL, &bd, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_sort_out(q, KO, NULL, K, NULL, &bd, 0, NULL, NULL),
                  KILN_ERROR_OUT_OF_RANGE);
     CHECK(strstr(kiln_last_error_message(), "end_bit") != NULL);
     bd = KILN_SORT_DESC(.begin_bit = 9, .end_bit = 8);
-    CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, NULL, &bd, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_sort_out(q, KO, NULL, K, NULL, &bd, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     kiln_sort_desc raw = { 0 };
-    CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, NULL, &raw, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_sort_out(q, KO, NULL, K, NULL, &raw, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* unsupported index dtype */
-    CHECK_STATUS(kiln_array_argsort(q, I16, K, NULL, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_argsort_out(q, I16, K, NULL, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(kiln_last_error_message(), "indices") != NULL);
-    CHECK_STATUS(kiln_array_argsort(q, F, K, NULL, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_argsort_out(q, F, K, NULL, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     /* NULLs */
-    CHECK_STATUS(kiln_array_sort(q, NULL, NULL, K, NULL, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_sort_out(q, NULL, NULL, K, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_sort(q, KO, NULL, K, V, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_sort(NULL, KO, NULL, K, NULL, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_sort_out(q, KO, NULL, K, V, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_segmented_sort(q, KO, NULL, K, NULL, NULL, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_sort_out(NULL, KO, NULL, K, NULL, NULL, 0, NULL, NULL),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_segmented_sort_out(q, KO, NULL, K, NULL, NULL, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     /* outputs sharing an input's buffer */
-    CHECK_STATUS(kiln_array_sort(q, KO, KO, K, K, NULL, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_sort_out(q, KO, KO, K, K, NULL, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* a value array on another context */
     kiln_context *c2 = NULL;
     if (CHECK_OK(kiln_context_create((kiln_device *[]){ kiln_queue_device(q) }, 1, &c2))) {
         kiln_array *V2 = NULL, *VO2 = NULL;
         CHECK_OK(kiln_array_empty(c2, KILN_FLOAT32, 1, &n, &V2));
         CHECK_OK(kiln_array_empty(c2, KILN_FLOAT32, 1, &n, &VO2));
-        CHECK_STATUS(kiln_array_sort(q, KO, VO2, K, V2, NULL, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+        CHECK_STATUS(kiln_array_sort_out(q, KO, VO2, K, V2, NULL, 0, NULL, NULL),
+                     KILN_ERROR_MISMATCH);
         CHECK(strstr(kiln_last_error_message(), "context") != NULL);
         kiln_array_release(V2);
         kiln_array_release(VO2);
@@ -621,12 +625,12 @@ static void t_errors(kiln_queue *q) {
     kiln_array *T = NULL;
     size_t three = 3;
     CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &three, &T));
-    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 0, 1, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 11, 1, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
-    CHECK_STATUS(kiln_array_topk(q, T, NULL, K, 4, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_topk_out(q, T, NULL, K, 0, 1, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_array_topk_out(q, T, NULL, K, 11, 1, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
+    CHECK_STATUS(kiln_array_topk_out(q, T, NULL, K, 4, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* searchsorted: dtypes differ, bad out dtype */
-    CHECK_STATUS(kiln_array_searchsorted(q, KO, F, K, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_searchsorted(q, F, K, K, 0, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_searchsorted_out(q, KO, F, K, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_searchsorted_out(q, F, K, K, 0, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     /* empty arrays: nothing to do, the event still completes */
     kiln_array *E = NULL, *EO = NULL;
@@ -634,7 +638,7 @@ static void t_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &zero, &E));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &zero, &EO));
     e = NULL;
-    if (CHECK_OK(kiln_array_sort(q, EO, NULL, E, NULL, NULL, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_sort_out(q, EO, NULL, E, NULL, NULL, 0, NULL, &e))) {
         CHECK(e != NULL);
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);

@@ -57,7 +57,7 @@ static void run(kiln_queue *q, void *user) {
             size_t before = g_n;
             /* refused on an OpenCL device (the source is CUDA C); on a
              * CUDA device (scripts/gpu-test.sh) it builds and sorts */
-            kiln_status st = kiln_array_sort(q, KO, VO, K, V, NULL, 0, NULL, NULL);
+            kiln_status st = kiln_array_sort_out(q, KO, VO, K, V, NULL, 0, NULL, NULL);
             CHECK_MSG(cuda ? st == KILN_OK : st != KILN_OK, "onesweep sort on a %s device: %s",
                       cuda ? "CUDA" : "non-CUDA",
                       st == KILN_OK ? "built" : kiln_last_error_message());

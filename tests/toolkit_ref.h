@@ -244,7 +244,7 @@ static inline void tr_random(kiln_dtype d, void *p, size_t k, int small) {
     tr_store(d, p, k, v);
 }
 
-/* kiln_array_binary's op on x and y, already cast to the promoted dtype p
+/* kiln_array_binary_out's op on x and y, already cast to the promoted dtype p
  * (comparisons give 0/1): C arithmetic in p, integers wrapping, integer
  * division by zero 0 and INT_MIN / -1 wrapped, NaN-propagating min/max. */
 static inline tr_val tr_binary(kiln_binary_op op, kiln_dtype p, tr_val x, tr_val y) {

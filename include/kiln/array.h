@@ -163,8 +163,9 @@ KILN_API kiln_status kiln_array_fill(kiln_queue *queue, kiln_array *array, const
                                      size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* dst = src, element by element (same shape and dtype; any strides). Both
  * must belong to queue's context. */
-KILN_API kiln_status kiln_array_copy(kiln_queue *queue, kiln_array *dst, kiln_array *src,
-                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_copy_out(kiln_queue *queue, kiln_array *dst, kiln_array *src,
+                                         size_t num_wait, kiln_event *const *wait,
+                                         kiln_event **event);
 /* Copies between arrays of different contexts/devices through host memory.
  * Blocks until the copy has ended. */
 KILN_API kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst,
@@ -174,7 +175,7 @@ KILN_API kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *
  * dst's context, and a copy into dst is enqueued on dst_queue at once, so
  * work queued on dst_queue after this call sees the data. *event (of dst's
  * context) completes when dst holds the data, and fails if the source's
- * side failed. Same context: kiln_array_copy. (docs/architecture.md says
+ * side failed. Same context: kiln_array_copy_out. (docs/architecture.md says
  * why no driver reads the staging memory before it holds the data.) */
 KILN_API kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue, kiln_array *dst,
                                                    kiln_queue *src_queue, kiln_array *src,
@@ -206,7 +207,7 @@ typedef enum kiln_binary_op {
     KILN_OP_GE,
     /* pow: numeric. Integers wrap; an integer to a negative power gives
      * the integer part of the exact result (1 for a base of 1, +-1 for
-     * -1, else 0; NumPy raises), 0 ** 0 is 1 */
+     * -1, else 0; NumPy raises), 0 ** 0 is 1 (complex too: NumPy's) */
     KILN_OP_POW = 13,
     KILN_OP_FLOOR_DIVIDE, /* real numeric; an integer divided by 0 gives 0
                              (NumPy: 0 and a warning), INT_MIN // -1 wraps */
@@ -230,12 +231,12 @@ typedef enum kiln_binary_op {
 typedef enum kiln_unary_op {
     KILN_OP_NEG = 1, /* negative: numeric; integers wrap */
     KILN_OP_ABS,     /* numeric (complex: the real dtype of the parts) */
-    KILN_OP_SQRT,    /* SQRT..COS: float dtypes (EXP: complex too) */
+    KILN_OP_SQRT,    /* SQRT..COS: float and complex dtypes */
     KILN_OP_EXP,
     KILN_OP_LOG,
     KILN_OP_SIN,
     KILN_OP_COS,
-    KILN_OP_TAN = 8, /* TAN..LOG10: real float */
+    KILN_OP_TAN = 8, /* TAN..LOG10: float and complex */
     KILN_OP_ASIN,
     KILN_OP_ACOS,
     KILN_OP_ATAN,
@@ -252,8 +253,10 @@ typedef enum kiln_unary_op {
     KILN_OP_FLOOR, /* FLOOR..ROUND: real numeric (integers: as */
     KILN_OP_CEIL,  /* they are) */
     KILN_OP_TRUNC,
-    KILN_OP_ROUND,          /* to nearest, ties to even (np.round, rint) */
-    KILN_OP_SIGN,           /* real numeric: -1, 0, 1 (NaN: NaN, -0: 0) */
+    KILN_OP_ROUND,          /* to nearest, ties to even (np.round, rint);
+                               complex too: each part */
+    KILN_OP_SIGN,           /* real numeric: -1, 0, 1 (NaN: NaN, -0: 0);
+                               complex: z / |z|, 0 for 0 (NumPy 2) */
     KILN_OP_SQUARE,         /* numeric: a * a */
     KILN_OP_POSITIVE,       /* numeric: a */
     KILN_OP_BITWISE_INVERT, /* integer: ~a; bool: not a */
@@ -264,40 +267,41 @@ typedef enum kiln_unary_op {
     KILN_OP_SIGNBIT,        /* real float (bool result): the sign bit set */
 } kiln_unary_op;
 
-/* The dtype kiln_array_binary gives for op over arrays of dtypes a and b
+/* The dtype kiln_array_binary_out gives for op over arrays of dtypes a and b
  * (their promoted dtype, or KILN_BOOL for a bool result), or 0 where op
  * does not take them (or is unknown). */
-KILN_API kiln_dtype kiln_binary_result_dtype(kiln_binary_op op, kiln_dtype a, kiln_dtype b);
-/* The same for kiln_array_unary. */
-KILN_API kiln_dtype kiln_unary_result_dtype(kiln_unary_op op, kiln_dtype a);
+KILN_API kiln_dtype kiln_dtype_binary_result(kiln_binary_op op, kiln_dtype a, kiln_dtype b);
+/* The same for kiln_array_unary_out. */
+KILN_API kiln_dtype kiln_dtype_unary_result(kiln_unary_op op, kiln_dtype a);
 
 /* out = a OP b. a and b may have different dtypes and shapes: they are
  * promoted and broadcast as in NumPy (see the toolkit block at the end);
- * out has the broadcast shape and kiln_binary_result_dtype's dtype (for
+ * out has the broadcast shape and kiln_dtype_binary_result's dtype (for
  * a bool result also any other real dtype, which gets 0 or 1). out may
  * be a or b. */
-KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
-                                       kiln_array *a, kiln_array *b, size_t num_wait,
-                                       kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_binary_out(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
+                                           kiln_array *a, kiln_array *b, size_t num_wait,
+                                           kiln_event *const *wait, kiln_event **event);
 /* out = a OP scalar (scalar converted to a's dtype; for FLOAT16 rounded to
  * the nearest half, then computed in float): the scalar is weak, as a
  * Python scalar in NumPy 2 (NEP 50) when its kind is not above a's
- * (kiln_promote_scalar gives the dtype NumPy would compute in; convert
- * a first where that is another). out: as for kiln_array_binary with
+ * (kiln_dtype_promote_scalar gives the dtype NumPy would compute in; convert
+ * a first where that is another). out: as for kiln_array_binary_out with
  * b of a's dtype. */
-KILN_API kiln_status kiln_array_binary_scalar(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
-                                              kiln_array *a, double scalar, size_t num_wait,
-                                              kiln_event *const *wait, kiln_event **event);
-/* out = OP(a), same shape; out's dtype kiln_unary_result_dtype's (for a
+KILN_API kiln_status kiln_array_binary_scalar_out(kiln_queue *queue, kiln_binary_op op,
+                                                  kiln_array *out, kiln_array *a, double scalar,
+                                                  size_t num_wait, kiln_event *const *wait,
+                                                  kiln_event **event);
+/* out = OP(a), same shape; out's dtype kiln_dtype_unary_result's (for a
  * bool result also any other real dtype, which gets 0 or 1). */
-KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
-                                      kiln_array *a, size_t num_wait, kiln_event *const *wait,
-                                      kiln_event **event);
+KILN_API kiln_status kiln_array_unary_out(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
+                                          kiln_array *a, size_t num_wait, kiln_event *const *wait,
+                                          kiln_event **event);
 /* z = alpha*x + y. x and y are promoted and broadcast as for
- * kiln_array_binary; z has their promoted dtype and broadcast shape. */
-KILN_API kiln_status kiln_array_axpy(kiln_queue *queue, kiln_array *z, double alpha, kiln_array *x,
-                                     kiln_array *y, size_t num_wait, kiln_event *const *wait,
-                                     kiln_event **event);
+ * kiln_array_binary_out; z has their promoted dtype and broadcast shape. */
+KILN_API kiln_status kiln_array_axpy_out(kiln_queue *queue, kiln_array *z, double alpha,
+                                         kiln_array *x, kiln_array *y, size_t num_wait,
+                                         kiln_event *const *wait, kiln_event **event);
 
 /* ------------------------------------------------------------- generators
  *
@@ -406,10 +410,11 @@ KILN_API kiln_status kiln_reduction_create(kiln_context *context, const kiln_red
  * into element 0 of result (a device array of the out type's dtype; may be
  * NULL) and/or into host_result (out_size bytes; may be NULL; written once
  * *event has completed). One of them is needed. Returns at once. */
-KILN_API kiln_status kiln_reduction_launch(kiln_queue *queue, kiln_reduction *reduction, size_t n,
-                                           size_t num_args, const kiln_arg *args,
-                                           kiln_array *result, void *host_result, size_t num_wait,
-                                           kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_reduction_run_async(kiln_queue *queue, kiln_reduction *reduction,
+                                              size_t n, size_t num_args, const kiln_arg *args,
+                                              kiln_array *result, void *host_result,
+                                              size_t num_wait, kiln_event *const *wait,
+                                              kiln_event **event);
 /* The same into host_result (required), after the queue's earlier work.
  * Blocks until the result is there. */
 KILN_API kiln_status kiln_reduction_run(kiln_queue *queue, kiln_reduction *reduction, size_t n,
@@ -439,7 +444,7 @@ typedef enum kiln_reduce_op {
 
 /* The dtype kiln_array_reduce writes for op over dtype (0 for an unknown op
  * or dtype). */
-KILN_API kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype);
+KILN_API kiln_dtype kiln_dtype_reduce_result(kiln_reduce_op op, kiln_dtype dtype);
 /* A built-in reduction of every element of a into host_result
  * (kiln_dtype_size of the result dtype bytes), after the queue's earlier
  * work. An unknown op is KILN_ERROR_INVALID_ARGUMENT. NORM2's square root
@@ -447,7 +452,7 @@ KILN_API kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype
 KILN_API kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
                                        void *host_result);
 /* The same without blocking; result / host_result as for
- * kiln_reduction_launch. Returns at once. */
+ * kiln_reduction_run_async. Returns at once. */
 KILN_API kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
                                              kiln_array *result, void *host_result, size_t num_wait,
                                              kiln_event *const *wait, kiln_event **event);
@@ -502,12 +507,12 @@ KILN_API void kiln_scan_release(kiln_scan *scan);
 
 /* out = cumulative sum / product of a (inclusive, or exclusive when
  * exclusive != 0). Same shape and dtype; out may be a. */
-KILN_API kiln_status kiln_array_cumsum(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                                       int exclusive, size_t num_wait, kiln_event *const *wait,
-                                       kiln_event **event);
-KILN_API kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                                        int exclusive, size_t num_wait, kiln_event *const *wait,
-                                        kiln_event **event);
+KILN_API kiln_status kiln_array_cumsum_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                           int exclusive, size_t num_wait, kiln_event *const *wait,
+                                           kiln_event **event);
+KILN_API kiln_status kiln_array_cumprod_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                            int exclusive, size_t num_wait, kiln_event *const *wait,
+                                            kiln_event **event);
 
 /* ------------------------------------------------------------- interop
  *
@@ -529,21 +534,21 @@ KILN_API kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset, 
 /* ================================================ toolkit: conversions,
  * selection, gather/scatter, masks (issue 12, items 1-3)
  *
- * Type promotion: kiln_array_binary and kiln_array_where take operands of
+ * Type promotion: kiln_array_binary_out and kiln_array_where_out take operands of
  * different dtypes and compute in NumPy's promoted dtype
- * (kiln_promote_types: np.promote_types for two arrays, e.g. int8 with
+ * (kiln_dtype_promote: np.promote_types for two arrays, e.g. int8 with
  * uint8 gives int16, int32 with float32 float64, int64 with uint64
  * float64). Broadcasting: their operands broadcast by NumPy's rules to the
  * shape of out (which is never broadcast itself); shapes that do not
  * broadcast are KILN_ERROR_MISMATCH, and the message names both shapes.
  * Broadcast operands are read through views with stride 0: no copy.
- * kiln_array_axpy does the same; unary and dot still need equal dtypes
+ * kiln_array_axpy_out does the same; unary and dot still need equal dtypes
  * and shapes. */
 
 /* NumPy 2's promoted dtype of two dtypes (np.promote_types; 0 if either
  * is unknown): bool below every other kind, complex included
  * (complex64 with float64 gives complex128, with int16 complex64). */
-KILN_API kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b);
+KILN_API kiln_dtype kiln_dtype_promote(kiln_dtype a, kiln_dtype b);
 /* NumPy 2's result dtype of an array of array_dtype with a Python scalar
  * (NEP 50: the scalar is weak) whose kind scalar_kind gives as a dtype:
  * KILN_BOOL for a bool, any integer dtype for an int, any float dtype for
@@ -551,13 +556,13 @@ KILN_API kiln_dtype kiln_promote_types(kiln_dtype a, kiln_dtype b);
  * keeps array_dtype (uint8 with an int: uint8, float16 with a float:
  * float16); above it: int64, float64 or complex128 (a float array with a
  * complex: the complex of its precision). 0 if either is unknown. */
-KILN_API kiln_dtype kiln_promote_scalar(kiln_dtype array_dtype, kiln_dtype scalar_kind);
+KILN_API kiln_dtype kiln_dtype_promote_scalar(kiln_dtype array_dtype, kiln_dtype scalar_kind);
 /* The broadcast shape of two shapes (NumPy's rules: aligned at the last
  * dimension, each pair equal or one of them 1) into *ndim and shape
  * (KILN_ARRAY_MAX_DIMS entries). Shapes that do not broadcast:
  * KILN_ERROR_MISMATCH, the message names both. */
-KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a, const size_t *shape_a, unsigned ndim_b,
-                                           const size_t *shape_b, unsigned *ndim, size_t *shape);
+KILN_API kiln_status kiln_shape_broadcast(unsigned ndim_a, const size_t *shape_a, unsigned ndim_b,
+                                          const size_t *shape_b, unsigned *ndim, size_t *shape);
 
 /* out = a converted to out's dtype (same shape; any dtypes, any strides):
  * NumPy's astype. Integers wrap to a narrower integer; integers and floats
@@ -567,26 +572,26 @@ KILN_API kiln_status kiln_broadcast_shapes(unsigned ndim_a, const size_t *shape_
  * INT_MIN, 1e300 to uint8 gives 255). float64 to float16 rounds once.
  * To KILN_BOOL: non-zero is true (NaN too; a complex value if either part
  * is non-zero); from it: 0 and 1. */
-KILN_API kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                                       size_t num_wait, kiln_event *const *wait,
-                                       kiln_event **event);
+KILN_API kiln_status kiln_array_astype_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                           size_t num_wait, kiln_event *const *wait,
+                                           kiln_event **event);
 
 /* out = cond ? a : b, element by element (np.where). cond has any dtype
  * (KILN_BOOL is NumPy's):
  * non-zero is true (NaN is true, -0.0 false, as in NumPy). out has the
  * promoted dtype of a and b; cond, a and b broadcast to out's shape. */
-KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *out, kiln_array *cond,
-                                      kiln_array *a, kiln_array *b, size_t num_wait,
-                                      kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_where_out(kiln_queue *queue, kiln_array *out, kiln_array *cond,
+                                          kiln_array *a, kiln_array *b, size_t num_wait,
+                                          kiln_event *const *wait, kiln_event **event);
 
 /* out = min(max(a, lo), hi) (np.clip; a broadcasts to out, same dtype).
  * NaN in a or in a float bound gives NaN; lo > hi gives hi everywhere.
  * Integer arrays clip to the integers in [lo, hi] (ceil(lo), floor(hi),
  * saturated to the dtype); a NaN bound for them is
  * KILN_ERROR_INVALID_ARGUMENT. Use -INFINITY / INFINITY for no bound. */
-KILN_API kiln_status kiln_array_clip(kiln_queue *queue, kiln_array *out, kiln_array *a, double lo,
-                                     double hi, size_t num_wait, kiln_event *const *wait,
-                                     kiln_event **event);
+KILN_API kiln_status kiln_array_clip_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                         double lo, double hi, size_t num_wait,
+                                         kiln_event *const *wait, kiln_event **event);
 
 /* What an index outside [0, n) of an axis of n elements does. */
 typedef enum kiln_index_mode {
@@ -604,9 +609,52 @@ typedef enum kiln_index_mode {
  * order, whatever its strides). indices: any integer dtype and shape (a
  * strided view too); out: a's dtype, the indices' shape, dense. An empty
  * a with indices, in CLIP or WRAP mode: KILN_ERROR_OUT_OF_RANGE. */
-KILN_API kiln_status kiln_array_take(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                                     kiln_array *indices, kiln_index_mode mode, size_t num_wait,
-                                     kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_take_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                         kiln_array *indices, kiln_index_mode mode, size_t num_wait,
+                                         kiln_event *const *wait, kiln_event **event);
+
+/* ============================================= new-array forms (rule 21)
+ *
+ * kiln_X_V(queue, operands, ..., num_wait, wait, event, &result): the same
+ * as kiln_X_V_out into a new dense array of queue's context, whose dtype
+ * and shape are those the _out form asks of its out (NumPy's: a broadcast
+ * shape, the promoted or result dtype). *result is NULL on failure. They
+ * return at once, as the _out forms. */
+KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op, kiln_array *a,
+                                       kiln_array *b, size_t num_wait, kiln_event *const *wait,
+                                       kiln_event **event, kiln_array **result);
+/* The result has a's dtype (bool for comparisons): the scalar is weak. */
+KILN_API kiln_status kiln_array_binary_scalar(kiln_queue *queue, kiln_binary_op op, kiln_array *a,
+                                              double scalar, size_t num_wait,
+                                              kiln_event *const *wait, kiln_event **event,
+                                              kiln_array **result);
+KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op, kiln_array *a,
+                                      size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                      kiln_array **result);
+KILN_API kiln_status kiln_array_astype(kiln_queue *queue, kiln_array *a, kiln_dtype dtype,
+                                       size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                       kiln_array **result);
+/* A dense copy of a (any strides), of a's shape and dtype. */
+KILN_API kiln_status kiln_array_copy(kiln_queue *queue, kiln_array *a, size_t num_wait,
+                                     kiln_event *const *wait, kiln_event **event,
+                                     kiln_array **result);
+KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *cond, kiln_array *a,
+                                      kiln_array *b, size_t num_wait, kiln_event *const *wait,
+                                      kiln_event **event, kiln_array **result);
+KILN_API kiln_status kiln_array_clip(kiln_queue *queue, kiln_array *a, double lo, double hi,
+                                     size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                     kiln_array **result);
+/* The result has a's dtype and the indices' shape. */
+KILN_API kiln_status kiln_array_take(kiln_queue *queue, kiln_array *a, kiln_array *indices,
+                                     kiln_index_mode mode, size_t num_wait, kiln_event *const *wait,
+                                     kiln_event **event, kiln_array **result);
+/* a's shape and dtype (NumPy widens small integers; kiln keeps the dtype). */
+KILN_API kiln_status kiln_array_cumsum(kiln_queue *queue, kiln_array *a, int exclusive,
+                                       size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                       kiln_array **result);
+KILN_API kiln_status kiln_array_cumprod(kiln_queue *queue, kiln_array *a, int exclusive,
+                                        size_t num_wait, kiln_event *const *wait,
+                                        kiln_event **event, kiln_array **result);
 
 /* How kiln_array_put treats an index that appears more than once. */
 typedef enum kiln_put_mode {
@@ -652,9 +700,53 @@ KILN_API kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a, ki
                                             kiln_array *values, size_t num_wait,
                                             kiln_event *const *wait, kiln_event **event);
 
+/* ================================ indexing as NumPy writes it (rule 21)
+ *
+ * a[idx] on an array of any rank >= 1: indices (any integer dtype and
+ * shape) pick along the first axis; *result (new, dense) has the shape
+ * indices.shape + a.shape[1:] and a's dtype. -n..-1 count from the end;
+ * any other index fails *event (required: KILN_ERROR_EVENT_FAILED from
+ * kiln_event_wait), whose result then holds 0 there. Returns at once. */
+KILN_API kiln_status kiln_array_index(kiln_queue *queue, kiln_array *a, kiln_array *indices,
+                                      size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                      kiln_array **result);
+/* a[idx] = values: values has one element (for all) or one per element
+ * of a[idx] (C order, a's dtype); a repeated index takes the last value
+ * (NumPy). a must be dense. Bad indices as for kiln_array_index (they are
+ * skipped). Returns at once. */
+KILN_API kiln_status kiln_array_index_put(kiln_queue *queue, kiln_array *a, kiln_array *indices,
+                                          kiln_array *values, size_t num_wait,
+                                          kiln_event *const *wait, kiln_event **event);
+/* a[mask]: mask (any dtype, non-zero is true) has the shape of a's first
+ * k dimensions (k >= 1; k = a's rank: every element); *result is
+ * (count,) + a.shape[k:], right-sized. a[mask] = values: values as for
+ * kiln_array_index_put. a and mask must be dense. Both block, after the
+ * queue's earlier work: the count sizes the result. */
+KILN_API kiln_status kiln_array_index_mask(kiln_queue *queue, kiln_array *a, kiln_array *mask,
+                                           kiln_array **result);
+KILN_API kiln_status kiln_array_index_mask_put(kiln_queue *queue, kiln_array *a, kiln_array *mask,
+                                               kiln_array *values);
+/* a[i0, i1, ..., ik-1] (NumPy's integer-array indexing with one array per
+ * leading axis): num_indices (k, 1..a's rank) integer arrays, broadcast
+ * together, pick along a's first k axes; *result (new, dense) has the
+ * shape broadcast(indices) + a.shape[k:] and a's dtype. Each index counts
+ * -n..-1 from the end of its own axis; any other fails *event (required),
+ * whose result holds 0 there. a may be a strided view. Returns at once. */
+KILN_API kiln_status kiln_array_index_many(kiln_queue *queue, kiln_array *a, size_t num_indices,
+                                           kiln_array *const *indices, size_t num_wait,
+                                           kiln_event *const *wait, kiln_event **event,
+                                           kiln_array **result);
+/* a[i0, ..., ik-1] = values: values as for kiln_array_index_put (one, or
+ * one per element of the result above, C order); a repeated position
+ * takes the last value. a must be dense. Returns at once. */
+KILN_API kiln_status kiln_array_index_many_put(kiln_queue *queue, kiln_array *a, size_t num_indices,
+                                               kiln_array *const *indices, kiln_array *values,
+                                               size_t num_wait, kiln_event *const *wait,
+                                               kiln_event **event);
+
 /* kiln_array_reduce with NumPy's initial=: the result is
  * op(*initial, op over a), so an empty array gives *initial. initial is
- * one element of kiln_reduce_result_dtype(op, a's dtype). For SUM, PROD,
+ * one element of kiln_dtype_reduce_result(op, a's dtype). For SUM, PROD,
  * MIN, MAX, ANY, ALL (and the norms, whose reduce it joins: sum of |a| +
  * initial, ...); ARGMIN / ARGMAX take none (KILN_ERROR_INVALID_ARGUMENT).
  * The blocking form writes host_result; the _async form as

@@ -35,7 +35,7 @@
  *    order), or make kiln's stream wait with
  *    cuStreamWaitEvent(kiln_stream, native_event, 0) before kiln's work.
  *  - native work after kiln work: cuStreamWaitEvent(native_stream,
- *    kiln_cuda_event_get's CUevent, 0), or use kiln's stream.
+ *    kiln_cuda_event_native's CUevent, 0), or use kiln's stream.
  *  - kiln's streams are non-blocking (CU_STREAM_NON_BLOCKING): they do not
  *    synchronise with the legacy default stream. A synchronous cuMemcpy*
  *    from pageable memory may return before its DMA has landed; call
@@ -67,8 +67,8 @@ extern "C" {
 /* ---------------------------------------------------------------- devices */
 
 /* The CUdevice of a CUDA device. */
-KILN_API kiln_status kiln_cuda_device_get(const kiln_device *device, CUdevice *native);
-/* kiln's device for a CUdevice (the reverse of kiln_cuda_device_get). */
+KILN_API kiln_status kiln_cuda_device_native(const kiln_device *device, CUdevice *native);
+/* kiln's device for a CUdevice (the reverse of kiln_cuda_device_native). */
 KILN_API kiln_status kiln_cuda_device_find(CUdevice native, kiln_device **device);
 
 /* --------------------------------------------------------------- contexts */
@@ -76,7 +76,7 @@ KILN_API kiln_status kiln_cuda_device_find(CUdevice native, kiln_device **device
 /* The CUcontext of a kiln context (borrowed): the one its first device
  * (kiln_context_device(context, 0)) uses, where its buffers live; for a
  * context kiln made, that device's primary context. */
-KILN_API kiln_status kiln_cuda_context_get(const kiln_context *context, CUcontext *native);
+KILN_API kiln_status kiln_cuda_context_native(const kiln_context *context, CUcontext *native);
 /* A new kiln context of one device around native: a primary context
  * (cuDevicePrimaryCtxRetain; kiln retains it too) or one made with
  * cuCtxCreate (not retained: keep it alive, see above). Its device must
@@ -92,7 +92,7 @@ KILN_API kiln_status kiln_cuda_context_wrap(CUcontext native, kiln_context **con
  * (kiln cannot hold back work it does not see), so on this queue a
  * command behind a user event that fails still runs (its event reports
  * the failure); elsewhere kiln holds such commands on the host. */
-KILN_API kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native);
+KILN_API kiln_status kiln_cuda_queue_native(const kiln_queue *queue, CUstream *native);
 /* A new kiln queue around native, a stream of context's CUcontext (else
  * KILN_ERROR_MISMATCH); not destroyed by kiln. flags: 0 or
  * KILN_QUEUE_PROFILING (CUDA streams are in order: KILN_QUEUE_OUT_OF_ORDER
@@ -108,7 +108,7 @@ KILN_API kiln_status kiln_cuda_queue_wrap(kiln_context *context, CUstream native
  * pointer is the parent's plus its offset). Borrowed: valid while the
  * buffer is. For a KILN_BUFFER_HOST_PINNED buffer it is the device's view
  * of the pinned host memory. */
-KILN_API kiln_status kiln_cuda_buffer_get(const kiln_buffer *buffer, CUdeviceptr *native);
+KILN_API kiln_status kiln_cuda_buffer_native(const kiln_buffer *buffer, CUdeviceptr *native);
 
 /* kiln_cuda_buffer_wrap flags */
 enum {
@@ -136,7 +136,7 @@ KILN_API kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr na
  * completes as a CUevent without running); ask the kiln event for that.
  * A command kiln holds on the host behind an unset user event is submitted
  * by this call (with a wait on the device), so that its CUevent exists. */
-KILN_API kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native);
+KILN_API kiln_status kiln_cuda_event_native(const kiln_event *event, CUevent *native);
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -145,10 +145,10 @@ KILN_API kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *nativ
  * A CUfunction holds no arguments, so it may be launched natively
  * (cuLaunchKernel, CUDA graphs) alongside kiln's own launches; its
  * parameters are the kernel's, in order, with a kiln buffer passed as its
- * CUdeviceptr (kiln_cuda_buffer_get). OpenCL has no such call: a
+ * CUdeviceptr (kiln_cuda_buffer_native). OpenCL has no such call: a
  * cl_kernel holds its arguments, which kiln sets and caches. */
-KILN_API kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel, const kiln_device *device,
-                                          CUfunction *native);
+KILN_API kiln_status kiln_cuda_kernel_native(const kiln_kernel *kernel, const kiln_device *device,
+                                             CUfunction *native);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,7 @@
  * kiln_event_on_complete, kiln_event_then, kiln_future_complete_after...);
  * an event from outside the recording in a recorded command's wait list
  * (pass it to kiln_graph_exec_launch instead); handing a recording queue
- * out to native code (kiln_opencl_queue_get, kiln_cuda_queue_get: so
+ * out to native code (kiln_opencl_queue_native, kiln_cuda_queue_native: so
  * CLBlast, clFFT, cuBLAS and cuFFT calls), and host libraries (OpenBLAS,
  * FFTW: they run as host tasks on events). docs/api.md lists them.
  *

@@ -5,13 +5,17 @@
  * Complex arrays (KILN_COMPLEX64, KILN_COMPLEX128) are (re, im) pairs,
  * interleaved as in NumPy. They work with the array calls of kiln/array.h:
  * creation, views, copies, host transfers, fill (value: two floats / two
- * doubles), kiln_array_binary (ADD, SUB, MUL, DIV; EQ and NE into an output
- * of any dtype), kiln_array_binary_scalar (a real scalar), kiln_array_unary
- * (NEG, EXP; ABS into the real dtype of the parts), kiln_array_reduce (SUM,
+ * doubles), kiln_array_binary_out (ADD, SUB, MUL, DIV, POW; EQ and NE into an
+ * output of any dtype), kiln_array_binary_scalar_out (a real scalar),
+ * kiln_array_unary_out (NEG, POSITIVE, SQUARE, SQRT, EXP, LOG, SIN .. LOG10,
+ * ROUND, SIGN; ABS into the real dtype of the parts; ISNAN, ISINF, ISFINITE
+ * into bool), kiln_array_reduce (SUM,
  * PROD: complex; NORM1, NORM2, NORM_INF: the parts' real dtype; MIN, MAX,
  * ARGMIN, ARGMAX: KILN_ERROR_UNSUPPORTED, complex numbers have no order)
  * and kiln_array_dot (sum a*b, no conjugation; kiln_array_vdot conjugates).
- * Other ops on complex arrays are KILN_ERROR_UNSUPPORTED.
+ * Ops that the array API standard does not allow on complex (LT, MIN,
+ * FLOOR ...) are KILN_ERROR_INVALID_ARGUMENT; other calls on complex
+ * arrays are KILN_ERROR_UNSUPPORTED.
  *
  * BLAS and FFT run in the field's libraries, loaded at run time (dlopen):
  * cuBLAS and cuFFT on CUDA devices, CLBlast and clFFT on OpenCL GPUs,
@@ -36,16 +40,17 @@ KILN_API kiln_status kiln_array_real(kiln_array *array, kiln_array **view);
 KILN_API kiln_status kiln_array_imag(kiln_array *array, kiln_array **view);
 /* out = conj(a) (same shape and complex dtype; out may be a). A real a is
  * copied (its conjugate is itself). */
-KILN_API kiln_status kiln_array_conj(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_conj_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                         size_t num_wait, kiln_event *const *wait,
+                                         kiln_event **event);
 /* out = a converted between real and complex dtypes (same shape): a real
  * a gives (a, 0); a complex a into a real out keeps the real part (NumPy's
  * astype, which drops the imaginary part); complex to complex changes the
  * precision. Both real: KILN_ERROR_INVALID_ARGUMENT (kiln's real astype
  * does that). */
-KILN_API kiln_status kiln_array_complex_cast(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                                             size_t num_wait, kiln_event *const *wait,
-                                             kiln_event **event);
+KILN_API kiln_status kiln_array_complex_cast_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
+                                                 size_t num_wait, kiln_event *const *wait,
+                                                 kiln_event **event);
 /* sum conj(a[i])*b[i] (NumPy's vdot) of two complex arrays of one shape
  * and dtype, into host_result (one complex element). For real arrays it is
  * kiln_array_dot. Blocks until the result is there. */
@@ -89,10 +94,20 @@ typedef enum kiln_blas_op {
  * to 8 dimensions are batches: a (B..., m, k) or (m, k) used for every
  * item, b likewise, c (B..., m, n) (the same batch dimensions: they are
  * not broadcast). Returns at once. */
-KILN_API kiln_status kiln_matmul(kiln_queue *queue, kiln_array *c, kiln_array *a, kiln_array *b,
-                                 size_t num_wait, kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_linalg_matmul_out(kiln_queue *queue, kiln_array *c, kiln_array *a,
+                                            kiln_array *b, size_t num_wait, kiln_event *const *wait,
+                                            kiln_event **event);
+/* The same into a new array (docs/api.md rule 21): a's dtype, shape (B...,
+ * m, n) with the batch dimensions of the operand that has them. */
+KILN_API kiln_status kiln_linalg_matmul(kiln_queue *queue, kiln_array *a, kiln_array *b,
+                                        size_t num_wait, kiln_event *const *wait,
+                                        kiln_event **event, kiln_array **result);
+/* As kiln_array_conj_out into a new array of a's shape and dtype. */
+KILN_API kiln_status kiln_array_conj(kiln_queue *queue, kiln_array *a, size_t num_wait,
+                                     kiln_event *const *wait, kiln_event **event,
+                                     kiln_array **result);
 /* c = alpha * op_a(a) @ op_b(b) + beta * c, shapes and batches as for
- * kiln_matmul after the ops. beta = 0 does not read c (NaN there is not
+ * kiln_linalg_matmul_out after the ops. beta = 0 does not read c (NaN there is not
  * kept). */
 KILN_API kiln_status kiln_blas_gemm(kiln_queue *queue, kiln_blas_op op_a, kiln_blas_op op_b,
                                     kiln_scalar alpha, kiln_array *a, kiln_array *b,
@@ -144,19 +159,19 @@ typedef enum kiln_fft_norm {
 
 /* Complex to complex: out = fft(in) (inverse = 0) or ifft(in) (inverse =
  * 1); in and out of one complex dtype and shape; out may be in. */
-KILN_API kiln_status kiln_fft(kiln_queue *queue, kiln_array *out, kiln_array *in, unsigned axes,
-                              int inverse, kiln_fft_norm norm, size_t num_wait,
-                              kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_fft_c2c_out(kiln_queue *queue, kiln_array *out, kiln_array *in,
+                                      unsigned axes, int inverse, kiln_fft_norm norm,
+                                      size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* Real to complex (NumPy's rfftn): in real (..., n) gives out complex
  * (..., n/2 + 1), the other transformed lengths unchanged. */
-KILN_API kiln_status kiln_rfft(kiln_queue *queue, kiln_array *out, kiln_array *in, unsigned axes,
-                               kiln_fft_norm norm, size_t num_wait, kiln_event *const *wait,
-                               kiln_event **event);
+KILN_API kiln_status kiln_fft_r2c_out(kiln_queue *queue, kiln_array *out, kiln_array *in,
+                                      unsigned axes, kiln_fft_norm norm, size_t num_wait,
+                                      kiln_event *const *wait, kiln_event **event);
 /* Complex to real (NumPy's irfftn): in complex (..., n/2 + 1) gives out
  * real (..., n), n taken from out's last dimension. in is not changed. */
-KILN_API kiln_status kiln_irfft(kiln_queue *queue, kiln_array *out, kiln_array *in, unsigned axes,
-                                kiln_fft_norm norm, size_t num_wait, kiln_event *const *wait,
-                                kiln_event **event);
+KILN_API kiln_status kiln_fft_c2r_out(kiln_queue *queue, kiln_array *out, kiln_array *in,
+                                      unsigned axes, kiln_fft_norm norm, size_t num_wait,
+                                      kiln_event *const *wait, kiln_event **event);
 /* The library kiln's FFTs use on queue's device: "cuFFT", "clFFT", "FFTW"
  * (NULL for a NULL queue). $KILN_FFT=clfft makes OpenCL CPU devices use
  * clFFT instead of FFTW. */

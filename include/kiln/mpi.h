@@ -103,6 +103,11 @@ KILN_API kiln_device *kiln_mpi_device(const kiln_mpi *mpi);
 KILN_API kiln_context *kiln_mpi_context(const kiln_mpi *mpi);
 KILN_API kiln_queue *kiln_mpi_queue(const kiln_mpi *mpi);
 KILN_API kiln_mpi_transport kiln_mpi_get_transport(const kiln_mpi *mpi);
+/* 1 if the MPI this process runs with says it takes CUDA device memory
+ * (MPIX_Query_cuda_support, looked up at run time; 0 where the MPI has no
+ * such query or says no, as Debian's Open MPI). Only reported: the staged
+ * path does not yet hand device memory to such an MPI (docs/distributed.md). */
+KILN_API int kiln_mpi_cuda_aware(const kiln_mpi *mpi);
 /* The deadline of each collective, in milliseconds. */
 KILN_API uint64_t kiln_mpi_timeout_ms(const kiln_mpi *mpi);
 
@@ -194,8 +199,8 @@ KILN_API kiln_array *kiln_mpi_darray_local(const kiln_mpi_darray *darray);
 KILN_API size_t kiln_mpi_darray_start(const kiln_mpi_darray *darray);
 KILN_API size_t kiln_mpi_darray_count(const kiln_mpi_darray *darray);
 KILN_API size_t kiln_mpi_darray_size(const kiln_mpi_darray *darray);
-/* out = a OP b on each rank's block (kiln_array_binary): the three share
- * n (dtypes as kiln_array_binary allows). Local: no communication. */
+/* out = a OP b on each rank's block (kiln_array_binary_out): the three share
+ * n (dtypes as kiln_array_binary_out allows). Local: no communication. */
 KILN_API kiln_status kiln_mpi_darray_binary(kiln_mpi *mpi, kiln_queue *queue, kiln_binary_op op,
                                             kiln_mpi_darray *out, kiln_mpi_darray *a,
                                             kiln_mpi_darray *b, size_t num_wait,
@@ -250,7 +255,7 @@ KILN_API kiln_status kiln_mpi_darray_cumsum(kiln_mpi *mpi, kiln_queue *queue, ki
                                             kiln_event *const *wait, kiln_event **event);
 /* The global sort (ascending, kiln's total order: docs of kiln/sort.h) of
  * a 1-D array of integers, float32 or float64, in place: afterwards the
- * blocks hold what one device's kiln_array_sort of the whole array would.
+ * blocks hold what one device's kiln_array_sort_out of the whole array would.
  * A sample sort: local sort, splitters from all-gathered samples, an
  * all-to-all of the pieces, a sort of each bucket, an all-to-all back to
  * the block layout. Collective; Blocks (its MPI calls run on the calling
@@ -265,6 +270,66 @@ KILN_API kiln_status kiln_mpi_darray_histogram(kiln_mpi *mpi, kiln_queue *queue,
                                                kiln_mpi_darray *darray, size_t bins, double lo,
                                                double hi, size_t num_wait, kiln_event *const *wait,
                                                kiln_event **event, kiln_array **hist);
+/* ------------------------------------------- layouts and redistribution
+ *
+ * A layout: rows elements in 1-D blocks (cols = 0), or a rows x cols
+ * array in row blocks of halo halo rows (cols > 0), the blocks (by the
+ * block rule above, over ranks rather than size()) on ranks [0, ranks)
+ * (0 = every rank); the other ranks hold empty blocks (count 0, start at
+ * the end). kiln_mpi_darray_empty is the layout { n, 0, 0, 0 },
+ * kiln_mpi_darray_rows_empty { rows, cols, halo, 0 }. Local operations,
+ * gather, scatter-made arrays, halo exchange, cumsum, sum, histogram and
+ * the fills take any rank count; the sort wants every rank. */
+typedef struct kiln_mpi_layout {
+    size_t struct_size; /* sizeof (set by KILN_MPI_LAYOUT) */
+    size_t rows;        /* 1-D: the elements; row blocks: the rows */
+    size_t cols;        /* 0: 1-D blocks; else row blocks of cols columns */
+    size_t halo;        /* row blocks only */
+    int ranks;          /* 0 = every rank; else 1 <= ranks <= size() */
+} kiln_mpi_layout;
+#define KILN_MPI_LAYOUT(...) \
+    ((kiln_mpi_layout){ .struct_size = sizeof(kiln_mpi_layout), __VA_ARGS__ })
+/* An uninitialised distributed array of that layout (collective, as
+ * kiln_mpi_darray_empty). */
+KILN_API kiln_status kiln_mpi_darray_create(kiln_mpi *mpi, kiln_dtype dtype,
+                                            const kiln_mpi_layout *layout,
+                                            kiln_mpi_darray **darray);
+/* How many ranks hold its blocks. */
+KILN_API int kiln_mpi_darray_ranks(const kiln_mpi_darray *darray);
+/* dst's owned elements = src's, the same global array (C order) in dst's
+ * layout: 1-D blocks <-> row blocks, another column count, halo or rank
+ * count. Same dtype and element count (checked on every rank, and the
+ * ranks' layouts agree: a mismatch names both ranks' values). dst's halo
+ * rows are left as they are (kiln_mpi_darray_halo_exchange fills them).
+ * Each rank reads its src block to the host, one MPI_Ialltoallv moves the
+ * overlaps, each writes its dst block. Collective; blocks (its MPI call
+ * runs on the calling thread, bounded by the deadline). */
+KILN_API kiln_status kiln_mpi_darray_redistribute(kiln_mpi *mpi, kiln_queue *queue,
+                                                  kiln_mpi_darray *src, kiln_mpi_darray *dst);
+
+/* --------------------------------------------- user-defined reductions
+ *
+ * A kiln_reduction (kiln/array.h) across the ranks: desc as for
+ * kiln_reduction_create but without initial (it would be folded in once
+ * per rank: KILN_ERROR_UNSUPPORTED). Each rank runs it over its own [0, n)
+ * (n may differ; n = 0 contributes the neutral element), the ranks'
+ * partials (out_size bytes; scalar type names know their size) are
+ * all-gathered and combined on each rank's device by the same reduce, in
+ * rank order, so an associative reduce gives one answer on every rank. */
+typedef struct kiln_mpi_reduction kiln_mpi_reduction;
+/* Compiles both parts (blocks). Not collective. */
+KILN_API kiln_status kiln_mpi_reduction_create(kiln_mpi *mpi, const kiln_reduction_desc *desc,
+                                               kiln_mpi_reduction **reduction);
+KILN_API void kiln_mpi_reduction_release(kiln_mpi_reduction *reduction); /* NULL: no-op */
+/* The reduction over every rank's [0, n) with its own args into
+ * host_result (out_size bytes) on every rank. Collective; blocks. A rank
+ * whose local part fails fails with its status; the others with
+ * KILN_ERROR_EVENT_FAILED naming it. */
+KILN_API kiln_status kiln_mpi_reduction_allreduce(kiln_mpi *mpi, kiln_queue *queue,
+                                                  kiln_mpi_reduction *reduction, size_t n,
+                                                  size_t num_args, const kiln_arg *args,
+                                                  void *host_result);
+
 /* The sum of all n elements into result, a 1-element device array of a's
  * dtype, on every rank (a local reduction, then an all-reduce). */
 KILN_API kiln_status kiln_mpi_darray_sum(kiln_mpi *mpi, kiln_queue *queue, kiln_mpi_darray *a,

@@ -23,7 +23,7 @@
  *    A wrapped object is a kiln object like any other: kiln_X_retain /
  *    kiln_X_release, usable everywhere.
  *  - Contexts: a native context can only be wrapped if every device in it
- *    is one of kiln's devices (kiln_device_get lists them: the devices of
+ *    is one of kiln's devices (kiln_device_at lists them: the devices of
  *    the same ICD loader; sub-devices only as made by
  *    kiln_device_partition); else KILN_ERROR_NO_DEVICE. Queues, buffers
  *    and events are wrapped into a kiln context and must belong to its
@@ -34,7 +34,7 @@
  *    (kiln_opencl_event_wrap) and put it in a wait list; or enqueue on a
  *    wrapped native queue (or on kiln's exposed queue): OpenCL orders an
  *    in-order queue's commands, whoever enqueued them.
- *  - native work after kiln work: pass kiln_opencl_event_get's cl_event in
+ *  - native work after kiln work: pass kiln_opencl_event_native's cl_event in
  *    the native wait list (it is a real cl_event of the queue's cl_context;
  *    a kiln event from another context, another device or CUDA is not
  *    usable there: wait for it with kiln_queue_marker on a kiln queue of
@@ -61,17 +61,18 @@ extern "C" {
 /* The cl_device_id of an OpenCL device (a sub-device for a device made by
  * kiln_device_partition). Devices are owned by kiln and live as long as the
  * process: the id stays valid as long. */
-KILN_API kiln_status kiln_opencl_device_get(const kiln_device *device, cl_device_id *id);
+KILN_API kiln_status kiln_opencl_device_native(const kiln_device *device, cl_device_id *id);
 /* The cl_platform_id of an OpenCL device. */
-KILN_API kiln_status kiln_opencl_platform_get(const kiln_device *device, cl_platform_id *platform);
-/* kiln's device for a cl_device_id (the reverse of kiln_opencl_device_get).
+KILN_API kiln_status kiln_opencl_device_platform(const kiln_device *device,
+                                                 cl_platform_id *platform);
+/* kiln's device for a cl_device_id (the reverse of kiln_opencl_device_native).
  * KILN_ERROR_NO_DEVICE if kiln does not know it. */
 KILN_API kiln_status kiln_opencl_device_find(cl_device_id id, kiln_device **device);
 
 /* --------------------------------------------------------------- contexts */
 
 /* The cl_context of a kiln context (borrowed). */
-KILN_API kiln_status kiln_opencl_context_get(const kiln_context *context, cl_context *native);
+KILN_API kiln_status kiln_opencl_context_native(const kiln_context *context, cl_context *native);
 /* A new kiln context over native (retained), with native's devices in the
  * order clGetContextInfo(CL_CONTEXT_DEVICES) lists them. Each must be one
  * of kiln's devices, else KILN_ERROR_NO_DEVICE. Programs and buffers made
@@ -81,7 +82,7 @@ KILN_API kiln_status kiln_opencl_context_wrap(cl_context native, kiln_context **
 /* ----------------------------------------------------------------- queues */
 
 /* The cl_command_queue of a kiln queue (borrowed). */
-KILN_API kiln_status kiln_opencl_queue_get(const kiln_queue *queue, cl_command_queue *native);
+KILN_API kiln_status kiln_opencl_queue_native(const kiln_queue *queue, cl_command_queue *native);
 /* A new kiln queue around native (retained), which must belong to
  * context's cl_context and to one of its devices (else
  * KILN_ERROR_MISMATCH). The queue's flags come from native's properties:
@@ -93,7 +94,7 @@ KILN_API kiln_status kiln_opencl_queue_wrap(kiln_context *context, cl_command_qu
 
 /* The cl_mem of a kiln buffer (borrowed): a sub-buffer's own cl_mem for a
  * buffer made by kiln_buffer_create_sub. */
-KILN_API kiln_status kiln_opencl_buffer_get(const kiln_buffer *buffer, cl_mem *native);
+KILN_API kiln_status kiln_opencl_buffer_native(const kiln_buffer *buffer, cl_mem *native);
 /* A new kiln buffer around native (retained), a buffer (not an image) of
  * context's cl_context (else KILN_ERROR_MISMATCH); its size is native's
  * CL_MEM_SIZE. kiln_buffer_create_sub works on it unless native is itself
@@ -106,7 +107,7 @@ KILN_API kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem nativ
 /* The cl_event of a kiln event (borrowed). Every kiln event of an OpenCL
  * context has one: a command's event, a user event (complete it with
  * kiln_event_set_complete, not clSetUserEventStatus), or a marker. */
-KILN_API kiln_status kiln_opencl_event_get(const kiln_event *event, cl_event *native);
+KILN_API kiln_status kiln_opencl_event_native(const kiln_event *event, cl_event *native);
 /* A new kiln event around native (retained), an event of context's
  * cl_context (else KILN_ERROR_MISMATCH): it completes when native does and
  * may stand in any wait list, callback or continuation. It is not a kiln

@@ -95,9 +95,11 @@ KILN_API kiln_status kiln_rng_integers(kiln_queue *queue, kiln_rng *rng, kiln_ar
 
 /* The raw generators on the host (Random123's, for references and tests):
  * counter and key in, words out. */
-KILN_API void kiln_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
-KILN_API void kiln_threefry4x32_20(const uint32_t ctr[4], const uint32_t key[4], uint32_t out[4]);
-KILN_API void kiln_threefry2x64_20(const uint64_t ctr[2], const uint64_t key[2], uint64_t out[2]);
+KILN_API void kiln_rng_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+KILN_API void kiln_rng_threefry4x32_20(const uint32_t ctr[4], const uint32_t key[4],
+                                       uint32_t out[4]);
+KILN_API void kiln_rng_threefry2x64_20(const uint64_t ctr[2], const uint64_t key[2],
+                                       uint64_t out[2]);
 /* Words offset .. offset+n-1 of (algorithm, seed, substream) on the host,
  * the stream the fills use. Unknown algorithm: KILN_ERROR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_rng_words_host(kiln_rng_algorithm algorithm, uint64_t seed,

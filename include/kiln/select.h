@@ -61,10 +61,10 @@ KILN_API kiln_status kiln_select_create(kiln_context *context, const kiln_select
  * selected goes into count (INT64, element 0; may be NULL) and/or
  * host_count (may be NULL; written once *event has completed). Returns at
  * once. */
-KILN_API kiln_status kiln_select_launch(kiln_queue *queue, kiln_select *select, size_t n,
-                                        size_t num_args, const kiln_arg *args, kiln_array *count,
-                                        int64_t *host_count, size_t num_wait,
-                                        kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_select_run_async(kiln_queue *queue, kiln_select *select, size_t n,
+                                           size_t num_args, const kiln_arg *args, kiln_array *count,
+                                           int64_t *host_count, size_t num_wait,
+                                           kiln_event *const *wait, kiln_event **event);
 /* The same after the queue's earlier work, the count into *count. Blocks
  * until the items and the count are there. */
 KILN_API kiln_status kiln_select_run(kiln_queue *queue, kiln_select *select, size_t n,
@@ -85,55 +85,65 @@ KILN_API void kiln_select_release(kiln_select *select);
 
 /* out[0..c) = the elements of a where predicate holds, in order; c is the
  * count. out may not be a. */
-KILN_API kiln_status kiln_array_copy_if(kiln_queue *queue, kiln_array *out, kiln_array *count,
-                                        int64_t *host_count, kiln_array *a, const char *predicate,
-                                        size_t num_wait, kiln_event *const *wait,
-                                        kiln_event **event);
+KILN_API kiln_status kiln_array_copy_if_out(kiln_queue *queue, kiln_array *out, kiln_array *count,
+                                            int64_t *host_count, kiln_array *a,
+                                            const char *predicate, size_t num_wait,
+                                            kiln_event *const *wait, kiln_event **event);
 /* out[0..c) = the elements of a where predicate does NOT hold, in order. */
-KILN_API kiln_status kiln_array_remove_if(kiln_queue *queue, kiln_array *out, kiln_array *count,
-                                          int64_t *host_count, kiln_array *a, const char *predicate,
-                                          size_t num_wait, kiln_event *const *wait,
-                                          kiln_event **event);
+KILN_API kiln_status kiln_array_remove_if_out(kiln_queue *queue, kiln_array *out, kiln_array *count,
+                                              int64_t *host_count, kiln_array *a,
+                                              const char *predicate, size_t num_wait,
+                                              kiln_event *const *wait, kiln_event **event);
 /* Stable partition in one pass; count: the number selected (c).
  * With two outputs: selected[0..c) and rejected[0..n-c), each in order.
  * With rejected NULL: selected[0..c) holds the selected items in order and
  * selected[c..n) the rejected ones in REVERSE order (CUB's
  * DevicePartition::If layout: their total is not known until the end of
  * the single pass). */
-KILN_API kiln_status kiln_array_partition(kiln_queue *queue, kiln_array *selected,
-                                          kiln_array *rejected, kiln_array *count,
-                                          int64_t *host_count, kiln_array *a, const char *predicate,
-                                          size_t num_wait, kiln_event *const *wait,
-                                          kiln_event **event);
+KILN_API kiln_status kiln_array_partition_out(kiln_queue *queue, kiln_array *selected,
+                                              kiln_array *rejected, kiln_array *count,
+                                              int64_t *host_count, kiln_array *a,
+                                              const char *predicate, size_t num_wait,
+                                              kiln_event *const *wait, kiln_event **event);
 /* Consecutive duplicates of a collapsed to their first item: out[0..c),
  * and counts[0..c) (INT64; may be NULL) the length of each run (as
  * torch.unique_consecutive with return_counts). Equality is the dtype's ==:
  * NaN never equals anything, so NaNs are never merged (NumPy's np.unique
  * merges them by default), and -0.0 equals +0.0 (the first is kept). */
-KILN_API kiln_status kiln_array_unique(kiln_queue *queue, kiln_array *out, kiln_array *counts,
-                                       kiln_array *count, int64_t *host_count, kiln_array *a,
-                                       size_t num_wait, kiln_event *const *wait,
-                                       kiln_event **event);
-/* For each run of equal consecutive keys (equality as kiln_array_unique):
+KILN_API kiln_status kiln_array_unique_out(kiln_queue *queue, kiln_array *out, kiln_array *counts,
+                                           kiln_array *count, int64_t *host_count, kiln_array *a,
+                                           size_t num_wait, kiln_event *const *wait,
+                                           kiln_event **event);
+
+/* Right-sized selections (docs/api.md rule 21): *result = a new 1-D array
+ * of exactly the selected elements (length c, 0 included), after the
+ * queue's earlier work. Blocks: the count sizes the result. */
+KILN_API kiln_status kiln_array_copy_if(kiln_queue *queue, kiln_array *a, const char *predicate,
+                                        kiln_array **result);
+/* kiln_array_unique_out's runs, right-sized; counts (may be NULL) gets the
+ * INT64 run lengths. */
+KILN_API kiln_status kiln_array_unique(kiln_queue *queue, kiln_array *a, kiln_array **result,
+                                       kiln_array **counts);
+/* For each run of equal consecutive keys (equality as kiln_array_unique_out):
  * out_keys[r] = its key, out_values[r] = values over the run combined with
  * op (KILN_REDUCE_SUM, PROD, MIN or MAX), in the values' dtype (FLOAT16:
  * computed in float, rounded once; integers wrap). values: as many as keys, any numeric dtype;
  * count: the number of runs. MIN/MAX of floats propagate NaN (as np.minimum). */
-KILN_API kiln_status kiln_array_reduce_by_key(kiln_queue *queue, kiln_array *out_keys,
-                                              kiln_array *out_values, kiln_array *count,
-                                              int64_t *host_count, kiln_array *keys,
-                                              kiln_array *values, kiln_reduce_op op,
-                                              size_t num_wait, kiln_event *const *wait,
-                                              kiln_event **event);
+KILN_API kiln_status kiln_array_reduce_by_key_out(kiln_queue *queue, kiln_array *out_keys,
+                                                  kiln_array *out_values, kiln_array *count,
+                                                  int64_t *host_count, kiln_array *keys,
+                                                  kiln_array *values, kiln_reduce_op op,
+                                                  size_t num_wait, kiln_event *const *wait,
+                                                  kiln_event **event);
 /* The same with an operator expression of a and b (the earlier value on
  * the left; associative, need not be commutative), in the values' type
  * (float for FLOAT16), and its neutral element: e.g. "a > b ? a : b" with
  * "-INFINITY". */
-KILN_API kiln_status kiln_array_reduce_by_key_expr(kiln_queue *queue, kiln_array *out_keys,
-                                                   kiln_array *out_values, kiln_array *count,
-                                                   int64_t *host_count, kiln_array *keys,
-                                                   kiln_array *values, const char *reduce,
-                                                   const char *neutral, size_t num_wait,
-                                                   kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_reduce_by_key_expr_out(kiln_queue *queue, kiln_array *out_keys,
+                                                       kiln_array *out_values, kiln_array *count,
+                                                       int64_t *host_count, kiln_array *keys,
+                                                       kiln_array *values, const char *reduce,
+                                                       const char *neutral, size_t num_wait,
+                                                       kiln_event *const *wait, kiln_event **event);
 
 #endif /* KILN_SELECT_H */

@@ -37,44 +37,63 @@ typedef struct kiln_sort_desc {
 /* keys_out = keys sorted; values_out (NULL when values is NULL) = values
  * in the same order (any dtype). All of one shape and the queue's
  * context; keys_out has keys' dtype, values_out values'. */
-KILN_API kiln_status kiln_array_sort(kiln_queue *queue, kiln_array *keys_out,
-                                     kiln_array *values_out, kiln_array *keys, kiln_array *values,
-                                     const kiln_sort_desc *desc, size_t num_wait,
-                                     kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_sort_out(kiln_queue *queue, kiln_array *keys_out,
+                                         kiln_array *values_out, kiln_array *keys,
+                                         kiln_array *values, const kiln_sort_desc *desc,
+                                         size_t num_wait, kiln_event *const *wait,
+                                         kiln_event **event);
 
 /* indices (int32 or int64, keys' shape) = the stable sorting permutation
  * of keys: keys[indices[i]] is the i-th smallest (largest) along the last
  * axis; indices count from each row's start. */
-KILN_API kiln_status kiln_array_argsort(kiln_queue *queue, kiln_array *indices, kiln_array *keys,
-                                        const kiln_sort_desc *desc, size_t num_wait,
-                                        kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_argsort_out(kiln_queue *queue, kiln_array *indices,
+                                            kiln_array *keys, const kiln_sort_desc *desc,
+                                            size_t num_wait, kiln_event *const *wait,
+                                            kiln_event **event);
 
 /* Sorts each segment [offsets[s], offsets[s+1]) of 1-D keys (and values)
  * on its own. offsets: 1-D int32 or int64, nseg + 1 non-decreasing
  * entries with offsets[0] = 0 and offsets[nseg] = size (empty segments
  * allowed). Other offsets give an unspecified order of the items, never
  * an access outside the arrays. */
-KILN_API kiln_status kiln_array_segmented_sort(kiln_queue *queue, kiln_array *keys_out,
-                                               kiln_array *values_out, kiln_array *keys,
-                                               kiln_array *values, kiln_array *offsets,
-                                               const kiln_sort_desc *desc, size_t num_wait,
-                                               kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_segmented_sort_out(kiln_queue *queue, kiln_array *keys_out,
+                                                   kiln_array *values_out, kiln_array *keys,
+                                                   kiln_array *values, kiln_array *offsets,
+                                                   const kiln_sort_desc *desc, size_t num_wait,
+                                                   kiln_event *const *wait, kiln_event **event);
 
 /* The k largest (largest = 1) or smallest items of a along its last axis,
  * in that order (ties: the earlier item first), into values_out and
  * indices_out (int32 or int64; may be NULL), both of a's shape with the
  * last dimension k. 1 <= k <= the last dimension. Sorts whole rows. */
-KILN_API kiln_status kiln_array_topk(kiln_queue *queue, kiln_array *values_out,
-                                     kiln_array *indices_out, kiln_array *a, size_t k, int largest,
-                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_topk_out(kiln_queue *queue, kiln_array *values_out,
+                                         kiln_array *indices_out, kiln_array *a, size_t k,
+                                         int largest, size_t num_wait, kiln_event *const *wait,
+                                         kiln_event **event);
 
 /* out[i] = the index at which v[i] would be inserted into the ascending
  * 1-D sorted array to keep it sorted: the first j with sorted[j] >= v[i]
  * (right = 0, NumPy's side='left') or > v[i] (right = 1), in the total
  * order above (NaNs last, as NumPy). v and sorted of one dtype; out int32
  * or int64 of v's shape. */
-KILN_API kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *out, kiln_array *sorted,
-                                             kiln_array *v, int right, size_t num_wait,
-                                             kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_array_searchsorted_out(kiln_queue *queue, kiln_array *out,
+                                                 kiln_array *sorted, kiln_array *v, int right,
+                                                 size_t num_wait, kiln_event *const *wait,
+                                                 kiln_event **event);
+
+/* New-array forms (docs/api.md rule 21): as the _out forms into a new dense
+ * array (*result NULL on failure); return at once. sort: a's shape and
+ * dtype (keys only; NumPy's np.sort(a)); argsort and searchsorted: INT64
+ * indices of a's / v's shape. */
+KILN_API kiln_status kiln_array_sort(kiln_queue *queue, kiln_array *a, const kiln_sort_desc *desc,
+                                     size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                     kiln_array **result);
+KILN_API kiln_status kiln_array_argsort(kiln_queue *queue, kiln_array *a,
+                                        const kiln_sort_desc *desc, size_t num_wait,
+                                        kiln_event *const *wait, kiln_event **event,
+                                        kiln_array **result);
+KILN_API kiln_status kiln_array_searchsorted(kiln_queue *queue, kiln_array *sorted, kiln_array *v,
+                                             int right, size_t num_wait, kiln_event *const *wait,
+                                             kiln_event **event, kiln_array **result);
 
 #endif /* KILN_SORT_H */

@@ -21,8 +21,8 @@
 #define KILN_REDUCE_STD ((kiln_reduce_op)66)
 
 /* The dtype kiln_array_reduce_axis writes for op over dtype (0 if unknown):
- * kiln_reduce_result_dtype's, and the above for MEAN/VAR/STD. */
-KILN_API kiln_dtype kiln_reduce_axis_result_dtype(kiln_reduce_op op, kiln_dtype dtype);
+ * kiln_dtype_reduce_result's, and the above for MEAN/VAR/STD. */
+KILN_API kiln_dtype kiln_dtype_reduce_axis_result(kiln_reduce_op op, kiln_dtype dtype);
 
 /* *out = op of a along axis (negative counts from the end, as in NumPy),
  * a new dense array of a's shape without that axis (keepdims: with 1 there;
@@ -60,6 +60,22 @@ KILN_API kiln_status kiln_array_var_axes(kiln_queue *queue, kiln_array *a, size_
                                          const int *axes, double ddof, int std, int keepdims,
                                          size_t num_wait, kiln_event *const *wait,
                                          kiln_event **event, kiln_array **out);
+/* kiln_array_reduce_axes / _axis with NumPy's initial=: each result
+ * element is op(*initial, op over its axes), so a zero-length axis gives
+ * *initial, also for MIN and MAX (which are KILN_ERROR_INVALID_ARGUMENT
+ * there without one). initial is one element of
+ * kiln_dtype_reduce_axis_result(op, a's dtype). SUM, PROD, MIN, MAX, ANY
+ * and ALL take one; other ops are KILN_ERROR_INVALID_ARGUMENT. */
+KILN_API kiln_status kiln_array_reduce_axes_initial(kiln_queue *queue, kiln_reduce_op op,
+                                                    kiln_array *a, size_t naxes, const int *axes,
+                                                    const void *initial, int keepdims,
+                                                    size_t num_wait, kiln_event *const *wait,
+                                                    kiln_event **event, kiln_array **out);
+KILN_API kiln_status kiln_array_reduce_axis_initial(kiln_queue *queue, kiln_reduce_op op,
+                                                    kiln_array *a, int axis, const void *initial,
+                                                    int keepdims, size_t num_wait,
+                                                    kiln_event *const *wait, kiln_event **event,
+                                                    kiln_array **out);
 
 /* The reduction generator along an axis: the range is the shape of the
  * first array argument (every array argument has that shape), map's i is
@@ -119,6 +135,14 @@ KILN_API kiln_status kiln_array_histogram_edges(kiln_queue *queue, kiln_array *a
  * the data). */
 KILN_API kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *weights,
                                          size_t minlength, kiln_array **counts);
+/* The non-blocking form: the caller gives the result's length (NumPy's
+ * bincount(a, minlength=length) when every value is below it); values at
+ * or above it, and negative ones, are not counted. length 0 gives an empty
+ * array. Returns at once. */
+KILN_API kiln_status kiln_array_bincount_async(kiln_queue *queue, kiln_array *a,
+                                               kiln_array *weights, size_t length, size_t num_wait,
+                                               kiln_event *const *wait, kiln_event **event,
+                                               kiln_array **counts);
 
 /* ------------------------------------------------- allocate (list builder) */
 
@@ -211,6 +235,18 @@ KILN_API kiln_status kiln_hash_table_insert(kiln_queue *queue, kiln_hash_table *
  * Blocks, to report a full table. */
 KILN_API kiln_status kiln_hash_table_add(kiln_queue *queue, kiln_hash_table *table,
                                          kiln_array *keys, kiln_array *values);
+/* The non-blocking forms of insert and add: they run after the wait list
+ * and return at once. A full table or a reserved key fails *event
+ * (kiln_event_wait: KILN_ERROR_EVENT_FAILED; the blocking forms say which):
+ * the keys are then stored as by the blocking forms. */
+KILN_API kiln_status kiln_hash_table_insert_async(kiln_queue *queue, kiln_hash_table *table,
+                                                  kiln_array *keys, kiln_array *values,
+                                                  size_t num_wait, kiln_event *const *wait,
+                                                  kiln_event **event);
+KILN_API kiln_status kiln_hash_table_add_async(kiln_queue *queue, kiln_hash_table *table,
+                                               kiln_array *keys, kiln_array *values,
+                                               size_t num_wait, kiln_event *const *wait,
+                                               kiln_event **event);
 /* values[k] = the value of keys[k], or *missing (one element of the value
  * dtype) where the key is absent; found (may be NULL: a UINT8 array of
  * keys' size) gets 1 or 0. Returns at once. */

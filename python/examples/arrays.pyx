@@ -31,9 +31,9 @@ def add_sorted(float[::1] a not None, float[::1] b not None):
         if st == KILN_OK:
             st = kiln.kiln_array_empty(kiln.kiln_queue_context(q), kiln.KILN_FLOAT32, 1, &n, &ds)
         if st == KILN_OK:
-            st = kiln.kiln_array_binary(q, kiln.KILN_OP_ADD, dc, da, db, 0, NULL, NULL)
+            st = kiln.kiln_array_binary_out(q, kiln.KILN_OP_ADD, dc, da, db, 0, NULL, NULL)
         if st == KILN_OK:
-            st = kiln.kiln_array_sort(q, ds, NULL, dc, NULL, &desc, 0, NULL, NULL)
+            st = kiln.kiln_array_sort_out(q, ds, NULL, dc, NULL, &desc, 0, NULL, NULL)
         if st == KILN_OK:
             st = kiln.kiln_array_read(q, ds, &o[0])
         kiln.kiln_array_release(da)

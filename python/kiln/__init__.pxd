@@ -96,7 +96,7 @@ cdef extern from "kiln.h" nogil:
         char backend_name[16]
 
     kiln_status kiln_device_count(size_t *count)
-    kiln_status kiln_device_get(size_t index, kiln_device **device)
+    kiln_status kiln_device_at(size_t index, kiln_device **device)
     kiln_status kiln_device_select(const char *selector, kiln_device **device)
     kiln_status kiln_device_get_info(const kiln_device *device, kiln_device_info *info)
 
@@ -222,7 +222,7 @@ cdef extern from "kiln.h" nogil:
     kiln_status kiln_event_retain(kiln_event *event)
     void kiln_event_release(kiln_event *event)
     kiln_status kiln_event_wait(kiln_event *event)
-    kiln_status kiln_events_wait(size_t num, kiln_event *const *events)
+    kiln_status kiln_event_wait_all(size_t num, kiln_event *const *events)
     kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state)
 
     # arrays (kiln/array.h)
@@ -251,7 +251,7 @@ cdef extern from "kiln.h" nogil:
     kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
                                  const size_t *shape, size_t num_wait, kiln_event *const *wait,
                                  kiln_event **event, kiln_array **array)
-    kiln_status kiln_array_copy(kiln_queue *queue, kiln_array *dst, kiln_array *src,
+    kiln_status kiln_array_copy_out(kiln_queue *queue, kiln_array *dst, kiln_array *src,
                                 size_t num_wait, kiln_event *const *wait, kiln_event **event)
     ctypedef enum kiln_binary_op:
         KILN_OP_ADD
@@ -274,13 +274,13 @@ cdef extern from "kiln.h" nogil:
         KILN_OP_LOG
         KILN_OP_SIN
         KILN_OP_COS
-    kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
+    kiln_status kiln_array_binary_out(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
                                   kiln_array *a, kiln_array *b, size_t num_wait,
                                   kiln_event *const *wait, kiln_event **event)
-    kiln_status kiln_array_binary_scalar(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
+    kiln_status kiln_array_binary_scalar_out(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
                                          kiln_array *a, double scalar, size_t num_wait,
                                          kiln_event *const *wait, kiln_event **event)
-    kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
+    kiln_status kiln_array_unary_out(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
                                  kiln_array *a, size_t num_wait, kiln_event *const *wait,
                                  kiln_event **event)
     ctypedef enum kiln_reduce_op:
@@ -295,7 +295,7 @@ cdef extern from "kiln.h" nogil:
         KILN_REDUCE_ARGMAX
         KILN_REDUCE_ANY
         KILN_REDUCE_ALL
-    kiln_dtype kiln_reduce_result_dtype(kiln_reduce_op op, kiln_dtype dtype)
+    kiln_dtype kiln_dtype_reduce_result(kiln_reduce_op op, kiln_dtype dtype)
     kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
                                   void *host_result)
     kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b, void *host_result)
@@ -319,7 +319,7 @@ cdef extern from "kiln.h" nogil:
         int descending
         unsigned begin_bit
         unsigned end_bit
-    kiln_status kiln_array_sort(kiln_queue *queue, kiln_array *keys_out, kiln_array *values_out,
+    kiln_status kiln_array_sort_out(kiln_queue *queue, kiln_array *keys_out, kiln_array *values_out,
                                 kiln_array *keys, kiln_array *values, const kiln_sort_desc *desc,
                                 size_t num_wait, kiln_event *const *wait, kiln_event **event)
 

@@ -19,7 +19,7 @@ from ._core import (  # noqa: F401
 from ._array import (  # noqa: F401
     UFUNCS as _UFUNCS, Array, amax, amin, any, all, arange, argmax, argmin, argsort, array,
     asarray, astype, broadcast_to, clip, concatenate, cumprod, cumsum, dot, empty, empty_like,
-    add_at, bincount, concat, expand_dims, eye, flip, isdtype, linspace, matrix_transpose, permute_dims, squeeze, flatnonzero, from_dlpack, full, full_like, histogram, matmul, nonzero, put, topk, unique, max, mean, min, ones, ones_like, prod, reshape,
+    add_at, bincount, concat, expand_dims, eye, flip, isdtype, linspace, matrix_transpose, permute_dims, squeeze, flatnonzero, from_dlpack, full, full_like, histogram, matmul, nonzero, partition, argpartition, put, topk, unique, max, mean, min, ones, ones_like, prod, reshape,
     searchsorted, sort, stack, std, sum, swapaxes, take, to_device, transpose, var, where, zeros,
     zeros_like,
 )
@@ -27,13 +27,19 @@ from ._kernels import (  # noqa: F401
     ElementwiseKernel, ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel, Kernel,
     LocalMemory, Program, ReductionKernel,
 )
+from ._toolkit import HashTable, ListBuilder  # noqa: F401
+from ._future import Future, future_ready, read_future, when_all, when_any  # noqa: F401
 from ._offload import Map, Offload, alloc, data, from_, present, to, tofrom  # noqa: F401
 from . import fft, linalg, random  # noqa: F401
 
 globals().update(_UFUNCS)
+from . import _array_api  # noqa: E402
+
+globals().update({_n: getattr(_array_api, _n) for _n in _array_api.NAMES})
+globals().update(_array_api.ELEMENTWISE)
 
 __version__ = "0.1.0"
-__array_api_version__ = "2023.12"  # the names bound so far; see docs/python.md
+__array_api_version__ = "2023.12"  # the standard's version this namespace follows (docs/python.md)
 #: the version of the libkiln this package carries
 kiln_version = _kiln.version()
 
@@ -67,3 +73,7 @@ def get_pool_stats(queue=None):
 def trim_pool(keep_bytes=0, queue=None):
     """Hands cached pool blocks back to the driver; returns the bytes freed."""
     return (queue or get_default_queue()).context.pool_trim(keep_bytes)
+
+
+# the standard's name for the bool dtype (last: shadows the builtin in this module only)
+globals()["bool"] = _np.bool_

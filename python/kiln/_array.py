@@ -221,23 +221,49 @@ def _binop_fallback(op, a, b):
     res = _np_result(name, da, db)
     kind = _KIND[op]
     if kind == _COMPARE:
-        # compare in the promoted dtype (bools as uint8)
+        cd = np.promote_types(da, db)
+        if cd.kind == "c":
+            A = A.astype(cd) if da != cd else A
+            B = B.astype(cd) if db != cd else B
+            if A.shape != B.shape:
+                shape = np.broadcast_shapes(A.shape, B.shape)
+                A = broadcast_to(A, shape).copy() if A.shape != shape else A
+                B = broadcast_to(B, shape).copy() if B.shape != shape else B
         return _k.binary(op, A, B)
     if res == BOOL:
-        # bool OP bool: NumPy's logical meaning for add (or) and multiply (and)
-        if name in ("add", "maximum"):
-            r = _k.binary(_k.BINARY_OPS["maximum"], A, B)
-        elif name in ("multiply", "minimum"):
-            r = _k.binary(_k.BINARY_OPS["minimum"], A, B)
-        else:
-            raise TypeError(f"numpy boolean {name} is not supported")
-        r._isbool = True
-        return r
+        # bool OP bool: NumPy's logical meaning, through kiln's bool ops
+        A, B = _kb(A), _kb(B)
+        if name in ("add", "maximum", "bitwise_or", "logical_or"):
+            return _k.binary(_k.BINARY_OPS["logical_or"], A, B)
+        if name in ("multiply", "minimum", "bitwise_and", "logical_and"):
+            return _k.binary(_k.BINARY_OPS["logical_and"], A, B)
+        if name in ("bitwise_xor", "logical_xor"):
+            return _k.binary(_k.BINARY_OPS["logical_xor"], A, B)
+        raise TypeError(f"kiln: {name} of two bool arrays is not supported (NumPy: {name} on bools)")
+    if kind == 3:
+        raise TypeError(f"{name}: bool operands required, got {da} and {db}")
     if da != res:
         A = A.astype(res)
     if db != res:
         B = B.astype(res)
+    if res.kind == "c" and A.shape != B.shape:
+        # kiln's complex ops take operands of one shape
+        shape = np.broadcast_shapes(A.shape, B.shape)
+        A = broadcast_to(A, shape).copy() if A.shape != shape else A
+        B = broadcast_to(B, shape).copy() if B.shape != shape else B
     return _k.binary(op, A, B)
+
+
+def _kb(a):
+    """A bool array (KILN_BOOL, or a legacy flagged uint8 one) as KILN_BOOL."""
+    if a._dtcode != KILN_BOOL_CODE:
+        return _k.astype(a, KILN_BOOL_CODE)
+    return a
+
+
+def _u8(a):
+    """A bool array's 0/1 values as uint8."""
+    return _k.astype(a, _k.KILN_UINT8) if a._dtcode == KILN_BOOL_CODE else a
 
 
 def _make_binary(name, code):
@@ -252,24 +278,55 @@ def _make_binary(name, code):
 
     f.__name__ = name
     f.__qualname__ = name
-    f.__doc__ = f"numpy.{name} on the device (kiln_array_binary, op {code})."
+    f.__doc__ = f"numpy.{name} on the device (kiln_array_binary_out, op {code})."
     return f
+
+
+def _complex_log(z):
+    """log of complex arrays from real ops on the parts: log|z| + i
+    atan2(im, re), on the device; C's hypot and atan2 give the standard's
+    special cases (infinities, NaNs, signed zeros). (log1p, log2, log10,
+    sinh, cosh, tanh and the other complex functions are the C library's.)"""
+    re, im = _k.part(z, 0), _k.part(z, 1)
+    lr = UFUNCS["log"](UFUNCS["hypot"](re, im))
+    th = UFUNCS["arctan2"](im, re)
+    out = empty(z.shape, _np_dtype(z), z.queue)
+    _k.copy(_k.part(out, 0), lr)
+    _k.copy(_k.part(out, 1), th)
+    return out
+
+
+_BOOL_UNARY = {"invert", "logical_not", "positive", "absolute", "isnan", "isinf", "isfinite"}
 
 
 def _make_unary(name, code, float_only):
     def f(x, out=None):
         x = asarray(x)
-        if _is_bool(x) and name != "absolute":
-            x = x.astype(np.uint8)
-        res = _np_result(name, _np_dtype(x))
-        if res != _np_dtype(x) and res != BOOL:
-            x = x.astype(res)
+        if _is_bool(x):
+            if name not in _BOOL_UNARY:
+                raise TypeError(f"{name}: bool input is not supported (got a bool array)")
+            if name in ("invert", "logical_not"):
+                return _k.unary(code, _kb(x))
+            if name in ("positive", "absolute"):
+                return x.copy()
+            x = _u8(x)
+        elif name == "logical_not":
+            raise TypeError(f"logical_not: bool input required, got {_np_dtype(x)}")
+        elif name == "log" and _np_dtype(x).kind == "c" and out is None:
+            return _complex_log(x)
+        dt = _np_dtype(x)
+        rd = _k.result_dtype(0, code, x._dtcode)
+        res = FROM_CODE.get(rd) if rd else None
+        if res is None:
+            res = _np_result(name, dt)
+            if res != dt and res != BOOL:
+                x = x.astype(res)
         r = _k.unary(code, x, out)
         return r
 
     f.__name__ = name
     f.__qualname__ = name
-    f.__doc__ = f"numpy.{name} on the device (kiln_array_unary, op {code})."
+    f.__doc__ = f"numpy.{name} on the device (kiln_array_unary_out, op {code})."
     return f
 
 
@@ -278,7 +335,13 @@ for _name, _code in _k.BINARY_OPS.items():
     UFUNCS[_name] = _make_binary(_name, _code)
 for _name, _code in _k.UNARY_OPS.items():
     UFUNCS[_name] = _make_unary(_name, _code, _k.UNARY_FLOAT_ONLY[_name])
-_ALIASES = {"divide": "true_divide", "abs": "absolute", "negative": "negative"}
+_ALIASES = {
+    "divide": "true_divide", "abs": "absolute", "acos": "arccos", "asin": "arcsin", "atan": "arctan",
+    "acosh": "arccosh", "asinh": "arcsinh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power",
+    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
+    "bitwise_invert": "invert", "round": "rint", "mod": "remainder", "fmod": None,
+}
+_ALIASES = {k: v for k, v in _ALIASES.items() if v}
 for _alias, _target in _ALIASES.items():
     if _target in UFUNCS:
         UFUNCS.setdefault(_alias, UFUNCS[_target])
@@ -350,9 +413,113 @@ def _is_basic(key):
     return True
 
 
+def _is_index_array(k):
+    return isinstance(k, (Array, np.ndarray, list)) and not isinstance(k, (bool, np.bool_))
+
+
+def _advanced_flat(a, key):
+    """Integer-array indexing on any rank (NumPy's rules for integer arrays
+    mixed with ints, slices and '...'): the flat C-order indices (int64,
+    on the device) of the selected elements, shaped as the result, or
+    None when key has no integer array. Bounds are checked (one sync)."""
+    ks = key if isinstance(key, tuple) else (key,)
+    if not builtins.any(_is_index_array(k) for k in ks):
+        return None
+    if builtins.any(k is None for k in ks):
+        raise IndexError("kiln: None (newaxis) mixed with integer-array indices is not supported")
+    items = []
+    for k in _normalize_key(ks, a.ndim):
+        if isinstance(k, slice):
+            items.append(("s", k))
+        else:
+            if isinstance(k, (bool, np.bool_)):
+                raise IndexError("kiln: a bool scalar mixed with integer-array indices is not supported")
+            if not isinstance(k, Array):
+                k = np.asarray(k)
+                if k.dtype.kind not in "iu" and k.size:
+                    raise IndexError("arrays used as indices must be of integer type")
+                k = asarray(k.astype(np.int64), queue=a.queue)
+            elif _np_dtype(k).kind not in "iu":
+                raise IndexError("arrays used as indices must be of integer type")
+            items.append(("a", k))
+    adv = [i for i, (t, _) in enumerate(items) if t == "a"]
+    try:
+        bshape = np.broadcast_shapes(*[k.shape for t, k in items if t == "a"])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                         f"shapes {[k.shape for t, k in items if t == 'a']}") from None
+    adjacent = adv == list(range(adv[0], adv[-1] + 1))
+    # the result's axes: slices before, the broadcast block, slices after
+    # (NumPy puts the block first when the integer arrays are not adjacent)
+    first = adv[0] if adjacent else 0
+    slice_dims = [i for i, (t, _) in enumerate(items) if t == "s"]
+    lens = {i: len(range(*items[i][1].indices(a.shape[i]))) for i in slice_dims}
+    before = [i for i in slice_dims if i < first] if adjacent else []
+    after = [i for i in slice_dims if i not in before]
+    out_shape = tuple(lens[i] for i in before) + tuple(bshape) + tuple(lens[i] for i in after)
+    nb = len(before)
+    cstride = [1] * a.ndim
+    for d in range(a.ndim - 2, -1, -1):
+        cstride[d] = cstride[d + 1] * a.shape[d + 1]
+    flat = None
+    for d, (t, k) in enumerate(items):
+        n = a.shape[d]
+        if t == "s":
+            start, _, step = k.indices(n)
+            pos = before.index(d) if d in before else nb + len(bshape) + after.index(d)
+            shp = [1] * len(out_shape)
+            shp[pos] = lens[d]
+            v = arange(lens[d], dtype=np.int64, queue=a.queue) * step + start if lens[d] else \
+                empty((0,), np.int64, a.queue)
+            v = _k.reshape(v, tuple(shp))
+        else:
+            if k.size and n == 0 or (k.size and bool(((k >= n) | (k < -n)).any())):
+                raise IndexError(f"index out of bounds for axis {d} with size {n}")
+            k = k.astype(np.int64) if _np_dtype(k) != np.int64 else k
+            k = where(k < 0, k + n, k)
+            shp = (1,) * nb + (1,) * (len(bshape) - k.ndim) + k.shape + \
+                (1,) * (len(out_shape) - nb - len(bshape))
+            v = _k.reshape(k, shp) if k.ndim or shp else k
+        term = v * cstride[d] if cstride[d] != 1 else v
+        flat = term if flat is None else flat + term
+    flat = broadcast_to(flat, out_shape)
+    return flat, out_shape
+
+
+def _index_arrays(a, key):
+    """key as one kiln integer array per leading axis (a[i, j] with arrays
+    only: one C call, kiln_array_index_many), or None for any other key."""
+    if not isinstance(key, tuple) or not 1 <= len(key) <= a.ndim:
+        return None
+    out = []
+    for k in key:
+        if not _is_index_array(k):
+            return None
+        if not isinstance(k, Array):
+            k = np.asarray(k)
+            if k.dtype.kind not in "iu" or k.ndim == 0:
+                return None
+            k = asarray(k, queue=a.queue)
+        elif k.ndim == 0 or _np_dtype(k).kind not in "iu" or _is_bool(k):
+            return None
+        out.append(k)
+    return tuple(out)
+
+
 def _getitem(self, key):
     if _is_basic(key):
         return _basic_view(self, key)
+    many = _index_arrays(self, key)
+    if many is not None:
+        return _k.index_many(self, many)
+    adv = _advanced_flat(self, key) if not (isinstance(key, Array) and _is_bool(key)) and not (
+        isinstance(key, np.ndarray) and key.dtype == BOOL) else None
+    if adv is not None:
+        flat, shape = adv
+        if builtins.any(s == 0 for s in shape):
+            return empty(shape, _np_dtype(self), self.queue)
+        r = take(_flat(self), _flat(flat))
+        return _k.reshape(r, shape) if shape != r.shape else r
     k = key
     if isinstance(k, (list, np.ndarray)):
         k = np.asarray(k)
@@ -375,16 +542,34 @@ def _setitem(self, key, value):
         (isinstance(key, np.ndarray) and key.dtype == BOOL) or (isinstance(key, Array) and _is_bool(key))
     ):
         mask = asarray(key, queue=self.queue)
+        if mask.shape != self.shape:
+            raise IndexError(f"boolean index of shape {mask.shape} does not match the array's {self.shape}")
         if isinstance(value, Array) or isinstance(value, (np.ndarray, list)):
             v = asarray(value, queue=self.queue)
             if v.dtype != self.dtype:
                 v = v.astype(self.dtype)
-            _k.mask_assign(self, mask, v.reshape(-1) if v.ndim != 1 else v)
+            if v.size != 1 or v.ndim > 1:
+                _k.mask_assign(self, mask, v.reshape(-1) if v.ndim != 1 else v)
+                return
+            value = v.reshape(())
         else:
-            _k.mask_fill(self, mask, _scalar_bytes(value, self.dtype))
+            value = full((), value, self.dtype, self.queue)
+        # one value: self = where(mask, value, self) (every dtype, bool too)
+        _k.copy(self, where(mask, value, self))
         return
     if not _is_basic(key):
-        raise IndexError("kiln: assignment is bound for basic indices and boolean masks")
+        flat, shape = _advanced_flat(self, key)
+        if builtins.any(n == 0 for n in shape):
+            return
+        if not self._contiguous:
+            raise IndexError("kiln: integer-array assignment needs a C-contiguous array")
+        v = asarray(value, queue=self.queue)
+        if _np_dtype(v) != _np_dtype(self):
+            v = v.astype(_np_dtype(self))
+        if v.shape != shape:
+            v = broadcast_to(v, shape)
+        _k.put(_flat(self), _flat(flat), _flat(v), 0, 1)
+        return
     view = _basic_view(self, key)
     if view.size == 0:
         return
@@ -627,7 +812,7 @@ def stack(arrays, axis=0):
     return r
 
 
-def sort(a, axis=-1, descending=False):
+def sort(a, axis=-1, descending=False, stable=True):
     a = asarray(a)
     if axis is None:
         a, axis = _flat(a), -1
@@ -640,7 +825,7 @@ def sort(a, axis=-1, descending=False):
     return out
 
 
-def argsort(a, axis=-1, descending=False):
+def argsort(a, axis=-1, descending=False, stable=True):
     a = asarray(a)
     if axis is None:
         a, axis = _flat(a), -1
@@ -649,6 +834,66 @@ def argsort(a, axis=-1, descending=False):
     out = empty(a.shape, np.int64, a.queue)
     _k.argsort(out, a, descending)
     return out
+
+
+def _kth_list(kth, n):
+    ks = np.atleast_1d(np.asarray(kth))
+    if ks.dtype.kind == "b":
+        raise ValueError("Booleans unacceptable as partition index")
+    if ks.dtype.kind not in "iu" or ks.ndim != 1:
+        raise TypeError("Partition index must be integer")
+    if n == 0:  # NumPy checks nothing on an empty axis
+        return ks
+    for k in ks.tolist():
+        if not -n <= k < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+    return ks
+
+
+def _partition_opts(kind, order):
+    if kind != "introselect":
+        raise ValueError(f"partition: kind must be 'introselect', not {kind!r}")
+    if order is not None:
+        raise NotImplementedError("partition: order= (structured dtypes) is not supported")
+
+
+def _partition_input(a, axis, kind, order):
+    """(a as a kiln array, the checked axis) for partition/argpartition;
+    axis=None flattens first."""
+    _partition_opts(kind, order)
+    a = asarray(a)
+    if axis is None:
+        a, axis = _flat(a), -1
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(axis, 0)
+    axis = int(axis)
+    if not -a.ndim <= axis < a.ndim:
+        raise np.exceptions.AxisError(axis, a.ndim)
+    return a, axis
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """np.partition(a, kth, axis): a copy with the element at each kth in
+    its sorted place, the smaller ones before it and the larger after
+    (NaNs last, as NumPy). kiln's C library has no selection (its topk
+    sorts whole rows), so this sorts along the axis: the result is one
+    valid partition (the sorted one); NumPy leaves the order within each
+    side unspecified. axis=None flattens first. kind and order as
+    NumPy's (only "introselect" and None)."""
+    a, axis = _partition_input(a, axis, kind, order)
+    _kth_list(kth, a.shape[axis])
+    return sort(a, axis)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """np.argpartition(a, kth, axis) along the last axis (int64 indices;
+    the stable sorting permutation, one valid argpartition)."""
+    a, axis = _partition_input(a, axis, kind, order)
+    if axis not in (-1, a.ndim - 1):
+        raise NotImplementedError("argpartition along an axis other than the last is not bound "
+                                  "(kiln's argsort works along the last axis only)")
+    _kth_list(kth, a.shape[axis])
+    return argsort(a, -1)
 
 
 def searchsorted(a, v, side="left"):
@@ -749,11 +994,18 @@ def topk(a, k, largest=True):
 
 
 def histogram(a, bins=10, range=None, weights=None):
-    """(hist, bin_edges) as np.histogram with a bin count (edges as NumPy
-    computes them, on the host; hist on the device)."""
+    """(hist, bin_edges) as np.histogram: bins a count (edges as NumPy
+    computes them, on the host; hist on the device) or a 1-D sequence or
+    array (NumPy's or kiln's) of monotonically increasing edges (range is
+    then ignored, as NumPy): bin k holds edges[k] <= x < edges[k+1], the
+    last one also x == edges[-1]. The edges are compared as float64;
+    bin_edges comes back as given (a kiln Array stays one)."""
     a = asarray(a)
+    if isinstance(bins, str):
+        raise NotImplementedError("histogram: bin estimators ('auto', ...) are not bound; "
+                                  "give a bin count or edges")
     if not isinstance(bins, (int, np.integer)):
-        raise NotImplementedError("histogram: give the number of bins (explicit edges not bound yet)")
+        return _histogram_edges(a, bins, weights)
     if range is None:
         if a.size:
             lo, hi = float(min(a)), float(max(a))
@@ -766,6 +1018,26 @@ def histogram(a, bins=10, range=None, weights=None):
     w = asarray(weights, queue=a.queue) if weights is not None else None
     h = _k.histogram(a, int(bins), lo, hi, w)
     return h, np.histogram_bin_edges(np.empty(0), bins, (lo, hi))
+
+
+def _histogram_edges(a, bins, weights):
+    given = bins
+    host = bins.get() if isinstance(bins, Array) else np.asarray(bins)
+    if host.ndim != 1:
+        raise ValueError("`bins` must be 1d, when an array")
+    if host.size < 2:
+        raise ValueError("histogram: `bins` needs at least 2 edges, when an array")
+    if host.dtype.kind not in "biuf":
+        raise TypeError(f"histogram: bins of dtype {host.dtype} are not edges")
+    host = host.astype(np.float64)
+    if np.any(host[:-1] > host[1:]):
+        raise ValueError("`bins` must increase monotonically, when an array")
+    if np.isnan(host).any():
+        raise ValueError("histogram: the edges must not be NaN")
+    edges = asarray(host, queue=a.queue)
+    w = asarray(weights, queue=a.queue) if weights is not None else None
+    h = _k.histogram_edges(a, edges, w)
+    return h, given if isinstance(given, Array) else np.asarray(given)
 
 
 def bincount(x, weights=None, minlength=0):
@@ -1075,6 +1347,19 @@ class _Methods:
         _k.copy(self, s)
 
     argsort = argsort
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """Partitions in place (NumPy's ndarray.partition)."""
+        _k.copy(self, partition(self, kth, axis, kind, order))
+
+    argpartition = argpartition
+
+    def read_future(self):
+        """A kiln.Future of this array's data (kiln.read_future)."""
+        from ._future import read_future
+
+        return read_future(self)
+
     dot = dot
     __getitem__ = _getitem
     __setitem__ = _setitem
@@ -1106,6 +1391,33 @@ class _Methods:
 
     def __itruediv__(self, other):
         return self._inplace("true_divide", other)
+
+    def __divmod__(self, other):
+        return (UFUNCS["floor_divide"](self, other), UFUNCS["remainder"](self, other))
+
+    def __rdivmod__(self, other):
+        return (UFUNCS["floor_divide"](other, self), UFUNCS["remainder"](other, self))
+
+    def __pow__(self, other, mod=None):
+        if mod is not None:
+            return NotImplemented
+        return _binop_or_ni("power", self, other)
+
+    def __rpow__(self, other, mod=None):
+        if mod is not None:
+            return NotImplemented
+        return _binop_or_ni("power", other, self)
+
+    def to_device(self, device, stream=None):
+        """The array on device (this one where it is already there)."""
+        if device is None or device == self.device or device is self.queue:
+            return self
+        from ._array_api import _queue_of
+        return asarray(self.get(), queue=_queue_of(device))
+
+    def __invert__(self):
+        return UFUNCS["invert"](self)
+
 
     def __bool__(self):
         if self.size != 1:
@@ -1197,6 +1509,31 @@ class _Methods:
         return f(*args, **kwargs)
 
 
+def _binop_or_ni(name, a, b):
+    return _k.binop(_k.BINARY_OPS[name], a, b)
+
+
+def _add_operators(cls):
+    for dunder, name in (("floordiv", "floor_divide"), ("mod", "remainder"), ("and", "bitwise_and"),
+                         ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
+                         ("rshift", "right_shift")):
+        code = _k.BINARY_OPS[name]
+
+        def fwd(self, other, _c=code):
+            return _k.binop(_c, self, other)
+
+        def rev(self, other, _c=code):
+            return _k.binop(_c, other, self)
+
+        def inp(self, other, _n=name):
+            return self._inplace(_n, other)
+
+        setattr(cls, f"__{dunder}__", fwd)
+        setattr(cls, f"__r{dunder}__", rev)
+        setattr(cls, f"__i{dunder}__", inp)
+    cls.__ipow__ = lambda self, other: self._inplace("power", other)
+
+
 def _attach():
     for name, value in vars(_Methods).items():
         if name in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"):
@@ -1207,4 +1544,5 @@ def _attach():
 
 
 _attach()
+_add_operators(Array)
 _k._set_hooks(__import__("kiln._errors", fromlist=["_make_error"])._make_error, _binop_fallback)

@@ -54,7 +54,7 @@ class Device:
 
 
 def devices():
-    """Every device kiln sees, in kiln_device_get order."""
+    """Every device kiln sees, in kiln_device_at order."""
     return [_device_from_base(_k.device_get(i)) for i in range(_k.device_count())]
 
 

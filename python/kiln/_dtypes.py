@@ -24,8 +24,8 @@ FROM_CODE = {c: np.dtype(t) for t, c, _ in _PAIRS}
 C_NAME = {np.dtype(t): n for t, _, n in _PAIRS}
 BOOL = np.dtype(np.bool_)
 # The C library's bool dtype (KILN_BOOL): results of any/all, isnan and
-# other bool-result ops read as NumPy bool. Arrays this package makes for
-# bool data are still uint8 ones flagged as bool (code_of).
+# other bool-result ops read as NumPy bool; this package makes its bool
+# arrays (comparisons, NumPy bool data) as KILN_BOOL too.
 KILN_BOOL_CODE = getattr(_k, "KILN_BOOL", 14)
 FROM_CODE[KILN_BOOL_CODE] = BOOL
 
@@ -45,10 +45,10 @@ C_TYPES = {
 
 
 def code_of(dtype):
-    """kiln_dtype of a NumPy dtype-like; bool maps to uint8 (kiln has no bool yet)."""
+    """kiln_dtype of a NumPy dtype-like (bool: KILN_BOOL)."""
     dt = np.dtype(dtype)
     if dt == BOOL:
-        return _k.KILN_UINT8
+        return KILN_BOOL_CODE
     try:
         return TO_CODE[dt.newbyteorder("=")] if dt.byteorder not in "=|" else TO_CODE[dt]
     except KeyError:

@@ -58,10 +58,10 @@ class Offload:
 
     def __call__(self, range, *args, queue=None, region=None):
         q = queue or (region.queue if region is not None else get_default_queue())
-        if region is not None and region._base is None:
+        base = region._base if region is not None else None  # read once: another thread may end it
+        if region is not None and base is None:
             raise ValueError("offload: the data region has ended (use it inside its with block)")
-        _k.offload_run(self._off, q, region._base if region is not None else None, range, args,
-                       self._hints)
+        _k.offload_run(self._off, q, base, range, args, self._hints)
 
 
 class data:

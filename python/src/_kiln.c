@@ -28,6 +28,11 @@
 
 #include <stdint.h>
 #include <string.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <time.h>
+#endif
 
 #define KILN_NOGIL(stmt)                          \
     do {                                          \
@@ -38,32 +43,74 @@
 
 /* ------------------------------------------------------------ op tables */
 
-enum { OPK_ARITH = 0, OPK_COMPARE = 1, OPK_DIV = 2 };
+enum { OPK_ARITH = 0, OPK_COMPARE = 1, OPK_DIV = 2, OPK_LOGIC = 3 };
 
 /* X(python name, kiln op, kind, commutative) */
-#define KILN_PY_BINARY_OPS(X)                   \
-    X("add", KILN_OP_ADD, OPK_ARITH, 1)         \
-    X("subtract", KILN_OP_SUB, OPK_ARITH, 0)    \
-    X("multiply", KILN_OP_MUL, OPK_ARITH, 1)    \
-    X("true_divide", KILN_OP_DIV, OPK_DIV, 0)   \
-    X("minimum", KILN_OP_MIN, OPK_ARITH, 1)     \
-    X("maximum", KILN_OP_MAX, OPK_ARITH, 1)     \
-    X("equal", KILN_OP_EQ, OPK_COMPARE, 1)      \
-    X("not_equal", KILN_OP_NE, OPK_COMPARE, 1)  \
-    X("less", KILN_OP_LT, OPK_COMPARE, 0)       \
-    X("less_equal", KILN_OP_LE, OPK_COMPARE, 0) \
-    X("greater", KILN_OP_GT, OPK_COMPARE, 0)    \
-    X("greater_equal", KILN_OP_GE, OPK_COMPARE, 0)
+#define KILN_PY_BINARY_OPS(X)                             \
+    X("add", KILN_OP_ADD, OPK_ARITH, 1)                   \
+    X("subtract", KILN_OP_SUB, OPK_ARITH, 0)              \
+    X("multiply", KILN_OP_MUL, OPK_ARITH, 1)              \
+    X("true_divide", KILN_OP_DIV, OPK_DIV, 0)             \
+    X("minimum", KILN_OP_MIN, OPK_ARITH, 1)               \
+    X("maximum", KILN_OP_MAX, OPK_ARITH, 1)               \
+    X("equal", KILN_OP_EQ, OPK_COMPARE, 1)                \
+    X("not_equal", KILN_OP_NE, OPK_COMPARE, 1)            \
+    X("less", KILN_OP_LT, OPK_COMPARE, 0)                 \
+    X("less_equal", KILN_OP_LE, OPK_COMPARE, 0)           \
+    X("greater", KILN_OP_GT, OPK_COMPARE, 0)              \
+    X("greater_equal", KILN_OP_GE, OPK_COMPARE, 0)        \
+    X("power", KILN_OP_POW, OPK_ARITH, 0)                 \
+    X("floor_divide", KILN_OP_FLOOR_DIVIDE, OPK_ARITH, 0) \
+    X("remainder", KILN_OP_REMAINDER, OPK_ARITH, 0)       \
+    X("bitwise_and", KILN_OP_BITWISE_AND, OPK_ARITH, 1)   \
+    X("bitwise_or", KILN_OP_BITWISE_OR, OPK_ARITH, 1)     \
+    X("bitwise_xor", KILN_OP_BITWISE_XOR, OPK_ARITH, 1)   \
+    X("left_shift", KILN_OP_LEFT_SHIFT, OPK_ARITH, 0)     \
+    X("right_shift", KILN_OP_RIGHT_SHIFT, OPK_ARITH, 0)   \
+    X("logical_and", KILN_OP_LOGICAL_AND, OPK_LOGIC, 1)   \
+    X("logical_or", KILN_OP_LOGICAL_OR, OPK_LOGIC, 1)     \
+    X("logical_xor", KILN_OP_LOGICAL_XOR, OPK_LOGIC, 1)   \
+    X("arctan2", KILN_OP_ATAN2, OPK_DIV, 0)               \
+    X("hypot", KILN_OP_HYPOT, OPK_DIV, 1)                 \
+    X("copysign", KILN_OP_COPYSIGN, OPK_DIV, 0)           \
+    X("logaddexp", KILN_OP_LOGADDEXP, OPK_DIV, 1)
 
 /* X(python name, kiln op, float only) */
-#define KILN_PY_UNARY_OPS(X)      \
-    X("negative", KILN_OP_NEG, 0) \
-    X("absolute", KILN_OP_ABS, 0) \
-    X("sqrt", KILN_OP_SQRT, 1)    \
-    X("exp", KILN_OP_EXP, 1)      \
-    X("log", KILN_OP_LOG, 1)      \
-    X("sin", KILN_OP_SIN, 1)      \
-    X("cos", KILN_OP_COS, 1)
+#define KILN_PY_UNARY_OPS(X)                 \
+    X("negative", KILN_OP_NEG, 0)            \
+    X("absolute", KILN_OP_ABS, 0)            \
+    X("sqrt", KILN_OP_SQRT, 1)               \
+    X("exp", KILN_OP_EXP, 1)                 \
+    X("log", KILN_OP_LOG, 1)                 \
+    X("sin", KILN_OP_SIN, 1)                 \
+    X("cos", KILN_OP_COS, 1)                 \
+    X("tan", KILN_OP_TAN, 1)                 \
+    X("arcsin", KILN_OP_ASIN, 1)             \
+    X("arccos", KILN_OP_ACOS, 1)             \
+    X("arctan", KILN_OP_ATAN, 1)             \
+    X("sinh", KILN_OP_SINH, 1)               \
+    X("cosh", KILN_OP_COSH, 1)               \
+    X("tanh", KILN_OP_TANH, 1)               \
+    X("arcsinh", KILN_OP_ASINH, 1)           \
+    X("arccosh", KILN_OP_ACOSH, 1)           \
+    X("arctanh", KILN_OP_ATANH, 1)           \
+    X("log1p", KILN_OP_LOG1P, 1)             \
+    X("expm1", KILN_OP_EXPM1, 1)             \
+    X("log2", KILN_OP_LOG2, 1)               \
+    X("log10", KILN_OP_LOG10, 1)             \
+    X("floor", KILN_OP_FLOOR, 0)             \
+    X("ceil", KILN_OP_CEIL, 0)               \
+    X("trunc", KILN_OP_TRUNC, 0)             \
+    X("rint", KILN_OP_ROUND, 0)              \
+    X("sign", KILN_OP_SIGN, 0)               \
+    X("square", KILN_OP_SQUARE, 0)           \
+    X("positive", KILN_OP_POSITIVE, 0)       \
+    X("invert", KILN_OP_BITWISE_INVERT, 0)   \
+    X("logical_not", KILN_OP_LOGICAL_NOT, 0) \
+    X("isnan", KILN_OP_ISNAN, 0)             \
+    X("isinf", KILN_OP_ISINF, 0)             \
+    X("isfinite", KILN_OP_ISFINITE, 0)       \
+    X("signbit", KILN_OP_SIGNBIT, 1)
 
 static int binop_kind(int op) {
 #define K(name, o, kind, comm) \
@@ -205,7 +252,7 @@ static PyObject *mod_device_get(PyObject *m, PyObject *arg) {
         return NULL;
     kiln_device *d = NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_device_get(i, &d));
+    KILN_NOGIL(st = kiln_device_at(i, &d));
     CHECK_ST(st);
     return device_wrap(d);
 }
@@ -357,6 +404,9 @@ static PyType_Spec context_spec = { "kiln._kiln.ContextBase", sizeof(ContextObje
 
 /* ---------------------------------------------------------------- Queue */
 
+/* q stays valid until dealloc, closed or not: another thread may be in a
+ * kiln call on it with the GIL released (close only marks it and
+ * finishes it; every later call raises ValueError). */
 typedef struct {
     PyObject_HEAD kiln_queue *q;
     PyObject *context; /* the ContextBase object */
@@ -364,7 +414,7 @@ typedef struct {
 } QueueObject;
 
 static int queue_ok(QueueObject *q) {
-    if (!q->q) {
+    if (q->closed) {
         PyErr_SetString(PyExc_ValueError, "the kiln queue is closed");
         return 0;
     }
@@ -420,14 +470,16 @@ static PyObject *queue_flush(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-/* Finishes and drops the queue; later use raises ValueError. */
+/* Finishes the queue and closes it: later use raises ValueError. The kiln
+ * queue is released in dealloc (arrays keep the object): a call another
+ * thread started before the close runs on to its end on a live queue, and
+ * two threads closing at once finish it twice but release it once. */
 static PyObject *queue_close(PyObject *self, PyObject *unused) {
     QueueObject *o = (QueueObject *)self;
-    if (o->q) {
+    if (!o->closed) {
+        o->closed = 1; /* under the GIL, before it is released below */
         kiln_status st;
         KILN_NOGIL(st = kiln_queue_finish(o->q));
-        kiln_queue_release(o->q);
-        o->q = NULL;
         CHECK_ST(st);
     }
     Py_RETURN_NONE;
@@ -449,7 +501,7 @@ static PyObject *queue_get_flags(PyObject *self, void *c) {
 }
 
 static PyObject *queue_get_closed(PyObject *self, void *c) {
-    return PyBool_FromLong(((QueueObject *)self)->q == NULL);
+    return PyBool_FromLong(((QueueObject *)self)->closed);
 }
 
 static PyObject *event_wrap(kiln_event *e);
@@ -665,7 +717,7 @@ static void array_dealloc(PyObject *self) {
 
 static int array_queue_ok(PyObject *a) {
     QueueObject *q = (QueueObject *)ARR(a)->queue;
-    if (!q->q) {
+    if (q->closed) {
         PyErr_SetString(PyExc_ValueError, "the array's kiln queue is closed");
         return 0;
     }
@@ -1123,7 +1175,7 @@ static PyObject *mod_copy(PyObject *m, PyObject *args) {
         return NULL;
     kiln_status st;
     if (kiln_array_context(ARR(d)->a) == kiln_array_context(ARR(s)->a))
-        KILN_NOGIL(st = kiln_array_copy(AQ(d), ARR(d)->a, ARR(s)->a, 0, NULL, NULL));
+        KILN_NOGIL(st = kiln_array_copy_out(AQ(d), ARR(d)->a, ARR(s)->a, 0, NULL, NULL));
     else
         KILN_NOGIL(st = kiln_array_copy_between(AQ(d), ARR(d)->a, AQ(s), ARR(s)->a));
     CHECK_ST(st);
@@ -1202,14 +1254,16 @@ static PyObject *binary_arrays(int op, PyObject *a, PyObject *b, PyObject *out) 
     if (!array_queue_ok(a))
         return NULL;
     if (out == NULL || out == Py_None) {
-        kiln_dtype dt = kiln_promote_types(x->info.dtype, y->info.dtype);
+        kiln_dtype dt = kiln_dtype_binary_result((kiln_binary_op)op, x->info.dtype, y->info.dtype);
+        if (!dt)
+            dt = kiln_dtype_promote(x->info.dtype, y->info.dtype);
         unsigned ndim;
         size_t shape[KILN_ARRAY_MAX_DIMS];
-        kiln_status st = kiln_broadcast_shapes(x->info.ndim, x->info.shape, y->info.ndim,
-                                               y->info.shape, &ndim, shape);
+        kiln_status st = kiln_shape_broadcast(x->info.ndim, x->info.shape, y->info.ndim,
+                                              y->info.shape, &ndim, shape);
         CHECK_ST(st);
         int cmp = kind == OPK_COMPARE;
-        out = new_like_shape(a, cmp ? KILN_UINT8 : dt, ndim, shape, cmp, x->zerod && y->zerod);
+        out = new_like_shape(a, cmp ? KILN_BOOL : dt, ndim, shape, 0, x->zerod && y->zerod);
         if (!out)
             return NULL;
     } else {
@@ -1218,8 +1272,8 @@ static PyObject *binary_arrays(int op, PyObject *a, PyObject *b, PyObject *out) 
         Py_INCREF(out);
     }
     kiln_status st;
-    KILN_NOGIL(
-        st = kiln_array_binary(AQ(a), (kiln_binary_op)op, ARR(out)->a, x->a, y->a, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_binary_out(AQ(a), (kiln_binary_op)op, ARR(out)->a, x->a, y->a, 0,
+                                          NULL, NULL));
     if (st != KILN_OK) {
         Py_DECREF(out);
         return raise_status(st);
@@ -1232,13 +1286,13 @@ static PyObject *binary_scalar(int op, PyObject *a, double s) {
     int cmp = binop_kind(op) == OPK_COMPARE;
     if (!array_queue_ok(a))
         return NULL;
-    PyObject *out = new_like_shape(a, cmp ? KILN_UINT8 : x->info.dtype, x->info.ndim, x->info.shape,
-                                   cmp, x->zerod);
+    PyObject *out = new_like_shape(a, cmp ? KILN_BOOL : x->info.dtype, x->info.ndim, x->info.shape,
+                                   0, x->zerod);
     if (!out)
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_binary_scalar(AQ(a), (kiln_binary_op)op, ARR(out)->a, x->a, s, 0,
-                                             NULL, NULL));
+    KILN_NOGIL(st = kiln_array_binary_scalar_out(AQ(a), (kiln_binary_op)op, ARR(out)->a, x->a, s, 0,
+                                                 NULL, NULL));
     if (st != KILN_OK) {
         Py_DECREF(out);
         return raise_status(st);
@@ -1268,15 +1322,20 @@ static PyObject *binop_dispatch(int op, PyObject *a, PyObject *b) {
     int kind = binop_kind(op);
     int aa = is_array(a), ba = is_array(b);
     if (aa && ba) {
-        if (ARR(a)->isbool || ARR(b)->isbool)
+        if (ARR(a)->isbool || ARR(b)->isbool || ARR(a)->info.dtype == KILN_BOOL ||
+            ARR(b)->info.dtype == KILN_BOOL || kind == OPK_LOGIC)
             goto fallback;
-        kiln_dtype dt = kiln_promote_types(ARR(a)->info.dtype, ARR(b)->info.dtype);
+        kiln_dtype dt = kiln_dtype_promote(ARR(a)->info.dtype, ARR(b)->info.dtype);
         if (kind == OPK_DIV && !is_float_dtype(dt))
             goto fallback;
+        if ((dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) &&
+            (ARR(a)->info.dtype != ARR(b)->info.dtype || ARR(a)->info.ndim != ARR(b)->info.ndim ||
+             memcmp(ARR(a)->info.shape, ARR(b)->info.shape, ARR(a)->info.ndim * sizeof(size_t))))
+            goto fallback; /* complex ops take one dtype and shape: Python broadcasts */
         return binary_arrays(op, a, b, NULL);
     }
     PyObject *arr = aa ? a : b, *sc = aa ? b : a;
-    if (ARR(arr)->isbool)
+    if (ARR(arr)->isbool || ARR(arr)->info.dtype == KILN_BOOL || kind == OPK_LOGIC)
         goto fallback;
     kiln_dtype dt = ARR(arr)->info.dtype;
     int isf = PyFloat_CheckExact(sc), isi = PyLong_CheckExact(sc);
@@ -1313,7 +1372,7 @@ fallback:
 }
 
 /* binary(op, a, b, out=None): both arrays, promotion and broadcasting as
- * kiln_array_binary gives. */
+ * kiln_array_binary_out gives. */
 static PyObject *mod_binary(PyObject *m, PyObject *args) {
     int op;
     PyObject *a, *b, *out = Py_None;
@@ -1321,6 +1380,46 @@ static PyObject *mod_binary(PyObject *m, PyObject *args) {
         !get_array(b, "binary: b"))
         return NULL;
     return binary_arrays(op, a, b, out);
+}
+
+/* result_dtype(binary, op, a[, b]) -> kiln_binary/unary_result_dtype (0: refused) */
+static PyObject *mod_result_dtype(PyObject *m, PyObject *args) {
+    int binary, op, a, b = 0;
+    if (!PyArg_ParseTuple(args, "iii|i", &binary, &op, &a, &b))
+        return NULL;
+    kiln_dtype r = binary
+                       ? kiln_dtype_binary_result((kiln_binary_op)op, (kiln_dtype)a, (kiln_dtype)b)
+                       : kiln_dtype_unary_result((kiln_unary_op)op, (kiln_dtype)a);
+    return PyLong_FromLong((long)r);
+}
+
+/* part(a, which): which 0 a view of the real parts, 1 of the imaginary
+ * parts (kiln_array_real/imag), 2 the conjugate (a new array). */
+static PyObject *mod_part(PyObject *m, PyObject *args) {
+    PyObject *a;
+    int which;
+    if (!PyArg_ParseTuple(args, "Oi", &a, &which) || !get_array(a, "real/imag/conj: x"))
+        return NULL;
+    ArrayObject *x = ARR(a);
+    kiln_status st;
+    if (which == 2) {
+        if (!array_queue_ok(a))
+            return NULL;
+        PyObject *out =
+            new_like_shape(a, x->info.dtype, x->info.ndim, x->info.shape, x->isbool, x->zerod);
+        if (!out)
+            return NULL;
+        KILN_NOGIL(st = kiln_array_conj_out(AQ(a), ARR(out)->a, x->a, 0, NULL, NULL));
+        if (st != KILN_OK) {
+            Py_DECREF(out);
+            return raise_status(st);
+        }
+        return out;
+    }
+    kiln_array *v = NULL;
+    st = which ? kiln_array_imag(x->a, &v) : kiln_array_real(x->a, &v);
+    CHECK_ST(st);
+    return array_wrap(v, x->queue, x->isbool, x->zerod);
 }
 
 /* binary_scalar(op, a, scalar): a OP scalar in a's dtype. */
@@ -1345,7 +1444,8 @@ static PyObject *mod_unary(PyObject *m, PyObject *args) {
         return NULL;
     ArrayObject *x = ARR(a);
     if (out == Py_None) {
-        out = new_like_shape(a, x->info.dtype, x->info.ndim, x->info.shape, 0, x->zerod);
+        kiln_dtype rd = kiln_dtype_unary_result((kiln_unary_op)op, x->info.dtype);
+        out = new_like_shape(a, rd ? rd : x->info.dtype, x->info.ndim, x->info.shape, 0, x->zerod);
         if (!out)
             return NULL;
     } else {
@@ -1354,7 +1454,8 @@ static PyObject *mod_unary(PyObject *m, PyObject *args) {
         Py_INCREF(out);
     }
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_unary(AQ(a), (kiln_unary_op)op, ARR(out)->a, x->a, 0, NULL, NULL));
+    KILN_NOGIL(
+        st = kiln_array_unary_out(AQ(a), (kiln_unary_op)op, ARR(out)->a, x->a, 0, NULL, NULL));
     if (st != KILN_OK) {
         Py_DECREF(out);
         return raise_status(st);
@@ -1373,7 +1474,7 @@ static PyObject *mod_astype(PyObject *m, PyObject *args) {
     if (!out)
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_astype(AQ(a), ARR(out)->a, x->a, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_astype_out(AQ(a), ARR(out)->a, x->a, 0, NULL, NULL));
     if (st != KILN_OK) {
         Py_DECREF(out);
         return raise_status(st);
@@ -1388,8 +1489,8 @@ static PyObject *mod_where(PyObject *m, PyObject *args) {
         !get_array(c, "where: condition") || !get_array(a, "where: x") || !get_array(b, "where: y"))
         return NULL;
     kiln_status st;
-    KILN_NOGIL(
-        st = kiln_array_where(AQ(o), ARR(o)->a, ARR(c)->a, ARR(a)->a, ARR(b)->a, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_where_out(AQ(o), ARR(o)->a, ARR(c)->a, ARR(a)->a, ARR(b)->a, 0, NULL,
+                                         NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1402,7 +1503,7 @@ static PyObject *mod_clip(PyObject *m, PyObject *args) {
         !get_array(a, "clip: a"))
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_clip(AQ(o), ARR(o)->a, ARR(a)->a, lo, hi, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_clip_out(AQ(o), ARR(o)->a, ARR(a)->a, lo, hi, 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1417,8 +1518,8 @@ static PyObject *mod_take(PyObject *m, PyObject *args) {
         return NULL;
     kiln_event *e = NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_take(AQ(o), ARR(o)->a, ARR(a)->a, ARR(idx)->a, (kiln_index_mode)mode,
-                                    0, NULL, mode == 0 ? &e : NULL);
+    KILN_NOGIL(st = kiln_array_take_out(AQ(o), ARR(o)->a, ARR(a)->a, ARR(idx)->a,
+                                        (kiln_index_mode)mode, 0, NULL, mode == 0 ? &e : NULL);
                if (st == KILN_OK && e) st = kiln_event_wait(e));
     kiln_event_release(e);
     if (st == KILN_ERROR_EVENT_FAILED) {
@@ -1427,6 +1528,46 @@ static PyObject *mod_take(PyObject *m, PyObject *args) {
     }
     CHECK_ST(st);
     Py_RETURN_NONE;
+}
+
+/* index_many(a, (i0, ..., ik-1)) -> a[i0, ..., ik-1]: one integer index
+ * array per leading axis (kiln_array_index_many). Blocks. */
+static PyObject *mod_index_many(PyObject *m, PyObject *args) {
+    PyObject *a, *idx;
+    if (!PyArg_ParseTuple(args, "OO!", &a, &PyTuple_Type, &idx) || !get_array(a, "index_many: a"))
+        return NULL;
+    Py_ssize_t k = PyTuple_Size(idx);
+    if (k < 1 || k > KILN_ARRAY_MAX_DIMS) {
+        PyErr_Format(PyExc_IndexError, "index_many: %zd index arrays (1 to %d)", k,
+                     KILN_ARRAY_MAX_DIMS);
+        return NULL;
+    }
+    kiln_array *ix[KILN_ARRAY_MAX_DIMS];
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *o = PyTuple_GetItem(idx, j);
+        if (!o || !get_array(o, "index_many: an index"))
+            return NULL;
+        ix[j] = ARR(o)->a;
+    }
+    kiln_event *e = NULL;
+    kiln_array *r = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_index_many(AQ(a), ARR(a)->a, (size_t)k, ix, 0, NULL, &e, &r);
+               if (st == KILN_OK) st = kiln_event_wait(e));
+    kiln_event_release(e);
+    if (st != KILN_OK)
+        kiln_array_release(r);
+    if (st == KILN_ERROR_EVENT_FAILED) {
+        PyErr_SetString(PyExc_IndexError, "an index is out of bounds for its axis");
+        return NULL;
+    }
+    if (st == KILN_ERROR_MISMATCH || st == KILN_ERROR_OUT_OF_RANGE) { /* NumPy: IndexError */
+        PyErr_SetString(PyExc_IndexError, kiln_last_error_message());
+        return NULL;
+    }
+    if (st != KILN_OK)
+        return raise_status(st);
+    return array_wrap(r, ARR(a)->queue, ARR(a)->isbool, 0);
 }
 
 /* mask_fill(a, mask, value bytes) / mask_assign(a, mask, values) */
@@ -1477,7 +1618,7 @@ static PyObject *mod_reduce(PyObject *m, PyObject *args) {
     PyObject *a, *init = Py_None;
     if (!PyArg_ParseTuple(args, "iO|O", &op, &a, &init) || !get_array(a, "reduce: a"))
         return NULL;
-    kiln_dtype rd = kiln_reduce_result_dtype((kiln_reduce_op)op, ARR(a)->info.dtype);
+    kiln_dtype rd = kiln_dtype_reduce_result((kiln_reduce_op)op, ARR(a)->info.dtype);
     if (!rd) {
         PyErr_Format(PyExc_TypeError, "reduction %d is not defined for %s", op,
                      kiln_dtype_name(ARR(a)->info.dtype));
@@ -1553,7 +1694,8 @@ static PyObject *mod_sort(PyObject *m, PyObject *args) {
         return NULL;
     kiln_sort_desc d = KILN_SORT_DESC(.descending = desc);
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_sort(AQ(a), ARR(o)->a, NULL, ARR(a)->a, NULL, &d, 0, NULL, NULL));
+    KILN_NOGIL(st =
+                   kiln_array_sort_out(AQ(a), ARR(o)->a, NULL, ARR(a)->a, NULL, &d, 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1566,7 +1708,7 @@ static PyObject *mod_argsort(PyObject *m, PyObject *args) {
         return NULL;
     kiln_sort_desc d = KILN_SORT_DESC(.descending = desc);
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_argsort(AQ(a), ARR(o)->a, ARR(a)->a, &d, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_argsort_out(AQ(a), ARR(o)->a, ARR(a)->a, &d, 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1579,8 +1721,8 @@ static PyObject *mod_searchsorted(PyObject *m, PyObject *args) {
         !get_array(s, "searchsorted: a") || !get_array(v, "searchsorted: v"))
         return NULL;
     kiln_status st;
-    KILN_NOGIL(
-        st = kiln_array_searchsorted(AQ(o), ARR(o)->a, ARR(s)->a, ARR(v)->a, right, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_searchsorted_out(AQ(o), ARR(o)->a, ARR(s)->a, ARR(v)->a, right, 0,
+                                                NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1594,9 +1736,9 @@ static PyObject *mod_cumulative(PyObject *m, PyObject *args) {
         return NULL;
     kiln_status st;
     if (prod)
-        KILN_NOGIL(st = kiln_array_cumprod(AQ(o), ARR(o)->a, ARR(a)->a, excl, 0, NULL, NULL));
+        KILN_NOGIL(st = kiln_array_cumprod_out(AQ(o), ARR(o)->a, ARR(a)->a, excl, 0, NULL, NULL));
     else
-        KILN_NOGIL(st = kiln_array_cumsum(AQ(o), ARR(o)->a, ARR(a)->a, excl, 0, NULL, NULL));
+        KILN_NOGIL(st = kiln_array_cumsum_out(AQ(o), ARR(o)->a, ARR(a)->a, excl, 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1660,7 +1802,7 @@ static PyObject *mod_matmul(PyObject *m, PyObject *args) {
         !get_array(a, "matmul: a") || !get_array(b, "matmul: b"))
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_matmul(AQ(o), ARR(o)->a, ARR(a)->a, ARR(b)->a, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_linalg_matmul_out(AQ(o), ARR(o)->a, ARR(a)->a, ARR(b)->a, 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1695,7 +1837,7 @@ static PyObject *mod_unique(PyObject *m, PyObject *args) {
     kiln_event *e = NULL;
     kiln_status st;
     kiln_array *ca = counts == Py_None ? NULL : ARR(counts)->a;
-    KILN_NOGIL(st = kiln_array_unique(AQ(a), ARR(o)->a, ca, NULL, &c, ARR(a)->a, 0, NULL, &e);
+    KILN_NOGIL(st = kiln_array_unique_out(AQ(a), ARR(o)->a, ca, NULL, &c, ARR(a)->a, 0, NULL, &e);
                if (st == KILN_OK) st = kiln_event_wait(e));
     kiln_event_release(e);
     CHECK_ST(st);
@@ -1715,8 +1857,8 @@ static PyObject *mod_topk(PyObject *m, PyObject *args) {
         return NULL;
     }
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_topk(AQ(a), ARR(v)->a, ARR(i)->a, ARR(a)->a, (size_t)k, largest, 0,
-                                    NULL, NULL));
+    KILN_NOGIL(st = kiln_array_topk_out(AQ(a), ARR(v)->a, ARR(i)->a, ARR(a)->a, (size_t)k, largest,
+                                        0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1737,6 +1879,21 @@ static PyObject *mod_histogram(PyObject *m, PyObject *args) {
     kiln_status st;
     KILN_NOGIL(st = kiln_array_histogram(AQ(a), ARR(a)->a, (size_t)bins, lo, hi,
                                          w == Py_None ? NULL : ARR(w)->a, 0, NULL, NULL, &h));
+    CHECK_ST(st);
+    return array_wrap(h, ARR(a)->queue, 0, 0);
+}
+
+/* histogram_edges(a, edges (1-D float64), weights|None) -> counts */
+static PyObject *mod_histogram_edges(PyObject *m, PyObject *args) {
+    PyObject *a, *ed, *w = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &a, &ed, &w) || !get_array(a, "histogram: a") ||
+        !get_array(ed, "histogram: bins") || (w != Py_None && !get_array(w, "histogram: weights")))
+        return NULL;
+    kiln_array *h = NULL;
+    kiln_status st;
+    kiln_queue *q = AQ(a);
+    KILN_NOGIL(st = kiln_array_histogram_edges(q, ARR(a)->a, ARR(ed)->a,
+                                               w == Py_None ? NULL : ARR(w)->a, 0, NULL, NULL, &h));
     CHECK_ST(st);
     return array_wrap(h, ARR(a)->queue, 0, 0);
 }
@@ -1793,14 +1950,14 @@ static PyObject *mod_fft(PyObject *m, PyObject *args) {
     kiln_status st;
     kiln_queue *q = AQ(a);
     if (kind == 0)
-        KILN_NOGIL(st = kiln_fft(q, ARR(o)->a, ARR(a)->a, axes, inverse, (kiln_fft_norm)norm, 0,
-                                 NULL, NULL));
+        KILN_NOGIL(st = kiln_fft_c2c_out(q, ARR(o)->a, ARR(a)->a, axes, inverse,
+                                         (kiln_fft_norm)norm, 0, NULL, NULL));
     else if (kind == 1)
-        KILN_NOGIL(
-            st = kiln_rfft(q, ARR(o)->a, ARR(a)->a, axes, (kiln_fft_norm)norm, 0, NULL, NULL));
+        KILN_NOGIL(st = kiln_fft_r2c_out(q, ARR(o)->a, ARR(a)->a, axes, (kiln_fft_norm)norm, 0,
+                                         NULL, NULL));
     else
-        KILN_NOGIL(
-            st = kiln_irfft(q, ARR(o)->a, ARR(a)->a, axes, (kiln_fft_norm)norm, 0, NULL, NULL));
+        KILN_NOGIL(st = kiln_fft_c2r_out(q, ARR(o)->a, ARR(a)->a, axes, (kiln_fft_norm)norm, 0,
+                                         NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }
@@ -1831,7 +1988,8 @@ static PyObject *unary_new(int op, PyObject *a) {
     if (!out)
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_unary(AQ(a), (kiln_unary_op)op, ARR(out)->a, x->a, 0, NULL, NULL));
+    KILN_NOGIL(
+        st = kiln_array_unary_out(AQ(a), (kiln_unary_op)op, ARR(out)->a, x->a, 0, NULL, NULL));
     if (st != KILN_OK) {
         Py_DECREF(out);
         return raise_status(st);
@@ -2439,7 +2597,14 @@ static PyType_Spec kernel_spec = { "kiln._kiln.KernelBase", sizeof(KernelObject)
 
 /* ----------------------------------------------------------- generators */
 
-enum { GEN_ELEMENTWISE = 1, GEN_REDUCTION = 2, GEN_SCAN = 3, GEN_SELECT = 4, GEN_OFFLOAD = 5 };
+enum {
+    GEN_ELEMENTWISE = 1,
+    GEN_REDUCTION = 2,
+    GEN_SCAN = 3,
+    GEN_SELECT = 4,
+    GEN_OFFLOAD = 5,
+    GEN_ALLOCATE = 6
+};
 
 typedef struct {
     PyObject_HEAD int kind;
@@ -2459,6 +2624,8 @@ static void generator_dealloc(PyObject *self) {
         kiln_select_release(o->g);
     else if (o->kind == GEN_OFFLOAD)
         kiln_offload_release(o->g);
+    else if (o->kind == GEN_ALLOCATE)
+        kiln_allocate_release(o->g);
     Py_XDECREF(o->context);
     generic_dealloc_tail(self);
 }
@@ -2474,6 +2641,8 @@ static PyObject *generator_wrap(int kind, void *g, PyObject *ctx) {
             kiln_scan_release(g);
         else if (kind == GEN_SELECT)
             kiln_select_release(g);
+        else if (kind == GEN_ALLOCATE)
+            kiln_allocate_release(g);
         else
             kiln_offload_release(g);
         return NULL;
@@ -2559,7 +2728,49 @@ static PyObject *mod_select_create(PyObject *m, PyObject *args) {
     return generator_wrap(GEN_SELECT, g, ctx);
 }
 
-/* run(queue, n, args, hints) -> count (a selection; Blocks) */
+/* allocate_create(ctx, arguments, item_type, operation, preamble, name) */
+static PyObject *mod_allocate_create(PyObject *m, PyObject *args) {
+    PyObject *ctx;
+    const char *arguments, *item_type, *operation, *preamble = NULL, *name = NULL;
+    if (!PyArg_ParseTuple(args, "O!sss|zz", ContextType, &ctx, &arguments, &item_type, &operation,
+                          &preamble, &name))
+        return NULL;
+    kiln_allocate_desc d =
+        KILN_ALLOCATE_DESC(.arguments = arguments, .item_type = item_type, .operation = operation,
+                           .preamble = preamble, .name = name);
+    kiln_allocate *g = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_allocate_create(((ContextObject *)ctx)->c, &d, &g));
+    CHECK_ST(st);
+    return generator_wrap(GEN_ALLOCATE, g, ctx);
+}
+
+/* A list builder's run: (items, offsets) (Blocks) */
+static PyObject *allocate_run(GeneratorObject *g, PyObject *q, size_t n, size_t na,
+                              const kiln_arg *kargs) {
+    kiln_array *items = NULL, *offsets = NULL;
+    kiln_status st;
+    kiln_queue *qq = ((QueueObject *)q)->q;
+    KILN_NOGIL(st = kiln_allocate_run(qq, g->g, n, na, kargs, &items, &offsets));
+    CHECK_ST(st);
+    PyObject *oi = array_wrap(items, q, 0, 0);
+    if (!oi) {
+        kiln_array_release(offsets);
+        return NULL;
+    }
+    PyObject *oo = array_wrap(offsets, q, 0, 0);
+    if (!oo) {
+        Py_DECREF(oi);
+        return NULL;
+    }
+    PyObject *r = PyTuple_Pack(2, oi, oo);
+    Py_DECREF(oi);
+    Py_DECREF(oo);
+    return r;
+}
+
+/* run(queue, n, args, hints) -> count (a selection; Blocks) or (items,
+ * offsets) (a list builder; Blocks) */
 static PyObject *generator_run(PyObject *self, PyObject *args) {
     GeneratorObject *g = (GeneratorObject *)self;
     PyObject *q, *targs, *hints;
@@ -2567,8 +2778,8 @@ static PyObject *generator_run(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OnO!O", &q, &n, &PyTuple_Type, &targs, &hints) ||
         !check_queue_arg(q))
         return NULL;
-    if (g->kind != GEN_SELECT) {
-        PyErr_SetString(PyExc_TypeError, "run() is for selections");
+    if (g->kind != GEN_SELECT && g->kind != GEN_ALLOCATE) {
+        PyErr_SetString(PyExc_TypeError, "run() is for selections and list builders");
         return NULL;
     }
     if (n < 0) {
@@ -2579,6 +2790,8 @@ static PyObject *generator_run(PyObject *self, PyObject *args) {
     size_t na, count = 0;
     if (!convert_args(targs, 0, hints, 1, kargs, &na))
         return NULL;
+    if (g->kind == GEN_ALLOCATE)
+        return allocate_run(g, q, (size_t)n, na, kargs);
     kiln_status st;
     KILN_NOGIL(st = kiln_select_run(((QueueObject *)q)->q, g->g, (size_t)n, na, kargs, &count));
     CHECK_ST(st);
@@ -2621,8 +2834,8 @@ static PyObject *generator_launch(PyObject *self, PyObject *args) {
     if (g->kind == GEN_ELEMENTWISE)
         KILN_NOGIL(st = kiln_elementwise_launch(qq, g->g, (size_t)n, na, kargs, nw, w, &e));
     else if (g->kind == GEN_REDUCTION)
-        KILN_NOGIL(st = kiln_reduction_launch(qq, g->g, (size_t)n, na, kargs, ARR(result)->a, NULL,
-                                              nw, w, &e));
+        KILN_NOGIL(st = kiln_reduction_run_async(qq, g->g, (size_t)n, na, kargs, ARR(result)->a,
+                                                 NULL, nw, w, &e));
     else
         KILN_NOGIL(st = kiln_scan_launch(qq, g->g, (size_t)n, na, kargs, nw, w, &e));
     Py_XDECREF(keep);
@@ -2633,7 +2846,8 @@ static PyObject *generator_launch(PyObject *self, PyObject *args) {
 static PyMethodDef generator_methods[] = {
     { "launch", generator_launch, METH_VARARGS,
       "launch(queue, n, args, hints, wait_for=None, result=None) -> Event" },
-    { "run", generator_run, METH_VARARGS, "run(queue, n, args, hints) -> count (selections)" },
+    { "run", generator_run, METH_VARARGS,
+      "run(queue, n, args, hints) -> count (selections) or (items, offsets) (list builders)" },
     { NULL, NULL, 0, NULL },
 };
 static PyType_Slot generator_slots[] = {
@@ -2643,6 +2857,399 @@ static PyType_Slot generator_slots[] = {
 };
 static PyType_Spec generator_spec = { "kiln._kiln.GeneratorBase", sizeof(GeneratorObject), 0,
                                       Py_TPFLAGS_DEFAULT, generator_slots };
+
+/* -------------------------------------------------------------- futures */
+
+typedef struct {
+    PyObject_HEAD kiln_future *f;
+    PyObject *context; /* the ContextBase (kiln_future_ready of a step's bytes) */
+} FutureObject;
+
+static PyTypeObject *FutureType;
+
+static PyObject *future_wrap(kiln_future *f, PyObject *ctx) {
+    FutureObject *o = (FutureObject *)alloc_obj(FutureType);
+    if (!o) {
+        kiln_future_release(f);
+        return NULL;
+    }
+    o->f = f;
+    o->context = Py_NewRef(ctx);
+    return (PyObject *)o;
+}
+
+static void future_dealloc(PyObject *self) {
+    FutureObject *o = (FutureObject *)self;
+    kiln_future *f = o->f;
+    KILN_NOGIL(kiln_future_release(f));
+    Py_XDECREF(o->context);
+    generic_dealloc_tail(self);
+}
+
+static PyObject *future_wait(PyObject *self, PyObject *unused) {
+    kiln_status st;
+    kiln_future *f = ((FutureObject *)self)->f;
+    KILN_NOGIL(st = kiln_future_wait(f));
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+/* value() -> bytes, or None for a future without a value (Blocks) */
+static PyObject *future_value(PyObject *self, PyObject *unused) {
+    kiln_status st;
+    kiln_future *f = ((FutureObject *)self)->f;
+    KILN_NOGIL(st = kiln_future_wait(f));
+    CHECK_ST(st);
+    size_t size = 0;
+    const void *v = kiln_future_value(f, &size);
+    if (!v)
+        Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize(v, (Py_ssize_t)size);
+}
+
+static PyObject *future_state(PyObject *self, void *c) {
+    kiln_event_state s;
+    kiln_status st = kiln_future_get_state(((FutureObject *)self)->f, &s);
+    CHECK_ST(st);
+    return PyLong_FromLong((long)s);
+}
+
+static PyObject *future_event(PyObject *self, PyObject *unused) {
+    kiln_event *e = kiln_future_event(((FutureObject *)self)->f);
+    kiln_status st = kiln_event_retain(e);
+    CHECK_ST(st);
+    return event_wrap(e);
+}
+
+static PyObject *future_cancel(PyObject *self, PyObject *unused) {
+    kiln_status st = kiln_future_cancel(((FutureObject *)self)->f);
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+/* A step's continuation on kiln's callback thread: user_data is (fn, ctx),
+ * fn(value: bytes|None) returns None, a FutureBase or bytes. Any other
+ * result, or an exception (reported to sys.unraisablehook unless fn is
+ * the package's wrapper, which keeps it), fails the step with
+ * KILN_ERROR_INVALID_ARGUMENT. */
+static kiln_status future_py_step(const void *value, size_t size, void *user_data,
+                                  kiln_future **next) {
+    if (g_finalizing)
+        return KILN_ERROR_CANCELED;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *fn = PyTuple_GetItem(user_data, 0), *ctx = PyTuple_GetItem(user_data, 1);
+    PyObject *arg = value ? PyBytes_FromStringAndSize(value, (Py_ssize_t)size) : Py_NewRef(Py_None);
+    PyObject *r = arg ? PyObject_CallFunctionObjArgs(fn, arg, NULL) : NULL;
+    Py_XDECREF(arg);
+    kiln_status st = KILN_OK;
+    if (!r) {
+        PyErr_WriteUnraisable(fn);
+        st = KILN_ERROR_INVALID_ARGUMENT;
+    } else if (PyObject_TypeCheck(r, FutureType)) {
+        st = kiln_future_retain(((FutureObject *)r)->f);
+        if (st == KILN_OK)
+            *next = ((FutureObject *)r)->f;
+    } else if (PyBytes_Check(r)) {
+        st = kiln_future_ready(((ContextObject *)ctx)->c, PyBytes_AsString(r),
+                               (size_t)PyBytes_Size(r), next);
+    } else if (r != Py_None) {
+        st = KILN_ERROR_INVALID_ARGUMENT;
+    }
+    Py_XDECREF(r);
+    PyGILState_Release(g);
+    return st;
+}
+
+/* Drops a step's (fn, ctx) once its future has settled, whichever way
+ * (a step whose fn never runs too). */
+static void future_py_drop(kiln_event *event, kiln_event_state state, void *user_data) {
+    if (g_finalizing)
+        return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)user_data);
+    PyGILState_Release(g);
+}
+
+/* then(fn) -> the step's future */
+static PyObject *future_then(PyObject *self, PyObject *fn) {
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "then: expected a callable");
+        return NULL;
+    }
+    FutureObject *o = (FutureObject *)self;
+    PyObject *ud = PyTuple_Pack(2, fn, o->context);
+    if (!ud)
+        return NULL;
+    kiln_future *next = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_future_then(o->f, future_py_step, ud, &next));
+    if (st != KILN_OK) {
+        Py_DECREF(ud);
+        return raise_status(st);
+    }
+    /* ud's reference goes to the drop callback (it runs after the step) */
+    KILN_NOGIL(st = kiln_event_on_complete(kiln_future_event(next), future_py_drop, ud));
+    if (st != KILN_OK) { /* keep ud alive (a leak, never a dangling fn) */
+        kiln_future_release(next);
+        return raise_status(st);
+    }
+    return future_wrap(next, o->context);
+}
+
+static PyMethodDef future_methods[] = {
+    { "wait", future_wait, METH_NOARGS, "blocks until settled; raises its failure" },
+    { "value", future_value, METH_NOARGS, "waits; the value's bytes, or None" },
+    { "event", future_event, METH_NOARGS, "an Event that settles with the future" },
+    { "cancel", future_cancel, METH_NOARGS, "cancels a step or join not started" },
+    { "then", future_then, METH_O, "then(fn): fn(bytes|None) -> None|FutureBase|bytes" },
+    { NULL, NULL, 0, NULL },
+};
+static PyGetSetDef future_getset[] = {
+    { "state", future_state, NULL, "0 complete, -1 failed, else pending", NULL },
+    { NULL, NULL, NULL, NULL, NULL },
+};
+static PyType_Slot future_slots[] = {
+    { Py_tp_dealloc, future_dealloc },
+    { Py_tp_methods, future_methods },
+    { Py_tp_getset, future_getset },
+    { 0, NULL },
+};
+static PyType_Spec future_spec = { "kiln._kiln.FutureBase", sizeof(FutureObject), 0,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, future_slots };
+
+/* array_read_future(array) -> a future of the array's dense bytes */
+static PyObject *mod_array_read_future(PyObject *m, PyObject *args) {
+    PyObject *a;
+    if (!PyArg_ParseTuple(args, "O", &a) || !get_array(a, "read_future: array"))
+        return NULL;
+    kiln_future *f = NULL;
+    kiln_status st;
+    kiln_queue *q = AQ(a);
+    KILN_NOGIL(st = kiln_array_read_future(q, ARR(a)->a, 0, NULL, &f));
+    CHECK_ST(st);
+    return future_wrap(f, ((QueueObject *)ARR(a)->queue)->context);
+}
+
+/* future_ready(context, bytes) */
+static PyObject *mod_future_ready(PyObject *m, PyObject *args) {
+    PyObject *ctx;
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "O!y*", ContextType, &ctx, &b))
+        return NULL;
+    kiln_future *f = NULL;
+    kiln_status st = kiln_future_ready(((ContextObject *)ctx)->c, b.buf, (size_t)b.len, &f);
+    PyBuffer_Release(&b);
+    CHECK_ST(st);
+    return future_wrap(f, ctx);
+}
+
+/* when_all(futures) / when_any(futures): any = 1 for when_any */
+static PyObject *future_join(PyObject *seq_in, int any) {
+    PyObject *seq = PySequence_Tuple(seq_in);
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PyTuple_Size(seq);
+    if (n < 1 || n > 4096) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "when_all/when_any: give 1 to 4096 futures");
+        return NULL;
+    }
+    kiln_future **fs = PyMem_Malloc((size_t)n * sizeof *fs);
+    if (!fs) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GetItem(seq, i); /* borrowed: seq holds it */
+        if (!PyObject_TypeCheck(x, FutureType)) {
+            PyMem_Free(fs);
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_TypeError, "when_all/when_any: expected kiln Futures");
+            return NULL;
+        }
+        fs[i] = ((FutureObject *)x)->f;
+    }
+    PyObject *ctx = ((FutureObject *)PyTuple_GetItem(seq, 0))->context;
+    kiln_future *r = NULL;
+    kiln_status st;
+    if (any)
+        KILN_NOGIL(st = kiln_future_when_any((size_t)n, fs, &r));
+    else
+        KILN_NOGIL(st = kiln_future_when_all((size_t)n, fs, &r));
+    PyMem_Free(fs);
+    PyObject *res = st == KILN_OK ? future_wrap(r, ctx) : raise_status(st);
+    Py_DECREF(seq);
+    return res;
+}
+
+static PyObject *mod_when_all(PyObject *m, PyObject *seq) {
+    return future_join(seq, 0);
+}
+
+static PyObject *mod_when_any(PyObject *m, PyObject *seq) {
+    return future_join(seq, 1);
+}
+
+/* ----------------------------------------------------------- hash table */
+
+typedef struct {
+    PyObject_HEAD kiln_hash_table *t;
+    PyObject *queue; /* the QueueBase its calls run on */
+} HashTableObject;
+
+static PyTypeObject *HashTableType;
+
+/* HashTableBase(queue, capacity, key_dtype, value_dtype) */
+static PyObject *hash_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    PyObject *q;
+    Py_ssize_t cap;
+    long kd, vd;
+    if (!PyArg_ParseTuple(args, "Onll", &q, &cap, &kd, &vd) || !check_queue_arg(q) ||
+        !check_dtype(kd) || !check_dtype(vd))
+        return NULL;
+    if (cap < 0) {
+        PyErr_SetString(PyExc_ValueError, "HashTable: capacity must be >= 1");
+        return NULL;
+    }
+    kiln_hash_table *t = NULL;
+    kiln_status st;
+    kiln_queue *qq = ((QueueObject *)q)->q;
+    KILN_NOGIL(st = kiln_hash_table_create(qq, (size_t)cap, (kiln_dtype)kd, (kiln_dtype)vd, &t));
+    CHECK_ST(st);
+    HashTableObject *o = (HashTableObject *)alloc_obj(tp);
+    if (!o) {
+        kiln_hash_table_release(t);
+        return NULL;
+    }
+    o->t = t;
+    o->queue = Py_NewRef(q);
+    return (PyObject *)o;
+}
+
+static void hash_dealloc(PyObject *self) {
+    HashTableObject *o = (HashTableObject *)self;
+    kiln_hash_table *t = o->t;
+    KILN_NOGIL(kiln_hash_table_release(t));
+    Py_XDECREF(o->queue);
+    generic_dealloc_tail(self);
+}
+
+/* The table's queue, or NULL (ValueError) when it is closed. */
+static kiln_queue *hash_queue(PyObject *self) {
+    QueueObject *q = (QueueObject *)((HashTableObject *)self)->queue;
+    return queue_ok(q) ? q->q : NULL;
+}
+
+static PyObject *hash_clear(PyObject *self, PyObject *unused) {
+    kiln_queue *q = hash_queue(self);
+    if (!q)
+        return NULL;
+    kiln_status st;
+    kiln_hash_table *t = ((HashTableObject *)self)->t;
+    KILN_NOGIL(st = kiln_hash_table_clear(q, t));
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+/* insert(keys, values, add): add = 1: insert-or-add (values may be None) */
+static PyObject *hash_insert(PyObject *self, PyObject *args) {
+    PyObject *k, *v;
+    int add = 0;
+    if (!PyArg_ParseTuple(args, "OO|p", &k, &v, &add) || !get_array(k, "HashTable: keys") ||
+        ((v != Py_None || !add) && !get_array(v, "HashTable: values")))
+        return NULL;
+    kiln_queue *q = hash_queue(self);
+    if (!q)
+        return NULL;
+    kiln_status st;
+    kiln_hash_table *t = ((HashTableObject *)self)->t;
+    kiln_array *va = v == Py_None ? NULL : ARR(v)->a;
+    if (add)
+        KILN_NOGIL(st = kiln_hash_table_add(q, t, ARR(k)->a, va));
+    else
+        KILN_NOGIL(st = kiln_hash_table_insert(q, t, ARR(k)->a, va));
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+/* lookup(keys, values_out, missing: bytes of one value, found|None) */
+static PyObject *hash_lookup(PyObject *self, PyObject *args) {
+    PyObject *k, *v, *f = Py_None;
+    Py_buffer miss;
+    if (!PyArg_ParseTuple(args, "OOy*|O", &k, &v, &miss, &f))
+        return NULL;
+    if (!get_array(k, "HashTable: keys") || !get_array(v, "HashTable: values") ||
+        (f != Py_None && !get_array(f, "HashTable: found"))) {
+        PyBuffer_Release(&miss);
+        return NULL;
+    }
+    kiln_queue *q = hash_queue(self);
+    if (!q || miss.len < 4) {
+        if (q)
+            PyErr_SetString(PyExc_ValueError, "HashTable: missing must be 4 bytes");
+        PyBuffer_Release(&miss);
+        return NULL;
+    }
+    kiln_status st;
+    kiln_hash_table *t = ((HashTableObject *)self)->t;
+    kiln_array *fa = f == Py_None ? NULL : ARR(f)->a;
+    KILN_NOGIL(st =
+                   kiln_hash_table_lookup(q, t, ARR(k)->a, ARR(v)->a, miss.buf, fa, 0, NULL, NULL));
+    PyBuffer_Release(&miss);
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *hash_erase(PyObject *self, PyObject *k) {
+    if (!get_array(k, "HashTable: keys"))
+        return NULL;
+    kiln_queue *q = hash_queue(self);
+    if (!q)
+        return NULL;
+    kiln_status st;
+    kiln_hash_table *t = ((HashTableObject *)self)->t;
+    KILN_NOGIL(st = kiln_hash_table_erase(q, t, ARR(k)->a, 0, NULL, NULL));
+    CHECK_ST(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *hash_count(PyObject *self, PyObject *unused) {
+    kiln_queue *q = hash_queue(self);
+    if (!q)
+        return NULL;
+    size_t n = 0;
+    kiln_status st;
+    kiln_hash_table *t = ((HashTableObject *)self)->t;
+    KILN_NOGIL(st = kiln_hash_table_count(q, t, &n));
+    CHECK_ST(st);
+    return PyLong_FromSize_t(n);
+}
+
+static PyObject *hash_get_queue(PyObject *self, void *c) {
+    return Py_NewRef(((HashTableObject *)self)->queue);
+}
+
+static PyMethodDef hash_methods[] = {
+    { "clear", hash_clear, METH_NOARGS, "empties the table (Blocks)" },
+    { "insert", hash_insert, METH_VARARGS, "insert(keys, values, add=False) (Blocks)" },
+    { "lookup", hash_lookup, METH_VARARGS, "lookup(keys, values_out, missing, found=None)" },
+    { "erase", hash_erase, METH_O, "erase(keys)" },
+    { "count", hash_count, METH_NOARGS, "the number of keys (Blocks)" },
+    { NULL, NULL, 0, NULL },
+};
+static PyGetSetDef hash_getset[] = {
+    { "queue", hash_get_queue, NULL, "the queue the table's calls run on", NULL },
+    { NULL, NULL, NULL, NULL, NULL },
+};
+static PyType_Slot hash_slots[] = {
+    { Py_tp_new, hash_new },
+    { Py_tp_dealloc, hash_dealloc },
+    { Py_tp_methods, hash_methods },
+    { Py_tp_getset, hash_getset },
+    { 0, NULL },
+};
+static PyType_Spec hash_spec = { "kiln._kiln.HashTableBase", sizeof(HashTableObject), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, hash_slots };
 
 /* ----------------------------------------------------- offload, regions */
 
@@ -2727,14 +3334,29 @@ typedef struct {
     PyObject *parent;
     Py_buffer bufs[MAX_ARGS];
     size_t nbufs;
+    int busy; /* offloads running in it on other threads (GIL released) */
 } RegionObject;
 
 static PyTypeObject *RegionType;
 
+static void nap_1ms(void) {
+#ifdef _WIN32
+    Sleep(1);
+#else
+    struct timespec ts = { 0, 1000000 };
+    nanosleep(&ts, NULL);
+#endif
+}
+
+/* Ends the region once the offloads running in it (on other threads)
+ * are done: o->r is cleared first, so none starts meanwhile (they raise
+ * "not open"); the wait gives the GIL up. */
 static void region_end_now(RegionObject *o, kiln_status *st) {
     if (o->r) {
         kiln_data_region *r = o->r;
         o->r = NULL;
+        while (o->busy)
+            KILN_NOGIL(nap_1ms());
         KILN_NOGIL(*st = kiln_data_region_end(r));
         release_bufs(o->bufs, o->nbufs);
         o->nbufs = 0;
@@ -2792,7 +3414,13 @@ static PyObject *mod_region_begin(PyObject *m, PyObject *args) {
     }
     kiln_status st;
     kiln_data_region *pr = parent == Py_None ? NULL : ((RegionObject *)parent)->r;
-    KILN_NOGIL(st = kiln_data_region_begin(((QueueObject *)q)->q, pr, n, a, &o->r));
+    if (pr)
+        ((RegionObject *)parent)->busy++; /* its end waits for this begin */
+    kiln_data_region *nr = NULL;
+    KILN_NOGIL(st = kiln_data_region_begin(((QueueObject *)q)->q, pr, n, a, &nr));
+    if (pr)
+        ((RegionObject *)parent)->busy--;
+    o->r = nr;
     if (st != KILN_OK) {
         Py_DECREF(o);
         return raise_status(st);
@@ -2827,8 +3455,12 @@ static PyObject *mod_offload_run(PyObject *m, PyObject *args) {
     }
     kiln_status st;
     kiln_data_region *r = reg == Py_None ? NULL : ((RegionObject *)reg)->r;
+    if (r)
+        ((RegionObject *)reg)->busy++; /* region_end_now waits for it */
     KILN_NOGIL(
         st = kiln_offload_run(((QueueObject *)q)->q, ((GeneratorObject *)g)->g, r, range, n, a));
+    if (r)
+        ((RegionObject *)reg)->busy--;
     release_bufs(bufs, nb);
     CHECK_ST(st);
     Py_RETURN_NONE;
@@ -2871,7 +3503,7 @@ static PyObject *mod_promote_types(PyObject *m, PyObject *args) {
     int a, b;
     if (!PyArg_ParseTuple(args, "ii", &a, &b))
         return NULL;
-    return PyLong_FromLong((long)kiln_promote_types((kiln_dtype)a, (kiln_dtype)b));
+    return PyLong_FromLong((long)kiln_dtype_promote((kiln_dtype)a, (kiln_dtype)b));
 }
 
 static PyObject *mod_reduce_result_dtype(PyObject *m, PyObject *args) {
@@ -2879,8 +3511,8 @@ static PyObject *mod_reduce_result_dtype(PyObject *m, PyObject *args) {
     if (!PyArg_ParseTuple(args, "ii|p", &op, &dt, &axis))
         return NULL;
     return PyLong_FromLong(
-        (long)(axis ? kiln_reduce_axis_result_dtype((kiln_reduce_op)op, (kiln_dtype)dt)
-                    : kiln_reduce_result_dtype((kiln_reduce_op)op, (kiln_dtype)dt)));
+        (long)(axis ? kiln_dtype_reduce_axis_result((kiln_reduce_op)op, (kiln_dtype)dt)
+                    : kiln_dtype_reduce_result((kiln_reduce_op)op, (kiln_dtype)dt)));
 }
 
 static PyObject *mod_trace(PyObject *m, PyObject *arg) {
@@ -2932,12 +3564,15 @@ static PyMethodDef module_methods[] = {
     { "reshape", mod_reshape, METH_VARARGS, NULL },
     { "binop", mod_binop, METH_VARARGS, NULL },
     { "binary", mod_binary, METH_VARARGS, NULL },
+    { "result_dtype", mod_result_dtype, METH_VARARGS, NULL },
+    { "part", mod_part, METH_VARARGS, NULL },
     { "binary_scalar", mod_binary_scalar, METH_VARARGS, NULL },
     { "unary", mod_unary, METH_VARARGS, NULL },
     { "astype", mod_astype, METH_VARARGS, NULL },
     { "where", mod_where, METH_VARARGS, NULL },
     { "clip", mod_clip, METH_VARARGS, NULL },
     { "take", mod_take, METH_VARARGS, NULL },
+    { "index_many", mod_index_many, METH_VARARGS, NULL },
     { "mask_fill", mod_mask_fill, METH_VARARGS, NULL },
     { "mask_assign", mod_mask_assign, METH_VARARGS, NULL },
     { "reduce", mod_reduce, METH_VARARGS, NULL },
@@ -2957,12 +3592,18 @@ static PyMethodDef module_methods[] = {
     { "reduction_create", mod_reduction_create, METH_VARARGS, NULL },
     { "scan_create", mod_scan_create, METH_VARARGS, NULL },
     { "select_create", mod_select_create, METH_VARARGS, NULL },
+    { "allocate_create", mod_allocate_create, METH_VARARGS, NULL },
+    { "array_read_future", mod_array_read_future, METH_VARARGS, NULL },
+    { "future_ready", mod_future_ready, METH_VARARGS, NULL },
+    { "when_all", mod_when_all, METH_O, NULL },
+    { "when_any", mod_when_any, METH_O, NULL },
     { "offload_create", mod_offload_create, METH_VARARGS, NULL },
     { "offload_run", mod_offload_run, METH_VARARGS, NULL },
     { "region_begin", mod_region_begin, METH_VARARGS, NULL },
     { "unique", mod_unique, METH_VARARGS, NULL },
     { "topk", mod_topk, METH_VARARGS, NULL },
     { "histogram", mod_histogram, METH_VARARGS, NULL },
+    { "histogram_edges", mod_histogram_edges, METH_VARARGS, NULL },
     { "bincount", mod_bincount, METH_VARARGS, NULL },
     { "put", mod_put, METH_VARARGS, NULL },
     { "fft", mod_fft, METH_VARARGS, NULL },
@@ -2998,7 +3639,9 @@ PyMODINIT_FUNC PyInit__kiln(void) {
         add_type(m, &kernel_spec, &KernelType, "KernelBase") < 0 ||
         add_type(m, &generator_spec, &ElementwiseType, "GeneratorBase") < 0 ||
         add_type(m, &rng_spec, &RngType, "RngBase") < 0 ||
-        add_type(m, &region_spec, &RegionType, "RegionBase") < 0)
+        add_type(m, &region_spec, &RegionType, "RegionBase") < 0 ||
+        add_type(m, &hash_spec, &HashTableType, "HashTableBase") < 0 ||
+        add_type(m, &future_spec, &FutureType, "FutureBase") < 0)
         goto fail;
     ReductionType = ScanType = ElementwiseType;
 

@@ -131,8 +131,9 @@ def test_ufunc_and_function_protocols(kiln):
     assert isinstance(r, kiln.Array)
     assert isinstance(np.sqrt(a), kiln.Array)
     assert isinstance(np.sum(a), kiln.Array) and float(np.sum(a)) == 10.0
+    assert isinstance(np.arctan2(a, a), kiln.Array)  # kiln_array_binary_out's ATAN2
     with pytest.raises(TypeError):
-        np.arctan2(a, a)  # not on the device: raises, never copies silently
+        np.fmod(a, a)  # not on the device: raises, never copies silently
     with pytest.raises(TypeError):
         np.fft.fft(a) if False else np.cumsum(a, axis=0, out=np.empty(5))
 
@@ -392,3 +393,37 @@ def test_array_api_names(kiln):
     assert np.array_equal(kiln.eye(3, 4, 1).get(), np.eye(3, 4, 1))
     assert kiln.isdtype(np.float32, "real floating") and not kiln.isdtype(np.int8, "real floating")
     assert kiln.__array_api_version__
+
+
+@pytest.mark.parametrize("shape", [(5,), (5, 7), (4, 3, 6), (2, 3, 131, 2)])
+def test_index_arrays_per_axis(kiln, rng, shape):
+    """a[i, j, ...] with one integer array per leading axis (one C call:
+    kiln_array_index_many) against NumPy: broadcasting, negatives, dtypes,
+    lists, empty; out of an axis's range and shapes that do not broadcast
+    raise IndexError as in NumPy."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    a = kiln.asarray(x)
+    dts = (np.int8, np.int32, np.int64, np.uint16)
+    for k in range(1, len(shape) + 1):
+        for trial in range(3):
+            shp = [(4, 1), (3,), (1, 3), (2, 4, 1)][(trial + k) % 4]
+            key = []
+            for d in range(k):
+                lo = 0 if dts[(d + trial) % 4] == np.uint16 else -shape[d]
+                s = shp if d % 2 == 0 else shp[-1:]
+                key.append(rng.integers(lo, shape[d], size=s).astype(dts[(d + trial) % 4]))
+            key = tuple(key)
+            got = a[tuple(kiln.asarray(v) for v in key)].get()
+            want = x[key]
+            assert got.shape == want.shape and np.array_equal(got, want), (shape, k, trial)
+    two = tuple([0, -1] for _ in shape[:2])
+    assert np.array_equal(a[two].get(), x[two])  # lists
+    empty = tuple(np.zeros(0, np.int64) for _ in shape[:2])
+    assert a[empty].get().shape == x[empty].shape
+    bad = list(two)
+    bad[-1] = [0, shape[len(bad) - 1]]  # one past the end of its own axis
+    with pytest.raises(IndexError):
+        a[tuple(bad)]
+    if len(shape) >= 2:
+        with pytest.raises(IndexError):
+            a[np.array([0, 1, 2]), np.array([0, 1])]

@@ -1,6 +1,8 @@
 """Bad input raises an exception (of the right family), never crashes."""
 import gc
+import os
 import threading
+import time
 import tracemalloc
 
 import numpy as np
@@ -118,3 +120,42 @@ def test_no_leaks(kiln):
     grown = sum(st.size_diff for st in s1.compare_to(s0, "filename"))
     assert grown < 200_000, grown
     assert kiln.get_pool_stats()["bytes_in_use"] <= pool0 + 64 * 1024
+
+
+@pytest.mark.skipif(os.environ.get("KILN_PY_LONG") != "1",
+                    reason="the 10^5-launch leak test takes minutes: set KILN_PY_LONG=1")
+def test_no_leaks_at_scale(kiln):
+    """Issue 44 item 6 at its size: 10^5 raw-kernel launches and 10^4
+    temporary arrays (each (a + a) * 2 makes two) under tracemalloc and
+    kiln's pool statistics; prints its figures (run with -s)."""
+    q = kiln.get_default_queue()
+    prg = kiln.Program(q.context, "KILN_KERNEL void nop(KILN_GLOBAL float *x, int n) { }").build()
+    a = kiln.zeros(256, np.float32)
+    for _ in range(1000):  # warm: the pool's blocks, kiln's caches, CPython's free lists
+        prg.nop(q, 1, None, a, 1)
+        (a + a) * 2
+    q.finish()
+    gc.collect()
+    pool0 = kiln.get_pool_stats()
+    tracemalloc.start()
+    s0 = tracemalloc.take_snapshot()
+    t0 = time.perf_counter()
+    for i in range(100_000):
+        prg.nop(q, 1, None, a, 1)
+        if i % 10_000 == 9_999:
+            q.finish()  # bound the queue's depth, as a real loop would
+    t1 = time.perf_counter()
+    for _ in range(5_000):
+        (a + a) * 2
+    q.finish()
+    t2 = time.perf_counter()
+    gc.collect()
+    s1 = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    grown = sum(st.size_diff for st in s1.compare_to(s0, "filename"))
+    pool1 = kiln.get_pool_stats()
+    print(f"\nlong leak test: 10^5 launches {t1 - t0:.1f} s, 10^4 temporaries {t2 - t1:.1f} s, "
+          f"tracemalloc grew {grown} bytes, pool bytes_in_use {pool0['bytes_in_use']} -> "
+          f"{pool1['bytes_in_use']}, pool {pool0} -> {pool1}")
+    assert grown < 200_000, grown
+    assert pool1["bytes_in_use"] <= pool0["bytes_in_use"] + 64 * 1024

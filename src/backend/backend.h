@@ -84,7 +84,7 @@ typedef struct kiln__backend {
     /* The default choice (kiln_device_select(NULL)) takes a GPU, then an
      * accelerator, then a CPU; among devices of one type it takes the
      * backend with the highest priority (on a tie, the first in
-     * kiln_device_get order). CUDA is 20, OpenCL 10: when both drive one
+     * kiln_device_at order). CUDA is 20, OpenCL 10: when both drive one
      * NVIDIA GPU, CUDA launches faster. */
     int priority;
     /* The native kernel languages the backend compiles: bit (1u << L) for

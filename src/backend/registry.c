@@ -1,6 +1,6 @@
 /* The backend registry (see registry.h): one line per backend, guarded by
  * KILN_HAVE_<NAME>, which the build defines for each backend it compiles
- * (kiln_add_backend in CMakeLists.txt). Order: kiln_device_get's. */
+ * (kiln_add_backend in CMakeLists.txt). Order: kiln_device_at's. */
 #include "backend/registry.h"
 
 #define KILN__BACKEND(name) extern const kiln__backend kiln__backend_##name;

@@ -1,5 +1,5 @@
 /* The backend registry: the backends compiled in, in the order
- * kiln_device_get lists their devices. Core reads it and each backend's
+ * kiln_device_at lists their devices. Core reads it and each backend's
  * table (selector prefix, priority, languages, prelude); registry.c is the
  * one place outside src/backend/<name>/ that names a backend. Adding one is
  * a folder, kiln_add_backend(<name>) in CMakeLists.txt and its line in

@@ -1,5 +1,6 @@
 #include "base/desc.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -13,6 +14,7 @@ kiln_status kiln__desc_read(const void *desc, size_t v1_size, size_t size, void 
                                "%s: the descriptor's struct_size is %zu (at "
                                "least %zu expected): make it with %s(...)",
                                what, given, v1_size, macro);
+    assert(v1_size <= size && "a descriptor's first version is no larger than the current one");
     memcpy(copy, desc, given < size ? given : size);
     return KILN_OK;
 }

@@ -2,6 +2,7 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ kiln_status kiln__error_prefix(kiln_status status, const char *fmt, ...) {
     size_t room = sizeof kiln__message - plen - 3;
     if (olen > room)
         olen = room;
+    assert(plen + 2 + olen < sizeof kiln__message && "a prefixed message inside its buffer");
     memcpy(kiln__message + plen + 2, old, olen);
     kiln__message[plen + 2 + olen] = 0;
     return status;

@@ -15,8 +15,17 @@
 static inline kiln_status kiln__ref_retain(atomic_int *refs, const char *fn, const char *name) {
     if (!refs)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, name);
-    atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+    int before = atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+    assert(before > 0 && "retained after its last release");
+    (void)before;
     return KILN_OK;
+}
+
+/* A reference taken by kiln itself on an object it already holds. */
+static inline void kiln__ref_take(atomic_int *refs) {
+    int before = atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+    assert(before > 0 && "an internal reference taken on a released object");
+    (void)before;
 }
 
 /* Drops one reference; 1 if it was the last (the caller frees the object).

@@ -2,12 +2,17 @@
 #include "base/fault.h"
 #include "base/strbuf.h"
 
+#include <assert.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void sb_reserve(kiln__sb *sb, size_t extra) {
+    assert((sb->p ? sb->len < sb->cap : sb->len == 0 && sb->cap == 0) &&
+           "a string builder's text fits its storage");
+    assert(extra < SIZE_MAX / 2 - sb->len && "a string builder asked for more than any memory");
     if (sb->oom || sb->len + extra + 1 <= sb->cap)
         return;
     size_t cap = sb->cap ? sb->cap : 256;
@@ -26,6 +31,7 @@ void kiln__sb_addn(kiln__sb *sb, const char *s, size_t n) {
     sb_reserve(sb, n);
     if (sb->oom)
         return;
+    assert(sb->len + n < sb->cap && "an append inside the reserved storage");
     memcpy(sb->p + sb->len, s, n);
     sb->len += n;
     sb->p[sb->len] = 0;

@@ -26,7 +26,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -95,38 +94,6 @@ static int kiln__write_all(int fd, const void *buf, size_t size) {
 }
 
 /* --------------------------------------------------------------- directory */
-
-const char *kiln__cache_dir(void) {
-    /* Resolved on every call so that a change of $KILN_CACHE_DIR (tests do
-     * it) takes effect; per thread so that callers on other threads do not
-     * see the buffer change under them. */
-    static _Thread_local char dir[KILN__CACHE_PATH_MAX];
-    /* secure_getenv: a setuid program is not steered by its caller's
-     * environment (it gets its owner's home instead). */
-    const char *env = secure_getenv("KILN_CACHE_DIR");
-    const char *xdg = secure_getenv("XDG_CACHE_HOME");
-    const char *home = secure_getenv("HOME");
-    if (env && *env) {
-        snprintf(dir, sizeof dir, "%s", env);
-    } else if (xdg && *xdg) {
-        snprintf(dir, sizeof dir, "%s/kiln", xdg);
-    } else {
-        if (!home || !*home) {
-            struct passwd *pw = getpwuid(geteuid());
-            home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
-        }
-        if (home)
-            snprintf(dir, sizeof dir, "%s/.cache/kiln", home);
-        else /* no home at all (a bare container): still somewhere usable;
-              * someone may have made it first, which the trust check sees */
-            snprintf(dir, sizeof dir, "/tmp/kiln-cache-%lu", (unsigned long)geteuid());
-    }
-    /* Trailing slashes would only make the paths we print untidy. */
-    size_t len = strlen(dir);
-    while (len > 1 && dir[len - 1] == '/')
-        dir[--len] = '\0';
-    return dir;
-}
 
 static int kiln__entry_path(char *buf, size_t cap, const char *dir, const char *name) {
     int n = snprintf(buf, cap, "%s/%s", dir, name);

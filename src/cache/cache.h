@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/cache_dir.h" /* kiln__cache_dir */
 #include "kiln.h"
 
 typedef struct kiln__cache_key {
@@ -52,8 +53,6 @@ typedef struct kiln__cache_guard {
 } kiln__cache_guard;
 kiln_status kiln__cache_guard_begin(const kiln__cache_key *key, kiln__cache_guard *g);
 void kiln__cache_guard_end(kiln__cache_guard *g);
-/* The cache directory's path (created on first store). Never NULL. */
-const char *kiln__cache_dir(void);
 
 /* SHA-256 (FIPS 180-4), exposed for tests with known-answer vectors. */
 void kiln__sha256(const void *data, size_t size, uint8_t digest[32]);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "cache/cache.h"
+#include "cache/cache_dir.h"
 
 #define KILN__TRUST_PATH_MAX 4096
 

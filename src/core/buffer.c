@@ -1,5 +1,6 @@
 /* Buffers and transfers. Every range is checked here, before the backend
  * sees it: an overrun enqueues nothing. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,9 +58,9 @@ kiln_status kiln__buffer_alloc(kiln_context *context, size_t size, unsigned flag
         /* Out of memory: the pool's cached blocks may be what fills it. */
         if (kiln__pool_trim(context, 0) == 0)
             return st;
-        pthread_mutex_lock(&context->pool.lock);
+        kiln__lock_acquire(&context->pool.lock);
         context->pool.stats.oom_retries++;
-        pthread_mutex_unlock(&context->pool.lock);
+        kiln__lock_release(&context->pool.lock);
     }
 }
 
@@ -142,10 +143,12 @@ kiln_status kiln_buffer_create_sub(kiln_buffer *parent, size_t offset, size_t si
     b->context = parent->context;
     kiln__context_retain(b->context);
     b->parent = parent;
-    atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
+    kiln__ref_take(&parent->refs);
     b->root = parent->root;
     b->root_offset = abs;
     b->size = size;
+    assert(b->root == b->root->root && abs <= b->root->size && size <= b->root->size - abs &&
+           "a sub-buffer lies inside its root");
     *buffer = b;
     return KILN_OK;
 }
@@ -190,6 +193,8 @@ void kiln_buffer_release(kiln_buffer *buffer) {
         kiln_buffer *parent = buffer->parent;
         /* A pooled block goes back to the pool (freed instead if left
          * mapped: the backend may hold state for the mapping). */
+        assert((!buffer->block || buffer->root == buffer) &&
+               "only a root buffer owns a pool block");
         if (buffer->block)
             kiln__pool_put(buffer->context, buffer->block, !buffer->mapped);
         while (buffer->mapped) { /* mapped and never unmapped */

@@ -5,6 +5,7 @@
  * "kiln-callback", started on first use, drains it and calls the user's
  * callbacks one at a time, in completion order. The event is retained from
  * registration until its callback has run. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,6 +47,8 @@ static void kiln__cb_run(kiln__cb_node *node) {
             node->failed = 1;
     }
     kiln_event_state state = node->failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE;
+    assert((node->callback != NULL) != (node->fn != NULL) && "a completion runs one function");
+    assert((node->fn == NULL || node->next_event) && "a continuation has its next event");
     if (node->callback) {
         node->callback(node->event, state, node->user_data);
     } else {

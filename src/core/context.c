@@ -90,7 +90,7 @@ kiln_status kiln_context_create(kiln_device *const *devices, size_t num_devices,
  * context without keeping the context alive: no reference cycle, and no
  * counting by hand. */
 void kiln__context_retain(kiln_context *context) {
-    atomic_fetch_add_explicit(&context->refs, 1, memory_order_relaxed);
+    kiln__ref_take(&context->refs);
 }
 
 void kiln__context_unref(kiln_context *context) {

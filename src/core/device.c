@@ -139,9 +139,9 @@ kiln_status kiln_device_count(size_t *count) {
     return KILN_OK;
 }
 
-kiln_status kiln_device_get(size_t index, kiln_device **device) {
+kiln_status kiln_device_at(size_t index, kiln_device **device) {
     if (!device)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_get: device is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_at: device is NULL");
     *device = NULL;
     kiln_status st = kiln__registry_init();
     if (st != KILN_OK)
@@ -153,7 +153,7 @@ kiln_status kiln_device_get(size_t index, kiln_device **device) {
     pthread_mutex_unlock(&kiln__reg_lock);
     if (!*device)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                               "kiln_device_get: index %zu, but there are %zu devices", index,
+                               "kiln_device_at: index %zu, but there are %zu devices", index,
                                count);
     return KILN_OK;
 }

@@ -1,6 +1,7 @@
 /* Events: wrapping backend events, waits, states, profiling times and
  * user events. Wait lists are in waitlist.c, callbacks and continuations in
  * callback.c. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ kiln_status kiln__event_completed(kiln_context *context, kiln_event **event) {
     kiln_status st = kiln__event_user_new(context, event);
     if (st != KILN_OK)
         return st;
+    assert(!(*event)->user && "an event kiln completes is never a user's");
     atomic_store(&(*event)->user_set, 1); /* not for the user to complete */
     st = context->backend->user_event_set((*event)->handle, 0);
     if (st != KILN_OK) {
@@ -88,6 +90,7 @@ void kiln_event_release(kiln_event *event) {
      * can let the context go). */
     if (event->user && !atomic_exchange(&event->user_set, 1))
         (void)event->backend->user_event_set(event->handle, 1);
+    assert((!event->graph || !event->handle) && "a recorded command's event has no handle");
     if (event->graph)
         kiln__graph_unref(event->graph); /* a recorded command's: no handle */
     else
@@ -116,6 +119,7 @@ kiln_status kiln_event_wait(kiln_event *event) {
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_wait: event is NULL");
     if (event->graph)
         return kiln__graph_refuse(event->graph, "kiln_event_wait", KILN__RECORDED_WHY);
+    assert(event->handle && "a live event that is not a recorded command's has a handle");
     kiln_status st = event->backend->event_wait(1, &event->handle);
     return st == KILN_OK ? st : kiln__wait_failed("kiln_event_wait", event, st);
 }
@@ -163,19 +167,19 @@ kiln_status kiln_event_wait_timeout(kiln_event *event, uint64_t timeout_ms) {
     }
 }
 
-kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
+kiln_status kiln_event_wait_all(size_t num, kiln_event *const *events) {
     if (num == 0)
         return KILN_OK;
     if (!events)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_events_wait: events is NULL but num is %zu", num);
+                               "kiln_event_wait_all: events is NULL but num is %zu", num);
     void *storage[KILN__STACK_ARGS];
     void **list = storage;
     if (num > KILN__STACK_ARGS) {
         list = kiln__malloc(num * sizeof *list);
         if (!list)
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                                   "kiln_events_wait: out of memory");
+                                   "kiln_event_wait_all: out of memory");
     }
     /* One driver call when all events share a context (OpenCL's
      * clWaitForEvents requires it), else one per event. */
@@ -189,7 +193,7 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
         if (events[i]->graph) {
             if (list != storage)
                 free(list);
-            return kiln__graph_refuse(events[i]->graph, "kiln_events_wait", KILN__RECORDED_WHY);
+            return kiln__graph_refuse(events[i]->graph, "kiln_event_wait_all", KILN__RECORDED_WHY);
         }
         if (ctx && events[i]->context != ctx)
             mixed = 1;
@@ -222,7 +226,7 @@ kiln_status kiln_events_wait(size_t num, kiln_event *const *events) {
             state == KILN_EVENT_ERROR)
             failed = events[i];
     }
-    return kiln__wait_failed("kiln_events_wait", failed, st);
+    return kiln__wait_failed("kiln_event_wait_all", failed, st);
 }
 
 kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state) {
@@ -286,6 +290,7 @@ kiln_status kiln_event_set_complete(kiln_event *event, kiln_event_state state) {
                                "kiln_event_set_complete: state must be KILN_EVENT_COMPLETE or "
                                "KILN_EVENT_ERROR, got %d",
                                (int)state);
+    assert(event->handle && !event->graph && "a user event has a backend event");
     if (atomic_exchange(&event->user_set, 1))
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "kiln_event_set_complete: the user event was completed already");

@@ -5,7 +5,8 @@
  * event that completes or fails with it, so device work can wait on a
  * future like on any event, and every continuation runs on kiln's callback
  * thread through kiln_event_on_complete (callback.c). No call here blocks
- * except kiln_future_wait / kiln_future_get. */
+ * except kiln_future_wait / kiln_future_copy. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,7 +74,7 @@ static void settle(kiln_future *f, kiln_status status, const char *fmt, ...)
     ;
 
 void kiln_future_release(kiln_future *future) {
-    if (!future || atomic_fetch_sub(&future->refs, 1) != 1)
+    if (!kiln__ref_release(future ? &future->refs : NULL))
         return;
     /* Nothing can settle it any more (the work that fills a future holds
      * a reference): fail its event, which others may hold and wait on, and
@@ -110,6 +111,7 @@ static void settle(kiln_future *f, kiln_status status, const char *fmt, ...) {
 /* Settles f with the outcome of src (already settled), taking its value. */
 static void settle_from(kiln_future *f, kiln_future *src) {
     pthread_mutex_lock(&src->lock);
+    assert(src->state != FUT_PENDING && "an outcome taken from a future that has not settled");
     kiln_status err = src->error;
     char msg[sizeof src->message];
     memcpy(msg, src->message, sizeof msg);
@@ -179,9 +181,10 @@ kiln_status kiln_future_complete_after(kiln_future *future, kiln_event *event) {
     return st;
 }
 
-kiln_status kiln_future_read(kiln_queue *queue, kiln_buffer *buffer, size_t offset, size_t size,
-                             size_t num_wait, kiln_event *const *wait, kiln_future **future) {
-    const char *fn = "kiln_future_read";
+kiln_status kiln_buffer_read_future(kiln_queue *queue, kiln_buffer *buffer, size_t offset,
+                                    size_t size, size_t num_wait, kiln_event *const *wait,
+                                    kiln_future **future) {
+    const char *fn = "kiln_buffer_read_future";
     if (future)
         *future = NULL;
     if (!queue || !buffer || !future)
@@ -230,9 +233,9 @@ kiln_event *kiln_future_event(kiln_future *future) {
     return future ? future->done : NULL;
 }
 
-kiln_status kiln_future_state(kiln_future *future, kiln_event_state *state) {
+kiln_status kiln_future_get_state(kiln_future *future, kiln_event_state *state) {
     if (!future || !state)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_future_state: %s is NULL",
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_future_get_state: %s is NULL",
                                future ? "state" : "future");
     pthread_mutex_lock(&future->lock);
     fut_state s = future->state;
@@ -281,16 +284,17 @@ kiln_status kiln_future_wait(kiln_future *future) {
     return KILN_OK;
 }
 
-kiln_status kiln_future_get(kiln_future *future, void *out, size_t size) {
+kiln_status kiln_future_copy(kiln_future *future, void *out, size_t size) {
     kiln_status st = kiln_future_wait(future);
     if (st != KILN_OK)
         return st;
     if (size != future->size)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "kiln_future_get: the value has %zu bytes, the caller asked for %zu",
-                               future->size, size);
+        return kiln__error_set(
+            KILN_ERROR_MISMATCH, 0,
+            "kiln_future_copy: the value has %zu bytes, the caller asked for %zu", future->size,
+            size);
     if (size && !out)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_future_get: out is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_future_copy: out is NULL");
     if (size)
         memcpy(out, future->value, size);
     return KILN_OK;
@@ -318,9 +322,11 @@ static void step_run(kiln_event *event, kiln_event_state state, void *arg) {
     step *s = arg;
     kiln_future *from = s->from, *next = s->next;
     pthread_mutex_lock(&from->lock);
+    assert(from->state != FUT_PENDING && "a continuation run before its future settled");
     int ok = from->state == FUT_COMPLETE;
     pthread_mutex_unlock(&from->lock);
     pthread_mutex_lock(&next->lock);
+    assert(!next->running && "a continuation run twice");
     int canceled = next->state != FUT_PENDING;
     next->running = !canceled;
     pthread_mutex_unlock(&next->lock);
@@ -428,9 +434,11 @@ static void join_one(kiln_event *event, kiln_event_state state, void *arg) {
     join_arm *a = arg;
     join *j = a->j;
     pthread_mutex_lock(&a->in->lock);
+    assert(a->in->state != FUT_PENDING && "a join's arm run before its future settled");
     int ok = a->in->state == FUT_COMPLETE;
     pthread_mutex_unlock(&a->in->lock);
     pthread_mutex_lock(&j->lock);
+    assert(j->left > 0 && j->failed < j->n && "a join's arm counted twice");
     size_t left = --j->left, failed = j->failed += !ok;
     pthread_mutex_unlock(&j->lock);
     if (j->any && ok) {

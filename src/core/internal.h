@@ -13,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "base/error.h"
+#include "base/lock.h"
 #include "base/refcount.h"
 #include "core/signature.h"
 #include "kiln.h"
@@ -23,7 +24,7 @@
 struct kiln_device {
     kiln__bdevice b; /* as the backend reported it */
     const kiln__backend *backend;
-    size_t index; /* position in kiln_device_get order */
+    size_t index; /* position in kiln_device_at order */
 };
 
 /* One compiled program for one device, kept by the context's memory cache
@@ -41,7 +42,7 @@ typedef struct kiln__built {
 /* The context's memory pool (pool.c). */
 typedef struct kiln__pool_block kiln__pool_block;
 typedef struct kiln__pool {
-    pthread_mutex_t lock; /* guards everything below */
+    kiln__lock lock; /* guards everything below */
     int disabled;
     size_t max_cached;              /* 0: no limit */
     kiln__pool_block *ready;        /* cached, free to hand out */

@@ -114,7 +114,7 @@ static kiln_status kiln__interop_scan(const struct kiln__backend_interop *via, c
         return kiln__error_prefix(st, "%s", fn);
     for (size_t i = 0; i < n; i++) {
         kiln_device *d = NULL;
-        if (kiln_device_get(i, &d) == KILN_OK && d->backend->interop == via &&
+        if (kiln_device_at(i, &d) == KILN_OK && d->backend->interop == via &&
             (any || d->b.handle == handle)) {
             *found = d;
             break;
@@ -130,7 +130,7 @@ kiln_status kiln__interop_ready(const struct kiln__backend_interop *via, const c
         return st;
     return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
                            "%s: kiln has no %s device (its driver did not load, or reports "
-                           "none); kiln_device_get lists the devices it has",
+                           "none); kiln_device_at lists the devices it has",
                            fn, via->name);
 }
 
@@ -141,7 +141,7 @@ kiln_status kiln__interop_device_find(const struct kiln__backend_interop *via, c
         return st;
     return kiln__error_set(KILN_ERROR_NO_DEVICE, 0,
                            "%s: the native %s device %p is not one of kiln's devices "
-                           "(kiln_device_get lists them; a sub-device made outside "
+                           "(kiln_device_at lists them; a sub-device made outside "
                            "kiln_device_partition is not known)",
                            fn, via->name, handle);
 }

@@ -67,7 +67,7 @@ kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_ker
     atomic_init(&k->refs, 1);
     k->backend = program->backend;
     k->program = program;
-    atomic_fetch_add_explicit(&program->refs, 1, memory_order_relaxed);
+    kiln__ref_take(&program->refs);
     k->context = ctx;
     k->sig = sig;
     *kernel = k;

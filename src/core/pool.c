@@ -23,6 +23,7 @@
  * ones included: the backend's release already defers the memory behind
  * queued work. Backend releases run outside the pool's lock (CUDA's may
  * synchronise). */
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,14 @@
 #include "base/fault.h"
 #include "core/internal.h"
 
+/* A block is handed out (IN_USE: a buffer owns it) or cached (on the ready
+ * or the waiting list); it moves between the two only through
+ * kiln__pool_alloc and kiln__pool_put. */
+typedef enum { BLOCK_IN_USE = 1, BLOCK_CACHED = 2 } block_state;
+
 struct kiln__pool_block {
     kiln__pool_block *next;
+    block_state state;
     void *handle;   /* backend buffer of `bytes` bytes */
     size_t bytes;   /* the size class */
     unsigned flags; /* backend flags (KILN_BUFFER_POOLED removed) */
@@ -77,14 +84,14 @@ static void kiln__pool_env(kiln__pool *p) {
 
 void kiln__pool_init(kiln_context *context) {
     kiln__pool *p = &context->pool;
-    pthread_mutex_init(&p->lock, NULL);
+    kiln__lock_init(&p->lock);
     kiln__pool_env(p);
 }
 
 int kiln__pool_enabled(kiln_context *context) {
-    pthread_mutex_lock(&context->pool.lock);
+    kiln__lock_acquire(&context->pool.lock);
     int on = !context->pool.disabled;
-    pthread_mutex_unlock(&context->pool.lock);
+    kiln__lock_release(&context->pool.lock);
     return on;
 }
 
@@ -108,6 +115,8 @@ static void kiln__pool_free_list(const kiln__backend *be, kiln__pool_block *list
 }
 
 static void kiln__pool_uncache(kiln__pool *p, const kiln__pool_block *b) {
+    assert(kiln__lock_held(&p->lock) && "the pool's counts change under its lock");
+    assert(p->stats.bytes_cached >= b->bytes && "a block uncached that was never counted");
     p->stats.bytes_cached -= b->bytes;
     if (b->flags & KILN_BUFFER_HOST_PINNED)
         p->stats.pinned_bytes_cached -= b->bytes;
@@ -135,6 +144,7 @@ static int kiln__pool_events_done(const kiln__backend *be, void *const *events, 
 static void kiln__pool_poll(kiln_context *context, kiln__pool_block **dead) {
     kiln__pool *p = &context->pool;
     const kiln__backend *be = context->backend;
+    assert(kiln__lock_held(&p->lock) && "the pool is polled under its lock");
     while (p->waiting) {
         kiln__pool_block *b = p->waiting;
         int done = kiln__pool_events_done(be, b->fence, b->num_fence);
@@ -144,6 +154,8 @@ static void kiln__pool_poll(kiln_context *context, kiln__pool_block **dead) {
         if (!p->waiting)
             p->waiting_tail = NULL;
         kiln__pool_fence_drop(be, b);
+        assert(b->state == BLOCK_CACHED && p->stats.bytes_waiting >= b->bytes &&
+               "a waiting block is cached and counted as waiting");
         p->stats.bytes_waiting -= b->bytes;
         if (done > 0) {
             b->next = p->ready;
@@ -167,9 +179,11 @@ static void kiln__pool_poll(kiln_context *context, kiln__pool_block **dead) {
 
 /* Under the lock: takes a ready block of this class and flags, or NULL. */
 static kiln__pool_block *kiln__pool_take(kiln__pool *p, size_t bytes, unsigned flags) {
+    assert(kiln__lock_held(&p->lock) && "blocks are taken under the pool's lock");
     for (kiln__pool_block **at = &p->ready; *at; at = &(*at)->next)
         if ((*at)->bytes == bytes && (*at)->flags == flags) {
             kiln__pool_block *b = *at;
+            assert(b->state == BLOCK_CACHED && "a block on the ready list is cached");
             *at = b->next;
             b->next = NULL;
             return b;
@@ -177,7 +191,9 @@ static kiln__pool_block *kiln__pool_take(kiln__pool *p, size_t bytes, unsigned f
     return NULL;
 }
 
-static void kiln__pool_count_use(kiln__pool *p, const kiln__pool_block *b) {
+static void kiln__pool_count_use(kiln__pool *p, kiln__pool_block *b) {
+    assert(kiln__lock_held(&p->lock) && "the pool's counts change under its lock");
+    b->state = BLOCK_IN_USE;
     p->stats.allocations++;
     p->stats.bytes_in_use += b->bytes;
     if (b->flags & KILN_BUFFER_HOST_PINNED)
@@ -191,7 +207,7 @@ kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
     flags &= ~(unsigned)KILN_BUFFER_POOLED;
     size_t bytes = kiln__pool_class(context, size);
     kiln__pool_block *dead = NULL;
-    pthread_mutex_lock(&p->lock);
+    kiln__lock_acquire(&p->lock);
     kiln__pool_block *b = kiln__pool_take(p, bytes, flags);
     if (!b && p->waiting) {
         kiln__pool_poll(context, &dead);
@@ -202,7 +218,7 @@ kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
         p->stats.hits++;
         kiln__pool_count_use(p, b);
     }
-    pthread_mutex_unlock(&p->lock);
+    kiln__lock_release(&p->lock);
     kiln__pool_free_list(context->backend, dead);
     if (!b) {
         b = kiln__calloc(1, sizeof *b);
@@ -215,9 +231,9 @@ kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
         }
         b->bytes = bytes;
         b->flags = flags;
-        pthread_mutex_lock(&p->lock);
+        kiln__lock_acquire(&p->lock);
         kiln__pool_count_use(p, b);
-        pthread_mutex_unlock(&p->lock);
+        kiln__lock_release(&p->lock);
     }
     buf->handle = b->handle;
     buf->block = b;
@@ -230,6 +246,8 @@ kiln_status kiln__pool_alloc(kiln_context *context, size_t size, unsigned flags,
 static int kiln__pool_fence(kiln_context *context, kiln__pool_block *b) {
     kiln__pool *p = &context->pool;
     const kiln__backend *be = context->backend;
+    assert(kiln__lock_held(&p->lock) && "a fence is made under the pool's lock");
+    assert(b->num_fence == 0 && !b->fence && "a block handed out carries no fence");
     size_t n = p->num_retired;
     for (kiln_queue *q = p->queues; q; q = q->pool_next)
         n++;
@@ -257,7 +275,10 @@ static int kiln__pool_fence(kiln_context *context, kiln__pool_block *b) {
 void kiln__pool_put(kiln_context *context, kiln__pool_block *b, int keep) {
     kiln__pool *p = &context->pool;
     kiln__pool_block *dead = NULL;
-    pthread_mutex_lock(&p->lock);
+    kiln__lock_acquire(&p->lock);
+    assert(b->state == BLOCK_IN_USE && "a pool block given back twice");
+    assert(p->stats.bytes_in_use >= b->bytes && "a block given back that was never counted");
+    b->state = BLOCK_CACHED;
     p->stats.bytes_in_use -= b->bytes;
     if (b->flags & KILN_BUFFER_HOST_PINNED)
         p->stats.pinned_bytes_in_use -= b->bytes;
@@ -283,7 +304,7 @@ void kiln__pool_put(kiln_context *context, kiln__pool_block *b, int keep) {
         }
     }
     size_t limit = p->max_cached;
-    pthread_mutex_unlock(&p->lock);
+    kiln__lock_release(&p->lock);
     kiln__pool_free_list(context->backend, dead);
     if (limit)
         kiln__pool_trim(context, limit);
@@ -294,6 +315,7 @@ void kiln__pool_put(kiln_context *context, kiln__pool_block *b, int keep) {
 static kiln__pool_block *kiln__pool_unlink(kiln__pool *p, size_t keep) {
     kiln__pool_block *dead = NULL;
     kiln__pool_block **lists[2] = { &p->ready, &p->waiting };
+    assert(kiln__lock_held(&p->lock) && "blocks are unlinked under the pool's lock");
     for (int l = 0; l < 2; l++) {
         kiln__pool_block **at = lists[l];
         while (*at && p->stats.bytes_cached > keep) {
@@ -315,13 +337,13 @@ static kiln__pool_block *kiln__pool_unlink(kiln__pool *p, size_t keep) {
 
 size_t kiln__pool_trim(kiln_context *context, size_t keep) {
     kiln__pool *p = &context->pool;
-    pthread_mutex_lock(&p->lock);
+    kiln__lock_acquire(&p->lock);
     size_t before = p->stats.bytes_cached;
     kiln__pool_block *dead = NULL;
     kiln__pool_poll(context, &dead); /* ready ones go first */
     kiln__pool_block *more = kiln__pool_unlink(p, keep);
     size_t freed = before - p->stats.bytes_cached;
-    pthread_mutex_unlock(&p->lock);
+    kiln__lock_release(&p->lock);
     kiln__pool_free_list(context->backend, dead);
     kiln__pool_free_list(context->backend, more);
     return freed;
@@ -329,6 +351,7 @@ size_t kiln__pool_trim(kiln_context *context, size_t keep) {
 
 void kiln__pool_destroy(kiln_context *context) {
     kiln__pool *p = &context->pool;
+    assert(!p->queues && "a context's pool destroyed while one of its queues lives");
     kiln__pool_free_list(context->backend, p->ready);
     kiln__pool_free_list(context->backend, p->waiting);
     p->ready = p->waiting = p->waiting_tail = NULL;
@@ -337,15 +360,16 @@ void kiln__pool_destroy(kiln_context *context) {
     free(p->retired);
     p->retired = NULL;
     p->num_retired = p->cap_retired = 0;
-    pthread_mutex_destroy(&p->lock);
+    kiln__lock_destroy(&p->lock);
 }
 
 void kiln__pool_queue_add(kiln_queue *queue) {
     kiln__pool *p = &queue->context->pool;
-    pthread_mutex_lock(&p->lock);
+    kiln__lock_acquire(&p->lock);
+    assert(!queue->pool_next && p->queues != queue && "a queue added to its pool twice");
     queue->pool_next = p->queues;
     p->queues = queue;
-    pthread_mutex_unlock(&p->lock);
+    kiln__lock_release(&p->lock);
 }
 
 void kiln__pool_queue_remove(kiln_queue *queue) {
@@ -353,10 +377,11 @@ void kiln__pool_queue_remove(kiln_queue *queue) {
     kiln__pool *p = &context->pool;
     const kiln__backend *be = context->backend;
     kiln__pool_block *dead = NULL;
-    pthread_mutex_lock(&p->lock);
+    kiln__lock_acquire(&p->lock);
     kiln_queue **at = &p->queues;
     while (*at && *at != queue)
         at = &(*at)->pool_next;
+    assert(*at == queue && "a queue removed from a pool it was never added to");
     if (*at)
         *at = queue->pool_next;
     queue->pool_next = NULL;
@@ -384,7 +409,7 @@ void kiln__pool_queue_remove(kiln_queue *queue) {
             p->disabled = 1;
         }
     }
-    pthread_mutex_unlock(&p->lock);
+    kiln__lock_release(&p->lock);
     kiln__pool_free_list(be, dead);
 }
 
@@ -402,10 +427,10 @@ kiln_status(kiln_pool_get_stats)(kiln_context *context, kiln_pool_stats *stats, 
                                stats_size);
     kiln__pool *p = &context->pool;
     kiln__pool_block *dead = NULL;
-    pthread_mutex_lock(&p->lock);
+    kiln__lock_acquire(&p->lock);
     kiln__pool_poll(context, &dead);
     kiln_pool_stats s = p->stats;
-    pthread_mutex_unlock(&p->lock);
+    kiln__lock_release(&p->lock);
     kiln__pool_free_list(context->backend, dead);
     size_t n = stats_size < sizeof s ? stats_size : sizeof s;
     memcpy(stats, &s, n);
@@ -437,10 +462,10 @@ kiln_status kiln_pool_configure(kiln_context *context, const kiln_pool_opts *opt
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: disabled is %d (0 or 1)", fn,
                                o.disabled);
     kiln__pool *p = &context->pool;
-    pthread_mutex_lock(&p->lock);
+    kiln__lock_acquire(&p->lock);
     p->disabled = o.disabled;
     p->max_cached = o.max_cached_bytes;
-    pthread_mutex_unlock(&p->lock);
+    kiln__lock_release(&p->lock);
     if (o.disabled)
         kiln__pool_trim(context, 0);
     else if (o.max_cached_bytes)

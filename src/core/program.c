@@ -328,14 +328,11 @@ kiln_status kiln_program_create_from_file(kiln_context *context, const char *pat
 }
 
 kiln_status kiln_program_retain(kiln_program *program) {
-    if (!program)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_program_retain: program is NULL");
-    atomic_fetch_add_explicit(&program->refs, 1, memory_order_relaxed);
-    return KILN_OK;
+    return kiln__ref_retain(program ? &program->refs : NULL, "kiln_program_retain", "program");
 }
 
 void kiln_program_release(kiln_program *program) {
-    if (!program || atomic_fetch_sub_explicit(&program->refs, 1, memory_order_acq_rel) != 1)
+    if (!kiln__ref_release(program ? &program->refs : NULL))
         return;
     /* The built programs stay in the context's memory cache. */
     kiln__sig_list_free(&program->sigs);

@@ -1,4 +1,5 @@
 /* Queues: creation, finish/flush, markers and barriers. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,7 @@ static void kiln__queue_free(kiln_queue *queue) {
     free(queue->watch);
     pthread_mutex_destroy(&queue->watch_lock);
     kiln__pool_queue_remove(queue);
+    assert(!queue->pool_next && atomic_load(&queue->refs) == 0 && "a freed queue is unlinked");
     queue->backend->queue_release(queue->handle);
     kiln_context_release(queue->context);
     free(queue);

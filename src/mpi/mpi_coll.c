@@ -43,7 +43,7 @@ static kiln_status get_view(kiln_mpi *m, const char *call, const char *name, kil
     if (!info.contiguous)
         return kmpi_error(KILN_ERROR_UNSUPPORTED,
                           "%s: %s is a strided view; collectives take dense arrays "
-                          "(kiln_array_copy it into one first)",
+                          "(kiln_array_copy_out it into one first)",
                           call, name);
     v->dt = info.dtype;
     v->es = kiln_dtype_size(info.dtype);
@@ -516,26 +516,26 @@ kiln_status kiln_mpi_recv(kiln_mpi *m, kiln_queue *q, kiln_array *a, int source,
 
 /* ------------------------------------------------------------ distributed arrays */
 
-static void block_of(size_t n, int P, int r, size_t *start, size_t *count) {
-    size_t b = n / (size_t)P, e = n % (size_t)P, rr = (size_t)r;
-    *count = b + (rr < e);
-    *start = rr * b + (rr < e ? rr : e);
-}
-
-static kiln_status darray_make(kiln_mpi *m, kiln_dtype dt, size_t n, size_t cols, size_t halo,
-                               int two_d, const char *call, kiln_mpi_darray **out) {
+kiln_status kmpi_darray_make(kiln_mpi *m, kiln_dtype dt, size_t n, size_t cols, size_t halo,
+                             int two_d, int ranks, const char *call, kiln_mpi_darray **out) {
     if (!m || !out)
         return kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: %s is NULL", call, m ? "darray" : "mpi");
     *out = NULL;
+    if (ranks == 0)
+        ranks = m->size;
+    if (ranks < 0 || ranks > m->size)
+        return kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: the layout's ranks is %d; the communicator has %d (0 = all)", call,
+                          ranks, m->size);
     if (kiln_dtype_size(dt) == 0)
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: unknown dtype %d", call, (int)dt);
     if (two_d && cols == 0)
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: cols is 0", call);
-    if (two_d && halo > 0 && m->size > 1 && n / (size_t)m->size < halo)
+    if (two_d && halo > 0 && ranks > 1 && n / (size_t)ranks < halo)
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: a halo of %zu rows needs every rank to own at least %zu rows; "
                           "%zu rows over %d ranks gives some only %zu",
-                          call, halo, halo, n, m->size, n / (size_t)m->size);
+                          call, halo, halo, n, ranks, n / (size_t)ranks);
     if (two_d && n > SIZE_MAX / cols)
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %zu x %zu overflows", call, n, cols);
     kiln_mpi_darray *d = calloc(1, sizeof *d);
@@ -547,7 +547,8 @@ static kiln_status darray_make(kiln_mpi *m, kiln_dtype dt, size_t n, size_t cols
     d->two_d = two_d;
     d->cols = two_d ? cols : 1;
     d->halo = two_d ? halo : 0;
-    block_of(n, m->size, m->rank, &d->start, &d->count);
+    d->ranks = ranks;
+    kmpi_block_of(n, ranks, m->rank, &d->start, &d->count);
     size_t shape[2] = { d->count + 2 * d->halo, d->cols };
     kiln_status st = kiln_array_empty(m->ctx, dt, two_d ? 2 : 1, shape, &d->local);
     if (st != KILN_OK) {
@@ -559,12 +560,12 @@ static kiln_status darray_make(kiln_mpi *m, kiln_dtype dt, size_t n, size_t cols
 }
 
 kiln_status kiln_mpi_darray_empty(kiln_mpi *m, kiln_dtype dt, size_t n, kiln_mpi_darray **out) {
-    return darray_make(m, dt, n, 1, 0, 0, "kiln_mpi_darray_empty", out);
+    return kmpi_darray_make(m, dt, n, 1, 0, 0, 0, "kiln_mpi_darray_empty", out);
 }
 
 kiln_status kiln_mpi_darray_rows_empty(kiln_mpi *m, kiln_dtype dt, size_t rows, size_t cols,
                                        size_t halo, kiln_mpi_darray **out) {
-    return darray_make(m, dt, rows, cols, halo, 1, "kiln_mpi_darray_rows_empty", out);
+    return kmpi_darray_make(m, dt, rows, cols, halo, 1, 0, "kiln_mpi_darray_rows_empty", out);
 }
 
 size_t kiln_mpi_darray_cols(const kiln_mpi_darray *d) {
@@ -594,7 +595,7 @@ size_t kiln_mpi_darray_size(const kiln_mpi_darray *d) {
     return d ? d->n : 0;
 }
 
-static kiln_status counts_displs(kmpi_op *op, size_t n, size_t cols) {
+static kiln_status counts_displs(kmpi_op *op, size_t n, size_t cols, int ranks) {
     kiln_mpi *m = op->m;
     op->counts = calloc((size_t)m->size, sizeof(int));
     op->displs = calloc((size_t)m->size, sizeof(int));
@@ -602,7 +603,7 @@ static kiln_status counts_displs(kmpi_op *op, size_t n, size_t cols) {
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", op->call);
     for (int r = 0; r < m->size; r++) {
         size_t s, c;
-        block_of(n, m->size, r, &s, &c);
+        kmpi_block_of(n, ranks, r, &s, &c);
         op->counts[r] = (int)(c * cols);
         op->displs[r] = (int)(s * cols);
     }
@@ -633,7 +634,7 @@ static kiln_status scatter_impl(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, size_
     if (st != KILN_OK)
         return st;
     kiln_mpi_darray *d = NULL;
-    if ((st = darray_make(m, dt, n, cols, halo, two_d, call, &d)) != KILN_OK)
+    if ((st = kmpi_darray_make(m, dt, n, cols, halo, two_d, 0, call, &d)) != KILN_OK)
         return st;
     size_t ne = n * d->cols, lo = d->halo * d->cols, lc = d->count * d->cols;
     size_t es = kiln_dtype_size(dt);
@@ -645,8 +646,8 @@ static kiln_status scatter_impl(kiln_mpi *m, kiln_queue *q, kiln_dtype dt, size_
     set_hdr(op, dt, ne, 0, root, (int)d->cols);
     op->user_src = host;
     kiln_buffer *lb = kiln_array_buffer(d->local);
-    if ((st = prep(op, ne, es, 0)) == KILN_OK && (st = counts_displs(op, n, d->cols)) == KILN_OK &&
-        m->rank != root)
+    if ((st = prep(op, ne, es, 0)) == KILN_OK &&
+        (st = counts_displs(op, n, d->cols, d->ranks)) == KILN_OK && m->rank != root)
         st = stage(op, lc * es);
     if (st == KILN_OK && ne == 0)
         op->nchunks = 1; /* the MPI call still runs (counts of 0) */
@@ -720,7 +721,7 @@ kiln_status kiln_mpi_darray_gather(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *
     op->user_host = host;
     kiln_buffer *lb = kiln_array_buffer(d->local);
     if ((st = prep(op, ne, es, 0)) == KILN_OK &&
-        (st = counts_displs(op, d->n, d->cols)) == KILN_OK && m->rank != root)
+        (st = counts_displs(op, d->n, d->cols, d->ranks)) == KILN_OK && m->rank != root)
         st = stage(op, lc * es);
     if (st == KILN_OK && ne == 0)
         op->nchunks = 1;
@@ -768,7 +769,7 @@ kiln_status kiln_mpi_darray_binary(kiln_mpi *m, kiln_queue *q, kiln_binary_op op
         st = same_n(call, a, b, "a", "b");
     if (st != KILN_OK)
         return st;
-    st = kiln_array_binary(q, op, out->local, a->local, b->local, nw, wait, event);
+    st = kiln_array_binary_out(q, op, out->local, a->local, b->local, nw, wait, event);
     return st == KILN_OK ? st : kmpi_error_kiln(st, call);
 }
 
@@ -864,7 +865,8 @@ kiln_status kiln_mpi_darray_cumsum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *
     if ((st = kiln_array_reduce_async(q, KILN_REDUCE_SUM, a->local, tot, NULL, nw, wait, &e_tot)) !=
         KILN_OK)
         goto kfail;
-    if ((st = kiln_array_cumsum(q, out->local, a->local, exclusive, 1, &e_tot, &e_scan)) != KILN_OK)
+    if ((st = kiln_array_cumsum_out(q, out->local, a->local, exclusive, 1, &e_tot, &e_scan)) !=
+        KILN_OK)
         goto kfail;
     op = kmpi_op_new(m, KMPI_EXSCAN, call);
     if (!op) {
@@ -913,7 +915,7 @@ kiln_status kiln_mpi_darray_sum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *a, 
         st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: 1-D distributed arrays only", call);
     if (st != KILN_OK)
         return st;
-    kiln_dtype rd_t = kiln_reduce_result_dtype(KILN_REDUCE_SUM, a->dt);
+    kiln_dtype rd_t = kiln_dtype_reduce_result(KILN_REDUCE_SUM, a->dt);
     if (kiln_array_dtype(result) != rd_t || kiln_array_size(result) != 1)
         return kmpi_error(KILN_ERROR_MISMATCH,
                           "%s: result must be one element of %s (it has %zu of %s)", call,
@@ -929,7 +931,7 @@ kiln_status kiln_mpi_darray_sum(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *a, 
 }
 
 /* rows [r0, r0 + k) of d's local array, a view (contiguous: whole rows) */
-static kiln_status rows_view(kiln_mpi_darray *d, size_t r0, size_t k, kiln_array **v) {
+kiln_status kmpi_rows_view(kiln_mpi_darray *d, size_t r0, size_t k, kiln_array **v) {
     kiln_slice sl[2] = { KILN_SLICE((ptrdiff_t)r0, (ptrdiff_t)(r0 + k), 1), KILN_SLICE_ALL };
     return kiln_array_view(d->local, sl, v);
 }
@@ -950,6 +952,9 @@ kiln_status kiln_mpi_darray_halo_exchange(kiln_mpi *m, kiln_queue *q, kiln_mpi_d
     if (st != KILN_OK)
         return st;
     size_t h = d->halo, c = d->count;
+    int last = d->ranks - 1; /* ranks past it hold no rows: nothing to do */
+    if (m->rank > last)
+        h = 0;
     kiln_event *ev[4] = { NULL, NULL, NULL, NULL };
     size_t ne = 0;
     /* tags 2^20 (rows going up to rank r-1) and 2^20 + 1 (going down) */
@@ -958,16 +963,16 @@ kiln_status kiln_mpi_darray_halo_exchange(kiln_mpi *m, kiln_queue *q, kiln_mpi_d
         int on, peer, tag, send;
         size_t r0;
     } t[4] = {
-        { m->rank > 0, m->rank - 1, up, 1, h },               /* my first rows up */
-        { m->rank < m->size - 1, m->rank + 1, down, 1, c },   /* my last rows down */
-        { m->rank > 0, m->rank - 1, down, 0, 0 },             /* its last rows: my upper halo */
-        { m->rank < m->size - 1, m->rank + 1, up, 0, h + c }, /* its first rows: my lower halo */
+        { m->rank > 0, m->rank - 1, up, 1, h },        /* my first rows up */
+        { m->rank < last, m->rank + 1, down, 1, c },   /* my last rows down */
+        { m->rank > 0, m->rank - 1, down, 0, 0 },      /* its last rows: my upper halo */
+        { m->rank < last, m->rank + 1, up, 0, h + c }, /* its first rows: my lower halo */
     };
     for (int i = 0; i < 4 && st == KILN_OK && h > 0; i++) {
         if (!t[i].on)
             continue;
         kiln_array *v = NULL;
-        st = rows_view(d, t[i].r0, h, &v);
+        st = kmpi_rows_view(d, t[i].r0, h, &v);
         if (st != KILN_OK) {
             kmpi_error_kiln(st, call);
             break;

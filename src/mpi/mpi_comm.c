@@ -1,6 +1,7 @@
 /* kiln_mpi: MPI's initialisation, the rank's device, the communicator's
  * life, errors. */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,7 +201,7 @@ static kiln_status pick_device(kiln_mpi *m, const kiln_mpi_opts *o) {
         for (size_t i = 0; i < n && ngpu < 64; i++) {
             kiln_device *d = NULL;
             kiln_device_info di;
-            if (kiln_device_get(i, &d) != KILN_OK || kiln_device_get_info(d, &di) != KILN_OK)
+            if (kiln_device_at(i, &d) != KILN_OK || kiln_device_get_info(d, &di) != KILN_OK)
                 continue;
             if (di.type != KILN_DEVICE_GPU || di.backend != info.backend || di.is_subdevice)
                 continue;
@@ -449,6 +450,17 @@ kiln_mpi_transport kiln_mpi_get_transport(const kiln_mpi *m) {
 }
 uint64_t kiln_mpi_timeout_ms(const kiln_mpi *m) {
     return m ? m->timeout_ms : 0;
+}
+
+/* Open MPI's (and MVAPICH's) MPIX_Query_cuda_support, looked up in the
+ * running process rather than declared by <mpi-ext.h>: the MPI the program
+ * runs with, not the one kiln was built against, is what counts. */
+int kiln_mpi_cuda_aware(const kiln_mpi *m) {
+    if (!m)
+        return 0;
+    int (*query)(void) = NULL;
+    *(void **)&query = dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support");
+    return query ? query() != 0 : 0;
 }
 
 kiln_status kiln_mpi_wait(kiln_mpi *m, kiln_event *event) {

@@ -118,8 +118,21 @@ struct kiln_mpi_darray {
     size_t n, start, count; /* in rows for 2-D */
     size_t cols, halo;      /* 1-D: 1 and 0 */
     int two_d;
+    int ranks; /* the blocks are on ranks [0, ranks); the others hold none */
     kiln_array *local;
 };
+
+/* Block r of n over P ranks (r >= P: none, starting at n). */
+static inline void kmpi_block_of(size_t n, int P, int r, size_t *start, size_t *count) {
+    if (r >= P) {
+        *start = n;
+        *count = 0;
+        return;
+    }
+    size_t b = n / (size_t)P, e = n % (size_t)P, rr = (size_t)r;
+    *count = b + (rr < e);
+    *start = rr * b + (rr < e ? rr : e);
+}
 
 /* errors: kiln_mpi's thread-local message */
 kiln_status kmpi_error(kiln_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -128,6 +141,9 @@ kiln_status kmpi_error_kiln(kiln_status st, const char *what);
 void kmpi_set_message(const char *msg);
 
 uint64_t kmpi_now_ns(void);
+/* Tests req until it completes (1) or the deadline passes (0; the request
+ * is left); for the blocking calls made on m->direct. */
+int kmpi_wait_deadline(MPI_Request *req, uint64_t deadline_ns);
 
 /* the engine */
 kmpi_op *kmpi_op_new(kiln_mpi *m, kmpi_kind kind, const char *call);
@@ -142,6 +158,12 @@ void kmpi_record_failure(kiln_mpi *m, kiln_event *event, kiln_status st, const c
 MPI_Datatype kmpi_mpi_dtype(kiln_dtype dt);
 const char *kmpi_op_name(kiln_mpi_op op);
 const char *kmpi_kind_name(int kind);
+
+/* distributed arrays (mpi_coll.c): a new one (ranks 0 = every rank) */
+kiln_status kmpi_darray_make(kiln_mpi *m, kiln_dtype dt, size_t n, size_t cols, size_t halo,
+                             int two_d, int ranks, const char *call, kiln_mpi_darray **out);
+/* rows [r0, r0 + k) of d's local array, a view */
+kiln_status kmpi_rows_view(kiln_mpi_darray *d, size_t r0, size_t k, kiln_array **v);
 
 /* NCCL (mpi_nccl.c) */
 kiln_status kmpi_nccl_open(kiln_mpi *m, int required);

@@ -119,7 +119,7 @@ kiln_status kmpi_nccl_connect(kiln_mpi *m) {
         return KILN_OK;
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
-    kiln_cuda_context_get(m->ctx, &n->cuctx);
+    kiln_cuda_context_native(m->ctx, &n->cuctx);
     n->cuCtxSetCurrent(n->cuctx);
     if (m->rank == 0 && n->GetUniqueId(&id) != 0)
         return kmpi_error(KILN_ERROR_DRIVER, "kiln_mpi: ncclGetUniqueId failed");
@@ -215,9 +215,9 @@ kiln_status kmpi_nccl_enqueue(kiln_mpi *m, kiln_queue *queue, kmpi_kind kind, ki
     kiln_status st = KILN_OK;
     CUstream s = NULL;
     CUdeviceptr sp = 0, rp = 0;
-    if ((st = kiln_cuda_queue_get(queue, &s)) != KILN_OK ||
-        (st = kiln_cuda_buffer_get(send, &sp)) != KILN_OK ||
-        (recv && (st = kiln_cuda_buffer_get(recv, &rp)) != KILN_OK))
+    if ((st = kiln_cuda_queue_native(queue, &s)) != KILN_OK ||
+        (st = kiln_cuda_buffer_native(send, &sp)) != KILN_OK ||
+        (recv && (st = kiln_cuda_buffer_native(recv, &rp)) != KILN_OK))
         return kmpi_error_kiln(st, "kiln_mpi (NCCL)");
     const void *sb = (const void *)(uintptr_t)(sp + send_off);
     void *rb = recv ? (void *)(uintptr_t)(rp + recv_off) : NULL;

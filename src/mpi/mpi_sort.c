@@ -1,5 +1,5 @@
 /* The global sort of a 1-D distributed array: a sample sort.
- *   1. each rank sorts its block on its device (kiln_array_sort);
+ *   1. each rank sorts its block on its device (kiln_array_sort_out);
  *   2. P-1 evenly spaced samples of every block are all-gathered, sorted,
  *      and P-1 splitters picked from them;
  *   3. each block is cut at the splitters and the pieces exchanged
@@ -66,8 +66,7 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Waits for req until the deadline; 0 on a timeout (the request is left) */
-static int wait_deadline(kiln_mpi *m, MPI_Request *req, uint64_t deadline) {
+int kmpi_wait_deadline(MPI_Request *req, uint64_t deadline) {
     for (;;) {
         int flag = 0;
         MPI_Test(req, &flag, MPI_STATUS_IGNORE);
@@ -78,20 +77,13 @@ static int wait_deadline(kiln_mpi *m, MPI_Request *req, uint64_t deadline) {
         struct timespec ts = { 0, 20000 };
         nanosleep(&ts, NULL);
     }
-    (void)m;
-}
-
-static void block_of(size_t n, int P, int r, size_t *start, size_t *count) {
-    size_t b = n / (size_t)P, e = n % (size_t)P, rr = (size_t)r;
-    *count = b + (rr < e);
-    *start = rr * b + (rr < e ? rr : e);
 }
 
 static kiln_status sort_device(kiln_queue *q, kiln_array *a, void *host, size_t n,
                                const char *call) {
     if (n == 0)
         return KILN_OK;
-    kiln_status st = kiln_array_sort(q, a, NULL, a, NULL, NULL, 0, NULL, NULL);
+    kiln_status st = kiln_array_sort_out(q, a, NULL, a, NULL, NULL, 0, NULL, NULL);
     if (st == KILN_OK)
         st = kiln_array_read(q, a, host);
     return st == KILN_OK ? st : kmpi_error_kiln(st, call);
@@ -109,6 +101,11 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
     if (atomic_load(&m->broken))
         return kmpi_error(KILN_ERROR_WRONG_STATE, "%s: the communicator is broken", call);
     kiln_dtype dt = d->dt;
+    if (d->ranks != m->size)
+        return kmpi_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: the darray is on %d of the %d ranks; sort takes one on every rank "
+                          "(kiln_mpi_darray_redistribute it first)",
+                          call, d->ranks, m->size);
     if (d->two_d || dt == KILN_FLOAT16 || dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128)
         return kmpi_error(KILN_ERROR_UNSUPPORTED,
                           "%s: 1-D arrays of integers, float32 or float64 only (%s%s)", call,
@@ -147,7 +144,7 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
         goto out;
     }
     MPI_Iallgather(hdr, 3, MPI_INT64_T, hall, 3, MPI_INT64_T, m->direct, &req);
-    if (!wait_deadline(m, &req, deadline)) {
+    if (!kmpi_wait_deadline(&req, deadline)) {
         free(hall);
         FAIL_TIMEOUT("the agreement");
     }
@@ -181,7 +178,7 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
     }
     MPI_Iallgather(samp, 2 * (P - 1), MPI_UINT64_T, all, 2 * (P - 1), MPI_UINT64_T, m->direct,
                    &req);
-    if (!wait_deadline(m, &req, deadline))
+    if (!kmpi_wait_deadline(&req, deadline))
         FAIL_TIMEOUT("the samples' all-gather");
     size_t ns = 0;
     for (size_t i = 0; i < (size_t)P * (size_t)(P - 1); i++)
@@ -202,7 +199,7 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
         at = b;
     }
     MPI_Ialltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->direct, &req);
-    if (!wait_deadline(m, &req, deadline))
+    if (!kmpi_wait_deadline(&req, deadline))
         FAIL_TIMEOUT("the all-to-all of the counts");
     size_t nb = 0;
     for (int j = 0; j < P; j++) {
@@ -215,7 +212,7 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
         goto out;
     }
     MPI_Ialltoallv(keys, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, m->direct, &req);
-    if (!wait_deadline(m, &req, deadline))
+    if (!kmpi_wait_deadline(&req, deadline))
         FAIL_TIMEOUT("the all-to-all of the keys");
     nb /= es;
 
@@ -233,19 +230,19 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
     /* 5. back to blocks: the bucket holds global indices [off, off + nb) */
     uint64_t mine = nb, off = 0;
     MPI_Iexscan(&mine, &off, 1, MPI_UINT64_T, MPI_SUM, m->direct, &req);
-    if (!wait_deadline(m, &req, deadline))
+    if (!kmpi_wait_deadline(&req, deadline))
         FAIL_TIMEOUT("the scan of the bucket sizes");
     if (R == 0)
         off = 0;
     for (int j = 0; j < P; j++) {
         size_t s0, cj;
-        block_of(d->n, P, j, &s0, &cj);
+        kmpi_block_of(d->n, P, j, &s0, &cj);
         size_t lo = s0 > off ? s0 : off, hi = s0 + cj < off + nb ? s0 + cj : off + nb;
         sc[j] = hi > lo ? (int)((hi - lo) * es) : 0;
         sd[j] = hi > lo ? (int)((lo - off) * es) : 0;
     }
     MPI_Ialltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->direct, &req);
-    if (!wait_deadline(m, &req, deadline))
+    if (!kmpi_wait_deadline(&req, deadline))
         FAIL_TIMEOUT("the all-to-all of the counts");
     size_t got = 0;
     for (int j = 0; j < P; j++) {
@@ -260,7 +257,7 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
         goto out;
     }
     MPI_Ialltoallv(recv, sc, sd, MPI_BYTE, out, rc, rd, MPI_BYTE, m->direct, &req);
-    if (!wait_deadline(m, &req, deadline))
+    if (!kmpi_wait_deadline(&req, deadline))
         FAIL_TIMEOUT("the all-to-all back to blocks");
     if (c) {
         st = kiln_array_write(q, d->local, out);

@@ -8,18 +8,23 @@
 #ifndef KILN_TEST_INTERNAL_H
 #define KILN_TEST_INTERNAL_H
 
-#include "algo/array_internal.h" /* op texts (tests/test_array_dtype.c) */
-#include "algo/builtin.h"        /* generated sources (tests/test_array_nvrtc.c) */
-#include "algo/generator.h"      /* declaration parser (fuzz/) */
-#include "algo/offload_hook.h"
-#include "algo/offload_internal.h" /* map checks, code generation (fuzz/) */
-#include "algo/select.h"           /* the selection engine (tests/test_array_nvrtc.c) */
+#include "algo/array/array.h"      /* the array object (tests/test_invariants.c) */
+#include "algo/ops/ops_internal.h" /* op texts (tests/test_array_dtype.c) */
+#include "algo/prim/prim.h"        /* generated sources (tests/test_array_nvrtc.c) */
+#include "algo/gen/chain.h"        /* the chain of commands (tests/test_chain.c) */
+#include "algo/gen/generator.h"    /* declaration parser (fuzz/) */
+#include "algo/offload/offload_hook.h"
+#include "algo/offload/offload_internal.h" /* map checks, code generation (fuzz/) */
+#include "algo/prim/select.h"              /* the selection engine (tests/test_array_nvrtc.c) */
 #include "backend/backend.h"
 #include "backend/registry.h"    /* the tables built in, whatever they are */
+#include "base/check.h"          /* the sticky checker (tests/test_chain.c) */
 #include "base/buildlog_quote.h" /* compiler log quoting (fuzz/) */
 #include "base/embedded.h"       /* a backend's prelude: its prelude_file */
 #include "base/error.h"
 #include "base/fault.h" /* fault injection (tests/test_fault_injection.c) */
+#include "base/lock.h"  /* owned locks (tests/test_invariants.c) */
+#include "base/strbuf.h"
 #include "cache/cache.h"
 #include "cache/sha256.h"
 #include "cache/trust.h"   /* the test hook (tests/test_cache_trust.c) */

@@ -158,7 +158,7 @@ int kiln_cmd_devices(int argc, char **argv) {
     for (size_t i = 0; i < count; i++) {
         kiln_device *dev = NULL;
         kiln_device_info info;
-        if (kiln_device_get(i, &dev) != KILN_OK || kiln_device_get_info(dev, &info) != KILN_OK) {
+        if (kiln_device_at(i, &dev) != KILN_OK || kiln_device_get_info(dev, &info) != KILN_OK) {
             fprintf(stderr, "kiln: device %zu: %s\n", i, kiln_last_error_message());
             continue;
         }
@@ -340,7 +340,7 @@ int kiln_cmd_info(int argc, char **argv) {
     }
     for (size_t i = 0; i < count; i++) {
         kiln_device *dev = NULL;
-        if (kiln_device_get(i, &dev) != KILN_OK)
+        if (kiln_device_at(i, &dev) != KILN_OK)
             continue;
         if (i)
             putchar('\n');

@@ -64,6 +64,8 @@ static const char demo_usage[] =
     "                  sweeps); the reference comes from OpenMP C\n"
     "  --out DIR       where the pictures go (default ./out)\n"
     "  --json          print the results as JSON on stdout instead of the table\n"
+    "  --mpi           under mpirun: the workloads split over the ranks\n"
+    "                  (runs kiln-mpi-demo from beside kiln; --mpi --help)\n"
     "  -h, --help      show this help\n";
 
 #define DEMO_MAX_DEVICES 16
@@ -943,14 +945,46 @@ static void open_devices(demo_state *s) {
     }
     for (size_t i = 0; i < count && s->ndev < DEMO_MAX_DEVICES; i++) {
         kiln_device *dev = NULL;
-        if (kiln_device_get(i, &dev) == KILN_OK)
+        if (kiln_device_at(i, &dev) == KILN_OK)
             open_device(s, dev);
     }
 }
 
 /* ---------------------------------------------------------------- main */
 
+/* --mpi: kiln-mpi-demo, beside this binary (built with kiln_mpi), takes
+ * over this process (mpirun's rank environment and all). */
+static int run_mpi_demo(int argc, char **argv) {
+    char self[4096], path[4200];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, "kiln demo --mpi: cannot find the kiln binary's folder\n");
+        return KILN_CLI_FAILED;
+    }
+    self[len] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(path, sizeof path, "%s/kiln-mpi-demo", self);
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args)
+        return KILN_CLI_FAILED;
+    args[0] = path;
+    for (int i = 1; i < argc; i++)
+        args[i] = argv[i];
+    execv(path, args);
+    fprintf(stderr,
+            "kiln demo --mpi: cannot run %s: %s (it is built with kiln_mpi, where CMake "
+            "finds MPI: apt-get install libopenmpi-dev openmpi-bin)\n",
+            path, strerror(errno));
+    free(args);
+    return KILN_CLI_FAILED;
+}
+
 int kiln_cmd_demo(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--mpi") == 0)
+            return run_mpi_demo(argc, argv);
     demo_state *s = calloc(1, sizeof *s);
     if (!s) {
         fprintf(stderr, "kiln demo: out of memory\n");

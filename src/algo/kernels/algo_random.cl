@@ -6,9 +6,9 @@
  * Random123's known-answer vectors on both sides.
  *
  * Raw generators (counter and key in, words out):
- *   kiln_philox4x32_10(kiln_u32x4 ctr, kiln_u32x2 key)    -> kiln_u32x4
- *   kiln_threefry4x32_20(kiln_u32x4 ctr, kiln_u32x4 key)  -> kiln_u32x4
- *   kiln_threefry2x64_20(kiln_u64x2 ctr, kiln_u64x2 key)  -> kiln_u64x2
+ *   kiln_rng_philox4x32_10(kiln_u32x4 ctr, kiln_u32x2 key)    -> kiln_u32x4
+ *   kiln_rng_threefry4x32_20(kiln_u32x4 ctr, kiln_u32x4 key)  -> kiln_u32x4
+ *   kiln_rng_threefry2x64_20(kiln_u64x2 ctr, kiln_u64x2 key)  -> kiln_u64x2
  * Streams (what kiln_rng's arrays use): word w of (algorithm, seed,
  * substream) is word w % 4 of block w / 4, see kiln_rng_block.
  * Per-item helpers for expressions: kiln_rand_uniform(seed, index) (float
@@ -46,7 +46,7 @@ KILN_FUNC kiln_u32x4 kiln__philox4x32_round(kiln_u32x4 c, kiln_u32x2 k)
     return kiln_make_u32x4((uint)(p1 >> 32) ^ c.y ^ k.x, (uint)p1,
                            (uint)(p0 >> 32) ^ c.w ^ k.y, (uint)p0);
 }
-KILN_FUNC kiln_u32x4 kiln_philox4x32_10(kiln_u32x4 c, kiln_u32x2 k)
+KILN_FUNC kiln_u32x4 kiln_rng_philox4x32_10(kiln_u32x4 c, kiln_u32x2 k)
 {
     for (int r = 0; r < 10; r++) {
         if (r) {
@@ -63,7 +63,7 @@ KILN_FUNC uint kiln__rotl32(uint x, int s)
 {
     return (x << s) | (x >> (32 - s));
 }
-KILN_FUNC kiln_u32x4 kiln_threefry4x32_20(kiln_u32x4 c, kiln_u32x4 k)
+KILN_FUNC kiln_u32x4 kiln_rng_threefry4x32_20(kiln_u32x4 c, kiln_u32x4 k)
 {
     /* Rotation pairs of rounds r % 8 (Random123's R_32x4). */
     const int ra[8] = {10, 11, 13, 23, 6, 17, 25, 18};
@@ -95,7 +95,7 @@ KILN_FUNC kiln_uint64 kiln__rotl64(kiln_uint64 x, int s)
 {
     return (x << s) | (x >> (64 - s));
 }
-KILN_FUNC kiln_u64x2 kiln_threefry2x64_20(kiln_u64x2 c, kiln_u64x2 k)
+KILN_FUNC kiln_u64x2 kiln_rng_threefry2x64_20(kiln_u64x2 c, kiln_u64x2 k)
 {
     const int rot[8] = {16, 42, 12, 31, 16, 32, 24, 21}; /* R_64x2 */
     kiln_uint64 ks[3];
@@ -122,15 +122,15 @@ KILN_FUNC kiln_u32x4 kiln_rng_block(int alg, kiln_uint64 seed,
     uint slo = (uint)sub, shi = (uint)(sub >> 32);
     uint klo = (uint)seed, khi = (uint)(seed >> 32);
     if (alg == 2) {
-        kiln_u64x2 r = kiln_threefry2x64_20(kiln_make_u64x2(b, sub),
+        kiln_u64x2 r = kiln_rng_threefry2x64_20(kiln_make_u64x2(b, sub),
                                             kiln_make_u64x2(seed, 0));
         return kiln_make_u32x4((uint)r.x, (uint)(r.x >> 32), (uint)r.y,
                                (uint)(r.y >> 32));
     }
     kiln_u32x4 c = kiln_make_u32x4(blo, bhi, slo, shi);
     if (alg == 1)
-        return kiln_threefry4x32_20(c, kiln_make_u32x4(klo, khi, 0, 0));
-    return kiln_philox4x32_10(c, kiln_make_u32x2(klo, khi));
+        return kiln_rng_threefry4x32_20(c, kiln_make_u32x4(klo, khi, 0, 0));
+    return kiln_rng_philox4x32_10(c, kiln_make_u32x2(klo, khi));
 }
 
 KILN_FUNC uint kiln__u32x4_get(kiln_u32x4 v, uint lane)
@@ -331,7 +331,7 @@ KILN_FUNC kiln_u32x4x16 kiln_rng_block16(int alg, kiln_uint64 seed,
     uint16 x0 = (uint16)((uint)b0) + lane, x1 = (uint16)((uint)(b0 >> 32));
     uint16 x2 = (uint16)((uint)sub), x3 = (uint16)((uint)(sub >> 32));
     uint klo = (uint)seed, khi = (uint)(seed >> 32);
-    if (alg == 0) { /* Philox4x32-10, as kiln_philox4x32_10 */
+    if (alg == 0) { /* Philox4x32-10, as kiln_rng_philox4x32_10 */
         for (int i = 0; i < 10; i++) {
             if (i) {
                 klo += 0x9E3779B9u;
@@ -345,7 +345,7 @@ KILN_FUNC kiln_u32x4x16 kiln_rng_block16(int alg, kiln_uint64 seed,
             x2 = h0 ^ x3 ^ khi;
             x3 = l0;
         }
-    } else if (alg == 1) { /* Threefry4x32-20, as kiln_threefry4x32_20 */
+    } else if (alg == 1) { /* Threefry4x32-20, as kiln_rng_threefry4x32_20 */
         const int ra[8] = {10, 11, 13, 23, 6, 17, 25, 18};
         const int rb[8] = {26, 21, 27, 5, 20, 11, 10, 20};
         uint ks[5];

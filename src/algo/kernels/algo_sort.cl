@@ -10,7 +10,7 @@
  * One pass sorts by the digit (order_bits >> shift) & mask:
  *  1. @NAME@_hist: tile g (KILN_LOCAL_SIZE work-items, each owning `chunk`
  *     consecutive items) counts its digits into counts[d * ntiles + g];
- *  2. (the host) an exclusive scan of counts, kiln_array_cumsum: the
+ *  2. (the host) an exclusive scan of counts, kiln_array_cumsum_out: the
  *     position of tile g's first item of digit d in the output;
  *  3. @NAME@_scatter: each tile counts again, ranks its items (digit-major,
  *     then work-item, then item: the input order within a digit, so the

@@ -84,6 +84,7 @@
     X(cuModuleUnload)                              \
     X(cuModuleGetFunction)                         \
     X(cuFuncGetAttribute)                          \
+    X(cuFuncSetAttribute)                          \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
     X(cuLaunchKernel)
 
@@ -144,7 +145,14 @@ typedef struct kiln__cu_dev {
     CUcontext ctx; /* retained primary context */
     unsigned cc;   /* major*10 + minor */
     int max_threads, max_block[3], max_grid[3];
-    size_t shared_per_block;
+    /* dynamic shared memory a launch may use: the opt-in limit
+     * (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 227 KiB on
+     * Hopper); above the default 48 KiB the kernel's attribute is raised */
+    size_t shared_per_block, shared_default;
+    /* fill.c's kernel: state 0 not loaded, 1 loaded, -1 refused */
+    int fill_state;
+    CUmodule fill_module;
+    CUfunction fill_fn;
 } kiln__cu_dev;
 
 struct kiln__cu_queue;
@@ -170,6 +178,7 @@ typedef struct kiln__cu_mem {
 typedef struct kiln__cu_context {
     atomic_int refs;
     kiln__cu_mem mem;
+    pthread_mutex_t fill_lock; /* fill.c's lazy module loads */
     size_t n;
     kiln__cu_dev dev[]; /* buffers live on dev[0] */
 } kiln__cu_context;
@@ -181,6 +190,15 @@ void kiln__cu_mem_queue_remove(kiln__cu_context *c, struct kiln__cu_queue *q);
 void kiln__cu_mem_destroy(kiln__cu_context *c);
 
 void kiln__cu_context_unref(kiln__cu_context *c);
+
+/* fill.c: fills of at least this many bytes of device memory whose
+ * pattern repeats every 1..16 bytes run as a kernel (*done = 1) when the
+ * driver loads it; otherwise *done = 0 and the caller uses memsets. */
+#define KILN__CU_FILL_KERNEL_MIN ((size_t)1 << 20)
+kiln_status kiln__cu_fill_kernel(kiln__cu_context *c, kiln__cu_dev *d, CUstream stream,
+                                 CUdeviceptr dst, const unsigned char *pattern, size_t ps,
+                                 size_t size, int *done);
+void kiln__cu_fill_unload(kiln__cu_dev *d);
 void kiln__cu_context_ref(kiln__cu_context *c);
 /* Index of the ordinal in c, or -1. */
 int kiln__cu_context_find(const kiln__cu_context *c, int ordinal);
@@ -448,6 +466,10 @@ typedef struct kiln__cu_kernel {
     CUfunction fn;
     int max_threads;
 } kiln__cu_kernel;
+
+/* Raises fn's dynamic shared memory limit to shared bytes when they pass
+ * the device's default 48 KiB (up to its opt-in limit). */
+kiln_status kiln__cu_allow_shared(const kiln__cu_dev *dev, CUfunction fn, size_t shared);
 
 /* memory.c: a reference on a buffer (held commands keep theirs). */
 void kiln__cu_buffer_ref(kiln__cu_buffer *b);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/refcount.h"
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
 #include "base/fault.h"
@@ -42,8 +43,13 @@ static kiln_status kiln__cu_fill_device(int ordinal, kiln__bdevice *bd) {
         return kiln__cu_fail("cuDeviceTotalMem", r);
     in->global_mem_bytes = total;
     in->max_alloc_bytes = total;
+    /* what a launch may use: the opt-in limit, which launches above the
+     * default 48 KiB raise the kernel's attribute to (program.c) */
     in->local_mem_bytes =
-        (uint64_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+        (uint64_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (in->local_mem_bytes == 0)
+        in->local_mem_bytes =
+            (uint64_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     in->l2_cache_bytes = (uint64_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     in->max_work_group_size = (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     in->max_work_item_sizes[0] = (size_t)kiln__cu_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
@@ -141,16 +147,20 @@ kiln_status kiln__cu_partition_counts(const kiln__bdevice *device, const unsigne
 }
 
 void kiln__cu_context_ref(kiln__cu_context *c) {
-    atomic_fetch_add(&c->refs, 1);
+    kiln__ref_take(&c->refs);
 }
 
 void kiln__cu_context_unref(kiln__cu_context *c) {
-    if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+    if (!c || !kiln__ref_release(&c->refs))
         return;
     kiln__cu_mem_destroy(c);
     for (size_t i = 0; i < c->n; i++)
-        if (c->dev[i].ctx)
+        if (c->dev[i].ctx) {
+            if (kiln__cu_ctx_use(c->dev[i].ctx) == KILN_OK)
+                kiln__cu_fill_unload(&c->dev[i]);
             kiln__cu.cuDevicePrimaryCtxRelease(c->dev[i].dev);
+        }
+    pthread_mutex_destroy(&c->fill_lock);
     free(c);
 }
 
@@ -173,6 +183,7 @@ kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices, size_t 
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     atomic_init(&c->refs, 1);
     pthread_mutex_init(&c->mem.lock, NULL);
+    pthread_mutex_init(&c->fill_lock, NULL);
     c->n = 0;
     for (size_t i = 0; i < num_devices; i++) {
         kiln__cu_dev *d = &c->dev[i];
@@ -194,8 +205,12 @@ kiln_status kiln__cu_context_create(const kiln__bdevice *const *devices, size_t 
         d->max_grid[0] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
         d->max_grid[1] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
         d->max_grid[2] = kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-        d->shared_per_block =
+        d->shared_default =
             (size_t)kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+        d->shared_per_block =
+            (size_t)kiln__cu_attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+        if (d->shared_per_block < d->shared_default)
+            d->shared_per_block = d->shared_default;
         if (d->max_threads <= 0)
             d->max_threads = 1024;
         for (int k = 0; k < 3; k++) {

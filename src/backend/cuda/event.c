@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/refcount.h"
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
 #include "base/fault.h"
@@ -214,12 +215,12 @@ static void kiln__cu_event_destroy_now(kiln__cu_event *e) {
 }
 
 void kiln__cu_event_retain(void *ev) {
-    atomic_fetch_add(&((kiln__cu_event *)ev)->refs, 1);
+    kiln__ref_take(&((kiln__cu_event *)ev)->refs);
 }
 
 void kiln__cu_event_release(void *ev) {
     kiln__cu_event *e = ev;
-    if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+    if (!e || !kiln__ref_release(&e->refs))
         return;
     if (kiln__cu_in_callback) {
         pthread_mutex_lock(&kiln__cu_grave_lock);

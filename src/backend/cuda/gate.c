@@ -21,7 +21,7 @@
  * asked for on a held event are registered then.
  *
  * Where kiln cannot see a stream's work, it cannot hold it back: a queue
- * whose CUstream was handed out (kiln_cuda_queue_get, which the cuBLAS and
+ * whose CUstream was handed out (kiln_cuda_queue_native, which the cuBLAS and
  * cuFFT paths use too) or wrapped is "native": it holds nothing, its
  * streams wait for user events on the device (cuStreamWaitValue32, as
  * before host gating), so there a command behind a failed user event still

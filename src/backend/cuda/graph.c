@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/refcount.h"
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
 #include "base/fault.h"
@@ -87,7 +88,7 @@ typedef struct cug_graph {
 } cug_graph;
 
 static void cug_unref(cug_graph *g) {
-    if (atomic_fetch_sub(&g->refs, 1) != 1)
+    if (!kiln__ref_release(&g->refs))
         return;
     if (kiln__cu_ctx_use(g->dev->ctx) == KILN_OK) {
         if (g->exec)
@@ -163,6 +164,8 @@ static kiln_status cug_add_kernel(void *graph, void *kernel, unsigned dims, cons
         st = kiln__cu_launch_params(g->dev, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK)
         st = kiln__cu_ctx_use(g->dev->ctx);
+    if (st == KILN_OK)
+        st = kiln__cu_allow_shared(g->dev, k->fn, shared);
     if (st == KILN_OK) {
         for (size_t i = 0; i < num_deps; i++)
             d[i] = ((cug_node *)deps[i])->node;
@@ -360,6 +363,8 @@ static kiln_status cug_set_kernel_args(void *graph, void *node, size_t num_args,
                          : kiln__cu_launch_params(g->dev, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK)
         st = kiln__cu_ctx_use(g->dev->ctx);
+    if (st == KILN_OK)
+        st = kiln__cu_allow_shared(g->dev, n->fn, shared);
     if (st == KILN_OK) {
         CUDA_KERNEL_NODE_PARAMS p;
         memset(&p, 0, sizeof p);
@@ -392,7 +397,7 @@ static kiln_status launch_run(kiln__cu_queue *q, void *p) {
 
 static void *launch_hold(const void *p) {
     cug_graph *g = (cug_graph *)p;
-    atomic_fetch_add(&g->refs, 1);
+    kiln__ref_take(&g->refs);
     return g;
 }
 

@@ -81,8 +81,8 @@ static int ordinal_of(CUdevice native) {
 
 /* ---- devices ------------------------------------------------------------ */
 
-kiln_status kiln_cuda_device_get(const kiln_device *device, CUdevice *native) {
-    static const char fn[] = "kiln_cuda_device_get";
+kiln_status kiln_cuda_device_native(const kiln_device *device, CUdevice *native) {
+    static const char fn[] = "kiln_cuda_device_native";
     NEED(native, fn, "native");
     *native = 0;
     const kiln__bdevice *rec = NULL;
@@ -111,10 +111,10 @@ kiln_status kiln_cuda_device_find(CUdevice native, kiln_device **device) {
 
 /* ---- contexts ----------------------------------------------------------- */
 
-kiln_status kiln_cuda_context_get(const kiln_context *context, CUcontext *native) {
+kiln_status kiln_cuda_context_native(const kiln_context *context, CUcontext *native) {
     void *h = NULL;
-    NEED(native, "kiln_cuda_context_get", "native");
-    kiln_status st = handle_of("kiln_cuda_context_get", KILN__INTEROP_CONTEXT, context, &h);
+    NEED(native, "kiln_cuda_context_native", "native");
+    kiln_status st = handle_of("kiln_cuda_context_native", KILN__INTEROP_CONTEXT, context, &h);
     *native = st == KILN_OK ? ((kiln__cu_context *)h)->dev[0].ctx : NULL;
     return st;
 }
@@ -145,10 +145,10 @@ kiln_status kiln_cuda_context_wrap(CUcontext native, kiln_context **context) {
 
 /* ---- queues ------------------------------------------------------------- */
 
-kiln_status kiln_cuda_queue_get(const kiln_queue *queue, CUstream *native) {
+kiln_status kiln_cuda_queue_native(const kiln_queue *queue, CUstream *native) {
     void *h = NULL;
-    NEED(native, "kiln_cuda_queue_get", "native");
-    kiln_status st = handle_of("kiln_cuda_queue_get", KILN__INTEROP_QUEUE, queue, &h);
+    NEED(native, "kiln_cuda_queue_native", "native");
+    kiln_status st = handle_of("kiln_cuda_queue_native", KILN__INTEROP_QUEUE, queue, &h);
     *native = NULL;
     if (st != KILN_OK)
         return st;
@@ -201,10 +201,10 @@ kiln_status kiln_cuda_queue_wrap(kiln_context *context, CUstream native, unsigne
 
 /* ---- buffers ------------------------------------------------------------ */
 
-kiln_status kiln_cuda_buffer_get(const kiln_buffer *buffer, CUdeviceptr *native) {
+kiln_status kiln_cuda_buffer_native(const kiln_buffer *buffer, CUdeviceptr *native) {
     void *h = NULL;
-    NEED(native, "kiln_cuda_buffer_get", "native");
-    kiln_status st = handle_of("kiln_cuda_buffer_get", KILN__INTEROP_BUFFER, buffer, &h);
+    NEED(native, "kiln_cuda_buffer_native", "native");
+    kiln_status st = handle_of("kiln_cuda_buffer_native", KILN__INTEROP_BUFFER, buffer, &h);
     *native = st == KILN_OK ? ((kiln__cu_buffer *)h)->ptr : 0;
     return st;
 }
@@ -278,9 +278,9 @@ kiln_status kiln_cuda_buffer_wrap(kiln_context *context, CUdeviceptr native, siz
 
 /* ---- kernels ------------------------------------------------------------ */
 
-kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel, const kiln_device *device,
-                                 CUfunction *native) {
-    static const char fn[] = "kiln_cuda_kernel_get";
+kiln_status kiln_cuda_kernel_native(const kiln_kernel *kernel, const kiln_device *device,
+                                    CUfunction *native) {
+    static const char fn[] = "kiln_cuda_kernel_native";
     NEED(native, fn, "native");
     void *h = NULL;
     kiln_status st = kiln__interop_kernel(VIA, fn, kernel, device, &h);
@@ -290,8 +290,8 @@ kiln_status kiln_cuda_kernel_get(const kiln_kernel *kernel, const kiln_device *d
 
 /* ---- events ------------------------------------------------------------- */
 
-kiln_status kiln_cuda_event_get(const kiln_event *event, CUevent *native) {
-    static const char fn[] = "kiln_cuda_event_get";
+kiln_status kiln_cuda_event_native(const kiln_event *event, CUevent *native) {
+    static const char fn[] = "kiln_cuda_event_native";
     void *h = NULL;
     NEED(native, fn, "native");
     *native = NULL;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/refcount.h"
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
 #include "base/fault.h"
@@ -284,7 +285,7 @@ kiln_status kiln__cu_buffer_create_sub(void *parent, size_t offset, size_t size,
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     atomic_init(&b->refs, 1);
-    atomic_fetch_add(&p->refs, 1);
+    kiln__ref_take(&p->refs);
     b->parent = p;
     b->ctx = p->ctx;
     kiln__cu_context_ref(b->ctx);
@@ -337,11 +338,11 @@ static void kiln__cu_buffer_free_later(void *arg) {
 }
 
 void kiln__cu_buffer_ref(kiln__cu_buffer *b) {
-    atomic_fetch_add(&b->refs, 1);
+    kiln__ref_take(&b->refs);
 }
 
 void kiln__cu_buffer_unref(kiln__cu_buffer *b) {
-    while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+    while (b && kiln__ref_release(&b->refs)) {
         kiln__cu_buffer *parent = b->parent;
         if (!parent && !b->borrowed && b->stream_ordered) {
             kiln__cu_mem_free(b->ctx, b->ptr); /* never blocks */
@@ -624,8 +625,14 @@ static kiln_status kiln__cu_fill_cmd(kiln__cu_queue *q, kiln__cu_buffer *b, cons
     CUresult r;
     if (size == 0)
         return KILN_OK;
-    if (!b->pinned)
+    if (!b->pinned) {
         ps = fill_period(pattern, ps);
+        int done = 0;
+        kiln_status st =
+            kiln__cu_fill_kernel(q->ctx, q->dev, q->stream, dst, pattern, ps, size, &done);
+        if (st != KILN_OK || done)
+            return st;
+    }
     if (b->pinned) {
         kiln__cu_hostjob *j = kiln__cu_hostjob_new(ps);
         if (!j)

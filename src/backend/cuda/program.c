@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/refcount.h"
 #include "backend/cuda/cuda_internal.h"
 #include "base/embedded.h"
 #include "base/error.h"
@@ -563,11 +564,11 @@ static void kiln__cu_program_free_later(void *arg) {
 }
 
 void kiln__cu_program_ref(kiln__cu_program *p) {
-    atomic_fetch_add(&p->refs, 1);
+    kiln__ref_take(&p->refs);
 }
 
 void kiln__cu_program_unref(kiln__cu_program *p) {
-    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+    if (!p || !kiln__ref_release(&p->refs))
         return;
     /* cuModuleUnload synchronises like cuMemFree: while work may wait for
      * a user event, unload later on the worker thread. */
@@ -612,7 +613,7 @@ kiln_status kiln__cu_kernel_create(void *program, const char *name, void **kerne
     k->program = p;
     k->fn = fn;
     k->max_threads = mt;
-    atomic_fetch_add(&p->refs, 1);
+    kiln__ref_take(&p->refs);
     *kernel = k;
     return KILN_OK;
 }
@@ -762,6 +763,25 @@ kiln_status kiln__cu_launch_params(const kiln__cu_dev *dev, size_t num_args, con
     return KILN_OK;
 }
 
+kiln_status kiln__cu_allow_shared(const kiln__cu_dev *dev, CUfunction fn, size_t shared) {
+    if (shared <= dev->shared_default)
+        return KILN_OK;
+    kiln_status st = kiln__cu_ctx_use(dev->ctx);
+    if (st != KILN_OK)
+        return st;
+    CUresult r = kiln__cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             (int)shared);
+    if (r == CUDA_SUCCESS)
+        return KILN_OK;
+    int fixed = 0;
+    kiln__cu.cuFuncGetAttribute(&fixed, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    kiln__cu_fail("cuFuncSetAttribute", r);
+    return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, (long)r,
+                           "%zu bytes of local memory arguments and the kernel's own %d bytes of "
+                           "shared memory exceed the device's %zu per block",
+                           shared, fixed, dev->shared_per_block);
+}
+
 typedef struct launch_args {
     CUfunction fn;
     unsigned grid[3], block[3], shared;
@@ -876,6 +896,8 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, con
     }
     size_t shared = 0; /* dynamic shared memory: the KILN_ARG_LOCAL sizes */
     st = kiln__cu_launch_params(q->dev, num_args, args, params, ptrs, &shared);
+    if (st == KILN_OK)
+        st = kiln__cu_allow_shared(q->dev, k->fn, shared);
     if (st == KILN_OK) {
         launch_args a = { k->fn,
                           { (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2] },

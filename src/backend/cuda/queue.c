@@ -7,16 +7,17 @@
  * it on the host first). */
 #include <stdlib.h>
 
+#include "base/refcount.h"
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
 #include "base/fault.h"
 
 void kiln__cu_queue_ref(kiln__cu_queue *q) {
-    atomic_fetch_add(&q->refs, 1);
+    kiln__ref_take(&q->refs);
 }
 
 void kiln__cu_queue_unref(kiln__cu_queue *q) {
-    if (!q || atomic_fetch_sub(&q->refs, 1) != 1)
+    if (!q || !kiln__ref_release(&q->refs))
         return;
     int ok = kiln__cu_ctx_use(q->dev->ctx) == KILN_OK;
     kiln__cu_mem_queue_remove(q->ctx, q); /* before its streams go */

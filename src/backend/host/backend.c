@@ -16,7 +16,7 @@ const kiln__backend kiln__backend_host = {
 
     .load = kiln__host_load,
     .enumerate = kiln__host_enumerate,
-    .partition = NULL,
+    .partition = kiln__host_partition,
 
     .context_create = kiln__host_context_create,
     .context_release = kiln__host_context_release,
@@ -54,4 +54,5 @@ const kiln__backend kiln__backend_host = {
     .event_retain = kiln__host_event_retain,
     .event_release = kiln__host_event_release,
     .interop = NULL,
+    .partition_counts = kiln__host_partition_counts,
 };

@@ -1,5 +1,6 @@
 /* The one host device: this machine's CPUs, as the OpenMP threads the
- * kernels run on. */
+ * kernels run on; and its sub-devices (fission): disjoint ranges of its
+ * threads, each pinned to its own CPUs (queue.c pins the workers). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ kiln_status kiln__host_enumerate(kiln__bdevice **devices, size_t *count) {
     info->device_sleep = 0;
     info->warp_shuffle = 0;
     info->subgroup_size = 0;
-    d->handle = d;
+    d->handle = NULL; /* the whole device (a sub-device's is its kiln__hpart) */
     d->platform_index = 0;
     d->device_index = 0;
     /* what makes the shared objects: the compiler, the CPU (-march=native),
@@ -65,12 +66,96 @@ kiln_status kiln__host_enumerate(kiln__bdevice **devices, size_t *count) {
      * changes) and what the environment changes in it */
     const char *dbg = getenv("KILN_HOST_DEBUG"), *cflags = getenv("KILN_HOST_CFLAGS");
     snprintf(d->identity, sizeof d->identity,
-             "host|flags %d|debug %.8s|cflags %.60s|runtime %016llx|%.120s|%.120s|%.80s|"
+             "host|flags %d|debug %.8s%s|cflags %.60s|runtime %016llx|%.120s|%.120s|%.80s|"
              "features %016llx",
-             KILN__HOST_FLAGS, dbg ? dbg : "", cflags ? cflags : "", (unsigned long long)h,
-             kiln__hcc.path, kiln__hcc.version, kiln__hcc.cpu,
-             (unsigned long long)kiln__hcc.features);
+             KILN__HOST_FLAGS, dbg ? dbg : "", kiln__host_process_asan() ? " asan" : "",
+             cflags ? cflags : "", (unsigned long long)h, kiln__hcc.path, kiln__hcc.version,
+             kiln__hcc.cpu, (unsigned long long)kiln__hcc.features);
     *devices = d;
     *count = 1;
     return KILN_OK;
+}
+
+/* The units (threads) a host device has and the first of them. */
+static void units_of(const kiln__bdevice *device, unsigned *first, unsigned *units) {
+    const kiln__hpart *p = device->handle;
+    *first = p ? p->first : 0;
+    *units = p ? p->count : kiln__hcc.threads;
+}
+
+/* Sub-device i of device: units [first, first + n) of host:0. */
+static kiln_status make_sub(const kiln__bdevice *device, unsigned i, unsigned first, unsigned n,
+                            kiln__bdevice *sub) {
+    kiln__hpart *p = kiln__calloc(1, sizeof *p);
+    char *ext = kiln__strdup(device->extensions ? device->extensions : "");
+    if (!p || !ext) {
+        free(p);
+        free(ext);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host partition: out of memory");
+    }
+    p->first = first;
+    p->count = n;
+    *sub = *device;
+    sub->extensions = ext;
+    sub->handle = p;
+    kiln_device_info *info = &sub->info;
+    info->is_subdevice = 1;
+    info->compute_units = n;
+    snprintf(info->id, sizeof info->id, "%.20s.%u", device->info.id, i);
+    unsigned c0 = kiln__hcc.cpu_ids[first % kiln__hcc.cpus];
+    unsigned c1 = kiln__hcc.cpu_ids[(first + n - 1) % kiln__hcc.cpus];
+    snprintf(info->version, sizeof info->version, "kiln host 1 (%u threads on CPUs %u-%u)", n, c0,
+             c1);
+    return KILN_OK;
+}
+
+/* By counts: one part per entry, of that many units, one after another
+ * (the core checked that the counts are positive and fit). */
+kiln_status kiln__host_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                        size_t num_counts, kiln__bdevice *subdevices,
+                                        size_t capacity, size_t *count) {
+    unsigned at, units;
+    units_of(device, &at, &units);
+    unsigned long long sum = 0;
+    *count = 0;
+    for (size_t i = 0; i < num_counts; i++)
+        sum += counts[i];
+    if (num_counts == 0 || sum > units)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "counts ask for %llu compute units in %zu parts; %s has %u", sum,
+                               num_counts, device->info.id, units);
+    for (size_t i = 0; i < num_counts && i < capacity; i++) {
+        kiln_status st = make_sub(device, (unsigned)i, at, counts[i], &subdevices[i]);
+        if (st != KILN_OK) {
+            for (size_t j = 0; j < i; j++) {
+                free(subdevices[j].extensions);
+                free(subdevices[j].handle);
+                subdevices[j].extensions = NULL;
+            }
+            *count = 0;
+            return st;
+        }
+        at += counts[i];
+        *count = i + 1;
+    }
+    return KILN_OK;
+}
+
+/* Equal parts: as many parts of units_each as fit. */
+kiln_status kiln__host_partition(const kiln__bdevice *device, unsigned units_each,
+                                 kiln__bdevice *subdevices, size_t capacity, size_t *count) {
+    unsigned first, units;
+    unsigned counts[KILN__HOST_MAX_CPUS];
+    units_of(device, &first, &units);
+    *count = 0;
+    if (units_each == 0 || units_each > units)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "units_each is %u; %s has %u compute units (threads)", units_each,
+                               device->info.id, units);
+    size_t parts = units / units_each;
+    if (parts > KILN__HOST_MAX_CPUS)
+        parts = KILN__HOST_MAX_CPUS;
+    for (size_t i = 0; i < parts; i++)
+        counts[i] = units_each;
+    return kiln__host_partition_counts(device, counts, parts, subdevices, capacity, count);
 }

@@ -1,13 +1,15 @@
 /* Events: a state under the backend's lock, profiling times, and the
  * notifications to call once when the event ends. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/refcount.h"
 #include "backend/host/host.h"
 #include "base/fault.h"
 #include "base/strbuf.h"
 
-pthread_mutex_t kiln__host_lock = PTHREAD_MUTEX_INITIALIZER;
+kiln__lock kiln__host_lock = KILN__LOCK_INITIALIZER;
 pthread_cond_t kiln__host_cond = PTHREAD_COND_INITIALIZER;
 
 kiln__hevent *kiln__host_event_new(int user, int profiling) {
@@ -25,7 +27,7 @@ kiln__hevent *kiln__host_event_new(int user, int profiling) {
 void kiln__host_event_put(kiln__hevent *ev) {
     if (!ev)
         return;
-    if (atomic_fetch_sub_explicit(&ev->refs, 1, memory_order_acq_rel) == 1) {
+    if (kiln__ref_release(&ev->refs)) {
         kiln__hnotify *n = ev->notify;
         while (n) {
             kiln__hnotify *next = n->next;
@@ -37,21 +39,22 @@ void kiln__host_event_put(kiln__hevent *ev) {
 }
 
 void kiln__host_event_end(kiln__hevent *ev, int failed) {
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     if (ev->state <= KILN_EVENT_COMPLETE) {
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         return;
     }
     uint64_t now = kiln__host_now_ns();
     if (!ev->t[2])
         ev->t[2] = now;
     ev->t[3] = now;
+    assert(atomic_load(&ev->refs) > 0 && "an event ended after its last release");
     ev->state = failed ? KILN_EVENT_ERROR : KILN_EVENT_COMPLETE;
     kiln__hnotify *n = ev->notify;
     ev->notify = NULL;
-    atomic_fetch_add_explicit(&ev->refs, 1, memory_order_relaxed);
+    kiln__ref_take(&ev->refs);
     pthread_cond_broadcast(&kiln__host_cond);
-    pthread_mutex_unlock(&kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     /* oldest first */
     kiln__hnotify *rev = NULL;
     while (n) {
@@ -71,15 +74,15 @@ void kiln__host_event_end(kiln__hevent *ev, int failed) {
 
 kiln_status kiln__host_event_wait(size_t num, void *const *events) {
     int failed = -1;
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     for (size_t i = 0; i < num; i++) {
         kiln__hevent *ev = events[i];
         while (ev->state > KILN_EVENT_COMPLETE)
-            pthread_cond_wait(&kiln__host_cond, &kiln__host_lock);
+            kiln__lock_wait(&kiln__host_cond, &kiln__host_lock);
         if (ev->state < 0 && failed < 0)
             failed = (int)i;
     }
-    pthread_mutex_unlock(&kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     if (failed >= 0)
         return kiln__error_set(KILN_ERROR_EVENT_FAILED, 0,
                                "host: event %d of %zu ended with an error", failed, num);
@@ -88,20 +91,20 @@ kiln_status kiln__host_event_wait(size_t num, void *const *events) {
 
 kiln_status kiln__host_event_state(void *event, kiln_event_state *state) {
     kiln__hevent *ev = event;
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     *state = (kiln_event_state)ev->state;
-    pthread_mutex_unlock(&kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     return KILN_OK;
 }
 
 kiln_status kiln__host_event_times(void *event, kiln_event_times *times) {
     kiln__hevent *ev = event;
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     int ended = ev->state <= KILN_EVENT_COMPLETE;
     uint64_t t[4];
     memcpy(t, ev->t, sizeof t);
     int prof = ev->profiling;
-    pthread_mutex_unlock(&kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     if (!ended || !prof || ev->user)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "host: no profiling times: the event has not completed, is a user "
@@ -121,17 +124,17 @@ kiln_status kiln__host_event_notify(void *event, kiln__notify_fn fn, void *arg) 
                                "host event notify: out of memory");
     n->fn = fn;
     n->arg = arg;
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     if (ev->state <= KILN_EVENT_COMPLETE) {
         int failed = ev->state < 0;
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         free(n);
         fn(arg, failed);
         return KILN_OK;
     }
     n->next = ev->notify;
     ev->notify = n;
-    pthread_mutex_unlock(&kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     return KILN_OK;
 }
 
@@ -146,9 +149,9 @@ kiln_status kiln__host_user_event_create(void *context, void **event) {
 
 kiln_status kiln__host_user_event_set(void *event, int failed) {
     kiln__hevent *ev = event;
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     int ended = ev->state <= KILN_EVENT_COMPLETE;
-    pthread_mutex_unlock(&kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     if (ended)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0, "host: the user event was already set");
     kiln__host_event_end(ev, failed);
@@ -156,7 +159,7 @@ kiln_status kiln__host_user_event_set(void *event, int failed) {
 }
 
 void kiln__host_event_retain(void *event) {
-    atomic_fetch_add_explicit(&((kiln__hevent *)event)->refs, 1, memory_order_relaxed);
+    kiln__ref_take(&((kiln__hevent *)event)->refs);
 }
 
 void kiln__host_event_release(void *event) {

@@ -10,20 +10,39 @@
 
 #include "backend/backend.h"
 #include "base/error.h"
+#include "base/lock.h"
 
 /* The version of program.c's compiler flags and source rewrite, in the
  * device identity (the disk cache's key): bump it when either changes. */
-#define KILN__HOST_FLAGS 3
+#define KILN__HOST_FLAGS 4
+
+#define KILN__HOST_MAX_CPUS 1024
 
 /* probe.c: the compiler found by load */
 typedef struct kiln__host_cc {
-    char path[512];    /* the compiler's executable */
-    char version[256]; /* first line of `cc --version` */
-    char cpu[256];     /* CPU model name */
-    uint64_t features; /* hash of the CPU's feature flags */
-    unsigned threads;  /* KILN_HOST_THREADS, OMP_NUM_THREADS, else the CPUs */
-    unsigned cpus;     /* CPUs this process may run on */
+    char path[512];                        /* the compiler's executable */
+    char version[256];                     /* first line of `cc --version` */
+    char cpu[256];                         /* CPU model name */
+    uint64_t features;                     /* hash of the CPU's feature flags */
+    unsigned threads;                      /* KILN_HOST_THREADS, OMP_NUM_THREADS, else the CPUs */
+    unsigned cpus;                         /* CPUs this process may run on */
+    long long serial_ns;                   /* KILN_HOST_SERIAL_NS, else 40000 (prelude_host_rt.h) */
+    unsigned cpu_ids[KILN__HOST_MAX_CPUS]; /* their numbers, ascending */
 } kiln__host_cc;
+
+/* A sub-device's part of the host device (its kiln__bdevice's handle; NULL
+ * for host:0 itself): units [first, first + count) of host:0's threads,
+ * unit u pinned to CPU cpu_ids[u % cpus], so parts are disjoint groups of
+ * cores when the threads are no more than the CPUs. Lives as long as the
+ * process, like the sub-device. */
+typedef struct kiln__hpart {
+    unsigned first, count;
+} kiln__hpart;
+kiln_status kiln__host_partition(const kiln__bdevice *device, unsigned units_each,
+                                 kiln__bdevice *subdevices, size_t capacity, size_t *count);
+kiln_status kiln__host_partition_counts(const kiln__bdevice *device, const unsigned *counts,
+                                        size_t num_counts, kiln__bdevice *subdevices,
+                                        size_t capacity, size_t *count);
 extern kiln__host_cc kiln__hcc;
 uint64_t kiln__host_now_ns(void);
 /* Runs argv (argv[0] looked up in PATH), stdout and stderr into *output
@@ -32,7 +51,7 @@ int kiln__host_run(char *const argv[], char **output);
 
 /* One lock and one condition for every queue and event of the backend:
  * any state change broadcasts. */
-extern pthread_mutex_t kiln__host_lock;
+extern kiln__lock kiln__host_lock;
 extern pthread_cond_t kiln__host_cond;
 
 typedef struct kiln__hnotify {
@@ -74,6 +93,11 @@ typedef struct kiln__hlaunch {
     const size_t *local_bytes;
     int status;
     int has_barrier;
+    long long serial_ns; /* groups shorter than this in all run on one thread */
+    /* the queue's pool (pool.c): runs fn(arg, 0 .. n-1) on its threads and
+     * the caller's */
+    void (*pfor)(void *pool, size_t n, void (*fn)(void *arg, size_t chunk), void *arg);
+    void *pool;
 } kiln__hlaunch;
 typedef int (*kiln__hentry)(kiln__hlaunch *launch);
 
@@ -113,13 +137,26 @@ typedef struct kiln__hcmd {
     unsigned char *storage;
 } kiln__hcmd;
 
+/* pool.c: a queue's threads for its launches' work-groups */
+typedef struct kiln__hpool kiln__hpool;
+kiln__hpool *kiln__host_pool_new(unsigned threads, const kiln__hpart *part);
+void kiln__host_pool_free(kiln__hpool *p);
+void kiln__host_pool_run(void *pool, size_t n, void (*fn)(void *arg, size_t chunk), void *arg);
+/* queue.c: pins the calling thread to the part's CPUs */
+void kiln__host_pin(const kiln__hpart *p);
+
 typedef struct kiln__hqueue {
     pthread_t thread;
+    int threads;             /* OpenMP threads of its launches */
+    const kiln__hpart *part; /* a sub-device's: its worker is pinned */
+    kiln__hpool *pool;       /* made with the queue when threads > 1 */
     int started;
     int out_of_order;
     int profiling;
     int closing;
-    int inline_busy; /* a command runs on an enqueuing thread */
+    int inline_busy;          /* a command runs on an enqueuing thread */
+    int idle;                 /* the worker waits on idle_cond: its list is empty */
+    pthread_cond_t idle_cond; /* signalled when a command is added or on release */
     kiln__hcmd *head, *tail;
     size_t active;         /* commands being run */
     kiln__hcmd *current;   /* the worker's command */
@@ -141,6 +178,7 @@ void kiln__host_buf_put(kiln__hbuf *b);
 /* program.c */
 void kiln__host_prog_put(kiln__hprog *p);
 int kiln__host_run_kernel(kiln__hcmd *cmd);
+int kiln__host_process_asan(void);
 
 kiln_status kiln__host_load(void);
 kiln_status kiln__host_enumerate(kiln__bdevice **devices, size_t *count);

@@ -1,14 +1,23 @@
 /* Buffers: host memory (64-byte aligned), so maps are the memory itself.
- * Transfers are commands on the queue like the other backends'. */
+ * Transfers are commands on the queue like the other backends'. Buffers of
+ * KILN__HOST_HUGE bytes or more are 2 MiB aligned and advised to be backed
+ * by transparent huge pages (as NumPy does for its large arrays): reading
+ * 64 MiB through 4 KiB pages took a sum over 2^24 floats about 1.5x longer
+ * (its TLB misses). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "base/refcount.h"
 #include "backend/host/host.h"
 #include "base/fault.h"
 #include "base/strbuf.h"
 
+#define KILN__HOST_HUGE_PAGE ((size_t)2 << 20)
+#define KILN__HOST_HUGE ((size_t)4 << 20)
+
 void kiln__host_buf_put(kiln__hbuf *b) {
-    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+    if (b && kiln__ref_release(&b->refs)) {
         if (b->parent)
             kiln__host_buf_put(b->parent);
         else
@@ -19,7 +28,7 @@ void kiln__host_buf_put(kiln__hbuf *b) {
 
 static kiln__hbuf *hold(kiln__hbuf *b) {
     if (b)
-        atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+        kiln__ref_take(&b->refs);
     return b;
 }
 
@@ -30,12 +39,17 @@ kiln_status kiln__host_buffer_create(void *context, size_t size, unsigned flags,
     *buffer = NULL;
     kiln__hbuf *b = kiln__calloc(1, sizeof *b);
     void *mem = NULL;
-    size_t alloc = (size + 63) & ~(size_t)63;
-    if (!b || alloc < size || posix_memalign(&mem, 64, alloc ? alloc : 64) != 0) {
+    size_t align = size >= KILN__HOST_HUGE ? KILN__HOST_HUGE_PAGE : 64;
+    size_t alloc = (size + align - 1) & ~(align - 1);
+    if (!b || alloc < size || posix_memalign(&mem, align, alloc ? alloc : 64) != 0) {
         free(b);
         return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
                                "host buffer of %zu bytes: out of memory", size);
     }
+#ifdef MADV_HUGEPAGE
+    if (align == KILN__HOST_HUGE_PAGE)
+        (void)madvise(mem, alloc, MADV_HUGEPAGE); /* advice: a refusal changes nothing */
+#endif
     atomic_init(&b->refs, 1);
     b->base = mem;
     b->size = size;

@@ -2,7 +2,7 @@
  * after the preprocessed and rewritten source (before the generated entry
  * points), compiled into every program's shared object.
  *
- * A launch (kiln__rt_launch) runs the work-groups on OpenMP threads. A
+ * A launch (kiln__rt_launch) runs the work-groups on the queue's pool (pool.c). A
  * group's work-items run as a loop (kiln__items_<kernel>) unless the kernel
  * reaches a barrier: work-item 0 runs first on a fiber; if it ends without
  * reaching kiln_barrier() no work-item of the group can (a barrier is
@@ -34,6 +34,10 @@ typedef struct kiln__launch {
     const size_t *local_bytes; /* per parameter: bytes of a local argument, else 0 */
     int status;                /* out: 0, or 1 when a barrier was not reached by all */
     int has_barrier;           /* the program calls kiln_barrier somewhere */
+    long long serial_ns;       /* below: kiln__rt_launch */
+    /* the queue's pool: runs fn(arg, 0 .. n-1) on its threads and this one */
+    void (*pfor)(void *pool, size_t n, void (*fn)(void *arg, size_t chunk), void *arg);
+    void *pool;
 } kiln__launch_t;
 
 enum { KILN__F_RUN = 0, KILN__F_BARRIER = 1, KILN__F_DONE = 2 };
@@ -365,8 +369,45 @@ static int kiln__run_range(const kiln__launch_t *L, kiln__items_fn fn, size_t g0
     return st ? st : s->bad;
 }
 
-/* The launch: groups spread over L->threads OpenMP threads (on the calling
- * thread alone when there is one group or one thread). */
+/* clock_gettime under a name of its own (the user's source may have
+ * declared the real one); Linux's struct timespec */
+struct kiln__timespec {
+    long sec, nsec;
+};
+extern int kiln__clock_gettime(int clk, struct kiln__timespec *ts) __asm__("clock_gettime");
+static long long kiln__now_ns(void) {
+    struct kiln__timespec t;
+    kiln__clock_gettime(1 /* CLOCK_MONOTONIC */, &t);
+    return (long long)t.sec * 1000000000LL + t.nsec;
+}
+
+/* Waking the other threads of a parallel region costs several microseconds
+ * (tens on a loaded machine: the pool's threads sleep between launches):
+ * the first group runs on the calling thread, timed, and when the rest
+ * would take less than L->serial_ns at its rate (KILN_HOST_SERIAL_NS,
+ * default 40000; 0: always wake them) they run there too. */
+
+/* Chunks of groups for the pool: groups 1 + c*chunk ... (group 0 ran
+ * first, timed); a failure ORed into status. */
+typedef struct kiln__chunks {
+    kiln__launch_t *L;
+    kiln__items_fn fn;
+    size_t chunk, G;
+    int status;
+} kiln__chunks_t;
+
+static void kiln__chunk(void *arg, size_t c) {
+    kiln__chunks_t *ch = arg;
+    size_t g0 = 1 + c * ch->chunk, g1 = g0 + ch->chunk < ch->G ? g0 + ch->chunk : ch->G;
+    int st = kiln__run_range(ch->L, ch->fn, g0, g1);
+    if (st)
+        __atomic_fetch_or(&ch->status, st, __ATOMIC_RELAXED);
+}
+
+/* The launch: groups spread over L->threads threads, the queue's pool's
+ * and this one (on the calling
+ * thread alone when there is one group or one thread, or when the groups
+ * are too short to be worth waking the others: above). */
 static int kiln__rt_launch(kiln__launch_t *L, kiln__items_fn fn) {
     size_t G = L->groups[0] * L->groups[1] * L->groups[2];
     int nt = L->threads > 0 ? L->threads : 1;
@@ -374,15 +415,18 @@ static int kiln__rt_launch(kiln__launch_t *L, kiln__items_fn fn) {
         nt = (int)G;
     if (nt <= 1)
         return L->status = kiln__run_range(L, fn, 0, G);
-    int st = 0;
-    size_t chunk = G / ((size_t)nt * 8);
-    if (chunk < 1)
-        chunk = 1;
-    size_t nchunks = (G + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(| : st)
-    for (size_t c = 0; c < nchunks; c++) {
-        size_t g0 = c * chunk, g1 = g0 + chunk < G ? g0 + chunk : G;
-        st |= kiln__run_range(L, fn, g0, g1);
-    }
+    long long t0 = kiln__now_ns();
+    int st = kiln__run_range(L, fn, 0, 1);
+    long long dt = kiln__now_ns() - t0;
+    if (st || (long long)(G - 1) * dt < L->serial_ns)
+        return L->status = st ? st : kiln__run_range(L, fn, 1, G);
+    size_t rest = G - 1;
+    if ((size_t)nt > rest)
+        nt = (int)rest;
+    kiln__chunks_t ch = { L, fn, rest / ((size_t)nt * 8), G, 0 };
+    if (ch.chunk < 1)
+        ch.chunk = 1;
+    L->pfor(L->pool, (rest + ch.chunk - 1) / ch.chunk, kiln__chunk, &ch);
+    st |= ch.status;
     return L->status = st;
 }

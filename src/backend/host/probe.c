@@ -175,10 +175,16 @@ kiln_status kiln__host_load(void) {
     cpu_set_t set;
     unsigned cpus = 0;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
-        cpus = (unsigned)CPU_COUNT(&set);
+        for (unsigned c = 0; c < CPU_SETSIZE && cpus < KILN__HOST_MAX_CPUS; c++)
+            if (CPU_ISSET(c, &set))
+                kiln__hcc.cpu_ids[cpus++] = c;
     if (!cpus) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         cpus = n > 0 ? (unsigned)n : 1;
+        if (cpus > KILN__HOST_MAX_CPUS)
+            cpus = KILN__HOST_MAX_CPUS;
+        for (unsigned c = 0; c < cpus; c++)
+            kiln__hcc.cpu_ids[c] = c;
     }
     kiln__hcc.cpus = cpus;
     /* libgomp's default spins ~300000 times when a parallel region ends:
@@ -187,6 +193,10 @@ kiln_status kiln__host_load(void) {
      * libgomp when the first program loads it, after this. */
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
         setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+    const char *sn = getenv("KILN_HOST_SERIAL_NS");
+    kiln__hcc.serial_ns = sn && *sn ? strtoll(sn, NULL, 10) : 40000;
+    if (kiln__hcc.serial_ns < 0)
+        kiln__hcc.serial_ns = 0;
     kiln__hcc.threads = env_threads("KILN_HOST_THREADS");
     if (!kiln__hcc.threads)
         kiln__hcc.threads = env_threads("OMP_NUM_THREADS");

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/refcount.h"
 #include "backend/host/host.h"
 #include "backend/host/rewrite.h"
 #include "base/embedded.h"
@@ -23,7 +24,7 @@
 extern char **environ;
 
 void kiln__host_prog_put(kiln__hprog *p) {
-    if (p && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) {
+    if (p && kiln__ref_release(&p->refs)) {
         if (p->dl)
             dlclose(p->dl);
         free(p->binary);
@@ -34,6 +35,13 @@ void kiln__host_prog_put(kiln__hprog *p) {
 static int debug_build(void) {
     const char *d = getenv("KILN_HOST_DEBUG");
     return d && *d && strcmp(d, "0") != 0;
+}
+
+/* Whether this process runs under AddressSanitizer (its runtime's entry is
+ * there): KILN_HOST_DEBUG builds then instrument the kernels too, so an
+ * out-of-bounds access in one is reported like one in the caller's code. */
+int kiln__host_process_asan(void) {
+    return dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 }
 
 static int make_dir(char *dir, size_t cap) {
@@ -205,6 +213,10 @@ static void common_flags(argvec *a, int debug) {
     if (debug) {
         av_add(a, "-g");
         av_add(a, "-O0");
+        if (kiln__host_process_asan()) {
+            av_add(a, "-fsanitize=address");
+            av_add(a, "-fno-omit-frame-pointer");
+        }
     } else if (getenv("KILN_HOST_CFLAGS") && *getenv("KILN_HOST_CFLAGS")) {
         /* instead of -O3 -march=native (words split at spaces) */
         const char *p = getenv("KILN_HOST_CFLAGS");
@@ -439,7 +451,8 @@ kiln_status kiln__host_program_load(void *context, const kiln__bdevice *device, 
     } else {
         snprintf(err, sizeof err, "cannot write %s", path);
     }
-    remove_dir(dir);
+    if (!debug_build() || !p)
+        remove_dir(dir); /* KILN_HOST_DEBUG: kept for gdb and the sanitizer's symbolizer */
     if (!p) {
         free(copy);
         return kiln__error_set(KILN_ERROR_BUILD, 0, "host program: %s", err);
@@ -469,7 +482,7 @@ kiln_status kiln__host_kernel_create(void *program, const char *name, void **ker
     const int *hb = dlsym(p->dl, "kiln__has_barrier");
     k->has_barrier = hb ? *hb : 1;
     k->prog = p;
-    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    kiln__ref_take(&p->refs);
     *(void **)&k->entry = fn;
     snprintf(k->name, sizeof k->name, "%s", name);
     *kernel = k;
@@ -549,7 +562,7 @@ kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, c
     size_t *lb = (size_t *)(argv + n);
     c->prog = k->prog;
     c->entry = k->entry;
-    atomic_fetch_add_explicit(&k->prog->refs, 1, memory_order_relaxed);
+    kiln__ref_take(&k->prog->refs);
     c->launch.num_args = num_args;
     for (size_t i = 0; i < num_args; i++) {
         unsigned char *v = vals + i * slot;
@@ -560,7 +573,7 @@ kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, c
             void *ptr = b ? b->base : NULL;
             memcpy(v, &ptr, sizeof ptr);
             if (b) {
-                atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+                kiln__ref_take(&b->refs);
                 c->bufs[i] = b;
             }
         } else if (args[i].kind == KILN_ARG_SCALAR) {
@@ -570,7 +583,10 @@ kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, c
         }
     }
     c->launch.dims = dims;
-    c->launch.threads = (int)kiln__hcc.threads;
+    c->launch.threads = ((kiln__hqueue *)queue)->threads;
+    c->launch.serial_ns = kiln__hcc.serial_ns;
+    c->launch.pfor = kiln__host_pool_run;
+    c->launch.pool = ((kiln__hqueue *)queue)->pool;
     for (int d = 0; d < 3; d++) {
         c->launch.local[d] = l[d];
         c->launch.groups[d] = g[d] / l[d];

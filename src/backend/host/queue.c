@@ -3,7 +3,11 @@
  * out-of-order queue, the first whose wait list has ended. A command whose
  * wait list holds a failed event does not run; its event fails. A small
  * command on an idle in-order queue whose wait list has ended runs on the
- * enqueuing thread, with the same event and notifications. */
+ * enqueuing thread, with the same event and notifications (a kernel of a
+ * sub-device never does: it runs on the queue's worker, pinned to the
+ * sub-device's CPUs). */
+#include <assert.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +41,21 @@ void kiln__host_context_release(void *context) {
 kiln_status kiln__host_queue_create(void *context, const kiln__bdevice *device, unsigned flags,
                                     void **queue) {
     (void)context;
-    (void)device;
     kiln__hqueue *q = kiln__calloc(1, sizeof *q);
     *queue = NULL;
     if (!q)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host queue: out of memory");
+    q->part = device ? device->handle : NULL;
+    q->threads = q->part ? (int)q->part->count : (int)kiln__hcc.threads;
+    if (pthread_cond_init(&q->idle_cond, NULL) != 0) {
+        free(q);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host queue: no condition");
+    }
+    if (q->threads > 1 && !(q->pool = kiln__host_pool_new((unsigned)q->threads, q->part))) {
+        pthread_cond_destroy(&q->idle_cond);
+        free(q);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host queue: out of memory");
+    }
     q->out_of_order = (flags & KILN_QUEUE_OUT_OF_ORDER) != 0;
     q->profiling = (flags & KILN_QUEUE_PROFILING) != 0;
     *queue = q;
@@ -69,6 +83,7 @@ void kiln__host_cmd_free(kiln__hcmd *cmd) {
 
 /* with the lock held */
 static int waits_ended(const kiln__hcmd *c, int *failed) {
+    assert(kiln__lock_held(&kiln__host_lock) && "event states are read under the backend's lock");
     *failed = 0;
     for (size_t i = 0; i < c->num_wait; i++) {
         if (c->wait[i]->state > KILN_EVENT_COMPLETE)
@@ -82,6 +97,8 @@ static int waits_ended(const kiln__hcmd *c, int *failed) {
 static void free_queue(kiln__hqueue *q) {
     kiln__host_event_put(q->barrier);
     kiln__host_event_put(q->last);
+    pthread_cond_destroy(&q->idle_cond);
+    kiln__host_pool_free(q->pool);
     free(q);
 }
 
@@ -90,17 +107,24 @@ static int run_cmd(kiln__hcmd *c) {
     case KILN__HOP_KERNEL:
         return kiln__host_run_kernel(c);
     case KILN__HOP_WRITE:
+        assert(c->off <= c->buf->size && c->size <= c->buf->size - c->off && "a write inside");
         memcpy(c->buf->base + c->off, c->src, c->size);
         return 0;
     case KILN__HOP_READ:
+        assert(c->off <= c->buf->size && c->size <= c->buf->size - c->off && "a read inside");
         memcpy(c->host, c->buf->base + c->off, c->size);
         return 0;
     case KILN__HOP_COPY:
+        assert(c->off <= c->buf->size && c->size <= c->buf->size - c->off &&
+               c->off2 <= c->buf2->size && c->size <= c->buf2->size - c->off2 &&
+               "a copy inside both buffers");
         memmove(c->buf2->base + c->off2, c->buf->base + c->off, c->size);
         return 0;
     case KILN__HOP_FILL: {
         char *p = c->buf->base + c->off;
         size_t ps = c->pattern_size;
+        assert(c->off <= c->buf->size && c->size <= c->buf->size - c->off && ps > 0 &&
+               ps <= sizeof c->pattern && "a fill inside its buffer, with its pattern");
         if (ps == 1) {
             memset(p, c->pattern[0], c->size);
         } else {
@@ -128,6 +152,7 @@ static void execute(kiln__hcmd *c, int failed) {
 }
 
 static kiln__hcmd *pick(kiln__hqueue *q, int *failed) {
+    assert(kiln__lock_held(&kiln__host_lock) && "a queue's list is walked under the lock");
     if (q->inline_busy)
         return NULL;
     for (kiln__hcmd *prev = NULL, *c = q->head; c; prev = c, c = c->next) {
@@ -147,35 +172,58 @@ static kiln__hcmd *pick(kiln__hqueue *q, int *failed) {
     return NULL;
 }
 
+/* A sub-device's worker runs on its CPUs only; the OpenMP threads its
+ * launches start inherit the mask (pthread_create copies it). */
+void kiln__host_pin(const kiln__hpart *p) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned u = p->first; u < p->first + p->count; u++)
+        CPU_SET(kiln__hcc.cpu_ids[u % kiln__hcc.cpus], &set);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort */
+}
+
 static void *worker(void *arg) {
     kiln__hqueue *q = arg;
-    pthread_mutex_lock(&kiln__host_lock);
+    if (q->part)
+        kiln__host_pin(q->part);
+    kiln__lock_acquire(&kiln__host_lock);
     for (;;) {
         int failed = 0;
         kiln__hcmd *c = pick(q, &failed);
         if (!c) {
             if (q->closing && !q->head && !q->inline_busy)
                 break;
-            pthread_cond_wait(&kiln__host_cond, &kiln__host_lock);
+            if (!q->head && !q->closing) {
+                /* nothing to run: only an enqueue or the release wakes it
+                 * (not every event's end, which would cost a command run on
+                 * the calling thread a wake-up of this thread: 20 us on a
+                 * loaded machine) */
+                q->idle = 1;
+                kiln__lock_wait(&q->idle_cond, &kiln__host_lock);
+                q->idle = 0;
+            } else {
+                kiln__lock_wait(&kiln__host_cond, &kiln__host_lock);
+            }
             continue;
         }
         q->active++;
         q->current = c;
+        assert(c->ev->state > KILN_EVENT_RUNNING && "a command starts once, from queued");
         c->ev->state = KILN_EVENT_RUNNING;
         c->ev->t[1] = c->ev->t[1] ? c->ev->t[1] : kiln__host_now_ns();
         c->ev->t[2] = kiln__host_now_ns();
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         execute(c, failed);
-        pthread_mutex_lock(&kiln__host_lock);
+        kiln__lock_acquire(&kiln__host_lock);
         q->active--;
         q->current = NULL;
         pthread_cond_broadcast(&kiln__host_cond);
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         kiln__host_cmd_free(c);
-        pthread_mutex_lock(&kiln__host_lock);
+        kiln__lock_acquire(&kiln__host_lock);
     }
     int detached = q->closing == 2;
-    pthread_mutex_unlock(&kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     if (detached)
         free_queue(q);
     return NULL;
@@ -220,14 +268,14 @@ kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait
         kiln__host_event_retain(wait[i]);
     }
     kiln__host_event_retain(ev); /* ours, until the end of this call */
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     if (q->out_of_order && q->barrier) {
         cmd->wait[cmd->num_wait++] = q->barrier;
         kiln__host_event_retain(q->barrier);
     }
     if (!q->started) {
         if (pthread_create(&q->thread, NULL, worker, q) != 0) {
-            pthread_mutex_unlock(&kiln__host_lock);
+            kiln__lock_release(&kiln__host_lock);
             kiln__host_cmd_free(cmd);
             kiln__host_event_put(ev);
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
@@ -239,21 +287,22 @@ kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait
     kiln__host_event_put(q->last);
     q->last = ev;
     int failed = 0;
+    /* (a sub-device's kernels run on its pinned worker, never here) */
     if (!q->out_of_order && !q->head && !q->active && !q->inline_busy &&
-        waits_ended(cmd, &failed) && small(cmd)) {
+        !(q->part && cmd->op == KILN__HOP_KERNEL) && waits_ended(cmd, &failed) && small(cmd)) {
         q->inline_busy = 1;
         ev->state = KILN_EVENT_RUNNING;
         ev->t[2] = kiln__host_now_ns();
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         if (out_event) {
             kiln__host_event_retain(ev);
             *out_event = ev;
         }
         execute(cmd, failed);
-        pthread_mutex_lock(&kiln__host_lock);
+        kiln__lock_acquire(&kiln__host_lock);
         q->inline_busy = 0;
         pthread_cond_broadcast(&kiln__host_cond);
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         kiln__host_cmd_free(cmd);
     } else {
         ev->state = KILN_EVENT_SUBMITTED;
@@ -263,7 +312,9 @@ kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait
             q->head = cmd;
         q->tail = cmd;
         pthread_cond_broadcast(&kiln__host_cond);
-        pthread_mutex_unlock(&kiln__host_lock);
+        if (q->idle)
+            pthread_cond_signal(&q->idle_cond);
+        kiln__lock_release(&kiln__host_lock);
         if (out_event) {
             kiln__host_event_retain(ev);
             *out_event = ev;
@@ -281,16 +332,17 @@ void kiln__host_queue_release(void *queue) {
     kiln__hqueue *q = queue;
     if (!q)
         return;
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     if (!q->started) {
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         free_queue(q);
         return;
     }
     int idle = !q->head && !q->active && !q->inline_busy;
     q->closing = idle ? 1 : 2;
     pthread_cond_broadcast(&kiln__host_cond);
-    pthread_mutex_unlock(&kiln__host_lock);
+    pthread_cond_signal(&q->idle_cond);
+    kiln__lock_release(&kiln__host_lock);
     if (idle) {
         pthread_join(q->thread, NULL);
         free_queue(q);
@@ -301,10 +353,10 @@ void kiln__host_queue_release(void *queue) {
 
 kiln_status kiln__host_queue_finish(void *queue) {
     kiln__hqueue *q = queue;
-    pthread_mutex_lock(&kiln__host_lock);
+    kiln__lock_acquire(&kiln__host_lock);
     while (q->head || q->active || q->inline_busy)
-        pthread_cond_wait(&kiln__host_cond, &kiln__host_lock);
-    pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_wait(&kiln__host_cond, &kiln__host_lock);
+    kiln__lock_release(&kiln__host_lock);
     return KILN_OK;
 }
 
@@ -324,7 +376,7 @@ kiln_status kiln__host_queue_marker(void *queue, int barrier, size_t num_wait, v
     cmd->op = KILN__HOP_NOP;
     if (q->out_of_order && num_wait == 0) {
         /* everything enqueued before it */
-        pthread_mutex_lock(&kiln__host_lock);
+        kiln__lock_acquire(&kiln__host_lock);
         size_t count = q->current ? 1 : 0;
         for (kiln__hcmd *c = q->head; c; c = c->next)
             count++;
@@ -338,7 +390,7 @@ kiln_status kiln__host_queue_marker(void *queue, int barrier, size_t num_wait, v
             for (size_t i = 0; i < n; i++)
                 kiln__host_event_retain(all[i]);
         }
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         if (!all) {
             free(cmd);
             return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host marker: out of memory");
@@ -356,11 +408,11 @@ kiln_status kiln__host_queue_marker(void *queue, int barrier, size_t num_wait, v
     if (st != KILN_OK)
         return st;
     if (barrier && q->out_of_order) {
-        pthread_mutex_lock(&kiln__host_lock);
+        kiln__lock_acquire(&kiln__host_lock);
         kiln__hevent *old = q->barrier;
         kiln__host_event_retain(ev);
         q->barrier = ev;
-        pthread_mutex_unlock(&kiln__host_lock);
+        kiln__lock_release(&kiln__host_lock);
         kiln__host_event_put(old);
     }
     if (out_event)

@@ -77,8 +77,8 @@ static kiln_status check_owner(const char *fn, cl_context owner, cl_context mine
 
 /* ---- devices ------------------------------------------------------------ */
 
-kiln_status kiln_opencl_device_get(const kiln_device *device, cl_device_id *id) {
-    static const char fn[] = "kiln_opencl_device_get";
+kiln_status kiln_opencl_device_native(const kiln_device *device, cl_device_id *id) {
+    static const char fn[] = "kiln_opencl_device_native";
     const kiln__bdevice *rec = NULL;
     if (!id)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: id is NULL", fn);
@@ -89,8 +89,8 @@ kiln_status kiln_opencl_device_get(const kiln_device *device, cl_device_id *id) 
     return st;
 }
 
-kiln_status kiln_opencl_platform_get(const kiln_device *device, cl_platform_id *platform) {
-    static const char fn[] = "kiln_opencl_platform_get";
+kiln_status kiln_opencl_device_platform(const kiln_device *device, cl_platform_id *platform) {
+    static const char fn[] = "kiln_opencl_device_platform";
     const kiln__bdevice *rec = NULL;
     if (!platform)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: platform is NULL", fn);
@@ -109,8 +109,8 @@ kiln_status kiln_opencl_device_find(cl_device_id id, kiln_device **device) {
 
 /* ---- contexts ----------------------------------------------------------- */
 
-kiln_status kiln_opencl_context_get(const kiln_context *context, cl_context *native) {
-    return kiln__interop_handle(VIA, "kiln_opencl_context_get", KILN__INTEROP_CONTEXT, context,
+kiln_status kiln_opencl_context_native(const kiln_context *context, cl_context *native) {
+    return kiln__interop_handle(VIA, "kiln_opencl_context_native", KILN__INTEROP_CONTEXT, context,
                                 (void **)native, NULL);
 }
 
@@ -141,8 +141,8 @@ kiln_status kiln_opencl_context_wrap(cl_context native, kiln_context **context) 
 
 /* ---- queues ------------------------------------------------------------- */
 
-kiln_status kiln_opencl_queue_get(const kiln_queue *queue, cl_command_queue *native) {
-    return kiln__interop_handle(VIA, "kiln_opencl_queue_get", KILN__INTEROP_QUEUE, queue,
+kiln_status kiln_opencl_queue_native(const kiln_queue *queue, cl_command_queue *native) {
+    return kiln__interop_handle(VIA, "kiln_opencl_queue_native", KILN__INTEROP_QUEUE, queue,
                                 (void **)native, NULL);
 }
 
@@ -179,8 +179,8 @@ kiln_status kiln_opencl_queue_wrap(kiln_context *context, cl_command_queue nativ
 
 /* ---- buffers ------------------------------------------------------------ */
 
-kiln_status kiln_opencl_buffer_get(const kiln_buffer *buffer, cl_mem *native) {
-    return kiln__interop_handle(VIA, "kiln_opencl_buffer_get", KILN__INTEROP_BUFFER, buffer,
+kiln_status kiln_opencl_buffer_native(const kiln_buffer *buffer, cl_mem *native) {
+    return kiln__interop_handle(VIA, "kiln_opencl_buffer_native", KILN__INTEROP_BUFFER, buffer,
                                 (void **)native, NULL);
 }
 
@@ -216,8 +216,8 @@ kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem native, kiln_b
 
 /* ---- events ------------------------------------------------------------- */
 
-kiln_status kiln_opencl_event_get(const kiln_event *event, cl_event *native) {
-    return kiln__interop_handle(VIA, "kiln_opencl_event_get", KILN__INTEROP_EVENT, event,
+kiln_status kiln_opencl_event_native(const kiln_event *event, cl_event *native) {
+    return kiln__interop_handle(VIA, "kiln_opencl_event_native", KILN__INTEROP_EVENT, event,
                                 (void **)native, NULL);
 }
 

@@ -2,12 +2,15 @@
  * launch path. The launch path is the hot one: no allocation, one mutex,
  * and clSetKernelArg only for arguments that changed since the last launch
  * of the same kernel. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/opencl/ocl.h"
 #include "base/bytes.h"
+#include "base/lock.h"
 #include "base/fault.h"
 
 /* ------------------------------------------------------------ programs */
@@ -105,22 +108,58 @@ static kiln_status build_for(cl_program prog, cl_device_id dev, const char *opti
     return st;
 }
 
-kiln_status kiln__ocl_program_build(void *context, const kiln__bdevice *device, const char *source,
-                                    const char *options, void **program, char **log) {
-    cl_int err = CL_SUCCESS;
-    cl_program prog;
-    kiln_status st;
+/* PoCL races with itself: processes building one program into a shared
+ * POCL_CACHE_DIR (its default, one per user) each rewrite its program.bc,
+ * and the one whose remove of the old file finds it already gone fails
+ * the build with CL_BUILD_PROGRAM_FAILURE and no compiler message. A
+ * failure like that says nothing about the source, so it is built again
+ * after a short pause (by then the other writer is done); a real compile
+ * error always carries a diagnostic. */
+enum { SPURIOUS_BUILD_RETRIES = 4 };
 
-    *program = NULL;
-    if (log)
-        *log = NULL;
-    prog = kiln__cl.clCreateProgramWithSource((cl_context)context, 1, &source, NULL, &err);
+static int spurious_build_failure(kiln_status st, const char *log) {
+    return st == KILN_ERROR_BUILD && kiln_last_error_native() == CL_BUILD_PROGRAM_FAILURE &&
+           (!log || !strstr(log, "error"));
+}
+
+static void pause_before_retry(int attempt) {
+    struct timespec t = { 0, (long)(attempt + 1) * 20 * 1000000L };
+    nanosleep(&t, NULL);
+}
+
+static kiln_status build_once(cl_context context, cl_device_id dev, const char *source,
+                              const char *options, cl_program *program, char **log) {
+    cl_int err = CL_SUCCESS;
+    cl_program prog = kiln__cl.clCreateProgramWithSource(context, 1, &source, NULL, &err);
     if (!prog || err != CL_SUCCESS)
         return kiln__ocl_fail(err != CL_SUCCESS ? err : CL_INVALID_VALUE,
                               "clCreateProgramWithSource");
-    st = build_for(prog, (cl_device_id)device->handle, options, log, "clBuildProgram");
+    kiln_status st = build_for(prog, dev, options, log, "clBuildProgram");
     if (st == KILN_OK)
         *program = prog;
+    return st;
+}
+
+kiln_status kiln__ocl_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                    const char *options, void **program, char **log) {
+    cl_program prog = NULL;
+    char *text = NULL;
+    kiln_status st;
+    *program = NULL;
+    for (int attempt = 0;; attempt++) {
+        st = build_once((cl_context)context, (cl_device_id)device->handle, source, options, &prog,
+                        &text);
+        if (attempt == SPURIOUS_BUILD_RETRIES || !spurious_build_failure(st, text))
+            break;
+        free(text);
+        text = NULL;
+        pause_before_retry(attempt);
+    }
+    if (log)
+        *log = text;
+    else
+        free(text);
+    *program = prog;
     return st;
 }
 
@@ -288,8 +327,8 @@ typedef struct ocl_arg_memo {
 
 typedef struct ocl_kernel {
     cl_kernel k;
-    pthread_mutex_t mu; /* clSetKernelArg + enqueue are one step */
-    unsigned epoch;     /* kiln__ocl_mem_epoch when memo's buffers were set */
+    kiln__lock mu;  /* clSetKernelArg + enqueue are one step */
+    unsigned epoch; /* kiln__ocl_mem_epoch when memo's buffers were set */
     cl_uint num_args;
     ocl_arg_memo *memo; /* num_args entries */
 } ocl_kernel;
@@ -326,7 +365,7 @@ kiln_status kiln__ocl_kernel_create(void *program, const char *name, void **kern
     w->k = k;
     w->num_args = nargs;
     w->epoch = atomic_load_explicit(&kiln__ocl_mem_epoch, memory_order_acquire);
-    pthread_mutex_init(&w->mu, NULL);
+    kiln__lock_init(&w->mu);
     *kernel = w;
     return KILN_OK;
 }
@@ -336,7 +375,7 @@ void kiln__ocl_kernel_release(void *kernel) {
     if (!w)
         return;
     kiln__cl.clReleaseKernel(w->k);
-    pthread_mutex_destroy(&w->mu);
+    kiln__lock_destroy(&w->mu);
     free(w->memo);
     free(w);
 }
@@ -344,6 +383,7 @@ void kiln__ocl_kernel_release(void *kernel) {
 /* Sets argument i unless the kernel already holds the same value. Called
  * with w->mu held. */
 static cl_int set_arg(ocl_kernel *w, cl_uint i, const kiln__barg *a) {
+    assert(kiln__lock_held(&w->mu) && "a kernel's arguments are set under its lock");
     ocl_arg_memo *m = i < w->num_args ? &w->memo[i] : NULL;
     cl_int err;
 
@@ -377,6 +417,7 @@ static cl_int set_arg(ocl_kernel *w, cl_uint i, const kiln__barg *a) {
             m->valid = err == CL_SUCCESS && a->size <= KILN__OCL_ARG_INLINE;
             m->kind = KILN_ARG_SCALAR;
             m->size = a->size;
+            assert((!m->valid || a->size <= sizeof m->bytes) && "a remembered argument fits");
             if (m->valid)
                 memcpy(m->bytes, a->bytes, a->size);
         }
@@ -418,6 +459,7 @@ static kiln_status launch_error(cl_int err, unsigned dims, const size_t *global,
  * already). On failure unlocks and returns the status. */
 static kiln_status set_args_locked(ocl_kernel *w, size_t num_args, const kiln__barg *args) {
     cl_int err;
+    assert(kiln__lock_held(&w->mu) && "a launch's arguments and enqueue are one step");
     unsigned epoch = atomic_load_explicit(&kiln__ocl_mem_epoch, memory_order_acquire);
     if (epoch != w->epoch) {
         /* Some cl_mem was released since: remembered buffers may be stale. */
@@ -429,7 +471,7 @@ static kiln_status set_args_locked(ocl_kernel *w, size_t num_args, const kiln__b
     for (size_t i = 0; i < num_args; i++) {
         err = set_arg(w, (cl_uint)i, &args[i]);
         if (err != CL_SUCCESS) {
-            pthread_mutex_unlock(&w->mu);
+            kiln__lock_release(&w->mu);
             return err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES
                        ? kiln__ocl_fail(err, "clSetKernelArg")
                        : kiln__error_set(KILN_ERROR_KERNEL_ARGS, err,
@@ -444,12 +486,12 @@ kiln_status kiln__ocl_kernel_with_args(void *kernel, size_t num_args, const kiln
                                        cl_int (*fn)(cl_kernel k, void *user), void *user,
                                        cl_int *err) {
     ocl_kernel *w = kernel;
-    pthread_mutex_lock(&w->mu);
+    kiln__lock_acquire(&w->mu);
     kiln_status st = set_args_locked(w, num_args, args);
     if (st != KILN_OK)
         return st;
     *err = fn(w->k, user);
-    pthread_mutex_unlock(&w->mu);
+    kiln__lock_release(&w->mu);
     return KILN_OK;
 }
 
@@ -470,13 +512,13 @@ kiln_status kiln__ocl_kernel_launch(void *queue, void *kernel, unsigned dims, co
             return kiln__ocl_queue_marker(queue, 0, num_wait, wait, out_event);
         }
     }
-    pthread_mutex_lock(&w->mu);
+    kiln__lock_acquire(&w->mu);
     kiln_status st = set_args_locked(w, num_args, args);
     if (st != KILN_OK)
         return st;
     err = kiln__cl.clEnqueueNDRangeKernel((cl_command_queue)queue, w->k, dims, NULL, global, local,
                                           KILN__OCL_WAIT(num_wait, wait), (cl_event *)out_event);
-    pthread_mutex_unlock(&w->mu);
+    kiln__lock_release(&w->mu);
     if (err != CL_SUCCESS)
         return launch_error(err, dims, global, local);
     return KILN_OK;

@@ -1,0 +1,377 @@
+"""kiln.distributed: kiln_mpi (docs/distributed.md) over mpi4py communicators.
+
+One device per rank, collectives through kiln (staged through page-locked
+host memory, or NCCL between CUDA devices), and 1-D / row-block
+distributed arrays with the global sort, scan, sum, histogram and
+redistribution, from Python::
+
+    import mpi4py
+    mpi4py.rc.thread_level = "multiple"     # kiln needs MPI_THREAD_MULTIPLE
+    from mpi4py import MPI
+    import kiln.distributed as kd
+
+    comm = kd.Communicator(MPI.COMM_WORLD)  # this rank's device
+    total = comm.allreduce(np.arange(5.0))  # on every rank
+    d = comm.scatter(data if comm.rank == 0 else None, root=0)
+    d.sort()
+    out = d.gather(root=0)                  # a NumPy array on rank 0
+
+It calls libkiln_mpi through ctypes ($KILN_MPI_LIBRARY names the file;
+else libkiln_mpi.so.0 on the loader's path). Data goes in and comes out as
+NumPy arrays: kiln_mpi keeps its own context on the rank's device, and the
+arrays of kiln's Python package (another context) are not handed to it
+yet. Every call is collective, as in MPI; failures raise
+:class:`DistributedError` with kiln_mpi's message (which names the ranks
+and their values where they disagree).
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+import numpy as np
+
+__all__ = ["available", "Communicator", "DArray", "DistributedError"]
+
+_DTYPES = {
+    np.dtype(np.int8): 1, np.dtype(np.uint8): 2, np.dtype(np.int16): 3,
+    np.dtype(np.uint16): 4, np.dtype(np.int32): 5, np.dtype(np.uint32): 6,
+    np.dtype(np.int64): 7, np.dtype(np.uint64): 8, np.dtype(np.float32): 10,
+    np.dtype(np.float64): 11, np.dtype(np.complex64): 12,
+    np.dtype(np.complex128): 13,
+}
+_NP = {v: k for k, v in _DTYPES.items()}
+_OPS = {"sum": 1, "min": 2, "max": 3}
+_TRANSPORTS = {"auto": 0, "staged": 1, "nccl": 2}
+
+_lib = None
+_why = None
+
+
+class DistributedError(RuntimeError):
+    """A kiln_mpi call failed; .status is kiln's status name."""
+
+    def __init__(self, call, status, message):
+        self.status = status
+        super().__init__(f"{call}: {status}: {message}")
+
+
+class _Opts(ctypes.Structure):  # kiln_mpi_opts
+    _fields_ = [("struct_size", ctypes.c_size_t), ("selector", ctypes.c_char_p),
+                ("no_fission", ctypes.c_int), ("timeout_ms", ctypes.c_uint64),
+                ("transport", ctypes.c_int), ("chunk_bytes", ctypes.c_size_t)]
+
+
+class _Layout(ctypes.Structure):  # kiln_mpi_layout
+    _fields_ = [("struct_size", ctypes.c_size_t), ("rows", ctypes.c_size_t),
+                ("cols", ctypes.c_size_t), ("halo", ctypes.c_size_t),
+                ("ranks", ctypes.c_int)]
+
+
+def _load():
+    global _lib, _why
+    if _lib is not None or _why is not None:
+        return _lib
+    names = [os.environ.get("KILN_MPI_LIBRARY"), "libkiln_mpi.so.0",
+             ctypes.util.find_library("kiln_mpi")]
+    for name in [n for n in names if n]:
+        try:
+            lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            break
+        except OSError as e:
+            _why = f"cannot load {name}: {e}"
+    else:
+        _why = _why or "libkiln_mpi not found (set KILN_MPI_LIBRARY)"
+        return None
+    P, S, I, V = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, None
+    sigs = {
+        "kiln_mpi_create": (I, [P, P, P]),  # comm's type is set per MPI below
+        "kiln_mpi_release": (V, [P]),
+        "kiln_mpi_rank": (I, [P]), "kiln_mpi_size": (I, [P]),
+        "kiln_mpi_local_rank": (I, [P]), "kiln_mpi_local_size": (I, [P]),
+        "kiln_mpi_context": (P, [P]), "kiln_mpi_queue": (P, [P]), "kiln_mpi_device": (P, [P]),
+        "kiln_mpi_get_transport": (I, [P]), "kiln_mpi_cuda_aware": (I, [P]),
+        "kiln_mpi_last_error_message": (ctypes.c_char_p, []),
+        "kiln_mpi_wait": (I, [P, P]),
+        "kiln_mpi_allreduce": (I, [P, P, P, I, S, P, P]),
+        "kiln_mpi_broadcast": (I, [P, P, P, I, S, P, P]),
+        "kiln_mpi_allgather": (I, [P, P, P, P, S, P, P]),
+        "kiln_mpi_darray_scatter": (I, [P, P, I, S, P, I, S, P, P, P]),
+        "kiln_mpi_darray_rows_scatter": (I, [P, P, I, S, S, S, P, I, S, P, P, P]),
+        "kiln_mpi_darray_gather": (I, [P, P, P, P, I, S, P, P]),
+        "kiln_mpi_darray_create": (I, [P, I, P, P]),
+        "kiln_mpi_darray_release": (V, [P]),
+        "kiln_mpi_darray_local": (P, [P]), "kiln_mpi_darray_start": (S, [P]),
+        "kiln_mpi_darray_count": (S, [P]), "kiln_mpi_darray_size": (S, [P]),
+        "kiln_mpi_darray_cols": (S, [P]), "kiln_mpi_darray_halo": (S, [P]),
+        "kiln_mpi_darray_ranks": (I, [P]),
+        "kiln_mpi_darray_redistribute": (I, [P, P, P, P]),
+        "kiln_mpi_darray_sort": (I, [P, P, P]),
+        "kiln_mpi_darray_cumsum": (I, [P, P, P, P, I, S, P, P]),
+        "kiln_mpi_darray_halo_exchange": (I, [P, P, P, S, P, P]),
+        "kiln_mpi_darray_histogram": (I, [P, P, P, S, ctypes.c_double, ctypes.c_double, S, P,
+                                          P, P]),
+        "kiln_array_from_host": (I, [P, I, ctypes.c_uint, P, P, P]),
+        "kiln_array_empty": (I, [P, I, ctypes.c_uint, P, P]),
+        "kiln_array_read": (I, [P, P, P]),
+        "kiln_array_size": (S, [P]),
+        "kiln_array_release": (V, [P]),
+        "kiln_event_release": (V, [P]),
+        "kiln_status_name": (ctypes.c_char_p, [I]),
+        "kiln_last_error_message": (ctypes.c_char_p, []),
+    }
+    try:
+        for name, (res, args) in sigs.items():
+            f = getattr(lib, name)
+            f.restype, f.argtypes = res, args
+    except AttributeError as e:
+        _why = f"{name} missing from the library: {e}"
+        return None
+    _lib = lib
+    return lib
+
+
+def available():
+    """True when libkiln_mpi loads (and mpi4py imports)."""
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return _load() is not None
+
+
+def _check(call, st):
+    if st != 0:
+        msg = _lib.kiln_mpi_last_error_message().decode() or _lib.kiln_last_error_message().decode()
+        raise DistributedError(call, _lib.kiln_status_name(st).decode(), msg)
+
+
+def _dt(a):
+    try:
+        return _DTYPES[a.dtype]
+    except KeyError:
+        raise TypeError(f"kiln.distributed: dtype {a.dtype} is not one kiln_mpi moves") from None
+
+
+class Communicator:
+    """A kiln_mpi over an mpi4py communicator (duplicated inside; collective).
+
+    device: a selector as $KILN_DEVICE (None: $KILN_DEVICE, else kiln's
+    default; node-local rank r gets the r-th GPU, or a CPU sub-device);
+    transport: "auto", "staged" or "nccl"; timeout_ms: each collective's
+    deadline (0: $KILN_MPI_TIMEOUT_MS, else 60 s).
+    """
+
+    def __init__(self, comm=None, device=None, transport="auto", timeout_ms=0):
+        if _load() is None:
+            raise DistributedError("kiln.distributed", "KILN_ERROR_NO_RUNTIME", _why)
+        from mpi4py import MPI
+        if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+            raise DistributedError(
+                "kiln.distributed.Communicator", "KILN_ERROR_UNSUPPORTED",
+                "MPI is not at MPI_THREAD_MULTIPLE: set mpi4py.rc.thread_level = 'multiple' "
+                "before 'from mpi4py import MPI'")
+        self._comm = comm if comm is not None else MPI.COMM_WORLD
+        # MPI_Comm is a pointer in Open MPI, an int in MPICH: pass it as it is
+        size = MPI._sizeof(MPI.Comm)
+        ctype = ctypes.c_void_p if size == ctypes.sizeof(ctypes.c_void_p) else ctypes.c_int
+        handle = ctype.from_address(MPI._addressof(self._comm)).value
+        _lib.kiln_mpi_create.argtypes = [ctype, ctypes.c_void_p, ctypes.c_void_p]
+        self._sel = device.encode() if device else None
+        opts = _Opts(ctypes.sizeof(_Opts), self._sel, 0, timeout_ms, _TRANSPORTS[transport], 0)
+        self._m = ctypes.c_void_p()
+        _check("kiln_mpi_create", _lib.kiln_mpi_create(handle, ctypes.byref(opts),
+                                                       ctypes.byref(self._m)))
+
+    # ------------------------------------------------------------ info
+    rank = property(lambda self: _lib.kiln_mpi_rank(self._m))
+    size = property(lambda self: _lib.kiln_mpi_size(self._m))
+    local_rank = property(lambda self: _lib.kiln_mpi_local_rank(self._m))
+    local_size = property(lambda self: _lib.kiln_mpi_local_size(self._m))
+    cuda_aware = property(lambda self: bool(_lib.kiln_mpi_cuda_aware(self._m)))
+
+    @property
+    def transport(self):
+        return {v: k for k, v in _TRANSPORTS.items()}[_lib.kiln_mpi_get_transport(self._m)]
+
+    def close(self):
+        """Collective: releases the kiln_mpi (every rank)."""
+        if self._m:
+            _lib.kiln_mpi_release(self._m)
+            self._m = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ------------------------------------------------------- helpers
+    def _upload(self, a):
+        a = np.ascontiguousarray(a)
+        shape = (ctypes.c_size_t * 1)(a.size)
+        arr = ctypes.c_void_p()
+        _check("kiln_array_from_host", _lib.kiln_array_from_host(
+            _lib.kiln_mpi_context(self._m), _dt(a), 1, shape,
+            a.ctypes.data_as(ctypes.c_void_p), ctypes.byref(arr)))
+        return arr, a
+
+    def _wait(self, call, ev):
+        try:
+            _check(call, _lib.kiln_mpi_wait(self._m, ev))
+        finally:
+            _lib.kiln_event_release(ev)
+
+    def _download(self, arr, dtype, n):
+        out = np.empty(n, dtype=dtype)
+        _check("kiln_array_read", _lib.kiln_array_read(
+            _lib.kiln_mpi_queue(self._m), arr, out.ctypes.data_as(ctypes.c_void_p)))
+        return out
+
+    def _coll(self, call, fn, a, *extra, out_n=None):
+        arr, a = self._upload(np.ravel(a))
+        recv = None
+        try:
+            ev = ctypes.c_void_p()
+            if out_n is not None:
+                recv = ctypes.c_void_p()
+                shape = (ctypes.c_size_t * 1)(out_n)
+                _check("kiln_array_empty", _lib.kiln_array_empty(
+                    _lib.kiln_mpi_context(self._m), _dt(a), 1, shape, ctypes.byref(recv)))
+                _check(call, fn(self._m, None, arr, recv, 0, None, ctypes.byref(ev)))
+            else:
+                _check(call, fn(self._m, None, arr, *extra, 0, None, ctypes.byref(ev)))
+            self._wait(call, ev)
+            return self._download(recv if recv is not None else arr, a.dtype,
+                                  out_n if out_n is not None else a.size)
+        finally:
+            _lib.kiln_array_release(arr)
+            if recv is not None:
+                _lib.kiln_array_release(recv)
+
+    # --------------------------------------------------- collectives
+    def allreduce(self, a, op="sum"):
+        """op ("sum", "min", "max") over the ranks' arrays (same dtype and
+        size everywhere), on every rank: a new 1-D array."""
+        return self._coll("kiln_mpi_allreduce", _lib.kiln_mpi_allreduce, a, _OPS[op])
+
+    def broadcast(self, a, root=0):
+        """root's array on every rank (the others pass one of the same size and dtype)."""
+        return self._coll("kiln_mpi_broadcast", _lib.kiln_mpi_broadcast, a, root)
+
+    def allgather(self, a):
+        """The ranks' arrays one after another, in rank order, on every rank."""
+        a = np.ravel(a)
+        return self._coll("kiln_mpi_allgather", _lib.kiln_mpi_allgather, a,
+                          out_n=a.size * self.size)
+
+    # --------------------------------------------- distributed arrays
+    def scatter(self, data, root=0, dtype=None, shape=None, halo=0):
+        """A DArray from root's NumPy data (1-D: blocks; 2-D: row blocks with
+        halo rows). Other ranks pass None with dtype and shape."""
+        if self.rank == root:
+            data = np.ascontiguousarray(data)
+            dtype, shape = data.dtype, data.shape
+        dtype = np.dtype(dtype)
+        shape = tuple(shape)
+        ev, d = ctypes.c_void_p(), ctypes.c_void_p()
+        host = data.ctypes.data_as(ctypes.c_void_p) if self.rank == root else None
+        code = _DTYPES.get(dtype)
+        if code is None:
+            raise TypeError(f"kiln.distributed: dtype {dtype} is not one kiln_mpi moves")
+        if len(shape) == 1:
+            _check("kiln_mpi_darray_scatter", _lib.kiln_mpi_darray_scatter(
+                self._m, None, code, shape[0], host, root, 0, None, ctypes.byref(ev),
+                ctypes.byref(d)))
+        elif len(shape) == 2:
+            _check("kiln_mpi_darray_rows_scatter", _lib.kiln_mpi_darray_rows_scatter(
+                self._m, None, code, shape[0], shape[1], halo, host, root, 0, None,
+                ctypes.byref(ev), ctypes.byref(d)))
+        else:
+            raise ValueError(f"kiln.distributed.scatter: {len(shape)}-D data (1-D or 2-D)")
+        self._wait("kiln_mpi_darray_scatter", ev)
+        return DArray(self, d, dtype, shape)
+
+    def empty(self, dtype, shape, halo=0, ranks=0):
+        """An uninitialised DArray: shape (n,) in 1-D blocks or (rows, cols) in
+        row blocks, on ranks [0, ranks) (0: every rank)."""
+        shape = tuple(shape)
+        lay = _Layout(ctypes.sizeof(_Layout), shape[0], shape[1] if len(shape) == 2 else 0,
+                      halo, ranks)
+        d = ctypes.c_void_p()
+        _check("kiln_mpi_darray_create", _lib.kiln_mpi_darray_create(
+            self._m, _DTYPES[np.dtype(dtype)], ctypes.byref(lay), ctypes.byref(d)))
+        return DArray(self, d, np.dtype(dtype), shape)
+
+
+class DArray:
+    """A kiln_mpi_darray: this rank's block on its device."""
+
+    def __init__(self, comm, handle, dtype, shape):
+        self._c, self._d, self.dtype, self.shape = comm, handle, dtype, tuple(shape)
+
+    def __del__(self):
+        if getattr(self, "_d", None) and _lib is not None:
+            _lib.kiln_mpi_darray_release(self._d)
+            self._d = None
+
+    start = property(lambda self: _lib.kiln_mpi_darray_start(self._d))
+    count = property(lambda self: _lib.kiln_mpi_darray_count(self._d))
+    ranks = property(lambda self: _lib.kiln_mpi_darray_ranks(self._d))
+
+    def local(self):
+        """This rank's block, halo rows included, as a NumPy array (a copy)."""
+        arr = _lib.kiln_mpi_darray_local(self._d)
+        return self._c._download(arr, self.dtype, _lib.kiln_array_size(arr))
+
+    def gather(self, root=0):
+        """The whole array (owned rows) on root as a NumPy array of the
+        DArray's shape; None elsewhere."""
+        out = np.empty(self.shape, dtype=self.dtype) if self._c.rank == root else None
+        ev = ctypes.c_void_p()
+        host = out.ctypes.data_as(ctypes.c_void_p) if out is not None else None
+        _check("kiln_mpi_darray_gather", _lib.kiln_mpi_darray_gather(
+            self._c._m, None, self._d, host, root, 0, None, ctypes.byref(ev)))
+        self._c._wait("kiln_mpi_darray_gather", ev)
+        return out
+
+    def sort(self):
+        """The global sort in place (kiln's total order; a sample sort)."""
+        _check("kiln_mpi_darray_sort", _lib.kiln_mpi_darray_sort(self._c._m, None, self._d))
+        return self
+
+    def cumsum(self, exclusive=False):
+        """The global prefix sum in place."""
+        ev = ctypes.c_void_p()
+        _check("kiln_mpi_darray_cumsum", _lib.kiln_mpi_darray_cumsum(
+            self._c._m, None, self._d, self._d, int(exclusive), 0, None, ctypes.byref(ev)))
+        self._c._wait("kiln_mpi_darray_cumsum", ev)
+        return self
+
+    def histogram(self, bins, lo, hi):
+        """The global histogram (int64 counts) on every rank."""
+        ev, h = ctypes.c_void_p(), ctypes.c_void_p()
+        _check("kiln_mpi_darray_histogram", _lib.kiln_mpi_darray_histogram(
+            self._c._m, None, self._d, bins, lo, hi, 0, None, ctypes.byref(ev), ctypes.byref(h)))
+        try:
+            self._c._wait("kiln_mpi_darray_histogram", ev)
+            return self._c._download(h, np.dtype(np.int64), bins)
+        finally:
+            _lib.kiln_array_release(h)
+
+    def halo_exchange(self):
+        """Row blocks: fills the halo rows from the neighbouring ranks."""
+        ev = ctypes.c_void_p()
+        _check("kiln_mpi_darray_halo_exchange", _lib.kiln_mpi_darray_halo_exchange(
+            self._c._m, None, self._d, 0, None, ctypes.byref(ev)))
+        self._c._wait("kiln_mpi_darray_halo_exchange", ev)
+        return self
+
+    def redistribute(self, shape=None, halo=0, ranks=0):
+        """A new DArray of the same elements (C order) in another layout:
+        shape (n,) or (rows, cols), halo rows, on ranks [0, ranks)."""
+        n = _lib.kiln_mpi_darray_size(self._d) * _lib.kiln_mpi_darray_cols(self._d)
+        out = self._c.empty(self.dtype, shape or (n,), halo=halo, ranks=ranks)
+        _check("kiln_mpi_darray_redistribute", _lib.kiln_mpi_darray_redistribute(
+            self._c._m, None, self._d, out._d))
+        return out
