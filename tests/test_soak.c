@@ -21,9 +21,10 @@
  * (on the host backend under ASan RSS rose 12% from 3 s to 30 s of a cold
  * run, then 4% over the next 90 s), the timed phase runs; at the end of its first tenth and
  * at its end every thread stops at a barrier, and the process's RSS and the
- * pools' bytes (in use + cached, both contexts) are read. Both must be
- * within 5% of their value after the first tenth (pool bytes: or within one
- * 64 KiB block of it), and the pooled bytes in use must be the same (only
+ * pools' bytes (in use + cached, both contexts) are read. Neither may grow
+ * by more than 5% over its value after the first tenth (pool bytes: or one
+ * 64 KiB block); shrinking is no leak (a capped cache trims whichever
+ * classes the last steps did not use), and the pooled bytes in use must be the same (only
  * the hash tables hold blocks then). Each context's pool is capped at
  * $KILN_SOAK_POOL_CAP_MB MiB of cached blocks (default 4; 0: no cap, the
  * default pool, whose cache holds for each of its ~48 size classes met
@@ -816,8 +817,9 @@ static void teardown_ctx(ctx_share *c) {
     kiln_context_release(c->ctx);
 }
 
-static int within(double end, double base, double slack) {
-    return end <= base * 1.05 + slack && end >= base * 0.95 - slack;
+/* the soak looks for growth: a value may fall, not rise past 5% + slack */
+static int no_growth(double end, double base, double slack) {
+    return end <= base * 1.05 + slack;
 }
 
 static void soak(kiln_queue *queue, void *user) {
@@ -921,9 +923,9 @@ static void soak(kiln_queue *queue, void *user) {
         printf(" %s %ld", step_names[k], S.step_counts[k]);
     printf("\n");
     CHECK_MSG(atomic_load(&S.failures) == 0, "%d steps failed", atomic_load(&S.failures));
-    CHECK_MSG(within((double)rss2, (double)rss1, 0), "RSS %ld KiB at the end, %ld after a tenth",
+    CHECK_MSG(no_growth((double)rss2, (double)rss1, 0), "RSS %ld KiB at the end, %ld after a tenth",
               rss2, rss1);
-    CHECK_MSG(within((double)pool2, (double)pool1, 65536),
+    CHECK_MSG(no_growth((double)pool2, (double)pool1, 65536),
               "pool bytes %zu at the end, %zu after a tenth", pool2, pool1);
     /* at a quiescent point only the long-lived objects (the hash tables)
      * hold pooled blocks: anything more is a leaked buffer */
