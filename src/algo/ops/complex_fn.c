@@ -107,14 +107,17 @@ static const char helper_text[] = {
     "}\n"
 
     /* asin by odd and conjugate symmetry; acos z = pi - acos(-z); asinh z =
-     * -i asin iz; acosh from acos with Re >= 0 (Annex G). */
+     * -i asin iz; acosh from acos with Re >= 0 (Annex G). Where a NaN's
+     * sign picks a result's, it is read (signbit) or flipped by copysign,
+     * never by -v: CUDA's negation of a NaN gives a NaN of either sign. */
     "KILN_FUNC $C kiln_casin$F($C a) {\n"
     "    $C k = kiln_casin_k$F(fabs(a.x), fabs(a.y), 0);\n"
     "    return $M(copysign(k.x, a.x), copysign(k.y, a.y));\n"
     "}\n"
     "KILN_FUNC $C kiln_cacos$F($C a) {\n"
     "    $C k = kiln_casin_k$F(fabs(a.x), fabs(a.y), 1);\n"
-    "    return $M(signbit(a.x) ? 3.14159265358979323846$F - k.x : k.x, copysign(k.y, -a.y));\n"
+    "    return $M(signbit(a.x) ? 3.14159265358979323846$F - k.x : k.x,\n"
+    "              signbit(a.y) ? k.y : -k.y);\n"
     "}\n"
     "KILN_FUNC $C kiln_casinh$F($C a) {\n"
     "    $C r = kiln_casin$F($M(-a.y, a.x));\n"
@@ -148,7 +151,7 @@ static const char helper_text[] = {
     "    return $M(copysign(k.x, a.x), copysign(k.y, a.y));\n"
     "}\n"
     "KILN_FUNC $C kiln_catan$F($C a) {\n"
-    "    $C r = kiln_catanh$F($M(-a.y, a.x));\n"
+    "    $C r = kiln_catanh$F($M(copysign(a.y, signbit(a.y) ? ($R)1 : ($R)-1), a.x));\n"
     "    return $M(r.y, -r.x);\n"
     "}\n"
 

@@ -123,16 +123,18 @@ static void *handle_make(kiln_context *context, void *arg) {
 static const char handle_key = 0;
 
 /* Locks the context's handle, makes its context current and binds it to
- * q's stream; end() undoes that. */
+ * q's stream; end() undoes that. The handle is made before the queue goes
+ * native: cublasCreate waits for the device, which a stream waiting on the
+ * device for a user event (a native queue's gate) would block for ever. */
 static kiln_status begin(kiln_queue *q, int ptr_mode, cu_handle **out) {
     void *data = NULL;
     CUstream stream;
-    kiln_status st = kiln_cuda_queue_native(q, &stream);
-    if (st == KILN_OK)
-        st = kiln_context_attach(kiln_queue_context(q), &handle_key, handle_make, NULL, handle_free,
-                                 &data);
+    kiln_status st = kiln_context_attach(kiln_queue_context(q), &handle_key, handle_make, NULL,
+                                         handle_free, &data);
     if (st == KILN_OK && !data)
         st = kiln__error_set(KILN_ERROR_DRIVER, 0, "cuBLAS: cublasCreate failed");
+    if (st == KILN_OK)
+        st = kiln_cuda_queue_native(q, &stream);
     if (st != KILN_OK)
         return st;
     cu_handle *c = data;

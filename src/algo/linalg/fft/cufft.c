@@ -114,17 +114,14 @@ static kiln_status make(kiln_context *ctx, const kiln__fft *f, void **plan) {
 
 static const char owner = 0;
 
+/* The plan is made (cufftPlanMany waits for the device) before the queue
+ * goes native: a native queue's stream may wait on the device for a user
+ * event, and that wait would block the plan for ever. */
 static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
     CUstream stream;
     CUdeviceptr in, out;
     CUcontext cctx;
-    kiln_status st = kiln_cuda_queue_native(q, &stream);
-    if (st == KILN_OK)
-        st = kiln_cuda_buffer_native(f->in, &in);
-    if (st == KILN_OK)
-        st = kiln_cuda_buffer_native(f->out, &out);
-    if (st == KILN_OK)
-        st = kiln_cuda_context_native(f->ctx, &cctx);
+    kiln_status st = kiln_cuda_context_native(f->ctx, &cctx);
     if (st != KILN_OK)
         return st;
     if (((ctx_push_fn)cu_fns[0])(cctx) != CUDA_SUCCESS)
@@ -133,18 +130,26 @@ static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
     kiln__plan_cache *locked = NULL;
     st = kiln__plan_get(f->ctx, &owner, f, make, plan_destroy, &p, &locked);
     if (st == KILN_OK) {
-        handle_t h = ((cuplan *)p)->h;
-        int s = ((set_stream_fn)fns[SET_STREAM])(h, stream);
-        int dir = f->inverse ? DIR_INVERSE : DIR_FORWARD;
-        if (s == 0) {
-            if (f->kind == KILN__FFT_C2C)
-                s = ((exec_c_fn)fns[f->dbl ? EXEC_Z2Z : EXEC_C2C])(h, (void *)in, (void *)out, dir);
-            else
-                s = ((exec_r_fn)fns[f->kind == KILN__FFT_R2C ? (f->dbl ? EXEC_D2Z : EXEC_R2C)
-                                                             : (f->dbl ? EXEC_Z2D : EXEC_C2R)])(
-                    h, (void *)in, (void *)out);
+        st = kiln_cuda_queue_native(q, &stream);
+        if (st == KILN_OK)
+            st = kiln_cuda_buffer_native(f->in, &in);
+        if (st == KILN_OK)
+            st = kiln_cuda_buffer_native(f->out, &out);
+        if (st == KILN_OK) {
+            handle_t h = ((cuplan *)p)->h;
+            int s = ((set_stream_fn)fns[SET_STREAM])(h, stream);
+            int dir = f->inverse ? DIR_INVERSE : DIR_FORWARD;
+            if (s == 0) {
+                if (f->kind == KILN__FFT_C2C)
+                    s = ((exec_c_fn)fns[f->dbl ? EXEC_Z2Z : EXEC_C2C])(h, (void *)in, (void *)out,
+                                                                       dir);
+                else
+                    s = ((exec_r_fn)fns[f->kind == KILN__FFT_R2C ? (f->dbl ? EXEC_D2Z : EXEC_R2C)
+                                                                 : (f->dbl ? EXEC_Z2D : EXEC_C2R)])(
+                        h, (void *)in, (void *)out);
+            }
+            st = status_of(s, "exec");
         }
-        st = status_of(s, "exec");
         kiln__plan_unlock(locked);
     }
     CUcontext old;
