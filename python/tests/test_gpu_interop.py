@@ -12,6 +12,13 @@ def _cuda(kiln):
     return q
 
 
+def _peer_sync(mod, lib):
+    if lib == "cupy":
+        mod.cuda.runtime.deviceSynchronize()
+    else:
+        mod.cuda.synchronize()
+
+
 @pytest.mark.parametrize("lib", ["cupy", "torch"])
 def test_dlpack_with_gpu_peers(kiln, rng, lib):
     _cuda(kiln)
@@ -22,7 +29,8 @@ def test_dlpack_with_gpu_peers(kiln, rng, lib):
         t = mod.from_dlpack(a)  # kiln -> peer, no copy
         got = t.get() if lib == "cupy" else t.cpu().numpy()
         assert got.shape == shape and np.array_equal(got, x)
-        t *= 2  # the peer writes kiln's memory
+        t *= 2  # the peer writes kiln's memory, on its own stream:
+        _peer_sync(mod, lib)  # DLPack orders the exchange, not later writes
         kiln.finish()
         assert np.array_equal(a.get(), 2 * x)
         b = kiln.from_dlpack(t)  # peer -> kiln

@@ -368,7 +368,7 @@ void kiln__cu_gate_drain_wait(kiln__cu_queue *q);
 void kiln__cu_gate_flush_all(void);
 /* q's stream is handed out: q stops holding commands, for good (what it
  * holds goes to the stream now). */
-void kiln__cu_gate_go_native(kiln__cu_queue *q);
+kiln_status kiln__cu_gate_go_native(kiln__cu_queue *q);
 
 /* ---- pinned staging memory (stage.c) ----------------------------------
  *

@@ -25,9 +25,13 @@
  * cuFFT paths use too) or wrapped is "native": it holds nothing, its
  * streams wait for user events on the device (cuStreamWaitValue32, as
  * before host gating), so there a command behind a failed user event still
- * runs. Going native, or asking for a held command's CUevent, first
- * submits everything held (kiln__cu_gate_flush_all, the same walk with
- * unset user events left to the streams).
+ * runs. A queue that holds commands does not go native (WRONG_STATE): its
+ * stream would wait on the device for a user event, and a module load
+ * meanwhile (cuBLAS loads its kernels lazily at the first call) waits for
+ * that stream: the process hung (test_gate_native, cuda:0). Asking for a
+ * held command's CUevent first submits everything held
+ * (kiln__cu_gate_flush_all, the same walk with unset user events left to
+ * the streams).
  *
  * Threads: the kick runs on the thread that completed the event, or, on a
  * driver callback thread (where CUDA calls are forbidden), on kiln's gate
@@ -339,11 +343,18 @@ void kiln__cu_gate_flush_all(void) {
     kick_now(1);
 }
 
-void kiln__cu_gate_go_native(kiln__cu_queue *q) {
+kiln_status kiln__cu_gate_go_native(kiln__cu_queue *q) {
     pthread_mutex_lock(&q->lock);
-    q->native = 1;
     int held = q->held_head != NULL;
+    if (!held)
+        q->native = 1;
     pthread_mutex_unlock(&q->lock);
     if (held)
-        kiln__cu_gate_flush_all();
+        return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
+                               "the queue's CUstream cannot be handed out (to cuBLAS, cuFFT, "
+                               "NCCL or the caller) while the queue holds commands behind a "
+                               "user event that is not set: its stream would wait for it on "
+                               "the device, and the driver's lazy kernel loading then "
+                               "deadlocks; set the event first");
+    return KILN_OK;
 }

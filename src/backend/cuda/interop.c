@@ -155,7 +155,9 @@ kiln_status kiln_cuda_queue_native(const kiln_queue *queue, CUstream *native) {
     /* an out-of-order queue: its first stream; work put there is ordered
      * with the queue's other commands by kiln barriers around it. From now
      * on the queue cannot hold commands on the host (gate.c) */
-    kiln__cu_gate_go_native(h);
+    st = kiln__cu_gate_go_native(h);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "kiln_cuda_queue_native");
     *native = ((const kiln__cu_queue *)h)->lanes[0];
     return KILN_OK;
 }
