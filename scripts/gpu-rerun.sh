@@ -21,7 +21,7 @@ wait
 for t in "$@"; do
   {
     echo "=== $t on $dev: $(grep -aE 'tests passed' "$tmp/$t.log" | tail -1)"
-    grep -aE 'FAIL|[0-9]+ passed, [0-9]+ failed$|Assert|Segmentation|error' "$tmp/$t.log" | head -40
+    grep -aE 'FAIL|[0-9]+ passed, [0-9]+ failed$|Assert|Segmentation|error|soak:|at the end|^([0-9]+: )?steps:|Total Test time' "$tmp/$t.log" | head -60
     if grep -aq "watchdog (KILN_TEST_WATCHDOG)" "$tmp/$t.log"; then
       grep -aE "^([0-9]+: )?--- thread|\(\+0x[0-9a-f]+\)" "$tmp/$t.log" |
         while IFS= read -r l; do
