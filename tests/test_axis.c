@@ -461,6 +461,77 @@ static void check_join(kiln_queue *q, kiln_dtype d) {
     }
 }
 
+/* The GPU column kernel's counters live in a context's scratch buffer,
+ * made half again as large as asked: a later call with more columns
+ * reuses it and reads counters past those of the call that made it, which
+ * must be zero too (the soak's axis sums failed from column 57 on cuda:0
+ * and 63 on NVIDIA's OpenCL). A fresh context whose pool holds nonzero
+ * blocks; column counts that grow within the buffer, then past it. Runs
+ * the fused kernel on GPUs and under KILN_PLAN_GPU. */
+static void check_counters_grow(kiln_queue *q) {
+    kiln_device *dev = kiln_queue_device(q);
+    kiln_context *c = NULL;
+    kiln_queue *q2 = NULL;
+    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) || !CHECK_OK(kiln_queue_create(c, dev, 0, &q2)))
+        goto out;
+    for (size_t bytes = 256; bytes <= 8192; bytes *= 2) {
+        kiln_buffer *junk[3] = { NULL, NULL, NULL };
+        static const uint32_t ones = 0x01010101u;
+        for (int i = 0; i < 3; i++)
+            if (CHECK_OK(kiln_buffer_create(c, bytes, KILN_BUFFER_POOLED, NULL, &junk[i])))
+                CHECK_OK(
+                    kiln_buffer_fill(q2, junk[i], &ones, sizeof ones, 0, bytes, 0, NULL, NULL));
+        CHECK_OK(kiln_queue_finish(q2));
+        for (int i = 0; i < 3; i++)
+            kiln_buffer_release(junk[i]);
+    }
+    static const size_t cols_seq[] = { 40, 59, 60, 88, 130, 131, 200, 299 };
+    const size_t rows = 1500;
+    int32_t *h = malloc(rows * 299 * sizeof *h);
+    int64_t *got = malloc(299 * sizeof *got);
+    CHECK(h && got);
+    if (!h || !got)
+        goto done;
+    unsigned seed = 777;
+    for (size_t k = 0; k < sizeof cols_seq / sizeof cols_seq[0]; k++) {
+        size_t cols = cols_seq[k], sh[2] = { rows, cols };
+        for (size_t i = 0; i < rows * cols; i++) {
+            seed = seed * 1103515245u + 12345u;
+            h[i] = (int32_t)((seed >> 16) % 201) - 100;
+        }
+        kiln_array *m = NULL, *o = NULL;
+        if (CHECK_OK(kiln_array_from_host(c, KILN_INT32, 2, sh, h, &m)) &&
+            CHECK_OK(kiln_array_reduce_axis(q2, KILN_REDUCE_SUM, m, 0, 0, 0, NULL, NULL, &o)) &&
+            kiln_array_size(o) == cols && CHECK_OK(kiln_array_read(q2, o, got))) {
+            int i64 = kiln_array_dtype(o) == KILN_INT64;
+            size_t bad = 0, first = 0;
+            for (size_t j = 0; j < cols; j++) {
+                int64_t want = 0;
+                for (size_t i = 0; i < rows; i++)
+                    want += h[i * cols + j];
+                int64_t g = i64 ? got[j] : ((int32_t *)got)[j];
+                if (g != want && bad++ == 0)
+                    first = j;
+            }
+            CHECK_MSG(bad == 0,
+                      "sum over axis 0 of (%zu, %zu) after (%zu columns): %zu wrong, first %zu",
+                      rows, cols, k ? cols_seq[k - 1] : 0, bad, first);
+        }
+        CHECK_MSG(!o || kiln_array_size(o) == cols, "%zu sums of %zu columns", kiln_array_size(o),
+                  cols);
+        kiln_array_release(m);
+        kiln_array_release(o);
+    }
+done:
+    free(h);
+    free(got);
+out:
+    if (q2)
+        kiln_queue_finish(q2);
+    kiln_queue_release(q2);
+    kiln_context_release(c);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     static const size_t shapes[][4] = {
@@ -506,6 +577,7 @@ static void run(kiln_queue *q, void *user) {
     check_view(q, KILN_FLOAT64);
     check_generator(q);
     check_errors(q);
+    check_counters_grow(q);
 }
 
 /* The CUDA column reduction's split for whole waves (host arithmetic; the

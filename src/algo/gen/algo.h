@@ -36,8 +36,9 @@ enum {
     KILN__SCRATCH_UNIQUE_STARTS, /* a unique's run starts (select_ops.c) */
     KILN__SCRATCH_COUNTERS,      /* the counters of fused reductions (a
                                     column's in array_axis.c, word 0 a whole
-                                    reduction's in reduce.c): zero between
-                                    uses, every launch leaves them zero */
+                                    reduction's in reduce.c): zeroed whole
+                                    when fresh (a later call may use more
+                                    of it), every launch leaves them zero */
     KILN__SCRATCH_SLOTS
 };
 typedef struct kiln__scratch {

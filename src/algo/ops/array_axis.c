@@ -138,10 +138,11 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln
         if (st == KILN_OK)
             st = kiln__wait_plus(num_wait, wait, scr.dep, cnt.dep, &wl, &nwl);
         if (st == KILN_OK && fused && cnt.fresh) {
-            /* a new counter buffer: zero once; every launch leaves it zero */
+            /* a new counter buffer: zero once, all of it (a later call
+             * with more columns reuses it); every launch leaves it zero */
             static const uint32_t zero = 0;
-            st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0, nout * sizeof zero, nwl,
-                                  wl, &zeroed);
+            st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0,
+                                  cnt.size / sizeof zero * sizeof zero, nwl, wl, &zeroed);
             if (wl != wait)
                 free((void *)wl);
             wl = &zeroed;

@@ -323,7 +323,8 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln_
     if (st == KILN_OK && fused && cnt.fresh) {
         /* a new counter buffer: zero once; every launch leaves it zero */
         static const uint32_t zero = 0;
-        st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0, sizeof zero, nwl, wl, &zeroed);
+        st = kiln_buffer_fill(queue, cnt.buf, &zero, sizeof zero, 0,
+                              cnt.size / sizeof zero * sizeof zero, nwl, wl, &zeroed);
         if (wl != wait)
             free((void *)wl);
         wl = &zeroed;
