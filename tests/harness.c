@@ -341,6 +341,11 @@ void kt_set(kiln_dtype d, void *p, size_t i, double v) {
     }
 }
 
+void kt_release_arrays(size_t n, kiln_array *const *arrays) {
+    for (size_t i = 0; i < n; i++)
+        kiln_array_release(arrays[i]);
+}
+
 void kt_slurp(const char *path, char *buf, size_t cap) {
     FILE *f = fopen(path, "rb");
     size_t n = 0;

@@ -73,6 +73,9 @@ extern const kiln_dtype kt_dtypes[10];
 double kt_get(kiln_dtype d, const void *p, size_t i);
 void kt_set(kiln_dtype d, void *p, size_t i, double v);
 
+/* Releases the n arrays (NULL ones are skipped). */
+void kt_release_arrays(size_t n, kiln_array *const *arrays);
+
 /* Reads a whole (small) file into buf, NUL-terminated; "" if unreadable. */
 void kt_slurp(const char *path, char *buf, size_t cap);
 /* Writes head (if not NULL) then size bytes of data to dir/name, a

@@ -185,6 +185,21 @@ KILN_API kiln_status kiln_allocate_create(kiln_context *context, const kiln_allo
 KILN_API kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *allocate, size_t n,
                                        size_t num_args, const kiln_arg *args, kiln_array **items,
                                        kiln_array **offsets);
+/* The non-blocking form: the caller gives the items' capacity (as
+ * kiln_array_bincount_async gives the length). *items is a new 1-D array
+ * of capacity elements, *offsets as above; offsets[n] is the total, which
+ * may exceed capacity: values past capacity are not stored (run again
+ * with capacity >= offsets[n] for all of them). check (INT64, at least
+ * one element, of the queue's context; may be NULL) gets check[0] = 0, or
+ * i + 1 for an item i whose fill emitted a different number of values
+ * than its count (its range then holds what fitted; the blocking form
+ * fails instead). After the wait list; returns at once; *event (may be
+ * NULL) completes when items, offsets and check are written. */
+KILN_API kiln_status kiln_allocate_run_async(kiln_queue *queue, kiln_allocate *allocate, size_t n,
+                                             size_t num_args, const kiln_arg *args, size_t capacity,
+                                             kiln_array *check, size_t num_wait,
+                                             kiln_event *const *wait, kiln_event **event,
+                                             kiln_array **items, kiln_array **offsets);
 KILN_API kiln_status kiln_allocate_retain(kiln_allocate *allocate);
 KILN_API void kiln_allocate_release(kiln_allocate *allocate);
 

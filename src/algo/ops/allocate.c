@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/refcount.h"
+#include "algo/gen/chain.h"
 #include "algo/ops/ops_internal.h"
 #include "base/check.h"
 #include "base/error.h"
@@ -82,17 +83,19 @@ kiln_status kiln_allocate_create(kiln_context *context, const kiln_allocate_desc
     a->item_dtype = it;
     char fill_args[160];
     snprintf(fill_args, sizeof fill_args,
-             "const long *alloc__offsets, %s *alloc__items, long *alloc__bad", d.item_type);
+             "const long *alloc__offsets, %s *alloc__items, long *alloc__bad, long alloc__cap",
+             d.item_type);
     kiln_status st =
         make_pass(context, &d, "long *alloc__counts", "(alloc__n++)", "long alloc__n = 0;",
                   "alloc__counts[i] = alloc__n;", "_count", &a->count);
     if (st == KILN_OK)
-        /* The fill stores only inside item i's counted range and flags an
-         * item whose emits differ from its count (issue 41): an operation
-         * that is not deterministic never writes past the items. */
+        /* The fill stores only inside item i's counted range and below
+         * the items' capacity, and flags an item whose emits differ from
+         * its count (issue 41): an operation that is not deterministic, or
+         * a capacity below the total, never writes past the items. */
         st = make_pass(context, &d, fill_args,
-                       "((alloc__p < alloc__e ? (void)(alloc__items[alloc__p] = (v)) : (void)0), "
-                       "alloc__p++)",
+                       "((alloc__p < alloc__e && alloc__p < alloc__cap ? "
+                       "(void)(alloc__items[alloc__p] = (v)) : (void)0), alloc__p++)",
                        "long alloc__p = alloc__offsets[i];\n"
                        "const long alloc__e = alloc__offsets[i + 1];",
                        "if (alloc__p != alloc__e) alloc__bad[0] = (long)i + 1;", "_fill", &a->fill);
@@ -124,9 +127,12 @@ void kiln_allocate_release(kiln_allocate *a) {
         alloc_free(a);
 }
 
-kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, size_t num_args,
-                              const kiln_arg *args, kiln_array **items, kiln_array **offsets) {
-    static const char what[] = "kiln_allocate_run";
+/* A run's arguments checked, and the user's copied with room for ours
+ * (four) into *all. */
+static kiln_status run_args(const char *what, kiln_queue *queue, kiln_allocate *a, size_t num_args,
+                            const kiln_arg *args, kiln_array **items, kiln_array **offsets,
+                            kiln_arg **all) {
+    *all = NULL;
     if (!items || !offsets)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: items and offsets are required",
                                what);
@@ -137,49 +143,100 @@ kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, siz
     if (num_args != a->nargs)
         return kiln__error_set(KILN_ERROR_KERNEL_ARGS, 0, "%s: %zu arguments given, %zu declared",
                                what, num_args, a->nargs);
-    kiln_arg *all = kiln__calloc(num_args + 3, sizeof *all);
-    if (!all)
+    *all = kiln__calloc(num_args + 4, sizeof **all);
+    if (!*all)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     if (num_args)
-        memcpy(all, args, num_args * sizeof *all);
-    size_t n1 = n + 1, one = 1;
+        memcpy(*all, args, num_args * sizeof **all);
+    return KILN_OK;
+}
+
+/* One command of the chain: call enqueues it after the chain's last
+ * command, its event into e. */
+#define ALLOC_STEP(c, e, call)            \
+    do {                                  \
+        if ((c)->st == KILN_OK) {         \
+            kiln_event *e = NULL;         \
+            kiln_status st_ = (call);     \
+            kiln__chain_add((c), st_, e); \
+        }                                 \
+    } while (0)
+
+/* The count pass into a new *counts (INT64, n + 1) and its exclusive scan
+ * in place: counts[n], left 0 by the pass, becomes the total. */
+static void count_pass(kiln__chain *c, kiln_allocate *a, size_t n, kiln_arg *all, size_t na,
+                       kiln_array **counts) {
+    size_t n1 = n + 1;
+    ALLOC_STEP(c, e,
+               kiln_array_zeros(c->q, KILN_INT64, 1, &n1, kiln__chain_nw(c), kiln__chain_w(c), &e,
+                                counts));
+    all[na] = KILN_ARG_ARRAY(*counts);
+    ALLOC_STEP(c, e,
+               kiln_elementwise_launch(c->q, a->count, n, na + 1, all, kiln__chain_nw(c),
+                                       kiln__chain_w(c), &e));
+    ALLOC_STEP(
+        c, e,
+        kiln_array_cumsum_out(c->q, *counts, *counts, 1, kiln__chain_nw(c), kiln__chain_w(c), &e));
+}
+
+/* The fill pass into items (of capacity elements) from the scanned
+ * counts; bad[0] (INT64) is zeroed first (n = 0 too), then set to i + 1 by
+ * an item i whose emits differ from its count. It runs even when the
+ * total is 0: an operation that emits there only now must be reported. */
+static void fill_pass(kiln__chain *c, kiln_allocate *a, size_t n, kiln_arg *all, size_t na,
+                      kiln_array *counts, kiln_array *items, size_t capacity, kiln_array *bad) {
+    static const int64_t zero = 0;
+    ALLOC_STEP(c, e,
+               kiln_buffer_fill(c->q, bad->buffer, &zero, sizeof zero, bad->offset * sizeof zero,
+                                sizeof zero, kiln__chain_nw(c), kiln__chain_w(c), &e));
+    if (!n)
+        return;
+    all[na] = KILN_ARG_ARRAY(counts);
+    all[na + 1] = KILN_ARG_ARRAY(items);
+    all[na + 2] = KILN_ARG_ARRAY(bad);
+    all[na + 3] = KILN_ARG_I64((int64_t)capacity);
+    ALLOC_STEP(c, e,
+               kiln_elementwise_launch(c->q, a->fill, n, na + 4, all, kiln__chain_nw(c),
+                                       kiln__chain_w(c), &e));
+}
+
+kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, size_t num_args,
+                              const kiln_arg *args, kiln_array **items, kiln_array **offsets) {
+    static const char what[] = "kiln_allocate_run";
+    kiln_arg *all = NULL;
+    kiln_status st = run_args(what, queue, a, num_args, args, items, offsets, &all);
+    if (st != KILN_OK)
+        return st;
+    kiln__chain c = KILN__CHAIN_INIT(queue, 0, NULL);
     kiln_array *counts = NULL, *bad = NULL;
-    kiln_event *e = NULL;
     int64_t total = 0, bad_item = 0;
-    /* counts[n] stays 0: the exclusive scan then ends with the total */
-    kiln__check ck = KILN__CHECK_INIT;
-    KILN__CHECK_CALL(&ck, kiln_array_zeros(queue, KILN_INT64, 1, &n1, 0, NULL, NULL, &counts));
-    all[num_args] = KILN_ARG_ARRAY(counts);
-    KILN__CHECK_CALL(&ck,
-                     kiln_elementwise_launch(queue, a->count, n, num_args + 1, all, 0, NULL, NULL));
-    KILN__CHECK_CALL(&ck, kiln_array_cumsum_out(queue, counts, counts, 1, 0, NULL, NULL));
-    KILN__CHECK_CALL(&ck,
-                     kiln_buffer_read(queue, counts->buffer, (counts->offset + n) * 8, 8, &total));
+    size_t one = 1;
+    count_pass(&c, a, n, all, num_args, &counts);
+    if (c.last)
+        KILN__CHAIN_DO(&c, kiln_event_wait(c.last));
+    KILN__CHAIN_DO(&c,
+                   kiln_buffer_read(queue, counts->buffer, (counts->offset + n) * 8, 8, &total));
+    if (total < 0)
+        kiln__chain_fail(&c, kiln__error_set(KILN_ERROR_INTERNAL, 0, "%s: negative total", what));
     size_t nt = (size_t)total;
-    KILN__CHECK(&ck, total >= 0, KILN_ERROR_INTERNAL, "%s: negative total", what);
-    KILN__CHECK_CALL(
-        &ck, kiln__array_make(kiln_queue_context(queue), a->item_dtype, 1, &nt, NULL, what, items));
-    if (n)
-        KILN__CHECK_CALL(&ck, kiln_array_zeros(queue, KILN_INT64, 1, &one, 0, NULL, NULL, &bad));
-    kiln_status st = ck.st;
-    all[num_args] = KILN_ARG_ARRAY(counts);
-    all[num_args + 1] = KILN_ARG_ARRAY(*items);
-    all[num_args + 2] = KILN_ARG_ARRAY(bad);
-    /* The fill runs even when the total is 0: an operation that emits
-     * there only now must be reported too. */
-    if (n)
-        KILN__CHECK_CALL(
-            &ck, kiln_elementwise_launch(queue, a->fill, n, num_args + 3, all, 0, NULL, &e));
-    if (e)
-        KILN__CHECK_CALL(&ck, kiln_event_wait(e));
-    if (bad)
-        KILN__CHECK_CALL(&ck, kiln_buffer_read(queue, bad->buffer, bad->offset * 8, 8, &bad_item));
-    st = KILN__CHECK(&ck, !bad_item, KILN_ERROR_INVALID_ARGUMENT,
-                     "%s: the operation emitted a different number of items in the "
-                     "fill pass than in the count pass (item %lld, for one); it must "
-                     "emit the same values both times, and no output is given",
-                     what, (long long)(bad_item - 1));
-    kiln_event_release(e);
+    KILN__CHAIN_DO(
+        &c, kiln__array_make(kiln_queue_context(queue), a->item_dtype, 1, &nt, NULL, what, items));
+    KILN__CHAIN_DO(
+        &c, kiln__array_make(kiln_queue_context(queue), KILN_INT64, 1, &one, NULL, what, &bad));
+    fill_pass(&c, a, n, all, num_args, counts, *items, nt, bad);
+    kiln_event *done = NULL;
+    st = kiln__chain_end(&c, KILN_OK, &done);
+    if (st == KILN_OK && done)
+        st = kiln_event_wait(done);
+    if (st == KILN_OK && n)
+        st = kiln_buffer_read(queue, bad->buffer, bad->offset * 8, 8, &bad_item);
+    if (st == KILN_OK && bad_item)
+        st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                             "%s: the operation emitted a different number of items in the "
+                             "fill pass than in the count pass (item %lld, for one); it must "
+                             "emit the same values both times, and no output is given",
+                             what, (long long)(bad_item - 1));
+    kiln_event_release(done);
     kiln_array_release(bad);
     free(all);
     if (st != KILN_OK) {
@@ -188,6 +245,60 @@ kiln_status kiln_allocate_run(kiln_queue *queue, kiln_allocate *a, size_t n, siz
         *items = NULL;
         return bad_item ? st : kiln__error_prefix(st, "%s", what);
     }
+    *offsets = counts;
+    return KILN_OK;
+}
+
+/* The check array's rules (kiln_allocate_run_async). */
+static kiln_status check_array_ok(const char *what, kiln_queue *queue, kiln_array *check) {
+    if (!check)
+        return KILN_OK;
+    if (kiln_array_context(check) != kiln_queue_context(queue))
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: check belongs to another context than the queue", what);
+    char t[96];
+    if (check->dtype != KILN_INT64 || !check->size)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: check is %s; it must be an int64 array of at least one "
+                               "element",
+                               what, kiln__array_describe(check, t, sizeof t));
+    return KILN_OK;
+}
+
+kiln_status kiln_allocate_run_async(kiln_queue *queue, kiln_allocate *a, size_t n, size_t num_args,
+                                    const kiln_arg *args, size_t capacity, kiln_array *check,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event,
+                                    kiln_array **items, kiln_array **offsets) {
+    static const char what[] = "kiln_allocate_run_async";
+    if (event)
+        *event = NULL;
+    kiln_arg *all = NULL;
+    kiln__check ck = KILN__CHECK_INIT;
+    KILN__CHECK_CALL(&ck, run_args(what, queue, a, num_args, args, items, offsets, &all));
+    KILN__CHECK(&ck, num_wait == 0 || wait, KILN_ERROR_NULL_HANDLE,
+                "%s: num_wait is %zu but wait is NULL", what, num_wait);
+    KILN__CHECK_CALL(&ck, check_array_ok(what, queue, check));
+    if (ck.st != KILN_OK) {
+        free(all);
+        return ck.st;
+    }
+    kiln__chain c = KILN__CHAIN_INIT(queue, num_wait, wait);
+    kiln_array *counts = NULL, *it = NULL, *own = NULL;
+    size_t one = 1;
+    count_pass(&c, a, n, all, num_args, &counts);
+    KILN__CHAIN_DO(&c, kiln__array_make(kiln_queue_context(queue), a->item_dtype, 1, &capacity,
+                                        NULL, what, &it));
+    if (!check)
+        kiln__chain_array(&c, KILN_INT64, 1, &one, &own);
+    fill_pass(&c, a, n, all, num_args, counts, it, capacity, check ? check : own);
+    kiln_status st = kiln__chain_end(&c, KILN_OK, event);
+    free(all);
+    if (st != KILN_OK) {
+        kiln_array_release(counts);
+        kiln_array_release(it);
+        return kiln__error_prefix(st, "%s", what);
+    }
+    *items = it;
     *offsets = counts;
     return KILN_OK;
 }
