@@ -121,7 +121,11 @@ class ListBuilder:
     int64, n + 1: item i's values are items[offsets[i]:offsets[i+1]].
     arguments as for ElementwiseKernel (at least one array; arrays are
     indexed freely and must be contiguous). Blocks (the total sizes the
-    output)."""
+    output); with ``capacity=k`` it does not (kiln_allocate_run_async)
+    and returns ``(items, offsets, check)``: items has k elements, values
+    past k are not stored while ``offsets[n]`` is still the whole total;
+    check (int64, one element) is 0, or i + 1 for an item i whose two
+    passes emitted different numbers of values."""
 
     def __init__(self, context, arguments, item_dtype, operation, preamble="", name=None):
         from ._kernels import _default_context, _hints, _parse_arguments
@@ -135,14 +139,19 @@ class ListBuilder:
         self._gen = _k.allocate_create(self.context, arguments, t, operation, preamble or None,
                                        name)
 
-    def __call__(self, n, *args, queue=None):
+    def __call__(self, n, *args, queue=None, capacity=None):
         n = int(n)
         if n < 0:
             raise ValueError("ListBuilder: n must be >= 0")
         if queue is None:
             queue = next((a.queue for a in args if isinstance(a, Array)), None) or \
                 get_default_queue()
-        return self._gen.run(queue, n, args, self._hints)
+        if capacity is None:
+            return self._gen.run(queue, n, args, self._hints)
+        capacity = int(capacity)
+        if capacity < 0:
+            raise ValueError(f"ListBuilder: capacity must be >= 0, not {capacity}")
+        return self._gen.run(queue, n, args, self._hints, capacity)
 
     def lists(self, n, *args, queue=None):
         """The same as a Python list of n NumPy arrays (one read of each)."""

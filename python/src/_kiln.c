@@ -2745,37 +2745,55 @@ static PyObject *mod_allocate_create(PyObject *m, PyObject *args) {
     return generator_wrap(GEN_ALLOCATE, g, ctx);
 }
 
-/* A list builder's run: (items, offsets) (Blocks) */
-static PyObject *allocate_run(GeneratorObject *g, PyObject *q, size_t n, size_t na,
-                              const kiln_arg *kargs) {
-    kiln_array *items = NULL, *offsets = NULL;
-    kiln_status st;
-    kiln_queue *qq = ((QueueObject *)q)->q;
-    KILN_NOGIL(st = kiln_allocate_run(qq, g->g, n, na, kargs, &items, &offsets));
-    CHECK_ST(st);
-    PyObject *oi = array_wrap(items, q, 0, 0);
-    if (!oi) {
-        kiln_array_release(offsets);
-        return NULL;
+/* A tuple of the k arrays, each wrapped on queue q (all released when one
+ * cannot be). */
+static PyObject *arrays_tuple(PyObject *q, size_t k, kiln_array **arrays) {
+    PyObject *t = PyTuple_New((Py_ssize_t)k);
+    for (size_t i = 0; i < k; i++) {
+        PyObject *o = t ? array_wrap(arrays[i], q, 0, 0) : NULL;
+        if (!o) {
+            /* array_wrap released arrays[i] when it failed */
+            for (size_t j = t ? i + 1 : i; j < k; j++)
+                kiln_array_release(arrays[j]);
+            Py_XDECREF(t);
+            return NULL;
+        }
+        PyTuple_SetItem(t, (Py_ssize_t)i, o); /* steals o */
     }
-    PyObject *oo = array_wrap(offsets, q, 0, 0);
-    if (!oo) {
-        Py_DECREF(oi);
-        return NULL;
-    }
-    PyObject *r = PyTuple_Pack(2, oi, oo);
-    Py_DECREF(oi);
-    Py_DECREF(oo);
-    return r;
+    return t;
 }
 
-/* run(queue, n, args, hints) -> count (a selection; Blocks) or (items,
- * offsets) (a list builder; Blocks) */
+/* A list builder's run: (items, offsets) (Blocks), or with a capacity
+ * (>= 0) (items, offsets, check) at once (kiln_allocate_run_async). */
+static PyObject *allocate_run(GeneratorObject *g, PyObject *q, size_t n, size_t na,
+                              const kiln_arg *kargs, Py_ssize_t capacity) {
+    kiln_array *out[3] = { NULL, NULL, NULL };
+    kiln_status st;
+    kiln_queue *qq = ((QueueObject *)q)->q;
+    if (capacity < 0) {
+        KILN_NOGIL(st = kiln_allocate_run(qq, g->g, n, na, kargs, &out[0], &out[1]));
+        CHECK_ST(st);
+        return arrays_tuple(q, 2, out);
+    }
+    size_t one = 1;
+    KILN_NOGIL(st = kiln_array_empty(kiln_queue_context(qq), KILN_INT64, 1, &one, &out[2]));
+    CHECK_ST(st);
+    KILN_NOGIL(st = kiln_allocate_run_async(qq, g->g, n, na, kargs, (size_t)capacity, out[2], 0,
+                                            NULL, NULL, &out[0], &out[1]));
+    if (st != KILN_OK)
+        kiln_array_release(out[2]);
+    CHECK_ST(st);
+    return arrays_tuple(q, 3, out);
+}
+
+/* run(queue, n, args, hints[, capacity]) -> count (a selection; Blocks)
+ * or (items, offsets) (a list builder; Blocks), (items, offsets, check)
+ * with a capacity (at once) */
 static PyObject *generator_run(PyObject *self, PyObject *args) {
     GeneratorObject *g = (GeneratorObject *)self;
     PyObject *q, *targs, *hints;
-    Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "OnO!O", &q, &n, &PyTuple_Type, &targs, &hints) ||
+    Py_ssize_t n, capacity = -1;
+    if (!PyArg_ParseTuple(args, "OnO!O|n", &q, &n, &PyTuple_Type, &targs, &hints, &capacity) ||
         !check_queue_arg(q))
         return NULL;
     if (g->kind != GEN_SELECT && g->kind != GEN_ALLOCATE) {
@@ -2791,7 +2809,7 @@ static PyObject *generator_run(PyObject *self, PyObject *args) {
     if (!convert_args(targs, 0, hints, 1, kargs, &na))
         return NULL;
     if (g->kind == GEN_ALLOCATE)
-        return allocate_run(g, q, (size_t)n, na, kargs);
+        return allocate_run(g, q, (size_t)n, na, kargs, capacity);
     kiln_status st;
     KILN_NOGIL(st = kiln_select_run(((QueueObject *)q)->q, g->g, (size_t)n, na, kargs, &count));
     CHECK_ST(st);
@@ -2847,7 +2865,8 @@ static PyMethodDef generator_methods[] = {
     { "launch", generator_launch, METH_VARARGS,
       "launch(queue, n, args, hints, wait_for=None, result=None) -> Event" },
     { "run", generator_run, METH_VARARGS,
-      "run(queue, n, args, hints) -> count (selections) or (items, offsets) (list builders)" },
+      "run(queue, n, args, hints[, capacity]) -> count (selections) or (items, offsets) (list "
+      "builders; with a capacity (items, offsets, check), non-blocking)" },
     { NULL, NULL, 0, NULL },
 };
 static PyType_Slot generator_slots[] = {
