@@ -256,6 +256,18 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &three, neg, &N));
     CHECK_STATUS(kiln_array_bincount(q, N, NULL, 0, &H), KILN_ERROR_INVALID_ARGUMENT);
     kiln_array_release(N);
+    /* bool counts as 0/1, as numpy.bincount([True, False, True, True]) = [1, 3] */
+    uint8_t flags[4] = { 1, 0, 1, 1 };
+    size_t four = 4;
+    kiln_array *B = NULL;
+    int64_t bc[2] = { -1, -1 };
+    CHECK_OK(kiln_array_from_host(c, KILN_BOOL, 1, &four, flags, &B));
+    if (CHECK_OK(kiln_array_bincount(q, B, NULL, 0, &H))) {
+        CHECK(kiln_array_size(H) == 2 && CHECK_OK(kiln_array_read(q, H, bc)) && bc[0] == 1 &&
+              bc[1] == 3);
+        kiln_array_release(H);
+    }
+    kiln_array_release(B);
     /* minlength far past any count array: refused at once (above 2^63 it
      * hung, issue 41), with or without data */
     size_t huge[] = { ((size_t)1 << 63) + 1, SIZE_MAX, ((size_t)1 << 40) + 1 };

@@ -26,11 +26,7 @@
  * 64 KiB block); shrinking is no leak (a capped cache trims whichever
  * classes the last steps did not use), and the pooled bytes in use must be the same (only
  * the hash tables hold blocks then). Each context's pool is capped at
- * $KILN_SOAK_POOL_CAP_MB MiB of cached blocks (default 1, which the cache
- * reaches before the first tenth ends, so that the comparison sees a leak
- * and not the cache filling up to its cap: with 4 MiB on cuda:0 the
- * cached bytes were still rising towards it 7 minutes in, +15.9%, with
- * no buffer leaked; 0: no cap, the
+ * $KILN_SOAK_POOL_CAP_MB MiB of cached blocks (default 4; 0: no cap, the
  * default pool, whose cache holds for each of its ~48 size classes met
  * here as many blocks as were ever live at once in that class, and so
  * grows for a long time under random sizes; see docs/pools.md). No step may fail, nothing may hang
@@ -831,7 +827,7 @@ static void soak(kiln_queue *queue, void *user) {
     kiln_device *dev = kiln_queue_device(queue);
     memset(&S.c, 0, sizeof S.c);
     const char *cap = getenv("KILN_SOAK_POOL_CAP_MB");
-    S.pool_cap = (size_t)((cap && *cap ? atof(cap) : 1) * (1 << 20));
+    S.pool_cap = (size_t)(cap && *cap ? atof(cap) : 4) << 20;
     printf("pool: max_cached_bytes %zu per context (KILN_SOAK_POOL_CAP_MB)\n", S.pool_cap);
     if (!setup_ctx(&S.c[0], dev) || !setup_ctx(&S.c[1], dev)) {
         CHECK_MSG(0, "setting up the shared contexts: %s", kiln_last_error_message());

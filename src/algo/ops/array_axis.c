@@ -65,20 +65,23 @@ size_t kiln__axis_wave_split(size_t nout, size_t len, size_t resident) {
     return best;
 }
 
-/* Enqueues the axis kernels of variant v: the bound arguments in b, the
- * geometry (outer, len, inner), the output at element out_off of out. */
-static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln__variant *v,
-                                const kiln__plan *plan, const kiln__bound *b, size_t outer,
-                                size_t len, size_t inner, kiln_buffer *out, size_t out_off,
-                                size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    size_t out_size, final_size;
-    kiln_dtype fd;
-    const char *ft;
-    kiln__reduction_sizes(r, &out_size, &final_size, &fd, &ft);
+/* The launch shape of variant v's axis kernels over (outer, len, inner):
+ * the kernel, the chunks each output's axis is cut into, the global size,
+ * and whether the kernel writes partials (folded by _axfinish, or fused by
+ * each column's last chunk) rather than the outputs. */
+typedef struct axis_shape {
+    kiln_kernel *k;
+    size_t split, global;
+    int parts;
+} axis_shape;
+
+static axis_shape axis_launch_shape(kiln_queue *queue, const kiln__variant *v,
+                                    const kiln__plan *plan, size_t outer, size_t len,
+                                    size_t inner) {
     size_t nout = outer * inner, local = v->local;
     size_t bpc = (size_t)kiln__knobs_get()->red_blocks_per_cu;
     size_t split, global;
-    int parts = 0; /* the kernel writes partials, _axfinish the outputs */
+    int parts = 0;
     kiln_kernel *k;
     if (inner == 1) {
         size_t target = plan->cpu ? (size_t)plan->cu * 4 : plan->cu * bpc;
@@ -123,6 +126,24 @@ static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln
     }
     if (split > 1)
         parts = 1;
+    return (axis_shape){ .k = k, .split = split, .global = global, .parts = parts };
+}
+
+/* Enqueues the axis kernels of variant v: the bound arguments in b, the
+ * geometry (outer, len, inner), the output at element out_off of out. */
+static kiln_status axis_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln__variant *v,
+                                const kiln__plan *plan, const kiln__bound *b, size_t outer,
+                                size_t len, size_t inner, kiln_buffer *out, size_t out_off,
+                                size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    size_t out_size, final_size;
+    kiln_dtype fd;
+    const char *ft;
+    kiln__reduction_sizes(r, &out_size, &final_size, &fd, &ft);
+    size_t nout = outer * inner, local = v->local;
+    axis_shape sh = axis_launch_shape(queue, v, plan, outer, len, inner);
+    size_t split = sh.split, global = sh.global;
+    int parts = sh.parts; /* the kernel writes partials, _axfinish the outputs */
+    kiln_kernel *k = sh.k;
     /* GPU columns in chunks: the last chunk of each column combines the
      * partials itself (KILN_AXIS_FUSED), no _axfinish launch */
     int fused = !plan->cpu && inner > 1 && split > 1 && kiln__knobs_get()->axis_fused;
@@ -327,6 +348,25 @@ typedef struct axis_text {
     kiln__arg_text tx;
 } axis_text;
 
+/* Welford's one-pass update is Chan et al.'s merge with a count of one:
+ * every merge of the mean/var/std reductions is that formula, in double. */
+static const char welford_preamble[] = "typedef struct { double n, mean, m2; } kiln_welford;\n"
+                                       "KILN_FUNC kiln_welford kiln_welford_make(double n, double "
+                                       "mean, double m2)\n"
+                                       "{ kiln_welford w; w.n = n; w.mean = mean; w.m2 = m2; "
+                                       "return w; }\n"
+                                       "KILN_FUNC kiln_welford kiln_welford_merge(kiln_welford a, "
+                                       "kiln_welford b)\n"
+                                       "{\n"
+                                       "    if (a.n == 0) return b;\n"
+                                       "    if (b.n == 0) return a;\n"
+                                       "    double n = a.n + b.n, d = b.mean - a.mean;\n"
+                                       "    return kiln_welford_make(n, a.mean + d * (b.n / n),\n"
+                                       "                             a.m2 + b.m2 + d * d * (a.n * "
+                                       "b.n / n));\n"
+                                       "}\n"
+                                       "#define KILN_NAN_D ((double)kiln_as_float(0x7fc00000u))\n";
+
 /* Fills d (and finish/final type) for op over dtype; ddof for VAR/STD. */
 static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof, axis_text *t,
                       kiln_reduction_desc *d, const char **finish, const char **final_type,
@@ -389,27 +429,8 @@ static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof, axis_tex
     case KILN_REDUCE_MEAN:
     case KILN_REDUCE_VAR:
     case KILN_REDUCE_STD:
-        /* Welford's one-pass update is Chan et al.'s merge with a count of
-         * one: every merge below is that formula, in double. */
-        snprintf(t->pre, sizeof t->pre,
-                 "typedef struct { double n, mean, m2; } kiln_welford;\n"
-                 "KILN_FUNC kiln_welford kiln_welford_make(double n, double "
-                 "mean, double m2)\n"
-                 "{ kiln_welford w; w.n = n; w.mean = mean; w.m2 = m2; "
-                 "return w; }\n"
-                 "KILN_FUNC kiln_welford kiln_welford_merge(kiln_welford a, "
-                 "kiln_welford b)\n"
-                 "{\n"
-                 "    if (a.n == 0) return b;\n"
-                 "    if (b.n == 0) return a;\n"
-                 "    double n = a.n + b.n, d = b.mean - a.mean;\n"
-                 "    return kiln_welford_make(n, a.mean + d * (b.n / n),\n"
-                 "                             a.m2 + b.m2 + d * d * (a.n * "
-                 "b.n / n));\n"
-                 "}\n"
-                 "#define KILN_NAN_D ((double)kiln_as_float(0x7fc00000u))\n");
         snprintf(t->map, sizeof t->map, "kiln_welford_make(1, (double)%s, 0)", X);
-        d->preamble = t->pre;
+        d->preamble = welford_preamble;
         d->out_type = "kiln_welford";
         d->out_size = 24;
         d->neutral = "kiln_welford_make(0, 0, 0)";
@@ -490,6 +511,23 @@ static kiln_status axes_mask(const char *what, unsigned ndim, size_t naxes, cons
     return KILN_OK;
 }
 
+/* A view of a with the kept axes first and the reduced ones (mask) last,
+ * each in their order; NULL when out of memory. */
+static kiln_array *reduced_last(kiln_array *a, const unsigned char *mask) {
+    kiln_array *src = kiln__array_clone_header(a);
+    if (!src)
+        return NULL;
+    unsigned j = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned d = 0; d < a->ndim; d++)
+            if (mask[d] == pass) {
+                src->shape[j] = a->shape[d];
+                src->strides[j] = a->strides[d];
+                j++;
+            }
+    return src;
+}
+
 static kiln_status reduce_axes(kiln_queue *queue, const char *what, kiln_reduce_op op,
                                kiln_array *a, size_t naxes, const int *axes, double ddof,
                                int keepdims, size_t num_wait, kiln_event *const *wait,
@@ -547,20 +585,9 @@ static kiln_status reduce_axes(kiln_queue *queue, const char *what, kiln_reduce_
                                "%s: a zero-size reduction over %s has "
                                "no identity for this op (as in NumPy)",
                                what, reduced);
-    kiln_array *src = a;
-    if (!run) { /* kept axes first, reduced ones last, in their order */
-        src = kiln__array_clone_header(a);
-        if (!src)
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
-        unsigned j = 0;
-        for (int pass = 0; pass < 2; pass++)
-            for (unsigned d = 0; d < a->ndim; d++)
-                if (mask[d] == pass) {
-                    src->shape[j] = a->shape[d];
-                    src->strides[j] = a->strides[d];
-                    j++;
-                }
-    }
+    kiln_array *src = run ? a : reduced_last(a, mask);
+    if (!src)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     kiln_context *ctx = kiln_queue_context(queue);
     axis_text t;
     kiln_reduction_desc d;

@@ -304,13 +304,48 @@ static kiln_status bincount_begin(kiln_queue *queue, kiln_array *a, kiln_array *
         return st;
     if (kiln__is_float_dtype(a->dtype))
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: the input must have an integer dtype, "
+                               "%s: the input must have an integer or bool dtype, "
                                "not %s",
                                what, kiln_dtype_name(a->dtype));
     if (length > ((size_t)1 << 40))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: %s = %zu; give at most 2^40",
                                what, length_name, length);
     return KILN_OK;
+}
+
+/* The integer of dtype d at p as an int64; a uint64 above 2^40 (past any
+ * count array) reads as -1. */
+static int64_t count_value(kiln_dtype d, const char *p) {
+    union {
+        int8_t i8;
+        uint8_t u8;
+        int16_t i16;
+        uint16_t u16;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+    } v;
+    memcpy(&v, p, 8);
+    switch (d) {
+    case KILN_INT8:
+        return v.i8;
+    case KILN_BOOL:
+    case KILN_UINT8:
+        return v.u8;
+    case KILN_INT16:
+        return v.i16;
+    case KILN_UINT16:
+        return v.u16;
+    case KILN_INT32:
+        return v.i32;
+    case KILN_UINT32:
+        return v.u32;
+    case KILN_UINT64:
+        return v.u64 > ((uint64_t)1 << 40) ? -1 : (int64_t)v.u64;
+    default:
+        return v.i64;
+    }
 }
 
 kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *weights,
@@ -322,7 +357,6 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *we
     size_t len = minlength;
     if (a->size) {
         int64_t mn = 0, mx = 0;
-        uint64_t umx = 0;
         char r[8], rmin[8];
         /* the largest value sizes the result; a signed input's smallest
          * must not be negative. Both reductions go before one wait (a
@@ -343,54 +377,14 @@ kiln_status kiln_array_bincount(kiln_queue *queue, kiln_array *a, kiln_array *we
             st = wst;
         if (st != KILN_OK)
             return kiln__error_prefix(st, "%s", what);
-        if (sgn) {
-            switch (a->dtype) {
-            case KILN_INT8:
-                mn = *(int8_t *)rmin;
-                break;
-            case KILN_INT16:
-                mn = *(int16_t *)rmin;
-                break;
-            case KILN_INT32:
-                mn = *(int32_t *)rmin;
-                break;
-            default:
-                mn = *(int64_t *)rmin;
-                break;
-            }
-        }
+        if (sgn)
+            mn = count_value(a->dtype, rmin);
         if (mn < 0)
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "%s: the input holds a negative value "
                                    "(%lld)",
                                    what, (long long)mn);
-        switch (a->dtype) {
-        case KILN_INT8:
-            mx = *(int8_t *)r;
-            break;
-        case KILN_UINT8:
-            mx = *(uint8_t *)r;
-            break;
-        case KILN_INT16:
-            mx = *(int16_t *)r;
-            break;
-        case KILN_UINT16:
-            mx = *(uint16_t *)r;
-            break;
-        case KILN_INT32:
-            mx = *(int32_t *)r;
-            break;
-        case KILN_UINT32:
-            mx = *(uint32_t *)r;
-            break;
-        case KILN_INT64:
-            mx = *(int64_t *)r;
-            break;
-        default:
-            memcpy(&umx, r, 8);
-            mx = umx > ((uint64_t)1 << 40) ? -1 : (int64_t)umx;
-            break;
-        }
+        mx = count_value(a->dtype, r);
         if (mx < 0 || mx >= ((int64_t)1 << 40))
             return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                    "%s: the largest value is too large for "
