@@ -117,10 +117,11 @@ static void scramble(void) {
     static const unsigned char ff[4] = { 0xff, 0xff, 0xff, 0xff };
     kiln_status st;
     if ((st = kiln_buffer_fill(q, cb_dst, ff, 4, 0, n * 4, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, Z, ff, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, O, ff, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, R, ff, 0, NULL, NULL)) ||
-        (O64 && (st = kiln_array_fill(q, O64, ff, 0, NULL, NULL))) || (st = kiln_queue_finish(q)))
+        (st = kiln_array_fill(q, Z, bench_garbage(Z), 0, NULL, NULL)) ||
+        (st = kiln_array_fill(q, O, bench_garbage(O), 0, NULL, NULL)) ||
+        (st = kiln_array_fill(q, R, bench_garbage(R), 0, NULL, NULL)) ||
+        (O64 && (st = kiln_array_fill(q, O64, bench_garbage(O64), 0, NULL, NULL))) ||
+        (st = kiln_queue_finish(q)))
         DIE(st);
 }
 

@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
         kiln_queue *q = kiln_mpi_queue(m);
         kiln_array *a = NULL;
         float one = 1.0f;
-        kiln_array_full(q, KILN_FLOAT32, 1, &n, &one, 0, NULL, NULL, &a);
+        kiln_array_full(q, KILN_FLOAT32, 1, &n, KILN_ARG_F32(one), 0, NULL, NULL, &a);
         if (c == 0 && rank == 0) {
             kiln_device_info info;
             kiln_device_get_info(kiln_mpi_device(m), &info);
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
             if (posix_memalign((void **)&h, 4096, bytes) != 0)
                 MPI_Abort(MPI_COMM_WORLD, 1);
             for (int r = -1; r < reps; r++) {
-                kiln_array_fill(q, a, &one, 0, NULL, NULL);
+                kiln_array_fill(q, a, KILN_ARG_F32(one), 0, NULL, NULL);
                 kiln_queue_finish(q);
                 MPI_Barrier(MPI_COMM_WORLD);
                 double t0 = now();
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
             free(h);
         }
         for (int r = -1; r < reps; r++) {
-            kiln_array_fill(q, a, &one, 0, NULL, NULL);
+            kiln_array_fill(q, a, KILN_ARG_F32(one), 0, NULL, NULL);
             kiln_queue_finish(q);
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = now();

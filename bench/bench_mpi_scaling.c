@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
             kiln_array *a = NULL;
             float one = 1;
             if (what == 0)
-                kiln_array_full(q, KILN_FLOAT32, 1, &n, &one, 0, NULL, NULL, &a);
+                kiln_array_full(q, KILN_FLOAT32, 1, &n, KILN_ARG_F32(one), 0, NULL, NULL, &a);
             else
                 kiln_mpi_darray_empty(m, KILN_FLOAT32, total, &d);
             kiln_rng *g = NULL;

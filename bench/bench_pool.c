@@ -39,7 +39,7 @@ static int run(kiln_device *dev, int pool, int sync, size_t n, size_t bytes, dou
         kiln_array *a = NULL;
         st = kiln_array_empty(c, KILN_FLOAT32, 1, &elems, &a);
         if (st == KILN_OK)
-            st = kiln_array_fill(q, a, &one, 0, NULL, NULL);
+            st = kiln_array_fill(q, a, KILN_ARG_F32(one), 0, NULL, NULL);
         kiln_array_release(a);
     }
     if (st == KILN_OK)
@@ -49,7 +49,7 @@ static int run(kiln_device *dev, int pool, int sync, size_t n, size_t bytes, dou
         kiln_array *a = NULL;
         st = kiln_array_empty(c, KILN_FLOAT32, 1, &elems, &a);
         if (st == KILN_OK)
-            st = kiln_array_fill(q, a, &one, 0, NULL, NULL);
+            st = kiln_array_fill(q, a, KILN_ARG_F32(one), 0, NULL, NULL);
         if (st == KILN_OK && sync)
             st = kiln_buffer_read(q, kiln_array_buffer(a), 0, sizeof back, &back);
         kiln_array_release(a);

@@ -69,10 +69,11 @@ static void scramble(void) {
     static const unsigned char ff[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     kiln_status st;
     if ((st = kiln_buffer_fill(q, cb_dst, ff, 4, 0, n * 4, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, Y, ff, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, U, ff, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, UC, ff, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, CNT, ff, 0, NULL, NULL)) || (st = kiln_queue_finish(q)))
+        (st = kiln_array_fill(q, Y, bench_garbage(Y), 0, NULL, NULL)) ||
+        (st = kiln_array_fill(q, U, bench_garbage(U), 0, NULL, NULL)) ||
+        (st = kiln_array_fill(q, UC, bench_garbage(UC), 0, NULL, NULL)) ||
+        (st = kiln_array_fill(q, CNT, bench_garbage(CNT), 0, NULL, NULL)) ||
+        (st = kiln_queue_finish(q)))
         DIE(st);
 }
 static int64_t read_count(void) {

@@ -59,4 +59,12 @@ static inline double bench_time_enqueue(kiln_queue *q,
     return dev;
 }
 
+/* A scalar of a's dtype with every bit set: garbage for kiln_array_fill
+ * before a run (NaN, -1 or the largest unsigned value). */
+static inline kiln_arg bench_garbage(const kiln_array *a) {
+    kiln_arg v = { .kind = KILN_ARG_SCALAR, .dtype = kiln_array_dtype(a) };
+    memset(&v.value, 0xff, sizeof v.value);
+    return v;
+}
+
 #endif

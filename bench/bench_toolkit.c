@@ -61,7 +61,7 @@ static kiln_status op_put(kiln_event **e) {
 }
 static kiln_status op_put_add(kiln_event **e) {
     static const float zero = 0;
-    kiln_status st = kiln_array_fill(q, ACC, &zero, 0, NULL, NULL);
+    kiln_status st = kiln_array_fill(q, ACC, KILN_ARG_F32(zero), 0, NULL, NULL);
     if (st != KILN_OK)
         return st;
     return kiln_array_put(q, ACC, ADDIDX, X, KILN_INDEX_CLIP, KILN_PUT_ADD, 0, NULL, e);
@@ -155,8 +155,8 @@ static int quick;
 static double run_once(const char *name, op_fn f, check_fn check, double *wall, int verify) {
     static const unsigned char ff[4] = { 0xff, 0xff, 0xff, 0xff };
     kiln_status st;
-    if ((st = kiln_array_fill(q, O, ff, 0, NULL, NULL)) ||
-        (st = kiln_array_fill(q, H, ff, 0, NULL, NULL)) ||
+    if ((st = kiln_array_fill(q, O, bench_garbage(O), 0, NULL, NULL)) ||
+        (st = kiln_array_fill(q, H, bench_garbage(H), 0, NULL, NULL)) ||
         (st = kiln_buffer_fill(q, cb_dst, ff, 4, 0, n * 4, 0, NULL, NULL)) ||
         (st = kiln_queue_finish(q)))
         DIE(st);

@@ -563,6 +563,9 @@ typedef struct kiln_arg {
         uint16_t f16_bits;
         float f32;
         double f64;
+        uint8_t b;      /* KILN_BOOL: 0 or 1 */
+        float c64[2];   /* KILN_COMPLEX64: real, imaginary */
+        double c128[2]; /* KILN_COMPLEX128: real, imaginary */
     } value;
 } kiln_arg;
 
@@ -587,6 +590,12 @@ typedef struct kiln_arg {
     ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT32, .value.f32 = (x) })
 #define KILN_ARG_F64(x) \
     ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_FLOAT64, .value.f64 = (x) })
+#define KILN_ARG_BOOL(x) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_BOOL, .value.b = (x) ? 1 : 0 })
+#define KILN_ARG_C64(re, im) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_COMPLEX64, .value.c64 = { (re), (im) } })
+#define KILN_ARG_C128(re, im) \
+    ((kiln_arg){ .kind = KILN_ARG_SCALAR, .dtype = KILN_COMPLEX128, .value.c128 = { (re), (im) } })
 #define KILN_ARG_LOCAL_BYTES(n) ((kiln_arg){ .kind = KILN_ARG_LOCAL, .bytes = (n) })
 #define KILN_ARG_ARRAY(a) ((kiln_arg){ .kind = KILN_ARG_ARRAY, .value.array = (a) })
 

@@ -341,6 +341,12 @@ void kt_set(kiln_dtype d, void *p, size_t i, double v) {
     }
 }
 
+kiln_arg kt_arg(kiln_dtype d, const void *p) {
+    kiln_arg a = { .kind = KILN_ARG_SCALAR, .dtype = d };
+    memcpy(&a.value, p, kiln_dtype_size(d));
+    return a;
+}
+
 void kt_release_arrays(size_t n, kiln_array *const *arrays) {
     for (size_t i = 0; i < n; i++)
         kiln_array_release(arrays[i]);

@@ -75,6 +75,9 @@ void kt_set(kiln_dtype d, void *p, size_t i, double v);
 
 /* Releases the n arrays (NULL ones are skipped). */
 void kt_release_arrays(size_t n, kiln_array *const *arrays);
+/* The scalar kiln_arg of dtype d holding the element at p (for tests that
+ * loop over dtypes; user code writes KILN_ARG_F32(x) and friends). */
+kiln_arg kt_arg(kiln_dtype d, const void *p);
 
 /* Reads a whole (small) file into buf, NUL-terminated; "" if unreadable. */
 void kt_slurp(const char *path, char *buf, size_t cap);

@@ -194,7 +194,7 @@ static void check_async(kiln_queue *q, size_t n) {
     kiln_array *X = NULL, *check = NULL;
     size_t one = 1;
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n1, x, &X));
-    CHECK_OK(kiln_array_full(q, KILN_INT64, 1, &one, &(int64_t){ 77 }, 0, NULL, NULL, &check));
+    CHECK_OK(kiln_array_full(q, KILN_INT64, 1, &one, KILN_ARG_I64(77), 0, NULL, NULL, &check));
     kiln_arg arg = KILN_ARG_ARRAY(X);
     const size_t caps[] = { total, total / 2, total + 10, 0 };
     for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {

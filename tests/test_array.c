@@ -22,14 +22,14 @@ static void run(kiln_queue *q, void *user) {
         bad += ha[i] != 1.0f + 0.5f * (float)i;
     CHECK_MSG(bad == 0, "arange: %zu wrong", bad);
     float seven = 7;
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, &seven, 0, NULL, NULL, &b));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, KILN_ARG_F32(seven), 0, NULL, NULL, &b));
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 1, &n, 0, NULL, NULL, &z));
     /* fill a strided view: every third element of z = -1 */
     kiln_slice s = KILN_SLICE(0, PTRDIFF_MAX, 3);
     CHECK_OK(kiln_array_view(z, &s, &v));
     CHECK(kiln_array_size(v) == 342);
     float m1 = -1;
-    CHECK_OK(kiln_array_fill(q, v, &m1, 0, NULL, NULL));
+    CHECK_OK(kiln_array_fill(q, v, KILN_ARG_F32(m1), 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, hz));
     bad = 0;
     for (size_t i = 0; i < n; i++)
@@ -157,7 +157,7 @@ static void t_wait_lists(kiln_queue *q) {
     if (!CHECK_OK(kiln_event_create_user(c, &gate)))
         return;
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 2, shape2, 1, &gate, &ez, &z));
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, &seven, 1, &gate, &ef, &f));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, KILN_ARG_F32(seven), 1, &gate, &ef, &f));
     CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 3.0, 2.0, 1, &gate, &ea, &a));
     usleep(50 * 1000);
     CHECK_MSG(!done(ez) && !done(ef) && !done(ea), "a constructor ran before its wait list");
@@ -211,8 +211,11 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_STATUS(kiln_array_arange(q, KILN_FLOAT32, n, 0, 1, 1, NULL, NULL, &bad_a),
                  KILN_ERROR_NULL_HANDLE);
     CHECK(bad_a == NULL);
-    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 1, &n, NULL, 0, NULL, NULL, &bad_a),
-                 KILN_ERROR_NULL_HANDLE);
+    /* a value that is not a scalar */
+    CHECK_STATUS(kiln_array_full(q, KILN_FLOAT32, 1, &n, KILN_ARG_BUF(NULL), 0, NULL, NULL, &bad_a),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(bad_a == NULL && strstr(kiln_last_error_message(), "kiln_array_full") &&
+          strstr(kiln_last_error_message(), "not a scalar"));
     CHECK_STATUS(kiln_array_zeros(NULL, KILN_FLOAT32, 1, &n, 0, NULL, NULL, &bad_a),
                  KILN_ERROR_NULL_HANDLE);
     kiln_array_release(z);
@@ -240,7 +243,7 @@ static void t_dims(kiln_queue *q) {
     float host[120] = { 0 };
     CHECK_OK(kiln_array_zeros(q, KILN_FLOAT32, 4, shape, 0, NULL, NULL, &x));
     kiln_array_release(x);
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 5, shape, host, 0, NULL, NULL, &x));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 5, shape, KILN_ARG_F32(host[0]), 0, NULL, NULL, &x));
     kiln_array_release(x);
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 4, shape, host, &x));
     kiln_array_release(x);

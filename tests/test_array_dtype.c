@@ -711,7 +711,7 @@ static void test_bool(kiln_queue *q, int fp64) {
         CHECK(memcmp(hwb, hb, 7) == 0);
     /* a[mask] = value with a bool mask */
     float v = -5.0f, hm[7];
-    if (CHECK_OK(kiln_array_mask_fill(q, w, bl, &v, 0, NULL, NULL)) &&
+    if (CHECK_OK(kiln_array_mask_fill(q, w, bl, KILN_ARG_F32(v), 0, NULL, NULL)) &&
         CHECK_OK(kiln_array_read(q, w, hm)))
         for (size_t i = 0; i < n; i++)
             CHECK(hb[i] ? hm[i] == -5.0f : memcmp(&hm[i], &hback[i], 4) == 0);
@@ -807,7 +807,7 @@ static void test_empty_minmax(kiln_queue *q) {
                      KILN_ERROR_INVALID_ARGUMENT);
         CHECK(ev == NULL);
         r = 5;
-        if (CHECK_OK(kiln_array_reduce_initial(q, (kiln_reduce_op)op, e, &init, &r)))
+        if (CHECK_OK(kiln_array_reduce_initial(q, (kiln_reduce_op)op, e, KILN_ARG_F32(init), &r)))
             CHECK(r == -2);
         /* along a zero-length axis: no identity either */
         CHECK_STATUS(kiln_array_reduce_axis(q, (kiln_reduce_op)op, e2, 1, 0, 0, NULL, NULL, &out),

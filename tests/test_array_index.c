@@ -249,7 +249,7 @@ static void check_mask(kiln_queue *q, kiln_dtype d, kiln_dtype md, size_t rows, 
         MV = M;
     }
     kiln_event *e = NULL;
-    kiln_status st = one ? kiln_array_mask_fill(q, AV, MV, hv, 0, NULL, &e)
+    kiln_status st = one ? kiln_array_mask_fill(q, AV, MV, kt_arg(d, hv), 0, NULL, &e)
                          : kiln_array_mask_assign(q, AV, MV, V, 0, NULL, &e);
     if (CHECK_OK(st)) {
         int ok = event_ok(e);
@@ -321,7 +321,8 @@ static void check_errors(kiln_queue *q) {
     if (CHECK_OK(kiln_array_put(q, f, ie, oe, KILN_INDEX_ERROR, KILN_PUT_ADD, 0, NULL, &e)))
         CHECK(event_ok(e));
     /* masks: another shape; a count check needs the event */
-    CHECK_STATUS(kiln_array_mask_fill(q, f, i4, &s3, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_mask_fill(q, f, i4, KILN_ARG_F32(3), 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_mask_assign(q, f, i, f, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_mask_assign(q, f, i, i, 0, NULL, &e), KILN_ERROR_MISMATCH);
     CHECK_OK(kiln_queue_finish(q));

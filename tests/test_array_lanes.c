@@ -149,7 +149,7 @@ static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n, const size_t
                    (at(&C, i).i ? A.host + (A.off + i) * es : B.host + (B.off + i) * es), es);
         compare(q, &O, want, "where");
     }
-    if (CHECK_OK(kiln_array_fill(q, O.view, A.host, 0, NULL, NULL))) {
+    if (CHECK_OK(kiln_array_fill(q, O.view, kt_arg(d, A.host), 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             memcpy(want + i * es, A.host, es);
         compare(q, &O, want, "fill");

@@ -285,7 +285,7 @@ static void run_ops(kiln_queue *q) {
         size_t shape[2] = { 2, 3 }, n = 6;
         kiln_array *a = NULL, *b = NULL, *o = NULL, *t = NULL, *ot = NULL;
         if (!CHECK_OK(kiln_array_zeros(q, dt, 1, &n, 0, NULL, NULL, &a)) ||
-            !CHECK_OK(kiln_array_full(q, dt, 1, &n, (uint64_t[2]){ 0, 0 }, 0, NULL, NULL, &b)) ||
+            !CHECK_OK(kiln_array_full(q, dt, 1, &n, KILN_ARG_I32(0), 0, NULL, NULL, &b)) ||
             !CHECK_OK(kiln_array_empty(c, dt, 1, &n, &o)))
             goto done;
         kiln_array *m = NULL;

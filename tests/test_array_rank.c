@@ -188,7 +188,8 @@ static void t_construct(kiln_queue *q) {
             /* zeros / full at this rank */
             kiln_array *z = NULL;
             double seven = 7;
-            if (CHECK_OK(kiln_array_full(q, KILN_FLOAT64, nd, s.sh, &seven, 0, NULL, NULL, &z))) {
+            if (CHECK_OK(kiln_array_full(q, KILN_FLOAT64, nd, s.sh, KILN_ARG_F64(seven), 0, NULL,
+                                         NULL, &z))) {
                 int all = read_all(q, z, back);
                 for (size_t i = 0; all && i < n; i++)
                     all = back[i] == 7;
@@ -892,7 +893,8 @@ static void t_misc(kiln_queue *q) {
         /* mask_fill of the view where cond: then the view reads where() */
         double z = -1;
         ok = CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LE, cond, v, 0, 0, NULL, NULL)) &&
-             CHECK_OK(kiln_array_mask_fill(q, v, cond, &z, 0, NULL, NULL)) && read_all(q, v, got);
+             CHECK_OK(kiln_array_mask_fill(q, v, cond, KILN_ARG_F64(z), 0, NULL, NULL)) &&
+             read_all(q, v, got);
         for (size_t i = 0; ok && i < m; i++)
             ok = got[i] == (x[i] > 0 ? x[i] : -1);
         CHECK_MSG(ok, "mask_fill of a %u-D view", nd);
@@ -947,7 +949,8 @@ static void t_bad(kiln_queue *q) {
                       kiln_last_error_message());
         expect_fail(kiln_array_zeros(q, KILN_FLOAT64, bad[k].nd, bad[k].sh, 0, NULL, NULL, &a),
                     KILN_ERROR_INVALID_ARGUMENT, "kiln_array_zeros", bad[k].text);
-        expect_fail(kiln_array_full(q, KILN_FLOAT64, bad[k].nd, bad[k].sh, &v, 0, NULL, NULL, &a),
+        expect_fail(kiln_array_full(q, KILN_FLOAT64, bad[k].nd, bad[k].sh, KILN_ARG_F64(v), 0, NULL,
+                                    NULL, &a),
                     KILN_ERROR_INVALID_ARGUMENT, "kiln_array_full", bad[k].text);
         expect_fail(kiln_array_from_host(c, KILN_FLOAT64, bad[k].nd, bad[k].sh, host, &a),
                     KILN_ERROR_INVALID_ARGUMENT, "kiln_array_from_host", bad[k].text);

@@ -349,8 +349,8 @@ static void check_reduce_initial(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT32, 2, s2, h, &A));
     CHECK_STATUS(kiln_array_reduce_axis(q, KILN_REDUCE_MIN, E, 1, 0, 0, NULL, NULL, &R),
                  KILN_ERROR_INVALID_ARGUMENT);
-    if (CHECK_OK(
-            kiln_array_reduce_axis_initial(q, KILN_REDUCE_MIN, E, -1, &fi, 0, 0, NULL, NULL, &R))) {
+    if (CHECK_OK(kiln_array_reduce_axis_initial(q, KILN_REDUCE_MIN, E, -1, KILN_ARG_F32(fi), 0, 0,
+                                                NULL, NULL, &R))) {
         CHECK(info_is(R, KILN_FLOAT32, 1, &three));
         CHECK_OK(kiln_array_read(q, R, got));
         CHECK(got[0] == 5.0f && got[1] == 5.0f && got[2] == 5.0f);
@@ -360,8 +360,8 @@ static void check_reduce_initial(kiln_queue *q) {
     static const kiln_reduce_op ops[3] = { KILN_REDUCE_MAX, KILN_REDUCE_MIN, KILN_REDUCE_SUM };
     for (int o = 0; o < 3; o++) {
         int axis = 0;
-        if (!CHECK_OK(
-                kiln_array_reduce_axes_initial(q, ops[o], A, 1, &axis, &ii, 0, 0, NULL, NULL, &R)))
+        if (!CHECK_OK(kiln_array_reduce_axes_initial(q, ops[o], A, 1, &axis, KILN_ARG_I32(ii), 0, 0,
+                                                     NULL, NULL, &R)))
             continue;
         CHECK(info_is(R, KILN_INT32, 1, &five));
         CHECK_OK(kiln_array_read(q, R, gi));
@@ -378,9 +378,9 @@ static void check_reduce_initial(kiln_queue *q) {
         kiln_array_release(R);
         R = NULL;
     }
-    CHECK_STATUS(
-        kiln_array_reduce_axis_initial(q, KILN_REDUCE_ARGMIN, A, 0, &ii, 0, 0, NULL, NULL, &R),
-        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_array_reduce_axis_initial(q, KILN_REDUCE_ARGMIN, A, 0, KILN_ARG_I32(ii), 0, 0,
+                                                NULL, NULL, &R),
+                 KILN_ERROR_INVALID_ARGUMENT);
     kiln_array_release(E);
     kiln_array_release(A);
 }

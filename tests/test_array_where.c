@@ -139,9 +139,9 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n) {
         CHECK_MSG(r == all, "all %s n=%zu: got %d want %d", kiln_dtype_name(d), n, r, all);
     /* ANY with initial 1 is always true, ALL with initial 0 always false */
     uint8_t one = 1, zero = 0;
-    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_ANY, A, &one, &r)))
+    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_ANY, A, KILN_ARG_BOOL(one), &r)))
         CHECK(r == 1);
-    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_ALL, A, &zero, &r)))
+    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_ALL, A, KILN_ARG_BOOL(zero), &r)))
         CHECK(r == 0);
     /* sum with initial 5, max with initial 3 (small values: exact) */
     kiln_dtype rd = kiln_dtype_reduce_result(KILN_REDUCE_SUM, d);
@@ -161,16 +161,16 @@ static void check_reduce(kiln_queue *q, kiln_dtype d, size_t n) {
     if (!tr_is_float(d)) /* the sum wraps in narrow integer dtypes */
         tr_store(rd, want, 0,
                  tr_cast(KILN_INT64, rd, (tr_val){ (int64_t)sum, (uint64_t)(int64_t)sum, 0 }));
-    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_SUM, A, init, got)))
+    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_SUM, A, kt_arg(rd, init), got)))
         CHECK_MSG(tr_same(rd, got, want, 0), "sum+5 %s n=%zu", kiln_dtype_name(d), n);
     tr_store(rd, init, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){ 0, 0, 3.0 }));
     tr_store(rd, want, 0, tr_cast(KILN_FLOAT64, rd, (tr_val){ 0, 0, nan ? NAN : mx }));
-    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MAX, A, init, got)))
+    if (CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MAX, A, kt_arg(rd, init), got)))
         CHECK_MSG(tr_same(rd, got, want, 0), "max(initial 3) %s n=%zu", kiln_dtype_name(d), n);
-    CHECK_STATUS(kiln_array_reduce_initial(q, KILN_REDUCE_ARGMAX, A, init, got),
+    CHECK_STATUS(kiln_array_reduce_initial(q, KILN_REDUCE_ARGMAX, A, kt_arg(rd, init), got),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_reduce_initial(q, KILN_REDUCE_SUM, A, NULL, got),
-                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_array_reduce_initial(q, KILN_REDUCE_SUM, A, KILN_ARG_ARRAY(A), got),
+                 KILN_ERROR_INVALID_ARGUMENT);
     kiln_array_release(A);
     free(h);
 }

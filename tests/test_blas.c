@@ -388,7 +388,7 @@ static void check_errors(kiln_queue *q) {
     kiln_array *e = NULL, *res = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &zero, &e));
     float nine = 9, got = 1;
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &one, &nine, 0, NULL, NULL, &res));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &one, KILN_ARG_F32(nine), 0, NULL, NULL, &res));
     CHECK_OK(kiln_blas_dot(q, 0, e, e, res, 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, res, &got));
     CHECK(got == 0);

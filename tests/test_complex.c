@@ -130,8 +130,8 @@ static void check_elementwise(kiln_queue *q, kiln_dtype d, size_t n) {
         bad += kt_get(pd, r, i) != creal(cget(d, x, i));
     double seven = 7;
     float seven_f = 7;
-    CHECK_OK(kiln_array_fill(q, im, pd == KILN_FLOAT32 ? (void *)&seven_f : (void *)&seven, 0, NULL,
-                             NULL));
+    CHECK_OK(kiln_array_fill(
+        q, im, pd == KILN_FLOAT32 ? KILN_ARG_F32(seven_f) : KILN_ARG_F64(seven), 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, X, z));
     for (size_t i = 0; i < n; i++)
         bad += cget(d, z, i) != CMPLX(creal(cget(d, x, i)), 7);
@@ -291,7 +291,9 @@ static void check_views(kiln_queue *q, kiln_dtype d) {
     CHECK_OK(kiln_array_view(X, sl, &V));
     double v64[2] = { 3, -4 };
     float v32[2] = { 3, -4 };
-    CHECK_OK(kiln_array_fill(q, V, d == KILN_COMPLEX64 ? (void *)v32 : (void *)v64, 0, NULL, NULL));
+    CHECK_OK(kiln_array_fill(
+        q, V, d == KILN_COMPLEX64 ? KILN_ARG_C64(v32[0], v32[1]) : KILN_ARG_C128(v64[0], v64[1]), 0,
+        NULL, NULL));
     CHECK_OK(kiln_array_read(q, X, y));
     bad = 0;
     for (size_t i = 0; i < 7; i++)

@@ -174,7 +174,7 @@ static void test_copy_between(side *from, side *to) {
     /* into every other element of a wider array (a strided view) */
     int zero = 0;
     CHECK_OK(kiln_array_empty(to->ctx, KILN_INT32, 1, &n2, &wide));
-    CHECK_OK(kiln_array_fill(to->q, wide, &zero, 0, NULL, NULL));
+    CHECK_OK(kiln_array_fill(to->q, wide, KILN_ARG_I32(zero), 0, NULL, NULL));
     kiln_slice every_other = { .start = 1, .stop = 2 * N, .step = 2 };
     CHECK_OK(kiln_array_view(wide, &every_other, &strided));
     CHECK_OK(kiln_array_copy_between_async(to->q, strided, from->q, from_arr, 0, NULL, &copied));

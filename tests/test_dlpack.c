@@ -103,7 +103,7 @@ static void test_from_buffer(kiln_queue *q) {
         kiln_slice sl[2] = { KILN_SLICE(1, 7, 2), KILN_SLICE_REVERSED };
         if (CHECK_OK(kiln_array_view(a, sl, &v))) {
             float one = 1.0f;
-            CHECK_OK(kiln_array_fill(q, v, &one, 0, NULL, NULL));
+            CHECK_OK(kiln_array_fill(q, v, KILN_ARG_F32(one), 0, NULL, NULL));
             float all[N];
             CHECK_OK(kiln_buffer_read(q, buf, 0, sizeof all, all));
             int ok = 1;
@@ -566,7 +566,7 @@ static void test_cuda_lifetime(kiln_queue *q) {
               mt->dl_tensor.dtype, 1, mt->dl_tensor.shape, NULL);
     if (CHECK_OK(kiln_array_from_dlpack(ctx, &m.legacy, &b))) {
         float five = 5.0f;
-        CHECK_OK(kiln_array_fill(q, b, &five, 0, NULL, NULL));
+        CHECK_OK(kiln_array_fill(q, b, KILN_ARG_F32(five), 0, NULL, NULL));
         float back[1000];
         CHECK(kiln_array_read(q, a, back) == KILN_OK && back[999] == 5.0f);
         CHECK_OK(kiln_array_view(b, NULL, &v));

@@ -553,7 +553,8 @@ static void known_answers(kiln_queue *q) {
     size_t five = 5;
     uint16_t one = 0x3c00, h5[5];
     g = NULL;
-    if (CHECK_OK(kiln_array_full(q, KILN_FLOAT16, 1, &five, &one, 0, NULL, NULL, &g)) &&
+    if (CHECK_OK(kiln_array_full(q, KILN_FLOAT16, 1, &five, KILN_ARG_F16_BITS(one), 0, NULL, NULL,
+                                 &g)) &&
         read_f16(q, g, h5))
         CHECK(h5[0] == 0x3c00 && h5[4] == 0x3c00);
     kiln_array_release(g);
@@ -694,8 +695,8 @@ static void reductions(kiln_queue *q) {
             float pinf = INFINITY, minf = -INFINITY;
             CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_MIN, x, NULL, &mn, 0, NULL, NULL),
                          KILN_ERROR_INVALID_ARGUMENT);
-            CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MIN, x, &pinf, &mn));
-            CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MAX, x, &minf, &mxv));
+            CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MIN, x, KILN_ARG_F32(pinf), &mn));
+            CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MAX, x, KILN_ARG_F32(minf), &mxv));
         }
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMIN, x, NULL, &amin, 0, NULL, NULL));
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, x, NULL, &amax, 0, NULL, NULL));
@@ -787,7 +788,7 @@ static void reductions(kiln_queue *q) {
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_SUM, e, NULL, &s, 0, NULL, NULL));
         CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_MIN, e, NULL, &mn, 0, NULL, NULL),
                      KILN_ERROR_INVALID_ARGUMENT);
-        CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MIN, e, &init, &mn));
+        CHECK_OK(kiln_array_reduce_initial(q, KILN_REDUCE_MIN, e, KILN_ARG_F32(init), &mn));
         CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_ARGMAX, e, NULL, &am, 0, NULL, NULL));
         CHECK_OK(kiln_queue_finish(q));
         CHECK(s == 0 && mn == 7 && am == -1);

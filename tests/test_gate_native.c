@@ -66,7 +66,7 @@ static void on_device(kiln_queue *q, void *user) {
     CHECK_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, sa, ha, &a));
     CHECK_OK(kiln_array_from_host(ctx, KILN_FLOAT32, 2, sb, hb, &b));
     float sentinel = -7;
-    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 2, sc, &sentinel, 0, NULL, NULL, &c));
+    CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 2, sc, KILN_ARG_F32(sentinel), 0, NULL, NULL, &c));
     CHECK_OK(kiln_queue_finish(q));
     CHECK_OK(kiln_event_create_user(ctx, &gate));
     kiln_status st = kiln_linalg_matmul_out(q, c, a, b, 1, &gate, &e);
@@ -111,7 +111,7 @@ static void on_device(kiln_queue *q, void *user) {
         kiln_event *g2 = NULL, *e2 = NULL;
         CHECK_OK(kiln_event_create_user(ctx, &g2));
         float nine = 9;
-        CHECK_OK(kiln_array_fill(q, c, &nine, 1, &g2, &e2));
+        CHECK_OK(kiln_array_fill(q, c, KILN_ARG_F32(nine), 1, &g2, &e2));
         CHECK_OK(kiln_event_set_complete(g2, KILN_EVENT_ERROR));
         CHECK_STATUS(kiln_event_wait(e2), KILN_ERROR_EVENT_FAILED);
         kiln_queue_finish(q);

@@ -82,7 +82,7 @@ static void test_wait_lists(kiln_queue *q) {
           kiln_array_copy_if_out(q, o, cnt, &hc, a, "x > 0", 1, &none, NULL) },
         { "kiln_array_unique_out", kiln_array_unique_out(q, o, NULL, cnt, &hc, a, 1, &none, NULL) },
         { "kiln_array_cumsum_out", kiln_array_cumsum_out(q, o, a, 0, 1, &none, NULL) },
-        { "kiln_array_fill", kiln_array_fill(q, o, &zero, 1, &none, NULL) },
+        { "kiln_array_fill", kiln_array_fill(q, o, KILN_ARG_I32(zero), 1, &none, NULL) },
         { "kiln_array_astype_out", kiln_array_astype_out(q, f, a, 1, &none, NULL) },
         { "kiln_rng_uniform", kiln_rng_uniform(q, rng, f, 1, &none, NULL) },
         { "kiln_array_histogram", kiln_array_histogram(q, f, 8, 0, 1, NULL, 1, &none, NULL, &h) },

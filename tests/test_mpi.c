@@ -338,7 +338,7 @@ static void test_rows(kiln_mpi *m) {
                                       : KILN_SLICE(0, (ptrdiff_t)h, 1),
                                  KILN_SLICE_ALL };
             CHECK_OK(kiln_array_view(kiln_mpi_darray_local(d), sl, &v));
-            CHECK_OK(kiln_array_fill(q, v, &mark, 0, NULL, NULL));
+            CHECK_OK(kiln_array_fill(q, v, KILN_ARG_F64(mark), 0, NULL, NULL));
             kiln_array_release(v);
         }
         CHECK_OK(kiln_mpi_darray_halo_exchange(m, NULL, d, 0, NULL, &e));

@@ -196,7 +196,7 @@ static void no_early_reuse(kiln_device *dev) {
     CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &a));
     CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &keep));
     uint32_t seven = 7, nine = 9;
-    CHECK_OK(kiln_array_fill(g, a, &seven, 1, &gate, NULL));
+    CHECK_OK(kiln_array_fill(g, a, KILN_ARG_U32(seven), 1, &gate, NULL));
     CHECK_OK(kiln_array_copy_out(g, keep, a, 0, NULL, NULL));
     kiln_array_release(a); /* the gated work still uses it */
     kiln_pool_stats s = stats(c);
@@ -208,7 +208,7 @@ static void no_early_reuse(kiln_device *dev) {
     uint32_t *host = malloc(n * sizeof *host);
     if (!host)
         goto out;
-    CHECK_OK(kiln_array_fill(o, b, &nine, 0, NULL, NULL));
+    CHECK_OK(kiln_array_fill(o, b, KILN_ARG_U32(nine), 0, NULL, NULL));
     CHECK_OK(kiln_array_read(o, b, host));
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
@@ -247,7 +247,7 @@ static void no_early_reuse(kiln_device *dev) {
         CHECK_OK(kiln_pool_trim(c, 0, NULL)); /* no other block of the class */
         kiln_array *d = NULL;
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &d));
-        CHECK_OK(kiln_array_fill(t, d, &seven, 1, &gate2, NULL));
+        CHECK_OK(kiln_array_fill(t, d, KILN_ARG_U32(seven), 1, &gate2, NULL));
         kiln_queue_release(t); /* its last work waits for gate2 */
         kiln_array_release(d);
         s = stats(c);
@@ -270,7 +270,7 @@ static void no_early_reuse(kiln_device *dev) {
         CHECK_OK(kiln_pool_trim(c, 0, NULL));
         kiln_array *f = NULL;
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &f));
-        CHECK_OK(kiln_array_fill(g, f, &seven, 1, &gate3, NULL));
+        CHECK_OK(kiln_array_fill(g, f, KILN_ARG_U32(seven), 1, &gate3, NULL));
         kiln_array_release(f);
         CHECK(stats(c).bytes_waiting > 0);
         size_t freed = 0;
@@ -291,8 +291,8 @@ static void no_early_reuse(kiln_device *dev) {
         kiln_array *h = NULL, *other = NULL;
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &h));
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &other));
-        CHECK_OK(kiln_array_fill(ooo, h, &seven, 1, &gate4, NULL));  /* gated */
-        CHECK_OK(kiln_array_fill(ooo, other, &nine, 0, NULL, NULL)); /* free to run */
+        CHECK_OK(kiln_array_fill(ooo, h, KILN_ARG_U32(seven), 1, &gate4, NULL));  /* gated */
+        CHECK_OK(kiln_array_fill(ooo, other, KILN_ARG_U32(nine), 0, NULL, NULL)); /* free to run */
         kiln_array_release(h);
         s = stats(c);
         hits = s.hits;
@@ -422,7 +422,7 @@ static void *worker(void *arg) {
         kiln_array *a = NULL;
         j->st = kiln_array_empty(j->c, KILN_UINT32, 1, &n, &a);
         if (j->st == KILN_OK)
-            j->st = kiln_array_fill(q, a, &v, 0, NULL, NULL);
+            j->st = kiln_array_fill(q, a, KILN_ARG_U32(v), 0, NULL, NULL);
         if (j->st == KILN_OK && i % 2 == 0) {
             j->st = kiln_array_read(q, a, host);
             for (size_t k = 0; j->st == KILN_OK && k < n; k++)

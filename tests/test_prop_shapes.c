@@ -203,8 +203,8 @@ static void test_axis(kiln_queue *q) {
         kiln_array_info info;
         kiln_status st = KILN_ERROR_INVALID_ARGUMENT;
         float zero = 0;
-        int ok = kiln_array_full(q, KILN_FLOAT32, np_axis[k].nd, np_axis[k].shape, &zero, 0, NULL,
-                                 NULL, &a) == KILN_OK;
+        int ok = kiln_array_full(q, KILN_FLOAT32, np_axis[k].nd, np_axis[k].shape,
+                                 KILN_ARG_F32(zero), 0, NULL, NULL, &a) == KILN_OK;
         if (ok) {
             st = kiln_array_reduce_axis(q, KILN_REDUCE_SUM, a, np_axis[k].axis, np_axis[k].keepdims,
                                         0, NULL, &e, &o);

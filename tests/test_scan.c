@@ -143,7 +143,7 @@ static void t_cumsum(kiln_queue *q) {
     }
     CHECK_MSG(bad == 0, "cumprod: %zu wrong", bad);
     /* cumsum over a reversed strided view */
-    CHECK_OK(kiln_array_fill(q, Y, &(int64_t){ 0 }, 0, NULL, NULL));
+    CHECK_OK(kiln_array_fill(q, Y, KILN_ARG_I64(0), 0, NULL, NULL));
     kiln_array *rv = NULL;
     kiln_slice sl = KILN_SLICE_REVERSED;
     CHECK_OK(kiln_array_view(X, &sl, &rv));

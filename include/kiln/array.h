@@ -83,8 +83,8 @@ typedef struct kiln_array_info {
  * FLOAT16 give FLOAT32 (docs/algorithms.md). */
 KILN_API kiln_status kiln_array_empty(kiln_context *context, kiln_dtype dtype, unsigned ndim,
                                       const size_t *shape, kiln_array **array);
-/* An array filled with zeros / with *value (one element of dtype, read
- * before the call returns) / with start + k*step (1-D, n elements), by work
+/* An array filled with zeros / with value (a scalar, converted to dtype as
+ * kiln_array_fill does) / with start + k*step (1-D, n elements), by work
  * enqueued on queue after wait[0..num_wait). Does not block: *event (may be
  * NULL) completes when the array is filled; *array is usable at once by
  * work ordered after *event (an in-order queue orders it by itself). */
@@ -92,7 +92,7 @@ KILN_API kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype, unsig
                                       const size_t *shape, size_t num_wait, kiln_event *const *wait,
                                       kiln_event **event, kiln_array **array);
 KILN_API kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
-                                     const size_t *shape, const void *value, size_t num_wait,
+                                     const size_t *shape, kiln_arg value, size_t num_wait,
                                      kiln_event *const *wait, kiln_event **event,
                                      kiln_array **array);
 KILN_API kiln_status kiln_array_arange(kiln_queue *queue, kiln_dtype dtype, size_t n, double start,
@@ -157,9 +157,15 @@ KILN_API kiln_status kiln_array_write_async(kiln_queue *queue, kiln_array *array
                                             size_t num_wait, kiln_event *const *wait,
                                             kiln_event **event);
 KILN_API kiln_status kiln_array_write(kiln_queue *queue, kiln_array *array, const void *host);
-/* Sets every element of the array (or view) to *value (one element of its
- * dtype). */
-KILN_API kiln_status kiln_array_fill(kiln_queue *queue, kiln_array *array, const void *value,
+/* Sets every element of the array (or view) to value, a scalar (KILN_ARG_*)
+ * converted to the array's dtype as NumPy's a[...] = value: a bool target
+ * takes non-zero as true; an integer target takes an integer that fits it
+ * or a finite float that, truncated, does (otherwise
+ * KILN_ERROR_INVALID_ARGUMENT naming the value: NumPy raises for the
+ * integer, kiln for the float too); a float target rounds to nearest; a
+ * complex target takes any scalar (imaginary part 0 for a real one); a
+ * complex scalar into a real target is KILN_ERROR_INVALID_ARGUMENT. */
+KILN_API kiln_status kiln_array_fill(kiln_queue *queue, kiln_array *array, kiln_arg value,
                                      size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* dst = src, element by element (same shape and dtype; any strides). Both
  * must belong to queue's context. */
@@ -685,12 +691,12 @@ KILN_API kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a, kiln_array
                                     kiln_array *values, kiln_index_mode mode, kiln_put_mode put,
                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
 
-/* a[mask] = *value (one element of a's dtype, read before the call
- * returns). mask: a's shape, any dtype, non-zero is true (as for where);
+/* a[mask] = value (a scalar, converted to a's dtype as kiln_array_fill
+ * does). mask: a's shape, any dtype, non-zero is true (as for where);
  * a and mask may be strided views. */
 KILN_API kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a, kiln_array *mask,
-                                          const void *value, size_t num_wait,
-                                          kiln_event *const *wait, kiln_event **event);
+                                          kiln_arg value, size_t num_wait, kiln_event *const *wait,
+                                          kiln_event **event);
 /* a[mask] = values: the k-th true element of the mask (C order) gets
  * values[k] (values in C order, a's dtype). One value is used for all;
  * otherwise there must be exactly one per true element, which is checked
@@ -745,16 +751,17 @@ KILN_API kiln_status kiln_array_index_many_put(kiln_queue *queue, kiln_array *a,
                                                kiln_event **event);
 
 /* kiln_array_reduce with NumPy's initial=: the result is
- * op(*initial, op over a), so an empty array gives *initial. initial is
- * one element of kiln_dtype_reduce_result(op, a's dtype). For SUM, PROD,
+ * op(initial, op over a), so an empty array gives initial. initial is a
+ * scalar, converted to kiln_dtype_reduce_result(op, a's dtype) as
+ * kiln_array_fill does. For SUM, PROD,
  * MIN, MAX, ANY, ALL (and the norms, whose reduce it joins: sum of |a| +
  * initial, ...); ARGMIN / ARGMAX take none (KILN_ERROR_INVALID_ARGUMENT).
  * The blocking form writes host_result; the _async form as
  * kiln_array_reduce_async. Generators: kiln_reduction_desc.initial. */
 KILN_API kiln_status kiln_array_reduce_initial(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
-                                               const void *initial, void *host_result);
+                                               kiln_arg initial, void *host_result);
 KILN_API kiln_status kiln_array_reduce_initial_async(kiln_queue *queue, kiln_reduce_op op,
-                                                     kiln_array *a, const void *initial,
+                                                     kiln_array *a, kiln_arg initial,
                                                      kiln_array *result, void *host_result,
                                                      size_t num_wait, kiln_event *const *wait,
                                                      kiln_event **event);

@@ -61,18 +61,18 @@ KILN_API kiln_status kiln_array_var_axes(kiln_queue *queue, kiln_array *a, size_
                                          size_t num_wait, kiln_event *const *wait,
                                          kiln_event **event, kiln_array **out);
 /* kiln_array_reduce_axes / _axis with NumPy's initial=: each result
- * element is op(*initial, op over its axes), so a zero-length axis gives
- * *initial, also for MIN and MAX (which are KILN_ERROR_INVALID_ARGUMENT
- * there without one). initial is one element of
- * kiln_dtype_reduce_axis_result(op, a's dtype). SUM, PROD, MIN, MAX, ANY
+ * element is op(initial, op over its axes), so a zero-length axis gives
+ * initial, also for MIN and MAX (which are KILN_ERROR_INVALID_ARGUMENT
+ * there without one). initial is a scalar, converted to
+ * kiln_dtype_reduce_axis_result(op, a's dtype) as kiln_array_fill does. SUM, PROD, MIN, MAX, ANY
  * and ALL take one; other ops are KILN_ERROR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_array_reduce_axes_initial(kiln_queue *queue, kiln_reduce_op op,
                                                     kiln_array *a, size_t naxes, const int *axes,
-                                                    const void *initial, int keepdims,
-                                                    size_t num_wait, kiln_event *const *wait,
-                                                    kiln_event **event, kiln_array **out);
+                                                    kiln_arg initial, int keepdims, size_t num_wait,
+                                                    kiln_event *const *wait, kiln_event **event,
+                                                    kiln_array **out);
 KILN_API kiln_status kiln_array_reduce_axis_initial(kiln_queue *queue, kiln_reduce_op op,
-                                                    kiln_array *a, int axis, const void *initial,
+                                                    kiln_array *a, int axis, kiln_arg initial,
                                                     int keepdims, size_t num_wait,
                                                     kiln_event *const *wait, kiln_event **event,
                                                     kiln_array **out);

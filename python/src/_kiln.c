@@ -1005,6 +1005,15 @@ static PyObject *mod_empty(PyObject *m, PyObject *args) {
     return array_wrap(a, q, 0, zerod);
 }
 
+/* The scalar kiln_arg of dtype d holding the element at p: the package
+ * converts Python scalars to the array's dtype itself (NEP 50), so kiln's
+ * own conversion is the identity. */
+static kiln_arg element_arg(kiln_dtype d, const void *p) {
+    kiln_arg v = { .kind = KILN_ARG_SCALAR, .dtype = d };
+    memcpy(&v.value, p, kiln_dtype_size(d));
+    return v;
+}
+
 /* full(queue, dtype, shape, value: bytes of one element) */
 static PyObject *mod_full(PyObject *m, PyObject *args) {
     PyObject *q, *shp;
@@ -1030,8 +1039,8 @@ static PyObject *mod_full(PyObject *m, PyObject *args) {
     }
     kiln_array *a = NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_full(((QueueObject *)q)->q, (kiln_dtype)dt, ndim, shape, val.buf, 0,
-                                    NULL, NULL, &a));
+    KILN_NOGIL(st = kiln_array_full(((QueueObject *)q)->q, (kiln_dtype)dt, ndim, shape,
+                                    element_arg((kiln_dtype)dt, val.buf), 0, NULL, NULL, &a));
     PyBuffer_Release(&val);
     CHECK_ST(st);
     return array_wrap(a, q, 0, zerod);
@@ -1161,7 +1170,8 @@ static PyObject *mod_fill(PyObject *m, PyObject *args) {
         return NULL;
     }
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_fill(AQ(a), ARR(a)->a, val.buf, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_fill(AQ(a), ARR(a)->a, element_arg(ARR(a)->info.dtype, val.buf), 0,
+                                    NULL, NULL));
     PyBuffer_Release(&val);
     CHECK_ST(st);
     Py_RETURN_NONE;
@@ -1586,7 +1596,8 @@ static PyObject *mod_mask_fill(PyObject *m, PyObject *args) {
         return NULL;
     }
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_mask_fill(AQ(a), ARR(a)->a, ARR(mask)->a, val.buf, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_mask_fill(AQ(a), ARR(a)->a, ARR(mask)->a,
+                                         element_arg(ARR(a)->info.dtype, val.buf), 0, NULL, NULL));
     PyBuffer_Release(&val);
     CHECK_ST(st);
     Py_RETURN_NONE;
@@ -1645,8 +1656,9 @@ static PyObject *mod_reduce(PyObject *m, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "reduce: initial of the wrong size");
             return NULL;
         }
-        KILN_NOGIL(st = kiln_array_reduce_initial_async(AQ(a), (kiln_reduce_op)op, ARR(a)->a, b.buf,
-                                                        ARR(out)->a, NULL, 0, NULL, NULL));
+        KILN_NOGIL(st = kiln_array_reduce_initial_async(AQ(a), (kiln_reduce_op)op, ARR(a)->a,
+                                                        element_arg(rd, b.buf), ARR(out)->a, NULL,
+                                                        0, NULL, NULL));
         PyBuffer_Release(&b);
     }
     if (st != KILN_OK) {

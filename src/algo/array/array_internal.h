@@ -66,6 +66,15 @@ int kiln__is_signed_dtype(kiln_dtype d);
 /* v rounded to the nearest float16 value (ties to even, inf beyond 65504),
  * exact as a double. */
 double kiln__round_to_half(double v);
+/* ---- array_scalar.c */
+/* The scalar v as one element of dtype d at out (kiln_array_fill's
+ * conversion rule); errors name what, the user's call. */
+kiln_status kiln__scalar_to_element(kiln_arg v, kiln_dtype d, void *out, const char *what);
+/* float16 bits as a double (exact), and a double rounded to float16 bits
+ * (to nearest even; inf past 65504). */
+double kiln__half_bits_to_double(uint16_t h);
+uint16_t kiln__double_to_half_bits(double v);
+/* ---- array_dtype.c, continued */
 /* Complex dtypes: COMPLEX64 and COMPLEX128. */
 int kiln__is_complex_dtype(kiln_dtype d);
 /* FLOAT32 for COMPLEX64, FLOAT64 for COMPLEX128; d itself otherwise. */

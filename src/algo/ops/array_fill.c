@@ -10,6 +10,9 @@
 #include "base/check.h"
 #include "base/error.h"
 
+static kiln_status fill_bytes(kiln_queue *q, kiln_array *a, const void *value, size_t num_wait,
+                              kiln_event *const *wait, kiln_event **event);
+
 /* Fill of a strided complex view: its real and imaginary views. */
 static kiln_status complex_fill(kiln_queue *q, kiln_array *a, const void *value, size_t num_wait,
                                 kiln_event *const *wait, kiln_event **event) {
@@ -19,9 +22,8 @@ static kiln_status complex_fill(kiln_queue *q, kiln_array *a, const void *value,
     kiln__check ck = KILN__CHECK_INIT;
     KILN__CHECK_CALL(&ck, kiln_array_real(a, &re));
     KILN__CHECK_CALL(&ck, kiln_array_imag(a, &im));
-    KILN__CHECK_CALL(&ck, kiln_array_fill(q, re, value, num_wait, wait, &e[0]));
-    KILN__CHECK_CALL(&ck,
-                     kiln_array_fill(q, im, (const char *)value + half, num_wait, wait, &e[1]));
+    KILN__CHECK_CALL(&ck, fill_bytes(q, re, value, num_wait, wait, &e[0]));
+    KILN__CHECK_CALL(&ck, fill_bytes(q, im, (const char *)value + half, num_wait, wait, &e[1]));
     if (event)
         KILN__CHECK_CALL(&ck, kiln_queue_marker(q, 2, e, event));
     kiln_status st = ck.st;
@@ -38,15 +40,10 @@ static kiln_arg arg_from_bytes(kiln_dtype d, const void *p) {
     return a;
 }
 
-kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value, size_t num_wait,
-                            kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__array_check_queue(q, a, "kiln_array_fill");
-    if (st != KILN_OK)
-        return st;
-    if (!value)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_fill: value is NULL");
+/* Fills a (checked) with value, one element of its dtype. */
+static kiln_status fill_bytes(kiln_queue *q, kiln_array *a, const void *value, size_t num_wait,
+                              kiln_event *const *wait, kiln_event **event) {
+    kiln_status st;
     size_t es = kiln_dtype_size(a->dtype);
     if (a->size == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
@@ -72,7 +69,19 @@ kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, const void *value, siz
     return st;
 }
 
-/* full, its messages naming what (kiln_array_full or kiln_array_zeros). */
+kiln_status kiln_array_fill(kiln_queue *q, kiln_array *a, kiln_arg value, size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event) {
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__array_check_queue(q, a, "kiln_array_fill");
+    uint64_t element[2];
+    if (st == KILN_OK)
+        st = kiln__scalar_to_element(value, a->dtype, element, "kiln_array_fill");
+    return st == KILN_OK ? fill_bytes(q, a, element, num_wait, wait, event) : st;
+}
+
+/* full, its messages naming what (kiln_array_full or kiln_array_zeros);
+ * value is one element of dtype. */
 static kiln_status full_as(const char *what, kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
                            const size_t *shape, const void *value, size_t num_wait,
                            kiln_event *const *wait, kiln_event **event, kiln_array **array) {
@@ -80,17 +89,15 @@ static kiln_status full_as(const char *what, kiln_queue *queue, kiln_dtype dtype
         *event = NULL;
     if (array)
         *array = NULL;
-    if (!queue || !value || !array)
+    if (!queue || !array)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
-                               !queue   ? "queue"
-                               : !value ? "value"
-                                        : "array");
+                               !queue ? "queue" : "array");
     kiln_array *a;
     kiln_status st =
         kiln__array_make(kiln_queue_context(queue), dtype, ndim, shape, NULL, what, &a);
     if (st != KILN_OK)
         return st;
-    st = kiln_array_fill(queue, a, value, num_wait, wait, event);
+    st = fill_bytes(queue, a, value, num_wait, wait, event);
     if (st != KILN_OK) {
         kiln_array_release(a);
         return st;
@@ -108,9 +115,17 @@ kiln_status kiln_array_zeros(kiln_queue *queue, kiln_dtype dtype, unsigned ndim,
 }
 
 kiln_status kiln_array_full(kiln_queue *queue, kiln_dtype dtype, unsigned ndim, const size_t *shape,
-                            const void *value, size_t num_wait, kiln_event *const *wait,
+                            kiln_arg value, size_t num_wait, kiln_event *const *wait,
                             kiln_event **event, kiln_array **array) {
-    return full_as("kiln_array_full", queue, dtype, ndim, shape, value, num_wait, wait, event,
+    uint64_t element[2] = { 0, 0 };
+    if (event)
+        *event = NULL;
+    if (array)
+        *array = NULL;
+    kiln_status st = kiln__scalar_to_element(value, dtype, element, "kiln_array_full");
+    if (st != KILN_OK && kiln_dtype_size(dtype)) /* an unknown dtype: the shape check says so */
+        return st;
+    return full_as("kiln_array_full", queue, dtype, ndim, shape, element, num_wait, wait, event,
                    array);
 }
 

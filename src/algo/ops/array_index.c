@@ -358,9 +358,8 @@ kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a, kiln_array *indices
     if (st == KILN_OK && mode == KILN_INDEX_ERROR)
         st = status_begin(queue, &c, &flags);
     if (st == KILN_OK && put == KILN_PUT_ASSIGN_LAST) {
-        static const int32_t none = -1;
         kiln_event *e = NULL;
-        st = kiln_array_full(queue, KILN_INT32, 1, &a->size, &none, kiln__chain_nw(&c),
+        st = kiln_array_full(queue, KILN_INT32, 1, &a->size, KILN_ARG_I32(-1), kiln__chain_nw(&c),
                              kiln__chain_w(&c), &e, &own);
         st = kiln__chain_add(&c, st, e);
     }
@@ -432,17 +431,17 @@ static kiln_status check_mask(kiln_queue *q, kiln_array *a, kiln_array *mask, co
     return st;
 }
 
-kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a, kiln_array *mask,
-                                 const void *value, size_t num_wait, kiln_event *const *wait,
-                                 kiln_event **event) {
+kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a, kiln_array *mask, kiln_arg value,
+                                 size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_array_mask_fill";
     if (event)
         *event = NULL;
     kiln_status st = check_mask(queue, a, mask, what);
+    uint64_t element[2];
+    if (st == KILN_OK)
+        st = kiln__scalar_to_element(value, a->dtype, element, what);
     if (st != KILN_OK)
         return st;
-    if (!value)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: value is NULL", what);
     const char *t = kiln__bits_type(a->dtype);
     char args[128], T[48], op[160];
     snprintf(args, sizeof args, "%s *dst, const %s *m, %s v", t, kiln__bits_type(mask->dtype), t);
@@ -453,7 +452,7 @@ kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a, kiln_array *m
                       KILN_ARG_ARRAY(mask),
                       { .kind = KILN_ARG_SCALAR,
                         .dtype = a->dtype == KILN_FLOAT16 ? KILN_UINT16 : a->dtype } };
-    memcpy(&v[2].value, value, kiln_dtype_size(a->dtype));
+    memcpy(&v[2].value, element, kiln_dtype_size(a->dtype));
     kiln__chain c = KILN__CHAIN_INIT(queue, num_wait, wait);
     st = launch(queue, args, op, "kiln_mask_fill", NULL, 0, a->size, 3, v, &c);
     st = kiln__chain_end(&c, st, event);

@@ -354,7 +354,7 @@ kiln_status kiln_array_unique(kiln_queue *q, kiln_array *a, kiln_array **out, ki
 /* ---- reductions over axes with NumPy's initial= */
 
 kiln_status kiln_array_reduce_axes_initial(kiln_queue *q, kiln_reduce_op op, kiln_array *a,
-                                           size_t naxes, const int *axes, const void *initial,
+                                           size_t naxes, const int *axes, kiln_arg initial,
                                            int keepdims, size_t num_wait, kiln_event *const *wait,
                                            kiln_event **event, kiln_array **out) {
     static const char what[] = "kiln_array_reduce_axes_initial";
@@ -362,8 +362,6 @@ kiln_status kiln_array_reduce_axes_initial(kiln_queue *q, kiln_reduce_op op, kil
     kiln_status st = start(what, q, out, 1, ops, event);
     if (st != KILN_OK)
         return st;
-    if (!initial)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: initial is NULL", what);
     /* op(initial, r): the binary op that joins two partial results */
     static const struct {
         kiln_reduce_op reduce;
@@ -387,6 +385,10 @@ kiln_status kiln_array_reduce_axes_initial(kiln_queue *q, kiln_reduce_op op, kil
     kiln_event *e = NULL;
     if (!rd) /* it says why */
         return kiln_array_reduce_axes(q, op, a, naxes, axes, keepdims, num_wait, wait, event, out);
+    uint64_t element[2];
+    st = kiln__scalar_to_element(initial, rd, element, what);
+    if (st != KILN_OK)
+        return st;
     if (!a->size) {
         /* every result element reduces nothing (or there is none): the
          * shape and the axes' checks come from a SUM of the empty array */
@@ -400,7 +402,7 @@ kiln_status kiln_array_reduce_axes_initial(kiln_queue *q, kiln_reduce_op op, kil
         kiln_array_release(shape_of);
         return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
     }
-    st = kiln_array_from_host(kiln_queue_context(q), rd, 0, NULL, initial, &init);
+    st = kiln_array_from_host(kiln_queue_context(q), rd, 0, NULL, element, &init);
     if (st == KILN_OK)
         st = kiln_array_reduce_axes(q, op, a, naxes, axes, keepdims, num_wait, wait, &e, &r);
     if (st == KILN_OK)
@@ -413,7 +415,7 @@ kiln_status kiln_array_reduce_axes_initial(kiln_queue *q, kiln_reduce_op op, kil
 }
 
 kiln_status kiln_array_reduce_axis_initial(kiln_queue *q, kiln_reduce_op op, kiln_array *a,
-                                           int axis, const void *initial, int keepdims,
+                                           int axis, kiln_arg initial, int keepdims,
                                            size_t num_wait, kiln_event *const *wait,
                                            kiln_event **event, kiln_array **out) {
     return kiln_array_reduce_axes_initial(q, op, a, 1, &axis, initial, keepdims, num_wait, wait,

@@ -277,16 +277,19 @@ kiln_status kiln_array_reduce_async(kiln_queue *queue, kiln_reduce_op op, kiln_a
 }
 
 kiln_status kiln_array_reduce_initial_async(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
-                                            const void *initial, kiln_array *result,
-                                            void *host_result, size_t num_wait,
-                                            kiln_event *const *wait, kiln_event **event) {
-    if (!initial) {
+                                            kiln_arg initial, kiln_array *result, void *host_result,
+                                            size_t num_wait, kiln_event *const *wait,
+                                            kiln_event **event) {
+    uint64_t element[2] = { 0, 0 };
+    kiln_dtype rd = a ? kiln_dtype_reduce_result(op, a->dtype) : (kiln_dtype)0;
+    kiln_status st = rd ? kiln__scalar_to_element(initial, rd, element, "kiln_array_reduce_initial")
+                        : KILN_OK; /* no array or no such op: reduce_array says which */
+    if (st != KILN_OK) {
         if (event)
             *event = NULL;
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_array_reduce_initial: initial is NULL");
+        return st;
     }
-    return reduce_array(queue, op, a, initial, result, host_result, num_wait, wait, event);
+    return reduce_array(queue, op, a, element, result, host_result, num_wait, wait, event);
 }
 
 /* sum a*b, or sum conj(a)*b when conj (kiln_array_vdot). */
@@ -357,7 +360,7 @@ kiln_status kiln_array_reduce(kiln_queue *queue, kiln_reduce_op op, kiln_array *
 }
 
 kiln_status kiln_array_reduce_initial(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
-                                      const void *initial, void *host_result) {
+                                      kiln_arg initial, void *host_result) {
     if (!host_result)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_reduce_initial: host_result is "
