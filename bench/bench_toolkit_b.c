@@ -70,7 +70,7 @@ static kiln_status op_hist_s(kiln_event **e) {
 }
 static kiln_status op_lookup(kiln_event **e) {
     uint32_t miss = 0xFFFFFFFFu;
-    return kiln_hash_table_lookup(q, table, L, Out, &miss, NULL, 0, NULL, e);
+    return kiln_hash_table_lookup(q, table, L, Out, KILN_ARG_U32(miss), NULL, 0, NULL, e);
 }
 
 /* ---- checks against host references */

@@ -224,7 +224,7 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t, int onc
             CHECK_OK(kiln_array_zeros(q, vds[k], 1, (size_t[]){ 4 }, 0, NULL, NULL, &vals))) {
             CHECK_OK(kiln_hash_table_add(q, ht, keys, vals));
             CHECK_OK(
-                kiln_hash_table_lookup(q, ht, keys, vals, &(uint32_t){ 0 }, NULL, 0, NULL, NULL));
+                kiln_hash_table_lookup(q, ht, keys, vals, KILN_ARG_U32(0), NULL, 0, NULL, NULL));
             CHECK_OK(kiln_hash_table_erase(q, ht, keys, 0, NULL, NULL));
         }
         kiln_array_release(keys);

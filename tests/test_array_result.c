@@ -275,7 +275,7 @@ static void check_hash(kiln_queue *q) {
     const int32_t missing = -5;
     if (t && CHECK_OK(kiln_hash_table_insert_async(q, t, K, V, 0, NULL, &e1)) &&
         CHECK_OK(kiln_hash_table_add_async(q, t, K, V, 1, &e1, &e2)) &&
-        CHECK_OK(kiln_hash_table_lookup(q, t, K, G, &missing, NULL, 1, &e2, &e3))) {
+        CHECK_OK(kiln_hash_table_lookup(q, t, K, G, KILN_ARG_I32(missing), NULL, 1, &e2, &e3))) {
         CHECK_OK(kiln_event_wait(e3));
         CHECK_OK(kiln_array_read(q, G, got));
         int bad = 0;

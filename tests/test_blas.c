@@ -18,6 +18,12 @@ static int is_c(kiln_dtype d) {
     return d == KILN_COMPLEX64 || d == KILN_COMPLEX128;
 }
 
+/* A scalar factor of dtype d's kind: complex for complex dtypes (a
+ * complex one for a real dtype is refused). */
+static kiln_arg factor(kiln_dtype d, double complex z) {
+    return is_c(d) ? KILN_ARG_C128(creal(z), cimag(z)) : KILN_ARG_F64(creal(z));
+}
+
 static void put(kiln_dtype d, void *p, size_t i, double complex v) {
     switch (d) {
     case KILN_FLOAT32:
@@ -166,9 +172,8 @@ static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba, int bb
     if (use_matmul)
         st = kiln_linalg_matmul_out(q, c, a, b, 0, NULL, NULL);
     else
-        st = kiln_blas_gemm(q, (kiln_blas_op)opa, (kiln_blas_op)opb,
-                            KILN_CSCALAR(creal(alpha), cimag(alpha)), a, b,
-                            KILN_CSCALAR(creal(beta), cimag(beta)), c, 0, NULL, NULL);
+        st = kiln_blas_gemm(q, (kiln_blas_op)opa, (kiln_blas_op)opb, factor(d, alpha), a, b,
+                            factor(d, beta), c, 0, NULL, NULL);
     CHECK_MSG(st == KILN_OK, "%s gemm: %s", kiln_dtype_name(d), kiln_last_error_message());
     double complex *got = download(q, c, nc);
     size_t bad = 0;
@@ -278,8 +283,8 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
     free(g);
     /* y = alpha x + y, then x = alpha x */
     kiln_event *e1 = NULL;
-    CHECK_OK(kiln_blas_axpy(q, KILN_CSCALAR(creal(alpha), cimag(alpha)), x, y, 0, NULL, &e1));
-    CHECK_OK(kiln_blas_scal(q, KILN_CSCALAR(creal(alpha), cimag(alpha)), x, 1, &e1, NULL));
+    CHECK_OK(kiln_blas_axpy(q, factor(d, alpha), x, y, 0, NULL, &e1));
+    CHECK_OK(kiln_blas_scal(q, factor(d, alpha), x, 1, &e1, NULL));
     kiln_event_release(e1);
     double complex *gy = download(q, y, n), *gx = download(q, x, n);
     size_t bad = 0;
@@ -320,8 +325,8 @@ static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n, int op, 
     CHECK_OK(kiln_array_from_host(ctx, d, 1, &m, h, &y));
     free(h);
     double complex alpha = is_c(d) ? CMPLX(1, 2) : 2, beta = -0.5;
-    CHECK_OK(kiln_blas_gemv(q, (kiln_blas_op)op, KILN_CSCALAR(creal(alpha), cimag(alpha)), a, x,
-                            KILN_SCALAR(-0.5), y, 0, NULL, NULL));
+    CHECK_OK(kiln_blas_gemv(q, (kiln_blas_op)op, factor(d, alpha), a, x, KILN_ARG_F64(-0.5), y, 0,
+                            NULL, NULL));
     double complex *g = download(q, y, m);
     size_t bad = 0;
     for (size_t i = 0; i < m; i++) {
@@ -366,20 +371,31 @@ static void check_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_linalg_matmul_out(q, o, a, bd, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_linalg_matmul_out(q, o, a, v4, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_linalg_matmul_out(q, o, NULL, b, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_blas_gemm(q, (kiln_blas_op)7, KILN_BLAS_N, KILN_SCALAR(1), a, b,
-                                KILN_SCALAR(0), o, 0, NULL, NULL),
+    CHECK_STATUS(kiln_blas_gemm(q, (kiln_blas_op)7, KILN_BLAS_N, KILN_ARG_F64(1), a, b,
+                                KILN_ARG_F64(0), o, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
+    /* scalar factors follow the scalar rule: complex ones for a real
+     * dtype, and things that are not scalars, are refused by name */
+    CHECK_STATUS(kiln_blas_gemm(q, KILN_BLAS_N, KILN_BLAS_N, KILN_ARG_C128(1, 1), a, b,
+                                KILN_ARG_F64(0), o, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "kiln_blas_gemm: alpha") &&
+          strstr(kiln_last_error_message(), "complex"));
+    CHECK_STATUS(kiln_blas_scal(q, KILN_ARG_BUF(NULL), v4, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "kiln_blas_scal: alpha"));
     kiln_array *o2 = NULL, *i2 = NULL, *i3 = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 2, s24, 0, NULL, NULL, &o2));
     CHECK_OK(kiln_array_zeros(q, KILN_INT32, 2, s34, 0, NULL, NULL, &i3));
     i2 = i32;
     CHECK_STATUS(kiln_linalg_matmul_out(q, o2, i2, i3, 0, NULL, NULL), KILN_ERROR_UNSUPPORTED);
-    CHECK_STATUS(kiln_blas_axpy(q, KILN_SCALAR(1), v4, v5, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_blas_axpy(q, KILN_SCALAR(1), rev, v4, 0, NULL, NULL), KILN_ERROR_UNSUPPORTED);
+    CHECK_STATUS(kiln_blas_axpy(q, KILN_ARG_F64(1), v4, v5, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_blas_axpy(q, KILN_ARG_F64(1), rev, v4, 0, NULL, NULL),
+                 KILN_ERROR_UNSUPPORTED);
     CHECK_STATUS(kiln_blas_dot(q, 0, v4, v4, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_blas_nrm2(q, v4, bd, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(
-        kiln_blas_gemv(q, KILN_BLAS_N, KILN_SCALAR(1), a, v4, KILN_SCALAR(0), v5, 0, NULL, NULL),
+        kiln_blas_gemv(q, KILN_BLAS_N, KILN_ARG_F64(1), a, v4, KILN_ARG_F64(0), v5, 0, NULL, NULL),
         KILN_ERROR_MISMATCH);
     CHECK(kiln_blas_library(q) != NULL);
     CHECK(kiln_blas_library(NULL) == NULL);
@@ -407,7 +423,7 @@ static void run(kiln_queue *q, void *user) {
         size_t one = 1;
         kiln_array *t = NULL;
         kiln_array_zeros(q, KILN_FLOAT32, 1, &one, 0, NULL, NULL, &t);
-        st = kiln_blas_scal(q, KILN_SCALAR(1), t, 0, NULL, NULL);
+        st = kiln_blas_scal(q, KILN_ARG_F64(1), t, 0, NULL, NULL);
         kiln_array_release(t);
         /* no library here, or the one KILN_BLAS names does not serve this
          * device (KILN_BLAS=clblast on cuda:0): nothing to test */

@@ -419,7 +419,7 @@ static kiln_status step_hash_axis_allocate(kiln_queue *q, workload *w) {
     TRY(kiln_array_empty(ctx, KILN_UINT32, 1, &shape, &g));
     TRY(kiln_hash_table_insert(q, t, k, v));
     uint32_t missing = 0xdead;
-    TRY(kiln_hash_table_lookup(q, t, k, g, &missing, NULL, 0, NULL, NULL));
+    TRY(kiln_hash_table_lookup(q, t, k, g, KILN_ARG_U32(missing), NULL, 0, NULL, NULL));
     TRY(kiln_array_read(q, g, hg));
     for (int i = 0; i < N; i++)
         if (hg[i] != hv[i])

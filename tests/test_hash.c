@@ -172,7 +172,7 @@ static void check_table(kiln_queue *q, size_t n, kiln_dtype kd, kiln_dtype vd) {
     CHECK_MSG(count == n, "count %zu after %zu inserts", count, n);
     uint32_t miss = 0xDEADBEEFu;
     kiln_event *e = NULL;
-    if (CHECK_OK(kiln_hash_table_lookup(q, t, Q, R, &miss, F, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_hash_table_lookup(q, t, Q, R, kt_arg(vd, &miss), F, 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
         if (n) {
@@ -197,7 +197,7 @@ static void check_table(kiln_queue *q, size_t n, kiln_dtype kd, kiln_dtype vd) {
         CHECK_OK(kiln_hash_table_erase(q, t, E, 0, NULL, NULL)); /* again */
         CHECK_OK(kiln_hash_table_count(q, t, &count));
         CHECK_MSG(count == n - ne, "count %zu after erasing %zu of %zu", count, ne, n);
-        CHECK_OK(kiln_hash_table_lookup(q, t, Q, R, &miss, NULL, 0, NULL, NULL));
+        CHECK_OK(kiln_hash_table_lookup(q, t, Q, R, kt_arg(vd, &miss), NULL, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, R, got));
         int ok = 1;
         for (size_t i = 0; i < n2; i++)
@@ -245,7 +245,7 @@ static void check_add(kiln_queue *q, size_t n, size_t distinct, kiln_dtype vd) {
         CHECK_OK(kiln_hash_table_add(q, t, K, pass ? V : NULL));
         CHECK_OK(kiln_hash_table_add(q, t, K, pass ? V : NULL)); /* twice */
         uint32_t zero = 0;
-        CHECK_OK(kiln_hash_table_lookup(q, t, P, R, &zero, NULL, 0, NULL, NULL));
+        CHECK_OK(kiln_hash_table_lookup(q, t, P, R, kt_arg(vd, &zero), NULL, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, R, got));
         /* the reference: per distinct key, twice its count or sum */
         int ok = 1;
@@ -342,7 +342,7 @@ static void check_errors(kiln_queue *q) {
         kiln_array *G = NULL, *F = NULL;
         CHECK_OK(kiln_array_zeros(q, KILN_UINT32, 1, &two, 0, NULL, NULL, &G));
         CHECK_OK(kiln_array_zeros(q, KILN_UINT8, 1, &two, 0, NULL, NULL, &F));
-        CHECK_OK(kiln_hash_table_lookup(q, t, RK, G, &miss7, F, 0, NULL, NULL));
+        CHECK_OK(kiln_hash_table_lookup(q, t, RK, G, KILN_ARG_U32(miss7), F, 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, G, got));
         CHECK_OK(kiln_array_read(q, F, fnd));
         CHECK(got[0] == 77 && got[1] == 77 && fnd[0] == 0 && fnd[1] == 0);
@@ -360,10 +360,15 @@ static void check_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_hash_table_insert(q, t, NULL, V), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_array_zeros(q, KILN_UINT32, 1, &m, 0, NULL, NULL, &I));
     uint32_t miss = 0;
-    CHECK_STATUS(kiln_hash_table_lookup(q, t, K, I, &miss, NULL, 0, NULL, NULL),
+    CHECK_STATUS(kiln_hash_table_lookup(q, t, K, I, KILN_ARG_U32(miss), NULL, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_hash_table_lookup(q, t, K100, I, NULL, NULL, 0, NULL, NULL),
-                 KILN_ERROR_NULL_HANDLE);
+    /* a missing value that is not a scalar, and one that does not fit */
+    CHECK_STATUS(kiln_hash_table_lookup(q, t, K100, I, KILN_ARG_BUF(NULL), NULL, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(kiln_hash_table_lookup(q, t, K100, I, KILN_ARG_I32(-1), NULL, 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "kiln_hash_table_lookup") &&
+          strstr(kiln_last_error_message(), "-1 does not fit uint32"));
     kiln_array *S = NULL;
     kiln_slice step = KILN_SLICE(0, PTRDIFF_MAX, 2);
     CHECK_OK(kiln_array_view(K, &step, &S));

@@ -125,7 +125,7 @@ static void test_gemv_shape(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s5, &x));
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &s3, &y));
     kiln_status st =
-        kiln_blas_gemv(q, KILN_BLAS_N, KILN_SCALAR(1), a, x, KILN_SCALAR(0), y, 0, NULL, NULL);
+        kiln_blas_gemv(q, KILN_BLAS_N, KILN_ARG_F64(1), a, x, KILN_ARG_F64(0), y, 0, NULL, NULL);
     if (st == KILN_ERROR_NO_RUNTIME || st == KILN_ERROR_UNSUPPORTED) {
         printf("  (no BLAS here: %s)\n", msg());
     } else {

@@ -498,7 +498,8 @@ static int step_hash(tstate *s, size_t n) {
     kiln_status st = kiln_hash_table_insert(s->q, s->c->table, k, v);
     uint32_t missing = 0xdeadbeefu;
     if (st == KILN_OK)
-        st = kiln_hash_table_lookup(s->q, s->c->table, k, g, &missing, NULL, 0, NULL, NULL);
+        st = kiln_hash_table_lookup(s->q, s->c->table, k, g, KILN_ARG_U32(missing), NULL, 0, NULL,
+                                    NULL);
     size_t count = 0;
     if (st == KILN_OK)
         st = kiln_hash_table_count(s->q, s->c->table, &count);

@@ -76,13 +76,10 @@ KILN_API kiln_status kiln_array_vdot_async(kiln_queue *queue, kiln_array *a, kil
  * dtype and belong to queue's context (KILN_ERROR_MISMATCH otherwise, as
  * for shapes that do not fit). Outputs must not overlap inputs. */
 
-/* A scalar factor: real part and imaginary part (ignored for real dtypes;
- * for FLOAT16 computed in float). */
-typedef struct kiln_scalar {
-    double re, im;
-} kiln_scalar;
-#define KILN_SCALAR(re) ((kiln_scalar){ (re), 0.0 })
-#define KILN_CSCALAR(re, im) ((kiln_scalar){ (re), (im) })
+/* Scalar factors (alpha, beta) are kiln_arg scalars (KILN_ARG_F64(2),
+ * KILN_ARG_C128(1, 0.5), ...), converted to the operands' dtype as
+ * kiln_array_fill does: a complex one for a real dtype is
+ * KILN_ERROR_INVALID_ARGUMENT; for FLOAT16 they are computed in float. */
 
 typedef enum kiln_blas_op {
     KILN_BLAS_N = 0, /* the matrix as it is */
@@ -110,21 +107,20 @@ KILN_API kiln_status kiln_array_conj(kiln_queue *queue, kiln_array *a, size_t nu
  * kiln_linalg_matmul_out after the ops. beta = 0 does not read c (NaN there is not
  * kept). */
 KILN_API kiln_status kiln_blas_gemm(kiln_queue *queue, kiln_blas_op op_a, kiln_blas_op op_b,
-                                    kiln_scalar alpha, kiln_array *a, kiln_array *b,
-                                    kiln_scalar beta, kiln_array *c, size_t num_wait,
-                                    kiln_event *const *wait, kiln_event **event);
+                                    kiln_arg alpha, kiln_array *a, kiln_array *b, kiln_arg beta,
+                                    kiln_array *c, size_t num_wait, kiln_event *const *wait,
+                                    kiln_event **event);
 /* y = alpha * op(a) @ x + beta * y: a 2-D, x and y 1-D. */
-KILN_API kiln_status kiln_blas_gemv(kiln_queue *queue, kiln_blas_op op, kiln_scalar alpha,
-                                    kiln_array *a, kiln_array *x, kiln_scalar beta, kiln_array *y,
+KILN_API kiln_status kiln_blas_gemv(kiln_queue *queue, kiln_blas_op op, kiln_arg alpha,
+                                    kiln_array *a, kiln_array *x, kiln_arg beta, kiln_array *y,
                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
 /* Level 1, on 1-D arrays of one size: y = alpha*x + y; x = alpha*x;
  * result[0] = sum x*y (conj != 0: sum conj(x)*y); result[0] = |x|_2 (a
  * real dtype: FLOAT32 for COMPLEX64, FLOAT64 for COMPLEX128). result is a
  * device array (read it after *event). */
-KILN_API kiln_status kiln_blas_axpy(kiln_queue *queue, kiln_scalar alpha, kiln_array *x,
-                                    kiln_array *y, size_t num_wait, kiln_event *const *wait,
-                                    kiln_event **event);
-KILN_API kiln_status kiln_blas_scal(kiln_queue *queue, kiln_scalar alpha, kiln_array *x,
+KILN_API kiln_status kiln_blas_axpy(kiln_queue *queue, kiln_arg alpha, kiln_array *x, kiln_array *y,
+                                    size_t num_wait, kiln_event *const *wait, kiln_event **event);
+KILN_API kiln_status kiln_blas_scal(kiln_queue *queue, kiln_arg alpha, kiln_array *x,
                                     size_t num_wait, kiln_event *const *wait, kiln_event **event);
 KILN_API kiln_status kiln_blas_dot(kiln_queue *queue, int conj, kiln_array *x, kiln_array *y,
                                    kiln_array *result, size_t num_wait, kiln_event *const *wait,

@@ -262,12 +262,12 @@ KILN_API kiln_status kiln_hash_table_add_async(kiln_queue *queue, kiln_hash_tabl
                                                kiln_array *keys, kiln_array *values,
                                                size_t num_wait, kiln_event *const *wait,
                                                kiln_event **event);
-/* values[k] = the value of keys[k], or *missing (one element of the value
- * dtype) where the key is absent; found (may be NULL: a UINT8 array of
- * keys' size) gets 1 or 0. Returns at once. */
+/* values[k] = the value of keys[k], or missing (a scalar, converted to the
+ * value dtype as kiln_array_fill does) where the key is absent; found (may be NULL: a UINT8 array
+ * of keys' size) gets 1 or 0. Returns at once. */
 KILN_API kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *table,
-                                            kiln_array *keys, kiln_array *values,
-                                            const void *missing, kiln_array *found, size_t num_wait,
+                                            kiln_array *keys, kiln_array *values, kiln_arg missing,
+                                            kiln_array *found, size_t num_wait,
                                             kiln_event *const *wait, kiln_event **event);
 /* Erases keys (absent ones are ignored). Returns at once. */
 KILN_API kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *table,

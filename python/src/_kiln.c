@@ -3224,8 +3224,9 @@ static PyObject *hash_lookup(PyObject *self, PyObject *args) {
     kiln_status st;
     kiln_hash_table *t = ((HashTableObject *)self)->t;
     kiln_array *fa = f == Py_None ? NULL : ARR(f)->a;
-    KILN_NOGIL(st =
-                   kiln_hash_table_lookup(q, t, ARR(k)->a, ARR(v)->a, miss.buf, fa, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_hash_table_lookup(q, t, ARR(k)->a, ARR(v)->a,
+                                           element_arg(ARR(v)->info.dtype, miss.buf), fa, 0, NULL,
+                                           NULL));
     PyBuffer_Release(&miss);
     CHECK_ST(st);
     Py_RETURN_NONE;

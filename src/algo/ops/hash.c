@@ -353,7 +353,7 @@ kiln_status kiln_hash_table_add_async(kiln_queue *queue, kiln_hash_table *table,
 }
 
 kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t, kiln_array *keys,
-                                   kiln_array *values, const void *missing, kiln_array *found,
+                                   kiln_array *values, kiln_arg missing, kiln_array *found,
                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_hash_table_lookup";
     if (event)
@@ -364,18 +364,14 @@ kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t, kiln_a
     KILN__CHECK_CALL(&ck, check_arg(t, values, "values", t->value_dtype, keys->size, what));
     if (found)
         KILN__CHECK_CALL(&ck, check_arg(t, found, "found", KILN_UINT8, keys->size, what));
-    KILN__CHECK(&ck, missing, KILN_ERROR_NULL_HANDLE,
-                "%s: missing (the value for absent keys) is "
-                "NULL",
-                what);
+    kiln_arg miss = { .kind = KILN_ARG_SCALAR, .dtype = t ? t->value_dtype : (kiln_dtype)0 };
+    KILN__CHECK_CALL(&ck, kiln__scalar_to_element(missing, miss.dtype, &miss.value, what));
     kiln_status st = ck.st;
     if (st != KILN_OK)
         return st;
     size_t n = keys->size;
     if (!n)
         return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
-    kiln_arg miss = { .kind = KILN_ARG_SCALAR, .dtype = t->value_dtype };
-    memcpy(&miss.value, missing, 4);
     kiln__gen *gen = NULL;
     kiln__variant *v = NULL;
     kiln__plan plan;

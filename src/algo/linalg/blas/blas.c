@@ -4,6 +4,7 @@
  * registers for: cuBLAS where CUDA C compiles, OpenBLAS on the host memory
  * of CPU devices (OpenCL's and the host backend's), CLBlast where OpenCL C
  * compiles (docs/linalg.md says why). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,9 +277,9 @@ static int colmajor_op(int storage_trans, kiln_blas_op op) {
 }
 
 static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, kiln_blas_op opb,
-                             kiln_scalar alpha, kiln_array *a, kiln_array *b, kiln_scalar beta,
-                             kiln_array *c, size_t num_wait, kiln_event *const *wait,
-                             kiln_event **event) {
+                             kiln__blas_scalar alpha, kiln_array *a, kiln_array *b,
+                             kiln__blas_scalar beta, kiln_array *c, size_t num_wait,
+                             kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
     kiln_array *xs[3] = { c, a, b };
@@ -384,16 +385,41 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-kiln_status kiln_blas_gemm(kiln_queue *q, kiln_blas_op opa, kiln_blas_op opb, kiln_scalar alpha,
-                           kiln_array *a, kiln_array *b, kiln_scalar beta, kiln_array *c,
+/* A user's scalar factor as the providers take it, checked against like's
+ * dtype (like may be NULL: the arrays' checks come later). */
+static kiln_status factor_of(kiln_arg v, const kiln_array *like, const char *what, const char *name,
+                             kiln__blas_scalar *out) {
+    char named[64];
+    snprintf(named, sizeof named, "%s: %s", what, name);
+    uint64_t element[2];
+    double c[2] = { 0, 0 };
+    kiln_status st = like ? kiln__scalar_to_element(v, like->dtype, element, named) : KILN_OK;
+    if (st == KILN_OK)
+        st = kiln__scalar_to_element(v, KILN_COMPLEX128, c, named);
+    out->re = c[0];
+    out->im = c[1];
+    return st;
+}
+
+kiln_status kiln_blas_gemm(kiln_queue *q, kiln_blas_op opa, kiln_blas_op opb, kiln_arg alpha,
+                           kiln_array *a, kiln_array *b, kiln_arg beta, kiln_array *c,
                            size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    return gemm_impl(q, "kiln_blas_gemm", opa, opb, alpha, a, b, beta, c, num_wait, wait, event);
+    kiln__blas_scalar fa, fb;
+    kiln_status st = factor_of(alpha, c, "kiln_blas_gemm", "alpha", &fa);
+    if (st == KILN_OK)
+        st = factor_of(beta, c, "kiln_blas_gemm", "beta", &fb);
+    if (st != KILN_OK) {
+        if (event)
+            *event = NULL;
+        return st;
+    }
+    return gemm_impl(q, "kiln_blas_gemm", opa, opb, fa, a, b, fb, c, num_wait, wait, event);
 }
 
 kiln_status kiln_linalg_matmul_out(kiln_queue *q, kiln_array *c, kiln_array *a, kiln_array *b,
                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    return gemm_impl(q, "kiln_linalg_matmul_out", KILN_BLAS_N, KILN_BLAS_N, KILN_SCALAR(1), a, b,
-                     KILN_SCALAR(0), c, num_wait, wait, event);
+    return gemm_impl(q, "kiln_linalg_matmul_out", KILN_BLAS_N, KILN_BLAS_N, KILN__BLAS_SCALAR(1), a,
+                     b, KILN__BLAS_SCALAR(0), c, num_wait, wait, event);
 }
 
 /* A vector as an (n, 1) matrix view: gemv is gemm with one column. */
@@ -407,15 +433,20 @@ static kiln_status column_of(kiln_array *v, kiln_array **col) {
     return KILN_OK;
 }
 
-kiln_status kiln_blas_gemv(kiln_queue *q, kiln_blas_op op, kiln_scalar alpha, kiln_array *a,
-                           kiln_array *x, kiln_scalar beta, kiln_array *y, size_t num_wait,
+kiln_status kiln_blas_gemv(kiln_queue *q, kiln_blas_op op, kiln_arg alpha, kiln_array *a,
+                           kiln_array *x, kiln_arg beta, kiln_array *y, size_t num_wait,
                            kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_blas_gemv";
     if (event)
         *event = NULL;
     kiln_array *xs[3] = { a, x, y };
     static const char *const names[3] = { "a", "x", "y" };
+    kiln__blas_scalar fa, fb;
     kiln_status st = check_arrays(q, what, 3, xs, names);
+    if (st == KILN_OK)
+        st = factor_of(alpha, y, what, "alpha", &fa);
+    if (st == KILN_OK)
+        st = factor_of(beta, y, what, "beta", &fb);
     if (st != KILN_OK)
         return st;
     if (a->ndim != 2 || x->ndim != 1 || y->ndim != 1)
@@ -438,7 +469,7 @@ kiln_status kiln_blas_gemv(kiln_queue *q, kiln_blas_op op, kiln_scalar alpha, ki
     if (st == KILN_OK)
         st = column_of(y, &yc);
     if (st == KILN_OK)
-        st = gemm_impl(q, what, op, KILN_BLAS_N, alpha, a, xc, beta, yc, num_wait, wait, event);
+        st = gemm_impl(q, what, op, KILN_BLAS_N, fa, a, xc, fb, yc, num_wait, wait, event);
     kiln_array_release(xc);
     kiln_array_release(yc);
     return st;
@@ -459,9 +490,9 @@ static kiln_status vector_of(const char *what, const char *name, kiln_array *v, 
     return KILN_OK;
 }
 
-static kiln_status level1(kiln_queue *q, const char *what, int op, kiln_scalar alpha, kiln_array *x,
-                          kiln_array *y, kiln_array *r, size_t num_wait, kiln_event *const *wait,
-                          kiln_event **event) {
+static kiln_status level1(kiln_queue *q, const char *what, int op, kiln__blas_scalar alpha,
+                          kiln_array *x, kiln_array *y, kiln_array *r, size_t num_wait,
+                          kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
     kiln_array *xs[2] = { x, y };
@@ -519,17 +550,28 @@ static kiln_status level1(kiln_queue *q, const char *what, int op, kiln_scalar a
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-kiln_status kiln_blas_axpy(kiln_queue *q, kiln_scalar alpha, kiln_array *x, kiln_array *y,
+kiln_status kiln_blas_axpy(kiln_queue *q, kiln_arg alpha, kiln_array *x, kiln_array *y,
                            size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    if (event)
+        *event = NULL;
     if (q && x && !y)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_blas_axpy: y is NULL");
-    return level1(q, "kiln_blas_axpy", KILN__BLAS_AXPY, alpha, x, y, NULL, num_wait, wait, event);
+    kiln__blas_scalar fa;
+    kiln_status st = factor_of(alpha, x, "kiln_blas_axpy", "alpha", &fa);
+    return st != KILN_OK ? st
+                         : level1(q, "kiln_blas_axpy", KILN__BLAS_AXPY, fa, x, y, NULL, num_wait,
+                                  wait, event);
 }
 
-kiln_status kiln_blas_scal(kiln_queue *q, kiln_scalar alpha, kiln_array *x, size_t num_wait,
+kiln_status kiln_blas_scal(kiln_queue *q, kiln_arg alpha, kiln_array *x, size_t num_wait,
                            kiln_event *const *wait, kiln_event **event) {
-    return level1(q, "kiln_blas_scal", KILN__BLAS_SCAL, alpha, x, NULL, NULL, num_wait, wait,
-                  event);
+    if (event)
+        *event = NULL;
+    kiln__blas_scalar fa;
+    kiln_status st = factor_of(alpha, x, "kiln_blas_scal", "alpha", &fa);
+    return st != KILN_OK ? st
+                         : level1(q, "kiln_blas_scal", KILN__BLAS_SCAL, fa, x, NULL, NULL, num_wait,
+                                  wait, event);
 }
 
 kiln_status kiln_blas_dot(kiln_queue *q, int conj, kiln_array *x, kiln_array *y, kiln_array *result,
@@ -537,11 +579,12 @@ kiln_status kiln_blas_dot(kiln_queue *q, int conj, kiln_array *x, kiln_array *y,
     if (q && x && !y)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_blas_dot: y is NULL");
     int op = conj && x && kiln__is_complex_dtype(x->dtype) ? KILN__BLAS_DOTC : KILN__BLAS_DOT;
-    return level1(q, "kiln_blas_dot", op, KILN_SCALAR(0), x, y, result, num_wait, wait, event);
+    return level1(q, "kiln_blas_dot", op, KILN__BLAS_SCALAR(0), x, y, result, num_wait, wait,
+                  event);
 }
 
 kiln_status kiln_blas_nrm2(kiln_queue *q, kiln_array *x, kiln_array *result, size_t num_wait,
                            kiln_event *const *wait, kiln_event **event) {
-    return level1(q, "kiln_blas_nrm2", KILN__BLAS_NRM2, KILN_SCALAR(0), x, NULL, result, num_wait,
-                  wait, event);
+    return level1(q, "kiln_blas_nrm2", KILN__BLAS_NRM2, KILN__BLAS_SCALAR(0), x, NULL, result,
+                  num_wait, wait, event);
 }

@@ -14,13 +14,20 @@ typedef struct kiln__blas_mat {
     void *host;              /* host providers: the mapped buffer's first byte */
 } kiln__blas_mat;
 
+/* A scalar factor as the providers take it: real and imaginary parts
+ * (kiln_blas_*'s kiln_arg, checked against the operands' dtype). */
+typedef struct kiln__blas_scalar {
+    double re, im;
+} kiln__blas_scalar;
+#define KILN__BLAS_SCALAR(re) ((kiln__blas_scalar){ (re), 0.0 })
+
 /* c[i] = alpha * op(a[i]) op(b[i]) + beta * c[i], column-major, i < batch;
  * op: 0 none, 1 transpose, 2 conjugate transpose. */
 typedef struct kiln__blas_gemm {
     kiln_dtype dtype;
     int ta, tb;
     size_t m, n, k, batch;
-    kiln_scalar alpha, beta;
+    kiln__blas_scalar alpha, beta;
     kiln__blas_mat a, b, c;
 } kiln__blas_gemm;
 
@@ -31,7 +38,7 @@ typedef struct kiln__blas_l1 {
     int op;
     kiln_dtype dtype;
     size_t n;
-    kiln_scalar alpha;
+    kiln__blas_scalar alpha;
     kiln__blas_mat x, y, r;
 } kiln__blas_l1;
 
