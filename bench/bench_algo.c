@@ -88,7 +88,7 @@ static kiln_status op_copy(kiln_event **e) {
     return kiln_buffer_copy(q, cb_src, 0, cb_dst, 0, n * 4, 0, NULL, e);
 }
 static kiln_status op_axpy(kiln_event **e) {
-    return kiln_array_axpy_out(q, Z, 2.0, X, Y, 0, NULL, e);
+    return kiln_array_axpy_out(q, Z, KILN_ARG_F64(2.0), X, Y, 0, NULL, e);
 }
 static kiln_status op_sum(kiln_event **e) {
     return kiln_array_reduce_async(q, KILN_REDUCE_SUM, X, R, NULL, 0, NULL, e);

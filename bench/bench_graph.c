@@ -58,7 +58,8 @@ static void launches(kiln_queue *q, kiln_kernel *k, kiln_buffer *b, size_t nodes
 static void chain(kiln_queue *q, kiln_array *a, int steps) {
     for (int i = 0; i < steps; i++)
         FAIL_IF(kiln_array_binary_scalar_out(q, i % 2 ? KILN_OP_ADD : KILN_OP_MUL, a, a,
-                                             i % 2 ? 0.25 : 1.0009765625, 0, NULL, NULL) != KILN_OK,
+                                             KILN_ARG_F64(i % 2 ? 0.25 : 1.0009765625), 0, NULL,
+                                             NULL) != KILN_OK,
                 "array op");
 }
 

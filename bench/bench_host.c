@@ -106,7 +106,7 @@ static double run_op(dev *d, int k, size_t n, kiln_array *X, kiln_array *Y, kiln
     double t0 = now(), t;
     switch (k) {
     case 0:
-        if ((st = kiln_array_axpy_out(d->q, Z, 2.0, X, Y, 0, NULL, &e)) ||
+        if ((st = kiln_array_axpy_out(d->q, Z, KILN_ARG_F64(2.0), X, Y, 0, NULL, &e)) ||
             (st = kiln_event_wait(e)))
             DIE(st);
         break;

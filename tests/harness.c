@@ -347,6 +347,25 @@ kiln_arg kt_arg(kiln_dtype d, const void *p) {
     return a;
 }
 
+kiln_arg kt_scalar(kiln_dtype d, double v) {
+    switch (d) {
+    case KILN_BOOL:
+        return KILN_ARG_BOOL(v != 0);
+    case KILN_INT8:
+    case KILN_UINT8:
+    case KILN_INT16:
+    case KILN_UINT16:
+    case KILN_INT32:
+    case KILN_UINT32:
+    case KILN_INT64:
+        return KILN_ARG_I64((int64_t)v);
+    case KILN_UINT64:
+        return KILN_ARG_U64((uint64_t)v);
+    default:
+        return KILN_ARG_F64(v); /* float and complex dtypes */
+    }
+}
+
 void kt_release_arrays(size_t n, kiln_array *const *arrays) {
     for (size_t i = 0; i < n; i++)
         kiln_array_release(arrays[i]);

@@ -78,6 +78,10 @@ void kt_release_arrays(size_t n, kiln_array *const *arrays);
 /* The scalar kiln_arg of dtype d holding the element at p (for tests that
  * loop over dtypes; user code writes KILN_ARG_F32(x) and friends). */
 kiln_arg kt_arg(kiln_dtype d, const void *p);
+/* v as a weak scalar of dtype d's kind (bool, int, uint64, float: never
+ * above d's, so kiln converts it to d): kiln_array_binary_scalar_out's
+ * operand for a test that loops over dtypes. */
+kiln_arg kt_scalar(kiln_dtype d, double v);
 
 /* Reads a whole (small) file into buf, NUL-terminated; "" if unreadable. */
 void kt_slurp(const char *path, char *buf, size_t cap);

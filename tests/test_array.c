@@ -49,7 +49,8 @@ static void run(kiln_queue *q, void *user) {
     for (size_t i = 0; i < n; i++)
         bad += hz[i] != ha[i] * 7;
     CHECK_MSG(bad == 0, "mul: %zu wrong", bad);
-    CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_MAX, z, a, 100.0, 0, NULL, NULL));
+    CHECK_OK(
+        kiln_array_binary_scalar_out(q, KILN_OP_MAX, z, a, KILN_ARG_F64(100.0), 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, z, hz));
     bad = 0;
     for (size_t i = 0; i < n; i++)
@@ -62,7 +63,8 @@ static void run(kiln_queue *q, void *user) {
         bad += fabsf(hz[i] - sqrtf(ha[i])) > 1e-6f * sqrtf(ha[i]);
     CHECK_MSG(bad == 0, "sqrt: %zu wrong", bad);
     CHECK_OK(kiln_array_empty(c, KILN_UINT8, 1, &n, &cmp));
-    CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LT, cmp, a, 50.0, 0, NULL, NULL));
+    CHECK_OK(
+        kiln_array_binary_scalar_out(q, KILN_OP_LT, cmp, a, KILN_ARG_F64(50.0), 0, NULL, NULL));
     uint8_t hc[1025];
     CHECK_OK(kiln_array_read(q, cmp, hc));
     bad = 0;

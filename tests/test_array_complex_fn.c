@@ -135,7 +135,7 @@ static void check_table(kiln_queue *q) {
     kiln_array *X = NULL, *Z = NULL;
     CHECK_OK(kiln_array_from_host(ctx, KILN_COMPLEX64, 1, &n, x, &X));
     CHECK_OK(kiln_array_empty(ctx, KILN_COMPLEX64, 1, &n, &Z));
-    CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_POW, Z, X, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_POW, Z, X, KILN_ARG_F64(2.0), 0, NULL, NULL));
     CHECK_OK(kiln_array_read(q, Z, z));
     /* (3 - 4i)^2 = -7 - 24i exactly; 0^2 = 0 */
     CHECK_MSG(z[0] == -7 && z[1] == -24 && z[2] == 0 && z[3] == 0, "pow scalar: (%g, %g) (%g, %g)",

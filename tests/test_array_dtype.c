@@ -514,8 +514,9 @@ static void test_refused(kiln_queue *q) {
                     strstr(m, c->arity == 2 ? "kiln_array_binary_out" : "kiln_array_unary_out"),
                 "%s(%s): status %d, message '%s'", c->name, op_dtypes[j], (int)st, m);
             if (c->arity == 2) {
-                st = kiln_array_binary_scalar_out(q, (kiln_binary_op)c->op, arr[j], arr[j], 1.0, 0,
-                                                  NULL, NULL);
+                st = kiln_array_binary_scalar_out(q, (kiln_binary_op)c->op, arr[j], arr[j],
+                                                  kt_scalar(kiln_array_dtype(arr[j]), 1.0), 0, NULL,
+                                                  NULL);
                 CHECK_MSG(st == KILN_ERROR_INVALID_ARGUMENT, "%s(%s) with a scalar: status %d",
                           c->name, op_dtypes[j], (int)st);
             }
@@ -584,14 +585,27 @@ static void test_mixed(kiln_queue *q, int fp64) {
         CHECK_OK(kiln_array_read(q, zb, hzb)))
         CHECK(hzb[0] == 1 && hzb[1] == 1 && hzb[2] == 0 && hzb[3] == 1 && hzb[4] == 1);
     /* a weak scalar: int8 % 5 stays int8 (NumPy: [2, 3, 0, 2, 2]) */
-    if (CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_REMAINDER, z8, a, 5, 0, NULL, NULL)) &&
+    if (CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_REMAINDER, z8, a, KILN_ARG_I32(5), 0, NULL,
+                                              NULL)) &&
         CHECK_OK(kiln_array_read(q, z8, h8)))
         CHECK(h8[0] == 2 && h8[1] == 3 && h8[2] == 0 && h8[3] == 2 && h8[4] == 2);
-    /* bool array with a scalar: bool(0.5) is true */
-    if (CHECK_OK(
-            kiln_array_binary_scalar_out(q, KILN_OP_LOGICAL_AND, zb, bl, 0.5, 0, NULL, NULL)) &&
+    /* bool array with a bool scalar: bool; a float scalar would compute in
+     * float64 (NEP 50), and an int8 array with 300 overflows: refused */
+    if (CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LOGICAL_AND, zb, bl, KILN_ARG_BOOL(1), 0,
+                                              NULL, NULL)) &&
         CHECK_OK(kiln_array_read(q, zb, hzb)))
         CHECK(memcmp(hzb, hbool, 5) == 0);
+    CHECK_STATUS(kiln_array_binary_scalar_out(q, KILN_OP_LOGICAL_AND, zb, bl, KILN_ARG_F64(0.5), 0,
+                                              NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "computes in float64"));
+    CHECK_STATUS(
+        kiln_array_binary_scalar_out(q, KILN_OP_ADD, z8, a, KILN_ARG_F64(0.5), 0, NULL, NULL),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        kiln_array_binary_scalar_out(q, KILN_OP_ADD, z8, a, KILN_ARG_I32(300), 0, NULL, NULL),
+        KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "300 does not fit int8"));
     /* a predicate into a uint8 out (any real dtype gets 0 / 1) */
     kiln_array *u8 = NULL;
     CHECK_OK(kiln_array_empty(ctx, KILN_UINT8, 1, &n, &u8));
@@ -765,7 +779,7 @@ static void test_bool(kiln_queue *q, int fp64) {
     kiln_array *ar = NULL;
     CHECK_STATUS(kiln_array_arange(q, KILN_BOOL, 3, 0, 1, 0, NULL, NULL, &ar),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_axpy_out(q, bl2, 2.0, bl, bl, 0, NULL, NULL),
+    CHECK_STATUS(kiln_array_axpy_out(q, bl2, KILN_ARG_F64(2.0), bl, bl, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     kiln_array_release(sorted);
     kiln_array_release(idx);

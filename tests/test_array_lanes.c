@@ -121,8 +121,8 @@ static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n, const size_t
     tr_val three = tr_cast(KILN_INT64, d, (tr_val){ 3, 3, 0 });
     tr_val two = tr_cast(KILN_INT64, d, (tr_val){ 2, 2, 0 });
     tr_val zero = { 0, 0, 0 };
-    if (CHECK_OK(
-            kiln_array_binary_scalar_out(q, KILN_OP_MUL, O.view, A.view, 3.0, 0, NULL, NULL))) {
+    if (CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_MUL, O.view, A.view, kt_scalar(d, 3.0), 0,
+                                              NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(d, want, i, tr_binary(KILN_OP_MUL, d, at(&A, i), three));
         compare(q, &O, want, "binary_scalar mul");
@@ -136,7 +136,8 @@ static void check_same_dtype(kiln_queue *q, kiln_dtype d, size_t n, const size_t
         }
         compare(q, &O, want, "unary neg");
     }
-    if (CHECK_OK(kiln_array_axpy_out(q, O.view, 2.0, A.view, B.view, 0, NULL, NULL))) {
+    if (CHECK_OK(
+            kiln_array_axpy_out(q, O.view, kt_scalar(d, 2.0), A.view, B.view, 0, NULL, NULL))) {
         for (size_t i = 0; i < n; i++)
             tr_store(
                 d, want, i,

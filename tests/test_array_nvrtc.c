@@ -301,13 +301,14 @@ static void run_ops(kiln_queue *q) {
             (void)kiln_array_binary_out(q, (kiln_binary_op)op, o, a, b, 0, NULL, NULL);
             if (op > KILN_OP_GE)
                 continue;
-            (void)kiln_array_binary_scalar_out(q, (kiln_binary_op)op, o, a, 3.0, 0, NULL, NULL);
+            (void)kiln_array_binary_scalar_out(q, (kiln_binary_op)op, o, a, kt_scalar(dt, 3.0), 0,
+                                               NULL, NULL);
             if (t && ot)
                 (void)kiln_array_binary_out(q, (kiln_binary_op)op, ot, t, t, 0, NULL, NULL);
         }
         for (int op = KILN_OP_NEG; op <= KILN_OP_SIGNBIT; op++)
             (void)kiln_array_unary_out(q, (kiln_unary_op)op, o, a, 0, NULL, NULL);
-        (void)kiln_array_axpy_out(q, o, 2.0, a, b, 0, NULL, NULL);
+        (void)kiln_array_axpy_out(q, o, kt_scalar(dt, 2.0), a, b, 0, NULL, NULL);
         if (dt == KILN_FLOAT32) { /* the scalar astype kernel to float16 */
             kiln_array *h = NULL;
             if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &h)))
@@ -399,7 +400,7 @@ static void run_toolkit(kiln_queue *q) {
             e = NULL;
             (void)kiln_array_astype_out(q, o, h, 0, NULL, NULL);
             (void)kiln_array_where_out(q, o, m, a, a, 0, NULL, NULL);
-            (void)kiln_array_clip_out(q, o, a, -1, 1, 0, NULL, NULL);
+            (void)kiln_array_clip_out(q, o, a, KILN_ARG_F64(-1), KILN_ARG_F64(1), 0, NULL, NULL);
         }
         CHECK_OK(kiln_queue_finish(q));
         kiln_array_release(a);

@@ -127,7 +127,7 @@ static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
     CHECK_OK(kiln_array_from_host(c, dy, 2, sy, hy, &Y));
     CHECK_OK(kiln_array_empty(c, p, 3, sz, &Z));
     tr_val two = tr_cast(KILN_INT64, p, (tr_val){ 2, 2, 0 });
-    if (CHECK_OK(kiln_array_axpy_out(q, Z, 2.0, X, Y, 0, NULL, NULL))) {
+    if (CHECK_OK(kiln_array_axpy_out(q, Z, kt_scalar(p, 2.0), X, Y, 0, NULL, NULL))) {
         CHECK_OK(kiln_array_read(q, Z, hz));
         int bad = 0;
         for (size_t i = 0; i < 4; i++)

@@ -237,7 +237,8 @@ static void t_views(kiln_queue *q) {
                     ok = got[i] == -want[i];
                 CHECK_MSG(ok, "neg of a %u-D view", nd);
                 /* out strided too: v2 = v * 2 written into a permuted copy */
-                CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_MUL, v, v, 2, 0, NULL, NULL));
+                CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_MUL, v, v, KILN_ARG_F64(2), 0,
+                                                      NULL, NULL));
                 ok = read_all(q, v, got);
                 for (size_t i = 0; ok && i < m; i++)
                     ok = got[i] == 2 * want[i];
@@ -839,7 +840,8 @@ static void t_misc(kiln_queue *q) {
         kiln_array *cond = NULL, *mone = make(q, 0, NULL, (double[1]){ -1 }), *out = NULL;
         kiln_array *xi = NULL, *cs = NULL;
         int ok = CHECK_OK(kiln_array_empty(c, KILN_INT32, nd, hv.sh, &cond)) && mone &&
-                 CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_GT, cond, v, 0, 0, NULL, NULL)) &&
+                 CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_GT, cond, v, KILN_ARG_F64(0), 0,
+                                                       NULL, NULL)) &&
                  CHECK_OK(kiln_array_empty(c, KILN_FLOAT64, nd, hv.sh, &out)) &&
                  CHECK_OK(kiln_array_where_out(q, out, cond, v, mone, 0, NULL, NULL)) &&
                  read_all(q, out, got);
@@ -847,7 +849,8 @@ static void t_misc(kiln_queue *q) {
             ok = got[i] == (x[i] > 0 ? x[i] : -1);
         CHECK_MSG(ok, "where over a %u-D view with a 0-d operand", nd);
         /* clip of the view */
-        ok = CHECK_OK(kiln_array_clip_out(q, out, v, -10, 10, 0, NULL, NULL)) &&
+        ok = CHECK_OK(kiln_array_clip_out(q, out, v, KILN_ARG_F64(-10), KILN_ARG_F64(10), 0, NULL,
+                                          NULL)) &&
              read_all(q, out, got);
         for (size_t i = 0; ok && i < m; i++)
             ok = got[i] == (x[i] < -10 ? -10 : x[i] > 10 ? 10 : x[i]);
@@ -892,7 +895,8 @@ static void t_misc(kiln_queue *q) {
         kiln_array_release(sel);
         /* mask_fill of the view where cond: then the view reads where() */
         double z = -1;
-        ok = CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LE, cond, v, 0, 0, NULL, NULL)) &&
+        ok = CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LE, cond, v, KILN_ARG_F64(0), 0, NULL,
+                                                   NULL)) &&
              CHECK_OK(kiln_array_mask_fill(q, v, cond, KILN_ARG_F64(z), 0, NULL, NULL)) &&
              read_all(q, v, got);
         for (size_t i = 0; ok && i < m; i++)

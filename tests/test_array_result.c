@@ -68,7 +68,7 @@ static void check_elementwise(kiln_queue *q, size_t n) {
     double seven = 7.0;
     S = from_f64(q, 0, NULL, &seven);
     CHECK_OK(kiln_array_where(q, C, R, S, 0, NULL, NULL, &W));
-    CHECK_OK(kiln_array_clip(q, R, -1.0, 1.0, 0, NULL, NULL, &K));
+    CHECK_OK(kiln_array_clip(q, R, KILN_ARG_F64(-1.0), KILN_ARG_F64(1.0), 0, NULL, NULL, &K));
     CHECK_OK(kiln_array_unary(q, KILN_OP_ABS, R, 0, NULL, NULL, &U));
     CHECK_OK(kiln_array_astype(q, R, KILN_INT32, 0, NULL, NULL, &I));
     CHECK_OK(kiln_array_swapaxes(R, 0, 1, &T));

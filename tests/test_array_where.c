@@ -70,7 +70,7 @@ static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo, double 
     CHECK_OK(kiln_array_from_host(c, d, 1, &n, h, &A));
     CHECK_OK(kiln_array_empty(c, d, 1, &n, &O));
     kiln_event *e = NULL;
-    if (CHECK_OK(kiln_array_clip_out(q, O, A, lo, hi, 0, NULL, &e))) {
+    if (CHECK_OK(kiln_array_clip_out(q, O, A, KILN_ARG_F64(lo), KILN_ARG_F64(hi), 0, NULL, &e))) {
         CHECK_OK(kiln_event_wait(e));
         CHECK_OK(kiln_array_read(q, O, got));
         int bad = 0;
@@ -261,10 +261,15 @@ static void check_errors(kiln_queue *q) {
     /* int8 with float32 is float32: an int8 out is refused */
     CHECK_STATUS(kiln_array_where_out(q, i8, a, i8, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_where_out(q, o, NULL, a, a, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
-    CHECK_STATUS(kiln_array_clip_out(q, i8, a, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_clip_out(q, i8, i8, NAN, 1, 0, NULL, NULL),
+    /* clip: dtypes that differ, a NaN bound for integers, a complex bound */
+    kiln_arg zero = KILN_ARG_F64(0), one = KILN_ARG_F64(1), nan = KILN_ARG_F64(NAN);
+    CHECK_STATUS(kiln_array_clip_out(q, i8, a, zero, one, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_clip_out(q, i8, i8, nan, one, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(kiln_array_clip_out(q, o, b, 0, 1, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_clip_out(q, o, b, zero, one, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_clip_out(q, a, a, zero, KILN_ARG_C64(1, 1), 0, NULL, NULL),
+                 KILN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kiln_last_error_message(), "kiln_array_clip_out: hi"));
     CHECK_OK(kiln_queue_finish(q));
     kiln_array_release(a);
     kiln_array_release(b);

@@ -272,7 +272,8 @@ static void check_ew(kiln_queue *q, kiln_dtype d, kiln_binary_op op, kiln_array 
     if (b)
         CHECK_OK(kiln_array_binary_out(q, op, out, a, b, 0, NULL, NULL));
     else
-        CHECK_OK(kiln_array_binary_scalar_out(q, op, out, a, 0.0, 0, NULL, NULL));
+        CHECK_OK(kiln_array_binary_scalar_out(q, op, out, a, kt_scalar(kiln_array_dtype(a), 0), 0,
+                                              NULL, NULL));
     unsigned char host[64];
     CHECK_OK(kiln_array_read(q, out, host));
     for (size_t i = 0; i < n; i++)

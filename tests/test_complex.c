@@ -71,7 +71,7 @@ static void check_elementwise(kiln_queue *q, kiln_dtype d, size_t n) {
         }
         CHECK_MSG(bad == 0, "%s op %d n=%zu: %zu wrong", kiln_dtype_name(d), (int)ops[k], n, bad);
         /* with a real scalar */
-        CHECK_OK(kiln_array_binary_scalar_out(q, ops[k], Z, X, 1.5, 0, NULL, NULL));
+        CHECK_OK(kiln_array_binary_scalar_out(q, ops[k], Z, X, KILN_ARG_F64(1.5), 0, NULL, NULL));
         CHECK_OK(kiln_array_read(q, Z, z));
         bad = 0;
         for (size_t i = 0; i < n; i++) {

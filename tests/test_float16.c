@@ -402,8 +402,8 @@ static void elementwise(kiln_queue *q) {
             float s = h2f(f2h((float)sd)); /* 0.1 is a float first: exact */
             int cmp = op >= KILN_OP_EQ;
             kiln_array *out = cmp ? z8 : z;
-            if (!CHECK_OK(
-                    kiln_array_binary_scalar_out(q, (kiln_binary_op)op, out, a, sd, 0, NULL, NULL)))
+            if (!CHECK_OK(kiln_array_binary_scalar_out(q, (kiln_binary_op)op, out, a,
+                                                       KILN_ARG_F64(sd), 0, NULL, NULL)))
                 continue;
             size_t bad = 0;
             if (!cmp) {
@@ -463,7 +463,8 @@ static void elementwise(kiln_queue *q) {
             CHECK_MSG(bad == 0, "unary %d n=%zu: %zu wrong", op, n, bad);
         }
         /* axpy: a*x + y in float (contracted to an fma or not) */
-        if (CHECK_OK(kiln_array_axpy_out(q, z, -1.5, a, b, 0, NULL, NULL)) && read_f16(q, z, hz)) {
+        if (CHECK_OK(kiln_array_axpy_out(q, z, KILN_ARG_F64(-1.5), a, b, 0, NULL, NULL)) &&
+            read_f16(q, z, hz)) {
             size_t bad = 0;
             for (size_t i = 0; i < n; i++) {
                 float x = h2f(ha[i]), y = h2f(hb[i]);
@@ -815,7 +816,8 @@ static void errors(kiln_queue *q) {
     CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_ADD, a, a, a9, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_unary_out(q, KILN_OP_SQRT, f, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    CHECK_STATUS(kiln_array_axpy_out(q, a, 1.0, a, f, 0, NULL, NULL), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_array_axpy_out(q, a, KILN_ARG_F64(1.0), a, f, 0, NULL, NULL),
+                 KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_dot_async(q, a, f, NULL, h, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_cumsum_out(q, f, a, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     /* reductions of float16 write float32: a float16 result array is wrong */

@@ -267,7 +267,8 @@ typedef struct alg {
 } alg;
 
 static kiln_status algorithms(kiln_queue *q, alg *a, kiln_rng *rng) {
-    kiln_status st = kiln_array_binary_scalar_out(q, KILN_OP_MUL, a->t, a->x, 3.0, 0, NULL, NULL);
+    kiln_status st =
+        kiln_array_binary_scalar_out(q, KILN_OP_MUL, a->t, a->x, KILN_ARG_F64(3.0), 0, NULL, NULL);
     if (st == KILN_OK)
         st = kiln_array_cumsum_out(q, a->c, a->t, 0, 0, NULL, NULL);
     if (st == KILN_OK)

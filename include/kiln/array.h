@@ -288,14 +288,16 @@ KILN_API kiln_dtype kiln_dtype_unary_result(kiln_unary_op op, kiln_dtype a);
 KILN_API kiln_status kiln_array_binary_out(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
                                            kiln_array *a, kiln_array *b, size_t num_wait,
                                            kiln_event *const *wait, kiln_event **event);
-/* out = a OP scalar (scalar converted to a's dtype; for FLOAT16 rounded to
- * the nearest half, then computed in float): the scalar is weak, as a
- * Python scalar in NumPy 2 (NEP 50) when its kind is not above a's
- * (kiln_dtype_promote_scalar gives the dtype NumPy would compute in; convert
- * a first where that is another). out: as for kiln_array_binary_out with
- * b of a's dtype. */
+/* out = a OP scalar, computed in a's dtype (FLOAT16 in float): the scalar
+ * (KILN_ARG_*) is weak, as a Python scalar in NumPy 2 (NEP 50), and is
+ * converted to a's dtype as kiln_array_fill does (an integer that does not
+ * fit is KILN_ERROR_INVALID_ARGUMENT, as NumPy raises). A scalar whose kind
+ * is above a's (a float with an integer array, an int with bool, a complex
+ * with a real array) is KILN_ERROR_INVALID_ARGUMENT: NumPy would compute in
+ * kiln_dtype_promote_scalar's dtype; convert a to it first. out: as for
+ * kiln_array_binary_out with b of a's dtype. */
 KILN_API kiln_status kiln_array_binary_scalar_out(kiln_queue *queue, kiln_binary_op op,
-                                                  kiln_array *out, kiln_array *a, double scalar,
+                                                  kiln_array *out, kiln_array *a, kiln_arg scalar,
                                                   size_t num_wait, kiln_event *const *wait,
                                                   kiln_event **event);
 /* out = OP(a), same shape; out's dtype kiln_dtype_unary_result's (for a
@@ -304,8 +306,10 @@ KILN_API kiln_status kiln_array_unary_out(kiln_queue *queue, kiln_unary_op op, k
                                           kiln_array *a, size_t num_wait, kiln_event *const *wait,
                                           kiln_event **event);
 /* z = alpha*x + y. x and y are promoted and broadcast as for
- * kiln_array_binary_out; z has their promoted dtype and broadcast shape. */
-KILN_API kiln_status kiln_array_axpy_out(kiln_queue *queue, kiln_array *z, double alpha,
+ * kiln_array_binary_out; z has their promoted dtype and broadcast shape;
+ * alpha is a weak scalar of that dtype (as for
+ * kiln_array_binary_scalar_out). */
+KILN_API kiln_status kiln_array_axpy_out(kiln_queue *queue, kiln_array *z, kiln_arg alpha,
                                          kiln_array *x, kiln_array *y, size_t num_wait,
                                          kiln_event *const *wait, kiln_event **event);
 
@@ -594,9 +598,11 @@ KILN_API kiln_status kiln_array_where_out(kiln_queue *queue, kiln_array *out, ki
  * NaN in a or in a float bound gives NaN; lo > hi gives hi everywhere.
  * Integer arrays clip to the integers in [lo, hi] (ceil(lo), floor(hi),
  * saturated to the dtype); a NaN bound for them is
- * KILN_ERROR_INVALID_ARGUMENT. Use -INFINITY / INFINITY for no bound. */
+ * KILN_ERROR_INVALID_ARGUMENT. Use -INFINITY / INFINITY for no bound. The
+ * bounds are real scalars (KILN_ARG_*, read as doubles: an int64 bound
+ * beyond 2^53 is rounded; a complex one is KILN_ERROR_INVALID_ARGUMENT). */
 KILN_API kiln_status kiln_array_clip_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
-                                         double lo, double hi, size_t num_wait,
+                                         kiln_arg lo, kiln_arg hi, size_t num_wait,
                                          kiln_event *const *wait, kiln_event **event);
 
 /* What an index outside [0, n) of an axis of n elements does. */
@@ -631,7 +637,7 @@ KILN_API kiln_status kiln_array_binary(kiln_queue *queue, kiln_binary_op op, kil
                                        kiln_event **event, kiln_array **result);
 /* The result has a's dtype (bool for comparisons): the scalar is weak. */
 KILN_API kiln_status kiln_array_binary_scalar(kiln_queue *queue, kiln_binary_op op, kiln_array *a,
-                                              double scalar, size_t num_wait,
+                                              kiln_arg scalar, size_t num_wait,
                                               kiln_event *const *wait, kiln_event **event,
                                               kiln_array **result);
 KILN_API kiln_status kiln_array_unary(kiln_queue *queue, kiln_unary_op op, kiln_array *a,
@@ -647,7 +653,7 @@ KILN_API kiln_status kiln_array_copy(kiln_queue *queue, kiln_array *a, size_t nu
 KILN_API kiln_status kiln_array_where(kiln_queue *queue, kiln_array *cond, kiln_array *a,
                                       kiln_array *b, size_t num_wait, kiln_event *const *wait,
                                       kiln_event **event, kiln_array **result);
-KILN_API kiln_status kiln_array_clip(kiln_queue *queue, kiln_array *a, double lo, double hi,
+KILN_API kiln_status kiln_array_clip(kiln_queue *queue, kiln_array *a, kiln_arg lo, kiln_arg hi,
                                      size_t num_wait, kiln_event *const *wait, kiln_event **event,
                                      kiln_array **result);
 /* The result has a's dtype and the indices' shape. */

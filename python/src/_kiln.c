@@ -1291,7 +1291,19 @@ static PyObject *binary_arrays(int op, PyObject *a, PyObject *b, PyObject *out) 
     return out;
 }
 
-static PyObject *binary_scalar(int op, PyObject *a, double s) {
+/* s as a weak scalar of dtype d's kind (never above it: kiln converts it to
+ * d, truncating a float for an integer d, as the package's callers mean). */
+static kiln_arg weak_scalar(kiln_dtype d, double s) {
+    if (d == KILN_BOOL)
+        return KILN_ARG_BOOL(s != 0);
+    if (d == KILN_UINT64)
+        return KILN_ARG_U64(s <= 0 ? 0 : (uint64_t)s);
+    if (is_float_dtype(d) || d == KILN_COMPLEX64 || d == KILN_COMPLEX128)
+        return KILN_ARG_F64(s);
+    return KILN_ARG_I64((int64_t)s);
+}
+
+static PyObject *binary_scalar(int op, PyObject *a, kiln_arg s) {
     ArrayObject *x = ARR(a);
     int cmp = binop_kind(op) == OPK_COMPARE;
     if (!array_queue_ok(a))
@@ -1360,21 +1372,21 @@ static PyObject *binop_dispatch(int op, PyObject *a, PyObject *b) {
         PyErr_Clear();
         goto fallback;
     }
+    kiln_arg arg = KILN_ARG_F64(s);
     if (isi && !is_float_dtype(dt)) {
         /* NumPy 2: an out-of-range Python int for the dtype raises; large
          * values lose precision in double: leave those to Python. */
         if (s > 9007199254740992.0 || s < -9007199254740992.0)
             goto fallback;
-        kiln_arg tmp;
-        if (!scalar_to_arg(sc, dt, &tmp))
+        if (!scalar_to_arg(sc, dt, &arg))
             return NULL;
     }
     if (aa)
-        return binary_scalar(op, a, s);
+        return binary_scalar(op, a, arg);
     if (binop_commutative(op))
-        return binary_scalar(op, b, s);
+        return binary_scalar(op, b, arg);
     if (kind == OPK_COMPARE)
-        return binary_scalar(swap_compare(op), b, s);
+        return binary_scalar(swap_compare(op), b, arg);
 fallback:
     if (!g_binop_fallback)
         Py_RETURN_NOTIMPLEMENTED;
@@ -1443,7 +1455,7 @@ static PyObject *mod_binary_scalar(PyObject *m, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "unknown binary op %d", op);
         return NULL;
     }
-    return binary_scalar(op, a, s);
+    return binary_scalar(op, a, weak_scalar(ARR(a)->info.dtype, s));
 }
 
 /* unary(op, a, out=None) */
@@ -1513,7 +1525,8 @@ static PyObject *mod_clip(PyObject *m, PyObject *args) {
         !get_array(a, "clip: a"))
         return NULL;
     kiln_status st;
-    KILN_NOGIL(st = kiln_array_clip_out(AQ(o), ARR(o)->a, ARR(a)->a, lo, hi, 0, NULL, NULL));
+    KILN_NOGIL(st = kiln_array_clip_out(AQ(o), ARR(o)->a, ARR(a)->a, KILN_ARG_F64(lo),
+                                        KILN_ARG_F64(hi), 0, NULL, NULL));
     CHECK_ST(st);
     Py_RETURN_NONE;
 }

@@ -70,6 +70,14 @@ double kiln__round_to_half(double v);
 /* The scalar v as one element of dtype d at out (kiln_array_fill's
  * conversion rule); errors name what, the user's call. */
 kiln_status kiln__scalar_to_element(kiln_arg v, kiln_dtype d, void *out, const char *what);
+/* v as the weak (NEP 50) scalar operand of an operation computing in d: a
+ * kernel argument of d's compute type (bool as uchar, float16 as float);
+ * KILN_ERROR_INVALID_ARGUMENT where NumPy 2 would compute in another dtype
+ * (a float with an integer array, a complex with a real one, an int with
+ * bool) or the value does not fit d. */
+kiln_status kiln__weak_scalar(kiln_arg v, kiln_dtype d, kiln_arg *out, const char *what);
+/* v's value as a double (a complex one refused; int64 beyond 2^53 rounded). */
+kiln_status kiln__scalar_to_double(kiln_arg v, double *out, const char *what);
 /* float16 bits as a double (exact), and a double rounded to float16 bits
  * (to nearest even; inf past 65504). */
 double kiln__half_bits_to_double(uint16_t h);

@@ -226,3 +226,36 @@ kiln_status kiln__scalar_to_element(kiln_arg v, kiln_dtype d, void *out, const c
            size);
     return KILN_OK;
 }
+
+kiln_status kiln__weak_scalar(kiln_arg v, kiln_dtype d, kiln_arg *out, const char *what) {
+    uint64_t element[2] = { 0, 0 };
+    kiln_dtype computes = v.kind == KILN_ARG_SCALAR ? kiln_dtype_promote_scalar(d, v.dtype) : d;
+    if (computes && computes != d)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: a %s scalar with a %s array computes in %s (NumPy 2, NEP 50): "
+                               "convert the array first (kiln_array_astype)",
+                               what, user_name(v.dtype), user_name(d), user_name(computes));
+    kiln_status st = kiln__scalar_to_element(v, d, element, what);
+    if (st != KILN_OK)
+        return st;
+    kiln_arg r = { .kind = KILN_ARG_SCALAR, .dtype = d };
+    memcpy(&r.value, element, kiln_dtype_size(d));
+    if (d == KILN_BOOL) /* kernels read bool as uchar */
+        r = KILN_ARG_U8(r.value.b);
+    else if (d == KILN_FLOAT16) /* float16 operations compute in float */
+        r = KILN_ARG_F32((float)kiln__half_bits_to_double(r.value.f16_bits));
+    *out = r;
+    return KILN_OK;
+}
+
+kiln_status kiln__scalar_to_double(kiln_arg v, double *out, const char *what) {
+    scalar_value x;
+    if (v.kind != KILN_ARG_SCALAR || !read_value(v, &x))
+        return kiln__scalar_to_element(v, KILN_FLOAT64, out, what); /* says why */
+    if (x.form == VAL_COMPLEX)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: a complex value (%g%+gj) where a real one is needed", what,
+                               x.re, x.im);
+    *out = as_double(&x);
+    return KILN_OK;
+}

@@ -51,7 +51,7 @@ static kiln_dtype or_else(kiln_dtype dt, kiln_dtype fallback) {
 
 /* a op b (b NULL: a op scalar, weak: a's dtype) */
 static kiln_status binary_new(const char *what, kiln_queue *q, kiln_binary_op op, kiln_array *a,
-                              kiln_array *b, double scalar, size_t num_wait,
+                              kiln_array *b, kiln_arg scalar, size_t num_wait,
                               kiln_event *const *wait, kiln_event **event, kiln_array **out) {
     const kiln_array *ops[2] = { a, b };
     kiln_status st = start(what, q, out, b ? 2 : 1, ops, event);
@@ -105,12 +105,13 @@ kiln_status kiln_array_binary(kiln_queue *q, kiln_binary_op op, kiln_array *a, k
             *out = NULL;
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_binary: b is NULL");
     }
-    return binary_new("kiln_array_binary", q, op, a, b, 0, num_wait, wait, event, out);
+    return binary_new("kiln_array_binary", q, op, a, b, KILN_ARG_I32(0), num_wait, wait, event,
+                      out);
 }
 
-kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op, kiln_array *a, double scalar,
-                                     size_t num_wait, kiln_event *const *wait, kiln_event **event,
-                                     kiln_array **out) {
+kiln_status kiln_array_binary_scalar(kiln_queue *q, kiln_binary_op op, kiln_array *a,
+                                     kiln_arg scalar, size_t num_wait, kiln_event *const *wait,
+                                     kiln_event **event, kiln_array **out) {
     return binary_new("kiln_array_binary_scalar", q, op, a, NULL, scalar, num_wait, wait, event,
                       out);
 }
@@ -163,7 +164,7 @@ kiln_status kiln_array_where(kiln_queue *q, kiln_array *cond, kiln_array *a, kil
     return finish(st, out);
 }
 
-kiln_status kiln_array_clip(kiln_queue *q, kiln_array *a, double lo, double hi, size_t num_wait,
+kiln_status kiln_array_clip(kiln_queue *q, kiln_array *a, kiln_arg lo, kiln_arg hi, size_t num_wait,
                             kiln_event *const *wait, kiln_event **event, kiln_array **out) {
     const kiln_array *ops[1] = { a };
     kiln_status st = start_like("kiln_array_clip", q, out, 1, ops, event, 0, 0);

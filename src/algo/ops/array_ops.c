@@ -248,21 +248,27 @@ kiln_status kiln_array_binary_out(kiln_queue *q, kiln_binary_op op, kiln_array *
 }
 
 kiln_status kiln_array_binary_scalar_out(kiln_queue *q, kiln_binary_op op, kiln_array *out,
-                                         kiln_array *a, double scalar, size_t num_wait,
+                                         kiln_array *a, kiln_arg scalar, size_t num_wait,
                                          kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_binary_scalar_out";
     if (event)
         *event = NULL;
-    if (a && kiln__is_complex_dtype(a->dtype))
-        return kiln__complex_binary(q, op, out, a, NULL, &scalar, num_wait, wait, event);
+    if (a && kiln__is_complex_dtype(a->dtype)) {
+        double parts[2];
+        kiln_status cst = kiln__scalar_to_element(scalar, KILN_COMPLEX128, parts, what);
+        return cst != KILN_OK
+                   ? cst
+                   : kiln__complex_binary(q, op, out, a, NULL, parts, num_wait, wait, event);
+    }
     kiln_status st = check_operands(q, op, out, a, NULL, NULL, what);
     if (st == KILN_OK) /* the scalar is weak: the op computes in a's dtype */
         st = kiln__binary_check(what, op, a->dtype);
+    kiln_arg s = { 0 };
+    if (st == KILN_OK)
+        st = kiln__weak_scalar(scalar, a->dtype, &s, what);
     if (st != KILN_OK)
         return st;
     int f16 = a->dtype == KILN_FLOAT16;
-    if (a->dtype == KILN_BOOL) /* NumPy's bool(scalar) */
-        scalar = scalar != 0;
     const unsigned char key[4] = { 's', (unsigned char)op, (unsigned char)a->dtype,
                                    (unsigned char)out->dtype };
     int keyed = (unsigned)op < 256;
@@ -283,9 +289,7 @@ kiln_status kiln_array_binary_scalar_out(kiln_queue *q, kiln_binary_op op, kiln_
         if (st != KILN_OK)
             return kiln__error_prefix(st, "%s", what);
     }
-    if (f16)
-        scalar = kiln__round_to_half(scalar);
-    kiln_arg v[3] = { KILN_ARG_ARRAY(a), KILN_ARG_F64(scalar), KILN_ARG_ARRAY(out) };
+    kiln_arg v[3] = { KILN_ARG_ARRAY(a), s, KILN_ARG_ARRAY(out) };
     return launch_ew(q, what, ew, 3, v, num_wait, wait, event);
 }
 
@@ -384,7 +388,7 @@ kiln_status kiln_array_unary_out(kiln_queue *q, kiln_unary_op op, kiln_array *ou
 
 /* x and y promoted and broadcast as in kiln_array_binary_out; alpha in the
  * promoted dtype (for FLOAT16 rounded to the nearest half first). */
-kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, double alpha, kiln_array *x,
+kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, kiln_arg alpha, kiln_array *x,
                                 kiln_array *y, size_t num_wait, kiln_event *const *wait,
                                 kiln_event **event) {
     const char *what = "kiln_array_axpy_out";
@@ -414,6 +418,10 @@ kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, double alpha, kiln
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "%s: %s with %s: complex arrays: use kiln_blas_axpy", what,
                                kiln_dtype_name(x->dtype), kiln_dtype_name(y->dtype));
+    kiln_arg a = { 0 };
+    st = kiln__weak_scalar(alpha, p, &a, what);
+    if (st != KILN_OK)
+        return st;
     kiln_array *ops[2] = { x, y }, *views[2];
     static const char *const names[2] = { "x", "y" };
     st = kiln__broadcast_operands(what, z, 2, ops, names, views);
@@ -433,10 +441,7 @@ kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, double alpha, kiln
         snprintf(op, sizeof op, f16 ? "z[i] = kiln_f2h(a*%s + %s)" : "z[i] = a*%s + %s", CX, CY);
         st = cache_ew(q, key, sizeof key, args, op, "kiln_axpy", NULL, &ew);
     }
-    if (f16)
-        alpha = kiln__round_to_half(alpha);
-    kiln_arg v[4] = { KILN_ARG_F64(alpha), KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]),
-                      KILN_ARG_ARRAY(z) };
+    kiln_arg v[4] = { a, KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]), KILN_ARG_ARRAY(z) };
     if (st == KILN_OK)
         st = launch_ew(q, what, ew, 4, v, num_wait, wait, event);
     else

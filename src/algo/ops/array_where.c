@@ -105,13 +105,18 @@ static kiln_arg int_bound(kiln_dtype d, double x, int upper) {
     return KILN_ARG_I64(s > mx ? mx : s < -mx - 1 ? -mx - 1 : s);
 }
 
-kiln_status kiln_array_clip_out(kiln_queue *queue, kiln_array *out, kiln_array *a, double lo,
-                                double hi, size_t num_wait, kiln_event *const *wait,
+kiln_status kiln_array_clip_out(kiln_queue *queue, kiln_array *out, kiln_array *a, kiln_arg lo_arg,
+                                kiln_arg hi_arg, size_t num_wait, kiln_event *const *wait,
                                 kiln_event **event) {
     static const char what[] = "kiln_array_clip_out";
     if (event)
         *event = NULL;
-    kiln_status st = kiln__array_check_queue(queue, out, what);
+    double lo = 0, hi = 0;
+    kiln_status st = kiln__scalar_to_double(lo_arg, &lo, "kiln_array_clip_out: lo");
+    if (st == KILN_OK)
+        st = kiln__scalar_to_double(hi_arg, &hi, "kiln_array_clip_out: hi");
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(queue, out, what);
     if (st == KILN_OK)
         st = kiln__array_check_queue(queue, a, what);
     if (st != KILN_OK)

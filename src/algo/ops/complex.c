@@ -148,7 +148,7 @@ kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op, kiln_array *o
     }
     char B[64], expr[160], args[160], opt[400];
     if (scalar)
-        snprintf(B, sizeof B, "kiln_%s_make(s, (%s)0)", t, pt);
+        snprintf(B, sizeof B, "kiln_%s_make(s, si)", t);
     else
         snprintf(B, sizeof B, "y[i]");
     if (cmp)
@@ -159,9 +159,10 @@ kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op, kiln_array *o
     store(out->dtype, expr, !cmp, opt, sizeof opt);
     const char *zt = kiln__bits_type(out->dtype);
     if (scalar) {
-        snprintf(args, sizeof args, "const %s *x, %s s, %s *z", t, pt, zt);
-        kiln_arg v[3] = { KILN_ARG_ARRAY(a), KILN_ARG_F64(*scalar), KILN_ARG_ARRAY(out) };
-        return run_pre(q, what, args, opt, &pre, 3, v, num_wait, wait, event);
+        snprintf(args, sizeof args, "const %s *x, %s s, %s si, %s *z", t, pt, pt, zt);
+        kiln_arg v[4] = { KILN_ARG_ARRAY(a), KILN_ARG_F64(scalar[0]), KILN_ARG_F64(scalar[1]),
+                          KILN_ARG_ARRAY(out) };
+        return run_pre(q, what, args, opt, &pre, 4, v, num_wait, wait, event);
     }
     snprintf(args, sizeof args, "const %s *x, const %s *y, %s *z", t, t, zt);
     kiln_arg v[3] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b), KILN_ARG_ARRAY(out) };

@@ -307,7 +307,8 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
     if (st == KILN_OK && !scaled && f.scale != 1) {
         st = kiln__native_step(q);
         if (st == KILN_OK)
-            st = kiln_array_binary_scalar_out(q, KILN_OP_MUL, dst, dst, f.scale, 0, NULL, NULL);
+            st = kiln_array_binary_scalar_out(q, KILN_OP_MUL, dst, dst, KILN_ARG_F64(f.scale), 0,
+                                              NULL, NULL);
     }
     if (st == KILN_OK && dst != out) {
         st = kiln__native_step(q);
