@@ -70,17 +70,21 @@ static void check_elementwise(kiln_queue *q, kiln_dtype d, size_t n) {
             bad += !close_c(cget(d, z, i), w, tol(d));
         }
         CHECK_MSG(bad == 0, "%s op %d n=%zu: %zu wrong", kiln_dtype_name(d), (int)ops[k], n, bad);
-        /* with a real scalar */
-        CHECK_OK(kiln_array_binary_scalar_out(q, ops[k], Z, X, KILN_ARG_F64(1.5), 0, NULL, NULL));
-        CHECK_OK(kiln_array_read(q, Z, z));
-        bad = 0;
-        for (size_t i = 0; i < n; i++) {
-            double complex a = cget(d, x, i), w;
-            w = k == 0 ? a + 1.5 : k == 1 ? a - 1.5 : k == 2 ? a * 1.5 : a / 1.5;
-            bad += !close_c(cget(d, z, i), w, tol(d));
+        /* with a real scalar and a complex one (both parts reach the kernel) */
+        for (int sc = 0; sc < 2; sc++) {
+            double complex s = sc ? CMPLX(0.5, -2) : 1.5;
+            CHECK_OK(kiln_array_binary_scalar_out(
+                q, ops[k], Z, X, sc ? KILN_ARG_C128(0.5, -2) : KILN_ARG_F64(1.5), 0, NULL, NULL));
+            CHECK_OK(kiln_array_read(q, Z, z));
+            bad = 0;
+            for (size_t i = 0; i < n; i++) {
+                double complex a = cget(d, x, i), w;
+                w = k == 0 ? a + s : k == 1 ? a - s : k == 2 ? a * s : a / s;
+                bad += !close_c(cget(d, z, i), w, tol(d));
+            }
+            CHECK_MSG(bad == 0, "%s scalar %d op %d n=%zu: %zu wrong", kiln_dtype_name(d), sc,
+                      (int)ops[k], n, bad);
         }
-        CHECK_MSG(bad == 0, "%s scalar op %d n=%zu: %zu wrong", kiln_dtype_name(d), (int)ops[k], n,
-                  bad);
     }
     /* equality into int32 */
     int32_t *e = malloc(n * 4 + 4);
