@@ -183,6 +183,9 @@ cdef extern from "kiln.h" nogil:
         uint16_t f16_bits
         float f32
         double f64
+        uint8_t b
+        float c64[2]
+        double c128[2]
     ctypedef struct kiln_arg:
         kiln_arg_kind kind
         kiln_dtype dtype
@@ -197,6 +200,9 @@ cdef extern from "kiln.h" nogil:
     kiln_arg KILN_ARG_U64(uint64_t x)
     kiln_arg KILN_ARG_F32(float x)
     kiln_arg KILN_ARG_F64(double x)
+    kiln_arg KILN_ARG_BOOL(int x)
+    kiln_arg KILN_ARG_C64(float re, float im)
+    kiln_arg KILN_ARG_C128(double re, double im)
     kiln_arg KILN_ARG_LOCAL_BYTES(size_t n)
     kiln_arg KILN_ARG_ARRAY_OF "KILN_ARG_ARRAY"(kiln_array *a)  # the macro (the enum constant has the name)
     kiln_arg KILN_TO(const void *p, size_t n)
@@ -278,7 +284,7 @@ cdef extern from "kiln.h" nogil:
                                   kiln_array *a, kiln_array *b, size_t num_wait,
                                   kiln_event *const *wait, kiln_event **event)
     kiln_status kiln_array_binary_scalar_out(kiln_queue *queue, kiln_binary_op op, kiln_array *out,
-                                         kiln_array *a, double scalar, size_t num_wait,
+                                         kiln_array *a, kiln_arg scalar, size_t num_wait,
                                          kiln_event *const *wait, kiln_event **event)
     kiln_status kiln_array_unary_out(kiln_queue *queue, kiln_unary_op op, kiln_array *out,
                                  kiln_array *a, size_t num_wait, kiln_event *const *wait,
