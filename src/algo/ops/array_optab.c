@@ -415,66 +415,29 @@ const char *kiln__binary_expr_ext(kiln_binary_op op, kiln_dtype d, const char *A
 /* The unary ops after COS on a compute value X of dtype d. */
 const char *kiln__unary_expr_ext(kiln_unary_op op, kiln_dtype d, const char *X, char *buf,
                                  size_t cap) {
+    /* the ops that apply one function; the rounding ones only to floats
+     * (integers are their own floor: "" leaves X as it is) */
+    static const struct {
+        kiln_unary_op op;
+        const char *fn;
+        int float_only;
+    } plain[] = {
+        { KILN_OP_TAN, "tan", 0 },     { KILN_OP_ASIN, "asin", 0 },   { KILN_OP_ACOS, "acos", 0 },
+        { KILN_OP_ATAN, "atan", 0 },   { KILN_OP_SINH, "sinh", 0 },   { KILN_OP_COSH, "cosh", 0 },
+        { KILN_OP_TANH, "tanh", 0 },   { KILN_OP_ASINH, "asinh", 0 }, { KILN_OP_ACOSH, "acosh", 0 },
+        { KILN_OP_ATANH, "atanh", 0 }, { KILN_OP_LOG1P, "log1p", 0 }, { KILN_OP_EXPM1, "expm1", 0 },
+        { KILN_OP_LOG2, "log2", 0 },   { KILN_OP_LOG10, "log10", 0 }, { KILN_OP_FLOOR, "floor", 1 },
+        { KILN_OP_CEIL, "ceil", 1 },   { KILN_OP_TRUNC, "trunc", 1 }, { KILN_OP_ROUND, "rint", 1 },
+        { KILN_OP_POSITIVE, "", 1 },
+    };
     char k = kiln__dtype_kind(d);
-    const char *t = kiln__compute_type(d), *fn = NULL;
+    const char *t = kiln__compute_type(d);
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        if (plain[i].op == op) {
+            snprintf(buf, cap, "%s(%s)", plain[i].float_only && k != 'f' ? "" : plain[i].fn, X);
+            return buf;
+        }
     switch (op) {
-    case KILN_OP_TAN:
-        fn = "tan";
-        break;
-    case KILN_OP_ASIN:
-        fn = "asin";
-        break;
-    case KILN_OP_ACOS:
-        fn = "acos";
-        break;
-    case KILN_OP_ATAN:
-        fn = "atan";
-        break;
-    case KILN_OP_SINH:
-        fn = "sinh";
-        break;
-    case KILN_OP_COSH:
-        fn = "cosh";
-        break;
-    case KILN_OP_TANH:
-        fn = "tanh";
-        break;
-    case KILN_OP_ASINH:
-        fn = "asinh";
-        break;
-    case KILN_OP_ACOSH:
-        fn = "acosh";
-        break;
-    case KILN_OP_ATANH:
-        fn = "atanh";
-        break;
-    case KILN_OP_LOG1P:
-        fn = "log1p";
-        break;
-    case KILN_OP_EXPM1:
-        fn = "expm1";
-        break;
-    case KILN_OP_LOG2:
-        fn = "log2";
-        break;
-    case KILN_OP_LOG10:
-        fn = "log10";
-        break;
-    case KILN_OP_FLOOR:
-        fn = k == 'f' ? "floor" : "";
-        break;
-    case KILN_OP_CEIL:
-        fn = k == 'f' ? "ceil" : "";
-        break;
-    case KILN_OP_TRUNC:
-        fn = k == 'f' ? "trunc" : "";
-        break;
-    case KILN_OP_ROUND:
-        fn = k == 'f' ? "rint" : "";
-        break;
-    case KILN_OP_POSITIVE:
-        fn = "";
-        break;
     case KILN_OP_SIGN:
         if (k == 'f')
             snprintf(buf, cap, "(%s > 0 ? (%s)1 : %s < 0 ? (%s)-1 : %s == 0 ? (%s)0 : %s)", X, t, X,
@@ -514,6 +477,4 @@ const char *kiln__unary_expr_ext(kiln_unary_op op, kiln_dtype d, const char *X, 
     default:
         return NULL;
     }
-    snprintf(buf, cap, "%s(%s)", fn, X);
-    return buf;
 }

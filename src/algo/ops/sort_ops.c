@@ -142,18 +142,11 @@ static kiln_status read_desc(const kiln_sort_desc *desc, kiln_dtype dtype, const
     return KILN_OK;
 }
 
-/* The common sort: keys (and values, or indices when idx is set) along
- * the last axis or by offsets. */
-static kiln_status sort_any(kiln_queue *queue, const char *what, kiln_array *keys_out,
-                            kiln_array *values_out, kiln_array *keys, kiln_array *values,
-                            kiln_array *idx, kiln_array *offsets, const kiln_sort_desc *desc,
-                            size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
-    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
-        return KILN_ERROR_NULL_HANDLE;
+/* sort_any's arrays: present, of the queue's context, dtypes and shapes
+ * that fit (keys_out may be NULL for an argsort). */
+static kiln_status check_sort_args(kiln_queue *queue, const char *what, kiln_array *keys_out,
+                                   kiln_array *values_out, kiln_array *keys, kiln_array *values,
+                                   kiln_array *idx, kiln_array *offsets) {
     kiln__check ck = KILN__CHECK_INIT;
     KILN__CHECK_CALL(&ck, check_array(queue, keys, what, "keys"));
     int kout = keys_out || !idx; /* argsort: the keys are not wanted */
@@ -194,7 +187,22 @@ static kiln_status sort_any(kiln_queue *queue, const char *what, kiln_array *key
                     "dimensions)",
                     what, keys->ndim);
     }
-    kiln_status st = ck.st;
+    return ck.st;
+}
+
+/* The common sort: keys (and values, or indices when idx is set) along
+ * the last axis or by offsets. */
+static kiln_status sort_any(kiln_queue *queue, const char *what, kiln_array *keys_out,
+                            kiln_array *values_out, kiln_array *keys, kiln_array *values,
+                            kiln_array *idx, kiln_array *offsets, const kiln_sort_desc *desc,
+                            size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    if (event)
+        *event = NULL;
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
+    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+        return KILN_ERROR_NULL_HANDLE;
+    kiln_status st = check_sort_args(queue, what, keys_out, values_out, keys, values, idx, offsets);
     kiln__sort_req r = { 0 };
     if (st == KILN_OK)
         st = read_desc(desc, keys->dtype, what, &r);

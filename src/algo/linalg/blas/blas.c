@@ -276,6 +276,33 @@ static int colmajor_op(int storage_trans, kiln_blas_op op) {
     return op == KILN_BLAS_N ? 1 : op == KILN_BLAS_T ? 0 : -1;
 }
 
+/* g's shapes, ops and matrices in the providers' column-major terms. C
+ * row-major is C^T column-major: C^T = op(B)^T op(A)^T. An output stored
+ * transposed (a swapaxes view) is C column-major: C = op(A) op(B) with the
+ * storage of A and B read as is. */
+static void column_major(kiln__blas_gemm *g, const operand *oa, const operand *ob,
+                         const operand *oc, kiln_blas_op opa, kiln_blas_op opb, size_t m,
+                         size_t n) {
+    g->c = mat_of(oc);
+    if (!oc->trans) {
+        g->m = n;
+        g->n = m;
+        g->ta = colmajor_op(ob->trans, opb);
+        g->tb = colmajor_op(oa->trans, opa);
+        g->a = mat_of(ob);
+        g->b = mat_of(oa);
+        return;
+    }
+    /* column-major reading of S is S^T; S^T = X when trans: op(X) needs N
+     * for a transposed storage, T for a plain one */
+    g->m = m;
+    g->n = n;
+    g->ta = oa->trans ? (int)opa : opa == KILN_BLAS_N;
+    g->tb = ob->trans ? (int)opb : opb == KILN_BLAS_N;
+    g->a = mat_of(oa);
+    g->b = mat_of(ob);
+}
+
 static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, kiln_blas_op opb,
                              kiln__blas_scalar alpha, kiln_array *a, kiln_array *b,
                              kiln__blas_scalar beta, kiln_array *c, size_t num_wait,
@@ -335,9 +362,6 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
             oa.bstride = 0;
         if (b->ndim == 2)
             ob.bstride = 0;
-        /* C row-major is C^T column-major: C^T = op(B)^T op(A)^T. An
-         * output stored transposed (a swapaxes view) is C column-major:
-         * C = op(A) op(B) with the storage of A and B read as is. */
         call cl = { .p = p, .is_gemm = 1 };
         kiln__blas_gemm *g = &cl.g;
         g->dtype = a->dtype;
@@ -345,26 +369,7 @@ static kiln_status gemm_impl(kiln_queue *q, const char *what, kiln_blas_op opa, 
         g->k = k;
         g->alpha = alpha;
         g->beta = beta;
-        g->c = mat_of(&oc);
-        if (!oc.trans) {
-            g->m = n;
-            g->n = m;
-            g->ta = colmajor_op(ob.trans, opb);
-            g->tb = colmajor_op(oa.trans, opa);
-            g->a = mat_of(&ob);
-            g->b = mat_of(&oa);
-        } else {
-            /* column-major reading of S is S^T; S^T = X when trans: op(X)
-             * needs N for a transposed storage, T for a plain one */
-            g->m = m;
-            g->n = n;
-            int ia = oa.trans ? (int)opa : opa == KILN_BLAS_N;
-            int ib = ob.trans ? (int)opb : opb == KILN_BLAS_N;
-            g->ta = ia;
-            g->tb = ib;
-            g->a = mat_of(&oa);
-            g->b = mat_of(&ob);
-        }
+        column_major(g, &oa, &ob, &oc, opa, opb, m, n);
         if (st == KILN_OK && (oa.tmp || ob.tmp || oc.tmp))
             st = kiln__native_step(q);
         if (st == KILN_OK)
