@@ -543,11 +543,15 @@ typedef struct kiln_array kiln_array; /* kiln/array.h */
  * the one value type of the API. Build them with the KILN_ARG_* macros
  * below (scalars, buffers, local memory), KILN_ARG_ARRAY (kiln/array.h) and
  * KILN_TO / KILN_FROM / ... (kiln/offload.h). */
+/* 32 bytes: dtype and map share a word (no argument has both), so that
+ * argument arrays copied on every enqueue stay as small as they can. */
 typedef struct kiln_arg {
     kiln_arg_kind kind;
-    kiln_dtype dtype;   /* KILN_ARG_SCALAR */
-    size_t bytes;       /* KILN_ARG_LOCAL: local memory; KILN_ARG_MAP: host bytes */
-    kiln_data_kind map; /* KILN_ARG_MAP */
+    union {
+        kiln_dtype dtype;   /* KILN_ARG_SCALAR */
+        kiln_data_kind map; /* KILN_ARG_MAP */
+    };
+    size_t bytes; /* KILN_ARG_LOCAL: local memory; KILN_ARG_MAP: host bytes */
     union {
         kiln_buffer *buffer; /* KILN_ARG_BUFFER */
         kiln_array *array;   /* KILN_ARG_ARRAY */

@@ -36,6 +36,14 @@
  *    (buffer_copy_peer, optional). */
 #define KILN__BACKEND_ABI 3
 
+/* Device allocations are rounded up to whole 32-bit words: 8- and 16-bit
+ * atomics are compare-and-swap loops on the word that holds the element,
+ * so the last element's word must lie inside the allocation. 0 where the
+ * rounded size does not fit a size_t. */
+static inline size_t kiln__buffer_alloc_size(size_t size) {
+    return size > SIZE_MAX - 3 ? 0 : (size + 3) & ~(size_t)3;
+}
+
 /* A device as a backend reports it. The registry copies it. */
 typedef struct kiln__bdevice {
     /* Every field filled by the backend (include/kiln.h says what each
@@ -129,6 +137,7 @@ typedef struct kiln__backend {
                                 void **out_event);
 
     /* --- memory (offsets and sizes already range-checked) -------------- */
+    /* Allocates at least kiln__buffer_alloc_size(size) bytes. */
     kiln_status (*buffer_create)(void *context, size_t size, unsigned flags, const void *host_data,
                                  void **buffer);
     kiln_status (*buffer_create_sub)(void *parent, size_t offset, size_t size, void **buffer);

@@ -214,9 +214,15 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
     if (!b)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc");
     b->size = size;
+    size_t alloc = kiln__buffer_alloc_size(size);
+    if (alloc == 0) {
+        free(b);
+        return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                               "a buffer of %zu bytes: more than can be allocated", size);
+    }
     if (flags & KILN_BUFFER_HOST_PINNED) {
         /* portable + mapped: every context (device) can use it */
-        CUresult r = kiln__cu.cuMemHostAlloc(&b->host, size,
+        CUresult r = kiln__cu.cuMemHostAlloc(&b->host, alloc,
                                              CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
         if (r != CUDA_SUCCESS) {
             free(b);
@@ -232,7 +238,7 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
         if (host_data)
             memcpy(b->host, host_data, size);
     } else {
-        int pooled = kiln__cu_mem_alloc(c, size, &b->ptr, &st);
+        int pooled = kiln__cu_mem_alloc(c, alloc, &b->ptr, &st);
         if (pooled < 0) {
             free(b);
             return st;
@@ -241,7 +247,7 @@ kiln_status kiln__cu_buffer_create(void *context, size_t size, unsigned flags,
         if (pooled)
             b->stream_ordered = 1;
         else
-            r = kiln__cu.cuMemAlloc(&b->ptr, size);
+            r = kiln__cu.cuMemAlloc(&b->ptr, alloc);
         if (r != CUDA_SUCCESS) {
             free(b);
             return kiln__cu_fail("cuMemAlloc", r);

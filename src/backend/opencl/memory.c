@@ -21,9 +21,24 @@ kiln_status kiln__ocl_buffer_create(void *context, size_t size, unsigned flags,
         f = CL_MEM_READ_WRITE;
     if (flags & KILN_BUFFER_HOST_PINNED)
         f |= CL_MEM_ALLOC_HOST_PTR;
+    size_t alloc = kiln__buffer_alloc_size(size);
+    if (alloc == 0)
+        return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                               "a buffer of %zu bytes: more than can be allocated", size);
+    /* CL_MEM_COPY_HOST_PTR reads the whole allocation: from a copy padded
+     * to it where the caller's bytes end short of it. */
+    void *padded = NULL;
+    if (host_data && alloc != size) {
+        padded = kiln__calloc(1, alloc);
+        if (!padded)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "calloc(%zu)", alloc);
+        memcpy(padded, host_data, size);
+        host_data = padded;
+    }
     if (host_data)
         f |= CL_MEM_COPY_HOST_PTR;
-    m = kiln__cl.clCreateBuffer((cl_context)context, f, size, (void *)host_data, &err);
+    m = kiln__cl.clCreateBuffer((cl_context)context, f, alloc, (void *)host_data, &err);
+    free(padded);
     if (!m || err != CL_SUCCESS) {
         if (err == CL_INVALID_BUFFER_SIZE)
             return kiln__ocl_fail_as(err, KILN_ERROR_OUT_OF_DEVICE_MEMORY, "clCreateBuffer",
