@@ -266,7 +266,8 @@ static void test_callbacks(env *e) {
         CHECK_OK(kiln_event_on_complete(one, count_cb, (void *)(intptr_t)i));
     kiln_event_release(one);
     CHECK(wait_count(&cb_total, 8));
-    /* a failed event: the callback says so */
+    /* a failed event: the callback says so (counted from 0 on each device) */
+    atomic_store(&err_cb_calls, 0);
     kiln_event *bad = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &bad));
     CHECK_OK(kiln_event_on_complete(bad, error_cb, NULL));
@@ -461,6 +462,36 @@ static void test_wait_timeout(env *e) {
     kiln_buffer_release(b);
 }
 
+/* A command enqueued after an event it waits on has failed runs, as
+ * behind a failed user event on CUDA (waitlist.c): PoCL 5 hung it, and
+ * every later wait on the queue, where the failed event was wired in
+ * (pocl/pocl#2214). A chain behind it and a failing wait list of several
+ * events: each runs once. */
+static void test_after_failure(env *e) {
+    int data[4] = { 1, 2, 3, 4 }, got[4] = { 0 };
+    kiln_buffer *b = NULL;
+    kiln_event *bad = NULL, *bad2 = NULL, *k1 = NULL, *k2 = NULL;
+    CHECK_OK(kiln_buffer_create(e->ctx, sizeof data, 0, data, &b));
+    CHECK_OK(kiln_event_create_user(e->ctx, &bad));
+    CHECK_OK(kiln_event_create_user(e->ctx, &bad2));
+    CHECK_OK(kiln_event_set_complete(bad, KILN_EVENT_ERROR));
+    CHECK_OK(kiln_event_set_complete(bad2, KILN_EVENT_ERROR));
+    CHECK_STATUS(kiln_event_wait(bad), KILN_ERROR_EVENT_FAILED);
+    kiln_event *both[2] = { bad, bad2 };
+    CHECK_OK(launch(e, e->inc, b, 4, 2, both, &k1));
+    CHECK_OK(launch(e, e->inc, b, 4, 1, &k1, &k2));
+    CHECK_OK(kiln_event_wait(k2));
+    CHECK_OK(kiln_buffer_read(e->q, b, 0, sizeof got, got));
+    CHECK_MSG(got[0] == 3 && got[3] == 6, "after a failed dependency: %d %d (want 3 6)", got[0],
+              got[3]);
+    CHECK_STATUS(kiln_event_wait(bad2), KILN_ERROR_EVENT_FAILED); /* still reports it */
+    kiln_event_release(bad);
+    kiln_event_release(bad2);
+    kiln_event_release(k1);
+    kiln_event_release(k2);
+    kiln_buffer_release(b);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     env e = { .q = q, .ctx = kiln_queue_context(q) };
@@ -474,6 +505,7 @@ static void run(kiln_queue *q, void *user) {
     test_callbacks(&e);
     test_continuations(&e);
     test_out_of_order(&e);
+    test_after_failure(&e);
     kiln_kernel_release(e.inc);
     kiln_kernel_release(e.twice);
     kiln_program_release(e.prog);

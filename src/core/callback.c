@@ -54,7 +54,7 @@ static void kiln__cb_run(kiln__cb_node *node) {
     } else {
         kiln_status r = node->fn(state, node->user_data);
         kiln_event *next = node->next_event;
-        next->backend->user_event_set(next->handle, node->failed || r != KILN_OK);
+        kiln__event_user_end(next, node->failed || r != KILN_OK);
         kiln_event_release(next);
     }
     kiln_event_release(node->event);

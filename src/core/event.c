@@ -24,6 +24,7 @@ kiln_event *kiln__event_alloc(kiln_context *context, void *handle, int profiling
     ev->profiling = (unsigned char)(profiling != 0);
     ev->user = 0;
     atomic_init(&ev->user_set, 0);
+    atomic_init(&ev->failed, 0);
     ev->label[0] = '\0';
     ev->graph = NULL;
     ev->node = 0;
@@ -75,6 +76,12 @@ kiln_status kiln__event_completed(kiln_context *context, kiln_event **event) {
     return st;
 }
 
+kiln_status kiln__event_user_end(kiln_event *event, int failed) {
+    if (failed)
+        atomic_store(&event->failed, 1);
+    return event->backend->user_event_set(event->handle, failed);
+}
+
 /* ------------------------------------------------------------ basics */
 
 kiln_status kiln_event_retain(kiln_event *event) {
@@ -89,7 +96,7 @@ void kiln_event_release(kiln_event *event) {
      * OpenCL, which hangs in clReleaseContext over an unset user event,
      * can let the context go). */
     if (event->user && !atomic_exchange(&event->user_set, 1))
-        (void)event->backend->user_event_set(event->handle, 1);
+        (void)kiln__event_user_end(event, 1);
     assert((!event->graph || !event->handle) && "a recorded command's event has no handle");
     if (event->graph)
         kiln__graph_unref(event->graph); /* a recorded command's: no handle */
@@ -294,7 +301,7 @@ kiln_status kiln_event_set_complete(kiln_event *event, kiln_event_state state) {
     if (atomic_exchange(&event->user_set, 1))
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "kiln_event_set_complete: the user event was completed already");
-    kiln_status st = event->backend->user_event_set(event->handle, state == KILN_EVENT_ERROR);
+    kiln_status st = kiln__event_user_end(event, state == KILN_EVENT_ERROR);
     if (st != KILN_OK) {
         atomic_store(&event->user_set, 0);
         return kiln__error_prefix(st, "kiln_event_set_complete");

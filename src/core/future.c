@@ -105,7 +105,7 @@ static void settle(kiln_future *f, kiln_status status, const char *fmt, ...) {
     }
     pthread_mutex_unlock(&f->lock);
     if (first)
-        f->done->backend->user_event_set(f->done->handle, status != KILN_OK);
+        kiln__event_user_end(f->done, status != KILN_OK);
 }
 
 /* Settles f with the outcome of src (already settled), taking its value. */

@@ -128,6 +128,7 @@ struct kiln_event {
     unsigned char profiling;  /* made on a profiling queue */
     unsigned char user;       /* made by kiln_event_create_user */
     atomic_int user_set;      /* user event completed already */
+    atomic_int failed;        /* a user event kiln set to an error (kiln__event_user_end) */
     char label[80];           /* "kernel 'name'" for a launch, else "":
                                  a failed wait names what failed */
     struct kiln_graph *graph; /* an event of a recorded command (graph.c):
@@ -209,6 +210,9 @@ void kiln__event_discard(kiln_event *event);
 kiln_status kiln__event_user_new(kiln_context *context, kiln_event **event);
 /* A completed event on the context (for operations that do nothing). */
 kiln_status kiln__event_completed(kiln_context *context, kiln_event **event);
+/* Completes a user event (failed: to an error), marking a failed one so
+ * that later wait lists stand a completed event in for it (waitlist.c). */
+kiln_status kiln__event_user_end(kiln_event *event, int failed);
 /* The event (if asked for) of an operation that has nothing to do: complete
  * at once, or a marker over its wait list when it has one. */
 kiln_status kiln__nothing_done(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,

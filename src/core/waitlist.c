@@ -42,6 +42,15 @@ static kiln_status kiln__bridge(kiln_context *context, kiln_event *foreign, kiln
     return KILN_OK;
 }
 
+/* A user event kiln failed (kiln__event_user_end) stands in a wait list as
+ * a completed one: the command behind it runs, as behind any failed user
+ * event on CUDA. A failed event wired in as a dependency makes PoCL 5 hang
+ * the command, and then every wait on its queue (pocl/pocl#2214). A
+ * command enqueued before the failure still fails with it on OpenCL. */
+static int kiln__failed_here(const kiln_context *context, kiln_event *ev) {
+    return ev->context == context && atomic_load_explicit(&ev->failed, memory_order_acquire);
+}
+
 /* A list longer than the stack storage, or one with stand-ins, is one
  * calloc'd block: num_wait backend handles, then num_wait stand-in events
  * (NULL where the event was the context's own). */
@@ -64,7 +73,7 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *
                                    "wait[%zu] stands for a command recorded into a command graph: "
                                    "it never runs itself, and this call cannot be recorded",
                                    i);
-        foreign |= wait[i]->context != context;
+        foreign |= wait[i]->context != context || kiln__failed_here(context, wait[i]);
     }
     void **list = storage;
     if (num_wait > KILN__STACK_ARGS || foreign) {
@@ -76,7 +85,16 @@ kiln_status kiln__wait_list(kiln_context *context, size_t num_wait, kiln_event *
     }
     for (size_t i = 0; i < num_wait; i++) {
         kiln_event *ev = wait[i];
-        if (ev->context != context) {
+        if (kiln__failed_here(context, ev)) {
+            kiln_event *done = NULL;
+            kiln_status st = kiln__event_completed(context, &done);
+            if (st != KILN_OK) {
+                kiln__wait_list_free(list, storage, num_wait);
+                return kiln__error_prefix(st, "wait[%zu] (a failed event)", i);
+            }
+            list[num_wait + i] = done;
+            ev = done;
+        } else if (ev->context != context) {
             kiln_event *standin = NULL;
             kiln_status st = kiln__bridge(context, ev, &standin);
             if (st != KILN_OK) {
