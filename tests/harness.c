@@ -371,6 +371,23 @@ void kt_release_arrays(size_t n, kiln_array *const *arrays) {
         kiln_array_release(arrays[i]);
 }
 
+kiln_array *kt_strided_same(kiln_queue *q, kiln_array *a) {
+    kiln_array_info in;
+    if (!CHECK_OK(kiln_array_get_info(a, &in)) || in.ndim < 2)
+        return a;
+    int perm[KILN_ARRAY_MAX_DIMS];
+    for (unsigned d = 0; d < in.ndim; d++)
+        perm[d] = (int)(in.ndim - 1 - d);
+    kiln_array *tv = NULL, *copy = NULL, *back = NULL;
+    CHECK_OK(kiln_array_permute(a, perm, &tv));
+    CHECK_OK(kiln_array_copy(q, tv, 0, NULL, NULL, &copy));
+    CHECK_OK(kiln_array_permute(copy, perm, &back));
+    kiln_array_release(tv);
+    kiln_array_release(copy);
+    kiln_array_release(a);
+    return back;
+}
+
 void kt_slurp(const char *path, char *buf, size_t cap) {
     FILE *f = fopen(path, "rb");
     size_t n = 0;

@@ -75,6 +75,10 @@ void kt_set(kiln_dtype d, void *p, size_t i, double v);
 
 /* Releases the n arrays (NULL ones are skipped). */
 void kt_release_arrays(size_t n, kiln_array *const *arrays);
+/* A strided view holding a's elements (rank >= 2): a transposed copy of
+ * a, transposed back. Takes over a (released); a of rank < 2 comes back
+ * as it is. */
+kiln_array *kt_strided_same(kiln_queue *q, kiln_array *a);
 /* The scalar kiln_arg of dtype d holding the element at p (for tests that
  * loop over dtypes; user code writes KILN_ARG_F32(x) and friends). */
 kiln_arg kt_arg(kiln_dtype d, const void *p);

@@ -756,6 +756,53 @@ KILN_API kiln_status kiln_array_index_many_put(kiln_queue *queue, kiln_array *a,
                                                size_t num_wait, kiln_event *const *wait,
                                                kiln_event **event);
 
+/* One entry of a NumPy index key a[k0, k1, ...]: a slice of its axis, an
+ * integer (the axis goes), or an integer array (integer-array indexing). */
+typedef enum kiln_index_kind {
+    KILN_INDEX_SLICE = 0,
+    KILN_INDEX_INTEGER = 1,
+    KILN_INDEX_ARRAY = 2,
+} kiln_index_kind;
+typedef struct kiln_index_key {
+    kiln_index_kind kind;
+    kiln_slice slice;  /* KILN_INDEX_SLICE */
+    int64_t integer;   /* KILN_INDEX_INTEGER: -n..n-1 */
+    kiln_array *array; /* KILN_INDEX_ARRAY: any integer dtype */
+} kiln_index_key;
+#define KILN_KEY_SLICE(a, b, s) \
+    ((kiln_index_key){ .kind = KILN_INDEX_SLICE, .slice = { (a), (b), (s) } })
+#define KILN_KEY_ALL ((kiln_index_key){ .kind = KILN_INDEX_SLICE, .slice = KILN_SLICE_ALL })
+#define KILN_KEY_INT(i) ((kiln_index_key){ .kind = KILN_INDEX_INTEGER, .integer = (i) })
+#define KILN_KEY_ARRAY(x) ((kiln_index_key){ .kind = KILN_INDEX_ARRAY, .array = (x) })
+
+/* a[k0, ..., kn-1] with slices, integers and integer arrays mixed, by
+ * NumPy's rules (advanced indexing): num_keys (<= a's rank; the axes after
+ * them are taken whole) keys, one per axis, no Ellipsis or newaxis (expand
+ * them first). The integers and arrays broadcast together to one block of
+ * axes; the block stands where the first of them stands when they are
+ * adjacent, first otherwise, and the slices' axes keep their order around
+ * it (a[:, i] has shape a.shape[0] + i.shape; a[i, :, j] broadcast(i, j) +
+ * a.shape[1]). *result is new and dense, also for a key without arrays
+ * (kiln_array_view gives views). An integer out of its axis's range is
+ * KILN_ERROR_OUT_OF_RANGE at once; an array's index out of range fails
+ * *event (required), whose result then holds 0 there. a may be a strided
+ * view. Returns at once, except where a slice empties the selection while
+ * the arrays' block is not empty: NumPy still checks the indices then, and
+ * so does kiln, blocking, refusing an out-of-range one with
+ * KILN_ERROR_OUT_OF_RANGE. */
+KILN_API kiln_status kiln_array_index_key(kiln_queue *queue, kiln_array *a, size_t num_keys,
+                                          const kiln_index_key *keys, size_t num_wait,
+                                          kiln_event *const *wait, kiln_event **event,
+                                          kiln_array **result);
+/* a[k0, ..., kn-1] = values: the key as above, values as for
+ * kiln_array_index_put (one, or one per element of the selection, C
+ * order); a repeated position takes the last value. a must be dense.
+ * Returns at once. */
+KILN_API kiln_status kiln_array_index_key_put(kiln_queue *queue, kiln_array *a, size_t num_keys,
+                                              const kiln_index_key *keys, kiln_array *values,
+                                              size_t num_wait, kiln_event *const *wait,
+                                              kiln_event **event);
+
 /* kiln_array_reduce with NumPy's initial=: the result is
  * op(initial, op over a), so an empty array gives initial. initial is a
  * scalar, converted to kiln_dtype_reduce_result(op, a's dtype) as

@@ -22,6 +22,9 @@
  * *r = a * b (or a * b + c); 0 when it overflows. */
 int kiln__mul_size(size_t a, size_t b, size_t *r);
 int kiln__mul_stride(ptrdiff_t a, ptrdiff_t b, ptrdiff_t *r);
+/* NumPy's slice rules for an axis of n elements (step != 0): the length,
+ * and the first index in *first. */
+ptrdiff_t kiln__slice_len(kiln_slice s, ptrdiff_t n, ptrdiff_t *first);
 int kiln__muladd_stride(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *r);
 /* The element count *n and byte size *bytes of shape[0..ndim) of
  * elem-byte elements: 1 if they fit, with bytes at most PTRDIFF_MAX (so

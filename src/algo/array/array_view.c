@@ -5,9 +5,7 @@
 #include "algo/array/array_internal.h"
 #include "base/error.h"
 
-/* NumPy's slice rules for a dimension of n elements: the first index (in
- * *first) and the length. */
-static ptrdiff_t slice_len(kiln_slice s, ptrdiff_t n, ptrdiff_t *first) {
+ptrdiff_t kiln__slice_len(kiln_slice s, ptrdiff_t n, ptrdiff_t *first) {
     ptrdiff_t b = s.start, e = s.stop;
     if (s.step > 0) {
         if (b < 0)
@@ -54,7 +52,7 @@ kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices, kiln_array 
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "kiln_array_view: dimension %u has step 0", d);
         ptrdiff_t first = 0;
-        ptrdiff_t len = slice_len(s, (ptrdiff_t)a->shape[d], &first);
+        ptrdiff_t len = kiln__slice_len(s, (ptrdiff_t)a->shape[d], &first);
         shape[d] = (size_t)len;
         /* checked (kiln__mul_stride): a huge step overflows the stride. A
          * dimension of at most one element never steps, so its step may be

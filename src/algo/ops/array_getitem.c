@@ -1,5 +1,6 @@
 /* Indexing as NumPy users write it (issue 42 item 4): a[idx], a[idx] = v,
- * a[mask], a[mask] = v on N-d arrays, along the leading axes. Built on the
+ * a[mask], a[mask] = v on N-d arrays, along the leading axes, and keys
+ * that mix slices, integers and arrays on any axes. Built on the
  * flat take/put (array_index.c): an index into the first axis becomes the
  * flat indices of its row, expanded on the device by one cached
  * elementwise kernel. */
@@ -133,15 +134,32 @@ kiln_status kiln_array_index(kiln_queue *q, kiln_array *a, kiln_array *indices, 
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-kiln_status kiln_array_index_put(kiln_queue *q, kiln_array *a, kiln_array *indices,
-                                 kiln_array *values, size_t num_wait, kiln_event *const *wait,
-                                 kiln_event **event) {
-    static const char what[] = "kiln_array_index_put";
+/* The puts: the event is required (a bad index fails it); *event NULL. */
+static kiln_status want_event(const char *what, kiln_event **event) {
     if (!event)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "%s: the event is required (a bad index fails it)", what);
     *event = NULL;
-    kiln_status st = check_index(what, q, a, indices);
+    return KILN_OK;
+}
+
+/* The puts write a dense a through flat indices. */
+static kiln_status dense_target(const char *what, const kiln_array *a) {
+    if (!kiln__array_contiguous(a))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: a must be dense (a strided view: copy it, assign, copy back)",
+                               what);
+    return KILN_OK;
+}
+
+kiln_status kiln_array_index_put(kiln_queue *q, kiln_array *a, kiln_array *indices,
+                                 kiln_array *values, size_t num_wait, kiln_event *const *wait,
+                                 kiln_event **event) {
+    static const char what[] = "kiln_array_index_put";
+    kiln_status st = want_event(what, event);
+    if (st != KILN_OK)
+        return st;
+    st = check_index(what, q, a, indices);
     if (st == KILN_OK && !values)
         st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: values is NULL", what);
     if (st != KILN_OK)
@@ -248,6 +266,17 @@ kiln_status kiln_array_index_mask_put(kiln_queue *q, kiln_array *a, kiln_array *
 
 /* ---- a[i0, ..., ik-1]: one integer index array per leading axis */
 
+/* *dense: a itself (retained) when it is dense, else a dense copy, whose
+ * event is *copied. */
+static kiln_status dense_of(kiln_queue *q, kiln_array *a, size_t num_wait, kiln_event *const *wait,
+                            kiln_event **copied, kiln_array **dense) {
+    if (!kiln__array_contiguous(a))
+        return kiln_array_copy(q, a, num_wait, wait, copied, dense);
+    kiln_array_retain(a);
+    *dense = a;
+    return KILN_OK;
+}
+
 /* An index out of its axis's range: still negative after kiln_array_index
  * adds the merged axis's length, so the event fails as for one array. */
 #define NOT_AN_INDEX (INT64_MIN / 2)
@@ -340,12 +369,7 @@ kiln_status kiln_array_index_many(kiln_queue *q, kiln_array *a, size_t num_indic
     kiln_array *dense = NULL, *view = NULL, *c = NULL;
     kiln_event *copied = NULL, *e = NULL;
     kiln__check ck = KILN__CHECK_INIT;
-    if (kiln__array_contiguous(a)) {
-        kiln_array_retain(a);
-        dense = a;
-    } else {
-        KILN__CHECK_CALL(&ck, kiln_array_copy(q, a, num_wait, wait, &copied, &dense));
-    }
+    KILN__CHECK_CALL(&ck, dense_of(q, a, num_wait, wait, &copied, &dense));
     KILN__CHECK_CALL(&ck, merged(dense, (unsigned)num_indices, &view));
     KILN__CHECK_CALL(&ck, merge_indices(q, a, num_indices, indices, nd, shape,
                                         copied ? 1 : num_wait, copied ? &copied : wait, &e, &c));
@@ -364,20 +388,270 @@ kiln_status kiln_array_index_many_put(kiln_queue *q, kiln_array *a, size_t num_i
                                       kiln_event **event) {
     static const char what[] = "kiln_array_index_many_put";
     kiln__check ck = KILN__CHECK_INIT;
-    KILN__CHECK(&ck, event != NULL, KILN_ERROR_NULL_HANDLE,
-                "%s: the event is required (a bad index fails it)", what);
-    if (event)
-        *event = NULL;
+    KILN__CHECK_CALL(&ck, want_event(what, event));
     unsigned nd = 0;
     size_t shape[KILN_ARRAY_MAX_DIMS];
     KILN__CHECK_CALL(&ck, check_many(what, q, a, num_indices, indices, &nd, shape));
     kiln_array *view = NULL, *c = NULL;
     kiln_event *e = NULL;
-    KILN__CHECK(&ck, kiln__array_contiguous(a), KILN_ERROR_INVALID_ARGUMENT,
-                "%s: a must be dense (a strided view: copy it, assign, copy back)", what);
+    KILN__CHECK_CALL(&ck, dense_target(what, a));
     KILN__CHECK_CALL(&ck, merged(a, (unsigned)num_indices, &view));
     KILN__CHECK_CALL(&ck,
                      merge_indices(q, a, num_indices, indices, nd, shape, num_wait, wait, &e, &c));
+    KILN__CHECK_CALL(&ck, kiln_array_index_put(q, view, c, values, 1, &e, event));
+    kiln_event_release(e);
+    kiln_array_release(view);
+    kiln_array_release(c);
+    return ck.st == KILN_OK ? KILN_OK : kiln__error_prefix(ck.st, "%s", what);
+}
+
+/* ---- a[k0, ..., kn-1]: slices, integers and integer arrays mixed */
+
+/* A key read against a's shape: the result's shape, where the broadcast
+ * block of the integers and arrays stands in it, and each slice axis's
+ * place and range. */
+typedef struct key_plan {
+    unsigned nd; /* the result's rank */
+    size_t shape[KILN_ARRAY_MAX_DIMS];
+    unsigned block_at, block_nd; /* the block's first axis in the result, its rank */
+    size_t block[KILN_ARRAY_MAX_DIMS];
+    unsigned pos[KILN_ARRAY_MAX_DIMS]; /* slice axis d: its axis in the result */
+    ptrdiff_t first[KILN_ARRAY_MAX_DIMS], len[KILN_ARRAY_MAX_DIMS];
+    int64_t integer[KILN_ARRAY_MAX_DIMS]; /* integer axis d: its index, from 0 */
+} key_plan;
+
+static kiln_index_key key_at(size_t num_keys, const kiln_index_key *keys, unsigned d) {
+    return d < num_keys ? keys[d] : KILN_KEY_ALL;
+}
+
+/* Checks key d and folds it into p; *advanced: it is an integer or an array. */
+static kiln_status plan_axis(const char *what, const kiln_array *a, kiln_index_key k, unsigned d,
+                             key_plan *p, int *advanced) {
+    ptrdiff_t n = (ptrdiff_t)a->shape[d];
+    *advanced = k.kind != KILN_INDEX_SLICE;
+    if (k.kind == KILN_INDEX_SLICE) {
+        if (k.slice.step == 0)
+            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                                   "%s: keys[%u] is a slice with step 0", what, d);
+        p->len[d] = kiln__slice_len(k.slice, n, &p->first[d]);
+        return KILN_OK;
+    }
+    if (k.kind == KILN_INDEX_INTEGER) {
+        if (k.integer < -(int64_t)n || k.integer >= (int64_t)n)
+            return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                                   "%s: keys[%u]: index %lld is out of range for axis %u of "
+                                   "size %td",
+                                   what, d, (long long)k.integer, d, n);
+        p->integer[d] = k.integer < 0 ? k.integer + n : k.integer;
+        return KILN_OK;
+    }
+    if (k.kind != KILN_INDEX_ARRAY)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: keys[%u] has kind %d (KILN_INDEX_SLICE, _INTEGER or _ARRAY)",
+                               what, d, (int)k.kind);
+    if (!k.array)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: keys[%u]'s array is NULL", what, d);
+    kiln_status st = check_index_dtype(what, k.array);
+    size_t got[KILN_ARRAY_MAX_DIMS];
+    unsigned ng = 0;
+    if (st == KILN_OK)
+        st = kiln_shape_broadcast(p->block_nd, p->block, k.array->ndim, k.array->shape, &ng, got);
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s: keys[%u]", what, d);
+    p->block_nd = ng;
+    memcpy(p->block, got, ng * sizeof *got);
+    return KILN_OK;
+}
+
+static kiln_status plan_key(const char *what, kiln_queue *q, const kiln_array *a, size_t num_keys,
+                            const kiln_index_key *keys, key_plan *p) {
+    if (!q || !a || (num_keys && !keys))
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue, a and keys are required",
+                               what);
+    if (num_keys > a->ndim)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "%s: %zu keys for an array of %u dimensions (NumPy: too many "
+                               "indices)",
+                               what, num_keys, a->ndim);
+    memset(p, 0, sizeof *p);
+    int first_adv = -1, last_adv = -1, adjacent = 1;
+    unsigned slices_before = 0, num_slices = 0;
+    for (unsigned d = 0; d < a->ndim; d++) {
+        int adv = 0;
+        kiln_status st = plan_axis(what, a, key_at(num_keys, keys, d), d, p, &adv);
+        if (st != KILN_OK)
+            return st;
+        if (!adv) {
+            num_slices++;
+            continue;
+        }
+        adjacent &= last_adv < 0 || last_adv == (int)d - 1;
+        if (first_adv < 0) {
+            first_adv = (int)d;
+            slices_before = num_slices;
+        }
+        last_adv = (int)d;
+    }
+    if (num_slices + p->block_nd > KILN_ARRAY_MAX_DIMS)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: the result would have %u dimensions (at most %d)", what,
+                               num_slices + p->block_nd, KILN_ARRAY_MAX_DIMS);
+    /* NumPy: the block stands where the first integer or array stands when
+     * they are adjacent, before every slice axis when they are not */
+    p->block_at = adjacent ? slices_before : 0;
+    p->nd = num_slices + p->block_nd;
+    memcpy(p->shape + p->block_at, p->block, p->block_nd * sizeof *p->block);
+    for (unsigned d = 0, j = 0; d < a->ndim; d++)
+        if (key_at(num_keys, keys, d).kind == KILN_INDEX_SLICE) {
+            p->pos[d] = j < p->block_at ? j : j + p->block_nd;
+            p->shape[p->pos[d]] = (size_t)p->len[d];
+            j++;
+        }
+    return KILN_OK;
+}
+
+/* *term: axis d's index into a for every element of the result, shaped
+ * to broadcast against it (a slice's range on its own axis, the integer
+ * as 0-d, an array on the block's trailing axes). Waits on *e and
+ * replaces it with its own event where it enqueues work. */
+static kiln_status key_term(kiln_queue *q, const key_plan *p, kiln_index_key k, unsigned d,
+                            kiln_event **e, kiln_array **term) {
+    size_t ones[KILN_ARRAY_MAX_DIMS];
+    for (unsigned j = 0; j < p->nd; j++)
+        ones[j] = 1;
+    kiln_array *made = NULL;
+    kiln_event *done = NULL;
+    kiln_status st;
+    if (k.kind == KILN_INDEX_INTEGER) {
+        st = kiln_array_full(q, KILN_INT64, 0, NULL, KILN_ARG_I64(p->integer[d]), 1, e, &done,
+                             &made);
+    } else if (k.kind == KILN_INDEX_SLICE) {
+        ones[p->pos[d]] = (size_t)p->len[d];
+        st = kiln_array_arange(q, KILN_INT64, (size_t)p->len[d], (double)p->first[d],
+                               (double)k.slice.step, 1, e, &done, &made);
+    } else {
+        unsigned m = k.array->ndim;
+        memcpy(ones + p->block_at + p->block_nd - m, k.array->shape, m * sizeof *ones);
+        if (kiln__array_contiguous(k.array)) {
+            kiln_array_retain(k.array);
+            made = k.array;
+            st = KILN_OK;
+        } else {
+            st = kiln_array_copy(q, k.array, 1, e, &done, &made);
+        }
+    }
+    if (done) {
+        kiln_event_release(*e);
+        *e = done;
+    }
+    if (st == KILN_OK)
+        st = kiln_array_reshape(made, p->nd, ones, term);
+    kiln_array_release(made);
+    return st;
+}
+
+/* NumPy refuses an index out of its axis's range also where the result is
+ * empty because a slice selects nothing (not where the block itself is
+ * empty): no element reads the indices then, so they are checked here,
+ * folded over the block alone and their minimum read back (this case
+ * blocks). A failing check event with commands chained behind it is what
+ * PoCL 5 mishandles (pocl/pocl#2216), so the answer comes back at once. */
+static kiln_status check_block(const char *what, kiln_queue *q, const kiln_array *a,
+                               size_t num_keys, const kiln_index_key *keys, const key_plan *p,
+                               kiln_event **e) {
+    kiln_array *c = NULL;
+    kiln_event *made = NULL;
+    kiln_status st = kiln_array_zeros(q, KILN_INT64, p->block_nd, p->block, 1, e, &made, &c);
+    if (made) {
+        kiln_event_release(*e);
+        *e = made;
+    }
+    for (unsigned d = 0; st == KILN_OK && d < a->ndim; d++) {
+        kiln_index_key k = key_at(num_keys, keys, d);
+        if (k.kind == KILN_INDEX_ARRAY)
+            st = fold_axis(q, c, k.array, a->shape[d], e);
+    }
+    int64_t least = 0;
+    if (st == KILN_OK)
+        st = kiln_event_wait(*e);
+    if (st == KILN_OK)
+        st = kiln_array_reduce(q, KILN_REDUCE_MIN, c, &least);
+    kiln_array_release(c);
+    if (st == KILN_OK && least < 0)
+        st = kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                             "%s: an index is out of range for its axis (the selection is "
+                             "empty, but NumPy checks the indices)",
+                             what);
+    return st;
+}
+
+/* *flat (INT64, the result's shape): the C-order flat index into a of
+ * every element of a[key]; NOT_AN_INDEX where an array's index is out of
+ * range. */
+static kiln_status key_flat_index(const char *what, kiln_queue *q, const kiln_array *a,
+                                  size_t num_keys, const kiln_index_key *keys, const key_plan *p,
+                                  size_t num_wait, kiln_event *const *wait, kiln_event **e,
+                                  kiln_array **flat) {
+    kiln_status st = kiln_array_zeros(q, KILN_INT64, p->nd, p->shape, num_wait, wait, e, flat);
+    size_t block = 1;
+    for (unsigned j = 0; j < p->block_nd; j++)
+        block *= p->block[j];
+    if (st == KILN_OK && kiln_array_size(*flat) == 0 && block > 0)
+        st = check_block(what, q, a, num_keys, keys, p, e);
+    for (unsigned d = 0; st == KILN_OK && d < a->ndim; d++) {
+        kiln_index_key k = key_at(num_keys, keys, d);
+        kiln_array *t = NULL;
+        st = key_term(q, p, k, d, e, &t);
+        if (st == KILN_OK)
+            st = fold_axis(q, *flat, t, a->shape[d], e);
+        kiln_array_release(t);
+    }
+    return drop_on_failure(st, flat);
+}
+
+kiln_status kiln_array_index_key(kiln_queue *q, kiln_array *a, size_t num_keys,
+                                 const kiln_index_key *keys, size_t num_wait,
+                                 kiln_event *const *wait, kiln_event **event, kiln_array **result) {
+    static const char what[] = "kiln_array_index_key";
+    key_plan p;
+    kiln_status st = want_result_event(what, event, result);
+    if (st == KILN_OK)
+        st = plan_key(what, q, a, num_keys, keys, &p);
+    if (st != KILN_OK)
+        return st;
+    /* the flat indices, and a dense a (a copy of a strided one), both
+     * after the caller's wait list; the take after both */
+    kiln_array *c = NULL, *dense = NULL, *flat_a = NULL;
+    kiln_event *deps[2] = { NULL, NULL };
+    kiln__check ck = KILN__CHECK_INIT;
+    KILN__CHECK_CALL(&ck,
+                     key_flat_index(what, q, a, num_keys, keys, &p, num_wait, wait, &deps[0], &c));
+    KILN__CHECK_CALL(&ck, dense_of(q, a, num_wait, wait, &deps[1], &dense));
+    size_t n = a->size;
+    KILN__CHECK_CALL(&ck, kiln_array_reshape(dense, 1, &n, &flat_a));
+    KILN__CHECK_CALL(&ck, kiln_array_index(q, flat_a, c, deps[1] ? 2 : 1, deps, event, result));
+    kiln_event_release(deps[0]);
+    kiln_event_release(deps[1]);
+    kiln_array_release(dense);
+    kiln_array_release(flat_a);
+    kiln_array_release(c);
+    return ck.st == KILN_OK ? KILN_OK : kiln__error_prefix(ck.st, "%s", what);
+}
+
+kiln_status kiln_array_index_key_put(kiln_queue *q, kiln_array *a, size_t num_keys,
+                                     const kiln_index_key *keys, kiln_array *values,
+                                     size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    static const char what[] = "kiln_array_index_key_put";
+    kiln__check ck = KILN__CHECK_INIT;
+    KILN__CHECK_CALL(&ck, want_event(what, event));
+    key_plan p;
+    KILN__CHECK_CALL(&ck, plan_key(what, q, a, num_keys, keys, &p));
+    KILN__CHECK_CALL(&ck, dense_target(what, a));
+    kiln_array *view = NULL, *c = NULL;
+    kiln_event *e = NULL;
+    size_t n = ck.st == KILN_OK ? a->size : 0;
+    KILN__CHECK_CALL(&ck, kiln_array_reshape(a, 1, &n, &view));
+    KILN__CHECK_CALL(&ck, key_flat_index(what, q, a, num_keys, keys, &p, num_wait, wait, &e, &c));
     KILN__CHECK_CALL(&ck, kiln_array_index_put(q, view, c, values, 1, &e, event));
     kiln_event_release(e);
     kiln_array_release(view);
