@@ -961,6 +961,74 @@ static kiln_status kiln__node_run(kiln_graph_exec *x, size_t i, kiln_queue *q, s
     return kiln__error_set(KILN_ERROR_INTERNAL, 0, "unknown node kind %d", (int)n->kind);
 }
 
+/* end, the launch's last backend event, becomes exec's last (the one
+ * before released) and the event the caller asked for, if any. */
+static void kiln__exec_keep_last(kiln_graph_exec *exec, const kiln__backend *be, kiln__enqueue *e,
+                                 kiln_event **event, void *end) {
+    if (exec->last)
+        exec->last_backend->event_release(exec->last);
+    exec->last = end;
+    exec->last_backend = be;
+    void **out = kiln__enqueue_out(e, event);
+    if (out && end) {
+        be->event_retain(end);
+        *out = end;
+    }
+}
+
+/* Enqueues node i of exec on an out-of-order queue after the events of
+ * the nodes it depends on; exec->events[i] gets its event. */
+static kiln_status kiln__node_run_after_deps(kiln_graph_exec *exec, size_t i, kiln_queue *queue) {
+    const kiln__gnode *nd = &exec->graph->nodes[i];
+    kiln_status st = KILN_OK;
+    void *stack[KILN__STACK_ARGS];
+    void **deps = stack;
+    if (nd->num_deps > KILN__STACK_ARGS && !(deps = kiln__malloc(nd->num_deps * sizeof *deps)))
+        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
+    for (size_t d = 0; st == KILN_OK && d < nd->num_deps; d++)
+        deps[d] = exec->events[nd->deps[d]];
+    if (st == KILN_OK)
+        st = kiln__node_run(exec, i, queue, nd->num_deps, deps, &exec->events[i]);
+    if (deps != stack)
+        free(deps);
+    return st;
+}
+
+/* Enqueues exec's nodes one by one on queue after the num_wait backend
+ * events; *end gets the event of the last. Under exec->lock. */
+static kiln_status kiln__exec_replay(kiln_graph_exec *exec, kiln_queue *queue, size_t num_wait,
+                                     void *const *wait, void **end) {
+    const kiln_graph *g = exec->graph;
+    const kiln__backend *be = queue->backend;
+    int ooo = (queue->flags & KILN_QUEUE_OUT_OF_ORDER) != 0;
+    size_t n = g->num_nodes;
+    kiln_status st = KILN_OK;
+    *end = NULL;
+    if (num_wait)
+        st = be->queue_marker(queue->handle, 1, num_wait, wait, NULL);
+    /* the commands that run: marker nodes on an in-order queue add nothing */
+    size_t last = n;
+    for (size_t i = 0; i < n; i++)
+        if (ooo || g->nodes[i].kind != KILN_GRAPH_NODE_MARKER)
+            last = i;
+    for (size_t i = 0; i < n && st == KILN_OK; i++) {
+        if (ooo)
+            st = kiln__node_run_after_deps(exec, i, queue);
+        else if (g->nodes[i].kind != KILN_GRAPH_NODE_MARKER)
+            st = kiln__node_run(exec, i, queue, 0, NULL, i == last ? end : NULL);
+    }
+    if (ooo) {
+        for (size_t i = 0; i < n; i++)
+            if (exec->events[i]) {
+                be->event_release(exec->events[i]);
+                exec->events[i] = NULL;
+            }
+    }
+    if (st == KILN_OK && (ooo || !*end))
+        st = be->queue_marker(queue->handle, 0, 0, NULL, end);
+    return st;
+}
+
 kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, size_t num_wait,
                                    kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_graph_exec_launch";
@@ -983,69 +1051,21 @@ kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, siz
     if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
         return st;
     const kiln__backend *be = queue->backend;
-    int ooo = (queue->flags & KILN_QUEUE_OUT_OF_ORDER) != 0;
-    size_t n = g->num_nodes;
+    void *end = NULL;
     pthread_mutex_lock(&exec->lock);
     if (exec->stale)
         kiln__native_build(exec);
     if (exec->native && queue->device_slot == g->origin_slot) {
-        void *end = NULL;
         st = kiln__native_table(g)->launch(queue->handle, exec->native, num_wait, e.wait, &end);
-        if (st == KILN_ERROR_UNSUPPORTED) {
-            st = KILN_OK; /* not on this queue, or not now: replayed */
-            goto replay;
+        /* KILN_ERROR_UNSUPPORTED: not on this queue, or not now: replayed */
+        if (st != KILN_ERROR_UNSUPPORTED) {
+            if (st == KILN_OK)
+                kiln__exec_keep_last(exec, be, &e, event, end);
+            pthread_mutex_unlock(&exec->lock);
+            return kiln__enqueue_end(&e, fn, st, queue, event);
         }
-        if (st == KILN_OK) {
-            if (exec->last)
-                exec->last_backend->event_release(exec->last);
-            exec->last = end;
-            exec->last_backend = be;
-            void **out = kiln__enqueue_out(&e, event);
-            if (out && end) {
-                be->event_retain(end);
-                *out = end;
-            }
-        }
-        pthread_mutex_unlock(&exec->lock);
-        return kiln__enqueue_end(&e, fn, st, queue, event);
     }
-replay:
-    if (num_wait)
-        st = be->queue_marker(queue->handle, 1, num_wait, e.wait, NULL);
-    /* the commands that run: marker nodes on an in-order queue add nothing */
-    size_t last = n;
-    for (size_t i = 0; i < n; i++)
-        if (ooo || g->nodes[i].kind != KILN_GRAPH_NODE_MARKER)
-            last = i;
-    void *end = NULL;
-    for (size_t i = 0; i < n && st == KILN_OK; i++) {
-        const kiln__gnode *nd = &g->nodes[i];
-        if (!ooo) {
-            if (nd->kind == KILN_GRAPH_NODE_MARKER)
-                continue;
-            st = kiln__node_run(exec, i, queue, 0, NULL, i == last ? &end : NULL);
-            continue;
-        }
-        void *stack[KILN__STACK_ARGS];
-        void **deps = stack;
-        if (nd->num_deps > KILN__STACK_ARGS && !(deps = kiln__malloc(nd->num_deps * sizeof *deps)))
-            st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-        for (size_t d = 0; st == KILN_OK && d < nd->num_deps; d++)
-            deps[d] = exec->events[nd->deps[d]];
-        if (st == KILN_OK)
-            st = kiln__node_run(exec, i, queue, nd->num_deps, deps, &exec->events[i]);
-        if (deps != stack)
-            free(deps);
-    }
-    if (ooo) {
-        for (size_t i = 0; i < n; i++)
-            if (exec->events[i]) {
-                be->event_release(exec->events[i]);
-                exec->events[i] = NULL;
-            }
-    }
-    if (st == KILN_OK && (ooo || !end))
-        st = be->queue_marker(queue->handle, 0, 0, NULL, &end);
+    st = kiln__exec_replay(exec, queue, num_wait, e.wait, &end);
     if (st != KILN_OK) {
         /* part of the graph may be enqueued: let it end before reporting */
         kiln_status failed = st;
@@ -1056,15 +1076,7 @@ replay:
         kiln__enqueue_end(&e, NULL, failed, queue, event);
         return kiln__error_prefix(failed, "%s", fn);
     }
-    if (exec->last)
-        exec->last_backend->event_release(exec->last);
-    exec->last = end;
-    exec->last_backend = be;
-    void **out = kiln__enqueue_out(&e, event);
-    if (out) {
-        be->event_retain(end);
-        *out = end;
-    }
+    kiln__exec_keep_last(exec, be, &e, event, end);
     pthread_mutex_unlock(&exec->lock);
     return kiln__enqueue_end(&e, fn, KILN_OK, queue, event);
 }

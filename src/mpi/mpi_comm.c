@@ -262,123 +262,108 @@ static int transport_from_env(void) {
     return -1;
 }
 
-kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi **out) {
-    if (!out)
-        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_create: mpi is NULL");
-    *out = NULL;
+/* The transport opts or $KILN_MPI_TRANSPORT asks for, or an error for
+ * opts made without KILN_MPI_OPTS or an unknown transport. */
+static kiln_status create_transport(const kiln_mpi_opts *opts, int *transport) {
     if (opts && opts->struct_size < sizeof(kiln_mpi_opts))
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
                           "kiln_mpi_create: opts->struct_size is %zu (make opts with "
                           "KILN_MPI_OPTS(...))",
                           opts->struct_size);
-    int transport = opts && opts->transport ? (int)opts->transport : transport_from_env();
-    if (transport < 0 || transport > KILN_MPI_TRANSPORT_NCCL)
+    *transport = opts && opts->transport ? (int)opts->transport : transport_from_env();
+    if (*transport < 0 || *transport > KILN_MPI_TRANSPORT_NCCL)
         return kmpi_error(KILN_ERROR_INVALID_ARGUMENT,
                           "kiln_mpi_create: unknown transport (%d; $KILN_MPI_TRANSPORT is "
                           "auto, staged or nccl)",
-                          transport);
-    kiln_status st = mpi_acquire();
-    if (st != KILN_OK)
-        return st;
-    if (comm == MPI_COMM_NULL) {
-        mpi_drop(1);
-        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_create: comm is MPI_COMM_NULL");
-    }
-    kiln_mpi *m = calloc(1, sizeof *m);
-    if (!m) {
-        mpi_drop(1);
-        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "kiln_mpi_create: out of memory");
-    }
-    m->user_comm = comm;
-    m->coll = m->p2p = m->direct = MPI_COMM_NULL;
-    pthread_mutex_init(&m->lock, NULL);
-    pthread_cond_init(&m->cond, NULL);
-    pthread_mutex_init(&m->cache_lock, NULL);
+                          *transport);
+    return KILN_OK;
+}
+
+/* m's own communicators (collectives, sends and receives, direct calls),
+ * its rank and size in comm and on this node. */
+static kiln_status create_comms(kiln_mpi *m, MPI_Comm comm) {
     MPI_Comm local = MPI_COMM_NULL;
     if (MPI_Comm_dup(comm, &m->coll) != MPI_SUCCESS || MPI_Comm_dup(comm, &m->p2p) != MPI_SUCCESS ||
         MPI_Comm_dup(comm, &m->direct) != MPI_SUCCESS ||
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
-        st = kmpi_error(KILN_ERROR_DRIVER, "kiln_mpi_create: duplicating the communicator failed");
-        goto fail;
-    }
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
+        return kmpi_error(KILN_ERROR_DRIVER,
+                          "kiln_mpi_create: duplicating the communicator failed");
     MPI_Comm_rank(comm, &m->rank);
     MPI_Comm_size(comm, &m->size);
     MPI_Comm_rank(local, &m->local_rank);
     MPI_Comm_size(local, &m->local_size);
     MPI_Comm_free(&local);
-    m->timeout_ms =
-        opts && opts->timeout_ms ? opts->timeout_ms : env_u64("KILN_MPI_TIMEOUT_MS", 60000);
-    m->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes
-                                               : (size_t)env_u64("KILN_MPI_CHUNK_BYTES", 1u << 20);
-    if (m->chunk_bytes < 64)
-        m->chunk_bytes = 64;
-    st = pick_device(m, opts);
+    return KILN_OK;
+}
+
+/* m's device, context and queues. */
+static kiln_status create_device(kiln_mpi *m, const kiln_mpi_opts *opts) {
+    kiln_status st = pick_device(m, opts);
     if (st != KILN_OK)
-        goto fail;
+        return st;
     st = kiln_context_create(&m->device, 1, &m->ctx);
     if (st == KILN_OK)
         st = kiln_queue_create(m->ctx, m->device, KILN_QUEUE_IN_ORDER, &m->queue);
     if (st == KILN_OK)
         st = kiln_queue_create(m->ctx, m->device, KILN_QUEUE_IN_ORDER, &m->stage_q);
-    if (st != KILN_OK) {
+    if (st != KILN_OK)
         kmpi_error_kiln(st, "kiln_mpi_create: making the context and queues");
-        goto fail;
+    return st;
+}
+
+/* NCCL where every rank can take it (and the transport allows it), else
+ * the staged path (already m->transport); an error where NCCL was asked
+ * for and some rank cannot take it. Collective over m->coll. */
+static kiln_status create_choose_transport(kiln_mpi *m, int transport) {
+    kiln_status st = KILN_OK;
+    kiln_device_info info;
+    kiln_device_get_info(m->device, &info);
+    /* every rank must take the same path: agree on it */
+    int want = transport != KILN_MPI_TRANSPORT_STAGED && info.backend == KILN_BACKEND_CUDA;
+    /* NCCL takes one rank a GPU: ranks sharing one (several on cuda:0)
+     * stay on the staged path, or are refused if NCCL was asked for */
+    int shared = want && kmpi_ranks_share_device(m, info.id);
+    if (shared && transport == KILN_MPI_TRANSPORT_NCCL)
+        return kmpi_error(KILN_ERROR_UNSUPPORTED,
+                          "kiln_mpi_create: NCCL was asked for but ranks share GPU %s (NCCL "
+                          "takes one rank a GPU; the staged transport does not)",
+                          info.id);
+    want = want && !shared;
+    int can = want && kmpi_nccl_open(m, transport == KILN_MPI_TRANSPORT_NCCL) == KILN_OK;
+    int all = 0;
+    MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, m->coll);
+    if (transport == KILN_MPI_TRANSPORT_NCCL && !all) {
+        st = can ? kmpi_error(KILN_ERROR_NO_RUNTIME,
+                              "kiln_mpi_create: NCCL was asked for but another rank "
+                              "could not load it or has no CUDA device")
+                 : (want ? KILN_ERROR_NO_RUNTIME
+                         : kmpi_error(KILN_ERROR_UNSUPPORTED,
+                                      "kiln_mpi_create: NCCL was asked for but rank %d's "
+                                      "device %s is not a CUDA device",
+                                      m->rank, info.id));
+        kmpi_nccl_close(m);
+        return st;
     }
-    m->transport = KILN_MPI_TRANSPORT_STAGED;
-    {
-        kiln_device_info info;
-        kiln_device_get_info(m->device, &info);
-        /* every rank must take the same path: agree on it */
-        int want = transport != KILN_MPI_TRANSPORT_STAGED && info.backend == KILN_BACKEND_CUDA;
-        /* NCCL takes one rank a GPU: ranks sharing one (several on cuda:0)
-         * stay on the staged path, or are refused if NCCL was asked for */
-        int shared = want && kmpi_ranks_share_device(m, info.id);
-        if (shared && transport == KILN_MPI_TRANSPORT_NCCL) {
-            st = kmpi_error(KILN_ERROR_UNSUPPORTED,
-                            "kiln_mpi_create: NCCL was asked for but ranks share GPU %s (NCCL "
-                            "takes one rank a GPU; the staged transport does not)",
-                            info.id);
-            goto fail;
+    if (all) {
+        st = kmpi_nccl_connect(m);
+        int ok = st == KILN_OK, all_ok = 0;
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->coll);
+        if (!all_ok) {
+            if (ok)
+                st = kmpi_error(KILN_ERROR_DRIVER,
+                                "kiln_mpi_create: another rank failed to join NCCL");
+            return st;
         }
-        want = want && !shared;
-        int can = want && kmpi_nccl_open(m, transport == KILN_MPI_TRANSPORT_NCCL) == KILN_OK;
-        int all = 0;
-        MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, m->coll);
-        if (transport == KILN_MPI_TRANSPORT_NCCL && !all) {
-            st = can ? kmpi_error(KILN_ERROR_NO_RUNTIME,
-                                  "kiln_mpi_create: NCCL was asked for but another rank "
-                                  "could not load it or has no CUDA device")
-                     : (want ? KILN_ERROR_NO_RUNTIME
-                             : kmpi_error(KILN_ERROR_UNSUPPORTED,
-                                          "kiln_mpi_create: NCCL was asked for but rank %d's "
-                                          "device %s is not a CUDA device",
-                                          m->rank, info.id));
-            kmpi_nccl_close(m);
-            goto fail;
-        }
-        if (all) {
-            st = kmpi_nccl_connect(m);
-            int ok = st == KILN_OK, all_ok = 0;
-            MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->coll);
-            if (!all_ok) {
-                if (ok)
-                    st = kmpi_error(KILN_ERROR_DRIVER,
-                                    "kiln_mpi_create: another rank failed to join NCCL");
-                goto fail;
-            }
-            m->transport = KILN_MPI_TRANSPORT_NCCL;
-        } else {
-            kmpi_nccl_close(m);
-        }
+        m->transport = KILN_MPI_TRANSPORT_NCCL;
+    } else {
+        kmpi_nccl_close(m);
     }
-    if (!kmpi_thread_start(m)) {
-        st = kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                        "kiln_mpi_create: could not start the progress thread");
-        goto fail;
-    }
-    *out = m;
     return KILN_OK;
-fail:
+}
+
+/* Undoes what kiln_mpi_create made of m (all of it, or part) and MPI's
+ * use; returns st. */
+static kiln_status create_fail(kiln_mpi *m, kiln_status st) {
     kmpi_nccl_close(m);
     kiln_queue_release(m->stage_q);
     kiln_queue_release(m->queue);
@@ -395,6 +380,51 @@ fail:
     free(m);
     mpi_drop(1);
     return st;
+}
+
+kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi **out) {
+    if (!out)
+        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_create: mpi is NULL");
+    *out = NULL;
+    int transport = 0;
+    kiln_status st = create_transport(opts, &transport);
+    if (st != KILN_OK)
+        return st;
+    st = mpi_acquire();
+    if (st != KILN_OK)
+        return st;
+    if (comm == MPI_COMM_NULL) {
+        mpi_drop(1);
+        return kmpi_error(KILN_ERROR_NULL_HANDLE, "kiln_mpi_create: comm is MPI_COMM_NULL");
+    }
+    kiln_mpi *m = calloc(1, sizeof *m);
+    if (!m) {
+        mpi_drop(1);
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "kiln_mpi_create: out of memory");
+    }
+    m->user_comm = comm;
+    m->coll = m->p2p = m->direct = MPI_COMM_NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->cond, NULL);
+    pthread_mutex_init(&m->cache_lock, NULL);
+    if ((st = create_comms(m, comm)) != KILN_OK)
+        return create_fail(m, st);
+    m->timeout_ms =
+        opts && opts->timeout_ms ? opts->timeout_ms : env_u64("KILN_MPI_TIMEOUT_MS", 60000);
+    m->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes
+                                               : (size_t)env_u64("KILN_MPI_CHUNK_BYTES", 1u << 20);
+    if (m->chunk_bytes < 64)
+        m->chunk_bytes = 64;
+    if ((st = create_device(m, opts)) != KILN_OK)
+        return create_fail(m, st);
+    m->transport = KILN_MPI_TRANSPORT_STAGED;
+    if ((st = create_choose_transport(m, transport)) != KILN_OK)
+        return create_fail(m, st);
+    if (!kmpi_thread_start(m))
+        return create_fail(m, kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                                         "kiln_mpi_create: could not start the progress thread"));
+    *out = m;
+    return KILN_OK;
 }
 
 void kiln_mpi_release(kiln_mpi *m) {

@@ -361,119 +361,152 @@ static int requests_pending(kmpi_op *op) {
     return pend;
 }
 
-/* Moves op on; returns 1 when it has ended, sets *progressed. */
-static int op_step(kmpi_op *op, int *progressed) {
+/* op's first step: its deadline set and its header's exchange started;
+ * returns 1 when op has ended (the communicator broken, or MPI refused). */
+static int op_begin(kmpi_op *op, int *progressed) {
     kiln_mpi *m = op->m;
-    if (!op->started) {
-        op->started = 1;
-        op->deadline_ns = kmpi_now_ns() + m->timeout_ms * 1000000ull;
-        if (atomic_load(&m->broken) && !op->p2p) {
-            op_fail(op, KILN_ERROR_WRONG_STATE,
-                    "%s: the communicator is broken (an earlier collective timed out)", op->call);
+    op->started = 1;
+    op->deadline_ns = kmpi_now_ns() + m->timeout_ms * 1000000ull;
+    if (atomic_load(&m->broken) && !op->p2p) {
+        op_fail(op, KILN_ERROR_WRONG_STATE,
+                "%s: the communicator is broken (an earlier collective timed out)", op->call);
+        op_end(op);
+        return 1;
+    }
+    if (!hdr_start(op)) {
+        op_fail(op, KILN_ERROR_DRIVER, "%s: MPI failed to exchange the header", op->call);
+        op_end(op);
+        return 1;
+    }
+    op->hstate = 1;
+    *progressed = 1;
+    return 0;
+}
+
+/* Whether op's header exchange has completed: then it is checked (an NCCL
+ * op's gates opened) and hstate is 2. Returns 1 when op has ended. */
+static int op_header_step(kmpi_op *op, int *progressed) {
+    kiln_mpi *m = op->m;
+    int flag = 1;
+    if (op->p2p) {
+        MPI_Request rq[2] = { op->hreq[0], op->hreq[1] };
+        MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE);
+        if (flag)
+            op->hreq[0] = op->hreq[1] = MPI_REQUEST_NULL;
+    } else {
+        MPI_Test(&op->hreq[0], &flag, MPI_STATUS_IGNORE);
+    }
+    if (!flag)
+        return 0;
+    *progressed = 1;
+    op->hstate = 2;
+    hdr_check(op);
+    if (op->status != KILN_OK) {
+        if (op->kind == KMPI_NCCL)
+            kmpi_nccl_abort(m), atomic_store(&m->broken, 1);
+        op_end(op);
+        return 1;
+    }
+    if (op->kind == KMPI_NCCL) /* the device may go on */
+        for (size_t i = 0; i < op->nchunks; i++)
+            if (op->gate && op->gate[i])
+                kiln_event_set_complete(op->gate[i], KILN_EVENT_COMPLETE);
+    return 0;
+}
+
+/* An NCCL op, past its header, ends when the event it watches does;
+ * returns 1 then. */
+static int op_nccl_step(kmpi_op *op) {
+    kiln_event_state s = KILN_EVENT_COMPLETE;
+    if (op->watch)
+        kiln_event_get_state(op->watch, &s);
+    if (s != KILN_EVENT_COMPLETE && s != KILN_EVENT_ERROR)
+        return 0;
+    if (s == KILN_EVENT_ERROR)
+        op->local_failed = 1;
+    op_end(op);
+    return 1;
+}
+
+/* Past the header: starts every chunk whose input is in staging, in
+ * order, and finishes those MPI has completed. Returns 1 when op has
+ * ended. */
+static int op_chunks_step(kmpi_op *op, int *progressed) {
+    while (op->next_start < op->nchunks) {
+        size_t i = op->next_start;
+        kiln_event_state s = KILN_EVENT_COMPLETE;
+        if (op->ready && op->ready[i])
+            kiln_event_get_state(op->ready[i], &s);
+        if (s == KILN_EVENT_ERROR)
+            op->local_failed = 1; /* the others still wait for our part */
+        else if (s != KILN_EVENT_COMPLETE)
+            break;
+        if (!chunk_start(op, i)) {
+            /* what MPI refused cannot be taken back: end here */
             op_end(op);
-            return 1;
+            return requests_pending(op) ? (atomic_store(&op->m->broken, 1), 1) : 1;
         }
-        if (!hdr_start(op)) {
-            op_fail(op, KILN_ERROR_DRIVER, "%s: MPI failed to exchange the header", op->call);
-            op_end(op);
-            return 1;
-        }
-        op->hstate = 1;
+        op->cstate[i] = 1;
+        op->next_start++;
         *progressed = 1;
     }
-    if (op->hstate == 1) {
+    for (size_t i = op->ndone; i < op->next_start; i++) {
+        if (op->cstate[i] != 1)
+            continue;
         int flag = 1;
-        if (op->p2p) {
-            MPI_Request rq[2] = { op->hreq[0], op->hreq[1] };
-            MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE);
-            if (flag)
-                op->hreq[0] = op->hreq[1] = MPI_REQUEST_NULL;
-        } else {
-            MPI_Test(&op->hreq[0], &flag, MPI_STATUS_IGNORE);
-        }
-        if (flag) {
-            *progressed = 1;
-            op->hstate = 2;
-            hdr_check(op);
-            if (op->status != KILN_OK) {
-                if (op->kind == KMPI_NCCL)
-                    kmpi_nccl_abort(m), atomic_store(&m->broken, 1);
-                op_end(op);
-                return 1;
-            }
-            if (op->kind == KMPI_NCCL) /* the device may go on */
-                for (size_t i = 0; i < op->nchunks; i++)
-                    if (op->gate && op->gate[i])
-                        kiln_event_set_complete(op->gate[i], KILN_EVENT_COMPLETE);
-        }
+        if (op->req[i] != MPI_REQUEST_NULL)
+            MPI_Test(&op->req[i], &flag, MPI_STATUS_IGNORE);
+        if (!flag)
+            break; /* chunks complete in order */
+        op->cstate[i] = 2;
+        op->ndone++;
+        chunk_finish(op, i);
+        *progressed = 1;
     }
-    if (op->hstate == 2 && op->kind == KMPI_NCCL) {
-        kiln_event_state s = KILN_EVENT_COMPLETE;
-        if (op->watch)
-            kiln_event_get_state(op->watch, &s);
-        if (s == KILN_EVENT_COMPLETE || s == KILN_EVENT_ERROR) {
-            if (s == KILN_EVENT_ERROR)
-                op->local_failed = 1;
-            op_end(op);
-            return 1;
-        }
-    } else if (op->hstate == 2) {
-        /* start every chunk whose input is in staging, in order */
-        while (op->next_start < op->nchunks) {
-            size_t i = op->next_start;
-            kiln_event_state s = KILN_EVENT_COMPLETE;
-            if (op->ready && op->ready[i])
-                kiln_event_get_state(op->ready[i], &s);
-            if (s == KILN_EVENT_ERROR)
-                op->local_failed = 1; /* the others still wait for our part */
-            else if (s != KILN_EVENT_COMPLETE)
-                break;
-            if (!chunk_start(op, i)) {
-                /* what MPI refused cannot be taken back: end here */
-                op_end(op);
-                return requests_pending(op) ? (atomic_store(&m->broken, 1), 1) : 1;
-            }
-            op->cstate[i] = 1;
-            op->next_start++;
-            *progressed = 1;
-        }
-        for (size_t i = op->ndone; i < op->next_start; i++) {
-            if (op->cstate[i] != 1)
-                continue;
-            int flag = 1;
-            if (op->req[i] != MPI_REQUEST_NULL)
-                MPI_Test(&op->req[i], &flag, MPI_STATUS_IGNORE);
-            if (!flag)
-                break; /* chunks complete in order */
-            op->cstate[i] = 2;
-            op->ndone++;
-            chunk_finish(op, i);
-            *progressed = 1;
-        }
-        if (op->ndone == op->nchunks) {
-            op_end(op);
-            return 1;
-        }
-    }
-    if (kmpi_now_ns() > op->deadline_ns) {
-        op_fail(op, KILN_ERROR_TIMEOUT,
-                "%s: rank %d: not completed within the deadline of %llu ms (%s; "
-                "KILN_MPI_TIMEOUT_MS sets it): another rank did not make the same call, "
-                "is slower, or has died; the communicator is %s",
-                op->call, m->rank, (unsigned long long)m->timeout_ms,
-                op->hstate < 2 ? "the ranks never agreed on the call"
-                               : (op->p2p ? "the peer did not complete the transfer"
-                                          : "the transfer did not complete"),
-                op->p2p && op->kind != KMPI_NCCL ? "still usable" : "now broken");
-        /* a send or receive that timed out leaves the collectives in step */
-        if (!op->p2p || op->kind == KMPI_NCCL)
-            atomic_store(&m->broken, 1);
-        if (op->kind == KMPI_NCCL)
-            kmpi_nccl_abort(m);
+    if (op->ndone == op->nchunks) {
         op_end(op);
         return 1;
     }
     return 0;
+}
+
+/* Ends op if it is past its deadline (breaking the communicator where
+ * that leaves the ranks out of step); returns 1 then. */
+static int op_timed_out(kmpi_op *op) {
+    kiln_mpi *m = op->m;
+    if (kmpi_now_ns() <= op->deadline_ns)
+        return 0;
+    op_fail(op, KILN_ERROR_TIMEOUT,
+            "%s: rank %d: not completed within the deadline of %llu ms (%s; "
+            "KILN_MPI_TIMEOUT_MS sets it): another rank did not make the same call, "
+            "is slower, or has died; the communicator is %s",
+            op->call, m->rank, (unsigned long long)m->timeout_ms,
+            op->hstate < 2 ? "the ranks never agreed on the call"
+                           : (op->p2p ? "the peer did not complete the transfer"
+                                      : "the transfer did not complete"),
+            op->p2p && op->kind != KMPI_NCCL ? "still usable" : "now broken");
+    /* a send or receive that timed out leaves the collectives in step */
+    if (!op->p2p || op->kind == KMPI_NCCL)
+        atomic_store(&m->broken, 1);
+    if (op->kind == KMPI_NCCL)
+        kmpi_nccl_abort(m);
+    op_end(op);
+    return 1;
+}
+
+/* Moves op on; returns 1 when it has ended, sets *progressed. */
+static int op_step(kmpi_op *op, int *progressed) {
+    if (!op->started && op_begin(op, progressed))
+        return 1;
+    if (op->hstate == 1 && op_header_step(op, progressed))
+        return 1;
+    if (op->hstate == 2 && op->kind == KMPI_NCCL) {
+        if (op_nccl_step(op))
+            return 1;
+    } else if (op->hstate == 2 && op_chunks_step(op, progressed)) {
+        return 1;
+    }
+    return op_timed_out(op);
 }
 
 /* ------------------------------------------------------------- the thread */

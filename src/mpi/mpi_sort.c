@@ -89,6 +89,211 @@ static kiln_status sort_device(kiln_queue *q, kiln_array *a, void *host, size_t 
     return st == KILN_OK ? st : kmpi_error_kiln(st, call);
 }
 
+/* One sort's state: the ranks, the deadline and the buffers, all freed by
+ * sort_job_free. sc/sd and rc/rd are the byte counts and displacements
+ * sent and received by an all-to-all. */
+typedef struct {
+    kiln_mpi *m;
+    kiln_queue *q;
+    kiln_mpi_darray *d;
+    const char *call;
+    int P, R;
+    size_t es, c; /* element size, this rank's element count */
+    size_t nb;    /* this rank's bucket, in elements */
+    uint64_t deadline;
+    char *keys, *recv, *out;
+    uint64_t *samp, *all, *spl;
+    int *sc, *sd, *rc, *rd;
+    kiln_array *bucket;
+} sort_job;
+
+static kiln_status sort_alloc(sort_job *s) {
+    size_t P = (size_t)s->P;
+    s->keys = malloc(s->c * s->es + 1);
+    s->samp = calloc(P, 2 * sizeof *s->samp);
+    s->all = calloc(P * P, 2 * sizeof *s->all);
+    s->spl = calloc(P, sizeof *s->spl);
+    s->sc = calloc(P, sizeof *s->sc), s->sd = calloc(P, sizeof *s->sd);
+    s->rc = calloc(P, sizeof *s->rc), s->rd = calloc(P, sizeof *s->rd);
+    if (!s->keys || !s->samp || !s->all || !s->spl || !s->sc || !s->sd || !s->rc || !s->rd)
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", s->call);
+    return KILN_OK;
+}
+
+static void sort_job_free(sort_job *s) {
+    kiln_array_release(s->bucket);
+    free(s->keys);
+    free(s->recv);
+    free(s->out);
+    free(s->samp);
+    free(s->all);
+    free(s->spl);
+    free(s->sc);
+    free(s->sd);
+    free(s->rc);
+    free(s->rd);
+}
+
+/* Waits for req until the sort's deadline; past it, the communicator is
+ * broken. */
+static kiln_status sort_wait(sort_job *s, MPI_Request *req, const char *what) {
+    if (kmpi_wait_deadline(req, s->deadline))
+        return KILN_OK;
+    atomic_store(&s->m->broken, 1);
+    return kmpi_error(KILN_ERROR_TIMEOUT,
+                      "%s: rank %d: %s did not complete within the deadline of %llu ms; the "
+                      "communicator is now broken",
+                      s->call, s->R, what, (unsigned long long)s->m->timeout_ms);
+}
+
+/* The all-to-all of the byte counts sc into rc; rd gets the receive
+ * displacements and *total their sum. */
+static kiln_status sort_exchange_counts(sort_job *s, size_t *total) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ialltoall(s->sc, 1, MPI_INT, s->rc, 1, MPI_INT, s->m->direct, &req);
+    kiln_status st = sort_wait(s, &req, "the all-to-all of the counts");
+    if (st != KILN_OK)
+        return st;
+    size_t t = 0;
+    for (int j = 0; j < s->P; j++) {
+        s->rd[j] = (int)t;
+        t += (size_t)s->rc[j];
+    }
+    *total = t;
+    return KILN_OK;
+}
+
+/* The all-to-all of the bytes that sc/sd and rc/rd describe. */
+static kiln_status sort_exchange_bytes(sort_job *s, const char *from, char *to, const char *what) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ialltoallv(from, s->sc, s->sd, MPI_BYTE, to, s->rc, s->rd, MPI_BYTE, s->m->direct, &req);
+    return sort_wait(s, &req, what);
+}
+
+/* 0. the ranks agree on the call (dtype and length), which MPI's int
+ * counts must hold */
+static kiln_status sort_agree(sort_job *s) {
+    int P = s->P;
+    int64_t hdr[3] = { 1, s->d->dt, (int64_t)s->d->n }, *hall = calloc((size_t)P * 3, sizeof *hall);
+    if (!hall)
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", s->call);
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Iallgather(hdr, 3, MPI_INT64_T, hall, 3, MPI_INT64_T, s->m->direct, &req);
+    kiln_status st = sort_wait(s, &req, "the agreement");
+    for (int r = 1; st == KILN_OK && r < P; r++)
+        if (memcmp(hall, hall + 3 * r, 3 * sizeof *hall) != 0)
+            st = kmpi_error(KILN_ERROR_MISMATCH,
+                            "%s: the ranks disagree: rank 0 sorts %lld %s elements, rank %d "
+                            "%lld %s elements",
+                            s->call, (long long)hall[2], kiln_dtype_name((kiln_dtype)hall[1]), r,
+                            (long long)hall[3 * r + 2],
+                            kiln_dtype_name((kiln_dtype)hall[3 * r + 1]));
+    free(hall);
+    if (st == KILN_OK && s->d->n > (size_t)INT_MAX / s->es)
+        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts",
+                        s->call, s->d->n);
+    return st;
+}
+
+/* 2. samples (valid flag, bits) of the sorted keys and splitters */
+static kiln_status sort_splitters(sort_job *s) {
+    int P = s->P;
+    size_t c = s->c;
+    for (int i = 0; i < P - 1; i++) {
+        s->samp[2 * i] = c > 0;
+        s->samp[2 * i + 1] =
+            c ? order_bits(s->d->dt, s->keys + ((size_t)(i + 1) * c / (size_t)P) * s->es) : 0;
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Iallgather(s->samp, 2 * (P - 1), MPI_UINT64_T, s->all, 2 * (P - 1), MPI_UINT64_T,
+                   s->m->direct, &req);
+    kiln_status st = sort_wait(s, &req, "the samples' all-gather");
+    if (st != KILN_OK)
+        return st;
+    uint64_t *all = s->all;
+    size_t ns = 0;
+    for (size_t i = 0; i < (size_t)P * (size_t)(P - 1); i++)
+        if (all[2 * i])
+            all[ns++] = all[2 * i + 1];
+    qsort(all, ns, sizeof *all, cmp_u64);
+    for (int j = 0; j < P - 1; j++)
+        s->spl[j] = ns ? all[(size_t)(j + 1) * ns / (size_t)P] : UINT64_MAX;
+    return KILN_OK;
+}
+
+/* 3. cut at the splitters (keys <= spl[j] and > spl[j-1] go to rank j)
+ * and exchange the pieces: recv gets this rank's bucket */
+static kiln_status sort_to_buckets(sort_job *s) {
+    size_t at = 0, es = s->es, c = s->c;
+    for (int j = 0; j < s->P; j++) {
+        size_t b = at;
+        while (b < c && (j == s->P - 1 || order_bits(s->d->dt, s->keys + b * es) <= s->spl[j]))
+            b++;
+        s->sc[j] = (int)((b - at) * es);
+        s->sd[j] = (int)(at * es);
+        at = b;
+    }
+    size_t nb = 0;
+    kiln_status st = sort_exchange_counts(s, &nb);
+    if (st != KILN_OK)
+        return st;
+    s->recv = malloc(nb + 1);
+    if (!s->recv)
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", s->call);
+    st = sort_exchange_bytes(s, s->keys, s->recv, "the all-to-all of the keys");
+    s->nb = nb / es;
+    return st;
+}
+
+/* 4. the bucket, sorted on the device */
+static kiln_status sort_bucket(sort_job *s) {
+    if (!s->nb)
+        return KILN_OK;
+    kiln_status st = kiln_array_from_host(s->m->ctx, s->d->dt, 1, &s->nb, s->recv, &s->bucket);
+    if (st != KILN_OK) {
+        kmpi_error_kiln(st, s->call);
+        return st;
+    }
+    return sort_device(s->q, s->bucket, s->recv, s->nb, s->call);
+}
+
+/* 5. back to blocks: the bucket holds global indices [off, off + nb) */
+static kiln_status sort_to_blocks(sort_job *s) {
+    size_t es = s->es, c = s->c, nb = s->nb;
+    uint64_t mine = nb, off = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Iexscan(&mine, &off, 1, MPI_UINT64_T, MPI_SUM, s->m->direct, &req);
+    kiln_status st = sort_wait(s, &req, "the scan of the bucket sizes");
+    if (st != KILN_OK)
+        return st;
+    if (s->R == 0)
+        off = 0;
+    for (int j = 0; j < s->P; j++) {
+        size_t s0, cj;
+        kmpi_block_of(s->d->n, s->P, j, &s0, &cj);
+        size_t lo = s0 > off ? s0 : off, hi = s0 + cj < off + nb ? s0 + cj : off + nb;
+        s->sc[j] = hi > lo ? (int)((hi - lo) * es) : 0;
+        s->sd[j] = hi > lo ? (int)((lo - off) * es) : 0;
+    }
+    size_t got = 0;
+    if ((st = sort_exchange_counts(s, &got)) != KILN_OK)
+        return st;
+    s->out = malloc(c * es + 1);
+    if (!s->out || got != c * es)
+        return s->out
+                   ? kmpi_error(KILN_ERROR_INTERNAL, "%s: rank %d got %zu bytes for %zu elements",
+                                s->call, s->R, got, c)
+                   : kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", s->call);
+    if ((st = sort_exchange_bytes(s, s->recv, s->out, "the all-to-all back to blocks")) != KILN_OK)
+        return st;
+    if (c) {
+        st = kiln_array_write(s->q, s->d->local, s->out);
+        if (st != KILN_OK)
+            kmpi_error_kiln(st, s->call);
+    }
+    return st;
+}
+
 kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d) {
     static const char call[] = "kiln_mpi_darray_sort";
     if (!m || !d)
@@ -110,173 +315,28 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
         return kmpi_error(KILN_ERROR_UNSUPPORTED,
                           "%s: 1-D arrays of integers, float32 or float64 only (%s%s)", call,
                           kiln_dtype_name(dt), d->two_d ? ", row blocks" : "");
-    int P = m->size, R = m->rank;
-    size_t es = kiln_dtype_size(dt), c = d->count;
-    uint64_t deadline = kmpi_now_ns() + m->timeout_ms * 1000000ull;
-    kiln_status st = KILN_OK;
-    char *keys = NULL, *recv = NULL, *out = NULL;
-    uint64_t *samp = NULL, *all = NULL, *spl = NULL;
-    int *sc = NULL, *sd = NULL, *rc = NULL, *rd = NULL;
-    kiln_array *bucket = NULL;
-    MPI_Request req = MPI_REQUEST_NULL;
-    MPI_Datatype mdt = kmpi_mpi_dtype(dt);
-#define FAIL_TIMEOUT(what)                                                                      \
-    do {                                                                                        \
-        atomic_store(&m->broken, 1);                                                            \
-        st = kmpi_error(KILN_ERROR_TIMEOUT,                                                     \
-                        "%s: rank %d: %s did not complete within the deadline of %llu ms; the " \
-                        "communicator is now broken",                                           \
-                        call, R, what, (unsigned long long)m->timeout_ms);                      \
-        goto out;                                                                               \
-    } while (0)
-
-    /* 0. the ranks agree on the call */
-    int64_t hdr[3] = { 1, dt, (int64_t)d->n }, *hall = calloc((size_t)P * 3, sizeof *hall);
-    keys = malloc(c * es + 1);
-    samp = calloc((size_t)P, 2 * sizeof *samp);
-    all = calloc((size_t)P * (size_t)P, 2 * sizeof *all);
-    spl = calloc((size_t)P, sizeof *spl);
-    sc = calloc((size_t)P, sizeof *sc), sd = calloc((size_t)P, sizeof *sd);
-    rc = calloc((size_t)P, sizeof *rc), rd = calloc((size_t)P, sizeof *rd);
-    if (!hall || !keys || !samp || !all || !spl || !sc || !sd || !rc || !rd) {
-        st = kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
-        free(hall);
-        goto out;
-    }
-    MPI_Iallgather(hdr, 3, MPI_INT64_T, hall, 3, MPI_INT64_T, m->direct, &req);
-    if (!kmpi_wait_deadline(&req, deadline)) {
-        free(hall);
-        FAIL_TIMEOUT("the agreement");
-    }
-    for (int r = 1; r < P; r++)
-        if (memcmp(hall, hall + 3 * r, 3 * sizeof *hall) != 0) {
-            st = kmpi_error(KILN_ERROR_MISMATCH,
-                            "%s: the ranks disagree: rank 0 sorts %lld %s elements, rank %d "
-                            "%lld %s elements",
-                            call, (long long)hall[2], kiln_dtype_name((kiln_dtype)hall[1]), r,
-                            (long long)hall[3 * r + 2],
-                            kiln_dtype_name((kiln_dtype)hall[3 * r + 1]));
-            break;
-        }
-    free(hall);
-    if (st != KILN_OK)
-        goto out;
-    if (d->n > (size_t)INT_MAX / es) {
-        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
-                        d->n);
-        goto out;
-    }
-
-    /* 1. the local sort */
-    if ((st = sort_device(q, d->local, keys, c, call)) != KILN_OK)
-        goto out;
-
-    /* 2. samples (valid flag, bits) and splitters */
-    for (int i = 0; i < P - 1; i++) {
-        samp[2 * i] = c > 0;
-        samp[2 * i + 1] = c ? order_bits(dt, keys + ((size_t)(i + 1) * c / (size_t)P) * es) : 0;
-    }
-    MPI_Iallgather(samp, 2 * (P - 1), MPI_UINT64_T, all, 2 * (P - 1), MPI_UINT64_T, m->direct,
-                   &req);
-    if (!kmpi_wait_deadline(&req, deadline))
-        FAIL_TIMEOUT("the samples' all-gather");
-    size_t ns = 0;
-    for (size_t i = 0; i < (size_t)P * (size_t)(P - 1); i++)
-        if (all[2 * i])
-            all[ns++] = all[2 * i + 1];
-    qsort(all, ns, sizeof *all, cmp_u64);
-    for (int j = 0; j < P - 1; j++)
-        spl[j] = ns ? all[(size_t)(j + 1) * ns / (size_t)P] : UINT64_MAX;
-
-    /* 3. cut at the splitters (keys <= spl[j] and > spl[j-1] go to rank j) */
-    size_t at = 0;
-    for (int j = 0; j < P; j++) {
-        size_t b = at;
-        while (b < c && (j == P - 1 || order_bits(dt, keys + b * es) <= spl[j]))
-            b++;
-        sc[j] = (int)((b - at) * es);
-        sd[j] = (int)(at * es);
-        at = b;
-    }
-    MPI_Ialltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->direct, &req);
-    if (!kmpi_wait_deadline(&req, deadline))
-        FAIL_TIMEOUT("the all-to-all of the counts");
-    size_t nb = 0;
-    for (int j = 0; j < P; j++) {
-        rd[j] = (int)nb;
-        nb += (size_t)rc[j];
-    }
-    recv = malloc(nb + 1);
-    if (!recv) {
-        st = kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
-        goto out;
-    }
-    MPI_Ialltoallv(keys, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, m->direct, &req);
-    if (!kmpi_wait_deadline(&req, deadline))
-        FAIL_TIMEOUT("the all-to-all of the keys");
-    nb /= es;
-
-    /* 4. the bucket, sorted on the device */
-    if (nb) {
-        st = kiln_array_from_host(m->ctx, dt, 1, &nb, recv, &bucket);
-        if (st != KILN_OK) {
-            kmpi_error_kiln(st, call);
-            goto out;
-        }
-        if ((st = sort_device(q, bucket, recv, nb, call)) != KILN_OK)
-            goto out;
-    }
-
-    /* 5. back to blocks: the bucket holds global indices [off, off + nb) */
-    uint64_t mine = nb, off = 0;
-    MPI_Iexscan(&mine, &off, 1, MPI_UINT64_T, MPI_SUM, m->direct, &req);
-    if (!kmpi_wait_deadline(&req, deadline))
-        FAIL_TIMEOUT("the scan of the bucket sizes");
-    if (R == 0)
-        off = 0;
-    for (int j = 0; j < P; j++) {
-        size_t s0, cj;
-        kmpi_block_of(d->n, P, j, &s0, &cj);
-        size_t lo = s0 > off ? s0 : off, hi = s0 + cj < off + nb ? s0 + cj : off + nb;
-        sc[j] = hi > lo ? (int)((hi - lo) * es) : 0;
-        sd[j] = hi > lo ? (int)((lo - off) * es) : 0;
-    }
-    MPI_Ialltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->direct, &req);
-    if (!kmpi_wait_deadline(&req, deadline))
-        FAIL_TIMEOUT("the all-to-all of the counts");
-    size_t got = 0;
-    for (int j = 0; j < P; j++) {
-        rd[j] = (int)got;
-        got += (size_t)rc[j];
-    }
-    out = malloc(c * es + 1);
-    if (!out || got != c * es) {
-        st = out ? kmpi_error(KILN_ERROR_INTERNAL, "%s: rank %d got %zu bytes for %zu elements",
-                              call, R, got, c)
-                 : kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
-        goto out;
-    }
-    MPI_Ialltoallv(recv, sc, sd, MPI_BYTE, out, rc, rd, MPI_BYTE, m->direct, &req);
-    if (!kmpi_wait_deadline(&req, deadline))
-        FAIL_TIMEOUT("the all-to-all back to blocks");
-    if (c) {
-        st = kiln_array_write(q, d->local, out);
-        if (st != KILN_OK)
-            kmpi_error_kiln(st, call);
-    }
-out:
-    (void)mdt;
-    kiln_array_release(bucket);
-    free(keys);
-    free(recv);
-    free(out);
-    free(samp);
-    free(all);
-    free(spl);
-    free(sc);
-    free(sd);
-    free(rc);
-    free(rd);
+    sort_job s = { .m = m,
+                   .q = q,
+                   .d = d,
+                   .call = call,
+                   .P = m->size,
+                   .R = m->rank,
+                   .es = kiln_dtype_size(dt),
+                   .c = d->count,
+                   .deadline = kmpi_now_ns() + m->timeout_ms * 1000000ull };
+    kiln_status st = sort_alloc(&s);
+    if (st == KILN_OK)
+        st = sort_agree(&s);
+    if (st == KILN_OK) /* 1. the local sort */
+        st = sort_device(q, d->local, s.keys, s.c, call);
+    if (st == KILN_OK)
+        st = sort_splitters(&s);
+    if (st == KILN_OK)
+        st = sort_to_buckets(&s);
+    if (st == KILN_OK)
+        st = sort_bucket(&s);
+    if (st == KILN_OK)
+        st = sort_to_blocks(&s);
+    sort_job_free(&s);
     return st;
-#undef FAIL_TIMEOUT
 }

@@ -276,18 +276,9 @@ static kiln__hprog *prog_open(const char *so_path, void *binary, size_t size, ch
     return p;
 }
 
-kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device, const char *source,
-                                     const char *options, void **program, char **log) {
-    (void)context;
-    (void)device;
-    char dir[512], path[600];
-    int debug = debug_build();
-    *program = NULL;
-    *log = NULL;
-    if (!make_dir(dir, sizeof dir))
-        return kiln__error_set(KILN_ERROR_BUILD, errno,
-                               "host build: cannot make a temporary directory (%s)",
-                               strerror(errno));
+/* Writes source to dir/kernel.c; on failure removes dir. */
+static kiln_status write_kernel_c(const char *dir, const char *source) {
+    char path[600];
     snprintf(path, sizeof path, "%s/kernel.c", dir);
     /* A bare carriage return ends a line for OpenCL's and NVIDIA's
      * compilers and for core's line map (buildlog.c), not for GCC: make it
@@ -306,48 +297,71 @@ kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
         remove_dir(dir);
         return kiln__error_set(KILN_ERROR_BUILD, errno, "host build: cannot write %s", path);
     }
-    /* 1. preprocess */
+    return KILN_OK;
+}
+
+/* Runs the C compiler in dir: preprocess, kernel.c into kernel.i; else
+ * kernel_host.c into kernel.so. *out gets its output (on a failure, the
+ * log to report); a failure removes dir, unless KILN_HOST_DEBUG keeps it. */
+static kiln_status run_cc(const char *dir, int debug, const char *options, int preprocess,
+                          char **out) {
     argvec a = { 0 };
     int fast = 0;
     av_add(&a, kiln__hcc.path);
-    av_add(&a, "-E");
+    if (preprocess)
+        av_add(&a, "-E");
     common_flags(&a, debug);
     user_options(&a, options, &fast);
     if (fast)
         av_add(&a, "-ffast-math");
-    av_add(&a, "kernel.c");
-    av_add(&a, "-o");
-    av_add(&a, "kernel.i");
-    char *out = NULL;
-    int rc = run_in(dir, a.v, &out);
-    if (rc != 0) {
-        av_free(&a);
-        if (!debug)
-            remove_dir(dir);
-        if (rc < 0) {
-            free(out);
-            return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: cannot run %s",
-                                   kiln__hcc.path);
-        }
-        *log = out ? out : kiln__strdup("the C preprocessor failed");
+    if (preprocess) {
+        av_add(&a, "kernel.c");
+        av_add(&a, "-o");
+        av_add(&a, "kernel.i");
+    } else {
+        av_add(&a, "-shared");
+        av_add(&a, "-fvisibility=hidden");
+        av_add(&a, "kernel_host.c");
+        av_add(&a, "-o");
+        av_add(&a, "kernel.so");
+        av_add(&a, "-lm");
+    }
+    int rc = run_in(dir, a.v, out);
+    av_free(&a);
+    if (rc == 0)
+        return KILN_OK;
+    if (!debug)
+        remove_dir(dir);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: cannot run %s", kiln__hcc.path);
+    }
+    if (preprocess) {
+        *out = *out ? *out : kiln__strdup("the C preprocessor failed");
         return kiln__error_set(KILN_ERROR_BUILD, rc, "host build: the C preprocessor failed");
     }
-    free(out);
+    *out = *out ? *out : kiln__strdup("the C compiler failed");
+    return kiln__error_set(KILN_ERROR_BUILD, rc, "host build: %s failed", kiln__hcc.path);
+}
+
+/* Makes dir/kernel_host.c of the preprocessed dir/kernel.i: rewritten
+ * (rewrite.c), the runtime and the kernels' entry points appended. On
+ * failure removes dir (a rewrite's refusal goes to *log). */
+static kiln_status write_kernel_host_c(const char *dir, char **log) {
+    char path[600];
     size_t ilen = 0;
     snprintf(path, sizeof path, "%s/kernel.i", dir);
     char *pre = read_file(path, &ilen);
     if (!pre) {
-        av_free(&a);
         remove_dir(dir);
         return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: cannot read %s", path);
     }
-    /* 2. rewrite, runtime, entry points */
     kiln__hrw rw;
     char why[256];
     kiln_status st = kiln__hrw_run(pre, &rw, why, sizeof why);
     free(pre);
     if (st != KILN_OK) {
-        av_free(&a);
         remove_dir(dir);
         if (st == KILN_ERROR_BUILD)
             *log = kiln__strdup(why);
@@ -362,7 +376,6 @@ kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
     kiln__hrw_free(&rw);
     if (full.oom) {
         kiln__sb_free(&full);
-        av_free(&a);
         remove_dir(dir);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host build: out of memory");
     }
@@ -371,38 +384,16 @@ kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
     int wrote = text && write_file(path, text, strlen(text));
     free(text);
     if (!wrote) {
-        av_free(&a);
         remove_dir(dir);
         return kiln__error_set(KILN_ERROR_BUILD, errno, "host build: cannot write %s", path);
     }
-    /* 3. compile */
-    argvec b = { 0 };
-    av_add(&b, kiln__hcc.path);
-    common_flags(&b, debug);
-    user_options(&b, options, &fast);
-    if (fast)
-        av_add(&b, "-ffast-math");
-    av_add(&b, "-shared");
-    av_add(&b, "-fvisibility=hidden");
-    av_add(&b, "kernel_host.c");
-    av_add(&b, "-o");
-    av_add(&b, "kernel.so");
-    av_add(&b, "-lm");
-    rc = run_in(dir, b.v, &out);
-    av_free(&a);
-    av_free(&b);
-    if (rc != 0) {
-        if (!debug)
-            remove_dir(dir);
-        if (rc < 0) {
-            free(out);
-            return kiln__error_set(KILN_ERROR_BUILD, 0, "host build: cannot run %s",
-                                   kiln__hcc.path);
-        }
-        *log = out ? out : kiln__strdup("the C compiler failed");
-        return kiln__error_set(KILN_ERROR_BUILD, rc, "host build: %s failed", kiln__hcc.path);
-    }
-    *log = out; /* warnings, or NULL */
+    return KILN_OK;
+}
+
+/* Loads the built dir/kernel.so (its bytes kept as the binary); removes
+ * dir, unless KILN_HOST_DEBUG keeps it. */
+static kiln_status open_kernel_so(const char *dir, int debug, void **program) {
+    char path[600];
     snprintf(path, sizeof path, "%s/kernel.so", dir);
     size_t size = 0;
     void *bin = read_file(path, &size);
@@ -418,6 +409,39 @@ kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device,
     }
     *program = p;
     return KILN_OK;
+}
+
+kiln_status kiln__host_program_build(void *context, const kiln__bdevice *device, const char *source,
+                                     const char *options, void **program, char **log) {
+    (void)context;
+    (void)device;
+    char dir[512];
+    int debug = debug_build();
+    *program = NULL;
+    *log = NULL;
+    if (!make_dir(dir, sizeof dir))
+        return kiln__error_set(KILN_ERROR_BUILD, errno,
+                               "host build: cannot make a temporary directory (%s)",
+                               strerror(errno));
+    kiln_status st = write_kernel_c(dir, source);
+    if (st != KILN_OK)
+        return st;
+    /* 1. preprocess */
+    char *out = NULL;
+    if ((st = run_cc(dir, debug, options, 1, &out)) != KILN_OK) {
+        *log = out;
+        return st;
+    }
+    free(out);
+    /* 2. rewrite, runtime, entry points */
+    if ((st = write_kernel_host_c(dir, log)) != KILN_OK)
+        return st;
+    /* 3. compile */
+    st = run_cc(dir, debug, options, 0, &out);
+    *log = out; /* on success, warnings or NULL */
+    if (st != KILN_OK)
+        return st;
+    return open_kernel_so(dir, debug, program);
 }
 
 kiln_status kiln__host_program_binary(void *program, void **binary, size_t *size) {

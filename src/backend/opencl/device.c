@@ -236,86 +236,50 @@ kiln_status kiln__ocl_partition_counts(const kiln__bdevice *device, const unsign
     return ocl_split(device, 0, counts, num_counts, subdevices, capacity, count);
 }
 
-/* CL_DEVICE_PARTITION_EQUALLY (counts NULL) or _BY_COUNTS. */
-static kiln_status ocl_split(const kiln__bdevice *device, unsigned units_each,
-                             const unsigned *counts, size_t num_counts, kiln__bdevice *subdevices,
-                             size_t capacity, size_t *count) {
-    cl_device_id parent = (cl_device_id)device->handle;
-    cl_device_partition_property eq[3] = { CL_DEVICE_PARTITION_EQUALLY,
-                                           (cl_device_partition_property)units_each, 0 };
-    cl_device_partition_property *props = eq;
-    cl_device_partition_property want =
-        counts ? CL_DEVICE_PARTITION_BY_COUNTS : CL_DEVICE_PARTITION_EQUALLY;
-    if (counts) {
-        props = kiln__calloc(num_counts + 3, sizeof *props);
-        if (!props)
-            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of host memory");
-        props[0] = CL_DEVICE_PARTITION_BY_COUNTS;
-        for (size_t i = 0; i < num_counts; i++)
-            props[1 + i] = (cl_device_partition_property)counts[i];
-        props[1 + num_counts] = CL_DEVICE_PARTITION_BY_COUNTS_LIST_END;
-        props[2 + num_counts] = 0;
-    }
-    kiln_status st = KILN_OK;
+/* Whether device can be split as asked: OpenCL 1.2's clCreateSubDevices,
+ * the partition type (want) among the device's, units_each in range. */
+static kiln_status ocl_split_check(const kiln__bdevice *device, unsigned units_each,
+                                   const unsigned *counts, cl_device_partition_property want) {
     cl_device_partition_property supported[8];
     size_t nsup = 0;
-    cl_uint n = 0;
-    cl_device_id *ids;
-    cl_int err;
     int supports = 0;
-
-    *count = 0;
-    if (!kiln__cl.clCreateSubDevices) {
-        st = kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                             "device fission needs OpenCL 1.2 "
-                             "(clCreateSubDevices is missing)");
-        goto out;
-    }
-    if (kiln__cl.clGetDeviceInfo(parent, CL_DEVICE_PARTITION_PROPERTIES, sizeof supported,
-                                 supported, &nsup) == CL_SUCCESS) {
+    if (!kiln__cl.clCreateSubDevices)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
+                               "device fission needs OpenCL 1.2 "
+                               "(clCreateSubDevices is missing)");
+    if (kiln__cl.clGetDeviceInfo((cl_device_id)device->handle, CL_DEVICE_PARTITION_PROPERTIES,
+                                 sizeof supported, supported, &nsup) == CL_SUCCESS) {
         for (size_t i = 0; i < nsup / sizeof supported[0]; i++)
             if (supported[i] == want)
                 supports = 1;
     }
-    if (!supports) {
-        st = kiln__error_set(
+    if (!supports)
+        return kiln__error_set(
             KILN_ERROR_UNSUPPORTED, 0, "%s cannot be partitioned %s (%s unsupported)",
             device->info.name, counts ? "by counts" : "equally",
             counts ? "CL_DEVICE_PARTITION_BY_COUNTS" : "CL_DEVICE_PARTITION_EQUALLY");
-        goto out;
-    }
-    if (!counts && (units_each == 0 || units_each > device->info.compute_units)) {
-        st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                             "units_each is %u; %s has %u compute units", units_each,
-                             device->info.name, device->info.compute_units);
-        goto out;
-    }
-    err = kiln__cl.clCreateSubDevices(parent, props, 0, NULL, &n);
-    if (err != CL_SUCCESS) {
-        st = kiln__ocl_fail(err, "clCreateSubDevices");
-        if (err == CL_INVALID_VALUE || err == CL_DEVICE_PARTITION_FAILED ||
-            err == CL_INVALID_DEVICE_PARTITION_COUNT)
-            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
-                                 "clCreateSubDevices: %s (%d) splitting %s %s",
-                                 kiln__ocl_error_name(err), (int)err, device->info.name,
-                                 counts ? "by counts" : "into equal parts");
-        goto out;
-    }
-    if (capacity == 0 || !subdevices) {
-        *count = n; /* a query: how many there would be */
-        goto out;
-    }
-    ids = kiln__calloc(n ? n : 1, sizeof *ids);
-    if (!ids) {
-        st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
-                             "device partition: out of host memory");
-        goto out;
-    }
-    err = kiln__cl.clCreateSubDevices(parent, props, n, ids, NULL);
+    if (!counts && (units_each == 0 || units_each > device->info.compute_units))
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "units_each is %u; %s has %u compute units", units_each,
+                               device->info.name, device->info.compute_units);
+    return KILN_OK;
+}
+
+/* Makes the n sub-devices of props and fills up to capacity of them into
+ * subdevices (the rest released); *made_out says how many. On failure none
+ * is left. */
+static kiln_status ocl_split_make(const kiln__bdevice *device,
+                                  const cl_device_partition_property *props, cl_uint n,
+                                  kiln__bdevice *subdevices, size_t capacity, size_t *made_out) {
+    kiln_status st = KILN_OK;
+    cl_device_id *ids = kiln__calloc(n ? n : 1, sizeof *ids);
+    if (!ids)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0,
+                               "device partition: out of host memory");
+    cl_int err = kiln__cl.clCreateSubDevices((cl_device_id)device->handle, props, n, ids, NULL);
     if (err != CL_SUCCESS) {
         free(ids);
-        st = kiln__ocl_fail(err, "clCreateSubDevices");
-        goto out;
+        return kiln__ocl_fail(err, "clCreateSubDevices");
     }
     size_t made = 0;
     for (cl_uint i = 0; i < n; i++) {
@@ -341,9 +305,54 @@ static kiln_status ocl_split(const kiln__bdevice *device, unsigned units_each,
             if (kiln__cl.clReleaseDevice)
                 kiln__cl.clReleaseDevice((cl_device_id)subdevices[i].handle);
         }
+        return st;
+    }
+    *made_out = made;
+    return KILN_OK;
+}
+
+/* CL_DEVICE_PARTITION_EQUALLY (counts NULL) or _BY_COUNTS. */
+static kiln_status ocl_split(const kiln__bdevice *device, unsigned units_each,
+                             const unsigned *counts, size_t num_counts, kiln__bdevice *subdevices,
+                             size_t capacity, size_t *count) {
+    cl_device_id parent = (cl_device_id)device->handle;
+    cl_device_partition_property eq[3] = { CL_DEVICE_PARTITION_EQUALLY,
+                                           (cl_device_partition_property)units_each, 0 };
+    cl_device_partition_property *props = eq;
+    cl_device_partition_property want =
+        counts ? CL_DEVICE_PARTITION_BY_COUNTS : CL_DEVICE_PARTITION_EQUALLY;
+    if (counts) {
+        props = kiln__calloc(num_counts + 3, sizeof *props);
+        if (!props)
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of host memory");
+        props[0] = CL_DEVICE_PARTITION_BY_COUNTS;
+        for (size_t i = 0; i < num_counts; i++)
+            props[1 + i] = (cl_device_partition_property)counts[i];
+        props[1 + num_counts] = CL_DEVICE_PARTITION_BY_COUNTS_LIST_END;
+        props[2 + num_counts] = 0;
+    }
+    cl_uint n = 0;
+    cl_int err;
+
+    *count = 0;
+    kiln_status st = ocl_split_check(device, units_each, counts, want);
+    if (st != KILN_OK)
+        goto out;
+    err = kiln__cl.clCreateSubDevices(parent, props, 0, NULL, &n);
+    if (err != CL_SUCCESS) {
+        st = kiln__ocl_fail(err, "clCreateSubDevices");
+        if (err == CL_INVALID_VALUE || err == CL_DEVICE_PARTITION_FAILED ||
+            err == CL_INVALID_DEVICE_PARTITION_COUNT)
+            st = kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, err,
+                                 "clCreateSubDevices: %s (%d) splitting %s %s",
+                                 kiln__ocl_error_name(err), (int)err, device->info.name,
+                                 counts ? "by counts" : "into equal parts");
         goto out;
     }
-    *count = made;
+    if (capacity == 0 || !subdevices)
+        *count = n; /* a query: how many there would be */
+    else
+        st = ocl_split_make(device, props, n, subdevices, capacity, count);
 out:
     if (props != eq)
         free(props);
