@@ -485,10 +485,9 @@ static void test_after_failure(env *e) {
     CHECK_MSG(got[0] == 3 && got[3] == 6, "after a failed dependency: %d %d (want 3 6)", got[0],
               got[3]);
     CHECK_STATUS(kiln_event_wait(bad2), KILN_ERROR_EVENT_FAILED); /* still reports it */
-    kiln_event_release(bad);
-    kiln_event_release(bad2);
-    kiln_event_release(k1);
-    kiln_event_release(k2);
+    kiln_event *held[] = { bad, bad2, k1, k2 };
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        kiln_event_release(held[i]);
     kiln_buffer_release(b);
 }
 
