@@ -65,6 +65,7 @@ struct kiln_context {
     atomic_int handles;                /* the caller's references and queues */
     struct kiln__attachment *attached; /* kiln_context_attach (attach.c) */
     kiln__pool pool;                   /* pool.c */
+    unsigned char failed_wait_hangs;   /* a PoCL device: see waitlist.c */
 };
 
 struct kiln_queue {

@@ -42,13 +42,16 @@ static kiln_status kiln__bridge(kiln_context *context, kiln_event *foreign, kiln
     return KILN_OK;
 }
 
-/* A user event kiln failed (kiln__event_user_end) stands in a wait list as
- * a completed one: the command behind it runs, as behind any failed user
- * event on CUDA. A failed event wired in as a dependency makes PoCL 5 hang
- * the command, and then every wait on its queue (pocl/pocl#2214). A
- * command enqueued before the failure still fails with it on OpenCL. */
+/* On PoCL a user event kiln failed (kiln__event_user_end) stands in a
+ * wait list as a completed one, so the command behind it runs: PoCL 5
+ * hangs a command wired to an event that has failed already, and then
+ * every later wait on its queue (pocl/pocl#2214). A command enqueued
+ * before the failure still fails with it; other drivers keep their rule
+ * (NVIDIA's OpenCL fails the command, the CUDA backend records its event
+ * failed without running it). */
 static int kiln__failed_here(const kiln_context *context, kiln_event *ev) {
-    return ev->context == context && atomic_load_explicit(&ev->failed, memory_order_acquire);
+    return context->failed_wait_hangs && ev->context == context &&
+           atomic_load_explicit(&ev->failed, memory_order_acquire);
 }
 
 /* A list longer than the stack storage, or one with stand-ins, is one
