@@ -417,11 +417,12 @@ def _is_index_array(k):
     return isinstance(k, (Array, np.ndarray, list)) and not isinstance(k, (bool, np.bool_))
 
 
-def _advanced_flat(a, key):
+def _advanced_key(a, key):
     """Integer-array indexing on any rank (NumPy's rules for integer arrays
-    mixed with ints, slices and '...'): the flat C-order indices (int64,
-    on the device) of the selected elements, shaped as the result, or
-    None when key has no integer array. Bounds are checked (one sync)."""
+    mixed with ints, slices and '...'): the key as kiln_array_index_key
+    takes it (a tuple of slices, ints and kiln integer arrays, one per
+    axis) and the result's shape, or None when key has no integer array.
+    Bounds are checked by the C call (an IndexError)."""
     ks = key if isinstance(key, tuple) else (key,)
     if not builtins.any(_is_index_array(k) for k in ks):
         return None
@@ -430,10 +431,8 @@ def _advanced_flat(a, key):
     items = []
     for k in _normalize_key(ks, a.ndim):
         if isinstance(k, slice):
-            items.append(("s", k))
-        else:
-            if isinstance(k, (bool, np.bool_)):
-                raise IndexError("kiln: a bool scalar mixed with integer-array indices is not supported")
+            items.append(k)
+        elif _is_index_array(k):
             if not isinstance(k, Array):
                 k = np.asarray(k)
                 if k.dtype.kind not in "iu" and k.size:
@@ -441,49 +440,23 @@ def _advanced_flat(a, key):
                 k = asarray(k.astype(np.int64), queue=a.queue)
             elif _np_dtype(k).kind not in "iu":
                 raise IndexError("arrays used as indices must be of integer type")
-            items.append(("a", k))
-    adv = [i for i, (t, _) in enumerate(items) if t == "a"]
+            items.append(k)
+        else:
+            if isinstance(k, (bool, np.bool_)):
+                raise IndexError("kiln: a bool scalar mixed with integer-array indices is not supported")
+            items.append(operator.index(k))
+    adv = [i for i, k in enumerate(items) if not isinstance(k, slice)]
     try:
-        bshape = np.broadcast_shapes(*[k.shape for t, k in items if t == "a"])
+        bshape = np.broadcast_shapes(*[k.shape for k in items if isinstance(k, Array)])
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
-                         f"shapes {[k.shape for t, k in items if t == 'a']}") from None
-    adjacent = adv == list(range(adv[0], adv[-1] + 1))
+                         f"shapes {[k.shape for k in items if isinstance(k, Array)]}") from None
     # the result's axes: slices before, the broadcast block, slices after
-    # (NumPy puts the block first when the integer arrays are not adjacent)
-    first = adv[0] if adjacent else 0
-    slice_dims = [i for i, (t, _) in enumerate(items) if t == "s"]
-    lens = {i: len(range(*items[i][1].indices(a.shape[i]))) for i in slice_dims}
-    before = [i for i in slice_dims if i < first] if adjacent else []
-    after = [i for i in slice_dims if i not in before]
-    out_shape = tuple(lens[i] for i in before) + tuple(bshape) + tuple(lens[i] for i in after)
-    nb = len(before)
-    cstride = [1] * a.ndim
-    for d in range(a.ndim - 2, -1, -1):
-        cstride[d] = cstride[d + 1] * a.shape[d + 1]
-    flat = None
-    for d, (t, k) in enumerate(items):
-        n = a.shape[d]
-        if t == "s":
-            start, _, step = k.indices(n)
-            pos = before.index(d) if d in before else nb + len(bshape) + after.index(d)
-            shp = [1] * len(out_shape)
-            shp[pos] = lens[d]
-            v = arange(lens[d], dtype=np.int64, queue=a.queue) * step + start if lens[d] else \
-                empty((0,), np.int64, a.queue)
-            v = _k.reshape(v, tuple(shp))
-        else:
-            if k.size and n == 0 or (k.size and bool(((k >= n) | (k < -n)).any())):
-                raise IndexError(f"index out of bounds for axis {d} with size {n}")
-            k = k.astype(np.int64) if _np_dtype(k) != np.int64 else k
-            k = where(k < 0, k + n, k)
-            shp = (1,) * nb + (1,) * (len(bshape) - k.ndim) + k.shape + \
-                (1,) * (len(out_shape) - nb - len(bshape))
-            v = _k.reshape(k, shp) if k.ndim or shp else k
-        term = v * cstride[d] if cstride[d] != 1 else v
-        flat = term if flat is None else flat + term
-    flat = broadcast_to(flat, out_shape)
-    return flat, out_shape
+    # (NumPy puts the block first when the integers and arrays are not adjacent)
+    adjacent = adv == list(range(adv[0], adv[-1] + 1))
+    lens = [len(range(*k.indices(a.shape[d]))) for d, k in enumerate(items) if isinstance(k, slice)]
+    before = builtins.sum(1 for k in items[:adv[0]] if isinstance(k, slice)) if adjacent else 0
+    return tuple(items), tuple(lens[:before]) + tuple(bshape) + tuple(lens[before:])
 
 
 def _index_arrays(a, key):
@@ -512,14 +485,10 @@ def _getitem(self, key):
     many = _index_arrays(self, key)
     if many is not None:
         return _k.index_many(self, many)
-    adv = _advanced_flat(self, key) if not (isinstance(key, Array) and _is_bool(key)) and not (
+    adv = _advanced_key(self, key) if not (isinstance(key, Array) and _is_bool(key)) and not (
         isinstance(key, np.ndarray) and key.dtype == BOOL) else None
     if adv is not None:
-        flat, shape = adv
-        if builtins.any(s == 0 for s in shape):
-            return empty(shape, _np_dtype(self), self.queue)
-        r = take(_flat(self), _flat(flat))
-        return _k.reshape(r, shape) if shape != r.shape else r
+        return _k.index_key(self, adv[0])
     k = key
     if isinstance(k, (list, np.ndarray)):
         k = np.asarray(k)
@@ -558,17 +527,17 @@ def _setitem(self, key, value):
         _k.copy(self, where(mask, value, self))
         return
     if not _is_basic(key):
-        flat, shape = _advanced_flat(self, key)
-        if builtins.any(n == 0 for n in shape):
-            return
+        keys, shape = _advanced_key(self, key)
         if not self._contiguous:
             raise IndexError("kiln: integer-array assignment needs a C-contiguous array")
         v = asarray(value, queue=self.queue)
         if _np_dtype(v) != _np_dtype(self):
             v = v.astype(_np_dtype(self))
-        if v.shape != shape:
-            v = broadcast_to(v, shape)
-        _k.put(_flat(self), _flat(flat), _flat(v), 0, 1)
+        if v.size != 1 or v.ndim > len(shape):
+            v = _flat(broadcast_to(v, shape))
+        elif v.ndim != 1:
+            v = v.reshape(1)
+        _k.index_key_put(self, keys, v)
         return
     view = _basic_view(self, key)
     if view.size == 0:

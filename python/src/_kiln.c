@@ -1553,6 +1553,47 @@ static PyObject *mod_take(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* keys (a tuple of slices, ints and kiln arrays, one per leading axis) as
+ * kiln_index_key; 0 with an exception set where one is of another type. */
+static int index_keys(PyObject *keys, kiln_index_key *out, size_t *n) {
+    Py_ssize_t k = PyTuple_Size(keys);
+    if (k < 0 || k > KILN_ARRAY_MAX_DIMS) {
+        PyErr_Format(PyExc_IndexError, "index_key: %zd keys (at most %d)", k, KILN_ARRAY_MAX_DIMS);
+        return 0;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *o = PyTuple_GetItem(keys, j);
+        Py_ssize_t b, e, st;
+        if (PySlice_Check(o)) {
+            if (PySlice_Unpack(o, &b, &e, &st) < 0)
+                return 0;
+            out[j] = KILN_KEY_SLICE(b, e, st);
+        } else if (PyLong_Check(o)) {
+            long long v = PyLong_AsLongLong(o);
+            if (v == -1 && PyErr_Occurred())
+                return 0;
+            out[j] = KILN_KEY_INT(v);
+        } else if (get_array(o, "index_key: a key")) {
+            out[j] = KILN_KEY_ARRAY(ARR(o)->a);
+        } else {
+            return 0;
+        }
+    }
+    *n = (size_t)k;
+    return 1;
+}
+
+/* kiln's refusals of a key as NumPy's IndexError; NULL */
+static PyObject *index_error(kiln_status st) {
+    if (st == KILN_ERROR_EVENT_FAILED)
+        PyErr_SetString(PyExc_IndexError, "an index is out of bounds for its axis");
+    else if (st == KILN_ERROR_MISMATCH || st == KILN_ERROR_OUT_OF_RANGE)
+        PyErr_SetString(PyExc_IndexError, kiln_last_error_message());
+    else
+        return raise_status(st);
+    return NULL;
+}
+
 /* index_many(a, (i0, ..., ik-1)) -> a[i0, ..., ik-1]: one integer index
  * array per leading axis (kiln_array_index_many). Blocks. */
 static PyObject *mod_index_many(PyObject *m, PyObject *args) {
@@ -1578,19 +1619,52 @@ static PyObject *mod_index_many(PyObject *m, PyObject *args) {
     KILN_NOGIL(st = kiln_array_index_many(AQ(a), ARR(a)->a, (size_t)k, ix, 0, NULL, &e, &r);
                if (st == KILN_OK) st = kiln_event_wait(e));
     kiln_event_release(e);
-    if (st != KILN_OK)
+    if (st != KILN_OK) {
         kiln_array_release(r);
-    if (st == KILN_ERROR_EVENT_FAILED) {
-        PyErr_SetString(PyExc_IndexError, "an index is out of bounds for its axis");
-        return NULL;
+        return index_error(st);
     }
-    if (st == KILN_ERROR_MISMATCH || st == KILN_ERROR_OUT_OF_RANGE) { /* NumPy: IndexError */
-        PyErr_SetString(PyExc_IndexError, kiln_last_error_message());
-        return NULL;
-    }
-    if (st != KILN_OK)
-        return raise_status(st);
     return array_wrap(r, ARR(a)->queue, ARR(a)->isbool, 0);
+}
+
+/* index_key(a, keys) -> a[keys] (kiln_array_index_key); blocks. */
+static PyObject *mod_index_key(PyObject *m, PyObject *args) {
+    PyObject *a, *keys;
+    kiln_index_key key[KILN_ARRAY_MAX_DIMS];
+    size_t n = 0;
+    if (!PyArg_ParseTuple(args, "OO!", &a, &PyTuple_Type, &keys) || !get_array(a, "index_key: a") ||
+        !index_keys(keys, key, &n))
+        return NULL;
+    kiln_event *e = NULL;
+    kiln_array *r = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_index_key(AQ(a), ARR(a)->a, n, key, 0, NULL, &e, &r);
+               if (st == KILN_OK) st = kiln_event_wait(e));
+    kiln_event_release(e);
+    if (st != KILN_OK) {
+        kiln_array_release(r);
+        return index_error(st);
+    }
+    return array_wrap(r, ARR(a)->queue, ARR(a)->isbool, 0);
+}
+
+/* index_key_put(a, keys, values): a[keys] = values (one, or one per
+ * element of a[keys]; kiln_array_index_key_put); blocks. */
+static PyObject *mod_index_key_put(PyObject *m, PyObject *args) {
+    PyObject *a, *keys, *v;
+    kiln_index_key key[KILN_ARRAY_MAX_DIMS];
+    size_t n = 0;
+    if (!PyArg_ParseTuple(args, "OO!O", &a, &PyTuple_Type, &keys, &v) ||
+        !get_array(a, "index_key_put: a") || !get_array(v, "index_key_put: values") ||
+        !index_keys(keys, key, &n))
+        return NULL;
+    kiln_event *e = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_index_key_put(AQ(a), ARR(a)->a, n, key, ARR(v)->a, 0, NULL, &e);
+               if (st == KILN_OK) st = kiln_event_wait(e));
+    kiln_event_release(e);
+    if (st != KILN_OK)
+        return index_error(st);
+    Py_RETURN_NONE;
 }
 
 /* mask_fill(a, mask, value bytes) / mask_assign(a, mask, values) */
@@ -3618,6 +3692,8 @@ static PyMethodDef module_methods[] = {
     { "clip", mod_clip, METH_VARARGS, NULL },
     { "take", mod_take, METH_VARARGS, NULL },
     { "index_many", mod_index_many, METH_VARARGS, NULL },
+    { "index_key", mod_index_key, METH_VARARGS, NULL },
+    { "index_key_put", mod_index_key_put, METH_VARARGS, NULL },
     { "mask_fill", mod_mask_fill, METH_VARARGS, NULL },
     { "mask_assign", mod_mask_assign, METH_VARARGS, NULL },
     { "reduce", mod_reduce, METH_VARARGS, NULL },

@@ -284,6 +284,14 @@ def test_integer_array_indexing(shape):
         a[np.array([0, 1, 2]), np.array([0, 1])]
     with pytest.raises(IndexError):
         a[np.array([0.5])]
+    # NumPy checks the indices where a slice empties the result, not where
+    # the indices broadcast to nothing
+    with pytest.raises(IndexError):
+        a[0:0, np.array([shape[1]])]
+    same(a[np.array([], np.int64), np.array([shape[1] + 4])], x[np.array([], np.int64), np.array([shape[1] + 4])])
+    same(a[::2, np.array([1, -1]), 1:], x[::2, np.array([1, -1]), 1:])
+    t = kiln.permute_dims(kiln.asarray(np.ascontiguousarray(x.transpose(2, 0, 1, 3))), (1, 2, 0, 3))
+    same(t[1:, j, ::-1], x[1:, j, ::-1])
 
 
 def test_complex_logs_special_values():
