@@ -309,6 +309,111 @@ static kiln_status count_diff(kiln_queue *q, kiln_array *counts, kiln_array *sta
     return st;
 }
 
+/* unique without counts: the plain selection of the runs' first items.
+ * The warp scan compares each item with its neighbour's kept value (a
+ * shuffle) instead of loading a[i - 1]. */
+static void unique_plain_desc(make_arg *m, kiln__sb *pre, kiln__sb *out_s, kiln_dtype dt, int wide,
+                              const char *ne1, const char *ne1_kept) {
+    m->keep = (kiln__sel_keep){ kiln__bits_type(dt), "kiln_a[i]", ne1_kept, kiln_dtype_size(dt) };
+    kiln__sel_functions(pre, NULL, ne1, 0, "kiln_out[out_index] = kiln_kept", NULL);
+    m->d = kiln__sel_desc(wide, KILN__SEL_STORE, pre->p, "kiln_unique", out_s);
+    m->last = KILN__SEL_COUNT;
+}
+
+/* unique with counts on a CPU, from the runs' starts.
+ * The plain selection's count scan (runs started so far) with
+ * one more store: where run k starts, its start into the scratch
+ * kiln_st[k]; then counts[k] = kiln_st[k + 1] - kiln_st[k]
+ * (count_diff). The GPUs' scan of pairs (below) does it in one
+ * pass, but its operator is a longer serial chain of 64-bit
+ * operations an item, in both of the CPU's passes over the input:
+ * 2.5x slower here at 2^24 items (on an H100 a variant of this
+ * way was no faster than the pairs, and it takes a scratch of 8n
+ * bytes). CPUs store branch-free, as kiln__sel_desc's (select.c):
+ * an item that starts no run stores its start into its
+ * work-group's own cache line past the scratch's n starts (an
+ * element shared by all cores, as the last one of counts, made
+ * them fight over it: 5x slower). */
+static void unique_starts_desc(make_arg *m, kiln__sb *pre, kiln__sb *out_s, int wide,
+                               const char *ne1) {
+    kiln__sel_functions(pre, NULL, ne1, 0, "(void)out_index", NULL);
+    kiln__sb_add(out_s, "\n#if KILN_CPU\n"
+                        "const int kiln_s = item != prev_item;\n"
+                        "kiln_out[kiln_s ? (long)prev_item : n - 1] = "
+                        "kiln_a[i];\n"
+                        "*(kiln_s ? kiln_st + (long)prev_item\n"
+                        "         : kiln_st + n + 8 * (long)(kiln_group_id(0) & "
+                        "63)) = i;\n"
+                        "#else /* not chosen on GPUs */\n"
+                        "if (item != prev_item) {\n"
+                        "    kiln_out[prev_item] = kiln_a[i];\n"
+                        "    kiln_st[prev_item] = i;\n"
+                        "}\n"
+                        "#endif\n"
+                        "if (i == n - 1) kiln_count[0] = (long)item");
+    m->d = KILN_SCAN_DESC(.scan_type = wide ? "long" : "int", .neutral = "0", .scan = "a + b",
+                          .input = "kiln_sel_pred(i, KILN_PASS)", .output = out_s->p,
+                          .preamble = pre->p, .name = "kiln_unique_counts");
+}
+
+/* unique with counts on a GPU: one scan of pairs. */
+static void unique_pairs_desc(make_arg *m, kiln__sb *pre, kiln__sb *out_s, kiln_dtype dt, int wide,
+                              const char *ne1) {
+    char pre_s[640];
+    /* (runs so far, start of the latest run): the start of a run is
+     * known at its end, where its length is written. Below 2^31 items
+     * both halves share one long (c high, s low): a scalar operator
+     * that CPU compilers vectorise, where a struct's is ~5x slower. */
+    if (wide)
+        snprintf(pre_s, sizeof pre_s,
+                 "typedef struct { long c; long s; } kiln_uq_t;\n"
+                 "KILN_FUNC kiln_uq_t kiln_uq_make(long c, long s)\n"
+                 "{ kiln_uq_t r; r.c = c; r.s = s; return r; }\n"
+                 "#define KILN_UQ_C(v) ((v).c)\n"
+                 "#define KILN_UQ_S(v) ((v).s)\n"
+                 "KILN_FUNC kiln_uq_t kiln_uq_op(kiln_uq_t a, kiln_uq_t b)"
+                 "\n{ return kiln_uq_make(a.c + b.c, b.c ? b.s : a.s); }"
+                 "\n");
+    else
+        snprintf(pre_s, sizeof pre_s,
+                 "typedef long kiln_uq_t;\n"
+                 "#define KILN_UQ_LOW 0xffffffffL\n"
+                 "KILN_FUNC long kiln_uq_make(long c, long s)\n"
+                 "{ return (c << 32) | s; }\n"
+                 "#define KILN_UQ_C(v) ((v) >> 32)\n"
+                 "#define KILN_UQ_S(v) ((v) & KILN_UQ_LOW)\n"
+                 "KILN_FUNC long kiln_uq_op(long a, long b)\n"
+                 "{ return ((a & ~KILN_UQ_LOW) + (b & ~KILN_UQ_LOW)) |\n"
+                 "         ((b >> 32) ? (b & KILN_UQ_LOW) : "
+                 "(a & KILN_UQ_LOW)); }\n");
+    kiln__sb_add(pre, pre_s);
+    kiln__sel_functions(pre, NULL, ne1, 0, "(void)out_index", NULL);
+    m->keep = (kiln__sel_keep){ kiln__bits_type(dt), "kiln_a[i]", NULL, kiln_dtype_size(dt) };
+    /* a run ends where the next item starts one (or at the end) */
+    /* branch-free stores on CPUs, as kiln__sel_desc's (select.c) */
+    kiln__sb_add(out_s, "const int kiln_end = (i == n - 1) | "
+                        "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
+                        "\n#if KILN_CPU\n"
+                        "const long kiln_c = KILN_UQ_C(item);\n"
+                        "kiln_out[kiln_c != KILN_UQ_C(prev_item) ? kiln_c - 1 "
+                        ": n - 1] = kiln_kept;\n"
+                        "kiln_cnt[kiln_end ? kiln_c - 1 : n - 1] = "
+                        "i + 1 - KILN_UQ_S(item);\n"
+                        "#else\n"
+                        "const long kiln_c = KILN_UQ_C(item);\n"
+                        "if (kiln_c != KILN_UQ_C(prev_item)) kiln_out[kiln_c - 1] "
+                        "= kiln_kept;\n"
+                        "if (kiln_end) kiln_cnt[kiln_c - 1] = "
+                        "i + 1 - KILN_UQ_S(item);\n"
+                        "#endif\n"
+                        "if (i == n - 1) kiln_count[0] = KILN_UQ_C(item)");
+    m->d = KILN_SCAN_DESC(.scan_type = "kiln_uq_t", .scan_size = wide ? 16 : 8,
+                          .neutral = "kiln_uq_make(0, 0)", .scan = "kiln_uq_op(a, b)",
+                          .input = "kiln_sel_pred(i, KILN_PASS) ? "
+                                   "kiln_uq_make(1, i) : kiln_uq_make(0, 0)",
+                          .output = out_s->p, .preamble = pre->p, .name = "kiln_unique_counts");
+}
+
 kiln_status kiln_array_unique_out(kiln_queue *q, kiln_array *out, kiln_array *counts,
                                   kiln_array *count, int64_t *host_count, kiln_array *a,
                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
@@ -340,7 +445,7 @@ kiln_status kiln_array_unique_out(kiln_queue *q, kiln_array *out, kiln_array *co
     if (st == KILN_OK && counts)
         st = kiln__plan_for(q, &plan);
     int ends = counts && plan.cpu;
-    char args[160], pre_s[640], ne1[160];
+    char args[160], ne1[160];
     snprintf(args, sizeof args, "const %s *kiln_a, %s *kiln_out, %slong *kiln_count", bt, bt,
              !counts ? ""
              : ends  ? "long *kiln_st, "
@@ -350,99 +455,12 @@ kiln_status kiln_array_unique_out(kiln_queue *q, kiln_array *out, kiln_array *co
     run_start_kept(ne1_kept, sizeof ne1_kept, a->dtype);
     kiln__sb pre = { 0 }, key = { 0 }, out_s = { 0 };
     make_arg m = { .args = args, .text = "unique" };
-    if (!counts) {
-        /* the warp scan compares each item with its neighbour's kept
-         * value (a shuffle) instead of loading a[i - 1] */
-        m.keep = (kiln__sel_keep){ bt, "kiln_a[i]", ne1_kept, kiln_dtype_size(a->dtype) };
-        kiln__sel_functions(&pre, NULL, ne1, 0, "kiln_out[out_index] = kiln_kept", NULL);
-        m.d = kiln__sel_desc(wide, KILN__SEL_STORE, pre.p, "kiln_unique", &out_s);
-        m.last = KILN__SEL_COUNT;
-    } else if (ends) {
-        /* The plain selection's count scan (runs started so far) with
-         * one more store: where run k starts, its start into the scratch
-         * kiln_st[k]; then counts[k] = kiln_st[k + 1] - kiln_st[k]
-         * (count_diff). The GPUs' scan of pairs (below) does it in one
-         * pass, but its operator is a longer serial chain of 64-bit
-         * operations an item, in both of the CPU's passes over the input:
-         * 2.5x slower here at 2^24 items (on an H100 a variant of this
-         * way was no faster than the pairs, and it takes a scratch of 8n
-         * bytes). CPUs store branch-free, as kiln__sel_desc's (select.c):
-         * an item that starts no run stores its start into its
-         * work-group's own cache line past the scratch's n starts (an
-         * element shared by all cores, as the last one of counts, made
-         * them fight over it: 5x slower). */
-        kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
-        kiln__sb_add(&out_s, "\n#if KILN_CPU\n"
-                             "const int kiln_s = item != prev_item;\n"
-                             "kiln_out[kiln_s ? (long)prev_item : n - 1] = "
-                             "kiln_a[i];\n"
-                             "*(kiln_s ? kiln_st + (long)prev_item\n"
-                             "         : kiln_st + n + 8 * (long)(kiln_group_id(0) & "
-                             "63)) = i;\n"
-                             "#else /* not chosen on GPUs */\n"
-                             "if (item != prev_item) {\n"
-                             "    kiln_out[prev_item] = kiln_a[i];\n"
-                             "    kiln_st[prev_item] = i;\n"
-                             "}\n"
-                             "#endif\n"
-                             "if (i == n - 1) kiln_count[0] = (long)item");
-        m.d = KILN_SCAN_DESC(.scan_type = wide ? "long" : "int", .neutral = "0", .scan = "a + b",
-                             .input = "kiln_sel_pred(i, KILN_PASS)", .output = out_s.p,
-                             .preamble = pre.p, .name = "kiln_unique_counts");
-    } else {
-        /* (runs so far, start of the latest run): the start of a run is
-         * known at its end, where its length is written. Below 2^31 items
-         * both halves share one long (c high, s low): a scalar operator
-         * that CPU compilers vectorise, where a struct's is ~5x slower. */
-        if (wide)
-            snprintf(pre_s, sizeof pre_s,
-                     "typedef struct { long c; long s; } kiln_uq_t;\n"
-                     "KILN_FUNC kiln_uq_t kiln_uq_make(long c, long s)\n"
-                     "{ kiln_uq_t r; r.c = c; r.s = s; return r; }\n"
-                     "#define KILN_UQ_C(v) ((v).c)\n"
-                     "#define KILN_UQ_S(v) ((v).s)\n"
-                     "KILN_FUNC kiln_uq_t kiln_uq_op(kiln_uq_t a, kiln_uq_t b)"
-                     "\n{ return kiln_uq_make(a.c + b.c, b.c ? b.s : a.s); }"
-                     "\n");
-        else
-            snprintf(pre_s, sizeof pre_s,
-                     "typedef long kiln_uq_t;\n"
-                     "#define KILN_UQ_LOW 0xffffffffL\n"
-                     "KILN_FUNC long kiln_uq_make(long c, long s)\n"
-                     "{ return (c << 32) | s; }\n"
-                     "#define KILN_UQ_C(v) ((v) >> 32)\n"
-                     "#define KILN_UQ_S(v) ((v) & KILN_UQ_LOW)\n"
-                     "KILN_FUNC long kiln_uq_op(long a, long b)\n"
-                     "{ return ((a & ~KILN_UQ_LOW) + (b & ~KILN_UQ_LOW)) |\n"
-                     "         ((b >> 32) ? (b & KILN_UQ_LOW) : "
-                     "(a & KILN_UQ_LOW)); }\n");
-        kiln__sb_add(&pre, pre_s);
-        kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
-        m.keep = (kiln__sel_keep){ bt, "kiln_a[i]", NULL, kiln_dtype_size(a->dtype) };
-        /* a run ends where the next item starts one (or at the end) */
-        /* branch-free stores on CPUs, as kiln__sel_desc's (select.c) */
-        kiln__sb_add(&out_s, "const int kiln_end = (i == n - 1) | "
-                             "kiln_sel_pred(i + (i < n - 1), KILN_PASS);\n"
-                             "\n#if KILN_CPU\n"
-                             "const long kiln_c = KILN_UQ_C(item);\n"
-                             "kiln_out[kiln_c != KILN_UQ_C(prev_item) ? kiln_c - 1 "
-                             ": n - 1] = kiln_kept;\n"
-                             "kiln_cnt[kiln_end ? kiln_c - 1 : n - 1] = "
-                             "i + 1 - KILN_UQ_S(item);\n"
-                             "#else\n"
-                             "const long kiln_c = KILN_UQ_C(item);\n"
-                             "if (kiln_c != KILN_UQ_C(prev_item)) kiln_out[kiln_c - 1] "
-                             "= kiln_kept;\n"
-                             "if (kiln_end) kiln_cnt[kiln_c - 1] = "
-                             "i + 1 - KILN_UQ_S(item);\n"
-                             "#endif\n"
-                             "if (i == n - 1) kiln_count[0] = KILN_UQ_C(item)");
-        m.d = KILN_SCAN_DESC(.scan_type = "kiln_uq_t", .scan_size = wide ? 16 : 8,
-                             .neutral = "kiln_uq_make(0, 0)", .scan = "kiln_uq_op(a, b)",
-                             .input = "kiln_sel_pred(i, KILN_PASS) ? "
-                                      "kiln_uq_make(1, i) : kiln_uq_make(0, 0)",
-                             .output = out_s.p, .preamble = pre.p, .name = "kiln_unique_counts");
-    }
+    if (!counts)
+        unique_plain_desc(&m, &pre, &out_s, a->dtype, wide, ne1, ne1_kept);
+    else if (ends)
+        unique_starts_desc(&m, &pre, &out_s, wide, ne1);
+    else
+        unique_pairs_desc(&m, &pre, &out_s, a->dtype, wide, ne1);
     kiln__sb_addf(&key, "unique|%s|%d|%d", kiln_dtype_name(a->dtype), wide, counts ? 1 + ends : 0);
     kiln_array ha = dn.a[0] ? bits_view(dn.a[0]) : *a, ho = bits_view(out);
     /* the runs' starts (counts only): a scratch buffer of n, then 64
@@ -483,14 +501,11 @@ kiln_status kiln_array_unique_out(kiln_queue *q, kiln_array *out, kiln_array *co
     return kiln__sel_count_end(q, st, dev, temp, host_count, &e, event);
 }
 
-/* reduce_by_key: a scan of (runs so far, value folded since the latest run
- * start), the segmented-scan pair: b's value wins where b holds a start. */
-static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov, kiln_array *count,
-                       int64_t *host_count, kiln_array *keys, kiln_array *values,
-                       const char *reduce, const char *neutral, const char *opname, size_t num_wait,
-                       kiln_event *const *wait, kiln_event **event, const char *what) {
-    if (event)
-        *event = NULL;
+/* reduce_by_key's arguments: inputs of equal sizes, the texts, outputs
+ * sharing no buffer with each other or an input. */
+static kiln_status rbk_check(kiln_queue *q, kiln_array *ok, kiln_array *ov, kiln_array *keys,
+                             kiln_array *values, const char *reduce, const char *neutral,
+                             const char *what) {
     kiln__check ck = KILN__CHECK_INIT;
     KILN__CHECK_CALL(&ck, need(q, "queue", what));
     KILN__CHECK_CALL(&ck, check_in(q, keys, "keys", what));
@@ -507,7 +522,40 @@ static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov, kiln_array
         "%s: the outputs share a buffer with each "
         "other or an input",
         what);
-    kiln_status st = ck.st;
+    return ck.st;
+}
+
+/* reduce_by_key's pair type kiln_rk_t (a count of type it, a value of
+ * type at) and its operator, around the user's reduce and neutral texts. */
+static void rbk_operator(kiln__sb *pre, const char *it, const char *at, const char *reduce,
+                         const char *neutral) {
+    kiln__sb_addf(pre,
+                  "typedef struct { %s c; %s v; } kiln_rk_t;\n"
+                  "KILN_FUNC kiln_rk_t kiln_rk_make(%s c, %s v)\n"
+                  "{ kiln_rk_t r; r.c = c; r.v = v; return r; }\n"
+                  "KILN_FUNC %s kiln_rk_red(%s a, %s b)\n{\n    return (\n",
+                  it, at, it, at, at, at, at);
+    kiln__gen_user(pre, "reduce", reduce);
+    kiln__sb_addf(pre,
+                  ");\n}\nKILN_FUNC %s kiln_rk_neutral(void)\n{\n"
+                  "    return (\n",
+                  at);
+    kiln__gen_user(pre, "neutral", neutral);
+    kiln__sb_add(pre, ");\n}\n"
+                      "KILN_FUNC kiln_rk_t kiln_rk_op(kiln_rk_t a, kiln_rk_t b)\n"
+                      "{ return kiln_rk_make(a.c + b.c, b.c ? b.v : "
+                      "kiln_rk_red(a.v, b.v)); }\n");
+}
+
+/* reduce_by_key: a scan of (runs so far, value folded since the latest run
+ * start), the segmented-scan pair: b's value wins where b holds a start. */
+static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov, kiln_array *count,
+                       int64_t *host_count, kiln_array *keys, kiln_array *values,
+                       const char *reduce, const char *neutral, const char *opname, size_t num_wait,
+                       kiln_event *const *wait, kiln_event **event, const char *what) {
+    if (event)
+        *event = NULL;
+    kiln_status st = rbk_check(q, ok, ov, keys, values, reduce, neutral, what);
     kiln_array *dev = NULL;
     int temp = 0;
     if (st == KILN_OK)
@@ -536,22 +584,7 @@ static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov, kiln_array
     load(lv, sizeof lv, vd, "kiln_v[i]");
     snprintf(sv, sizeof sv, vd == KILN_FLOAT16 ? "kiln_f2h(item.v)" : "(%s)item.v", vt);
     kiln__sb pre = { 0 }, key = { 0 }, out_s = { 0 }, in_s = { 0 }, text = { 0 };
-    kiln__sb_addf(&pre,
-                  "typedef struct { %s c; %s v; } kiln_rk_t;\n"
-                  "KILN_FUNC kiln_rk_t kiln_rk_make(%s c, %s v)\n"
-                  "{ kiln_rk_t r; r.c = c; r.v = v; return r; }\n"
-                  "KILN_FUNC %s kiln_rk_red(%s a, %s b)\n{\n    return (\n",
-                  it, at, it, at, at, at, at);
-    kiln__gen_user(&pre, "reduce", reduce);
-    kiln__sb_addf(&pre,
-                  ");\n}\nKILN_FUNC %s kiln_rk_neutral(void)\n{\n"
-                  "    return (\n",
-                  at);
-    kiln__gen_user(&pre, "neutral", neutral);
-    kiln__sb_add(&pre, ");\n}\n"
-                       "KILN_FUNC kiln_rk_t kiln_rk_op(kiln_rk_t a, kiln_rk_t b)\n"
-                       "{ return kiln_rk_make(a.c + b.c, b.c ? b.v : "
-                       "kiln_rk_red(a.v, b.v)); }\n");
+    rbk_operator(&pre, it, at, reduce, neutral);
     kiln__sel_functions(&pre, NULL, ne1, 0, "(void)out_index", NULL);
     kiln__sb_addf(&in_s, "kiln_rk_make(kiln_sel_pred(i, KILN_PASS), %s)", lv);
     /* a run's value is stored at its end; branch-free on CPUs, as
