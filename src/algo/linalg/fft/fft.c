@@ -162,16 +162,11 @@ static kiln_status dense_of(kiln_queue *q, kiln_array *x, int copy, kiln_array *
     return st;
 }
 
-static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_array *out,
-                             kiln_array *in, unsigned axes, int inverse, kiln_fft_norm norm,
-                             size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__array_check_queue(q, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, in, what);
-    if (st != KILN_OK)
-        return st;
+/* Checks the norm, the axes and the operands' dtypes and shapes of a
+ * transform of kind; *rd: the real side's dtype. */
+static kiln_status check_operands(const char *what, int kind, const kiln_array *out,
+                                  const kiln_array *in, unsigned axes, kiln_fft_norm norm,
+                                  kiln_dtype *rd) {
     if ((unsigned)norm > 2)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: unknown norm %d", what,
                                (int)norm);
@@ -182,10 +177,10 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
                                what, axes, in->ndim);
     /* dtypes: complex in and out (C2C), real in (R2C), real out (C2R) */
     kiln_dtype cd = kind == KILN__FFT_R2C ? out->dtype : in->dtype;
-    kiln_dtype rd = kind == KILN__FFT_R2C   ? in->dtype
-                    : kind == KILN__FFT_C2R ? out->dtype
-                                            : kiln__complex_part_dtype(cd);
-    if (!kiln__is_complex_dtype(cd) || kiln__complex_part_dtype(cd) != rd ||
+    *rd = kind == KILN__FFT_R2C   ? in->dtype
+          : kind == KILN__FFT_C2R ? out->dtype
+                                  : kiln__complex_part_dtype(cd);
+    if (!kiln__is_complex_dtype(cd) || kiln__complex_part_dtype(cd) != *rd ||
         (kind == KILN__FFT_C2C && out->dtype != in->dtype)) {
         char ti[96], to[96];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: dtypes do not fit (in %s, out %s)",
@@ -212,19 +207,27 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
                                                      : "; the complex side's last length is "
                                                        "n/2 + 1 of the real side's n");
     }
+    return KILN_OK;
+}
+
+/* The provider's description *f of a checked transform (buffers not yet
+ * set): lengths, batch, distances and NumPy's scale; *empty when there is
+ * nothing to transform. */
+static kiln_status describe(const char *what, int kind, const kiln_array *out, const kiln_array *in,
+                            kiln_dtype rd, unsigned axes, int inverse, kiln_fft_norm norm,
+                            kiln__fft *f, int *empty) {
     const kiln_array *real_side = kind == KILN__FFT_C2R ? out : in;
-    kiln__fft f;
-    memset(&f, 0, sizeof f);
-    f.kind = kind;
-    f.ctx = in->context;
-    f.dbl = rd == KILN_FLOAT64;
-    f.inverse = inverse;
-    f.rank = axes;
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->ctx = in->context;
+    f->dbl = rd == KILN_FLOAT64;
+    f->inverse = inverse;
+    f->rank = axes;
     size_t total = 1, batch = 1;
     for (unsigned d = 0; d < in->ndim; d++) {
         size_t len = real_side->shape[d];
         if (d + axes >= in->ndim) {
-            f.n[d + axes - in->ndim] = len;
+            f->n[d + axes - in->ndim] = len;
             total *= len;
         } else {
             batch *= len;
@@ -233,7 +236,7 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
     /* NumPy raises for a transformed length of 0 ("Invalid number of FFT
      * data points"); an empty batch is an empty result. */
     for (unsigned k = 0; k < axes; k++)
-        if (!f.n[k]) {
+        if (!f->n[k]) {
             char ti[96];
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "%s: transformed axis %u of %s has length 0 (NumPy: "
@@ -241,23 +244,24 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
                                    what, in->ndim - axes + k,
                                    kiln__array_describe(real_side, ti, sizeof ti));
         }
-    f.batch = batch;
-    size_t inner = total / (f.n[axes - 1] ? f.n[axes - 1] : 1);
-    size_t half = f.n[axes - 1] / 2 + 1;
-    f.idist = kind == KILN__FFT_C2R ? inner * half : total;
-    f.odist = kind == KILN__FFT_R2C ? inner * half : total;
+    f->batch = batch;
+    size_t inner = total / (f->n[axes - 1] ? f->n[axes - 1] : 1);
+    size_t half = f->n[axes - 1] / 2 + 1;
+    f->idist = kind == KILN__FFT_C2R ? inner * half : total;
+    f->odist = kind == KILN__FFT_R2C ? inner * half : total;
     double sc = norm == KILN_FFT_NORM_ORTHO                          ? 1 / sqrt((double)total)
                 : (norm == KILN_FFT_NORM_BACKWARD) == (inverse != 0) ? 1 / (double)total
                                                                      : 1;
-    f.scale = total ? sc : 1;
-    if (total == 0 || batch == 0)
-        return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
-    const kiln__fft_provider *p = provider_for(q);
-    if (!p)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: no FFT library for this device",
-                               what);
-    st = p->load();
-    if (st == KILN_OK && f.dbl) {
+    f->scale = total ? sc : 1;
+    *empty = total == 0 || batch == 0;
+    return KILN_OK;
+}
+
+/* Loads provider p and checks that it can run f on q's device (fp64 for
+ * double precision). */
+static kiln_status provider_ready(kiln_queue *q, const kiln__fft_provider *p, const kiln__fft *f) {
+    kiln_status st = p->load();
+    if (st == KILN_OK && f->dbl) {
         kiln_device_info info;
         memset(&info, 0, sizeof info);
         kiln_device_get_info(kiln_queue_device(q), &info);
@@ -268,7 +272,49 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
                                  info.name);
     }
     if (st == KILN_OK)
-        st = p->check(q, &f);
+        st = p->check(q, f);
+    return st;
+}
+
+/* Runs f with provider p: a host task over the buffers' host memory for
+ * a host library, else enqueued on q. */
+static kiln_status execute(kiln_queue *q, const kiln__fft_provider *p, const kiln__fft *f,
+                           const char *what) {
+    if (!p->host)
+        return p->exec(q, f);
+    fft_task *t = kiln__malloc(sizeof *t);
+    if (!t)
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
+    t->p = p;
+    t->f = *f;
+    kiln_buffer *bufs[2] = { f->in, f->out };
+    return kiln__host_task(q, 2, bufs, host_run, t, free, 0, NULL, NULL);
+}
+
+static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_array *out,
+                             kiln_array *in, unsigned axes, int inverse, kiln_fft_norm norm,
+                             size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    if (event)
+        *event = NULL;
+    kiln_status st = kiln__array_check_queue(q, out, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, in, what);
+    kiln_dtype rd = (kiln_dtype)0;
+    if (st == KILN_OK)
+        st = check_operands(what, kind, out, in, axes, norm, &rd);
+    kiln__fft f;
+    int empty = 0;
+    if (st == KILN_OK)
+        st = describe(what, kind, out, in, rd, axes, inverse, norm, &f, &empty);
+    if (st != KILN_OK)
+        return st;
+    if (empty)
+        return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
+    const kiln__fft_provider *p = provider_for(q);
+    if (!p)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: no FFT library for this device",
+                               what);
+    st = provider_ready(q, p, &f);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
     kiln_array *src = NULL, *dst = NULL, *tsrc = NULL, *tdst = NULL;
@@ -289,19 +335,7 @@ static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_arr
     if (st == KILN_OK) {
         f.in = src->buffer;
         f.out = dst->buffer;
-        if (p->host) {
-            fft_task *t = kiln__malloc(sizeof *t);
-            if (!t) {
-                st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
-            } else {
-                t->p = p;
-                t->f = f;
-                kiln_buffer *bufs[2] = { f.in, f.out };
-                st = kiln__host_task(q, 2, bufs, host_run, t, free, 0, NULL, NULL);
-            }
-        } else {
-            st = p->exec(q, &f);
-        }
+        st = execute(q, p, &f, what);
     }
     int scaled = p->scales == 1 || (p->scales == 2 && !f.dbl);
     if (st == KILN_OK && !scaled && f.scale != 1) {
