@@ -241,9 +241,11 @@ static int vec_io(const kiln_scan *s, kiln__sb *sb) {
     return 1;
 }
 
-/* The whole generated source (without the backend prelude) of a variant. */
-kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan, kiln__sb *sb) {
-    int kind = kiln__scan_template(s, plan);
+/* The variant's shape: the device's defines, work-group size, items a
+ * work-item scans, packing, padding, and vec_io's quads where they
+ * apply. */
+static void scan_shape_defines(const kiln_scan *s, int kind, int strided, const kiln__plan *plan,
+                               kiln__sb *sb) {
     kiln__gen_device_defines(sb, plan);
     kiln__sb_addf(sb,
                   "#define KILN_LOCAL_SIZE %zu\n"
@@ -266,16 +268,20 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan,
     if (vec && kind != KILN__SCAN_THREEPHASE && !strided && !s->keep &&
         kiln__scan_items(kind, s, plan) % 4 == 0)
         vec_io(s, sb);
-    /* a kept value (kiln_scan.keep): carried in registers from the load
-     * to the output by the warp scan (its loads and outputs handle item i
-     * in the same thread; so does the OpenCL single pass, with
-     * KILN_SCAN_KEEP=1), else evaluated again by kiln_output. The output
-     * text's helpers take it through KILN_KEPT_PARAM / KILN_KEPT_ARG.
-     * H100, 2^28 float32 copy_if, two rounds: cuda:0 0.862 / 0.880 ms
-     * without, 0.790 / 0.804 with; NVIDIA's OpenCL 0.903 / 0.887 without,
-     * 1.000 / 0.955 with. By default only where measured: values and
-     * counts of up to 4 bytes (8-byte values would take the warp scan from
-     * 6 blocks an SM to 2, and 3 were already 20% slower for 4-byte ones). */
+}
+
+/* The kept value's defines; 1 when it rides in registers. A kept value
+ * (kiln_scan.keep): carried in registers from the load to the output by
+ * the warp scan (its loads and outputs handle item i in the same thread;
+ * so does the OpenCL single pass, with KILN_SCAN_KEEP=1), else evaluated
+ * again by kiln_output. The output text's helpers take it through
+ * KILN_KEPT_PARAM / KILN_KEPT_ARG. H100, 2^28 float32 copy_if, two
+ * rounds: cuda:0 0.862 / 0.880 ms without, 0.790 / 0.804 with; NVIDIA's
+ * OpenCL 0.903 / 0.887 without, 1.000 / 0.955 with. By default only where
+ * measured: values and counts of up to 4 bytes (8-byte values would take
+ * the warp scan from 6 blocks an SM to 2, and 3 were already 20% slower
+ * for 4-byte ones). */
+static int scan_keep_defines(const kiln_scan *s, int kind, kiln__sb *sb) {
     int keep_knob = kiln__knobs_get()->scan_keep;
     int keep_small = s->keep_size <= 4 && s->scan_size <= 4;
     int keep_regs =
@@ -291,6 +297,13 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan,
     else
         kiln__sb_add(sb, "#define KILN_SCAN_KEEP 0\n#define KILN_KEPT_PARAM\n"
                          "#define KILN_KEPT_ARG\n");
+    return keep_regs;
+}
+
+/* The single-pass templates' look-back: the OpenCL totals scan and
+ * pauses, the warp scan's polling and blocks an SM. */
+static void scan_lookback_defines(const kiln_scan *s, int kind, int keep_regs,
+                                  const kiln__plan *plan, kiln__sb *sb) {
     /* the OpenCL template's totals scan: one barrier a step with two
      * buffers, where local memory allows */
     if (kind == KILN__SCAN_ONEPASS_CL) {
@@ -331,6 +344,11 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan,
                       "#define KILN_LB_EVERY %d\n",
                       lb, sleep_ns, minb, pre_ns, every);
     }
+}
+
+/* The functions of the user's texts: the scan type, neutral, operator,
+ * input, segment start and kept value. */
+static void scan_functions(const kiln_scan *s, int kind, int strided, int keep_regs, kiln__sb *sb) {
     kiln__gen_common(sb, &s->gen.args, strided, s->preamble);
     kiln__sb_add(sb, "typedef\n");
     kiln__gen_user(sb, "scan_type", s->scan_type);
@@ -359,6 +377,10 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan,
                               "KILN_PARAMS)",
                               1, "input", s->keep_input);
     }
+}
+
+/* kiln_output, from the output text, and the last item's statement. */
+static void scan_output(const kiln_scan *s, int kind, int keep_regs, kiln__sb *sb) {
     kiln__sb_addf(sb,
                   "KILN_FUNC void kiln_output(long i, kiln_scan_t "
                   "item, kiln_scan_t prev_item, %sKILN_PARAMS)\n{\n"
@@ -384,5 +406,15 @@ kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan,
         kiln__gen_user(sb, "output", s->last);
         kiln__sb_add(sb, ";\n}\n");
     }
+}
+
+/* The whole generated source (without the backend prelude) of a variant. */
+kiln_status kiln__scan_source(kiln_scan *s, int strided, const kiln__plan *plan, kiln__sb *sb) {
+    int kind = kiln__scan_template(s, plan);
+    scan_shape_defines(s, kind, strided, plan, sb);
+    int keep_regs = scan_keep_defines(s, kind, sb);
+    scan_lookback_defines(s, kind, keep_regs, plan, sb);
+    scan_functions(s, kind, strided, keep_regs, sb);
+    scan_output(s, kind, keep_regs, sb);
     return kiln__gen_template(sb, kTemplates[kind].file, s->gen.name, &s->gen.args, strided);
 }
