@@ -223,102 +223,119 @@ static const char *fsfx(kiln_dtype d) {
     return d == KILN_FLOAT64 ? "" : "f";
 }
 
+/* Integer a ** b, by squaring and multiplying (NULL for floats: pow). */
+static const char *pow_text(char k, const char *t, const char *ut, char *buf, size_t cap) {
+    if (k == 'f')
+        return NULL;
+    /* square and multiply in the unsigned type: wraps, as NumPy */
+    snprintf(buf, cap,
+             "KILN_FUNC %s kiln_op_pow(%s a, %s b)\n"
+             "{\n"
+             "%s"
+             "    %s r = 1, x = (%s)a, e = (%s)b;\n"
+             "    while (e) {\n"
+             "        if (e & 1)\n"
+             "            r *= x;\n"
+             "        x *= x;\n"
+             "        e >>= 1;\n"
+             "    }\n"
+             "    return (%s)r;\n"
+             "}\n",
+             t, t, t,
+             k == 'i' ? "    if (b < 0) /* the integer part of a ** b */\n"
+                        "        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+                      : "",
+             ut, ut, ut, t);
+    return buf;
+}
+
+/* a // b, rounding to minus infinity as NumPy; 0 for an integer
+ * divided by 0. */
+static const char *floor_divide_text(char k, const char *t, const char *ut, const char *f,
+                                     char *buf, size_t cap) {
+    if (k == 'f') /* NumPy's npy_floor_divide / npy_divmod */
+        snprintf(buf, cap,
+                 "KILN_FUNC %s kiln_op_floor_divide(%s a, %s b)\n"
+                 "{\n"
+                 "    if (b == 0)\n"
+                 "        return a / b;\n"
+                 "    %s mod = fmod(a, b);\n"
+                 "    %s div = (a - mod) / b;\n"
+                 "    if (mod != 0 && (b < 0) != (mod < 0))\n"
+                 "        div -= 1.0%s;\n"
+                 "    if (div == 0)\n"
+                 "        return copysign((%s)0, a / b);\n"
+                 "    %s fl = floor(div);\n"
+                 "    return div - fl > 0.5%s ? fl + 1.0%s : fl;\n"
+                 "}\n",
+                 t, t, t, t, t, f, t, t, f, f);
+    else if (k == 'i')
+        snprintf(buf, cap,
+                 "KILN_FUNC %s kiln_op_floor_divide(%s a, %s b)\n"
+                 "{\n"
+                 "    if (b == 0)\n"
+                 "        return 0;\n"
+                 "    if (b == -1) /* INT_MIN // -1 wraps */\n"
+                 "        return (%s)(0 - (%s)a);\n"
+                 "    %s q = a / b;\n"
+                 "    return (a %% b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
+                 "}\n",
+                 t, t, t, t, ut, t);
+    else
+        snprintf(buf, cap,
+                 "KILN_FUNC %s kiln_op_floor_divide(%s a, %s b)\n"
+                 "{\n"
+                 "    return b == 0 ? 0 : a / b;\n"
+                 "}\n",
+                 t, t, t);
+    return buf;
+}
+
+/* a % b with the sign of b (Python's); 0 for an integer divided by 0. */
+static const char *remainder_text(char k, const char *t, char *buf, size_t cap) {
+    if (k == 'f')
+        snprintf(buf, cap,
+                 "KILN_FUNC %s kiln_op_remainder(%s a, %s b)\n"
+                 "{\n"
+                 "    %s mod = fmod(a, b);\n"
+                 "    if (b == 0)\n"
+                 "        return mod;\n"
+                 "    if (mod == 0)\n"
+                 "        return copysign((%s)0, b);\n"
+                 "    return (b < 0) != (mod < 0) ? mod + b : mod;\n"
+                 "}\n",
+                 t, t, t, t, t);
+    else if (k == 'i')
+        snprintf(buf, cap,
+                 "KILN_FUNC %s kiln_op_remainder(%s a, %s b)\n"
+                 "{\n"
+                 "    if (b == 0 || b == -1)\n"
+                 "        return 0;\n"
+                 "    %s r = a %% b;\n"
+                 "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
+                 "}\n",
+                 t, t, t, t);
+    else
+        snprintf(buf, cap,
+                 "KILN_FUNC %s kiln_op_remainder(%s a, %s b)\n"
+                 "{\n"
+                 "    return b == 0 ? 0 : a %% b;\n"
+                 "}\n",
+                 t, t, t);
+    return buf;
+}
+
 const char *kiln__binary_preamble(kiln_binary_op op, kiln_dtype d, char *buf, size_t cap) {
     const char *t = kiln__compute_type(d), *ut = unsigned_of(d), *f = fsfx(d);
     char k = kiln__dtype_kind(d);
     unsigned bits = 8 * (unsigned)kiln_dtype_size(d);
     switch (op) {
     case KILN_OP_POW:
-        if (k == 'f')
-            return NULL;
-        /* square and multiply in the unsigned type: wraps, as NumPy */
-        snprintf(buf, cap,
-                 "KILN_FUNC %s kiln_op_pow(%s a, %s b)\n"
-                 "{\n"
-                 "%s"
-                 "    %s r = 1, x = (%s)a, e = (%s)b;\n"
-                 "    while (e) {\n"
-                 "        if (e & 1)\n"
-                 "            r *= x;\n"
-                 "        x *= x;\n"
-                 "        e >>= 1;\n"
-                 "    }\n"
-                 "    return (%s)r;\n"
-                 "}\n",
-                 t, t, t,
-                 k == 'i' ? "    if (b < 0) /* the integer part of a ** b */\n"
-                            "        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
-                          : "",
-                 ut, ut, ut, t);
-        return buf;
+        return pow_text(k, t, ut, buf, cap);
     case KILN_OP_FLOOR_DIVIDE:
-        if (k == 'f') /* NumPy's npy_floor_divide / npy_divmod */
-            snprintf(buf, cap,
-                     "KILN_FUNC %s kiln_op_floor_divide(%s a, %s b)\n"
-                     "{\n"
-                     "    if (b == 0)\n"
-                     "        return a / b;\n"
-                     "    %s mod = fmod(a, b);\n"
-                     "    %s div = (a - mod) / b;\n"
-                     "    if (mod != 0 && (b < 0) != (mod < 0))\n"
-                     "        div -= 1.0%s;\n"
-                     "    if (div == 0)\n"
-                     "        return copysign((%s)0, a / b);\n"
-                     "    %s fl = floor(div);\n"
-                     "    return div - fl > 0.5%s ? fl + 1.0%s : fl;\n"
-                     "}\n",
-                     t, t, t, t, t, f, t, t, f, f);
-        else if (k == 'i')
-            snprintf(buf, cap,
-                     "KILN_FUNC %s kiln_op_floor_divide(%s a, %s b)\n"
-                     "{\n"
-                     "    if (b == 0)\n"
-                     "        return 0;\n"
-                     "    if (b == -1) /* INT_MIN // -1 wraps */\n"
-                     "        return (%s)(0 - (%s)a);\n"
-                     "    %s q = a / b;\n"
-                     "    return (a %% b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
-                     "}\n",
-                     t, t, t, t, ut, t);
-        else
-            snprintf(buf, cap,
-                     "KILN_FUNC %s kiln_op_floor_divide(%s a, %s b)\n"
-                     "{\n"
-                     "    return b == 0 ? 0 : a / b;\n"
-                     "}\n",
-                     t, t, t);
-        return buf;
+        return floor_divide_text(k, t, ut, f, buf, cap);
     case KILN_OP_REMAINDER:
-        if (k == 'f')
-            snprintf(buf, cap,
-                     "KILN_FUNC %s kiln_op_remainder(%s a, %s b)\n"
-                     "{\n"
-                     "    %s mod = fmod(a, b);\n"
-                     "    if (b == 0)\n"
-                     "        return mod;\n"
-                     "    if (mod == 0)\n"
-                     "        return copysign((%s)0, b);\n"
-                     "    return (b < 0) != (mod < 0) ? mod + b : mod;\n"
-                     "}\n",
-                     t, t, t, t, t);
-        else if (k == 'i')
-            snprintf(buf, cap,
-                     "KILN_FUNC %s kiln_op_remainder(%s a, %s b)\n"
-                     "{\n"
-                     "    if (b == 0 || b == -1)\n"
-                     "        return 0;\n"
-                     "    %s r = a %% b;\n"
-                     "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
-                     "}\n",
-                     t, t, t, t);
-        else
-            snprintf(buf, cap,
-                     "KILN_FUNC %s kiln_op_remainder(%s a, %s b)\n"
-                     "{\n"
-                     "    return b == 0 ? 0 : a %% b;\n"
-                     "}\n",
-                     t, t, t);
-        return buf;
+        return remainder_text(k, t, buf, cap);
     case KILN_OP_LEFT_SHIFT:
         snprintf(buf, cap,
                  "KILN_FUNC %s kiln_op_left_shift(%s a, %s b)\n"
