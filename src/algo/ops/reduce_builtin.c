@@ -150,6 +150,40 @@ void kiln__arg_desc(int mx, kiln_dtype et, const char *X, kiln__arg_text *tx,
     d->name = mx ? "kiln_argmax" : "kiln_argmin";
 }
 
+/* The reduction op of a complex array a (kiln__complex_reduce_desc). */
+static kiln_status reduce_complex(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
+                                  kiln_array *result, void *host_result, size_t num_wait,
+                                  kiln_event *const *wait, kiln_event **event) {
+    kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
+    const char *cfin = NULL;
+    kiln_status cst = kiln__complex_reduce_desc(op, a->dtype, &cd, &cfin);
+    kiln_arg cv = KILN_ARG_ARRAY(a);
+    const unsigned char fk[3] = { 'R', (unsigned char)op, (unsigned char)a->dtype };
+    return cst != KILN_OK ? cst
+                          : run_builtin(queue, "kiln_array_reduce", (unsigned)op < 256 ? fk : NULL,
+                                        sizeof fk, &cd, cfin, NULL, 0, 1, &cv, result, host_result,
+                                        num_wait, wait, event);
+}
+
+/* The result dtype *rd of op over a real array a, or the error of an
+ * unknown op or of a min or max with no identity. */
+static kiln_status reduce_result(kiln_reduce_op op, const kiln_array *a, const void *initial,
+                                 kiln_dtype *rd) {
+    *rd = kiln_dtype_reduce_result(op, a->dtype);
+    if (!*rd) /* every dtype has every op: the op is unknown */
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln_array_reduce: unknown op %d",
+                               (int)op);
+    /* NumPy: min and max of nothing raise (no identity) unless initial=
+     * gives one */
+    if ((op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX) && a->size == 0 && !initial)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "kiln_array_reduce: %s of an empty array has no identity "
+                               "(as in NumPy); give an initial value "
+                               "(kiln_array_reduce_initial)",
+                               op == KILN_REDUCE_MIN ? "min" : "max");
+    return KILN_OK;
+}
+
 /* The built-in reduction op of a; initial: NULL, or one element of the
  * result dtype folded in once (kiln_reduction_desc.initial). */
 static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op, kiln_array *a,
@@ -161,22 +195,12 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op, kiln_array
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
                                "kiln_array_reduce: queue and array are "
                                "required");
-    if (kiln__is_complex_dtype(a->dtype)) {
-        kiln_reduction_desc cd = KILN_REDUCTION_DESC(.name = NULL);
-        const char *cfin = NULL;
-        kiln_status cst = kiln__complex_reduce_desc(op, a->dtype, &cd, &cfin);
-        kiln_arg cv = KILN_ARG_ARRAY(a);
-        const unsigned char fk[3] = { 'R', (unsigned char)op, (unsigned char)a->dtype };
-        return cst != KILN_OK
-                   ? cst
-                   : run_builtin(queue, "kiln_array_reduce", (unsigned)op < 256 ? fk : NULL,
-                                 sizeof fk, &cd, cfin, NULL, 0, 1, &cv, result, host_result,
-                                 num_wait, wait, event);
-    }
-    kiln_dtype rd = kiln_dtype_reduce_result(op, a->dtype);
-    if (!rd) /* every dtype has every op: the op is unknown */
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "kiln_array_reduce: unknown op %d",
-                               (int)op);
+    if (kiln__is_complex_dtype(a->dtype))
+        return reduce_complex(queue, op, a, result, host_result, num_wait, wait, event);
+    kiln_dtype rd;
+    kiln_status st = reduce_result(op, a, initial, &rd);
+    if (st != KILN_OK)
+        return st;
     /* float16 is read as its ushort bits and widened to float: the element
      * type t is then float and X the widened element. */
     int f16 = a->dtype == KILN_FLOAT16;
@@ -185,14 +209,6 @@ static kiln_status reduce_array(kiln_queue *queue, kiln_reduce_op op, kiln_array
     const char *t = kiln_dtype_name(et);
     const char *rt = kiln__bits_type(rd);
     const char *X = f16 ? "kiln_h2f(x[i])" : "x[i]";
-    /* NumPy: min and max of nothing raise (no identity) unless initial=
-     * gives one */
-    if ((op == KILN_REDUCE_MIN || op == KILN_REDUCE_MAX) && a->size == 0 && !initial)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_array_reduce: %s of an empty array has no identity "
-                               "(as in NumPy); give an initial value "
-                               "(kiln_array_reduce_initial)",
-                               op == KILN_REDUCE_MIN ? "min" : "max");
     char args[64], map[160], neutral[160];
     kiln__arg_text tx;
     snprintf(args, sizeof args, "const %s *x%s%s%s", f16 ? "ushort" : t, initial ? ", " : "",
