@@ -718,6 +718,43 @@ static kiln_status radix_packed(kiln__chain *c, const radix_job *j) {
     return st;
 }
 
+/* A radix sort's buffers, taken from the chain (given back at the sort's
+ * end): the counts, the CPU scatter's write-combining lines and the
+ * second buffers of the keys and values the passes alternate with. */
+typedef struct radix_bufs {
+    kiln_buffer *counts;    /* the onesweep status words */
+    kiln_array *carr;       /* the portable passes' counts */
+    kiln_array *lsd_counts; /* the hybrid's own for its LSD passes (else carr) */
+    kiln_buffer *wc;        /* the CPU scatter's write-combining lines */
+    size_t wc_bytes;        /* a group's part of wc */
+    kiln_buffer *tk, *tv;   /* keys, values */
+} radix_bufs;
+
+/* Takes b's buffers for passes of job j over ntiles groups (cbytes of
+ * counts); kin_place, vin_place: keys, values sorted in place. */
+static kiln_status radix_buffers(kiln__chain *c, const radix_job *j, const kiln__sort_shape *sh,
+                                 int os, int hyb, int passes, size_t cbytes, size_t ntiles,
+                                 int kin_place, int vin_place, radix_bufs *b) {
+    kiln_status st;
+    size_t m = cbytes / 4;
+    if (os)
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS, cbytes, &b->counts);
+    else
+        st = kiln__chain_array(c, KILN_UINT32, 1, &m, &b->carr);
+    b->lsd_counts = b->carr;
+    if (st == KILN_OK && hyb)
+        st = kiln__chain_array(c, KILN_UINT32, 1, &m, &b->lsd_counts);
+    /* the CPU scatter's write-combining lines, a part per group */
+    b->wc_bytes = sh->cpu ? cpu_wc_bytes(sh, j->kb, j->vb) : 0;
+    if (st == KILN_OK && sh->cpu)
+        st = kiln__chain_tmp(c, b->wc_bytes * ntiles, &b->wc);
+    if (st == KILN_OK && (passes > 1 || kin_place))
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_KEYS, j->n * j->kb, &b->tk);
+    if (st == KILN_OK && j->vb && (passes > 1 || vin_place))
+        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_VALS, j->n * j->vb, &b->tv);
+    return st;
+}
+
 static kiln_status radix(kiln__chain *c, const radix_job *job) {
     if (packed_argsort(c, job))
         return radix_packed(c, job);
@@ -747,53 +784,37 @@ static kiln_status radix(kiln__chain *c, const radix_job *job) {
     size_t os_tiles = (n + os_tile - 1) / os_tile, chunk, ntiles;
     portable_tiles(c, &sh, n, &chunk, &ntiles);
     size_t cbytes = os ? os_words(passes, os_tiles) * 4 : ((size_t)1 << sh.radix_bits) * ntiles * 4;
-    kiln_buffer *counts = NULL, *tk = NULL, *tv = NULL, *wc = NULL;
-    kiln_array *carr = NULL; /* the portable passes' counts */
-    int held = c->nscratch;  /* this sort's slots are given back at its end */
-    size_t m = cbytes / 4;
-    if (os)
-        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_STATUS, cbytes, &counts);
-    else
-        st = kiln__chain_array(c, KILN_UINT32, 1, &m, &carr);
-    kiln_array *lsd_counts = carr; /* the hybrid's own for its LSD passes */
-    if (st == KILN_OK && hyb)
-        st = kiln__chain_array(c, KILN_UINT32, 1, &m, &lsd_counts);
-    /* the CPU scatter's write-combining lines, a part per group */
-    size_t wc_bytes = sh.cpu ? cpu_wc_bytes(&sh, j->kb, j->vb) : 0;
-    if (st == KILN_OK && sh.cpu)
-        st = kiln__chain_tmp(c, wc_bytes * ntiles, &wc);
+    radix_bufs b = { 0 };
+    int held = c->nscratch; /* this sort's slots are given back at its end */
     int kin_place = j->kin == j->kout;
     int vin_place = has_vals && !j->iota && j->vin == j->vout;
-    if (st == KILN_OK && (passes > 1 || kin_place))
-        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_KEYS, n * j->kb, &tk);
-    if (st == KILN_OK && has_vals && (passes > 1 || vin_place))
-        st = kiln__chain_scratch(c, KILN__SCRATCH_SORT_VALS, n * j->vb, &tv);
+    st = radix_buffers(c, j, &sh, os, hyb, passes, cbytes, ntiles, kin_place, vin_place, &b);
     kiln_buffer *ksrc = j->kin, *vsrc = j->vin;
     /* in place when the first pass writes the output (an odd count of
      * passes; the hybrid's MSD pass with an even count): it reads a copy */
     int first_out = hyb ? passes % 2 == 0 : passes % 2;
     if (st == KILN_OK && first_out && kin_place) {
-        st = kiln__chain_copy(c, j->kin, tk, n * j->kb);
-        ksrc = tk;
+        st = kiln__chain_copy(c, j->kin, b.tk, n * j->kb);
+        ksrc = b.tk;
     }
     if (st == KILN_OK && first_out && vin_place) {
-        st = kiln__chain_copy(c, j->vin, tv, n * j->vb);
-        vsrc = tv;
+        st = kiln__chain_copy(c, j->vin, b.tv, n * j->vb);
+        vsrc = b.tv;
     }
     if (st == KILN_OK && os) /* zeroed words, then every histogram */
-        st = os_hist_run(c, k[KILN__SORT_OS_HIST], &sh, ksrc, j, passes, counts, os_tiles);
+        st = os_hist_run(c, k[KILN__SORT_OS_HIST], &sh, ksrc, j, passes, b.counts, os_tiles);
     kiln_buffer *gate = NULL, *rng = NULL;
     size_t cap = 0;
     int msd = 0;
     if (st == KILN_OK && hyb) {
-        hybrid_in h = { k, &sh, j, carr, wc, wc_bytes, tk, tv, passes, ntiles };
+        hybrid_in h = { k, &sh, j, b.carr, b.wc, b.wc_bytes, b.tk, b.tv, passes, ntiles };
         st = hybrid_step(c, &h, &ksrc, &vsrc, &cap, &rng, &msd);
-        gate = kiln_array_buffer(carr);
+        gate = kiln_array_buffer(b.carr);
     }
     for (int p = 0; st == KILN_OK && p < passes; p++) {
         int to_out = (passes - 1 - p) % 2 == 0;
-        kiln_buffer *kdst = to_out ? j->kout : tk;
-        kiln_buffer *vdst = has_vals ? (to_out ? j->vout : tv) : kdst;
+        kiln_buffer *kdst = to_out ? j->kout : b.tk;
+        kiln_buffer *vdst = has_vals ? (to_out ? j->vout : b.tv) : kdst;
         unsigned shift = j->begin + (unsigned)p * (unsigned)sh.radix_bits;
         unsigned width = bits ? j->end - shift : 0;
         if (width > (unsigned)sh.radix_bits)
@@ -814,10 +835,10 @@ static kiln_status radix(kiln__chain *c, const radix_job *job) {
                               0,
                               shift,
                               shift + width };
-            st = os_pass_run(c, k[KILN__SORT_OS_PASS], n, counts, os_tiles, &a);
+            st = os_pass_run(c, k[KILN__SORT_OS_PASS], n, b.counts, os_tiles, &a);
         } else {
-            st = portable_pass(c, k, &sh, j, lsd_counts, io, has_vals, iota, shift, width, wc,
-                               wc_bytes, gate, cap, rng, msd);
+            st = portable_pass(c, k, &sh, j, b.lsd_counts, io, has_vals, iota, shift, width, b.wc,
+                               b.wc_bytes, gate, cap, rng, msd);
         }
         ksrc = kdst;
         vsrc = vdst;
