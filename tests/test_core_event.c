@@ -478,9 +478,14 @@ static void test_after_failure(env *e) {
     CHECK_OK(kiln_event_set_complete(bad2, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_event_wait(bad), KILN_ERROR_EVENT_FAILED);
     kiln_event *both[2] = { bad, bad2 };
-    CHECK_OK(launch(e, e->inc, b, 4, 2, both, &k1));
-    CHECK_OK(launch(e, e->inc, b, 4, 1, &k1, &k2));
-    kiln_status st = kiln_event_wait(k2);
+    /* NVIDIA's OpenCL refuses the enqueue itself
+     * (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST): nothing runs */
+    kiln_status st = launch(e, e->inc, b, 4, 2, both, &k1);
+    CHECK(st == KILN_OK || st == KILN_ERROR_EVENT_FAILED);
+    if (st == KILN_OK)
+        CHECK_OK(launch(e, e->inc, b, 4, 1, &k1, &k2));
+    if (k2)
+        st = kiln_event_wait(k2);
     CHECK(st == KILN_OK || st == KILN_ERROR_EVENT_FAILED);
     kiln_device_info info;
     CHECK_OK(kiln_device_get_info(kiln_queue_device(e->q), &info));
