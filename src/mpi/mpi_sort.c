@@ -196,6 +196,11 @@ static kiln_status sort_agree(sort_job *s) {
 }
 
 /* 2. samples (valid flag, bits) of the sorted keys and splitters */
+/* 1. the local sort */
+static kiln_status sort_local(sort_job *s) {
+    return sort_device(s->q, s->d->local, s->keys, s->c, s->call);
+}
+
 static kiln_status sort_splitters(sort_job *s) {
     int P = s->P;
     size_t c = s->c;
@@ -324,19 +329,14 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
                    .es = kiln_dtype_size(dt),
                    .c = d->count,
                    .deadline = kmpi_now_ns() + m->timeout_ms * 1000000ull };
-    kiln_status st = sort_alloc(&s);
-    if (st == KILN_OK)
-        st = sort_agree(&s);
-    if (st == KILN_OK) /* 1. the local sort */
-        st = sort_device(q, d->local, s.keys, s.c, call);
-    if (st == KILN_OK)
-        st = sort_splitters(&s);
-    if (st == KILN_OK)
-        st = sort_to_buckets(&s);
-    if (st == KILN_OK)
-        st = sort_bucket(&s);
-    if (st == KILN_OK)
-        st = sort_to_blocks(&s);
+    /* the stages in order, each while all before it succeeded */
+    static kiln_status (*const stages[])(sort_job *) = {
+        sort_alloc,      sort_agree,  sort_local,     sort_splitters,
+        sort_to_buckets, sort_bucket, sort_to_blocks,
+    };
+    kiln_status st = KILN_OK;
+    for (size_t i = 0; st == KILN_OK && i < sizeof stages / sizeof stages[0]; i++)
+        st = stages[i](&s);
     sort_job_free(&s);
     return st;
 }
