@@ -114,7 +114,24 @@ static void check_put(kiln_queue *q, size_t n0) {
     free(got);
 }
 
-/* a (n0, 4) float64: a[row mask], a[full mask], a[row mask] = -1 */
+/* a[rows] = v on a (n0, 4) float64 that held h: the selected rows hold
+ * want, the others h */
+static void check_rows_put(kiln_queue *q, kiln_array *a, kiln_array *rows_mask, kiln_array *v,
+                           const unsigned char *rows, const double *h, const double *want,
+                           const char *what) {
+    size_t n = kiln_array_size(a);
+    double *got = malloc((n + 1) * sizeof *got);
+    if (CHECK_OK(kiln_array_index_mask_put(q, a, rows_mask, v)) &&
+        CHECK_OK(kiln_array_read(q, a, got))) {
+        int bad = 0;
+        for (size_t k = 0; k < n; k++)
+            bad += got[k] != (rows[k / 4] ? want[k % 4] : h[k]);
+        CHECK_MSG(bad == 0, "%s n0=%zu: %d wrong", what, n / 4, bad);
+    }
+    free(got);
+}
+
+/* a (n0, 4) float64: a[row mask], a[full mask], a[row mask] = -1, = a row */
 static void check_mask(kiln_queue *q, size_t n0) {
     kiln_context *c = kiln_queue_context(q);
     size_t sa[2] = { n0, 4 }, n = n0 * 4, one = 1;
@@ -162,13 +179,16 @@ static void check_mask(kiln_queue *q, size_t n0) {
     }
     kiln_array_release(R);
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1, &one, &minus, &M1));
-    if (CHECK_OK(kiln_array_index_mask_put(q, A, MR, M1))) {
-        CHECK_OK(kiln_array_read(q, A, got));
-        int bad = 0;
-        for (size_t k = 0; k < n; k++)
-            bad += got[k] != (rows[k / 4] ? -1.0 : h[k]);
-        CHECK_MSG(bad == 0, "a[rows] = -1 n0=%zu: %d wrong", n0, bad);
-    }
+    double minus4[4] = { -1, -1, -1, -1 };
+    check_rows_put(q, A, MR, M1, rows, h, minus4, "a[rows] = -1");
+    /* a[rows] = row: one (4,) row broadcast to every selected row (the
+     * size equals the selection's only when one row is picked) */
+    double row[4] = { 7, -8, 9.5, 0.25 };
+    size_t four = 4;
+    kiln_array *ROW = NULL;
+    CHECK_OK(kiln_array_from_host(c, KILN_FLOAT64, 1, &four, row, &ROW));
+    check_rows_put(q, A, MR, ROW, rows, h, row, "a[rows] = row");
+    kiln_array_release(ROW);
     /* a mask of another shape */
     size_t s3 = n0 + 1;
     kiln_array *MB = NULL;

@@ -5,7 +5,8 @@
  * rank 1-4 (empty axes, negative and out-of-range slice bounds, negative
  * indices, broadcast index arrays of several integer dtypes, adjacent and
  * split blocks, out-of-range indices), each through a dense and a strided
- * a; a 0-d array; bad calls are refused with a message. */
+ * a, and puts of values broadcast to the selection; a 0-d array; bad calls are refused with a
+ * message. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,13 @@ static size_t count(unsigned n, const size_t *s) {
     for (unsigned d = 0; d < n; d++)
         r *= s[d];
     return r;
+}
+
+static size_t differ(const int64_t *got, const int64_t *want, size_t n) {
+    size_t bad = 0;
+    for (size_t j = 0; j < n; j++)
+        bad += got[j] != want[j];
+    return bad;
 }
 
 /* case t's index array for axis d, in one of four integer dtypes */
@@ -97,9 +105,7 @@ static void check_get(kiln_queue *q, size_t t, int strided, const kiln_index_key
         CHECK_MSG(shape_ok, "case %zu: a[key] has rank %u, NumPy's %u", t, in.ndim, np_key[t].rnd);
         int64_t *got = malloc((m + 1) * sizeof *got);
         if (shape_ok && CHECK_OK(kiln_array_read(q, r, got))) {
-            size_t bad = 0;
-            for (size_t j = 0; j < m; j++)
-                bad += got[j] != np_key_rvals[np_key[t].roff + j];
+            size_t bad = differ(got, np_key_rvals + np_key[t].roff, m);
             CHECK_MSG(bad == 0, "case %zu (strided %d): %zu of %zu elements differ from NumPy's", t,
                       strided, bad, m);
         }
@@ -110,34 +116,94 @@ static void check_get(kiln_queue *q, size_t t, int strided, const kiln_index_key
     kiln_array_release(a);
 }
 
-static void check_put(kiln_queue *q, size_t t, const kiln_index_key *key) {
-    kiln_context *ctx = kiln_queue_context(q);
-    size_t n = count(np_key[t].nd, np_key[t].shape), m = count(np_key[t].rnd, np_key[t].rshape);
-    size_t nv = m ? m : 1;
-    int64_t *v = malloc(nv * sizeof *v), *got = malloc((n + 1) * sizeof *got);
-    for (size_t j = 0; j < nv; j++)
-        v[j] = (int64_t)j + 1;
+/* z = zeros(a's shape); z[key] = v (vnd, vshape); z against want (NULL:
+ * the key is out of range, refused) */
+static void put_and_compare(kiln_queue *q, size_t t, const kiln_index_key *key, unsigned vnd,
+                            const size_t *vshape, const int64_t *v, const int64_t *want,
+                            const char *what) {
+    size_t n = count(np_key[t].nd, np_key[t].shape);
+    int64_t *got = malloc((n + 1) * sizeof *got);
     kiln_array *a = NULL, *vals = NULL;
     kiln_event *e = NULL;
     CHECK_OK(kiln_array_zeros(q, KILN_INT64, np_key[t].nd, np_key[t].shape, 0, NULL, NULL, &a));
-    CHECK_OK(kiln_array_from_host(ctx, KILN_INT64, 1, &nv, v, &vals));
+    CHECK_OK(kiln_array_from_host(kiln_queue_context(q), KILN_INT64, vnd, vshape, v, &vals));
     kiln_status st = kiln_array_index_key_put(q, a, np_key[t].nk, key, vals, 0, NULL, &e);
-    if (!np_key[t].ok) {
-        check_refused(st, e, "a[key] = v");
+    if (!want) {
+        check_refused(st, e, what);
     } else if (CHECK_OK(st) && CHECK_OK(kiln_event_wait(e)) &&
                CHECK_OK(kiln_array_read(q, a, got))) {
-        const int64_t *want = np_key_rvals + np_key[t].roff + m;
-        size_t bad = 0;
-        for (size_t j = 0; j < n; j++)
-            bad += got[j] != want[j];
-        CHECK_MSG(bad == 0, "case %zu: a[key] = v: %zu of %zu elements differ from NumPy's", t, bad,
+        size_t bad = differ(got, want, n);
+        CHECK_MSG(bad == 0, "case %zu: %s: %zu of %zu elements differ from NumPy's", t, what, bad,
                   n);
     }
     kiln_event_release(e);
     kiln_array_release(vals);
     kiln_array_release(a);
-    free(v);
     free(got);
+}
+
+/* z[key] = arange(1, m + 1) in C order, one value per selected element */
+static void check_put(kiln_queue *q, size_t t, const kiln_index_key *key) {
+    size_t m = count(np_key[t].rnd, np_key[t].rshape), nv = m ? m : 1;
+    int64_t *v = malloc(nv * sizeof *v);
+    for (size_t j = 0; j < nv; j++)
+        v[j] = (int64_t)j + 1;
+    put_and_compare(q, t, key, 1, &nv, v, np_key[t].ok ? np_key_rvals + np_key[t].roff + m : NULL,
+                    "a[key] = v");
+    free(v);
+}
+
+/* a[key] = v with v of a shape that broadcasts to the selection's: the
+ * selection's dimensions kept or made 1 by the case's number, a leading 1
+ * for every third case. The reference assigns in the selection's C order
+ * (the last repeat wins, as in NumPy) at the flat positions NumPy's a[key]
+ * of arange gave. */
+static void check_put_broadcast(kiln_queue *q, size_t t, const kiln_index_key *key) {
+    unsigned rnd = np_key[t].rnd, lead = t % 3 == 0 && rnd < 8, vnd = rnd + lead;
+    if (!np_key[t].ok)
+        return;
+    size_t vshape[9] = { 1 }, n = count(np_key[t].nd, np_key[t].shape);
+    size_t m = count(rnd, np_key[t].rshape);
+    for (unsigned d = 0; d < rnd; d++)
+        vshape[lead + d] = (t >> d) & 1 ? np_key[t].rshape[d] : 1;
+    size_t nv = count(vnd, vshape);
+    int64_t *v = malloc((nv + 1) * sizeof *v), *want = calloc(n + 1, sizeof *want);
+    for (size_t k = 0; k < nv; k++)
+        v[k] = 100 + (int64_t)k;
+    for (size_t j = 0; j < m; j++) {
+        size_t rest = j, vi = 0, vstride = 1;
+        for (unsigned d = rnd; d-- > 0;) {
+            size_t x = rest % np_key[t].rshape[d];
+            rest /= np_key[t].rshape[d];
+            vi += (vshape[lead + d] == 1 ? 0 : x) * vstride;
+            vstride *= vshape[lead + d];
+        }
+        want[np_key_rvals[np_key[t].roff + j]] = v[vi];
+    }
+    put_and_compare(q, t, key, vnd, vshape, v, want, "a[key] = v broadcast");
+    free(v);
+    free(want);
+}
+
+/* values that do not broadcast to the selection: refused, naming both */
+static void check_put_mismatch(kiln_queue *q) {
+    kiln_context *ctx = kiln_queue_context(q);
+    size_t sa[3] = { 4, 3, 5 }, two = 2, four = 4, vs[2] = { 2, 5 };
+    int64_t h[60] = { 0 }, ix[2] = { 1, 3 };
+    kiln_array *a = NULL, *i = NULL, *v4 = NULL, *v25 = NULL;
+    kiln_event *e = NULL;
+    CHECK_OK(kiln_array_from_host(ctx, KILN_INT64, 3, sa, h, &a));
+    CHECK_OK(kiln_array_from_host(ctx, KILN_INT64, 1, &two, ix, &i));
+    CHECK_OK(kiln_array_from_host(ctx, KILN_INT64, 1, &four, h, &v4));
+    CHECK_OK(kiln_array_from_host(ctx, KILN_INT64, 2, vs, h, &v25));
+    CHECK_STATUS(kiln_array_index_put(q, a, i, v4, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK(strstr(kiln_last_error_message(), "(4,)") != NULL &&
+          strstr(kiln_last_error_message(), "(2, 3, 5)") != NULL);
+    /* (2, 5) against (2, 3, 5): the 2 meets the 3 */
+    CHECK_STATUS(kiln_array_index_put(q, a, i, v25, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK(e == NULL);
+    kiln_array *held[] = { a, i, v4, v25 };
+    kt_release_arrays(4, held);
 }
 
 /* a 0-d array: the empty key gives a 0-d copy */
@@ -240,12 +306,14 @@ static void run(kiln_queue *q, void *user) {
         check_get(q, t, 0, key);
         check_get(q, t, 1, key);
         check_put(q, t, key);
+        check_put_broadcast(q, t, key);
         for (unsigned d = 0; d < 4; d++)
             kiln_array_release(idx[d]);
     }
     check_scalar(q);
     check_empty(q);
     check_errors(q);
+    check_put_mismatch(q);
     printf("%zu keys checked against NumPy %s\n", NUM_CASES, NP_INDEX_KEYS_NUMPY_VERSION);
 }
 

@@ -722,9 +722,12 @@ KILN_API kiln_status kiln_array_mask_assign(kiln_queue *queue, kiln_array *a, ki
 KILN_API kiln_status kiln_array_index(kiln_queue *queue, kiln_array *a, kiln_array *indices,
                                       size_t num_wait, kiln_event *const *wait, kiln_event **event,
                                       kiln_array **result);
-/* a[idx] = values: values has one element (for all) or one per element
- * of a[idx] (C order, a's dtype); a repeated index takes the last value
- * (NumPy). a must be dense. Bad indices as for kiln_array_index (they are
+/* a[idx] = values: values (a's dtype) has one element (for all), one per
+ * element of a[idx] (C order, any shape), or a shape that broadcasts to
+ * a[idx]'s by NumPy's rules (a row for every selected row; leading size-1
+ * dimensions are dropped, as NumPy's assignment does; else
+ * KILN_ERROR_MISMATCH naming both shapes); a repeated index takes the
+ * last value (NumPy). a must be dense. Bad indices as for kiln_array_index (they are
  * skipped). Returns at once. */
 KILN_API kiln_status kiln_array_index_put(kiln_queue *queue, kiln_array *a, kiln_array *indices,
                                           kiln_array *values, size_t num_wait,

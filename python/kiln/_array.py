@@ -459,6 +459,20 @@ def _advanced_key(a, key):
     return tuple(items), tuple(lens[:before]) + tuple(bshape) + tuple(lens[before:])
 
 
+def _check_assignable(vshape, shape):
+    """NumPy's rule for a[key] = v: v's shape, less leading 1s, broadcasts
+    to the selection's (the C put alone would also take any shape of the
+    same size, in C order)."""
+    vs = tuple(vshape)
+    while len(vs) > len(shape) and vs[0] == 1:
+        vs = vs[1:]
+    fits = len(vs) <= len(shape) and builtins.all(
+        x in (1, y) for x, y in zip(vs, shape[len(shape) - len(vs):]))
+    if not fits:
+        raise ValueError(f"shape mismatch: value array of shape {tuple(vshape)} could not be "
+                         f"broadcast to indexing result of shape {tuple(shape)}")
+
+
 def _index_arrays(a, key):
     """key as one kiln integer array per leading axis (a[i, j] with arrays
     only: one C call, kiln_array_index_many), or None for any other key."""
@@ -533,11 +547,8 @@ def _setitem(self, key, value):
         v = asarray(value, queue=self.queue)
         if _np_dtype(v) != _np_dtype(self):
             v = v.astype(_np_dtype(self))
-        if v.size != 1 or v.ndim > len(shape):
-            v = _flat(broadcast_to(v, shape))
-        elif v.ndim != 1:
-            v = v.reshape(1)
-        _k.index_key_put(self, keys, v)
+        _check_assignable(v.shape, shape)
+        _k.index_key_put(self, keys, v)  # the C put broadcasts v, no copy
         return
     view = _basic_view(self, key)
     if view.size == 0:

@@ -278,6 +278,18 @@ def test_integer_array_indexing(shape):
         y[k] = -5
         c[k] = -5
         same(c, y)
+        # values that broadcast to the selection (the C put broadcasts):
+        # its last axis only, and the same with a leading 1
+        sel = np.shape(y[k])
+        if sel:
+            row = np.arange(sel[-1], dtype=np.float32) - 7
+            for v in (row, row[None, None]):
+                y[k] = v
+                c[k] = kiln.asarray(v)
+                same(c, y)
+            if sel[-1] > 1:
+                with pytest.raises(ValueError):
+                    c[k] = kiln.asarray(np.zeros(sel[-1] + 1, np.float32))
     with pytest.raises(IndexError):
         a[np.array([shape[0]])]
     with pytest.raises(IndexError):

@@ -59,23 +59,25 @@ kiln_status kiln_shape_broadcast(unsigned ndim_a, const size_t *shape_a, unsigne
     return KILN_OK;
 }
 
-/* A view of a with shape (ndim, shape), which a broadcasts to: stride 0
- * in the dimensions it repeats. */
-static kiln_array *broadcast_view(const kiln_array *a, unsigned ndim, const size_t *shape) {
+/* A view of a with shape (ndim, shape), which a broadcasts to once its
+ * first skip dimensions (all of size 1) are dropped: stride 0 in the
+ * dimensions it repeats. */
+static kiln_array *broadcast_view(const kiln_array *a, unsigned skip, unsigned ndim,
+                                  const size_t *shape) {
     /* already of that shape: the array itself (a reference, no header to
      * copy: the common case costs an atomic, not an allocation) */
-    if (a->ndim == ndim && !memcmp(a->shape, shape, ndim * sizeof *shape) &&
+    if (!skip && a->ndim == ndim && !memcmp(a->shape, shape, ndim * sizeof *shape) &&
         kiln_array_retain((kiln_array *)a) == KILN_OK)
         return (kiln_array *)a;
     kiln_array *v = kiln__array_clone_header(a);
     if (!v)
         return NULL;
-    unsigned pad = ndim - a->ndim;
+    unsigned pad = ndim - (a->ndim - skip);
     size_t size = 1;
     for (unsigned d = 0; d < ndim; d++) {
-        int own = d >= pad && a->shape[d - pad] == shape[d];
+        int own = d >= pad && a->shape[d - pad + skip] == shape[d];
         v->shape[d] = shape[d];
-        v->strides[d] = own ? a->strides[d - pad] : 0;
+        v->strides[d] = own ? a->strides[d - pad + skip] : 0;
         size *= shape[d];
     }
     for (unsigned d = ndim; d < KILN_ARRAY_MAX_DIMS; d++) {
@@ -85,6 +87,28 @@ static kiln_array *broadcast_view(const kiln_array *a, unsigned ndim, const size
     v->ndim = ndim;
     v->size = size;
     return v;
+}
+
+kiln_status kiln__broadcast_to(const char *what, const char *name, const kiln_array *a,
+                               unsigned ndim, const size_t *shape, kiln_array **view) {
+    *view = NULL;
+    /* NumPy's assignment drops leading dimensions of size 1 that the
+     * target does not have (a[i] = v[None] works) */
+    unsigned skip = 0;
+    while (a->ndim - skip > ndim && a->shape[skip] == 1)
+        skip++;
+    int ok = a->ndim - skip <= ndim;
+    unsigned pad = ok ? ndim - (a->ndim - skip) : 0;
+    for (unsigned d = pad; ok && d < ndim; d++)
+        ok = a->shape[d - pad + skip] == shape[d] || a->shape[d - pad + skip] == 1;
+    if (!ok) {
+        char ta[160], tb[160];
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s of shape %s do not broadcast to %s",
+                               what, name, shape_text(a->ndim, a->shape, ta, sizeof ta),
+                               shape_text(ndim, shape, tb, sizeof tb));
+    }
+    *view = broadcast_view(a, skip, ndim, shape);
+    return *view ? KILN_OK : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
 }
 
 kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out, size_t n,
@@ -130,7 +154,7 @@ kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out, si
     for (size_t k = 0; k < n; k++) {
         if (!ops[k])
             continue;
-        views[k] = broadcast_view(ops[k], nr, r);
+        views[k] = broadcast_view(ops[k], 0, nr, r);
         if (!views[k]) {
             for (size_t j = 0; j < k; j++)
                 kiln_array_release(views[j]);

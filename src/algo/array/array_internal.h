@@ -107,5 +107,10 @@ const char *kiln__dtype_min_literal(kiln_dtype d, char *buf, size_t cap);
 kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out, size_t n,
                                      kiln_array *const *ops, const char *const *names,
                                      kiln_array **views);
+/* *view: a read with shape (ndim, shape) by NumPy's broadcasting, leading
+ * size-1 dimensions of a beyond ndim dropped (as NumPy's assignment
+ * does); KILN_ERROR_MISMATCH names name and both shapes. */
+kiln_status kiln__broadcast_to(const char *what, const char *name, const kiln_array *a,
+                               unsigned ndim, const size_t *shape, kiln_array **view);
 
 #endif

@@ -152,6 +152,29 @@ static kiln_status dense_target(const char *what, const kiln_array *a) {
     return KILN_OK;
 }
 
+/* *vals: values as the put of a[indices] reads them, one or one per
+ * selected element (C order): values itself, or a view of it broadcast to
+ * the selection's shape indices.shape + a.shape[1:] (NumPy's a[i] = v). */
+static kiln_status put_values(const char *what, const kiln_array *a, const kiln_array *indices,
+                              kiln_array *values, kiln_array **vals) {
+    size_t want = indices->size * row_size(a, 1);
+    unsigned nd = indices->ndim + a->ndim - 1;
+    if (values->size == 1 || values->size == want) {
+        kiln_array_retain(values);
+        *vals = values;
+        return KILN_OK;
+    }
+    if (nd > KILN_ARRAY_MAX_DIMS)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: %zu values for %zu indexed elements (give one value, or "
+                               "one per element)",
+                               what, values->size, want);
+    size_t shape[KILN_ARRAY_MAX_DIMS];
+    memcpy(shape, indices->shape, indices->ndim * sizeof *shape);
+    memcpy(shape + indices->ndim, a->shape + 1, (a->ndim - 1) * sizeof *shape);
+    return kiln__broadcast_to(what, "values", values, nd, shape, vals);
+}
+
 kiln_status kiln_array_index_put(kiln_queue *q, kiln_array *a, kiln_array *indices,
                                  kiln_array *values, size_t num_wait, kiln_event *const *wait,
                                  kiln_event **event) {
@@ -164,20 +187,16 @@ kiln_status kiln_array_index_put(kiln_queue *q, kiln_array *a, kiln_array *indic
         st = kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: values is NULL", what);
     if (st != KILN_OK)
         return st;
-    size_t want = indices->size * row_size(a, 1);
-    if (values->size != 1 && values->size != want)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: %zu values for %zu indexed elements (give one value, or "
-                               "one per element)",
-                               what, values->size, want);
-    kiln_array *flat = NULL;
+    kiln_array *flat = NULL, *vals = NULL;
     kiln_event *e = NULL;
-    st = expand(q, a, indices, num_wait, wait, &e, &flat);
+    st = put_values(what, a, indices, values, &vals);
     if (st == KILN_OK)
-        st = kiln_array_put(q, a, flat, values, KILN_INDEX_ERROR, KILN_PUT_ASSIGN_LAST, 1, &e,
-                            event);
+        st = expand(q, a, indices, num_wait, wait, &e, &flat);
+    if (st == KILN_OK)
+        st = kiln_array_put(q, a, flat, vals, KILN_INDEX_ERROR, KILN_PUT_ASSIGN_LAST, 1, &e, event);
     kiln_event_release(e);
     kiln_array_release(flat);
+    kiln_array_release(vals);
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
