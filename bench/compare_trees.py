@@ -12,6 +12,7 @@ import argparse
 import statistics
 import subprocess
 import sys
+import time
 
 
 def run(binary, args, keys):
@@ -30,6 +31,9 @@ def run(binary, args, keys):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--seconds", type=float, default=0,
+                    help="stop after the round that ends past this many seconds (an even "
+                         "number of rounds, at least 2; --rounds stays the most)")
     ap.add_argument("--keys", default="ENQUEUE,TIME", help="line keys to collect")
     ap.add_argument("rest", nargs=argparse.REMAINDER, help="-- BINARY... -- ARGS...")
     a = ap.parse_args()
@@ -43,13 +47,19 @@ def main():
         sys.exit("compare_trees.py: give two or more benchmark binaries")
     keys = set(a.keys.split(","))
     samples = [dict() for _ in bins]
+    start = time.monotonic()
+    rounds = 0
     for r in range(a.rounds):
+        if a.seconds and r >= 2 and r % 2 == 0 and time.monotonic() - start > a.seconds:
+            break
+        rounds += 1
         order = range(len(bins)) if r % 2 == 0 else reversed(range(len(bins)))
         for b in order:
             for k, v in run(bins[b], args, keys).items():
                 samples[b].setdefault(k, []).append(v)
     names = sorted(set().union(*[s.keys() for s in samples]), key=lambda k: list(samples[0]).index(k)
                    if k in samples[0] else 1 << 30)
+    print(f"{rounds} rounds, {time.monotonic() - start:.0f} s, args {' '.join(args)}")
     print(f"{'':28}" + "".join(f"{'build ' + str(b):>14}" for b in range(len(bins))) + "   ratios to build 0")
     for k in names:
         med = [statistics.median(s[k]) if k in s else float("nan") for s in samples]
