@@ -136,7 +136,10 @@ run() { # tool test
   esac
   case $what in *"SANITIZER ERRORS"*) fail=1 ;; esac
   echo "$tool $t: $what"
-  count["$tool $what"]=$(( ${count["$tool $what"]:-0} + 1 ))
+  # Counted by verdict: the per-program leak and API-error figures are in
+  # the line above, not in the key (one count line per figure otherwise).
+  local verdict="${what% (*}"
+  count["$tool $verdict"]=$(( ${count["$tool $verdict"]:-0} + 1 ))
 }
 if [ "$MODE" = memcheck ] || [ "$MODE" = all ]; then
   for t in $(shard_of "$MEMCHECK"); do run memcheck "$t"; done
