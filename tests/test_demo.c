@@ -391,17 +391,25 @@ static void test_bad_arguments(demo_kernels *k) {
                      KILN_ERROR_UNSUPPORTED);
 }
 
-/* The fast mask with the other launch shape too (GPU: 256 work-items per
- * row, CPU: 16): the crossings are listed by min(items, 32) work-items, so
- * both fewer and more items than edges are covered. */
+/* kiln's mask with the other kernel (mask_fast on CPUs, mask_rows on
+ * GPUs) and each with the other launch shape (GPU: 256 work-items, CPU:
+ * 16): mask_fast's crossings are listed by min(items, 32) work-items, so
+ * both fewer and more items than edges are covered; mask_rows takes that
+ * many rows a group. */
 static void test_other_mask_shape(demo_kernels *k) {
-    int saved = k->mask_local;
+    int saved = k->mask_local, saved_rows = k->mask_rows;
     int other = saved >= 256 ? 16 : 256;
-    if ((size_t)other > k->info.max_work_group_size)
-        return;
-    k->mask_local = other;
-    test_masks(k);
-    k->mask_local = saved;
+    for (int rows = 0; rows < 2; rows++) {
+        k->mask_rows = rows;
+        if (rows != saved_rows)
+            test_masks(k);
+        if ((size_t)other <= k->info.max_work_group_size) {
+            k->mask_local = other;
+            test_masks(k);
+            k->mask_local = saved;
+        }
+    }
+    k->mask_rows = saved_rows;
 }
 
 /* Every distance kernel that is not the device's default, where it builds

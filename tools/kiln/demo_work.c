@@ -353,6 +353,7 @@ void demo_kernels_release(demo_kernels *k) {
     for (int p = 0; p < 2; p++) {
         kiln_kernel_release(k->naive[p]);
         kiln_kernel_release(k->fast[p]);
+        kiln_kernel_release(k->rows[p]);
         kiln_kernel_release(k->pdist[p]);
         kiln_kernel_release(k->pdist_sym[p]);
         kiln_kernel_release(k->pdist_cpu[p]);
@@ -572,6 +573,14 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
      * 8192 row is 1024 words: 4 stores each), on a CPU 16 (PoCL runs a
      * group as a loop; a few items keep the barrier cheap). */
     k->mask_local = k->gpu_like ? 256 : 16;
+    /* CPU devices run mask_rows (no barrier); KILN_DEMO_MASK_KERNEL=fast|rows
+     * overrides. */
+    k->mask_rows = !k->gpu_like;
+    const char *mk = getenv("KILN_DEMO_MASK_KERNEL");
+    if (mk && strcmp(mk, "fast") == 0)
+        k->mask_rows = 0;
+    else if (mk && strcmp(mk, "rows") == 0)
+        k->mask_rows = 1;
     pd_tiles_init(k); /* reads gpu_like */
     /* The distances of a point set to itself are symmetric: on GPUs the
      * symmetric kernel is the default (bit-identical results, half the
@@ -580,10 +589,10 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
     const char *sym = getenv("KILN_DEMO_PDIST_SYM");
     if (sym && (sym[0] == '0' || sym[0] == '1') && !sym[1])
         k->pd_sym = sym[0] - '0';
-    /* CPU devices (OpenCL only) run pdist_cpu: 8 columns per work-item
+    /* CPU devices (OpenCL and host) run pdist_cpu: 8 columns per work-item
      * (8 vector accumulators + 2 temporaries fit the 16 AVX registers;
-     * 2048x64 on PoCL: 4 columns 1.5x slower). */
-    int can_cpu = k->info.backend == KILN_BACKEND_OPENCL;
+     * 2048x64 on PoCL: 4 columns 1.5x slower). CUDA has no such kernel. */
+    int can_cpu = k->info.backend != KILN_BACKEND_CUDA;
     k->pd_cpu = can_cpu && !k->gpu_like;
     k->pc_jb = 8;
     const char *jb = getenv("KILN_DEMO_PDIST_JB"); /* tuning: 1..16 */
@@ -617,6 +626,8 @@ kiln_status demo_kernels_create(kiln_queue *queue, demo_kernels *k) {
             st = kiln_kernel_create(k->program[p], "mask_naive", &k->naive[p]);
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "mask_fast", &k->fast[p]);
+        if (st == KILN_OK)
+            st = kiln_kernel_create(k->program[p], "mask_rows", &k->rows[p]);
         if (st == KILN_OK)
             st = kiln_kernel_create(k->program[p], "pdist", &k->pdist[p]);
         if (st == KILN_OK)
@@ -748,6 +759,11 @@ static kiln_status mask_launch(void *ctx, kiln_event **first, kiln_event **last)
         size_t local[2] = { 16, 16 };
         size_t global[2] = { round_up((size_t)r->width, 16), round_up((size_t)r->height, 16) };
         st = kiln_kernel_launch(k->queue, k->naive[p], 2, global, local, 6, args, 0, NULL, last);
+    } else if (k->mask_rows) {
+        /* A row per work-item, mask_local rows a group (a CPU thread's
+         * chunk of rows). */
+        size_t local = (size_t)k->mask_local, global = round_up((size_t)r->height, local);
+        st = kiln_kernel_launch(k->queue, k->rows[p], 1, &global, &local, 6, args, 0, NULL, last);
     } else {
         /* One group per row; no more items than the row has words (a
          * narrow image wastes no work-items). */

@@ -107,16 +107,19 @@ typedef struct demo_kernels {
     kiln_device_info info;
     int have[2]; /* precision built (fp64 needs the device) */
     kiln_program *program[2];
-    kiln_kernel *naive[2], *fast[2], *pdist[2], *pdist_sym[2], *pdist_cpu[2];
+    kiln_kernel *naive[2], *fast[2], *rows[2], *pdist[2], *pdist_sym[2], *pdist_cpu[2];
     int gpu_like;               /* launch shapes for a GPU, else a CPU */
     int mask_local;             /* work-group size of the fast mask (a row) */
+    int mask_rows;              /* 1: kiln's mask as mask_rows (a row per
+                                   work-item, no barrier: CPU devices);
+                                   0: mask_fast (a group per row) */
     demo_pd_tile pd_tile[2][2]; /* [symmetric][precision] */
     int pd_sym;                 /* 1: the GPU kernel computes the blocks on
                                    and above the diagonal and mirrors them
                                    (default on GPUs); 0: every block, like
                                    torch.cdist. Both are built: may be
                                    changed after create */
-    int pd_cpu;                 /* 1: run pdist_cpu (OpenCL CPU devices);
+    int pd_cpu;                 /* 1: run pdist_cpu (CPU devices: OpenCL, host);
                                    may be changed after create where
                                    pdist_cpu[p] is not NULL */
     int pc_jb;                  /* pdist_cpu: columns per work-item */
