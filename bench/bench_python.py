@@ -12,6 +12,9 @@ same device in one run (KILN_DEVICE picks it).
 2. c = a + b on 1024 float32: N calls, one finish at the end; from Python
    (the operator: a new array each call) and from C (kiln_array_empty +
    kiln_array_binary_out + kiln_array_release).
+3. Large operations, 2^24 float32 (--big): c = a + b and kiln.sort(a)
+   against the same C calls (kiln_array_binary_out into a new array,
+   kiln_array_sort), a few calls and one finish each (issue 44: within 5%).
 The C side is a small shared library compiled here against the installed
 package's header and libkiln (kiln.get_include(), kiln.get_library_dir())
 and called through ctypes on the Python side's own queue, kernel and
@@ -84,6 +87,26 @@ double c_add(kiln_queue *q, kiln_array *a, kiln_array *b, long n, int keep) {
     if (kiln_queue_finish(q)) return -1;
     return (now() - t0) / n * 1e6;
 }
+/* sorted copies of a (kiln_array_sort, a new array each call) */
+double c_sort(kiln_queue *q, kiln_array *a, long n) {
+    for (int i = 0; i < 2; i++) {
+        kiln_array *r;
+        if (kiln_array_sort(q, a, NULL, 0, NULL, NULL, &r)) return -1;
+        kiln_array_release(r);
+    }
+    if (kiln_queue_finish(q)) return -1;
+    double t0 = now();
+    kiln_array *prev = NULL;
+    for (long i = 0; i < n; i++) {
+        kiln_array *r;
+        if (kiln_array_sort(q, a, NULL, 0, NULL, NULL, &r)) return -1;
+        kiln_array_release(prev);
+        prev = r;
+    }
+    kiln_array_release(prev);
+    if (kiln_queue_finish(q)) return -1;
+    return (now() - t0) / n * 1e6;
+}
 """
 
 
@@ -106,6 +129,8 @@ def build_c(tmp):
     L.c_launch.restype = ctypes.c_double
     L.c_add.argtypes = [vp, vp, vp, ctypes.c_long, ctypes.c_int]
     L.c_add.restype = ctypes.c_double
+    L.c_sort.argtypes = [vp, vp, ctypes.c_long]
+    L.c_sort.restype = ctypes.c_double
     return L
 
 
@@ -138,6 +163,18 @@ def py_add(q, a, b, n):
     return (time.perf_counter() - t0) / n * 1e6
 
 
+def py_sort(q, a, n):
+    for _ in range(2):
+        c = kiln.sort(a)
+    q.finish()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        c = kiln.sort(a)
+    q.finish()
+    del c
+    return (time.perf_counter() - t0) / n * 1e6
+
+
 def pyopencl_launch(n):
     try:
         import pyopencl as cl
@@ -164,6 +201,7 @@ def main():
     ap.add_argument("--launches", type=int, default=20000)
     ap.add_argument("--adds", type=int, default=10000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--big", type=int, default=0, help="calls of the 2^24 operations (0: left out)")
     ap.add_argument("--json", help="write the medians here")
     args = ap.parse_args()
 
@@ -176,8 +214,13 @@ def main():
     b = kiln.zeros(1024, np.float32, queue=q)
     a0 = kiln.zeros(0, np.float32, queue=q)
     b0 = kiln.zeros(0, np.float32, queue=q)
+    if args.big:
+        rng = np.random.default_rng(1)
+        big_a = kiln.asarray(rng.random(1 << 24, dtype=np.float32), queue=q)
+        big_b = kiln.asarray(rng.random(1 << 24, dtype=np.float32), queue=q)
     res = {k: [] for k in ("py_launch", "c_launch", "c_launch_event", "py_add", "c_add",
-                           "pyopencl_launch", "py_launch0", "c_launch0", "py_add0", "c_add0", "c_add_keep")}
+                           "pyopencl_launch", "py_launch0", "c_launch0", "py_add0", "c_add0", "c_add_keep",
+                           "py_add_big", "c_add_big", "py_sort_big", "c_sort_big")}
     with tempfile.TemporaryDirectory() as tmp:
         L = build_c(tmp)
         qp, kp, bp = q.int_ptr, knl.int_ptr, buf.int_ptr
@@ -192,6 +235,11 @@ def main():
             res["c_launch0"].append(checked(L.c_launch(qp, kp, bp, args.launches, 0, 1)))
             res["py_add0"].append(py_add(q, a0, b0, args.adds))
             res["c_add0"].append(checked(L.c_add(qp, a0.int_ptr, b0.int_ptr, args.adds, 1)))
+            if args.big:
+                res["py_add_big"].append(py_add(q, big_a, big_b, args.big))
+                res["c_add_big"].append(checked(L.c_add(qp, big_a.int_ptr, big_b.int_ptr, args.big, 1)))
+                res["py_sort_big"].append(py_sort(q, big_a, args.big))
+                res["c_sort_big"].append(checked(L.c_sort(qp, big_a.int_ptr, args.big)))
             p = pyopencl_launch(args.launches)
             if p is not None:
                 res["pyopencl_launch"].append(p)
@@ -218,6 +266,10 @@ def main():
           f"Python - C {med['py_launch0'] - med['c_launch0']:7.3f}")
     print(f"  a + b   Python {med['py_add0']:7.3f}   C {med['c_add0']:7.3f}   "
           f"Python - C {med['py_add0'] - med['c_add0']:7.3f}")
+    if args.big:
+        print(f"2^24 float32, {args.big} calls + finish (us per call; Python / C):")
+        for name, py, c in (("c = a + b", "py_add_big", "c_add_big"), ("kiln.sort(a)", "py_sort_big", "c_sort_big")):
+            print(f"  {name:13s} Python {med[py]:10.1f}   C {med[c]:10.1f}   ratio {med[py] / med[c]:6.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": dev["id"], "medians_us": med, "rounds": res}, f, indent=1)

@@ -23,6 +23,6 @@ echo "== pytest on $KILN_DEVICE"
 (cd "$root/python/tests" && python3 -m pytest -q -p no:cacheprovider -rs . >"$logs/pytest.log" 2>&1)
 tail -n 25 "$logs/pytest.log"
 echo "== bench_python.py"
-timeout 120 python3 "$root/bench/bench_python.py" --rounds 5 2>&1 | tee "$logs/bench_python.log" | tail -n 15
+timeout 200 python3 "$root/bench/bench_python.py" --rounds 5 --big 20 2>&1 | tee "$logs/bench_python.log" | tail -n 15
 echo "== bench_python_peers.py"
 timeout 120 python3 "$root/bench/bench_python_peers.py" 2>&1 | tee "$logs/bench_python_peers.log"
