@@ -1414,7 +1414,7 @@ class _Methods:
         return complex(self._item())
 
     def __index__(self):
-        if self.dtype.kind not in "iu" or self.ndim != 0 and self.size != 1:
+        if self.dtype.kind not in "iu" or self.ndim != 0:  # NumPy: 0-d integer arrays only
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self._item())
 

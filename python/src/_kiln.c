@@ -2113,7 +2113,140 @@ static Py_ssize_t array_len(PyObject *a) {
     return (Py_ssize_t)ARR(a)->info.shape[0];
 }
 
+/* ------------------------------------------------------ buffer protocol */
+
+/* What a view holds until its release: the DLPack export that maps (or,
+ * on host memory, simply points at) the array's memory, and the view's
+ * shape and strides in bytes. */
+typedef struct {
+    DLManagedTensor *t;
+    Py_ssize_t shape[KILN_ARRAY_MAX_DIMS], strides[KILN_ARRAY_MAX_DIMS];
+} buffer_hold;
+
+/* The struct module's code for a DLPack dtype; NULL if it has none. */
+static const char *buffer_format(DLDataType d, int isbool) {
+    if (isbool || d.code == kDLBool)
+        return d.bits == 8 ? "?" : NULL;
+    static const char *const ints[4] = { "b", "h", "i", "q" }, *const uints[4] = { "B", "H", "I",
+                                                                                   "Q" };
+    int log = d.bits == 8 ? 0 : d.bits == 16 ? 1 : d.bits == 32 ? 2 : d.bits == 64 ? 3 : -1;
+    if (d.code == kDLComplex && d.lanes == 1)
+        return d.bits == 64 ? "Zf" : d.bits == 128 ? "Zd" : NULL;
+    if (d.lanes != 1 || log < 0)
+        return NULL;
+    switch (d.code) {
+    case kDLInt:
+        return ints[log];
+    case kDLUInt:
+        return uints[log];
+    case kDLFloat:
+        return log == 1 ? "e" : log == 2 ? "f" : log == 3 ? "d" : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* The buffer protocol for arrays whose memory is the process's own: the
+ * host backend's (memoryview(a), bytes(a), np.asarray(a) as a zero-copy
+ * view, as NumPy's own arrays). The view points at the array's memory
+ * after the queue's earlier work has ended (kiln_array_to_dlpack) and is
+ * writable; later device work on the array is seen through it, as through
+ * a NumPy view. Other devices raise BufferError: on OpenCL the memory is
+ * host-visible only while mapped, and a mapping held for a view's
+ * lifetime would race with the kernels (np.asarray(a) there falls back to
+ * __array__, a copy); CUDA memory is not host memory. */
+static int array_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+    ArrayObject *o = ARR(self);
+    view->obj = NULL;
+    if (!array_queue_ok(self))
+        return -1;
+    kiln_device_info info;
+    kiln_status st = kiln_device_get_info(kiln_queue_device(AQ(self)), &info);
+    if (st != KILN_OK) {
+        raise_status(st);
+        return -1;
+    }
+    if (strcmp(info.backend_name, "host") != 0) {
+        PyErr_Format(PyExc_BufferError,
+                     "kiln.Array: no buffer for an array on %s: only the host backend's "
+                     "arrays are host memory (use .get() for a copy, or DLPack)",
+                     info.id);
+        return -1;
+    }
+    buffer_hold *h = PyMem_Calloc(1, sizeof *h);
+    if (!h) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    KILN_NOGIL(st = kiln_array_to_dlpack(AQ(self), o->a, &h->t));
+    if (st != KILN_OK) {
+        PyMem_Free(h);
+        if (st == KILN_ERROR_UNSUPPORTED) {
+            PyErr_Format(PyExc_BufferError, "kiln.Array: no buffer for this array: %s",
+                         kiln_last_error_message());
+            return -1;
+        }
+        raise_status(st);
+        return -1;
+    }
+    DLTensor *d = &h->t->dl_tensor;
+    const char *why = NULL;
+    const char *fmt = buffer_format(d->dtype, o->isbool);
+    if (d->device.device_type != kDLCPU && d->device.device_type != kDLCUDAHost)
+        why = "its memory is not host memory (use .get(), DLPack or __cuda_array_interface__)";
+    else if (!fmt)
+        why = "its dtype has no buffer format";
+    int ndim = o->zerod ? 0 : d->ndim;
+    Py_ssize_t item = (Py_ssize_t)((d->dtype.bits * d->dtype.lanes + 7) / 8), n = 1;
+    int contiguous = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        h->shape[i] = (Py_ssize_t)d->shape[i];
+        /* the exporter's strides; a dimension of 0 or 1 elements (any
+         * stride is right) gets the C-contiguous one, as NumPy gives */
+        Py_ssize_t c_stride =
+            i == ndim - 1 ? item : h->strides[i + 1] * (h->shape[i + 1] > 1 ? h->shape[i + 1] : 1);
+        h->strides[i] = d->strides && h->shape[i] > 1 ? (Py_ssize_t)d->strides[i] * item : c_stride;
+        if (h->shape[i] != 1 && h->strides[i] != n * item)
+            contiguous = 0;
+        n *= h->shape[i];
+    }
+    if (!why && !contiguous && (flags & PyBUF_STRIDES) != PyBUF_STRIDES)
+        why = "it is not C-contiguous and the consumer did not ask for strides";
+    if (!why && !contiguous && (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS)
+        why = "it is not C-contiguous";
+    if (why) {
+        KILN_NOGIL(h->t->deleter(h->t));
+        PyMem_Free(h);
+        PyErr_Format(PyExc_BufferError, "kiln.Array: no buffer: %s", why);
+        return -1;
+    }
+    view->buf = (char *)d->data + d->byte_offset;
+    view->obj = Py_NewRef(self);
+    view->len = n * item;
+    view->itemsize = item;
+    view->readonly = 0;
+    view->ndim = ndim;
+    view->format = (flags & PyBUF_FORMAT) ? (char *)fmt : NULL;
+    view->shape = (flags & PyBUF_ND) == PyBUF_ND && ndim ? h->shape : NULL;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES && ndim ? h->strides : NULL;
+    view->suboffsets = NULL;
+    view->internal = h;
+    return 0;
+}
+
+static void array_releasebuffer(PyObject *self, Py_buffer *view) {
+    (void)self;
+    buffer_hold *h = view->internal;
+    if (!h)
+        return;
+    KILN_NOGIL(h->t->deleter(h->t)); /* unmaps: writes reach the array */
+    PyMem_Free(h);
+    view->internal = NULL;
+}
+
 static PyType_Slot array_slots[] = {
+    { Py_bf_getbuffer, array_getbuffer },
+    { Py_bf_releasebuffer, array_releasebuffer },
     { Py_tp_dealloc, array_dealloc },
     { Py_tp_getset, array_getset },
     { Py_nb_add, nb_add },
