@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -273,6 +274,27 @@ void kt_for_each_device(kt_device_fn fn, void *user) {
         kt_no_device = 1;
 }
 
+typedef struct kt_steps {
+    size_t n;
+    const kt_step_fn *steps;
+} kt_steps;
+
+static void kt_run_steps(kiln_queue *queue, void *user) {
+    const kt_steps *s = user;
+    for (size_t i = 0; i < s->n; i++)
+        s->steps[i](queue);
+}
+
+void kt_for_each_device_steps(size_t n, const kt_step_fn *steps) {
+    kt_steps s = { n, steps };
+    kt_for_each_device(kt_run_steps, &s);
+}
+
+void kt_run_host_steps(size_t n, const kt_host_step_fn *steps) {
+    for (size_t i = 0; i < n; i++)
+        steps[i]();
+}
+
 const kiln_dtype kt_dtypes[KT_NDTYPES] = { KILN_INT8,    KILN_UINT8,  KILN_INT16, KILN_UINT16,
                                            KILN_INT32,   KILN_UINT32, KILN_INT64, KILN_UINT64,
                                            KILN_FLOAT32, KILN_FLOAT64 };
@@ -371,6 +393,11 @@ void kt_release_arrays(size_t n, kiln_array *const *arrays) {
         kiln_array_release(arrays[i]);
 }
 
+void kt_free_all(size_t n, void *const *blocks) {
+    for (size_t i = 0; i < n; i++)
+        free(blocks[i]);
+}
+
 kiln_array *kt_strided_same(kiln_queue *q, kiln_array *a) {
     kiln_array_info in;
     if (!CHECK_OK(kiln_array_get_info(a, &in)) || in.ndim < 2)
@@ -386,6 +413,37 @@ kiln_array *kt_strided_same(kiln_queue *q, kiln_array *a) {
     kiln_array_release(copy);
     kiln_array_release(a);
     return back;
+}
+
+void kt_make_tmpdir(char *buf, size_t cap, const char *prefix) {
+    snprintf(buf, cap, "/tmp/%s-XXXXXX", prefix);
+    if (!mkdtemp(buf)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+}
+
+void kt_remove_tmpdir(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int kt_run_captured(const char *cmd, const char *dir, char *out, size_t outcap, char *err,
+                    size_t errcap) {
+    char full[8192], path[1024];
+    snprintf(full, sizeof full, "%s >'%s/out' 2>'%s/err'", cmd, dir, dir);
+    int status = system(full);
+    snprintf(path, sizeof path, "%s/out", dir);
+    kt_slurp(path, out, outcap);
+    snprintf(path, sizeof path, "%s/err", dir);
+    kt_slurp(path, err, errcap);
+    if (status == -1 || !WIFEXITED(status)) {
+        fprintf(stderr, "%s: did not exit normally (status %d)\nstderr: %s\n", cmd, status, err);
+        return -1;
+    }
+    return WEXITSTATUS(status);
 }
 
 void kt_slurp(const char *path, char *buf, size_t cap) {

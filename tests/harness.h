@@ -55,6 +55,22 @@ _Noreturn void kt_skip(const char *file, int line, const char *fmt, ...)
  * open a device is a failed check. */
 typedef void (*kt_device_fn)(kiln_queue *queue, void *user);
 void kt_for_each_device(kt_device_fn fn, void *user);
+/* kt_for_each_device running the n steps, in order, on each device's
+ * queue: KT_FOR_EACH_DEVICE_STEPS(t_sizes, t_fill, t_errors) for a test
+ * that is a list of checks taking the queue. */
+typedef void (*kt_step_fn)(kiln_queue *queue);
+void kt_for_each_device_steps(size_t n, const kt_step_fn *steps);
+#define KT_FOR_EACH_DEVICE_STEPS(...)                                                    \
+    kt_for_each_device_steps(sizeof((kt_step_fn[]){ __VA_ARGS__ }) / sizeof(kt_step_fn), \
+                             (kt_step_fn[]){ __VA_ARGS__ })
+
+/* Runs the n host steps (checks that take no queue) in order:
+ * KT_RUN_HOST_STEPS(test_keys, test_round_trip). */
+typedef void (*kt_host_step_fn)(void);
+void kt_run_host_steps(size_t n, const kt_host_step_fn *steps);
+#define KT_RUN_HOST_STEPS(...)                                                              \
+    kt_run_host_steps(sizeof((kt_host_step_fn[]){ __VA_ARGS__ }) / sizeof(kt_host_step_fn), \
+                      (kt_host_step_fn[]){ __VA_ARGS__ })
 
 /* Deterministic pseudo-random numbers (xorshift64*), seeded by $KILN_TEST_SEED
  * or a fixed default; the seed is printed so a failure can be replayed. */
@@ -75,6 +91,58 @@ void kt_set(kiln_dtype d, void *p, size_t i, double v);
 
 /* Releases the n arrays (NULL ones are skipped). */
 void kt_release_arrays(size_t n, kiln_array *const *arrays);
+/* kt_release(h): the kiln release function of h's handle type, called on
+ * h (NULL is a no-op for every one of them). KT_RELEASE(e, b, k, p)
+ * releases the handles named, in that order (up to 16). */
+// clang-format off
+#define kt_release(h)                                                                              \
+    _Generic((h),                                                                                  \
+        kiln_allocate *: kiln_allocate_release,                                                    \
+        kiln_array *: kiln_array_release,                                                          \
+        kiln_buffer *: kiln_buffer_release,                                                        \
+        kiln_context *: kiln_context_release,                                                      \
+        kiln_elementwise *: kiln_elementwise_release,                                              \
+        kiln_event *: kiln_event_release,                                                          \
+        kiln_future *: kiln_future_release,                                                        \
+        kiln_graph *: kiln_graph_release,                                                          \
+        kiln_graph_exec *: kiln_graph_exec_release,                                                \
+        kiln_hash_table *: kiln_hash_table_release,                                                \
+        kiln_kernel *: kiln_kernel_release,                                                        \
+        kiln_offload *: kiln_offload_release,                                                      \
+        kiln_program *: kiln_program_release,                                                      \
+        kiln_queue *: kiln_queue_release,                                                          \
+        kiln_reduction *: kiln_reduction_release,                                                  \
+        kiln_rng *: kiln_rng_release,                                                              \
+        kiln_scan *: kiln_scan_release,                                                            \
+        kiln_select *: kiln_select_release)(h)
+// clang-format on
+#define KT_NARGS_(...) \
+    KT_NARGS_N_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define KT_NARGS_N_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+#define KT_CAT_(a, b) KT_CAT2_(a, b)
+#define KT_CAT2_(a, b) a##b
+#define KT_REL1_(h) kt_release(h)
+#define KT_REL2_(h, ...) kt_release(h), KT_REL1_(__VA_ARGS__)
+#define KT_REL3_(h, ...) kt_release(h), KT_REL2_(__VA_ARGS__)
+#define KT_REL4_(h, ...) kt_release(h), KT_REL3_(__VA_ARGS__)
+#define KT_REL5_(h, ...) kt_release(h), KT_REL4_(__VA_ARGS__)
+#define KT_REL6_(h, ...) kt_release(h), KT_REL5_(__VA_ARGS__)
+#define KT_REL7_(h, ...) kt_release(h), KT_REL6_(__VA_ARGS__)
+#define KT_REL8_(h, ...) kt_release(h), KT_REL7_(__VA_ARGS__)
+#define KT_REL9_(h, ...) kt_release(h), KT_REL8_(__VA_ARGS__)
+#define KT_REL10_(h, ...) kt_release(h), KT_REL9_(__VA_ARGS__)
+#define KT_REL11_(h, ...) kt_release(h), KT_REL10_(__VA_ARGS__)
+#define KT_REL12_(h, ...) kt_release(h), KT_REL11_(__VA_ARGS__)
+#define KT_REL13_(h, ...) kt_release(h), KT_REL12_(__VA_ARGS__)
+#define KT_REL14_(h, ...) kt_release(h), KT_REL13_(__VA_ARGS__)
+#define KT_REL15_(h, ...) kt_release(h), KT_REL14_(__VA_ARGS__)
+#define KT_REL16_(h, ...) kt_release(h), KT_REL15_(__VA_ARGS__)
+#define KT_RELEASE(...) ((void)(KT_CAT_(KT_REL, KT_CAT_(KT_NARGS_(__VA_ARGS__), _))(__VA_ARGS__)))
+/* Frees the n host blocks (free(NULL) is a no-op); KT_FREE(a, b, c) frees
+ * the blocks named, in that order. */
+void kt_free_all(size_t n, void *const *blocks);
+#define KT_FREE(...) \
+    kt_free_all(sizeof((void *[]){ __VA_ARGS__ }) / sizeof(void *), (void *[]){ __VA_ARGS__ })
 /* A strided view holding a's elements (rank >= 2): a transposed copy of
  * a, transposed back. Takes over a (released); a of rank < 2 comes back
  * as it is. */
@@ -87,6 +155,18 @@ kiln_arg kt_arg(kiln_dtype d, const void *p);
  * operand for a test that loops over dtypes. */
 kiln_arg kt_scalar(kiln_dtype d, double v);
 
+/* A fresh directory /tmp/<prefix>-XXXXXX, its path in buf (cap bytes);
+ * exits 1 when it cannot be made (perror "mkdtemp"). */
+void kt_make_tmpdir(char *buf, size_t cap, const char *prefix);
+/* Removes the directory dir and all in it (rm -rf); a note on stderr if
+ * that fails. */
+void kt_remove_tmpdir(const char *dir);
+/* Runs the shell command cmd with its stdout and stderr sent to dir/out
+ * and dir/err, then reads those back into out and err (outcap and errcap
+ * bytes, NUL-terminated). Returns the exit status, or -1 if the command
+ * did not exit normally (a crash; noted on stderr). */
+int kt_run_captured(const char *cmd, const char *dir, char *out, size_t outcap, char *err,
+                    size_t errcap);
 /* Reads a whole (small) file into buf, NUL-terminated; "" if unreadable. */
 void kt_slurp(const char *path, char *buf, size_t cap);
 /* Writes head (if not NULL) then size bytes of data to dir/name, a

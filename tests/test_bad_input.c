@@ -64,9 +64,7 @@ static void test_runaway_launch(kiln_queue *q, void *user) {
     int got = 0;
     CHECK_OK(kiln_buffer_read(q, b, 0, sizeof got, &got));
     CHECK(got == 7);
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(b, k, p);
 }
 
 /* Finding 3b: a buffer of SIZE_MAX bytes, a pinned buffer larger than the
@@ -181,8 +179,7 @@ static void test_declared_sizes(kiln_queue *q, void *user) {
             memcpy(&hi, got + 4, 4);
             CHECK(lo == 4950.0f && hi == 9900.0f);
         }
-        kiln_array_release(x);
-        kiln_reduction_release(r);
+        KT_RELEASE(x, r);
     }
     /* A scan whose scan_size is too small. */
     kiln_scan_desc sd = KILN_SCAN_DESC("const int *x, int *y", "pair", 4, "mk(0, 0)",
@@ -325,8 +322,7 @@ static void test_nan(kiln_queue *q, void *user) {
         const double mx0[5] = { 1, NAN, 3, NAN, 0 }, mn0[5] = { 0, NAN, 0, NAN, -1 };
         check_ew(q, d, KILN_OP_MAX, a, NULL, 5, mx0, "maximum(a, 0)");
         check_ew(q, d, KILN_OP_MIN, a, NULL, 5, mn0, "minimum(a, 0)");
-        kiln_array_release(a);
-        kiln_array_release(b);
+        KT_RELEASE(a, b);
 
         const double none[3] = { 2, 3, -1 }, mid[5] = { 2, NAN, 3, -1, NAN },
                      last[3] = { 2, 3, NAN }, all[3] = { NAN, NAN, NAN };
@@ -437,10 +433,7 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
     CHECK(msg_has("NULL"));
     CHECK_STATUS(kiln_elementwise_launch(q, ew, 12, 1, two, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
     CHECK(msg_has("1 argument given, 2 declared"));
-    kiln_array_release(a34);
-    kiln_array_release(a43);
-    kiln_array_release(a12);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(a34, a43, a12, ew);
 
     kiln_program *prog = (kiln_program *)1;
     CHECK_STATUS(kiln_program_create(
@@ -493,8 +486,7 @@ static void test_cache_fifo(void) {
     kiln_program *p = NULL;
     CHECK_OK(kiln_queue_create_default(NULL, 0, &q));
     CHECK_OK(kiln_program_create(kiln_queue_context(q), src, NULL, &p));
-    kiln_program_release(p);
-    kiln_queue_release(q);
+    KT_RELEASE(p, q);
     CHECK_OK(kiln_cache_list(collect, after));
     const char *entry = NULL;
     for (size_t i = 0; i < after->n && !entry; i++) {
@@ -507,8 +499,7 @@ static void test_cache_fifo(void) {
     if (!entry) {
         printf("  (the build left no new cache entry: cache off? FIFO case not run)\n");
         CHECK_OK(kiln_cache_status(NULL, 0));
-        free(before);
-        free(after);
+        KT_FREE(before, after);
         return;
     }
     CHECK(unlink(entry) == 0 && mkfifo(entry, 0600) == 0);
@@ -526,15 +517,12 @@ static void test_cache_fifo(void) {
     CHECK_OK(kiln_queue_create_default(NULL, 0, &q));
     p = NULL;
     CHECK_OK(kiln_program_create(kiln_queue_context(q), src, NULL, &p)); /* from source */
-    kiln_program_release(p);
-    kiln_queue_release(q);
+    KT_RELEASE(p, q);
     alarm(0);
     struct stat st;
     CHECK(lstat(entry, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode)));
     unlink(entry);
-    free(listed);
-    free(before);
-    free(after);
+    KT_FREE(listed, before, after);
 }
 
 /* Finding 2 (the CUDA hang; checked here on every device): a buffer, an
@@ -571,11 +559,7 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     CHECK_OK(kiln_event_create_user(ctx, &gate));
     kiln_arg args[2] = { KILN_ARG_BUF(b), KILN_ARG_BUF(outbuf) };
     CHECK_OK(kiln_kernel_launch(q2, k, 1, &n, NULL, 2, args, 1, &gate, &done));
-    kiln_buffer_release(b);
-    kiln_array_release(out);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_queue_release(q2);
+    KT_RELEASE(b, out, k, p, q2);
     alarm(120);
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(done));
@@ -585,9 +569,7 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     for (int i = 0; i < N; i++)
         bad += got[i] != 3 * i + 1;
     CHECK_MSG(bad == 0, "%d of %d wrong", bad, N);
-    kiln_event_release(done);
-    kiln_event_release(gate);
-    kiln_buffer_release(outbuf);
+    KT_RELEASE(done, gate, outbuf);
 }
 
 int main(void) {

@@ -64,9 +64,7 @@ static int child_build(int want_cached) {
             if (want_cached && !kiln_program_from_cache(p, kiln_queue_device(q)))
                 bad = 3;
         }
-        kiln_buffer_release(b);
-        kiln_kernel_release(kern);
-        kiln_program_release(p);
+        KT_RELEASE(b, kern, p);
     }
     kiln_queue_release(q);
     return bad;

@@ -95,8 +95,7 @@ static int build_all(int want_cached) {
         }
         kiln_program_release(prog);
     }
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
+    KT_RELEASE(b, q);
     return bad;
 }
 
@@ -228,10 +227,7 @@ static int build_fresh(int *from_disk) {
         for (int i = 0; i < N && ok; i++)
             ok = out[i] == expect(0, 1, i);
     }
-    kiln_buffer_release(b);
-    kiln_kernel_release(kern);
-    kiln_program_release(prog);
-    kiln_queue_release(q);
+    KT_RELEASE(b, kern, prog, q);
     return ok;
 }
 
@@ -315,8 +311,7 @@ static void test_planted_and_guarded(void) {
         free(again);
         CHECK(build_fresh(&from_disk) && from_disk == 1);
     }
-    free(cut);
-    free(payload);
+    KT_FREE(cut, payload);
 
     /* A loader that died during the load: its entry goes, the program is
      * rebuilt and stored again. */

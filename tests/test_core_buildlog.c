@@ -114,8 +114,7 @@ static void t_nvidia_long(void) {
     LACKS(m, "ignores #line");
     HAS(m, "  source:15: int v15 = missing_fn(15);\n");
     CHECK_MSG(strcmp(where, "source:15: int v15 = missing_fn(15);") == 0, "where: %s", where);
-    free(m);
-    free(src);
+    KT_FREE(m, src);
 }
 
 static void t_pocl_small(void) {

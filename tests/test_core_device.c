@@ -411,8 +411,7 @@ static void test_contexts(void) {
         CHECK_OK(kiln_queue_flush(q));
         CHECK_OK(kiln_queue_finish(q));
         CHECK_OK(kiln_queue_retain(q));
-        kiln_queue_release(q);
-        kiln_queue_release(q);
+        KT_RELEASE(q, q);
     }
     /* The queue keeps the context alive */
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
@@ -423,8 +422,7 @@ static void test_contexts(void) {
     CHECK_OK(kiln_buffer_write(q, b, 0, sizeof v, &v));
     CHECK_OK(kiln_buffer_read(q, b, 0, sizeof r, &r));
     CHECK(r == 7);
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
+    KT_RELEASE(b, q);
 
     /* A device of another context */
     size_t count = 0;
@@ -506,12 +504,9 @@ static void test_partition(void) {
         /* the parent device is not in this context */
         kiln_queue *q2 = NULL;
         CHECK_STATUS(kiln_queue_create(ctx, dev, 0, &q2), KILN_ERROR_MISMATCH);
-        kiln_buffer_release(b);
-        kiln_kernel_release(k);
-        kiln_program_release(p);
+        KT_RELEASE(b, k, p);
     }
-    kiln_queue_release(q);
-    kiln_context_release(ctx);
+    KT_RELEASE(q, ctx);
 }
 
 int main(void) {

@@ -77,8 +77,7 @@ static void test_profiling(env *e) {
     CHECK_STATUS(kiln_event_get_times(pe, &t), KILN_ERROR_WRONG_STATE);
     CHECK_MSG(strstr(kiln_last_error_message(), "PROFILING") != NULL, "%s",
               kiln_last_error_message());
-    kiln_event_release(pe);
-    kiln_queue_release(plain);
+    KT_RELEASE(pe, plain);
     /* a user event has no times; an incomplete event neither */
     kiln_event *u = NULL, *k = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &u));
@@ -88,9 +87,7 @@ static void test_profiling(env *e) {
     CHECK_OK(kiln_event_set_complete(u, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(k));
     CHECK_OK(kiln_event_get_times(k, &t));
-    kiln_event_release(u);
-    kiln_event_release(k);
-    kiln_buffer_release(b);
+    KT_RELEASE(u, k, b);
 }
 
 static void test_user_events(env *e) {
@@ -141,8 +138,7 @@ static void test_user_events(env *e) {
     CHECK_OK(kiln_event_wait_all(2, both));
     CHECK_OK(kiln_buffer_read(e->q, b, 0, sizeof out, out));
     CHECK(out[5] == 13);
-    kiln_event_release(bar);
-    kiln_event_release(mk);
+    KT_RELEASE(bar, mk);
     /* events of two contexts in one wait */
     kiln_device *dev = kiln_queue_device(e->q);
     kiln_context *ctx2 = NULL;
@@ -152,9 +148,7 @@ static void test_user_events(env *e) {
     CHECK_OK(kiln_queue_marker(e->q, 0, NULL, &mixed[2]));
     CHECK_OK(kiln_event_set_complete(mixed[0], KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait_all(3, mixed));
-    kiln_event_release(mixed[0]);
-    kiln_event_release(mixed[2]);
-    kiln_context_release(ctx2);
+    KT_RELEASE(mixed[0], mixed[2], ctx2);
     /* a failed user event fails what waits on it */
     kiln_event *bad = NULL, *dep = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &bad));
@@ -168,14 +162,9 @@ static void test_user_events(env *e) {
     CHECK_STATUS(kiln_event_wait(dep), KILN_ERROR_EVENT_FAILED);
     CHECK_OK(kiln_event_get_state(dep, &s));
     CHECK(s == KILN_EVENT_ERROR);
-    kiln_event_release(bad);
-    kiln_event_release(dep);
+    KT_RELEASE(bad, dep);
     kiln_queue_finish(e->q); /* may report the failure */
-    kiln_event_release(gate);
-    kiln_event_release(k1);
-    kiln_event_release(k2);
-    kiln_event_release(marker);
-    kiln_buffer_release(b);
+    KT_RELEASE(gate, k1, k2, marker, b);
 }
 
 #define NCB 64
@@ -293,8 +282,7 @@ static void test_callbacks(env *e) {
     CHECK_STATUS(kiln_buffer_read_async(e->q, b, 0, 1 << 20, zero, 0, NULL, &none),
                  KILN_ERROR_OUT_OF_RANGE);
     CHECK(none == NULL);
-    kiln_event_release(gate);
-    kiln_buffer_release(b);
+    KT_RELEASE(gate, b);
 }
 
 static atomic_int cont_order[4], cont_seq;
@@ -382,10 +370,7 @@ static void test_out_of_order(env *e) {
         for (int i = 0; i < N; i++)
             good &= out[i] == (data[i] + 1) * 2;
         CHECK_MSG(good, "out-of-order round %d", round);
-        kiln_event_release(w);
-        kiln_event_release(k1);
-        kiln_event_release(k2);
-        kiln_event_release(r);
+        KT_RELEASE(w, k1, k2, r);
     }
     /* a barrier orders what comes after it */
     kiln_event *bar = NULL;
@@ -414,13 +399,8 @@ static void test_out_of_order(env *e) {
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(m));
     CHECK_OK(kiln_queue_finish(oq));
-    kiln_event_release(gate);
-    kiln_event_release(m);
-    kiln_event_release(bar);
-    kiln_buffer_release(b);
-    kiln_queue_release(oq);
-    free(data);
-    free(out);
+    KT_RELEASE(gate, m, bar, b, oq);
+    KT_FREE(data, out);
 }
 
 static double now_ms(void) {
@@ -456,10 +436,7 @@ static void test_wait_timeout(env *e) {
     CHECK_OK(kiln_event_set_complete(bad, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_event_wait_timeout(bad, 1000), KILN_ERROR_EVENT_FAILED);
     CHECK_STATUS(kiln_event_wait_timeout(NULL, 10), KILN_ERROR_NULL_HANDLE);
-    kiln_event_release(bad);
-    kiln_event_release(k);
-    kiln_event_release(gate);
-    kiln_buffer_release(b);
+    KT_RELEASE(bad, k, gate, b);
 }
 
 /* A command enqueued after an event it waits on has failed ends, and so
@@ -517,9 +494,7 @@ static void run(kiln_queue *q, void *user) {
     test_continuations(&e);
     test_out_of_order(&e);
     test_after_failure(&e);
-    kiln_kernel_release(e.inc);
-    kiln_kernel_release(e.twice);
-    kiln_program_release(e.prog);
+    KT_RELEASE(e.inc, e.twice, e.prog);
 }
 
 int main(void) {

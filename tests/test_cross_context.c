@@ -43,11 +43,7 @@ static int side_open(side *s, kiln_queue *q, kiln_device *dev) {
 }
 
 static void side_close(side *s) {
-    kiln_kernel_release(s->inc);
-    kiln_kernel_release(s->twice);
-    kiln_program_release(s->prog);
-    kiln_queue_release(s->q);
-    kiln_context_release(s->ctx);
+    KT_RELEASE(s->inc, s->twice, s->prog, s->q, s->ctx);
 }
 
 static kiln_status launch(side *s, kiln_kernel *k, kiln_buffer *b, int n, size_t nw,
@@ -84,9 +80,7 @@ static void test_gate(side *a, side *b) {
     for (int i = 0; i < N; i++)
         bad += got[i] != host[i] + 1;
     CHECK_MSG(bad == 0, "%d of %d wrong after the gate", bad, N);
-    kiln_event_release(gate);
-    kiln_event_release(w);
-    kiln_event_release(k);
+    KT_RELEASE(gate, w, k);
 
     /* a failed gate: the failure does not cross contexts (documented in
      * kiln.h); the command behind it runs once the gate has ended */
@@ -97,8 +91,7 @@ static void test_gate(side *a, side *b) {
     CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_ERROR));
     CHECK_OK(kiln_event_wait(w2));
     CHECK_STATUS(kiln_event_wait(gate2), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(gate2);
-    kiln_event_release(w2);
+    KT_RELEASE(gate2, w2);
     CHECK_OK(kiln_queue_finish(b->q));
     kiln_buffer_release(buf);
 }
@@ -127,8 +120,7 @@ static void test_long_list(side *a, side *b) {
     CHECK(got == 7);
     for (int i = 0; i < M; i++)
         kiln_event_release(w[i]);
-    kiln_event_release(e);
-    kiln_event_release(empty);
+    KT_RELEASE(e, empty);
 
     /* an empty write waiting on a closed gate is not complete */
     kiln_event *gate = NULL, *e2 = NULL;
@@ -137,9 +129,7 @@ static void test_long_list(side *a, side *b) {
     CHECK_MSG(pending(e2), "an empty write ignored its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e2));
-    kiln_event_release(gate);
-    kiln_event_release(e2);
-    kiln_buffer_release(buf);
+    KT_RELEASE(gate, e2, buf);
 }
 
 /* kiln_array_copy_between_async from `from` to `to`: gated by a user event
@@ -168,8 +158,7 @@ static void test_copy_between(side *from, side *to) {
     for (int i = 0; i < N; i++)
         bad += got[i] != host[i] + 1;
     CHECK_MSG(bad == 0, "copy_between_async then inc: %d of %d wrong", bad, N);
-    kiln_event_release(gate);
-    kiln_event_release(copied);
+    KT_RELEASE(gate, copied);
 
     /* into every other element of a wider array (a strided view) */
     int zero = 0;
@@ -191,8 +180,7 @@ static void test_copy_between(side *from, side *to) {
     CHECK_OK(kiln_array_copy_between_async(to->q, dst, from->q, from_arr, 1, &gate, &copied));
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_event_wait(copied), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(gate);
-    kiln_event_release(copied);
+    KT_RELEASE(gate, copied);
 
     /* bad input: nothing enqueued, no event */
     copied = (kiln_event *)&copied;

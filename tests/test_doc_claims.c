@@ -79,9 +79,7 @@ static void test_global_pointer(kiln_queue *q) {
         for (int i = 0; i < N; i++)
             ok &= hy[i] == 2.0f * (float)i;
         CHECK(ok);
-        kiln_array_release(x);
-        kiln_array_release(y);
-        kiln_elementwise_release(ew);
+        KT_RELEASE(x, y, ew);
     }
     /* without: PoCL refuses (a private pointer to global memory); NVIDIA's
      * OpenCL compiler lets it through, as docs/algorithms.md says */
@@ -125,18 +123,10 @@ static void test_u32x4_members(kiln_queue *q) {
             ok &= hw[4 * b + (uint32_t)k] == out[k];
     }
     CHECK_MSG(ok, "kiln_u32x4 .x .y .z .w are not words 0..3 of the host's block");
-    kiln_array_release(w);
-    kiln_elementwise_release(ew);
-}
-
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    test_offload_preamble(q);
-    test_global_pointer(q);
-    test_u32x4_members(q);
+    KT_RELEASE(w, ew);
 }
 
 int main(void) {
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(test_offload_preamble, test_global_pointer, test_u32x4_members);
     return kt_report();
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -26,19 +25,9 @@ static char out[16384], err[16384];
 
 /* Runs "ENV examples/NAME ARGS"; returns the exit status, -1 on a crash. */
 static int run(const char *env, const char *name, const char *args) {
-    char cmd[2048], path[512];
-    snprintf(cmd, sizeof cmd, "%s '%s/%s' %s >'%s/out' 2>'%s/err'", env, KILN_EXAMPLES_DIR, name,
-             args, tmpdir, tmpdir);
-    int status = system(cmd);
-    snprintf(path, sizeof path, "%s/out", tmpdir);
-    kt_slurp(path, out, sizeof out);
-    snprintf(path, sizeof path, "%s/err", tmpdir);
-    kt_slurp(path, err, sizeof err);
-    if (status == -1 || !WIFEXITED(status)) {
-        fprintf(stderr, "%s %s: did not exit normally\n%s\n", name, args, err);
-        return -1;
-    }
-    return WEXITSTATUS(status);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s '%s/%s' %s", env, KILN_EXAMPLES_DIR, name, args);
+    return kt_run_captured(cmd, tmpdir, out, sizeof out, err, sizeof err);
 }
 
 /* Every example that was built has checks in this file. */
@@ -248,24 +237,11 @@ static void check_sort_pairs(void) {
 }
 
 int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    check_all_examples_covered();
-    check_vadd();
-    check_polygon_mask();
-    check_offload_pairwise();
-    check_monte_carlo_pi();
-    check_pipeline();
-    check_copy_if();
-    check_neighbours();
-    check_sort_pairs();
+    kt_make_tmpdir(tmpdir, sizeof tmpdir, "kiln-test-examples");
+    KT_RUN_HOST_STEPS(check_all_examples_covered, check_vadd, check_polygon_mask,
+                      check_offload_pairwise, check_monte_carlo_pi, check_pipeline, check_copy_if,
+                      check_neighbours, check_sort_pairs);
 
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    kt_remove_tmpdir(tmpdir);
     return kt_report();
 }

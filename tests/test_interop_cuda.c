@@ -184,8 +184,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CU_OK(cu.cuMemcpyDtoH(got, m2, N * sizeof(float)));
     expect(want, init, 3);
     CHECK(memcmp(got, want, N * sizeof(float)) == 0);
-    kiln_event_release(kk);
-    kiln_event_release(gate);
+    KT_RELEASE(kk, gate);
 
     /* kiln after native: s is held by a host function, then fills m with
      * 3.0f and records ne; kiln's stream waits for ne before its kernel */
@@ -231,19 +230,14 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CHECK(memcmp(got, init, N * sizeof(float)) == 0);
     kiln_buffer_release(own);
 
-    kiln_kernel_release(k);
-    kiln_program_release(prog);
-    kiln_buffer_release(kb);
-    kiln_queue_release(kq);
-    kiln_queue_release(kq2);
+    KT_RELEASE(k, prog, kb, kq, kq2);
     /* borrowed: the memory and the stream are still the caller's */
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CU_OK(cu.cuEventDestroy(ne));
     CU_OK(cu.cuMemFree(m));
     CU_OK(cu.cuMemFree(m2));
     CU_OK(cu.cuStreamDestroy(s));
-    free(got);
-    free(want);
+    KT_FREE(got, want);
 }
 
 /* NULLs, another context's objects, ranges, flags, the legacy stream. */
@@ -335,8 +329,7 @@ static void check_wrong_backend(kiln_context *kprim) {
     CHECK_STATUS(kiln_cuda_buffer_native(ob, &p), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_cuda_context_native(oc, &cc), KILN_ERROR_MISMATCH);
     CHECK(p == 0 && cc == NULL);
-    kiln_buffer_release(ob);
-    kiln_context_release(oc);
+    KT_RELEASE(ob, oc);
 }
 
 /* kiln holds a command behind an unset user event on the host (gate.c);
@@ -391,14 +384,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev) {
     CHECK_OK(kiln_buffer_read(q, b, 0, N * sizeof(int), got));
     CHECK(got[0] == 7);
     free(got);
-    kiln_event_release(e5);
-    kiln_event_release(e7);
-    kiln_event_release(gate);
-    kiln_event_release(gate2);
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(e5, e7, gate, gate2, b, q, k, p);
 }
 
 int main(void) {
@@ -449,13 +435,9 @@ int main(void) {
     CHECK_OK(kiln_buffer_read_async(q, b, 0, N * sizeof(float), got, 0, NULL, &rd));
     CHECK_OK(kiln_event_wait(rd));
     CHECK(memcmp(got, init, N * sizeof(float)) == 0);
-    kiln_event_release(rd);
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
-    kiln_context_release(kprim);
+    KT_RELEASE(rd, b, q, kprim);
     CU_OK(cu.cuDevicePrimaryCtxRelease(cudev));
-    free(got);
-    free(init);
+    KT_FREE(got, init);
     return kt_report();
 }
 #endif

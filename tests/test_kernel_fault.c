@@ -63,11 +63,7 @@ static kiln_status fresh_context_works(kiln_device *dev) {
         st = kiln_buffer_read(q, b, 0, sizeof got, &got);
     if (st == KILN_OK && got != 7)
         st = KILN_ERROR_INTERNAL;
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_queue_release(q);
-    kiln_context_release(c);
+    KT_RELEASE(b, k, p, q, c);
     return st;
 }
 
@@ -165,10 +161,7 @@ static void test_fault(kiln_queue *q, void *user) {
     printf("  afterwards: %s\n", kiln_status_name(st));
     if (!strcmp(info.backend_name, "cuda"))
         check_poisoned(q, k, b);
-    kiln_event_release(e);
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(e, b, k, p);
 }
 
 static void fresh_only(kiln_queue *q, void *user) {

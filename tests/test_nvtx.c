@@ -57,9 +57,7 @@ static void run(kiln_queue *q, void *user) {
         CHECK_MSG(strstr(names, "twice\n") != NULL, "names:\n%s", names);
         CHECK_MSG(strstr(names, "kiln_buffer_write") != NULL, "names:\n%s", names);
     }
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_buffer_release(b);
+    KT_RELEASE(k, p, b);
 }
 
 int main(void) {

@@ -150,9 +150,7 @@ static void t_map_kinds(kiln_queue *q) {
     CHECK_OK(kiln_offload_get_stats(iota, &s));
     CHECK(s.launches == 2 && s.copies_to == 0 && s.copies_from == 1 && s.allocations == 2);
 out:
-    kiln_offload_release(twice);
-    kiln_offload_release(poison);
-    kiln_offload_release(iota);
+    KT_RELEASE(twice, poison, iota);
 }
 
 /* Data stays on the device between runs: host changes are not seen, and
@@ -289,15 +287,10 @@ static void t_pairwise(kiln_queue *q, int dbl) {
         }
         CHECK_MSG(worst <= tol, "%s M=%zu rows: rel err %g", T, M, worst);
         CHECK_MSG(worst2 <= tol, "%s M=%zu 2-D: rel err %g", T, M, worst2);
-        free(Xd);
-        free(ref);
-        free(X);
-        free(D);
-        free(D2);
+        KT_FREE(Xd, ref, X, D, D2);
     }
 out:
-    kiln_offload_release(row);
-    kiln_offload_release(full);
+    KT_RELEASE(row, full);
 }
 
 static void t_3d_async(kiln_queue *q) {
@@ -361,8 +354,7 @@ static void t_out_of_order(kiln_queue *q0) {
         CHECK_OK(kiln_data_region_end(r));
         CHECK_MSG(all_eq(h, n, 0, 0, 63), "out of order: h[0] = %d", h[0]);
     }
-    kiln_offload_release(twice);
-    kiln_queue_release(q);
+    KT_RELEASE(twice, q);
 }
 
 /* ----------------------------------------------------------- wait lists */
@@ -401,8 +393,7 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e));
     CHECK_MSG(all_eq(h, n, 0, 2, 1), "update FROM: h[1] = %d, want 3", h[1]);
-    kiln_event_release(e);
-    kiln_event_release(gate);
+    KT_RELEASE(e, gate);
 
     /* bytes 0: the event still follows the wait list */
     CHECK_OK(kiln_event_create_user(c, &gate));
@@ -411,8 +402,7 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK(e != NULL && !gate_open(e));
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e));
-    kiln_event_release(e);
-    kiln_event_release(gate);
+    KT_RELEASE(e, gate);
 
     /* run_async behind a gate, then end_async behind another */
     kiln_event *gate2 = NULL, *run = NULL;
@@ -432,10 +422,7 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e));
     CHECK_MSG(all_eq(h, n, 0, 4, 3), "end_async: h[1] = %d, want 7", h[1]);
-    kiln_event_release(run);
-    kiln_event_release(e);
-    kiln_event_release(gate);
-    kiln_event_release(gate2);
+    KT_RELEASE(run, e, gate, gate2);
 
     /* bad wait lists: nothing happens, the region stays usable */
     fill(h, n, 1, 0);
@@ -576,9 +563,7 @@ static void t_arg_kinds(kiln_queue *q) {
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r), KILN_ERROR_INVALID_ARGUMENT);
     maps[1] = KILN_MAP(h + 8, 4, 7); /* unknown map kind */
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, maps + 1, &r), KILN_ERROR_INVALID_ARGUMENT);
-    kiln_buffer_release(buf);
-    kiln_array_release(arr);
-    kiln_offload_release(off);
+    KT_RELEASE(buf, arr, off);
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -774,9 +759,7 @@ static int t_nvrtc(void) {
         if (st != KILN_OK)
             printf("--- log ---\n%s\n--- source ---\n%s\n", log ? log : "", g_src[k]);
         ok += st == KILN_OK;
-        free(bin);
-        free(log);
-        free(full);
+        KT_FREE(bin, log, full);
     }
     printf("NVRTC (sm_90): %zu of %zu offload sources compiled\n", ok, g_nsrc);
     return 1;

@@ -92,11 +92,7 @@ static void kat_device(kiln_queue *q) {
         CHECK_MSG(!memcmp(out32[v] + 4, threefry4_kat[v] + 8, 16), "device threefry4x32 kat %d", v);
         CHECK_MSG(!memcmp(out64[v], threefry2_kat[v] + 4, 16), "device threefry2x64 kat %d", v);
     }
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c64);
-    kiln_array_release(d64);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(a, b, c64, d64, ew);
 }
 
 /* ---- fills against the host reference */
@@ -194,10 +190,7 @@ static void counter_carry(kiln_queue *q) {
     for (size_t i = 0; i < N; i++)
         bad += memcmp(&h[i], &hb[3 * i + 1], 4) != 0;
     CHECK_MSG(bad == 0, "normal float32: %zu of a strided view differ from a contiguous fill", bad);
-    kiln_rng_release(r);
-    kiln_array_release(v);
-    kiln_array_release(b);
-    kiln_array_release(a);
+    KT_RELEASE(r, v, b, a);
     if (!has_fp64(q))
         return;
     /* float64: uniform against the host, normal contiguous vs strided */
@@ -224,10 +217,7 @@ static void counter_carry(kiln_queue *q) {
     for (size_t i = 0; i < N; i++)
         bad += memcmp(&d[i], &db[3 * i + 1], 8) != 0;
     CHECK_MSG(bad == 0, "normal float64: %zu of a strided view differ from a contiguous fill", bad);
-    kiln_rng_release(r);
-    kiln_array_release(v);
-    kiln_array_release(b);
-    kiln_array_release(a);
+    KT_RELEASE(r, v, b, a);
 }
 
 /* Normals of dtype (float32 or float64) in one fill equal those of ragged
@@ -498,8 +488,7 @@ static void inside_kernels(kiln_queue *q) {
            (long long)hits);
     CHECK_MSG(hits == want, "pi: device %lld hits, host %lld", (long long)hits, (long long)want);
     CHECK(fabs(pi - M_PI) < 0.01);
-    kiln_array_release(pts);
-    kiln_reduction_release(red);
+    KT_RELEASE(pts, red);
     /* a user kernel with kiln_rng_kernel_source() in front */
     const char *src = kiln_rng_kernel_source();
     CHECK(strstr(src, "kiln_rng_philox4x32_10") != NULL);
@@ -528,9 +517,7 @@ static void inside_kernels(kiln_queue *q) {
         }
         CHECK_MSG(bad == 0, "user kernel: %zu differ", bad);
     }
-    kiln_buffer_release(buf);
-    kiln_kernel_release(k);
-    kiln_program_release(prog);
+    KT_RELEASE(buf, k, prog);
     free(full);
 }
 
@@ -606,8 +593,7 @@ static void inside_scan(kiln_queue *q) {
     }
     CHECK_MSG(bad == 0, "random walk scan: %zu differ", bad);
     free(h);
-    kiln_array_release(y);
-    kiln_scan_release(sc);
+    KT_RELEASE(y, sc);
 }
 
 static void run(kiln_queue *q, void *user) {

@@ -118,11 +118,8 @@ static void t_cumsum(kiln_queue *q) {
                           "wrong",
                           n, bad);
             }
-            kiln_array_release(X);
-            kiln_array_release(Y);
-            free(x);
-            free(y);
-            free(ref);
+            KT_RELEASE(X, Y);
+            KT_FREE(x, y, ref);
         }
     }
     /* cumprod of int64 with ±1 and a few 2s */
@@ -160,12 +157,8 @@ static void t_cumsum(kiln_queue *q) {
     kiln_array *F = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &m, &F));
     CHECK_STATUS(kiln_array_cumsum_out(q, F, X, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    kiln_array_release(F);
-    kiln_array_release(rv);
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    free(x);
-    free(y);
+    KT_RELEASE(F, rv, X, Y);
+    KT_FREE(x, y);
 }
 
 static const char *kAffPre =
@@ -287,18 +280,8 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
         CHECK_MSG(bad == 0, "%s%s n=%zu flags=%d: %zu wrong, first at %zu",
                   wide ? "wide affine" : "affine", segmented ? " segmented" : "", n, mode, bad,
                   first);
-        kiln_array_release(dA);
-        kiln_array_release(dB);
-        kiln_array_release(dF);
-        kiln_array_release(dOA);
-        kiln_array_release(dOB);
-        kiln_array_release(dPB);
-        free(A);
-        free(B);
-        free(F);
-        free(OA);
-        free(OB);
-        free(PB);
+        KT_RELEASE(dA, dB, dF, dOA, dOB, dPB);
+        KT_FREE(A, B, F, OA, OB, PB);
     }
     kiln_scan_release(s);
 }
@@ -387,12 +370,7 @@ static void t_errors(kiln_queue *q) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
     }
-    kiln_scan_release(s);
-    kiln_array_release(E0);
-    kiln_array_release(E1);
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    kiln_array_release(Z);
+    KT_RELEASE(s, E0, E1, X, Y, Z);
 }
 
 /* Scans of the form y[i] = item / prev_item of x[i] (kiln_array_cumsum_out,
@@ -476,17 +454,12 @@ static void t_quads(kiln_queue *q) {
                           "quads %s form %d n=%zu x+%zu y+%zu: %zu wrong, "
                           "%zu written outside",
                           kiln_dtype_name(d), form, n, ox, oy, bad, outside);
-                kiln_array_release(XV);
-                kiln_array_release(YV);
-                kiln_array_release(X);
-                kiln_array_release(Y);
+                KT_RELEASE(XV, YV, X, Y);
             }
             kiln_scan_release(sc);
         }
     }
-    free(x);
-    free(y);
-    free(ref);
+    KT_FREE(x, y, ref);
 }
 
 /* Multi-tile scans back to back on one queue, read only at the end: each
@@ -544,8 +517,7 @@ static void t_repeat(kiln_queue *q) {
             kiln_array_release(X[k]);
             free(ref[k]);
         }
-        free(x);
-        free(y);
+        KT_FREE(x, y);
     }
 }
 
@@ -588,13 +560,10 @@ static void t_fresh(kiln_queue *q0) {
         for (size_t i = 0; i < n; i++)
             bad += y[i] != (int32_t)(acc += x[i]);
         CHECK_MSG(bad == 0, "fresh context, scan %d (n=%zu): %zu wrong", r, n, bad);
-        kiln_array_release(X);
-        kiln_array_release(Y);
-        free(x);
-        free(y);
+        KT_RELEASE(X, Y);
+        KT_FREE(x, y);
     }
-    kiln_queue_release(q);
-    kiln_context_release(c);
+    KT_RELEASE(q, c);
 }
 
 static void run(kiln_queue *q, void *user) {

@@ -63,10 +63,7 @@ static void run(kiln_queue *q, void *user) {
                       st == KILN_OK ? "built" : kiln_last_error_message());
             CHECK_MSG(g_n == before + 1, "%s/%s: no onesweep source", kiln_dtype_name(keys[ki]),
                       vals[vi] ? kiln_dtype_name(vals[vi]) : "-");
-            kiln_array_release(K);
-            kiln_array_release(KO);
-            kiln_array_release(V);
-            kiln_array_release(VO);
+            KT_RELEASE(K, KO, V, VO);
         }
     kiln__gen_source_hook = NULL;
     unsetenv("KILN_SORT_VARIANT");
@@ -106,10 +103,7 @@ static void run(kiln_queue *q, void *user) {
         g_compiled += st == KILN_OK;
         if (st == KILN_OK)
             dump(j, full, bin, size, is_ptx);
-        free(bin);
-        free(log);
-        free(full);
-        free(g_src[j]);
+        KT_FREE(bin, log, full, g_src[j]);
     }
     printf("%zu onesweep sources compiled for sm_90\n", g_compiled);
 }
