@@ -133,12 +133,6 @@ static void run(kiln_queue *q, void *user) {
     KT_RELEASE(r2, ia, id, io, a, b, z, v, cmp);
 }
 
-static int done(kiln_event *e) {
-    kiln_event_state st = KILN_EVENT_QUEUED;
-    kiln_event_get_state(e, &st);
-    return st == KILN_EVENT_COMPLETE;
-}
-
 /* zeros / full / arange and the transfers wait for their wait lists: gated
  * by a user event, nothing completes until it opens. */
 static void t_wait_lists(kiln_queue *q) {
@@ -153,7 +147,8 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, KILN_ARG_F32(seven), 1, &gate, &ef, &f));
     CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 3.0, 2.0, 1, &gate, &ea, &a));
     usleep(50 * 1000);
-    CHECK_MSG(!done(ez) && !done(ef) && !done(ea), "a constructor ran before its wait list");
+    CHECK_MSG(!kt_event_done(ez) && !kt_event_done(ef) && !kt_event_done(ea),
+              "a constructor ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     kiln_event *all[3] = { ez, ef, ea };
     CHECK_OK(kiln_event_wait_all(3, all));
@@ -182,7 +177,8 @@ static void t_wait_lists(kiln_queue *q) {
         CHECK_OK(kiln_array_write_async(q, v, w, 1, &gate, &ew));
         CHECK_OK(kiln_array_read_async(q, v, r, 1, &ew, &er));
         usleep(50 * 1000);
-        CHECK_MSG(!done(ew) && !done(er) && r[3] == -1, "a transfer ran before its wait list");
+        CHECK_MSG(!kt_event_done(ew) && !kt_event_done(er) && r[3] == -1,
+                  "a transfer ran before its wait list");
         CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
         CHECK_OK(kiln_event_wait(er));
         CHECK(memcmp(w, r, sizeof w) == 0);

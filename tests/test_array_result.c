@@ -391,10 +391,7 @@ static void run(kiln_queue *q, void *user) {
         check_select(q, sizes[s]);
         check_bincount(q, sizes[s]);
     }
-    check_hash(q);
-    check_matmul(q);
-    check_reduce_initial(q);
-    check_errors(q);
+    KT_STEPS(q, check_hash, check_matmul, check_reduce_initial, check_errors);
 }
 
 int main(void) {

@@ -557,14 +557,8 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev) {
                       kiln_last_error_message());
             if (st == KILN_OK &&
                 CHECK_OK(B->buffer_read(q, bo, 0, sizeof out, out, 1, 0, NULL, NULL))) {
-                int ok = 1;
-                for (size_t g = 0; g < groups; g++) {
-                    int sum = 0;
-                    for (size_t i = 0; i < lsz; i++)
-                        sum += in[g * lsz + i];
-                    ok &= out[g] == sum;
-                }
-                CHECK_MSG(ok, "two local-memory parameters, local size %zu", lsz);
+                CHECK_MSG(kt_group_sums_ok(in, out, groups, lsz),
+                          "two local-memory parameters, local size %zu", lsz);
             }
             B->buffer_release(bi), B->buffer_release(bo);
             free(in);

@@ -25,6 +25,9 @@ static int msg_has(const char *needle) {
     return ok;
 }
 
+static const char *touch_src = "KILN_KERNEL void touch(KILN_GLOBAL int *out) { if "
+                               "(kiln_global_id(0) == 0) out[0] = 7; }\n";
+
 /* Finding 3: a global size of SIZE_MAX (an `n - 1` underflow) or
  * {2^32, 2^32} (a product past 2^64) is refused before the launch. */
 static void test_runaway_launch(kiln_queue *q, void *user) {
@@ -32,11 +35,7 @@ static void test_runaway_launch(kiln_queue *q, void *user) {
     kiln_context *ctx = kiln_queue_context(q);
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
-    CHECK_OK(kiln_program_create(ctx,
-                                 "KILN_KERNEL void touch(KILN_GLOBAL int *out) { if "
-                                 "(kiln_global_id(0) == 0) out[0] = 7; }\n",
-                                 NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "touch", &k));
+    KT_BUILD(ctx, touch_src, NULL, &p, "touch", &k);
     kiln_buffer *b = NULL;
     CHECK_OK(kiln_buffer_create(ctx, sizeof(int), 0, NULL, &b));
     kiln_arg args[] = { KILN_ARG_BUF(b) };
@@ -544,12 +543,10 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     kiln_event *gate = NULL, *done = NULL;
     size_t n = N;
     CHECK_OK(kiln_queue_create(ctx, kiln_queue_device(q), 0, &q2));
-    CHECK_OK(kiln_program_create(
-        ctx,
-        "KILN_KERNEL void add1(KILN_GLOBAL const int *b, KILN_GLOBAL int *o) {\n"
-        "    size_t i = kiln_global_id(0); o[i] = b[i] + 1; }\n",
-        NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "add1", &k));
+    KT_BUILD(ctx,
+             "KILN_KERNEL void add1(KILN_GLOBAL const int *b, KILN_GLOBAL int *o) {\n"
+             "    size_t i = kiln_global_id(0); o[i] = b[i] + 1; }\n",
+             NULL, &p, "add1", &k);
     CHECK_OK(kiln_buffer_create(ctx, sizeof in, 0, in, &b));
     CHECK_OK(kiln_array_empty(ctx, KILN_INT32, 1, &n, &out));
     if (!q2 || !k || !b || !out)
@@ -573,13 +570,9 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
 }
 
 int main(void) {
-    kt_for_each_device(test_release_while_gated, NULL);
-    kt_for_each_device(test_unchecked_input, NULL);
-    kt_for_each_device(test_offload_present, NULL);
-    kt_for_each_device(test_nan, NULL);
-    kt_for_each_device(test_declared_sizes, NULL);
-    kt_for_each_device(test_runaway_launch, NULL);
-    kt_for_each_device(test_huge_allocations, NULL);
+    KT_FOR_EACH_DEVICE_FNS(test_release_while_gated, test_unchecked_input, test_offload_present,
+                           test_nan, test_declared_sizes, test_runaway_launch,
+                           test_huge_allocations);
     test_cache_fifo();
     return kt_report();
 }

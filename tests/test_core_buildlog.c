@@ -261,13 +261,7 @@ static void t_carriage_returns(void) {
 }
 
 int main(void) {
-    t_carriage_returns();
-    t_nvidia_small();
-    t_nvidia_long();
-    t_pocl_small();
-    t_nvrtc_small();
-    t_generated();
-    t_prelude_and_headers();
-    t_degenerate();
+    KT_RUN_HOST_STEPS(t_carriage_returns, t_nvidia_small, t_nvidia_long, t_pocl_small,
+                      t_nvrtc_small, t_generated, t_prelude_and_headers, t_degenerate);
     return kt_report();
 }

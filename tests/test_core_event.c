@@ -10,19 +10,7 @@
 
 #include "harness.h"
 
-static const char *src = "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
-                         "}\n"
-                         "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
-                         "}\n";
-
-typedef struct env {
-    kiln_queue *q;
-    kiln_context *ctx;
-    kiln_program *prog;
-    kiln_kernel *inc, *twice;
-} env;
+typedef kt_inc_twice env;
 
 /* Waits (up to 10 s) until *counter reaches want. */
 static int wait_count(atomic_int *counter, int want) {
@@ -482,19 +470,17 @@ static void test_after_failure(env *e) {
 
 static void run(kiln_queue *q, void *user) {
     (void)user;
-    env e = { .q = q, .ctx = kiln_queue_context(q) };
-    if (!CHECK_OK(kiln_program_create(e.ctx, src, NULL, &e.prog)))
+    env e;
+    if (!kt_inc_twice_open(&e, q, NULL)) {
+        kt_inc_twice_close(&e);
         return;
-    CHECK_OK(kiln_kernel_create(e.prog, "inc", &e.inc));
-    CHECK_OK(kiln_kernel_create(e.prog, "twice", &e.twice));
-    test_profiling(&e);
-    test_user_events(&e);
-    test_wait_timeout(&e);
-    test_callbacks(&e);
-    test_continuations(&e);
-    test_out_of_order(&e);
-    test_after_failure(&e);
-    KT_RELEASE(e.inc, e.twice, e.prog);
+    }
+    static void (*const steps[])(
+        env *) = { test_profiling,     test_user_events,  test_wait_timeout, test_callbacks,
+                   test_continuations, test_out_of_order, test_after_failure };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        steps[i](&e);
+    kt_inc_twice_close(&e);
 }
 
 int main(void) {

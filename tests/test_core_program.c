@@ -352,14 +352,7 @@ static void test_local(kiln_queue *q) {
     kiln_arg args[] = { KILN_ARG_BUF(I), KILN_ARG_BUF(O), KILN_ARG_LOCAL_BYTES(lsz * sizeof(int)) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q, O, 0, sizeof out, out));
-    int good = 1;
-    for (size_t gi = 0; gi < groups; gi++) {
-        int s = 0;
-        for (size_t i = 0; i < lsz; i++)
-            s += in[gi * lsz + i];
-        good &= out[gi] == s;
-    }
-    CHECK(good);
+    CHECK(kt_group_sums_ok(in, out, groups, lsz));
     args[2] = KILN_ARG_LOCAL_BYTES(0);
     CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);

@@ -115,9 +115,8 @@ static void run(kiln_queue *q0, void *user) {
     atomic_init(&s.failures, 0);
     atomic_init(&s.callbacks, 0);
     kiln_program *p = NULL;
-    if (!CHECK_OK(kiln_program_create(s.ctx, src, NULL, &p)))
+    if (!KT_BUILD(s.ctx, src, NULL, &p, "axpb", &s.kernel))
         return;
-    CHECK_OK(kiln_kernel_create(p, "axpb", &s.kernel));
     CHECK_OK(kiln_queue_create(s.ctx, s.dev, 0, &s.common));
     for (int mode = 0; mode < 2; mode++) {
         pthread_t th[NTHREADS];

@@ -12,39 +12,7 @@
 
 #include "harness.h"
 
-static const char *src = "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
-                         "}\n"
-                         "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
-                         "}\n";
-
-typedef struct side {
-    kiln_context *ctx;
-    kiln_queue *q;
-    kiln_program *prog;
-    kiln_kernel *inc, *twice;
-} side;
-
-static int side_open(side *s, kiln_queue *q, kiln_device *dev) {
-    memset(s, 0, sizeof *s);
-    if (q) {
-        s->q = q;
-        kiln_queue_retain(q);
-        s->ctx = kiln_queue_context(q);
-        kiln_context_retain(s->ctx);
-    } else if (!CHECK_OK(kiln_context_create(&dev, 1, &s->ctx)) ||
-               !CHECK_OK(kiln_queue_create(s->ctx, dev, 0, &s->q))) {
-        return 0;
-    }
-    return CHECK_OK(kiln_program_create(s->ctx, src, NULL, &s->prog)) &&
-           CHECK_OK(kiln_kernel_create(s->prog, "inc", &s->inc)) &&
-           CHECK_OK(kiln_kernel_create(s->prog, "twice", &s->twice));
-}
-
-static void side_close(side *s) {
-    KT_RELEASE(s->inc, s->twice, s->prog, s->q, s->ctx);
-}
+typedef kt_inc_twice side;
 
 static kiln_status launch(side *s, kiln_kernel *k, kiln_buffer *b, int n, size_t nw,
                           kiln_event *const *w, kiln_event **ev) {
@@ -196,6 +164,14 @@ static void test_copy_between(side *from, side *to) {
     kiln_array_release(from_arr), kiln_array_release(dst);
 }
 
+/* Names the step (a hang shows where it stopped), then runs it. */
+#define STEP(call)                \
+    do {                          \
+        printf("   %s\n", #call); \
+        fflush(stdout);           \
+        call;                     \
+    } while (0)
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_device *peer = kiln_queue_device(q);
@@ -203,27 +179,18 @@ static void run(kiln_queue *q, void *user) {
     if (sel && *sel && !CHECK_OK(kiln_device_select(sel, &peer)))
         return;
     side a, b;
-    if (side_open(&a, q, NULL) && side_open(&b, NULL, peer)) {
+    if (kt_inc_twice_open(&a, q, NULL) && kt_inc_twice_open(&b, NULL, peer)) {
         kiln_device_info ia, ib;
         kiln_device_get_info(kiln_queue_device(a.q), &ia);
         kiln_device_get_info(kiln_queue_device(b.q), &ib);
         printf("   A: %s (%s), B: %s (%s), another context\n", ia.name, ia.id, ib.name, ib.id);
-        printf("   %s\n", "test_gate(&a, &b);");
-        fflush(stdout);
-        test_gate(&a, &b);
-        printf("   %s\n", "test_gate(&b, &a);");
-        fflush(stdout);
-        test_gate(&b, &a);
-        printf("   %s\n", "test_long_list(&a, &b);");
-        fflush(stdout);
-        test_long_list(&a, &b);
-        printf("   %s\n", "test_copy_between(&a, &b), (&b, &a);");
-        fflush(stdout);
-        test_copy_between(&a, &b);
-        test_copy_between(&b, &a);
+        STEP(test_gate(&a, &b));
+        STEP(test_gate(&b, &a));
+        STEP(test_long_list(&a, &b));
+        STEP((test_copy_between(&a, &b), test_copy_between(&b, &a)));
     }
-    side_close(&a);
-    side_close(&b);
+    kt_inc_twice_close(&a);
+    kt_inc_twice_close(&b);
 }
 
 int main(void) {

@@ -294,8 +294,7 @@ static void t_api(kiln_queue *q) {
     CHECK(ew == NULL);
     /* a 200-character name: a clear error, no overflow of a kernel name */
     char longname[201];
-    memset(longname, 'n', 200);
-    longname[200] = 0;
+    kt_long_name(longname, sizeof longname, 'n');
     raw = d;
     raw.name = longname;
     CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew), KILN_ERROR_INVALID_ARGUMENT);
@@ -403,11 +402,8 @@ static void t_release_orders(kiln_queue *q0) {
     for (int order = 0; order < 2; order++) {
         kiln_context *c = NULL;
         kiln_queue *q = NULL;
-        if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
-            !CHECK_OK(kiln_queue_create(c, dev, 0, &q))) {
-            kiln_context_release(c);
+        if (!KT_OPEN_QUEUE(dev, 0, &c, &q))
             return;
-        }
         kiln_elementwise *ew = NULL;
         kiln_reduction *red = NULL;
         kiln_scan *sc = NULL;

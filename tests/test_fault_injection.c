@@ -712,11 +712,8 @@ static void test_region_end_fails(kiln_queue *queue, void *user) {
     kiln_device *dev = kiln_queue_device(queue);
     kiln_context *ctx = NULL;
     kiln_queue *q = NULL;
-    if (!CHECK_OK(kiln_context_create(&dev, 1, &ctx)) ||
-        !CHECK_OK(kiln_queue_create(ctx, dev, 0, &q))) {
-        kiln_context_release(ctx);
+    if (!KT_OPEN_QUEUE(dev, 0, &ctx, &q))
         return;
-    }
     double v[N];
     for (int i = 0; i < N; i++)
         v[i] = i;

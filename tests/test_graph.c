@@ -669,10 +669,8 @@ static void test_refused(fix *f) {
 static void run(kiln_queue *q, void *user) {
     (void)user;
     fix f = { .q = q, .ctx = kiln_queue_context(q) };
-    if (!CHECK_OK(kiln_program_create(f.ctx, src, NULL, &f.prog)))
+    if (!KT_BUILD(f.ctx, src, NULL, &f.prog, "axpy", &f.axpy, "sqmb", &f.sqmb))
         return;
-    CHECK_OK(kiln_kernel_create(f.prog, "axpy", &f.axpy));
-    CHECK_OK(kiln_kernel_create(f.prog, "sqmb", &f.sqmb));
     size_t sizes[] = { 0, 1, 17, 1025, 4097 };
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
         test_nodes(&f, sizes[i]);

@@ -250,9 +250,8 @@ static void run(kiln_queue *q, void *user) {
         KT_SKIP("the stand-in graph table runs nodes through the OpenCL backend");
     fix f = { .q = q, .ctx = kiln_queue_context(q), .n = 1000 };
     kiln_program *prog;
-    if (!CHECK_OK(kiln_program_create(f.ctx, src, NULL, &prog)))
+    if (!KT_BUILD(f.ctx, src, NULL, &prog, "axpy", &f.k))
         return;
-    CHECK_OK(kiln_kernel_create(prog, "axpy", &f.k));
     size_t bytes = f.n * 4;
     float *hx = malloc(bytes);
     for (size_t i = 0; i < f.n; i++)

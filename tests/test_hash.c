@@ -48,23 +48,6 @@ static uint32_t xxh32(const uint8_t *p, size_t len, uint32_t seed) {
 #undef RD32
 }
 
-static uint32_t fmix32(uint32_t h) {
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-static uint64_t fmix64(uint64_t k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return k;
-}
-
 static void check_functions(kiln_queue *q) {
     /* the reference on xxHash's published vectors */
     CHECK(xxh32((const uint8_t *)"", 0, 0) == 0x02CC5D05u);
@@ -111,11 +94,11 @@ static void check_functions(kiln_queue *q) {
                 b4[j] = (uint8_t)(k32[i] >> (8 * j));
             for (int j = 0; j < 8; j++)
                 b8[j] = (uint8_t)(k64[i] >> (8 * j));
-            ok &= out[4 * i] == fmix32(k32[i]);
+            ok &= out[4 * i] == kt_fmix32(k32[i]);
             ok &= out[4 * i + 1] == xxh32(b4, 4, 12345);
             ok &= out[4 * i + 2] == xxh32(b8, 8, 12345);
             ok &= out[4 * i + 3] == xxh32(b4, 4, 0);
-            ok &= o64[i] == fmix64(k64[i]);
+            ok &= o64[i] == kt_fmix64(k64[i]);
         }
         CHECK_MSG(ok, "hash functions on the device vs the serial references");
     }

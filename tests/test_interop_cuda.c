@@ -139,8 +139,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CHECK(kiln_buffer_size(kb) == N * sizeof(float));
     kiln_program *prog = NULL;
     kiln_kernel *k = NULL;
-    CHECK_OK(kiln_program_create(kctx, src, NULL, &prog));
-    CHECK_OK(kiln_kernel_create(prog, "axpb", &k));
+    KT_BUILD(kctx, src, NULL, &prog, "axpb", &k);
 
     /* kiln on the wrapped stream, a native copy behind it in order */
     launch_axpb(kq, k, kb, 0, NULL, NULL);
@@ -332,6 +331,9 @@ static void check_wrong_backend(kiln_context *kprim) {
     KT_RELEASE(ob, oc);
 }
 
+static const char *put_src = "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
+                             "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n";
+
 /* kiln holds a command behind an unset user event on the host (gate.c);
  * once the queue's CUstream is handed out it waits on the device instead
  * (kiln cannot hold back work it does not see): what it held goes to the
@@ -342,11 +344,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev) {
     kiln_kernel *k = NULL;
     kiln_queue *q = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(ctx,
-                                 "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
-                                 "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n",
-                                 NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "put", &k));
+    KT_BUILD(ctx, put_src, NULL, &p, "put", &k);
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
     CHECK_OK(kiln_buffer_create(ctx, N * sizeof(int), 0, NULL, &b));
     int one = 1, *got = calloc(N, sizeof *got);

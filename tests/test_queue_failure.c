@@ -10,17 +10,20 @@
 
 #include "harness.h"
 
+/* The kernel put (x[i] = v) and a buffer of 4 ints on ctx. */
+static void open_put4(kiln_context *ctx, kiln_program **p, kiln_kernel **k, kiln_buffer **b) {
+    KT_BUILD(ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
+             NULL, p, "put", k);
+    CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, b));
+}
+
 static void test_finish_reports(kiln_queue *q, void *user) {
     (void)user;
     kiln_context *ctx = kiln_queue_context(q);
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(
-        ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
-        NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "put", &k));
-    CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, &b));
+    open_put4(ctx, &p, &k, &b);
     size_t n = 4;
     kiln_arg a1[] = { KILN_ARG_BUF(b), KILN_ARG_I32(1) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a1, 0, NULL, NULL));
@@ -82,11 +85,7 @@ static void test_release_gated(kiln_queue *unused, void *user) {
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(
-        ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
-        NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "put", &k));
-    CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, &b));
+    open_put4(ctx, &p, &k, &b);
     kiln_event *gate = NULL, *done = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &gate));
     size_t n = 4;
@@ -134,8 +133,7 @@ typedef struct gated_rig {
 static void rig_make(kiln_queue *q, gated_rig *r) {
     memset(r, 0, sizeof *r);
     r->ctx = kiln_queue_context(q);
-    CHECK_OK(kiln_program_create(r->ctx, put_src, NULL, &r->p));
-    CHECK_OK(kiln_kernel_create(r->p, "put", &r->k));
+    KT_BUILD(r->ctx, put_src, NULL, &r->p, "put", &r->k);
     kiln_buffer **bs[4] = { &r->a, &r->b, &r->c, &r->d };
     for (int i = 0; i < 4; i++) {
         CHECK_OK(kiln_buffer_create(r->ctx, GN * sizeof(int), 0, NULL, bs[i]));
@@ -352,12 +350,8 @@ static void test_gated_out_of_order(kiln_queue *unused, void *user) {
 }
 
 int main(void) {
-    kt_for_each_device(test_finish_reports, NULL);
-    kt_for_each_device(test_release_gated, NULL);
-    kt_for_each_device(test_gated_failed, NULL);
-    kt_for_each_device(test_gated_ok, NULL);
-    kt_for_each_device(test_gated_releases, NULL);
-    kt_for_each_device(test_gated_blocking_read, NULL);
-    kt_for_each_device(test_gated_out_of_order, NULL);
+    KT_FOR_EACH_DEVICE_FNS(test_finish_reports, test_release_gated, test_gated_failed,
+                           test_gated_ok, test_gated_releases, test_gated_blocking_read,
+                           test_gated_out_of_order);
     return kt_report();
 }

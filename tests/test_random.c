@@ -220,28 +220,29 @@ static void counter_carry(kiln_queue *q) {
     KT_RELEASE(r, v, b, a);
 }
 
+/* n normals (mean 1.5, sd 2) of dtype dt from r into a new array, read
+ * back into host. */
+static void normals(kiln_queue *q, kiln_rng *r, kiln_dtype dt, size_t n, void *host) {
+    kiln_array *a = NULL;
+    CHECK_OK(kiln_array_empty(kiln_queue_context(q), dt, 1, &n, &a));
+    CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, host));
+    kiln_array_release(a);
+}
+
 /* Normals of dtype (float32 or float64) in one fill equal those of ragged
  * pieces bit for bit (the pair of a normal is fixed by its stream
  * position, so every walk of the fill kernels computes the same values). */
 static void normal_ragged(kiln_queue *q, kiln_dtype dt, size_t n) {
-    kiln_context *c = kiln_queue_context(q);
     size_t es = kiln_dtype_size(dt);
     char *whole = malloc(n * es), *parts = malloc(n * es);
     kiln_rng *r = make_rng(KILN_RNG_PHILOX4X32_10, 99, 1, 6);
-    kiln_array *a = NULL;
-    CHECK_OK(kiln_array_empty(c, dt, 1, &n, &a));
-    CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
-    CHECK_OK(kiln_array_read(q, a, whole));
-    kiln_array_release(a);
+    normals(q, r, dt, n, whole);
     kiln_rng_set_offset(r, 6);
     size_t done = 0, piece = 1;
     while (done < n) {
         size_t m = piece < n - done ? piece : n - done;
-        kiln_array *p = NULL;
-        CHECK_OK(kiln_array_empty(c, dt, 1, &m, &p));
-        CHECK_OK(kiln_rng_normal(q, r, p, 1.5, 2.0, 0, NULL, NULL));
-        CHECK_OK(kiln_array_read(q, p, parts + done * es));
-        kiln_array_release(p);
+        normals(q, r, dt, m, parts + done * es);
         done += m;
         piece = piece * 5 + 2; /* 1, 7, 37, 187, ... */
     }
@@ -268,10 +269,7 @@ static void float_fills(kiln_queue *q) {
     kiln_array *a = NULL;
     /* normal float32: one word each; the pair of words at stream
      * positions 2m, 2m+1 gives cos to 2m and sin to 2m+1 (offset 3: odd) */
-    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &a));
-    CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
-    CHECK_OK(kiln_array_read(q, a, f));
-    kiln_array_release(a);
+    normals(q, r, KILN_FLOAT32, n, f);
     CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 42, 0, 2, n + 2, w));
     size_t bad = 0;
     double worst = 0;

@@ -279,8 +279,7 @@ static void t_custom_and_strided(kiln_queue *q) {
     CHECK_STATUS(kiln_reduction_create(c, &raw, &r), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(r == NULL);
     char longname[201];
-    memset(longname, 'r', 200);
-    longname[200] = 0;
+    kt_long_name(longname, sizeof longname, 'r');
     raw = d;
     raw.name = longname;
     CHECK_STATUS(kiln_reduction_create(c, &raw, &r), KILN_ERROR_INVALID_ARGUMENT);

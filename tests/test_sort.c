@@ -634,15 +634,8 @@ static void run(kiln_queue *q, void *user) {
     unsetenv("KILN_SORT_VARIANT");
     t_dtypes(q, 0);
     t_patterns(q, 0);
-    t_values(q);
-    t_large(q);
-    t_bits(q);
-    t_segments(q);
-    t_strided(q);
-    t_inplace(q);
-    t_topk(q);
-    t_search(q);
-    t_errors(q);
+    KT_STEPS(q, t_values, t_large, t_bits, t_segments, t_strided, t_inplace, t_topk, t_search,
+             t_errors);
     /* the GPU variant on this device too (on GPUs it is the same one) */
     setenv("KILN_SORT_VARIANT", "tile", 1);
     t_dtypes(q, 1);

@@ -77,8 +77,7 @@ static void traced_queue(kiln_queue *q, void *user) {
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
     int data[4099] = { 0 }, n = 4099;
-    CHECK_OK(kiln_program_create(ctx, src, NULL, &prog));
-    CHECK_OK(kiln_kernel_create(prog, "bump", &k));
+    KT_BUILD(ctx, src, NULL, &prog, "bump", &k);
     CHECK_OK(kiln_buffer_create(ctx, sizeof data, 0, NULL, &b));
     CHECK_OK(kiln_buffer_write(tq, b, 0, sizeof data, data));
     kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(n) };
