@@ -27,6 +27,21 @@ static int info_is(const kiln_array *a, kiln_dtype d, unsigned nd, const size_t 
     return 1;
 }
 
+/* a op b through kiln_array_binary: a new array of dtype d and shape so
+ * (2-D), waited for and read into h; NULL if the call failed. */
+static kiln_array *binary_read(kiln_queue *q, kiln_binary_op op, kiln_array *a, kiln_array *b,
+                               kiln_dtype d, const size_t *so, void *h) {
+    kiln_array *r = NULL;
+    kiln_event *e = NULL;
+    if (CHECK_OK(kiln_array_binary(q, op, a, b, 0, NULL, &e, &r))) {
+        CHECK(info_is(r, d, 2, so));
+        CHECK_OK(kiln_event_wait(e));
+        CHECK_OK(kiln_array_read(q, r, h));
+    }
+    kiln_event_release(e);
+    return r;
+}
+
 /* binary with broadcasting (3,1) + (1,n), comparisons to bool, unary,
  * astype, copy of a transposed view, where, clip, cumsum. */
 static void check_elementwise(kiln_queue *q, size_t n) {
@@ -36,32 +51,23 @@ static void check_elementwise(kiln_queue *q, size_t n) {
     unsigned char *gb = malloc(3 * n + 1);
     for (size_t j = 0; j < n; j++)
         hb[j] = (double)j * 0.5 - 3.0;
-    kiln_array *A = from_f64(q, 2, sa, ha), *B = from_f64(q, 2, sb, hb), *R = NULL, *C = NULL;
-    kiln_event *e = NULL;
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, A, B, 0, NULL, &e, &R))) {
-        CHECK(info_is(R, KILN_FLOAT64, 2, so));
-        CHECK_OK(kiln_event_wait(e));
-        CHECK_OK(kiln_array_read(q, R, got));
+    kiln_array *A = from_f64(q, 2, sa, ha), *B = from_f64(q, 2, sb, hb);
+    kiln_array *R = binary_read(q, KILN_OP_ADD, A, B, KILN_FLOAT64, so, got);
+    if (R) {
         int bad = 0;
         for (size_t i = 0; i < 3; i++)
             for (size_t j = 0; j < n; j++)
                 bad += got[i * n + j] != ha[i] + hb[j];
         CHECK_MSG(bad == 0, "binary add (3,1)+(1,%zu): %d wrong", n, bad);
     }
-    kiln_event_release(e);
-    e = NULL;
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_LT, A, B, 0, NULL, &e, &C))) {
-        CHECK(info_is(C, KILN_BOOL, 2, so));
-        CHECK_OK(kiln_event_wait(e));
-        CHECK_OK(kiln_array_read(q, C, gb));
+    kiln_array *C = binary_read(q, KILN_OP_LT, A, B, KILN_BOOL, so, gb);
+    if (C) {
         int bad = 0;
         for (size_t i = 0; i < 3; i++)
             for (size_t j = 0; j < n; j++)
                 bad += gb[i * n + j] != (ha[i] < hb[j]);
         CHECK_MSG(bad == 0, "binary lt: %d wrong", bad);
     }
-    kiln_event_release(e);
-    e = NULL;
     /* where(C, R, 0-d 7.0), clip, cumsum, unary and astype of R */
     kiln_array *S = NULL, *W = NULL, *K = NULL, *U = NULL, *I = NULL, *T = NULL, *TC = NULL,
                *CS = NULL;
