@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -273,6 +274,133 @@ void kt_for_each_device(kt_device_fn fn, void *user) {
         kt_no_device = 1;
 }
 
+typedef struct kt_steps {
+    size_t n;
+    const kt_step_fn *steps;
+} kt_steps;
+
+void kt_run_steps(kiln_queue *queue, size_t n, const kt_step_fn *steps) {
+    for (size_t i = 0; i < n; i++)
+        steps[i](queue);
+}
+
+static void kt_steps_on(kiln_queue *queue, void *user) {
+    const kt_steps *s = user;
+    kt_run_steps(queue, s->n, s->steps);
+}
+
+void kt_for_each_device_steps(size_t n, const kt_step_fn *steps) {
+    kt_steps s = { n, steps };
+    kt_for_each_device(kt_steps_on, &s);
+}
+
+void kt_for_each_device_fns(size_t n, const kt_device_fn *fns) {
+    for (size_t i = 0; i < n; i++)
+        kt_for_each_device(fns[i], NULL);
+}
+
+int kt_group_sums_ok(const int *in, const int *out, size_t groups, size_t lsz) {
+    int ok = 1;
+    for (size_t g = 0; g < groups; g++) {
+        int sum = 0;
+        for (size_t i = 0; i < lsz; i++)
+            sum += in[g * lsz + i];
+        ok &= out[g] == sum;
+    }
+    return ok;
+}
+
+void kt_long_name(char *name, size_t cap, char c) {
+    memset(name, c, cap - 1);
+    name[cap - 1] = 0;
+}
+
+int kt_event_done(kiln_event *e) {
+    kiln_event_state st = KILN_EVENT_QUEUED;
+    kiln_event_get_state(e, &st);
+    return st == KILN_EVENT_COMPLETE;
+}
+
+uint32_t kt_fmix32(uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+uint64_t kt_fmix64(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return k;
+}
+
+void kt_run_host_steps(size_t n, const kt_host_step_fn *steps) {
+    for (size_t i = 0; i < n; i++)
+        steps[i]();
+}
+
+int kt_open_queue_at(const char *file, int line, kiln_device *dev, unsigned flags,
+                     kiln_context **ctx, kiln_queue **q) {
+    *ctx = NULL;
+    *q = NULL;
+    if (kt_check_status(kiln_context_create(&dev, 1, ctx), KILN_OK, file, line,
+                        "kiln_context_create") &&
+        kt_check_status(kiln_queue_create(*ctx, dev, flags, q), KILN_OK, file, line,
+                        "kiln_queue_create"))
+        return 1;
+    KT_RELEASE(*q, *ctx);
+    *ctx = NULL;
+    *q = NULL;
+    return 0;
+}
+
+int kt_build_at(const char *file, int line, kiln_context *ctx, const char *src,
+                const kiln_program_opts *opts, kiln_program **prog, ...) {
+    if (!kt_check_status(kiln_program_create(ctx, src, opts, prog), KILN_OK, file, line,
+                         "kiln_program_create"))
+        return 0;
+    int ok = 1;
+    va_list ap;
+    va_start(ap, prog);
+    for (const char *name = va_arg(ap, const char *); name; name = va_arg(ap, const char *)) {
+        kiln_kernel **k = va_arg(ap, kiln_kernel **);
+        char what[160];
+        snprintf(what, sizeof what, "kiln_kernel_create(\"%s\")", name);
+        ok &= kt_check_status(kiln_kernel_create(*prog, name, k), KILN_OK, file, line, what);
+    }
+    va_end(ap);
+    return ok;
+}
+
+static const char kt_inc_twice_src[] = "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
+                                       "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
+                                       "}\n"
+                                       "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
+                                       "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
+                                       "}\n";
+
+int kt_inc_twice_open(kt_inc_twice *f, kiln_queue *q, kiln_device *dev) {
+    memset(f, 0, sizeof *f);
+    if (q) {
+        f->q = q;
+        kiln_queue_retain(q);
+        f->ctx = kiln_queue_context(q);
+        kiln_context_retain(f->ctx);
+    } else if (!KT_OPEN_QUEUE(dev, 0, &f->ctx, &f->q)) {
+        return 0;
+    }
+    return KT_BUILD(f->ctx, kt_inc_twice_src, NULL, &f->prog, "inc", &f->inc, "twice", &f->twice);
+}
+
+void kt_inc_twice_close(kt_inc_twice *f) {
+    KT_RELEASE(f->inc, f->twice, f->prog, f->q, f->ctx);
+}
+
 const kiln_dtype kt_dtypes[KT_NDTYPES] = { KILN_INT8,    KILN_UINT8,  KILN_INT16, KILN_UINT16,
                                            KILN_INT32,   KILN_UINT32, KILN_INT64, KILN_UINT64,
                                            KILN_FLOAT32, KILN_FLOAT64 };
@@ -371,6 +499,11 @@ void kt_release_arrays(size_t n, kiln_array *const *arrays) {
         kiln_array_release(arrays[i]);
 }
 
+void kt_free_all(size_t n, void *const *blocks) {
+    for (size_t i = 0; i < n; i++)
+        free(blocks[i]);
+}
+
 kiln_array *kt_strided_same(kiln_queue *q, kiln_array *a) {
     kiln_array_info in;
     if (!CHECK_OK(kiln_array_get_info(a, &in)) || in.ndim < 2)
@@ -386,6 +519,80 @@ kiln_array *kt_strided_same(kiln_queue *q, kiln_array *a) {
     kiln_array_release(copy);
     kiln_array_release(a);
     return back;
+}
+
+void kt_make_tmpdir(char *buf, size_t cap, const char *prefix) {
+    snprintf(buf, cap, "/tmp/%s-XXXXXX", prefix);
+    if (!mkdtemp(buf)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+}
+
+void kt_remove_tmpdir(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int kt_run_captured(const char *cmd, const char *dir, char *out, size_t outcap, char *err,
+                    size_t errcap) {
+    char full[8192], path[1024];
+    snprintf(full, sizeof full, "%s >'%s/out' 2>'%s/err'", cmd, dir, dir);
+    int status = system(full);
+    snprintf(path, sizeof path, "%s/out", dir);
+    kt_slurp(path, out, outcap);
+    snprintf(path, sizeof path, "%s/err", dir);
+    kt_slurp(path, err, errcap);
+    if (status == -1 || !WIFEXITED(status)) {
+        fprintf(stderr, "%s: did not exit normally (status %d)\nstderr: %s\n", cmd, status, err);
+        return -1;
+    }
+    return WEXITSTATUS(status);
+}
+
+int kt_run_children(int n, void (*before)(int c, void *arg), int (*fn)(int c, void *arg), void *arg,
+                    int *signalled) {
+    int go[2];
+    fflush(stdout); /* or the children print it again */
+    fflush(stderr);
+    if (pipe(go) != 0)
+        return n;
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    if (!pids) {
+        close(go[0]);
+        close(go[1]);
+        return n;
+    }
+    for (int c = 0; c < n; c++) {
+        pids[c] = fork();
+        if (pids[c] == 0) {
+            char x;
+            if (before)
+                before(c, arg);
+            close(go[1]);
+            if (read(go[0], &x, 1) < 0) /* wait for the start: all at once */
+                _exit(4);
+            _exit(fn(c, arg));
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* EOF releases them together */
+    int failed = 0;
+    for (int c = 0; c < n; c++) {
+        int status = 0;
+        waitpid(pids[c], &status, 0);
+        if (signalled && WIFSIGNALED(status))
+            (*signalled)++;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("  child %d: %s %d\n", c, WIFEXITED(status) ? "exit" : "signal",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            failed++;
+        }
+    }
+    free(pids);
+    return failed;
 }
 
 void kt_slurp(const char *path, char *buf, size_t cap) {

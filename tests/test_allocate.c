@@ -55,15 +55,9 @@ static void check_emit(kiln_queue *q, const char *type, kiln_dtype d, size_t n) 
         for (size_t k = 0; ok && k < total; k++)
             ok &= kt_get(d, got, k) == want[k];
         CHECK_MSG(ok, "allocate %s n=%zu: %zu items", type, n, total);
-        free(off);
-        free(got);
-        free(want);
-        free(want_off);
+        KT_FREE(off, got, want, want_off);
     }
-    kiln_array_release(items);
-    kiln_array_release(offs);
-    kiln_array_release(M);
-    kiln_allocate_release(a);
+    KT_RELEASE(items, offs, M, a);
     free(mask);
 }
 
@@ -103,9 +97,7 @@ static void check_errors(kiln_queue *q) {
     CHECK(I == NULL && O == NULL);
     CHECK_STATUS(kiln_allocate_run(q, a, n, 1, &good, NULL, &O), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_allocate_retain(a));
-    kiln_allocate_release(a);
-    kiln_allocate_release(a);
-    kiln_array_release(X);
+    KT_RELEASE(a, a, X);
 }
 
 /* An operation that emits more (or fewer) items in the fill pass than in
@@ -141,11 +133,9 @@ static void check_nondeterministic(kiln_queue *q) {
         CHECK(strstr(kiln_last_error_message(), "kiln_allocate_run") != NULL);
         CHECK(items == NULL && offs == NULL);
         if (st == KILN_OK) {
-            kiln_array_release(items);
-            kiln_array_release(offs);
+            KT_RELEASE(items, offs);
         }
-        kiln_array_release(calls);
-        kiln_allocate_release(a);
+        KT_RELEASE(calls, a);
     }
     /* still usable */
     check_emit(q, "int", KILN_INT32, 1000);
@@ -228,10 +218,7 @@ static void check_async(kiln_queue *q, size_t n) {
             CHECK_OK(kiln_array_read(q, chk, &ck));
             CHECK_MSG(ck == 0, "async n=%zu: check %lld", n, (long long)ck);
         }
-        kiln_event_release(gate);
-        kiln_event_release(done);
-        kiln_array_release(items);
-        kiln_array_release(offs);
+        KT_RELEASE(gate, done, items, offs);
     }
     free(want_off);
     kt_release_arrays(2, (kiln_array *[]){ X, check });
@@ -284,9 +271,7 @@ static void check_async_errors(kiln_queue *q) {
             total = o[n];
         free(o);
         CHECK(total == (int64_t)n && kiln_array_size(items) == 600);
-        kiln_event_release(done);
-        kiln_array_release(items);
-        kiln_array_release(offs);
+        KT_RELEASE(done, items, offs);
     }
     kt_release_arrays(4, (kiln_array *[]){ calls, check, wrong, empty });
     kiln_allocate_release(a);

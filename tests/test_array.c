@@ -100,8 +100,7 @@ static void run(kiln_queue *q, void *user) {
         CHECK_STATUS(kiln_array_copy_out(q, o, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
         kiln_array_release(o);
     }
-    kiln_queue_release(q2);
-    kiln_context_release(c2);
+    KT_RELEASE(q2, c2);
     /* reshape, bad input */
     size_t s2[2] = { 25, 41 };
     kiln_array *r2 = NULL;
@@ -131,21 +130,7 @@ static void run(kiln_queue *q, void *user) {
     CHECK_OK(kiln_array_read(q, e0, hz));
     kiln_array_release(e0);
     kiln_array_release(NULL);
-    kiln_array_release(r2);
-    kiln_array_release(ia);
-    kiln_array_release(id);
-    kiln_array_release(io);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(z);
-    kiln_array_release(v);
-    kiln_array_release(cmp);
-}
-
-static int done(kiln_event *e) {
-    kiln_event_state st = KILN_EVENT_QUEUED;
-    kiln_event_get_state(e, &st);
-    return st == KILN_EVENT_COMPLETE;
+    KT_RELEASE(r2, ia, id, io, a, b, z, v, cmp);
 }
 
 /* zeros / full / arange and the transfers wait for their wait lists: gated
@@ -162,7 +147,8 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_OK(kiln_array_full(q, KILN_FLOAT32, 1, &n, KILN_ARG_F32(seven), 1, &gate, &ef, &f));
     CHECK_OK(kiln_array_arange(q, KILN_FLOAT32, n, 3.0, 2.0, 1, &gate, &ea, &a));
     usleep(50 * 1000);
-    CHECK_MSG(!done(ez) && !done(ef) && !done(ea), "a constructor ran before its wait list");
+    CHECK_MSG(!kt_event_done(ez) && !kt_event_done(ef) && !kt_event_done(ea),
+              "a constructor ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     kiln_event *all[3] = { ez, ef, ea };
     CHECK_OK(kiln_event_wait_all(3, all));
@@ -191,15 +177,14 @@ static void t_wait_lists(kiln_queue *q) {
         CHECK_OK(kiln_array_write_async(q, v, w, 1, &gate, &ew));
         CHECK_OK(kiln_array_read_async(q, v, r, 1, &ew, &er));
         usleep(50 * 1000);
-        CHECK_MSG(!done(ew) && !done(er) && r[3] == -1, "a transfer ran before its wait list");
+        CHECK_MSG(!kt_event_done(ew) && !kt_event_done(er) && r[3] == -1,
+                  "a transfer ran before its wait list");
         CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
         CHECK_OK(kiln_event_wait(er));
         CHECK(memcmp(w, r, sizeof w) == 0);
         CHECK_OK(kiln_array_read(q, f, hf));
         CHECK(hf[0] == 0 && hf[1] == 7 && hf[2] == 0.25f && hf[299] == 7);
-        kiln_event_release(ew);
-        kiln_event_release(er);
-        kiln_event_release(gate);
+        KT_RELEASE(ew, er, gate);
     }
     kiln_array_release(v);
 
@@ -220,9 +205,7 @@ static void t_wait_lists(kiln_queue *q) {
           strstr(kiln_last_error_message(), "not a scalar"));
     CHECK_STATUS(kiln_array_zeros(NULL, KILN_FLOAT32, 1, &n, 0, NULL, NULL, &bad_a),
                  KILN_ERROR_NULL_HANDLE);
-    kiln_array_release(z);
-    kiln_array_release(f);
-    kiln_array_release(a);
+    KT_RELEASE(z, f, a);
 }
 
 /* KILN_ARRAY_MAX_DIMS (8) dimensions, 0-d arrays too (tests/test_array_rank.c
@@ -295,8 +278,7 @@ static void t_dims(kiln_queue *q) {
     CHECK(strstr(kiln_last_error_message(), "kiln_array_get_info macro"));
     CHECK_STATUS((kiln_array_get_info)(a3, &info, 0), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_array_get_info(NULL, &info), KILN_ERROR_NULL_HANDLE);
-    kiln_array_release(v);
-    kiln_array_release(a3);
+    KT_RELEASE(v, a3);
 }
 
 static void per_device(kiln_queue *q, void *user) {

@@ -112,12 +112,8 @@ static void run_case(kiln_queue *q, const npc_case *c, size_t n) {
         CHECK_MSG(bad == 0, "%s(%s) n=%zu: %zu of %zu differ from NumPy %s", c->name,
                   kiln_dtype_name(d), n, bad, n, NPC_NUMPY_VERSION);
     }
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    kiln_array_release(Z);
-    free(x);
-    free(y);
-    free(z);
+    KT_RELEASE(X, Y, Z);
+    KT_FREE(x, y, z);
 }
 
 /* The dtype the op table gives, and pow with a real scalar exponent. */
@@ -140,8 +136,7 @@ static void check_table(kiln_queue *q) {
     /* (3 - 4i)^2 = -7 - 24i exactly; 0^2 = 0 */
     CHECK_MSG(z[0] == -7 && z[1] == -24 && z[2] == 0 && z[3] == 0, "pow scalar: (%g, %g) (%g, %g)",
               z[0], z[1], z[2], z[3]);
-    kiln_array_release(X);
-    kiln_array_release(Z);
+    KT_RELEASE(X, Z);
 }
 
 static void run(kiln_queue *q, void *user) {

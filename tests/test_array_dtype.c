@@ -313,12 +313,8 @@ static size_t run_case(kiln_queue *q, const np_case *c) {
     }
     if (ok)
         bad = compare(c, hz, "kiln_array_*");
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(z);
-    free(ha);
-    free(hb);
-    free(hz);
+    KT_RELEASE(a, b, z);
+    KT_FREE(ha, hb, hz);
     return ok ? bad : 1;
 }
 
@@ -424,15 +420,8 @@ static size_t run_fused(kiln_queue *q, kiln_dtype d, int arity, kiln_dtype od, s
         failed += bad != 0;
     }
     *ran += k;
-    kiln_elementwise_release(ew);
-    kiln_array_release(x);
-    kiln_array_release(y);
-    kiln_array_release(z);
-    free(hx);
-    free(hy);
-    free(hz);
-    free(opt);
-    free(pre);
+    KT_RELEASE(ew, x, y, z);
+    KT_FREE(hx, hy, hz, opt, pre);
     return failed;
 }
 
@@ -543,8 +532,7 @@ static void test_refused(kiln_queue *q) {
     /* an arithmetic op's out must have the promoted dtype */
     CHECK_STATUS(kiln_array_binary_out(q, KILN_OP_POW, arr[1], arr[3], arr[3], 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    kiln_array_release(cz);
-    kiln_array_release(f5);
+    KT_RELEASE(cz, f5);
     for (size_t j = 0; j < NOPD; j++)
         kiln_array_release(arr[j]);
     (void)ctx;
@@ -645,16 +633,7 @@ static void test_mixed(kiln_queue *q, int fp64) {
         CHECK_STATUS(kiln_array_unary_out(q, KILN_OP_FLOOR, csq, c, 0, NULL, NULL),
                      KILN_ERROR_INVALID_ARGUMENT);
     }
-    kiln_array_release(c);
-    kiln_array_release(csq);
-    kiln_array_release(cb);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(z);
-    kiln_array_release(z8);
-    kiln_array_release(bl);
-    kiln_array_release(zb);
-    kiln_array_release(u8);
+    KT_RELEASE(c, csq, cb, a, b, z, z8, bl, zb, u8);
 }
 
 /* The bool dtype in conversions, where, masks and reductions. */
@@ -781,20 +760,9 @@ static void test_bool(kiln_queue *q, int fp64) {
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_array_axpy_out(q, bl2, KILN_ARG_F64(2.0), bl, bl, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_array_release(sorted);
-    kiln_array_release(idx);
-    kiln_array_release(tk);
-    kiln_array_release(cat);
-    kiln_array_release(uq);
+    KT_RELEASE(sorted, idx, tk, cat, uq);
     (void)fp64;
-    kiln_array_release(f);
-    kiln_array_release(bl);
-    kiln_array_release(bl2);
-    kiln_array_release(back);
-    kiln_array_release(i64);
-    kiln_array_release(c64);
-    kiln_array_release(w);
-    kiln_array_release(wb);
+    KT_RELEASE(f, bl, bl2, back, i64, c64, w, wb);
 }
 
 /* 'b' (the default), 'i', 'f' or 'a' (all) */
@@ -835,8 +803,7 @@ static void test_empty_minmax(kiln_queue *q) {
     if (CHECK_OK(kiln_array_reduce(q, KILN_REDUCE_ALL, e, &any)))
         CHECK(any == 1);
 done:
-    kiln_array_release(e);
-    kiln_array_release(e2);
+    KT_RELEASE(e, e2);
 }
 
 static void run(kiln_queue *q, void *user) {

@@ -45,9 +45,7 @@ static void check_index(kiln_queue *q, size_t n0) {
                 bad += got[k * r + j] != h[norm(idx[k], n0) * r + j];
         CHECK_MSG(bad == 0, "a[idx] n0=%zu: %d wrong", n0, bad);
     }
-    kiln_event_release(e);
-    kiln_array_release(R);
-    kiln_array_release(I);
+    KT_RELEASE(e, R, I);
     /* an index of n0 (one past the end) fails the event */
     int64_t badi[2] = { 0, (int64_t)n0 };
     size_t two = 2;
@@ -56,10 +54,7 @@ static void check_index(kiln_queue *q, size_t n0) {
     CHECK_OK(kiln_array_from_host(c, KILN_INT64, 1, &two, badi, &I));
     if (CHECK_OK(kiln_array_index(q, A, I, 0, NULL, &e, &R)))
         CHECK_STATUS(kiln_event_wait(e), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(e);
-    kiln_array_release(R);
-    kiln_array_release(I);
-    kiln_array_release(A);
+    KT_RELEASE(e, R, I, A);
     free(h);
 }
 
@@ -109,9 +104,7 @@ static void check_put(kiln_queue *q, size_t n0) {
     kiln_array *arrs[] = { A, I, V, F, V3 };
     for (size_t k = 0; k < 5; k++)
         kiln_array_release(arrs[k]);
-    free(h);
-    free(want);
-    free(got);
+    KT_FREE(h, want, got);
 }
 
 /* a[rows] = v on a (n0, 4) float64 that held h: the selected rows hold
@@ -200,11 +193,7 @@ static void check_mask(kiln_queue *q, size_t n0) {
     kiln_array *arrs[] = { A, MR, MF, M1, MB };
     for (size_t k = 0; k < 5; k++)
         kiln_array_release(arrs[k]);
-    free(h);
-    free(got);
-    free(rows);
-    free(full);
-    free(z);
+    KT_FREE(h, got, rows, full, z);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -220,8 +209,7 @@ static void check_errors(kiln_queue *q) {
     CHECK(strstr(kiln_last_error_message(), "kiln_array_index") != NULL);
     CHECK_STATUS(kiln_array_index(q, F, F, 0, NULL, NULL, &R), KILN_ERROR_NULL_HANDLE);
     CHECK(R == NULL && e == NULL);
-    kiln_array_release(S);
-    kiln_array_release(F);
+    KT_RELEASE(S, F);
 }
 
 static void run(kiln_queue *q, void *user) {

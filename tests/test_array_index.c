@@ -95,15 +95,8 @@ static void check_take(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na, si
         CHECK_MSG(wrong == 0, "take %s[%s] na=%zu n=%zu mode %d: %d wrong", kiln_dtype_name(d),
                   kiln_dtype_name(it), na, n, (int)mode, wrong);
     }
-    kiln_array_release(A);
-    kiln_array_release(AV);
-    kiln_array_release(I);
-    kiln_array_release(O);
-    free(ha);
-    free(hi);
-    free(got);
-    free(want);
-    free(ix);
+    KT_RELEASE(A, AV, I, O);
+    KT_FREE(ha, hi, got, want, ix);
 }
 
 /* put of n values at random (repeating) indices of na elements. */
@@ -179,15 +172,8 @@ static void check_put(kiln_queue *q, kiln_dtype d, kiln_dtype it, size_t na, siz
         CHECK_MSG(wrong == 0, "put %d %s[%s] na=%zu n=%zu mode %d one=%d: %d wrong", (int)put,
                   kiln_dtype_name(d), kiln_dtype_name(it), na, n, (int)mode, one_value, wrong);
     }
-    kiln_array_release(A);
-    kiln_array_release(V);
-    kiln_array_release(I);
-    free(ha);
-    free(hv);
-    free(hi);
-    free(got);
-    free(want);
-    free(ix);
+    KT_RELEASE(A, V, I);
+    KT_FREE(ha, hv, hi, got, want, ix);
 }
 
 static int truthy(kiln_dtype d, const void *p, size_t k) {
@@ -262,16 +248,8 @@ static void check_mask(kiln_queue *q, kiln_dtype d, kiln_dtype md, size_t rows, 
         CHECK_MSG(wrong == 0, "mask %s %s/%s %zux%zu strided %d: %d wrong", one ? "fill" : "assign",
                   kiln_dtype_name(d), kiln_dtype_name(md), rows, cols, strided, wrong);
     }
-    kiln_array_release(A);
-    kiln_array_release(M);
-    kiln_array_release(V);
-    kiln_array_release(AV);
-    kiln_array_release(MV);
-    free(ha);
-    free(hm);
-    free(hv);
-    free(got);
-    free(want);
+    KT_RELEASE(A, M, V, AV, MV);
+    KT_FREE(ha, hm, hv, got, want);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -326,14 +304,7 @@ static void check_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_array_mask_assign(q, f, i, f, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_array_mask_assign(q, f, i, i, 0, NULL, &e), KILN_ERROR_MISMATCH);
     CHECK_OK(kiln_queue_finish(q));
-    kiln_array_release(f);
-    kiln_array_release(f4);
-    kiln_array_release(i);
-    kiln_array_release(i4);
-    kiln_array_release(o);
-    kiln_array_release(e0);
-    kiln_array_release(ie);
-    kiln_array_release(oe);
+    KT_RELEASE(f, f4, i, i4, o, e0, ie, oe);
 }
 
 static int has_int64_atomics(kiln_queue *q) {

@@ -111,9 +111,7 @@ static void check_get(kiln_queue *q, size_t t, int strided, const kiln_index_key
         }
         free(got);
     }
-    kiln_event_release(e);
-    kiln_array_release(r);
-    kiln_array_release(a);
+    KT_RELEASE(e, r, a);
 }
 
 /* z = zeros(a's shape); z[key] = v (vnd, vshape); z against want (NULL:
@@ -136,9 +134,7 @@ static void put_and_compare(kiln_queue *q, size_t t, const kiln_index_key *key, 
         CHECK_MSG(bad == 0, "case %zu: %s: %zu of %zu elements differ from NumPy's", t, what, bad,
                   n);
     }
-    kiln_event_release(e);
-    kiln_array_release(vals);
-    kiln_array_release(a);
+    KT_RELEASE(e, vals, a);
     free(got);
 }
 
@@ -181,8 +177,7 @@ static void check_put_broadcast(kiln_queue *q, size_t t, const kiln_index_key *k
         want[np_key_rvals[np_key[t].roff + j]] = v[vi];
     }
     put_and_compare(q, t, key, vnd, vshape, v, want, "a[key] = v broadcast");
-    free(v);
-    free(want);
+    KT_FREE(v, want);
 }
 
 /* values that do not broadcast to the selection: refused, naming both */
@@ -248,8 +243,7 @@ static void check_empty(kiln_queue *q) {
         CHECK_OK(kiln_array_get_info(r[1], &in));
         CHECK(in.ndim == 1 && in.shape[0] == 0);
     }
-    kiln_event_release(e[0]);
-    kiln_event_release(e[1]);
+    KT_RELEASE(e[0], e[1]);
     kiln_array *held[] = { a, i7, i9, i0, r[0], r[1] };
     kt_release_arrays(6, held);
 }

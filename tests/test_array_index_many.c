@@ -142,8 +142,7 @@ static void check_case(kiln_queue *q, const case_t *c, int strided) {
     release_all(c->k, I);
     for (unsigned j = 0; j < c->k; j++)
         free(ix[j]);
-    free(h);
-    free(got);
+    KT_FREE(h, got);
 }
 
 /* a[i, j] = v with repeated positions (the last wins), and = one value */
@@ -201,8 +200,7 @@ static void check_errors(kiln_queue *q) {
     CHECK_OK(kiln_array_from_host(ctx, KILN_INT64, 1, &two, col, &I[1]));
     if (CHECK_OK(kiln_array_index_many(q, A, 2, I, 0, NULL, &e, &R)))
         CHECK_STATUS(kiln_event_wait(e), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(e);
-    kiln_array_release(R);
+    KT_RELEASE(e, R);
     R = NULL;
     e = NULL;
     I[2] = I[0];

@@ -47,8 +47,7 @@ static int make(kiln_queue *q, kiln_dtype d, size_t n, size_t off, int small, la
 }
 
 static void drop(lane_arr *a) {
-    kiln_array_release(a->view);
-    kiln_array_release(a->base);
+    KT_RELEASE(a->view, a->base);
     free(a->host);
     memset(a, 0, sizeof *a);
 }

@@ -167,11 +167,9 @@ static void compile_cuda(const char *src, const char *what) {
         if (st != KILN_OK)
             printf("--- log ---\n%s\n--- source ---\n%s\n", log ? log : "", b);
         g_compiled += st == KILN_OK;
-        free(bin);
-        free(log);
+        KT_FREE(bin, log);
     }
-    free(full);
-    free(b);
+    KT_FREE(full, b);
 }
 
 /* The array toolkit's kernels (include/kiln/toolkit.h) for a (1-D) and t
@@ -210,8 +208,7 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t, int onc
     for (size_t k = 0; once && k < 4; k++) {
         if (CHECK_OK(kiln_array_zeros(q, wds[k], 1, &n, 0, NULL, NULL, &w)))
             (void)kiln_array_histogram(q, a, 16, 0, 1, w, 0, NULL, NULL, &h);
-        kiln_array_release(h);
-        kiln_array_release(w);
+        KT_RELEASE(h, w);
         h = w = NULL;
     }
     kiln_array_release(e);
@@ -227,9 +224,7 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t, int onc
                 kiln_hash_table_lookup(q, ht, keys, vals, KILN_ARG_U32(0), NULL, 0, NULL, NULL));
             CHECK_OK(kiln_hash_table_erase(q, ht, keys, 0, NULL, NULL));
         }
-        kiln_array_release(keys);
-        kiln_array_release(vals);
-        kiln_hash_table_release(ht);
+        KT_RELEASE(keys, vals, ht);
     }
     kiln_allocate *al = NULL;
     if (once && CHECK_OK(kiln_allocate_create(c,
@@ -242,10 +237,7 @@ static void run_toolkit_ops(kiln_queue *q, kiln_array *a, kiln_array *t, int onc
             kiln_arg arg = KILN_ARG_ARRAY(x);
             CHECK_OK(kiln_allocate_run(q, al, 3, 1, &arg, &it, &of));
         }
-        kiln_array_release(x);
-        kiln_array_release(it);
-        kiln_array_release(of);
-        kiln_allocate_release(al);
+        KT_RELEASE(x, it, of, al);
     }
     CHECK_OK(kiln_queue_finish(q));
 }
@@ -270,10 +262,7 @@ static void run_nd(kiln_queue *q, kiln_dtype dt) {
                                         &r));
         CHECK_OK(kiln_queue_finish(q));
     }
-    kiln_array_release(r);
-    kiln_array_release(o);
-    kiln_array_release(v);
-    kiln_array_release(a);
+    KT_RELEASE(r, o, v, a);
 }
 
 static void run_ops(kiln_queue *q) {
@@ -327,8 +316,7 @@ static void run_ops(kiln_queue *q) {
             }
             if (CHECK_OK(kiln_array_empty(c, KILN_FLOAT16, 1, &n, &h)))
                 CHECK_OK(kiln_array_complex_cast_out(q, o, h, 0, NULL, NULL));
-            kiln_array_release(re);
-            kiln_array_release(h);
+            KT_RELEASE(re, h);
         }
         kiln_array *r = NULL;
         for (int op = KILN_REDUCE_SUM; op <= KILN_REDUCE_ALL; op++) {
@@ -357,11 +345,7 @@ static void run_ops(kiln_queue *q) {
         if (dt == KILN_FLOAT32)
             run_nd(q, dt);
     done:
-        kiln_array_release(a);
-        kiln_array_release(b);
-        kiln_array_release(o);
-        kiln_array_release(t);
-        kiln_array_release(ot);
+        KT_RELEASE(a, b, o, t, ot);
     }
 }
 
@@ -403,12 +387,9 @@ static void run_toolkit(kiln_queue *q) {
             (void)kiln_array_clip_out(q, o, a, KILN_ARG_F64(-1), KILN_ARG_F64(1), 0, NULL, NULL);
         }
         CHECK_OK(kiln_queue_finish(q));
-        kiln_array_release(a);
-        kiln_array_release(h);
-        kiln_array_release(o);
+        KT_RELEASE(a, h, o);
     }
-    kiln_array_release(idx);
-    kiln_array_release(m);
+    KT_RELEASE(idx, m);
 }
 
 static const char *kAffPre =
@@ -733,8 +714,7 @@ static void run_random(kiln_queue *q) {
                 }
             }
             CHECK_OK(kiln_queue_finish(q));
-            kiln_array_release(v);
-            kiln_array_release(a);
+            KT_RELEASE(v, a);
         }
         kiln_rng_release(rng);
     }

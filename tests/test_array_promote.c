@@ -107,10 +107,7 @@ static void check_binary(kiln_queue *q, kiln_binary_op op, kiln_dtype da, kiln_d
         CHECK_MSG(bad == 0, "op %d %s with %s: %d wrong", (int)op, kiln_dtype_name(da),
                   kiln_dtype_name(db), bad);
     }
-    kiln_event_release(e);
-    kiln_array_release(A);
-    kiln_array_release(B);
-    kiln_array_release(O);
+    KT_RELEASE(e, A, B, O);
 }
 
 /* z (4, 3, 5) = 2*x (4, 1, 5) + y (3, 1) for dtypes dx, dy (alpha 2: the
@@ -142,9 +139,7 @@ static void check_axpy(kiln_queue *q, kiln_dtype dx, kiln_dtype dy) {
                 }
         CHECK_MSG(bad == 0, "axpy %s, %s: %d wrong", kiln_dtype_name(dx), kiln_dtype_name(dy), bad);
     }
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    kiln_array_release(Z);
+    KT_RELEASE(X, Y, Z);
 }
 
 static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to, size_t n, int strided) {
@@ -178,13 +173,8 @@ static void check_astype(kiln_queue *q, kiln_dtype from, kiln_dtype to, size_t n
         CHECK_MSG(bad == 0, "astype %s -> %s n=%zu: %d wrong", kiln_dtype_name(from),
                   kiln_dtype_name(to), n, bad);
     }
-    kiln_event_release(e);
-    kiln_array_release(A);
-    kiln_array_release(V);
-    kiln_array_release(O);
-    free(h);
-    free(got);
-    free(want);
+    KT_RELEASE(e, A, V, O);
+    KT_FREE(h, got, want);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -214,11 +204,7 @@ static void check_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_array_astype_out(q, a, b, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_astype_out(q, NULL, b, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_queue_finish(q));
-    kiln_array_release(a);
-    kiln_array_release(a4);
-    kiln_array_release(b);
-    kiln_array_release(o);
-    kiln_array_release(o2);
+    KT_RELEASE(a, a4, b, o, o2);
 }
 
 static void run(kiln_queue *q, void *user) {

@@ -198,8 +198,7 @@ static void t_construct(kiln_queue *q) {
             kiln_array_release(z);
         }
         kiln_array_release(a);
-        free(h);
-        free(back);
+        KT_FREE(h, back);
     }
 }
 
@@ -253,8 +252,7 @@ static void t_views(kiln_queue *q) {
                 }
                 CHECK_MSG(read_all(q, a, base) && same(base, wb, n, 0),
                           "a strided %u-D store leaves the rest", nd);
-                free(base);
-                free(wb);
+                KT_FREE(base, wb);
             }
             /* the view made dense then reshaped flat and back */
             if (d && CHECK_OK(kiln_array_copy_out(q, d, v, 0, NULL, NULL))) {
@@ -283,14 +281,8 @@ static void t_views(kiln_queue *q) {
                     ok &= info.shape[k] == s.sh[nd - 1 - k];
                 CHECK_MSG(ok, "transpose of %u-D", nd);
             }
-            kiln_array_release(t);
-            kiln_array_release(e);
-            kiln_array_release(d);
-            kiln_array_release(v);
-            kiln_array_release(a);
-            free(h);
-            free(want);
-            free(got);
+            KT_RELEASE(t, e, d, v, a);
+            KT_FREE(h, want, got);
         }
 }
 
@@ -330,14 +322,8 @@ static void t_broadcast(kiln_queue *q) {
                 }
                 CHECK_MSG(ok, "broadcast sub at rank %u (a %u-D, b %u-D)", nd, sa.nd, sb.nd);
             }
-            kiln_array_release(a);
-            kiln_array_release(b);
-            kiln_array_release(bt);
-            kiln_array_release(btt);
-            kiln_array_release(out);
-            free(ha);
-            free(hb);
-            free(got);
+            KT_RELEASE(a, b, bt, btt, out);
+            KT_FREE(ha, hb, got);
         }
 }
 
@@ -451,16 +437,13 @@ static void t_reduce(kiln_queue *q) {
                     }
                     CHECK_MSG(ok, "reduce op %d over %zu axes at rank %u (%s)", (int)op, na, nd,
                               src == a ? "dense" : "strided view");
-                    free(want);
-                    free(cnt);
-                    free(got);
+                    KT_FREE(want, cnt, got);
                 }
                 kiln_array_release(out);
                 if (src != a)
                     kiln_array_release(src);
                 kiln_array_release(a);
-                free(h);
-                free(x);
+                KT_FREE(h, x);
             }
     /* the single-axis call at rank 8, a negative axis */
     size_t sh[MD] = { 2, 1, 3, 2, 1, 2, 3, 2 };
@@ -479,8 +462,7 @@ static void t_reduce(kiln_queue *q) {
         }
         CHECK_MSG(same(got, want, n / 2, 0), "kiln_array_reduce_axis axis -3 of 8-D");
     }
-    kiln_array_release(out);
-    kiln_array_release(a);
+    KT_RELEASE(out, a);
     free(h);
 }
 
@@ -555,12 +537,8 @@ static void t_join(kiln_queue *q) {
             }
             CHECK_MSG(ok, "stack 2 %u-D arrays at axis %d", nd, ax);
         }
-        kiln_array_release(out);
-        kiln_array_release(in[0]);
-        kiln_array_release(in[1]);
-        free(h0);
-        free(h1);
-        free(got);
+        KT_RELEASE(out, in[0], in[1]);
+        KT_FREE(h0, h1, got);
     }
 }
 
@@ -610,15 +588,8 @@ static void t_sort(kiln_queue *q) {
             CHECK_MSG(okix, "argsort of %u-D along axis %u", nd, ax);
             free(line);
         }
-        kiln_array_release(av);
-        kiln_array_release(ov);
-        kiln_array_release(oiv);
-        kiln_array_release(a);
-        kiln_array_release(o);
-        kiln_array_release(oi);
-        free(h);
-        free(got);
-        free(gi);
+        KT_RELEASE(av, ov, oiv, a, o, oi);
+        KT_FREE(h, got, gi);
     }
 }
 
@@ -657,15 +628,8 @@ static void t_take_put(kiln_queue *q) {
                                     NULL)) &&
             read_all(q, a, got))
             CHECK_MSG(same(got, want, n, 0), "put into %u-D with %u-D indices", nd, si.nd);
-        kiln_array_release(v);
-        kiln_array_release(a);
-        kiln_array_release(idx);
-        kiln_array_release(out);
-        free(h);
-        free(got);
-        free(ix);
-        free(vals);
-        free(want);
+        KT_RELEASE(v, a, idx, out);
+        KT_FREE(h, got, ix, vals, want);
     }
 }
 
@@ -706,12 +670,8 @@ static void t_matmul(kiln_queue *q) {
                 CHECK_MSG(ok, "matmul of %u-D batches (a %u-D)", nd, nda);
             }
         }
-        kiln_array_release(A);
-        kiln_array_release(Bm);
-        kiln_array_release(C);
-        free(ha);
-        free(hb);
-        free(got);
+        KT_RELEASE(A, Bm, C);
+        KT_FREE(ha, hb, got);
     }
 }
 
@@ -753,10 +713,8 @@ static void t_fft(kiln_queue *q) {
                 CHECK_MSG(ok, "fft over the last %u axes of %u-D", axes, nd);
             }
         }
-        kiln_array_release(in);
-        kiln_array_release(out);
-        free(h);
-        free(got);
+        KT_RELEASE(in, out);
+        KT_FREE(h, got);
     }
 }
 
@@ -803,11 +761,9 @@ static void t_dlpack(kiln_queue *q) {
             } else if (t->deleter) {
                 t->deleter(t);
             }
-            free(want);
-            free(got);
+            KT_FREE(want, got);
         }
-        kiln_array_release(v);
-        kiln_array_release(a);
+        KT_RELEASE(v, a);
         free(h);
     }
 }
@@ -824,11 +780,8 @@ static void t_misc(kiln_queue *q) {
         hview hv;
         kiln_array *v = a ? rand_view(a, &s, &hv) : NULL;
         if (!v || !b) {
-            kiln_array_release(v);
-            kiln_array_release(a);
-            kiln_array_release(b);
-            free(h);
-            free(h2);
+            KT_RELEASE(v, a, b);
+            KT_FREE(h, h2);
             continue;
         }
         size_t m = count(nd, hv.sh);
@@ -891,8 +844,7 @@ static void t_misc(kiln_queue *q) {
             if (x[i] > 0)
                 ok = got[j++] == x[i];
         CHECK_MSG(ok, "copy_if of a %u-D view (%lld kept, want %zu)", nd, (long long)hc, kept);
-        kiln_event_release(ev);
-        kiln_array_release(sel);
+        KT_RELEASE(ev, sel);
         /* mask_fill of the view where cond: then the view reads where() */
         double z = -1;
         ok = CHECK_OK(kiln_array_binary_scalar_out(q, KILN_OP_LE, cond, v, KILN_ARG_F64(0), 0, NULL,
@@ -902,19 +854,8 @@ static void t_misc(kiln_queue *q) {
         for (size_t i = 0; ok && i < m; i++)
             ok = got[i] == (x[i] > 0 ? x[i] : -1);
         CHECK_MSG(ok, "mask_fill of a %u-D view", nd);
-        kiln_array_release(cond);
-        kiln_array_release(mone);
-        kiln_array_release(out);
-        kiln_array_release(xi);
-        kiln_array_release(cs);
-        kiln_array_release(v);
-        kiln_array_release(a);
-        kiln_array_release(b);
-        free(h);
-        free(h2);
-        free(x);
-        free(got);
-        free(gi);
+        KT_RELEASE(cond, mone, out, xi, cs, v, a, b);
+        KT_FREE(h, h2, x, got, gi);
     }
 }
 
@@ -1053,8 +994,7 @@ static void t_bad(kiln_queue *q) {
             CHECK(r == 3 && kiln_array_size(o) == 1);
         kiln_array_release(o);
     }
-    kiln_array_release(s0);
-    kiln_array_release(x);
+    KT_RELEASE(s0, x);
 }
 
 /* Generated sources with the N-d index math (kiln_d7: the 8-D variant). */
@@ -1065,27 +1005,17 @@ static void source_hook(const char *source, unsigned languages) {
         nd_sources++;
 }
 
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    t_construct(q);
-    t_views(q);
-    t_broadcast(q);
-    t_reduce(q);
-    t_join(q);
-    t_sort(q);
-    t_take_put(q);
-    t_matmul(q);
-    t_fft(q);
-    t_dlpack(q);
-    t_misc(q);
-    t_bad(q);
-    /* the strided views of 4..8 dimensions that do not merge took the
-     * 8-D variant (built, or loaded from the cache: the hook sees both) */
+/* After the other steps: the strided views of 4..8 dimensions that do not
+ * merge took the 8-D variant (built, or loaded from the cache: the hook
+ * sees both). */
+static void t_nd_sources(kiln_queue *q) {
+    (void)q;
     CHECK_MSG(nd_sources > 0, "%d generated sources with 8-D index math", nd_sources);
 }
 
 int main(void) {
     kiln__gen_source_hook = source_hook;
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(t_construct, t_views, t_broadcast, t_reduce, t_join, t_sort,
+                             t_take_put, t_matmul, t_fft, t_dlpack, t_misc, t_bad, t_nd_sources);
     return kt_report();
 }

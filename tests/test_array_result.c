@@ -27,6 +27,21 @@ static int info_is(const kiln_array *a, kiln_dtype d, unsigned nd, const size_t 
     return 1;
 }
 
+/* a op b through kiln_array_binary: a new array of dtype d and shape so
+ * (2-D), waited for and read into h; NULL if the call failed. */
+static kiln_array *binary_read(kiln_queue *q, kiln_binary_op op, kiln_array *a, kiln_array *b,
+                               kiln_dtype d, const size_t *so, void *h) {
+    kiln_array *r = NULL;
+    kiln_event *e = NULL;
+    if (CHECK_OK(kiln_array_binary(q, op, a, b, 0, NULL, &e, &r))) {
+        CHECK(info_is(r, d, 2, so));
+        CHECK_OK(kiln_event_wait(e));
+        CHECK_OK(kiln_array_read(q, r, h));
+    }
+    kiln_event_release(e);
+    return r;
+}
+
 /* binary with broadcasting (3,1) + (1,n), comparisons to bool, unary,
  * astype, copy of a transposed view, where, clip, cumsum. */
 static void check_elementwise(kiln_queue *q, size_t n) {
@@ -36,32 +51,23 @@ static void check_elementwise(kiln_queue *q, size_t n) {
     unsigned char *gb = malloc(3 * n + 1);
     for (size_t j = 0; j < n; j++)
         hb[j] = (double)j * 0.5 - 3.0;
-    kiln_array *A = from_f64(q, 2, sa, ha), *B = from_f64(q, 2, sb, hb), *R = NULL, *C = NULL;
-    kiln_event *e = NULL;
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_ADD, A, B, 0, NULL, &e, &R))) {
-        CHECK(info_is(R, KILN_FLOAT64, 2, so));
-        CHECK_OK(kiln_event_wait(e));
-        CHECK_OK(kiln_array_read(q, R, got));
+    kiln_array *A = from_f64(q, 2, sa, ha), *B = from_f64(q, 2, sb, hb);
+    kiln_array *R = binary_read(q, KILN_OP_ADD, A, B, KILN_FLOAT64, so, got);
+    if (R) {
         int bad = 0;
         for (size_t i = 0; i < 3; i++)
             for (size_t j = 0; j < n; j++)
                 bad += got[i * n + j] != ha[i] + hb[j];
         CHECK_MSG(bad == 0, "binary add (3,1)+(1,%zu): %d wrong", n, bad);
     }
-    kiln_event_release(e);
-    e = NULL;
-    if (CHECK_OK(kiln_array_binary(q, KILN_OP_LT, A, B, 0, NULL, &e, &C))) {
-        CHECK(info_is(C, KILN_BOOL, 2, so));
-        CHECK_OK(kiln_event_wait(e));
-        CHECK_OK(kiln_array_read(q, C, gb));
+    kiln_array *C = binary_read(q, KILN_OP_LT, A, B, KILN_BOOL, so, gb);
+    if (C) {
         int bad = 0;
         for (size_t i = 0; i < 3; i++)
             for (size_t j = 0; j < n; j++)
                 bad += gb[i * n + j] != (ha[i] < hb[j]);
         CHECK_MSG(bad == 0, "binary lt: %d wrong", bad);
     }
-    kiln_event_release(e);
-    e = NULL;
     /* where(C, R, 0-d 7.0), clip, cumsum, unary and astype of R */
     kiln_array *S = NULL, *W = NULL, *K = NULL, *U = NULL, *I = NULL, *T = NULL, *TC = NULL,
                *CS = NULL;
@@ -105,15 +111,12 @@ static void check_elementwise(kiln_queue *q, size_t n) {
             bad += got[j] != acc;
         }
         CHECK_MSG(bad == 0, "where/clip/abs/astype/copy/cumsum n=%zu: %d wrong", n, bad);
-        free(r);
-        free(gi);
+        KT_FREE(r, gi);
     }
     kiln_array *arrs[] = { A, B, R, C, S, W, K, U, I, T, TC, CS };
     for (size_t k = 0; k < sizeof arrs / sizeof *arrs; k++)
         kiln_array_release(arrs[k]);
-    free(hb);
-    free(got);
-    free(gb);
+    KT_FREE(hb, got, gb);
 }
 
 static int cmp_f32(const void *x, const void *y) {
@@ -166,15 +169,8 @@ static void check_sort(kiln_queue *q, size_t n) {
         }
         CHECK_MSG(bad == 0, "searchsorted n=%zu: %d wrong", n, bad);
     }
-    kiln_array_release(A);
-    kiln_array_release(S);
-    kiln_array_release(I);
-    kiln_array_release(P);
-    kiln_array_release(G);
-    free(h);
-    free(want);
-    free(got);
-    free(idx);
+    KT_RELEASE(A, S, I, P, G);
+    KT_FREE(h, want, got, idx);
 }
 
 /* copy_if and unique give arrays of exactly the selected length */
@@ -221,13 +217,8 @@ static void check_select(kiln_queue *q, size_t n) {
             CHECK_MSG(bad == 0, "unique n=%zu: %d wrong", n, bad);
         }
     }
-    kiln_array_release(A);
-    kiln_array_release(O);
-    kiln_array_release(U);
-    kiln_array_release(UC);
-    free(h);
-    free(got);
-    free(cnt);
+    KT_RELEASE(A, O, U, UC);
+    KT_FREE(h, got, cnt);
 }
 
 /* bincount_async with a given length (values past it are not counted) */
@@ -249,9 +240,7 @@ static void check_bincount(kiln_queue *q, size_t n) {
         CHECK_OK(kiln_array_read(q, R, got));
         CHECK_MSG(memcmp(got, want, sizeof got) == 0, "bincount_async n=%zu", n);
     }
-    kiln_event_release(e);
-    kiln_array_release(A);
-    kiln_array_release(R);
+    KT_RELEASE(e, A, R);
     free(h);
 }
 
@@ -283,10 +272,7 @@ static void check_hash(kiln_queue *q) {
             bad += got[k] != 2 * vals[k];
         CHECK_MSG(bad == 0, "insert_async + add_async: %d wrong", bad);
     }
-    kiln_event_release(e1);
-    kiln_event_release(e2);
-    kiln_event_release(e3);
-    kiln_hash_table_release(t);
+    KT_RELEASE(e1, e2, e3, t);
     /* a table of capacity 64 cannot take 1000 keys: the event fails */
     t = NULL;
     e1 = NULL;
@@ -297,10 +283,7 @@ static void check_hash(kiln_queue *q) {
     /* the blocking form after it still says what happened, its own way */
     if (t)
         CHECK_STATUS(kiln_hash_table_insert(q, t, K, V), KILN_ERROR_OUT_OF_RANGE);
-    kiln_hash_table_release(t);
-    kiln_array_release(K);
-    kiln_array_release(V);
-    kiln_array_release(G);
+    KT_RELEASE(t, K, V, G);
 }
 
 static void check_matmul(kiln_queue *q) {
@@ -330,10 +313,7 @@ static void check_matmul(kiln_queue *q) {
                 }
         CHECK_MSG(bad == 0, "matmul (2,3,4)@(4,5): %d wrong", bad);
     }
-    kiln_event_release(e);
-    kiln_array_release(A);
-    kiln_array_release(B);
-    kiln_array_release(C);
+    KT_RELEASE(e, A, B, C);
 }
 
 /* reductions over axes with initial=, empty axes included */
@@ -381,8 +361,7 @@ static void check_reduce_initial(kiln_queue *q) {
     CHECK_STATUS(kiln_array_reduce_axis_initial(q, KILN_REDUCE_ARGMIN, A, 0, KILN_ARG_I32(ii), 0, 0,
                                                 NULL, NULL, &R),
                  KILN_ERROR_INVALID_ARGUMENT);
-    kiln_array_release(E);
-    kiln_array_release(A);
+    KT_RELEASE(E, A);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -404,8 +383,7 @@ static void check_errors(kiln_queue *q) {
     CHECK(R == NULL);
     CHECK_STATUS(kiln_array_bincount_async(q, A, NULL, 3, 0, NULL, NULL, &R),
                  KILN_ERROR_MISMATCH); /* float input */
-    kiln_array_release(A);
-    kiln_array_release(B);
+    KT_RELEASE(A, B);
 }
 
 static void run(kiln_queue *q, void *user) {
@@ -419,10 +397,7 @@ static void run(kiln_queue *q, void *user) {
         check_select(q, sizes[s]);
         check_bincount(q, sizes[s]);
     }
-    check_hash(q);
-    check_matmul(q);
-    check_reduce_initial(q);
-    check_errors(q);
+    KT_STEPS(q, check_hash, check_matmul, check_reduce_initial, check_errors);
 }
 
 int main(void) {

@@ -54,8 +54,7 @@ static void check_fill(kiln_queue *q, const scalar_case *c) {
             CHECK_OK(kiln_array_read(q, f, got)))
             CHECK_MSG(memcmp(got + es, c->want, es) == 0, "full %s: element differs", c->what);
     }
-    kiln_array_release(f);
-    kiln_array_release(a);
+    KT_RELEASE(f, a);
 }
 
 static void test_fill_rule(kiln_queue *q) {
@@ -173,19 +172,10 @@ static void test_other_calls(kiln_queue *q) {
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(r == NULL && strstr(kiln_last_error_message(), "kiln_array_reduce_axes_initial"));
 done:
-    kiln_array_release(r);
-    kiln_array_release(e);
-    kiln_array_release(m);
-    kiln_array_release(a);
-}
-
-static void on_device(kiln_queue *q, void *user) {
-    (void)user;
-    test_fill_rule(q);
-    test_other_calls(q);
+    KT_RELEASE(r, e, m, a);
 }
 
 int main(void) {
-    kt_for_each_device(on_device, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(test_fill_rule, test_other_calls);
     return kt_report();
 }

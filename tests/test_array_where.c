@@ -50,15 +50,8 @@ static void check_where(kiln_queue *q, kiln_dtype dc, kiln_dtype da, kiln_dtype 
         CHECK_MSG(bad == 0, "where %s ? %s : %s n=%zu: %d wrong", kiln_dtype_name(dc),
                   kiln_dtype_name(da), kiln_dtype_name(db), n, bad);
     }
-    kiln_event_release(e);
-    kiln_array_release(C);
-    kiln_array_release(A);
-    kiln_array_release(B);
-    kiln_array_release(O);
-    free(hc);
-    free(ha);
-    free(got);
-    free(want);
+    KT_RELEASE(e, C, A, B, O);
+    KT_FREE(hc, ha, got, want);
 }
 
 static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo, double hi) {
@@ -105,12 +98,8 @@ static void check_clip(kiln_queue *q, kiln_dtype d, size_t n, double lo, double 
         }
         CHECK_MSG(bad == 0, "clip %s [%g, %g] n=%zu: %d wrong", kiln_dtype_name(d), lo, hi, n, bad);
     }
-    kiln_event_release(e);
-    kiln_array_release(A);
-    kiln_array_release(O);
-    free(h);
-    free(got);
-    free(want);
+    KT_RELEASE(e, A, O);
+    KT_FREE(h, got, want);
 }
 
 /* any / all, and sum / max with an initial value, of n elements. */
@@ -242,9 +231,7 @@ static void check_options(kiln_queue *q) {
         }
         CHECK_MSG(bad == 0, "scan with -DSTEP=2: %d wrong", bad);
     }
-    kiln_scan_release(sc);
-    kiln_array_release(X);
-    kiln_array_release(Y);
+    KT_RELEASE(sc, X, Y);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -271,10 +258,7 @@ static void check_errors(kiln_queue *q) {
                  KILN_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(kiln_last_error_message(), "kiln_array_clip_out: hi"));
     CHECK_OK(kiln_queue_finish(q));
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(o);
-    kiln_array_release(i8);
+    KT_RELEASE(a, b, o, i8);
 }
 
 static void run(kiln_queue *q, void *user) {

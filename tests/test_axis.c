@@ -229,8 +229,7 @@ static void check_shape(kiln_queue *q, kiln_dtype d, unsigned nd, const size_t *
     if (CHECK_OK(kiln_array_from_host(c, d, nd, sh, h, &A)))
         check_all(q, A, x, label, nan_case);
     kiln_array_release(A);
-    free(h);
-    free(x);
+    KT_FREE(h, x);
 }
 
 /* A strided view: a 3-D array sliced with steps and one axis reversed;
@@ -254,12 +253,9 @@ static void check_view(kiln_queue *q, kiln_dtype d) {
         for (size_t i = 0; i < vi.size; i++)
             x[i] = kt_get(d, vh, i);
         check_all(q, T, x, "strided view", 0);
-        free(vh);
-        free(x);
+        KT_FREE(vh, x);
     }
-    kiln_array_release(T);
-    kiln_array_release(V);
-    kiln_array_release(A);
+    KT_RELEASE(T, V, A);
     free(h);
 }
 
@@ -311,13 +307,8 @@ static void check_generator(kiln_queue *q) {
                  KILN_ERROR_KERNEL_ARGS);
     CHECK_STATUS(kiln_reduction_launch_axis(q, r, 0, 2, args, NULL, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    kiln_reduction_release(r);
-    kiln_array_release(X);
-    kiln_array_release(W);
-    kiln_array_release(O);
-    kiln_array_release(B);
-    free(x);
-    free(w);
+    KT_RELEASE(r, X, W, O, B);
+    KT_FREE(x, w);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -359,8 +350,7 @@ static void check_errors(kiln_queue *q) {
         CHECK(fabs(got[0] - sqrt(2.0)) < 1e-15 && fabs(got[1] - sqrt(4.5)) < 1e-15);
         kiln_array_release(R);
     }
-    kiln_array_release(B);
-    kiln_array_release(A);
+    KT_RELEASE(B, A);
 }
 
 /* concatenate and stack against a host reference. */
@@ -450,13 +440,10 @@ static void check_join(kiln_queue *q, kiln_dtype d) {
     kiln_array *D[2] = { A2, Z };
     CHECK_STATUS(kiln_array_concatenate(q, 2, D, 0, 0, NULL, NULL, &R), KILN_ERROR_MISMATCH);
     CHECK(R == NULL);
-    kiln_array_release(Z);
-    kiln_array_release(A2);
-    free(h2);
-    free(got);
+    KT_RELEASE(Z, A2);
+    KT_FREE(h2, got);
     for (int k = 0; k < 3; k++) {
-        kiln_array_release(A[k]);
-        kiln_array_release(T[k]);
+        KT_RELEASE(A[k], T[k]);
         free(h[k]);
     }
 }
@@ -519,17 +506,14 @@ static void check_counters_grow(kiln_queue *q) {
         }
         CHECK_MSG(!o || kiln_array_size(o) == cols, "%zu sums of %zu columns", kiln_array_size(o),
                   cols);
-        kiln_array_release(m);
-        kiln_array_release(o);
+        KT_RELEASE(m, o);
     }
 done:
-    free(h);
-    free(got);
+    KT_FREE(h, got);
 out:
     if (q2)
         kiln_queue_finish(q2);
-    kiln_queue_release(q2);
-    kiln_context_release(c);
+    KT_RELEASE(q2, c);
 }
 
 static void run(kiln_queue *q, void *user) {

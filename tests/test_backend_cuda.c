@@ -194,8 +194,7 @@ static int test_nvrtc(void) {
         free(bad);
     }
     CHECK(kiln__cuda_check_image((const unsigned char *)"//\n.version 8.0\n", 16, &why) == 0);
-    free(bin);
-    free(log);
+    KT_FREE(bin, log);
 
     /* other architectures, including a future one (PTX fallback) */
     unsigned ccs[] = { 75, 80, 86, 89, 90, 999 };
@@ -206,8 +205,7 @@ static int test_nvrtc(void) {
         CHECK_MSG(st == KILN_OK, "cc %u: %s", ccs[i], kiln_last_error_message());
         if (ccs[i] == 999)
             CHECK(st != KILN_OK || is_ptx == 1);
-        free(bin);
-        free(log);
+        KT_FREE(bin, log);
     }
     free(src);
 
@@ -221,8 +219,7 @@ static int test_nvrtc(void) {
     CHECK_MSG(log && strstr(log, "undefined_name") && strstr(log, "(3)"), "log: %s",
               log ? log : "(null)");
     CHECK(strstr(kiln_last_error_message(), "NVRTC") != NULL);
-    free(log);
-    free(src);
+    KT_FREE(log, src);
 
     /* a local-memory parameter split over lines keeps the user's line
      * numbers (the error is on line 5) */
@@ -237,8 +234,7 @@ static int test_nvrtc(void) {
     CHECK_STATUS(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log), KILN_ERROR_BUILD);
     CHECK_MSG(log && strstr(log, "undefined_after_local") && strstr(log, "(5)"), "log: %s",
               log ? log : "(null)");
-    free(log);
-    free(src);
+    KT_FREE(log, src);
 
     src = with_prelude("KILN_KERNEL void ok(KILN_GLOBAL int *p) { p[0] = 1; }\n");
     log = NULL;
@@ -285,8 +281,7 @@ static int test_nvrtc(void) {
     bin = NULL;
     CHECK_MSG(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log) == KILN_OK,
               "dialect example: %s", log ? log : kiln_last_error_message());
-    free(bin);
-    free(log);
+    KT_FREE(bin, log);
     /* native CUDA C compiles unchanged with the prelude in front */
     free(src);
     src = with_prelude(
@@ -294,9 +289,7 @@ static int test_nvrtc(void) {
     log = NULL;
     bin = NULL;
     CHECK_OK(kiln__cuda_compile(src, NULL, 90, &bin, &size, &is_ptx, &log));
-    free(bin);
-    free(log);
-    free(src);
+    KT_FREE(bin, log, src);
     return 1;
 }
 
@@ -425,8 +418,7 @@ static void test_buffers(void *ctx, void *q) {
         }
         B->buffer_release(b);
     }
-    free(h);
-    free(r);
+    KT_FREE(h, r);
 }
 
 static void test_fill(void *ctx, void *q) {
@@ -462,8 +454,7 @@ static void test_fill(void *ctx, void *q) {
         CHECK_OK(B->buffer_read(q, b, 0, ps, r, 1, 0, NULL, NULL));
         CHECK_MSG(memcmp(r, pat2, ps) == 0, "pattern bytes, size %zu", ps);
         B->buffer_release(b);
-        free(h);
-        free(r);
+        KT_FREE(h, r);
     }
 }
 
@@ -473,8 +464,7 @@ static void *build(void *ctx, const kiln__bdevice *dev, const char *src) {
     char *log = NULL;
     kiln_status st = B->program_build(ctx, dev, s, "-DKILN_TEST=1", &prog, &log);
     CHECK_MSG(st == KILN_OK, "build: %s\n%s", kiln_last_error_message(), log ? log : "");
-    free(log);
-    free(s);
+    KT_FREE(log, s);
     return prog;
 }
 
@@ -567,14 +557,8 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev) {
                       kiln_last_error_message());
             if (st == KILN_OK &&
                 CHECK_OK(B->buffer_read(q, bo, 0, sizeof out, out, 1, 0, NULL, NULL))) {
-                int ok = 1;
-                for (size_t g = 0; g < groups; g++) {
-                    int sum = 0;
-                    for (size_t i = 0; i < lsz; i++)
-                        sum += in[g * lsz + i];
-                    ok &= out[g] == sum;
-                }
-                CHECK_MSG(ok, "two local-memory parameters, local size %zu", lsz);
+                CHECK_MSG(kt_group_sums_ok(in, out, groups, lsz),
+                          "two local-memory parameters, local size %zu", lsz);
             }
             B->buffer_release(bi), B->buffer_release(bo);
             free(in);
@@ -680,8 +664,7 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev) {
         CHECK_MSG(p3 == NULL && strstr(kiln_last_error_message(), "section lies outside"),
                   "message: %s", kiln_last_error_message());
         CHECK_STATUS(B->program_load(ctx, dev, bad, 0, "", &p3), KILN_ERROR_BUILD);
-        free(bad);
-        free(binary);
+        KT_FREE(bad, binary);
     }
     /* a build error through the table */
     char *s = with_prelude("KILN_KERNEL void broken(KILN_GLOBAL int *p) { p[0] = ; }\n");
@@ -689,8 +672,7 @@ static void test_kernels(void *ctx, void *q, const kiln__bdevice *dev) {
     char *log = NULL;
     CHECK_STATUS(B->program_build(ctx, dev, s, NULL, &pb, &log), KILN_ERROR_BUILD);
     CHECK(pb == NULL && log && strstr(log, "error"));
-    free(log);
-    free(s);
+    KT_FREE(log, s);
     B->program_release(prog);
 }
 

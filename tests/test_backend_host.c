@@ -115,11 +115,8 @@ static void test_barriers(kiln_queue *q, kiln_program *p) {
             }
             CHECK_MSG(bad == 0 && total == want_total,
                       "n %zu local %zu: %zu groups wrong, %u vs %u", n, L, bad, total, want_total);
-            kiln_buffer_release(bx);
-            kiln_buffer_release(bs);
-            kiln_buffer_release(bt);
-            free(x);
-            free(sums);
+            KT_RELEASE(bx, bs, bt);
+            KT_FREE(x, sums);
         }
     kiln_kernel_release(k);
 
@@ -141,9 +138,7 @@ static void test_barriers(kiln_queue *q, kiln_program *p) {
             for (int x = 0; x < W; x++)
                 bad += out[x * H + y] != in[y * W + x];
         CHECK_MSG(bad == 0, "transpose: %zu wrong", bad);
-        kiln_buffer_release(bi);
-        kiln_buffer_release(bo);
-        kiln_kernel_release(k);
+        KT_RELEASE(bi, bo, k);
     }
     /* KILN_ARG_LOCAL */
     if (CHECK_OK(kiln_kernel_create(p, "reverse", &k))) {
@@ -161,9 +156,7 @@ static void test_barriers(kiln_queue *q, kiln_program *p) {
         for (size_t i = 0; i < n; i++)
             bad += y[i] != x[(i / L) * L + (L - 1 - i % L)];
         CHECK_MSG(bad == 0, "reverse: %zu wrong", bad);
-        kiln_buffer_release(bx);
-        kiln_buffer_release(by);
-        kiln_kernel_release(k);
+        KT_RELEASE(bx, by, k);
     }
 }
 
@@ -189,8 +182,7 @@ static void test_ids_atomics(kiln_queue *q, kiln_program *p) {
         CHECK_STATUS(kiln_kernel_launch(q, k, 3, g, l2, 1, a, 0, NULL, NULL),
                      KILN_ERROR_INVALID_ARGUMENT);
         CHECK(strstr(kiln_last_error_message(), "multiple") != NULL);
-        kiln_buffer_release(b);
-        kiln_kernel_release(k);
+        KT_RELEASE(b, k);
     }
     if (CHECK_OK(kiln_kernel_create(p, "counter", &k))) {
         size_t sizes[] = { 1, 31, 1024, 65537, 100003 };
@@ -207,8 +199,7 @@ static void test_ids_atomics(kiln_queue *q, kiln_program *p) {
             CHECK_MSG(cnt[0] == (int32_t)sizes[s] && cnt[1] == (int32_t)sizes[s] - 1 &&
                           f == 0.5f * (float)sizes[s],
                       "atomics n=%zu: %d %d %g", sizes[s], cnt[0], cnt[1], (double)f);
-            kiln_buffer_release(bc);
-            kiln_buffer_release(bf);
+            KT_RELEASE(bc, bf);
         }
         kiln_kernel_release(k);
     }
@@ -221,9 +212,7 @@ static void test_ids_atomics(kiln_queue *q, kiln_program *p) {
         kiln_event *e = NULL;
         CHECK_OK(kiln_kernel_launch(q, k, 1, &n, &L, 1, a, 0, NULL, &e));
         CHECK_STATUS(kiln_event_wait(e), KILN_ERROR_EVENT_FAILED);
-        kiln_event_release(e);
-        kiln_buffer_release(b);
-        kiln_kernel_release(k);
+        KT_RELEASE(e, b, k);
     }
 }
 
@@ -264,9 +253,7 @@ static void test_build(kiln_queue *q) {
         CHECK(v[0] == 43 && v[1] == 43 && v[2] == 43);
         kiln_kernel *none = NULL;
         CHECK_STATUS(kiln_kernel_create(p, "g", &none), KILN_ERROR_KERNEL_NOT_FOUND);
-        kiln_buffer_release(b);
-        kiln_kernel_release(k);
-        kiln_program_release(p);
+        KT_RELEASE(b, k, p);
     }
 }
 
@@ -314,9 +301,7 @@ static void test_queues(kiln_queue *q0, kiln_program *p) {
     for (size_t i = 0; i < n; i++)
         bad += r[i] != 2.0f * x[i] + y[i];
     CHECK_MSG(bad == 0, "axpy: %zu wrong", bad);
-    kiln_event_release(u);
-    kiln_event_release(e1);
-    kiln_event_release(e2);
+    KT_RELEASE(u, e1, e2);
     /* a failed user event: the command behind it does not run */
     CHECK_OK(kiln_event_create_user(c, &u));
     CHECK_OK(kiln_kernel_launch(q, k, 1, &gl, &L, 4, a, 1, &u, &e1));
@@ -333,16 +318,8 @@ static void test_queues(kiln_queue *q0, kiln_program *p) {
     CHECK_OK(kiln_buffer_unmap(q0, by, m1, 0, NULL, NULL));
     /* finish reports the command that did not run */
     CHECK_STATUS(kiln_queue_finish(q), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(u);
-    kiln_event_release(e1);
-    kiln_buffer_release(bx);
-    kiln_buffer_release(by);
-    kiln_buffer_release(bo);
-    kiln_kernel_release(k);
-    kiln_queue_release(q);
-    free(x);
-    free(y);
-    free(r);
+    KT_RELEASE(u, e1, bx, by, bo, k, q);
+    KT_FREE(x, y, r);
 }
 
 int main(void) {
@@ -366,7 +343,6 @@ int main(void) {
         }
         test_build(q);
     }
-    kiln_queue_release(q);
-    kiln_context_release(c);
+    KT_RELEASE(q, c);
     return kt_report();
 }

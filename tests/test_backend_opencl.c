@@ -127,8 +127,7 @@ static void test_buffers(void *ctx, void *q) {
             src[i] = (unsigned char)kt_rand_u64();
         memset(dst, 0, n);
         if (!CHECK_OK(B->buffer_create(ctx, n, KILN_BUFFER_READ_WRITE, NULL, &buf))) {
-            free(src);
-            free(dst);
+            KT_FREE(src, dst);
             continue;
         }
         CHECK_OK(B->buffer_write(q, buf, 0, n, src, 0, 0, NULL, &ev));
@@ -146,8 +145,7 @@ static void test_buffers(void *ctx, void *q) {
             CHECK_MSG(memcmp(src + off, dst, len) == 0, "read at offset %zu of %zu", off, n);
         }
         B->buffer_release(buf);
-        free(src);
-        free(dst);
+        KT_FREE(src, dst);
     }
 
     /* host_data, pinned, copy, fill, map */
@@ -305,9 +303,7 @@ static void run_groups(void *ctx, void *q, void *kern, size_t n) {
     B->buffer_release(bout);
     B->buffer_release(bi);
     B->buffer_release(bf);
-    free(in);
-    free(out);
-    free(want);
+    KT_FREE(in, out, want);
 }
 
 /* setv(out, v) over 64 items; returns 1 if out holds v everywhere. */
@@ -556,8 +552,7 @@ static void test_binaries(void *ctx, const kiln__bdevice *dev, void *q) {
     void *pb = NULL;
     CHECK(B->program_load(ctx, dev, bad, size, "", &pb) != KILN_OK);
     CHECK(B->program_load(ctx, dev, bad, 0, "", &pb) != KILN_OK);
-    free(bad);
-    free(bin);
+    KT_FREE(bad, bin);
 }
 
 /* -------------------------------------------------------------- events */

@@ -25,6 +25,9 @@ static int msg_has(const char *needle) {
     return ok;
 }
 
+static const char *touch_src = "KILN_KERNEL void touch(KILN_GLOBAL int *out) { if "
+                               "(kiln_global_id(0) == 0) out[0] = 7; }\n";
+
 /* Finding 3: a global size of SIZE_MAX (an `n - 1` underflow) or
  * {2^32, 2^32} (a product past 2^64) is refused before the launch. */
 static void test_runaway_launch(kiln_queue *q, void *user) {
@@ -32,11 +35,7 @@ static void test_runaway_launch(kiln_queue *q, void *user) {
     kiln_context *ctx = kiln_queue_context(q);
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
-    CHECK_OK(kiln_program_create(ctx,
-                                 "KILN_KERNEL void touch(KILN_GLOBAL int *out) { if "
-                                 "(kiln_global_id(0) == 0) out[0] = 7; }\n",
-                                 NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "touch", &k));
+    KT_BUILD(ctx, touch_src, NULL, &p, "touch", &k);
     kiln_buffer *b = NULL;
     CHECK_OK(kiln_buffer_create(ctx, sizeof(int), 0, NULL, &b));
     kiln_arg args[] = { KILN_ARG_BUF(b) };
@@ -64,9 +63,7 @@ static void test_runaway_launch(kiln_queue *q, void *user) {
     int got = 0;
     CHECK_OK(kiln_buffer_read(q, b, 0, sizeof got, &got));
     CHECK(got == 7);
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(b, k, p);
 }
 
 /* Finding 3b: a buffer of SIZE_MAX bytes, a pinned buffer larger than the
@@ -181,8 +178,7 @@ static void test_declared_sizes(kiln_queue *q, void *user) {
             memcpy(&hi, got + 4, 4);
             CHECK(lo == 4950.0f && hi == 9900.0f);
         }
-        kiln_array_release(x);
-        kiln_reduction_release(r);
+        KT_RELEASE(x, r);
     }
     /* A scan whose scan_size is too small. */
     kiln_scan_desc sd = KILN_SCAN_DESC("const int *x, int *y", "pair", 4, "mk(0, 0)",
@@ -325,8 +321,7 @@ static void test_nan(kiln_queue *q, void *user) {
         const double mx0[5] = { 1, NAN, 3, NAN, 0 }, mn0[5] = { 0, NAN, 0, NAN, -1 };
         check_ew(q, d, KILN_OP_MAX, a, NULL, 5, mx0, "maximum(a, 0)");
         check_ew(q, d, KILN_OP_MIN, a, NULL, 5, mn0, "minimum(a, 0)");
-        kiln_array_release(a);
-        kiln_array_release(b);
+        KT_RELEASE(a, b);
 
         const double none[3] = { 2, 3, -1 }, mid[5] = { 2, NAN, 3, -1, NAN },
                      last[3] = { 2, 3, NAN }, all[3] = { NAN, NAN, NAN };
@@ -437,10 +432,7 @@ static void test_unchecked_input(kiln_queue *q, void *user) {
     CHECK(msg_has("NULL"));
     CHECK_STATUS(kiln_elementwise_launch(q, ew, 12, 1, two, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
     CHECK(msg_has("1 argument given, 2 declared"));
-    kiln_array_release(a34);
-    kiln_array_release(a43);
-    kiln_array_release(a12);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(a34, a43, a12, ew);
 
     kiln_program *prog = (kiln_program *)1;
     CHECK_STATUS(kiln_program_create(
@@ -493,8 +485,7 @@ static void test_cache_fifo(void) {
     kiln_program *p = NULL;
     CHECK_OK(kiln_queue_create_default(NULL, 0, &q));
     CHECK_OK(kiln_program_create(kiln_queue_context(q), src, NULL, &p));
-    kiln_program_release(p);
-    kiln_queue_release(q);
+    KT_RELEASE(p, q);
     CHECK_OK(kiln_cache_list(collect, after));
     const char *entry = NULL;
     for (size_t i = 0; i < after->n && !entry; i++) {
@@ -507,8 +498,7 @@ static void test_cache_fifo(void) {
     if (!entry) {
         printf("  (the build left no new cache entry: cache off? FIFO case not run)\n");
         CHECK_OK(kiln_cache_status(NULL, 0));
-        free(before);
-        free(after);
+        KT_FREE(before, after);
         return;
     }
     CHECK(unlink(entry) == 0 && mkfifo(entry, 0600) == 0);
@@ -526,15 +516,12 @@ static void test_cache_fifo(void) {
     CHECK_OK(kiln_queue_create_default(NULL, 0, &q));
     p = NULL;
     CHECK_OK(kiln_program_create(kiln_queue_context(q), src, NULL, &p)); /* from source */
-    kiln_program_release(p);
-    kiln_queue_release(q);
+    KT_RELEASE(p, q);
     alarm(0);
     struct stat st;
     CHECK(lstat(entry, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode)));
     unlink(entry);
-    free(listed);
-    free(before);
-    free(after);
+    KT_FREE(listed, before, after);
 }
 
 /* Finding 2 (the CUDA hang; checked here on every device): a buffer, an
@@ -556,12 +543,10 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     kiln_event *gate = NULL, *done = NULL;
     size_t n = N;
     CHECK_OK(kiln_queue_create(ctx, kiln_queue_device(q), 0, &q2));
-    CHECK_OK(kiln_program_create(
-        ctx,
-        "KILN_KERNEL void add1(KILN_GLOBAL const int *b, KILN_GLOBAL int *o) {\n"
-        "    size_t i = kiln_global_id(0); o[i] = b[i] + 1; }\n",
-        NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "add1", &k));
+    KT_BUILD(ctx,
+             "KILN_KERNEL void add1(KILN_GLOBAL const int *b, KILN_GLOBAL int *o) {\n"
+             "    size_t i = kiln_global_id(0); o[i] = b[i] + 1; }\n",
+             NULL, &p, "add1", &k);
     CHECK_OK(kiln_buffer_create(ctx, sizeof in, 0, in, &b));
     CHECK_OK(kiln_array_empty(ctx, KILN_INT32, 1, &n, &out));
     if (!q2 || !k || !b || !out)
@@ -571,11 +556,7 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     CHECK_OK(kiln_event_create_user(ctx, &gate));
     kiln_arg args[2] = { KILN_ARG_BUF(b), KILN_ARG_BUF(outbuf) };
     CHECK_OK(kiln_kernel_launch(q2, k, 1, &n, NULL, 2, args, 1, &gate, &done));
-    kiln_buffer_release(b);
-    kiln_array_release(out);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_queue_release(q2);
+    KT_RELEASE(b, out, k, p, q2);
     alarm(120);
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(done));
@@ -585,19 +566,13 @@ static void test_release_while_gated(kiln_queue *q, void *user) {
     for (int i = 0; i < N; i++)
         bad += got[i] != 3 * i + 1;
     CHECK_MSG(bad == 0, "%d of %d wrong", bad, N);
-    kiln_event_release(done);
-    kiln_event_release(gate);
-    kiln_buffer_release(outbuf);
+    KT_RELEASE(done, gate, outbuf);
 }
 
 int main(void) {
-    kt_for_each_device(test_release_while_gated, NULL);
-    kt_for_each_device(test_unchecked_input, NULL);
-    kt_for_each_device(test_offload_present, NULL);
-    kt_for_each_device(test_nan, NULL);
-    kt_for_each_device(test_declared_sizes, NULL);
-    kt_for_each_device(test_runaway_launch, NULL);
-    kt_for_each_device(test_huge_allocations, NULL);
+    KT_FOR_EACH_DEVICE_FNS(test_release_while_gated, test_unchecked_input, test_offload_present,
+                           test_nan, test_declared_sizes, test_runaway_launch,
+                           test_huge_allocations);
     test_cache_fifo();
     return kt_report();
 }

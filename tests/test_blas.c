@@ -206,13 +206,8 @@ static void check_gemm(kiln_queue *q, kiln_dtype d, size_t batch, int ba, int bb
               "modes %d%d%d: %zu wrong (worst %g)",
               kiln_dtype_name(d), use_matmul ? "matmul" : "gemm", batch, ba, bb, m, n, k, opa, opb,
               ma, mb, mc, bad, worst);
-    free(got);
-    free(A);
-    free(Bm);
-    free(C);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c);
+    KT_FREE(got, A, Bm, C);
+    KT_RELEASE(a, b, c);
 }
 
 static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
@@ -250,8 +245,7 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
     } else {
         CHECK_OK(kiln_array_reshape(ym, 1, &n, &y));
     }
-    kiln_array_release(xm);
-    kiln_array_release(ym);
+    KT_RELEASE(xm, ym);
     double complex alpha = is_c(d) ? CMPLX(0.5, -1.25) : 0.75;
     double t = eps(d) * 16 * (n + 4);
     /* dot, dotc, nrm2 into device arrays */
@@ -294,14 +288,8 @@ static void check_level1(kiln_queue *q, kiln_dtype d, size_t n, int strided) {
     }
     CHECK_MSG(bad == 0, "%s axpy/scal n %zu strided %d: %zu wrong", kiln_dtype_name(d), n, strided,
               bad);
-    free(gx);
-    free(gy);
-    free(X);
-    free(Y);
-    kiln_array_release(x);
-    kiln_array_release(y);
-    kiln_array_release(r);
-    kiln_array_release(rn);
+    KT_FREE(gx, gy, X, Y);
+    KT_RELEASE(x, y, r, rn);
 }
 
 static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n, int op, int mode) {
@@ -340,13 +328,8 @@ static void check_gemv(kiln_queue *q, kiln_dtype d, size_t m, size_t n, int op, 
     }
     CHECK_MSG(bad == 0, "%s gemv m %zu n %zu op %d mode %d: %zu wrong", kiln_dtype_name(d), m, n,
               op, mode, bad);
-    free(g);
-    free(A);
-    free(X);
-    free(Y);
-    kiln_array_release(a);
-    kiln_array_release(x);
-    kiln_array_release(y);
+    KT_FREE(g, A, X, Y);
+    KT_RELEASE(a, x, y);
 }
 
 static void check_errors(kiln_queue *q) {

@@ -270,8 +270,7 @@ static void check_damage(const char *what, damage_fn damage) {
     got = NULL;
     if (CHECK_OK(kiln__cache_load(&key, &got, &n)))
         CHECK(n == 5000 && memcmp(got, data, 5000) == 0);
-    free(got);
-    free(data);
+    KT_FREE(got, data);
 }
 
 static void test_corruption(void) {
@@ -339,8 +338,7 @@ static void test_concurrent(void) {
     size_t n = 0;
     if (CHECK_OK(kiln__cache_load(&key, &got, &n)))
         CHECK(n == SIZE && memcmp(got, data, SIZE) == 0);
-    free(got);
-    free(data);
+    KT_FREE(got, data);
     /* No temp file is left behind. */
     size_t tmps = 0;
     char cmd[600];
@@ -388,8 +386,7 @@ static void test_directory(void) {
         setenv("HOME", old_home, 1);
     else
         unsetenv("HOME");
-    free(old_xdg);
-    free(old_home);
+    KT_FREE(old_xdg, old_home);
     /* kiln_cache_path: capacity and NULL. */
     setenv("KILN_CACHE_DIR", "/a/b", 1);
     char small[5];
@@ -477,26 +474,14 @@ static void test_list_clear(void) {
 }
 
 int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-cache-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    kt_make_tmpdir(tmpdir, sizeof tmpdir, "kiln-test-cache");
     char dir[600];
     snprintf(dir, sizeof dir, "%s/main", tmpdir);
     setenv("KILN_CACHE_DIR", dir, 1);
 
-    test_sha256();
-    test_keys();
-    test_round_trip();
-    test_corruption();
-    test_concurrent();
-    test_directory();
-    test_list_clear();
+    KT_RUN_HOST_STEPS(test_sha256, test_keys, test_round_trip, test_corruption, test_concurrent,
+                      test_directory, test_list_clear);
 
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    kt_remove_tmpdir(tmpdir);
     return kt_report();
 }

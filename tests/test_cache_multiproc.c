@@ -32,7 +32,9 @@ static void source_of(int k, char *buf, size_t cap) {
 /* In a child: builds the programs (from the compiler or from the cache,
  * whichever the race gives), runs each and checks it; with want_cached,
  * every program must come from the cache. Exit 0 when all is right. */
-static int child_build(int want_cached) {
+static int child_build(int c, void *arg) {
+    (void)c;
+    int want_cached = *(const int *)arg;
     kiln_queue *q = NULL;
     if (kiln_queue_create_default(NULL, 0, &q) != KILN_OK)
         return 2;
@@ -64,44 +66,10 @@ static int child_build(int want_cached) {
             if (want_cached && !kiln_program_from_cache(p, kiln_queue_device(q)))
                 bad = 3;
         }
-        kiln_buffer_release(b);
-        kiln_kernel_release(kern);
-        kiln_program_release(p);
+        KT_RELEASE(b, kern, p);
     }
     kiln_queue_release(q);
     return bad;
-}
-
-/* Runs fn in n child processes started together; returns how many failed. */
-static int in_children(int n, int (*fn)(int), int arg) {
-    int go[2];
-    fflush(stdout); /* or the children print it again */
-    if (pipe(go) != 0)
-        return n;
-    pid_t pids[PROCS];
-    for (int c = 0; c < n; c++) {
-        pids[c] = fork();
-        if (pids[c] == 0) {
-            char x;
-            close(go[1]);
-            if (read(go[0], &x, 1) < 0) /* wait for the start: all at once */
-                _exit(4);
-            _exit(fn(arg));
-        }
-    }
-    close(go[0]);
-    close(go[1]); /* EOF releases them together */
-    int failed = 0;
-    for (int c = 0; c < n; c++) {
-        int status = 0;
-        waitpid(pids[c], &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            printf("  child %d: %s %d\n", c, WIFEXITED(status) ? "exit" : "signal",
-                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-            failed++;
-        }
-    }
-    return failed;
 }
 
 /* ---- writers killed mid-write: entries written through kiln__cache_store */
@@ -196,11 +164,12 @@ int main(void) {
     /* New sources every run, so that the first builds really race. */
     snprintf(salt, sizeof salt, "run %ld.%d", (long)time(NULL), (int)getpid());
 
-    int failed = in_children(PROCS, child_build, 0);
+    int cold = 0, warm = 1;
+    int failed = kt_run_children(PROCS, NULL, child_build, &cold, NULL);
     printf("  %d processes built %d programs into one cache at once: %d failed\n", PROCS, PROGRAMS,
            failed);
     CHECK(failed == 0);
-    failed = in_children(2, child_build, 1);
+    failed = kt_run_children(2, NULL, child_build, &warm, NULL);
     CHECK_MSG(failed == 0, "afterwards every program loads from the cache and runs right");
 
     test_killed_writers();

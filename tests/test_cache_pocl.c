@@ -95,8 +95,7 @@ static int build_all(int want_cached) {
         }
         kiln_program_release(prog);
     }
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
+    KT_RELEASE(b, q);
     return bad;
 }
 
@@ -108,47 +107,35 @@ static void dir_of(char *buf, size_t cap, const char *what, int round, int i) {
 /* Starts n children together, child i with its own kiln cache and the
  * PoCL cache pocl (or its own with pocl NULL); returns how many did not
  * exit 0, and how many of those died by a signal. */
+/* What the children of one run share: the round, the PoCL cache (NULL:
+ * one of its own for each) and whether every program must be cached. */
+typedef struct racers {
+    int round;
+    const char *pocl;
+    int want_cached;
+} racers;
+
+/* In child c before the start: its own kiln cache, its PoCL cache. */
+static void racer_dirs(int c, void *arg) {
+    const racers *r = arg;
+    char kdir[600], pdir[600];
+    dir_of(kdir, sizeof kdir, "kiln", r->round, c);
+    if (!r->pocl) {
+        snprintf(pdir, sizeof pdir, "%s/pocl-load-%d-%d-%ld", base, r->round, c, (long)getpid());
+        mkdir(pdir, 0700);
+    }
+    setenv("KILN_CACHE_DIR", kdir, 1);
+    setenv("POCL_CACHE_DIR", r->pocl ? r->pocl : pdir, 1);
+}
+
+static int racer_build(int c, void *arg) {
+    (void)c;
+    return build_all(((const racers *)arg)->want_cached);
+}
+
 static int run_children(int n, int round, const char *pocl, int want_cached, int *signalled) {
-    int go[2];
-    pid_t pids[RACERS];
-    fflush(stdout);
-    fflush(stderr);
-    if (pipe(go) != 0)
-        return n;
-    for (int c = 0; c < n; c++) {
-        pids[c] = fork();
-        if (pids[c] == 0) {
-            char kdir[600], pdir[600];
-            char x;
-            dir_of(kdir, sizeof kdir, "kiln", round, c);
-            if (!pocl) {
-                snprintf(pdir, sizeof pdir, "%s/pocl-load-%d-%d-%ld", base, round, c,
-                         (long)getpid());
-                mkdir(pdir, 0700);
-            }
-            setenv("KILN_CACHE_DIR", kdir, 1);
-            setenv("POCL_CACHE_DIR", pocl ? pocl : pdir, 1);
-            close(go[1]);
-            if (read(go[0], &x, 1) < 0)
-                _exit(4);
-            _exit(build_all(want_cached));
-        }
-    }
-    close(go[0]);
-    close(go[1]);
-    int failed = 0;
-    for (int c = 0; c < n; c++) {
-        int status = 0;
-        waitpid(pids[c], &status, 0);
-        if (WIFSIGNALED(status))
-            (*signalled)++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            printf("    child %d: %s %d\n", c, WIFEXITED(status) ? "exit" : "signal",
-                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-            failed++;
-        }
-    }
-    return failed;
+    racers r = { round, pocl, want_cached };
+    return kt_run_children(n, racer_dirs, racer_build, &r, signalled);
 }
 
 static void test_racers(void) {
@@ -228,10 +215,7 @@ static int build_fresh(int *from_disk) {
         for (int i = 0; i < N && ok; i++)
             ok = out[i] == expect(0, 1, i);
     }
-    kiln_buffer_release(b);
-    kiln_kernel_release(kern);
-    kiln_program_release(prog);
-    kiln_queue_release(q);
+    KT_RELEASE(b, kern, prog, q);
     return ok;
 }
 
@@ -315,8 +299,7 @@ static void test_planted_and_guarded(void) {
         free(again);
         CHECK(build_fresh(&from_disk) && from_disk == 1);
     }
-    free(cut);
-    free(payload);
+    KT_FREE(cut, payload);
 
     /* A loader that died during the load: its entry goes, the program is
      * rebuilt and stored again. */

@@ -71,10 +71,7 @@ static int run_kernel(const char *source, int *from_disk) {
         }
         *from_disk = kiln_program_from_cache(prog, kiln_queue_device(q));
     }
-    kiln_buffer_release(buf);
-    kiln_kernel_release(k);
-    kiln_program_release(prog);
-    kiln_queue_release(q);
+    KT_RELEASE(buf, k, prog, q);
     return result;
 }
 
@@ -441,11 +438,7 @@ static void test_squatted_fallback(void) {
 }
 
 int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-cache-trust-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    kt_make_tmpdir(tmpdir, sizeof tmpdir, "kiln-test-cache-trust");
     int root = geteuid() == 0;
     if (make_planted_entry()) {
         test_group_and_world_writable();
@@ -458,10 +451,7 @@ int main(void) {
             test_squatted_fallback();
         }
     }
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    kt_remove_tmpdir(tmpdir);
     if (!root)
         KT_SKIP("not root: the cases with another owner (chown) did not run");
     return kt_report();

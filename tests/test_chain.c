@@ -69,10 +69,8 @@ static void chain_ok(kiln_queue *q, size_t words) {
     if (bytes)
         CHECK_OK(kiln_buffer_read(q, dst, 0, bytes, back));
     CHECK_MSG(memcmp(back, host, bytes) == 0, "%zu words through the chain", words);
-    kiln_buffer_release(src);
-    kiln_buffer_release(dst);
-    free(host);
-    free(back);
+    KT_RELEASE(src, dst);
+    KT_FREE(host, back);
 }
 
 /* A step that fails (a copy past the end of its buffer) wins; the steps
@@ -111,8 +109,7 @@ static void chain_fails(kiln_queue *q) {
     kiln__chain d = KILN__CHAIN_INIT(q, 0, NULL);
     CHECK_OK(kiln__chain_copy(&d, dst, small, sizeof mark));
     CHECK(kiln__chain_end(&d, KILN_ERROR_MISMATCH, &e) == KILN_ERROR_MISMATCH && e == NULL);
-    kiln_buffer_release(small);
-    kiln_buffer_release(dst);
+    KT_RELEASE(small, dst);
 }
 
 /* A chain with no command hands back a marker of the caller's wait list. */
@@ -125,8 +122,7 @@ static void chain_empty(kiln_queue *q) {
     CHECK(e != NULL && e != first);
     if (e)
         CHECK_OK(kiln_event_wait(e));
-    kiln_event_release(e);
-    kiln_event_release(first);
+    KT_RELEASE(e, first);
     kiln__chain n = KILN__CHAIN_INIT(q, 0, NULL);
     CHECK_OK(kiln__chain_end(&n, KILN_OK, NULL));
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -24,20 +23,8 @@ static char out[65536], err[65536];
  * status (-1 if it did not exit normally: a crash). */
 static int kiln_env(const char *env, const char *args) {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s/out' 2>'%s/err'", env ? env : "", KILN_CLI_PATH,
-             args, tmpdir, tmpdir);
-    int status = system(cmd);
-    char path[512];
-    snprintf(path, sizeof path, "%s/out", tmpdir);
-    kt_slurp(path, out, sizeof out);
-    snprintf(path, sizeof path, "%s/err", tmpdir);
-    kt_slurp(path, err, sizeof err);
-    if (status == -1 || !WIFEXITED(status)) {
-        fprintf(stderr, "kiln %s did not exit normally (status %d)\nstderr: %s\n", args, status,
-                err);
-        return -1;
-    }
-    return WEXITSTATUS(status);
+    snprintf(cmd, sizeof cmd, "%s '%s' %s", env ? env : "", KILN_CLI_PATH, args);
+    return kt_run_captured(cmd, tmpdir, out, sizeof out, err, sizeof err);
 }
 
 static int kiln(const char *args) {
@@ -438,23 +425,11 @@ static void test_cache_readonly(void) {
 }
 
 int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-cli-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    kt_make_tmpdir(tmpdir, sizeof tmpdir, "kiln-test-cli");
     /* The tests choose the device themselves. */
     unsetenv("KILN_DEVICE");
-    test_help_and_usage();
-    test_demo_kernels_only();
-    test_version();
-    test_devices();
-    test_cache();
-    test_cache_refused();
-    test_cache_readonly();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    KT_RUN_HOST_STEPS(test_help_and_usage, test_demo_kernels_only, test_version, test_devices,
+                      test_cache, test_cache_refused, test_cache_readonly);
+    kt_remove_tmpdir(tmpdir);
     return kt_report();
 }

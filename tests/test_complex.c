@@ -140,18 +140,9 @@ static void check_elementwise(kiln_queue *q, kiln_dtype d, size_t n) {
     for (size_t i = 0; i < n; i++)
         bad += cget(d, z, i) != CMPLX(creal(cget(d, x, i)), 7);
     CHECK_MSG(bad == 0, "%s real/imag views n=%zu: %zu wrong", kiln_dtype_name(d), n, bad);
-    kiln_array_release(re);
-    kiln_array_release(im);
-    free(e);
-    free(r);
-    free(x);
-    free(y);
-    free(z);
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    kiln_array_release(Z);
-    kiln_array_release(R);
-    kiln_array_release(E);
+    KT_RELEASE(re, im);
+    KT_FREE(e, r, x, y, z);
+    KT_RELEASE(X, Y, Z, R, E);
 }
 
 static void check_reductions(kiln_queue *q, kiln_dtype d, size_t n) {
@@ -201,10 +192,8 @@ static void check_reductions(kiln_queue *q, kiln_dtype d, size_t n) {
                   "%s norm %d n=%zu: %g vs %g", kiln_dtype_name(d), k, n, kt_get(pd, res, 0),
                   want[k]);
     }
-    free(x);
-    free(y);
-    kiln_array_release(X);
-    kiln_array_release(Y);
+    KT_FREE(x, y);
+    KT_RELEASE(X, Y);
 }
 
 static void check_casts(kiln_queue *q, kiln_dtype d) {
@@ -247,9 +236,7 @@ static void check_casts(kiln_queue *q, kiln_dtype d) {
         /* two real dtypes: not this call's job */
         CHECK_STATUS(kiln_array_complex_cast_out(q, B, R, 0, NULL, NULL),
                      KILN_ERROR_INVALID_ARGUMENT);
-        kiln_array_release(R);
-        kiln_array_release(Z);
-        kiln_array_release(B);
+        KT_RELEASE(R, Z, B);
     }
     /* complex64 <-> complex128 */
     kiln_dtype o = d == KILN_COMPLEX64 ? KILN_COMPLEX128 : KILN_COMPLEX64;
@@ -265,11 +252,8 @@ static void check_casts(kiln_queue *q, kiln_dtype d) {
     for (size_t i = 0; i < n; i++)
         bad += cget(o, w, i) != CMPLX(i * 0.5, -(double)i);
     CHECK_MSG(bad == 0, "cast %s -> %s", kiln_dtype_name(d), kiln_dtype_name(o));
-    free(w);
-    free(z);
-    free(h);
-    kiln_array_release(A);
-    kiln_array_release(B);
+    KT_FREE(w, z, h);
+    KT_RELEASE(A, B);
 }
 
 /* 2-D strided views: a transposed copy, a fill of a strided view. */
@@ -306,12 +290,8 @@ static void check_views(kiln_queue *q, kiln_dtype d) {
             bad += cget(d, y, i * 5 + j) != (in ? CMPLX(3, -4) : cget(d, x, i * 5 + j));
         }
     CHECK_MSG(bad == 0, "%s fill of a strided view", kiln_dtype_name(d));
-    free(x);
-    free(y);
-    kiln_array_release(X);
-    kiln_array_release(T);
-    kiln_array_release(Y);
-    kiln_array_release(V);
+    KT_FREE(x, y);
+    KT_RELEASE(X, T, Y, V);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -347,10 +327,7 @@ static void check_errors(kiln_queue *q) {
     CHECK(kiln_dtype_size(KILN_COMPLEX64) == 8 && kiln_dtype_size(KILN_COMPLEX128) == 16);
     CHECK(strcmp(kiln_dtype_name(KILN_COMPLEX64), "cfloat") == 0 &&
           strcmp(kiln_dtype_name(KILN_COMPLEX128), "cdouble") == 0);
-    kiln_array_release(A);
-    kiln_array_release(B);
-    kiln_array_release(F);
-    kiln_array_release(C5);
+    KT_RELEASE(A, B, F, C5);
 }
 
 /* A user kernel in the portable dialect with the complex helpers. */
@@ -384,10 +361,7 @@ static void check_dialect(kiln_queue *q) {
         bad += fabs(m[i] - cabs(cexp(v))) > 1e-5;
     }
     CHECK_MSG(bad == 0, "dialect helpers: %zu wrong", bad);
-    kiln_elementwise_release(ew);
-    kiln_array_release(X);
-    kiln_array_release(Z);
-    kiln_array_release(M);
+    KT_RELEASE(ew, X, Z, M);
 }
 
 static void run(kiln_queue *q, void *user) {

@@ -43,9 +43,7 @@ static void test_sizes(kiln_queue *q) {
         CHECK_OK(kiln_buffer_read_async(q, a, 0, n, got, 1, &c, &r));
         CHECK_OK(kiln_event_wait(r));
         CHECK_MSG(memcmp(got, other, n) == 0, "write/copy/read, n=%zu", n);
-        kiln_event_release(w);
-        kiln_event_release(c);
-        kiln_event_release(r);
+        KT_RELEASE(w, c, r);
         /* a partial write and read at an odd offset */
         if (n > 3) {
             size_t off = n / 3, len = n - off - 1;
@@ -62,11 +60,8 @@ static void test_sizes(kiln_queue *q) {
             CHECK_OK(kiln_buffer_read(q, a, 0, n, got));
             CHECK_MSG(memcmp(got, other, n) == 0, "copy within a buffer, n=%zu", n);
         }
-        kiln_buffer_release(a);
-        kiln_buffer_release(b);
-        free(ref);
-        free(got);
-        free(other);
+        KT_RELEASE(a, b);
+        KT_FREE(ref, got, other);
     }
 }
 
@@ -126,8 +121,7 @@ static void test_fill(kiln_queue *q) {
             }
         }
         kiln_buffer_release(bb);
-        free(bref);
-        free(bgot);
+        KT_FREE(bref, bgot);
     }
     int pat = 0;
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 3, 0, 9, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
@@ -138,8 +132,7 @@ static void test_fill(kiln_queue *q) {
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, 0, 6, 0, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_buffer_fill(q, b, &pat, 4, n - 4, 8, 0, NULL, NULL), KILN_ERROR_OUT_OF_RANGE);
     kiln_buffer_release(b);
-    free(ref);
-    free(got);
+    KT_FREE(ref, got);
 }
 
 static void test_map(kiln_queue *q) {
@@ -177,8 +170,7 @@ static void test_map(kiln_queue *q) {
     CHECK_STATUS(kiln_buffer_map(q, b, 64, 0, 16, &p), KILN_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(kiln_buffer_map(q, b, KILN_MAP_READ, 0, 0, &p), KILN_ERROR_INVALID_ARGUMENT);
     kiln_buffer_release(b);
-    free(ref);
-    free(got);
+    KT_FREE(ref, got);
 }
 
 static void test_sub(kiln_queue *q) {
@@ -218,13 +210,11 @@ static void test_sub(kiln_queue *q) {
     CHECK_STATUS(kiln_buffer_create_sub(sub, 0, 0, &bad), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(bad == NULL);
     CHECK_OK(kiln_buffer_retain(subsub));
-    kiln_buffer_release(subsub);
-    kiln_buffer_release(sub);
+    KT_RELEASE(subsub, sub);
     CHECK_OK(kiln_buffer_read(q, subsub, 0, 300, got)); /* still alive through the chain */
     CHECK(memcmp(got, ref + 1024 + 2048, 300) == 0);
     kiln_buffer_release(subsub);
-    free(ref);
-    free(got);
+    KT_FREE(ref, got);
 }
 
 static void test_errors(kiln_queue *q) {
@@ -306,24 +296,10 @@ static void test_errors(kiln_queue *q) {
     CHECK(es != KILN_EVENT_COMPLETE);
     CHECK_OK(kiln_event_set_complete(ue, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e));
-    kiln_event_release(e);
-    kiln_event_release(ue);
-    kiln_buffer_release(foreign);
-    kiln_context_release(ctx2);
-    kiln_buffer_release(b);
-    kiln_buffer_release(b2);
-}
-
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    test_sizes(q);
-    test_fill(q);
-    test_map(q);
-    test_sub(q);
-    test_errors(q);
+    KT_RELEASE(e, ue, foreign, ctx2, b, b2);
 }
 
 int main(void) {
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(test_sizes, test_fill, test_map, test_sub, test_errors);
     return kt_report();
 }

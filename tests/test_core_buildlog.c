@@ -114,8 +114,7 @@ static void t_nvidia_long(void) {
     LACKS(m, "ignores #line");
     HAS(m, "  source:15: int v15 = missing_fn(15);\n");
     CHECK_MSG(strcmp(where, "source:15: int v15 = missing_fn(15);") == 0, "where: %s", where);
-    free(m);
-    free(src);
+    KT_FREE(m, src);
 }
 
 static void t_pocl_small(void) {
@@ -262,13 +261,7 @@ static void t_carriage_returns(void) {
 }
 
 int main(void) {
-    t_carriage_returns();
-    t_nvidia_small();
-    t_nvidia_long();
-    t_pocl_small();
-    t_nvrtc_small();
-    t_generated();
-    t_prelude_and_headers();
-    t_degenerate();
+    KT_RUN_HOST_STEPS(t_carriage_returns, t_nvidia_small, t_nvidia_long, t_pocl_small,
+                      t_nvrtc_small, t_generated, t_prelude_and_headers, t_degenerate);
     return kt_report();
 }

@@ -170,6 +170,14 @@ static void test_backend_selectors(size_t count) {
     CHECK_MSG(strstr(kiln_last_error_message(), form) != NULL, "%s", kiln_last_error_message());
 }
 
+/* Device i of the listing, its info in *di. */
+static kiln_device *device_at(size_t i, kiln_device_info *di) {
+    kiln_device *d = NULL;
+    kiln_device_at(i, &d);
+    kiln_device_get_info(d, di);
+    return d;
+}
+
 /* Among devices of the default's type the default is the first of the
  * highest-ranked backend: CUDA before OpenCL (kiln.h). */
 static void check_default_backend(kiln_device *dflt, size_t count) {
@@ -177,10 +185,8 @@ static void check_default_backend(kiln_device *dflt, size_t count) {
     kiln_device_get_info(dflt, &dinfo);
     int seen_default = 0;
     for (size_t i = 0; i < count; i++) {
-        kiln_device *d;
         kiln_device_info di;
-        kiln_device_at(i, &d);
-        kiln_device_get_info(d, &di);
+        kiln_device *d = device_at(i, &di);
         seen_default |= d == dflt;
         if (di.is_subdevice || di.type != dinfo.type || d == dflt)
             continue;
@@ -281,10 +287,8 @@ static void test_selection(size_t count) {
     /* cuda:0 finds a CUDA device exactly when one is listed */
     int have_cuda = 0;
     for (size_t i = 0; i < count; i++) {
-        kiln_device *d;
         kiln_device_info di;
-        kiln_device_at(i, &d);
-        kiln_device_get_info(d, &di);
+        device_at(i, &di);
         have_cuda |= di.backend == KILN_BACKEND_CUDA && !di.is_subdevice;
     }
     kiln_status st = kiln_device_select("cuda:0", &dev);
@@ -411,8 +415,7 @@ static void test_contexts(void) {
         CHECK_OK(kiln_queue_flush(q));
         CHECK_OK(kiln_queue_finish(q));
         CHECK_OK(kiln_queue_retain(q));
-        kiln_queue_release(q);
-        kiln_queue_release(q);
+        KT_RELEASE(q, q);
     }
     /* The queue keeps the context alive */
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
@@ -423,8 +426,7 @@ static void test_contexts(void) {
     CHECK_OK(kiln_buffer_write(q, b, 0, sizeof v, &v));
     CHECK_OK(kiln_buffer_read(q, b, 0, sizeof r, &r));
     CHECK(r == 7);
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
+    KT_RELEASE(b, q);
 
     /* A device of another context */
     size_t count = 0;
@@ -506,12 +508,9 @@ static void test_partition(void) {
         /* the parent device is not in this context */
         kiln_queue *q2 = NULL;
         CHECK_STATUS(kiln_queue_create(ctx, dev, 0, &q2), KILN_ERROR_MISMATCH);
-        kiln_buffer_release(b);
-        kiln_kernel_release(k);
-        kiln_program_release(p);
+        KT_RELEASE(b, k, p);
     }
-    kiln_queue_release(q);
-    kiln_context_release(ctx);
+    KT_RELEASE(q, ctx);
 }
 
 int main(void) {

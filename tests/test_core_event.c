@@ -10,19 +10,7 @@
 
 #include "harness.h"
 
-static const char *src = "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
-                         "}\n"
-                         "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
-                         "}\n";
-
-typedef struct env {
-    kiln_queue *q;
-    kiln_context *ctx;
-    kiln_program *prog;
-    kiln_kernel *inc, *twice;
-} env;
+typedef kt_inc_twice env;
 
 /* Waits (up to 10 s) until *counter reaches want. */
 static int wait_count(atomic_int *counter, int want) {
@@ -77,8 +65,7 @@ static void test_profiling(env *e) {
     CHECK_STATUS(kiln_event_get_times(pe, &t), KILN_ERROR_WRONG_STATE);
     CHECK_MSG(strstr(kiln_last_error_message(), "PROFILING") != NULL, "%s",
               kiln_last_error_message());
-    kiln_event_release(pe);
-    kiln_queue_release(plain);
+    KT_RELEASE(pe, plain);
     /* a user event has no times; an incomplete event neither */
     kiln_event *u = NULL, *k = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &u));
@@ -88,9 +75,7 @@ static void test_profiling(env *e) {
     CHECK_OK(kiln_event_set_complete(u, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(k));
     CHECK_OK(kiln_event_get_times(k, &t));
-    kiln_event_release(u);
-    kiln_event_release(k);
-    kiln_buffer_release(b);
+    KT_RELEASE(u, k, b);
 }
 
 static void test_user_events(env *e) {
@@ -141,8 +126,7 @@ static void test_user_events(env *e) {
     CHECK_OK(kiln_event_wait_all(2, both));
     CHECK_OK(kiln_buffer_read(e->q, b, 0, sizeof out, out));
     CHECK(out[5] == 13);
-    kiln_event_release(bar);
-    kiln_event_release(mk);
+    KT_RELEASE(bar, mk);
     /* events of two contexts in one wait */
     kiln_device *dev = kiln_queue_device(e->q);
     kiln_context *ctx2 = NULL;
@@ -152,9 +136,7 @@ static void test_user_events(env *e) {
     CHECK_OK(kiln_queue_marker(e->q, 0, NULL, &mixed[2]));
     CHECK_OK(kiln_event_set_complete(mixed[0], KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait_all(3, mixed));
-    kiln_event_release(mixed[0]);
-    kiln_event_release(mixed[2]);
-    kiln_context_release(ctx2);
+    KT_RELEASE(mixed[0], mixed[2], ctx2);
     /* a failed user event fails what waits on it */
     kiln_event *bad = NULL, *dep = NULL;
     CHECK_OK(kiln_event_create_user(e->ctx, &bad));
@@ -168,14 +150,9 @@ static void test_user_events(env *e) {
     CHECK_STATUS(kiln_event_wait(dep), KILN_ERROR_EVENT_FAILED);
     CHECK_OK(kiln_event_get_state(dep, &s));
     CHECK(s == KILN_EVENT_ERROR);
-    kiln_event_release(bad);
-    kiln_event_release(dep);
+    KT_RELEASE(bad, dep);
     kiln_queue_finish(e->q); /* may report the failure */
-    kiln_event_release(gate);
-    kiln_event_release(k1);
-    kiln_event_release(k2);
-    kiln_event_release(marker);
-    kiln_buffer_release(b);
+    KT_RELEASE(gate, k1, k2, marker, b);
 }
 
 #define NCB 64
@@ -293,8 +270,7 @@ static void test_callbacks(env *e) {
     CHECK_STATUS(kiln_buffer_read_async(e->q, b, 0, 1 << 20, zero, 0, NULL, &none),
                  KILN_ERROR_OUT_OF_RANGE);
     CHECK(none == NULL);
-    kiln_event_release(gate);
-    kiln_buffer_release(b);
+    KT_RELEASE(gate, b);
 }
 
 static atomic_int cont_order[4], cont_seq;
@@ -382,10 +358,7 @@ static void test_out_of_order(env *e) {
         for (int i = 0; i < N; i++)
             good &= out[i] == (data[i] + 1) * 2;
         CHECK_MSG(good, "out-of-order round %d", round);
-        kiln_event_release(w);
-        kiln_event_release(k1);
-        kiln_event_release(k2);
-        kiln_event_release(r);
+        KT_RELEASE(w, k1, k2, r);
     }
     /* a barrier orders what comes after it */
     kiln_event *bar = NULL;
@@ -414,13 +387,8 @@ static void test_out_of_order(env *e) {
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(m));
     CHECK_OK(kiln_queue_finish(oq));
-    kiln_event_release(gate);
-    kiln_event_release(m);
-    kiln_event_release(bar);
-    kiln_buffer_release(b);
-    kiln_queue_release(oq);
-    free(data);
-    free(out);
+    KT_RELEASE(gate, m, bar, b, oq);
+    KT_FREE(data, out);
 }
 
 static double now_ms(void) {
@@ -456,10 +424,7 @@ static void test_wait_timeout(env *e) {
     CHECK_OK(kiln_event_set_complete(bad, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_event_wait_timeout(bad, 1000), KILN_ERROR_EVENT_FAILED);
     CHECK_STATUS(kiln_event_wait_timeout(NULL, 10), KILN_ERROR_NULL_HANDLE);
-    kiln_event_release(bad);
-    kiln_event_release(k);
-    kiln_event_release(gate);
-    kiln_buffer_release(b);
+    KT_RELEASE(bad, k, gate, b);
 }
 
 /* A command enqueued after an event it waits on has failed ends, and so
@@ -505,21 +470,17 @@ static void test_after_failure(env *e) {
 
 static void run(kiln_queue *q, void *user) {
     (void)user;
-    env e = { .q = q, .ctx = kiln_queue_context(q) };
-    if (!CHECK_OK(kiln_program_create(e.ctx, src, NULL, &e.prog)))
+    env e;
+    if (!kt_inc_twice_open(&e, q, NULL)) {
+        kt_inc_twice_close(&e);
         return;
-    CHECK_OK(kiln_kernel_create(e.prog, "inc", &e.inc));
-    CHECK_OK(kiln_kernel_create(e.prog, "twice", &e.twice));
-    test_profiling(&e);
-    test_user_events(&e);
-    test_wait_timeout(&e);
-    test_callbacks(&e);
-    test_continuations(&e);
-    test_out_of_order(&e);
-    test_after_failure(&e);
-    kiln_kernel_release(e.inc);
-    kiln_kernel_release(e.twice);
-    kiln_program_release(e.prog);
+    }
+    static void (*const steps[])(
+        env *) = { test_profiling,     test_user_events,  test_wait_timeout, test_callbacks,
+                   test_continuations, test_out_of_order, test_after_failure };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        steps[i](&e);
+    kt_inc_twice_close(&e);
 }
 
 int main(void) {

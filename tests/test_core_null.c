@@ -173,10 +173,7 @@ static void with_queue(kiln_queue *q, void *user) {
     kiln_event_release(NULL);
 
     CHECK_OK(kiln_event_set_complete(ev, KILN_EVENT_COMPLETE));
-    kiln_event_release(ev);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_buffer_release(b);
+    KT_RELEASE(ev, k, p, b);
 }
 
 int main(void) {

@@ -89,12 +89,8 @@ static void test_vadd(kiln_queue *q, kiln_kernel *k) {
         for (size_t i = 0; i < n; i++)
             good &= c[i] == a[i] + b[i];
         CHECK_MSG(good, "vadd n=%zu", n);
-        kiln_buffer_release(A);
-        kiln_buffer_release(B);
-        kiln_buffer_release(C);
-        free(a);
-        free(b);
-        free(c);
+        KT_RELEASE(A, B, C);
+        KT_FREE(a, b, c);
     }
 }
 
@@ -165,8 +161,7 @@ static void test_grid(kiln_queue *q, kiln_program *p) {
             CHECK_MSG(sz[3] == cases[c].l[0] && sz[4] == (dims > 1 ? cases[c].l[1] : 1) &&
                           sz[5] == (dims > 2 ? cases[c].l[2] : 1),
                       "case %zu local %u %u %u", c, sz[3], sz[4], sz[5]);
-        kiln_buffer_release(B);
-        kiln_buffer_release(S);
+        KT_RELEASE(B, S);
         free(out);
     }
     /* launch-shape errors */
@@ -214,9 +209,7 @@ static void test_grid(kiln_queue *q, kiln_program *p) {
     kiln_event_release(e);
     (void)l;
     CHECK_OK(kiln_queue_finish(q));
-    kiln_buffer_release(B);
-    kiln_kernel_release(k);
-    kiln_kernel_release(ks);
+    KT_RELEASE(B, k, ks);
 }
 
 static void test_scalars(kiln_queue *q, kiln_program *p) {
@@ -312,13 +305,7 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
                  KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_kernel_launch(q, k2, 1, (size_t[]){ 1 }, NULL, 10, args, 0, NULL, NULL),
                  KILN_ERROR_MISMATCH);
-    kiln_kernel_release(k2);
-    kiln_program_release(p2);
-    kiln_queue_release(q2);
-    kiln_buffer_release(foreign);
-    kiln_context_release(ctx2);
-    kiln_buffer_release(B);
-    kiln_kernel_release(k);
+    KT_RELEASE(k2, p2, q2, foreign, ctx2, B, k);
 
     /* more than 16 arguments */
     kiln_kernel *km = NULL;
@@ -342,8 +329,7 @@ static void test_scalars(kiln_queue *q, kiln_program *p) {
                  KILN_ERROR_KERNEL_ARGS);
     CHECK_MSG(strstr(kiln_last_error_message(), "argument 18 ('a17')") != NULL, "%s",
               kiln_last_error_message());
-    kiln_buffer_release(M);
-    kiln_kernel_release(km);
+    KT_RELEASE(M, km);
 }
 
 static void test_local(kiln_queue *q) {
@@ -366,14 +352,7 @@ static void test_local(kiln_queue *q) {
     kiln_arg args[] = { KILN_ARG_BUF(I), KILN_ARG_BUF(O), KILN_ARG_LOCAL_BYTES(lsz * sizeof(int)) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q, O, 0, sizeof out, out));
-    int good = 1;
-    for (size_t gi = 0; gi < groups; gi++) {
-        int s = 0;
-        for (size_t i = 0; i < lsz; i++)
-            s += in[gi * lsz + i];
-        good &= out[gi] == s;
-    }
-    CHECK(good);
+    CHECK(kt_group_sums_ok(in, out, groups, lsz));
     args[2] = KILN_ARG_LOCAL_BYTES(0);
     CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);
@@ -381,9 +360,7 @@ static void test_local(kiln_queue *q) {
     CHECK_STATUS(kiln_kernel_launch(q, k, 1, &n, &lsz, 3, args, 0, NULL, NULL),
                  KILN_ERROR_KERNEL_ARGS);
     CHECK_MSG(strstr(kiln_last_error_message(), "'tmp'") != NULL, "%s", kiln_last_error_message());
-    kiln_buffer_release(I);
-    kiln_buffer_release(O);
-    kiln_kernel_release(k);
+    KT_RELEASE(I, O, k);
     free(in);
 }
 
@@ -413,8 +390,7 @@ static void test_programs(kiln_queue *q) {
                                 0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q, O, 0, sizeof v, &v));
     CHECK(v == 42);
-    kiln_buffer_release(O);
-    kiln_kernel_release(ko);
+    KT_RELEASE(O, ko);
 
     /* unknown kernel names list what exists */
     kiln_kernel *none = NULL;
@@ -525,8 +501,7 @@ static void test_build_errors(kiln_queue *q) {
     CHECK_OK(kiln_program_create(ctx, native, &lang, &p));
     kiln_kernel *k = NULL;
     CHECK_OK(kiln_kernel_create(p, "nat", &k));
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(k, p);
     /* a successful build after a failed one: the log stays readable */
     CHECK(kiln_last_build_log() != NULL);
 }
@@ -578,19 +553,13 @@ static void test_files_and_cache(kiln_queue *q) {
                                 0, NULL, NULL));
     CHECK_OK(kiln_buffer_read(q2, B, 0, sizeof vals, vals));
     CHECK(vals[0] == 2 && vals[4] == 6);
-    kiln_buffer_release(B);
-    kiln_kernel_release(k);
-    kiln_queue_release(q2);
-    kiln_program_release(p2);
-    kiln_context_release(ctx2);
+    KT_RELEASE(B, k, q2, p2, ctx2);
     /* no_cache: built again */
     CHECK_OK(kiln_context_create(&dev, 1, &ctx2));
     kiln_program_opts nc = { .struct_size = sizeof nc, .no_cache = 1 };
     CHECK_OK(kiln_program_create(ctx2, src, &nc, &p2));
     CHECK(kiln_program_from_cache(p2, dev) == 0);
-    kiln_program_release(p2);
-    kiln_context_release(ctx2);
-    kiln_program_release(p);
+    KT_RELEASE(p2, ctx2, p);
     unlink(path);
     /* unreadable files */
     CHECK_STATUS(kiln_program_create_from_file(ctx, "/nonexistent/dir/k.cl", NULL, &p),
@@ -632,15 +601,8 @@ static void test_dump_source(kiln_queue *q) {
     CHECK(system(cmd) == 0);
 }
 
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    test_programs(q);
-    test_build_errors(q);
-    test_files_and_cache(q);
-    test_dump_source(q);
-}
-
 int main(void) {
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(test_programs, test_build_errors, test_files_and_cache,
+                             test_dump_source);
     return kt_report();
 }

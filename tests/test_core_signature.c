@@ -251,10 +251,6 @@ static void test_dtypes(void) {
 }
 
 int main(void) {
-    test_opencl();
-    test_cuda();
-    test_dialect();
-    test_odd_inputs();
-    test_dtypes();
+    KT_RUN_HOST_STEPS(test_opencl, test_cuda, test_dialect, test_odd_inputs, test_dtypes);
     return kt_report();
 }

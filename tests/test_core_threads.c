@@ -79,11 +79,8 @@ static void *worker(void *arg) {
     }
     if (kiln_queue_finish(q) != KILN_OK)
         atomic_fetch_add(&s->failures, 1);
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
-    free(host);
-    free(ref);
-    free(out);
+    KT_RELEASE(b, q);
+    KT_FREE(host, ref, out);
     return NULL;
 }
 
@@ -107,8 +104,7 @@ static void *builder(void *arg) {
         if (kiln_program_create(j->ctx, text, NULL, &p) != KILN_OK ||
             kiln_kernel_create(p, name, &k) != KILN_OK)
             atomic_fetch_add(j->failures, 1);
-        kiln_kernel_release(k);
-        kiln_program_release(p);
+        KT_RELEASE(k, p);
     }
     return NULL;
 }
@@ -119,9 +115,8 @@ static void run(kiln_queue *q0, void *user) {
     atomic_init(&s.failures, 0);
     atomic_init(&s.callbacks, 0);
     kiln_program *p = NULL;
-    if (!CHECK_OK(kiln_program_create(s.ctx, src, NULL, &p)))
+    if (!KT_BUILD(s.ctx, src, NULL, &p, "axpb", &s.kernel))
         return;
-    CHECK_OK(kiln_kernel_create(p, "axpb", &s.kernel));
     CHECK_OK(kiln_queue_create(s.ctx, s.dev, 0, &s.common));
     for (int mode = 0; mode < 2; mode++) {
         pthread_t th[NTHREADS];
@@ -154,9 +149,7 @@ static void run(kiln_queue *q0, void *user) {
     for (int i = 0; i < NTHREADS; i++)
         pthread_join(th[i], NULL);
     CHECK(atomic_load(&bfail) == 0);
-    kiln_queue_release(s.common);
-    kiln_kernel_release(s.kernel);
-    kiln_program_release(p);
+    KT_RELEASE(s.common, s.kernel, p);
 }
 
 int main(void) {

@@ -12,43 +12,7 @@
 
 #include "harness.h"
 
-static const char *src = "KILN_KERNEL void inc(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] += 1;\n"
-                         "}\n"
-                         "KILN_KERNEL void twice(KILN_GLOBAL int *x, int n) {\n"
-                         "    int i = (int)kiln_global_id(0); if (i < n) x[i] *= 2;\n"
-                         "}\n";
-
-typedef struct side {
-    kiln_context *ctx;
-    kiln_queue *q;
-    kiln_program *prog;
-    kiln_kernel *inc, *twice;
-} side;
-
-static int side_open(side *s, kiln_queue *q, kiln_device *dev) {
-    memset(s, 0, sizeof *s);
-    if (q) {
-        s->q = q;
-        kiln_queue_retain(q);
-        s->ctx = kiln_queue_context(q);
-        kiln_context_retain(s->ctx);
-    } else if (!CHECK_OK(kiln_context_create(&dev, 1, &s->ctx)) ||
-               !CHECK_OK(kiln_queue_create(s->ctx, dev, 0, &s->q))) {
-        return 0;
-    }
-    return CHECK_OK(kiln_program_create(s->ctx, src, NULL, &s->prog)) &&
-           CHECK_OK(kiln_kernel_create(s->prog, "inc", &s->inc)) &&
-           CHECK_OK(kiln_kernel_create(s->prog, "twice", &s->twice));
-}
-
-static void side_close(side *s) {
-    kiln_kernel_release(s->inc);
-    kiln_kernel_release(s->twice);
-    kiln_program_release(s->prog);
-    kiln_queue_release(s->q);
-    kiln_context_release(s->ctx);
-}
+typedef kt_inc_twice side;
 
 static kiln_status launch(side *s, kiln_kernel *k, kiln_buffer *b, int n, size_t nw,
                           kiln_event *const *w, kiln_event **ev) {
@@ -84,9 +48,7 @@ static void test_gate(side *a, side *b) {
     for (int i = 0; i < N; i++)
         bad += got[i] != host[i] + 1;
     CHECK_MSG(bad == 0, "%d of %d wrong after the gate", bad, N);
-    kiln_event_release(gate);
-    kiln_event_release(w);
-    kiln_event_release(k);
+    KT_RELEASE(gate, w, k);
 
     /* a failed gate: the failure does not cross contexts (documented in
      * kiln.h); the command behind it runs once the gate has ended */
@@ -97,8 +59,7 @@ static void test_gate(side *a, side *b) {
     CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_ERROR));
     CHECK_OK(kiln_event_wait(w2));
     CHECK_STATUS(kiln_event_wait(gate2), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(gate2);
-    kiln_event_release(w2);
+    KT_RELEASE(gate2, w2);
     CHECK_OK(kiln_queue_finish(b->q));
     kiln_buffer_release(buf);
 }
@@ -127,8 +88,7 @@ static void test_long_list(side *a, side *b) {
     CHECK(got == 7);
     for (int i = 0; i < M; i++)
         kiln_event_release(w[i]);
-    kiln_event_release(e);
-    kiln_event_release(empty);
+    KT_RELEASE(e, empty);
 
     /* an empty write waiting on a closed gate is not complete */
     kiln_event *gate = NULL, *e2 = NULL;
@@ -137,9 +97,7 @@ static void test_long_list(side *a, side *b) {
     CHECK_MSG(pending(e2), "an empty write ignored its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e2));
-    kiln_event_release(gate);
-    kiln_event_release(e2);
-    kiln_buffer_release(buf);
+    KT_RELEASE(gate, e2, buf);
 }
 
 /* kiln_array_copy_between_async from `from` to `to`: gated by a user event
@@ -168,8 +126,7 @@ static void test_copy_between(side *from, side *to) {
     for (int i = 0; i < N; i++)
         bad += got[i] != host[i] + 1;
     CHECK_MSG(bad == 0, "copy_between_async then inc: %d of %d wrong", bad, N);
-    kiln_event_release(gate);
-    kiln_event_release(copied);
+    KT_RELEASE(gate, copied);
 
     /* into every other element of a wider array (a strided view) */
     int zero = 0;
@@ -191,8 +148,7 @@ static void test_copy_between(side *from, side *to) {
     CHECK_OK(kiln_array_copy_between_async(to->q, dst, from->q, from_arr, 1, &gate, &copied));
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_ERROR));
     CHECK_STATUS(kiln_event_wait(copied), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(gate);
-    kiln_event_release(copied);
+    KT_RELEASE(gate, copied);
 
     /* bad input: nothing enqueued, no event */
     copied = (kiln_event *)&copied;
@@ -208,6 +164,14 @@ static void test_copy_between(side *from, side *to) {
     kiln_array_release(from_arr), kiln_array_release(dst);
 }
 
+/* Names the step (a hang shows where it stopped), then runs it. */
+#define STEP(call)                \
+    do {                          \
+        printf("   %s\n", #call); \
+        fflush(stdout);           \
+        call;                     \
+    } while (0)
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_device *peer = kiln_queue_device(q);
@@ -215,27 +179,18 @@ static void run(kiln_queue *q, void *user) {
     if (sel && *sel && !CHECK_OK(kiln_device_select(sel, &peer)))
         return;
     side a, b;
-    if (side_open(&a, q, NULL) && side_open(&b, NULL, peer)) {
+    if (kt_inc_twice_open(&a, q, NULL) && kt_inc_twice_open(&b, NULL, peer)) {
         kiln_device_info ia, ib;
         kiln_device_get_info(kiln_queue_device(a.q), &ia);
         kiln_device_get_info(kiln_queue_device(b.q), &ib);
         printf("   A: %s (%s), B: %s (%s), another context\n", ia.name, ia.id, ib.name, ib.id);
-        printf("   %s\n", "test_gate(&a, &b);");
-        fflush(stdout);
-        test_gate(&a, &b);
-        printf("   %s\n", "test_gate(&b, &a);");
-        fflush(stdout);
-        test_gate(&b, &a);
-        printf("   %s\n", "test_long_list(&a, &b);");
-        fflush(stdout);
-        test_long_list(&a, &b);
-        printf("   %s\n", "test_copy_between(&a, &b), (&b, &a);");
-        fflush(stdout);
-        test_copy_between(&a, &b);
-        test_copy_between(&b, &a);
+        STEP(test_gate(&a, &b));
+        STEP(test_gate(&b, &a));
+        STEP(test_long_list(&a, &b));
+        STEP((test_copy_between(&a, &b), test_copy_between(&b, &a)));
     }
-    side_close(&a);
-    side_close(&b);
+    kt_inc_twice_close(&a);
+    kt_inc_twice_close(&b);
 }
 
 int main(void) {

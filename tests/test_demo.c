@@ -189,8 +189,7 @@ static void test_row_crossing_host(void) {
         uint8_t *ref = malloc(npix), *got = malloc(npix);
         if (!ref || !got) {
             CHECK(0);
-            free(ref);
-            free(got);
+            KT_FREE(ref, got);
             return;
         }
         for (int kind = 0; kind < NUM_POLYS; kind++) {
@@ -208,8 +207,7 @@ static void test_row_crossing_host(void) {
                 }
             }
         }
-        free(ref);
-        free(got);
+        KT_FREE(ref, got);
     }
 }
 
@@ -261,8 +259,7 @@ static void test_masks(demo_kernels *k) {
         uint8_t *ref = malloc(npix), *got = malloc(npix);
         if (!ref || !got) {
             CHECK(0);
-            free(ref);
-            free(got);
+            KT_FREE(ref, got);
             return;
         }
         for (int kind = 0; kind < NUM_POLYS; kind++) {
@@ -291,8 +288,7 @@ static void test_masks(demo_kernels *k) {
                 }
             }
         }
-        free(ref);
-        free(got);
+        KT_FREE(ref, got);
     }
 }
 
@@ -354,10 +350,7 @@ static void test_distances(demo_kernels *k, int near) {
                 }
             }
         next:
-            free(x32);
-            free(x64);
-            free(ref);
-            free(out);
+            KT_FREE(x32, x64, ref, out);
         }
     }
 }
@@ -471,10 +464,7 @@ static void test_symmetric_bits(demo_kernels *k) {
                           prec ? "float64" : "float32");
         }
     next:
-        free(x64);
-        free(x32);
-        free(o[0]);
-        free(o[1]);
+        KT_FREE(x64, x32, o[0], o[1]);
     }
     k->pd_cpu = saved;
     k->pd_sym = saved_sym;

@@ -114,8 +114,7 @@ static void test_from_buffer(kiln_queue *q) {
             }
             CHECK_MSG(ok, "a fill through a view of a buffer array");
         }
-        kiln_array_release(v);
-        kiln_array_release(a);
+        KT_RELEASE(v, a);
     }
     /* Bounds and arguments. */
     size_t s1[1] = { N + 1 }, s4[4] = { 1, 1, 1, 1 }, s2[2] = { 4, 4 };
@@ -250,8 +249,7 @@ static void test_export(kiln_queue *q, int host_memory) {
         kiln_array_release(v);
         kiln_array_release(a); /* the tensors held their own references */
         free(host);
-        free(want);
-        free(got);
+        KT_FREE(want, got);
     }
     /* Writes through an exported host tensor reach the array after the
      * deleter; the array outlives the caller's reference. */
@@ -541,12 +539,8 @@ static void test_round_trip(kiln_queue *q, int host_memory) {
         }
     }
 done:
-    kiln_array_release(v);
-    kiln_array_release(c);
-    kiln_array_release(b);
-    kiln_array_release(a);
-    free(vals);
-    free(back);
+    KT_RELEASE(v, c, b, a);
+    KT_FREE(vals, back);
 }
 
 /* CUDA only: an imported array shares the exporter's memory, and kiln

@@ -4,7 +4,7 @@
  * preamble (and does not build without them); a pointer declared in a
  * generator expression needs KILN_GLOBAL on OpenCL; kiln_u32x4's members
  * are .x .y .z .w, word 0 being .x. Values against the host's own
- * kiln_rng_philox4x32_10 and a serial xxHash32-free reference (fmix32). */
+ * kiln_rng_philox4x32_10 and a serial xxHash32-free reference (kt_fmix32). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +12,6 @@
 #include "harness.h"
 
 enum { N = 131 };
-
-static uint32_t fmix32(uint32_t h) {
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
 
 static void test_offload_preamble(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
@@ -44,7 +35,7 @@ static void test_offload_preamble(kiln_queue *q) {
             for (uint32_t i = 0; i < N; i++) {
                 uint32_t ctr[4] = { i, 0, 0, 0 }, key[2] = { 7, 9 }, out[4];
                 kiln_rng_philox4x32_10(ctr, key, out);
-                ok &= w[i] == (out[1] ^ fmix32(i));
+                ok &= w[i] == (out[1] ^ kt_fmix32(i));
             }
             CHECK_MSG(ok, "offload with the random/hash preamble: wrong words");
         }
@@ -79,9 +70,7 @@ static void test_global_pointer(kiln_queue *q) {
         for (int i = 0; i < N; i++)
             ok &= hy[i] == 2.0f * (float)i;
         CHECK(ok);
-        kiln_array_release(x);
-        kiln_array_release(y);
-        kiln_elementwise_release(ew);
+        KT_RELEASE(x, y, ew);
     }
     /* without: PoCL refuses (a private pointer to global memory); NVIDIA's
      * OpenCL compiler lets it through, as docs/algorithms.md says */
@@ -125,18 +114,10 @@ static void test_u32x4_members(kiln_queue *q) {
             ok &= hw[4 * b + (uint32_t)k] == out[k];
     }
     CHECK_MSG(ok, "kiln_u32x4 .x .y .z .w are not words 0..3 of the host's block");
-    kiln_array_release(w);
-    kiln_elementwise_release(ew);
-}
-
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    test_offload_preamble(q);
-    test_global_pointer(q);
-    test_u32x4_members(q);
+    KT_RELEASE(w, ew);
 }
 
 int main(void) {
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(test_offload_preamble, test_global_pointer, test_u32x4_members);
     return kt_report();
 }

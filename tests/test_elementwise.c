@@ -65,12 +65,8 @@ static void t_axpy_all_dtypes(kiln_queue *q) {
                 if (kt_get(d, z[k], i) != 3 * kt_get(d, x[k], i) + kt_get(d, y[k], i))
                     bad++;
             CHECK_MSG(bad == 0, "axpy %s n=%zu: %zu wrong", kiln_dtype_name(d), n, bad);
-            kiln_array_release(X[k]);
-            kiln_array_release(Y[k]);
-            kiln_array_release(Z[k]);
-            free(x[k]);
-            free(y[k]);
-            free(z[k]);
+            KT_RELEASE(X[k], Y[k], Z[k]);
+            KT_FREE(x[k], y[k], z[k]);
         }
         kiln_event_release(e);
     }
@@ -152,18 +148,7 @@ static void t_strided(kiln_queue *q) {
                 if (O[(i0 * 4 + i1) * 4 + i2] != 2 * D[((4 - i0) * 6 + 1 + i1) * 7 + 2 * i2] + 80)
                     bad++;
     CHECK_MSG(bad == 0, "3-D strided: %zu wrong", bad);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(xv);
-    kiln_array_release(yv);
-    kiln_array_release(z);
-    kiln_array_release(zt);
-    kiln_array_release(d3);
-    kiln_array_release(v3);
-    kiln_array_release(o3);
-    kiln_elementwise_release(ew);
-    kiln_elementwise_release(cp);
-    kiln_elementwise_release(dbl);
+    KT_RELEASE(a, b, xv, yv, z, zt, d3, v3, o3, ew, cp, dbl);
 }
 
 static void t_gather(kiln_queue *q) {
@@ -200,11 +185,7 @@ static void t_gather(kiln_queue *q) {
                                                        "y[i] = x[idx[i]]", "gather2", NULL, 0),
                                 &strict));
     CHECK_STATUS(kiln_elementwise_launch(q, strict, n, 3, v, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    kiln_elementwise_release(strict);
-    kiln_elementwise_release(ew);
-    kiln_array_release(X);
-    kiln_array_release(I);
-    kiln_array_release(Y);
+    KT_RELEASE(strict, ew, X, I, Y);
 }
 
 static void t_errors(kiln_queue *q) {
@@ -277,8 +258,7 @@ static void t_errors(kiln_queue *q) {
         kiln_arg foreign[3] = { KILN_ARG_F32(1), KILN_ARG_ARRAY(other), KILN_ARG_ARRAY(g) };
         CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, foreign, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
-        kiln_array_release(other);
-        kiln_context_release(c2);
+        KT_RELEASE(other, c2);
     }
     /* the range: n past the arrays' end, or short of it, is a mismatch */
     CHECK_STATUS(kiln_elementwise_launch(q, ew, n + 1, 3, ok, 0, NULL, NULL), KILN_ERROR_MISMATCH);
@@ -287,11 +267,7 @@ static void t_errors(kiln_queue *q) {
     CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, nul, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
     kiln_arg buf[3] = { KILN_ARG_F32(1), KILN_ARG_BUF(kiln_array_buffer(f)), KILN_ARG_ARRAY(g) };
     CHECK_STATUS(kiln_elementwise_launch(q, ew, n, 3, buf, 0, NULL, NULL), KILN_ERROR_KERNEL_ARGS);
-    kiln_elementwise_release(ew);
-    kiln_array_release(f);
-    kiln_array_release(g);
-    kiln_array_release(h);
-    kiln_array_release(iarr);
+    KT_RELEASE(ew, f, g, h, iarr);
 }
 
 /* Descriptors, names, flags, retain, and n = 0. */
@@ -318,8 +294,7 @@ static void t_api(kiln_queue *q) {
     CHECK(ew == NULL);
     /* a 200-character name: a clear error, no overflow of a kernel name */
     char longname[201];
-    memset(longname, 'n', 200);
-    longname[200] = 0;
+    kt_long_name(longname, sizeof longname, 'n');
     raw = d;
     raw.name = longname;
     CHECK_STATUS(kiln_elementwise_create(c, &raw, &ew), KILN_ERROR_INVALID_ARGUMENT);
@@ -353,9 +328,7 @@ static void t_api(kiln_queue *q) {
         CHECK_OK(kiln_event_get_state(e0, &st));
         CHECK(st == KILN_EVENT_COMPLETE);
     }
-    kiln_event_release(e0);
-    kiln_event_release(e1);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(e0, e1, ew);
     /* ANY_SHAPE: a range shorter than the arrays, indexed within bounds */
     ew = NULL;
     d.operation = "y[i] = x[n - 1 - i]";
@@ -383,14 +356,9 @@ static void t_api(kiln_queue *q) {
             CHECK_OK(kiln_array_read(q, Y, y));
             CHECK_MSG(y[0] == 50 && y[4] == 10, "any shape, strided: %d %d", y[0], y[4]);
         }
-        kiln_elementwise_release(ew2);
-        kiln_array_release(rev);
+        KT_RELEASE(ew2, rev);
     }
-    kiln_elementwise_release(ew);
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    kiln_array_release(E0);
-    kiln_array_release(E1);
+    KT_RELEASE(ew, X, Y, E0, E1);
 }
 
 /* Arrays (and the kernel) released right after the launch: the queued work
@@ -412,8 +380,7 @@ static void t_release_in_flight(kiln_queue *q) {
     kiln_event *e = NULL, *r = NULL;
     kiln_arg v[2] = { KILN_ARG_ARRAY(X), KILN_ARG_ARRAY(Z) };
     CHECK_OK(kiln_elementwise_launch(q, ew, n, 2, v, 0, NULL, &e));
-    kiln_array_release(X);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(X, ew);
     CHECK_OK(kiln_array_read_async(q, Z, z, 1, &e, &r));
     kiln_array_release(Z);
     CHECK_OK(kiln_event_wait(r));
@@ -421,10 +388,8 @@ static void t_release_in_flight(kiln_queue *q) {
     for (size_t i = 0; i < n; i++)
         bad += z[i] != x[i] * 3 + 1;
     CHECK_MSG(bad == 0, "in flight: %zu wrong", bad);
-    kiln_event_release(e);
-    kiln_event_release(r);
-    free(x);
-    free(z);
+    KT_RELEASE(e, r);
+    KT_FREE(x, z);
 }
 
 /* Generators of the three kinds and the built-ins' cached ones, released
@@ -437,11 +402,8 @@ static void t_release_orders(kiln_queue *q0) {
     for (int order = 0; order < 2; order++) {
         kiln_context *c = NULL;
         kiln_queue *q = NULL;
-        if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
-            !CHECK_OK(kiln_queue_create(c, dev, 0, &q))) {
-            kiln_context_release(c);
+        if (!KT_OPEN_QUEUE(dev, 0, &c, &q))
             return;
-        }
         kiln_elementwise *ew = NULL;
         kiln_reduction *red = NULL;
         kiln_scan *sc = NULL;
@@ -475,44 +437,22 @@ static void t_release_orders(kiln_queue *q0) {
         CHECK(sum == 0);
         if (order == 0) {
             /* handles first (the cache goes), the generators last */
-            kiln_context_release(c);
-            kiln_array_release(x);
-            kiln_array_release(y);
+            KT_RELEASE(c, x, y);
             if (e)
                 CHECK_OK(kiln_event_wait(e));
-            kiln_queue_release(q);
-            kiln_event_release(e);
-            kiln_scan_release(sc);
-            kiln_elementwise_release(ew);
-            kiln_reduction_release(red);
+            KT_RELEASE(q, e, sc, ew, red);
         } else {
             /* generators first, while the launch may still be queued */
-            kiln_elementwise_release(ew);
-            kiln_reduction_release(red);
-            kiln_scan_release(sc);
-            kiln_queue_release(q);
-            kiln_array_release(y);
-            kiln_context_release(c);
+            KT_RELEASE(ew, red, sc, q, y, c);
             if (e)
                 CHECK_OK(kiln_event_wait(e));
-            kiln_event_release(e);
-            kiln_array_release(x);
+            KT_RELEASE(e, x);
         }
     }
 }
 
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    t_axpy_all_dtypes(q);
-    t_strided(q);
-    t_gather(q);
-    t_errors(q);
-    t_api(q);
-    t_release_in_flight(q);
-    t_release_orders(q);
-}
-
 int main(void) {
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(t_axpy_all_dtypes, t_strided, t_gather, t_errors, t_api,
+                             t_release_in_flight, t_release_orders);
     return kt_report();
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -26,19 +25,19 @@ static char out[16384], err[16384];
 
 /* Runs "ENV examples/NAME ARGS"; returns the exit status, -1 on a crash. */
 static int run(const char *env, const char *name, const char *args) {
-    char cmd[2048], path[512];
-    snprintf(cmd, sizeof cmd, "%s '%s/%s' %s >'%s/out' 2>'%s/err'", env, KILN_EXAMPLES_DIR, name,
-             args, tmpdir, tmpdir);
-    int status = system(cmd);
-    snprintf(path, sizeof path, "%s/out", tmpdir);
-    kt_slurp(path, out, sizeof out);
-    snprintf(path, sizeof path, "%s/err", tmpdir);
-    kt_slurp(path, err, sizeof err);
-    if (status == -1 || !WIFEXITED(status)) {
-        fprintf(stderr, "%s %s: did not exit normally\n%s\n", name, args, err);
-        return -1;
-    }
-    return WEXITSTATUS(status);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s '%s/%s' %s", env, KILN_EXAMPLES_DIR, name, args);
+    return kt_run_captured(cmd, tmpdir, out, sizeof out, err, sizeof err);
+}
+
+/* name with args that name a device that does not exist: exit 1, the
+ * device named on stderr, and with no_ok no "OK" on stdout. */
+static void check_missing_device(const char *name, const char *args, int no_ok) {
+    int rc = run("", name, args);
+    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
+              err);
+    if (no_ok)
+        CHECK(strstr(out, "OK") == NULL);
 }
 
 /* Every example that was built has checks in this file. */
@@ -123,9 +122,7 @@ static void check_offload_pairwise(void) {
     rc = run("", "offload_pairwise", "'' 0 5");
     CHECK_MSG(rc == 1 && strstr(err, "M and N must be >= 1"), "M=0: exit %d; %.200s", rc, err);
     CHECK(strstr(out, "OK") == NULL);
-    rc = run("", "offload_pairwise", "no-such-device-xyz 4 4");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
-              err);
+    check_missing_device("offload_pairwise", "no-such-device-xyz 4 4", 0);
 }
 
 /* monte_carlo_pi [device] [points] [seed]: the device's count of hits is
@@ -150,10 +147,7 @@ static void check_monte_carlo_pi(void) {
     CHECK_MSG(rc == 0 && strstr(out, ": OK\n"), "one point: exit %d; %.300s", rc, out);
     rc = run("", "monte_carlo_pi", "'' 0");
     CHECK_MSG(rc == 1 && strstr(err, "points must be >= 1"), "0 points: exit %d", rc);
-    rc = run("", "monte_carlo_pi", "no-such-device-xyz 10");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
-              err);
-    CHECK(strstr(out, "OK") == NULL);
+    check_missing_device("monte_carlo_pi", "no-such-device-xyz 10", 1);
 }
 
 /* pipeline [n] [d] [budget MiB] [slots] [--bits] [--trace FILE]: a budget of 4 MiB
@@ -202,10 +196,7 @@ static void check_copy_if(void) {
     CHECK_MSG(rc == 0 && strstr(out, ": OK\n"), "one item: exit %d; %.300s", rc, out);
     rc = run("", "copy_if", "'' 0");
     CHECK_MSG(rc == 1 && strstr(err, "n must be >= 1"), "n = 0: exit %d", rc);
-    rc = run("", "copy_if", "no-such-device-xyz 10");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
-              err);
-    CHECK(strstr(out, "OK") == NULL);
+    check_missing_device("copy_if", "no-such-device-xyz 10", 1);
 }
 
 /* neighbours [device] [N] [R]: the lists match the serial loop (the
@@ -224,10 +215,7 @@ static void check_neighbours(void) {
               "one point: exit %d; %.300s", rc, out);
     rc = run("", "neighbours", "'' 0");
     CHECK_MSG(rc == 1 && strstr(err, "N must be >= 1"), "N=0: exit %d", rc);
-    rc = run("", "neighbours", "no-such-device-xyz 10");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
-              err);
-    CHECK(strstr(out, "OK") == NULL);
+    check_missing_device("neighbours", "no-such-device-xyz 10", 1);
 }
 
 /* sort_pairs [device] [players]: the example checks its own sorts, topk
@@ -241,31 +229,15 @@ static void check_sort_pairs(void) {
               "4099 players: exit %d; %.300s", rc, out);
     rc = run("", "sort_pairs", "'' 4");
     CHECK_MSG(rc == 1 && strstr(err, "players must be >= 5"), "4 players: exit %d", rc);
-    rc = run("", "sort_pairs", "no-such-device-xyz");
-    CHECK_MSG(rc == 1 && strstr(err, "no-such-device-xyz"), "missing device: exit %d; %.300s", rc,
-              err);
-    CHECK(strstr(out, "OK") == NULL);
+    check_missing_device("sort_pairs", "no-such-device-xyz", 1);
 }
 
 int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/kiln-test-examples-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    check_all_examples_covered();
-    check_vadd();
-    check_polygon_mask();
-    check_offload_pairwise();
-    check_monte_carlo_pi();
-    check_pipeline();
-    check_copy_if();
-    check_neighbours();
-    check_sort_pairs();
+    kt_make_tmpdir(tmpdir, sizeof tmpdir, "kiln-test-examples");
+    KT_RUN_HOST_STEPS(check_all_examples_covered, check_vadd, check_polygon_mask,
+                      check_offload_pairwise, check_monte_carlo_pi, check_pipeline, check_copy_if,
+                      check_neighbours, check_sort_pairs);
 
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    kt_remove_tmpdir(tmpdir);
     return kt_report();
 }

@@ -69,9 +69,7 @@ static kiln_status step_launch(kiln_queue *q, workload *w) {
         if (host[i] != i * i)
             wrong(w, "launch");
 out:
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(b, k, p);
     return st;
 }
 
@@ -101,9 +99,7 @@ static kiln_status step_array(kiln_queue *q, workload *w) {
     if (fabs(fsum - sum) > 1e-3 * sum)
         wrong(w, "array sum");
 out:
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c);
+    KT_RELEASE(a, b, c);
     return st;
 }
 
@@ -174,13 +170,7 @@ static kiln_status step_generators(kiln_queue *q, workload *w) {
     if (hr[0] != first)
         wrong(w, "random stream");
 out:
-    kiln_rng_release(rng);
-    kiln_scan_release(sc);
-    kiln_reduction_release(red);
-    kiln_elementwise_release(ew);
-    kiln_array_release(x);
-    kiln_array_release(y);
-    kiln_array_release(r);
+    KT_RELEASE(rng, sc, red, ew, x, y, r);
     return st;
 }
 
@@ -237,12 +227,7 @@ static kiln_status step_cache(kiln_queue *q, workload *w) {
     if (got != 7)
         wrong(w, "cache");
 out:
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p2);
-    kiln_program_release(p1);
-    kiln_queue_release(q2);
-    kiln_context_release(c2);
+    KT_RELEASE(b, k, p2, p1, q2, c2);
     return st;
 }
 
@@ -261,8 +246,7 @@ static kiln_status run_workload(workload *w) {
     TRY(step_offload(q, w));
     TRY(step_cache(q, w));
 out:
-    kiln_queue_release(q);
-    kiln_context_release(ctx);
+    KT_RELEASE(q, ctx);
     return st;
 }
 
@@ -337,14 +321,7 @@ static kiln_status step_sort_select(kiln_queue *q, workload *w) {
     if (hc != runs)
         wrong(w, "unique");
 out:
-    kiln_array_release(k);
-    kiln_array_release(v);
-    kiln_array_release(ko);
-    kiln_array_release(vo);
-    kiln_array_release(ix);
-    kiln_array_release(out);
-    kiln_array_release(cnt);
-    kiln_array_release(uc);
+    KT_RELEASE(k, v, ko, vo, ix, out, cnt, uc);
     return st;
 }
 
@@ -391,12 +368,7 @@ static kiln_status step_random_hist(kiln_queue *q, workload *w) {
         if (hh[b] != wh[b] && llabs(hh[b] - wh[b]) > 1) /* edge rounding */
             wrong(w, "histogram");
 out:
-    kiln_event_release(e);
-    kiln_rng_release(rng);
-    kiln_array_release(r);
-    kiln_array_release(f);
-    kiln_array_release(h);
-    kiln_array_release(bc);
+    KT_RELEASE(e, rng, r, f, h, bc);
     return st;
 }
 
@@ -468,16 +440,7 @@ static kiln_status step_hash_axis_allocate(kiln_queue *q, workload *w) {
             wrong(w, "allocate total");
     }
 out:
-    kiln_event_release(e);
-    kiln_allocate_release(al);
-    kiln_hash_table_release(t);
-    kiln_array_release(k);
-    kiln_array_release(v);
-    kiln_array_release(g);
-    kiln_array_release(m);
-    kiln_array_release(s);
-    kiln_array_release(it);
-    kiln_array_release(of);
+    KT_RELEASE(e, al, t, k, v, g, m, s, it, of);
     return st;
 }
 
@@ -544,10 +507,7 @@ static kiln_status step_blas_fft(kiln_queue *q, workload *w) {
                 wrong(w, "fft");
     }
 out:
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c);
-    kiln_array_release(z);
+    KT_RELEASE(a, b, c, z);
     return st;
 }
 
@@ -565,8 +525,7 @@ static kiln_status run_algo(workload *w) {
     TRY(step_hash_axis_allocate(q, w));
     TRY(step_blas_fft(q, w));
 out:
-    kiln_queue_release(q);
-    kiln_context_release(ctx);
+    KT_RELEASE(q, ctx);
     return st;
 }
 
@@ -581,8 +540,7 @@ static kiln_status run_quick(workload *w) {
     TRY(kiln_queue_create(ctx, w->device, 0, &q));
     TRY(step_launch(q, w));
 out:
-    kiln_queue_release(q);
-    kiln_context_release(ctx);
+    KT_RELEASE(q, ctx);
     return st;
 }
 
@@ -709,8 +667,7 @@ static void test_device(kiln_queue *queue, void *user) {
         w.no_blas = kiln_linalg_matmul_out(queue, m, m, m, 0, NULL, NULL) != KILN_OK;
         w.no_fft = kiln_fft_c2c_out(queue, z, z, 1, 0, 0, 0, NULL, NULL) != KILN_OK;
         kiln_queue_finish(queue);
-        kiln_array_release(m);
-        kiln_array_release(z);
+        KT_RELEASE(m, z);
         if (w.no_blas || w.no_fft)
             printf("  (no %s%s%s here: left out of the algorithms' workload)\n",
                    w.no_blas ? "BLAS" : "", w.no_blas && w.no_fft ? " or " : "",
@@ -755,11 +712,8 @@ static void test_region_end_fails(kiln_queue *queue, void *user) {
     kiln_device *dev = kiln_queue_device(queue);
     kiln_context *ctx = NULL;
     kiln_queue *q = NULL;
-    if (!CHECK_OK(kiln_context_create(&dev, 1, &ctx)) ||
-        !CHECK_OK(kiln_queue_create(ctx, dev, 0, &q))) {
-        kiln_context_release(ctx);
+    if (!KT_OPEN_QUEUE(dev, 0, &ctx, &q))
         return;
-    }
     double v[N];
     for (int i = 0; i < N; i++)
         v[i] = i;
@@ -786,9 +740,7 @@ static void test_region_end_fails(kiln_queue *queue, void *user) {
                           "copy in (reading v) was still queued");
     }
     CHECK_OK(kiln_queue_finish(q));
-    kiln_event_release(o.gate);
-    kiln_queue_release(q);
-    kiln_context_release(ctx);
+    KT_RELEASE(o.gate, q, ctx);
 }
 
 int main(void) {

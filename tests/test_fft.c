@@ -167,12 +167,8 @@ static void check_c2c(kiln_queue *q, int dbl, unsigned nd, const size_t *sh, uns
                   dbl ? "double" : "float", nd, sh[0], nd > 1 ? sh[1] : 0, nd > 2 ? sh[2] : 0, axes,
                   inverse, (int)norm, strided, inplace, bad);
     }
-    free(x);
-    free(h);
-    free(g);
-    kiln_array_release(in);
-    kiln_array_release(out);
-    kiln_array_release(full);
+    KT_FREE(x, h, g);
+    KT_RELEASE(in, out, full);
 }
 
 /* r2c of a random real array, then c2r of the result back. */
@@ -232,14 +228,8 @@ static void check_real(kiln_queue *q, int dbl, unsigned nd, const size_t *sh, un
     CHECK_MSG(bad == 0, "c2r %s nd %u last %zu axes %u norm %d: %zu wrong",
               dbl ? "double" : "float", nd, last, axes, (int)norm, bad);
 done:
-    free(x);
-    free(ref);
-    free(h);
-    free(g);
-    free(back);
-    kiln_array_release(r);
-    kiln_array_release(cx);
-    kiln_array_release(r2);
+    KT_FREE(x, ref, h, g, back);
+    KT_RELEASE(r, cx, r2);
 }
 
 static void check_errors(kiln_queue *q) {

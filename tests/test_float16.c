@@ -232,13 +232,8 @@ static void device_conversion(kiln_queue *q) {
         }
         CHECK_MSG(bad == 0, "kiln_f2h: %zu of %zu wrong", bad, n);
     }
-    kiln_elementwise_release(up);
-    kiln_elementwise_release(down);
-    kiln_array_release(a);
-    kiln_array_release(fa);
-    free(h);
-    free(h2);
-    free(f);
+    KT_RELEASE(up, down, a, fa);
+    KT_FREE(h, h2, f);
 }
 
 /* ------------------------------------------------------------- astype */
@@ -324,13 +319,8 @@ static void astype_f32_to_f16(kiln_queue *q) {
                           "%zu step %zu, result offset %zu: %zu wrong",
                           n, so, step, ro, bad);
             }
-            kiln_array_release(V);
-            kiln_array_release(W);
-            kiln_array_release(A);
-            kiln_array_release(R);
-            free(f);
-            free(h);
-            free(want);
+            KT_RELEASE(V, W, A, R);
+            KT_FREE(f, h, want);
         }
     }
 }
@@ -475,17 +465,9 @@ static void elementwise(kiln_queue *q) {
             CHECK_MSG(bad == 0, "axpy n=%zu: %zu wrong", n, bad);
         }
     next:
-        kiln_array_release(a);
-        kiln_array_release(b);
-        kiln_array_release(z);
-        kiln_array_release(z8);
-        kiln_array_release(z32);
+        KT_RELEASE(a, b, z, z8, z32);
     }
-    free(ha);
-    free(hb);
-    free(hz);
-    free(h8);
-    free(h32);
+    KT_FREE(ha, hb, hz, h8, h32);
 }
 
 /* Known answers, not through the host reference: overflow, underflow,
@@ -520,9 +502,7 @@ static void known_answers(kiln_queue *q) {
     if (CHECK_OK(kiln_array_binary_out(q, KILN_OP_ADD, a, a, a, 0, NULL, NULL)) &&
         read_f16(q, a, r))
         CHECK(r[0] == 0x7c00 && r[1] == 0x0002 && r[3] == 0x4000);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(z);
+    KT_RELEASE(a, b, z);
     /* a comparison of int32 arrays into a float16 output: 1.0 / 0.0 */
     {
         int32_t ia[4] = { 1, 5, -3, 7 }, ib[4] = { 2, 5, -4, 8 };
@@ -535,9 +515,7 @@ static void known_answers(kiln_queue *q) {
         if (x && y && o && CHECK_OK(kiln_array_binary_out(q, KILN_OP_LT, o, x, y, 0, NULL, NULL)) &&
             read_f16(q, o, hc))
             CHECK(hc[0] == 0x3c00 && hc[1] == 0 && hc[2] == 0 && hc[3] == 0x3c00);
-        kiln_array_release(x);
-        kiln_array_release(y);
-        kiln_array_release(o);
+        KT_RELEASE(x, y, o);
     }
     /* arange, full, zeros */
     kiln_array *g = NULL;
@@ -632,12 +610,8 @@ static void strided(kiln_queue *q) {
             CHECK_MSG(bad == 0, "strided cumsum: %zu wrong", bad);
         }
     }
-    kiln_array_release(z);
-    kiln_array_release(t);
-    kiln_array_release(v);
-    kiln_array_release(a);
-    free(h);
-    free(r);
+    KT_RELEASE(z, t, v, a);
+    KT_FREE(h, r);
 }
 
 /* ---------------------------------------------------------- reductions */
@@ -749,9 +723,7 @@ static void reductions(kiln_queue *q) {
             CHECK_MSG(bad == 0, "cumsum ex=%d n=%zu: %zu wrong", ex, n, bad);
         }
     next:
-        kiln_array_release(x);
-        kiln_array_release(y);
-        kiln_array_release(z);
+        KT_RELEASE(x, y, z);
     }
     /* prod and cumprod of {1, -1, 2, 0.5} (exact), in place for cumprod */
     {
@@ -795,9 +767,7 @@ static void reductions(kiln_queue *q) {
         CHECK(s == 0 && mn == 7 && am == -1);
         kiln_array_release(e);
     }
-    free(hx);
-    free(hy);
-    free(hz);
+    KT_FREE(hx, hy, hz);
 }
 
 /* ------------------------------------------------------------- errors */
@@ -867,26 +837,12 @@ static void errors(kiln_queue *q) {
         /* 1 + 4 + 9 + 0.25 + 0 + 0 + 16 + 0.0625 */
         CHECK_MSG(s == 30.3125f, "user float16 reduction: %g", (double)s);
     }
-    kiln_reduction_release(red);
-    kiln_array_release(a);
-    kiln_array_release(a9);
-    kiln_array_release(f);
-    kiln_array_release(r16);
-}
-
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    device_conversion(q);
-    astype_f32_to_f16(q);
-    known_answers(q);
-    elementwise(q);
-    strided(q);
-    reductions(q);
-    errors(q);
+    KT_RELEASE(red, a, a9, f, r16);
 }
 
 int main(void) {
     host_conversion();
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(device_conversion, astype_f32_to_f16, known_answers, elementwise,
+                             strided, reductions, errors);
     return kt_report();
 }

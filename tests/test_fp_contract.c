@@ -44,10 +44,7 @@ static size_t differing(kiln_queue *q, const char *options, const float *hx, con
         for (size_t i = 0; i < n; i++)
             bad += hy[i] != twice(hx[i], hb[i]);
     }
-    kiln_array_release(x);
-    kiln_array_release(b);
-    kiln_array_release(y);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(x, b, y, ew);
     return bad;
 }
 
@@ -70,9 +67,7 @@ static void run(kiln_queue *q, void *user) {
     /* with other options around it, and in the separate -D form */
     d = differing(q, "-DFOO=1 -D KILN_NO_FP_CONTRACT -DBAR", hx, hb, hy);
     CHECK_MSG(d == 0, "-D KILN_NO_FP_CONTRACT: %zu of %d results differ from C", d, N);
-    free(hx);
-    free(hb);
-    free(hy);
+    KT_FREE(hx, hb, hy);
 }
 
 int main(void) {

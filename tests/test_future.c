@@ -155,8 +155,7 @@ static void joins(env *e) {
     CHECK(read_int(f[0]) == 10 && read_int(f[1]) == 11 && read_int(f[2]) == 12);
     kiln_future_release(all), kiln_future_release(any);
     for (int i = 0; i < 3; i++) {
-        kiln_future_release(f[i]);
-        kiln_event_release(gate[i]);
+        KT_RELEASE(f[i], gate[i]);
     }
     /* when_all fails at the first failure, while another is still pending */
     kiln_event *g1 = NULL, *g2 = NULL;
@@ -231,8 +230,7 @@ static void arrays_and_bad_input(env *e) {
     for (size_t i = 0; x && i < n; i++)
         bad += x[i] != (float)i;
     CHECK_MSG(x && size == n * 4 && bad == 0, "array future: size %zu, %zu wrong", size, bad);
-    kiln_future_release(f);
-    kiln_array_release(a);
+    KT_RELEASE(f, a);
 
     /* A future released before it settles fails its event, so whoever
      * holds the event stops waiting (and no backend user event is left

@@ -116,17 +116,12 @@ static void on_device(kiln_queue *q, void *user) {
         CHECK_STATUS(kiln_event_wait(e2), KILN_ERROR_EVENT_FAILED);
         kiln_queue_finish(q);
         CHECK_OK(kiln_queue_finish(q));
-        kiln_event_release(e2);
-        kiln_event_release(g2);
+        KT_RELEASE(e2, g2);
         CHECK_OK(kiln_array_read(q, c, hc));
         CHECK_MSG(hc[0] == nine && hc[M * N - 1] == nine, "the launch ran: c[0] = %g", hc[0]);
     }
 out:
-    kiln_event_release(e);
-    kiln_event_release(gate);
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c);
+    KT_RELEASE(e, gate, a, b, c);
 }
 
 int main(void) {

@@ -78,9 +78,7 @@ static void check_buffer(kiln_queue *q, kiln_program *prog, size_t n) {
         CHECK_STATUS(kiln_gl_object_get_buffer(o, &b), KILN_ERROR_WRONG_STATE);
         CHECK_OK(kiln_gl_finish(1, &o));
         CHECK_OK(kiln_event_wait(rel));
-        kiln_event_release(acq);
-        kiln_event_release(ran);
-        kiln_event_release(rel);
+        KT_RELEASE(acq, ran, rel);
         for (size_t i = 0; i < n; i++)
             want[i] = want[i] * 3u + (uint32_t)i;
         glBindBuffer(GL_ARRAY_BUFFER, name);
@@ -99,9 +97,7 @@ static void check_buffer(kiln_queue *q, kiln_program *prog, size_t n) {
     kiln_gl_object_release(o);
 out:
     glDeleteBuffers(1, &name);
-    free(host);
-    free(want);
-    free(got);
+    KT_FREE(host, want, got);
 }
 
 /* A w x h texture of internal format fmt (upload format/type), one round. */
@@ -161,8 +157,7 @@ static void check_texture(kiln_queue *q, kiln_program *prog, GLenum fmt, GLenum 
     kiln_gl_object_release(o);
 out:
     glDeleteTextures(1, &name);
-    free(host);
-    free(got);
+    KT_FREE(host, got);
 }
 
 /* Two objects in one acquire and one release (one joined event). */
@@ -214,8 +209,7 @@ static void check_two(kiln_queue *q, kiln_program *prog) {
             kiln_event_release(ran[j]);
         }
         glBindBuffer(GL_ARRAY_BUFFER, 0);
-        kiln_event_release(acq);
-        kiln_event_release(rel);
+        KT_RELEASE(acq, rel);
     }
     kiln_gl_object_release(o[0]);
     kiln_gl_object_release(o[1]);

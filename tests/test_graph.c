@@ -162,8 +162,7 @@ static void test_nodes(fix *f, size_t n) {
             CHECK(memcmp(h2, hd, bytes) == 0);
             CHECK_OK(kiln_buffer_read(f->q, y, 0, bytes, h2));
             CHECK(memcmp(h2, hd, bytes) != 0);
-            free(h2);
-            free(hd);
+            KT_FREE(h2, hd);
         }
         free(dgot);
     }
@@ -190,15 +189,13 @@ static void test_nodes(fix *f, size_t n) {
     kiln_buffer_release(small);
     /* a launch then the release at once: the release waits for it */
     CHECK_OK(kiln_graph_exec_launch(f->q, exec, 0, NULL, NULL));
-    kiln_graph_exec_release(exec);
-    kiln_graph_release(graph);
+    KT_RELEASE(exec, graph);
     CHECK_OK(kiln_queue_finish(f->q));
 
     kiln_buffer *all[] = { x, y, z, y2, dx, dy, dz };
     for (size_t i = 0; i < 7; i++)
         kiln_buffer_release(all[i]);
-    free(hx);
-    free(hgot);
+    KT_FREE(hx, hgot);
 }
 
 /* One kernel recorded several times with other arguments each time (a
@@ -239,8 +236,7 @@ static void test_repeat(fix *f, size_t n) {
                           "KILN_GRAPH_NATIVE=1 on a device with cl_khr_command_buffer: %s",
                           kiln_last_error_message());
             CHECK_OK(kiln_graph_exec_launch(f->q, exec, 0, NULL, NULL));
-            kiln_graph_exec_release(exec);
-            kiln_graph_release(graph);
+            KT_RELEASE(exec, graph);
         }
     }
     CHECK_OK(kiln_queue_finish(f->q));
@@ -251,13 +247,10 @@ static void test_repeat(fix *f, size_t n) {
                   "n %zu: buffer %d after one kernel recorded six "
                   "times",
                   n, i);
-        kiln_buffer_release(y[i]);
-        kiln_buffer_release(d[i]);
+        KT_RELEASE(y[i], d[i]);
     }
     kiln_buffer_release(x);
-    free(hx);
-    free(hg);
-    free(hd);
+    KT_FREE(hx, hg, hd);
 }
 
 /* Generator and algorithm calls: elementwise, scan, reduction into a
@@ -291,12 +284,7 @@ static void alg_make(kiln_context *ctx, size_t n, alg *a) {
 }
 
 static void alg_free(alg *a) {
-    kiln_array_release(a->x);
-    kiln_array_release(a->t);
-    kiln_array_release(a->c);
-    kiln_array_release(a->r);
-    kiln_array_release(a->s);
-    kiln_array_release(a->u);
+    KT_RELEASE(a->x, a->t, a->c, a->r, a->s, a->u);
 }
 
 static int same(kiln_queue *q, kiln_array *a, kiln_array *b) {
@@ -306,8 +294,7 @@ static int same(kiln_queue *q, kiln_array *a, kiln_array *b) {
     void *ha = malloc(bytes), *hb = malloc(bytes);
     int ok = kiln_array_read(q, a, ha) == KILN_OK && kiln_array_read(q, b, hb) == KILN_OK &&
              memcmp(ha, hb, bytes) == 0;
-    free(ha);
-    free(hb);
+    KT_FREE(ha, hb);
     return ok;
 }
 
@@ -387,8 +374,7 @@ static void test_algorithms(fix *f, size_t n) {
     CHECK_OK(kiln_queue_finish(f->q));
     kiln_pool_stats pre;
     CHECK_OK(kiln_pool_get_stats(f->ctx, &pre));
-    kiln_graph_exec_release(exec);
-    kiln_graph_release(graph);
+    KT_RELEASE(exec, graph);
     CHECK_OK(kiln_queue_finish(f->q));
     CHECK_OK(kiln_pool_get_stats(f->ctx, &after));
     /* scratch taken while recording is held by the graph (the pool's bytes
@@ -401,12 +387,10 @@ static void test_algorithms(fix *f, size_t n) {
               pre.bytes_in_use - after.bytes_in_use);
     if (n > 1000)
         CHECK_MSG(held > 0, "n %zu: no scratch held by the graph", n);
-    kiln_rng_release(rng_g);
-    kiln_rng_release(rng_d);
+    KT_RELEASE(rng_g, rng_d);
     alg_free(&g);
     alg_free(&d);
-    free(h);
-    free(h2);
+    KT_FREE(h, h2);
 }
 
 /* Fork/join: q records, q2 joins by waiting on q's event, q joins back by
@@ -445,9 +429,7 @@ static void test_fork_join(fix *f, size_t n) {
     CHECK_STATUS(kiln_graph_record_end(f->q, &graph), KILN_ERROR_WRONG_STATE);
     CHECK(graph == NULL);
     CHECK(kiln_graph_recording(q2) == 0);
-    kiln_event_release(e1);
-    kiln_event_release(e2);
-    kiln_event_release(e3);
+    KT_RELEASE(e1, e2, e3);
 
     /* again, without the wait */
     CHECK_OK(kiln_graph_record_begin(f->q));
@@ -466,8 +448,7 @@ static void test_fork_join(fix *f, size_t n) {
     CHECK_OK(kiln_buffer_map(f->q, c, KILN_MAP_WRITE, 0, 4, &p));
     CHECK_STATUS(kiln_buffer_unmap(f->q, c, p, 1, &e2, NULL), KILN_ERROR_WRONG_STATE);
     CHECK_OK(kiln_buffer_unmap(f->q, c, p, 0, NULL, NULL));
-    kiln_event_release(e1);
-    kiln_event_release(e2);
+    KT_RELEASE(e1, e2);
     for (size_t i = 0; i < n; i++)
         want[i] = 2.0f * ha[i] + hb[i];
     kiln_graph_exec *exec = NULL;
@@ -489,20 +470,10 @@ static void test_fork_join(fix *f, size_t n) {
         for (size_t i = 0; i < n; i++)
             ok &= hc[i] == ha[i] * ha[i] - 1.0f || hc[i] == fmaf(ha[i], ha[i], -1.0f);
         CHECK_MSG(ok, "n %zu %s queue: the branch on q", n, k ? "out-of-order" : "in-order");
-        kiln_event_release(cleared);
-        kiln_event_release(done);
+        KT_RELEASE(cleared, done);
     }
-    kiln_graph_exec_release(exec);
-    kiln_graph_release(graph);
-    kiln_buffer_release(a);
-    kiln_buffer_release(b);
-    kiln_buffer_release(c);
-    kiln_queue_release(q2);
-    kiln_queue_release(ooo);
-    free(ha);
-    free(hb);
-    free(hc);
-    free(want);
+    KT_RELEASE(exec, graph, a, b, c, q2, ooo);
+    KT_FREE(ha, hb, hc, want);
 }
 
 /* Threads: one graph, an executable graph per thread with its own output
@@ -537,9 +508,7 @@ static void *worker_main(void *p) {
             w->ok = h[i] == (float)(w->id * 100 + r);
     }
     free(h);
-    kiln_graph_exec_release(x);
-    kiln_buffer_release(y);
-    kiln_queue_release(q);
+    KT_RELEASE(x, y, q);
     return NULL;
 }
 
@@ -571,9 +540,7 @@ static void test_threads(fix *f) {
         pthread_join(th[t], NULL);
         CHECK_MSG(w[t].ok, "thread %d: %s", t, kiln_last_error_message());
     }
-    kiln_graph_release(graph);
-    kiln_buffer_release(x);
-    kiln_buffer_release(y);
+    KT_RELEASE(graph, x, y);
     free(ones);
 }
 
@@ -650,8 +617,7 @@ static void test_refused(fix *f) {
         CHECK_STATUS(kiln_graph_record_end(f->q, &graph), KILN_ERROR_WRONG_STATE);
         CHECK(graph == NULL);
         CHECK(kiln_graph_recording(f->q) == 0);
-        kiln_event_release(ev);
-        kiln_event_release(outside);
+        KT_RELEASE(ev, outside);
     }
     CHECK_OK(kiln_queue_finish(f->q));
 
@@ -673,9 +639,7 @@ static void test_refused(fix *f) {
     if (ended == KILN_OK)
         kiln_graph_release(graph);
     printf("  kiln_linalg_matmul_out while recording: %s\n", kiln_status_name(blas));
-    kiln_array_release(ma);
-    kiln_array_release(mb);
-    kiln_array_release(mc);
+    KT_RELEASE(ma, mb, mc);
     CHECK_OK(kiln_queue_finish(f->q));
 
     /* an empty graph launches and completes */
@@ -705,10 +669,8 @@ static void test_refused(fix *f) {
 static void run(kiln_queue *q, void *user) {
     (void)user;
     fix f = { .q = q, .ctx = kiln_queue_context(q) };
-    if (!CHECK_OK(kiln_program_create(f.ctx, src, NULL, &f.prog)))
+    if (!KT_BUILD(f.ctx, src, NULL, &f.prog, "axpy", &f.axpy, "sqmb", &f.sqmb))
         return;
-    CHECK_OK(kiln_kernel_create(f.prog, "axpy", &f.axpy));
-    CHECK_OK(kiln_kernel_create(f.prog, "sqmb", &f.sqmb));
     size_t sizes[] = { 0, 1, 17, 1025, 4097 };
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
         test_nodes(&f, sizes[i]);
@@ -719,9 +681,7 @@ static void run(kiln_queue *q, void *user) {
     test_fork_join(&f, 1000);
     test_threads(&f);
     test_refused(&f);
-    kiln_kernel_release(f.axpy);
-    kiln_kernel_release(f.sqmb);
-    kiln_program_release(f.prog);
+    KT_RELEASE(f.axpy, f.sqmb, f.prog);
 }
 
 int main(void) {

@@ -238,8 +238,7 @@ static int equal(fix *f, kiln_buffer *a, kiln_buffer *b) {
     float *ha = malloc(bytes), *hb = malloc(bytes);
     int ok = kiln_buffer_read(f->q, a, 0, bytes, ha) == KILN_OK &&
              kiln_buffer_read(f->q, b, 0, bytes, hb) == KILN_OK && memcmp(ha, hb, bytes) == 0;
-    free(ha);
-    free(hb);
+    KT_FREE(ha, hb);
     return ok;
 }
 
@@ -251,9 +250,8 @@ static void run(kiln_queue *q, void *user) {
         KT_SKIP("the stand-in graph table runs nodes through the OpenCL backend");
     fix f = { .q = q, .ctx = kiln_queue_context(q), .n = 1000 };
     kiln_program *prog;
-    if (!CHECK_OK(kiln_program_create(f.ctx, src, NULL, &prog)))
+    if (!KT_BUILD(f.ctx, src, NULL, &prog, "axpy", &f.k))
         return;
-    CHECK_OK(kiln_kernel_create(prog, "axpy", &f.k));
     size_t bytes = f.n * 4;
     float *hx = malloc(bytes);
     for (size_t i = 0; i < f.n; i++)
@@ -304,8 +302,7 @@ static void run(kiln_queue *q, void *user) {
         } else {
             CHECK_MSG(built == 1 && updates == 0, "built %d updates %d", built, updates);
         }
-        kiln_graph_exec_release(e);
-        kiln_graph_release(g);
+        KT_RELEASE(e, g);
     }
 
     /* a host write in the graph, and KILN_GRAPH_NATIVE=0: the replay */
@@ -317,24 +314,21 @@ static void run(kiln_queue *q, void *user) {
     kiln_graph_exec *e;
     CHECK_OK(kiln_graph_instantiate(g, &e));
     CHECK(kiln_graph_exec_impl(e) == KILN_GRAPH_IMPL_REPLAY && built == 0);
-    kiln_graph_exec_release(e);
-    kiln_graph_release(g);
+    KT_RELEASE(e, g);
     setenv("KILN_GRAPH_NATIVE", "0", 1);
     CHECK_OK(kiln_graph_record_begin(q));
     seq(&f, x, y, z, 1.0f, 0, NULL);
     CHECK_OK(kiln_graph_record_end(q, &g));
     CHECK_OK(kiln_graph_instantiate(g, &e));
     CHECK(kiln_graph_exec_impl(e) == KILN_GRAPH_IMPL_REPLAY && built == 0);
-    kiln_graph_exec_release(e);
-    kiln_graph_release(g);
+    KT_RELEASE(e, g);
     unsetenv("KILN_GRAPH_NATIVE");
     kiln__graph_test_table = NULL;
 
     kiln_buffer_release(x);
     for (int i = 0; i < 5; i++)
         kiln_buffer_release(*bs[i]);
-    kiln_kernel_release(f.k);
-    kiln_program_release(prog);
+    KT_RELEASE(f.k, prog);
     free(hx);
 }
 

@@ -48,23 +48,6 @@ static uint32_t xxh32(const uint8_t *p, size_t len, uint32_t seed) {
 #undef RD32
 }
 
-static uint32_t fmix32(uint32_t h) {
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-static uint64_t fmix64(uint64_t k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return k;
-}
-
 static void check_functions(kiln_queue *q) {
     /* the reference on xxHash's published vectors */
     CHECK(xxh32((const uint8_t *)"", 0, 0) == 0x02CC5D05u);
@@ -111,24 +94,17 @@ static void check_functions(kiln_queue *q) {
                 b4[j] = (uint8_t)(k32[i] >> (8 * j));
             for (int j = 0; j < 8; j++)
                 b8[j] = (uint8_t)(k64[i] >> (8 * j));
-            ok &= out[4 * i] == fmix32(k32[i]);
+            ok &= out[4 * i] == kt_fmix32(k32[i]);
             ok &= out[4 * i + 1] == xxh32(b4, 4, 12345);
             ok &= out[4 * i + 2] == xxh32(b8, 8, 12345);
             ok &= out[4 * i + 3] == xxh32(b4, 4, 0);
-            ok &= o64[i] == fmix64(k64[i]);
+            ok &= o64[i] == kt_fmix64(k64[i]);
         }
         CHECK_MSG(ok, "hash functions on the device vs the serial references");
     }
     CHECK(strstr(kiln_hash_kernel_source(), "kiln_hash_xxh32_u32") != NULL);
-    kiln_elementwise_release(ew);
-    kiln_array_release(K32);
-    kiln_array_release(K64);
-    kiln_array_release(O);
-    kiln_array_release(O64);
-    free(k32);
-    free(k64);
-    free(out);
-    free(o64);
+    KT_RELEASE(ew, K32, K64, O, O64);
+    KT_FREE(k32, k64, out, o64);
 }
 
 /* ---- the table */
@@ -206,16 +182,8 @@ static void check_table(kiln_queue *q, size_t n, kiln_dtype kd, kiln_dtype vd) {
         kiln_array_release(E);
         free(ev);
     }
-    kiln_array_release(K);
-    kiln_array_release(V);
-    kiln_array_release(Q);
-    kiln_array_release(R);
-    kiln_array_release(F);
-    kiln_hash_table_release(t);
-    free(keys);
-    free(vals);
-    free(got);
-    free(found);
+    KT_RELEASE(K, V, Q, R, F, t);
+    KT_FREE(keys, vals, got, found);
 }
 
 /* insert-or-add with repeated keys: counts (values NULL) and sums. */
@@ -275,15 +243,8 @@ static void check_add(kiln_queue *q, size_t n, size_t distinct, kiln_dtype vd) {
         CHECK_MSG(ok, "insert-or-add %s, n=%zu distinct=%zu %s", pass ? "values" : "counts", n,
                   distinct, kiln_dtype_name(vd));
     }
-    kiln_array_release(K);
-    kiln_array_release(V);
-    kiln_array_release(P);
-    kiln_array_release(R);
-    kiln_hash_table_release(t);
-    free(pool);
-    free(keys);
-    free(vals);
-    free(got);
+    KT_RELEASE(K, V, P, R, t);
+    KT_FREE(pool, keys, vals, got);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -346,8 +307,7 @@ static void check_errors(kiln_queue *q) {
         CHECK_OK(kiln_array_read(q, G, got));
         CHECK_OK(kiln_array_read(q, F, fnd));
         CHECK(got[0] == 77 && got[1] == 77 && fnd[0] == 0 && fnd[1] == 0);
-        kiln_array_release(G);
-        kiln_array_release(F);
+        KT_RELEASE(G, F);
     }
     /* and the next good insert works */
     CHECK_OK(kiln_hash_table_insert(q, t, K100, V100));
@@ -373,16 +333,7 @@ static void check_errors(kiln_queue *q) {
     kiln_slice step = KILN_SLICE(0, PTRDIFF_MAX, 2);
     CHECK_OK(kiln_array_view(K, &step, &S));
     CHECK_STATUS(kiln_hash_table_erase(q, t, S, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    kiln_array_release(S);
-    kiln_array_release(I);
-    kiln_array_release(IK);
-    kiln_array_release(RK);
-    kiln_array_release(RV);
-    kiln_array_release(K);
-    kiln_array_release(V);
-    kiln_array_release(K100);
-    kiln_array_release(V100);
-    kiln_hash_table_release(t);
+    KT_RELEASE(S, I, IK, RK, RV, K, V, K100, V100, t);
 }
 
 static void run(kiln_queue *q, void *user) {

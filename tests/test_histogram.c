@@ -74,8 +74,7 @@ static void check_counts(kiln_queue *q, kiln_array *H, const double *x, size_t n
             bad++;
         CHECK_MSG(g == want[b], "%s bin %zu: got %.17g want %.17g", label, b, g, want[b]);
     }
-    free(want);
-    free(got);
+    KT_FREE(want, got);
 }
 
 static void check_uniform(kiln_queue *q, kiln_dtype d, size_t n, size_t nb, kiln_dtype wd) {
@@ -117,13 +116,8 @@ static void check_uniform(kiln_queue *q, kiln_dtype d, size_t n, size_t nb, kiln
         CHECK(kiln_array_dtype(H) == (wd ? wd : KILN_INT64));
         check_counts(q, H, x, n, w, e, nb, label);
     }
-    kiln_array_release(H);
-    kiln_array_release(A);
-    kiln_array_release(W);
-    free(h);
-    free(x);
-    free(w);
-    free(e);
+    KT_RELEASE(H, A, W);
+    KT_FREE(h, x, w, e);
 }
 
 /* Explicit edges with a repeated edge, on a strided view of the input. */
@@ -160,14 +154,8 @@ static void check_edges(kiln_queue *q, kiln_dtype d) {
     CHECK_OK(kiln_array_from_host(c, KILN_FLOAT32, 1, &three, fe, &F));
     CHECK_STATUS(kiln_array_histogram_edges(q, A, F, NULL, 0, NULL, NULL, &H), KILN_ERROR_MISMATCH);
     CHECK(H == NULL);
-    kiln_array_release(B);
-    kiln_array_release(F);
-    kiln_array_release(E);
-    kiln_array_release(V);
-    kiln_array_release(A);
-    free(h);
-    free(xall);
-    free(x);
+    KT_RELEASE(B, F, E, V, A);
+    KT_FREE(h, xall, x);
 }
 
 static void check_bincount(kiln_queue *q, kiln_dtype d, size_t n, size_t top, size_t minlength,
@@ -207,16 +195,11 @@ static void check_bincount(kiln_queue *q, kiln_dtype d, size_t n, size_t top, si
             for (size_t b = 0; b < len; b++)
                 ok &= kt_get(hi.dtype, got, b) == want[b];
             CHECK_MSG(ok, "bincount %s n=%zu top=%zu", kiln_dtype_name(d), n, top);
-            free(want);
-            free(got);
+            KT_FREE(want, got);
         }
     }
-    kiln_array_release(H);
-    kiln_array_release(A);
-    kiln_array_release(W);
-    free(h);
-    free(wh);
-    free(w);
+    KT_RELEASE(H, A, W);
+    KT_FREE(h, wh, w);
 }
 
 static void check_errors(kiln_queue *q) {
@@ -313,10 +296,7 @@ static void check_errors(kiln_queue *q) {
         CHECK(kiln_array_size(H) == 4);
         kiln_array_release(H);
     }
-    kiln_array_release(Zc);
-    kiln_array_release(A);
-    kiln_array_release(W);
-    kiln_array_release(U);
+    KT_RELEASE(Zc, A, W, U);
 }
 
 /* Histograms with other ranges and bin counts enqueued back to back,
@@ -365,10 +345,8 @@ static void check_alternating(kiln_queue *q) {
         free(e);
         kiln_array_release(H[k]);
     }
-    kiln_array_release(A);
-    kiln_queue_release(q2);
-    free(h);
-    free(x);
+    KT_RELEASE(A, q2);
+    KT_FREE(h, x);
 }
 
 static void run(kiln_queue *q, void *user) {

@@ -85,10 +85,7 @@ static int child(void) {
         kiln_queue_finish(q) != KILN_OK)
         return 4;
     fprintf(stderr, "the out-of-bounds launch ended unreported\n");
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_queue_release(q);
+    KT_RELEASE(b, k, p, q);
     return 0;
 }
 #endif

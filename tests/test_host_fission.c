@@ -39,9 +39,7 @@ static int cpu_in(int c, unsigned first, unsigned n) {
 
 static void release_parts(size_t np, kiln_queue **q, kiln_buffer **cb, kiln_buffer **vb) {
     for (size_t i = np; i-- > 0;) {
-        kiln_queue_release(q[i]);
-        kiln_buffer_release(vb[i]);
-        kiln_buffer_release(cb[i]);
+        KT_RELEASE(q[i], vb[i], cb[i]);
     }
 }
 
@@ -53,8 +51,7 @@ static void run_parts(kiln_device **parts, size_t np, const unsigned *firsts,
     if (!CHECK_OK(kiln_context_create(parts, np, &c)) ||
         !CHECK_OK(kiln_program_create(c, src, NULL, &p)) ||
         !CHECK_OK(kiln_kernel_create(p, "where", &k))) {
-        kiln_program_release(p);
-        kiln_context_release(c);
+        KT_RELEASE(p, c);
         return;
     }
     static const size_t ns[] = { 1, 63, 4097 };
@@ -78,8 +75,7 @@ static void run_parts(kiln_device **parts, size_t np, const unsigned *firsts,
             int *cpu = malloc(n * sizeof *cpu);
             unsigned *v = malloc(n * sizeof *v);
             if (!cpu || !v) {
-                free(cpu);
-                free(v);
+                KT_FREE(cpu, v);
                 goto out;
             }
             CHECK_OK(kiln_buffer_read(q[i], cb[i], 0, n * sizeof *cpu, cpu));
@@ -94,15 +90,12 @@ static void run_parts(kiln_device **parts, size_t np, const unsigned *firsts,
                       "part %zu (units %u..%u), n = %zu: %zu work-items ran on other CPUs "
                       "(the first on CPU %d)",
                       i, firsts[i], firsts[i] + sizes[i] - 1, n, bad_cpu, cpu[0]);
-            free(cpu);
-            free(v);
+            KT_FREE(cpu, v);
         }
     out:
         release_parts(np, q, cb, vb);
     }
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_context_release(c);
+    KT_RELEASE(k, p, c);
 }
 
 int main(void) {

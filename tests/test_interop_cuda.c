@@ -139,8 +139,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CHECK(kiln_buffer_size(kb) == N * sizeof(float));
     kiln_program *prog = NULL;
     kiln_kernel *k = NULL;
-    CHECK_OK(kiln_program_create(kctx, src, NULL, &prog));
-    CHECK_OK(kiln_kernel_create(prog, "axpb", &k));
+    KT_BUILD(kctx, src, NULL, &prog, "axpb", &k);
 
     /* kiln on the wrapped stream, a native copy behind it in order */
     launch_axpb(kq, k, kb, 0, NULL, NULL);
@@ -184,8 +183,7 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CU_OK(cu.cuMemcpyDtoH(got, m2, N * sizeof(float)));
     expect(want, init, 3);
     CHECK(memcmp(got, want, N * sizeof(float)) == 0);
-    kiln_event_release(kk);
-    kiln_event_release(gate);
+    KT_RELEASE(kk, gate);
 
     /* kiln after native: s is held by a host function, then fills m with
      * 3.0f and records ne; kiln's stream waits for ne before its kernel */
@@ -231,19 +229,14 @@ static void scenario(CUcontext native_ctx, kiln_context *kctx, kiln_device *dev,
     CHECK(memcmp(got, init, N * sizeof(float)) == 0);
     kiln_buffer_release(own);
 
-    kiln_kernel_release(k);
-    kiln_program_release(prog);
-    kiln_buffer_release(kb);
-    kiln_queue_release(kq);
-    kiln_queue_release(kq2);
+    KT_RELEASE(k, prog, kb, kq, kq2);
     /* borrowed: the memory and the stream are still the caller's */
     CU_OK(cu.cuCtxSetCurrent(native_ctx));
     CU_OK(cu.cuEventDestroy(ne));
     CU_OK(cu.cuMemFree(m));
     CU_OK(cu.cuMemFree(m2));
     CU_OK(cu.cuStreamDestroy(s));
-    free(got);
-    free(want);
+    KT_FREE(got, want);
 }
 
 /* NULLs, another context's objects, ranges, flags, the legacy stream. */
@@ -335,9 +328,11 @@ static void check_wrong_backend(kiln_context *kprim) {
     CHECK_STATUS(kiln_cuda_buffer_native(ob, &p), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_cuda_context_native(oc, &cc), KILN_ERROR_MISMATCH);
     CHECK(p == 0 && cc == NULL);
-    kiln_buffer_release(ob);
-    kiln_context_release(oc);
+    KT_RELEASE(ob, oc);
 }
+
+static const char *put_src = "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
+                             "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n";
 
 /* kiln holds a command behind an unset user event on the host (gate.c);
  * once the queue's CUstream is handed out it waits on the device instead
@@ -349,11 +344,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev) {
     kiln_kernel *k = NULL;
     kiln_queue *q = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(ctx,
-                                 "KILN_KERNEL void put(KILN_GLOBAL int *x, int v, int n) {\n"
-                                 "    int i = (int)kiln_global_id(0); if (i < n) x[i] = v; }\n",
-                                 NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "put", &k));
+    KT_BUILD(ctx, put_src, NULL, &p, "put", &k);
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q));
     CHECK_OK(kiln_buffer_create(ctx, N * sizeof(int), 0, NULL, &b));
     int one = 1, *got = calloc(N, sizeof *got);
@@ -391,14 +382,7 @@ static void check_native_gate(kiln_context *ctx, kiln_device *dev) {
     CHECK_OK(kiln_buffer_read(q, b, 0, N * sizeof(int), got));
     CHECK(got[0] == 7);
     free(got);
-    kiln_event_release(e5);
-    kiln_event_release(e7);
-    kiln_event_release(gate);
-    kiln_event_release(gate2);
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(e5, e7, gate, gate2, b, q, k, p);
 }
 
 int main(void) {
@@ -449,13 +433,9 @@ int main(void) {
     CHECK_OK(kiln_buffer_read_async(q, b, 0, N * sizeof(float), got, 0, NULL, &rd));
     CHECK_OK(kiln_event_wait(rd));
     CHECK(memcmp(got, init, N * sizeof(float)) == 0);
-    kiln_event_release(rd);
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
-    kiln_context_release(kprim);
+    KT_RELEASE(rd, b, q, kprim);
     CU_OK(cu.cuDevicePrimaryCtxRelease(cudev));
-    free(got);
-    free(init);
+    KT_FREE(got, init);
     return kt_report();
 }
 #endif

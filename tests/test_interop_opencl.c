@@ -149,13 +149,10 @@ static void check_ordering(native *nt, kiln_context *kctx, kiln_device *dev, kil
     expect(want, init, 1);
     CHECK(memcmp(got, want, N * sizeof(float)) == 0);
     CHECK_OK(kiln_event_wait(kw));
-    kiln_event_release(kw);
-    kiln_event_release(kk);
-    kiln_queue_release(kq2);
+    KT_RELEASE(kw, kk, kq2);
     cl.clReleaseEvent(nread);
     cl.clReleaseEvent(gate);
-    free(got);
-    free(want);
+    KT_FREE(got, want);
 }
 
 /* Both ways on one in-order queue: kiln work on the wrapped native queue,
@@ -211,10 +208,8 @@ static void check_queues(native *nt, kiln_context *kctx, kiln_kernel *k, kiln_bu
     CHECK_STATUS(kiln_event_set_complete(kev, KILN_EVENT_COMPLETE), KILN_ERROR_WRONG_STATE);
     kiln_event_release(kev);
     cl.clReleaseEvent(nev);
-    kiln_queue_release(kp);
-    kiln_queue_release(kq);
-    free(got);
-    free(want);
+    KT_RELEASE(kp, kq);
+    KT_FREE(got, want);
 }
 
 /* NULLs, objects of another cl_context, devices kiln does not know. */
@@ -388,9 +383,7 @@ static void run(kiln_queue *queue, void *user) {
     CHECK_OK(kiln_opencl_context_native(kiln_queue_context(queue), &kiln_made));
     CHECK(kiln_made != NULL && kiln_made != nt.ctx);
 
-    kiln_kernel_release(k);
-    kiln_program_release(prog);
-    kiln_buffer_release(kbuf);
+    KT_RELEASE(k, prog, kbuf);
     /* the driver's finished commands (and kiln's event watcher) may hold
      * references a little longer: give them up to 5 s */
     for (int i = 0; i < 5000 && refcount_mem(nt.mem) != mem_refs; i++)

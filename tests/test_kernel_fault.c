@@ -63,11 +63,7 @@ static kiln_status fresh_context_works(kiln_device *dev) {
         st = kiln_buffer_read(q, b, 0, sizeof got, &got);
     if (st == KILN_OK && got != 7)
         st = KILN_ERROR_INTERNAL;
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_queue_release(q);
-    kiln_context_release(c);
+    KT_RELEASE(b, k, p, q, c);
     return st;
 }
 
@@ -124,6 +120,9 @@ static void check_poisoned(kiln_queue *q, kiln_kernel *k, kiln_buffer *b) {
     }
 }
 
+static const char *wild_store_src = "KILN_KERNEL void wild_store(KILN_GLOBAL int *x) {\n"
+                                    "  x[kiln_global_id(0) + (1L << 40)] = 1; }\n";
+
 static void test_fault(kiln_queue *q, void *user) {
     (void)user;
     kiln_device_info info;
@@ -140,11 +139,7 @@ static void test_fault(kiln_queue *q, void *user) {
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
     /* Far past the buffer: an address no allocation holds. */
-    CHECK_OK(kiln_program_create(ctx,
-                                 "KILN_KERNEL void wild_store(KILN_GLOBAL int *x) {\n"
-                                 "  x[kiln_global_id(0) + (1L << 40)] = 1; }\n",
-                                 NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "wild_store", &k));
+    KT_BUILD(ctx, wild_store_src, NULL, &p, "wild_store", &k);
     CHECK_OK(kiln_buffer_create(ctx, 64, 0, NULL, &b));
     kiln_arg a[] = { KILN_ARG_BUF(b) };
     size_t n = 256;
@@ -165,10 +160,7 @@ static void test_fault(kiln_queue *q, void *user) {
     printf("  afterwards: %s\n", kiln_status_name(st));
     if (!strcmp(info.backend_name, "cuda"))
         check_poisoned(q, k, b);
-    kiln_event_release(e);
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(e, b, k, p);
 }
 
 static void fresh_only(kiln_queue *q, void *user) {

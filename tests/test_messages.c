@@ -49,9 +49,7 @@ static void test_sort_wait(kiln_queue *q) {
     CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &ix));
     CHECK_STATUS(kiln_array_argsort_out(q, ix, k, NULL, 1, &none, NULL), KILN_ERROR_NULL_HANDLE);
     SAYS(once("kiln_array_argsort_out"));
-    kiln_array_release(ix);
-    kiln_array_release(k);
-    kiln_array_release(o);
+    KT_RELEASE(ix, k, o);
 }
 
 /* A NULL event in the wait list of a call that launches kernels: the
@@ -110,11 +108,7 @@ static void test_wait_lists(kiln_queue *q) {
     CHECK_STATUS(kiln_array_histogram(q, f, 8, 0, 1, NULL, 1, &none, NULL, &h),
                  KILN_ERROR_NULL_HANDLE);
     SAYS(once("kiln_array_histogram") && has("wait[0]"));
-    kiln_rng_release(rng);
-    kiln_array_release(a);
-    kiln_array_release(o);
-    kiln_array_release(cnt);
-    kiln_array_release(f);
+    KT_RELEASE(rng, a, o, cnt, f);
 }
 
 static void test_gemv_shape(kiln_queue *q) {
@@ -133,9 +127,7 @@ static void test_gemv_shape(kiln_queue *q) {
         SAYS(once("kiln_blas_gemv") && !has("gemm") && has("(3, 4)") && has("(5,)") &&
              has("x needs 4"));
     }
-    kiln_array_release(a);
-    kiln_array_release(x);
-    kiln_array_release(y);
+    KT_RELEASE(a, x, y);
 }
 
 static void test_ops_named(kiln_queue *q) {
@@ -157,9 +149,7 @@ static void test_ops_named(kiln_queue *q) {
     CHECK_STATUS(kiln_array_binary_out(q, (kiln_binary_op)999, o, a, a, 0, NULL, NULL),
                  KILN_ERROR_INVALID_ARGUMENT);
     SAYS(once("kiln_array_binary_out") && has("999"));
-    kiln_array_release(a);
-    kiln_array_release(z);
-    kiln_array_release(o);
+    KT_RELEASE(a, z, o);
 }
 
 static void test_null_named(kiln_queue *q) {
@@ -175,8 +165,7 @@ static void test_null_named(kiln_queue *q) {
     SAYS(once("kiln_rng_normal") && has("rng is NULL"));
     CHECK_STATUS(kiln_rng_uniform(q, rng, NULL, 0, NULL, NULL), KILN_ERROR_NULL_HANDLE);
     SAYS(once("kiln_rng_uniform") && has("array is NULL"));
-    kiln_rng_release(rng);
-    kiln_array_release(a);
+    KT_RELEASE(rng, a);
 }
 
 static void test_unique_counts(kiln_queue *q) {
@@ -191,10 +180,7 @@ static void test_unique_counts(kiln_queue *q) {
     CHECK_STATUS(kiln_array_unique_out(q, o, bad, cnt, &hc, a, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     SAYS(once("kiln_array_unique_out") && has("counts is float") && has("must be long") &&
          !has("input's dtype"));
-    kiln_array_release(a);
-    kiln_array_release(o);
-    kiln_array_release(cnt);
-    kiln_array_release(bad);
+    KT_RELEASE(a, o, cnt, bad);
 }
 
 /* A generator that fails to build: the note on `half` only where the
@@ -273,25 +259,12 @@ static void test_no_doubled_prefix(kiln_queue *q) {
     printf("  kiln_array_unique_out: %lu host allocations refused in turn\n", k - 2);
     CHECK_MSG(!bad, "%d messages of kiln_array_unique_out doubled its name", bad);
     CHECK(k > 2);
-    kiln_array_release(a);
-    kiln_array_release(o);
-    kiln_array_release(cnt);
-    kiln_array_release(uc);
-}
-
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    test_sort_wait(q);
-    test_wait_lists(q);
-    test_gemv_shape(q);
-    test_ops_named(q);
-    test_null_named(q);
-    test_unique_counts(q);
-    test_half_note(q);
-    test_no_doubled_prefix(q);
+    KT_RELEASE(a, o, cnt, uc);
 }
 
 int main(void) {
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(test_sort_wait, test_wait_lists, test_gemv_shape, test_ops_named,
+                             test_null_named, test_unique_counts, test_half_note,
+                             test_no_doubled_prefix);
     return kt_report();
 }

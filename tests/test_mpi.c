@@ -155,11 +155,7 @@ static void test_broadcast_gather(kiln_mpi *m) {
             for (size_t i = 0; i < n; i++)
                 bad += got[(size_t)r * n + i] != input(d, r, (size_t)R * n + i);
         free(got);
-        kiln_array_release(a2);
-        kiln_array_release(s);
-        kiln_array_release(g);
-        kiln_array_release(big);
-        kiln_array_release(rs);
+        KT_RELEASE(a2, s, g, big, rs);
     }
     CHECK_MSG(bad == 0, "%d broadcast/allgather/reduce_scatter/alltoall elements wrong", bad);
 }
@@ -177,16 +173,14 @@ static void test_p2p(kiln_mpi *m) {
     CHECK_OK(kiln_mpi_recv(m, NULL, r, prev, 5, 0, NULL, &er));
     CHECK_MSG(kiln_mpi_wait(m, er) == KILN_OK, "%s", kiln_mpi_last_error_message());
     CHECK_MSG(kiln_mpi_wait(m, es) == KILN_OK, "%s", kiln_mpi_last_error_message());
-    kiln_event_release(es);
-    kiln_event_release(er);
+    KT_RELEASE(es, er);
     double *got = readback(m, r, d, n);
     int bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += got[i] != input(d, prev, i);
     CHECK_MSG(bad == 0, "ring send/recv: %d elements wrong", bad);
     free(got);
-    kiln_array_release(s);
-    kiln_array_release(r);
+    KT_RELEASE(s, r);
 }
 
 static void test_darray(kiln_mpi *m) {
@@ -301,8 +295,7 @@ static void test_darray(kiln_mpi *m) {
         }
         kiln_mpi_darray_release(o);
         kiln_mpi_darray_release(d);
-        free(h);
-        free(back);
+        KT_FREE(h, back);
     }
 }
 
@@ -375,8 +368,7 @@ static void test_rows(kiln_mpi *m) {
                       rows, cols);
         CHECK_STATUS(kiln_mpi_darray_cumsum(m, NULL, d, d, 0, 0, NULL, &e), KILN_ERROR_UNSUPPORTED);
         kiln_mpi_darray_release(d);
-        free(host);
-        free(back);
+        KT_FREE(host, back);
     }
 }
 
@@ -424,8 +416,7 @@ static void test_sort(kiln_mpi *m) {
                           kiln_dtype_name(dt), n);
             }
             kiln_mpi_darray_release(d);
-            free(h);
-            free(back);
+            KT_FREE(h, back);
         }
     /* mismatch: the ranks sort different sizes */
     if (P > 1) {
@@ -497,8 +488,7 @@ static void test_workloads(kiln_mpi *m) {
     }
     free(all);
     kiln_mpi_darray_release(D);
-    kiln_elementwise_release(pd);
-    kiln_array_release(X);
+    KT_RELEASE(pd, X);
     free(x);
 
     /* the polygon mask, rows split */
@@ -565,9 +555,7 @@ static void test_workloads(kiln_mpi *m) {
     }
     free(mask);
     kiln_mpi_darray_release(M);
-    kiln_elementwise_release(mk);
-    kiln_array_release(PX);
-    kiln_array_release(PY);
+    KT_RELEASE(mk, PX, PY);
 }
 
 /* the distributed random fill is the one-device fill of the whole array */
@@ -614,11 +602,9 @@ static void test_random(kiln_mpi *m) {
                               "distributed %s %s n=%zu differs from the one-device fill",
                               normal ? "normal" : "uniform", kiln_dtype_name(dt), n);
                 }
-                free(all);
-                free(ref);
+                KT_FREE(all, ref);
                 kiln_mpi_darray_release(d);
-                kiln_rng_release(g);
-                kiln_rng_release(g1);
+                KT_RELEASE(g, g1);
             }
 }
 
@@ -636,8 +622,7 @@ static void test_mismatch(kiln_mpi *m) {
     CHECK_MSG(strstr(msg, "rank 0 has allreduce of 8 float elements") &&
                   strstr(msg, "rank 1 has allreduce of 9 float elements"),
               "message: %s", msg);
-    kiln_event_release(e);
-    kiln_array_release(a);
+    KT_RELEASE(e, a);
     /* dtype and op */
     a = make(m, R == 1 ? KILN_INT32 : KILN_FLOAT32, 4, R);
     CHECK_OK(kiln_mpi_allreduce(m, NULL, a, R == 1 ? KILN_MPI_MAX : KILN_MPI_SUM, 0, NULL, &e));
@@ -645,8 +630,7 @@ static void test_mismatch(kiln_mpi *m) {
     msg = kiln_mpi_last_error_message();
     CHECK_MSG(strstr(msg, "int elements, op max") && strstr(msg, "float elements, op sum"),
               "message: %s", msg);
-    kiln_event_release(e);
-    kiln_array_release(a);
+    KT_RELEASE(e, a);
     /* send/recv of different counts: both sides fail */
     if (R < 2) {
         size_t k = R == 0 ? 5 : 6;
@@ -658,15 +642,13 @@ static void test_mismatch(kiln_mpi *m) {
         CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_MISMATCH);
         msg = kiln_mpi_last_error_message();
         CHECK_MSG(strstr(msg, "send of 5 int") && strstr(msg, "recv of 6 int"), "message: %s", msg);
-        kiln_event_release(e);
-        kiln_array_release(a);
+        KT_RELEASE(e, a);
     }
     /* still usable */
     a = make(m, KILN_INT64, 3, R);
     CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_SUM, 0, NULL, &e));
     CHECK_OK(kiln_mpi_wait(m, e));
-    kiln_event_release(e);
-    kiln_array_release(a);
+    KT_RELEASE(e, a);
 }
 
 /* (deadline 1 s.) A receive whose send comes 2 s late times out and leaves
@@ -697,8 +679,7 @@ static void test_timeout(void) {
             CHECK_OK(kiln_mpi_send(m, NULL, b, 0, 9, 0, NULL, &e));
             CHECK_OK(kiln_mpi_wait(m, e));
         }
-        kiln_event_release(e);
-        kiln_array_release(b);
+        KT_RELEASE(e, b);
     }
     MPI_Barrier(MPI_COMM_WORLD); /* rank 1 is late: wait for it */
     {
@@ -706,8 +687,7 @@ static void test_timeout(void) {
         CHECK_OK(kiln_mpi_allreduce(m, NULL, b, KILN_MPI_SUM, 0, NULL, &e));
         CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "after a receive's timeout: %s",
                   kiln_mpi_last_error_message());
-        kiln_event_release(e);
-        kiln_array_release(b);
+        KT_RELEASE(e, b);
     }
     kiln_array *a = make(m, KILN_FLOAT64, R == 0 ? 10 : 0, R);
     if (R == 0) {
@@ -761,8 +741,7 @@ static void test_bad_input(kiln_mpi *m) {
         CHECK_OK(kiln_mpi_wait(m, e));
         kiln_event_release(e);
     }
-    kiln_array_release(g);
-    kiln_array_release(a);
+    KT_RELEASE(g, a);
 }
 
 /* gathers d to rank 0 and compares with want (int32, total elements) */
@@ -928,8 +907,7 @@ static void test_user_reduction(kiln_mpi *m) {
         CHECK_MSG(st == KILN_OK && res[0] == lo && res[1] == hi,
                   "min/max, %zu per rank step: %g %g, want %g %g (%s)", base[k], res[0], res[1], lo,
                   hi, kiln_mpi_last_error_message());
-        kiln_array_release(xi);
-        kiln_array_release(xf);
+        KT_RELEASE(xi, xf);
     }
     kiln_mpi_reduction_release(sq);
     kiln_mpi_reduction_release(mm);
@@ -1054,11 +1032,7 @@ static int run_nccl(void) {
     kiln_array *s16 = make(m, KILN_INT16, 5, R);
     CHECK_STATUS(kiln_mpi_allreduce(m, NULL, s16, KILN_MPI_SUM, 0, NULL, &e),
                  KILN_ERROR_UNSUPPORTED);
-    kiln_array_release(s16);
-    kiln_array_release(a);
-    kiln_array_release(g);
-    kiln_array_release(rs);
-    kiln_array_release(big);
+    KT_RELEASE(s16, a, g, rs, big);
     printf("rank %d: NCCL transport, %d ranks\n", R, P);
     kiln_mpi_release(m);
     MPI_Finalize();

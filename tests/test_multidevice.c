@@ -82,8 +82,7 @@ int main(void) {
     enum { N = 4099 * 64 }; /* halves start at a 128-byte-aligned offset */
     float *hx = malloc(N * sizeof *hx), *hy = malloc(N * sizeof *hy);
     if (!hx || !hy) {
-        free(hx);
-        free(hy);
+        KT_FREE(hx, hy);
         goto out;
     }
     for (int i = 0; i < N; i++)
@@ -117,26 +116,16 @@ int main(void) {
             if (CHECK_OK(kiln_event_get_times(done[d], &t)))
                 CHECK(t.ended >= t.started);
         }
-        kiln_event_release(done[0]);
-        kiln_event_release(done[1]);
-        kiln_event_release(added);
+        KT_RELEASE(done[0], done[1], added);
     }
-    free(hx);
-    free(hy);
+    KT_FREE(hx, hy);
     for (int d = 0; d < 2; d++)
         CHECK_OK(kiln_queue_finish(q[d]));
 
 out:
     for (int d = 0; d < 2; d++) {
-        kiln_buffer_release(half[d]);
-        kiln_buffer_release(yhalf[d]);
-        kiln_queue_release(q[d]);
+        KT_RELEASE(half[d], yhalf[d], q[d]);
     }
-    kiln_buffer_release(x);
-    kiln_buffer_release(y);
-    kiln_kernel_release(scale);
-    kiln_kernel_release(add_into);
-    kiln_program_release(prog);
-    kiln_context_release(ctx);
+    KT_RELEASE(x, y, scale, add_into, prog, ctx);
     return kt_report();
 }

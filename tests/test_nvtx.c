@@ -13,6 +13,9 @@
 #ifdef KILN_TEST_NVTX_TOOL
 typedef void (*counts_fn)(int *, int *, int *, const char **);
 
+static const char *twice_src = "KILN_KERNEL void twice(KILN_GLOBAL float *x) {\n"
+                               "  x[kiln_global_id(0)] *= 2.0f; }\n";
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     kiln_context *c = kiln_queue_context(q);
@@ -23,11 +26,7 @@ static void run(kiln_queue *q, void *user) {
     CHECK_OK(kiln_buffer_create(c, sizeof h, 0, NULL, &b));
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
-    CHECK_OK(kiln_program_create(c,
-                                 "KILN_KERNEL void twice(KILN_GLOBAL float *x) {\n"
-                                 "  x[kiln_global_id(0)] *= 2.0f; }\n",
-                                 NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "twice", &k));
+    KT_BUILD(c, twice_src, NULL, &p, "twice", &k);
     /* NVTX loads its tool at its first call: kiln's first enqueue */
     CHECK_OK(kiln_buffer_write(q, b, 0, sizeof h, h));
     void *tool = dlopen(KILN_TEST_NVTX_TOOL, RTLD_NOW | RTLD_NOLOAD);
@@ -57,9 +56,7 @@ static void run(kiln_queue *q, void *user) {
         CHECK_MSG(strstr(names, "twice\n") != NULL, "names:\n%s", names);
         CHECK_MSG(strstr(names, "kiln_buffer_write") != NULL, "names:\n%s", names);
     }
-    kiln_kernel_release(k);
-    kiln_program_release(p);
-    kiln_buffer_release(b);
+    KT_RELEASE(k, p, b);
 }
 
 int main(void) {

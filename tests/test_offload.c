@@ -13,6 +13,7 @@
 
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
+#include "nvrtc_prelude.h"
 
 /* Generated sources seen by the hook (distinct ones). */
 static char *g_src[64];
@@ -150,9 +151,7 @@ static void t_map_kinds(kiln_queue *q) {
     CHECK_OK(kiln_offload_get_stats(iota, &s));
     CHECK(s.launches == 2 && s.copies_to == 0 && s.copies_from == 1 && s.allocations == 2);
 out:
-    kiln_offload_release(twice);
-    kiln_offload_release(poison);
-    kiln_offload_release(iota);
+    KT_RELEASE(twice, poison, iota);
 }
 
 /* Data stays on the device between runs: host changes are not seen, and
@@ -289,15 +288,10 @@ static void t_pairwise(kiln_queue *q, int dbl) {
         }
         CHECK_MSG(worst <= tol, "%s M=%zu rows: rel err %g", T, M, worst);
         CHECK_MSG(worst2 <= tol, "%s M=%zu 2-D: rel err %g", T, M, worst2);
-        free(Xd);
-        free(ref);
-        free(X);
-        free(D);
-        free(D2);
+        KT_FREE(Xd, ref, X, D, D2);
     }
 out:
-    kiln_offload_release(row);
-    kiln_offload_release(full);
+    KT_RELEASE(row, full);
 }
 
 static void t_3d_async(kiln_queue *q) {
@@ -361,17 +355,10 @@ static void t_out_of_order(kiln_queue *q0) {
         CHECK_OK(kiln_data_region_end(r));
         CHECK_MSG(all_eq(h, n, 0, 0, 63), "out of order: h[0] = %d", h[0]);
     }
-    kiln_offload_release(twice);
-    kiln_queue_release(q);
+    KT_RELEASE(twice, q);
 }
 
 /* ----------------------------------------------------------- wait lists */
-
-static int gate_open(kiln_event *e) {
-    kiln_event_state st = KILN_EVENT_QUEUED;
-    kiln_event_get_state(e, &st);
-    return st == KILN_EVENT_COMPLETE;
-}
 
 /* The copies of update, end_async and run_async wait for the caller's wait
  * list: gated by a user event, nothing reaches the host until it opens. */
@@ -397,22 +384,20 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_OK(kiln_event_create_user(c, &gate));
     CHECK_OK(kiln_data_region_update(r, h, bytes, KILN_DATA_FROM, 1, &gate, &e));
     usleep(50 * 1000);
-    CHECK_MSG(!gate_open(e) && h[1] == -1, "update ran before its wait list");
+    CHECK_MSG(!kt_event_done(e) && h[1] == -1, "update ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e));
     CHECK_MSG(all_eq(h, n, 0, 2, 1), "update FROM: h[1] = %d, want 3", h[1]);
-    kiln_event_release(e);
-    kiln_event_release(gate);
+    KT_RELEASE(e, gate);
 
     /* bytes 0: the event still follows the wait list */
     CHECK_OK(kiln_event_create_user(c, &gate));
     CHECK_OK(kiln_data_region_update(r, h, 0, KILN_DATA_TO, 1, &gate, &e));
     usleep(20 * 1000);
-    CHECK(e != NULL && !gate_open(e));
+    CHECK(e != NULL && !kt_event_done(e));
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e));
-    kiln_event_release(e);
-    kiln_event_release(gate);
+    KT_RELEASE(e, gate);
 
     /* run_async behind a gate, then end_async behind another */
     kiln_event *gate2 = NULL, *run = NULL;
@@ -423,19 +408,16 @@ static void t_wait_lists(kiln_queue *q) {
     CHECK_OK(kiln_data_region_end_async(r, 1, &gate2, &e));
     r = NULL;
     usleep(50 * 1000);
-    CHECK_MSG(!gate_open(run) && !gate_open(e) && h[1] == -1,
+    CHECK_MSG(!kt_event_done(run) && !kt_event_done(e) && h[1] == -1,
               "run or end ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(run));
     usleep(20 * 1000);
-    CHECK_MSG(!gate_open(e) && h[1] == -1, "end ran before its wait list");
+    CHECK_MSG(!kt_event_done(e) && h[1] == -1, "end ran before its wait list");
     CHECK_OK(kiln_event_set_complete(gate2, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(e));
     CHECK_MSG(all_eq(h, n, 0, 4, 3), "end_async: h[1] = %d, want 7", h[1]);
-    kiln_event_release(run);
-    kiln_event_release(e);
-    kiln_event_release(gate);
-    kiln_event_release(gate2);
+    KT_RELEASE(run, e, gate, gate2);
 
     /* bad wait lists: nothing happens, the region stays usable */
     fill(h, n, 1, 0);
@@ -576,9 +558,7 @@ static void t_arg_kinds(kiln_queue *q) {
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 2, maps, &r), KILN_ERROR_INVALID_ARGUMENT);
     maps[1] = KILN_MAP(h + 8, 4, 7); /* unknown map kind */
     CHECK_STATUS(kiln_data_region_begin(q, NULL, 1, maps + 1, &r), KILN_ERROR_INVALID_ARGUMENT);
-    kiln_buffer_release(buf);
-    kiln_array_release(arr);
-    kiln_offload_release(off);
+    KT_RELEASE(buf, arr, off);
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -742,12 +722,8 @@ static void per_device(kiln_queue *q, void *user) {
         t_pairwise(q, 1);
     else
         printf("no fp64 on this device: double pairwise not run\n");
-    t_3d_async(q);
-    t_out_of_order(q);
-    t_wait_lists(q);
-    t_retain_and_sizes(q);
-    t_arg_kinds(q);
-    t_errors(q);
+    KT_STEPS(q, t_3d_async, t_out_of_order, t_wait_lists, t_retain_and_sizes, t_arg_kinds,
+             t_errors);
 }
 
 /* The same generated sources, with the CUDA prelude, through NVRTC. */
@@ -755,28 +731,16 @@ static int t_nvrtc(void) {
     if (!kiln__cuda_nvrtc_ready())
         return 0;
     CHECK(g_nsrc >= 8);
-    const char *pre = kiln__embedded_file(kiln__backend_cuda.prelude_file);
     size_t ok = 0;
     for (size_t k = 0; k < g_nsrc; k++) {
-        size_t pl = strlen(pre), sl = strlen(g_src[k]);
-        char *full = malloc(pl + sl + 1);
-        CHECK(full != NULL);
-        if (!full)
-            return 1;
-        memcpy(full, pre, pl);
-        memcpy(full + pl, g_src[k], sl + 1);
-        void *bin = NULL;
-        size_t size = 0;
-        int is_ptx = 0;
-        char *log = NULL;
-        kiln_status st = kiln__cuda_compile(full, NULL, 90, &bin, &size, &is_ptx, &log);
+        kt_nvrtc o;
+        kiln_status st = kt_nvrtc_compile(g_src[k], &o);
+        CHECK(o.full != NULL);
         CHECK_MSG(st == KILN_OK, "NVRTC: %s", kiln_last_error_message());
         if (st != KILN_OK)
-            printf("--- log ---\n%s\n--- source ---\n%s\n", log ? log : "", g_src[k]);
+            printf("--- log ---\n%s\n--- source ---\n%s\n", o.log ? o.log : "", g_src[k]);
         ok += st == KILN_OK;
-        free(bin);
-        free(log);
-        free(full);
+        KT_FREE(o.bin, o.log, o.full);
     }
     printf("NVRTC (sm_90): %zu of %zu offload sources compiled\n", ok, g_nsrc);
     return 1;

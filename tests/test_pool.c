@@ -80,10 +80,7 @@ static void counts(kiln_device *dev) {
     CHECK_OK(kiln_buffer_read(q, odd, 0, sizeof r, r));
     CHECK(memcmp(w, r, sizeof w) == 0);
     CHECK_STATUS(kiln_buffer_read(q, odd, 0, 1026, r), KILN_ERROR_OUT_OF_RANGE);
-    kiln_buffer_release(odd);
-    kiln_buffer_release(tiny);
-    kiln_buffer_release(big);
-    kiln_buffer_release(a);
+    KT_RELEASE(odd, tiny, big, a);
     CHECK_OK(kiln_queue_finish(q));
     s = stats(c);
     CHECK_MSG(s.bytes_in_use == 0 && s.bytes_cached == peak && s.bytes_waiting == 0 &&
@@ -100,8 +97,7 @@ static void counts(kiln_device *dev) {
     s = stats(c);
     CHECK(s.hits == 1 && s.allocations == 6 && s.bytes_in_use == 4 * MIB);
     CHECK(s.peak_in_use == peak); /* 4 MiB < 8 MiB + 1792 */
-    kiln_buffer_release(a);
-    kiln_buffer_release(b);
+    KT_RELEASE(a, b);
 
     /* trim: keep 4 MiB, then nothing */
     size_t freed = 0, before = stats(c).bytes_cached;
@@ -142,8 +138,7 @@ static void counts(kiln_device *dev) {
     kiln_buffer *p2 = pooled(c, 4000, KILN_BUFFER_HOST_PINNED); /* class 4096 */
     s = stats(c);
     CHECK(s.hits == hits + 1 && s.pinned_bytes_cached == 0 && s.pinned_bytes_in_use == 4096);
-    kiln_buffer_release(d);
-    kiln_buffer_release(p2);
+    KT_RELEASE(d, p2);
 
     /* a pooled buffer with initial data is a plain one */
     uint64_t allocations = stats(c).allocations;
@@ -236,9 +231,7 @@ static void no_early_reuse(kiln_device *dev) {
     kiln_array *again = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &again));
     CHECK(stats(c).hits == hits + 1);
-    kiln_array_release(again);
-    kiln_array_release(b);
-    kiln_array_release(keep);
+    KT_RELEASE(again, b, keep);
 
     /* a queue freed with work pending still fences later releases */
     kiln_event *gate2 = NULL;
@@ -300,21 +293,16 @@ static void no_early_reuse(kiln_device *dev) {
         kiln_array *k = NULL;
         CHECK_OK(kiln_array_empty(c, KILN_UINT32, 1, &n, &k));
         CHECK(stats(c).hits == hits);
-        kiln_array_release(k);
-        kiln_array_release(other);
+        KT_RELEASE(k, other);
         CHECK_OK(kiln_event_set_complete(gate4, KILN_EVENT_COMPLETE));
         CHECK_OK(kiln_queue_finish(ooo));
         CHECK(stats_settled(c).bytes_waiting == 0);
     } else if (made != KILN_OK) {
         CHECK_STATUS(made, KILN_ERROR_UNSUPPORTED);
     }
-    kiln_event_release(gate4);
-    kiln_queue_release(ooo);
+    KT_RELEASE(gate4, ooo);
 out:
-    kiln_event_release(gate);
-    kiln_queue_release(g);
-    kiln_queue_release(o);
-    kiln_context_release(c);
+    KT_RELEASE(gate, g, o, c);
 }
 
 /* The off switches, a failed allocation that trims and retries, bad input. */
@@ -501,11 +489,9 @@ static void algorithms(kiln_device *dev) {
               "the reduction and the sort allocated nothing pooled "
               "(%llu allocations)",
               (unsigned long long)s.allocations);
-    kiln_array_release(x);
-    kiln_array_release(sorted);
+    KT_RELEASE(x, sorted);
 out:
-    kiln_queue_release(q);
-    kiln_context_release(c);
+    KT_RELEASE(q, c);
 }
 
 static void run(kiln_queue *q, void *user) {

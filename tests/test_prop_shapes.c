@@ -108,9 +108,7 @@ static void test_views(kiln_context *ctx) {
             CHECK_MSG(0, "view case %zu of %s: NumPy gives %s offset %zu (%s)", k, sh, want,
                       np_view[k].voffset, v ? "kiln's layout differs" : kiln_last_error_message());
         }
-        kiln_array_release(v);
-        kiln_array_release(v1);
-        kiln_array_release(a);
+        KT_RELEASE(v, v1, a);
     }
     CHECK_MSG(bad == 0, "%zu of %zu double slicings differ from NumPy", bad, COUNT(np_view));
     printf("views: %zu cases (two slicings each)\n", COUNT(np_view));
@@ -157,8 +155,7 @@ static void test_strided(kiln_context *ctx) {
                       np_strided[k].bufsize, (int)st,
                       np_strided[k].inside ? "lie inside" : "reach outside");
         }
-        kiln_array_release(a);
-        kiln_buffer_release(b);
+        KT_RELEASE(a, b);
     }
     CHECK_MSG(bad == 0, "%zu of %zu strided layouts judged unlike NumPy", bad,
               COUNT(np_strided) - skipped);
@@ -188,8 +185,7 @@ static void test_reshape(kiln_context *ctx) {
             CHECK_MSG(0, "reshape %s to %s: status %d; NumPy %s", from, to, (int)st,
                       np_reshape[k].ok ? "accepts it" : "raises");
         }
-        kiln_array_release(v);
-        kiln_array_release(a);
+        KT_RELEASE(v, a);
     }
     CHECK_MSG(bad == 0, "%zu of %zu reshapes differ from NumPy", bad, COUNT(np_reshape));
     printf("reshape: %zu cases\n", COUNT(np_reshape));
@@ -229,9 +225,7 @@ static void test_axis(kiln_queue *q) {
                       np_axis[k].axis, np_axis[k].keepdims, (int)st,
                       np_axis[k].ok ? "accepts it" : "raises AxisError");
         }
-        kiln_event_release(e);
-        kiln_array_release(o);
-        kiln_array_release(a);
+        KT_RELEASE(e, o, a);
     }
     CHECK_MSG(bad == 0, "%zu of %zu axis reductions differ from NumPy", bad, COUNT(np_axis));
     printf("axis: %zu cases\n", COUNT(np_axis));
@@ -266,8 +260,7 @@ static void test_permute(kiln_context *ctx) {
                       : np_permute[k].ok == 0 ? "raises AxisError"
                                               : "raises ValueError (repeated axis)");
         }
-        kiln_array_release(v);
-        kiln_array_release(a);
+        KT_RELEASE(v, a);
     }
     CHECK_MSG(bad == 0, "%zu of %zu permutations differ from NumPy", bad, COUNT(np_permute));
     printf("permute: %zu cases\n", COUNT(np_permute));

@@ -10,17 +10,20 @@
 
 #include "harness.h"
 
+/* The kernel put (x[i] = v) and a buffer of 4 ints on ctx. */
+static void open_put4(kiln_context *ctx, kiln_program **p, kiln_kernel **k, kiln_buffer **b) {
+    KT_BUILD(ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
+             NULL, p, "put", k);
+    CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, b));
+}
+
 static void test_finish_reports(kiln_queue *q, void *user) {
     (void)user;
     kiln_context *ctx = kiln_queue_context(q);
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(
-        ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
-        NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "put", &k));
-    CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, &b));
+    open_put4(ctx, &p, &k, &b);
     size_t n = 4;
     kiln_arg a1[] = { KILN_ARG_BUF(b), KILN_ARG_I32(1) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a1, 0, NULL, NULL));
@@ -66,11 +69,7 @@ static void test_finish_reports(kiln_queue *q, void *user) {
     CHECK(got[0] == 4);
     kiln_event_release(ok_gate);
 
-    kiln_event_release(e);
-    kiln_event_release(gate);
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(e, gate, b, k, p);
 }
 
 /* Releasing the last handle on a queue whose work waits behind a user
@@ -86,19 +85,14 @@ static void test_release_gated(kiln_queue *unused, void *user) {
     kiln_program *p = NULL;
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
-    CHECK_OK(kiln_program_create(
-        ctx, "KILN_KERNEL void put(KILN_GLOBAL int *x, int v) { x[kiln_global_id(0)] = v; }\n",
-        NULL, &p));
-    CHECK_OK(kiln_kernel_create(p, "put", &k));
-    CHECK_OK(kiln_buffer_create(ctx, 4 * sizeof(int), 0, NULL, &b));
+    open_put4(ctx, &p, &k, &b);
     kiln_event *gate = NULL, *done = NULL;
     CHECK_OK(kiln_event_create_user(ctx, &gate));
     size_t n = 4;
     kiln_arg a[] = { KILN_ARG_BUF(b), KILN_ARG_I32(9) };
     CHECK_OK(kiln_kernel_launch(q, k, 1, &n, NULL, 2, a, 1, &gate, &done));
     kiln_queue_release(q); /* returns at once */
-    kiln_kernel_release(k);
-    kiln_program_release(p);
+    KT_RELEASE(k, p);
     CHECK_OK(kiln_event_set_complete(gate, KILN_EVENT_COMPLETE));
     CHECK_OK(kiln_event_wait(done));
     kiln_queue *q2 = NULL;
@@ -106,9 +100,7 @@ static void test_release_gated(kiln_queue *unused, void *user) {
     CHECK_OK(kiln_queue_create(ctx, dev, 0, &q2));
     CHECK_OK(kiln_buffer_read(q2, b, 0, sizeof got, got));
     CHECK(got[0] == 9 && got[3] == 9);
-    kiln_queue_release(q2);
-    kiln_event_release(done);
-    kiln_event_release(gate);
+    KT_RELEASE(q2, done, gate);
 
     /* A user event released unset fails: the read behind it fails instead
      * of waiting for ever, and the context goes (NVIDIA's OpenCL hung in
@@ -121,10 +113,7 @@ static void test_release_gated(kiln_queue *unused, void *user) {
     CHECK_OK(kiln_buffer_read_async(q3, b, 0, sizeof got3, got3, 1, &lost, &behind));
     kiln_event_release(lost);
     CHECK_STATUS(kiln_event_wait(behind), KILN_ERROR_EVENT_FAILED);
-    kiln_event_release(behind);
-    kiln_queue_release(q3);
-    kiln_buffer_release(b);
-    kiln_context_release(ctx);
+    KT_RELEASE(behind, q3, b, ctx);
 }
 
 /* ---- commands of every kind behind a user event (CUDA: held on the host) */
@@ -144,8 +133,7 @@ typedef struct gated_rig {
 static void rig_make(kiln_queue *q, gated_rig *r) {
     memset(r, 0, sizeof *r);
     r->ctx = kiln_queue_context(q);
-    CHECK_OK(kiln_program_create(r->ctx, put_src, NULL, &r->p));
-    CHECK_OK(kiln_kernel_create(r->p, "put", &r->k));
+    KT_BUILD(r->ctx, put_src, NULL, &r->p, "put", &r->k);
     kiln_buffer **bs[4] = { &r->a, &r->b, &r->c, &r->d };
     for (int i = 0; i < 4; i++) {
         CHECK_OK(kiln_buffer_create(r->ctx, GN * sizeof(int), 0, NULL, bs[i]));
@@ -156,12 +144,7 @@ static void rig_make(kiln_queue *q, gated_rig *r) {
 }
 
 static void rig_free(gated_rig *r) {
-    kiln_buffer_release(r->a);
-    kiln_buffer_release(r->b);
-    kiln_buffer_release(r->c);
-    kiln_buffer_release(r->d);
-    kiln_kernel_release(r->k);
-    kiln_program_release(r->p);
+    KT_RELEASE(r->a, r->b, r->c, r->d, r->k, r->p);
 }
 
 /* Every element of buffer x is v. */
@@ -224,8 +207,7 @@ static void gated_commands(kiln_queue *q, int fail) {
     CHECK(all_are(q2, r.d, 7));
     for (int i = 0; i < 5; i++)
         kiln_event_release(ev[i]);
-    kiln_event_release(gate);
-    kiln_queue_release(q2);
+    KT_RELEASE(gate, q2);
     rig_free(&r);
 }
 
@@ -281,9 +263,7 @@ static void test_gated_releases(kiln_queue *q, void *user) {
     }
     CHECK(atomic_load(&cb_calls) == 1);
     CHECK(atomic_load(&cb_state) == KILN_EVENT_COMPLETE);
-    kiln_event_release(launched);
-    kiln_event_release(copied);
-    kiln_event_release(gate);
+    KT_RELEASE(launched, copied, gate);
     rig_free(&r);
 }
 
@@ -364,21 +344,14 @@ static void test_gated_out_of_order(kiln_queue *unused, void *user) {
     CHECK_OK(kiln_event_wait(mark));
     CHECK_OK(kiln_event_wait(gated));
     CHECK(all_are(q, r.a, 12) && all_are(q, r.b, 13));
-    kiln_event_release(gate);
-    kiln_event_release(gated);
-    kiln_event_release(free_run);
-    kiln_event_release(mark);
+    KT_RELEASE(gate, gated, free_run, mark);
     rig_free(&r);
     kiln_queue_release(q);
 }
 
 int main(void) {
-    kt_for_each_device(test_finish_reports, NULL);
-    kt_for_each_device(test_release_gated, NULL);
-    kt_for_each_device(test_gated_failed, NULL);
-    kt_for_each_device(test_gated_ok, NULL);
-    kt_for_each_device(test_gated_releases, NULL);
-    kt_for_each_device(test_gated_blocking_read, NULL);
-    kt_for_each_device(test_gated_out_of_order, NULL);
+    KT_FOR_EACH_DEVICE_FNS(test_finish_reports, test_release_gated, test_gated_failed,
+                           test_gated_ok, test_gated_releases, test_gated_blocking_read,
+                           test_gated_out_of_order);
     return kt_report();
 }

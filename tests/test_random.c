@@ -92,11 +92,7 @@ static void kat_device(kiln_queue *q) {
         CHECK_MSG(!memcmp(out32[v] + 4, threefry4_kat[v] + 8, 16), "device threefry4x32 kat %d", v);
         CHECK_MSG(!memcmp(out64[v], threefry2_kat[v] + 4, 16), "device threefry2x64 kat %d", v);
     }
-    kiln_array_release(a);
-    kiln_array_release(b);
-    kiln_array_release(c64);
-    kiln_array_release(d64);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(a, b, c64, d64, ew);
 }
 
 /* ---- fills against the host reference */
@@ -194,10 +190,7 @@ static void counter_carry(kiln_queue *q) {
     for (size_t i = 0; i < N; i++)
         bad += memcmp(&h[i], &hb[3 * i + 1], 4) != 0;
     CHECK_MSG(bad == 0, "normal float32: %zu of a strided view differ from a contiguous fill", bad);
-    kiln_rng_release(r);
-    kiln_array_release(v);
-    kiln_array_release(b);
-    kiln_array_release(a);
+    KT_RELEASE(r, v, b, a);
     if (!has_fp64(q))
         return;
     /* float64: uniform against the host, normal contiguous vs strided */
@@ -224,9 +217,16 @@ static void counter_carry(kiln_queue *q) {
     for (size_t i = 0; i < N; i++)
         bad += memcmp(&d[i], &db[3 * i + 1], 8) != 0;
     CHECK_MSG(bad == 0, "normal float64: %zu of a strided view differ from a contiguous fill", bad);
-    kiln_rng_release(r);
-    kiln_array_release(v);
-    kiln_array_release(b);
+    KT_RELEASE(r, v, b, a);
+}
+
+/* n normals (mean 1.5, sd 2) of dtype dt from r into a new array, read
+ * back into host. */
+static void normals(kiln_queue *q, kiln_rng *r, kiln_dtype dt, size_t n, void *host) {
+    kiln_array *a = NULL;
+    CHECK_OK(kiln_array_empty(kiln_queue_context(q), dt, 1, &n, &a));
+    CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, a, host));
     kiln_array_release(a);
 }
 
@@ -234,24 +234,15 @@ static void counter_carry(kiln_queue *q) {
  * pieces bit for bit (the pair of a normal is fixed by its stream
  * position, so every walk of the fill kernels computes the same values). */
 static void normal_ragged(kiln_queue *q, kiln_dtype dt, size_t n) {
-    kiln_context *c = kiln_queue_context(q);
     size_t es = kiln_dtype_size(dt);
     char *whole = malloc(n * es), *parts = malloc(n * es);
     kiln_rng *r = make_rng(KILN_RNG_PHILOX4X32_10, 99, 1, 6);
-    kiln_array *a = NULL;
-    CHECK_OK(kiln_array_empty(c, dt, 1, &n, &a));
-    CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
-    CHECK_OK(kiln_array_read(q, a, whole));
-    kiln_array_release(a);
+    normals(q, r, dt, n, whole);
     kiln_rng_set_offset(r, 6);
     size_t done = 0, piece = 1;
     while (done < n) {
         size_t m = piece < n - done ? piece : n - done;
-        kiln_array *p = NULL;
-        CHECK_OK(kiln_array_empty(c, dt, 1, &m, &p));
-        CHECK_OK(kiln_rng_normal(q, r, p, 1.5, 2.0, 0, NULL, NULL));
-        CHECK_OK(kiln_array_read(q, p, parts + done * es));
-        kiln_array_release(p);
+        normals(q, r, dt, m, parts + done * es);
         done += m;
         piece = piece * 5 + 2; /* 1, 7, 37, 187, ... */
     }
@@ -278,10 +269,7 @@ static void float_fills(kiln_queue *q) {
     kiln_array *a = NULL;
     /* normal float32: one word each; the pair of words at stream
      * positions 2m, 2m+1 gives cos to 2m and sin to 2m+1 (offset 3: odd) */
-    CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &n, &a));
-    CHECK_OK(kiln_rng_normal(q, r, a, 1.5, 2.0, 0, NULL, NULL));
-    CHECK_OK(kiln_array_read(q, a, f));
-    kiln_array_release(a);
+    normals(q, r, KILN_FLOAT32, n, f);
     CHECK_OK(kiln_rng_words_host(KILN_RNG_PHILOX4X32_10, 42, 0, 2, n + 2, w));
     size_t bad = 0;
     double worst = 0;
@@ -498,8 +486,7 @@ static void inside_kernels(kiln_queue *q) {
            (long long)hits);
     CHECK_MSG(hits == want, "pi: device %lld hits, host %lld", (long long)hits, (long long)want);
     CHECK(fabs(pi - M_PI) < 0.01);
-    kiln_array_release(pts);
-    kiln_reduction_release(red);
+    KT_RELEASE(pts, red);
     /* a user kernel with kiln_rng_kernel_source() in front */
     const char *src = kiln_rng_kernel_source();
     CHECK(strstr(src, "kiln_rng_philox4x32_10") != NULL);
@@ -528,9 +515,7 @@ static void inside_kernels(kiln_queue *q) {
         }
         CHECK_MSG(bad == 0, "user kernel: %zu differ", bad);
     }
-    kiln_buffer_release(buf);
-    kiln_kernel_release(k);
-    kiln_program_release(prog);
+    KT_RELEASE(buf, k, prog);
     free(full);
 }
 
@@ -606,8 +591,7 @@ static void inside_scan(kiln_queue *q) {
     }
     CHECK_MSG(bad == 0, "random walk scan: %zu differ", bad);
     free(h);
-    kiln_array_release(y);
-    kiln_scan_release(sc);
+    KT_RELEASE(y, sc);
 }
 
 static void run(kiln_queue *q, void *user) {

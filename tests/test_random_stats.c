@@ -116,8 +116,7 @@ static void integer_stats(kiln_queue *q) {
         CHECK(out == 0);
         chi_square(count, 10, n, "integers [-3, 7)");
     }
-    kiln_array_release(a);
-    kiln_rng_release(r);
+    KT_RELEASE(a, r);
     free(h);
 }
 
@@ -165,8 +164,7 @@ static void substream_correlation(kiln_queue *q, float *x, float *y) {
         printf("per-item helper: lag-1 correlation %f\n", c);
         CHECK_MSG(fabs(c) < lim, "kiln_rand_uniform items i, i+1: correlation %f", c);
     }
-    kiln_array_release(a);
-    kiln_elementwise_release(ew);
+    KT_RELEASE(a, ew);
 }
 
 static void run(kiln_queue *q, void *user) {

@@ -127,10 +127,8 @@ static void check_dtype(kiln_queue *q, kiln_dtype d, size_t n) {
         CHECK_MSG(got == w, "dot %s n=%zu: got %.17g want %.17g", t, n, got, w);
         kiln_array_release(R);
     }
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    free(x);
-    free(y);
+    KT_RELEASE(X, Y);
+    KT_FREE(x, y);
 }
 
 static void t_builtins(kiln_queue *q) {
@@ -164,8 +162,7 @@ static void t_builtins(kiln_queue *q) {
     CHECK_OK(kiln_array_reduce_async(q, KILN_REDUCE_PROD, X, NULL, &got, 0, NULL, &e));
     CHECK_OK(kiln_event_wait(e));
     CHECK_MSG(got == want, "prod: %g vs %g", got, want);
-    kiln_event_release(e);
-    kiln_array_release(X);
+    KT_RELEASE(e, X);
     free(x);
 }
 
@@ -188,8 +185,7 @@ static void t_float_sum_tolerance(kiln_queue *q) {
     CHECK_OK(kiln_event_wait(e));
     double tol = (double)n * 1.2e-7 * abs;
     CHECK_MSG(fabs(got - ref) <= tol, "float sum %.9g vs %.9g (tol %g)", got, ref, tol);
-    kiln_event_release(e);
-    kiln_array_release(X);
+    KT_RELEASE(e, X);
     free(x);
 }
 
@@ -272,12 +268,10 @@ static void t_custom_and_strided(kiln_queue *q) {
         got = -1;
         CHECK_OK(kiln_reduction_run(q, r, 0, 2, ve, &got));
         CHECK_MSG(got == 0, "empty reduction: %lld", (long long)got);
-        kiln_array_release(e0);
-        kiln_array_release(e1);
+        KT_RELEASE(e0, e1);
     }
     CHECK_OK(kiln_reduction_retain(r));
-    kiln_reduction_release(r);
-    kiln_reduction_release(r);
+    KT_RELEASE(r, r);
     kiln_reduction_release(NULL);
     CHECK_STATUS(kiln_reduction_retain(NULL), KILN_ERROR_NULL_HANDLE);
     kiln_reduction_desc raw = d;
@@ -285,8 +279,7 @@ static void t_custom_and_strided(kiln_queue *q) {
     CHECK_STATUS(kiln_reduction_create(c, &raw, &r), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(r == NULL);
     char longname[201];
-    memset(longname, 'r', 200);
-    longname[200] = 0;
+    kt_long_name(longname, sizeof longname, 'r');
     raw = d;
     raw.name = longname;
     CHECK_STATUS(kiln_reduction_create(c, &raw, &r), KILN_ERROR_INVALID_ARGUMENT);
@@ -310,10 +303,7 @@ static void t_custom_and_strided(kiln_queue *q) {
     CHECK_STATUS(kiln_array_dot_async(q, a, rf, NULL, &got, 0, NULL, NULL), KILN_ERROR_MISMATCH);
     CHECK_STATUS(kiln_array_reduce_async(q, KILN_REDUCE_SUM, NULL, NULL, &got, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
-    kiln_array_release(rf);
-    kiln_array_release(a);
-    kiln_array_release(x);
-    kiln_array_release(y);
+    KT_RELEASE(rf, a, x, y);
 }
 
 /* The largest n whose stage 1 has one work-group on q's device. */
@@ -367,8 +357,7 @@ static void four_ways(kiln_queue *q, kiln_reduction *r, kiln_dtype fd, size_t n,
         CHECK_MSG(memcmp(got[0], got[k], es) == 0, "%s n=%zu: single/host differs from way %d",
                   what, n, k);
     memcpy(out, got[0], es);
-    kiln_array_release(R);
-    kiln_array_release(R3);
+    KT_RELEASE(R, R3);
 }
 
 static void t_single_group(kiln_queue *q) {
@@ -485,22 +474,13 @@ static void t_single_group(kiln_queue *q) {
             CHECK_MSG(v == w, "argmin float n=%zu: %lld vs %lld", n, (long long)v, (long long)w);
             kiln_reduction_release(ra);
         }
-        kiln_array_release(XF);
-        kiln_array_release(XI);
-        free(xf);
-        free(xi);
+        KT_RELEASE(XF, XI);
+        KT_FREE(xf, xi);
     }
 }
 
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    t_builtins(q);
-    t_float_sum_tolerance(q);
-    t_custom_and_strided(q);
-    t_single_group(q);
-}
-
 int main(void) {
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(t_builtins, t_float_sum_tolerance, t_custom_and_strided,
+                             t_single_group);
     return kt_report();
 }

@@ -12,6 +12,20 @@
 
 #include "harness.h"
 
+/* X holding the host's n elements x of dtype d, Y its cumsum (prod: its
+ * cumprod), read back into y. */
+static void scan_from_host(kiln_queue *q, int prod, kiln_dtype d, size_t n, const void *x, void *y,
+                           kiln_array **X, kiln_array **Y) {
+    kiln_context *c = kiln_queue_context(q);
+    CHECK_OK(kiln_array_from_host(c, d, 1, &n, x, X));
+    CHECK_OK(kiln_array_empty(c, d, 1, &n, Y));
+    if (prod)
+        CHECK_OK(kiln_array_cumprod_out(q, *Y, *X, 0, 0, NULL, NULL));
+    else
+        CHECK_OK(kiln_array_cumsum_out(q, *Y, *X, 0, 0, NULL, NULL));
+    CHECK_OK(kiln_array_read(q, *Y, y));
+}
+
 static void t_cumsum(kiln_queue *q) {
     kiln_context *c = kiln_queue_context(q);
     kiln_device_info info;
@@ -35,69 +49,16 @@ static void t_cumsum(kiln_queue *q) {
             int64_t acc = 0;
             for (size_t i = 0; i < n; i++) {
                 int v = (int)(kt_rand_u64() % 4);
-                switch (d) {
-                case KILN_INT8:
-                    ((int8_t *)x)[i] = (int8_t)v;
-                    break;
-                case KILN_UINT16:
-                    ((uint16_t *)x)[i] = (uint16_t)v;
-                    break;
-                case KILN_INT32:
-                    ((int32_t *)x)[i] = v;
-                    break;
-                case KILN_UINT32:
-                    ((uint32_t *)x)[i] = (uint32_t)v;
-                    break;
-                case KILN_INT64:
-                    ((int64_t *)x)[i] = v;
-                    break;
-                case KILN_UINT64:
-                    ((uint64_t *)x)[i] = (uint64_t)v;
-                    break;
-                case KILN_FLOAT32:
-                    ((float *)x)[i] = (float)v;
-                    break;
-                default:
-                    ((double *)x)[i] = v;
-                    break;
-                }
+                kt_set(d, x, i, v);
                 acc += v;
                 ref[i] = acc;
             }
             kiln_array *X = NULL, *Y = NULL;
-            CHECK_OK(kiln_array_from_host(c, d, 1, &n, x, &X));
-            CHECK_OK(kiln_array_empty(c, d, 1, &n, &Y));
-            CHECK_OK(kiln_array_cumsum_out(q, Y, X, 0, 0, NULL, NULL));
-            CHECK_OK(kiln_array_read(q, Y, y));
+            scan_from_host(q, 0, d, n, x, y, &X, &Y);
             size_t bad = 0;
             for (size_t i = 0; i < n; i++) {
-                int64_t got;
-                switch (d) {
-                case KILN_INT8:
-                    got = ((int8_t *)y)[i];
-                    break;
-                case KILN_UINT16:
-                    got = ((uint16_t *)y)[i];
-                    break;
-                case KILN_INT32:
-                    got = ((int32_t *)y)[i];
-                    break;
-                case KILN_UINT32:
-                    got = ((uint32_t *)y)[i];
-                    break;
-                case KILN_INT64:
-                    got = ((int64_t *)y)[i];
-                    break;
-                case KILN_UINT64:
-                    got = (int64_t)((uint64_t *)y)[i];
-                    break;
-                case KILN_FLOAT32:
-                    got = (int64_t)((float *)y)[i];
-                    break;
-                default:
-                    got = (int64_t)((double *)y)[i];
-                    break;
-                }
+                /* kt_get is exact here: the sums stay below 2^22 */
+                int64_t got = (int64_t)kt_get(d, y, i);
                 int64_t want = ref[i];
                 if (d == KILN_INT8)
                     want = (int8_t)want;
@@ -118,11 +79,8 @@ static void t_cumsum(kiln_queue *q) {
                           "wrong",
                           n, bad);
             }
-            kiln_array_release(X);
-            kiln_array_release(Y);
-            free(x);
-            free(y);
-            free(ref);
+            KT_RELEASE(X, Y);
+            KT_FREE(x, y, ref);
         }
     }
     /* cumprod of int64 with ±1 and a few 2s */
@@ -131,10 +89,7 @@ static void t_cumsum(kiln_queue *q) {
     for (size_t i = 0; i < n; i++)
         x[i] = i % 97 == 0 ? 2 : ((kt_rand_u64() & 1) ? 1 : -1);
     kiln_array *X = NULL, *Y = NULL;
-    CHECK_OK(kiln_array_from_host(c, KILN_INT64, 1, &n, x, &X));
-    CHECK_OK(kiln_array_empty(c, KILN_INT64, 1, &n, &Y));
-    CHECK_OK(kiln_array_cumprod_out(q, Y, X, 0, 0, NULL, NULL));
-    CHECK_OK(kiln_array_read(q, Y, y));
+    scan_from_host(q, 1, KILN_INT64, n, x, y, &X, &Y);
     int64_t p = 1;
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -160,12 +115,8 @@ static void t_cumsum(kiln_queue *q) {
     kiln_array *F = NULL;
     CHECK_OK(kiln_array_empty(c, KILN_FLOAT32, 1, &m, &F));
     CHECK_STATUS(kiln_array_cumsum_out(q, F, X, 0, 0, NULL, NULL), KILN_ERROR_MISMATCH);
-    kiln_array_release(F);
-    kiln_array_release(rv);
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    free(x);
-    free(y);
+    KT_RELEASE(F, rv, X, Y);
+    KT_FREE(x, y);
 }
 
 static const char *kAffPre =
@@ -287,18 +238,8 @@ static void t_affine(kiln_queue *q, int segmented, int wide) {
         CHECK_MSG(bad == 0, "%s%s n=%zu flags=%d: %zu wrong, first at %zu",
                   wide ? "wide affine" : "affine", segmented ? " segmented" : "", n, mode, bad,
                   first);
-        kiln_array_release(dA);
-        kiln_array_release(dB);
-        kiln_array_release(dF);
-        kiln_array_release(dOA);
-        kiln_array_release(dOB);
-        kiln_array_release(dPB);
-        free(A);
-        free(B);
-        free(F);
-        free(OA);
-        free(OB);
-        free(PB);
+        KT_RELEASE(dA, dB, dF, dOA, dOB, dPB);
+        KT_FREE(A, B, F, OA, OB, PB);
     }
     kiln_scan_release(s);
 }
@@ -340,8 +281,7 @@ static void t_errors(kiln_queue *q) {
     kiln_scan_release(s);
     /* a 200-character name: refused before any kernel name is formed */
     char longname[201];
-    memset(longname, 'q', 200);
-    longname[200] = 0;
+    kt_long_name(longname, sizeof longname, 'q');
     d.name = longname;
     CHECK_STATUS(kiln_scan_create(c, &d, &s), KILN_ERROR_INVALID_ARGUMENT);
     CHECK(s == NULL);
@@ -387,12 +327,7 @@ static void t_errors(kiln_queue *q) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
     }
-    kiln_scan_release(s);
-    kiln_array_release(E0);
-    kiln_array_release(E1);
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    kiln_array_release(Z);
+    KT_RELEASE(s, E0, E1, X, Y, Z);
 }
 
 /* Scans of the form y[i] = item / prev_item of x[i] (kiln_array_cumsum_out,
@@ -476,17 +411,12 @@ static void t_quads(kiln_queue *q) {
                           "quads %s form %d n=%zu x+%zu y+%zu: %zu wrong, "
                           "%zu written outside",
                           kiln_dtype_name(d), form, n, ox, oy, bad, outside);
-                kiln_array_release(XV);
-                kiln_array_release(YV);
-                kiln_array_release(X);
-                kiln_array_release(Y);
+                KT_RELEASE(XV, YV, X, Y);
             }
             kiln_scan_release(sc);
         }
     }
-    free(x);
-    free(y);
-    free(ref);
+    KT_FREE(x, y, ref);
 }
 
 /* Multi-tile scans back to back on one queue, read only at the end: each
@@ -544,8 +474,7 @@ static void t_repeat(kiln_queue *q) {
             kiln_array_release(X[k]);
             free(ref[k]);
         }
-        free(x);
-        free(y);
+        KT_FREE(x, y);
     }
 }
 
@@ -558,11 +487,8 @@ static void t_fresh(kiln_queue *q0) {
     kiln_device *dev = kiln_queue_device(q0);
     kiln_context *c = NULL;
     kiln_queue *q = NULL;
-    if (!CHECK_OK(kiln_context_create(&dev, 1, &c)) ||
-        !CHECK_OK(kiln_queue_create(c, dev, 0, &q))) {
-        kiln_context_release(c);
+    if (!KT_OPEN_QUEUE(dev, 0, &c, &q))
         return;
-    }
     size_t nj = 1 << 14;
     uint64_t *junk = malloc(nj * sizeof *junk);
     for (size_t i = 0; i < nj; i++) /* epoch 1 + (i % 3), inclusive, 777 */
@@ -579,22 +505,16 @@ static void t_fresh(kiln_queue *q0) {
         for (size_t i = 0; i < n; i++)
             x[i] = (int32_t)(kt_rand_u64() % 4);
         kiln_array *X = NULL, *Y = NULL;
-        CHECK_OK(kiln_array_from_host(c, KILN_INT32, 1, &n, x, &X));
-        CHECK_OK(kiln_array_empty(c, KILN_INT32, 1, &n, &Y));
-        CHECK_OK(kiln_array_cumsum_out(q, Y, X, 0, 0, NULL, NULL));
-        CHECK_OK(kiln_array_read(q, Y, y));
+        scan_from_host(q, 0, KILN_INT32, n, x, y, &X, &Y);
         int64_t acc = 0;
         size_t bad = 0;
         for (size_t i = 0; i < n; i++)
             bad += y[i] != (int32_t)(acc += x[i]);
         CHECK_MSG(bad == 0, "fresh context, scan %d (n=%zu): %zu wrong", r, n, bad);
-        kiln_array_release(X);
-        kiln_array_release(Y);
-        free(x);
-        free(y);
+        KT_RELEASE(X, Y);
+        KT_FREE(x, y);
     }
-    kiln_queue_release(q);
-    kiln_context_release(c);
+    KT_RELEASE(q, c);
 }
 
 static void run(kiln_queue *q, void *user) {

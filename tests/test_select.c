@@ -151,13 +151,8 @@ static void t_predicates(kiln_queue *q) {
                           "%zu wrong",
                           op, kiln_dtype_name(d), n, (long long)dc, (long long)hc, k, bad);
             }
-            kiln_array_release(X);
-            kiln_array_release(Y);
-            kiln_array_release(R);
-            kiln_array_release(cnt);
-            free(x);
-            free(y);
-            free(r);
+            KT_RELEASE(X, Y, R, cnt);
+            KT_FREE(x, y, r);
         }
     }
 }
@@ -207,11 +202,8 @@ static void t_none_all_alternate(kiln_queue *q) {
             CHECK_MSG(hc == (int64_t)k && bad == 0,
                       "copy_if reversed n=%zu: %lld of %zu, %zu wrong", n, (long long)hc, k, bad);
         }
-        kiln_array_release(V);
-        kiln_array_release(X);
-        kiln_array_release(Y);
-        free(x);
-        free(y);
+        KT_RELEASE(V, X, Y);
+        KT_FREE(x, y);
     }
 }
 
@@ -274,13 +266,8 @@ static void t_2d_and_launch(kiln_queue *q) {
         CHECK(got == 0);
         kiln_array_release(E);
     }
-    kiln_select_release(sel);
-    kiln_array_release(X);
-    kiln_array_release(T);
-    kiln_array_release(Y);
-    kiln_array_release(cnt);
-    free(x);
-    free(y);
+    KT_RELEASE(sel, X, T, Y, cnt);
+    KT_FREE(x, y);
 }
 
 /* The generator: payloads show stability; a rejected output; the count
@@ -331,16 +318,8 @@ static void t_generator(kiln_queue *q) {
         }
         CHECK_MSG(cnt == s && bad == 0, "select generator n=%zu: %zu of %zu, %zu wrong", n, cnt, s,
                   bad);
-        kiln_array_release(K);
-        kiln_array_release(I);
-        kiln_array_release(OK);
-        kiln_array_release(OI);
-        kiln_array_release(RJ);
-        free(k);
-        free(idx);
-        free(ok);
-        free(oi);
-        free(rj);
+        KT_RELEASE(K, I, OK, OI, RJ);
+        KT_FREE(k, idx, ok, oi, rj);
     }
     /* The device count feeds a later kernel, ordered by events only. */
     {
@@ -363,13 +342,7 @@ static void t_generator(kiln_queue *q) {
         CHECK_OK(kiln_event_wait(e2));
         CHECK_OK(kiln_array_read(q, Z, &z));
         CHECK_MSG(z == 1430, "count on the device: %lld", (long long)z);
-        kiln_event_release(e1);
-        kiln_event_release(e2);
-        kiln_elementwise_release(ew);
-        kiln_array_release(X);
-        kiln_array_release(Y);
-        kiln_array_release(Z);
-        kiln_array_release(cnt);
+        KT_RELEASE(e1, e2, ew, X, Y, Z, cnt);
     }
     kiln_select_release(sel);
 }
@@ -433,13 +406,8 @@ static void t_unique(kiln_queue *q) {
                           "%zu wrong",
                           kiln_dtype_name(d), kind, wc, n, (long long)hc, u, bad);
             }
-            kiln_array_release(X);
-            kiln_array_release(Y);
-            kiln_array_release(C);
-            kiln_array_release(cnt);
-            free(x);
-            free(y);
-            free(cn);
+            KT_RELEASE(X, Y, C, cnt);
+            KT_FREE(x, y, cn);
         }
     }
     /* NaN is never equal (not merged); -0 == +0 (merged, the first kept) */
@@ -470,9 +438,7 @@ static void t_unique(kiln_queue *q) {
                       "unique %s with NaN and zeros: %lld items", kiln_dtype_name(d),
                       (long long)hc);
         }
-        kiln_array_release(X);
-        kiln_array_release(Y);
-        kiln_array_release(C);
+        KT_RELEASE(X, Y, C);
     }
     /* a strided input (every other item) */
     {
@@ -497,11 +463,8 @@ static void t_unique(kiln_queue *q) {
             CHECK_MSG(hc == (int64_t)want && bad == 0, "unique strided: %lld of %zu, %zu wrong",
                       (long long)hc, want, bad);
         }
-        kiln_array_release(X);
-        kiln_array_release(V);
-        kiln_array_release(Y);
-        free(x);
-        free(y);
+        KT_RELEASE(X, V, Y);
+        KT_FREE(x, y);
     }
 }
 
@@ -588,14 +551,8 @@ static void t_reduce_by_key(kiln_queue *q) {
                           kiln_dtype_name(kd), kiln_dtype_name(vd), (int)op, n, (long long)hc, r,
                           bad);
             }
-            kiln_array_release(K);
-            kiln_array_release(V);
-            kiln_array_release(OK);
-            kiln_array_release(OV);
-            free(k);
-            free(v);
-            free(ok);
-            free(ov);
+            KT_RELEASE(K, V, OK, OV);
+            KT_FREE(k, v, ok, ov);
         }
     }
 }
@@ -668,9 +625,7 @@ static void t_bad_input(kiln_queue *q) {
         CHECK_STATUS(kiln_array_unique_out(q, Y, NULL, NULL, &hc, V2, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
     }
-    kiln_array_release(V2);
-    kiln_array_release(cnt2);
-    kiln_context_release(c2);
+    KT_RELEASE(V2, cnt2, c2);
     kiln_select *sel = NULL;
     CHECK_STATUS(kiln_select_create(c,
                                     &KILN_SELECT_DESC(.arguments = "const int *x, int *y",
@@ -704,30 +659,13 @@ static void t_bad_input(kiln_queue *q) {
                  KILN_ERROR_NULL_HANDLE);
     CHECK_STATUS(kiln_select_retain(NULL), KILN_ERROR_NULL_HANDLE);
     kiln_select_release(NULL);
-    kiln_select_release(sel);
-    kiln_array_release(X);
-    kiln_array_release(Y);
-    kiln_array_release(S);
-    kiln_array_release(F);
-    kiln_array_release(C32);
-    kiln_array_release(Y2);
-    kiln_array_release(cnt);
-}
-
-static void run(kiln_queue *q, void *user) {
-    (void)user;
-    t_bad_input(q);
-    t_predicates(q);
-    t_none_all_alternate(q);
-    t_2d_and_launch(q);
-    t_generator(q);
-    t_unique(q);
-    t_reduce_by_key(q);
+    KT_RELEASE(sel, X, Y, S, F, C32, Y2, cnt);
 }
 
 int main(int argc, char **argv) {
     (void)argc;
-    kt_for_each_device(run, NULL);
+    KT_FOR_EACH_DEVICE_STEPS(t_bad_input, t_predicates, t_none_all_alternate, t_2d_and_launch,
+                             t_generator, t_unique, t_reduce_by_key);
     /* once more with the single-pass scan variant forced (a child, since
      * the variant knob is read once per process), keeping the stored
      * values in registers as the warp scan does (KILN_SCAN_KEEP=1: off by

@@ -413,10 +413,7 @@ static int step_future(tstate *s, size_t n) {
         fail(t, name, n, "value %d, continuation saw %d (%d calls), want %d", got, d.seen,
              atomic_load(&d.calls), s->h0[at]);
 out:
-    kiln_future_release(all);
-    kiln_future_release(g);
-    kiln_future_release(f);
-    kiln_array_release(a);
+    KT_RELEASE(all, g, f, a);
     return 0;
 }
 
@@ -811,10 +808,7 @@ static void teardown_ctx(ctx_share *c) {
     kiln_hash_table_release(c->table); /* its own commands go on q[0] */
     for (int i = 0; i < 2; i++)
         kiln_queue_release(c->q[i]);
-    kiln_elementwise_release(c->axpy);
-    kiln_allocate_release(c->list);
-    kiln_offload_release(c->off);
-    kiln_rng_release(c->rng);
+    KT_RELEASE(c->axpy, c->list, c->off, c->rng);
     pthread_mutex_destroy(&c->table_lock);
     kiln_context_release(c->ctx);
 }
@@ -929,12 +923,7 @@ static void soak(kiln_queue *queue, void *user) {
     pthread_barrier_wait(&S.barrier); /* E */
     for (int t = 0; t < NTHREADS; t++) {
         pthread_join(th[t], NULL);
-        free(ts[t].h0);
-        free(ts[t].h1);
-        free(ts[t].h2);
-        free(ts[t].ref);
-        free(ts[t].l0);
-        free(ts[t].f0);
+        KT_FREE(ts[t].h0, ts[t].h1, ts[t].h2, ts[t].ref, ts[t].l0, ts[t].f0);
     }
     pthread_join(wd, NULL);
     printf("at the end (%.1f s): RSS %ld KiB (%+.2f%%), pool bytes %zu (%+.2f%%), %ld steps, "

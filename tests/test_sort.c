@@ -159,8 +159,7 @@ static void make_keys(kiln_dtype d, void *p, size_t n, int pattern) {
         for (size_t i = 0; i < n; i++)
             memcpy(t + i * es, (char *)p + perm[i] * es, es);
         memcpy(p, t, n * es);
-        free(perm);
-        free(t);
+        KT_FREE(perm, t);
     }
 }
 
@@ -220,10 +219,7 @@ static void check_sort(kiln_queue *q, kiln_dtype d, kiln_dtype vd, size_t n, siz
     CHECK_MSG(!bad, "%s %s %s n=%zu rows=%zu pattern %d%s: %zu wrong from %zu",
               argsort ? "argsort" : "sort", kiln_dtype_name(d), vd ? kiln_dtype_name(vd) : "-", n,
               rows, pattern, desc ? " desc" : "", bad, first);
-    kiln_array_release(K);
-    kiln_array_release(KO);
-    kiln_array_release(V);
-    kiln_array_release(VO);
+    KT_RELEASE(K, KO, V, VO);
     free(keys), free(out), free(vals), free(vout), free(perm);
 }
 
@@ -352,8 +348,7 @@ static void t_bits_n(kiln_queue *q, size_t n) {
         CHECK_MSG(bad == 0, "argsort bits [%u, %u): %zu of %zu indices wrong", b, e, bad, n);
         kiln_array_release(I);
         free(idx);
-        kiln_array_release(K);
-        kiln_array_release(O);
+        KT_RELEASE(K, O);
         free(pairs);
     }
     free(k), free(o), free(ref);
@@ -399,9 +394,7 @@ static void t_segments(kiln_queue *q) {
         for (size_t i = 0; i < n; i++)
             bad += memcmp(&o[i], &k[perm[i]], 4) != 0 || vo[i] != (int32_t)perm[i];
         CHECK_MSG(!bad, "segmented (%s offsets): %zu wrong", wide ? "int64" : "int32", bad);
-        kiln_array_release(K);
-        kiln_array_release(V);
-        kiln_array_release(OFF);
+        KT_RELEASE(K, V, OFF);
         free(k), free(o), free(v), free(vo), free(perm);
     }
 }
@@ -433,10 +426,7 @@ static void t_strided(kiln_queue *q) {
     for (size_t i = 0; i < m; i++)
         bad += o[2 * i + 1] != sel[perm[i]] || o[2 * i] != 0;
     CHECK_MSG(!bad, "strided: %zu wrong", bad);
-    kiln_array_release(OCOL);
-    kiln_array_release(O1);
-    kiln_array_release(KV);
-    kiln_array_release(K);
+    KT_RELEASE(OCOL, O1, KV, K);
     free(k), free(o), free(sel), free(perm);
 }
 
@@ -472,8 +462,7 @@ static void t_inplace(kiln_queue *q) {
             bad += memcmp(o + i * es, k + perm[i] * es, es) != 0 || vo[i] != perm[i];
         CHECK_MSG(!bad, "in place %s n=%zu pattern %d: %zu wrong", kiln_dtype_name(ds[di]), n,
                   pat[di], bad);
-        kiln_array_release(K);
-        kiln_array_release(V);
+        KT_RELEASE(K, V);
         free(k), free(o), free(v), free(vo), free(perm);
     }
 }
@@ -506,8 +495,7 @@ static void t_topk(kiln_queue *q) {
                        memcmp(&got[r * k + j], &a[perm[r * cols + j]], 4);
         }
         CHECK_MSG(!bad, "topk k=%zu largest=%d: %zu wrong", k, largest, bad);
-        kiln_array_release(V);
-        kiln_array_release(I);
+        KT_RELEASE(V, I);
     }
     kiln_array_release(A);
     free(a), free(perm);
@@ -555,10 +543,7 @@ static void t_search(kiln_queue *q) {
         }
         CHECK_MSG(!bad, "searchsorted right=%d: %zu wrong", right, bad);
     }
-    kiln_array_release(S);
-    kiln_array_release(V);
-    kiln_array_release(O);
-    kiln_array_release(O32);
+    KT_RELEASE(S, V, O, O32);
     free(s), free(v), free(o), free(o32), free(perm), free(sorted);
 }
 
@@ -617,9 +602,7 @@ static void t_errors(kiln_queue *q) {
         CHECK_STATUS(kiln_array_sort_out(q, KO, VO2, K, V2, NULL, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
         CHECK(strstr(kiln_last_error_message(), "context") != NULL);
-        kiln_array_release(V2);
-        kiln_array_release(VO2);
-        kiln_context_release(c2);
+        KT_RELEASE(V2, VO2, c2);
     }
     /* topk: k out of range, wrong out shape */
     kiln_array *T = NULL;
@@ -643,16 +626,7 @@ static void t_errors(kiln_queue *q) {
         CHECK_OK(kiln_event_wait(e));
         kiln_event_release(e);
     }
-    kiln_array_release(E);
-    kiln_array_release(EO);
-    kiln_array_release(T);
-    kiln_array_release(K);
-    kiln_array_release(KO);
-    kiln_array_release(V);
-    kiln_array_release(VM);
-    kiln_array_release(F);
-    kiln_array_release(I16);
-    kiln_array_release(KO16);
+    KT_RELEASE(E, EO, T, K, KO, V, VM, F, I16, KO16);
 }
 
 static void run(kiln_queue *q, void *user) {
@@ -660,15 +634,8 @@ static void run(kiln_queue *q, void *user) {
     unsetenv("KILN_SORT_VARIANT");
     t_dtypes(q, 0);
     t_patterns(q, 0);
-    t_values(q);
-    t_large(q);
-    t_bits(q);
-    t_segments(q);
-    t_strided(q);
-    t_inplace(q);
-    t_topk(q);
-    t_search(q);
-    t_errors(q);
+    KT_STEPS(q, t_values, t_large, t_bits, t_segments, t_strided, t_inplace, t_topk, t_search,
+             t_errors);
     /* the GPU variant on this device too (on GPUs it is the same one) */
     setenv("KILN_SORT_VARIANT", "tile", 1);
     t_dtypes(q, 1);

@@ -10,6 +10,7 @@
 
 #include "testing/kiln_test_internal.h"
 #include "harness.h"
+#include "nvrtc_prelude.h"
 
 static char *g_src[64];
 static size_t g_n, g_compiled;
@@ -63,14 +64,10 @@ static void run(kiln_queue *q, void *user) {
                       st == KILN_OK ? "built" : kiln_last_error_message());
             CHECK_MSG(g_n == before + 1, "%s/%s: no onesweep source", kiln_dtype_name(keys[ki]),
                       vals[vi] ? kiln_dtype_name(vals[vi]) : "-");
-            kiln_array_release(K);
-            kiln_array_release(KO);
-            kiln_array_release(V);
-            kiln_array_release(VO);
+            KT_RELEASE(K, KO, V, VO);
         }
     kiln__gen_source_hook = NULL;
     unsetenv("KILN_SORT_VARIANT");
-    const char *pre = kiln__embedded_file(kiln__backend_cuda.prelude_file);
     for (size_t j = 0; j < g_n; j++) {
         /* the launches' argument kinds, as the core checks them */
         kiln__sig_list sl = { 0 };
@@ -91,25 +88,15 @@ static void run(kiln_queue *q, void *user) {
                  (!dt_p[a] || pp->params[a].dtype == dt_p[a]);
         CHECK_MSG(ok, "onesweep source %zu: kernel signatures", j);
         kiln__sig_list_free(&sl);
-        size_t pl = strlen(pre), bl = strlen(g_src[j]);
-        char *full = malloc(pl + bl + 1);
-        memcpy(full, pre, pl);
-        memcpy(full + pl, g_src[j], bl + 1);
-        void *bin = NULL;
-        size_t size = 0;
-        int is_ptx = 0;
-        char *log = NULL;
-        kiln_status st = kiln__cuda_compile(full, NULL, 90, &bin, &size, &is_ptx, &log);
+        kt_nvrtc o;
+        kiln_status st = kt_nvrtc_compile(g_src[j], &o);
         CHECK_MSG(st == KILN_OK, "onesweep source %zu: %s", j, kiln_last_error_message());
         if (st != KILN_OK)
-            printf("--- log ---\n%s\n", log ? log : "");
+            printf("--- log ---\n%s\n", o.log ? o.log : "");
         g_compiled += st == KILN_OK;
         if (st == KILN_OK)
-            dump(j, full, bin, size, is_ptx);
-        free(bin);
-        free(log);
-        free(full);
-        free(g_src[j]);
+            dump(j, o.full, o.bin, o.size, o.is_ptx);
+        KT_FREE(o.bin, o.log, o.full, g_src[j]);
     }
     printf("%zu onesweep sources compiled for sm_90\n", g_compiled);
 }

@@ -114,16 +114,8 @@ static void run(kiln_queue *q0, void *user) {
         kiln_rng_get_offset(rb, &ob);
         CHECK_MSG(oa == ob, "n %zu: offsets %llu and %llu", n, (unsigned long long)oa,
                   (unsigned long long)ob);
-        kiln_rng_release(ra);
-        kiln_rng_release(rb);
-        kiln_array_release(x);
-        kiln_array_release(y);
-        kiln_array_release(z);
-        kiln_array_release(r);
-        free(hx);
-        free(hy);
-        free(hz);
-        free(hr);
+        KT_RELEASE(ra, rb, x, y, z, r);
+        KT_FREE(hx, hy, hz, hr);
     }
     /* weights measured */
     size_t n = 1 << 16;
@@ -152,14 +144,7 @@ static void run(kiln_queue *q0, void *user) {
     CHECK_STATUS(kiln_elementwise_launch_split(2, qs, NULL, NULL, n, 4, args, 0, NULL, NULL),
                  KILN_ERROR_NULL_HANDLE);
     CHECK_OK(kiln_queue_finish(one));
-    kiln_array_release(x);
-    kiln_array_release(y);
-    kiln_array_release(z);
-    kiln_elementwise_release(ew);
-    kiln_queue_release(qs[0]);
-    kiln_queue_release(qs[1]);
-    kiln_queue_release(one);
-    kiln_context_release(ctx);
+    KT_RELEASE(x, y, z, ew, qs[0], qs[1], one, ctx);
 }
 
 /* Copies between contexts (the staged path) and within one. */
@@ -215,17 +200,10 @@ static void test_copy_between(kiln_queue *q, void *user) {
         CHECK_OK(kiln_queue_finish(q));
         CHECK_STATUS(kiln_buffer_copy_between(q, b, 0, q2, a, 0, 1, 0, NULL, NULL),
                      KILN_ERROR_MISMATCH);
-        kiln_event_release(done);
-        kiln_event_release(back);
-        kiln_buffer_release(a);
-        kiln_buffer_release(b);
-        kiln_buffer_release(c);
-        free(h);
-        free(got);
-        free(zero);
+        KT_RELEASE(done, back, a, b, c);
+        KT_FREE(h, got, zero);
     }
-    kiln_queue_release(q2);
-    kiln_context_release(c2);
+    KT_RELEASE(q2, c2);
 }
 
 int main(void) {

@@ -77,8 +77,7 @@ static void traced_queue(kiln_queue *q, void *user) {
     kiln_kernel *k = NULL;
     kiln_buffer *b = NULL;
     int data[4099] = { 0 }, n = 4099;
-    CHECK_OK(kiln_program_create(ctx, src, NULL, &prog));
-    CHECK_OK(kiln_kernel_create(prog, "bump", &k));
+    KT_BUILD(ctx, src, NULL, &prog, "bump", &k);
     CHECK_OK(kiln_buffer_create(ctx, sizeof data, 0, NULL, &b));
     CHECK_OK(kiln_buffer_write(tq, b, 0, sizeof data, data));
     kiln_arg args[] = { KILN_ARG_BUF(b), KILN_ARG_I32(n) };
@@ -141,10 +140,7 @@ static void traced_queue(kiln_queue *q, void *user) {
               info.id, bumps, writes, reads, on_old);
     CHECK_MSG(nc == LAUNCHES + 3, "%zu commands in the trace, expected %d", nc, LAUNCHES + 3);
     remove(path);
-    kiln_buffer_release(b);
-    kiln_kernel_release(k);
-    kiln_program_release(prog);
-    kiln_queue_release(tq);
+    KT_RELEASE(b, k, prog, tq);
 }
 
 /* The file lists commands in enqueue order even when they complete in
@@ -179,12 +175,7 @@ static void enqueue_order(kiln_queue *q, void *user) {
     CHECK_MSG(complete && n == 2 && !strcmp(c[0].name, "kiln_buffer_copy") &&
                   !strcmp(c[1].name, "kiln_buffer_fill"),
               "enqueue order: %zu commands, first %s", n, n ? c[0].name : "-");
-    kiln_event_release(quick);
-    kiln_event_release(held);
-    kiln_event_release(gate);
-    kiln_buffer_release(a);
-    kiln_buffer_release(b);
-    kiln_queue_release(q2);
+    KT_RELEASE(quick, held, gate, a, b, q2);
     remove(path);
 }
 
@@ -221,8 +212,7 @@ static int child(void) {
         kiln_buffer_write(q, b, 0, sizeof x, x) != KILN_OK ||
         kiln_buffer_read(q, b, 0, sizeof x, x) != KILN_OK)
         return 4;
-    kiln_buffer_release(b);
-    kiln_queue_release(q);
+    KT_RELEASE(b, q);
     return 0; /* the trace is written at exit */
 }
 
