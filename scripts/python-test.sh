@@ -41,6 +41,10 @@ if [ "${KILN_PY_OFFLINE:-0}" != 1 ]; then
     echo "python-test: PyOpenCL not installed: the demo's PyOpenCL test skips" >&2
   "$vpy" -m pip install -q --disable-pip-version-check numba ||
     echo "python-test: Numba not installed: the demo's Numba column skips" >&2
+  # mpi4py for kiln.distributed's tests (mpirun -np 1 and 2; Open MPI from
+  # setup-debian.sh): they skip without it
+  "$vpy" -m pip install -q --disable-pip-version-check mpi4py ||
+    echo "python-test: mpi4py not installed: kiln.distributed's tests skip" >&2
   "$vpy" -m pip install -q --disable-pip-version-check nbclient nbformat ipykernel ||
     echo "python-test: nbclient/ipykernel not installed: the demo notebook's test skips" >&2
 fi

@@ -16,13 +16,16 @@ redistribution, from Python::
     d.sort()
     out = d.gather(root=0)                  # a NumPy array on rank 0
 
-It calls libkiln_mpi through ctypes ($KILN_MPI_LIBRARY names the file;
-else libkiln_mpi.so.0 on the loader's path). Data goes in and comes out as
-NumPy arrays: kiln_mpi keeps its own context on the rank's device, and the
-arrays of kiln's Python package (another context) are not handed to it
-yet. Every call is collective, as in MPI; failures raise
-:class:`DistributedError` with kiln_mpi's message (which names the ranks
-and their values where they disagree).
+It calls libkiln_mpi through ctypes: the package's own copy (built beside
+libkiln when the build found MPI), else $KILN_MPI_LIBRARY, else
+libkiln_mpi.so.0 on the loader's path. Collectives take NumPy arrays (and
+return NumPy arrays) or kiln arrays made on the communicator's queue
+(``kiln.asarray(x, queue=comm.queue)``: kiln_mpi works in its own context
+on the rank's device), which stay on the device: the collective runs on
+the array's queue and returns a kiln array; ``DArray.local_array()`` is
+the rank's block as a kiln array, no copy. Every call is collective, as in
+MPI; failures raise :class:`DistributedError` with kiln_mpi's message
+(which names the ranks and their values where they disagree).
 """
 
 import ctypes
@@ -72,8 +75,11 @@ def _load():
     global _lib, _why
     if _lib is not None or _why is not None:
         return _lib
-    names = [os.environ.get("KILN_MPI_LIBRARY"), "libkiln_mpi.so.0",
-             ctypes.util.find_library("kiln_mpi")]
+    # the package's copy first: it links the package's libkiln, so kiln
+    # arrays and queues are the same objects on both sides
+    own = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libkiln_mpi.so")
+    names = [own if os.path.exists(own) else None, os.environ.get("KILN_MPI_LIBRARY"),
+             "libkiln_mpi.so.0", ctypes.util.find_library("kiln_mpi")]
     for name in [n for n in names if n]:
         try:
             lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
@@ -129,6 +135,13 @@ def _load():
         return None
     _lib = lib
     return lib
+
+
+def _is_kiln_array(a):
+    import sys
+
+    k = sys.modules.get("kiln")
+    return k is not None and isinstance(a, getattr(k, "Array", ()))
 
 
 def available():
@@ -206,7 +219,49 @@ class Communicator:
     def __exit__(self, *exc):
         self.close()
 
+    @property
+    def queue(self):
+        """The communicator's queue (kiln_mpi_queue) as a kiln.Queue: make
+        the kiln arrays you hand to the collectives on it (or on another
+        queue of its context)."""
+        if getattr(self, "_queue", None) is None:
+            import kiln
+            from kiln import _kiln
+
+            self._queue = _kiln.wrap_queue(kiln.Queue, kiln.Context, _lib.kiln_mpi_queue(self._m))
+        return self._queue
+
     # ------------------------------------------------------- helpers
+    def _own(self, a, call):
+        """a kiln array of the communicator's context, else a clear error"""
+        if a.queue.context._int_ptr() != _lib.kiln_mpi_context(self._m):
+            raise DistributedError(
+                call, "KILN_ERROR_INVALID_ARGUMENT",
+                "the kiln array belongs to another context than the communicator's: make it on "
+                "comm.queue (kiln.asarray(x, queue=comm.queue)) or pass a NumPy array")
+        if a.dtype not in _DTYPES:
+            raise TypeError(f"kiln.distributed: dtype {a.dtype} is not one kiln_mpi moves")
+
+    def _coll_kiln(self, call, fn, a, *extra, out_n=None):
+        """a collective on a kiln array: on its queue, into a new flat
+        kiln array (a contiguous copy for the in-place calls)"""
+        import kiln
+
+        self._own(a, call)
+        flat = a.copy().reshape(a.size)
+        q = ctypes.c_void_p(flat.queue.int_ptr)
+        ev = ctypes.c_void_p()
+        if out_n is not None:
+            out = kiln.empty(out_n, a.dtype, queue=a.queue)
+            _check(call, fn(self._m, q, ctypes.c_void_p(flat.int_ptr), ctypes.c_void_p(out.int_ptr),
+                            0, None, ctypes.byref(ev)))
+        else:
+            out = flat
+            _check(call, fn(self._m, q, ctypes.c_void_p(flat.int_ptr), *extra, 0, None,
+                            ctypes.byref(ev)))
+        self._wait(call, ev)
+        return out
+
     def _upload(self, a):
         a = np.ascontiguousarray(a)
         shape = (ctypes.c_size_t * 1)(a.size)
@@ -229,6 +284,8 @@ class Communicator:
         return out
 
     def _coll(self, call, fn, a, *extra, out_n=None):
+        if _is_kiln_array(a):
+            return self._coll_kiln(call, fn, a, *extra, out_n=out_n)
         arr, a = self._upload(np.ravel(a))
         recv = None
         try:
@@ -261,7 +318,8 @@ class Communicator:
 
     def allgather(self, a):
         """The ranks' arrays one after another, in rank order, on every rank."""
-        a = np.ravel(a)
+        if not _is_kiln_array(a):
+            a = np.ravel(a)  # (np.ravel of a kiln array would copy it to the host)
         return self._coll("kiln_mpi_allgather", _lib.kiln_mpi_allgather, a,
                           out_n=a.size * self.size)
 
@@ -323,6 +381,15 @@ class DArray:
         """This rank's block, halo rows included, as a NumPy array (a copy)."""
         arr = _lib.kiln_mpi_darray_local(self._d)
         return self._c._download(arr, self.dtype, _lib.kiln_array_size(arr))
+
+    def local_array(self):
+        """This rank's block, halo rows included, as a kiln array on the
+        communicator's queue: the block itself, no copy (writes to it are
+        the DArray's)."""
+        from kiln import _kiln
+
+        arr = _lib.kiln_mpi_darray_local(self._d)
+        return _kiln.wrap_array(arr, self._c.queue)
 
     def gather(self, root=0):
         """The whole array (owned rows) on root as a NumPy array of the

@@ -2364,6 +2364,78 @@ static PyObject *mod_from_dlpack(PyObject *m, PyObject *args) {
     return array_wrap(a, q, 0, zerod);
 }
 
+/* ------------------------------------------- objects made by other C code */
+
+/* wrap_queue(queue_type, context_type, int_ptr) -> a Queue of queue_type
+ * (its Context of context_type) over an existing kiln_queue *, e.g.
+ * kiln_mpi_queue's: both retained, so the Python objects and the C owner
+ * each hold their own reference. The pointer must come from the package's
+ * own libkiln (kiln.distributed loads the kiln_mpi built against it). */
+static PyObject *mod_wrap_queue(PyObject *m, PyObject *args) {
+    PyObject *qtype, *ctype;
+    void *ptr;
+    PyObject *iptr;
+    if (!PyArg_ParseTuple(args, "OOO", &qtype, &ctype, &iptr))
+        return NULL;
+    if (!PyType_Check(qtype) || !PyType_IsSubtype((PyTypeObject *)qtype, QueueType) ||
+        !PyType_Check(ctype) || !PyType_IsSubtype((PyTypeObject *)ctype, ContextType)) {
+        PyErr_SetString(PyExc_TypeError, "wrap_queue: expected the Queue and Context types");
+        return NULL;
+    }
+    ptr = PyLong_AsVoidPtr(iptr);
+    if (!ptr) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "wrap_queue: a NULL kiln_queue *");
+        return NULL;
+    }
+    kiln_queue *q = ptr;
+    kiln_context *c = kiln_queue_context(q);
+    kiln_status st = kiln_context_retain(c);
+    CHECK_ST(st);
+    ContextObject *co = (ContextObject *)alloc_obj((PyTypeObject *)ctype);
+    if (!co) {
+        kiln_context_release(c);
+        return NULL;
+    }
+    co->c = c;
+    st = kiln_queue_retain(q);
+    if (st != KILN_OK) {
+        Py_DECREF(co);
+        return raise_status(st);
+    }
+    QueueObject *qo = (QueueObject *)alloc_obj((PyTypeObject *)qtype);
+    if (!qo) {
+        kiln_queue_release(q);
+        Py_DECREF(co);
+        return NULL;
+    }
+    qo->q = q;
+    qo->context = (PyObject *)co;
+    return (PyObject *)qo;
+}
+
+/* wrap_array(int_ptr, queue) -> an Array over an existing kiln_array *
+ * (retained) whose operations run on queue (of the array's context). */
+static PyObject *mod_wrap_array(PyObject *m, PyObject *args) {
+    PyObject *iptr, *q;
+    if (!PyArg_ParseTuple(args, "OO", &iptr, &q) || !check_queue_arg(q))
+        return NULL;
+    kiln_array *a = PyLong_AsVoidPtr(iptr);
+    if (!a) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "wrap_array: a NULL kiln_array *");
+        return NULL;
+    }
+    if (kiln_array_context(a) != kiln_queue_context(((QueueObject *)q)->q)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "wrap_array: the array belongs to another context than the queue's");
+        return NULL;
+    }
+    kiln_status st = kiln_array_retain(a);
+    CHECK_ST(st);
+    return array_wrap(a, q, kiln_array_dtype(a) == KILN_BOOL, 0);
+}
+
 /* ------------------------------------------------------------------ Rng */
 
 typedef struct {
@@ -3841,6 +3913,8 @@ static PyMethodDef module_methods[] = {
     { "dot", mod_dot, METH_VARARGS, NULL },
     { "to_dlpack", mod_to_dlpack, METH_VARARGS, NULL },
     { "from_dlpack", mod_from_dlpack, METH_VARARGS, NULL },
+    { "wrap_queue", mod_wrap_queue, METH_VARARGS, NULL },
+    { "wrap_array", mod_wrap_array, METH_VARARGS, NULL },
     { "cuda_pointer", mod_cuda_pointer, METH_VARARGS, NULL },
     { "elementwise_create", mod_elementwise_create, METH_VARARGS, NULL },
     { "reduction_create", mod_reduction_create, METH_VARARGS, NULL },

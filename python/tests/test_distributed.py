@@ -1,12 +1,13 @@
 """kiln.distributed (python/kiln/distributed.py) under mpirun -np 1 and -np 2.
 
 Each pytest test starts `mpirun -np N python this_file worker`; every rank
-runs the checks below against NumPy references and exits non-zero on the
-first failure. Skips where mpi4py, mpirun or libkiln_mpi ($KILN_MPI_LIBRARY,
-else libkiln_mpi.so.0 on the loader's path) is missing.
+runs the checks below against NumPy references, on NumPy arrays and on
+kiln arrays of the communicator's queue, and exits non-zero on the first
+failure. Skips where mpi4py, mpirun or libkiln_mpi (the package's own,
+built when its build found MPI; else $KILN_MPI_LIBRARY or libkiln_mpi.so.0)
+is missing.
 """
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -14,16 +15,11 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MODULE = os.path.join(HERE, "..", "kiln", "distributed.py")
-
 
 def _load_module():
-    # the module needs neither the extension nor the rest of the package
-    spec = importlib.util.spec_from_file_location("kiln_distributed", MODULE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    import kiln.distributed
+
+    return kiln.distributed
 
 
 def _mpi_run(np_):
@@ -114,6 +110,39 @@ def worker():
         got = back.gather()
         if R == 0:
             assert np.array_equal(got, a)
+        # kiln arrays on the communicator's queue: the collectives stay on
+        # the device and return kiln arrays; other contexts are refused
+        import kiln
+
+        q = c.queue
+        assert isinstance(q, kiln.Queue) and q.context._int_ptr() == c.queue.context._int_ptr()
+        for n in (0, 1, 7, 1000):
+            xs = [rng.integers(-50, 50, n).astype(np.float32) for _ in range(P)]
+            ka = kiln.asarray(xs[R].reshape(-1, 1) if n else xs[R], queue=q)
+            got = c.allreduce(ka, "sum")
+            assert isinstance(got, kiln.Array) and got.shape == (n,)
+            assert np.array_equal(got.get(), np.sum(xs, axis=0, dtype=np.float32))
+            assert np.array_equal(ka.get().ravel(), xs[R])  # the input is not clobbered
+            got = c.allgather(ka)
+            assert isinstance(got, kiln.Array) and np.array_equal(got.get(), np.concatenate(xs))
+            got = c.broadcast(ka, root=0)
+            assert np.array_equal(got.get(), xs[0])
+        blocks = c.scatter(np.arange(10.0) if R == 0 else None, dtype=np.float64, shape=(10,))
+        loc = blocks.local_array()
+        assert isinstance(loc, kiln.Array) and loc.size == blocks.count
+        loc *= 2  # the block itself: the DArray sees it
+        q.finish()
+        got = blocks.gather()
+        if R == 0:
+            assert np.array_equal(got, 2 * np.arange(10.0))
+        other = kiln.asarray(np.zeros(3, np.float32), queue=kiln.Queue(kiln.Context()))
+        try:
+            c.allreduce(other)
+        except kd.DistributedError as e:
+            assert "another context" in str(e) and "comm.queue" in str(e), str(e)
+        else:
+            raise AssertionError("an array of another context passed")
+        del ka, got, loc, blocks
         # a mismatch raises with both ranks' values
         if P > 1:
             try:
