@@ -760,9 +760,10 @@ static kiln_status mask_launch(void *ctx, kiln_event **first, kiln_event **last)
         size_t global[2] = { round_up((size_t)r->width, 16), round_up((size_t)r->height, 16) };
         st = kiln_kernel_launch(k->queue, k->naive[p], 2, global, local, 6, args, 0, NULL, last);
     } else if (k->mask_rows) {
-        /* A row per work-item, mask_local rows a group (a CPU thread's
-         * chunk of rows). */
-        size_t local = (size_t)k->mask_local, global = round_up((size_t)r->height, local);
+        /* 8 rows a work-item (MASK_ROWS_PER_ITEM), mask_local work-items
+         * a group (a CPU thread's chunk of rows). */
+        size_t local = (size_t)k->mask_local;
+        size_t global = round_up(((size_t)r->height + 7) / 8, local);
         st = kiln_kernel_launch(k->queue, k->rows[p], 1, &global, &local, 6, args, 0, NULL, last);
     } else {
         /* One group per row; no more items than the row has words (a
