@@ -88,8 +88,9 @@ class Context(_k.ContextBase):
 class Event(_k.EventBase):
     """A kiln event: ``wait(timeout=None)``, ``state``, ``times``;
     ``add_done_callback(fn)`` (fn(event) on kiln's callback thread, with the
-    GIL), ``future()`` (a concurrent.futures.Future), and ``await event``
-    in asyncio."""
+    GIL), ``then(fn)`` (fn(state) there, and a new Event that completes
+    after it: device work can wait on a host step), ``future()`` (a
+    concurrent.futures.Future), and ``await event`` in asyncio."""
 
     __slots__ = ()
 

@@ -652,9 +652,55 @@ static PyObject *event_on_complete(PyObject *self, PyObject *fn) {
     Py_RETURN_NONE;
 }
 
+/* A continuation into Python (kiln_event_then): fn(state) with the GIL;
+ * the next event completes when fn returns normally and fails when it
+ * raises (the exception is reported, as a callback's) or returns False.
+ * While the interpreter finalises fn is not called and the next event
+ * fails. */
+static kiln_status event_py_continuation(kiln_event_state state, void *user_data) {
+    if (g_finalizing)
+        return KILN_ERROR_WRONG_STATE; /* leaks the callable, as above */
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *fn = user_data;
+    PyObject *r = PyObject_CallFunction(fn, "i", (int)state);
+    kiln_status st = KILN_OK;
+    if (!r) {
+        PyErr_WriteUnraisable(fn);
+        st = KILN_ERROR_EVENT_FAILED;
+    } else if (r == Py_False) {
+        st = KILN_ERROR_EVENT_FAILED;
+    }
+    Py_XDECREF(r);
+    Py_DECREF(fn);
+    PyGILState_Release(g);
+    return st;
+}
+
+/* then(fn) -> Event: fn(state) runs on kiln's callback thread once this
+ * event has completed or failed; the returned event completes after fn
+ * (device commands may wait on it). */
+static PyObject *event_then(PyObject *self, PyObject *fn) {
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "then: expected a callable");
+        return NULL;
+    }
+    Py_INCREF(fn);
+    kiln_status st;
+    kiln_event *e = ((EventObject *)self)->e, *next = NULL;
+    KILN_NOGIL(st = kiln_event_then(e, event_py_continuation, fn, &next));
+    if (st != KILN_OK) {
+        Py_DECREF(fn); /* not called: kiln_event_then failed */
+        return raise_status(st);
+    }
+    return event_wrap(next);
+}
+
 static PyMethodDef event_methods[] = {
     { "on_complete", event_on_complete, METH_O,
       "on_complete(fn): fn(state) once the event has completed (0) or failed (-1)" },
+    { "then", event_then, METH_O,
+      "then(fn) -> Event: fn(state) on kiln's callback thread after this event; the new "
+      "event completes when fn returns (fails when fn raises or returns False)" },
     { "wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
       "wait(timeout=None): blocks until complete; False on timeout. Raises if it failed." },
     { NULL, NULL, 0, NULL },

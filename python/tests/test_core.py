@@ -178,3 +178,49 @@ def test_event_callbacks_futures_asyncio(kiln):
     for _ in range(50):
         prg.one(q, 64, None, x).add_done_callback(lambda e: None)
     q.finish()
+
+
+def test_event_then_chains_host_and_device(kiln):
+    """Event.then(fn): fn(state) on kiln's callback thread after the event;
+    the new event completes after fn, and device work can wait on it."""
+    import threading
+
+    q = kiln.get_default_queue()
+    prg = kiln.Program(q.context, """
+KILN_KERNEL void twice(KILN_GLOBAL float *x) { x[kiln_global_id(0)] *= 2; }
+""").build()
+    x = kiln.asarray(np.arange(257, dtype=np.float32))
+    seen = []
+    ev = prg.twice(q, 257, None, x)
+    nxt = ev.then(lambda state: seen.append((state, threading.current_thread() is not threading.main_thread())))
+    assert isinstance(nxt, kiln.Event)
+    after = prg.twice(q, 257, None, x, wait_for=[nxt])  # device work behind the host step
+    after.wait()
+    assert nxt.state == 0 and seen == [(0, True)]
+    assert np.array_equal(x.get(), 4 * np.arange(257, dtype=np.float32))
+    # chains of continuations run in order
+    order = []
+    e = q.marker()
+    for i in range(5):
+        e = e.then(lambda state, i=i: order.append(i))
+    e.wait()
+    assert order == [0, 1, 2, 3, 4]
+    # fn raising (reported) or returning False fails the next event
+    import sys
+
+    reported = []
+    old = sys.unraisablehook
+    sys.unraisablehook = lambda u: reported.append(u.exc_value)
+    try:
+        bad = q.marker().then(lambda state: 1 / 0)
+        with pytest.raises(kiln.KilnError):
+            bad.wait()
+    finally:
+        sys.unraisablehook = old
+    assert isinstance(reported[0], ZeroDivisionError)
+    no = q.marker().then(lambda state: False)
+    with pytest.raises(kiln.KilnError):
+        no.wait()
+    assert no.state == -1
+    with pytest.raises(TypeError, match="callable"):
+        q.marker().then(3)
