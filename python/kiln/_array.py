@@ -422,12 +422,19 @@ def _advanced_key(a, key):
     mixed with ints, slices and '...'): the key as kiln_array_index_key
     takes it (a tuple of slices, ints and kiln integer arrays, one per
     axis) and the result's shape, or None when key has no integer array.
-    Bounds are checked by the C call (an IndexError)."""
+    Bounds are checked by the C call (an IndexError). Returns (the array
+    to index: a itself, or a view of it with the None axes inserted, keys,
+    shape)."""
     ks = key if isinstance(key, tuple) else (key,)
     if not builtins.any(_is_index_array(k) for k in ks):
         return None
     if builtins.any(k is None for k in ks):
-        raise IndexError("kiln: None (newaxis) mixed with integer-array indices is not supported")
+        # None (newaxis) as NumPy has it: a new axis of length 1 where it
+        # stands, indexed by a full slice. Insert the axes with a view,
+        # then index the view with slices in their place.
+        full = _normalize_key(ks, a.ndim)
+        a = _basic_view(a, tuple(None if k is None else slice(None) for k in full))
+        ks = tuple(slice(None) if k is None else k for k in full)
     items = []
     for k in _normalize_key(ks, a.ndim):
         if isinstance(k, slice):
@@ -456,7 +463,7 @@ def _advanced_key(a, key):
     adjacent = adv == list(range(adv[0], adv[-1] + 1))
     lens = [len(range(*k.indices(a.shape[d]))) for d, k in enumerate(items) if isinstance(k, slice)]
     before = builtins.sum(1 for k in items[:adv[0]] if isinstance(k, slice)) if adjacent else 0
-    return tuple(items), tuple(lens[:before]) + tuple(bshape) + tuple(lens[before:])
+    return a, tuple(items), tuple(lens[:before]) + tuple(bshape) + tuple(lens[before:])
 
 
 def _check_assignable(vshape, shape):
@@ -502,7 +509,7 @@ def _getitem(self, key):
     adv = _advanced_key(self, key) if not (isinstance(key, Array) and _is_bool(key)) and not (
         isinstance(key, np.ndarray) and key.dtype == BOOL) else None
     if adv is not None:
-        return _k.index_key(self, adv[0])
+        return _k.index_key(adv[0], adv[1])
     k = key
     if isinstance(k, (list, np.ndarray)):
         k = np.asarray(k)
@@ -541,14 +548,14 @@ def _setitem(self, key, value):
         _k.copy(self, where(mask, value, self))
         return
     if not _is_basic(key):
-        keys, shape = _advanced_key(self, key)
-        if not self._contiguous:
+        base, keys, shape = _advanced_key(self, key)
+        if not base._contiguous:
             raise IndexError("kiln: integer-array assignment needs a C-contiguous array")
         v = asarray(value, queue=self.queue)
         if _np_dtype(v) != _np_dtype(self):
             v = v.astype(_np_dtype(self))
         _check_assignable(v.shape, shape)
-        _k.index_key_put(self, keys, v)  # the C put broadcasts v, no copy
+        _k.index_key_put(base, keys, v)  # the C put broadcasts v, no copy
         return
     view = _basic_view(self, key)
     if view.size == 0:

@@ -427,3 +427,30 @@ def test_index_arrays_per_axis(kiln, rng, shape):
     if len(shape) >= 2:
         with pytest.raises(IndexError):
             a[np.array([0, 1, 2]), np.array([0, 1])]
+
+
+def test_index_arrays_with_newaxis(kiln, rng):
+    """None (newaxis) mixed with integer arrays, slices, ints and '...',
+    against NumPy's results and shapes (get and set)."""
+    x = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    a = kiln.asarray(x)
+    i = np.array([0, 2, -1])  # valid on every axis
+    j = np.array([[1], [4]])
+    keys = [
+        (None, i), (i, None), (None, i, None), (i, None, j), (None, Ellipsis, i),
+        (i, Ellipsis, None), (slice(1, 3), None, i), (None, 2, i), (i, j, None, 1),
+        (None, None, i, slice(None, None, -1)), (Ellipsis, None, i), (1, None, i, None),
+    ]
+    for key in keys:
+        want = x[key]
+        kkey = tuple(kiln.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+        got = a[kkey].get()
+        assert got.shape == want.shape and np.array_equal(got, want), key
+    # assignment through the same keys writes what NumPy writes
+    for key in [(None, i), (i, None, j), (Ellipsis, None, i)]:
+        y, b = x.copy(), kiln.asarray(x)
+        y[key] = 7.0
+        b[key] = 7.0
+        assert np.array_equal(b.get(), y), key
+    with pytest.raises(IndexError):
+        a[None, np.array([4])]  # out of the axis's range
