@@ -989,8 +989,7 @@ def histogram(a, bins=10, range=None, weights=None):
     bin_edges comes back as given (a kiln Array stays one)."""
     a = asarray(a)
     if isinstance(bins, str):
-        raise NotImplementedError("histogram: bin estimators ('auto', ...) are not bound; "
-                                  "give a bin count or edges")
+        bins, range = _estimated_bins(a, bins, range)
     if not isinstance(bins, (int, np.integer)):
         return _histogram_edges(a, bins, weights)
     if range is None:
@@ -1005,6 +1004,71 @@ def histogram(a, bins=10, range=None, weights=None):
     w = asarray(weights, queue=a.queue) if weights is not None else None
     h = _k.histogram(a, int(bins), lo, hi, w)
     return h, np.histogram_bin_edges(np.empty(0), bins, (lo, hi))
+
+
+_ESTIMATORS = ("auto", "fd", "doane", "scott", "rice", "sturges", "sqrt")
+
+
+def _estimated_bins(a, name, range):
+    """np.histogram's bin estimators (NumPy's documented rules: a bin width
+    from the data in range, then ceil(span / width) equal bins): the
+    statistics (size, min, max, mean, std, the quartiles) come from the
+    device, the arithmetic is NumPy's float64 on the host. 'stone' (an
+    optimisation over bin counts) is not bound."""
+    if name == "stone":
+        raise NotImplementedError("histogram: the 'stone' estimator is not bound")
+    if name not in _ESTIMATORS:
+        raise ValueError(f"{name!r} is not a valid estimator for `bins`")
+    x = _flat(a)
+    if range is not None:
+        lo, hi = float(range[0]), float(range[1])
+        if lo > hi:
+            raise ValueError("max must be larger than min in range parameter.")
+        x = x[(x >= lo) & (x <= hi)]
+    if x.size == 0:
+        lo, hi = (0.0, 1.0) if range is None else (lo, hi)
+        return 1, (lo, hi)
+    x64 = x.astype(np.float64)
+    if range is None:
+        lo, hi = float(min(x64)), float(max(x64))
+    n = x.size
+    span = float(max(x64)) - float(min(x64))  # the data's peak to peak
+    width = _bin_width(name, x64, n, span)
+    first, last = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+    count = int(np.ceil((last - first) / width)) if width else 1
+    return count, (first, last)
+
+
+def _bin_width(name, x64, n, span):
+    def sturges():
+        return span / (np.log2(n) + 1.0)
+
+    def fd():
+        s = sort(x64).get()  # the quartiles as np.percentile's linear rule
+        q75, q25 = np.percentile(s, [75, 25])
+        return 2.0 * (q75 - q25) * n ** (-1.0 / 3.0)
+
+    if name == "sqrt":
+        return span / np.sqrt(n)
+    if name == "sturges":
+        return sturges()
+    if name == "rice":
+        return span / (2.0 * n ** (1.0 / 3.0))
+    if name == "scott":
+        return (24.0 * np.pi ** 0.5 / n) ** (1.0 / 3.0) * float(std(x64))
+    if name == "fd":
+        return fd()
+    if name == "doane":
+        if n <= 2:
+            return 0.0
+        sigma = float(std(x64))
+        if sigma <= 0.0:
+            return 0.0
+        g1 = float(mean(((x64 - float(mean(x64))) / sigma) ** 3))
+        sg1 = np.sqrt(6.0 * (n - 2) / ((n + 1.0) * (n + 3)))
+        return span / (1.0 + np.log2(n) + np.log2(1.0 + np.absolute(g1) / sg1))
+    fd_w, st_w = fd(), sturges()  # "auto"
+    return builtins.min(fd_w, st_w) if fd_w else st_w
 
 
 def _histogram_edges(a, bins, weights):

@@ -80,3 +80,29 @@ def test_linalg_norm(kiln, rng):
     assert np.isclose(float(kiln.linalg.vdot(kiln.asarray(m), kiln.asarray(m))), np.vdot(m, m))
     with pytest.raises(NotImplementedError):
         kiln.linalg.norm(kiln.asarray(m), 2)
+
+
+@pytest.mark.parametrize("est", ["auto", "fd", "doane", "scott", "rice", "sturges", "sqrt"])
+def test_histogram_bin_estimators(kiln, rng, est):
+    """bins='auto' and NumPy's other estimators: the same counts and edges
+    as np.histogram, with and without range, on awkward data."""
+    cases = [
+        (rng.standard_normal(1000), None),
+        (rng.random(37), None),
+        (rng.integers(-300, 300, 501), None),
+        (rng.standard_normal(257), (-1.0, 0.5)),
+        (np.full(9, 2.5), None),  # one value: the edges widen by 0.5
+        (np.array([3.0]), None),
+        (np.array([1.0, 2.0]), None),
+        (rng.standard_normal(50), (5.0, 6.0)),  # nothing in range
+    ]
+    for x, rg in cases:
+        want_h, want_e = np.histogram(x, bins=est, range=rg)
+        got_h, got_e = kiln.histogram(kiln.asarray(x), bins=est, range=rg)
+        assert len(got_e) == len(want_e), (est, x.size, rg)
+        assert np.allclose(np.asarray(got_e), want_e, rtol=1e-12, atol=0), (est, x.size, rg)
+        assert np.array_equal(got_h.get(), want_h), (est, x.size, rg)
+    with pytest.raises(ValueError, match="valid estimator"):
+        kiln.histogram(kiln.asarray(np.arange(4.0)), bins="nope")
+    with pytest.raises(NotImplementedError, match="stone"):
+        kiln.histogram(kiln.asarray(np.arange(4.0)), bins="stone")
