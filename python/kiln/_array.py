@@ -759,13 +759,43 @@ _MODES = {"raise": 0, "clip": 1, "wrap": 2}
 def take(a, indices, axis=None, mode="raise"):
     a = asarray(a)
     if axis is not None and not (a.ndim == 1 and axis in (0, -1)):
-        raise NotImplementedError("take along an axis of an n-D array is not bound yet")
+        return _take_axis(a, indices, axis, mode)
     idx = asarray(indices, queue=a.queue)
     if _np_dtype(idx).kind not in _INT_KINDS:
         raise IndexError("arrays used as indices must be of integer type")
     out = empty(idx.shape, _np_dtype(a), a.queue)
     _k.take(out, a, idx, _MODES[mode])
     return out
+
+
+def _take_axis(a, indices, axis, mode):
+    """np.take(a, indices, axis) on an n-D array: a[:, ..., idx, ...] with
+    idx along axis (one C call, kiln_array_index_key); mode 'clip' and
+    'wrap' map the indices into range first, as NumPy does."""
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(axis, 0)
+    axis = int(axis)
+    if not -a.ndim <= axis < a.ndim:
+        raise np.exceptions.AxisError(axis, a.ndim)
+    axis %= a.ndim
+    if mode not in _MODES:
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    idx = asarray(indices, queue=a.queue)
+    if _np_dtype(idx).kind not in _INT_KINDS:
+        raise IndexError("arrays used as indices must be of integer type")
+    n = a.shape[axis]
+    if mode != "raise" and n == 0 and idx.size:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if idx.dtype != np.int64:
+        idx = idx.astype(np.int64)
+    if mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    elif mode == "wrap":
+        idx = idx % n
+    key = (slice(None),) * axis + (idx.reshape(idx.shape) if idx.ndim else idx,)
+    if idx.ndim == 0:  # a scalar index drops the axis, as NumPy
+        return a[(slice(None),) * axis + (int(idx),)].copy()
+    return a[key]
 
 
 def _common(arrays, q):
@@ -816,8 +846,16 @@ def argsort(a, axis=-1, descending=False, stable=True):
     a = asarray(a)
     if axis is None:
         a, axis = _flat(a), -1
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(axis, 0)
     if axis not in (-1, a.ndim - 1):
-        raise NotImplementedError("argsort along an axis other than the last is not bound yet")
+        axis = int(axis)
+        if not -a.ndim <= axis < a.ndim:
+            raise np.exceptions.AxisError(axis, a.ndim)
+        # the C argsort works along the last axis: move the axis there (a
+        # contiguous copy), sort, and move the indices back
+        moved = argsort(swapaxes(a, axis, -1).copy(), -1, descending)
+        return swapaxes(moved, axis, -1).copy()
     out = empty(a.shape, np.int64, a.queue)
     _k.argsort(out, a, descending)
     return out
@@ -873,14 +911,11 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
-    """np.argpartition(a, kth, axis) along the last axis (int64 indices;
-    the stable sorting permutation, one valid argpartition)."""
+    """np.argpartition(a, kth, axis) (int64 indices; the stable sorting
+    permutation along the axis, one valid argpartition)."""
     a, axis = _partition_input(a, axis, kind, order)
-    if axis not in (-1, a.ndim - 1):
-        raise NotImplementedError("argpartition along an axis other than the last is not bound "
-                                  "(kiln's argsort works along the last axis only)")
     _kth_list(kth, a.shape[axis])
-    return argsort(a, -1)
+    return argsort(a, axis)
 
 
 def searchsorted(a, v, side="left"):

@@ -454,3 +454,30 @@ def test_index_arrays_with_newaxis(kiln, rng):
         assert np.array_equal(b.get(), y), key
     with pytest.raises(IndexError):
         a[None, np.array([4])]  # out of the axis's range
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (3, 1, 6), (2, 3, 4, 5)])
+def test_argsort_take_along_any_axis(kiln, rng, shape):
+    """argsort / argpartition along every axis (with ties: the stable
+    order), np.take along every axis with raise/clip/wrap, against NumPy."""
+    x = rng.integers(0, 4, shape).astype(np.float32)  # many ties
+    a = kiln.asarray(x)
+    for axis in range(-len(shape), len(shape)):
+        want = np.argsort(x, axis=axis, kind="stable")
+        assert np.array_equal(kiln.argsort(a, axis=axis).get(), want), axis
+        got = kiln.argpartition(a, 0, axis=axis).get()
+        assert np.array_equal(got, want), axis  # the sorted one of the valid partitions
+        n = shape[axis]
+        for mode in ("raise", "clip", "wrap"):
+            lo, hi = (-n, n) if mode == "raise" else (-2 * n - 1, 2 * n + 2)
+            idx = rng.integers(lo, hi, (2, 3))
+            got = kiln.take(a, kiln.asarray(idx), axis=axis, mode=mode).get()
+            assert np.array_equal(got, np.take(x, idx, axis=axis, mode=mode)), (axis, mode)
+        got = kiln.take(a, n - 1, axis=axis).get()  # a scalar index drops the axis
+        assert np.array_equal(got, np.take(x, n - 1, axis=axis))
+    with pytest.raises(IndexError):
+        kiln.take(a, kiln.asarray(np.array([shape[0]])), axis=0)  # raise mode: out of range
+    with pytest.raises(np.exceptions.AxisError):
+        kiln.argsort(a, axis=len(shape))
+    with pytest.raises(np.exceptions.AxisError):
+        kiln.take(a, [0], axis=-len(shape) - 1)
