@@ -655,7 +655,16 @@ def _var(a, axis=None, ddof=0, keepdims=False, std=False):
             r = _strided(r, r._offset, (1,) * a.ndim, (0,) * a.ndim)
         return r
     if len(axes) != 1:
-        raise NotImplementedError("var/std over several axes (but not all) is not bound yet")
+        # several axes: the kept axes first, the reduced ones merged into
+        # one last axis (a contiguous copy), then one axis reduction
+        keep = [d for d in range(a.ndim) if d not in axes]
+        moved = transpose(a, keep + list(axes)).copy()
+        n = int(np.prod([a.shape[d] for d in axes]))
+        r = _k.var_axis(reshape(moved, [a.shape[d] for d in keep] + [n]), len(keep), float(ddof),
+                        std, False)
+        if keepdims:
+            r = reshape(r, [1 if d in axes else a.shape[d] for d in range(a.ndim)])
+        return r
     return _k.var_axis(a, axes[0], float(ddof), std, keepdims)
 
 

@@ -481,3 +481,16 @@ def test_argsort_take_along_any_axis(kiln, rng, shape):
         kiln.argsort(a, axis=len(shape))
     with pytest.raises(np.exceptions.AxisError):
         kiln.take(a, [0], axis=-len(shape) - 1)
+
+
+def test_var_std_over_several_axes(kiln, rng):
+    x = rng.standard_normal((3, 4, 5, 2))
+    a = kiln.asarray(x)
+    for axes in [(0, 1), (1, 3), (0, 2, 3), (-1, 0), (2, 1)]:
+        for keepdims in (False, True):
+            for ddof in (0, 1):
+                got = kiln.var(a, axis=axes, ddof=ddof, keepdims=keepdims).get()
+                want = np.var(x, axis=axes, ddof=ddof, keepdims=keepdims)
+                assert got.shape == want.shape and np.allclose(got, want, rtol=1e-12), (axes, keepdims)
+                got = kiln.std(a, axis=axes, ddof=ddof, keepdims=keepdims).get()
+                assert np.allclose(got, np.std(x, axis=axes, ddof=ddof, keepdims=keepdims), rtol=1e-12)
