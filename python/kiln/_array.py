@@ -949,16 +949,50 @@ def _cumulative(a, axis, dtype, prod):
     a = asarray(a)
     if axis is None:
         a = _flat(a)
-    elif a.ndim != 1:
-        raise NotImplementedError("cumsum/cumprod along an axis of an n-D array is not bound yet")
     dt = np.dtype(dtype) if dtype is not None else _np_dtype(a)
     if dtype is None and (dt == BOOL or (dt.kind in _INT_KINDS and dt.itemsize < 8)):
         dt = np.dtype(np.uint64 if dt.kind == "u" else np.int64)
+    if a.ndim != 1:
+        return _cumulative_axis(a, axis, dt, prod)
     if dt != _np_dtype(a):
         a = a.astype(dt)
     out = empty_like(a)
     _k.cumulative(out, a, False, prod)
     return out
+
+
+_SEG_SCANS = {}
+
+
+def _cumulative_axis(a, axis, dt, prod):
+    """cumsum/cumprod along one axis of an n-D array: the axis moved last
+    (a contiguous copy), then one segmented scan over the rows (a segment
+    starts every n elements), then moved back."""
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(axis, 0)
+    axis = int(axis)
+    if not -a.ndim <= axis < a.ndim:
+        raise np.exceptions.AxisError(axis, a.ndim)
+    if dt.kind not in "iuf" or dt.itemsize < 4:
+        raise NotImplementedError(f"cumsum/cumprod along an axis: dtype {dt} is not bound "
+                                  "(integers of 32/64 bits, float32, float64)")
+    moved = swapaxes(a, axis, -1).astype(dt)  # astype copies: contiguous
+    out = empty(moved.shape, dt, a.queue)
+    if moved.size:
+        from ._kernels import GenericScanKernel
+        from ._dtypes import C_NAME
+
+        key = (a.queue.context, dt, prod)
+        knl = _SEG_SCANS.get(key)
+        if knl is None:
+            t = C_NAME[dt]
+            knl = GenericScanKernel(a.queue.context, dt, f"const {t} *in, {t} *out, long row",
+                                    "in[i]", "a*b" if prod else "a+b", "1" if prod else "0",
+                                    "out[i] = item", is_segment_start_expr="i % row == 0",
+                                    name_prefix="cumprod_rows" if prod else "cumsum_rows")
+            _SEG_SCANS[key] = knl
+        knl(_flat(moved), _flat(out), np.int64(moved.shape[-1]), queue=a.queue)
+    return swapaxes(out, axis, -1).copy()
 
 
 _SELECT_CACHE = {}

@@ -494,3 +494,19 @@ def test_var_std_over_several_axes(kiln, rng):
                 assert got.shape == want.shape and np.allclose(got, want, rtol=1e-12), (axes, keepdims)
                 got = kiln.std(a, axis=axes, ddof=ddof, keepdims=keepdims).get()
                 assert np.allclose(got, np.std(x, axis=axes, ddof=ddof, keepdims=keepdims), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.float32, np.float64, np.int8, np.bool_])
+def test_cumsum_cumprod_along_axis(kiln, rng, dtype):
+    x = rng.integers(0, 3, (4, 7, 3)).astype(dtype)
+    a = kiln.asarray(x)
+    for axis in (0, 1, 2, -1, -3):
+        for f in ("cumsum", "cumprod"):
+            want = getattr(np, f)(x, axis=axis)
+            got = getattr(kiln, f)(a, axis=axis).get()
+            assert got.dtype == want.dtype and got.shape == want.shape, (f, axis)
+            assert np.allclose(got, want, rtol=1e-6), (f, axis)
+    empty = kiln.asarray(np.zeros((0, 3), dtype))
+    assert kiln.cumsum(empty, axis=1).get().shape == (0, 3)
+    with pytest.raises(np.exceptions.AxisError):
+        kiln.cumsum(a, axis=3)
