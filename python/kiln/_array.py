@@ -777,15 +777,22 @@ def take(a, indices, axis=None, mode="raise"):
     return out
 
 
-def _take_axis(a, indices, axis, mode):
-    """np.take(a, indices, axis) on an n-D array: a[:, ..., idx, ...] with
-    idx along axis (one C call, kiln_array_index_key); mode 'clip' and
-    'wrap' map the indices into range first, as NumPy does."""
+def _one_axis(a, axis):
+    """axis as an int in [-ndim, ndim) of a, else NumPy's AxisError (a 0-d
+    array has none)."""
     if a.ndim == 0:
         raise np.exceptions.AxisError(axis, 0)
     axis = int(axis)
     if not -a.ndim <= axis < a.ndim:
         raise np.exceptions.AxisError(axis, a.ndim)
+    return axis
+
+
+def _take_axis(a, indices, axis, mode):
+    """np.take(a, indices, axis) on an n-D array: a[:, ..., idx, ...] with
+    idx along axis (one C call, kiln_array_index_key); mode 'clip' and
+    'wrap' map the indices into range first, as NumPy does."""
+    axis = _one_axis(a, axis)
     axis %= a.ndim
     if mode not in _MODES:
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
@@ -855,12 +862,8 @@ def argsort(a, axis=-1, descending=False, stable=True):
     a = asarray(a)
     if axis is None:
         a, axis = _flat(a), -1
-    if a.ndim == 0:
-        raise np.exceptions.AxisError(axis, 0)
+    axis = _one_axis(a, axis)
     if axis not in (-1, a.ndim - 1):
-        axis = int(axis)
-        if not -a.ndim <= axis < a.ndim:
-            raise np.exceptions.AxisError(axis, a.ndim)
         # the C argsort works along the last axis: move the axis there (a
         # contiguous copy), sort, and move the indices back
         moved = argsort(swapaxes(a, axis, -1).copy(), -1, descending)
@@ -898,11 +901,7 @@ def _partition_input(a, axis, kind, order):
     a = asarray(a)
     if axis is None:
         a, axis = _flat(a), -1
-    if a.ndim == 0:
-        raise np.exceptions.AxisError(axis, 0)
-    axis = int(axis)
-    if not -a.ndim <= axis < a.ndim:
-        raise np.exceptions.AxisError(axis, a.ndim)
+    axis = _one_axis(a, axis)
     return a, axis
 
 
@@ -968,11 +967,7 @@ def _cumulative_axis(a, axis, dt, prod):
     """cumsum/cumprod along one axis of an n-D array: the axis moved last
     (a contiguous copy), then one segmented scan over the rows (a segment
     starts every n elements), then moved back."""
-    if a.ndim == 0:
-        raise np.exceptions.AxisError(axis, 0)
-    axis = int(axis)
-    if not -a.ndim <= axis < a.ndim:
-        raise np.exceptions.AxisError(axis, a.ndim)
+    axis = _one_axis(a, axis)
     if dt.kind not in "iuf" or dt.itemsize < 4:
         raise NotImplementedError(f"cumsum/cumprod along an axis: dtype {dt} is not bound "
                                   "(integers of 32/64 bits, float32, float64)")
