@@ -20,7 +20,7 @@ from ._array import (  # noqa: F401
     UFUNCS as _UFUNCS, Array, amax, amin, any, all, arange, argmax, argmin, argsort, array,
     asarray, astype, broadcast_to, clip, concatenate, cumprod, cumsum, dot, empty, empty_like,
     add_at, bincount, concat, expand_dims, eye, flip, isdtype, linspace, matrix_transpose, permute_dims, squeeze, flatnonzero, from_dlpack, full, full_like, histogram, matmul, nonzero, partition, argpartition, put, topk, unique, max, mean, min, ones, ones_like, prod, reshape,
-    searchsorted, sort, stack, std, sum, swapaxes, take, to_device, transpose, var, where, zeros,
+    reduce_by_key, searchsorted, sort, stack, std, sum, swapaxes, take, to_device, transpose, var, where, zeros,
     zeros_like,
 )
 from ._kernels import (  # noqa: F401

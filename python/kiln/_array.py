@@ -1043,6 +1043,30 @@ def unique(a, return_counts=False):
     return r
 
 
+def reduce_by_key(keys, values, op="sum"):
+    """(unique_keys, reduced) over runs of equal consecutive keys (1-D, as
+    many values as keys; sort the keys first for a full group-by): each
+    run's key and its values combined with op ("sum", "prod", "min",
+    "max"; NaN propagates in min/max), in the values' dtype
+    (kiln_array_reduce_by_key_out). Blocks: the number of runs is the
+    result's length."""
+    k = asarray(keys)
+    v = asarray(values, queue=k.queue)
+    if op not in ("sum", "prod", "min", "max"):
+        raise ValueError(f"reduce_by_key: op must be 'sum', 'prod', 'min' or 'max', not {op!r}")
+    if k.ndim != 1 or v.ndim != 1 or k.size != v.size:
+        raise ValueError(f"reduce_by_key: keys and values must be 1-D of one length, not "
+                         f"{k.shape} and {v.shape}")
+    ok = empty(k.size, _np_dtype(k), k.queue)
+    ov = empty(v.size, _np_dtype(v), k.queue)
+    c = _k.reduce_by_key(ok, ov, k, v, _RED[op]) if k.size else 0
+    rk = _strided(ok, ok._offset, (c,), (1,))
+    rk._isbool = _is_bool(k)
+    rv = _strided(ov, ov._offset, (c,), (1,))
+    rv._isbool = _is_bool(v)
+    return rk, rv
+
+
 def topk(a, k, largest=True):
     """(values, indices) of the k largest (smallest) items along the last axis."""
     a = asarray(a)

@@ -1989,6 +1989,26 @@ static PyObject *mod_unique(PyObject *m, PyObject *args) {
     return PyLong_FromLongLong(c);
 }
 
+/* reduce_by_key(out_keys, out_values, keys, values, op) -> the number of
+ * runs (each run of equal consecutive keys combined; Blocks) */
+static PyObject *mod_reduce_by_key(PyObject *m, PyObject *args) {
+    PyObject *ok, *ov, *k, *v;
+    int op;
+    if (!PyArg_ParseTuple(args, "OOOOi", &ok, &ov, &k, &v, &op) ||
+        !get_array(ok, "reduce_by_key: out_keys") || !get_array(ov, "reduce_by_key: out_values") ||
+        !get_array(k, "reduce_by_key: keys") || !get_array(v, "reduce_by_key: values"))
+        return NULL;
+    int64_t c = 0;
+    kiln_event *e = NULL;
+    kiln_status st;
+    KILN_NOGIL(st = kiln_array_reduce_by_key_out(AQ(k), ARR(ok)->a, ARR(ov)->a, NULL, &c, ARR(k)->a,
+                                                 ARR(v)->a, (kiln_reduce_op)op, 0, NULL, &e);
+               if (st == KILN_OK) st = kiln_event_wait(e));
+    kiln_event_release(e);
+    CHECK_ST(st);
+    return PyLong_FromLongLong(c);
+}
+
 /* topk(values_out, indices_out, a, k, largest) */
 static PyObject *mod_topk(PyObject *m, PyObject *args) {
     PyObject *v, *i, *a;
@@ -3975,6 +3995,7 @@ static PyMethodDef module_methods[] = {
     { "offload_run", mod_offload_run, METH_VARARGS, NULL },
     { "region_begin", mod_region_begin, METH_VARARGS, NULL },
     { "unique", mod_unique, METH_VARARGS, NULL },
+    { "reduce_by_key", mod_reduce_by_key, METH_VARARGS, NULL },
     { "topk", mod_topk, METH_VARARGS, NULL },
     { "histogram", mod_histogram, METH_VARARGS, NULL },
     { "histogram_edges", mod_histogram_edges, METH_VARARGS, NULL },

@@ -106,3 +106,28 @@ def test_histogram_bin_estimators(kiln, rng, est):
         kiln.histogram(kiln.asarray(np.arange(4.0)), bins="nope")
     with pytest.raises(NotImplementedError, match="stone"):
         kiln.histogram(kiln.asarray(np.arange(4.0)), bins="stone")
+
+
+@pytest.mark.parametrize("vdt", [np.float32, np.float64, np.int32, np.int64])
+def test_reduce_by_key(kiln, rng, vdt):
+    """kiln.reduce_by_key against a loop over runs of equal keys, at
+    awkward sizes, every op; NaN propagates in min/max."""
+    for n in (0, 1, 2, 257, 4099):
+        keys = np.sort(rng.integers(0, max(n // 3, 1), n)).astype(np.int32)
+        vals = (rng.standard_normal(n) * 10).astype(vdt) if vdt in (np.float32, np.float64) \
+            else rng.integers(-5, 6, n).astype(vdt)
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if n else np.zeros(0, int)
+        for op, f in (("sum", np.add), ("prod", np.multiply), ("min", np.minimum), ("max", np.maximum)):
+            want = f.reduceat(vals, starts) if n else np.zeros(0, vdt)
+            rk, rv = kiln.reduce_by_key(kiln.asarray(keys), kiln.asarray(vals), op)
+            assert np.array_equal(rk.get(), keys[starts] if n else keys), (n, op)
+            assert rv.get().dtype == np.dtype(vdt)
+            atol = 1e-3 if vdt == np.float32 else 1e-9  # float32 sums of runs cancel
+            assert np.allclose(rv.get(), want, rtol=1e-5, atol=atol), (n, op)
+    v = np.array([1.0, np.nan, 3.0, 4.0])
+    _, mins = kiln.reduce_by_key(kiln.asarray(np.array([0, 0, 1, 1])), kiln.asarray(v), "min")
+    assert np.isnan(mins.get()[0]) and mins.get()[1] == 3.0
+    with pytest.raises(ValueError, match="op must be"):
+        kiln.reduce_by_key(kiln.asarray(np.zeros(2)), kiln.asarray(np.zeros(2)), "mean")
+    with pytest.raises(ValueError, match="one length"):
+        kiln.reduce_by_key(kiln.asarray(np.zeros(2)), kiln.asarray(np.zeros(3)))
