@@ -549,13 +549,18 @@ def _setitem(self, key, value):
         return
     if not _is_basic(key):
         base, keys, shape = _advanced_key(self, key)
-        if not base._contiguous:
-            raise IndexError("kiln: integer-array assignment needs a C-contiguous array")
         v = asarray(value, queue=self.queue)
         if _np_dtype(v) != _np_dtype(self):
             v = v.astype(_np_dtype(self))
         _check_assignable(v.shape, shape)
-        _k.index_key_put(base, keys, v)  # the C put broadcasts v, no copy
+        if base._contiguous:
+            _k.index_key_put(base, keys, v)  # the C put broadcasts v, no copy
+            return
+        # the C put writes C-contiguous arrays: put into a contiguous copy
+        # of the view, then copy it back into the view's elements
+        tmp = base.copy()
+        _k.index_key_put(tmp, keys, v)
+        _k.copy(base, tmp)
         return
     view = _basic_view(self, key)
     if view.size == 0:

@@ -510,3 +510,26 @@ def test_cumsum_cumprod_along_axis(kiln, rng, dtype):
     assert kiln.cumsum(empty, axis=1).get().shape == (0, 3)
     with pytest.raises(np.exceptions.AxisError):
         kiln.cumsum(a, axis=3)
+
+
+def test_integer_array_assignment_into_views(kiln, rng):
+    """a[idx] = v through integer arrays on non-contiguous views (strided,
+    transposed) writes what NumPy writes, and only there."""
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    cases = [
+        (lambda t: t[:, ::2], (np.array([0, 3, 5]),)),
+        (lambda t: t.T, (np.array([1, 7]), slice(None))),
+        (lambda t: t[1:5, 1::3], (slice(None), np.array([[0], [2]]))),
+        (lambda t: t[::-1], (np.array([0, -1]), np.array([2, 3]))),
+    ]
+    for view, key in cases:
+        y, a = x.copy(), kiln.asarray(x)
+        kkey = tuple(kiln.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+        vy, va = view(y), view(a)
+        vy[key] = 9.0
+        va[kkey] = 9.0
+        assert np.array_equal(a.get(), y), key
+        vals = rng.standard_normal(vy[key].shape).astype(np.float32)
+        vy[key] = vals
+        va[kkey] = kiln.asarray(vals)
+        assert np.array_equal(a.get(), y), key
