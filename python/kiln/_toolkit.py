@@ -62,17 +62,22 @@ class HashTable(_k.HashTableBase):
             raise ValueError(f"HashTable: {n} keys but {v.size} values")
         return v
 
-    def insert(self, keys, values):
+    def insert(self, keys, values, blocking=True):
         """keys[k] -> values[k] (a scalar value: for every key); an
-        existing key's value is replaced. Blocks (to report a full table)."""
+        existing key's value is replaced. Blocks, to report a full table as
+        OutOfRangeError; blocking=False returns at once with an Event that
+        fails (its wait raises) when the table filled up or a key was
+        reserved."""
         k = self._flat(keys, self.key_dtype, "keys")
-        super().insert(k, self._values(values, k.size), False)
+        return super().insert(k, self._values(values, k.size), False, bool(blocking))
 
-    def add(self, keys, values=None):
+    def add(self, keys, values=None, blocking=True):
         """Insert-or-add: values[k] (None: 1) added atomically to keys[k]'s
-        value, a new key starting from 0; repeated keys all count. Blocks."""
+        value, a new key starting from 0; repeated keys all count. Blocks;
+        blocking=False: an Event, as insert's."""
         k = self._flat(keys, self.key_dtype, "keys")
-        super().insert(k, None if values is None else self._values(values, k.size), True)
+        return super().insert(k, None if values is None else self._values(values, k.size), True,
+                              bool(blocking))
 
     def lookup(self, keys, missing=0, return_found=False):
         """The values of keys (keys' shape; ``missing`` where a key is

@@ -3541,10 +3541,14 @@ static PyObject *hash_clear(PyObject *self, PyObject *unused) {
 }
 
 /* insert(keys, values, add): add = 1: insert-or-add (values may be None) */
+/* insert(keys, values, add=False, blocking=True): None, or (blocking
+ * False) the Event of the non-blocking form, which fails when the table is
+ * full or a key is reserved */
 static PyObject *hash_insert(PyObject *self, PyObject *args) {
     PyObject *k, *v;
-    int add = 0;
-    if (!PyArg_ParseTuple(args, "OO|p", &k, &v, &add) || !get_array(k, "HashTable: keys") ||
+    int add = 0, blocking = 1;
+    if (!PyArg_ParseTuple(args, "OO|pp", &k, &v, &add, &blocking) ||
+        !get_array(k, "HashTable: keys") ||
         ((v != Py_None || !add) && !get_array(v, "HashTable: values")))
         return NULL;
     kiln_queue *q = hash_queue(self);
@@ -3553,12 +3557,19 @@ static PyObject *hash_insert(PyObject *self, PyObject *args) {
     kiln_status st;
     kiln_hash_table *t = ((HashTableObject *)self)->t;
     kiln_array *va = v == Py_None ? NULL : ARR(v)->a;
-    if (add)
+    kiln_event *e = NULL;
+    if (blocking && add)
         KILN_NOGIL(st = kiln_hash_table_add(q, t, ARR(k)->a, va));
-    else
+    else if (blocking)
         KILN_NOGIL(st = kiln_hash_table_insert(q, t, ARR(k)->a, va));
+    else if (add)
+        KILN_NOGIL(st = kiln_hash_table_add_async(q, t, ARR(k)->a, va, 0, NULL, &e));
+    else
+        KILN_NOGIL(st = kiln_hash_table_insert_async(q, t, ARR(k)->a, va, 0, NULL, &e));
     CHECK_ST(st);
-    Py_RETURN_NONE;
+    if (blocking)
+        Py_RETURN_NONE;
+    return event_wrap(e);
 }
 
 /* lookup(keys, values_out, missing: bytes of one value, found|None) */
@@ -3621,7 +3632,8 @@ static PyObject *hash_get_queue(PyObject *self, void *c) {
 
 static PyMethodDef hash_methods[] = {
     { "clear", hash_clear, METH_NOARGS, "empties the table (Blocks)" },
-    { "insert", hash_insert, METH_VARARGS, "insert(keys, values, add=False) (Blocks)" },
+    { "insert", hash_insert, METH_VARARGS,
+      "insert(keys, values, add=False, blocking=True): None, or an Event when not blocking" },
     { "lookup", hash_lookup, METH_VARARGS, "lookup(keys, values_out, missing, found=None)" },
     { "erase", hash_erase, METH_O, "erase(keys)" },
     { "count", hash_count, METH_NOARGS, "the number of keys (Blocks)" },

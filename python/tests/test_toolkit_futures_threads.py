@@ -535,3 +535,23 @@ def test_threads_end_shared_data_region(kiln, rng):
     assert not errors, errors
     assert len(ended) == 3
     assert np.allclose(D, X * 2)
+
+
+def test_hash_table_non_blocking(kiln, rng):
+    """insert/add with blocking=False return Events; the table holds what
+    the blocking forms store; a full table fails the event, not the call."""
+    t = kiln.HashTable(4096)
+    keys = rng.permutation(100000)[:1031].astype(np.int32)
+    ev = t.insert(keys, keys * 3, blocking=False)
+    assert isinstance(ev, kiln.Event)
+    ev2 = t.add(keys[:7], None, blocking=False)  # after the insert, on the table's queue
+    ev2.wait()
+    assert ev.state == 0 and ev2.state == 0
+    want = keys * 3
+    want[:7] += 1
+    assert np.array_equal(t.lookup(keys).get(), want) and len(t) == 1031
+    small = kiln.HashTable(8)
+    bad = small.insert(np.arange(100, 140, dtype=np.int32), 1, blocking=False)
+    with pytest.raises(kiln.KilnError):
+        bad.wait()
+    assert bad.state == -1
