@@ -113,6 +113,9 @@ def _load():
         "kiln_mpi_darray_ranks": (I, [P]),
         "kiln_mpi_darray_redistribute": (I, [P, P, P, P]),
         "kiln_mpi_darray_sort": (I, [P, P, P]),
+        "kiln_mpi_darray_binary": (I, [P, P, I, P, P, P, S, P, P]),
+        "kiln_mpi_darray_uniform": (I, [P, P, P, P, S, P, P]),
+        "kiln_mpi_darray_normal": (I, [P, P, P, P, ctypes.c_double, ctypes.c_double, S, P, P]),
         "kiln_mpi_darray_cumsum": (I, [P, P, P, P, I, S, P, P]),
         "kiln_mpi_darray_halo_exchange": (I, [P, P, P, S, P, P]),
         "kiln_mpi_darray_histogram": (I, [P, P, P, S, ctypes.c_double, ctypes.c_double, S, P,
@@ -350,6 +353,29 @@ class Communicator:
         self._wait("kiln_mpi_darray_scatter", ev)
         return DArray(self, d, dtype, shape)
 
+    def random(self, generator, n, dtype=np.float64, dist="uniform", mean=0.0, stddev=1.0):
+        """A 1-D DArray of n random numbers from a kiln.random.Generator:
+        bit for bit the generator's one-device fill of n elements (each
+        rank draws its own elements' words: the counters are global
+        indices). The generator must be in the same state on every rank
+        (same seed, same offset); afterwards its offset has moved past all
+        n elements on every rank. dist: "uniform" ([0, 1)) or "normal"."""
+        if dist not in ("uniform", "normal"):
+            raise ValueError(f"kiln.distributed.random: dist must be 'uniform' or 'normal', not {dist!r}")
+        d = self.empty(dtype, (int(n),))
+        rng = ctypes.c_void_p(generator._rng.int_ptr)
+        ev = ctypes.c_void_p()
+        if dist == "uniform":
+            call = "kiln_mpi_darray_uniform"
+            st = _lib.kiln_mpi_darray_uniform(self._m, None, rng, d._d, 0, None, ctypes.byref(ev))
+        else:
+            call = "kiln_mpi_darray_normal"
+            st = _lib.kiln_mpi_darray_normal(self._m, None, rng, d._d, float(mean), float(stddev), 0,
+                                             None, ctypes.byref(ev))
+        _check(call, st)
+        self._wait(call, ev)
+        return d
+
     def empty(self, dtype, shape, halo=0, ranks=0):
         """An uninitialised DArray: shape (n,) in 1-D blocks or (rows, cols) in
         row blocks, on ranks [0, ranks) (0: every rank)."""
@@ -381,6 +407,37 @@ class DArray:
         """This rank's block, halo rows included, as a NumPy array (a copy)."""
         arr = _lib.kiln_mpi_darray_local(self._d)
         return self._c._download(arr, self.dtype, _lib.kiln_array_size(arr))
+
+    def _binary(self, op, other):
+        if not isinstance(other, DArray):
+            return NotImplemented
+        from kiln import _kiln
+
+        dtype = np.result_type(self.dtype, other.dtype)
+        out = self._c.empty(dtype, self.shape)
+        ev = ctypes.c_void_p()
+        _check("kiln_mpi_darray_binary", _lib.kiln_mpi_darray_binary(
+            self._c._m, None, _kiln.BINARY_OPS[op], out._d, self._d, other._d, 0, None,
+            ctypes.byref(ev)))
+        self._c._wait("kiln_mpi_darray_binary", ev)
+        return out
+
+    def __add__(self, other):
+        """Elementwise on each rank's block (no communication): 1-D DArrays
+        of one layout; the result in NumPy's promoted dtype."""
+        return self._binary("add", other)
+
+    def __sub__(self, other):
+        return self._binary("subtract", other)
+
+    def __mul__(self, other):
+        return self._binary("multiply", other)
+
+    def __truediv__(self, other):
+        if isinstance(other, DArray) and (self.dtype.kind != "f" or other.dtype.kind != "f"):
+            raise TypeError("kiln.distributed: / takes float DArrays (kiln_mpi divides integers "
+                            "as C does, not as NumPy's true division)")
+        return self._binary("true_divide", other)
 
     def local_array(self):
         """This rank's block, halo rows included, as a kiln array on the

@@ -2582,8 +2582,13 @@ static PyMethodDef rng_methods[] = {
     { "fill", rng_fill, METH_VARARGS, "fill(kind, array, p1, p2)" },
     { NULL, NULL, 0, NULL },
 };
+static PyObject *rng_int_ptr(PyObject *self, void *c) {
+    return PyLong_FromVoidPtr(((RngObject *)self)->r);
+}
+
 static PyGetSetDef rng_getset[] = {
     { "offset", rng_get_offset, rng_set_offset, "the next fill's offset in 32-bit words", NULL },
+    { "int_ptr", rng_int_ptr, NULL, "the kiln_rng * (for C and ctypes code)", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
 static PyType_Slot rng_slots[] = {

@@ -143,6 +143,33 @@ def worker():
         else:
             raise AssertionError("an array of another context passed")
         del ka, got, loc, blocks
+        # elementwise ops on blocks, and random fills equal to one device's
+        xa = c.scatter(np.arange(1001.0) if R == 0 else None, dtype=np.float64, shape=(1001,))
+        xb = c.scatter(np.full(1001, 2.0) if R == 0 else None, dtype=np.float64, shape=(1001,))
+        for op, f in (("+", np.add), ("-", np.subtract), ("*", np.multiply), ("/", np.divide)):
+            got = eval(f"xa {op} xb").gather()
+            if R == 0:
+                assert np.array_equal(got, f(np.arange(1001.0), 2.0)), op
+        ia = c.scatter(np.arange(7, dtype=np.int32) if R == 0 else None, dtype=np.int32, shape=(7,))
+        try:
+            ia / ia
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("integer / passed")
+        import kiln.random as kr
+
+        for dist in ("uniform", "normal"):
+            for dt in (np.float32, np.float64):
+                g = kr.Generator(2024, "philox", queue=q)
+                d = c.random(g, 12345, dtype=dt, dist=dist)
+                one = kr.Generator(2024, "philox", queue=q)
+                ref = (one.random(12345, dtype=dt) if dist == "uniform"
+                       else one.normal(size=12345, dtype=dt)).get()
+                got = d.gather()
+                if R == 0:
+                    assert np.array_equal(got, ref), (dist, dt)  # bit for bit
+                assert g.offset == one.offset, (dist, dt)  # the same state after
         # a mismatch raises with both ranks' values
         if P > 1:
             try:
