@@ -199,12 +199,13 @@ const char kiln__d2h_preamble[] = "KILN_FUNC ushort kiln_d2h(double d)\n"
  * float32 -> float16 reached 63% of copy on an H200). Sources of 4 bytes,
  * results of 2 or 4; p must be aligned to the vector's size. OpenCL C: a
  * cast pointer, so the compiler may assume that alignment (vload4 would
- * assume only the element's). The kernel checks the alignment of the
+ * assume only the element's); CUDA and the host backend (C) have the
+ * vector types as structs, built with make_T4. The kernel checks the alignment of the
  * first elements: a CUDA buffer may wrap memory of another library (DLPack)
  * at any element boundary, and the quads then take the scalar loop. */
 static const char vec_preamble[] =
     "#define KILN_AST_ALIGNED(p, a) (((ulong)(p) & ((a) - 1)) == 0)\n"
-    "#if KILN_CUDA_C\n"
+    "#if KILN_CUDA_C || defined(KILN_BACKEND_HOST)\n"
     "#define KILN_AST_LD4(T, p) (*(const T##4 *)(p))\n"
     "#define KILN_AST_ST4(T, p, a, b, c, d) \\\n"
     "    (*(T##4 *)(p) = make_##T##4((a), (b), (c), (d)))\n"

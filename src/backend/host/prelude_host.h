@@ -321,6 +321,8 @@ KILN_FUNC ulong kiln_atomic_add_ulong(ulong *p, ulong v) {
     } T##4;
 KILN__VEC(float)
 KILN__VEC(double)
+KILN__VEC(short)
+KILN__VEC(ushort)
 KILN__VEC(int)
 KILN__VEC(uint)
 KILN__VEC(long)
@@ -330,6 +332,9 @@ KILN__VEC(ulong)
 #define make_double2(a, b) ((double2){ (a), (b) })
 #define make_float4(a, b, c, d) ((float4){ (a), (b), (c), (d) })
 #define make_uint4(a, b, c, d) ((uint4){ (a), (b), (c), (d) })
+#define make_int4(a, b, c, d) ((int4){ (a), (b), (c), (d) })
+#define make_short4(a, b, c, d) ((short4){ (a), (b), (c), (d) })
+#define make_ushort4(a, b, c, d) ((ushort4){ (a), (b), (c), (d) })
 
 /* Complex numbers (prelude_complex.h) */
 #define KILN_HAS_FP64 1
