@@ -46,7 +46,10 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0 
 # reads), scripts/check-ladders.py (no function has more than three
 # `if (st == KILN_OK` steps in a row: issue 43) and, on the built objects,
 # scripts/check-circles.py (no new circle of files calling each other).
-# Any one failing fails the run.
+# Any one failing fails the run. The host backend is kiln's default CPU
+# device; the suite's default-device tests run on PoCL (KILN_DEVICE=pocl,
+# the OpenCL path) and the host backend's list (ctest label host) beside
+# them, as does the Python suite (scripts/python-test.sh).
 test:
 	@scripts/setup-debian.sh test
 	@python3 scripts/check-layers.py
@@ -58,7 +61,7 @@ test:
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 	@scripts/check-abi.sh $(TEST_BUILD)
 	@python3 scripts/check-circles.py $(TEST_BUILD)
-	@cd $(TEST_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
+	@cd $(TEST_BUILD) && KILN_DEVICE=$${KILN_DEVICE:-pocl} $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) scripts/fuzz.sh 3 $(FUZZ_BUILD)
 	@$(MAKE) --no-print-directory test-python
 
@@ -86,7 +89,7 @@ test-tsan:
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON \
 	  -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_EXAMPLES=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
-	@cd $(TSAN_BUILD) && TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
+	@cd $(TSAN_BUILD) && KILN_DEVICE=$${KILN_DEVICE:-pocl} TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $() ,|,$(TSAN_TESTS) $(TSAN_HOST_TESTS)))$$'
 
 install: build

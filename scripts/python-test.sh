@@ -67,6 +67,9 @@ fi
 # caches), kept between runs: a rerun compiles nothing.
 cache=${KILN_PY_CACHE:-$root/build-py/cache}
 export POCL_CACHE_DIR=$cache/pocl KILN_CACHE_DIR=$cache/kiln KILN_CACHE_QUIET=1
+# the suite's default device: PoCL (the OpenCL path), as ctest's; the
+# host backend (kiln's default CPU device) passes it too (docs/python.md)
+export KILN_DEVICE=${KILN_DEVICE:-pocl}
 mkdir -p "$POCL_CACHE_DIR" "$KILN_CACHE_DIR"
 chmod 700 "$cache" "$KILN_CACHE_DIR"
 # run from the tests' folder, not the checkout root, so `import kiln` is

@@ -148,7 +148,8 @@ static void test_devices(void) {
     EXPECT("info", 0);
     char id[64] = "";
     sscanf(out, "%63s", id);
-    CHECK_MSG(strncmp(id, "opencl:", 7) == 0 || strncmp(id, "cuda:", 5) == 0,
+    CHECK_MSG(strncmp(id, "opencl:", 7) == 0 || strncmp(id, "cuda:", 5) == 0 ||
+                  strncmp(id, "host:", 5) == 0,
               "first word of kiln info: %s", id);
     EXPECT("devices", 0);
     OUT_HAS(id);

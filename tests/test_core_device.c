@@ -179,7 +179,8 @@ static kiln_device *device_at(size_t i, kiln_device_info *di) {
 }
 
 /* Among devices of the default's type the default is the first of the
- * highest-ranked backend: CUDA before OpenCL (kiln.h). */
+ * highest-ranked backend: CUDA before OpenCL, and the host backend before
+ * OpenCL's CPU devices (kiln.h, docs/architecture.md). */
 static void check_default_backend(kiln_device *dflt, size_t count) {
     kiln_device_info dinfo;
     kiln_device_get_info(dflt, &dinfo);
@@ -191,8 +192,9 @@ static void check_default_backend(kiln_device *dflt, size_t count) {
         if (di.is_subdevice || di.type != dinfo.type || d == dflt)
             continue;
         if (dinfo.backend == KILN_BACKEND_OPENCL)
-            CHECK_MSG(di.backend != KILN_BACKEND_CUDA,
-                      "default %s, but CUDA device %s has its type", dinfo.id, di.id);
+            CHECK_MSG(di.backend != KILN_BACKEND_CUDA && di.backend != KILN_BACKEND_HOST,
+                      "default %s, but %s device %s has its type", dinfo.id, di.backend_name,
+                      di.id);
         if (di.backend == dinfo.backend)
             CHECK_MSG(seen_default, "default %s is listed after %s of its type and backend",
                       dinfo.id, di.id);

@@ -8,7 +8,8 @@ const kiln__backend kiln__backend_host = {
     .kind = KILN_BACKEND_HOST,
     .name = "host",
     .selector_prefix = "host",
-    .priority = 5, /* below OpenCL's: PoCL stays the default CPU device */
+    .priority = 15, /* above OpenCL's 10: the default CPU device (GPUs still come first:
+                       the default is chosen by device type, then priority) */
     .languages = 0,
     .prelude_file = "prelude_host.h",
     .install_hint = "to run kernels on the CPU without OpenCL, install a C compiler with OpenMP "
