@@ -121,19 +121,13 @@ kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device, size
 }
 
 static const char *kiln__kind_name(kiln_arg_kind kind) {
-    switch (kind) {
-    case KILN_ARG_BUFFER:
-        return "a buffer";
-    case KILN_ARG_SCALAR:
-        return "a scalar";
-    case KILN_ARG_LOCAL:
-        return "local memory";
-    case KILN_ARG_ARRAY:
-        return "an array";
-    case KILN_ARG_MAP:
-        return "mapped host memory";
-    }
-    return "an unknown kind";
+    static const char *const names[] = { [KILN_ARG_BUFFER] = "a buffer",
+                                         [KILN_ARG_SCALAR] = "a scalar",
+                                         [KILN_ARG_LOCAL] = "local memory",
+                                         [KILN_ARG_ARRAY] = "an array",
+                                         [KILN_ARG_MAP] = "mapped host memory" };
+    unsigned i = (unsigned)kind;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "an unknown kind";
 }
 
 /* Reports a bad argument i; cold path. */

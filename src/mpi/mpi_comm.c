@@ -65,15 +65,11 @@ MPI_Datatype kmpi_mpi_dtype(kiln_dtype dt) {
 }
 
 const char *kmpi_op_name(kiln_mpi_op op) {
-    switch (op) {
-    case KILN_MPI_SUM:
-        return "sum";
-    case KILN_MPI_MIN:
-        return "min";
-    case KILN_MPI_MAX:
-        return "max";
-    }
-    return "?";
+    static const char *const names[] = {
+        [KILN_MPI_SUM] = "sum", [KILN_MPI_MIN] = "min", [KILN_MPI_MAX] = "max"
+    };
+    unsigned i = (unsigned)op;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "?";
 }
 
 const char *kmpi_kind_name(int kind) {

@@ -290,3 +290,14 @@ const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap) {
         kiln__shape_text(a->ndim, a->shape, buf + at, cap - (size_t)at);
     return buf;
 }
+
+kiln_status kiln__array_mismatch(const char *what, const kiln_array *out, const kiln_array *a,
+                                 const kiln_array *b) {
+    char to[96], ta[96], tb[96];
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                           "%s: shapes or dtypes do not match (out %s, a "
+                           "%s%s%s)",
+                           what, kiln__array_describe(out, to, sizeof to),
+                           kiln__array_describe(a, ta, sizeof ta), b ? ", b " : "",
+                           b ? kiln__array_describe(b, tb, sizeof tb) : "");
+}

@@ -59,6 +59,10 @@ kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a, const ch
 int kiln__array_same_shape(const kiln_array *a, const kiln_array *b);
 /* "float (3, 4)": a's dtype and shape, for mismatch messages; returns buf. */
 const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap);
+/* KILN_ERROR_MISMATCH "what: shapes or dtypes do not match (out .., a ..,
+ * b ..)" (b may be NULL): the elementwise ops' one message for it. */
+kiln_status kiln__array_mismatch(const char *what, const kiln_array *out, const kiln_array *a,
+                                 const kiln_array *b);
 
 /* ---- array_dtype.c */
 
