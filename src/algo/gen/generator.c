@@ -164,6 +164,14 @@ void kiln__event_drop(kiln_event **e) {
     *e = NULL;
 }
 
+kiln_status kiln__event_give(kiln_event **event, kiln_event *e) {
+    if (event)
+        *event = e;
+    else
+        kiln_event_release(e);
+    return KILN_OK;
+}
+
 void kiln__variant_free(kiln__variant *v) {
     for (int k = 0; k < 3; k++)
         kiln_kernel_release(v->k[k]);

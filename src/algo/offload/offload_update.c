@@ -99,11 +99,7 @@ kiln_status kiln_data_region_update(kiln_data_region *region, void *host, size_t
     kiln_event_release(after);
     if (st != KILN_OK)
         return st;
-    if (event)
-        *event = e;
-    else
-        kiln_event_release(e);
-    return KILN_OK;
+    return kiln__event_give(event, e);
 }
 
 kiln_status(kiln_data_region_get_stats)(kiln_data_region *region, kiln_offload_stats *stats,

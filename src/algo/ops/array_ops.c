@@ -167,11 +167,7 @@ kiln_status kiln_array_binary_out(kiln_queue *q, kiln_binary_op op, kiln_array *
         *event = NULL;
     if (a && kiln__is_complex_dtype(a->dtype))
         return kiln__complex_binary(q, op, out, a, b, NULL, num_wait, wait, event);
-    kiln_status st = kiln__array_check_queue(q, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, a, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, b, what);
+    kiln_status st = kiln__array_check_queues(q, what, 3, (const kiln_array *const[]){ out, a, b });
     if (st != KILN_OK)
         return st;
     kiln_dtype p = kiln_dtype_promote(a->dtype, b->dtype);
@@ -355,11 +351,7 @@ kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, kiln_arg alpha, ki
     if (x && kiln__is_complex_dtype(x->dtype))
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: complex arrays: use kiln_blas_axpy",
                                what);
-    kiln_status st = kiln__array_check_queue(q, z, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, x, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, y, what);
+    kiln_status st = kiln__array_check_queues(q, what, 3, (const kiln_array *const[]){ z, x, y });
     if (st != KILN_OK)
         return st;
     kiln_dtype p = kiln_dtype_promote(x->dtype, y->dtype);

@@ -116,9 +116,7 @@ kiln_status kiln_array_clip_out(kiln_queue *queue, kiln_array *out, kiln_array *
     if (st == KILN_OK)
         st = kiln__scalar_to_double(hi_arg, &hi, "kiln_array_clip_out: hi");
     if (st == KILN_OK)
-        st = kiln__array_check_queue(queue, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(queue, a, what);
+        st = kiln__array_check_queues(queue, what, 2, (const kiln_array *const[]){ out, a });
     if (st != KILN_OK)
         return st;
     if (out->dtype != a->dtype)

@@ -60,10 +60,7 @@ kiln_status kiln_rng_substream_create(const kiln_rng *rng, uint64_t substream, k
 }
 
 kiln_status kiln_rng_retain(kiln_rng *rng) {
-    if (!rng)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_rng_retain: rng is NULL");
-    kiln__ref_take(&rng->refs);
-    return KILN_OK;
+    return kiln__ref_retain(rng ? &rng->refs : NULL, "kiln_rng_retain", "rng");
 }
 
 void kiln_rng_release(kiln_rng *rng) {

@@ -216,6 +216,15 @@ kiln_status kiln__reduction_create_ex(kiln_context *context, const kiln_reductio
     return KILN_OK;
 }
 
+kiln_status kiln__reduction_make(void *arg, kiln__gen **gen) {
+    const kiln__reduction_make_arg *a = arg;
+    kiln_reduction *r = NULL;
+    kiln_status st =
+        kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
+    *gen = (kiln__gen *)r; /* the base is its first member */
+    return st;
+}
+
 kiln_status kiln_reduction_create(kiln_context *context, const kiln_reduction_desc *desc,
                                   kiln_reduction **reduction) {
     return kiln__reduction_create_ex(context, desc, NULL, NULL, 0, 1, reduction);

@@ -106,6 +106,14 @@ kiln_status kiln__scan_create_ex(kiln_context *context, const kiln_scan_desc *de
     return KILN_OK;
 }
 
+kiln_status kiln__scan_make(void *arg, kiln__gen **gen) {
+    const kiln__scan_make_arg *a = arg;
+    kiln_scan *s = NULL;
+    kiln_status st = kiln__scan_create_ex(a->context, a->d, 0, &s);
+    *gen = s ? &s->gen : NULL;
+    return st;
+}
+
 kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc, kiln_scan **scan) {
     return kiln__scan_create_ex(context, desc, 1, scan);
 }
