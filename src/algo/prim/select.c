@@ -123,14 +123,10 @@ kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_select");
     if (st == KILN_OK)
         st = sel_args(&s->gen, user_args, internal_args);
-    if (st == KILN_OK && eager)
-        st = kiln__gen_build_first(&s->gen);
-    if (st != KILN_OK) {
-        kiln__gen_release(&s->gen);
-        return st;
-    }
-    *out = s;
-    return KILN_OK;
+    st = kiln__gen_create_end(&s->gen, st, eager);
+    if (st == KILN_OK)
+        *out = s;
+    return st;
 }
 
 void kiln__sel_release(kiln_scan *s) {
