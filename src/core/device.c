@@ -444,11 +444,9 @@ kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
 kiln_status kiln_device_split(kiln_device *device, const kiln_split_desc *desc, kiln_device **parts,
                               size_t capacity, size_t *count) {
     static const char fn[] = "kiln_device_split";
-    if (!device || !desc || !count)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !device ? "device"
-                               : !desc ? "desc"
-                                       : "count");
+    const char *missing = KILN__FIRST_NULL3(device, desc, count);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     *count = 0;
     if (desc->struct_size < sizeof(kiln_split_desc))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,

@@ -18,9 +18,9 @@ kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_ker
     if (!kernel)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: kernel is NULL", fn);
     *kernel = NULL;
-    if (!program || !name)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               program ? "name" : "program");
+    const char *missing = KILN__FIRST_NULL2(program, name);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_context *ctx = program->context;
     const kiln__sig *sig = kiln__sig_find(&program->sigs, name);
     kiln_kernel *k = kiln__calloc(1, sizeof *k);
@@ -98,11 +98,9 @@ kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device, size
     static const char fn[] = "kiln_kernel_occupancy";
     if (groups_per_cu)
         *groups_per_cu = 0;
-    if (!kernel || !device || !groups_per_cu)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !kernel   ? "kernel"
-                               : !device ? "device"
-                                         : "groups_per_cu");
+    const char *missing = KILN__FIRST_NULL3(kernel, device, groups_per_cu);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     if (local_size == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: local_size is 0", fn);
     size_t i = 0;

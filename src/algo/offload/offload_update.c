@@ -8,12 +8,9 @@ kiln_status kiln_data_region_lookup(kiln_data_region *region, const void *host,
     static const char *what = "kiln_data_region_lookup";
     if (buffer)
         *buffer = NULL;
-    if (!region || !host || !buffer || !offset)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
-                               !region   ? "region"
-                               : !host   ? "host"
-                               : !buffer ? "buffer"
-                                         : "offset");
+    const char *missing = KILN__FIRST_NULL4(region, host, buffer, offset);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, missing);
     const kiln__dmap *m = NULL;
     kiln_status st = KILN_OK;
     int found = kiln__find_map(region, (uintptr_t)host, 0, what, &m, &st);

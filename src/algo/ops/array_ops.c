@@ -340,6 +340,19 @@ kiln_status kiln_array_unary_out(kiln_queue *q, kiln_unary_op op, kiln_array *ou
     return launch_ew(q, what, ew, 2, v, num_wait, wait, event);
 }
 
+kiln_status kiln__check_promoted(const char *what, const kiln_array *z, const char *zn,
+                                 const kiln_array *x, const char *xn, const kiln_array *y,
+                                 const char *yn, kiln_dtype *p) {
+    *p = kiln_dtype_promote(x->dtype, y->dtype);
+    if (z->dtype != *p)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: %s has dtype %s, but %s %s with %s %s gives "
+                               "%s (NumPy's promotion)",
+                               what, zn, kiln_dtype_name(z->dtype), xn, kiln_dtype_name(x->dtype),
+                               yn, kiln_dtype_name(y->dtype), kiln_dtype_name(*p));
+    return KILN_OK;
+}
+
 /* x and y promoted and broadcast as in kiln_array_binary_out; alpha in the
  * promoted dtype (for FLOAT16 rounded to the nearest half first). */
 kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, kiln_arg alpha, kiln_array *x,
@@ -351,16 +364,12 @@ kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, kiln_arg alpha, ki
     if (x && kiln__is_complex_dtype(x->dtype))
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: complex arrays: use kiln_blas_axpy",
                                what);
+    kiln_dtype p = (kiln_dtype)0;
     kiln_status st = kiln__array_check_queues(q, what, 3, (const kiln_array *const[]){ z, x, y });
+    if (st == KILN_OK)
+        st = kiln__check_promoted(what, z, "z", x, "x", y, "y", &p);
     if (st != KILN_OK)
         return st;
-    kiln_dtype p = kiln_dtype_promote(x->dtype, y->dtype);
-    if (z->dtype != p)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: z has dtype %s, but x %s with y %s gives "
-                               "%s (NumPy's promotion)",
-                               what, kiln_dtype_name(z->dtype), kiln_dtype_name(x->dtype),
-                               kiln_dtype_name(y->dtype), kiln_dtype_name(p));
     if (p == KILN_BOOL) /* bool is not numeric (the array API standard) */
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: axpy does not take bool (it takes numeric dtypes)", what);

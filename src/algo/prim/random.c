@@ -373,11 +373,9 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array, dis
                         kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
-    if (!queue || !rng || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
-                               !queue ? "queue"
-                               : !rng ? "rng"
-                                      : "array");
+    const char *missing = KILN__FIRST_NULL3(queue, rng, array);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, missing);
     if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
         return KILN_ERROR_NULL_HANDLE;
     fill_spec s;

@@ -177,9 +177,9 @@ kiln_status kiln_rng_uniform_split(size_t num_queues, kiln_queue *const *queues,
     static const char fn[] = "kiln_rng_uniform_split";
     if (event)
         *event = NULL;
-    if (!rng || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               rng ? "array" : "rng");
+    const char *missing = KILN__FIRST_NULL2(rng, array);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_array_info info;
     kiln_status st = kiln_array_get_info(array, &info);
     if (st != KILN_OK)
@@ -260,12 +260,9 @@ kiln_status kiln_buffer_copy_between(kiln_queue *dst_queue, kiln_buffer *dst, si
     static const char fn[] = "kiln_buffer_copy_between";
     if (event)
         *event = NULL;
-    if (!dst_queue || !src_queue || !dst || !src)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !dst_queue   ? "dst_queue"
-                               : !src_queue ? "src_queue"
-                               : !dst       ? "dst"
-                                            : "src");
+    const char *missing = KILN__FIRST_NULL4(dst_queue, src_queue, dst, src);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     if (kiln_buffer_context(dst) != kiln_queue_context(dst_queue) ||
         kiln_buffer_context(src) != kiln_queue_context(src_queue))
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
