@@ -32,4 +32,11 @@ void kiln__error_restore(const kiln__error_saved *saved);
 /* Stores a copy of a compiler log as this thread's last build log. */
 void kiln__error_set_build_log(const char *log);
 
+/* The name of the first NULL of the pointers given (the text of the
+ * argument), NULL when none is: the "fn: <name> is NULL" checks of several
+ * arguments at once. */
+#define KILN__FIRST_NULL2(a, b) (!(a) ? #a : !(b) ? #b : NULL)
+#define KILN__FIRST_NULL3(a, b, c) (!(a) ? #a : KILN__FIRST_NULL2(b, c))
+#define KILN__FIRST_NULL4(a, b, c, d) (!(a) ? #a : KILN__FIRST_NULL3(b, c, d))
+
 #endif

@@ -21,11 +21,10 @@ kiln_status kiln_context_attach(kiln_context *context, const void *key,
     if (!data)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_context_attach: data is NULL");
     *data = NULL;
-    if (!context || !key || !make)
+    const char *missing = KILN__FIRST_NULL3(context, key, make);
+    if (missing)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_context_attach: %s is NULL",
-                               !context ? "context"
-                               : !key   ? "key"
-                                        : "make");
+                               missing);
     pthread_mutex_lock(&context->lock);
     kiln__attachment *a = context->attached;
     while (a && a->key != key)

@@ -19,18 +19,16 @@ static kiln_status kiln__buffer_size_check(const kiln_context *context, size_t s
                                            unsigned flags) {
     for (size_t i = 0; i < context->num_devices; i++) {
         const kiln_device_info *info = &context->devices[i]->b.info;
-        if (info->max_alloc_bytes && (uint64_t)size > info->max_alloc_bytes)
-            return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
-                                   "kiln_buffer_create: %zu bytes exceed the largest allocation "
-                                   "device %s (%s) allows, %llu bytes",
-                                   size, info->id, info->name,
-                                   (unsigned long long)info->max_alloc_bytes);
-        if (info->global_mem_bytes && (uint64_t)size > info->global_mem_bytes)
-            return kiln__error_set(KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
-                                   "kiln_buffer_create: %zu bytes exceed the global memory of "
-                                   "device %s (%s), %llu bytes",
-                                   size, info->id, info->name,
-                                   (unsigned long long)info->global_mem_bytes);
+        int over_alloc = info->max_alloc_bytes && (uint64_t)size > info->max_alloc_bytes;
+        if (over_alloc || (info->global_mem_bytes && (uint64_t)size > info->global_mem_bytes))
+            return kiln__error_set(
+                KILN_ERROR_OUT_OF_DEVICE_MEMORY, 0,
+                over_alloc ? "kiln_buffer_create: %zu bytes exceed the largest allocation "
+                             "device %s (%s) allows, %llu bytes"
+                           : "kiln_buffer_create: %zu bytes exceed the global memory of "
+                             "device %s (%s), %llu bytes",
+                size, info->id, info->name,
+                (unsigned long long)(over_alloc ? info->max_alloc_bytes : info->global_mem_bytes));
     }
     if (flags & KILN_BUFFER_HOST_PINNED) {
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);

@@ -139,11 +139,17 @@ kiln_status kiln_device_count(size_t *count) {
     return KILN_OK;
 }
 
-kiln_status kiln_device_at(size_t index, kiln_device **device) {
+/* The start of the calls that find a device: *device cleared (a NULL
+ * device is KILN_ERROR_NULL_HANDLE), then the registry initialised. */
+static kiln_status device_lookup_begin(const char *fn, kiln_device **device) {
     if (!device)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_at: device is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: device is NULL", fn);
     *device = NULL;
-    kiln_status st = kiln__registry_init();
+    return kiln__registry_init();
+}
+
+kiln_status kiln_device_at(size_t index, kiln_device **device) {
+    kiln_status st = device_lookup_begin("kiln_device_at", device);
     if (st != KILN_OK)
         return st;
     pthread_mutex_lock(&kiln__reg_lock);
@@ -295,10 +301,7 @@ static void kiln__selector_forms(char *out, size_t cap) {
 }
 
 kiln_status kiln_device_select(const char *selector, kiln_device **device) {
-    if (!device)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_device_select: device is NULL");
-    *device = NULL;
-    kiln_status st = kiln__registry_init();
+    kiln_status st = device_lookup_begin("kiln_device_select", device);
     if (st != KILN_OK)
         return st;
     const char *source = "selector";
@@ -441,11 +444,9 @@ kiln_status kiln_device_partition(kiln_device *device, unsigned units_each,
 kiln_status kiln_device_split(kiln_device *device, const kiln_split_desc *desc, kiln_device **parts,
                               size_t capacity, size_t *count) {
     static const char fn[] = "kiln_device_split";
-    if (!device || !desc || !count)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !device ? "device"
-                               : !desc ? "desc"
-                                       : "count");
+    const char *missing = KILN__FIRST_NULL3(device, desc, count);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     *count = 0;
     if (desc->struct_size < sizeof(kiln_split_desc))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,

@@ -6,61 +6,24 @@ const char *kiln_version(void) {
 }
 
 size_t kiln_dtype_size(kiln_dtype dtype) {
-    switch (dtype) {
-    case KILN_BOOL:
-    case KILN_INT8:
-    case KILN_UINT8:
-        return 1;
-    case KILN_INT16:
-    case KILN_UINT16:
-    case KILN_FLOAT16:
-        return 2;
-    case KILN_INT32:
-    case KILN_UINT32:
-    case KILN_FLOAT32:
-        return 4;
-    case KILN_INT64:
-    case KILN_UINT64:
-    case KILN_FLOAT64:
-        return 8;
-    case KILN_COMPLEX64:
-        return 8;
-    case KILN_COMPLEX128:
-        return 16;
-    }
-    return 0;
+    static const unsigned char sizes[] = {
+        [KILN_BOOL] = 1,      [KILN_INT8] = 1,       [KILN_UINT8] = 1,  [KILN_INT16] = 2,
+        [KILN_UINT16] = 2,    [KILN_FLOAT16] = 2,    [KILN_INT32] = 4,  [KILN_UINT32] = 4,
+        [KILN_FLOAT32] = 4,   [KILN_INT64] = 8,      [KILN_UINT64] = 8, [KILN_FLOAT64] = 8,
+        [KILN_COMPLEX64] = 8, [KILN_COMPLEX128] = 16
+    };
+    unsigned i = (unsigned)dtype;
+    return i < sizeof sizes ? sizes[i] : 0;
 }
 
 const char *kiln_dtype_name(kiln_dtype dtype) {
-    switch (dtype) {
-    case KILN_INT8:
-        return "char";
-    case KILN_UINT8:
-        return "uchar";
-    case KILN_INT16:
-        return "short";
-    case KILN_UINT16:
-        return "ushort";
-    case KILN_INT32:
-        return "int";
-    case KILN_UINT32:
-        return "uint";
-    case KILN_INT64:
-        return "long";
-    case KILN_UINT64:
-        return "ulong";
-    case KILN_FLOAT16:
-        return "half";
-    case KILN_FLOAT32:
-        return "float";
-    case KILN_FLOAT64:
-        return "double";
-    case KILN_COMPLEX64:
-        return "cfloat";
-    case KILN_COMPLEX128:
-        return "cdouble";
-    case KILN_BOOL:
-        return "bool";
-    }
-    return "?";
+    static const char *const names[] = {
+        [KILN_INT8] = "char",          [KILN_UINT8] = "uchar",    [KILN_INT16] = "short",
+        [KILN_UINT16] = "ushort",      [KILN_INT32] = "int",      [KILN_UINT32] = "uint",
+        [KILN_INT64] = "long",         [KILN_UINT64] = "ulong",   [KILN_FLOAT16] = "half",
+        [KILN_FLOAT32] = "float",      [KILN_FLOAT64] = "double", [KILN_COMPLEX64] = "cfloat",
+        [KILN_COMPLEX128] = "cdouble", [KILN_BOOL] = "bool"
+    };
+    unsigned i = (unsigned)dtype;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "?";
 }

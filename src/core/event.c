@@ -236,22 +236,30 @@ kiln_status kiln_event_wait_all(size_t num, kiln_event *const *events) {
     return kiln__wait_failed("kiln_event_wait_all", failed, st);
 }
 
-kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state) {
-    if (!event || !state)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_get_state: %s is NULL",
-                               event ? "state" : "event");
+/* The checks of the calls that query an event: event and out not NULL
+ * (out named out_name), and the event not a recorded (graph) one. */
+static kiln_status check_query(const char *fn, const kiln_event *event, const void *out,
+                               const char *out_name) {
+    if (!event || !out)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
+                               event ? out_name : "event");
     if (event->graph)
-        return kiln__graph_refuse(event->graph, "kiln_event_get_state", KILN__RECORDED_WHY);
-    kiln_status st = event->backend->event_state(event->handle, state);
+        return kiln__graph_refuse(event->graph, fn, KILN__RECORDED_WHY);
+    return KILN_OK;
+}
+
+kiln_status kiln_event_get_state(kiln_event *event, kiln_event_state *state) {
+    kiln_status st = check_query("kiln_event_get_state", event, state, "state");
+    if (st != KILN_OK)
+        return st;
+    st = event->backend->event_state(event->handle, state);
     return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_event_get_state");
 }
 
 kiln_status kiln_event_get_times(kiln_event *event, kiln_event_times *times) {
-    if (!event || !times)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_event_get_times: %s is NULL",
-                               event ? "times" : "event");
-    if (event->graph)
-        return kiln__graph_refuse(event->graph, "kiln_event_get_times", KILN__RECORDED_WHY);
+    kiln_status st = check_query("kiln_event_get_times", event, times, "times");
+    if (st != KILN_OK)
+        return st;
     if (!event->profiling)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0,
                                "kiln_event_get_times: the event %s; create the queue with "
@@ -259,7 +267,7 @@ kiln_status kiln_event_get_times(kiln_event *event, kiln_event_times *times) {
                                event->user ? "is a user event, which has no profiling times"
                                            : "comes from a queue made without profiling");
     kiln_event_state s;
-    kiln_status st = event->backend->event_state(event->handle, &s);
+    st = event->backend->event_state(event->handle, &s);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "kiln_event_get_times");
     if (s != KILN_EVENT_COMPLETE)

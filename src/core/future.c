@@ -187,11 +187,9 @@ kiln_status kiln_buffer_read_future(kiln_queue *queue, kiln_buffer *buffer, size
     const char *fn = "kiln_buffer_read_future";
     if (future)
         *future = NULL;
-    if (!queue || !buffer || !future)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !queue    ? "queue"
-                               : !buffer ? "buffer"
-                                         : "future");
+    const char *missing = KILN__FIRST_NULL3(queue, buffer, future);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_future *f = NULL;
     kiln_status st = future_new(queue->context, size, FUT_DEVICE, fn, &f);
     if (st != KILN_OK)

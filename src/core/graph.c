@@ -236,9 +236,9 @@ kiln_status kiln_graph_record_end(kiln_queue *queue, kiln_graph **graph) {
 
 kiln_status kiln_graph_last_node(kiln_queue *queue, size_t *node) {
     static const char fn[] = "kiln_graph_last_node";
-    if (!queue || !node)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               queue ? "node" : "queue");
+    const char *missing = KILN__FIRST_NULL2(queue, node);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_graph *g = kiln__queue_rec(queue);
     if (!g)
         return kiln__error_set(KILN_ERROR_WRONG_STATE, 0, "%s: the queue is not recording", fn);
@@ -771,9 +771,9 @@ kiln_graph_impl kiln_graph_exec_impl(const kiln_graph_exec *exec) {
 kiln_status kiln_graph_exec_set_arg(kiln_graph_exec *exec, size_t node, size_t index,
                                     const kiln_arg *arg) {
     static const char fn[] = "kiln_graph_exec_set_arg";
-    if (!exec || !arg)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               exec ? "arg" : "exec");
+    const char *missing = KILN__FIRST_NULL2(exec, arg);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_graph *g = exec->graph;
     if (node >= g->num_nodes)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0, "%s: node %zu of a graph of %zu nodes",
@@ -855,11 +855,9 @@ static kiln_buffer *kiln__replaced(kiln_buffer *u, kiln_buffer *old, kiln_buffer
 kiln_status kiln_graph_exec_replace_buffer(kiln_graph_exec *exec, kiln_buffer *recorded,
                                            kiln_buffer *replacement) {
     static const char fn[] = "kiln_graph_exec_replace_buffer";
-    if (!exec || !recorded || !replacement)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !exec       ? "exec"
-                               : !recorded ? "recorded"
-                                           : "replacement");
+    const char *missing = KILN__FIRST_NULL3(exec, recorded, replacement);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_graph *g = exec->graph;
     if (replacement->context != g->context)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
@@ -1034,9 +1032,9 @@ kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, siz
     static const char fn[] = "kiln_graph_exec_launch";
     if (event)
         *event = NULL;
-    if (!queue || !exec)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               queue ? "exec" : "queue");
+    const char *missing = KILN__FIRST_NULL2(queue, exec);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_graph *g = exec->graph;
     if (queue->context != g->context)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,

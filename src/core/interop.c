@@ -86,9 +86,9 @@ kiln_status kiln__interop_kernel(const struct kiln__backend_interop *via, const 
     if (!handle)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: the result pointer is NULL", fn);
     *handle = NULL;
-    if (!kernel || !device)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               kernel ? "device" : "kernel");
+    const char *missing = KILN__FIRST_NULL2(kernel, device);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_status st = kiln__check_backend(via, fn, "kernel", kernel->backend);
     if (st != KILN_OK)
         return st;

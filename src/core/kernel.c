@@ -18,9 +18,9 @@ kiln_status kiln_kernel_create(kiln_program *program, const char *name, kiln_ker
     if (!kernel)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: kernel is NULL", fn);
     *kernel = NULL;
-    if (!program || !name)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               program ? "name" : "program");
+    const char *missing = KILN__FIRST_NULL2(program, name);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_context *ctx = program->context;
     const kiln__sig *sig = kiln__sig_find(&program->sigs, name);
     kiln_kernel *k = kiln__calloc(1, sizeof *k);
@@ -98,11 +98,9 @@ kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device, size
     static const char fn[] = "kiln_kernel_occupancy";
     if (groups_per_cu)
         *groups_per_cu = 0;
-    if (!kernel || !device || !groups_per_cu)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !kernel   ? "kernel"
-                               : !device ? "device"
-                                         : "groups_per_cu");
+    const char *missing = KILN__FIRST_NULL3(kernel, device, groups_per_cu);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     if (local_size == 0)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: local_size is 0", fn);
     size_t i = 0;
@@ -121,19 +119,13 @@ kiln_status kiln_kernel_occupancy(kiln_kernel *kernel, kiln_device *device, size
 }
 
 static const char *kiln__kind_name(kiln_arg_kind kind) {
-    switch (kind) {
-    case KILN_ARG_BUFFER:
-        return "a buffer";
-    case KILN_ARG_SCALAR:
-        return "a scalar";
-    case KILN_ARG_LOCAL:
-        return "local memory";
-    case KILN_ARG_ARRAY:
-        return "an array";
-    case KILN_ARG_MAP:
-        return "mapped host memory";
-    }
-    return "an unknown kind";
+    static const char *const names[] = { [KILN_ARG_BUFFER] = "a buffer",
+                                         [KILN_ARG_SCALAR] = "a scalar",
+                                         [KILN_ARG_LOCAL] = "local memory",
+                                         [KILN_ARG_ARRAY] = "an array",
+                                         [KILN_ARG_MAP] = "mapped host memory" };
+    unsigned i = (unsigned)kind;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "an unknown kind";
 }
 
 /* Reports a bad argument i; cold path. */

@@ -451,9 +451,9 @@ kiln_status kiln_pool_trim(kiln_context *context, size_t keep_bytes, size_t *fre
 
 kiln_status kiln_pool_configure(kiln_context *context, const kiln_pool_opts *opts) {
     static const char fn[] = "kiln_pool_configure";
-    if (!context || !opts)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               context ? "opts" : "context");
+    const char *missing = KILN__FIRST_NULL2(context, opts);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_pool_opts o;
     kiln_status st = kiln__desc_read(opts, sizeof o, sizeof o, &o, fn, "KILN_POOL_OPTS");
     if (st != KILN_OK)

@@ -212,9 +212,9 @@ static kiln_status program_create(kiln_context *context, const char *source,
     if (!program)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: program is NULL", fn);
     *program = NULL;
-    if (!context || !source)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               context ? "source" : "context");
+    const char *missing = KILN__FIRST_NULL2(context, source);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_program_opts o = { .struct_size = sizeof o };
     if (opts) {
         kiln_status rs = kiln__desc_read(opts, sizeof o, sizeof o, &o, fn, "KILN_PROGRAM_OPTS");
@@ -284,9 +284,9 @@ kiln_status kiln_program_create_from_file(kiln_context *context, const char *pat
     if (!program)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: program is NULL", fn);
     *program = NULL;
-    if (!context || !path)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               context ? "path" : "context");
+    const char *missing = KILN__FIRST_NULL2(context, path);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     FILE *f = fopen(path, "rb");
     if (!f)
         return kiln__error_set(KILN_ERROR_IO, errno, "%s: cannot open %s: %s", fn, path,

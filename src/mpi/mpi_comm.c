@@ -34,46 +34,35 @@ const char *kiln_mpi_last_error_message(void) {
 }
 
 MPI_Datatype kmpi_mpi_dtype(kiln_dtype dt) {
-    switch (dt) {
-    case KILN_INT8:
-        return MPI_INT8_T;
-    case KILN_UINT8:
-        return MPI_UINT8_T;
-    case KILN_INT16:
-        return MPI_INT16_T;
-    case KILN_UINT16:
-        return MPI_UINT16_T;
-    case KILN_INT32:
-        return MPI_INT32_T;
-    case KILN_UINT32:
-        return MPI_UINT32_T;
-    case KILN_INT64:
-        return MPI_INT64_T;
-    case KILN_UINT64:
-        return MPI_UINT64_T;
-    case KILN_FLOAT32:
-        return MPI_FLOAT;
-    case KILN_FLOAT64:
-        return MPI_DOUBLE;
-    case KILN_COMPLEX64:
-        return MPI_C_FLOAT_COMPLEX;
-    case KILN_COMPLEX128:
-        return MPI_C_DOUBLE_COMPLEX;
-    default:
-        return MPI_DATATYPE_NULL;
-    }
+    /* every index named: MPI_DATATYPE_NULL need not be 0 (Open MPI's is
+     * an address), and the handles need not be constants */
+    const MPI_Datatype types[] = {
+        [0] = MPI_DATATYPE_NULL,
+        [KILN_INT8] = MPI_INT8_T,
+        [KILN_UINT8] = MPI_UINT8_T,
+        [KILN_INT16] = MPI_INT16_T,
+        [KILN_UINT16] = MPI_UINT16_T,
+        [KILN_INT32] = MPI_INT32_T,
+        [KILN_UINT32] = MPI_UINT32_T,
+        [KILN_INT64] = MPI_INT64_T,
+        [KILN_UINT64] = MPI_UINT64_T,
+        [KILN_FLOAT16] = MPI_DATATYPE_NULL,
+        [KILN_FLOAT32] = MPI_FLOAT,
+        [KILN_FLOAT64] = MPI_DOUBLE,
+        [KILN_COMPLEX64] = MPI_C_FLOAT_COMPLEX,
+        [KILN_COMPLEX128] = MPI_C_DOUBLE_COMPLEX,
+        [KILN_BOOL] = MPI_DATATYPE_NULL,
+    };
+    unsigned i = (unsigned)dt;
+    return i < sizeof types / sizeof *types ? types[i] : MPI_DATATYPE_NULL;
 }
 
 const char *kmpi_op_name(kiln_mpi_op op) {
-    switch (op) {
-    case KILN_MPI_SUM:
-        return "sum";
-    case KILN_MPI_MIN:
-        return "min";
-    case KILN_MPI_MAX:
-        return "max";
-    }
-    return "?";
+    static const char *const names[] = {
+        [KILN_MPI_SUM] = "sum", [KILN_MPI_MIN] = "min", [KILN_MPI_MAX] = "max"
+    };
+    unsigned i = (unsigned)op;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "?";
 }
 
 const char *kmpi_kind_name(int kind) {

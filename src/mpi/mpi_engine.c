@@ -511,6 +511,19 @@ static int op_step(kmpi_op *op, int *progressed) {
 
 /* ------------------------------------------------------------- the thread */
 
+/* An ended op (unlinked) leaves the in-flight count: freed, or kept among
+ * the orphans while MPI still holds requests of it. */
+static void op_retire(kiln_mpi *m, kmpi_op *op, kmpi_op **orphans) {
+    op->next = NULL;
+    atomic_fetch_sub(&m->in_flight, 1);
+    if (requests_pending(op)) {
+        op->next = *orphans;
+        *orphans = op;
+    } else {
+        kmpi_op_free(op);
+    }
+}
+
 static void *progress_main(void *arg) {
     kiln_mpi *m = arg;
     kmpi_op *coll_head = NULL, *coll_tail = NULL; /* collectives, in order */
@@ -548,27 +561,13 @@ static void *progress_main(void *arg) {
             coll_head = done->next;
             if (!coll_head)
                 coll_tail = NULL;
-            done->next = NULL;
-            atomic_fetch_sub(&m->in_flight, 1);
-            if (requests_pending(done)) {
-                done->next = orphans;
-                orphans = done;
-            } else {
-                kmpi_op_free(done);
-            }
+            op_retire(m, done, &orphans);
         }
         for (kmpi_op **pp = &p2p; *pp;) {
             kmpi_op *op = *pp;
             if (op_step(op, &progressed)) {
                 *pp = op->next;
-                op->next = NULL;
-                atomic_fetch_sub(&m->in_flight, 1);
-                if (requests_pending(op)) {
-                    op->next = orphans;
-                    orphans = op;
-                } else {
-                    kmpi_op_free(op);
-                }
+                op_retire(m, op, &orphans);
             } else {
                 pp = &op->next;
             }

@@ -146,16 +146,22 @@ void kiln__array_set_dense(kiln_array *a, unsigned ndim, const size_t *shape) {
     }
 }
 
-kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype, unsigned ndim,
-                             const size_t *shape, const void *host, const char *what,
-                             kiln_array **out) {
+kiln_status kiln__array_begin(const char *what, kiln_array **out, const void *in,
+                              const char *in_name, kiln_dtype dtype, unsigned ndim,
+                              const size_t *shape, size_t *n) {
     if (!out)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL", what);
     *out = NULL;
-    if (!ctx)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: context is NULL", what);
+    if (!in)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, in_name);
+    return kiln__array_check_shape(what, dtype, ndim, shape, n);
+}
+
+kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype, unsigned ndim,
+                             const size_t *shape, const void *host, const char *what,
+                             kiln_array **out) {
     size_t n;
-    kiln_status st = kiln__array_check_shape(what, dtype, ndim, shape, &n);
+    kiln_status st = kiln__array_begin(what, out, ctx, "context", dtype, ndim, shape, &n);
     if (st != KILN_OK)
         return st;
     size_t bytes = n * kiln_dtype_size(dtype);
@@ -275,6 +281,21 @@ kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a, const ch
     return KILN_OK;
 }
 
+kiln_status kiln__array_check_queues(kiln_queue *q, const char *what, size_t n,
+                                     const kiln_array *const *arrays) {
+    kiln_status st = KILN_OK;
+    for (size_t i = 0; i < n && st == KILN_OK; i++)
+        st = kiln__array_check_queue(q, arrays[i], what);
+    return st;
+}
+
+kiln_status kiln__array_op_begin(kiln_queue *q, const kiln_array *a, const kiln_array *b,
+                                 kiln_event **event, const char *what) {
+    if (event)
+        *event = NULL;
+    return kiln__array_check_queues(q, what, 2, (const kiln_array *const[]){ a, b });
+}
+
 int kiln__array_same_shape(const kiln_array *a, const kiln_array *b) {
     if (a->ndim != b->ndim)
         return 0;
@@ -289,4 +310,15 @@ const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap) {
     if (at > 0 && (size_t)at < cap)
         kiln__shape_text(a->ndim, a->shape, buf + at, cap - (size_t)at);
     return buf;
+}
+
+kiln_status kiln__array_mismatch(const char *what, const kiln_array *out, const kiln_array *a,
+                                 const kiln_array *b) {
+    char to[96], ta[96], tb[96];
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                           "%s: shapes or dtypes do not match (out %s, a "
+                           "%s%s%s)",
+                           what, kiln__array_describe(out, to, sizeof to),
+                           kiln__array_describe(a, ta, sizeof ta), b ? ", b " : "",
+                           b ? kiln__array_describe(b, tb, sizeof tb) : "");
 }

@@ -7,15 +7,6 @@
 #include "algo/array/array_internal.h"
 #include "base/error.h"
 
-static const char *shape_text(unsigned ndim, const size_t *shape, char *buf, size_t cap) {
-    int at = snprintf(buf, cap, "(");
-    for (unsigned d = 0; d < ndim && at > 0 && (size_t)at < cap; d++)
-        at += snprintf(buf + at, cap - (size_t)at, "%s%zu", d ? ", " : "", shape[d]);
-    if (at > 0 && (size_t)at < cap)
-        snprintf(buf + at, cap - (size_t)at, "%s)", ndim == 1 ? "," : "");
-    return buf;
-}
-
 /* Broadcasts (nb, b) into (*na, a) in place: shapes aligned at their last
  * dimension; each pair equal, or one of them 1. 0 if they do not. */
 static int broadcast_into(unsigned *na, size_t *a, unsigned nb, const size_t *b) {
@@ -51,8 +42,8 @@ kiln_status kiln_shape_broadcast(unsigned ndim_a, const size_t *shape_a, unsigne
     if (!broadcast_into(&nr, r, ndim_b, shape_b)) {
         char ta[160], tb[160];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: shapes %s and %s do not broadcast",
-                               what, shape_text(ndim_a, shape_a, ta, sizeof ta),
-                               shape_text(ndim_b, shape_b, tb, sizeof tb));
+                               what, kiln__shape_text(ndim_a, shape_a, ta, sizeof ta),
+                               kiln__shape_text(ndim_b, shape_b, tb, sizeof tb));
     }
     *ndim = nr;
     memcpy(shape, r, nr * sizeof *r);
@@ -104,8 +95,8 @@ kiln_status kiln__broadcast_to(const char *what, const char *name, const kiln_ar
     if (!ok) {
         char ta[160], tb[160];
         return kiln__error_set(KILN_ERROR_MISMATCH, 0, "%s: %s of shape %s do not broadcast to %s",
-                               what, name, shape_text(a->ndim, a->shape, ta, sizeof ta),
-                               shape_text(ndim, shape, tb, sizeof tb));
+                               what, name, kiln__shape_text(a->ndim, a->shape, ta, sizeof ta),
+                               kiln__shape_text(ndim, shape, tb, sizeof tb));
     }
     *view = broadcast_view(a, skip, ndim, shape);
     return *view ? KILN_OK : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
@@ -134,9 +125,9 @@ kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out, si
             char ta[160], tb[160];
             return kiln__error_set(
                 KILN_ERROR_MISMATCH, 0, "%s: shapes %s (%s) and %s (%s) do not broadcast", what,
-                shape_text(no, o, ta, sizeof ta),
+                kiln__shape_text(no, o, ta, sizeof ta),
                 k == first + 1 ? names[first] : "the operands before",
-                shape_text(ops[k]->ndim, ops[k]->shape, tb, sizeof tb), names[k]);
+                kiln__shape_text(ops[k]->ndim, ops[k]->shape, tb, sizeof tb), names[k]);
         }
     }
     /* then out, which is never broadcast itself (NumPy) */
@@ -148,8 +139,8 @@ kiln_status kiln__broadcast_operands(const char *what, const kiln_array *out, si
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the operands broadcast to shape %s, but "
                                "out has shape %s",
-                               what, shape_text(no, o, ta, sizeof ta),
-                               shape_text(nr, r, tb, sizeof tb));
+                               what, kiln__shape_text(no, o, ta, sizeof ta),
+                               kiln__shape_text(nr, r, tb, sizeof tb));
     }
     for (size_t k = 0; k < n; k++) {
         if (!ops[k])

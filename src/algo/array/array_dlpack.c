@@ -261,22 +261,12 @@ static void release_versioned(void *arg) {
 }
 
 static const char *device_name(int32_t type) {
-    switch (type) {
-    case kDLCPU:
-        return "kDLCPU";
-    case kDLCUDA:
-        return "kDLCUDA";
-    case kDLCUDAHost:
-        return "kDLCUDAHost";
-    case kDLOpenCL:
-        return "kDLOpenCL";
-    case kDLROCM:
-        return "kDLROCM";
-    case kDLCUDAManaged:
-        return "kDLCUDAManaged";
-    default:
-        return "device type";
-    }
+    static const char *const names[] = {
+        [kDLCPU] = "kDLCPU",       [kDLCUDA] = "kDLCUDA", [kDLCUDAHost] = "kDLCUDAHost",
+        [kDLOpenCL] = "kDLOpenCL", [kDLROCM] = "kDLROCM", [kDLCUDAManaged] = "kDLCUDAManaged"
+    };
+    uint32_t i = (uint32_t)type;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "device type";
 }
 
 /* Host memory: gathered (strided) or read (dense) into a new array. */

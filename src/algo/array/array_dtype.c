@@ -5,87 +5,35 @@
 
 #include "algo/array/array_internal.h"
 
+/* The extreme values of each dtype as kernel literals, {min, max}; "0" for
+ * the dtypes without one. */
+static const struct {
+    const char *min, *max;
+} literals[] = {
+    [KILN_INT8] = { "(char)(-128)", "(char)127" },
+    [KILN_UINT8] = { "(uchar)0", "(uchar)255" },
+    [KILN_BOOL] = { "(uchar)0", "(uchar)1" },
+    [KILN_INT16] = { "(short)(-32768)", "(short)32767" },
+    [KILN_UINT16] = { "(ushort)0", "(ushort)65535" },
+    [KILN_INT32] = { "(int)(-2147483647-1)", "(int)2147483647" },
+    [KILN_UINT32] = { "(uint)0", "(uint)4294967295u" },
+    [KILN_INT64] = { "(long)(-9223372036854775807L-1L)", "(long)9223372036854775807L" },
+    [KILN_UINT64] = { "(ulong)0", "(ulong)18446744073709551615UL" },
+    [KILN_FLOAT32] = { "(float)(-INFINITY)", "(float)INFINITY" },
+    [KILN_FLOAT64] = { "(double)(-INFINITY)", "(double)INFINITY" },
+};
+
 const char *kiln__dtype_max_literal(kiln_dtype d, char *buf, size_t cap) {
-    const char *s = "0";
-    switch (d) {
-    case KILN_INT8:
-        s = "(char)127";
-        break;
-    case KILN_UINT8:
-        s = "(uchar)255";
-        break;
-    case KILN_BOOL:
-        s = "(uchar)1";
-        break;
-    case KILN_INT16:
-        s = "(short)32767";
-        break;
-    case KILN_UINT16:
-        s = "(ushort)65535";
-        break;
-    case KILN_INT32:
-        s = "(int)2147483647";
-        break;
-    case KILN_UINT32:
-        s = "(uint)4294967295u";
-        break;
-    case KILN_INT64:
-        s = "(long)9223372036854775807L";
-        break;
-    case KILN_UINT64:
-        s = "(ulong)18446744073709551615UL";
-        break;
-    case KILN_FLOAT32:
-        s = "(float)INFINITY";
-        break;
-    case KILN_FLOAT64:
-        s = "(double)INFINITY";
-        break;
-    default:
-        break;
-    }
-    snprintf(buf, cap, "%s", s);
+    unsigned i = (unsigned)d;
+    int known = i < sizeof literals / sizeof *literals && literals[i].max;
+    snprintf(buf, cap, "%s", known ? literals[i].max : "0");
     return buf;
 }
 
 const char *kiln__dtype_min_literal(kiln_dtype d, char *buf, size_t cap) {
-    const char *s = "0";
-    switch (d) {
-    case KILN_INT8:
-        s = "(char)(-128)";
-        break;
-    case KILN_INT16:
-        s = "(short)(-32768)";
-        break;
-    case KILN_INT32:
-        s = "(int)(-2147483647-1)";
-        break;
-    case KILN_INT64:
-        s = "(long)(-9223372036854775807L-1L)";
-        break;
-    case KILN_UINT8:
-    case KILN_BOOL:
-        s = "(uchar)0";
-        break;
-    case KILN_UINT16:
-        s = "(ushort)0";
-        break;
-    case KILN_UINT32:
-        s = "(uint)0";
-        break;
-    case KILN_UINT64:
-        s = "(ulong)0";
-        break;
-    case KILN_FLOAT32:
-        s = "(float)(-INFINITY)";
-        break;
-    case KILN_FLOAT64:
-        s = "(double)(-INFINITY)";
-        break;
-    default:
-        break;
-    }
-    snprintf(buf, cap, "%s", s);
+    unsigned i = (unsigned)d;
+    int known = i < sizeof literals / sizeof *literals && literals[i].min;
+    snprintf(buf, cap, "%s", known ? literals[i].min : "0");
     return buf;
 }
 

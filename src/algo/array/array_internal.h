@@ -40,6 +40,11 @@ const char *kiln__shape_text(unsigned ndim, const size_t *shape, char *buf, size
  * the call (what) and the shape. *size gets the element count. */
 kiln_status kiln__array_check_shape(const char *what, kiln_dtype dtype, unsigned ndim,
                                     const size_t *shape, size_t *size);
+/* The checks an array constructor starts with: out not NULL (then cleared)
+ * and its source `in` not NULL (named in_name), then kiln__array_check_shape. */
+kiln_status kiln__array_begin(const char *what, kiln_array **out, const void *in,
+                              const char *in_name, kiln_dtype dtype, unsigned ndim,
+                              const size_t *shape, size_t *n);
 /* A dense C-order array of a new buffer (initialised from host if given). */
 kiln_status kiln__array_make(kiln_context *ctx, kiln_dtype dtype, unsigned ndim,
                              const size_t *shape, const void *host, const char *what,
@@ -56,9 +61,21 @@ void kiln__array_set_dense(kiln_array *a, unsigned ndim, const size_t *shape);
 /* NULL queue or array: KILN_ERROR_NULL_HANDLE; another context:
  * KILN_ERROR_MISMATCH. */
 kiln_status kiln__array_check_queue(kiln_queue *q, const kiln_array *a, const char *what);
+/* kiln__array_check_queue of each of the n arrays in turn: the first
+ * failure. */
+kiln_status kiln__array_check_queues(kiln_queue *q, const char *what, size_t n,
+                                     const kiln_array *const *arrays);
+/* The start of an operation on arrays a and b: *event (if given) cleared,
+ * then kiln__array_check_queue of a, then of b; the first failure. */
+kiln_status kiln__array_op_begin(kiln_queue *q, const kiln_array *a, const kiln_array *b,
+                                 kiln_event **event, const char *what);
 int kiln__array_same_shape(const kiln_array *a, const kiln_array *b);
 /* "float (3, 4)": a's dtype and shape, for mismatch messages; returns buf. */
 const char *kiln__array_describe(const kiln_array *a, char *buf, size_t cap);
+/* KILN_ERROR_MISMATCH "what: shapes or dtypes do not match (out .., a ..,
+ * b ..)" (b may be NULL): the elementwise ops' one message for it. */
+kiln_status kiln__array_mismatch(const char *what, const kiln_array *out, const kiln_array *a,
+                                 const kiln_array *b);
 
 /* ---- array_dtype.c */
 

@@ -36,12 +36,20 @@ ptrdiff_t kiln__slice_len(kiln_slice s, ptrdiff_t n, ptrdiff_t *first) {
     return s.step == PTRDIFF_MIN ? 1 : (b - e - 1) / (-s.step) + 1;
 }
 
-kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices, kiln_array **view) {
+/* The NULL checks each view starts with: view (then cleared), then a. */
+static kiln_status view_begin(const char *what, const kiln_array *a, kiln_array **view) {
     if (!view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_view: view is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: view is NULL", what);
     *view = NULL;
     if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_view: array is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL", what);
+    return KILN_OK;
+}
+
+kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices, kiln_array **view) {
+    kiln_status st = view_begin("kiln_array_view", a, view);
+    if (st != KILN_OK)
+        return st;
     size_t shape[KILN_ARRAY_MAX_DIMS];
     ptrdiff_t strides[KILN_ARRAY_MAX_DIMS];
     ptrdiff_t off = (ptrdiff_t)a->offset;
@@ -82,11 +90,9 @@ kiln_status kiln_array_view(kiln_array *a, const kiln_slice *slices, kiln_array 
 }
 
 kiln_status kiln_array_swapaxes(kiln_array *a, unsigned d0, unsigned d1, kiln_array **view) {
-    if (!view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_swapaxes: view is NULL");
-    *view = NULL;
-    if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_swapaxes: array is NULL");
+    kiln_status st = view_begin("kiln_array_swapaxes", a, view);
+    if (st != KILN_OK)
+        return st;
     if (d0 >= a->ndim || d1 >= a->ndim)
         return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
                                "kiln_array_swapaxes: dimensions %u, %u of a "
@@ -108,13 +114,10 @@ kiln_status kiln_array_swapaxes(kiln_array *a, unsigned d0, unsigned d1, kiln_ar
 
 kiln_status kiln_array_reshape(kiln_array *a, unsigned ndim, const size_t *shape,
                                kiln_array **view) {
-    if (!view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_reshape: view is NULL");
-    *view = NULL;
-    if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_reshape: array is NULL");
     size_t n;
-    kiln_status st = kiln__array_check_shape("kiln_array_reshape", a->dtype, ndim, shape, &n);
+    kiln_status st = view_begin("kiln_array_reshape", a, view);
+    if (st == KILN_OK)
+        st = kiln__array_check_shape("kiln_array_reshape", a->dtype, ndim, shape, &n);
     if (st != KILN_OK)
         return st;
     if (n != a->size)
@@ -137,11 +140,9 @@ kiln_status kiln_array_reshape(kiln_array *a, unsigned ndim, const size_t *shape
 
 kiln_status kiln_array_permute(kiln_array *a, const int *axes, kiln_array **view) {
     static const char what[] = "kiln_array_permute";
-    if (!view)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: view is NULL", what);
-    *view = NULL;
-    if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL", what);
+    kiln_status st = view_begin(what, a, view);
+    if (st != KILN_OK)
+        return st;
     unsigned nd = a->ndim, from[KILN_ARRAY_MAX_DIMS];
     unsigned char seen[KILN_ARRAY_MAX_DIMS] = { 0 };
     for (unsigned d = 0; d < nd; d++) {

@@ -10,13 +10,8 @@ kiln_status kiln_array_from_buffer(kiln_buffer *buffer, size_t offset, kiln_dtyp
                                    unsigned ndim, const size_t *shape, const ptrdiff_t *strides,
                                    kiln_array **array) {
     static const char fn[] = "kiln_array_from_buffer";
-    if (!array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: array is NULL", fn);
-    *array = NULL;
-    if (!buffer)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: buffer is NULL", fn);
     size_t n;
-    kiln_status st = kiln__array_check_shape(fn, dtype, ndim, shape, &n);
+    kiln_status st = kiln__array_begin(fn, array, buffer, "buffer", dtype, ndim, shape, &n);
     if (st != KILN_OK)
         return st;
     size_t es = kiln_dtype_size(dtype), bytes = kiln_buffer_size(buffer);

@@ -16,6 +16,9 @@
 
 /* Event helper: releases *e and sets it NULL. */
 void kiln__event_drop(kiln_event **e);
+/* The end of a call that made event e: e into *event, or released when
+ * the caller passed no event; KILN_OK. */
+kiln_status kiln__event_give(kiln_event **event, kiln_event *e);
 
 /* ---- per-context scratch buffers (ctxcache.c) */
 

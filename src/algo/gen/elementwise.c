@@ -122,14 +122,10 @@ kiln_status kiln__elementwise_create_ex(kiln_context *context, const kiln_elemen
     ew->preamble = d.preamble ? kiln__strdup(d.preamble) : NULL;
     if (st == KILN_OK && (!ew->operation || (d.preamble && !ew->preamble)))
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
-    if (st == KILN_OK && eager)
-        st = kiln__gen_build_first(&ew->gen);
-    if (st != KILN_OK) {
-        kiln__gen_release(&ew->gen);
-        return st;
-    }
-    *out = ew;
-    return KILN_OK;
+    st = kiln__gen_create_end(&ew->gen, st, eager);
+    if (st == KILN_OK)
+        *out = ew;
+    return st;
 }
 
 typedef struct ew_make_arg {
@@ -172,10 +168,7 @@ kiln_status kiln__elementwise_cached_ex(kiln_context *context, const char *argum
 }
 
 kiln_status kiln_elementwise_retain(kiln_elementwise *ew) {
-    if (!ew)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_elementwise_retain: elementwise is NULL");
-    return kiln__gen_retain(&ew->gen);
+    return kiln__gen_retain_public(ew ? &ew->gen : NULL, "kiln_elementwise_retain", "elementwise");
 }
 
 void kiln_elementwise_release(kiln_elementwise *ew) {

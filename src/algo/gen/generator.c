@@ -88,6 +88,10 @@ kiln_status kiln__gen_retain(kiln__gen *gen) {
     return KILN_OK;
 }
 
+kiln_status kiln__gen_retain_public(kiln__gen *gen, const char *fn, const char *name) {
+    return kiln__ref_retain(gen ? &gen->refs : NULL, fn, name);
+}
+
 void kiln__gen_release(kiln__gen *gen) {
     if (!gen || !kiln__ref_release(&gen->refs))
         return;
@@ -113,6 +117,14 @@ kiln_status kiln__gen_variant(kiln__gen *gen, int layout, const kiln__plan *plan
     }
     pthread_mutex_unlock(&gen->lock);
     *out = v;
+    return st;
+}
+
+kiln_status kiln__gen_create_end(kiln__gen *gen, kiln_status st, int eager) {
+    if (st == KILN_OK && eager)
+        st = kiln__gen_build_first(gen);
+    if (st != KILN_OK)
+        kiln__gen_release(gen);
     return st;
 }
 
@@ -162,6 +174,14 @@ void kiln__event_drop(kiln_event **e) {
     if (*e)
         kiln_event_release(*e);
     *e = NULL;
+}
+
+kiln_status kiln__event_give(kiln_event **event, kiln_event *e) {
+    if (event)
+        *event = e;
+    else
+        kiln_event_release(e);
+    return KILN_OK;
 }
 
 void kiln__variant_free(kiln__variant *v) {

@@ -227,6 +227,9 @@ kiln_status kiln__gen_init(kiln__gen *gen, const kiln__gen_kind *kind, kiln_cont
 /* Copies the descriptor's build options (NULL or "" = none) into gen. */
 kiln_status kiln__gen_set_options(kiln__gen *gen, const char *options);
 kiln_status kiln__gen_retain(kiln__gen *gen);
+/* The body of a public kiln_X_retain of a generator (gen NULL for a NULL
+ * object): kiln__ref_retain's KILN_ERROR_NULL_HANDLE "fn: name is NULL". */
+kiln_status kiln__gen_retain_public(kiln__gen *gen, const char *fn, const char *name);
 /* Drops a reference; the last one frees the base and calls destroy. */
 void kiln__gen_release(kiln__gen *gen);
 /* The built variant for layout (KILN__CONTIG / KILN__STRIDED) on a device
@@ -236,6 +239,9 @@ kiln_status kiln__gen_variant(kiln__gen *gen, int layout, const kiln__plan *plan
 /* Builds the contiguous variant for the context's first device, so that a
  * bad expression fails at create time. */
 kiln_status kiln__gen_build_first(kiln__gen *gen);
+/* The end of each generator's create, given its status so far: the first
+ * variant built when eager, and gen released on any failure. */
+kiln_status kiln__gen_create_end(kiln__gen *gen, kiln_status st, int eager);
 /* Builds source into v->prog and looks up the kernels named name +
  * suffixes[k] (k < nk <= 3). */
 kiln_status kiln__gen_program(kiln__gen *gen, kiln__sb *source, unsigned languages,

@@ -281,9 +281,5 @@ kiln_status kiln__host_task(kiln_queue *q, size_t nbuf, kiln_buffer *const *bufs
     kiln_event_release(kiln__last_task);
     kiln_event_retain(done);
     kiln__last_task = done;
-    if (event)
-        *event = done;
-    else
-        kiln_event_release(done);
-    return KILN_OK;
+    return kiln__event_give(event, done);
 }

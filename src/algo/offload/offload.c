@@ -41,12 +41,9 @@ kiln_status kiln_offload_create(kiln_context *context, const char *params, const
     static const char *what = "kiln_offload_create";
     if (offload)
         *offload = NULL;
-    if (!context || !params || !body || !offload)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
-                               !context  ? "context"
-                               : !params ? "params"
-                               : !body   ? "body"
-                                         : "offload");
+    const char *missing = KILN__FIRST_NULL4(context, params, body, offload);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, missing);
     if (dims < 1 || dims > 3)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: dims is %u; want 1, 2 or 3",
                                what, dims);

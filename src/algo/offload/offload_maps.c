@@ -6,35 +6,24 @@
 #include "base/error.h"
 
 const char *kiln__map_kind_name(kiln_data_kind k) {
-    switch (k) {
-    case KILN_DATA_PRESENT:
-        return "PRESENT";
-    case KILN_DATA_TO:
-        return "TO";
-    case KILN_DATA_FROM:
-        return "FROM";
-    case KILN_DATA_TOFROM:
-        return "TOFROM";
-    case KILN_DATA_ALLOC:
-        return "ALLOC";
-    }
-    return "?";
+    /* indexed by kiln_data_kind: KILN_DATA_PRESENT (0) to KILN_DATA_ALLOC (4) */
+    static const char *const names[] = { "PRESENT", "TO", "FROM", "TOFROM", "ALLOC" };
+    unsigned i = (unsigned)k;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "?";
 }
 
 const char *kiln__arg_kind_text(const kiln_arg *a, char *buf, size_t cap) {
-    switch (a->kind) {
-    case KILN_ARG_BUFFER:
-        return "a buffer (KILN_ARG_BUF)";
-    case KILN_ARG_SCALAR:
+    static const char *const texts[] = { [KILN_ARG_BUFFER] = "a buffer (KILN_ARG_BUF)",
+                                         [KILN_ARG_LOCAL] = "local memory (KILN_ARG_LOCAL_BYTES)",
+                                         [KILN_ARG_ARRAY] = "an array (KILN_ARG_ARRAY)",
+                                         [KILN_ARG_MAP] = "mapped host memory" };
+    unsigned i = (unsigned)a->kind;
+    if (a->kind == KILN_ARG_SCALAR) {
         snprintf(buf, cap, "a scalar (%s)", kiln_dtype_name(a->dtype));
         return buf;
-    case KILN_ARG_LOCAL:
-        return "local memory (KILN_ARG_LOCAL_BYTES)";
-    case KILN_ARG_ARRAY:
-        return "an array (KILN_ARG_ARRAY)";
-    case KILN_ARG_MAP:
-        return "mapped host memory";
     }
+    if (i < sizeof texts / sizeof *texts && texts[i])
+        return texts[i];
     snprintf(buf, cap,
              "an unknown kind %d (build arguments with the "
              "KILN_ARG_* and KILN_TO/FROM/... macros)",

@@ -254,11 +254,7 @@ static kiln_status region_end(kiln_data_region *r, size_t num_wait, kiln_event *
         kiln_event_release(fin);
         return st;
     }
-    if (event)
-        *event = fin;
-    else
-        kiln_event_release(fin);
-    return KILN_OK;
+    return kiln__event_give(event, fin);
 }
 
 kiln_status kiln_data_region_end(kiln_data_region *region) {

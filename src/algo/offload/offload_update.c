@@ -3,27 +3,39 @@
 #include "algo/offload/offload_internal.h"
 #include "base/error.h"
 
+/* The mapping *m, in region or its parents, of host (bytes 0) or of
+ * [host, +bytes); KILN_ERROR_INVALID_ARGUMENT naming them where none is. */
+static kiln_status find_mapped(kiln_data_region *region, const void *host, size_t bytes,
+                               const char *what, const kiln__dmap **m) {
+    kiln_status st = KILN_OK;
+    int found = kiln__find_map(region, (uintptr_t)host, bytes, what, m, &st);
+    if (found < 0)
+        return st;
+    if (found)
+        return KILN_OK;
+    if (!bytes)
+        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                               "%s: %p is not mapped in the region or its "
+                               "parents",
+                               what, host);
+    return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                           "%s: [%p, +%zu bytes) is not mapped in the "
+                           "region or its parents",
+                           what, host, bytes);
+}
+
 kiln_status kiln_data_region_lookup(kiln_data_region *region, const void *host,
                                     kiln_buffer **buffer, size_t *offset, size_t *bytes_left) {
     static const char *what = "kiln_data_region_lookup";
     if (buffer)
         *buffer = NULL;
-    if (!region || !host || !buffer || !offset)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
-                               !region   ? "region"
-                               : !host   ? "host"
-                               : !buffer ? "buffer"
-                                         : "offset");
+    const char *missing = KILN__FIRST_NULL4(region, host, buffer, offset);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, missing);
     const kiln__dmap *m = NULL;
-    kiln_status st = KILN_OK;
-    int found = kiln__find_map(region, (uintptr_t)host, 0, what, &m, &st);
-    if (found < 0)
+    kiln_status st = find_mapped(region, host, 0, what, &m);
+    if (st != KILN_OK)
         return st;
-    if (!found)
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "%s: %p is not mapped in the region or its "
-                               "parents",
-                               what, host);
     *buffer = m->buf;
     *offset = m->off + ((uintptr_t)host - m->host);
     if (bytes_left)
@@ -71,16 +83,8 @@ kiln_status kiln_data_region_update(kiln_data_region *region, void *host, size_t
                                "KILN_DATA_FROM",
                                what, kiln__map_kind_name(kind), (int)kind);
     const kiln__dmap *m = NULL;
-    if (bytes) {
-        int found = kiln__find_map(region, (uintptr_t)host, bytes, what, &m, &st);
-        if (found < 0)
-            return st;
-        if (!found)
-            return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                                   "%s: [%p, +%zu bytes) is not mapped in the "
-                                   "region or its parents",
-                                   what, host, bytes);
-    }
+    if (bytes && (st = find_mapped(region, host, bytes, what, &m)) != KILN_OK)
+        return st;
     pthread_mutex_lock(&region->root->mu);
     kiln_event *tail = kiln__region_tail(region), *after = NULL, *e = NULL;
     st = kiln__event_after(region->queue, tail, num_wait, wait, &after);
@@ -99,11 +103,7 @@ kiln_status kiln_data_region_update(kiln_data_region *region, void *host, size_t
     kiln_event_release(after);
     if (st != KILN_OK)
         return st;
-    if (event)
-        *event = e;
-    else
-        kiln_event_release(e);
-    return KILN_OK;
+    return kiln__event_give(event, e);
 }
 
 kiln_status(kiln_data_region_get_stats)(kiln_data_region *region, kiln_offload_stats *stats,

@@ -116,10 +116,7 @@ kiln_status kiln_allocate_create(kiln_context *context, const kiln_allocate_desc
 }
 
 kiln_status kiln_allocate_retain(kiln_allocate *a) {
-    if (!a)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_allocate_retain: allocate is NULL");
-    kiln__ref_take(&a->refs);
-    return KILN_OK;
+    return kiln__ref_retain(a ? &a->refs : NULL, "kiln_allocate_retain", "allocate");
 }
 
 void kiln_allocate_release(kiln_allocate *a) {

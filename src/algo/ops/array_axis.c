@@ -455,22 +455,6 @@ static void axis_desc(kiln_reduce_op op, kiln_dtype dtype, double ddof, axis_tex
     }
 }
 
-typedef struct axis_make_arg {
-    kiln_context *context;
-    const kiln_reduction_desc *d;
-    const char *finish, *final_type;
-    size_t final_size;
-} axis_make_arg;
-
-static kiln_status axis_make(void *arg, kiln__gen **gen) {
-    axis_make_arg *a = arg;
-    kiln_reduction *r = NULL;
-    kiln_status st =
-        kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
-    *gen = (kiln__gen *)r;
-    return st;
-}
-
 static int known_op(kiln_reduce_op op) {
     return (op >= KILN_REDUCE_SUM && op <= KILN_REDUCE_ARGMAX) || op == KILN_REDUCE_MEAN ||
            op == KILN_REDUCE_VAR || op == KILN_REDUCE_STD;
@@ -602,9 +586,9 @@ static kiln_status reduce_axes(kiln_queue *queue, const char *what, kiln_reduce_
     if (st == KILN_OK && key.oom)
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     kiln__gen *gen = NULL;
-    axis_make_arg ma = { ctx, &d, finish, final_type, final_size };
+    kiln__reduction_make_arg ma = { ctx, &d, finish, final_type, final_size };
     if (st == KILN_OK)
-        st = kiln__gen_cached(ctx, key.p, axis_make, &ma, &gen);
+        st = kiln__gen_cached(ctx, key.p, kiln__reduction_make, &ma, &gen);
     kiln__sb_free(&key);
     kiln_arg v = KILN_ARG_ARRAY(src);
     if (st == KILN_OK)

@@ -278,11 +278,7 @@ static kiln_array quad_header(const kiln_array *a) {
 kiln_status kiln_array_astype_out(kiln_queue *queue, kiln_array *out, kiln_array *a,
                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_array_astype_out";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__array_check_queue(queue, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(queue, a, what);
+    kiln_status st = kiln__array_op_begin(queue, out, a, event, what);
     if (st != KILN_OK)
         return st;
     if (!kiln__array_same_shape(out, a)) {

@@ -89,9 +89,9 @@ static kiln_status full_as(const char *what, kiln_queue *queue, kiln_dtype dtype
         *event = NULL;
     if (array)
         *array = NULL;
-    if (!queue || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
-                               !queue ? "queue" : "array");
+    const char *missing = KILN__FIRST_NULL2(queue, array);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, missing);
     kiln_array *a;
     kiln_status st =
         kiln__array_make(kiln_queue_context(queue), dtype, ndim, shape, NULL, what, &a);

@@ -119,11 +119,17 @@ static void index_code(kiln_dtype it, kiln_index_mode mode, char *buf, size_t ca
         snprintf(buf, cap, "int ok = 1; long j = (long)idx[i]; %s (void)ok;", sgn[mode]);
 }
 
-static kiln_status check_index_args(kiln_queue *q, kiln_array *indices, kiln_index_mode mode,
-                                    size_t na, kiln_event **event, const char *what) {
-    kiln_status st = kiln__array_check_queue(q, indices, what);
+/* take's and put's checks: x and y on q (*event cleared first), then the
+ * indices into `indexed` (x or y) and the mode. */
+static kiln_status check_index_op(kiln_queue *q, kiln_array *x, kiln_array *y,
+                                  const kiln_array *indexed, kiln_array *indices,
+                                  kiln_index_mode mode, kiln_event **event, const char *what) {
+    kiln_status st = kiln__array_op_begin(q, x, y, event, what);
+    if (st == KILN_OK)
+        st = kiln__array_check_queue(q, indices, what);
     if (st != KILN_OK)
         return st;
+    size_t na = indexed->size;
     char k = kiln__dtype_kind(indices->dtype);
     if (k != 'i' && k != 'u')
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
@@ -166,13 +172,7 @@ kiln_status kiln_array_take_out(kiln_queue *queue, kiln_array *out, kiln_array *
                                 kiln_array *indices, kiln_index_mode mode, size_t num_wait,
                                 kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_array_take_out";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__array_check_queue(queue, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(queue, a, what);
-    if (st == KILN_OK)
-        st = check_index_args(queue, indices, mode, a->size, event, what);
+    kiln_status st = check_index_op(queue, out, a, a, indices, mode, event, what);
     if (st != KILN_OK)
         return st;
     if (out->dtype != a->dtype || !kiln__array_same_shape(out, indices)) {
@@ -317,13 +317,7 @@ kiln_status kiln_array_put(kiln_queue *queue, kiln_array *a, kiln_array *indices
                            kiln_array *values, kiln_index_mode mode, kiln_put_mode put,
                            size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char what[] = "kiln_array_put";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__array_check_queue(queue, a, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(queue, values, what);
-    if (st == KILN_OK)
-        st = check_index_args(queue, indices, mode, a->size, event, what);
+    kiln_status st = check_index_op(queue, a, values, a, indices, mode, event, what);
     if (st != KILN_OK)
         return st;
     if ((unsigned)put > KILN_PUT_ADD)
@@ -459,19 +453,6 @@ kiln_status kiln_array_mask_fill(kiln_queue *queue, kiln_array *a, kiln_array *m
     return st == KILN_OK ? st : kiln__error_prefix(st, "%s", what);
 }
 
-typedef struct scan_make_arg {
-    kiln_context *context;
-    const kiln_scan_desc *d;
-} scan_make_arg;
-
-static kiln_status scan_make(void *arg, kiln__gen **gen) {
-    scan_make_arg *m = arg;
-    kiln_scan *s = NULL;
-    kiln_status st = kiln__scan_create_ex(m->context, m->d, 0, &s);
-    *gen = s ? &s->gen : NULL;
-    return st;
-}
-
 /* pos[i] = the number of true elements before i, where the mask is true;
  * -(that number) - 2 where it is false (so the last one tells the count). */
 static kiln_status mask_positions(kiln_queue *q, kiln_array *mask, kiln_array *pos,
@@ -487,10 +468,10 @@ static kiln_status mask_positions(kiln_queue *q, kiln_array *mask, kiln_array *p
     kiln_context *ctx = kiln_queue_context(q);
     char key[160];
     snprintf(key, sizeof key, "scan|kiln_mask_positions|%s", args);
-    scan_make_arg ma = { ctx, &d };
+    kiln__scan_make_arg ma = { ctx, &d };
     kiln__gen *gen = NULL;
     kiln_event *e = NULL;
-    kiln_status st = kiln__gen_cached(ctx, key, scan_make, &ma, &gen);
+    kiln_status st = kiln__gen_cached(ctx, key, kiln__scan_make, &ma, &gen);
     kiln_arg v[2] = { KILN_ARG_ARRAY(mask), KILN_ARG_ARRAY(pos) };
     if (st == KILN_OK)
         st = kiln_scan_launch(q, (kiln_scan *)gen, mask->size, 2, v, kiln__chain_nw(c),

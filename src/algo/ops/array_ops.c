@@ -15,10 +15,7 @@
 
 /* The text that reads element i of array `name` of dtype d. */
 static const char *read_elem(kiln_dtype d, const char *name, char *buf, size_t cap) {
-    if (d == KILN_FLOAT16)
-        snprintf(buf, cap, "kiln_h2f(%s[i])", name);
-    else
-        snprintf(buf, cap, "%s[i]", name);
+    snprintf(buf, cap, d == KILN_FLOAT16 ? "kiln_h2f(%s[i])" : "%s[i]", name);
     return buf;
 }
 
@@ -34,16 +31,19 @@ static void store_elem(kiln_dtype d, const char *expr, char *buf, size_t cap) {
  * division by zero gives 0 and INT_MIN / -1 wraps, instead of trapping. */
 const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A, const char *B,
                               char *buf, size_t cap) {
+    /* the ops whose text is one format of A then B */
+    static const char *const forms[] = {
+        [KILN_OP_ADD] = "%s + %s",           [KILN_OP_SUB] = "%s - %s",
+        [KILN_OP_MUL] = "%s * %s",           [KILN_OP_EQ] = "(%s == %s ? 1 : 0)",
+        [KILN_OP_NE] = "(%s != %s ? 1 : 0)", [KILN_OP_LT] = "(%s < %s ? 1 : 0)",
+        [KILN_OP_LE] = "(%s <= %s ? 1 : 0)", [KILN_OP_GT] = "(%s > %s ? 1 : 0)",
+        [KILN_OP_GE] = "(%s >= %s ? 1 : 0)"
+    };
+    if ((unsigned)op < sizeof forms / sizeof *forms && forms[op]) {
+        snprintf(buf, cap, forms[op], A, B);
+        return buf;
+    }
     switch (op) {
-    case KILN_OP_ADD:
-        snprintf(buf, cap, "%s + %s", A, B);
-        break;
-    case KILN_OP_SUB:
-        snprintf(buf, cap, "%s - %s", A, B);
-        break;
-    case KILN_OP_MUL:
-        snprintf(buf, cap, "%s * %s", A, B);
-        break;
     case KILN_OP_DIV:
         if (kiln__is_float_dtype(d))
             snprintf(buf, cap, "%s / %s", A, B);
@@ -61,24 +61,6 @@ const char *kiln__binary_expr(kiln_binary_op op, kiln_dtype d, const char *A, co
                      op == KILN_OP_MIN ? '<' : '>', A, B, B, B, A);
         else
             snprintf(buf, cap, "(%s %c %s ? %s : %s)", B, op == KILN_OP_MIN ? '<' : '>', A, B, A);
-        break;
-    case KILN_OP_EQ:
-        snprintf(buf, cap, "(%s == %s ? 1 : 0)", A, B);
-        break;
-    case KILN_OP_NE:
-        snprintf(buf, cap, "(%s != %s ? 1 : 0)", A, B);
-        break;
-    case KILN_OP_LT:
-        snprintf(buf, cap, "(%s < %s ? 1 : 0)", A, B);
-        break;
-    case KILN_OP_LE:
-        snprintf(buf, cap, "(%s <= %s ? 1 : 0)", A, B);
-        break;
-    case KILN_OP_GT:
-        snprintf(buf, cap, "(%s > %s ? 1 : 0)", A, B);
-        break;
-    case KILN_OP_GE:
-        snprintf(buf, cap, "(%s >= %s ? 1 : 0)", A, B);
         break;
     default: /* the ops of issue 42 (array_optab.c) */
         return kiln__binary_expr_ext(op, d, A, B, buf, cap);
@@ -170,15 +152,8 @@ static kiln_status check_operands(kiln_queue *q, kiln_binary_op op, kiln_array *
     if ((b && (a->dtype != b->dtype || !kiln__array_same_shape(a, b))) ||
         !kiln__array_same_shape(a, out) ||
         (kiln__binary_bool_result(op) ? kiln__is_complex_dtype(out->dtype)
-                                      : out->dtype != a->dtype)) {
-        char to[96], ta[96], tb[96];
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: shapes or dtypes do not match (out %s, a "
-                               "%s%s%s)",
-                               what, kiln__array_describe(out, to, sizeof to),
-                               kiln__array_describe(a, ta, sizeof ta), b ? ", b " : "",
-                               b ? kiln__array_describe(b, tb, sizeof tb) : "");
-    }
+                                      : out->dtype != a->dtype))
+        return kiln__array_mismatch(what, out, a, b);
     return KILN_OK;
 }
 
@@ -192,11 +167,7 @@ kiln_status kiln_array_binary_out(kiln_queue *q, kiln_binary_op op, kiln_array *
         *event = NULL;
     if (a && kiln__is_complex_dtype(a->dtype))
         return kiln__complex_binary(q, op, out, a, b, NULL, num_wait, wait, event);
-    kiln_status st = kiln__array_check_queue(q, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, a, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, b, what);
+    kiln_status st = kiln__array_check_queues(q, what, 3, (const kiln_array *const[]){ out, a, b });
     if (st != KILN_OK)
         return st;
     kiln_dtype p = kiln_dtype_promote(a->dtype, b->dtype);
@@ -302,38 +273,21 @@ int kiln__unary_text(kiln_unary_op op, kiln_dtype da, kiln_dtype dout, char *arg
      * issue 42); ext: the later ops (array_optab.c). */
     const char *f = NULL, *whole = NULL;
     char X[32], expr[256], fx[64];
+    static const char *const fns[] = {
+        [KILN_OP_NEG] = "-",   [KILN_OP_SQRT] = "sqrt", [KILN_OP_EXP] = "exp",
+        [KILN_OP_LOG] = "log", [KILN_OP_SIN] = "sin",   [KILN_OP_COS] = "cos"
+    };
     read_elem(da, "x", X, sizeof X);
-    switch (op) {
-    case KILN_OP_NEG:
-        f = "-";
-        break;
-    case KILN_OP_ABS:
-        if (fl)
-            f = "fabs";
-        else
-            whole = kiln__is_signed_dtype(da) ? "(x[i] < 0 ? -x[i] : x[i])" : "x[i]";
-        break;
-    case KILN_OP_SQRT:
-        f = "sqrt";
-        break;
-    case KILN_OP_EXP:
-        f = "exp";
-        break;
-    case KILN_OP_LOG:
-        f = "log";
-        break;
-    case KILN_OP_SIN:
-        f = "sin";
-        break;
-    case KILN_OP_COS:
-        f = "cos";
-        break;
-    default:
-        if (!kiln__unary_expr_ext(op, da, X, expr, sizeof expr))
-            return 0;
+    if (op == KILN_OP_ABS && fl)
+        f = "fabs";
+    else if (op == KILN_OP_ABS)
+        whole = kiln__is_signed_dtype(da) ? "(x[i] < 0 ? -x[i] : x[i])" : "x[i]";
+    else if ((unsigned)op < sizeof fns / sizeof *fns && fns[op])
+        f = fns[op];
+    else if (kiln__unary_expr_ext(op, da, X, expr, sizeof expr))
         whole = expr;
-        break;
-    }
+    else
+        return 0;
     if (f)
         snprintf(fx, sizeof fx, "%s(%s)", f, X);
     snprintf(args, acap, "const %s *x, %s *z", t, kiln__bits_type(dout));
@@ -386,6 +340,19 @@ kiln_status kiln_array_unary_out(kiln_queue *q, kiln_unary_op op, kiln_array *ou
     return launch_ew(q, what, ew, 2, v, num_wait, wait, event);
 }
 
+kiln_status kiln__check_promoted(const char *what, const kiln_array *z, const char *zn,
+                                 const kiln_array *x, const char *xn, const kiln_array *y,
+                                 const char *yn, kiln_dtype *p) {
+    *p = kiln_dtype_promote(x->dtype, y->dtype);
+    if (z->dtype != *p)
+        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
+                               "%s: %s has dtype %s, but %s %s with %s %s gives "
+                               "%s (NumPy's promotion)",
+                               what, zn, kiln_dtype_name(z->dtype), xn, kiln_dtype_name(x->dtype),
+                               yn, kiln_dtype_name(y->dtype), kiln_dtype_name(*p));
+    return KILN_OK;
+}
+
 /* x and y promoted and broadcast as in kiln_array_binary_out; alpha in the
  * promoted dtype (for FLOAT16 rounded to the nearest half first). */
 kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, kiln_arg alpha, kiln_array *x,
@@ -397,20 +364,12 @@ kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, kiln_arg alpha, ki
     if (x && kiln__is_complex_dtype(x->dtype))
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s: complex arrays: use kiln_blas_axpy",
                                what);
-    kiln_status st = kiln__array_check_queue(q, z, what);
+    kiln_dtype p = (kiln_dtype)0;
+    kiln_status st = kiln__array_check_queues(q, what, 3, (const kiln_array *const[]){ z, x, y });
     if (st == KILN_OK)
-        st = kiln__array_check_queue(q, x, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, y, what);
+        st = kiln__check_promoted(what, z, "z", x, "x", y, "y", &p);
     if (st != KILN_OK)
         return st;
-    kiln_dtype p = kiln_dtype_promote(x->dtype, y->dtype);
-    if (z->dtype != p)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: z has dtype %s, but x %s with y %s gives "
-                               "%s (NumPy's promotion)",
-                               what, kiln_dtype_name(z->dtype), kiln_dtype_name(x->dtype),
-                               kiln_dtype_name(y->dtype), kiln_dtype_name(p));
     if (p == KILN_BOOL) /* bool is not numeric (the array API standard) */
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: axpy does not take bool (it takes numeric dtypes)", what);

@@ -119,24 +119,20 @@ static unsigned kind_bit(kiln_dtype d) {
 
 /* "integer and bool" for a kinds mask. */
 static const char *kinds_text(unsigned k) {
-    switch (k) {
-    case K_NUMERIC:
-        return "numeric dtypes (not bool)";
-    case K_REAL:
-        return "real numeric dtypes (integer and real float)";
-    case K_ALL:
-        return "every dtype";
-    case K_BOOL | K_INT:
-        return "integer and bool dtypes";
-    case K_INT:
-        return "integer dtypes";
-    case K_BOOL:
-        return "bool";
-    case K_FLOAT:
-        return "real float dtypes";
-    case K_FLOAT | K_COMPLEX:
-        return "float and complex dtypes";
-    }
+    static const struct {
+        unsigned mask;
+        const char *text;
+    } texts[] = { { K_NUMERIC, "numeric dtypes (not bool)" },
+                  { K_REAL, "real numeric dtypes (integer and real float)" },
+                  { K_ALL, "every dtype" },
+                  { K_BOOL | K_INT, "integer and bool dtypes" },
+                  { K_INT, "integer dtypes" },
+                  { K_BOOL, "bool" },
+                  { K_FLOAT, "real float dtypes" },
+                  { K_FLOAT | K_COMPLEX, "float and complex dtypes" } };
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+        if (texts[i].mask == k)
+            return texts[i].text;
     return "?";
 }
 
@@ -203,18 +199,12 @@ kiln_status kiln__unary_check(const char *what, kiln_unary_op op, kiln_dtype d) 
 
 /* The unsigned type of the same width as integer compute type t. */
 static const char *unsigned_of(kiln_dtype d) {
-    switch (d) {
-    case KILN_INT8:
-        return "uchar";
-    case KILN_INT16:
-        return "ushort";
-    case KILN_INT32:
-        return "uint";
-    case KILN_INT64:
-        return "ulong";
-    default:
-        return kiln__compute_type(d);
-    }
+    static const char *const names[] = { [KILN_INT8] = "uchar",
+                                         [KILN_INT16] = "ushort",
+                                         [KILN_INT32] = "uint",
+                                         [KILN_INT64] = "ulong" };
+    unsigned i = (unsigned)d;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : kiln__compute_type(d);
 }
 
 /* A float literal suffix for compute type d: "f" for float (a device

@@ -137,23 +137,31 @@ kiln_status kiln_array_write(kiln_queue *q, kiln_array *a, const void *host) {
     return transfer_blocking("kiln_array_write", q, a, (void *)host, 1);
 }
 
-kiln_status kiln_array_copy_out(kiln_queue *q, kiln_array *dst, kiln_array *src, size_t num_wait,
-                                kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__array_check_queue(q, dst, "kiln_array_copy_out");
+/* The copies' common checks: dst and src on their queues, then of one
+ * dtype and shape. */
+static kiln_status check_copy(kiln_queue *dst_queue, kiln_array *dst, kiln_queue *src_queue,
+                              kiln_array *src, const char *what) {
+    kiln_status st = kiln__array_check_queue(dst_queue, dst, what);
     if (st == KILN_OK)
-        st = kiln__array_check_queue(q, src, "kiln_array_copy_out");
+        st = kiln__array_check_queue(src_queue, src, what);
     if (st != KILN_OK)
         return st;
     if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src)) {
         char td[96], ts[96];
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "kiln_array_copy_out: shapes or dtypes differ "
-                               "(dst %s, src %s)",
-                               kiln__array_describe(dst, td, sizeof td),
-                               kiln__array_describe(src, ts, sizeof ts));
+        return kiln__error_set(
+            KILN_ERROR_MISMATCH, 0, "%s: shapes or dtypes differ (dst %s, src %s)", what,
+            kiln__array_describe(dst, td, sizeof td), kiln__array_describe(src, ts, sizeof ts));
     }
+    return KILN_OK;
+}
+
+kiln_status kiln_array_copy_out(kiln_queue *q, kiln_array *dst, kiln_array *src, size_t num_wait,
+                                kiln_event *const *wait, kiln_event **event) {
+    if (event)
+        *event = NULL;
+    kiln_status st = check_copy(q, dst, q, src, "kiln_array_copy_out");
+    if (st != KILN_OK)
+        return st;
     size_t es = kiln_dtype_size(src->dtype);
     if (src->size == 0)
         return event ? kiln_queue_marker(q, num_wait, wait, event) : KILN_OK;
@@ -165,19 +173,9 @@ kiln_status kiln_array_copy_out(kiln_queue *q, kiln_array *dst, kiln_array *src,
 
 kiln_status kiln_array_copy_between(kiln_queue *dst_queue, kiln_array *dst, kiln_queue *src_queue,
                                     kiln_array *src) {
-    kiln_status st = kiln__array_check_queue(dst_queue, dst, "kiln_array_copy_between");
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(src_queue, src, "kiln_array_copy_between");
+    kiln_status st = check_copy(dst_queue, dst, src_queue, src, "kiln_array_copy_between");
     if (st != KILN_OK)
         return st;
-    if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src)) {
-        char td[96], ts[96];
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "kiln_array_copy_between: shapes or dtypes "
-                               "differ (dst %s, src %s)",
-                               kiln__array_describe(dst, td, sizeof td),
-                               kiln__array_describe(src, ts, sizeof ts));
-    }
     size_t bytes = src->size * kiln_dtype_size(src->dtype);
     if (!bytes)
         return KILN_OK;
@@ -358,17 +356,9 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue, kiln_array *dst
     const char *fn = "kiln_array_copy_between_async";
     if (event)
         *event = NULL;
-    kiln_status st = kiln__array_check_queue(dst_queue, dst, fn);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(src_queue, src, fn);
+    kiln_status st = check_copy(dst_queue, dst, src_queue, src, fn);
     if (st != KILN_OK)
         return st;
-    if (dst->dtype != src->dtype || !kiln__array_same_shape(dst, src)) {
-        char td[96], ts[96];
-        return kiln__error_set(
-            KILN_ERROR_MISMATCH, 0, "%s: shapes or dtypes differ (dst %s, src %s)", fn,
-            kiln__array_describe(dst, td, sizeof td), kiln__array_describe(src, ts, sizeof ts));
-    }
     kiln_context *dctx = kiln_queue_context(dst_queue);
     if (kiln_queue_context(src_queue) == dctx)
         return kiln_array_copy_out(dst_queue, dst, src, num_wait, wait, event);
@@ -437,9 +427,5 @@ kiln_status kiln_array_copy_between_async(kiln_queue *dst_queue, kiln_array *dst
                                   "be completed",
                                   fn);
     }
-    if (event)
-        *event = out;
-    else
-        kiln_event_release(out);
-    return KILN_OK;
+    return kiln__event_give(event, out);
 }

@@ -39,18 +39,13 @@ kiln_status kiln_array_where_out(kiln_queue *queue, kiln_array *out, kiln_array 
         *event = NULL;
     kiln_array *ops[3] = { cond, a, b };
     static const char *const names[3] = { "cond", "a", "b" };
-    kiln_status st = kiln__array_check_queue(queue, out, what);
-    for (int k = 0; k < 3 && st == KILN_OK; k++)
-        st = kiln__array_check_queue(queue, ops[k], what);
+    kiln_dtype p = (kiln_dtype)0;
+    kiln_status st =
+        kiln__array_check_queues(queue, what, 4, (const kiln_array *const[]){ out, cond, a, b });
+    if (st == KILN_OK)
+        st = kiln__check_promoted(what, out, "out", a, "a", b, "b", &p);
     if (st != KILN_OK)
         return st;
-    kiln_dtype p = kiln_dtype_promote(a->dtype, b->dtype);
-    if (out->dtype != p)
-        return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                               "%s: out has dtype %s, but a %s with b %s "
-                               "gives %s (NumPy's promotion)",
-                               what, kiln_dtype_name(out->dtype), kiln_dtype_name(a->dtype),
-                               kiln_dtype_name(b->dtype), kiln_dtype_name(p));
     kiln_array *views[3];
     st = kiln__broadcast_operands(what, out, 3, ops, names, views);
     if (st != KILN_OK)
@@ -116,9 +111,7 @@ kiln_status kiln_array_clip_out(kiln_queue *queue, kiln_array *out, kiln_array *
     if (st == KILN_OK)
         st = kiln__scalar_to_double(hi_arg, &hi, "kiln_array_clip_out: hi");
     if (st == KILN_OK)
-        st = kiln__array_check_queue(queue, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(queue, a, what);
+        st = kiln__array_check_queues(queue, what, 2, (const kiln_array *const[]){ out, a });
     if (st != KILN_OK)
         return st;
     if (out->dtype != a->dtype)

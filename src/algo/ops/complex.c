@@ -68,17 +68,6 @@ static kiln_status run(kiln_queue *q, const char *what, const char *args, const 
     return run_pre(q, what, args, op, NULL, nv, v, num_wait, wait, event);
 }
 
-static kiln_status mismatch(const char *what, const kiln_array *out, const kiln_array *a,
-                            const kiln_array *b) {
-    char to[96], ta[96], tb[96];
-    return kiln__error_set(KILN_ERROR_MISMATCH, 0,
-                           "%s: shapes or dtypes do not match (out %s, a "
-                           "%s%s%s)",
-                           what, kiln__array_describe(out, to, sizeof to),
-                           kiln__array_describe(a, ta, sizeof ta), b ? ", b " : "",
-                           b ? kiln__array_describe(b, tb, sizeof tb) : "");
-}
-
 static kiln_status check_queue(kiln_queue *q, const char *what, kiln_array *out, kiln_array *a,
                                kiln_array *b) {
     kiln_status st = kiln__array_check_queue(q, out, what);
@@ -87,6 +76,14 @@ static kiln_status check_queue(kiln_queue *q, const char *what, kiln_array *out,
     if (st == KILN_OK && b)
         st = kiln__array_check_queue(q, b, what);
     return st;
+}
+
+/* The public entry points' start: no event yet, then the queue check. */
+static kiln_status begin_public(kiln_queue *q, const char *what, kiln_array *out, kiln_array *a,
+                                kiln_event **event) {
+    if (event)
+        *event = NULL;
+    return check_queue(q, what, out, a, NULL);
 }
 
 /* st from the op table's check, else KILN_ERROR_UNSUPPORTED: an op the
@@ -116,36 +113,22 @@ kiln_status kiln__complex_binary(kiln_queue *q, kiln_binary_op op, kiln_array *o
     if ((b && (a->dtype != b->dtype || !kiln__array_same_shape(a, b))) ||
         !kiln__array_same_shape(a, out) || !kiln__is_complex_dtype(a->dtype) ||
         (!cmp && out->dtype != a->dtype))
-        return mismatch(what, out, a, b);
+        return kiln__array_mismatch(what, out, a, b);
     const char *s = sfx(a->dtype), *t = kiln_dtype_name(a->dtype);
     const char *pt = kiln_dtype_name(kiln__complex_part_dtype(a->dtype));
+    static const char *const fns[] = {
+        [KILN_OP_ADD] = "cadd", [KILN_OP_SUB] = "csub", [KILN_OP_MUL] = "cmul",
+        [KILN_OP_DIV] = "cdiv", [KILN_OP_EQ] = "ceq",   [KILN_OP_NE] = "ceq"
+    };
     const char *fn;
     kiln__sb pre = { 0 };
-    switch (op) {
-    case KILN_OP_ADD:
-        fn = "cadd";
-        break;
-    case KILN_OP_SUB:
-        fn = "csub";
-        break;
-    case KILN_OP_MUL:
-        fn = "cmul";
-        break;
-    case KILN_OP_DIV:
-        fn = "cdiv";
-        break;
-    case KILN_OP_EQ:
-    case KILN_OP_NE:
-        fn = "ceq";
-        break;
-    case KILN_OP_POW:
+    if ((unsigned)op < sizeof fns / sizeof *fns && fns[op])
+        fn = fns[op];
+    else if (op == KILN_OP_POW)
         fn = kiln__complex_fn(0, op, a->dtype, &pre) + strlen("kiln_");
-        break;
-    default:
-        /* ordering, bitwise, atan2 ...: not for complex numbers */
+    else /* ordering, bitwise, atan2 ...: not for complex numbers */
         return refuse(kiln__binary_check(what, op, a->dtype), what, kiln__binary_op_name(op),
                       a->dtype);
-    }
     char B[64], expr[160], args[160], opt[400];
     if (scalar)
         snprintf(B, sizeof B, "kiln_%s_make(s, si)", t);
@@ -179,7 +162,7 @@ kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out
     kiln_dtype want = op == KILN_OP_ABS ? kiln__complex_part_dtype(a->dtype) : a->dtype;
     if (!kiln__is_complex_dtype(a->dtype) || !kiln__array_same_shape(a, out) ||
         (pred ? kiln__is_complex_dtype(out->dtype) : out->dtype != want))
-        return mismatch(what, out, a, NULL);
+        return kiln__array_mismatch(what, out, a, NULL);
     if (pred || op == KILN_OP_POSITIVE || op == KILN_OP_SQUARE) {
         /* NumPy: a part NaN / infinite makes the value so; finite needs
          * both parts finite; square is x * x (the plain product) */
@@ -206,34 +189,20 @@ kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out
         kiln_arg v[2] = { KILN_ARG_ARRAY(&x), KILN_ARG_ARRAY(&z) };
         return run(q, what, args, opt, 2, v, num_wait, wait, event);
     }
+    static const char *const fns[] = { [KILN_OP_NEG] = "cneg",
+                                       [KILN_OP_ABS] = "cabs",
+                                       [KILN_OP_EXP] = "cexp",
+                                       [KILN_OP_SQRT] = "csqrt",
+                                       [KILN_OP_LOG] = "clog" };
     const char *fn;
     kiln__sb pre = { 0 };
-    switch (op) {
-    case KILN_OP_NEG:
-        fn = "cneg";
-        break;
-    case KILN_OP_ABS:
-        fn = "cabs";
-        break;
-    case KILN_OP_EXP:
-        fn = "cexp";
-        break;
-    case KILN_OP_SQRT:
-        fn = "csqrt";
-        break;
-    case KILN_OP_LOG:
-        fn = "clog";
-        break;
-    default:
-        fn = kiln__complex_fn(1, op, a->dtype, &pre);
-        if (fn) {
-            fn += strlen("kiln_");
-            break;
-        }
-        /* floor, signbit ...: not for complex numbers */
+    if ((unsigned)op < sizeof fns / sizeof *fns && fns[op])
+        fn = fns[op];
+    else if ((fn = kiln__complex_fn(1, op, a->dtype, &pre)) != NULL)
+        fn += strlen("kiln_");
+    else /* floor, signbit ...: not for complex numbers */
         return refuse(kiln__unary_check(what, op, a->dtype), what, kiln__unary_op_name(op),
                       a->dtype);
-    }
     char expr[64], args[128], opt[320];
     snprintf(expr, sizeof expr, "kiln_%s%s(x[i])", fn, sfx(a->dtype));
     store(out->dtype, expr, op != KILN_OP_ABS, opt, sizeof opt);
@@ -246,13 +215,11 @@ kiln_status kiln__complex_unary(kiln_queue *q, kiln_unary_op op, kiln_array *out
 kiln_status kiln_array_conj_out(kiln_queue *q, kiln_array *out, kiln_array *a, size_t num_wait,
                                 kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_conj_out";
-    if (event)
-        *event = NULL;
-    kiln_status st = check_queue(q, what, out, a, NULL);
+    kiln_status st = begin_public(q, what, out, a, event);
     if (st != KILN_OK)
         return st;
     if (out->dtype != a->dtype || !kiln__array_same_shape(a, out))
-        return mismatch(what, out, a, NULL);
+        return kiln__array_mismatch(what, out, a, NULL);
     if (!kiln__is_complex_dtype(a->dtype))
         return kiln_array_copy_out(q, out, a, num_wait, wait, event);
     char args[128], opt[320], expr[64];
@@ -268,13 +235,11 @@ kiln_status kiln_array_complex_cast_out(kiln_queue *q, kiln_array *out, kiln_arr
                                         size_t num_wait, kiln_event *const *wait,
                                         kiln_event **event) {
     const char *what = "kiln_array_complex_cast_out";
-    if (event)
-        *event = NULL;
-    kiln_status st = check_queue(q, what, out, a, NULL);
+    kiln_status st = begin_public(q, what, out, a, event);
     if (st != KILN_OK)
         return st;
     if (!kiln__array_same_shape(a, out))
-        return mismatch(what, out, a, NULL);
+        return kiln__array_mismatch(what, out, a, NULL);
     int ca = kiln__is_complex_dtype(a->dtype);
     if (!ca && !kiln__is_complex_dtype(out->dtype))
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "%s: neither %s nor %s is complex",

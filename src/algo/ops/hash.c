@@ -134,10 +134,7 @@ kiln_status kiln_hash_table_create(kiln_queue *queue, size_t capacity, kiln_dtyp
 }
 
 kiln_status kiln_hash_table_retain(kiln_hash_table *t) {
-    if (!t)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_hash_table_retain: table is NULL");
-    kiln__ref_take(&t->refs);
-    return KILN_OK;
+    return kiln__ref_retain(t ? &t->refs : NULL, "kiln_hash_table_retain", "table");
 }
 
 void kiln_hash_table_release(kiln_hash_table *t) {
@@ -321,11 +318,7 @@ static kiln_status ht_insert_async(kiln_queue *q, kiln_hash_table *t, kiln_array
     kiln_event_release(r);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
-    if (event)
-        *event = next;
-    else
-        kiln_event_release(next);
-    return KILN_OK;
+    return kiln__event_give(event, next);
 }
 
 kiln_status kiln_hash_table_insert(kiln_queue *queue, kiln_hash_table *table, kiln_array *keys,

@@ -65,6 +65,12 @@ const char *kiln__binary_op_name(kiln_binary_op op);
 const char *kiln__unary_op_name(kiln_unary_op op);
 /* Whether op's result is bool (comparisons, logical ops, isnan...). */
 int kiln__binary_bool_result(kiln_binary_op op);
+/* *p = the promoted dtype of x and y (kiln_dtype_promote); KILN_ERROR_MISMATCH
+ * "what: <zn> has dtype .., but <xn> .. with <yn> .. gives .. (NumPy's
+ * promotion)" where z is not of it (axpy's and where's check). */
+kiln_status kiln__check_promoted(const char *what, const kiln_array *z, const char *zn,
+                                 const kiln_array *x, const char *xn, const kiln_array *y,
+                                 const char *yn, kiln_dtype *p);
 int kiln__unary_bool_result(kiln_unary_op op);
 /* KILN_ERROR_INVALID_ARGUMENT naming op and d where op is unknown or
  * does not take dtype d (the dtype it computes in). */

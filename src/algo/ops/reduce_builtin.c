@@ -47,23 +47,13 @@ kiln_dtype kiln_dtype_reduce_result(kiln_reduce_op op, kiln_dtype dtype) {
     return (kiln_dtype)0;
 }
 
-typedef struct red_make_arg {
-    kiln_context *context;
-    const kiln_reduction_desc *d;
-    const char *finish, *final_type;
-    size_t final_size;
-} red_make_arg;
-
 static kiln_status red_make(void *arg, kiln__gen **gen) {
-    red_make_arg *a = arg;
-    kiln_reduction *r = NULL;
-    kiln_status st =
-        kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
+    const kiln__reduction_make_arg *a = arg;
+    kiln_status st = kiln__reduction_make(arg, gen);
     /* every built-in map reads its arrays at [i] only; argmin/argmax also
      * use i as a value (kiln_argpair_make(x[i], i)) */
     if (st == KILN_OK && !strstr(a->d->map, "kiln_argpair_make"))
-        kiln__reduction_allow_lanes(r);
-    *gen = (kiln__gen *)r; /* the base is its first member */
+        kiln__reduction_allow_lanes((kiln_reduction *)*gen);
     return st;
 }
 
@@ -112,7 +102,7 @@ static kiln_status builtin_cached(kiln_context *ctx, const char *what, const kil
         kiln__sb_free(&key);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "%s", what);
     }
-    red_make_arg ma = { ctx, d, finish, final_type, final_size };
+    kiln__reduction_make_arg ma = { ctx, d, finish, final_type, final_size };
     kiln_status st = kiln__gen_cached(ctx, key.p, red_make, &ma, gen);
     kiln__sb_free(&key);
     return st;
@@ -387,18 +377,23 @@ kiln_status kiln_array_reduce_initial(kiln_queue *queue, kiln_reduce_op op, kiln
     return wait_for(st, e);
 }
 
-kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b, void *host_result) {
+typedef kiln_status (*dot_async_fn)(kiln_queue *, kiln_array *, kiln_array *, kiln_array *, void *,
+                                    size_t, kiln_event *const *, kiln_event **);
+
+/* The blocking dot and vdot: their async form into host_result, waited for. */
+static kiln_status dot_blocking(dot_async_fn async, const char *what, kiln_queue *queue,
+                                kiln_array *a, kiln_array *b, void *host_result) {
     if (!host_result)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_dot: host_result is NULL");
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_result is NULL", what);
     kiln_event *e = NULL;
-    kiln_status st = kiln_array_dot_async(queue, a, b, NULL, host_result, 0, NULL, &e);
+    kiln_status st = async(queue, a, b, NULL, host_result, 0, NULL, &e);
     return wait_for(st, e);
 }
 
+kiln_status kiln_array_dot(kiln_queue *queue, kiln_array *a, kiln_array *b, void *host_result) {
+    return dot_blocking(kiln_array_dot_async, "kiln_array_dot", queue, a, b, host_result);
+}
+
 kiln_status kiln_array_vdot(kiln_queue *queue, kiln_array *a, kiln_array *b, void *host_result) {
-    if (!host_result)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_array_vdot: host_result is NULL");
-    kiln_event *e = NULL;
-    kiln_status st = kiln_array_vdot_async(queue, a, b, NULL, host_result, 0, NULL, &e);
-    return wait_for(st, e);
+    return dot_blocking(kiln_array_vdot_async, "kiln_array_vdot", queue, a, b, host_result);
 }

@@ -6,19 +6,6 @@
 #include "algo/prim/scan.h"
 #include "base/error.h"
 
-typedef struct scan_make_arg {
-    kiln_context *context;
-    const kiln_scan_desc *d;
-} scan_make_arg;
-
-static kiln_status scan_make(void *arg, kiln__gen **gen) {
-    scan_make_arg *a = arg;
-    kiln_scan *s = NULL;
-    kiln_status st = kiln__scan_create_ex(a->context, a->d, 0, &s);
-    *gen = s ? &s->gen : NULL;
-    return st;
-}
-
 static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a, int exclusive, int prod,
                        size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     const char *what = prod ? "kiln_array_cumprod_out" : "kiln_array_cumsum_out";
@@ -60,9 +47,9 @@ static kiln_status cum(kiln_queue *queue, kiln_array *out, kiln_array *a, int ex
     kiln_context *ctx = kiln_queue_context(queue);
     char key[256];
     snprintf(key, sizeof key, "scan|%s|%s", d.name, t);
-    scan_make_arg ma = { ctx, &d };
+    kiln__scan_make_arg ma = { ctx, &d };
     kiln__gen *gen = NULL;
-    kiln_status st = kiln__gen_cached(ctx, key, scan_make, &ma, &gen);
+    kiln_status st = kiln__gen_cached(ctx, key, kiln__scan_make, &ma, &gen);
     kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(out) };
     if (st == KILN_OK)
         st = kiln_scan_launch(queue, (kiln_scan *)gen, a->size, 2, v, num_wait, wait, event);

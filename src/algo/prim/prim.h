@@ -16,9 +16,27 @@ kiln_status kiln__reduction_create_ex(kiln_context *context, const kiln_reductio
  * uses i for nothing else: its GPU stage 1 may read them in lanes
  * (kiln__gen_lanes). Before its first variant is built. */
 void kiln__reduction_allow_lanes(kiln_reduction *r);
+/* What kiln__reduction_make builds: kiln__reduction_create_ex's arguments. */
+typedef struct kiln__reduction_make_arg {
+    kiln_context *context;
+    const kiln_reduction_desc *d;
+    const char *finish, *final_type;
+    size_t final_size;
+} kiln__reduction_make_arg;
+/* The make callback of kiln__gen_cached for a reduction built lazily (eager
+ * 0) from a kiln__reduction_make_arg; the built-in operations share it. */
+kiln_status kiln__reduction_make(void *arg, kiln__gen **gen);
 /* kiln_scan_create that builds nothing yet. */
 kiln_status kiln__scan_create_ex(kiln_context *context, const kiln_scan_desc *desc, int eager,
                                  kiln_scan **out);
+/* What kiln__scan_make builds: the scan of d in context. */
+typedef struct kiln__scan_make_arg {
+    kiln_context *context;
+    const kiln_scan_desc *d;
+} kiln__scan_make_arg;
+/* The make callback of kiln__gen_cached for a scan built lazily from a
+ * kiln__scan_make_arg; the built-in operations share it. */
+kiln_status kiln__scan_make(void *arg, kiln__gen **gen);
 
 kiln_status kiln__reduction_source(kiln_reduction *r, int strided, const kiln__plan *plan,
                                    kiln__sb *sb);

@@ -60,10 +60,7 @@ kiln_status kiln_rng_substream_create(const kiln_rng *rng, uint64_t substream, k
 }
 
 kiln_status kiln_rng_retain(kiln_rng *rng) {
-    if (!rng)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_rng_retain: rng is NULL");
-    kiln__ref_take(&rng->refs);
-    return KILN_OK;
+    return kiln__ref_retain(rng ? &rng->refs : NULL, "kiln_rng_retain", "rng");
 }
 
 void kiln_rng_release(kiln_rng *rng) {
@@ -376,11 +373,9 @@ static kiln_status fill(kiln_queue *queue, kiln_rng *rng, kiln_array *array, dis
                         kiln_event *const *wait, kiln_event **event) {
     if (event)
         *event = NULL;
-    if (!queue || !rng || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what,
-                               !queue ? "queue"
-                               : !rng ? "rng"
-                                      : "array");
+    const char *missing = KILN__FIRST_NULL3(queue, rng, array);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", what, missing);
     if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
         return KILN_ERROR_NULL_HANDLE;
     fill_spec s;

@@ -206,14 +206,19 @@ kiln_status kiln__reduction_create_ex(kiln_context *context, const kiln_reductio
     st = kiln__gen_set_options(&r->gen, d.options);
     if (st == KILN_OK)
         st = red_fill(r, &d, finish, final_type, final_size);
-    if (st == KILN_OK && eager)
-        st = kiln__gen_build_first(&r->gen);
-    if (st != KILN_OK) {
-        kiln__gen_release(&r->gen);
-        return st;
-    }
-    *out = r;
-    return KILN_OK;
+    st = kiln__gen_create_end(&r->gen, st, eager);
+    if (st == KILN_OK)
+        *out = r;
+    return st;
+}
+
+kiln_status kiln__reduction_make(void *arg, kiln__gen **gen) {
+    const kiln__reduction_make_arg *a = arg;
+    kiln_reduction *r = NULL;
+    kiln_status st =
+        kiln__reduction_create_ex(a->context, a->d, a->finish, a->final_type, a->final_size, 0, &r);
+    *gen = (kiln__gen *)r; /* the base is its first member */
+    return st;
 }
 
 kiln_status kiln_reduction_create(kiln_context *context, const kiln_reduction_desc *desc,
@@ -222,10 +227,7 @@ kiln_status kiln_reduction_create(kiln_context *context, const kiln_reduction_de
 }
 
 kiln_status kiln_reduction_retain(kiln_reduction *r) {
-    if (!r)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0,
-                               "kiln_reduction_retain: reduction is NULL");
-    return kiln__gen_retain(&r->gen);
+    return kiln__gen_retain_public(r ? &r->gen : NULL, "kiln_reduction_retain", "reduction");
 }
 
 void kiln_reduction_release(kiln_reduction *r) {

@@ -96,14 +96,18 @@ kiln_status kiln__scan_create_ex(kiln_context *context, const kiln_scan_desc *de
     st = kiln__gen_set_options(&s->gen, d.options);
     if (st == KILN_OK)
         st = scan_fill(s, &d, size);
-    if (st == KILN_OK && eager)
-        st = kiln__gen_build_first(&s->gen);
-    if (st != KILN_OK) {
-        kiln__gen_release(&s->gen);
-        return st;
-    }
-    *out = s;
-    return KILN_OK;
+    st = kiln__gen_create_end(&s->gen, st, eager);
+    if (st == KILN_OK)
+        *out = s;
+    return st;
+}
+
+kiln_status kiln__scan_make(void *arg, kiln__gen **gen) {
+    const kiln__scan_make_arg *a = arg;
+    kiln_scan *s = NULL;
+    kiln_status st = kiln__scan_create_ex(a->context, a->d, 0, &s);
+    *gen = s ? &s->gen : NULL;
+    return st;
 }
 
 kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc, kiln_scan **scan) {
@@ -111,9 +115,7 @@ kiln_status kiln_scan_create(kiln_context *context, const kiln_scan_desc *desc, 
 }
 
 kiln_status kiln_scan_retain(kiln_scan *s) {
-    if (!s)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_scan_retain: scan is NULL");
-    return kiln__gen_retain(&s->gen);
+    return kiln__gen_retain_public(s ? &s->gen : NULL, "kiln_scan_retain", "scan");
 }
 
 void kiln_scan_release(kiln_scan *s) {

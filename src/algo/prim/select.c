@@ -123,14 +123,10 @@ kiln_status kiln__sel_create(kiln_context *context, const char *user_args,
         st = kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "kiln_select");
     if (st == KILN_OK)
         st = sel_args(&s->gen, user_args, internal_args);
-    if (st == KILN_OK && eager)
-        st = kiln__gen_build_first(&s->gen);
-    if (st != KILN_OK) {
-        kiln__gen_release(&s->gen);
-        return st;
-    }
-    *out = s;
-    return KILN_OK;
+    st = kiln__gen_create_end(&s->gen, st, eager);
+    if (st == KILN_OK)
+        *out = s;
+    return st;
 }
 
 void kiln__sel_release(kiln_scan *s) {
@@ -176,6 +172,25 @@ static void sel_function(kiln__sb *sb, const char *head, const char *prologue, c
     kiln__sb_add(sb, "}\n");
 }
 
+/* sel_function over the statement "text;"; 0 (and sb failed) when that
+ * ran out of memory. */
+static int sel_statement(kiln__sb *sb, const char *head, const char *prologue, const char *label,
+                         const char *text) {
+    kiln__sb p = { 0 };
+    kiln__sb_addf(&p, "%s;\n", text);
+    /* a scratch string that ran out of memory fails the whole source (it
+     * gave a kernel with an empty output step: KILN_OK and nothing
+     * stored, found by the algorithms' fault walk) */
+    if (p.oom) {
+        sb->oom = 1;
+        kiln__sb_free(&p);
+        return 0;
+    }
+    sel_function(sb, head, prologue, label, p.p);
+    kiln__sb_free(&p);
+    return 1;
+}
+
 void kiln__sel_functions(kiln__sb *sb, const char *prologue, const char *predicate, int negate,
                          const char *output, const char *rejected) {
     kiln__sb_addf(sb,
@@ -184,34 +199,15 @@ void kiln__sel_functions(kiln__sb *sb, const char *prologue, const char *predica
                   prologue ? prologue : "");
     kiln__gen_user(sb, "predicate", predicate);
     kiln__sb_addf(sb, ") ? %d : %d;\n}\n", !negate, negate);
-    kiln__sb p = { 0 };
-    kiln__sb_addf(&p, "%s;\n", output);
-    /* a scratch string that ran out of memory fails the whole source (it
-     * gave a kernel with an empty output step: KILN_OK and nothing
-     * stored, found by the algorithms' fault walk) */
-    if (p.oom) {
-        sb->oom = 1;
-        kiln__sb_free(&p);
-        return;
-    }
-    sel_function(sb,
-                 "void kiln_sel_out(long i, long out_index, KILN_KEPT_PARAM "
-                 "KILN_PARAMS)",
-                 prologue, "output", p.p);
-    kiln__sb_free(&p);
-    if (rejected) {
-        kiln__sb_addf(&p, "%s;\n", rejected);
-        if (p.oom) {
-            sb->oom = 1;
-            kiln__sb_free(&p);
-            return;
-        }
-        sel_function(sb,
-                     "void kiln_sel_rej(long i, long out_index, "
-                     "KILN_KEPT_PARAM KILN_PARAMS)",
-                     prologue, "rejected_output", p.p);
-        kiln__sb_free(&p);
-    }
+    if (sel_statement(sb,
+                      "void kiln_sel_out(long i, long out_index, KILN_KEPT_PARAM "
+                      "KILN_PARAMS)",
+                      prologue, "output", output) &&
+        rejected)
+        sel_statement(sb,
+                      "void kiln_sel_rej(long i, long out_index, "
+                      "KILN_KEPT_PARAM KILN_PARAMS)",
+                      prologue, "rejected_output", rejected);
 }
 
 /* The output steps by mode (algo/select.h). On a CPU the stores of the
@@ -385,10 +381,7 @@ kiln_status kiln_select_create(kiln_context *context, const kiln_select_desc *de
 }
 
 kiln_status kiln_select_retain(kiln_select *sel) {
-    if (!sel)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "kiln_select_retain: select is NULL");
-    kiln__ref_take(&sel->refs);
-    return KILN_OK;
+    return kiln__ref_retain(sel ? &sel->refs : NULL, "kiln_select_retain", "select");
 }
 
 void kiln_select_release(kiln_select *sel) {

@@ -88,6 +88,21 @@ static kiln_status join(size_t nq, kiln_queue *const *queues, kiln_event **evs, 
     return st;
 }
 
+/* The end of a split launch: on a failure (st), the parts already
+ * enqueued run on and st is reported once they have ended (they may use
+ * the caller's arrays); else join. */
+static kiln_status finish(kiln_status st, size_t nq, kiln_queue *const *queues, kiln_event **evs,
+                          size_t num_ev, size_t num_wait, kiln_event *const *wait,
+                          kiln_event **event) {
+    if (st == KILN_OK)
+        return join(nq, queues, evs, num_ev, num_wait, wait, event);
+    if (num_ev)
+        kiln_event_wait_all(num_ev, evs);
+    for (size_t k = 0; k < num_ev; k++)
+        kiln_event_release(evs[k]);
+    return st;
+}
+
 kiln_status kiln_elementwise_launch_split(size_t num_queues, kiln_queue *const *queues,
                                           const double *weights, kiln_elementwise *ew, size_t n,
                                           size_t num_args, const kiln_arg *args, size_t num_wait,
@@ -153,16 +168,7 @@ kiln_status kiln_elementwise_launch_split(size_t num_queues, kiln_queue *const *
     }
     if (part != stack)
         free(part);
-    if (st != KILN_OK) {
-        /* parts already enqueued run on; the failure is reported once they
-         * have ended (they may use the caller's arrays) */
-        if (num_ev)
-            kiln_event_wait_all(num_ev, evs);
-        for (size_t k = 0; k < num_ev; k++)
-            kiln_event_release(evs[k]);
-        return st;
-    }
-    return join(num_queues, queues, evs, num_ev, num_wait, wait, event);
+    return finish(st, num_queues, queues, evs, num_ev, num_wait, wait, event);
 }
 
 kiln_status kiln_rng_uniform_split(size_t num_queues, kiln_queue *const *queues,
@@ -171,9 +177,9 @@ kiln_status kiln_rng_uniform_split(size_t num_queues, kiln_queue *const *queues,
     static const char fn[] = "kiln_rng_uniform_split";
     if (event)
         *event = NULL;
-    if (!rng || !array)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               rng ? "array" : "rng");
+    const char *missing = KILN__FIRST_NULL2(rng, array);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     kiln_array_info info;
     kiln_status st = kiln_array_get_info(array, &info);
     if (st != KILN_OK)
@@ -213,14 +219,7 @@ kiln_status kiln_rng_uniform_split(size_t num_queues, kiln_queue *const *queues,
         kiln_array_release(view);
     }
     kiln_rng_set_offset(rng, st == KILN_OK ? end : base);
-    if (st != KILN_OK) {
-        if (num_ev)
-            kiln_event_wait_all(num_ev, evs);
-        for (size_t k = 0; k < num_ev; k++)
-            kiln_event_release(evs[k]);
-        return st;
-    }
-    return join(num_queues, queues, evs, num_ev, num_wait, wait, event);
+    return finish(st, num_queues, queues, evs, num_ev, num_wait, wait, event);
 }
 
 static double now_s(void) {
@@ -261,12 +260,9 @@ kiln_status kiln_buffer_copy_between(kiln_queue *dst_queue, kiln_buffer *dst, si
     static const char fn[] = "kiln_buffer_copy_between";
     if (event)
         *event = NULL;
-    if (!dst_queue || !src_queue || !dst || !src)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn,
-                               !dst_queue   ? "dst_queue"
-                               : !src_queue ? "src_queue"
-                               : !dst       ? "dst"
-                                            : "src");
+    const char *missing = KILN__FIRST_NULL4(dst_queue, src_queue, dst, src);
+    if (missing)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, missing);
     if (kiln_buffer_context(dst) != kiln_queue_context(dst_queue) ||
         kiln_buffer_context(src) != kiln_queue_context(src_queue))
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,

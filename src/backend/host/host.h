@@ -48,6 +48,10 @@ uint64_t kiln__host_now_ns(void);
 /* Runs argv (argv[0] looked up in PATH), stdout and stderr into *output
  * (malloc'd); returns the exit status, -1 if it could not run. */
 int kiln__host_run(char *const argv[], char **output);
+/* Runs argv (NULL-terminated) in dir (NULL: here), stdout and stderr into
+ * fd and stdin from /dev/null, and waits: the exit status (128: ended by a
+ * signal), -1 when it could not start. kiln__host_run's and the compiler's. */
+int kiln__host_spawn(char *const argv[], int fd, const char *dir);
 
 /* One lock and one condition for every queue and event of the backend:
  * any state change broadcasts. */

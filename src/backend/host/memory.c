@@ -86,15 +86,24 @@ static kiln__hcmd *cmd_new(kiln__hop op) {
 
 #define KILN__NOMEM(what) kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, what ": out of memory")
 
-kiln_status kiln__host_buffer_write(void *queue, void *buffer, size_t offset, size_t size,
-                                    const void *src, int blocking, size_t num_wait,
-                                    void *const *wait, void **out_event) {
-    kiln__hcmd *c = cmd_new(KILN__HOP_WRITE);
+/* A command on the range [offset, offset + size) of buffer (held by the
+ * command); NULL when out of memory. */
+static kiln__hcmd *range_cmd(kiln__hop op, void *buffer, size_t offset, size_t size) {
+    kiln__hcmd *c = cmd_new(op);
     if (!c)
-        return KILN__NOMEM("host write");
+        return NULL;
     c->buf = hold(buffer);
     c->off = offset;
     c->size = size;
+    return c;
+}
+
+kiln_status kiln__host_buffer_write(void *queue, void *buffer, size_t offset, size_t size,
+                                    const void *src, int blocking, size_t num_wait,
+                                    void *const *wait, void **out_event) {
+    kiln__hcmd *c = range_cmd(KILN__HOP_WRITE, buffer, offset, size);
+    if (!c)
+        return KILN__NOMEM("host write");
     c->src = src;
     return kiln__host_enqueue(queue, c, num_wait, wait, out_event, blocking);
 }
@@ -102,12 +111,9 @@ kiln_status kiln__host_buffer_write(void *queue, void *buffer, size_t offset, si
 kiln_status kiln__host_buffer_read(void *queue, void *buffer, size_t offset, size_t size, void *dst,
                                    int blocking, size_t num_wait, void *const *wait,
                                    void **out_event) {
-    kiln__hcmd *c = cmd_new(KILN__HOP_READ);
+    kiln__hcmd *c = range_cmd(KILN__HOP_READ, buffer, offset, size);
     if (!c)
         return KILN__NOMEM("host read");
-    c->buf = hold(buffer);
-    c->off = offset;
-    c->size = size;
     c->host = dst;
     return kiln__host_enqueue(queue, c, num_wait, wait, out_event, blocking);
 }
@@ -132,12 +138,9 @@ kiln_status kiln__host_buffer_fill(void *queue, void *buffer, const void *patter
     if (pattern_size == 0 || pattern_size > sizeof((kiln__hcmd *)0)->pattern)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "host fill: pattern of %zu bytes (1 to 128)", pattern_size);
-    kiln__hcmd *c = cmd_new(KILN__HOP_FILL);
+    kiln__hcmd *c = range_cmd(KILN__HOP_FILL, buffer, offset, size);
     if (!c)
         return KILN__NOMEM("host fill");
-    c->buf = hold(buffer);
-    c->off = offset;
-    c->size = size;
     memcpy(c->pattern, pattern, pattern_size);
     c->pattern_size = pattern_size;
     return kiln__host_enqueue(queue, c, num_wait, wait, out_event, 0);

@@ -53,6 +53,26 @@ static int find_exe(const char *name, char *out, size_t cap) {
     return 0;
 }
 
+int kiln__host_spawn(char *const argv[], int fd, const char *dir) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, fd, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (dir)
+        posix_spawn_file_actions_addchdir_np(&fa, dir);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    int status = -1;
+    if (rc == 0) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    }
+    return rc == 0 ? status : -1;
+}
+
 int kiln__host_run(char *const argv[], char **output) {
     char tmpl[] = "/tmp/kiln-host-out-XXXXXX";
     const char *tmpdir = getenv("TMPDIR");
@@ -67,20 +87,7 @@ int kiln__host_run(char *const argv[], char **output) {
         *output = NULL;
     if (fd < 0)
         return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    int status = -1;
-    if (rc == 0) {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    }
+    int status = kiln__host_spawn(argv, fd, NULL);
     if (output) {
         off_t n = lseek(fd, 0, SEEK_END);
         char *text = kiln__malloc(n > 0 ? (size_t)n + 1 : 1);
@@ -92,7 +99,7 @@ int kiln__host_run(char *const argv[], char **output) {
     }
     close(fd);
     unlink(name);
-    return rc == 0 ? status : -1;
+    return status;
 }
 
 static uint64_t fnv(const char *s, size_t n) {

@@ -6,12 +6,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/refcount.h"
@@ -20,8 +18,6 @@
 #include "base/embedded.h"
 #include "base/fault.h"
 #include "base/strbuf.h"
-
-extern char **environ;
 
 void kiln__host_prog_put(kiln__hprog *p) {
     if (p && kiln__ref_release(&p->refs)) {
@@ -114,21 +110,7 @@ static int run_in(const char *dir, char *const argv[], char **log) {
     *log = NULL;
     if (fd < 0)
         return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addchdir_np(&fa, dir);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    int status = -1;
-    if (rc == 0) {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    }
+    int status = kiln__host_spawn(argv, fd, dir);
     close(fd);
     size_t n = 0;
     *log = read_file(out, &n);
@@ -137,7 +119,7 @@ static int run_in(const char *dir, char *const argv[], char **log) {
         *log = NULL;
     }
     unlink(out);
-    return rc == 0 ? status : -1;
+    return status;
 }
 
 typedef struct {

@@ -41,6 +41,33 @@ static size_t skip_line(const char *s, size_t n, size_t i) {
     return i;
 }
 
+/* Where a scan of the code goes on from s[i]: after a literal, or at the
+ * end of a directive line, starting there (the scans' one rule for what
+ * is not code); i itself where code starts. */
+static size_t past_noncode(const char *s, size_t n, size_t i) {
+    if (s[i] == '"' || s[i] == '\'')
+        return skip_lit(s, n, i);
+    if (s[i] == '#' && (i == 0 || s[i - 1] == '\n'))
+        return skip_line(s, n, i);
+    return i;
+}
+
+/* The start of the next identifier of the code at or after s[i] (n if
+ * none): the word scans step past what is not code (past_noncode) and
+ * past the characters where no identifier starts. */
+static size_t next_word(const char *s, size_t n, size_t i) {
+    while (i < n) {
+        size_t past = past_noncode(s, n, i);
+        if (past != i)
+            i = past;
+        else if (!is_id0(s[i]) || (i > 0 && is_id(s[i - 1])))
+            i++;
+        else
+            break;
+    }
+    return i;
+}
+
 static size_t skip_ws(const char *s, size_t n, size_t i) {
     while (i < n && isspace((unsigned char)s[i]))
         i++;
@@ -53,12 +80,9 @@ static size_t match(const char *s, size_t n, size_t i) {
     int depth = 0;
     for (; i < n; i++) {
         char c = s[i];
-        if (c == '"' || c == '\'') {
-            i = skip_lit(s, n, i) - 1;
-            continue;
-        }
-        if (c == '#' && (i == 0 || s[i - 1] == '\n')) {
-            i = skip_line(s, n, i);
+        size_t past = past_noncode(s, n, i);
+        if (past != i) {
+            i = past - 1; /* the loop steps past it */
             continue;
         }
         if (c == open)
@@ -168,12 +192,9 @@ static size_t count_word(const char *s, size_t a, size_t b, const char *w) {
     size_t n = 0;
     for (size_t i = a; i < b; i++) {
         char c = s[i];
-        if (c == '"' || c == '\'') {
-            i = skip_lit(s, b, i) - 1;
-            continue;
-        }
-        if (c == '#' && (i == 0 || s[i - 1] == '\n')) {
-            i = skip_line(s, b, i);
+        size_t past = past_noncode(s, b, i);
+        if (past != i) {
+            i = past - 1; /* the loop steps past it */
             continue;
         }
         if (is_id0(c) && (i == 0 || !is_id(s[i - 1]))) {
@@ -192,20 +213,7 @@ static size_t count_word(const char *s, size_t a, size_t b, const char *w) {
 static char *locals(const char *in) {
     size_t n = strlen(in), i = 0, copied = 0;
     kiln__sb out = { 0 };
-    while (i < n) {
-        char c = in[i];
-        if (c == '"' || c == '\'') {
-            i = skip_lit(in, n, i);
-            continue;
-        }
-        if (c == '#' && (i == 0 || in[i - 1] == '\n')) {
-            i = skip_line(in, n, i);
-            continue;
-        }
-        if (!is_id0(c) || (i > 0 && is_id(in[i - 1]))) {
-            i++;
-            continue;
-        }
+    while ((i = next_word(in, n, i)) < n) {
         if (word_at(in, n, i, "__kiln_local__")) {
             /* pointer declarator or cast: no storage */
             size_t j = i + 14;
@@ -262,20 +270,7 @@ static kiln_status kiln__hrw_kernels(const char *in, kiln__hrw *rw, char *why, s
     size_t total_w = count_word(in, 0, n, "kiln__w");
     size_t inside_w = 0;
     rw->has_barrier = count_word(in, 0, n, "kiln__barrier_impl") > 1;
-    while (i < n) {
-        char c = in[i];
-        if (c == '"' || c == '\'') {
-            i = skip_lit(in, n, i);
-            continue;
-        }
-        if (c == '#' && (i == 0 || in[i - 1] == '\n')) {
-            i = skip_line(in, n, i);
-            continue;
-        }
-        if (!is_id0(c) || (i > 0 && is_id(in[i - 1]))) {
-            i++;
-            continue;
-        }
+    while ((i = next_word(in, n, i)) < n) {
         if (word_at(in, n, i, "__kiln_kernel__")) {
             size_t j = i + 15;
             const char *name = NULL;

@@ -38,23 +38,13 @@ kiln_status kiln__ocl_event_state(void *event, kiln_event_state *state) {
                                          sizeof s, &s, NULL);
     if (err != CL_SUCCESS)
         return kiln__ocl_fail(err, "clGetEventInfo");
-    switch (s) {
-    case CL_COMPLETE:
-        *state = KILN_EVENT_COMPLETE;
-        break;
-    case CL_RUNNING:
-        *state = KILN_EVENT_RUNNING;
-        break;
-    case CL_SUBMITTED:
-        *state = KILN_EVENT_SUBMITTED;
-        break;
-    case CL_QUEUED:
-        *state = KILN_EVENT_QUEUED;
-        break;
-    default:
-        *state = KILN_EVENT_ERROR;
-        break; /* negative: failed */
-    }
+    /* indexed by the statuses CL_COMPLETE (0) to CL_QUEUED (3); a negative
+     * one: failed */
+    static const kiln_event_state states[] = { [CL_COMPLETE] = KILN_EVENT_COMPLETE,
+                                               [CL_RUNNING] = KILN_EVENT_RUNNING,
+                                               [CL_SUBMITTED] = KILN_EVENT_SUBMITTED,
+                                               [CL_QUEUED] = KILN_EVENT_QUEUED };
+    *state = s >= 0 && (size_t)s < sizeof states / sizeof *states ? states[s] : KILN_EVENT_ERROR;
     return KILN_OK;
 }
 

@@ -66,6 +66,18 @@ static kiln_status context_of(const char *fn, kiln_context *context, cl_context 
     return st;
 }
 
+/* START_WRAP's checks (out cleared), then context_of: the start of the
+ * wraps of a context's objects. */
+static kiln_status wrap_begin(const char *fn, const void *native, void **out, kiln_context *context,
+                              cl_context *mine) {
+    if (!out)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: the result pointer is NULL", fn);
+    *out = NULL;
+    if (!native)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: native is NULL", fn);
+    return context_of(fn, context, mine);
+}
+
 static kiln_status check_owner(const char *fn, cl_context owner, cl_context mine,
                                const char *what) {
     if (owner == mine)
@@ -77,28 +89,26 @@ static kiln_status check_owner(const char *fn, cl_context owner, cl_context mine
 
 /* ---- devices ------------------------------------------------------------ */
 
-kiln_status kiln_opencl_device_native(const kiln_device *device, cl_device_id *id) {
-    static const char fn[] = "kiln_opencl_device_native";
+/* The cl_device_id (platform 0) or cl_platform_id (1) of device's record
+ * into *out (named out_name), NULL on a failure: the two device queries. */
+static kiln_status device_record(const char *fn, const kiln_device *device, int platform,
+                                 void **out, const char *out_name) {
     const kiln__bdevice *rec = NULL;
-    if (!id)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: id is NULL", fn);
-    *id = NULL;
+    if (!out)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, out_name);
+    *out = NULL;
     kiln_status st = kiln__interop_device(VIA, fn, device, &rec);
     if (st == KILN_OK)
-        *id = (cl_device_id)rec->handle;
+        *out = platform ? rec->platform : rec->handle;
     return st;
 }
 
+kiln_status kiln_opencl_device_native(const kiln_device *device, cl_device_id *id) {
+    return device_record("kiln_opencl_device_native", device, 0, (void **)id, "id");
+}
+
 kiln_status kiln_opencl_device_platform(const kiln_device *device, cl_platform_id *platform) {
-    static const char fn[] = "kiln_opencl_device_platform";
-    const kiln__bdevice *rec = NULL;
-    if (!platform)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: platform is NULL", fn);
-    *platform = NULL;
-    kiln_status st = kiln__interop_device(VIA, fn, device, &rec);
-    if (st == KILN_OK)
-        *platform = (cl_platform_id)rec->platform;
-    return st;
+    return device_record("kiln_opencl_device_platform", device, 1, (void **)platform, "platform");
 }
 
 kiln_status kiln_opencl_device_find(cl_device_id id, kiln_device **device) {
@@ -149,9 +159,8 @@ kiln_status kiln_opencl_queue_native(const kiln_queue *queue, cl_command_queue *
 kiln_status kiln_opencl_queue_wrap(kiln_context *context, cl_command_queue native,
                                    kiln_queue **queue) {
     static const char fn[] = "kiln_opencl_queue_wrap";
-    START_WRAP(fn, native, queue);
     cl_context owner = NULL, mine = NULL;
-    kiln_status st = context_of(fn, context, &mine);
+    kiln_status st = wrap_begin(fn, native, (void **)queue, context, &mine);
     if (st != KILN_OK)
         return st;
     cl_device_id dev = NULL;
@@ -186,9 +195,8 @@ kiln_status kiln_opencl_buffer_native(const kiln_buffer *buffer, cl_mem *native)
 
 kiln_status kiln_opencl_buffer_wrap(kiln_context *context, cl_mem native, kiln_buffer **buffer) {
     static const char fn[] = "kiln_opencl_buffer_wrap";
-    START_WRAP(fn, native, buffer);
     cl_context owner = NULL, mine = NULL;
-    kiln_status st = context_of(fn, context, &mine);
+    kiln_status st = wrap_begin(fn, native, (void **)buffer, context, &mine);
     if (st != KILN_OK)
         return st;
     cl_mem_object_type type = 0;
@@ -223,12 +231,11 @@ kiln_status kiln_opencl_event_native(const kiln_event *event, cl_event *native) 
 
 kiln_status kiln_opencl_event_wrap(kiln_context *context, cl_event native, kiln_event **event) {
     static const char fn[] = "kiln_opencl_event_wrap";
-    START_WRAP(fn, native, event);
+    cl_command_queue q = NULL;
     cl_context owner = NULL, mine = NULL;
-    kiln_status st = context_of(fn, context, &mine);
+    kiln_status st = wrap_begin(fn, native, (void **)event, context, &mine);
     if (st != KILN_OK)
         return st;
-    cl_command_queue q = NULL;
     cl_int err = kiln__cl.clGetEventInfo(native, CL_EVENT_CONTEXT, sizeof owner, &owner, NULL);
     if (err == CL_SUCCESS)
         err = kiln__cl.clGetEventInfo(native, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL);

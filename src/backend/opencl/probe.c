@@ -98,28 +98,22 @@ const char *kiln__ocl_error_name(cl_int code) {
     return "CL_UNKNOWN_ERROR";
 }
 
+/* kiln's status for an OpenCL error code. */
+static kiln_status status_of(cl_int code) {
+    if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES)
+        return KILN_ERROR_OUT_OF_DEVICE_MEMORY;
+    if (code == CL_OUT_OF_HOST_MEMORY)
+        return KILN_ERROR_OUT_OF_HOST_MEMORY;
+    if (code == CL_BUILD_PROGRAM_FAILURE || code == CL_COMPILE_PROGRAM_FAILURE ||
+        code == CL_LINK_PROGRAM_FAILURE)
+        return KILN_ERROR_BUILD;
+    if (code == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        return KILN_ERROR_EVENT_FAILED;
+    return KILN_ERROR_DRIVER;
+}
+
 kiln_status kiln__ocl_fail(cl_int code, const char *what) {
-    kiln_status st;
-    switch (code) {
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-    case CL_OUT_OF_RESOURCES:
-        st = KILN_ERROR_OUT_OF_DEVICE_MEMORY;
-        break;
-    case CL_OUT_OF_HOST_MEMORY:
-        st = KILN_ERROR_OUT_OF_HOST_MEMORY;
-        break;
-    case CL_BUILD_PROGRAM_FAILURE:
-    case CL_COMPILE_PROGRAM_FAILURE:
-    case CL_LINK_PROGRAM_FAILURE:
-        st = KILN_ERROR_BUILD;
-        break;
-    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
-        st = KILN_ERROR_EVENT_FAILED;
-        break;
-    default:
-        st = KILN_ERROR_DRIVER;
-        break;
-    }
+    kiln_status st = status_of(code);
     return kiln__error_set(st, code, "%s: %s (%d)", what, kiln__ocl_error_name(code), (int)code);
 }
 

@@ -294,11 +294,7 @@ static kiln_status execute(kiln_queue *q, const kiln__fft_provider *p, const kil
 static kiln_status transform(kiln_queue *q, const char *what, int kind, kiln_array *out,
                              kiln_array *in, unsigned axes, int inverse, kiln_fft_norm norm,
                              size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__array_check_queue(q, out, what);
-    if (st == KILN_OK)
-        st = kiln__array_check_queue(q, in, what);
+    kiln_status st = kiln__array_op_begin(q, out, in, event, what);
     kiln_dtype rd = (kiln_dtype)0;
     if (st == KILN_OK)
         st = check_operands(what, kind, out, in, axes, norm, &rd);
