@@ -252,6 +252,10 @@ class Communicator:
 
         self._own(a, call)
         flat = a.copy().reshape(a.size)
+        # everything queued before has ended (uploads behind a gate too):
+        # NCCL takes the queue's CUstream only when nothing waits on an
+        # unset user event (kiln_cuda_queue_native)
+        flat.queue.finish()
         q = ctypes.c_void_p(flat.queue.int_ptr)
         ev = ctypes.c_void_p()
         if out_n is not None:
