@@ -123,6 +123,7 @@ def _load():
         "kiln_array_from_host": (I, [P, I, ctypes.c_uint, P, P, P]),
         "kiln_array_empty": (I, [P, I, ctypes.c_uint, P, P]),
         "kiln_array_read": (I, [P, P, P]),
+        "kiln_queue_finish": (I, [P]),
         "kiln_array_size": (S, [P]),
         "kiln_array_release": (V, [P]),
         "kiln_event_release": (V, [P]),
@@ -276,6 +277,9 @@ class Communicator:
         _check("kiln_array_from_host", _lib.kiln_array_from_host(
             _lib.kiln_mpi_context(self._m), _dt(a), 1, shape,
             a.ctypes.data_as(ctypes.c_void_p), ctypes.byref(arr)))
+        # the upload has ended before the collective takes the queue (NCCL
+        # refuses a CUstream with work behind an unset gate)
+        _check("kiln_queue_finish", _lib.kiln_queue_finish(_lib.kiln_mpi_queue(self._m)))
         return arr, a
 
     def _wait(self, call, ev):
