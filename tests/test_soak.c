@@ -938,8 +938,14 @@ static void soak(kiln_queue *queue, void *user) {
     CHECK_MSG(atomic_load(&S.failures) == 0, "%d steps failed", atomic_load(&S.failures));
     CHECK_MSG(no_growth((double)rss2, (double)rss1, 0), "RSS %ld KiB at the end, %ld after a tenth",
               rss2, rss1);
-    CHECK_MSG(no_growth((double)pool2, (double)pool1, 65536),
-              "pool bytes %zu at the end, %zu after a tenth", pool2, pool1);
+    /* the pool's cache may still be filling towards its cap after a tenth
+     * (its size then depends on the machine's load): growth up to the cap
+     * is not a leak; a leak shows in the bytes in use (below) or as a cache
+     * past its cap */
+    size_t cap2 = 2 * S.pool_cap;
+    CHECK_MSG(no_growth((double)pool2, (double)pool1, 65536) || pool2 - used2 <= cap2,
+              "pool bytes %zu at the end, %zu after a tenth (cached %zu, cap %zu)", pool2, pool1,
+              pool2 - used2, cap2);
     /* at a quiescent point only the long-lived objects (the hash tables)
      * hold pooled blocks: anything more is a leaked buffer */
     CHECK_MSG(used2 == used1, "pooled bytes in use %zu at the end, %zu after a tenth", used2,
