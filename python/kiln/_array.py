@@ -813,10 +813,9 @@ def _take_axis(a, indices, axis, mode):
         idx = clip(idx, 0, n - 1)
     elif mode == "wrap":
         idx = idx % n
-    key = (slice(None),) * axis + (idx.reshape(idx.shape) if idx.ndim else idx,)
     if idx.ndim == 0:  # a scalar index drops the axis, as NumPy
         return a[(slice(None),) * axis + (int(idx),)].copy()
-    return a[key]
+    return a[(slice(None),) * axis + (idx,)]
 
 
 def _common(arrays, q):

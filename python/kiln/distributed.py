@@ -123,7 +123,6 @@ def _load():
         "kiln_array_from_host": (I, [P, I, ctypes.c_uint, P, P, P]),
         "kiln_array_empty": (I, [P, I, ctypes.c_uint, P, P]),
         "kiln_array_read": (I, [P, P, P]),
-        "kiln_queue_finish": (I, [P]),
         "kiln_array_size": (S, [P]),
         "kiln_array_release": (V, [P]),
         "kiln_event_release": (V, [P]),
@@ -253,10 +252,6 @@ class Communicator:
 
         self._own(a, call)
         flat = a.copy().reshape(a.size)
-        # everything queued before has ended (uploads behind a gate too):
-        # NCCL takes the queue's CUstream only when nothing waits on an
-        # unset user event (kiln_cuda_queue_native)
-        flat.queue.finish()
         q = ctypes.c_void_p(flat.queue.int_ptr)
         ev = ctypes.c_void_p()
         if out_n is not None:
@@ -277,9 +272,6 @@ class Communicator:
         _check("kiln_array_from_host", _lib.kiln_array_from_host(
             _lib.kiln_mpi_context(self._m), _dt(a), 1, shape,
             a.ctypes.data_as(ctypes.c_void_p), ctypes.byref(arr)))
-        # the upload has ended before the collective takes the queue (NCCL
-        # refuses a CUstream with work behind an unset gate)
-        _check("kiln_queue_finish", _lib.kiln_queue_finish(_lib.kiln_mpi_queue(self._m)))
         return arr, a
 
     def _wait(self, call, ev):
