@@ -1028,6 +1028,51 @@ static int run_nccl(void) {
         bad += got[i] != input(KILN_FLOAT32, 0, i);
     CHECK_MSG(bad == 0, "nccl broadcast: %d wrong", bad);
     free(got);
+    /* ordered on the host: a collective behind a user event not yet set
+     * waits (and lets a new kernel be built meanwhile), then runs; one
+     * behind a failed event fails as EVENT_FAILED on this rank and leaves
+     * the communicator usable */
+    kiln_event *ue = NULL;
+    CHECK_OK(kiln_event_create_user(kiln_mpi_context(m), &ue));
+    kiln_array *w = make(m, KILN_FLOAT64, 513, R);
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, w, KILN_MPI_SUM, 1, &ue, &e));
+    usleep(50 * 1000);
+    kiln_event_state es = KILN_EVENT_COMPLETE;
+    CHECK_OK(kiln_event_get_state(e, &es));
+    CHECK_MSG(es != KILN_EVENT_COMPLETE && es != KILN_EVENT_ERROR,
+              "a collective behind an unset user event ended (state %d)", (int)es);
+    kiln_queue *side = NULL;
+    CHECK_OK(kiln_queue_create(kiln_mpi_context(m), NULL, KILN_QUEUE_IN_ORDER, &side));
+    kiln_array *prod_in = make(m, KILN_INT16, 37, R);
+    int16_t prod = 0;
+    CHECK_OK(kiln_array_reduce(side, KILN_REDUCE_MAX, prod_in, &prod));
+    CHECK(prod == 11 || P > 1); /* input's largest value is 23 - 1 - 11 */
+    CHECK_OK(kiln_event_set_complete(ue, KILN_EVENT_COMPLETE));
+    CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+    kiln_event_release(e);
+    got = readback(m, w, KILN_FLOAT64, 513);
+    bad = 0;
+    for (size_t i = 0; i < 513; i++) {
+        double want = 0;
+        for (int r = 0; r < P; r++)
+            want += input(KILN_FLOAT64, r, i);
+        bad += got[i] != want;
+    }
+    CHECK_MSG(bad == 0, "nccl allreduce behind a user event: %d wrong", bad);
+    free(got);
+    kiln_event_release(ue);
+    CHECK_OK(kiln_event_create_user(kiln_mpi_context(m), &ue));
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, w, KILN_MPI_SUM, 1, &ue, &e));
+    CHECK_OK(kiln_event_set_complete(ue, KILN_EVENT_ERROR));
+    CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_EVENT_FAILED);
+    kiln_event_release(e);
+    kiln_event_release(ue);
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, a, KILN_MPI_MAX, 0, NULL, &e));
+    CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "after a failed collective: %s",
+              kiln_mpi_last_error_message());
+    kiln_event_release(e);
+    kiln_queue_release(side);
+    KT_RELEASE(w, prod_in);
     /* NCCL has no 16-bit integers */
     kiln_array *s16 = make(m, KILN_INT16, 5, R);
     CHECK_STATUS(kiln_mpi_allreduce(m, NULL, s16, KILN_MPI_SUM, 0, NULL, &e),

@@ -206,6 +206,9 @@ static kiln_status fail_free(kmpi_op *op, kiln_status st) {
 static kiln_status nccl_coll(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_kind kind, view *s,
                              view *r, size_t count, kiln_mpi_op o, int root, int peer, int tag,
                              size_t nw, kiln_event *const *wait, kiln_event **event) {
+    if (!kmpi_nccl_has_dtype(s->dt))
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s (NCCL): NCCL has no type for %s", call,
+                          kiln_dtype_name(s->dt));
     kmpi_op *op = kmpi_op_new(m, KMPI_NCCL, call);
     if (!op)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
@@ -218,33 +221,24 @@ static kiln_status nccl_coll(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_
     if (st != KILN_OK)
         return fail_free(op, st);
     op->nchunks = 1;
-    if ((st = kiln_event_create_user(m->ctx, &op->gate[0])) != KILN_OK)
-        return fail_free(op, kmpi_error_kiln(st, call));
-    kiln_event *wl[65];
-    kiln_event **w = nw + 1 <= 65 ? wl : malloc((nw + 1) * sizeof *w);
-    if (!w)
-        return fail_free(op, kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call));
-    for (size_t i = 0; i < nw; i++)
-        w[i] = wait[i];
-    w[nw] = op->gate[0];
-    kiln_event *b = NULL;
-    st = kiln_queue_barrier(q, nw + 1, w, &b);
-    if (w != wl)
-        free(w);
-    kiln_event_release(b);
-    if (st != KILN_OK)
-        return fail_free(op, kmpi_error_kiln(st, call));
-    st = kmpi_nccl_enqueue(m, q, kind, s->buf, s->off, r ? r->buf : NULL, r ? r->off : 0, count,
-                           s->dt, o, root, peer);
-    if (st != KILN_OK) {
-        /* the barrier stays behind a gate that fails: nothing after it runs */
-        return fail_free(op, st);
+    op->count = count;
+    op->op = o;
+    op->nccl_dt = s->dt;
+    op->nccl_send = s->buf;
+    kiln_buffer_retain(s->buf);
+    op->nccl_send_off = s->off;
+    if (r) {
+        op->nccl_recv = r->buf;
+        kiln_buffer_retain(r->buf);
+        op->nccl_recv_off = r->off;
     }
-    st = kiln_queue_marker(q, 0, NULL, &op->watch);
-    if (st != KILN_OK)
+    /* ready[0]: the wait list, on the caller's queue; the thread launches
+     * NCCL on its own queue after it. The caller's queue goes on once the
+     * gate is set (the NCCL queue's marker ended). */
+    if ((st = kiln_queue_marker(q, nw, wait, &op->ready[0])) != KILN_OK ||
+        (st = kiln_event_create_user(m->ctx, &op->gate[0])) != KILN_OK ||
+        (st = kiln_queue_barrier(q, 1, &op->gate[0], &op->after[0])) != KILN_OK)
         return fail_free(op, kmpi_error_kiln(st, call));
-    op->after[0] = op->watch;
-    kiln_event_retain(op->watch);
     op->nafter = 1;
     return submit(op, q, event);
 }

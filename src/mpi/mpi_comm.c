@@ -11,12 +11,6 @@
 
 #include "mpi_internal.h"
 
-/* NCCL transport: 0 while its collectives wait on kiln's gate on the
- * device, which kiln_cuda_queue_native refuses (create_choose_transport) */
-#ifndef KMPI_NCCL_ENABLED
-#define KMPI_NCCL_ENABLED 0
-#endif
-
 static _Thread_local char kmpi_msg[1024];
 
 void kmpi_set_message(const char *msg) {
@@ -339,7 +333,6 @@ static kiln_status create_choose_transport(kiln_mpi *m, int transport) {
         kmpi_nccl_close(m);
         return st;
     }
-#if KMPI_NCCL_ENABLED
     if (all) {
         st = kmpi_nccl_connect(m);
         int ok = st == KILN_OK, all_ok = 0;
@@ -354,25 +347,6 @@ static kiln_status create_choose_transport(kiln_mpi *m, int transport) {
     } else {
         kmpi_nccl_close(m);
     }
-#else
-    if (all) {
-        /* NCCL's collectives are queued on the queue's CUDA stream behind
-         * the progress thread's gate (a user event), and
-         * kiln_cuda_queue_native refuses a stream with work behind an
-         * unset user event (the driver's lazy kernel loading deadlocks
-         * there): every NCCL collective would fail with WRONG_STATE. Until
-         * NCCL work is ordered on the host instead, auto takes the staged
-         * path and an explicit NCCL is refused here, on every rank. */
-        kmpi_nccl_close(m);
-        if (transport == KILN_MPI_TRANSPORT_NCCL)
-            return kmpi_error(KILN_ERROR_UNSUPPORTED,
-                              "kiln_mpi_create: the NCCL transport is disabled in this kiln "
-                              "(its collectives would wait on kiln's gate on the device, "
-                              "which kiln_cuda_queue_native refuses); use the staged transport");
-        return KILN_OK;
-    }
-    kmpi_nccl_close(m);
-#endif
     return KILN_OK;
 }
 

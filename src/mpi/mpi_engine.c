@@ -132,6 +132,8 @@ void kmpi_op_free(kmpi_op *op) {
     release_events(op->after, op->nafter);
     kiln_event_release(op->done);
     kiln_event_release(op->watch);
+    kiln_buffer_release(op->nccl_send);
+    kiln_buffer_release(op->nccl_recv);
     kiln_event_release(op->ret);
     free(op->req);
     free(op->cstate);
@@ -383,8 +385,8 @@ static int op_begin(kmpi_op *op, int *progressed) {
     return 0;
 }
 
-/* Whether op's header exchange has completed: then it is checked (an NCCL
- * op's gates opened) and hstate is 2. Returns 1 when op has ended. */
+/* Whether op's header exchange has completed: then it is checked and
+ * hstate is 2. Returns 1 when op has ended. */
 static int op_header_step(kmpi_op *op, int *progressed) {
     kiln_mpi *m = op->m;
     int flag = 1;
@@ -407,23 +409,38 @@ static int op_header_step(kmpi_op *op, int *progressed) {
         op_end(op);
         return 1;
     }
-    if (op->kind == KMPI_NCCL) /* the device may go on */
-        for (size_t i = 0; i < op->nchunks; i++)
-            if (op->gate && op->gate[i])
-                kiln_event_set_complete(op->gate[i], KILN_EVENT_COMPLETE);
     return 0;
 }
 
-/* An NCCL op, past its header, ends when the event it watches does;
- * returns 1 then. */
-static int op_nccl_step(kmpi_op *op) {
+/* An NCCL op, past its header: launched once its wait list has ended
+ * (failed or not: the other ranks wait for this one), ended when the NCCL
+ * queue's marker behind it has. Returns 1 when op has ended. */
+static int op_nccl_step(kmpi_op *op, int *progressed) {
     kiln_event_state s = KILN_EVENT_COMPLETE;
-    if (op->watch)
-        kiln_event_get_state(op->watch, &s);
+    if (!op->nccl_launched) {
+        kiln_event_get_state(op->ready[0], &s);
+        if (s != KILN_EVENT_COMPLETE && s != KILN_EVENT_ERROR)
+            return 0;
+        if (s == KILN_EVENT_ERROR)
+            op->local_failed = 1;
+        op->nccl_launched = 1;
+        *progressed = 1;
+        kiln_status st = kmpi_nccl_launch(op, &op->watch);
+        if (st != KILN_OK) {
+            /* the others' kernels wait for this rank's: end them */
+            op_fail(op, st, "%s", kiln_mpi_last_error_message());
+            kmpi_nccl_abort(op->m);
+            atomic_store(&op->m->broken, 1);
+            op_end(op);
+            return 1;
+        }
+    }
+    kiln_event_get_state(op->watch, &s);
     if (s != KILN_EVENT_COMPLETE && s != KILN_EVENT_ERROR)
         return 0;
     if (s == KILN_EVENT_ERROR)
         op->local_failed = 1;
+    *progressed = 1;
     op_end(op);
     return 1;
 }
@@ -501,7 +518,7 @@ static int op_step(kmpi_op *op, int *progressed) {
     if (op->hstate == 1 && op_header_step(op, progressed))
         return 1;
     if (op->hstate == 2 && op->kind == KMPI_NCCL) {
-        if (op_nccl_step(op))
+        if (op_nccl_step(op, progressed))
             return 1;
     } else if (op->hstate == 2 && op_chunks_step(op, progressed)) {
         return 1;

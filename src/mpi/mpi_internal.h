@@ -97,7 +97,13 @@ struct kmpi_op {
     const void *user_src;
     int *counts, *displs;
 
-    /* NCCL: the command whose end the deadline watches */
+    /* NCCL: the arguments the progress thread launches with once ready[0]
+     * (the caller's wait list) has ended, and the command whose end the
+     * op waits for (the NCCL queue's marker behind the launch) */
+    kiln_buffer *nccl_send, *nccl_recv; /* retained */
+    size_t nccl_send_off, nccl_recv_off;
+    kiln_dtype nccl_dt;
+    int nccl_launched;
     kiln_event *watch;
 
     MPI_Request hreq[2];
@@ -170,9 +176,11 @@ kiln_status kmpi_nccl_open(kiln_mpi *m, int required);
 void kmpi_nccl_close(kiln_mpi *m);
 kiln_status kmpi_nccl_connect(kiln_mpi *m);
 void kmpi_nccl_abort(kiln_mpi *m);
-/* Enqueues the NCCL collective for op on queue's stream. */
-kiln_status kmpi_nccl_enqueue(kiln_mpi *m, kiln_queue *queue, kmpi_kind kind, kiln_buffer *send,
-                              size_t send_off, kiln_buffer *recv, size_t recv_off, size_t count,
-                              kiln_dtype dt, kiln_mpi_op op, int root, int peer);
+/* Launches op's NCCL call on the NCCL queue (its own native stream, on
+ * which nothing waits for a user event) and puts a marker behind it in
+ * *watch. Called by the progress thread once op's wait list has ended. */
+kiln_status kmpi_nccl_launch(kmpi_op *op, kiln_event **watch);
+/* Whether NCCL has a type for dt (complex as pairs of floats). */
+int kmpi_nccl_has_dtype(kiln_dtype dt);
 
 #endif

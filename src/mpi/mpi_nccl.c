@@ -1,11 +1,15 @@
 /* NCCL, loaded at run time (libnccl.so.2 on the loader's path, or the file
  * $KILN_NCCL_LIBRARY names), for kiln_mpi communicators whose every rank
  * has a CUDA device. The NCCL communicator is made once (rank 0's unique
- * id broadcast over MPI); each collective is put on the queue's CUDA
- * stream behind a barrier on its wait list and on the gate the progress
- * thread opens once the ranks' headers agree. A mismatch or a deadline
- * passed aborts the NCCL communicator (ncclCommAbort), which ends NCCL
- * kernels that would wait for ever.
+ * id broadcast over MPI) with a queue of its own. A collective is ordered
+ * on the host: the progress thread launches the NCCL call on that queue
+ * once the ranks' headers agree and the caller's wait list has ended, so
+ * no CUDA stream ever waits on the device for a kiln user event (a module
+ * load behind such a stream hangs the process, and kiln_cuda_queue_native
+ * refuses a queue holding such commands); the caller's queue waits for
+ * the op's gate, which the thread sets when the NCCL queue's marker ends.
+ * A mismatch or a deadline passed aborts the NCCL communicator
+ * (ncclCommAbort), which ends NCCL kernels that would wait for ever.
  *
  * The NCCL declarations below are the few kiln uses, from NCCL's
  * documented C API (nccl.h is not needed to build). Built only where the
@@ -58,6 +62,8 @@ struct kmpi_nccl {
     ncclResult_t (*Recv)(void *, size_t, int, int, ncclComm_t, CUstream);
     ncclResult_t (*GroupStart)(void);
     ncclResult_t (*GroupEnd)(void);
+    kiln_queue *queue; /* native: NCCL's calls and the markers behind them */
+    CUstream stream;
     pthread_mutex_t lock;
     int aborted;
 };
@@ -130,6 +136,11 @@ kiln_status kmpi_nccl_connect(kiln_mpi *m) {
         return kmpi_error(KILN_ERROR_DRIVER, "kiln_mpi: ncclCommInitRank failed: %s (%d)",
                           n->GetErrorString(r), r);
     }
+    kiln_status st = kiln_queue_create(m->ctx, m->device, KILN_QUEUE_IN_ORDER, &n->queue);
+    if (st == KILN_OK)
+        st = kiln_cuda_queue_native(n->queue, &n->stream);
+    if (st != KILN_OK)
+        return kmpi_error_kiln(st, "kiln_mpi_create (the NCCL queue)");
     return KILN_OK;
 }
 
@@ -137,6 +148,11 @@ void kmpi_nccl_close(kiln_mpi *m) {
     kmpi_nccl *n = m ? m->nccl : NULL;
     if (!n)
         return;
+    if (n->queue) {
+        /* aborted: kernels waiting for a peer have been ended */
+        kiln_queue_finish(n->queue);
+        kiln_queue_release(n->queue);
+    }
     if (n->comm) {
         if (n->cuCtxSetCurrent)
             n->cuCtxSetCurrent(n->cuctx);
@@ -198,38 +214,47 @@ static int nccl_dtype(kiln_dtype dt, size_t *mult) {
     }
 }
 
-kiln_status kmpi_nccl_enqueue(kiln_mpi *m, kiln_queue *queue, kmpi_kind kind, kiln_buffer *send,
-                              size_t send_off, kiln_buffer *recv, size_t recv_off, size_t count,
-                              kiln_dtype dt, kiln_mpi_op op, int root, int peer) {
+int kmpi_nccl_has_dtype(kiln_dtype dt) {
+    size_t mult;
+    return nccl_dtype(dt, &mult) >= 0;
+}
+
+kiln_status kmpi_nccl_launch(kmpi_op *op, kiln_event **watch) {
+    kiln_mpi *m = op->m;
     kmpi_nccl *n = m->nccl;
-    if (!n || n->aborted)
-        return kmpi_error(KILN_ERROR_WRONG_STATE, "kiln_mpi: the NCCL communicator is gone");
+    kmpi_kind kind = (kmpi_kind)op->hdr[0];
+    *watch = NULL;
+    if (!n || !n->comm || !n->queue)
+        return kmpi_error(KILN_ERROR_WRONG_STATE, "%s: no NCCL communicator", op->call);
     size_t mult = 1;
-    int ndt = nccl_dtype(dt, &mult);
+    int ndt = nccl_dtype(op->nccl_dt, &mult);
     if (ndt < 0)
-        return kmpi_error(KILN_ERROR_UNSUPPORTED, "kiln_mpi (NCCL): NCCL has no type for %s",
-                          kiln_dtype_name(dt));
-    int nop = op == KILN_MPI_MIN ? nccl_min : op == KILN_MPI_MAX ? nccl_max : nccl_sum;
-    if (!n->comm)
-        return kmpi_error(KILN_ERROR_WRONG_STATE, "kiln_mpi: no NCCL communicator");
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s (NCCL): NCCL has no type for %s",
+                          op->call, kiln_dtype_name(op->nccl_dt));
+    int nop = op->op == KILN_MPI_MIN ? nccl_min : op->op == KILN_MPI_MAX ? nccl_max : nccl_sum;
     kiln_status st = KILN_OK;
-    CUstream s = NULL;
     CUdeviceptr sp = 0, rp = 0;
-    if ((st = kiln_cuda_queue_native(queue, &s)) != KILN_OK ||
-        (st = kiln_cuda_buffer_native(send, &sp)) != KILN_OK ||
-        (recv && (st = kiln_cuda_buffer_native(recv, &rp)) != KILN_OK))
-        return kmpi_error_kiln(st, "kiln_mpi (NCCL)");
-    const void *sb = (const void *)(uintptr_t)(sp + send_off);
-    void *rb = recv ? (void *)(uintptr_t)(rp + recv_off) : NULL;
-    size_t c = count * mult;
-    n->cuCtxSetCurrent(n->cuctx);
+    if ((st = kiln_cuda_buffer_native(op->nccl_send, &sp)) != KILN_OK ||
+        (op->nccl_recv && (st = kiln_cuda_buffer_native(op->nccl_recv, &rp)) != KILN_OK))
+        return kmpi_error_kiln(st, op->call);
+    const void *sb = (const void *)(uintptr_t)(sp + op->nccl_send_off);
+    void *rb = op->nccl_recv ? (void *)(uintptr_t)(rp + op->nccl_recv_off) : (void *)(uintptr_t)sb;
+    size_t c = op->count * mult;
+    CUstream s = n->stream;
     ncclResult_t r = 0;
+    pthread_mutex_lock(&n->lock);
+    if (n->aborted) {
+        pthread_mutex_unlock(&n->lock);
+        return kmpi_error(KILN_ERROR_WRONG_STATE, "%s: the NCCL communicator was aborted",
+                          op->call);
+    }
+    n->cuCtxSetCurrent(n->cuctx);
     switch (kind) {
     case KMPI_ALLREDUCE:
         r = n->AllReduce(sb, rb, c, ndt, nop, n->comm, s);
         break;
     case KMPI_BCAST:
-        r = n->Broadcast(sb, rb, c, ndt, root, n->comm, s);
+        r = n->Broadcast(sb, rb, c, ndt, op->root, n->comm, s);
         break;
     case KMPI_ALLGATHER:
         r = n->AllGather(sb, rb, c, ndt, n->comm, s);
@@ -238,18 +263,23 @@ kiln_status kmpi_nccl_enqueue(kiln_mpi *m, kiln_queue *queue, kmpi_kind kind, ki
         r = n->ReduceScatter(sb, rb, c, ndt, nop, n->comm, s);
         break;
     case KMPI_SEND:
-        r = n->Send(sb, c, ndt, peer, n->comm, s);
+        r = n->Send(sb, c, ndt, op->peer, n->comm, s);
         break;
     case KMPI_RECV:
-        r = n->Recv(rb ? rb : (void *)(uintptr_t)sb, c, ndt, peer, n->comm, s);
+        r = n->Recv(rb, c, ndt, op->peer, n->comm, s);
         break;
     default:
-        return kmpi_error(KILN_ERROR_INTERNAL, "kiln_mpi (NCCL): kind %d", (int)kind);
+        pthread_mutex_unlock(&n->lock);
+        return kmpi_error(KILN_ERROR_INTERNAL, "%s (NCCL): kind %d", op->call, (int)kind);
     }
+    pthread_mutex_unlock(&n->lock);
     if (r != 0)
-        return kmpi_error(KILN_ERROR_DRIVER, "kiln_mpi (NCCL): %s failed: %s (%d)",
+        return kmpi_error(KILN_ERROR_DRIVER, "%s (NCCL): %s failed: %s (%d)", op->call,
                           kmpi_kind_name(kind), n->GetErrorString(r), r);
-    return KILN_OK;
+    st = kiln_queue_marker(n->queue, 0, NULL, watch);
+    if (st == KILN_OK)
+        st = kiln_queue_flush(n->queue);
+    return st == KILN_OK ? st : kmpi_error_kiln(st, op->call);
 }
 
 #else /* no CUDA headers at build time */
@@ -275,11 +305,13 @@ kiln_status kmpi_nccl_connect(kiln_mpi *m) {
 void kmpi_nccl_abort(kiln_mpi *m) {
     (void)m;
 }
-kiln_status kmpi_nccl_enqueue(kiln_mpi *m, kiln_queue *queue, kmpi_kind kind, kiln_buffer *send,
-                              size_t send_off, kiln_buffer *recv, size_t recv_off, size_t count,
-                              kiln_dtype dt, kiln_mpi_op op, int root, int peer) {
-    (void)m, (void)queue, (void)kind, (void)send, (void)send_off, (void)recv, (void)recv_off;
-    (void)count, (void)dt, (void)op, (void)root, (void)peer;
+int kmpi_nccl_has_dtype(kiln_dtype dt) {
+    (void)dt;
+    return 0;
+}
+kiln_status kmpi_nccl_launch(kmpi_op *op, kiln_event **watch) {
+    (void)op;
+    *watch = NULL;
     return kmpi_error(KILN_ERROR_NO_RUNTIME, "kiln_mpi: built without NCCL");
 }
 #endif
