@@ -922,6 +922,118 @@ static void test_user_reduction(kiln_mpi *m) {
     (void)ctx;
 }
 
+/* The jobs' event forms: a sort behind an unset user event waits for it
+ * (and an all-reduce queued after it on the same queue waits for the
+ * sort), the darray released before its event ends, a redistribution and
+ * a user reduction as events, a failed wait list failing the job as
+ * EVENT_FAILED on this rank while the ranks stay in step. */
+static void test_jobs_async(kiln_mpi *m) {
+    kiln_context *ctx = kiln_mpi_context(m);
+    size_t n = 4099;
+    int32_t *h = calloc(n, sizeof *h), *back = calloc(n, sizeof *h);
+    for (size_t i = 0; i < n; i++)
+        h[i] = (int32_t)((i * 2654435761u) % 1009) - 500;
+    kiln_mpi_darray *d = NULL, *rows = NULL;
+    kiln_event *e = NULL, *ue = NULL, *se = NULL, *re = NULL;
+    CHECK_OK(kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    CHECK_OK(kiln_event_create_user(ctx, &ue));
+    CHECK_OK(kiln_mpi_darray_sort_async(m, NULL, d, 1, &ue, &se));
+    /* after the sort on the same queue: the global count of the sorted
+     * blocks' first elements' sign, through an all-reduce */
+    size_t one = 1;
+    kiln_array *cnt = NULL;
+    CHECK_OK(kiln_array_from_host(ctx, KILN_INT64, 1, &one, &(int64_t){ 1 }, &cnt));
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, cnt, KILN_MPI_SUM, 0, NULL, &re));
+    usleep(50 * 1000);
+    kiln_event_state es = KILN_EVENT_COMPLETE;
+    CHECK_OK(kiln_event_get_state(se, &es));
+    CHECK_MSG(es != KILN_EVENT_COMPLETE && es != KILN_EVENT_ERROR,
+              "a sort behind an unset user event ended (state %d)", (int)es);
+    kiln_mpi_darray_release(d); /* the job holds it */
+    kiln_mpi_darray *keep = NULL;
+    CHECK_OK(kiln_mpi_darray_empty(m, KILN_INT32, n, &keep));
+    CHECK_OK(kiln_event_set_complete(ue, KILN_EVENT_COMPLETE));
+    CHECK_MSG(kiln_mpi_wait(m, se) == KILN_OK, "%s", kiln_mpi_last_error_message());
+    CHECK_MSG(kiln_mpi_wait(m, re) == KILN_OK, "%s", kiln_mpi_last_error_message());
+    int64_t c = 0;
+    CHECK_OK(kiln_array_read(kiln_mpi_queue(m), cnt, &c));
+    CHECK(c == P);
+    KT_RELEASE(se, re, ue);
+    kiln_array_release(cnt);
+    /* sort again (into keep, through a redistribution as an event) and
+     * check the order against qsort */
+    CHECK_OK(kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
+    CHECK_OK(kiln_mpi_darray_rows_empty(m, KILN_INT32, n, 1, 0, &rows));
+    kiln_event *ev[3] = { NULL, NULL, NULL };
+    CHECK_OK(kiln_mpi_darray_sort_async(m, NULL, d, 1, &e, &ev[0]));
+    CHECK_OK(kiln_mpi_darray_redistribute_async(m, NULL, d, rows, 1, &ev[0], &ev[1]));
+    CHECK_OK(kiln_mpi_darray_redistribute_async(m, NULL, rows, keep, 1, &ev[1], &ev[2]));
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(kiln_mpi_wait(m, ev[i]) == KILN_OK, "job %d: %s", i,
+                  kiln_mpi_last_error_message());
+    KT_RELEASE(e, ev[0], ev[1], ev[2]);
+    CHECK_OK(kiln_mpi_darray_gather(m, NULL, keep, R == 0 ? back : NULL, 0, 0, NULL, &e));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    if (R == 0) {
+        qsort(h, n, sizeof *h, cmp_i32);
+        CHECK_MSG(memcmp(h, back, n * sizeof *h) == 0, "async sort + redistributions differ");
+    }
+    /* a user reduction as an event, then one behind a failed event */
+    kiln_mpi_reduction *sq = NULL;
+    kiln_reduction_desc ds =
+        KILN_REDUCTION_DESC(.arguments = "const int *x", .out_type = "long", .neutral = "0",
+                            .reduce = "a + b", .map = "(long)x[i]", .name = "t_mpi_async_sum");
+    if (CHECK_OK(kiln_mpi_reduction_create(m, &ds, &sq))) {
+        kiln_array *x = make(m, KILN_INT32, 333, R);
+        kiln_arg ax = KILN_ARG_ARRAY(x);
+        int64_t got = -1, want = 0;
+        for (int r = 0; r < P; r++)
+            for (size_t i = 0; i < 333; i++)
+                want += (int64_t)input(KILN_INT32, r, i);
+        CHECK_OK(kiln_mpi_reduction_allreduce_async(m, NULL, sq, 333, 1, &ax, &got, 0, NULL, &e));
+        kiln_array_release(x); /* held by the job */
+        kiln_mpi_reduction_release(sq);
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK && got == want, "async reduction: %lld, want %lld (%s)",
+                  (long long)got, (long long)want, kiln_mpi_last_error_message());
+        kiln_event_release(e);
+    }
+    CHECK_OK(kiln_event_create_user(ctx, &ue));
+    CHECK_OK(kiln_mpi_darray_sort_async(m, NULL, keep, 1, &ue, &e));
+    CHECK_OK(kiln_event_set_complete(ue, KILN_EVENT_ERROR));
+    CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_EVENT_FAILED);
+    CHECK_MSG(strstr(kiln_mpi_last_error_message(), "kiln_mpi_darray_sort"), "%s",
+              kiln_mpi_last_error_message());
+    KT_RELEASE(e, ue);
+    /* the same for a collective of the progress thread */
+    kiln_array *w = make(m, KILN_FLOAT32, 1000, R);
+    CHECK_OK(kiln_event_create_user(ctx, &ue));
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, w, KILN_MPI_SUM, 1, &ue, &e));
+    CHECK_OK(kiln_event_set_complete(ue, KILN_EVENT_ERROR));
+    CHECK_STATUS(kiln_mpi_wait(m, e), KILN_ERROR_EVENT_FAILED);
+    CHECK_MSG(strstr(kiln_mpi_last_error_message(), "kiln_mpi_allreduce"), "%s",
+              kiln_mpi_last_error_message());
+    KT_RELEASE(e, ue);
+    CHECK_OK(kiln_mpi_allreduce(m, NULL, w, KILN_MPI_SUM, 0, NULL, &e));
+    CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "after a failed wait list: %s",
+              kiln_mpi_last_error_message());
+    KT_RELEASE(e, w);
+    /* bad input fails the call, not its event */
+    e = (kiln_event *)&e;
+    CHECK_STATUS(kiln_mpi_darray_sort_async(m, NULL, NULL, 0, NULL, &e), KILN_ERROR_NULL_HANDLE);
+    CHECK(e == NULL);
+    CHECK_STATUS(kiln_mpi_darray_redistribute_async(m, NULL, keep, NULL, 0, NULL, &e),
+                 KILN_ERROR_NULL_HANDLE);
+    CHECK_STATUS(kiln_mpi_reduction_allreduce_async(m, NULL, NULL, 0, 0, NULL, &c, 0, NULL, &e),
+                 KILN_ERROR_NULL_HANDLE);
+    kiln_mpi_darray_release(d);
+    kiln_mpi_darray_release(rows);
+    kiln_mpi_darray_release(keep);
+    KT_FREE(h, back);
+}
+
 /* KT_MPI_VERBOSE=1: each rank names the part it starts (to find a hang);
  * KT_MPI_ONLY=test_sort,test_rows: only those parts (debugging; every rank
  * must be given the same list) */
@@ -1042,7 +1154,7 @@ static int run_nccl(void) {
     CHECK_MSG(es != KILN_EVENT_COMPLETE && es != KILN_EVENT_ERROR,
               "a collective behind an unset user event ended (state %d)", (int)es);
     kiln_queue *side = NULL;
-    CHECK_OK(kiln_queue_create(kiln_mpi_context(m), NULL, KILN_QUEUE_IN_ORDER, &side));
+    CHECK_OK(kiln_queue_create(kiln_mpi_context(m), kiln_mpi_device(m), KILN_QUEUE_IN_ORDER, &side));
     kiln_array *prod_in = make(m, KILN_INT16, 37, R);
     int16_t prod = 0;
     CHECK_OK(kiln_array_reduce(side, KILN_REDUCE_MAX, prod_in, &prod));
@@ -1172,6 +1284,8 @@ int main(int argc, char **argv) {
             test_redistribute(m);
         if (phase("test_user_reduction"))
             test_user_reduction(m);
+        if (phase("test_jobs_async"))
+            test_jobs_async(m);
         if (phase("test_random"))
             test_random(m);
         if (phase("test_mismatch"))

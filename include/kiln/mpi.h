@@ -258,10 +258,19 @@ KILN_API kiln_status kiln_mpi_darray_cumsum(kiln_mpi *mpi, kiln_queue *queue, ki
  * blocks hold what one device's kiln_array_sort_out of the whole array would.
  * A sample sort: local sort, splitters from all-gathered samples, an
  * all-to-all of the pieces, a sort of each bucket, an all-to-all back to
- * the block layout. Collective; Blocks (its MPI calls run on the calling
- * thread, each bounded by the deadline). */
+ * the block layout. Collective. The _async form returns at once: the sort
+ * runs on kiln_mpi's job thread after the wait list and the queue's
+ * earlier work (its MPI calls each bounded by the deadline), and *event
+ * (a command on queue, which later work on queue waits for) ends with it;
+ * kiln_mpi_wait gives its status. The sort, redistribution and user
+ * reductions run one after another in call order (every rank must call
+ * them in the same order). darray may be released before *event ends.
+ * The plain form is the _async form and kiln_mpi_wait. */
 KILN_API kiln_status kiln_mpi_darray_sort(kiln_mpi *mpi, kiln_queue *queue,
                                           kiln_mpi_darray *darray);
+KILN_API kiln_status kiln_mpi_darray_sort_async(kiln_mpi *mpi, kiln_queue *queue,
+                                                kiln_mpi_darray *darray, size_t num_wait,
+                                                kiln_event *const *wait, kiln_event **event);
 /* The global histogram (kiln_array_histogram of the whole array: bins
  * equal bins over [lo, hi]) into *hist, a new INT64 array of bins counts
  * on every rank: a local histogram, then an all-reduce. Every rank passes
@@ -302,10 +311,15 @@ KILN_API int kiln_mpi_darray_ranks(const kiln_mpi_darray *darray);
  * ranks' layouts agree: a mismatch names both ranks' values). dst's halo
  * rows are left as they are (kiln_mpi_darray_halo_exchange fills them).
  * Each rank reads its src block to the host, one MPI_Ialltoallv moves the
- * overlaps, each writes its dst block. Collective; blocks (its MPI call
- * runs on the calling thread, bounded by the deadline). */
+ * overlaps, each writes its dst block. Collective; blocks. The _async
+ * form runs it as kiln_mpi_darray_sort_async runs the sort. */
 KILN_API kiln_status kiln_mpi_darray_redistribute(kiln_mpi *mpi, kiln_queue *queue,
                                                   kiln_mpi_darray *src, kiln_mpi_darray *dst);
+KILN_API kiln_status kiln_mpi_darray_redistribute_async(kiln_mpi *mpi, kiln_queue *queue,
+                                                        kiln_mpi_darray *src,
+                                                        kiln_mpi_darray *dst, size_t num_wait,
+                                                        kiln_event *const *wait,
+                                                        kiln_event **event);
 
 /* --------------------------------------------- user-defined reductions
  *
@@ -329,6 +343,14 @@ KILN_API kiln_status kiln_mpi_reduction_allreduce(kiln_mpi *mpi, kiln_queue *que
                                                   kiln_mpi_reduction *reduction, size_t n,
                                                   size_t num_args, const kiln_arg *args,
                                                   void *host_result);
+/* The same as a job (kiln_mpi_darray_sort_async): args are copied and
+ * the arrays and buffers among them held until *event ends; host_result
+ * (and any KILN_ARG_MAP host memory) must stay valid until then and is
+ * written when it ends. reduction may be released before. */
+KILN_API kiln_status kiln_mpi_reduction_allreduce_async(
+    kiln_mpi *mpi, kiln_queue *queue, kiln_mpi_reduction *reduction, size_t n, size_t num_args,
+    const kiln_arg *args, void *host_result, size_t num_wait, kiln_event *const *wait,
+    kiln_event **event);
 
 /* The sum of all n elements into result, a 1-element device array of a's
  * dtype, on every rank (a local reduction, then an all-reduce). */

@@ -188,6 +188,10 @@ static kiln_status submit(kmpi_op *op, kiln_queue *q, kiln_event **event) {
         kiln_event_retain(ret);
     }
     op->ret = ret; /* the op's reference */
+    if (!kmpi_pending_add(op->m, ret)) {
+        kmpi_op_free(op);
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", op->call);
+    }
     if (event) {
         kiln_event_retain(ret);
         *event = ret;
@@ -535,6 +539,7 @@ kiln_status kmpi_darray_make(kiln_mpi *m, kiln_dtype dt, size_t n, size_t cols, 
     kiln_mpi_darray *d = calloc(1, sizeof *d);
     if (!d)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
+    atomic_init(&d->refs, 1);
     d->m = m;
     d->dt = dt;
     d->n = n;
@@ -569,8 +574,12 @@ size_t kiln_mpi_darray_halo(const kiln_mpi_darray *d) {
     return d ? d->halo : 0;
 }
 
+void kmpi_darray_retain(kiln_mpi_darray *d) {
+    atomic_fetch_add(&d->refs, 1);
+}
+
 void kiln_mpi_darray_release(kiln_mpi_darray *d) {
-    if (!d)
+    if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
         return;
     kiln_array_release(d->local);
     free(d);

@@ -353,6 +353,8 @@ static kiln_status create_choose_transport(kiln_mpi *m, int transport) {
 /* Undoes what kiln_mpi_create made of m (all of it, or part) and MPI's
  * use; returns st. */
 static kiln_status create_fail(kiln_mpi *m, kiln_status st) {
+    kmpi_jobs_stop(m);
+    kmpi_thread_stop(m);
     kmpi_nccl_close(m);
     kiln_queue_release(m->stage_q);
     kiln_queue_release(m->queue);
@@ -366,6 +368,10 @@ static kiln_status create_fail(kiln_mpi *m, kiln_status st) {
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->cache_lock);
+    pthread_mutex_destroy(&m->job_lock);
+    pthread_cond_destroy(&m->job_cond);
+    pthread_cond_destroy(&m->ended);
+    free(m->pending);
     free(m);
     mpi_drop(1);
     return st;
@@ -396,6 +402,9 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->cond, NULL);
     pthread_mutex_init(&m->cache_lock, NULL);
+    pthread_mutex_init(&m->job_lock, NULL);
+    pthread_cond_init(&m->job_cond, NULL);
+    pthread_cond_init(&m->ended, NULL);
     if ((st = create_comms(m, comm)) != KILN_OK)
         return create_fail(m, st);
     m->timeout_ms =
@@ -412,6 +421,9 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
     if (!kmpi_thread_start(m))
         return create_fail(m, kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                                          "kiln_mpi_create: could not start the progress thread"));
+    if (!kmpi_jobs_start(m))
+        return create_fail(m, kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                                         "kiln_mpi_create: could not start the job thread"));
     *out = m;
     return KILN_OK;
 }
@@ -419,6 +431,7 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
 void kiln_mpi_release(kiln_mpi *m) {
     if (!m)
         return;
+    kmpi_jobs_stop(m); /* the jobs queued still run: every rank made them */
     kmpi_thread_stop(m);
     int clean = atomic_load(&m->broken) != 2;
     kmpi_nccl_close(m);
@@ -438,6 +451,10 @@ void kiln_mpi_release(kiln_mpi *m) {
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->cache_lock);
+    pthread_mutex_destroy(&m->job_lock);
+    pthread_cond_destroy(&m->job_cond);
+    pthread_cond_destroy(&m->ended);
+    free(m->pending);
     free(m);
     /* with MPI requests never completed, finalising could hang */
     mpi_drop(clean);
@@ -490,10 +507,18 @@ kiln_status kiln_mpi_wait(kiln_mpi *m, kiln_event *event) {
         return KILN_OK;
     if (st != KILN_ERROR_EVENT_FAILED)
         return kmpi_error_kiln(st, "kiln_mpi_wait");
-    /* the collective's own failure, recorded when it ended (just before
-     * its events were failed) */
+    /* the collective's own failure, recorded when it ended; the queue may
+     * have failed the event before (a failed wait list): wait for the end */
     kiln_status found = KILN_OK;
     pthread_mutex_lock(&m->lock);
+    for (;;) {
+        size_t i = 0;
+        while (i < m->npending && m->pending[i] != event)
+            i++;
+        if (i == m->npending)
+            break;
+        pthread_cond_wait(&m->ended, &m->lock);
+    }
     for (unsigned i = 0; i < KMPI_FAILURES; i++)
         if (m->failures[i].event == event) {
             found = m->failures[i].status;

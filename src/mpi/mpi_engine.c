@@ -127,6 +127,8 @@ void kmpi_op_free(kmpi_op *op) {
             kiln_event_set_complete(op->gate[i], KILN_EVENT_ERROR); /* no-op if set */
     if (op->done)
         kiln_event_set_complete(op->done, KILN_EVENT_ERROR);
+    if (op->ret)
+        kmpi_pending_remove(op->m, op->ret);
     release_events(op->ready, op->nchunks);
     release_events(op->gate, op->nchunks);
     release_events(op->after, op->nafter);
@@ -141,6 +143,36 @@ void kmpi_op_free(kmpi_op *op) {
     free(op->counts);
     free(op->displs);
     free(op);
+}
+
+int kmpi_pending_add(kiln_mpi *m, kiln_event *event) {
+    pthread_mutex_lock(&m->lock);
+    if (m->npending == m->pending_cap) {
+        size_t cap = m->pending_cap ? 2 * m->pending_cap : 16;
+        kiln_event **p = realloc(m->pending, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&m->lock);
+            return 0;
+        }
+        m->pending = p;
+        m->pending_cap = cap;
+    }
+    m->pending[m->npending++] = event;
+    pthread_mutex_unlock(&m->lock);
+    return 1;
+}
+
+void kmpi_pending_remove(kiln_mpi *m, kiln_event *event) {
+    if (!event)
+        return;
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->npending; i++)
+        if (m->pending[i] == event) {
+            m->pending[i] = m->pending[--m->npending];
+            pthread_cond_broadcast(&m->ended);
+            break;
+        }
+    pthread_mutex_unlock(&m->lock);
 }
 
 void kmpi_record_failure(kiln_mpi *m, kiln_event *event, kiln_status st, const char *msg) {
@@ -344,6 +376,7 @@ static void op_end(kmpi_op *op) {
             kiln_event_set_complete(op->gate[i], ok ? KILN_EVENT_COMPLETE : KILN_EVENT_ERROR);
     if (op->done)
         kiln_event_set_complete(op->done, ok ? KILN_EVENT_COMPLETE : KILN_EVENT_ERROR);
+    kmpi_pending_remove(m, op->ret);
 }
 
 static int requests_pending(kmpi_op *op) {

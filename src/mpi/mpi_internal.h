@@ -61,7 +61,19 @@ struct kiln_mpi {
     atomic_int in_flight;
 
     kmpi_failure failures[KMPI_FAILURES]; /* under lock; a ring */
+    /* under lock: the returned events of ops not yet ended (a queue may
+     * fail one before its op has recorded why: kiln_mpi_wait waits) */
+    kiln_event **pending;
+    size_t npending, pending_cap;
+    pthread_cond_t ended;
     unsigned nfail;
+    /* jobs (mpi_jobs.c): blocking collectives run in call order */
+    kiln_queue *job_q;
+    pthread_t job_thread;
+    int job_thread_started, jobs_stopping;
+    pthread_mutex_t job_lock;
+    pthread_cond_t job_cond;
+    struct kmpi_job *job_head, *job_tail;
     void *scan_cache[16]; /* elementwise fix-up kernels by dtype */
     pthread_mutex_t cache_lock;
 };
@@ -119,6 +131,7 @@ struct kmpi_op {
 };
 
 struct kiln_mpi_darray {
+    atomic_int refs; /* the caller's and each job's */
     kiln_mpi *m;
     kiln_dtype dt;
     size_t n, start, count; /* in rows for 2-D */
@@ -159,6 +172,34 @@ void kmpi_submit(kiln_mpi *m, kmpi_op *op);
 int kmpi_thread_start(kiln_mpi *m);
 void kmpi_thread_stop(kiln_mpi *m);
 void kmpi_record_failure(kiln_mpi *m, kiln_event *event, kiln_status st, const char *msg);
+/* event's op is under way / has ended (recorded its failure, if any) */
+int kmpi_pending_add(kiln_mpi *m, kiln_event *event);
+void kmpi_pending_remove(kiln_mpi *m, kiln_event *event);
+
+/* Jobs (mpi_jobs.c): the collectives whose MPI calls block (sort,
+ * redistribution, user reductions) run one after another on the job
+ * thread, in the order they were called, behind a marker over their wait
+ * list on the caller's queue, their device work on m->job_q; the caller's
+ * queue waits for a gate the job thread sets at the end. fn gets
+ * m->job_q; drop(arg) frees arg afterwards. */
+typedef kiln_status (*kmpi_job_fn)(kiln_mpi *m, kiln_queue *q, void *arg);
+kiln_status kmpi_job_submit(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_job_fn fn,
+                            void *arg, void (*drop)(void *), size_t num_wait,
+                            kiln_event *const *wait, kiln_event **event);
+int kmpi_jobs_start(kiln_mpi *m);
+void kmpi_jobs_stop(kiln_mpi *m);
+kiln_status kmpi_sort_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d);
+kiln_status kmpi_sort_run(kiln_mpi *m, kiln_queue *q, void *darray);
+kiln_status kmpi_redistribute_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *src,
+                                    kiln_mpi_darray *dst);
+kiln_status kmpi_redistribute_run(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *src,
+                                  kiln_mpi_darray *dst);
+kiln_status kmpi_reduction_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_reduction *r,
+                                 void *host_result);
+kiln_status kmpi_reduction_run(kiln_mpi *m, kiln_queue *q, kiln_mpi_reduction *r, size_t n,
+                               size_t nargs, const kiln_arg *args, void *host_result);
+void kmpi_darray_retain(kiln_mpi_darray *d);
+void kmpi_reduction_retain(kiln_mpi_reduction *r);
 
 /* dtype/op mapping */
 MPI_Datatype kmpi_mpi_dtype(kiln_dtype dt);

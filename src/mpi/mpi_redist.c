@@ -1,8 +1,10 @@
 /* Redistribution of a distributed array onto another layout (1-D blocks,
  * row blocks, another halo, another number of ranks), and reductions of a
- * user's kiln_reduction across the ranks. Both block the caller: their MPI
- * calls run on its thread, on the kiln_mpi's communicator for such calls
- * (m->direct), non-blocking and bounded by the deadline, as the sort's. */
+ * user's kiln_reduction across the ranks. Both run as jobs (mpi_jobs.c):
+ * their MPI calls are made on the job thread, on the kiln_mpi's
+ * communicator for such calls (m->direct), non-blocking and bounded by
+ * the deadline, as the sort's. The _check functions run on the caller's
+ * thread first, so bad arguments fail the call, not its event. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,8 +108,8 @@ static kiln_status owned_view(kiln_mpi_darray *d, kiln_array **v) {
     return kmpi_rows_view(d, d->halo, d->count, v);
 }
 
-kiln_status kiln_mpi_darray_redistribute(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *src,
-                                         kiln_mpi_darray *dst) {
+kiln_status kmpi_redistribute_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *src,
+                                    kiln_mpi_darray *dst) {
     static const char call[] = "kiln_mpi_darray_redistribute";
     kiln_status st = check_mpi(m, &q, call);
     if (st != KILN_OK)
@@ -117,6 +119,14 @@ kiln_status kiln_mpi_darray_redistribute(kiln_mpi *m, kiln_queue *q, kiln_mpi_da
     if (src->m != m || dst->m != m)
         return kmpi_error(KILN_ERROR_MISMATCH, "%s: %s belongs to another kiln_mpi", call,
                           src->m != m ? "src" : "dst");
+    return KILN_OK;
+}
+
+/* On the job thread, after kmpi_redistribute_check. */
+kiln_status kmpi_redistribute_run(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *src,
+                                  kiln_mpi_darray *dst) {
+    static const char call[] = "kiln_mpi_darray_redistribute";
+    kiln_status st = KILN_OK;
     size_t total = src->n * src->cols, es = kiln_dtype_size(src->dt);
     int P = m->size;
     uint64_t deadline = kmpi_now_ns() + m->timeout_ms * 1000000ull;
@@ -212,6 +222,7 @@ out:
  * range of as many, the partial at every out_size-th index and the neutral
  * element elsewhere (the generators want arrays of n elements). */
 struct kiln_mpi_reduction {
+    atomic_int refs; /* the caller's and each job's */
     kiln_mpi *m;
     kiln_reduction *local, *combine;
     size_t out_size;
@@ -237,8 +248,12 @@ static size_t scalar_type(const char *t, kiln_dtype *dt) {
     return 0;
 }
 
+void kmpi_reduction_retain(kiln_mpi_reduction *r) {
+    atomic_fetch_add(&r->refs, 1);
+}
+
 void kiln_mpi_reduction_release(kiln_mpi_reduction *r) {
-    if (!r)
+    if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
         return;
     kiln_reduction_release(r->local);
     kiln_reduction_release(r->combine);
@@ -275,6 +290,8 @@ kiln_status kiln_mpi_reduction_create(kiln_mpi *m, const kiln_reduction_desc *de
                           "out_size",
                           call, desc->out_type);
     kiln_mpi_reduction *r = calloc(1, sizeof *r);
+    if (r)
+        atomic_init(&r->refs, 1);
     char *args = malloc(strlen(desc->out_type) + 40);
     char *map = malloc(strlen(desc->neutral) + 80);
     if (!r || !args || !map) {
@@ -308,9 +325,8 @@ kiln_status kiln_mpi_reduction_create(kiln_mpi *m, const kiln_reduction_desc *de
     return KILN_OK;
 }
 
-kiln_status kiln_mpi_reduction_allreduce(kiln_mpi *m, kiln_queue *q, kiln_mpi_reduction *r,
-                                         size_t n, size_t nargs, const kiln_arg *args,
-                                         void *host_result) {
+kiln_status kmpi_reduction_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_reduction *r,
+                                 void *host_result) {
     static const char call[] = "kiln_mpi_reduction_allreduce";
     kiln_status st = check_mpi(m, &q, call);
     if (st != KILN_OK)
@@ -320,6 +336,14 @@ kiln_status kiln_mpi_reduction_allreduce(kiln_mpi *m, kiln_queue *q, kiln_mpi_re
                           r ? "host_result" : "reduction");
     if (r->m != m)
         return kmpi_error(KILN_ERROR_MISMATCH, "%s: the reduction is of another kiln_mpi", call);
+    return KILN_OK;
+}
+
+/* On the job thread, after kmpi_reduction_check. */
+kiln_status kmpi_reduction_run(kiln_mpi *m, kiln_queue *q, kiln_mpi_reduction *r, size_t n,
+                               size_t nargs, const kiln_arg *args, void *host_result) {
+    static const char call[] = "kiln_mpi_reduction_allreduce";
+    kiln_status st = KILN_OK;
     int P = m->size;
     size_t os = r->out_size;
     uint64_t deadline = kmpi_now_ns() + m->timeout_ms * 1000000ull;

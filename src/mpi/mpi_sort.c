@@ -299,13 +299,11 @@ static kiln_status sort_to_blocks(sort_job *s) {
     return st;
 }
 
-kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d) {
+kiln_status kmpi_sort_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d) {
     static const char call[] = "kiln_mpi_darray_sort";
     if (!m || !d)
         return kmpi_error(KILN_ERROR_NULL_HANDLE, "%s: %s is NULL", call, m ? "darray" : "mpi");
-    if (!q)
-        q = m->queue;
-    if (kiln_queue_context(q) != m->ctx || d->m != m)
+    if ((q && kiln_queue_context(q) != m->ctx) || d->m != m)
         return kmpi_error(KILN_ERROR_MISMATCH, "%s: the queue or darray is of another kiln_mpi",
                           call);
     if (atomic_load(&m->broken))
@@ -320,13 +318,20 @@ kiln_status kiln_mpi_darray_sort(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d)
         return kmpi_error(KILN_ERROR_UNSUPPORTED,
                           "%s: 1-D arrays of integers, float32 or float64 only (%s%s)", call,
                           kiln_dtype_name(dt), d->two_d ? ", row blocks" : "");
+    return KILN_OK;
+}
+
+/* Runs on the job thread (mpi_jobs.c), after kmpi_sort_check. */
+kiln_status kmpi_sort_run(kiln_mpi *m, kiln_queue *q, void *arg) {
+    static const char call[] = "kiln_mpi_darray_sort";
+    kiln_mpi_darray *d = arg;
     sort_job s = { .m = m,
                    .q = q,
                    .d = d,
                    .call = call,
                    .P = m->size,
                    .R = m->rank,
-                   .es = kiln_dtype_size(dt),
+                   .es = kiln_dtype_size(d->dt),
                    .c = d->count,
                    .deadline = kmpi_now_ns() + m->timeout_ms * 1000000ull };
     /* the stages in order, each while all before it succeeded */
