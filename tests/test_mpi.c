@@ -155,9 +155,51 @@ static void test_broadcast_gather(kiln_mpi *m) {
             for (size_t i = 0; i < n; i++)
                 bad += got[(size_t)r * n + i] != input(d, r, (size_t)R * n + i);
         free(got);
+        /* gather to a root and scatter back from it (root 0, then the
+         * last rank): recv only on the root */
+        for (int k = 0; k < 2; k++) {
+            int rt = k ? P - 1 : 0;
+            kiln_array *gr = NULL, *back = NULL;
+            if (R == rt)
+                CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), d, 1, &gn, 0, NULL, NULL, &gr));
+            CHECK_OK(kiln_array_zeros(kiln_mpi_queue(m), d, 1, &n, 0, NULL, NULL, &back));
+            CHECK_OK(kiln_mpi_gather(m, NULL, s, gr, rt, 0, NULL, &e));
+            CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "gather: %s", kiln_mpi_last_error_message());
+            kiln_event_release(e);
+            if (R == rt) {
+                got = readback(m, gr, d, gn);
+                for (int r = 0; r < P; r++)
+                    for (size_t i = 0; i < n; i++)
+                        bad += got[(size_t)r * n + i] != input(d, r, i);
+                free(got);
+            }
+            /* scatter big's blocks from the root: rank R gets the root's
+             * block R */
+            kiln_array *src = R == rt ? big : NULL;
+            CHECK_OK(kiln_mpi_scatter(m, NULL, src, back, rt, 0, NULL, &e));
+            CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "scatter: %s",
+                      kiln_mpi_last_error_message());
+            kiln_event_release(e);
+            got = readback(m, back, d, n);
+            for (size_t i = 0; i < n; i++)
+                bad += got[i] != input(d, rt, (size_t)R * n + i);
+            free(got);
+            KT_RELEASE(gr, back);
+        }
         KT_RELEASE(a2, s, g, big, rs);
     }
-    CHECK_MSG(bad == 0, "%d broadcast/allgather/reduce_scatter/alltoall elements wrong", bad);
+    CHECK_MSG(bad == 0, "%d broadcast/allgather/reduce_scatter/alltoall/gather/scatter elements wrong",
+              bad);
+    /* the root out of range (every rank refuses), a wrong root size */
+    kiln_array *x = make(m, KILN_FLOAT32, 5, R), *y = make(m, KILN_FLOAT32, 5, R);
+    kiln_event *e = (kiln_event *)&e;
+    CHECK_STATUS(kiln_mpi_gather(m, NULL, x, y, P, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
+    CHECK(e == NULL);
+    CHECK_STATUS(kiln_mpi_scatter(m, NULL, x, y, -1, 0, NULL, &e), KILN_ERROR_OUT_OF_RANGE);
+    if (P > 1) /* recv must hold P blocks: refused on the root */
+        CHECK_STATUS(kiln_mpi_gather(m, NULL, x, y, R, 0, NULL, &e), KILN_ERROR_MISMATCH);
+    CHECK_STATUS(kiln_mpi_gather(m, NULL, NULL, y, 0, 0, NULL, &e), KILN_ERROR_NULL_HANDLE);
+    KT_RELEASE(x, y);
 }
 
 /* a ring: every rank sends to the next and receives from the previous, both

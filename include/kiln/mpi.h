@@ -142,6 +142,17 @@ KILN_API kiln_status kiln_mpi_broadcast(kiln_mpi *mpi, kiln_queue *queue, kiln_a
 KILN_API kiln_status kiln_mpi_allgather(kiln_mpi *mpi, kiln_queue *queue, kiln_array *send,
                                         kiln_array *recv, size_t num_wait, kiln_event *const *wait,
                                         kiln_event **event);
+/* recv on root = the ranks' send arrays one after another, in rank order
+ * (recv: size() times send's elements; other ranks pass NULL). Staged
+ * through the host on every transport (NCCL has no gather). */
+KILN_API kiln_status kiln_mpi_gather(kiln_mpi *mpi, kiln_queue *queue, kiln_array *send,
+                                     kiln_array *recv, int root, size_t num_wait,
+                                     kiln_event *const *wait, kiln_event **event);
+/* recv on rank r = block r (recv's size) of root's send (size() times
+ * recv's elements; other ranks pass NULL). Staged, as kiln_mpi_gather. */
+KILN_API kiln_status kiln_mpi_scatter(kiln_mpi *mpi, kiln_queue *queue, kiln_array *send,
+                                      kiln_array *recv, int root, size_t num_wait,
+                                      kiln_event *const *wait, kiln_event **event);
 /* recv on rank r = block r (recv's size) of op over the ranks' send arrays. */
 KILN_API kiln_status kiln_mpi_reduce_scatter(kiln_mpi *mpi, kiln_queue *queue, kiln_array *send,
                                              kiln_array *recv, kiln_mpi_op op, size_t num_wait,

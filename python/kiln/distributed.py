@@ -102,6 +102,7 @@ def _load():
         "kiln_mpi_allreduce": (I, [P, P, P, I, S, P, P]),
         "kiln_mpi_broadcast": (I, [P, P, P, I, S, P, P]),
         "kiln_mpi_allgather": (I, [P, P, P, P, S, P, P]),
+        "kiln_mpi_gather": (I, [P, P, P, P, I, S, P, P]),
         "kiln_mpi_darray_scatter": (I, [P, P, I, S, P, I, S, P, P, P]),
         "kiln_mpi_darray_rows_scatter": (I, [P, P, I, S, S, S, P, I, S, P, P, P]),
         "kiln_mpi_darray_gather": (I, [P, P, P, P, I, S, P, P]),
@@ -325,6 +326,40 @@ class Communicator:
             a = np.ravel(a)  # (np.ravel of a kiln array would copy it to the host)
         return self._coll("kiln_mpi_allgather", _lib.kiln_mpi_allgather, a,
                           out_n=a.size * self.size)
+
+    def gather(self, a, root=0):
+        """The ranks' arrays (same dtype and size) one after another, in rank
+        order, on root: a new 1-D array there (a kiln array for kiln arrays,
+        else NumPy); None on the other ranks."""
+        import kiln
+
+        call = "kiln_mpi_gather"
+        mine = self.rank == root
+        ev = ctypes.c_void_p()
+        if _is_kiln_array(a):
+            self._own(a, call)
+            flat = a.copy().reshape(a.size)
+            out = kiln.empty(a.size * self.size, a.dtype, queue=a.queue) if mine else None
+            _check(call, _lib.kiln_mpi_gather(
+                self._m, ctypes.c_void_p(flat.queue.int_ptr), ctypes.c_void_p(flat.int_ptr),
+                ctypes.c_void_p(out.int_ptr) if mine else None, root, 0, None, ctypes.byref(ev)))
+            self._wait(call, ev)
+            return out
+        arr, h = self._upload(np.ravel(a))
+        recv = ctypes.c_void_p()
+        try:
+            if mine:
+                shape = (ctypes.c_size_t * 1)(h.size * self.size)
+                _check("kiln_array_empty", _lib.kiln_array_empty(
+                    _lib.kiln_mpi_context(self._m), _dt(h), 1, shape, ctypes.byref(recv)))
+            _check(call, _lib.kiln_mpi_gather(self._m, None, arr, recv if mine else None, root,
+                                              0, None, ctypes.byref(ev)))
+            self._wait(call, ev)
+            return self._download(recv, h.dtype, h.size * self.size) if mine else None
+        finally:
+            _lib.kiln_array_release(arr)
+            if recv:
+                _lib.kiln_array_release(recv)
 
     # --------------------------------------------- distributed arrays
     def scatter(self, data, root=0, dtype=None, shape=None, halo=0):

@@ -82,6 +82,11 @@ def worker():
             assert np.array_equal(got, np.concatenate(xs)), n
             got = c.broadcast(xs[R], root=P - 1)
             assert np.array_equal(got, xs[P - 1])
+            got = c.gather(xs[R].astype(np.float32), root=P - 1)
+            if R == P - 1:
+                assert np.array_equal(got, np.concatenate(xs).astype(np.float32)), n
+            else:
+                assert got is None
         # distributed arrays: scatter, sort, cumsum, histogram, gather
         for n in (0, 1, 31, 1001):
             data = rng.normal(size=n)
@@ -130,6 +135,12 @@ def worker():
             assert isinstance(got, kiln.Array) and np.array_equal(got.get(), np.concatenate(xs))
             got = c.broadcast(ka, root=0)
             assert np.array_equal(got.get(), xs[0])
+            got = c.gather(ka, root=0)
+            if R == 0:
+                assert isinstance(got, kiln.Array) and np.array_equal(got.get(),
+                                                                      np.concatenate(xs))
+            else:
+                assert got is None
         blocks = c.scatter(np.arange(10.0) if R == 0 else None, dtype=np.float64, shape=(10,))
         loc = blocks.local_array()
         assert isinstance(loc, kiln.Array) and loc.size == blocks.count
