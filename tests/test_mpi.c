@@ -1182,6 +1182,22 @@ static int run_nccl(void) {
         bad += got[i] != input(KILN_FLOAT32, 0, i);
     CHECK_MSG(bad == 0, "nccl broadcast: %d wrong", bad);
     free(got);
+    /* all-to-all: grouped sends and receives; in place refused */
+    size_t tn = 5 * (size_t)P;
+    kiln_array *ta = make(m, KILN_FLOAT32, tn, R), *tb = NULL;
+    CHECK_OK(kiln_array_empty(kiln_mpi_context(m), KILN_FLOAT32, 1, &tn, &tb));
+    CHECK_OK(kiln_mpi_alltoall(m, NULL, ta, tb, 0, NULL, &e));
+    CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "%s", kiln_mpi_last_error_message());
+    kiln_event_release(e);
+    got = readback(m, tb, KILN_FLOAT32, tn);
+    bad = 0;
+    for (int r = 0; r < P; r++)
+        for (size_t i = 0; i < 5; i++)
+            bad += got[(size_t)r * 5 + i] != input(KILN_FLOAT32, r, (size_t)R * 5 + i);
+    CHECK_MSG(bad == 0, "nccl alltoall: %d wrong", bad);
+    free(got);
+    CHECK_STATUS(kiln_mpi_alltoall(m, NULL, ta, ta, 0, NULL, &e), KILN_ERROR_UNSUPPORTED);
+    KT_RELEASE(ta, tb);
     /* ordered on the host: a collective behind a user event not yet set
      * waits (and lets a new kernel be built meanwhile), then runs; one
      * behind a failed event fails as EVENT_FAILED on this rank and leaves

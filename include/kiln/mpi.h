@@ -159,8 +159,8 @@ KILN_API kiln_status kiln_mpi_reduce_scatter(kiln_mpi *mpi, kiln_queue *queue, k
                                              kiln_event *const *wait, kiln_event **event);
 /* Block j (send's size / size() elements) of send goes to rank j, which
  * puts it in its block r of recv (r the sender): MPI_Alltoall. send and
- * recv of one dtype and size, a multiple of size(). Staged transport only
- * (NCCL: KILN_ERROR_UNSUPPORTED). */
+ * recv of one dtype and size, a multiple of size(). On NCCL grouped sends
+ * and receives, so recv must not overlap send there (KILN_ERROR_UNSUPPORTED). */
 KILN_API kiln_status kiln_mpi_alltoall(kiln_mpi *mpi, kiln_queue *queue, kiln_array *send,
                                        kiln_array *recv, size_t num_wait, kiln_event *const *wait,
                                        kiln_event **event);

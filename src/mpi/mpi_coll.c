@@ -545,9 +545,16 @@ kiln_status kiln_mpi_alltoall(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln
     if (s.n > (size_t)INT_MAX)
         return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu elements is past MPI's int counts", call,
                           s.n);
-    if (m->transport == KILN_MPI_TRANSPORT_NCCL)
-        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: not on the NCCL transport yet", call);
     size_t k = s.n / (size_t)m->size;
+    if (m->transport == KILN_MPI_TRANSPORT_NCCL) {
+        /* grouped sends and receives: recv must not overlap send */
+        if (s.buf == r.buf && s.off < r.off + r.n * r.es && r.off < s.off + s.n * s.es)
+            return kmpi_error(KILN_ERROR_UNSUPPORTED,
+                              "%s: send and recv overlap, which the NCCL transport cannot do "
+                              "(NCCL moves the blocks in place); use another recv",
+                              call);
+        return nccl_coll(m, q, call, KMPI_ALLTOALL, &s, &r, k, 0, -1, -1, 0, nw, wait, event);
+    }
     kmpi_op *op = kmpi_op_new(m, KMPI_ALLTOALL, call);
     if (!op)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);

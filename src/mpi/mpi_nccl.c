@@ -268,6 +268,19 @@ kiln_status kmpi_nccl_launch(kmpi_op *op, kiln_event **watch) {
     case KMPI_RECV:
         r = n->Recv(rb, c, ndt, op->peer, n->comm, s);
         break;
+    case KMPI_ALLTOALL: {
+        /* block p of send to rank p, rank p's block into block p of recv */
+        size_t bytes = op->count * kiln_dtype_size(op->nccl_dt);
+        r = n->GroupStart();
+        for (int p = 0; r == 0 && p < m->size; p++) {
+            r = n->Send((const char *)sb + (size_t)p * bytes, c, ndt, p, n->comm, s);
+            if (r == 0)
+                r = n->Recv((char *)rb + (size_t)p * bytes, c, ndt, p, n->comm, s);
+        }
+        ncclResult_t e = n->GroupEnd();
+        r = r ? r : e;
+        break;
+    }
     default:
         pthread_mutex_unlock(&n->lock);
         return kmpi_error(KILN_ERROR_INTERNAL, "%s (NCCL): kind %d", op->call, (int)kind);
