@@ -1321,6 +1321,17 @@ int main(int argc, char **argv) {
      * the MPI under test is CUDA-aware) */
     CHECK(kiln_mpi_cuda_aware(m) == (getenv("KT_MPI_CUDA_AWARE") ? 1 : 0));
     CHECK(kiln_mpi_cuda_aware(NULL) == 0);
+    {
+        /* MPI takes the host backend's memory directly; PoCL's is staged */
+        kiln_device_info di;
+        CHECK_OK(kiln_device_get_info(kiln_mpi_device(m), &di));
+        const char *dir = getenv("KILN_MPI_DIRECT");
+        int want = !(dir && !strcmp(dir, "0")) &&
+                   (di.backend == KILN_BACKEND_HOST ||
+                    (di.backend == KILN_BACKEND_CUDA && kiln_mpi_cuda_aware(m)));
+        CHECK_MSG(kiln_mpi_direct(m) == want, "direct %d on %s", kiln_mpi_direct(m), di.id);
+        CHECK(kiln_mpi_direct(NULL) == 0);
+    }
     CHECK(kiln_mpi_timeout_ms(m) == 60000 || getenv("KILN_MPI_TIMEOUT_MS"));
     check_device(m);
     if (phase("test_allreduce"))

@@ -105,9 +105,15 @@ KILN_API kiln_queue *kiln_mpi_queue(const kiln_mpi *mpi);
 KILN_API kiln_mpi_transport kiln_mpi_get_transport(const kiln_mpi *mpi);
 /* 1 if the MPI this process runs with says it takes CUDA device memory
  * (MPIX_Query_cuda_support, looked up at run time; 0 where the MPI has no
- * such query or says no, as Debian's Open MPI). Only reported: the staged
- * path does not yet hand device memory to such an MPI (docs/distributed.md). */
+ * such query or says no, as Debian's Open MPI). Where it is 1 on a CUDA
+ * device, all-reduce and broadcast hand MPI the device memory
+ * (kiln_mpi_direct); untested there: no CUDA-aware MPI has been at hand. */
 KILN_API int kiln_mpi_cuda_aware(const kiln_mpi *mpi);
+/* 1 when all-reduce and broadcast hand MPI the arrays' own memory instead
+ * of staging them through pinned host memory: on the host backend (its
+ * memory is host memory) and on CUDA devices where MPI is CUDA-aware,
+ * unless $KILN_MPI_DIRECT is 0. The other collectives stage. */
+KILN_API int kiln_mpi_direct(const kiln_mpi *mpi);
 /* The deadline of each collective, in milliseconds. */
 KILN_API uint64_t kiln_mpi_timeout_ms(const kiln_mpi *mpi);
 

@@ -147,6 +147,40 @@ static kiln_status stage(kmpi_op *op, size_t bytes) {
     return KILN_OK;
 }
 
+/* Direct: MPI works on a's own memory where it can address it
+ * (m->direct_ok; the memory's kind from its DLPack export, which also holds
+ * it until the op is freed). Returns 1 with op->host set, 0 to stage. */
+static int direct(kmpi_op *op, kiln_array *a) {
+    kiln_mpi *m = op->m;
+    DLManagedTensor *t = NULL;
+    if (!m->direct_ok || kiln_array_to_dlpack(m->stage_q, a, &t) != KILN_OK)
+        return 0;
+    int kind = t->dl_tensor.device.device_type;
+    if (kind != kDLCPU && kind != kDLCUDAHost && kind != kDLCUDA) {
+        t->deleter(t);
+        return 0;
+    }
+    op->dl = t;
+    op->host = (char *)t->dl_tensor.data + t->dl_tensor.byte_offset;
+    return 1;
+}
+
+/* The direct path's device side: the first chunk waits for the wait list,
+ * the caller's queue for the last chunk's gate. */
+static kiln_status direct_fence(kmpi_op *op, kiln_queue *q, size_t nw, kiln_event *const *wait) {
+    if (op->nchunks == 0)
+        return KILN_OK;
+    size_t last = op->nchunks - 1;
+    kiln_status st = kiln_queue_marker(q, nw, wait, &op->ready[0]);
+    if (st == KILN_OK)
+        st = kiln_event_create_user(op->m->ctx, &op->gate[last]);
+    if (st == KILN_OK)
+        st = kiln_queue_barrier(q, 1, &op->gate[last], &op->after[0]);
+    if (st == KILN_OK)
+        op->nafter = 1;
+    return st == KILN_OK ? st : kmpi_error_kiln(st, op->call);
+}
+
 /* chunk i's copy of bytes at off of buf into staging at hoff */
 static kiln_status rd(kmpi_op *op, size_t i, kiln_queue *q, kiln_buffer *buf, size_t off,
                       size_t bytes, size_t hoff, size_t nw, kiln_event *const *wait) {
@@ -270,7 +304,14 @@ kiln_status kiln_mpi_allreduce(kiln_mpi *m, kiln_queue *q, kiln_array *a, kiln_m
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     set_hdr(op, v.dt, v.n, o, -1, 0);
     op->mop = mop;
-    if ((st = prep(op, v.n, v.es, 1)) != KILN_OK || (st = stage(op, v.n * v.es)) != KILN_OK)
+    if ((st = prep(op, v.n, v.es, 1)) != KILN_OK)
+        return fail_free(op, st);
+    if (direct(op, a)) {
+        if ((st = direct_fence(op, q, nw, wait)) != KILN_OK)
+            return fail_free(op, st);
+        return submit(op, q, event);
+    }
+    if ((st = stage(op, v.n * v.es)) != KILN_OK)
         return fail_free(op, st);
     for (size_t i = 0; i < op->nchunks && st == KILN_OK; i++) {
         size_t o0 = i * op->chunk_elems * v.es;
@@ -308,7 +349,14 @@ kiln_status kiln_mpi_broadcast(kiln_mpi *m, kiln_queue *q, kiln_array *a, int ro
     if (!op)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     set_hdr(op, v.dt, v.n, 0, root, 0);
-    if ((st = prep(op, v.n, v.es, 1)) != KILN_OK || (st = stage(op, v.n * v.es)) != KILN_OK)
+    if ((st = prep(op, v.n, v.es, 1)) != KILN_OK)
+        return fail_free(op, st);
+    if (direct(op, a)) {
+        if ((st = direct_fence(op, q, nw, wait)) != KILN_OK)
+            return fail_free(op, st);
+        return submit(op, q, event);
+    }
+    if ((st = stage(op, v.n * v.es)) != KILN_OK)
         return fail_free(op, st);
     size_t cb = op->chunk_elems * v.es, total = v.n * v.es;
     for (size_t i = 0; i < op->nchunks && st == KILN_OK; i++) {

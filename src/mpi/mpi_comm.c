@@ -415,6 +415,14 @@ kiln_status kiln_mpi_create(MPI_Comm comm, const kiln_mpi_opts *opts, kiln_mpi *
         m->chunk_bytes = 64;
     if ((st = create_device(m, opts)) != KILN_OK)
         return create_fail(m, st);
+    {
+        kiln_device_info info;
+        const char *d = getenv("KILN_MPI_DIRECT");
+        kiln_device_get_info(m->device, &info);
+        m->direct_ok = !(d && !strcmp(d, "0")) &&
+                       (info.backend == KILN_BACKEND_HOST ||
+                        (info.backend == KILN_BACKEND_CUDA && kiln_mpi_cuda_aware(m)));
+    }
     m->transport = KILN_MPI_TRANSPORT_STAGED;
     if ((st = create_choose_transport(m, transport)) != KILN_OK)
         return create_fail(m, st);
@@ -491,6 +499,10 @@ uint64_t kiln_mpi_timeout_ms(const kiln_mpi *m) {
 /* Open MPI's (and MVAPICH's) MPIX_Query_cuda_support, looked up in the
  * running process rather than declared by <mpi-ext.h>: the MPI the program
  * runs with, not the one kiln was built against, is what counts. */
+int kiln_mpi_direct(const kiln_mpi *m) {
+    return m ? m->direct_ok : 0;
+}
+
 int kiln_mpi_cuda_aware(const kiln_mpi *m) {
     if (!m)
         return 0;

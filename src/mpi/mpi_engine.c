@@ -129,6 +129,8 @@ void kmpi_op_free(kmpi_op *op) {
         kiln_event_set_complete(op->done, KILN_EVENT_ERROR);
     if (op->ret)
         kmpi_pending_remove(op->m, op->ret);
+    if (op->dl)
+        op->dl->deleter(op->dl);
     release_events(op->ready, op->nchunks);
     release_events(op->gate, op->nchunks);
     release_events(op->after, op->nafter);

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "kiln/dlpack.h"
 #include "kiln/mpi.h"
 
 /* the words every rank of a collective exchanges before data moves */
@@ -50,6 +51,10 @@ struct kiln_mpi {
     size_t chunk_bytes;
     kiln_mpi_transport transport;
     kmpi_nccl *nccl;
+    /* MPI can address the device's memory (the host backend's; a CUDA
+     * device's where MPI is CUDA-aware) and $KILN_MPI_DIRECT is not 0:
+     * all-reduce and broadcast skip the staging */
+    int direct_ok;
 
     pthread_t thread;
     int thread_started;
@@ -91,7 +96,8 @@ struct kmpi_op {
     int root;
 
     kiln_buffer *stage; /* page-locked staging, mapped at host */
-    char *host;
+    DLManagedTensor *dl; /* direct: the array's own memory (holds it) */
+    char *host;          /* staging, or the array's memory (direct) */
     size_t host_bytes;
     size_t count; /* elements each rank contributes (see kind) */
     size_t nchunks, chunk_elems;
