@@ -97,6 +97,7 @@ def _load():
         "kiln_mpi_local_rank": (I, [P]), "kiln_mpi_local_size": (I, [P]),
         "kiln_mpi_context": (P, [P]), "kiln_mpi_queue": (P, [P]), "kiln_mpi_device": (P, [P]),
         "kiln_mpi_get_transport": (I, [P]), "kiln_mpi_cuda_aware": (I, [P]),
+        "kiln_mpi_direct": (I, [P]),
         "kiln_mpi_last_error_message": (ctypes.c_char_p, []),
         "kiln_mpi_wait": (I, [P, P]),
         "kiln_mpi_allreduce": (I, [P, P, P, I, S, P, P]),
@@ -206,6 +207,9 @@ class Communicator:
     local_rank = property(lambda self: _lib.kiln_mpi_local_rank(self._m))
     local_size = property(lambda self: _lib.kiln_mpi_local_size(self._m))
     cuda_aware = property(lambda self: bool(_lib.kiln_mpi_cuda_aware(self._m)))
+    #: all-reduce and broadcast hand MPI the arrays' own memory (host
+    #: backend; CUDA with a CUDA-aware MPI) rather than staging them
+    direct = property(lambda self: bool(_lib.kiln_mpi_direct(self._m)))
 
     @property
     def transport(self):

@@ -69,6 +69,8 @@ def worker():
 
         if c.queue.device.type == "cpu":  # CI: staged through host memory
             assert c.transport == "staged" and not c.cuda_aware
+            assert c.direct == (c.queue.device.backend == "host"
+                                and os.environ.get("KILN_MPI_DIRECT") != "0")
         else:  # a GPU: NCCL with one rank a GPU, else staged
             assert c.transport in ("staged", "nccl"), c.transport
         rng = np.random.default_rng(5)  # the same on every rank
