@@ -119,6 +119,8 @@ def _load():
         "kiln_mpi_darray_uniform": (I, [P, P, P, P, S, P, P]),
         "kiln_mpi_darray_normal": (I, [P, P, P, P, ctypes.c_double, ctypes.c_double, S, P, P]),
         "kiln_mpi_darray_cumsum": (I, [P, P, P, P, I, S, P, P]),
+        "kiln_mpi_darray_sum": (I, [P, P, P, P, S, P, P]),
+        "kiln_dtype_reduce_result": (I, [I, I]),
         "kiln_mpi_darray_halo_exchange": (I, [P, P, P, S, P, P]),
         "kiln_mpi_darray_histogram": (I, [P, P, P, S, ctypes.c_double, ctypes.c_double, S, P,
                                           P, P]),
@@ -510,6 +512,24 @@ class DArray:
             self._c._m, None, self._d, self._d, int(exclusive), 0, None, ctypes.byref(ev)))
         self._c._wait("kiln_mpi_darray_cumsum", ev)
         return self
+
+    def sum(self):
+        """The sum of every element (1-D DArrays), on every rank, as a NumPy
+        scalar of kiln's sum dtype for the DArray's (kiln_dtype_reduce_result):
+        a local sum, then an all-reduce."""
+        one = (ctypes.c_size_t * 1)(1)
+        res, ev = ctypes.c_void_p(), ctypes.c_void_p()
+        code = _lib.kiln_dtype_reduce_result(1, _DTYPES[self.dtype])  # KILN_REDUCE_SUM
+        rdt = {c: d for d, c in _DTYPES.items()}[code]
+        _check("kiln_array_empty", _lib.kiln_array_empty(
+            _lib.kiln_mpi_context(self._c._m), code, 1, one, ctypes.byref(res)))
+        try:
+            _check("kiln_mpi_darray_sum", _lib.kiln_mpi_darray_sum(
+                self._c._m, None, self._d, res, 0, None, ctypes.byref(ev)))
+            self._c._wait("kiln_mpi_darray_sum", ev)
+            return self._c._download(res, rdt, 1)[0]
+        finally:
+            _lib.kiln_array_release(res)
 
     def histogram(self, bins, lo, hi):
         """The global histogram (int64 counts) on every rank."""

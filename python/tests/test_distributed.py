@@ -98,11 +98,15 @@ def worker():
             out = d.gather(root=0)
             if R == 0:
                 assert np.array_equal(out, np.sort(data)), n
+            total = d.sum()
+            assert isinstance(total, np.float64) and np.isclose(total, data.sum(), rtol=1e-12,
+                                                                atol=1e-12), (total, data.sum())
             h = d.histogram(8, -2.0, 2.0)
             ref, _ = np.histogram(data, bins=8, range=(-2.0, 2.0))
             assert np.array_equal(h, ref), (h, ref)
             ints = c.scatter(np.arange(n, dtype=np.int64) if R == 0 else None, dtype=np.int64,
                              shape=(n,))
+            assert ints.sum() == n * (n - 1) // 2
             got = ints.cumsum().gather()
             if R == 0:
                 assert np.array_equal(got, np.cumsum(np.arange(n, dtype=np.int64)))
