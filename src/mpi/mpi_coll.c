@@ -415,117 +415,82 @@ kiln_status kiln_mpi_allgather(kiln_mpi *m, kiln_queue *q, kiln_array *send, kil
     return submit(op, q, event);
 }
 
-/* Every rank's block of n elements at r * n (gather/scatter of arrays). */
-static kiln_status equal_counts(kmpi_op *op, size_t n) {
-    int P = op->m->size;
-    op->counts = calloc((size_t)P, sizeof(int));
-    op->displs = calloc((size_t)P, sizeof(int));
+/* Gather (KMPI_GATHER) and scatter (KMPI_SCATTER) of arrays: every rank
+ * passes a block of n elements, the root also the whole (size() blocks,
+ * rank r's at r * n: gather's recv, scatter's send). Staged; the root's
+ * own block stays in place in its staging (MPI_IN_PLACE). */
+static kiln_status rooted(kiln_mpi *m, kiln_queue *q, kmpi_kind kind, const char *call,
+                          kiln_array *block_a, const char *block_name, kiln_array *whole_a,
+                          const char *whole_name, int root, size_t nw, kiln_event *const *wait,
+                          kiln_event **event) {
+    if (event)
+        *event = NULL;
+    view b = { 0 }, w = { 0 };
+    kiln_status st = check_common(m, call, &q);
+    int is_root = m && m->rank == root;
+    if (st == KILN_OK)
+        st = check_root(m, call, "root", root);
+    if (st == KILN_OK)
+        st = get_view(m, call, block_name, block_a, &b);
+    if (st == KILN_OK && is_root && (st = get_view(m, call, whole_name, whole_a, &w)) == KILN_OK &&
+        (w.dt != b.dt || w.n != b.n * (size_t)m->size))
+        st = kmpi_error(KILN_ERROR_MISMATCH,
+                        "%s: %s on the root (%zu %s elements) must hold size (%d) times %s's "
+                        "%zu %s elements",
+                        call, whole_name, w.n, kiln_dtype_name(w.dt), m->size, block_name, b.n,
+                        kiln_dtype_name(b.dt));
+    if (st == KILN_OK && b.n > (size_t)INT_MAX / (size_t)m->size)
+        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu x %d elements is past MPI's int counts",
+                        call, b.n, m->size);
+    if (st != KILN_OK)
+        return st;
+    kmpi_op *op = kmpi_op_new(m, kind, call);
+    if (!op)
+        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
+    set_hdr(op, b.dt, b.n, 0, root, 0);
+    size_t bytes = b.n * b.es, P = (size_t)m->size, mine = is_root ? (size_t)root * bytes : 0;
+    if ((st = prep(op, b.n, b.es, 0)) != KILN_OK ||
+        (st = stage(op, is_root ? P * bytes : bytes)) != KILN_OK)
+        return fail_free(op, st);
+    op->counts = calloc(P, sizeof(int));
+    op->displs = calloc(P, sizeof(int));
     if (!op->counts || !op->displs)
-        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", op->call);
-    for (int r = 0; r < P; r++) {
-        op->counts[r] = (int)n;
-        op->displs[r] = (int)((size_t)r * n);
+        return fail_free(op, kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call));
+    for (size_t r = 0; r < P; r++) {
+        op->counts[r] = (int)b.n;
+        op->displs[r] = (int)(r * b.n);
     }
-    return KILN_OK;
-}
-
-/* The root's whole array (size() blocks of the others' n) against the
- * block every rank passes; n * size() must fit MPI's int counts. */
-static kiln_status check_whole(kiln_mpi *m, const char *call, const char *wname, const view *w,
-                               const char *bname, const view *b) {
-    if (w->dt != b->dt || w->n != b->n * (size_t)m->size)
-        return kmpi_error(KILN_ERROR_MISMATCH,
-                          "%s: %s on the root (%zu %s elements) must hold size (%d) times %s's "
-                          "%zu %s elements",
-                          call, wname, w->n, kiln_dtype_name(w->dt), m->size, bname, b->n,
-                          kiln_dtype_name(b->dt));
-    return KILN_OK;
-}
-
-/* A marker over the wait list where no copy into staging carries it */
-static kiln_status ready_marker(kmpi_op *op, kiln_queue *q, size_t nw, kiln_event *const *wait) {
-    kiln_status st = nw ? kiln_queue_marker(q, nw, wait, &op->ready[0]) : KILN_OK;
-    return st == KILN_OK ? st : kmpi_error_kiln(st, op->call);
+    op->nchunks = 1; /* the MPI call runs for n = 0 too */
+    op->user_host = op->host;
+    op->user_src = op->host;
+    /* into staging: gather's block (at the root: its place in the whole),
+     * scatter's whole on the root; elsewhere a marker carries the wait list */
+    if (kind == KMPI_GATHER && bytes)
+        st = rd(op, 0, q, b.buf, b.off, bytes, mine, nw, wait);
+    else if (kind == KMPI_SCATTER && is_root && bytes)
+        st = rd(op, 0, q, w.buf, w.off, P * bytes, 0, nw, wait);
+    else if (nw && (st = kiln_queue_marker(q, nw, wait, &op->ready[0])) != KILN_OK)
+        kmpi_error_kiln(st, call);
+    /* and back: gather's whole on the root, scatter's block */
+    if (st == KILN_OK && bytes && kind == KMPI_GATHER && is_root)
+        st = wr(op, 0, q, w.buf, w.off, P * bytes, op->host);
+    else if (st == KILN_OK && bytes && kind == KMPI_SCATTER)
+        st = wr(op, 0, q, b.buf, b.off, bytes, op->host + mine);
+    if (st != KILN_OK)
+        return fail_free(op, st);
+    return submit(op, q, event);
 }
 
 kiln_status kiln_mpi_gather(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln_array *recv,
                             int root, size_t nw, kiln_event *const *wait, kiln_event **event) {
-    static const char call[] = "kiln_mpi_gather";
-    if (event)
-        *event = NULL;
-    view s = { 0 }, r = { 0 };
-    kiln_status st = check_common(m, call, &q);
-    if (st == KILN_OK)
-        st = check_root(m, call, "root", root);
-    if (st == KILN_OK)
-        st = get_view(m, call, "send", send, &s);
-    if (st == KILN_OK && m->rank == root && (st = get_view(m, call, "recv", recv, &r)) == KILN_OK)
-        st = check_whole(m, call, "recv", &r, "send", &s);
-    if (st == KILN_OK && s.n > (size_t)INT_MAX / (size_t)m->size)
-        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu x %d elements is past MPI's int counts",
-                        call, s.n, m->size);
-    if (st != KILN_OK)
-        return st;
-    kmpi_op *op = kmpi_op_new(m, KMPI_GATHER, call);
-    if (!op)
-        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
-    set_hdr(op, s.dt, s.n, 0, root, 0);
-    size_t bytes = s.n * s.es, P = (size_t)m->size;
-    int is_root = m->rank == root;
-    if ((st = prep(op, s.n, s.es, 0)) != KILN_OK || (st = equal_counts(op, s.n)) != KILN_OK ||
-        (st = stage(op, is_root ? P * bytes : bytes)) != KILN_OK)
-        return fail_free(op, st);
-    op->nchunks = 1; /* the MPI call runs for n = 0 too */
-    op->user_host = op->host; /* the root's gathered blocks, its own in place */
-    if (bytes)
-        st = rd(op, 0, q, s.buf, s.off, bytes, is_root ? (size_t)root * bytes : 0, nw, wait);
-    else
-        st = ready_marker(op, q, nw, wait);
-    if (st == KILN_OK && is_root && bytes)
-        st = wr(op, 0, q, r.buf, r.off, P * bytes, op->host);
-    if (st != KILN_OK)
-        return fail_free(op, st);
-    return submit(op, q, event);
+    return rooted(m, q, KMPI_GATHER, "kiln_mpi_gather", send, "send", recv, "recv", root, nw,
+                  wait, event);
 }
 
 kiln_status kiln_mpi_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln_array *recv,
                              int root, size_t nw, kiln_event *const *wait, kiln_event **event) {
-    static const char call[] = "kiln_mpi_scatter";
-    if (event)
-        *event = NULL;
-    view s = { 0 }, r = { 0 };
-    kiln_status st = check_common(m, call, &q);
-    if (st == KILN_OK)
-        st = check_root(m, call, "root", root);
-    if (st == KILN_OK)
-        st = get_view(m, call, "recv", recv, &r);
-    if (st == KILN_OK && m->rank == root && (st = get_view(m, call, "send", send, &s)) == KILN_OK)
-        st = check_whole(m, call, "send", &s, "recv", &r);
-    if (st == KILN_OK && r.n > (size_t)INT_MAX / (size_t)m->size)
-        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu x %d elements is past MPI's int counts",
-                        call, r.n, m->size);
-    if (st != KILN_OK)
-        return st;
-    kmpi_op *op = kmpi_op_new(m, KMPI_SCATTER, call);
-    if (!op)
-        return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
-    set_hdr(op, r.dt, r.n, 0, root, 0);
-    size_t bytes = r.n * r.es, P = (size_t)m->size;
-    int is_root = m->rank == root;
-    if ((st = prep(op, r.n, r.es, 0)) != KILN_OK || (st = equal_counts(op, r.n)) != KILN_OK ||
-        (st = stage(op, is_root ? P * bytes : bytes)) != KILN_OK)
-        return fail_free(op, st);
-    op->nchunks = 1;
-    op->user_src = op->host; /* the root's blocks; its own stays in place */
-    if (is_root && bytes)
-        st = rd(op, 0, q, s.buf, s.off, P * bytes, 0, nw, wait);
-    else
-        st = ready_marker(op, q, nw, wait);
-    if (st == KILN_OK && bytes)
-        st = wr(op, 0, q, r.buf, r.off, bytes, op->host + (is_root ? (size_t)root * bytes : 0));
-    if (st != KILN_OK)
-        return fail_free(op, st);
-    return submit(op, q, event);
+    return rooted(m, q, KMPI_SCATTER, "kiln_mpi_scatter", recv, "recv", send, "send", root, nw,
+                  wait, event);
 }
 
 kiln_status kiln_mpi_reduce_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln_array *recv,
