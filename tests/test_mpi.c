@@ -177,8 +177,7 @@ static void test_broadcast_gather(kiln_mpi *m) {
              * block R */
             kiln_array *src = R == rt ? big : NULL;
             CHECK_OK(kiln_mpi_scatter(m, NULL, src, back, rt, 0, NULL, &e));
-            CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "scatter: %s",
-                      kiln_mpi_last_error_message());
+            CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "scatter: %s", kiln_mpi_last_error_message());
             kiln_event_release(e);
             got = readback(m, back, d, n);
             for (size_t i = 0; i < n; i++)
@@ -188,8 +187,8 @@ static void test_broadcast_gather(kiln_mpi *m) {
         }
         KT_RELEASE(a2, s, g, big, rs);
     }
-    CHECK_MSG(bad == 0, "%d broadcast/allgather/reduce_scatter/alltoall/gather/scatter elements wrong",
-              bad);
+    CHECK_MSG(bad == 0,
+              "%d broadcast/allgather/reduce_scatter/alltoall/gather/scatter elements wrong", bad);
     /* the root out of range (every rank refuses), a wrong root size */
     kiln_array *x = make(m, KILN_FLOAT32, 5, R), *y = make(m, KILN_FLOAT32, 5, R);
     kiln_event *e = (kiln_event *)&e;
@@ -977,7 +976,8 @@ static void test_jobs_async(kiln_mpi *m) {
         h[i] = (int32_t)((i * 2654435761u) % 1009) - 500;
     kiln_mpi_darray *d = NULL, *rows = NULL;
     kiln_event *e = NULL, *ue = NULL, *se = NULL, *re = NULL;
-    CHECK_OK(kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
+    CHECK_OK(
+        kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
     CHECK_OK(kiln_mpi_wait(m, e));
     kiln_event_release(e);
     CHECK_OK(kiln_event_create_user(ctx, &ue));
@@ -1006,7 +1006,8 @@ static void test_jobs_async(kiln_mpi *m) {
     kiln_array_release(cnt);
     /* sort again (into keep, through a redistribution as an event) and
      * check the order against qsort */
-    CHECK_OK(kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
+    CHECK_OK(
+        kiln_mpi_darray_scatter(m, NULL, KILN_INT32, n, R == 0 ? h : NULL, 0, 0, NULL, &e, &d));
     CHECK_OK(kiln_mpi_darray_rows_empty(m, KILN_INT32, n, 1, 0, &rows));
     kiln_event *ev[3] = { NULL, NULL, NULL };
     CHECK_OK(kiln_mpi_darray_sort_async(m, NULL, d, 1, &e, &ev[0]));
@@ -1038,8 +1039,9 @@ static void test_jobs_async(kiln_mpi *m) {
         CHECK_OK(kiln_mpi_reduction_allreduce_async(m, NULL, sq, 333, 1, &ax, &got, 0, NULL, &e));
         kiln_array_release(x); /* held by the job */
         kiln_mpi_reduction_release(sq);
-        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK && got == want, "async reduction: %lld, want %lld (%s)",
-                  (long long)got, (long long)want, kiln_mpi_last_error_message());
+        CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK && got == want,
+                  "async reduction: %lld, want %lld (%s)", (long long)got, (long long)want,
+                  kiln_mpi_last_error_message());
         kiln_event_release(e);
     }
     CHECK_OK(kiln_event_create_user(ctx, &ue));
@@ -1212,7 +1214,8 @@ static int run_nccl(void) {
     CHECK_MSG(es != KILN_EVENT_COMPLETE && es != KILN_EVENT_ERROR,
               "a collective behind an unset user event ended (state %d)", (int)es);
     kiln_queue *side = NULL;
-    CHECK_OK(kiln_queue_create(kiln_mpi_context(m), kiln_mpi_device(m), KILN_QUEUE_IN_ORDER, &side));
+    CHECK_OK(
+        kiln_queue_create(kiln_mpi_context(m), kiln_mpi_device(m), KILN_QUEUE_IN_ORDER, &side));
     kiln_array *prod_in = make(m, KILN_INT16, 37, R);
     int16_t prod = 0;
     CHECK_OK(kiln_array_reduce(side, KILN_REDUCE_MAX, prod_in, &prod));

@@ -333,9 +333,8 @@ KILN_API int kiln_mpi_darray_ranks(const kiln_mpi_darray *darray);
 KILN_API kiln_status kiln_mpi_darray_redistribute(kiln_mpi *mpi, kiln_queue *queue,
                                                   kiln_mpi_darray *src, kiln_mpi_darray *dst);
 KILN_API kiln_status kiln_mpi_darray_redistribute_async(kiln_mpi *mpi, kiln_queue *queue,
-                                                        kiln_mpi_darray *src,
-                                                        kiln_mpi_darray *dst, size_t num_wait,
-                                                        kiln_event *const *wait,
+                                                        kiln_mpi_darray *src, kiln_mpi_darray *dst,
+                                                        size_t num_wait, kiln_event *const *wait,
                                                         kiln_event **event);
 
 /* --------------------------------------------- user-defined reductions
@@ -364,10 +363,12 @@ KILN_API kiln_status kiln_mpi_reduction_allreduce(kiln_mpi *mpi, kiln_queue *que
  * the arrays and buffers among them held until *event ends; host_result
  * (and any KILN_ARG_MAP host memory) must stay valid until then and is
  * written when it ends. reduction may be released before. */
-KILN_API kiln_status kiln_mpi_reduction_allreduce_async(
-    kiln_mpi *mpi, kiln_queue *queue, kiln_mpi_reduction *reduction, size_t n, size_t num_args,
-    const kiln_arg *args, void *host_result, size_t num_wait, kiln_event *const *wait,
-    kiln_event **event);
+KILN_API kiln_status kiln_mpi_reduction_allreduce_async(kiln_mpi *mpi, kiln_queue *queue,
+                                                        kiln_mpi_reduction *reduction, size_t n,
+                                                        size_t num_args, const kiln_arg *args,
+                                                        void *host_result, size_t num_wait,
+                                                        kiln_event *const *wait,
+                                                        kiln_event **event);
 
 /* The sum of all n elements into result, a 1-element device array of a's
  * dtype, on every rank (a local reduction, then an all-reduce). */

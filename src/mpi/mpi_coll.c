@@ -419,6 +419,28 @@ kiln_status kiln_mpi_allgather(kiln_mpi *m, kiln_queue *q, kiln_array *send, kil
  * passes a block of n elements, the root also the whole (size() blocks,
  * rank r's at r * n: gather's recv, scatter's send). Staged; the root's
  * own block stays in place in its staging (MPI_IN_PLACE). */
+/* rooted's arguments: the views of the block and (on the root) the whole */
+static kiln_status rooted_check(kiln_mpi *m, kiln_queue **q, const char *call, kiln_array *block_a,
+                                const char *block_name, kiln_array *whole_a, const char *whole_name,
+                                int root, view *b, view *w) {
+    kiln_status st = check_common(m, call, q);
+    if (st != KILN_OK || (st = check_root(m, call, "root", root)) != KILN_OK ||
+        (st = get_view(m, call, block_name, block_a, b)) != KILN_OK)
+        return st;
+    if (m->rank == root && (st = get_view(m, call, whole_name, whole_a, w)) != KILN_OK)
+        return st;
+    if (m->rank == root && (w->dt != b->dt || w->n != b->n * (size_t)m->size))
+        return kmpi_error(KILN_ERROR_MISMATCH,
+                          "%s: %s on the root (%zu %s elements) must hold size (%d) times %s's "
+                          "%zu %s elements",
+                          call, whole_name, w->n, kiln_dtype_name(w->dt), m->size, block_name, b->n,
+                          kiln_dtype_name(b->dt));
+    if (b->n > (size_t)INT_MAX / (size_t)m->size)
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu x %d elements is past MPI's int counts",
+                          call, b->n, m->size);
+    return KILN_OK;
+}
+
 static kiln_status rooted(kiln_mpi *m, kiln_queue *q, kmpi_kind kind, const char *call,
                           kiln_array *block_a, const char *block_name, kiln_array *whole_a,
                           const char *whole_name, int root, size_t nw, kiln_event *const *wait,
@@ -426,24 +448,11 @@ static kiln_status rooted(kiln_mpi *m, kiln_queue *q, kmpi_kind kind, const char
     if (event)
         *event = NULL;
     view b = { 0 }, w = { 0 };
-    kiln_status st = check_common(m, call, &q);
-    int is_root = m && m->rank == root;
-    if (st == KILN_OK)
-        st = check_root(m, call, "root", root);
-    if (st == KILN_OK)
-        st = get_view(m, call, block_name, block_a, &b);
-    if (st == KILN_OK && is_root && (st = get_view(m, call, whole_name, whole_a, &w)) == KILN_OK &&
-        (w.dt != b.dt || w.n != b.n * (size_t)m->size))
-        st = kmpi_error(KILN_ERROR_MISMATCH,
-                        "%s: %s on the root (%zu %s elements) must hold size (%d) times %s's "
-                        "%zu %s elements",
-                        call, whole_name, w.n, kiln_dtype_name(w.dt), m->size, block_name, b.n,
-                        kiln_dtype_name(b.dt));
-    if (st == KILN_OK && b.n > (size_t)INT_MAX / (size_t)m->size)
-        st = kmpi_error(KILN_ERROR_UNSUPPORTED, "%s: %zu x %d elements is past MPI's int counts",
-                        call, b.n, m->size);
+    kiln_status st =
+        rooted_check(m, &q, call, block_a, block_name, whole_a, whole_name, root, &b, &w);
     if (st != KILN_OK)
         return st;
+    int is_root = m->rank == root;
     kmpi_op *op = kmpi_op_new(m, kind, call);
     if (!op)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
@@ -483,8 +492,8 @@ static kiln_status rooted(kiln_mpi *m, kiln_queue *q, kmpi_kind kind, const char
 
 kiln_status kiln_mpi_gather(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln_array *recv,
                             int root, size_t nw, kiln_event *const *wait, kiln_event **event) {
-    return rooted(m, q, KMPI_GATHER, "kiln_mpi_gather", send, "send", recv, "recv", root, nw,
-                  wait, event);
+    return rooted(m, q, KMPI_GATHER, "kiln_mpi_gather", send, "send", recv, "recv", root, nw, wait,
+                  event);
 }
 
 kiln_status kiln_mpi_scatter(kiln_mpi *m, kiln_queue *q, kiln_array *send, kiln_array *recv,
@@ -707,12 +716,8 @@ size_t kiln_mpi_darray_halo(const kiln_mpi_darray *d) {
     return d ? d->halo : 0;
 }
 
-void kmpi_darray_retain(kiln_mpi_darray *d) {
-    atomic_fetch_add(&d->refs, 1);
-}
-
 void kiln_mpi_darray_release(kiln_mpi_darray *d) {
-    if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
+    if (!d || !kmpi_unref(&d->refs))
         return;
     kiln_array_release(d->local);
     free(d);

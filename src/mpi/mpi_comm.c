@@ -350,6 +350,18 @@ static kiln_status create_choose_transport(kiln_mpi *m, int transport) {
     return KILN_OK;
 }
 
+/* m's locks and lists, and m */
+static void free_struct(kiln_mpi *m) {
+    pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->cache_lock);
+    pthread_mutex_destroy(&m->job_lock);
+    pthread_cond_destroy(&m->job_cond);
+    pthread_cond_destroy(&m->ended);
+    free(m->pending);
+    free(m);
+}
+
 /* Undoes what kiln_mpi_create made of m (all of it, or part) and MPI's
  * use; returns st. */
 static kiln_status create_fail(kiln_mpi *m, kiln_status st) {
@@ -365,14 +377,7 @@ static kiln_status create_fail(kiln_mpi *m, kiln_status st) {
         MPI_Comm_free(&m->p2p);
     if (m->direct != MPI_COMM_NULL)
         MPI_Comm_free(&m->direct);
-    pthread_mutex_destroy(&m->lock);
-    pthread_cond_destroy(&m->cond);
-    pthread_mutex_destroy(&m->cache_lock);
-    pthread_mutex_destroy(&m->job_lock);
-    pthread_cond_destroy(&m->job_cond);
-    pthread_cond_destroy(&m->ended);
-    free(m->pending);
-    free(m);
+    free_struct(m);
     mpi_drop(1);
     return st;
 }
@@ -456,14 +461,7 @@ void kiln_mpi_release(kiln_mpi *m) {
         MPI_Comm_free(&m->p2p);
         MPI_Comm_free(&m->direct);
     }
-    pthread_mutex_destroy(&m->lock);
-    pthread_cond_destroy(&m->cond);
-    pthread_mutex_destroy(&m->cache_lock);
-    pthread_mutex_destroy(&m->job_lock);
-    pthread_cond_destroy(&m->job_cond);
-    pthread_cond_destroy(&m->ended);
-    free(m->pending);
-    free(m);
+    free_struct(m);
     /* with MPI requests never completed, finalising could hang */
     mpi_drop(clean);
 }

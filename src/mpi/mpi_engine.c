@@ -655,21 +655,29 @@ static void *progress_main(void *arg) {
     return NULL;
 }
 
-int kmpi_thread_start(kiln_mpi *m) {
-    if (pthread_create(&m->thread, NULL, progress_main, m) != 0)
+int kmpi_start_named(pthread_t *t, void *(*fn)(void *), void *arg, const char *name) {
+    if (pthread_create(t, NULL, fn, arg) != 0)
         return 0;
-    pthread_setname_np(m->thread, "kiln-mpi");
-    m->thread_started = 1;
+    pthread_setname_np(*t, name);
     return 1;
 }
 
-void kmpi_thread_stop(kiln_mpi *m) {
-    if (!m->thread_started)
+int kmpi_thread_start(kiln_mpi *m) {
+    return m->thread_started = kmpi_start_named(&m->thread, progress_main, m, "kiln-mpi");
+}
+
+void kmpi_stop_named(pthread_t t, pthread_mutex_t *lock, pthread_cond_t *cond, int *stopping,
+                     int *started) {
+    if (!*started)
         return;
-    pthread_mutex_lock(&m->lock);
-    m->stopping = 1;
-    pthread_cond_signal(&m->cond);
-    pthread_mutex_unlock(&m->lock);
-    pthread_join(m->thread, NULL);
-    m->thread_started = 0;
+    pthread_mutex_lock(lock);
+    *stopping = 1;
+    pthread_cond_signal(cond);
+    pthread_mutex_unlock(lock);
+    pthread_join(t, NULL);
+    *started = 0;
+}
+
+void kmpi_thread_stop(kiln_mpi *m) {
+    kmpi_stop_named(m->thread, &m->lock, &m->cond, &m->stopping, &m->thread_started);
 }

@@ -95,7 +95,7 @@ struct kmpi_op {
     kiln_mpi_op op;
     int root;
 
-    kiln_buffer *stage; /* page-locked staging, mapped at host */
+    kiln_buffer *stage;  /* page-locked staging, mapped at host */
     DLManagedTensor *dl; /* direct: the array's own memory (holds it) */
     char *host;          /* staging, or the array's memory (direct) */
     size_t host_bytes;
@@ -176,6 +176,11 @@ void kmpi_op_free(kmpi_op *op);
 /* Hands op to the progress thread (which owns it from then on). */
 void kmpi_submit(kiln_mpi *m, kmpi_op *op);
 int kmpi_thread_start(kiln_mpi *m);
+/* pthread_create and the thread's name; 1 if it started */
+int kmpi_start_named(pthread_t *t, void *(*fn)(void *), void *arg, const char *name);
+/* sets *stopping under lock, wakes the thread and joins it */
+void kmpi_stop_named(pthread_t t, pthread_mutex_t *lock, pthread_cond_t *cond, int *stopping,
+                     int *started);
 void kmpi_thread_stop(kiln_mpi *m);
 void kmpi_record_failure(kiln_mpi *m, kiln_event *event, kiln_status st, const char *msg);
 /* event's op is under way / has ended (recorded its failure, if any) */
@@ -189,9 +194,9 @@ void kmpi_pending_remove(kiln_mpi *m, kiln_event *event);
  * queue waits for a gate the job thread sets at the end. fn gets
  * m->job_q; drop(arg) frees arg afterwards. */
 typedef kiln_status (*kmpi_job_fn)(kiln_mpi *m, kiln_queue *q, void *arg);
-kiln_status kmpi_job_submit(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_job_fn fn,
-                            void *arg, void (*drop)(void *), size_t num_wait,
-                            kiln_event *const *wait, kiln_event **event);
+kiln_status kmpi_job_submit(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_job_fn fn, void *arg,
+                            void (*drop)(void *), size_t num_wait, kiln_event *const *wait,
+                            kiln_event **event);
 int kmpi_jobs_start(kiln_mpi *m);
 void kmpi_jobs_stop(kiln_mpi *m);
 kiln_status kmpi_sort_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d);
@@ -204,7 +209,13 @@ kiln_status kmpi_reduction_check(kiln_mpi *m, kiln_queue *q, kiln_mpi_reduction 
                                  void *host_result);
 kiln_status kmpi_reduction_run(kiln_mpi *m, kiln_queue *q, kiln_mpi_reduction *r, size_t n,
                                size_t nargs, const kiln_arg *args, void *host_result);
-void kmpi_darray_retain(kiln_mpi_darray *d);
+/* the last reference dropped */
+static inline int kmpi_unref(atomic_int *refs) {
+    return atomic_fetch_sub(refs, 1) == 1;
+}
+static inline void kmpi_darray_retain(kiln_mpi_darray *d) {
+    atomic_fetch_add(&d->refs, 1);
+}
 void kmpi_reduction_retain(kiln_mpi_reduction *r);
 
 /* dtype/op mapping */

@@ -78,22 +78,12 @@ static void *job_main(void *arg) {
 int kmpi_jobs_start(kiln_mpi *m) {
     if (kiln_queue_create(m->ctx, m->device, KILN_QUEUE_IN_ORDER, &m->job_q) != KILN_OK)
         return 0;
-    if (pthread_create(&m->job_thread, NULL, job_main, m) != 0)
-        return 0;
-    pthread_setname_np(m->job_thread, "kiln-mpi-job");
-    m->job_thread_started = 1;
-    return 1;
+    return m->job_thread_started = kmpi_start_named(&m->job_thread, job_main, m, "kiln-mpi-job");
 }
 
 void kmpi_jobs_stop(kiln_mpi *m) {
-    if (m->job_thread_started) {
-        pthread_mutex_lock(&m->job_lock);
-        m->jobs_stopping = 1;
-        pthread_cond_signal(&m->job_cond);
-        pthread_mutex_unlock(&m->job_lock);
-        pthread_join(m->job_thread, NULL);
-        m->job_thread_started = 0;
-    }
+    kmpi_stop_named(m->job_thread, &m->job_lock, &m->job_cond, &m->jobs_stopping,
+                    &m->job_thread_started);
     if (m->job_q) {
         kiln_queue_finish(m->job_q);
         kiln_queue_release(m->job_q);
@@ -101,8 +91,8 @@ void kmpi_jobs_stop(kiln_mpi *m) {
     }
 }
 
-kiln_status kmpi_job_submit(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_job_fn fn,
-                            void *arg, void (*drop)(void *), size_t nw, kiln_event *const *wait,
+kiln_status kmpi_job_submit(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_job_fn fn, void *arg,
+                            void (*drop)(void *), size_t nw, kiln_event *const *wait,
                             kiln_event **event) {
     if (event)
         *event = NULL;
@@ -137,14 +127,18 @@ kiln_status kmpi_job_submit(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_j
         *event = j->gate;
     }
     pthread_mutex_lock(&m->job_lock);
-    if (m->job_tail)
-        m->job_tail->next = j;
-    else
-        m->job_head = j;
+    *(m->job_tail ? &m->job_tail->next : &m->job_head) = j;
     m->job_tail = j;
     pthread_cond_signal(&m->job_cond);
     pthread_mutex_unlock(&m->job_lock);
     return KILN_OK;
+}
+
+/* An _async form's start: *event NULL until the job is queued. */
+static kiln_status job_begin(kiln_event **event, kiln_status checked) {
+    if (event)
+        *event = NULL;
+    return checked;
 }
 
 /* A job and its wait: the blocking forms. */
@@ -159,11 +153,9 @@ static void drop_darray(void *d) {
     kiln_mpi_darray_release(d);
 }
 
-kiln_status kiln_mpi_darray_sort_async(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d,
-                                       size_t nw, kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    kiln_status st = kmpi_sort_check(m, q, d);
+kiln_status kiln_mpi_darray_sort_async(kiln_mpi *m, kiln_queue *q, kiln_mpi_darray *d, size_t nw,
+                                       kiln_event *const *wait, kiln_event **event) {
+    kiln_status st = job_begin(event, kmpi_sort_check(m, q, d));
     if (st != KILN_OK)
         return st;
     kmpi_darray_retain(d);
@@ -197,9 +189,7 @@ kiln_status kiln_mpi_darray_redistribute_async(kiln_mpi *m, kiln_queue *q, kiln_
                                                kiln_mpi_darray *dst, size_t nw,
                                                kiln_event *const *wait, kiln_event **event) {
     static const char call[] = "kiln_mpi_darray_redistribute";
-    if (event)
-        *event = NULL;
-    kiln_status st = kmpi_redistribute_check(m, q, src, dst);
+    kiln_status st = job_begin(event, kmpi_redistribute_check(m, q, src, dst));
     if (st != KILN_OK)
         return st;
     redist_arg *a = malloc(sizeof *a);
@@ -249,9 +239,7 @@ kiln_status kiln_mpi_reduction_allreduce_async(kiln_mpi *m, kiln_queue *q, kiln_
                                                void *host_result, size_t nw,
                                                kiln_event *const *wait, kiln_event **event) {
     static const char call[] = "kiln_mpi_reduction_allreduce";
-    if (event)
-        *event = NULL;
-    kiln_status st = kmpi_reduction_check(m, q, r, host_result);
+    kiln_status st = job_begin(event, kmpi_reduction_check(m, q, r, host_result));
     if (st != KILN_OK)
         return st;
     if (nargs && !args)

@@ -229,8 +229,8 @@ kiln_status kmpi_nccl_launch(kmpi_op *op, kiln_event **watch) {
     size_t mult = 1;
     int ndt = nccl_dtype(op->nccl_dt, &mult);
     if (ndt < 0)
-        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s (NCCL): NCCL has no type for %s",
-                          op->call, kiln_dtype_name(op->nccl_dt));
+        return kmpi_error(KILN_ERROR_UNSUPPORTED, "%s (NCCL): NCCL has no type for %s", op->call,
+                          kiln_dtype_name(op->nccl_dt));
     int nop = op->op == KILN_MPI_MIN ? nccl_min : op->op == KILN_MPI_MAX ? nccl_max : nccl_sum;
     kiln_status st = KILN_OK;
     CUdeviceptr sp = 0, rp = 0;

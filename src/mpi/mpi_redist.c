@@ -253,7 +253,7 @@ void kmpi_reduction_retain(kiln_mpi_reduction *r) {
 }
 
 void kiln_mpi_reduction_release(kiln_mpi_reduction *r) {
-    if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+    if (!r || !kmpi_unref(&r->refs))
         return;
     kiln_reduction_release(r->local);
     kiln_reduction_release(r->combine);
