@@ -1200,6 +1200,38 @@ static int run_nccl(void) {
     free(got);
     CHECK_STATUS(kiln_mpi_alltoall(m, NULL, ta, ta, 0, NULL, &e), KILN_ERROR_UNSUPPORTED);
     KT_RELEASE(ta, tb);
+    /* collectives NCCL lacks take the staged path on an NCCL communicator,
+     * in order with the NCCL ones: a gather to rank 0, then a job (sort) */
+    kiln_array *gs = make(m, KILN_INT32, 9, R), *gr = NULL;
+    size_t gn9 = 9 * (size_t)P;
+    if (R == 0)
+        CHECK_OK(kiln_array_empty(kiln_mpi_context(m), KILN_INT32, 1, &gn9, &gr));
+    CHECK_OK(kiln_mpi_gather(m, NULL, gs, gr, 0, 0, NULL, &e));
+    CHECK_MSG(kiln_mpi_wait(m, e) == KILN_OK, "nccl gather: %s", kiln_mpi_last_error_message());
+    kiln_event_release(e);
+    if (R == 0) {
+        got = readback(m, gr, KILN_INT32, gn9);
+        bad = 0;
+        for (size_t i = 0; i < gn9; i++)
+            bad += got[i] != input(KILN_INT32, (int)(i / 9), i % 9);
+        CHECK_MSG(bad == 0, "nccl communicator, staged gather: %d wrong", bad);
+        free(got);
+    }
+    KT_RELEASE(gs, gr);
+    int32_t sh[5] = { 4, -1, 3, 3, 0 }, sb[5];
+    kiln_mpi_darray *sd = NULL;
+    CHECK_OK(
+        kiln_mpi_darray_scatter(m, NULL, KILN_INT32, 5, R == 0 ? sh : NULL, 0, 0, NULL, &e, &sd));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    CHECK_MSG(kiln_mpi_darray_sort(m, NULL, sd) == KILN_OK, "nccl communicator, sort: %s",
+              kiln_mpi_last_error_message());
+    CHECK_OK(kiln_mpi_darray_gather(m, NULL, sd, R == 0 ? sb : NULL, 0, 0, NULL, &e));
+    CHECK_OK(kiln_mpi_wait(m, e));
+    kiln_event_release(e);
+    if (R == 0)
+        CHECK(sb[0] == -1 && sb[1] == 0 && sb[2] == 3 && sb[3] == 3 && sb[4] == 4);
+    kiln_mpi_darray_release(sd);
     /* ordered on the host: a collective behind a user event not yet set
      * waits (and lets a new kernel be built meanwhile), then runs; one
      * behind a failed event fails as EVENT_FAILED on this rank and leaves
