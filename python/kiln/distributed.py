@@ -71,6 +71,28 @@ class _Layout(ctypes.Structure):  # kiln_mpi_layout
                 ("ranks", ctypes.c_int)]
 
 
+class _ReductionDesc(ctypes.Structure):  # kiln_reduction_desc
+    _fields_ = [("struct_size", ctypes.c_size_t), ("arguments", ctypes.c_char_p),
+                ("out_type", ctypes.c_char_p), ("out_size", ctypes.c_size_t),
+                ("neutral", ctypes.c_char_p), ("reduce", ctypes.c_char_p),
+                ("map", ctypes.c_char_p), ("preamble", ctypes.c_char_p),
+                ("name", ctypes.c_char_p), ("options", ctypes.c_char_p),
+                ("initial", ctypes.c_char_p)]
+
+
+class _ArgValue(ctypes.Union):  # kiln_arg's value
+    _fields_ = [("ptr", ctypes.c_void_p), ("i64", ctypes.c_int64), ("u64", ctypes.c_uint64),
+                ("f64", ctypes.c_double), ("raw", ctypes.c_ubyte * 16)]
+
+
+class _Arg(ctypes.Structure):  # kiln_arg
+    _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("bytes", ctypes.c_size_t),
+                ("value", _ArgValue)]
+
+
+_ARG_SCALAR, _ARG_ARRAY = 2, 4
+
+
 def _load():
     global _lib, _why
     if _lib is not None or _why is not None:
@@ -120,6 +142,9 @@ def _load():
         "kiln_mpi_darray_normal": (I, [P, P, P, P, ctypes.c_double, ctypes.c_double, S, P, P]),
         "kiln_mpi_darray_cumsum": (I, [P, P, P, P, I, S, P, P]),
         "kiln_mpi_darray_sum": (I, [P, P, P, P, S, P, P]),
+        "kiln_mpi_reduction_create": (I, [P, P, P]),
+        "kiln_mpi_reduction_release": (V, [P]),
+        "kiln_mpi_reduction_allreduce": (I, [P, P, P, S, S, P, P]),
         "kiln_dtype_reduce_result": (I, [I, I]),
         "kiln_mpi_darray_halo_exchange": (I, [P, P, P, S, P, P]),
         "kiln_mpi_darray_histogram": (I, [P, P, P, S, ctypes.c_double, ctypes.c_double, S, P,
@@ -367,6 +392,17 @@ class Communicator:
             if recv:
                 _lib.kiln_array_release(recv)
 
+    def reduction(self, arguments, out_type, neutral, reduce, map, preamble=None, out_size=0,
+                  name=None, options=None):
+        """A user-defined reduction across the ranks (kiln_mpi_reduction_create:
+        the strings of kiln.ReductionKernel's C form, without initial).
+        Compiles; not collective. Call the result with (n, *args) on every
+        rank: each rank reduces its own [0, n) (n may differ), and every
+        rank gets the combined result, a NumPy scalar for a scalar out_type
+        (int, long, float, double, ...), else out_size bytes."""
+        return Reduction(self, arguments, out_type, neutral, reduce, map, preamble, out_size,
+                         name, options)
+
     # --------------------------------------------- distributed arrays
     def scatter(self, data, root=0, dtype=None, shape=None, halo=0):
         """A DArray from root's NumPy data (1-D: blocks; 2-D: row blocks with
@@ -427,6 +463,71 @@ class Communicator:
         _check("kiln_mpi_darray_create", _lib.kiln_mpi_darray_create(
             self._m, _DTYPES[np.dtype(dtype)], ctypes.byref(lay), ctypes.byref(d)))
         return DArray(self, d, np.dtype(dtype), shape)
+
+
+_SCALAR_OUT = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+               "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
+               "float": np.float32, "double": np.float64}
+
+
+class Reduction:
+    """A kiln_mpi_reduction (Communicator.reduction)."""
+
+    def __init__(self, comm, arguments, out_type, neutral, reduce, map, preamble, out_size, name,
+                 options):
+        def b(x):
+            return x.encode() if isinstance(x, str) else x
+
+        self._c, self._r = comm, None
+        self._out = _SCALAR_OUT.get(out_type)
+        if self._out is None and not out_size:
+            raise ValueError(f"kiln.distributed.reduction: out_type {out_type!r} is not a scalar "
+                             "type name: give its out_size")
+        self._size = np.dtype(self._out).itemsize if self._out is not None else out_size
+        d = _ReductionDesc(ctypes.sizeof(_ReductionDesc), b(arguments), b(out_type), out_size,
+                           b(neutral), b(reduce), b(map), b(preamble), b(name), b(options), None)
+        r = ctypes.c_void_p()
+        _check("kiln_mpi_reduction_create", _lib.kiln_mpi_reduction_create(
+            comm._m, ctypes.byref(d), ctypes.byref(r)))
+        self._r = r
+
+    def __del__(self):
+        if getattr(self, "_r", None) and _lib is not None:
+            _lib.kiln_mpi_reduction_release(self._r)
+            self._r = None
+
+    def __call__(self, n, *args):
+        """The reduction over every rank's [0, n) with its args (kiln arrays
+        of the communicator's queue, NumPy arrays (copied there), or Python
+        / NumPy scalars), on every rank. Collective: every rank calls it."""
+        import kiln
+
+        argv = (_Arg * max(len(args), 1))()
+        keep = []
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                a = kiln.asarray(a, queue=self._c.queue)
+            if _is_kiln_array(a):
+                self._c._own(a, "kiln_mpi_reduction_allreduce")
+                if not a._contiguous:  # the kernel indexes x[i]: a dense copy
+                    a = a.copy()
+                keep.append(a)
+                argv[i].kind, argv[i].value.ptr = _ARG_ARRAY, a.int_ptr
+            else:
+                v = np.asarray(a)
+                if v.dtype == np.bool_ or v.dtype.kind not in "iuf":
+                    raise TypeError(f"kiln.distributed.reduction: argument {i}: {type(a)}")
+                v = v.astype(np.int64 if v.dtype.kind in "iu" else np.float64)
+                argv[i].kind, argv[i].dtype = _ARG_SCALAR, _DTYPES[v.dtype]
+                if v.dtype.kind == "f":
+                    argv[i].value.f64 = float(v)
+                else:
+                    argv[i].value.i64 = int(v)
+        out = (ctypes.c_ubyte * self._size)()
+        _check("kiln_mpi_reduction_allreduce", _lib.kiln_mpi_reduction_allreduce(
+            self._c._m, None, self._r, n, len(args), argv if args else None, out))
+        raw = bytes(out)
+        return np.frombuffer(raw, dtype=self._out)[0] if self._out is not None else raw
 
 
 class DArray:

@@ -110,6 +110,29 @@ def worker():
             got = ints.cumsum().gather()
             if R == 0:
                 assert np.array_equal(got, np.cumsum(np.arange(n, dtype=np.int64)))
+        # a user-defined reduction: every rank its own [0, n), n = R * 7
+        sq = c.reduction("const int *x, long k", "long", "0", "a + b", "(long)x[i] * x[i] + k")
+        mine = np.arange(R * 7, dtype=np.int32) - 3
+        got = sq(mine.size, mine, 2)
+        want = sum(int(((np.arange(r * 7) - 3) ** 2).sum()) + 2 * r * 7 for r in range(P))
+        assert isinstance(got, np.int64) and got == want, (got, want)
+        got = sq(mine.size, kiln.asarray(mine, queue=c.queue), 0)
+        assert got == want - sum(2 * r * 7 for r in range(P))
+        mm = c.reduction("const float *x", "mm", "mm_make(INFINITY, -INFINITY)",
+                         "mm_make(fmin(a.lo, b.lo), fmax(a.hi, b.hi))", "mm_make(x[i], x[i])",
+                         preamble="typedef struct { float lo, hi; } mm;\n"
+                                  "KILN_FUNC mm mm_make(float lo, float hi) "
+                                  "{ mm r; r.lo = lo; r.hi = hi; return r; }\n",
+                         out_size=8)
+        more = np.arange((R + 1) * 5, dtype=np.float32) * (R - 0.5)
+        lohi = np.frombuffer(mm(more.size, more), dtype=np.float32)
+        allv = np.concatenate([np.arange((r + 1) * 5) * (r - 0.5) for r in range(P)])
+        assert lohi[0] == allv.min() and lohi[1] == allv.max(), lohi
+        try:
+            c.reduction("const int *x", "struct_t", "0", "a + b", "x[i]")
+            raise AssertionError("a struct out_type without out_size was accepted")
+        except ValueError:
+            pass
         # row blocks with a halo, redistributed onto one rank and back
         a = np.arange(13 * 4, dtype=np.int32).reshape(13, 4)
         rows = c.scatter(a if R == 0 else None, dtype=np.int32, shape=a.shape, halo=1)
