@@ -20,6 +20,7 @@ class ContextBase:
     def pool_trim(self, keep_bytes: int = ...) -> int: ...
 
 class EventBase:
+    int_ptr: int
     state: int
     times: dict[str, int]
     def wait(self, timeout: float | None = ...) -> bool: ...

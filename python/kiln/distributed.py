@@ -137,6 +137,7 @@ def _load():
         "kiln_mpi_darray_ranks": (I, [P]),
         "kiln_mpi_darray_redistribute": (I, [P, P, P, P]),
         "kiln_mpi_darray_sort": (I, [P, P, P]),
+        "kiln_mpi_darray_sort_async": (I, [P, P, P, S, P, P]),
         "kiln_mpi_darray_binary": (I, [P, P, I, P, P, P, S, P, P]),
         "kiln_mpi_darray_uniform": (I, [P, P, P, P, S, P, P]),
         "kiln_mpi_darray_normal": (I, [P, P, P, P, ctypes.c_double, ctypes.c_double, S, P, P]),
@@ -305,6 +306,13 @@ class Communicator:
             _lib.kiln_mpi_context(self._m), _dt(a), 1, shape,
             a.ctypes.data_as(ctypes.c_void_p), ctypes.byref(arr)))
         return arr, a
+
+    def wait(self, event):
+        """Waits for an event a kiln.distributed call returned (blocking=False)
+        and raises DistributedError with the collective's own status and
+        message if it failed (kiln_mpi_wait), where event.wait() would say
+        only that the event failed."""
+        _check("kiln_mpi_wait", _lib.kiln_mpi_wait(self._m, ctypes.c_void_p(event.int_ptr)))
 
     def _wait(self, call, ev):
         try:
@@ -601,10 +609,23 @@ class DArray:
         self._c._wait("kiln_mpi_darray_gather", ev)
         return out
 
-    def sort(self):
-        """The global sort in place (kiln's total order; a sample sort)."""
-        _check("kiln_mpi_darray_sort", _lib.kiln_mpi_darray_sort(self._c._m, None, self._d))
-        return self
+    def sort(self, blocking=True):
+        """The global sort in place (kiln's total order; a sample sort).
+        blocking=False returns at once with a kiln.Event (the sort runs on
+        kiln_mpi's job thread; later work on comm.queue waits for it;
+        comm.wait(event) raises its failure)."""
+        if blocking:
+            _check("kiln_mpi_darray_sort", _lib.kiln_mpi_darray_sort(self._c._m, None, self._d))
+            return self
+        from kiln import _kiln
+
+        ev = ctypes.c_void_p()
+        _check("kiln_mpi_darray_sort", _lib.kiln_mpi_darray_sort_async(
+            self._c._m, None, self._d, 0, None, ctypes.byref(ev)))
+        try:
+            return _kiln.wrap_event(ev.value)
+        finally:
+            _lib.kiln_event_release(ev)
 
     def cumsum(self, exclusive=False):
         """The global prefix sum in place."""

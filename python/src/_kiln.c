@@ -705,7 +705,12 @@ static PyMethodDef event_methods[] = {
       "wait(timeout=None): blocks until complete; False on timeout. Raises if it failed." },
     { NULL, NULL, 0, NULL },
 };
+static PyObject *event_int_ptr(PyObject *self, void *c) {
+    return PyLong_FromVoidPtr(((EventObject *)self)->e);
+}
+
 static PyGetSetDef event_getset[] = {
+    { "int_ptr", event_int_ptr, NULL, "the kiln_event * (for C and ctypes code)", NULL },
     { "state", event_state, NULL, "kiln_event_state (0 complete, -1 error)", NULL },
     { "times", event_times, NULL, "profiling times (ns): queued, submitted, start, end", NULL },
     { NULL, NULL, NULL, NULL, NULL },
@@ -2502,6 +2507,23 @@ static PyObject *mod_wrap_array(PyObject *m, PyObject *args) {
     return array_wrap(a, q, kiln_array_dtype(a) == KILN_BOOL, 0);
 }
 
+/* wrap_event(int_ptr) -> an Event over an existing kiln_event * (retained:
+ * the caller keeps its reference). */
+static PyObject *mod_wrap_event(PyObject *m, PyObject *args) {
+    PyObject *iptr;
+    if (!PyArg_ParseTuple(args, "O", &iptr))
+        return NULL;
+    kiln_event *e = PyLong_AsVoidPtr(iptr);
+    if (!e) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "wrap_event: a NULL kiln_event *");
+        return NULL;
+    }
+    kiln_status st = kiln_event_retain(e);
+    CHECK_ST(st);
+    return event_wrap(e);
+}
+
 /* ------------------------------------------------------------------ Rng */
 
 typedef struct {
@@ -3998,6 +4020,7 @@ static PyMethodDef module_methods[] = {
     { "from_dlpack", mod_from_dlpack, METH_VARARGS, NULL },
     { "wrap_queue", mod_wrap_queue, METH_VARARGS, NULL },
     { "wrap_array", mod_wrap_array, METH_VARARGS, NULL },
+    { "wrap_event", mod_wrap_event, METH_VARARGS, NULL },
     { "cuda_pointer", mod_cuda_pointer, METH_VARARGS, NULL },
     { "elementwise_create", mod_elementwise_create, METH_VARARGS, NULL },
     { "reduction_create", mod_reduction_create, METH_VARARGS, NULL },
