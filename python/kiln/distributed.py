@@ -617,13 +617,14 @@ class DArray:
         if blocking:
             _check("kiln_mpi_darray_sort", _lib.kiln_mpi_darray_sort(self._c._m, None, self._d))
             return self
+        import kiln
         from kiln import _kiln
 
         ev = ctypes.c_void_p()
         _check("kiln_mpi_darray_sort", _lib.kiln_mpi_darray_sort_async(
             self._c._m, None, self._d, 0, None, ctypes.byref(ev)))
         try:
-            return _kiln.wrap_event(ev.value)
+            return _kiln.wrap_event(kiln.Event, ev.value)
         finally:
             _lib.kiln_event_release(ev)
 

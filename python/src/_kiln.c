@@ -2507,12 +2507,17 @@ static PyObject *mod_wrap_array(PyObject *m, PyObject *args) {
     return array_wrap(a, q, kiln_array_dtype(a) == KILN_BOOL, 0);
 }
 
-/* wrap_event(int_ptr) -> an Event over an existing kiln_event * (retained:
- * the caller keeps its reference). */
+/* wrap_event(Event, int_ptr) -> an Event over an existing kiln_event *
+ * (retained: the caller keeps its reference). The type comes first, as in
+ * wrap_queue, so that no stray value reaches the pointer. */
 static PyObject *mod_wrap_event(PyObject *m, PyObject *args) {
-    PyObject *iptr;
-    if (!PyArg_ParseTuple(args, "O", &iptr))
+    PyObject *etype, *iptr;
+    if (!PyArg_ParseTuple(args, "OO", &etype, &iptr))
         return NULL;
+    if (!PyType_Check(etype) || !PyType_IsSubtype((PyTypeObject *)etype, EventType)) {
+        PyErr_SetString(PyExc_TypeError, "wrap_event: expected the Event type");
+        return NULL;
+    }
     kiln_event *e = PyLong_AsVoidPtr(iptr);
     if (!e) {
         if (!PyErr_Occurred())
