@@ -9,7 +9,10 @@
  * the ranks, in place. kiln's run is timed for several staging chunk sizes
  * (chunk 0: the whole array in one piece, no overlap). Each time is the
  * slowest rank's, after a barrier; the best and the median of reps are
- * printed. The result is checked (every element = number of ranks). */
+ * printed with the bus bandwidth NCCL's tests report (2 (P-1)/P bytes over
+ * the time). KILN_MPI_TRANSPORT=nccl (one rank a GPU) times NCCL instead
+ * of the staged path (the chunk sizes then do not matter). The result is
+ * checked (every element = number of ranks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +31,13 @@ static int cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void report(int rank, const char *what, double *t, int reps, size_t bytes) {
+static void report(int rank, int size, const char *what, double *t, int reps, size_t bytes) {
     qsort(t, (size_t)reps, sizeof *t, cmp);
+    double bus = size > 1 ? 2.0 * (size - 1) / size * (double)bytes / t[reps / 2] * 1e-9 : 0;
     if (rank == 0)
-        printf("%-34s best %8.2f ms  median %8.2f ms  (%6.2f GB/s of the array)\n", what,
-               t[0] * 1e3, t[reps / 2] * 1e3, bytes / t[0] * 1e-9);
+        printf("%-34s best %8.2f ms  median %8.2f ms  (%6.2f GB/s of the array, bus %6.2f GB/s "
+               "at the median)\n",
+               what, t[0] * 1e3, t[reps / 2] * 1e3, bytes / t[0] * 1e-9, bus);
 }
 
 /* the slowest rank's time */
@@ -66,8 +71,12 @@ int main(int argc, char **argv) {
         if (c == 0 && rank == 0) {
             kiln_device_info info;
             kiln_device_get_info(kiln_mpi_device(m), &info);
-            printf("%d ranks, %zu float32 (%.0f MiB) each, device %s (%s, %u compute units)\n",
-                   size, n, bytes / 1048576.0, info.id, info.name, info.compute_units);
+            kiln_mpi_transport tr = kiln_mpi_get_transport(m);
+            printf("%d ranks, %zu float32 (%.0f MiB) each, device %s (%s, %u compute units), "
+                   "transport %s%s\n",
+                   size, n, bytes / 1048576.0, info.id, info.name, info.compute_units,
+                   tr == KILN_MPI_TRANSPORT_NCCL ? "nccl" : "staged",
+                   kiln_mpi_direct(m) ? " (direct memory)" : "");
         }
         if (c == 0) {
             /* by hand: D2H, MPI_Allreduce on the host, H2D */
@@ -86,7 +95,7 @@ int main(int argc, char **argv) {
                 if (r >= 0)
                     t[r] = dt;
             }
-            report(rank, "D2H + MPI_Allreduce + H2D", t, reps, bytes);
+            report(rank, size, "D2H + MPI_Allreduce + H2D", t, reps, bytes);
             free(h);
         }
         for (int r = -1; r < reps; r++) {
@@ -112,7 +121,7 @@ int main(int argc, char **argv) {
             snprintf(what, sizeof what, "kiln_mpi_allreduce, %zu KiB chunks", chunks[c] >> 10);
         else
             snprintf(what, sizeof what, "kiln_mpi_allreduce, one chunk");
-        report(rank, what, t, reps, bytes);
+        report(rank, size, what, t, reps, bytes);
         /* check the last result */
         float *h = malloc(bytes);
         kiln_array_read(q, a, h);

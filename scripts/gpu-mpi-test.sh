@@ -11,6 +11,13 @@
 #   2. the staged path with two ranks on cuda:0 (the whole test_mpi);
 #   3. kiln-mpi-demo (the mask and distances over 2 ranks on cuda:0);
 #   4. bench_mpi_allreduce 26 5 (staged all-reduce of 2^26 float32, 2 ranks).
+# With two GPUs or more (nvidia-smi), one rank a GPU (KILN_DEVICE=cuda:0,cuda:1):
+#   5. NCCL between two ranks (test_mpi nccl), the whole test_mpi staged;
+#   6. bench_mpi_allreduce over NCCL beside torch.distributed's NCCL
+#      all-reduce (bench/peers_nccl_allreduce.py): issue 46's >= 90% of its
+#      bus bandwidth;
+#   7. kiln-mpi-demo's distances 65536x64 on one rank and on two (>= 1.8x).
+# Steps 5-7 have not run yet: no two-GPU machine has been lent.
 #
 #   scripts/gpu-mpi-test.sh      (from the repository root)
 # Logs in ${OUT:-/tmp}/kiln-gpu-mpi/; BUILD_DIR overrides the build dir.
@@ -103,5 +110,18 @@ run nccl_np1 "$mpirun" -np 1 "$build/tests/test_mpi" nccl
 KILN_MPI_TRANSPORT=staged run staged_np2 "$mpirun" -np 2 "$build/tests/test_mpi"
 run demo_np2 "$mpirun" -np 2 "$build/kiln-mpi-demo" --mask 4096 --points 4096 --dims 64
 run bench_allreduce_np2 "$mpirun" -np 2 "$build/bench/bench_mpi_allreduce" 26 5
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+if [ "$gpus" -ge 2 ]; then
+  two="cuda:0,cuda:1"
+  KILN_DEVICE=$two run nccl_np2 "$mpirun" -np 2 "$build/tests/test_mpi" nccl
+  KILN_DEVICE=$two KILN_MPI_TRANSPORT=staged run staged_np2_2gpu "$mpirun" -np 2 "$build/tests/test_mpi"
+  KILN_DEVICE=$two KILN_MPI_TRANSPORT=nccl run bench_allreduce_nccl_np2 \
+    "$mpirun" -np 2 "$build/bench/bench_mpi_allreduce" 26 5
+  run peers_nccl_allreduce_np2 "$mpirun" -np 2 python3 "$root/bench/peers_nccl_allreduce.py" 26 5
+  KILN_DEVICE=$two run demo_np1_big "$mpirun" -np 1 "$build/kiln-mpi-demo" --mask 1024 --points 65536 --dims 64
+  KILN_DEVICE=$two run demo_np2_big "$mpirun" -np 2 "$build/kiln-mpi-demo" --mask 1024 --points 65536 --dims 64
+else
+  echo "== two-GPU steps: skipped ($gpus GPU(s) here)"
+fi
 echo "gpu-mpi-test: $fails run(s) failed; logs in $logs"
 [ "$fails" -eq 0 ]
