@@ -267,6 +267,68 @@ kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src, size_t offset,
     return kiln__transfer("kiln_buffer_read", 0, queue, src, offset, size, dst);
 }
 
+/* One enqueued buffer command: a write, read, copy (from src) or fill. */
+typedef struct buf_cmd {
+    enum { CMD_WRITE, CMD_READ, CMD_COPY, CMD_FILL } kind;
+    kiln_buffer *buffer, *src;
+    size_t offset, src_offset, size;
+    void *host;
+    const void *pattern;
+    size_t pattern_size;
+} buf_cmd;
+
+static kiln_status buf_cmd_record(struct kiln_graph *rec, kiln_queue *queue, const buf_cmd *c,
+                                  size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    switch (c->kind) {
+    case CMD_WRITE:
+    case CMD_READ:
+        return kiln__graph_add_transfer(rec, queue, c->kind == CMD_WRITE, c->buffer, c->offset,
+                                        c->size, c->host, num_wait, wait, event);
+    case CMD_COPY:
+        return kiln__graph_add_copy(rec, queue, c->src, c->src_offset, c->buffer, c->offset,
+                                    c->size, num_wait, wait, event);
+    default:
+        return kiln__graph_add_fill(rec, queue, c->buffer, c->pattern, c->pattern_size, c->offset,
+                                    c->size, num_wait, wait, event);
+    }
+}
+
+static kiln_status buf_cmd_backend(kiln_queue *queue, const buf_cmd *c, size_t num_wait,
+                                   void *const *wait, void **out) {
+    const kiln__backend *b = queue->backend;
+    void *h = c->buffer->handle;
+    switch (c->kind) {
+    case CMD_WRITE:
+        return b->buffer_write(queue->handle, h, c->offset, c->size, c->host, 0, num_wait, wait,
+                               out);
+    case CMD_READ:
+        return b->buffer_read(queue->handle, h, c->offset, c->size, c->host, 0, num_wait, wait,
+                              out);
+    case CMD_COPY:
+        return b->buffer_copy(queue->handle, c->src->handle, c->src_offset, h, c->offset, c->size,
+                              num_wait, wait, out);
+    default:
+        return b->buffer_fill(queue->handle, h, c->pattern, c->pattern_size, c->offset, c->size,
+                              num_wait, wait, out);
+    }
+}
+
+/* A checked command: nothing for size 0, a node while queue records, or
+ * enqueued on the backend. */
+static kiln_status buf_cmd_run(const char *fn, kiln_queue *queue, const buf_cmd *c, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event) {
+    if (c->size == 0)
+        return kiln__nothing_done(queue, num_wait, wait, event);
+    kiln__enqueue e;
+    kiln_status st = kiln__graph_or_begin(&e, fn, queue, num_wait, wait, event);
+    if (st != KILN_OK)
+        return st;
+    if (e.graph)
+        return buf_cmd_record(e.graph, queue, c, num_wait, wait, event);
+    st = buf_cmd_backend(queue, c, num_wait, e.wait, kiln__enqueue_out(&e, event));
+    return kiln__enqueue_end(&e, fn, st, queue, event);
+}
+
 /* The non-blocking transfers differ only in direction: one body for both. */
 static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queue *queue,
                                         kiln_buffer *buffer, size_t offset, size_t size, void *host,
@@ -280,24 +342,12 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
         return st;
     if (!host && size)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
-    if (size == 0)
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    struct kiln_graph *rec = NULL;
-    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_transfer(rec, queue, to_device, buffer, offset, size, host, num_wait,
-                                        wait, event);
-    kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
-        return st;
-    if (to_device)
-        st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
-                                          num_wait, e.wait, kiln__enqueue_out(&e, event));
-    else
-        st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
-                                         num_wait, e.wait, kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    buf_cmd c = { .kind = to_device ? CMD_WRITE : CMD_READ,
+                  .buffer = buffer,
+                  .offset = offset,
+                  .size = size,
+                  .host = host };
+    return buf_cmd_run(fn, queue, &c, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
@@ -332,21 +382,13 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "%s: the source and destination ranges overlap", fn);
     }
-    if (size == 0)
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    struct kiln_graph *rec = NULL;
-    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_copy(rec, queue, src, src_offset, dst, dst_offset, size, num_wait,
-                                    wait, event);
-    kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
-        return st;
-    st =
-        queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle, dst_offset,
-                                    size, num_wait, e.wait, kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    buf_cmd c = { .kind = CMD_COPY,
+                  .buffer = dst,
+                  .src = src,
+                  .offset = dst_offset,
+                  .src_offset = src_offset,
+                  .size = size };
+    return buf_cmd_run(fn, queue, &c, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
@@ -368,20 +410,13 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: offset %zu and size %zu must be multiples of pattern_size %zu",
                                fn, offset, size, pattern_size);
-    if (size == 0)
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    struct kiln_graph *rec = NULL;
-    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_fill(rec, queue, buffer, pattern, pattern_size, offset, size,
-                                    num_wait, wait, event);
-    kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
-        return st;
-    st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
-                                     size, num_wait, e.wait, kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    buf_cmd c = { .kind = CMD_FILL,
+                  .buffer = buffer,
+                  .offset = offset,
+                  .size = size,
+                  .pattern = pattern,
+                  .pattern_size = pattern_size };
+    return buf_cmd_run(fn, queue, &c, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map_flags,

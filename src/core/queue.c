@@ -168,16 +168,12 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
-    struct kiln_graph *rec = NULL;
-    kiln_status st = kiln__graph_of(fn, queue, num_wait, wait, &rec);
-    if (st != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_marker(rec, queue, barrier, num_wait, wait, event);
     kiln__enqueue e;
-    st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event);
+    kiln_status st = kiln__graph_or_begin(&e, fn, queue, num_wait, wait, event);
     if (st != KILN_OK)
         return st;
+    if (e.graph)
+        return kiln__graph_add_marker(e.graph, queue, barrier, num_wait, wait, event);
     st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
                                       kiln__enqueue_out(&e, event));
     return kiln__enqueue_end(&e, fn, st, queue, event);
