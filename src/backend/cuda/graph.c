@@ -138,6 +138,21 @@ static kiln_status cug_create(void *context, const kiln__bdevice *device, void *
     return KILN_OK;
 }
 
+/* A kernel node's parameters: its function and shape, as recorded in n. */
+static void cug_kernel_params(CUDA_KERNEL_NODE_PARAMS *p, const cug_node *n, size_t shared,
+                              void **params) {
+    memset(p, 0, sizeof *p);
+    p->func = n->fn;
+    p->gridDimX = n->grid[0];
+    p->gridDimY = n->grid[1];
+    p->gridDimZ = n->grid[2];
+    p->blockDimX = n->block[0];
+    p->blockDimY = n->block[1];
+    p->blockDimZ = n->block[2];
+    p->sharedMemBytes = (unsigned)shared;
+    p->kernelParams = params;
+}
+
 static kiln_status cug_add_kernel(void *graph, void *kernel, unsigned dims, const size_t *global,
                                   const size_t *local, size_t num_args, const kiln__barg *args,
                                   size_t num_deps, void *const *deps, void **node) {
@@ -175,16 +190,7 @@ static kiln_status cug_add_kernel(void *graph, void *kernel, unsigned dims, cons
             n->block[i] = (unsigned)b[i];
         }
         CUDA_KERNEL_NODE_PARAMS p;
-        memset(&p, 0, sizeof p);
-        p.func = k->fn;
-        p.gridDimX = n->grid[0];
-        p.gridDimY = n->grid[1];
-        p.gridDimZ = n->grid[2];
-        p.blockDimX = n->block[0];
-        p.blockDimY = n->block[1];
-        p.blockDimZ = n->block[2];
-        p.sharedMemBytes = (unsigned)shared;
-        p.kernelParams = params;
+        cug_kernel_params(&p, n, shared, params);
         CUresult r = g_api.add_kernel(&n->node, g->graph, d, num_deps, &p);
         if (r != CUDA_SUCCESS)
             st = kiln__cu_fail("cuGraphAddKernelNode", r);
@@ -349,42 +355,23 @@ static kiln_status cug_set_kernel_args(void *graph, void *node, size_t num_args,
     cug_node *n = node;
     if (!n->fn)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "not a kernel node");
-    void *stack_params[32];
-    CUdeviceptr stack_ptrs[32];
-    void **params = stack_params;
-    CUdeviceptr *ptrs = stack_ptrs;
-    if (num_args > 32) {
-        params = kiln__malloc(num_args * sizeof *params);
-        ptrs = kiln__malloc(num_args * sizeof *ptrs);
-    }
+    kiln__cu_argv av;
     size_t shared = 0;
-    kiln_status st = !params || !ptrs
-                         ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory")
-                         : kiln__cu_launch_params(g->dev, num_args, args, params, ptrs, &shared);
+    kiln_status st = kiln__cu_argv_init(&av, num_args);
+    if (st == KILN_OK)
+        st = kiln__cu_launch_params(g->dev, num_args, args, av.params, av.ptrs, &shared);
     if (st == KILN_OK)
         st = kiln__cu_ctx_use(g->dev->ctx);
     if (st == KILN_OK)
         st = kiln__cu_allow_shared(g->dev, n->fn, shared);
     if (st == KILN_OK) {
         CUDA_KERNEL_NODE_PARAMS p;
-        memset(&p, 0, sizeof p);
-        p.func = n->fn;
-        p.gridDimX = n->grid[0];
-        p.gridDimY = n->grid[1];
-        p.gridDimZ = n->grid[2];
-        p.blockDimX = n->block[0];
-        p.blockDimY = n->block[1];
-        p.blockDimZ = n->block[2];
-        p.sharedMemBytes = (unsigned)shared;
-        p.kernelParams = params;
+        cug_kernel_params(&p, n, shared, av.params);
         CUresult r = g_api.set_params(g->exec, n->node, &p);
         if (r != CUDA_SUCCESS)
             st = kiln__cu_fail("cuGraphExecKernelNodeSetParams", r);
     }
-    if (params != stack_params)
-        free(params);
-    if (ptrs != stack_ptrs)
-        free(ptrs);
+    kiln__cu_argv_free(&av);
     return st;
 }
 
