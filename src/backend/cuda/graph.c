@@ -211,21 +211,24 @@ static kiln_status cug_add_kernel(void *graph, void *kernel, unsigned dims, cons
 }
 
 /* A node that is not a kernel: its handle is a cug_node too (fn NULL), so
- * that deps are read one way. */
+ * that deps are read one way. On failure nothing is left allocated. */
 static kiln_status cug_node_new(cug_graph *g, size_t num_deps, void *const *deps, cug_node **out,
                                 CUgraphNode **d) {
     *out = kiln__calloc(1, sizeof **out);
     *d = kiln__calloc(num_deps ? num_deps : 1, sizeof **d);
-    if (!*out || !*d) {
+    kiln_status st = *out && *d
+                         ? kiln__cu_ctx_use(g->dev->ctx)
+                         : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
+    if (st != KILN_OK) {
         free(*out);
         free(*d);
         *out = NULL;
         *d = NULL;
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
+        return st;
     }
     for (size_t i = 0; i < num_deps; i++)
         (*d)[i] = ((cug_node *)deps[i])->node;
-    return kiln__cu_ctx_use(g->dev->ctx);
+    return KILN_OK;
 }
 
 static kiln_status cug_node_done(cug_graph *g, cug_node *n, CUgraphNode *d, CUresult r,
@@ -243,6 +246,27 @@ static kiln_status cug_node_done(cug_graph *g, cug_node *n, CUgraphNode *d, CUre
     return KILN_OK;
 }
 
+/* A copy (p: CUDA_MEMCPY3D), fill (CUDA_MEMSET_NODE_PARAMS) or empty node. */
+enum { CUG_COPY, CUG_FILL, CUG_EMPTY };
+static kiln_status cug_add_node(cug_graph *g, int kind, const void *p, size_t num_deps,
+                                void *const *deps, void **node) {
+    cug_node *n;
+    CUgraphNode *d;
+    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
+    if (st != KILN_OK)
+        return st;
+    if (kind == CUG_COPY)
+        return cug_node_done(g, n, d,
+                             g_api.add_memcpy(&n->node, g->graph, d, num_deps, p, g->dev->ctx),
+                             "cuGraphAddMemcpyNode", node);
+    if (kind == CUG_FILL)
+        return cug_node_done(g, n, d,
+                             g_api.add_memset(&n->node, g->graph, d, num_deps, p, g->dev->ctx),
+                             "cuGraphAddMemsetNode", node);
+    return cug_node_done(g, n, d, g_api.add_empty(&n->node, g->graph, d, num_deps),
+                         "cuGraphAddEmptyNode", node);
+}
+
 static kiln_status cug_add_copy(void *graph, void *src, size_t src_offset, void *dst,
                                 size_t dst_offset, size_t size, size_t num_deps, void *const *deps,
                                 void **node) {
@@ -251,14 +275,6 @@ static kiln_status cug_add_copy(void *graph, void *src, size_t src_offset, void 
     if (((kiln__cu_buffer *)src)->pinned || ((kiln__cu_buffer *)dst)->pinned)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "page-locked host buffers are copied by the host (replayed)");
-    cug_node *n;
-    CUgraphNode *d;
-    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
-    if (st != KILN_OK) {
-        free(n);
-        free(d);
-        return st;
-    }
     CUDA_MEMCPY3D p;
     memset(&p, 0, sizeof p);
     p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
@@ -268,8 +284,7 @@ static kiln_status cug_add_copy(void *graph, void *src, size_t src_offset, void 
     p.WidthInBytes = size;
     p.Height = 1;
     p.Depth = 1;
-    CUresult r = g_api.add_memcpy(&n->node, g->graph, d, num_deps, &p, g->dev->ctx);
-    return cug_node_done(g, n, d, r, "cuGraphAddMemcpyNode", node);
+    return cug_add_node(g, CUG_COPY, &p, num_deps, deps, node);
 }
 
 static kiln_status cug_add_fill(void *graph, void *buffer, const void *pattern, size_t pattern_size,
@@ -298,14 +313,6 @@ static kiln_status cug_add_fill(void *graph, void *buffer, const void *pattern, 
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "a memset node takes 1, 2 or 4-byte patterns, not %zu",
                                pattern_size);
-    cug_node *n;
-    CUgraphNode *d;
-    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
-    if (st != KILN_OK) {
-        free(n);
-        free(d);
-        return st;
-    }
     CUDA_MEMSET_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
     p.dst = ((kiln__cu_buffer *)buffer)->ptr + offset;
@@ -321,23 +328,12 @@ static kiln_status cug_add_fill(void *graph, void *buffer, const void *pattern, 
     p.width = size / pattern_size;
     p.height = 1;
     p.pitch = size;
-    CUresult r = g_api.add_memset(&n->node, g->graph, d, num_deps, &p, g->dev->ctx);
-    return cug_node_done(g, n, d, r, "cuGraphAddMemsetNode", node);
+    return cug_add_node(g, CUG_FILL, &p, num_deps, deps, node);
 }
 
 static kiln_status cug_add_empty(void *graph, size_t num_deps, void *const *deps, void **node) {
-    cug_graph *g = graph;
     *node = NULL;
-    cug_node *n;
-    CUgraphNode *d;
-    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
-    if (st != KILN_OK) {
-        free(n);
-        free(d);
-        return st;
-    }
-    CUresult r = g_api.add_empty(&n->node, g->graph, d, num_deps);
-    return cug_node_done(g, n, d, r, "cuGraphAddEmptyNode", node);
+    return cug_add_node(graph, CUG_EMPTY, NULL, num_deps, deps, node);
 }
 
 static kiln_status cug_instantiate(void *graph) {
