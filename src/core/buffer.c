@@ -216,9 +216,13 @@ kiln_context *kiln_buffer_context(const kiln_buffer *buffer) {
     return buffer ? buffer->context : NULL;
 }
 
-/* Checks a queue, a buffer and a byte range. */
-static kiln_status kiln__check_qbr(const char *fn, const kiln_queue *queue, const char *bname,
-                                   const kiln_buffer *buffer, size_t offset, size_t size) {
+/* Checks a queue, a buffer and a byte range, after clearing *event (an
+ * enqueued command's; NULL for a blocking one). */
+static kiln_status kiln__check_qbr(const char *fn, kiln_event **event, const kiln_queue *queue,
+                                   const char *bname, const kiln_buffer *buffer, size_t offset,
+                                   size_t size) {
+    if (event)
+        *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
     if (!buffer)
@@ -236,7 +240,8 @@ static kiln_status kiln__check_qbr(const char *fn, const kiln_queue *queue, cons
 /* The blocking transfers differ only in direction: one body for both. */
 static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *queue,
                                   kiln_buffer *buffer, size_t offset, size_t size, void *host) {
-    kiln_status st = kiln__check_qbr(fn, queue, to_device ? "dst" : "src", buffer, offset, size);
+    kiln_status st =
+        kiln__check_qbr(fn, NULL, queue, to_device ? "dst" : "src", buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (kiln__queue_rec(queue))
@@ -313,10 +318,16 @@ static kiln_status buf_cmd_backend(kiln_queue *queue, const buf_cmd *c, size_t n
     }
 }
 
-/* A checked command: nothing for size 0, a node while queue records, or
- * enqueued on the backend. */
-static kiln_status buf_cmd_run(const char *fn, kiln_queue *queue, const buf_cmd *c, size_t num_wait,
+/* A checked command on buffer (cmd: the kind's other arguments): nothing
+ * for size 0, a node while queue records, or enqueued on the backend. */
+static kiln_status buf_cmd_run(const char *fn, kiln_queue *queue, int kind, kiln_buffer *buffer,
+                               size_t offset, size_t size, buf_cmd cmd, size_t num_wait,
                                kiln_event *const *wait, kiln_event **event) {
+    cmd.kind = kind;
+    cmd.buffer = buffer;
+    cmd.offset = offset;
+    cmd.size = size;
+    const buf_cmd *c = &cmd;
     if (c->size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
     kiln__enqueue e;
@@ -335,19 +346,14 @@ static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queu
                                         size_t num_wait, kiln_event *const *wait,
                                         kiln_event **event) {
     const char *buffer_name = to_device ? "dst" : "src", *host_name = to_device ? "src" : "dst";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, buffer_name, buffer, offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, buffer_name, buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (!host && size)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
-    buf_cmd c = { .kind = to_device ? CMD_WRITE : CMD_READ,
-                  .buffer = buffer,
-                  .offset = offset,
-                  .size = size,
-                  .host = host };
-    return buf_cmd_run(fn, queue, &c, num_wait, wait, event);
+    buf_cmd c = { .host = host };
+    return buf_cmd_run(fn, queue, to_device ? CMD_WRITE : CMD_READ, buffer, offset, size, c,
+                       num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
@@ -369,11 +375,9 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
                              kiln_buffer *dst, size_t dst_offset, size_t size, size_t num_wait,
                              kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_copy";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "src", src, src_offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "src", src, src_offset, size);
     if (st == KILN_OK)
-        st = kiln__check_qbr(fn, queue, "dst", dst, dst_offset, size);
+        st = kiln__check_qbr(fn, NULL, queue, "dst", dst, dst_offset, size);
     if (st != KILN_OK)
         return st;
     if (size && src->root == dst->root) {
@@ -382,22 +386,15 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "%s: the source and destination ranges overlap", fn);
     }
-    buf_cmd c = { .kind = CMD_COPY,
-                  .buffer = dst,
-                  .src = src,
-                  .offset = dst_offset,
-                  .src_offset = src_offset,
-                  .size = size };
-    return buf_cmd_run(fn, queue, &c, num_wait, wait, event);
+    buf_cmd c = { .src = src, .src_offset = src_offset };
+    return buf_cmd_run(fn, queue, CMD_COPY, dst, dst_offset, size, c, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
                              size_t pattern_size, size_t offset, size_t size, size_t num_wait,
                              kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_fill";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "buffer", buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (!pattern)
@@ -410,13 +407,8 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: offset %zu and size %zu must be multiples of pattern_size %zu",
                                fn, offset, size, pattern_size);
-    buf_cmd c = { .kind = CMD_FILL,
-                  .buffer = buffer,
-                  .offset = offset,
-                  .size = size,
-                  .pattern = pattern,
-                  .pattern_size = pattern_size };
-    return buf_cmd_run(fn, queue, &c, num_wait, wait, event);
+    buf_cmd c = { .pattern = pattern, .pattern_size = pattern_size };
+    return buf_cmd_run(fn, queue, CMD_FILL, buffer, offset, size, c, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map_flags,
@@ -425,7 +417,7 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
     if (!host_ptr)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
     *host_ptr = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
+    kiln_status st = kiln__check_qbr(fn, NULL, queue, "buffer", buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (kiln__queue_rec(queue))
@@ -460,9 +452,7 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
 kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
                               size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_unmap";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, 0, 0);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "buffer", buffer, 0, 0);
     if (st != KILN_OK)
         return st;
     if (!host_ptr)
@@ -494,9 +484,7 @@ kiln_status kiln_buffer_copy_peer(kiln_queue *queue, kiln_buffer *dst, size_t ds
                                   kiln_buffer *src, size_t src_offset, size_t size, size_t num_wait,
                                   kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_copy_peer";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "dst", dst, dst_offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "dst", dst, dst_offset, size);
     if (st != KILN_OK)
         return st;
     if (!src)
