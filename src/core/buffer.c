@@ -282,8 +282,9 @@ typedef struct buf_cmd {
     size_t pattern_size;
 } buf_cmd;
 
-static kiln_status buf_cmd_record(struct kiln_graph *rec, kiln_queue *queue, const buf_cmd *c,
+static kiln_status buf_cmd_record(struct kiln_graph *rec, kiln_queue *queue, const void *arg,
                                   size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    const buf_cmd *c = arg;
     switch (c->kind) {
     case CMD_WRITE:
     case CMD_READ:
@@ -298,8 +299,9 @@ static kiln_status buf_cmd_record(struct kiln_graph *rec, kiln_queue *queue, con
     }
 }
 
-static kiln_status buf_cmd_backend(kiln_queue *queue, const buf_cmd *c, size_t num_wait,
+static kiln_status buf_cmd_backend(kiln_queue *queue, const void *arg, size_t num_wait,
                                    void *const *wait, void **out) {
+    const buf_cmd *c = arg;
     const kiln__backend *b = queue->backend;
     void *h = c->buffer->handle;
     switch (c->kind) {
@@ -319,7 +321,7 @@ static kiln_status buf_cmd_backend(kiln_queue *queue, const buf_cmd *c, size_t n
 }
 
 /* A checked command on buffer (cmd: the kind's other arguments): nothing
- * for size 0, a node while queue records, or enqueued on the backend. */
+ * for size 0, else kiln__command's. */
 static kiln_status buf_cmd_run(const char *fn, kiln_queue *queue, int kind, kiln_buffer *buffer,
                                size_t offset, size_t size, buf_cmd cmd, size_t num_wait,
                                kiln_event *const *wait, kiln_event **event) {
@@ -327,17 +329,9 @@ static kiln_status buf_cmd_run(const char *fn, kiln_queue *queue, int kind, kiln
     cmd.buffer = buffer;
     cmd.offset = offset;
     cmd.size = size;
-    const buf_cmd *c = &cmd;
-    if (c->size == 0)
+    if (size == 0)
         return kiln__nothing_done(queue, num_wait, wait, event);
-    kiln__enqueue e;
-    kiln_status st = kiln__graph_or_begin(&e, fn, queue, num_wait, wait, event);
-    if (st != KILN_OK)
-        return st;
-    if (e.graph)
-        return buf_cmd_record(e.graph, queue, c, num_wait, wait, event);
-    st = buf_cmd_backend(queue, c, num_wait, e.wait, kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    return kiln__command(fn, queue, buf_cmd_record, buf_cmd_backend, &cmd, num_wait, wait, event);
 }
 
 /* The non-blocking transfers differ only in direction: one body for both. */

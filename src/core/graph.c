@@ -318,6 +318,19 @@ kiln_status kiln__graph_or_begin(kiln__enqueue *e, const char *fn, kiln_queue *q
     return kiln__enqueue_begin(e, fn, queue, num_wait, wait, event);
 }
 
+kiln_status kiln__command(const char *fn, kiln_queue *queue, kiln__cmd_record record,
+                          kiln__cmd_run run, const void *arg, size_t num_wait,
+                          kiln_event *const *wait, kiln_event **event) {
+    kiln__enqueue e;
+    kiln_status st = kiln__graph_or_begin(&e, fn, queue, num_wait, wait, event);
+    if (st != KILN_OK)
+        return st;
+    if (e.graph)
+        return record(e.graph, queue, arg, num_wait, wait, event);
+    st = run(queue, arg, num_wait, e.wait, kiln__enqueue_out(&e, event));
+    return kiln__enqueue_end(&e, fn, st, queue, event);
+}
+
 /* Under g->lock: the queue's entry, joining it to the recording. */
 static kiln__grq *kiln__grq_get(kiln_graph *g, kiln_queue *q) {
     for (size_t i = 0; i < g->num_queues; i++)
