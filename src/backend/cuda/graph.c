@@ -352,10 +352,11 @@ static kiln_status cug_set_kernel_args(void *graph, void *node, size_t num_args,
     if (!n->fn)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "not a kernel node");
     kiln__cu_argv av;
-    size_t shared = 0;
     kiln_status st = kiln__cu_argv_init(&av, num_args);
-    if (st == KILN_OK)
-        st = kiln__cu_launch_params(g->dev, num_args, args, av.params, av.ptrs, &shared);
+    if (st != KILN_OK)
+        return st;
+    size_t shared = 0;
+    st = kiln__cu_launch_params(g->dev, num_args, args, av.params, av.ptrs, &shared);
     if (st == KILN_OK)
         st = kiln__cu_ctx_use(g->dev->ctx);
     if (st == KILN_OK)
