@@ -216,9 +216,13 @@ kiln_context *kiln_buffer_context(const kiln_buffer *buffer) {
     return buffer ? buffer->context : NULL;
 }
 
-/* Checks a queue, a buffer and a byte range. */
-static kiln_status kiln__check_qbr(const char *fn, const kiln_queue *queue, const char *bname,
-                                   const kiln_buffer *buffer, size_t offset, size_t size) {
+/* Checks a queue, a buffer and a byte range, after clearing *event (an
+ * enqueued command's; NULL for a blocking one). */
+static kiln_status kiln__check_qbr(const char *fn, kiln_event **event, const kiln_queue *queue,
+                                   const char *bname, const kiln_buffer *buffer, size_t offset,
+                                   size_t size) {
+    if (event)
+        *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
     if (!buffer)
@@ -236,7 +240,8 @@ static kiln_status kiln__check_qbr(const char *fn, const kiln_queue *queue, cons
 /* The blocking transfers differ only in direction: one body for both. */
 static kiln_status kiln__transfer(const char *fn, int to_device, kiln_queue *queue,
                                   kiln_buffer *buffer, size_t offset, size_t size, void *host) {
-    kiln_status st = kiln__check_qbr(fn, queue, to_device ? "dst" : "src", buffer, offset, size);
+    kiln_status st =
+        kiln__check_qbr(fn, NULL, queue, to_device ? "dst" : "src", buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (kiln__queue_rec(queue))
@@ -267,37 +272,82 @@ kiln_status kiln_buffer_read(kiln_queue *queue, kiln_buffer *src, size_t offset,
     return kiln__transfer("kiln_buffer_read", 0, queue, src, offset, size, dst);
 }
 
+/* One enqueued buffer command: a write, read, copy (from src) or fill. */
+typedef struct buf_cmd {
+    enum { CMD_WRITE, CMD_READ, CMD_COPY, CMD_FILL } kind;
+    kiln_buffer *buffer, *src;
+    size_t offset, src_offset, size;
+    void *host;
+    const void *pattern;
+    size_t pattern_size;
+} buf_cmd;
+
+static kiln_status buf_cmd_record(struct kiln_graph *rec, kiln_queue *queue, const void *arg,
+                                  size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    const buf_cmd *c = arg;
+    switch (c->kind) {
+    case CMD_WRITE:
+    case CMD_READ:
+        return kiln__graph_add_transfer(rec, queue, c->kind == CMD_WRITE, c->buffer, c->offset,
+                                        c->size, c->host, num_wait, wait, event);
+    case CMD_COPY:
+        return kiln__graph_add_copy(rec, queue, c->src, c->src_offset, c->buffer, c->offset,
+                                    c->size, num_wait, wait, event);
+    default:
+        return kiln__graph_add_fill(rec, queue, c->buffer, c->pattern, c->pattern_size, c->offset,
+                                    c->size, num_wait, wait, event);
+    }
+}
+
+static kiln_status buf_cmd_backend(kiln_queue *queue, const void *arg, size_t num_wait,
+                                   void *const *wait, void **out) {
+    const buf_cmd *c = arg;
+    const kiln__backend *b = queue->backend;
+    void *h = c->buffer->handle;
+    switch (c->kind) {
+    case CMD_WRITE:
+        return b->buffer_write(queue->handle, h, c->offset, c->size, c->host, 0, num_wait, wait,
+                               out);
+    case CMD_READ:
+        return b->buffer_read(queue->handle, h, c->offset, c->size, c->host, 0, num_wait, wait,
+                              out);
+    case CMD_COPY:
+        return b->buffer_copy(queue->handle, c->src->handle, c->src_offset, h, c->offset, c->size,
+                              num_wait, wait, out);
+    default:
+        return b->buffer_fill(queue->handle, h, c->pattern, c->pattern_size, c->offset, c->size,
+                              num_wait, wait, out);
+    }
+}
+
+/* A checked command on buffer (cmd: the kind's other arguments): nothing
+ * for size 0, else kiln__command's. */
+static kiln_status buf_cmd_run(const char *fn, kiln_queue *queue, int kind, kiln_buffer *buffer,
+                               size_t offset, size_t size, buf_cmd cmd, size_t num_wait,
+                               kiln_event *const *wait, kiln_event **event) {
+    cmd.kind = kind;
+    cmd.buffer = buffer;
+    cmd.offset = offset;
+    cmd.size = size;
+    if (size == 0)
+        return kiln__nothing_done(queue, num_wait, wait, event);
+    return kiln__command(fn, queue, buf_cmd_record, buf_cmd_backend, &cmd, num_wait, wait, event);
+}
+
 /* The non-blocking transfers differ only in direction: one body for both. */
 static kiln_status kiln__transfer_async(const char *fn, int to_device, kiln_queue *queue,
                                         kiln_buffer *buffer, size_t offset, size_t size, void *host,
                                         size_t num_wait, kiln_event *const *wait,
                                         kiln_event **event) {
     const char *buffer_name = to_device ? "dst" : "src", *host_name = to_device ? "src" : "dst";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, buffer_name, buffer, offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, buffer_name, buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (!host && size)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: %s is NULL", fn, host_name);
-    if (size == 0)
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    struct kiln_graph *rec = NULL;
-    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_transfer(rec, queue, to_device, buffer, offset, size, host, num_wait,
-                                        wait, event);
-    kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
-        return st;
-    if (to_device)
-        st = queue->backend->buffer_write(queue->handle, buffer->handle, offset, size, host, 0,
-                                          num_wait, e.wait, kiln__enqueue_out(&e, event));
-    else
-        st = queue->backend->buffer_read(queue->handle, buffer->handle, offset, size, host, 0,
-                                         num_wait, e.wait, kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    buf_cmd c = { .host = host };
+    return buf_cmd_run(fn, queue, to_device ? CMD_WRITE : CMD_READ, buffer, offset, size, c,
+                       num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_write_async(kiln_queue *queue, kiln_buffer *dst, size_t offset, size_t size,
@@ -319,11 +369,9 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
                              kiln_buffer *dst, size_t dst_offset, size_t size, size_t num_wait,
                              kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_copy";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "src", src, src_offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "src", src, src_offset, size);
     if (st == KILN_OK)
-        st = kiln__check_qbr(fn, queue, "dst", dst, dst_offset, size);
+        st = kiln__check_qbr(fn, NULL, queue, "dst", dst, dst_offset, size);
     if (st != KILN_OK)
         return st;
     if (size && src->root == dst->root) {
@@ -332,30 +380,15 @@ kiln_status kiln_buffer_copy(kiln_queue *queue, kiln_buffer *src, size_t src_off
             return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                    "%s: the source and destination ranges overlap", fn);
     }
-    if (size == 0)
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    struct kiln_graph *rec = NULL;
-    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_copy(rec, queue, src, src_offset, dst, dst_offset, size, num_wait,
-                                    wait, event);
-    kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
-        return st;
-    st =
-        queue->backend->buffer_copy(queue->handle, src->handle, src_offset, dst->handle, dst_offset,
-                                    size, num_wait, e.wait, kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    buf_cmd c = { .src = src, .src_offset = src_offset };
+    return buf_cmd_run(fn, queue, CMD_COPY, dst, dst_offset, size, c, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void *pattern,
                              size_t pattern_size, size_t offset, size_t size, size_t num_wait,
                              kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_fill";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "buffer", buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (!pattern)
@@ -368,20 +401,8 @@ kiln_status kiln_buffer_fill(kiln_queue *queue, kiln_buffer *buffer, const void 
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: offset %zu and size %zu must be multiples of pattern_size %zu",
                                fn, offset, size, pattern_size);
-    if (size == 0)
-        return kiln__nothing_done(queue, num_wait, wait, event);
-    struct kiln_graph *rec = NULL;
-    if ((st = kiln__graph_of(fn, queue, num_wait, wait, &rec)) != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_fill(rec, queue, buffer, pattern, pattern_size, offset, size,
-                                    num_wait, wait, event);
-    kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
-        return st;
-    st = queue->backend->buffer_fill(queue->handle, buffer->handle, pattern, pattern_size, offset,
-                                     size, num_wait, e.wait, kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    buf_cmd c = { .pattern = pattern, .pattern_size = pattern_size };
+    return buf_cmd_run(fn, queue, CMD_FILL, buffer, offset, size, c, num_wait, wait, event);
 }
 
 kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map_flags,
@@ -390,7 +411,7 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
     if (!host_ptr)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: host_ptr is NULL", fn);
     *host_ptr = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, offset, size);
+    kiln_status st = kiln__check_qbr(fn, NULL, queue, "buffer", buffer, offset, size);
     if (st != KILN_OK)
         return st;
     if (kiln__queue_rec(queue))
@@ -425,9 +446,7 @@ kiln_status kiln_buffer_map(kiln_queue *queue, kiln_buffer *buffer, unsigned map
 kiln_status kiln_buffer_unmap(kiln_queue *queue, kiln_buffer *buffer, void *host_ptr,
                               size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_unmap";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "buffer", buffer, 0, 0);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "buffer", buffer, 0, 0);
     if (st != KILN_OK)
         return st;
     if (!host_ptr)
@@ -459,9 +478,7 @@ kiln_status kiln_buffer_copy_peer(kiln_queue *queue, kiln_buffer *dst, size_t ds
                                   kiln_buffer *src, size_t src_offset, size_t size, size_t num_wait,
                                   kiln_event *const *wait, kiln_event **event) {
     static const char fn[] = "kiln_buffer_copy_peer";
-    if (event)
-        *event = NULL;
-    kiln_status st = kiln__check_qbr(fn, queue, "dst", dst, dst_offset, size);
+    kiln_status st = kiln__check_qbr(fn, event, queue, "dst", dst, dst_offset, size);
     if (st != KILN_OK)
         return st;
     if (!src)

@@ -12,12 +12,13 @@
 #include <string.h>
 
 #include "base/fault.h"
+#include "base/thread.h"
 #include "core/internal.h"
 
 /* ------------------------------------------------------------ callback thread */
 
 typedef struct kiln__cb_node {
-    struct kiln__cb_node *next;
+    kiln__fifo_link link;         /* first: the callback thread's FIFO node */
     kiln_event *event;            /* retained until the callback ran */
     kiln_event_callback callback; /* either a callback ... */
     void *user_data;
@@ -27,9 +28,7 @@ typedef struct kiln__cb_node {
 } kiln__cb_node;
 
 static pthread_once_t kiln__cb_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t kiln__cb_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t kiln__cb_cond = PTHREAD_COND_INITIALIZER;
-static kiln__cb_node *kiln__cb_head, *kiln__cb_tail;
+static kiln__fifo kiln__cb_fifo = KILN__FIFO_INITIALIZER;
 static int kiln__cb_started;
 static _Thread_local int kiln__cb_this_thread; /* 1 on the kiln-callback thread */
 
@@ -63,48 +62,22 @@ static void kiln__cb_run(kiln__cb_node *node) {
 
 static void *kiln__cb_main(void *arg) {
     (void)arg;
-#if defined(__linux__)
-    pthread_setname_np(pthread_self(), "kiln-callback");
-#endif
+    kiln__thread_name("kiln-callback");
     kiln__cb_this_thread = 1;
-    for (;;) {
-        pthread_mutex_lock(&kiln__cb_lock);
-        while (!kiln__cb_head)
-            pthread_cond_wait(&kiln__cb_cond, &kiln__cb_lock);
-        kiln__cb_node *node = kiln__cb_head;
-        kiln__cb_head = node->next;
-        if (!kiln__cb_head)
-            kiln__cb_tail = NULL;
-        pthread_mutex_unlock(&kiln__cb_lock);
-        kiln__cb_run(node);
-    }
+    for (;;)
+        kiln__cb_run((kiln__cb_node *)kiln__fifo_wait_pop(&kiln__cb_fifo));
     return NULL;
 }
 
 static void kiln__cb_start(void) {
-    pthread_t thread;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0)
-        return;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&thread, &attr, kiln__cb_main, NULL) == 0)
-        kiln__cb_started = 1;
-    pthread_attr_destroy(&attr);
+    kiln__cb_started = kiln__thread_detached(kiln__cb_main, NULL);
 }
 
 /* The backend's notification: queue the node for the callback thread. */
 static void kiln__cb_notify(void *arg, int failed) {
     kiln__cb_node *node = arg;
     node->failed = failed;
-    node->next = NULL;
-    pthread_mutex_lock(&kiln__cb_lock);
-    if (kiln__cb_tail)
-        kiln__cb_tail->next = node;
-    else
-        kiln__cb_head = node;
-    kiln__cb_tail = node;
-    pthread_cond_signal(&kiln__cb_cond);
-    pthread_mutex_unlock(&kiln__cb_lock);
+    kiln__fifo_push(&kiln__cb_fifo, &node->link);
 }
 
 static kiln_status kiln__cb_register(kiln_event *event, kiln__cb_node *node) {

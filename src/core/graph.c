@@ -310,6 +310,27 @@ kiln_status kiln__graph_of(const char *fn, kiln_queue *queue, size_t num_wait,
     return KILN_OK;
 }
 
+kiln_status kiln__graph_or_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
+                                 size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    kiln_status st = kiln__graph_of(fn, queue, num_wait, wait, &e->graph);
+    if (st != KILN_OK || e->graph)
+        return st;
+    return kiln__enqueue_begin(e, fn, queue, num_wait, wait, event);
+}
+
+kiln_status kiln__command(const char *fn, kiln_queue *queue, kiln__cmd_record record,
+                          kiln__cmd_run run, const void *arg, size_t num_wait,
+                          kiln_event *const *wait, kiln_event **event) {
+    kiln__enqueue e;
+    kiln_status st = kiln__graph_or_begin(&e, fn, queue, num_wait, wait, event);
+    if (st != KILN_OK)
+        return st;
+    if (e.graph)
+        return record(e.graph, queue, arg, num_wait, wait, event);
+    st = run(queue, arg, num_wait, e.wait, kiln__enqueue_out(&e, event));
+    return kiln__enqueue_end(&e, fn, st, queue, event);
+}
+
 /* Under g->lock: the queue's entry, joining it to the recording. */
 static kiln__grq *kiln__grq_get(kiln_graph *g, kiln_queue *q) {
     for (size_t i = 0; i < g->num_queues; i++)
@@ -1039,15 +1060,12 @@ kiln_status kiln_graph_exec_launch(kiln_queue *queue, kiln_graph_exec *exec, siz
     if (queue->context != g->context)
         return kiln__error_set(KILN_ERROR_MISMATCH, 0,
                                "%s: the queue belongs to another context than the graph", fn);
-    kiln_graph *rec = NULL;
-    kiln_status st = kiln__graph_of(fn, queue, num_wait, wait, &rec);
+    kiln__enqueue e;
+    kiln_status st = kiln__graph_or_begin(&e, fn, queue, num_wait, wait, event);
     if (st != KILN_OK)
         return st;
-    if (rec)
-        return kiln__graph_refuse(rec, fn, "a graph launch is not recorded into another graph");
-    kiln__enqueue e;
-    if ((st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event)) != KILN_OK)
-        return st;
+    if (e.graph)
+        return kiln__graph_refuse(e.graph, fn, "a graph launch is not recorded into another graph");
     const kiln__backend *be = queue->backend;
     void *end = NULL;
     pthread_mutex_lock(&exec->lock);

@@ -239,10 +239,11 @@ typedef struct kiln__enqueue {
     void *const *wait;
     size_t num_wait;
     void *event;
-    const char *name;     /* the command's name on the timeline */
-    uint64_t enqueued_ns; /* host clock at enqueue; 0 when no trace is on */
-    kiln_event *wrapper;  /* allocated by begin when an event is asked for */
-    int nvtx;             /* an NVTX range was pushed by begin (nvtx.c) */
+    const char *name;         /* the command's name on the timeline */
+    uint64_t enqueued_ns;     /* host clock at enqueue; 0 when no trace is on */
+    kiln_event *wrapper;      /* allocated by begin when an event is asked for */
+    int nvtx;                 /* an NVTX range was pushed by begin (nvtx.c) */
+    struct kiln_graph *graph; /* kiln__graph_or_begin: the graph recording it */
 } kiln__enqueue;
 
 /* NVTX ranges around enqueues (nvtx.c): push returns 1 when it pushed one
@@ -281,6 +282,20 @@ int kiln__queue_watch_pending(kiln_queue *queue);
  * arguments the caller has checked (fn names it in messages). */
 kiln_status kiln__graph_of(const char *fn, kiln_queue *queue, size_t num_wait,
                            kiln_event *const *wait, struct kiln_graph **graph);
+/* kiln__graph_of into e->graph, then, when that is NULL, kiln__enqueue_begin. */
+kiln_status kiln__graph_or_begin(kiln__enqueue *e, const char *fn, kiln_queue *queue,
+                                 size_t num_wait, kiln_event *const *wait, kiln_event **event);
+/* A checked command on queue: recorded by record while queue records
+ * into a graph, else enqueued by run (the backend call, given the
+ * translated wait list and where its event goes) inside an enqueue frame. */
+typedef kiln_status (*kiln__cmd_record)(struct kiln_graph *graph, kiln_queue *queue,
+                                        const void *arg, size_t num_wait, kiln_event *const *wait,
+                                        kiln_event **event);
+typedef kiln_status (*kiln__cmd_run)(kiln_queue *queue, const void *arg, size_t num_wait,
+                                     void *const *wait, void **out);
+kiln_status kiln__command(const char *fn, kiln_queue *queue, kiln__cmd_record record,
+                          kiln__cmd_run run, const void *arg, size_t num_wait,
+                          kiln_event *const *wait, kiln_event **event);
 kiln_status kiln__graph_add_launch(struct kiln_graph *g, kiln_queue *q, kiln_kernel *kernel,
                                    unsigned dims, const size_t *global, const size_t *local,
                                    size_t num_args, const kiln_arg *args, size_t num_wait,

@@ -161,6 +161,17 @@ kiln_status kiln_queue_flush(kiln_queue *queue) {
     return st == KILN_OK ? st : kiln__error_prefix(st, "kiln_queue_flush");
 }
 
+/* kiln__command's halves for a marker (arg: barrier, an int). */
+static kiln_status marker_record(struct kiln_graph *graph, kiln_queue *queue, const void *arg,
+                                 size_t num_wait, kiln_event *const *wait, kiln_event **event) {
+    return kiln__graph_add_marker(graph, queue, *(const int *)arg, num_wait, wait, event);
+}
+
+static kiln_status marker_run(kiln_queue *queue, const void *arg, size_t num_wait,
+                              void *const *wait, void **out) {
+    return queue->backend->queue_marker(queue->handle, *(const int *)arg, num_wait, wait, out);
+}
+
 static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
                                 kiln_event *const *wait, kiln_event **event) {
     const char *fn = barrier ? "kiln_queue_barrier" : "kiln_queue_marker";
@@ -168,19 +179,7 @@ static kiln_status kiln__marker(kiln_queue *queue, int barrier, size_t num_wait,
         *event = NULL;
     if (!queue)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", fn);
-    struct kiln_graph *rec = NULL;
-    kiln_status st = kiln__graph_of(fn, queue, num_wait, wait, &rec);
-    if (st != KILN_OK)
-        return st;
-    if (rec)
-        return kiln__graph_add_marker(rec, queue, barrier, num_wait, wait, event);
-    kiln__enqueue e;
-    st = kiln__enqueue_begin(&e, fn, queue, num_wait, wait, event);
-    if (st != KILN_OK)
-        return st;
-    st = queue->backend->queue_marker(queue->handle, barrier, num_wait, e.wait,
-                                      kiln__enqueue_out(&e, event));
-    return kiln__enqueue_end(&e, fn, st, queue, event);
+    return kiln__command(fn, queue, marker_record, marker_run, &barrier, num_wait, wait, event);
 }
 
 kiln_status kiln_queue_marker(kiln_queue *queue, size_t num_wait, kiln_event *const *wait,

@@ -49,45 +49,51 @@ static const struct dl_type *dl_type_of_code(uint8_t code, uint8_t bits) {
 
 /* ------------------------------------------------------- CUDA memory */
 
-/* The CUDA ordinal of dev; KILN_ERROR_MISMATCH (message set) when dev is
- * not a CUDA device or kiln has no CUDA backend. */
-static kiln_status cuda_ordinal(const kiln_device *dev, int *ordinal) {
+/* cuda_ordinal: the CUDA ordinal of dev; cuda_pointer: the device
+ * pointer of a CUDA buffer; cuda_wrap: a kiln buffer of ctx over [ptr,
+ * ptr + size) of CUDA memory, not owned. KILN_ERROR_MISMATCH (message set)
+ * for what is not CUDA's, or when kiln has no CUDA backend. */
 #if KILN_HAVE_CUDA
+static kiln_status cuda_ordinal(const kiln_device *dev, int *ordinal) {
     CUdevice d = 0;
     kiln_status st = kiln_cuda_device_native(dev, &d);
     *ordinal = (int)d;
     return st;
-#else
-    (void)dev;
-    *ordinal = -1;
-    return kiln__error_set(KILN_ERROR_MISMATCH, 0, "kiln was built without CUDA");
-#endif
 }
 
-/* The device pointer of a CUDA buffer (KILN_ERROR_MISMATCH otherwise). */
 static kiln_status cuda_pointer(const kiln_buffer *buf, uintptr_t *ptr) {
-#if KILN_HAVE_CUDA
     CUdeviceptr p = 0;
     kiln_status st = kiln_cuda_buffer_native(buf, &p);
     *ptr = (uintptr_t)p;
     return st;
-#else
-    (void)buf;
-    *ptr = 0;
-    return kiln__error_set(KILN_ERROR_MISMATCH, 0, "kiln was built without CUDA");
-#endif
 }
 
-/* A kiln buffer of ctx over [ptr, ptr + size) of CUDA memory, not owned. */
 static kiln_status cuda_wrap(kiln_context *ctx, uintptr_t ptr, size_t size, kiln_buffer **buf) {
-#if KILN_HAVE_CUDA
     return kiln_cuda_buffer_wrap(ctx, (CUdeviceptr)ptr, size, 0, buf);
+}
 #else
+static kiln_status no_cuda(void) {
+    return kiln__error_set(KILN_ERROR_MISMATCH, 0, "kiln was built without CUDA");
+}
+
+static kiln_status cuda_ordinal(const kiln_device *dev, int *ordinal) {
+    (void)dev;
+    *ordinal = -1;
+    return no_cuda();
+}
+
+static kiln_status cuda_pointer(const kiln_buffer *buf, uintptr_t *ptr) {
+    (void)buf;
+    *ptr = 0;
+    return no_cuda();
+}
+
+static kiln_status cuda_wrap(kiln_context *ctx, uintptr_t ptr, size_t size, kiln_buffer **buf) {
     (void)ctx, (void)ptr, (void)size;
     *buf = NULL;
-    return kiln__error_set(KILN_ERROR_MISMATCH, 0, "kiln was built without CUDA");
-#endif
+    return no_cuda();
 }
+#endif
 
 /* ------------------------------------------------------------- layout */
 
@@ -215,35 +221,40 @@ static kiln_status export_make(const char *fn, kiln_queue *q, kiln_array *a, dl_
     return KILN_OK;
 }
 
-kiln_status kiln_array_to_dlpack(kiln_queue *queue, kiln_array *array, DLManagedTensor **tensor) {
-    static const char fn[] = "kiln_array_to_dlpack";
-    if (!tensor)
+/* An export for either kind of DLPack tensor (both are filled in: the
+ * caller hands out one, whose deleter frees the export). */
+static kiln_status export_begin(const char *fn, kiln_queue *queue, kiln_array *array,
+                                int have_tensor, dl_export **e) {
+    *e = NULL;
+    if (!have_tensor)
         return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: tensor is NULL", fn);
-    *tensor = NULL;
-    dl_export *e = NULL;
-    kiln_status st = export_make(fn, queue, array, &e);
+    kiln_status st = export_make(fn, queue, array, e);
     if (st != KILN_OK)
         return st;
-    e->legacy = (DLManagedTensor){ e->tensor, e, delete_legacy };
-    *tensor = &e->legacy;
+    dl_export *x = *e;
+    x->legacy = (DLManagedTensor){ x->tensor, x, delete_legacy };
+    x->versioned = (DLManagedTensorVersioned){
+        { DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION }, x, delete_versioned, 0, x->tensor
+    };
     return KILN_OK;
+}
+
+kiln_status kiln_array_to_dlpack(kiln_queue *queue, kiln_array *array, DLManagedTensor **tensor) {
+    dl_export *e;
+    kiln_status st = export_begin("kiln_array_to_dlpack", queue, array, tensor != NULL, &e);
+    if (tensor)
+        *tensor = e ? &e->legacy : NULL;
+    return st;
 }
 
 kiln_status kiln_array_to_dlpack_versioned(kiln_queue *queue, kiln_array *array,
                                            DLManagedTensorVersioned **tensor) {
-    static const char fn[] = "kiln_array_to_dlpack_versioned";
-    if (!tensor)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: tensor is NULL", fn);
-    *tensor = NULL;
-    dl_export *e = NULL;
-    kiln_status st = export_make(fn, queue, array, &e);
-    if (st != KILN_OK)
-        return st;
-    e->versioned = (DLManagedTensorVersioned){
-        { DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION }, e, delete_versioned, 0, e->tensor
-    };
-    *tensor = &e->versioned;
-    return KILN_OK;
+    dl_export *e;
+    kiln_status st =
+        export_begin("kiln_array_to_dlpack_versioned", queue, array, tensor != NULL, &e);
+    if (tensor)
+        *tensor = e ? &e->versioned : NULL;
+    return st;
 }
 
 /* ------------------------------------------------------------- import */

@@ -395,6 +395,23 @@ KILN_FUNC void kiln_rng_normal2f16(uint16 a, uint16 b, float16 *c,
     *c = r * cs;
 }
 
+/* The body of both put16s: Q(lane, p, o) stores lane's vector of each
+ * a_j at p + o vectors; W values of T go to y[e..e+W-1], only those in
+ * [0, n) (through t when not all are). */
+#define KILN_RNG_EACH16(Q, p) Q(0, p, 0); Q(1, p, 1); Q(2, p, 2); Q(3, p, 3); \
+    Q(4, p, 4); Q(5, p, 5); Q(6, p, 6); Q(7, p, 7); Q(8, p, 8); Q(9, p, 9); \
+    Q(a, p, 10); Q(b, p, 11); Q(c, p, 12); Q(d, p, 13); Q(e, p, 14); Q(f, p, 15)
+#define KILN_RNG_PUT16(T, W, Q)                 \
+    if (e >= 0 && e + W <= n) {                 \
+        KILN_GLOBAL T *p = y + e;               \
+        KILN_RNG_EACH16(Q, p);                  \
+    } else {                                    \
+        T t[W];                                 \
+        KILN_RNG_EACH16(Q, t);                  \
+        for (int l = 0; l < W; l++)             \
+            if (e + l >= 0 && e + l < n)        \
+                y[e + l] = t[l];                \
+    }
 /* Stores 64 float32 values, element e + 4l + j = a_j[l], to y[e..e+63],
  * only those in [0, n). */
 KILN_FUNC void kiln_rng_put16_float(KILN_GLOBAL float *y, long e, long n,
@@ -402,22 +419,7 @@ KILN_FUNC void kiln_rng_put16_float(KILN_GLOBAL float *y, long e, long n,
                                     float16 a3)
 {
 #define KILN_RNG_Q(l, p, o) vstore4((float4)(a0.s##l, a1.s##l, a2.s##l, a3.s##l), o, p)
-#define KILN_RNG_Q16(p) KILN_RNG_Q(0, p, 0); KILN_RNG_Q(1, p, 1); KILN_RNG_Q(2, p, 2); \
-    KILN_RNG_Q(3, p, 3); KILN_RNG_Q(4, p, 4); KILN_RNG_Q(5, p, 5); KILN_RNG_Q(6, p, 6); \
-    KILN_RNG_Q(7, p, 7); KILN_RNG_Q(8, p, 8); KILN_RNG_Q(9, p, 9); KILN_RNG_Q(a, p, 10); \
-    KILN_RNG_Q(b, p, 11); KILN_RNG_Q(c, p, 12); KILN_RNG_Q(d, p, 13); \
-    KILN_RNG_Q(e, p, 14); KILN_RNG_Q(f, p, 15)
-    if (e >= 0 && e + 64 <= n) {
-        KILN_GLOBAL float *p = y + e;
-        KILN_RNG_Q16(p);
-    } else {
-        float t[64];
-        KILN_RNG_Q16(t);
-        for (int l = 0; l < 64; l++)
-            if (e + l >= 0 && e + l < n)
-                y[e + l] = t[l];
-    }
-#undef KILN_RNG_Q16
+    KILN_RNG_PUT16(float, 64, KILN_RNG_Q)
 #undef KILN_RNG_Q
 }
 
@@ -445,22 +447,7 @@ KILN_FUNC void kiln_rng_put16_double(KILN_GLOBAL double *y, long e, long n,
                                      double16 a0, double16 a1)
 {
 #define KILN_RNG_D(l, p, o) vstore2((double2)(a0.s##l, a1.s##l), o, p)
-#define KILN_RNG_D16(p) KILN_RNG_D(0, p, 0); KILN_RNG_D(1, p, 1); KILN_RNG_D(2, p, 2); \
-    KILN_RNG_D(3, p, 3); KILN_RNG_D(4, p, 4); KILN_RNG_D(5, p, 5); KILN_RNG_D(6, p, 6); \
-    KILN_RNG_D(7, p, 7); KILN_RNG_D(8, p, 8); KILN_RNG_D(9, p, 9); KILN_RNG_D(a, p, 10); \
-    KILN_RNG_D(b, p, 11); KILN_RNG_D(c, p, 12); KILN_RNG_D(d, p, 13); \
-    KILN_RNG_D(e, p, 14); KILN_RNG_D(f, p, 15)
-    if (e >= 0 && e + 32 <= n) {
-        KILN_GLOBAL double *p = y + e;
-        KILN_RNG_D16(p);
-    } else {
-        double t[32];
-        KILN_RNG_D16(t);
-        for (int l = 0; l < 32; l++)
-            if (e + l >= 0 && e + l < n)
-                y[e + l] = t[l];
-    }
-#undef KILN_RNG_D16
+    KILN_RNG_PUT16(double, 32, KILN_RNG_D)
 #undef KILN_RNG_D
 }
 #endif

@@ -621,19 +621,21 @@ kiln_status kiln_array_reduce_axis(kiln_queue *queue, kiln_reduce_op op, kiln_ar
     return reduce_axis(queue, op, a, axis, 0, keepdims, num_wait, wait, event, out);
 }
 
+/* var's and std's ddof: finite, >= 0. */
+static kiln_status bad_ddof(const char *what, double ddof, kiln_event **event, kiln_array **out) {
+    if (out)
+        *out = NULL;
+    if (event)
+        *event = NULL;
+    return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
+                           "%s: ddof must be a finite number >= 0, not %g", what, ddof);
+}
+
 kiln_status kiln_array_var_axis(kiln_queue *queue, kiln_array *a, int axis, double ddof, int std,
                                 int keepdims, size_t num_wait, kiln_event *const *wait,
                                 kiln_event **event, kiln_array **out) {
-    if (!(ddof >= 0) || !isfinite(ddof)) {
-        if (out)
-            *out = NULL;
-        if (event)
-            *event = NULL;
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_array_var_axis: ddof must be a finite "
-                               "number >= 0, not %g",
-                               ddof);
-    }
+    if (!(ddof >= 0) || !isfinite(ddof))
+        return bad_ddof("kiln_array_var_axis", ddof, event, out);
     return reduce_axis(queue, std ? KILN_REDUCE_STD : KILN_REDUCE_VAR, a, axis, ddof, keepdims,
                        num_wait, wait, event, out);
 }
@@ -648,16 +650,8 @@ kiln_status kiln_array_reduce_axes(kiln_queue *queue, kiln_reduce_op op, kiln_ar
 kiln_status kiln_array_var_axes(kiln_queue *queue, kiln_array *a, size_t naxes, const int *axes,
                                 double ddof, int std, int keepdims, size_t num_wait,
                                 kiln_event *const *wait, kiln_event **event, kiln_array **out) {
-    if (!(ddof >= 0) || !isfinite(ddof)) {
-        if (out)
-            *out = NULL;
-        if (event)
-            *event = NULL;
-        return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
-                               "kiln_array_var_axes: ddof must be a finite "
-                               "number >= 0, not %g",
-                               ddof);
-    }
+    if (!(ddof >= 0) || !isfinite(ddof))
+        return bad_ddof("kiln_array_var_axes", ddof, event, out);
     return reduce_axes(queue, "kiln_array_var_axes", std ? KILN_REDUCE_STD : KILN_REDUCE_VAR, a,
                        naxes, axes, ddof, keepdims, num_wait, wait, event, out);
 }

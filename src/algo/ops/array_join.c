@@ -88,9 +88,11 @@ static kiln_status join(kiln_queue *queue, size_t n, kiln_array *const *in, unsi
     return st;
 }
 
-/* The checks both calls share. */
-static kiln_status join_begin(kiln_queue *queue, size_t n, kiln_array *const *arrays,
-                              kiln_event **event, kiln_array **out, const char *what) {
+/* The checks both calls share; *ax: axis, counted from 0, of a result of
+ * the inputs' dimensions and extra more. */
+static kiln_status join_begin(kiln_queue *queue, size_t n, kiln_array *const *arrays, int axis,
+                              int extra, kiln_event **event, kiln_array **out, const char *what,
+                              unsigned *ax) {
     if (event)
         *event = NULL;
     if (!out)
@@ -106,6 +108,12 @@ static kiln_status join_begin(kiln_queue *queue, size_t n, kiln_array *const *ar
         if (st != KILN_OK)
             return st;
     }
+    int nd = (int)arrays[0]->ndim + extra;
+    if (axis < -nd || axis >= nd)
+        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
+                               "%s: axis %d is out of range for %s %d dimensions", what, axis,
+                               extra ? "a result of" : "arrays of", nd);
+    *ax = (unsigned)(axis < 0 ? axis + nd : axis);
     return KILN_OK;
 }
 
@@ -113,38 +121,27 @@ kiln_status kiln_array_concatenate(kiln_queue *queue, size_t n, kiln_array *cons
                                    size_t num_wait, kiln_event *const *wait, kiln_event **event,
                                    kiln_array **out) {
     static const char what[] = "kiln_array_concatenate";
-    kiln_status st = join_begin(queue, n, arrays, event, out, what);
+    unsigned ax;
+    kiln_status st = join_begin(queue, n, arrays, axis, 0, event, out, what, &ax);
     if (st != KILN_OK)
         return st;
-    int nd = (int)arrays[0]->ndim;
-    if (axis < -nd || axis >= nd)
-        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                               "%s: axis %d is out of range for arrays of %d "
-                               "dimensions",
-                               what, axis, nd);
-    return join(queue, n, arrays, (unsigned)(axis < 0 ? axis + nd : axis), num_wait, wait, event,
-                out, what);
+    return join(queue, n, arrays, ax, num_wait, wait, event, out, what);
 }
 
 kiln_status kiln_array_stack(kiln_queue *queue, size_t n, kiln_array *const *arrays, int axis,
                              size_t num_wait, kiln_event *const *wait, kiln_event **event,
                              kiln_array **out) {
     static const char what[] = "kiln_array_stack";
-    kiln_status st = join_begin(queue, n, arrays, event, out, what);
+    unsigned ax;
+    kiln_status st = join_begin(queue, n, arrays, axis, 1, event, out, what, &ax);
     if (st != KILN_OK)
         return st;
     int nd = (int)arrays[0]->ndim + 1;
-    if (axis < -nd || axis >= nd)
-        return kiln__error_set(KILN_ERROR_OUT_OF_RANGE, 0,
-                               "%s: axis %d is out of range for a result of "
-                               "%d dimensions",
-                               what, axis, nd);
     if (nd > KILN_ARRAY_MAX_DIMS)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0,
                                "%s: stacking %d-D arrays gives %d dimensions, more than "
                                "KILN_ARRAY_MAX_DIMS (%d)",
                                what, nd - 1, nd, KILN_ARRAY_MAX_DIMS);
-    unsigned ax = (unsigned)(axis < 0 ? axis + nd : axis);
     /* every input must have the shape of the first (stack's rule) */
     for (size_t k = 1; k < n; k++)
         if (!kiln__array_same_shape(arrays[k], arrays[0])) {

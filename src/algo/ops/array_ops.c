@@ -96,6 +96,21 @@ static kiln_status launch_ew(kiln_queue *q, const char *what, kiln_elementwise *
     return st;
 }
 
+/* launch_ew once the build (st) went well; either way the two operands'
+ * broadcast views go. */
+static kiln_status launch_views(kiln_queue *q, const char *what, kiln_status st,
+                                kiln_elementwise *ew, size_t nv, const kiln_arg *v,
+                                kiln_array **views, size_t num_wait, kiln_event *const *wait,
+                                kiln_event **event) {
+    if (st == KILN_OK)
+        st = launch_ew(q, what, ew, nv, v, num_wait, wait, event);
+    else
+        st = kiln__error_prefix(st, "%s", what);
+    kiln_array_release(views[0]);
+    kiln_array_release(views[1]);
+    return st;
+}
+
 /* The elementwise an operation remembered under its fast key (the
  * operation and its dtypes: ctxcache.c), or NULL: then the caller builds
  * its source and caches it with cache_ew. */
@@ -209,13 +224,7 @@ kiln_status kiln_array_binary_out(kiln_queue *q, kiln_binary_op op, kiln_array *
         st = keyed ? cache_ew(q, key, sizeof key, args, opt, "kiln_binary", pre, &ew)
                    : ops_cached(q, args, opt, "kiln_binary", pre, &ew);
     kiln_arg v[3] = { KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]), KILN_ARG_ARRAY(out) };
-    if (st == KILN_OK)
-        st = launch_ew(q, what, ew, 3, v, num_wait, wait, event);
-    else
-        st = kiln__error_prefix(st, "%s", what);
-    kiln_array_release(views[0]);
-    kiln_array_release(views[1]);
-    return st;
+    return launch_views(q, what, st, ew, 3, v, views, num_wait, wait, event);
 }
 
 kiln_status kiln_array_binary_scalar_out(kiln_queue *q, kiln_binary_op op, kiln_array *out,
@@ -401,11 +410,5 @@ kiln_status kiln_array_axpy_out(kiln_queue *q, kiln_array *z, kiln_arg alpha, ki
         st = cache_ew(q, key, sizeof key, args, op, "kiln_axpy", NULL, &ew);
     }
     kiln_arg v[4] = { a, KILN_ARG_ARRAY(views[0]), KILN_ARG_ARRAY(views[1]), KILN_ARG_ARRAY(z) };
-    if (st == KILN_OK)
-        st = launch_ew(q, what, ew, 4, v, num_wait, wait, event);
-    else
-        st = kiln__error_prefix(st, "%s", what);
-    kiln_array_release(views[0]);
-    kiln_array_release(views[1]);
-    return st;
+    return launch_views(q, what, st, ew, 4, v, views, num_wait, wait, event);
 }

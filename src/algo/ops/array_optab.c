@@ -363,59 +363,40 @@ const char *kiln__binary_preamble(kiln_binary_op op, kiln_dtype d, char *buf, si
     }
 }
 
+/* The kernel text of an added op on A and B: a call of fn(A, B), or fmt. */
+static const struct {
+    const char *fn, *fmt;
+} binary_ext[] = {
+    [KILN_OP_POW] = { "kiln_op_pow", NULL }, /* pow itself for floats */
+    [KILN_OP_FLOOR_DIVIDE] = { "kiln_op_floor_divide", NULL },
+    [KILN_OP_REMAINDER] = { "kiln_op_remainder", NULL },
+    [KILN_OP_LEFT_SHIFT] = { "kiln_op_left_shift", NULL },
+    [KILN_OP_RIGHT_SHIFT] = { "kiln_op_right_shift", NULL },
+    [KILN_OP_LOGADDEXP] = { "kiln_op_logaddexp", NULL },
+    [KILN_OP_ATAN2] = { "atan2", NULL },
+    [KILN_OP_HYPOT] = { "hypot", NULL },
+    [KILN_OP_COPYSIGN] = { "copysign", NULL },
+    [KILN_OP_BITWISE_AND] = { NULL, "(%s) & (%s)" },
+    [KILN_OP_BITWISE_OR] = { NULL, "(%s) | (%s)" },
+    [KILN_OP_BITWISE_XOR] = { NULL, "(%s) ^ (%s)" },
+    [KILN_OP_LOGICAL_AND] = { NULL, "((%s) != 0 && (%s) != 0 ? 1 : 0)" },
+    [KILN_OP_LOGICAL_OR] = { NULL, "((%s) != 0 || (%s) != 0 ? 1 : 0)" },
+    [KILN_OP_LOGICAL_XOR] = { NULL, "(((%s) != 0) != ((%s) != 0) ? 1 : 0)" },
+};
+
 const char *kiln__binary_expr_ext(kiln_binary_op op, kiln_dtype d, const char *A, const char *B,
                                   char *buf, size_t cap) {
-    const char *fn = NULL;
-    switch (op) {
-    case KILN_OP_POW:
-        fn = kiln__dtype_kind(d) == 'f' ? "pow" : "kiln_op_pow";
-        break;
-    case KILN_OP_FLOOR_DIVIDE:
-        fn = "kiln_op_floor_divide";
-        break;
-    case KILN_OP_REMAINDER:
-        fn = "kiln_op_remainder";
-        break;
-    case KILN_OP_LEFT_SHIFT:
-        fn = "kiln_op_left_shift";
-        break;
-    case KILN_OP_RIGHT_SHIFT:
-        fn = "kiln_op_right_shift";
-        break;
-    case KILN_OP_LOGADDEXP:
-        fn = "kiln_op_logaddexp";
-        break;
-    case KILN_OP_ATAN2:
-        fn = "atan2";
-        break;
-    case KILN_OP_HYPOT:
-        fn = "hypot";
-        break;
-    case KILN_OP_COPYSIGN:
-        fn = "copysign";
-        break;
-    case KILN_OP_BITWISE_AND:
-        snprintf(buf, cap, "(%s) & (%s)", A, B);
-        return buf;
-    case KILN_OP_BITWISE_OR:
-        snprintf(buf, cap, "(%s) | (%s)", A, B);
-        return buf;
-    case KILN_OP_BITWISE_XOR:
-        snprintf(buf, cap, "(%s) ^ (%s)", A, B);
-        return buf;
-    case KILN_OP_LOGICAL_AND:
-        snprintf(buf, cap, "((%s) != 0 && (%s) != 0 ? 1 : 0)", A, B);
-        return buf;
-    case KILN_OP_LOGICAL_OR:
-        snprintf(buf, cap, "((%s) != 0 || (%s) != 0 ? 1 : 0)", A, B);
-        return buf;
-    case KILN_OP_LOGICAL_XOR:
-        snprintf(buf, cap, "(((%s) != 0) != ((%s) != 0) ? 1 : 0)", A, B);
-        return buf;
-    default:
+    if ((unsigned)op >= sizeof binary_ext / sizeof *binary_ext)
         return NULL;
-    }
-    snprintf(buf, cap, "%s(%s, %s)", fn, A, B);
+    const char *fn = binary_ext[op].fn, *fmt = binary_ext[op].fmt;
+    if (op == KILN_OP_POW && kiln__dtype_kind(d) == 'f')
+        fn = "pow";
+    if (fmt)
+        snprintf(buf, cap, fmt, A, B);
+    else if (fn)
+        snprintf(buf, cap, "%s(%s, %s)", fn, A, B);
+    else
+        return NULL;
     return buf;
 }
 

@@ -190,6 +190,20 @@ static kiln_status ht_flags(const kiln_hash_table *t, const uint32_t *state, con
     return KILN_OK;
 }
 
+/* The arguments the insert and lookup kernels begin with: the keys, the
+ * values, their count, the table's arrays and its slot mask. */
+static void kv_args(kiln_arg *a, const kiln_array *keys, const kiln_array *vals,
+                    const kiln_hash_table *t) {
+    a[0] = KILN_ARG_BUF(keys->buffer);
+    a[1] = KILN_ARG_I64((int64_t)keys->offset);
+    a[2] = KILN_ARG_BUF(vals->buffer);
+    a[3] = KILN_ARG_I64((int64_t)vals->offset);
+    a[4] = KILN_ARG_I64((int64_t)keys->size);
+    a[5] = KILN_ARG_BUF(t->keys);
+    a[6] = KILN_ARG_BUF(t->vals);
+    a[7] = KILN_ARG_U32((uint32_t)(t->slots - 1));
+}
+
 /* Enqueues insert (mode 0) or add (1: values, 2: ones) after the wait
  * list: the flags are cleared, the keys checked, then stored; *event is
  * the store's (NULL for no keys: nothing is enqueued). */
@@ -211,17 +225,11 @@ static kiln_status ht_enqueue(kiln_queue *q, kiln_hash_table *t, kiln_array *key
     st = ht_kernels(q, t, &gen, &v, &plan);
     if (st == KILN_OK) {
         kiln_array *vals = mode == 2 ? keys : values; /* mode 2: unused */
-        kiln_arg args[11] = { KILN_ARG_BUF(keys->buffer),
-                              KILN_ARG_I64((int64_t)keys->offset),
-                              KILN_ARG_BUF(vals->buffer),
-                              KILN_ARG_I64((int64_t)vals->offset),
-                              KILN_ARG_I64((int64_t)n),
-                              KILN_ARG_BUF(t->keys),
-                              KILN_ARG_BUF(t->vals),
-                              KILN_ARG_U32((uint32_t)(t->slots - 1)),
-                              KILN_ARG_U32((uint32_t)t->capacity),
-                              KILN_ARG_BUF(t->state),
-                              KILN_ARG_I32(-1) };
+        kiln_arg args[11];
+        kv_args(args, keys, vals, t);
+        args[8] = KILN_ARG_U32((uint32_t)t->capacity);
+        args[9] = KILN_ARG_BUF(t->state);
+        args[10] = KILN_ARG_I32(-1);
         /* the flags are this call's only: cleared first */
         const uint32_t zero = 0;
         kiln_event *cleared = NULL, *checked = NULL;
@@ -345,6 +353,24 @@ kiln_status kiln_hash_table_add_async(kiln_queue *queue, kiln_hash_table *table,
                            "kiln_hash_table_add_async");
 }
 
+/* One launch of kernel k over n keys (for none, the event follows the
+ * wait list). */
+static kiln_status ht_run(kiln_queue *queue, const kiln_hash_table *t, int k, size_t n,
+                          const kiln_arg *args, size_t num_args, size_t num_wait,
+                          kiln_event *const *wait, kiln_event **event) {
+    if (!n)
+        return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
+    kiln__gen *gen = NULL;
+    kiln__variant *v = NULL;
+    kiln__plan plan;
+    kiln_status st = ht_kernels(queue, t, &gen, &v, &plan);
+    if (st == KILN_OK)
+        st = kiln__launch(queue, v->k[k], ht_global(&plan, n), v->local, args, num_args, NULL,
+                          num_wait, wait, event);
+    kiln__gen_release(gen);
+    return st;
+}
+
 kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t, kiln_array *keys,
                                    kiln_array *values, kiln_arg missing, kiln_array *found,
                                    size_t num_wait, kiln_event *const *wait, kiln_event **event) {
@@ -363,31 +389,14 @@ kiln_status kiln_hash_table_lookup(kiln_queue *queue, kiln_hash_table *t, kiln_a
     if (st != KILN_OK)
         return st;
     size_t n = keys->size;
-    if (!n)
-        return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
-    kiln__gen *gen = NULL;
-    kiln__variant *v = NULL;
-    kiln__plan plan;
-    st = ht_kernels(queue, t, &gen, &v, &plan);
-    if (st == KILN_OK) {
-        kiln_array *f = found ? found : keys; /* unused without found */
-        kiln_arg args[12] = { KILN_ARG_BUF(keys->buffer),
-                              KILN_ARG_I64((int64_t)keys->offset),
-                              KILN_ARG_BUF(values->buffer),
-                              KILN_ARG_I64((int64_t)values->offset),
-                              KILN_ARG_I64((int64_t)n),
-                              KILN_ARG_BUF(t->keys),
-                              KILN_ARG_BUF(t->vals),
-                              KILN_ARG_U32((uint32_t)(t->slots - 1)),
-                              miss,
-                              KILN_ARG_BUF(f->buffer),
-                              KILN_ARG_I64((int64_t)f->offset),
-                              KILN_ARG_I32(found != NULL) };
-        st = kiln__launch(queue, v->k[K_LOOKUP], ht_global(&plan, n), v->local, args, 12, NULL,
-                          num_wait, wait, event);
-    }
-    kiln__gen_release(gen);
-    return st;
+    kiln_array *f = found ? found : keys; /* unused without found */
+    kiln_arg args[12];
+    kv_args(args, keys, values, t);
+    args[8] = miss;
+    args[9] = KILN_ARG_BUF(f->buffer);
+    args[10] = KILN_ARG_I64((int64_t)f->offset);
+    args[11] = KILN_ARG_I32(found != NULL);
+    return ht_run(queue, t, K_LOOKUP, n, args, 12, num_wait, wait, event);
 }
 
 kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *t, kiln_array *keys,
@@ -401,24 +410,13 @@ kiln_status kiln_hash_table_erase(kiln_queue *queue, kiln_hash_table *t, kiln_ar
     if (st != KILN_OK)
         return st;
     size_t n = keys->size;
-    if (!n)
-        return event ? kiln_queue_marker(queue, num_wait, wait, event) : KILN_OK;
-    kiln__gen *gen = NULL;
-    kiln__variant *v = NULL;
-    kiln__plan plan;
-    st = ht_kernels(queue, t, &gen, &v, &plan);
-    if (st == KILN_OK) {
-        kiln_arg args[6] = { KILN_ARG_BUF(keys->buffer),
-                             KILN_ARG_I64((int64_t)keys->offset),
-                             KILN_ARG_I64((int64_t)n),
-                             KILN_ARG_BUF(t->keys),
-                             KILN_ARG_U32((uint32_t)(t->slots - 1)),
-                             KILN_ARG_BUF(t->state) };
-        st = kiln__launch(queue, v->k[K_ERASE], ht_global(&plan, n), v->local, args, 6, NULL,
-                          num_wait, wait, event);
-    }
-    kiln__gen_release(gen);
-    return st;
+    kiln_arg args[6] = { KILN_ARG_BUF(keys->buffer),
+                         KILN_ARG_I64((int64_t)keys->offset),
+                         KILN_ARG_I64((int64_t)n),
+                         KILN_ARG_BUF(t->keys),
+                         KILN_ARG_U32((uint32_t)(t->slots - 1)),
+                         KILN_ARG_BUF(t->state) };
+    return ht_run(queue, t, K_ERASE, n, args, 6, num_wait, wait, event);
 }
 
 kiln_status kiln_hash_table_count(kiln_queue *queue, kiln_hash_table *t, size_t *count) {

@@ -127,6 +127,14 @@ static kiln_status check_out(kiln_queue *q, const kiln_array *o, const char *nam
     return KILN_OK;
 }
 
+/* A selection's end: st prefixed with what, then the count's end. */
+static kiln_status sel_end(kiln_queue *q, kiln_status st, const char *what, kiln_array *dev,
+                           int temp, int64_t *host_count, kiln_event **e, kiln_event **event) {
+    if (st != KILN_OK)
+        st = kiln__error_prefix(st, "%s", what);
+    return kiln__sel_count_end(q, st, dev, temp, host_count, e, event);
+}
+
 /* ---- copy_if, remove_if, partition */
 
 enum { SEL_COPY, SEL_REMOVE, SEL_PART2, SEL_PART1 };
@@ -198,9 +206,7 @@ static kiln_status pred_op(kiln_queue *q, int op, kiln_array *out, kiln_array *r
     kiln__sb_free(&out_s);
     kiln__sb_free(&pre);
     kiln__sb_free(&key);
-    if (st != KILN_OK)
-        st = kiln__error_prefix(st, "%s", what);
-    return kiln__sel_count_end(q, st, dev, temp, host_count, &e, event);
+    return sel_end(q, st, what, dev, temp, host_count, &e, event);
 }
 
 kiln_status kiln_array_copy_if_out(kiln_queue *q, kiln_array *out, kiln_array *count,
@@ -259,6 +265,22 @@ static kiln_status dense_begin(kiln_queue *q, kiln_array *const *in, int nin, si
         if (dn->ev[k])
             dn->wait[dn->num_wait++] = dn->ev[k];
     return st;
+}
+
+/* After the checks (*st): the device count (kiln__sel_count_begin, into
+ * *dev and *temp), then the dense inputs, whose failure (in *st) the
+ * caller cleans up after. 0: return *st at once. */
+static int dense_count_begin(kiln_status *st, kiln_queue *q, kiln_array *count, int64_t *host_count,
+                             const char *what, kiln_array **dev, int *temp, kiln_array *const *in,
+                             int nin, size_t num_wait, kiln_event *const *wait, dense *dn) {
+    *dev = NULL;
+    *temp = 0;
+    if (*st == KILN_OK)
+        *st = kiln__sel_count_begin(q, count, host_count, what, dev, temp);
+    if (*st != KILN_OK)
+        return 0;
+    *st = dense_begin(q, in, nin, num_wait, wait, dn);
+    return 1;
 }
 
 static void dense_end(dense *dn) {
@@ -427,15 +449,13 @@ kiln_status kiln_array_unique_out(kiln_queue *q, kiln_array *out, kiln_array *co
         st = check_out(q, out, "out", a->dtype, a->size, a, what);
     if (st == KILN_OK && counts)
         st = check_out(q, counts, "counts", KILN_INT64, a->size, a, what);
-    kiln_array *dev = NULL;
-    int temp = 0;
-    if (st == KILN_OK)
-        st = kiln__sel_count_begin(q, count, host_count, what, &dev, &temp);
-    if (st != KILN_OK)
-        return st;
+    kiln_array *dev;
+    int temp;
     dense dn;
+    if (!dense_count_begin(&st, q, count, host_count, what, &dev, &temp, &a, 1, num_wait, wait,
+                           &dn))
+        return st;
     kiln_event *e = NULL;
-    st = dense_begin(q, &a, 1, num_wait, wait, &dn);
     size_t n = a->size;
     int wide = kiln__sel_wide(n);
     const char *bt = kiln__bits_type(a->dtype);
@@ -496,9 +516,7 @@ kiln_status kiln_array_unique_out(kiln_queue *q, kiln_array *out, kiln_array *co
     kiln__sb_free(&pre);
     kiln__sb_free(&key);
     kiln__sb_free(&out_s);
-    if (st != KILN_OK)
-        st = kiln__error_prefix(st, "%s", what);
-    return kiln__sel_count_end(q, st, dev, temp, host_count, &e, event);
+    return sel_end(q, st, what, dev, temp, host_count, &e, event);
 }
 
 /* reduce_by_key's arguments: inputs of equal sizes, the texts, outputs
@@ -556,16 +574,13 @@ static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov, kiln_array
     if (event)
         *event = NULL;
     kiln_status st = rbk_check(q, ok, ov, keys, values, reduce, neutral, what);
-    kiln_array *dev = NULL;
-    int temp = 0;
-    if (st == KILN_OK)
-        st = kiln__sel_count_begin(q, count, host_count, what, &dev, &temp);
-    if (st != KILN_OK)
-        return st;
+    kiln_array *dev, *in[2] = { keys, values };
+    int temp;
     dense dn;
+    if (!dense_count_begin(&st, q, count, host_count, what, &dev, &temp, in, 2, num_wait, wait,
+                           &dn))
+        return st;
     kiln_event *e = NULL;
-    kiln_array *in[2] = { keys, values };
-    st = dense_begin(q, in, 2, num_wait, wait, &dn);
     size_t n = keys->size;
     int wide = kiln__sel_wide(n);
     kiln_dtype vd = values->dtype;
@@ -624,9 +639,7 @@ static kiln_status rbk(kiln_queue *q, kiln_array *ok, kiln_array *ov, kiln_array
     kiln__sb_free(&out_s);
     kiln__sb_free(&in_s);
     kiln__sb_free(&text);
-    if (st != KILN_OK)
-        st = kiln__error_prefix(st, "%s", what);
-    return kiln__sel_count_end(q, st, dev, temp, host_count, &e, event);
+    return sel_end(q, st, what, dev, temp, host_count, &e, event);
 }
 
 kiln_status kiln_array_reduce_by_key_out(kiln_queue *q, kiln_array *out_keys,

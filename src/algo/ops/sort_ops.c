@@ -190,17 +190,23 @@ static kiln_status check_sort_args(kiln_queue *queue, const char *what, kiln_arr
     return ck.st;
 }
 
+/* An op's first checks: a queue and a wait list without NULLs. */
+static kiln_status call_begin(kiln_queue *queue, const char *what, size_t num_wait,
+                              kiln_event *const *wait, kiln_event **event) {
+    if (event)
+        *event = NULL;
+    if (!queue)
+        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
+    return kiln__check_wait(what, num_wait, wait);
+}
+
 /* The common sort: keys (and values, or indices when idx is set) along
  * the last axis or by offsets. */
 static kiln_status sort_any(kiln_queue *queue, const char *what, kiln_array *keys_out,
                             kiln_array *values_out, kiln_array *keys, kiln_array *values,
                             kiln_array *idx, kiln_array *offsets, const kiln_sort_desc *desc,
                             size_t num_wait, kiln_event *const *wait, kiln_event **event) {
-    if (event)
-        *event = NULL;
-    if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
-    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+    if (call_begin(queue, what, num_wait, wait, event) != KILN_OK)
         return KILN_ERROR_NULL_HANDLE;
     kiln_status st = check_sort_args(queue, what, keys_out, values_out, keys, values, idx, offsets);
     kiln__sort_req r = { 0 };
@@ -306,11 +312,7 @@ kiln_status kiln_array_topk_out(kiln_queue *queue, kiln_array *values_out, kiln_
                                 kiln_array *a, size_t k, int largest, size_t num_wait,
                                 kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_topk_out";
-    if (event)
-        *event = NULL;
-    if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
-    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+    if (call_begin(queue, what, num_wait, wait, event) != KILN_OK)
         return KILN_ERROR_NULL_HANDLE;
     kiln_status st = check_array(queue, a, what, "a");
     if (st == KILN_OK)
@@ -381,11 +383,7 @@ kiln_status kiln_array_searchsorted_out(kiln_queue *queue, kiln_array *out, kiln
                                         kiln_array *v, int right, size_t num_wait,
                                         kiln_event *const *wait, kiln_event **event) {
     const char *what = "kiln_array_searchsorted_out";
-    if (event)
-        *event = NULL;
-    if (!queue)
-        return kiln__error_set(KILN_ERROR_NULL_HANDLE, 0, "%s: queue is NULL", what);
-    if (kiln__check_wait(what, num_wait, wait) != KILN_OK)
+    if (call_begin(queue, what, num_wait, wait, event) != KILN_OK)
         return KILN_ERROR_NULL_HANDLE;
     kiln__check ck = KILN__CHECK_INIT;
     KILN__CHECK_CALL(&ck, check_array(queue, sorted, what, "sorted"));

@@ -6,6 +6,7 @@
 
 #include "backend/opencl/ocl.h"
 #include "base/fault.h"
+#include "base/thread.h"
 
 kiln_status kiln__ocl_event_wait(size_t num, void *const *events) {
     if (num == 0)
@@ -232,15 +233,8 @@ kiln_status kiln__ocl_event_notify(void *event, kiln__notify_fn fn, void *arg) {
     /* On the list only once the driver has it (it may already have fired:
      * the watcher then just frees it). */
     pthread_mutex_lock(&watch_mu);
-    if (!watch_started) {
-        pthread_t th;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&th, &attr, watcher_main, NULL) == 0)
-            watch_started = 1;
-        pthread_attr_destroy(&attr);
-    }
+    if (!watch_started)
+        watch_started = kiln__thread_detached(watcher_main, NULL);
     n->next = watch_list;
     watch_list = n;
     if (watch_idle)

@@ -198,6 +198,43 @@ static kiln_status clg_node_add(clg *g, clg_node *n, void **node) {
     return KILN_OK;
 }
 
+/* A node being recorded and its dependencies' sync points (sl: NULL for
+ * none, as the extension asks); not to be copied (s may point into stack). */
+typedef struct clg_rec {
+    clg_node *n;
+    cl_sync_point_khr stack[CLG_STACK];
+    cl_sync_point_khr *s;
+    cl_uint ns;
+    const cl_sync_point_khr *sl;
+} clg_rec;
+
+static kiln_status clg_rec_begin(clg_rec *r, size_t num_deps, void *const *deps) {
+    r->n = kiln__calloc(1, sizeof *r->n);
+    r->s = r->n ? clg_syncs(num_deps, deps, r->stack) : NULL;
+    if (!r->n || !r->s) {
+        free(r->n);
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
+    }
+    r->ns = (cl_uint)num_deps;
+    r->sl = r->ns ? r->s : NULL;
+    return KILN_OK;
+}
+
+/* Frees the sync points; adds the node, or frees it and returns st. */
+static kiln_status clg_rec_end(clg *g, clg_rec *r, kiln_status st, void **node) {
+    if (r->s != r->stack)
+        free(r->s);
+    if (st != KILN_OK) {
+        free(r->n);
+        return st;
+    }
+    return clg_node_add(g, r->n, node);
+}
+
+static kiln_status clg_status(cl_int err, const char *call) {
+    return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, call);
+}
+
 /* Each kernel node records a clone of the kernel, made with the node's
  * arguments set: PoCL 3.1's command buffers (0.9.0) run every node of one
  * kernel with the arguments the kernel has at execution, not those it had
@@ -220,7 +257,7 @@ static cl_int clg_ndrange(cl_kernel k, void *user) {
     if (!a->n->kernel || err != CL_SUCCESS)
         return err ? err : CL_OUT_OF_HOST_MEMORY;
     return a->g->api.ndrange(a->g->cb, NULL, NULL, a->n->kernel, a->dims, NULL, a->global, a->local,
-                             a->num, a->num ? a->syncs : NULL, a->sp, NULL);
+                             a->num, a->syncs, a->sp, NULL);
 }
 
 static kiln_status clg_add_kernel(void *graph, void *kernel, unsigned dims, const size_t *global,
@@ -231,134 +268,109 @@ static kiln_status clg_add_kernel(void *graph, void *kernel, unsigned dims, cons
     if (!g->clone)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "the OpenCL loader lacks clCloneKernel (OpenCL 2.1)");
-    clg_node *n = kiln__calloc(1, sizeof *n);
-    cl_sync_point_khr stack[CLG_STACK];
-    cl_sync_point_khr *s = n ? clg_syncs(num_deps, deps, stack) : NULL;
-    if (!n || !s) {
-        free(n);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-    }
-    ndr a = { g, n, dims, global, local, (cl_uint)num_deps, s, &n->sp };
-    cl_int err = CL_SUCCESS;
-    kiln_status st = kiln__ocl_kernel_with_args(kernel, num_args, args, clg_ndrange, &a, &err);
-    if (st == KILN_OK && err != CL_SUCCESS)
-        st = kiln__ocl_fail(err, "clCommandNDRangeKernelKHR");
-    if (s != stack)
-        free(s);
-    if (st != KILN_OK) {
-        if (n->kernel)
-            kiln__cl.clReleaseKernel(n->kernel);
-        free(n);
+    clg_rec r;
+    kiln_status st = clg_rec_begin(&r, num_deps, deps);
+    if (st != KILN_OK)
         return st;
+    ndr a = { g, r.n, dims, global, local, r.ns, r.sl, &r.n->sp };
+    cl_int err = CL_SUCCESS;
+    st = kiln__ocl_kernel_with_args(kernel, num_args, args, clg_ndrange, &a, &err);
+    if (st == KILN_OK)
+        st = clg_status(err, "clCommandNDRangeKernelKHR");
+    if (st != KILN_OK && r.n->kernel)
+        kiln__cl.clReleaseKernel(r.n->kernel);
+    return clg_rec_end(g, &r, st, node);
+}
+
+/* Records one command (cmd, on the sync points of r) as a node. */
+typedef cl_int (*clg_cmd)(clg *g, const void *args, const clg_rec *r);
+
+static kiln_status clg_add(void *graph, size_t num_deps, void *const *deps, void **node,
+                           clg_cmd cmd, const void *args, const char *call) {
+    clg *g = graph;
+    *node = NULL;
+    clg_rec r;
+    kiln_status st = clg_rec_begin(&r, num_deps, deps);
+    if (st != KILN_OK)
+        return st;
+    return clg_rec_end(g, &r, clg_status(cmd(g, args, &r), call), node);
+}
+
+/* A copy's or a fill's arguments (a fill writes pattern into dst). */
+typedef struct clg_xfer {
+    cl_mem src, dst;
+    const void *pattern;
+    size_t pattern_size, src_offset, dst_offset, size;
+} clg_xfer;
+
+static cl_int clg_copy_cmd(clg *g, const void *args, const clg_rec *r) {
+    const clg_xfer *a = args;
+    if (g->new_api) {
+        fn_copy_new f;
+        memcpy(&f, &g->api.copy, sizeof f);
+        return f(g->cb, NULL, NULL, a->src, a->dst, a->src_offset, a->dst_offset, a->size, r->ns,
+                 r->sl, &r->n->sp, NULL);
     }
-    return clg_node_add(g, n, node);
+    fn_copy_old f;
+    memcpy(&f, &g->api.copy, sizeof f);
+    return f(g->cb, NULL, a->src, a->dst, a->src_offset, a->dst_offset, a->size, r->ns, r->sl,
+             &r->n->sp, NULL);
 }
 
 static kiln_status clg_add_copy(void *graph, void *src, size_t src_offset, void *dst,
                                 size_t dst_offset, size_t size, size_t num_deps, void *const *deps,
                                 void **node) {
-    clg *g = graph;
-    *node = NULL;
-    clg_node *n = kiln__calloc(1, sizeof *n);
-    cl_sync_point_khr stack[CLG_STACK];
-    cl_sync_point_khr *s = n ? clg_syncs(num_deps, deps, stack) : NULL;
-    if (!n || !s) {
-        free(n);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-    }
-    cl_uint ns = (cl_uint)num_deps;
-    const cl_sync_point_khr *sl = ns ? s : NULL;
-    cl_int err;
+    clg_xfer a = {
+        .src = src, .dst = dst, .src_offset = src_offset, .dst_offset = dst_offset, .size = size
+    };
+    return clg_add(graph, num_deps, deps, node, clg_copy_cmd, &a, "clCommandCopyBufferKHR");
+}
+
+static cl_int clg_fill_cmd(clg *g, const void *args, const clg_rec *r) {
+    const clg_xfer *a = args;
     if (g->new_api) {
-        fn_copy_new f;
-        memcpy(&f, &g->api.copy, sizeof f);
-        err = f(g->cb, NULL, NULL, (cl_mem)src, (cl_mem)dst, src_offset, dst_offset, size, ns, sl,
-                &n->sp, NULL);
-    } else {
-        fn_copy_old f;
-        memcpy(&f, &g->api.copy, sizeof f);
-        err = f(g->cb, NULL, (cl_mem)src, (cl_mem)dst, src_offset, dst_offset, size, ns, sl, &n->sp,
-                NULL);
+        fn_fill_new f;
+        memcpy(&f, &g->api.fill, sizeof f);
+        return f(g->cb, NULL, NULL, a->dst, a->pattern, a->pattern_size, a->dst_offset, a->size,
+                 r->ns, r->sl, &r->n->sp, NULL);
     }
-    if (s != stack)
-        free(s);
-    if (err != CL_SUCCESS) {
-        free(n);
-        return kiln__ocl_fail(err, "clCommandCopyBufferKHR");
-    }
-    return clg_node_add(g, n, node);
+    fn_fill_old f;
+    memcpy(&f, &g->api.fill, sizeof f);
+    return f(g->cb, NULL, a->dst, a->pattern, a->pattern_size, a->dst_offset, a->size, r->ns, r->sl,
+             &r->n->sp, NULL);
 }
 
 static kiln_status clg_add_fill(void *graph, void *buffer, const void *pattern, size_t pattern_size,
                                 size_t offset, size_t size, size_t num_deps, void *const *deps,
                                 void **node) {
-    clg *g = graph;
-    *node = NULL;
-    clg_node *n = kiln__calloc(1, sizeof *n);
-    cl_sync_point_khr stack[CLG_STACK];
-    cl_sync_point_khr *s = n ? clg_syncs(num_deps, deps, stack) : NULL;
-    if (!n || !s) {
-        free(n);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-    }
-    cl_uint ns = (cl_uint)num_deps;
-    const cl_sync_point_khr *sl = ns ? s : NULL;
-    cl_int err;
-    if (g->new_api) {
-        fn_fill_new f;
-        memcpy(&f, &g->api.fill, sizeof f);
-        err = f(g->cb, NULL, NULL, (cl_mem)buffer, pattern, pattern_size, offset, size, ns, sl,
-                &n->sp, NULL);
-    } else {
-        fn_fill_old f;
-        memcpy(&f, &g->api.fill, sizeof f);
-        err = f(g->cb, NULL, (cl_mem)buffer, pattern, pattern_size, offset, size, ns, sl, &n->sp,
-                NULL);
-    }
-    if (s != stack)
-        free(s);
-    if (err != CL_SUCCESS) {
-        free(n);
-        return kiln__ocl_fail(err, "clCommandFillBufferKHR");
-    }
-    return clg_node_add(g, n, node);
+    clg_xfer a = { .dst = buffer,
+                   .pattern = pattern,
+                   .pattern_size = pattern_size,
+                   .dst_offset = offset,
+                   .size = size };
+    return clg_add(graph, num_deps, deps, node, clg_fill_cmd, &a, "clCommandFillBufferKHR");
 }
 
-static kiln_status clg_add_empty(void *graph, size_t num_deps, void *const *deps, void **node) {
-    clg *g = graph;
-    *node = NULL;
-    clg_node *n = kiln__calloc(1, sizeof *n);
-    cl_sync_point_khr stack[CLG_STACK];
-    cl_sync_point_khr *s = n ? clg_syncs(num_deps, deps, stack) : NULL;
-    if (!n || !s) {
-        free(n);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-    }
-    cl_uint ns = (cl_uint)num_deps;
-    const cl_sync_point_khr *sl = ns ? s : NULL;
-    cl_int err;
+static cl_int clg_barrier_cmd(clg *g, const void *args, const clg_rec *r) {
+    (void)args;
     if (g->new_api) {
         fn_barrier_new f;
         memcpy(&f, &g->api.barrier, sizeof f);
-        err = f(g->cb, NULL, NULL, ns, sl, &n->sp, NULL);
-    } else {
-        fn_barrier_old f;
-        memcpy(&f, &g->api.barrier, sizeof f);
-        err = f(g->cb, NULL, ns, sl, &n->sp, NULL);
+        return f(g->cb, NULL, NULL, r->ns, r->sl, &r->n->sp, NULL);
     }
-    if (s != stack)
-        free(s);
-    if (err != CL_SUCCESS) {
-        free(n);
-        return kiln__ocl_fail(err, "clCommandBarrierWithWaitListKHR");
-    }
-    return clg_node_add(g, n, node);
+    fn_barrier_old f;
+    memcpy(&f, &g->api.barrier, sizeof f);
+    return f(g->cb, NULL, r->ns, r->sl, &r->n->sp, NULL);
+}
+
+static kiln_status clg_add_empty(void *graph, size_t num_deps, void *const *deps, void **node) {
+    return clg_add(graph, num_deps, deps, node, clg_barrier_cmd, NULL,
+                   "clCommandBarrierWithWaitListKHR");
 }
 
 static kiln_status clg_instantiate(void *graph) {
     clg *g = graph;
-    cl_int err = g->api.finalize(g->cb);
-    return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, "clFinalizeCommandBufferKHR");
+    return clg_status(g->api.finalize(g->cb), "clFinalizeCommandBufferKHR");
 }
 
 static kiln_status clg_set_kernel_args(void *graph, void *node, size_t num_args,

@@ -113,24 +113,15 @@ kiln_status kiln__ocl_queue_flush(void *queue) {
 
 kiln_status kiln__ocl_queue_marker(void *queue, int barrier, size_t num_wait, void *const *wait,
                                    void **out_event) {
-    cl_int err;
-    cl_event *ev = (cl_event *)out_event;
     if (out_event)
         *out_event = NULL;
-    if (barrier) {
-        if (!kiln__cl.clEnqueueBarrierWithWaitList)
-            return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                                   "barriers need OpenCL 1.2 "
-                                   "(clEnqueueBarrierWithWaitList)");
-        err = kiln__cl.clEnqueueBarrierWithWaitList((cl_command_queue)queue,
-                                                    KILN__OCL_WAIT(num_wait, wait), ev);
-        return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, "clEnqueueBarrierWithWaitList");
-    }
-    if (!kiln__cl.clEnqueueMarkerWithWaitList)
-        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
-                               "markers need OpenCL 1.2 "
-                               "(clEnqueueMarkerWithWaitList)");
-    err = kiln__cl.clEnqueueMarkerWithWaitList((cl_command_queue)queue,
-                                               KILN__OCL_WAIT(num_wait, wait), ev);
-    return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, "clEnqueueMarkerWithWaitList");
+    /* the two calls take the same arguments */
+    __typeof__(&clEnqueueMarkerWithWaitList) f =
+        barrier ? kiln__cl.clEnqueueBarrierWithWaitList : kiln__cl.clEnqueueMarkerWithWaitList;
+    const char *call = barrier ? "clEnqueueBarrierWithWaitList" : "clEnqueueMarkerWithWaitList";
+    if (!f)
+        return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0, "%s need OpenCL 1.2 (%s)",
+                               barrier ? "barriers" : "markers", call);
+    cl_int err = f((cl_command_queue)queue, KILN__OCL_WAIT(num_wait, wait), (cl_event *)out_event);
+    return err == CL_SUCCESS ? KILN_OK : kiln__ocl_fail(err, call);
 }

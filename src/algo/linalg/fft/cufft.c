@@ -19,8 +19,6 @@ typedef int (*destroy_fn)(handle_t);
 typedef int (*set_stream_fn)(handle_t, CUstream);
 typedef int (*exec_c_fn)(handle_t, void *, void *, int);
 typedef int (*exec_r_fn)(handle_t, void *, void *);
-typedef CUresult (*ctx_push_fn)(CUcontext);
-typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static const char *const names[] = { "cufftPlanMany", "cufftDestroy", "cufftSetStream",
                                      "cufftExecC2C",  "cufftExecZ2Z", "cufftExecR2C",
@@ -38,21 +36,14 @@ enum {
     N_SYMS
 };
 static void *fns[N_SYMS];
-static const char *const cu_names[] = { "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2" };
-static void *cu_fns[2];
 
 static kiln__lib lib = KILN__LIB("cuFFT",
                                  "libcufft11 (nvidia-cuda-toolkit), "
                                  "or the CUDA toolkit's libcufft",
                                  "libcufft.so", "libcufft.so.12", "libcufft.so.11");
-static kiln__lib cuda_lib = KILN__LIB("the CUDA driver",
-                                      "libcuda1 (the "
-                                      "NVIDIA driver)",
-                                      "libcuda.so.1", "libcuda.so");
 
 static kiln_status load(void) {
-    kiln_status st = kiln__lib_load(&cuda_lib, 2, cu_names, cu_fns);
-    return st == KILN_OK ? kiln__lib_load(&lib, N_SYMS, names, fns) : st;
+    return kiln__lib_load_cuda(&lib, N_SYMS, names, fns);
 }
 
 static kiln_status check(kiln_queue *q, const kiln__fft *f) {
@@ -79,10 +70,9 @@ typedef struct cuplan {
 
 static void plan_destroy(void *p) {
     cuplan *c = p;
-    if (((ctx_push_fn)cu_fns[0])(c->ctx) == CUDA_SUCCESS) {
+    if (kiln__lib_ctx_push(c->ctx)) {
         ((destroy_fn)fns[DESTROY])(c->h);
-        CUcontext old;
-        ((ctx_pop_fn)cu_fns[1])(&old);
+        kiln__lib_ctx_pop();
     }
     free(c);
 }
@@ -124,7 +114,7 @@ static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
     kiln_status st = kiln_cuda_context_native(f->ctx, &cctx);
     if (st != KILN_OK)
         return st;
-    if (((ctx_push_fn)cu_fns[0])(cctx) != CUDA_SUCCESS)
+    if (!kiln__lib_ctx_push(cctx))
         return kiln__error_set(KILN_ERROR_DRIVER, 0, "cuFFT: cuCtxPushCurrent failed");
     void *p = NULL;
     kiln__plan_cache *locked = NULL;
@@ -152,8 +142,7 @@ static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
         }
         kiln__plan_unlock(locked);
     }
-    CUcontext old;
-    ((ctx_pop_fn)cu_fns[1])(&old);
+    kiln__lib_ctx_pop();
     return st;
 }
 
