@@ -35,29 +35,6 @@ kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names, v
     return KILN_OK;
 }
 
-#if KILN_HAVE_CUDA
-typedef CUresult (*ctx_push_fn)(CUcontext);
-typedef CUresult (*ctx_pop_fn)(CUcontext *);
-static const char *const cu_names[] = { "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2" };
-static void *cu_fns[2];
-static kiln__lib cuda_lib =
-    KILN__LIB("the CUDA driver", "libcuda1 (the NVIDIA driver)", "libcuda.so.1", "libcuda.so");
-
-kiln_status kiln__lib_load_cuda(kiln__lib *lib, size_t n, const char *const *names, void **fns) {
-    kiln_status st = kiln__lib_load(&cuda_lib, 2, cu_names, cu_fns);
-    return st == KILN_OK ? kiln__lib_load(lib, n, names, fns) : st;
-}
-
-int kiln__lib_ctx_push(CUcontext ctx) {
-    return ((ctx_push_fn)cu_fns[0])(ctx) == CUDA_SUCCESS;
-}
-
-void kiln__lib_ctx_pop(void) {
-    CUcontext old;
-    ((ctx_pop_fn)cu_fns[1])(&old);
-}
-#endif
-
 int kiln__lib_serves(const char *name, unsigned languages, int host, const char *env,
                      const kiln_device_info *info) {
     const char *want = getenv(env);

@@ -29,16 +29,6 @@ typedef struct kiln__lib {
  * package to install. Cheap after the first call. */
 kiln_status kiln__lib_load(kiln__lib *lib, size_t n, const char *const *names, void **fns);
 
-#if KILN_HAVE_CUDA
-#include <cuda.h>
-/* For cuBLAS and cuFFT: loads the CUDA driver's context calls, then lib
- * (as kiln__lib_load). push makes ctx current on this thread (0 if it
- * could not), pop undoes a push. */
-kiln_status kiln__lib_load_cuda(kiln__lib *lib, size_t n, const char *const *names, void **fns);
-int kiln__lib_ctx_push(CUcontext ctx);
-void kiln__lib_ctx_pop(void);
-#endif
-
 /* Whether a library provider (BLAS, FFT) serves the device: it compiles
  * one of `languages` (kiln_language bits; 0: any), a host provider only CPU
  * devices, and $env (KILN_BLAS, KILN_FFT), when set, names this provider

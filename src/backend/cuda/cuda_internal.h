@@ -486,16 +486,6 @@ kiln_status kiln__cu_launch_shape(const kiln__cu_dev *dev, const kiln__cu_kernel
                                   size_t *grid, int *empty);
 kiln_status kiln__cu_launch_params(const kiln__cu_dev *dev, size_t num_args, const kiln__barg *args,
                                    void **params, CUdeviceptr *ptrs, size_t *shared);
-/* program.c: storage for those two arrays, on the stack up to 32
- * arguments; kiln__cu_argv_free frees what was allocated. */
-typedef struct kiln__cu_argv {
-    void *stack_params[32];
-    CUdeviceptr stack_ptrs[32];
-    void **params;
-    CUdeviceptr *ptrs;
-} kiln__cu_argv;
-kiln_status kiln__cu_argv_init(kiln__cu_argv *a, size_t num_args);
-void kiln__cu_argv_free(kiln__cu_argv *a);
 /* memory.c: backend.h's buffer_copy_peer. */
 kiln_status kiln__cu_buffer_copy_peer(void *queue, void *src, size_t src_offset, void *dst,
                                       size_t dst_offset, size_t size, size_t num_wait,

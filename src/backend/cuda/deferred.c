@@ -11,22 +11,32 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "base/fault.h"
-#include "base/thread.h"
 
 typedef struct kiln__cu_job {
-    kiln__fifo_link link; /* first: the FIFO's node */
+    struct kiln__cu_job *next;
     void (*fn)(void *arg);
     void *arg;
 } kiln__cu_job;
 
-static kiln__fifo kiln__cu_jobs = KILN__FIFO_INITIALIZER;
+static pthread_mutex_t kiln__cu_jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kiln__cu_jobs_cond = PTHREAD_COND_INITIALIZER;
+static kiln__cu_job *kiln__cu_jobs_head, *kiln__cu_jobs_tail;
 static int kiln__cu_worker_state; /* 0: not started, 1: running, -1: failed */
 
 static void *kiln__cu_worker(void *unused) {
     (void)unused;
-    kiln__thread_name("kiln-cuda-free");
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), "kiln-cuda-free");
+#endif
     for (;;) {
-        kiln__cu_job *j = (kiln__cu_job *)kiln__fifo_wait_pop(&kiln__cu_jobs);
+        pthread_mutex_lock(&kiln__cu_jobs_lock);
+        while (!kiln__cu_jobs_head)
+            pthread_cond_wait(&kiln__cu_jobs_cond, &kiln__cu_jobs_lock);
+        kiln__cu_job *j = kiln__cu_jobs_head;
+        kiln__cu_jobs_head = j->next;
+        if (!kiln__cu_jobs_head)
+            kiln__cu_jobs_tail = NULL;
+        pthread_mutex_unlock(&kiln__cu_jobs_lock);
         j->fn(j->arg);
         free(j);
     }
@@ -35,19 +45,30 @@ static void *kiln__cu_worker(void *unused) {
 
 void kiln__cu_defer(void (*fn)(void *arg), void *arg) {
     kiln__cu_job *j = kiln__calloc(1, sizeof *j);
-    pthread_mutex_lock(&kiln__cu_jobs.lock);
-    if (j && kiln__cu_worker_state == 0)
-        kiln__cu_worker_state = kiln__thread_detached(kiln__cu_worker, NULL) ? 1 : -1;
+    pthread_mutex_lock(&kiln__cu_jobs_lock);
+    if (j && kiln__cu_worker_state == 0) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        kiln__cu_worker_state = pthread_create(&t, &attr, kiln__cu_worker, NULL) == 0 ? 1 : -1;
+        pthread_attr_destroy(&attr);
+    }
     if (!j || kiln__cu_worker_state != 1) {
-        pthread_mutex_unlock(&kiln__cu_jobs.lock);
+        pthread_mutex_unlock(&kiln__cu_jobs_lock);
         free(j);
         fn(arg); /* no thread: the old behaviour, on this thread */
         return;
     }
     j->fn = fn;
     j->arg = arg;
-    kiln__fifo_push_locked(&kiln__cu_jobs, &j->link);
-    pthread_mutex_unlock(&kiln__cu_jobs.lock);
+    if (kiln__cu_jobs_tail)
+        kiln__cu_jobs_tail->next = j;
+    else
+        kiln__cu_jobs_head = j;
+    kiln__cu_jobs_tail = j;
+    pthread_cond_signal(&kiln__cu_jobs_cond);
+    pthread_mutex_unlock(&kiln__cu_jobs_lock);
 }
 
 /* cuMemFree, cuMemFreeHost and cuModuleUnload synchronise the device while

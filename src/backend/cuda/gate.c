@@ -44,7 +44,6 @@
 #include "backend/cuda/cuda_internal.h"
 #include "base/error.h"
 #include "base/fault.h"
-#include "base/thread.h"
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int in_kick;
@@ -297,7 +296,9 @@ static int thread_pending;
 
 static void *gate_thread(void *unused) {
     (void)unused;
-    kiln__thread_name("kiln-cuda-gate");
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), "kiln-cuda-gate");
+#endif
     for (;;) {
         pthread_mutex_lock(&thread_lock);
         while (!thread_pending)
@@ -321,8 +322,14 @@ void kiln__cu_gate_kick(void) {
         return;
     }
     pthread_mutex_lock(&thread_lock);
-    if (thread_state == 0)
-        thread_state = kiln__thread_detached(gate_thread, NULL) ? 1 : -1;
+    if (thread_state == 0) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        thread_state = pthread_create(&t, &attr, gate_thread, NULL) == 0 ? 1 : -1;
+        pthread_attr_destroy(&attr);
+    }
     thread_pending = 1;
     pthread_cond_signal(&thread_cond);
     pthread_mutex_unlock(&thread_lock);

@@ -138,21 +138,6 @@ static kiln_status cug_create(void *context, const kiln__bdevice *device, void *
     return KILN_OK;
 }
 
-/* A kernel node's parameters: its function and shape, as recorded in n. */
-static void cug_kernel_params(CUDA_KERNEL_NODE_PARAMS *p, const cug_node *n, size_t shared,
-                              void **params) {
-    memset(p, 0, sizeof *p);
-    p->func = n->fn;
-    p->gridDimX = n->grid[0];
-    p->gridDimY = n->grid[1];
-    p->gridDimZ = n->grid[2];
-    p->blockDimX = n->block[0];
-    p->blockDimY = n->block[1];
-    p->blockDimZ = n->block[2];
-    p->sharedMemBytes = (unsigned)shared;
-    p->kernelParams = params;
-}
-
 static kiln_status cug_add_kernel(void *graph, void *kernel, unsigned dims, const size_t *global,
                                   const size_t *local, size_t num_args, const kiln__barg *args,
                                   size_t num_deps, void *const *deps, void **node) {
@@ -190,7 +175,16 @@ static kiln_status cug_add_kernel(void *graph, void *kernel, unsigned dims, cons
             n->block[i] = (unsigned)b[i];
         }
         CUDA_KERNEL_NODE_PARAMS p;
-        cug_kernel_params(&p, n, shared, params);
+        memset(&p, 0, sizeof p);
+        p.func = k->fn;
+        p.gridDimX = n->grid[0];
+        p.gridDimY = n->grid[1];
+        p.gridDimZ = n->grid[2];
+        p.blockDimX = n->block[0];
+        p.blockDimY = n->block[1];
+        p.blockDimZ = n->block[2];
+        p.sharedMemBytes = (unsigned)shared;
+        p.kernelParams = params;
         CUresult r = g_api.add_kernel(&n->node, g->graph, d, num_deps, &p);
         if (r != CUDA_SUCCESS)
             st = kiln__cu_fail("cuGraphAddKernelNode", r);
@@ -211,24 +205,21 @@ static kiln_status cug_add_kernel(void *graph, void *kernel, unsigned dims, cons
 }
 
 /* A node that is not a kernel: its handle is a cug_node too (fn NULL), so
- * that deps are read one way. On failure nothing is left allocated. */
+ * that deps are read one way. */
 static kiln_status cug_node_new(cug_graph *g, size_t num_deps, void *const *deps, cug_node **out,
                                 CUgraphNode **d) {
     *out = kiln__calloc(1, sizeof **out);
     *d = kiln__calloc(num_deps ? num_deps : 1, sizeof **d);
-    kiln_status st = *out && *d
-                         ? kiln__cu_ctx_use(g->dev->ctx)
-                         : kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-    if (st != KILN_OK) {
+    if (!*out || !*d) {
         free(*out);
         free(*d);
         *out = NULL;
         *d = NULL;
-        return st;
+        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
     }
     for (size_t i = 0; i < num_deps; i++)
         (*d)[i] = ((cug_node *)deps[i])->node;
-    return KILN_OK;
+    return kiln__cu_ctx_use(g->dev->ctx);
 }
 
 static kiln_status cug_node_done(cug_graph *g, cug_node *n, CUgraphNode *d, CUresult r,
@@ -246,27 +237,6 @@ static kiln_status cug_node_done(cug_graph *g, cug_node *n, CUgraphNode *d, CUre
     return KILN_OK;
 }
 
-/* A copy (p: CUDA_MEMCPY3D), fill (CUDA_MEMSET_NODE_PARAMS) or empty node. */
-enum { CUG_COPY, CUG_FILL, CUG_EMPTY };
-static kiln_status cug_add_node(cug_graph *g, int kind, const void *p, size_t num_deps,
-                                void *const *deps, void **node) {
-    cug_node *n;
-    CUgraphNode *d;
-    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
-    if (st != KILN_OK)
-        return st;
-    if (kind == CUG_COPY)
-        return cug_node_done(g, n, d,
-                             g_api.add_memcpy(&n->node, g->graph, d, num_deps, p, g->dev->ctx),
-                             "cuGraphAddMemcpyNode", node);
-    if (kind == CUG_FILL)
-        return cug_node_done(g, n, d,
-                             g_api.add_memset(&n->node, g->graph, d, num_deps, p, g->dev->ctx),
-                             "cuGraphAddMemsetNode", node);
-    return cug_node_done(g, n, d, g_api.add_empty(&n->node, g->graph, d, num_deps),
-                         "cuGraphAddEmptyNode", node);
-}
-
 static kiln_status cug_add_copy(void *graph, void *src, size_t src_offset, void *dst,
                                 size_t dst_offset, size_t size, size_t num_deps, void *const *deps,
                                 void **node) {
@@ -275,6 +245,14 @@ static kiln_status cug_add_copy(void *graph, void *src, size_t src_offset, void 
     if (((kiln__cu_buffer *)src)->pinned || ((kiln__cu_buffer *)dst)->pinned)
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "page-locked host buffers are copied by the host (replayed)");
+    cug_node *n;
+    CUgraphNode *d;
+    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
+    if (st != KILN_OK) {
+        free(n);
+        free(d);
+        return st;
+    }
     CUDA_MEMCPY3D p;
     memset(&p, 0, sizeof p);
     p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
@@ -284,7 +262,8 @@ static kiln_status cug_add_copy(void *graph, void *src, size_t src_offset, void 
     p.WidthInBytes = size;
     p.Height = 1;
     p.Depth = 1;
-    return cug_add_node(g, CUG_COPY, &p, num_deps, deps, node);
+    CUresult r = g_api.add_memcpy(&n->node, g->graph, d, num_deps, &p, g->dev->ctx);
+    return cug_node_done(g, n, d, r, "cuGraphAddMemcpyNode", node);
 }
 
 static kiln_status cug_add_fill(void *graph, void *buffer, const void *pattern, size_t pattern_size,
@@ -313,6 +292,14 @@ static kiln_status cug_add_fill(void *graph, void *buffer, const void *pattern, 
         return kiln__error_set(KILN_ERROR_UNSUPPORTED, 0,
                                "a memset node takes 1, 2 or 4-byte patterns, not %zu",
                                pattern_size);
+    cug_node *n;
+    CUgraphNode *d;
+    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
+    if (st != KILN_OK) {
+        free(n);
+        free(d);
+        return st;
+    }
     CUDA_MEMSET_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
     p.dst = ((kiln__cu_buffer *)buffer)->ptr + offset;
@@ -328,12 +315,23 @@ static kiln_status cug_add_fill(void *graph, void *buffer, const void *pattern, 
     p.width = size / pattern_size;
     p.height = 1;
     p.pitch = size;
-    return cug_add_node(g, CUG_FILL, &p, num_deps, deps, node);
+    CUresult r = g_api.add_memset(&n->node, g->graph, d, num_deps, &p, g->dev->ctx);
+    return cug_node_done(g, n, d, r, "cuGraphAddMemsetNode", node);
 }
 
 static kiln_status cug_add_empty(void *graph, size_t num_deps, void *const *deps, void **node) {
+    cug_graph *g = graph;
     *node = NULL;
-    return cug_add_node(graph, CUG_EMPTY, NULL, num_deps, deps, node);
+    cug_node *n;
+    CUgraphNode *d;
+    kiln_status st = cug_node_new(g, num_deps, deps, &n, &d);
+    if (st != KILN_OK) {
+        free(n);
+        free(d);
+        return st;
+    }
+    CUresult r = g_api.add_empty(&n->node, g->graph, d, num_deps);
+    return cug_node_done(g, n, d, r, "cuGraphAddEmptyNode", node);
 }
 
 static kiln_status cug_instantiate(void *graph) {
@@ -351,24 +349,42 @@ static kiln_status cug_set_kernel_args(void *graph, void *node, size_t num_args,
     cug_node *n = node;
     if (!n->fn)
         return kiln__error_set(KILN_ERROR_INVALID_ARGUMENT, 0, "not a kernel node");
-    kiln__cu_argv av;
-    kiln_status st = kiln__cu_argv_init(&av, num_args);
-    if (st != KILN_OK)
-        return st;
+    void *stack_params[32];
+    CUdeviceptr stack_ptrs[32];
+    void **params = stack_params;
+    CUdeviceptr *ptrs = stack_ptrs;
+    if (num_args > 32) {
+        params = kiln__malloc(num_args * sizeof *params);
+        ptrs = kiln__malloc(num_args * sizeof *ptrs);
+    }
     size_t shared = 0;
-    st = kiln__cu_launch_params(g->dev, num_args, args, av.params, av.ptrs, &shared);
+    kiln_status st = !params || !ptrs
+                         ? kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory")
+                         : kiln__cu_launch_params(g->dev, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK)
         st = kiln__cu_ctx_use(g->dev->ctx);
     if (st == KILN_OK)
         st = kiln__cu_allow_shared(g->dev, n->fn, shared);
     if (st == KILN_OK) {
         CUDA_KERNEL_NODE_PARAMS p;
-        cug_kernel_params(&p, n, shared, av.params);
+        memset(&p, 0, sizeof p);
+        p.func = n->fn;
+        p.gridDimX = n->grid[0];
+        p.gridDimY = n->grid[1];
+        p.gridDimZ = n->grid[2];
+        p.blockDimX = n->block[0];
+        p.blockDimY = n->block[1];
+        p.blockDimZ = n->block[2];
+        p.sharedMemBytes = (unsigned)shared;
+        p.kernelParams = params;
         CUresult r = g_api.set_params(g->exec, n->node, &p);
         if (r != CUDA_SUCCESS)
             st = kiln__cu_fail("cuGraphExecKernelNodeSetParams", r);
     }
-    kiln__cu_argv_free(&av);
+    if (params != stack_params)
+        free(params);
+    if (ptrs != stack_ptrs)
+        free(ptrs);
     return st;
 }
 

@@ -549,13 +549,9 @@ kiln_status kiln__cu_buffer_read(void *queue, void *buffer, size_t offset, size_
                              out_event);
 }
 
-typedef CUresult (*fn_peer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
-
-/* A copy's arguments; peer copies (below) hold them the same way. */
 typedef struct copy_args {
     kiln__cu_buffer *s, *d;
     size_t src_offset, dst_offset, size;
-    fn_peer copy; /* peer copies: cuMemcpyPeerAsync */
 } copy_args;
 
 static kiln_status copy_run(kiln__cu_queue *q, void *p) {
@@ -595,7 +591,7 @@ static const kiln__cu_optype copy_type = { copy_run, copy_hold, copy_drop };
 kiln_status kiln__cu_buffer_copy(void *queue, void *src, size_t src_offset, void *dst,
                                  size_t dst_offset, size_t size, size_t num_wait, void *const *wait,
                                  void **out_event) {
-    copy_args a = { src, dst, src_offset, dst_offset, size, NULL };
+    copy_args a = { src, dst, src_offset, dst_offset, size };
     return kiln__cu_enqueue(queue, num_wait, wait, out_event != NULL, 0, 0, &copy_type, &a,
                             out_event);
 }
@@ -892,14 +888,39 @@ kiln_status kiln__cu_buffer_unmap(void *queue, void *buffer, void *host_ptr, siz
  * once for each pair of devices that can reach each other (without it the
  * driver stages the copy itself). Compiled, not run in CI (one GPU at
  * most there; the two-GPU issue measures it). */
+typedef CUresult (*fn_peer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+
+typedef struct peer_args {
+    kiln__cu_buffer *s, *d;
+    size_t src_offset, dst_offset, size;
+    fn_peer copy;
+} peer_args;
+
 static kiln_status peer_run(kiln__cu_queue *q, void *p) {
-    const copy_args *a = p;
+    const peer_args *a = p;
     CUresult r = a->copy(a->d->ptr + a->dst_offset, a->d->ctx->dev[0].ctx,
                          a->s->ptr + a->src_offset, a->s->ctx->dev[0].ctx, a->size, q->stream);
     return r == CUDA_SUCCESS ? KILN_OK : kiln__cu_fail("cuMemcpyPeerAsync", r);
 }
 
-static const kiln__cu_optype peer_type = { peer_run, copy_hold, copy_drop };
+static void *peer_hold(const void *p) {
+    peer_args *h = kiln__malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    *h = *(const peer_args *)p;
+    kiln__cu_buffer_ref(h->s);
+    kiln__cu_buffer_ref(h->d);
+    return h;
+}
+
+static void peer_drop(void *p) {
+    peer_args *h = p;
+    kiln__cu_buffer_unref(h->s);
+    kiln__cu_buffer_unref(h->d);
+    free(h);
+}
+
+static const kiln__cu_optype peer_type = { peer_run, peer_hold, peer_drop };
 
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char peer_tried[64][64]; /* ordinals: 1 once enabling was tried */
@@ -932,6 +953,6 @@ kiln_status kiln__cu_buffer_copy_peer(void *queue, void *src, size_t src_offset,
         }
         pthread_mutex_unlock(&peer_lock);
     }
-    copy_args a = { s, d, src_offset, dst_offset, size, copy };
+    peer_args a = { s, d, src_offset, dst_offset, size, copy };
     return kiln__cu_enqueue(q, num_wait, wait, out_event != NULL, 0, 0, &peer_type, &a, out_event);
 }

@@ -725,28 +725,6 @@ kiln_status kiln__cu_launch_shape(const kiln__cu_dev *dev, const kiln__cu_kernel
     return KILN_OK;
 }
 
-kiln_status kiln__cu_argv_init(kiln__cu_argv *a, size_t num_args) {
-    a->params = a->stack_params;
-    a->ptrs = a->stack_ptrs;
-    if (num_args <= 32)
-        return KILN_OK;
-    a->params = kiln__malloc(num_args * sizeof *a->params);
-    a->ptrs = kiln__malloc(num_args * sizeof *a->ptrs);
-    if (a->params && a->ptrs)
-        return KILN_OK;
-    kiln__cu_argv_free(a);
-    return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "out of memory");
-}
-
-void kiln__cu_argv_free(kiln__cu_argv *a) {
-    if (a->params != a->stack_params)
-        free(a->params);
-    if (a->ptrs != a->stack_ptrs)
-        free(a->ptrs);
-    a->params = a->stack_params;
-    a->ptrs = a->stack_ptrs;
-}
-
 /* cuLaunchKernel's parameter array: buffers by device pointer (in ptrs),
  * scalars by their bytes, local memory as offsets into the dynamic shared
  * memory, whose total size goes to *shared. */
@@ -903,11 +881,21 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, con
     kiln_status st = kiln__cu_launch_shape(q->dev, k, dims, global, local, b, grid, &empty);
     if (st != KILN_OK)
         return st;
-    kiln__cu_argv av;
-    if ((st = kiln__cu_argv_init(&av, num_args)) != KILN_OK)
-        return st;
+    void *stack_params[32];
+    CUdeviceptr stack_ptrs[32];
+    void **params = stack_params;
+    CUdeviceptr *ptrs = stack_ptrs;
+    if (num_args > 32) {
+        params = kiln__malloc(num_args * sizeof *params);
+        ptrs = kiln__malloc(num_args * sizeof *ptrs);
+        if (!params || !ptrs) {
+            free(params);
+            free(ptrs);
+            return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "malloc");
+        }
+    }
     size_t shared = 0; /* dynamic shared memory: the KILN_ARG_LOCAL sizes */
-    st = kiln__cu_launch_params(q->dev, num_args, args, av.params, av.ptrs, &shared);
+    st = kiln__cu_launch_params(q->dev, num_args, args, params, ptrs, &shared);
     if (st == KILN_OK)
         st = kiln__cu_allow_shared(q->dev, k->fn, shared);
     if (st == KILN_OK) {
@@ -915,7 +903,7 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, con
                           { (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2] },
                           { (unsigned)b[0], (unsigned)b[1], (unsigned)b[2] },
                           (unsigned)shared,
-                          av.params,
+                          params,
                           args,
                           num_args,
                           k->program,
@@ -924,6 +912,9 @@ kiln_status kiln__cu_kernel_launch(void *queue, void *kernel, unsigned dims, con
         st = kiln__cu_enqueue(q, num_wait, wait, out_event != NULL, 0, 0,
                               empty ? &nothing_type : &launch_type, &a, out_event);
     }
-    kiln__cu_argv_free(&av);
+    if (params != stack_params) {
+        free(params);
+        free(ptrs);
+    }
     return st;
 }

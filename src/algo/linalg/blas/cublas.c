@@ -30,6 +30,8 @@ typedef int (*axpy_fn)(handle_t, int, const void *, const void *, int, void *, i
 typedef int (*scal_fn)(handle_t, int, const void *, void *, int);
 typedef int (*dot_fn)(handle_t, int, const void *, int, const void *, int, void *);
 typedef int (*nrm2_fn)(handle_t, int, const void *, int, void *);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static const char *const names[] = {
     "cublasCreate_v2",         "cublasDestroy_v2", "cublasSetStream_v2",
@@ -56,14 +58,21 @@ enum {
     NRM2 = DOTC + 2
 };
 static void *fns[N_SYMS];
+static const char *const cu_names[] = { "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2" };
+static void *cu_fns[2];
 
 static kiln__lib lib = KILN__LIB("cuBLAS",
                                  "libcublas12 (nvidia-cuda-toolkit), "
                                  "or the CUDA toolkit's libcublas",
                                  "libcublas.so", "libcublas.so.13", "libcublas.so.12");
+static kiln__lib cuda_lib = KILN__LIB("the CUDA driver",
+                                      "libcuda1 (the "
+                                      "NVIDIA driver)",
+                                      "libcuda.so.1", "libcuda.so");
 
 static kiln_status load(void) {
-    return kiln__lib_load_cuda(&lib, N_SYMS, names, fns);
+    kiln_status st = kiln__lib_load(&cuda_lib, 2, cu_names, cu_fns);
+    return st == KILN_OK ? kiln__lib_load(&lib, N_SYMS, names, fns) : st;
 }
 
 static int has_dtype(kiln_queue *q, kiln_dtype d) {
@@ -80,9 +89,10 @@ typedef struct cu_handle {
 
 static void handle_free(void *p) {
     cu_handle *c = p;
-    if (c->h && kiln__lib_ctx_push(c->ctx)) {
+    if (c->h && ((ctx_push_fn)cu_fns[0])(c->ctx) == CUDA_SUCCESS) {
         ((destroy_fn)fns[DESTROY])(c->h);
-        kiln__lib_ctx_pop();
+        CUcontext old;
+        ((ctx_pop_fn)cu_fns[1])(&old);
     }
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -94,12 +104,14 @@ static void *handle_make(kiln_context *context, void *arg) {
     if (!c)
         return NULL;
     pthread_mutex_init(&c->lock, NULL);
-    if (kiln_cuda_context_native(context, &c->ctx) != KILN_OK || !kiln__lib_ctx_push(c->ctx)) {
+    if (kiln_cuda_context_native(context, &c->ctx) != KILN_OK ||
+        ((ctx_push_fn)cu_fns[0])(c->ctx) != CUDA_SUCCESS) {
         handle_free(c);
         return NULL;
     }
     int s = ((create_fn)fns[CREATE])(&c->h);
-    kiln__lib_ctx_pop();
+    CUcontext old;
+    ((ctx_pop_fn)cu_fns[1])(&old);
     if (s != 0) {
         c->h = NULL;
         handle_free(c);
@@ -127,7 +139,7 @@ static kiln_status begin(kiln_queue *q, int ptr_mode, cu_handle **out) {
         return st;
     cu_handle *c = data;
     pthread_mutex_lock(&c->lock);
-    if (!kiln__lib_ctx_push(c->ctx)) {
+    if (((ctx_push_fn)cu_fns[0])(c->ctx) != CUDA_SUCCESS) {
         pthread_mutex_unlock(&c->lock);
         return kiln__error_set(KILN_ERROR_DRIVER, 0, "cuBLAS: cuCtxPushCurrent failed");
     }
@@ -138,7 +150,8 @@ static kiln_status begin(kiln_queue *q, int ptr_mode, cu_handle **out) {
 }
 
 static kiln_status end(cu_handle *c, int s, const char *routine) {
-    kiln__lib_ctx_pop();
+    CUcontext old;
+    ((ctx_pop_fn)cu_fns[1])(&old);
     pthread_mutex_unlock(&c->lock);
     if (s == 0)
         return KILN_OK;

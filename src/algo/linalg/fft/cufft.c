@@ -19,6 +19,8 @@ typedef int (*destroy_fn)(handle_t);
 typedef int (*set_stream_fn)(handle_t, CUstream);
 typedef int (*exec_c_fn)(handle_t, void *, void *, int);
 typedef int (*exec_r_fn)(handle_t, void *, void *);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static const char *const names[] = { "cufftPlanMany", "cufftDestroy", "cufftSetStream",
                                      "cufftExecC2C",  "cufftExecZ2Z", "cufftExecR2C",
@@ -36,14 +38,21 @@ enum {
     N_SYMS
 };
 static void *fns[N_SYMS];
+static const char *const cu_names[] = { "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2" };
+static void *cu_fns[2];
 
 static kiln__lib lib = KILN__LIB("cuFFT",
                                  "libcufft11 (nvidia-cuda-toolkit), "
                                  "or the CUDA toolkit's libcufft",
                                  "libcufft.so", "libcufft.so.12", "libcufft.so.11");
+static kiln__lib cuda_lib = KILN__LIB("the CUDA driver",
+                                      "libcuda1 (the "
+                                      "NVIDIA driver)",
+                                      "libcuda.so.1", "libcuda.so");
 
 static kiln_status load(void) {
-    return kiln__lib_load_cuda(&lib, N_SYMS, names, fns);
+    kiln_status st = kiln__lib_load(&cuda_lib, 2, cu_names, cu_fns);
+    return st == KILN_OK ? kiln__lib_load(&lib, N_SYMS, names, fns) : st;
 }
 
 static kiln_status check(kiln_queue *q, const kiln__fft *f) {
@@ -70,9 +79,10 @@ typedef struct cuplan {
 
 static void plan_destroy(void *p) {
     cuplan *c = p;
-    if (kiln__lib_ctx_push(c->ctx)) {
+    if (((ctx_push_fn)cu_fns[0])(c->ctx) == CUDA_SUCCESS) {
         ((destroy_fn)fns[DESTROY])(c->h);
-        kiln__lib_ctx_pop();
+        CUcontext old;
+        ((ctx_pop_fn)cu_fns[1])(&old);
     }
     free(c);
 }
@@ -114,7 +124,7 @@ static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
     kiln_status st = kiln_cuda_context_native(f->ctx, &cctx);
     if (st != KILN_OK)
         return st;
-    if (!kiln__lib_ctx_push(cctx))
+    if (((ctx_push_fn)cu_fns[0])(cctx) != CUDA_SUCCESS)
         return kiln__error_set(KILN_ERROR_DRIVER, 0, "cuFFT: cuCtxPushCurrent failed");
     void *p = NULL;
     kiln__plan_cache *locked = NULL;
@@ -142,7 +152,8 @@ static kiln_status exec(kiln_queue *q, const kiln__fft *f) {
         }
         kiln__plan_unlock(locked);
     }
-    kiln__lib_ctx_pop();
+    CUcontext old;
+    ((ctx_pop_fn)cu_fns[1])(&old);
     return st;
 }
 
