@@ -137,7 +137,7 @@ typedef struct kiln__hcmd {
     kiln__hprog *prog; /* held */
     kiln__hentry entry;
     kiln__hlaunch launch;
-    kiln__hbuf **bufs; /* held, one per buffer argument (NULL else) */
+    kiln__hbuf **bufs; /* held, one per buffer argument (NULL else); in storage */
     unsigned char *storage;
 } kiln__hcmd;
 

@@ -555,17 +555,16 @@ kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, c
     for (size_t i = 0; i < num_args; i++)
         if (args[i].kind == KILN_ARG_SCALAR && args[i].size > slot)
             slot = (args[i].size + 15) & ~(size_t)15;
-    c->storage = kiln__calloc(1, n * (sizeof(void *) + sizeof(size_t) + slot) + 16);
-    c->bufs = kiln__calloc(n, sizeof *c->bufs);
-    if (!c->storage || !c->bufs) {
-        free(c->storage);
-        free(c->bufs);
+    /* one block: values, their addresses, local sizes, held buffers */
+    c->storage = kiln__calloc(1, n * (sizeof(void *) + sizeof(size_t) + slot + sizeof *c->bufs));
+    if (!c->storage) {
         free(c);
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host launch: out of memory");
     }
     unsigned char *vals = c->storage; /* slot bytes each, 16-aligned */
     void **argv = (void **)(c->storage + n * slot);
     size_t *lb = (size_t *)(argv + n);
+    c->bufs = (kiln__hbuf **)(lb + n);
     c->prog = k->prog;
     c->entry = k->entry;
     kiln__ref_take(&k->prog->refs);
