@@ -358,7 +358,7 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln_
          * Not with a wait list: a failed event in it must fail the read. */
         int ordered = !(kiln_queue_get_flags(queue) & KILN_QUEUE_OUT_OF_ORDER) &&
                       !kiln_graph_recording(queue) && nwl == 0;
-        int need_e1 = !single || event || (host_result ? !ordered : scr.buf || scr.dep);
+        int need_e1 = !single || (host_result ? !ordered : event || scr.buf || scr.dep);
         st = kiln__launch(queue, v->k[0], groups * local, local, pre, 6, b, nwl, wl,
                           need_e1 ? &e1 : NULL);
     }

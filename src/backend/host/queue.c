@@ -75,7 +75,8 @@ void kiln__host_cmd_free(kiln__hcmd *cmd) {
             kiln__host_buf_put(cmd->bufs[i]); /* (the array is in storage) */
     }
     kiln__host_prog_put(cmd->prog);
-    free(cmd->storage);
+    if (!cmd->storage_inline)
+        free(cmd->storage);
     kiln__host_event_put(cmd->ev);
     free(cmd);
 }
