@@ -517,9 +517,31 @@ static void t_fresh(kiln_queue *q0) {
     KT_RELEASE(q, c);
 }
 
+/* An int32 cumsum long enough that a CPU device runs it in rounds (4 MiB
+ * of items each; the carry passes between them), the last one short. */
+static void t_rounds(kiln_queue *q) {
+    size_t n = (size_t)3 << 21 | 77;
+    int32_t *x = malloc(n * 4), *y = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (int32_t)(kt_rand_u64() % 2001) - 1000;
+    kiln_array *X = NULL, *Y = NULL;
+    scan_from_host(q, 0, KILN_INT32, n, x, y, &X, &Y);
+    int32_t acc = 0;
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc += x[i];
+        if (y[i] != acc && !bad++)
+            first = i;
+    }
+    CHECK_MSG(bad == 0, "cumsum in rounds n=%zu: %zu wrong, first at %zu", n, bad, first);
+    KT_RELEASE(X, Y);
+    KT_FREE(x, y);
+}
+
 static void run(kiln_queue *q, void *user) {
     (void)user;
     t_cumsum(q);
+    t_rounds(q);
     t_repeat(q);
     t_fresh(q);
     t_quads(q);

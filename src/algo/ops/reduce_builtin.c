@@ -60,6 +60,9 @@ static kiln_status red_make(void *arg, kiln__gen **gen) {
 static kiln_status builtin_cached(kiln_context *ctx, const char *what, const kiln_reduction_desc *d,
                                   const char *finish, const char *final_type, size_t final_size,
                                   kiln__gen **gen);
+static kiln_status run_found(kiln_queue *queue, const char *what, kiln__gen *gen, size_t nv,
+                             const kiln_arg *vals, kiln_array *result, void *host_result,
+                             size_t num_wait, kiln_event *const *wait, kiln_event **event);
 
 /* fk, fklen: the operation's short binary key (op and dtypes, at most 16
  * bytes; NULL: none), under which the reduction is found again without
@@ -79,10 +82,19 @@ static kiln_status run_builtin(kiln_queue *queue, const char *what, const unsign
         if (st == KILN_OK && fk)
             kiln__gen_fast_put(ctx, fk, fklen, gen);
     }
+    if (st != KILN_OK)
+        return kiln__error_prefix(st, "%s", what);
+    return run_found(queue, what, gen, nv, vals, result, host_result, num_wait, wait, event);
+}
+
+/* The reduction gen (a reference, released here) over vals. */
+static kiln_status run_found(kiln_queue *queue, const char *what, kiln__gen *gen, size_t nv,
+                             const kiln_arg *vals, kiln_array *result, void *host_result,
+                             size_t num_wait, kiln_event *const *wait, kiln_event **event) {
     /* the range: every element of the first array */
-    if (st == KILN_OK)
-        st = kiln_reduction_run_async(queue, (kiln_reduction *)gen, vals[0].value.array->size, nv,
-                                      vals, result, host_result, num_wait, wait, event);
+    kiln_status st =
+        kiln_reduction_run_async(queue, (kiln_reduction *)gen, vals[0].value.array->size, nv, vals,
+                                 result, host_result, num_wait, wait, event);
     kiln__gen_release(gen);
     if (st != KILN_OK)
         return kiln__error_prefix(st, "%s", what);
@@ -321,6 +333,14 @@ static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b, in
         return run_builtin(queue, conj ? "kiln_array_vdot" : "kiln_array_dot", fk, sizeof fk, &cd,
                            NULL, NULL, 0, 2, cv, result, host_result, num_wait, wait, event);
     }
+    kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b) };
+    const unsigned char fk[2] = { 'd', (unsigned char)a->dtype };
+    /* found again: no descriptor to write (its snprintf was a few percent
+     * of a small dot's call) */
+    kiln__gen *found = kiln__gen_fast_find(kiln_queue_context(queue), fk, sizeof fk);
+    if (found)
+        return run_found(queue, "kiln_array_dot", found, 2, v, result, host_result, num_wait, wait,
+                         event);
     /* float16: products and sum in float, a float32 result */
     int f16 = a->dtype == KILN_FLOAT16;
     const char *t = f16 ? "float" : kiln_dtype_name(a->dtype);
@@ -330,8 +350,6 @@ static kiln_status dot_async(kiln_queue *queue, kiln_array *a, kiln_array *b, in
         KILN_REDUCTION_DESC(.arguments = args, .out_type = t, .neutral = "0", .reduce = "a+b",
                             .map = f16 ? "kiln_h2f(x[i])*kiln_h2f(y[i])" : "x[i]*y[i]",
                             .name = "kiln_dot");
-    kiln_arg v[2] = { KILN_ARG_ARRAY(a), KILN_ARG_ARRAY(b) };
-    const unsigned char fk[2] = { 'd', (unsigned char)a->dtype };
     return run_builtin(queue, "kiln_array_dot", fk, sizeof fk, &d, NULL, NULL, 0, 2, v, result,
                        host_result, num_wait, wait, event);
 }

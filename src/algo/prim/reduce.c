@@ -263,7 +263,14 @@ size_t kiln__reduction_groups(const kiln__plan *plan, size_t local, size_t n, in
     size_t groups;
     *chunk = 0;
     if (plan->cpu) {
-        groups = kiln__cpu_groups(plan, n, 8192);
+        /* Up to 2^16 items one group, one launch: the work (a few us) is
+         * less than a second launch and waking other threads cost. Above,
+         * up to 16 groups per unit: a CPU runtime may run the first group
+         * alone (timed, to decide whether to wake the other threads); with
+         * 4 a unit the first eighth of a large dot ran on one core. */
+        groups = n <= 65536 ? 1 : (n + 8191) / 8192;
+        if (groups > (size_t)plan->cu * 16)
+            groups = (size_t)plan->cu * 16;
         size_t c = (n + groups - 1) / groups;
         c = (c + 63) / 64 * 64 * local;
         if (!c)
@@ -346,7 +353,12 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln_
          * it: a single launch into a result array, with no event asked
          * for, needs none (on CUDA the event cost ~1.5 us of a small
          * sum's round trip, issue 16: H200, 12 -> 10.7 us). */
-        int need_e1 = !single || host_result || scr.buf || scr.dep || event;
+        /* On an in-order queue the host read follows the launch anyway:
+         * no event for it to wait on (one event less in a small dot).
+         * Not with a wait list: a failed event in it must fail the read. */
+        int ordered = !(kiln_queue_get_flags(queue) & KILN_QUEUE_OUT_OF_ORDER) &&
+                      !kiln_graph_recording(queue) && nwl == 0;
+        int need_e1 = !single || (host_result ? !ordered : event || scr.buf || scr.dep);
         st = kiln__launch(queue, v->k[0], groups * local, local, pre, 6, b, nwl, wl,
                           need_e1 ? &e1 : NULL);
     }
@@ -365,8 +377,8 @@ static kiln_status red_enqueue(kiln_queue *queue, kiln_reduction *r, const kiln_
     }
     if (st == KILN_OK && host_result) {
         kiln_event *e3 = NULL;
-        st = kiln_buffer_read_async(queue, dst, off * r->final_size, r->final_size, host_result, 1,
-                                    &e2, &e3);
+        st = kiln_buffer_read_async(queue, dst, off * r->final_size, r->final_size, host_result,
+                                    e2 ? 1 : 0, e2 ? &e2 : NULL, &e3);
         if (st == KILN_OK) {
             kiln__event_drop(&e2);
             e2 = e3;

@@ -268,6 +268,12 @@ static void scan_shape_defines(const kiln_scan *s, int kind, int strided, const 
     if (vec && kind != KILN__SCAN_THREEPHASE && !strided && !s->keep &&
         kiln__scan_items(kind, s, plan) % 4 == 0)
         vec_io(s, sb);
+    /* a CPU's three-phase rescan of an int32 sum: 16 items in a vector
+     * (algo_scan.cl, where a C compiler builds it) */
+    else if (kind == KILN__SCAN_THREEPHASE && plan->cpu && !strided && !s->keep &&
+             !strcmp(s->op, "a+b") &&
+             (!strcmp(s->scan_type, "int") || !strcmp(s->scan_type, "uint")) && vec_io(s, sb))
+        kiln__sb_add(sb, "#define KILN_SCAN_ADD32 1\n");
 }
 
 /* The kept value's defines; 1 when it rides in registers. A kept value

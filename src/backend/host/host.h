@@ -137,8 +137,9 @@ typedef struct kiln__hcmd {
     kiln__hprog *prog; /* held */
     kiln__hentry entry;
     kiln__hlaunch launch;
-    kiln__hbuf **bufs; /* held, one per buffer argument (NULL else) */
+    kiln__hbuf **bufs; /* held, one per buffer argument (NULL else); in storage */
     unsigned char *storage;
+    int storage_inline; /* storage is in the command's own block */
 } kiln__hcmd;
 
 /* pool.c: a queue's threads for its launches' work-groups */

@@ -543,7 +543,16 @@ kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, c
                                k->name, l[0], l[1], l[2]);
     if (!local)
         l[0] = divisor(g[0], 1024);
-    kiln__hcmd *c = kiln__calloc(1, sizeof *c);
+    size_t slot = 16, n = num_args ? num_args : 1;
+    for (size_t i = 0; i < num_args; i++)
+        if (args[i].kind == KILN_ARG_SCALAR && args[i].size > slot)
+            slot = (args[i].size + 15) & ~(size_t)15;
+    /* one allocation: the command, then (16-aligned) the values, their
+     * addresses, local sizes and held buffers */
+    size_t head = (sizeof(kiln__hcmd) + 15) & ~(size_t)15;
+    kiln__hcmd *c = kiln__calloc(
+        1,
+        head + (empty ? 0 : n * (sizeof(void *) + sizeof(size_t) + slot + sizeof(kiln__hbuf *))));
     if (!c)
         return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host launch: out of memory");
     if (empty) {
@@ -551,21 +560,12 @@ kiln_status kiln__host_kernel_launch(void *queue, void *kernel, unsigned dims, c
         return kiln__host_enqueue(queue, c, num_wait, wait, out_event, 0);
     }
     c->op = KILN__HOP_KERNEL;
-    size_t slot = 16, n = num_args ? num_args : 1;
-    for (size_t i = 0; i < num_args; i++)
-        if (args[i].kind == KILN_ARG_SCALAR && args[i].size > slot)
-            slot = (args[i].size + 15) & ~(size_t)15;
-    c->storage = kiln__calloc(1, n * (sizeof(void *) + sizeof(size_t) + slot) + 16);
-    c->bufs = kiln__calloc(n, sizeof *c->bufs);
-    if (!c->storage || !c->bufs) {
-        free(c->storage);
-        free(c->bufs);
-        free(c);
-        return kiln__error_set(KILN_ERROR_OUT_OF_HOST_MEMORY, 0, "host launch: out of memory");
-    }
+    c->storage = (unsigned char *)c + head;
+    c->storage_inline = 1;
     unsigned char *vals = c->storage; /* slot bytes each, 16-aligned */
     void **argv = (void **)(c->storage + n * slot);
     size_t *lb = (size_t *)(argv + n);
+    c->bufs = (kiln__hbuf **)(lb + n);
     c->prog = k->prog;
     c->entry = k->entry;
     kiln__ref_take(&k->prog->refs);

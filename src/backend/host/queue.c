@@ -72,11 +72,11 @@ void kiln__host_cmd_free(kiln__hcmd *cmd) {
     kiln__host_buf_put(cmd->buf2);
     if (cmd->bufs) {
         for (size_t i = 0; i < cmd->launch.num_args; i++)
-            kiln__host_buf_put(cmd->bufs[i]);
-        free(cmd->bufs);
+            kiln__host_buf_put(cmd->bufs[i]); /* (the array is in storage) */
     }
     kiln__host_prog_put(cmd->prog);
-    free(cmd->storage);
+    if (!cmd->storage_inline)
+        free(cmd->storage);
     kiln__host_event_put(cmd->ev);
     free(cmd);
 }
@@ -210,8 +210,10 @@ static void *worker(void *arg) {
         q->current = c;
         assert(c->ev->state > KILN_EVENT_RUNNING && "a command starts once, from queued");
         c->ev->state = KILN_EVENT_RUNNING;
-        c->ev->t[1] = c->ev->t[1] ? c->ev->t[1] : kiln__host_now_ns();
-        c->ev->t[2] = kiln__host_now_ns();
+        if (c->ev->profiling) {
+            c->ev->t[1] = c->ev->t[1] ? c->ev->t[1] : kiln__host_now_ns();
+            c->ev->t[2] = kiln__host_now_ns();
+        }
         kiln__lock_release(&kiln__host_lock);
         execute(c, failed);
         kiln__lock_acquire(&kiln__host_lock);
@@ -292,7 +294,8 @@ kiln_status kiln__host_enqueue(kiln__hqueue *q, kiln__hcmd *cmd, size_t num_wait
         !(q->part && cmd->op == KILN__HOP_KERNEL) && waits_ended(cmd, &failed) && small(cmd)) {
         q->inline_busy = 1;
         ev->state = KILN_EVENT_RUNNING;
-        ev->t[2] = kiln__host_now_ns();
+        if (ev->profiling)
+            ev->t[2] = kiln__host_now_ns();
         kiln__lock_release(&kiln__host_lock);
         if (out_event) {
             kiln__host_event_retain(ev);
