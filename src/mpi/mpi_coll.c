@@ -239,6 +239,22 @@ static kiln_status fail_free(kmpi_op *op, kiln_status st) {
     return st;
 }
 
+/* All-reduce's and broadcast's start: the chunks, then either the direct
+ * path, submitted here (*went = 1), or the staging the caller fills. On
+ * failure op is freed. */
+static kiln_status prep_chunked(kmpi_op *op, kiln_array *a, const view *v, kiln_queue *q, size_t nw,
+                                kiln_event *const *wait, kiln_event **event, int *went) {
+    kiln_status st = prep(op, v->n, v->es, 1);
+    if (st == KILN_OK && direct(op, a)) {
+        *went = 1;
+        st = direct_fence(op, q, nw, wait);
+        return st == KILN_OK ? submit(op, q, event) : fail_free(op, st);
+    }
+    if (st == KILN_OK)
+        st = stage(op, v->n * v->es);
+    return st == KILN_OK ? st : fail_free(op, st);
+}
+
 /* ------------------------------------------------------------ NCCL path */
 
 static kiln_status nccl_coll(kiln_mpi *m, kiln_queue *q, const char *call, kmpi_kind kind, view *s,
@@ -304,15 +320,9 @@ kiln_status kiln_mpi_allreduce(kiln_mpi *m, kiln_queue *q, kiln_array *a, kiln_m
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     set_hdr(op, v.dt, v.n, o, -1, 0);
     op->mop = mop;
-    if ((st = prep(op, v.n, v.es, 1)) != KILN_OK)
-        return fail_free(op, st);
-    if (direct(op, a)) {
-        if ((st = direct_fence(op, q, nw, wait)) != KILN_OK)
-            return fail_free(op, st);
-        return submit(op, q, event);
-    }
-    if ((st = stage(op, v.n * v.es)) != KILN_OK)
-        return fail_free(op, st);
+    int went = 0;
+    if ((st = prep_chunked(op, a, &v, q, nw, wait, event, &went)) != KILN_OK || went)
+        return st;
     for (size_t i = 0; i < op->nchunks && st == KILN_OK; i++) {
         size_t o0 = i * op->chunk_elems * v.es;
         size_t len =
@@ -349,15 +359,9 @@ kiln_status kiln_mpi_broadcast(kiln_mpi *m, kiln_queue *q, kiln_array *a, int ro
     if (!op)
         return kmpi_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     set_hdr(op, v.dt, v.n, 0, root, 0);
-    if ((st = prep(op, v.n, v.es, 1)) != KILN_OK)
-        return fail_free(op, st);
-    if (direct(op, a)) {
-        if ((st = direct_fence(op, q, nw, wait)) != KILN_OK)
-            return fail_free(op, st);
-        return submit(op, q, event);
-    }
-    if ((st = stage(op, v.n * v.es)) != KILN_OK)
-        return fail_free(op, st);
+    int went = 0;
+    if ((st = prep_chunked(op, a, &v, q, nw, wait, event, &went)) != KILN_OK || went)
+        return st;
     size_t cb = op->chunk_elems * v.es, total = v.n * v.es;
     for (size_t i = 0; i < op->nchunks && st == KILN_OK; i++) {
         size_t o0 = i * cb, len = total - o0 < cb ? total - o0 : cb;
